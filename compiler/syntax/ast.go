@@ -1,0 +1,586 @@
+package syntax
+
+// This file defines the abstract syntax tree of an .ax source file.
+//
+// Every node records the position of its first token (Pos) and the position
+// just after its last token (End). Positions are 1-based line and column;
+// columns count bytes from the start of the line (see Pos).
+//
+// The tree covers the union of the formal 1.0 syntax and the syntax the
+// reference implementation accepts (shared/LANGUAGE.md "Syntax"). Where two
+// spellings mean the same thing (`type R {}` / `record R {}`), the node keeps
+// a flag saying which one was written, so that `axpool ast` and the tooling
+// can reproduce the source faithfully.
+
+// Pos is a position in a source file: 1-based line and 1-based column.
+// Col counts bytes (not runes) from the start of the line, as go/scanner does.
+// The zero Pos means "unknown".
+type Pos struct {
+	Line int32
+	Col  int32
+}
+
+// IsValid reports whether p is a known position.
+func (p Pos) IsValid() bool { return p.Line > 0 }
+
+// Before reports whether p comes strictly before q.
+func (p Pos) Before(q Pos) bool {
+	return p.Line < q.Line || (p.Line == q.Line && p.Col < q.Col)
+}
+
+// Node is implemented by every AST node.
+type Node interface {
+	Pos() Pos // position of the first token
+	End() Pos // position just after the last token
+}
+
+// Span is embedded in every node and implements Node.
+type Span struct {
+	Start, Stop Pos
+}
+
+func (s Span) Pos() Pos { return s.Start }
+func (s Span) End() Pos { return s.Stop }
+
+// Ident is a name as written in the source.
+type Ident struct {
+	Span
+	Name string
+}
+
+// ---------------------------------------------------------------------------
+// File and items
+
+// File is one parsed compilation unit.
+type File struct {
+	Span
+	Path   string // file name used in positions and diagnostics ("<source>" for MCP input)
+	Module *Ident // `module name` if present
+	Items  []Item
+}
+
+// Item is a top-level declaration: *FnDecl, *RecordDecl, *EnumDecl, *ImportDecl.
+type Item interface {
+	Node
+	itemNode()
+}
+
+// ImportDecl is `import "std-x"` (Path set, IsString true) or `import name`.
+type ImportDecl struct {
+	Span
+	Path     string // library name without quotes
+	IsString bool   // written as a string literal
+	PathPos  Pos    // position of the path token
+}
+
+// FnDecl is a function declaration:
+//
+//	[export] fn name(p: T, ...) [-> R] [!{cap, ...}] {intent "..." | requires e | ensures e} { body }
+type FnDecl struct {
+	Span
+	Exported bool
+	Name     *Ident
+	Params   []*Param
+	Result   Type // nil when the return type is omitted (Unit)
+	// Caps is the capability annotation, nil when absent; an empty non-nil
+	// slice means `!{}` was written.
+	Caps     []*CapName
+	Intent   *StringLit // nil when absent
+	Requires []Expr     // in source order
+	Ensures  []Expr     // in source order; `result` is bound inside them
+	Body     *Block
+}
+
+// Param is one function parameter `name: T`.
+type Param struct {
+	Span
+	Name *Ident
+	Type Type
+}
+
+// CapName is one capability in a `!{...}` annotation, as written
+// (e.g. "net.fetch", or an alias such as "net"; validation is the checker's job).
+type CapName struct {
+	Span
+	Name string
+}
+
+// RecordDecl is `type R { f: T, ... }` or `record R { f: T, ... }`.
+type RecordDecl struct {
+	Span
+	Exported      bool
+	RecordKeyword bool // written with `record` instead of `type`
+	Name          *Ident
+	Fields        []*FieldDecl
+}
+
+// FieldDecl is one `name: T` inside a record or a struct variant.
+type FieldDecl struct {
+	Span
+	Name *Ident
+	Type Type
+}
+
+// EnumDecl is `enum E { A, B(T), C { f: T } }`.
+type EnumDecl struct {
+	Span
+	Exported bool
+	Name     *Ident
+	Variants []*VariantDecl
+}
+
+// VariantDecl is one enum variant. At most one of Payload and Fields is set:
+// `A` (neither), `B(T)` (Payload), `C { f: T }` (Fields, IsStruct true; may be empty).
+type VariantDecl struct {
+	Span
+	Name     *Ident
+	Payload  Type
+	Fields   []*FieldDecl
+	IsStruct bool
+}
+
+func (*FnDecl) itemNode()     {}
+func (*RecordDecl) itemNode() {}
+func (*EnumDecl) itemNode()   {}
+func (*ImportDecl) itemNode() {}
+
+// ---------------------------------------------------------------------------
+// Types
+
+// Type is a type expression: *NamedType or *FnType.
+type Type interface {
+	Node
+	typeNode()
+}
+
+// NamedType is `Int`, `List<T>`, `Map<K, V>`, `Option<T>`, `Result<T, E>`, a
+// user record or enum name, or `()` (Name "Unit", Paren true).
+type NamedType struct {
+	Span
+	Name  *Ident
+	Args  []Type
+	Paren bool // written as `()`
+}
+
+// FnType is `Fn(A, B) -> R`.
+type FnType struct {
+	Span
+	Params []Type
+	Result Type
+}
+
+func (*NamedType) typeNode() {}
+func (*FnType) typeNode()    {}
+
+// ---------------------------------------------------------------------------
+// Statements
+
+// Stmt is a statement: *LetStmt, *AssignStmt, *WhileStmt, *ForStmt,
+// *ReturnStmt, *ExprStmt.
+type Stmt interface {
+	Node
+	stmtNode()
+}
+
+// LetStmt is `let [mut] x [: T] = e`.
+type LetStmt struct {
+	Span
+	Mut   bool
+	Name  *Ident
+	Type  Type // nil when not annotated
+	Value Expr
+}
+
+// AssignStmt is `x = e`. Target is always a plain name; any other target is
+// a parse error ("invalid assignment target").
+type AssignStmt struct {
+	Span
+	Target *Ident
+	Value  Expr
+}
+
+// WhileStmt is `while cond { body }`.
+type WhileStmt struct {
+	Span
+	Cond Expr
+	Body *Block
+}
+
+// ForStmt is `for x in iter { body }`.
+type ForStmt struct {
+	Span
+	Var  *Ident
+	Iter Expr
+	Body *Block
+}
+
+// ReturnStmt is `return [e]`. Value is nil for a bare return.
+type ReturnStmt struct {
+	Span
+	Value Expr
+}
+
+// ExprStmt is an expression used as a statement. The last ExprStmt of a
+// block is the block's value.
+type ExprStmt struct {
+	Span
+	X Expr
+}
+
+func (*LetStmt) stmtNode()    {}
+func (*AssignStmt) stmtNode() {}
+func (*WhileStmt) stmtNode()  {}
+func (*ForStmt) stmtNode()    {}
+func (*ReturnStmt) stmtNode() {}
+func (*ExprStmt) stmtNode()   {}
+
+// ---------------------------------------------------------------------------
+// Expressions
+
+// Expr is an expression node.
+type Expr interface {
+	Node
+	exprNode()
+}
+
+// Block is `{ stmt* }`. Its value is the value of its last statement when
+// that statement is an ExprStmt, otherwise Unit.
+type Block struct {
+	Span
+	Stmts []Stmt
+}
+
+// IntLit is a decimal integer literal. Value holds the parsed value; a
+// literal out of the i64 range is a lexer error (E001).
+type IntLit struct {
+	Span
+	Value int64
+	Raw   string
+}
+
+// FloatLit is a float literal such as `1.5` or `2.0e10`.
+type FloatLit struct {
+	Span
+	Value float64
+	Raw   string
+}
+
+// StringLit is a string literal. Value has the escapes `\\ \" \n \t \r`
+// decoded; Raw is the text between the quotes as written.
+type StringLit struct {
+	Span
+	Value string
+	Raw   string
+}
+
+// BoolLit is `true` or `false`.
+type BoolLit struct {
+	Span
+	Value bool
+}
+
+// UnitLit is `()`.
+type UnitLit struct{ Span }
+
+// NoneLit is `None`.
+type NoneLit struct{ Span }
+
+// TagKind says which built-in wrapper a TagExpr or TagPattern names.
+type TagKind uint8
+
+const (
+	TagSome TagKind = iota + 1
+	TagOk
+	TagErr
+)
+
+func (k TagKind) String() string {
+	switch k {
+	case TagSome:
+		return "Some"
+	case TagOk:
+		return "Ok"
+	case TagErr:
+		return "Err"
+	}
+	return "?"
+}
+
+// TagExpr is `Some(e)`, `Ok(e)` or `Err(e)`.
+type TagExpr struct {
+	Span
+	Tag TagKind
+	X   Expr
+}
+
+// NameExpr is a reference to a local, parameter or function by name.
+type NameExpr struct {
+	Span
+	Name string
+}
+
+// BinaryOp is a binary operator.
+type BinaryOp uint8
+
+const (
+	OpAdd    BinaryOp = iota + 1 // +
+	OpSub                        // -
+	OpMul                        // *
+	OpDiv                        // /
+	OpRem                        // %
+	OpConcat                     // ++
+	OpEq                         // ==
+	OpNe                         // !=
+	OpLt                         // <
+	OpLe                         // <=
+	OpGt                         // >
+	OpGe                         // >=
+	OpAnd                        // &&
+	OpOr                         // ||
+)
+
+var binaryOpText = [...]string{"", "+", "-", "*", "/", "%", "++", "==", "!=", "<", "<=", ">", ">=", "&&", "||"}
+
+func (op BinaryOp) String() string {
+	if int(op) < len(binaryOpText) {
+		return binaryOpText[op]
+	}
+	return "?"
+}
+
+// BinaryExpr is `X op Y`.
+type BinaryExpr struct {
+	Span
+	Op    BinaryOp
+	OpPos Pos
+	X, Y  Expr
+}
+
+// UnaryOp is a prefix operator.
+type UnaryOp uint8
+
+const (
+	OpNeg UnaryOp = iota + 1 // -
+	OpNot                    // !
+)
+
+func (op UnaryOp) String() string {
+	if op == OpNeg {
+		return "-"
+	}
+	return "!"
+}
+
+// UnaryExpr is `op X`.
+type UnaryExpr struct {
+	Span
+	Op UnaryOp
+	X  Expr
+}
+
+// ParenExpr is `(X)`; kept so positions and `axpool ast` are faithful.
+type ParenExpr struct {
+	Span
+	X Expr
+}
+
+// CallExpr is `Fn(args...)`. Fn is usually a *NameExpr (a function, a
+// built-in, or a local holding a function value) but may be any expression.
+type CallExpr struct {
+	Span
+	Fn     Expr
+	Args   []Expr
+	Lparen Pos
+}
+
+// FieldExpr is `X.Name`.
+type FieldExpr struct {
+	Span
+	X    Expr
+	Name *Ident
+}
+
+// IfExpr is `if cond { } [else { } | else if ...]`. Else is nil, a *Block,
+// or an *IfExpr (for `else if`).
+type IfExpr struct {
+	Span
+	Cond Expr
+	Then *Block
+	Else Expr
+}
+
+// MatchExpr is `match subject { pattern => expr, ... }`.
+type MatchExpr struct {
+	Span
+	Subject Expr
+	Arms    []*MatchArm
+}
+
+// MatchArm is one `pattern => body` arm.
+type MatchArm struct {
+	Span
+	Pattern Pattern
+	Body    Expr
+}
+
+// FieldInit is `name: value` in a record literal or struct-variant literal.
+type FieldInit struct {
+	Span
+	Name  *Ident
+	Value Expr
+}
+
+// RecordLit is `R { f: e, ... }` or `R { ..base, f: e }`.
+type RecordLit struct {
+	Span
+	Type   *Ident
+	Spread Expr // nil when there is no `..base`
+	Fields []*FieldInit
+}
+
+// EnumLit is `E::V`, `E::V(e)` or `E::V { f: e }`.
+type EnumLit struct {
+	Span
+	Enum     *Ident
+	Variant  *Ident
+	Payload  Expr         // `E::V(e)`
+	Fields   []*FieldInit // `E::V { f: e }`
+	IsStruct bool         // written with braces
+}
+
+// ListLit is `[a, b, ...]`.
+type ListLit struct {
+	Span
+	Elems []Expr
+}
+
+// MapEntry is `key: value` in a map literal.
+type MapEntry struct {
+	Span
+	Key, Value Expr
+}
+
+// MapLit is `{"k": v, ...}`; `{}` in expression position is an empty map
+// when the context expects one (the checker decides between an empty block
+// and an empty map; the parser produces a MapLit only when the braces
+// contain `expr :`, or for `{}` where a block is impossible).
+type MapLit struct {
+	Span
+	Entries []*MapEntry
+}
+
+// EmitExpr is `emit e`: appends e to the run's ui_output and yields e.
+type EmitExpr struct {
+	Span
+	X Expr
+}
+
+// SpawnExpr is `spawn f` (f names a function); yields an ActorId.
+type SpawnExpr struct {
+	Span
+	Fn Expr
+}
+
+// SendExpr is `send target msg`; yields Unit.
+type SendExpr struct {
+	Span
+	Target Expr
+	Msg    Expr
+}
+
+// ReceiveExpr is `receive`; yields the next message of the current actor.
+type ReceiveExpr struct{ Span }
+
+// BlockExpr is a block used as an expression (`{ let x = 1 x + 1 }`).
+type BlockExpr struct {
+	Span
+	Block *Block
+}
+
+func (*Block) exprNode()       {}
+func (*IntLit) exprNode()      {}
+func (*FloatLit) exprNode()    {}
+func (*StringLit) exprNode()   {}
+func (*BoolLit) exprNode()     {}
+func (*UnitLit) exprNode()     {}
+func (*NoneLit) exprNode()     {}
+func (*TagExpr) exprNode()     {}
+func (*NameExpr) exprNode()    {}
+func (*BinaryExpr) exprNode()  {}
+func (*UnaryExpr) exprNode()   {}
+func (*ParenExpr) exprNode()   {}
+func (*CallExpr) exprNode()    {}
+func (*FieldExpr) exprNode()   {}
+func (*IfExpr) exprNode()      {}
+func (*MatchExpr) exprNode()   {}
+func (*RecordLit) exprNode()   {}
+func (*EnumLit) exprNode()     {}
+func (*ListLit) exprNode()     {}
+func (*MapLit) exprNode()      {}
+func (*EmitExpr) exprNode()    {}
+func (*SpawnExpr) exprNode()   {}
+func (*SendExpr) exprNode()    {}
+func (*ReceiveExpr) exprNode() {}
+func (*BlockExpr) exprNode()   {}
+
+// ---------------------------------------------------------------------------
+// Patterns
+
+// Pattern is a match pattern.
+type Pattern interface {
+	Node
+	patternNode()
+}
+
+// WildcardPattern is `_`.
+type WildcardPattern struct{ Span }
+
+// BindingPattern is a lower-case name that binds the matched value.
+type BindingPattern struct {
+	Span
+	Name string
+}
+
+// LitPattern is an Int (possibly negative), String or Bool literal pattern.
+// Value is one of *IntLit (Value already negated for `-3`), *StringLit, *BoolLit.
+type LitPattern struct {
+	Span
+	Value Expr
+}
+
+// NonePattern is `None`.
+type NonePattern struct{ Span }
+
+// TagPattern is `Some(p)`, `Ok(p)` or `Err(p)`.
+type TagPattern struct {
+	Span
+	Tag TagKind
+	Sub Pattern
+}
+
+// VariantPattern is `V`, `V(p)`, `E::V`, `E::V(p)` or `E::V { f, g: p }`.
+// Enum is nil when the variant is written bare.
+type VariantPattern struct {
+	Span
+	Enum     *Ident
+	Variant  *Ident
+	Payload  Pattern         // `V(p)`
+	Fields   []*FieldPattern // `E::V { f, g: p }`
+	IsStruct bool
+	// Rest is true when the struct pattern ends with `..` (remaining fields ignored).
+	Rest bool
+}
+
+// FieldPattern is `f` (shorthand: binds f) or `f: p` inside a struct pattern.
+type FieldPattern struct {
+	Span
+	Name    *Ident
+	Pattern Pattern // nil for the shorthand form
+}
+
+func (*WildcardPattern) patternNode() {}
+func (*BindingPattern) patternNode()  {}
+func (*LitPattern) patternNode()      {}
+func (*NonePattern) patternNode()     {}
+func (*TagPattern) patternNode()      {}
+func (*VariantPattern) patternNode()  {}

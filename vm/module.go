@@ -1,0 +1,84 @@
+package vm
+
+import "github.com/axpool/axpool/policy"
+
+// Module is a compiled program: the unit the compiler produces and Run
+// executes. A Module is immutable once built and may be run concurrently by
+// many goroutines.
+type Module struct {
+	Name      string
+	Functions []*Function
+	// Types holds every record and enum the program declares (user file
+	// first, in source order, then imported libraries). The index in this
+	// slice is the type_id reported in value encodings.
+	Types     []*TypeDesc
+	Constants []Value
+	// Entry is the index of `main` in Functions, or -1 when there is none.
+	Entry int
+	// Files lists the source file names referred to by Function.File.
+	Files []string
+}
+
+// Function is one compiled function.
+type Function struct {
+	Name      string
+	NumParams int
+	// NumLocals is the number of local slots, parameters included
+	// (parameters occupy slots 0..NumParams-1).
+	NumLocals int
+	// MaxStack is the maximum operand-stack depth the function needs, as
+	// computed by the compiler (the VM may use it to size frames).
+	MaxStack int
+	Code     []Instr
+	// Pos gives the source position of each instruction (parallel to Code),
+	// used in runtime error messages and traces.
+	Pos []Pos
+	// File indexes Module.Files for the function's source file.
+	File int
+	// Caps are the capabilities the function declares with `!{...}`
+	// (aliases already mapped to canonical names). A CAPCALL is allowed
+	// only if the executing function declares the capability.
+	Caps []policy.Capability
+	// ParamNames are used for contract counterexamples and debugging.
+	ParamNames []string
+	Intent     string
+}
+
+// Pos is a 1-based source position (line, column in bytes).
+type Pos struct {
+	Line int32
+	Col  int32
+}
+
+// TypeKind distinguishes records from enums.
+type TypeKind uint8
+
+const (
+	RecordType TypeKind = iota + 1
+	EnumType
+)
+
+// TypeDesc describes a user-declared record or enum.
+type TypeDesc struct {
+	Name   string
+	Kind   TypeKind
+	Fields []string // records: field names in declaration order
+	// Variants: enums only, in declaration order.
+	Variants []VariantDesc
+}
+
+// VariantShape says what an enum variant carries.
+type VariantShape uint8
+
+const (
+	UnitVariant   VariantShape = iota // `A`
+	TupleVariant                      // `B(T)`: one payload value
+	StructVariant                     // `C { f: T }`: named fields
+)
+
+// VariantDesc describes one enum variant.
+type VariantDesc struct {
+	Name   string
+	Shape  VariantShape
+	Fields []string // StructVariant only
+}
