@@ -60,6 +60,8 @@ const (
 
 // TypeDesc describes a user-declared record or enum.
 type TypeDesc struct {
+	// ID is the type's index in Module.Types: the type_id of encodings.
+	ID     int
 	Name   string
 	Kind   TypeKind
 	Fields []string // records: field names in declaration order
