@@ -39,7 +39,10 @@ type Span struct {
 	Start, Stop Pos
 }
 
+// Pos returns the position of the node's first token.
 func (s Span) Pos() Pos { return s.Start }
+
+// End returns the position just after the node's last token.
 func (s Span) End() Pos { return s.Stop }
 
 // Ident is a name as written in the source.
@@ -65,9 +68,11 @@ type Item interface {
 	itemNode()
 }
 
-// ImportDecl is `import "std-x"` (Path set, IsString true) or `import name`.
+// ImportDecl is `import "std-x"` (Path set, IsString true) or `import name`
+// (a dotted name `a.b` is kept as written).
 type ImportDecl struct {
 	Span
+	Exported bool   // written `export import ...` (accepted, no meaning)
 	Path     string // library name without quotes
 	IsString bool   // written as a string literal
 	PathPos  Pos    // position of the path token
@@ -75,7 +80,10 @@ type ImportDecl struct {
 
 // FnDecl is a function declaration:
 //
-//	[export] fn name(p: T, ...) [-> R] [!{cap, ...}] {intent "..." | requires e | ensures e} { body }
+//	[export] fn name(p: T, ...) [-> R] {!{cap, ...} | intent "..." | requires e | ensures e} { body }
+//
+// The clauses after the return type may come in any order; `!{...}` and
+// `intent` at most once each (a duplicate is a parse error).
 type FnDecl struct {
 	Span
 	Exported bool
@@ -251,7 +259,9 @@ type Block struct {
 }
 
 // IntLit is a decimal integer literal. Value holds the parsed value; a
-// literal out of the i64 range is a lexer error (E001).
+// literal out of the i64 range is a lexer error (E001). The one exception,
+// `-9223372036854775808`, is a single IntLit (Raw includes the '-'); any
+// other `-n` is a UnaryExpr.
 type IntLit struct {
 	Span
 	Value int64
@@ -265,8 +275,9 @@ type FloatLit struct {
 	Raw   string
 }
 
-// StringLit is a string literal. Value has the escapes `\\ \" \n \t \r`
-// decoded; Raw is the text between the quotes as written.
+// StringLit is a string literal. Value has the escapes `\\ \" \n \t \r \0 \'`
+// decoded (and a CRLF inside a multi-line string read as "\n"); Raw is the
+// text between the quotes as written.
 type StringLit struct {
 	Span
 	Value string
@@ -288,12 +299,14 @@ type NoneLit struct{ Span }
 // TagKind says which built-in wrapper a TagExpr or TagPattern names.
 type TagKind uint8
 
+// The built-in wrappers.
 const (
 	TagSome TagKind = iota + 1
 	TagOk
 	TagErr
 )
 
+// String returns "Some", "Ok" or "Err".
 func (k TagKind) String() string {
 	switch k {
 	case TagSome:
@@ -322,6 +335,8 @@ type NameExpr struct {
 // BinaryOp is a binary operator.
 type BinaryOp uint8
 
+// Binary operators, by precedence (low to high): || ; && ; == != ; < <= > >=
+// (comparisons and equalities do not chain) ; ++ ; + - ; * / %.
 const (
 	OpAdd    BinaryOp = iota + 1 // +
 	OpSub                        // -
@@ -341,6 +356,7 @@ const (
 
 var binaryOpText = [...]string{"", "+", "-", "*", "/", "%", "++", "==", "!=", "<", "<=", ">", ">=", "&&", "||"}
 
+// String returns the operator as written ("+", "++", "&&", ...).
 func (op BinaryOp) String() string {
 	if int(op) < len(binaryOpText) {
 		return binaryOpText[op]
@@ -359,11 +375,13 @@ type BinaryExpr struct {
 // UnaryOp is a prefix operator.
 type UnaryOp uint8
 
+// Prefix operators.
 const (
 	OpNeg UnaryOp = iota + 1 // -
 	OpNot                    // !
 )
 
+// String returns "-" or "!".
 func (op UnaryOp) String() string {
 	if op == OpNeg {
 		return "-"
@@ -416,7 +434,8 @@ type MatchExpr struct {
 	Arms    []*MatchArm
 }
 
-// MatchArm is one `pattern => body` arm.
+// MatchArm is one `pattern => body` arm. Arms are separated by commas
+// and/or newlines.
 type MatchArm struct {
 	Span
 	Pattern Pattern
@@ -460,10 +479,10 @@ type MapEntry struct {
 	Key, Value Expr
 }
 
-// MapLit is `{"k": v, ...}`; `{}` in expression position is an empty map
-// when the context expects one (the checker decides between an empty block
-// and an empty map; the parser produces a MapLit only when the braces
-// contain `expr :`, or for `{}` where a block is impossible).
+// MapLit is `{"k": v, ...}`. The parser produces a MapLit for a `{` in
+// expression position whose first content is `expr :`, and for `{}` in
+// expression position (`let m = {}`, `f({})`); `{}` at the start of a
+// statement or as a match-arm body is an empty BlockExpr instead.
 type MapLit struct {
 	Span
 	Entries []*MapEntry
@@ -491,7 +510,10 @@ type SendExpr struct {
 // ReceiveExpr is `receive`; yields the next message of the current actor.
 type ReceiveExpr struct{ Span }
 
-// BlockExpr is a block used as an expression (`{ let x = 1 x + 1 }`).
+// BlockExpr is a block used as an expression (`{ let x = 1 x + 1 }`), at the
+// start of a statement, as a match-arm body or as an operand. The bodies of
+// functions, if (Then, and Else when it is a block), while and for are
+// plain *Block values.
 type BlockExpr struct {
 	Span
 	Block *Block

@@ -1,0 +1,32 @@
+// Package syntax is the front end of the .ax compiler: the lexer
+// (scanner.go, token.go), the recursive-descent parser (parser.go), the
+// abstract syntax tree (ast.go), its JSON encoding for `axpool ast` and the
+// boruna_ast tool (json.go), and the "did you mean" helper shared with the
+// type checker (suggest.go).
+//
+// The accepted language is the union of the formal .ax 1.0 syntax and the
+// syntax the reference implementation accepts (shared/LANGUAGE.md "Syntax").
+// Notable rules:
+//
+//   - A newline ends a statement when the expression before it is complete;
+//     a line that begins with a binary operator (`+ - * / % ++ == != < <= >
+//     >= && ||`) or `.` continues the previous expression, while a line that
+//     begins with `(` starts a new statement. Inside ( ) and [ ] and record
+//     or map literals, newlines do not end expressions. Several statements
+//     may share a line; `;` is an optional separator.
+//   - An upper-case name followed by `{` on the same line is a record literal,
+//     except in the head of if/while/for/match and in requires/ensures
+//     clauses (parenthesise a literal there).
+//   - A `{` in expression position is a map literal when its first content
+//     is `expr :`, an empty map when it is `{}`, and a block otherwise; at
+//     the start of a statement and as a match-arm body, `{}` is an empty
+//     block.
+//   - Comparisons are non-associative (`a < b < c` is an error).
+//   - Nesting is bounded by MaxNesting.
+//
+// Errors are *Error values with codes E001 (lexer) and E002 (parser),
+// collected in a sorted ErrorList (language-conventions.md).
+//
+// This package imports only the standard library; it knows nothing of
+// types, bytecode, the VM, NATS or MCP.
+package syntax

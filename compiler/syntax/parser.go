@@ -1,0 +1,1399 @@
+package syntax
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// MaxNesting bounds the nesting depth of expressions, blocks, types and
+// patterns (LANGUAGE.md "Limits every run has"). Deeper input is the E002
+// error "nesting too deep (more than 1000 levels)" at the token that opens
+// level 1001. Left-associative chains (`a + b + c`, `x.f.g`, `f(1)(2)`) count
+// one level per operator, so that no tree the parser returns is deeper than
+// this (plus a small constant for wrapper nodes such as ExprStmt).
+const MaxNesting = 1000
+
+// maxErrors bounds the errors one Parse reports: it resynchronises at the
+// next item after an error, and gives up after this many.
+const maxErrors = 10
+
+// Parse parses one .ax source file (LANGUAGE.md "Syntax": the union of the
+// formal 1.0 syntax and the reference implementation's syntax).
+//
+// filename is used in positions and errors only. On success the ErrorList is
+// nil. On failure it holds E001 (lexer) and E002 (parser) errors sorted by
+// position, and the *File holds the items that parsed completely. After an
+// error the parser skips to the next item that starts in column 1 of a line
+// and continues, so a file may report several errors, at most one per item.
+// Parse never panics on any input and runs in time linear in len(src).
+func Parse(filename string, src []byte) (*File, ErrorList) {
+	p := &parser{file: filename, sc: newScanner(filename, src)}
+	f := &File{Path: filename, Span: Span{Start: Pos{Line: 1, Col: 1}}}
+	if len(src) > math.MaxInt32 {
+		return f, ErrorList{{Code: CodeParser, Msg: "source file too large", File: filename, Pos: Pos{Line: 1, Col: 1}}}
+	}
+	p.parseFile(f)
+	if len(p.errs) == 0 {
+		return f, nil
+	}
+	p.errs.Sort()
+	return f, p.errs
+}
+
+// bailout is the panic value that unwinds the parser to the item loop after
+// an error has been recorded.
+type bailout struct{}
+
+type parser struct {
+	file string
+	sc   *scanner
+
+	tok     token    // current token
+	ahead   [3]token // lookahead buffer (tokens after tok)
+	nahead  int
+	prevEnd Pos // end of the last consumed token
+
+	errs     ErrorList
+	skipping bool // resynchronising after an error: lexer errors are not reported
+
+	// depth counts open nesting constructs (bounds the parser's recursion);
+	// h is the height, in nesting levels, of the node parsed last (bounds
+	// left-associative chains, which do not recurse).
+	depth int
+	h     int
+
+	// noLit is set in the head of if/while/for/match and in requires/ensures
+	// clauses, where `Name {` starts the body, not a record literal (Go's
+	// rule; parenthesise a literal there).
+	noLit bool
+	// parenLev > 0 inside ( ) and [ ] and record/map literals, where a newline
+	// does not end an expression (so `f⏎(x)` is a call there).
+	parenLev int
+
+	// litHint is set after a head ending in an upper-case name, so that the
+	// block after it can explain `if x == R { f: 1 } {`.
+	litHint bool
+
+	sawItem   bool // an item (other than `module`) has been seen
+	itemStart int  // offset of the first token of the item being parsed
+}
+
+// ---------------------------------------------------------------------------
+// Tokens and errors
+
+// next advances to the next token. A lexer error becomes the current error.
+func (p *parser) next() {
+	p.prevEnd = p.tok.end
+	if p.nahead > 0 {
+		p.tok = p.ahead[0]
+		copy(p.ahead[:], p.ahead[1:p.nahead])
+		p.nahead--
+	} else {
+		p.tok = p.sc.scan()
+	}
+	if p.tok.kind == tIllegal && !p.skipping {
+		p.errs = append(p.errs, p.tok.err)
+		panic(bailout{})
+	}
+}
+
+// peek returns the i-th token after the current one (i >= 1).
+func (p *parser) peek(i int) token {
+	for p.nahead < i {
+		p.ahead[p.nahead] = p.sc.scan()
+		p.nahead++
+	}
+	return p.ahead[i-1]
+}
+
+// fail records an E002 error and unwinds to the item loop.
+func (p *parser) fail(pos, end Pos, format string, args ...any) {
+	p.errs = append(p.errs, &Error{Code: CodeParser, Msg: fmt.Sprintf(format, args...), File: p.file, Pos: pos, End: end})
+	panic(bailout{})
+}
+
+// failLexer records an E001 error found by the parser (integer range).
+func (p *parser) failLexer(t token, format string, args ...any) {
+	p.errs = append(p.errs, &Error{Code: CodeLexer, Msg: fmt.Sprintf(format, args...), File: p.file, Pos: t.pos, End: t.end})
+	panic(bailout{})
+}
+
+// failExpected reports "expected WHAT, found TOKEN" at the current token,
+// with a "did you mean" suffix when the token is an identifier close to one
+// of the candidates.
+func (p *parser) failExpected(what string, candidates ...string) {
+	msg := "expected " + what + ", found " + p.tok.describe()
+	if p.tok.kind == tIdent && len(candidates) > 0 {
+		if s, ok := Nearest(p.tok.text, candidates); ok {
+			msg += " (did you mean '" + s + "'?)"
+		}
+	}
+	p.fail(p.tok.pos, p.tok.end, "%s", msg)
+}
+
+// expect consumes a token of kind k or fails with "expected K, found T".
+func (p *parser) expect(k tokenKind) token {
+	if p.tok.kind != k {
+		if k.isKeyword() {
+			p.failExpected(k.String(), Keywords[k-keywordFirst])
+		}
+		p.failExpected(k.String())
+	}
+	t := p.tok
+	p.next()
+	return t
+}
+
+func nestingMsg() string { return fmt.Sprintf("nesting too deep (more than %d levels)", MaxNesting) }
+
+// enter opens a nesting level at the current token.
+func (p *parser) enter() {
+	p.depth++
+	if p.depth > MaxNesting {
+		p.fail(p.tok.pos, p.tok.end, "%s", nestingMsg())
+	}
+}
+
+func (p *parser) leave() { p.depth-- }
+
+// setH records the height h of the node just built (after leaving its own
+// level); at is the token blamed when the node, at the current depth, makes
+// the tree deeper than MaxNesting. Checking depth+height at every node keeps
+// the whole tree within the limit and points the error at the innermost
+// construct that crosses it.
+func (p *parser) setH(h int, at token) {
+	if p.depth+h > MaxNesting {
+		p.fail(at.pos, at.end, "%s", nestingMsg())
+	}
+	p.h = h
+}
+
+// ctx is the saved literal/newline context of an enclosing construct.
+type ctx struct {
+	noLit    bool
+	parenLev int
+}
+
+// openParen enters ( ), [ ] or a record/map literal: record literals are
+// allowed again and newlines do not end expressions.
+func (p *parser) openParen() ctx {
+	c := ctx{p.noLit, p.parenLev}
+	p.noLit = false
+	p.parenLev++
+	return c
+}
+
+// openBlock enters a block or match body: newlines end statements again.
+func (p *parser) openBlock() ctx {
+	c := ctx{p.noLit, p.parenLev}
+	p.noLit = false
+	p.parenLev = 0
+	return c
+}
+
+func (p *parser) restore(c ctx) { p.noLit, p.parenLev = c.noLit, c.parenLev }
+
+// sameLine reports whether the current token may continue the expression
+// before it as a call `(` or a literal `{`: it is on the same line, or
+// newlines are insignificant here.
+func (p *parser) sameLine() bool { return !p.tok.nl || p.parenLev > 0 }
+
+func isUpper(name string) bool { return name != "" && name[0] >= 'A' && name[0] <= 'Z' }
+
+// canStartExpr reports whether a token of kind k can begin an expression.
+func canStartExpr(k tokenKind) bool {
+	switch k {
+	case tIdent, tInt, tFloat, tString, tTrue, tFalse, tNone, tSome, tOk, tErr,
+		tIf, tMatch, tEmit, tSpawn, tSend, tReceive, tLParen, tLBracket, tLBrace, tMinus, tBang:
+		return true
+	}
+	return false
+}
+
+// ---------------------------------------------------------------------------
+// File and items
+
+var itemKeywords = []string{"fn", "type", "record", "enum", "import", "export", "module"}
+
+var stmtKeywords = []string{"let", "if", "else", "match", "return", "while", "for", "emit", "spawn", "send"}
+
+// protect runs fn and reports whether it finished without a parse error.
+func (p *parser) protect(fn func()) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, is := r.(bailout); !is {
+				panic(r)
+			}
+			ok = false
+		}
+	}()
+	fn()
+	return true
+}
+
+func (p *parser) parseFile(f *File) {
+	ok := p.protect(p.next)
+	for {
+		if !ok {
+			if len(p.errs) >= maxErrors {
+				break
+			}
+			p.depth, p.noLit, p.parenLev, p.litHint = 0, false, 0, false
+			p.resync()
+		}
+		if p.tok.kind == tEOF {
+			break
+		}
+		ok = p.protect(func() { p.parseItem(f) })
+	}
+	for p.tok.kind != tEOF { // after too many errors
+		p.skipping = true
+		p.next()
+	}
+	f.Stop = p.tok.pos
+}
+
+// resync skips to the next token, after the start of the failed item, that
+// begins an item in column 1 of a line (or to the end of the file).
+func (p *parser) resync() {
+	p.skipping = true
+	defer func() { p.skipping = false }()
+	for p.tok.kind != tEOF {
+		if p.tok.off > p.itemStart && p.tok.nl && p.tok.pos.Col == 1 {
+			switch p.tok.kind {
+			case tFn, tType, tEnum, tImport, tExport, tModule:
+				return
+			case tIdent:
+				if p.tok.text == "record" && p.peek(1).kind == tIdent {
+					return
+				}
+			}
+		}
+		p.next()
+	}
+}
+
+func (p *parser) parseItem(f *File) {
+	p.itemStart = p.tok.off
+	start := p.tok
+	switch p.tok.kind {
+	case tSemi:
+		p.next()
+		return
+	case tModule:
+		if p.sawItem || f.Module != nil {
+			p.fail(p.tok.pos, p.tok.end, "module declaration must come before all items")
+		}
+		p.next()
+		f.Module = p.parseDottedName("module name")
+		return
+	}
+	p.sawItem = true
+	exported := false
+	if p.tok.kind == tExport {
+		exported = true
+		p.next()
+	}
+	var item Item
+	switch {
+	case p.tok.kind == tFn:
+		item = p.parseFn(start, exported)
+	case p.tok.kind == tType:
+		item = p.parseRecordDecl(start, exported, false)
+	case p.tok.kind == tIdent && p.tok.text == "record":
+		item = p.parseRecordDecl(start, exported, true)
+	case p.tok.kind == tEnum:
+		item = p.parseEnumDecl(start, exported)
+	case p.tok.kind == tImport:
+		item = p.parseImport(start, exported)
+	default:
+		p.failExpected("item", itemKeywords...)
+	}
+	f.Items = append(f.Items, item)
+}
+
+// parseIdent consumes an identifier; what names it in the error message.
+func (p *parser) parseIdent(what string) *Ident {
+	if p.tok.kind != tIdent {
+		p.failExpected(what)
+	}
+	id := &Ident{Span: Span{p.tok.pos, p.tok.end}, Name: p.tok.text}
+	p.next()
+	return id
+}
+
+// parseDottedName parses `a` or `a.b.c` (module and import names).
+func (p *parser) parseDottedName(what string) *Ident {
+	id := p.parseIdent(what)
+	var parts []string
+	for p.tok.kind == tDot && !p.tok.nl {
+		p.next()
+		if p.tok.kind != tIdent && !p.tok.kind.isKeyword() {
+			p.failExpected("identifier")
+		}
+		parts = append(parts, p.tok.text)
+		id.Stop = p.tok.end
+		p.next()
+	}
+	if parts != nil {
+		id.Name += "." + strings.Join(parts, ".")
+	}
+	return id
+}
+
+func (p *parser) parseImport(start token, exported bool) *ImportDecl {
+	p.next() // import
+	d := &ImportDecl{Exported: exported, PathPos: p.tok.pos}
+	switch p.tok.kind {
+	case tString:
+		d.Path, d.IsString = p.tok.val, true
+		p.next()
+	case tIdent:
+		d.Path = p.parseDottedName("library name").Name
+	default:
+		p.failExpected("library name")
+	}
+	d.Span = Span{start.pos, p.prevEnd}
+	return d
+}
+
+func (p *parser) parseFn(start token, exported bool) *FnDecl {
+	p.next() // fn
+	d := &FnDecl{Exported: exported}
+	d.Name = p.parseIdent("function name")
+	p.expect(tLParen)
+	for p.tok.kind != tRParen {
+		pstart := p.tok
+		name := p.parseParamName()
+		p.expect(tColon)
+		typ := p.parseType()
+		d.Params = append(d.Params, &Param{Span: Span{pstart.pos, p.prevEnd}, Name: name, Type: typ})
+		if p.tok.kind != tComma {
+			if p.tok.kind != tRParen {
+				p.failExpected("',' or ')'")
+			}
+			break
+		}
+		p.next()
+	}
+	p.next() // )
+	if p.tok.kind == tArrow {
+		p.next()
+		d.Result = p.parseType()
+	}
+	capsSeen := false
+	for p.tok.kind != tLBrace {
+		switch p.tok.kind {
+		case tBang:
+			if capsSeen {
+				p.fail(p.tok.pos, p.tok.end, "duplicate capability annotation: a function may declare at most one '!{...}'")
+			}
+			capsSeen = true
+			d.Caps = p.parseCaps()
+		case tIntent:
+			if d.Intent != nil {
+				p.fail(p.tok.pos, p.tok.end, "duplicate 'intent' clause: a function may declare at most one intent")
+			}
+			p.next()
+			if p.tok.kind != tString {
+				p.failExpected("string literal")
+			}
+			d.Intent = &StringLit{Span: Span{p.tok.pos, p.tok.end}, Value: p.tok.val, Raw: p.tok.text}
+			p.next()
+		case tRequires:
+			p.next()
+			d.Requires = append(d.Requires, p.parseHeadExpr())
+		case tEnsures:
+			p.next()
+			d.Ensures = append(d.Ensures, p.parseHeadExpr())
+		default:
+			p.failExpected("'{'")
+		}
+	}
+	d.Body = p.parseBlock()
+	d.Span = Span{start.pos, p.prevEnd}
+	return d
+}
+
+func (p *parser) parseParamName() *Ident {
+	return p.parseIdent("parameter name")
+}
+
+// parseCaps parses `!{cap, ...}`; the result is non-nil even when empty.
+func (p *parser) parseCaps() []*CapName {
+	p.next() // !
+	p.expect(tLBrace)
+	caps := []*CapName{}
+	for p.tok.kind != tRBrace {
+		if p.tok.kind != tIdent {
+			p.failExpected("capability name")
+		}
+		c := &CapName{Span: Span{p.tok.pos, p.tok.end}, Name: p.tok.text}
+		p.next()
+		var parts []string
+		for p.tok.kind == tDot {
+			p.next()
+			// `actor.spawn`, `actor.send`: keywords are fine after a dot.
+			if p.tok.kind != tIdent && !p.tok.kind.isKeyword() {
+				p.failExpected("capability name")
+			}
+			parts = append(parts, p.tok.text)
+			c.Stop = p.tok.end
+			p.next()
+		}
+		if parts != nil {
+			c.Name += "." + strings.Join(parts, ".")
+		}
+		caps = append(caps, c)
+		if p.tok.kind != tComma {
+			if p.tok.kind != tRBrace {
+				p.failExpected("',' or '}'")
+			}
+			break
+		}
+		p.next()
+	}
+	p.next() // }
+	return caps
+}
+
+// braceItems parses the items of a `{ ... }` list whose opening brace has
+// been consumed. Items are separated by commas and/or newlines; a trailing
+// comma is allowed. started means that the first item has already been
+// parsed (so a separator comes first).
+func (p *parser) braceItems(started bool, item func()) {
+	for {
+		if started {
+			if p.tok.kind == tComma {
+				p.next()
+			} else if p.tok.kind != tRBrace && p.tok.kind != tEOF && !p.tok.nl {
+				p.failExpected("',' or '}'")
+			}
+		}
+		if p.tok.kind == tRBrace || p.tok.kind == tEOF {
+			break
+		}
+		item()
+		started = true
+	}
+	p.expect(tRBrace)
+}
+
+func (p *parser) parseFieldDecl() *FieldDecl {
+	start := p.tok
+	name := p.parseIdent("field name")
+	p.expect(tColon)
+	typ := p.parseType()
+	return &FieldDecl{Span: Span{start.pos, p.prevEnd}, Name: name, Type: typ}
+}
+
+func (p *parser) parseRecordDecl(start token, exported, recordKw bool) *RecordDecl {
+	p.next() // type / record
+	d := &RecordDecl{Exported: exported, RecordKeyword: recordKw}
+	d.Name = p.parseIdent("type name")
+	p.expect(tLBrace)
+	p.braceItems(false, func() { d.Fields = append(d.Fields, p.parseFieldDecl()) })
+	d.Span = Span{start.pos, p.prevEnd}
+	return d
+}
+
+func (p *parser) parseEnumDecl(start token, exported bool) *EnumDecl {
+	p.next() // enum
+	d := &EnumDecl{Exported: exported}
+	d.Name = p.parseIdent("enum name")
+	p.expect(tLBrace)
+	p.braceItems(false, func() {
+		vstart := p.tok
+		v := &VariantDecl{Name: p.parseIdent("variant name")}
+		switch p.tok.kind {
+		case tLParen:
+			p.next()
+			v.Payload = p.parseType()
+			p.expect(tRParen)
+		case tLBrace:
+			p.next()
+			v.IsStruct = true
+			p.braceItems(false, func() { v.Fields = append(v.Fields, p.parseFieldDecl()) })
+		}
+		v.Span = Span{vstart.pos, p.prevEnd}
+		d.Variants = append(d.Variants, v)
+	})
+	d.Span = Span{start.pos, p.prevEnd}
+	return d
+}
+
+// ---------------------------------------------------------------------------
+// Types
+
+func (p *parser) parseType() Type {
+	start := p.tok
+	p.enter()
+	t := p.parseType0()
+	p.leave()
+	p.setH(p.h, start)
+	return t
+}
+
+// parseType0 parses a type and leaves its height in p.h.
+func (p *parser) parseType0() Type {
+	start := p.tok
+	switch p.tok.kind {
+	case tLParen:
+		p.next()
+		p.expect(tRParen)
+		p.h = 0
+		return &NamedType{Span: Span{start.pos, p.prevEnd}, Name: &Ident{Span: Span{start.pos, p.prevEnd}, Name: "Unit"}, Paren: true}
+	case tIdent:
+	default:
+		p.failExpected("type")
+	}
+	if p.tok.text == "Fn" && p.peek(1).kind == tLParen {
+		p.next()
+		p.next() // (
+		t := &FnType{}
+		hmax := 0
+		for p.tok.kind != tRParen {
+			t.Params = append(t.Params, p.parseType())
+			hmax = max(hmax, p.h)
+			if p.tok.kind != tComma {
+				if p.tok.kind != tRParen {
+					p.failExpected("',' or ')'")
+				}
+				break
+			}
+			p.next()
+		}
+		p.next() // )
+		p.expect(tArrow)
+		t.Result = p.parseType()
+		hmax = max(hmax, p.h)
+		t.Span = Span{start.pos, p.prevEnd}
+		p.h = hmax + 1
+		return t
+	}
+	t := &NamedType{Name: &Ident{Span: Span{p.tok.pos, p.tok.end}, Name: p.tok.text}}
+	p.next()
+	h := 0
+	if p.tok.kind == tLt {
+		p.next()
+		for {
+			t.Args = append(t.Args, p.parseType())
+			h = max(h, p.h+1)
+			if p.tok.kind != tComma {
+				break
+			}
+			p.next()
+		}
+		switch p.tok.kind {
+		case tGt:
+			p.next()
+		case tGe:
+			// `Option<Int>= None`: split `>=` into `>` and `=`.
+			p.prevEnd = Pos{p.tok.pos.Line, p.tok.pos.Col + 1}
+			p.tok.kind = tAssign
+			p.tok.pos = p.prevEnd
+			p.tok.off++
+		default:
+			p.failExpected("',' or '>'")
+		}
+	}
+	t.Span = Span{start.pos, p.prevEnd}
+	p.h = h
+	return t
+}
+
+// ---------------------------------------------------------------------------
+// Statements and blocks
+
+// parseBlock parses `{ stmt* }`.
+func (p *parser) parseBlock() *Block {
+	if p.tok.kind != tLBrace {
+		p.failExpected("'{'")
+	}
+	lb := p.tok
+	p.enter()
+	p.next()
+	c := p.openBlock()
+	b := &Block{}
+	h := p.parseStmts(b)
+	p.restore(c)
+	p.leave()
+	p.expect(tRBrace)
+	b.Span = Span{lb.pos, p.prevEnd}
+	p.setH(h+1, lb)
+	return b
+}
+
+// parseStmts appends statements to b up to a closing `}` or the end of the
+// file (not consumed) and returns their maximal height.
+func (p *parser) parseStmts(b *Block) int {
+	h := 0
+	for p.tok.kind != tRBrace && p.tok.kind != tEOF {
+		switch p.tok.kind {
+		case tSemi:
+			p.next()
+			continue
+		case tFn, tType, tEnum, tImport, tExport, tModule:
+			p.expect(tRBrace) // an item inside a block: a `}` is missing
+		}
+		s := p.parseStmt()
+		b.Stmts = append(b.Stmts, s)
+		h = max(h, p.h)
+		if p.litHint && p.tok.kind == tColon && len(b.Stmts) == 1 {
+			if x, ok := s.(*ExprStmt); ok {
+				if _, ok := x.X.(*NameExpr); ok {
+					p.fail(p.tok.pos, p.tok.end, "unexpected ':'; a record literal in an if, while, for or match head must be parenthesised: (R { f: e })")
+				}
+			}
+		}
+		p.litHint = false
+	}
+	return h
+}
+
+func (p *parser) parseStmt() Stmt {
+	start := p.tok
+	switch p.tok.kind {
+	case tLet:
+		p.next()
+		s := &LetStmt{}
+		if p.tok.kind == tMut {
+			s.Mut = true
+			p.next()
+		}
+		s.Name = p.parseBindName()
+		h := 0
+		if p.tok.kind == tColon {
+			p.next()
+			s.Type = p.parseType()
+			h = p.h
+		}
+		p.expect(tAssign)
+		s.Value = p.parseExpr()
+		s.Span = Span{start.pos, p.prevEnd}
+		p.h = max(h, p.h)
+		return s
+	case tWhile:
+		p.next()
+		s := &WhileStmt{Cond: p.parseHeadExpr()}
+		h := p.h
+		s.Body = p.parseBlock()
+		s.Span = Span{start.pos, p.prevEnd}
+		p.h = max(h, p.h)
+		return s
+	case tFor:
+		p.next()
+		s := &ForStmt{Var: p.parseBindName()}
+		p.expect(tIn)
+		s.Iter = p.parseHeadExpr()
+		h := p.h
+		s.Body = p.parseBlock()
+		s.Span = Span{start.pos, p.prevEnd}
+		p.h = max(h, p.h)
+		return s
+	case tReturn:
+		p.next()
+		s := &ReturnStmt{}
+		p.h = 0
+		// A newline ends a bare `return` (spec §2.1).
+		if !p.tok.nl && canStartExpr(p.tok.kind) {
+			s.Value = p.parseExpr()
+		}
+		s.Span = Span{start.pos, p.prevEnd}
+		return s
+	case tLBrace:
+		x := p.parseBraceExpr(false)
+		return &ExprStmt{Span: Span{start.pos, p.prevEnd}, X: x}
+	}
+	return p.finishExprStmt(p.parseExpr())
+}
+
+// parseBindName parses the name bound by `let` or `for` (`_` allowed).
+func (p *parser) parseBindName() *Ident {
+	if p.tok.kind == tUnderscore {
+		id := &Ident{Span: Span{p.tok.pos, p.tok.end}, Name: "_"}
+		p.next()
+		return id
+	}
+	return p.parseIdent("identifier")
+}
+
+// finishExprStmt turns an expression at the start of a statement into an
+// assignment `x = e` or an expression statement.
+func (p *parser) finishExprStmt(x Expr) Stmt {
+	if p.tok.kind == tAssign {
+		n, ok := x.(*NameExpr)
+		if !ok {
+			p.fail(x.Pos(), x.End(), "invalid assignment target")
+		}
+		h := p.h
+		p.next()
+		v := p.parseExpr()
+		p.h = max(h, p.h)
+		return &AssignStmt{Span: Span{x.Pos(), p.prevEnd}, Target: &Ident{Span: n.Span, Name: n.Name}, Value: v}
+	}
+	// `lett x = 1`, `retrun x`, `whille c {`: a bare name followed on the same
+	// line by the start of another expression is almost certainly a
+	// misspelt keyword.
+	if n, ok := x.(*NameExpr); ok && !p.tok.nl && (canStartExpr(p.tok.kind) || p.tok.kind == tMut) {
+		if kw, ok := Nearest(n.Name, stmtKeywords); ok {
+			p.fail(n.Start, n.Stop, "expected statement, found '%s' (did you mean '%s'?)", n.Name, kw)
+		}
+	}
+	return &ExprStmt{Span: Span{x.Pos(), x.End()}, X: x}
+}
+
+// ---------------------------------------------------------------------------
+// Expressions
+
+// parseExpr parses a full expression.
+func (p *parser) parseExpr() Expr { return p.parseBinary(precOr) }
+
+// parseHeadExpr parses an expression followed by a block (if/while/for/match
+// heads, requires/ensures): `Name {` is not a record literal there.
+func (p *parser) parseHeadExpr() Expr {
+	saved := p.noLit
+	p.noLit = true
+	x := p.parseExpr()
+	p.noLit = saved
+	p.litHint = !p.tok.nl && endsInTypeName(x)
+	return x
+}
+
+// endsInTypeName reports whether x ends with a name that could have begun a
+// record literal (`x == Foo` in `if x == Foo { a: 1 } {`).
+func endsInTypeName(x Expr) bool {
+	for {
+		switch e := x.(type) {
+		case *BinaryExpr:
+			x = e.Y
+		case *UnaryExpr:
+			x = e.X
+		case *NameExpr:
+			return isUpper(e.Name)
+		case *EnumLit:
+			return e.Payload == nil && !e.IsStruct
+		default:
+			return false
+		}
+	}
+}
+
+// Binary operator precedences, low to high.
+const (
+	precOr = iota + 1
+	precAnd
+	precEq  // == != (non-associative)
+	precCmp // < <= > >= (non-associative)
+	precConcat
+	precAdd
+	precMul
+)
+
+func binaryOp(k tokenKind) (BinaryOp, int) {
+	switch k {
+	case tOrOr:
+		return OpOr, precOr
+	case tAndAnd:
+		return OpAnd, precAnd
+	case tEqEq:
+		return OpEq, precEq
+	case tNotEq:
+		return OpNe, precEq
+	case tLt:
+		return OpLt, precCmp
+	case tLe:
+		return OpLe, precCmp
+	case tGt:
+		return OpGt, precCmp
+	case tGe:
+		return OpGe, precCmp
+	case tPlusPlus:
+		return OpConcat, precConcat
+	case tPlus:
+		return OpAdd, precAdd
+	case tMinus:
+		return OpSub, precAdd
+	case tStar:
+		return OpMul, precMul
+	case tSlash:
+		return OpDiv, precMul
+	case tPercent:
+		return OpRem, precMul
+	}
+	return 0, 0
+}
+
+// parseBinary parses a chain of binary operators of precedence >= minPrec.
+// A binary operator continues the expression even at the start of a line.
+func (p *parser) parseBinary(minPrec int) Expr {
+	x := p.parseUnary()
+	hx := p.h
+	last := 0
+	for {
+		op, prec := binaryOp(p.tok.kind)
+		if prec < minPrec || prec == 0 {
+			break
+		}
+		// In `x => a⏎-1 => b`, `-1` is the next arm's pattern: an expression
+		// is never followed by `=>`.
+		if p.tok.kind == tMinus && p.peek(1).kind == tInt && p.peek(2).kind == tFatArrow {
+			break
+		}
+		if prec == last && (prec == precEq || prec == precCmp) {
+			p.fail(p.tok.pos, p.tok.end, "comparison operators cannot be chained; use && to combine comparisons")
+		}
+		opTok := p.tok
+		p.next()
+		y := p.parseBinary(prec + 1)
+		x = &BinaryExpr{Span: Span{x.Pos(), y.End()}, Op: op, OpPos: opTok.pos, X: x, Y: y}
+		p.setH(max(hx, p.h)+1, opTok)
+		hx = p.h
+		last = prec
+	}
+	p.h = hx
+	return x
+}
+
+func (p *parser) parseUnary() Expr {
+	if p.tok.kind != tMinus && p.tok.kind != tBang {
+		return p.parsePostfix(p.parsePrimary())
+	}
+	opTok := p.tok
+	op := OpNeg
+	if opTok.kind == tBang {
+		op = OpNot
+	}
+	p.enter()
+	p.next()
+	if op == OpNeg && p.tok.kind == tInt {
+		if v, err := strconv.ParseUint(p.tok.text, 10, 64); err == nil && v == 1<<63 {
+			// -9223372036854775808 is the only way to write the minimum Int.
+			lit := &IntLit{Span: Span{opTok.pos, p.tok.end}, Value: math.MinInt64, Raw: "-" + p.tok.text}
+			p.next()
+			p.leave()
+			p.h = 0
+			return lit
+		}
+	}
+	x := p.parseUnary()
+	p.leave()
+	p.setH(p.h+1, opTok)
+	return &UnaryExpr{Span: Span{opTok.pos, x.End()}, Op: op, X: x}
+}
+
+// parsePostfix parses calls `x(args)` and field accesses `x.f` after x.
+// A `(` on a new line starts a new statement (`let f = id⏎(7)`); a `.` on a
+// new line continues the expression.
+func (p *parser) parsePostfix(x Expr) Expr {
+	hx := p.h
+	for {
+		switch {
+		case p.tok.kind == tDot:
+			dot := p.tok
+			p.next()
+			name := p.parseIdent("field name")
+			x = &FieldExpr{Span: Span{x.Pos(), name.Stop}, X: x, Name: name}
+			p.setH(hx+1, dot)
+			hx = p.h
+		case p.tok.kind == tLParen && p.sameLine():
+			lp := p.tok
+			args, h := p.parseArgs()
+			x = &CallExpr{Span: Span{x.Pos(), p.prevEnd}, Fn: x, Args: args, Lparen: lp.pos}
+			p.setH(max(hx, h)+1, lp)
+			hx = p.h
+		default:
+			p.h = hx
+			return x
+		}
+	}
+}
+
+// parseArgs parses `(e, ...)` (trailing comma allowed) and returns the
+// arguments and their maximal height.
+func (p *parser) parseArgs() ([]Expr, int) {
+	p.enter()
+	p.next() // (
+	c := p.openParen()
+	var args []Expr
+	h := 0
+	for p.tok.kind != tRParen {
+		args = append(args, p.parseExpr())
+		h = max(h, p.h)
+		if p.tok.kind != tComma {
+			if p.tok.kind != tRParen {
+				p.failExpected("',' or ')'")
+			}
+			break
+		}
+		p.next()
+	}
+	p.next() // )
+	p.restore(c)
+	p.leave()
+	return args, h
+}
+
+// parseParenOperand parses `( e )` after Some/Ok/Err or `E::V`.
+func (p *parser) parseParenOperand() Expr {
+	if p.tok.kind != tLParen {
+		p.failExpected("'('")
+	}
+	p.enter()
+	p.next()
+	c := p.openParen()
+	x := p.parseExpr()
+	p.restore(c)
+	p.expect(tRParen)
+	p.leave()
+	return x
+}
+
+func (p *parser) parsePrimary() Expr {
+	t := p.tok
+	span := Span{t.pos, t.end}
+	switch t.kind {
+	case tInt:
+		v, err := strconv.ParseInt(t.text, 10, 64)
+		if err != nil {
+			p.failLexer(t, "integer literal %s out of range", clip(t.text))
+		}
+		p.next()
+		p.h = 0
+		return &IntLit{Span: span, Value: v, Raw: t.text}
+	case tFloat:
+		v, _ := strconv.ParseFloat(t.text, 64) // range checked by the scanner
+		p.next()
+		p.h = 0
+		return &FloatLit{Span: span, Value: v, Raw: t.text}
+	case tString:
+		p.next()
+		p.h = 0
+		return &StringLit{Span: span, Value: t.val, Raw: t.text}
+	case tTrue, tFalse:
+		p.next()
+		p.h = 0
+		return &BoolLit{Span: span, Value: t.kind == tTrue}
+	case tNone:
+		p.next()
+		p.h = 0
+		return &NoneLit{Span: span}
+	case tReceive:
+		p.next()
+		p.h = 0
+		return &ReceiveExpr{Span: span}
+	case tSome, tOk, tErr:
+		p.next()
+		x := p.parseParenOperand()
+		tag := TagSome
+		if t.kind == tOk {
+			tag = TagOk
+		} else if t.kind == tErr {
+			tag = TagErr
+		}
+		e := &TagExpr{Span: Span{t.pos, p.prevEnd}, Tag: tag, X: x}
+		p.setH(p.h+1, t)
+		return e
+	case tIdent:
+		if p.peek(1).kind == tColonColon {
+			return p.parseEnumLit()
+		}
+		p.next()
+		if isUpper(t.text) && p.tok.kind == tLBrace && !p.noLit && p.sameLine() {
+			return p.parseRecordLit(t)
+		}
+		p.h = 0
+		return &NameExpr{Span: span, Name: t.text}
+	case tLParen:
+		p.enter()
+		p.next()
+		if p.tok.kind == tRParen {
+			p.next()
+			p.leave()
+			p.h = 0
+			return &UnitLit{Span: Span{t.pos, p.prevEnd}}
+		}
+		c := p.openParen()
+		x := p.parseExpr()
+		p.restore(c)
+		p.expect(tRParen)
+		p.leave()
+		e := &ParenExpr{Span: Span{t.pos, p.prevEnd}, X: x}
+		p.setH(p.h+1, t)
+		return e
+	case tLBracket:
+		p.enter()
+		p.next()
+		c := p.openParen()
+		l := &ListLit{}
+		h := 0
+		for p.tok.kind != tRBracket {
+			l.Elems = append(l.Elems, p.parseExpr())
+			h = max(h, p.h)
+			if p.tok.kind != tComma {
+				if p.tok.kind != tRBracket {
+					p.failExpected("',' or ']'")
+				}
+				break
+			}
+			p.next()
+		}
+		p.next() // ]
+		p.restore(c)
+		p.leave()
+		l.Span = Span{t.pos, p.prevEnd}
+		p.setH(h+1, t)
+		return l
+	case tLBrace:
+		if p.noLit {
+			p.failExpected("expression")
+		}
+		return p.parseBraceExpr(true)
+	case tIf:
+		return p.parseIf()
+	case tMatch:
+		return p.parseMatch()
+	case tEmit, tSpawn:
+		p.enter()
+		p.next()
+		x := p.parsePostfix(p.parsePrimary())
+		p.leave()
+		var e Expr
+		if t.kind == tEmit {
+			e = &EmitExpr{Span: Span{t.pos, p.prevEnd}, X: x}
+		} else {
+			e = &SpawnExpr{Span: Span{t.pos, p.prevEnd}, Fn: x}
+		}
+		p.setH(p.h+1, t)
+		return e
+	case tSend:
+		p.enter()
+		p.next()
+		target := p.parsePostfix(p.parsePrimary())
+		h := p.h
+		msg := p.parsePostfix(p.parsePrimary())
+		p.leave()
+		e := &SendExpr{Span: Span{t.pos, p.prevEnd}, Target: target, Msg: msg}
+		p.setH(max(h, p.h)+1, t)
+		return e
+	}
+	p.failExpected("expression")
+	return nil
+}
+
+// parseEnumLit parses `E::V`, `E::V(e)` or `E::V { f: e, ... }`.
+func (p *parser) parseEnumLit() Expr {
+	start := p.tok
+	e := &EnumLit{Enum: &Ident{Span: Span{p.tok.pos, p.tok.end}, Name: p.tok.text}}
+	p.next() // E
+	p.next() // ::
+	e.Variant = p.parseIdent("variant name")
+	h := 0
+	switch {
+	case p.tok.kind == tLParen && p.sameLine():
+		lp := p.tok
+		e.Payload = p.parseParenOperand()
+		e.Span = Span{start.pos, p.prevEnd}
+		p.setH(p.h+1, lp)
+		return e
+	case p.tok.kind == tLBrace && !p.noLit && p.sameLine():
+		lb := p.tok
+		e.IsStruct = true
+		p.enter()
+		p.next()
+		c := p.openParen()
+		p.braceItems(false, func() {
+			e.Fields = append(e.Fields, p.parseFieldInit())
+			h = max(h, p.h)
+		})
+		p.restore(c)
+		p.leave()
+		e.Span = Span{start.pos, p.prevEnd}
+		p.setH(h+1, lb)
+		return e
+	}
+	e.Span = Span{start.pos, p.prevEnd}
+	p.h = 0
+	return e
+}
+
+func (p *parser) parseFieldInit() *FieldInit {
+	start := p.tok
+	name := p.parseIdent("field name")
+	p.expect(tColon)
+	v := p.parseExpr()
+	return &FieldInit{Span: Span{start.pos, p.prevEnd}, Name: name, Value: v}
+}
+
+// parseRecordLit parses `R { f: e, ... }` or `R { ..base, f: e }`; the
+// name has been consumed and the current token is `{`.
+func (p *parser) parseRecordLit(name token) Expr {
+	lb := p.tok
+	r := &RecordLit{Type: &Ident{Span: Span{name.pos, name.end}, Name: name.text}}
+	p.enter()
+	p.next()
+	c := p.openParen()
+	h := 0
+	first := true
+	p.braceItems(false, func() {
+		if first && p.tok.kind == tDotDot {
+			p.next()
+			r.Spread = p.parseExpr()
+		} else {
+			r.Fields = append(r.Fields, p.parseFieldInit())
+		}
+		first = false
+		h = max(h, p.h)
+	})
+	p.restore(c)
+	p.leave()
+	r.Span = Span{name.pos, p.prevEnd}
+	p.setH(h+1, lb)
+	return r
+}
+
+// parseBraceExpr parses a `{` in expression position: a map literal when its
+// first content is `expr :`, otherwise a block expression. `{}` is an empty
+// map when emptyIsMap, else an empty block.
+func (p *parser) parseBraceExpr(emptyIsMap bool) Expr {
+	lb := p.tok
+	p.enter()
+	p.next()
+	if p.tok.kind == tRBrace {
+		p.next()
+		p.leave()
+		p.h = 1
+		span := Span{lb.pos, p.prevEnd}
+		if emptyIsMap {
+			return &MapLit{Span: span}
+		}
+		return &BlockExpr{Span: span, Block: &Block{Span: span}}
+	}
+	c := p.openBlock()
+	b := &Block{}
+	h := 0
+	switch p.tok.kind {
+	case tLet, tWhile, tFor, tReturn, tSemi, tLBrace:
+	default:
+		x := p.parseExpr()
+		if p.tok.kind == tColon {
+			return p.parseMapRest(lb, x, c)
+		}
+		b.Stmts = append(b.Stmts, p.finishExprStmt(x))
+		h = p.h
+	}
+	h = max(h, p.parseStmts(b))
+	p.restore(c)
+	p.leave()
+	p.expect(tRBrace)
+	b.Span = Span{lb.pos, p.prevEnd}
+	p.setH(h+1, lb)
+	return &BlockExpr{Span: b.Span, Block: b}
+}
+
+// parseMapRest finishes a map literal whose first key has been parsed; the
+// current token is the `:` after it.
+func (p *parser) parseMapRest(lb token, key Expr, outer ctx) Expr {
+	p.parenLev = 1
+	m := &MapLit{}
+	h := p.h
+	entry := func(k Expr) {
+		h = max(h, p.h)
+		p.expect(tColon)
+		v := p.parseExpr()
+		h = max(h, p.h)
+		m.Entries = append(m.Entries, &MapEntry{Span: Span{k.Pos(), p.prevEnd}, Key: k, Value: v})
+	}
+	entry(key)
+	p.braceItems(true, func() { entry(p.parseExpr()) })
+	p.restore(outer)
+	p.leave()
+	m.Span = Span{lb.pos, p.prevEnd}
+	p.setH(h+1, lb)
+	return m
+}
+
+func (p *parser) parseIf() Expr {
+	ifTok := p.tok
+	p.enter()
+	p.next()
+	e := &IfExpr{Cond: p.parseHeadExpr()}
+	h := p.h
+	e.Then = p.parseBlock()
+	h = max(h, p.h)
+	if p.tok.kind == tElse {
+		p.next()
+		switch p.tok.kind {
+		case tIf:
+			e.Else = p.parseIf()
+		case tLBrace:
+			e.Else = p.parseBlock()
+		default:
+			p.failExpected("'{' or 'if'")
+		}
+		h = max(h, p.h)
+	}
+	p.leave()
+	e.Span = Span{ifTok.pos, p.prevEnd}
+	p.setH(h+1, ifTok)
+	return e
+}
+
+func (p *parser) parseMatch() Expr {
+	mTok := p.tok
+	p.enter()
+	p.next()
+	e := &MatchExpr{Subject: p.parseHeadExpr()}
+	h := p.h
+	p.expect(tLBrace)
+	p.litHint = false
+	c := p.openBlock()
+	for p.tok.kind != tRBrace && p.tok.kind != tEOF {
+		arm := &MatchArm{}
+		start := p.tok
+		arm.Pattern = p.parsePattern()
+		h = max(h, p.h)
+		p.expect(tFatArrow)
+		if p.tok.kind == tLBrace {
+			arm.Body = p.parseBraceExpr(false)
+		} else {
+			arm.Body = p.parseExpr()
+		}
+		h = max(h, p.h)
+		arm.Span = Span{start.pos, p.prevEnd}
+		e.Arms = append(e.Arms, arm)
+		if p.tok.kind == tComma {
+			p.next()
+		}
+	}
+	p.restore(c)
+	p.expect(tRBrace)
+	p.leave()
+	e.Span = Span{mTok.pos, p.prevEnd}
+	p.setH(h+1, mTok)
+	return e
+}
+
+// ---------------------------------------------------------------------------
+// Patterns
+
+func (p *parser) parsePattern() Pattern {
+	t := p.tok
+	p.enter()
+	x := p.parsePattern0()
+	p.leave()
+	p.setH(p.h, t)
+	return x
+}
+
+// parsePattern0 parses a pattern and leaves its height in p.h.
+func (p *parser) parsePattern0() Pattern {
+	t := p.tok
+	span := Span{t.pos, t.end}
+	p.h = 0
+	switch t.kind {
+	case tUnderscore:
+		p.next()
+		return &WildcardPattern{Span: span}
+	case tInt:
+		v, err := strconv.ParseInt(t.text, 10, 64)
+		if err != nil {
+			p.failLexer(t, "integer literal %s out of range", clip(t.text))
+		}
+		p.next()
+		return &LitPattern{Span: span, Value: &IntLit{Span: span, Value: v, Raw: t.text}}
+	case tMinus:
+		p.next()
+		it := p.tok
+		if it.kind != tInt {
+			p.failExpected("integer literal")
+		}
+		var v int64
+		if u, err := strconv.ParseUint(it.text, 10, 64); err == nil && u <= 1<<63 {
+			v = -int64(u) // wraps to MinInt64 for 1<<63, which is exact
+		} else {
+			p.failLexer(it, "integer literal %s out of range", clip(it.text))
+		}
+		p.next()
+		s := Span{t.pos, it.end}
+		return &LitPattern{Span: s, Value: &IntLit{Span: s, Value: v, Raw: "-" + it.text}}
+	case tString:
+		p.next()
+		return &LitPattern{Span: span, Value: &StringLit{Span: span, Value: t.val, Raw: t.text}}
+	case tTrue, tFalse:
+		p.next()
+		return &LitPattern{Span: span, Value: &BoolLit{Span: span, Value: t.kind == tTrue}}
+	case tNone:
+		p.next()
+		return &NonePattern{Span: span}
+	case tSome, tOk, tErr:
+		p.next()
+		p.expect(tLParen)
+		sub := p.parsePattern()
+		p.expect(tRParen)
+		tag := TagSome
+		if t.kind == tOk {
+			tag = TagOk
+		} else if t.kind == tErr {
+			tag = TagErr
+		}
+		p.h++
+		return &TagPattern{Span: Span{t.pos, p.prevEnd}, Tag: tag, Sub: sub}
+	case tIdent:
+		if p.peek(1).kind == tColonColon {
+			enum := &Ident{Span: span, Name: t.text}
+			p.next()
+			p.next() // ::
+			return p.parseVariantPattern(t, enum, p.parseIdent("variant name"))
+		}
+		p.next()
+		if isUpper(t.text) {
+			return p.parseVariantPattern(t, nil, &Ident{Span: span, Name: t.text})
+		}
+		return &BindingPattern{Span: span, Name: t.text}
+	}
+	p.failExpected("pattern")
+	return nil
+}
+
+// parseVariantPattern parses the optional `(p)` or `{ f, g: p, .. }` after a
+// variant name.
+func (p *parser) parseVariantPattern(start token, enum, variant *Ident) Pattern {
+	v := &VariantPattern{Enum: enum, Variant: variant}
+	h := 0
+	switch p.tok.kind {
+	case tLParen:
+		p.next()
+		v.Payload = p.parsePattern()
+		h = p.h + 1
+		p.expect(tRParen)
+	case tLBrace:
+		p.next()
+		v.IsStruct = true
+		h = 1
+		p.braceItems(false, func() {
+			if v.Rest {
+				p.failExpected("'}'")
+			}
+			if p.tok.kind == tDotDot {
+				v.Rest = true
+				p.next()
+				return
+			}
+			fstart := p.tok
+			fp := &FieldPattern{Name: p.parseIdent("field name")}
+			if p.tok.kind == tColon {
+				p.next()
+				fp.Pattern = p.parsePattern()
+				h = max(h, p.h+1)
+			}
+			fp.Span = Span{fstart.pos, p.prevEnd}
+			v.Fields = append(v.Fields, fp)
+		})
+	}
+	v.Span = Span{start.pos, p.prevEnd}
+	p.h = h
+	return v
+}
