@@ -8,20 +8,26 @@ import (
 	"github.com/axpool/axpool/policy"
 )
 
-// Limits bound one run. A zero field means "no limit" except where noted.
-// Server-wide ceilings are applied by the caller (see Limits.Min).
+// Limits bound one run (LANGUAGE.md "Limits every run has", CONTRACT.md §2).
+// Server-wide ceilings are applied by the caller.
 type Limits struct {
-	// MaxSteps bounds executed basic instructions. 0 means the default
-	// (DefaultMaxSteps); a run fails when it would execute instruction
-	// MaxSteps+1.
+	// MaxSteps bounds executed basic instructions. 0 means DefaultMaxSteps;
+	// a negative value means a budget of zero steps (the first instruction
+	// fails). A run fails when it would execute instruction MaxSteps+1, with
+	// `max execution steps exceeded (MaxSteps)` and Steps = MaxSteps+1.
 	MaxSteps int64
-	// MaxWall bounds wall-clock time since the first instruction.
+	// MaxWall bounds wall-clock time since Run was called; 0 means no limit.
+	// Checked every 1,024 steps and after every expensive instruction.
 	MaxWall time.Duration
-	// MaxMemory bounds the bytes held by values the run creates.
+	// MaxMemory bounds the bytes held by the values the run keeps live
+	// (Value.MemSize of the operand stacks, locals, ui_output, mailboxes and
+	// event log). 0 means DefaultMaxMemory. It is checked before a value is
+	// built, so a value that would exceed it is never built.
 	MaxMemory int64
-	// MaxOutput bounds the bytes of ui_output (compact JSON encoding).
+	// MaxOutput bounds the bytes of ui_output (compact JSON encoding,
+	// EncodedSize); 0 means no limit.
 	MaxOutput int64
-	// MaxCallDepth bounds the number of active frames. 0 means
+	// MaxCallDepth bounds the number of active frames of one actor. 0 means
 	// DefaultMaxCallDepth.
 	MaxCallDepth int
 }
@@ -30,15 +36,42 @@ type Limits struct {
 const (
 	DefaultMaxSteps     = 10_000_000
 	DefaultMaxCallDepth = 10_000
+	// DefaultMaxMemory is the memory limit when Limits.MaxMemory is 0.
+	DefaultMaxMemory = 256 << 20
 	// DefaultProgressEvery is the progress-callback cadence in steps.
 	DefaultProgressEvery = 100_000
+	// DefaultTraceLimit is the number of trace entries kept (CONTRACT.md §2).
+	DefaultTraceLimit = 500
+	// DefaultSliceSteps is the actor scheduler's slice length in steps.
+	DefaultSliceSteps = 1_000
+	// DefaultMaxEvents is the number of events kept in Result.Events.
+	DefaultMaxEvents = 100_000
+	// DefaultMaxDebugBytes bounds what debug built-ins write per run.
+	DefaultMaxDebugBytes = 1 << 20
+	// clockEvery is the cadence, in steps, of wall-clock and cancellation
+	// checks.
+	clockEvery = 1024
+)
+
+// Limit kinds of LimitError.Kind; the strings equal wire.LimitSteps & co.
+const (
+	LimitSteps       = "steps"
+	LimitWallMs      = "wall_ms"
+	LimitMemoryMB    = "memory_mb"
+	LimitOutputBytes = "output_bytes"
+	LimitCallDepth   = "call_depth"
 )
 
 // Handler performs effect built-ins once the capability gateway has allowed
-// them. Implementations: the deterministic mock handler (MockHandler) and
-// live handlers (HTTP, sandboxed files, clock, seeded random).
-// Errors returned by a handler become runtime errors
-// ("capability error: <text>").
+// them (gateway.go). Implementations: MockHandler, ReplayHandler, and the
+// live handlers of the worker (HTTP under net_policy, sandboxed files,
+// clock, seeded random). Call receives the arguments as typed by the
+// effect's signature (vm/builtin_table.go) and must return a value of the
+// effect's result type; a wrong shape becomes a runtime error. A returned
+// error becomes the runtime error "capability error: <text>". ctx carries
+// the run's cancellation and wall-clock deadline. Call runs on the run's
+// goroutine; a handler value may be shared by concurrent runs only if it is
+// safe for that.
 type Handler interface {
 	Call(ctx context.Context, e Effect, args []Value) (Value, error)
 }
@@ -46,26 +79,59 @@ type Handler interface {
 // Options configure one run.
 type Options struct {
 	Limits Limits
-	// Policy decides capability calls; nil means allow-all.
+	// Policy decides capability calls (and actor.spawn / actor.send); nil
+	// means allow-all.
 	Policy *policy.Policy
-	// Handler performs allowed effects; nil means the mock handler.
+	// Handler performs allowed effects; nil means MockHandler{}.
 	Handler Handler
 	// Progress, if non-nil, is called with the cumulative step count every
-	// ProgressEvery steps (DefaultProgressEvery when 0), on the run's goroutine.
-	// It must not affect the result: a run reports the same steps and value
-	// with or without it.
+	// ProgressEvery steps (DefaultProgressEvery when 0), on the run's
+	// goroutine. It never affects the result: a run reports the same steps
+	// and value with or without it.
 	Progress      func(steps int64)
 	ProgressEvery int64
-	// Trace records the first TraceLimit executed instructions
+	// Trace records the first TraceLimit (DefaultTraceLimit when 0) executed
+	// instructions as `[<function>:<ip>] <OPCODE> <operands>  stack_depth=<n>`
 	// (CONTRACT.md §2 "trace").
 	Trace      bool
 	TraceLimit int
-	// Debug receives __builtin_debug output; nil discards it. Never stdout
-	// in server processes.
-	Debug io.Writer
+	// Debug receives __builtin_debug output, one line per call; nil
+	// discards it. At most MaxDebugBytes (DefaultMaxDebugBytes when 0) are
+	// written per run.
+	Debug         io.Writer
+	MaxDebugBytes int
 	// Entry names the function to call; "" means Module.Entry (main).
 	// The App framework uses it to call init/update/view.
 	Entry string
-	// Args are passed to the entry function.
+	// Args are passed to the entry function; their count must equal its
+	// parameter count.
 	Args []Value
+	// SliceSteps is the actor scheduler's slice (DefaultSliceSteps when 0).
+	SliceSteps int64
+	// MaxEvents bounds Result.Events (DefaultMaxEvents when 0); later events
+	// are counted in Result.EventCount but not kept.
+	MaxEvents int
+}
+
+// Result is what a run produced. Run returns a non-nil Result together with
+// an error too, holding what was produced up to the failure.
+type Result struct {
+	// Value is the entry function's return value (Unit on failure).
+	Value Value
+	// Steps is the number of basic instructions executed (all actors); on a
+	// step-limit failure it is MaxSteps+1.
+	Steps int64
+	// UIOutput holds the values of `emit` and ui_render, in order.
+	UIOutput []Value
+	// Trace holds at most TraceLimit entries; TraceTruncated reports that
+	// more instructions were executed.
+	Trace          []string
+	TraceTruncated bool
+	// Events is the run's event log (at most Options.MaxEvents entries);
+	// EventCount counts every event, kept or not.
+	Events     []Event
+	EventCount int64
+	// MemoryPeak is the largest live-memory measurement taken during the
+	// run, in bytes (sampled: at limit checks, progress slices and the end).
+	MemoryPeak int64
 }

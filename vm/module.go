@@ -1,6 +1,10 @@
 package vm
 
-import "github.com/axpool/axpool/policy"
+import (
+	"sync/atomic"
+
+	"github.com/axpool/axpool/policy"
+)
 
 // Module is a compiled program: the unit the compiler produces and Run
 // executes. A Module is immutable once built and may be run concurrently by
@@ -17,6 +21,10 @@ type Module struct {
 	Entry int
 	// Files lists the source file names referred to by Function.File.
 	Files []string
+
+	// prep caches the verified, fused execution data built by Prepare on
+	// first use (prepare.go). A Module must not be copied after it is run.
+	prep atomic.Pointer[prepared]
 }
 
 // Function is one compiled function.

@@ -1,35 +1,126 @@
 package vm
 
-import "math"
+import (
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unsafe"
+)
 
 // Kind is the dynamic kind of a Value.
 type Kind uint8
 
+// The value kinds (LANGUAGE.md "Semantics"; the zero Value is Unit).
 const (
-	KindUnit Kind = iota
-	KindBool
-	KindInt
-	KindFloat
-	KindString
-	KindOption // None or Some(v)
-	KindResult // Ok(v) or Err(v)
-	KindList
-	KindMap
-	KindRecord
-	KindEnum
-	KindActor
-	KindFn
+	KindUnit   Kind = iota
+	KindBool        // true / false
+	KindInt         // i64
+	KindFloat       // f64
+	KindString      // UTF-8 text (immutable)
+	KindOption      // None or Some(v)
+	KindResult      // Ok(v) or Err(v)
+	KindList        // List<T>
+	KindMap         // Map<String, V>, iterated in key order
+	KindRecord      // a record of a user type
+	KindEnum        // a variant of a user enum
+	KindActor       // ActorId
+	KindFn          // FnRef: a function value (index into Module.Functions)
 )
 
-// Value is an .ax value. Values are immutable; the zero Value is Unit.
-//
-// Representation: scalars live in n (Int, Float bits, Bool, ActorId, FnRef
-// index, Option/Result/Enum tag); everything else hangs off ref.
-type Value struct {
-	kind Kind
-	n    uint64
-	ref  any
+var kindNames = [...]string{
+	KindUnit: "Unit", KindBool: "Bool", KindInt: "Int", KindFloat: "Float", KindString: "String",
+	KindOption: "Option", KindResult: "Result", KindList: "List", KindMap: "Map",
+	KindRecord: "Record", KindEnum: "Enum", KindActor: "ActorId", KindFn: "FnRef",
 }
+
+// String returns the kind's name ("Int", "List", …).
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(" + itoa(int(k)) + ")"
+}
+
+// Value is an .ax value. Values are immutable and safe to share between
+// goroutines; the zero Value is Unit.
+//
+// Representation (24 bytes, no allocation for scalars): k is the kind; n
+// holds the scalar (Int, Float bits, Bool, ActorId, FnRef index, the
+// Option/Result tag) or a String's byte length; p points to a String's bytes
+// or to the heap object of a Some/Ok/Err box, List, Map, Record or Enum.
+// Every access through p is guarded by k, so a Value is never reinterpreted
+// as another kind.
+type Value struct {
+	p unsafe.Pointer
+	n uint64
+	k Kind
+}
+
+// Heap objects. Each carries the logical size of the value in bytes (the
+// value's own slot excluded, children included without regard to sharing)
+// and its nesting depth (JSON levels of its encoding). Both are computed
+// once at construction, so memory accounting and depth limits are O(1) per
+// value (see memory.go).
+type (
+	boxObj struct {
+		v     Value
+		size  int64
+		depth int32
+	}
+	listObj struct {
+		elems []Value
+		// tail is shared by the lists that share elems' backing array; it
+		// enables amortised O(1) list_push within one run (see listAppend).
+		tail  *listTail
+		size  int64
+		depth int32
+	}
+	mapObj struct {
+		root *mnode // persistent AVL tree (mapnode.go); nil when empty
+	}
+	recordObj struct {
+		typ    *TypeDesc
+		fields []Value
+		size   int64
+		depth  int32
+	}
+	enumObj struct {
+		typ     *TypeDesc
+		variant int
+		payload Value   // TupleVariant
+		fields  []Value // StructVariant
+		size    int64
+		depth   int32
+	}
+)
+
+// listTail records how many slots of a shared backing array are in use and
+// which run may append to it in place.
+type listTail struct {
+	used  int
+	owner *runToken
+}
+
+// Overheads (bytes) charged per heap object on top of its slots, roughly the
+// Go allocation sizes. Used for memory accounting only.
+const (
+	slotSize     = int64(unsafe.Sizeof(Value{}))
+	strOverhead  = 16
+	boxOverhead  = 48
+	listOverhead = 64
+	mapOverhead  = 64
+	mapEntrySize = 16 // a key's string header
+	recOverhead  = 64
+	enumOverhead = 80
+)
+
+// MaxValueDepth bounds the nesting of values (in JSON levels of their
+// encoding), so that every recursive walk over a value is shallow and every
+// encoding stays within the nesting limit of JSON decoders (10,000 levels).
+// Building a deeper value is the runtime error
+// "value nesting depth limit exceeded (5000)".
+const MaxValueDepth = 5000
 
 // Unit returns the unit value ().
 func Unit() Value { return Value{} }
@@ -37,34 +128,640 @@ func Unit() Value { return Value{} }
 // Bool returns a Bool value.
 func Bool(b bool) Value {
 	if b {
-		return Value{kind: KindBool, n: 1}
+		return Value{k: KindBool, n: 1}
 	}
-	return Value{kind: KindBool}
+	return Value{k: KindBool}
 }
 
 // Int returns an Int value.
-func Int(i int64) Value { return Value{kind: KindInt, n: uint64(i)} }
+func Int(i int64) Value { return Value{k: KindInt, n: uint64(i)} }
 
 // Float returns a Float value.
-func Float(f float64) Value { return Value{kind: KindFloat, n: math.Float64bits(f)} }
+func Float(f float64) Value { return Value{k: KindFloat, n: math.Float64bits(f)} }
 
-// Str returns a String value.
-func Str(s string) Value { return Value{kind: KindString, ref: s} }
+// Str returns a String value. It does not copy or allocate.
+func Str(s string) Value {
+	return Value{k: KindString, n: uint64(len(s)), p: unsafe.Pointer(unsafe.StringData(s))}
+}
+
+// None returns the Option value None.
+func None() Value { return Value{k: KindOption} }
+
+// Some returns the Option value Some(v).
+func Some(v Value) Value { return Value{k: KindOption, n: 1, p: unsafe.Pointer(newBox(v))} }
+
+// Ok returns the Result value Ok(v).
+func Ok(v Value) Value { return Value{k: KindResult, n: 0, p: unsafe.Pointer(newBox(v))} }
+
+// Err returns the Result value Err(v).
+func Err(v Value) Value { return Value{k: KindResult, n: 1, p: unsafe.Pointer(newBox(v))} }
+
+// ActorID returns an ActorId value.
+func ActorID(id int64) Value { return Value{k: KindActor, n: uint64(id)} }
+
+// FnRef returns a function value referring to Module.Functions[index].
+func FnRef(index int) Value { return Value{k: KindFn, n: uint64(index)} }
+
+// NewList returns a List holding a copy of elems.
+func NewList(elems []Value) Value {
+	return listValue(append([]Value(nil), elems...))
+}
+
+// NewMap returns a Map with the entries of m (String keys, iterated in
+// sorted key order).
+func NewMap(m map[string]Value) Value {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	vals := make([]Value, len(keys))
+	for i, k := range keys {
+		vals[i] = m[k]
+	}
+	return mapValue(keys, vals)
+}
+
+// NewMapPairs returns a Map from parallel key and value slices; a later
+// duplicate key wins. It panics if the slices differ in length.
+func NewMapPairs(keys []string, vals []Value) Value {
+	if len(keys) != len(vals) {
+		panic("vm.NewMapPairs: keys and values differ in length")
+	}
+	idx := make([]int, len(keys))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
+	ks := make([]string, 0, len(keys))
+	vs := make([]Value, 0, len(keys))
+	for _, i := range idx {
+		if n := len(ks); n > 0 && ks[n-1] == keys[i] {
+			vs[n-1] = vals[i]
+			continue
+		}
+		ks = append(ks, keys[i])
+		vs = append(vs, vals[i])
+	}
+	return mapValue(ks, vs)
+}
+
+// NewRecord returns a record of type t with fields in declaration order.
+// It panics if t is not a record type or the field count differs.
+func NewRecord(t *TypeDesc, fields ...Value) Value {
+	if t == nil || t.Kind != RecordType || len(fields) != len(t.Fields) {
+		panic("vm.NewRecord: not a record type or wrong field count")
+	}
+	return recordValue(t, append([]Value(nil), fields...))
+}
+
+// NewEnum returns the unit or tuple variant `variant` of enum t. payload is
+// ignored for a unit variant. It panics if t is not an enum, the variant
+// index is out of range or the variant is a struct variant.
+func NewEnum(t *TypeDesc, variant int, payload Value) Value {
+	if t == nil || t.Kind != EnumType || variant < 0 || variant >= len(t.Variants) ||
+		t.Variants[variant].Shape == StructVariant {
+		panic("vm.NewEnum: not an enum, bad variant, or struct variant")
+	}
+	if t.Variants[variant].Shape == UnitVariant {
+		payload = Value{}
+	}
+	return enumValue(t, variant, payload, nil)
+}
+
+// NewStructEnum returns the struct variant `variant` of enum t with its
+// fields in declaration order. It panics on a shape mismatch.
+func NewStructEnum(t *TypeDesc, variant int, fields ...Value) Value {
+	if t == nil || t.Kind != EnumType || variant < 0 || variant >= len(t.Variants) ||
+		t.Variants[variant].Shape != StructVariant || len(fields) != len(t.Variants[variant].Fields) {
+		panic("vm.NewStructEnum: not an enum struct variant or wrong field count")
+	}
+	return enumValue(t, variant, Value{}, append([]Value(nil), fields...))
+}
+
+// --- internal constructors (take ownership of their slices) -------------
+
+func newBox(v Value) *boxObj {
+	return &boxObj{v: v, size: boxOverhead + v.heapSize(), depth: v.depth() + 1}
+}
+
+func listValue(elems []Value) Value {
+	o := &listObj{elems: elems, size: listOverhead + slotSize*int64(len(elems))}
+	var d int32
+	for i := range elems {
+		o.size += elems[i].heapSize()
+		d = max(d, elems[i].depth())
+	}
+	o.depth = d + 1
+	return Value{k: KindList, p: unsafe.Pointer(o)}
+}
+
+// mapValue builds a map from sorted, unique keys.
+func mapValue(keys []string, vals []Value) Value {
+	return mapFromTree(buildTree(keys, vals))
+}
+
+func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
+
+func recordValue(t *TypeDesc, fields []Value) Value {
+	o := &recordObj{typ: t, fields: fields, size: recOverhead + slotSize*int64(len(fields))}
+	var d int32
+	for i := range fields {
+		o.size += fields[i].heapSize()
+		d = max(d, fields[i].depth())
+	}
+	o.depth = d + 2 // {"type":"record",…,"fields":[…]}
+	return Value{k: KindRecord, p: unsafe.Pointer(o)}
+}
+
+func enumValue(t *TypeDesc, variant int, payload Value, fields []Value) Value {
+	o := &enumObj{typ: t, variant: variant, payload: payload, fields: fields, size: enumOverhead}
+	if fields != nil || (variant < len(t.Variants) && t.Variants[variant].Shape == StructVariant) {
+		var d int32
+		o.size += recOverhead + slotSize*int64(len(fields))
+		for i := range fields {
+			o.size += fields[i].heapSize()
+			d = max(d, fields[i].depth())
+		}
+		o.depth = d + 3 // enum object, record object, fields array
+	} else {
+		o.size += payload.heapSize()
+		o.depth = payload.depth() + 1
+	}
+	return Value{k: KindEnum, p: unsafe.Pointer(o)}
+}
+
+// --- kind-guarded object access ---------------------------------------
+
+func (v Value) box() *boxObj {
+	if (v.k != KindOption && v.k != KindResult) || v.p == nil {
+		panic(typeConfusion{"Option/Result payload", v.k})
+	}
+	return (*boxObj)(v.p)
+}
+
+func (v Value) list() *listObj {
+	if v.k != KindList {
+		panic(typeConfusion{"List", v.k})
+	}
+	return (*listObj)(v.p)
+}
+
+func (v Value) mapo() *mapObj {
+	if v.k != KindMap {
+		panic(typeConfusion{"Map", v.k})
+	}
+	return (*mapObj)(v.p)
+}
+
+func (v Value) rec() *recordObj {
+	if v.k != KindRecord {
+		panic(typeConfusion{"Record", v.k})
+	}
+	return (*recordObj)(v.p)
+}
+
+func (v Value) enum() *enumObj {
+	if v.k != KindEnum {
+		panic(typeConfusion{"Enum", v.k})
+	}
+	return (*enumObj)(v.p)
+}
+
+func (v Value) str() string {
+	if v.k != KindString {
+		panic(typeConfusion{"String", v.k})
+	}
+	return unsafe.String((*byte)(v.p), int(v.n))
+}
+
+// typeConfusion is the panic raised when an instruction meets a value of a
+// kind the type checker ruled out (a compiler bug or a malformed module).
+// Run recovers it and reports an internal runtime error.
+type typeConfusion struct {
+	want string
+	got  Kind
+}
+
+// heapSize is the logical number of bytes v holds beyond its own slot.
+func (v Value) heapSize() int64 {
+	switch v.k {
+	case KindString:
+		if v.n == 0 {
+			return 0
+		}
+		return strOverhead + int64(v.n)
+	case KindOption, KindResult:
+		if v.p == nil {
+			return 0
+		}
+		return (*boxObj)(v.p).size
+	case KindList:
+		return (*listObj)(v.p).size
+	case KindMap:
+		return mapOverhead + (*mapObj)(v.p).root.vs()
+	case KindRecord:
+		return (*recordObj)(v.p).size
+	case KindEnum:
+		return (*enumObj)(v.p).size
+	}
+	return 0
+}
+
+// depth is the JSON nesting depth of v's encoding (scalars 0).
+func (v Value) depth() int32 {
+	switch v.k {
+	case KindOption, KindResult:
+		if v.p == nil {
+			return 1
+		}
+		return (*boxObj)(v.p).depth
+	case KindList:
+		return (*listObj)(v.p).depth
+	case KindMap:
+		return (*mapObj)(v.p).root.vd() + 1
+	case KindRecord:
+		return (*recordObj)(v.p).depth
+	case KindEnum:
+		return (*enumObj)(v.p).depth
+	case KindActor, KindFn:
+		return 1
+	}
+	return 0
+}
+
+// MemSize returns the logical number of bytes v holds, its own 24-byte slot
+// included: the measure behind Limits.MaxMemory. Shared sub-values are
+// counted once per reference, so the measure never underestimates.
+func (v Value) MemSize() int64 { return slotSize + v.heapSize() }
+
+// Depth returns the nesting depth of v's JSON encoding (0 for scalars);
+// it never exceeds MaxValueDepth for values a run builds.
+func (v Value) Depth() int { return int(v.depth()) }
+
+// --- public accessors ---------------------------------------------------
 
 // Kind returns v's kind.
-func (v Value) Kind() Kind { return v.kind }
+func (v Value) Kind() Kind { return v.k }
 
-// AsInt returns v's integer (0 if v is not an Int).
+// AsInt returns v's integer (meaningless if v is not an Int).
 func (v Value) AsInt() int64 { return int64(v.n) }
 
-// AsFloat returns v's float (0 if v is not a Float).
+// AsFloat returns v's float (meaningless if v is not a Float).
 func (v Value) AsFloat() float64 { return math.Float64frombits(v.n) }
 
-// AsBool returns v's boolean.
-func (v Value) AsBool() bool { return v.n != 0 }
+// AsBool returns v's boolean (false if v is not a Bool).
+func (v Value) AsBool() bool { return v.k == KindBool && v.n != 0 }
 
 // AsString returns v's string ("" if v is not a String).
 func (v Value) AsString() string {
-	s, _ := v.ref.(string)
-	return s
+	if v.k != KindString {
+		return ""
+	}
+	return unsafe.String((*byte)(v.p), int(v.n))
+}
+
+// AsActorID returns v's actor id (meaningless if v is not an ActorId).
+func (v Value) AsActorID() int64 { return int64(v.n) }
+
+// AsFnRef returns the function index of a FnRef (meaningless otherwise).
+func (v Value) AsFnRef() int { return int(v.n) }
+
+// IsNone reports whether v is the Option None.
+func (v Value) IsNone() bool { return v.k == KindOption && v.n == 0 }
+
+// IsSome reports whether v is an Option Some(_).
+func (v Value) IsSome() bool { return v.k == KindOption && v.n == 1 }
+
+// IsOk reports whether v is a Result Ok(_).
+func (v Value) IsOk() bool { return v.k == KindResult && v.n == 0 }
+
+// IsErr reports whether v is a Result Err(_).
+func (v Value) IsErr() bool { return v.k == KindResult && v.n == 1 }
+
+// Inner returns the payload of Some/Ok/Err, or Unit for any other value.
+func (v Value) Inner() Value {
+	if (v.k == KindOption || v.k == KindResult) && v.p != nil {
+		return (*boxObj)(v.p).v
+	}
+	return Value{}
+}
+
+// Len returns the number of elements of a List, entries of a Map, bytes of
+// a String or fields of a Record; 0 for other kinds.
+func (v Value) Len() int {
+	switch v.k {
+	case KindList:
+		return len((*listObj)(v.p).elems)
+	case KindMap:
+		return (*mapObj)(v.p).len()
+	case KindString:
+		return int(v.n)
+	case KindRecord:
+		return len((*recordObj)(v.p).fields)
+	}
+	return 0
+}
+
+// Index returns element i of a List; it panics if v is not a List or i is
+// out of range.
+func (v Value) Index(i int) Value { return v.list().elems[i] }
+
+// Elems returns a copy of a List's elements (nil for other kinds).
+func (v Value) Elems() []Value {
+	if v.k != KindList {
+		return nil
+	}
+	return append([]Value(nil), (*listObj)(v.p).elems...)
+}
+
+// MapKeys returns a Map's keys in sorted order (nil for other kinds).
+func (v Value) MapKeys() []string {
+	if v.k != KindMap {
+		return nil
+	}
+	keys, _ := (*mapObj)(v.p).entries()
+	return keys
+}
+
+// MapGet looks key up in a Map.
+func (v Value) MapGet(key string) (Value, bool) {
+	if v.k != KindMap {
+		return Value{}, false
+	}
+	return (*mapObj)(v.p).get(key)
+}
+
+// Type returns the TypeDesc of a Record or Enum (nil for other kinds).
+func (v Value) Type() *TypeDesc {
+	switch v.k {
+	case KindRecord:
+		return (*recordObj)(v.p).typ
+	case KindEnum:
+		return (*enumObj)(v.p).typ
+	}
+	return nil
+}
+
+// Fields returns a copy of the fields of a Record or of a struct-variant
+// Enum, in declaration order (nil otherwise).
+func (v Value) Fields() []Value {
+	switch v.k {
+	case KindRecord:
+		return append([]Value(nil), (*recordObj)(v.p).fields...)
+	case KindEnum:
+		if f := (*enumObj)(v.p).fields; f != nil {
+			return append([]Value(nil), f...)
+		}
+	}
+	return nil
+}
+
+// Field returns field i of a Record (Unit when out of range or not a Record).
+func (v Value) Field(i int) Value {
+	if v.k == KindRecord {
+		if f := (*recordObj)(v.p).fields; i >= 0 && i < len(f) {
+			return f[i]
+		}
+	}
+	return Value{}
+}
+
+// Variant returns the variant index of an Enum (-1 for other kinds).
+func (v Value) Variant() int {
+	if v.k != KindEnum {
+		return -1
+	}
+	return (*enumObj)(v.p).variant
+}
+
+// VariantName returns the variant name of an Enum ("" for other kinds).
+func (v Value) VariantName() string {
+	if v.k != KindEnum {
+		return ""
+	}
+	o := (*enumObj)(v.p)
+	if o.variant < len(o.typ.Variants) {
+		return o.typ.Variants[o.variant].Name
+	}
+	return "#" + itoa(o.variant)
+}
+
+// Payload returns the payload of a tuple-variant Enum (Unit otherwise).
+func (v Value) Payload() Value {
+	if v.k != KindEnum {
+		return Value{}
+	}
+	return (*enumObj)(v.p).payload
+}
+
+// --- equality -------------------------------------------------------------
+
+// Equal reports structural equality (LANGUAGE.md "Semantics"): same kind and
+// equal contents; Float compares by IEEE == (0.0 == -0.0, NaN != NaN).
+// Records and enums must have the same type.
+func Equal(a, b Value) bool {
+	if a.k != b.k {
+		return false
+	}
+	switch a.k {
+	case KindUnit:
+		return true
+	case KindBool, KindInt, KindActor, KindFn:
+		return a.n == b.n
+	case KindFloat:
+		return a.AsFloat() == b.AsFloat()
+	case KindString:
+		return a.n == b.n && (a.p == b.p || a.str() == b.str())
+	case KindOption, KindResult:
+		if a.n != b.n {
+			return false
+		}
+		if a.p == b.p {
+			return true
+		}
+		return Equal((*boxObj)(a.p).v, (*boxObj)(b.p).v)
+	case KindList:
+		x, y := (*listObj)(a.p), (*listObj)(b.p)
+		return x == y || equalSlices(x.elems, y.elems)
+	case KindMap:
+		x, y := (*mapObj)(a.p), (*mapObj)(b.p)
+		if x == y {
+			return true
+		}
+		if x.len() != y.len() {
+			return false
+		}
+		xk, xv := x.entries()
+		yk, yv := y.entries()
+		for i := range xk {
+			if xk[i] != yk[i] {
+				return false
+			}
+		}
+		return equalSlices(xv, yv)
+	case KindRecord:
+		x, y := (*recordObj)(a.p), (*recordObj)(b.p)
+		return x == y || (sameType(x.typ, y.typ) && equalSlices(x.fields, y.fields))
+	case KindEnum:
+		x, y := (*enumObj)(a.p), (*enumObj)(b.p)
+		if x == y {
+			return true
+		}
+		return sameType(x.typ, y.typ) && x.variant == y.variant &&
+			Equal(x.payload, y.payload) && equalSlices(x.fields, y.fields)
+	}
+	return false
+}
+
+func equalSlices(a, b []Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameType(a, b *TypeDesc) bool {
+	return a == b || (a != nil && b != nil && a.ID == b.ID && a.Name == b.Name)
+}
+
+// --- display --------------------------------------------------------------
+
+// String returns v's display form, used by debug output, error messages and
+// contract counterexamples: `()`, `true`, `42`, `3` / `0.5` (floats as
+// __builtin_float_to_string), `"text"` (quoted, unescaped), `None`,
+// `Some(1)`, `Ok(1)`, `Err("e")`, `[1, 2]`, `{"k": 1}`,
+// `Point { x: 1, y: 2 }`, `Color::Red`, `Shape::Circle(1.5)`,
+// `Shape::Rect { w: 1, h: 2 }`, `Actor#1`, `Fn#3`.
+func (v Value) String() string {
+	var sb strings.Builder
+	v.display(&sb)
+	return sb.String()
+}
+
+func (v Value) display(sb *strings.Builder) {
+	switch v.k {
+	case KindUnit:
+		sb.WriteString("()")
+	case KindBool:
+		if v.n != 0 {
+			sb.WriteString("true")
+		} else {
+			sb.WriteString("false")
+		}
+	case KindInt:
+		sb.WriteString(strconv.FormatInt(int64(v.n), 10))
+	case KindFloat:
+		sb.WriteString(FormatFloatDisplay(v.AsFloat()))
+	case KindString:
+		sb.WriteByte('"')
+		sb.WriteString(v.str())
+		sb.WriteByte('"')
+	case KindOption:
+		if v.n == 0 {
+			sb.WriteString("None")
+			return
+		}
+		sb.WriteString("Some(")
+		v.box().v.display(sb)
+		sb.WriteByte(')')
+	case KindResult:
+		if v.n == 0 {
+			sb.WriteString("Ok(")
+		} else {
+			sb.WriteString("Err(")
+		}
+		v.box().v.display(sb)
+		sb.WriteByte(')')
+	case KindList:
+		sb.WriteByte('[')
+		for i, e := range v.list().elems {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			e.display(sb)
+		}
+		sb.WriteByte(']')
+	case KindMap:
+		sb.WriteByte('{')
+		i := 0
+		for k, val := range v.mapo().all() {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			i++
+			sb.WriteByte('"')
+			sb.WriteString(k)
+			sb.WriteString("\": ")
+			val.display(sb)
+		}
+		sb.WriteByte('}')
+	case KindRecord:
+		o := v.rec()
+		sb.WriteString(o.typ.Name)
+		displayFields(sb, o.typ.Fields, o.fields)
+	case KindEnum:
+		o := v.enum()
+		sb.WriteString(o.typ.Name)
+		sb.WriteString("::")
+		sb.WriteString(v.VariantName())
+		if o.variant < len(o.typ.Variants) {
+			switch vd := o.typ.Variants[o.variant]; vd.Shape {
+			case TupleVariant:
+				sb.WriteByte('(')
+				o.payload.display(sb)
+				sb.WriteByte(')')
+			case StructVariant:
+				displayFields(sb, vd.Fields, o.fields)
+			}
+		}
+	case KindActor:
+		sb.WriteString("Actor#")
+		sb.WriteString(strconv.FormatUint(v.n, 10))
+	case KindFn:
+		sb.WriteString("Fn#")
+		sb.WriteString(strconv.FormatUint(v.n, 10))
+	}
+}
+
+func displayFields(sb *strings.Builder, names []string, vals []Value) {
+	if len(vals) == 0 {
+		sb.WriteString(" {}")
+		return
+	}
+	sb.WriteString(" { ")
+	for i, f := range vals {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		if i < len(names) {
+			sb.WriteString(names[i])
+		} else {
+			sb.WriteString(itoa(i))
+		}
+		sb.WriteString(": ")
+		f.display(sb)
+	}
+	sb.WriteString(" }")
+}
+
+// FormatFloatDisplay formats f as __builtin_float_to_string does (Rust
+// Display, reference §8): the shortest decimal that round-trips, never an
+// exponent, no trailing ".0" (`3`, `0.5`, `100000000000000000000000`,
+// `0.30000000000000004`, `-0`, `NaN`, `inf`, `-inf`).
+func FormatFloatDisplay(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }

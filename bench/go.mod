@@ -1,0 +1,16 @@
+module github.com/axpool/axpool/bench
+
+go 1.26.0
+
+replace github.com/axpool/axpool => ../
+
+require (
+	github.com/axpool/axpool v0.0.0-00010101000000-000000000000
+	github.com/yuin/gopher-lua v1.1.2
+	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
+)
+
+require (
+	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
+)

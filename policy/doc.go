@@ -1,0 +1,11 @@
+// Package policy owns the capability policy of axpool (seed 002,
+// shared/CONTRACT.md §3): the 11 canonical capabilities with frozen ids,
+// the strict parser and validator of the object form with its stable
+// policy.* error kinds, the allow-all / deny-all shorthands, per-run
+// budgets, the net policy, the operator ceiling (Intersect), the canonical
+// JSON used for hashing, the `policy show` rendering, and the machine-
+// readable policy.schema.json.
+//
+// policy is a leaf of the module: it imports nothing from axpool and knows
+// nothing of NATS, MCP or the VM. The VM enforces a policy through Decide.
+package policy

@@ -1,0 +1,472 @@
+package vm
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/language"
+)
+
+// This file implements the pure built-ins (vm/builtin_table.go): the
+// reference's semantics for correct input (reference §8, LANGUAGE.md
+// "Built-in functions"). Each result that allocates is charged to the
+// memory limit before it is built.
+
+// runToken identifies a run for in-place list appends (see listPush); a
+// value built by one run never grows in place in another.
+type runToken struct{ _ byte }
+
+func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, error) {
+	switch b {
+	case BListLen, BListLen2:
+		return Int(int64(len(args[0].list().elems))), nil
+	case BListGet:
+		elems := args[0].list().elems
+		i := int64(args[1].n)
+		if i < 0 || i >= int64(len(elems)) {
+			return Value{}, rtErrf("list index out of bounds: index %d, length %d", i, len(elems))
+		}
+		return elems[i], nil
+	case BListPush, BListAppend:
+		return m.listPush(args[0], args[1])
+	case BParseInt:
+		n, err := strconv.ParseInt(strings.TrimSpace(args[0].str()), 10, 64)
+		if err != nil {
+			return Int(0), nil
+		}
+		return Int(n), nil
+	case BTryParseInt:
+		s := args[0].str()
+		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err := m.charge(boxOverhead + strOverhead + int64(len(s)) + 20); err != nil {
+			return Value{}, err
+		}
+		if err != nil {
+			return Err(Str("invalid integer: " + s)), nil
+		}
+		return Ok(Int(n)), nil
+	case BStrContains, BStringContains:
+		return Bool(strings.Contains(args[0].str(), args[1].str())), nil
+	case BStrStartsWith, BStringStartsWith:
+		return Bool(strings.HasPrefix(args[0].str(), args[1].str())), nil
+	case BStringEndsWith:
+		return Bool(strings.HasSuffix(args[0].str(), args[1].str())), nil
+
+	case BIntToString:
+		return m.newString(strconv.FormatInt(int64(args[0].n), 10))
+	case BFloatToString:
+		return m.newString(FormatFloatDisplay(args[0].AsFloat()))
+	case BBoolToString:
+		if args[0].AsBool() {
+			return Str("true"), nil
+		}
+		return Str("false"), nil
+	case BStringLen:
+		return Int(int64(args[0].n)), nil
+	case BStringChars:
+		return m.stringChars(args[0].str())
+	case BStringToUpper, BStringToLower:
+		s := args[0].str()
+		if err := m.charge(strOverhead + 3*int64(len(s))); err != nil {
+			return Value{}, err
+		}
+		m.heavy(len(s))
+		if b == BStringToUpper {
+			return Str(cases.Upper(language.Und).String(s)), nil
+		}
+		return Str(cases.Lower(language.Und).String(s)), nil
+	case BStringTrim:
+		return Str(strings.TrimSpace(args[0].str())), nil
+	case BStringJoin:
+		return m.stringJoin(args[0].list().elems, args[1].str())
+	case BStringSplit:
+		return m.stringSplit(args[0].str(), args[1].str())
+	case BStringReplace:
+		return m.stringReplace(args[0].str(), args[1].str(), args[2].str())
+	case BStringSlice:
+		s := args[0].str()
+		i, j := int64(args[1].n), int64(args[2].n)
+		if i < 0 || j < i || j > int64(len(s)) || !charBoundary(s, int(i)) || !charBoundary(s, int(j)) {
+			return Str(""), nil
+		}
+		return Str(s[i:j]), nil
+	case BIntParse:
+		n, err := strconv.ParseInt(args[0].str(), 10, 64)
+		if err != nil {
+			return None(), nil
+		}
+		if err := m.charge(boxOverhead); err != nil {
+			return Value{}, err
+		}
+		return Some(Int(n)), nil
+	case BFloatParse:
+		f, ok := parseFloat(args[0].str())
+		if !ok {
+			return None(), nil
+		}
+		if err := m.charge(boxOverhead); err != nil {
+			return Value{}, err
+		}
+		return Some(Float(f)), nil
+
+	case BListIsEmpty:
+		return Bool(len(args[0].list().elems) == 0), nil
+	case BListHead:
+		elems := args[0].list().elems
+		if len(elems) == 0 {
+			return None(), nil
+		}
+		if err := m.charge(boxOverhead); err != nil {
+			return Value{}, err
+		}
+		return m.checkDepth(Some(elems[0]))
+	case BListTail:
+		elems := args[0].list().elems
+		if len(elems) <= 1 {
+			return listValue(nil), nil
+		}
+		if err := m.charge(listOverhead); err != nil {
+			return Value{}, err
+		}
+		return listValue(elems[1:len(elems):len(elems)]), nil
+	case BListReverse:
+		elems := args[0].list().elems
+		if err := m.charge(listOverhead + slotSize*int64(len(elems))); err != nil {
+			return Value{}, err
+		}
+		r := make([]Value, len(elems))
+		for i, e := range elems {
+			r[len(elems)-1-i] = e
+		}
+		m.heavy(len(elems) * int(slotSize))
+		return listValue(r), nil
+	case BListConcat:
+		x, y := args[0].list().elems, args[1].list().elems
+		if len(y) == 0 {
+			return args[0], nil
+		}
+		if len(x) == 0 {
+			return args[1], nil
+		}
+		n := int64(len(x) + len(y))
+		if err := m.charge(listOverhead + slotSize*n); err != nil {
+			return Value{}, err
+		}
+		if s := args[0].heapSize() + args[1].heapSize(); s > m.memLimit {
+			return Value{}, m.memError()
+		}
+		r := make([]Value, 0, n)
+		r = append(append(r, x...), y...)
+		m.heavy(int(n * slotSize))
+		return listValue(r), nil
+
+	case BMapGet:
+		if v, ok := args[0].mapo().get(args[1].str()); ok {
+			if err := m.charge(boxOverhead); err != nil {
+				return Value{}, err
+			}
+			return m.checkDepth(Some(v))
+		}
+		return None(), nil
+	case BMapSet:
+		return m.mapSet(args[0].mapo(), args[1].str(), args[2])
+	case BMapRemove:
+		o := args[0].mapo()
+		if err := m.charge(mapOverhead + mapPathBytes(o)); err != nil {
+			return Value{}, err
+		}
+		root, ok := o.root.remove(args[1].str())
+		if !ok {
+			return args[0], nil
+		}
+		return mapFromTree(root), nil
+	case BMapContainsKey:
+		_, ok := args[0].mapo().get(args[1].str())
+		return Bool(ok), nil
+	case BMapKeys:
+		o := args[0].mapo()
+		if err := m.charge(listOverhead + slotSize*int64(o.len())); err != nil {
+			return Value{}, err
+		}
+		r := make([]Value, 0, o.len())
+		for k := range o.all() {
+			r = append(r, Str(k))
+		}
+		m.heavy(len(r) * int(slotSize))
+		return listValue(r), nil
+	case BMapValues:
+		o := args[0].mapo()
+		if err := m.charge(listOverhead + slotSize*int64(o.len())); err != nil {
+			return Value{}, err
+		}
+		_, vals := o.entries()
+		m.heavy(len(vals) * int(slotSize))
+		return m.checkDepth(listValue(vals))
+	case BMapLen:
+		return Int(int64(args[0].mapo().len())), nil
+
+	case BDebug:
+		m.debugWrite(args[0].String())
+		return args[0], nil
+	case BDebugMsg:
+		msg := args[0].AsString()
+		if args[0].k != KindString {
+			msg = args[0].String()
+		}
+		m.debugWrite(msg + " " + args[1].String())
+		return args[1], nil
+	case BGuard:
+		passed := args[1].AsBool()
+		m.logEvent(Event{Kind: EventContractCheck, Function: fn.name, Contract: "output", Index: 0, Passed: passed})
+		if !passed {
+			return Value{}, &RuntimeError{Msg: "output guard `" + args[2].str() + "` failed", Contract: "output"}
+		}
+		return args[0], nil
+
+	case BIntToFloat:
+		return Float(float64(int64(args[0].n))), nil
+	case BFloatToInt:
+		f := args[0].AsFloat()
+		if math.IsNaN(f) || f < -9223372036854775808.0 || f >= 9223372036854775808.0 {
+			return Value{}, rtErrf("cannot convert Float %s to Int", FormatFloatDisplay(f))
+		}
+		return Int(int64(f)), nil
+	}
+	return Value{}, rtErrf("internal error: unknown built-in %d", b)
+}
+
+func (m *machine) checkDepth(v Value) (Value, error) {
+	if v.depth() > MaxValueDepth {
+		return Value{}, depthError()
+	}
+	return v, nil
+}
+
+// heavy marks an instruction that did O(n) bytes of work, so the clock is
+// checked right after it.
+func (m *machine) heavy(n int) {
+	if n > heavyBytes {
+		m.force = true
+	}
+}
+
+func (m *machine) newString(s string) (Value, error) {
+	if err := m.charge(strOverhead + int64(len(s))); err != nil {
+		return Value{}, err
+	}
+	return Str(s), nil
+}
+
+// listPush returns l with x appended. Within one run, appending to the
+// newest list of a backing array reuses its spare capacity (the older lists
+// keep their own length), so building a list with list_push in a loop is
+// amortised O(1) per element.
+func (m *machine) listPush(l, x Value) (Value, error) {
+	o := l.list()
+	n := len(o.elems)
+	size := o.size + slotSize + x.heapSize()
+	if size > m.memLimit {
+		return Value{}, m.memError()
+	}
+	d := max(o.depth, x.depth()+1)
+	if d > MaxValueDepth {
+		return Value{}, depthError()
+	}
+	if o.tail != nil && o.tail.owner == m.token && o.tail.used == n && n < cap(o.elems) {
+		if err := m.charge(listOverhead + slotSize); err != nil {
+			return Value{}, err
+		}
+		elems := o.elems[:n+1]
+		elems[n] = x
+		o.tail.used++
+		return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: o.tail, size: size, depth: d})}, nil
+	}
+	newCap := max(4, 2*n)
+	if err := m.charge(listOverhead + slotSize*int64(newCap)); err != nil {
+		return Value{}, err
+	}
+	elems := make([]Value, n+1, newCap)
+	copy(elems, o.elems)
+	elems[n] = x
+	m.heavy(n * int(slotSize))
+	t := &listTail{used: n + 1, owner: m.token}
+	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: t, size: size, depth: d})}, nil
+}
+
+// mapPathBytes approximates the nodes one update copies (a root-to-leaf
+// path plus rotations).
+func mapPathBytes(o *mapObj) int64 { return int64(o.root.h()+3) * nodeSize }
+
+func (m *machine) mapSet(o *mapObj, k string, v Value) (Value, error) {
+	if err := m.charge(mapOverhead + mapPathBytes(o) + int64(len(k))); err != nil {
+		return Value{}, err
+	}
+	r := mapFromTree(o.root.insert(k, v))
+	if r.heapSize() > m.memLimit {
+		return Value{}, m.memError()
+	}
+	return m.checkDepth(r)
+}
+
+func (m *machine) stringChars(s string) (Value, error) {
+	n := utf8.RuneCountInString(s)
+	if err := m.charge(listOverhead + int64(n)*(slotSize+strOverhead)); err != nil {
+		return Value{}, err
+	}
+	r := make([]Value, 0, n)
+	for i := 0; i < len(s); {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		r = append(r, Str(s[i:i+size]))
+		i += size
+	}
+	m.heavy(n * int(slotSize))
+	v := listValue(r)
+	if v.heapSize() > m.memLimit {
+		return Value{}, m.memError()
+	}
+	return v, nil
+}
+
+func (m *machine) stringJoin(elems []Value, sep string) (Value, error) {
+	total := int64(0)
+	for _, e := range elems {
+		total += int64(len(e.str()))
+	}
+	if len(elems) > 1 {
+		total += int64(len(sep)) * int64(len(elems)-1)
+	}
+	if total > m.memLimit {
+		return Value{}, m.memError()
+	}
+	if err := m.charge(strOverhead + total); err != nil {
+		return Value{}, err
+	}
+	var sb strings.Builder
+	sb.Grow(int(total))
+	for i, e := range elems {
+		if i > 0 {
+			sb.WriteString(sep)
+		}
+		sb.WriteString(e.str())
+	}
+	m.heavy(int(total))
+	return Str(sb.String()), nil
+}
+
+func (m *machine) stringSplit(s, sep string) (Value, error) {
+	if sep == "" {
+		return m.stringChars(s)
+	}
+	n := strings.Count(s, sep) + 1
+	if err := m.charge(listOverhead + int64(n)*(slotSize+strOverhead)); err != nil {
+		return Value{}, err
+	}
+	parts := strings.Split(s, sep)
+	r := make([]Value, len(parts))
+	for i, p := range parts {
+		r[i] = Str(p)
+	}
+	m.heavy(len(s))
+	v := listValue(r)
+	if v.heapSize() > m.memLimit {
+		return Value{}, m.memError()
+	}
+	return v, nil
+}
+
+func (m *machine) stringReplace(s, from, to string) (Value, error) {
+	var n int64
+	if from == "" {
+		n = int64(len(s)) + int64(utf8.RuneCountInString(s)+1)*int64(len(to))
+	} else {
+		c := strings.Count(s, from)
+		if c == 0 {
+			return Str(s), nil
+		}
+		n = int64(len(s)) + int64(c)*(int64(len(to))-int64(len(from)))
+	}
+	if n > m.memLimit {
+		return Value{}, m.memError()
+	}
+	if err := m.charge(strOverhead + n); err != nil {
+		return Value{}, err
+	}
+	m.heavy(int(n))
+	return Str(strings.ReplaceAll(s, from, to)), nil
+}
+
+func charBoundary(s string, i int) bool {
+	return i == 0 || i == len(s) || (i < len(s) && utf8.RuneStart(s[i]))
+}
+
+// parseFloat accepts Rust's f64 syntax (reference §8): an optional sign,
+// then `inf`, `infinity` or `nan` (any case), or decimal digits with an
+// optional fraction and exponent (`1e3`, `.5`, `5.`). Hex floats and
+// underscores are refused.
+func parseFloat(s string) (float64, bool) {
+	t := s
+	if t != "" && (t[0] == '+' || t[0] == '-') {
+		t = t[1:]
+	}
+	switch strings.ToLower(t) {
+	case "inf", "infinity", "nan":
+		f, err := strconv.ParseFloat(s, 64)
+		return f, err == nil
+	}
+	i, digits := 0, 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+		digits++
+	}
+	if i < len(t) && t[i] == '.' {
+		i++
+		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+			i++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return 0, false
+	}
+	if i < len(t) && (t[i] == 'e' || t[i] == 'E') {
+		i++
+		if i < len(t) && (t[i] == '+' || t[i] == '-') {
+			i++
+		}
+		ed := 0
+		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+			i++
+			ed++
+		}
+		if ed == 0 {
+			return 0, false
+		}
+	}
+	if i != len(t) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return 0, false
+	}
+	return f, true
+}
+
+// debugWrite writes one line of debug output, up to the run's budget.
+func (m *machine) debugWrite(line string) {
+	if m.debug == nil || m.debugTrunc {
+		return
+	}
+	if len(line)+1 > m.debugLeft {
+		m.debugTrunc = true
+		_, _ = m.debug.Write([]byte("... (debug output truncated)\n"))
+		return
+	}
+	m.debugLeft -= len(line) + 1
+	_, _ = m.debug.Write([]byte(line + "\n"))
+}

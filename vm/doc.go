@@ -1,0 +1,23 @@
+// Package vm is axpool's bytecode virtual machine: values and their JSON
+// encoding, the interpreter loop with step, wall-clock, memory, output and
+// call-depth limits, progress slices and cancellation, the capability
+// gateway (policy, budgets, handlers, event log), actors, and a
+// disassembler.
+//
+// Files: opcode.go, module.go and builtin_table.go are the instruction-set
+// contract with the compiler; value.go (values, equality, display),
+// json.go (CONTRACT.md §2 value encoding, brief encoding, EncodedSize),
+// prepare.go (verification, stack depths, fused superinstructions),
+// interp.go (Run, the dispatch loop, the scheduler), builtins.go,
+// gateway.go (capability calls, events, MockHandler, ReplayHandler),
+// memory.go (memory accounting), errors.go, disasm.go.
+//
+// Fused superinstructions are internal: Prepare rewrites common sequences
+// (LOAD+CONST+LT_INT+JMP_FALSE, LOAD+LOAD+ADD_INT+STORE, LOAD+RET, …) into
+// single dispatches when it prepares a module; they never appear in a
+// Module, Disassemble or a trace, and they count as the basic instructions
+// they replace (language-conventions "Steps").
+//
+// vm imports only policy; it knows nothing of NATS, MCP or the wire
+// envelope (its limit-kind strings equal wire.Limit* by construction).
+package vm

@@ -1,0 +1,147 @@
+package vm
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/axpool/axpool/policy"
+)
+
+// Location says where a run failed: the executing function, its source file
+// and the position of the failing instruction. Zero fields are unknown.
+type Location struct {
+	Func string
+	File string
+	Pos  Pos
+	// PC is the index of the failing instruction in the function's code.
+	PC int
+}
+
+// String renders the location as `main at main.ax:3:5` (file and position
+// omitted when unknown).
+func (l Location) String() string {
+	if l.Func == "" {
+		return ""
+	}
+	s := l.Func
+	switch {
+	case l.File != "" && l.Pos.Line > 0:
+		s += fmt.Sprintf(" at %s:%d:%d", l.File, l.Pos.Line, l.Pos.Col)
+	case l.Pos.Line > 0:
+		s += fmt.Sprintf(" at %d:%d", l.Pos.Line, l.Pos.Col)
+	}
+	return s
+}
+
+// RuntimeError is a failure of the program itself: integer overflow,
+// division by zero, index out of bounds, a failed contract, a capability
+// handler error, a deadlock… (language-conventions "Runtime errors").
+// Error returns the message alone, e.g. `division by zero`; Location says
+// where it happened.
+type RuntimeError struct {
+	Msg string
+	Location
+	// Steps counts the executed instructions, the failing one included.
+	Steps int64
+	// Contract is "requires", "ensures" or "output" for contract
+	// violations, "" otherwise.
+	Contract string
+}
+
+func (e *RuntimeError) Error() string { return e.Msg }
+
+// LimitError reports a run stopped by one of its limits. Kind is one of
+// LimitSteps, LimitWallMs, LimitMemoryMB, LimitOutputBytes, LimitCallDepth;
+// Limit is the limit in the kind's unit (steps, ms, MB, bytes, frames).
+// Messages: `max execution steps exceeded (N)`,
+// `wall-clock execution limit of N ms exceeded`, `memory limit of N MB exceeded`,
+// `output limit of N bytes exceeded`, `call depth limit exceeded (N frames)`.
+type LimitError struct {
+	Kind  string
+	Limit int64
+	Msg   string
+	Location
+	Steps int64
+}
+
+func (e *LimitError) Error() string { return e.Msg }
+
+// CapabilityError reports a capability call (or actor spawn/send) refused by
+// the gateway: Budget false means denied (`capability denied: net.fetch`),
+// true means the per-run budget was spent
+// (`capability budget exceeded: llm.call (CapabilityBudgetExceeded(LlmCall))`,
+// BudgetLimit calls were allowed).
+type CapabilityError struct {
+	Capability  policy.Capability
+	Budget      bool
+	BudgetLimit uint64
+	Msg         string
+	Location
+	Steps int64
+}
+
+func (e *CapabilityError) Error() string { return e.Msg }
+
+// CancelledError reports a run stopped because its context was cancelled
+// or hit its deadline. errors.Is(err, context.Canceled) (or
+// context.DeadlineExceeded) holds.
+type CancelledError struct {
+	Cause error
+	Location
+	Steps int64
+}
+
+func (e *CancelledError) Error() string { return "execution cancelled: " + e.Cause.Error() }
+
+// Unwrap returns the context's error.
+func (e *CancelledError) Unwrap() error { return e.Cause }
+
+// EntryError reports that Options.Entry/Args do not fit the module: the
+// function is missing or takes a different number of arguments.
+type EntryError struct {
+	Name string
+	Msg  string
+}
+
+func (e *EntryError) Error() string { return e.Msg }
+
+// BytecodeError reports a malformed module (an operand out of range, an
+// inconsistent stack height…); Prepare and Run return it before executing
+// anything.
+type BytecodeError struct {
+	Func string
+	PC   int
+	Msg  string
+}
+
+func (e *BytecodeError) Error() string {
+	if e.Func == "" {
+		return "bytecode error: " + e.Msg
+	}
+	return fmt.Sprintf("bytecode error: %s:%d: %s", e.Func, e.PC, e.Msg)
+}
+
+// setErrorContext fills in the location and step count of every error
+// type in one place.
+func setErrorContext(err error, loc Location, steps int64) {
+	switch e := err.(type) {
+	case *RuntimeError:
+		e.Location, e.Steps = loc, steps
+	case *LimitError:
+		e.Location, e.Steps = loc, steps
+	case *CapabilityError:
+		e.Location, e.Steps = loc, steps
+	case *CancelledError:
+		e.Location, e.Steps = loc, steps
+	}
+}
+
+func rtErr(msg string) *RuntimeError { return &RuntimeError{Msg: msg} }
+
+func rtErrf(format string, args ...any) *RuntimeError {
+	return &RuntimeError{Msg: fmt.Sprintf(format, args...)}
+}
+
+func cancelled(ctx context.Context) *CancelledError {
+	return &CancelledError{Cause: ctx.Err()}
+}

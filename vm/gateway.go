@@ -1,0 +1,421 @@
+package vm
+
+import (
+	"context"
+	"fmt"
+	"math/bits"
+	"strconv"
+
+	"github.com/axpool/axpool/policy"
+)
+
+// The capability gateway (LANGUAGE.md "Capability calls", reference
+// mcp-contract §5.4): CAPCALL checks, in order, the executing function's
+// declared capabilities, the policy, and the per-run budget, then calls the
+// Handler and records the call and its result in the event log. SPAWN and
+// SEND are decided by the policy (actor.spawn, actor.send) and budgeted the
+// same way.
+
+// EventKind names an event of the run's event log (reference mcp-contract
+// §3.5).
+type EventKind string
+
+// The event kinds.
+const (
+	EventCapCall        EventKind = "cap_call"
+	EventCapResult      EventKind = "cap_result"
+	EventActorSpawn     EventKind = "actor_spawn"
+	EventMessageSend    EventKind = "message_send"
+	EventMessageReceive EventKind = "message_receive"
+	EventUIEmit         EventKind = "ui_emit"
+	EventContractCheck  EventKind = "contract_check"
+	EventSchedulerTick  EventKind = "scheduler_tick"
+)
+
+// Event is one entry of the event log. Which fields are meaningful depends
+// on Kind:
+//
+//	cap_call        Capability, Effect, Args
+//	cap_result      Capability, Effect, Value (the result)
+//	actor_spawn     Actor (the new actor's id), Function
+//	message_send    From, To, Value (the payload)
+//	message_receive Actor (the receiver), Value (the payload)
+//	ui_emit         Value (the tree)
+//	contract_check  Function, Contract ("requires"|"ensures"|"output"), Index, Passed
+//	scheduler_tick  Round, Actor (the actor about to run)
+type Event struct {
+	Kind       EventKind
+	Capability policy.Capability
+	Effect     Effect
+	Args       []Value
+	Value      Value
+	Actor      int64
+	From, To   int64
+	Function   string
+	Contract   string
+	Index      int
+	Passed     bool
+	Round      int64
+}
+
+// MarshalJSON encodes e as in reference mcp-contract §3.5, with an "event"
+// tag first and values encoded per CONTRACT.md §2:
+// {"event":"cap_call","capability":"net.fetch","args":[…]},
+// {"event":"cap_result","capability":"net.fetch","result":v},
+// {"event":"actor_spawn","actor_id":1,"function":"worker"},
+// {"event":"message_send","from":0,"to":1,"payload":v},
+// {"event":"message_receive","actor_id":1,"payload":v},
+// {"event":"ui_emit","tree":v},
+// {"event":"scheduler_tick","round":0,"active_actor":1},
+// {"event":"contract_check","function":"f","kind":"requires","index":0,"passed":true}.
+func (e Event) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 64)
+	b = append(b, `{"event":`...)
+	b = appendJSONString(b, string(e.Kind))
+	switch e.Kind {
+	case EventCapCall:
+		b = append(b, `,"capability":`...)
+		b = appendJSONString(b, e.Capability.String())
+		b = append(b, `,"args":[`...)
+		for i, a := range e.Args {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = a.AppendJSON(b)
+		}
+		b = append(b, ']')
+	case EventCapResult:
+		b = append(b, `,"capability":`...)
+		b = appendJSONString(b, e.Capability.String())
+		b = append(b, `,"result":`...)
+		b = e.Value.AppendJSON(b)
+	case EventActorSpawn:
+		b = append(b, `,"actor_id":`...)
+		b = strconv.AppendInt(b, e.Actor, 10)
+		b = append(b, `,"function":`...)
+		b = appendJSONString(b, e.Function)
+	case EventMessageSend:
+		b = append(b, `,"from":`...)
+		b = strconv.AppendInt(b, e.From, 10)
+		b = append(b, `,"to":`...)
+		b = strconv.AppendInt(b, e.To, 10)
+		b = append(b, `,"payload":`...)
+		b = e.Value.AppendJSON(b)
+	case EventMessageReceive:
+		b = append(b, `,"actor_id":`...)
+		b = strconv.AppendInt(b, e.Actor, 10)
+		b = append(b, `,"payload":`...)
+		b = e.Value.AppendJSON(b)
+	case EventUIEmit:
+		b = append(b, `,"tree":`...)
+		b = e.Value.AppendJSON(b)
+	case EventSchedulerTick:
+		b = append(b, `,"round":`...)
+		b = strconv.AppendInt(b, e.Round, 10)
+		b = append(b, `,"active_actor":`...)
+		b = strconv.AppendInt(b, e.Actor, 10)
+	case EventContractCheck:
+		b = append(b, `,"function":`...)
+		b = appendJSONString(b, e.Function)
+		b = append(b, `,"kind":`...)
+		b = appendJSONString(b, e.Contract)
+		b = append(b, `,"index":`...)
+		b = strconv.AppendInt(b, int64(e.Index), 10)
+		b = append(b, `,"passed":`...)
+		b = strconv.AppendBool(b, e.Passed)
+	}
+	return append(b, '}'), nil
+}
+
+// eventOverhead approximates an Event's own bytes for memory accounting.
+const eventOverhead = 160
+
+// logEvent appends e to the event log (counted always, kept up to
+// MaxEvents).
+func (m *machine) logEvent(e Event) {
+	m.eventCount++
+	if len(m.events) >= m.maxEvents {
+		return
+	}
+	size := int64(eventOverhead) + e.Value.heapSize()
+	for _, a := range e.Args {
+		size += a.MemSize()
+	}
+	m.eventBytes += size
+	m.memCharged += size
+	m.events = append(m.events, e)
+}
+
+// authorize applies the policy and the per-run budget to one use of c.
+func (m *machine) authorize(c policy.Capability) error {
+	allow, budget := m.policy.Decide(c)
+	if !allow {
+		return &CapabilityError{Capability: c, Msg: "capability denied: " + c.String()}
+	}
+	m.capUsed[c]++
+	if budget > 0 && m.capUsed[c] > budget {
+		return &CapabilityError{Capability: c, Budget: true, BudgetLimit: budget,
+			Msg: fmt.Sprintf("capability budget exceeded: %s (CapabilityBudgetExceeded(%s))", c, c.DebugName())}
+	}
+	return nil
+}
+
+// capCall runs one effect built-in through the gateway.
+func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
+	c := e.Capability()
+	if fn.caps&(1<<c) == 0 {
+		return Value{}, &CapabilityError{Capability: c, Msg: "capability denied: " + c.String()}
+	}
+	if err := m.authorize(c); err != nil {
+		return Value{}, err
+	}
+	own := append([]Value(nil), args...)
+	m.logEvent(Event{Kind: EventCapCall, Capability: c, Effect: e, Args: own})
+	if m.hctx == nil {
+		m.hctx = m.ctx
+		if m.maxWall > 0 {
+			m.hctx, m.hcancel = context.WithDeadline(m.ctx, m.start.Add(m.maxWall))
+		}
+	}
+	r, err := m.handler.Call(m.hctx, e, own)
+	if err != nil {
+		if cerr := m.checkClock(); cerr != nil {
+			return Value{}, cerr
+		}
+		return Value{}, rtErr("capability error: " + err.Error())
+	}
+	if err := checkEffectResult(e, own, r); err != nil {
+		return Value{}, rtErr("capability error: " + err.Error())
+	}
+	if err := m.chargeValue(r); err != nil {
+		return Value{}, err
+	}
+	if e == EUiRender {
+		if err := m.emitUI(own[0], false); err != nil {
+			return Value{}, err
+		}
+	}
+	m.logEvent(Event{Kind: EventCapResult, Capability: c, Effect: e, Value: r})
+	return r, nil
+}
+
+// checkEffectResult verifies that a handler returned a value of the
+// effect's result type (vm/builtin_table.go), so that a faulty handler can
+// never feed the interpreter a value of the wrong kind.
+func checkEffectResult(e Effect, args []Value, r Value) error {
+	isStr := func(v Value) bool { return v.k == KindString }
+	ok := false
+	switch e {
+	case EStepInput:
+		ok = isStr(r)
+	case EHTTPRequest, EHTTPGet, EFsRead, ELlmComplete:
+		ok = r.k == KindResult && isStr(r.Inner())
+	case EFsWrite:
+		ok = r.k == KindResult && ((r.IsOk() && r.Inner().k == KindUnit) || (r.IsErr() && isStr(r.Inner())))
+	case EDbQuery:
+		if r.k == KindResult {
+			in := r.Inner()
+			if r.IsErr() {
+				ok = isStr(in)
+			} else if in.k == KindList {
+				ok = true
+				for _, row := range in.list().elems {
+					if row.k != KindMap {
+						ok = false
+						break
+					}
+					for _, v := range row.mapo().all() {
+						if !isStr(v) {
+							ok = false
+						}
+					}
+				}
+			}
+		}
+	case ENowMs:
+		ok = r.k == KindInt
+	case ERandomInt:
+		ok = r.k == KindInt && r.AsInt() >= args[0].AsInt() && r.AsInt() <= args[1].AsInt()
+	case ERandomFloat:
+		ok = r.k == KindFloat
+	case EUiRender:
+		ok = r.k == KindUnit
+	}
+	if !ok {
+		return fmt.Errorf("handler returned an invalid result for %s: %s", e.Name(), r)
+	}
+	return nil
+}
+
+// emitUI appends v to ui_output under the output limit; logged as ui_emit
+// for `emit`.
+func (m *machine) emitUI(v Value, log bool) error {
+	if m.maxOutput > 0 {
+		n, ok := encodedSize(v, m.maxOutput-m.outBytes)
+		m.outBytes += n
+		if !ok || m.outBytes > m.maxOutput {
+			return &LimitError{Kind: LimitOutputBytes, Limit: m.maxOutput,
+				Msg: fmt.Sprintf("output limit of %d bytes exceeded", m.maxOutput)}
+		}
+	}
+	size := v.MemSize()
+	if err := m.charge(size); err != nil {
+		return err
+	}
+	m.uiBytes += size
+	m.ui = append(m.ui, v)
+	if log {
+		m.logEvent(Event{Kind: EventUIEmit, Value: v})
+	}
+	return nil
+}
+
+// spawn starts f as a new actor (SPAWN).
+func (m *machine) spawn(f *pfunc) (int64, error) {
+	if err := m.authorize(policy.ActorSpawn); err != nil {
+		return 0, err
+	}
+	if err := m.charge(actorOverhead + int64(max(64, f.frameSize*2))*slotSize); err != nil {
+		return 0, err
+	}
+	a := m.spawnActor(f)
+	m.live++
+	m.logEvent(Event{Kind: EventActorSpawn, Actor: a.id, Function: f.name})
+	return a.id, nil
+}
+
+// send delivers msg to the mailbox of target (SEND). Messages to an actor
+// that does not exist or has finished are dropped.
+func (m *machine) send(from *actor, target, msg Value) error {
+	if target.k != KindActor {
+		panic(typeConfusion{"ActorId", target.k})
+	}
+	if err := m.authorize(policy.ActorSend); err != nil {
+		return err
+	}
+	to := int64(target.n)
+	m.logEvent(Event{Kind: EventMessageSend, From: from.id, To: to, Value: msg})
+	if to < 0 || to >= int64(len(m.actors)) {
+		return nil
+	}
+	t := m.actors[to]
+	if t.state == actorDone {
+		return nil
+	}
+	if err := m.charge(msg.MemSize()); err != nil {
+		return err
+	}
+	t.mail = append(t.mail, msg)
+	if t.state == actorBlocked {
+		t.state = actorRunnable
+	}
+	return nil
+}
+
+// MockHandler is the deterministic capability handler (LANGUAGE.md
+// "Capability calls", reference mcp-contract §5.1 adapted to the typed
+// signatures): step_input → ""; http_get/http_request →
+// Ok("{\"mock\": true, \"url\": \"<url>\"}"); fs_read →
+// Ok("mock file content for <path>"); fs_write → Ok(()); db_query → Ok([]);
+// now_ms → 1700000000; random_int(lo, hi) → lo + ⌊(hi−lo)·0.42⌋;
+// random_float → 0.42; llm_complete → Ok("{\"mock\": true, \"status\": \"ok\"}");
+// ui_render → () (the gateway appends the value to ui_output). It is
+// stateless and safe for concurrent use.
+type MockHandler struct{}
+
+// Call implements Handler.
+func (MockHandler) Call(_ context.Context, e Effect, args []Value) (Value, error) {
+	switch e {
+	case EStepInput:
+		return Str(""), nil
+	case EHTTPGet:
+		return Ok(Str(`{"mock": true, "url": "` + args[0].AsString() + `"}`)), nil
+	case EHTTPRequest:
+		return Ok(Str(`{"mock": true, "url": "` + args[1].AsString() + `"}`)), nil
+	case EFsRead:
+		return Ok(Str("mock file content for " + args[0].AsString())), nil
+	case EFsWrite:
+		return Ok(Unit()), nil
+	case EDbQuery:
+		return Ok(NewList(nil)), nil
+	case ENowMs:
+		return Int(1700000000), nil
+	case ERandomInt:
+		lo, hi := args[0].AsInt(), args[1].AsInt()
+		if lo > hi {
+			return Value{}, fmt.Errorf("random_int: empty range [%d, %d]", lo, hi)
+		}
+		span := uint64(hi) - uint64(lo)
+		h, l := bits.Mul64(span, 42)
+		q, _ := bits.Div64(h, l, 100)
+		return Int(int64(uint64(lo) + q)), nil
+	case ERandomFloat:
+		return Float(0.42), nil
+	case ELlmComplete:
+		return Ok(Str(`{"mock": true, "status": "ok"}`)), nil
+	case EUiRender:
+		return Unit(), nil
+	}
+	return Value{}, fmt.Errorf("mock handler: unknown effect %s", e.Name())
+}
+
+// ReplayCall is one recorded capability call and its result.
+type ReplayCall struct {
+	Effect Effect
+	Args   []Value
+	Result Value
+}
+
+// ReplayHandler answers capability calls with recorded results, in order,
+// for sealed runs (boruna_run_sealed). A call that differs from the
+// recording (another effect, other arguments, or one call too many) is an
+// error: `replay divergence at call N: …`. Not safe for concurrent use; use
+// one per run.
+type ReplayHandler struct {
+	calls []ReplayCall
+	next  int
+}
+
+// NewReplayHandler returns a handler replaying calls in order.
+func NewReplayHandler(calls []ReplayCall) *ReplayHandler {
+	return &ReplayHandler{calls: calls}
+}
+
+// ReplayCallsFromEvents extracts the recorded calls of an event log: each
+// cap_call paired with the cap_result that follows it.
+func ReplayCallsFromEvents(events []Event) []ReplayCall {
+	var out []ReplayCall
+	var pending *Event
+	for i := range events {
+		switch e := &events[i]; e.Kind {
+		case EventCapCall:
+			pending = e
+		case EventCapResult:
+			if pending != nil {
+				out = append(out, ReplayCall{Effect: pending.Effect, Args: pending.Args, Result: e.Value})
+				pending = nil
+			}
+		}
+	}
+	return out
+}
+
+// Call implements Handler.
+func (h *ReplayHandler) Call(_ context.Context, e Effect, args []Value) (Value, error) {
+	n := h.next + 1
+	if h.next >= len(h.calls) {
+		return Value{}, fmt.Errorf("replay divergence at call %d: %s called but only %d calls were recorded", n, e.Name(), len(h.calls))
+	}
+	rc := h.calls[h.next]
+	if rc.Effect != e {
+		return Value{}, fmt.Errorf("replay divergence at call %d: recorded %s, got %s", n, rc.Effect.Name(), e.Name())
+	}
+	if !equalSlices(rc.Args, args) {
+		return Value{}, fmt.Errorf("replay divergence at call %d: %s called with other arguments", n, e.Name())
+	}
+	h.next++
+	return rc.Result, nil
+}
+
+// Remaining returns the number of recorded calls not replayed yet.
+func (h *ReplayHandler) Remaining() int { return len(h.calls) - h.next }

@@ -1,0 +1,1277 @@
+package vm
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/axpool/axpool/policy"
+)
+
+// This file holds the interpreter: Run, the machine state, the dispatch
+// loop and its slow path (checkpoint), and the actor scheduler.
+//
+// Frames live on an explicit per-actor stack (no Go recursion per .ax
+// call). Each actor has one operand stack of Values: a frame's locals start
+// at its base (the arguments pushed by the caller become the callee's first
+// locals in place) and its operands follow them.
+//
+// Step accounting: m.boundary is the absolute step count at which the loop
+// must stop for the slow path (step limit, progress, clock/cancellation,
+// actor slice, trace). The loop keeps left = boundary - steps in a register
+// and decrements it once per basic instruction; fused instructions take the
+// extra steps they stand for, or run as their first basic instruction when
+// fewer are left. So every boundary is hit exactly and step counts never
+// depend on fusion, progress or tracing.
+
+// stopReason says why exec returned without an error.
+type stopReason uint8
+
+const (
+	stopDone    stopReason = iota + 1 // the actor's entry function returned
+	stopYield                         // the slice ended
+	stopBlocked                       // RECEIVE on an empty mailbox
+)
+
+type actorState uint8
+
+const (
+	actorRunnable actorState = iota
+	actorBlocked
+	actorDone
+)
+
+// frame is a suspended caller: its function, the pc to resume at and its
+// base in the operand stack.
+type frame struct {
+	fn   *pfunc
+	pc   int32
+	base int32
+}
+
+// actor is one thread of execution (the root actor runs the entry function).
+type actor struct {
+	id     int64
+	frames []frame
+	fn     *pfunc
+	pc     int
+	base   int
+	stack  []Value
+	sp     int
+	mail   []Value
+	mhead  int
+	state  actorState
+	result Value
+}
+
+// machine is the state of one run.
+type machine struct {
+	ctx     context.Context
+	done    <-chan struct{}
+	hctx    context.Context // handler context (wall deadline), created lazily
+	hcancel context.CancelFunc
+	p       *prepared
+	funcs   []*pfunc
+	consts  []Value
+	opts    *Options
+	policy  *policy.Policy
+	handler Handler
+
+	steps        int64
+	boundary     int64
+	maxSteps     int64
+	nextProgress int64
+	progEvery    int64
+	nextClock    int64
+	sliceEnd     int64
+	slice        int64
+	force        bool
+	start        time.Time
+	maxWall      time.Duration
+	maxDepth     int
+
+	actors  []*actor
+	rr      int // index to start the next search at
+	prev    int // index of the last actor run (-1 before the first)
+	round   int64
+	live    int // actors not done
+	current *actor
+
+	ui        []Value
+	uiBytes   int64 // logical memory of ui
+	outBytes  int64 // encoded size of ui
+	maxOutput int64
+
+	events     []Event
+	eventCount int64
+	eventBytes int64
+	maxEvents  int
+
+	trace          []string
+	tracing        bool
+	traceLimit     int
+	traceTruncated bool
+
+	capUsed [policy.NumCapabilities]uint64
+
+	token      *runToken
+	memLimit   int64
+	memCharged int64
+	memPeak    int64
+
+	debug      io.Writer
+	debugLeft  int
+	debugTrunc bool
+}
+
+// Run executes m's entry function (Options.Entry, default main) with
+// Options.Args until it returns or a limit trips, and returns its value,
+// the steps executed, ui_output, trace and event log. Errors:
+// *RuntimeError (program failures, exact messages per language-conventions),
+// *LimitError (steps, wall_ms, memory_mb, output_bytes, call_depth),
+// *CapabilityError (denied or budget exceeded), *CancelledError (ctx done;
+// errors.Is(err, context.Canceled)), *EntryError, *BytecodeError. With an
+// error, the returned *Result still holds what the run produced up to the
+// failure (Steps, UIOutput, Trace, Events).
+func Run(ctx context.Context, mod *Module, opts Options) (res *Result, err error) {
+	p, err := mod.prepare()
+	if err != nil {
+		return &Result{}, err
+	}
+	entry, err := resolveEntry(p, &opts)
+	if err != nil {
+		return &Result{}, err
+	}
+	m := newMachine(ctx, p, &opts)
+	defer func() {
+		if m.hcancel != nil {
+			m.hcancel()
+		}
+	}()
+	defer func() {
+		if r := recover(); r != nil {
+			err = m.internalError(r)
+			res = m.result(Value{})
+		}
+	}()
+	root := m.spawnActor(entry)
+	copy(root.stack, opts.Args)
+	m.live = 1
+	v, err := m.schedule()
+	if err != nil {
+		return m.result(Value{}), err
+	}
+	m.sampleMemory()
+	return m.result(v), nil
+}
+
+func resolveEntry(p *prepared, opts *Options) (*pfunc, error) {
+	var entry *pfunc
+	if opts.Entry == "" {
+		if p.mod.Entry < 0 {
+			return nil, &EntryError{Name: "main", Msg: "entry function `main` not found"}
+		}
+		entry = p.funcs[p.mod.Entry]
+	} else {
+		for _, f := range p.funcs {
+			if f.name == opts.Entry {
+				entry = f
+				break
+			}
+		}
+		if entry == nil {
+			return nil, &EntryError{Name: opts.Entry, Msg: fmt.Sprintf("entry function `%s` not found", opts.Entry)}
+		}
+	}
+	if len(opts.Args) != entry.numParams {
+		return nil, &EntryError{Name: entry.name, Msg: fmt.Sprintf("entry function `%s` takes %d arguments, got %d",
+			entry.name, entry.numParams, len(opts.Args))}
+	}
+	return entry, nil
+}
+
+func newMachine(ctx context.Context, p *prepared, opts *Options) *machine {
+	m := &machine{
+		ctx: ctx, done: ctx.Done(), p: p, funcs: p.funcs, consts: p.consts, opts: opts,
+		policy: opts.Policy, handler: opts.Handler, start: time.Now(),
+		maxWall: opts.Limits.MaxWall, maxOutput: opts.Limits.MaxOutput, prev: -1,
+	}
+	if m.handler == nil {
+		m.handler = MockHandler{}
+	}
+	m.token = &runToken{}
+	switch l := opts.Limits.MaxSteps; {
+	case l == 0:
+		m.maxSteps = DefaultMaxSteps
+	case l < 0:
+		m.maxSteps = 0
+	default:
+		m.maxSteps = l
+	}
+	m.maxDepth = opts.Limits.MaxCallDepth
+	if m.maxDepth <= 0 {
+		m.maxDepth = DefaultMaxCallDepth
+	}
+	m.memLimit = opts.Limits.MaxMemory
+	if m.memLimit <= 0 {
+		m.memLimit = DefaultMaxMemory
+	}
+	m.progEvery = math.MaxInt64
+	m.nextProgress = math.MaxInt64
+	if opts.Progress != nil {
+		m.progEvery = opts.ProgressEvery
+		if m.progEvery <= 0 {
+			m.progEvery = DefaultProgressEvery
+		}
+		m.nextProgress = m.progEvery
+	}
+	m.slice = opts.SliceSteps
+	if m.slice <= 0 {
+		m.slice = DefaultSliceSteps
+	}
+	m.maxEvents = opts.MaxEvents
+	if m.maxEvents <= 0 {
+		m.maxEvents = DefaultMaxEvents
+	}
+	if opts.Trace {
+		m.tracing = true
+		m.traceLimit = opts.TraceLimit
+		if m.traceLimit <= 0 {
+			m.traceLimit = DefaultTraceLimit
+		}
+	}
+	m.debug = opts.Debug
+	m.debugLeft = opts.MaxDebugBytes
+	if m.debugLeft <= 0 {
+		m.debugLeft = DefaultMaxDebugBytes
+	}
+	return m
+}
+
+func (m *machine) result(v Value) *Result {
+	return &Result{
+		Value: v, Steps: m.steps, UIOutput: m.ui, Trace: m.trace, TraceTruncated: m.traceTruncated,
+		Events: m.events, EventCount: m.eventCount, MemoryPeak: m.memPeak,
+	}
+}
+
+// internalError converts a recovered panic (a type confusion from a
+// malformed module, or a VM bug) into a RuntimeError.
+func (m *machine) internalError(r any) error {
+	var msg string
+	switch x := r.(type) {
+	case typeConfusion:
+		msg = fmt.Sprintf("internal error: expected %s, got %s", x.want, x.got)
+	default:
+		msg = fmt.Sprintf("internal error: %v", r)
+	}
+	e := rtErr(msg)
+	var loc Location
+	if a := m.current; a != nil && a.fn != nil {
+		loc = m.location(a.fn, a.pc)
+	}
+	setErrorContext(e, loc, m.steps)
+	return e
+}
+
+func (m *machine) location(fn *pfunc, pc int) Location {
+	loc := Location{Func: fn.name, File: fn.file, PC: pc}
+	if pc >= 0 && pc < len(fn.fn.Pos) {
+		loc.Pos = fn.fn.Pos[pc]
+	}
+	return loc
+}
+
+// spawnActor creates an actor that will run f (with Unit locals).
+func (m *machine) spawnActor(f *pfunc) *actor {
+	size := max(64, f.frameSize*2)
+	a := &actor{id: int64(len(m.actors)), fn: f, stack: make([]Value, size), sp: f.numLocals}
+	m.actors = append(m.actors, a)
+	return a
+}
+
+// schedule runs the actors round-robin until the root returns.
+func (m *machine) schedule() (Value, error) {
+	for {
+		a := m.pickRunnable()
+		if a == nil {
+			root := m.actors[0]
+			e := rtErr("deadlock: all actors blocked with no pending messages")
+			setErrorContext(e, m.location(root.fn, root.pc), m.steps)
+			return Value{}, e
+		}
+		m.current = a
+		m.sliceEnd = m.steps + m.slice
+		if m.live > 1 {
+			m.logEvent(Event{Kind: EventSchedulerTick, Round: m.round, Actor: a.id})
+		}
+		m.rebound()
+		if m.tracing {
+			m.boundary = m.steps // the first instruction is traced too
+		}
+		stop, err := m.exec(a)
+		if err != nil {
+			return Value{}, err
+		}
+		switch stop {
+		case stopDone:
+			a.state = actorDone
+			m.live--
+			if a.id == 0 {
+				return a.result, nil
+			}
+			a.stack, a.frames, a.mail = nil, nil, nil
+		case stopBlocked:
+			a.state = actorBlocked
+		}
+	}
+}
+
+// pickRunnable returns the next runnable actor after the last one run, in
+// creation order. A new round starts whenever the choice wraps around.
+func (m *machine) pickRunnable() *actor {
+	n := len(m.actors)
+	for k := 0; k < n; k++ {
+		i := (m.rr + k) % n
+		if m.actors[i].state == actorRunnable {
+			if i <= m.prev {
+				m.round++
+			}
+			m.prev = i
+			m.rr = (i + 1) % n
+			return m.actors[i]
+		}
+	}
+	return nil
+}
+
+// rebound computes the next step boundary.
+func (m *machine) rebound() {
+	b := min(m.maxSteps, m.nextProgress, m.nextClock, m.sliceEnd)
+	if m.tracing {
+		b = m.steps + 1
+	}
+	m.boundary = max(b, m.steps)
+}
+
+// checkpoint is the loop's slow path, run when steps == boundary, before
+// the instruction at a.pc. It reports whether the actor must yield.
+func (m *machine) checkpoint(a *actor) (bool, error) {
+	s := m.steps
+	if s >= m.maxSteps {
+		m.steps = m.maxSteps + 1
+		return false, &LimitError{Kind: LimitSteps, Limit: m.maxSteps,
+			Msg: fmt.Sprintf("max execution steps exceeded (%d)", m.maxSteps)}
+	}
+	if s >= m.nextProgress {
+		m.sampleMemory()
+		m.opts.Progress(s)
+		for m.nextProgress <= s {
+			m.nextProgress += m.progEvery
+		}
+	}
+	if s >= m.nextClock || m.force {
+		m.force = false
+		m.nextClock = s + clockEvery
+		if err := m.checkClock(); err != nil {
+			return false, err
+		}
+	}
+	if s >= m.sliceEnd {
+		return true, nil
+	}
+	if m.tracing {
+		m.traceInstr(a)
+	}
+	m.rebound()
+	return false, nil
+}
+
+func (m *machine) checkClock() error {
+	if m.done != nil {
+		select {
+		case <-m.done:
+			return cancelled(m.ctx)
+		default:
+		}
+	}
+	if m.maxWall > 0 && time.Since(m.start) > m.maxWall {
+		ms := m.maxWall.Milliseconds()
+		return &LimitError{Kind: LimitWallMs, Limit: ms,
+			Msg: fmt.Sprintf("wall-clock execution limit of %d ms exceeded", ms)}
+	}
+	return nil
+}
+
+// traceInstr records the instruction about to execute.
+func (m *machine) traceInstr(a *actor) {
+	if len(m.trace) >= m.traceLimit {
+		m.traceTruncated = true
+		m.tracing = false
+		return
+	}
+	in := &a.fn.code[a.pc]
+	var sb strings.Builder
+	sb.WriteByte('[')
+	sb.WriteString(a.fn.name)
+	sb.WriteByte(':')
+	sb.WriteString(strconv.Itoa(a.pc))
+	sb.WriteString("] ")
+	sb.WriteString(in.base.String())
+	for _, o := range operands(in.base, in.a, in.b) {
+		sb.WriteByte(' ')
+		sb.WriteString(strconv.Itoa(int(o)))
+	}
+	sb.WriteString("  stack_depth=")
+	sb.WriteString(strconv.Itoa(a.sp - a.base - a.fn.numLocals))
+	m.trace = append(m.trace, sb.String())
+}
+
+// operands returns the meaningful operands of a basic instruction.
+func operands(op Opcode, a, b int32) []int32 {
+	switch op {
+	case CONST, LOAD, STORE, JMP, JMP_FALSE, JMP_TRUE, JMP_FALSE_OR_POP, JMP_TRUE_OR_POP,
+		FUNC, MAKE_LIST, MAKE_MAP, WITH_FIELD, FIELD, VFIELD, SPAWN:
+		return []int32{a}
+	case CALL, BUILTIN, CAPCALL, MAKE_RECORD, MAKE_ENUM, TEST_TAG, TEST_EQ, FOR_NEXT, ASSERT:
+		return []int32{a, b}
+	case CALL_VALUE:
+		return []int32{b}
+	}
+	return nil
+}
+
+// growStack makes a's stack at least need slots long.
+func (m *machine) growStack(a *actor, need int) error {
+	n := max(need, 2*len(a.stack))
+	if err := m.charge(int64(n-len(a.stack)) * slotSize); err != nil {
+		return err
+	}
+	s := make([]Value, n)
+	copy(s, a.stack[:a.sp])
+	a.stack = s
+	return nil
+}
+
+func depthError() error { return rtErrf("value nesting depth limit exceeded (%d)", MaxValueDepth) }
+
+func callDepthError(limit int) error {
+	return &LimitError{Kind: LimitCallDepth, Limit: int64(limit),
+		Msg: fmt.Sprintf("call depth limit exceeded (%d frames)", limit)}
+}
+
+// exec runs actor a from its saved state until it returns, blocks, yields
+// at the end of its slice, or fails.
+func (m *machine) exec(a *actor) (stop stopReason, err error) {
+	var (
+		stack  = a.stack
+		sp     = a.sp
+		fn     = a.fn
+		code   = fn.code
+		pc     = a.pc
+		base   = a.base
+		consts = m.consts
+		left   = m.boundary - m.steps
+		in     *pinstr
+		op     Opcode
+		errPC  int
+	)
+	// The registers are written back to a (SAVE below) before anything
+	// that may look at the actor's state: memory measurement, errors,
+	// yields. (A closure would keep them out of machine registers.)
+	for {
+		if left <= 0 {
+			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
+			m.steps = m.boundary - left
+			yield, cerr := m.checkpoint(a)
+			if cerr != nil {
+				// m.steps is final (MaxSteps+1 for the step limit).
+				setErrorContext(cerr, m.location(fn, pc), m.steps)
+				return 0, cerr
+			}
+			if yield {
+				return stopYield, nil
+			}
+			left = m.boundary - m.steps
+		}
+		left--
+		in = &code[pc]
+		op = in.op
+	dispatch:
+		switch op {
+		case NOP:
+			pc++
+		case CONST:
+			stack[sp] = consts[in.a]
+			sp++
+			pc++
+		case UNIT:
+			stack[sp] = Value{}
+			sp++
+			pc++
+		case NONE:
+			stack[sp] = Value{k: KindOption}
+			sp++
+			pc++
+		case LOAD:
+			stack[sp] = stack[base+int(in.a)]
+			sp++
+			pc++
+		case STORE:
+			sp--
+			stack[base+int(in.a)] = stack[sp]
+			pc++
+		case POP:
+			sp--
+			pc++
+		case DUP:
+			stack[sp] = stack[sp-1]
+			sp++
+			pc++
+
+		case ADD_INT:
+			x, y := int64(stack[sp-2].n), int64(stack[sp-1].n)
+			r := x + y
+			if (x^r)&(y^r) < 0 {
+				err, errPC = rtErr("integer overflow in addition"), pc
+				goto fail
+			}
+			stack[sp-2] = Int(r)
+			sp--
+			pc++
+		case SUB_INT:
+			x, y := int64(stack[sp-2].n), int64(stack[sp-1].n)
+			r := x - y
+			if (x^y)&(x^r) < 0 {
+				err, errPC = rtErr("integer overflow in subtraction"), pc
+				goto fail
+			}
+			stack[sp-2] = Int(r)
+			sp--
+			pc++
+		case MUL_INT:
+			x, y := int64(stack[sp-2].n), int64(stack[sp-1].n)
+			r, ok := mulInt(x, y)
+			if !ok {
+				err, errPC = rtErr("integer overflow in multiplication"), pc
+				goto fail
+			}
+			stack[sp-2] = Int(r)
+			sp--
+			pc++
+		case DIV_INT, REM_INT:
+			x, y := int64(stack[sp-2].n), int64(stack[sp-1].n)
+			r, e := divInt(op, x, y)
+			if e != nil {
+				err, errPC = e, pc
+				goto fail
+			}
+			stack[sp-2] = Int(r)
+			sp--
+			pc++
+		case NEG_INT:
+			x := int64(stack[sp-1].n)
+			if x == math.MinInt64 {
+				err, errPC = rtErr("integer overflow in negation"), pc
+				goto fail
+			}
+			stack[sp-1] = Int(-x)
+			pc++
+
+		case ADD_FLOAT:
+			stack[sp-2] = Float(stack[sp-2].AsFloat() + stack[sp-1].AsFloat())
+			sp--
+			pc++
+		case SUB_FLOAT:
+			stack[sp-2] = Float(stack[sp-2].AsFloat() - stack[sp-1].AsFloat())
+			sp--
+			pc++
+		case MUL_FLOAT:
+			stack[sp-2] = Float(stack[sp-2].AsFloat() * stack[sp-1].AsFloat())
+			sp--
+			pc++
+		case DIV_FLOAT, REM_FLOAT:
+			y := stack[sp-1].AsFloat()
+			if y == 0 {
+				if op == DIV_FLOAT {
+					err = rtErr("division by zero")
+				} else {
+					err = rtErr("remainder by zero")
+				}
+				errPC = pc
+				goto fail
+			}
+			if op == DIV_FLOAT {
+				stack[sp-2] = Float(stack[sp-2].AsFloat() / y)
+			} else {
+				stack[sp-2] = Float(math.Mod(stack[sp-2].AsFloat(), y))
+			}
+			sp--
+			pc++
+		case NEG_FLOAT:
+			stack[sp-1] = Float(-stack[sp-1].AsFloat())
+			pc++
+
+		case CONCAT:
+			x, y := stack[sp-2].str(), stack[sp-1].str()
+			switch {
+			case len(y) == 0:
+			case len(x) == 0:
+				stack[sp-2] = stack[sp-1]
+			default:
+				a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
+				if e := m.charge(strOverhead + int64(len(x)) + int64(len(y))); e != nil {
+					err, errPC = e, pc
+					goto fail
+				}
+				stack[sp-2] = Str(x + y)
+				if len(x)+len(y) > heavyBytes {
+					m.force = true
+				}
+			}
+			sp--
+			pc++
+
+		case EQ, NE:
+			x, y := stack[sp-2], stack[sp-1]
+			r := Equal(x, y)
+			if x.k >= KindOption && x.heapSize() > heavyBytes {
+				m.force = true
+			}
+			stack[sp-2] = Bool(r == (op == EQ))
+			sp--
+			pc++
+		case LT_INT:
+			stack[sp-2] = Bool(int64(stack[sp-2].n) < int64(stack[sp-1].n))
+			sp--
+			pc++
+		case LE_INT:
+			stack[sp-2] = Bool(int64(stack[sp-2].n) <= int64(stack[sp-1].n))
+			sp--
+			pc++
+		case GT_INT:
+			stack[sp-2] = Bool(int64(stack[sp-2].n) > int64(stack[sp-1].n))
+			sp--
+			pc++
+		case GE_INT:
+			stack[sp-2] = Bool(int64(stack[sp-2].n) >= int64(stack[sp-1].n))
+			sp--
+			pc++
+		case LT_FLOAT:
+			stack[sp-2] = Bool(stack[sp-2].AsFloat() < stack[sp-1].AsFloat())
+			sp--
+			pc++
+		case LE_FLOAT:
+			stack[sp-2] = Bool(stack[sp-2].AsFloat() <= stack[sp-1].AsFloat())
+			sp--
+			pc++
+		case GT_FLOAT:
+			stack[sp-2] = Bool(stack[sp-2].AsFloat() > stack[sp-1].AsFloat())
+			sp--
+			pc++
+		case GE_FLOAT:
+			stack[sp-2] = Bool(stack[sp-2].AsFloat() >= stack[sp-1].AsFloat())
+			sp--
+			pc++
+		case LT_STR:
+			stack[sp-2] = Bool(stack[sp-2].str() < stack[sp-1].str())
+			sp--
+			pc++
+		case LE_STR:
+			stack[sp-2] = Bool(stack[sp-2].str() <= stack[sp-1].str())
+			sp--
+			pc++
+		case GT_STR:
+			stack[sp-2] = Bool(stack[sp-2].str() > stack[sp-1].str())
+			sp--
+			pc++
+		case GE_STR:
+			stack[sp-2] = Bool(stack[sp-2].str() >= stack[sp-1].str())
+			sp--
+			pc++
+		case NOT:
+			stack[sp-1] = Bool(!stack[sp-1].AsBool())
+			pc++
+
+		case JMP:
+			pc = int(in.a)
+		case JMP_FALSE:
+			sp--
+			if stack[sp].AsBool() {
+				pc++
+			} else {
+				pc = int(in.a)
+			}
+		case JMP_TRUE:
+			sp--
+			if stack[sp].AsBool() {
+				pc = int(in.a)
+			} else {
+				pc++
+			}
+		case JMP_FALSE_OR_POP:
+			if stack[sp-1].AsBool() {
+				sp--
+				pc++
+			} else {
+				pc = int(in.a)
+			}
+		case JMP_TRUE_OR_POP:
+			if stack[sp-1].AsBool() {
+				pc = int(in.a)
+			} else {
+				sp--
+				pc++
+			}
+
+		case CALL:
+			callee := m.funcs[in.a]
+			if len(a.frames)+2 > m.maxDepth {
+				err, errPC = callDepthError(m.maxDepth), pc
+				goto fail
+			}
+			nb := sp - int(in.b)
+			if need := nb + callee.frameSize; need > len(stack) {
+				a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
+				if e := m.growStack(a, need); e != nil {
+					err, errPC = e, pc
+					goto fail
+				}
+				stack = a.stack
+			}
+			a.frames = append(a.frames, frame{fn: fn, pc: int32(pc + 1), base: int32(base)})
+			for i := sp; i < nb+callee.numLocals; i++ {
+				stack[i] = Value{}
+			}
+			fn, code, base, sp, pc = callee, callee.code, nb, nb+callee.numLocals, 0
+		case CALL_VALUE:
+			nargs := int(in.b)
+			fv := stack[sp-nargs-1]
+			if fv.k != KindFn {
+				panic(typeConfusion{"FnRef", fv.k})
+			}
+			if fv.n >= uint64(len(m.funcs)) {
+				err, errPC = rtErrf("internal error: function reference %d out of range", fv.n), pc
+				goto fail
+			}
+			callee := m.funcs[fv.n]
+			if callee.numParams != nargs {
+				err, errPC = rtErrf("function `%s` takes %d arguments, got %d", callee.name, callee.numParams, nargs), pc
+				goto fail
+			}
+			if len(a.frames)+2 > m.maxDepth {
+				err, errPC = callDepthError(m.maxDepth), pc
+				goto fail
+			}
+			copy(stack[sp-nargs-1:], stack[sp-nargs:sp])
+			sp--
+			nb := sp - nargs
+			if need := nb + callee.frameSize; need > len(stack) {
+				a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
+				if e := m.growStack(a, need); e != nil {
+					err, errPC = e, pc
+					goto fail
+				}
+				stack = a.stack
+			}
+			a.frames = append(a.frames, frame{fn: fn, pc: int32(pc + 1), base: int32(base)})
+			for i := sp; i < nb+callee.numLocals; i++ {
+				stack[i] = Value{}
+			}
+			fn, code, base, sp, pc = callee, callee.code, nb, nb+callee.numLocals, 0
+		case RET:
+			r := stack[sp-1]
+			if len(a.frames) == 0 {
+				a.result = r
+				sp = base
+				a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
+				m.steps = m.boundary - left
+				return stopDone, nil
+			}
+			f := &a.frames[len(a.frames)-1]
+			stack[base] = r
+			sp = base + 1
+			fn, code, pc, base = f.fn, f.fn.code, int(f.pc), int(f.base)
+			a.frames = a.frames[:len(a.frames)-1]
+		case BUILTIN:
+			n := int(in.b)
+			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
+			m.steps = m.boundary - left
+			r, e := m.builtin(a, fn, Builtin(in.a), stack[sp-n:sp])
+			if e != nil {
+				err, errPC = e, pc
+				goto fail
+			}
+			stack[sp-n] = r
+			sp = sp - n + 1
+			pc++
+			if m.force {
+				m.boundary -= left
+				left = 0
+			}
+		case CAPCALL:
+			n := int(in.b)
+			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
+			m.steps = m.boundary - left
+			r, e := m.capCall(fn, Effect(in.a), stack[sp-n:sp])
+			if e != nil {
+				err, errPC = e, pc
+				goto fail
+			}
+			stack[sp-n] = r
+			sp = sp - n + 1
+			pc++
+			m.boundary -= left // a handler may take long: check the clock now
+			left = 0
+			m.force = true
+		case FUNC:
+			stack[sp] = FnRef(int(in.a))
+			sp++
+			pc++
+
+		case MAKE_LIST, MAKE_MAP, MAKE_RECORD, WITH_FIELD, MAKE_ENUM, SOME, OK, ERR:
+			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
+			n, e := m.construct(op, in.a, in.b, stack[:sp])
+			if e != nil {
+				err, errPC = e, pc
+				goto fail
+			}
+			sp -= n - 1
+			pc++
+
+		case FIELD:
+			stack[sp-1] = stack[sp-1].rec().fields[in.a]
+			pc++
+		case VFIELD:
+			stack[sp-1] = stack[sp-1].enum().fields[in.a]
+			pc++
+		case PAYLOAD:
+			v := stack[sp-1]
+			if v.k == KindEnum {
+				stack[sp-1] = (*enumObj)(v.p).payload
+			} else {
+				stack[sp-1] = v.box().v
+			}
+			pc++
+
+		case TEST_TAG:
+			v := stack[sp-1]
+			var tag int
+			switch v.k {
+			case KindEnum:
+				tag = (*enumObj)(v.p).variant
+			case KindOption, KindResult, KindBool:
+				tag = int(v.n)
+			default:
+				panic(typeConfusion{"a tagged value", v.k})
+			}
+			if tag != int(in.b) {
+				pc = int(in.a)
+			} else {
+				pc++
+			}
+		case TEST_EQ:
+			if Equal(stack[sp-1], consts[in.b]) {
+				pc++
+			} else {
+				pc = int(in.a)
+			}
+		case MATCH_FAIL:
+			err, errPC = rtErr("no match found for value"), pc
+			goto fail
+
+		case FOR_NEXT:
+			lo := stack[base+int(in.a)].list()
+			idx := &stack[base+int(in.a)+1]
+			if idx.n < uint64(len(lo.elems)) {
+				stack[sp] = lo.elems[idx.n]
+				sp++
+				idx.n++
+				pc++
+			} else {
+				pc = int(in.b)
+			}
+
+		case EMIT:
+			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
+			if e := m.emitUI(stack[sp-1], true); e != nil {
+				err, errPC = e, pc
+				goto fail
+			}
+			pc++
+		case SPAWN:
+			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
+			id, e := m.spawn(m.funcs[in.a])
+			if e != nil {
+				err, errPC = e, pc
+				goto fail
+			}
+			stack[sp] = ActorID(id)
+			sp++
+			pc++
+		case SEND:
+			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
+			if e := m.send(a, stack[sp-2], stack[sp-1]); e != nil {
+				err, errPC = e, pc
+				goto fail
+			}
+			stack[sp-2] = Value{}
+			sp--
+			pc++
+		case RECEIVE:
+			if a.mhead == len(a.mail) {
+				// Block without executing: the step is taken on resumption.
+				left++
+				a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
+				m.steps = m.boundary - left
+				return stopBlocked, nil
+			}
+			msg := a.mail[a.mhead]
+			a.mail[a.mhead] = Value{}
+			a.mhead++
+			if a.mhead == len(a.mail) {
+				a.mail, a.mhead = a.mail[:0], 0
+			}
+			m.logEvent(Event{Kind: EventMessageReceive, Actor: a.id, Value: msg})
+			stack[sp] = msg
+			sp++
+			pc++
+
+		case ASSERT:
+			sp--
+			ok := stack[sp].AsBool()
+			kind := "requires"
+			if in.a == AssertEnsures {
+				kind = "ensures"
+			}
+			m.logEvent(Event{Kind: EventContractCheck, Function: fn.name, Contract: kind, Index: int(in.b), Passed: ok})
+			if !ok {
+				err, errPC = contractError(fn, in.a, in.b, stack[base:base+fn.numParams]), pc
+				goto fail
+			}
+			pc++
+
+		// --- fused superinstructions (prepare.go) ---
+		case fLcLtJf, fLcLeJf, fLcGtJf, fLcGeJf:
+			if left < 3 {
+				op = in.base
+				goto dispatch
+			}
+			left -= 3
+			x, y := int64(stack[base+int(in.a)].n), int64(consts[in.c].n)
+			var t bool
+			switch op {
+			case fLcLtJf:
+				t = x < y
+			case fLcLeJf:
+				t = x <= y
+			case fLcGtJf:
+				t = x > y
+			default:
+				t = x >= y
+			}
+			if t {
+				pc += 4
+			} else {
+				pc = int(in.d)
+			}
+		case fLlLtJf, fLlLeJf, fLlGtJf, fLlGeJf:
+			if left < 3 {
+				op = in.base
+				goto dispatch
+			}
+			left -= 3
+			x, y := int64(stack[base+int(in.a)].n), int64(stack[base+int(in.c)].n)
+			var t bool
+			switch op {
+			case fLlLtJf:
+				t = x < y
+			case fLlLeJf:
+				t = x <= y
+			case fLlGtJf:
+				t = x > y
+			default:
+				t = x >= y
+			}
+			if t {
+				pc += 4
+			} else {
+				pc = int(in.d)
+			}
+		case fLcEqJf, fLcNeJf:
+			if left < 3 {
+				op = in.base
+				goto dispatch
+			}
+			left -= 3
+			if Equal(stack[base+int(in.a)], consts[in.c]) == (op == fLcEqJf) {
+				pc += 4
+			} else {
+				pc = int(in.d)
+			}
+		case fLcAddSt, fLcSubSt, fLlAddSt, fLlSubSt:
+			if left < 3 {
+				op = in.base
+				goto dispatch
+			}
+			left -= 3
+			x := int64(stack[base+int(in.a)].n)
+			var y int64
+			if op == fLcAddSt || op == fLcSubSt {
+				y = int64(consts[in.c].n)
+			} else {
+				y = int64(stack[base+int(in.c)].n)
+			}
+			var r int64
+			if op == fLcAddSt || op == fLlAddSt {
+				r = x + y
+				if (x^r)&(y^r) < 0 {
+					left++ // the STORE did not run
+					err, errPC = rtErr("integer overflow in addition"), pc+2
+					goto fail
+				}
+			} else {
+				r = x - y
+				if (x^y)&(x^r) < 0 {
+					left++
+					err, errPC = rtErr("integer overflow in subtraction"), pc+2
+					goto fail
+				}
+			}
+			stack[base+int(in.d)] = Int(r)
+			pc += 4
+		case fLcAdd, fLcSub, fLlAdd, fLlSub:
+			if left < 2 {
+				op = in.base
+				goto dispatch
+			}
+			left -= 2
+			x := int64(stack[base+int(in.a)].n)
+			var y int64
+			if op == fLcAdd || op == fLcSub {
+				y = int64(consts[in.c].n)
+			} else {
+				y = int64(stack[base+int(in.c)].n)
+			}
+			var r int64
+			if op == fLcAdd || op == fLlAdd {
+				r = x + y
+				if (x^r)&(y^r) < 0 {
+					err, errPC = rtErr("integer overflow in addition"), pc+2
+					goto fail
+				}
+			} else {
+				r = x - y
+				if (x^y)&(x^r) < 0 {
+					err, errPC = rtErr("integer overflow in subtraction"), pc+2
+					goto fail
+				}
+			}
+			stack[sp] = Int(r)
+			sp++
+			pc += 3
+		case fLL:
+			if left < 1 {
+				op = in.base
+				goto dispatch
+			}
+			left--
+			stack[sp] = stack[base+int(in.a)]
+			stack[sp+1] = stack[base+int(in.c)]
+			sp += 2
+			pc += 2
+		case fLRet:
+			if left < 1 {
+				op = in.base
+				goto dispatch
+			}
+			left--
+			stack[sp] = stack[base+int(in.a)]
+			sp++
+			pc++
+			op = RET
+			goto dispatch
+		case fJmpRet:
+			if left < 1 {
+				op = in.base
+				goto dispatch
+			}
+			left--
+			pc = int(in.a)
+			op = RET
+			goto dispatch
+		case fForStore:
+			if left < 1 {
+				op = in.base
+				goto dispatch
+			}
+			lo := stack[base+int(in.a)].list()
+			idx := &stack[base+int(in.a)+1]
+			if idx.n < uint64(len(lo.elems)) {
+				left--
+				stack[base+int(in.d)] = lo.elems[idx.n]
+				idx.n++
+				pc += 2
+			} else {
+				pc = int(in.b)
+			}
+		default:
+			err, errPC = rtErrf("internal error: unknown opcode %d", op), pc
+			goto fail
+		}
+	}
+fail:
+	pc = errPC
+	a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
+	m.steps = m.boundary - left
+	setErrorContext(err, m.location(fn, errPC), m.steps)
+	return 0, err
+}
+
+// heavyBytes is the size above which an instruction's work triggers an
+// early clock check.
+const heavyBytes = 64 << 10
+
+func mulInt(x, y int64) (int64, bool) {
+	if x == 0 || y == 0 {
+		return 0, true
+	}
+	r := x * y
+	if (x == -1 && y == math.MinInt64) || (y == -1 && x == math.MinInt64) || r/y != x {
+		return 0, false
+	}
+	return r, true
+}
+
+func divInt(op Opcode, x, y int64) (int64, error) {
+	if y == 0 {
+		if op == DIV_INT {
+			return 0, rtErr("division by zero")
+		}
+		return 0, rtErr("remainder by zero")
+	}
+	if y == -1 && x == math.MinInt64 {
+		if op == DIV_INT {
+			return 0, rtErr("integer overflow in division")
+		}
+		return 0, rtErr("integer overflow in remainder")
+	}
+	if op == DIV_INT {
+		return x / y, nil
+	}
+	return x % y, nil
+}
+
+// contractError builds the message of a failed requires/ensures
+// (LANGUAGE.md "Contracts").
+func contractError(fn *pfunc, kind, index int32, params []Value) *RuntimeError {
+	var sb strings.Builder
+	what := "precondition"
+	contract := "requires"
+	if kind == AssertEnsures {
+		what, contract = "postcondition", "ensures"
+	}
+	fmt.Fprintf(&sb, "%s %d failed in `%s` [counterexample: (", what, index+1, fn.name)
+	for i, p := range params {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		p.display(&sb)
+	}
+	sb.WriteString(")]")
+	return &RuntimeError{Msg: sb.String(), Contract: contract}
+}
+
+// construct executes a constructor instruction over the operand stack
+// stack (whose top is the instruction's last operand) and returns how many
+// operands it consumed; the result replaces them.
+func (m *machine) construct(op Opcode, a, b int32, stack []Value) (int, error) {
+	sp := len(stack)
+	var (
+		v     Value
+		n     int
+		bytes int64
+	)
+	switch op {
+	case MAKE_LIST:
+		n = int(a)
+		bytes = listOverhead + slotSize*int64(n)
+		if err := m.charge(bytes); err != nil {
+			return 0, err
+		}
+		v = listValue(append([]Value(nil), stack[sp-n:]...))
+	case MAKE_MAP:
+		n = 2 * int(a)
+		keys := make([]string, int(a))
+		vals := make([]Value, int(a))
+		for i := range keys {
+			keys[i] = stack[sp-n+2*i].str()
+			vals[i] = stack[sp-n+2*i+1]
+		}
+		bytes = mapOverhead + (mapEntrySize+slotSize)*int64(a)
+		if err := m.charge(bytes); err != nil {
+			return 0, err
+		}
+		v = NewMapPairs(keys, vals)
+	case MAKE_RECORD:
+		n = int(b)
+		if err := m.charge(recOverhead + slotSize*int64(n)); err != nil {
+			return 0, err
+		}
+		v = recordValue(m.p.mod.Types[a], append([]Value(nil), stack[sp-n:]...))
+	case WITH_FIELD:
+		n = 2
+		r := stack[sp-2].rec()
+		if int(a) >= len(r.fields) {
+			panic(typeConfusion{"a record with field " + itoa(int(a)), KindRecord})
+		}
+		if err := m.charge(recOverhead + slotSize*int64(len(r.fields))); err != nil {
+			return 0, err
+		}
+		f := append([]Value(nil), r.fields...)
+		f[a] = stack[sp-1]
+		v = recordValue(r.typ, f)
+	case MAKE_ENUM:
+		t := m.p.mod.Types[a]
+		if err := m.charge(enumOverhead + recOverhead); err != nil {
+			return 0, err
+		}
+		switch vd := t.Variants[b]; vd.Shape {
+		case UnitVariant:
+			v = enumValue(t, int(b), Value{}, nil)
+		case TupleVariant:
+			n = 1
+			v = enumValue(t, int(b), stack[sp-1], nil)
+		default:
+			n = len(vd.Fields)
+			v = enumValue(t, int(b), Value{}, append(make([]Value, 0, n), stack[sp-n:]...))
+		}
+	case SOME, OK, ERR:
+		n = 1
+		if err := m.charge(boxOverhead); err != nil {
+			return 0, err
+		}
+		switch op {
+		case SOME:
+			v = Some(stack[sp-1])
+		case OK:
+			v = Ok(stack[sp-1])
+		default:
+			v = Err(stack[sp-1])
+		}
+	}
+	if v.depth() > MaxValueDepth {
+		return 0, depthError()
+	}
+	if s := v.heapSize(); s > m.memLimit {
+		return 0, m.memError()
+	}
+	// The result replaces the n operands (n may be 0: a push).
+	stack = stack[:cap(stack)]
+	stack[sp-n] = v
+	return n, nil
+}
