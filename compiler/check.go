@@ -1,0 +1,721 @@
+package compiler
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/vm"
+)
+
+// maxDiagnostics bounds the diagnostics one compilation records, so that a
+// hostile source cannot make the checker build an enormous list.
+const maxDiagnostics = 1000
+
+// Codegen limits (E008).
+const (
+	maxParams     = 255
+	maxArgs       = 255
+	maxLocals     = 65535
+	maxStackDepth = 65535
+	maxCode       = 1 << 24
+)
+
+// unit is one compilation unit: the user's file or one imported library.
+// Each unit has its own scope of functions and types; a unit sees the
+// functions and types of the libraries it imports directly.
+type unit struct {
+	name    string // library name; "" for the user's file
+	file    string // file name used in positions
+	fileIdx int
+	ast     *syntax.File
+
+	funcs    map[string]*funcSym
+	funcList []*funcSym
+	types    map[string]*TypeDecl
+	typeList []*TypeDecl
+	imports  []*unit
+	// brokenImport: an import of this unit could not be resolved; names
+	// it might have provided are then not reported as undefined (no
+	// follow-on errors).
+	brokenImport bool
+}
+
+// funcSym is a declared function.
+type funcSym struct {
+	name   string
+	decl   *syntax.FnDecl
+	unit   *unit
+	params []*Type
+	result *Type
+	typ    *Type
+	// caps are the declared capabilities, canonical, without duplicates,
+	// in annotation order; capMask has bit c set for each.
+	caps    []policy.Capability
+	capMask uint32
+	// usesStepInput: the body calls step_input, which implicitly adds
+	// step.input to the function (reference compatibility).
+	usesStepInput bool
+	index         int // index in vm.Module.Functions
+
+	paramVars []*localVar
+	resultVar *localVar // `result` inside ensures clauses
+	matches   []*matchInfo
+}
+
+// localVar is a parameter, `let` variable, `for` variable or pattern
+// binding. Codegen assigns slot.
+type localVar struct {
+	name  string
+	typ   *Type
+	mut   bool
+	param bool
+	pos   syntax.Pos
+	slot  int
+
+	shadowed *localVar // the local of the same name this one hides
+}
+
+// callKind says how a call expression is compiled.
+type callKind uint8
+
+const (
+	callFunc    callKind = iota + 1 // CALL of a user or library function
+	callBuiltin                     // BUILTIN
+	callEffect                      // CAPCALL
+	callValue                       // CALL_VALUE of a function value
+)
+
+type callRef struct {
+	kind    callKind
+	fn      *funcSym
+	builtin vm.Builtin
+	effect  vm.Effect
+}
+
+// nameRef is what a name expression refers to: a local or a function.
+type nameRef struct {
+	local *localVar
+	fn    *funcSym
+}
+
+type variantRef struct {
+	decl *TypeDecl
+	v    *VariantInfo
+}
+
+// info holds what the checker found out and codegen needs.
+type info struct {
+	names    map[*syntax.NameExpr]nameRef
+	calls    map[*syntax.CallExpr]callRef
+	lets     map[*syntax.LetStmt]*localVar
+	assigns  map[*syntax.AssignStmt]*localVar
+	fors     map[*syntax.ForStmt]*localVar
+	binds    map[syntax.Node]*localVar // *BindingPattern and shorthand *FieldPattern
+	opTypes  map[syntax.Expr]*Type     // operand type of arithmetic/comparison/negation
+	fields   map[*syntax.FieldExpr]int
+	records  map[*syntax.RecordLit]*TypeDecl
+	enums    map[*syntax.EnumLit]variantRef
+	variants map[*syntax.VariantPattern]variantRef
+	braces   map[*syntax.BlockExpr]*Type // empty `{}`: Unit or an empty Map
+	matches  map[*syntax.MatchExpr]*matchInfo
+	spawns   map[*syntax.SpawnExpr]*funcSym
+}
+
+// newInfo allocates the side tables, sized from the source length (about
+// one name reference per 16 bytes of typical source) so that they rarely
+// grow.
+func newInfo(srcLen int) *info {
+	n := srcLen / 16
+	return &info{
+		names:    make(map[*syntax.NameExpr]nameRef, n),
+		calls:    make(map[*syntax.CallExpr]callRef, n/4),
+		lets:     make(map[*syntax.LetStmt]*localVar, n/8),
+		assigns:  make(map[*syntax.AssignStmt]*localVar),
+		fors:     make(map[*syntax.ForStmt]*localVar),
+		binds:    make(map[syntax.Node]*localVar, n/16),
+		opTypes:  make(map[syntax.Expr]*Type, n/8),
+		fields:   make(map[*syntax.FieldExpr]int, n/16),
+		records:  make(map[*syntax.RecordLit]*TypeDecl),
+		enums:    make(map[*syntax.EnumLit]variantRef),
+		variants: make(map[*syntax.VariantPattern]variantRef),
+		braces:   make(map[*syntax.BlockExpr]*Type),
+		matches:  make(map[*syntax.MatchExpr]*matchInfo),
+		spawns:   make(map[*syntax.SpawnExpr]*funcSym),
+	}
+}
+
+// checker type-checks units and records info for codegen.
+type checker struct {
+	unifier
+	diags   []*Error
+	nErrors int
+	info    *info
+
+	units []*unit
+	types []*TypeDecl // all declarations, index = TypeDecl.ID
+	funcs []*funcSym  // all functions, index = funcSym.index
+	// dupFuncs are redeclared functions: checked, never compiled.
+	dupFuncs []*funcSym
+
+	u          *unit
+	fn         *funcSym
+	scope      []*localVar
+	marks      []int
+	byName     map[string]*localVar
+	indexed    bool
+	inContract bool
+
+	suggestions int // candidates compared by suggest so far
+
+	// per-function deferred work
+	numVars     []*Type // operand types that default to Int
+	braceVars   []*syntax.BlockExpr
+	capReported map[string]bool
+}
+
+func newChecker(srcLen int) *checker {
+	return &checker{info: newInfo(srcLen), capReported: make(map[string]bool), byName: make(map[string]*localVar)}
+}
+
+// ---------------------------------------------------------------------------
+// diagnostics
+
+func (c *checker) report(code, sev string, file string, pos, end syntax.Pos, msg string) *Error {
+	e := &Error{
+		Code: code, Severity: sev, Msg: msg, File: file,
+		Line: int(pos.Line), Col: int(pos.Col),
+	}
+	if end.IsValid() {
+		e.EndLine, e.EndCol = int(end.Line), int(end.Col)
+	}
+	if sev == SeverityError {
+		c.nErrors++
+	}
+	if len(c.diags) < maxDiagnostics {
+		c.diags = append(c.diags, e)
+	}
+	return e
+}
+
+// errorf reports an error at node n of the current unit.
+func (c *checker) errorf(n syntax.Node, code, format string, args ...any) *Error {
+	return c.report(code, SeverityError, c.u.file, n.Pos(), n.End(), fmt.Sprintf(format, args...))
+}
+
+func (c *checker) errorAt(pos, end syntax.Pos, code, format string, args ...any) *Error {
+	return c.report(code, SeverityError, c.u.file, pos, end, fmt.Sprintf(format, args...))
+}
+
+func (c *checker) warnf(n syntax.Node, code, format string, args ...any) *Error {
+	return c.report(code, SeverityWarning, c.u.file, n.Pos(), n.End(), fmt.Sprintf(format, args...))
+}
+
+// suggestBudget bounds the candidate comparisons "did you mean" may do in
+// one compilation, so that a hostile file with thousands of undefined names
+// in thousands of scopes stays linear.
+const suggestBudget = 1 << 18
+
+// suggest returns ` (did you mean 'x'?)` and x when one candidate is
+// clearly nearest to name (syntax.Nearest), else "", "". Past the
+// diagnostics cap or the comparison budget it gives no suggestion.
+func (c *checker) suggest(name string, candidates func() []string) (string, string) {
+	if len(c.diags) >= maxDiagnostics || c.suggestions > suggestBudget {
+		return "", ""
+	}
+	cands := candidates()
+	c.suggestions += len(cands)
+	if c.suggestions > suggestBudget {
+		return "", ""
+	}
+	if s, ok := syntax.Nearest(name, cands); ok {
+		return " (did you mean '" + s + "'?)", s
+	}
+	return "", ""
+}
+
+func list(xs []string) func() []string { return func() []string { return xs } }
+
+func posString(p syntax.Pos) string {
+	return strconv.Itoa(int(p.Line)) + ":" + strconv.Itoa(int(p.Col))
+}
+
+// duplicate reports a second declaration of name; where is "" or a context
+// such as " in record 'P'".
+func (c *checker) duplicate(what, name, where string, first, again syntax.Node) {
+	c.errorf(again, CodeType, "duplicate %s '%s'%s: first declared at %s, again at %s",
+		what, name, where, posString(first.Pos()), posString(again.Pos()))
+}
+
+// ---------------------------------------------------------------------------
+// scopes
+
+// Scopes: c.scope lists the locals in scope in declaration order and
+// c.marks the start of each open block. Lookups scan c.scope from the end,
+// which is fastest for the usual handful of locals; once a function has
+// more than indexAbove locals in scope, c.byName (the innermost local of
+// each name; each local remembers the one it shadows) takes over, so that
+// lookups stay O(1) in huge hostile functions.
+
+const indexAbove = 48
+
+func (c *checker) push() { c.marks = append(c.marks, len(c.scope)) }
+
+func (c *checker) pop() {
+	n := len(c.marks) - 1
+	start := c.marks[n]
+	if c.indexed {
+		for i := len(c.scope) - 1; i >= start; i-- {
+			v := c.scope[i]
+			if v.shadowed == nil {
+				delete(c.byName, v.name)
+			} else {
+				c.byName[v.name] = v.shadowed
+			}
+		}
+	}
+	c.scope = c.scope[:start]
+	c.marks = c.marks[:n]
+}
+
+func (c *checker) declareLocal(v *localVar) {
+	if c.indexed {
+		v.shadowed = c.byName[v.name]
+		c.byName[v.name] = v
+	} else if len(c.scope) >= indexAbove {
+		c.indexed = true
+		for _, w := range c.scope {
+			w.shadowed = c.byName[w.name]
+			c.byName[w.name] = w
+		}
+		v.shadowed = c.byName[v.name]
+		c.byName[v.name] = v
+	}
+	c.scope = append(c.scope, v)
+}
+
+func (c *checker) lookupLocal(name string) *localVar {
+	if c.indexed {
+		return c.byName[name]
+	}
+	for i := len(c.scope) - 1; i >= 0; i-- {
+		if c.scope[i].name == name {
+			return c.scope[i]
+		}
+	}
+	return nil
+}
+
+// resetScope empties the scope for a new function.
+func (c *checker) resetScope() {
+	c.scope, c.marks = c.scope[:0], c.marks[:0]
+	if c.indexed {
+		clear(c.byName)
+		c.indexed = false
+	}
+}
+
+// lookupFunc resolves a function name in unit u: u's own functions first,
+// then the functions of u's direct imports. When several imports define the
+// name, ambiguous lists them (and f is nil).
+func lookupFunc(u *unit, name string) (f *funcSym, ambiguous []*funcSym) {
+	if f := u.funcs[name]; f != nil {
+		return f, nil
+	}
+	for _, imp := range u.imports {
+		if g := imp.funcs[name]; g != nil {
+			if f == nil {
+				f = g
+			} else {
+				if ambiguous == nil {
+					ambiguous = []*funcSym{f}
+				}
+				ambiguous = append(ambiguous, g)
+			}
+		}
+	}
+	if ambiguous != nil {
+		return nil, ambiguous
+	}
+	return f, nil
+}
+
+// lookupType resolves a record or enum name in unit u like lookupFunc.
+func lookupType(u *unit, name string) (d *TypeDecl, ambiguous []*TypeDecl) {
+	if d := u.types[name]; d != nil {
+		return d, nil
+	}
+	for _, imp := range u.imports {
+		if g := imp.types[name]; g != nil {
+			if d == nil {
+				d = g
+			} else {
+				if ambiguous == nil {
+					ambiguous = []*TypeDecl{d}
+				}
+				ambiguous = append(ambiguous, g)
+			}
+		}
+	}
+	if ambiguous != nil {
+		return nil, ambiguous
+	}
+	return d, nil
+}
+
+// visibleTypes lists the record and enum declarations unit u can name.
+func visibleTypes(u *unit) []*TypeDecl {
+	out := append([]*TypeDecl(nil), u.typeList...)
+	for _, imp := range u.imports {
+		out = append(out, imp.typeList...)
+	}
+	return out
+}
+
+// nameCandidates lists the names visible at the current point for "did you
+// mean": locals in scope, functions, built-ins, effect built-ins.
+func (c *checker) nameCandidates() []string {
+	out := make([]string, 0, len(c.scope)+len(c.u.funcList)+len(allBuiltinNames))
+	for i := len(c.scope) - 1; i >= 0; i-- {
+		out = append(out, c.scope[i].name)
+	}
+	for _, f := range c.u.funcList {
+		out = append(out, f.name)
+	}
+	for _, imp := range c.u.imports {
+		for _, f := range imp.funcList {
+			out = append(out, f.name)
+		}
+	}
+	return append(out, allBuiltinNames...)
+}
+
+func (c *checker) typeCandidates() []string {
+	out := append([]string(nil), builtinTypeNames...)
+	for _, d := range visibleTypes(c.u) {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+var builtinTypeNames = []string{"Int", "Float", "String", "Bool", "Unit", "Option", "Result", "List", "Map", "Fn", "ActorId"}
+
+func isBuiltinTypeName(name string) bool {
+	for _, n := range builtinTypeNames {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+// nameSet finds an earlier declaration of a name: a linear search for the
+// usual handful of names, a map beyond that.
+type nameSet[T any] struct {
+	names []string
+	vals  []T
+	m     map[string]T
+}
+
+func (s *nameSet[T]) lookup(name string) (T, bool) {
+	if s.m != nil {
+		v, ok := s.m[name]
+		return v, ok
+	}
+	for i, n := range s.names {
+		if n == name {
+			return s.vals[i], true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+func (s *nameSet[T]) add(name string, v T) {
+	if s.m != nil {
+		s.m[name] = v
+		return
+	}
+	s.names = append(s.names, name)
+	s.vals = append(s.vals, v)
+	if len(s.names) > 16 {
+		s.m = make(map[string]T, 2*len(s.names))
+		for i, n := range s.names {
+			s.m[n] = s.vals[i]
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// declarations
+
+// declareTypes registers the record and enum names of u (pass 1).
+func (c *checker) declareTypes(u *unit) {
+	c.u = u
+	for _, it := range u.ast.Items {
+		var name *syntax.Ident
+		var kind vm.TypeKind
+		switch d := it.(type) {
+		case *syntax.RecordDecl:
+			name, kind = d.Name, vm.RecordType
+		case *syntax.EnumDecl:
+			name, kind = d.Name, vm.EnumType
+		default:
+			continue
+		}
+		if name == nil {
+			continue
+		}
+		if isBuiltinTypeName(name.Name) {
+			c.errorf(name, CodeType, "type name '%s' is reserved for the built-in type", name.Name)
+			continue
+		}
+		if prev := u.types[name.Name]; prev != nil {
+			c.duplicate("type", name.Name, "", prev.ident, name)
+			continue
+		}
+		d := &TypeDecl{Name: name.Name, ID: len(c.types), Kind: kind, Pos: name.Pos(), File: u.file, unit: u, node: it, ident: name}
+		if kind == vm.RecordType {
+			d.typ = &Type{kind: KindRecord, decl: d}
+		} else {
+			d.typ = &Type{kind: KindEnum, decl: d}
+		}
+		c.types = append(c.types, d)
+		u.types[name.Name] = d
+		u.typeList = append(u.typeList, d)
+	}
+}
+
+// defineTypes resolves field and variant types of u's declarations (pass 2).
+func (c *checker) defineTypes(u *unit) {
+	c.u = u
+	for _, d := range u.typeList {
+		switch n := d.node.(type) {
+		case *syntax.RecordDecl:
+			d.Fields = c.fieldList(n.Fields, " in record '"+d.Name+"'")
+		case *syntax.EnumDecl:
+			var seen nameSet[*syntax.VariantDecl]
+			for _, vd := range n.Variants {
+				if vd == nil || vd.Name == nil {
+					continue
+				}
+				if prev, dup := seen.lookup(vd.Name.Name); dup {
+					c.duplicate("variant", vd.Name.Name, " in enum '"+d.Name+"'", prev.Name, vd.Name)
+					continue
+				}
+				seen.add(vd.Name.Name, vd)
+				v := &VariantInfo{Name: vd.Name.Name, Index: len(d.Variants), Pos: vd.Name.Pos()}
+				switch {
+				case vd.IsStruct:
+					v.Shape = vm.StructVariant
+					v.Fields = c.fieldList(vd.Fields, " in variant '"+d.Name+"::"+v.Name+"'")
+				case vd.Payload != nil:
+					v.Shape = vm.TupleVariant
+					v.Payload = c.resolveType(vd.Payload)
+				default:
+					v.Shape = vm.UnitVariant
+				}
+				switch v.Shape {
+				case vm.TupleVariant:
+					v.subTypes = []*Type{v.Payload}
+				case vm.StructVariant:
+					v.subTypes = make([]*Type, len(v.Fields))
+					for i, f := range v.Fields {
+						v.subTypes[i] = f.Type
+					}
+				}
+				d.Variants = append(d.Variants, v)
+			}
+		}
+	}
+}
+
+func (c *checker) fieldList(fs []*syntax.FieldDecl, where string) []*FieldInfo {
+	out := make([]*FieldInfo, 0, len(fs))
+	var seen nameSet[*syntax.FieldDecl]
+	for _, f := range fs {
+		if f == nil || f.Name == nil {
+			continue
+		}
+		t := c.resolveType(f.Type)
+		if prev, dup := seen.lookup(f.Name.Name); dup {
+			c.duplicate("field", f.Name.Name, where, prev.Name, f.Name)
+			continue
+		}
+		seen.add(f.Name.Name, f)
+		out = append(out, &FieldInfo{Name: f.Name.Name, Type: t, Pos: f.Name.Pos()})
+	}
+	return out
+}
+
+// declareFuncs registers the functions of u with their signatures (pass 3).
+// A library's `main` is ignored (LANGUAGE.md "Imports").
+func (c *checker) declareFuncs(u *unit) {
+	c.u = u
+	for _, it := range u.ast.Items {
+		d, ok := it.(*syntax.FnDecl)
+		if !ok || d.Name == nil {
+			continue
+		}
+		if u.name != "" && d.Name.Name == "main" {
+			continue
+		}
+		f := &funcSym{name: d.Name.Name, decl: d, unit: u}
+		if prev := u.funcs[f.name]; prev != nil {
+			c.duplicate("function", f.name, "", prev.decl.Name, d.Name)
+			c.signature(f)
+			c.dupFuncs = append(c.dupFuncs, f) // its body is still checked
+			continue
+		}
+		c.signature(f)
+		f.index = len(c.funcs)
+		c.funcs = append(c.funcs, f)
+		u.funcs[f.name] = f
+		u.funcList = append(u.funcList, f)
+	}
+}
+
+func (c *checker) signature(f *funcSym) {
+	d := f.decl
+	if len(d.Params) > maxParams {
+		c.errorf(d.Name, CodeCodegen, "function '%s' has %d parameters; the limit is %d", f.name, len(d.Params), maxParams)
+	}
+	var seen nameSet[*syntax.Param]
+	f.params = make([]*Type, 0, len(d.Params))
+	f.paramVars = make([]*localVar, 0, len(d.Params))
+	for _, p := range d.Params {
+		if p == nil || p.Name == nil {
+			continue
+		}
+		t := c.resolveType(p.Type)
+		if prev, dup := seen.lookup(p.Name.Name); dup {
+			c.duplicate("parameter", p.Name.Name, " in function '"+f.name+"'", prev.Name, p.Name)
+		} else {
+			seen.add(p.Name.Name, p)
+		}
+		f.params = append(f.params, t)
+		f.paramVars = append(f.paramVars, &localVar{name: p.Name.Name, typ: t, param: true, pos: p.Name.Pos()})
+	}
+	if d.Result != nil {
+		f.result = c.resolveType(d.Result)
+	} else {
+		f.result = tUnit
+	}
+	f.typ = fnOf(f.params, f.result)
+	c.declaredCaps(f)
+}
+
+// resolveType converts a type expression to a Type. Unknown names are E003
+// (with a suggestion); malformed uses are E009. Errors yield the error type.
+func (c *checker) resolveType(t syntax.Type) *Type {
+	switch t := t.(type) {
+	case nil:
+		return tError
+	case *syntax.FnType:
+		ps := make([]*Type, len(t.Params))
+		for i, p := range t.Params {
+			ps[i] = c.resolveType(p)
+		}
+		return fnOf(ps, c.resolveType(t.Result))
+	case *syntax.NamedType:
+		if t.Paren {
+			return tUnit
+		}
+		if t.Name == nil {
+			return tError
+		}
+		name := t.Name.Name
+		args := make([]*Type, len(t.Args))
+		for i, a := range t.Args {
+			args[i] = c.resolveType(a)
+		}
+		want := func(n int) bool {
+			if len(args) == n {
+				return true
+			}
+			if n == 0 {
+				c.errorf(t, CodeType, "type '%s' takes no type arguments", name)
+			} else {
+				c.errorf(t, CodeType, "type '%s' expects %s, got %d", name, plural(n, "type argument"), len(args))
+			}
+			return false
+		}
+		switch name {
+		case "Int", "Float", "String", "Bool", "Unit", "ActorId":
+			if !want(0) {
+				return tError
+			}
+			switch name {
+			case "Int":
+				return tInt
+			case "Float":
+				return tFloat
+			case "String":
+				return tString
+			case "Bool":
+				return tBool
+			case "Unit":
+				return tUnit
+			}
+			return tActor
+		case "Option":
+			if !want(1) {
+				return tError
+			}
+			return optionOf(args[0])
+		case "List":
+			if !want(1) {
+				return tError
+			}
+			return listOf(args[0])
+		case "Result":
+			if !want(2) {
+				return tError
+			}
+			return resultOf(args[0], args[1])
+		case "Map":
+			if !want(2) {
+				return tError
+			}
+			if k := prune(args[0]); k.kind != KindString && k.kind != KindError {
+				c.errorf(t.Args[0], CodeType, "map keys must be 'String', found '%s'", k)
+				return tError
+			}
+			return mapOf(args[1])
+		case "Fn":
+			c.errorf(t, CodeType, "function types are written Fn(A, B) -> R")
+			return tError
+		}
+		d, amb := lookupType(c.u, name)
+		if amb != nil {
+			c.errorf(t.Name, CodeUndefined, "ambiguous type '%s': declared by libraries %s", name, libList(amb))
+			return tError
+		}
+		if d == nil {
+			if c.u.brokenImport {
+				return tError
+			}
+			hint, s := c.suggest(name, c.typeCandidates)
+			e := c.errorf(t.Name, CodeUndefined, "unknown type '%s'%s", name, hint)
+			e.Subject, e.Suggestion = name, s
+			return tError
+		}
+		if len(args) > 0 {
+			c.errorf(t, CodeType, "type '%s' takes no type arguments", name)
+		}
+		return d.typ
+	}
+	return tError
+}
+
+func libList[T interface{ libName() string }](xs []T) string {
+	names := make([]string, len(xs))
+	for i, x := range xs {
+		names[i] = x.libName()
+	}
+	return quoteList(names)
+}
+
+func (f *funcSym) libName() string  { return f.unit.name }
+func (d *TypeDecl) libName() string { return d.unit.name }

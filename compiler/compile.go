@@ -1,0 +1,239 @@
+package compiler
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/vm"
+)
+
+// MaxSourceSize is the largest source Compile and Check accept, in bytes
+// (LANGUAGE.md "Limits every run has": source ≤ 1 MB).
+const MaxSourceSize = 1 << 20
+
+// Options configure a compilation.
+type Options struct {
+	// File is the file name used in positions and diagnostics; default
+	// "<source>".
+	File string
+	// LibsDir is the directory holding the libraries `import "std-x"`
+	// resolves against (<LibsDir>/std-x/src/core.ax). Empty: no libraries.
+	LibsDir string
+	// ModuleName is vm.Module.Name; default "module".
+	ModuleName string
+}
+
+func (o Options) file() string {
+	if o.File == "" {
+		return "<source>"
+	}
+	return o.File
+}
+
+// Program is the result of analysing a source file: its syntax tree, all
+// diagnostics (errors and warnings, sorted) and the typed declarations of
+// the user's file, for tooling (boruna_check, boruna_symbols, repair).
+type Program struct {
+	File        *syntax.File
+	Diagnostics []*Diagnostic
+	// Functions and Types are the user's file's declarations in source
+	// order (empty when the file did not parse).
+	Functions []*FuncInfo
+	Types     []*TypeDecl
+	// Libraries lists the libraries that were loaded, in load order.
+	Libraries []string
+
+	c     *checker
+	units []*unit
+	opts  Options
+}
+
+// FuncInfo describes a declared function.
+type FuncInfo struct {
+	Name       string
+	ParamNames []string
+	Params     []*Type
+	Result     *Type // Unit when omitted
+	// Caps are the declared capabilities (aliases mapped to canonical
+	// names, duplicates removed).
+	Caps     []policy.Capability
+	Intent   string
+	Requires int // number of `requires` clauses
+	Ensures  int // number of `ensures` clauses
+	Exported bool
+	Pos      syntax.Pos
+	Decl     *syntax.FnDecl
+}
+
+// Signature renders the function as `fn name(a: Int, b: String) -> Bool !{net.fetch}`.
+func (f *FuncInfo) Signature() string {
+	var b strings.Builder
+	b.WriteString("fn ")
+	b.WriteString(f.Name)
+	b.WriteByte('(')
+	for i, p := range f.Params {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(f.ParamNames[i])
+		b.WriteString(": ")
+		b.WriteString(p.String())
+	}
+	b.WriteString(") -> ")
+	b.WriteString(f.Result.String())
+	if len(f.Caps) > 0 {
+		b.WriteString(" !{")
+		for i, c := range f.Caps {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(c.String())
+		}
+		b.WriteByte('}')
+	}
+	return b.String()
+}
+
+// Func returns the user's function called name, or nil.
+func (p *Program) Func(name string) *FuncInfo {
+	for _, f := range p.Functions {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// HasErrors reports whether any diagnostic is an error.
+func (p *Program) HasErrors() bool {
+	for _, d := range p.Diagnostics {
+		if d.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// Errors returns the error diagnostics (warnings left out), or nil.
+func (p *Program) Errors() ErrorList {
+	var out ErrorList
+	for _, d := range p.Diagnostics {
+		if d.Severity == SeverityError {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Analyze parses and type-checks src and the libraries it imports, and
+// reports every diagnostic it finds (lexer/parser errors stop the analysis
+// of that file; the checker reports all its errors in one pass).
+func Analyze(src []byte, opts Options) *Program {
+	file := opts.File
+	if file == "" {
+		file = opts.file()
+	}
+	p := &Program{opts: opts}
+	c := newChecker(len(src))
+	p.c = c
+	if len(src) > MaxSourceSize {
+		p.File = &syntax.File{Path: file}
+		p.Diagnostics = []*Diagnostic{{Code: syntax.CodeLexer, Severity: SeverityError, File: file, Line: 1, Col: 1,
+			Msg: "source exceeds 1 MB limit (" + strconv.Itoa(len(src)) + " bytes)"}}
+		return p
+	}
+	f, serrs := syntax.Parse(file, src)
+	p.File = f
+	if len(serrs) > 0 {
+		for _, e := range serrs {
+			p.Diagnostics = append(p.Diagnostics, fromSyntax(e))
+		}
+		return p
+	}
+	user := newUnit("", file, 0, f)
+	l := &loader{libsDir: opts.LibsDir, c: c, libs: make(map[string]*unit), units: []*unit{user}}
+	l.resolveImports(user)
+	p.units = l.units
+	for _, u := range l.units[1:] {
+		p.Libraries = append(p.Libraries, u.name)
+	}
+	if len(l.synErrs) == 0 {
+		for _, u := range l.units {
+			c.declareTypes(u)
+		}
+		for _, u := range l.units {
+			c.defineTypes(u)
+		}
+		for _, u := range l.units {
+			c.declareFuncs(u)
+		}
+		for _, fn := range c.funcs {
+			c.checkFunc(fn)
+		}
+		for _, fn := range c.dupFuncs {
+			c.checkFunc(fn)
+		}
+	}
+	diags := append(l.synErrs, c.diags...)
+	rank := make(map[string]int, len(l.units))
+	for i := len(l.units) - 1; i >= 0; i-- {
+		rank[l.units[i].file] = i
+	}
+	sortDiagnostics(diags, rank)
+	p.Diagnostics = diags
+
+	p.Types = user.typeList
+	for _, fn := range user.funcList {
+		fi := &FuncInfo{
+			Name: fn.name, Params: fn.params, Result: fn.result, Caps: fn.caps,
+			Requires: len(fn.decl.Requires), Ensures: len(fn.decl.Ensures),
+			Exported: fn.decl.Exported, Pos: fn.decl.Name.Pos(), Decl: fn.decl,
+		}
+		for _, pv := range fn.paramVars {
+			fi.ParamNames = append(fi.ParamNames, pv.name)
+		}
+		if fn.decl.Intent != nil {
+			fi.Intent = fn.decl.Intent.Value
+		}
+		p.Functions = append(p.Functions, fi)
+	}
+	return p
+}
+
+// Check analyses src and returns every finding, warnings included, sorted
+// by position (the user's file first, then libraries), and the syntax tree
+// (never nil). It is the basis of boruna_check.
+func Check(src []byte, opts Options) ([]*Diagnostic, *syntax.File) {
+	p := Analyze(src, opts)
+	return p.Diagnostics, p.File
+}
+
+// Compile compiles src (and the libraries it imports) to a module. On
+// failure the ErrorList holds the errors (never warnings) sorted by
+// position and the module is nil; on success the ErrorList is nil.
+// Module.Entry is the index of `main`, or -1 when there is none (not an
+// error here: the run tool reports MISSING_MAIN).
+func Compile(src []byte, opts Options) (*vm.Module, ErrorList) {
+	return Analyze(src, opts).Compile()
+}
+
+// Compile generates the module of an analysed program; see Compile. It
+// must be called at most once per Program.
+func (p *Program) Compile() (*vm.Module, ErrorList) {
+	if errs := p.Errors(); errs != nil {
+		return nil, errs
+	}
+	if p.c == nil || len(p.units) == 0 {
+		return nil, ErrorList{{Code: CodeCodegen, Severity: SeverityError, File: p.opts.file(), Line: 1, Col: 1, Msg: "program was not analysed"}}
+	}
+	name := p.opts.ModuleName
+	if name == "" {
+		name = "module"
+	}
+	g := newGen(p.c, name)
+	m, errs := g.module(p.units)
+	p.c = nil
+	return m, errs
+}

@@ -1,0 +1,30 @@
+// Package compiler turns .ax source into a vm.Module: it resolves imports,
+// type-checks, checks match exhaustiveness and capability declarations, and
+// generates bytecode (shared/LANGUAGE.md; the formal 1.0 spec §4 typing,
+// §4.4.1 exhaustiveness, §6.3 capabilities).
+//
+// Pipeline, one file each:
+//
+//	syntax.Parse        lexer and parser (package compiler/syntax)
+//	imports.go          `import "std-x"` → <LibsDir>/std-x/src/core.ax, one unit per library
+//	check.go            declarations, type expressions, scopes
+//	check_expr.go       statements and expressions (types.go: types and unification)
+//	check_pattern.go    patterns; exhaust.go: usefulness, exhaustiveness, unreachable arms
+//	caps.go             capability annotations and propagation
+//	codegen.go          bytecode; codegen_match.go: match decision trees
+//
+// Entry points: Compile (source → module or errors), Check (every
+// diagnostic, warnings included, for boruna_check) and Analyze (diagnostics
+// plus typed declarations for tooling).
+//
+// Diagnostics carry the codes of language-conventions.md: E001 lexer, E002
+// parser, E003 undefined name, E005 non-exhaustive match, E006 unknown
+// field, E007 capability, E008 codegen limit, E009 type error (and
+// warnings, e.g. unreachable match arms). The checker reports every error
+// it finds in one pass; an erroneous expression gets an error type that
+// unifies with everything, so one mistake is reported once.
+//
+// The package knows nothing of NATS, MCP, workers or the gateway; it
+// imports only compiler/syntax, vm (the bytecode and built-in tables) and
+// policy (capability names).
+package compiler

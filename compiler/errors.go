@@ -1,0 +1,150 @@
+package compiler
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Diagnostic codes (notes: language-conventions.md "Compile errors";
+// reference/tooling-reference-impl.md §1.3 for the registry names).
+const (
+	CodeLexer         = "E001" // lexer error
+	CodeParse         = "E002" // parse error
+	CodeUndefined     = "E003" // undefined name, type, variant or library
+	CodeNonExhaustive = "E005" // non-exhaustive match
+	CodeUnknownField  = "E006" // unknown record or variant field
+	CodeCapability    = "E007" // capability violation
+	CodeCodegen       = "E008" // code generation limit
+	CodeType          = "E009" // type error (or warning, e.g. an unreachable match arm)
+)
+
+// Severities of a Diagnostic. Warnings never make compilation fail.
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+)
+
+// Error is one compile diagnostic: an error or a warning found in a source
+// file. Line and Col are 1-based (Col counts bytes); EndLine and EndCol
+// give the end of the offending span and are 0 when unknown. File is the
+// file the position refers to: the user's file (Options.File) or an
+// imported library's core.ax.
+//
+// Error() renders `file:line:col: E00N msg`, the form the CLI prints.
+type Error struct {
+	Code     string
+	Severity string
+	Msg      string
+	File     string
+	Line     int
+	Col      int
+	EndLine  int
+	EndCol   int
+
+	// Structured details for tooling (repair patches). Empty when not
+	// applicable.
+	//
+	// Subject is the offending name: the undefined name (E003), the unknown
+	// field (E006), the unknown or missing capability (E007).
+	Subject string
+	// Suggestion is the "did you mean" candidate for Subject, or for E007
+	// "missing capability" the capability to declare.
+	Suggestion string
+	// Missing lists the patterns a non-exhaustive match does not cover
+	// (E005), in declaration order.
+	Missing []string
+}
+
+// Diagnostic is the name the tooling (boruna_check) uses for an Error.
+type Diagnostic = Error
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.Grow(len(e.File) + len(e.Msg) + 24)
+	b.WriteString(e.File)
+	b.WriteByte(':')
+	b.WriteString(strconv.Itoa(e.Line))
+	b.WriteByte(':')
+	b.WriteString(strconv.Itoa(e.Col))
+	b.WriteString(": ")
+	b.WriteString(e.Code)
+	b.WriteByte(' ')
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// IsWarning reports whether the diagnostic is a warning.
+func (e *Error) IsWarning() bool { return e.Severity == SeverityWarning }
+
+// ErrorList is a list of compile errors sorted by file order and position.
+// It implements error; Compile returns a nil ErrorList on success.
+type ErrorList []*Error
+
+func (l ErrorList) Error() string {
+	switch len(l) {
+	case 0:
+		return "no errors"
+	case 1:
+		return l[0].Error()
+	case 2:
+		return l[0].Error() + " (and 1 more error)"
+	}
+	return fmt.Sprintf("%s (and %d more errors)", l[0].Error(), len(l)-1)
+}
+
+// Err returns l as an error, or nil when l is empty.
+func (l ErrorList) Err() error {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}
+
+// Unwrap returns the individual errors, so that errors.As finds an *Error.
+func (l ErrorList) Unwrap() []error {
+	out := make([]error, len(l))
+	for i, e := range l {
+		out[i] = e
+	}
+	return out
+}
+
+// sortDiagnostics orders diagnostics by file rank (the user's file first,
+// then libraries in load order), then by position, keeping the original
+// order for equal positions.
+func sortDiagnostics(ds []*Error, fileRank map[string]int) {
+	sort.SliceStable(ds, func(i, j int) bool {
+		a, b := ds[i], ds[j]
+		if a.File != b.File {
+			return fileRank[a.File] < fileRank[b.File]
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+}
+
+// plural returns "n word" or "n words".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// quoteList renders names as `'a', 'b'`.
+func quoteList(names []string) string {
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteByte('\'')
+		b.WriteString(n)
+		b.WriteByte('\'')
+	}
+	return b.String()
+}

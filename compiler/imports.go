@@ -1,0 +1,226 @@
+package compiler
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/axpool/axpool/compiler/syntax"
+)
+
+// Imports (LANGUAGE.md "Imports and standard libraries"): `import "std-x"`
+// loads <LibsDir>/std-x/src/core.ax as a separate compilation unit. A
+// library's declared dependencies (its own imports, and the `dependencies`
+// of its package.ax.json) are loaded too; loading is cycle-safe. The user's
+// file keeps its own line numbers; errors in a library point into it.
+
+// maxLibSize bounds one library source file (the user's source limit).
+const maxLibSize = 1 << 20
+
+// validLibName reports whether name can be a library directory name: no
+// path separators, no "..", no leading dot.
+func validLibName(name string) bool {
+	if name == "" || len(name) > 100 || name[0] == '.' || strings.Contains(name, "..") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// libPath is the core.ax path of library name.
+func libPath(libsDir, name string) string {
+	return filepath.Join(libsDir, name, "src", "core.ax")
+}
+
+// availableLibs lists the library names under libsDir (directories with a
+// src/core.ax), sorted; used for "did you mean".
+func availableLibs(libsDir string) []string {
+	if libsDir == "" {
+		return nil
+	}
+	ents, err := os.ReadDir(libsDir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() || !validLibName(e.Name()) {
+			continue
+		}
+		if st, err := os.Stat(libPath(libsDir, e.Name())); err == nil && st.Mode().IsRegular() {
+			out = append(out, e.Name())
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// parsedLib is a cached parse of a library file.
+type parsedLib struct {
+	mod  time.Time
+	size int64
+	ast  *syntax.File
+	errs syntax.ErrorList
+	deps []string
+}
+
+// libCache keeps parsed libraries keyed by path, revalidated by size and
+// modification time, so that a worker does not re-parse the std libraries
+// for every job. ASTs are never modified after parsing.
+var libCache sync.Map // string → *parsedLib
+
+// readLib parses library file path (using the cache). ok is false when the
+// file does not exist or cannot be read.
+func readLib(path string) (*parsedLib, bool) {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > maxLibSize {
+		return nil, false
+	}
+	if v, ok := libCache.Load(path); ok {
+		pl := v.(*parsedLib)
+		if pl.mod.Equal(st.ModTime()) && pl.size == st.Size() {
+			return pl, true
+		}
+	}
+	src, err := os.ReadFile(path)
+	if err != nil || len(src) > maxLibSize {
+		return nil, false
+	}
+	f, errs := syntax.Parse(path, src)
+	pl := &parsedLib{mod: st.ModTime(), size: st.Size(), ast: f, errs: errs, deps: packageDeps(filepath.Dir(filepath.Dir(path)))}
+	libCache.Store(path, pl)
+	return pl, true
+}
+
+// packageDeps reads the dependency names of a library's package.ax.json
+// (dotted package names such as std.validation map to directory names such
+// as std-validation). A missing or malformed manifest has no dependencies.
+func packageDeps(dir string) []string {
+	b, err := os.ReadFile(filepath.Join(dir, "package.ax.json"))
+	if err != nil || len(b) > 1<<16 {
+		return nil
+	}
+	var manifest struct {
+		Dependencies map[string]string `json:"dependencies"`
+	}
+	if json.Unmarshal(b, &manifest) != nil {
+		return nil
+	}
+	var out []string
+	for name := range manifest.Dependencies {
+		out = append(out, strings.ReplaceAll(name, ".", "-"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// loader resolves imports into units.
+type loader struct {
+	libsDir string
+	c       *checker
+	libs    map[string]*unit
+	units   []*unit // user's unit first, then libraries in load order
+	synErrs []*Error
+}
+
+// resolveImports loads the libraries u imports (recursively).
+func (l *loader) resolveImports(u *unit) {
+	seen := make(map[*unit]bool)
+	add := func(lib *unit) {
+		if lib != nil && lib != u && !seen[lib] {
+			seen[lib] = true
+			u.imports = append(u.imports, lib)
+		}
+	}
+	for _, it := range u.ast.Items {
+		d, ok := it.(*syntax.ImportDecl)
+		if !ok {
+			continue
+		}
+		lib := l.load(d.Path)
+		if lib == nil && !d.IsString {
+			// `import std.ui` / `import std_ui` name the directory std-ui.
+			if alt := strings.NewReplacer(".", "-", "_", "-").Replace(d.Path); alt != d.Path {
+				lib = l.load(alt)
+			}
+		}
+		if lib == nil {
+			if d.IsString {
+				l.unknownLib(u, d)
+				u.brokenImport = true
+			}
+			continue
+		}
+		add(lib)
+	}
+}
+
+func (l *loader) unknownLib(u *unit, d *syntax.ImportDecl) {
+	pos := d.PathPos
+	if !pos.IsValid() {
+		pos = d.Pos()
+	}
+	hint, s := l.c.suggest(d.Path, func() []string { return availableLibs(l.libsDir) })
+	e := l.c.report(CodeUndefined, SeverityError, u.file, pos, syntax.Pos{}, "unknown library '"+d.Path+"'"+hint)
+	e.Subject, e.Suggestion = d.Path, s
+}
+
+// load returns the unit of library name, loading it on first use, or nil
+// when it does not exist.
+func (l *loader) load(name string) *unit {
+	if u, ok := l.libs[name]; ok {
+		return u
+	}
+	if l.libsDir == "" || !validLibName(name) {
+		return nil
+	}
+	path := libPath(l.libsDir, name)
+	pl, ok := readLib(path)
+	if !ok {
+		l.libs[name] = nil
+		return nil
+	}
+	u := newUnit(name, path, len(l.units), pl.ast)
+	l.libs[name] = u
+	l.units = append(l.units, u)
+	for _, e := range pl.errs {
+		l.synErrs = append(l.synErrs, fromSyntax(e))
+	}
+	l.resolveImports(u)
+	for _, dep := range pl.deps {
+		if lib := l.load(dep); lib != nil && lib != u {
+			dup := false
+			for _, x := range u.imports {
+				dup = dup || x == lib
+			}
+			if !dup {
+				u.imports = append(u.imports, lib)
+			}
+		}
+	}
+	return u
+}
+
+func newUnit(name, file string, idx int, f *syntax.File) *unit {
+	return &unit{
+		name: name, file: file, fileIdx: idx, ast: f,
+		funcs: make(map[string]*funcSym), types: make(map[string]*TypeDecl),
+	}
+}
+
+// fromSyntax converts a lexer or parser error.
+func fromSyntax(e *syntax.Error) *Error {
+	return &Error{
+		Code: e.Code, Severity: SeverityError, Msg: e.Msg, File: e.File,
+		Line: int(e.Pos.Line), Col: int(e.Pos.Col), EndLine: int(e.End.Line), EndCol: int(e.End.Col),
+	}
+}

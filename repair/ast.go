@@ -1,0 +1,260 @@
+package repair
+
+import (
+	"reflect"
+
+	"github.com/axpool/axpool/compiler/syntax"
+)
+
+// isNil reports whether n is nil or a typed nil pointer.
+func isNil(n syntax.Node) bool {
+	if n == nil {
+		return true
+	}
+	v := reflect.ValueOf(n)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// children returns the direct sub-nodes of n in source order (nil ones
+// left out). Type expressions and identifiers are included so that a
+// position can be found on any node.
+func children(n syntax.Node) []syntax.Node {
+	var out []syntax.Node
+	add := func(ns ...syntax.Node) {
+		for _, c := range ns {
+			if !isNil(c) {
+				out = append(out, c)
+			}
+		}
+	}
+	switch x := n.(type) {
+	case *syntax.File:
+		for _, it := range x.Items {
+			add(it)
+		}
+	case *syntax.FnDecl:
+		add(x.Name)
+		for _, p := range x.Params {
+			add(p)
+		}
+		add(x.Result)
+		for _, c := range x.Caps {
+			add(c)
+		}
+		for _, e := range x.Requires {
+			add(e)
+		}
+		for _, e := range x.Ensures {
+			add(e)
+		}
+		add(x.Body)
+	case *syntax.Param:
+		add(x.Name, x.Type)
+	case *syntax.RecordDecl:
+		add(x.Name)
+		for _, f := range x.Fields {
+			add(f)
+		}
+	case *syntax.FieldDecl:
+		add(x.Name, x.Type)
+	case *syntax.EnumDecl:
+		add(x.Name)
+		for _, v := range x.Variants {
+			add(v)
+		}
+	case *syntax.VariantDecl:
+		add(x.Name, x.Payload)
+		for _, f := range x.Fields {
+			add(f)
+		}
+	case *syntax.NamedType:
+		add(x.Name)
+		for _, a := range x.Args {
+			add(a)
+		}
+	case *syntax.FnType:
+		for _, a := range x.Params {
+			add(a)
+		}
+		add(x.Result)
+	case *syntax.LetStmt:
+		add(x.Name, x.Type, x.Value)
+	case *syntax.AssignStmt:
+		add(x.Target, x.Value)
+	case *syntax.WhileStmt:
+		add(x.Cond, x.Body)
+	case *syntax.ForStmt:
+		add(x.Var, x.Iter, x.Body)
+	case *syntax.ReturnStmt:
+		add(x.Value)
+	case *syntax.ExprStmt:
+		add(x.X)
+	case *syntax.Block:
+		for _, s := range x.Stmts {
+			add(s)
+		}
+	case *syntax.TagExpr:
+		add(x.X)
+	case *syntax.BinaryExpr:
+		add(x.X, x.Y)
+	case *syntax.UnaryExpr:
+		add(x.X)
+	case *syntax.ParenExpr:
+		add(x.X)
+	case *syntax.CallExpr:
+		add(x.Fn)
+		for _, a := range x.Args {
+			add(a)
+		}
+	case *syntax.FieldExpr:
+		add(x.X, x.Name)
+	case *syntax.IfExpr:
+		add(x.Cond, x.Then, x.Else)
+	case *syntax.MatchExpr:
+		add(x.Subject)
+		for _, a := range x.Arms {
+			add(a)
+		}
+	case *syntax.MatchArm:
+		add(x.Pattern, x.Body)
+	case *syntax.FieldInit:
+		add(x.Name, x.Value)
+	case *syntax.RecordLit:
+		add(x.Type, x.Spread)
+		for _, f := range x.Fields {
+			add(f)
+		}
+	case *syntax.EnumLit:
+		add(x.Enum, x.Variant, x.Payload)
+		for _, f := range x.Fields {
+			add(f)
+		}
+	case *syntax.ListLit:
+		for _, e := range x.Elems {
+			add(e)
+		}
+	case *syntax.MapEntry:
+		add(x.Key, x.Value)
+	case *syntax.MapLit:
+		for _, e := range x.Entries {
+			add(e)
+		}
+	case *syntax.EmitExpr:
+		add(x.X)
+	case *syntax.SpawnExpr:
+		add(x.Fn)
+	case *syntax.SendExpr:
+		add(x.Target, x.Msg)
+	case *syntax.BlockExpr:
+		add(x.Block)
+	case *syntax.TagPattern:
+		add(x.Sub)
+	case *syntax.VariantPattern:
+		add(x.Enum, x.Variant, x.Payload)
+		for _, f := range x.Fields {
+			add(f)
+		}
+	case *syntax.FieldPattern:
+		add(x.Name, x.Pattern)
+	case *syntax.LitPattern:
+		add(x.Value)
+	}
+	return out
+}
+
+// maxWalkDepth bounds the recursion of walk; the parser bounds nesting
+// far below it, so it only guards against surprises.
+const maxWalkDepth = 10000
+
+// walk calls f for n and every node below it, in source order, with the
+// chain of ancestors (outermost first, n excluded). f returns false to
+// skip n's children.
+func walk(n syntax.Node, f func(n syntax.Node, parents []syntax.Node) bool) {
+	var rec func(n syntax.Node, parents []syntax.Node)
+	rec = func(n syntax.Node, parents []syntax.Node) {
+		if len(parents) > maxWalkDepth || !f(n, parents) {
+			return
+		}
+		parents = append(parents, n)
+		for _, c := range children(n) {
+			rec(c, parents)
+		}
+	}
+	if !isNil(n) {
+		rec(n, nil)
+	}
+}
+
+// findAt returns the first node of type T whose start is pos, with its
+// ancestors, searching only subtrees that contain pos.
+func findAt[T syntax.Node](root syntax.Node, pos syntax.Pos, accept func(T) bool) (T, []syntax.Node) {
+	var found T
+	var chain []syntax.Node
+	done := false
+	walk(root, func(n syntax.Node, parents []syntax.Node) bool {
+		if done {
+			return false
+		}
+		if n.Pos().IsValid() && n.End().IsValid() && (pos.Before(n.Pos()) || !pos.Before(n.End())) {
+			if _, isFile := n.(*syntax.File); !isFile {
+				return false
+			}
+		}
+		if x, ok := n.(T); ok && n.Pos() == pos && (accept == nil || accept(x)) {
+			found, chain, done = x, append([]syntax.Node(nil), parents...), true
+			return false
+		}
+		return true
+	})
+	return found, chain
+}
+
+// enclosingFn returns the user function whose span contains pos, or nil.
+func enclosingFn(f *syntax.File, pos syntax.Pos) *syntax.FnDecl {
+	if f == nil {
+		return nil
+	}
+	for _, it := range f.Items {
+		fn, ok := it.(*syntax.FnDecl)
+		if !ok || fn == nil {
+			continue
+		}
+		if !pos.Before(fn.Pos()) && pos.Before(fn.End()) {
+			return fn
+		}
+	}
+	return nil
+}
+
+// patternBinds reports whether p binds any name.
+func patternBinds(p syntax.Pattern) bool {
+	binds := false
+	walk(p, func(n syntax.Node, _ []syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.BindingPattern:
+			binds = true
+		case *syntax.FieldPattern:
+			if x.Pattern == nil {
+				binds = true
+			}
+		}
+		return !binds
+	})
+	return binds
+}
+
+// patternNames appends the names p binds.
+func patternNames(p syntax.Pattern, out []string) []string {
+	walk(p, func(n syntax.Node, _ []syntax.Node) bool {
+		switch x := n.(type) {
+		case *syntax.BindingPattern:
+			out = append(out, x.Name)
+		case *syntax.FieldPattern:
+			if x.Pattern == nil && x.Name != nil {
+				out = append(out, x.Name.Name)
+			}
+		}
+		return true
+	})
+	return out
+}

@@ -1,0 +1,89 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/wire"
+)
+
+// CapabilityVersion is the contract version of every capability
+// (reference §5.1).
+const CapabilityVersion = "1"
+
+// Capability report identity (reference §3.13): the capability set is the
+// reference's, so its name and version are reported unchanged.
+const (
+	capabilitySetName    = "boruna"
+	capabilitySetVersion = "3.2.0"
+)
+
+// CapabilitySetHash returns the capability_set_hash: "sha256:" and the
+// lower-case hex SHA-256 of `name\tversion\n` for each canonical capability
+// in name order (reference §3.13). The value is locked by a golden test.
+func CapabilitySetHash() string {
+	h := sha256.New()
+	for _, name := range capabilityNames() {
+		h.Write([]byte(name + "\t" + CapabilityVersion + "\n"))
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func capabilityNames() []string {
+	var names []string
+	for _, c := range policy.All() {
+		names = append(names, c.String())
+	}
+	slices.Sort(names)
+	return names
+}
+
+// capabilityListTool is boruna_capability_list:
+// {success, protocol_version, name, version, capabilities:[{name, version}]
+// (sorted by name), capability_set_hash}.
+func capabilityListTool(context.Context, *Env, *args, ProgressFunc) *wire.Object {
+	caps := make([]*wire.Object, 0, policy.NumCapabilities)
+	for _, name := range capabilityNames() {
+		caps = append(caps, wire.NewObject().Set("name", name).Set("version", CapabilityVersion))
+	}
+	return wire.Envelope(true).
+		Set("name", capabilitySetName).
+		Set("version", capabilitySetVersion).
+		Set("capabilities", caps).
+		Set("capability_set_hash", CapabilitySetHash())
+}
+
+// policyValidateTool is boruna_policy_validate (reference §3.14): the strict
+// validator only (no shorthands). Always success:true:
+// {ok:true, schema_version:1} or {ok:false, schema_version:1,
+// errors:[{error_kind, message, path|field|found|hint…}]}.
+func policyValidateTool(_ context.Context, _ *Env, a *args, _ ProgressFunc) *wire.Object {
+	_, err := policy.Parse([]byte(a.str("policy_json", "")))
+	o := wire.Envelope(true).Set("ok", err == nil).Set("schema_version", policy.SchemaVersion)
+	if err != nil {
+		o.Set("errors", []*wire.Object{policyErrorObject(err)})
+	}
+	return o
+}
+
+// policyErrorObject renders a policy error as {error_kind, message, extras}.
+func policyErrorObject(err error) *wire.Object {
+	var ve *policy.ValidationError
+	if !errors.As(err, &ve) {
+		return wire.NewObject().Set("error_kind", policy.KindParseError).Set("message", err.Error())
+	}
+	d := ve.Details()
+	o := wire.NewObject()
+	for _, k := range ve.DetailKeys() {
+		o.Set(k, d[k])
+	}
+	return o
+}
+
+// isPolicyKind reports whether kind is one of the strict validator's kinds.
+func isPolicyKind(kind string) bool { return strings.HasPrefix(kind, "policy.") }

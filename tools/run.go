@@ -1,0 +1,365 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/wire"
+)
+
+// SourceFile is the file name MCP sources get in positions and messages.
+const SourceFile = "<source>"
+
+// TraceLimit is the number of trace entries boruna_run returns
+// (CONTRACT.md §2 "trace").
+const TraceLimit = 500
+
+// runLimits are the effective limits of one boruna_run call, in wire units,
+// after combining the call's values, the defaults and the operator's
+// ceilings (effective = min(call, ceiling)).
+type runLimits struct {
+	maxSteps int64 // ≥ 0; 0 fails at the first instruction
+	wallMs   int64 // valid when hasWall
+	hasWall  bool
+	memoryMB int64 // ≥ 1
+	outBytes int64 // valid when hasOut
+	hasOut   bool
+}
+
+// effectiveLimits combines the call's arguments with env's defaults and
+// ceilings. limits.max_memory_mb must be at least 1.
+func effectiveLimits(env *Env, a *args) (runLimits, error) {
+	var l runLimits
+	l.maxSteps = DefaultMaxSteps
+	if n, ok := a.integer("max_steps"); ok {
+		l.maxSteps = n
+	}
+	if c := env.Ceilings.MaxSteps; c > 0 {
+		l.maxSteps = min(l.maxSteps, c)
+	}
+
+	for _, path := range []string{"max_wall_ms", "limits.max_wall_ms"} {
+		if n, ok := a.integer(path); ok {
+			if !l.hasWall || n < l.wallMs {
+				l.wallMs = n
+			}
+			l.hasWall = true
+		}
+	}
+	if c := env.Ceilings.MaxWall; c > 0 {
+		cms := max(int64(c/time.Millisecond), 1)
+		if !l.hasWall || cms < l.wallMs {
+			l.wallMs = cms
+		}
+		l.hasWall = true
+	}
+
+	l.memoryMB = env.DefaultMemoryMB
+	if l.memoryMB <= 0 {
+		l.memoryMB = DefaultMemoryMB
+	}
+	if n, ok := a.integer("limits.max_memory_mb"); ok {
+		if n < 1 {
+			return l, &argError{`invalid argument "limits.max_memory_mb" for tool "boruna_run": must be at least 1`}
+		}
+		l.memoryMB = n
+	}
+	if c := env.Ceilings.MaxMemory; c > 0 {
+		l.memoryMB = min(l.memoryMB, max(c>>20, 1))
+	}
+
+	if n, ok := a.integer("limits.max_output_bytes"); ok {
+		l.outBytes, l.hasOut = n, true
+	}
+	if c := env.Ceilings.MaxOutput; c > 0 {
+		if !l.hasOut || c < l.outBytes {
+			l.outBytes = c
+		}
+		l.hasOut = true
+	}
+	return l, nil
+}
+
+// vmLimits converts the effective limits to the VM's units. The output
+// budget is not given to the VM: it is checked after the run, result first
+// (reference §4.4).
+func (l runLimits) vmLimits() vm.Limits {
+	var v vm.Limits
+	v.MaxSteps = l.maxSteps
+	if l.maxSteps == 0 {
+		v.MaxSteps = -1 // the VM's "zero steps"
+	}
+	if l.hasWall {
+		// Fail once the elapsed whole milliseconds exceed the limit
+		// (reference §4.2): elapsed ≥ (N+1) ms.
+		if l.wallMs >= math.MaxInt64/int64(time.Millisecond)-1 {
+			v.MaxWall = math.MaxInt64
+		} else {
+			v.MaxWall = time.Duration(l.wallMs+1)*time.Millisecond - 1
+		}
+	}
+	if l.memoryMB > math.MaxInt64>>20 {
+		v.MaxMemory = math.MaxInt64
+	} else {
+		v.MaxMemory = l.memoryMB << 20
+	}
+	return v
+}
+
+// runTool is boruna_run (CONTRACT.md §2, reference §3.4). Processing order:
+// limits arguments → compile → MISSING_MAIN → policy (ParseRunArg,
+// intersected with the operator ceiling) → run → output budget →
+// output_schema. Responses:
+//
+//   - success: result, steps, ui_output, [trace, trace_truncated], outcome, retryable;
+//   - compile failure: errors:[{severity, code, message, line, col, …}], outcome "compile_error";
+//   - bad policy: error_kind invalid_policy or policy.*, message, outcome "invalid_args";
+//   - run failure: see runFailure;
+//   - invalid output_schema: error_kind invalid_output_schema, message;
+//   - result not matching output_schema: error_kind validation_failed, phase
+//     "output_validation", message, errors:[{path, message}] (≤ 100),
+//     truncated, total_errors, steps.
+func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wire.Object {
+	lim, err := effectiveLimits(env, a)
+	if err != nil {
+		return invalidArgs(err.Error())
+	}
+	m, failed := compileSource(env, a.str("source", ""), "module")
+	if failed != nil {
+		return failed
+	}
+	if m.Entry < 0 {
+		return missingMain()
+	}
+	pol, err := policy.ParseRunArg(a.raw("policy"))
+	if err != nil {
+		return PolicyFailure(err)
+	}
+	if env.CeilingPolicy != nil {
+		pol = policy.Intersect(pol, env.CeilingPolicy)
+	}
+
+	opts := vm.Options{
+		Limits:  lim.vmLimits(),
+		Policy:  pol,
+		Handler: env.Handler,
+		Trace:   a.boolean("trace"),
+	}
+	if opts.Trace {
+		opts.TraceLimit = TraceLimit
+	}
+	if progress != nil {
+		total := lim.maxSteps
+		opts.Progress = func(steps int64) { progress(steps, total) }
+	}
+	res, err := vm.Run(ctx, m, opts)
+	if err != nil {
+		return runFailure(env, err, lim)
+	}
+
+	result, ui, err := encodeOutput(res, lim)
+	if err != nil {
+		return runFailure(env, err, lim)
+	}
+	if a.has("output_schema") {
+		if o := checkOutputSchema(a.raw("output_schema"), result, res.Steps); o != nil {
+			return o
+		}
+	}
+	o := wire.Envelope(true).
+		Set("result", result).
+		Set("steps", res.Steps).
+		Set("ui_output", ui)
+	if opts.Trace {
+		trace := res.Trace
+		if trace == nil {
+			trace = []string{}
+		}
+		o.Set("trace", trace).Set("trace_truncated", res.TraceTruncated)
+	}
+	return withOutcome(o, wire.OutcomeOK)
+}
+
+// encodeOutput encodes the result and the ui_output values, enforcing the
+// output budget (reference §4.4): the result's compact JSON size must not
+// exceed the cap (equal passes), then each ui_output value is checked
+// against what remains. The error is an output_bytes *vm.LimitError.
+func encodeOutput(res *vm.Result, lim runLimits) (json.RawMessage, []json.RawMessage, error) {
+	over := func() error {
+		return &vm.LimitError{Kind: vm.LimitOutputBytes, Limit: lim.outBytes, Steps: res.Steps,
+			Msg: fmt.Sprintf("serialized output exceeded %d bytes", lim.outBytes)}
+	}
+	remaining := lim.outBytes
+	if lim.hasOut {
+		size := int64(vm.EncodedSize(res.Value))
+		if size > remaining {
+			return nil, nil, over()
+		}
+		remaining -= size
+		for _, v := range res.UIOutput {
+			size := int64(vm.EncodedSize(v))
+			if size > remaining {
+				return nil, nil, over()
+			}
+			remaining -= size
+		}
+	}
+	result, _ := res.Value.MarshalJSON() // never fails
+	ui := make([]json.RawMessage, len(res.UIOutput))
+	for i, v := range res.UIOutput {
+		ui[i], _ = v.MarshalJSON()
+	}
+	return result, ui, nil
+}
+
+// missingMain is the compile-errors response of a program without `main`
+// (LANGUAGE.md "Semantics", CONTRACT.md §2 boruna_check).
+func missingMain() *wire.Object {
+	e := wire.NewObject().
+		Set("severity", "error").
+		Set("code", CodeMissingMain).
+		Set("message", MissingMainMessage).
+		Set("line", 1).
+		Set("col", 1)
+	return withOutcome(wire.Envelope(false).Set("errors", []*wire.Object{e}), wire.OutcomeCompileError)
+}
+
+// CodeMissingMain is the diagnostic code of a program run without `main`.
+const CodeMissingMain = "MISSING_MAIN"
+
+// MissingMainMessage is the message of a MISSING_MAIN error.
+const MissingMainMessage = "program has no `main` function: boruna_run calls `fn main()` as the entry point"
+
+// PolicyFailure is the boruna_run response to a policy argument refused by
+// policy.ParseRunArg: the legacy invalid_policy or a policy.* kind, with
+// the validator's message (reference §5.2). The strict kinds also carry
+// their extras (path, field, found, hint).
+func PolicyFailure(err error) *wire.Object {
+	o := wire.Envelope(false)
+	var ve *policy.ValidationError
+	if errors.As(err, &ve) {
+		o.Set("error_kind", ve.Kind).Set("message", ve.Message)
+		if isPolicyKind(ve.Kind) {
+			d := ve.Details()
+			for _, k := range ve.DetailKeys()[2:] {
+				o.Set(k, d[k])
+			}
+		}
+	} else {
+		o.Set("error_kind", wire.KindInvalidPolicy).Set("message", err.Error())
+	}
+	return withOutcome(o, wire.OutcomeInvalidArgs)
+}
+
+// runFailure is the one place where a Go error from a run (vm.Run or the
+// output budget) becomes wire fields: error_kind, limit_kind, phase, limit,
+// message, steps, location, outcome and retryable (CONTRACT.md §2, §5;
+// reference §3.4). Limits are reported in the caller's units from lim, so
+// a response names exactly the limit that was asked for.
+//
+//	*vm.LimitError steps        → runtime_error, limit_kind "steps", outcome step_limit
+//	*vm.LimitError wall_ms      → limit_exceeded, phase "execution", outcome wall_limit
+//	*vm.LimitError memory_mb    → limit_exceeded, phase "execution", outcome memory_limit
+//	*vm.LimitError output_bytes → limit_exceeded, phase "serialization", outcome output_limit
+//	*vm.LimitError call_depth   → runtime_error, limit_kind "call_depth", outcome runtime_error
+//	*vm.CapabilityError         → runtime_error (+ capability), outcome policy_denied
+//	*vm.RuntimeError            → runtime_error, outcome runtime_error
+//	*vm.CancelledError, context → cancelled, outcome cancelled
+//	anything else               → internal_error, outcome runtime_error
+//
+// Runtime, limit and capability errors carry line, col and function when
+// the VM knows them (file too when it is not the user's source, relative to
+// the libs dir).
+func runFailure(env *Env, err error, lim runLimits) *wire.Object {
+	o := wire.Envelope(false)
+	var (
+		le *vm.LimitError
+		ce *vm.CapabilityError
+		re *vm.RuntimeError
+		xe *vm.CancelledError
+	)
+	switch {
+	case errors.As(err, &le):
+		outcome := wire.OutcomeRuntimeError
+		switch le.Kind {
+		case vm.LimitSteps:
+			o.Set("error_kind", wire.KindRuntimeError).
+				Set("limit_kind", wire.LimitSteps).
+				Set("limit", lim.maxSteps).
+				Set("message", fmt.Sprintf("max execution steps exceeded (%d)", lim.maxSteps))
+			outcome = wire.OutcomeStepLimit
+		case vm.LimitWallMs:
+			o.Set("error_kind", wire.KindLimitExceeded).
+				Set("limit_kind", wire.LimitWallMs).
+				Set("phase", "execution").
+				Set("limit", lim.wallMs).
+				Set("message", fmt.Sprintf("wall-clock execution limit of %d ms exceeded", lim.wallMs))
+			outcome = wire.OutcomeWallLimit
+		case vm.LimitMemoryMB:
+			o.Set("error_kind", wire.KindLimitExceeded).
+				Set("limit_kind", wire.LimitMemoryMB).
+				Set("phase", "execution").
+				Set("limit", lim.memoryMB).
+				Set("message", fmt.Sprintf("memory limit of %d MB exceeded", lim.memoryMB))
+			outcome = wire.OutcomeMemoryLimit
+		case vm.LimitOutputBytes:
+			o.Set("error_kind", wire.KindLimitExceeded).
+				Set("limit_kind", wire.LimitOutputBytes).
+				Set("phase", "serialization").
+				Set("limit", le.Limit).
+				Set("message", le.Msg)
+			outcome = wire.OutcomeOutputLimit
+		default: // call depth, and any limit kind added later
+			o.Set("error_kind", wire.KindRuntimeError).
+				Set("limit_kind", le.Kind).
+				Set("limit", le.Limit).
+				Set("message", le.Msg)
+		}
+		o.Set("steps", le.Steps)
+		setLocation(o, le.Location, env.LibsDir)
+		return withOutcome(o, outcome)
+	case errors.As(err, &ce):
+		o.Set("error_kind", wire.KindRuntimeError).
+			Set("message", ce.Msg).
+			Set("steps", ce.Steps).
+			Set("capability", ce.Capability.String())
+		setLocation(o, ce.Location, env.LibsDir)
+		return withOutcome(o, wire.OutcomePolicyDenied)
+	case errors.As(err, &re):
+		o.Set("error_kind", wire.KindRuntimeError).
+			Set("message", re.Msg).
+			Set("steps", re.Steps)
+		setLocation(o, re.Location, env.LibsDir)
+		return withOutcome(o, wire.OutcomeRuntimeError)
+	case errors.As(err, &xe):
+		o.Set("error_kind", wire.KindCancelled).
+			Set("message", "execution cancelled").
+			Set("steps", xe.Steps)
+		return withOutcome(o, wire.OutcomeCancelled)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		o.Set("error_kind", wire.KindCancelled).Set("message", "execution cancelled")
+		return withOutcome(o, wire.OutcomeCancelled)
+	default:
+		o.Set("error_kind", wire.KindInternalError).Set("message", err.Error())
+		return withOutcome(o, wire.OutcomeRuntimeError)
+	}
+}
+
+// setLocation adds the additive position fields of a runtime failure.
+func setLocation(o *wire.Object, loc vm.Location, libsDir string) {
+	if loc.Pos.Line > 0 {
+		o.Set("line", loc.Pos.Line).Set("col", loc.Pos.Col)
+	}
+	if loc.Func != "" {
+		o.Set("function", loc.Func)
+	}
+	if loc.File != "" && loc.File != SourceFile {
+		o.Set("file", displayFile(libsDir, loc.File))
+	}
+}

@@ -1,0 +1,169 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/wire"
+)
+
+// Env is what the engines need from the process that hosts them (worker,
+// CLI or gateway). The zero Env is usable: no libs or templates dir, no
+// ceilings, mock capability handler.
+type Env struct {
+	// LibsDir resolves `import "std-x"` (CONTRACT.md §2 "imports").
+	LibsDir string
+	// TemplatesDir holds the app templates of boruna_template_*.
+	TemplatesDir string
+	// Ceilings are the operator's limits: a call may lower them, never
+	// raise them. A zero field means no ceiling. Units as in vm.Limits
+	// (MaxSteps steps, MaxWall duration, MaxMemory bytes, MaxOutput bytes).
+	Ceilings vm.Limits
+	// DefaultMemoryMB is the memory limit of a run whose call gives no
+	// limits.max_memory_mb (CONTRACT.md §2; 256 when 0).
+	DefaultMemoryMB int64
+	// CeilingPolicy is the operator's ceiling policy (nil = none); every
+	// caller policy is intersected with it (policy.Intersect).
+	CeilingPolicy *policy.Policy
+	// Handler performs allowed effects; nil means the VM's mock handler.
+	Handler vm.Handler
+	// Live reports that Handler is a live handler (real network, files,
+	// clock). Call does not read it; hosts use it for the tools'
+	// annotations (boruna_run is open-world only with live handlers,
+	// CONTRACT.md §1).
+	Live bool
+}
+
+// DefaultMemoryMB is the server default memory limit of a run, in MB.
+const DefaultMemoryMB = 256
+
+// ProgressFunc receives progress of a running program: steps is the
+// cumulative VM step count, total the effective step ceiling (max_steps).
+// It is called on the run's goroutine and must return quickly.
+type ProgressFunc func(steps, total int64)
+
+// engine computes one tool's response. a holds checked arguments.
+type engine func(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wire.Object
+
+// toolInfo describes one tool: its engine and whether it executes user
+// source (and therefore goes through the job queue).
+type toolInfo struct {
+	name     string
+	executes bool
+	run      engine
+}
+
+// registry lists the 14 tools (CONTRACT.md §2) in a stable order.
+var registry = []toolInfo{
+	{"boruna_compile", true, compileTool},
+	{"boruna_ast", true, astTool},
+	{"boruna_symbols", true, symbolsTool},
+	{"boruna_run", true, runTool},
+	{"boruna_run_sealed", true, notImplemented("boruna_run_sealed")},
+	{"boruna_check", true, notImplemented("boruna_check")},
+	{"boruna_repair", true, notImplemented("boruna_repair")},
+	{"boruna_validate_app", true, notImplemented("boruna_validate_app")},
+	{"boruna_framework_test", true, notImplemented("boruna_framework_test")},
+	{"boruna_workflow_validate", false, workflowValidateTool},
+	{"boruna_template_list", false, templateListTool},
+	{"boruna_template_apply", true, templateApplyTool},
+	{"boruna_capability_list", false, capabilityListTool},
+	{"boruna_policy_validate", false, policyValidateTool},
+}
+
+func lookup(tool string) (*toolInfo, bool) {
+	for i := range registry {
+		if registry[i].name == tool {
+			return &registry[i], true
+		}
+	}
+	return nil, false
+}
+
+// Names returns the names of the 14 tools in registration order.
+func Names() []string {
+	out := make([]string, len(registry))
+	for i, t := range registry {
+		out[i] = t.name
+	}
+	return out
+}
+
+// Executes reports whether tool compiles or runs user source, and so must
+// go through the job queue to a worker (ARCHITECTURE.md "Jobs"). The others
+// (workflow_validate, template_list, capability_list, policy_validate) may
+// be answered by the gateway. Unknown tools report false.
+func Executes(tool string) bool {
+	t, ok := lookup(tool)
+	return ok && t.executes
+}
+
+// Call runs tool with its JSON arguments and returns the complete response
+// object: `success`, `protocol_version: 1`, then the tool's fields in their
+// documented order (CONTRACT.md §1–2). Domain failures are success:false
+// responses; Call never returns nil and never panics on bad input.
+//
+// Arguments are checked first (parseArgs): an unknown tool, an unknown or
+// mistyped argument, a missing required one or a source over 1 MB gives
+// `{success:false, error_kind:"invalid_args", message, outcome:"invalid_args",
+// retryable:false}`. progress may be nil; only boruna_run reports progress.
+// ctx cancels a running program (the response is then error_kind
+// "cancelled", outcome "cancelled"). A panic inside an engine is recovered
+// and answered with error_kind "internal_error".
+func Call(ctx context.Context, env *Env, tool string, rawArgs json.RawMessage, progress ProgressFunc) (resp *wire.Object) {
+	// A panic in an engine is a bug; it becomes an internal_error response
+	// (and a log line with the stack) instead of taking the worker down.
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Error("tool engine panicked", "tool", tool, "panic", r, "stack", string(debug.Stack()))
+			resp = wire.Failure(wire.KindInternalError, wire.OutcomeRuntimeError,
+				fmt.Sprintf("internal error in %s: %v", tool, r))
+		}
+	}()
+	if env == nil {
+		env = &Env{}
+	}
+	t, ok := lookup(tool)
+	if !ok {
+		return invalidArgs(fmt.Sprintf("unknown tool %q", tool))
+	}
+	a, err := parseArgs(tool, rawArgs)
+	if err != nil {
+		return invalidArgs(err.Error())
+	}
+	return t.run(ctx, env, a, progress)
+}
+
+// invalidArgs is the response to arguments refused before anything runs.
+func invalidArgs(msg string) *wire.Object {
+	return wire.Envelope(false).
+		Set("error_kind", wire.KindInvalidArgs).
+		Set("message", msg).
+		Set("outcome", wire.OutcomeInvalidArgs).
+		Set("retryable", false)
+}
+
+// withOutcome appends the CONTRACT.md §5 fields of executing tools.
+func withOutcome(o *wire.Object, out wire.Outcome) *wire.Object {
+	return o.Set("outcome", out).Set("retryable", out.Retryable())
+}
+
+// KindNotImplemented is the error_kind of the tools whose engines live in
+// the tooling packages that are not part of this build yet.
+const KindNotImplemented = "not_implemented"
+
+// notImplemented answers a registered tool whose engine is not available
+// in this build with a clear domain failure (never a silent success).
+func notImplemented(tool string) engine {
+	return func(context.Context, *Env, *args, ProgressFunc) *wire.Object {
+		return withOutcome(wire.Envelope(false).
+			Set("error_kind", KindNotImplemented).
+			Set("message", fmt.Sprintf("%s is not implemented in this build of axpool yet", tool)),
+			wire.OutcomeRuntimeError)
+	}
+}
