@@ -3,7 +3,11 @@ package tools
 import (
 	"context"
 
+	"github.com/axpool/axpool/framework"
+	"github.com/axpool/axpool/repair"
+	"github.com/axpool/axpool/sealed"
 	"github.com/axpool/axpool/template"
+	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
 	"github.com/axpool/axpool/workflow"
 )
@@ -31,4 +35,63 @@ func templateApplyTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wi
 		return withOutcome(o, wire.OutcomeOK)
 	}
 	return withOutcome(o, wire.OutcomeInvalidArgs)
+}
+
+// checkTool is boruna_check; the engine is repair.CheckTool (CONTRACT.md §2
+// "boruna_check"). Diagnostics are findings, so the outcome is always ok.
+func checkTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wire.Object {
+	return withOutcome(repair.CheckTool(a.str("source", ""), a.str("file_name", ""), env.LibsDir), wire.OutcomeOK)
+}
+
+// repairTool is boruna_repair; the engine is repair.RepairTool (CONTRACT.md
+// §2 "boruna_repair"). A refused strategy is invalid_args.
+func repairTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wire.Object {
+	o := repair.RepairTool(a.str("source", ""), a.str("file_name", ""), a.str("strategy", "best"), a.str("patch_id", ""), env.LibsDir)
+	if ok, _ := o.Get("success"); ok == true {
+		return withOutcome(o, wire.OutcomeOK)
+	}
+	return withOutcome(o, wire.OutcomeInvalidArgs)
+}
+
+// ceilingLimits returns the operator ceilings as limits for engines that
+// take no per-call limits (framework_test, run_sealed).
+func ceilingLimits(env *Env) vm.Limits {
+	l := env.Ceilings
+	if l.MaxMemory <= 0 {
+		mb := env.DefaultMemoryMB
+		if mb <= 0 {
+			mb = DefaultMemoryMB
+		}
+		l.MaxMemory = mb << 20
+	}
+	return l
+}
+
+// validateAppTool is boruna_validate_app; the engine is
+// framework.ValidateAppTool (CONTRACT.md §2 "boruna_validate_app").
+func validateAppTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wire.Object {
+	return framework.ValidateAppTool(a.str("source", ""), env.LibsDir)
+}
+
+// frameworkTestTool is boruna_framework_test; the engine is
+// framework.FrameworkTest, each VM call bounded by the operator ceilings.
+func frameworkTestTool(ctx context.Context, env *Env, a *args, _ ProgressFunc) *wire.Object {
+	return framework.FrameworkTest(ctx, a.str("source", ""), a.strings("messages"),
+		framework.Options{LibsDir: env.LibsDir, Limits: ceilingLimits(env)})
+}
+
+// runSealedTool is boruna_run_sealed; the engine is sealed.Run with the
+// call's max_steps (default 10,000,000) lowered to the operator ceiling.
+func runSealedTool(ctx context.Context, env *Env, a *args, _ ProgressFunc) *wire.Object {
+	steps := int64(sealed.DefaultMaxSteps)
+	if n, ok := a.integer("max_steps"); ok {
+		steps = n
+	}
+	if c := env.Ceilings.MaxSteps; c > 0 {
+		steps = min(steps, c)
+	}
+	return sealed.Run(ctx, a.str("source", ""), a.raw("policy"), sealed.Options{
+		LibsDir: env.LibsDir, MaxSteps: steps, Limits: ceilingLimits(env),
+		Handler: env.Handler, Ceiling: env.CeilingPolicy,
+	})
 }

@@ -64,11 +64,11 @@ var registry = []toolInfo{
 	{"boruna_ast", true, astTool},
 	{"boruna_symbols", true, symbolsTool},
 	{"boruna_run", true, runTool},
-	{"boruna_run_sealed", true, notImplemented("boruna_run_sealed")},
-	{"boruna_check", true, notImplemented("boruna_check")},
-	{"boruna_repair", true, notImplemented("boruna_repair")},
-	{"boruna_validate_app", true, notImplemented("boruna_validate_app")},
-	{"boruna_framework_test", true, notImplemented("boruna_framework_test")},
+	{"boruna_run_sealed", true, runSealedTool},
+	{"boruna_check", true, checkTool},
+	{"boruna_repair", true, repairTool},
+	{"boruna_validate_app", true, validateAppTool},
+	{"boruna_framework_test", true, frameworkTestTool},
 	{"boruna_workflow_validate", false, workflowValidateTool},
 	{"boruna_template_list", false, templateListTool},
 	{"boruna_template_apply", true, templateApplyTool},
@@ -151,19 +151,4 @@ func invalidArgs(msg string) *wire.Object {
 // withOutcome appends the CONTRACT.md §5 fields of executing tools.
 func withOutcome(o *wire.Object, out wire.Outcome) *wire.Object {
 	return o.Set("outcome", out).Set("retryable", out.Retryable())
-}
-
-// KindNotImplemented is the error_kind of the tools whose engines live in
-// the tooling packages that are not part of this build yet.
-const KindNotImplemented = "not_implemented"
-
-// notImplemented answers a registered tool whose engine is not available
-// in this build with a clear domain failure (never a silent success).
-func notImplemented(tool string) engine {
-	return func(context.Context, *Env, *args, ProgressFunc) *wire.Object {
-		return withOutcome(wire.Envelope(false).
-			Set("error_kind", KindNotImplemented).
-			Set("message", fmt.Sprintf("%s is not implemented in this build of axpool yet", tool)),
-			wire.OutcomeRuntimeError)
-	}
 }

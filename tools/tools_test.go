@@ -3,9 +3,11 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -169,17 +171,6 @@ func TestWorkflowValidateRouted(t *testing.T) {
 	}
 }
 
-func TestNotImplementedTools(t *testing.T) {
-	for _, tool := range []string{"boruna_check", "boruna_repair", "boruna_validate_app", "boruna_run_sealed"} {
-		got := call(t, nil, tool, `{"source":"fn main() -> Int { 1 }"}`)
-		want := `{"success":false,"protocol_version":1,"error_kind":"not_implemented","message":"` + tool +
-			` is not implemented in this build of axpool yet","outcome":"runtime_error","retryable":false}`
-		if got != want {
-			t.Errorf("%s = %s", tool, got)
-		}
-	}
-}
-
 func TestTruncateOnRuneBoundary(t *testing.T) {
 	for _, c := range []struct {
 		text string
@@ -232,5 +223,55 @@ func TestTemplateToolsRouted(t *testing.T) {
 	m := decode(t, call(t, &Env{TemplatesDir: filepath.Join(dir, "missing")}, "boruna_template_list", `{}`))
 	if m["success"] != false || m["error_kind"] != "template_error" {
 		t.Fatalf("missing templates dir: %v", m)
+	}
+}
+
+func TestCheckAndRepairRouted(t *testing.T) {
+	src := "fn main() -> Int {\n    let count = 10\n    countt\n}\n"
+	got := decode(t, call(t, nil, "boruna_check", `{"source":`+strconv.Quote(src)+`}`))
+	if got["success"] != true || got["diagnostics_count"] != json.Number("1") || got["outcome"] != "ok" {
+		t.Fatalf("check = %v", got)
+	}
+	diags := got["diagnostics"].([]any)
+	if id := diags[0].(map[string]any)["id"]; id != "E003" {
+		t.Fatalf("check diagnostic id = %v, want E003", id)
+	}
+	got = decode(t, call(t, nil, "boruna_repair", `{"source":`+strconv.Quote(src)+`}`))
+	want := "fn main() -> Int {\n    let count = 10\n    count\n}\n"
+	if got["repaired_source"] != want || got["verify_passed"] != true || got["outcome"] != "ok" {
+		t.Fatalf("repair = %v", got)
+	}
+	got = decode(t, call(t, nil, "boruna_repair", `{"source":"fn main() -> Int { 1 }","strategy":"bogus"}`))
+	if got["success"] != false || got["error_kind"] != "invalid_args" || got["outcome"] != "invalid_args" {
+		t.Fatalf("repair with a bad strategy = %v", got)
+	}
+}
+
+func TestAppAndSealedToolsRouted(t *testing.T) {
+	app := `type State { count: Int }
+type Msg { tag: String, payload: Int }
+type Effect { kind: String, payload: String, callback_tag: String }
+type UpdateResult { state: State, effects: List<Effect> }
+fn init() -> State { State { count: 0 } }
+fn update(state: State, msg: Msg) -> UpdateResult {
+    UpdateResult { state: State { count: state.count + msg.payload }, effects: [] }
+}
+fn view(state: State) -> Int { state.count }
+`
+	got := decode(t, call(t, nil, "boruna_validate_app", `{"source":`+strconv.Quote(app)+`}`))
+	if got["success"] != true || got["valid"] != true || got["state_type"] != "State" {
+		t.Fatalf("validate_app = %v", got)
+	}
+	got = decode(t, call(t, nil, "boruna_framework_test", `{"source":`+strconv.Quote(app)+`,"messages":["add:2","add:3"]}`))
+	if got["success"] != true || got["total_cycles"] != json.Number("2") || fmt.Sprint(got["final_state"]) != "[5]" {
+		t.Fatalf("framework_test = %v", got)
+	}
+	got = decode(t, call(t, nil, "boruna_run_sealed", `{"source":"fn main() -> Int { 7 }","max_steps":1}`))
+	if got["success"] != false || got["error_kind"] != "runtime_error" {
+		t.Fatalf("run_sealed with max_steps 1 = %v", got)
+	}
+	got = decode(t, call(t, nil, "boruna_run_sealed", `{"source":"fn main() -> Int { 7 }"}`))
+	if got["success"] != true || got["result"] != json.Number("7") || got["replay_verified"] != true {
+		t.Fatalf("run_sealed = %v", got)
 	}
 }

@@ -1,0 +1,372 @@
+package framework
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+
+	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/wire"
+)
+
+// SourceFile is the file name MCP sources get in positions (the same as
+// tools.SourceFile).
+const SourceFile = "<source>"
+
+// ModuleName is the module name of compiled Apps (reference §2.3).
+const ModuleName = "app"
+
+// MaxResponseBytes bounds the encoded values (states, UI trees) of the
+// cycles of one framework_test response; the cycle that would exceed it
+// fails with "response limit exceeded: …".
+const MaxResponseBytes = 32 << 20
+
+// Options configure FrameworkTest.
+type Options struct {
+	// LibsDir resolves `import "std-x"` (CONTRACT.md §2 "imports").
+	LibsDir string
+	// Limits bound every VM call (init, policies, and each update and
+	// view); zero fields mean the VM defaults (10,000,000 steps, 256 MB).
+	// An App's policies() max_steps lowers the step limit of update/view.
+	Limits vm.Limits
+}
+
+// ValidateAppTool is the boruna_validate_app engine (CONTRACT.md §2, seed
+// 000). It compiles source (imports against libsDir) and checks the App
+// protocol. Responses, every one ending with outcome and retryable:
+//
+//   - compiled: {success:true, has_init, has_update, has_view,
+//     has_policies, state_type, message_type, errors:[{message, function,
+//     line?, col?}], valid, outcome:"ok"}; valid is true iff errors is
+//     empty and init, update and view exist; state_type and message_type
+//     are null when unknown;
+//   - compile errors: {success:false, errors:[{severity, code, message,
+//     line, col, …}], outcome:"compile_error"} (CompileFailure);
+//   - the validator itself failed (a bug): {success:false,
+//     error_kind:"framework_error", message, outcome:"runtime_error"}.
+func ValidateAppTool(source, libsDir string) (resp *wire.Object) {
+	defer recoverTool("boruna_validate_app", &resp)
+	prog, _, failed := compile(source, libsDir)
+	if failed != nil {
+		return failed
+	}
+	p := Check(prog)
+	errs := make([]*wire.Object, 0, len(p.Problems))
+	for _, pr := range p.Problems {
+		errs = append(errs, problemObject(pr))
+	}
+	return withOutcome(wire.Envelope(true).
+		Set("has_init", p.HasInit).
+		Set("has_update", p.HasUpdate).
+		Set("has_view", p.HasView).
+		Set("has_policies", p.HasPolicies).
+		Set("state_type", nullable(p.StateType)).
+		Set("message_type", nullable(p.MessageType)).
+		Set("errors", errs).
+		Set("valid", p.Valid()), wire.OutcomeOK)
+}
+
+// FrameworkTestTool is the boruna_framework_test engine with default
+// limits: FrameworkTest(ctx, source, messages, Options{LibsDir: libsDir}).
+func FrameworkTestTool(ctx context.Context, source string, messages []string, libsDir string) *wire.Object {
+	return FrameworkTest(ctx, source, messages, Options{LibsDir: libsDir})
+}
+
+// FrameworkTest drives an App through messages (CONTRACT.md §2, reference
+// §2.3) and returns the complete response, ending with outcome and
+// retryable:
+//
+//   - success: {success:true, init_state, cycles:[{message, state,
+//     effects, ui_tree, unknown_effects?}], final_state, total_cycles,
+//     outcome:"ok"}; values in the brief encoding (vm.EncodeBrief);
+//     effects is the number of effects of known kinds;
+//   - compile errors: the CompileFailure shape;
+//   - App protocol violations: {success:false, error_kind:"framework_error",
+//     message:"validation: <problems joined by \"; \">", errors:[…],
+//     outcome:"compile_error"};
+//   - too many messages: framework_error, outcome "invalid_args";
+//   - init() or policies() failed: {success:false,
+//     error_kind:"framework_error", message:"init() failed: runtime error: …"};
+//   - cycle k failed: {success:false, error_kind:"framework_error",
+//     message:"cycle k failed: <error>", init_state, cycles} where the last
+//     entry is {message, error, function?, line?, col?};
+//   - cancellation: {success:false, error_kind:"cancelled", message,
+//     outcome:"cancelled"}.
+//
+// Outcomes of failures follow the cause: runtime_error, step_limit,
+// wall_limit, memory_limit, policy_denied (an effect the App's policies()
+// does not allow, or a denied capability), invalid_args (a message that
+// does not fit the message type).
+func FrameworkTest(ctx context.Context, source string, messages []string, opts Options) (resp *wire.Object) {
+	defer recoverTool("boruna_framework_test", &resp)
+	if len(messages) > MaxCycles {
+		return frameworkError(fmt.Sprintf("too many messages: %d (at most %d cycles)", len(messages), MaxCycles), wire.OutcomeInvalidArgs)
+	}
+	prog, mod, failed := compile(source, opts.LibsDir)
+	if failed != nil {
+		return failed
+	}
+	p := Check(prog)
+	if !p.Valid() {
+		msgs := make([]string, len(p.Problems))
+		errs := make([]*wire.Object, len(p.Problems))
+		for i, pr := range p.Problems {
+			msgs[i] = pr.Message
+			errs[i] = problemObject(pr)
+		}
+		return withOutcome(wire.Envelope(false).
+			Set("error_kind", wire.KindFrameworkError).
+			Set("message", "validation: "+strings.Join(msgs, "; ")).
+			Set("errors", errs), wire.OutcomeCompileError)
+	}
+
+	rt, err := NewRuntime(ctx, mod, p, opts.Limits)
+	if err != nil {
+		if isCancelled(ctx, err) {
+			return cancelledResponse()
+		}
+		fn := "init"
+		var fe *Error
+		if errors.As(err, &fe) && fe.Function != "" {
+			fn = fe.Function
+		}
+		return frameworkError(fmt.Sprintf("%s() failed: %v", fn, err), outcomeOf(err))
+	}
+	initState := brief(rt.State())
+	size := len(initState)
+	cycles := make([]*wire.Object, 0, len(messages))
+	fail := func(k int, raw string, err error) *wire.Object {
+		entry := wire.NewObject().Set("message", raw).Set("error", err.Error())
+		setLocation(entry, err, opts.LibsDir)
+		cycles = append(cycles, entry)
+		return withOutcome(wire.Envelope(false).
+			Set("error_kind", wire.KindFrameworkError).
+			Set("message", fmt.Sprintf("cycle %d failed: %v", k, err)).
+			Set("init_state", initState).
+			Set("cycles", cycles), outcomeOf(err))
+	}
+	for i, raw := range messages {
+		if ctx.Err() != nil {
+			return cancelledResponse()
+		}
+		c, err := rt.Send(ctx, ParseMessage(raw))
+		if err != nil {
+			if isCancelled(ctx, err) {
+				return cancelledResponse()
+			}
+			return fail(i+1, raw, err)
+		}
+		state, ui := brief(c.State), brief(c.UI)
+		if size += len(state) + len(ui) + len(raw); size > MaxResponseBytes {
+			return fail(i+1, raw, errResponseLimit)
+		}
+		entry := wire.NewObject().
+			Set("message", raw).
+			Set("state", state).
+			Set("effects", len(c.Effects)).
+			Set("ui_tree", ui)
+		if len(c.Unknown) > 0 {
+			entry.Set("unknown_effects", c.Unknown)
+		}
+		cycles = append(cycles, entry)
+	}
+	return withOutcome(wire.Envelope(true).
+		Set("init_state", initState).
+		Set("cycles", cycles).
+		Set("final_state", brief(rt.State())).
+		Set("total_cycles", rt.Cycles()), wire.OutcomeOK)
+}
+
+// errResponseLimit fails the cycle whose values would push a response over
+// MaxResponseBytes.
+var errResponseLimit = fmt.Errorf("response limit exceeded: the cycles' encoded values exceed %d bytes", MaxResponseBytes)
+
+// CompileFailure is the compile-errors response shared with boruna_compile
+// and boruna_run (reference §3.1, CONTRACT.md §2): {success:false,
+// errors:[{severity, code, message, line, col, end_line?, end_col?,
+// file?}], outcome:"compile_error", retryable:false}, no error_kind. file
+// appears only for errors inside an imported library, relative to libsDir
+// ("std-ui/src/core.ax"), so responses never reveal server paths.
+func CompileFailure(errs compiler.ErrorList, libsDir string) *wire.Object {
+	list := make([]*wire.Object, 0, len(errs))
+	for _, e := range errs {
+		if e.IsWarning() {
+			continue
+		}
+		o := wire.NewObject().Set("severity", "error").Set("code", e.Code).Set("message", e.Msg)
+		if e.Line > 0 {
+			o.Set("line", e.Line).Set("col", e.Col)
+			if e.EndLine > 0 {
+				o.Set("end_line", e.EndLine).Set("end_col", e.EndCol)
+			}
+		}
+		if f := DisplayFile(libsDir, e.File); f != "" && f != SourceFile {
+			o.Set("file", f)
+		}
+		list = append(list, o)
+	}
+	if len(list) == 0 {
+		list = append(list, wire.NewObject().Set("severity", "error").Set("code", compiler.CodeCodegen).
+			Set("message", "compilation failed"))
+	}
+	return withOutcome(wire.Envelope(false).Set("errors", list), wire.OutcomeCompileError)
+}
+
+// DisplayFile names a source file for a caller: a file under libsDir is
+// shown relative to it with forward slashes; other names are unchanged.
+func DisplayFile(libsDir, file string) string {
+	if libsDir != "" && file != "" {
+		if rel, err := filepath.Rel(libsDir, file); err == nil && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return file
+}
+
+// Compile analyses and compiles an App's source (file names positions;
+// imports resolve against libsDir; module name "app"). Code generation
+// can fail too (E008). On success it returns the analysed program (its
+// typed declarations, for Check, stay valid after code generation) and
+// the module; on failure the errors (warnings excluded).
+func Compile(source []byte, file, libsDir string) (*compiler.Program, *vm.Module, compiler.ErrorList) {
+	prog := compiler.Analyze(source, compiler.Options{File: file, LibsDir: libsDir, ModuleName: ModuleName})
+	if prog.HasErrors() {
+		return nil, nil, prog.Errors()
+	}
+	mod, errs := prog.Compile()
+	if errs != nil {
+		return nil, nil, errs
+	}
+	return prog, mod, nil
+}
+
+// compile is Compile for MCP sources, failing with the CompileFailure
+// response.
+func compile(source, libsDir string) (*compiler.Program, *vm.Module, *wire.Object) {
+	prog, mod, errs := Compile([]byte(source), SourceFile, libsDir)
+	if errs != nil {
+		return nil, nil, CompileFailure(errs, libsDir)
+	}
+	return prog, mod, nil
+}
+
+func problemObject(p Problem) *wire.Object {
+	o := wire.NewObject().Set("message", p.Message).Set("function", p.Function)
+	if p.Line > 0 {
+		o.Set("line", p.Line).Set("col", p.Col)
+	}
+	return o
+}
+
+// brief encodes v in the brief encoding of framework_test.
+func brief(v vm.Value) json.RawMessage { return json.RawMessage(vm.EncodeBrief(v)) }
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func withOutcome(o *wire.Object, out wire.Outcome) *wire.Object {
+	return o.Set("outcome", out).Set("retryable", out.Retryable())
+}
+
+func frameworkError(msg string, out wire.Outcome) *wire.Object {
+	return withOutcome(wire.Envelope(false).Set("error_kind", wire.KindFrameworkError).Set("message", msg), out)
+}
+
+func cancelledResponse() *wire.Object {
+	return withOutcome(wire.Envelope(false).Set("error_kind", wire.KindCancelled).Set("message", "execution cancelled"),
+		wire.OutcomeCancelled)
+}
+
+func isCancelled(ctx context.Context, err error) bool {
+	var ce *vm.CancelledError
+	return errors.As(err, &ce) || errors.Is(err, context.Canceled) || (ctx.Err() != nil && errors.Is(err, ctx.Err()))
+}
+
+// outcomeOf derives the CONTRACT.md §5 outcome of a framework failure from
+// its Go error type (the one place this mapping lives).
+func outcomeOf(err error) wire.Outcome {
+	var (
+		le *vm.LimitError
+		ce *vm.CapabilityError
+		fe *Error
+	)
+	switch {
+	case errors.As(err, &le):
+		switch le.Kind {
+		case vm.LimitSteps:
+			return wire.OutcomeStepLimit
+		case vm.LimitWallMs:
+			return wire.OutcomeWallLimit
+		case vm.LimitMemoryMB:
+			return wire.OutcomeMemoryLimit
+		case vm.LimitOutputBytes:
+			return wire.OutcomeOutputLimit
+		}
+		return wire.OutcomeRuntimeError
+	case errors.As(err, &ce):
+		return wire.OutcomePolicyDenied
+	case errors.As(err, &fe):
+		switch fe.Kind {
+		case KindPolicy:
+			return wire.OutcomePolicyDenied
+		case KindMessage, KindCycles:
+			return wire.OutcomeInvalidArgs
+		}
+	case errors.Is(err, errResponseLimit):
+		return wire.OutcomeOutputLimit
+	}
+	return wire.OutcomeRuntimeError
+}
+
+// setLocation adds function, line and col of a VM failure to a failing
+// cycle entry (and file when the failure is inside a library).
+func setLocation(o *wire.Object, err error, libsDir string) {
+	var loc vm.Location
+	var (
+		re *vm.RuntimeError
+		le *vm.LimitError
+		ce *vm.CapabilityError
+	)
+	switch {
+	case errors.As(err, &re):
+		loc = re.Location
+	case errors.As(err, &le):
+		loc = le.Location
+	case errors.As(err, &ce):
+		loc = ce.Location
+	default:
+		var fe *Error
+		if errors.As(err, &fe) && fe.Function != "" {
+			o.Set("function", fe.Function)
+		}
+		return
+	}
+	if loc.Func != "" {
+		o.Set("function", loc.Func)
+	}
+	if loc.Pos.Line > 0 {
+		o.Set("line", loc.Pos.Line).Set("col", loc.Pos.Col)
+	}
+	if f := DisplayFile(libsDir, loc.File); f != "" && f != SourceFile {
+		o.Set("file", f)
+	}
+}
+
+// recoverTool turns a panic in an engine (a bug) into a framework_error
+// response instead of taking the worker down.
+func recoverTool(tool string, resp **wire.Object) {
+	if r := recover(); r != nil {
+		slog.Error("framework engine panicked", "tool", tool, "panic", r, "stack", string(debug.Stack()))
+		*resp = frameworkError(fmt.Sprintf("internal error in %s: %v", tool, r), wire.OutcomeRuntimeError)
+	}
+}

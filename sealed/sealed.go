@@ -1,0 +1,312 @@
+package sealed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+
+	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/framework"
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/wire"
+)
+
+// DefaultMaxSteps is the max_steps of a call that does not give one
+// (CONTRACT.md §2).
+const DefaultMaxSteps = 10_000_000
+
+// MaxListed bounds capability_calls and event_log.events in a response
+// (reference §3.5).
+const MaxListed = 1000
+
+// SealKind, DigestAlg and SealNote are the fixed fields of `seal`.
+const (
+	SealKind  = "replay-verified-event-log"
+	DigestAlg = "sha256"
+	SealNote  = "digest is the SHA-256 of the canonical serialisation of the complete event log " +
+		"(version 2, externally tagged events and values, pretty-printed as serde_json does); " +
+		"verified means a second execution answered with the recorded capability results " +
+		"reproduced the same event log, result and step count"
+)
+
+// CodeMissingMain and MissingMainMessage form the compile error of a
+// program without `main` (the same as boruna_run's, CONTRACT.md §2).
+const (
+	CodeMissingMain    = "MISSING_MAIN"
+	MissingMainMessage = "program has no `main` function: boruna_run calls `fn main()` as the entry point"
+)
+
+// Options configure Run.
+type Options struct {
+	// LibsDir resolves `import "std-x"`.
+	LibsDir string
+	// MaxSteps is the max_steps of both executions: callers pass
+	// DefaultMaxSteps when the argument is absent; 0 (or less) is a budget
+	// of zero steps, as in boruna_run.
+	MaxSteps int64
+	// Limits give the other limits of both executions (MaxWall,
+	// MaxMemory, MaxOutput, MaxCallDepth); Limits.MaxSteps is ignored.
+	Limits vm.Limits
+	// Handler performs the capability calls of the first execution (nil:
+	// the VM's mock handler). The second execution always replays the
+	// recorded results.
+	Handler vm.Handler
+	// Ceiling, if non-nil, is the operator's ceiling policy, intersected
+	// with the caller's (policy.Intersect).
+	Ceiling *policy.Policy
+}
+
+// RunSealedTool is the boruna_run_sealed engine (CONTRACT.md §2, reference
+// mcp-contract §3.5) with the mock handler and default limits:
+// Run(ctx, source, policyArg, Options{MaxSteps: maxSteps, LibsDir: libsDir}).
+// policyArg is the raw `policy` argument (nil or null = allow-all);
+// maxSteps is the effective max_steps (pass DefaultMaxSteps when absent).
+func RunSealedTool(ctx context.Context, source string, policyArg json.RawMessage, maxSteps int64, libsDir string) *wire.Object {
+	return Run(ctx, source, policyArg, Options{MaxSteps: maxSteps, LibsDir: libsDir})
+}
+
+// Run compiles source, runs its main once recording the event log, runs it
+// again with a vm.ReplayHandler fed the recorded capability results, and
+// compares the two executions. Responses (each ending with outcome and
+// retryable):
+//
+//   - success: {success:true, result, steps, replay_verified,
+//     replay_divergence_reason (null when verified), event_count,
+//     capability_calls:[{capability, args}] (first MaxListed),
+//     event_log:{version:2, events:[…] (first MaxListed), truncated},
+//     event_log_sha256, seal:{kind, verified, digest_alg, digest, note},
+//     outcome:"ok"}. A replay that fails or differs is not a failure:
+//     replay_verified is false and the reason says why;
+//   - compile errors (and a missing main): the compile `errors` shape,
+//     outcome "compile_error";
+//   - a refused policy: error_kind invalid_policy or policy.*, message,
+//     outcome "invalid_args";
+//   - a denied capability or a spent budget: {error_kind:"capability_denied",
+//     capability, message, steps}, outcome "policy_denied";
+//   - the step limit: runtime_error with limit_kind "steps"; the wall,
+//     memory and output limits: limit_exceeded with limit_kind; other
+//     runtime errors: runtime_error; each with message and steps;
+//   - cancellation: error_kind cancelled, outcome "cancelled".
+func Run(ctx context.Context, source string, policyArg json.RawMessage, opts Options) (resp *wire.Object) {
+	defer func() {
+		if r := recover(); r != nil {
+			slog.Error("sealed engine panicked", "panic", r, "stack", string(debug.Stack()))
+			resp = withOutcome(wire.Envelope(false).Set("error_kind", wire.KindInternalError).
+				Set("message", fmt.Sprintf("internal error in boruna_run_sealed: %v", r)), wire.OutcomeRuntimeError)
+		}
+	}()
+	m, errs := compiler.Compile([]byte(source), compiler.Options{File: framework.SourceFile, LibsDir: opts.LibsDir, ModuleName: "module"})
+	if errs != nil {
+		return framework.CompileFailure(errs, opts.LibsDir)
+	}
+	if m.Entry < 0 {
+		return withOutcome(wire.Envelope(false).Set("errors", []*wire.Object{wire.NewObject().
+			Set("severity", "error").Set("code", CodeMissingMain).Set("message", MissingMainMessage).
+			Set("line", 1).Set("col", 1)}), wire.OutcomeCompileError)
+	}
+	pol, err := policy.ParseRunArg(policyArg)
+	if err != nil {
+		return policyFailure(err)
+	}
+	if opts.Ceiling != nil {
+		pol = policy.Intersect(pol, opts.Ceiling)
+	}
+	lim := opts.Limits
+	lim.MaxSteps = opts.MaxSteps
+	if opts.MaxSteps <= 0 {
+		lim.MaxSteps = -1 // the VM's zero-step budget
+	}
+
+	first, err := vm.Run(ctx, m, vm.Options{Limits: lim, Policy: pol, Handler: opts.Handler})
+	if err != nil {
+		return runFailure(err, max(opts.MaxSteps, 0), opts.LibsDir)
+	}
+	verified, reason := replay(ctx, m, lim, pol, first)
+	if ctx.Err() != nil {
+		return cancelledResponse()
+	}
+
+	digest := Digest(first.Events)
+	calls := make([]*wire.Object, 0)
+	for _, e := range first.Events {
+		if e.Kind != vm.EventCapCall {
+			continue
+		}
+		if len(calls) == MaxListed {
+			break
+		}
+		args := make([]vm.Value, len(e.Args))
+		copy(args, e.Args)
+		calls = append(calls, wire.NewObject().Set("capability", e.Capability.String()).Set("args", args))
+	}
+	listed := first.Events
+	if len(listed) > MaxListed {
+		listed = listed[:MaxListed]
+	}
+	var why any
+	if !verified {
+		why = reason
+	}
+	return withOutcome(wire.Envelope(true).
+		Set("result", first.Value).
+		Set("steps", first.Steps).
+		Set("replay_verified", verified).
+		Set("replay_divergence_reason", why).
+		Set("event_count", first.EventCount).
+		Set("capability_calls", calls).
+		Set("event_log", wire.NewObject().
+			Set("version", EventLogVersion).
+			Set("events", append([]vm.Event{}, listed...)).
+			Set("truncated", first.EventCount > MaxListed)).
+		Set("event_log_sha256", digest).
+		Set("seal", wire.NewObject().
+			Set("kind", SealKind).
+			Set("verified", verified).
+			Set("digest_alg", DigestAlg).
+			Set("digest", digest).
+			Set("note", SealNote)), wire.OutcomeOK)
+}
+
+// replay re-executes m with the recorded capability results of first and
+// compares: event count, each event (canonical form), the result, the step
+// count, and that every recorded call was replayed.
+func replay(ctx context.Context, m *vm.Module, lim vm.Limits, pol *policy.Policy, first *vm.Result) (bool, string) {
+	if int64(len(first.Events)) != first.EventCount {
+		return false, fmt.Sprintf("event log too long to verify: %d events, at most %d are recorded", first.EventCount, len(first.Events))
+	}
+	h := vm.NewReplayHandler(vm.ReplayCallsFromEvents(first.Events))
+	second, err := vm.Run(ctx, m, vm.Options{Limits: lim, Policy: pol, Handler: h})
+	if err != nil {
+		return false, "replay execution failed: " + err.Error()
+	}
+	if second.EventCount != first.EventCount {
+		return false, fmt.Sprintf("event count differs: recorded %d, replayed %d", first.EventCount, second.EventCount)
+	}
+	for i := range first.Events {
+		a, b := canonicalEvent(first.Events[i]), canonicalEvent(second.Events[i])
+		if a != b {
+			return false, fmt.Sprintf("event %d differs: recorded %s, replayed %s", i+1, clip(a), clip(b))
+		}
+	}
+	if !vm.Equal(first.Value, second.Value) {
+		return false, fmt.Sprintf("result differs: recorded %s, replayed %s", clip(first.Value.String()), clip(second.Value.String()))
+	}
+	if first.Steps != second.Steps {
+		return false, fmt.Sprintf("step count differs: recorded %d, replayed %d", first.Steps, second.Steps)
+	}
+	if n := h.Remaining(); n > 0 {
+		return false, fmt.Sprintf("%d recorded capability calls were not replayed", n)
+	}
+	return true, ""
+}
+
+func canonicalEvent(e vm.Event) string { return string(appendEvent(nil, e)) }
+
+func clip(s string) string {
+	const n = 200
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func withOutcome(o *wire.Object, out wire.Outcome) *wire.Object {
+	return o.Set("outcome", out).Set("retryable", out.Retryable())
+}
+
+func cancelledResponse() *wire.Object {
+	return withOutcome(wire.Envelope(false).Set("error_kind", wire.KindCancelled).Set("message", "execution cancelled"),
+		wire.OutcomeCancelled)
+}
+
+// policyFailure is the response to a policy argument refused by
+// policy.ParseRunArg, the same as boruna_run's: the legacy invalid_policy
+// or a policy.* kind with the validator's message and extras.
+func policyFailure(err error) *wire.Object {
+	o := wire.Envelope(false)
+	var ve *policy.ValidationError
+	if errors.As(err, &ve) {
+		o.Set("error_kind", ve.Kind).Set("message", ve.Message)
+		if strings.HasPrefix(ve.Kind, "policy.") {
+			d := ve.Details()
+			for _, k := range ve.DetailKeys() {
+				if k != "error_kind" && k != "message" {
+					o.Set(k, d[k])
+				}
+			}
+		}
+	} else {
+		o.Set("error_kind", wire.KindInvalidPolicy).Set("message", err.Error())
+	}
+	return withOutcome(o, wire.OutcomeInvalidArgs)
+}
+
+// runFailure maps the first execution's error to the response (the one
+// place where sealed derives error_kind from a Go error type). maxSteps is
+// the caller's step limit, reported in the step-limit message.
+func runFailure(err error, maxSteps int64, libsDir string) *wire.Object {
+	o := wire.Envelope(false)
+	var (
+		le *vm.LimitError
+		ce *vm.CapabilityError
+		re *vm.RuntimeError
+		xe *vm.CancelledError
+	)
+	switch {
+	case errors.As(err, &ce):
+		o.Set("error_kind", wire.KindCapabilityDenied).
+			Set("capability", ce.Capability.String()).
+			Set("message", ce.Msg).
+			Set("steps", ce.Steps)
+		setLocation(o, ce.Location, libsDir)
+		return withOutcome(o, wire.OutcomePolicyDenied)
+	case errors.As(err, &le):
+		out := wire.OutcomeRuntimeError
+		switch le.Kind {
+		case vm.LimitSteps:
+			o.Set("error_kind", wire.KindRuntimeError).Set("limit_kind", wire.LimitSteps).Set("limit", maxSteps).
+				Set("message", fmt.Sprintf("max execution steps exceeded (%d)", maxSteps))
+			out = wire.OutcomeStepLimit
+		case vm.LimitWallMs, vm.LimitMemoryMB, vm.LimitOutputBytes:
+			o.Set("error_kind", wire.KindLimitExceeded).Set("limit_kind", le.Kind).Set("phase", "execution").
+				Set("limit", le.Limit).Set("message", le.Msg)
+			out = map[string]wire.Outcome{vm.LimitWallMs: wire.OutcomeWallLimit, vm.LimitMemoryMB: wire.OutcomeMemoryLimit,
+				vm.LimitOutputBytes: wire.OutcomeOutputLimit}[le.Kind]
+		default:
+			o.Set("error_kind", wire.KindRuntimeError).Set("limit_kind", le.Kind).Set("limit", le.Limit).Set("message", le.Msg)
+		}
+		o.Set("steps", le.Steps)
+		setLocation(o, le.Location, libsDir)
+		return withOutcome(o, out)
+	case errors.As(err, &re):
+		o.Set("error_kind", wire.KindRuntimeError).Set("message", re.Msg).Set("steps", re.Steps)
+		setLocation(o, re.Location, libsDir)
+		return withOutcome(o, wire.OutcomeRuntimeError)
+	case errors.As(err, &xe), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return cancelledResponse()
+	}
+	o.Set("error_kind", wire.KindInternalError).Set("message", err.Error())
+	return withOutcome(o, wire.OutcomeRuntimeError)
+}
+
+// setLocation adds the additive position fields of a run failure.
+func setLocation(o *wire.Object, loc vm.Location, libsDir string) {
+	if loc.Pos.Line > 0 {
+		o.Set("line", loc.Pos.Line).Set("col", loc.Pos.Col)
+	}
+	if loc.Func != "" {
+		o.Set("function", loc.Func)
+	}
+	if f := framework.DisplayFile(libsDir, loc.File); f != "" && f != framework.SourceFile {
+		o.Set("file", f)
+	}
+}
