@@ -133,8 +133,9 @@ func appendRecordJSON(b []byte, id int, name string, fields []Value, names []str
 // (reference mcp-contract §6.2, CONTRACT.md §2): scalars, lists, maps,
 // ActorId and FnRef as in MarshalJSON; None → "None"; Some/Ok/Err →
 // {"Some":v} / {"Ok":v} / {"Err":v}; Record → array of its field values;
-// Enum → {"variant":"Name","payload":v} (a struct variant's payload is the
-// array of its field values, a unit variant's null).
+// Enum → {"variant":<0-based variant index>,"payload":v} as in reference
+// §6.2 (a struct variant's payload is the array of its field values, a unit
+// variant's null).
 func EncodeBrief(v Value) []byte { return appendBrief(nil, v) }
 
 func appendBrief(b []byte, v Value) []byte {
@@ -172,7 +173,7 @@ func appendBrief(b []byte, v Value) []byte {
 	case KindEnum:
 		o := v.enum()
 		b = append(b, `{"variant":`...)
-		b = appendJSONString(b, v.VariantName())
+		b = strconv.AppendInt(b, int64(o.variant), 10)
 		b = append(b, `,"payload":`...)
 		if o.variant < len(o.typ.Variants) && o.typ.Variants[o.variant].Shape == StructVariant {
 			b = appendBriefList(b, o.fields)
