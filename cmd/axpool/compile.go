@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/vm"
+)
+
+// `axpool compile FILE`, `axpool ast FILE`, `axpool disasm FILE`: the
+// compiler's developer commands. Compile errors go to stderr as
+// `file:line:col: E00N msg`, one per line, with exit status 1; usage errors
+// exit 2.
+
+var compileFlags struct {
+	libsDir string
+}
+
+func init() {
+	compileCmd := &cobra.Command{
+		Use:   "compile FILE",
+		Short: "Compile an .ax program and print a summary of the module",
+		Long: `Compile an .ax program (and the libraries it imports) and print a summary:
+the module's functions with their signatures, types, constants and entry point.
+Warnings are printed on stderr; errors make the command exit 1.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := compileFile(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			writeSummary(cmd.OutOrStdout(), m)
+			return nil
+		},
+	}
+	disasmCmd := &cobra.Command{
+		Use:   "disasm FILE",
+		Short: "Compile an .ax program and print its bytecode",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := compileFile(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprint(cmd.OutOrStdout(), vm.Disassemble(m))
+			return nil
+		},
+	}
+	astCmd := &cobra.Command{
+		Use:   "ast FILE",
+		Short: "Parse an .ax file and print its syntax tree as JSON",
+		Args:  cobra.ExactArgs(1),
+		RunE:  runAST,
+	}
+	for _, c := range []*cobra.Command{compileCmd, disasmCmd} {
+		c.Flags().StringVar(&compileFlags.libsDir, "libs-dir", "", "directory that `import \"std-x\"` resolves against (default \"libs\" if it exists)")
+	}
+	rootCmd.AddCommand(compileCmd, disasmCmd, astCmd)
+}
+
+// defaultLibsDir returns flag if set, else "libs" when that directory exists.
+func defaultLibsDir(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if st, err := os.Stat("libs"); err == nil && st.IsDir() {
+		return "libs"
+	}
+	return ""
+}
+
+// compileFile compiles path, printing diagnostics on the command's stderr.
+func compileFile(cmd *cobra.Command, path string) (*vm.Module, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fail(exitFail, "error: %v", err)
+	}
+	opts := compiler.Options{
+		File:       path,
+		LibsDir:    defaultLibsDir(compileFlags.libsDir),
+		ModuleName: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)),
+	}
+	stderr := cmd.ErrOrStderr()
+	p := compiler.Analyze(src, opts)
+	for _, d := range p.Diagnostics {
+		if d.Severity == compiler.SeverityWarning {
+			fmt.Fprintf(stderr, "%s (warning)\n", d.Error())
+		}
+	}
+	m, errs := p.Compile()
+	if errs != nil {
+		for _, e := range errs {
+			fmt.Fprintln(stderr, e.Error())
+		}
+		return nil, silentExit(exitFail)
+	}
+	return m, nil
+}
+
+// writeSummary prints the module summary of `axpool compile`.
+func writeSummary(w io.Writer, m *vm.Module) {
+	entry := "none"
+	if m.Entry >= 0 {
+		entry = fmt.Sprintf("%s (function %d)", m.Functions[m.Entry].Name, m.Entry)
+	}
+	fmt.Fprintf(w, "module %s\n", m.Name)
+	fmt.Fprintf(w, "entry: %s\n", entry)
+	fmt.Fprintf(w, "functions: %d\n", len(m.Functions))
+	for i, f := range m.Functions {
+		file := ""
+		if f.File > 0 && f.File < len(m.Files) {
+			file = " [" + m.Files[f.File] + "]"
+		}
+		caps := ""
+		if len(f.Caps) > 0 {
+			names := make([]string, len(f.Caps))
+			for j, c := range f.Caps {
+				names[j] = c.String()
+			}
+			caps = " !{" + strings.Join(names, ", ") + "}"
+		}
+		fmt.Fprintf(w, "  %d %s(%s)%s params=%d locals=%d stack=%d code=%d%s\n",
+			i, f.Name, strings.Join(f.ParamNames, ", "), caps, f.NumParams, f.NumLocals, f.MaxStack, len(f.Code), file)
+	}
+	fmt.Fprintf(w, "types: %d\n", len(m.Types))
+	for _, t := range m.Types {
+		switch t.Kind {
+		case vm.RecordType:
+			fmt.Fprintf(w, "  %d record %s { %s }\n", t.ID, t.Name, strings.Join(t.Fields, ", "))
+		default:
+			names := make([]string, len(t.Variants))
+			for i, v := range t.Variants {
+				names[i] = v.Name
+			}
+			fmt.Fprintf(w, "  %d enum %s { %s }\n", t.ID, t.Name, strings.Join(names, ", "))
+		}
+	}
+	fmt.Fprintf(w, "constants: %d\n", len(m.Constants))
+}
+
+func runAST(cmd *cobra.Command, args []string) error {
+	path := args[0]
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return fail(exitFail, "error: %v", err)
+	}
+	f, errs := syntax.Parse(path, src)
+	if errs != nil {
+		for _, e := range errs {
+			fmt.Fprintln(cmd.ErrOrStderr(), e.Error())
+		}
+		return silentExit(exitFail)
+	}
+	raw, err := syntax.MarshalAST(f)
+	if err != nil {
+		return fail(exitFail, "error: %v", err)
+	}
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, raw, "", "  "); err != nil {
+		return fail(exitFail, "error: %v", err)
+	}
+	pretty.WriteByte('\n')
+	_, err = cmd.OutOrStdout().Write(pretty.Bytes())
+	return err
+}

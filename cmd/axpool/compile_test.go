@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runBin runs the binary built by TestMain in dir.
+func runBin(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(axpoolBin, args...)
+	cmd.Dir = dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestCompileCommands(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "libs", "std-greet", "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "libs", "std-greet", "src"), "core.ax", "fn greet(n: String) -> String { \"hi \" ++ n }\n")
+	writeFile(t, dir, "prog.ax", `import "std-greet"
+type P { x: Int }
+fn fetch() -> Result<String, String> !{net.fetch} { http_get("u") }
+fn main() -> String { greet("ann") }
+`)
+	writeFile(t, dir, "bad.ax", "fn main() -> Int {\n    let x: Int = \"s\"\n    helperr(x)\n}\nfn helper(n: Int) -> Int { n }\n")
+	writeFile(t, dir, "warn.ax", "fn main() -> Int { match 1 { _ => 1, 2 => 2 } }\n")
+	writeFile(t, dir, "syntax.ax", "fn main( {\n")
+
+	// compile: module summary; the default libs dir is ./libs.
+	out, errOut, code := runBin(t, dir, "compile", "prog.ax")
+	want := `module prog
+entry: main (function 1)
+functions: 3
+  0 fetch() !{net.fetch} params=0 locals=0 stack=1 code=3
+  1 main() params=0 locals=0 stack=1 code=3
+  2 greet(n) params=1 locals=1 stack=2 code=4 [libs/std-greet/src/core.ax]
+types: 1
+  0 record P { x }
+constants: 3
+`
+	if code != 0 || out != want || errOut != "" {
+		t.Errorf("compile: code %d\nstdout:\n%s\nwant:\n%s\nstderr: %s", code, out, want, errOut)
+	}
+
+	// Compile errors: every error on stderr, exit 1.
+	out, errOut, code = runBin(t, dir, "compile", "bad.ax")
+	wantErr := "bad.ax:2:18: E009 type mismatch: 'x' is annotated 'Int' but its initializer has type 'String'\n" +
+		"bad.ax:3:5: E003 undefined name 'helperr' (did you mean 'helper'?)\n"
+	if code != 1 || out != "" || errOut != wantErr {
+		t.Errorf("compile bad: code %d stdout %q\nstderr:\n%s\nwant:\n%s", code, out, errOut, wantErr)
+	}
+	_, errOut, code = runBin(t, dir, "disasm", "syntax.ax")
+	if code != 1 || !strings.HasPrefix(errOut, "syntax.ax:1:10: E002 ") {
+		t.Errorf("disasm syntax error: code %d stderr %q", code, errOut)
+	}
+
+	// Warnings do not fail.
+	_, errOut, code = runBin(t, dir, "compile", "warn.ax")
+	if code != 0 || !strings.Contains(errOut, "warn.ax:1:38: E009 unreachable match arm") {
+		t.Errorf("compile warn: code %d stderr %q", code, errOut)
+	}
+
+	// disasm: the VM's listing.
+	out, _, code = runBin(t, dir, "disasm", "--libs-dir", "libs", "prog.ax")
+	if code != 0 || !strings.HasPrefix(out, "module prog (entry main)\n") || !strings.Contains(out, "CALL 2 1") {
+		t.Errorf("disasm: code %d\n%s", code, out)
+	}
+
+	// A missing library directory: the import is an error.
+	_, errOut, code = runBin(t, dir, "compile", "--libs-dir", "nowhere", "prog.ax")
+	if code != 1 || errOut != "prog.ax:1:8: E003 unknown library 'std-greet'\n" {
+		t.Errorf("compile without libs: code %d stderr %q", code, errOut)
+	}
+
+	// ast: pretty JSON of the syntax tree.
+	out, _, code = runBin(t, dir, "ast", "prog.ax")
+	var tree map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &tree) != nil || tree["node"] != "File" || !strings.Contains(out, "\n  ") {
+		t.Errorf("ast: code %d\n%.300s", code, out)
+	}
+	_, errOut, code = runBin(t, dir, "ast", "syntax.ax")
+	if code != 1 || !strings.HasPrefix(errOut, "syntax.ax:1:10: E002 ") {
+		t.Errorf("ast syntax error: code %d stderr %q", code, errOut)
+	}
+
+	// Usage errors exit 2; unreadable files exit 1.
+	for _, args := range [][]string{{"compile"}, {"disasm", "a", "b"}, {"ast"}, {"compile", "--bogus", "prog.ax"}} {
+		if _, _, code := runBin(t, dir, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+	if _, _, code := runBin(t, dir, "compile", "missing.ax"); code != 1 {
+		t.Errorf("compile missing.ax: exit %d, want 1", code)
+	}
+}

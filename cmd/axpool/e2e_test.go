@@ -1,0 +1,559 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/axpool/axpool/gateway"
+)
+
+// End-to-end tests of the built binary: `axpool mcp` over stdio and
+// `axpool serve --http` over Streamable HTTP, each with its embedded NATS
+// server and worker processes, driven by mcp-go's clients.
+
+// axpoolBin is the binary built once by TestMain.
+var axpoolBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "axpool-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	axpoolBin = filepath.Join(dir, "axpool")
+	args := []string{"build", "-o", axpoolBin}
+	if e2eRace {
+		args = append(args, "-race") // shares the test build's cache
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = "/usr/local/go/bin/go"
+	}
+	build := exec.Command(goTool, append(args, ".")...)
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build axpool:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func initClient(t testing.TB, c *client.Client) *mcp.InitializeResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var req mcp.InitializeRequest
+	req.Params.ClientInfo = mcp.Implementation{Name: "e2e", Version: "1"}
+	res, err := c.Initialize(ctx, req)
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return res
+}
+
+func callTool(ctx context.Context, c *client.Client, tool, args string, meta *mcp.Meta) (map[string]any, error) {
+	var req mcp.CallToolRequest
+	req.Params.Name = tool
+	req.Params.Arguments = json.RawMessage(args)
+	req.Params.Meta = meta
+	res, err := c.CallTool(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if res.IsError || len(res.Content) != 1 {
+		return nil, fmt.Errorf("bad result: %+v", res)
+	}
+	text := res.Content[0].(mcp.TextContent).Text
+	var m map[string]any
+	if err := json.Unmarshal([]byte(text), &m); err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(text, "{\n  \"success\": ") {
+		return nil, fmt.Errorf("envelope order: %s", text)
+	}
+	return m, nil
+}
+
+func mustTool(t testing.TB, c *client.Client, tool, args string) map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	m, err := callTool(ctx, c, tool, args, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return m
+}
+
+func jstr(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+func loopArgs(n int) string {
+	return `{"source":` + jstr(fmt.Sprintf("fn main() -> Int {\n  let mut i = 0\n  while i < %d { i = i + 1 }\n  i\n}", n)) + `,"max_steps":100000000000}`
+}
+
+// checkPrograms runs the reference programs and checks their results.
+func checkPrograms(t *testing.T, c *client.Client) {
+	t.Helper()
+	type want map[string]any
+	cases := []struct {
+		name, src, extra string
+		want             want
+	}{
+		{"recursion", "fn fib(n: Int) -> Int { if n < 2 { n } else { fib(n - 1) + fib(n - 2) } }\nfn main() -> Int { fib(15) }", "",
+			want{"success": true, "result": 610.0, "outcome": "ok"}},
+		{"records", "type P { x: Int, y: Int }\nfn main() -> Int { let p = P { x: 3, y: 4 }\n p.x * p.y }", "",
+			want{"success": true, "result": 12.0}},
+		{"enums", "enum E { A, B(Int) }\nfn f(e: E) -> Int { match e { E::A => 1, E::B(n) => n } }\nfn main() -> Int { f(E::B(41)) + f(E::A) }", "",
+			want{"success": true, "result": 42.0}},
+		{"app main", "type State { n: Int }\nfn init() -> State { State { n: 1 } }\nfn update(s: State, m: Int) -> State { State { n: s.n + m } }\n" +
+			"fn view(s: State) -> Int { s.n }\nfn main() -> Int { view(update(update(init(), 2), 3)) }", "",
+			want{"success": true, "result": 6.0}},
+		{"runtime error", "fn main() -> Int { let z = 0\n 10 / z }", "",
+			want{"success": false, "error_kind": "runtime_error", "message": "division by zero", "outcome": "runtime_error"}},
+		{"step limit", "fn main() -> Int { let mut i = 0\n while true { i = i + 1 }\n i }", `,"max_steps":500`,
+			want{"success": false, "message": "max execution steps exceeded (500)", "outcome": "step_limit", "steps": 501.0}},
+		{"denied capability", "fn main() -> String !{net.fetch} { match http_get(\"http://x\") { Ok(s) => s, Err(e) => e } }", `,"policy":"deny-all"`,
+			want{"success": false, "message": "capability denied: net.fetch", "outcome": "policy_denied"}},
+	}
+	for _, tc := range cases {
+		got := mustTool(t, c, "boruna_run", `{"source":`+jstr(tc.src)+tc.extra+`}`)
+		for k, v := range tc.want {
+			if got[k] != v {
+				t.Errorf("%s: %s = %v, want %v (%v)", tc.name, k, got[k], v, got)
+			}
+		}
+		if id, _ := got["job_id"].(string); id == "" {
+			t.Errorf("%s: no job_id: %v", tc.name, got)
+		}
+		if w, _ := got["worker"].(string); w == "" {
+			t.Errorf("%s: no worker: %v", tc.name, got)
+		}
+	}
+	// A compile error with its position.
+	got := mustTool(t, c, "boruna_compile", `{"source":`+jstr("fn main() -> Int {\n  1 +\n}")+`}`)
+	errs, _ := got["errors"].([]any)
+	if got["success"] != false || len(errs) == 0 {
+		t.Fatalf("compile error = %v", got)
+	}
+	e := errs[0].(map[string]any)
+	if e["code"] != "E002" || e["line"] != 3.0 || e["col"] != 1.0 {
+		t.Errorf("compile error = %v, want E002 at 3:1", e)
+	}
+	// Unknown argument: refused before anything runs.
+	got = mustTool(t, c, "boruna_run", `{"source":"fn main() -> Int { 1 }","max_step":5}`)
+	if got["message"] != `unknown argument "max_step" for tool "boruna_run" (did you mean "max_steps"?)` || got["outcome"] != "invalid_args" {
+		t.Errorf("unknown argument = %v", got)
+	}
+	// Source over 1 MB: JSON-RPC invalid_params.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, err := callTool(ctx, c, "boruna_run", `{"source":`+jstr(strings.Repeat("a", gateway.MaxSourceBytes+1))+`}`, nil)
+	if !errors.Is(err, mcp.ErrInvalidParams) || !strings.Contains(err.Error(), "source exceeds 1 MB limit") {
+		t.Errorf("1 MB + 1: err = %v", err)
+	}
+}
+
+// checkProgress runs a long loop with and without a progress token.
+func checkProgress(t *testing.T, c *client.Client, token string) {
+	t.Helper()
+	var mu sync.Mutex
+	var values []float64
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method == "notifications/progress" && n.Params.AdditionalFields["progressToken"] == token {
+			mu.Lock()
+			values = append(values, n.Params.AdditionalFields["progress"].(float64))
+			mu.Unlock()
+		}
+	})
+	iters := map[bool]int{false: 60_000_000, true: 4_000_000}[e2eRace] // about 1 s of VM time
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	with, err := callTool(ctx, c, "boruna_run", loopArgs(iters), &mcp.Meta{ProgressToken: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got := append([]float64(nil), values...)
+	mu.Unlock()
+	if len(got) < 2 {
+		t.Fatalf("%d progress notifications in %v ms", len(got), with["run_ms"])
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] <= got[i-1] {
+			t.Fatalf("progress not increasing: %v", got)
+		}
+	}
+	without, err := callTool(ctx, c, "boruna_run", loopArgs(iters), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"success", "result", "steps", "outcome"} {
+		if with[k] != without[k] {
+			t.Errorf("%s differs with a progress token: %v vs %v", k, with[k], without[k])
+		}
+	}
+}
+
+func TestE2EStdio(t *testing.T) {
+	tmp := t.TempDir()
+	var stderr syncBuffer
+	c, err := client.NewStdioMCPClientWithOptions(axpoolBin, []string{"TMPDIR=" + tmp, "PATH=" + os.Getenv("PATH")},
+		[]string{"mcp", "--workers", "1", "--slots", "1"}, transport.WithCommandStderrWriter(&stderr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Start is idempotent for the already started transport and wires the
+	// client's notification handlers.
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	init := initClient(t, c)
+	if init.ServerInfo.Name != "axpool" || !strings.Contains(init.Instructions, "success:false") && !strings.Contains(init.Instructions, `"success": false`) {
+		t.Fatalf("initialize = %+v", init)
+	}
+	tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
+	if err != nil || len(tools.Tools) != 14 {
+		t.Fatalf("tools/list: %d tools, %v", len(tools.Tools), err)
+	}
+	checkPrograms(t, c)
+	checkProgress(t, c, "stdio-progress")
+
+	// Cancellation: with one worker slot, a cancelled endless job must free
+	// the slot for the next call.
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	started := make(chan struct{})
+	var once sync.Once
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Params.AdditionalFields["progressToken"] == "cancel-me" {
+			once.Do(func() { close(started) })
+		}
+	})
+	go func() {
+		_, err := callTool(ctx, c, "boruna_run", loopArgs(2_000_000_000), &mcp.Meta{ProgressToken: "cancel-me"})
+		errc <- err
+	}()
+	select {
+	case <-started:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the long job did not start")
+	}
+	cancel() // the stdio client sends notifications/cancelled
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	start := time.Now()
+	got := mustTool(t, c, "boruna_run", `{"source":"fn main() -> Int { 7 }"}`)
+	if got["result"] != 7.0 {
+		t.Fatalf("call after cancel = %v", got)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the slot was freed only after %v", d)
+	}
+
+	// EOF on stdin: clean exit, embedded store removed.
+	if err := c.Close(); err != nil {
+		t.Logf("close: %v", err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		left, _ := filepath.Glob(filepath.Join(tmp, "axpool-nats-*"))
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("store dir not removed: %v\n%s", left, stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if strings.Contains(stderr.String(), "panic") {
+		t.Fatalf("stderr:\n%s", stderr.String())
+	}
+}
+
+// syncBuffer is a goroutine-safe bytes.Buffer.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// server is a running `axpool serve` process.
+type server struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *syncBuffer
+	done   chan error
+}
+
+var urlRE = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)`)
+
+// startServe starts `axpool serve --http` on a free loopback port with the
+// given token files and extra flags, and waits for its URL.
+func startServe(t testing.TB, tokenFiles []string, extra ...string) *server {
+	t.Helper()
+	args := []string{"serve", "--http", "--addr", "127.0.0.1:0"}
+	for _, f := range tokenFiles {
+		args = append(args, "--token-file", f)
+	}
+	args = append(args, extra...)
+	s := &server{stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s.cmd = exec.Command(axpoolBin, args...)
+	s.cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	pr, pw := io.Pipe()
+	s.cmd.Stderr = io.MultiWriter(s.stderr, pw)
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { s.done <- s.cmd.Wait(); pw.Close() }()
+	urlc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if m := urlRE.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case urlc <- m[1]:
+				default:
+				}
+			}
+		}
+	}()
+	select {
+	case s.url = <-urlc:
+	case <-time.After(60 * time.Second):
+		s.cmd.Process.Kill()
+		t.Fatalf("serve did not report its URL:\n%s", s.stderr.String())
+	}
+	t.Cleanup(func() { s.stop(t) })
+	return s
+}
+
+// stop sends SIGTERM and expects a clean exit.
+func (s *server) stop(t testing.TB) {
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-s.done:
+		if err != nil {
+			t.Errorf("serve exited with %v:\n%s", err, s.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		s.cmd.Process.Kill()
+		t.Errorf("serve did not stop on SIGTERM")
+	}
+}
+
+func httpMCP(t testing.TB, url, token string, legacy bool) *client.Client {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url,
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}),
+		transport.WithHTTPTimeout(120*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opts []client.ClientOption
+	if legacy {
+		//lint:ignore SA1019 deliberately testing the session-based 2025-11-25 handshake that deployed clients still use
+		opts = append(opts, client.WithLegacyProtocolOnly())
+	}
+	c := client.NewClient(tr, opts...)
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	initClient(t, c)
+	return c
+}
+
+func writeToken(t testing.TB, name, secret string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestE2EHTTP(t *testing.T) {
+	alice := writeToken(t, "alice.token", "alice-secret-token")
+	bob := writeToken(t, "bob.token", "bob-secret-token")
+	s := startServe(t, []string{alice, bob}, "--workers", "2", "--slots", "2")
+
+	// 401 without a token and with a wrong one.
+	for _, auth := range []string{"", "Bearer wrong", "Bearer alice-secret-token-x"} {
+		req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != `Bearer realm="axpool"` {
+			t.Errorf("auth %q: status %d, WWW-Authenticate %q", auth, resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
+		}
+	}
+
+	c := httpMCP(t, s.url, "alice-secret-token", false)
+	checkPrograms(t, c)
+	checkProgress(t, c, "http-progress")
+	legacy := httpMCP(t, s.url, "bob-secret-token", true)
+	checkProgress(t, legacy, "http-legacy-progress")
+
+	// The callers' names appear in the logs, the tokens never.
+	c.Close()
+	legacy.Close()
+	s.stop(t)
+	logs := s.stderr.String()
+	if !strings.Contains(logs, "alice") || strings.Contains(logs, "alice-secret-token") {
+		t.Errorf("logs must name callers and never show tokens:\n%s", logs)
+	}
+}
+
+func TestE2EHTTPConcurrentSessions(t *testing.T) {
+	tok := writeToken(t, "load.token", "load-token-123456")
+	s := startServe(t, []string{tok}, "--workers", "2", "--slots", "2")
+	const sessions, runs = 100, 10
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, sessions*runs)
+	start := time.Now()
+	for i := 0; i < sessions; i++ {
+		c := httpMCP(t, s.url, "load-token-123456", i%2 == 1)
+		wg.Add(1)
+		go func(i int, c *client.Client) {
+			defer wg.Done()
+			for j := 0; j < runs; j++ {
+				n := i*runs + j
+				got, err := callTool(ctx, c, "boruna_run", `{"source":`+jstr(fmt.Sprintf("fn main() -> Int { %d * 2 }", n))+`}`, nil)
+				if err != nil {
+					errc <- fmt.Errorf("session %d run %d: %w", i, j, err)
+					return
+				}
+				if got["result"] != float64(2*n) || got["outcome"] != "ok" {
+					errc <- fmt.Errorf("session %d run %d: got %v", i, j, got)
+					return
+				}
+			}
+		}(i, c)
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+	t.Logf("%d sessions × %d runs in %v", sessions, runs, time.Since(start))
+}
+
+func TestE2EServeUsage(t *testing.T) {
+	empty := writeToken(t, "empty.token", "  ")
+	good := writeToken(t, "good.token", "good-token")
+	cases := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"serve", "--token-file", good}, "--http is required"},
+		{[]string{"serve", "--http"}, "--token-file is required"},
+		{[]string{"serve", "--http", "--token-file", empty}, "token is empty"},
+		{[]string{"serve", "--http", "--token-file", "/nonexistent/tok"}, "no such file"},
+		{[]string{"serve", "--http", "--token-file", good, "--addr", "0.0.0.0:0"}, "not a loopback address"},
+		{[]string{"mcp", "--log-level", "loud"}, "--log-level"},
+	}
+	for _, tc := range cases {
+		cmd := exec.Command(axpoolBin, tc.args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), tc.msg) {
+			t.Errorf("%v: err %v, stderr %q; want exit 2 with %q", tc.args, err, stderr.String(), tc.msg)
+		}
+	}
+}
+
+// Stdout of `axpool mcp` carries only JSON-RPC messages, even while the
+// embedded server and the workers log; the logs go to stderr.
+func TestE2EStdoutIsProtocolOnly(t *testing.T) {
+	cmd := exec.Command(axpoolBin, "mcp", "--workers", "1", "--slots", "1", "--log-level", "debug")
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"boruna_run","arguments":{"source":"fn main() -> Int { 6 * 7 }"}}}`+"\n")
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(stdout.String(), `"id":1,`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no answer; stderr:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("exit: %v\n%s", err, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("stdout has %d lines, want 2:\n%s", len(lines), stdout.String())
+	}
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m["jsonrpc"] != "2.0" {
+			t.Fatalf("stdout line is not a JSON-RPC message: %q", l)
+		}
+	}
+	if !strings.Contains(lines[1], `\"result\": 42`) {
+		t.Fatalf("answer = %s", lines[1])
+	}
+	if !strings.Contains(stderr.String(), "level=DEBUG") {
+		t.Fatalf("debug logs missing from stderr:\n%s", stderr.String())
+	}
+}

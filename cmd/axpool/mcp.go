@@ -1,0 +1,285 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/worker"
+)
+
+// `axpool mcp`: the MCP gateway over stdio. `axpool serve --http` (serve.go)
+// shares the node setup below: by default an embedded NATS server plus N
+// supervised worker processes (single-node mode); with --nats URL an
+// external server and no workers (fleet mode).
+
+// nodeFlags are the flags of `axpool mcp` and `axpool serve`.
+type nodeFlags struct {
+	templatesDir, libsDir string
+	workers, slots        int
+	nats, natsCreds       string
+	maxSteps, maxWallMs   int64
+	maxMemoryMB, maxOut   int64
+	ceilingPolicy         string
+	queueDepth            int64
+	jobTimeout            time.Duration
+	logLevel              string
+}
+
+// register adds the node flags to fs.
+func (nf *nodeFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&nf.templatesDir, "templates-dir", "templates", "directory holding the app templates")
+	fs.StringVar(&nf.libsDir, "libs-dir", "libs", "directory that `import \"std-x\"` resolves against")
+	fs.IntVar(&nf.workers, "workers", runtime.NumCPU(), "worker processes to start (single-node mode)")
+	fs.IntVar(&nf.slots, "slots", runtime.NumCPU(), "jobs each worker process runs at once")
+	fs.StringVar(&nf.nats, "nats", "", "external NATS server URL(s): fleet mode, no embedded server and no workers")
+	fs.StringVar(&nf.natsCreds, "nats-creds", "", "NATS .creds file for --nats (or AXPOOL_NATS_* variables)")
+	fs.Int64Var(&nf.maxSteps, "max-steps", 0, "ceiling on a call's max_steps (0 = none)")
+	fs.Int64Var(&nf.maxWallMs, "max-wall-ms", 0, "ceiling on a call's wall-clock limit in ms (0 = none)")
+	fs.Int64Var(&nf.maxMemoryMB, "max-memory-mb", 0, "ceiling on a call's memory limit in MB (0 = none)")
+	fs.Int64Var(&nf.maxOut, "max-output-bytes", 0, "ceiling on a call's output limit in bytes (0 = none)")
+	fs.StringVar(&nf.ceilingPolicy, "ceiling-policy", "", "operator ceiling policy file; every call's policy is intersected with it")
+	fs.Int64Var(&nf.queueDepth, "queue-depth", 1000, "jobs the queue holds before calls get queue_full")
+	fs.DurationVar(&nf.jobTimeout, "job-timeout", gateway.DefaultJobTimeout, "deadline of a job from submission")
+	fs.StringVar(&nf.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
+}
+
+var mcpFlags nodeFlags
+
+var mcpCmd = &cobra.Command{
+	Use:   "mcp",
+	Short: "Serve the MCP tools over stdio (for IDE agents)",
+	Long: `Serve the 14 boruna_* MCP tools over stdio. Stdout carries only the MCP
+protocol; every log line goes to stderr.
+
+By default axpool starts an embedded NATS server (JetStream, private temp
+storage, loopback listener with a random credential) and --workers worker
+processes of this same binary, restarting any that die. With --nats URL it
+connects to an external NATS server and starts no workers (fleet mode: run
+` + "`axpool worker --nats URL`" + ` anywhere).
+
+The --max-* flags and --ceiling-policy are the operator's ceilings: a call
+can lower them, never raise them. In fleet mode give them to the workers.
+axpool stops cleanly when stdin closes or on SIGTERM/SIGINT.`,
+	Args: cobra.NoArgs,
+	RunE: runMCP,
+}
+
+func init() {
+	mcpFlags.register(mcpCmd.Flags())
+	rootCmd.AddCommand(mcpCmd)
+}
+
+func runMCP(cmd *cobra.Command, _ []string) error {
+	ignoreSIGPIPE()
+	n, err := startNode(cmd, "axpool mcp", &mcpFlags)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	err = n.gw.ServeStdio(ctx, cmd.InOrStdin(), os.Stdout)
+	n.log.Info("stdio closed; shutting down")
+	n.close()
+	if err != nil {
+		return printFail(cmd, exitFail, "axpool mcp: %v", err)
+	}
+	return nil
+}
+
+// node is a running gateway with its queue and, in single-node mode, the
+// embedded NATS server and the worker supervisor.
+type node struct {
+	log    *slog.Logger
+	emb    *queue.Embedded
+	nc     *nats.Conn
+	client *queue.Client
+	sup    *worker.Supervisor
+	gw     *gateway.Server
+}
+
+// startNode validates the flags and starts everything but the transport.
+// Errors are exit errors ready to return from RunE.
+func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(nf.logLevel)); err != nil {
+		return nil, printFail(cmd, exitUsage, "%s: --log-level %q: want debug, info, warn or error", name, nf.logLevel)
+	}
+	for _, f := range []struct {
+		flag string
+		v    int64
+	}{{"max-steps", nf.maxSteps}, {"max-wall-ms", nf.maxWallMs}, {"max-memory-mb", nf.maxMemoryMB}, {"max-output-bytes", nf.maxOut}} {
+		if f.v < 0 {
+			return nil, printFail(cmd, exitUsage, "%s: --%s must not be negative", name, f.flag)
+		}
+	}
+	if nf.nats == "" && (nf.workers < 1 || nf.slots < 1) {
+		return nil, printFail(cmd, exitUsage, "%s: --workers and --slots must be at least 1", name)
+	}
+	if nf.queueDepth < 1 || nf.jobTimeout <= 0 {
+		return nil, printFail(cmd, exitUsage, "%s: --queue-depth and --job-timeout must be positive", name)
+	}
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})).With("component", "gateway")
+	env := &tools.Env{LibsDir: nf.libsDir, TemplatesDir: nf.templatesDir}
+	if nf.ceilingPolicy != "" {
+		p, err := policy.LoadFile(nf.ceilingPolicy)
+		if err != nil {
+			return nil, printFail(cmd, exitFail, "%s: --ceiling-policy: %v", name, err)
+		}
+		env.CeilingPolicy = p
+	}
+
+	n := &node{log: log}
+	qcfg := queue.Config{MaxDepth: nf.queueDepth}
+	var secretsEnv []string
+	var err error
+	if nf.nats == "" {
+		n.emb, err = queue.StartEmbedded(queue.EmbeddedOptions{Logger: log.With("component", "nats")})
+		if err != nil {
+			return nil, printFail(cmd, exitFail, "%s: start embedded NATS: %v", name, err)
+		}
+		secretsEnv = n.emb.Credentials().Env()
+		n.nc, err = n.emb.Connect(queue.WithName("axpool-gateway"), queue.WithLogger(log))
+		qcfg.Storage = jetstream.MemoryStorage
+	} else {
+		creds := queue.CredentialsFromEnv()
+		if nf.natsCreds != "" {
+			creds.CredsFile = nf.natsCreds
+		}
+		n.nc, err = queue.Connect(nf.nats, queue.WithCredentials(creds), queue.WithName("axpool-gateway"), queue.WithLogger(log))
+	}
+	if err != nil {
+		n.close()
+		return nil, printFail(cmd, exitFail, "%s: connect to NATS: %v", name, err)
+	}
+	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
+	defer cancel()
+	bus, err := queue.Open(ctx, n.nc, qcfg, log)
+	if err != nil {
+		n.close()
+		return nil, printFail(cmd, exitFail, "%s: set up the job queue: %v", name, err)
+	}
+	n.client, err = queue.NewClient(bus, queue.ClientOptions{Logger: log})
+	if err != nil {
+		n.close()
+		return nil, printFail(cmd, exitFail, "%s: %v", name, err)
+	}
+	if n.emb != nil {
+		n.sup, err = startWorkers(n.emb, nf, log)
+		if err != nil {
+			n.close()
+			return nil, printFail(cmd, exitFail, "%s: start workers: %v", name, err)
+		}
+	}
+	n.gw, err = gateway.New(gateway.Config{
+		Backend:  &gateway.QueueBackend{Client: n.client, Timeout: nf.jobTimeout},
+		Local:    gateway.ToolsLocal(env),
+		Executes: tools.Executes,
+		Version:  buildVersion(),
+		Logger:   log,
+		Masker:   gateway.NewMasker(append(os.Environ(), secretsEnv...)),
+	})
+	if err != nil {
+		n.close()
+		return nil, printFail(cmd, exitFail, "%s: %v", name, err)
+	}
+	mode := "single-node"
+	if n.emb == nil {
+		mode = "fleet"
+	}
+	log.Info("gateway ready", "mode", mode, "workers", map[bool]int{true: nf.workers, false: 0}[n.emb != nil], "version", buildVersion())
+	return n, nil
+}
+
+// startWorkers supervises nf.workers `axpool worker` processes of this
+// binary against the embedded server. The credentials travel in the
+// environment, never on the command line.
+func startWorkers(emb *queue.Embedded, nf *nodeFlags, log *slog.Logger) (*worker.Supervisor, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable: %w", err)
+	}
+	args := []string{"worker", "--nats", emb.URL(),
+		"--slots", strconv.Itoa(nf.slots),
+		"--libs-dir", nf.libsDir, "--templates-dir", nf.templatesDir,
+		"--max-steps", strconv.FormatInt(nf.maxSteps, 10),
+		"--max-wall-ms", strconv.FormatInt(nf.maxWallMs, 10),
+		"--max-memory-mb", strconv.FormatInt(nf.maxMemoryMB, 10),
+		"--max-output-bytes", strconv.FormatInt(nf.maxOut, 10),
+		"--log-level", nf.logLevel,
+	}
+	if nf.ceilingPolicy != "" {
+		args = append(args, "--ceiling-policy", nf.ceilingPolicy)
+	}
+	return worker.StartSupervisor(worker.SupervisorOptions{
+		N: nf.workers,
+		Command: func(i int) *exec.Cmd {
+			c := exec.Command(self, args...)
+			c.Env = append(os.Environ(), emb.Credentials().Env()...)
+			return c
+		},
+		Stderr: os.Stderr,
+		Logger: log.With("component", "supervisor"),
+	})
+}
+
+// close stops the workers, the queue client, the connection and the
+// embedded server (which removes its store directory). Safe on a partly
+// started node.
+func (n *node) close() {
+	if n.sup != nil {
+		n.sup.Stop()
+	}
+	if n.client != nil {
+		if err := n.client.Close(); err != nil {
+			n.log.Warn("close queue client", "err", err)
+		}
+	}
+	if n.nc != nil && !n.nc.IsClosed() {
+		if err := n.nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+			n.nc.Close()
+		}
+		for i := 0; i < 100 && !n.nc.IsClosed(); i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if n.emb != nil {
+		if err := n.emb.Close(); err != nil {
+			n.log.Warn("close embedded NATS", "err", err)
+		}
+	}
+}
+
+// ignoreSIGPIPE keeps a client that closed our stdout or stderr from
+// killing the process with SIGPIPE before it has stopped its workers and
+// removed its store: writes then fail with EPIPE instead.
+func ignoreSIGPIPE() {
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+}
+
+// buildVersion is the version announced to MCP clients: the module version
+// of the build, or "dev" for a build from a work tree.
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/wire"
+)
+
+// `axpool run FILE`: compile and run a program locally with the engine of
+// boruna_run (tools.Call), the mock capability handler and no queue.
+
+var runFlags struct {
+	json           bool
+	maxSteps       int64
+	policy         string
+	maxWallMs      int64
+	maxMemoryMB    int64
+	maxOutputBytes int64
+	trace          bool
+	libsDir        string
+}
+
+var runCmd = &cobra.Command{
+	Use:   "run FILE",
+	Short: "Compile and run an .ax program (its main) under a policy and limits",
+	Long: `Compile and run an .ax program locally, as boruna_run does.
+
+Without --json: prints the result (compact JSON), then each ui_output value,
+then "steps: N", and exits 0. A compile error prints "FILE:LINE:COL: E00N msg"
+lines on stderr, a runtime error "FILE:LINE:COL: runtime error: msg"; both exit 1.
+
+With --json: prints exactly the JSON object boruna_run returns (pretty) and
+exits 0 on success, 1 on failure. Usage errors exit 2.`,
+	Args: cobra.ExactArgs(1),
+	RunE: runRun,
+}
+
+func init() {
+	f := runCmd.Flags()
+	f.BoolVar(&runFlags.json, "json", false, "print the boruna_run response object")
+	f.Int64Var(&runFlags.maxSteps, "max-steps", tools.DefaultMaxSteps, "maximum executed VM instructions")
+	f.StringVar(&runFlags.policy, "policy", "allow-all", `capability policy: "allow-all", "deny-all" or a policy file`)
+	f.Int64Var(&runFlags.maxWallMs, "max-wall-ms", 0, "wall-clock limit in milliseconds (default none)")
+	f.Int64Var(&runFlags.maxMemoryMB, "max-memory-mb", tools.DefaultMemoryMB, "memory limit in MB")
+	f.Int64Var(&runFlags.maxOutputBytes, "max-output-bytes", 0, "limit on the JSON size of result plus ui_output (default none)")
+	f.BoolVar(&runFlags.trace, "trace", false, "record the first 500 executed instructions (stderr without --json)")
+	f.StringVar(&runFlags.libsDir, "libs-dir", "libs", "directory that `import \"std-x\"` resolves against")
+	rootCmd.AddCommand(runCmd)
+}
+
+func runRun(cmd *cobra.Command, argv []string) error {
+	path := argv[0]
+	flags := cmd.Flags()
+	for _, name := range []string{"max-steps", "max-wall-ms", "max-memory-mb", "max-output-bytes"} {
+		if v, _ := flags.GetInt64(name); v < 0 {
+			return fail(exitUsage, "axpool run: --%s must not be negative", name)
+		}
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return fail(exitFail, "error: %v", err)
+	}
+
+	args := wire.NewObject().Set("source", string(src))
+	switch runFlags.policy {
+	case "allow-all", "deny-all":
+		args.Set("policy", runFlags.policy)
+	default:
+		data, err := os.ReadFile(runFlags.policy)
+		if err != nil {
+			return reportPolicyFileError(cmd, &policy.ValidationError{Kind: policy.KindIOError, Err: err,
+				Message: fmt.Sprintf("%s: %s: %v", policy.KindIOError, runFlags.policy, unwrapPathError(err))})
+		}
+		if !json.Valid(data) {
+			_, perr := policy.Parse(data)
+			return reportPolicyFileError(cmd, perr)
+		}
+		args.Set("policy", json.RawMessage(data))
+	}
+	if flags.Changed("max-steps") {
+		args.Set("max_steps", runFlags.maxSteps)
+	}
+	limits := wire.NewObject()
+	if flags.Changed("max-wall-ms") {
+		limits.Set("max_wall_ms", runFlags.maxWallMs)
+	}
+	if flags.Changed("max-memory-mb") {
+		limits.Set("max_memory_mb", runFlags.maxMemoryMB)
+	}
+	if flags.Changed("max-output-bytes") {
+		limits.Set("max_output_bytes", runFlags.maxOutputBytes)
+	}
+	if limits.Len() > 0 {
+		args.Set("limits", limits)
+	}
+	if runFlags.trace {
+		args.Set("trace", true)
+	}
+	raw, err := args.MarshalJSON()
+	if err != nil {
+		return fail(exitFail, "error: %v", err)
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	env := &tools.Env{LibsDir: runFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB}
+	resp := tools.Call(ctx, env, "boruna_run", raw, nil)
+	return reportRun(cmd.OutOrStdout(), cmd.ErrOrStderr(), path, resp)
+}
+
+// reportPolicyFileError reports a policy file that cannot be read or is not
+// JSON (exit 1), as boruna_run would report the policy in --json mode.
+func reportPolicyFileError(cmd *cobra.Command, err error) error {
+	if runFlags.json {
+		resp := tools.PolicyFailure(err)
+		if b, perr := resp.Pretty(); perr == nil {
+			fmt.Fprintln(cmd.OutOrStdout(), string(b))
+		}
+		return silentExit(exitFail)
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "error: %v\n", err)
+	return silentExit(exitFail)
+}
+
+func unwrapPathError(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// reportRun prints a boruna_run response and returns the exit status.
+func reportRun(stdout, stderr io.Writer, path string, resp *wire.Object) error {
+	success := field[bool](resp, "success")
+	if runFlags.json {
+		b, err := resp.Pretty()
+		if err != nil {
+			return fail(exitFail, "error: %v", err)
+		}
+		fmt.Fprintln(stdout, string(b))
+		if !success {
+			return silentExit(exitFail)
+		}
+		return nil
+	}
+	if success {
+		fmt.Fprintln(stdout, compactJSON(mustGet(resp, "result")))
+		if ui, ok := resp.Get("ui_output"); ok {
+			for _, v := range ui.([]json.RawMessage) {
+				fmt.Fprintln(stdout, compactJSON(v))
+			}
+		}
+		if tr, ok := resp.Get("trace"); ok {
+			for _, line := range tr.([]string) {
+				fmt.Fprintln(stderr, line)
+			}
+			if field[bool](resp, "trace_truncated") {
+				fmt.Fprintf(stderr, "(trace truncated after %d entries)\n", tools.TraceLimit)
+			}
+		}
+		fmt.Fprintf(stdout, "steps: %d\n", field[int64](resp, "steps"))
+		return nil
+	}
+	if errs, ok := resp.Get("errors"); ok && !has(resp, "error_kind") {
+		for _, e := range errs.([]*wire.Object) {
+			file := path
+			if f, ok := e.Get("file"); ok {
+				file = filepath.Join(runFlags.libsDir, f.(string)) // library files are relative to the libs dir
+			}
+			sev := ""
+			if field[string](e, "severity") == "warning" {
+				sev = "warning: "
+			}
+			fmt.Fprintf(stderr, "%s: %s%s %s\n", position(file, e), sev, field[string](e, "code"), field[string](e, "message"))
+		}
+		return silentExit(exitFail)
+	}
+	kind := field[string](resp, "error_kind")
+	msg := field[string](resp, "message")
+	switch kind {
+	case "runtime_error", "limit_exceeded":
+		file := path
+		if f, ok := resp.Get("file"); ok {
+			file = filepath.Join(runFlags.libsDir, f.(string))
+		}
+		label := "runtime error"
+		if kind == "limit_exceeded" {
+			label = "limit exceeded"
+		}
+		fmt.Fprintf(stderr, "%s: %s: %s\n", position(file, resp), label, msg)
+	default:
+		fmt.Fprintf(stderr, "error: %s\n", msg)
+		if errs, ok := resp.Get("errors"); ok {
+			if list, ok := errs.([]*wire.Object); ok {
+				for _, e := range list {
+					fmt.Fprintf(stderr, "  at %q: %s\n", field[string](e, "path"), field[string](e, "message"))
+				}
+			}
+		}
+	}
+	return silentExit(exitFail)
+}
+
+// position renders `file:line:col` (or `file` when the object has no line).
+func position(file string, o *wire.Object) string {
+	if !has(o, "line") {
+		return file
+	}
+	return fmt.Sprintf("%s:%v:%v", file, mustGet(o, "line"), mustGet(o, "col"))
+}
+
+// field returns o[key] as a T (the zero T when absent or of another type).
+func field[T any](o *wire.Object, key string) T {
+	var zero T
+	v, ok := o.Get(key)
+	if !ok {
+		return zero
+	}
+	switch x := v.(type) {
+	case T:
+		return x
+	}
+	// Integers are stored as int or int32 by some engines.
+	if _, isInt := any(zero).(int64); isInt {
+		switch n := v.(type) {
+		case int:
+			return any(int64(n)).(T)
+		case int32:
+			return any(int64(n)).(T)
+		}
+	}
+	return zero
+}
+
+func has(o *wire.Object, key string) bool {
+	_, ok := o.Get(key)
+	return ok
+}
+
+func mustGet(o *wire.Object, key string) any {
+	v, _ := o.Get(key)
+	return v
+}
+
+// compactJSON renders a value stored in a response object compactly,
+// without HTML escaping.
+func compactJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/axpool/axpool/gateway"
+)
+
+// `axpool serve --http`: the MCP gateway over Streamable HTTP with bearer
+// tokens (CONTRACT.md §4).
+
+var serveFlags struct {
+	node             nodeFlags
+	http             bool
+	addr             string
+	tokenFiles       []string
+	allowNonLoopback bool
+	allowedHosts     []string
+	maxBody          int64
+}
+
+var serveCmd = &cobra.Command{
+	Use:   "serve --http --token-file FILE [--addr 127.0.0.1:8765]",
+	Short: "Serve the MCP tools over Streamable HTTP with bearer-token auth",
+	Long: `Serve the 14 boruna_* MCP tools over Streamable HTTP at /mcp.
+
+--http is required, and so is at least one --token-file: each file holds one
+bearer token (surrounding white space is trimmed; it must not be empty) and
+its base name without extension names the caller in logs ("alice.token" →
+alice). Every request needs "Authorization: Bearer <token>"; others get 401.
+
+The server binds loopback (127.0.0.1:8765) by default and refuses a
+non-loopback --addr unless --allow-non-loopback is given. Requests whose
+Host or Origin is not loopback (or an --allowed-host) get 403, bodies over
+--max-body-bytes get 413.
+
+Node flags (embedded NATS and workers, or --nats for fleet mode) are those
+of ` + "`axpool mcp`" + `. SIGTERM/SIGINT stop the server gracefully.`,
+	Args: cobra.NoArgs,
+	RunE: runServe,
+}
+
+func init() {
+	f := serveCmd.Flags()
+	serveFlags.node.register(f)
+	f.BoolVar(&serveFlags.http, "http", false, "serve Streamable HTTP (required; the only transport of serve)")
+	f.StringVar(&serveFlags.addr, "addr", "127.0.0.1:8765", "listen address host:port")
+	f.StringArrayVar(&serveFlags.tokenFiles, "token-file", nil, "bearer token file (repeatable: one token per caller)")
+	f.BoolVar(&serveFlags.allowNonLoopback, "allow-non-loopback", false, "allow --addr to bind a non-loopback interface")
+	f.StringArrayVar(&serveFlags.allowedHosts, "allowed-host", nil, "extra Host/Origin host name to accept (repeatable)")
+	f.Int64Var(&serveFlags.maxBody, "max-body-bytes", gateway.DefaultMaxBodyBytes, "largest accepted request body")
+	rootCmd.AddCommand(serveCmd)
+}
+
+func runServe(cmd *cobra.Command, _ []string) error {
+	ignoreSIGPIPE()
+	if !serveFlags.http {
+		return printFail(cmd, exitUsage, "axpool serve: --http is required (for stdio use `axpool mcp`)")
+	}
+	if len(serveFlags.tokenFiles) == 0 {
+		return printFail(cmd, exitUsage, "axpool serve: --token-file is required with --http (a file holding the bearer token)")
+	}
+	var tokens []gateway.Token
+	for _, p := range serveFlags.tokenFiles {
+		t, err := gateway.LoadTokenFile(p)
+		if err != nil {
+			return printFail(cmd, exitUsage, "axpool serve: %v", err)
+		}
+		tokens = append(tokens, t)
+	}
+	if _, _, err := net.SplitHostPort(serveFlags.addr); err != nil {
+		return printFail(cmd, exitUsage, "axpool serve: --addr %q: %v", serveFlags.addr, err)
+	}
+	if !gateway.IsLoopbackAddr(serveFlags.addr) && !serveFlags.allowNonLoopback {
+		return printFail(cmd, exitUsage, "axpool serve: --addr %s is not a loopback address; pass --allow-non-loopback to expose the server", serveFlags.addr)
+	}
+	if serveFlags.maxBody < 1 {
+		return printFail(cmd, exitUsage, "axpool serve: --max-body-bytes must be positive")
+	}
+	// Bind before starting the node so a busy port fails fast.
+	ln, err := net.Listen("tcp", serveFlags.addr)
+	if err != nil {
+		return printFail(cmd, exitFail, "axpool serve: listen on %s: %v", serveFlags.addr, err)
+	}
+	n, err := startNode(cmd, "axpool serve", &serveFlags.node)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer n.close()
+	h, err := n.gw.NewHTTPServer(gateway.HTTPConfig{
+		Tokens:       tokens,
+		AllowedHosts: serveFlags.allowedHosts,
+		MaxBodyBytes: serveFlags.maxBody,
+	})
+	if err != nil {
+		ln.Close()
+		return printFail(cmd, exitFail, "axpool serve: %v", err)
+	}
+	names := make([]string, len(tokens))
+	for i, t := range tokens {
+		names[i] = t.Name
+	}
+	n.log.Info("serving Streamable HTTP", "url", "http://"+ln.Addr().String()+gateway.EndpointPath, "callers", names)
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	errc := make(chan error, 1)
+	go func() { errc <- h.Serve(ln) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		n.log.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		err = h.Shutdown(sctx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) {
+			n.log.Warn("shutdown: requests still running after 15 s were dropped")
+			err = nil
+		}
+		if serr := <-errc; err == nil {
+			err = serr
+		}
+	}
+	if err != nil {
+		return printFail(cmd, exitFail, "axpool serve: %v", err)
+	}
+	return nil
+}

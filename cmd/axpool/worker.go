@@ -1,0 +1,141 @@
+package main
+
+import (
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/worker"
+)
+
+// `axpool worker --nats URL`: one worker process (package worker). The
+// gateway's supervisor starts N of these in single-node mode; in fleet
+// mode they run anywhere against the cluster.
+
+var workerFlags struct {
+	nats           string
+	natsCreds      string
+	slots          int
+	libsDir        string
+	templatesDir   string
+	id             string
+	shutdownGrace  time.Duration
+	maxSteps       int64
+	maxWallMs      int64
+	maxMemoryMB    int64
+	maxOutputBytes int64
+	defaultMemMB   int64
+	ceilingPolicy  string
+	logLevel       string
+}
+
+var workerCmd = &cobra.Command{
+	Use:   "worker --nats URL",
+	Short: "Run a worker process: pull jobs from the queue and run them in the VM",
+	Long: `Run a worker process: connect to NATS, pull jobs from the axpool job queue
+(one per slot at a time), compile and run them in the sandboxed VM, and
+publish progress and results.
+
+Credentials are never taken from the command line (other local users can
+read it). They come from the environment:
+  AXPOOL_NATS_USER / AXPOOL_NATS_PASSWORD   user and password
+  AXPOOL_NATS_TOKEN                         token
+  AXPOOL_NATS_CREDS                         a NATS .creds file (or --nats-creds)
+The single-node gateway passes its embedded server's random credentials
+this way.
+
+The --max-* flags are the operator's ceilings: a job may lower them, never
+raise them (0 = no ceiling). SIGTERM or SIGINT stops pulling, lets running
+jobs finish for --shutdown-grace (then hands them back to the queue), and
+exits 0. Logs go to stderr.`,
+	Args: cobra.NoArgs,
+	RunE: runWorker,
+}
+
+func init() {
+	f := workerCmd.Flags()
+	f.StringVar(&workerFlags.nats, "nats", "", "NATS server URL(s), comma-separated (required)")
+	f.StringVar(&workerFlags.natsCreds, "nats-creds", "", "NATS .creds file (overrides AXPOOL_NATS_CREDS)")
+	f.IntVar(&workerFlags.slots, "slots", runtime.NumCPU(), "jobs run at once")
+	f.StringVar(&workerFlags.libsDir, "libs-dir", "libs", "directory that `import \"std-x\"` resolves against")
+	f.StringVar(&workerFlags.templatesDir, "templates-dir", "templates", "directory holding the app templates")
+	f.StringVar(&workerFlags.id, "id", "", "worker ID in results and stats (default host-pid-random)")
+	f.DurationVar(&workerFlags.shutdownGrace, "shutdown-grace", 10*time.Second, "how long running jobs may finish on shutdown")
+	f.Int64Var(&workerFlags.maxSteps, "max-steps", 0, "ceiling on a job's max_steps (0 = none)")
+	f.Int64Var(&workerFlags.maxWallMs, "max-wall-ms", 0, "ceiling on a job's wall-clock limit in ms (0 = none)")
+	f.Int64Var(&workerFlags.maxMemoryMB, "max-memory-mb", 0, "ceiling on a job's memory limit in MB (0 = none)")
+	f.Int64Var(&workerFlags.maxOutputBytes, "max-output-bytes", 0, "ceiling on a job's output limit in bytes (0 = none)")
+	f.Int64Var(&workerFlags.defaultMemMB, "default-memory-mb", tools.DefaultMemoryMB, "memory limit of a job that sets none, in MB")
+	f.StringVar(&workerFlags.ceilingPolicy, "ceiling-policy", "", "operator ceiling policy file; every job's policy is intersected with it")
+	f.StringVar(&workerFlags.logLevel, "log-level", "info", "debug, info, warn or error")
+	rootCmd.AddCommand(workerCmd)
+}
+
+func runWorker(cmd *cobra.Command, _ []string) error {
+	if workerFlags.nats == "" {
+		return printFail(cmd, exitUsage, "axpool worker: --nats URL is required")
+	}
+	if workerFlags.slots < 1 {
+		return printFail(cmd, exitUsage, "axpool worker: --slots must be at least 1")
+	}
+	for _, name := range []string{"max-steps", "max-wall-ms", "max-memory-mb", "max-output-bytes", "default-memory-mb"} {
+		if v, _ := cmd.Flags().GetInt64(name); v < 0 {
+			return printFail(cmd, exitUsage, "axpool worker: --%s must not be negative", name)
+		}
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(workerFlags.logLevel)); err != nil {
+		return printFail(cmd, exitUsage, "axpool worker: --log-level %q: want debug, info, warn or error", workerFlags.logLevel)
+	}
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+
+	env := &tools.Env{
+		LibsDir:      workerFlags.libsDir,
+		TemplatesDir: workerFlags.templatesDir,
+		Ceilings: vm.Limits{
+			MaxSteps:  workerFlags.maxSteps,
+			MaxWall:   time.Duration(workerFlags.maxWallMs) * time.Millisecond,
+			MaxMemory: workerFlags.maxMemoryMB << 20,
+			MaxOutput: workerFlags.maxOutputBytes,
+		},
+		DefaultMemoryMB: workerFlags.defaultMemMB,
+	}
+	if workerFlags.ceilingPolicy != "" {
+		p, err := policy.LoadFile(workerFlags.ceilingPolicy)
+		if err != nil {
+			return printFail(cmd, exitFail, "axpool worker: --ceiling-policy: %v", err)
+		}
+		env.CeilingPolicy = p
+	}
+	creds := queue.CredentialsFromEnv()
+	if workerFlags.natsCreds != "" {
+		creds.CredsFile = workerFlags.natsCreds
+	}
+
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	err := worker.RunProcess(ctx, worker.ProcessOptions{
+		NATSURL:     workerFlags.nats,
+		Credentials: creds,
+		Worker: worker.Options{
+			ID:            workerFlags.id,
+			Slots:         workerFlags.slots,
+			Executor:      worker.ToolsExecutor{Env: env},
+			ShutdownGrace: workerFlags.shutdownGrace,
+			Logger:        log,
+		},
+	})
+	if err != nil {
+		return printFail(cmd, exitFail, "axpool worker: %v", err)
+	}
+	return nil
+}

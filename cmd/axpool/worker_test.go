@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/axpool/axpool/queue"
+)
+
+// envCLIChild makes the test binary run the axpool command line given as its
+// arguments, so TestWorkerCLI can start `axpool worker` as a real process
+// without building cmd/axpool.
+const envCLIChild = "AXPOOL_CLI_TEST_CHILD"
+
+func init() {
+	if os.Getenv(envCLIChild) == "1" {
+		os.Exit(run(os.Args[1:]))
+	}
+}
+
+func TestWorkerCLI(t *testing.T) {
+	emb, err := queue.StartEmbedded(queue.EmbeddedOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	nc, err := emb.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := queue.NewClient(bus, queue.ClientOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd := exec.Command(self, "worker", "--nats", emb.URL(), "--slots", "2", "--id", "cli-worker", "--max-steps", "1000")
+	cmd.Env = append(append(os.Environ(), envCLIChild+"=1"), emb.Credentials().Env()...)
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+		}
+	}()
+
+	// queue stats sees the worker (credentials from the environment).
+	t.Setenv(queue.EnvNATSUser, emb.Credentials().User)
+	t.Setenv(queue.EnvNATSPassword, emb.Credentials().Password)
+	var st queue.Stats
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		out, errOut, code := runCLI(t, "queue", "stats", "--nats", emb.URL(), "--json")
+		if code != 0 {
+			t.Fatalf("queue stats: code %d, stderr %q", code, errOut)
+		}
+		if err := json.Unmarshal([]byte(out), &st); err != nil {
+			t.Fatalf("queue stats --json output %q: %v", out, err)
+		}
+		if st.WorkersAlive == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if st.WorkersAlive != 1 || st.Slots != 2 || st.Workers[0].ID != "cli-worker" || st.MaxDepth != 1000 {
+		t.Fatalf("stats = %+v", st)
+	}
+	out, _, code := runCLI(t, "queue", "stats", "--nats", emb.URL())
+	if code != 0 || !strings.HasPrefix(out, "depth:         0 / 1000\nin flight:     0\nredelivered:   0\nstored:        0\nworkers alive: 1 (slots 2, busy 0)\n  cli-worker  host=") {
+		t.Errorf("queue stats text = %q (code %d)", out, code)
+	}
+
+	// The worker runs real jobs under its ceilings.
+	id, err := client.Submit(ctx, queue.Job{Tool: "boruna_run", Args: json.RawMessage(`{"source":"fn main() -> Int { 40 + 2 }"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := client.Wait(ctx, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Success bool            `json:"success"`
+		Result  json.RawMessage `json:"result"`
+		Worker  string          `json:"worker"`
+		JobID   string          `json:"job_id"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil || !r.Success || string(r.Result) != "42" || r.Worker != "cli-worker" || r.JobID != id {
+		t.Errorf("result = %s", res)
+	}
+	id, _ = client.Submit(ctx, queue.Job{Tool: "boruna_run", Args: json.RawMessage(`{"source":"fn main() -> Int {\n let mut i = 0\n while true { i = i + 1 }\n i\n}","max_steps":100000}`)})
+	res, err = client.Wait(ctx, id, nil)
+	if err != nil || !strings.Contains(string(res), `"message":"max execution steps exceeded (1000)"`) {
+		t.Errorf("ceiling not applied: %s, %v", res, err)
+	}
+
+	// SIGTERM: clean exit 0.
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("worker exit: %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("worker did not exit after SIGTERM")
+	}
+	if !strings.Contains(stderr.String(), "worker started") || !strings.Contains(stderr.String(), "worker stopped") {
+		t.Errorf("worker log:\n%s", stderr.String())
+	}
+}
+
+func TestWorkerCLIErrors(t *testing.T) {
+	cases := []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"worker"}, 2, "axpool worker: --nats URL is required\n"},
+		{[]string{"worker", "--nats", "nats://x", "--slots", "0"}, 2, "axpool worker: --slots must be at least 1\n"},
+		{[]string{"worker", "--nats", "nats://x", "--max-steps", "-1"}, 2, "axpool worker: --max-steps must not be negative\n"},
+		{[]string{"worker", "--nats", "nats://x", "--log-level", "loud"}, 2, "axpool worker: --log-level \"loud\": want debug, info, warn or error\n"},
+		{[]string{"worker", "--nats", "nats://x", "--ceiling-policy", "/nonexistent.json"}, 1,
+			"axpool worker: --ceiling-policy: policy.io_error: /nonexistent.json: no such file or directory\n"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:1"}, 1, "axpool worker: queue: connect nats://127.0.0.1:1: nats: no servers available for connection\n"},
+		{[]string{"queue", "stats"}, 2, "axpool queue stats: --nats URL is required\n"},
+		{[]string{"queue", "stats", "--nats", "nats://127.0.0.1:1"}, 1, "axpool queue stats: queue: connect nats://127.0.0.1:1: nats: no servers available for connection\n"},
+	}
+	for _, c := range cases {
+		_, stderr, code := runCLI(t, c.args...)
+		if code != c.code || stderr != c.stderr {
+			t.Errorf("axpool %v: code %d stderr %q; want %d %q", c.args, code, stderr, c.code, c.stderr)
+		}
+	}
+	emb, err := queue.StartEmbedded(queue.EmbeddedOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer emb.Close()
+	t.Setenv(queue.EnvNATSUser, "axpool")
+	t.Setenv(queue.EnvNATSPassword, "wrong")
+	_, stderr, code := runCLI(t, "queue", "stats", "--nats", emb.URL())
+	if code != 1 || !strings.Contains(stderr, "authorization failed (check AXPOOL_NATS_USER/AXPOOL_NATS_PASSWORD") {
+		t.Errorf("bad credentials: code %d stderr %q", code, stderr)
+	}
+	t.Setenv(queue.EnvNATSPassword, emb.Credentials().Password)
+	_, stderr, code = runCLI(t, "queue", "stats", "--nats", emb.URL())
+	if code != 1 || !strings.Contains(stderr, "queue: job stream not set up") {
+		t.Errorf("no queue: code %d stderr %q", code, stderr)
+	}
+}

@@ -1,0 +1,263 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// testTransport keeps connections to the test servers alive: mcp-go's
+// default client shares http.DefaultTransport, which keeps only 2 idle
+// connections per host, so 50 concurrent clients would reconnect on almost
+// every call (as 50 separate agent processes would not).
+var testTransport = &http.Transport{MaxIdleConns: 1000, MaxIdleConnsPerHost: 1000, IdleConnTimeout: time.Minute}
+
+// testToken is the bearer token of the HTTP tests.
+const testToken = "test-token-0123456789"
+
+// initialize starts c and runs the handshake.
+func initialize(t testing.TB, c *client.Client) *mcp.InitializeResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatalf("client start: %v", err)
+	}
+	var req mcp.InitializeRequest
+	req.Params.ClientInfo = mcp.Implementation{Name: "gateway-test", Version: "1"}
+	res, err := c.Initialize(ctx, req)
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	return res
+}
+
+// inProcess returns an initialized in-process client of g.
+func inProcess(t testing.TB, g *Server) *client.Client {
+	t.Helper()
+	c, err := client.NewInProcessClient(g.MCPServer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	initialize(t, c)
+	return c
+}
+
+// stdioClient serves g over in-memory pipes with ServeStdio and returns an
+// initialized mcp-go stdio client on them.
+func stdioClient(t testing.TB, g *Server) *client.Client {
+	t.Helper()
+	cr, sw := io.Pipe() // server → client
+	sr, cw := io.Pipe() // client → server
+	done := make(chan error, 1)
+	go func() { done <- g.ServeStdio(context.Background(), sr, sw); sw.Close() }()
+	c := client.NewClient(transport.NewIO(cr, cw, io.NopCloser(bytes.NewReader(nil))))
+	t.Cleanup(func() {
+		c.Close()
+		cw.Close()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("ServeStdio did not return after EOF")
+		}
+	})
+	initialize(t, c)
+	return c
+}
+
+// httpServer serves g over Streamable HTTP on a free loopback port and
+// returns the endpoint URL.
+func httpServer(t testing.TB, g *Server, cfg HTTPConfig) string {
+	t.Helper()
+	if cfg.Tokens == nil {
+		tok, err := NewToken("tester", testToken)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Tokens = []Token{tok}
+	}
+	h, err := g.NewHTTPServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := h.Shutdown(ctx); err != nil {
+			t.Errorf("http shutdown: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return "http://" + ln.Addr().String() + EndpointPath
+}
+
+// httpClient returns an initialized Streamable HTTP client of url; legacy
+// pins the 2025-11-25 handshake (sessions), otherwise the client negotiates
+// the stateless 2026-07-28 protocol.
+func httpClient(t testing.TB, url string, legacy bool) *client.Client {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url,
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}),
+		transport.WithHTTPBasicClient(&http.Client{Transport: testTransport, Timeout: 60 * time.Second}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var opts []client.ClientOption
+	if legacy {
+		//lint:ignore SA1019 deliberately testing the session-based 2025-11-25 handshake that deployed clients still use
+		opts = append(opts, client.WithLegacyProtocolOnly())
+	}
+	c := client.NewClient(tr, opts...)
+	t.Cleanup(func() { c.Close() })
+	initialize(t, c)
+	return c
+}
+
+// call calls tool with args (a JSON object text) and returns the result.
+func call(t testing.TB, c *client.Client, tool, args string, meta *mcp.Meta) (*mcp.CallToolResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var req mcp.CallToolRequest
+	req.Params.Name = tool
+	if args != "" {
+		req.Params.Arguments = json.RawMessage(args)
+	}
+	req.Params.Meta = meta
+	return c.CallTool(ctx, req)
+}
+
+// envelope checks the CONTRACT.md §1 shape of res — one text item with the
+// pretty JSON, the same object in structuredContent, keys starting with
+// success and protocol_version 1, not isError — and returns the object.
+func envelope(t testing.TB, res *mcp.CallToolResult) map[string]any {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("isError result: %+v", res.Content)
+	}
+	if len(res.Content) != 1 {
+		t.Fatalf("%d content items, want 1", len(res.Content))
+	}
+	tc, ok := res.Content[0].(mcp.TextContent)
+	if !ok {
+		t.Fatalf("content is %T, want text", res.Content[0])
+	}
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, []byte(compact(t, tc.Text)), "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if pretty.String() != tc.Text {
+		t.Fatalf("text is not 2-space pretty JSON:\n%s", tc.Text)
+	}
+	if !bytes.HasPrefix([]byte(tc.Text), []byte("{\n  \"success\": ")) ||
+		!bytes.Contains([]byte(tc.Text), []byte(",\n  \"protocol_version\": 1,\n")) {
+		t.Fatalf("envelope does not start with success, protocol_version:\n%s", tc.Text)
+	}
+	var fromText, fromStructured map[string]any
+	if err := json.Unmarshal([]byte(tc.Text), &fromText); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(sc, &fromStructured); err != nil {
+		t.Fatalf("structuredContent: %v (%s)", err, sc)
+	}
+	a, _ := json.Marshal(fromText)
+	b, _ := json.Marshal(fromStructured)
+	if !bytes.Equal(a, b) {
+		t.Fatalf("structuredContent differs from text:\n%s\n%s", a, b)
+	}
+	return fromText
+}
+
+// mustCall calls and checks the envelope.
+func mustCall(t testing.TB, c *client.Client, tool, args string) map[string]any {
+	t.Helper()
+	res, err := call(t, c, tool, args, nil)
+	if err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return envelope(t, res)
+}
+
+func compact(t testing.TB, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, s)
+	}
+	return b.String()
+}
+
+// src returns s as a JSON string literal.
+func src(s string) string { return quoteJSON(s) }
+
+// rawPost sends one POST to url with the given headers and body.
+func rawPost(t testing.TB, url string, header map[string]string, body string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewBufferString(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { resp.Body.Close() })
+	return resp
+}
+
+// writeFile writes content to a new file in t's temp dir.
+func writeFile(t testing.TB, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// newUnauthenticatedClient returns a Streamable HTTP client without a token.
+func newUnauthenticatedClient(url string) (*client.Client, error) {
+	return client.NewStreamableHttpClient(url)
+}
+
+// initRequest builds a plain initialize request.
+type initRequest struct{}
+
+func (initRequest) build() mcp.InitializeRequest {
+	var req mcp.InitializeRequest
+	req.Params.ClientInfo = mcp.Implementation{Name: "gateway-test", Version: "1"}
+	return req
+}

@@ -1,0 +1,164 @@
+package gateway
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadTokenFile(t *testing.T) {
+	tok, err := LoadTokenFile(writeFile(t, "alice.token", "  s3cret-value\n"))
+	if err != nil || tok.Name != "alice" {
+		t.Fatalf("LoadTokenFile = %+v, %v", tok, err)
+	}
+	want, _ := NewToken("x", "s3cret-value")
+	if tok.digest != want.digest {
+		t.Fatal("token not trimmed")
+	}
+	_, err = LoadTokenFile(writeFile(t, "empty", " \n\t"))
+	var te *TokenError
+	if !errors.As(err, &te) || !errors.Is(err, ErrEmptyToken) {
+		t.Fatalf("empty file: err = %v", err)
+	}
+	_, err = LoadTokenFile("/nonexistent/token")
+	if !errors.As(err, &te) || !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing file: err = %v", err)
+	}
+}
+
+func TestHTTPAuthHostAndLimits(t *testing.T) {
+	s := sharedStack(t)
+	bob, _ := NewToken("bob", "second-token-xyz")
+	alice, _ := NewToken("alice", testToken)
+	url := httpServer(t, s.gw, HTTPConfig{Tokens: []Token{alice, bob}, MaxBodyBytes: 4096})
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+	auth := map[string]string{"Authorization": "Bearer " + testToken}
+	cases := []struct {
+		name   string
+		url    string
+		header map[string]string
+		body   string
+		status int
+		www    bool
+	}{
+		{"no token", url, nil, init, 401, true},
+		{"wrong token", url, map[string]string{"Authorization": "Bearer nope"}, init, 401, true},
+		{"token prefix", url, map[string]string{"Authorization": "Bearer " + testToken[:5]}, init, 401, true},
+		{"basic scheme", url, map[string]string{"Authorization": "Basic " + testToken}, init, 401, true},
+		{"second token", url, map[string]string{"Authorization": "Bearer second-token-xyz"}, init, 200, false},
+		{"scheme case", url, map[string]string{"Authorization": "bearer " + testToken}, init, 200, false},
+		{"other path", strings.TrimSuffix(url, "/mcp") + "/x", auth, init, 404, false},
+		{"other path unauthenticated", strings.TrimSuffix(url, "/mcp") + "/x", nil, init, 401, true},
+		{"rebinding host", url, map[string]string{"Authorization": "Bearer " + testToken, "Host": "evil.example:80"}, init, 403, false},
+		{"foreign origin", url, map[string]string{"Authorization": "Bearer " + testToken, "Origin": "https://evil.example"}, init, 403, false},
+		{"loopback origin", url, map[string]string{"Authorization": "Bearer " + testToken, "Origin": "http://localhost:3000"}, init, 200, false},
+		{"localhost host", url, map[string]string{"Authorization": "Bearer " + testToken, "Host": "localhost:1"}, init, 200, false},
+		{"body too large", url, auth, `{"x":"` + strings.Repeat("a", 5000) + `"}`, 413, false},
+	}
+	for _, tc := range cases {
+		resp := rawPost(t, tc.url, tc.header, tc.body)
+		io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.status)
+		}
+		if got := resp.Header.Get("WWW-Authenticate"); (got == `Bearer realm="axpool"`) != tc.www {
+			t.Errorf("%s: WWW-Authenticate = %q", tc.name, got)
+		}
+	}
+	// The mcp-go client reports a missing token as an authorization error.
+	c, err := newUnauthenticatedClient(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var req initRequest
+	if _, err := c.Initialize(t.Context(), req.build()); err == nil || !strings.Contains(err.Error(), "authorization required") {
+		t.Fatalf("initialize without token: err = %v", err)
+	}
+}
+
+func TestHTTPCancelNotificationWithoutSessionIsDropped(t *testing.T) {
+	url := httpServer(t, sharedStack(t).gw, HTTPConfig{})
+	resp := rawPost(t, url, map[string]string{"Authorization": "Bearer " + testToken},
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+func TestIsLoopbackAddr(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:8765": true, "[::1]:1": true, "localhost:80": true,
+		"0.0.0.0:8765": false, ":8765": false, "10.1.2.3:80": false, "bad": false,
+	} {
+		if got := IsLoopbackAddr(addr); got != want {
+			t.Errorf("IsLoopbackAddr(%q) = %v", addr, got)
+		}
+	}
+}
+
+// Over HTTP with a session, notifications/cancelled stops the job and the
+// cancelled request gets no response on its stream.
+func TestHTTPCancelNotification(t *testing.T) {
+	s := sharedStack(t)
+	url := httpServer(t, s.gw, HTTPConfig{})
+	auth := map[string]string{"Authorization": "Bearer " + testToken}
+	resp := rawPost(t, url, auth, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	io.Copy(io.Discard, resp.Body)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("no session id")
+	}
+	hdr := map[string]string{"Authorization": "Bearer " + testToken, "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}
+	rawPost(t, url, hdr, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+	resp = rawPost(t, url, hdr, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"boruna_run","arguments":`+
+		progressArgs(longLoop)+`,"_meta":{"progressToken":"c5"}}}`)
+	events := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "data: ") {
+				events <- strings.TrimPrefix(sc.Text(), "data: ")
+			}
+		}
+		close(events)
+	}()
+	select {
+	case ev := <-events:
+		if !strings.Contains(ev, "notifications/progress") {
+			t.Fatalf("first event = %s", ev)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no progress")
+	}
+	c := rawPost(t, url, hdr, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`)
+	if c.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel status %d", c.StatusCode)
+	}
+	waitIdle(t, s, 5*time.Second)
+	timeout := time.After(500 * time.Millisecond)
+	for {
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				return // stream ended without a response
+			}
+			if strings.Contains(ev, `"id":5`) {
+				t.Fatalf("response sent for a cancelled request: %s", ev)
+			}
+			continue
+		case <-timeout:
+		}
+		break
+	}
+	resp.Body.Close() // the client goes away; the held handler returns
+}

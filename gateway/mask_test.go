@@ -1,0 +1,82 @@
+package gateway
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestIsSecretName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"GITHUB_TOKEN": true, "db_password": true, "MY_SECRET": true, "OPENAI_API_KEY": true,
+		"AWS_ACCESS_KEY_ID": true, "SSH_PRIVATE_KEY": true, "APIKEY": true, "X_CREDENTIALS": true,
+		"BASIC_AUTH": true, "PASSWD": true,
+		"SSH_AUTH_SOCK": false, "GIT_AUTHOR_NAME": false, "XAUTHORITY": false, "HOME": false, "PATH": false,
+	} {
+		if got := IsSecretName(name); got != want {
+			t.Errorf("IsSecretName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+func TestMaskerString(t *testing.T) {
+	m := NewMasker([]string{
+		"API_TOKEN=abcd1234",
+		"SHORT_SECRET=abc", // under 4 bytes: never masked
+		"MULTI_PASSWORD=line-one\nxy\r\nline-two\r",
+		"LONG_SECRET=abcd1234EXTRA", // overlaps API_TOKEN: the longest wins
+		"HOME=/root",
+		"NOEQUALS",
+	})
+	for in, want := range map[string]string{
+		"token abcd1234 here":    "token *** here",
+		"abcd1234EXTRA":          "***",
+		"abc stays":              "abc stays",
+		"line-one, line-two, xy": "***, ***, xy",
+		"/root is not secret":    "/root is not secret",
+		"abcd1234abcd1234":       "******",
+		"":                       "",
+	} {
+		if got := m.String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
+	var nilMasker *Masker
+	if nilMasker.String("abcd1234") != "abcd1234" || !nilMasker.Empty() {
+		t.Error("nil masker must mask nothing")
+	}
+}
+
+func TestMaskerJSON(t *testing.T) {
+	m := NewMasker([]string{"API_TOKEN=s3cr\"et<>", "PIN_SECRET=123456"})
+	in := `{"success":true,"protocol_version":1,"result":"x s3cr\"et<> y","list":[1,"s3cr\"et<>",{"s3cr\"et<>":null}],"steps":123456,"n":12,"f":true}`
+	got := string(m.JSON([]byte(in)))
+	want := `{"success":true,"protocol_version":1,"result":"x *** y","list":[1,"***",{"***":null}],"steps":"***","n":12,"f":true}`
+	if got != want {
+		t.Fatalf("JSON =\n%s\nwant\n%s", got, want)
+	}
+	if !json.Valid([]byte(got)) {
+		t.Fatal("masked JSON is invalid")
+	}
+	// Nothing to mask: the same bytes come back.
+	clean := []byte(`{"success":true,"result":"<b>"}`)
+	if out := m.JSON(clean); &out[0] != &clean[0] {
+		t.Fatal("clean document was copied")
+	}
+	// A digit run inside a number that is not the secret stays a number.
+	if got := string(m.JSON([]byte(`{"a":12345,"b":"1234567"}`))); got != `{"a":12345,"b":"***7"}` {
+		t.Fatalf("got %s", got)
+	}
+}
+
+func FuzzMaskerJSON(f *testing.F) {
+	f.Add(`{"a":"abcd1234","b":[1,2,{"c":"xabcd1234x"}]}`)
+	f.Add(`[1, 2, "abcd1234"]`)
+	f.Add(`"abcd1234"`)
+	m := NewMasker([]string{"X_TOKEN=abcd1234", "Y_SECRET=12345"})
+	f.Fuzz(func(t *testing.T, doc string) {
+		out := m.JSON([]byte(doc))
+		if json.Valid([]byte(doc)) && !json.Valid(out) {
+			t.Fatalf("valid %q masked to invalid %q", doc, out)
+		}
+	})
+}

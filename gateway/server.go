@@ -1,0 +1,322 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/axpool/axpool/wire"
+)
+
+// ServerName is the MCP server name announced in initialize.
+const ServerName = "axpool"
+
+// Instructions is the text of the initialize result's `instructions`.
+const Instructions = `axpool runs sandboxed .ax programs (the Boruna language) for agents.
+
+Every tool returns one text item holding a JSON object (the same object is in structuredContent). It starts with "success" and "protocol_version": 1. Domain failures — compile errors, runtime errors, limits, denied capabilities, invalid policies, unknown arguments — are normal results with "success": false and a stable "error_kind"; they are never protocol errors, so read the JSON.
+
+Executing tools (compile, ast, symbols, run, run_sealed, check, repair, validate_app, framework_test, template_apply) run as jobs on a worker pool. Their results also carry job_id, queue_ms, run_ms, worker, "outcome" (ok, compile_error, runtime_error, step_limit, wall_limit, memory_limit, output_limit, policy_denied, invalid_args, cancelled, queue_full, worker_lost) and "retryable". On queue_full wait retry_after_ms and call again.
+
+boruna_run accepts policy ("allow-all" by default, "deny-all", or a policy object), max_steps (default 10000000), max_wall_ms and limits {max_wall_ms, max_output_bytes, max_memory_mb}; the server's ceilings can lower these, never raise them. Send _meta.progressToken to receive notifications/progress (progress = VM steps so far, total = step ceiling); the final result is the same with or without it. notifications/cancelled stops the job on its worker.
+
+Sources are limited to 1 MB. Unknown arguments are refused before anything runs.`
+
+// Backend runs executing tools as jobs.
+type Backend interface {
+	// Run runs tool with args (already checked and normalised by CheckArgs)
+	// and returns the tool's result object as compact JSON, job metadata
+	// included. progress, when non-nil, receives cumulative VM steps and the
+	// step ceiling, from any goroutine. When ctx ends, Run cancels the job
+	// and returns an error wrapping ctx.Err(). Failures that produce no
+	// tool result are *JobError.
+	Run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error)
+}
+
+// LocalFunc answers a tool that executes no user code (template_list,
+// workflow_validate, policy_validate, capability_list) in the gateway
+// process, returning the result object as compact JSON.
+type LocalFunc func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)
+
+// JobError is a Backend failure that produced no tool result: the queue was
+// full, the job was cancelled, or it was lost. The gateway turns it into a
+// success:false envelope with outcome, retryable and the job metadata
+// (CONTRACT.md §5).
+type JobError struct {
+	// Outcome is wire.OutcomeQueueFull, OutcomeCancelled or OutcomeWorkerLost.
+	Outcome wire.Outcome
+	// JobID is "" when no job was created.
+	JobID string
+	// QueueMs and RunMs are the time spent queued and running, in ms.
+	QueueMs, RunMs int64
+	// Worker identifies the worker that ran the job ("" if none).
+	Worker string
+	// RetryAfterMs is the suggested wait before retrying (queue_full).
+	RetryAfterMs int64
+	// Err is the cause.
+	Err error
+}
+
+// Error describes the outcome and its cause.
+func (e *JobError) Error() string {
+	if e.Err == nil {
+		return string(e.Outcome)
+	}
+	return fmt.Sprintf("%s: %v", e.Outcome, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *JobError) Unwrap() error { return e.Err }
+
+// Config configures a Server.
+type Config struct {
+	// Backend runs the executing tools. Required.
+	Backend Backend
+	// Local answers the other tools. Required.
+	Local LocalFunc
+	// Executes reports whether a tool executes user code (tools.Executes).
+	// Required.
+	Executes func(tool string) bool
+	// Version is announced in initialize.
+	Version string
+	// Logger receives the gateway's logs; nil means slog.Default().
+	Logger *slog.Logger
+	// Masker masks secrets in every result; nil means
+	// NewMasker(os.Environ()).
+	Masker *Masker
+	// LiveCapabilities reports that workers run live capability handlers:
+	// the run tools are then annotated open-world and not idempotent.
+	LiveCapabilities bool
+	// ProgressInterval is the minimum time between two progress
+	// notifications of one call; 0 means 200 ms (at most 5 per second).
+	ProgressInterval time.Duration
+	// CancelHold bounds how long an HTTP response to a request cancelled by
+	// notifications/cancelled is withheld while waiting for the client to
+	// close the stream; 0 means 10 s.
+	CancelHold time.Duration
+}
+
+// Server is the MCP gateway: an mcp-go server with the 14 tools.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	mask *Masker
+	mcp  *server.MCPServer
+}
+
+// New builds the gateway. It returns an error when a required Config field
+// is missing.
+func New(cfg Config) (*Server, error) {
+	if cfg.Backend == nil || cfg.Local == nil || cfg.Executes == nil {
+		return nil, errors.New("gateway: Config.Backend, Local and Executes are required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Masker == nil {
+		cfg.Masker = NewMasker(os.Environ())
+	}
+	if cfg.ProgressInterval <= 0 {
+		cfg.ProgressInterval = 200 * time.Millisecond
+	}
+	if cfg.CancelHold <= 0 {
+		cfg.CancelHold = 10 * time.Second
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker}
+	g.mcp = server.NewMCPServer(ServerName, cfg.Version,
+		server.WithToolCapabilities(false),
+		server.WithInstructions(Instructions),
+		server.WithRecovery(),
+	)
+	for i := range specs {
+		g.mcp.AddTool(buildTool(&specs[i], cfg.LiveCapabilities), g.handle)
+	}
+	return g, nil
+}
+
+// MCPServer returns the underlying mcp-go server (for in-process clients).
+func (g *Server) MCPServer() *server.MCPServer { return g.mcp }
+
+// handle is the tools/call handler of every tool.
+func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	tool := req.Params.Name
+	start := time.Now()
+	raw, err := rawArguments(req)
+	if err != nil {
+		return nil, err
+	}
+	args, err := CheckArgs(tool, raw)
+	if err != nil {
+		var ae *ArgError
+		if errors.As(err, &ae) && !ae.Protocol() {
+			g.log.Debug("tool call refused", "tool", tool, "caller", callerFrom(ctx), "arg", ae.Arg)
+			return g.result(g.refusal(tool, ae))
+		}
+		// Only reachable when a transport bypassed the JSON-RPC filter (an
+		// in-process client): mcp-go reports handler errors as -32603.
+		return nil, err
+	}
+	var out []byte
+	if g.cfg.Executes(tool) {
+		relay := g.newRelay(ctx, req)
+		var progress func(steps, total int64)
+		if relay != nil {
+			progress = relay.update
+		}
+		out, err = g.cfg.Backend.Run(ctx, tool, args, progress)
+		if relay != nil {
+			relay.stop()
+		}
+	} else {
+		out, err = g.cfg.Local(ctx, tool, args)
+	}
+	if ctx.Err() != nil {
+		g.holdCancelled(ctx)
+	}
+	if err != nil {
+		out = g.failure(ctx, tool, err)
+	}
+	if g.log.Enabled(ctx, slog.LevelDebug) {
+		g.log.Debug("tool call", "tool", tool, "caller", callerFrom(ctx), "ms", time.Since(start).Milliseconds(), "bytes", len(out))
+	}
+	return g.result(out)
+}
+
+// rawArguments returns the call's arguments as JSON.
+func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
+	if len(req.Params.RawArguments) > 0 {
+		return req.Params.RawArguments, nil
+	}
+	if req.Params.Arguments == nil {
+		return nil, nil
+	}
+	return json.Marshal(req.Params.Arguments)
+}
+
+// result wraps a compact JSON object as the CallToolResult of
+// CONTRACT.md §1: one text item with the pretty JSON and the same object
+// in structuredContent, both masked.
+func (g *Server) result(obj []byte) (*mcp.CallToolResult, error) {
+	masked := g.mask.JSON(obj)
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, masked, "", "  "); err != nil {
+		return nil, fmt.Errorf("gateway: tool result is not JSON: %w", err)
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{mcp.NewTextContent(pretty.String())},
+		StructuredContent: json.RawMessage(masked),
+	}, nil
+}
+
+// refusal is the success:false result of an unknown argument.
+func (g *Server) refusal(tool string, ae *ArgError) []byte {
+	o := wire.Failure(wire.KindInvalidArgs, wire.OutcomeInvalidArgs, ae.Msg)
+	if g.cfg.Executes(tool) {
+		setJobFields(o, "", 0, 0, "")
+	}
+	b, _ := o.MarshalJSON() // strings, bools and numbers only
+	return b
+}
+
+// failure is the result of a call whose Backend or LocalFunc failed.
+func (g *Server) failure(ctx context.Context, tool string, err error) []byte {
+	var je *JobError
+	isJob := errors.As(err, &je)
+	if !isJob {
+		je = &JobError{Outcome: wire.OutcomeWorkerLost, Err: err}
+	}
+	outcome := je.Outcome
+	if ctx.Err() != nil && outcome != wire.OutcomeQueueFull {
+		outcome = wire.OutcomeCancelled
+	}
+	var o *wire.Object
+	switch outcome {
+	case wire.OutcomeQueueFull:
+		retry := je.RetryAfterMs
+		if retry <= 0 {
+			retry = 250
+		}
+		o = wire.Failure(wire.KindQueueFull, outcome,
+			fmt.Sprintf("the job queue is full; retry after %d ms", retry))
+		o.Set("retry_after_ms", retry)
+	case wire.OutcomeCancelled:
+		o = wire.Failure(wire.KindCancelled, outcome, "the request was cancelled; its job was stopped")
+	case wire.OutcomeInvalidArgs:
+		o = wire.Failure(wire.KindInvalidArgs, outcome, err.Error())
+	default:
+		// A lost job, or one that could not be queued at all (the bus is
+		// unreachable): retryable either way.
+		kind := wire.KindWorkerLost
+		if !isJob || je.JobID == "" {
+			kind = wire.KindInternalError
+		}
+		o = wire.Failure(kind, wire.OutcomeWorkerLost, err.Error())
+	}
+	if g.cfg.Executes(tool) {
+		setJobFields(o, je.JobID, je.QueueMs, je.RunMs, je.Worker)
+	}
+	level := slog.LevelWarn
+	if outcome == wire.OutcomeCancelled || outcome == wire.OutcomeQueueFull {
+		level = slog.LevelInfo
+	}
+	g.log.Log(ctx, level, "tool call failed", "tool", tool, "caller", callerFrom(ctx), "job", je.JobID, "outcome", string(outcome), "err", err)
+	b, _ := o.MarshalJSON() // strings, bools and numbers only
+	return b
+}
+
+// setJobFields adds the job metadata of CONTRACT.md §5 in the queue's
+// shape (queue.JobMeta): "" for a job that was never created or never
+// reached a worker.
+func setJobFields(o *wire.Object, id string, queueMs, runMs int64, worker string) {
+	o.Set("job_id", id).Set("queue_ms", queueMs).Set("run_ms", runMs).Set("worker", worker)
+}
+
+// holdCancelled withholds the response of a request cancelled by
+// notifications/cancelled over HTTP until the client closes the stream (then
+// mcp-go writes nothing), the hold expires, or the HTTP server shuts down.
+// Over stdio the output filter drops the response instead, and nothing
+// waits here.
+func (g *Server) holdCancelled(ctx context.Context) {
+	h, ok := ctx.Value(httpReqKey{}).(httpReq)
+	if !ok {
+		return
+	}
+	t := time.NewTimer(g.cfg.CancelHold)
+	defer t.Stop()
+	select {
+	case <-h.done:
+	case <-h.closing:
+	case <-t.C:
+	}
+}
+
+// callerKey carries the authenticated caller's name (HTTP token name).
+type callerKey struct{}
+
+// httpReqKey carries the httpReq of a call that came over HTTP.
+type httpReqKey struct{}
+
+// httpReq is what a handler knows of its HTTP request: done closes when the
+// request's own context ends (the client went away), closing when the HTTP
+// server shuts down.
+type httpReq struct {
+	done, closing <-chan struct{}
+}
+
+func callerFrom(ctx context.Context) string {
+	if s, ok := ctx.Value(callerKey{}).(string); ok {
+		return s
+	}
+	return "stdio"
+}

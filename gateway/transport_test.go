@@ -1,0 +1,326 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+)
+
+// The transport-level refusals are JSON-RPC invalid_params errors on every
+// transport a real client uses (the in-process path is tested separately).
+func TestInvalidParams(t *testing.T) {
+	s := sharedStack(t)
+	url := httpServer(t, s.gw, HTTPConfig{})
+	clients := map[string]*client.Client{
+		"stdio":       stdioClient(t, s.gw),
+		"http":        httpClient(t, url, false),
+		"http-legacy": httpClient(t, url, true),
+	}
+	big := strings.Repeat("a", MaxSourceBytes+1)
+	cases := []struct{ tool, args, msg string }{
+		{"boruna_run", `{"source":` + src(big) + `}`, "source exceeds 1 MB limit"},
+		{"boruna_run", `{"source":"fn main() -> Int { 1 }","max_steps":"many"}`,
+			`invalid argument "max_steps" for tool "boruna_run": expected a non-negative integer (at most 9223372036854775807), got string`},
+		{"boruna_run", `{}`, `missing required argument "source" for tool "boruna_run"`},
+		{"boruna_framework_test", `{"source":"x","messages":"inc"}`,
+			`invalid argument "messages" for tool "boruna_framework_test": expected an array of strings, got string`},
+	}
+	for name, c := range clients {
+		for _, tc := range cases {
+			res, err := call(t, c, tc.tool, tc.args, nil)
+			if err == nil {
+				t.Errorf("%s %s: got a result, want invalid_params: %+v", name, tc.msg, res)
+				continue
+			}
+			if !errors.Is(err, mcp.ErrInvalidParams) || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("%s: err = %v, want invalid params %q", name, err, tc.msg)
+			}
+		}
+		// An unknown tool is mcp-go's own error.
+		if _, err := call(t, c, "boruna_nope", `{}`, nil); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Errorf("%s: unknown tool: err = %v", name, err)
+		}
+	}
+}
+
+// stripJob removes the fields that differ between two runs of one program.
+func stripJob(m map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range m {
+		switch k {
+		case "job_id", "queue_ms", "run_ms", "worker":
+		default:
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// progressLog collects notifications/progress of one token.
+type progressLog struct {
+	mu     sync.Mutex
+	values []float64
+	totals []float64
+	first  chan struct{}
+	once   sync.Once
+}
+
+func newProgressLog(c *client.Client, token string) *progressLog {
+	p := &progressLog{first: make(chan struct{})}
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method != "notifications/progress" || n.Params.AdditionalFields["progressToken"] != token {
+			return
+		}
+		p.mu.Lock()
+		v, _ := n.Params.AdditionalFields["progress"].(float64)
+		tot, _ := n.Params.AdditionalFields["total"].(float64)
+		p.values = append(p.values, v)
+		p.totals = append(p.totals, tot)
+		p.mu.Unlock()
+		p.once.Do(func() { close(p.first) })
+	})
+	return p
+}
+
+// progressLoop is a loop of about half a second of VM time (9 steps per
+// iteration).
+var progressLoop = map[bool]int{false: 40_000_000, true: 2_000_000}[raceEnabled]
+
+// longLoop runs for many seconds; the cancellation tests stop it.
+const longLoop = 2_000_000_000
+
+func progressArgs(n int) string {
+	prog := fmt.Sprintf("fn main() -> Int {\n  let mut i = 0\n  while i < %d { i = i + 1 }\n  i\n}", n)
+	return `{"source":` + src(prog) + `,"max_steps":100000000000}`
+}
+
+func TestProgress(t *testing.T) {
+	s := sharedStack(t)
+	url := httpServer(t, s.gw, HTTPConfig{})
+	for name, c := range map[string]*client.Client{
+		"stdio":       stdioClient(t, s.gw),
+		"http":        httpClient(t, url, false),
+		"http-legacy": httpClient(t, url, true),
+	} {
+		t.Run(name, func(t *testing.T) {
+			log := newProgressLog(c, "tok-"+name)
+			res, err := call(t, c, "boruna_run", progressArgs(progressLoop), &mcp.Meta{ProgressToken: "tok-" + name})
+			if err != nil {
+				t.Fatal(err)
+			}
+			with := envelope(t, res)
+			if with["success"] != true || with["result"] != float64(progressLoop) {
+				t.Fatalf("result = %v", with)
+			}
+			log.mu.Lock()
+			values, totals := log.values, log.totals
+			log.mu.Unlock()
+			runMs := with["run_ms"].(float64)
+			if len(values) < 2 {
+				t.Fatalf("%d progress notifications in a %v ms run, want ≥ 2", len(values), runMs)
+			}
+			for i := range values {
+				if i > 0 && values[i] <= values[i-1] {
+					t.Errorf("progress not increasing: %v", values)
+				}
+				if totals[i] != 1e11 {
+					t.Errorf("total = %v, want the step ceiling 1e11", totals[i])
+				}
+				if values[i] > with["steps"].(float64) {
+					t.Errorf("progress %v beyond the run's steps %v", values[i], with["steps"])
+				}
+			}
+			// Coalesced to one notification per interval: a run of run_ms
+			// gets at most run_ms/interval + 2 (the clock starts before the
+			// run and the first one goes out at once). Arrival times are not
+			// compared: a busy client may read two at once.
+			if max := int(runMs/float64(testProgressInterval.Milliseconds())) + 2; len(values) > max {
+				t.Errorf("%d notifications in a %v ms run, want at most %d", len(values), runMs, max)
+			}
+			// The same call without a token: no notifications, same result.
+			before := len(values)
+			res, err = call(t, c, "boruna_run", progressArgs(progressLoop), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			without := envelope(t, res)
+			a, _ := json.Marshal(stripJob(with))
+			b, _ := json.Marshal(stripJob(without))
+			if string(a) != string(b) {
+				t.Errorf("result with a progress token differs:\n%s\n%s", a, b)
+			}
+			log.mu.Lock()
+			after := len(log.values)
+			log.mu.Unlock()
+			if after != before {
+				t.Errorf("%d notifications for a call without a token", after-before)
+			}
+		})
+	}
+}
+
+// busySlots returns the number of jobs running on workers.
+func busySlots(t testing.TB, s *stack) int {
+	t.Helper()
+	st, err := s.client.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.BusySlots
+}
+
+// waitIdle waits until no worker runs a job and the queue is empty.
+func waitIdle(t testing.TB, s *stack, within time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for time.Since(start) < within {
+		st, err := s.client.Stats(context.Background())
+		if err == nil && st.BusySlots == 0 && st.InFlight == 0 && st.Depth == 0 {
+			return time.Since(start)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("workers still busy after %v", within)
+	return 0
+}
+
+// rawStdio drives ServeStdio with raw JSON-RPC lines.
+type rawStdio struct {
+	t     testing.TB
+	in    *io.PipeWriter
+	lines chan map[string]any
+}
+
+func newRawStdio(t testing.TB, g *Server) *rawStdio {
+	sr, cw := io.Pipe()
+	cr, sw := io.Pipe()
+	done := make(chan struct{})
+	go func() { g.ServeStdio(context.Background(), sr, sw); sw.Close(); close(done) }()
+	r := &rawStdio{t: t, in: cw, lines: make(chan map[string]any, 1000)}
+	go func() {
+		sc := bufio.NewScanner(cr)
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Errorf("stdout carried a non-JSON line: %q", sc.Text())
+				continue
+			}
+			r.lines <- m
+		}
+		close(r.lines)
+	}()
+	t.Cleanup(func() {
+		cw.Close()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("ServeStdio did not stop at EOF")
+		}
+	})
+	r.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	r.next()
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return r
+}
+
+func (r *rawStdio) send(line string) {
+	r.t.Helper()
+	if _, err := io.WriteString(r.in, line+"\n"); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *rawStdio) next() map[string]any {
+	r.t.Helper()
+	select {
+	case m, ok := <-r.lines:
+		if !ok {
+			r.t.Fatal("stdout closed")
+		}
+		return m
+	case <-time.After(30 * time.Second):
+		r.t.Fatal("no message within 30 s")
+		return nil
+	}
+}
+
+func TestCancelStdio(t *testing.T) {
+	s := sharedStack(t)
+	r := newRawStdio(t, s.gw)
+	// A run of ~10^9 steps (many seconds), with a progress token so we know
+	// it is running on a worker.
+	r.send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"boruna_run","arguments":` +
+		progressArgs(longLoop) + `,"_meta":{"progressToken":"p7"}}}`)
+	m := r.next()
+	if m["method"] != "notifications/progress" {
+		t.Fatalf("first message = %v, want progress", m)
+	}
+	if busySlots(t, s) != 1 {
+		t.Fatalf("busy slots = %d, want 1", busySlots(t, s))
+	}
+	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"test"}}`)
+	stopped := waitIdle(t, s, 5*time.Second)
+	t.Logf("job stopped %v after the cancel", stopped)
+	// The next answer is the ping's: request 7 gets no response (progress
+	// notifications sent before the cancel may still be in the pipe).
+	r.send(`{"jsonrpc":"2.0","id":8,"method":"ping"}`)
+	for {
+		m := r.next()
+		if m["method"] == "notifications/progress" {
+			continue
+		}
+		if m["id"] != float64(8) {
+			t.Fatalf("got %v, want only the ping's response", m)
+		}
+		break
+	}
+	// Invalid params over raw stdio: the exact JSON-RPC error.
+	r.send(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"boruna_ast","arguments":{"source":` +
+		src(strings.Repeat("b", MaxSourceBytes+1)) + `}}}`)
+	m = r.next()
+	e, _ := m["error"].(map[string]any)
+	if m["id"] != "x" || e["code"] != float64(-32602) || e["message"] != "source exceeds 1 MB limit" {
+		t.Fatalf("got %v", m)
+	}
+}
+
+func TestCancelHTTPDisconnect(t *testing.T) {
+	s := sharedStack(t)
+	url := httpServer(t, s.gw, HTTPConfig{})
+	for _, legacy := range []bool{false, true} {
+		c := httpClient(t, url, legacy)
+		log := newProgressLog(c, "hp")
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			var req mcp.CallToolRequest
+			req.Params.Name = "boruna_run"
+			req.Params.Arguments = json.RawMessage(progressArgs(longLoop))
+			req.Params.Meta = &mcp.Meta{ProgressToken: "hp"}
+			_, err := c.CallTool(ctx, req)
+			errc <- err
+		}()
+		select {
+		case <-log.first:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no progress")
+		}
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Fatalf("CallTool after cancel: %v", err)
+		}
+		stopped := waitIdle(t, s, 5*time.Second)
+		t.Logf("legacy=%v: job stopped %v after the disconnect", legacy, stopped)
+	}
+}

@@ -1,0 +1,474 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/axpool/axpool/wire"
+)
+
+// ClientOptions configure NewClient.
+type ClientOptions struct {
+	// GatewayID names this gateway in event subjects; 1–128 characters of
+	// [A-Za-z0-9_-]. "" means a random ID. Two live clients must not share
+	// an ID.
+	GatewayID string
+	// PollInterval is the first fallback read of the results bucket while
+	// Wait blocks (in case a result event was lost); it doubles up to
+	// MaxPollInterval. Defaults 1 s and 8 s. A reconnect or a dropped event
+	// triggers an immediate read.
+	PollInterval, MaxPollInterval time.Duration
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Client is the gateway's handle on the job bus: it submits jobs, waits for
+// their progress and results, cancels them and reads stats. It holds one
+// subscription, on EventWildcard(GatewayID), for the events of the jobs it
+// submitted. Safe for concurrent use.
+type Client struct {
+	bus              *Bus
+	gw               string
+	sub              *nats.Subscription
+	log              *slog.Logger
+	pollMin, pollMax time.Duration
+
+	mu      sync.Mutex
+	pending map[string]*pendingJob
+	poke    chan struct{} // closed (and replaced) to make every Wait re-read the bucket
+	closed  bool
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// pendingJob tracks one job this client submitted or waits for. Fields are
+// guarded by Client.mu, except that result may be read after done is closed.
+type pendingJob struct {
+	seq        uint64 // stream sequence from the PubAck, 0 if unknown
+	reply      string
+	submitted  time.Time
+	fromSubmit bool
+	created    time.Time
+	waiters    int
+	result     json.RawMessage
+	done       chan struct{}
+	progress   chan [2]int64 // capacity 1, latest value wins
+}
+
+// NewClient subscribes to the events of gateway opts.GatewayID and returns
+// the client. Close it when done (the bus and connection stay open).
+func NewClient(bus *Bus, opts ClientOptions) (*Client, error) {
+	gw := opts.GatewayID
+	if gw == "" {
+		gw = "gw-" + uuid.NewString()[:8]
+	}
+	if !validToken(gw) {
+		return nil, fmt.Errorf("queue: gateway ID %q is not 1-128 characters of [A-Za-z0-9_-]", gw)
+	}
+	c := &Client{
+		bus:     bus,
+		gw:      gw,
+		log:     opts.Logger,
+		pollMin: opts.PollInterval,
+		pollMax: opts.MaxPollInterval,
+		pending: make(map[string]*pendingJob),
+		poke:    make(chan struct{}),
+		done:    make(chan struct{}),
+	}
+	if c.log == nil {
+		c.log = bus.log
+	}
+	if c.pollMin <= 0 {
+		c.pollMin = time.Second
+	}
+	if c.pollMax < c.pollMin {
+		c.pollMax = max(8*time.Second, c.pollMin)
+	}
+	sub, err := bus.nc.Subscribe(EventWildcard(gw), c.onEvent)
+	if err != nil {
+		return nil, fmt.Errorf("queue: subscribe events: %w", err)
+	}
+	// Results can be large; prefer memory to dropping (a drop is recovered
+	// from the bucket, but costs a poll).
+	if err := sub.SetPendingLimits(-1, 512<<20); err != nil {
+		sub.Unsubscribe()
+		return nil, fmt.Errorf("queue: subscribe events: %w", err)
+	}
+	c.sub = sub
+	c.wg.Add(1)
+	go c.monitor()
+	return c, nil
+}
+
+// GatewayID returns the client's gateway ID.
+func (c *Client) GatewayID() string { return c.gw }
+
+// Bus returns the bus the client uses.
+func (c *Client) Bus() *Bus { return c.bus }
+
+// Submit validates job, fills in V, ID (a UUID when empty), Submitted (now,
+// when zero) and Reply (EventSubject(GatewayID, ID), when empty), and
+// publishes it on JobSubject(job.Tool), deduplicated on the ID. It returns
+// the job ID once the stream has stored the job.
+//
+// Errors: *QueueFullError (errors.Is ErrQueueFull), returned at once when
+// the stream is at Config.MaxDepth/MaxBytes — the caller answers
+// queue_full with its RetryAfter; *InvalidJobError for a bad ID or tool
+// name, arguments that are not JSON, or a job over Bus.MaxJobSize
+// (errors.Is ErrJobTooLarge); ErrClosed; ctx errors; other NATS errors
+// (wrapped).
+//
+// Submitting the same ID twice within the dedup window queues it once.
+// Submit registers the job before publishing, so Wait never misses an event.
+func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
+	if job.ID == "" {
+		job.ID = uuid.NewString()
+	}
+	if !validToken(job.ID) {
+		return "", &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", job.ID)}
+	}
+	if !validToken(job.Tool) {
+		return "", &InvalidJobError{Field: "tool", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", job.Tool)}
+	}
+	job.V = MessageVersion
+	if job.Submitted.IsZero() {
+		job.Submitted = time.Now().UTC()
+	}
+	if job.Reply == "" {
+		job.Reply = EventSubject(c.gw, job.ID)
+	}
+	data, err := marshalNoEscape(&job)
+	if err != nil {
+		return "", &InvalidJobError{Field: "args", Reason: err.Error()}
+	}
+	if len(data) > c.bus.maxMsgSize {
+		return "", &InvalidJobError{Field: "size",
+			Reason: fmt.Sprintf("encoded job is %d bytes, the limit is %d", len(data), c.bus.maxMsgSize), Err: ErrJobTooLarge}
+	}
+
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return "", ErrClosed
+	}
+	p := c.pending[job.ID]
+	if p == nil {
+		p = newPending()
+		c.pending[job.ID] = p
+	}
+	wasSubmitted := p.fromSubmit
+	p.fromSubmit, p.reply, p.submitted = true, job.Reply, job.Submitted
+	c.mu.Unlock()
+
+	ack, err := c.bus.js.PublishMsg(ctx, &nats.Msg{Subject: JobSubject(job.Tool), Data: data},
+		jetstream.WithMsgID(job.ID), jetstream.WithExpectStream(StreamName))
+	if err != nil {
+		c.mu.Lock()
+		if !wasSubmitted {
+			p.fromSubmit = false
+			if p.waiters == 0 && c.pending[job.ID] == p {
+				delete(c.pending, job.ID)
+			}
+		}
+		c.mu.Unlock()
+		return "", mapPublishError(err, c.bus.retryAfter)
+	}
+	c.mu.Lock()
+	if p.seq == 0 {
+		p.seq = ack.Sequence
+	}
+	c.mu.Unlock()
+	return job.ID, nil
+}
+
+func newPending() *pendingJob {
+	return &pendingJob{created: time.Now(), done: make(chan struct{}), progress: make(chan [2]int64, 1)}
+}
+
+// Wait blocks until the result of jobID is known and returns it: the
+// response envelope, job metadata included, exactly as stored in the
+// results bucket. While it waits, onProgress (if non-nil) is called from
+// Wait's goroutine with the latest cumulative step count and the step
+// ceiling, at most about 5 times a second and never after the result; a
+// progress event that arrives while onProgress runs replaces older ones.
+//
+// The result comes from the job's result event; if that event is lost (a
+// reconnect, a slow consumer) Wait reads the results bucket: immediately
+// when the loss is noticed, and in any case after PollInterval, doubling
+// to MaxPollInterval. For a job this client did not submit, Wait reads the
+// bucket first and then polls it (its events go to another gateway).
+//
+// Errors: ctx.Err() when ctx ends first (the job keeps running; call
+// Cancel to stop it); ErrClosed; *InvalidJobError for a malformed ID.
+// Several goroutines may Wait for the same job.
+func (c *Client) Wait(ctx context.Context, jobID string, onProgress func(steps, total int64)) (json.RawMessage, error) {
+	if !validToken(jobID) {
+		return nil, &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", jobID)}
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	p := c.pending[jobID]
+	if p == nil {
+		p = newPending()
+		c.pending[jobID] = p
+	}
+	p.waiters++
+	fromSubmit := p.fromSubmit
+	c.mu.Unlock()
+	defer c.release(jobID, p)
+
+	check := func() json.RawMessage {
+		res, err := c.bus.Result(ctx, jobID)
+		if err != nil {
+			if !errors.Is(err, ErrNoResult) && ctx.Err() == nil {
+				c.log.Warn("read result", "job", jobID, "err", err)
+			}
+			return nil
+		}
+		return res
+	}
+	if !fromSubmit {
+		if res := check(); res != nil {
+			return res, nil
+		}
+	}
+	interval := c.pollMin
+	timer := time.NewTimer(interval)
+	defer timer.Stop()
+	for {
+		select {
+		case <-p.done:
+			return p.result, nil
+		default:
+		}
+		c.mu.Lock()
+		poke := c.poke
+		c.mu.Unlock()
+		select {
+		case <-p.done:
+			return p.result, nil
+		case pr := <-p.progress:
+			if onProgress != nil {
+				onProgress(pr[0], pr[1])
+			}
+		case <-timer.C:
+			if res := check(); res != nil {
+				return res, nil
+			}
+			interval = min(2*interval, c.pollMax)
+			timer.Reset(interval)
+		case <-poke:
+			if res := check(); res != nil {
+				return res, nil
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.done:
+			return nil, ErrClosed
+		}
+	}
+}
+
+// release ends one Wait on p.
+func (c *Client) release(jobID string, p *pendingJob) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p.waiters--
+	if p.waiters == 0 && (p.result != nil || !p.fromSubmit) && c.pending[jobID] == p {
+		delete(c.pending, jobID)
+	}
+}
+
+// Result returns the stored result of jobID without waiting. Errors:
+// ErrNoResult when the job has not finished (or its result expired after
+// Config.ResultTTL); *InvalidJobError for a malformed ID.
+func (c *Client) Result(ctx context.Context, jobID string) (json.RawMessage, error) {
+	return c.bus.Result(ctx, jobID)
+}
+
+// Cancel stops jobID, whichever state it is in, and returns once the
+// request is recorded; it does not wait for the job to stop. It first
+// publishes on CancelSubject (a running job's worker cancels the run's
+// context at once; the VM stops at its next slice, the worker stores a
+// cancelled result and acks), then writes a cancel marker in the state
+// bucket:
+//   - Queued (no worker has claimed it): the marker keeps any worker from
+//     running it; if this client submitted it, Cancel also deletes it from
+//     the stream and stores the result itself (error_kind and outcome
+//     "cancelled", worker "").
+//   - Claimed (running, or awaiting redelivery after its worker died): the
+//     marker replaces the claim, so a redelivery is answered cancelled
+//     without running; a second publish reaches a worker that took the
+//     job over meanwhile.
+//   - Finished or unknown: the marker expires (Config.StateTTL); no effect.
+//
+// Either way the job's result, once stored, has outcome "cancelled" (unless
+// it had already finished). Errors: *InvalidJobError for a malformed ID;
+// NATS errors (wrapped).
+func (c *Client) Cancel(ctx context.Context, jobID string) error {
+	if !validToken(jobID) {
+		return &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", jobID)}
+	}
+	c.mu.Lock()
+	var seq uint64
+	var reply string
+	var submitted time.Time
+	if p := c.pending[jobID]; p != nil {
+		seq, reply, submitted = p.seq, p.reply, p.submitted
+	}
+	c.mu.Unlock()
+
+	// Publish first: a worker handling the job registered for its cancel
+	// before claiming it, so this reaches it without waiting for the
+	// marker's round trip.
+	if err := c.bus.nc.Publish(CancelSubject(jobID), nil); err != nil {
+		return fmt.Errorf("queue: cancel %s: %w", jobID, err)
+	}
+	key := claimKey(jobID)
+	_, err := c.bus.state.Create(ctx, key, []byte(cancelMarker))
+	switch {
+	case err == nil:
+		// Not claimed: no worker will run it. Remove it from the queue if
+		// we know where it is, and answer for it.
+		if seq == 0 {
+			return nil
+		}
+		if err := c.bus.stream.DeleteMsg(ctx, seq); err != nil {
+			// Already delivered (the worker sees the marker) or gone.
+			return nil
+		}
+		res := FailureResult(wire.KindCancelled, wire.OutcomeCancelled, "job cancelled before it started",
+			JobMeta{JobID: jobID, Queue: time.Since(submitted)})
+		stored, err := c.bus.StoreResult(ctx, jobID, res)
+		if err != nil {
+			return err
+		}
+		return c.bus.PublishEvent(reply, &Event{JobID: jobID, Type: EventResult, Result: stored})
+	case errors.Is(err, jetstream.ErrKeyExists):
+		// Claimed, by a running worker or by one that died (the job then
+		// awaits redelivery). The marker stops any later delivery; the
+		// second publish reaches a worker that took the job over between
+		// the first publish and the marker.
+		if _, err := c.bus.state.Put(ctx, key, []byte(cancelMarker)); err != nil {
+			return fmt.Errorf("queue: cancel %s: %w", jobID, err)
+		}
+		if err := c.bus.nc.Publish(CancelSubject(jobID), nil); err != nil {
+			return fmt.Errorf("queue: cancel %s: %w", jobID, err)
+		}
+		return nil
+	default:
+		return fmt.Errorf("queue: cancel %s: %w", jobID, err)
+	}
+}
+
+// Stats returns the queue's statistics (see Bus.Stats).
+func (c *Client) Stats(ctx context.Context) (Stats, error) { return c.bus.Stats(ctx) }
+
+// Close unsubscribes, ends every blocked Wait with ErrClosed and stops the
+// client's goroutine. Idempotent.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	close(c.done)
+	c.mu.Unlock()
+	err := c.sub.Unsubscribe()
+	c.wg.Wait()
+	if err != nil && !errors.Is(err, nats.ErrConnectionClosed) && !errors.Is(err, nats.ErrBadSubscription) {
+		return fmt.Errorf("queue: close client: %w", err)
+	}
+	return nil
+}
+
+// onEvent handles one event for this gateway (NATS delivers them in order,
+// one at a time).
+func (c *Client) onEvent(m *nats.Msg) {
+	ev, err := DecodeEvent(m.Data)
+	if err != nil {
+		c.log.Warn("bad event", "subject", m.Subject, "err", err)
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pending[ev.JobID]
+	if p == nil || p.result != nil {
+		return
+	}
+	switch ev.Type {
+	case EventResult:
+		if len(ev.Result) == 0 {
+			c.log.Warn("result event without result", "job", ev.JobID)
+			return
+		}
+		p.result = ev.Result
+		close(p.done)
+		if p.waiters == 0 {
+			delete(c.pending, ev.JobID)
+		}
+	case EventProgress:
+		select {
+		case <-p.progress:
+		default:
+		}
+		p.progress <- [2]int64{ev.Steps, ev.Total}
+	}
+}
+
+// monitor wakes every Wait when events may have been lost (reconnect,
+// dropped messages) and forgets jobs nobody waits for after a long time.
+func (c *Client) monitor() {
+	defer c.wg.Done()
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	reconnects := c.bus.nc.Stats().Reconnects
+	var dropped int
+	lastSweep := time.Now()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+		}
+		r := c.bus.nc.Stats().Reconnects
+		d, _ := c.sub.Dropped()
+		if r != reconnects || d != dropped {
+			reconnects, dropped = r, d
+			c.log.Warn("events may have been lost; re-reading results", "reconnects", r, "dropped", d)
+			c.mu.Lock()
+			close(c.poke)
+			c.poke = make(chan struct{})
+			c.mu.Unlock()
+		}
+		if time.Since(lastSweep) > time.Minute {
+			lastSweep = time.Now()
+			c.sweep(time.Hour)
+		}
+	}
+}
+
+// sweep forgets submitted jobs that nobody waited for and that got no
+// result within age.
+func (c *Client) sweep(age time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, p := range c.pending {
+		if p.waiters == 0 && time.Since(p.created) > age {
+			delete(c.pending, id)
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Environment variables that carry NATS credentials to a process (read by
+// CredentialsFromEnv, written by Credentials.Env). axpool passes secrets to
+// child worker processes this way rather than on the command line, because
+// a process's environment (/proc/<pid>/environ) is readable only by its
+// owner while its command line is readable by every local user.
+const (
+	EnvNATSUser     = "AXPOOL_NATS_USER"
+	EnvNATSPassword = "AXPOOL_NATS_PASSWORD"
+	EnvNATSToken    = "AXPOOL_NATS_TOKEN"
+	EnvNATSCreds    = "AXPOOL_NATS_CREDS"
+)
+
+// Credentials authenticate a client. At most one of User/Password, Token and
+// CredsFile is normally set; an empty value means "none".
+type Credentials struct {
+	User, Password string
+	Token          string
+	// CredsFile is a NATS decentralized-auth .creds file (JWT + nkey seed).
+	CredsFile string
+}
+
+// CredentialsFromEnv reads AXPOOL_NATS_USER, AXPOOL_NATS_PASSWORD,
+// AXPOOL_NATS_TOKEN and AXPOOL_NATS_CREDS.
+func CredentialsFromEnv() Credentials {
+	return Credentials{
+		User:      os.Getenv(EnvNATSUser),
+		Password:  os.Getenv(EnvNATSPassword),
+		Token:     os.Getenv(EnvNATSToken),
+		CredsFile: os.Getenv(EnvNATSCreds),
+	}
+}
+
+// Env returns c as NAME=value entries for exec.Cmd.Env (empty fields are
+// omitted).
+func (c Credentials) Env() []string {
+	var env []string
+	add := func(k, v string) {
+		if v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	add(EnvNATSUser, c.User)
+	add(EnvNATSPassword, c.Password)
+	add(EnvNATSToken, c.Token)
+	add(EnvNATSCreds, c.CredsFile)
+	return env
+}
+
+func (c Credentials) options() []nats.Option {
+	var o []nats.Option
+	if c.User != "" || c.Password != "" {
+		o = append(o, nats.UserInfo(c.User, c.Password))
+	}
+	if c.Token != "" {
+		o = append(o, nats.Token(c.Token))
+	}
+	if c.CredsFile != "" {
+		o = append(o, nats.UserCredentials(c.CredsFile))
+	}
+	return o
+}
+
+// ConnectOption configures Connect.
+type ConnectOption func(*connectConfig)
+
+type connectConfig struct {
+	creds Credentials
+	name  string
+	log   *slog.Logger
+	extra []nats.Option
+}
+
+// WithCredentials authenticates with c.
+func WithCredentials(c Credentials) ConnectOption {
+	return func(cc *connectConfig) { cc.creds = c }
+}
+
+// WithName sets the connection name shown by the server (e.g. the worker ID).
+func WithName(name string) ConnectOption { return func(cc *connectConfig) { cc.name = name } }
+
+// WithLogger sets where connection events (disconnects, reconnects, async
+// errors such as slow consumers) are logged; default slog.Default().
+func WithLogger(l *slog.Logger) ConnectOption { return func(cc *connectConfig) { cc.log = l } }
+
+// WithNATSOptions appends raw nats.go options (applied last).
+func WithNATSOptions(o ...nats.Option) ConnectOption {
+	return func(cc *connectConfig) { cc.extra = append(cc.extra, o...) }
+}
+
+// Connect connects to the NATS server(s) at url (comma-separated list
+// allowed) — an external cluster in fleet mode, or an Embedded's URL from a
+// child process. The connection reconnects forever after a loss (waiting
+// 250 ms between attempts); the first connect fails fast. Connection
+// events are logged to the configured logger, never to stdout.
+func Connect(url string, opts ...ConnectOption) (*nats.Conn, error) {
+	cc := connectConfig{name: "axpool"}
+	for _, o := range opts {
+		o(&cc)
+	}
+	log := cc.log
+	if log == nil {
+		log = slog.Default()
+	}
+	log = log.With("component", "nats")
+	nopts := []nats.Option{
+		nats.Name(cc.name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("disconnected", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) { log.Info("reconnected", "url", nc.ConnectedUrlRedacted()) }),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			subj := ""
+			if sub != nil {
+				subj = sub.Subject
+			}
+			log.Warn("async error", "subject", subj, "err", err)
+		}),
+	}
+	nopts = append(nopts, cc.creds.options()...)
+	nopts = append(nopts, cc.extra...)
+	nc, err := nats.Connect(url, nopts...)
+	if err != nil {
+		if errors.Is(err, nats.ErrAuthorization) {
+			return nil, fmt.Errorf("queue: connect %s: authorization failed (check %s/%s, %s or %s): %w",
+				url, EnvNATSUser, EnvNATSPassword, EnvNATSToken, EnvNATSCreds, err)
+		}
+		return nil, fmt.Errorf("queue: connect %s: %w", url, err)
+	}
+	return nc, nil
+}

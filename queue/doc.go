@@ -1,0 +1,61 @@
+// Package queue is axpool's job bus on NATS JetStream (ARCHITECTURE.md
+// "Jobs"; design: shared/reference/go-ecosystem.md §3.4).
+//
+// It owns:
+//   - the embedded nats-server of single-node mode (StartEmbedded) and
+//     connections to external servers (Connect);
+//   - the job stream, its one durable pull consumer and the two KV buckets
+//     (Open creates or updates them, Attach looks them up); every subject and
+//     bucket name lives in subjects.go;
+//   - the versioned messages (Job, Event);
+//   - the gateway's client API (Client: Submit, Wait, Cancel, Result, Stats);
+//   - the worker-side primitives (Bus.Next, Delivery, Bus.Claim,
+//     Bus.StoreResult, Bus.PublishEvent, …) that package worker builds on.
+//
+// queue knows nothing of MCP, the compiler or the VM: a job's arguments and
+// its result are opaque JSON. It may import wire (a leaf package) to build
+// the service-level failure envelopes it writes itself (a cancelled queued
+// job, a lost worker).
+//
+// # Delivery guarantees
+//
+// A job is published once (deduplicated on its ID within Config.Duplicates)
+// and is pulled by one worker slot at a time. The final result is stored in
+// the results KV bucket before the result event is published and before the
+// message is acknowledged, so a lost event or a worker crash never loses a
+// result: Client.Wait falls back to reading the bucket. A job whose workers
+// die is redelivered after AckWait, and run at most Config.MaxDeliver
+// times: the last allowed delivery of a job whose previous worker died, or
+// the one extra delivery after the last run died, ends as outcome
+// worker_lost (package worker); the MAX_DELIVERIES advisory answers any job
+// that slips through.
+//
+// # Single node (the gateway owns the server)
+//
+//	emb, err := queue.StartEmbedded(queue.EmbeddedOptions{Logger: log})
+//	nc, err := emb.Connect()                      // in process, authenticated
+//	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage}, log)
+//	client, err := queue.NewClient(bus, queue.ClientOptions{Logger: log})
+//	sup, err := worker.StartSupervisor(worker.SupervisorOptions{N: runtime.NumCPU(),
+//		Command: worker.WorkerCommand(exe, emb.URL(), emb.Credentials())})
+//	...
+//	sup.Stop(); client.Close(); emb.Close()      // in this order
+//
+// Credentials reach child processes in their environment
+// (AXPOOL_NATS_USER / AXPOOL_NATS_PASSWORD, see Credentials.Env), never on
+// the command line: /proc/<pid>/cmdline is readable by every local user,
+// /proc/<pid>/environ only by the owner.
+//
+// # Fleet
+//
+// The gateway calls Connect(url, WithCredentials(...)) and Open; workers
+// (`axpool worker --nats url`) call Attach, which waits for Open's stream.
+// Subjects and buckets are the same.
+//
+// # Per job
+//
+//	id, err := client.Submit(ctx, queue.Job{Tool: "boruna_run", Args: args, Deadline: d, Progress: true})
+//	// errors.Is(err, queue.ErrQueueFull) → answer queue_full at once
+//	res, err := client.Wait(ctx, id, func(steps, total int64) { ... })
+//	// ctx ended (MCP cancel): client.Cancel(context.WithoutCancel(ctx), id)
+package queue

@@ -1,0 +1,234 @@
+package queue
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// EmbeddedOptions configure StartEmbedded. The zero value is the
+// single-node default.
+type EmbeddedOptions struct {
+	// TempDir is the parent of the private store directory; "" means
+	// os.TempDir(). The store directory itself is always new and is removed
+	// by Close.
+	TempDir string
+	// Host is the listen address; "" means 127.0.0.1 (loopback only).
+	Host string
+	// Port is the client port; 0 means a random free port. (nats-server's
+	// own 0 would mean 4222.)
+	Port int
+	// MaxPayload bounds one NATS message in bytes; 0 means
+	// DefaultMaxPayload (a 1 MiB source plus args, JSON-escaped, must fit).
+	MaxPayload int32
+	// JetStreamMaxMemory / JetStreamMaxStore bound JetStream memory and file
+	// storage in bytes; 0 means the server default (75% of RAM / free disk).
+	JetStreamMaxMemory, JetStreamMaxStore int64
+	// Logger receives the server's log; nil means slog.Default(). Notices
+	// are logged at Debug level, warnings and errors at their level.
+	Logger *slog.Logger
+}
+
+// DefaultMaxPayload is the embedded server's maximum message size (8 MiB).
+const DefaultMaxPayload = 8 << 20
+
+// Embedded is a running embedded nats-server with JetStream: the bus of
+// single-node mode (ARCHITECTURE.md "Modes"). It listens on a loopback TCP
+// port and accepts only clients presenting Credentials(), so worker
+// processes started by the same binary can connect and nothing else can.
+type Embedded struct {
+	ns    *server.Server
+	dir   string
+	creds Credentials
+	log   *slog.Logger
+
+	mu    sync.Mutex
+	conns []*nats.Conn
+	done  bool
+}
+
+// StartEmbedded starts an embedded nats-server: JetStream on, its store in
+// a new private temp directory, signal handling off (the host owns
+// signals), logs to opts.Logger, a loopback listener on a random port, and
+// a random 256-bit password for user "axpool". It returns once the server
+// accepts connections. Errors: the temp dir cannot be created, the server
+// fails to start within 10 s.
+func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	dir, err := os.MkdirTemp(opts.TempDir, "axpool-nats-")
+	if err != nil {
+		return nil, fmt.Errorf("queue: embedded store dir: %w", err)
+	}
+	pw, err := randomHex(32)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	// The server keeps only a bcrypt hash (minimum cost: the password is
+	// 256 random bits, so hashing cost adds nothing but connect latency).
+	hash, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("queue: hash password: %w", err)
+	}
+	e := &Embedded{dir: dir, creds: Credentials{User: "axpool", Password: pw}, log: log}
+	host := opts.Host
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	port := opts.Port
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	maxPayload := opts.MaxPayload
+	if maxPayload == 0 {
+		maxPayload = DefaultMaxPayload
+	}
+	name, _ := randomHex(4)
+	sopts := &server.Options{
+		ServerName:             "axpool-" + name,
+		Host:                   host,
+		Port:                   port,
+		NoSigs:                 true,
+		JetStream:              true,
+		StoreDir:               dir,
+		JetStreamMaxMemory:     opts.JetStreamMaxMemory,
+		JetStreamMaxStore:      opts.JetStreamMaxStore,
+		DisableJetStreamBanner: true,
+		MaxPayload:             maxPayload,
+		// A result may be large; do not let a slow reader stall the server
+		// for long (the result is in KV anyway).
+		MaxPending: 256 << 20,
+		Username:   e.creds.User,
+		Password:   string(hash),
+	}
+	ns, err := server.NewServer(sopts)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("queue: embedded server: %w", err)
+	}
+	ns.SetLoggerV2(&slogAdapter{log: log.With("component", "nats-server")}, false, false, false)
+	ns.Start()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+		os.RemoveAll(dir)
+		return nil, errors.New("queue: embedded server not ready after 10s")
+	}
+	e.ns = ns
+	return e, nil
+}
+
+// URL returns the client URL, e.g. "nats://127.0.0.1:41234". It carries no
+// credentials: hand Credentials() to child processes separately (see
+// Credentials.Env).
+func (e *Embedded) URL() string { return e.ns.ClientURL() }
+
+// Credentials returns the user and password every client must present.
+func (e *Embedded) Credentials() Credentials { return e.creds }
+
+// StoreDir returns the private JetStream store directory (removed by Close).
+func (e *Embedded) StoreDir() string { return e.dir }
+
+// Server returns the nats-server, for in-process connections and tests.
+func (e *Embedded) Server() *server.Server { return e.ns }
+
+// Connect opens a client connection to the embedded server with its
+// credentials, in process (no TCP). Close drains it before shutting the
+// server down. opts are as for the package-level Connect (credentials
+// options are ignored).
+func (e *Embedded) Connect(opts ...ConnectOption) (*nats.Conn, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return nil, errors.New("queue: embedded server closed")
+	}
+	all := append(append([]ConnectOption{WithLogger(e.log)}, opts...),
+		WithCredentials(e.creds), WithNATSOptions(nats.InProcessServer(e.ns)))
+	nc, err := Connect("", all...)
+	if err != nil {
+		return nil, err
+	}
+	e.conns = append(e.conns, nc)
+	return nc, nil
+}
+
+// Close shuts the server down in the safe order: drain the connections made
+// by e.Connect, shut the server down and wait for it, then remove the store
+// directory. Other clients are disconnected by the shutdown. Close is
+// idempotent; it returns the error of removing the directory, if any.
+func (e *Embedded) Close() error {
+	e.mu.Lock()
+	if e.done {
+		e.mu.Unlock()
+		return nil
+	}
+	e.done = true
+	conns := e.conns
+	e.conns = nil
+	e.mu.Unlock()
+
+	for _, nc := range conns {
+		Drain(nc, 5*time.Second)
+	}
+	e.ns.Shutdown()
+	e.ns.WaitForShutdown()
+	if err := os.RemoveAll(e.dir); err != nil {
+		return fmt.Errorf("queue: remove embedded store: %w", err)
+	}
+	return nil
+}
+
+// Drain drains nc (its subscriptions finish the messages they hold, its
+// pending publishes and acks are flushed) and waits up to d for it to
+// close, then closes it regardless.
+func Drain(nc *nats.Conn, d time.Duration) {
+	if nc.IsClosed() {
+		return
+	}
+	if err := nc.Drain(); err != nil {
+		nc.Close()
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	for !nc.IsClosed() {
+		select {
+		case <-ctx.Done():
+			nc.Close()
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("queue: random: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// slogAdapter implements server.Logger on top of slog.
+type slogAdapter struct{ log *slog.Logger }
+
+func (l *slogAdapter) Noticef(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
+func (l *slogAdapter) Warnf(format string, v ...any)   { l.log.Warn(fmt.Sprintf(format, v...)) }
+func (l *slogAdapter) Fatalf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l *slogAdapter) Errorf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l *slogAdapter) Debugf(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
+func (l *slogAdapter) Tracef(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }

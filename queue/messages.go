@@ -1,0 +1,114 @@
+package queue
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// MessageVersion is the "v" of every Job and Event this package writes and
+// the only one it accepts.
+const MessageVersion = 1
+
+// Job is one unit of work on the job stream (ARCHITECTURE.md "Jobs"),
+// encoded as JSON.
+type Job struct {
+	// V is MessageVersion; Submit sets it.
+	V int `json:"v"`
+	// ID identifies the job: 1–128 characters from [A-Za-z0-9_-]. Submit
+	// generates a UUID when empty. It is also the publish dedup ID, the
+	// result key and part of the event and cancel subjects.
+	ID string `json:"id"`
+	// Tool names what to run, e.g. "boruna_run" (the MCP tool name); same
+	// character set as ID. The worker's Executor interprets it.
+	Tool string `json:"tool"`
+	// Args are the tool's arguments (a JSON object), opaque to the queue.
+	Args json.RawMessage `json:"args,omitempty"`
+	// Submitted is set by Submit when zero; queue_ms is measured from it.
+	Submitted time.Time `json:"submitted"`
+	// Deadline, if non-zero, is when the job stops being worth running: a
+	// worker that picks the job up later never runs it (result error_kind
+	// KindDeadlineExceeded, outcome cancelled), and a running job is
+	// stopped when it passes.
+	Deadline time.Time `json:"deadline,omitzero"`
+	// Reply is the core NATS subject that receives the job's events. Submit
+	// sets it to the client's EventSubject when empty.
+	Reply string `json:"reply,omitempty"`
+	// Progress asks the worker to publish progress events (at most ~5/s).
+	Progress bool `json:"progress,omitempty"`
+	// Principal names the caller (e.g. the bearer token's name), for logs.
+	Principal string `json:"principal,omitempty"`
+}
+
+// EventType is the kind of an Event.
+type EventType string
+
+// Event types.
+const (
+	EventProgress EventType = "progress"
+	EventResult   EventType = "result"
+)
+
+// Event is sent by a worker (or by Client.Cancel) on a job's Reply subject.
+type Event struct {
+	// V is MessageVersion.
+	V     int       `json:"v"`
+	JobID string    `json:"job_id"`
+	Type  EventType `json:"type"`
+	// Steps is the cumulative VM step count and Total the step ceiling
+	// (progress events).
+	Steps int64 `json:"steps,omitempty"`
+	Total int64 `json:"total,omitempty"`
+	// Result is the full response envelope, job metadata included (result
+	// events). It equals what is stored in the results bucket.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Worker is the ID of the worker that sent the event ("" for events
+	// written by a gateway).
+	Worker string `json:"worker,omitempty"`
+}
+
+// DecodeJob decodes a job message. A message of another version returns the
+// fields it could decode and a *VersionError.
+func DecodeJob(data []byte) (*Job, error) {
+	var j Job
+	if err := json.Unmarshal(data, &j); err != nil {
+		return nil, fmt.Errorf("queue: decode job: %w", err)
+	}
+	if j.V != MessageVersion {
+		return &j, &VersionError{Kind: "job", V: j.V}
+	}
+	return &j, nil
+}
+
+// DecodeEvent decodes an event message; other versions are a *VersionError.
+func DecodeEvent(data []byte) (*Event, error) {
+	var e Event
+	if err := json.Unmarshal(data, &e); err != nil {
+		return nil, fmt.Errorf("queue: decode event: %w", err)
+	}
+	if e.V != MessageVersion {
+		return nil, &VersionError{Kind: "event", V: e.V}
+	}
+	return &e, nil
+}
+
+// marshalNoEscape encodes v without HTML escaping (so an envelope's "<"
+// stays "<") and without a trailing newline.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+func marshalEvent(ev *Event) ([]byte, error) {
+	b, err := marshalNoEscape(ev)
+	if err != nil {
+		return nil, fmt.Errorf("queue: encode event: %w", err)
+	}
+	return b, nil
+}

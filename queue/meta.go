@@ -1,0 +1,58 @@
+package queue
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/axpool/axpool/wire"
+)
+
+// KindDeadlineExceeded is the error_kind of a job whose Job.Deadline passed
+// before it ran or while it ran. Its outcome is wire.OutcomeCancelled (the
+// caller stopped waiting), retryable false.
+const KindDeadlineExceeded = "deadline_exceeded"
+
+// JobMeta is the job metadata added to every result (CONTRACT.md §5).
+type JobMeta struct {
+	JobID string
+	// Queue is the time from Job.Submitted until a worker started the job
+	// (or gave up on it); Run is the execution time. Both are reported in
+	// whole milliseconds, never negative.
+	Queue, Run time.Duration
+	// Worker is the ID of the worker that ran the job; for a worker_lost
+	// result, the worker that was lost when known; "" when no worker
+	// touched the job (a queued job cancelled by a gateway).
+	Worker string
+}
+
+// AddJobMeta appends job_id, queue_ms, run_ms and worker to the response
+// envelope env (a JSON object), keeping the envelope's field order, and
+// returns the compact encoding. Errors: env is not a JSON object.
+func AddJobMeta(env []byte, m JobMeta) (json.RawMessage, error) {
+	obj, err := wire.ParseObject(env)
+	if err != nil {
+		return nil, fmt.Errorf("queue: result envelope: %w", err)
+	}
+	obj.Set("job_id", m.JobID).
+		Set("queue_ms", max(m.Queue.Milliseconds(), 0)).
+		Set("run_ms", max(m.Run.Milliseconds(), 0)).
+		Set("worker", m.Worker)
+	return obj.MarshalJSON()
+}
+
+// FailureResult returns the service-level failure envelope
+// wire.Failure(kind, outcome, message) with the job metadata m.
+func FailureResult(kind string, outcome wire.Outcome, message string, m JobMeta) json.RawMessage {
+	obj := wire.Failure(kind, outcome, message).
+		Set("job_id", m.JobID).
+		Set("queue_ms", max(m.Queue.Milliseconds(), 0)).
+		Set("run_ms", max(m.Run.Milliseconds(), 0)).
+		Set("worker", m.Worker)
+	b, err := obj.MarshalJSON()
+	if err != nil {
+		// Only strings, bools and ints above: cannot fail.
+		panic(err)
+	}
+	return b
+}

@@ -1,0 +1,697 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testBus starts an embedded server, opens the bus with cfg and returns a
+// client; everything is closed at the end of the test.
+func testBus(t *testing.T, cfg Config) (*Embedded, *Bus, *Client) {
+	t.Helper()
+	e, err := StartEmbedded(EmbeddedOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := e.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Storage == 0 {
+		cfg.Storage = jetstream.MemoryStorage
+	}
+	bus, err := Open(context.Background(), nc, cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewClient(bus, ClientOptions{GatewayID: "gw1", PollInterval: 50 * time.Millisecond, MaxPollInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return e, bus, c
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestEmbeddedAuthAndCleanup(t *testing.T) {
+	dir := t.TempDir()
+	e, err := StartEmbedded(EmbeddedOptions{TempDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(e.URL(), "nats://127.0.0.1:") || strings.HasSuffix(e.URL(), ":4222") {
+		t.Errorf("URL = %q, want a random loopback port", e.URL())
+	}
+	if _, err := Connect(e.URL()); !errors.Is(err, nats.ErrAuthorization) {
+		t.Errorf("connect without credentials: err = %v, want ErrAuthorization", err)
+	}
+	if _, err := Connect(e.URL(), WithCredentials(Credentials{User: "axpool", Password: "wrong"})); !errors.Is(err, nats.ErrAuthorization) {
+		t.Errorf("connect with a wrong password: err = %v, want ErrAuthorization", err)
+	}
+	nc, err := Connect(e.URL(), WithCredentials(e.Credentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if len(e.Credentials().Password) != 64 {
+		t.Errorf("password length = %d, want 64 hex chars", len(e.Credentials().Password))
+	}
+	env := e.Credentials().Env()
+	if len(env) != 2 || env[0] != EnvNATSUser+"=axpool" || !strings.HasPrefix(env[1], EnvNATSPassword+"=") {
+		t.Errorf("Env() = %v", env)
+	}
+	store := e.StoreDir()
+	if _, err := os.Stat(store); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(store); !os.IsNotExist(err) {
+		t.Errorf("store dir still exists after Close: %v", err)
+	}
+	if err := e.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 0 {
+		t.Errorf("temp dir not empty: %v", ents)
+	}
+}
+
+func TestCredentialsFromEnv(t *testing.T) {
+	t.Setenv(EnvNATSUser, "u")
+	t.Setenv(EnvNATSPassword, "p")
+	t.Setenv(EnvNATSToken, "")
+	t.Setenv(EnvNATSCreds, "/x.creds")
+	got := CredentialsFromEnv()
+	want := Credentials{User: "u", Password: "p", CredsFile: "/x.creds"}
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func TestSubmitRunResult(t *testing.T) {
+	_, bus, c := testBus(t, Config{})
+	ctx := ctxT(t)
+	dl := time.Now().Add(time.Minute).UTC().Truncate(time.Millisecond)
+	id, err := c.Submit(ctx, Job{Tool: "boruna_run", Args: json.RawMessage(`{"source":"fn main() -> Int { 1 < 2 }"}`),
+		Deadline: dl, Progress: true, Principal: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(id) != 36 {
+		t.Errorf("generated id %q is not a UUID", id)
+	}
+	d, err := bus.Next(time.Second)
+	if err != nil || d == nil {
+		t.Fatalf("Next = %v, %v", d, err)
+	}
+	if d.Err != nil {
+		t.Fatal(d.Err)
+	}
+	j := d.Job
+	if j.V != 1 || j.ID != id || j.Tool != "boruna_run" || string(j.Args) != `{"source":"fn main() -> Int { 1 < 2 }"}` ||
+		!j.Deadline.Equal(dl) || !j.Progress || j.Principal != "alice" || j.Reply != EventSubject("gw1", id) ||
+		time.Since(j.Submitted) > 5*time.Second {
+		t.Errorf("job = %+v", j)
+	}
+	if d.NumDelivered != 1 || d.StreamSeq != 1 {
+		t.Errorf("NumDelivered, StreamSeq = %d, %d", d.NumDelivered, d.StreamSeq)
+	}
+
+	var mu sync.Mutex
+	var prog [][2]int64
+	done := make(chan json.RawMessage)
+	go func() {
+		res, err := c.Wait(ctx, id, func(s, tot int64) {
+			mu.Lock()
+			prog = append(prog, [2]int64{s, tot})
+			mu.Unlock()
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	time.Sleep(20 * time.Millisecond) // let Wait register
+	for _, s := range []int64{100, 200} {
+		if err := bus.PublishEvent(j.Reply, &Event{JobID: id, Type: EventProgress, Steps: s, Total: 1000}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	env := json.RawMessage(`{"success":true,"protocol_version":1,"result":"<ok>"}`)
+	stored, err := bus.StoreResult(ctx, id, env)
+	if err != nil || string(stored) != string(env) {
+		t.Fatalf("StoreResult = %s, %v", stored, err)
+	}
+	if err := bus.PublishEvent(j.Reply, &Event{JobID: id, Type: EventResult, Result: stored, Worker: "w1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Ack(ctx); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if string(res) != string(env) {
+		t.Errorf("Wait = %s, want %s", res, env)
+	}
+	mu.Lock()
+	if len(prog) != 2 || prog[0] != [2]int64{100, 1000} || prog[1] != [2]int64{200, 1000} {
+		t.Errorf("progress = %v", prog)
+	}
+	mu.Unlock()
+	got, err := c.Result(ctx, id)
+	if err != nil || string(got) != string(env) {
+		t.Errorf("Result = %s, %v", got, err)
+	}
+	st, err := c.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustJSON(t, st); got != `{"depth":0,"in_flight":0,"redelivered":0,"stored":0,"max_depth":1000,"workers_alive":0,"slots":0,"busy_slots":0,"workers":[]}` {
+		t.Errorf("stats after ack = %s", got)
+	}
+	c.mu.Lock()
+	n := len(c.pending)
+	c.mu.Unlock()
+	if n != 0 {
+		t.Errorf("%d pending entries left", n)
+	}
+}
+
+func TestSubmitDedup(t *testing.T) {
+	_, bus, c := testBus(t, Config{})
+	ctx := ctxT(t)
+	for range 2 {
+		id, err := c.Submit(ctx, Job{ID: "job-1", Tool: "t"})
+		if err != nil || id != "job-1" {
+			t.Fatalf("Submit = %q, %v", id, err)
+		}
+	}
+	st, err := bus.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Depth != 1 || st.Stored != 1 {
+		t.Errorf("depth, stored = %d, %d; want 1, 1", st.Depth, st.Stored)
+	}
+}
+
+func TestQueueFull(t *testing.T) {
+	_, _, c := testBus(t, Config{MaxDepth: 2, RetryAfter: 750 * time.Millisecond})
+	ctx := ctxT(t)
+	for range 2 {
+		if _, err := c.Submit(ctx, Job{Tool: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	_, err := c.Submit(ctx, Job{ID: "third", Tool: "t"})
+	if el := time.Since(start); el > 500*time.Millisecond {
+		t.Errorf("queue-full answer took %v", el)
+	}
+	if !errors.Is(err, ErrQueueFull) {
+		t.Fatalf("err = %v, want ErrQueueFull", err)
+	}
+	var qf *QueueFullError
+	if !errors.As(err, &qf) || qf.RetryAfter != 750*time.Millisecond || qf.Reason != "maximum messages exceeded" {
+		t.Errorf("QueueFullError = %+v", qf)
+	}
+	if err.Error() != "queue: queue full (maximum messages exceeded); retry after 750 ms" {
+		t.Errorf("message = %q", err.Error())
+	}
+	c.mu.Lock()
+	_, leaked := c.pending["third"]
+	c.mu.Unlock()
+	if leaked {
+		t.Error("refused job left a pending entry")
+	}
+}
+
+func TestInvalidJobs(t *testing.T) {
+	_, bus, c := testBus(t, Config{MaxMsgSize: 64 << 10})
+	ctx := ctxT(t)
+	big := `{"source":"` + strings.Repeat("x", 70<<10) + `"}`
+	cases := []struct {
+		job   Job
+		field string
+		large bool
+	}{
+		{Job{Tool: "a.b"}, "tool", false},
+		{Job{Tool: ""}, "tool", false},
+		{Job{ID: "x y", Tool: "t"}, "id", false},
+		{Job{ID: strings.Repeat("a", 129), Tool: "t"}, "id", false},
+		{Job{Tool: "t", Args: json.RawMessage(`{bad`)}, "args", false},
+		{Job{Tool: "t", Args: json.RawMessage(big)}, "size", true},
+	}
+	for _, tc := range cases {
+		_, err := c.Submit(ctx, tc.job)
+		var ij *InvalidJobError
+		if !errors.As(err, &ij) || ij.Field != tc.field || errors.Is(err, ErrJobTooLarge) != tc.large {
+			t.Errorf("Submit(%+v) err = %v, want field %s", tc.job.ID+"/"+tc.job.Tool, err, tc.field)
+		}
+	}
+	if bus.MaxJobSize() != 64<<10 {
+		t.Errorf("MaxJobSize = %d", bus.MaxJobSize())
+	}
+	if _, err := c.Wait(ctx, "a.b", nil); err == nil {
+		t.Error("Wait accepted a bad id")
+	}
+	if err := c.Cancel(ctx, "*"); err == nil {
+		t.Error("Cancel accepted a bad id")
+	}
+}
+
+func TestWaitFallsBackToResultsBucket(t *testing.T) {
+	_, bus, c := testBus(t, Config{})
+	ctx := ctxT(t)
+	id, err := c.Submit(ctx, Job{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Result stored, event lost.
+	env := json.RawMessage(`{"success":true,"protocol_version":1}`)
+	if _, err := bus.StoreResult(ctx, id, env); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	res, err := c.Wait(ctx, id, nil)
+	if err != nil || string(res) != string(env) {
+		t.Fatalf("Wait = %s, %v", res, err)
+	}
+	if el := time.Since(start); el < 40*time.Millisecond || el > 2*time.Second {
+		t.Errorf("fallback took %v, want about the 50ms poll interval", el)
+	}
+	// A job this client did not submit is read from the bucket at once.
+	if _, err := bus.StoreResult(ctx, "foreign", env); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	res, err = c.Wait(ctx, "foreign", nil)
+	if err != nil || string(res) != string(env) || time.Since(start) > 40*time.Millisecond {
+		t.Errorf("Wait(foreign) = %s, %v after %v", res, err, time.Since(start))
+	}
+	if _, err := c.Result(ctx, "nothing"); !errors.Is(err, ErrNoResult) {
+		t.Errorf("Result(unknown) err = %v, want ErrNoResult", err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Millisecond)
+	defer cancel()
+	if _, err := c.Wait(wctx, "nothing", nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Wait(unknown) err = %v, want DeadlineExceeded", err)
+	}
+}
+
+func TestStoreResultFirstWins(t *testing.T) {
+	_, bus, _ := testBus(t, Config{})
+	ctx := ctxT(t)
+	a, b := []byte(`{"success":false,"n":1}`), []byte(`{"success":true,"n":2}`)
+	if got, err := bus.StoreResult(ctx, "j", a); err != nil || string(got) != string(a) {
+		t.Fatalf("first = %s, %v", got, err)
+	}
+	if got, err := bus.StoreResult(ctx, "j", b); err != nil || string(got) != string(a) {
+		t.Fatalf("second = %s, %v; want the first", got, err)
+	}
+}
+
+func TestClaims(t *testing.T) {
+	_, bus, c := testBus(t, Config{})
+	ctx := ctxT(t)
+	cl, err := bus.Claim(ctx, "j1", "wA")
+	if err != nil || cl.Cancelled || cl.Previous != "" || cl.Revision == 0 {
+		t.Fatalf("first claim = %+v, %v", cl, err)
+	}
+	if h, _ := bus.ClaimHolder(ctx, "j1"); h != "wA" {
+		t.Errorf("holder = %q", h)
+	}
+	cl2, err := bus.Claim(ctx, "j1", "wB")
+	if err != nil || cl2.Previous != "wA" || cl2.Cancelled {
+		t.Fatalf("takeover = %+v, %v", cl2, err)
+	}
+	// A stale release (wA's revision) does not remove wB's claim.
+	if err := bus.ReleaseClaim(ctx, "j1", cl); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := bus.ClaimHolder(ctx, "j1"); h != "wB" {
+		t.Errorf("holder after stale release = %q", h)
+	}
+	if err := bus.ReleaseClaim(ctx, "j1", cl2); err != nil {
+		t.Fatal(err)
+	}
+	if h, _ := bus.ClaimHolder(ctx, "j1"); h != "" {
+		t.Errorf("holder after release = %q", h)
+	}
+	cl3, err := bus.Claim(ctx, "j1", "wC")
+	if err != nil || cl3.Previous != "" {
+		t.Fatalf("claim after release = %+v, %v", cl3, err)
+	}
+	// Cancel of a claimed job replaces the claim by the marker and
+	// reaches the cancel subscription.
+	got := make(chan string, 1)
+	sub, err := bus.SubscribeCancels(func(id string) {
+		select {
+		case got <- id:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := c.Cancel(ctx, "j1"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-got:
+		if id != "j1" {
+			t.Errorf("cancel for %q, want j1", id)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("cancel not delivered")
+	}
+	if cl4, err := bus.Claim(ctx, "j1", "wD"); err != nil || !cl4.Cancelled {
+		t.Errorf("claim after cancel = %+v, %v", cl4, err)
+	}
+	// A released claim whose job is then cancelled keeps the marker.
+	if err := bus.ReleaseClaim(ctx, "j1", cl3); err != nil {
+		t.Fatal(err)
+	}
+	if cl5, _ := bus.Claim(ctx, "j1", "wE"); !cl5.Cancelled {
+		t.Errorf("marker lost: %+v", cl5)
+	}
+}
+
+func TestCancelQueuedJob(t *testing.T) {
+	_, bus, c := testBus(t, Config{})
+	ctx := ctxT(t)
+	id, err := c.Submit(ctx, Job{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Cancel(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Wait(ctx, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Success   bool   `json:"success"`
+		Kind      string `json:"error_kind"`
+		Outcome   string `json:"outcome"`
+		Retryable bool   `json:"retryable"`
+		JobID     string `json:"job_id"`
+		Worker    string `json:"worker"`
+		RunMS     int64  `json:"run_ms"`
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Success || r.Kind != "cancelled" || r.Outcome != "cancelled" || r.Retryable || r.JobID != id || r.Worker != "" || r.RunMS != 0 {
+		t.Errorf("result = %s", res)
+	}
+	if !strings.HasPrefix(string(res), `{"success":false,"protocol_version":1,"error_kind":"cancelled","message":"job cancelled before it started","outcome":"cancelled","retryable":false,"job_id":"`) {
+		t.Errorf("field order: %s", res)
+	}
+	if d, err := bus.Next(100 * time.Millisecond); d != nil || err != nil {
+		t.Errorf("cancelled job still delivered: %+v, %v", d, err)
+	}
+	// Cancelling a job submitted elsewhere (no stream sequence known) leaves
+	// the marker for the worker.
+	c2, err := NewClient(bus, ClientOptions{GatewayID: "gw2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	id2, err := c2.Submit(ctx, Job{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Cancel(ctx, id2); err != nil {
+		t.Fatal(err)
+	}
+	d, err := bus.Next(time.Second)
+	if err != nil || d == nil || d.Job.ID != id2 {
+		t.Fatalf("Next = %+v, %v", d, err)
+	}
+	if cl, err := bus.Claim(ctx, id2, "w"); err != nil || !cl.Cancelled {
+		t.Errorf("claim = %+v, %v; want cancelled", cl, err)
+	}
+}
+
+func TestStatsAndWorkerRegistry(t *testing.T) {
+	_, bus, c := testBus(t, Config{MaxDepth: 50, AckWait: 200 * time.Millisecond})
+	ctx := ctxT(t)
+	for range 3 {
+		if _, err := c.Submit(ctx, Job{Tool: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := bus.Next(time.Second)
+	if err != nil || d == nil {
+		t.Fatal(err)
+	}
+	started := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, id := range []string{"w2", "w1"} {
+		stop, err := bus.RegisterWorker(id, "1.2.3", func() WorkerStatus {
+			return WorkerStatus{ID: id, Host: "h", PID: 42, Slots: 4, Busy: 1, Done: 7, Started: started}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer stop()
+	}
+	st, err := c.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Stats{Depth: 2, InFlight: 1, Redelivered: 0, Stored: 3, MaxDepth: 50, WorkersAlive: 2, Slots: 8, BusySlots: 2,
+		Workers: []WorkerStatus{
+			{ID: "w1", Host: "h", PID: 42, Slots: 4, Busy: 1, Done: 7, Started: started},
+			{ID: "w2", Host: "h", PID: 42, Slots: 4, Busy: 1, Done: 7, Started: started},
+		}}
+	if g, w := mustJSON(t, st), mustJSON(t, want); g != w {
+		t.Errorf("stats = %s\nwant    %s", g, w)
+	}
+	// Let the delivery time out: it is redelivered.
+	time.Sleep(300 * time.Millisecond)
+	d2, err := bus.Next(time.Second)
+	if err != nil || d2 == nil {
+		t.Fatal(err)
+	}
+	if d2.NumDelivered != 2 && d2.Job.ID == d.Job.ID {
+		t.Errorf("NumDelivered = %d", d2.NumDelivered)
+	}
+	st, err = bus.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Redelivered != 1 || st.InFlight != 1 {
+		t.Errorf("redelivered, in flight = %d, %d; want 1, 1", st.Redelivered, st.InFlight)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestMaxDeliveriesAdvisoryAndTerm(t *testing.T) {
+	_, bus, c := testBus(t, Config{AckWait: 100 * time.Millisecond, MaxDeliver: 1})
+	ctx := ctxT(t)
+	seqs := make(chan uint64, 4)
+	sub, err := bus.SubscribeMaxDeliveries(func(s uint64) { seqs <- s })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if bus.MaxDeliver() != 1 {
+		t.Fatalf("MaxDeliver = %d", bus.MaxDeliver())
+	}
+	id, err := c.Submit(ctx, Job{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// MaxDeliver 1 allows one run plus the answer-only delivery; neither is
+	// acked here.
+	var d *Delivery
+	for n := uint64(1); n <= 2; n++ {
+		d, err = bus.Next(2 * time.Second)
+		if err != nil || d == nil || d.NumDelivered != n {
+			t.Fatalf("delivery %d: %+v, %v", n, d, err)
+		}
+	}
+	// After AckWait the advisory fires on the next pull.
+	if d2, _ := bus.Next(500 * time.Millisecond); d2 != nil {
+		t.Fatalf("redelivered beyond MaxDeliver+1: %+v", d2)
+	}
+	var seq uint64
+	select {
+	case seq = <-seqs:
+	case <-time.After(3 * time.Second):
+		t.Fatal("no MAX_DELIVERIES advisory")
+	}
+	if seq != d.StreamSeq {
+		t.Errorf("advisory seq = %d, want %d", seq, d.StreamSeq)
+	}
+	j, err := bus.JobAt(ctx, seq)
+	if err != nil || j.ID != id {
+		t.Fatalf("JobAt = %+v, %v", j, err)
+	}
+	if err := bus.DeleteJob(ctx, seq); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.DeleteJob(ctx, seq); err != nil {
+		t.Errorf("deleting twice: %v", err)
+	}
+	if _, err := bus.JobAt(ctx, seq); !errors.Is(err, jetstream.ErrMsgNotFound) {
+		t.Errorf("JobAt after delete: %v", err)
+	}
+	// Term removes a job from the work-queue stream.
+	if _, err := c.Submit(ctx, Job{Tool: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	d, err = bus.Next(time.Second)
+	if err != nil || d == nil {
+		t.Fatal(err)
+	}
+	if err := d.Term("test"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		st, err := bus.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Stored == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("terminated job still stored: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestAttach(t *testing.T) {
+	e, err := StartEmbedded(EmbeddedOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	if _, err := Attach(ctx, nc, nil); !errors.Is(err, ErrNotSetUp) {
+		t.Fatalf("Attach before Open: %v, want ErrNotSetUp", err)
+	}
+	if _, err := Open(ctx, nc, Config{AckWait: 7 * time.Second, MaxDeliver: 5, Storage: jetstream.MemoryStorage}, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Open again with other settings updates them.
+	if _, err := Open(ctx, nc, Config{AckWait: 9 * time.Second, MaxDeliver: 4, Storage: jetstream.MemoryStorage}, nil); err != nil {
+		t.Fatal(err)
+	}
+	bus, err := Attach(ctx, nc, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bus.AckWait() != 9*time.Second || bus.MaxDeliver() != 4 || bus.MaxJobSize() != 4<<20 {
+		t.Errorf("AckWait, MaxDeliver, MaxJobSize = %v, %d, %d", bus.AckWait(), bus.MaxDeliver(), bus.MaxJobSize())
+	}
+}
+
+func TestClientClose(t *testing.T) {
+	_, _, c := testBus(t, Config{})
+	ctx := ctxT(t)
+	id, err := c.Submit(ctx, Job{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error)
+	go func() {
+		_, err := c.Wait(ctx, id, nil)
+		errc <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errc; !errors.Is(err, ErrClosed) {
+		t.Errorf("Wait after Close: %v", err)
+	}
+	if _, err := c.Submit(ctx, Job{Tool: "t"}); !errors.Is(err, ErrClosed) {
+		t.Errorf("Submit after Close: %v", err)
+	}
+}
+
+func TestMessages(t *testing.T) {
+	j, err := DecodeJob([]byte(`{"v":2,"id":"x","tool":"t","reply":"r"}`))
+	var ve *VersionError
+	if !errors.As(err, &ve) || ve.V != 2 || ve.Kind != "job" || j.ID != "x" || j.Reply != "r" {
+		t.Errorf("DecodeJob v2 = %+v, %v", j, err)
+	}
+	if err.Error() != "queue: unsupported job message version 2 (want 1)" {
+		t.Errorf("message %q", err)
+	}
+	if _, err := DecodeJob([]byte(`[]`)); err == nil {
+		t.Error("DecodeJob([]) succeeded")
+	}
+	if _, err := DecodeEvent([]byte(`{"v":0}`)); !errors.As(err, &ve) {
+		t.Errorf("DecodeEvent v0: %v", err)
+	}
+	b, err := marshalNoEscape(&Job{V: 1, ID: "i", Tool: "t", Args: json.RawMessage(`{"s":"<a>"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `{"v":1,"id":"i","tool":"t","args":{"s":"<a>"},"submitted":"0001-01-01T00:00:00Z"}` {
+		t.Errorf("job JSON = %s", b)
+	}
+}
+
+func TestJobMeta(t *testing.T) {
+	got, err := AddJobMeta([]byte(`{"success":true,"protocol_version":1,"result":{"b":1,"a":2},"outcome":"ok"}`),
+		JobMeta{JobID: "j", Queue: 1500 * time.Microsecond, Run: -time.Second, Worker: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"success":true,"protocol_version":1,"result":{"b":1,"a":2},"outcome":"ok","job_id":"j","queue_ms":1,"run_ms":0,"worker":"w"}`
+	if string(got) != want {
+		t.Errorf("AddJobMeta = %s\nwant %s", got, want)
+	}
+	if _, err := AddJobMeta([]byte(`[1]`), JobMeta{}); err == nil {
+		t.Error("AddJobMeta accepted a non-object")
+	}
+	f := FailureResult("worker_lost", "worker_lost", "lost", JobMeta{JobID: "j", Worker: "w9"})
+	if string(f) != `{"success":false,"protocol_version":1,"error_kind":"worker_lost","message":"lost","outcome":"worker_lost","retryable":true,"job_id":"j","queue_ms":0,"run_ms":0,"worker":"w9"}` {
+		t.Errorf("FailureResult = %s", f)
+	}
+}

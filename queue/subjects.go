@@ -1,0 +1,81 @@
+package queue
+
+import "strings"
+
+// Every NATS subject, stream, consumer and bucket name axpool uses is defined
+// here and nowhere else (STYLE.md: one place names subjects).
+const (
+	// StreamName is the JetStream stream holding queued jobs (work-queue
+	// retention: a message is removed once acknowledged or terminated).
+	StreamName = "AXPOOL_JOBS"
+	// ConsumerName is the one durable pull consumer every worker slot pulls
+	// from. A work-queue stream allows only one consumer per subject.
+	ConsumerName = "axpool-workers"
+
+	// jobSubjectPrefix + <tool> is the subject a job is published on.
+	jobSubjectPrefix = "axpool.jobs."
+	// JobSubjects is the stream's subject filter.
+	JobSubjects = jobSubjectPrefix + ">"
+
+	// eventSubjectPrefix + <gatewayID> + "." + <jobID> carries the progress
+	// and result events of one job to the gateway that submitted it.
+	eventSubjectPrefix = "axpool.evt."
+	// cancelSubjectPrefix + <jobID> asks the worker running a job to stop.
+	cancelSubjectPrefix = "axpool.cancel."
+
+	// ResultsBucket is the KV bucket of final results, key = job ID, value =
+	// the response envelope (compact JSON). The source of truth for results.
+	ResultsBucket = "AXPOOL_RESULTS"
+	// StateBucket is the KV bucket of per-job state: key claimKey(jobID)
+	// holds the ID of the worker that claimed the job, or cancelMarker.
+	StateBucket = "AXPOOL_STATE"
+
+	// WorkerServiceName is the nats micro service every worker process
+	// registers ($SRV.PING|INFO|STATS.axpool-worker).
+	WorkerServiceName = "axpool-worker"
+	// WorkerStatusSubject is the worker service's status endpoint. It is not
+	// queue-grouped: every live worker answers, which is how Stats counts
+	// workers.
+	WorkerStatusSubject = "axpool.workers.status"
+
+	// MaxDeliveriesAdvisory is published by the server when a job exhausted
+	// the consumer's MaxDeliver (fired on the next pull attempt).
+	MaxDeliveriesAdvisory = "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + StreamName + "." + ConsumerName
+	// JanitorQueueGroup load-balances MaxDeliveriesAdvisory among workers so
+	// one janitor handles each advisory.
+	JanitorQueueGroup = "axpool-janitor"
+
+	// cancelMarker is the state value meaning "cancel requested". Worker IDs
+	// never contain '!'.
+	cancelMarker = "!cancel"
+)
+
+// JobSubject returns the subject a job for tool is published on.
+func JobSubject(tool string) string { return jobSubjectPrefix + tool }
+
+// EventSubject returns the subject on which the events of jobID are sent to
+// the gateway gatewayID.
+func EventSubject(gatewayID, jobID string) string {
+	return eventSubjectPrefix + gatewayID + "." + jobID
+}
+
+// EventWildcard returns the subject a gateway subscribes to for the events
+// of all its jobs.
+func EventWildcard(gatewayID string) string { return eventSubjectPrefix + gatewayID + ".>" }
+
+// CancelSubject returns the subject that cancels the running job jobID.
+func CancelSubject(jobID string) string { return cancelSubjectPrefix + jobID }
+
+// claimKey is the state-bucket key of a job's claim / cancel marker.
+func claimKey(jobID string) string { return "claim." + jobID }
+
+// validToken reports whether s can be used as one subject token and as a KV
+// key part: 1–128 characters from [A-Za-z0-9_-].
+func validToken(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	return strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}) < 0
+}

@@ -1,0 +1,142 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/axpool/axpool/queue"
+)
+
+// Benchmarks of the job path with real worker processes. Run them with a
+// fixed count so that the setup (server, processes) happens once:
+//
+//	go test -run '^$' -bench . -benchtime 2000x ./worker/
+//
+// BenchmarkNATSRequestReply is the yardstick: one core NATS request/reply
+// between this process and a responder process through the same embedded
+// server. BenchmarkJobRoundTrip is one trivial job at a time (submit → a
+// worker pulls, claims, runs, stores, publishes, acks → the result event
+// reaches Wait). BenchmarkThroughput keeps 128 jobs outstanding.
+
+func percentiles(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	p := func(q float64) float64 {
+		return float64(lat[min(int(q*float64(len(lat))), len(lat)-1)].Microseconds())
+	}
+	b.ReportMetric(p(0.50), "p50-µs")
+	b.ReportMetric(p(0.99), "p99-µs")
+	b.ReportMetric(0, "ns/op")
+}
+
+func BenchmarkNATSRequestReply(b *testing.B) {
+	h := newHarness(b, queue.Config{})
+	h.startProcesses(1, 1, time.Second, envTestResponder+"=1")
+	for {
+		if _, err := h.nc.Request(subjEcho, []byte("x"), 100*time.Millisecond); err == nil {
+			break
+		}
+	}
+	payload := []byte(`{"v":1,"job_id":"00000000-0000-0000-0000-000000000000","type":"result"}`)
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		if _, err := h.nc.Request(subjEcho, payload, 5*time.Second); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	percentiles(b, lat)
+}
+
+func BenchmarkJobRoundTrip(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		job  queue.Job
+	}{
+		{"noop", queue.Job{Tool: "noop"}},
+		{"boruna_run", queue.Job{Tool: "boruna_run", Args: json.RawMessage(`{"source":"fn main() -> Int { 40 + 2 }"}`)}},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := newHarness(b, queue.Config{})
+			h.startWorkers(1, 2, time.Second)
+			ctx := context.Background()
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				start := time.Now()
+				id, err := h.c.Submit(ctx, tc.job)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := h.c.Wait(ctx, id, nil); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			b.StopTimer()
+			percentiles(b, lat)
+		})
+	}
+}
+
+func BenchmarkThroughput(b *testing.B) {
+	for _, procs := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("workers=%d", procs), func(b *testing.B) {
+			h := newHarness(b, queue.Config{MaxDepth: 10000})
+			sup := h.startWorkers(procs, 4, time.Second)
+			ctx := context.Background()
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			self0, kids0 := rusage(syscall.RUSAGE_SELF), rusage(syscall.RUSAGE_CHILDREN)
+			b.ResetTimer()
+			start := time.Now()
+			for range 128 {
+				wg.Go(func() {
+					for next.Add(1) <= int64(b.N) {
+						id, err := h.c.Submit(ctx, queue.Job{Tool: "noop"})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						if _, err := h.c.Wait(ctx, id, nil); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			el := time.Since(start)
+			b.StopTimer()
+			self1 := rusage(syscall.RUSAGE_SELF)
+			sup.Stop() // reap the workers so their CPU time is counted
+			kids1 := rusage(syscall.RUSAGE_CHILDREN)
+			cpu := (self1 - self0) + (kids1 - kids0)
+			perJob := cpu / time.Duration(b.N)
+			b.ReportMetric(float64(b.N)/el.Seconds(), "jobs/s")
+			// CPU (user+sys) of the whole pipeline — server, gateway client and
+			// worker processes — per job, and the rate 2 cores could sustain at
+			// that cost: the throughput on an otherwise idle 2-core machine.
+			b.ReportMetric(float64(perJob.Microseconds()), "cpu-µs/job")
+			b.ReportMetric(2*float64(time.Second)/float64(perJob), "2core-jobs/s")
+		})
+	}
+}
+
+// rusage returns the user+system CPU time of who.
+func rusage(who int) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(who, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

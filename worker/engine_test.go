@@ -1,0 +1,122 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/axpool/axpool/queue"
+)
+
+// Real-engine tests: the worker processes run boruna_run jobs through
+// ToolsExecutor (tools.Call → compiler → VM).
+
+func runArgs(t *testing.T, source string, extra map[string]any) json.RawMessage {
+	t.Helper()
+	a := map[string]any{"source": source}
+	for k, v := range extra {
+		a[k] = v
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+const (
+	srcAnswer   = "fn main() -> Int { 40 + 2 }"
+	srcForever  = "fn main() -> Int {\n let mut i = 0\n while true { i = i + 1 }\n i\n}"
+	srcDoubling = "fn main() -> Int {\n let mut s = \"x\"\n let mut i = 0\n while i < 40 { s = s ++ s\n i = i + 1 }\n 0\n}"
+	srcGrowList = "fn main() -> Int {\n let mut l = [0]\n let mut i = 0\n while true { l = list_push(l, i)\n i = i + 1 }\n 0\n}"
+)
+
+// TestEngineLimitsNeverKillTheWorker: jobs that exceed their step or memory
+// limit fail cleanly inside the VM; the worker process survives and keeps
+// serving.
+func TestEngineLimitsNeverKillTheWorker(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	sup := h.startWorkers(1, 2, 5*time.Second)
+	pid := sup.PIDs()[0]
+
+	r := h.wait(h.submit(queue.Job{Tool: "boruna_run", Args: runArgs(t, srcForever, map[string]any{"max_steps": 100000})}), 20*time.Second)
+	if r.Success || r.Kind != "runtime_error" || r.LimitKind != "steps" || r.Outcome != "step_limit" ||
+		r.Message != "max execution steps exceeded (100000)" {
+		t.Errorf("step limit result = %s", r.Raw)
+	}
+	ids := []string{
+		h.submit(queue.Job{Tool: "boruna_run", Args: runArgs(t, srcDoubling, map[string]any{"limits": map[string]any{"max_memory_mb": 16}})}),
+		h.submit(queue.Job{Tool: "boruna_run", Args: runArgs(t, srcGrowList, map[string]any{"max_steps": int64(1e12), "limits": map[string]any{"max_memory_mb": 16}})}),
+	}
+	for _, id := range ids {
+		r := h.wait(id, 30*time.Second)
+		if r.Success || r.Kind != "limit_exceeded" || r.LimitKind != "memory_mb" || r.Outcome != "memory_limit" ||
+			r.Message != "memory limit of 16 MB exceeded" {
+			t.Errorf("memory limit result = %s", r.Raw)
+		}
+	}
+	r = h.wait(h.submit(queue.Job{Tool: "boruna_run", Args: runArgs(t, srcAnswer, nil)}), 20*time.Second)
+	if !r.Success || string(r.Result) != "42" || r.Outcome != "ok" || r.Steps != 4 {
+		t.Errorf("answer = %s", r.Raw)
+	}
+	if sup.Restarts() != 0 || sup.PIDs()[0] != pid {
+		t.Errorf("worker restarted: restarts %d, pids %v (was %d)", sup.Restarts(), sup.PIDs(), pid)
+	}
+	// Bad input is a domain failure, not a crash.
+	r = h.wait(h.submit(queue.Job{Tool: "boruna_run", Args: json.RawMessage(`{"source":5}`)}), 20*time.Second)
+	if r.Success || r.Kind != "invalid_args" || r.Outcome != "invalid_args" {
+		t.Errorf("bad args result = %s", r.Raw)
+	}
+}
+
+// TestEngineCancelAndProgress: a running VM job reports progress (total =
+// max_steps) and stops within 100 ms of Cancel.
+func TestEngineCancelAndProgress(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	h.startWorkers(1, 1, 5*time.Second)
+	id := h.submit(queue.Job{Tool: "boruna_run", Args: runArgs(t, srcForever, map[string]any{"max_steps": int64(1e12)}), Progress: true})
+	var calls, lastSteps, total atomic.Int64
+	started := make(chan struct{})
+	done := make(chan json.RawMessage)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	go func() {
+		raw, err := h.c.Wait(ctx, id, func(s, tot int64) {
+			if calls.Add(1) == 1 {
+				close(started)
+			}
+			lastSteps.Store(s)
+			total.Store(tot)
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		done <- raw
+	}()
+	select {
+	case <-started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no progress from the running job")
+	}
+	time.Sleep(450 * time.Millisecond)
+	begin := time.Now()
+	if err := h.c.Cancel(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	raw := <-done
+	if el := time.Since(begin); el > 100*time.Millisecond {
+		t.Errorf("VM job took %v to stop after Cancel, want < 100ms", el)
+	}
+	r := decodeResult(t, raw)
+	if r.Success || r.Kind != "cancelled" || r.Outcome != "cancelled" {
+		t.Errorf("result = %s", raw)
+	}
+	if n := calls.Load(); n < 2 || n > 5 {
+		t.Errorf("%d progress calls in ~0.5 s, want 2-5", n)
+	}
+	if total.Load() != 1e12 || lastSteps.Load() < 100000 {
+		t.Errorf("progress steps %d of %d", lastSteps.Load(), total.Load())
+	}
+}

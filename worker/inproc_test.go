@@ -1,0 +1,290 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/wire"
+)
+
+// In-process tests: a Worker running in the test process against a real
+// embedded server, for the paths that need a precisely staged queue.
+
+type inproc struct {
+	*harness
+	calls atomic.Int64
+	stop  func()
+}
+
+// startInproc runs a Worker in this process with exec (counted in calls).
+func startInproc(t *testing.T, h *harness, opts Options, exec ExecutorFunc) *inproc {
+	t.Helper()
+	ip := &inproc{harness: h}
+	opts.Executor = ExecutorFunc(func(ctx context.Context, job *queue.Job, p func(int64, int64)) json.RawMessage {
+		ip.calls.Add(1)
+		return exec(ctx, job, p)
+	})
+	if opts.PullWait == 0 {
+		opts.PullWait = 100 * time.Millisecond
+	}
+	opts.Logger = quietLog()
+	w, err := New(h.bus, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- w.Run(ctx) }()
+	ip.stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}
+	t.Cleanup(func() {
+		if ctx.Err() == nil {
+			ip.stop()
+		}
+	})
+	return ip
+}
+
+func okExec(context.Context, *queue.Job, func(int64, int64)) json.RawMessage { return noopEnvelope }
+
+func newHarnessPayload(t *testing.T, cfg queue.Config, maxPayload int32) *harness {
+	t.Helper()
+	emb, err := queue.StartEmbedded(queue.EmbeddedOptions{TempDir: t.TempDir(), MaxPayload: maxPayload, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emb.Close() })
+	nc, err := emb.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Storage = jetstream.MemoryStorage
+	bus, err := queue.Open(context.Background(), nc, cfg, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := queue.NewClient(bus, queue.ClientOptions{GatewayID: "gw", PollInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return &harness{t: t, emb: emb, nc: nc, bus: bus, c: c, ran: map[string][]int{}, allPIDs: map[int]bool{}}
+}
+
+func TestResultTooLarge(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{MaxMsgSize: 64 << 10}, 256<<10)
+	big := `{"success":true,"protocol_version":1,"result":"` + strings.Repeat("x", 300<<10) + `","outcome":"ok","retryable":false}`
+	startInproc(t, h, Options{Slots: 1}, func(context.Context, *queue.Job, func(int64, int64)) json.RawMessage {
+		return json.RawMessage(big)
+	})
+	r := h.wait(h.submit(queue.Job{Tool: "t"}), 10*time.Second)
+	limit := 256<<10 - 1024
+	if !strings.HasPrefix(r.Raw, `{"success":false,"protocol_version":1,"error_kind":"limit_exceeded","limit_kind":"output_bytes","limit":`+itoa(limit)+`,"message":"the response of `) {
+		t.Errorf("field order: %.200s", r.Raw)
+	}
+	if r.Success || r.Kind != "limit_exceeded" || r.LimitKind != "output_bytes" || r.Outcome != "output_limit" ||
+		!strings.HasSuffix(r.Message, "bytes exceeds the queue's limit of "+itoa(limit)+" bytes") {
+		t.Errorf("result = %s", r.Raw)
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestRedeliveryRepublishesStoredResult: a worker that stored the result
+// and died before acking: the next delivery answers with the stored result
+// without running the job again.
+func TestRedeliveryRepublishesStoredResult(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: 200 * time.Millisecond}, 0)
+	ctx := context.Background()
+	id := h.submit(queue.Job{Tool: "t"})
+	d, err := h.bus.Next(time.Second)
+	if err != nil || d == nil {
+		t.Fatal(err)
+	}
+	stored := json.RawMessage(`{"success":true,"protocol_version":1,"from":"first delivery"}`)
+	if _, err := h.bus.StoreResult(ctx, id, stored); err != nil {
+		t.Fatal(err)
+	}
+	// The "dead" worker never acks; after AckWait the job is redelivered.
+	ip := startInproc(t, h, Options{Slots: 1}, okExec)
+	ctxW, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	raw, err := h.c.Wait(ctxW, id, nil)
+	if err != nil || string(raw) != string(stored) {
+		t.Fatalf("Wait = %s, %v", raw, err)
+	}
+	waitEmpty(t, h.bus)
+	if n := ip.calls.Load(); n != 0 {
+		t.Errorf("job re-run %d times", n)
+	}
+}
+
+// TestLastDeliveryAfterLostWorker: the last delivery of a job claimed by a
+// worker that never finished is answered worker_lost and terminated.
+func TestLastDeliveryAfterLostWorker(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: 200 * time.Millisecond, MaxDeliver: 2}, 0)
+	ctx := context.Background()
+	id := h.submit(queue.Job{Tool: "t"})
+	d, err := h.bus.Next(time.Second)
+	if err != nil || d == nil {
+		t.Fatal(err)
+	}
+	if _, err := h.bus.Claim(ctx, id, "dead-worker"); err != nil {
+		t.Fatal(err)
+	}
+	ip := startInproc(t, h, Options{Slots: 1}, okExec)
+	r := h.wait(id, 10*time.Second)
+	if r.Success || r.Kind != "worker_lost" || r.Outcome != "worker_lost" || !r.Retryable || *r.Worker != "dead-worker" ||
+		r.Message != "the worker running this job was lost (1 earlier delivery did not finish); it is not run again" {
+		t.Errorf("result = %s", r.Raw)
+	}
+	waitEmpty(t, h.bus)
+	if ip.calls.Load() != 0 {
+		t.Error("job was run")
+	}
+}
+
+// TestTakeoverBeforeLastDelivery: a redelivery that is not the last one
+// takes over the dead worker's claim and runs the job.
+func TestTakeoverBeforeLastDelivery(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: 200 * time.Millisecond, MaxDeliver: 3}, 0)
+	ctx := context.Background()
+	id := h.submit(queue.Job{Tool: "t"})
+	d, err := h.bus.Next(time.Second)
+	if err != nil || d == nil {
+		t.Fatal(err)
+	}
+	if _, err := h.bus.Claim(ctx, id, "dead-worker"); err != nil {
+		t.Fatal(err)
+	}
+	ip := startInproc(t, h, Options{Slots: 1, ID: "live-worker"}, okExec)
+	r := h.wait(id, 10*time.Second)
+	if !r.Success || *r.Worker != "live-worker" || ip.calls.Load() != 1 {
+		t.Errorf("result = %s, calls %d", r.Raw, ip.calls.Load())
+	}
+	if holder, _ := h.bus.ClaimHolder(ctx, id); holder != "live-worker" {
+		t.Errorf("claim holder = %q", holder)
+	}
+}
+
+// TestHandBackOnShutdown: a job still running when the shutdown grace ends
+// is cancelled, its claim released and the job handed back, unanswered.
+func TestHandBackOnShutdown(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: 5 * time.Second}, 0)
+	started := make(chan struct{})
+	ip := startInproc(t, h, Options{Slots: 1, ShutdownGrace: 100 * time.Millisecond},
+		func(ctx context.Context, _ *queue.Job, _ func(int64, int64)) json.RawMessage {
+			close(started)
+			<-ctx.Done()
+			return mustJSON(wire.Failure(wire.KindCancelled, wire.OutcomeCancelled, "execution cancelled"))
+		})
+	id := h.submit(queue.Job{Tool: "t"})
+	<-started
+	begin := time.Now()
+	ip.stop()
+	if el := time.Since(begin); el > 2*time.Second {
+		t.Errorf("shutdown took %v", el)
+	}
+	ctx := context.Background()
+	if _, err := h.c.Result(ctx, id); !errors.Is(err, queue.ErrNoResult) {
+		t.Errorf("handed-back job answered: %v", err)
+	}
+	if holder, err := h.bus.ClaimHolder(ctx, id); err != nil || holder != "" {
+		t.Errorf("claim after hand-back = %q, %v", holder, err)
+	}
+	d, err := h.bus.Next(time.Second)
+	if err != nil || d == nil || d.Job.ID != id || d.NumDelivered != 2 {
+		t.Fatalf("handed-back job not redelivered at once: %+v, %v", d, err)
+	}
+	if err := d.Ack(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUndecodableJobs: garbage is terminated; a job of another message
+// version is answered internal_error.
+func TestUndecodableJobs(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{}, 0)
+	js, err := jetstream.New(h.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := js.Publish(ctx, queue.JobSubject("x"), []byte("not json")); err != nil {
+		t.Fatal(err)
+	}
+	reply := queue.EventSubject("gw", "v2job")
+	if _, err := js.Publish(ctx, queue.JobSubject("x"), []byte(`{"v":2,"id":"v2job","tool":"x","reply":"`+reply+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	ip := startInproc(t, h, Options{Slots: 1}, okExec)
+	r := h.wait("v2job", 10*time.Second)
+	if r.Success || r.Kind != "internal_error" || r.Message != "queue: unsupported job message version 2 (want 1)" {
+		t.Errorf("result = %s", r.Raw)
+	}
+	waitEmpty(t, h.bus)
+	if ip.calls.Load() != 0 {
+		t.Error("executor called")
+	}
+}
+
+// TestWorkerOptions: defaults and validation.
+func TestWorkerOptions(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{}, 0)
+	if _, err := New(h.bus, Options{}); err == nil || err.Error() != "worker: no executor" {
+		t.Errorf("no executor: %v", err)
+	}
+	if _, err := New(h.bus, Options{Executor: ExecutorFunc(okExec), ID: "a!b"}); err == nil {
+		t.Error("ID with '!' accepted")
+	}
+	w, err := New(h.bus, Options{Executor: ExecutorFunc(okExec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := w.Status()
+	if st.Slots < 1 || st.ID != w.ID() || st.Busy != 0 || st.PID == 0 || strings.ContainsRune(w.ID(), '.') {
+		t.Errorf("status = %+v", st)
+	}
+}
+
+// TestJanitorAnswersExhaustedJob: a job whose every delivery (the runs and
+// the answer-only one) died is answered worker_lost by the janitor on the
+// MAX_DELIVERIES advisory and removed from the stream.
+func TestJanitorAnswersExhaustedJob(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: 200 * time.Millisecond, MaxDeliver: 1}, 0)
+	ctx := context.Background()
+	id := h.submit(queue.Job{Tool: "t"})
+	for n := uint64(1); n <= 2; n++ {
+		d, err := h.bus.Next(2 * time.Second)
+		if err != nil || d == nil || d.NumDelivered != n {
+			t.Fatalf("delivery %d: %+v, %v", n, d, err)
+		}
+		if n == 1 {
+			if _, err := h.bus.Claim(ctx, id, "dead-worker"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ip := startInproc(t, h, Options{Slots: 1}, okExec)
+	r := h.wait(id, 10*time.Second)
+	if r.Success || r.Kind != "worker_lost" || r.Outcome != "worker_lost" || !r.Retryable || *r.Worker != "dead-worker" ||
+		r.Message != "the job exhausted its deliveries: the worker running it was lost" {
+		t.Errorf("result = %s", r.Raw)
+	}
+	waitEmpty(t, h.bus)
+	if ip.calls.Load() != 0 {
+		t.Error("job was run")
+	}
+}

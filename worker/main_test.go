@@ -1,0 +1,426 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime/pprof"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
+
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/wire"
+)
+
+// The test binary doubles as the worker process: with envTestWorker set,
+// TestMain runs a worker (childMain) instead of the tests, so the tests
+// start real OS processes without building cmd/axpool.
+const (
+	envTestWorker = "AXPOOL_TEST_WORKER"
+	envTestURL    = "AXPOOL_TEST_NATS_URL"
+	envTestSlots  = "AXPOOL_TEST_SLOTS"
+	envTestGrace  = "AXPOOL_TEST_GRACE"
+	// envTestResponder makes the child a raw request/reply responder on
+	// subjEcho instead of a worker.
+	envTestResponder = "AXPOOL_TEST_RESPONDER"
+	subjEcho         = "axtest.echo"
+	// Test executors report on these core subjects.
+	subjRan     = "axtest.ran"     // a job's executor started: {"job","pid"}
+	subjStarted = "axtest.started" // same, for long jobs
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envTestWorker) != "" {
+		os.Exit(childMain())
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func childMain() int {
+	if path := os.Getenv("AXPOOL_TEST_CPUPROFILE"); path != "" {
+		f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
+		if err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	url := os.Getenv(envTestURL)
+	creds := queue.CredentialsFromEnv()
+	tnc, err := queue.Connect(url, queue.WithCredentials(creds), queue.WithLogger(log))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer tnc.Close()
+	if os.Getenv(envTestResponder) != "" {
+		// Raw NATS request/reply responder for BenchmarkNATSRequestReply.
+		if _, err := tnc.Subscribe(subjEcho, func(m *nats.Msg) { _ = m.Respond(m.Data) }); err != nil {
+			return 1
+		}
+		_ = tnc.Flush()
+		<-ctx.Done()
+		return 0
+	}
+	slots, _ := strconv.Atoi(os.Getenv(envTestSlots))
+	grace, _ := time.ParseDuration(os.Getenv(envTestGrace))
+	err = RunProcess(ctx, ProcessOptions{
+		NATSURL:     url,
+		Credentials: creds,
+		Worker: Options{
+			Slots:         slots,
+			Executor:      newTestExecutor(tnc),
+			PullWait:      250 * time.Millisecond,
+			ShutdownGrace: grace,
+			Logger:        log,
+		},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// testExecutor runs the test tools:
+//
+//	noop                      → success (nothing else: the trivial job)
+//	echo   {"x":…}            → success, "echo": args, "pid"
+//	sleep  {"ms":N}           → sleeps N ms (ctx-aware), progress = elapsed ms of N
+//	spin   {"ms":N}           → busy loop for N ms (ctx-aware)
+//	panic                     → panics
+//	crash                     → the process kills itself with SIGKILL
+//	bad                       → returns a non-object
+//
+// Anything else goes to the production executor (tools.Call).
+type testExecutor struct {
+	nc   *nats.Conn
+	real Executor
+}
+
+func (e *testExecutor) report(subj, job string) {
+	b, _ := json.Marshal(map[string]any{"job": job, "pid": os.Getpid()})
+	_ = e.nc.Publish(subj, b)
+	_ = e.nc.Flush()
+}
+
+func (e *testExecutor) Execute(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage {
+	var a struct {
+		MS int64 `json:"ms"`
+	}
+	_ = json.Unmarshal(job.Args, &a)
+	switch job.Tool {
+	case "noop":
+		return noopEnvelope
+	case "echo":
+		e.report(subjRan, job.ID)
+		return mustJSON(wire.Envelope(true).Set("echo", job.Args).Set("pid", os.Getpid()).
+			Set("outcome", wire.OutcomeOK).Set("retryable", false))
+	case "sleep", "spin":
+		e.report(subjRan, job.ID)
+		e.report(subjStarted, job.ID)
+		start := time.Now()
+		for {
+			el := time.Since(start).Milliseconds()
+			if el >= a.MS {
+				break
+			}
+			progress(el, a.MS)
+			if ctx.Err() != nil {
+				return mustJSON(wire.Failure(wire.KindCancelled, wire.OutcomeCancelled, "execution cancelled"))
+			}
+			if job.Tool == "sleep" {
+				time.Sleep(2 * time.Millisecond)
+			}
+		}
+		return mustJSON(wire.Envelope(true).Set("slept_ms", a.MS).Set("pid", os.Getpid()).
+			Set("outcome", wire.OutcomeOK).Set("retryable", false))
+	case "panic":
+		e.report(subjRan, job.ID)
+		panic("boom")
+	case "crash":
+		e.report(subjRan, job.ID)
+		e.report(subjStarted, job.ID)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		select {}
+	case "bad":
+		return json.RawMessage(`[1,2]`)
+	}
+	if e.real != nil {
+		return e.real.Execute(ctx, job, progress)
+	}
+	return mustJSON(wire.Failure(wire.KindInvalidArgs, wire.OutcomeInvalidArgs, "unknown test tool "+job.Tool))
+}
+
+// harness is one test's bus: an embedded server, the bus opened with the
+// test's config, a gateway client, and the supervised worker processes.
+type harness struct {
+	t   testing.TB
+	emb *queue.Embedded
+	nc  *nats.Conn
+	bus *queue.Bus
+	c   *queue.Client
+	sup *Supervisor
+
+	mu      sync.Mutex
+	ran     map[string][]int // job → pids that started it
+	started chan ran
+	allPIDs map[int]bool
+	onExit  func(i, pid int, err error)
+}
+
+type ran struct {
+	Job string `json:"job"`
+	PID int    `json:"pid"`
+}
+
+func newHarness(t testing.TB, cfg queue.Config) *harness {
+	t.Helper()
+	tmp := t.TempDir()
+	emb, err := queue.StartEmbedded(queue.EmbeddedOptions{TempDir: tmp, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, emb: emb, ran: map[string][]int{}, started: make(chan ran, 100), allPIDs: map[int]bool{}}
+	t.Cleanup(func() {
+		store := emb.StoreDir()
+		if err := emb.Close(); err != nil {
+			t.Error(err)
+		}
+		if _, err := os.Stat(store); !os.IsNotExist(err) {
+			t.Errorf("store dir %s left behind", store)
+		}
+	})
+	h.nc, err = emb.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Storage = jetstream.MemoryStorage
+	h.bus, err = queue.Open(context.Background(), h.nc, cfg, quietLog())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.c, err = queue.NewClient(h.bus, queue.ClientOptions{GatewayID: "gw", PollInterval: 200 * time.Millisecond, MaxPollInterval: 400 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.c.Close() })
+	record := func(m *nats.Msg) ran {
+		var r ran
+		_ = json.Unmarshal(m.Data, &r)
+		return r
+	}
+	if _, err := h.nc.Subscribe(subjRan, func(m *nats.Msg) {
+		r := record(m)
+		h.mu.Lock()
+		h.ran[r.Job] = append(h.ran[r.Job], r.PID)
+		h.mu.Unlock()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.nc.Subscribe(subjStarted, func(m *nats.Msg) {
+		select {
+		case h.started <- record(m):
+		default:
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+func quietLog() *slog.Logger {
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+}
+
+// startWorkers supervises n worker processes (the test binary) with the
+// given slots each.
+func (h *harness) startWorkers(n, slots int, grace time.Duration) *Supervisor {
+	h.t.Helper()
+	sup := h.startProcesses(n, slots, grace)
+	h.waitWorkers(n)
+	return sup
+}
+
+// startProcesses supervises n test-binary processes with extra environment
+// entries, without waiting for them.
+func (h *harness) startProcesses(n, slots int, grace time.Duration, extraEnv ...string) *Supervisor {
+	h.t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	env := append(os.Environ(), envTestWorker+"=1", envTestURL+"="+h.emb.URL(),
+		envTestSlots+"="+strconv.Itoa(slots), envTestGrace+"="+grace.String())
+	env = append(env, h.emb.Credentials().Env()...)
+	env = append(env, extraEnv...)
+	sup, err := StartSupervisor(SupervisorOptions{
+		N: n,
+		Command: func(int) *exec.Cmd {
+			cmd := exec.Command(self)
+			cmd.Env = append([]string(nil), env...)
+			return cmd
+		},
+		MinBackoff: 50 * time.Millisecond,
+		MaxBackoff: 400 * time.Millisecond,
+		StopGrace:  grace + 3*time.Second,
+		OnExit:     h.onExit,
+		Logger:     quietLog(),
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.sup = sup
+	h.t.Cleanup(func() {
+		sup.Stop()
+		h.checkProcessesGone()
+	})
+	return sup
+}
+
+// waitWorkers waits until n workers answer the status request.
+func (h *harness) waitWorkers(n int) {
+	h.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for _, p := range h.sup.PIDs() {
+			if p != 0 {
+				h.mu.Lock()
+				h.allPIDs[p] = true
+				h.mu.Unlock()
+			}
+		}
+		st, err := h.bus.Stats(context.Background())
+		if err == nil && st.WorkersAlive == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("workers alive: %d, want %d (err %v)", st.WorkersAlive, n, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkProcessesGone asserts that every worker process seen has exited.
+func (h *harness) checkProcessesGone() {
+	for _, p := range h.sup.PIDs() {
+		if p != 0 {
+			h.t.Errorf("supervisor still reports pid %d after Stop", p)
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for p := range h.allPIDs {
+		if err := syscall.Kill(p, 0); err != syscall.ESRCH {
+			h.t.Errorf("worker process %d still exists (kill 0: %v)", p, err)
+		}
+	}
+}
+
+func (h *harness) submit(job queue.Job) string {
+	h.t.Helper()
+	id, err := h.c.Submit(context.Background(), job)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return id
+}
+
+// wait waits for a job's result and decodes it.
+func (h *harness) wait(id string, timeout time.Duration) result {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	raw, err := h.c.Wait(ctx, id, nil)
+	if err != nil {
+		h.t.Fatalf("Wait(%s): %v", id, err)
+	}
+	return decodeResult(h.t, raw)
+}
+
+// result is the part of an envelope the tests look at.
+type result struct {
+	Raw       string          `json:"-"`
+	Success   bool            `json:"success"`
+	Kind      string          `json:"error_kind"`
+	Message   string          `json:"message"`
+	Outcome   string          `json:"outcome"`
+	Retryable bool            `json:"retryable"`
+	Echo      json.RawMessage `json:"echo"`
+	PID       int             `json:"pid"`
+	JobID     string          `json:"job_id"`
+	QueueMS   *int64          `json:"queue_ms"`
+	RunMS     *int64          `json:"run_ms"`
+	Worker    *string         `json:"worker"`
+	LimitKind string          `json:"limit_kind"`
+	Result    json.RawMessage `json:"result"`
+	Steps     int64           `json:"steps"`
+}
+
+func decodeResult(t testing.TB, raw []byte) result {
+	t.Helper()
+	var r result
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("result %s: %v", raw, err)
+	}
+	r.Raw = string(raw)
+	if r.QueueMS == nil || r.RunMS == nil || r.Worker == nil || r.JobID == "" {
+		t.Errorf("result lacks job metadata: %s", raw)
+	}
+	return r
+}
+
+func (h *harness) runs(id string) []int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]int(nil), h.ran[id]...)
+}
+
+// waitStarted returns the pid that started job id.
+func (h *harness) waitStarted(id string) int {
+	h.t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case r := <-h.started:
+			if r.Job == id {
+				return r.PID
+			}
+		case <-timeout:
+			h.t.Fatalf("job %s never started", id)
+		}
+	}
+}
+
+// newTestExecutor returns the test executor; tools it does not know go to
+// the production executor with the default Env.
+func newTestExecutor(nc *nats.Conn) Executor {
+	return &testExecutor{nc: nc, real: ToolsExecutor{}}
+}
+
+// startWorkersWithExit is startWorkers reporting each process's exit.
+func (h *harness) startWorkersWithExit(n, slots int, grace time.Duration, exits chan<- error) *Supervisor {
+	h.onExit = func(_, _ int, err error) {
+		select {
+		case exits <- err:
+		default:
+		}
+	}
+	defer func() { h.onExit = nil }()
+	return h.startWorkers(n, slots, grace)
+}
+
+var noopEnvelope = json.RawMessage(`{"success":true,"protocol_version":1,"outcome":"ok","retryable":false}`)

@@ -1,0 +1,344 @@
+package worker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/axpool/axpool/queue"
+)
+
+// EnvSupervisorPID is set by the Supervisor in every worker process's
+// environment to its own PID; ExitWithParent uses it to notice that the
+// supervisor died.
+const EnvSupervisorPID = "AXPOOL_SUPERVISOR_PID"
+
+// SupervisorOptions configure a Supervisor. Zero fields take the defaults
+// noted.
+type SupervisorOptions struct {
+	// N is the number of worker processes (required, ≥ 1).
+	N int
+	// Command returns a fresh, unstarted command for worker process i
+	// (0 ≤ i < N); it is called on every (re)start. Typically
+	// exec.Command(os.Executable(), "worker", "--nats", url) with the
+	// credentials in Env (queue.Credentials.Env), never on the command line.
+	// The Supervisor sets Stdout, Stderr and adds EnvSupervisorPID to Env
+	// (inheriting os.Environ() when Env is nil).
+	Command func(i int) *exec.Cmd
+	// Stderr receives the processes' stdout and stderr, each line prefixed
+	// with "[worker i] "; default os.Stderr. Never the MCP stdout.
+	Stderr io.Writer
+	// MinBackoff and MaxBackoff bound the delay before restarting a process
+	// that died; the delay doubles on each consecutive failure. Defaults
+	// 100 ms and 10 s.
+	MinBackoff, MaxBackoff time.Duration
+	// StableAfter: a process that ran at least this long resets the
+	// backoff. Default 10 s.
+	StableAfter time.Duration
+	// StopGrace is how long Stop waits after SIGTERM before SIGKILL; give it
+	// more than the workers' ShutdownGrace + PullWait. Default 15 s.
+	StopGrace time.Duration
+	// OnStart and OnExit, if set, are called when process i started with
+	// pid, and when it exited (err as from exec.Cmd.Wait: nil for exit
+	// status 0). For metrics and tests; they must return quickly.
+	OnStart func(i, pid int)
+	OnExit  func(i, pid int, err error)
+	// Logger; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Supervisor keeps N worker processes running.
+type Supervisor struct {
+	opts SupervisorOptions
+	log  *slog.Logger
+	out  *lockedWriter
+
+	stopping chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+
+	mu       sync.Mutex
+	pids     []int
+	restarts int
+}
+
+// StartSupervisor starts opts.N worker processes and keeps them running
+// until Stop. A process that fails to start is retried with the same
+// backoff as one that died. Errors: invalid options.
+func StartSupervisor(opts SupervisorOptions) (*Supervisor, error) {
+	if opts.N < 1 {
+		return nil, fmt.Errorf("worker: supervisor needs N ≥ 1, got %d", opts.N)
+	}
+	if opts.Command == nil {
+		return nil, errors.New("worker: supervisor needs a Command")
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	if opts.MinBackoff <= 0 {
+		opts.MinBackoff = 100 * time.Millisecond
+	}
+	if opts.MaxBackoff < opts.MinBackoff {
+		opts.MaxBackoff = max(10*time.Second, opts.MinBackoff)
+	}
+	if opts.StableAfter <= 0 {
+		opts.StableAfter = 10 * time.Second
+	}
+	if opts.StopGrace <= 0 {
+		opts.StopGrace = 15 * time.Second
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Supervisor{
+		opts:     opts,
+		log:      log.With("component", "supervisor"),
+		out:      &lockedWriter{w: opts.Stderr},
+		stopping: make(chan struct{}),
+		pids:     make([]int, opts.N),
+	}
+	for i := range opts.N {
+		s.wg.Go(func() { s.keep(i) })
+	}
+	return s, nil
+}
+
+// WorkerCommand returns a SupervisorOptions.Command that runs exe (normally
+// os.Executable()) as `exe worker --nats url extra...`, with creds passed in
+// the environment (queue.Credentials.Env) rather than on the command line.
+func WorkerCommand(exe, url string, creds queue.Credentials, extra ...string) func(i int) *exec.Cmd {
+	return func(int) *exec.Cmd {
+		cmd := exec.Command(exe, append([]string{"worker", "--nats", url}, extra...)...)
+		cmd.Env = append(os.Environ(), creds.Env()...)
+		return cmd
+	}
+}
+
+// Supervise starts the processes, keeps them running until ctx ends, then
+// stops them (Stop) and returns.
+func Supervise(ctx context.Context, opts SupervisorOptions) error {
+	s, err := StartSupervisor(opts)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	s.Stop()
+	return nil
+}
+
+// PIDs returns the PID of each worker process, 0 for one not running now.
+func (s *Supervisor) PIDs() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.pids...)
+}
+
+// Restarts returns how many times a process was restarted after it died.
+func (s *Supervisor) Restarts() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restarts
+}
+
+// Stop sends SIGTERM to every process, SIGKILL to those still alive after
+// StopGrace, and returns once all have exited and their output is copied.
+// Idempotent.
+func (s *Supervisor) Stop() {
+	s.stopOnce.Do(func() { close(s.stopping) })
+	s.wg.Wait()
+}
+
+// keep runs worker process i until Stop.
+func (s *Supervisor) keep(i int) {
+	log := s.log.With("worker", i)
+	backoff := s.opts.MinBackoff
+	for {
+		select {
+		case <-s.stopping:
+			return
+		default:
+		}
+		cmd := s.opts.Command(i)
+		// Separate writers (two pipes) so partial lines of stdout and
+		// stderr never merge.
+		prefix := []byte(fmt.Sprintf("[worker %d] ", i))
+		pwOut := &prefixWriter{prefix: prefix, out: s.out}
+		pwErr := &prefixWriter{prefix: prefix, out: s.out}
+		cmd.Stdout, cmd.Stderr = pwOut, pwErr
+		if cmd.Env == nil {
+			cmd.Env = os.Environ()
+		}
+		cmd.Env = append(cmd.Env, EnvSupervisorPID+"="+strconv.Itoa(os.Getpid()))
+		cmd.WaitDelay = time.Second
+		started := time.Now()
+		if err := cmd.Start(); err != nil {
+			log.Error("cannot start worker process", "err", err, "retry_in", backoff)
+		} else {
+			pid := cmd.Process.Pid
+			s.setPID(i, pid)
+			log.Debug("worker process started", "pid", pid)
+			if s.opts.OnStart != nil {
+				s.opts.OnStart(i, pid)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			select {
+			case err := <-exited:
+				pwOut.Flush()
+				pwErr.Flush()
+				s.setPID(i, 0)
+				if s.opts.OnExit != nil {
+					s.opts.OnExit(i, pid, err)
+				}
+				if time.Since(started) >= s.opts.StableAfter {
+					backoff = s.opts.MinBackoff
+				}
+				log.Warn("worker process exited; restarting", "pid", cmd.Process.Pid, "status", exitStatus(err), "restart_in", backoff)
+			case <-s.stopping:
+				err := s.stop(cmd, exited, log)
+				pwOut.Flush()
+				pwErr.Flush()
+				s.setPID(i, 0)
+				if s.opts.OnExit != nil {
+					s.opts.OnExit(i, pid, err)
+				}
+				return
+			}
+		}
+		select {
+		case <-s.stopping:
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, s.opts.MaxBackoff)
+		s.mu.Lock()
+		s.restarts++
+		s.mu.Unlock()
+	}
+}
+
+// stop ends one process: SIGTERM, then SIGKILL after StopGrace.
+func (s *Supervisor) stop(cmd *exec.Cmd, exited <-chan error, log *slog.Logger) error {
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		log.Debug("sigterm", "err", err)
+	}
+	t := time.NewTimer(s.opts.StopGrace)
+	defer t.Stop()
+	select {
+	case err := <-exited:
+		log.Debug("worker process stopped", "pid", cmd.Process.Pid, "status", exitStatus(err))
+		return err
+	case <-t.C:
+		log.Warn("worker process ignored SIGTERM; killing it", "pid", cmd.Process.Pid)
+		_ = cmd.Process.Kill()
+		return <-exited
+	}
+}
+
+func (s *Supervisor) setPID(i, pid int) {
+	s.mu.Lock()
+	s.pids[i] = pid
+	s.mu.Unlock()
+}
+
+func exitStatus(err error) string {
+	if err == nil {
+		return "exit 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by " + ws.Signal().String()
+		}
+		return fmt.Sprintf("exit %d", ee.ExitCode())
+	}
+	return err.Error()
+}
+
+// ExitWithParent returns a context that is cancelled, in addition to when
+// ctx ends, when the process's parent changes from the supervisor named in
+// EnvSupervisorPID (the supervisor died, even by SIGKILL). Without that
+// variable it returns ctx unchanged. It polls every 500 ms.
+func ExitWithParent(ctx context.Context) (context.Context, context.CancelFunc) {
+	want, err := strconv.Atoi(os.Getenv(EnvSupervisorPID))
+	if err != nil || want <= 0 {
+		return context.WithCancel(ctx)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if os.Getppid() != want {
+					slog.Warn("supervisor is gone; shutting down", "supervisor_pid", want)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, cancel
+}
+
+// lockedWriter serialises whole lines from several processes.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) write(p []byte) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, _ = l.w.Write(p)
+}
+
+// prefixWriter writes each complete line with a prefix; a line longer than
+// 64 KiB is cut. Used by exec's copy goroutine only (plus Flush after Wait).
+type prefixWriter struct {
+	prefix []byte
+	out    *lockedWriter
+	buf    []byte
+}
+
+func (p *prefixWriter) Write(b []byte) (int, error) {
+	n := len(b)
+	for len(b) > 0 {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			p.buf = append(p.buf, b...)
+			if len(p.buf) > 64<<10 {
+				p.emit(append(p.buf, '\n'))
+			}
+			break
+		}
+		p.emit(append(p.buf, b[:i+1]...))
+		b = b[i+1:]
+	}
+	return n, nil
+}
+
+func (p *prefixWriter) emit(line []byte) {
+	p.out.write(append(append([]byte(nil), p.prefix...), line...))
+	p.buf = p.buf[:0]
+}
+
+// Flush writes a last partial line.
+func (p *prefixWriter) Flush() {
+	if len(p.buf) > 0 {
+		p.emit(append(p.buf, '\n'))
+	}
+}

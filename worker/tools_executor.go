@@ -1,0 +1,30 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/wire"
+)
+
+// ToolsExecutor is the production Executor: it runs job.Tool with
+// job.Args through tools.Call (compile, check, run in the VM, …) under Env
+// (libs and templates dirs, operator ceilings, ceiling policy, capability
+// handler) and returns the tool's response envelope.
+type ToolsExecutor struct {
+	Env *tools.Env
+}
+
+// Execute implements Executor.
+func (e ToolsExecutor) Execute(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage {
+	obj := tools.Call(ctx, e.Env, job.Tool, job.Args, progress)
+	b, err := obj.MarshalJSON()
+	if err != nil {
+		return mustJSON(wire.Failure(wire.KindSerializationError, wire.OutcomeRuntimeError,
+			fmt.Sprintf("cannot encode the response: %v", err)))
+	}
+	return b
+}

@@ -1,0 +1,503 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/axpool/axpool/queue"
+)
+
+// TestThousandJobsThreeWorkers: 1,000 jobs on 3 worker processes; every job
+// runs once and gets exactly one result, its own.
+func TestThousandJobsThreeWorkers(t *testing.T) {
+	h := newHarness(t, queue.Config{MaxDepth: 2000})
+	h.startWorkers(3, 2, 5*time.Second)
+	var mu sync.Mutex
+	resultEvents := map[string]int{}
+	sub, err := h.nc.Subscribe(queue.EventWildcard("gw"), func(m *nats.Msg) {
+		ev, err := queue.DecodeEvent(m.Data)
+		if err == nil && ev.Type == queue.EventResult {
+			mu.Lock()
+			resultEvents[ev.JobID]++
+			mu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+
+	const n = 1000
+	ids := make([]string, n)
+	for i := range n {
+		ids[i] = h.submit(queue.Job{Tool: "echo", Args: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i))})
+	}
+	var wg sync.WaitGroup
+	results := make([]result, n)
+	errs := make(chan error, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i := range n {
+		wg.Go(func() {
+			raw, err := h.c.Wait(ctx, ids[i], nil)
+			if err != nil {
+				errs <- fmt.Errorf("job %d: %w", i, err)
+				return
+			}
+			var r result
+			if err := json.Unmarshal(raw, &r); err != nil {
+				errs <- err
+				return
+			}
+			results[i] = r
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	pids := map[int]int{}
+	for i, r := range results {
+		if !r.Success || r.JobID != ids[i] || string(r.Echo) != fmt.Sprintf(`{"i":%d}`, i) || r.Worker == nil || *r.Worker == "" {
+			t.Fatalf("job %d result = %+v", i, r)
+		}
+		pids[r.PID]++
+	}
+	if len(pids) != 3 {
+		t.Errorf("jobs ran on %d processes, want 3: %v", len(pids), pids)
+	}
+	// Every job ran exactly once and got exactly one result event.
+	time.Sleep(200 * time.Millisecond) // late duplicates would show up here
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range ids {
+		if r := h.runs(id); len(r) != 1 {
+			t.Errorf("job %s ran %d times", id, len(r))
+		}
+		if resultEvents[id] != 1 {
+			t.Errorf("job %s got %d result events", id, resultEvents[id])
+		}
+	}
+	st, err := h.bus.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Stored != 0 || st.InFlight != 0 || st.Depth != 0 || st.WorkersAlive != 3 || st.Slots != 6 {
+		t.Errorf("stats after the run = %+v", st)
+	}
+	var done uint64
+	for _, w := range st.Workers {
+		done += w.Done
+	}
+	if done != n {
+		t.Errorf("workers report %d jobs done, want %d", done, n)
+	}
+}
+
+// TestKillWorkerMidJob: kill -9 the process running a job; the job is
+// redelivered after AckWait and completes elsewhere; the supervisor
+// restarts the process.
+func TestKillWorkerMidJob(t *testing.T) {
+	h := newHarness(t, queue.Config{AckWait: 600 * time.Millisecond, MaxDeliver: 3})
+	sup := h.startWorkers(2, 1, 5*time.Second)
+	id := h.submit(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":1000}`)})
+	victim := h.waitStarted(id)
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r := h.wait(id, 20*time.Second)
+	if !r.Success || r.PID == victim || r.PID == 0 {
+		t.Errorf("result = %s; want success from a pid other than %d", r.Raw, victim)
+	}
+	if runs := h.runs(id); len(runs) != 2 || runs[0] != victim || runs[1] != r.PID {
+		t.Errorf("runs = %v, want [%d %d]", runs, victim, r.PID)
+	}
+	h.waitWorkers(2)
+	if sup.Restarts() != 1 {
+		t.Errorf("restarts = %d, want 1", sup.Restarts())
+	}
+	for _, p := range sup.PIDs() {
+		if p == victim || p == 0 {
+			t.Errorf("pids after restart = %v", sup.PIDs())
+		}
+	}
+	st, err := h.bus.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Stored != 0 || st.InFlight != 0 {
+		t.Errorf("stats = %+v", st)
+	}
+}
+
+// TestPoisonJobEndsWorkerLost: a job that kills every worker running it is
+// not run a third time: its last delivery answers worker_lost and
+// terminates it.
+func TestPoisonJobEndsWorkerLost(t *testing.T) {
+	h := newHarness(t, queue.Config{AckWait: 400 * time.Millisecond, MaxDeliver: 3})
+	sup := h.startWorkers(2, 1, 5*time.Second)
+	id := h.submit(queue.Job{Tool: "crash"})
+	r := h.wait(id, 20*time.Second)
+	if r.Success || r.Kind != "worker_lost" || r.Outcome != "worker_lost" || !r.Retryable ||
+		r.Message != "the worker running this job was lost (2 earlier deliveries did not finish); it is not run again" || *r.Worker == "" {
+		t.Errorf("result = %s", r.Raw)
+	}
+	if runs := h.runs(id); len(runs) != 2 {
+		t.Errorf("runs = %v, want 2", runs)
+	}
+	h.waitWorkers(2)
+	if sup.Restarts() != 2 {
+		t.Errorf("restarts = %d, want 2", sup.Restarts())
+	}
+	waitEmpty(t, h.bus)
+}
+
+// TestLastRunDiedAnsweredInBand: with MaxDeliver 1 a job whose only run
+// died is not run again: the extra delivery answers worker_lost.
+func TestLastRunDiedAnsweredInBand(t *testing.T) {
+	h := newHarness(t, queue.Config{AckWait: 400 * time.Millisecond, MaxDeliver: 1})
+	h.startWorkers(2, 1, 5*time.Second)
+	id := h.submit(queue.Job{Tool: "crash"})
+	r := h.wait(id, 20*time.Second)
+	if r.Success || r.Kind != "worker_lost" || r.Outcome != "worker_lost" || !r.Retryable ||
+		r.Message != "the worker running this job was lost (1 earlier delivery did not finish); it is not run again" || *r.Worker == "" {
+		t.Errorf("result = %s", r.Raw)
+	}
+	if runs := h.runs(id); len(runs) != 1 {
+		t.Errorf("runs = %v, want 1", runs)
+	}
+	waitEmpty(t, h.bus)
+	// The pool still works.
+	if r := h.wait(h.submit(queue.Job{Tool: "echo"}), 10*time.Second); !r.Success {
+		t.Errorf("echo after worker_lost: %s", r.Raw)
+	}
+}
+
+func waitEmpty(t *testing.T, bus *queue.Bus) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := bus.Stats(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Stored == 0 && st.InFlight == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("stream not empty: %+v", st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestCancel: a queued job and a running job both end as cancelled, the
+// running one within 100 ms; a queued job cancelled by another gateway
+// never runs.
+func TestCancel(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	h.startWorkers(1, 1, 5*time.Second)
+	ctx := context.Background()
+	running := h.submit(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":10000}`)})
+	pid := h.waitStarted(running)
+	queued := h.submit(queue.Job{Tool: "echo"})
+	if err := h.c.Cancel(ctx, queued); err != nil {
+		t.Fatal(err)
+	}
+	r := h.wait(queued, 5*time.Second)
+	if r.Success || r.Kind != "cancelled" || r.Outcome != "cancelled" || r.Retryable || *r.Worker != "" ||
+		r.Message != "job cancelled before it started" {
+		t.Errorf("queued job result = %s", r.Raw)
+	}
+	// A job submitted through another client: no stream sequence is known
+	// here, so the worker finds the marker.
+	other, err := queue.NewClient(h.bus, queue.ClientOptions{GatewayID: "gw2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	foreign, err := other.Submit(ctx, queue.Job{Tool: "echo"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.c.Cancel(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	if err := h.c.Cancel(ctx, running); err != nil {
+		t.Fatal(err)
+	}
+	r = h.wait(running, 5*time.Second)
+	if el := time.Since(start); el > 100*time.Millisecond {
+		t.Errorf("running job took %v to end after Cancel, want < 100ms", el)
+	}
+	if r.Success || r.Kind != "cancelled" || r.Outcome != "cancelled" || r.Message != "job cancelled while running" || *r.Worker == "" {
+		t.Errorf("running job result = %s", r.Raw)
+	}
+
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	raw, err := other.Wait(wctx, foreign, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := decodeResult(t, raw)
+	if fr.Success || fr.Kind != "cancelled" || fr.Message != "job cancelled before it started" || *fr.Worker == "" {
+		t.Errorf("foreign job result = %s", raw)
+	}
+	if n := len(h.runs(queued)) + len(h.runs(foreign)); n != 0 {
+		t.Errorf("cancelled queued jobs ran %d times", n)
+	}
+	// The worker is unharmed.
+	if r := h.wait(h.submit(queue.Job{Tool: "echo"}), 5*time.Second); !r.Success || r.PID != pid {
+		t.Errorf("echo after cancel = %s (pid want %d)", r.Raw, pid)
+	}
+}
+
+// TestQueueFullImmediately: with the queue at capacity Submit fails at once.
+func TestQueueFullImmediately(t *testing.T) {
+	h := newHarness(t, queue.Config{MaxDepth: 5})
+	for range 5 {
+		h.submit(queue.Job{Tool: "echo"})
+	}
+	start := time.Now()
+	_, err := h.c.Submit(context.Background(), queue.Job{Tool: "echo"})
+	if el := time.Since(start); el > 250*time.Millisecond {
+		t.Errorf("queue_full took %v", el)
+	}
+	var qf *queue.QueueFullError
+	if !errors.Is(err, queue.ErrQueueFull) || !errors.As(err, &qf) || qf.RetryAfter != time.Second {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestDeadlines: a job whose deadline passed never runs; a job whose
+// deadline passes while it runs is stopped.
+func TestDeadlines(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	h.startWorkers(1, 1, 5*time.Second)
+	id := h.submit(queue.Job{Tool: "echo", Deadline: time.Now().Add(-time.Second)})
+	r := h.wait(id, 5*time.Second)
+	if r.Success || r.Kind != "deadline_exceeded" || r.Outcome != "cancelled" || r.Retryable ||
+		r.Message != "job deadline passed before it started" || *r.RunMS != 0 {
+		t.Errorf("expired job result = %s", r.Raw)
+	}
+	if runs := h.runs(id); len(runs) != 0 {
+		t.Errorf("expired job ran: %v", runs)
+	}
+	id = h.submit(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":5000}`), Deadline: time.Now().Add(300 * time.Millisecond)})
+	r = h.wait(id, 5*time.Second)
+	if r.Success || r.Kind != "deadline_exceeded" || r.Outcome != "cancelled" || r.Message != "job deadline passed while it ran" ||
+		*r.RunMS > 1000 {
+		t.Errorf("timed-out job result = %s", r.Raw)
+	}
+}
+
+// TestPanicAndBadEnvelope: a panicking executor and an invalid envelope
+// become internal_error results; the process survives.
+func TestPanicAndBadEnvelope(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	sup := h.startWorkers(1, 1, 5*time.Second)
+	pid := sup.PIDs()[0]
+	r := h.wait(h.submit(queue.Job{Tool: "panic"}), 5*time.Second)
+	if r.Success || r.Kind != "internal_error" || r.Outcome != "runtime_error" || r.Message != "internal error: boom" {
+		t.Errorf("panic result = %s", r.Raw)
+	}
+	r = h.wait(h.submit(queue.Job{Tool: "bad"}), 5*time.Second)
+	if r.Success || r.Kind != "internal_error" || r.Message != "internal error: the engine returned an invalid response" {
+		t.Errorf("bad envelope result = %s", r.Raw)
+	}
+	r = h.wait(h.submit(queue.Job{Tool: "echo"}), 5*time.Second)
+	if !r.Success || r.PID != pid || sup.Restarts() != 0 {
+		t.Errorf("after panic: %s, restarts %d", r.Raw, sup.Restarts())
+	}
+}
+
+// TestProgressThrottled: progress reaches Wait at most ~5 times a second,
+// increasing, with the step ceiling as total.
+func TestProgressThrottled(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	h.startWorkers(1, 1, 5*time.Second)
+	id := h.submit(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":1100}`), Progress: true})
+	var got [][2]int64
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	raw, err := h.c.Wait(ctx, id, func(s, tot int64) { got = append(got, [2]int64{s, tot}) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := decodeResult(t, raw); !r.Success {
+		t.Fatalf("result = %s", raw)
+	}
+	if len(got) < 4 || len(got) > 7 {
+		t.Errorf("%d progress calls in 1.1 s, want 4-7: %v", len(got), got)
+	}
+	for i, p := range got {
+		if p[1] != 1100 || (i > 0 && p[0] <= got[i-1][0]) {
+			t.Errorf("progress %v not increasing with total 1100", got)
+			break
+		}
+	}
+	// Without Progress no progress event is sent.
+	id = h.submit(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":300}`)})
+	calls := 0
+	if _, err := h.c.Wait(ctx, id, func(int64, int64) { calls++ }); err != nil || calls != 0 {
+		t.Errorf("progress without asking: %d calls, err %v", calls, err)
+	}
+}
+
+// TestGracefulShutdown: SIGTERM lets a running job finish and the process
+// exits 0; a job longer than the grace period is handed back and completes
+// on the next worker.
+func TestGracefulShutdown(t *testing.T) {
+	h := newHarness(t, queue.Config{AckWait: 2 * time.Second})
+	sup := h.startWorkers(1, 1, 3*time.Second)
+	id := h.submit(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":600}`)})
+	h.waitStarted(id)
+	sup.Stop()
+	if p := sup.PIDs(); p[0] != 0 {
+		t.Errorf("pid after Stop = %v", p)
+	}
+	r := h.wait(id, 5*time.Second)
+	if !r.Success {
+		t.Errorf("job interrupted by a graceful stop: %s", r.Raw)
+	}
+
+	// Grace 200 ms: the 3 s job is handed back, not answered.
+	exits := make(chan error, 1)
+	sup2 := h.startWorkersWithExit(1, 1, 200*time.Millisecond, exits)
+	id = h.submit(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":3000}`)})
+	first := h.waitStarted(id)
+	sup2.Stop()
+	if err := <-exits; err != nil {
+		t.Errorf("worker exit after SIGTERM: %v, want status 0", err)
+	}
+	if _, err := h.c.Result(context.Background(), id); !errors.Is(err, queue.ErrNoResult) {
+		t.Errorf("handed-back job has a result: %v", err)
+	}
+	h.startWorkers(1, 1, 5*time.Second)
+	r = h.wait(id, 10*time.Second)
+	if !r.Success || r.PID == first {
+		t.Errorf("handed-back job result = %s", r.Raw)
+	}
+	if runs := h.runs(id); len(runs) != 2 {
+		t.Errorf("runs = %v", runs)
+	}
+}
+
+// TestSupervisorRestartsAndStops: output is prefixed, a dying process is
+// restarted with growing delays, and a process that ignores SIGTERM is
+// killed after StopGrace.
+func TestSupervisorRestartsAndStops(t *testing.T) {
+	var out strings.Builder
+	var mu sync.Mutex
+	w := writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return out.Write(p)
+	})
+	var starts []time.Time
+	var smu sync.Mutex
+	sup, err := StartSupervisor(SupervisorOptions{
+		N: 1,
+		Command: func(int) *exec.Cmd {
+			return exec.Command("sh", "-c", `printf 'out line\npartial'; echo "err $AXPOOL_SUPERVISOR_PID" >&2; exit 3`)
+		},
+		Stderr:     w,
+		MinBackoff: 20 * time.Millisecond,
+		MaxBackoff: 80 * time.Millisecond,
+		OnStart: func(int, int) {
+			smu.Lock()
+			starts = append(starts, time.Now())
+			smu.Unlock()
+		},
+		Logger: quietLog(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(600 * time.Millisecond)
+	sup.Stop()
+	smu.Lock()
+	n := len(starts)
+	gaps := make([]time.Duration, 0, n)
+	for i := 1; i < n; i++ {
+		gaps = append(gaps, starts[i].Sub(starts[i-1]))
+	}
+	smu.Unlock()
+	if n < 5 || sup.Restarts() != n-1 && sup.Restarts() != n {
+		t.Errorf("%d starts, %d restarts", n, sup.Restarts())
+	}
+	// 20, 40, 80, 80 ms: doubling, capped.
+	if len(gaps) >= 4 && (gaps[0] > gaps[2] || gaps[3] > 200*time.Millisecond) {
+		t.Errorf("restart gaps %v: want doubling capped at ~80ms", gaps)
+	}
+	mu.Lock()
+	text := out.String()
+	mu.Unlock()
+	if !strings.Contains(text, "[worker 0] out line\n") || !strings.Contains(text, "[worker 0] partial\n") {
+		t.Errorf("output = %q", text)
+	}
+	if !strings.Contains(text, fmt.Sprintf("[worker 0] err %d\n", syscall.Getpid())) {
+		t.Errorf("stderr not prefixed or supervisor pid missing: %q", text)
+	}
+
+	exited := make(chan error, 1)
+	sup, err = StartSupervisor(SupervisorOptions{
+		N:         1,
+		Command:   func(int) *exec.Cmd { return exec.Command("sh", "-c", `trap "" TERM; exec sleep 30`) },
+		StopGrace: 200 * time.Millisecond,
+		OnExit:    func(_, _ int, err error) { exited <- err },
+		Stderr:    w,
+		Logger:    quietLog(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for sup.PIDs()[0] == 0 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // let sh install the trap
+	pid := sup.PIDs()[0]
+	start := time.Now()
+	sup.Stop()
+	if el := time.Since(start); el < 200*time.Millisecond || el > 2*time.Second {
+		t.Errorf("Stop took %v, want about StopGrace", el)
+	}
+	if st := exitStatus(<-exited); st != "killed by killed" {
+		t.Errorf("exit status = %q", st)
+	}
+	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
+		t.Errorf("process %d survived Stop", pid)
+	}
+	if _, err := StartSupervisor(SupervisorOptions{N: 0}); err == nil {
+		t.Error("N=0 accepted")
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func TestWorkerCommand(t *testing.T) {
+	cmd := WorkerCommand("/bin/axpool", "nats://127.0.0.1:4222", queue.Credentials{User: "u", Password: "secret"}, "--slots", "2")(0)
+	if got := strings.Join(cmd.Args, " "); got != "/bin/axpool worker --nats nats://127.0.0.1:4222 --slots 2" {
+		t.Errorf("args = %q", got)
+	}
+	env := strings.Join(cmd.Env, "\n")
+	if !strings.Contains(env, "\nAXPOOL_NATS_USER=u\nAXPOOL_NATS_PASSWORD=secret") || strings.Contains(strings.Join(cmd.Args, " "), "secret") {
+		t.Errorf("credentials not (only) in the environment: %v", cmd.Args)
+	}
+}
