@@ -180,7 +180,9 @@ func TestRunWallLimit(t *testing.T) {
 		`"max_wall_ms":5000,"limits":{"max_wall_ms":20}`,
 	} {
 		start := time.Now()
-		m := decode(t, runJSON(t, nil, loopForever, extra))
+		// A step budget far beyond what 20 ms can use, so that only the
+		// wall clock can stop the loop however fast the VM is.
+		m := decode(t, runJSON(t, nil, loopForever, extra+`,"max_steps":100000000000`))
 		if m["error_kind"] != "limit_exceeded" || m["limit_kind"] != "wall_ms" || m["phase"] != "execution" ||
 			m["limit"].(json.Number).String() != "20" || m["message"] != "wall-clock execution limit of 20 ms exceeded" ||
 			m["outcome"] != "wall_limit" || m["retryable"] != false {
@@ -195,7 +197,7 @@ func TestRunWallLimit(t *testing.T) {
 	}
 	// Ceiling in ms.
 	env := &Env{Ceilings: vm.Limits{MaxWall: 15 * time.Millisecond}}
-	m := decode(t, runJSON(t, env, loopForever, `"max_wall_ms":100000`))
+	m := decode(t, runJSON(t, env, loopForever, `"max_wall_ms":100000,"max_steps":100000000000`))
 	if m["limit_kind"] != "wall_ms" || m["limit"].(json.Number).String() != "15" {
 		t.Fatalf("wall ceiling: %v", m)
 	}

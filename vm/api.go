@@ -20,8 +20,8 @@ type Limits struct {
 	// Checked every 1,024 steps and after every expensive instruction.
 	MaxWall time.Duration
 	// MaxMemory bounds the bytes held by the values the run keeps live
-	// (Value.MemSize of the operand stacks, locals, ui_output, mailboxes and
-	// event log). 0 means DefaultMaxMemory. It is checked before a value is
+	// (Value.MemSize of every live actor's operand stack, locals, frames and
+	// mailbox, of ui_output and of the event log; see memory.go). 0 means DefaultMaxMemory. It is checked before a value is
 	// built, so a value that would exceed it is never built.
 	MaxMemory int64
 	// MaxOutput bounds the bytes of ui_output (compact JSON encoding,
@@ -30,12 +30,18 @@ type Limits struct {
 	// MaxCallDepth bounds the number of active frames of one actor. 0 means
 	// DefaultMaxCallDepth.
 	MaxCallDepth int
+	// MaxActors bounds the actors live at once (spawned and not finished,
+	// the root included). 0 means DefaultMaxActors. Spawning one more is the
+	// runtime error `actor limit exceeded (N live actors)`.
+	MaxActors int
 }
 
 // Defaults (shared/LANGUAGE.md "Limits every run has").
 const (
 	DefaultMaxSteps     = 10_000_000
 	DefaultMaxCallDepth = 10_000
+	// DefaultMaxActors is the live-actor cap when Limits.MaxActors is 0.
+	DefaultMaxActors = 10_000
 	// DefaultMaxMemory is the memory limit when Limits.MaxMemory is 0.
 	DefaultMaxMemory = 256 << 20
 	// DefaultProgressEvery is the progress-callback cadence in steps.
@@ -92,7 +98,8 @@ type Options struct {
 	ProgressEvery int64
 	// Trace records the first TraceLimit (DefaultTraceLimit when 0) executed
 	// instructions as `[<function>:<ip>] <OPCODE> <operands>  stack_depth=<n>`
-	// (CONTRACT.md §2 "trace").
+	// (CONTRACT.md §2 "trace"; function names longer than MaxShownValue
+	// bytes are cut, ending in "…").
 	Trace      bool
 	TraceLimit int
 	// Debug receives __builtin_debug output, one line per call; nil

@@ -81,7 +81,8 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		return Str(cases.Lower(language.Und).String(s)), nil
 	case BStringTrim:
-		return Str(strings.TrimSpace(args[0].str())), nil
+		s := args[0].str()
+		return m.substr(s, strings.TrimSpace(s))
 	case BStringJoin:
 		return m.stringJoin(args[0].list().elems, args[1].str())
 	case BStringSplit:
@@ -94,7 +95,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		if i < 0 || j < i || j > int64(len(s)) || !charBoundary(s, int(i)) || !charBoundary(s, int(j)) {
 			return Str(""), nil
 		}
-		return Str(s[i:j]), nil
+		return m.substr(s, s[i:j])
 	case BIntParse:
 		n, err := strconv.ParseInt(args[0].str(), 10, 64)
 		if err != nil {
@@ -126,14 +127,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		return m.checkDepth(Some(elems[0]))
 	case BListTail:
-		elems := args[0].list().elems
-		if len(elems) <= 1 {
-			return listValue(nil), nil
-		}
-		if err := m.charge(listOverhead); err != nil {
-			return Value{}, err
-		}
-		return listValue(elems[1:len(elems):len(elems)]), nil
+		return m.listTail(args[0].list())
 	case BListReverse:
 		elems := args[0].list().elems
 		if err := m.charge(listOverhead + slotSize*int64(len(elems))); err != nil {
@@ -211,20 +205,27 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		return Int(int64(args[0].mapo().len())), nil
 
 	case BDebug:
-		m.debugWrite(args[0].String())
+		if m.debugOn() {
+			// Displaying one byte more than the budget is enough to know
+			// that the line does not fit: the work is O(budget).
+			m.debugWrite(args[0].ShortString(m.debugLeft))
+		}
 		return args[0], nil
 	case BDebugMsg:
-		msg := args[0].AsString()
-		if args[0].k != KindString {
-			msg = args[0].String()
+		if m.debugOn() {
+			msg := args[0].AsString()
+			if args[0].k != KindString {
+				msg = args[0].ShortString(m.debugLeft)
+			}
+			msg = clip(msg, m.debugLeft)
+			m.debugWrite(msg + " " + args[1].ShortString(max(0, m.debugLeft-len(msg)-1)))
 		}
-		m.debugWrite(msg + " " + args[1].String())
 		return args[1], nil
 	case BGuard:
 		passed := args[1].AsBool()
 		m.logEvent(Event{Kind: EventContractCheck, Function: fn.name, Contract: "output", Index: 0, Passed: passed})
 		if !passed {
-			return Value{}, &RuntimeError{Msg: "output guard `" + args[2].str() + "` failed", Contract: "output"}
+			return Value{}, &RuntimeError{Msg: "output guard `" + clip(args[2].str(), MaxShownValue) + "` failed", Contract: "output"}
 		}
 		return args[0], nil
 
@@ -237,7 +238,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		return Int(int64(f)), nil
 	}
-	return Value{}, rtErrf("internal error: unknown built-in %d", b)
+	return Value{}, m.internalErr(m.location(fn, a.pc), "unknown built-in "+itoa(int(b)))
 }
 
 func (m *machine) checkDepth(v Value) (Value, error) {
@@ -262,10 +263,54 @@ func (m *machine) newString(s string) (Value, error) {
 	return Str(s), nil
 }
 
+// listTail returns o without its first element in O(1) amortised: the
+// result shares o's backing array unless the elements it keeps reachable
+// but does not count (the dropped heads, listObj.hidden) would outweigh
+// the ones it counts; then it gets its own copy. So a list never holds
+// more than about twice the memory it is charged for.
+func (m *machine) listTail(o *listObj) (Value, error) {
+	elems := o.elems
+	if len(elems) <= 1 {
+		return listValue(nil), nil
+	}
+	head := elems[0].heapSize()
+	rest := elems[1:len(elems):len(elems)]
+	size := o.size - slotSize - head
+	hidden := o.hidden + slotSize + head
+	if hidden > size {
+		if err := m.charge(listOverhead + slotSize*int64(len(rest))); err != nil {
+			return Value{}, err
+		}
+		m.heavy(len(rest) * int(slotSize))
+		rest, hidden = append([]Value(nil), rest...), 0
+	} else if err := m.charge(listOverhead); err != nil {
+		return Value{}, err
+	}
+	// The depth drops only if the head was the deepest element and no
+	// other element is as deep: scan until one is found.
+	d := o.depth
+	if elems[0].depth() == d-1 {
+		var deepest int32
+		for _, e := range rest {
+			ed := e.depth()
+			deepest = max(deepest, ed)
+			if ed == d-1 {
+				break
+			}
+		}
+		d = deepest + 1
+	}
+	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: rest, size: size, depth: d, hidden: hidden})}, nil
+}
+
 // listPush returns l with x appended. Within one run, appending to the
 // newest list of a backing array reuses its spare capacity (the older lists
 // keep their own length), so building a list with list_push in a loop is
-// amortised O(1) per element.
+// amortised O(1) per element. An older list keeps the values appended in
+// place after it reachable without counting them, so in-place appends to
+// one backing array are limited to the size of the list that created it
+// (listTail.budget): a list never holds more than about twice the memory
+// it is charged for.
 func (m *machine) listPush(l, x Value) (Value, error) {
 	o := l.list()
 	n := len(o.elems)
@@ -277,13 +322,15 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 	if d > MaxValueDepth {
 		return Value{}, depthError()
 	}
-	if o.tail != nil && o.tail.owner == m.token && o.tail.used == n && n < cap(o.elems) {
+	xs := x.heapSize()
+	if t := o.tail; t != nil && t.owner == m.token && t.used == n && n < cap(o.elems) && t.pinned+xs <= t.budget {
 		if err := m.charge(listOverhead + slotSize); err != nil {
 			return Value{}, err
 		}
 		elems := o.elems[:n+1]
 		elems[n] = x
-		o.tail.used++
+		t.used++
+		t.pinned += xs
 		return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: o.tail, size: size, depth: d})}, nil
 	}
 	newCap := max(4, 2*n)
@@ -294,7 +341,7 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 	copy(elems, o.elems)
 	elems[n] = x
 	m.heavy(n * int(slotSize))
-	t := &listTail{used: n + 1, owner: m.token}
+	t := &listTail{used: n + 1, owner: m.token, budget: size}
 	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: t, size: size, depth: d})}, nil
 }
 
@@ -315,13 +362,13 @@ func (m *machine) mapSet(o *mapObj, k string, v Value) (Value, error) {
 
 func (m *machine) stringChars(s string) (Value, error) {
 	n := utf8.RuneCountInString(s)
-	if err := m.charge(listOverhead + int64(n)*(slotSize+strOverhead)); err != nil {
+	if err := m.charge(listOverhead + int64(n)*(slotSize+strOverhead) + int64(len(s))); err != nil {
 		return Value{}, err
 	}
 	r := make([]Value, 0, n)
 	for i := 0; i < len(s); {
 		_, size := utf8.DecodeRuneInString(s[i:])
-		r = append(r, Str(s[i:i+size]))
+		r = append(r, detached(s[i:i+size]))
 		i += size
 	}
 	m.heavy(n * int(slotSize))
@@ -363,13 +410,17 @@ func (m *machine) stringSplit(s, sep string) (Value, error) {
 		return m.stringChars(s)
 	}
 	n := strings.Count(s, sep) + 1
-	if err := m.charge(listOverhead + int64(n)*(slotSize+strOverhead)); err != nil {
+	if err := m.charge(listOverhead + int64(n)*(slotSize+strOverhead) + int64(len(s))); err != nil {
 		return Value{}, err
 	}
 	parts := strings.Split(s, sep)
 	r := make([]Value, len(parts))
-	for i, p := range parts {
-		r[i] = Str(p)
+	if len(parts) == 1 {
+		r[0] = Str(s)
+	} else {
+		for i, p := range parts {
+			r[i] = detached(p)
+		}
 	}
 	m.heavy(len(s))
 	v := listValue(r)
@@ -399,6 +450,53 @@ func (m *machine) stringReplace(s, from, to string) (Value, error) {
 	m.heavy(int(n))
 	return Str(strings.ReplaceAll(s, from, to)), nil
 }
+
+// Substrings. A Go substring keeps its whole parent reachable while the
+// memory accounting counts only its own bytes, so a small slice of a large
+// string would hold memory the limit does not see. Built-ins therefore
+// return either a whole string or a copy of the part (charged).
+
+// substr returns sub, a part of s, as a String value that does not keep s
+// reachable.
+func (m *machine) substr(s, sub string) (Value, error) {
+	if len(sub) == len(s) {
+		return Str(sub), nil // sub is s
+	}
+	if len(sub) <= 1 {
+		return detached(sub), nil
+	}
+	if err := m.charge(strOverhead + int64(len(sub))); err != nil {
+		return Value{}, err
+	}
+	return Str(strings.Clone(sub)), nil
+}
+
+// detached returns p as a String value that shares no memory with a larger
+// string: empty and one-byte strings use static storage, others are
+// copied. The caller has charged the bytes.
+func detached(p string) Value {
+	switch len(p) {
+	case 0:
+		return Value{k: KindString}
+	case 1:
+		return Str(oneByteStrings[p[0]])
+	}
+	return Str(strings.Clone(p))
+}
+
+// oneByteStrings holds every one-byte string, so that string_chars and
+// string_split of ASCII text allocate no string per element.
+var oneByteStrings = func() (t [256]string) {
+	b := make([]byte, 256)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	all := string(b)
+	for i := range t {
+		t[i] = all[i : i+1]
+	}
+	return t
+}()
 
 func charBoundary(s string, i int) bool {
 	return i == 0 || i == len(s) || (i < len(s) && utf8.RuneStart(s[i]))
@@ -456,6 +554,9 @@ func parseFloat(s string) (float64, bool) {
 	}
 	return f, true
 }
+
+// debugOn reports whether debug output is still being written.
+func (m *machine) debugOn() bool { return m.debug != nil && !m.debugTrunc }
 
 // debugWrite writes one line of debug output, up to the run's budget.
 func (m *machine) debugWrite(line string) {

@@ -43,6 +43,12 @@ func Disassemble(m *Module) string {
 			fmt.Fprintf(&sb, "  %d %s %s\n", i, c.Kind(), c)
 		}
 	}
+	if len(m.TypeSpecs) > 0 {
+		sb.WriteString("type specs:\n")
+		for i, t := range m.TypeSpecs {
+			fmt.Fprintf(&sb, "  %d %s\n", i+1, t)
+		}
+	}
 	for i, f := range m.Functions {
 		if f == nil {
 			fmt.Fprintf(&sb, "fn %d <nil>\n", i)
@@ -121,7 +127,7 @@ func instrComment(m *Module, in Instr) string {
 	}
 	constStr := func(i int32) string {
 		if i >= 0 && int(i) < len(m.Constants) {
-			s := m.Constants[i].String()
+			s := m.Constants[i].ShortString(64)
 			if len(s) > 40 {
 				s = s[:37] + "..."
 			}
@@ -161,6 +167,10 @@ func instrComment(m *Module, in Instr) string {
 		}
 	case TEST_EQ:
 		return "== " + constStr(in.B)
+	case RECEIVE:
+		if in.A > 0 && int(in.A) <= len(m.TypeSpecs) && m.TypeSpecs[in.A-1] != nil {
+			return m.TypeSpecs[in.A-1].String()
+		}
 	case ASSERT:
 		if in.A == AssertEnsures {
 			return fmt.Sprintf("ensures #%d", in.B+1)

@@ -8,7 +8,8 @@
 // contract with the compiler; value.go (values, equality, display),
 // json.go (CONTRACT.md §2 value encoding, brief encoding, EncodedSize),
 // prepare.go (verification, stack depths, fused superinstructions),
-// interp.go (Run, the dispatch loop, the scheduler), builtins.go,
+// interp.go (Run, the dispatch loop, the actor scheduler), typespec.go
+// (TypeSpec: run-time type checks of received messages), builtins.go,
 // gateway.go (capability calls, events, MockHandler, ReplayHandler),
 // memory.go (memory accounting), errors.go, disasm.go.
 //

@@ -18,15 +18,16 @@ type Location struct {
 }
 
 // String renders the location as `main at main.ax:3:5` (file and position
-// omitted when unknown).
+// omitted when unknown; function and file names cut to MaxShownValue
+// bytes).
 func (l Location) String() string {
 	if l.Func == "" {
 		return ""
 	}
-	s := l.Func
+	s := clip(l.Func, MaxShownValue)
 	switch {
 	case l.File != "" && l.Pos.Line > 0:
-		s += fmt.Sprintf(" at %s:%d:%d", l.File, l.Pos.Line, l.Pos.Col)
+		s += fmt.Sprintf(" at %s:%d:%d", clip(l.File, MaxShownValue), l.Pos.Line, l.Pos.Col)
 	case l.Pos.Line > 0:
 		s += fmt.Sprintf(" at %d:%d", l.Pos.Line, l.Pos.Col)
 	}
@@ -37,7 +38,11 @@ func (l Location) String() string {
 // division by zero, index out of bounds, a failed contract, a capability
 // handler error, a deadlock… (language-conventions "Runtime errors").
 // Error returns the message alone, e.g. `division by zero`; Location says
-// where it happened.
+// where it happened. User data in messages is cut (MaxShownValue per value,
+// MaxShownMessage per message). An internal failure — a value of a kind the
+// checker rules out (a malformed module), a VM or handler bug — is
+// `internal error in main at 3:5`, with no Go runtime text; its detail is
+// written to Options.Debug.
 type RuntimeError struct {
 	Msg string
 	Location

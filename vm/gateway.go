@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"strconv"
+	"unsafe"
 
 	"github.com/axpool/axpool/policy"
 )
@@ -127,23 +128,30 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// eventOverhead approximates an Event's own bytes for memory accounting.
-const eventOverhead = 160
+// eventSize is an Event's own bytes in the event log's backing array.
+const eventSize = int64(unsafe.Sizeof(Event{}))
 
 // logEvent appends e to the event log (counted always, kept up to
-// MaxEvents).
+// MaxEvents). The log's memory is its backing array (capacity, not length)
+// plus the values its events hold; it is charged as the log grows.
 func (m *machine) logEvent(e Event) {
 	m.eventCount++
 	if len(m.events) >= m.maxEvents {
 		return
 	}
-	size := int64(eventOverhead) + e.Value.heapSize()
+	size := e.Value.heapSize()
 	for _, a := range e.Args {
 		size += a.MemSize()
 	}
+	if len(m.events) == cap(m.events) {
+		old := cap(m.events)
+		m.events = append(m.events, e)
+		size += int64(cap(m.events)-old) * eventSize
+	} else {
+		m.events = append(m.events, e)
+	}
 	m.eventBytes += size
 	m.memCharged += size
-	m.events = append(m.events, e)
 }
 
 // authorize applies the policy and the per-run budget to one use of c.
@@ -182,10 +190,10 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 		if cerr := m.checkClock(); cerr != nil {
 			return Value{}, cerr
 		}
-		return Value{}, rtErr("capability error: " + err.Error())
+		return Value{}, rtErr("capability error: " + clip(err.Error(), MaxShownMessage))
 	}
 	if err := checkEffectResult(e, own, r); err != nil {
-		return Value{}, rtErr("capability error: " + err.Error())
+		return Value{}, rtErr("capability error: " + clip(err.Error(), MaxShownMessage))
 	}
 	if err := m.chargeValue(r); err != nil {
 		return Value{}, err
@@ -242,7 +250,7 @@ func checkEffectResult(e Effect, args []Value, r Value) error {
 		ok = r.k == KindUnit
 	}
 	if !ok {
-		return fmt.Errorf("handler returned an invalid result for %s: %s", e.Name(), r)
+		return fmt.Errorf("handler returned an invalid result for %s: %s", e.Name(), r.ShortString(MaxShownValue))
 	}
 	return nil
 }
@@ -270,22 +278,29 @@ func (m *machine) emitUI(v Value, log bool) error {
 	return nil
 }
 
-// spawn starts f as a new actor (SPAWN).
+// spawn starts f as a new actor (SPAWN); it runs from the next round.
+// At most Limits.MaxActors actors may be live (not finished) at once,
+// the root included: one more is the runtime error
+// `actor limit exceeded (10000 live actors)`.
 func (m *machine) spawn(f *pfunc) (int64, error) {
 	if err := m.authorize(policy.ActorSpawn); err != nil {
 		return 0, err
 	}
-	if err := m.charge(actorOverhead + int64(max(64, f.frameSize*2))*slotSize); err != nil {
+	if len(m.actors)+1 >= m.maxActors {
+		return 0, rtErrf("actor limit exceeded (%d live actors)", m.maxActors)
+	}
+	if err := m.charge(actorOverhead + int64(actorStackSize(f))*slotSize); err != nil {
 		return 0, err
 	}
 	a := m.spawnActor(f)
-	m.live++
+	m.nextq = append(m.nextq, a)
 	m.logEvent(Event{Kind: EventActorSpawn, Actor: a.id, Function: f.name})
 	return a.id, nil
 }
 
-// send delivers msg to the mailbox of target (SEND). Messages to an actor
-// that does not exist or has finished are dropped.
+// send delivers msg to the mailbox of target (SEND) and wakes target if
+// it is blocked in RECEIVE. Messages to an actor that does not exist or
+// has finished are dropped.
 func (m *machine) send(from *actor, target, msg Value) error {
 	if target.k != KindActor {
 		panic(typeConfusion{"ActorId", target.k})
@@ -295,11 +310,11 @@ func (m *machine) send(from *actor, target, msg Value) error {
 	}
 	to := int64(target.n)
 	m.logEvent(Event{Kind: EventMessageSend, From: from.id, To: to, Value: msg})
-	if to < 0 || to >= int64(len(m.actors)) {
-		return nil
-	}
 	t := m.actors[to]
-	if t.state == actorDone {
+	if to == 0 && m.root.state != actorDone {
+		t = m.root
+	}
+	if t == nil {
 		return nil
 	}
 	if err := m.charge(msg.MemSize()); err != nil {
@@ -308,6 +323,7 @@ func (m *machine) send(from *actor, target, msg Value) error {
 	t.mail = append(t.mail, msg)
 	if t.state == actorBlocked {
 		t.state = actorRunnable
+		m.nextq = append(m.nextq, t)
 	}
 	return nil
 }

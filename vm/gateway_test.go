@@ -266,7 +266,7 @@ func TestActors(t *testing.T) {
 	b, _ := json.Marshal(res.Events)
 	want := `[{"event":"actor_spawn","actor_id":1,"function":"worker"},` +
 		`{"event":"message_send","from":0,"to":1,"payload":5},` +
-		`{"event":"scheduler_tick","round":0,"active_actor":1},` +
+		`{"event":"scheduler_tick","round":1,"active_actor":1},` +
 		`{"event":"message_receive","actor_id":1,"payload":5},` +
 		`{"event":"message_send","from":1,"to":0,"payload":10},` +
 		`{"event":"message_receive","actor_id":0,"payload":10}]`

@@ -68,6 +68,30 @@ type actor struct {
 	result Value
 }
 
+// popMessage removes the first pending message of a's mailbox. The
+// consumed prefix is reclaimed as it grows, so a mailbox that never drains
+// completely holds O(pending) slots, not O(messages ever received).
+func (a *actor) popMessage() {
+	a.mail[a.mhead] = Value{}
+	a.mhead++
+	switch {
+	case a.mhead == len(a.mail):
+		if cap(a.mail) > maxIdleMailbox {
+			a.mail = nil
+		} else {
+			a.mail = a.mail[:0]
+		}
+		a.mhead = 0
+	case a.mhead >= 16 && 2*a.mhead >= len(a.mail):
+		n := copy(a.mail, a.mail[a.mhead:])
+		clear(a.mail[n:])
+		a.mail, a.mhead = a.mail[:n], 0
+	}
+}
+
+// maxIdleMailbox is the largest mailbox capacity kept once it is empty.
+const maxIdleMailbox = 256
+
 // machine is the state of one run.
 type machine struct {
 	ctx     context.Context
@@ -94,12 +118,20 @@ type machine struct {
 	maxWall      time.Duration
 	maxDepth     int
 
-	actors  []*actor
-	rr      int // index to start the next search at
-	prev    int // index of the last actor run (-1 before the first)
-	round   int64
-	live    int // actors not done
-	current *actor
+	// Actors (see schedule): root runs the entry function; actors maps
+	// the id of every other actor not done (created on the first spawn),
+	// so finished actors are dropped and their ids never reused;
+	// runq[rhead:] holds the actors still to run in this round, nextq
+	// those of the next round.
+	root      *actor
+	actors    map[int64]*actor
+	nextID    int64
+	runq      []*actor
+	rhead     int
+	nextq     []*actor
+	round     int64
+	maxActors int
+	current   *actor
 
 	ui        []Value
 	uiBytes   int64 // logical memory of ui
@@ -160,7 +192,8 @@ func Run(ctx context.Context, mod *Module, opts Options) (res *Result, err error
 	}()
 	root := m.spawnActor(entry)
 	copy(root.stack, opts.Args)
-	m.live = 1
+	m.root = root
+	m.runq = append(m.runq, root)
 	v, err := m.schedule()
 	if err != nil {
 		return m.result(Value{}), err
@@ -198,7 +231,11 @@ func newMachine(ctx context.Context, p *prepared, opts *Options) *machine {
 	m := &machine{
 		ctx: ctx, done: ctx.Done(), p: p, funcs: p.funcs, consts: p.consts, opts: opts,
 		policy: opts.Policy, handler: opts.Handler, start: time.Now(),
-		maxWall: opts.Limits.MaxWall, maxOutput: opts.Limits.MaxOutput, prev: -1,
+		maxWall: opts.Limits.MaxWall, maxOutput: opts.Limits.MaxOutput,
+	}
+	m.maxActors = opts.Limits.MaxActors
+	if m.maxActors <= 0 {
+		m.maxActors = DefaultMaxActors
 	}
 	if m.handler == nil {
 		m.handler = MockHandler{}
@@ -260,22 +297,43 @@ func (m *machine) result(v Value) *Result {
 }
 
 // internalError converts a recovered panic (a type confusion from a
-// malformed module, or a VM bug) into a RuntimeError.
+// malformed module, a VM or handler bug) into a RuntimeError located at
+// the current actor's saved position (every instruction that calls out of
+// the dispatch loop saves it first).
 func (m *machine) internalError(r any) error {
-	var msg string
+	var detail string
 	switch x := r.(type) {
 	case typeConfusion:
-		msg = fmt.Sprintf("internal error: expected %s, got %s", x.want, x.got)
+		detail = "expected " + x.want + ", got " + x.got.String()
 	default:
-		msg = fmt.Sprintf("internal error: %v", r)
+		detail = fmt.Sprint(r)
 	}
-	e := rtErr(msg)
 	var loc Location
 	if a := m.current; a != nil && a.fn != nil {
 		loc = m.location(a.fn, a.pc)
 	}
+	e := m.internalErr(loc, detail)
 	setErrorContext(e, loc, m.steps)
 	return e
+}
+
+// internalErr is the runtime error of an internal failure at loc — a value
+// of a kind the checker rules out (a malformed module), a VM or handler
+// bug. The message names only the place, `internal error in main at 3:5`,
+// never Go runtime text; the detail (cut to MaxShownMessage bytes) is
+// written to Options.Debug, outside the debug budget.
+func (m *machine) internalErr(loc Location, detail string) *RuntimeError {
+	msg := "internal error"
+	if loc.Func != "" {
+		msg += " in " + clip(loc.Func, MaxShownValue)
+		if loc.Pos.Line > 0 {
+			msg += " at " + strconv.Itoa(int(loc.Pos.Line)) + ":" + strconv.Itoa(int(loc.Pos.Col))
+		}
+	}
+	if m.debug != nil {
+		_, _ = io.WriteString(m.debug, msg+": "+clip(detail, MaxShownMessage)+"\n")
+	}
+	return rtErr(msg)
 }
 
 func (m *machine) location(fn *pfunc, pc int) Location {
@@ -286,27 +344,44 @@ func (m *machine) location(fn *pfunc, pc int) Location {
 	return loc
 }
 
-// spawnActor creates an actor that will run f (with Unit locals).
+// actorStackSize is the initial operand-stack length of an actor running
+// f (it grows on deep calls, see growStack).
+func actorStackSize(f *pfunc) int { return max(16, f.frameSize*2) }
+
+// spawnActor creates an actor that will run f (with Unit locals) under the
+// next id and registers it as live unless it is the root; the caller
+// queues it.
 func (m *machine) spawnActor(f *pfunc) *actor {
-	size := max(64, f.frameSize*2)
-	a := &actor{id: int64(len(m.actors)), fn: f, stack: make([]Value, size), sp: f.numLocals}
-	m.actors = append(m.actors, a)
+	a := &actor{id: m.nextID, fn: f, stack: make([]Value, actorStackSize(f)), sp: f.numLocals}
+	m.nextID++
+	if a.id != 0 {
+		if m.actors == nil {
+			m.actors = map[int64]*actor{}
+		}
+		m.actors[a.id] = a
+	}
 	return a
 }
 
-// schedule runs the actors round-robin until the root returns.
+// schedule runs the actors until the root returns. Scheduling is
+// deterministic round-robin (LANGUAGE.md "Actors"): a round runs, one
+// slice each and in order, the actors that were runnable when it began;
+// an actor that yields, a newly spawned actor and a blocked actor that
+// receives a message join the next round, in that order of events.
+// Picking an actor is O(1) amortised and finished actors are dropped, so
+// the cost per step does not grow with the number of actors ever spawned.
 func (m *machine) schedule() (Value, error) {
 	for {
 		a := m.pickRunnable()
 		if a == nil {
-			root := m.actors[0]
+			root := m.root
 			e := rtErr("deadlock: all actors blocked with no pending messages")
 			setErrorContext(e, m.location(root.fn, root.pc), m.steps)
 			return Value{}, e
 		}
 		m.current = a
 		m.sliceEnd = m.steps + m.slice
-		if m.live > 1 {
+		if len(m.actors) > 0 {
 			m.logEvent(Event{Kind: EventSchedulerTick, Round: m.round, Actor: a.id})
 		}
 		m.rebound()
@@ -320,33 +395,34 @@ func (m *machine) schedule() (Value, error) {
 		switch stop {
 		case stopDone:
 			a.state = actorDone
-			m.live--
-			if a.id == 0 {
+			if a == m.root {
 				return a.result, nil
 			}
-			a.stack, a.frames, a.mail = nil, nil, nil
+			delete(m.actors, a.id)
+			a.stack, a.frames, a.mail, a.result = nil, nil, nil, Value{}
 		case stopBlocked:
 			a.state = actorBlocked
+		default:
+			m.nextq = append(m.nextq, a)
 		}
 	}
 }
 
-// pickRunnable returns the next runnable actor after the last one run, in
-// creation order. A new round starts whenever the choice wraps around.
+// pickRunnable returns the next actor of this round, starting the next
+// round when this one is over, or nil when no actor is runnable.
 func (m *machine) pickRunnable() *actor {
-	n := len(m.actors)
-	for k := 0; k < n; k++ {
-		i := (m.rr + k) % n
-		if m.actors[i].state == actorRunnable {
-			if i <= m.prev {
-				m.round++
-			}
-			m.prev = i
-			m.rr = (i + 1) % n
-			return m.actors[i]
+	if m.rhead == len(m.runq) {
+		if len(m.nextq) == 0 {
+			return nil
 		}
+		m.runq, m.nextq = m.nextq, m.runq[:0]
+		m.rhead = 0
+		m.round++
 	}
-	return nil
+	a := m.runq[m.rhead]
+	m.runq[m.rhead] = nil
+	m.rhead++
+	return a
 }
 
 // rebound computes the next step boundary.
@@ -417,7 +493,7 @@ func (m *machine) traceInstr(a *actor) {
 	in := &a.fn.code[a.pc]
 	var sb strings.Builder
 	sb.WriteByte('[')
-	sb.WriteString(a.fn.name)
+	sb.WriteString(clip(a.fn.name, MaxShownValue))
 	sb.WriteByte(':')
 	sb.WriteString(strconv.Itoa(a.pc))
 	sb.WriteString("] ")
@@ -441,6 +517,10 @@ func operands(op Opcode, a, b int32) []int32 {
 		return []int32{a, b}
 	case CALL_VALUE:
 		return []int32{b}
+	case RECEIVE:
+		if a != 0 {
+			return []int32{a}
+		}
 	}
 	return nil
 }
@@ -479,6 +559,8 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 		in     *pinstr
 		op     Opcode
 		errPC  int
+		cwant  string // what a confused instruction expected (goto confused)
+		cgot   Kind
 	)
 	// The registers are written back to a (SAVE below) before anything
 	// that may look at the actor's state: memory measurement, errors,
@@ -617,7 +699,11 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			pc++
 
 		case CONCAT:
-			x, y := stack[sp-2].str(), stack[sp-1].str()
+			if stack[sp-2].k != KindString || stack[sp-1].k != KindString {
+				cwant, cgot = "String", otherKind(KindString, stack[sp-2].k, stack[sp-1].k)
+				goto confused
+			}
+			x, y := stack[sp-2].AsString(), stack[sp-1].AsString()
 			switch {
 			case len(y) == 0:
 			case len(x) == 0:
@@ -678,19 +764,35 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			sp--
 			pc++
 		case LT_STR:
-			stack[sp-2] = Bool(stack[sp-2].str() < stack[sp-1].str())
+			if stack[sp-2].k != KindString || stack[sp-1].k != KindString {
+				cwant, cgot = "String", otherKind(KindString, stack[sp-2].k, stack[sp-1].k)
+				goto confused
+			}
+			stack[sp-2] = Bool(stack[sp-2].AsString() < stack[sp-1].AsString())
 			sp--
 			pc++
 		case LE_STR:
-			stack[sp-2] = Bool(stack[sp-2].str() <= stack[sp-1].str())
+			if stack[sp-2].k != KindString || stack[sp-1].k != KindString {
+				cwant, cgot = "String", otherKind(KindString, stack[sp-2].k, stack[sp-1].k)
+				goto confused
+			}
+			stack[sp-2] = Bool(stack[sp-2].AsString() <= stack[sp-1].AsString())
 			sp--
 			pc++
 		case GT_STR:
-			stack[sp-2] = Bool(stack[sp-2].str() > stack[sp-1].str())
+			if stack[sp-2].k != KindString || stack[sp-1].k != KindString {
+				cwant, cgot = "String", otherKind(KindString, stack[sp-2].k, stack[sp-1].k)
+				goto confused
+			}
+			stack[sp-2] = Bool(stack[sp-2].AsString() > stack[sp-1].AsString())
 			sp--
 			pc++
 		case GE_STR:
-			stack[sp-2] = Bool(stack[sp-2].str() >= stack[sp-1].str())
+			if stack[sp-2].k != KindString || stack[sp-1].k != KindString {
+				cwant, cgot = "String", otherKind(KindString, stack[sp-2].k, stack[sp-1].k)
+				goto confused
+			}
+			stack[sp-2] = Bool(stack[sp-2].AsString() >= stack[sp-1].AsString())
 			sp--
 			pc++
 		case NOT:
@@ -752,15 +854,16 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			nargs := int(in.b)
 			fv := stack[sp-nargs-1]
 			if fv.k != KindFn {
-				panic(typeConfusion{"FnRef", fv.k})
+				cwant, cgot = "FnRef", fv.k
+				goto confused
 			}
 			if fv.n >= uint64(len(m.funcs)) {
-				err, errPC = rtErrf("internal error: function reference %d out of range", fv.n), pc
+				err, errPC = m.internalErr(m.location(fn, pc), "function reference "+strconv.FormatUint(fv.n, 10)+" out of range"), pc
 				goto fail
 			}
 			callee := m.funcs[fv.n]
 			if callee.numParams != nargs {
-				err, errPC = rtErrf("function `%s` takes %d arguments, got %d", callee.name, callee.numParams, nargs), pc
+				err, errPC = rtErrf("function `%s` takes %d arguments, got %d", clip(callee.name, MaxShownValue), callee.numParams, nargs), pc
 				goto fail
 			}
 			if len(a.frames)+2 > m.maxDepth {
@@ -844,17 +947,31 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			pc++
 
 		case FIELD:
-			stack[sp-1] = stack[sp-1].rec().fields[in.a]
+			v := stack[sp-1]
+			if v.k != KindRecord || uint(in.a) >= uint(len((*recordObj)(v.p).fields)) {
+				cwant, cgot = "a record with field "+itoa(int(in.a)), v.k
+				goto confused
+			}
+			stack[sp-1] = (*recordObj)(v.p).fields[in.a]
 			pc++
 		case VFIELD:
-			stack[sp-1] = stack[sp-1].enum().fields[in.a]
+			v := stack[sp-1]
+			if v.k != KindEnum || uint(in.a) >= uint(len((*enumObj)(v.p).fields)) {
+				cwant, cgot = "a struct variant with field "+itoa(int(in.a)), v.k
+				goto confused
+			}
+			stack[sp-1] = (*enumObj)(v.p).fields[in.a]
 			pc++
 		case PAYLOAD:
 			v := stack[sp-1]
-			if v.k == KindEnum {
+			switch {
+			case v.k == KindEnum:
 				stack[sp-1] = (*enumObj)(v.p).payload
-			} else {
-				stack[sp-1] = v.box().v
+			case (v.k == KindOption || v.k == KindResult) && v.p != nil:
+				stack[sp-1] = (*boxObj)(v.p).v
+			default:
+				cwant, cgot = "a value with a payload", v.k
+				goto confused
 			}
 			pc++
 
@@ -867,7 +984,8 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			case KindOption, KindResult, KindBool:
 				tag = int(v.n)
 			default:
-				panic(typeConfusion{"a tagged value", v.k})
+				cwant, cgot = "a tagged value", v.k
+				goto confused
 			}
 			if tag != int(in.b) {
 				pc = int(in.a)
@@ -885,7 +1003,12 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			goto fail
 
 		case FOR_NEXT:
-			lo := stack[base+int(in.a)].list()
+			lv := stack[base+int(in.a)]
+			if lv.k != KindList {
+				cwant, cgot = "List", lv.k
+				goto confused
+			}
+			lo := (*listObj)(lv.p)
 			idx := &stack[base+int(in.a)+1]
 			if idx.n < uint64(len(lo.elems)) {
 				stack[sp] = lo.elems[idx.n]
@@ -931,15 +1054,21 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 				return stopBlocked, nil
 			}
 			msg := a.mail[a.mhead]
-			a.mail[a.mhead] = Value{}
-			a.mhead++
-			if a.mhead == len(a.mail) {
-				a.mail, a.mhead = a.mail[:0], 0
+			if in.a != 0 {
+				if e := m.checkMessage(msg, m.p.specs[in.a-1]); e != nil {
+					err, errPC = e, pc
+					goto fail
+				}
 			}
+			a.popMessage()
 			m.logEvent(Event{Kind: EventMessageReceive, Actor: a.id, Value: msg})
 			stack[sp] = msg
 			sp++
 			pc++
+			if m.force {
+				m.boundary -= left
+				left = 0
+			}
 
 		case ASSERT:
 			sp--
@@ -1109,7 +1238,12 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 				op = in.base
 				goto dispatch
 			}
-			lo := stack[base+int(in.a)].list()
+			lv := stack[base+int(in.a)]
+			if lv.k != KindList {
+				cwant, cgot = "List", lv.k
+				goto confused
+			}
+			lo := (*listObj)(lv.p)
 			idx := &stack[base+int(in.a)+1]
 			if idx.n < uint64(len(lo.elems)) {
 				left--
@@ -1120,16 +1254,27 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 				pc = int(in.b)
 			}
 		default:
-			err, errPC = rtErrf("internal error: unknown opcode %d", op), pc
+			err, errPC = m.internalErr(m.location(fn, pc), "unknown opcode "+itoa(int(op))), pc
 			goto fail
 		}
 	}
+confused:
+	err, errPC = m.internalErr(m.location(fn, pc), "expected "+cwant+", got "+cgot.String()), pc
 fail:
 	pc = errPC
 	a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
 	m.steps = m.boundary - left
 	setErrorContext(err, m.location(fn, errPC), m.steps)
 	return 0, err
+}
+
+// otherKind returns x unless it is want, else y: the kind that confused an
+// instruction with two operands of kind want.
+func otherKind(want, x, y Kind) Kind {
+	if x != want {
+		return x
+	}
+	return y
 }
 
 // heavyBytes is the size above which an instruction's work triggers an
@@ -1167,7 +1312,9 @@ func divInt(op Opcode, x, y int64) (int64, error) {
 }
 
 // contractError builds the message of a failed requires/ensures
-// (LANGUAGE.md "Contracts").
+// (LANGUAGE.md "Contracts"). Each argument is shown with at most
+// MaxShownValue bytes and the whole counterexample with about
+// MaxShownMessage; cut values end with "…".
 func contractError(fn *pfunc, kind, index int32, params []Value) *RuntimeError {
 	var sb strings.Builder
 	what := "precondition"
@@ -1175,12 +1322,19 @@ func contractError(fn *pfunc, kind, index int32, params []Value) *RuntimeError {
 	if kind == AssertEnsures {
 		what, contract = "postcondition", "ensures"
 	}
-	fmt.Fprintf(&sb, "%s %d failed in `%s` [counterexample: (", what, index+1, fn.name)
+	fmt.Fprintf(&sb, "%s %d failed in `%s` [counterexample: (", what, index+1, clip(fn.name, MaxShownValue))
+	left := MaxShownMessage
 	for i, p := range params {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
-		p.display(&sb)
+		if left <= 0 {
+			sb.WriteString("…")
+			break
+		}
+		s := p.ShortString(min(MaxShownValue, left))
+		left -= len(s)
+		sb.WriteString(s)
 	}
 	sb.WriteString(")]")
 	return &RuntimeError{Msg: sb.String(), Contract: contract}

@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -334,11 +335,68 @@ func TestMaxStackComputed(t *testing.T) {
 
 func TestInternalErrorOnTypeConfusion(t *testing.T) {
 	// FIELD on an Int: the checker rules it out; the VM must fail cleanly.
+	// The message names only the place; the detail goes to Debug.
 	m := module([]Value{Int(1)}, fn("main", 0, 0, code("CONST 0; FIELD 0; RET")))
-	_, err := run(t, m, Options{})
+	var debug bytes.Buffer
+	res, err := run(t, m, Options{Debug: &debug})
 	var re *RuntimeError
-	if !errors.As(err, &re) || re.Msg != "internal error: expected Record, got Int" {
+	if !errors.As(err, &re) || re.Msg != "internal error in main at 2:1" || re.Steps != 2 || res.Steps != 2 {
 		t.Fatalf("err = %v", err)
+	}
+	if got := debug.String(); got != "internal error in main at 2:1: expected a record with field 0, got Int\n" {
+		t.Fatalf("debug %q", got)
+	}
+}
+
+// Instructions that meet values of kinds the checker rules out, or records
+// and enums without the field they name (which used to reach Go runtime
+// errors such as "index out of range [2] with length 1"), fail with an
+// internal error at the failing instruction, never Go runtime text.
+func TestConfusedInstructions(t *testing.T) {
+	point := NewRecord(pointT, Int(1), Int(2))
+	circle := NewEnum(shapeT, 1, Float(1))
+	cases := []struct {
+		name   string
+		consts []Value
+		code   string
+		locals int
+		detail string
+	}{
+		{"field out of range", []Value{point}, "CONST 0; FIELD 5; RET", 0, "expected a record with field 5, got Record"},
+		{"field of enum", []Value{circle}, "CONST 0; FIELD 0; RET", 0, "expected a record with field 0, got Enum"},
+		{"vfield of tuple variant", []Value{circle}, "CONST 0; VFIELD 1; RET", 0, "expected a struct variant with field 1, got Enum"},
+		{"payload of None", []Value{Int(1)}, "NONE; PAYLOAD; RET", 0, "expected a value with a payload, got Option"},
+		{"payload of Int", []Value{Int(1)}, "CONST 0; PAYLOAD; RET", 0, "expected a value with a payload, got Int"},
+		{"test tag of Int", []Value{Int(1)}, "CONST 0; TEST_TAG 2 0; RET", 0, "expected a tagged value, got Int"},
+		{"call of Int", []Value{Int(1)}, "CONST 0; CALL_VALUE 0 0; RET", 0, "expected FnRef, got Int"},
+		{"for over Int", []Value{Int(1)}, "CONST 0; STORE 0; FOR_NEXT 0 4; POP; UNIT; RET", 2, "expected List, got Int"},
+		{"concat of Int", []Value{Int(1), Str("a")}, "CONST 1; CONST 0; CONCAT; RET", 0, "expected String, got Int"},
+		{"string compare of Int", []Value{Int(1), Str("a")}, "CONST 0; CONST 1; LT_STR; RET", 0, "expected String, got Int"},
+		{"map key of Int", []Value{Int(1)}, "CONST 0; CONST 0; MAKE_MAP 1; RET", 0, "expected String, got Int"},
+		{"builtin on Int", []Value{Int(1)}, "CONST 0; BUILTIN 0 1; RET", 0, "expected List, got Int"},
+		{"send to String", []Value{Str("a")}, "CONST 0; CONST 0; SEND; RET", 0, "expected ActorId, got String"},
+	}
+	for _, fused := range []bool{true, false} {
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				fusionEnabled = fused
+				defer func() { fusionEnabled = true }()
+				var debug bytes.Buffer
+				_, err := run(t, typedModule(c.consts, fn("main", 0, c.locals, code(c.code))), Options{Debug: &debug})
+				var re *RuntimeError
+				if !errors.As(err, &re) || !strings.HasPrefix(re.Msg, "internal error in main at ") {
+					t.Fatalf("err = %v", err)
+				}
+				want := re.Msg + ": " + c.detail + "\n"
+				if debug.String() != want {
+					t.Fatalf("debug %q, want %q", debug.String(), want)
+				}
+				at := fmt.Sprintf("internal error in main at %d:1", re.PC+1)
+				if re.Msg != at || re.Func != "main" {
+					t.Fatalf("%q at %s pc %d", re.Msg, re.Location, re.PC)
+				}
+			})
+		}
 	}
 }
 
@@ -415,13 +473,20 @@ func TestHostileModules(t *testing.T) {
 	m := module([]Value{FnRef(99)}, fn("main", 0, 0, code("CONST 0; CALL_VALUE 0 0; RET")))
 	_, err = run(t, m, Options{})
 	var re *RuntimeError
-	if !errors.As(err, &re) || re.Msg != "internal error: function reference 99 out of range" {
+	if !errors.As(err, &re) || re.Msg != "internal error in main at 2:1" {
 		t.Fatalf("err = %v", err)
 	}
-	// A panicking handler is contained.
-	h := funcHandler(func(context.Context, Effect, []Value) (Value, error) { panic("handler bug") })
-	_, err = run(t, capModule(ENowMs, nil, policy.TimeNow), Options{Handler: h})
-	if !errors.As(err, &re) || re.Msg != "internal error: handler bug" {
+	// A panicking handler is contained; its panic text goes to Debug only.
+	h := funcHandler(func(context.Context, Effect, []Value) (Value, error) {
+		var s []int
+		return Int(int64(s[3])), nil // a Go runtime error
+	})
+	var debug bytes.Buffer
+	_, err = run(t, capModule(ENowMs, nil, policy.TimeNow), Options{Handler: h, Debug: &debug})
+	if !errors.As(err, &re) || re.Msg != "internal error in main at 1:1" || re.Func != "main" || re.Pos.Line != 1 {
 		t.Fatalf("err = %v", err)
+	}
+	if got := debug.String(); got != "internal error in main at 1:1: runtime error: index out of range [3] with length 0\n" {
+		t.Fatalf("debug %q", got)
 	}
 }

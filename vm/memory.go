@@ -1,6 +1,9 @@
 package vm
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // Memory accounting (LANGUAGE.md "Limits every run has": bytes held by live
 // values, checked as values are built).
@@ -10,13 +13,22 @@ import "fmt"
 // charges the bytes of each new allocation before making it; while the sum
 // of charges since the last measurement stays under the limit nothing else
 // happens. When it would exceed the limit, the machine measures the live
-// size exactly — the sum of MemSize over its roots: every actor's operand
-// stack and locals, mailboxes, ui_output and the event log, which is O(roots)
-// since sizes are cached in the values — resets the charge to it, and fails
+// size exactly — the sum of MemSize over its roots: every live actor's
+// operand stack, locals, frames and mailbox, ui_output and the event log,
+// which is O(roots) since sizes are cached in the values — resets the
+// charge to it, and fails
 // with `memory limit of N MB exceeded` if the live size plus the new
 // allocation is still over the limit. A single value larger than the limit
 // is refused outright. So the memory a run holds never exceeds the limit by
 // more than one allocation's bookkeeping, and no value is built that would.
+//
+// For that to hold, nothing the measure does not count may stay reachable:
+// the measure clears dead stack slots (actor.memSize); finished actors are
+// dropped; a mailbox reclaims its consumed prefix (actor.popMessage);
+// string built-ins never return a proper substring that shares its parent's
+// bytes (builtins.go substr); list_tail and in-place list_push bound what a
+// list's backing array holds beyond the list (listTail, listPush); the
+// event log is charged for its backing array.
 
 // actorOverhead approximates an actor's fixed Go memory.
 const actorOverhead = 256
@@ -49,23 +61,44 @@ func (m *machine) chargeValue(v Value) error {
 	return m.charge(s)
 }
 
-// measure returns the live logical size of the run's roots.
+// measure returns the live logical size of the run's roots: ui_output, the
+// event log, and for every live actor its fixed overhead, frames, operand
+// stack (all of its slots, locals included), the values below its stack
+// pointer and its mailbox (slots and pending messages). It is O(live
+// actors + their stack and mailbox slots), never O(actors ever spawned).
+//
+// Slots at or above an actor's stack pointer are dead (a callee's locals
+// are cleared by CALL and operands are written before they are read), but
+// they may still refer to values built earlier; measure clears them so
+// that memory it does not count is not kept reachable either.
 func (m *machine) measure() int64 {
-	total := m.uiBytes + m.eventBytes
+	total := m.uiBytes + m.eventBytes + m.root.memSize()
 	for _, a := range m.actors {
-		if a.state == actorDone && a.id != 0 {
-			continue
-		}
-		total += actorOverhead + int64(len(a.stack))*slotSize + int64(cap(a.frames))*16
-		for i := 0; i < a.sp && i < len(a.stack); i++ {
-			total += a.stack[i].heapSize()
-		}
-		for _, v := range a.mail[a.mhead:] {
-			total += v.MemSize()
-		}
+		total += a.memSize()
+	}
+	if m.root.state == actorDone {
+		total += m.root.result.MemSize()
 	}
 	return total
 }
+
+// memSize is the live logical size of a (see measure); it clears a's dead
+// stack slots.
+func (a *actor) memSize() int64 {
+	total := actorOverhead + int64(len(a.stack)+cap(a.mail))*slotSize + int64(cap(a.frames))*frameBytes
+	sp := min(a.sp, len(a.stack))
+	for i := range sp {
+		total += a.stack[i].heapSize()
+	}
+	clear(a.stack[sp:])
+	for _, v := range a.mail[a.mhead:] {
+		total += v.heapSize()
+	}
+	return total
+}
+
+// frameBytes is the size of one saved frame.
+const frameBytes = int64(unsafe.Sizeof(frame{}))
 
 func (m *machine) sampleMemory() {
 	m.memPeak = max(m.memPeak, m.measure())

@@ -21,6 +21,12 @@ type Module struct {
 	Entry int
 	// Files lists the source file names referred to by Function.File.
 	Files []string
+	// TypeSpecs holds the static types checked at run time: the A operand
+	// k > 0 of RECEIVE checks the message against TypeSpecs[k-1]
+	// (opcode.go, typespec.go). Prepare verifies every entry (errors name
+	// the entry by its operand number k: `type spec k: …`). Specs may
+	// share sub-specs, within and across entries.
+	TypeSpecs []*TypeSpec
 
 	// prep caches the verified, fused execution data built by Prepare on
 	// first use (prepare.go). A Module must not be copied after it is run.

@@ -125,6 +125,14 @@ const (
 	SPAWN   // → ActorId ; start Module.Functions[A] (no parameters) as an actor
 	SEND    // target msg → () ; deliver msg to actor target
 	RECEIVE // → msg ; next message of the current actor (blocks the actor when empty)
+	//         A = 0: the message is not checked. A = k > 0: the message must be
+	//         a value of the static type Module.TypeSpecs[k-1] (typespec.go):
+	//         same kind, records and enums of that very TypeDesc, elements of
+	//         lists, maps, options and results checked deeply, KindAny
+	//         accepting anything; otherwise the runtime error
+	//         `receive: expected a message of type Int, got String`
+	//         (`… type Job, got Point` for user types). Prepare rejects
+	//         A < 0 or A > len(TypeSpecs).
 
 	// Contracts. ASSERT: b → ; if !b, contract violation. A = kind
 	// (AssertRequires, AssertEnsures), B = 0-based clause index. The message is

@@ -83,6 +83,7 @@ type prepared struct {
 	mod    *Module
 	funcs  []*pfunc
 	consts []Value
+	specs  []*TypeSpec // Module.TypeSpecs as verified
 	err    error
 }
 
@@ -148,6 +149,11 @@ func buildPrepared(m *Module) *prepared {
 			p.err = &BytecodeError{Msg: fmt.Sprintf("type %d (%s) has ID %d", i, t.Name, t.ID)}
 			return p
 		}
+	}
+	p.specs = append([]*TypeSpec(nil), m.TypeSpecs...)
+	if err := verifyTypeSpecs(m); err != nil {
+		p.err = err
+		return p
 	}
 	p.funcs = make([]*pfunc, len(m.Functions))
 	for i, f := range m.Functions {
@@ -378,6 +384,9 @@ func verify(m *Module, pf *pfunc) error {
 		case SEND:
 			po, pu = 2, 1
 		case RECEIVE:
+			if a < 0 || int(a) > len(m.TypeSpecs) {
+				return bad(pc, "RECEIVE type spec %d out of range", a)
+			}
 			pu = 1
 		case ASSERT:
 			if a != AssertRequires && a != AssertEnsures {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -75,6 +76,9 @@ type (
 		tail  *listTail
 		size  int64
 		depth int32
+		// hidden counts the bytes of the elements before elems in its
+		// backing array (dropped by list_tail), reachable but not counted.
+		hidden int64
 	}
 	mapObj struct {
 		root *mnode // persistent AVL tree (mapnode.go); nil when empty
@@ -96,10 +100,14 @@ type (
 )
 
 // listTail records how many slots of a shared backing array are in use and
-// which run may append to it in place.
+// which run may append to it in place, and bounds what in-place appends may
+// add: budget is the size of the list that created the array, pinned the
+// heap bytes appended in place since (see listPush).
 type listTail struct {
-	used  int
-	owner *runToken
+	used   int
+	owner  *runToken
+	budget int64
+	pinned int64
 }
 
 // Overheads (bytes) charged per heap object on top of its slots, roughly the
@@ -141,6 +149,10 @@ func Float(f float64) Value { return Value{k: KindFloat, n: math.Float64bits(f)}
 
 // Str returns a String value. It does not copy or allocate.
 func Str(s string) Value {
+	if len(s) == 0 {
+		// An empty part of a larger string must not keep it reachable.
+		return Value{k: KindString}
+	}
 	return Value{k: KindString, n: uint64(len(s)), p: unsafe.Pointer(unsafe.StringData(s))}
 }
 
@@ -639,115 +651,218 @@ func sameType(a, b *TypeDesc) bool {
 // `Point { x: 1, y: 2 }`, `Color::Red`, `Shape::Circle(1.5)`,
 // `Shape::Rect { w: 1, h: 2 }`, `Actor#1`, `Fn#3`.
 func (v Value) String() string {
-	var sb strings.Builder
-	v.display(&sb)
-	return sb.String()
+	w := dispWriter{left: -1}
+	v.display(&w)
+	return w.sb.String()
 }
 
-func (v Value) display(sb *strings.Builder) {
+// ShortString returns v's display form cut to at most limit bytes (on a
+// UTF-8 boundary) followed by "…" when it is longer; a String value keeps
+// its closing quote (`"abc…"`). It does O(limit) work whatever v's size,
+// so it is safe for values of any size in error messages (runtime errors
+// show values with limit MaxShownValue).
+func (v Value) ShortString(limit int) string {
+	limit = max(limit, 0)
+	if v.k == KindString {
+		s := v.str()
+		if len(s) <= limit {
+			return "\"" + s + "\""
+		}
+		return "\"" + s[:runeCut(s, limit)] + "…\""
+	}
+	w := dispWriter{left: limit}
+	v.display(&w)
+	if w.cut {
+		w.sb.WriteString("…")
+	}
+	return w.sb.String()
+}
+
+// Limits on user data shown in runtime error messages (contract
+// counterexamples, guard messages, handler errors, type names).
+const (
+	// MaxShownValue bounds the display of one value or name, in bytes
+	// (plus the "…" that marks a cut).
+	MaxShownValue = 100
+	// MaxShownMessage bounds the user data of one message, in bytes: a
+	// contract counterexample shows its arguments up to this total.
+	MaxShownMessage = 1024
+)
+
+// clip returns s cut to at most limit bytes on a UTF-8 boundary, with "…"
+// appended when it was longer.
+func clip(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	return s[:runeCut(s, limit)] + "…"
+}
+
+// runeCut returns the largest index <= n (n < len(s)) that starts a rune.
+func runeCut(s string, n int) int {
+	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return n
+}
+
+// dispWriter accumulates a display form under a byte budget (left < 0:
+// unlimited). Once the budget is spent it records the cut and ignores all
+// further writes, and display stops walking the value.
+type dispWriter struct {
+	sb   strings.Builder
+	left int
+	cut  bool
+}
+
+func (w *dispWriter) writeString(s string) {
+	if w.cut {
+		return
+	}
+	if w.left < 0 {
+		w.sb.WriteString(s)
+		return
+	}
+	if len(s) <= w.left {
+		w.sb.WriteString(s)
+		w.left -= len(s)
+		return
+	}
+	w.sb.WriteString(s[:runeCut(s, w.left)])
+	w.left = 0
+	w.cut = true
+}
+
+func (w *dispWriter) writeByte(c byte) {
+	if w.cut {
+		return
+	}
+	if w.left == 0 {
+		w.cut = true
+		return
+	}
+	w.sb.WriteByte(c)
+	if w.left > 0 {
+		w.left--
+	}
+}
+
+func (v Value) display(w *dispWriter) {
+	if w.cut {
+		return
+	}
 	switch v.k {
 	case KindUnit:
-		sb.WriteString("()")
+		w.writeString("()")
 	case KindBool:
 		if v.n != 0 {
-			sb.WriteString("true")
+			w.writeString("true")
 		} else {
-			sb.WriteString("false")
+			w.writeString("false")
 		}
 	case KindInt:
-		sb.WriteString(strconv.FormatInt(int64(v.n), 10))
+		w.writeString(strconv.FormatInt(int64(v.n), 10))
 	case KindFloat:
-		sb.WriteString(FormatFloatDisplay(v.AsFloat()))
+		w.writeString(FormatFloatDisplay(v.AsFloat()))
 	case KindString:
-		sb.WriteByte('"')
-		sb.WriteString(v.str())
-		sb.WriteByte('"')
+		w.writeByte('"')
+		w.writeString(v.str())
+		w.writeByte('"')
 	case KindOption:
 		if v.n == 0 {
-			sb.WriteString("None")
+			w.writeString("None")
 			return
 		}
-		sb.WriteString("Some(")
-		v.box().v.display(sb)
-		sb.WriteByte(')')
+		w.writeString("Some(")
+		v.box().v.display(w)
+		w.writeByte(')')
 	case KindResult:
 		if v.n == 0 {
-			sb.WriteString("Ok(")
+			w.writeString("Ok(")
 		} else {
-			sb.WriteString("Err(")
+			w.writeString("Err(")
 		}
-		v.box().v.display(sb)
-		sb.WriteByte(')')
+		v.box().v.display(w)
+		w.writeByte(')')
 	case KindList:
-		sb.WriteByte('[')
+		w.writeByte('[')
 		for i, e := range v.list().elems {
-			if i > 0 {
-				sb.WriteString(", ")
+			if w.cut {
+				return
 			}
-			e.display(sb)
+			if i > 0 {
+				w.writeString(", ")
+			}
+			e.display(w)
 		}
-		sb.WriteByte(']')
+		w.writeByte(']')
 	case KindMap:
-		sb.WriteByte('{')
+		w.writeByte('{')
 		i := 0
 		for k, val := range v.mapo().all() {
+			if w.cut {
+				return
+			}
 			if i > 0 {
-				sb.WriteString(", ")
+				w.writeString(", ")
 			}
 			i++
-			sb.WriteByte('"')
-			sb.WriteString(k)
-			sb.WriteString("\": ")
-			val.display(sb)
+			w.writeByte('"')
+			w.writeString(k)
+			w.writeString("\": ")
+			val.display(w)
 		}
-		sb.WriteByte('}')
+		w.writeByte('}')
 	case KindRecord:
 		o := v.rec()
-		sb.WriteString(o.typ.Name)
-		displayFields(sb, o.typ.Fields, o.fields)
+		w.writeString(o.typ.Name)
+		displayFields(w, o.typ.Fields, o.fields)
 	case KindEnum:
 		o := v.enum()
-		sb.WriteString(o.typ.Name)
-		sb.WriteString("::")
-		sb.WriteString(v.VariantName())
+		w.writeString(o.typ.Name)
+		w.writeString("::")
+		w.writeString(v.VariantName())
 		if o.variant < len(o.typ.Variants) {
 			switch vd := o.typ.Variants[o.variant]; vd.Shape {
 			case TupleVariant:
-				sb.WriteByte('(')
-				o.payload.display(sb)
-				sb.WriteByte(')')
+				w.writeByte('(')
+				o.payload.display(w)
+				w.writeByte(')')
 			case StructVariant:
-				displayFields(sb, vd.Fields, o.fields)
+				displayFields(w, vd.Fields, o.fields)
 			}
 		}
 	case KindActor:
-		sb.WriteString("Actor#")
-		sb.WriteString(strconv.FormatUint(v.n, 10))
+		w.writeString("Actor#")
+		w.writeString(strconv.FormatUint(v.n, 10))
 	case KindFn:
-		sb.WriteString("Fn#")
-		sb.WriteString(strconv.FormatUint(v.n, 10))
+		w.writeString("Fn#")
+		w.writeString(strconv.FormatUint(v.n, 10))
 	}
 }
 
-func displayFields(sb *strings.Builder, names []string, vals []Value) {
+func displayFields(w *dispWriter, names []string, vals []Value) {
 	if len(vals) == 0 {
-		sb.WriteString(" {}")
+		w.writeString(" {}")
 		return
 	}
-	sb.WriteString(" { ")
+	w.writeString(" { ")
 	for i, f := range vals {
+		if w.cut {
+			return
+		}
 		if i > 0 {
-			sb.WriteString(", ")
+			w.writeString(", ")
 		}
 		if i < len(names) {
-			sb.WriteString(names[i])
+			w.writeString(names[i])
 		} else {
-			sb.WriteString(itoa(i))
+			w.writeString(itoa(i))
 		}
-		sb.WriteString(": ")
-		f.display(sb)
+		w.writeString(": ")
+		f.display(w)
 	}
-	sb.WriteString(" }")
+	w.writeString(" }")
 }
 
 // FormatFloatDisplay formats f as __builtin_float_to_string does (Rust
