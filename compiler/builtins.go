@@ -10,6 +10,9 @@ import (
 type builtinSig struct {
 	params []*Type
 	result *Type
+	// generic: the signature mentions a generic parameter. Other
+	// signatures contain no inference variables and are used as they are.
+	generic bool
 }
 
 var (
@@ -19,7 +22,11 @@ var (
 )
 
 func sig(result *Type, params ...*Type) builtinSig {
-	return builtinSig{params: params, result: result}
+	generic := isGeneric(result)
+	for _, p := range params {
+		generic = generic || isGeneric(p)
+	}
+	return builtinSig{params: params, result: result, generic: generic}
 }
 
 // builtinSigs gives the type of every pure built-in (LANGUAGE.md "Built-in
@@ -90,16 +97,6 @@ var effectSigs = [vm.NumEffects]builtinSig{
 	vm.ERandomFloat: sig(tFloat),
 	vm.ELlmComplete: sig(resultOf(tString, tString), tString),
 	vm.EUiRender:    sig(tUnit, gT),
-}
-
-// instantiateSig returns fresh parameter and result types for one use.
-func instantiateSig(s *builtinSig) ([]*Type, *Type) {
-	var vars [3]*Type
-	ps := make([]*Type, len(s.params))
-	for i, p := range s.params {
-		ps[i] = instantiate(p, &vars)
-	}
-	return ps, instantiate(s.result, &vars)
 }
 
 // builtinNameList returns the names of all built-ins and effect built-ins,

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/axpool/axpool/compiler/syntax"
@@ -36,10 +37,15 @@ type unit struct {
 	types    map[string]*TypeDecl
 	typeList []*TypeDecl
 	imports  []*unit
+	info     *info // what the checker found out about the unit's nodes
 	// brokenImport: an import of this unit could not be resolved; names
 	// it might have provided are then not reported as undefined (no
 	// follow-on errors).
 	brokenImport bool
+	// fieldOwners and variantOwners map a field or variant name to (up to
+	// two of) the visible records or enums that declare it, in
+	// visibleTypes order; built on first use.
+	fieldOwners, variantOwners map[string][2]*TypeDecl
 }
 
 // funcSym is a declared function.
@@ -61,7 +67,6 @@ type funcSym struct {
 
 	paramVars []*localVar
 	resultVar *localVar // `result` inside ensures clauses
-	matches   []*matchInfo
 }
 
 // localVar is a parameter, `let` variable, `for` variable or pattern
@@ -105,53 +110,12 @@ type variantRef struct {
 	v    *VariantInfo
 }
 
-// info holds what the checker found out and codegen needs.
-type info struct {
-	names    map[*syntax.NameExpr]nameRef
-	calls    map[*syntax.CallExpr]callRef
-	lets     map[*syntax.LetStmt]*localVar
-	assigns  map[*syntax.AssignStmt]*localVar
-	fors     map[*syntax.ForStmt]*localVar
-	binds    map[syntax.Node]*localVar // *BindingPattern and shorthand *FieldPattern
-	opTypes  map[syntax.Expr]*Type     // operand type of arithmetic/comparison/negation
-	fields   map[*syntax.FieldExpr]int
-	records  map[*syntax.RecordLit]*TypeDecl
-	enums    map[*syntax.EnumLit]variantRef
-	variants map[*syntax.VariantPattern]variantRef
-	braces   map[*syntax.BlockExpr]*Type // empty `{}`: Unit or an empty Map
-	matches  map[*syntax.MatchExpr]*matchInfo
-	spawns   map[*syntax.SpawnExpr]*funcSym
-}
-
-// newInfo allocates the side tables, sized from the source length (about
-// one name reference per 16 bytes of typical source) so that they rarely
-// grow.
-func newInfo(srcLen int) *info {
-	n := srcLen / 16
-	return &info{
-		names:    make(map[*syntax.NameExpr]nameRef, n),
-		calls:    make(map[*syntax.CallExpr]callRef, n/4),
-		lets:     make(map[*syntax.LetStmt]*localVar, n/8),
-		assigns:  make(map[*syntax.AssignStmt]*localVar),
-		fors:     make(map[*syntax.ForStmt]*localVar),
-		binds:    make(map[syntax.Node]*localVar, n/16),
-		opTypes:  make(map[syntax.Expr]*Type, n/8),
-		fields:   make(map[*syntax.FieldExpr]int, n/16),
-		records:  make(map[*syntax.RecordLit]*TypeDecl),
-		enums:    make(map[*syntax.EnumLit]variantRef),
-		variants: make(map[*syntax.VariantPattern]variantRef),
-		braces:   make(map[*syntax.BlockExpr]*Type),
-		matches:  make(map[*syntax.MatchExpr]*matchInfo),
-		spawns:   make(map[*syntax.SpawnExpr]*funcSym),
-	}
-}
-
 // checker type-checks units and records info for codegen.
 type checker struct {
 	unifier
+	a       *checkArena // where the checker's objects are allocated
 	diags   []*Error
 	nErrors int
-	info    *info
 
 	units []*unit
 	types []*TypeDecl // all declarations, index = TypeDecl.ID
@@ -172,11 +136,16 @@ type checker struct {
 	// per-function deferred work
 	numVars     []*Type // operand types that default to Int
 	braceVars   []*syntax.BlockExpr
+	matches     []*matchInfo // checked for exhaustiveness at the end
 	capReported map[string]bool
+
+	bound    []*localVar     // the bindings of the pattern being checked
+	boundIdx map[string]bool // their names, when there are many
 }
 
-func newChecker(srcLen int) *checker {
-	return &checker{info: newInfo(srcLen), capReported: make(map[string]bool), byName: make(map[string]*localVar)}
+func newChecker(a *checkArena) *checker {
+	a.ex.spent = 0 // the exhaustiveness budget is per compilation
+	return &checker{a: a, capReported: make(map[string]bool), byName: make(map[string]*localVar)}
 }
 
 // ---------------------------------------------------------------------------
@@ -364,6 +333,42 @@ func lookupType(u *unit, name string) (d *TypeDecl, ambiguous []*TypeDecl) {
 	return d, nil
 }
 
+// owners returns the first two visible records that declare a field name
+// (enums: variant; vm.RecordType or vm.EnumType).
+func (u *unit) owners(kind vm.TypeKind, name string) [2]*TypeDecl {
+	m := &u.fieldOwners
+	if kind == vm.EnumType {
+		m = &u.variantOwners
+	}
+	if *m == nil {
+		*m = make(map[string][2]*TypeDecl)
+		add := func(name string, d *TypeDecl) {
+			o := (*m)[name]
+			switch {
+			case o[0] == nil:
+				o[0] = d
+			case o[1] == nil && o[0] != d:
+				o[1] = d
+			default:
+				return
+			}
+			(*m)[name] = o
+		}
+		for _, d := range visibleTypes(u) {
+			if d.Kind != kind {
+				continue
+			}
+			for _, f := range d.Fields {
+				add(f.Name, d)
+			}
+			for _, v := range d.Variants {
+				add(v.Name, d)
+			}
+		}
+	}
+	return (*m)[name]
+}
+
 // visibleTypes lists the record and enum declarations unit u can name.
 func visibleTypes(u *unit) []*TypeDecl {
 	out := append([]*TypeDecl(nil), u.typeList...)
@@ -411,10 +416,12 @@ func isBuiltinTypeName(name string) bool {
 }
 
 // nameSet finds an earlier declaration of a name: a linear search for the
-// usual handful of names, a map beyond that.
+// usual handful of names (kept in the set itself, so a nameSet on the stack
+// allocates nothing), a map beyond that.
 type nameSet[T any] struct {
-	names []string
-	vals  []T
+	n     int
+	names [16]string
+	vals  [16]T
 	m     map[string]T
 }
 
@@ -423,7 +430,7 @@ func (s *nameSet[T]) lookup(name string) (T, bool) {
 		v, ok := s.m[name]
 		return v, ok
 	}
-	for i, n := range s.names {
+	for i, n := range s.names[:s.n] {
 		if n == name {
 			return s.vals[i], true
 		}
@@ -437,14 +444,16 @@ func (s *nameSet[T]) add(name string, v T) {
 		s.m[name] = v
 		return
 	}
-	s.names = append(s.names, name)
-	s.vals = append(s.vals, v)
-	if len(s.names) > 16 {
-		s.m = make(map[string]T, 2*len(s.names))
-		for i, n := range s.names {
-			s.m[n] = s.vals[i]
-		}
+	if s.n < len(s.names) {
+		s.names[s.n], s.vals[s.n] = name, v
+		s.n++
+		return
 	}
+	s.m = make(map[string]T, 4*len(s.names))
+	for i, n := range s.names {
+		s.m[n] = s.vals[i]
+	}
+	s.m[name] = v
 }
 
 // ---------------------------------------------------------------------------
@@ -475,11 +484,11 @@ func (c *checker) declareTypes(u *unit) {
 			c.duplicate("type", name.Name, "", prev.ident, name)
 			continue
 		}
-		d := &TypeDecl{Name: name.Name, ID: len(c.types), Kind: kind, Pos: name.Pos(), File: u.file, unit: u, node: it, ident: name}
+		d := alloc(&c.a.decls, TypeDecl{Name: name.Name, ID: len(c.types), Kind: kind, Pos: name.Pos(), File: u.file, unit: u, node: it, ident: name})
 		if kind == vm.RecordType {
-			d.typ = &Type{kind: KindRecord, decl: d}
+			d.typ = alloc(&c.a.types, Type{kind: KindRecord, decl: d})
 		} else {
-			d.typ = &Type{kind: KindEnum, decl: d}
+			d.typ = alloc(&c.a.types, Type{kind: KindEnum, decl: d})
 		}
 		c.types = append(c.types, d)
 		u.types[name.Name] = d
@@ -493,9 +502,11 @@ func (c *checker) defineTypes(u *unit) {
 	for _, d := range u.typeList {
 		switch n := d.node.(type) {
 		case *syntax.RecordDecl:
-			d.Fields = c.fieldList(n.Fields, " in record '"+d.Name+"'")
+			d.Fields = c.fieldList(n.Fields, d, "")
+			d.fidx = nameIndex(d.Fields, fieldName)
 		case *syntax.EnumDecl:
 			var seen nameSet[*syntax.VariantDecl]
+			vs := newList(&c.a.variantLists, len(n.Variants))[:0]
 			for _, vd := range n.Variants {
 				if vd == nil || vd.Name == nil {
 					continue
@@ -505,11 +516,12 @@ func (c *checker) defineTypes(u *unit) {
 					continue
 				}
 				seen.add(vd.Name.Name, vd)
-				v := &VariantInfo{Name: vd.Name.Name, Index: len(d.Variants), Pos: vd.Name.Pos()}
+				v := alloc(&c.a.variants, VariantInfo{Name: vd.Name.Name, Index: len(vs), Pos: vd.Name.Pos()})
 				switch {
 				case vd.IsStruct:
 					v.Shape = vm.StructVariant
-					v.Fields = c.fieldList(vd.Fields, " in variant '"+d.Name+"::"+v.Name+"'")
+					v.Fields = c.fieldList(vd.Fields, d, v.Name)
+					v.fidx = nameIndex(v.Fields, fieldName)
 				case vd.Payload != nil:
 					v.Shape = vm.TupleVariant
 					v.Payload = c.resolveType(vd.Payload)
@@ -518,21 +530,31 @@ func (c *checker) defineTypes(u *unit) {
 				}
 				switch v.Shape {
 				case vm.TupleVariant:
-					v.subTypes = []*Type{v.Payload}
+					v.subTypes = newList(&c.a.typeLists, 1)
+					v.subTypes[0] = v.Payload
 				case vm.StructVariant:
-					v.subTypes = make([]*Type, len(v.Fields))
+					v.subTypes = newList(&c.a.typeLists, len(v.Fields))
 					for i, f := range v.Fields {
 						v.subTypes[i] = f.Type
 					}
 				}
-				d.Variants = append(d.Variants, v)
+				vs = append(vs, v)
+			}
+			if len(vs) > 0 {
+				d.Variants = vs[:len(vs):len(vs)]
+				d.vidx = nameIndex(d.Variants, func(v *VariantInfo) string { return v.Name })
 			}
 		}
 	}
 }
 
-func (c *checker) fieldList(fs []*syntax.FieldDecl, where string) []*FieldInfo {
-	out := make([]*FieldInfo, 0, len(fs))
+// fieldList resolves the fields of record d (variant "") or of its variant
+// named variant.
+func (c *checker) fieldList(fs []*syntax.FieldDecl, d *TypeDecl, variant string) []*FieldInfo {
+	if len(fs) == 0 {
+		return []*FieldInfo{}
+	}
+	out := newList(&c.a.fieldLists, len(fs))[:0]
 	var seen nameSet[*syntax.FieldDecl]
 	for _, f := range fs {
 		if f == nil || f.Name == nil {
@@ -540,19 +562,26 @@ func (c *checker) fieldList(fs []*syntax.FieldDecl, where string) []*FieldInfo {
 		}
 		t := c.resolveType(f.Type)
 		if prev, dup := seen.lookup(f.Name.Name); dup {
+			where := " in record '" + d.Name + "'"
+			if variant != "" {
+				where = " in variant '" + d.Name + "::" + variant + "'"
+			}
 			c.duplicate("field", f.Name.Name, where, prev.Name, f.Name)
 			continue
 		}
 		seen.add(f.Name.Name, f)
-		out = append(out, &FieldInfo{Name: f.Name.Name, Type: t, Pos: f.Name.Pos()})
+		out = append(out, alloc(&c.a.fields, FieldInfo{Name: f.Name.Name, Type: t, Pos: f.Name.Pos()}))
 	}
-	return out
+	return out[:len(out):len(out)]
 }
 
 // declareFuncs registers the functions of u with their signatures (pass 3).
 // A library's `main` is ignored (LANGUAGE.md "Imports").
 func (c *checker) declareFuncs(u *unit) {
 	c.u = u
+	// Room for every item being a function.
+	c.funcs = slices.Grow(c.funcs, len(u.ast.Items))
+	u.funcList = slices.Grow(u.funcList, len(u.ast.Items))
 	for _, it := range u.ast.Items {
 		d, ok := it.(*syntax.FnDecl)
 		if !ok || d.Name == nil {
@@ -561,7 +590,7 @@ func (c *checker) declareFuncs(u *unit) {
 		if u.name != "" && d.Name.Name == "main" {
 			continue
 		}
-		f := &funcSym{name: d.Name.Name, decl: d, unit: u}
+		f := alloc(&c.a.funcs, funcSym{name: d.Name.Name, decl: d, unit: u})
 		if prev := u.funcs[f.name]; prev != nil {
 			c.duplicate("function", f.name, "", prev.decl.Name, d.Name)
 			c.signature(f)
@@ -582,8 +611,11 @@ func (c *checker) signature(f *funcSym) {
 		c.errorf(d.Name, CodeCodegen, "function '%s' has %d parameters; the limit is %d", f.name, len(d.Params), maxParams)
 	}
 	var seen nameSet[*syntax.Param]
-	f.params = make([]*Type, 0, len(d.Params))
-	f.paramVars = make([]*localVar, 0, len(d.Params))
+	f.params, f.paramVars = []*Type{}, []*localVar{}
+	if len(d.Params) > 0 {
+		f.params = newList(&c.a.typeLists, len(d.Params))[:0]
+		f.paramVars = newList(&c.a.localLists, len(d.Params))[:0]
+	}
 	for _, p := range d.Params {
 		if p == nil || p.Name == nil {
 			continue
@@ -595,14 +627,16 @@ func (c *checker) signature(f *funcSym) {
 			seen.add(p.Name.Name, p)
 		}
 		f.params = append(f.params, t)
-		f.paramVars = append(f.paramVars, &localVar{name: p.Name.Name, typ: t, param: true, pos: p.Name.Pos()})
+		f.paramVars = append(f.paramVars, c.newLocal(localVar{name: p.Name.Name, typ: t, param: true, pos: p.Name.Pos()}))
 	}
+	f.params = f.params[:len(f.params):len(f.params)]
+	f.paramVars = f.paramVars[:len(f.paramVars):len(f.paramVars)]
 	if d.Result != nil {
 		f.result = c.resolveType(d.Result)
 	} else {
 		f.result = tUnit
 	}
-	f.typ = fnOf(f.params, f.result)
+	f.typ = c.fnOf(f.params, f.result)
 	c.declaredCaps(f)
 }
 
@@ -617,7 +651,7 @@ func (c *checker) resolveType(t syntax.Type) *Type {
 		for i, p := range t.Params {
 			ps[i] = c.resolveType(p)
 		}
-		return fnOf(ps, c.resolveType(t.Result))
+		return c.fnOf(ps, c.resolveType(t.Result))
 	case *syntax.NamedType:
 		if t.Paren {
 			return tUnit
@@ -626,7 +660,12 @@ func (c *checker) resolveType(t syntax.Type) *Type {
 			return tError
 		}
 		name := t.Name.Name
-		args := make([]*Type, len(t.Args))
+		var buf [2]*Type // built-in types take at most two arguments
+		args := buf[:]
+		if len(t.Args) > len(buf) {
+			args = make([]*Type, len(t.Args))
+		}
+		args = args[:len(t.Args)]
 		for i, a := range t.Args {
 			args[i] = c.resolveType(a)
 		}
@@ -663,17 +702,17 @@ func (c *checker) resolveType(t syntax.Type) *Type {
 			if !want(1) {
 				return tError
 			}
-			return optionOf(args[0])
+			return c.optionOf(args[0])
 		case "List":
 			if !want(1) {
 				return tError
 			}
-			return listOf(args[0])
+			return c.listOf(args[0])
 		case "Result":
 			if !want(2) {
 				return tError
 			}
-			return resultOf(args[0], args[1])
+			return c.resultOf(args[0], args[1])
 		case "Map":
 			if !want(2) {
 				return tError
@@ -682,7 +721,7 @@ func (c *checker) resolveType(t syntax.Type) *Type {
 				c.errorf(t.Args[0], CodeType, "map keys must be 'String', found '%s'", k)
 				return tError
 			}
-			return mapOf(args[1])
+			return c.mapOf(args[1])
 		case "Fn":
 			c.errorf(t, CodeType, "function types are written Fn(A, B) -> R")
 			return tError

@@ -35,7 +35,9 @@ func (c *checker) condition(e syntax.Expr, what string) {
 func (c *checker) checkFunc(f *funcSym) {
 	c.u, c.fn = f.unit, f
 	c.resetScope()
-	c.numVars, c.braceVars = c.numVars[:0], c.braceVars[:0]
+	c.numVars, c.braceVars, c.matches = c.numVars[:0], c.braceVars[:0], c.matches[:0]
+	clear(c.a.valueIfs)
+	c.a.valueIfs = c.a.valueIfs[:0]
 	for _, v := range f.paramVars {
 		c.declareLocal(v)
 	}
@@ -56,7 +58,7 @@ func (c *checker) checkFunc(f *funcSym) {
 					at = d.Body.Stmts[n-1]
 				}
 				if es, ok := at.(*syntax.ExprStmt); ok {
-					c.errorf(es.X, CodeType, "type mismatch: function '%s' returns '%s' but its body has type '%s'%s", f.name, f.result, prune(bt), ifHint(es.X, bt))
+					c.errorf(es.X, CodeType, "type mismatch: function '%s' returns '%s' but its body has type '%s'", f.name, f.result, prune(bt))
 				} else {
 					c.errorf(at, CodeType, "type mismatch: function '%s' returns '%s' but its body ends without a value", f.name, f.result)
 				}
@@ -65,7 +67,7 @@ func (c *checker) checkFunc(f *funcSym) {
 	}
 	if len(d.Ensures) > 0 {
 		c.push()
-		f.resultVar = &localVar{name: "result", typ: f.result}
+		f.resultVar = c.newLocal(localVar{name: "result", typ: f.result})
 		c.declareLocal(f.resultVar)
 		c.inContract = true
 		for _, e := range d.Ensures {
@@ -86,7 +88,7 @@ func (c *checker) finishFunc(f *funcSym) {
 		}
 	}
 	for _, b := range c.braceVars {
-		t := prune(c.info.braces[b])
+		t := prune(c.u.info.braces.at(b.Index()))
 		switch t.kind {
 		case KindVar:
 			c.unify(t, tUnit)
@@ -95,7 +97,8 @@ func (c *checker) finishFunc(f *funcSym) {
 			c.errorf(b, CodeType, "type mismatch: '{}' is an empty block or an empty map, but '%s' is expected here", t)
 		}
 	}
-	for _, m := range f.matches {
+	c.checkValueIfs()
+	for _, m := range c.matches {
 		c.checkExhaustive(m)
 	}
 }
@@ -138,7 +141,7 @@ func (c *checker) stmts(ss []syntax.Stmt, discard bool) *Type {
 		case *syntax.ReturnStmt:
 			c.ret(s)
 			if last {
-				t = newVar() // control never reaches the block's end
+				t = c.newVar() // control never reaches the block's end
 			}
 		}
 	}
@@ -151,12 +154,12 @@ func (c *checker) let(s *syntax.LetStmt) {
 	if s.Type != nil {
 		at := c.resolveType(s.Type)
 		c.expectType(s.Value, at, vt, func() string {
-			return "type mismatch: '" + s.Name.Name + "' is annotated '" + at.String() + "' but its initializer has type '" + prune(vt).String() + "'" + ifHint(s.Value, vt)
+			return "type mismatch: '" + s.Name.Name + "' is annotated '" + at.String() + "' but its initializer has type '" + prune(vt).String() + "'"
 		})
 		t = at
 	}
-	v := &localVar{name: s.Name.Name, typ: t, mut: s.Mut, pos: s.Name.Pos()}
-	c.info.lets[s] = v
+	v := c.newLocal(localVar{name: s.Name.Name, typ: t, mut: s.Mut, pos: s.Name.Pos()})
+	c.u.info.lets.set(s.Index(), v)
 	c.declareLocal(v)
 }
 
@@ -183,21 +186,26 @@ func (c *checker) assign(s *syntax.AssignStmt) {
 	c.expectType(s.Value, v.typ, vt, func() string {
 		return "type mismatch: cannot assign a value of type '" + prune(vt).String() + "' to '" + name + "' of type '" + v.typ.String() + "'"
 	})
-	c.info.assigns[s] = v
+	c.u.info.assigns.set(s.Index(), v)
 }
 
 func (c *checker) forStmt(s *syntax.ForStmt) {
 	it := c.expr(s.Iter)
-	elem := newVar()
-	if !c.unify(listOf(elem), it) {
-		if !containsError(it) {
-			c.errorf(s.Iter, CodeType, "type mismatch: 'for' iterates over a 'List', found '%s'", prune(it))
+	var elem *Type
+	if l := prune(it); l.kind == KindList {
+		elem = l.args[0] // what unifying with List<_> would bind
+	} else {
+		elem = c.newVar()
+		if !c.unify(c.listOf(elem), it) {
+			if !containsError(it) {
+				c.errorf(s.Iter, CodeType, "type mismatch: 'for' iterates over a 'List', found '%s'", prune(it))
+			}
+			elem = tError
 		}
-		elem = tError
 	}
 	c.push()
-	v := &localVar{name: s.Var.Name, typ: elem, pos: s.Var.Pos()}
-	c.info.fors[s] = v
+	v := c.newLocal(localVar{name: s.Var.Name, typ: elem, pos: s.Var.Pos()})
+	c.u.info.fors.set(s.Index(), v)
 	c.declareLocal(v)
 	if s.Body != nil {
 		c.stmts(s.Body.Stmts, true)
@@ -264,16 +272,16 @@ func (c *checker) expr(e syntax.Expr) *Type {
 	case *syntax.UnitLit:
 		return tUnit
 	case *syntax.NoneLit:
-		return optionOf(newVar())
+		return c.optionOf(c.newVar())
 	case *syntax.TagExpr:
 		t := c.expr(e.X)
 		switch e.Tag {
 		case syntax.TagSome:
-			return optionOf(t)
+			return c.optionOf(t)
 		case syntax.TagOk:
-			return resultOf(t, newVar())
+			return c.resultOf(t, c.newVar())
 		default:
-			return resultOf(newVar(), t)
+			return c.resultOf(c.newVar(), t)
 		}
 	case *syntax.NameExpr:
 		return c.name(e)
@@ -312,11 +320,15 @@ func (c *checker) expr(e syntax.Expr) *Type {
 		c.requireCap(e, "uses", "send", policy.ActorSend)
 		return tUnit
 	case *syntax.ReceiveExpr:
-		return newVar()
+		// The message's type comes from context; RECEIVE checks it at run
+		// time (codegen: receiveSpec).
+		v := c.newVar()
+		c.u.info.receives.set(e.Index(), v)
+		return v
 	case *syntax.BlockExpr:
 		if e.Block == nil || len(e.Block.Stmts) == 0 {
-			v := newVar()
-			c.info.braces[e] = v
+			v := c.newVar()
+			c.u.info.braces.set(e.Index(), v)
 			c.braceVars = append(c.braceVars, e)
 			return v
 		}
@@ -341,14 +353,8 @@ func (c *checker) undefined(n syntax.Node, name string) {
 	}
 	// A bare variant name: suggest the qualified form when one enum has it.
 	var qualified string
-	for _, d := range visibleTypes(c.u) {
-		if d.Kind == vm.EnumType && d.variant(name) != nil {
-			if qualified != "" {
-				qualified = ""
-				break
-			}
-			qualified = d.Name + "::" + name
-		}
+	if o := c.u.owners(vm.EnumType, name); o[0] != nil && o[1] == nil {
+		qualified = o[0].Name + "::" + name
 	}
 	if qualified != "" {
 		e := c.errorf(n, CodeUndefined, "undefined name '%s' (did you mean '%s'?)", name, qualified)
@@ -366,12 +372,12 @@ func (c *checker) ambiguous(n syntax.Node, name string, fs []*funcSym) {
 
 func (c *checker) name(e *syntax.NameExpr) *Type {
 	if v := c.lookupLocal(e.Name); v != nil {
-		c.info.names[e] = nameRef{local: v}
+		c.u.info.names.set(e.Index(), nameRef{local: v})
 		return v.typ
 	}
 	f, amb := lookupFunc(c.u, e.Name)
 	if f != nil {
-		c.info.names[e] = nameRef{fn: f}
+		c.u.info.names.set(e.Index(), nameRef{fn: f})
 		return f.typ
 	}
 	if isBuiltinName(e.Name) {
@@ -386,18 +392,44 @@ func (c *checker) name(e *syntax.NameExpr) *Type {
 	return tError
 }
 
+// binary checks a chain of binary operators: e, its left operand when that
+// is a binary operator too, and so on. Chains may be as long as the source
+// (syntax.MaxNesting), so they are walked in a loop, innermost operator
+// first; only the right operands are checked recursively.
 func (c *checker) binary(e *syntax.BinaryExpr) *Type {
+	start := len(c.a.chain)
+	var x syntax.Expr = e
+	for b, ok := x.(*syntax.BinaryExpr); ok; b, ok = x.(*syntax.BinaryExpr) {
+		c.a.chain = append(c.a.chain, b)
+		x = b.X
+	}
+	xt := c.expr(x)
+	// c.a.chain may grow (and move) while right operands are checked: index
+	// it afresh each time.
+	for i := len(c.a.chain) - 1; i >= start; i-- {
+		xt = c.binaryOp(c.a.chain[i], xt)
+	}
+	clear(c.a.chain[start:])
+	c.a.chain = c.a.chain[:start]
+	return xt
+}
+
+// binaryOp checks one binary operator whose left operand has type xt.
+func (c *checker) binaryOp(e *syntax.BinaryExpr, xt *Type) *Type {
 	op := e.Op
 	if op == syntax.OpAnd || op == syntax.OpOr {
-		for _, x := range [2]syntax.Expr{e.X, e.Y} {
-			t := c.expr(x)
+		for i, x := range [2]syntax.Expr{e.X, e.Y} {
+			t := xt
+			if i == 1 {
+				t = c.expr(x)
+			}
 			c.expectType(x, tBool, t, func() string {
 				return "operator '" + op.String() + "' needs 'Bool' operands, found '" + prune(t).String() + "'"
 			})
 		}
 		return tBool
 	}
-	xt, yt := c.expr(e.X), c.expr(e.Y)
+	yt := c.expr(e.Y)
 	switch op {
 	case syntax.OpConcat:
 		for i, t := range [2]*Type{xt, yt} {
@@ -435,7 +467,7 @@ func (c *checker) operands(e *syntax.BinaryExpr, xt, yt *Type, strOK bool) *Type
 	case x.kind == KindVar && y.kind == KindVar:
 		c.unify(x, y)
 		c.numVars = append(c.numVars, x)
-		c.info.opTypes[e] = x
+		c.u.info.binOps.set(e.Index(), x)
 		return x
 	case x.kind == KindVar:
 		if numericOrString(y.kind, strOK) {
@@ -463,7 +495,7 @@ func (c *checker) operands(e *syntax.BinaryExpr, xt, yt *Type, strOK bool) *Type
 		}
 		return tError
 	}
-	c.info.opTypes[e] = x
+	c.u.info.binOps.set(e.Index(), x)
 	return x
 }
 
@@ -503,7 +535,7 @@ func (c *checker) unary(e *syntax.UnaryExpr) *Type {
 		c.errorf(e, CodeType, "operator '-' cannot be applied to '%s'", p)
 		return tError
 	}
-	c.info.opTypes[e] = p
+	c.u.info.negOps.set(e.Index(), p)
 	return p
 }
 
@@ -516,21 +548,21 @@ func (c *checker) call(e *syntax.CallExpr) *Type {
 		return c.callValue(e, "", c.expr(e.Fn))
 	}
 	if v := c.lookupLocal(n.Name); v != nil {
-		c.info.names[n] = nameRef{local: v}
-		c.info.calls[e] = callRef{kind: callValue}
+		c.u.info.names.set(n.Index(), nameRef{local: v})
+		c.u.info.calls.set(e.Index(), callRef{kind: callValue})
 		return c.callValue(e, n.Name, v.typ)
 	}
 	f, amb := lookupFunc(c.u, n.Name)
 	if f != nil {
-		c.info.calls[e] = callRef{kind: callFunc, fn: f}
+		c.u.info.calls.set(e.Index(), callRef{kind: callFunc, fn: f})
 		for _, cp := range f.caps {
 			c.requireCap(e, "calls", f.name, cp)
 		}
 		return c.args(e, n.Name, f.params, f.result)
 	}
 	if b, ok := vm.LookupBuiltin(n.Name); ok {
-		c.info.calls[e] = callRef{kind: callBuiltin, builtin: b}
-		ps, r := instantiateSig(&builtinSigs[b])
+		c.u.info.calls.set(e.Index(), callRef{kind: callBuiltin, builtin: b})
+		ps, r := c.instantiateSig(&builtinSigs[b])
 		return c.args(e, n.Name, ps, r)
 	}
 	if amb != nil {
@@ -539,13 +571,13 @@ func (c *checker) call(e *syntax.CallExpr) *Type {
 		return tError
 	}
 	if ef, ok := vm.LookupEffect(n.Name); ok {
-		c.info.calls[e] = callRef{kind: callEffect, effect: ef}
+		c.u.info.calls.set(e.Index(), callRef{kind: callEffect, effect: ef})
 		if ef == vm.EStepInput {
 			c.fn.usesStepInput = true
 		} else {
 			c.requireCap(e, "calls", n.Name, ef.Capability())
 		}
-		ps, r := instantiateSig(&effectSigs[ef])
+		ps, r := c.instantiateSig(&effectSigs[ef])
 		return c.args(e, n.Name, ps, r)
 	}
 	c.undefined(n, n.Name)
@@ -561,7 +593,7 @@ func (c *checker) argsOnly(e *syntax.CallExpr) {
 
 // callValue checks a call of a function value of type ft.
 func (c *checker) callValue(e *syntax.CallExpr, name string, ft *Type) *Type {
-	c.info.calls[e] = callRef{kind: callValue}
+	c.u.info.calls.set(e.Index(), callRef{kind: callValue})
 	p := prune(ft)
 	switch p.kind {
 	case KindFn:
@@ -572,10 +604,10 @@ func (c *checker) callValue(e *syntax.CallExpr, name string, ft *Type) *Type {
 	case KindVar:
 		ps := make([]*Type, len(e.Args))
 		for i := range ps {
-			ps[i] = newVar()
+			ps[i] = c.newVar()
 		}
-		r := newVar()
-		c.unify(p, fnOf(ps, r))
+		r := c.newVar()
+		c.unify(p, c.fnOf(ps, r))
 		return c.args(e, name, ps, r)
 	}
 	if name != "" {
@@ -607,7 +639,7 @@ func (c *checker) args(e *syntax.CallExpr, name string, params []*Type, result *
 			if name != "" {
 				callee = "'" + name + "'"
 			}
-			return "type mismatch: call to " + callee + " argument " + strconv.Itoa(i+1) + " expects '" + pt.String() + "' but got '" + prune(at).String() + "'" + ifHint(a, at)
+			return "type mismatch: call to " + callee + " argument " + strconv.Itoa(i+1) + " expects '" + pt.String() + "' but got '" + prune(at).String() + "'"
 		})
 	}
 	return result
@@ -620,19 +652,9 @@ func (c *checker) field(e *syntax.FieldExpr) *Type {
 	case KindError:
 		return tError
 	case KindVar:
-		var found *TypeDecl
-		for _, d := range visibleTypes(c.u) {
-			if d.Kind == vm.RecordType {
-				if i, _ := d.field(name); i >= 0 {
-					if found != nil {
-						c.errorf(e.Name, CodeType, "cannot resolve field '%s': the type of this value is not known here; add a type annotation", name)
-						return tError
-					}
-					found = d
-				}
-			}
-		}
-		if found == nil {
+		o := c.u.owners(vm.RecordType, name)
+		found := o[0]
+		if found == nil || o[1] != nil {
 			c.errorf(e.Name, CodeType, "cannot resolve field '%s': the type of this value is not known here; add a type annotation", name)
 			return tError
 		}
@@ -651,65 +673,94 @@ func (c *checker) field(e *syntax.FieldExpr) *Type {
 		er.Subject, er.Suggestion = name, s
 		return tError
 	}
-	c.info.fields[e] = i
+	c.u.info.fields.set(e.Index(), int32(i))
 	return f.Type
 }
 
+// ifExpr checks an `if` and its `else if` chain. Chains may be as long as
+// the source (syntax.MaxNesting): the links are checked in a loop, in
+// source order, and their types then agreed from the last link up. With
+// discard the value is unused. An `if` without `else` whose value is used
+// gets a fresh type that must come out as Unit (finishFunc): a context
+// that needs another type is an error at that `if`.
 func (c *checker) ifExpr(e *syntax.IfExpr, discard bool) *Type {
-	c.condition(e.Cond, "'if' condition")
-	if e.Else == nil {
-		c.blockMode(e.Then, true)
-		return tUnit
+	start := len(c.a.links)
+	var tail *Type // the type of the chain after the current link
+	for cur := e; ; {
+		c.condition(cur.Cond, "'if' condition")
+		if cur.Else == nil {
+			c.blockMode(cur.Then, true)
+			tail = tUnit
+			if !discard {
+				tail = c.newVar()
+				c.a.valueIfs = append(c.a.valueIfs, valueIf{e: cur, t: tail})
+			}
+			break
+		}
+		c.a.links = append(c.a.links, ifLink{e: cur, t: c.blockMode(cur.Then, discard)})
+		next, ok := cur.Else.(*syntax.IfExpr)
+		if ok {
+			cur = next
+			continue
+		}
+		switch el := cur.Else.(type) {
+		case *syntax.Block:
+			tail = c.blockMode(el, discard)
+		case *syntax.BlockExpr:
+			tail = c.blockMode(el.Block, discard)
+		default:
+			tail = c.expr(el)
+		}
+		break
 	}
-	tt := c.blockMode(e.Then, discard)
-	var et *Type
-	switch el := e.Else.(type) {
-	case *syntax.Block:
-		et = c.blockMode(el, discard)
-	case *syntax.IfExpr:
-		et = c.ifExpr(el, discard)
-	case *syntax.BlockExpr:
-		et = c.blockMode(el.Block, discard)
-	default:
-		et = c.expr(el)
+	for i := len(c.a.links) - 1; i >= start; i-- {
+		l := c.a.links[i]
+		switch {
+		case discard:
+			tail = tUnit
+		case c.unify(l.t, tail):
+			tail = l.t
+		case containsError(l.t) || containsError(tail):
+			tail = tError
+		default:
+			c.errorf(l.e.Else, CodeType, "type mismatch: 'if' branches have types '%s' and '%s'", prune(l.t), prune(tail))
+			tail = tError
+		}
 	}
+	clear(c.a.links[start:])
+	c.a.links = c.a.links[:start]
 	if discard {
 		return tUnit
 	}
-	if !c.unify(tt, et) {
-		if containsError(tt) || containsError(et) {
-			return tError
-		}
-		hint := ""
-		if el, ok := e.Else.(*syntax.IfExpr); ok && !hasFinalElse(el) {
-			hint = " (an 'if' without 'else' has type 'Unit')"
-		}
-		c.errorf(e.Else, CodeType, "type mismatch: 'if' branches have types '%s' and '%s'%s", prune(tt), prune(et), hint)
-		return tError
-	}
-	return tt
+	return tail
 }
 
-// ifHint explains a Unit type that comes from an `if` without `else`.
-func ifHint(e syntax.Expr, got *Type) string {
-	if prune(got).kind != KindUnit {
-		return ""
-	}
-	if ie, ok := unparen(e).(*syntax.IfExpr); ok && !hasFinalElse(ie) {
-		return " (an 'if' without 'else' has type 'Unit')"
-	}
-	return ""
+// ifLink is a link of an `if` chain being checked: the `if` (which has an
+// `else`) and the type of its `then` block.
+type ifLink struct {
+	e *syntax.IfExpr
+	t *Type
 }
 
-func hasFinalElse(e *syntax.IfExpr) bool {
-	for {
-		switch el := e.Else.(type) {
-		case nil:
-			return false
-		case *syntax.IfExpr:
-			e = el
+// valueIf is an `if` without `else` whose value is used, and its type.
+type valueIf struct {
+	e *syntax.IfExpr
+	t *Type
+}
+
+// checkValueIfs reports the `if`s without `else` whose value is used where
+// a type other than Unit is needed (spec: `else` may be omitted only where
+// the value is unused), and makes the others Unit.
+func (c *checker) checkValueIfs() {
+	for _, v := range c.a.valueIfs {
+		switch t := prune(v.t); t.kind {
+		case KindVar:
+			c.unify(t, tUnit)
+		case KindUnit, KindError:
 		default:
-			return true
+			if !containsError(t) {
+				c.errorf(v.e, CodeType, "'if' without 'else' has type Unit, but its value is used as '%s'; add an 'else' branch to use its value", t)
+			}
 		}
 	}
 }
@@ -748,52 +799,109 @@ func (c *checker) recordLit(e *syntax.RecordLit) *Type {
 		}
 		return tError
 	}
-	c.fieldInits(e.Fields, d.Fields, "record '"+d.Name+"'", "'"+d.Name+"'", e.Spread != nil, e.Type)
-	c.info.records[e] = d
+	c.fieldInits(e.Fields, d.Fields, d, nil, e.Spread != nil, e.Type)
+	c.u.info.records.set(e.Index(), d)
 	return d.typ
 }
 
-// fieldInits checks `f: e` initialisers against fields: each must exist
-// (E006) and appear once; without a spread every field must be given.
-func (c *checker) fieldInits(inits []*syntax.FieldInit, fields []*FieldInfo, owner, lit string, spread bool, at syntax.Node) {
-	given := make([]*syntax.FieldInit, len(fields))
+// variantName renders `E::V` for messages.
+func variantName(d *TypeDecl, v *VariantInfo) string { return d.Name + "::" + v.Name }
+
+// litNames returns how messages name the record d (v nil) or the struct
+// variant v of d that a literal builds: the owner (`record 'P'`, `variant
+// 'E::V'`) and the literal (`'P'`, `'E::V'`).
+func litNames(d *TypeDecl, v *VariantInfo) (owner, lit string) {
+	if v == nil {
+		return "record '" + d.Name + "'", "'" + d.Name + "'"
+	}
+	full := variantName(d, v)
+	return "variant '" + full + "'", "'" + full + "'"
+}
+
+// fieldInits checks `f: e` initialisers against fields, the fields of the
+// record d (v nil) or of its struct variant v: each must exist (E006) and
+// appear once; without a spread every field must be given.
+func (c *checker) fieldInits(inits []*syntax.FieldInit, fields []*FieldInfo, d *TypeDecl, v *VariantInfo, spread bool, at syntax.Node) {
+	// given[i] is the initialiser of fields[i]; for records with many
+	// fields (of which a literal with a spread may give a few) they are
+	// kept in a map instead.
+	var buf [16]*syntax.FieldInit
+	var given []*syntax.FieldInit
+	var givenMap map[int]*syntax.FieldInit
+	if len(fields) <= len(buf) {
+		given = buf[:len(fields)]
+	} else {
+		givenMap = make(map[int]*syntax.FieldInit, len(inits))
+	}
+	idx := d.fidx
+	if v != nil {
+		idx = v.fidx
+	}
+	nGiven := 0
 	for _, fi := range inits {
 		vt := c.expr(fi.Value)
-		i := fieldIndex(fields, fi.Name.Name)
+		i := fieldIndex(fields, idx, fi.Name.Name)
 		if i < 0 {
 			hint, s := c.suggest(fi.Name.Name, func() []string { return fieldNames(fields) })
+			owner, _ := litNames(d, v)
 			er := c.errorf(fi.Name, CodeUnknownField, "unknown field '%s' on %s%s", fi.Name.Name, owner, hint)
 			er.Subject, er.Suggestion = fi.Name.Name, s
 			continue
 		}
-		if prev := given[i]; prev != nil {
+		var prev *syntax.FieldInit
+		if given != nil {
+			prev = given[i]
+		} else {
+			prev = givenMap[i]
+		}
+		if prev != nil {
+			_, lit := litNames(d, v)
 			c.errorf(fi.Name, CodeType, "duplicate field '%s' in %s literal: first given at %s, again at %s",
 				fi.Name.Name, lit, posString(prev.Name.Pos()), posString(fi.Name.Pos()))
 			continue
 		}
-		given[i] = fi
+		if given != nil {
+			given[i] = fi
+		} else {
+			givenMap[i] = fi
+		}
+		nGiven++
 		f := fields[i]
 		c.expectType(fi.Value, f.Type, vt, func() string {
+			_, lit := litNames(d, v)
 			return "type mismatch: field '" + f.Name + "' of " + lit + " expects '" + f.Type.String() + "' but got '" + prune(vt).String() + "'"
 		})
 	}
-	if spread {
+	if spread || nGiven == len(fields) {
 		return
 	}
+	// The first missing fields by declaration order (the scan stops after
+	// shownMissing of them).
 	var missing []string
-	for i, g := range given {
+	for i := 0; i < len(fields) && len(missing) < shownMissing; i++ {
+		var g *syntax.FieldInit
+		if given != nil {
+			g = given[i]
+		} else {
+			g = givenMap[i]
+		}
 		if g == nil {
 			missing = append(missing, fields[i].Name)
 		}
 	}
-	switch len(missing) {
-	case 0:
-	case 1:
+	_, lit := litNames(d, v)
+	switch n := len(fields) - nGiven; {
+	case n == 1:
 		c.errorf(at, CodeType, "missing field '%s' in %s literal", missing[0], lit)
+	case n > len(missing):
+		c.errorf(at, CodeType, "missing fields %s and %d more in %s literal", quoteList(missing), n-len(missing), lit)
 	default:
 		c.errorf(at, CodeType, "missing fields %s in %s literal", quoteList(missing), lit)
 	}
 }
+
+// shownMissing is how many missing fields a "missing fields" message names.
+const shownMissing = 10
 
 func (c *checker) variantOf(d *TypeDecl, id *syntax.Ident) *VariantInfo {
 	v := d.variant(id.Name)
@@ -833,38 +941,39 @@ func (c *checker) enumLit(e *syntax.EnumLit) *Type {
 		subExprs()
 		return d.typ
 	}
-	full := d.Name + "::" + v.Name
 	switch v.Shape {
 	case vm.UnitVariant:
 		if e.Payload != nil || e.IsStruct {
-			c.errorf(e, CodeType, "variant '%s' takes no payload", full)
+			c.errorf(e, CodeType, "variant '%s' takes no payload", variantName(d, v))
 			subExprs()
 			return d.typ
 		}
 	case vm.TupleVariant:
 		if e.Payload == nil {
+			full := variantName(d, v)
 			c.errorf(e, CodeType, "variant '%s' expects a payload: %s(...)", full, full)
 			subExprs()
 			return d.typ
 		}
 		pt := c.expr(e.Payload)
 		c.expectType(e.Payload, v.Payload, pt, func() string {
-			return "type mismatch: variant '" + full + "' expects '" + v.Payload.String() + "' but got '" + prune(pt).String() + "'"
+			return "type mismatch: variant '" + variantName(d, v) + "' expects '" + v.Payload.String() + "' but got '" + prune(pt).String() + "'"
 		})
 	case vm.StructVariant:
 		if !e.IsStruct {
+			full := variantName(d, v)
 			c.errorf(e, CodeType, "variant '%s' has fields: %s { ... }", full, full)
 			subExprs()
 			return d.typ
 		}
-		c.fieldInits(e.Fields, v.Fields, "variant '"+full+"'", "'"+full+"'", false, e.Variant)
+		c.fieldInits(e.Fields, v.Fields, d, v, false, e.Variant)
 	}
-	c.info.enums[e] = variantRef{decl: d, v: v}
+	c.u.info.enums.set(e.Index(), variantRef{decl: d, v: v})
 	return d.typ
 }
 
 func (c *checker) listLit(e *syntax.ListLit) *Type {
-	elem := newVar()
+	elem := c.newVar()
 	for i, x := range e.Elems {
 		t := c.expr(x)
 		if i == 0 {
@@ -875,11 +984,11 @@ func (c *checker) listLit(e *syntax.ListLit) *Type {
 			return "type mismatch: list element has type '" + prune(t).String() + "' but earlier elements have type '" + elem.String() + "'"
 		})
 	}
-	return listOf(elem)
+	return c.listOf(elem)
 }
 
 func (c *checker) mapLit(e *syntax.MapLit) *Type {
-	val := newVar()
+	val := c.newVar()
 	for i, en := range e.Entries {
 		kt := c.expr(en.Key)
 		c.expectType(en.Key, tString, kt, func() string {
@@ -894,7 +1003,7 @@ func (c *checker) mapLit(e *syntax.MapLit) *Type {
 			return "type mismatch: map value has type '" + prune(vt).String() + "' but earlier values have type '" + val.String() + "'"
 		})
 	}
-	return mapOf(val)
+	return c.mapOf(val)
 }
 
 func (c *checker) spawn(e *syntax.SpawnExpr) *Type {
@@ -926,6 +1035,6 @@ func (c *checker) spawn(e *syntax.SpawnExpr) *Type {
 		c.errorf(n, CodeType, "cannot spawn '%s': an actor function takes no parameters (it has %d)", f.name, len(f.params))
 		return tActor
 	}
-	c.info.spawns[e] = f
+	c.u.info.spawns.set(e.Index(), f)
 	return tActor
 }

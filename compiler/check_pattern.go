@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"slices"
 	"strconv"
 
 	"github.com/axpool/axpool/compiler/syntax"
@@ -15,6 +16,9 @@ type matchInfo struct {
 	// errs: the match (subject, patterns or arms) had type errors; its
 	// exhaustiveness is then not checked (no follow-on errors).
 	errs bool
+	// nPats is the number of nodes of the normalised patterns (the work
+	// budgets of exhaust.go and codegen_match.go grow with it).
+	nPats int
 }
 
 type armInfo struct {
@@ -26,15 +30,18 @@ type armInfo struct {
 func (c *checker) match(e *syntax.MatchExpr, discard bool) *Type {
 	errsBefore := c.nErrors
 	st := c.expr(e.Subject)
-	m := &matchInfo{node: e, subject: st, arms: make([]*armInfo, 0, len(e.Arms))}
+	m := alloc(&c.a.matches, matchInfo{node: e, subject: st, arms: newList(&c.a.armLists, len(e.Arms))[:0]})
 	var rt *Type
 	for _, arm := range e.Arms {
 		if arm == nil {
 			continue
 		}
 		c.push()
-		ai := &armInfo{arm: arm}
-		c.pattern(arm.Pattern, st, &ai.binds)
+		ai := alloc(&c.a.arms, armInfo{arm: arm})
+		c.bound = c.bound[:0] // patterns contain no matches: one buffer will do
+		c.boundIdx = nil
+		c.pattern(arm.Pattern, st, &c.bound)
+		ai.binds = keep(&c.a.localLists, c.bound)
 		m.arms = append(m.arms, ai)
 		if discard {
 			c.discard(arm.Body)
@@ -49,27 +56,50 @@ func (c *checker) match(e *syntax.MatchExpr, discard bool) *Type {
 		c.pop()
 	}
 	m.errs = c.nErrors != errsBefore
-	c.fn.matches = append(c.fn.matches, m)
-	c.info.matches[e] = m
+	c.matches = append(c.matches, m)
+	c.u.info.matches.set(e.Index(), m)
 	if discard {
 		return tUnit
 	}
 	if rt == nil {
-		return newVar()
+		return c.newVar()
 	}
 	return rt
 }
 
-// bind declares a pattern binding.
+// bind declares a pattern binding; n is a *BindingPattern or a shorthand
+// *FieldPattern.
 func (c *checker) bind(n syntax.Node, name string, t *Type, bound *[]*localVar) {
-	for _, b := range *bound {
-		if b.name == name {
-			c.errorf(n, CodeType, "'%s' is bound more than once in the same pattern", name)
-			break
+	dup := false
+	if len(*bound) < indexAbove {
+		for _, b := range *bound {
+			if b.name == name {
+				dup = true
+				break
+			}
 		}
+	} else {
+		// A pattern with many bindings: find them by name (c.boundIdx is
+		// dropped for each arm).
+		if c.boundIdx == nil {
+			c.boundIdx = make(map[string]bool, 2*len(*bound))
+			for _, b := range *bound {
+				c.boundIdx[b.name] = true
+			}
+		}
+		dup = c.boundIdx[name]
+		c.boundIdx[name] = true
 	}
-	v := &localVar{name: name, typ: t, pos: n.Pos()}
-	c.info.binds[n] = v
+	if dup {
+		c.errorf(n, CodeType, "'%s' is bound more than once in the same pattern", name)
+	}
+	v := c.newLocal(localVar{name: name, typ: t, pos: n.Pos()})
+	switch n := n.(type) {
+	case *syntax.BindingPattern:
+		c.u.info.bindPats.set(n.Index(), v)
+	case *syntax.FieldPattern:
+		c.u.info.fieldPats.set(n.Index(), v)
+	}
 	*bound = append(*bound, v)
 	c.declareLocal(v)
 }
@@ -118,17 +148,17 @@ func (c *checker) pattern(p syntax.Pattern, t *Type, bound *[]*localVar) {
 			return "type mismatch: a '" + lt.String() + "' pattern cannot match a value of type '" + prune(t).String() + "'"
 		})
 	case *syntax.NonePattern:
-		c.expectType(p, optionOf(newVar()), t, func() string {
+		c.expectType(p, c.optionOf(c.newVar()), t, func() string {
 			return "type mismatch: 'None' cannot match a value of type '" + prune(t).String() + "'"
 		})
 	case *syntax.TagPattern:
-		a, b := newVar(), newVar()
-		want, sub := optionOf(a), a
+		a, b := c.newVar(), c.newVar()
+		want, sub := c.optionOf(a), a
 		switch p.Tag {
 		case syntax.TagOk:
-			want = resultOf(a, b)
+			want = c.resultOf(a, b)
 		case syntax.TagErr:
-			want, sub = resultOf(a, b), b
+			want, sub = c.resultOf(a, b), b
 		}
 		if !c.expectType(p, want, t, func() string {
 			return "type mismatch: '" + p.Tag.String() + "(...)' cannot match a value of type '" + prune(t).String() + "'"
@@ -161,11 +191,12 @@ func (c *checker) variantPattern(p *syntax.VariantPattern, t *Type, bound *[]*lo
 			d = pt.decl
 		case KindError:
 		case KindVar:
-			var found []*TypeDecl
-			for _, td := range visibleTypes(c.u) {
-				if td.Kind == vm.EnumType && td.variant(name) != nil {
-					found = append(found, td)
-				}
+			o := c.u.owners(vm.EnumType, name)
+			found := o[:0]
+			if o[1] != nil {
+				found = o[:2]
+			} else if o[0] != nil {
+				found = o[:1]
 			}
 			switch len(found) {
 			case 0:
@@ -191,14 +222,13 @@ func (c *checker) variantPattern(p *syntax.VariantPattern, t *Type, bound *[]*lo
 		c.bindAll(p, bound)
 		return
 	}
-	full := d.Name + "::" + v.Name
 	switch {
 	case p.Payload != nil:
 		if v.Shape != vm.TupleVariant {
 			if v.Shape == vm.StructVariant {
-				c.errorf(p, CodeType, "variant '%s' has fields; match them with %s { .. }", full, v.Name)
+				c.errorf(p, CodeType, "variant '%s' has fields; match them with %s { .. }", variantName(d, v), v.Name)
 			} else {
-				c.errorf(p, CodeType, "variant '%s' has no payload", full)
+				c.errorf(p, CodeType, "variant '%s' has no payload", variantName(d, v))
 			}
 			c.bindAll(p, bound)
 			return
@@ -206,16 +236,16 @@ func (c *checker) variantPattern(p *syntax.VariantPattern, t *Type, bound *[]*lo
 		c.pattern(p.Payload, v.Payload, bound)
 	case p.IsStruct:
 		if v.Shape != vm.StructVariant {
-			c.errorf(p, CodeType, "variant '%s' has no fields", full)
+			c.errorf(p, CodeType, "variant '%s' has no fields", variantName(d, v))
 			c.bindAll(p, bound)
 			return
 		}
-		seen := make([]bool, len(v.Fields))
+		var seen nameSet[bool]
 		for _, fp := range p.Fields {
-			i := fieldIndex(v.Fields, fp.Name.Name)
+			i := v.fieldIndex(fp.Name.Name)
 			if i < 0 {
 				hint, s := c.suggest(fp.Name.Name, func() []string { return fieldNames(v.Fields) })
-				er := c.errorf(fp.Name, CodeUnknownField, "unknown field '%s' on variant '%s'%s", fp.Name.Name, full, hint)
+				er := c.errorf(fp.Name, CodeUnknownField, "unknown field '%s' on variant '%s'%s", fp.Name.Name, variantName(d, v), hint)
 				er.Subject, er.Suggestion = fp.Name.Name, s
 				if fp.Pattern == nil {
 					c.bind(fp, fp.Name.Name, tError, bound)
@@ -224,10 +254,11 @@ func (c *checker) variantPattern(p *syntax.VariantPattern, t *Type, bound *[]*lo
 				}
 				continue
 			}
-			if seen[i] {
+			if _, dup := seen.lookup(fp.Name.Name); dup {
 				c.errorf(fp.Name, CodeType, "field '%s' appears more than once in the pattern", fp.Name.Name)
+			} else {
+				seen.add(fp.Name.Name, true)
 			}
-			seen[i] = true
 			if fp.Pattern == nil {
 				c.bind(fp, fp.Name.Name, v.Fields[i].Type, bound)
 			} else {
@@ -235,7 +266,7 @@ func (c *checker) variantPattern(p *syntax.VariantPattern, t *Type, bound *[]*lo
 			}
 		}
 	}
-	c.info.variants[p] = variantRef{decl: d, v: v}
+	c.u.info.variants.set(p.Index(), variantRef{decl: d, v: v})
 }
 
 // ---------------------------------------------------------------------------
@@ -254,33 +285,76 @@ const (
 type pat struct {
 	kind patKind
 	ctor int
-	subs []*pat
-	lit  vm.Value
-	key  string // literal identity: "i<n>" or "s<text>"
-	bind *localVar
+	// subs are the sub-patterns of a constructor: all of them, in order,
+	// or (sparse) only those that are not plain wildcards, subs[k] being
+	// the pattern of sub-value idx[k] (ascending). Struct variants, which
+	// may have thousands of fields of which a pattern names a few, are
+	// sparse.
+	subs   []*pat
+	idx    []int32
+	sparse bool
+	lit    vm.Value
+	key    string // literal identity: "i<n>" or "s<text>"
+	bind   *localVar
 }
 
 var wildPat = &pat{kind: pWild}
 
-// normalize converts a checked pattern matching a value of type t.
-func (c *checker) normalize(p syntax.Pattern, t *Type) *pat {
+// sub returns the i-th sub-pattern of a constructor pattern.
+func (p *pat) sub(i int) *pat {
+	if !p.sparse {
+		if i < len(p.subs) {
+			return p.subs[i]
+		}
+		return wildPat
+	}
+	if k, ok := slices.BinarySearch(p.idx, int32(i)); ok {
+		return p.subs[k]
+	}
+	return wildPat
+}
+
+// appendSubs appends the first arity sub-patterns of p (wildcards when p
+// is a wildcard) to dst.
+func (p *pat) appendSubs(dst []*pat, arity int) []*pat {
+	start := len(dst)
+	if p.kind == pCtor && !p.sparse {
+		dst = append(dst, p.subs[:min(arity, len(p.subs))]...)
+	}
+	for len(dst)-start < arity {
+		dst = append(dst, wildPat)
+	}
+	if p.kind == pCtor && p.sparse {
+		for k, i := range p.idx {
+			if int(i) < arity {
+				dst[start+int(i)] = p.subs[k]
+			}
+		}
+	}
+	return dst
+}
+
+// normalize converts a checked pattern matching a value of type t; *nodes
+// counts the pattern nodes built.
+func (c *checker) normalize(p syntax.Pattern, t *Type, nodes *int) *pat {
+	*nodes++
 	switch p := p.(type) {
 	case *syntax.BindingPattern:
-		return &pat{kind: pWild, bind: c.info.binds[p]}
+		return c.newPat(pat{kind: pWild, bind: c.u.info.bindPats.at(p.Index())})
 	case *syntax.LitPattern:
 		switch v := p.Value.(type) {
 		case *syntax.BoolLit:
 			if v.Value {
-				return &pat{kind: pCtor, ctor: 1}
+				return c.newPat(pat{kind: pCtor, ctor: 1})
 			}
-			return &pat{kind: pCtor, ctor: 0}
+			return c.newPat(pat{kind: pCtor, ctor: 0})
 		case *syntax.IntLit:
-			return &pat{kind: pLit, lit: vm.Int(v.Value), key: "i" + strconv.FormatInt(v.Value, 10)}
+			return c.newPat(pat{kind: pLit, lit: vm.Int(v.Value), key: "i" + strconv.FormatInt(v.Value, 10)})
 		case *syntax.StringLit:
-			return &pat{kind: pLit, lit: vm.Str(v.Value), key: "s" + v.Value}
+			return c.newPat(pat{kind: pLit, lit: vm.Str(v.Value), key: "s" + v.Value})
 		}
 	case *syntax.NonePattern:
-		return &pat{kind: pCtor, ctor: 0}
+		return c.newPat(pat{kind: pCtor, ctor: 0})
 	case *syntax.TagPattern:
 		sub := t.Elem(0)
 		ctor := 1
@@ -293,39 +367,66 @@ func (c *checker) normalize(p syntax.Pattern, t *Type) *pat {
 		if sub == nil {
 			sub = tError
 		}
-		return &pat{kind: pCtor, ctor: ctor, subs: []*pat{c.normalize(p.Sub, sub)}}
+		return c.newPat(pat{kind: pCtor, ctor: ctor, subs: c.onePat(c.normalize(p.Sub, sub, nodes))})
 	case *syntax.VariantPattern:
-		ref, ok := c.info.variants[p]
-		if !ok {
+		ref := c.u.info.variants.at(p.Index())
+		if ref.v == nil {
 			return wildPat
 		}
 		v := ref.v
-		out := &pat{kind: pCtor, ctor: v.Index}
+		out := c.newPat(pat{kind: pCtor, ctor: v.Index})
 		switch v.Shape {
 		case vm.TupleVariant:
 			if p.Payload != nil {
-				out.subs = []*pat{c.normalize(p.Payload, v.Payload)}
+				out.subs = c.onePat(c.normalize(p.Payload, v.Payload, nodes))
 			} else {
-				out.subs = []*pat{wildPat}
+				out.subs = c.onePat(wildPat)
 			}
 		case vm.StructVariant:
-			out.subs = make([]*pat, len(v.Fields))
-			for i := range out.subs {
-				out.subs[i] = wildPat
+			out.sparse = true
+			if len(p.Fields) == 0 {
+				break
 			}
+			subs := newList(&c.a.patLists, len(p.Fields))[:0]
+			idx := newList(&c.a.idxLists, len(p.Fields))[:0]
 			for _, fp := range p.Fields {
-				i := fieldIndex(v.Fields, fp.Name.Name)
+				i := v.fieldIndex(fp.Name.Name)
 				if i < 0 {
 					continue
 				}
+				var sp *pat
 				if fp.Pattern == nil {
-					out.subs[i] = &pat{kind: pWild, bind: c.info.binds[fp]}
+					sp = c.newPat(pat{kind: pWild, bind: c.u.info.fieldPats.at(fp.Index())})
 				} else {
-					out.subs[i] = c.normalize(fp.Pattern, v.Fields[i].Type)
+					sp = c.normalize(fp.Pattern, v.Fields[i].Type, nodes)
 				}
+				subs = append(subs, sp)
+				idx = append(idx, int32(i))
 			}
+			sortSparse(subs, idx)
+			out.subs, out.idx = subs, idx
 		}
 		return out
 	}
 	return wildPat
+}
+
+// sortSparse sorts the sparse sub-patterns subs by their indexes idx (a
+// field named twice, an error already reported, stays twice).
+func sortSparse(subs []*pat, idx []int32) {
+	if slices.IsSorted(idx) {
+		return
+	}
+	perm := make([]int, len(idx))
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(a, b int) int { return int(idx[a]) - int(idx[b]) })
+	ps := make([]*pat, len(subs))
+	is := make([]int32, len(idx))
+	for k, j := range perm {
+		ps[k], is[k] = subs[j], idx[j]
+	}
+	copy(subs, ps)
+	copy(idx, is)
 }

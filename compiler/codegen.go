@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/vm"
@@ -17,23 +18,33 @@ type label struct {
 	inl   [2]int // backing store for the first refs
 }
 
-type constKey struct {
-	kind vm.Kind
-	n    uint64
-	s    string
+// constTables de-duplicate constants: the index in Module.Constants of
+// each value (floats by their bits; bools: index+1, 0 when absent).
+type constTables struct {
+	ints   map[int64]int32
+	floats map[uint64]int32
+	strs   map[string]int32
+	bools  [2]int32
+}
+
+func (t *constTables) len() int { return len(t.ints) + len(t.floats) + len(t.strs) }
+
+func (t *constTables) reset() {
+	clear(t.ints)
+	clear(t.floats)
+	clear(t.strs)
+	t.bools = [2]int32{}
 }
 
 // gen translates checked units to a vm.Module (vm/opcode.go).
 type gen struct {
-	c      *checker
-	info   *info
-	m      *vm.Module
-	consts map[constKey]int32
+	c    *checker
+	info *info // of the unit of the current function
+	m    *vm.Module
+	*genBuffers
 
 	// per function
 	f        *funcSym
-	code     []vm.Instr
-	pos      []vm.Pos
 	cur      vm.Pos
 	depth    int
 	maxDepth int
@@ -43,16 +54,62 @@ type gen struct {
 	epilogue *label // ensures epilogue; nil without ensures
 	resSlot  int
 	budget   int // decision-tree node budget of the current match
-	labels   []label
+	work     int // decision-tree work budget of the current match
+
+	treeSpent int // decision-tree work of the compilation so far
+
+	// specs de-duplicates Module.TypeSpecs (receiveSpec): the index of
+	// each spec by its key, and of each type already converted.
+	specs     map[string]int32
+	specTypes map[*Type]int32
 }
 
+// genBuffers is the working memory of a gen, which no module refers to:
+// it is recycled across compilations (genPool).
+type genBuffers struct {
+	consts constTables
+	// code and pos are the current function's instructions and
+	// positions; each function gets exact-size copies.
+	code   []vm.Instr
+	pos    []vm.Pos
+	labels []label
+	ms     matchScratch
+	// scratch stacks of the loops over binary and `else if` chains
+	chain []*syntax.BinaryExpr
+	ends  []*label
+}
+
+var genPool sync.Pool // *genBuffers
+
+// maxPooledCode bounds the buffers that are recycled (instructions or
+// constants); larger ones are left to the garbage collector.
+const maxPooledCode = 1 << 14
+
 func newGen(c *checker, name string) *gen {
-	return &gen{
-		c:      c,
-		info:   c.info,
-		m:      &vm.Module{Name: name, Entry: -1},
-		consts: make(map[constKey]int32, 32),
+	b, ok := genPool.Get().(*genBuffers)
+	if !ok {
+		b = &genBuffers{consts: constTables{ints: make(map[int64]int32), floats: make(map[uint64]int32), strs: make(map[string]int32)}}
 	}
+	return &gen{
+		c:          c,
+		m:          &vm.Module{Name: name, Entry: -1},
+		genBuffers: b,
+	}
+}
+
+// release recycles g's buffers; g must no longer be used.
+func (g *gen) release() {
+	b := g.genBuffers
+	g.genBuffers = nil
+	if cap(b.code) > maxPooledCode || b.consts.len() > maxPooledCode {
+		return
+	}
+	b.consts.reset()
+	clear(b.labels[:cap(b.labels)])
+	b.ms.reset()
+	b.code, b.pos, b.labels = b.code[:0], b.pos[:0], b.labels[:0]
+	b.chain, b.ends = b.chain[:0], b.ends[:0]
+	genPool.Put(b)
 }
 
 // ---------------------------------------------------------------------------
@@ -180,48 +237,65 @@ func (g *gen) alloc() int {
 	return s
 }
 
-// constant emits CONST of a de-duplicated constant.
-func (g *gen) constant(v vm.Value, k constKey) {
-	g.emit(vm.CONST, g.constIndex(v, k), 0)
-}
+// Constants are de-duplicated per kind and value (consts), in order of
+// first use.
 
-func (g *gen) constIndex(v vm.Value, k constKey) int32 {
-	if i, ok := g.consts[k]; ok {
-		return i
-	}
+func (g *gen) addConst(v vm.Value) int32 {
 	i := int32(len(g.m.Constants))
 	g.m.Constants = append(g.m.Constants, v)
-	g.consts[k] = i
 	return i
 }
 
-func (g *gen) intConst(n int64) {
-	g.constant(vm.Int(n), constKey{kind: vm.KindInt, n: uint64(n)})
-}
-
-func (g *gen) floatConst(f float64) {
-	g.constant(vm.Float(f), constKey{kind: vm.KindFloat, n: math.Float64bits(f)})
-}
-
-func (g *gen) strConst(s string) {
-	g.constant(vm.Str(s), constKey{kind: vm.KindString, s: s})
-}
-
-func (g *gen) boolConst(b bool) {
-	n := uint64(0)
-	if b {
-		n = 1
+func (g *gen) intIndex(n int64) int32 {
+	i, ok := g.consts.ints[n]
+	if !ok {
+		i = g.addConst(vm.Int(n))
+		g.consts.ints[n] = i
 	}
-	g.constant(vm.Bool(b), constKey{kind: vm.KindBool, n: n})
+	return i
 }
+
+func (g *gen) floatIndex(f float64) int32 {
+	bits := math.Float64bits(f)
+	i, ok := g.consts.floats[bits]
+	if !ok {
+		i = g.addConst(vm.Float(f))
+		g.consts.floats[bits] = i
+	}
+	return i
+}
+
+func (g *gen) strIndex(s string) int32 {
+	i, ok := g.consts.strs[s]
+	if !ok {
+		i = g.addConst(vm.Str(s))
+		g.consts.strs[s] = i
+	}
+	return i
+}
+
+func (g *gen) boolIndex(b bool) int32 {
+	k := 0
+	if b {
+		k = 1
+	}
+	if g.consts.bools[k] == 0 {
+		g.consts.bools[k] = g.addConst(vm.Bool(b)) + 1
+	}
+	return g.consts.bools[k] - 1
+}
+
+func (g *gen) intConst(n int64)     { g.emit(vm.CONST, g.intIndex(n), 0) }
+func (g *gen) floatConst(f float64) { g.emit(vm.CONST, g.floatIndex(f), 0) }
+func (g *gen) strConst(s string)    { g.emit(vm.CONST, g.strIndex(s), 0) }
+func (g *gen) boolConst(b bool)     { g.emit(vm.CONST, g.boolIndex(b), 0) }
 
 // litIndex returns the constant index of a literal pattern value.
 func (g *gen) litIndex(p *pat) int32 {
 	if p.lit.Kind() == vm.KindInt {
-		n := p.lit.AsInt()
-		return g.constIndex(p.lit, constKey{kind: vm.KindInt, n: uint64(n)})
+		return g.intIndex(p.lit.AsInt())
 	}
-	return g.constIndex(p.lit, constKey{kind: vm.KindString, s: p.lit.AsString()})
+	return g.strIndex(p.lit.AsString())
 }
 
 // ---------------------------------------------------------------------------
@@ -247,13 +321,29 @@ func (g *gen) module(units []*unit) (*vm.Module, ErrorList) {
 		}
 		m.Types = append(m.Types, td)
 	}
+	// The functions and their parameter names are allocated together; each
+	// function's ParamNames is a full slice of the shared array.
 	var errs ErrorList
+	fns := make([]vm.Function, len(g.c.funcs))
+	m.Functions = make([]*vm.Function, len(fns))
+	nParams := 0
 	for _, f := range g.c.funcs {
-		fn, err := g.function(f)
-		if err != nil {
+		nParams += len(f.paramVars)
+	}
+	params := make([]string, 0, nParams)
+	for i, f := range g.c.funcs {
+		fn := &fns[i]
+		if err := g.function(f, fn); err != nil {
 			errs = append(errs, err)
 		}
-		m.Functions = append(m.Functions, fn)
+		if len(f.paramVars) > 0 {
+			start := len(params)
+			for _, p := range f.paramVars {
+				params = append(params, p.name)
+			}
+			fn.ParamNames = params[start:len(params):len(params)]
+		}
+		m.Functions[i] = fn
 	}
 	if len(units) > 0 {
 		if f := units[0].funcs["main"]; f != nil {
@@ -266,8 +356,10 @@ func (g *gen) module(units []*unit) (*vm.Module, ErrorList) {
 	return m, nil
 }
 
-func (g *gen) function(f *funcSym) (*vm.Function, *Error) {
-	g.f = f
+// function generates the code of f into fn (except fn.ParamNames, which
+// module fills in).
+func (g *gen) function(f *funcSym, fn *vm.Function) *Error {
+	g.f, g.info = f, f.unit.info
 	// g.code and g.pos are scratch buffers reused across functions; each
 	// function gets exact-size copies.
 	g.code, g.pos = g.code[:0], g.pos[:0]
@@ -317,7 +409,7 @@ func (g *gen) function(f *funcSym) (*vm.Function, *Error) {
 	}
 	g.emit(vm.RET, 0, 0)
 
-	fn := &vm.Function{
+	*fn = vm.Function{
 		Name:      f.name,
 		NumParams: len(f.params),
 		NumLocals: g.maxSlot,
@@ -327,21 +419,18 @@ func (g *gen) function(f *funcSym) (*vm.Function, *Error) {
 		File:      f.unit.fileIdx,
 		Caps:      f.moduleCaps(),
 	}
-	for _, p := range f.paramVars {
-		fn.ParamNames = append(fn.ParamNames, p.name)
-	}
 	if d.Intent != nil {
 		fn.Intent = d.Intent.Value
 	}
 	switch {
 	case g.maxSlot > maxLocals:
-		return fn, limitError(f, g.maxSlot, "local slots", maxLocals)
+		return limitError(f, g.maxSlot, "local slots", maxLocals)
 	case g.maxDepth > maxStackDepth:
-		return fn, limitError(f, g.maxDepth, "operand stack slots", maxStackDepth)
+		return limitError(f, g.maxDepth, "operand stack slots", maxStackDepth)
 	case len(g.code) > maxCode:
-		return fn, limitError(f, len(g.code), "instructions", maxCode)
+		return limitError(f, len(g.code), "instructions", maxCode)
 	}
-	return fn, nil
+	return nil
 }
 
 // limitError is the E008 error of a function that exceeds a codegen limit.
@@ -395,14 +484,14 @@ func (g *gen) stmts(ss []syntax.Stmt, want bool) {
 			g.discard(s.X)
 		case *syntax.LetStmt:
 			g.expr(s.Value)
-			v := g.info.lets[s]
+			v := g.info.lets.at(s.Index())
 			v.slot = g.alloc()
 			g.at(s)
 			g.emit(vm.STORE, int32(v.slot), 0)
 		case *syntax.AssignStmt:
 			g.expr(s.Value)
 			g.at(s)
-			g.emit(vm.STORE, int32(g.info.assigns[s].slot), 0)
+			g.emit(vm.STORE, int32(g.info.assigns.at(s.Index()).slot), 0)
 		case *syntax.WhileStmt:
 			g.while(s)
 		case *syntax.ForStmt:
@@ -445,7 +534,7 @@ func (g *gen) forStmt(s *syntax.ForStmt) {
 	// else pushes the next element.
 	d := g.depth
 	next := g.emitFx(vm.FOR_NEXT, int32(base), -1, 1)
-	v := g.info.fors[s]
+	v := g.info.fors.at(s.Index())
 	v.slot = g.alloc()
 	g.emit(vm.STORE, int32(v.slot), 0)
 	g.block(s.Body, false)
@@ -525,7 +614,7 @@ func (g *gen) expr(e syntax.Expr) {
 			g.emit(vm.ERR, 0, 0)
 		}
 	case *syntax.NameExpr:
-		ref := g.info.names[e]
+		ref := g.info.names.at(e.Index())
 		switch {
 		case ref.local != nil:
 			g.emit(vm.LOAD, int32(ref.local.slot), 0)
@@ -545,7 +634,7 @@ func (g *gen) expr(e syntax.Expr) {
 	case *syntax.FieldExpr:
 		g.expr(e.X)
 		g.atPos(e.Name.Pos())
-		g.emit(vm.FIELD, int32(g.info.fields[e]), 0)
+		g.emit(vm.FIELD, g.info.fields.at(e.Index()), 0)
 	case *syntax.IfExpr:
 		g.ifExpr(e, true)
 	case *syntax.MatchExpr:
@@ -572,7 +661,7 @@ func (g *gen) expr(e syntax.Expr) {
 		g.at(e)
 		g.emit(vm.EMIT, 0, 0)
 	case *syntax.SpawnExpr:
-		f := g.info.spawns[e]
+		f := g.info.spawns.at(e.Index())
 		idx := int32(0)
 		if f != nil {
 			idx = int32(f.index)
@@ -584,10 +673,10 @@ func (g *gen) expr(e syntax.Expr) {
 		g.at(e)
 		g.emit(vm.SEND, 0, 0)
 	case *syntax.ReceiveExpr:
-		g.emit(vm.RECEIVE, 0, 0)
+		g.emit(vm.RECEIVE, g.receiveSpec(g.info.receives.at(e.Index())), 0)
 	case *syntax.BlockExpr:
 		if e.Block == nil || len(e.Block.Stmts) == 0 {
-			if t, ok := g.info.braces[e]; ok && prune(t).kind == KindMap {
+			if t := g.info.braces.at(e.Index()); t != nil && prune(t).kind == KindMap {
 				g.emit(vm.MAKE_MAP, 0, 0)
 			} else {
 				g.emit(vm.UNIT, 0, 0)
@@ -604,8 +693,14 @@ func (g *gen) expr(e syntax.Expr) {
 
 // opKind is the resolved operand kind of an operator (Int when unresolved).
 func (g *gen) opKind(e syntax.Expr) Kind {
-	t, ok := g.info.opTypes[e]
-	if !ok {
+	var t *Type
+	switch e := e.(type) {
+	case *syntax.BinaryExpr:
+		t = g.info.binOps.at(e.Index())
+	case *syntax.UnaryExpr:
+		t = g.info.negOps.at(e.Index())
+	}
+	if t == nil {
 		return KindInt
 	}
 	switch k := prune(t).kind; k {
@@ -615,17 +710,39 @@ func (g *gen) opKind(e syntax.Expr) Kind {
 	return KindInt
 }
 
+// Opcodes of the arithmetic and ordering operators by operand kind, indexed
+// by syntax.BinaryOp (zero: not an operator of that kind).
 var (
-	intOps   = map[syntax.BinaryOp]vm.Opcode{syntax.OpAdd: vm.ADD_INT, syntax.OpSub: vm.SUB_INT, syntax.OpMul: vm.MUL_INT, syntax.OpDiv: vm.DIV_INT, syntax.OpRem: vm.REM_INT, syntax.OpLt: vm.LT_INT, syntax.OpLe: vm.LE_INT, syntax.OpGt: vm.GT_INT, syntax.OpGe: vm.GE_INT}
-	floatOps = map[syntax.BinaryOp]vm.Opcode{syntax.OpAdd: vm.ADD_FLOAT, syntax.OpSub: vm.SUB_FLOAT, syntax.OpMul: vm.MUL_FLOAT, syntax.OpDiv: vm.DIV_FLOAT, syntax.OpRem: vm.REM_FLOAT, syntax.OpLt: vm.LT_FLOAT, syntax.OpLe: vm.LE_FLOAT, syntax.OpGt: vm.GT_FLOAT, syntax.OpGe: vm.GE_FLOAT}
-	strOps   = map[syntax.BinaryOp]vm.Opcode{syntax.OpAdd: vm.CONCAT, syntax.OpLt: vm.LT_STR, syntax.OpLe: vm.LE_STR, syntax.OpGt: vm.GT_STR, syntax.OpGe: vm.GE_STR}
+	intOps = [syntax.OpOr + 1]vm.Opcode{syntax.OpAdd: vm.ADD_INT, syntax.OpSub: vm.SUB_INT, syntax.OpMul: vm.MUL_INT, syntax.OpDiv: vm.DIV_INT, syntax.OpRem: vm.REM_INT,
+		syntax.OpLt: vm.LT_INT, syntax.OpLe: vm.LE_INT, syntax.OpGt: vm.GT_INT, syntax.OpGe: vm.GE_INT}
+	floatOps = [syntax.OpOr + 1]vm.Opcode{syntax.OpAdd: vm.ADD_FLOAT, syntax.OpSub: vm.SUB_FLOAT, syntax.OpMul: vm.MUL_FLOAT, syntax.OpDiv: vm.DIV_FLOAT, syntax.OpRem: vm.REM_FLOAT,
+		syntax.OpLt: vm.LT_FLOAT, syntax.OpLe: vm.LE_FLOAT, syntax.OpGt: vm.GT_FLOAT, syntax.OpGe: vm.GE_FLOAT}
+	strOps = [syntax.OpOr + 1]vm.Opcode{syntax.OpAdd: vm.CONCAT, syntax.OpLt: vm.LT_STR, syntax.OpLe: vm.LE_STR, syntax.OpGt: vm.GT_STR, syntax.OpGe: vm.GE_STR}
 )
 
+// binary compiles a chain of binary operators (see checker.binary) in a
+// loop, innermost operator first.
 func (g *gen) binary(e *syntax.BinaryExpr) {
+	start := len(g.chain)
+	var x syntax.Expr = e
+	for b, ok := x.(*syntax.BinaryExpr); ok; b, ok = x.(*syntax.BinaryExpr) {
+		g.chain = append(g.chain, b)
+		x = b.X
+	}
+	g.expr(x)
+	// g.chain may grow (and move) while right operands are compiled.
+	for i := len(g.chain) - 1; i >= start; i-- {
+		g.binaryOp(g.chain[i])
+	}
+	clear(g.chain[start:])
+	g.chain = g.chain[:start]
+}
+
+// binaryOp compiles one binary operator whose left operand is on the stack.
+func (g *gen) binaryOp(e *syntax.BinaryExpr) {
 	switch e.Op {
 	case syntax.OpAnd, syntax.OpOr:
 		end := g.newLabel()
-		g.expr(e.X)
 		g.atPos(e.OpPos)
 		if e.Op == syntax.OpAnd {
 			g.jump(vm.JMP_FALSE_OR_POP, end, 0)
@@ -636,7 +753,6 @@ func (g *gen) binary(e *syntax.BinaryExpr) {
 		g.bind(end)
 		return
 	}
-	g.expr(e.X)
 	g.expr(e.Y)
 	g.atPos(e.OpPos)
 	switch e.Op {
@@ -688,7 +804,7 @@ func (g *gen) unary(e *syntax.UnaryExpr) {
 }
 
 func (g *gen) call(e *syntax.CallExpr) {
-	ref := g.info.calls[e]
+	ref := g.info.calls.at(e.Index())
 	n := int32(len(e.Args))
 	if ref.kind == callValue {
 		g.expr(e.Fn)
@@ -711,40 +827,53 @@ func (g *gen) call(e *syntax.CallExpr) {
 	}
 }
 
+// ifExpr compiles an `if` and its `else if` chain in a loop (see
+// checker.ifExpr); the ends of the links are bound together at the end.
 func (g *gen) ifExpr(e *syntax.IfExpr, want bool) {
-	g.expr(e.Cond)
-	g.at(e)
-	els := g.newLabel()
-	g.jump(vm.JMP_FALSE, els, 0)
-	if e.Else == nil {
-		g.block(e.Then, false)
-		g.bind(els)
-		if want {
-			g.at(e)
-			g.emit(vm.UNIT, 0, 0)
+	start := len(g.ends)
+	for cur := e; ; {
+		g.expr(cur.Cond)
+		g.at(cur)
+		els := g.newLabel()
+		g.jump(vm.JMP_FALSE, els, 0)
+		if cur.Else == nil {
+			g.block(cur.Then, false)
+			g.bind(els)
+			if want {
+				g.at(cur)
+				g.emit(vm.UNIT, 0, 0)
+			}
+			break
 		}
-		return
-	}
-	d := g.depth
-	end := g.newLabel()
-	g.block(e.Then, want)
-	g.jump(vm.JMP, end, 0)
-	g.bindAt(els, d)
-	switch el := e.Else.(type) {
-	case *syntax.Block:
-		g.block(el, want)
-	case *syntax.IfExpr:
-		g.ifExpr(el, want)
-	case *syntax.BlockExpr:
-		g.block(el.Block, want)
-	default:
-		if want {
-			g.expr(el)
-		} else {
-			g.discard(el)
+		d := g.depth
+		end := g.newLabel()
+		g.ends = append(g.ends, end)
+		g.block(cur.Then, want)
+		g.jump(vm.JMP, end, 0)
+		g.bindAt(els, d)
+		if next, ok := cur.Else.(*syntax.IfExpr); ok {
+			cur = next
+			continue
 		}
+		switch el := cur.Else.(type) {
+		case *syntax.Block:
+			g.block(el, want)
+		case *syntax.BlockExpr:
+			g.block(el.Block, want)
+		default:
+			if want {
+				g.expr(el)
+			} else {
+				g.discard(el)
+			}
+		}
+		break
 	}
-	g.bind(end)
+	for i := len(g.ends) - 1; i >= start; i-- {
+		g.bind(g.ends[i])
+	}
+	clear(g.ends[start:])
+	g.ends = g.ends[:start]
 }
 
 // simple reports whether evaluating e has no observable effect, cannot fail
@@ -755,7 +884,7 @@ func (g *gen) simple(e syntax.Expr) bool {
 	case *syntax.IntLit, *syntax.FloatLit, *syntax.StringLit, *syntax.BoolLit, *syntax.UnitLit, *syntax.NoneLit:
 		return true
 	case *syntax.NameExpr:
-		ref := g.info.names[e]
+		ref := g.info.names.at(e.Index())
 		return ref.fn != nil || (ref.local != nil && !ref.local.mut)
 	}
 	return false
@@ -763,11 +892,11 @@ func (g *gen) simple(e syntax.Expr) bool {
 
 // fieldsInOrder compiles field initialisers evaluated in source order and
 // leaves the values on the stack in declaration order.
-func (g *gen) fieldsInOrder(inits []*syntax.FieldInit, fields []*FieldInfo) {
+func (g *gen) fieldsInOrder(inits []*syntax.FieldInit, fields []*FieldInfo, idx map[string]int32) {
 	order := make([]*syntax.FieldInit, len(fields))
 	inOrder := true
 	for i, fi := range inits {
-		j := fieldIndex(fields, fi.Name.Name)
+		j := fieldIndex(fields, idx, fi.Name.Name)
 		if j < 0 {
 			continue
 		}
@@ -800,7 +929,7 @@ func (g *gen) fieldsInOrder(inits []*syntax.FieldInit, fields []*FieldInfo) {
 	mark := g.slot
 	tmp := make([]int, len(fields))
 	for _, fi := range inits {
-		j := fieldIndex(fields, fi.Name.Name)
+		j := fieldIndex(fields, idx, fi.Name.Name)
 		if j < 0 {
 			continue
 		}
@@ -819,7 +948,7 @@ func (g *gen) fieldsInOrder(inits []*syntax.FieldInit, fields []*FieldInfo) {
 }
 
 func (g *gen) recordLit(e *syntax.RecordLit) {
-	d := g.info.records[e]
+	d := g.info.records.at(e.Index())
 	if d == nil {
 		g.emit(vm.UNIT, 0, 0)
 		return
@@ -829,18 +958,18 @@ func (g *gen) recordLit(e *syntax.RecordLit) {
 		for _, fi := range e.Fields {
 			g.expr(fi.Value)
 			g.at(fi)
-			g.emit(vm.WITH_FIELD, int32(fieldIndex(d.Fields, fi.Name.Name)), 0)
+			g.emit(vm.WITH_FIELD, int32(fieldIndex(d.Fields, d.fidx, fi.Name.Name)), 0)
 		}
 		return
 	}
-	g.fieldsInOrder(e.Fields, d.Fields)
+	g.fieldsInOrder(e.Fields, d.Fields, d.fidx)
 	g.at(e)
 	g.emit(vm.MAKE_RECORD, int32(d.ID), int32(len(d.Fields)))
 }
 
 func (g *gen) enumLit(e *syntax.EnumLit) {
-	ref, ok := g.info.enums[e]
-	if !ok {
+	ref := g.info.enums.at(e.Index())
+	if ref.v == nil {
 		g.emit(vm.UNIT, 0, 0)
 		return
 	}
@@ -853,7 +982,7 @@ func (g *gen) enumLit(e *syntax.EnumLit) {
 		g.at(e)
 		g.emitFx(vm.MAKE_ENUM, int32(ref.decl.ID), int32(v.Index), 0)
 	case vm.StructVariant:
-		g.fieldsInOrder(e.Fields, v.Fields)
+		g.fieldsInOrder(e.Fields, v.Fields, v.fidx)
 		g.at(e)
 		g.emitFx(vm.MAKE_ENUM, int32(ref.decl.ID), int32(v.Index), 1-len(v.Fields))
 	}

@@ -1,8 +1,6 @@
 package compiler
 
 import (
-	"sort"
-
 	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/vm"
 )
@@ -17,9 +15,17 @@ import (
 // checker proved no value can arrive.
 //
 // Decision trees can grow exponentially for pathological pattern sets; past
-// a node budget the match falls back to testing the arms one after another.
+// a node budget, or a work budget (rows built or scanned, as in exhaust.go)
+// for the match or for the whole compilation, the match falls back to
+// testing the arms one after another, which takes time linear in the size
+// of the patterns.
 
-const matchTreeBudget = 2000
+const (
+	matchTreeBudget = 2000
+	treeWorkBase    = 1 << 16
+	treeWorkPerPat  = 16
+	treeWorkTotal   = 1 << 23
+)
 
 // occ is an occurrence: a local slot holding a sub-value of the scrutinee,
 // or -1 when no pattern needs the sub-value.
@@ -39,8 +45,77 @@ type bindTo struct {
 	slot int
 }
 
+// matchScratch holds the scratch stacks of match compilation: the rows,
+// pattern vectors, occurrences and flags of the decision tree are taken
+// from them, and what a step pushed is dropped when it returns (release).
+// A slice handed out is never written again, so growing a stack (which may
+// move it) leaves it intact.
+type matchScratch struct {
+	labels []*label
+	rows   []mrow
+	pats   []*pat
+	occs   []occ
+	binds  []bindTo
+	bools  []bool
+	ints   []int
+	gs     groupStack
+}
+
+type matchMark struct {
+	labels, rows, pats, occs, binds, bools int
+	gs                                     groupMark
+}
+
+func (s *matchScratch) mark() matchMark {
+	return matchMark{len(s.labels), len(s.rows), len(s.pats), len(s.occs), len(s.binds), len(s.bools), s.gs.mark()}
+}
+
+func (s *matchScratch) release(m matchMark) {
+	s.labels, s.rows, s.pats, s.occs = s.labels[:m.labels], s.rows[:m.rows], s.pats[:m.pats], s.occs[:m.occs]
+	s.binds, s.bools = s.binds[:m.binds], s.bools[:m.bools]
+	s.gs.release(m.gs)
+}
+
+// reset empties the stacks, dropping their references.
+func (s *matchScratch) reset() {
+	clear(s.labels)
+	clear(s.rows)
+	clear(s.pats)
+	clear(s.occs)
+	clear(s.binds)
+	s.release(matchMark{})
+}
+
+// full returns the elements of stack xs pushed since start, as a full slice.
+func full[T any](xs []T, start int) []T { return xs[start:len(xs):len(xs)] }
+
+// pats2 returns the pattern vector a ++ b.
+func (s *matchScratch) pats2(a, b []*pat) []*pat {
+	start := len(s.pats)
+	s.pats = append(s.pats, a...)
+	s.pats = append(s.pats, b...)
+	return full(s.pats, start)
+}
+
+// occs2 returns the occurrence vector a ++ b.
+func (s *matchScratch) occs2(a, b []occ) []occ {
+	start := len(s.occs)
+	s.occs = append(s.occs, a...)
+	s.occs = append(s.occs, b...)
+	return full(s.occs, start)
+}
+
+// flags returns n false flags.
+func (s *matchScratch) flags(n int) []bool {
+	start := len(s.bools)
+	for range n {
+		s.bools = append(s.bools, false)
+	}
+	return full(s.bools, start)
+}
+
 func (g *gen) match(e *syntax.MatchExpr, want bool) {
-	m := g.info.matches[e]
+	m := g.info.matches.at(e.Index())
 	if m == nil {
 		g.expr(e.Subject)
 		g.emit(vm.POP, 0, 0)
@@ -53,8 +128,8 @@ func (g *gen) match(e *syntax.MatchExpr, want bool) {
 	// The tree reads the scrutinee only before any arm runs, so a local
 	// can be used in place.
 	var subj int
-	if n, ok := unparen(e.Subject).(*syntax.NameExpr); ok && g.info.names[n].local != nil {
-		subj = g.info.names[n].local.slot
+	if n, ok := unparen(e.Subject).(*syntax.NameExpr); ok && g.info.names.at(n.Index()).local != nil {
+		subj = g.info.names.at(n.Index()).local.slot
 	} else {
 		g.expr(e.Subject)
 		g.at(e)
@@ -63,29 +138,39 @@ func (g *gen) match(e *syntax.MatchExpr, want bool) {
 	}
 	g.at(e)
 	d := g.depth
+	// One arm runs: the arms' bindings share slots.
+	base, top := g.slot, g.slot
 	for _, a := range m.arms {
+		g.slot = base
 		for _, v := range a.binds {
 			v.slot = g.alloc()
 		}
+		top = max(top, g.slot)
 	}
-	arms := make([]*label, len(m.arms))
-	for i := range arms {
-		arms[i] = g.newLabel()
+	g.slot = top
+	ms := &g.ms
+	defer ms.release(ms.mark())
+	start := len(ms.labels)
+	for range m.arms {
+		ms.labels = append(ms.labels, g.newLabel())
 	}
-	rows := make([]mrow, len(m.arms))
+	arms := full(ms.labels, start)
+	start = len(ms.rows)
 	for i, a := range m.arms {
 		p := a.pat
 		if p == nil {
 			p = wildPat
 		}
-		rows[i] = mrow{pats: []*pat{p}, arm: i}
+		ms.rows = append(ms.rows, mrow{pats: ms.pats2([]*pat{p}, nil), arm: i})
 	}
+	rows := full(ms.rows, start)
 
 	// Try the decision tree; on budget exhaustion roll back and fall back
 	// to arm-by-arm testing.
 	codeMark, slotMark, maxD := len(g.code), g.slot, g.maxDepth
 	g.budget = matchTreeBudget
-	if !g.tree([]occ{{slot: subj, typ: m.subject}}, rows, arms, subj) {
+	g.work = min(treeWorkBase+treeWorkPerPat*m.nPats, treeWorkTotal-g.treeSpent)
+	if g.work <= 0 || !g.tree(ms.occs2([]occ{{slot: subj, typ: m.subject}}, nil), rows, arms, subj) {
 		g.code, g.pos = g.code[:codeMark], g.pos[:codeMark]
 		g.slot, g.maxDepth, g.depth, g.dead = slotMark, maxD, d, false
 		for _, l := range arms {
@@ -124,11 +209,21 @@ func unparen(e syntax.Expr) syntax.Expr {
 	}
 }
 
+// spend consumes n units of the match's work budget; false when it is
+// exhausted.
+func (g *gen) spend(n int) bool {
+	g.work -= n
+	g.treeSpent += n
+	return g.work >= 0
+}
+
 // tree emits the decision tree for rows over occs. It returns false when the
-// node budget is exhausted.
+// node or work budget is exhausted.
 func (g *gen) tree(occs []occ, rows []mrow, arms []*label, subj int) bool {
+	ms := &g.ms
+	defer ms.release(ms.mark())
 	g.budget--
-	if g.budget < 0 || len(g.code) > maxCode {
+	if g.budget < 0 || len(g.code) > maxCode || !g.spend(1+len(rows)) {
 		return false
 	}
 	if len(rows) == 0 {
@@ -161,28 +256,35 @@ func (g *gen) tree(occs []occ, rows []mrow, arms []*label, subj int) bool {
 
 	o := occs[col]
 	// Bindings in this column become wildcards that remember the slot.
-	rows = captureBinds(rows, col, o.slot)
-	rest := make([]occ, 0, len(occs)-1)
-	rest = append(rest, occs[:col]...)
-	rest = append(rest, occs[col+1:]...)
+	rows, ok := g.captureBinds(rows, col, o.slot)
+	if !ok {
+		return false
+	}
+	rest := ms.occs2(occs[:col], occs[col+1:])
+	hs := len(ms.pats)
+	for _, r := range rows {
+		ms.pats = append(ms.pats, r.pats[col])
+	}
+	gr := ms.gs.group(ms.pats[hs:])
 
 	if n := numCtors(o.typ); n > 0 {
-		present, _ := presentCtorsCol(rows, col, n)
-		var ctors []int
-		for i, ok := range present {
-			if ok {
-				ctors = append(ctors, i)
-			}
-		}
+		ctors := ms.gs.ctorOrder(gr, n)
 		complete := len(ctors) == n
 		// After a failed test the value is still on the stack: the next
 		// test uses it directly.
 		onStack := false
-		for k, ci := range ctors {
+		for k, gi := range ctors {
+			ci := int(gr.keys[gi].ctor)
 			sub := ctorTypes(o.typ, ci)
-			spec := specializeCol(rows, col, ci, len(sub))
+			spec, ok := g.specializeCol(rows, col, gr.members(int(gi)), gr.wild, len(sub))
+			if !ok {
+				return false
+			}
 			noTest := complete && k == len(ctors)-1
-			needed := neededCols(spec, len(sub))
+			needed, ok := g.neededCols(spec, len(sub))
+			if !ok {
+				return false
+			}
 			if !onStack && (!noTest || anyTrue(needed)) {
 				g.emit(vm.LOAD, int32(o.slot), 0)
 				onStack = true
@@ -193,7 +295,7 @@ func (g *gen) tree(occs []occ, rows []mrow, arms []*label, subj int) bool {
 				g.jump(vm.TEST_TAG, next, int32(ci))
 			}
 			subOccs := g.decompose(o.typ, ci, sub, needed, onStack)
-			if !g.tree(append(subOccs, rest...), spec, arms, subj) {
+			if !g.tree(ms.occs2(subOccs, rest), spec, arms, subj) {
 				return false
 			}
 			onStack = false
@@ -206,27 +308,28 @@ func (g *gen) tree(occs []occ, rows []mrow, arms []*label, subj int) bool {
 			if onStack {
 				g.emit(vm.POP, 0, 0)
 			}
-			return g.tree(rest, defaultCol(rows, col), arms, subj)
+			def, ok := g.specializeCol(rows, col, nil, gr.wild, 0)
+			return ok && g.tree(rest, def, arms, subj)
 		}
 		return true
 	}
 
-	// Literal tests (Int, String), then the default.
-	seen := make(map[string]bool)
+	// Literal tests (Int, String) in order of first appearance, then the
+	// default.
 	onStack := false
-	for _, r := range rows {
-		p := r.pats[col]
-		if p.kind != pLit || seen[p.key] {
-			continue
+	for k, key := range gr.keys {
+		if key.ctor >= 0 {
+			continue // ill-typed: cannot happen after a successful check
 		}
-		seen[p.key] = true
 		if !onStack {
 			g.emit(vm.LOAD, int32(o.slot), 0)
 		}
+		members := gr.members(k)
 		next := g.newLabel()
-		g.jump(vm.TEST_EQ, next, g.litIndex(p))
+		g.jump(vm.TEST_EQ, next, g.litIndex(rows[members[0]].pats[col]))
 		g.emit(vm.POP, 0, 0)
-		if !g.tree(rest, specializeLitCol(rows, col, p.key), arms, subj) {
+		spec, ok := g.specializeCol(rows, col, members, gr.wild, 0)
+		if !ok || !g.tree(rest, spec, arms, subj) {
 			return false
 		}
 		g.bind(next)
@@ -235,16 +338,19 @@ func (g *gen) tree(occs []occ, rows []mrow, arms []*label, subj int) bool {
 	if onStack {
 		g.emit(vm.POP, 0, 0)
 	}
-	return g.tree(rest, defaultCol(rows, col), arms, subj)
+	def, ok := g.specializeCol(rows, col, nil, gr.wild, 0)
+	return ok && g.tree(rest, def, arms, subj)
 }
 
 // decompose consumes the value on the stack (when onStack) and stores the
 // needed sub-values of constructor ci in fresh slots.
 func (g *gen) decompose(t *Type, ci int, sub []*Type, needed []bool, onStack bool) []occ {
-	occs := make([]occ, len(sub))
-	for i := range occs {
-		occs[i] = occ{slot: -1, typ: sub[i]}
+	ms := &g.ms
+	start := len(ms.occs)
+	for _, t := range sub {
+		ms.occs = append(ms.occs, occ{slot: -1, typ: t})
 	}
+	occs := full(ms.occs, start)
 	if !onStack {
 		return occs
 	}
@@ -291,8 +397,12 @@ func anyTrue(bs []bool) bool {
 
 // neededCols reports, for the first n columns of rows, whether any row
 // tests or binds that sub-value.
-func neededCols(rows []mrow, n int) []bool {
-	out := make([]bool, n)
+func (g *gen) neededCols(rows []mrow, n int) ([]bool, bool) {
+	s := &g.ms
+	out := s.flags(n)
+	if !g.spend(len(rows) * n) {
+		return nil, false
+	}
 	for _, r := range rows {
 		for i := 0; i < n; i++ {
 			if p := r.pats[i]; p.kind != pWild || p.bind != nil {
@@ -300,89 +410,63 @@ func neededCols(rows []mrow, n int) []bool {
 			}
 		}
 	}
-	return out
+	return out, true
 }
 
-func captureBinds(rows []mrow, col, slot int) []mrow {
-	out := make([]mrow, len(rows))
-	for i, r := range rows {
-		out[i] = r
+// captureBinds turns the bindings in column col into wildcards, recording
+// that the bound value is in slot.
+func (g *gen) captureBinds(rows []mrow, col, slot int) ([]mrow, bool) {
+	s := &g.ms
+	start := len(s.rows)
+	for _, r := range rows {
 		if p := r.pats[col]; p.kind == pWild && p.bind != nil {
-			pats := append([]*pat(nil), r.pats...)
-			pats[col] = wildPat
-			out[i].pats = pats
-			out[i].binds = append(append([]bindTo(nil), r.binds...), bindTo{v: p.bind, slot: slot})
-		}
-	}
-	return out
-}
-
-func presentCtorsCol(rows []mrow, col, n int) ([]bool, int) {
-	seen := make([]bool, n)
-	count := 0
-	for _, r := range rows {
-		if h := r.pats[col]; h.kind == pCtor && h.ctor < n && !seen[h.ctor] {
-			seen[h.ctor] = true
-			count++
-		}
-	}
-	return seen, count
-}
-
-// specializeCol: rows matching constructor ci in column col; the column is
-// replaced by the constructor's sub-patterns, placed first.
-func specializeCol(rows []mrow, col, ci, arity int) []mrow {
-	var out []mrow
-	for _, r := range rows {
-		h := r.pats[col]
-		if h.kind == pCtor && h.ctor != ci {
-			continue
-		}
-		pats := make([]*pat, 0, arity+len(r.pats)-1)
-		if h.kind == pCtor {
-			for i := 0; i < arity; i++ {
-				if i < len(h.subs) {
-					pats = append(pats, h.subs[i])
-				} else {
-					pats = append(pats, wildPat)
-				}
+			if !g.spend(len(r.pats)) {
+				return nil, false
 			}
+			pstart := len(s.pats)
+			s.pats = append(s.pats, r.pats...)
+			s.pats[pstart+col] = wildPat
+			r.pats = full(s.pats, pstart)
+			bstart := len(s.binds)
+			s.binds = append(s.binds, r.binds...)
+			s.binds = append(s.binds, bindTo{v: p.bind, slot: slot})
+			r.binds = full(s.binds, bstart)
+		}
+		s.rows = append(s.rows, r)
+	}
+	return full(s.rows, start), true
+}
+
+// specializeCol returns the rows listed in members (headed by one
+// constructor or literal in column col) merged in order with the wildcard
+// rows wild; the column is replaced by the head's arity sub-patterns,
+// placed first. ok is false when the work budget ran out.
+func (g *gen) specializeCol(rows []mrow, col int, members, wild []int32, arity int) ([]mrow, bool) {
+	s := &g.ms
+	start := len(s.rows)
+	i, j := 0, 0
+	for i < len(members) || j < len(wild) {
+		var r mrow
+		if j == len(wild) || (i < len(members) && members[i] < wild[j]) {
+			r = rows[members[i]]
+			i++
 		} else {
-			pats = append(pats, wilds(arity)...)
+			r = rows[wild[j]]
+			j++
 		}
-		pats = append(pats, r.pats[:col]...)
-		pats = append(pats, r.pats[col+1:]...)
-		out = append(out, mrow{pats: pats, arm: r.arm, binds: r.binds})
-	}
-	return out
-}
-
-func specializeLitCol(rows []mrow, col int, key string) []mrow {
-	var out []mrow
-	for _, r := range rows {
-		h := r.pats[col]
-		if h.kind == pWild || (h.kind == pLit && h.key == key) {
-			out = append(out, dropCol(r, col))
+		if !g.spend(1 + arity + len(r.pats)) {
+			return nil, false
 		}
+		pstart := len(s.pats)
+		s.pats = r.pats[col].appendSubs(s.pats, arity)
+		s.pats = append(s.pats, r.pats[:col]...)
+		s.pats = append(s.pats, r.pats[col+1:]...)
+		s.rows = append(s.rows, mrow{pats: full(s.pats, pstart), arm: r.arm, binds: r.binds})
 	}
-	return out
-}
-
-func defaultCol(rows []mrow, col int) []mrow {
-	var out []mrow
-	for _, r := range rows {
-		if r.pats[col].kind == pWild {
-			out = append(out, dropCol(r, col))
-		}
+	if len(s.rows) == start {
+		return nil, true
 	}
-	return out
-}
-
-func dropCol(r mrow, col int) mrow {
-	pats := make([]*pat, 0, len(r.pats)-1)
-	pats = append(pats, r.pats[:col]...)
-	pats = append(pats, r.pats[col+1:]...)
-	return mrow{pats: pats, arm: r.arm, binds: r.binds}
+	return full(s.rows, start), true
 }
 
 // ---------------------------------------------------------------------------
@@ -440,33 +524,48 @@ func (g *gen) seqPat(p *pat, t *Type, k int, fails *[]*label) {
 		g.emit(vm.POP, 0, 0)
 	case pCtor:
 		g.jump(vm.TEST_TAG, failLabel(fails, k), int32(p.ctor))
-		sub := subTypes(t, p.ctor, len(p.subs))
-		var needed []int
-		for i, s := range p.subs {
-			if s.kind != pWild || s.bind != nil {
-				needed = append(needed, i)
+		// The sub-patterns that test or bind, by index.
+		start := len(g.ms.ints)
+		if p.sparse {
+			for k, i := range p.idx {
+				if s := p.subs[k]; s.kind != pWild || s.bind != nil {
+					g.ms.ints = append(g.ms.ints, int(i))
+				}
+			}
+		} else {
+			for i, s := range p.subs {
+				if s.kind != pWild || s.bind != nil {
+					g.ms.ints = append(g.ms.ints, i)
+				}
 			}
 		}
+		needed := full(g.ms.ints, start)
+		defer func() { g.ms.ints = g.ms.ints[:start] }()
 		if len(needed) == 0 {
 			g.emit(vm.POP, 0, 0)
 			return
 		}
 		pt := prune(t)
 		if pt.kind == KindEnum && pt.decl.Variants[p.ctor].Shape == vm.StructVariant {
-			sort.Ints(needed)
+			sub := ctorTypes(t, p.ctor)
 			for n, i := range needed {
+				st := tError
+				if i < len(sub) {
+					st = sub[i]
+				}
 				if n < len(needed)-1 {
 					g.emit(vm.DUP, 0, 0)
 					g.emit(vm.VFIELD, int32(i), 0)
-					g.seqPat(p.subs[i], sub[i], k+1, fails)
+					g.seqPat(p.sub(i), st, k+1, fails)
 				} else {
 					g.emit(vm.VFIELD, int32(i), 0)
-					g.seqPat(p.subs[i], sub[i], k, fails)
+					g.seqPat(p.sub(i), st, k, fails)
 				}
 			}
 			return
 		}
+		sub := subTypes(t, p.ctor, max(len(p.subs), 1))
 		g.emit(vm.PAYLOAD, 0, 0)
-		g.seqPat(p.subs[0], sub[0], k, fails)
+		g.seqPat(p.sub(0), sub[0], k, fails)
 	}
 }

@@ -3,6 +3,7 @@ package compiler
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/policy"
@@ -131,12 +132,31 @@ func (p *Program) Errors() ErrorList {
 // reports every diagnostic it finds (lexer/parser errors stop the analysis
 // of that file; the checker reports all its errors in one pass).
 func Analyze(src []byte, opts Options) *Program {
+	return analyze(src, opts, new(arenas), true)
+}
+
+// arenas hold the syntax tree of the user's file and the checker's objects
+// of one compilation.
+type arenas struct {
+	syntax syntax.Arena
+	check  checkArena
+}
+
+func (a *arenas) reset() {
+	a.syntax.Reset()
+	a.check.reset()
+}
+
+// analyze is Analyze with the user's syntax tree and the checker's objects
+// allocated in a. Without tooling, Program.Functions is left empty (code
+// generation does not need it).
+func analyze(src []byte, opts Options, a *arenas, tooling bool) *Program {
 	file := opts.File
 	if file == "" {
 		file = opts.file()
 	}
 	p := &Program{opts: opts}
-	c := newChecker(len(src))
+	c := newChecker(&a.check)
 	p.c = c
 	if len(src) > MaxSourceSize {
 		p.File = &syntax.File{Path: file}
@@ -144,7 +164,7 @@ func Analyze(src []byte, opts Options) *Program {
 			Msg: "source exceeds 1 MB limit (" + strconv.Itoa(len(src)) + " bytes)"}}
 		return p
 	}
-	f, serrs := syntax.Parse(file, src)
+	f, serrs := syntax.ParseIn(&a.syntax, file, src)
 	p.File = f
 	if len(serrs) > 0 {
 		for _, e := range serrs {
@@ -185,6 +205,9 @@ func Analyze(src []byte, opts Options) *Program {
 	p.Diagnostics = diags
 
 	p.Types = user.typeList
+	if !tooling {
+		return p
+	}
 	for _, fn := range user.funcList {
 		fi := &FuncInfo{
 			Name: fn.name, Params: fn.params, Result: fn.result, Caps: fn.caps,
@@ -216,8 +239,27 @@ func Check(src []byte, opts Options) ([]*Diagnostic, *syntax.File) {
 // Module.Entry is the index of `main`, or -1 when there is none (not an
 // error here: the run tool reports MISSING_MAIN).
 func Compile(src []byte, opts Options) (*vm.Module, ErrorList) {
-	return Analyze(src, opts).Compile()
+	// Nothing Compile returns refers to the syntax tree or to the checker's
+	// objects (the module and the errors hold strings and numbers only), so
+	// their memory is recycled for later compilations.
+	a, _ := arenaPool.Get().(*arenas)
+	if a == nil {
+		a = new(arenas)
+	}
+	m, errs := analyze(src, opts, a, false).Compile()
+	if len(src) <= maxPooledSource && a.check.chunks() <= maxPooledChunks {
+		a.reset()
+		arenaPool.Put(a)
+	}
+	return m, errs
 }
+
+// arenaPool recycles arenas across Compile calls.
+var arenaPool sync.Pool // *arenas
+
+// maxPooledSource bounds the sources whose arena is recycled: the arena of
+// a huge source is left to the garbage collector rather than kept.
+const maxPooledSource = 64 << 10
 
 // Compile generates the module of an analysed program; see Compile. It
 // must be called at most once per Program.
@@ -234,6 +276,12 @@ func (p *Program) Compile() (*vm.Module, ErrorList) {
 	}
 	g := newGen(p.c, name)
 	m, errs := g.module(p.units)
+	// The side tables and buffers are not part of the results: recycle them.
+	g.release()
+	for _, u := range p.units {
+		putInfo(u.info)
+		u.info = nil
+	}
 	p.c = nil
 	return m, errs
 }

@@ -11,7 +11,27 @@
 //	check_expr.go       statements and expressions (types.go: types and unification)
 //	check_pattern.go    patterns; exhaust.go: usefulness, exhaustiveness, unreachable arms
 //	caps.go             capability annotations and propagation
-//	codegen.go          bytecode; codegen_match.go: match decision trees
+//	codegen.go          bytecode; codegen_match.go: match decision trees;
+//	                    typespec.go: run-time type specs of `receive`
+//
+// What the checker finds out about syntax nodes (the local a name refers
+// to, the kind of a call, ...) is kept in side tables indexed by the nodes'
+// numbers (info.go). The checker's objects are allocated in chunks
+// (arena.go); Compile recycles them, the syntax tree and the side tables
+// for later compilations, since nothing it returns refers to them.
+//
+// Every pass is linear, or bounded, in the size of the source (a 1 MB
+// source compiles or fails within 2 s, LANGUAGE.md "Limits every run
+// has"): binary and `else if` chains are walked in loops (syntax.MaxNesting),
+// match arms are grouped by constructor or literal with maps (exhaust.go,
+// codegen_match.go), fields and variants of large declarations are found
+// through maps, and the walks over types visit each shared part once
+// (types.go). Exhaustiveness checking and decision trees, exponential for
+// some pattern sets, have work budgets (per match and per compilation);
+// past them a match is assumed exhaustive, or tested arm by arm.
+//
+// `receive` is typed from context; RECEIVE checks each message against a
+// vm.TypeSpec of that type at run time (typespec.go).
 //
 // Entry points: Compile (source → module or errors), Check (every
 // diagnostic, warnings included, for boruna_check) and Analyze (diagnostics

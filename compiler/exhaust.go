@@ -1,36 +1,121 @@
 package compiler
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/axpool/axpool/vm"
 )
 
-// Exhaustiveness and reachability of match arms (spec §4.4.1), by the
-// usefulness algorithm of Maranget ("Warnings for pattern matching", 2007):
-// a pattern vector q is useful with respect to a matrix P when some value
-// matches q and no row of P. An arm is unreachable when its pattern is not
-// useful against the arms above it; a match is exhaustive when `_` is not
-// useful against all arms. Missing patterns are enumerated as witnesses in
+// Exhaustiveness and reachability of match arms (spec §4.4.1), after
+// Maranget ("Warnings for pattern matching", 2007), computed for all arms
+// in one pass over the pattern matrix (one row per arm): the matrix is
+// split on its first column by the constructors and literals that head its
+// rows, every split keeping the rows that match it (wildcard rows go into
+// every split) in order. A split that runs out of columns is reached by
+// some value; its first row is the arm that value selects, so that arm is
+// useful. An arm that is never first is unreachable. A split with no rows
+// is a value no arm matches: the match is not exhaustive, and the path to
+// the split is a witness (a missing pattern). Witnesses are enumerated in
 // constructor declaration order.
+//
+// Rows are grouped by their head with a map, so a split costs time in
+// proportion to the rows it keeps: a match of n literal arms is checked in
+// O(n), not O(n²). Pathological pattern sets can still make the splits
+// exponential; the work is bounded per match and per compilation, and past
+// the bound the match is assumed exhaustive (MATCH_FAIL stays as the
+// runtime safety net) and no arm is reported unreachable.
 
 const (
-	// exhaustBudget bounds the work spent on one match; past it the match
-	// is assumed exhaustive (MATCH_FAIL stays as the runtime safety net).
-	exhaustBudget = 200000
+	// exhaustBase and exhaustPerPat give the work budget of one match:
+	// exhaustBase plus exhaustPerPat per normalised pattern node. A unit
+	// is one row or one pattern slot built or scanned (the budget bounds
+	// the scratch memory too).
+	exhaustBase   = 1 << 18
+	exhaustPerPat = 16
+	// exhaustTotal bounds the work of all matches of one compilation.
+	exhaustTotal = 1 << 24
 	// maxWitnesses bounds the missing patterns collected for one match.
 	maxWitnesses = 20
 	// shownWitnesses is how many missing patterns the message lists.
 	shownWitnesses = 10
 )
 
-type exhauster struct {
-	steps int
+// xrow is a row of the pattern matrix: the pattern vector still to match
+// and the arm the row comes from.
+type xrow struct {
+	pats []*pat
+	arm  int32
 }
 
-func (x *exhauster) tick() bool {
-	x.steps++
-	return x.steps <= exhaustBudget
+type exhauster struct {
+	work  int // work left for the current match
+	spent int // work spent by the compilation's matches so far
+
+	useful []bool // per arm: first row of some reached split
+
+	// Scratch stacks. The pattern vectors, rows and type vectors the
+	// algorithm builds are taken from them and what a split pushed is
+	// dropped when it returns (release). A slice handed out is never
+	// written again, so growing a stack (which may move it) leaves it
+	// intact.
+	pats  []*pat
+	rows  []xrow
+	types []*Type
+	gs    groupStack
+}
+
+// start begins the check of a match with nArms arms and nPats normalised
+// pattern nodes.
+func (x *exhauster) start(nArms, nPats int) {
+	x.work = min(exhaustBase+exhaustPerPat*nPats, exhaustTotal-x.spent)
+	if cap(x.useful) < nArms {
+		x.useful = make([]bool, nArms)
+	}
+	x.useful = x.useful[:nArms]
+	clear(x.useful)
+	x.release(scratchMark{})
+}
+
+// finish drops the scratch of the match just checked.
+func (x *exhauster) finish() {
+	clear(x.pats)
+	clear(x.rows)
+	clear(x.types)
+	x.release(scratchMark{})
+}
+
+// spend consumes n units of work; false when the budget is exhausted.
+func (x *exhauster) spend(n int) bool {
+	x.work -= n
+	x.spent += n
+	return x.work >= 0
+}
+
+// scratchMark records the heights of the scratch stacks.
+type scratchMark struct {
+	pats, rows, types int
+	gs                groupMark
+}
+
+func (x *exhauster) mark() scratchMark {
+	return scratchMark{len(x.pats), len(x.rows), len(x.types), x.gs.mark()}
+}
+
+// release drops what was pushed on the scratch stacks since m, so that the
+// scratch memory of a match is proportional to the depth of the search
+// rather than to its length.
+func (x *exhauster) release(m scratchMark) {
+	x.pats, x.rows, x.types = x.pats[:m.pats], x.rows[:m.rows], x.types[:m.types]
+	x.gs.release(m.gs)
+}
+
+// typeVec returns the type vector a ++ b.
+func (x *exhauster) typeVec(a, b []*Type) []*Type {
+	start := len(x.types)
+	x.types = append(x.types, a...)
+	x.types = append(x.types, b...)
+	return x.types[start:len(x.types):len(x.types)]
 }
 
 // numCtors is the size of t's finite constructor set, 0 when t has none
@@ -63,7 +148,8 @@ func ctorTypes(t *Type, i int) []*Type {
 }
 
 // subTypes is ctorTypes padded (with the error type) to n entries, so that
-// ill-typed inputs cannot make columns and types disagree.
+// ill-typed inputs cannot make columns and types disagree. The result may
+// be shared (see ctorTypes).
 func subTypes(t *Type, ctor, n int) []*Type {
 	ts := ctorTypes(t, ctor)
 	if len(ts) == n {
@@ -87,151 +173,151 @@ func wilds(n int) []*pat {
 	return out
 }
 
-// specialize keeps the rows whose head matches constructor ctor (of the
-// given arity), replacing the head by its sub-patterns.
-func specialize(rows [][]*pat, ctor, arity int) [][]*pat {
-	var out [][]*pat
-	for _, r := range rows {
-		h := r[0]
-		switch {
-		case h.kind == pWild:
-			nr := make([]*pat, 0, arity+len(r)-1)
-			nr = append(nr, wilds(arity)...)
-			out = append(out, append(nr, r[1:]...))
-		case h.kind == pCtor && h.ctor == ctor:
-			nr := make([]*pat, 0, arity+len(r)-1)
-			nr = append(nr, h.subs...)
-			out = append(out, append(nr, r[1:]...))
-		}
-	}
-	return out
-}
-
-// specializeLit keeps the rows whose head is the literal key or a wildcard.
-func specializeLit(rows [][]*pat, key string) [][]*pat {
-	var out [][]*pat
-	for _, r := range rows {
-		h := r[0]
-		if h.kind == pWild || (h.kind == pLit && h.key == key) {
-			out = append(out, r[1:])
-		}
-	}
-	return out
-}
-
-// defaultRows keeps the rows with a wildcard head, without the head.
-func defaultRows(rows [][]*pat) [][]*pat {
-	var out [][]*pat
-	for _, r := range rows {
-		if r[0].kind == pWild {
-			out = append(out, r[1:])
-		}
-	}
-	return out
-}
-
-// presentCtors marks the constructors heading rows.
-func presentCtors(rows [][]*pat, n int) ([]bool, int) {
-	seen := make([]bool, n)
-	count := 0
-	for _, r := range rows {
-		if h := r[0]; h.kind == pCtor && h.ctor < n && !seen[h.ctor] {
-			seen[h.ctor] = true
-			count++
-		}
-	}
-	return seen, count
-}
-
-// useful reports whether q matches some value no row matches. ok is false
+// split builds the rows of one split of rows: the rows listed in members
+// (heads of the split's constructor or literal) merged in order with the
+// wildcard rows wild, the head replaced by arity sub-patterns. ok is false
 // when the budget ran out.
-func (x *exhauster) useful(rows [][]*pat, q []*pat, ts []*Type) (useful, ok bool) {
-	if !x.tick() {
-		return false, false
-	}
-	if len(q) == 0 {
-		return len(rows) == 0, true
-	}
-	if len(rows) == 0 {
-		return true, true
-	}
-	h, t := q[0], ts[0]
-	switch h.kind {
-	case pCtor:
-		sub := subTypes(t, h.ctor, len(h.subs))
-		return x.useful(specialize(rows, h.ctor, len(h.subs)), append(append([]*pat(nil), h.subs...), q[1:]...), append(sub, ts[1:]...))
-	case pLit:
-		return x.useful(specializeLit(rows, h.key), q[1:], ts[1:])
-	}
-	n := numCtors(t)
-	if n > 0 {
-		if _, count := presentCtors(rows, n); count == n {
-			for i := 0; i < n; i++ {
-				sub := ctorTypes(t, i)
-				u, ok := x.useful(specialize(rows, i, len(sub)), append(wilds(len(sub)), q[1:]...), append(sub, ts[1:]...))
-				if !ok || u {
-					return u, ok
-				}
-			}
-			return false, true
+func (x *exhauster) split(rows []xrow, members, wild []int32, arity int) (out []xrow, ok bool) {
+	start := len(x.rows)
+	i, j := 0, 0
+	for i < len(members) || j < len(wild) {
+		var r xrow
+		if j == len(wild) || (i < len(members) && members[i] < wild[j]) {
+			r = rows[members[i]]
+			i++
+		} else {
+			r = rows[wild[j]]
+			j++
 		}
+		rest := r.pats[1:]
+		if arity > 0 {
+			if !x.spend(arity + len(rest)) {
+				return nil, false
+			}
+			ps := len(x.pats)
+			x.pats = r.pats[0].appendSubs(x.pats, arity)
+			x.pats = append(x.pats, rest...)
+			rest = x.pats[ps:len(x.pats):len(x.pats)]
+		}
+		x.rows = append(x.rows, xrow{pats: rest, arm: r.arm})
 	}
-	return x.useful(defaultRows(rows), q[1:], ts[1:])
+	if !x.spend(len(x.rows) - start) {
+		return nil, false
+	}
+	if len(x.rows) == start {
+		return nil, true
+	}
+	return x.rows[start:len(x.rows):len(x.rows)], true
 }
 
-// missing returns witness vectors: patterns for values no row matches.
-func (x *exhauster) missing(rows [][]*pat, ts []*Type) ([][]*pat, bool) {
-	if !x.tick() {
+// compute explores the splits of rows (patterns of the values of types
+// ts), marks the arms that are first in a split with no columns left, and
+// returns up to need witnesses: pattern vectors of values no row matches.
+// ok is false when the budget ran out.
+func (x *exhauster) compute(rows []xrow, ts []*Type, need int) (ws [][]*pat, ok bool) {
+	if len(rows) == 0 && need <= 0 {
+		return nil, true
+	}
+	if !x.spend(1 + len(rows)) {
 		return nil, false
 	}
 	if len(ts) == 0 {
-		if len(rows) == 0 {
-			return [][]*pat{{}}, true
+		if len(rows) > 0 {
+			x.useful[rows[0].arm] = true
+			return nil, true
 		}
-		return nil, true
+		return [][]*pat{{}}, true
 	}
+	defer x.release(x.mark())
 	t := ts[0]
+	hs := len(x.pats)
+	for _, r := range rows {
+		x.pats = append(x.pats, r.pats[0])
+	}
+	g := x.gs.group(x.pats[hs:])
 	n := numCtors(t)
 	var out [][]*pat
-	if n > 0 {
-		seen, _ := presentCtors(rows, n)
-		var defW [][]*pat
-		defDone := false
-		for i := 0; i < n && len(out) < maxWitnesses; i++ {
-			sub := ctorTypes(t, i)
-			if seen[i] {
-				ws, ok := x.missing(specialize(rows, i, len(sub)), append(sub, ts[1:]...))
-				if !ok {
-					return nil, false
-				}
-				for _, w := range ws {
-					out = append(out, append([]*pat{{kind: pCtor, ctor: i, subs: w[:len(sub)]}}, w[len(sub):]...))
-				}
-				continue
+	if n == 0 {
+		// Int, String (or an ill-typed column): every literal's split is
+		// explored for reachability; values equal to none of them go to
+		// the default split, which gives the witnesses.
+		for k, key := range g.keys {
+			arity := 0
+			var sub []*Type
+			if key.ctor >= 0 {
+				sub = ctorTypes(t, int(key.ctor))
+				arity = len(sub)
 			}
-			if !defDone {
-				var ok bool
-				defW, ok = x.missing(defaultRows(rows), ts[1:])
-				if !ok {
-					return nil, false
-				}
-				defDone = true
+			spec, ok := x.split(rows, g.members(k), g.wild, arity)
+			if !ok {
+				return nil, false
 			}
-			for _, w := range defW {
-				out = append(out, append([]*pat{{kind: pCtor, ctor: i, subs: wilds(len(sub))}}, w...))
+			if _, ok := x.compute(spec, x.typeVec(sub, ts[1:]), 0); !ok {
+				return nil, false
 			}
 		}
-		if len(out) > maxWitnesses {
-			out = out[:maxWitnesses]
+		def, ok := x.split(rows, nil, g.wild, 0)
+		if !ok {
+			return nil, false
+		}
+		dw, ok := x.compute(def, ts[1:], need)
+		if !ok {
+			return nil, false
+		}
+		for _, w := range dw {
+			out = append(out, append([]*pat{wildPat}, w...))
 		}
 		return out, true
 	}
-	ws, ok := x.missing(defaultRows(rows), ts[1:])
-	if !ok {
-		return nil, false
+
+	// A finite type: the constructors that head rows, in declaration
+	// order; values of the others go to the default split.
+	order := x.gs.ctorOrder(g, n)
+	var defW [][]*pat
+	if len(order) < n {
+		def, ok := x.split(rows, nil, g.wild, 0)
+		if !ok {
+			return nil, false
+		}
+		if defW, ok = x.compute(def, ts[1:], need); !ok {
+			return nil, false
+		}
 	}
-	for _, w := range ws {
-		out = append(out, append([]*pat{wildPat}, w...))
+	p := 0
+	for i := 0; i < n; {
+		if p < len(order) && int(g.keys[order[p]].ctor) == i {
+			sub := ctorTypes(t, i)
+			spec, ok := x.split(rows, g.members(int(order[p])), g.wild, len(sub))
+			if !ok {
+				return nil, false
+			}
+			ws, ok := x.compute(spec, x.typeVec(sub, ts[1:]), need-len(out))
+			if !ok {
+				return nil, false
+			}
+			for _, w := range ws {
+				out = append(out, append([]*pat{{kind: pCtor, ctor: i, subs: w[:len(sub)]}}, w[len(sub):]...))
+			}
+			p++
+			i++
+			continue
+		}
+		// Constructor i heads no row.
+		if len(out) >= need || len(defW) == 0 {
+			if p == len(order) {
+				break
+			}
+			i = int(g.keys[order[p]].ctor)
+			continue
+		}
+		sub := ctorTypes(t, i)
+		for _, w := range defW {
+			out = append(out, append([]*pat{{kind: pCtor, ctor: i, subs: wilds(len(sub))}}, w...))
+		}
+		i++
+	}
+	if len(out) > need {
+		out = out[:max(need, 0)]
 	}
 	return out, true
 }
@@ -300,27 +386,34 @@ func renderPat(b *strings.Builder, p *pat, t *Type) {
 // checkExhaustive normalises the arms of m, reports unreachable arms (E009
 // warnings) and a non-exhaustive match (E005).
 func (c *checker) checkExhaustive(m *matchInfo) {
+	nPats := 0
 	for _, a := range m.arms {
-		a.pat = c.normalize(a.arm.Pattern, m.subject)
+		a.pat = c.normalize(a.arm.Pattern, m.subject, &nPats)
 	}
+	m.nPats = nPats
 	if m.errs || containsError(m.subject) {
 		return
 	}
-	x := &exhauster{}
-	ts := []*Type{m.subject}
-	rows := make([][]*pat, 0, len(m.arms))
-	for _, a := range m.arms {
-		u, ok := x.useful(rows, []*pat{a.pat}, ts)
-		if !ok {
-			return
-		}
-		if !u {
+	x := &c.a.ex
+	x.start(len(m.arms), nPats)
+	defer x.finish()
+	ts := x.typeVec([]*Type{m.subject}, nil)
+	start := len(x.rows)
+	for i, a := range m.arms {
+		ps := len(x.pats)
+		x.pats = append(x.pats, a.pat)
+		x.rows = append(x.rows, xrow{pats: x.pats[ps:len(x.pats):len(x.pats)], arm: int32(i)})
+	}
+	ws, ok := x.compute(x.rows[start:len(x.rows):len(x.rows)], ts, maxWitnesses)
+	if !ok {
+		return
+	}
+	for i, a := range m.arms {
+		if !x.useful[i] {
 			c.warnf(a.arm.Pattern, CodeType, "unreachable match arm: earlier arms already match every value this pattern matches")
 		}
-		rows = append(rows, []*pat{a.pat})
 	}
-	ws, ok := x.missing(rows, ts)
-	if !ok || len(ws) == 0 {
+	if len(ws) == 0 {
 		return
 	}
 	missing := make([]string, len(ws))
@@ -337,4 +430,160 @@ func (c *checker) checkExhaustive(m *matchInfo) {
 	e := c.errorAt(m.node.Pos(), m.node.Subject.End(), CodeNonExhaustive,
 		"non-exhaustive match: missing %s%s", strings.Join(shown, ", "), more)
 	e.Missing = missing
+}
+
+// ---------------------------------------------------------------------------
+// grouping rows by head
+
+// headKey identifies what heads a row: a constructor (ctor >= 0) or a
+// literal (ctor -1, lit its key).
+type headKey struct {
+	ctor int32
+	lit  string
+}
+
+// grouping is a partition of rows by head, in first-appearance order of
+// the heads: keys[k] heads the rows members(k) (ascending row numbers);
+// wild lists the rows with a wildcard head.
+type grouping struct {
+	keys   []headKey
+	starts []int32 // members of group k: flat[starts[k]:starts[k+1]]
+	flat   []int32
+	wild   []int32
+}
+
+func (g *grouping) members(k int) []int32 { return g.flat[g.starts[k]:g.starts[k+1]] }
+
+// groupStack builds groupings on scratch stacks (see exhauster).
+type groupStack struct {
+	ints []int32
+	keys []headKey
+	idx  map[headKey]int32 // key → group, while grouping many heads
+}
+
+type groupMark struct{ ints, keys int }
+
+func (s *groupStack) mark() groupMark { return groupMark{len(s.ints), len(s.keys)} }
+
+func (s *groupStack) release(m groupMark) {
+	if m.keys < len(s.keys) {
+		clear(s.keys[m.keys:]) // drop the literal strings
+	}
+	s.ints, s.keys = s.ints[:m.ints], s.keys[:m.keys]
+}
+
+// linearGroups is the number of distinct heads below which a head's group
+// is found by a linear search rather than in the map.
+const linearGroups = 8
+
+// group partitions rows by their heads (heads[i] heads row i). The groups
+// of constructors outside the column's type (ill-typed input) are kept
+// like the others; callers skip them.
+func (s *groupStack) group(heads []*pat) grouping {
+	ks := len(s.keys)
+	gs := len(s.ints)
+	useMap := false
+	for _, h := range heads {
+		var k headKey
+		switch h.kind {
+		case pCtor:
+			k = headKey{ctor: int32(h.ctor)}
+		case pLit:
+			k = headKey{ctor: -1, lit: h.key}
+		default:
+			s.ints = append(s.ints, -1)
+			continue
+		}
+		gid := int32(-1)
+		if useMap {
+			if v, ok := s.idx[k]; ok {
+				gid = v
+			}
+		} else {
+			for j, kk := range s.keys[ks:] {
+				if kk == k {
+					gid = int32(j)
+					break
+				}
+			}
+		}
+		if gid < 0 {
+			gid = int32(len(s.keys) - ks)
+			s.keys = append(s.keys, k)
+			if !useMap && len(s.keys)-ks > linearGroups {
+				useMap = true
+				if s.idx == nil {
+					s.idx = make(map[headKey]int32)
+				}
+				for j, kk := range s.keys[ks:] {
+					s.idx[kk] = int32(j)
+				}
+			} else if useMap {
+				s.idx[k] = gid
+			}
+		}
+		s.ints = append(s.ints, gid)
+	}
+	if useMap {
+		clear(s.idx)
+	}
+	ng := len(s.keys) - ks
+	// Counting sort of the rows by group.
+	ss := len(s.ints)
+	for range ng + 1 {
+		s.ints = append(s.ints, 0)
+	}
+	nWild := 0
+	for _, gid := range s.ints[gs:ss] {
+		if gid < 0 {
+			nWild++
+		} else {
+			s.ints[ss+int(gid)+1]++
+		}
+	}
+	for k := 0; k < ng; k++ {
+		s.ints[ss+k+1] += s.ints[ss+k]
+	}
+	nRows := len(heads)
+	fs := len(s.ints)
+	for range nRows {
+		s.ints = append(s.ints, 0)
+	}
+	cs := len(s.ints) // fill cursors of the groups
+	s.ints = append(s.ints, s.ints[ss:ss+ng]...)
+	cursor := s.ints[cs : cs+ng]
+	flat := s.ints[fs : fs+nRows]
+	w := nRows - nWild
+	for i, gid := range s.ints[gs:ss] {
+		if gid < 0 {
+			flat[w] = int32(i)
+			w++
+			continue
+		}
+		flat[cursor[gid]] = int32(i)
+		cursor[gid]++
+	}
+	nc := nRows - nWild
+	return grouping{
+		keys:   s.keys[ks:len(s.keys):len(s.keys)],
+		starts: s.ints[ss : ss+ng+1 : ss+ng+1],
+		flat:   flat[:nc:nc],
+		wild:   flat[nc:nRows:nRows],
+	}
+}
+
+// ctorOrder returns the groups of g headed by constructors below n, in
+// constructor order.
+func (s *groupStack) ctorOrder(g grouping, n int) []int32 {
+	start := len(s.ints)
+	for k, key := range g.keys {
+		if key.ctor >= 0 && int(key.ctor) < n {
+			s.ints = append(s.ints, int32(k))
+		}
+	}
+	order := s.ints[start:len(s.ints):len(s.ints)]
+	if !slices.IsSortedFunc(order, func(a, b int32) int { return int(g.keys[a].ctor) - int(g.keys[b].ctor) }) {
+		slices.SortFunc(order, func(a, b int32) int { return int(g.keys[a].ctor) - int(g.keys[b].ctor) })
+	}
+	return order
 }

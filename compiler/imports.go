@@ -213,7 +213,8 @@ func (l *loader) load(name string) *unit {
 func newUnit(name, file string, idx int, f *syntax.File) *unit {
 	return &unit{
 		name: name, file: file, fileIdx: idx, ast: f,
-		funcs: make(map[string]*funcSym), types: make(map[string]*TypeDecl),
+		funcs: make(map[string]*funcSym, len(f.Items)), types: make(map[string]*TypeDecl),
+		info: getInfo(f),
 	}
 }
 

@@ -41,12 +41,16 @@ const (
 // enums nominally (by declaration). Use String for the source form.
 type Type struct {
 	kind Kind
+	// num is the generic parameter index (kindGeneric).
+	num  int32
 	args []*Type
 	decl *TypeDecl
 	// inst is the binding of an inference variable (nil while unbound).
 	inst *Type
-	// num is the generic parameter index (kindGeneric).
-	num int
+	// elems holds the args of types with at most two of them, so that
+	// List<T>, Option<T>, Map<String, V> and Result<T, E> take one
+	// allocation.
+	elems [2]*Type
 }
 
 var (
@@ -59,16 +63,35 @@ var (
 	tActor  = &Type{kind: KindActor}
 )
 
-func newVar() *Type             { return &Type{kind: KindVar} }
-func optionOf(t *Type) *Type    { return &Type{kind: KindOption, args: []*Type{t}} }
-func resultOf(t, e *Type) *Type { return &Type{kind: KindResult, args: []*Type{t, e}} }
-func listOf(t *Type) *Type      { return &Type{kind: KindList, args: []*Type{t}} }
-func mapOf(v *Type) *Type       { return &Type{kind: KindMap, args: []*Type{tString, v}} }
+func optionOf(t *Type) *Type    { return compound1(KindOption, t) }
+func resultOf(t, e *Type) *Type { return compound2(KindResult, t, e) }
+func listOf(t *Type) *Type      { return compound1(KindList, t) }
+func mapOf(v *Type) *Type       { return compound2(KindMap, tString, v) }
 func fnOf(ps []*Type, r *Type) *Type {
+	if len(ps) == 0 {
+		return compound1(KindFn, r)
+	}
+	if len(ps) == 1 {
+		return compound2(KindFn, ps[0], r)
+	}
 	args := make([]*Type, len(ps)+1)
 	copy(args, ps)
 	args[len(ps)] = r
 	return &Type{kind: KindFn, args: args}
+}
+
+// compound1 returns the type of kind k with the one argument a.
+func compound1(k Kind, a *Type) *Type {
+	t := &Type{kind: k, elems: [2]*Type{a}}
+	t.args = t.elems[:1:1]
+	return t
+}
+
+// compound2 returns the type of kind k with the arguments a and b.
+func compound2(k Kind, a, b *Type) *Type {
+	t := &Type{kind: k, elems: [2]*Type{a, b}}
+	t.args = t.elems[:2:2]
+	return t
 }
 
 // prune follows inference-variable bindings to the representative type.
@@ -121,9 +144,13 @@ func (t *Type) String() string {
 	return b.String()
 }
 
+// maxTypeString bounds the text String writes for one type, in bytes
+// (types share parts, so a type can be exponential as text).
+const maxTypeString = 500
+
 func writeType(b *strings.Builder, t *Type, depth int) {
 	t = prune(t)
-	if depth > 50 {
+	if depth > 50 || b.Len() > maxTypeString {
 		b.WriteString("…")
 		return
 	}
@@ -190,6 +217,10 @@ type TypeDecl struct {
 	unit  *unit
 	node  syntax.Item
 	ident *syntax.Ident
+	// fidx and vidx find fields and variants by name in declarations
+	// with many of them (nil otherwise: a linear search is faster).
+	fidx map[string]int32
+	vidx map[string]int32
 }
 
 // Type returns the nominal type of the declaration.
@@ -216,18 +247,23 @@ type VariantInfo struct {
 	// subTypes: the payload type or the field types (exhaustiveness,
 	// match compilation); capacity equals length.
 	subTypes []*Type
+	fidx     map[string]int32 // see TypeDecl.fidx
 }
 
 func (d *TypeDecl) field(name string) (int, *FieldInfo) {
-	for i, f := range d.Fields {
-		if f.Name == name {
-			return i, f
-		}
+	if i := fieldIndex(d.Fields, d.fidx, name); i >= 0 {
+		return i, d.Fields[i]
 	}
 	return -1, nil
 }
 
 func (d *TypeDecl) variant(name string) *VariantInfo {
+	if d.vidx != nil {
+		if i, ok := d.vidx[name]; ok {
+			return d.Variants[i]
+		}
+		return nil
+	}
 	for _, v := range d.Variants {
 		if v.Name == name {
 			return v
@@ -236,7 +272,18 @@ func (d *TypeDecl) variant(name string) *VariantInfo {
 	return nil
 }
 
-func fieldIndex(fs []*FieldInfo, name string) int {
+// fieldIndex returns the index of the field of v called name, or -1.
+func (v *VariantInfo) fieldIndex(name string) int { return fieldIndex(v.Fields, v.fidx, name) }
+
+// fieldIndex returns the index in fs of the field called name, or -1; idx
+// is the index of fs by name, or nil.
+func fieldIndex(fs []*FieldInfo, idx map[string]int32, name string) int {
+	if idx != nil {
+		if i, ok := idx[name]; ok {
+			return int(i)
+		}
+		return -1
+	}
 	for i, f := range fs {
 		if f.Name == name {
 			return i
@@ -244,6 +291,27 @@ func fieldIndex(fs []*FieldInfo, name string) int {
 	}
 	return -1
 }
+
+// indexAt is the number of fields or variants from which a declaration
+// gets a map from names to indexes.
+const indexAt = 16
+
+// nameIndex returns a map from the names of xs to their indexes when xs is
+// long, else nil.
+func nameIndex[T any](xs []T, name func(T) string) map[string]int32 {
+	if len(xs) < indexAt {
+		return nil
+	}
+	m := make(map[string]int32, len(xs))
+	for i, x := range xs {
+		if _, dup := m[name(x)]; !dup {
+			m[name(x)] = int32(i)
+		}
+	}
+	return m
+}
+
+func fieldName(f *FieldInfo) string { return f.Name }
 
 func fieldNames(fs []*FieldInfo) []string {
 	out := make([]string, len(fs))
@@ -253,17 +321,29 @@ func fieldNames(fs []*FieldInfo) []string {
 	return out
 }
 
+// Types are DAGs: an expression such as `if c { Ok(a) } else { Err(a) }`
+// has the type Result<A, A>, which shares A, and repeating it makes types
+// exponential as trees. The walks over types (unify, occurs,
+// containsError) therefore switch, after walkLimit nodes, to a walk that
+// visits each shared node once.
+const walkLimit = 256
+
 // unifier binds inference variables; on failure it undoes the bindings it
 // made during the failed attempt, so a failed unification leaves no trace.
 type unifier struct {
 	trail []*Type
+	steps int               // nodes visited by the current unify
+	done  map[[2]*Type]bool // pairs already unified, past walkLimit steps
 }
 
 // unify makes a and b equal, binding inference variables. The error type
 // unifies with everything.
 func (u *unifier) unify(a, b *Type) bool {
 	mark := len(u.trail)
-	if u.unify1(a, b, 0) {
+	u.steps = 0
+	ok := u.unify1(a, b, 0)
+	u.done = nil
+	if ok {
 		u.trail = u.trail[:mark]
 		return true
 	}
@@ -301,17 +381,30 @@ func (u *unifier) unify1(a, b *Type, depth int) bool {
 		if len(a.args) != len(b.args) {
 			return false
 		}
+		u.steps++
+		key := [2]*Type{a, b}
+		if u.steps > walkLimit {
+			if u.done == nil {
+				u.done = make(map[[2]*Type]bool)
+			}
+			if u.done[key] {
+				return true
+			}
+		}
 		for i := range a.args {
 			if !u.unify1(a.args[i], b.args[i], depth+1) {
 				return false
 			}
+		}
+		if u.done != nil {
+			u.done[key] = true // bindings are only added: the pair stays equal
 		}
 	}
 	return true
 }
 
 func (u *unifier) bind(v, t *Type) bool {
-	if occurs(v, t, 0) {
+	if occurs(v, t) {
 		return false
 	}
 	v.inst = t
@@ -319,17 +412,55 @@ func (u *unifier) bind(v, t *Type) bool {
 	return true
 }
 
-func occurs(v, t *Type, depth int) bool {
-	t = prune(t)
-	if t == v {
-		return true
+// occurs reports whether the variable v occurs in t (or t is nested deeper
+// than 200 levels).
+func occurs(v, t *Type) bool {
+	n := 0
+	if found, ok := occursSmall(v, t, 0, &n); ok {
+		return found
 	}
-	if depth > 200 {
-		return true
+	return occursShared(v, t)
+}
+
+// occursSmall is occurs by recursion; ok is false past walkLimit nodes.
+func occursSmall(v, t *Type, depth int, n *int) (found, ok bool) {
+	t = prune(t)
+	if t == v || depth > 200 {
+		return true, true
+	}
+	if *n++; *n > walkLimit {
+		return false, false
 	}
 	for _, a := range t.args {
-		if occurs(v, a, depth+1) {
+		if found, ok := occursSmall(v, a, depth+1, n); found || !ok {
+			return found, ok
+		}
+	}
+	return false, true
+}
+
+// occursShared is occurs visiting each node of t's DAG once (again only
+// when reached by a shorter path, for the depth bound).
+func occursShared(v, t *Type) bool {
+	type item struct {
+		t     *Type
+		depth int
+	}
+	seen := make(map[*Type]int)
+	stack := []item{{t, 0}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		x := prune(it.t)
+		if x == v || it.depth > 200 {
 			return true
+		}
+		if d, ok := seen[x]; ok && d <= it.depth {
+			continue
+		}
+		seen[x] = it.depth
+		for _, a := range x.args {
+			stack = append(stack, item{a, it.depth + 1})
 		}
 	}
 	return false
@@ -341,33 +472,54 @@ func isError(t *Type) bool { return prune(t).kind == KindError }
 // containsError reports whether t mentions the error type anywhere; such
 // types are never reported in messages (the cause was already reported).
 func containsError(t *Type) bool {
-	t = prune(t)
-	if t.kind == KindError {
-		return true
+	n := 0
+	if found, ok := containsErrorSmall(t, &n); ok {
+		return found
 	}
-	for _, a := range t.args {
-		if containsError(a) {
+	seen := make(map[*Type]bool)
+	stack := []*Type{t}
+	for len(stack) > 0 {
+		x := prune(stack[len(stack)-1])
+		stack = stack[:len(stack)-1]
+		if x.kind == KindError {
 			return true
 		}
+		if seen[x] {
+			continue
+		}
+		seen[x] = true
+		stack = append(stack, x.args...)
 	}
 	return false
 }
 
-// instantiate replaces the generic parameters of a built-in signature by
-// fresh inference variables.
-func instantiate(t *Type, vars *[3]*Type) *Type {
-	switch t.kind {
-	case kindGeneric:
-		if vars[t.num] == nil {
-			vars[t.num] = newVar()
-		}
-		return vars[t.num]
-	case KindOption, KindResult, KindList, KindMap, KindFn:
-		args := make([]*Type, len(t.args))
-		for i, a := range t.args {
-			args[i] = instantiate(a, vars)
-		}
-		return &Type{kind: t.kind, args: args}
+// containsErrorSmall is containsError by recursion; ok is false past
+// walkLimit nodes.
+func containsErrorSmall(t *Type, n *int) (found, ok bool) {
+	t = prune(t)
+	if t.kind == KindError {
+		return true, true
 	}
-	return t
+	if *n++; *n > walkLimit {
+		return false, false
+	}
+	for _, a := range t.args {
+		if found, ok := containsErrorSmall(a, n); found || !ok {
+			return found, ok
+		}
+	}
+	return false, true
+}
+
+// isGeneric reports whether t mentions a generic parameter.
+func isGeneric(t *Type) bool {
+	if t.kind == kindGeneric {
+		return true
+	}
+	for _, a := range t.args {
+		if isGeneric(a) {
+			return true
+		}
+	}
+	return false
 }

@@ -162,26 +162,40 @@ func children(n syntax.Node) []syntax.Node {
 	return out
 }
 
-// maxWalkDepth bounds the recursion of walk; the parser bounds nesting
-// far below it, so it only guards against surprises.
+// maxWalkDepth bounds the recursion of resolver (patches.go), which
+// recurses only on real nesting (syntax.MaxNesting): binary and `else if`
+// chains, which may be as long as the source, are followed in loops.
 const maxWalkDepth = 10000
 
-// walk calls f for n and every node below it, in source order, with the
-// chain of ancestors (outermost first, n excluded). f returns false to
-// skip n's children.
+// walk calls f for n and every node below it, in source order (depth
+// first), with the chain of ancestors (outermost first, n excluded; f must
+// copy it to keep it). f returns false to skip n's children. Trees may be
+// as deep as the source is long (a chain `1 + 1 + …` nests one BinaryExpr
+// per operator): walk keeps its own stack instead of recursing.
 func walk(n syntax.Node, f func(n syntax.Node, parents []syntax.Node) bool) {
-	var rec func(n syntax.Node, parents []syntax.Node)
-	rec = func(n syntax.Node, parents []syntax.Node) {
-		if len(parents) > maxWalkDepth || !f(n, parents) {
-			return
-		}
-		parents = append(parents, n)
-		for _, c := range children(n) {
-			rec(c, parents)
-		}
+	if isNil(n) {
+		return
 	}
-	if !isNil(n) {
-		rec(n, nil)
+	type item struct {
+		n     syntax.Node
+		depth int // number of ancestors
+	}
+	var parents []syntax.Node
+	stack := []item{{n, 0}}
+	for len(stack) > 0 {
+		it := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		// The ancestors of it are parents[:it.depth]: the nodes on the
+		// path to it were visited last at their depths.
+		parents = parents[:it.depth]
+		if !f(it.n, parents) {
+			continue
+		}
+		parents = append(parents, it.n)
+		cs := children(it.n)
+		for i := len(cs) - 1; i >= 0; i-- {
+			stack = append(stack, item{cs[i], it.depth + 1})
+		}
 	}
 }
 

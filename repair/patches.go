@@ -591,6 +591,28 @@ func (r *resolver) expr(e syntax.Node, s *scope, depth int) {
 			}
 			r.expr(arm.Body, inner, depth+1)
 		}
+	case *syntax.BinaryExpr:
+		// A chain may be as long as the source: its operands are resolved
+		// in a loop, in source order.
+		var chain []*syntax.BinaryExpr
+		var leaf syntax.Expr = x
+		for b, ok := leaf.(*syntax.BinaryExpr); ok && b != nil; b, ok = leaf.(*syntax.BinaryExpr) {
+			chain = append(chain, b)
+			leaf = b.X
+		}
+		r.expr(leaf, s, depth+1)
+		for i := len(chain) - 1; i >= 0; i-- {
+			r.expr(chain[i].Y, s, depth+1)
+		}
+	case *syntax.IfExpr:
+		// So may an `else if` chain.
+		var el syntax.Expr = x
+		for e, ok := el.(*syntax.IfExpr); ok && e != nil; e, ok = el.(*syntax.IfExpr) {
+			r.expr(e.Cond, s, depth+1)
+			r.block(e.Then, s, depth+1)
+			el = e.Else
+		}
+		r.expr(el, s, depth+1)
 	default:
 		for _, c := range children(e) {
 			r.expr(c, s, depth+1)

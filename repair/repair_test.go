@@ -2,6 +2,7 @@ package repair
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -323,5 +324,32 @@ func TestRepairManyFaults(t *testing.T) {
 	// function: E003 and E006 renames, then E005 add-arms.
 	if !res.VerifyPassed || res.PatchesApplied != 90 || res.PatchesSkipped != 0 || res.Passes != 2 || res.DiagnosticsBefore != 90 {
 		t.Fatalf("applied %d skipped %d passes %d before %d verify %v", res.PatchesApplied, res.PatchesSkipped, res.Passes, res.DiagnosticsBefore, res.VerifyPassed)
+	}
+}
+
+// TestLongChains: binary chains may be as long as the source; the walks
+// over the tree (finding the node of a diagnostic, resolving an assignment)
+// reach their ends.
+func TestLongChains(t *testing.T) {
+	const n = 150_000
+	// The misspelt name is the last operand of the chain; the assignment is
+	// inside its first, the deepest node of the tree.
+	src := "fn main() -> Int {\n    let count = 1\n    let x = 0\n    let y = { x = 2\n 3 }" + strings.Repeat(" + 1", n) + " + countt\n    y\n}\n"
+	ds := Diagnose([]byte(src), compiler.Options{})
+	var got []string
+	for _, d := range ds {
+		got = append(got, fmt.Sprintf("%s %d:%d %d patches", d.ID, d.Location.Line, d.Location.Col, len(d.Patches)))
+	}
+	want := []string{"E009 4:15 1 patches", fmt.Sprintf("E003 5:%d 1 patches", 4+4*n+4)}
+	if strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Fatalf("diagnostics %q, want %q", got, want)
+	}
+	res, err := Repair([]byte(src), compiler.Options{}, StrategyBest, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := strings.Replace(strings.Replace(src, "let x = 0", "let mut x = 0", 1), "+ countt", "+ count", 1)
+	if !res.VerifyPassed || res.PatchesApplied != 2 || res.RepairedSource != fixed {
+		t.Fatalf("applied %d verify %v", res.PatchesApplied, res.VerifyPassed)
 	}
 }

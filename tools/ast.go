@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -44,15 +45,17 @@ func astTool(_ context.Context, _ *Env, a *args, _ ProgressFunc) *wire.Object {
 	if len(errs) > 0 {
 		return syntaxErrorsResponse(errs)
 	}
-	text, err := MarshalAST(f)
+	// Only the first bytes of a large AST are kept (utf8.UTFMax more than
+	// the limit, to cut on a rune boundary).
+	text, size, err := marshalAST(f, MaxASTBytes+utf8.UTFMax)
 	if err != nil {
 		return withOutcome(wire.Envelope(false).
 			Set("error_kind", wire.KindSerializationError).
 			Set("message", err.Error()), wire.OutcomeRuntimeError)
 	}
 	o := wire.Envelope(true)
-	if len(text) > MaxASTBytes {
-		o.Set("truncated", true).Set("ast_size", len(text)).Set("ast", string(truncateUTF8(text, MaxASTBytes)))
+	if size > MaxASTBytes {
+		o.Set("truncated", true).Set("ast_size", size).Set("ast", string(truncateUTF8(text, MaxASTBytes)))
 	} else {
 		o.Set("truncated", false).Set("ast", json.RawMessage(text))
 	}
@@ -79,16 +82,26 @@ func truncateUTF8(text []byte, max int) []byte {
 // declaration order with snake_case names. Identifiers are plain strings,
 // operators and tags their source text ("+", "Some"), other positions
 // "line:col" strings, absent optional children null, lists arrays.
+//
+// Trees may be as deep as the source is long (a chain `1 + 1 + …` nests
+// one BinaryExpr per operator, syntax.MaxNesting): the encoder does not
+// recurse, and the pretty text of a very deep tree is as large as its
+// indentation makes it.
 func MarshalAST(f *syntax.File) ([]byte, error) {
-	var b bytes.Buffer
-	if err := encodeNode(&b, reflect.ValueOf(f), 0); err != nil {
-		return nil, err
+	out, _, err := marshalAST(f, -1)
+	return out, err
+}
+
+// marshalAST returns the first limit bytes of MarshalAST's text (all of it
+// when limit < 0) and the length of the whole text, which is counted, not
+// built (the indentation of deep trees grows quadratically).
+func marshalAST(f *syntax.File, limit int) ([]byte, int, error) {
+	ind := &indenter{limit: limit}
+	if err := encodeAST(reflect.ValueOf(f), ind); err != nil {
+		return nil, 0, err
 	}
-	var out bytes.Buffer
-	if err := json.Indent(&out, b.Bytes(), "", "  "); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
+	ind.flush()
+	return ind.out, ind.size, nil
 }
 
 var (
@@ -98,98 +111,252 @@ var (
 	stringer  = reflect.TypeOf((*fmt.Stringer)(nil)).Elem()
 )
 
-// maxASTDepth bounds the encoder's recursion; the parser's own nesting
-// limit keeps real trees far below it.
-const maxASTDepth = 20_000
-
-func encodeNode(b *bytes.Buffer, v reflect.Value, depth int) error {
-	if depth > maxASTDepth {
-		return fmt.Errorf("AST nested too deeply to encode")
-	}
-	switch v.Kind() {
-	case reflect.Interface, reflect.Pointer:
-		if v.IsNil() {
-			b.WriteString("null")
-			return nil
-		}
-		if v.Type() == identType {
-			writeJSONString(b, v.Elem().FieldByName("Name").String())
-			return nil
-		}
-		return encodeNode(b, v.Elem(), depth+1)
-	case reflect.Struct:
-		if v.Type() == posType {
-			writeJSONString(b, posText(v.Interface().(syntax.Pos)))
-			return nil
-		}
-		return encodeStruct(b, v, depth)
-	case reflect.Slice:
-		b.WriteByte('[')
-		for i := 0; i < v.Len(); i++ {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			if err := encodeNode(b, v.Index(i), depth+1); err != nil {
-				return err
-			}
-		}
-		b.WriteByte(']')
-		return nil
-	case reflect.String:
-		writeJSONString(b, v.String())
-		return nil
-	case reflect.Bool:
-		b.WriteString(strconv.FormatBool(v.Bool()))
-		return nil
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		b.WriteString(strconv.FormatInt(v.Int(), 10))
-		return nil
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		if v.Type().Implements(stringer) {
-			writeJSONString(b, v.Interface().(fmt.Stringer).String())
-			return nil
-		}
-		b.WriteString(strconv.FormatUint(v.Uint(), 10))
-		return nil
-	case reflect.Float32, reflect.Float64:
-		enc, err := json.Marshal(v.Float())
-		if err != nil {
-			b.WriteString("null") // NaN/Inf cannot come from a literal
-			return nil
-		}
-		b.Write(enc)
-		return nil
-	}
-	return fmt.Errorf("cannot encode AST field of kind %s", v.Kind())
+// structField is how encodeAST writes one field of a node type.
+type structField struct {
+	index int
+	key   string // `,"snake_name":`
+	span  bool   // the embedded Span: "pos" and "end"
 }
 
-func encodeStruct(b *bytes.Buffer, v reflect.Value, depth int) error {
-	t := v.Type()
-	b.WriteString(`{"node":`)
-	writeJSONString(b, t.Name())
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
+// nodeFields caches the fields of node types (reflect.Type →
+// []structField).
+var nodeFields sync.Map
+
+func fieldsOf(typ reflect.Type) []structField {
+	if fs, ok := nodeFields.Load(typ); ok {
+		return fs.([]structField)
+	}
+	var fs []structField
+	for i := 0; i < typ.NumField(); i++ {
+		f := typ.Field(i)
 		if !f.IsExported() {
 			continue
 		}
-		fv := v.Field(i)
 		if f.Anonymous && f.Type == spanType {
-			span := fv.Interface().(syntax.Span)
-			b.WriteString(`,"pos":`)
-			writeJSONString(b, posText(span.Start))
-			b.WriteString(`,"end":`)
-			writeJSONString(b, posText(span.Stop))
+			fs = append(fs, structField{index: i, span: true})
 			continue
 		}
-		b.WriteByte(',')
-		writeJSONString(b, snake(f.Name))
-		b.WriteByte(':')
-		if err := encodeNode(b, fv, depth+1); err != nil {
+		var kb bytes.Buffer
+		kb.WriteByte(',')
+		writeJSONString(&kb, snake(f.Name))
+		kb.WriteByte(':')
+		fs = append(fs, structField{index: i, key: kb.String()})
+	}
+	nodeFields.Store(typ, fs)
+	return fs
+}
+
+// encFrame is a struct or slice being encoded: its value and the next
+// field (an index in fields) or element to write.
+type encFrame struct {
+	v      reflect.Value
+	fields []structField // nil for a slice
+	next   int
+}
+
+// encodeAST encodes the tree under root as compact JSON into ind. It does
+// not recurse: the open structs and slices are kept on a stack of frames.
+func encodeAST(root reflect.Value, ind *indenter) error {
+	b := &ind.buf
+	var stack []encFrame
+	// value writes v, or opens a frame for a struct or slice.
+	value := func(v reflect.Value) error {
+		for v.Kind() == reflect.Interface || v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				b.WriteString("null")
+				return nil
+			}
+			if v.Type() == identType {
+				writeJSONString(b, v.Elem().FieldByName("Name").String())
+				return nil
+			}
+			v = v.Elem()
+		}
+		switch v.Kind() {
+		case reflect.Struct:
+			typ := v.Type()
+			if typ == posType {
+				writeJSONString(b, posText(v.Interface().(syntax.Pos)))
+				return nil
+			}
+			b.WriteString(`{"node":`)
+			writeJSONString(b, typ.Name())
+			stack = append(stack, encFrame{v: v, fields: fieldsOf(typ)})
+		case reflect.Slice:
+			b.WriteByte('[')
+			stack = append(stack, encFrame{v: v})
+		case reflect.String:
+			writeJSONString(b, v.String())
+		case reflect.Bool:
+			b.WriteString(strconv.FormatBool(v.Bool()))
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			b.WriteString(strconv.FormatInt(v.Int(), 10))
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			if v.Type().Implements(stringer) {
+				writeJSONString(b, v.Interface().(fmt.Stringer).String())
+				return nil
+			}
+			b.WriteString(strconv.FormatUint(v.Uint(), 10))
+		case reflect.Float32, reflect.Float64:
+			enc, err := json.Marshal(v.Float())
+			if err != nil {
+				b.WriteString("null") // NaN/Inf cannot come from a literal
+				return nil
+			}
+			b.Write(enc)
+		default:
+			return fmt.Errorf("cannot encode AST field of kind %s", v.Kind())
+		}
+		return nil
+	}
+	if err := value(root); err != nil {
+		return err
+	}
+	for len(stack) > 0 {
+		if b.Len() > 1<<16 {
+			ind.flush()
+		}
+		f := &stack[len(stack)-1] // not used after value, which may grow the stack
+		var child reflect.Value
+		if f.fields != nil || f.v.Kind() == reflect.Struct {
+			if f.next == len(f.fields) {
+				b.WriteByte('}')
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			sf := f.fields[f.next]
+			f.next++
+			if sf.span {
+				span := f.v.Field(sf.index).Interface().(syntax.Span)
+				b.WriteString(`,"pos":"`)
+				b.WriteString(posText(span.Start))
+				b.WriteString(`","end":"`)
+				b.WriteString(posText(span.Stop))
+				b.WriteByte('"')
+				continue
+			}
+			b.WriteString(sf.key)
+			child = f.v.Field(sf.index)
+		} else {
+			if f.next == f.v.Len() {
+				b.WriteByte(']')
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			if f.next > 0 {
+				b.WriteByte(',')
+			}
+			child = f.v.Index(f.next)
+			f.next++
+		}
+		if err := value(child); err != nil {
 			return err
 		}
 	}
-	b.WriteByte('}')
 	return nil
+}
+
+var colon = []byte(": ")
+
+// indenter indents compact JSON (no whitespace outside strings), fed to it
+// in pieces through buf and flush, as json.Indent(dst, src, "", "  ") does
+// but at any depth (json.Indent refuses more than 10,000 levels). It keeps
+// the first limit bytes of the result (all when limit < 0) in out and
+// counts the length of the whole result in size.
+type indenter struct {
+	buf   bytes.Buffer // compact JSON not yet indented
+	limit int
+	out   []byte
+	size  int
+	depth int
+	inStr bool
+	esc   bool
+	open  byte // a '{' or '[' whose next byte decides `{}` or a newline
+}
+
+func (d *indenter) full() bool { return d.limit >= 0 && len(d.out) >= d.limit }
+
+func (d *indenter) emit(p []byte) {
+	d.size += len(p)
+	if !d.full() {
+		d.out = append(d.out, p...)
+		if d.limit >= 0 && len(d.out) > d.limit {
+			d.out = d.out[:d.limit]
+		}
+	}
+}
+
+func (d *indenter) newline() {
+	d.size += 1 + 2*d.depth
+	if d.full() {
+		return
+	}
+	d.out = append(d.out, '\n')
+	for i := 0; i < d.depth && !d.full(); i++ {
+		d.out = append(d.out, ' ', ' ')
+	}
+	if d.limit >= 0 && len(d.out) > d.limit {
+		d.out = d.out[:d.limit]
+	}
+}
+
+// flush indents what buf holds.
+func (d *indenter) flush() {
+	src := d.buf.Bytes()
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		if d.open != 0 {
+			o := d.open
+			d.open = 0
+			if c == '}' || c == ']' {
+				d.emit([]byte{o, c})
+				continue
+			}
+			d.emit([]byte{o})
+			d.depth++
+			d.newline()
+		}
+		if d.inStr {
+			// Copy up to the closing quote.
+			j := i
+			for ; j < len(src); j++ {
+				switch {
+				case d.esc:
+					d.esc = false
+				case src[j] == '\\':
+					d.esc = true
+				case src[j] == '"':
+					d.inStr = false
+				}
+				if !d.inStr {
+					break
+				}
+			}
+			j = min(j, len(src)-1)
+			d.emit(src[i : j+1])
+			i = j
+			continue
+		}
+		switch c {
+		case '"':
+			d.inStr = true
+			d.emit(src[i : i+1])
+		case '{', '[':
+			d.open = c
+		case '}', ']':
+			d.depth--
+			d.newline()
+			d.emit(src[i : i+1])
+		case ',':
+			d.emit(src[i : i+1])
+			d.newline()
+		case ':':
+			d.emit(colon)
+		default:
+			d.emit(src[i : i+1])
+		}
+	}
+	d.buf.Reset()
 }
 
 func posText(p syntax.Pos) string {
@@ -214,6 +381,19 @@ func snake(name string) string {
 }
 
 func writeJSONString(b *bytes.Buffer, s string) {
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	enc := json.NewEncoder(b)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s) // a string always encodes

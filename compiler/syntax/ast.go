@@ -45,6 +45,19 @@ func (s Span) Pos() Pos { return s.Start }
 // End returns the position just after the node's last token.
 func (s Span) End() Pos { return s.Stop }
 
+// numbered is embedded in the node types that the parser numbers, so that
+// later passes can keep facts about nodes in slices instead of maps.
+type numbered struct{ num int32 }
+
+// Index returns the node's number among the nodes of its type in its file:
+// 0, 1, 2, … in the order the parser created them (with gaps where a parse
+// error discarded nodes), or -1 for a node that did not come from the
+// parser. Numbered types: NameExpr, CallExpr, FieldExpr, BinaryExpr,
+// UnaryExpr, RecordLit, EnumLit, BlockExpr, MatchExpr, SpawnExpr,
+// ReceiveExpr, LetStmt, AssignStmt, ForStmt, BindingPattern,
+// VariantPattern, FieldPattern.
+func (n numbered) Index() int { return int(n.num) - 1 }
+
 // Ident is a name as written in the source.
 type Ident struct {
 	Span
@@ -60,6 +73,53 @@ type File struct {
 	Path   string // file name used in positions and diagnostics ("<source>" for MCP input)
 	Module *Ident // `module name` if present
 	Items  []Item
+
+	seq nodeSeqs // how many nodes of each numbered type the parser made
+}
+
+// NumIndexed returns the number of nodes of n's type that the parser
+// numbered in f: every such node of f has an Index below it. n only selects
+// the type (it may be a typed nil, e.g. (*NameExpr)(nil)); for a type that
+// is not numbered the result is 0.
+func (f *File) NumIndexed(n Node) int {
+	var c int32
+	switch n.(type) {
+	case *NameExpr:
+		c = f.seq.names
+	case *CallExpr:
+		c = f.seq.calls
+	case *FieldExpr:
+		c = f.seq.fields
+	case *BinaryExpr:
+		c = f.seq.binaries
+	case *UnaryExpr:
+		c = f.seq.unaries
+	case *RecordLit:
+		c = f.seq.records
+	case *EnumLit:
+		c = f.seq.enums
+	case *BlockExpr:
+		c = f.seq.blockExprs
+	case *MatchExpr:
+		c = f.seq.matches
+	case *SpawnExpr:
+		c = f.seq.spawns
+	case *ReceiveExpr:
+		c = f.seq.receives
+	case *LetStmt:
+		c = f.seq.lets
+	case *AssignStmt:
+		c = f.seq.assigns
+	case *ForStmt:
+		c = f.seq.fors
+	case *BindingPattern:
+		c = f.seq.bindPats
+	case *VariantPattern:
+		c = f.seq.variantPats
+	case *FieldPattern:
+		c = f.seq.fieldPats
+	}
+	return int(c)
 }
 
 // Item is a top-level declaration: *FnDecl, *RecordDecl, *EnumDecl, *ImportDecl.
@@ -193,6 +253,7 @@ type Stmt interface {
 // LetStmt is `let [mut] x [: T] = e`.
 type LetStmt struct {
 	Span
+	numbered
 	Mut   bool
 	Name  *Ident
 	Type  Type // nil when not annotated
@@ -203,6 +264,7 @@ type LetStmt struct {
 // a parse error ("invalid assignment target").
 type AssignStmt struct {
 	Span
+	numbered
 	Target *Ident
 	Value  Expr
 }
@@ -217,6 +279,7 @@ type WhileStmt struct {
 // ForStmt is `for x in iter { body }`.
 type ForStmt struct {
 	Span
+	numbered
 	Var  *Ident
 	Iter Expr
 	Body *Block
@@ -329,6 +392,7 @@ type TagExpr struct {
 // NameExpr is a reference to a local, parameter or function by name.
 type NameExpr struct {
 	Span
+	numbered
 	Name string
 }
 
@@ -367,6 +431,7 @@ func (op BinaryOp) String() string {
 // BinaryExpr is `X op Y`.
 type BinaryExpr struct {
 	Span
+	numbered
 	Op    BinaryOp
 	OpPos Pos
 	X, Y  Expr
@@ -392,6 +457,7 @@ func (op UnaryOp) String() string {
 // UnaryExpr is `op X`.
 type UnaryExpr struct {
 	Span
+	numbered
 	Op UnaryOp
 	X  Expr
 }
@@ -406,6 +472,7 @@ type ParenExpr struct {
 // built-in, or a local holding a function value) but may be any expression.
 type CallExpr struct {
 	Span
+	numbered
 	Fn     Expr
 	Args   []Expr
 	Lparen Pos
@@ -414,6 +481,7 @@ type CallExpr struct {
 // FieldExpr is `X.Name`.
 type FieldExpr struct {
 	Span
+	numbered
 	X    Expr
 	Name *Ident
 }
@@ -430,6 +498,7 @@ type IfExpr struct {
 // MatchExpr is `match subject { pattern => expr, ... }`.
 type MatchExpr struct {
 	Span
+	numbered
 	Subject Expr
 	Arms    []*MatchArm
 }
@@ -452,6 +521,7 @@ type FieldInit struct {
 // RecordLit is `R { f: e, ... }` or `R { ..base, f: e }`.
 type RecordLit struct {
 	Span
+	numbered
 	Type   *Ident
 	Spread Expr // nil when there is no `..base`
 	Fields []*FieldInit
@@ -460,6 +530,7 @@ type RecordLit struct {
 // EnumLit is `E::V`, `E::V(e)` or `E::V { f: e }`.
 type EnumLit struct {
 	Span
+	numbered
 	Enum     *Ident
 	Variant  *Ident
 	Payload  Expr         // `E::V(e)`
@@ -497,6 +568,7 @@ type EmitExpr struct {
 // SpawnExpr is `spawn f` (f names a function); yields an ActorId.
 type SpawnExpr struct {
 	Span
+	numbered
 	Fn Expr
 }
 
@@ -508,7 +580,10 @@ type SendExpr struct {
 }
 
 // ReceiveExpr is `receive`; yields the next message of the current actor.
-type ReceiveExpr struct{ Span }
+type ReceiveExpr struct {
+	Span
+	numbered
+}
 
 // BlockExpr is a block used as an expression (`{ let x = 1 x + 1 }`), at the
 // start of a statement, as a match-arm body or as an operand. The bodies of
@@ -516,6 +591,7 @@ type ReceiveExpr struct{ Span }
 // plain *Block values.
 type BlockExpr struct {
 	Span
+	numbered
 	Block *Block
 }
 
@@ -560,6 +636,7 @@ type WildcardPattern struct{ Span }
 // BindingPattern is a lower-case name that binds the matched value.
 type BindingPattern struct {
 	Span
+	numbered
 	Name string
 }
 
@@ -584,6 +661,7 @@ type TagPattern struct {
 // Enum is nil when the variant is written bare.
 type VariantPattern struct {
 	Span
+	numbered
 	Enum     *Ident
 	Variant  *Ident
 	Payload  Pattern         // `V(p)`
@@ -596,6 +674,7 @@ type VariantPattern struct {
 // FieldPattern is `f` (shorthand: binds f) or `f: p` inside a struct pattern.
 type FieldPattern struct {
 	Span
+	numbered
 	Name    *Ident
 	Pattern Pattern // nil for the shorthand form
 }

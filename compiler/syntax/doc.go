@@ -1,8 +1,8 @@
 // Package syntax is the front end of the .ax compiler: the lexer
 // (scanner.go, token.go), the recursive-descent parser (parser.go), the
-// abstract syntax tree (ast.go), its JSON encoding for `axpool ast` and the
-// boruna_ast tool (json.go), and the "did you mean" helper shared with the
-// type checker (suggest.go).
+// abstract syntax tree (ast.go) and the memory it lives in (arena.go), its
+// JSON encoding for `axpool ast` and the boruna_ast tool (json.go), and the
+// "did you mean" helper shared with the type checker (suggest.go).
 //
 // The accepted language is the union of the formal .ax 1.0 syntax and the
 // syntax the reference implementation accepts (shared/LANGUAGE.md "Syntax").
@@ -22,7 +22,10 @@
 //     the start of a statement and as a match-arm body, `{}` is an empty
 //     block.
 //   - Comparisons are non-associative (`a < b < c` is an error).
-//   - Nesting is bounded by MaxNesting.
+//   - Nesting is bounded by MaxNesting; chains of binary operators and
+//     `else if` chains are not nesting and may be as long as the source.
+//     Passes over the tree follow BinaryExpr.X and IfExpr.Else (to an
+//     IfExpr) in loops and may recurse on every other link.
 //
 // Errors are *Error values with codes E001 (lexer) and E002 (parser),
 // collected in a sorted ErrorList (language-conventions.md).

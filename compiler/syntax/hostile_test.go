@@ -9,7 +9,10 @@ import (
 	"testing"
 )
 
-// treeDepth returns the depth of the deepest node below n (n itself is 1).
+// treeDepth returns the depth of the deepest node below n (n itself is 1),
+// counting a binary chain (BinaryExpr.X links) and an `else if` chain
+// (IfExpr.Else links) as one node: passes follow those links in a loop
+// (MaxNesting).
 func treeDepth(n any) int {
 	return depthOf(reflect.ValueOf(n))
 }
@@ -21,6 +24,24 @@ func depthOf(v reflect.Value) int {
 	case reflect.Interface, reflect.Pointer:
 		if v.IsNil() {
 			return 0
+		}
+		switch n := v.Interface().(type) {
+		case *BinaryExpr:
+			d := 0
+			var x Expr = n
+			for b, ok := x.(*BinaryExpr); ok; b, ok = x.(*BinaryExpr) {
+				d = max(d, depthOf(reflect.ValueOf(b.Y)))
+				x = b.X
+			}
+			return 1 + max(d, depthOf(reflect.ValueOf(x)))
+		case *IfExpr:
+			d := 0
+			var x Expr = n
+			for e, ok := x.(*IfExpr); ok; e, ok = x.(*IfExpr) {
+				d = max(d, depthOf(reflect.ValueOf(e.Cond)), depthOf(reflect.ValueOf(e.Then)))
+				x = e.Else
+			}
+			return 1 + max(d, depthOf(reflect.ValueOf(x)))
 		}
 		d := depthOf(v.Elem())
 		if v.Kind() == reflect.Pointer && v.Type().Implements(nodeType) {
@@ -71,15 +92,17 @@ func TestHostileNesting(t *testing.T) {
 		{"variant pattern", "fn main() { match x { " + rep("V(", n), "1:2019: " + nesting},
 		{"record literal", "fn main() { " + rep("R { a: ", n), "1:7008: " + nesting},
 		{"field chain", "fn main() { x" + rep(".f", 2000) + " }", "1:2012: " + nesting},
-		{"binary chain", "fn main() { 1" + rep("+1", 2000) + " }", "1:2012: " + nesting},
 		{"call chain", "fn main() { f" + rep("()", 2000) + " }", "1:2012: " + nesting},
-		{"concat chain", "fn main() { s" + rep(" ++ s", 2000) + " }", "1:5010: " + nesting},
-		// A chain inside 600 parens (and the body): its 400th operator is
-		// level 1001.
-		{"parens around chain", "fn main() { " + rep("(", 600) + "1" + rep("+1", 600) + rep(")", 600) + " }", "1:1412: " + nesting},
-		// Left-deep: each `(…)+1` adds two levels below the open parens; the
-		// `+` after the 100th `)` crosses the limit.
-		{"chain of paren chains", "fn main() { " + rep("(", 500) + "1" + rep("+1", 400) + rep(")+1", 500) + " }", "1:1612: " + nesting},
+		// A chain is one level: inside 999 parens (and the body) its first
+		// operator is level 1001.
+		{"parens around chain", "fn main() { " + rep("(", 999) + "1" + rep("+1", 600) + rep(")", 999) + " }", "1:1013: " + nesting},
+		// Right operands nest: 1+(1+(1+…
+		{"chain of right operands", "fn main() { 1" + rep("+(1", n), "1:3012: " + nesting},
+		// Each `(…)+1` adds two levels (the parenthesis and the chain whose
+		// first operand it is) below the open parens; the `+` after the
+		// 499th `)` crosses the limit.
+		{"chain of paren chains", "fn main() { " + rep("(", 500) + "1" + rep("+1", 400) + rep(")+1", 500) + " }", "1:2809: " + nesting},
+		{"else if chain in parens", "fn main() { " + rep("(", 999) + "if a { 1 }" + rep(" else if a { 1 }", 100) + " }", "1:1012: " + nesting},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,15 +132,106 @@ func TestNestingLimitExact(t *testing.T) {
 	if _, errs := Parse("", []byte(bad)); errs == nil || errs[0].Error() != "1:1012: "+nesting {
 		t.Errorf("1000 parens: %v", errs)
 	}
-	// In the body (level 1), a chain of 999 operators reaches level 1000.
-	chain := "fn main() { 1" + strings.Repeat("+1", 999) + " }"
+	// A chain of any length is one level: inside 998 parens (and the body)
+	// it reaches level 1000, inside 999 it does not parse.
+	chain := "fn main() { " + strings.Repeat("(", 998) + "1" + strings.Repeat("+1", 100_000) + strings.Repeat(")", 998) + " }"
 	if _, errs := Parse("", []byte(chain)); errs != nil {
-		t.Errorf("999-operator chain: %v", errs)
+		t.Errorf("chain in 998 parens: %v", errs)
 	}
-	chain = "fn main() { 1" + strings.Repeat("+1", 1000) + " }"
-	if _, errs := Parse("", []byte(chain)); errs == nil || errs[0].Error() != "1:2012: "+nesting {
-		t.Errorf("1000-operator chain: %v", errs)
+	chain = "fn main() { " + strings.Repeat("(", 999) + "1" + strings.Repeat("+1", 100_000) + strings.Repeat(")", 999) + " }"
+	if _, errs := Parse("", []byte(chain)); errs == nil || errs[0].Error() != "1:1013: "+nesting {
+		t.Errorf("chain in 999 parens: %v", errs)
 	}
+}
+
+// TestLongChains checks that binary and `else if` chains of any length
+// parse, as left-deep BinaryExprs and linked IfExprs within the depth
+// bound, and that MarshalAST encodes them.
+func TestLongChains(t *testing.T) {
+	const n = 500_000
+	rep := strings.Repeat
+	cases := []struct {
+		name, src string
+		ops       int // BinaryExprs or IfExprs in the chain
+	}{
+		{"addition", "fn main() { 1" + rep("+1", n) + " }", n},
+		{"mixed precedence", "fn main() { 1" + rep("*2+3", n/100) + " }", n / 50},
+		{"concatenation", "fn main() { s" + rep("++s", n/50) + " }", n / 50},
+		{"and", "fn main() { a" + rep("&&a", n/50) + " }", n / 50},
+		{"or of ands", "fn main() { a" + rep("&&b||c", n/100) + " }", n / 50},
+		{"comparisons", "fn main() { a==1" + rep("||a==1", n/100) + " }", n/50 + 1},
+		{"continued lines", "fn main() { 1\n" + rep("+ 1\n", n/50) + " }", n / 50},
+		{"else if", "fn main() { if a { 1 }" + rep(" else if a { 1 }", n/50) + " else { 2 } }", n/50 + 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f, errs := Parse("", []byte(tc.src))
+			if errs != nil {
+				t.Fatal(errs)
+			}
+			if tc.ops < n { // (reflection over a million nodes is slow)
+				if d := treeDepth(f); d > 10 {
+					t.Errorf("tree depth %d, want at most 10", d)
+				}
+			}
+			x := f.Items[0].(*FnDecl).Body.Stmts[0].(*ExprStmt).X
+			ops := 0
+			switch x.(type) {
+			case *BinaryExpr:
+				ops = f.NumIndexed((*BinaryExpr)(nil))
+			case *IfExpr:
+				for e, ok := x.(*IfExpr); ok; e, ok = e.Else.(*IfExpr) {
+					ops++
+					if e.End() != x.End() {
+						t.Fatalf("link %d ends at %v, want %v", ops, e.End(), x.End())
+					}
+				}
+			}
+			if ops != tc.ops {
+				t.Errorf("%d operators, want %d", ops, tc.ops)
+			}
+			data, err := MarshalAST(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := wellFormed(data); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// wellFormed checks that data is one JSON object or array with balanced
+// brackets outside strings, at any depth (json.Valid refuses more than
+// 10,000 levels); the exact encoding is tested in json_test.go.
+func wellFormed(data []byte) error {
+	depth, inStr, esc := 0, false, false
+	for i, c := range data {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+			if depth < 0 || (depth == 0 && i != len(data)-1) {
+				return fmt.Errorf("unbalanced JSON at byte %d", i)
+			}
+		}
+	}
+	if depth != 0 || inStr {
+		return fmt.Errorf("unbalanced JSON: depth %d at the end", depth)
+	}
+	return nil
 }
 
 // TestTreeDepthBounded checks the depth bound on trees that mix every kind
@@ -128,6 +242,8 @@ func TestTreeDepthBounded(t *testing.T) {
 		"fn main() { " + strings.Repeat("if x { ", 499) + "1" + strings.Repeat(" }", 499) + " }",
 		"fn main() { " + strings.Repeat("(", 400) + "x" + strings.Repeat(".f", 590) + strings.Repeat(")", 400) + " }",
 		"fn main() { let x = " + strings.Repeat("[", 300) + strings.Repeat("]", 300) + strings.Repeat(" + 1", 690) + " }",
+		"fn main() { " + strings.Repeat("(", 990) + "1" + strings.Repeat(" + (1 + 2 * 3)", 5000) + strings.Repeat(")", 990) + " }",
+		"fn main() { " + strings.Repeat("{ ", 990) + "if a { 1 }" + strings.Repeat(" else if a { { 1 } }", 5000) + strings.Repeat(" }", 990) + " }",
 	}
 	for i, src := range srcs {
 		f, errs := Parse("", []byte(src))

@@ -351,11 +351,7 @@ func (e *encoder) node(n Node) {
 		e.str("name", n.Name)
 		e.close()
 	case *BinaryExpr:
-		e.open("BinaryExpr", n.Start)
-		e.str("op", n.Op.String())
-		e.child("x", n.X)
-		e.child("y", n.Y)
-		e.close()
+		e.binary(n)
 	case *UnaryExpr:
 		e.open("UnaryExpr", n.Start)
 		e.str("op", n.Op.String())
@@ -376,11 +372,7 @@ func (e *encoder) node(n Node) {
 		e.ident("name", n.Name)
 		e.close()
 	case *IfExpr:
-		e.open("IfExpr", n.Start)
-		e.child("cond", n.Cond)
-		e.child("then", n.Then)
-		e.child("else", n.Else)
-		e.close()
+		e.ifChain(n)
 	case *MatchExpr:
 		e.open("MatchExpr", n.Start)
 		e.child("subject", n.Subject)
@@ -483,5 +475,52 @@ func (e *encoder) node(n Node) {
 			e.err = fmt.Errorf("syntax: MarshalAST: unknown node type %T", n)
 		}
 		e.null()
+	}
+}
+
+// binary encodes a chain of binary operators in a loop (chains may be as
+// long as the source, MaxNesting): the operators from the outermost down
+// to the innermost operand, then the right operands from the innermost up.
+func (e *encoder) binary(n *BinaryExpr) {
+	var chain []*BinaryExpr
+	for cur := n; ; {
+		e.open("BinaryExpr", cur.Start)
+		e.str("op", cur.Op.String())
+		chain = append(chain, cur)
+		if isNil(cur.X) {
+			break
+		}
+		e.key("x")
+		next, ok := cur.X.(*BinaryExpr)
+		if !ok {
+			e.node(cur.X)
+			break
+		}
+		cur = next
+	}
+	for i := len(chain) - 1; i >= 0; i-- {
+		e.child("y", chain[i].Y)
+		e.close()
+	}
+}
+
+// ifChain encodes an `else if` chain in a loop (see binary).
+func (e *encoder) ifChain(n *IfExpr) {
+	links := 0
+	for cur := n; ; {
+		e.open("IfExpr", cur.Start)
+		e.child("cond", cur.Cond)
+		e.child("then", cur.Then)
+		links++
+		next, ok := cur.Else.(*IfExpr)
+		if !ok || next == nil {
+			e.child("else", cur.Else)
+			break
+		}
+		e.key("else")
+		cur = next
+	}
+	for ; links > 0; links-- {
+		e.close()
 	}
 }

@@ -50,6 +50,16 @@ func TestMarshalASTGolden(t *testing.T) {
 				`{"node":"MapEntry","pos":"1:51","key":{"node":"StringLit","pos":"1:51","value":"e"},"value":{"node":"MapLit","pos":"1:56"}}]}},` +
 				`{"node":"ExprStmt","pos":"1:61","x":{"node":"IfExpr","pos":"1:61","cond":{"node":"NameExpr","pos":"1:64","name":"a"},"then":{"node":"Block","pos":"1:66","stmts":[{"node":"ExprStmt","pos":"1:68","x":{"node":"IntLit","pos":"1:68","value":1}}]},` +
 				`"else":{"node":"IfExpr","pos":"1:77","cond":{"node":"NameExpr","pos":"1:80","name":"b"},"then":{"node":"Block","pos":"1:82","stmts":[{"node":"ExprStmt","pos":"1:84","x":{"node":"IntLit","pos":"1:84","value":2}}]}}}}]}}]}`},
+		{`fn m() { a * b + c - d && e || f if a { 1 } else if b { 2 } else if c { 3 } else { 4 } }`,
+			`{"node":"File","pos":"1:1","path":"g.ax","items":[{"node":"FnDecl","pos":"1:1","name":"m","body":{"node":"Block","pos":"1:8","stmts":[` +
+				`{"node":"ExprStmt","pos":"1:10","x":{"node":"BinaryExpr","pos":"1:10","op":"||","x":{"node":"BinaryExpr","pos":"1:10","op":"&&","x":` +
+				`{"node":"BinaryExpr","pos":"1:10","op":"-","x":{"node":"BinaryExpr","pos":"1:10","op":"+","x":` +
+				`{"node":"BinaryExpr","pos":"1:10","op":"*","x":{"node":"NameExpr","pos":"1:10","name":"a"},"y":{"node":"NameExpr","pos":"1:14","name":"b"}},` +
+				`"y":{"node":"NameExpr","pos":"1:18","name":"c"}},"y":{"node":"NameExpr","pos":"1:22","name":"d"}},"y":{"node":"NameExpr","pos":"1:27","name":"e"}},"y":{"node":"NameExpr","pos":"1:32","name":"f"}}},` +
+				`{"node":"ExprStmt","pos":"1:34","x":{"node":"IfExpr","pos":"1:34","cond":{"node":"NameExpr","pos":"1:37","name":"a"},"then":{"node":"Block","pos":"1:39","stmts":[{"node":"ExprStmt","pos":"1:41","x":{"node":"IntLit","pos":"1:41","value":1}}]},` +
+				`"else":{"node":"IfExpr","pos":"1:50","cond":{"node":"NameExpr","pos":"1:53","name":"b"},"then":{"node":"Block","pos":"1:55","stmts":[{"node":"ExprStmt","pos":"1:57","x":{"node":"IntLit","pos":"1:57","value":2}}]},` +
+				`"else":{"node":"IfExpr","pos":"1:66","cond":{"node":"NameExpr","pos":"1:69","name":"c"},"then":{"node":"Block","pos":"1:71","stmts":[{"node":"ExprStmt","pos":"1:73","x":{"node":"IntLit","pos":"1:73","value":3}}]},` +
+				`"else":{"node":"Block","pos":"1:82","stmts":[{"node":"ExprStmt","pos":"1:84","x":{"node":"IntLit","pos":"1:84","value":4}}]}}}}}]}}]}`},
 		{`fn m() { "q\"\\\t\0" 1e300 2.5e-3; -9223372036854775808 }`,
 			`{"node":"File","pos":"1:1","path":"g.ax","items":[{"node":"FnDecl","pos":"1:1","name":"m","body":{"node":"Block","pos":"1:8","stmts":[` +
 				`{"node":"ExprStmt","pos":"1:10","x":{"node":"StringLit","pos":"1:10","value":"q\"\\\t\u0000","raw":"q\\\"\\\\\\t\\0"}},` +

@@ -10,9 +10,17 @@ import (
 // MaxNesting bounds the nesting depth of expressions, blocks, types and
 // patterns (LANGUAGE.md "Limits every run has"). Deeper input is the E002
 // error "nesting too deep (more than 1000 levels)" at the token that opens
-// level 1001. Left-associative chains (`a + b + c`, `x.f.g`, `f(1)(2)`) count
-// one level per operator, so that no tree the parser returns is deeper than
-// this (plus a small constant for wrapper nodes such as ExprStmt).
+// level 1001. Postfix chains (`x.f.g`, `f(1)(2)`) count one level per
+// operator.
+//
+// Chains of binary operators (`a + b + c`, `s ++ t ++ u`, `p && q || r`)
+// and `else if` chains are not nesting: they may be as long as the source
+// allows. In the tree a binary chain is left-deep (BinaryExpr.X is the
+// chain so far) and an `else if` chain is a list of IfExprs linked through
+// Else; passes over the tree must follow these two links in a loop, not by
+// recursion. Counting every other link, no tree the parser returns is
+// deeper than MaxNesting (plus a small constant for wrapper nodes such as
+// ExprStmt), so passes may recurse on everything else.
 const MaxNesting = 1000
 
 // maxErrors bounds the errors one Parse reports: it resynchronises at the
@@ -29,12 +37,20 @@ const maxErrors = 10
 // and continues, so a file may report several errors, at most one per item.
 // Parse never panics on any input and runs in time linear in len(src).
 func Parse(filename string, src []byte) (*File, ErrorList) {
-	p := &parser{file: filename, sc: newScanner(filename, src)}
+	return ParseIn(new(Arena), filename, src)
+}
+
+// ParseIn is Parse with the tree's nodes and lists allocated in a (see
+// Arena), so that a caller that parses many files can recycle their memory:
+// the tree must not be used after a.Reset.
+func ParseIn(a *Arena, filename string, src []byte) (*File, ErrorList) {
 	f := &File{Path: filename, Span: Span{Start: Pos{Line: 1, Col: 1}}}
 	if len(src) > math.MaxInt32 {
 		return f, ErrorList{{Code: CodeParser, Msg: "source file too large", File: filename, Pos: Pos{Line: 1, Col: 1}}}
 	}
+	p := &parser{file: filename, sc: newScanner(filename, src), n: &a.nodes, l: a.listBufs()}
 	p.parseFile(f)
+	f.seq = p.seq
 	if len(p.errs) == 0 {
 		return f, nil
 	}
@@ -78,6 +94,22 @@ type parser struct {
 
 	sawItem   bool // an item (other than `module`) has been seen
 	itemStart int  // offset of the first token of the item being parsed
+
+	n   *nodeSlabs // node allocation, in the arena (arena.go)
+	l   *listBufs  // list building, in the arena
+	seq nodeSeqs   // node numbering (numbered)
+}
+
+// nodeSeqs counts the numbered nodes of each type.
+type nodeSeqs struct {
+	names, calls, fields, binaries, unaries, records, enums, blockExprs, matches, spawns, receives,
+	lets, assigns, fors, bindPats, variantPats, fieldPats int32
+}
+
+// seq returns the next number of the nodes counted by c.
+func seq(c *int32) numbered {
+	*c++
+	return numbered{*c}
 }
 
 // ---------------------------------------------------------------------------
@@ -91,21 +123,33 @@ func (p *parser) next() {
 		copy(p.ahead[:], p.ahead[1:p.nahead])
 		p.nahead--
 	} else {
-		p.tok = p.sc.scan()
+		p.sc.scan(&p.tok)
 	}
 	if p.tok.kind == tIllegal && !p.skipping {
-		p.errs = append(p.errs, p.tok.err)
+		p.errs = append(p.errs, p.sc.tokErr(&p.tok))
 		panic(bailout{})
 	}
 }
 
-// peek returns the i-th token after the current one (i >= 1).
-func (p *parser) peek(i int) token {
+// peek returns the kind of the i-th token after the current one (i >= 1).
+func (p *parser) peek(i int) tokenKind {
 	for p.nahead < i {
-		p.ahead[p.nahead] = p.sc.scan()
+		p.sc.scan(&p.ahead[p.nahead])
 		p.nahead++
 	}
-	return p.ahead[i-1]
+	return p.ahead[i-1].kind
+}
+
+// text returns the source text of t (see scanner.tokText).
+func (p *parser) text(t *token) string { return p.sc.tokText(t) }
+
+// describe renders t as parser messages name it: identifiers quoted, other
+// tokens by kind (keywords and punctuation quoted, literals by kind).
+func (p *parser) describe(t *token) string {
+	if t.kind == tIdent {
+		return "'" + clip(p.text(t)) + "'"
+	}
+	return t.kind.String()
 }
 
 // fail records an E002 error and unwinds to the item loop.
@@ -124,9 +168,9 @@ func (p *parser) failLexer(t token, format string, args ...any) {
 // with a "did you mean" suffix when the token is an identifier close to one
 // of the candidates.
 func (p *parser) failExpected(what string, candidates ...string) {
-	msg := "expected " + what + ", found " + p.tok.describe()
+	msg := "expected " + what + ", found " + p.describe(&p.tok)
 	if p.tok.kind == tIdent && len(candidates) > 0 {
-		if s, ok := Nearest(p.tok.text, candidates); ok {
+		if s, ok := Nearest(p.text(&p.tok), candidates); ok {
 			msg += " (did you mean '" + s + "'?)"
 		}
 	}
@@ -134,16 +178,14 @@ func (p *parser) failExpected(what string, candidates ...string) {
 }
 
 // expect consumes a token of kind k or fails with "expected K, found T".
-func (p *parser) expect(k tokenKind) token {
+func (p *parser) expect(k tokenKind) {
 	if p.tok.kind != k {
 		if k.isKeyword() {
 			p.failExpected(k.String(), Keywords[k-keywordFirst])
 		}
 		p.failExpected(k.String())
 	}
-	t := p.tok
 	p.next()
-	return t
 }
 
 func nestingMsg() string { return fmt.Sprintf("nesting too deep (more than %d levels)", MaxNesting) }
@@ -234,6 +276,7 @@ func (p *parser) protect(fn func()) (ok bool) {
 }
 
 func (p *parser) parseFile(f *File) {
+	items := p.l.items.mark()
 	ok := p.protect(p.next)
 	for {
 		if !ok {
@@ -241,6 +284,7 @@ func (p *parser) parseFile(f *File) {
 				break
 			}
 			p.depth, p.noLit, p.parenLev, p.litHint = 0, false, 0, false
+			p.l.reset()
 			p.resync()
 		}
 		if p.tok.kind == tEOF {
@@ -252,6 +296,7 @@ func (p *parser) parseFile(f *File) {
 		p.skipping = true
 		p.next()
 	}
+	f.Items = p.l.items.finish(items)
 	f.Stop = p.tok.pos
 }
 
@@ -261,12 +306,12 @@ func (p *parser) resync() {
 	p.skipping = true
 	defer func() { p.skipping = false }()
 	for p.tok.kind != tEOF {
-		if p.tok.off > p.itemStart && p.tok.nl && p.tok.pos.Col == 1 {
+		if int(p.tok.off) > p.itemStart && p.tok.nl && p.tok.pos.Col == 1 {
 			switch p.tok.kind {
 			case tFn, tType, tEnum, tImport, tExport, tModule:
 				return
 			case tIdent:
-				if p.tok.text == "record" && p.peek(1).kind == tIdent {
+				if p.text(&p.tok) == "record" && p.peek(1) == tIdent {
 					return
 				}
 			}
@@ -276,7 +321,7 @@ func (p *parser) resync() {
 }
 
 func (p *parser) parseItem(f *File) {
-	p.itemStart = p.tok.off
+	p.itemStart = int(p.tok.off)
 	start := p.tok
 	switch p.tok.kind {
 	case tSemi:
@@ -302,7 +347,7 @@ func (p *parser) parseItem(f *File) {
 		item = p.parseFn(start, exported)
 	case p.tok.kind == tType:
 		item = p.parseRecordDecl(start, exported, false)
-	case p.tok.kind == tIdent && p.tok.text == "record":
+	case p.tok.kind == tIdent && p.text(&p.tok) == "record":
 		item = p.parseRecordDecl(start, exported, true)
 	case p.tok.kind == tEnum:
 		item = p.parseEnumDecl(start, exported)
@@ -311,7 +356,7 @@ func (p *parser) parseItem(f *File) {
 	default:
 		p.failExpected("item", itemKeywords...)
 	}
-	f.Items = append(f.Items, item)
+	p.l.items.push(item)
 }
 
 // parseIdent consumes an identifier; what names it in the error message.
@@ -319,7 +364,7 @@ func (p *parser) parseIdent(what string) *Ident {
 	if p.tok.kind != tIdent {
 		p.failExpected(what)
 	}
-	id := &Ident{Span: Span{p.tok.pos, p.tok.end}, Name: p.tok.text}
+	id := alloc(&p.n.idents, Ident{Span: Span{p.tok.pos, p.tok.end}, Name: p.text(&p.tok)})
 	p.next()
 	return id
 }
@@ -333,7 +378,7 @@ func (p *parser) parseDottedName(what string) *Ident {
 		if p.tok.kind != tIdent && !p.tok.kind.isKeyword() {
 			p.failExpected("identifier")
 		}
-		parts = append(parts, p.tok.text)
+		parts = append(parts, p.text(&p.tok))
 		id.Stop = p.tok.end
 		p.next()
 	}
@@ -348,7 +393,7 @@ func (p *parser) parseImport(start token, exported bool) *ImportDecl {
 	d := &ImportDecl{Exported: exported, PathPos: p.tok.pos}
 	switch p.tok.kind {
 	case tString:
-		d.Path, d.IsString = p.tok.val, true
+		d.Path, d.IsString = p.sc.tokValue(&p.tok), true
 		p.next()
 	case tIdent:
 		d.Path = p.parseDottedName("library name").Name
@@ -361,15 +406,16 @@ func (p *parser) parseImport(start token, exported bool) *ImportDecl {
 
 func (p *parser) parseFn(start token, exported bool) *FnDecl {
 	p.next() // fn
-	d := &FnDecl{Exported: exported}
+	d := alloc(&p.n.fns, FnDecl{Exported: exported})
 	d.Name = p.parseIdent("function name")
 	p.expect(tLParen)
+	params := p.l.params.mark()
 	for p.tok.kind != tRParen {
 		pstart := p.tok
 		name := p.parseParamName()
 		p.expect(tColon)
 		typ := p.parseType()
-		d.Params = append(d.Params, &Param{Span: Span{pstart.pos, p.prevEnd}, Name: name, Type: typ})
+		p.l.params.push(alloc(&p.n.params, Param{Span: Span{pstart.pos, p.prevEnd}, Name: name, Type: typ}))
 		if p.tok.kind != tComma {
 			if p.tok.kind != tRParen {
 				p.failExpected("',' or ')'")
@@ -378,12 +424,14 @@ func (p *parser) parseFn(start token, exported bool) *FnDecl {
 		}
 		p.next()
 	}
+	d.Params = p.l.params.finish(params)
 	p.next() // )
 	if p.tok.kind == tArrow {
 		p.next()
 		d.Result = p.parseType()
 	}
 	capsSeen := false
+	requires, ensures := p.l.requires.mark(), p.l.ensures.mark()
 	for p.tok.kind != tLBrace {
 		switch p.tok.kind {
 		case tBang:
@@ -400,18 +448,19 @@ func (p *parser) parseFn(start token, exported bool) *FnDecl {
 			if p.tok.kind != tString {
 				p.failExpected("string literal")
 			}
-			d.Intent = &StringLit{Span: Span{p.tok.pos, p.tok.end}, Value: p.tok.val, Raw: p.tok.text}
+			d.Intent = &StringLit{Span: Span{p.tok.pos, p.tok.end}, Value: p.sc.tokValue(&p.tok), Raw: p.text(&p.tok)}
 			p.next()
 		case tRequires:
 			p.next()
-			d.Requires = append(d.Requires, p.parseHeadExpr())
+			p.l.requires.push(p.parseHeadExpr())
 		case tEnsures:
 			p.next()
-			d.Ensures = append(d.Ensures, p.parseHeadExpr())
+			p.l.ensures.push(p.parseHeadExpr())
 		default:
 			p.failExpected("'{'")
 		}
 	}
+	d.Requires, d.Ensures = p.l.requires.finish(requires), p.l.ensures.finish(ensures)
 	d.Body = p.parseBlock()
 	d.Span = Span{start.pos, p.prevEnd}
 	return d
@@ -430,7 +479,7 @@ func (p *parser) parseCaps() []*CapName {
 		if p.tok.kind != tIdent {
 			p.failExpected("capability name")
 		}
-		c := &CapName{Span: Span{p.tok.pos, p.tok.end}, Name: p.tok.text}
+		c := &CapName{Span: Span{p.tok.pos, p.tok.end}, Name: p.text(&p.tok)}
 		p.next()
 		var parts []string
 		for p.tok.kind == tDot {
@@ -439,7 +488,7 @@ func (p *parser) parseCaps() []*CapName {
 			if p.tok.kind != tIdent && !p.tok.kind.isKeyword() {
 				p.failExpected("capability name")
 			}
-			parts = append(parts, p.tok.text)
+			parts = append(parts, p.text(&p.tok))
 			c.Stop = p.tok.end
 			p.next()
 		}
@@ -486,7 +535,7 @@ func (p *parser) parseFieldDecl() *FieldDecl {
 	name := p.parseIdent("field name")
 	p.expect(tColon)
 	typ := p.parseType()
-	return &FieldDecl{Span: Span{start.pos, p.prevEnd}, Name: name, Type: typ}
+	return alloc(&p.n.fieldDecls, FieldDecl{Span: Span{start.pos, p.prevEnd}, Name: name, Type: typ})
 }
 
 func (p *parser) parseRecordDecl(start token, exported, recordKw bool) *RecordDecl {
@@ -494,7 +543,9 @@ func (p *parser) parseRecordDecl(start token, exported, recordKw bool) *RecordDe
 	d := &RecordDecl{Exported: exported, RecordKeyword: recordKw}
 	d.Name = p.parseIdent("type name")
 	p.expect(tLBrace)
-	p.braceItems(false, func() { d.Fields = append(d.Fields, p.parseFieldDecl()) })
+	fields := p.l.fieldDecls.mark()
+	p.braceItems(false, func() { p.l.fieldDecls.push(p.parseFieldDecl()) })
+	d.Fields = p.l.fieldDecls.finish(fields)
 	d.Span = Span{start.pos, p.prevEnd}
 	return d
 }
@@ -504,9 +555,10 @@ func (p *parser) parseEnumDecl(start token, exported bool) *EnumDecl {
 	d := &EnumDecl{Exported: exported}
 	d.Name = p.parseIdent("enum name")
 	p.expect(tLBrace)
+	variants := p.l.variants.mark()
 	p.braceItems(false, func() {
 		vstart := p.tok
-		v := &VariantDecl{Name: p.parseIdent("variant name")}
+		v := alloc(&p.n.variants, VariantDecl{Name: p.parseIdent("variant name")})
 		switch p.tok.kind {
 		case tLParen:
 			p.next()
@@ -515,11 +567,14 @@ func (p *parser) parseEnumDecl(start token, exported bool) *EnumDecl {
 		case tLBrace:
 			p.next()
 			v.IsStruct = true
-			p.braceItems(false, func() { v.Fields = append(v.Fields, p.parseFieldDecl()) })
+			fields := p.l.fieldDecls.mark()
+			p.braceItems(false, func() { p.l.fieldDecls.push(p.parseFieldDecl()) })
+			v.Fields = p.l.fieldDecls.finish(fields)
 		}
 		v.Span = Span{vstart.pos, p.prevEnd}
-		d.Variants = append(d.Variants, v)
+		p.l.variants.push(v)
 	})
+	d.Variants = p.l.variants.finish(variants)
 	d.Span = Span{start.pos, p.prevEnd}
 	return d
 }
@@ -544,18 +599,19 @@ func (p *parser) parseType0() Type {
 		p.next()
 		p.expect(tRParen)
 		p.h = 0
-		return &NamedType{Span: Span{start.pos, p.prevEnd}, Name: &Ident{Span: Span{start.pos, p.prevEnd}, Name: "Unit"}, Paren: true}
+		return alloc(&p.n.namedTypes, NamedType{Span: Span{start.pos, p.prevEnd}, Name: alloc(&p.n.idents, Ident{Span: Span{start.pos, p.prevEnd}, Name: "Unit"}), Paren: true})
 	case tIdent:
 	default:
 		p.failExpected("type")
 	}
-	if p.tok.text == "Fn" && p.peek(1).kind == tLParen {
+	if p.text(&p.tok) == "Fn" && p.peek(1) == tLParen {
 		p.next()
 		p.next() // (
 		t := &FnType{}
 		hmax := 0
+		params := p.l.types.mark()
 		for p.tok.kind != tRParen {
-			t.Params = append(t.Params, p.parseType())
+			p.l.types.push(p.parseType())
 			hmax = max(hmax, p.h)
 			if p.tok.kind != tComma {
 				if p.tok.kind != tRParen {
@@ -565,6 +621,7 @@ func (p *parser) parseType0() Type {
 			}
 			p.next()
 		}
+		t.Params = p.l.types.finish(params)
 		p.next() // )
 		p.expect(tArrow)
 		t.Result = p.parseType()
@@ -573,19 +630,21 @@ func (p *parser) parseType0() Type {
 		p.h = hmax + 1
 		return t
 	}
-	t := &NamedType{Name: &Ident{Span: Span{p.tok.pos, p.tok.end}, Name: p.tok.text}}
+	t := alloc(&p.n.namedTypes, NamedType{Name: alloc(&p.n.idents, Ident{Span: Span{p.tok.pos, p.tok.end}, Name: p.text(&p.tok)})})
 	p.next()
 	h := 0
 	if p.tok.kind == tLt {
 		p.next()
+		args := p.l.types.mark()
 		for {
-			t.Args = append(t.Args, p.parseType())
+			p.l.types.push(p.parseType())
 			h = max(h, p.h+1)
 			if p.tok.kind != tComma {
 				break
 			}
 			p.next()
 		}
+		t.Args = p.l.types.finish(args)
 		switch p.tok.kind {
 		case tGt:
 			p.next()
@@ -616,8 +675,10 @@ func (p *parser) parseBlock() *Block {
 	p.enter()
 	p.next()
 	c := p.openBlock()
-	b := &Block{}
-	h := p.parseStmts(b)
+	b := alloc(&p.n.blocks, Block{})
+	stmts := p.l.stmts.mark()
+	h := p.parseStmts(stmts)
+	b.Stmts = p.l.stmts.finish(stmts)
 	p.restore(c)
 	p.leave()
 	p.expect(tRBrace)
@@ -626,9 +687,10 @@ func (p *parser) parseBlock() *Block {
 	return b
 }
 
-// parseStmts appends statements to b up to a closing `}` or the end of the
-// file (not consumed) and returns their maximal height.
-func (p *parser) parseStmts(b *Block) int {
+// parseStmts adds statements to the statement list started at mark, up to
+// a closing `}` or the end of the file (not consumed), and returns their
+// maximal height.
+func (p *parser) parseStmts(mark int) int {
 	h := 0
 	for p.tok.kind != tRBrace && p.tok.kind != tEOF {
 		switch p.tok.kind {
@@ -639,9 +701,9 @@ func (p *parser) parseStmts(b *Block) int {
 			p.expect(tRBrace) // an item inside a block: a `}` is missing
 		}
 		s := p.parseStmt()
-		b.Stmts = append(b.Stmts, s)
+		p.l.stmts.push(s)
 		h = max(h, p.h)
-		if p.litHint && p.tok.kind == tColon && len(b.Stmts) == 1 {
+		if p.litHint && p.tok.kind == tColon && p.l.stmts.len(mark) == 1 {
 			if x, ok := s.(*ExprStmt); ok {
 				if _, ok := x.X.(*NameExpr); ok {
 					p.fail(p.tok.pos, p.tok.end, "unexpected ':'; a record literal in an if, while, for or match head must be parenthesised: (R { f: e })")
@@ -658,7 +720,7 @@ func (p *parser) parseStmt() Stmt {
 	switch p.tok.kind {
 	case tLet:
 		p.next()
-		s := &LetStmt{}
+		s := alloc(&p.n.lets, LetStmt{numbered: seq(&p.seq.lets)})
 		if p.tok.kind == tMut {
 			s.Mut = true
 			p.next()
@@ -677,7 +739,7 @@ func (p *parser) parseStmt() Stmt {
 		return s
 	case tWhile:
 		p.next()
-		s := &WhileStmt{Cond: p.parseHeadExpr()}
+		s := alloc(&p.n.whiles, WhileStmt{Cond: p.parseHeadExpr()})
 		h := p.h
 		s.Body = p.parseBlock()
 		s.Span = Span{start.pos, p.prevEnd}
@@ -685,7 +747,7 @@ func (p *parser) parseStmt() Stmt {
 		return s
 	case tFor:
 		p.next()
-		s := &ForStmt{Var: p.parseBindName()}
+		s := alloc(&p.n.fors, ForStmt{numbered: seq(&p.seq.fors), Var: p.parseBindName()})
 		p.expect(tIn)
 		s.Iter = p.parseHeadExpr()
 		h := p.h
@@ -695,7 +757,7 @@ func (p *parser) parseStmt() Stmt {
 		return s
 	case tReturn:
 		p.next()
-		s := &ReturnStmt{}
+		s := alloc(&p.n.returns, ReturnStmt{})
 		p.h = 0
 		// A newline ends a bare `return` (spec §2.1).
 		if !p.tok.nl && canStartExpr(p.tok.kind) {
@@ -705,7 +767,7 @@ func (p *parser) parseStmt() Stmt {
 		return s
 	case tLBrace:
 		x := p.parseBraceExpr(false)
-		return &ExprStmt{Span: Span{start.pos, p.prevEnd}, X: x}
+		return alloc(&p.n.exprStmts, ExprStmt{Span: Span{start.pos, p.prevEnd}, X: x})
 	}
 	return p.finishExprStmt(p.parseExpr())
 }
@@ -713,7 +775,7 @@ func (p *parser) parseStmt() Stmt {
 // parseBindName parses the name bound by `let` or `for` (`_` allowed).
 func (p *parser) parseBindName() *Ident {
 	if p.tok.kind == tUnderscore {
-		id := &Ident{Span: Span{p.tok.pos, p.tok.end}, Name: "_"}
+		id := alloc(&p.n.idents, Ident{Span: Span{p.tok.pos, p.tok.end}, Name: "_"})
 		p.next()
 		return id
 	}
@@ -732,7 +794,7 @@ func (p *parser) finishExprStmt(x Expr) Stmt {
 		p.next()
 		v := p.parseExpr()
 		p.h = max(h, p.h)
-		return &AssignStmt{Span: Span{x.Pos(), p.prevEnd}, Target: &Ident{Span: n.Span, Name: n.Name}, Value: v}
+		return alloc(&p.n.assigns, AssignStmt{Span: Span{x.Pos(), p.prevEnd}, numbered: seq(&p.seq.assigns), Target: alloc(&p.n.idents, Ident{Span: n.Span, Name: n.Name}), Value: v})
 	}
 	// `lett x = 1`, `retrun x`, `whille c {`: a bare name followed on the same
 	// line by the start of another expression is almost certainly a
@@ -742,7 +804,7 @@ func (p *parser) finishExprStmt(x Expr) Stmt {
 			p.fail(n.Start, n.Stop, "expected statement, found '%s' (did you mean '%s'?)", n.Name, kw)
 		}
 	}
-	return &ExprStmt{Span: Span{x.Pos(), x.End()}, X: x}
+	return alloc(&p.n.exprStmts, ExprStmt{Span: Span{x.Pos(), x.End()}, X: x})
 }
 
 // ---------------------------------------------------------------------------
@@ -839,7 +901,7 @@ func (p *parser) parseBinary(minPrec int) Expr {
 		}
 		// In `x => a⏎-1 => b`, `-1` is the next arm's pattern: an expression
 		// is never followed by `=>`.
-		if p.tok.kind == tMinus && p.peek(1).kind == tInt && p.peek(2).kind == tFatArrow {
+		if p.tok.kind == tMinus && p.peek(1) == tInt && p.peek(2) == tFatArrow {
 			break
 		}
 		if prec == last && (prec == precEq || prec == precCmp) {
@@ -848,8 +910,14 @@ func (p *parser) parseBinary(minPrec int) Expr {
 		opTok := p.tok
 		p.next()
 		y := p.parseBinary(prec + 1)
-		x = &BinaryExpr{Span: Span{x.Pos(), y.End()}, Op: op, OpPos: opTok.pos, X: x, Y: y}
-		p.setH(max(hx, p.h)+1, opTok)
+		// A chain costs one level (passes loop along BinaryExpr.X), its
+		// right operands one more each.
+		h := max(hx, p.h) + 1
+		if _, chain := x.(*BinaryExpr); chain {
+			h = max(hx, p.h+1)
+		}
+		x = alloc(&p.n.binaries, BinaryExpr{Span: Span{x.Pos(), y.End()}, numbered: seq(&p.seq.binaries), Op: op, OpPos: opTok.pos, X: x, Y: y})
+		p.setH(h, opTok)
 		hx = p.h
 		last = prec
 	}
@@ -869,9 +937,9 @@ func (p *parser) parseUnary() Expr {
 	p.enter()
 	p.next()
 	if op == OpNeg && p.tok.kind == tInt {
-		if v, err := strconv.ParseUint(p.tok.text, 10, 64); err == nil && v == 1<<63 {
+		if v, err := strconv.ParseUint(p.text(&p.tok), 10, 64); err == nil && v == 1<<63 {
 			// -9223372036854775808 is the only way to write the minimum Int.
-			lit := &IntLit{Span: Span{opTok.pos, p.tok.end}, Value: math.MinInt64, Raw: "-" + p.tok.text}
+			lit := &IntLit{Span: Span{opTok.pos, p.tok.end}, Value: math.MinInt64, Raw: "-" + p.text(&p.tok)}
 			p.next()
 			p.leave()
 			p.h = 0
@@ -881,7 +949,7 @@ func (p *parser) parseUnary() Expr {
 	x := p.parseUnary()
 	p.leave()
 	p.setH(p.h+1, opTok)
-	return &UnaryExpr{Span: Span{opTok.pos, x.End()}, Op: op, X: x}
+	return alloc(&p.n.unaries, UnaryExpr{Span: Span{opTok.pos, x.End()}, numbered: seq(&p.seq.unaries), Op: op, X: x})
 }
 
 // parsePostfix parses calls `x(args)` and field accesses `x.f` after x.
@@ -895,13 +963,13 @@ func (p *parser) parsePostfix(x Expr) Expr {
 			dot := p.tok
 			p.next()
 			name := p.parseIdent("field name")
-			x = &FieldExpr{Span: Span{x.Pos(), name.Stop}, X: x, Name: name}
+			x = alloc(&p.n.fields, FieldExpr{Span: Span{x.Pos(), name.Stop}, numbered: seq(&p.seq.fields), X: x, Name: name})
 			p.setH(hx+1, dot)
 			hx = p.h
 		case p.tok.kind == tLParen && p.sameLine():
 			lp := p.tok
 			args, h := p.parseArgs()
-			x = &CallExpr{Span: Span{x.Pos(), p.prevEnd}, Fn: x, Args: args, Lparen: lp.pos}
+			x = alloc(&p.n.calls, CallExpr{Span: Span{x.Pos(), p.prevEnd}, numbered: seq(&p.seq.calls), Fn: x, Args: args, Lparen: lp.pos})
 			p.setH(max(hx, h)+1, lp)
 			hx = p.h
 		default:
@@ -917,10 +985,10 @@ func (p *parser) parseArgs() ([]Expr, int) {
 	p.enter()
 	p.next() // (
 	c := p.openParen()
-	var args []Expr
+	mark := p.l.exprs.mark()
 	h := 0
 	for p.tok.kind != tRParen {
-		args = append(args, p.parseExpr())
+		p.l.exprs.push(p.parseExpr())
 		h = max(h, p.h)
 		if p.tok.kind != tComma {
 			if p.tok.kind != tRParen {
@@ -930,6 +998,7 @@ func (p *parser) parseArgs() ([]Expr, int) {
 		}
 		p.next()
 	}
+	args := p.l.exprs.finish(mark)
 	p.next() // )
 	p.restore(c)
 	p.leave()
@@ -956,26 +1025,26 @@ func (p *parser) parsePrimary() Expr {
 	span := Span{t.pos, t.end}
 	switch t.kind {
 	case tInt:
-		v, err := strconv.ParseInt(t.text, 10, 64)
+		v, err := strconv.ParseInt(p.text(&t), 10, 64)
 		if err != nil {
-			p.failLexer(t, "integer literal %s out of range", clip(t.text))
+			p.failLexer(t, "integer literal %s out of range", clip(p.text(&t)))
 		}
 		p.next()
 		p.h = 0
-		return &IntLit{Span: span, Value: v, Raw: t.text}
+		return alloc(&p.n.ints, IntLit{Span: span, Value: v, Raw: p.text(&t)})
 	case tFloat:
-		v, _ := strconv.ParseFloat(t.text, 64) // range checked by the scanner
+		v, _ := strconv.ParseFloat(p.text(&t), 64) // range checked by the scanner
 		p.next()
 		p.h = 0
-		return &FloatLit{Span: span, Value: v, Raw: t.text}
+		return &FloatLit{Span: span, Value: v, Raw: p.text(&t)}
 	case tString:
 		p.next()
 		p.h = 0
-		return &StringLit{Span: span, Value: t.val, Raw: t.text}
+		return alloc(&p.n.strs, StringLit{Span: span, Value: p.sc.tokValue(&t), Raw: p.text(&t)})
 	case tTrue, tFalse:
 		p.next()
 		p.h = 0
-		return &BoolLit{Span: span, Value: t.kind == tTrue}
+		return alloc(&p.n.bools, BoolLit{Span: span, Value: t.kind == tTrue})
 	case tNone:
 		p.next()
 		p.h = 0
@@ -983,7 +1052,7 @@ func (p *parser) parsePrimary() Expr {
 	case tReceive:
 		p.next()
 		p.h = 0
-		return &ReceiveExpr{Span: span}
+		return &ReceiveExpr{Span: span, numbered: seq(&p.seq.receives)}
 	case tSome, tOk, tErr:
 		p.next()
 		x := p.parseParenOperand()
@@ -993,19 +1062,19 @@ func (p *parser) parsePrimary() Expr {
 		} else if t.kind == tErr {
 			tag = TagErr
 		}
-		e := &TagExpr{Span: Span{t.pos, p.prevEnd}, Tag: tag, X: x}
+		e := alloc(&p.n.tags, TagExpr{Span: Span{t.pos, p.prevEnd}, Tag: tag, X: x})
 		p.setH(p.h+1, t)
 		return e
 	case tIdent:
-		if p.peek(1).kind == tColonColon {
-			return p.parseEnumLit()
-		}
 		p.next()
-		if isUpper(t.text) && p.tok.kind == tLBrace && !p.noLit && p.sameLine() {
+		if p.tok.kind == tColonColon {
+			return p.parseEnumLit(t)
+		}
+		if isUpper(p.text(&t)) && p.tok.kind == tLBrace && !p.noLit && p.sameLine() {
 			return p.parseRecordLit(t)
 		}
 		p.h = 0
-		return &NameExpr{Span: span, Name: t.text}
+		return alloc(&p.n.names, NameExpr{Span: span, numbered: seq(&p.seq.names), Name: p.text(&t)})
 	case tLParen:
 		p.enter()
 		p.next()
@@ -1020,17 +1089,18 @@ func (p *parser) parsePrimary() Expr {
 		p.restore(c)
 		p.expect(tRParen)
 		p.leave()
-		e := &ParenExpr{Span: Span{t.pos, p.prevEnd}, X: x}
+		e := alloc(&p.n.parens, ParenExpr{Span: Span{t.pos, p.prevEnd}, X: x})
 		p.setH(p.h+1, t)
 		return e
 	case tLBracket:
 		p.enter()
 		p.next()
 		c := p.openParen()
-		l := &ListLit{}
+		l := alloc(&p.n.lists, ListLit{})
 		h := 0
+		elems := p.l.exprs.mark()
 		for p.tok.kind != tRBracket {
-			l.Elems = append(l.Elems, p.parseExpr())
+			p.l.exprs.push(p.parseExpr())
 			h = max(h, p.h)
 			if p.tok.kind != tComma {
 				if p.tok.kind != tRBracket {
@@ -1040,6 +1110,7 @@ func (p *parser) parsePrimary() Expr {
 			}
 			p.next()
 		}
+		l.Elems = p.l.exprs.finish(elems)
 		p.next() // ]
 		p.restore(c)
 		p.leave()
@@ -1064,7 +1135,7 @@ func (p *parser) parsePrimary() Expr {
 		if t.kind == tEmit {
 			e = &EmitExpr{Span: Span{t.pos, p.prevEnd}, X: x}
 		} else {
-			e = &SpawnExpr{Span: Span{t.pos, p.prevEnd}, Fn: x}
+			e = &SpawnExpr{Span: Span{t.pos, p.prevEnd}, numbered: seq(&p.seq.spawns), Fn: x}
 		}
 		p.setH(p.h+1, t)
 		return e
@@ -1083,11 +1154,10 @@ func (p *parser) parsePrimary() Expr {
 	return nil
 }
 
-// parseEnumLit parses `E::V`, `E::V(e)` or `E::V { f: e, ... }`.
-func (p *parser) parseEnumLit() Expr {
-	start := p.tok
-	e := &EnumLit{Enum: &Ident{Span: Span{p.tok.pos, p.tok.end}, Name: p.tok.text}}
-	p.next() // E
+// parseEnumLit parses `E::V`, `E::V(e)` or `E::V { f: e, ... }`; the enum
+// name start has been consumed and the current token is `::`.
+func (p *parser) parseEnumLit(start token) Expr {
+	e := alloc(&p.n.enums, EnumLit{numbered: seq(&p.seq.enums), Enum: alloc(&p.n.idents, Ident{Span: Span{start.pos, start.end}, Name: p.text(&start)})})
 	p.next() // ::
 	e.Variant = p.parseIdent("variant name")
 	h := 0
@@ -1104,10 +1174,12 @@ func (p *parser) parseEnumLit() Expr {
 		p.enter()
 		p.next()
 		c := p.openParen()
+		fields := p.l.fieldInits.mark()
 		p.braceItems(false, func() {
-			e.Fields = append(e.Fields, p.parseFieldInit())
+			p.l.fieldInits.push(p.parseFieldInit())
 			h = max(h, p.h)
 		})
+		e.Fields = p.l.fieldInits.finish(fields)
 		p.restore(c)
 		p.leave()
 		e.Span = Span{start.pos, p.prevEnd}
@@ -1124,29 +1196,31 @@ func (p *parser) parseFieldInit() *FieldInit {
 	name := p.parseIdent("field name")
 	p.expect(tColon)
 	v := p.parseExpr()
-	return &FieldInit{Span: Span{start.pos, p.prevEnd}, Name: name, Value: v}
+	return alloc(&p.n.fieldInits, FieldInit{Span: Span{start.pos, p.prevEnd}, Name: name, Value: v})
 }
 
 // parseRecordLit parses `R { f: e, ... }` or `R { ..base, f: e }`; the
 // name has been consumed and the current token is `{`.
 func (p *parser) parseRecordLit(name token) Expr {
 	lb := p.tok
-	r := &RecordLit{Type: &Ident{Span: Span{name.pos, name.end}, Name: name.text}}
+	r := alloc(&p.n.records, RecordLit{numbered: seq(&p.seq.records), Type: alloc(&p.n.idents, Ident{Span: Span{name.pos, name.end}, Name: p.text(&name)})})
 	p.enter()
 	p.next()
 	c := p.openParen()
 	h := 0
 	first := true
+	fields := p.l.fieldInits.mark()
 	p.braceItems(false, func() {
 		if first && p.tok.kind == tDotDot {
 			p.next()
 			r.Spread = p.parseExpr()
 		} else {
-			r.Fields = append(r.Fields, p.parseFieldInit())
+			p.l.fieldInits.push(p.parseFieldInit())
 		}
 		first = false
 		h = max(h, p.h)
 	})
+	r.Fields = p.l.fieldInits.finish(fields)
 	p.restore(c)
 	p.leave()
 	r.Span = Span{name.pos, p.prevEnd}
@@ -1169,11 +1243,12 @@ func (p *parser) parseBraceExpr(emptyIsMap bool) Expr {
 		if emptyIsMap {
 			return &MapLit{Span: span}
 		}
-		return &BlockExpr{Span: span, Block: &Block{Span: span}}
+		return alloc(&p.n.blockExprs, BlockExpr{Span: span, numbered: seq(&p.seq.blockExprs), Block: alloc(&p.n.blocks, Block{Span: span})})
 	}
 	c := p.openBlock()
-	b := &Block{}
+	b := alloc(&p.n.blocks, Block{})
 	h := 0
+	stmts := p.l.stmts.mark()
 	switch p.tok.kind {
 	case tLet, tWhile, tFor, tReturn, tSemi, tLBrace:
 	default:
@@ -1181,16 +1256,17 @@ func (p *parser) parseBraceExpr(emptyIsMap bool) Expr {
 		if p.tok.kind == tColon {
 			return p.parseMapRest(lb, x, c)
 		}
-		b.Stmts = append(b.Stmts, p.finishExprStmt(x))
+		p.l.stmts.push(p.finishExprStmt(x))
 		h = p.h
 	}
-	h = max(h, p.parseStmts(b))
+	h = max(h, p.parseStmts(stmts))
+	b.Stmts = p.l.stmts.finish(stmts)
 	p.restore(c)
 	p.leave()
 	p.expect(tRBrace)
 	b.Span = Span{lb.pos, p.prevEnd}
 	p.setH(h+1, lb)
-	return &BlockExpr{Span: b.Span, Block: b}
+	return alloc(&p.n.blockExprs, BlockExpr{Span: b.Span, numbered: seq(&p.seq.blockExprs), Block: b})
 }
 
 // parseMapRest finishes a map literal whose first key has been parsed; the
@@ -1215,43 +1291,64 @@ func (p *parser) parseMapRest(lb token, key Expr, outer ctx) Expr {
 	return m
 }
 
+// parseIf parses `if c { } [else { } | else if ...]`. An `else if` chain
+// is one nesting level however long it is: its IfExprs are linked through
+// Else and built in a loop.
 func (p *parser) parseIf() Expr {
 	ifTok := p.tok
 	p.enter()
-	p.next()
-	e := &IfExpr{Cond: p.parseHeadExpr()}
-	h := p.h
-	e.Then = p.parseBlock()
-	h = max(h, p.h)
-	if p.tok.kind == tElse {
+	var first, last *IfExpr
+	h := 0
+	for {
+		start := p.tok.pos
+		p.next() // if
+		e := alloc(&p.n.ifs, IfExpr{Cond: p.parseHeadExpr()})
+		e.Start = start
+		h = max(h, p.h)
+		e.Then = p.parseBlock()
+		h = max(h, p.h)
+		if first == nil {
+			first = e
+		} else {
+			last.Else = e
+		}
+		last = e
+		if p.tok.kind != tElse {
+			break
+		}
 		p.next()
-		switch p.tok.kind {
-		case tIf:
-			e.Else = p.parseIf()
-		case tLBrace:
-			e.Else = p.parseBlock()
-		default:
+		if p.tok.kind == tIf {
+			continue
+		}
+		if p.tok.kind != tLBrace {
 			p.failExpected("'{' or 'if'")
 		}
+		e.Else = p.parseBlock()
 		h = max(h, p.h)
+		break
 	}
 	p.leave()
-	e.Span = Span{ifTok.pos, p.prevEnd}
+	for e := first; e != nil; {
+		e.Stop = p.prevEnd
+		next, _ := e.Else.(*IfExpr)
+		e = next
+	}
 	p.setH(h+1, ifTok)
-	return e
+	return first
 }
 
 func (p *parser) parseMatch() Expr {
 	mTok := p.tok
 	p.enter()
 	p.next()
-	e := &MatchExpr{Subject: p.parseHeadExpr()}
+	e := alloc(&p.n.matches, MatchExpr{numbered: seq(&p.seq.matches), Subject: p.parseHeadExpr()})
 	h := p.h
 	p.expect(tLBrace)
 	p.litHint = false
 	c := p.openBlock()
+	arms := p.l.arms.mark()
 	for p.tok.kind != tRBrace && p.tok.kind != tEOF {
-		arm := &MatchArm{}
+		arm := alloc(&p.n.arms, MatchArm{})
 		start := p.tok
 		arm.Pattern = p.parsePattern()
 		h = max(h, p.h)
@@ -1263,11 +1360,12 @@ func (p *parser) parseMatch() Expr {
 		}
 		h = max(h, p.h)
 		arm.Span = Span{start.pos, p.prevEnd}
-		e.Arms = append(e.Arms, arm)
+		p.l.arms.push(arm)
 		if p.tok.kind == tComma {
 			p.next()
 		}
 	}
+	e.Arms = p.l.arms.finish(arms)
 	p.restore(c)
 	p.expect(tRBrace)
 	p.leave()
@@ -1296,14 +1394,14 @@ func (p *parser) parsePattern0() Pattern {
 	switch t.kind {
 	case tUnderscore:
 		p.next()
-		return &WildcardPattern{Span: span}
+		return alloc(&p.n.wildPats, WildcardPattern{Span: span})
 	case tInt:
-		v, err := strconv.ParseInt(t.text, 10, 64)
+		v, err := strconv.ParseInt(p.text(&t), 10, 64)
 		if err != nil {
-			p.failLexer(t, "integer literal %s out of range", clip(t.text))
+			p.failLexer(t, "integer literal %s out of range", clip(p.text(&t)))
 		}
 		p.next()
-		return &LitPattern{Span: span, Value: &IntLit{Span: span, Value: v, Raw: t.text}}
+		return alloc(&p.n.litPats, LitPattern{Span: span, Value: alloc(&p.n.ints, IntLit{Span: span, Value: v, Raw: p.text(&t)})})
 	case tMinus:
 		p.next()
 		it := p.tok
@@ -1311,20 +1409,20 @@ func (p *parser) parsePattern0() Pattern {
 			p.failExpected("integer literal")
 		}
 		var v int64
-		if u, err := strconv.ParseUint(it.text, 10, 64); err == nil && u <= 1<<63 {
+		if u, err := strconv.ParseUint(p.text(&it), 10, 64); err == nil && u <= 1<<63 {
 			v = -int64(u) // wraps to MinInt64 for 1<<63, which is exact
 		} else {
-			p.failLexer(it, "integer literal %s out of range", clip(it.text))
+			p.failLexer(it, "integer literal %s out of range", clip(p.text(&it)))
 		}
 		p.next()
 		s := Span{t.pos, it.end}
-		return &LitPattern{Span: s, Value: &IntLit{Span: s, Value: v, Raw: "-" + it.text}}
+		return alloc(&p.n.litPats, LitPattern{Span: s, Value: alloc(&p.n.ints, IntLit{Span: s, Value: v, Raw: "-" + p.text(&it)})})
 	case tString:
 		p.next()
-		return &LitPattern{Span: span, Value: &StringLit{Span: span, Value: t.val, Raw: t.text}}
+		return alloc(&p.n.litPats, LitPattern{Span: span, Value: alloc(&p.n.strs, StringLit{Span: span, Value: p.sc.tokValue(&t), Raw: p.text(&t)})})
 	case tTrue, tFalse:
 		p.next()
-		return &LitPattern{Span: span, Value: &BoolLit{Span: span, Value: t.kind == tTrue}}
+		return alloc(&p.n.litPats, LitPattern{Span: span, Value: alloc(&p.n.bools, BoolLit{Span: span, Value: t.kind == tTrue})})
 	case tNone:
 		p.next()
 		return &NonePattern{Span: span}
@@ -1340,19 +1438,18 @@ func (p *parser) parsePattern0() Pattern {
 			tag = TagErr
 		}
 		p.h++
-		return &TagPattern{Span: Span{t.pos, p.prevEnd}, Tag: tag, Sub: sub}
+		return alloc(&p.n.tagPats, TagPattern{Span: Span{t.pos, p.prevEnd}, Tag: tag, Sub: sub})
 	case tIdent:
-		if p.peek(1).kind == tColonColon {
-			enum := &Ident{Span: span, Name: t.text}
-			p.next()
+		p.next()
+		if p.tok.kind == tColonColon {
+			enum := alloc(&p.n.idents, Ident{Span: span, Name: p.text(&t)})
 			p.next() // ::
 			return p.parseVariantPattern(t, enum, p.parseIdent("variant name"))
 		}
-		p.next()
-		if isUpper(t.text) {
-			return p.parseVariantPattern(t, nil, &Ident{Span: span, Name: t.text})
+		if isUpper(p.text(&t)) {
+			return p.parseVariantPattern(t, nil, alloc(&p.n.idents, Ident{Span: span, Name: p.text(&t)}))
 		}
-		return &BindingPattern{Span: span, Name: t.text}
+		return alloc(&p.n.bindPats, BindingPattern{Span: span, numbered: seq(&p.seq.bindPats), Name: p.text(&t)})
 	}
 	p.failExpected("pattern")
 	return nil
@@ -1361,7 +1458,7 @@ func (p *parser) parsePattern0() Pattern {
 // parseVariantPattern parses the optional `(p)` or `{ f, g: p, .. }` after a
 // variant name.
 func (p *parser) parseVariantPattern(start token, enum, variant *Ident) Pattern {
-	v := &VariantPattern{Enum: enum, Variant: variant}
+	v := alloc(&p.n.variantPats, VariantPattern{numbered: seq(&p.seq.variantPats), Enum: enum, Variant: variant})
 	h := 0
 	switch p.tok.kind {
 	case tLParen:
@@ -1373,6 +1470,7 @@ func (p *parser) parseVariantPattern(start token, enum, variant *Ident) Pattern 
 		p.next()
 		v.IsStruct = true
 		h = 1
+		fields := p.l.fieldPats.mark()
 		p.braceItems(false, func() {
 			if v.Rest {
 				p.failExpected("'}'")
@@ -1383,15 +1481,16 @@ func (p *parser) parseVariantPattern(start token, enum, variant *Ident) Pattern 
 				return
 			}
 			fstart := p.tok
-			fp := &FieldPattern{Name: p.parseIdent("field name")}
+			fp := alloc(&p.n.fieldPats, FieldPattern{numbered: seq(&p.seq.fieldPats), Name: p.parseIdent("field name")})
 			if p.tok.kind == tColon {
 				p.next()
 				fp.Pattern = p.parsePattern()
 				h = max(h, p.h+1)
 			}
 			fp.Span = Span{fstart.pos, p.prevEnd}
-			v.Fields = append(v.Fields, fp)
+			p.l.fieldPats.push(fp)
 		})
+		v.Fields = p.l.fieldPats.finish(fields)
 	}
 	v.Span = Span{start.pos, p.prevEnd}
 	p.h = h

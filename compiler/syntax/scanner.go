@@ -22,16 +22,24 @@ import (
 // A lexical error produces a tIllegal token carrying an E001 *Error; the
 // scanner then continues after the offending text.
 type scanner struct {
-	file      string
-	src       []byte
+	file string
+	src  []byte
+	// text is a string copy of src: token texts and identifiers are
+	// substrings of it, so scanning allocates nothing per token.
+	text      string
 	off       int // next byte to read
 	line      int // current line, 1-based
 	lineStart int // offset of the first byte of the current line
 	started   bool
+
+	// Side values of tokens (token.aux): decoded string literals that
+	// differ from their raw text, and lexer errors.
+	vals []string
+	errs []*Error
 }
 
 func newScanner(file string, src []byte) *scanner {
-	s := &scanner{file: file, src: src, line: 1}
+	s := &scanner{file: file, src: src, text: string(src), line: 1}
 	// A leading byte-order mark is not part of the program text.
 	if len(src) >= 3 && src[0] == 0xEF && src[1] == 0xBB && src[2] == 0xBF {
 		s.off, s.lineStart = 3, 3
@@ -43,103 +51,149 @@ func (s *scanner) pos(off int) Pos {
 	return Pos{Line: int32(s.line), Col: int32(off - s.lineStart + 1)}
 }
 
+// tokText returns the source text of t: the token itself for identifiers,
+// keywords and numbers, the raw text between the quotes for strings.
+func (s *scanner) tokText(t *token) string {
+	if t.kind == tString {
+		return s.text[t.off+1 : t.hi]
+	}
+	return s.text[t.off:t.hi]
+}
+
+// tokValue returns the decoded value of a string literal token.
+func (s *scanner) tokValue(t *token) string {
+	if t.aux > 0 {
+		return s.vals[t.aux-1]
+	}
+	return s.tokText(t)
+}
+
+// tokErr returns the lexer error of a tIllegal token.
+func (s *scanner) tokErr(t *token) *Error {
+	if t.kind == tIllegal && t.aux > 0 {
+		return s.errs[t.aux-1]
+	}
+	return nil
+}
+
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' }
 func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
+
+// identChar[c] reports whether c may continue an identifier.
+var identChar = func() (t [256]bool) {
+	for c := range t {
+		t[c] = isLetter(byte(c)) || isDigit(byte(c))
+	}
+	return t
+}()
 
 // quoteChar renders r for a message: `'@'`, `'\x00'`, `'\u00a0'`.
 func quoteChar(r rune) string { return strconv.QuoteRune(r) }
 
 // illegal turns t into a tIllegal token ending at the current offset.
-func (s *scanner) illegal(t token, format string, args ...any) token {
-	t.kind = tIllegal
-	t.end = s.pos(s.off)
-	t.err = &Error{Code: CodeLexer, Msg: fmt.Sprintf(format, args...), File: s.file, Pos: t.pos, End: t.end}
-	return t
+func (s *scanner) illegal(t *token, format string, args ...any) {
+	s.illegalErr(t, &Error{Code: CodeLexer, Msg: fmt.Sprintf(format, args...), File: s.file, Pos: t.pos, End: s.pos(s.off)})
 }
 
-// scan returns the next token. At the end of the input it returns tEOF,
-// repeatedly.
-func (s *scanner) scan() token {
+// illegalErr turns t into a tIllegal token carrying err.
+func (s *scanner) illegalErr(t *token, err *Error) {
+	t.kind = tIllegal
+	t.end = s.pos(s.off)
+	s.errs = append(s.errs, err)
+	t.aux = int32(len(s.errs))
+}
+
+// scan reads the next token into t. At the end of the input it yields
+// tEOF, repeatedly.
+func (s *scanner) scan(t *token) {
 	nl := !s.started // the first token starts a line
 	s.started = true
-	for s.off < len(s.src) {
-		c := s.src[s.off]
+	src, off := s.src, s.off
+	for off < len(src) {
+		c := src[off]
 		if c == ' ' || c == '\t' || c == '\r' {
-			s.off++
+			off++
 			continue
 		}
 		if c == '\n' {
-			s.off++
+			off++
 			s.line++
-			s.lineStart = s.off
+			s.lineStart = off
 			nl = true
 			continue
 		}
-		if c == '/' && s.off+1 < len(s.src) && s.src[s.off+1] == '/' {
-			if t, bad := s.skipComment(); bad {
+		if c == '/' && off+1 < len(src) && src[off+1] == '/' {
+			s.off = off
+			if s.skipComment(t) {
 				t.nl = nl
-				return t
+				return
 			}
+			off = s.off
 			continue
 		}
 		break
 	}
-	start := s.off
-	t := token{nl: nl, pos: s.pos(start), off: start}
-	if s.off >= len(s.src) {
+	s.off = off
+	start := off
+	*t = token{nl: nl, pos: s.pos(start), off: int32(start)}
+	if off >= len(src) {
 		t.kind = tEOF
 		t.end = t.pos
-		return t
+		return
 	}
-	c := s.src[s.off]
+	c := src[off]
 	switch {
 	case isLetter(c):
-		for s.off < len(s.src) && (isLetter(s.src[s.off]) || isDigit(s.src[s.off])) {
-			s.off++
+		off++
+		for off < len(src) && identChar[src[off]] {
+			off++
 		}
-		word := s.src[start:s.off]
-		if len(word) == 1 && word[0] == '_' {
-			t.kind = tUnderscore
-		} else if k, ok := keywordKinds[string(word)]; ok {
+		s.off = off
+		t.hi = int32(off)
+		word := s.text[start:off]
+		switch k := keywordKind(word); {
+		case k != tIdent:
 			t.kind = k
-			t.text = Keywords[k-keywordFirst]
-		} else {
+		case word == "_":
+			t.kind = tUnderscore
+		default:
 			t.kind = tIdent
-			t.text = string(word)
 		}
-		t.end = s.pos(s.off)
-		return t
+		t.end = s.pos(off)
+		return
 	case isDigit(c):
-		return s.scanNumber(t)
+		s.scanNumber(t)
+		return
 	case c == '"':
-		return s.scanString(t)
+		s.scanString(t)
+		return
 	case c >= utf8.RuneSelf:
-		r, size := utf8.DecodeRune(s.src[s.off:])
+		r, size := utf8.DecodeRune(src[off:])
 		s.off += size
 		if r == utf8.RuneError && size == 1 {
-			return s.illegal(t, "invalid UTF-8 encoding")
+			s.illegal(t, "invalid UTF-8 encoding")
+			return
 		}
-		return s.illegal(t, "unexpected character %s", quoteChar(r))
+		s.illegal(t, "unexpected character %s", quoteChar(r))
+		return
 	}
-	s.off++
+	off++
 	next := byte(0)
-	if s.off < len(s.src) {
-		next = s.src[s.off]
+	if off < len(src) {
+		next = src[off]
 	}
-	two := func(k tokenKind) {
-		s.off++
-		t.kind = k
-	}
+	// kind2 is the kind of the two-byte token `c next`, if any.
+	kind2 := tIllegal
 	switch c {
 	case '+':
 		t.kind = tPlus
 		if next == '+' {
-			two(tPlusPlus)
+			kind2 = tPlusPlus
 		}
 	case '-':
 		t.kind = tMinus
 		if next == '>' {
-			two(tArrow)
+			kind2 = tArrow
 		}
 	case '*':
 		t.kind = tStar
@@ -150,44 +204,48 @@ func (s *scanner) scan() token {
 	case '=':
 		t.kind = tAssign
 		if next == '=' {
-			two(tEqEq)
+			kind2 = tEqEq
 		} else if next == '>' {
-			two(tFatArrow)
+			kind2 = tFatArrow
 		}
 	case '!':
 		t.kind = tBang
 		if next == '=' {
-			two(tNotEq)
+			kind2 = tNotEq
 		}
 	case '<':
 		t.kind = tLt
 		if next == '=' {
-			two(tLe)
+			kind2 = tLe
 		}
 	case '>':
 		t.kind = tGt
 		if next == '=' {
-			two(tGe)
+			kind2 = tGe
 		}
 	case '&':
 		if next != '&' {
-			return s.illegal(t, "unexpected character '&' (did you mean '&&'?)")
+			s.off = off
+			s.illegal(t, "unexpected character '&' (did you mean '&&'?)")
+			return
 		}
-		two(tAndAnd)
+		kind2 = tAndAnd
 	case '|':
 		if next != '|' {
-			return s.illegal(t, "unexpected character '|' (did you mean '||'?)")
+			s.off = off
+			s.illegal(t, "unexpected character '|' (did you mean '||'?)")
+			return
 		}
-		two(tOrOr)
+		kind2 = tOrOr
 	case '.':
 		t.kind = tDot
 		if next == '.' {
-			two(tDotDot)
+			kind2 = tDotDot
 		}
 	case ':':
 		t.kind = tColon
 		if next == ':' {
-			two(tColonColon)
+			kind2 = tColonColon
 		}
 	case '(':
 		t.kind = tLParen
@@ -206,15 +264,23 @@ func (s *scanner) scan() token {
 	case ';':
 		t.kind = tSemi
 	default:
-		return s.illegal(t, "unexpected character %s", quoteChar(rune(c)))
+		s.off = off
+		s.illegal(t, "unexpected character %s", quoteChar(rune(c)))
+		return
 	}
-	t.end = s.pos(s.off)
-	return t
+	if kind2 != tIllegal {
+		t.kind = kind2
+		off++
+	}
+	s.off = off
+	t.hi = int32(off)
+	t.end = s.pos(off)
 }
 
 // skipComment skips a `//` comment up to (not including) the newline. It
-// reports an invalid UTF-8 sequence inside the comment as a tIllegal token.
-func (s *scanner) skipComment() (token, bool) {
+// reports an invalid UTF-8 sequence inside the comment as a tIllegal token
+// in t (and returns true).
+func (s *scanner) skipComment(t *token) bool {
 	for s.off < len(s.src) {
 		c := s.src[s.off]
 		if c == '\n' {
@@ -227,17 +293,18 @@ func (s *scanner) skipComment() (token, bool) {
 		r, size := utf8.DecodeRune(s.src[s.off:])
 		if r == utf8.RuneError && size == 1 {
 			start := s.off
-			t := token{pos: s.pos(start), off: start}
+			*t = token{pos: s.pos(start), off: int32(start)}
 			s.off++
-			return s.illegal(t, "invalid UTF-8 encoding"), true
+			s.illegal(t, "invalid UTF-8 encoding")
+			return true
 		}
 		s.off += size
 	}
-	return token{}, false
+	return false
 }
 
 // scanNumber scans an integer or float literal starting at a digit.
-func (s *scanner) scanNumber(t token) token {
+func (s *scanner) scanNumber(t *token) {
 	start := s.off
 	digits := func() {
 		for s.off < len(s.src) && isDigit(s.src[s.off]) {
@@ -265,25 +332,26 @@ func (s *scanner) scanNumber(t token) token {
 	// A number running into letters (`123abc`, `0x1F`, `1_000`) is one bad
 	// literal, not a number followed by a name.
 	if s.off < len(s.src) && isLetter(s.src[s.off]) {
-		for s.off < len(s.src) && (isLetter(s.src[s.off]) || isDigit(s.src[s.off])) {
+		for s.off < len(s.src) && identChar[s.src[s.off]] {
 			s.off++
 		}
-		return s.illegal(t, "invalid number literal '%s'", clip(string(s.src[start:s.off])))
+		s.illegal(t, "invalid number literal '%s'", clip(s.text[start:s.off]))
+		return
 	}
-	t.text = string(s.src[start:s.off])
+	t.hi = int32(s.off)
 	t.end = s.pos(s.off)
 	if t.kind == tFloat {
-		v, err := strconv.ParseFloat(t.text, 64)
+		text := s.text[start:s.off]
+		v, err := strconv.ParseFloat(text, 64)
 		if err != nil && (math.IsInf(v, 0) || math.IsNaN(v)) {
-			return s.illegal(t, "float literal %s out of range", clip(t.text))
+			s.illegal(t, "float literal %s out of range", clip(text))
 		}
 	}
-	return t
 }
 
 // scanString scans a string literal starting at its opening quote. Strings
 // may span lines; "\r\n" inside a string is decoded as "\n".
-func (s *scanner) scanString(t token) token {
+func (s *scanner) scanString(t *token) {
 	start := s.off
 	s.off++ // opening quote
 	var (
@@ -294,26 +362,27 @@ func (s *scanner) scanString(t token) token {
 	flush := func(upto int) { b.Write(s.src[plain:upto]) }
 	for {
 		if s.off >= len(s.src) {
-			t.kind = tIllegal
-			t.end = s.pos(s.off)
-			t.err = &Error{Code: CodeLexer, Msg: "unterminated string literal", File: s.file, Pos: t.pos, End: t.end}
-			return t
+			s.illegalErr(t, &Error{Code: CodeLexer, Msg: "unterminated string literal", File: s.file, Pos: t.pos, End: s.pos(s.off)})
+			return
 		}
 		c := s.src[s.off]
 		switch {
 		case c == '"':
-			flush(s.off)
-			t.text = string(s.src[start+1 : s.off])
+			t.hi = int32(s.off)
+			decoded := plain != start+1 // an escape or a CRLF was decoded
+			if decoded && escErr == nil {
+				flush(s.off)
+				s.vals = append(s.vals, b.String())
+				t.aux = int32(len(s.vals))
+			}
 			s.off++
-			t.end = s.pos(s.off)
 			if escErr != nil {
-				t.kind = tIllegal
-				t.err = escErr
-				return t
+				s.illegalErr(t, escErr)
+				return
 			}
 			t.kind = tString
-			t.val = b.String()
-			return t
+			t.end = s.pos(s.off)
+			return
 		case c == '\\':
 			flush(s.off)
 			escPos := s.pos(s.off)

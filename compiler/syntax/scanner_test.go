@@ -13,7 +13,8 @@ func scanAll(src string) string {
 	s := newScanner("", []byte(src))
 	var out []string
 	for {
-		t := s.scan()
+		var t token
+		s.scan(&t)
 		var b strings.Builder
 		if t.nl {
 			b.WriteString("^")
@@ -28,7 +29,7 @@ func scanAll(src string) string {
 		case tString:
 			b.WriteString("string")
 		case tIllegal:
-			b.WriteString("ILLEGAL(" + t.err.Msg + ")")
+			b.WriteString("ILLEGAL(" + s.tokErr(&t).Msg + ")")
 		case tEOF:
 			b.WriteString("EOF")
 		default:
@@ -37,9 +38,9 @@ func scanAll(src string) string {
 		fmt.Fprintf(&b, "@%d:%d", t.pos.Line, t.pos.Col)
 		switch t.kind {
 		case tIdent, tInt, tFloat:
-			b.WriteString("=" + t.text)
+			b.WriteString("=" + s.tokText(&t))
 		case tString:
-			fmt.Fprintf(&b, "=%q", t.val)
+			fmt.Fprintf(&b, "=%q", s.tokValue(&t))
 		}
 		out = append(out, b.String())
 		if t.kind == tEOF || t.kind == tIllegal {
@@ -110,7 +111,8 @@ func TestScannerContinues(t *testing.T) {
 	s := newScanner("", []byte("a @ b \"x\\q\" c"))
 	var kinds []tokenKind
 	for {
-		tok := s.scan()
+		var tok token
+		s.scan(&tok)
 		kinds = append(kinds, tok.kind)
 		if tok.kind == tEOF {
 			break
@@ -129,6 +131,9 @@ func TestKeywords(t *testing.T) {
 	for i, k := range Keywords {
 		if !IsKeyword(k) {
 			t.Errorf("IsKeyword(%q) = false", k)
+		}
+		if got := keywordKind(k); got != keywordFirst+tokenKind(i) {
+			t.Errorf("keywordKind(%q) = %d, want %d", k, got, keywordFirst+tokenKind(i))
 		}
 		if got := (keywordFirst + tokenKind(i)).String(); got != "'"+k+"'" {
 			t.Errorf("kind %d renders %s, want '%s'", i, got, k)

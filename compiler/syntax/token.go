@@ -92,19 +92,72 @@ var Keywords = []string{
 	"ensures", "intent", "spawn", "send", "receive", "emit", "while", "for", "in",
 }
 
-var keywordKinds = func() map[string]tokenKind {
-	m := make(map[string]tokenKind, len(Keywords))
-	for i, k := range Keywords {
-		m[k] = keywordFirst + tokenKind(i)
+// keywordKind returns the token kind of a reserved word, or tIdent when
+// word is not one (a switch: no hashing, no allocation).
+func keywordKind(word string) tokenKind {
+	switch word {
+	case "fn":
+		return tFn
+	case "let":
+		return tLet
+	case "mut":
+		return tMut
+	case "if":
+		return tIf
+	case "else":
+		return tElse
+	case "match":
+		return tMatch
+	case "return":
+		return tReturn
+	case "type":
+		return tType
+	case "enum":
+		return tEnum
+	case "module":
+		return tModule
+	case "import":
+		return tImport
+	case "export":
+		return tExport
+	case "true":
+		return tTrue
+	case "false":
+		return tFalse
+	case "None":
+		return tNone
+	case "Some":
+		return tSome
+	case "Ok":
+		return tOk
+	case "Err":
+		return tErr
+	case "requires":
+		return tRequires
+	case "ensures":
+		return tEnsures
+	case "intent":
+		return tIntent
+	case "spawn":
+		return tSpawn
+	case "send":
+		return tSend
+	case "receive":
+		return tReceive
+	case "emit":
+		return tEmit
+	case "while":
+		return tWhile
+	case "for":
+		return tFor
+	case "in":
+		return tIn
 	}
-	return m
-}()
+	return tIdent
+}
 
 // IsKeyword reports whether name is a reserved word (one of Keywords).
-func IsKeyword(name string) bool {
-	_, ok := keywordKinds[name]
-	return ok
-}
+func IsKeyword(name string) bool { return keywordKind(name) != tIdent }
 
 var punctText = map[tokenKind]string{
 	tPlus: "+", tPlusPlus: "++", tMinus: "-", tArrow: "->", tStar: "*", tSlash: "/",
@@ -142,27 +195,17 @@ func (k tokenKind) String() string {
 	return "unknown token"
 }
 
-// token is one lexical token.
+// token is one lexical token. It holds no pointers (its text is a range of
+// the source and its side values live in the scanner), so that the parser
+// copies tokens cheaply; see scanner.tokText, tokValue and tokErr.
 type token struct {
 	kind tokenKind
-	nl   bool // a newline (or the start of the file) precedes the token
-	pos  Pos  // first byte
-	end  Pos  // just after the last byte
-	off  int  // byte offset of the first byte
-	// text is the source text for identifiers, keywords and numbers, and the
-	// raw text between the quotes for strings.
-	text string
-	val  string // decoded value of a string literal
-	err  *Error // the lexer error of a tIllegal token
-}
-
-// describe renders t as parser messages name it: keywords and identifiers
-// quoted, literals by kind, punctuation quoted.
-func (t token) describe() string {
-	if t.kind == tIdent {
-		return "'" + clip(t.text) + "'"
-	}
-	return t.kind.String()
+	nl   bool  // a newline (or the start of the file) precedes the token
+	aux  int32 // 1 + index of the side value (decoded string, error), or 0
+	pos  Pos   // first byte
+	end  Pos   // just after the last byte
+	off  int32 // byte offset of the first byte
+	hi   int32 // byte offset just after the token's text (strings: of the closing quote)
 }
 
 // maxQuoted bounds the source text quoted in a message.

@@ -1,0 +1,100 @@
+package compiler_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/vm"
+)
+
+// compileResult renders what Compile returned, for comparisons.
+func compileResult(m *vm.Module, errs compiler.ErrorList) string {
+	if errs != nil {
+		var b strings.Builder
+		for _, e := range errs {
+			fmt.Fprintf(&b, "%+v\n", *e)
+		}
+		return b.String()
+	}
+	return vm.Disassemble(m)
+}
+
+// TestCompileRecyclesSafely checks the memory recycling of Compile (syntax
+// and checker arenas, side tables, generator buffers): compiling every
+// script case, and prefixes of them that fail part-way, many times from
+// several goroutines must give exactly what a fresh Analyze+Compile gives.
+func TestCompileRecyclesSafely(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "*.ax"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no testdata: %v", err)
+	}
+	var srcs []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range splitCases(string(b)) {
+			srcs = append(srcs, c.src, c.src[:len(c.src)/2])
+		}
+	}
+	srcs = append(srcs, program20, program200())
+	opts := compiler.Options{File: "r.ax", LibsDir: filepath.Join("testdata", "libs")}
+	want := make([]string, len(srcs))
+	for i, src := range srcs {
+		want[i] = compileResult(compiler.Analyze([]byte(src), opts).Compile())
+	}
+	const workers = 4
+	var wg sync.WaitGroup
+	errc := make(chan string, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for round := 0; round < 3; round++ {
+				for k := range srcs {
+					i := (k*7 + w*13 + round) % len(srcs) // a different order per worker
+					if got := compileResult(compiler.Compile([]byte(srcs[i]), opts)); got != want[i] {
+						errc <- fmt.Sprintf("source %d:\n%s\ngot:\n%s\nwant:\n%s", i, srcs[i], got, want[i])
+						return
+					}
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errc)
+	for e := range errc {
+		t.Fatal(e)
+	}
+}
+
+// FuzzCompileRecycled checks that Compile, which recycles its memory, gives
+// what a fresh Analyze+Compile gives, for any input and whatever was
+// compiled before. Seeds: every script-test case.
+func FuzzCompileRecycled(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.ax"))
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, c := range splitCases(string(src)) {
+			if len(c.src) < 4096 {
+				f.Add([]byte(c.src))
+			}
+		}
+	}
+	opts := compiler.Options{File: "fuzz.ax", LibsDir: filepath.Join("testdata", "libs")}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		want := compileResult(compiler.Analyze(src, opts).Compile())
+		if got := compileResult(compiler.Compile(src, opts)); got != want {
+			t.Fatalf("Compile differs from Analyze+Compile\ngot:\n%s\nwant:\n%s", got, want)
+		}
+	})
+}
