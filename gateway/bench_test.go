@@ -1,9 +1,15 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -26,20 +32,37 @@ func (b inProcessBackend) Run(ctx context.Context, tool string, args json.RawMes
 
 // BenchmarkRunHTTPQueue: boruna_run of a trivial program over Streamable
 // HTTP, 50 concurrent clients, through the queue to 2 worker processes
-// (2 slots each). Reports calls/s and p50/p99 latency.
+// started as single-node mode starts them (the supervisor's GOMAXPROCS
+// share, the default slot count; AXPOOL_GATEWAY_TEST_SLOTS overrides the
+// slots). Reports calls/s, p50/p99 latency and the CPU time of the whole
+// pipeline per call. The targets (on an otherwise idle 2-core machine):
+// at least 1,000 calls/s with p99 at most 50 ms.
+//
+//	go test -run '^$' -bench . -benchtime 10000x ./gateway/
+//
+// With AXPOOL_GATEWAY_TEST_CPUPROFILE=path each worker process writes a
+// CPU profile to path.<pid> (add -cpuprofile for the gateway process).
 func BenchmarkRunHTTPQueue(b *testing.B) {
-	benchHTTP(b, sharedStack(b).gw)
+	s := sharedStack(b)
+	benchHTTP(b, s.gw, s.sup.PIDs)
 }
 
 // BenchmarkRunHTTPInProcess: the same calls answered in the gateway process
 // (no queue, no workers), for comparison.
 func BenchmarkRunHTTPInProcess(b *testing.B) {
 	s := sharedStack(b)
-	benchHTTP(b, s.newGateway(b, Config{Backend: inProcessBackend{env: &tools.Env{}}}))
+	benchHTTP(b, s.newGateway(b, Config{Backend: inProcessBackend{env: &tools.Env{}}}), s.sup.PIDs)
 }
 
-func benchHTTP(b *testing.B, g *Server) {
+// benchHTTP runs the calls and reports calls/s, p50/p99 latency and the
+// CPU time (user+system) of this process (HTTP clients, gateway, NATS
+// server) plus the worker processes workers() lists, per call.
+func benchHTTP(b *testing.B, g *Server, workers func() []int) {
 	const clients = 50
+	// The benchmark process is the gateway process: collect garbage as
+	// `axpool serve` does (TuneGC). The HTTP clients share the setting.
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	TuneGC()
 	url := httpServer(b, g, HTTPConfig{})
 	cs := make([]*client.Client, clients)
 	for i := range cs {
@@ -60,6 +83,8 @@ func benchHTTP(b *testing.B, g *Server) {
 	var next atomic.Int64
 	var failed atomic.Value
 	var wg sync.WaitGroup
+	pids := workers()
+	cpu0 := processCPU(b, 0) + processesCPU(b, pids)
 	b.ResetTimer()
 	start := time.Now()
 	for i, c := range cs {
@@ -85,6 +110,7 @@ func benchHTTP(b *testing.B, g *Server) {
 	wg.Wait()
 	elapsed := time.Since(start)
 	b.StopTimer()
+	cpu := processCPU(b, 0) + processesCPU(b, pids) - cpu0
 	if f := failed.Load(); f != nil {
 		b.Fatal(f)
 	}
@@ -96,4 +122,36 @@ func benchHTTP(b *testing.B, g *Server) {
 	b.ReportMetric(float64(len(all))/elapsed.Seconds(), "calls/s")
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(len(all)), "cpu-µs/call")
+}
+
+// processesCPU sums processCPU over pids (0 entries are skipped).
+func processesCPU(b *testing.B, pids []int) time.Duration {
+	var sum time.Duration
+	for _, p := range pids {
+		if p != 0 {
+			sum += processCPU(b, p)
+		}
+	}
+	return sum
+}
+
+// processCPU returns the user+system CPU time of process pid (0: this
+// process) from /proc/<pid>/stat, in clock ticks of 10 ms.
+func processCPU(b *testing.B, pid int) time.Duration {
+	path := "/proc/self/stat"
+	if pid != 0 {
+		path = fmt.Sprintf("/proc/%d/stat", pid)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The command name (field 2) may contain spaces; fields after its
+	// closing parenthesis are space-separated, utime and stime being the
+	// 14th and 15th fields overall.
+	f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/pprof"
 	"sync"
 	"syscall"
 	"testing"
@@ -29,6 +30,10 @@ const (
 	envWorker = "AXPOOL_GATEWAY_TEST_WORKER"
 	envURL    = "AXPOOL_GATEWAY_TEST_NATS_URL"
 	envSlots  = "AXPOOL_GATEWAY_TEST_SLOTS"
+	// envCPUProfile, when set in the benchmark's environment, makes each
+	// worker process write a CPU profile to <value>.<pid> (for profiling
+	// the job path: go test -bench ... with AXPOOL_GATEWAY_TEST_CPUPROFILE).
+	envCPUProfile = "AXPOOL_GATEWAY_TEST_CPUPROFILE"
 )
 
 func TestMain(m *testing.M) {
@@ -45,9 +50,15 @@ func TestMain(m *testing.M) {
 }
 
 func workerMain() int {
+	if path := os.Getenv(envCPUProfile); path != "" {
+		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer func() { pprof.StopCPUProfile(); f.Close() }()
+		}
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	slots := 2
+	slots := 0 // the production default (worker.DefaultSlots)
 	fmt.Sscan(os.Getenv(envSlots), &slots)
 	env := &tools.Env{}
 	exec := worker.ExecutorFunc(func(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage {

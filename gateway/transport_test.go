@@ -317,8 +317,13 @@ func TestCancelHTTPDisconnect(t *testing.T) {
 			t.Fatal("no progress")
 		}
 		cancel()
-		if err := <-errc; !errors.Is(err, context.Canceled) {
-			t.Fatalf("CallTool after cancel: %v", err)
+		// mcp-go's client races its own context against the SSE reader it
+		// closes on cancellation: CallTool returns either ctx.Err() or
+		// "unexpected nil response" (client/transport/streamable_http.go).
+		// Either way no result may arrive.
+		if err := <-errc; !errors.Is(err, context.Canceled) &&
+			(err == nil || !strings.Contains(err.Error(), "unexpected nil response")) {
+			t.Fatalf("CallTool after cancel: %v, want context.Canceled", err)
 		}
 		stopped := waitIdle(t, s, 5*time.Second)
 		t.Logf("legacy=%v: job stopped %v after the disconnect", legacy, stopped)

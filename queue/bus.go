@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -38,8 +39,15 @@ type Config struct {
 	// forget) MAX_DELIVERIES advisory, which remains a backup.
 	MaxDeliver int
 	// MaxAckPending bounds jobs in flight across the fleet; set it to the
-	// total worker slots or more. Default 1024.
+	// total worker slots or more (slots beyond it wait for work). Default
+	// 4096: a worker process defaults to 8 slots per CPU.
 	MaxAckPending int
+	// MaxWaiting bounds the pull requests waiting at the consumer: one per
+	// idle worker slot across the fleet (a slot beyond it gets "409
+	// Exceeded MaxWaiting" and backs off). Default 4096 (the server's own
+	// default is 512). The server cannot change it on an existing consumer:
+	// Open then keeps the consumer's value and logs a warning.
+	MaxWaiting int
 	// ResultTTL is how long results stay readable. Default 1 h.
 	ResultTTL time.Duration
 	// StateTTL is how long claims and cancel markers live; it must exceed
@@ -79,7 +87,10 @@ func (c Config) withDefaults() Config {
 		c.MaxDeliver = 3
 	}
 	if c.MaxAckPending <= 0 {
-		c.MaxAckPending = 1024
+		c.MaxAckPending = 4096
+	}
+	if c.MaxWaiting <= 0 {
+		c.MaxWaiting = 4096
 	}
 	if c.Replicas <= 0 {
 		c.Replicas = 1
@@ -117,6 +128,9 @@ type Bus struct {
 // The connection stays owned by the caller.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bus, error) {
 	cfg = cfg.withDefaults()
+	if log == nil {
+		log = slog.Default()
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("queue: jetstream: %w", err)
@@ -138,17 +152,28 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bu
 	if err != nil {
 		return nil, fmt.Errorf("queue: create stream %s: %w", StreamName, err)
 	}
-	cons, err := stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+	ccfg := jetstream.ConsumerConfig{
 		Durable:       ConsumerName,
 		Description:   "axpool worker slots (pull, one message per slot)",
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       cfg.AckWait,
 		MaxDeliver:    cfg.MaxDeliver + 1, // the answer-only delivery
 		MaxAckPending: cfg.MaxAckPending,
+		MaxWaiting:    cfg.MaxWaiting,
 		FilterSubject: JobSubjects,
 		// No InactiveThreshold: a durable work consumer must never be
 		// reaped (go-ecosystem.md §5, nats-server #7102).
-	})
+	}
+	cons, err := stream.CreateOrUpdateConsumer(ctx, ccfg)
+	if err != nil && strings.Contains(err.Error(), "max waiting can not be updated") {
+		// An existing consumer keeps its MaxWaiting (the server refuses to
+		// change it); update the rest.
+		if old, ierr := stream.Consumer(ctx, ConsumerName); ierr == nil {
+			log.Warn("job consumer keeps its max waiting pulls", "max_waiting", old.CachedInfo().Config.MaxWaiting, "configured", cfg.MaxWaiting)
+			ccfg.MaxWaiting = old.CachedInfo().Config.MaxWaiting
+			cons, err = stream.CreateOrUpdateConsumer(ctx, ccfg)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("queue: create consumer %s: %w", ConsumerName, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,45 +27,228 @@ type Delivery struct {
 	// StreamSeq is the message's stream sequence.
 	StreamSeq uint64
 
-	msg jetstream.Msg
+	nc  *nats.Conn
+	msg *nats.Msg
 }
 
-// Next pulls at most one job, waiting up to wait for one (the pull request
-// expires at the server after wait, so nothing is delivered to a slot that
-// stopped listening). It returns (nil, nil) when no job arrived in time.
-// Each worker slot calls Next only when it is free: one message at a time,
-// never pre-buffered (go-ecosystem.md §5).
-func (b *Bus) Next(wait time.Duration) (*Delivery, error) {
-	msg, err := b.cons.Next(jetstream.FetchMaxWait(wait))
-	if err != nil {
-		if errors.Is(err, nats.ErrTimeout) || errors.Is(err, jetstream.ErrNoMessages) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("queue: pull job: %w", err)
-	}
-	d := &Delivery{msg: msg}
-	if md, err := msg.Metadata(); err == nil {
-		d.NumDelivered = md.NumDelivered
-		d.StreamSeq = md.Sequence.Stream
-	}
-	d.Job, d.Err = DecodeJob(msg.Data())
-	return d, nil
-}
+// Acknowledgement bodies of the JetStream ack protocol (sent to a
+// delivered message's reply subject).
+var (
+	ackBody        = []byte("+ACK")
+	nakBody        = []byte("-NAK")
+	inProgressBody = []byte("+WPI")
+	termPrefix     = "+TERM "
+)
 
 // InProgress resets the job's AckWait (heartbeat while running).
-func (d *Delivery) InProgress() error { return d.msg.InProgress() }
+func (d *Delivery) InProgress() error { return d.reply(inProgressBody) }
 
-// Ack acknowledges the job and waits for the server to confirm; the job
-// leaves the stream.
-func (d *Delivery) Ack(ctx context.Context) error { return d.msg.DoubleAck(ctx) }
+// Ack acknowledges the job without waiting for the server to confirm: the
+// job leaves the stream once the server processes the ack.
+//
+// Fire-and-forget is safe because a worker acks only after the job's result
+// is durably stored (StoreResult waited for the server's confirmation): if
+// the ack is lost (a disconnect, a server restart), the job is redelivered
+// after AckWait, and the worker that gets it finds the stored result,
+// re-publishes it and acks — the caller gets the same result once, no job
+// runs twice to completion, nothing is lost. Waiting for the confirmation
+// (AckSync) would cost every job one more round trip for that rare case.
+func (d *Delivery) Ack() error { return d.reply(ackBody) }
+
+// AckSync acknowledges the job and waits for the server to confirm it (for
+// callers that must observe the job gone, such as tests of the stream's
+// state). Errors: ctx ends before the confirmation arrives.
+func (d *Delivery) AckSync(ctx context.Context) error {
+	if _, err := d.nc.RequestWithContext(ctx, d.msg.Reply, ackBody); err != nil {
+		return fmt.Errorf("queue: ack: %w", err)
+	}
+	return nil
+}
 
 // Nak hands the job back for immediate redelivery (graceful shutdown). The
 // redelivery counts toward MaxDeliver.
-func (d *Delivery) Nak() error { return d.msg.Nak() }
+func (d *Delivery) Nak() error { return d.reply(nakBody) }
 
 // Term ends the job for good: it is never redelivered and leaves the
-// work-queue stream.
-func (d *Delivery) Term(reason string) error { return d.msg.TermWithReason(reason) }
+// work-queue stream. reason (may be "") is recorded in the server's
+// advisory.
+func (d *Delivery) Term(reason string) error {
+	if reason == "" {
+		return d.reply([]byte(strings.TrimSpace(termPrefix)))
+	}
+	return d.reply([]byte(termPrefix + reason))
+}
+
+func (d *Delivery) reply(body []byte) error {
+	if err := d.nc.Publish(d.msg.Reply, body); err != nil {
+		return fmt.Errorf("queue: ack %s: %w", body[:4], err)
+	}
+	return nil
+}
+
+// Next pulls at most one job, waiting up to wait for one, with a puller of
+// its own (see Puller.Next). It returns (nil, nil) when no job arrived in
+// time. Worker slots, which pull again and again, use a long-lived
+// NewPuller instead.
+func (b *Bus) Next(wait time.Duration) (*Delivery, error) {
+	p, err := b.NewPuller()
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	return p.Next(wait)
+}
+
+// pullMargin is how long a Puller waits past a pull request's expiry for
+// the server's answer (a job or the 408 that ends the request) before it
+// considers the request lost.
+const pullMargin = time.Second
+
+// Puller pulls jobs for one worker slot: one pull request for one message
+// at a time, never pre-buffering (go-ecosystem.md §5). It keeps one inbox
+// subscription for its whole life, where jetstream's Consumer.Next
+// subscribes and unsubscribes a fresh inbox for every message — two more
+// protocol operations per job on the worker and the server. A Puller is
+// used by one goroutine at a time; Close it when done.
+type Puller struct {
+	b      *Bus
+	sub    *nats.Subscription // nil after an abandoned request
+	prefix string             // inbox prefix: request n is answered on prefix + n
+	n      uint64             // the current request
+	body   []byte
+	wait   time.Duration // the expiry body was built for
+	closed bool
+}
+
+// NewPuller subscribes a new inbox for a slot's pull requests. Errors: the
+// connection is closed.
+func (b *Bus) NewPuller() (*Puller, error) {
+	p := &Puller{b: b}
+	if err := p.subscribe(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// subscribe subscribes a new inbox.
+func (p *Puller) subscribe() error {
+	prefix := p.b.nc.NewInbox() + "."
+	sub, err := p.b.nc.SubscribeSync(prefix + "*")
+	if err != nil {
+		return fmt.Errorf("queue: subscribe pull inbox: %w", err)
+	}
+	p.sub, p.prefix = sub, prefix
+	return nil
+}
+
+// Next sends one pull request for one job that expires at the server after
+// wait (so nothing is delivered to a slot that stopped listening), and
+// returns the job, or (nil, nil) when none arrived in time.
+//
+// The server answers every request: with a job, or with a status when it
+// expires. A job message that reaches the inbox is therefore the answer to
+// the one open request. If no answer comes within wait + 1 s (the request
+// was lost, e.g. across a reconnect), Next moves to a new inbox, so that a
+// late answer can never sit in this slot's buffer while it runs another job
+// (a job delivered to the abandoned inbox is redelivered after AckWait).
+// Errors: the connection is closed, or the server refuses pulls (e.g. the
+// consumer was deleted, too many waiting pulls).
+func (p *Puller) Next(wait time.Duration) (*Delivery, error) {
+	if wait <= 0 {
+		wait = time.Second
+	}
+	if p.closed {
+		return nil, ErrPullerClosed
+	}
+	if p.sub == nil {
+		if err := p.subscribe(); err != nil {
+			return nil, err
+		}
+	}
+	if wait != p.wait || p.body == nil {
+		p.body = fmt.Appendf(nil, `{"batch":1,"expires":%d}`, wait.Nanoseconds())
+		p.wait = wait
+	}
+	p.n++
+	reply := p.prefix + strconv.FormatUint(p.n, 10)
+	if err := p.b.nc.PublishRequest(pullSubject, reply, p.body); err != nil {
+		return nil, fmt.Errorf("queue: pull job: %w", err)
+	}
+	deadline := time.Now().Add(wait + pullMargin)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			left = 0
+		}
+		m, err := p.sub.NextMsg(left)
+		if errors.Is(err, nats.ErrTimeout) {
+			// No answer: abandon the inbox (see above).
+			if err := p.unsubscribe(); err != nil {
+				p.b.log.Warn("abandon pull inbox", "err", err)
+			}
+			return nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("queue: pull job: %w", err)
+		}
+		status := m.Header.Get(statusHeader)
+		if status == "" {
+			return p.delivery(m), nil
+		}
+		if m.Subject != reply {
+			continue // cannot happen: each inbox has one request open at a time
+		}
+		switch status {
+		case statusNoMessages, statusRequestTimeout:
+			return nil, nil
+		case statusIdleHeartbeat:
+			continue
+		}
+		return nil, fmt.Errorf("queue: pull job: server answered %s %s", status, m.Header.Get(descriptionHeader))
+	}
+}
+
+// delivery wraps a delivered job message.
+func (p *Puller) delivery(m *nats.Msg) *Delivery {
+	d := &Delivery{nc: p.b.nc, msg: m}
+	if md, err := m.Metadata(); err == nil {
+		d.NumDelivered = md.NumDelivered
+		d.StreamSeq = md.Sequence.Stream
+	}
+	d.Job, d.Err = DecodeJob(m.Data)
+	return d
+}
+
+// Close unsubscribes the puller's inbox; Next then fails with
+// ErrPullerClosed. Idempotent.
+func (p *Puller) Close() error {
+	p.closed = true
+	return p.unsubscribe()
+}
+
+// unsubscribe drops the current inbox (the next Next subscribes a new one).
+func (p *Puller) unsubscribe() error {
+	sub := p.sub
+	p.sub = nil
+	if sub == nil {
+		return nil
+	}
+	if err := sub.Unsubscribe(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) &&
+		!errors.Is(err, nats.ErrBadSubscription) {
+		return fmt.Errorf("queue: unsubscribe pull inbox: %w", err)
+	}
+	return nil
+}
+
+// Status headers of pull responses (nats.go puts the inline status of a
+// "NATS/1.0 408 Request Timeout" header block in these fields).
+const (
+	statusHeader         = "Status"
+	descriptionHeader    = "Description"
+	statusIdleHeartbeat  = "100"
+	statusNoMessages     = "404"
+	statusRequestTimeout = "408"
+)
 
 // Claim is the outcome of Bus.Claim.
 type Claim struct {

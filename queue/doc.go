@@ -9,7 +9,7 @@
 //     bucket name lives in subjects.go;
 //   - the versioned messages (Job, Event);
 //   - the gateway's client API (Client: Submit, Wait, Cancel, Result, Stats);
-//   - the worker-side primitives (Bus.Next, Delivery, Bus.Claim,
+//   - the worker-side primitives (Puller, Delivery, Bus.Claim,
 //     Bus.StoreResult, Bus.PublishEvent, …) that package worker builds on.
 //
 // queue knows nothing of MCP, the compiler or the VM: a job's arguments and
@@ -21,9 +21,17 @@
 //
 // A job is published once (deduplicated on its ID within Config.Duplicates)
 // and is pulled by one worker slot at a time. The final result is stored in
-// the results KV bucket before the result event is published and before the
-// message is acknowledged, so a lost event or a worker crash never loses a
-// result: Client.Wait falls back to reading the bucket. A job whose workers
+// the results KV bucket (the worker waits for the server's confirmation)
+// before the result event is published and before the message is
+// acknowledged, so a lost event or a worker crash never loses a result:
+// Client.Wait falls back to reading the bucket. The acknowledgement itself
+// is fire-and-forget (Delivery.Ack): a lost ack only makes the job come
+// back after AckWait to a worker that finds the stored result and sends it
+// again.
+//
+// Per job the bus costs three round trips on the worker side — the pull,
+// the claim and the result store — plus one-way messages for the result
+// event and the ack, and one round trip (the publish) on the gateway side. A job whose workers
 // die is redelivered after AckWait, and run at most Config.MaxDeliver
 // times: the last allowed delivery of a job whose previous worker died, or
 // the one extra delivery after the last run died, ends as outcome

@@ -29,6 +29,8 @@ var (
 	// size or the server's maximum payload. Returned errors are
 	// *InvalidJobError.
 	ErrJobTooLarge = errors.New("queue: job too large")
+	// ErrPullerClosed: Puller.Next after Puller.Close.
+	ErrPullerClosed = errors.New("queue: puller closed")
 )
 
 // QueueFullError is returned by Client.Submit when the stream refuses a job

@@ -171,7 +171,7 @@ func TestSubmitRunResult(t *testing.T) {
 	if err := bus.PublishEvent(j.Reply, &Event{JobID: id, Type: EventResult, Result: stored, Worker: "w1"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Ack(ctx); err != nil {
+	if err := d.AckSync(ctx); err != nil {
 		t.Fatal(err)
 	}
 	res := <-done

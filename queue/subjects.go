@@ -17,6 +17,10 @@ const (
 	// JobSubjects is the stream's subject filter.
 	JobSubjects = jobSubjectPrefix + ">"
 
+	// pullSubject is the JetStream API subject of a pull request on the
+	// consumer (answered on the request's reply subject).
+	pullSubject = "$JS.API.CONSUMER.MSG.NEXT." + StreamName + "." + ConsumerName
+
 	// eventSubjectPrefix + <gatewayID> + "." + <jobID> carries the progress
 	// and result events of one job to the gateway that submitted it.
 	eventSubjectPrefix = "axpool.evt."

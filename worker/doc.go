@@ -12,6 +12,17 @@
 // binary, `axpool worker`), restarts those that die with capped
 // exponential backoff, and stops them on shutdown.
 //
+// # Capacity
+//
+// A worker process runs Options.Slots jobs at once; each slot pulls one job
+// at a time (queue.Puller), never ahead of running it. The default is
+// SlotsPerCPU slots per CPU the process schedules on (GOMAXPROCS), bounded
+// by memory (DefaultSlots): short jobs spend most of their time in bus
+// round trips, so several slots keep a CPU busy. The Supervisor gives each
+// of its N processes a 1/N share of the CPUs (SupervisorOptions.GOMAXPROCS),
+// so in single-node mode the processes together schedule on the machine's
+// CPUs, next to the gateway, rather than each on all of them.
+//
 // worker imports queue (the bus), tools (the engine) and wire; it never
 // imports the gateway or MCP.
 package worker

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -208,7 +209,7 @@ func TestHandBackOnShutdown(t *testing.T) {
 	if err != nil || d == nil || d.Job.ID != id || d.NumDelivered != 2 {
 		t.Fatalf("handed-back job not redelivered at once: %+v, %v", d, err)
 	}
-	if err := d.Ack(ctx); err != nil {
+	if err := d.AckSync(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -254,7 +255,7 @@ func TestWorkerOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := w.Status()
-	if st.Slots < 1 || st.ID != w.ID() || st.Busy != 0 || st.PID == 0 || strings.ContainsRune(w.ID(), '.') {
+	if st.Slots != DefaultSlots(0) || st.ID != w.ID() || st.Busy != 0 || st.PID == 0 || strings.ContainsRune(w.ID(), '.') {
 		t.Errorf("status = %+v", st)
 	}
 }
@@ -286,5 +287,35 @@ func TestJanitorAnswersExhaustedJob(t *testing.T) {
 	waitEmpty(t, h.bus)
 	if ip.calls.Load() != 0 {
 		t.Error("job was run")
+	}
+}
+
+// TestDefaultSlots: SlotsPerCPU per CPU, lowered so that every slot can
+// hold a job at its memory limit within half the memory budget, at least 1.
+func TestDefaultSlots(t *testing.T) {
+	const gib = 1 << 30
+	for _, tc := range []struct {
+		cpus     int
+		jobMemMB int64
+		budget   int64
+		want     int
+	}{
+		{1, 256, 0, 8},                    // memory unknown: CPU rule only
+		{2, 256, 0, 16},                   //
+		{0, 256, 0, 8},                    // at least one CPU
+		{1, 256, 24 * gib, 8},             // plenty of memory
+		{1, 256, 2 * gib, 4},              // 1 GiB usable / 256 MB
+		{1, 0, 2 * gib, 4},                // 0 means tools.DefaultMemoryMB (256)
+		{4, 1024, 8 * gib, 4},             // 4 GiB usable / 1 GiB
+		{1, 256, 100 << 20, 1},            // not even one job fits: still 1
+		{1, 1 << 60, 24 * gib, 1},         // an absurd limit does not overflow
+		{8, 64, 1 << 62, SlotsPerCPU * 8}, // a huge budget does not overflow
+	} {
+		if got := defaultSlots(tc.cpus, tc.jobMemMB, tc.budget); got != tc.want {
+			t.Errorf("defaultSlots(%d, %d, %d) = %d, want %d", tc.cpus, tc.jobMemMB, tc.budget, got, tc.want)
+		}
+	}
+	if n := DefaultSlots(0); n < 1 || n > SlotsPerCPU*runtime.GOMAXPROCS(0) {
+		t.Errorf("DefaultSlots(0) = %d", n)
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -43,8 +42,14 @@ type Options struct {
 	// ID names the worker in results ("worker"), claims and status; "" means
 	// "<host>-<pid>-<random>". It must not contain '!'.
 	ID string
-	// Slots is the number of jobs run at once; default runtime.NumCPU().
+	// Slots is the number of jobs run at once; default
+	// DefaultSlots(JobMemoryMB) (SlotsPerCPU per CPU, bounded by memory).
 	Slots int
+	// JobMemoryMB is the most memory one job may use, in MB (the
+	// executor's per-job memory limit: the operator's ceiling, or the
+	// default limit of a job that sets none); it bounds the default Slots.
+	// 0 means tools.DefaultMemoryMB.
+	JobMemoryMB int64
 	// Executor runs jobs (required).
 	Executor Executor
 	// PullWait is how long one pull waits for a job; it bounds how long a
@@ -110,7 +115,7 @@ func New(bus *queue.Bus, opts Options) (*Worker, error) {
 		return nil, fmt.Errorf("worker: ID %q must not contain '!'", opts.ID)
 	}
 	if opts.Slots <= 0 {
-		opts.Slots = runtime.NumCPU()
+		opts.Slots = DefaultSlots(opts.JobMemoryMB)
 	}
 	if opts.PullWait <= 0 {
 		opts.PullWait = time.Second
@@ -191,8 +196,23 @@ func (w *Worker) Run(ctx context.Context) error {
 // slot pulls and runs one job at a time until ctx ends.
 func (w *Worker) slot(ctx, runCtx context.Context) {
 	backoff := 100 * time.Millisecond
+	var p *queue.Puller
+	defer func() {
+		if p != nil {
+			if err := p.Close(); err != nil {
+				w.log.Warn("close puller", "err", err)
+			}
+		}
+	}()
 	for ctx.Err() == nil {
-		d, err := w.bus.Next(w.opts.PullWait)
+		var d *queue.Delivery
+		var err error
+		if p == nil {
+			p, err = w.bus.NewPuller()
+		}
+		if err == nil {
+			d, err = p.Next(w.opts.PullWait)
+		}
 		if err != nil {
 			w.log.Warn("pull failed", "err", err)
 			select {
@@ -232,7 +252,10 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		return
 	}
 	meta := queue.JobMeta{JobID: job.ID, Queue: start.Sub(job.Submitted), Worker: w.id}
-	log := w.log.With("job", job.ID, "tool", job.Tool, "delivery", d.NumDelivered)
+	// The job's logger is built on first use: most jobs log nothing.
+	log := sync.OnceValue(func() *slog.Logger {
+		return w.log.With("job", job.ID, "tool", job.Tool, "delivery", d.NumDelivered)
+	})
 
 	if !job.Deadline.IsZero() && !start.Before(job.Deadline) {
 		w.finish(d, job, queue.FailureResult(queue.KindDeadlineExceeded, wire.OutcomeCancelled,
@@ -261,14 +284,14 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		// A previous delivery may have stored the result and died before
 		// acking: answer with it.
 		if res, err := w.bus.Result(opCtx, job.ID); err == nil {
-			log.Info("result already stored; re-publishing")
+			log().Info("result already stored; re-publishing")
 			w.finish(d, job, res, "")
 			return
 		}
 	}
 	claim, err := w.bus.Claim(opCtx, job.ID, w.id)
 	if err != nil {
-		log.Error("cannot claim job; handing it back", "err", err)
+		log().Error("cannot claim job; handing it back", "err", err)
 		w.nak(d)
 		return
 	}
@@ -282,7 +305,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	// the delivery after the last allowed run never runs (queue.Config).
 	if md := uint64(w.bus.MaxDeliver()); md > 0 &&
 		(d.NumDelivered > md || d.NumDelivered == md && claim.Previous != "") {
-		log.Warn("worker lost; not running the job again", "lost_worker", claim.Previous)
+		log().Warn("worker lost; not running the job again", "lost_worker", claim.Previous)
 		meta.Worker = claim.Previous
 		w.finish(d, job, queue.FailureResult(wire.KindWorkerLost, wire.OutcomeWorkerLost,
 			lostMessage(d.NumDelivered-1), meta), "worker lost")
@@ -299,7 +322,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		pp.publish = func(steps, total int64) {
 			if err := w.bus.PublishEvent(job.Reply, &queue.Event{JobID: job.ID, Type: queue.EventProgress,
 				Steps: steps, Total: total, Worker: w.id}); err != nil {
-				log.Debug("progress event", "err", err)
+				log().Debug("progress event", "err", err)
 			}
 		}
 	}
@@ -311,10 +334,10 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 
 	switch cause := context.Cause(jobCtx); {
 	case errors.Is(cause, errShutdown):
-		log.Info("handing running job back (shutdown)")
+		log().Info("handing running job back (shutdown)")
 		rctx, rcancel := context.WithTimeout(context.Background(), opTimeout)
 		if err := w.bus.ReleaseClaim(rctx, job.ID, claim); err != nil {
-			log.Warn("release claim", "err", err)
+			log().Warn("release claim", "err", err)
 		}
 		rcancel()
 		w.nak(d)
@@ -326,12 +349,12 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	default:
 		full, err := queue.AddJobMeta(res, meta)
 		if err != nil {
-			log.Error("executor returned a bad envelope", "err", err)
+			log().Error("executor returned a bad envelope", "err", err)
 			full = queue.FailureResult(wire.KindInternalError, wire.OutcomeRuntimeError,
 				"internal error: the engine returned an invalid response", meta)
 		}
 		if limit := w.bus.MaxResultSize(); len(full) > limit {
-			log.Warn("result too large for the queue", "bytes", len(full), "limit", limit)
+			log().Warn("result too large for the queue", "bytes", len(full), "limit", limit)
 			full = tooLarge(len(full), limit, meta)
 		}
 		res = full
@@ -360,10 +383,10 @@ func (w *Worker) cancelJob(id string) {
 
 // execute calls the executor, turning a panic into an internal_error
 // envelope (the worker process survives).
-func (w *Worker) execute(ctx context.Context, job *queue.Job, progress func(steps, total int64), log *slog.Logger) (res json.RawMessage) {
+func (w *Worker) execute(ctx context.Context, job *queue.Job, progress func(steps, total int64), log func() *slog.Logger) (res json.RawMessage) {
 	defer func() {
 		if r := recover(); r != nil {
-			log.Error("panic while running job", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			log().Error("panic while running job", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			res = mustJSON(wire.Failure(wire.KindInternalError, wire.OutcomeRuntimeError,
 				fmt.Sprintf("internal error: %v", r)))
 		}
@@ -393,7 +416,9 @@ func (w *Worker) finish(d *queue.Delivery, job *queue.Job, res json.RawMessage, 
 	if termReason != "" {
 		err = d.Term(termReason)
 	} else {
-		err = d.Ack(ctx)
+		// A plain ack: the result is stored, so a lost ack only causes a
+		// redelivery that re-publishes it (queue.Delivery.Ack).
+		err = d.Ack()
 	}
 	if err != nil {
 		// The result is stored: a redelivery re-publishes it.
@@ -426,37 +451,47 @@ func (w *Worker) nak(d *queue.Delivery) {
 }
 
 // heartbeat sends InProgress every AckWait/3 and flushes pending progress
-// every ProgressInterval until the returned stop is called.
+// every ProgressInterval until the returned stop is called; nothing is sent
+// after stop returns. It uses timers rather than a goroutine, so a job that
+// ends before its first beat costs two timers and no scheduling.
 func (w *Worker) heartbeat(d *queue.Delivery, pp *progressPub) (stop func()) {
 	beat := max(w.bus.AckWait()/3, 10*time.Millisecond)
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		hb := time.NewTicker(beat)
-		defer hb.Stop()
-		var flush <-chan time.Time
-		if pp.publish != nil {
-			t := time.NewTicker(pp.interval)
-			defer t.Stop()
-			flush = t.C
+	var mu sync.Mutex // held while a timer callback sends; stopped guarded by it
+	stopped := false
+	var hb, flush *time.Timer
+	mu.Lock() // the callbacks read hb and flush
+	defer mu.Unlock()
+	hb = time.AfterFunc(beat, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
 		}
-		for {
-			select {
-			case <-quit:
-				return
-			case <-hb.C:
-				if err := d.InProgress(); err != nil {
-					w.log.Warn("heartbeat", "err", err)
-				}
-			case <-flush:
-				pp.flush()
-			}
+		if err := d.InProgress(); err != nil {
+			w.log.Warn("heartbeat", "err", err)
 		}
+		hb.Reset(beat)
 	})
+	if pp.publish != nil {
+		flush = time.AfterFunc(pp.interval, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if stopped {
+				return
+			}
+			pp.flush()
+			flush.Reset(pp.interval)
+		})
+	}
 	return func() {
 		pp.close()
-		close(quit)
-		wg.Wait()
+		mu.Lock()
+		stopped = true
+		hb.Stop()
+		if flush != nil {
+			flush.Stop()
+		}
+		mu.Unlock()
 	}
 }
 

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -499,5 +502,66 @@ func TestWorkerCommand(t *testing.T) {
 	env := strings.Join(cmd.Env, "\n")
 	if !strings.Contains(env, "\nAXPOOL_NATS_USER=u\nAXPOOL_NATS_PASSWORD=secret") || strings.Contains(strings.Join(cmd.Args, " "), "secret") {
 		t.Errorf("credentials not (only) in the environment: %v", cmd.Args)
+	}
+}
+
+// TestSupervisorGOMAXPROCS: each process gets its share of the CPUs in its
+// environment (ceil(NumCPU/N) by default), an explicit value, or none; a
+// GOMAXPROCS already in the command's environment wins.
+func TestSupervisorGOMAXPROCS(t *testing.T) {
+	run := func(n, procs int, env []string) []string {
+		t.Helper()
+		var mu sync.Mutex
+		var out strings.Builder
+		done := make(chan struct{}, n)
+		sup, err := StartSupervisor(SupervisorOptions{
+			N:          n,
+			GOMAXPROCS: procs,
+			Command: func(int) *exec.Cmd {
+				cmd := exec.Command("sh", "-c", `echo "procs=$GOMAXPROCS"; exec sleep 30`)
+				cmd.Env = append([]string{"PATH=" + os.Getenv("PATH")}, env...)
+				return cmd
+			},
+			Stderr: writerFunc(func(p []byte) (int, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				out.Write(p)
+				if strings.Count(out.String(), "\n") == n {
+					done <- struct{}{}
+				}
+				return len(p), nil
+			}),
+			StopGrace: time.Second,
+			Logger:    quietLog(),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("processes did not report")
+		}
+		sup.Stop()
+		mu.Lock()
+		defer mu.Unlock()
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+		slices.Sort(lines)
+		return lines
+	}
+	share := (runtime.NumCPU() + 2) / 3
+	if got, want := run(3, 0, nil), []string{
+		fmt.Sprintf("[worker 0] procs=%d", share), fmt.Sprintf("[worker 1] procs=%d", share), fmt.Sprintf("[worker 2] procs=%d", share),
+	}; !slices.Equal(got, want) {
+		t.Errorf("default: %q, want %q", got, want)
+	}
+	if got := run(1, 5, nil); !slices.Equal(got, []string{"[worker 0] procs=5"}) {
+		t.Errorf("explicit: %q", got)
+	}
+	if got := run(1, -1, nil); !slices.Equal(got, []string{"[worker 0] procs="}) {
+		t.Errorf("negative: %q", got)
+	}
+	if got := run(1, 5, []string{"GOMAXPROCS=7"}); !slices.Equal(got, []string{"[worker 0] procs=7"}) {
+		t.Errorf("from the environment: %q", got)
 	}
 }

@@ -49,7 +49,7 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&nf.templatesDir, "templates-dir", "templates", "directory holding the app templates")
 	fs.StringVar(&nf.libsDir, "libs-dir", "libs", "directory that `import \"std-x\"` resolves against")
 	fs.IntVar(&nf.workers, "workers", runtime.NumCPU(), "worker processes to start (single-node mode)")
-	fs.IntVar(&nf.slots, "slots", runtime.NumCPU(), "jobs each worker process runs at once")
+	fs.IntVar(&nf.slots, "slots", 0, "jobs each worker process runs at once (default: the worker's, see axpool worker --help)")
 	fs.StringVar(&nf.nats, "nats", "", "external NATS server URL(s): fleet mode, no embedded server and no workers")
 	fs.StringVar(&nf.natsCreds, "nats-creds", "", "NATS .creds file for --nats (or AXPOOL_NATS_* variables)")
 	fs.Int64Var(&nf.maxSteps, "max-steps", 0, "ceiling on a call's max_steps (0 = none)")
@@ -131,13 +131,14 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 			return nil, printFail(cmd, exitUsage, "%s: --%s must not be negative", name, f.flag)
 		}
 	}
-	if nf.nats == "" && (nf.workers < 1 || nf.slots < 1) {
+	if nf.nats == "" && (nf.workers < 1 || cmd.Flags().Changed("slots") && nf.slots < 1) {
 		return nil, printFail(cmd, exitUsage, "%s: --workers and --slots must be at least 1", name)
 	}
 	if nf.queueDepth < 1 || nf.jobTimeout <= 0 {
 		return nil, printFail(cmd, exitUsage, "%s: --queue-depth and --job-timeout must be positive", name)
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})).With("component", "gateway")
+	gateway.TuneGC()
 	env := &tools.Env{LibsDir: nf.libsDir, TemplatesDir: nf.templatesDir}
 	if nf.ceilingPolicy != "" {
 		p, err := policy.LoadFile(nf.ceilingPolicy)
@@ -217,14 +218,19 @@ func startWorkers(emb *queue.Embedded, nf *nodeFlags, log *slog.Logger) (*worker
 	if err != nil {
 		return nil, fmt.Errorf("find own executable: %w", err)
 	}
+	// Each process schedules on its share of the CPUs (the supervisor sets
+	// GOMAXPROCS) and, unless --slots is given, picks its slot count from
+	// that share and the per-job memory limit (worker.DefaultSlots).
 	args := []string{"worker", "--nats", emb.URL(),
-		"--slots", strconv.Itoa(nf.slots),
 		"--libs-dir", nf.libsDir, "--templates-dir", nf.templatesDir,
 		"--max-steps", strconv.FormatInt(nf.maxSteps, 10),
 		"--max-wall-ms", strconv.FormatInt(nf.maxWallMs, 10),
 		"--max-memory-mb", strconv.FormatInt(nf.maxMemoryMB, 10),
 		"--max-output-bytes", strconv.FormatInt(nf.maxOut, 10),
 		"--log-level", nf.logLevel,
+	}
+	if nf.slots > 0 {
+		args = append(args, "--slots", strconv.Itoa(nf.slots))
 	}
 	if nf.ceilingPolicy != "" {
 		args = append(args, "--ceiling-policy", nf.ceilingPolicy)

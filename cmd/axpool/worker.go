@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -65,7 +64,8 @@ func init() {
 	f := workerCmd.Flags()
 	f.StringVar(&workerFlags.nats, "nats", "", "NATS server URL(s), comma-separated (required)")
 	f.StringVar(&workerFlags.natsCreds, "nats-creds", "", "NATS .creds file (overrides AXPOOL_NATS_CREDS)")
-	f.IntVar(&workerFlags.slots, "slots", runtime.NumCPU(), "jobs run at once")
+	f.IntVar(&workerFlags.slots, "slots", worker.DefaultSlots(tools.DefaultMemoryMB),
+		"jobs run at once (default: 8 per CPU the process schedules on (GOMAXPROCS), fewer if slots × the per-job memory limit would exceed half its memory)")
 	f.StringVar(&workerFlags.libsDir, "libs-dir", "libs", "directory that `import \"std-x\"` resolves against")
 	f.StringVar(&workerFlags.templatesDir, "templates-dir", "templates", "directory holding the app templates")
 	f.StringVar(&workerFlags.id, "id", "", "worker ID in results and stats (default host-pid-random)")
@@ -116,6 +116,16 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 		}
 		env.CeilingPolicy = p
 	}
+	// The default slot count is bounded by the memory a job may use: the
+	// operator's ceiling, or the default limit of a job that sets none.
+	jobMemMB := workerFlags.defaultMemMB
+	if workerFlags.maxMemoryMB > 0 {
+		jobMemMB = workerFlags.maxMemoryMB
+	}
+	slots := workerFlags.slots
+	if !cmd.Flags().Changed("slots") {
+		slots = 0 // worker.DefaultSlots(jobMemMB)
+	}
 	creds := queue.CredentialsFromEnv()
 	if workerFlags.natsCreds != "" {
 		creds.CredsFile = workerFlags.natsCreds
@@ -128,7 +138,8 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 		Credentials: creds,
 		Worker: worker.Options{
 			ID:            workerFlags.id,
-			Slots:         workerFlags.slots,
+			Slots:         slots,
+			JobMemoryMB:   jobMemMB,
 			Executor:      worker.ToolsExecutor{Env: env},
 			ShutdownGrace: workerFlags.shutdownGrace,
 			Logger:        log,

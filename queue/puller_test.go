@@ -1,0 +1,253 @@
+package queue
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// TestPuller: one pull request at a time on one long-lived inbox; an idle
+// pull ends with the server's timeout (no job, no error, inbox kept); a job
+// is delivered with its metadata; the fire-and-forget Ack removes it.
+func TestPuller(t *testing.T) {
+	_, bus, c := testBus(t, Config{})
+	ctx := ctxT(t)
+	p, err := bus.NewPuller()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	inbox := p.sub.Subject
+
+	start := time.Now()
+	d, err := p.Next(150 * time.Millisecond)
+	if el := time.Since(start); d != nil || err != nil || el < 150*time.Millisecond || el > 150*time.Millisecond+pullMargin/2 {
+		t.Fatalf("idle Next = %+v, %v after %v; want nil, nil after ~150ms", d, err, el)
+	}
+	if p.sub == nil || p.sub.Subject != inbox {
+		t.Fatal("an idle pull replaced the inbox")
+	}
+
+	id, err := c.Submit(ctx, Job{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err = p.Next(time.Second)
+	if err != nil || d == nil || d.Err != nil || d.Job.ID != id || d.NumDelivered != 1 || d.StreamSeq != 1 {
+		t.Fatalf("Next = %+v, %v", d, err)
+	}
+	if err := d.InProgress(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Ack(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := bus.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Depth == 0 && st.InFlight == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("acked job still in the stream: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p.sub.Subject != inbox {
+		t.Error("a delivery replaced the inbox")
+	}
+	// AckSync returns once the server has removed the job.
+	if _, err := c.Submit(ctx, Job{Tool: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = p.Next(time.Second); err != nil || d == nil {
+		t.Fatalf("Next = %+v, %v", d, err)
+	}
+	if err := d.AckSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := bus.Stats(ctx); err != nil || st.Depth != 0 || st.InFlight != 0 {
+		t.Errorf("after AckSync: %+v, %v", st, err)
+	}
+}
+
+// TestPullerNakAndTerm: Nak hands a job back for immediate redelivery; Term
+// removes it for good.
+func TestPullerNakAndTerm(t *testing.T) {
+	_, bus, c := testBus(t, Config{AckWait: 30 * time.Second})
+	ctx := ctxT(t)
+	p, err := bus.NewPuller()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	id, err := c.Submit(ctx, Job{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := p.Next(time.Second)
+	if err != nil || d == nil {
+		t.Fatalf("Next = %+v, %v", d, err)
+	}
+	if err := d.Nak(); err != nil {
+		t.Fatal(err)
+	}
+	d, err = p.Next(time.Second)
+	if err != nil || d == nil || d.Job.ID != id || d.NumDelivered != 2 {
+		t.Fatalf("after Nak: %+v, %v", d, err)
+	}
+	if err := d.Term("test"); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := p.Next(200 * time.Millisecond); d != nil || err != nil {
+		t.Fatalf("terminated job delivered again: %+v, %v", d, err)
+	}
+}
+
+// TestPullerNoConsumer: a pull nobody can answer (the consumer is gone) is
+// an error at once, not a wait.
+func TestPullerNoConsumer(t *testing.T) {
+	_, bus, _ := testBus(t, Config{})
+	ctx := ctxT(t)
+	if err := bus.stream.DeleteConsumer(ctx, ConsumerName); err != nil {
+		t.Fatal(err)
+	}
+	p, err := bus.NewPuller()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	start := time.Now()
+	d, err := p.Next(5 * time.Second)
+	if d != nil || !errors.Is(err, nats.ErrNoResponders) || !strings.HasPrefix(err.Error(), "queue: pull job: ") {
+		t.Fatalf("Next = %+v, %v", d, err)
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("took %v", el)
+	}
+}
+
+// TestPullerAbandonsUnansweredInbox: when a pull request gets no answer at
+// all, the puller moves to a new inbox, so a late job for the abandoned
+// request never reaches the slot (the server redelivers it after AckWait).
+// A plain NATS server stands in for JetStream: the test answers the pull
+// requests itself.
+func TestPullerAbandonsUnansweredInbox(t *testing.T) {
+	e, err := StartEmbedded(EmbeddedOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := make(chan *nats.Msg, 4)
+	sub, err := nc.ChanSubscribe(pullSubject, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	bus := &Bus{nc: nc, log: slog.New(slog.DiscardHandler)}
+	p, err := bus.NewPuller()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	first := p.sub.Subject
+
+	// Request 1 is never answered.
+	start := time.Now()
+	d, err := p.Next(100 * time.Millisecond)
+	if el := time.Since(start); d != nil || err != nil || el < 100*time.Millisecond+pullMargin {
+		t.Fatalf("unanswered Next = %+v, %v after %v", d, err, el)
+	}
+	r1 := <-reqs
+	if string(r1.Data) != `{"batch":1,"expires":100000000}` || !strings.HasPrefix(r1.Reply, strings.TrimSuffix(first, "*")) {
+		t.Fatalf("request 1 = %q reply %q", r1.Data, r1.Reply)
+	}
+	if p.sub != nil {
+		t.Fatal("the unanswered inbox was kept")
+	}
+	// Its late answer goes nowhere; request 2 (a new inbox) gets the
+	// server's timeout status.
+	late := nats.NewMsg("axpool.jobs.t")
+	late.Reply = "$JS.ACK.AXPOOL_JOBS.axpool-workers.1.1.1.1.0"
+	late.Data = []byte(`{"v":1,"id":"late","tool":"t"}`)
+	if err := nc.PublishMsg(&nats.Msg{Subject: r1.Reply, Reply: late.Reply, Data: late.Data}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		r2 := <-reqs
+		m := nats.NewMsg(r2.Reply)
+		m.Header.Set("Status", "408")
+		m.Header.Set("Description", "Request Timeout")
+		_ = nc.PublishMsg(m)
+	}()
+	d, err = p.Next(100 * time.Millisecond)
+	if d != nil || err != nil {
+		t.Fatalf("Next after the late answer = %+v, %v", d, err)
+	}
+	if p.sub == nil || p.sub.Subject == first {
+		t.Fatal("no new inbox")
+	}
+	// A server error status is an error.
+	go func() {
+		r3 := <-reqs
+		m := nats.NewMsg(r3.Reply)
+		m.Header.Set("Status", "409")
+		m.Header.Set("Description", "Exceeded MaxWaiting")
+		_ = nc.PublishMsg(m)
+	}()
+	if _, err := p.Next(100 * time.Millisecond); err == nil || err.Error() != "queue: pull job: server answered 409 Exceeded MaxWaiting" {
+		t.Fatalf("409: %v", err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Next(time.Second); !errors.Is(err, ErrPullerClosed) {
+		t.Fatalf("Next after Close: %v", err)
+	}
+	select {
+	case r := <-reqs:
+		t.Errorf("closed puller sent a pull request: %q", r.Data)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// TestOpenMaxWaiting: the consumer is created with Config.MaxWaiting; a
+// later Open with another value keeps the existing one (the server cannot
+// change it) instead of failing.
+func TestOpenMaxWaiting(t *testing.T) {
+	e, bus, _ := testBus(t, Config{MaxWaiting: 600})
+	ctx := ctxT(t)
+	if got := bus.cons.CachedInfo().Config.MaxWaiting; got != 600 {
+		t.Fatalf("MaxWaiting = %d, want 600", got)
+	}
+	if def := DefaultConfig().MaxWaiting; def != 4096 {
+		t.Errorf("default MaxWaiting = %d, want 4096", def)
+	}
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus2, err := Open(ctx, nc, Config{Storage: jetstream.MemoryStorage, AckWait: 5 * time.Second}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ci := bus2.cons.CachedInfo().Config
+	if ci.MaxWaiting != 600 || ci.AckWait != 5*time.Second {
+		t.Errorf("after reopening: MaxWaiting %d, AckWait %v; want 600, 5s", ci.MaxWaiting, ci.AckWait)
+	}
+}

@@ -1,0 +1,65 @@
+package worker
+
+import (
+	"math"
+	"runtime"
+	"runtime/debug"
+
+	"github.com/axpool/axpool/tools"
+)
+
+// SlotsPerCPU is the default number of slots per CPU that a worker process
+// schedules goroutines on (its GOMAXPROCS).
+//
+// A slot spends most of a short job waiting on the bus, not computing: it
+// pulls the job, claims it and stores its result, three round trips to
+// NATS, around a run that takes tens of microseconds for a trivial
+// program. With one slot per CPU the CPU idles through those round trips;
+// with several, one slot computes while the others wait, and the bus
+// operations of concurrent slots share network writes. On the gateway
+// benchmark (gateway/bench_test.go: 50 concurrent MCP clients, 2 worker
+// processes on a 2-core machine) 8 slots per CPU gave about 1.7× the
+// throughput of 1 slot per CPU at lower CPU cost per call; more did not
+// help. A CPU-bound job shares its CPU with the process's other running
+// jobs (Go preempts every 10 ms), so under a full queue of long jobs each
+// takes longer in wall-clock time (max_wall_ms) — the price of keeping a
+// CPU busy with short ones.
+const SlotsPerCPU = 8
+
+// DefaultSlots returns the default slot count of a worker process whose
+// jobs may each use up to jobMemMB MB (0 means tools.DefaultMemoryMB):
+// SlotsPerCPU × GOMAXPROCS, lowered so that every slot can hold a job at
+// its memory limit within half of the process's memory budget, and at
+// least 1. The budget is GOMEMLIMIT when one is set, else the process's
+// share of physical memory (GOMAXPROCS / NumCPU of it; the supervisor sets
+// GOMAXPROCS so that its N processes share the CPUs, see
+// SupervisorOptions.GOMAXPROCS). On a system where physical memory is not
+// known, only the CPU rule applies.
+func DefaultSlots(jobMemMB int64) int {
+	budget := debug.SetMemoryLimit(-1)
+	if budget == math.MaxInt64 {
+		budget = 0
+		if total := physicalMemory(); total > 0 {
+			procs := int64(runtime.GOMAXPROCS(0))
+			budget = total / int64(runtime.NumCPU()) * min(procs, int64(runtime.NumCPU()))
+		}
+	}
+	return defaultSlots(runtime.GOMAXPROCS(0), jobMemMB, budget)
+}
+
+// defaultSlots is DefaultSlots for cpus CPUs and a memory budget in bytes
+// (0: unknown).
+func defaultSlots(cpus int, jobMemMB, budget int64) int {
+	if jobMemMB <= 0 {
+		jobMemMB = tools.DefaultMemoryMB
+	}
+	slots := SlotsPerCPU * max(cpus, 1)
+	if budget > 0 {
+		perJob := int64(math.MaxInt64)
+		if jobMemMB <= math.MaxInt64>>20 {
+			perJob = jobMemMB << 20
+		}
+		slots = int(min(int64(slots), budget/2/perJob))
+	}
+	return max(slots, 1)
+}
