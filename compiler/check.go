@@ -605,6 +605,15 @@ func (c *checker) declareFuncs(u *unit) {
 	}
 }
 
+// scriptMain reports a `main` of u that declares parameters
+// (Options.Script).
+func (c *checker) scriptMain(u *unit) {
+	if f := u.funcs["main"]; f != nil && len(f.decl.Params) > 0 {
+		c.u = u
+		c.errorf(f.decl.Name, CodeType, "%s", MainParamsMessage)
+	}
+}
+
 func (c *checker) signature(f *funcSym) {
 	d := f.decl
 	if len(d.Params) > maxParams {

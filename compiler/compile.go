@@ -24,7 +24,19 @@ type Options struct {
 	LibsDir string
 	// ModuleName is vm.Module.Name; default "module".
 	ModuleName string
+	// Script marks a program that will be run as a script (boruna_run,
+	// boruna_run_sealed, `axpool run`): its `main` is called without
+	// arguments (LANGUAGE.md "Semantics": `fn main() -> T`), so a `main`
+	// of the user's file that declares parameters is the compile error
+	// E009 MainParamsMessage at main's name. A missing main is not an
+	// error here (the run tools report MISSING_MAIN); Apps, compiled
+	// without Script, need no main.
+	Script bool
 }
+
+// MainParamsMessage is the E009 message of a script whose `main` declares
+// parameters (Options.Script).
+const MainParamsMessage = "main must take no parameters: a program run as a script calls main() without arguments"
 
 func (o Options) file() string {
 	if o.File == "" {
@@ -188,6 +200,9 @@ func analyze(src []byte, opts Options, a *arenas, tooling bool) *Program {
 		}
 		for _, u := range l.units {
 			c.declareFuncs(u)
+		}
+		if opts.Script {
+			c.scriptMain(user)
 		}
 		for _, fn := range c.funcs {
 			c.checkFunc(fn)

@@ -1,10 +1,11 @@
 package compiler
 
 import (
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/axpool/axpool/compiler/syntax"
 )
 
 // Diagnostic codes (notes: language-conventions.md "Compile errors";
@@ -60,6 +61,7 @@ type Error struct {
 // Diagnostic is the name the tooling (boruna_check) uses for an Error.
 type Diagnostic = Error
 
+// Error renders e as `file:line:col: E00N msg`.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.Grow(len(e.File) + len(e.Msg) + 24)
@@ -79,37 +81,9 @@ func (e *Error) Error() string {
 func (e *Error) IsWarning() bool { return e.Severity == SeverityWarning }
 
 // ErrorList is a list of compile errors sorted by file order and position.
-// It implements error; Compile returns a nil ErrorList on success.
-type ErrorList []*Error
-
-func (l ErrorList) Error() string {
-	switch len(l) {
-	case 0:
-		return "no errors"
-	case 1:
-		return l[0].Error()
-	case 2:
-		return l[0].Error() + " (and 1 more error)"
-	}
-	return fmt.Sprintf("%s (and %d more errors)", l[0].Error(), len(l)-1)
-}
-
-// Err returns l as an error, or nil when l is empty.
-func (l ErrorList) Err() error {
-	if len(l) == 0 {
-		return nil
-	}
-	return l
-}
-
-// Unwrap returns the individual errors, so that errors.As finds an *Error.
-func (l ErrorList) Unwrap() []error {
-	out := make([]error, len(l))
-	for i, e := range l {
-		out[i] = e
-	}
-	return out
-}
+// It implements error (rendering the first error and how many more, see
+// syntax.List); Compile returns a nil ErrorList on success.
+type ErrorList = syntax.List[*Error]
 
 // sortDiagnostics orders diagnostics by file rank (the user's file first,
 // then libraries in load order), then by position, keeping the original
@@ -147,4 +121,18 @@ func quoteList(names []string) string {
 		b.WriteByte('\'')
 	}
 	return b.String()
+}
+
+// SyntaxErrors converts lexer and parser errors (E001, E002) to compile
+// errors, in order (nil for none), so that a tool that only parses reports
+// them like the compiler does.
+func SyntaxErrors(errs syntax.ErrorList) ErrorList {
+	if len(errs) == 0 {
+		return nil
+	}
+	out := make(ErrorList, len(errs))
+	for i, e := range errs {
+		out[i] = fromSyntax(e)
+	}
+	return out
 }

@@ -59,7 +59,12 @@
 //   - At most MaxCycles messages; a longer list is refused before anything
 //     runs. The cycles of one response hold at most MaxResponseBytes of
 //     encoded values.
+//   - Every VM call runs under a policy (allow-all for init, deny-all for
+//     policies, update and view) intersected with the operator's ceiling
+//     policy when Options.Ceiling is set (CONTRACT.md §3), so init() and
+//     the actors it spawns can use only what the operator allows.
 //
-// framework imports compiler, vm, policy and wire; it knows nothing of
-// NATS or MCP.
+// framework imports compiler, vm, policy, wire and internal/toolwire (the
+// compile-errors shape and location fields it shares with boruna_run); it
+// knows nothing of NATS or MCP.
 package framework

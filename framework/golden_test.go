@@ -1,7 +1,6 @@
 package framework_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -11,55 +10,25 @@ import (
 	"testing"
 
 	"github.com/axpool/axpool/framework"
+	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // libsDir is the repository's std libraries.
-func libsDir(t testing.TB) string {
-	t.Helper()
-	d, err := filepath.Abs(filepath.Join("..", "libs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
+func libsDir(t testing.TB) string { return golden.LibsDir(t) }
 
 // checkGolden compares the pretty JSON of o with path (.golden next to
 // the input), or rewrites it with -update.
 func checkGolden(t *testing.T, path string, o *wire.Object) {
 	t.Helper()
-	got, err := o.Pretty()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs\n got:\n%s\nwant:\n%s", path, got, want)
-	}
+	golden.CheckPretty(t, path, o, *update)
 }
 
 func inputs(t *testing.T, dir string) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.ax"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 10 {
-		t.Fatalf("testdata/%s has %d cases, want at least 10", dir, len(files))
-	}
-	return files
+	return golden.Files(t, filepath.Join("testdata", dir, "*.ax"), 10)
 }
 
 // TestValidateAppGolden runs ValidateAppTool on every

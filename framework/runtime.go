@@ -128,6 +128,7 @@ type Runtime struct {
 	proto   *Protocol
 	msgType *vm.TypeDesc
 	limits  vm.Limits
+	ceiling *policy.Policy // nil: none
 	pol     PolicySet
 	state   vm.Value
 	cycles  int
@@ -135,14 +136,27 @@ type Runtime struct {
 
 // NewRuntime runs init() (allow-all, mock handler) and policies() if the
 // App has one (deny-all), with limits per call (zero fields: the VM
-// defaults). proto must be the valid Protocol of the program mod was
-// compiled from. Errors: *Error (KindRuntime or KindPolicies).
+// defaults) and no ceiling policy: NewRuntimeWith(ctx, mod, proto,
+// Options{Limits: limits}).
 func NewRuntime(ctx context.Context, mod *vm.Module, proto *Protocol, limits vm.Limits) (*Runtime, error) {
+	return NewRuntimeWith(ctx, mod, proto, Options{Limits: limits})
+}
+
+// NewRuntimeWith runs init() (allow-all, mock handler) and policies() if
+// the App has one (deny-all), each policy intersected with opts.Ceiling
+// when it is set, with opts.Limits per call (zero fields: the VM
+// defaults); the Runtime keeps both for every later update and view.
+// opts.LibsDir is not used. proto must be the valid Protocol of the
+// program mod was compiled from. Errors: *Error (KindRuntime, whose Err
+// is a *vm.CapabilityError for a capability the ceiling denies, or
+// KindPolicies).
+func NewRuntimeWith(ctx context.Context, mod *vm.Module, proto *Protocol, opts Options) (*Runtime, error) {
+	limits := opts.Limits
 	if !proto.Valid() || proto.msg == nil || proto.msg.ID < 0 || proto.msg.ID >= len(mod.Types) {
 		return nil, errors.New("framework: NewRuntime needs the valid protocol of the module's program")
 	}
 	r := &Runtime{mod: mod, proto: proto, msgType: mod.Types[proto.msg.ID], limits: limits,
-		pol: PolicySet{AllowAll: true}}
+		ceiling: opts.Ceiling, pol: PolicySet{AllowAll: true}}
 	if r.msgType.Kind != vm.RecordType || len(r.msgType.Fields) != 2 {
 		return nil, errors.New("framework: message type does not match the module")
 	}
@@ -185,7 +199,8 @@ func (r *Runtime) Policy() PolicySet { return r.pol }
 func (r *Runtime) Cycles() int { return r.cycles }
 
 // Send runs one cycle: update(state, msg) under deny-all, the effect
-// checks against the PolicySet, then view(new state) under deny-all. The
+// checks against the PolicySet, then view(new state) under deny-all (each
+// intersected with the ceiling, which can only narrow deny-all). The
 // state changes only when the whole cycle succeeds. Errors: *Error.
 func (r *Runtime) Send(ctx context.Context, m Message) (*Cycle, error) {
 	if r.cycles >= MaxCycles {
@@ -244,8 +259,11 @@ func (r *Runtime) Send(ctx context.Context, m Message) (*Cycle, error) {
 	return c, nil
 }
 
-// call runs one App function.
+// call runs one App function under pol intersected with the ceiling.
 func (r *Runtime) call(ctx context.Context, fn string, pol *policy.Policy, lim vm.Limits, args ...vm.Value) (vm.Value, error) {
+	if r.ceiling != nil {
+		pol = policy.Intersect(pol, r.ceiling)
+	}
 	res, err := vm.Run(ctx, r.mod, vm.Options{Entry: fn, Args: args, Policy: pol, Limits: lim})
 	if err != nil {
 		return vm.Value{}, &Error{Kind: KindRuntime, Function: fn, Msg: err.Error(), Err: err}

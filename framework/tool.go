@@ -6,18 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"runtime/debug"
 	"strings"
 
 	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/internal/toolwire"
+	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
 )
 
 // SourceFile is the file name MCP sources get in positions (the same as
 // tools.SourceFile).
-const SourceFile = "<source>"
+const SourceFile = toolwire.SourceFile
 
 // ModuleName is the module name of compiled Apps (reference §2.3).
 const ModuleName = "app"
@@ -35,6 +36,13 @@ type Options struct {
 	// view); zero fields mean the VM defaults (10,000,000 steps, 256 MB).
 	// An App's policies() max_steps lowers the step limit of update/view.
 	Limits vm.Limits
+	// Ceiling, if non-nil, is the operator's ceiling policy (tools.Env
+	// CeilingPolicy, CONTRACT.md §3 "Operator ceiling"): the policy of
+	// every VM call — init's allow-all as well as the deny-all of
+	// policies, update and view — is intersected with it
+	// (policy.Intersect), so init() and the actors it spawns can use only
+	// what the operator allows.
+	Ceiling *policy.Policy
 }
 
 // ValidateAppTool is the boruna_validate_app engine (CONTRACT.md §2, seed
@@ -47,7 +55,7 @@ type Options struct {
 //     empty and init, update and view exist; state_type and message_type
 //     are null when unknown;
 //   - compile errors: {success:false, errors:[{severity, code, message,
-//     line, col, …}], outcome:"compile_error"} (CompileFailure);
+//     line, col, …}], outcome:"compile_error"} (toolwire.CompileFailure);
 //   - the validator itself failed (a bug): {success:false,
 //     error_kind:"framework_error", message, outcome:"runtime_error"}.
 func ValidateAppTool(source, libsDir string) (resp *wire.Object) {
@@ -61,7 +69,7 @@ func ValidateAppTool(source, libsDir string) (resp *wire.Object) {
 	for _, pr := range p.Problems {
 		errs = append(errs, problemObject(pr))
 	}
-	return withOutcome(wire.Envelope(true).
+	return toolwire.WithOutcome(wire.Envelope(true).
 		Set("has_init", p.HasInit).
 		Set("has_update", p.HasUpdate).
 		Set("has_view", p.HasView).
@@ -86,7 +94,7 @@ func FrameworkTestTool(ctx context.Context, source string, messages []string, li
 //     effects, ui_tree, unknown_effects?}], final_state, total_cycles,
 //     outcome:"ok"}; values in the brief encoding (vm.EncodeBrief);
 //     effects is the number of effects of known kinds;
-//   - compile errors: the CompileFailure shape;
+//   - compile errors: the toolwire.CompileFailure shape;
 //   - App protocol violations: {success:false, error_kind:"framework_error",
 //     message:"validation: <problems joined by \"; \">", errors:[…],
 //     outcome:"compile_error"};
@@ -120,13 +128,13 @@ func FrameworkTest(ctx context.Context, source string, messages []string, opts O
 			msgs[i] = pr.Message
 			errs[i] = problemObject(pr)
 		}
-		return withOutcome(wire.Envelope(false).
+		return toolwire.WithOutcome(wire.Envelope(false).
 			Set("error_kind", wire.KindFrameworkError).
 			Set("message", "validation: "+strings.Join(msgs, "; ")).
 			Set("errors", errs), wire.OutcomeCompileError)
 	}
 
-	rt, err := NewRuntime(ctx, mod, p, opts.Limits)
+	rt, err := NewRuntimeWith(ctx, mod, p, opts)
 	if err != nil {
 		if isCancelled(ctx, err) {
 			return cancelledResponse()
@@ -145,7 +153,7 @@ func FrameworkTest(ctx context.Context, source string, messages []string, opts O
 		entry := wire.NewObject().Set("message", raw).Set("error", err.Error())
 		setLocation(entry, err, opts.LibsDir)
 		cycles = append(cycles, entry)
-		return withOutcome(wire.Envelope(false).
+		return toolwire.WithOutcome(wire.Envelope(false).
 			Set("error_kind", wire.KindFrameworkError).
 			Set("message", fmt.Sprintf("cycle %d failed: %v", k, err)).
 			Set("init_state", initState).
@@ -176,7 +184,7 @@ func FrameworkTest(ctx context.Context, source string, messages []string, opts O
 		}
 		cycles = append(cycles, entry)
 	}
-	return withOutcome(wire.Envelope(true).
+	return toolwire.WithOutcome(wire.Envelope(true).
 		Set("init_state", initState).
 		Set("cycles", cycles).
 		Set("final_state", brief(rt.State())).
@@ -186,48 +194,6 @@ func FrameworkTest(ctx context.Context, source string, messages []string, opts O
 // errResponseLimit fails the cycle whose values would push a response over
 // MaxResponseBytes.
 var errResponseLimit = fmt.Errorf("response limit exceeded: the cycles' encoded values exceed %d bytes", MaxResponseBytes)
-
-// CompileFailure is the compile-errors response shared with boruna_compile
-// and boruna_run (reference §3.1, CONTRACT.md §2): {success:false,
-// errors:[{severity, code, message, line, col, end_line?, end_col?,
-// file?}], outcome:"compile_error", retryable:false}, no error_kind. file
-// appears only for errors inside an imported library, relative to libsDir
-// ("std-ui/src/core.ax"), so responses never reveal server paths.
-func CompileFailure(errs compiler.ErrorList, libsDir string) *wire.Object {
-	list := make([]*wire.Object, 0, len(errs))
-	for _, e := range errs {
-		if e.IsWarning() {
-			continue
-		}
-		o := wire.NewObject().Set("severity", "error").Set("code", e.Code).Set("message", e.Msg)
-		if e.Line > 0 {
-			o.Set("line", e.Line).Set("col", e.Col)
-			if e.EndLine > 0 {
-				o.Set("end_line", e.EndLine).Set("end_col", e.EndCol)
-			}
-		}
-		if f := DisplayFile(libsDir, e.File); f != "" && f != SourceFile {
-			o.Set("file", f)
-		}
-		list = append(list, o)
-	}
-	if len(list) == 0 {
-		list = append(list, wire.NewObject().Set("severity", "error").Set("code", compiler.CodeCodegen).
-			Set("message", "compilation failed"))
-	}
-	return withOutcome(wire.Envelope(false).Set("errors", list), wire.OutcomeCompileError)
-}
-
-// DisplayFile names a source file for a caller: a file under libsDir is
-// shown relative to it with forward slashes; other names are unchanged.
-func DisplayFile(libsDir, file string) string {
-	if libsDir != "" && file != "" {
-		if rel, err := filepath.Rel(libsDir, file); err == nil && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
-			return filepath.ToSlash(rel)
-		}
-	}
-	return file
-}
 
 // Compile analyses and compiles an App's source (file names positions;
 // imports resolve against libsDir; module name "app"). Code generation
@@ -246,12 +212,12 @@ func Compile(source []byte, file, libsDir string) (*compiler.Program, *vm.Module
 	return prog, mod, nil
 }
 
-// compile is Compile for MCP sources, failing with the CompileFailure
-// response.
+// compile is Compile for MCP sources, failing with the compile-errors
+// response (toolwire.CompileFailure).
 func compile(source, libsDir string) (*compiler.Program, *vm.Module, *wire.Object) {
 	prog, mod, errs := Compile([]byte(source), SourceFile, libsDir)
 	if errs != nil {
-		return nil, nil, CompileFailure(errs, libsDir)
+		return nil, nil, toolwire.CompileFailure(errs, libsDir)
 	}
 	return prog, mod, nil
 }
@@ -274,16 +240,12 @@ func nullable(s string) any {
 	return s
 }
 
-func withOutcome(o *wire.Object, out wire.Outcome) *wire.Object {
-	return o.Set("outcome", out).Set("retryable", out.Retryable())
-}
-
 func frameworkError(msg string, out wire.Outcome) *wire.Object {
-	return withOutcome(wire.Envelope(false).Set("error_kind", wire.KindFrameworkError).Set("message", msg), out)
+	return toolwire.WithOutcome(wire.Envelope(false).Set("error_kind", wire.KindFrameworkError).Set("message", msg), out)
 }
 
 func cancelledResponse() *wire.Object {
-	return withOutcome(wire.Envelope(false).Set("error_kind", wire.KindCancelled).Set("message", "execution cancelled"),
+	return toolwire.WithOutcome(wire.Envelope(false).Set("error_kind", wire.KindCancelled).Set("message", "execution cancelled"),
 		wire.OutcomeCancelled)
 }
 
@@ -357,7 +319,7 @@ func setLocation(o *wire.Object, err error, libsDir string) {
 	if loc.Pos.Line > 0 {
 		o.Set("line", loc.Pos.Line).Set("col", loc.Pos.Col)
 	}
-	if f := DisplayFile(libsDir, loc.File); f != "" && f != SourceFile {
+	if f := toolwire.DisplayFile(libsDir, loc.File); f != "" && f != SourceFile {
 		o.Set("file", f)
 	}
 }

@@ -103,7 +103,9 @@ type analysis struct {
 	prog *compiler.Program
 	// syntaxErr is set when the user's file has a lexer or parser error
 	// (its tree is incomplete: no patches, no MISSING_MAIN).
-	syntaxErr bool
+	syntaxErr  bool
+	index      *stmtIndex // built by stmts on first use
+	childCache childCache // findAt's memo, made by kids on first use
 }
 
 func (a *analysis) tree() *syntax.File {
@@ -118,8 +120,11 @@ func (a *analysis) tree() *syntax.File {
 // parser error in the user's file is reported alone, as its first one,
 // since the tree is incomplete), MISSING_MAIN when the file
 // has no `fn main` (not reported for a lexer/parser error, nor for an App
-// that defines init, update and view — the framework drives those), and
-// E007 for an App's update/view annotated with capabilities. Findings in
+// that defines init, update and view — the framework drives those), E009
+// compiler.MainParamsMessage at the name of a `main` that declares
+// parameters (again not for an App: the run tools compile scripts with
+// compiler.Options.Script, which refuses such a main), and E007 for an
+// App's update/view annotated with capabilities. Findings in
 // the user's file carry patches where a safe, position-based fix exists
 // (see the patch builders in patches.go for ids and confidences).
 //
@@ -189,6 +194,9 @@ func Diagnose(src []byte, opts compiler.Options) []Diagnostic {
 	}
 	out = append(out, a.appPurity()...)
 	if d, ok := a.missingMain(); ok {
+		out = append(out, d)
+	}
+	if d, ok := a.mainParams(); ok {
 		out = append(out, d)
 	}
 	a.sort(out)

@@ -37,10 +37,22 @@
 //     every patch with that id whatever the strategy (the reference
 //     ignores it under "all"); a strategy other than best/all is refused.
 //   - Hints (patches without edits) are reported but never applied.
+//   - A script's `main` that declares parameters is an E009 at main's name
+//     (compiler.MainParamsMessage, what boruna_run reports), not for an
+//     App.
+//   - boruna_check's response is bounded while it is built: messages,
+//     descriptions and rationales are cut to toolwire.MaxMessageBytes, and
+//     the list stops before it would exceed MaxDiagnosticsBytes of JSON;
+//     then diagnostics_count is the number listed and the additive fields
+//     diagnostics_truncated:true and diagnostics_total (the number found)
+//     follow the list. Locating findings is logarithmic in the size of a
+//     block (findAt), so 1,000 findings in a 1 MB source stay fast.
 //
 // CheckTool and RepairTool build the tools' response envelopes
 // (wire.Envelope); the tools package routes boruna_check and boruna_repair
 // to them and appends outcome/retryable. Everything here is safe for
 // concurrent use. repair imports compiler, compiler/syntax, vm (variant
-// shapes) and wire; it knows nothing of NATS, MCP or execution.
+// shapes), wire and internal/toolwire (message clipping and library file
+// names shared with the compile tools); it knows nothing of NATS, MCP or
+// execution.
 package repair

@@ -1,7 +1,6 @@
 package repair
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -35,14 +35,7 @@ func goldenArgs(src string) map[string]string {
 }
 
 func runGolden(t *testing.T, dir string, min int, engine func(t *testing.T, src string, args map[string]string) *wire.Object) {
-	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.ax"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < min {
-		t.Fatalf("%d golden files in testdata/%s, want at least %d", len(files), dir, min)
-	}
-	for _, file := range files {
+	for _, file := range golden.Files(t, filepath.Join("testdata", dir, "*.ax"), min) {
 		name := strings.TrimSuffix(filepath.Base(file), ".ax")
 		t.Run(name, func(t *testing.T) {
 			src, err := os.ReadFile(file)
@@ -50,25 +43,7 @@ func runGolden(t *testing.T, dir string, min int, engine func(t *testing.T, src 
 				t.Fatal(err)
 			}
 			out := engine(t, string(src), goldenArgs(string(src)))
-			got, err := out.Pretty()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, '\n')
-			want := strings.TrimSuffix(file, ".ax") + ".json"
-			if *update {
-				if err := os.WriteFile(want, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			exp, err := os.ReadFile(want)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if !bytes.Equal(got, exp) {
-				t.Errorf("%s: response differs from %s\n got:\n%s\nwant:\n%s", file, want, got, exp)
-			}
+			golden.CheckPretty(t, strings.TrimSuffix(file, ".ax")+".json", out, *update)
 		})
 	}
 }

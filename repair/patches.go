@@ -92,7 +92,7 @@ func (a *analysis) fieldPatches(cd *compiler.Diagnostic) []Patch {
 		return nil
 	}
 	text := sugg
-	shorthand, _ := findAt(a.tree(), posOf(cd.Line, cd.Col), func(fp *syntax.FieldPattern) bool {
+	shorthand, _ := findAt(a.kids(), a.tree(), posOf(cd.Line, cd.Col), func(fp *syntax.FieldPattern) bool {
 		return fp.Pattern == nil && fp.Name != nil && fp.Name.Name == subj
 	})
 	if shorthand != nil {
@@ -115,7 +115,7 @@ func (a *analysis) capPatches(cd *compiler.Diagnostic) []Patch {
 		return nil
 	}
 	pos := posOf(cd.Line, cd.Col)
-	cn, _ := findAt(a.tree(), pos, func(c *syntax.CapName) bool { return c.Name == cd.Subject })
+	cn, _ := findAt(a.kids(), a.tree(), pos, func(c *syntax.CapName) bool { return c.Name == cd.Subject })
 	if cn != nil {
 		if cd.Suggestion == "" || cd.Suggestion == cd.Subject {
 			return nil
@@ -371,6 +371,28 @@ func (a *analysis) missingMain() (Diagnostic, bool) {
 	return d, true
 }
 
+// mainParams is E009 for a script whose `main` declares parameters (the
+// error compiler.Options.Script gives boruna_run): the file parsed, is not
+// an App, and its first `main` takes parameters. No patch: the body may
+// use them.
+func (a *analysis) mainParams() (Diagnostic, bool) {
+	f := a.tree()
+	if f == nil || isApp(f) {
+		return Diagnostic{}, false
+	}
+	fn := findFn(f, "main")
+	if fn == nil || len(fn.Params) == 0 {
+		return Diagnostic{}, false
+	}
+	pos, end := fn.Name.Pos(), fn.Name.End()
+	return Diagnostic{
+		ID:       compiler.CodeType,
+		Severity: SeverityError,
+		Message:  compiler.MainParamsMessage,
+		Location: &Location{File: a.file, Line: int(pos.Line), Col: int(pos.Col), EndLine: int(end.Line), EndCol: int(end.Col)},
+	}, true
+}
+
 // onlyNullaryFn returns the user's only function without parameters, or
 // nil when there are none or several.
 func (a *analysis) onlyNullaryFn() *compiler.FuncInfo {
@@ -424,6 +446,50 @@ func countCompilerErrors(p *compiler.Program) int {
 	return n
 }
 
+// kids returns the analysis's children cache for findAt.
+func (a *analysis) kids() childCache {
+	if a.childCache == nil {
+		a.childCache = childCache{}
+	}
+	return a.childCache
+}
+
+// stmtIndex maps positions to the statements typePatches looks for: an
+// assignment by its position (which is its target's), a let by its value's
+// position; the first in source order wins. One walk of the tree builds it,
+// so that typePatches costs O(1) per diagnostic instead of a walk of the
+// enclosing function (quadratic for 1,000 errors in one long function).
+type stmtIndex struct {
+	assigns map[syntax.Pos]*syntax.AssignStmt
+	lets    map[syntax.Pos]*syntax.LetStmt
+}
+
+// stmts returns the index of the user's tree, building it on first use.
+func (a *analysis) stmts() *stmtIndex {
+	if a.index != nil {
+		return a.index
+	}
+	a.index = &stmtIndex{assigns: map[syntax.Pos]*syntax.AssignStmt{}, lets: map[syntax.Pos]*syntax.LetStmt{}}
+	walk(a.tree(), func(n syntax.Node, _ []syntax.Node) bool {
+		switch s := n.(type) {
+		case *syntax.AssignStmt:
+			if s.Target != nil && s.Target.Pos() == s.Pos() {
+				if _, dup := a.index.assigns[s.Pos()]; !dup {
+					a.index.assigns[s.Pos()] = s
+				}
+			}
+		case *syntax.LetStmt:
+			if s.Value != nil {
+				if _, dup := a.index.lets[s.Value.Pos()]; !dup {
+					a.index.lets[s.Value.Pos()] = s
+				}
+			}
+		}
+		return true
+	})
+	return a.index
+}
+
 // typePatches is E009: `E009-add-mut` for an assignment to a local
 // declared without `mut`, and conversion hints for a literal of the wrong
 // type in an annotated let.
@@ -437,7 +503,7 @@ func (a *analysis) typePatches(cd *compiler.Diagnostic) []Patch {
 	if fn == nil {
 		return nil
 	}
-	if as, _ := findAt(fn, pos, func(s *syntax.AssignStmt) bool { return s.Target != nil && s.Target.Pos() == pos }); as != nil {
+	if as := a.stmts().assigns[pos]; as != nil {
 		let := resolveAssign(fn, as)
 		if let == nil || let.Mut || let.Name == nil {
 			return nil
@@ -455,31 +521,28 @@ func (a *analysis) typePatches(cd *compiler.Diagnostic) []Patch {
 			Edits:       []Edit{a.edit(off, off, "mut ")},
 		}}
 	}
+	s := a.stmts().lets[pos]
+	if s == nil {
+		return nil
+	}
+	nt, ok := s.Type.(*syntax.NamedType)
+	if !ok || nt.Name == nil {
+		return nil
+	}
 	var hint *Patch
-	walk(fn, func(n syntax.Node, _ []syntax.Node) bool {
-		s, ok := n.(*syntax.LetStmt)
-		if !ok || hint != nil || s.Value == nil || s.Value.Pos() != pos {
-			return hint == nil
+	switch s.Value.(type) {
+	case *syntax.StringLit:
+		if nt.Name.Name == "Int" {
+			hint = conversionHint("parse_int(value)", "String", "Int")
 		}
-		nt, ok := s.Type.(*syntax.NamedType)
-		if !ok || nt.Name == nil {
-			return false
+	case *syntax.IntLit:
+		if nt.Name.Name == "String" {
+			hint = conversionHint("__builtin_int_to_string(value)", "Int", "String")
 		}
-		switch s.Value.(type) {
-		case *syntax.StringLit:
-			if nt.Name.Name == "Int" {
-				hint = conversionHint("parse_int(value)", "String", "Int")
-			}
-		case *syntax.IntLit:
-			if nt.Name.Name == "String" {
-				hint = conversionHint("__builtin_int_to_string(value)", "Int", "String")
-			}
-			if nt.Name.Name == "Float" {
-				hint = conversionHint("__builtin_int_to_float(value)", "Int", "Float")
-			}
+		if nt.Name.Name == "Float" {
+			hint = conversionHint("__builtin_int_to_float(value)", "Int", "Float")
 		}
-		return false
-	})
+	}
 	if hint != nil {
 		return []Patch{*hint}
 	}

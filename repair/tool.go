@@ -1,10 +1,10 @@
 package repair
 
 import (
-	"path/filepath"
-	"strings"
+	"encoding/json"
 
 	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/internal/toolwire"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -12,11 +12,20 @@ import (
 // defaults to "<source>").
 const DefaultFile = "<source>"
 
+// MaxDiagnosticsBytes bounds the `diagnostics` list of a boruna_check
+// response: the compact JSON of the listed diagnostics (brackets and
+// commas included) is at most this many bytes. 1,000 ordinary diagnostics
+// with patches take a few hundred KB; a hostile source (a type name of
+// 100 KB echoed in 1,000 messages, or a 4 KB file name repeated in each
+// location) would otherwise make a response of hundreds of MB.
+const MaxDiagnosticsBytes = 1 << 20
+
 // CheckTool is the engine of boruna_check (CONTRACT.md §2; reference
 // mcp-contract §3.6): always success, even when errors are found —
 //
 //	{success:true, protocol_version:1, file, diagnostics_count,
-//	 diagnostics:[{id, severity, message, location?, patches?}]}
+//	 diagnostics:[{id, severity, message, location?, patches?}],
+//	 diagnostics_truncated?, diagnostics_total?}
 //
 // location is {file, line, col, end_line, end_col} (end_* null when
 // unknown; file relative to libsDir for a finding in an imported library).
@@ -25,15 +34,51 @@ const DefaultFile = "<source>"
 // when the patch has edits (hints have none). fileName defaults to
 // "<source>"; imports resolve against libsDir. The caller (tools) appends
 // outcome/retryable.
+//
+// The response is bounded while it is built: message, description and
+// rationale are cut to toolwire.MaxMessageBytes (toolwire.Clip; edits are
+// never cut), and diagnostics are encoded one at a time, in order, until
+// the next one would take the list over MaxDiagnosticsBytes. When some
+// are left out, diagnostics_count is the number listed and the additive
+// fields diagnostics_truncated:true and diagnostics_total (the number
+// found) follow the list; otherwise both are absent. Memory beyond
+// Diagnose's own is at most MaxDiagnosticsBytes plus one diagnostic.
 func CheckTool(source, fileName, libsDir string) *wire.Object {
 	if fileName == "" {
 		fileName = DefaultFile
 	}
 	ds := Diagnose([]byte(source), compiler.Options{File: fileName, LibsDir: libsDir})
-	return wire.Envelope(true).
+	list, truncated := boundedDiagnostics(ds, fileName, libsDir, MaxDiagnosticsBytes)
+	o := wire.Envelope(true).
 		Set("file", fileName).
-		Set("diagnostics_count", len(ds)).
-		Set("diagnostics", DiagnosticsJSON(ds, fileName, libsDir))
+		Set("diagnostics_count", len(list)).
+		Set("diagnostics", list)
+	if truncated {
+		o.Set("diagnostics_truncated", true).Set("diagnostics_total", len(ds))
+	}
+	return o
+}
+
+// boundedDiagnostics encodes the first diagnostics of ds whose list fits
+// in budget bytes of compact JSON (messages clipped), and reports whether
+// any were left out.
+func boundedDiagnostics(ds []Diagnostic, userFile, libsDir string, budget int) ([]json.RawMessage, bool) {
+	out := make([]json.RawMessage, 0, min(len(ds), 64))
+	size := 2 // []
+	for i := range ds {
+		b, err := diagnosticJSON(&ds[i], userFile, libsDir, toolwire.Clip).MarshalJSON()
+		if err != nil { // strings and numbers only: cannot fail
+			return out, true
+		}
+		if i > 0 {
+			size++ // comma
+		}
+		if size += len(b); size > budget {
+			return out, true
+		}
+		out = append(out, b)
+	}
+	return out, false
 }
 
 // RepairTool is the engine of boruna_repair (CONTRACT.md §2; reference
@@ -87,70 +132,65 @@ func RepairJSON(res Result) *wire.Object {
 }
 
 // DiagnosticsJSON encodes diagnostics as boruna_check lists them (see
-// CheckTool). userFile is the checked file's name, shown as is; other
-// files under libsDir (imported libraries) are shown relative to it.
+// CheckTool), all of them and with messages uncut (the CLI's `check
+// --json`). userFile is the checked file's name, shown as is; other files
+// under libsDir (imported libraries) are shown relative to it.
 func DiagnosticsJSON(ds []Diagnostic, userFile, libsDir string) []*wire.Object {
 	out := make([]*wire.Object, len(ds))
 	for i := range ds {
-		d := &ds[i]
-		o := wire.NewObject().
-			Set("id", d.ID).
-			Set("severity", d.Severity).
-			Set("message", d.Message)
-		if l := d.Location; l != nil {
-			file := l.File
-			if file != userFile {
-				file = displayFile(libsDir, file)
-			}
-			lo := wire.NewObject().
-				Set("file", file).
-				Set("line", l.Line).
-				Set("col", l.Col)
-			if l.EndLine > 0 {
-				lo.Set("end_line", l.EndLine).Set("end_col", l.EndCol)
-			} else {
-				lo.Set("end_line", nil).Set("end_col", nil)
-			}
-			o.Set("location", lo)
-		}
-		if len(d.Patches) > 0 {
-			ps := make([]*wire.Object, len(d.Patches))
-			for j := range d.Patches {
-				p := &d.Patches[j]
-				po := wire.NewObject().
-					Set("id", p.ID).
-					Set("description", p.Description).
-					Set("confidence", string(p.Confidence)).
-					Set("rationale", p.Rationale)
-				if len(p.Edits) > 0 {
-					es := make([]*wire.Object, len(p.Edits))
-					for k, e := range p.Edits {
-						es[k] = wire.NewObject().
-							Set("start_line", e.StartLine).
-							Set("start_col", e.StartCol).
-							Set("end_line", e.EndLine).
-							Set("end_col", e.EndCol).
-							Set("old_text", e.OldText).
-							Set("new_text", e.NewText)
-					}
-					po.Set("edits", es)
-				}
-				ps[j] = po
-			}
-			o.Set("patches", ps)
-		}
-		out[i] = o
+		out[i] = diagnosticJSON(&ds[i], userFile, libsDir, func(s string) string { return s })
 	}
 	return out
 }
 
-// displayFile shows a library file relative to libsDir (as the compile
-// tools do), any other file as is.
-func displayFile(libsDir, file string) string {
-	if libsDir != "" {
-		if rel, err := filepath.Rel(libsDir, file); err == nil && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
-			return filepath.ToSlash(rel)
+// diagnosticJSON encodes one diagnostic; text is applied to its message
+// and to each patch's description and rationale.
+func diagnosticJSON(d *Diagnostic, userFile, libsDir string, text func(string) string) *wire.Object {
+	o := wire.NewObject().
+		Set("id", d.ID).
+		Set("severity", d.Severity).
+		Set("message", text(d.Message))
+	if l := d.Location; l != nil {
+		file := l.File
+		if file != userFile {
+			file = toolwire.DisplayFile(libsDir, file)
 		}
+		lo := wire.NewObject().
+			Set("file", file).
+			Set("line", l.Line).
+			Set("col", l.Col)
+		if l.EndLine > 0 {
+			lo.Set("end_line", l.EndLine).Set("end_col", l.EndCol)
+		} else {
+			lo.Set("end_line", nil).Set("end_col", nil)
+		}
+		o.Set("location", lo)
 	}
-	return file
+	if len(d.Patches) > 0 {
+		ps := make([]*wire.Object, len(d.Patches))
+		for j := range d.Patches {
+			p := &d.Patches[j]
+			po := wire.NewObject().
+				Set("id", p.ID).
+				Set("description", text(p.Description)).
+				Set("confidence", string(p.Confidence)).
+				Set("rationale", text(p.Rationale))
+			if len(p.Edits) > 0 {
+				es := make([]*wire.Object, len(p.Edits))
+				for k, e := range p.Edits {
+					es[k] = wire.NewObject().
+						Set("start_line", e.StartLine).
+						Set("start_col", e.StartCol).
+						Set("end_line", e.EndLine).
+						Set("end_col", e.EndCol).
+						Set("old_text", e.OldText).
+						Set("new_text", e.NewText)
+				}
+				po.Set("edits", es)
+			}
+			ps[j] = po
+		}
+		o.Set("patches", ps)
+	}
+	return o
 }

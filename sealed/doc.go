@@ -31,6 +31,8 @@
 //     `capability budget exceeded: <cap>` and `CapabilityBudgetExceeded(…)`).
 //   - Every response ends with outcome and retryable (CONTRACT.md §5).
 //
-// sealed imports compiler, vm, policy, wire and framework (for the shared
-// compile-errors shape); it knows nothing of NATS or MCP.
+// sealed imports compiler, vm, policy, wire and internal/toolwire (the
+// compile-errors, MISSING_MAIN and policy failures and the run-failure
+// location fields it shares with boruna_run); it knows nothing of NATS or
+// MCP.
 package sealed

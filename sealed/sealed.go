@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
-	"strings"
 
 	"github.com/axpool/axpool/compiler"
-	"github.com/axpool/axpool/framework"
+	"github.com/axpool/axpool/internal/toolwire"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
@@ -37,8 +36,8 @@ const (
 // CodeMissingMain and MissingMainMessage form the compile error of a
 // program without `main` (the same as boruna_run's, CONTRACT.md §2).
 const (
-	CodeMissingMain    = "MISSING_MAIN"
-	MissingMainMessage = "program has no `main` function: boruna_run calls `fn main()` as the entry point"
+	CodeMissingMain    = toolwire.CodeMissingMain
+	MissingMainMessage = toolwire.MissingMainMessage
 )
 
 // Options configure Run.
@@ -49,9 +48,18 @@ type Options struct {
 	// DefaultMaxSteps when the argument is absent; 0 (or less) is a budget
 	// of zero steps, as in boruna_run.
 	MaxSteps int64
-	// Limits give the other limits of both executions (MaxWall,
-	// MaxMemory, MaxOutput, MaxCallDepth); Limits.MaxSteps is ignored.
+	// Limits give the other limits of each execution (MaxWall, MaxMemory,
+	// MaxOutput, MaxCallDepth, MaxActors; boruna_run_sealed's max_wall_ms
+	// and limits, lowered to the operator's ceilings); Limits.MaxSteps is
+	// ignored.
 	Limits vm.Limits
+	// MaxOutputBytes, when non-nil, is boruna_run's output budget
+	// (limits.max_output_bytes, reference §4.4), checked after the first
+	// execution: the compact JSON of the result, then of each ui_output
+	// value, must fit in it (toolwire.CheckOutput), else the call fails
+	// with limit_exceeded, limit_kind "output_bytes", phase
+	// "serialization".
+	MaxOutputBytes *int64
 	// Handler performs the capability calls of the first execution (nil:
 	// the VM's mock handler). The second execution always replays the
 	// recorded results.
@@ -96,22 +104,20 @@ func Run(ctx context.Context, source string, policyArg json.RawMessage, opts Opt
 	defer func() {
 		if r := recover(); r != nil {
 			slog.Error("sealed engine panicked", "panic", r, "stack", string(debug.Stack()))
-			resp = withOutcome(wire.Envelope(false).Set("error_kind", wire.KindInternalError).
+			resp = toolwire.WithOutcome(wire.Envelope(false).Set("error_kind", wire.KindInternalError).
 				Set("message", fmt.Sprintf("internal error in boruna_run_sealed: %v", r)), wire.OutcomeRuntimeError)
 		}
 	}()
-	m, errs := compiler.Compile([]byte(source), compiler.Options{File: framework.SourceFile, LibsDir: opts.LibsDir, ModuleName: "module"})
+	m, errs := compiler.Compile([]byte(source), compiler.Options{File: toolwire.SourceFile, LibsDir: opts.LibsDir, ModuleName: "module", Script: true})
 	if errs != nil {
-		return framework.CompileFailure(errs, opts.LibsDir)
+		return toolwire.CompileFailure(errs, opts.LibsDir)
 	}
 	if m.Entry < 0 {
-		return withOutcome(wire.Envelope(false).Set("errors", []*wire.Object{wire.NewObject().
-			Set("severity", "error").Set("code", CodeMissingMain).Set("message", MissingMainMessage).
-			Set("line", 1).Set("col", 1)}), wire.OutcomeCompileError)
+		return toolwire.MissingMain()
 	}
 	pol, err := policy.ParseRunArg(policyArg)
 	if err != nil {
-		return policyFailure(err)
+		return toolwire.PolicyFailure(err)
 	}
 	if opts.Ceiling != nil {
 		pol = policy.Intersect(pol, opts.Ceiling)
@@ -125,6 +131,17 @@ func Run(ctx context.Context, source string, policyArg json.RawMessage, opts Opt
 	first, err := vm.Run(ctx, m, vm.Options{Limits: lim, Policy: pol, Handler: opts.Handler})
 	if err != nil {
 		return runFailure(err, max(opts.MaxSteps, 0), opts.LibsDir)
+	}
+	if opts.MaxOutputBytes != nil {
+		if le := toolwire.CheckOutput(first, *opts.MaxOutputBytes); le != nil {
+			return toolwire.WithOutcome(wire.Envelope(false).
+				Set("error_kind", wire.KindLimitExceeded).
+				Set("limit_kind", wire.LimitOutputBytes).
+				Set("phase", "serialization").
+				Set("limit", le.Limit).
+				Set("message", le.Msg).
+				Set("steps", le.Steps), wire.OutcomeOutputLimit)
+		}
 	}
 	verified, reason := replay(ctx, m, lim, pol, first)
 	if ctx.Err() != nil {
@@ -152,7 +169,7 @@ func Run(ctx context.Context, source string, policyArg json.RawMessage, opts Opt
 	if !verified {
 		why = reason
 	}
-	return withOutcome(wire.Envelope(true).
+	return toolwire.WithOutcome(wire.Envelope(true).
 		Set("result", first.Value).
 		Set("steps", first.Steps).
 		Set("replay_verified", verified).
@@ -219,35 +236,9 @@ func clip(s string) string {
 	return s[:cut] + "…"
 }
 
-func withOutcome(o *wire.Object, out wire.Outcome) *wire.Object {
-	return o.Set("outcome", out).Set("retryable", out.Retryable())
-}
-
 func cancelledResponse() *wire.Object {
-	return withOutcome(wire.Envelope(false).Set("error_kind", wire.KindCancelled).Set("message", "execution cancelled"),
+	return toolwire.WithOutcome(wire.Envelope(false).Set("error_kind", wire.KindCancelled).Set("message", "execution cancelled"),
 		wire.OutcomeCancelled)
-}
-
-// policyFailure is the response to a policy argument refused by
-// policy.ParseRunArg, the same as boruna_run's: the legacy invalid_policy
-// or a policy.* kind with the validator's message and extras.
-func policyFailure(err error) *wire.Object {
-	o := wire.Envelope(false)
-	var ve *policy.ValidationError
-	if errors.As(err, &ve) {
-		o.Set("error_kind", ve.Kind).Set("message", ve.Message)
-		if strings.HasPrefix(ve.Kind, "policy.") {
-			d := ve.Details()
-			for _, k := range ve.DetailKeys() {
-				if k != "error_kind" && k != "message" {
-					o.Set(k, d[k])
-				}
-			}
-		}
-	} else {
-		o.Set("error_kind", wire.KindInvalidPolicy).Set("message", err.Error())
-	}
-	return withOutcome(o, wire.OutcomeInvalidArgs)
 }
 
 // runFailure maps the first execution's error to the response (the one
@@ -267,8 +258,8 @@ func runFailure(err error, maxSteps int64, libsDir string) *wire.Object {
 			Set("capability", ce.Capability.String()).
 			Set("message", ce.Msg).
 			Set("steps", ce.Steps)
-		setLocation(o, ce.Location, libsDir)
-		return withOutcome(o, wire.OutcomePolicyDenied)
+		toolwire.SetLocation(o, ce.Location, libsDir)
+		return toolwire.WithOutcome(o, wire.OutcomePolicyDenied)
 	case errors.As(err, &le):
 		out := wire.OutcomeRuntimeError
 		switch le.Kind {
@@ -285,28 +276,15 @@ func runFailure(err error, maxSteps int64, libsDir string) *wire.Object {
 			o.Set("error_kind", wire.KindRuntimeError).Set("limit_kind", le.Kind).Set("limit", le.Limit).Set("message", le.Msg)
 		}
 		o.Set("steps", le.Steps)
-		setLocation(o, le.Location, libsDir)
-		return withOutcome(o, out)
+		toolwire.SetLocation(o, le.Location, libsDir)
+		return toolwire.WithOutcome(o, out)
 	case errors.As(err, &re):
 		o.Set("error_kind", wire.KindRuntimeError).Set("message", re.Msg).Set("steps", re.Steps)
-		setLocation(o, re.Location, libsDir)
-		return withOutcome(o, wire.OutcomeRuntimeError)
+		toolwire.SetLocation(o, re.Location, libsDir)
+		return toolwire.WithOutcome(o, wire.OutcomeRuntimeError)
 	case errors.As(err, &xe), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return cancelledResponse()
 	}
 	o.Set("error_kind", wire.KindInternalError).Set("message", err.Error())
-	return withOutcome(o, wire.OutcomeRuntimeError)
-}
-
-// setLocation adds the additive position fields of a run failure.
-func setLocation(o *wire.Object, loc vm.Location, libsDir string) {
-	if loc.Pos.Line > 0 {
-		o.Set("line", loc.Pos.Line).Set("col", loc.Pos.Col)
-	}
-	if loc.Func != "" {
-		o.Set("function", loc.Func)
-	}
-	if f := framework.DisplayFile(libsDir, loc.File); f != "" && f != framework.SourceFile {
-		o.Set("file", f)
-	}
+	return toolwire.WithOutcome(o, wire.OutcomeRuntimeError)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/sealed"
 	"github.com/axpool/axpool/vm"
@@ -108,27 +109,11 @@ func TestSampleDigestLocked(t *testing.T) {
 	}
 }
 
-func libsDir(t testing.TB) string {
-	t.Helper()
-	d, err := filepath.Abs(filepath.Join("..", "libs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // TestRunSealedGolden runs every testdata/*.ax; optional header comments
 // `// policy: <JSON>` and `// max_steps: N` give the arguments.
 func TestRunSealedGolden(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("testdata", "*.ax"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 10 {
-		t.Fatalf("%d cases, want at least 10", len(files))
-	}
-	libs := libsDir(t)
-	for _, in := range files {
+	libs := golden.LibsDir(t)
+	for _, in := range golden.Files(t, filepath.Join("testdata", "*.ax"), 10) {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			src, err := os.ReadFile(in)
 			if err != nil {
@@ -147,25 +132,7 @@ func TestRunSealedGolden(t *testing.T) {
 				}
 			}
 			o := sealed.RunSealedTool(context.Background(), string(src), pol, steps, libs)
-			got, err := o.Pretty()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, '\n')
-			path := strings.TrimSuffix(in, ".ax") + ".golden"
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run with -update)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("%s differs\n got:\n%s\nwant:\n%s", path, got, want)
-			}
+			golden.CheckPretty(t, strings.TrimSuffix(in, ".ax")+".golden", o, *update)
 		})
 	}
 }

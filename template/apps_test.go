@@ -1,16 +1,15 @@
 package template_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/template"
 	"github.com/axpool/axpool/vm"
 )
@@ -140,21 +139,7 @@ func TestAppScenarios(t *testing.T) {
 			}
 			fmt.Fprintf(&out, "view: %s\n", brief(call("view", state)))
 
-			got := []byte(out.String())
-			path := filepath.Join("testdata", "golden", "app_"+sc.name+".golden")
-			if *update {
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("transcript differs from %s\n--- got\n%s--- want\n%s", path, got, want)
-			}
+			golden.Check(t, filepath.Join("testdata", "golden", "app_"+sc.name+".golden"), []byte(out.String()), *update)
 		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/axpool/axpool/wire"
 )
 
 // parseManifest decodes template.json strictly: every field is required
@@ -43,7 +45,7 @@ func parseManifest(data []byte) (*Manifest, error) {
 	}
 	var args map[string]json.RawMessage
 	if json.Unmarshal(raw, &args) != nil || args == nil {
-		return nil, fmt.Errorf("field `args`: expected an object, got %s", typeName(raw))
+		return nil, fmt.Errorf("field `args`: expected an object, got %s", wire.JSONType(raw))
 	}
 	m.Args = make(map[string]ArgSpec, len(args))
 	names := make([]string, 0, len(args))
@@ -64,7 +66,7 @@ func parseManifest(data []byte) (*Manifest, error) {
 func parseArg(name string, raw json.RawMessage) (ArgSpec, error) {
 	var fields map[string]json.RawMessage
 	if json.Unmarshal(raw, &fields) != nil || fields == nil {
-		return ArgSpec{}, fmt.Errorf("field `args.%s`: expected an object, got %s", name, typeName(raw))
+		return ArgSpec{}, fmt.Errorf("field `args.%s`: expected an object, got %s", name, wire.JSONType(raw))
 	}
 	prefix := "args." + name + "."
 	var s ArgSpec
@@ -77,7 +79,7 @@ func parseArg(name string, raw json.RawMessage) (ArgSpec, error) {
 		return s, fmt.Errorf("missing field `%srequired`", prefix)
 	}
 	if json.Unmarshal(r, &s.Required) != nil {
-		return s, fmt.Errorf("field `%srequired`: expected a boolean, got %s", prefix, typeName(r))
+		return s, fmt.Errorf("field `%srequired`: expected a boolean, got %s", prefix, wire.JSONType(r))
 	}
 	if s.Description, err = reqString(fields, prefix+"description"); err != nil {
 		return s, err
@@ -97,7 +99,7 @@ func reqString(fields map[string]json.RawMessage, path string) (string, error) {
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
-		return "", fmt.Errorf("field `%s`: expected a string, got %s", path, typeName(raw))
+		return "", fmt.Errorf("field `%s`: expected a string, got %s", path, wire.JSONType(raw))
 	}
 	return s, nil
 }
@@ -109,7 +111,7 @@ func reqStrings(fields map[string]json.RawMessage, path string) ([]string, error
 	}
 	l := []string{}
 	if json.Unmarshal(raw, &l) != nil {
-		return nil, fmt.Errorf("field `%s`: expected an array of strings, got %s", path, typeName(raw))
+		return nil, fmt.Errorf("field `%s`: expected an array of strings, got %s", path, wire.JSONType(raw))
 	}
 	return l, nil
 }
@@ -123,28 +125,7 @@ func lastKey(path string) string {
 	return path
 }
 
-func isNull(raw json.RawMessage) bool { return typeName(raw) == "null" }
-
-// typeName names the JSON type of a well-formed raw value.
-func typeName(raw json.RawMessage) string {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
-}
+func isNull(raw json.RawMessage) bool { return wire.JSONType(raw) == "null" }
 
 // syntaxError describes a JSON decoding failure of a whole manifest.
 func syntaxError(data []byte, err error) error {

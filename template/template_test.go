@@ -1,7 +1,6 @@
 package template_test
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"os"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/template"
 	"github.com/axpool/axpool/wire"
 )
@@ -107,28 +107,7 @@ var goldenCases = []struct {
 func TestGolden(t *testing.T) {
 	for _, c := range goldenCases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := c.run().Pretty()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, '\n')
-			path := filepath.Join("testdata", "golden", c.name+".golden")
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("output differs from %s\n--- got\n%s--- want\n%s", path, got, want)
-			}
+			golden.CheckPretty(t, filepath.Join("testdata", "golden", c.name+".golden"), c.run(), *update)
 		})
 	}
 }

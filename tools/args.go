@@ -4,227 +4,357 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
 
+	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/wire"
 )
 
-// MaxSourceBytes is the largest accepted `source`, in UTF-8 bytes
-// (CONTRACT.md §1). The gateway refuses larger sources with JSON-RPC
-// invalid_params; Call refuses them again (invalid_args) because a worker
-// receives its arguments from the queue.
-const MaxSourceBytes = 1 << 20
-
-// DefaultMaxSteps is the default of boruna_run's `max_steps` (CONTRACT.md §2).
-const DefaultMaxSteps = 10_000_000
-
-// ptype is the JSON type a tool argument accepts.
-type ptype int
+// ArgErrorKind classifies a refused tool call (see ArgError).
+type ArgErrorKind int
 
 const (
-	pString      ptype = iota // JSON string
-	pInteger                  // integer in [0, 2^63-1]; 5, 5.0 and 5e0 qualify
-	pBoolean                  // true or false
-	pStringArray              // array of strings
-	pObject                   // object with the nested params in props
-	pSchema                   // JSON Schema: object or boolean
-	pAny                      // any JSON value (policy: the tool judges it)
+	// ArgUnknownTool: the tool is not one of the 14 (Specs).
+	ArgUnknownTool ArgErrorKind = iota + 1
+	// ArgNotObject: the arguments are not a JSON object.
+	ArgNotObject
+	// ArgSourceTooLarge: a Source argument is over MaxSourceBytes
+	// (message "source exceeds 1 MB limit", CONTRACT.md §1).
+	ArgSourceTooLarge
+	// ArgMissing: a required argument is absent or null.
+	ArgMissing
+	// ArgWrongType: an argument does not fit its schema: the wrong JSON
+	// type, an integer outside [Param.Min, 2^63-1], or a string (or an
+	// item of a string array) longer than Param.MaxBytes UTF-8 bytes.
+	ArgWrongType
+	// ArgUnknown: an argument the tool does not declare (the message names
+	// the nearest declared one, CONTRACT.md §1).
+	ArgUnknown
+	// ArgPolicyTooLarge: a ParamPolicy argument is over MaxPolicyBytes.
+	ArgPolicyTooLarge
 )
 
-// param is one declared tool argument.
-type param struct {
-	name     string
-	typ      ptype
-	required bool
-	props    []param // pObject only
+// ArgError is a tool call refused before anything runs. Every kind is
+// answered with outcome "invalid_args"; ErrorKind gives the error_kind.
+// How a transport answers each kind (JSON-RPC invalid_params or a
+// success:false result) is the transport's decision.
+type ArgError struct {
+	// Kind classifies the refusal.
+	Kind ArgErrorKind
+	// Tool is the tool name; Arg the argument ("limits.max_wall_ms" for a
+	// nested one; empty for ArgUnknownTool and ArgNotObject).
+	Tool, Arg string
+	// Msg is the complete message sent to the client.
+	Msg string
 }
 
-var (
-	sourceParam   = param{name: "source", typ: pString, required: true}
-	policyParam   = param{name: "policy", typ: pAny}
-	maxStepsParam = param{name: "max_steps", typ: pInteger}
-)
+// Error returns the message sent to the client.
+func (e *ArgError) Error() string { return e.Msg }
 
-// params declares the arguments of every tool (reference §3, CONTRACT.md
-// §2); it mirrors the gateway's input schemas.
-var params = map[string][]param{
-	"boruna_compile": {sourceParam, {name: "name", typ: pString}},
-	"boruna_ast":     {sourceParam},
-	"boruna_symbols": {sourceParam},
-	"boruna_run": {
-		sourceParam, policyParam, maxStepsParam,
-		{name: "max_wall_ms", typ: pInteger},
-		{name: "trace", typ: pBoolean},
-		{name: "limits", typ: pObject, props: []param{
-			{name: "max_wall_ms", typ: pInteger},
-			{name: "max_output_bytes", typ: pInteger},
-			{name: "max_memory_mb", typ: pInteger},
-		}},
-		{name: "output_schema", typ: pSchema},
-	},
-	"boruna_run_sealed":     {sourceParam, policyParam, maxStepsParam},
-	"boruna_check":          {sourceParam, {name: "file_name", typ: pString}},
-	"boruna_repair":         {sourceParam, {name: "file_name", typ: pString}, {name: "strategy", typ: pString}, {name: "patch_id", typ: pString}},
-	"boruna_validate_app":   {sourceParam},
-	"boruna_framework_test": {sourceParam, {name: "messages", typ: pStringArray, required: true}},
-	"boruna_workflow_validate": {
-		{name: "workflow_json", typ: pString, required: true},
-	},
-	"boruna_template_list": {},
-	"boruna_template_apply": {
-		{name: "template_name", typ: pString, required: true},
-		{name: "args", typ: pStringArray, required: true},
-		{name: "validate", typ: pBoolean},
-	},
-	"boruna_capability_list": {},
-	"boruna_policy_validate": {{name: "policy_json", typ: pString, required: true}},
+// ErrorKind returns the error_kind of a success:false answer to e:
+// "invalid_policy" for ArgPolicyTooLarge (CONTRACT.md §3), otherwise
+// "invalid_args".
+func (e *ArgError) ErrorKind() string {
+	if e.Kind == ArgPolicyTooLarge {
+		return wire.KindInvalidPolicy
+	}
+	return wire.KindInvalidArgs
 }
 
-// argError is an argument refused before anything runs; Call answers it
-// with error_kind invalid_args.
-type argError struct{ msg string }
+// deferred reports the kinds reported only when the arguments have no
+// other problem: the call otherwise fits the schema's types.
+func (k ArgErrorKind) deferred() bool { return k == ArgUnknown || k == ArgPolicyTooLarge }
 
-func (e *argError) Error() string { return e.msg }
-
-// args holds the checked arguments of one call, nulls removed.
-type args struct {
-	vals map[string]json.RawMessage
+// CheckArgs checks the arguments of a call to tool against its spec and
+// returns them normalised as compact JSON: an object with nulls removed
+// (null means absent, CONTRACT.md §1) and integer-valued numbers written as
+// plain integers (1e3 → 1000). Absent or null arguments are {}.
+//
+// Errors are *ArgError. The first problem is reported in this order: an
+// unknown tool; arguments that are not an object; a Source argument over
+// MaxSourceBytes; the first missing or mistyped argument; the first
+// unknown argument or too-large policy (in member order, nested members
+// included).
+func CheckArgs(tool string, raw json.RawMessage) (json.RawMessage, error) {
+	out, err := checkArgs(tool, raw)
+	if err != nil {
+		return nil, err
+	}
+	b, merr := out.MarshalJSON()
+	if merr != nil { // raw JSON values and strings only: cannot fail
+		return nil, &ArgError{Kind: ArgNotObject, Tool: tool, Msg: fmt.Sprintf("arguments of tool %q: %v", tool, merr)}
+	}
+	return b, nil
 }
 
-// parseArgs checks raw against the tool's declared parameters: a JSON
-// object (absent or null = {}), no unknown names (with a "did you mean"
-// hint, CONTRACT.md §1), required ones present, every value of its type,
-// `source` at most MaxSourceBytes. The first problem found is returned, in
-// this order: not an object, source size, unknown argument, missing or
-// mistyped argument. Messages match the gateway's.
-func parseArgs(tool string, raw json.RawMessage) (*args, error) {
-	ps := params[tool]
+// checkArgs is CheckArgs returning the normalised object: values are
+// json.RawMessage, nested objects *wire.Object.
+func checkArgs(tool string, raw json.RawMessage) (*wire.Object, *ArgError) {
+	spec, ok := SpecOf(tool)
+	if !ok {
+		return nil, &ArgError{Kind: ArgUnknownTool, Tool: tool, Msg: fmt.Sprintf("unknown tool %q", tool)}
+	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
 	}
 	if raw[0] != '{' {
-		return nil, &argError{fmt.Sprintf("arguments of tool %q must be a JSON object, got %s", tool, jsonTypeName(raw))}
+		return nil, &ArgError{Kind: ArgNotObject, Tool: tool,
+			Msg: fmt.Sprintf("arguments of tool %q must be a JSON object, got %s", tool, wire.JSONType(raw))}
 	}
-	obj, err := wire.ParseObject(raw)
+	ms, err := parseMembers(raw)
 	if err != nil {
-		return nil, &argError{fmt.Sprintf("arguments of tool %q are not valid JSON: %v", tool, err)}
-	}
-	if v, ok := obj.Get("source"); ok {
-		var s string
-		if json.Unmarshal(v.(json.RawMessage), &s) == nil && len(s) > MaxSourceBytes {
-			return nil, &argError{"source exceeds 1 MB limit"}
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // the object is cut short
 		}
+		return nil, &ArgError{Kind: ArgNotObject, Tool: tool,
+			Msg: fmt.Sprintf("arguments of tool %q are not valid JSON: %v", tool, err)}
 	}
-	a := &args{vals: map[string]json.RawMessage{}}
-	c := &checker{tool: tool, out: a.vals}
-	c.object(obj, ps, "")
-	if c.typeErr != nil {
-		return nil, c.typeErr
-	}
-	if c.unknown != nil {
-		return nil, c.unknown
-	}
-	return a, nil
-}
-
-// checker validates arguments, remembering the first type problem
-// (missing or mistyped argument) and the first unknown argument; as in the
-// gateway, a type problem anywhere wins over an unknown name.
-type checker struct {
-	tool             string
-	out              map[string]json.RawMessage
-	typeErr, unknown *argError
-}
-
-func (c *checker) fail(unknown bool, msg string) {
-	switch {
-	case unknown && c.unknown == nil:
-		c.unknown = &argError{msg}
-	case !unknown && c.typeErr == nil:
-		c.typeErr = &argError{msg}
-	}
-}
-
-// object validates obj against ps, storing non-null values in c.out under
-// their dotted path.
-func (c *checker) object(obj *wire.Object, ps []param, prefix string) {
-	known := map[string]bool{}
-	for _, p := range ps {
-		known[p.name] = true
-	}
-	for _, k := range obj.Keys() {
-		if !known[k] {
-			c.fail(true, unknownMessage(c.tool, prefix, k, ps))
-		}
-	}
-	for i := range ps {
-		p := &ps[i]
-		v, ok := obj.Get(p.name)
-		raw, _ := v.(json.RawMessage)
-		if !ok || string(raw) == "null" {
-			if p.required {
-				c.fail(false, fmt.Sprintf("missing required argument %q for tool %q", prefix+p.name, c.tool))
-			}
+	// The source size first, as in the reference: it is the cheapest
+	// refusal of the largest payloads.
+	for _, p := range spec.Params {
+		if !p.Source {
 			continue
 		}
-		c.value(p, raw, prefix+p.name)
-	}
-}
-
-func (c *checker) value(p *param, raw json.RawMessage, path string) {
-	bad := func(want string) {
-		c.fail(false, fmt.Sprintf("invalid argument %q for tool %q: expected %s, got %s", path, c.tool, want, jsonTypeName(raw)))
-	}
-	switch p.typ {
-	case pString:
-		var s string
-		if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
-			bad("a string")
-			return
-		}
-	case pBoolean:
-		if string(raw) != "true" && string(raw) != "false" {
-			bad("a boolean")
-			return
-		}
-	case pInteger:
-		if _, ok := nonNegInt(raw); !ok {
-			bad("a non-negative integer (at most 9223372036854775807)")
-			return
-		}
-	case pStringArray:
-		var items []json.RawMessage
-		if raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
-			bad("an array of strings")
-			return
-		}
-		for i, it := range items {
+		if v, ok := ms.get(p.Name); ok && v[0] == '"' {
 			var s string
-			if len(it) == 0 || it[0] != '"' || json.Unmarshal(it, &s) != nil {
-				c.fail(false, fmt.Sprintf("invalid argument %q for tool %q: expected an array of strings, got %s at index %d", path, c.tool, jsonTypeName(it), i))
-				return
+			if json.Unmarshal(v, &s) == nil && len(s) > MaxSourceBytes {
+				return nil, &ArgError{Kind: ArgSourceTooLarge, Tool: tool, Arg: p.Name, Msg: "source exceeds 1 MB limit"}
 			}
 		}
-	case pObject:
-		obj, err := wire.ParseObject(raw)
-		if raw[0] != '{' || err != nil {
-			bad("an object")
-			return
-		}
-		c.object(obj, p.props, path+".")
-	case pSchema:
-		if raw[0] != '{' && string(raw) != "true" && string(raw) != "false" {
-			bad("a JSON Schema (object or boolean)")
-			return
-		}
 	}
-	c.out[path] = raw
+	c := checker{tool: tool}
+	out := c.object(ms, spec.Params, "")
+	if c.first != nil {
+		return nil, c.first
+	}
+	if c.later != nil {
+		return nil, c.later
+	}
+	return out, nil
 }
 
-// nonNegInt parses a JSON number denoting an integer in [0, MaxInt64]
+// member is one name/value pair of a JSON object.
+type member struct {
+	name string
+	val  json.RawMessage
+}
+
+// members are an object's members in order of first appearance; a
+// repeated name keeps its last value (as encoding/json and wire.ParseObject
+// do).
+type members []member
+
+func (ms members) get(name string) (json.RawMessage, bool) {
+	for _, m := range ms {
+		if m.name == name {
+			return m.val, true
+		}
+	}
+	return nil, false
+}
+
+// parseMembers decodes a JSON object into its members, in linear time
+// whatever the number of members.
+func parseMembers(data []byte) (members, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil {
+		return nil, err
+	} else if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("expected a JSON object")
+	}
+	var ms members
+	index := map[string]int{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return nil, fmt.Errorf("expected an object key")
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		if i, dup := index[name]; dup {
+			ms[i].val = v
+			continue
+		}
+		index[name] = len(ms)
+		ms = append(ms, member{name, v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("unexpected data after the object")
+	}
+	return ms, nil
+}
+
+// checker remembers the first problem that is not deferred (first) and
+// the first deferred one (later).
+type checker struct {
+	tool         string
+	first, later *ArgError
+}
+
+// fail records a problem; msg is called only when the problem is the
+// first of its class.
+func (c *checker) fail(kind ArgErrorKind, arg string, msg func() string) {
+	slot := &c.first
+	if kind.deferred() {
+		slot = &c.later
+	}
+	if *slot == nil {
+		*slot = &ArgError{Kind: kind, Tool: c.tool, Arg: arg, Msg: msg()}
+	}
+}
+
+// object checks the members ms against params and returns the normalised
+// object. prefix is "" at the top level and "limits." inside limits.
+func (c *checker) object(ms members, params []Param, prefix string) *wire.Object {
+	out := wire.NewObject()
+	for _, m := range ms {
+		p := findParam(params, m.name)
+		if p == nil {
+			c.fail(ArgUnknown, prefix+m.name, func() string { return unknownMessage(c.tool, prefix, m.name, params) })
+			continue
+		}
+		if string(m.val) == "null" {
+			continue // null = absent
+		}
+		if v, ok := c.value(p, m.val, prefix+m.name); ok {
+			out.Set(m.name, v)
+		}
+	}
+	for i := range params {
+		p := &params[i]
+		if v, ok := ms.get(p.Name); p.Required && (!ok || string(v) == "null") {
+			c.fail(ArgMissing, prefix+p.Name, func() string {
+				return fmt.Sprintf("missing required argument %q for tool %q", prefix+p.Name, c.tool)
+			})
+		}
+	}
+	return out
+}
+
+func findParam(params []Param, name string) *Param {
+	for i := range params {
+		if params[i].Name == name {
+			return &params[i]
+		}
+	}
+	return nil
+}
+
+// value checks one non-null value (valid JSON, from parseMembers) and
+// returns its normalised form.
+func (c *checker) value(p *Param, raw json.RawMessage, path string) (any, bool) {
+	bad := func(want string) (any, bool) {
+		c.fail(ArgWrongType, path, func() string {
+			return fmt.Sprintf("invalid argument %q for tool %q: expected %s, got %s", path, c.tool, want, wire.JSONType(raw))
+		})
+		return nil, false
+	}
+	switch p.Type {
+	case ParamString:
+		if raw[0] != '"' {
+			return bad("a string")
+		}
+		if n, over := tooLong(raw, p.MaxBytes); over {
+			c.fail(ArgWrongType, path, func() string {
+				return fmt.Sprintf("invalid argument %q for tool %q: expected a string of at most %d bytes, got %d bytes", path, c.tool, p.MaxBytes, n)
+			})
+			return nil, false
+		}
+	case ParamBoolean:
+		if string(raw) != "true" && string(raw) != "false" {
+			return bad("a boolean")
+		}
+	case ParamInteger:
+		want := "a non-negative integer (at most 9223372036854775807)"
+		if p.Min == 1 {
+			want = "a positive integer (at most 9223372036854775807)"
+		} else if p.Min > 1 {
+			want = fmt.Sprintf("an integer from %d to 9223372036854775807", p.Min)
+		}
+		n, ok := nonNegInt(raw)
+		if !ok {
+			return bad(want)
+		}
+		if n < p.Min {
+			c.fail(ArgWrongType, path, func() string {
+				return fmt.Sprintf("invalid argument %q for tool %q: expected %s, got %d", path, c.tool, want, n)
+			})
+			return nil, false
+		}
+		return json.RawMessage(strconv.FormatInt(n, 10)), true
+	case ParamStringArray:
+		var items []json.RawMessage
+		if raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
+			return bad("an array of strings")
+		}
+		for i, it := range items {
+			if it[0] != '"' {
+				c.fail(ArgWrongType, path, func() string {
+					return fmt.Sprintf("invalid argument %q for tool %q: expected an array of strings, got %s at index %d", path, c.tool, wire.JSONType(it), i)
+				})
+				return nil, false
+			}
+			if n, over := tooLong(it, p.MaxBytes); over {
+				c.fail(ArgWrongType, path, func() string {
+					return fmt.Sprintf("invalid argument %q for tool %q: expected strings of at most %d bytes, got %d bytes at index %d", path, c.tool, p.MaxBytes, n, i)
+				})
+				return nil, false
+			}
+		}
+	case ParamObject:
+		if raw[0] != '{' {
+			return bad("an object")
+		}
+		ms, err := parseMembers(raw)
+		if err != nil {
+			return bad("an object")
+		}
+		return c.object(ms, p.Props, path+"."), true
+	case ParamSchema:
+		if raw[0] != '{' && string(raw) != "true" && string(raw) != "false" {
+			return bad("a JSON Schema (object or boolean)")
+		}
+	case ParamPolicy:
+		// Any JSON value: the tool judges its shape (CONTRACT.md §3).
+		if len(raw) > MaxPolicyBytes {
+			c.fail(ArgPolicyTooLarge, path, func() string {
+				return fmt.Sprintf("%s exceeds the %d-byte limit (got %d bytes of JSON)", path, MaxPolicyBytes, len(raw))
+			})
+			return nil, false
+		}
+	}
+	return raw, true
+}
+
+// tooLong reports whether the JSON string raw decodes to more than max
+// bytes (max ≤ 0: no bound), and the decoded length when it does. A byte
+// of raw decodes to at most 3 (an invalid UTF-8 byte becomes U+FFFD), so
+// short strings are not decoded.
+func tooLong(raw json.RawMessage, max int) (int, bool) {
+	if max <= 0 || len(raw) <= max/3 {
+		return 0, false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil { // valid JSON from parseMembers: cannot fail
+		return len(raw) - 2, true
+	}
+	return len(s), len(s) > max
+}
+
+// nonNegInt parses a JSON number that denotes an integer in [0, MaxInt64]
 // (1000, 1e3 and 1000.0 all qualify, as in JSON Schema's "integer").
 func nonNegInt(raw json.RawMessage) (int64, bool) {
 	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
@@ -242,123 +372,84 @@ func nonNegInt(raw json.RawMessage) (int64, bool) {
 }
 
 // unknownMessage is the refusal of an undeclared argument, naming the
-// nearest declared one when one is clearly nearest (CONTRACT.md §1).
-func unknownMessage(tool, prefix, name string, ps []param) string {
+// nearest declared one when one is clearly nearest (syntax.Nearest, the
+// project-wide "did you mean" rule; CONTRACT.md §1).
+func unknownMessage(tool, prefix, name string, params []Param) string {
 	msg := fmt.Sprintf("unknown argument %q for tool %q", prefix+name, tool)
-	if len(ps) == 0 {
+	if len(params) == 0 {
 		return msg + " (it takes no arguments)"
 	}
-	names := make([]string, len(ps))
-	for i, p := range ps {
-		names[i] = p.name
+	names := make([]string, len(params))
+	for i, p := range params {
+		names[i] = p.Name
 	}
-	if s := suggest(name, names); s != "" {
+	if s, ok := syntax.Nearest(name, names); ok {
 		return msg + fmt.Sprintf(" (did you mean %q?)", prefix+s)
 	}
 	return msg + " (known arguments: " + strings.Join(names, ", ") + ")"
 }
 
-// suggest returns the candidate nearest to name when it is clearly nearest:
-// Levenshtein distance ≤ 2 and ≤ len(name)/2, and a unique best.
-func suggest(name string, candidates []string) string {
-	best, bestD, ties := "", math.MaxInt, 0
-	for _, c := range candidates {
-		d := levenshtein(name, c)
-		switch {
-		case d < bestD:
-			best, bestD, ties = c, d, 1
-		case d == bestD:
-			ties++
-		}
-	}
-	if ties != 1 || bestD > 2 || bestD > len(name)/2 {
-		return ""
-	}
-	return best
+// args holds the checked, normalised arguments of one call (checkArgs).
+type args struct {
+	obj *wire.Object
 }
 
-func levenshtein(a, b string) int {
-	if len(a) > 256 || len(b) > 256 {
-		return math.MaxInt / 2
-	}
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+// get returns the argument at path ("limits.max_wall_ms" for a nested
+// one) and whether it was given (and not null).
+func (a *args) get(path string) (json.RawMessage, bool) {
+	var o any = a.obj
+	for name := range strings.SplitSeq(path, ".") {
+		obj, ok := o.(*wire.Object)
+		if !ok {
+			return nil, false
 		}
-		prev, cur = cur, prev
+		if o, ok = obj.Get(name); !ok {
+			return nil, false
+		}
 	}
-	return prev[len(rb)]
-}
-
-// jsonTypeName names the JSON type of raw for messages.
-func jsonTypeName(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "string"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	default:
-		return "number"
-	}
+	v, ok := o.(json.RawMessage)
+	return v, ok
 }
 
 // has reports whether the argument at path was given (and not null).
 func (a *args) has(path string) bool {
-	_, ok := a.vals[path]
+	_, ok := a.get(path)
 	return ok
 }
 
 // raw returns the argument at path (nil when absent).
-func (a *args) raw(path string) json.RawMessage { return a.vals[path] }
+func (a *args) raw(path string) json.RawMessage {
+	v, _ := a.get(path)
+	return v
+}
 
 // str returns a string argument, or def when absent.
 func (a *args) str(path, def string) string {
-	v, ok := a.vals[path]
+	v, ok := a.get(path)
 	if !ok {
 		return def
 	}
 	var s string
-	_ = json.Unmarshal(v, &s) // checked by parseArgs
+	_ = json.Unmarshal(v, &s) // checked by checkArgs
 	return s
 }
 
 // boolean returns a boolean argument, or false when absent.
-func (a *args) boolean(path string) bool { return string(a.vals[path]) == "true" }
+func (a *args) boolean(path string) bool { return string(a.raw(path)) == "true" }
 
 // integer returns an integer argument and whether it was given.
 func (a *args) integer(path string) (int64, bool) {
-	v, ok := a.vals[path]
+	v, ok := a.get(path)
 	if !ok {
 		return 0, false
 	}
-	n, _ := nonNegInt(v)
+	n, _ := strconv.ParseInt(string(v), 10, 64) // normalised by checkArgs
 	return n, true
 }
 
 // strings returns a string-array argument (nil when absent).
 func (a *args) strings(path string) []string {
-	v, ok := a.vals[path]
+	v, ok := a.get(path)
 	if !ok {
 		return nil
 	}

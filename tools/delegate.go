@@ -53,8 +53,8 @@ func repairTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wire.Obje
 	return withOutcome(o, wire.OutcomeInvalidArgs)
 }
 
-// ceilingLimits returns the operator ceilings as limits for engines that
-// take no per-call limits (framework_test, run_sealed).
+// ceilingLimits returns the operator ceilings as limits for the engine
+// that takes no per-call limits (framework_test).
 func ceilingLimits(env *Env) vm.Limits {
 	l := env.Ceilings
 	if l.MaxMemory <= 0 {
@@ -74,24 +74,26 @@ func validateAppTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wire
 }
 
 // frameworkTestTool is boruna_framework_test; the engine is
-// framework.FrameworkTest, each VM call bounded by the operator ceilings.
+// framework.FrameworkTest, each VM call (init, policies, update, view)
+// bounded by the operator's ceilings and its policy intersected with the
+// operator's ceiling policy.
 func frameworkTestTool(ctx context.Context, env *Env, a *args, _ ProgressFunc) *wire.Object {
 	return framework.FrameworkTest(ctx, a.str("source", ""), a.strings("messages"),
-		framework.Options{LibsDir: env.LibsDir, Limits: ceilingLimits(env)})
+		framework.Options{LibsDir: env.LibsDir, Limits: ceilingLimits(env), Ceiling: env.CeilingPolicy})
 }
 
 // runSealedTool is boruna_run_sealed; the engine is sealed.Run with the
-// call's max_steps (default 10,000,000) lowered to the operator ceiling.
+// limits of boruna_run (effectiveLimits: max_steps, default 10,000,000,
+// max_wall_ms and limits, each lowered to the operator's ceiling), applied
+// to each of the two executions, and the operator's ceiling policy.
 func runSealedTool(ctx context.Context, env *Env, a *args, _ ProgressFunc) *wire.Object {
-	steps := int64(sealed.DefaultMaxSteps)
-	if n, ok := a.integer("max_steps"); ok {
-		steps = n
-	}
-	if c := env.Ceilings.MaxSteps; c > 0 {
-		steps = min(steps, c)
-	}
-	return sealed.Run(ctx, a.str("source", ""), a.raw("policy"), sealed.Options{
-		LibsDir: env.LibsDir, MaxSteps: steps, Limits: ceilingLimits(env),
+	lim := effectiveLimits(env, a)
+	opts := sealed.Options{
+		LibsDir: env.LibsDir, MaxSteps: lim.maxSteps, Limits: lim.vmLimits(),
 		Handler: env.Handler, Ceiling: env.CeilingPolicy,
-	})
+	}
+	if lim.hasOut {
+		opts.MaxOutputBytes = &lim.outBytes
+	}
+	return sealed.Run(ctx, a.str("source", ""), a.raw("policy"), opts)
 }

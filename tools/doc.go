@@ -10,6 +10,13 @@
 // tool's fields in their documented order. Responses of tools that compile
 // or run user source also end with outcome and retryable (CONTRACT.md §5).
 //
-// tools imports compiler, vm, policy, workflow, template and wire; it knows
-// nothing of NATS or MCP.
+// Free-text string arguments are bounded in the specs (Param.MaxBytes:
+// MaxNameBytes for names, MaxItemBytes for message and template-argument
+// items), so that no call can make a response echo a huge string many
+// times; boruna_check's diagnostics list is bounded too
+// (repair.MaxDiagnosticsBytes).
+//
+// tools imports compiler, vm, policy, workflow, template, framework,
+// repair, sealed, wire and internal/toolwire (the response shapes it
+// shares with framework and sealed); it knows nothing of NATS or MCP.
 package tools

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"slices"
-	"strings"
 
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/wire"
@@ -84,6 +83,3 @@ func policyErrorObject(err error) *wire.Object {
 	}
 	return o
 }
-
-// isPolicyKind reports whether kind is one of the strict validator's kinds.
-func isPolicyKind(kind string) bool { return strings.HasPrefix(kind, "policy.") }

@@ -8,21 +8,23 @@ import (
 	"math"
 	"time"
 
+	"github.com/axpool/axpool/internal/toolwire"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
 )
 
 // SourceFile is the file name MCP sources get in positions and messages.
-const SourceFile = "<source>"
+const SourceFile = toolwire.SourceFile
 
 // TraceLimit is the number of trace entries boruna_run returns
 // (CONTRACT.md §2 "trace").
 const TraceLimit = 500
 
-// runLimits are the effective limits of one boruna_run call, in wire units,
-// after combining the call's values, the defaults and the operator's
-// ceilings (effective = min(call, ceiling)).
+// runLimits are the effective limits of one boruna_run or
+// boruna_run_sealed call, in wire units, after combining the call's
+// values, the defaults and the operator's ceilings (effective =
+// min(call, ceiling)).
 type runLimits struct {
 	maxSteps int64 // ≥ 0; 0 fails at the first instruction
 	wallMs   int64 // valid when hasWall
@@ -30,11 +32,15 @@ type runLimits struct {
 	memoryMB int64 // ≥ 1
 	outBytes int64 // valid when hasOut
 	hasOut   bool
+	// callDepth and actors are the operator's ceilings (0: VM default).
+	callDepth int
+	actors    int
 }
 
-// effectiveLimits combines the call's arguments with env's defaults and
-// ceilings. limits.max_memory_mb must be at least 1.
-func effectiveLimits(env *Env, a *args) (runLimits, error) {
+// effectiveLimits combines the call's max_steps, max_wall_ms and limits
+// (limits.max_memory_mb ≥ 1 is guaranteed by CheckArgs) with env's
+// defaults and ceilings.
+func effectiveLimits(env *Env, a *args) runLimits {
 	var l runLimits
 	l.maxSteps = DefaultMaxSteps
 	if n, ok := a.integer("max_steps"); ok {
@@ -65,9 +71,6 @@ func effectiveLimits(env *Env, a *args) (runLimits, error) {
 		l.memoryMB = DefaultMemoryMB
 	}
 	if n, ok := a.integer("limits.max_memory_mb"); ok {
-		if n < 1 {
-			return l, &argError{`invalid argument "limits.max_memory_mb" for tool "boruna_run": must be at least 1`}
-		}
 		l.memoryMB = n
 	}
 	if c := env.Ceilings.MaxMemory; c > 0 {
@@ -83,7 +86,8 @@ func effectiveLimits(env *Env, a *args) (runLimits, error) {
 		}
 		l.hasOut = true
 	}
-	return l, nil
+	l.callDepth, l.actors = env.Ceilings.MaxCallDepth, env.Ceilings.MaxActors
+	return l
 }
 
 // vmLimits converts the effective limits to the VM's units. The output
@@ -109,6 +113,7 @@ func (l runLimits) vmLimits() vm.Limits {
 	} else {
 		v.MaxMemory = l.memoryMB << 20
 	}
+	v.MaxCallDepth, v.MaxActors = l.callDepth, l.actors
 	return v
 }
 
@@ -126,16 +131,13 @@ func (l runLimits) vmLimits() vm.Limits {
 //     "output_validation", message, errors:[{path, message}] (≤ 100),
 //     truncated, total_errors, steps.
 func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wire.Object {
-	lim, err := effectiveLimits(env, a)
-	if err != nil {
-		return invalidArgs(err.Error())
-	}
-	m, failed := compileSource(env, a.str("source", ""), "module")
+	lim := effectiveLimits(env, a)
+	m, failed := compileSource(env, a.str("source", ""), "module", true)
 	if failed != nil {
 		return failed
 	}
 	if m.Entry < 0 {
-		return missingMain()
+		return toolwire.MissingMain()
 	}
 	pol, err := policy.ParseRunArg(a.raw("policy"))
 	if err != nil {
@@ -186,28 +188,13 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 	return withOutcome(o, wire.OutcomeOK)
 }
 
-// encodeOutput encodes the result and the ui_output values, enforcing the
-// output budget (reference §4.4): the result's compact JSON size must not
-// exceed the cap (equal passes), then each ui_output value is checked
-// against what remains. The error is an output_bytes *vm.LimitError.
+// encodeOutput encodes the result and the ui_output values after checking
+// the output budget when there is one (toolwire.CheckOutput, reference
+// §4.4). The error is an output_bytes *vm.LimitError.
 func encodeOutput(res *vm.Result, lim runLimits) (json.RawMessage, []json.RawMessage, error) {
-	over := func() error {
-		return &vm.LimitError{Kind: vm.LimitOutputBytes, Limit: lim.outBytes, Steps: res.Steps,
-			Msg: fmt.Sprintf("serialized output exceeded %d bytes", lim.outBytes)}
-	}
-	remaining := lim.outBytes
 	if lim.hasOut {
-		size := int64(vm.EncodedSize(res.Value))
-		if size > remaining {
-			return nil, nil, over()
-		}
-		remaining -= size
-		for _, v := range res.UIOutput {
-			size := int64(vm.EncodedSize(v))
-			if size > remaining {
-				return nil, nil, over()
-			}
-			remaining -= size
+		if le := toolwire.CheckOutput(res, lim.outBytes); le != nil {
+			return nil, nil, le
 		}
 	}
 	result, _ := res.Value.MarshalJSON() // never fails
@@ -218,44 +205,17 @@ func encodeOutput(res *vm.Result, lim runLimits) (json.RawMessage, []json.RawMes
 	return result, ui, nil
 }
 
-// missingMain is the compile-errors response of a program without `main`
-// (LANGUAGE.md "Semantics", CONTRACT.md §2 boruna_check).
-func missingMain() *wire.Object {
-	e := wire.NewObject().
-		Set("severity", "error").
-		Set("code", CodeMissingMain).
-		Set("message", MissingMainMessage).
-		Set("line", 1).
-		Set("col", 1)
-	return withOutcome(wire.Envelope(false).Set("errors", []*wire.Object{e}), wire.OutcomeCompileError)
-}
-
 // CodeMissingMain is the diagnostic code of a program run without `main`.
-const CodeMissingMain = "MISSING_MAIN"
+const CodeMissingMain = toolwire.CodeMissingMain
 
 // MissingMainMessage is the message of a MISSING_MAIN error.
-const MissingMainMessage = "program has no `main` function: boruna_run calls `fn main()` as the entry point"
+const MissingMainMessage = toolwire.MissingMainMessage
 
 // PolicyFailure is the boruna_run response to a policy argument refused by
-// policy.ParseRunArg: the legacy invalid_policy or a policy.* kind, with
-// the validator's message (reference §5.2). The strict kinds also carry
-// their extras (path, field, found, hint).
-func PolicyFailure(err error) *wire.Object {
-	o := wire.Envelope(false)
-	var ve *policy.ValidationError
-	if errors.As(err, &ve) {
-		o.Set("error_kind", ve.Kind).Set("message", ve.Message)
-		if isPolicyKind(ve.Kind) {
-			d := ve.Details()
-			for _, k := range ve.DetailKeys()[2:] {
-				o.Set(k, d[k])
-			}
-		}
-	} else {
-		o.Set("error_kind", wire.KindInvalidPolicy).Set("message", err.Error())
-	}
-	return withOutcome(o, wire.OutcomeInvalidArgs)
-}
+// policy.ParseRunArg (toolwire.PolicyFailure): the legacy invalid_policy
+// or a policy.* kind, with the validator's message and, for the strict
+// kinds, their extras (path, field, found, hint).
+func PolicyFailure(err error) *wire.Object { return toolwire.PolicyFailure(err) }
 
 // runFailure is the one place where a Go error from a run (vm.Run or the
 // output budget) becomes wire fields: error_kind, limit_kind, phase, limit,
@@ -322,20 +282,20 @@ func runFailure(env *Env, err error, lim runLimits) *wire.Object {
 				Set("message", le.Msg)
 		}
 		o.Set("steps", le.Steps)
-		setLocation(o, le.Location, env.LibsDir)
+		toolwire.SetLocation(o, le.Location, env.LibsDir)
 		return withOutcome(o, outcome)
 	case errors.As(err, &ce):
 		o.Set("error_kind", wire.KindRuntimeError).
 			Set("message", ce.Msg).
 			Set("steps", ce.Steps).
 			Set("capability", ce.Capability.String())
-		setLocation(o, ce.Location, env.LibsDir)
+		toolwire.SetLocation(o, ce.Location, env.LibsDir)
 		return withOutcome(o, wire.OutcomePolicyDenied)
 	case errors.As(err, &re):
 		o.Set("error_kind", wire.KindRuntimeError).
 			Set("message", re.Msg).
 			Set("steps", re.Steps)
-		setLocation(o, re.Location, env.LibsDir)
+		toolwire.SetLocation(o, re.Location, env.LibsDir)
 		return withOutcome(o, wire.OutcomeRuntimeError)
 	case errors.As(err, &xe):
 		o.Set("error_kind", wire.KindCancelled).
@@ -348,18 +308,5 @@ func runFailure(env *Env, err error, lim runLimits) *wire.Object {
 	default:
 		o.Set("error_kind", wire.KindInternalError).Set("message", err.Error())
 		return withOutcome(o, wire.OutcomeRuntimeError)
-	}
-}
-
-// setLocation adds the additive position fields of a runtime failure.
-func setLocation(o *wire.Object, loc vm.Location, libsDir string) {
-	if loc.Pos.Line > 0 {
-		o.Set("line", loc.Pos.Line).Set("col", loc.Pos.Col)
-	}
-	if loc.Func != "" {
-		o.Set("function", loc.Func)
-	}
-	if loc.File != "" && loc.File != SourceFile {
-		o.Set("file", displayFile(libsDir, loc.File))
 	}
 }

@@ -31,6 +31,24 @@ func runJSON(t *testing.T, env *Env, source, extra string) string {
 	return call(t, env, "boruna_run", runArgs(source, extra))
 }
 
+// limitTools take the same limit arguments (max_steps, max_wall_ms,
+// limits) with the same effect and the same failure shapes: the limit
+// tests run each case against both.
+var limitTools = []string{"boruna_run", "boruna_run_sealed"}
+
+// forLimitTools runs f as a subtest per tool of limitTools; run calls the
+// tool with runArgs(source, extra).
+func forLimitTools(t *testing.T, f func(t *testing.T, run func(env *Env, source, extra string) string)) {
+	for _, tool := range limitTools {
+		t.Run(tool, func(t *testing.T) {
+			f(t, func(env *Env, source, extra string) string {
+				t.Helper()
+				return call(t, env, tool, runArgs(source, extra))
+			})
+		})
+	}
+}
+
 const addProgram = "fn main() -> Int { 1 + 2 }"
 
 // stepsOf runs source and returns its step count (the run must succeed).
@@ -145,112 +163,120 @@ func TestRunMissingMain(t *testing.T) {
 }
 
 func TestRunStepLimit(t *testing.T) {
-	s := stepsOf(t, addProgram)
-	got := runJSON(t, nil, addProgram, fmt.Sprintf(`"max_steps":%d`, s))
-	if m := decode(t, got); m["success"] != true {
-		t.Fatalf("max_steps = steps must pass: %s", got)
-	}
-	got = runJSON(t, nil, addProgram, fmt.Sprintf(`"max_steps":%d`, s-1))
-	want := fmt.Sprintf(`{"success":false,"protocol_version":1,"error_kind":"runtime_error","limit_kind":"steps","limit":%d,"message":"max execution steps exceeded (%d)","steps":%d,`, s-1, s-1, s)
-	if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, `"outcome":"step_limit","retryable":false}`) {
-		t.Fatalf("step limit =\n%s\nwant prefix\n%s", got, want)
-	}
-	got = runJSON(t, nil, addProgram, `"max_steps":0`)
-	want = `{"success":false,"protocol_version":1,"error_kind":"runtime_error","limit_kind":"steps","limit":0,"message":"max execution steps exceeded (0)","steps":1,`
-	if !strings.HasPrefix(got, want) {
-		t.Fatalf("max_steps 0 =\n%s\nwant prefix\n%s", got, want)
-	}
-	// The operator ceiling lowers the default and a larger call value.
-	env := &Env{Ceilings: vm.Limits{MaxSteps: s - 1}}
-	for _, extra := range []string{"", fmt.Sprintf(`"max_steps":%d`, s*10)} {
-		m := decode(t, runJSON(t, env, addProgram, extra))
-		if m["limit_kind"] != "steps" || m["limit"].(json.Number).String() != fmt.Sprint(s-1) {
-			t.Fatalf("ceiling: %v", m)
+	forLimitTools(t, func(t *testing.T, run func(env *Env, source, extra string) string) {
+		s := stepsOf(t, addProgram)
+		got := run(nil, addProgram, fmt.Sprintf(`"max_steps":%d`, s))
+		if m := decode(t, got); m["success"] != true {
+			t.Fatalf("max_steps = steps must pass: %s", got)
 		}
-	}
+		got = run(nil, addProgram, fmt.Sprintf(`"max_steps":%d`, s-1))
+		want := fmt.Sprintf(`{"success":false,"protocol_version":1,"error_kind":"runtime_error","limit_kind":"steps","limit":%d,"message":"max execution steps exceeded (%d)","steps":%d,`, s-1, s-1, s)
+		if !strings.HasPrefix(got, want) || !strings.HasSuffix(got, `"outcome":"step_limit","retryable":false}`) {
+			t.Fatalf("step limit =\n%s\nwant prefix\n%s", got, want)
+		}
+		got = run(nil, addProgram, `"max_steps":0`)
+		want = `{"success":false,"protocol_version":1,"error_kind":"runtime_error","limit_kind":"steps","limit":0,"message":"max execution steps exceeded (0)","steps":1,`
+		if !strings.HasPrefix(got, want) {
+			t.Fatalf("max_steps 0 =\n%s\nwant prefix\n%s", got, want)
+		}
+		// The operator ceiling lowers the default and a larger call value.
+		env := &Env{Ceilings: vm.Limits{MaxSteps: s - 1}}
+		for _, extra := range []string{"", fmt.Sprintf(`"max_steps":%d`, s*10)} {
+			m := decode(t, run(env, addProgram, extra))
+			if m["limit_kind"] != "steps" || m["limit"].(json.Number).String() != fmt.Sprint(s-1) {
+				t.Fatalf("ceiling: %v", m)
+			}
+		}
+	})
 }
 
 const loopForever = "fn main() -> Int {\n  let mut i = 0\n  while true { i = i + 1 }\n  i\n}"
 
 func TestRunWallLimit(t *testing.T) {
-	for _, extra := range []string{
-		`"max_wall_ms":20`,
-		`"limits":{"max_wall_ms":20}`,
-		`"max_wall_ms":20,"limits":{"max_wall_ms":5000}`,
-		`"max_wall_ms":5000,"limits":{"max_wall_ms":20}`,
-	} {
-		start := time.Now()
-		// A step budget far beyond what 20 ms can use, so that only the
-		// wall clock can stop the loop however fast the VM is.
-		m := decode(t, runJSON(t, nil, loopForever, extra+`,"max_steps":100000000000`))
-		if m["error_kind"] != "limit_exceeded" || m["limit_kind"] != "wall_ms" || m["phase"] != "execution" ||
-			m["limit"].(json.Number).String() != "20" || m["message"] != "wall-clock execution limit of 20 ms exceeded" ||
-			m["outcome"] != "wall_limit" || m["retryable"] != false {
-			t.Fatalf("%s: %v", extra, m)
+	forLimitTools(t, func(t *testing.T, run func(env *Env, source, extra string) string) {
+		for _, extra := range []string{
+			`"max_wall_ms":20`,
+			`"limits":{"max_wall_ms":20}`,
+			`"max_wall_ms":20,"limits":{"max_wall_ms":5000}`,
+			`"max_wall_ms":5000,"limits":{"max_wall_ms":20}`,
+		} {
+			start := time.Now()
+			// A step budget far beyond what 20 ms can use, so that only the
+			// wall clock can stop the loop however fast the VM is.
+			m := decode(t, run(nil, loopForever, extra+`,"max_steps":100000000000`))
+			if m["error_kind"] != "limit_exceeded" || m["limit_kind"] != "wall_ms" || m["phase"] != "execution" ||
+				m["limit"].(json.Number).String() != "20" || m["message"] != "wall-clock execution limit of 20 ms exceeded" ||
+				m["outcome"] != "wall_limit" || m["retryable"] != false {
+				t.Fatalf("%s: %v", extra, m)
+			}
+			if steps, _ := m["steps"].(json.Number).Int64(); steps < 1 {
+				t.Fatalf("%s: steps = %d", extra, steps)
+			}
+			if el := time.Since(start); el > 3*time.Second {
+				t.Fatalf("%s: took %v", extra, el)
+			}
 		}
-		if steps, _ := m["steps"].(json.Number).Int64(); steps < 1 {
-			t.Fatalf("%s: steps = %d", extra, steps)
+		// Ceiling in ms.
+		env := &Env{Ceilings: vm.Limits{MaxWall: 15 * time.Millisecond}}
+		m := decode(t, run(env, loopForever, `"max_wall_ms":100000,"max_steps":100000000000`))
+		if m["limit_kind"] != "wall_ms" || m["limit"].(json.Number).String() != "15" {
+			t.Fatalf("wall ceiling: %v", m)
 		}
-		if el := time.Since(start); el > 3*time.Second {
-			t.Fatalf("%s: took %v", extra, el)
-		}
-	}
-	// Ceiling in ms.
-	env := &Env{Ceilings: vm.Limits{MaxWall: 15 * time.Millisecond}}
-	m := decode(t, runJSON(t, env, loopForever, `"max_wall_ms":100000,"max_steps":100000000000`))
-	if m["limit_kind"] != "wall_ms" || m["limit"].(json.Number).String() != "15" {
-		t.Fatalf("wall ceiling: %v", m)
-	}
+	})
 }
 
 const memoryHog = "fn main() -> Int {\n  let mut s = \"xxxxxxxx\"\n  while true { s = s ++ s }\n  1\n}"
 
 func TestRunMemoryLimit(t *testing.T) {
-	m := decode(t, runJSON(t, nil, memoryHog, `"limits":{"max_memory_mb":1}`))
-	if m["error_kind"] != "limit_exceeded" || m["limit_kind"] != "memory_mb" || m["phase"] != "execution" ||
-		m["limit"].(json.Number).String() != "1" || m["message"] != "memory limit of 1 MB exceeded" ||
-		m["outcome"] != "memory_limit" {
-		t.Fatalf("memory: %v", m)
-	}
-	// Default (server) memory limit applies without the argument.
-	env := &Env{DefaultMemoryMB: 2}
-	m = decode(t, runJSON(t, env, memoryHog, ""))
-	if m["limit_kind"] != "memory_mb" || m["limit"].(json.Number).String() != "2" {
-		t.Fatalf("default memory: %v", m)
-	}
-	// The operator ceiling (bytes) caps a larger call value.
-	env = &Env{Ceilings: vm.Limits{MaxMemory: 3 << 20}}
-	m = decode(t, runJSON(t, env, memoryHog, `"limits":{"max_memory_mb":100}`))
-	if m["limit_kind"] != "memory_mb" || m["limit"].(json.Number).String() != "3" {
-		t.Fatalf("memory ceiling: %v", m)
-	}
+	forLimitTools(t, func(t *testing.T, run func(env *Env, source, extra string) string) {
+		m := decode(t, run(nil, memoryHog, `"limits":{"max_memory_mb":1}`))
+		if m["error_kind"] != "limit_exceeded" || m["limit_kind"] != "memory_mb" || m["phase"] != "execution" ||
+			m["limit"].(json.Number).String() != "1" || m["message"] != "memory limit of 1 MB exceeded" ||
+			m["outcome"] != "memory_limit" {
+			t.Fatalf("memory: %v", m)
+		}
+		// Default (server) memory limit applies without the argument.
+		env := &Env{DefaultMemoryMB: 2}
+		m = decode(t, run(env, memoryHog, ""))
+		if m["limit_kind"] != "memory_mb" || m["limit"].(json.Number).String() != "2" {
+			t.Fatalf("default memory: %v", m)
+		}
+		// The operator ceiling (bytes) caps a larger call value.
+		env = &Env{Ceilings: vm.Limits{MaxMemory: 3 << 20}}
+		m = decode(t, run(env, memoryHog, `"limits":{"max_memory_mb":100}`))
+		if m["limit_kind"] != "memory_mb" || m["limit"].(json.Number).String() != "3" {
+			t.Fatalf("memory ceiling: %v", m)
+		}
+	})
 }
 
 func TestRunOutputBudget(t *testing.T) {
-	s := stepsOf(t, addProgram)
-	if m := decode(t, runJSON(t, nil, addProgram, `"limits":{"max_output_bytes":1}`)); m["success"] != true {
-		t.Fatalf("cap 1 must pass: %v", m)
-	}
-	got := runJSON(t, nil, addProgram, `"limits":{"max_output_bytes":0}`)
-	want := fmt.Sprintf(`{"success":false,"protocol_version":1,"error_kind":"limit_exceeded","limit_kind":"output_bytes","phase":"serialization","limit":0,"message":"serialized output exceeded 0 bytes","steps":%d,"outcome":"output_limit","retryable":false}`, s)
-	if got != want {
-		t.Fatalf("cap 0 =\n%s\nwant\n%s", got, want)
-	}
-	// Result first, then each ui_output value against what remains:
-	// result `7` (1 byte) + "ab" (4 bytes) = 5.
-	prog := "fn main() -> Int { emit \"ab\"\n 7 }"
-	if m := decode(t, runJSON(t, nil, prog, `"limits":{"max_output_bytes":5}`)); m["success"] != true {
-		t.Fatalf("cap 5: %v", m)
-	}
-	m := decode(t, runJSON(t, nil, prog, `"limits":{"max_output_bytes":4}`))
-	if m["limit_kind"] != "output_bytes" || m["limit"].(json.Number).String() != "4" || m["message"] != "serialized output exceeded 4 bytes" {
-		t.Fatalf("cap 4: %v", m)
-	}
-	// The ceiling applies when the call gives no cap.
-	env := &Env{Ceilings: vm.Limits{MaxOutput: 4}}
-	if m := decode(t, runJSON(t, env, prog, "")); m["limit_kind"] != "output_bytes" || m["limit"].(json.Number).String() != "4" {
-		t.Fatalf("output ceiling: %v", m)
-	}
+	forLimitTools(t, func(t *testing.T, run func(env *Env, source, extra string) string) {
+		s := stepsOf(t, addProgram)
+		if m := decode(t, run(nil, addProgram, `"limits":{"max_output_bytes":1}`)); m["success"] != true {
+			t.Fatalf("cap 1 must pass: %v", m)
+		}
+		got := run(nil, addProgram, `"limits":{"max_output_bytes":0}`)
+		want := fmt.Sprintf(`{"success":false,"protocol_version":1,"error_kind":"limit_exceeded","limit_kind":"output_bytes","phase":"serialization","limit":0,"message":"serialized output exceeded 0 bytes","steps":%d,"outcome":"output_limit","retryable":false}`, s)
+		if got != want {
+			t.Fatalf("cap 0 =\n%s\nwant\n%s", got, want)
+		}
+		// Result first, then each ui_output value against what remains:
+		// result `7` (1 byte) + "ab" (4 bytes) = 5.
+		prog := "fn main() -> Int { emit \"ab\"\n 7 }"
+		if m := decode(t, run(nil, prog, `"limits":{"max_output_bytes":5}`)); m["success"] != true {
+			t.Fatalf("cap 5: %v", m)
+		}
+		m := decode(t, run(nil, prog, `"limits":{"max_output_bytes":4}`))
+		if m["limit_kind"] != "output_bytes" || m["limit"].(json.Number).String() != "4" || m["message"] != "serialized output exceeded 4 bytes" {
+			t.Fatalf("cap 4: %v", m)
+		}
+		// The ceiling applies when the call gives no cap.
+		env := &Env{Ceilings: vm.Limits{MaxOutput: 4}}
+		if m := decode(t, run(env, prog, "")); m["limit_kind"] != "output_bytes" || m["limit"].(json.Number).String() != "4" {
+			t.Fatalf("output ceiling: %v", m)
+		}
+	})
 }
 
 const stepInputTwice = "fn main() -> String !{step.input} {\n  let a = step_input(\"a\")\n  let b = step_input(\"b\")\n  a ++ b\n}"

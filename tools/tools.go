@@ -50,57 +50,40 @@ type ProgressFunc func(steps, total int64)
 // engine computes one tool's response. a holds checked arguments.
 type engine func(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wire.Object
 
-// toolInfo describes one tool: its engine and whether it executes user
-// source (and therefore goes through the job queue).
-type toolInfo struct {
-	name     string
-	executes bool
-	run      engine
-}
-
-// registry lists the 14 tools (CONTRACT.md §2) in a stable order.
-var registry = []toolInfo{
-	{"boruna_compile", true, compileTool},
-	{"boruna_ast", true, astTool},
-	{"boruna_symbols", true, symbolsTool},
-	{"boruna_run", true, runTool},
-	{"boruna_run_sealed", true, runSealedTool},
-	{"boruna_check", true, checkTool},
-	{"boruna_repair", true, repairTool},
-	{"boruna_validate_app", true, validateAppTool},
-	{"boruna_framework_test", true, frameworkTestTool},
-	{"boruna_workflow_validate", false, workflowValidateTool},
-	{"boruna_template_list", false, templateListTool},
-	{"boruna_template_apply", true, templateApplyTool},
-	{"boruna_capability_list", false, capabilityListTool},
-	{"boruna_policy_validate", false, policyValidateTool},
-}
-
-func lookup(tool string) (*toolInfo, bool) {
-	for i := range registry {
-		if registry[i].name == tool {
-			return &registry[i], true
-		}
-	}
-	return nil, false
+// engines maps the name of each tool of specs to its engine.
+var engines = map[string]engine{
+	"boruna_compile":           compileTool,
+	"boruna_ast":               astTool,
+	"boruna_symbols":           symbolsTool,
+	"boruna_run":               runTool,
+	"boruna_run_sealed":        runSealedTool,
+	"boruna_check":             checkTool,
+	"boruna_repair":            repairTool,
+	"boruna_validate_app":      validateAppTool,
+	"boruna_framework_test":    frameworkTestTool,
+	"boruna_workflow_validate": workflowValidateTool,
+	"boruna_template_list":     templateListTool,
+	"boruna_template_apply":    templateApplyTool,
+	"boruna_capability_list":   capabilityListTool,
+	"boruna_policy_validate":   policyValidateTool,
 }
 
 // Names returns the names of the 14 tools in registration order.
 func Names() []string {
-	out := make([]string, len(registry))
-	for i, t := range registry {
-		out[i] = t.name
+	out := make([]string, len(specs))
+	for i, s := range specs {
+		out[i] = s.Name
 	}
 	return out
 }
 
 // Executes reports whether tool compiles or runs user source, and so must
-// go through the job queue to a worker (ARCHITECTURE.md "Jobs"). The others
+// go through the job queue to a worker (ToolSpec.Executes). The others
 // (workflow_validate, template_list, capability_list, policy_validate) may
 // be answered by the gateway. Unknown tools report false.
 func Executes(tool string) bool {
-	t, ok := lookup(tool)
-	return ok && t.executes
+	s, ok := SpecOf(tool)
+	return ok && s.Executes
 }
 
 // Call runs tool with its JSON arguments and returns the complete response
@@ -108,10 +91,11 @@ func Executes(tool string) bool {
 // documented order (CONTRACT.md §1–2). Domain failures are success:false
 // responses; Call never returns nil and never panics on bad input.
 //
-// Arguments are checked first (parseArgs): an unknown tool, an unknown or
+// Arguments are checked first (CheckArgs): an unknown tool, an unknown or
 // mistyped argument, a missing required one or a source over 1 MB gives
 // `{success:false, error_kind:"invalid_args", message, outcome:"invalid_args",
-// retryable:false}`. progress may be nil; only boruna_run reports progress.
+// retryable:false}`; a policy over MaxPolicyBytes the same with error_kind
+// "invalid_policy". progress may be nil; only boruna_run reports progress.
 // ctx cancels a running program (the response is then error_kind
 // "cancelled", outcome "cancelled"). A panic inside an engine is recovered
 // and answered with error_kind "internal_error".
@@ -128,24 +112,11 @@ func Call(ctx context.Context, env *Env, tool string, rawArgs json.RawMessage, p
 	if env == nil {
 		env = &Env{}
 	}
-	t, ok := lookup(tool)
-	if !ok {
-		return invalidArgs(fmt.Sprintf("unknown tool %q", tool))
+	obj, aerr := checkArgs(tool, rawArgs)
+	if aerr != nil {
+		return wire.Failure(aerr.ErrorKind(), wire.OutcomeInvalidArgs, aerr.Msg)
 	}
-	a, err := parseArgs(tool, rawArgs)
-	if err != nil {
-		return invalidArgs(err.Error())
-	}
-	return t.run(ctx, env, a, progress)
-}
-
-// invalidArgs is the response to arguments refused before anything runs.
-func invalidArgs(msg string) *wire.Object {
-	return wire.Envelope(false).
-		Set("error_kind", wire.KindInvalidArgs).
-		Set("message", msg).
-		Set("outcome", wire.OutcomeInvalidArgs).
-		Set("retryable", false)
+	return engines[tool](ctx, env, &args{obj}, progress)
 }
 
 // withOutcome appends the CONTRACT.md §5 fields of executing tools.

@@ -51,12 +51,25 @@ func TestNamesAndExecutes(t *testing.T) {
 		if Executes(n) != wantExec {
 			t.Errorf("Executes(%s) = %v", n, !wantExec)
 		}
-		if _, ok := params[n]; !ok {
-			t.Errorf("no params for %s", n)
+		if engines[n] == nil {
+			t.Errorf("no engine for %s", n)
 		}
+		s, ok := SpecOf(n)
+		if !ok || s.Name != n {
+			t.Fatalf("SpecOf(%s) = %v, %v", n, s, ok)
+		}
+		if wantRuns := n == "boruna_run" || n == "boruna_run_sealed"; s.RunsProgram != wantRuns {
+			t.Errorf("%s: RunsProgram = %v", n, s.RunsProgram)
+		}
+	}
+	if len(engines) != len(want) || len(Specs()) != len(want) {
+		t.Errorf("%d engines, %d specs, want %d", len(engines), len(Specs()), len(want))
 	}
 	if Executes("nope") {
 		t.Error("Executes(nope)")
+	}
+	if s, ok := SpecOf("nope"); ok || s != nil {
+		t.Errorf("SpecOf(nope) = %v, %v", s, ok)
 	}
 }
 
@@ -83,7 +96,7 @@ func TestArgumentChecks(t *testing.T) {
 		{"boruna_run", `{"source":"x","trace":"yes"}`, `invalid argument "trace" for tool "boruna_run": expected a boolean, got string`},
 		{"boruna_run", `{"source":"x","limits":5}`, `invalid argument "limits" for tool "boruna_run": expected an object, got number`},
 		{"boruna_run", `{"source":"x","limits":{"max_memory_mb":"a"}}`,
-			`invalid argument "limits.max_memory_mb" for tool "boruna_run": expected a non-negative integer (at most 9223372036854775807), got string`},
+			`invalid argument "limits.max_memory_mb" for tool "boruna_run": expected a positive integer (at most 9223372036854775807), got string`},
 		{"boruna_run", `{"source":"x","output_schema":"x"}`,
 			`invalid argument "output_schema" for tool "boruna_run": expected a JSON Schema (object or boolean), got string`},
 		// A type problem wins over an unknown name (as in the gateway).
@@ -94,12 +107,18 @@ func TestArgumentChecks(t *testing.T) {
 		{"boruna_nope", `{}`, `unknown tool "boruna_nope"`},
 		{"boruna_run", `{"source":"` + strings.Repeat("a", MaxSourceBytes+1) + `"}`, `source exceeds 1 MB limit`},
 		{"boruna_run", `{"source":"x","limits":{"max_memory_mb":0}}`,
-			`invalid argument "limits.max_memory_mb" for tool "boruna_run": must be at least 1`},
+			`invalid argument "limits.max_memory_mb" for tool "boruna_run": expected a positive integer (at most 9223372036854775807), got 0`},
+		{"boruna_run_sealed", `{"source":"x","policy":"` + strings.Repeat("a", MaxPolicyBytes) + `"}`,
+			`policy exceeds the 1048576-byte limit (got 1048578 bytes of JSON)`},
 	}
 	for _, c := range cases {
 		got := call(t, nil, c.tool, c.args)
+		kind := "invalid_args"
+		if strings.HasPrefix(c.msg, "policy exceeds") {
+			kind = "invalid_policy"
+		}
 		want, _ := wire.Envelope(false).
-			Set("error_kind", "invalid_args").
+			Set("error_kind", kind).
 			Set("message", c.msg).
 			Set("outcome", "invalid_args").
 			Set("retryable", false).MarshalJSON()
@@ -110,10 +129,11 @@ func TestArgumentChecks(t *testing.T) {
 }
 
 func TestArgsAcceptNullsAndIntegralFloats(t *testing.T) {
-	a, err := parseArgs("boruna_run", json.RawMessage(`{"source":"s","policy":null,"max_steps":1e3,"limits":{"max_wall_ms":5.0,"max_output_bytes":null}}`))
+	obj, err := checkArgs("boruna_run", json.RawMessage(`{"source":"s","policy":null,"max_steps":1e3,"limits":{"max_wall_ms":5.0,"max_output_bytes":null}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
+	a := &args{obj}
 	if n, ok := a.integer("max_steps"); !ok || n != 1000 {
 		t.Fatalf("max_steps = %d %v", n, ok)
 	}
@@ -124,7 +144,7 @@ func TestArgsAcceptNullsAndIntegralFloats(t *testing.T) {
 		t.Fatal("null must mean absent")
 	}
 	for _, raw := range []string{``, `null`, ` {} `} {
-		if _, err := parseArgs("boruna_template_list", json.RawMessage(raw)); err != nil {
+		if _, err := checkArgs("boruna_template_list", json.RawMessage(raw)); err != nil {
 			t.Fatalf("%q: %v", raw, err)
 		}
 	}

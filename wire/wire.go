@@ -19,9 +19,33 @@ const ProtocolVersion = 1
 // Object is a JSON object that keeps its keys in insertion order.
 // Values are anything encoding/json can marshal (vm.Value implements
 // json.Marshaler), or json.RawMessage.
+//
+// Lookups scan the keys while the object is small and use an index once it
+// holds more than indexAfter keys, so building an object of n keys (as
+// ParseObject does for a client's arguments) takes O(n) time, not O(n²).
 type Object struct {
 	keys []string
 	vals []any
+	idx  map[string]int // key → position; nil while len(keys) <= indexAfter
+}
+
+// indexAfter is the key count above which an Object keeps an index.
+const indexAfter = 16
+
+// find returns the position of key, or -1.
+func (o *Object) find(key string) int {
+	if o.idx != nil {
+		if i, ok := o.idx[key]; ok {
+			return i
+		}
+		return -1
+	}
+	for i, k := range o.keys {
+		if k == key {
+			return i
+		}
+	}
+	return -1
 }
 
 // NewObject returns an empty ordered object.
@@ -36,34 +60,48 @@ func Envelope(success bool) *Object {
 // Set sets key to v, keeping the key's position if it already exists.
 // It returns o for chaining.
 func (o *Object) Set(key string, v any) *Object {
-	for i, k := range o.keys {
-		if k == key {
-			o.vals[i] = v
-			return o
-		}
+	if i := o.find(key); i >= 0 {
+		o.vals[i] = v
+		return o
 	}
 	o.keys = append(o.keys, key)
 	o.vals = append(o.vals, v)
+	switch {
+	case o.idx != nil:
+		o.idx[key] = len(o.keys) - 1
+	case len(o.keys) > indexAfter:
+		o.reindex()
+	}
 	return o
+}
+
+// reindex rebuilds the index from keys (or drops it for a small object).
+func (o *Object) reindex() {
+	if len(o.keys) <= indexAfter {
+		o.idx = nil
+		return
+	}
+	o.idx = make(map[string]int, len(o.keys))
+	for i, k := range o.keys {
+		o.idx[k] = i
+	}
 }
 
 // Get returns the value stored under key.
 func (o *Object) Get(key string) (any, bool) {
-	for i, k := range o.keys {
-		if k == key {
-			return o.vals[i], true
-		}
+	if i := o.find(key); i >= 0 {
+		return o.vals[i], true
 	}
 	return nil, false
 }
 
 // Delete removes key if present.
 func (o *Object) Delete(key string) {
-	for i, k := range o.keys {
-		if k == key {
-			o.keys = append(o.keys[:i], o.keys[i+1:]...)
-			o.vals = append(o.vals[:i], o.vals[i+1:]...)
-			return
+	if i := o.find(key); i >= 0 {
+		o.keys = append(o.keys[:i], o.keys[i+1:]...)
+		o.vals = append(o.vals[:i], o.vals[i+1:]...)
+		if o.idx != nil {
+			o.reindex()
 		}
 	}
 }
@@ -157,4 +195,28 @@ func ParseObject(data []byte) (*Object, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// JSONType names the JSON type of a well-formed raw value for error
+// messages: "object", "array", "string", "boolean", "null" or "number";
+// "nothing" when raw is empty or only white space. Leading white space is
+// skipped.
+func JSONType(raw []byte) string {
+	raw = bytes.TrimLeft(raw, " \t\r\n")
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
 }

@@ -2,6 +2,8 @@ package wire
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -73,6 +75,83 @@ func TestFailureAndRetryable(t *testing.T) {
 		OutcomeCancelled, OutcomeQueueFull, OutcomeWorkerLost} {
 		if o.Retryable() != retryable[o] {
 			t.Errorf("%s.Retryable() = %v", o, o.Retryable())
+		}
+	}
+}
+
+// TestLargeObjectIndex covers objects past indexAfter keys: order kept,
+// overwrite in place, delete and re-add, and ParseObject of many members.
+func TestLargeObjectIndex(t *testing.T) {
+	o := NewObject()
+	for i := range 40 {
+		o.Set(fmt.Sprintf("k%02d", i), i)
+	}
+	o.Set("k05", "five")
+	o.Delete("k00")
+	o.Delete("k39")
+	o.Delete("missing")
+	o.Set("k00", 0)
+	if o.Len() != 39 {
+		t.Fatalf("Len = %d, want 39", o.Len())
+	}
+	keys := o.Keys()
+	if keys[0] != "k01" || keys[4] != "k05" || keys[37] != "k38" || keys[38] != "k00" {
+		t.Fatalf("keys = %v", keys)
+	}
+	for _, c := range []struct {
+		key  string
+		want any
+	}{{"k05", "five"}, {"k00", 0}, {"k38", 38}, {"k20", 20}} {
+		if v, ok := o.Get(c.key); !ok || v != c.want {
+			t.Fatalf("Get(%q) = %v, %v; want %v", c.key, v, ok, c.want)
+		}
+	}
+	if _, ok := o.Get("k39"); ok {
+		t.Fatal("deleted key k39 still present")
+	}
+	// Shrinking below the threshold drops the index and keeps lookups right.
+	for i := 1; i <= 30; i++ {
+		o.Delete(fmt.Sprintf("k%02d", i))
+	}
+	if o.Len() != 9 || o.idx != nil {
+		t.Fatalf("Len = %d, idx = %v; want 9 and no index", o.Len(), o.idx != nil)
+	}
+	if v, ok := o.Get("k31"); !ok || v != 31 {
+		t.Fatalf("Get(k31) = %v, %v", v, ok)
+	}
+
+	var sb strings.Builder
+	sb.WriteByte('{')
+	const n = 100_000
+	for i := range n {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		fmt.Fprintf(&sb, `"a%d":%d`, i, i)
+	}
+	sb.WriteString(`,"a7":"last"}`)
+	p, err := ParseObject([]byte(sb.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Len() != n {
+		t.Fatalf("Len = %d, want %d", p.Len(), n)
+	}
+	if v, _ := p.Get("a7"); string(v.(json.RawMessage)) != `"last"` {
+		t.Fatalf("a7 = %s, want the last duplicate's value", v)
+	}
+	if k := p.Keys(); k[7] != "a7" || k[n-1] != "a99999" {
+		t.Fatalf("order: k[7]=%s k[n-1]=%s", k[7], k[n-1])
+	}
+}
+
+func TestJSONType(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"a":1}`: "object", ` [1]`: "array", `"s"`: "string", `true`: "boolean", `false`: "boolean",
+		`null`: "null", `-1.5e3`: "number", `0`: "number", "": "nothing", " \n\t": "nothing",
+	} {
+		if got := JSONType([]byte(raw)); got != want {
+			t.Errorf("JSONType(%q) = %q, want %q", raw, got, want)
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/axpool/axpool/wire"
 )
 
 // MaxSchemaVersion is the newest workflow schema this build reads.
@@ -248,7 +250,7 @@ func schemaVersion(raw json.RawMessage) (uint64, error) {
 	}
 	n, ok := uintText(string(raw))
 	if !ok {
-		if jsonType(raw) == "number" {
+		if wire.JSONType(raw) == "number" {
 			if isIntText(string(raw)) {
 				// An integer too large for uint64 is still "newer than
 				// supported", not a type error.
@@ -258,7 +260,7 @@ func schemaVersion(raw json.RawMessage) (uint64, error) {
 			}
 			return 0, structural("field `schema_version`: expected a non-negative integer, got %s", raw)
 		}
-		return 0, structural("field `schema_version`: expected a non-negative integer, got %s", jsonType(raw))
+		return 0, structural("field `schema_version`: expected a non-negative integer, got %s", wire.JSONType(raw))
 	}
 	if n > MaxSchemaVersion {
 		return 0, unsupported(strconv.FormatUint(n, 10))
@@ -641,28 +643,7 @@ func typeOf(v any) string {
 
 // present reports whether a raw field exists and is not JSON null.
 func present(raw json.RawMessage) bool {
-	return len(raw) > 0 && jsonType(raw) != "null"
-}
-
-// jsonType names the JSON type of an already well-formed raw value.
-func jsonType(raw json.RawMessage) string {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case '"':
-		return "string"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	return "number"
+	return len(raw) > 0 && wire.JSONType(raw) != "null"
 }
 
 // isIntText reports whether a JSON number is written as an integer (no

@@ -1,7 +1,6 @@
 package workflow_test
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/workflow"
 )
 
@@ -19,39 +19,14 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // TestGolden runs ValidateTool on every testdata/NAME.json and compares the
 // pretty envelope with testdata/NAME.golden byte for byte.
 func TestGolden(t *testing.T) {
-	inputs, err := filepath.Glob("testdata/*.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(inputs) < 30 {
-		t.Fatalf("found only %d golden inputs", len(inputs))
-	}
-	for _, in := range inputs {
+	for _, in := range golden.Files(t, "testdata/*.json", 30) {
 		name := strings.TrimSuffix(filepath.Base(in), ".json")
 		t.Run(name, func(t *testing.T) {
 			src, err := os.ReadFile(in)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := workflow.ValidateTool(string(src)).Pretty()
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, '\n')
-			golden := strings.TrimSuffix(in, ".json") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("output differs from %s\n--- got\n%s--- want\n%s", golden, got, want)
-			}
+			golden.CheckPretty(t, strings.TrimSuffix(in, ".json")+".golden", workflow.ValidateTool(string(src)), *update)
 		})
 	}
 }

@@ -45,9 +45,9 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// ErrorList is a list of errors sorted by position (Sort). A nil ErrorList
-// means success. It implements error; errors.As finds the individual *Error
-// values through Unwrap.
+// ErrorList is the lexer and parser's list of errors, sorted by position
+// (Sort). A nil ErrorList means success. It implements error as List
+// does; errors.As finds the individual *Error values through Unwrap.
 type ErrorList []*Error
 
 // Len, Less and Swap implement sort.Interface (by File, then Pos).
@@ -67,9 +67,30 @@ func (l ErrorList) Less(i, j int) bool {
 // Sort sorts the list by file and position (stable for equal positions).
 func (l ErrorList) Sort() { sort.Stable(l) }
 
+// Error renders the list as List.Error does.
+func (l ErrorList) Error() string { return List[*Error](l).Error() }
+
+// Err returns l as an error, or nil when l is empty.
+func (l ErrorList) Err() error {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}
+
+// Unwrap returns the individual errors, so that errors.As(err, &*Error)
+// finds the first one.
+func (l ErrorList) Unwrap() []error { return List[*Error](l).Unwrap() }
+
+// List is a list of compile errors of one type, kept in the order of their
+// positions, used as one error: the rendering shared by ErrorList and
+// compiler.ErrorList (= List[*compiler.Error]). A nil List means success.
+type List[E error] []E
+
 // Error renders the first error, followed by "(and N more errors)" when
-// there are more.
-func (l ErrorList) Error() string {
+// there are more: `f.ax:1:5: E002 msg (and 2 more errors)`; an empty list
+// renders "no errors".
+func (l List[E]) Error() string {
 	switch len(l) {
 	case 0:
 		return "no errors"
@@ -82,16 +103,16 @@ func (l ErrorList) Error() string {
 }
 
 // Err returns l as an error, or nil when l is empty.
-func (l ErrorList) Err() error {
+func (l List[E]) Err() error {
 	if len(l) == 0 {
 		return nil
 	}
 	return l
 }
 
-// Unwrap returns the individual errors, so that errors.As(err, &*Error)
-// finds the first one.
-func (l ErrorList) Unwrap() []error {
+// Unwrap returns the individual errors, so that errors.As finds the first
+// one of a type.
+func (l List[E]) Unwrap() []error {
 	out := make([]error, len(l))
 	for i, e := range l {
 		out[i] = e

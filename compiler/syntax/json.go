@@ -2,173 +2,400 @@ package syntax
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 )
 
-// MarshalAST encodes f as compact, deterministic JSON (used by `axpool ast`
-// and the boruna_ast tool).
+// This file is the one JSON encoding of the syntax tree: `axpool ast`
+// prints it indented, boruna_ast returns it (CONTRACT.md §2,
+// reference/mcp-contract-reference-impl.md §3.2).
 //
-// Every node is an object whose first keys are "node" (the Go type name,
-// e.g. "BinaryExpr") and "pos" ("line:col" of its first token), followed by
-// its fields in declaration order under snake_case keys. Nil and empty
-// optional fields and false flags are omitted. Names (*Ident) and
-// capabilities (*CapName) are encoded as plain strings; operators as their
-// source text ("op": "++"); tags as "Some"/"Ok"/"Err". Int literals carry
-// their exact value as a JSON number, Float literals a number with a
-// fractional part or exponent (`3.0`) plus their "raw" text; a string literal's "raw" text is
-// present only when it differs from its decoded "value". An empty but
-// present capability list (`!{}`) is encoded as "caps": [].
+// Shape. Every node is an object whose first keys are "node" (the Go type
+// name: "FnDecl", "BinaryExpr", …), "pos" and "end" ("line:col" of the
+// first token and of the position just after the last one), followed by
+// every exported field of the node type in declaration order under its
+// snake_case name ("RecordKeyword" → "record_keyword", "OpPos" →
+// "op_pos"). Names (*Ident) are plain strings, operators and tags their
+// source text ("+", "Some"), other positions "line:col" strings, absent
+// children and names null, lists arrays (an absent list is []), booleans
+// always present. Int literals carry their value as a JSON number, Float
+// literals as encoding/json writes a float64 (`3.0` is 3), each with its
+// "raw" text. Strings are escaped as encoding/json does without HTML
+// escaping. The indented form is what json.Indent(compact, "", "  ")
+// would give, at any depth.
 //
-// Errors: only for a nil file or a node type this package does not define.
+// Depth. A tree can be as deep as its source is long (a chain `1 + 1 + …`
+// nests one BinaryExpr per operator): the encoder never recurses; the
+// open nodes and lists wait on an explicit stack of tasks.
+
+// MarshalAST returns the compact JSON encoding of f (no whitespace).
+// Errors: ErrNilFile, or an error naming a node type this package does
+// not define (unreachable from a tree of this package's types).
 func MarshalAST(f *File) ([]byte, error) {
 	if f == nil {
-		return nil, errors.New("syntax: MarshalAST of a nil *File")
+		return nil, ErrNilFile
 	}
-	e := &encoder{buf: make([]byte, 0, 4096)}
-	e.file(f)
-	if e.err != nil {
-		return nil, e.err
+	e := newEncoder(false, nil, -1)
+	defer e.release()
+	if cap(e.buf) < 4096 {
+		e.buf = make([]byte, 0, 4096)
 	}
-	return e.buf, nil
+	if err := e.encode(f); err != nil {
+		return nil, err
+	}
+	if cap(e.buf) > keepBuffer {
+		// Too large to keep in the pool: hand it over instead of copying.
+		out := e.buf
+		e.buf = nil
+		return out, nil
+	}
+	return bytes.Clone(e.buf), nil
 }
 
-type encoder struct {
-	buf   []byte
-	comma bool // a value has been written in the current object/array
-	err   error
+// WriteASTIndent writes the indented JSON encoding of f (2-space indent,
+// no trailing newline) to w in pieces of about 64 KiB, and returns the
+// number of bytes written. The text of a deep tree is large (the
+// indentation grows with the depth) but memory stays bounded. Errors: those
+// of MarshalAST, and the first error of w (the count is then what w took).
+func WriteASTIndent(w io.Writer, f *File) (int64, error) {
+	if f == nil {
+		return 0, ErrNilFile
+	}
+	e := newEncoder(true, w, -1)
+	defer e.release()
+	err := e.encode(f)
+	return e.size, err
 }
 
-func (e *encoder) open(node string, pos Pos) {
-	e.sep()
-	e.buf = append(e.buf, `{"node":"`...)
-	e.buf = append(e.buf, node...)
-	e.buf = append(e.buf, `","pos":"`...)
-	e.buf = strconv.AppendInt(e.buf, int64(pos.Line), 10)
-	e.buf = append(e.buf, ':')
-	e.buf = strconv.AppendInt(e.buf, int64(pos.Col), 10)
+// ASTIndentPrefix returns the first limit bytes of the indented encoding
+// of f (all of it when it is shorter) and the length in bytes of the whole
+// indented text. Past the first limit bytes the text is counted, not built,
+// so a tree whose indented text would take gigabytes costs time in
+// proportion to its compact size only. A negative limit is 0. Errors:
+// those of MarshalAST.
+func ASTIndentPrefix(f *File, limit int) ([]byte, int64, error) {
+	if f == nil {
+		return nil, 0, ErrNilFile
+	}
+	e := newEncoder(true, nil, max(limit, 0))
+	defer e.release()
+	if err := e.encode(f); err != nil {
+		return nil, 0, err
+	}
+	return bytes.Clone(e.out), e.size, nil
+}
+
+// ErrNilFile is the error of MarshalAST, WriteASTIndent and
+// ASTIndentPrefix for a nil *File.
+var ErrNilFile = errors.New("syntax: cannot encode the AST of a nil *File")
+
+// flushSize is how much output the encoder buffers before it hands it to
+// the writer or the prefix.
+const flushSize = 64 << 10
+
+// keepBuffer is the largest buffer an encoder keeps in the pool.
+const keepBuffer = 1 << 20
+
+// encoders recycles the buffers and stacks of astEncoders (an encoding
+// then allocates only its result).
+var encoders = sync.Pool{New: func() any { return new(astEncoder) }}
+
+func newEncoder(indent bool, w io.Writer, limit int) *astEncoder {
+	e := encoders.Get().(*astEncoder)
+	e.indent, e.w, e.limit = indent, w, limit
+	if indent && cap(e.buf) < flushSize+4096 {
+		e.buf = make([]byte, 0, flushSize+4096)
+	}
+	return e
+}
+
+// release returns e to the pool, dropping its references to the tree and
+// the writer, and buffers that grew past what a typical tree needs.
+func (e *astEncoder) release() {
+	clear(e.stack[:cap(e.stack)])
+	clear(e.pend[:cap(e.pend)])
+	buf, out, stack, pend := e.buf[:0], e.out[:0], e.stack[:0], e.pend[:0]
+	if cap(buf) > keepBuffer {
+		buf = nil
+	}
+	if cap(out) > keepBuffer {
+		out = nil
+	}
+	if cap(stack) > keepBuffer/64 {
+		stack = nil
+	}
+	if cap(pend) > keepBuffer/64 {
+		pend = nil
+	}
+	*e = astEncoder{buf: buf, out: out, stack: stack, pend: pend, strEnc: e.strEnc}
+	encoders.Put(e)
+}
+
+// astEncoder writes the JSON of a tree. The output goes to buf; with w set
+// (WriteASTIndent) or limit ≥ 0 (ASTIndentPrefix) buf is flushed every
+// flushSize bytes, else buf is the result (MarshalAST).
+type astEncoder struct {
+	buf    []byte
+	indent bool
+	depth  int // open objects and arrays, for the indentation
+
+	stack []astTask // what remains to write, last first
+	pend  []astTask // the deferred parts of the node being opened, in order
+	err   error     // the first encoding error
+
+	w     io.Writer
+	limit int    // ≥ 0: keep only the first limit bytes, in out
+	out   []byte // the kept prefix
+	full  bool   // out holds limit bytes: newlines are only counted
+	size  int64  // bytes flushed (written, or kept and counted)
+
+	strBuf bytes.Buffer  // strings that need escaping are encoded here
+	strEnc *json.Encoder // by this encoder (nil until needed)
+}
+
+// astTaskKind says what an astTask writes.
+type astTaskKind uint8
+
+const (
+	taskNode        astTaskKind = iota // key, then node n (null when nil)
+	taskElem                           // a list element: separator, then node n
+	taskFirstElem                      // the first list element: node n
+	taskOpenList                       // key, then `[` of a non-empty list
+	taskEmptyList                      // key, then `[]`
+	taskCloseObject                    // `}` on its own line
+	taskCloseList                      // `]` on its own line
+	taskIdent                          // key, then the name of the *Ident n as a string (null when nil)
+	taskPos                            // key, then the position p as "line:col"
+	taskBool                           // key, then b
+)
+
+// astTask is one deferred piece of output.
+type astTask struct {
+	n    Node
+	key  string
+	p    Pos
+	kind astTaskKind
+	b    bool
+}
+
+// encode writes the tree under root. The task at hand is t (when ok);
+// the stack holds what comes after it.
+func (e *astEncoder) encode(root Node) error {
+	sink := e.w != nil || e.limit >= 0
+	t, ok := e.node(root)
+	for {
+		if !ok {
+			if len(e.stack) == 0 {
+				break
+			}
+			t = e.stack[len(e.stack)-1]
+			e.stack = e.stack[:len(e.stack)-1]
+		}
+		ok = false
+		switch {
+		case sink && len(e.buf) >= flushSize:
+			if e.flush(); e.err != nil {
+				return e.err
+			}
+		case !sink && cap(e.buf)-len(e.buf) < 1024:
+			// Double: append grows large slices by only 1.25×.
+			e.buf = slices.Grow(e.buf, max(cap(e.buf), 4096))
+		}
+		switch t.kind {
+		case taskNode:
+			e.key(t.key)
+			t, ok = e.node(t.n)
+		case taskElem:
+			e.buf = append(e.buf, ',')
+			e.newline()
+			t, ok = e.node(t.n)
+		case taskFirstElem:
+			e.newline()
+			t, ok = e.node(t.n)
+		case taskOpenList:
+			e.key(t.key)
+			e.buf = append(e.buf, '[')
+			e.depth++
+		case taskEmptyList:
+			e.key(t.key)
+			e.buf = append(e.buf, '[', ']')
+		case taskCloseObject:
+			e.close('}')
+		case taskCloseList:
+			e.close(']')
+		case taskIdent, taskPos, taskBool:
+			e.scalar(t)
+		}
+	}
+	if sink {
+		e.flush()
+	}
+	return e.err
+}
+
+// flush hands buf to the writer, or keeps what the prefix still lacks and
+// counts the rest.
+func (e *astEncoder) flush() {
+	if e.w != nil {
+		if e.err == nil {
+			n, err := e.w.Write(e.buf)
+			e.size += int64(n)
+			e.err = err
+		}
+	} else {
+		e.size += int64(len(e.buf))
+		if !e.full {
+			e.out = append(e.out, e.buf[:min(len(e.buf), e.limit-len(e.out))]...)
+			e.full = len(e.out) == e.limit
+		}
+	}
+	e.buf = e.buf[:0]
+}
+
+const spaces = "                                                                "
+
+// newline starts a line indented for the current depth (indented output
+// only).
+func (e *astEncoder) newline() {
+	if !e.indent {
+		return
+	}
+	if e.full {
+		e.size += 1 + 2*int64(e.depth)
+		return
+	}
+	e.buf = append(e.buf, '\n')
+	for n := 2 * e.depth; n > 0; n -= len(spaces) {
+		e.buf = append(e.buf, spaces[:min(n, len(spaces))]...)
+	}
+}
+
+// key writes `,"k":` (with a newline and a space when indenting).
+func (e *astEncoder) key(k string) {
+	e.buf = append(e.buf, ',')
+	e.newline()
 	e.buf = append(e.buf, '"')
-	e.comma = true
-}
-
-func (e *encoder) close() {
-	e.buf = append(e.buf, '}')
-	e.comma = true
-}
-
-func (e *encoder) sep() {
-	if e.comma {
-		e.buf = append(e.buf, ',')
-	}
-}
-
-func (e *encoder) key(k string) {
-	e.buf = append(e.buf, ',', '"')
 	e.buf = append(e.buf, k...)
 	e.buf = append(e.buf, '"', ':')
-	e.comma = false
+	if e.indent {
+		e.buf = append(e.buf, ' ')
+	}
 }
 
-func (e *encoder) str(k, v string) {
+func (e *astEncoder) pos(p Pos) {
+	e.buf = append(e.buf, '"')
+	e.buf = strconv.AppendInt(e.buf, int64(p.Line), 10)
+	e.buf = append(e.buf, ':')
+	e.buf = strconv.AppendInt(e.buf, int64(p.Col), 10)
+	e.buf = append(e.buf, '"')
+}
+
+// ident writes id's name, or null.
+func (e *astEncoder) ident(id *Ident) {
+	if id == nil {
+		e.buf = append(e.buf, "null"...)
+		return
+	}
+	e.string(id.Name)
+}
+
+// close ends an object or a list on its own line.
+func (e *astEncoder) close(c byte) {
+	e.depth--
+	e.newline()
+	e.buf = append(e.buf, c)
+}
+
+// The field writers below write a scalar field of the node being opened
+// at once while nothing is deferred, and defer it behind the deferred
+// parts otherwise, so that fields come out in declaration order.
+
+func (e *astEncoder) str(k, s string) {
+	if len(e.pend) > 0 {
+		// (No node has a string field after a child: never taken.)
+		e.field(astTask{kind: taskIdent, key: k, n: &Ident{Name: s}})
+		return
+	}
 	e.key(k)
-	e.quote(v)
+	e.string(s)
 }
 
-func (e *encoder) strOpt(k, v string) {
-	if v != "" {
-		e.str(k, v)
+func (e *astEncoder) name(k string, id *Ident) { e.field(astTask{kind: taskIdent, key: k, n: id}) }
+func (e *astEncoder) position(k string, p Pos) { e.field(astTask{kind: taskPos, key: k, p: p}) }
+func (e *astEncoder) flag(k string, b bool)    { e.field(astTask{kind: taskBool, key: k, b: b}) }
+
+// field writes or defers the scalar field t.
+func (e *astEncoder) field(t astTask) {
+	if len(e.pend) > 0 {
+		e.pend = append(e.pend, t)
+		return
+	}
+	e.scalar(t)
+}
+
+// scalar writes a taskIdent, taskPos or taskBool field.
+func (e *astEncoder) scalar(t astTask) {
+	e.key(t.key)
+	switch t.kind {
+	case taskIdent:
+		e.ident(t.n.(*Ident))
+	case taskPos:
+		e.pos(t.p)
+	case taskBool:
+		e.buf = strconv.AppendBool(e.buf, t.b)
 	}
 }
 
-func (e *encoder) flag(k string, v bool) {
-	if v {
-		e.key(k)
-		e.buf = append(e.buf, "true"...)
-	}
+// child defers a node field (nil, including a typed nil, is null).
+func (e *astEncoder) child(k string, n Node) {
+	e.pend = append(e.pend, astTask{kind: taskNode, key: k, n: n})
 }
 
-func (e *encoder) ident(k string, id *Ident) {
-	if id != nil {
-		e.str(k, id.Name)
-	}
-}
-
-// quote appends s as a JSON string. Only '"', '\\' and control characters
-// are escaped; source text is valid UTF-8 (the lexer rejects anything else),
-// and any invalid byte is replaced by U+FFFD.
-func (e *encoder) quote(s string) {
-	const hex = "0123456789abcdef"
-	e.buf = append(e.buf, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= utf8.RuneSelf {
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				e.buf = append(e.buf, `\ufffd`...)
-			} else {
-				e.buf = append(e.buf, s[i:i+size]...)
-			}
-			i += size
-			continue
-		}
-		switch c {
-		case '"':
-			e.buf = append(e.buf, '\\', '"')
-		case '\\':
-			e.buf = append(e.buf, '\\', '\\')
-		case '\n':
-			e.buf = append(e.buf, '\\', 'n')
-		case '\t':
-			e.buf = append(e.buf, '\\', 't')
-		case '\r':
-			e.buf = append(e.buf, '\\', 'r')
-		default:
-			if c < 0x20 || c == 0x7f {
-				e.buf = append(e.buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			} else {
-				e.buf = append(e.buf, c)
-			}
-		}
-		i++
-	}
-	e.buf = append(e.buf, '"')
-}
-
-// list encodes a non-empty slice under key k.
-func list[T any](e *encoder, k string, xs []T, each func(T)) {
+// list defers a list field.
+func list[T Node](e *astEncoder, k string, xs []T) {
 	if len(xs) == 0 {
+		e.pend = append(e.pend, astTask{kind: taskEmptyList, key: k})
 		return
 	}
-	e.key(k)
-	e.buf = append(e.buf, '[')
-	e.comma = false
-	for _, x := range xs {
-		each(x)
+	e.pend = append(e.pend, astTask{kind: taskOpenList, key: k})
+	for i, x := range xs {
+		kind := taskElem
+		if i == 0 {
+			kind = taskFirstElem
+		}
+		e.pend = append(e.pend, astTask{kind: kind, n: x})
 	}
-	e.buf = append(e.buf, ']')
-	e.comma = true
+	e.pend = append(e.pend, astTask{kind: taskCloseList})
 }
 
-func (e *encoder) null() {
-	e.sep()
-	e.buf = append(e.buf, "null"...)
-	e.comma = true
-}
-
-// child encodes a required or optional node field (nil is omitted).
-func (e *encoder) child(k string, n Node) {
-	if isNil(n) {
-		return
+// open writes the start of a node: {"node":name,"pos":…,"end":…}.
+func (e *astEncoder) open(name string, sp Span) {
+	e.buf = append(e.buf, '{')
+	e.depth++
+	e.newline()
+	e.buf = append(e.buf, `"node":`...)
+	if e.indent {
+		e.buf = append(e.buf, ' ')
 	}
-	e.key(k)
-	e.node(n)
+	e.buf = append(e.buf, '"')
+	e.buf = append(e.buf, name...)
+	e.buf = append(e.buf, '"')
+	e.key("pos")
+	e.pos(sp.Start)
+	e.key("end")
+	e.pos(sp.Stop)
 }
 
-// isNil reports whether n is nil or a typed nil pointer (partial trees).
+// isNil reports whether n is nil or a typed nil pointer (the trees of
+// sources with errors have both).
 func isNil(n Node) bool {
 	if n == nil {
 		return true
@@ -177,350 +404,319 @@ func isNil(n Node) bool {
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
-func (e *encoder) file(f *File) {
-	e.open("File", f.Start)
-	e.strOpt("path", f.Path)
-	e.ident("module", f.Module)
-	list(e, "items", f.Items, func(it Item) { e.node(it) })
-	e.close()
+// node writes n's start and leading scalar fields. When n has deferred
+// parts (children, lists, the fields after them) it pushes its closing
+// brace and all of them but the first, and returns the first to be done
+// next (ok); otherwise it closes n.
+func (e *astEncoder) node(n Node) (next astTask, ok bool) {
+	e.pend = e.pend[:0]
+	if !e.nodeFields(n) {
+		return astTask{}, false
+	}
+	if len(e.pend) == 0 {
+		e.close('}')
+		return astTask{}, false
+	}
+	if cap(e.stack)-len(e.stack) < len(e.pend) {
+		e.stack = slices.Grow(e.stack, max(cap(e.stack), len(e.pend), 64))
+	}
+	e.stack = append(e.stack, astTask{kind: taskCloseObject})
+	for i := len(e.pend) - 1; i > 0; i-- {
+		e.stack = append(e.stack, e.pend[i])
+	}
+	return e.pend[0], true
 }
 
-// node encodes any node (nil as JSON null).
-func (e *encoder) node(n Node) {
+// nodeFields writes or defers the fields of n in declaration order and
+// reports whether n was opened (false for null).
+func (e *astEncoder) nodeFields(n Node) bool {
 	if isNil(n) {
-		e.null()
-		return
+		e.buf = append(e.buf, "null"...)
+		return false
 	}
 	switch n := n.(type) {
+	case *File:
+		e.open("File", n.Span)
+		e.str("path", n.Path)
+		e.name("module", n.Module)
+		list(e, "items", n.Items)
+
 	// Items
 	case *ImportDecl:
-		e.open("ImportDecl", n.Start)
+		e.open("ImportDecl", n.Span)
 		e.flag("exported", n.Exported)
 		e.str("path", n.Path)
 		e.flag("is_string", n.IsString)
-		e.close()
+		e.position("path_pos", n.PathPos)
 	case *FnDecl:
-		e.open("FnDecl", n.Start)
+		e.open("FnDecl", n.Span)
 		e.flag("exported", n.Exported)
-		e.ident("name", n.Name)
-		list(e, "params", n.Params, func(p *Param) { e.node(p) })
+		e.name("name", n.Name)
+		list(e, "params", n.Params)
 		e.child("result", n.Result)
-		if n.Caps != nil {
-			e.key("caps")
-			e.buf = append(e.buf, '[')
-			e.comma = false
-			for _, c := range n.Caps {
-				e.sep()
-				e.quote(c.Name)
-				e.comma = true
-			}
-			e.buf = append(e.buf, ']')
-			e.comma = true
-		}
+		list(e, "caps", n.Caps)
 		e.child("intent", n.Intent)
-		list(e, "requires", n.Requires, func(x Expr) { e.node(x) })
-		list(e, "ensures", n.Ensures, func(x Expr) { e.node(x) })
+		list(e, "requires", n.Requires)
+		list(e, "ensures", n.Ensures)
 		e.child("body", n.Body)
-		e.close()
 	case *Param:
-		e.open("Param", n.Start)
-		e.ident("name", n.Name)
+		e.open("Param", n.Span)
+		e.name("name", n.Name)
 		e.child("type", n.Type)
-		e.close()
+	case *CapName:
+		e.open("CapName", n.Span)
+		e.str("name", n.Name)
 	case *RecordDecl:
-		e.open("RecordDecl", n.Start)
+		e.open("RecordDecl", n.Span)
 		e.flag("exported", n.Exported)
 		e.flag("record_keyword", n.RecordKeyword)
-		e.ident("name", n.Name)
-		list(e, "fields", n.Fields, func(d *FieldDecl) { e.node(d) })
-		e.close()
+		e.name("name", n.Name)
+		list(e, "fields", n.Fields)
 	case *FieldDecl:
-		e.open("FieldDecl", n.Start)
-		e.ident("name", n.Name)
+		e.open("FieldDecl", n.Span)
+		e.name("name", n.Name)
 		e.child("type", n.Type)
-		e.close()
 	case *EnumDecl:
-		e.open("EnumDecl", n.Start)
+		e.open("EnumDecl", n.Span)
 		e.flag("exported", n.Exported)
-		e.ident("name", n.Name)
-		list(e, "variants", n.Variants, func(v *VariantDecl) { e.node(v) })
-		e.close()
+		e.name("name", n.Name)
+		list(e, "variants", n.Variants)
 	case *VariantDecl:
-		e.open("VariantDecl", n.Start)
-		e.ident("name", n.Name)
+		e.open("VariantDecl", n.Span)
+		e.name("name", n.Name)
 		e.child("payload", n.Payload)
-		list(e, "fields", n.Fields, func(d *FieldDecl) { e.node(d) })
+		list(e, "fields", n.Fields)
 		e.flag("is_struct", n.IsStruct)
-		e.close()
 
 	// Types
 	case *NamedType:
-		e.open("NamedType", n.Start)
-		e.ident("name", n.Name)
-		list(e, "args", n.Args, func(t Type) { e.node(t) })
+		e.open("NamedType", n.Span)
+		e.name("name", n.Name)
+		list(e, "args", n.Args)
 		e.flag("paren", n.Paren)
-		e.close()
 	case *FnType:
-		e.open("FnType", n.Start)
-		list(e, "params", n.Params, func(t Type) { e.node(t) })
+		e.open("FnType", n.Span)
+		list(e, "params", n.Params)
 		e.child("result", n.Result)
-		e.close()
 
 	// Statements
 	case *LetStmt:
-		e.open("LetStmt", n.Start)
+		e.open("LetStmt", n.Span)
 		e.flag("mut", n.Mut)
-		e.ident("name", n.Name)
+		e.name("name", n.Name)
 		e.child("type", n.Type)
 		e.child("value", n.Value)
-		e.close()
 	case *AssignStmt:
-		e.open("AssignStmt", n.Start)
-		e.ident("target", n.Target)
+		e.open("AssignStmt", n.Span)
+		e.name("target", n.Target)
 		e.child("value", n.Value)
-		e.close()
 	case *WhileStmt:
-		e.open("WhileStmt", n.Start)
+		e.open("WhileStmt", n.Span)
 		e.child("cond", n.Cond)
 		e.child("body", n.Body)
-		e.close()
 	case *ForStmt:
-		e.open("ForStmt", n.Start)
-		e.ident("var", n.Var)
+		e.open("ForStmt", n.Span)
+		e.name("var", n.Var)
 		e.child("iter", n.Iter)
 		e.child("body", n.Body)
-		e.close()
 	case *ReturnStmt:
-		e.open("ReturnStmt", n.Start)
+		e.open("ReturnStmt", n.Span)
 		e.child("value", n.Value)
-		e.close()
 	case *ExprStmt:
-		e.open("ExprStmt", n.Start)
+		e.open("ExprStmt", n.Span)
 		e.child("x", n.X)
-		e.close()
 
 	// Expressions
 	case *Block:
-		e.open("Block", n.Start)
-		list(e, "stmts", n.Stmts, func(s Stmt) { e.node(s) })
-		e.close()
+		e.open("Block", n.Span)
+		list(e, "stmts", n.Stmts)
 	case *IntLit:
-		e.open("IntLit", n.Start)
+		e.open("IntLit", n.Span)
 		e.key("value")
 		e.buf = strconv.AppendInt(e.buf, n.Value, 10)
-		e.close()
-	case *FloatLit:
-		e.open("FloatLit", n.Start)
-		e.key("value")
-		if math.IsInf(n.Value, 0) || math.IsNaN(n.Value) {
-			e.buf = append(e.buf, "null"...)
-		} else {
-			start := len(e.buf)
-			e.buf = strconv.AppendFloat(e.buf, n.Value, 'g', -1, 64)
-			if !bytes.ContainsAny(e.buf[start:], ".e") {
-				e.buf = append(e.buf, ".0"...) // a Float keeps a fractional part
-			}
-		}
 		e.str("raw", n.Raw)
-		e.close()
-	case *StringLit:
-		e.open("StringLit", n.Start)
-		e.str("value", n.Value)
-		if n.Raw != n.Value {
-			e.str("raw", n.Raw)
-		}
-		e.close()
-	case *BoolLit:
-		e.open("BoolLit", n.Start)
+	case *FloatLit:
+		e.open("FloatLit", n.Span)
 		e.key("value")
-		e.buf = strconv.AppendBool(e.buf, n.Value)
-		e.close()
+		e.buf = appendJSONFloat(e.buf, n.Value)
+		e.str("raw", n.Raw)
+	case *StringLit:
+		e.open("StringLit", n.Span)
+		e.str("value", n.Value)
+		e.str("raw", n.Raw)
+	case *BoolLit:
+		e.open("BoolLit", n.Span)
+		e.flag("value", n.Value)
 	case *UnitLit:
-		e.open("UnitLit", n.Start)
-		e.close()
+		e.open("UnitLit", n.Span)
 	case *NoneLit:
-		e.open("NoneLit", n.Start)
-		e.close()
+		e.open("NoneLit", n.Span)
 	case *TagExpr:
-		e.open("TagExpr", n.Start)
+		e.open("TagExpr", n.Span)
 		e.str("tag", n.Tag.String())
 		e.child("x", n.X)
-		e.close()
 	case *NameExpr:
-		e.open("NameExpr", n.Start)
+		e.open("NameExpr", n.Span)
 		e.str("name", n.Name)
-		e.close()
 	case *BinaryExpr:
-		e.binary(n)
+		e.open("BinaryExpr", n.Span)
+		e.str("op", n.Op.String())
+		e.position("op_pos", n.OpPos)
+		e.child("x", n.X)
+		e.child("y", n.Y)
 	case *UnaryExpr:
-		e.open("UnaryExpr", n.Start)
+		e.open("UnaryExpr", n.Span)
 		e.str("op", n.Op.String())
 		e.child("x", n.X)
-		e.close()
 	case *ParenExpr:
-		e.open("ParenExpr", n.Start)
+		e.open("ParenExpr", n.Span)
 		e.child("x", n.X)
-		e.close()
 	case *CallExpr:
-		e.open("CallExpr", n.Start)
+		e.open("CallExpr", n.Span)
 		e.child("fn", n.Fn)
-		list(e, "args", n.Args, func(x Expr) { e.node(x) })
-		e.close()
+		list(e, "args", n.Args)
+		e.position("lparen", n.Lparen)
 	case *FieldExpr:
-		e.open("FieldExpr", n.Start)
+		e.open("FieldExpr", n.Span)
 		e.child("x", n.X)
-		e.ident("name", n.Name)
-		e.close()
+		e.name("name", n.Name)
 	case *IfExpr:
-		e.ifChain(n)
+		e.open("IfExpr", n.Span)
+		e.child("cond", n.Cond)
+		e.child("then", n.Then)
+		e.child("else", n.Else)
 	case *MatchExpr:
-		e.open("MatchExpr", n.Start)
+		e.open("MatchExpr", n.Span)
 		e.child("subject", n.Subject)
-		list(e, "arms", n.Arms, func(a *MatchArm) { e.node(a) })
-		e.close()
+		list(e, "arms", n.Arms)
 	case *MatchArm:
-		e.open("MatchArm", n.Start)
+		e.open("MatchArm", n.Span)
 		e.child("pattern", n.Pattern)
 		e.child("body", n.Body)
-		e.close()
 	case *FieldInit:
-		e.open("FieldInit", n.Start)
-		e.ident("name", n.Name)
+		e.open("FieldInit", n.Span)
+		e.name("name", n.Name)
 		e.child("value", n.Value)
-		e.close()
 	case *RecordLit:
-		e.open("RecordLit", n.Start)
-		e.ident("type", n.Type)
+		e.open("RecordLit", n.Span)
+		e.name("type", n.Type)
 		e.child("spread", n.Spread)
-		list(e, "fields", n.Fields, func(f *FieldInit) { e.node(f) })
-		e.close()
+		list(e, "fields", n.Fields)
 	case *EnumLit:
-		e.open("EnumLit", n.Start)
-		e.ident("enum", n.Enum)
-		e.ident("variant", n.Variant)
+		e.open("EnumLit", n.Span)
+		e.name("enum", n.Enum)
+		e.name("variant", n.Variant)
 		e.child("payload", n.Payload)
-		list(e, "fields", n.Fields, func(f *FieldInit) { e.node(f) })
+		list(e, "fields", n.Fields)
 		e.flag("is_struct", n.IsStruct)
-		e.close()
 	case *ListLit:
-		e.open("ListLit", n.Start)
-		list(e, "elems", n.Elems, func(x Expr) { e.node(x) })
-		e.close()
-	case *MapLit:
-		e.open("MapLit", n.Start)
-		list(e, "entries", n.Entries, func(m *MapEntry) { e.node(m) })
-		e.close()
+		e.open("ListLit", n.Span)
+		list(e, "elems", n.Elems)
 	case *MapEntry:
-		e.open("MapEntry", n.Start)
+		e.open("MapEntry", n.Span)
 		e.child("key", n.Key)
 		e.child("value", n.Value)
-		e.close()
+	case *MapLit:
+		e.open("MapLit", n.Span)
+		list(e, "entries", n.Entries)
 	case *EmitExpr:
-		e.open("EmitExpr", n.Start)
+		e.open("EmitExpr", n.Span)
 		e.child("x", n.X)
-		e.close()
 	case *SpawnExpr:
-		e.open("SpawnExpr", n.Start)
+		e.open("SpawnExpr", n.Span)
 		e.child("fn", n.Fn)
-		e.close()
 	case *SendExpr:
-		e.open("SendExpr", n.Start)
+		e.open("SendExpr", n.Span)
 		e.child("target", n.Target)
 		e.child("msg", n.Msg)
-		e.close()
 	case *ReceiveExpr:
-		e.open("ReceiveExpr", n.Start)
-		e.close()
+		e.open("ReceiveExpr", n.Span)
 	case *BlockExpr:
-		e.open("BlockExpr", n.Start)
+		e.open("BlockExpr", n.Span)
 		e.child("block", n.Block)
-		e.close()
 
 	// Patterns
 	case *WildcardPattern:
-		e.open("WildcardPattern", n.Start)
-		e.close()
+		e.open("WildcardPattern", n.Span)
 	case *BindingPattern:
-		e.open("BindingPattern", n.Start)
+		e.open("BindingPattern", n.Span)
 		e.str("name", n.Name)
-		e.close()
 	case *LitPattern:
-		e.open("LitPattern", n.Start)
+		e.open("LitPattern", n.Span)
 		e.child("value", n.Value)
-		e.close()
 	case *NonePattern:
-		e.open("NonePattern", n.Start)
-		e.close()
+		e.open("NonePattern", n.Span)
 	case *TagPattern:
-		e.open("TagPattern", n.Start)
+		e.open("TagPattern", n.Span)
 		e.str("tag", n.Tag.String())
 		e.child("sub", n.Sub)
-		e.close()
 	case *VariantPattern:
-		e.open("VariantPattern", n.Start)
-		e.ident("enum", n.Enum)
-		e.ident("variant", n.Variant)
+		e.open("VariantPattern", n.Span)
+		e.name("enum", n.Enum)
+		e.name("variant", n.Variant)
 		e.child("payload", n.Payload)
-		list(e, "fields", n.Fields, func(f *FieldPattern) { e.node(f) })
+		list(e, "fields", n.Fields)
 		e.flag("is_struct", n.IsStruct)
 		e.flag("rest", n.Rest)
-		e.close()
 	case *FieldPattern:
-		e.open("FieldPattern", n.Start)
-		e.ident("name", n.Name)
+		e.open("FieldPattern", n.Span)
+		e.name("name", n.Name)
 		e.child("pattern", n.Pattern)
-		e.close()
 	default:
 		if e.err == nil {
-			e.err = fmt.Errorf("syntax: MarshalAST: unknown node type %T", n)
+			e.err = fmt.Errorf("syntax: cannot encode AST node of type %T", n)
 		}
-		e.null()
+		e.buf = append(e.buf, "null"...)
+		return false
 	}
+	return true
 }
 
-// binary encodes a chain of binary operators in a loop (chains may be as
-// long as the source, MaxNesting): the operators from the outermost down
-// to the innermost operand, then the right operands from the innermost up.
-func (e *encoder) binary(n *BinaryExpr) {
-	var chain []*BinaryExpr
-	for cur := n; ; {
-		e.open("BinaryExpr", cur.Start)
-		e.str("op", cur.Op.String())
-		chain = append(chain, cur)
-		if isNil(cur.X) {
-			break
-		}
-		e.key("x")
-		next, ok := cur.X.(*BinaryExpr)
-		if !ok {
-			e.node(cur.X)
-			break
-		}
-		cur = next
+// appendJSONFloat appends f as encoding/json writes a float64: the
+// shortest text that reads back as f, with an exponent below 1e-6 and
+// from 1e21 on; NaN and ±Inf (which no literal produces) as null.
+func appendJSONFloat(b []byte, f float64) []byte {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return append(b, "null"...)
 	}
-	for i := len(chain) - 1; i >= 0; i-- {
-		e.child("y", chain[i].Y)
-		e.close()
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
 	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-07 → e-7, as encoding/json does.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
-// ifChain encodes an `else if` chain in a loop (see binary).
-func (e *encoder) ifChain(n *IfExpr) {
-	links := 0
-	for cur := n; ; {
-		e.open("IfExpr", cur.Start)
-		e.child("cond", cur.Cond)
-		e.child("then", cur.Then)
-		links++
-		next, ok := cur.Else.(*IfExpr)
-		if !ok || next == nil {
-			e.child("else", cur.Else)
+// string appends s as a JSON string exactly as encoding/json writes it
+// without HTML escaping. Plain ASCII (no quote, backslash or control
+// character) is copied; anything else, rare in a tree, goes through
+// encoding/json.
+func (e *astEncoder) string(s string) {
+	plain := true
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			plain = false
 			break
 		}
-		e.key("else")
-		cur = next
 	}
-	for ; links > 0; links-- {
-		e.close()
+	if plain {
+		e.buf = append(e.buf, '"')
+		e.buf = append(e.buf, s...)
+		e.buf = append(e.buf, '"')
+		return
 	}
+	if e.strEnc == nil {
+		e.strEnc = json.NewEncoder(&e.strBuf)
+		e.strEnc.SetEscapeHTML(false)
+	}
+	e.strBuf.Reset()
+	_ = e.strEnc.Encode(s) // a string always encodes
+	e.buf = append(e.buf, bytes.TrimSuffix(e.strBuf.Bytes(), []byte("\n"))...)
 }

@@ -1,0 +1,171 @@
+package toolwire
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/wire"
+)
+
+// SourceFile is the file name MCP sources get in positions and messages.
+const SourceFile = "<source>"
+
+// CodeMissingMain is the diagnostic code of a program run without `main`
+// (CONTRACT.md §2 boruna_check).
+const CodeMissingMain = "MISSING_MAIN"
+
+// MissingMainMessage is the message of a MISSING_MAIN error.
+const MissingMainMessage = "program has no `main` function: boruna_run calls `fn main()` as the entry point"
+
+// MaxMessageBytes bounds each message, description and rationale of a
+// diagnostic or compile error in a response. A compiler message can echo
+// a type name as long as the source (1,000 errors naming a 100 KB record
+// type would be 100 MB); Clip cuts it.
+const MaxMessageBytes = 2048
+
+// Clip returns s when it has at most MaxMessageBytes bytes, else its first
+// MaxMessageBytes bytes followed by "…", without the bytes of a rune the
+// cut splits (strings.ToValidUTF8 drops the partial sequence).
+func Clip(s string) string {
+	if len(s) <= MaxMessageBytes {
+		return s
+	}
+	return strings.ToValidUTF8(s[:MaxMessageBytes], "") + "…"
+}
+
+// WithOutcome appends the CONTRACT.md §5 fields outcome and retryable to o
+// and returns o.
+func WithOutcome(o *wire.Object, out wire.Outcome) *wire.Object {
+	return o.Set("outcome", out).Set("retryable", out.Retryable())
+}
+
+// DisplayFile names a source file for a caller: a file under libsDir is
+// shown relative to it with forward slashes ("std-ui/src/core.ax"), so
+// that responses never reveal server paths; other names are unchanged.
+func DisplayFile(libsDir, file string) string {
+	if libsDir != "" && file != "" {
+		if rel, err := filepath.Rel(libsDir, file); err == nil && !strings.HasPrefix(rel, "..") && !filepath.IsAbs(rel) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return file
+}
+
+// CompileFailure is the compile-errors response (reference §3.1,
+// CONTRACT.md §2): {success:false, protocol_version:1, errors:[{severity:
+// "error", code, message, line?, col?, end_line?, end_col?, file?}],
+// outcome:"compile_error", retryable:false}, no error_kind. Warnings are
+// left out; line and col appear when the position is known, end_line and
+// end_col when the end is; file only for an error outside the user's
+// source, relative to libsDir (DisplayFile). A failure without any error
+// gets one E008 "compilation failed" entry, never an empty list. Messages
+// are cut to MaxMessageBytes (Clip), so the list stays within a few MB
+// (the compiler records at most 1,000 errors).
+func CompileFailure(errs compiler.ErrorList, libsDir string) *wire.Object {
+	list := make([]*wire.Object, 0, len(errs))
+	for _, e := range errs {
+		if e.IsWarning() {
+			continue
+		}
+		o := wire.NewObject().Set("severity", compiler.SeverityError).Set("code", e.Code).Set("message", Clip(e.Msg))
+		if e.Line > 0 {
+			o.Set("line", e.Line).Set("col", e.Col)
+			if e.EndLine > 0 {
+				o.Set("end_line", e.EndLine).Set("end_col", e.EndCol)
+			}
+		}
+		if f := DisplayFile(libsDir, e.File); f != "" && f != SourceFile {
+			o.Set("file", f)
+		}
+		list = append(list, o)
+	}
+	if len(list) == 0 {
+		list = append(list, wire.NewObject().Set("severity", compiler.SeverityError).Set("code", compiler.CodeCodegen).
+			Set("message", "compilation failed"))
+	}
+	return WithOutcome(wire.Envelope(false).Set("errors", list), wire.OutcomeCompileError)
+}
+
+// MissingMain is the compile-errors response of a program run without
+// `main` (LANGUAGE.md "Semantics"): one error {severity:"error",
+// code:CodeMissingMain, message:MissingMainMessage, line:1, col:1},
+// outcome "compile_error".
+func MissingMain() *wire.Object {
+	e := wire.NewObject().
+		Set("severity", compiler.SeverityError).
+		Set("code", CodeMissingMain).
+		Set("message", MissingMainMessage).
+		Set("line", 1).
+		Set("col", 1)
+	return WithOutcome(wire.Envelope(false).Set("errors", []*wire.Object{e}), wire.OutcomeCompileError)
+}
+
+// PolicyFailure is the response to a `policy` argument refused by
+// policy.ParseRunArg (reference mcp-contract §5.2): error_kind is the
+// *policy.ValidationError's kind (the legacy invalid_policy, or a
+// policy.* kind which also carries its extras path, field, found, hint,
+// in that order) and message its message; any other error is
+// invalid_policy with the error's text. Outcome "invalid_args".
+func PolicyFailure(err error) *wire.Object {
+	o := wire.Envelope(false)
+	var ve *policy.ValidationError
+	if errors.As(err, &ve) {
+		o.Set("error_kind", ve.Kind).Set("message", ve.Message)
+		if strings.HasPrefix(ve.Kind, "policy.") {
+			d := ve.Details()
+			for _, k := range ve.DetailKeys() {
+				if k != "error_kind" && k != "message" {
+					o.Set(k, d[k])
+				}
+			}
+		}
+	} else {
+		o.Set("error_kind", wire.KindInvalidPolicy).Set("message", err.Error())
+	}
+	return WithOutcome(o, wire.OutcomeInvalidArgs)
+}
+
+// SetLocation adds the additive position fields of a run failure to o:
+// line and col when the VM knows the position, function when it knows the
+// function, file when the failure is outside the user's source (relative
+// to libsDir, DisplayFile).
+func SetLocation(o *wire.Object, loc vm.Location, libsDir string) {
+	if loc.Pos.Line > 0 {
+		o.Set("line", loc.Pos.Line).Set("col", loc.Pos.Col)
+	}
+	if loc.Func != "" {
+		o.Set("function", loc.Func)
+	}
+	if f := DisplayFile(libsDir, loc.File); f != "" && f != SourceFile {
+		o.Set("file", f)
+	}
+}
+
+// CheckOutput enforces an output budget of limit bytes on a successful
+// run (reference mcp-contract §4.4, limits.max_output_bytes): the compact
+// JSON size of the result must not exceed it (equal passes), then each
+// ui_output value is checked against what remains. Within budget it
+// returns nil; over it, a *vm.LimitError of kind output_bytes with Limit =
+// limit, the run's steps and the message "serialized output exceeded
+// <limit> bytes".
+func CheckOutput(res *vm.Result, limit int64) *vm.LimitError {
+	remaining := limit
+	for i := -1; i < len(res.UIOutput); i++ {
+		v := res.Value
+		if i >= 0 {
+			v = res.UIOutput[i]
+		}
+		size := int64(vm.EncodedSize(v))
+		if size > remaining {
+			return &vm.LimitError{Kind: vm.LimitOutputBytes, Limit: limit, Steps: res.Steps,
+				Msg: fmt.Sprintf("serialized output exceeded %d bytes", limit)}
+		}
+		remaining -= size
+	}
+	return nil
+}

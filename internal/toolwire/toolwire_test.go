@@ -1,0 +1,176 @@
+package toolwire
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/internal/golden"
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/wire"
+)
+
+func TestCompileFailure(t *testing.T) {
+	libs := filepath.Join("srv", "libs")
+	errs := compiler.ErrorList{
+		{Code: compiler.CodeUndefined, Severity: compiler.SeverityError, Msg: "undefined name 'x'", File: SourceFile, Line: 2, Col: 5, EndLine: 2, EndCol: 6},
+		{Code: compiler.CodeType, Severity: compiler.SeverityWarning, Msg: "unreachable match arm", File: SourceFile, Line: 3, Col: 1},
+		{Code: compiler.CodeType, Severity: compiler.SeverityError, Msg: "type mismatch", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Line: 7, Col: 3},
+		{Code: compiler.CodeCodegen, Severity: compiler.SeverityError, Msg: "too many constants", File: SourceFile},
+		{Code: compiler.CodeLexer, Severity: compiler.SeverityError, Msg: "bad", File: "/elsewhere/x.ax", Line: 1, Col: 1},
+	}
+	got := golden.Compact(t, CompileFailure(errs, libs))
+	want := `{"success":false,"protocol_version":1,"errors":[` +
+		`{"severity":"error","code":"E003","message":"undefined name 'x'","line":2,"col":5,"end_line":2,"end_col":6},` +
+		`{"severity":"error","code":"E009","message":"type mismatch","line":7,"col":3,"file":"std-ui/src/core.ax"},` +
+		`{"severity":"error","code":"E008","message":"too many constants"},` +
+		`{"severity":"error","code":"E001","message":"bad","line":1,"col":1,"file":"/elsewhere/x.ax"}],` +
+		`"outcome":"compile_error","retryable":false}`
+	if got != want {
+		t.Errorf("CompileFailure\n got: %s\nwant: %s", got, want)
+	}
+	// Never an empty list.
+	got = golden.Compact(t, CompileFailure(errs[1:2], libs))
+	want = `{"success":false,"protocol_version":1,"errors":[{"severity":"error","code":"E008","message":"compilation failed"}],"outcome":"compile_error","retryable":false}`
+	if got != want {
+		t.Errorf("only warnings\n got: %s\nwant: %s", got, want)
+	}
+}
+
+func TestMissingMain(t *testing.T) {
+	want := `{"success":false,"protocol_version":1,"errors":[{"severity":"error","code":"MISSING_MAIN",` +
+		"\"message\":\"program has no `main` function: boruna_run calls `fn main()` as the entry point\",\"line\":1,\"col\":1}]," +
+		`"outcome":"compile_error","retryable":false}`
+	if got := golden.Compact(t, MissingMain()); got != want {
+		t.Errorf("MissingMain\n got: %s\nwant: %s", got, want)
+	}
+}
+
+func TestPolicyFailure(t *testing.T) {
+	refused := func(arg string) error {
+		t.Helper()
+		_, err := policy.ParseRunArg(json.RawMessage(arg))
+		if err == nil {
+			t.Fatalf("policy %s accepted", arg)
+		}
+		return err
+	}
+	cases := []struct {
+		err  error
+		kind string
+		keys []string
+	}{
+		{refused(`true`), wire.KindInvalidPolicy, []string{"success", "protocol_version", "error_kind", "message", "outcome", "retryable"}},
+		{refused(`{"schema_version":1,"rules":{},"bogus":1}`), policy.KindUnknownField, []string{"success", "protocol_version", "error_kind", "message", "path", "outcome", "retryable"}},
+		{errors.New("disk on fire"), wire.KindInvalidPolicy, []string{"success", "protocol_version", "error_kind", "message", "outcome", "retryable"}},
+	}
+	for _, tc := range cases {
+		o := PolicyFailure(tc.err)
+		if got, _ := o.Get("error_kind"); got != tc.kind {
+			t.Errorf("%v: error_kind %v, want %s", tc.err, got, tc.kind)
+		}
+		if msg, _ := o.Get("message"); msg != tc.err.Error() {
+			t.Errorf("message %v, want %q", msg, tc.err.Error())
+		}
+		if got := o.Keys(); !slices.Equal(got, tc.keys) {
+			t.Errorf("%v: keys %v, want %v", tc.err, got, tc.keys)
+		}
+		if out, _ := o.Get("outcome"); out != wire.OutcomeInvalidArgs {
+			t.Errorf("outcome %v", out)
+		}
+	}
+}
+
+func TestSetLocation(t *testing.T) {
+	libs := filepath.Join("srv", "libs")
+	cases := []struct {
+		loc  vm.Location
+		want string
+	}{
+		{vm.Location{}, `{}`},
+		{vm.Location{Func: "main", File: SourceFile, Pos: vm.Pos{Line: 3, Col: 9}}, `{"line":3,"col":9,"function":"main"}`},
+		{vm.Location{Func: "render", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Pos: vm.Pos{Line: 1, Col: 2}},
+			`{"line":1,"col":2,"function":"render","file":"std-ui/src/core.ax"}`},
+	}
+	for _, tc := range cases {
+		o := wire.NewObject()
+		SetLocation(o, tc.loc, libs)
+		if got := golden.Compact(t, o); got != tc.want {
+			t.Errorf("SetLocation(%+v) = %s, want %s", tc.loc, got, tc.want)
+		}
+	}
+}
+
+func TestDisplayFile(t *testing.T) {
+	libs := filepath.Join("srv", "libs")
+	cases := map[string]string{
+		filepath.Join(libs, "std-x", "src", "core.ax"): "std-x/src/core.ax",
+		SourceFile:                   SourceFile,
+		filepath.Join("srv", "x.ax"): filepath.Join("srv", "x.ax"),
+		"":                           "",
+	}
+	for in, want := range cases {
+		if got := DisplayFile(libs, in); got != want {
+			t.Errorf("DisplayFile(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := DisplayFile("", "a/b.ax"); got != "a/b.ax" {
+		t.Errorf("no libs dir: %q", got)
+	}
+}
+
+func TestClip(t *testing.T) {
+	exact := strings.Repeat("a", MaxMessageBytes)
+	if got := Clip(exact); got != exact {
+		t.Fatalf("a message of exactly MaxMessageBytes must be kept, got %d bytes", len(got))
+	}
+	if got, want := Clip(exact+"b"), exact+"…"; got != want {
+		t.Fatalf("Clip(MaxMessageBytes+1 bytes) = %d bytes ending %q, want %d bytes", len(got), got[len(got)-4:], len(want))
+	}
+	// "é" is 2 bytes: an odd prefix puts the cut inside a rune, which
+	// moves back to the rune's start.
+	odd := "x" + strings.Repeat("é", MaxMessageBytes)
+	if got, want := Clip(odd), "x"+strings.Repeat("é", MaxMessageBytes/2-1)+"…"; got != want {
+		t.Fatalf("Clip inside a rune = %d bytes, want %d", len(got), len(want))
+	}
+	if got := Clip(""); got != "" {
+		t.Fatalf("Clip(\"\") = %q", got)
+	}
+}
+
+func TestCompileFailureClipsMessages(t *testing.T) {
+	long := "operator '+' cannot be applied to '" + strings.Repeat("T", 100_000) + "' and 'Int'"
+	errs := compiler.ErrorList{{Code: compiler.CodeType, Severity: compiler.SeverityError, Msg: long, File: SourceFile, Line: 3, Col: 10}}
+	got := golden.Compact(t, CompileFailure(errs, ""))
+	want := `{"success":false,"protocol_version":1,"errors":[{"severity":"error","code":"E009","message":"` +
+		long[:MaxMessageBytes] + `…","line":3,"col":10}],"outcome":"compile_error","retryable":false}`
+	if got != want {
+		t.Fatalf("got %d bytes, want %d", len(got), len(want))
+	}
+}
+
+func TestCheckOutput(t *testing.T) {
+	// Result 7 (1 byte of JSON), then ui_output "ab" (4 bytes): 5 in all.
+	res := &vm.Result{Value: vm.Int(7), UIOutput: []vm.Value{vm.Str("ab")}, Steps: 9}
+	for _, limit := range []int64{5, 6, 1 << 40} {
+		if le := CheckOutput(res, limit); le != nil {
+			t.Fatalf("limit %d: %v", limit, le)
+		}
+	}
+	for _, limit := range []int64{0, 1, 4} {
+		le := CheckOutput(res, limit)
+		want := vm.LimitError{Kind: vm.LimitOutputBytes, Limit: limit, Steps: 9, Msg: fmt.Sprintf("serialized output exceeded %d bytes", limit)}
+		if le == nil || le.Kind != want.Kind || le.Limit != want.Limit || le.Steps != want.Steps || le.Msg != want.Msg {
+			t.Fatalf("limit %d: %+v, want %+v", limit, le, want)
+		}
+	}
+	if le := CheckOutput(&vm.Result{Value: vm.Unit()}, 0); le == nil {
+		t.Fatal("limit 0 must refuse every result (null is 4 bytes)")
+	}
+}

@@ -1,0 +1,223 @@
+package repair
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/toolwire"
+)
+
+// undefinedNames is `fn main() -> Int { v0 + v1 + … }` with n undefined
+// names: n E003 diagnostics (the compiler records at most 1,000).
+func undefinedNames(n int) string {
+	var b strings.Builder
+	b.WriteString("fn main() -> Int { ")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(" + ")
+		}
+		fmt.Fprintf(&b, "v%d", i)
+	}
+	b.WriteString(" }\n")
+	return b.String()
+}
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+func TestBoundedDiagnostics(t *testing.T) {
+	loc := &Location{File: "f", Line: 1, Col: 1}
+	ds := []Diagnostic{
+		{ID: "E003", Severity: SeverityError, Message: "a", Location: loc},
+		{ID: "E003", Severity: SeverityError, Message: "bb", Location: loc},
+		{ID: "E003", Severity: SeverityError, Message: "ccc", Location: loc},
+	}
+	enc := make([]string, len(ds))
+	for i := range ds {
+		b, _ := diagnosticJSON(&ds[i], "f", "", toolwire.Clip).MarshalJSON()
+		enc[i] = string(b)
+	}
+	if enc[0] != `{"id":"E003","severity":"error","message":"a","location":{"file":"f","line":1,"col":1,"end_line":null,"end_col":null}}` {
+		t.Fatalf("encoding = %s", enc[0])
+	}
+	two := 2 + len(enc[0]) + 1 + len(enc[1]) // [a,b]
+	all := two + 1 + len(enc[2])
+	for _, tc := range []struct {
+		budget, n int
+		truncated bool
+	}{
+		{all, 3, false}, {all + 100, 3, false}, {all - 1, 2, true}, {two, 2, true},
+		{two - 1, 1, true}, {2 + len(enc[0]), 1, true}, {2, 0, true}, {0, 0, true},
+	} {
+		list, truncated := boundedDiagnostics(ds, "f", "", tc.budget)
+		if len(list) != tc.n || truncated != tc.truncated {
+			t.Fatalf("budget %d: %d listed, truncated %v; want %d, %v", tc.budget, len(list), truncated, tc.n, tc.truncated)
+		}
+		b, _ := json.Marshal(list)
+		if want := "[" + strings.Join(enc[:tc.n], ",") + "]"; string(b) != want || len(b) > max(tc.budget, 2) {
+			t.Fatalf("budget %d: list %s, want %s", tc.budget, b, want)
+		}
+	}
+	if list, truncated := boundedDiagnostics(nil, "f", "", 0); len(list) != 0 || truncated {
+		t.Fatalf("no diagnostics: %v %v", list, truncated)
+	}
+}
+
+// TestCheckToolBoundsTheResponse is the red-team case of a file name
+// echoed in every one of 1,000 diagnostics (the tools refuse file names
+// over 4,096 bytes, so this is the largest they let through): the list
+// stops at MaxDiagnosticsBytes instead of growing to 4 MB (or to 1 GB for
+// a 1 MB name before the argument bound).
+func TestCheckToolBoundsTheResponse(t *testing.T) {
+	src := undefinedNames(1200)
+	name := strings.Repeat("f", 4096)
+	var resp map[string]any
+	n := allocated(func() {
+		b, err := CheckTool(src, name, "").MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &resp); err != nil {
+			t.Fatal(err)
+		}
+	})
+	list := resp["diagnostics"].([]any)
+	if resp["success"] != true || resp["diagnostics_count"] != 247.0 || len(list) != 247 ||
+		resp["diagnostics_truncated"] != true || resp["diagnostics_total"] != 1000.0 {
+		t.Fatalf("count %v, listed %d, truncated %v, total %v", resp["diagnostics_count"], len(list), resp["diagnostics_truncated"], resp["diagnostics_total"])
+	}
+	// The listed diagnostics are the first ones, and the next would not
+	// have fitted.
+	ds := Diagnose([]byte(src), compiler.Options{File: name})
+	all := DiagnosticsJSON(ds, name, "")
+	listed, _ := json.Marshal(all[:247])
+	next, _ := all[247].MarshalJSON()
+	var want []any
+	if err := json.Unmarshal(listed, &want); err != nil || !reflect.DeepEqual(list, want) {
+		t.Fatalf("the listed diagnostics are not the first 247 (%v)", err)
+	}
+	if len(listed) > MaxDiagnosticsBytes || len(listed)+1+len(next) <= MaxDiagnosticsBytes {
+		t.Fatalf("list of %d bytes, next %d: not the longest prefix within %d", len(listed), len(next), MaxDiagnosticsBytes)
+	}
+	// Memory stays proportional to the bound (about 12 MB measured; an
+	// unbounded list of this input is 4.2 MB of JSON built several times).
+	t.Logf("CheckTool allocated %d KB", n>>10)
+	if n > 48<<20 {
+		t.Fatalf("CheckTool allocated %d MB", n>>20)
+	}
+
+	// Within the bound nothing changes: the additive fields are absent.
+	o := CheckTool(undefinedNames(3), "", "")
+	if c, _ := o.Get("diagnostics_count"); c != 3 {
+		t.Fatalf("diagnostics_count = %v", c)
+	}
+	for _, k := range []string{"diagnostics_truncated", "diagnostics_total"} {
+		if _, ok := o.Get(k); ok {
+			t.Fatalf("%s present without truncation", k)
+		}
+	}
+}
+
+// TestCheckToolClipsMessages: a record type name of 10 KB echoed in 1,000
+// type errors. Each message is cut to toolwire.MaxMessageBytes, so the
+// list holds 481 of them in the 1 MB bound.
+func TestCheckToolClipsMessages(t *testing.T) {
+	long := "T" + strings.Repeat("x", 10_000)
+	var b strings.Builder
+	fmt.Fprintf(&b, "type %s { a: Int }\nfn main() -> Int {\n    let x = %s { a: 1 }\n", long, long)
+	for i := 0; i < 1100; i++ {
+		b.WriteString("    let y = x + 1\n")
+	}
+	b.WriteString("    0\n}\n")
+	var resp struct {
+		Count       int  `json:"diagnostics_count"`
+		Truncated   bool `json:"diagnostics_truncated"`
+		Total       int  `json:"diagnostics_total"`
+		Diagnostics []struct {
+			Message string `json:"message"`
+		} `json:"diagnostics"`
+	}
+	n := allocated(func() {
+		out, err := CheckTool(b.String(), "", "").MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(out, &resp); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if resp.Count != 481 || len(resp.Diagnostics) != 481 || !resp.Truncated || resp.Total != 1000 {
+		t.Fatalf("count %d, listed %d, truncated %v, total %d", resp.Count, len(resp.Diagnostics), resp.Truncated, resp.Total)
+	}
+	full := "operator '+' cannot be applied to '" + long + "' and 'Int'"
+	if got, want := resp.Diagnostics[0].Message, toolwire.Clip(full); got != want || len(got) != toolwire.MaxMessageBytes+len("…") {
+		t.Fatalf("message of %d bytes %q…, want %d bytes", len(got), got[:60], len(want))
+	}
+	// Measured about 33 MB, most of it the compiler's messages (before the
+	// bound: 100 MB of JSON for a 100 KB name, and a quadratic walk).
+	t.Logf("CheckTool allocated %d KB", n>>10)
+	if n > 96<<20 {
+		t.Fatalf("CheckTool allocated %d MB", n>>20)
+	}
+}
+
+// TestDiagnoseLongBlock: 1,000 unknown-field errors in one block of
+// 12,000 statements. Locating each finding used to walk the whole block
+// (12 M node visits and 500 MB of garbage); findAt now binary-searches.
+func TestDiagnoseLongBlock(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("type R { count: Int }\nfn main() -> Int {\n    let r = R { count: 1 }\n")
+	for i := 0; i < 12_000; i++ {
+		b.WriteString("    let y = r.countt\n")
+	}
+	b.WriteString("    0\n}\n")
+	src := []byte(b.String())
+	var ds []Diagnostic
+	n := allocated(func() { ds = Diagnose(src, compiler.Options{}) })
+	if len(ds) != 1000 {
+		t.Fatalf("%d diagnostics", len(ds))
+	}
+	last := ds[999]
+	if last.ID != "E006" || last.Location.Line != 1003 || len(last.Patches) != 1 || last.Patches[0].ID != "E006-rename-countt" {
+		t.Fatalf("last diagnostic %+v", last)
+	}
+	t.Logf("Diagnose allocated %d KB", n>>10)
+	if n > 64<<20 {
+		t.Fatalf("Diagnose allocated %d MB", n>>20)
+	}
+}
+
+// TestFindAtUnsortedChildren: children with unknown spans are searched one
+// by one (no binary search), as before.
+func TestFindAtUnsortedChildren(t *testing.T) {
+	at := func(l, c int) syntax.Pos { return syntax.Pos{Line: int32(l), Col: int32(c)} }
+	target := &syntax.NameExpr{Span: syntax.Span{Start: at(2, 5), Stop: at(2, 6)}, Name: "x"}
+	block := &syntax.Block{Span: syntax.Span{Start: at(1, 1), Stop: at(3, 1)}, Stmts: []syntax.Stmt{
+		&syntax.ExprStmt{X: &syntax.NameExpr{Name: "nowhere"}}, // no span
+		&syntax.ExprStmt{Span: syntax.Span{Start: at(2, 5), Stop: at(2, 6)}, X: target},
+	}}
+	c := childCache{}
+	got, chain := findAt(c, block, at(2, 5), func(*syntax.NameExpr) bool { return true })
+	if got != target || len(chain) != 2 || chain[0] != block {
+		t.Fatalf("found %v with %d ancestors", got, len(chain))
+	}
+	if c[block].sorted {
+		t.Fatal("children without spans must not be binary-searched")
+	}
+	if miss, _ := findAt(c, block, at(2, 9), func(*syntax.NameExpr) bool { return true }); miss != nil {
+		t.Fatalf("found %v at 2:9", miss)
+	}
+}

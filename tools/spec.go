@@ -1,0 +1,271 @@
+package tools
+
+// MaxSourceBytes is the largest accepted `source` argument, in UTF-8 bytes
+// (CONTRACT.md §1): 1,048,576 is accepted, one byte more is refused with
+// ArgSourceTooLarge ("source exceeds 1 MB limit"), which the gateway
+// answers with JSON-RPC invalid_params and Call with invalid_args.
+const MaxSourceBytes = 1 << 20
+
+// MaxPolicyBytes is the largest accepted `policy` argument of boruna_run and
+// boruna_run_sealed, in bytes of its JSON text as sent (a policy document
+// is a few kilobytes; the bound keeps a job within the queue's message
+// size). A larger one is refused with ArgPolicyTooLarge, a success:false
+// error_kind "invalid_policy" answer (CONTRACT.md §3).
+const MaxPolicyBytes = 1 << 20
+
+// DefaultMaxSteps is the documented default of `max_steps` (CONTRACT.md §2).
+const DefaultMaxSteps = 10_000_000
+
+// Length bounds of the free-text string arguments, in UTF-8 bytes
+// (Param.MaxBytes). Some are echoed many times in a response (file_name
+// once per diagnostic of boruna_check), so an unbounded one lets a small
+// call build a response of gigabytes. A longer string is refused like a
+// mistyped argument (ArgWrongType: JSON-RPC invalid_params at the gateway,
+// invalid_args from Call). The schema advertises the same number as
+// "maxLength", which counts characters: a string within the byte bound is
+// always within the schema's.
+const (
+	// MaxNameBytes bounds name-like arguments: file_name (PATH_MAX),
+	// boruna_compile's name, strategy, patch_id and template_name.
+	MaxNameBytes = 4096
+	// MaxItemBytes bounds each item of boruna_framework_test's messages
+	// and of boruna_template_apply's args.
+	MaxItemBytes = 64 << 10
+)
+
+// ParamType is the JSON type a tool parameter accepts.
+type ParamType int
+
+const (
+	// ParamString is a JSON string.
+	ParamString ParamType = iota + 1
+	// ParamInteger is a JSON number denoting an integer in [Param.Min,
+	// 2^63-1]; 5, 5.0 and 5e0 all qualify, as in JSON Schema's "integer".
+	ParamInteger
+	// ParamBoolean is true or false.
+	ParamBoolean
+	// ParamStringArray is an array of strings.
+	ParamStringArray
+	// ParamObject is an object whose members are Param.Props
+	// (additionalProperties false).
+	ParamObject
+	// ParamSchema is a JSON Schema: an object or a boolean.
+	ParamSchema
+	// ParamPolicy is any JSON value of at most MaxPolicyBytes: the tool
+	// answers invalid_policy for the wrong shapes (CONTRACT.md §3).
+	ParamPolicy
+)
+
+// Param describes one tool argument. The same table produces the
+// gateway's advertised input schemas and the argument checks of both the
+// gateway and the workers (CheckArgs), so they cannot drift.
+type Param struct {
+	// Name is the argument's name (a member name inside its object).
+	Name string
+	// Type is the JSON type accepted.
+	Type ParamType
+	// Description is the schema's "description".
+	Description string
+	// Default is the advertised "default"; nil means none. The engines
+	// apply the same defaults.
+	Default any
+	// Required arguments must be present and not null.
+	Required bool
+	// Source marks .ax source: a string of at most MaxSourceBytes UTF-8
+	// bytes, checked before anything else.
+	Source bool
+	// Min is the smallest accepted value of a ParamInteger (0 or more).
+	Min int64
+	// MaxBytes, when positive, is the largest accepted length in UTF-8
+	// bytes of a ParamString, or of each item of a ParamStringArray
+	// (MaxNameBytes, MaxItemBytes). Source parameters use MaxSourceBytes
+	// instead.
+	MaxBytes int
+	// Props are the members of a ParamObject.
+	Props []Param
+}
+
+// ToolSpec describes one MCP tool: its identity, its parameters and how it
+// runs.
+type ToolSpec struct {
+	// Name is the stable public tool name (CONTRACT.md §1).
+	Name string
+	// Title is the human-readable title.
+	Title string
+	// Description is the tool's description for agents.
+	Description string
+	// Params are the tool's arguments, in schema order.
+	Params []Param
+	// Executes reports that the tool compiles or runs user source and so
+	// goes through the job queue to a worker (ARCHITECTURE.md "Jobs").
+	Executes bool
+	// RunsProgram reports that the tool runs the program with capability
+	// handlers (boruna_run, boruna_run_sealed): it is not read-only, and it
+	// is open-world and not idempotent exactly when the handlers are live
+	// (CONTRACT.md §1 annotations).
+	RunsProgram bool
+}
+
+var sourceParam = Param{
+	Name: "source", Type: ParamString, Required: true, Source: true,
+	Description: ".ax source code (UTF-8, at most 1,048,576 bytes).",
+}
+
+var policyParam = Param{
+	Name: "policy", Type: ParamPolicy, Default: "allow-all",
+	Description: `Capability policy: "allow-all", "deny-all", or a policy object ` +
+		`{"schema_version":1,"default_allow":bool,"rules":{"<capability>":{"allow":bool,"budget":N}},"net_policy":{...}}. ` +
+		`Absent or null means allow-all. The server's operator ceiling always applies.`,
+}
+
+var maxStepsParam = Param{
+	Name: "max_steps", Type: ParamInteger, Default: DefaultMaxSteps,
+	Description: "Deterministic ceiling on executed VM instructions. The server may lower it, never raise it.",
+}
+
+var fileNameParam = Param{
+	Name: "file_name", Type: ParamString, Default: "<source>", MaxBytes: MaxNameBytes,
+	Description: "File name used in diagnostic locations (at most 4,096 bytes).",
+}
+
+var maxWallParam = Param{
+	Name: "max_wall_ms", Type: ParamInteger,
+	Description: "Wall-clock limit in milliseconds (same as limits.max_wall_ms; if both are given the smaller wins).",
+}
+
+// limitsParam is the `limits` object of boruna_run and boruna_run_sealed
+// (reference §3.4; additive for run_sealed, where each limit applies to
+// each of the two executions).
+var limitsParam = Param{
+	Name: "limits", Type: ParamObject, Description: "Resource limits; each may only lower the server's ceiling.", Props: []Param{
+		{Name: "max_wall_ms", Type: ParamInteger, Description: "Wall-clock limit in milliseconds."},
+		{Name: "max_output_bytes", Type: ParamInteger, Description: "Limit on the compact-JSON size of result plus ui_output, in bytes."},
+		// 0 steps, 0 ms and 0 bytes are limits a run can meet
+		// (reference §4); 0 MB cannot hold any program, so the
+		// schema and the check both start at 1.
+		{Name: "max_memory_mb", Type: ParamInteger, Min: 1, Description: "Memory limit of the run in MB (enforced; at least 1, since 0 MB cannot hold a program). " +
+			"Absent means the server default (256 MB unless the operator changed it)."},
+	},
+}
+
+// specs lists the 14 tools in their stable registration order
+// (CONTRACT.md §2; parameters as reference §3 with the CONTRACT.md §2
+// decisions).
+var specs = []ToolSpec{
+	{
+		Name: "boruna_compile", Title: "Compile .ax source", Executes: true,
+		Description: "Compile .ax source and return a module summary (functions, types, constants, entry) or the first compile error with its code, line and col.",
+		Params:      []Param{sourceParam, {Name: "name", Type: ParamString, Default: "module", MaxBytes: MaxNameBytes, Description: "Module name echoed back in the summary (at most 4,096 bytes)."}},
+	},
+	{
+		Name: "boruna_ast", Title: "Parse .ax source to an AST", Executes: true,
+		Description: "Lex and parse .ax source and return the AST as JSON (ASTs over 100 KB come back truncated as a string, with truncated:true and ast_size).",
+		Params:      []Param{sourceParam},
+	},
+	{
+		Name: "boruna_symbols", Title: "List top-level symbols", Executes: true,
+		Description: "Parse .ax source and list its top-level functions, records and enums with their signatures, in source order.",
+		Params:      []Param{sourceParam},
+	},
+	{
+		Name: "boruna_run", Title: "Run an .ax program", Executes: true, RunsProgram: true,
+		Description: "Compile and run .ax source (its `main`) in the sandboxed VM under a capability policy and limits, on a worker. " +
+			"Returns result, steps and ui_output, or success:false with error_kind (runtime_error, limit_exceeded, invalid_policy, …) " +
+			"or the compile errors array. Send _meta.progressToken to receive notifications/progress (progress = VM steps, total = step ceiling).",
+		Params: []Param{
+			sourceParam,
+			policyParam,
+			maxStepsParam,
+			maxWallParam,
+			{Name: "trace", Type: ParamBoolean, Default: false, Description: "Include the first 500 executed instructions as trace (plus trace_truncated)."},
+			limitsParam,
+			{Name: "output_schema", Type: ParamSchema, Description: "JSON Schema (Draft 2020-12) the encoded result must satisfy after a successful run."},
+		},
+	},
+	{
+		Name: "boruna_run_sealed", Title: "Run and seal with replay verification", Executes: true, RunsProgram: true,
+		Description: "Run .ax source twice (record, then replay of the recorded capability results) and return the result, the event log, its SHA-256 digest and whether the replay matched. " +
+			"max_steps, max_wall_ms and limits apply to each of the two executions.",
+		Params: []Param{sourceParam, policyParam, maxStepsParam, maxWallParam, limitsParam},
+	},
+	{
+		Name: "boruna_check", Title: "Diagnose .ax source", Executes: true,
+		Description: "Run diagnostics on .ax source: every error and warning with its id (E001–E009, MISSING_MAIN), location and suggested patches. Always success:true; inspect diagnostics_count.",
+		Params:      []Param{sourceParam, fileNameParam},
+	},
+	{
+		Name: "boruna_repair", Title: "Repair .ax source", Executes: true,
+		Description: "Apply diagnostic patches to .ax source and re-verify; returns repaired_source, the applied and skipped patches and verify_passed.",
+		Params: []Param{
+			sourceParam,
+			fileNameParam,
+			{Name: "strategy", Type: ParamString, Default: "best", MaxBytes: MaxNameBytes, Description: `"best" applies the highest-confidence patch of each diagnostic; "all" applies every patch.`},
+			{Name: "patch_id", Type: ParamString, MaxBytes: MaxNameBytes, Description: `Apply only the patches with this id, whatever the strategy (at most 4,096 bytes).`},
+		},
+	},
+	{
+		Name: "boruna_validate_app", Title: "Validate an App", Executes: true,
+		Description: "Check that .ax source follows the App protocol (init/update/view, optional policies); returns valid and the rule violations in errors.",
+		Params:      []Param{sourceParam},
+	},
+	{
+		Name: "boruna_framework_test", Title: "Drive an App with messages", Executes: true,
+		Description: "Run an App: init, then update/view for each message, and return every cycle's state, effects and ui_tree.",
+		Params: []Param{
+			sourceParam,
+			{Name: "messages", Type: ParamStringArray, Required: true, MaxBytes: MaxItemBytes,
+				Description: `Messages as "tag:payload" strings, e.g. "increment:1", "rename: Bob", "reset" (each at most 65,536 bytes; at most 100,000 messages).`},
+		},
+	},
+	{
+		Name: "boruna_workflow_validate", Title: "Validate a workflow",
+		Description: "Validate a workflow definition (workflow.json text): DAG checks and the execution order.",
+		Params:      []Param{{Name: "workflow_json", Type: ParamString, Required: true, Description: "The workflow definition as a JSON string."}},
+	},
+	{
+		Name: "boruna_template_list", Title: "List templates",
+		Description: "List the app templates of the server's templates directory.",
+	},
+	{
+		Name: "boruna_template_apply", Title: "Apply a template", Executes: true,
+		Description: "Render a template with key=value arguments; optionally compile the result.",
+		Params: []Param{
+			{Name: "template_name", Type: ParamString, Required: true, MaxBytes: MaxNameBytes, Description: "Template directory name, as listed by boruna_template_list (at most 4,096 bytes)."},
+			{Name: "args", Type: ParamStringArray, Required: true, MaxBytes: MaxItemBytes, Description: `Template arguments as "key=value" strings (each at most 65,536 bytes).`},
+			{Name: "validate", Type: ParamBoolean, Default: false, Description: "Compile the rendered source and report validation."},
+		},
+	},
+	{
+		Name: "boruna_capability_list", Title: "List capabilities",
+		Description: "List the capability set (11 capabilities with versions) and its capability_set_hash.",
+	},
+	{
+		Name: "boruna_policy_validate", Title: "Validate a policy",
+		Description: "Validate a policy document strictly (schema_version 1); returns ok and the first error with its policy.* kind.",
+		Params:      []Param{{Name: "policy_json", Type: ParamString, Required: true, Description: "The policy as a JSON string."}},
+	},
+}
+
+// specIndex maps a tool name to its index in specs.
+var specIndex = func() map[string]int {
+	m := make(map[string]int, len(specs))
+	for i := range specs {
+		m[specs[i].Name] = i
+	}
+	return m
+}()
+
+// Specs returns the specs of the 14 tools in registration order. The
+// slice is a copy; the ToolSpecs share their Params, which callers must
+// not modify.
+func Specs() []ToolSpec { return append([]ToolSpec(nil), specs...) }
+
+// SpecOf returns the spec of tool, or false for an unknown tool. The spec
+// is shared and must not be modified.
+func SpecOf(tool string) (*ToolSpec, bool) {
+	i, ok := specIndex[tool]
+	if !ok {
+		return nil, false
+	}
+	return &specs[i], true
+}
