@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/wire"
 )
@@ -22,6 +24,9 @@ const waitGrace = 5 * time.Second
 // cancelTimeout bounds the queue.Cancel sent when a call is cancelled.
 const cancelTimeout = 5 * time.Second
 
+// submitTimeout bounds a job's submission (the stream's acknowledgement).
+const submitTimeout = 10 * time.Second
+
 // QueueBackend is the production Backend: each executing call is a job on
 // the queue, run by a worker process (ARCHITECTURE.md "Jobs").
 type QueueBackend struct {
@@ -36,9 +41,16 @@ type QueueBackend struct {
 //
 //   - A full queue returns *JobError{Outcome: queue_full} at once, with
 //     RetryAfterMs from the queue.
+//   - A ctx that has already ended submits nothing.
 //   - When ctx ends (notifications/cancelled, an HTTP client gone, shutdown)
 //     the job is cancelled on the queue or on its worker (queue.Cancel) and
-//     *JobError{Outcome: cancelled} wrapping ctx.Err() is returned.
+//     *JobError{Outcome: cancelled} wrapping ctx.Err() is returned. The
+//     submission itself is not cut short by ctx (it is bounded by
+//     submitTimeout): a publish interrupted after the stream stored the
+//     job would leave a job nobody cancels. A ctx that ends during the
+//     submission cancels the job as soon as it is stored; a submission that
+//     fails for another reason is cancelled too (by its ID), in case the
+//     stream stored it without acknowledging.
 //   - A job with no result Timeout+5 s after submission is cancelled and
 //     reported as *JobError{Outcome: worker_lost}.
 //   - A job the queue refuses as invalid (too large) is
@@ -49,28 +61,38 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 	if timeout <= 0 {
 		timeout = DefaultJobTimeout
 	}
+	if ctx.Err() != nil {
+		return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}
+	}
 	start := time.Now()
 	job := queue.Job{
+		ID:        uuid.NewString(),
 		Tool:      tool,
 		Args:      args,
+		Submitted: start,
 		Deadline:  start.Add(timeout),
 		Progress:  progress != nil,
 		Principal: callerFrom(ctx),
 	}
-	id, err := b.Client.Submit(ctx, job)
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+	id, err := b.Client.Submit(sctx, job)
+	scancel()
 	if err != nil {
 		var full *queue.QueueFullError
 		var invalid *queue.InvalidJobError
 		switch {
 		case errors.As(err, &full):
-			return nil, &JobError{Outcome: wire.OutcomeQueueFull, RetryAfterMs: max(full.RetryAfter.Milliseconds(), 1), Err: err}
-		case ctx.Err() != nil:
-			return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}
+			return nil, &JobError{Outcome: wire.OutcomeQueueFull, JobID: full.JobID, RetryAfterMs: max(full.RetryAfter.Milliseconds(), 1), Err: err}
 		case errors.As(err, &invalid):
 			return nil, &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
-		default:
-			return nil, &JobError{Outcome: wire.OutcomeWorkerLost, Err: fmt.Errorf("the job could not be queued: %w", err)}
 		}
+		// The stream may have stored the job without acknowledging it:
+		// make sure it never runs.
+		cerr := b.cancel(ctx, job.ID)
+		if ctx.Err() != nil {
+			return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: errors.Join(ctx.Err(), err, cerr)}
+		}
+		return nil, &JobError{Outcome: wire.OutcomeWorkerLost, Err: fmt.Errorf("the job could not be queued: %w", errors.Join(err, cerr))}
 	}
 	wctx, cancel := context.WithDeadline(ctx, job.Deadline.Add(waitGrace))
 	defer cancel()
@@ -78,9 +100,7 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 	if err == nil {
 		return res, nil
 	}
-	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
-	cerr := b.Client.Cancel(cctx, id)
-	ccancel()
+	cerr := b.cancel(ctx, id)
 	elapsed := time.Since(start).Milliseconds()
 	if ctx.Err() != nil {
 		if cerr != nil {
@@ -94,4 +114,12 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 		err = fmt.Errorf("no worker returned a result within %s", timeout+waitGrace)
 	}
 	return nil, &JobError{Outcome: wire.OutcomeWorkerLost, JobID: id, QueueMs: elapsed, Err: err}
+}
+
+// cancel cancels job id on the queue (queue.Cancel), bounded by
+// cancelTimeout whatever ctx.
+func (b *QueueBackend) cancel(ctx context.Context, id string) error {
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+	defer ccancel()
+	return b.Client.Cancel(cctx, id)
 }

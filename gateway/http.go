@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -26,9 +27,10 @@ import (
 // EndpointPath is the Streamable HTTP endpoint (CONTRACT.md §4).
 const EndpointPath = "/mcp"
 
-// DefaultMaxBodyBytes caps a request body: a 1 MB source plus JSON escaping
-// and envelope overhead (CONTRACT.md §4 "request bodies capped").
-const DefaultMaxBodyBytes = 2<<20 + 64<<10
+// DefaultMaxBodyBytes caps a request body (CONTRACT.md §4 "request bodies
+// capped"): one JSON-RPC message, MaxMessageBytes (8 MiB), which holds a
+// 1 MB source even fully JSON-escaped. A longer body gets 413.
+const DefaultMaxBodyBytes = MaxMessageBytes
 
 // Token is one bearer token; Name identifies its holder in logs.
 // Only the SHA-256 digest of the secret is kept.
@@ -62,13 +64,30 @@ func NewToken(name, secret string) (Token, error) {
 	return Token{Name: name, digest: sha256.Sum256([]byte(secret))}, nil
 }
 
+// MaxTokenFileBytes is the largest token file LoadTokenFile reads (4 KiB):
+// a secret is a few dozen bytes, and a bounded read keeps a wrong path
+// such as /dev/zero from hanging the server's start.
+const MaxTokenFileBytes = 4096
+
+// ErrTokenFileTooLarge: a token file is over MaxTokenFileBytes.
+var ErrTokenFileTooLarge = fmt.Errorf("token file exceeds %d bytes", MaxTokenFileBytes)
+
 // LoadTokenFile reads a token file: its trimmed content is the secret and
 // its base name without extension names the caller ("alice.token" →
-// "alice"). Errors are *TokenError.
+// "alice"). Errors are *TokenError (wrapping ErrTokenFileTooLarge,
+// ErrEmptyToken or the I/O error).
 func LoadTokenFile(path string) (Token, error) {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return Token{}, &TokenError{Path: path, Err: err}
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxTokenFileBytes+1))
+	if err != nil {
+		return Token{}, &TokenError{Path: path, Err: err}
+	}
+	if len(b) > MaxTokenFileBytes {
+		return Token{}, &TokenError{Path: path, Err: ErrTokenFileTooLarge}
 	}
 	base := filepath.Base(path)
 	if ext := filepath.Ext(base); ext != "" && ext != base {
@@ -91,21 +110,28 @@ type HTTPConfig struct {
 	AllowedHosts []string
 	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
-	// SessionIdleTTL forgets sessions idle this long; 0 means 30 minutes.
+	// SessionIdleTTL ends a session that has had no request in flight for
+	// this long; 0 means DefaultSessionIdleTTL (30 minutes).
 	SessionIdleTTL time.Duration
+	// MaxSessionsPerToken caps the live sessions of one token; 0 means
+	// DefaultMaxSessionsPerToken (1,000).
+	MaxSessionsPerToken int
 }
 
 // HTTPServer serves the gateway over Streamable HTTP at /mcp with bearer
-// auth, Host/Origin checks and a body cap (CONTRACT.md §4). It uses the
-// default session-id manager, not stateless mode (go-ecosystem §1.8).
+// auth, Host/Origin checks and a body cap (CONTRACT.md §4). Sessions are
+// stateful, bound to the token that created them, ended by DELETE, expired
+// when idle and capped per token (see session_hardening.go); the stateless
+// 2026-07-28 protocol is served alongside (go-ecosystem §1.8).
 type HTTPServer struct {
-	g       *Server
-	cfg     HTTPConfig
-	mcpHTTP *server.StreamableHTTPServer
-	srv     *http.Server
-	allowed map[string]bool
-	closing chan struct{}
-	once    sync.Once
+	g        *Server
+	cfg      HTTPConfig
+	mcpHTTP  *server.StreamableHTTPServer
+	srv      *http.Server
+	allowed  map[string]bool
+	sessions *sessionTable
+	closing  chan struct{}
+	once     sync.Once
 }
 
 // NewHTTPServer builds the HTTP transport of g.
@@ -117,9 +143,13 @@ func (g *Server) NewHTTPServer(cfg HTTPConfig) (*HTTPServer, error) {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
 	if cfg.SessionIdleTTL <= 0 {
-		cfg.SessionIdleTTL = 30 * time.Minute
+		cfg.SessionIdleTTL = DefaultSessionIdleTTL
 	}
-	h := &HTTPServer{g: g, cfg: cfg, allowed: map[string]bool{}, closing: make(chan struct{})}
+	if cfg.MaxSessionsPerToken <= 0 {
+		cfg.MaxSessionsPerToken = DefaultMaxSessionsPerToken
+	}
+	h := &HTTPServer{g: g, cfg: cfg, allowed: map[string]bool{}, closing: make(chan struct{}),
+		sessions: newSessionTable(cfg.MaxSessionsPerToken, cfg.SessionIdleTTL)}
 	for _, a := range cfg.AllowedHosts {
 		h.allowed[strings.ToLower(a)] = true
 	}
@@ -131,14 +161,18 @@ func (g *Server) NewHTTPServer(cfg HTTPConfig) (*HTTPServer, error) {
 	h.mcpHTTP = server.NewStreamableHTTPServer(g.mcp,
 		server.WithEndpointPath(EndpointPath),
 		server.WithStreamableHTTPServer(h.srv),
-		server.WithSessionIdleTTL(cfg.SessionIdleTTL),
+		server.WithSessionIdManagerResolver(h.sessions),
 		server.WithStreamableHTTPLogger(g.log),
 	)
 	return h, nil
 }
 
-// Serve accepts connections on ln until Shutdown.
+// Serve accepts connections on ln until Shutdown, expiring idle sessions
+// meanwhile.
 func (h *HTTPServer) Serve(ln net.Listener) error {
+	stop := make(chan struct{})
+	defer close(stop)
+	go h.sweepLoop(stop)
 	err := h.srv.Serve(ln)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -154,15 +188,28 @@ func (h *HTTPServer) Shutdown(ctx context.Context) error {
 }
 
 // ServeHTTP applies, in order: Host/Origin checks (403), bearer auth (401),
-// the endpoint path (404), the body cap (413), the transport-level argument
-// checks (JSON-RPC invalid_params), then hands the request to mcp-go.
+// the endpoint path (404), the body cap (413), JSON parse errors (400 with
+// a JSON-RPC -32700, see parseErrorResponse), an id that is an object, an
+// array or a boolean (400 with a JSON-RPC -32600 and id null, see
+// checkID), the session rules (400 "missing Mcp-Session-Id header", 404
+// "session not found", the per-token session cap; see
+// session_hardening.go), the transport-level tools/call checks (JSON-RPC
+// invalid_params, see precheckCall), then hands the request to mcp-go.
+//
+// Cancellation: the handler's context ends when the client goes away
+// (net/http notices a closed connection once the body has been read, which
+// happens here before anything runs), when the session ends, or on a
+// session's notifications/cancelled naming the call — also one that
+// arrives before the call itself (cancel.go). A job is never submitted
+// for a context that has already ended, and one submitted while it ends is
+// cancelled at once (QueueBackend.Run).
 func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg := h.checkHostOrigin(r); msg != "" {
 		h.g.log.Warn("http request refused", "status", 403, "reason", msg, "remote", r.RemoteAddr)
 		http.Error(w, "forbidden: "+msg, http.StatusForbidden)
 		return
 	}
-	caller, ok := h.authenticate(r)
+	caller, owner, ok := h.authenticate(r)
 	if !ok {
 		h.g.log.Warn("http request unauthorized", "remote", r.RemoteAddr, "path", r.URL.Path)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="axpool"`)
@@ -173,10 +220,17 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	ctx := context.WithValue(r.Context(), callerKey{}, caller)
-	ctx = context.WithValue(ctx, httpReqKey{}, httpReq{done: r.Context().Done(), closing: h.closing})
-	r = r.WithContext(ctx)
-	if r.Method == http.MethodPost {
+	// The handler's context: cancelled when the client goes away, when this
+	// returns, or when the request's session ends (DELETE).
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ctx = context.WithValue(ctx, callerKey{}, caller)
+	ctx = context.WithValue(ctx, ownerKey{}, owner)
+	ctx = context.WithValue(ctx, httpReqKey{}, httpReq{done: ctx.Done(), closing: h.closing})
+	sid := r.Header.Get(server.HeaderKeySessionID)
+	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+	switch r.Method {
+	case http.MethodPost:
 		body, err := io.ReadAll(io.LimitReader(r.Body, h.cfg.MaxBodyBytes+1))
 		if err != nil {
 			http.Error(w, "cannot read request body", http.StatusBadRequest)
@@ -187,63 +241,161 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", h.cfg.MaxBodyBytes), http.StatusRequestEntityTooLarge)
 			return
 		}
-		if h.intercept(w, r, body) {
-			return
+		if jsonContent(r) {
+			var msg rpcMessage
+			if err := json.Unmarshal(body, &msg); err != nil {
+				if resp := parseErrorResponse(body, err); resp != nil {
+					writeRPC(w, http.StatusBadRequest, resp)
+					return
+				}
+			} else if resp := checkID(msg.ID); resp != nil {
+				writeRPC(w, http.StatusBadRequest, resp)
+				return
+			} else {
+				legacy := !modern && !modernMeta(msg.Params)
+				if msg.Method == string(mcp.MethodNotificationCancelled) && (!legacy || sid == "") {
+					// Outside a session (the stateless 2026-07-28 era, whatever
+					// Mcp-Session-Id it carries, or no session id) mcp-go scopes
+					// request ids to no client, so such a cancel could stop
+					// another client's call; HTTP clients cancel by closing the
+					// stream.
+					w.WriteHeader(http.StatusAccepted)
+					return
+				}
+				var calls *callTable // the session's calls (cancel.go)
+				if legacy {
+					switch {
+					case msg.Method == string(mcp.MethodInitialize):
+						res, ok := h.sessions.reserve(owner)
+						if !ok {
+							h.g.log.Warn("http session refused: limit reached", "caller", caller, "limit", h.cfg.MaxSessionsPerToken)
+							writeRPC(w, http.StatusOK, rpcError(msg.ID, SessionLimitCode, fmt.Sprintf(
+								"session limit reached: token %q has %d live sessions; end one with DELETE %s or let an idle one expire (after %v)",
+								caller, h.cfg.MaxSessionsPerToken, EndpointPath, h.cfg.SessionIdleTTL)))
+							return
+						}
+						defer h.sessions.unreserve(res)
+						ctx = context.WithValue(ctx, reservationKey{}, res)
+					case msg.Method != "":
+						release, ok := h.sessionGate(w, sid, owner, cancel)
+						if !ok {
+							return
+						}
+						defer release()
+						calls = h.sessions.callsOf(sid, owner)
+					}
+				}
+				if calls != nil && msg.Method == string(mcp.MethodNotificationCancelled) && len(msg.ID) == 0 {
+					if k, ok := cancelledID(msg.Params); ok {
+						calls.cancel(k, time.Now())
+					}
+				}
+				if msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
+					fwd, resp := precheckCall(msg, body)
+					if resp != nil {
+						status := http.StatusOK
+						if modern {
+							status = http.StatusBadRequest // 2026-07-28 maps invalid_params to 400
+						}
+						writeRPC(w, status, resp)
+						return
+					}
+					body = fwd
+					if calls != nil {
+						e := calls.add(idKey(msg.ID))
+						defer calls.release(e)
+						ctx = context.WithValue(ctx, callEntryKey{}, e)
+					}
+				}
+			}
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
+	case http.MethodGet:
+		if !modern {
+			release, ok := h.sessionGate(w, sid, owner, cancel)
+			if !ok {
+				return
+			}
+			defer release()
+		}
+	case http.MethodDelete:
+		if !modern {
+			if sid == "" {
+				http.Error(w, "missing "+server.HeaderKeySessionID+" header", http.StatusBadRequest)
+				return
+			}
+			if !h.sessions.owns(sid, owner) {
+				http.Error(w, errSessionNotFound.Error(), http.StatusNotFound)
+				return
+			}
+			h.g.log.Debug("http session deleted", "caller", caller)
+		}
 	}
-	h.mcpHTTP.ServeHTTP(w, r)
+	h.mcpHTTP.ServeHTTP(w, r.WithContext(ctx))
 }
 
-// intercept answers a POST body itself when it must not reach mcp-go: a
-// tools/call whose arguments fail the transport-level checks (JSON-RPC
-// invalid_params), or a notifications/cancelled without a session id (in
-// the stateless 2026-07-28 era request ids are not scoped to a client, so
-// such a cancel could stop another client's call; HTTP clients cancel by
-// closing the stream). It reports whether it answered.
-func (h *HTTPServer) intercept(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	var msg rpcMessage
-	if json.Unmarshal(body, &msg) != nil {
+// sessionGate admits a legacy-era request to session sid of owner: it
+// answers 400 without a session id and 404 for a session that is not a
+// live one of owner; otherwise it records the request (cancel is called if
+// the session ends meanwhile) and returns the function ending the record.
+func (h *HTTPServer) sessionGate(w http.ResponseWriter, sid string, owner int, cancel context.CancelFunc) (func(), bool) {
+	if sid == "" {
+		http.Error(w, "missing "+server.HeaderKeySessionID+" header", http.StatusBadRequest)
+		return nil, false
+	}
+	release, ok := h.sessions.begin(sid, owner, cancel)
+	if !ok {
+		http.Error(w, errSessionNotFound.Error(), http.StatusNotFound)
+		return nil, false
+	}
+	return release, true
+}
+
+// modernMeta reports whether request params declare, in _meta, a protocol
+// version of the stateless 2026-07-28 era (as mcp-go decides the era).
+func modernMeta(params json.RawMessage) bool {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
 		return false
 	}
-	switch {
-	case msg.Method == string(mcp.MethodToolsCall) && len(msg.ID) > 0:
-		resp := precheckCall(msg)
-		if resp == nil {
-			return false
-		}
-		status := http.StatusOK
-		if mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion)) {
-			status = http.StatusBadRequest // 2026-07-28 maps invalid_params to 400
-		}
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(resp)
-		return true
-	case msg.Method == string(mcp.MethodNotificationCancelled) && r.Header.Get(server.HeaderKeySessionID) == "":
-		w.WriteHeader(http.StatusAccepted)
-		return true
-	}
-	return false
+	var v string
+	return json.Unmarshal(p.Meta[mcp.MetaKeyProtocolVersion], &v) == nil && mcp.IsModernProtocol(v)
+}
+
+// jsonContent reports whether the request body is declared JSON (mcp-go
+// answers any other POST with 400 itself).
+func jsonContent(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == "application/json"
+}
+
+// writeRPC writes one JSON-RPC message as an application/json response.
+func writeRPC(w http.ResponseWriter, status int, m mcp.JSONRPCMessage) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(m)
 }
 
 // authenticate checks the bearer token against every configured token
 // (SHA-256 digests compared in constant time, so neither the token nor its
-// length leaks) and returns the caller's name.
-func (h *HTTPServer) authenticate(r *http.Request) (string, bool) {
+// length leaks) and returns the caller's name and the token's index in
+// HTTPConfig.Tokens (which owns the sessions it creates).
+func (h *HTTPServer) authenticate(r *http.Request) (string, int, bool) {
 	scheme, secret, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return "", false
+		return "", 0, false
 	}
 	d := sha256.Sum256([]byte(strings.TrimSpace(secret)))
-	name, found := "", 0
-	for _, t := range h.cfg.Tokens {
+	name, idx, found := "", 0, 0
+	for i, t := range h.cfg.Tokens {
 		if subtle.ConstantTimeCompare(d[:], t.digest[:]) == 1 {
-			name, found = t.Name, 1
+			name, idx, found = t.Name, i, 1
 		}
 	}
-	return name, found == 1
+	return name, idx, found == 1
 }
 
 // checkHostOrigin defends against DNS rebinding: on a loopback listener the

@@ -29,6 +29,18 @@ func TestLoadTokenFile(t *testing.T) {
 	if !errors.As(err, &te) || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing file: err = %v", err)
 	}
+	// At most MaxTokenFileBytes: exactly the cap loads, one more byte and a
+	// device that never ends are refused without reading them whole.
+	if _, err := LoadTokenFile(writeFile(t, "exact.token", strings.Repeat("k", MaxTokenFileBytes))); err != nil {
+		t.Fatalf("token of exactly %d bytes: %v", MaxTokenFileBytes, err)
+	}
+	over := writeFile(t, "over.token", strings.Repeat("k", MaxTokenFileBytes+1))
+	for _, path := range []string{over, "/dev/zero"} {
+		_, err = LoadTokenFile(path)
+		if !errors.Is(err, ErrTokenFileTooLarge) || err.Error() != "token file "+path+": token file exceeds 4096 bytes" {
+			t.Fatalf("%s: err = %v", path, err)
+		}
+	}
 }
 
 func TestHTTPAuthHostAndLimits(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/axpool/axpool/queue"
@@ -44,7 +45,12 @@ func TestQueueFull(t *testing.T) {
 	if d := time.Since(start); d > 2*time.Second {
 		t.Errorf("queue_full took %v", d)
 	}
-	want := `{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"the job queue is full; retry after 750 ms","outcome":"queue_full","retryable":true,"retry_after_ms":750,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
+	// job_id names the refused job (a fresh UUID); no worker touched it.
+	if id, _ := got["job_id"].(string); uuid.Validate(id) != nil {
+		t.Fatalf("queue_full job_id = %q, want the refused job's UUID", id)
+	}
+	got["job_id"] = "<refused>"
+	want := `{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"the job queue is full; retry after 750 ms","outcome":"queue_full","retryable":true,"retry_after_ms":750,"job_id":"<refused>","queue_ms":0,"run_ms":0,"worker":""}`
 	b, _ := json.Marshal(got)
 	var wantMap map[string]any
 	json.Unmarshal([]byte(want), &wantMap)
@@ -111,7 +117,7 @@ func TestResponseID(t *testing.T) {
 // response of a cancelled tool call.
 func TestStdioWriterDropsCancelledResponse(t *testing.T) {
 	var out strings.Builder
-	w := &stdioWriter{out: &out, inflight: map[string]bool{}, cancelled: map[string]bool{}}
+	w := &stdioWriter{out: &out, calls: newCallTable(false)}
 	w.inspect([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"boruna_run","arguments":{"source":"x"}}}`))
 	w.inspect([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"boruna_run","arguments":{"source":"x"}}}`))
 	w.inspect([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`))
@@ -125,7 +131,7 @@ func TestStdioWriterDropsCancelledResponse(t *testing.T) {
 	if out.String() != want {
 		t.Fatalf("output =\n%s\nwant\n%s", out.String(), want)
 	}
-	if len(w.inflight) != 0 || len(w.cancelled) != 0 {
-		t.Fatalf("state left: %v %v", w.inflight, w.cancelled)
+	if calls, early := w.calls.size(); calls != 0 || early != 0 {
+		t.Fatalf("state left: %d calls, %d early cancels", calls, early)
 	}
 }

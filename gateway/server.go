@@ -138,6 +138,7 @@ func New(cfg Config) (*Server, error) {
 		server.WithToolCapabilities(false),
 		server.WithInstructions(Instructions),
 		server.WithRecovery(),
+		server.WithHooks(newHooks()),
 	)
 	for i := range specs {
 		g.mcp.AddTool(buildTool(&specs[i], cfg.LiveCapabilities), g.handle)
@@ -152,6 +153,22 @@ func (g *Server) MCPServer() *server.MCPServer { return g.mcp }
 func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	tool := req.Params.Name
 	start := time.Now()
+	// The call's own context, cancelled by notifications/cancelled through
+	// the transport's call table whatever mcp-go knows (cancel.go).
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if e := callEntryOf(ctx, &req); e != nil && !e.attach(cancel) {
+		cancel() // cancelled before it started: nothing is submitted
+	}
+	if ctx.Err() != nil {
+		g.holdCancelled(ctx)
+		return g.result(g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}))
+	}
+	if tooLongToken(req) {
+		// Only reachable when a transport bypassed the JSON-RPC filter (an
+		// in-process client).
+		return nil, errors.New(msgProgressTokenTooLong)
+	}
 	raw, err := rawArguments(req)
 	if err != nil {
 		return nil, err
@@ -193,6 +210,20 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	return g.result(out)
 }
 
+// tooLongToken reports whether the call's progress token, as JSON, is over
+// MaxProgressTokenBytes.
+func tooLongToken(req mcp.CallToolRequest) bool {
+	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+		return false
+	}
+	tok := rawProgressToken(req.Params.Meta.ProgressToken)
+	if raw, ok := tok.(json.RawMessage); ok {
+		return len(raw) > MaxProgressTokenBytes
+	}
+	b, err := json.Marshal(tok)
+	return err != nil || len(b) > MaxProgressTokenBytes
+}
+
 // rawArguments returns the call's arguments as JSON.
 func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
 	if len(req.Params.RawArguments) > 0 {
@@ -219,9 +250,11 @@ func (g *Server) result(obj []byte) (*mcp.CallToolResult, error) {
 	}, nil
 }
 
-// refusal is the success:false result of an unknown argument.
+// refusal is the success:false result of an argument refused without a
+// JSON-RPC error: an unknown argument (invalid_args) or a policy over
+// tools.MaxPolicyBytes (invalid_policy).
 func (g *Server) refusal(tool string, ae *ArgError) []byte {
-	o := wire.Failure(wire.KindInvalidArgs, wire.OutcomeInvalidArgs, ae.Msg)
+	o := wire.Failure(ae.ErrorKind(), wire.OutcomeInvalidArgs, ae.Msg)
 	if g.cfg.Executes(tool) {
 		setJobFields(o, "", 0, 0, "")
 	}

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"encoding/json"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -317,5 +319,22 @@ func TestInProcessTypeErrorIsJSONRPCError(t *testing.T) {
 	_, err = call(t, c, "boruna_nope", `{}`, nil)
 	if err == nil || !strings.Contains(err.Error(), "not found") {
 		t.Fatalf("unknown tool: err = %v", err)
+	}
+}
+
+// A policy over tools.MaxPolicyBytes is refused before it is queued, as
+// invalid_policy (CONTRACT.md §3), with the job fields of an executing tool.
+func TestLargePolicyIsInvalidPolicy(t *testing.T) {
+	c := stdioClient(t, sharedStack(t).gw)
+	big := `{"schema_version":1,"default_allow":false,"capabilities":{"x":"` + strings.Repeat("a", 3<<19) + `"}}`
+	got := mustCall(t, c, "boruna_run", `{"source":"fn main() -> Int { 1 }","policy":`+big+`}`)
+	want := map[string]any{
+		"success": false, "protocol_version": float64(1), "error_kind": "invalid_policy",
+		"message": fmt.Sprintf("policy exceeds the 1048576-byte limit (got %d bytes of JSON)", len(big)),
+		"outcome": "invalid_args", "retryable": false,
+		"job_id": "", "queue_ms": float64(0), "run_ms": float64(0), "worker": "",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got  %v\nwant %v", got, want)
 	}
 }

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,9 +9,12 @@ import (
 	"log"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/axpool/axpool/tools"
 )
 
 // Stdio pool sizes (go-ecosystem §1.3): tool calls wait in a queue of
@@ -25,18 +27,42 @@ const (
 	StdioQueueSize = 10000
 )
 
+// drainSlack is added to a job's own timeout to bound the drain at EOF:
+// the time a call may spend in mcp-go's queue and on being written out.
+const drainSlack = 5 * time.Second
+
 // ServeStdio serves MCP over in and out (os.Stdin/os.Stdout) until in
-// reaches EOF or ctx ends. out carries only protocol messages. Tool calls
-// whose arguments fail the transport-level checks are answered with
-// JSON-RPC invalid_params here, before mcp-go sees them; the response to a
-// request cancelled by notifications/cancelled is dropped.
+// reaches EOF or ctx ends. out carries only protocol messages.
+//
+// Before mcp-go sees a message, the gateway answers itself (one line each,
+// then it goes on reading):
+//   - a line over MaxMessageBytes: -32600 "message exceeds 8 MB limit
+//     (8388608 bytes)", its rest discarded unbuffered;
+//   - a line that is not JSON, or nested deeper than MaxJSONDepth: -32700
+//     with a specific message (parseErrorResponse);
+//   - a message whose id is an object, an array or a boolean: -32600 with
+//     id null (checkID);
+//   - a tools/call without a tool name, naming an unknown tool, with a
+//     progress token over MaxProgressTokenBytes, or whose arguments fail
+//     the transport-level checks: -32602 invalid_params (precheckCall).
+//
+// Each tools/call is recorded in the connection's call table before mcp-go
+// reads it, and each notifications/cancelled against it, so a cancel stops
+// the call wherever it is — even written in the same write right behind it,
+// while the call still waits in mcp-go's worker queue (cancel.go). The
+// response to a request cancelled by notifications/cancelled is
+// dropped. When in ends (EOF or a read error), the tools/call requests
+// already read are drained: ServeStdio waits until each is answered before
+// it returns, bounded by the job's own timeout (QueueBackend.Timeout, or
+// DefaultJobTimeout for other backends) plus 10 s; if ctx ends first, the
+// calls still running are cancelled and ServeStdio returns.
 func (g *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	w := &stdioWriter{out: out, inflight: map[string]bool{}, cancelled: map[string]bool{}}
+	w := &stdioWriter{out: out, calls: newCallTable(false)}
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() {
-		err := g.filterStdin(in, pw, w)
+		err := g.filterStdin(ctx, in, pw, w)
 		_ = pw.CloseWithError(err) // nil → EOF for the reader
 	}()
 	// Unblock the filter's pipe write if Listen returns first.
@@ -46,76 +72,146 @@ func (g *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	server.WithWorkerPoolSize(StdioWorkers)(ss)
 	server.WithQueueSize(StdioQueueSize)(ss)
 	ss.SetErrorLogger(newStdLogger(g.log))
-	err := ss.Listen(ctx, pr, w)
+	// Every request of this connection sees its call table (markCall).
+	err := ss.Listen(context.WithValue(ctx, callTableKey{}, w.calls), pr, w)
 	if errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
 }
 
-// filterStdin copies in to pw line by line, answering refused tool calls
-// itself and recording tools/call ids and cancellations for the writer.
-func (g *Server) filterStdin(in io.Reader, pw io.Writer, w *stdioWriter) error {
-	br := bufio.NewReaderSize(in, 64<<10)
+// filterStdin copies in to pw message by message, answering refused
+// messages itself and recording tools/call ids and cancellations for the
+// writer. At the end of in it drains the calls in flight, then returns
+// (the caller then closes pw, which ends mcp-go's Listen).
+func (g *Server) filterStdin(ctx context.Context, in io.Reader, pw io.Writer, w *stdioWriter) error {
+	lr := newLineReader(in, MaxMessageBytes)
+	var werr error
+	tooLong := func(prefix []byte) {
+		g.log.Warn("stdio message refused", "reason", "too large", "limit_bytes", MaxMessageBytes)
+		if err := w.writeMessage(tooLargeResponse(prefix)); err != nil && werr == nil {
+			werr = err
+		}
+	}
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := lr.next(tooLong)
+		if werr != nil {
+			return werr
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			if resp := w.inspect(line); resp != nil {
+			fwd, resp := w.inspect(line)
+			if resp != nil {
 				if werr := w.writeMessage(resp); werr != nil {
 					return werr
 				}
-			} else if _, werr := pw.Write(line); werr != nil {
+			} else if _, werr := pw.Write(fwd); werr != nil {
 				return werr
 			}
 		}
-		if err == io.EOF {
-			return nil
-		}
 		if err != nil {
+			g.drainStdio(ctx, w)
+			if err == io.EOF {
+				return nil
+			}
 			return err
 		}
 	}
 }
 
-// stdioWriter serialises writes to stdout, one complete line at a time, and
-// drops the responses of cancelled tool calls.
-type stdioWriter struct {
-	mu        sync.Mutex
-	out       io.Writer
-	partial   []byte
-	inflight  map[string]bool // tools/call request ids not yet answered
-	cancelled map[string]bool // of those, the ones cancelled by the client
+// drainStdio waits until every tools/call forwarded to mcp-go has been
+// answered, ctx ends, or the drain bound passes.
+func (g *Server) drainStdio(ctx context.Context, w *stdioWriter) {
+	n, idle := w.drainWait()
+	if n == 0 {
+		return
+	}
+	bound := DefaultJobTimeout
+	if qb, ok := g.cfg.Backend.(*QueueBackend); ok && qb.Timeout > 0 {
+		bound = qb.Timeout
+	}
+	bound += waitGrace + drainSlack
+	g.log.Info("stdin closed; answering the calls in flight", "calls", n, "bound", bound)
+	t := time.NewTimer(bound)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-ctx.Done():
+		g.log.Warn("stdio drain stopped: shutting down", "calls", w.pendingCalls())
+	case <-t.C:
+		g.log.Warn("stdio drain bound passed; cancelling the calls still running", "calls", w.pendingCalls(), "bound", bound)
+	}
 }
 
-// inspect looks at one client message. It returns the JSON-RPC error to
-// send instead of forwarding the message, or nil to forward it.
-func (w *stdioWriter) inspect(line []byte) mcp.JSONRPCMessage {
+// stdioWriter serialises writes to stdout, one complete line at a time, and
+// drops the responses of cancelled tool calls. Its call table holds the
+// tools/call requests read and not yet answered (see cancel.go).
+type stdioWriter struct {
+	mu      sync.Mutex
+	out     io.Writer
+	partial []byte
+	calls   *callTable
+	idle    chan struct{} // closed when calls empties (while draining)
+}
+
+// drainWait returns the number of calls in flight and, when it is not 0, a
+// channel closed once they have all been answered.
+func (w *stdioWriter) drainWait() (int, <-chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, _ := w.calls.size()
+	if n == 0 {
+		return 0, nil
+	}
+	if w.idle == nil {
+		w.idle = make(chan struct{})
+	}
+	return n, w.idle
+}
+
+func (w *stdioWriter) pendingCalls() int {
+	n, _ := w.calls.size()
+	return n
+}
+
+// inspect looks at one client message. It returns the bytes to forward to
+// mcp-go, or the JSON-RPC error to send instead.
+func (w *stdioWriter) inspect(line []byte) ([]byte, mcp.JSONRPCMessage) {
 	var msg rpcMessage
-	if json.Unmarshal(line, &msg) != nil {
-		return nil // mcp-go answers parse errors
+	// Parsed without its line end, so that errors and offsets read as
+	// they do for the same message over HTTP.
+	body := bytes.TrimRight(line, "\r\n")
+	if err := json.Unmarshal(body, &msg); err != nil {
+		if resp := parseErrorResponse(body, err); resp != nil {
+			return nil, resp
+		}
+		return line, nil // valid JSON of the wrong shape: mcp-go answers
+	}
+	if resp := checkID(msg.ID); resp != nil {
+		return nil, resp
 	}
 	switch {
-	case msg.Method == string(mcp.MethodToolsCall) && len(msg.ID) > 0:
-		if resp := precheckCall(msg); resp != nil {
-			return resp
+	case msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID):
+		fwd, resp := precheckCall(msg, line)
+		if resp != nil {
+			return nil, resp
 		}
-		w.mu.Lock()
-		w.inflight[idKey(msg.ID)] = true
-		w.mu.Unlock()
+		// Recorded before mcp-go reads it, so that a cancel right behind
+		// it finds it (cancel.go).
+		w.calls.add(idKey(msg.ID))
+		return fwd, nil
 	case msg.Method == string(mcp.MethodNotificationCancelled) && len(msg.ID) == 0:
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if json.Unmarshal(msg.Params, &p) == nil && len(p.RequestID) > 0 {
-			k := idKey(p.RequestID)
-			w.mu.Lock()
-			if w.inflight[k] {
-				w.cancelled[k] = true
-			}
-			w.mu.Unlock()
+		if k, ok := cancelledID(msg.Params); ok {
+			w.calls.cancel(k, time.Now())
 		}
 	}
-	return nil
+	return line, nil
+}
+
+// hasID reports whether a request id is present and not null (mcp-go
+// treats a null id as a notification and answers nothing).
+func hasID(id json.RawMessage) bool {
+	id = bytes.TrimSpace(id)
+	return len(id) > 0 && !bytes.Equal(id, []byte("null"))
 }
 
 // writeMessage writes one JSON-RPC message as a line.
@@ -146,36 +242,47 @@ func (w *stdioWriter) Write(p []byte) (int, error) {
 		}
 		line := p[:i+1]
 		p = p[i+1:]
-		if w.dropLocked(line) {
+		drop := w.answeredLocked(line)
+		if drop {
 			continue
 		}
 		if _, err := w.out.Write(line); err != nil {
 			return 0, err
 		}
 	}
+	if w.idle != nil {
+		if n, _ := w.calls.size(); n == 0 {
+			close(w.idle)
+			w.idle = nil
+		}
+	}
 	return n, nil
 }
 
-// dropLocked reports whether line is the response to a cancelled tool call,
-// and forgets answered calls.
-func (w *stdioWriter) dropLocked(line []byte) bool {
-	if len(w.inflight) == 0 {
+// answeredLocked forgets the tool call line answers and reports whether
+// line must be dropped: it is the response to a cancelled tool call.
+func (w *stdioWriter) answeredLocked(line []byte) bool {
+	if n, _ := w.calls.size(); n == 0 {
 		return false
 	}
 	id, ok := responseID(line)
 	if !ok {
 		return false
 	}
-	k := idKey(id)
-	if !w.inflight[k] {
-		return false
+	cancelled, _ := w.calls.releaseKey(idKey(id))
+	return cancelled
+}
+
+// cancelledID returns the idKey of the requestId of notifications/cancelled
+// params.
+func cancelledID(params json.RawMessage) (string, bool) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
 	}
-	delete(w.inflight, k)
-	if w.cancelled[k] {
-		delete(w.cancelled, k)
-		return true
+	if json.Unmarshal(params, &p) != nil || !hasID(p.RequestID) {
+		return "", false
 	}
-	return false
+	return idKey(p.RequestID), true
 }
 
 // responseID returns the id of a JSON-RPC response (a message with an id
@@ -234,28 +341,30 @@ type rpcMessage struct {
 	Params json.RawMessage `json:"params"`
 }
 
-// precheckCall applies CheckArgs to a tools/call request and returns the
-// JSON-RPC invalid_params error to send, or nil.
-func precheckCall(msg rpcMessage) mcp.JSONRPCMessage {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
+// precheckCall checks a tools/call request (raw is the whole message). It
+// returns the JSON-RPC invalid_params error to send — for a missing or
+// non-string tool name, params that are not an object, an unknown tool
+// (unknownToolMessage), a progress token over MaxProgressTokenBytes, or
+// arguments that fail CheckArgs' transport-level checks — or else the
+// message to forward (raw, with an inexact numeric progress token
+// rewritten; see rewriteProgressToken).
+func precheckCall(msg rpcMessage, raw []byte) ([]byte, mcp.JSONRPCMessage) {
+	p, bad := parseCallParams(msg.Params)
+	if bad != "" {
+		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, bad)
 	}
-	if json.Unmarshal(msg.Params, &p) != nil {
-		return nil // mcp-go answers malformed params
+	if _, ok := tools.SpecOf(p.name()); !ok {
+		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, unknownToolMessage(p.name()))
 	}
-	_, err := CheckArgs(p.Name, p.Arguments)
+	if p.progressTokenLen() > MaxProgressTokenBytes {
+		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, msgProgressTokenTooLong)
+	}
+	_, err := CheckArgs(p.name(), p.Arguments)
 	var ae *ArgError
-	if !errors.As(err, &ae) || !ae.Protocol() {
-		return nil
+	if errors.As(err, &ae) && ae.Protocol() {
+		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, ae.Msg)
 	}
-	var id any
-	_ = json.Unmarshal(msg.ID, &id)
-	return mcp.JSONRPCError{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      mcp.NewRequestId(id),
-		Error:   mcp.NewJSONRPCErrorDetails(mcp.INVALID_PARAMS, ae.Msg, nil),
-	}
+	return rewriteProgressToken(raw, p), nil
 }
 
 // slogWriter adapts mcp-go's *log.Logger output to slog (stderr).

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -46,8 +47,10 @@ func TestInvalidParams(t *testing.T) {
 				t.Errorf("%s: err = %v, want invalid params %q", name, err, tc.msg)
 			}
 		}
-		// An unknown tool is mcp-go's own error.
-		if _, err := call(t, c, "boruna_nope", `{}`, nil); err == nil || !strings.Contains(err.Error(), "not found") {
+		// An unknown tool is the gateway's invalid_params, with a suggestion
+		// when one tool name is clearly nearest.
+		if _, err := call(t, c, "boruna_rnu", `{}`, nil); !errors.Is(err, mcp.ErrInvalidParams) ||
+			!strings.Contains(err.Error(), `unknown tool "boruna_rnu" (did you mean "boruna_run"?)`) {
 			t.Errorf("%s: unknown tool: err = %v", name, err)
 		}
 	}
@@ -198,7 +201,8 @@ func waitIdle(t testing.TB, s *stack, within time.Duration) time.Duration {
 type rawStdio struct {
 	t     testing.TB
 	in    *io.PipeWriter
-	lines chan map[string]any
+	lines chan []byte
+	done  chan struct{} // closed when ServeStdio has returned
 }
 
 func newRawStdio(t testing.TB, g *Server) *rawStdio {
@@ -206,17 +210,16 @@ func newRawStdio(t testing.TB, g *Server) *rawStdio {
 	cr, sw := io.Pipe()
 	done := make(chan struct{})
 	go func() { g.ServeStdio(context.Background(), sr, sw); sw.Close(); close(done) }()
-	r := &rawStdio{t: t, in: cw, lines: make(chan map[string]any, 1000)}
+	r := &rawStdio{t: t, in: cw, lines: make(chan []byte, 1000), done: done}
 	go func() {
 		sc := bufio.NewScanner(cr)
 		sc.Buffer(nil, 16<<20)
 		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			if !json.Valid(sc.Bytes()) {
 				t.Errorf("stdout carried a non-JSON line: %q", sc.Text())
 				continue
 			}
-			r.lines <- m
+			r.lines <- bytes.Clone(sc.Bytes())
 		}
 		close(r.lines)
 	}()
@@ -241,17 +244,38 @@ func (r *rawStdio) send(line string) {
 	}
 }
 
-func (r *rawStdio) next() map[string]any {
+// nextRaw returns the next line of stdout, without its newline.
+func (r *rawStdio) nextRaw() []byte {
 	r.t.Helper()
 	select {
-	case m, ok := <-r.lines:
+	case b, ok := <-r.lines:
 		if !ok {
 			r.t.Fatal("stdout closed")
 		}
-		return m
+		return b
 	case <-time.After(30 * time.Second):
 		r.t.Fatal("no message within 30 s")
 		return nil
+	}
+}
+
+// next returns the next message of stdout, decoded.
+func (r *rawStdio) next() map[string]any {
+	r.t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.nextRaw(), &m); err != nil {
+		r.t.Fatal(err)
+	}
+	return m
+}
+
+// response skips progress notifications and returns the next message.
+func (r *rawStdio) response() map[string]any {
+	r.t.Helper()
+	for {
+		if m := r.next(); m["method"] != "notifications/progress" {
+			return m
+		}
 	}
 }
 
@@ -327,5 +351,28 @@ func TestCancelHTTPDisconnect(t *testing.T) {
 		}
 		stopped := waitIdle(t, s, 5*time.Second)
 		t.Logf("legacy=%v: job stopped %v after the disconnect", legacy, stopped)
+	}
+}
+
+// At stdin EOF the calls in flight are answered before ServeStdio returns:
+// a run of about half a second sent just before stdin closes gets its full
+// result, not a cancellation.
+func TestStdioDrainAtEOF(t *testing.T) {
+	r := newRawStdio(t, sharedStack(t).gw)
+	r.send(`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"boruna_run","arguments":` + progressArgs(progressLoop) + `}}`)
+	r.in.Close()
+	m := r.response()
+	res, _ := m["result"].(map[string]any)
+	sc, _ := res["structuredContent"].(map[string]any)
+	if m["id"] != float64(21) || sc["success"] != true || sc["outcome"] != "ok" || sc["result"] != float64(progressLoop) {
+		t.Fatalf("response = %v", m)
+	}
+	select {
+	case <-r.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeStdio did not return after the drain")
+	}
+	if _, ok := <-r.lines; ok {
+		t.Fatal("a message after the drained response")
 	}
 }

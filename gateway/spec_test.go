@@ -1,0 +1,74 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestMemoryLimitSchema checks the schema of limits.max_memory_mb: the
+// checks refuse 0 (TestCheckArgsAnswers), so the schema's minimum is 1.
+func TestMemoryLimitSchema(t *testing.T) {
+	for i := range specs {
+		if specs[i].Name != "boruna_run" {
+			continue
+		}
+		var sch struct {
+			Properties map[string]struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"properties"`
+		}
+		if err := json.Unmarshal(buildTool(&specs[i], false).RawInputSchema, &sch); err != nil {
+			t.Fatal(err)
+		}
+		lim := sch.Properties["limits"].Properties
+		want := map[string]string{
+			"max_wall_ms":      `{"type":"integer","minimum":0,"description":"Wall-clock limit in milliseconds."}`,
+			"max_output_bytes": `{"type":"integer","minimum":0,"description":"Limit on the compact-JSON size of result plus ui_output, in bytes."}`,
+			"max_memory_mb": `{"type":"integer","minimum":1,"description":"Memory limit of the run in MB (enforced; at least 1, since 0 MB cannot hold a program). ` +
+				`Absent means the server default (256 MB unless the operator changed it)."}`,
+		}
+		for k, w := range want {
+			if string(lim[k]) != w {
+				t.Errorf("limits.%s = %s\nwant %s", k, lim[k], w)
+			}
+		}
+		return
+	}
+	t.Fatal("no boruna_run")
+}
+
+var updateSpecs = flag.Bool("update-specs", false, "rewrite testdata/tool_specs.golden.json")
+
+// TestToolSpecsGolden locks the advertised tools (names, titles,
+// descriptions, input schemas byte for byte, annotations) without and with
+// live capability handlers.
+func TestToolSpecsGolden(t *testing.T) {
+	var all []any
+	for _, live := range []bool{false, true} {
+		for i := range specs {
+			all = append(all, buildTool(&specs[i], live))
+		}
+	}
+	got, err := json.MarshalIndent(all, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	path := filepath.Join("testdata", "tool_specs.golden.json")
+	if *updateSpecs {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("tools differ from %s (run with -update-specs after checking the change):\n%s", path, got)
+	}
+}
