@@ -3,7 +3,9 @@ package policy
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -69,6 +71,34 @@ func TestSchemaAgreesWithValidator(t *testing.T) {
 	}
 	if valid < 200 || valid > 1800 {
 		t.Fatalf("random corpus is unbalanced: %d of 2000 valid", valid)
+	}
+}
+
+// TestRepeatedMembersRefused: repeating every member of a random policy
+// object ({A,B} → {A,B,A,B}) is refused at the first repeated name (the
+// first in sorted order, as json.Marshal writes maps), whatever the
+// document's other problems.
+func TestRepeatedMembersRefused(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	checked := 0
+	for range 500 {
+		text := randomPolicyJSON(r, true)
+		var top map[string]json.RawMessage
+		if json.Unmarshal([]byte(text), &top) != nil || len(top) == 0 {
+			continue
+		}
+		first := slices.Sorted(maps.Keys(top))[0]
+		doubled := text[:len(text)-1] + "," + text[1:]
+		_, err := Parse([]byte(doubled))
+		var ve *ValidationError
+		want := fmt.Sprintf("policy.parse_error: duplicate key %q at %s", first, first)
+		if !errors.As(err, &ve) || ve.Kind != KindParseError || ve.Message != want {
+			t.Fatalf("Parse(%s) = %v, want %s", doubled, err, want)
+		}
+		checked++
+	}
+	if checked < 400 {
+		t.Fatalf("only %d documents checked", checked)
 	}
 }
 

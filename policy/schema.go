@@ -7,5 +7,7 @@ var schemaJSON []byte
 
 // SchemaJSON returns the JSON Schema (Draft 2020-12) of the policy object
 // form, policy.schema.json. A document is valid under it exactly when Parse
-// accepts it. The returned slice is a copy.
+// accepts it, except for what a schema cannot see: Parse also refuses a
+// repeated member name and skips one leading byte order mark. The returned
+// slice is a copy.
 func SchemaJSON() []byte { return append([]byte(nil), schemaJSON...) }

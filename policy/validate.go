@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -131,21 +132,104 @@ var (
 //  6. net_policy values (max_response_bytes and timeout_ms > 0, methods
 //     upper-case and known) → policy.invalid_net_policy with Field.
 //
+// Between steps 1 and 2, a member name repeated in any object of the
+// document is refused with policy.parse_error, `duplicate key "<k>" at
+// <path>` (path as for unknown_field: "default_allow",
+// "rules.net.fetch.allow", "net_policy.allowed_domains[0].x"): JSON leaves
+// the meaning of a repeated name open, and a policy must mean one thing
+// (CONTRACT.md §3; the reference's typed decode refuses a repeated field
+// as a parse error too). One leading UTF-8 byte order mark is skipped, as
+// in .ax source (LANGUAGE.md); a second one is a syntax error.
+//
 // The string shorthands are not accepted here (ParseRunArg accepts them).
 // Numbers must be non-negative integers no larger than 2^64-1; any JSON
 // spelling of such a value (`5`, `5.0`, `5e0`) is accepted, as JSON Schema
 // does. The error is always a *ValidationError.
 func Parse(data []byte) (*Policy, error) {
+	data = trimBOM(data)
 	if !json.Valid(data) {
 		return nil, syntaxError(data)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, syntaxError(data)
+	v, err := decodeJSON(data)
+	if err != nil {
+		return nil, err
 	}
 	return parseValue(v)
+}
+
+// utf8BOM is the UTF-8 encoding of U+FEFF, the byte order mark.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// trimBOM returns data without one leading UTF-8 byte order mark.
+func trimBOM(data []byte) []byte { return bytes.TrimPrefix(data, utf8BOM) }
+
+// decodeJSON decodes a syntactically valid JSON text (json.Valid, so at
+// most 10000 levels deep) into the values json.Unmarshal produces with
+// UseNumber, refusing a repeated member name in any object.
+func decodeJSON(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	v, err := decodeValue(dec, "")
+	if err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// decodeValue decodes the next value of dec; path locates it for messages
+// ("" for the top level).
+func decodeValue(dec *json.Decoder, path string) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, newErr(KindParseError, path, "%v", err)
+	}
+	switch tok {
+	case json.Delim('{'):
+		obj := map[string]any{}
+		for dec.More() {
+			kt, err := dec.Token()
+			if err != nil {
+				return nil, newErr(KindParseError, path, "%v", err)
+			}
+			key, _ := kt.(string) // json.Valid: object keys are strings
+			at := joinPath(path, key)
+			if _, dup := obj[key]; dup {
+				return nil, newErr(KindParseError, at, "duplicate key %q at %s", key, at)
+			}
+			if obj[key], err = decodeValue(dec, at); err != nil {
+				return nil, err
+			}
+		}
+		return obj, closeToken(dec, path)
+	case json.Delim('['):
+		arr := []any{}
+		for i := 0; dec.More(); i++ {
+			x, err := decodeValue(dec, fmt.Sprintf("%s[%d]", path, i))
+			if err != nil {
+				return nil, err
+			}
+			arr = append(arr, x)
+		}
+		return arr, closeToken(dec, path)
+	}
+	return tok, nil
+}
+
+// closeToken consumes the '}' or ']' that ends the value at path.
+func closeToken(dec *json.Decoder, path string) error {
+	if _, err := dec.Token(); err != nil {
+		return newErr(KindParseError, path, "%v", err)
+	}
+	return nil
+}
+
+// joinPath appends a member name to a path: "k" at the top level, else
+// "path.k".
+func joinPath(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }
 
 func parseValue(v any) (*Policy, error) {
@@ -538,7 +622,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // ParseRunArg interprets the `policy` argument of boruna_run (reference
-// §5.2, CONTRACT.md §2):
+// §5.2, CONTRACT.md §2), after one leading UTF-8 byte order mark (as in
+// Parse) and surrounding white space:
 //
 //   - absent (empty raw) or null → allow-all;
 //   - "allow-all" / "deny-all" (exact, case-sensitive) → the shorthand;
@@ -552,7 +637,7 @@ func sortedKeys[V any](m map[string]V) []string {
 //
 // The error is always a *ValidationError.
 func ParseRunArg(raw json.RawMessage) (*Policy, error) {
-	t := bytes.TrimSpace(raw)
+	t := bytes.TrimSpace(trimBOM(raw))
 	if len(t) == 0 || string(t) == "null" {
 		return AllowAll(), nil
 	}
@@ -594,20 +679,56 @@ func ParseRunArg(raw json.RawMessage) (*Policy, error) {
 	}
 }
 
-// LoadFile reads and strictly validates a policy file (object form, as
-// `axpool policy validate` does). A read failure is a *ValidationError of
-// kind policy.io_error with message `policy.io_error: <path>: <os error>`
-// and Err set; validation failures are as for Parse.
-func LoadFile(path string) (*Policy, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+// MaxFileBytes is the largest policy file ReadFile and LoadFile read, in
+// bytes: the same bound as a policy argument over MCP (tools.MaxPolicyBytes,
+// 1 MiB), so a policy file that works on the command line also fits in a
+// call. A policy document is a few kilobytes.
+const MaxFileBytes = 1 << 20
+
+// ErrFileTooLarge is the cause (ValidationError.Err) of the policy.io_error
+// for a file over MaxFileBytes.
+var ErrFileTooLarge = fmt.Errorf("policy file exceeds 1 MB limit (%d bytes)", MaxFileBytes)
+
+// ReadFile reads a policy file of at most MaxFileBytes bytes and returns
+// its contents without one leading UTF-8 byte order mark. Reading stops
+// after MaxFileBytes+1 bytes, so a larger file (or a device such as
+// /dev/zero) costs no more memory. Errors are *ValidationError of kind
+// policy.io_error with Err set and message `policy.io_error: <path>: <os
+// error>`, or `policy.io_error: <path>: policy file exceeds 1 MB limit
+// (1048576 bytes)` with Err ErrFileTooLarge.
+func ReadFile(path string) ([]byte, error) {
+	ioErr := func(err error) error {
 		cause := err
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			cause = pe.Err
 		}
-		return nil, &ValidationError{Kind: KindIOError, Err: err,
+		return &ValidationError{Kind: KindIOError, Err: err,
 			Message: fmt.Sprintf("%s: %s: %v", KindIOError, path, cause)}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, ioErr(err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, ioErr(err)
+	}
+	if len(data) > MaxFileBytes {
+		return nil, ioErr(ErrFileTooLarge)
+	}
+	return trimBOM(data), nil
+}
+
+// LoadFile reads (ReadFile: at most MaxFileBytes) and strictly validates a
+// policy file (object form, as `axpool policy validate` does). Read
+// failures are ReadFile's policy.io_error; validation failures are as for
+// Parse.
+func LoadFile(path string) (*Policy, error) {
+	data, err := ReadFile(path)
+	if err != nil {
+		return nil, err
 	}
 	return Parse(data)
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -156,34 +157,96 @@ var validatorCases = []validatorCase{
 		msg: `policy.invalid_net_policy: net_policy.allowed_methods: unknown HTTP method "FETCH"; allowed: GET, POST, PUT, DELETE, PATCH, HEAD, OPTIONS`, details: map[string]any{"field": "allowed_methods"}},
 }
 
+// documentCases are validator inputs outside what a JSON Schema sees (a
+// schema validates the decoded value): repeated member names and byte
+// order marks. TestSchemaAgreesWithValidator leaves them out.
+var documentCases = []validatorCase{
+	// A repeated member name, anywhere, is refused before any other check.
+	{name: "duplicate top-level key", in: `{"default_allow":true,"default_allow":false}`, kind: KindParseError,
+		msg: `policy.parse_error: duplicate key "default_allow" at default_allow`},
+	{name: "duplicate same value", in: `{"default_allow":true,"default_allow":true}`, kind: KindParseError,
+		msg: `policy.parse_error: duplicate key "default_allow" at default_allow`},
+	{name: "duplicate spelled with an escape", in: `{"default_allow":true,"default\u005fallow":false}`, kind: KindParseError,
+		msg: `policy.parse_error: duplicate key "default_allow" at default_allow`},
+	{name: "duplicate capability", in: `{"rules":{"llm.call":{"allow":true,"budget":1},"llm.call":{"allow":true,"budget":0}}}`, kind: KindParseError,
+		msg: `policy.parse_error: duplicate key "llm.call" at rules.llm.call`},
+	{name: "duplicate rule field", in: `{"rules":{"llm.call":{"allow":false,"budget":1,"allow":true}}}`, kind: KindParseError,
+		msg: `policy.parse_error: duplicate key "allow" at rules.llm.call.allow`},
+	{name: "duplicate net field", in: `{"net_policy":{"timeout_ms":5,"timeout_ms":6}}`, kind: KindParseError,
+		msg: `policy.parse_error: duplicate key "timeout_ms" at net_policy.timeout_ms`},
+	{name: "duplicate inside an array", in: `{"net_policy":{"allowed_domains":["a",{"x":1,"x":2}]}}`, kind: KindParseError,
+		msg: `policy.parse_error: duplicate key "x" at net_policy.allowed_domains[1].x`},
+	{name: "duplicate beats unknown field", in: `{"zzz":1,"aaa":1,"zzz":2}`, kind: KindParseError,
+		msg: `policy.parse_error: duplicate key "zzz" at zzz`},
+	{name: "first duplicate in text order", in: `{"rules":{"x":{},"x":{}},"default_allow":1,"default_allow":2}`, kind: KindParseError,
+		msg: `policy.parse_error: duplicate key "x" at rules.x`},
+	{name: "same key in sibling objects", in: `{"rules":{"random":{"allow":true,"budget":0},"fs.read":{"allow":true,"budget":0}}}`},
+	{name: "same key at two levels", in: `{"rules":{"random":{"allow":true,"budget":0}},"net_policy":{"allow_redirects":true}}`},
+	{name: "syntax error beats duplicate", in: `{"a":1,"a":2,}`, kind: KindParseError,
+		msg: "policy.parse_error: invalid character '}' looking for beginning of object key string at line 1 column 14"},
+
+	// One leading byte order mark is skipped, as in .ax source.
+	{name: "BOM", in: "\ufeff{\"default_allow\":true}"},
+	{name: "BOM then white space", in: "\ufeff \n{}\n"},
+	{name: "BOM before an error", in: "\ufeff{\"foo\":1}", kind: KindUnknownField,
+		msg: `policy.unknown_field: unknown field "foo" at foo`, details: map[string]any{"path": "foo"}},
+	{name: "two BOMs", in: "\ufeff\ufeff{}", kind: KindParseError,
+		msg: "policy.parse_error: invalid character 'ï' looking for beginning of value at line 1 column 1"},
+	{name: "BOM after white space", in: " \ufeff{}", kind: KindParseError,
+		msg: "policy.parse_error: invalid character 'ï' looking for beginning of value at line 1 column 2"},
+	{name: "BOM only", in: "\ufeff", kind: KindParseError, msg: "policy.parse_error: unexpected end of JSON input at line 1 column 0"},
+}
+
+// checkCase runs Parse on tc.in and checks the exact verdict.
+func checkCase(t *testing.T, tc validatorCase) {
+	t.Helper()
+	p, err := Parse([]byte(tc.in))
+	if tc.kind == "" {
+		if err != nil {
+			t.Fatalf("Parse(%s) = %v, want valid", tc.in, err)
+		}
+		if p.SchemaVersion != 1 {
+			t.Fatalf("SchemaVersion = %d", p.SchemaVersion)
+		}
+		return
+	}
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("Parse(%s) error = %v (%T), want *ValidationError", tc.in, err, err)
+	}
+	if ve.Kind != tc.kind || ve.Message != tc.msg {
+		t.Fatalf("Parse(%s):\n got %s %q\nwant %s %q", tc.in, ve.Kind, ve.Message, tc.kind, tc.msg)
+	}
+	want := map[string]any{"error_kind": tc.kind, "message": tc.msg}
+	for k, v := range tc.details {
+		want[k] = v
+	}
+	if got := ve.Details(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Details = %#v, want %#v", got, want)
+	}
+}
+
 func TestParseCases(t *testing.T) {
 	for _, tc := range validatorCases {
-		t.Run(tc.name, func(t *testing.T) {
-			p, err := Parse([]byte(tc.in))
-			if tc.kind == "" {
-				if err != nil {
-					t.Fatalf("Parse(%s) = %v, want valid", tc.in, err)
-				}
-				if p.SchemaVersion != 1 {
-					t.Fatalf("SchemaVersion = %d", p.SchemaVersion)
-				}
-				return
-			}
-			var ve *ValidationError
-			if !errors.As(err, &ve) {
-				t.Fatalf("Parse(%s) error = %v (%T), want *ValidationError", tc.in, err, err)
-			}
-			if ve.Kind != tc.kind || ve.Message != tc.msg {
-				t.Fatalf("Parse(%s):\n got %s %q\nwant %s %q", tc.in, ve.Kind, ve.Message, tc.kind, tc.msg)
-			}
-			want := map[string]any{"error_kind": tc.kind, "message": tc.msg}
-			for k, v := range tc.details {
-				want[k] = v
-			}
-			if got := ve.Details(); !reflect.DeepEqual(got, want) {
-				t.Fatalf("Details = %#v, want %#v", got, want)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkCase(t, tc) })
+	}
+}
+
+func TestParseDocumentCases(t *testing.T) {
+	for _, tc := range documentCases {
+		t.Run(tc.name, func(t *testing.T) { checkCase(t, tc) })
+	}
+	// The decoded values are those of the text without its BOM.
+	p, err := Parse([]byte("\ufeff{\"default_allow\":true,\"rules\":{\"random\":{\"allow\":false,\"budget\":3}}}"))
+	want := &Policy{SchemaVersion: 1, DefaultAllow: true, Rules: map[Capability]Rule{Random: {Budget: 3}}}
+	if err != nil || !reflect.DeepEqual(p, want) {
+		t.Fatalf("Parse(BOM policy) = %#v, %v", p, err)
+	}
+	// The path of a duplicate is in ValidationError.Path, as for unknown_field.
+	_, err = Parse([]byte(`{"rules":{"llm.call":{"allow":false,"budget":1,"allow":true}}}`))
+	var ve *ValidationError
+	if !errors.As(err, &ve) || ve.Path != "rules.llm.call.allow" {
+		t.Fatalf("duplicate error = %#v", err)
 	}
 }
 
@@ -285,6 +348,13 @@ func TestParseRunArg(t *testing.T) {
 			msg: `policy.invalid_capability: unknown capability "net" — did you mean "net.fetch"?`},
 		{in: `{"default_alow":true}`, kind: KindUnknownField, msg: `policy.unknown_field: unknown field "default_alow" at default_alow`},
 		{in: `tru`, kind: KindParseError, msg: "policy.parse_error: invalid character ' ' in literal true (expecting 'e') at line 1 column 3"},
+		{in: "\ufeff\"deny-all\"", want: DenyAll()},
+		{in: "\ufeff{\"default_allow\":true}", want: AllowAll()},
+		{in: "\ufeff null", want: AllowAll()},
+		{in: `"\ufeffallow-all"`, kind: KindInvalidPolicy, // a BOM inside the string is not a leading one
+			msg: "policy string must be 'allow-all' or 'deny-all' (got '\ufeffallow-all'); pass an object for fine-grained policy — see docs/reference/policy-schema.md"},
+		{in: `{"default_allow":true,"default_allow":false}`, kind: KindParseError,
+			msg: `policy.parse_error: duplicate key "default_allow" at default_allow`},
 	}
 	for _, c := range cases {
 		p, err := ParseRunArg(json.RawMessage(c.in))
@@ -323,6 +393,56 @@ func TestLoadFile(t *testing.T) {
 	if !errors.As(err, &ve) || ve.Kind != KindIOError ||
 		ve.Message != "policy.io_error: "+missing+": no such file or directory" || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("LoadFile(missing) = %v", err)
+	}
+
+	// Size: MaxFileBytes is read, one byte more is refused after reading
+	// at most MaxFileBytes+1 bytes (a device never ends).
+	exact := filepath.Join(dir, "exact.json")
+	if err := os.WriteFile(exact, append([]byte(`{"default_allow":true}`), bytes.Repeat([]byte(" "), MaxFileBytes-22)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := LoadFile(exact); err != nil || !reflect.DeepEqual(p, AllowAll()) {
+		t.Fatalf("LoadFile(1 MiB) = %#v, %v", p, err)
+	}
+	over := filepath.Join(dir, "over.json")
+	if err := os.WriteFile(over, append([]byte(`{"default_allow":true}`), bytes.Repeat([]byte(" "), MaxFileBytes-21)...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{over, "/dev/zero"} {
+		_, err := LoadFile(path)
+		if !errors.As(err, &ve) || ve.Kind != KindIOError || !errors.Is(err, ErrFileTooLarge) ||
+			ve.Message != "policy.io_error: "+path+": policy file exceeds 1 MB limit (1048576 bytes)" {
+			t.Fatalf("LoadFile(%s) = %v", path, err)
+		}
+		if _, err := ReadFile(path); !errors.Is(err, ErrFileTooLarge) {
+			t.Fatalf("ReadFile(%s) = %v", path, err)
+		}
+	}
+	if MaxFileBytes != 1048576 {
+		t.Fatalf("MaxFileBytes = %d", MaxFileBytes)
+	}
+
+	// A directory is an io_error; a BOM is skipped and ReadFile drops it.
+	if _, err := LoadFile(dir); !errors.As(err, &ve) || ve.Kind != KindIOError || ve.Message != "policy.io_error: "+dir+": is a directory" {
+		t.Fatalf("LoadFile(dir) = %v", err)
+	}
+	bom := filepath.Join(dir, "bom.json")
+	if err := os.WriteFile(bom, []byte("\ufeff{\"default_allow\":true}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := LoadFile(bom); err != nil || !reflect.DeepEqual(p, AllowAll()) {
+		t.Fatalf("LoadFile(BOM) = %#v, %v", p, err)
+	}
+	if data, err := ReadFile(bom); err != nil || string(data) != "{\"default_allow\":true}\n" {
+		t.Fatalf("ReadFile(BOM) = %q, %v", data, err)
+	}
+	dup := filepath.Join(dir, "dup.json")
+	if err := os.WriteFile(dup, []byte(`{"default_allow":true,"default_allow":false}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFile(dup); !errors.As(err, &ve) || ve.Kind != KindParseError ||
+		ve.Message != `policy.parse_error: duplicate key "default_allow" at default_allow` {
+		t.Fatalf("LoadFile(dup) = %v", err)
 	}
 }
 

@@ -120,12 +120,12 @@ func (c *Client) Bus() *Bus { return c.bus }
 // publishes it on JobSubject(job.Tool), deduplicated on the ID. It returns
 // the job ID once the stream has stored the job.
 //
-// Errors: *QueueFullError (errors.Is ErrQueueFull), returned at once when
-// the stream is at Config.MaxDepth/MaxBytes — the caller answers
-// queue_full with its RetryAfter; *InvalidJobError for a bad ID or tool
-// name, arguments that are not JSON, or a job over Bus.MaxJobSize
-// (errors.Is ErrJobTooLarge); ErrClosed; ctx errors; other NATS errors
-// (wrapped).
+// Errors: *QueueFullError (errors.Is ErrQueueFull, JobID the refused ID),
+// returned at once when the stream is at Config.MaxDepth/MaxBytes — the
+// caller answers queue_full with its RetryAfter; *InvalidJobError for a
+// bad ID or tool name, arguments that are not JSON, or a job over
+// Bus.MaxJobSize (errors.Is ErrJobTooLarge); ErrClosed; ctx errors; other
+// NATS errors (wrapped).
 //
 // Submitting the same ID twice within the dedup window queues it once.
 // Submit registers the job before publishing, so Wait never misses an event.
@@ -180,7 +180,12 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 			}
 		}
 		c.mu.Unlock()
-		return "", mapPublishError(err, c.bus.retryAfter)
+		err = mapPublishError(err, c.bus.retryAfter)
+		var full *QueueFullError
+		if errors.As(err, &full) {
+			full.JobID = job.ID
+		}
+		return "", err
 	}
 	c.mu.Lock()
 	if p.seq == 0 {

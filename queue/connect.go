@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -76,10 +78,11 @@ func (c Credentials) options() []nats.Option {
 type ConnectOption func(*connectConfig)
 
 type connectConfig struct {
-	creds Credentials
-	name  string
-	log   *slog.Logger
-	extra []nats.Option
+	creds   Credentials
+	name    string
+	log     *slog.Logger
+	timeout time.Duration
+	extra   []nats.Option
 }
 
 // WithCredentials authenticates with c.
@@ -94,6 +97,13 @@ func WithName(name string) ConnectOption { return func(cc *connectConfig) { cc.n
 // errors such as slow consumers) are logged; default slog.Default().
 func WithLogger(l *slog.Logger) ConnectOption { return func(cc *connectConfig) { cc.log = l } }
 
+// WithTimeout bounds the first connection attempt to each server (dial
+// and handshake, as nats.Timeout); default nats.DefaultTimeout (2 s). A
+// server that accepts the TCP connection but never answers fails after d.
+func WithTimeout(d time.Duration) ConnectOption {
+	return func(cc *connectConfig) { cc.timeout = d }
+}
+
 // WithNATSOptions appends raw nats.go options (applied last).
 func WithNATSOptions(o ...nats.Option) ConnectOption {
 	return func(cc *connectConfig) { cc.extra = append(cc.extra, o...) }
@@ -104,6 +114,11 @@ func WithNATSOptions(o ...nats.Option) ConnectOption {
 // child process. The connection reconnects forever after a loss (waiting
 // 250 ms between attempts); the first connect fails fast. Connection
 // events are logged to the configured logger, never to stdout.
+//
+// Errors name the URL with its credentials redacted (RedactURL): a refused
+// or unreachable server ("nats: no servers available for connection"), a
+// server that did not answer within the timeout, failed authorization
+// (naming the credential variables).
 func Connect(url string, opts ...ConnectOption) (*nats.Conn, error) {
 	cc := connectConfig{name: "axpool"}
 	for _, o := range opts {
@@ -132,15 +147,52 @@ func Connect(url string, opts ...ConnectOption) (*nats.Conn, error) {
 			log.Warn("async error", "subject", subj, "err", err)
 		}),
 	}
+	timeout := nats.DefaultTimeout
+	if cc.timeout > 0 {
+		timeout = cc.timeout
+		nopts = append(nopts, nats.Timeout(timeout))
+	}
 	nopts = append(nopts, cc.creds.options()...)
 	nopts = append(nopts, cc.extra...)
 	nc, err := nats.Connect(url, nopts...)
 	if err != nil {
-		if errors.Is(err, nats.ErrAuthorization) {
+		var ne net.Error
+		switch {
+		case errors.Is(err, nats.ErrAuthorization):
 			return nil, fmt.Errorf("queue: connect %s: authorization failed (check %s/%s, %s or %s): %w",
-				url, EnvNATSUser, EnvNATSPassword, EnvNATSToken, EnvNATSCreds, err)
+				RedactURL(url), EnvNATSUser, EnvNATSPassword, EnvNATSToken, EnvNATSCreds, err)
+		case errors.As(err, &ne) && ne.Timeout():
+			return nil, fmt.Errorf("queue: connect %s: no NATS server answered within %s: %w", RedactURL(url), timeout, err)
 		}
-		return nil, fmt.Errorf("queue: connect %s: %w", url, err)
+		return nil, fmt.Errorf("queue: connect %s: %w", RedactURL(url), err)
 	}
 	return nc, nil
+}
+
+// RedactURL returns urls (one NATS URL or a comma-separated list, with or
+// without a scheme) with the credentials of each replaced by "xxxxx", as
+// nats.go's ConnectedUrlRedacted does: "nats://u:xxxxx@host:4222" for a
+// user and password, "nats://xxxxx@host:4222" for a token. For messages and
+// logs.
+func RedactURL(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		parts[i] = redactOne(strings.TrimSpace(p))
+	}
+	return strings.Join(parts, ",")
+}
+
+func redactOne(raw string) string {
+	at := strings.LastIndex(raw, "@")
+	if at < 0 {
+		return raw
+	}
+	scheme := ""
+	if i := strings.Index(raw, "://"); i >= 0 && i < at {
+		scheme, raw, at = raw[:i+3], raw[i+3:], at-(i+3)
+	}
+	if name, _, hasPassword := strings.Cut(raw[:at], ":"); hasPassword {
+		return scheme + name + ":xxxxx" + raw[at:]
+	}
+	return scheme + "xxxxx" + raw[at:]
 }

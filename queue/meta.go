@@ -22,7 +22,9 @@ type JobMeta struct {
 	Queue, Run time.Duration
 	// Worker is the ID of the worker that ran the job; for a worker_lost
 	// result, the worker that was lost when known; "" when no worker
-	// touched the job (a queued job cancelled by a gateway).
+	// touched the job (a queued job cancelled by a gateway). CONTRACT.md §5
+	// puts all four fields on every executing tool's result, so "" is
+	// written as is.
 	Worker string
 }
 
@@ -34,22 +36,22 @@ func AddJobMeta(env []byte, m JobMeta) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("queue: result envelope: %w", err)
 	}
-	obj.Set("job_id", m.JobID).
+	return m.setOn(obj).MarshalJSON()
+}
+
+// setOn sets m's fields on obj (see AddJobMeta) and returns obj.
+func (m JobMeta) setOn(obj *wire.Object) *wire.Object {
+	return obj.Set("job_id", m.JobID).
 		Set("queue_ms", max(m.Queue.Milliseconds(), 0)).
 		Set("run_ms", max(m.Run.Milliseconds(), 0)).
 		Set("worker", m.Worker)
-	return obj.MarshalJSON()
 }
 
 // FailureResult returns the service-level failure envelope
-// wire.Failure(kind, outcome, message) with the job metadata m.
+// wire.Failure(kind, outcome, message) with the job metadata m (as
+// AddJobMeta adds it).
 func FailureResult(kind string, outcome wire.Outcome, message string, m JobMeta) json.RawMessage {
-	obj := wire.Failure(kind, outcome, message).
-		Set("job_id", m.JobID).
-		Set("queue_ms", max(m.Queue.Milliseconds(), 0)).
-		Set("run_ms", max(m.Run.Milliseconds(), 0)).
-		Set("worker", m.Worker)
-	b, err := obj.MarshalJSON()
+	b, err := m.setOn(wire.Failure(kind, outcome, message)).MarshalJSON()
 	if err != nil {
 		// Only strings, bools and ints above: cannot fail.
 		panic(err)

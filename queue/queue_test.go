@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -237,7 +238,7 @@ func TestQueueFull(t *testing.T) {
 		t.Fatalf("err = %v, want ErrQueueFull", err)
 	}
 	var qf *QueueFullError
-	if !errors.As(err, &qf) || qf.RetryAfter != 750*time.Millisecond || qf.Reason != "maximum messages exceeded" {
+	if !errors.As(err, &qf) || qf.RetryAfter != 750*time.Millisecond || qf.Reason != "maximum messages exceeded" || qf.JobID != "third" {
 		t.Errorf("QueueFullError = %+v", qf)
 	}
 	if err.Error() != "queue: queue full (maximum messages exceeded); retry after 750 ms" {
@@ -248,6 +249,10 @@ func TestQueueFull(t *testing.T) {
 	c.mu.Unlock()
 	if leaked {
 		t.Error("refused job left a pending entry")
+	}
+	// A job without an ID: the error names the ID Submit generated.
+	if _, err := c.Submit(ctx, Job{Tool: "t"}); !errors.As(err, &qf) || len(qf.JobID) != 36 {
+		t.Errorf("generated ID of a refused job: err %v, JobID %q", err, qf.JobID)
 	}
 }
 
@@ -431,6 +436,11 @@ func TestCancelQueuedJob(t *testing.T) {
 	}
 	if r.Success || r.Kind != "cancelled" || r.Outcome != "cancelled" || r.Retryable || r.JobID != id || r.Worker != "" || r.RunMS != 0 {
 		t.Errorf("result = %s", res)
+	}
+	// No worker touched the job: "worker" is "" (CONTRACT.md §5 puts the
+	// four job fields on every executing tool's result).
+	if !strings.HasSuffix(string(res), `,"run_ms":0,"worker":""}`) {
+		t.Errorf("result of a job no worker touched = %s", res)
 	}
 	if !strings.HasPrefix(string(res), `{"success":false,"protocol_version":1,"error_kind":"cancelled","message":"job cancelled before it started","outcome":"cancelled","retryable":false,"job_id":"`) {
 		t.Errorf("field order: %s", res)
@@ -693,5 +703,77 @@ func TestJobMeta(t *testing.T) {
 	f := FailureResult("worker_lost", "worker_lost", "lost", JobMeta{JobID: "j", Worker: "w9"})
 	if string(f) != `{"success":false,"protocol_version":1,"error_kind":"worker_lost","message":"lost","outcome":"worker_lost","retryable":true,"job_id":"j","queue_ms":0,"run_ms":0,"worker":"w9"}` {
 		t.Errorf("FailureResult = %s", f)
+	}
+	// All four job fields are always present (CONTRACT.md §5); "" when unknown.
+	f = FailureResult("cancelled", "cancelled", "c", JobMeta{JobID: "j", Queue: 2 * time.Millisecond})
+	if string(f) != `{"success":false,"protocol_version":1,"error_kind":"cancelled","message":"c","outcome":"cancelled","retryable":false,"job_id":"j","queue_ms":2,"run_ms":0,"worker":""}` {
+		t.Errorf("FailureResult without a worker = %s", f)
+	}
+	got, err = AddJobMeta([]byte(`{"success":true,"outcome":"ok"}`), JobMeta{})
+	if err != nil || string(got) != `{"success":true,"outcome":"ok","job_id":"","queue_ms":0,"run_ms":0,"worker":""}` {
+		t.Errorf("AddJobMeta of empty meta = %s, %v", got, err)
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"nats://127.0.0.1:4222":                  "nats://127.0.0.1:4222",
+		"nats://alice:s3cret@nats.internal:4222": "nats://alice:xxxxx@nats.internal:4222",
+		"nats://tok3n@nats.internal:4222":        "nats://xxxxx@nats.internal:4222",
+		"alice:s3cret@host:4222":                 "alice:xxxxx@host:4222",
+		"tls://a:p@x:1, nats://y:2,nats://t@z:3": "tls://a:xxxxx@x:1,nats://y:2,nats://xxxxx@z:3",
+		"nats://us:er:p@ss@host:4222":            "nats://us:xxxxx@host:4222",
+		"":                                       "",
+	} {
+		if got := RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestConnectErrors: each failure names the URL (credentials redacted) and
+// comes within the connect timeout, even from a server that accepts the TCP
+// connection and never answers.
+func TestConnectErrors(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				close(accepted)
+				return
+			}
+			accepted <- c // held open, never written to
+		}
+	}()
+	defer func() {
+		ln.Close()
+		for c := range accepted {
+			c.Close()
+		}
+	}()
+	silent := "nats://u:secret@" + ln.Addr().String()
+	start := time.Now()
+	_, err = Connect(silent, WithTimeout(300*time.Millisecond), WithNATSOptions(nats.MaxReconnects(0)))
+	el := time.Since(start)
+	want := "queue: connect nats://u:xxxxx@" + ln.Addr().String() + ": no NATS server answered within 300ms: "
+	if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "secret") {
+		t.Errorf("silent server: err = %v, want prefix %q", err, want)
+	}
+	if el > 2*time.Second {
+		t.Errorf("silent server: Connect took %v with a 300ms timeout", el)
+	}
+
+	// A closed port: refused at once.
+	addr := ln.Addr().String()
+	ln.Close()
+	_, err = Connect("nats://"+addr, WithNATSOptions(nats.MaxReconnects(0)))
+	if err == nil || err.Error() != "queue: connect nats://"+addr+": nats: no servers available for connection" {
+		t.Errorf("closed port: err = %v", err)
 	}
 }

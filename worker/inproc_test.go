@@ -147,7 +147,7 @@ func TestLastDeliveryAfterLostWorker(t *testing.T) {
 	}
 	ip := startInproc(t, h, Options{Slots: 1}, okExec)
 	r := h.wait(id, 10*time.Second)
-	if r.Success || r.Kind != "worker_lost" || r.Outcome != "worker_lost" || !r.Retryable || *r.Worker != "dead-worker" ||
+	if r.Success || r.Kind != "worker_lost" || r.Outcome != "worker_lost" || !r.Retryable || r.worker() != "dead-worker" ||
 		r.Message != "the worker running this job was lost (1 earlier delivery did not finish); it is not run again" {
 		t.Errorf("result = %s", r.Raw)
 	}
@@ -172,7 +172,7 @@ func TestTakeoverBeforeLastDelivery(t *testing.T) {
 	}
 	ip := startInproc(t, h, Options{Slots: 1, ID: "live-worker"}, okExec)
 	r := h.wait(id, 10*time.Second)
-	if !r.Success || *r.Worker != "live-worker" || ip.calls.Load() != 1 {
+	if !r.Success || r.worker() != "live-worker" || ip.calls.Load() != 1 {
 		t.Errorf("result = %s, calls %d", r.Raw, ip.calls.Load())
 	}
 	if holder, _ := h.bus.ClaimHolder(ctx, id); holder != "live-worker" {
@@ -280,7 +280,7 @@ func TestJanitorAnswersExhaustedJob(t *testing.T) {
 	}
 	ip := startInproc(t, h, Options{Slots: 1}, okExec)
 	r := h.wait(id, 10*time.Second)
-	if r.Success || r.Kind != "worker_lost" || r.Outcome != "worker_lost" || !r.Retryable || *r.Worker != "dead-worker" ||
+	if r.Success || r.Kind != "worker_lost" || r.Outcome != "worker_lost" || !r.Retryable || r.worker() != "dead-worker" ||
 		r.Message != "the job exhausted its deliveries: the worker running it was lost" {
 		t.Errorf("result = %s", r.Raw)
 	}

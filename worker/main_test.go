@@ -377,10 +377,21 @@ func decodeResult(t testing.TB, raw []byte) result {
 		t.Fatalf("result %s: %v", raw, err)
 	}
 	r.Raw = string(raw)
-	if r.QueueMS == nil || r.RunMS == nil || r.Worker == nil || r.JobID == "" {
+	// All four job fields are on every result (CONTRACT.md §5); "worker"
+	// is "" when no worker touched the job.
+	if r.QueueMS == nil || r.RunMS == nil || r.JobID == "" || r.Worker == nil {
 		t.Errorf("result lacks job metadata: %s", raw)
 	}
 	return r
+}
+
+// worker returns the result's "worker" field ("" when absent, which
+// decodeResult reports).
+func (r result) worker() string {
+	if r.Worker == nil {
+		return ""
+	}
+	return *r.Worker
 }
 
 func (h *harness) runs(id string) []int {

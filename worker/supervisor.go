@@ -65,7 +65,10 @@ type SupervisorOptions struct {
 	// status 0). For metrics and tests; they must return quickly.
 	OnStart func(i, pid int)
 	OnExit  func(i, pid int, err error)
-	// Logger; nil means slog.Default().
+	// Logger; nil means slog.Default(). The Supervisor adds
+	// component=supervisor (and worker=i per process), so give it a logger
+	// without a component attribute: slog does not replace an attribute
+	// added twice, it prints both.
 	Logger *slog.Logger
 }
 
@@ -288,16 +291,17 @@ func (s *Supervisor) setPID(i, pid int) {
 	s.mu.Unlock()
 }
 
+// exitStatus renders how a process ended, as the status attribute of the
+// supervisor's log lines: "exit status 0" for a nil err, else
+// exec.ExitError's wording ("exit status 2", "signal: killed"), else the
+// error (e.g. a Wait I/O error).
 func exitStatus(err error) string {
 	if err == nil {
-		return "exit 0"
+		return "exit status 0"
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return "killed by " + ws.Signal().String()
-		}
-		return fmt.Sprintf("exit %d", ee.ExitCode())
+		return ee.ProcessState.String()
 	}
 	return err.Error()
 }

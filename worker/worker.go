@@ -259,7 +259,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 
 	if !job.Deadline.IsZero() && !start.Before(job.Deadline) {
 		w.finish(d, job, queue.FailureResult(queue.KindDeadlineExceeded, wire.OutcomeCancelled,
-			"job deadline passed before it started", meta), "")
+			timeoutMessage(job, false), meta), "")
 		return
 	}
 
@@ -345,7 +345,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	case errors.Is(cause, errCancelRequested):
 		res = queue.FailureResult(wire.KindCancelled, wire.OutcomeCancelled, "job cancelled while running", meta)
 	case errors.Is(cause, errDeadline):
-		res = queue.FailureResult(queue.KindDeadlineExceeded, wire.OutcomeCancelled, "job deadline passed while it ran", meta)
+		res = queue.FailureResult(queue.KindDeadlineExceeded, wire.OutcomeCancelled, timeoutMessage(job, true), meta)
 	default:
 		full, err := queue.AddJobMeta(res, meta)
 		if err != nil {
@@ -360,6 +360,43 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		res = full
 	}
 	w.finish(d, job, res, "")
+}
+
+// timeoutMessage is the message of a job stopped by its deadline
+// (queue.Job.Deadline: the gateway's --job-timeout, counted from
+// submission). It names the limit and its length, Deadline − Submitted:
+// "job timed out after 30s (job timeout)" for a job that ran, with
+// " before a worker started it" appended for one that never ran. The error
+// kind stays queue.KindDeadlineExceeded, outcome cancelled (CONTRACT.md §5).
+func timeoutMessage(job *queue.Job, ran bool) string {
+	msg := "job timed out (job timeout)"
+	if !job.Submitted.IsZero() {
+		msg = "job timed out after " + formatLimit(max(job.Deadline.Sub(job.Submitted), 0)) + " (job timeout)"
+	}
+	if !ran {
+		msg += " before a worker started it"
+	}
+	return msg
+}
+
+// formatLimit renders a configured duration the way an operator wrote it:
+// "30s", "5m", "1h30m", "1.5s", "250ms". The gateway's deadline is computed a
+// few microseconds before Submit stamps Submitted, so d is rounded (to 10
+// ms from one second up, to 1 ms below).
+func formatLimit(d time.Duration) string {
+	if d >= time.Second {
+		d = d.Round(10 * time.Millisecond)
+	} else {
+		d = d.Round(time.Millisecond)
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") { // "5m0s" → "5m"
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") { // "1h0m" → "1h"
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // lostMessage is the message of a worker_lost result given on the last

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"runtime"
@@ -72,7 +74,7 @@ func TestThousandJobsThreeWorkers(t *testing.T) {
 	}
 	pids := map[int]int{}
 	for i, r := range results {
-		if !r.Success || r.JobID != ids[i] || string(r.Echo) != fmt.Sprintf(`{"i":%d}`, i) || r.Worker == nil || *r.Worker == "" {
+		if !r.Success || r.JobID != ids[i] || string(r.Echo) != fmt.Sprintf(`{"i":%d}`, i) || r.worker() == "" {
 			t.Fatalf("job %d result = %+v", i, r)
 		}
 		pids[r.PID]++
@@ -153,7 +155,7 @@ func TestPoisonJobEndsWorkerLost(t *testing.T) {
 	id := h.submit(queue.Job{Tool: "crash"})
 	r := h.wait(id, 20*time.Second)
 	if r.Success || r.Kind != "worker_lost" || r.Outcome != "worker_lost" || !r.Retryable ||
-		r.Message != "the worker running this job was lost (2 earlier deliveries did not finish); it is not run again" || *r.Worker == "" {
+		r.Message != "the worker running this job was lost (2 earlier deliveries did not finish); it is not run again" || r.worker() == "" {
 		t.Errorf("result = %s", r.Raw)
 	}
 	if runs := h.runs(id); len(runs) != 2 {
@@ -174,7 +176,7 @@ func TestLastRunDiedAnsweredInBand(t *testing.T) {
 	id := h.submit(queue.Job{Tool: "crash"})
 	r := h.wait(id, 20*time.Second)
 	if r.Success || r.Kind != "worker_lost" || r.Outcome != "worker_lost" || !r.Retryable ||
-		r.Message != "the worker running this job was lost (1 earlier delivery did not finish); it is not run again" || *r.Worker == "" {
+		r.Message != "the worker running this job was lost (1 earlier delivery did not finish); it is not run again" || r.worker() == "" {
 		t.Errorf("result = %s", r.Raw)
 	}
 	if runs := h.runs(id); len(runs) != 1 {
@@ -219,7 +221,7 @@ func TestCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := h.wait(queued, 5*time.Second)
-	if r.Success || r.Kind != "cancelled" || r.Outcome != "cancelled" || r.Retryable || *r.Worker != "" ||
+	if r.Success || r.Kind != "cancelled" || r.Outcome != "cancelled" || r.Retryable || r.Worker == nil || *r.Worker != "" ||
 		r.Message != "job cancelled before it started" {
 		t.Errorf("queued job result = %s", r.Raw)
 	}
@@ -246,7 +248,7 @@ func TestCancel(t *testing.T) {
 	if el := time.Since(start); el > 100*time.Millisecond {
 		t.Errorf("running job took %v to end after Cancel, want < 100ms", el)
 	}
-	if r.Success || r.Kind != "cancelled" || r.Outcome != "cancelled" || r.Message != "job cancelled while running" || *r.Worker == "" {
+	if r.Success || r.Kind != "cancelled" || r.Outcome != "cancelled" || r.Message != "job cancelled while running" || r.worker() == "" {
 		t.Errorf("running job result = %s", r.Raw)
 	}
 
@@ -257,7 +259,7 @@ func TestCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	fr := decodeResult(t, raw)
-	if fr.Success || fr.Kind != "cancelled" || fr.Message != "job cancelled before it started" || *fr.Worker == "" {
+	if fr.Success || fr.Kind != "cancelled" || fr.Message != "job cancelled before it started" || fr.worker() == "" {
 		t.Errorf("foreign job result = %s", raw)
 	}
 	if n := len(h.runs(queued)) + len(h.runs(foreign)); n != 0 {
@@ -287,24 +289,57 @@ func TestQueueFullImmediately(t *testing.T) {
 }
 
 // TestDeadlines: a job whose deadline passed never runs; a job whose
-// deadline passes while it runs is stopped.
+// deadline passes while it runs is stopped. Both messages name the job
+// timeout and its length (Deadline − Submitted, the gateway's
+// --job-timeout).
 func TestDeadlines(t *testing.T) {
 	h := newHarness(t, queue.Config{})
 	h.startWorkers(1, 1, 5*time.Second)
-	id := h.submit(queue.Job{Tool: "echo", Deadline: time.Now().Add(-time.Second)})
+	now := time.Now()
+	id := h.submit(queue.Job{Tool: "echo", Submitted: now.Add(-2 * time.Second), Deadline: now.Add(-time.Second)})
 	r := h.wait(id, 5*time.Second)
 	if r.Success || r.Kind != "deadline_exceeded" || r.Outcome != "cancelled" || r.Retryable ||
-		r.Message != "job deadline passed before it started" || *r.RunMS != 0 {
+		r.Message != "job timed out after 1s (job timeout) before a worker started it" || *r.RunMS != 0 {
 		t.Errorf("expired job result = %s", r.Raw)
 	}
 	if runs := h.runs(id); len(runs) != 0 {
 		t.Errorf("expired job ran: %v", runs)
 	}
-	id = h.submit(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":5000}`), Deadline: time.Now().Add(300 * time.Millisecond)})
+	now = time.Now()
+	id = h.submit(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":5000}`), Submitted: now, Deadline: now.Add(300 * time.Millisecond)})
 	r = h.wait(id, 5*time.Second)
-	if r.Success || r.Kind != "deadline_exceeded" || r.Outcome != "cancelled" || r.Message != "job deadline passed while it ran" ||
-		*r.RunMS > 1000 {
+	if r.Success || r.Kind != "deadline_exceeded" || r.Outcome != "cancelled" || r.Retryable ||
+		r.Message != "job timed out after 300ms (job timeout)" || *r.RunMS > 1000 {
 		t.Errorf("timed-out job result = %s", r.Raw)
+	}
+}
+
+func TestTimeoutMessage(t *testing.T) {
+	sub := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	cases := []struct {
+		submitted time.Time
+		timeout   time.Duration
+		ran       bool
+		want      string
+	}{
+		{sub, 30 * time.Second, true, "job timed out after 30s (job timeout)"},
+		// The gateway computes the deadline just before Submit stamps
+		// Submitted: microseconds are rounded away.
+		{sub, 30*time.Second - 40*time.Microsecond, true, "job timed out after 30s (job timeout)"},
+		{sub, 5 * time.Minute, false, "job timed out after 5m (job timeout) before a worker started it"},
+		{sub, 90 * time.Minute, true, "job timed out after 1h30m (job timeout)"},
+		{sub, 2 * time.Hour, true, "job timed out after 2h (job timeout)"},
+		{sub, 2*time.Hour + 30*time.Second, true, "job timed out after 2h0m30s (job timeout)"},
+		{sub, 1500 * time.Millisecond, true, "job timed out after 1.5s (job timeout)"},
+		{sub, 250*time.Millisecond - 3*time.Microsecond, true, "job timed out after 250ms (job timeout)"},
+		{sub, -time.Second, false, "job timed out after 0s (job timeout) before a worker started it"},
+		{time.Time{}, time.Second, true, "job timed out (job timeout)"},
+	}
+	for _, c := range cases {
+		job := &queue.Job{Submitted: c.submitted, Deadline: sub.Add(c.timeout)}
+		if got := timeoutMessage(job, c.ran); got != c.want {
+			t.Errorf("timeout %v (submitted %v, ran %v): %q, want %q", c.timeout, c.submitted, c.ran, got, c.want)
+		}
 	}
 }
 
@@ -479,7 +514,7 @@ func TestSupervisorRestartsAndStops(t *testing.T) {
 	if el := time.Since(start); el < 200*time.Millisecond || el > 2*time.Second {
 		t.Errorf("Stop took %v, want about StopGrace", el)
 	}
-	if st := exitStatus(<-exited); st != "killed by killed" {
+	if st := exitStatus(<-exited); st != "signal: killed" {
 		t.Errorf("exit status = %q", st)
 	}
 	if err := syscall.Kill(pid, 0); err != syscall.ESRCH {
@@ -488,6 +523,94 @@ func TestSupervisorRestartsAndStops(t *testing.T) {
 	if _, err := StartSupervisor(SupervisorOptions{N: 0}); err == nil {
 		t.Error("N=0 accepted")
 	}
+}
+
+// TestSupervisorLog: the supervisor's log lines of real processes that
+// exit with status 2, are killed with SIGKILL and are stopped, exactly:
+// the status as exec words it, each attribute once.
+func TestSupervisorLog(t *testing.T) {
+	var buf syncBuf
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}}))
+	var mu sync.Mutex
+	var pids []int
+	started := make(chan int, 10)
+	sup, err := StartSupervisor(SupervisorOptions{
+		N: 1,
+		Command: func(int) *exec.Cmd {
+			mu.Lock()
+			defer mu.Unlock()
+			if len(pids) == 0 {
+				return exec.Command("sh", "-c", "exit 2")
+			}
+			return exec.Command("sleep", "30")
+		},
+		Stderr:     io.Discard,
+		MinBackoff: 50 * time.Millisecond,
+		OnStart: func(_, pid int) {
+			mu.Lock()
+			pids = append(pids, pid)
+			mu.Unlock()
+			started <- pid
+		},
+		Logger: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Stop()
+	next := func() int {
+		t.Helper()
+		select {
+		case pid := <-started:
+			return pid
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no process started; log:\n%s", buf.String())
+			return 0
+		}
+	}
+	p0, p1 := next(), next() // p0 exits with status 2 by itself
+	if err := syscall.Kill(p1, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p2 := next()
+	sup.Stop()
+	want := fmt.Sprintf(`level=DEBUG msg="worker process started" component=supervisor worker=0 pid=%[1]d
+level=WARN msg="worker process exited; restarting" component=supervisor worker=0 pid=%[1]d status="exit status 2" restart_in=50ms
+level=DEBUG msg="worker process started" component=supervisor worker=0 pid=%[2]d
+level=WARN msg="worker process exited; restarting" component=supervisor worker=0 pid=%[2]d status="signal: killed" restart_in=100ms
+level=DEBUG msg="worker process started" component=supervisor worker=0 pid=%[3]d
+level=DEBUG msg="worker process stopped" component=supervisor worker=0 pid=%[3]d status="signal: terminated"
+`, p0, p1, p2)
+	if got := buf.String(); got != want {
+		t.Errorf("supervisor log:\n%s\nwant\n%s", got, want)
+	}
+	if got := exitStatus(nil); got != "exit status 0" {
+		t.Errorf("exitStatus(nil) = %q", got)
+	}
+}
+
+// syncBuf is a goroutine-safe strings.Builder.
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 type writerFunc func([]byte) (int, error)

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -67,7 +66,7 @@ With --json: prints the boruna_framework_test response.`,
 
 func init() {
 	for _, c := range []*cobra.Command{appValidateCmd, appTestCmd} {
-		c.Flags().StringVar(&appFlags.libsDir, "libs-dir", "", "directory that `import \"std-x\"` resolves against (default \"libs\" if it exists)")
+		c.Flags().StringVar(&appFlags.libsDir, "libs-dir", "", libsDirUsage+` (default "libs" if it exists)`)
 		c.Flags().BoolVar(&appFlags.json, "json", false, "print the tool's JSON response")
 	}
 	appTestCmd.Flags().StringVar(&appFlags.messages, "messages", "", "comma-separated messages, e.g. increment:1,reset")
@@ -78,9 +77,9 @@ func init() {
 
 func runAppValidate(cmd *cobra.Command, argv []string) error {
 	path := argv[0]
-	src, err := os.ReadFile(path)
+	src, err := ReadSourceFile(path)
 	if err != nil {
-		return fail(exitFail, "error: %v", err)
+		return err
 	}
 	libs := defaultLibsDir(appFlags.libsDir)
 	if appFlags.json {
@@ -123,9 +122,9 @@ func runAppTest(cmd *cobra.Command, argv []string) error {
 	if err != nil {
 		return err
 	}
-	src, err := os.ReadFile(path)
+	src, err := ReadSourceFile(path)
 	if err != nil {
-		return fail(exitFail, "error: %v", err)
+		return err
 	}
 	libs := defaultLibsDir(appFlags.libsDir)
 	ctx := cmd.Context()
@@ -180,7 +179,7 @@ func appMessages(list, file string) ([]string, error) {
 		out = append(out, strings.Split(list, ",")...)
 	}
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := ReadFileLimit(file, "messages file", MaxMessagesFileBytes)
 		if err != nil {
 			return nil, fail(exitUsage, "error: --messages-file: %v", err)
 		}

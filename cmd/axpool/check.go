@@ -48,7 +48,7 @@ the boruna_check response. Exits 1 when any error diagnostic is found,
 		RunE: runCheck,
 	}
 	checkCmd.Flags().BoolVar(&checkFlags.json, "json", false, "print the boruna_check JSON response")
-	checkCmd.Flags().StringVar(&checkFlags.libsDir, "libs-dir", "", "directory that `import \"std-x\"` resolves against (default \"libs\" if it exists)")
+	checkCmd.Flags().StringVar(&checkFlags.libsDir, "libs-dir", "", libsDirUsage+` (default "libs" if it exists)`)
 
 	repairCmd := &cobra.Command{
 		Use:   "repair FILE [--strategy best|all] [--patch-id ID] [--write] [--json]",
@@ -69,16 +69,16 @@ error diagnostic, 1 otherwise.`,
 	repairCmd.Flags().StringVar(&repairFlags.patchID, "patch-id", "", "apply only the patches with this id (e.g. E003-rename-x)")
 	repairCmd.Flags().BoolVar(&repairFlags.write, "write", false, "write the repaired source back to FILE")
 	repairCmd.Flags().BoolVar(&repairFlags.json, "json", false, "print the boruna_repair JSON response")
-	repairCmd.Flags().StringVar(&repairFlags.libsDir, "libs-dir", "", "directory that `import \"std-x\"` resolves against (default \"libs\" if it exists)")
+	repairCmd.Flags().StringVar(&repairFlags.libsDir, "libs-dir", "", libsDirUsage+` (default "libs" if it exists)`)
 
 	rootCmd.AddCommand(checkCmd, repairCmd)
 }
 
 func runCheck(cmd *cobra.Command, args []string) error {
 	path := args[0]
-	src, err := os.ReadFile(path)
+	src, err := ReadSourceFile(path)
 	if err != nil {
-		return fail(exitFail, "error: %v", err)
+		return err
 	}
 	libs := defaultLibsDir(checkFlags.libsDir)
 	ds := repair.Diagnose(src, compiler.Options{File: path, LibsDir: libs})
@@ -132,9 +132,9 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	default:
 		return fail(exitUsage, "axpool: unknown strategy %q (expected best or all)", repairFlags.strategy)
 	}
-	src, err := os.ReadFile(path)
+	src, err := ReadSourceFile(path)
 	if err != nil {
-		return fail(exitFail, "error: %v", err)
+		return err
 	}
 	res, err := repair.Repair(src, compiler.Options{File: path, LibsDir: defaultLibsDir(repairFlags.libsDir)}, repairFlags.strategy, repairFlags.patchID)
 	if err != nil {

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -58,11 +56,14 @@ Warnings are printed on stderr; errors make the command exit 1.`,
 	astCmd := &cobra.Command{
 		Use:   "ast FILE",
 		Short: "Parse an .ax file and print its syntax tree as JSON",
-		Args:  cobra.ExactArgs(1),
-		RunE:  runAST,
+		Long: `Parse an .ax file (no type check) and print its syntax tree as JSON with a
+2-space indent: the tree boruna_ast returns in "ast" (every node with "node",
+"pos", "end" and its fields), at any depth.`,
+		Args: cobra.ExactArgs(1),
+		RunE: runAST,
 	}
 	for _, c := range []*cobra.Command{compileCmd, disasmCmd} {
-		c.Flags().StringVar(&compileFlags.libsDir, "libs-dir", "", "directory that `import \"std-x\"` resolves against (default \"libs\" if it exists)")
+		c.Flags().StringVar(&compileFlags.libsDir, "libs-dir", "", libsDirUsage+` (default "libs" if it exists)`)
 	}
 	rootCmd.AddCommand(compileCmd, disasmCmd, astCmd)
 }
@@ -80,9 +81,9 @@ func defaultLibsDir(flag string) string {
 
 // compileFile compiles path, printing diagnostics on the command's stderr.
 func compileFile(cmd *cobra.Command, path string) (*vm.Module, error) {
-	src, err := os.ReadFile(path)
+	src, err := ReadSourceFile(path)
 	if err != nil {
-		return nil, fail(exitFail, "error: %v", err)
+		return nil, err
 	}
 	opts := compiler.Options{
 		File:       path,
@@ -149,9 +150,9 @@ func writeSummary(w io.Writer, m *vm.Module) {
 
 func runAST(cmd *cobra.Command, args []string) error {
 	path := args[0]
-	src, err := os.ReadFile(path)
+	src, err := ReadSourceFile(path)
 	if err != nil {
-		return fail(exitFail, "error: %v", err)
+		return err
 	}
 	f, errs := syntax.Parse(path, src)
 	if errs != nil {
@@ -160,15 +161,13 @@ func runAST(cmd *cobra.Command, args []string) error {
 		}
 		return silentExit(exitFail)
 	}
-	raw, err := syntax.MarshalAST(f)
-	if err != nil {
+	// Streamed: the text of a deep tree (a long operator chain) is large.
+	out := cmd.OutOrStdout()
+	if _, err := syntax.WriteASTIndent(out, f); err != nil {
 		return fail(exitFail, "error: %v", err)
 	}
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, raw, "", "  "); err != nil {
+	if _, err := io.WriteString(out, "\n"); err != nil {
 		return fail(exitFail, "error: %v", err)
 	}
-	pretty.WriteByte('\n')
-	_, err = cmd.OutOrStdout().Write(pretty.Bytes())
-	return err
+	return nil
 }

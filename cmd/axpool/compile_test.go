@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -9,16 +10,24 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
-// runBin runs the binary built by TestMain in dir.
+// runBin runs the binary built by TestMain in dir, killing it after 60 s
+// (a command that reads without bound, as some once did from /dev/zero,
+// fails the test instead of hanging it).
 func runBin(t *testing.T, dir string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(axpoolBin, args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, axpoolBin, args...)
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("axpool %v did not finish within 60 s", args)
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

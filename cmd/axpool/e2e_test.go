@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -296,6 +297,26 @@ func TestE2EStdio(t *testing.T) {
 	}
 }
 
+// startStdio starts `axpool mcp` with flags and a private TMPDIR, its
+// stderr going to stderr, and returns an initialized client, closed at the
+// end of the test.
+func startStdio(t *testing.T, stderr *syncBuffer, flags ...string) *client.Client {
+	t.Helper()
+	c, err := client.NewStdioMCPClientWithOptions(axpoolBin, []string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH")},
+		append([]string{"mcp"}, flags...), transport.WithCommandStderrWriter(stderr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Start is idempotent for the already started transport and wires the
+	// client's notification handlers.
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	initClient(t, c)
+	return c
+}
+
 // syncBuffer is a goroutine-safe bytes.Buffer.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -555,5 +576,111 @@ func TestE2EStdoutIsProtocolOnly(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "level=DEBUG") {
 		t.Fatalf("debug logs missing from stderr:\n%s", stderr.String())
+	}
+}
+
+// TestE2EJobTimeoutAndLogs: with --job-timeout 1s an endless program ends
+// with the deadline result naming the limit; a worker process killed with
+// SIGKILL is logged as `status="signal: killed"`; and no log line of the
+// gateway or its workers repeats an attribute.
+func TestE2EJobTimeoutAndLogs(t *testing.T) {
+	var stderr syncBuffer
+	c := startStdio(t, &stderr, "--workers", "1", "--slots", "1", "--job-timeout", "1s", "--log-level", "debug")
+
+	got := mustTool(t, c, "boruna_run", loopArgs(2_000_000_000))
+	jobID, _ := got["job_id"].(string)
+	worker, _ := got["worker"].(string)
+	if got["success"] != false || got["error_kind"] != "deadline_exceeded" || got["message"] != "job timed out after 1s (job timeout)" ||
+		got["outcome"] != "cancelled" || got["retryable"] != false || jobID == "" || worker == "" {
+		t.Errorf("timed-out call = %v", got)
+	}
+
+	startedRE := regexp.MustCompile(`msg="worker process started" component=supervisor worker=0 pid=(\d+)\n`)
+	m := startedRE.FindStringSubmatch(stderr.String())
+	if m == nil {
+		t.Fatalf("no start line in:\n%s", stderr.String())
+	}
+	var pid int
+	fmt.Sscan(m[1], &pid)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	exitRE := regexp.MustCompile(`(?m)^time=\S+ (level=WARN msg="worker process exited; restarting" .*)$`)
+	want := fmt.Sprintf(`level=WARN msg="worker process exited; restarting" component=supervisor worker=0 pid=%d status="signal: killed" restart_in=100ms`, pid)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if m := exitRE.FindStringSubmatch(stderr.String()); m != nil {
+			if m[1] != want {
+				t.Errorf("exit line:\n%s\nwant\n%s", m[1], want)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no exit line in:\n%s", stderr.String())
+		}
+	}
+	// The restarted worker serves calls.
+	if got := mustTool(t, c, "boruna_run", `{"source":"fn main() -> Int { 7 }"}`); got["result"] != 7.0 {
+		t.Errorf("call after the restart = %v", got)
+	}
+	c.Close()
+
+	lines := 0
+	for line := range strings.Lines(stderr.String()) {
+		line = strings.TrimSuffix(line, "\n")
+		if i := strings.Index(line, "] "); strings.HasPrefix(line, "[worker ") && i > 0 {
+			line = line[i+2:]
+		}
+		if !strings.HasPrefix(line, "time=") {
+			continue
+		}
+		lines++
+		keys, err := logKeys(line)
+		if err != nil {
+			t.Errorf("log line %q: %v", line, err)
+			continue
+		}
+		seen := map[string]bool{}
+		for _, k := range keys {
+			if seen[k] {
+				t.Errorf("log line repeats %s=: %s", k, line)
+			}
+			seen[k] = true
+		}
+	}
+	if lines < 5 {
+		t.Errorf("only %d log lines:\n%s", lines, stderr.String())
+	}
+}
+
+// logKeys returns the attribute keys of a line written by
+// slog.TextHandler, in order.
+func logKeys(line string) ([]string, error) {
+	var keys []string
+	for s := line; s != ""; s = strings.TrimLeft(s, " ") {
+		eq := strings.IndexByte(s, '=')
+		if eq <= 0 {
+			return nil, fmt.Errorf("no key=value at %q", s)
+		}
+		keys = append(keys, s[:eq])
+		s = s[eq+1:]
+		if strings.HasPrefix(s, `"`) {
+			q, err := strconv.QuotedPrefix(s)
+			if err != nil {
+				return nil, err
+			}
+			s = s[len(q):]
+		} else if i := strings.IndexByte(s, ' '); i >= 0 {
+			s = s[i:]
+		} else {
+			s = ""
+		}
+	}
+	return keys, nil
+}
+
+func TestLogKeys(t *testing.T) {
+	keys, err := logKeys(`time=2025-01-02T03:04:05Z level=WARN msg="a \"b\" c" component=x empty= n=1`)
+	if err != nil || strings.Join(keys, ",") != "time,level,msg,component,empty,n" {
+		t.Errorf("logKeys = %v, %v", keys, err)
 	}
 }

@@ -40,6 +40,11 @@ func fail(code int, format string, args ...any) error {
 // printing anything more (the command already reported).
 func silentExit(code int) error { return &exitError{code: code} }
 
+// libsDirUsage is the help text of every --libs-dir flag. It must not use
+// backticks: pflag shows a back-quoted word of a usage string as the
+// flag's value placeholder ("--libs-dir import "std-x"").
+const libsDirUsage = `directory that import "std-x" resolves against`
+
 var rootCmd = &cobra.Command{
 	Use:           "axpool",
 	Short:         "Sandboxed worker pool for .ax programs, exposed to AI agents over MCP",

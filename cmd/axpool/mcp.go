@@ -31,6 +31,20 @@ import (
 // supervised worker processes (single-node mode); with --nats URL an
 // external server and no workers (fleet mode).
 
+// DefaultMemoryCeilingMB is the default of --max-memory-mb of `axpool mcp`,
+// `serve` and `worker`: the most memory one call may use, in MB, whatever
+// its limits.max_memory_mb asks (tools clamps a larger request to the
+// ceiling; CONTRACT.md §2 "an operator may set server-wide ceilings"). It
+// also bounds a worker's default slot count (worker.DefaultSlots), so that
+// every slot can hold a job at the ceiling. --max-memory-mb 0 removes the
+// ceiling.
+const DefaultMemoryCeilingMB = 1024
+
+// memoryCeilingUsage is the help text of --max-memory-mb of mcp, serve and
+// worker.
+const memoryCeilingUsage = "ceiling on a call's limits.max_memory_mb in MB: a call asking more runs with the ceiling " +
+	"(and fails with limit_kind memory_mb, limit = the ceiling, if it needs more); bounds the default worker slots; 0 = no ceiling"
+
 // nodeFlags are the flags of `axpool mcp` and `axpool serve`.
 type nodeFlags struct {
 	templatesDir, libsDir string
@@ -47,18 +61,18 @@ type nodeFlags struct {
 // register adds the node flags to fs.
 func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&nf.templatesDir, "templates-dir", "templates", "directory holding the app templates")
-	fs.StringVar(&nf.libsDir, "libs-dir", "libs", "directory that `import \"std-x\"` resolves against")
+	fs.StringVar(&nf.libsDir, "libs-dir", "libs", libsDirUsage)
 	fs.IntVar(&nf.workers, "workers", runtime.NumCPU(), "worker processes to start (single-node mode)")
 	fs.IntVar(&nf.slots, "slots", 0, "jobs each worker process runs at once (default: the worker's, see axpool worker --help)")
 	fs.StringVar(&nf.nats, "nats", "", "external NATS server URL(s): fleet mode, no embedded server and no workers")
 	fs.StringVar(&nf.natsCreds, "nats-creds", "", "NATS .creds file for --nats (or AXPOOL_NATS_* variables)")
-	fs.Int64Var(&nf.maxSteps, "max-steps", 0, "ceiling on a call's max_steps (0 = none)")
-	fs.Int64Var(&nf.maxWallMs, "max-wall-ms", 0, "ceiling on a call's wall-clock limit in ms (0 = none)")
-	fs.Int64Var(&nf.maxMemoryMB, "max-memory-mb", 0, "ceiling on a call's memory limit in MB (0 = none)")
-	fs.Int64Var(&nf.maxOut, "max-output-bytes", 0, "ceiling on a call's output limit in bytes (0 = none)")
+	fs.Int64Var(&nf.maxSteps, "max-steps", 0, "ceiling on a call's max_steps (0 = no ceiling)")
+	fs.Int64Var(&nf.maxWallMs, "max-wall-ms", 0, "ceiling on a call's wall-clock limit in ms (0 = no ceiling)")
+	fs.Int64Var(&nf.maxMemoryMB, "max-memory-mb", DefaultMemoryCeilingMB, memoryCeilingUsage)
+	fs.Int64Var(&nf.maxOut, "max-output-bytes", 0, "ceiling on a call's output limit in bytes (0 = no ceiling)")
 	fs.StringVar(&nf.ceilingPolicy, "ceiling-policy", "", "operator ceiling policy file; every call's policy is intersected with it")
-	fs.Int64Var(&nf.queueDepth, "queue-depth", 1000, "jobs the queue holds before calls get queue_full")
-	fs.DurationVar(&nf.jobTimeout, "job-timeout", gateway.DefaultJobTimeout, "deadline of a job from submission")
+	fs.Int64Var(&nf.queueDepth, "queue-depth", 1000, "jobs the queue holds before calls get queue_full, at least 1")
+	fs.DurationVar(&nf.jobTimeout, "job-timeout", gateway.DefaultJobTimeout, "deadline of a job, counted from submission: a job still queued or running then ends with error_kind deadline_exceeded")
 	fs.StringVar(&nf.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
 }
 
@@ -77,7 +91,9 @@ connects to an external NATS server and starts no workers (fleet mode: run
 ` + "`axpool worker --nats URL`" + ` anywhere).
 
 The --max-* flags and --ceiling-policy are the operator's ceilings: a call
-can lower them, never raise them. In fleet mode give them to the workers.
+can lower them, never raise them (a call asking more runs with the ceiling).
+Memory has a ceiling by default (--max-memory-mb 1024); the others have
+none unless given. In fleet mode give them to the workers.
 axpool stops cleanly when stdin closes or on SIGTERM/SIGINT.`,
 	Args: cobra.NoArgs,
 	RunE: runMCP,
@@ -131,13 +147,22 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 			return nil, printFail(cmd, exitUsage, "%s: --%s must not be negative", name, f.flag)
 		}
 	}
-	if nf.nats == "" && (nf.workers < 1 || cmd.Flags().Changed("slots") && nf.slots < 1) {
-		return nil, printFail(cmd, exitUsage, "%s: --workers and --slots must be at least 1", name)
+	if nf.nats == "" && nf.workers < 1 {
+		return nil, printFail(cmd, exitUsage, "%s: --workers must be at least 1", name)
 	}
-	if nf.queueDepth < 1 || nf.jobTimeout <= 0 {
-		return nil, printFail(cmd, exitUsage, "%s: --queue-depth and --job-timeout must be positive", name)
+	if nf.nats == "" && cmd.Flags().Changed("slots") && nf.slots < 1 {
+		return nil, printFail(cmd, exitUsage, "%s: --slots must be at least 1", name)
 	}
-	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level})).With("component", "gateway")
+	if nf.queueDepth < 1 {
+		return nil, printFail(cmd, exitUsage, "%s: --queue-depth must be at least 1", name)
+	}
+	if nf.jobTimeout <= 0 {
+		return nil, printFail(cmd, exitUsage, "%s: --job-timeout must be positive", name)
+	}
+	// Each part tags its own lines with component=…: hand the parts the
+	// untagged base logger (slog prints an attribute added twice twice).
+	base := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	log := base.With("component", "gateway")
 	gateway.TuneGC()
 	env := &tools.Env{LibsDir: nf.libsDir, TemplatesDir: nf.templatesDir}
 	if nf.ceilingPolicy != "" {
@@ -153,19 +178,19 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	var secretsEnv []string
 	var err error
 	if nf.nats == "" {
-		n.emb, err = queue.StartEmbedded(queue.EmbeddedOptions{Logger: log.With("component", "nats")})
+		n.emb, err = queue.StartEmbedded(queue.EmbeddedOptions{Logger: base})
 		if err != nil {
 			return nil, printFail(cmd, exitFail, "%s: start embedded NATS: %v", name, err)
 		}
 		secretsEnv = n.emb.Credentials().Env()
-		n.nc, err = n.emb.Connect(queue.WithName("axpool-gateway"), queue.WithLogger(log))
+		n.nc, err = n.emb.Connect(queue.WithName("axpool-gateway"), queue.WithLogger(base))
 		qcfg.Storage = jetstream.MemoryStorage
 	} else {
 		creds := queue.CredentialsFromEnv()
 		if nf.natsCreds != "" {
 			creds.CredsFile = nf.natsCreds
 		}
-		n.nc, err = queue.Connect(nf.nats, queue.WithCredentials(creds), queue.WithName("axpool-gateway"), queue.WithLogger(log))
+		n.nc, err = queue.Connect(nf.nats, queue.WithCredentials(creds), queue.WithName("axpool-gateway"), queue.WithLogger(base))
 	}
 	if err != nil {
 		n.close()
@@ -184,7 +209,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		return nil, printFail(cmd, exitFail, "%s: %v", name, err)
 	}
 	if n.emb != nil {
-		n.sup, err = startWorkers(n.emb, nf, log)
+		n.sup, err = startWorkers(n.emb, nf, base)
 		if err != nil {
 			n.close()
 			return nil, printFail(cmd, exitFail, "%s: start workers: %v", name, err)
@@ -212,16 +237,35 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 
 // startWorkers supervises nf.workers `axpool worker` processes of this
 // binary against the embedded server. The credentials travel in the
-// environment, never on the command line.
+// environment, never on the command line. log is the untagged base logger
+// (the supervisor adds component=supervisor).
 func startWorkers(emb *queue.Embedded, nf *nodeFlags, log *slog.Logger) (*worker.Supervisor, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("find own executable: %w", err)
 	}
-	// Each process schedules on its share of the CPUs (the supervisor sets
-	// GOMAXPROCS) and, unless --slots is given, picks its slot count from
-	// that share and the per-job memory limit (worker.DefaultSlots).
-	args := []string{"worker", "--nats", emb.URL(),
+	args := workerArgs(emb.URL(), nf)
+	return worker.StartSupervisor(worker.SupervisorOptions{
+		N: nf.workers,
+		Command: func(i int) *exec.Cmd {
+			c := exec.Command(self, args...)
+			c.Env = append(os.Environ(), emb.Credentials().Env()...)
+			return c
+		},
+		Stderr: os.Stderr,
+		Logger: log,
+	})
+}
+
+// workerArgs is the command line of the `axpool worker` processes of a
+// single-node gateway: every operator ceiling is passed on explicitly
+// (each --max-* value, including --max-memory-mb's default and an explicit
+// 0, so the workers enforce exactly the gateway's ceilings). Each process
+// schedules on its share of the CPUs (the supervisor sets GOMAXPROCS) and,
+// unless --slots is given, picks its slot count from that share and the
+// memory ceiling (worker.DefaultSlots).
+func workerArgs(natsURL string, nf *nodeFlags) []string {
+	args := []string{"worker", "--nats", natsURL,
 		"--libs-dir", nf.libsDir, "--templates-dir", nf.templatesDir,
 		"--max-steps", strconv.FormatInt(nf.maxSteps, 10),
 		"--max-wall-ms", strconv.FormatInt(nf.maxWallMs, 10),
@@ -235,16 +279,7 @@ func startWorkers(emb *queue.Embedded, nf *nodeFlags, log *slog.Logger) (*worker
 	if nf.ceilingPolicy != "" {
 		args = append(args, "--ceiling-policy", nf.ceilingPolicy)
 	}
-	return worker.StartSupervisor(worker.SupervisorOptions{
-		N: nf.workers,
-		Command: func(i int) *exec.Cmd {
-			c := exec.Command(self, args...)
-			c.Env = append(os.Environ(), emb.Credentials().Env()...)
-			return c
-		},
-		Stderr: os.Stderr,
-		Logger: log.With("component", "supervisor"),
-	})
+	return args
 }
 
 // close stops the workers, the queue client, the connection and the

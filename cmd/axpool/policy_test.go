@@ -56,6 +56,8 @@ func TestPolicyValidateCLI(t *testing.T) {
 	netp := writeFile(t, dir, "net.json", `{"net_policy":{"timeout_ms":0}}`)
 	version := writeFile(t, dir, "version.json", `{"schema_version":2,"rules":{"net":{"allow":true,"budget":0}}}`)
 	shorthand := writeFile(t, dir, "shorthand.json", `"allow-all"`)
+	dup := writeFile(t, dir, "dup.json", `{"default_allow":true,"default_allow":false}`)
+	bom := writeFile(t, dir, "bom.json", "\ufeff"+`{"default_allow":true}`+"\n")
 	missing := filepath.Join(dir, "missing.json")
 
 	cases := []struct {
@@ -70,6 +72,11 @@ func TestPolicyValidateCLI(t *testing.T) {
 		{[]string{"policy", "validate", version}, "", "error: policy.unknown_schema_version: schema_version 2 not supported by this binary (expected 1)\n", 2},
 		{[]string{"policy", "validate", shorthand}, "", "error: policy.parse_error: invalid type: string \"allow-all\", expected a policy object\n", 2},
 		{[]string{"policy", "validate", missing}, "", "error: policy.io_error: " + missing + ": no such file or directory\n", 1},
+		{[]string{"policy", "validate", dup}, "", "error: policy.parse_error: duplicate key \"default_allow\" at default_allow\n", 2},
+		{[]string{"policy", "validate", bom}, "OK: " + bom + "\n", "", 0},
+		{[]string{"policy", "validate", "--json", dup},
+			`{"errors":[{"error_kind":"policy.parse_error","message":"policy.parse_error: duplicate key \"default_allow\" at default_allow"}],"ok":false}` + "\n", "", 2},
+		{[]string{"policy", "show", bom}, "Schema version: 1\nDefault behavior: allow\nRules: (none)\nNet policy: (default)\n", "", 0},
 
 		{[]string{"policy", "validate", "--json", good}, "{\"ok\":true}\n", "", 0},
 		{[]string{"policy", "validate", "--json", unknown},

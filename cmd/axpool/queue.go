@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -36,8 +37,10 @@ messages stored, and the worker processes alive (each answers a status
 request; this takes about half a second).
 
 Credentials come from AXPOOL_NATS_USER / AXPOOL_NATS_PASSWORD,
-AXPOOL_NATS_TOKEN or AXPOOL_NATS_CREDS (or --nats-creds). Exit 1 if the
-server cannot be reached or the queue is not set up.`,
+AXPOOL_NATS_TOKEN or AXPOOL_NATS_CREDS (or --nats-creds). Exit 1, with a
+one-line message naming the URL, if the server cannot be reached (within
+about 2 s), the queue is not set up, or the statistics do not come within
+5 s.`,
 	Args: cobra.NoArgs,
 	RunE: runQueueStats,
 }
@@ -51,6 +54,21 @@ func init() {
 	rootCmd.AddCommand(queueCmd)
 }
 
+// Time bounds of `axpool queue stats`: the connection attempts to all the
+// --nats servers together, then finding the queue and gathering its
+// statistics (which waits 0.5 s for the workers' answers).
+const (
+	statsConnectBudget = 4 * time.Second
+	statsTimeout       = 5 * time.Second
+)
+
+// statsConnectTimeout is the connect timeout per server for n servers:
+// statsConnectBudget shared between them (to 100 ms), within [0.5 s, 2 s].
+func statsConnectTimeout(n int) time.Duration {
+	d := (statsConnectBudget / time.Duration(max(n, 1))).Truncate(100 * time.Millisecond)
+	return min(max(d, 500*time.Millisecond), nats.DefaultTimeout)
+}
+
 func runQueueStats(cmd *cobra.Command, _ []string) error {
 	if queueFlags.nats == "" {
 		return printFail(cmd, exitUsage, "axpool queue stats: --nats URL is required")
@@ -60,21 +78,26 @@ func runQueueStats(cmd *cobra.Command, _ []string) error {
 		creds.CredsFile = queueFlags.natsCreds
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelError}))
+	// One connection attempt, bounded in total: a server that accepts TCP
+	// but never answers must not hang the command.
+	servers := len(strings.Split(queueFlags.nats, ","))
 	nc, err := queue.Connect(queueFlags.nats, queue.WithCredentials(creds), queue.WithName("axpool-queue-stats"),
-		queue.WithLogger(log), queue.WithNATSOptions(nats.MaxReconnects(0)))
+		queue.WithLogger(log), queue.WithTimeout(statsConnectTimeout(servers)),
+		queue.WithNATSOptions(nats.MaxReconnects(0)))
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool queue stats: %v", err)
 	}
 	defer nc.Close()
-	ctx, cancel := context.WithTimeout(cmd.Context(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(cmd.Context(), statsTimeout)
 	defer cancel()
+	url := queue.RedactURL(queueFlags.nats)
 	bus, err := queue.Attach(ctx, nc, log)
 	if err != nil {
-		return printFail(cmd, exitFail, "axpool queue stats: %v", err)
+		return printFail(cmd, exitFail, "axpool queue stats: %s: %v", url, err)
 	}
 	st, err := bus.Stats(ctx)
 	if err != nil {
-		return printFail(cmd, exitFail, "axpool queue stats: %v", err)
+		return printFail(cmd, exitFail, "axpool queue stats: %s: %v", url, err)
 	}
 	return printQueueStats(cmd.OutOrStdout(), st, queueFlags.json)
 }

@@ -40,7 +40,14 @@ then "steps: N", and exits 0. A compile error prints "FILE:LINE:COL: E00N msg"
 lines on stderr, a runtime error "FILE:LINE:COL: runtime error: msg"; both exit 1.
 
 With --json: prints exactly the JSON object boruna_run returns (pretty) and
-exits 0 on success, 1 on failure. Usage errors exit 2.`,
+exits 0 on success, 1 on failure. Usage errors exit 2.
+
+The limit flags are boruna_run's max_steps and limits.* (CONTRACT.md §2),
+and 0 is a real limit, not "none": --max-steps 0 stops the program at its
+first instruction, --max-wall-ms 0 at the first clock check after 1 ms,
+--max-output-bytes 0 lets no output fit; --max-memory-mb must be at least 1.
+(The --max-* flags of axpool mcp, serve and worker are operator
+ceilings instead, where 0 means no ceiling.)`,
 	Args: cobra.ExactArgs(1),
 	RunE: runRun,
 }
@@ -48,13 +55,13 @@ exits 0 on success, 1 on failure. Usage errors exit 2.`,
 func init() {
 	f := runCmd.Flags()
 	f.BoolVar(&runFlags.json, "json", false, "print the boruna_run response object")
-	f.Int64Var(&runFlags.maxSteps, "max-steps", tools.DefaultMaxSteps, "maximum executed VM instructions")
+	f.Int64Var(&runFlags.maxSteps, "max-steps", tools.DefaultMaxSteps, "maximum executed VM instructions (0 = the program stops at its first instruction)")
 	f.StringVar(&runFlags.policy, "policy", "allow-all", `capability policy: "allow-all", "deny-all" or a policy file`)
-	f.Int64Var(&runFlags.maxWallMs, "max-wall-ms", 0, "wall-clock limit in milliseconds (default none)")
-	f.Int64Var(&runFlags.maxMemoryMB, "max-memory-mb", tools.DefaultMemoryMB, "memory limit in MB")
-	f.Int64Var(&runFlags.maxOutputBytes, "max-output-bytes", 0, "limit on the JSON size of result plus ui_output (default none)")
+	f.Int64Var(&runFlags.maxWallMs, "max-wall-ms", 0, "wall-clock limit in ms (default none; 0 = stop at the first clock check after 1 ms)")
+	f.Int64Var(&runFlags.maxMemoryMB, "max-memory-mb", tools.DefaultMemoryMB, "memory limit in MB, at least 1")
+	f.Int64Var(&runFlags.maxOutputBytes, "max-output-bytes", 0, "limit on the JSON size of result plus ui_output (default none; 0 = no output fits, every run fails)")
 	f.BoolVar(&runFlags.trace, "trace", false, "record the first 500 executed instructions (stderr without --json)")
-	f.StringVar(&runFlags.libsDir, "libs-dir", "libs", "directory that `import \"std-x\"` resolves against")
+	f.StringVar(&runFlags.libsDir, "libs-dir", "libs", libsDirUsage)
 	rootCmd.AddCommand(runCmd)
 }
 
@@ -63,12 +70,17 @@ func runRun(cmd *cobra.Command, argv []string) error {
 	flags := cmd.Flags()
 	for _, name := range []string{"max-steps", "max-wall-ms", "max-memory-mb", "max-output-bytes"} {
 		if v, _ := flags.GetInt64(name); v < 0 {
-			return fail(exitUsage, "axpool run: --%s must not be negative", name)
+			return printFail(cmd, exitUsage, "axpool run: --%s must not be negative", name)
 		}
 	}
-	src, err := os.ReadFile(path)
+	// The one limit whose 0 is not a limit (boruna_run refuses
+	// limits.max_memory_mb < 1): name the flag, not the tool argument.
+	if runFlags.maxMemoryMB < 1 {
+		return printFail(cmd, exitUsage, "axpool run: --max-memory-mb must be at least 1")
+	}
+	src, err := ReadSourceFile(path)
 	if err != nil {
-		return fail(exitFail, "error: %v", err)
+		return err
 	}
 
 	args := wire.NewObject().Set("source", string(src))
@@ -76,10 +88,10 @@ func runRun(cmd *cobra.Command, argv []string) error {
 	case "allow-all", "deny-all":
 		args.Set("policy", runFlags.policy)
 	default:
-		data, err := os.ReadFile(runFlags.policy)
+		// At most policy.MaxFileBytes (tools.MaxPolicyBytes), without a BOM.
+		data, err := policy.ReadFile(runFlags.policy)
 		if err != nil {
-			return reportPolicyFileError(cmd, &policy.ValidationError{Kind: policy.KindIOError, Err: err,
-				Message: fmt.Sprintf("%s: %s: %v", policy.KindIOError, runFlags.policy, unwrapPathError(err))})
+			return reportPolicyFileError(cmd, err)
 		}
 		if !json.Valid(data) {
 			_, perr := policy.Parse(data)
@@ -118,8 +130,9 @@ func runRun(cmd *cobra.Command, argv []string) error {
 	return reportRun(cmd.OutOrStdout(), cmd.ErrOrStderr(), path, resp)
 }
 
-// reportPolicyFileError reports a policy file that cannot be read or is not
-// JSON (exit 1), as boruna_run would report the policy in --json mode.
+// reportPolicyFileError reports a policy file that cannot be read, is over
+// policy.MaxFileBytes or is not JSON (exit 1), as boruna_run would report
+// the policy in --json mode.
 func reportPolicyFileError(cmd *cobra.Command, err error) error {
 	if runFlags.json {
 		resp := tools.PolicyFailure(err)
@@ -130,13 +143,6 @@ func reportPolicyFileError(cmd *cobra.Command, err error) error {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "error: %v\n", err)
 	return silentExit(exitFail)
-}
-
-func unwrapPathError(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
 }
 
 // reportRun prints a boruna_run response and returns the exit status.

@@ -22,6 +22,8 @@ func TestRunCLIText(t *testing.T) {
 	budget := writeFile(t, dir, "budget.json", `{"default_allow":true,"rules":{"step.input":{"allow":true,"budget":1}}}`)
 	badPolicy := writeFile(t, dir, "badpolicy.json", `{"rules":{"net":{"allow":true,"budget":0}}}`)
 	notJSON := writeFile(t, dir, "notjson.json", `{"rules":`)
+	dupPolicy := writeFile(t, dir, "dup.json", `{"default_allow":true,"default_allow":false}`)
+	bomBudget := writeFile(t, dir, "bom.json", "\ufeff"+`{"default_allow":true,"rules":{"step.input":{"allow":true,"budget":1}}}`)
 	missing := filepath.Join(dir, "missing.ax")
 	libs := filepath.Join(dir, "libs")
 	if err := os.MkdirAll(filepath.Join(libs, "std-x", "src"), 0o755); err != nil {
@@ -44,6 +46,8 @@ func TestRunCLIText(t *testing.T) {
 		{[]string{"run", "--policy", badPolicy, add}, "", "error: policy.invalid_capability: unknown capability \"net\" — did you mean \"net.fetch\"?\n", 1},
 		{[]string{"run", "--policy", notJSON, add}, "", "error: policy.parse_error: unexpected end of JSON input at line 1 column 9\n", 1},
 		{[]string{"run", "--policy", missing, add}, "", "error: policy.io_error: " + missing + ": no such file or directory\n", 1},
+		{[]string{"run", "--policy", dupPolicy, add}, "", "error: policy.parse_error: duplicate key \"default_allow\" at default_allow\n", 1},
+		{[]string{"run", "--policy", bomBudget, input}, "\"\"\nsteps: 3\n", "", 0},
 		{[]string{"run", "--max-steps", "2", add}, "", add + ":1:22: runtime error: max execution steps exceeded (2)\n", 1},
 		{[]string{"run", "--max-output-bytes", "0", add}, "", add + ": limit exceeded: serialized output exceeded 0 bytes\n", 1},
 		{[]string{"run", noMain}, "", noMain + ":1:1: MISSING_MAIN " + tools.MissingMainMessage + "\n", 1},

@@ -42,6 +42,9 @@ name, version, description, arguments (* = required) and capabilities.
 With --json, prints the boruna_template_list response on stdout.`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, args []string) error {
+		if err := checkTemplateFiles(templateDir, ""); err != nil {
+			return templateFileError(cmd, templateListJSON, err)
+		}
 		if templateListJSON {
 			return printEnvelope(cmd, template.ListTool(templateDir))
 		}
@@ -88,6 +91,11 @@ stdout instead of the source.`,
 	Args: cobra.MinimumNArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		name, kv := args[0], args[1:]
+		if _, err := template.ParseArgs(kv); err == nil { // a bad argument is reported first
+			if err := checkTemplateFiles(templateDir, name); err != nil {
+				return templateFileError(cmd, templateApply.json, err)
+			}
+		}
 		if templateApply.json {
 			out := template.ApplyTool(templateDir, name, kv, templateApply.validate, templateApply.libsDir)
 			if err := printEnvelope(cmd, out); err != nil {
@@ -128,6 +136,17 @@ stdout instead of the source.`,
 		}
 		return nil
 	},
+}
+
+// templateFileError reports a template file over MaxTemplateFileBytes, as
+// a template_error response with --json, and exits 1.
+func templateFileError(cmd *cobra.Command, asJSON bool, err error) error {
+	if asJSON {
+		return printEnvelope(cmd, wire.Envelope(false).
+			Set("error_kind", wire.KindTemplateError).
+			Set("message", err.Error()))
+	}
+	return fail(exitFail, "error: %v", err)
 }
 
 // printEnvelope prints a tool response as pretty JSON and turns

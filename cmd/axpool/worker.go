@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"math"
 	"os"
 	"os/signal"
 	"syscall"
@@ -53,9 +54,12 @@ The single-node gateway passes its embedded server's random credentials
 this way.
 
 The --max-* flags are the operator's ceilings: a job may lower them, never
-raise them (0 = no ceiling). SIGTERM or SIGINT stops pulling, lets running
-jobs finish for --shutdown-grace (then hands them back to the queue), and
-exits 0. Logs go to stderr.`,
+raise them (a job asking more runs with the ceiling; 0 = no ceiling).
+Memory has a ceiling by default (--max-memory-mb 1024), the others none.
+
+SIGTERM or SIGINT stops pulling, lets running jobs finish for
+--shutdown-grace (then hands them back to the queue), and exits 0. Logs go
+to stderr.`,
 	Args: cobra.NoArgs,
 	RunE: runWorker,
 }
@@ -64,17 +68,17 @@ func init() {
 	f := workerCmd.Flags()
 	f.StringVar(&workerFlags.nats, "nats", "", "NATS server URL(s), comma-separated (required)")
 	f.StringVar(&workerFlags.natsCreds, "nats-creds", "", "NATS .creds file (overrides AXPOOL_NATS_CREDS)")
-	f.IntVar(&workerFlags.slots, "slots", worker.DefaultSlots(tools.DefaultMemoryMB),
-		"jobs run at once (default: 8 per CPU the process schedules on (GOMAXPROCS), fewer if slots × the per-job memory limit would exceed half its memory)")
-	f.StringVar(&workerFlags.libsDir, "libs-dir", "libs", "directory that `import \"std-x\"` resolves against")
+	f.IntVar(&workerFlags.slots, "slots", worker.DefaultSlots(DefaultMemoryCeilingMB),
+		"jobs run at once (default: 8 per CPU the process schedules on (GOMAXPROCS), fewer if slots × the memory ceiling (or, without one, --default-memory-mb) would exceed half its memory)")
+	f.StringVar(&workerFlags.libsDir, "libs-dir", "libs", libsDirUsage)
 	f.StringVar(&workerFlags.templatesDir, "templates-dir", "templates", "directory holding the app templates")
 	f.StringVar(&workerFlags.id, "id", "", "worker ID in results and stats (default host-pid-random)")
 	f.DurationVar(&workerFlags.shutdownGrace, "shutdown-grace", 10*time.Second, "how long running jobs may finish on shutdown")
-	f.Int64Var(&workerFlags.maxSteps, "max-steps", 0, "ceiling on a job's max_steps (0 = none)")
-	f.Int64Var(&workerFlags.maxWallMs, "max-wall-ms", 0, "ceiling on a job's wall-clock limit in ms (0 = none)")
-	f.Int64Var(&workerFlags.maxMemoryMB, "max-memory-mb", 0, "ceiling on a job's memory limit in MB (0 = none)")
-	f.Int64Var(&workerFlags.maxOutputBytes, "max-output-bytes", 0, "ceiling on a job's output limit in bytes (0 = none)")
-	f.Int64Var(&workerFlags.defaultMemMB, "default-memory-mb", tools.DefaultMemoryMB, "memory limit of a job that sets none, in MB")
+	f.Int64Var(&workerFlags.maxSteps, "max-steps", 0, "ceiling on a job's max_steps (0 = no ceiling)")
+	f.Int64Var(&workerFlags.maxWallMs, "max-wall-ms", 0, "ceiling on a job's wall-clock limit in ms (0 = no ceiling)")
+	f.Int64Var(&workerFlags.maxMemoryMB, "max-memory-mb", DefaultMemoryCeilingMB, memoryCeilingUsage)
+	f.Int64Var(&workerFlags.maxOutputBytes, "max-output-bytes", 0, "ceiling on a job's output limit in bytes (0 = no ceiling)")
+	f.Int64Var(&workerFlags.defaultMemMB, "default-memory-mb", tools.DefaultMemoryMB, "memory limit in MB of a job that sets none, at least 1")
 	f.StringVar(&workerFlags.ceilingPolicy, "ceiling-policy", "", "operator ceiling policy file; every job's policy is intersected with it")
 	f.StringVar(&workerFlags.logLevel, "log-level", "info", "debug, info, warn or error")
 	rootCmd.AddCommand(workerCmd)
@@ -92,6 +96,9 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 			return printFail(cmd, exitUsage, "axpool worker: --%s must not be negative", name)
 		}
 	}
+	if workerFlags.defaultMemMB < 1 {
+		return printFail(cmd, exitUsage, "axpool worker: --default-memory-mb must be at least 1")
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(workerFlags.logLevel)); err != nil {
 		return printFail(cmd, exitUsage, "axpool worker: --log-level %q: want debug, info, warn or error", workerFlags.logLevel)
@@ -103,8 +110,8 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 		TemplatesDir: workerFlags.templatesDir,
 		Ceilings: vm.Limits{
 			MaxSteps:  workerFlags.maxSteps,
-			MaxWall:   time.Duration(workerFlags.maxWallMs) * time.Millisecond,
-			MaxMemory: workerFlags.maxMemoryMB << 20,
+			MaxWall:   time.Duration(scaled(workerFlags.maxWallMs, int64(time.Millisecond))),
+			MaxMemory: scaled(workerFlags.maxMemoryMB, 1<<20),
 			MaxOutput: workerFlags.maxOutputBytes,
 		},
 		DefaultMemoryMB: workerFlags.defaultMemMB,
@@ -149,4 +156,14 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 		return printFail(cmd, exitFail, "axpool worker: %v", err)
 	}
 	return nil
+}
+
+// scaled returns v×unit for v ≥ 0, saturating at math.MaxInt64: a huge
+// ceiling flag must stay a huge ceiling, not wrap around to a negative value
+// that would mean no ceiling at all.
+func scaled(v, unit int64) int64 {
+	if v > math.MaxInt64/unit {
+		return math.MaxInt64
+	}
+	return v * unit
 }

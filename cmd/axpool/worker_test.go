@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -26,22 +27,32 @@ func init() {
 	}
 }
 
-func TestWorkerCLI(t *testing.T) {
+// openQueue starts an embedded NATS server, closed at the end of the test,
+// and sets the job queue up on it as a gateway does.
+func openQueue(t *testing.T) (*queue.Embedded, *queue.Bus) {
+	t.Helper()
 	emb, err := queue.StartEmbedded(queue.EmbeddedOptions{TempDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer emb.Close()
+	t.Cleanup(func() { emb.Close() })
 	nc, err := emb.Connect()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return emb, bus
+}
+
+func TestWorkerCLI(t *testing.T) {
+	emb, bus := openQueue(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	client, err := queue.NewClient(bus, queue.ClientOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -170,5 +181,67 @@ func TestWorkerCLIErrors(t *testing.T) {
 	_, stderr, code = runCLI(t, "queue", "stats", "--nats", emb.URL())
 	if code != 1 || !strings.Contains(stderr, "queue: job stream not set up") {
 		t.Errorf("no queue: code %d stderr %q", code, stderr)
+	}
+}
+
+// TestQueueStatsNodeGone: `axpool queue stats` against a running node, then
+// against the same URL once the node stopped, then against a server that
+// accepts TCP connections and never answers: exit 1 with one line naming
+// the URL, within 5 s.
+func TestQueueStatsNodeGone(t *testing.T) {
+	emb, _ := openQueue(t)
+	t.Setenv(queue.EnvNATSUser, emb.Credentials().User)
+	t.Setenv(queue.EnvNATSPassword, emb.Credentials().Password)
+	url := emb.URL()
+	out, stderr, code := runCLI(t, "queue", "stats", "--nats", url)
+	if code != 0 || stderr != "" || !strings.HasPrefix(out, "depth:         0 / 1000\n") {
+		t.Fatalf("running node: code %d stdout %q stderr %q", code, out, stderr)
+	}
+	if err := emb.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	check := func(what, url, want string, prefixOnly bool) {
+		t.Helper()
+		start := time.Now()
+		out, stderr, code := runCLI(t, "queue", "stats", "--nats", url)
+		el := time.Since(start)
+		ok := stderr == want
+		if prefixOnly {
+			ok = strings.HasPrefix(stderr, want) && strings.Count(stderr, "\n") == 1 && strings.HasSuffix(stderr, "\n")
+		}
+		if code != 1 || out != "" || !ok {
+			t.Errorf("%s: code %d stdout %q stderr %q; want 1 and %q", what, code, out, stderr, want)
+		}
+		if el > 5*time.Second {
+			t.Errorf("%s: took %v, want at most 5s", what, el)
+		}
+	}
+	check("stopped node", url, "axpool queue stats: queue: connect "+url+": nats: no servers available for connection\n", false)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			conns = append(conns, c) // held open, never answered
+		}
+	}()
+	silent := "nats://" + ln.Addr().String()
+	check("silent server", silent, "axpool queue stats: queue: connect "+silent+": no NATS server answered within 2s: ", true)
+	// Several silent servers share the same bound.
+	check("silent servers", silent+","+silent+","+silent, "axpool queue stats: queue: connect "+silent+","+silent+","+silent+": no NATS server answered within 1.3s: ", true)
+	ln.Close()
+	<-done
+	for _, c := range conns {
+		c.Close()
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -35,7 +34,7 @@ With --json, prints the boruna_workflow_validate response on stdout, with
 the same exit codes.`,
 	Args: cobra.ExactArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
-		data, err := os.ReadFile(args[0])
+		data, err := ReadFileLimit(args[0], "workflow", MaxWorkflowFileBytes)
 		if err != nil {
 			return fail(exitFail, "error: %v", err)
 		}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// TestLibsDirHelp: the --libs-dir line of the node commands' help, exactly.
+// A back-quoted word in a usage string becomes pflag's value placeholder,
+// which once printed `--libs-dir import "std-x"`.
+func TestLibsDirHelp(t *testing.T) {
+	cases := []struct {
+		cmd  string
+		want string
+	}{
+		{"mcp", `      --libs-dir string         directory that import "std-x" resolves against (default "libs")`},
+		{"worker", `      --libs-dir string           directory that import "std-x" resolves against (default "libs")`},
+		{"serve", `      --libs-dir string            directory that import "std-x" resolves against (default "libs")`},
+		{"run", `      --libs-dir string        directory that import "std-x" resolves against (default "libs")`},
+	}
+	for _, c := range cases {
+		stdout, stderr, code := runCLI(t, c.cmd, "--help")
+		if code != 0 || stderr != "" {
+			t.Errorf("axpool %s --help: code %d, stderr %q", c.cmd, code, stderr)
+		}
+		var got []string
+		for line := range strings.Lines(stdout) {
+			if strings.Contains(line, "--libs-dir") {
+				got = append(got, strings.TrimSuffix(line, "\n"))
+			}
+		}
+		if len(got) != 1 || got[0] != c.want {
+			t.Errorf("axpool %s --help, --libs-dir lines:\n%q\nwant\n%q", c.cmd, got, c.want)
+		}
+	}
+}
+
+// TestFlagPlaceholders: a flag whose usage back-quotes a word (making it
+// the value placeholder of the help output) back-quotes one upper-case
+// word such as FILE, never prose.
+func TestFlagPlaceholders(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if !strings.Contains(f.Usage, "`") {
+				return // the placeholder is the type name
+			}
+			name, _ := pflag.UnquoteUsage(f)
+			if name == "" || name != strings.ToUpper(name) || strings.ContainsAny(name, " \"'") {
+				t.Errorf("%s --%s: value placeholder %q (the back-quoted text of its usage %q)",
+					c.CommandPath(), f.Name, name, f.Usage)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(rootCmd)
+}
+
+// TestLimitFlagErrors: a limit flag the CLI refuses is named as the flag,
+// never as the tool argument it becomes.
+func TestLimitFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	add := writeFile(t, dir, "add.ax", "fn main() -> Int { 1 + 2 }\n")
+	cases := []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"run", "--max-memory-mb", "0", add}, "axpool run: --max-memory-mb must be at least 1\n"},
+		{[]string{"run", "--json", "--max-memory-mb", "0", add}, "axpool run: --max-memory-mb must be at least 1\n"},
+		{[]string{"run", "--max-output-bytes", "-1", add}, "axpool run: --max-output-bytes must not be negative\n"},
+		{[]string{"worker", "--nats", "nats://x", "--default-memory-mb", "0"}, "axpool worker: --default-memory-mb must be at least 1\n"},
+		{[]string{"mcp", "--workers", "0"}, "axpool mcp: --workers must be at least 1\n"},
+		{[]string{"mcp", "--slots", "0"}, "axpool mcp: --slots must be at least 1\n"},
+		{[]string{"mcp", "--queue-depth", "0"}, "axpool mcp: --queue-depth must be at least 1\n"},
+		{[]string{"mcp", "--job-timeout", "0s"}, "axpool mcp: --job-timeout must be positive\n"},
+		{[]string{"mcp", "--max-wall-ms", "-5"}, "axpool mcp: --max-wall-ms must not be negative\n"},
+	}
+	for _, c := range cases {
+		stdout, stderr, code := runCLI(t, c.args...)
+		if code != 2 || stderr != c.stderr || stdout != "" {
+			t.Errorf("axpool %v: code %d stdout %q stderr %q; want 2, %q", c.args, code, stdout, stderr, c.stderr)
+		}
+	}
+	// 0 is a real limit for the other run flags (boruna_run semantics).
+	for _, c := range []struct {
+		args           []string
+		stdout, stderr string
+		code           int
+	}{
+		{[]string{"run", "--max-steps", "0", add}, "", add + ":1:20: runtime error: max execution steps exceeded (0)\n", 1},
+		{[]string{"run", "--max-output-bytes", "0", add}, "", add + ": limit exceeded: serialized output exceeded 0 bytes\n", 1},
+		// 4 steps finish before the first clock check.
+		{[]string{"run", "--max-wall-ms", "0", add}, "3\nsteps: 4\n", "", 0},
+	} {
+		stdout, stderr, code := runCLI(t, c.args...)
+		if code != c.code || stdout != c.stdout || stderr != c.stderr {
+			t.Errorf("axpool %v: code %d stdout %q stderr %q; want %d %q %q", c.args, code, stdout, stderr, c.code, c.stdout, c.stderr)
+		}
+	}
+}
+
+func TestScaled(t *testing.T) {
+	for _, c := range []struct{ v, unit, want int64 }{
+		{0, 1 << 20, 0},
+		{3, 1 << 20, 3 << 20},
+		{1 << 43, 1 << 20, math.MaxInt64},
+		{math.MaxInt64, 1_000_000, math.MaxInt64},
+		{9_223_372_036_854, 1_000_000, 9_223_372_036_854_000_000},
+	} {
+		if got := scaled(c.v, c.unit); got != c.want {
+			t.Errorf("scaled(%d, %d) = %d, want %d", c.v, c.unit, got, c.want)
+		}
+	}
+}

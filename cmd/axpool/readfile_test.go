@@ -1,0 +1,167 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/template"
+	"github.com/axpool/axpool/tools"
+)
+
+// TestFileLimitsMatchMCP: the CLI's file limits are the limits of the same
+// inputs over MCP.
+func TestFileLimitsMatchMCP(t *testing.T) {
+	for _, c := range []struct {
+		name           string
+		cli, mcp, want int64
+	}{
+		{"source", MaxSourceFileBytes, tools.MaxSourceBytes, 1048576},
+		{"policy", policy.MaxFileBytes, tools.MaxPolicyBytes, 1048576},
+		{"workflow", MaxWorkflowFileBytes, gateway.MaxMessageBytes, 8388608},
+		{"messages", MaxMessagesFileBytes, gateway.MaxMessageBytes, 8388608},
+		{"template", MaxTemplateFileBytes, template.MaxSourceBytes, 1048576},
+	} {
+		if c.cli != c.want || c.mcp != c.want {
+			t.Errorf("%s: CLI limit %d, MCP limit %d, want %d", c.name, c.cli, c.mcp, c.want)
+		}
+	}
+}
+
+func TestReadFileLimit(t *testing.T) {
+	dir := t.TempDir()
+	f := writeFile(t, dir, "f.txt", "12345")
+	if data, err := ReadFileLimit(f, "source", 5); err != nil || string(data) != "12345" {
+		t.Fatalf("at the limit: %q, %v", data, err)
+	}
+	_, err := ReadFileLimit(f, "source", 4)
+	var tl *FileTooLargeError
+	if !errors.As(err, &tl) || tl.Path != f || tl.What != "source" || tl.Limit != 4 ||
+		err.Error() != f+": source exceeds 4-byte limit (4 bytes)" {
+		t.Fatalf("over the limit: %v", err)
+	}
+	_, err = ReadFileLimit("/dev/zero", "workflow", 8<<20)
+	if err == nil || err.Error() != "/dev/zero: workflow exceeds 8 MB limit (8388608 bytes)" {
+		t.Fatalf("/dev/zero: %v", err)
+	}
+	if _, err := ReadFileLimit(filepath.Join(dir, "missing"), "source", 5); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("missing: %v", err)
+	}
+	// ReadSourceFile's error is an exit error with the full message.
+	_, err = ReadSourceFile("/dev/zero")
+	var ee *exitError
+	if !errors.As(err, &ee) || ee.code != exitFail || ee.msg != "error: /dev/zero: source exceeds 1 MB limit (1048576 bytes)" {
+		t.Fatalf("ReadSourceFile(/dev/zero) = %#v", err)
+	}
+}
+
+// TestCLIFileSizeLimits runs every command that reads a file on devices
+// that never end and on files one byte over the limit: each stops after
+// reading at most limit+1 bytes and names the file and the limit.
+func TestCLIFileSizeLimits(t *testing.T) {
+	dir := t.TempDir()
+	ok := writeFile(t, dir, "ok.ax", "fn main() -> Int { 1 }\n")
+	app := writeFile(t, dir, "app.ax", "type S { n: Int }\nfn init() -> S { S { n: 0 } }\nfn update(s: S, m: Int) -> S { S { n: s.n + m } }\nfn view(s: S) -> Int { s.n }\n")
+	tok := writeFile(t, dir, "alice.token", "secret-token-1234")
+
+	// Sources of exactly 1 MiB run; one byte more is refused.
+	head := "fn main() -> Int { 1 }\n//"
+	exact := writeFile(t, dir, "exact.ax", head+strings.Repeat("x", MaxSourceFileBytes-len(head)-1)+"\n")
+	over := writeFile(t, dir, "over.ax", head+strings.Repeat("x", MaxSourceFileBytes-len(head))+"\n")
+	// Workflows of exactly 8 MiB are validated; one byte more is refused.
+	wf := `{"schema_version":1,"name":"w","version":"1","steps":{"a":{"kind":"source","source":"a.ax"}},"edges":[]}`
+	wfExact := writeFile(t, dir, "exact.json", wf+strings.Repeat(" ", MaxWorkflowFileBytes-len(wf)))
+	wfOver := writeFile(t, dir, "over.json", wf+strings.Repeat(" ", MaxWorkflowFileBytes-len(wf)+1))
+	// A template whose manifest never ends, and one whose source template
+	// is over the limit.
+	tdir := filepath.Join(dir, "templates")
+	for _, name := range []string{"zero", "big"} {
+		if err := os.MkdirAll(filepath.Join(tdir, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(tdir, "zero", template.ManifestFile)); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(tdir, "big"), template.ManifestFile, `{"name":"big","version":"1.0.0","description":"d","args":{}}`)
+	writeFile(t, filepath.Join(tdir, "big"), template.SourceFile, strings.Repeat("x", MaxTemplateFileBytes+1))
+	// template list reads every regular manifest.
+	ldir := filepath.Join(dir, "list")
+	if err := os.MkdirAll(filepath.Join(ldir, "huge"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hugeManifest := writeFile(t, filepath.Join(ldir, "huge"), template.ManifestFile, strings.Repeat(" ", MaxTemplateFileBytes+1))
+
+	const srcTooBig = ": source exceeds 1 MB limit (1048576 bytes)\n"
+	const policyTooBig = ": policy file exceeds 1 MB limit (1048576 bytes)"
+	cases := []struct {
+		args           []string
+		stdout, stderr string
+		code           int
+	}{
+		{[]string{"run", "/dev/zero"}, "", "error: /dev/zero" + srcTooBig, 1},
+		{[]string{"run", "--json", "/dev/zero"}, "", "error: /dev/zero" + srcTooBig, 1},
+		{[]string{"run", exact}, "1\nsteps: 2\n", "", 0},
+		{[]string{"run", over}, "", "error: " + over + srcTooBig, 1},
+		{[]string{"compile", "/dev/zero"}, "", "error: /dev/zero" + srcTooBig, 1},
+		{[]string{"ast", "/dev/urandom"}, "", "error: /dev/urandom" + srcTooBig, 1},
+		{[]string{"disasm", over}, "", "error: " + over + srcTooBig, 1},
+		{[]string{"check", "/dev/urandom"}, "", "error: /dev/urandom" + srcTooBig, 1},
+		{[]string{"check", "--json", "/dev/zero"}, "", "error: /dev/zero" + srcTooBig, 1},
+		{[]string{"check", exact}, "no diagnostics\n", "", 0},
+		{[]string{"repair", "/dev/zero"}, "", "error: /dev/zero" + srcTooBig, 1},
+		{[]string{"repair", "--write", over}, "", "error: " + over + srcTooBig, 1},
+		{[]string{"app", "validate", "/dev/zero"}, "", "error: /dev/zero" + srcTooBig, 1},
+		{[]string{"app", "test", "/dev/urandom"}, "", "error: /dev/urandom" + srcTooBig, 1},
+		{[]string{"app", "test", "--messages-file", "/dev/zero", app}, "",
+			"error: --messages-file: /dev/zero: messages file exceeds 8 MB limit (8388608 bytes)\n", 2},
+
+		{[]string{"policy", "validate", "/dev/zero"}, "", "error: policy.io_error: /dev/zero" + policyTooBig + "\n", 1},
+		{[]string{"policy", "validate", "--json", "/dev/zero"},
+			`{"errors":[{"error_kind":"policy.io_error","message":"policy.io_error: /dev/zero` + policyTooBig + `"}],"ok":false}` + "\n", "", 1},
+		{[]string{"policy", "show", "/dev/urandom"}, "", "error: policy.io_error: /dev/urandom" + policyTooBig + "\n", 1},
+		{[]string{"run", "--policy", "/dev/zero", ok}, "", "error: policy.io_error: /dev/zero" + policyTooBig + "\n", 1},
+		{[]string{"run", "--json", "--policy", "/dev/zero", ok},
+			"{\n  \"success\": false,\n  \"protocol_version\": 1,\n  \"error_kind\": \"policy.io_error\",\n  \"message\": \"policy.io_error: /dev/zero" + policyTooBig +
+				"\",\n  \"outcome\": \"invalid_args\",\n  \"retryable\": false\n}\n", "", 1},
+		{[]string{"mcp", "--ceiling-policy", "/dev/zero"}, "", "axpool mcp: --ceiling-policy: policy.io_error: /dev/zero" + policyTooBig + "\n", 1},
+		{[]string{"serve", "--http", "--addr", "127.0.0.1:0", "--token-file", tok, "--ceiling-policy", "/dev/zero"}, "",
+			"axpool serve: --ceiling-policy: policy.io_error: /dev/zero" + policyTooBig + "\n", 1},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--ceiling-policy", "/dev/zero"}, "",
+			"axpool worker: --ceiling-policy: policy.io_error: /dev/zero" + policyTooBig + "\n", 1},
+
+		{[]string{"workflow", "validate", "/dev/zero"}, "", "error: /dev/zero: workflow exceeds 8 MB limit (8388608 bytes)\n", 1},
+		{[]string{"workflow", "validate", "--json", "/dev/urandom"}, "", "error: /dev/urandom: workflow exceeds 8 MB limit (8388608 bytes)\n", 1},
+		{[]string{"workflow", "validate", wfExact}, "OK: w 1 (1 step, 0 edges)\nexecution order:\n  1. a\n", "", 0},
+		{[]string{"workflow", "validate", wfOver}, "", "error: " + wfOver + ": workflow exceeds 8 MB limit (8388608 bytes)\n", 1},
+
+		{[]string{"template", "apply", "zero", "--templates-dir", tdir}, "",
+			"error: " + filepath.Join(tdir, "zero", template.ManifestFile) + ": template file exceeds 1 MB limit (1048576 bytes)\n", 1},
+		{[]string{"template", "apply", "big", "--templates-dir", tdir}, "",
+			"error: " + filepath.Join(tdir, "big", template.SourceFile) + ": template file exceeds 1 MB limit (1048576 bytes)\n", 1},
+		{[]string{"template", "apply", "--json", "zero", "--templates-dir", tdir},
+			"{\n  \"success\": false,\n  \"protocol_version\": 1,\n  \"error_kind\": \"template_error\",\n  \"message\": \"" +
+				filepath.Join(tdir, "zero", template.ManifestFile) + ": template file exceeds 1 MB limit (1048576 bytes)\"\n}\n", "", 1},
+		{[]string{"template", "list", "--templates-dir", ldir}, "",
+			"error: " + hugeManifest + ": template file exceeds 1 MB limit (1048576 bytes)\n", 1},
+		// A bad argument is still reported first (usage, exit 2).
+		{[]string{"template", "apply", "zero", "novalue", "--templates-dir", tdir}, "", "", 2},
+	}
+	// Separate processes: run them side by side.
+	t.Run("commands", func(t *testing.T) {
+		for _, c := range cases {
+			t.Run(strings.Join(c.args[:2], " "), func(t *testing.T) {
+				t.Parallel()
+				stdout, stderr, code := runBin(t, dir, c.args...)
+				if stdout != c.stdout || (c.stderr != "" || c.code == 0) && stderr != c.stderr || code != c.code {
+					t.Errorf("axpool %s:\n stdout %q\n stderr %q\n code %d\nwant\n stdout %q\n stderr %q\n code %d",
+						strings.Join(c.args, " "), stdout, stderr, code, c.stdout, c.stderr, c.code)
+				}
+			})
+		}
+	})
+}
