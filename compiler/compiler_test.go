@@ -429,3 +429,19 @@ fn main() -> Int { match E::C { A => 1, B => 2 } }`, []string{"E003 2:29"}},
 		}
 	}
 }
+
+// A type name in a message is clipped (at most ~500 bytes of type text), so a 100 KB record name repeated in
+// many errors cannot multiply into megabytes of messages.
+func TestLongTypeNameClippedInMessages(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"R" + strings.Repeat("x", 600), "R" + strings.Repeat("x", 499) + "…"},
+		{"Short", "Short"},
+	} {
+		src := "type " + c.name + " { a: Int }\nfn main() -> Int { let r = " + c.name + " { a: 1 }\n r }"
+		_, errs := compiler.Compile([]byte(src), compiler.Options{})
+		want := "type mismatch: function 'main' returns 'Int' but its body has type '" + c.want + "'"
+		if len(errs) != 1 || errs[0].Msg != want {
+			t.Fatalf("%.20s…: errs = %v\nwant %s", c.name, errs, want)
+		}
+	}
+}

@@ -193,7 +193,11 @@ func writeType(b *strings.Builder, t *Type, depth int) {
 		b.WriteString(") -> ")
 		writeType(b, t.args[n], depth+1)
 	case KindRecord, KindEnum:
-		b.WriteString(t.decl.Name)
+		name := t.decl.Name
+		if room := max(maxTypeString-b.Len(), 16); len(name) > room {
+			name = name[:room] + "…" // identifiers are ASCII (LANGUAGE.md)
+		}
+		b.WriteString(name)
 	case kindGeneric:
 		b.WriteString([]string{"T", "V", "A"}[t.num%3])
 	}
