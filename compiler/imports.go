@@ -2,6 +2,9 @@ package compiler
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -164,10 +167,23 @@ func (l *loader) resolveImports(u *unit) {
 	}
 }
 
+// unknownLib reports E003 "unknown library 'X'" for an import that did
+// not resolve, with a "did you mean" hint from the libraries present. When
+// LibsDir is set but the directory itself does not exist (typically the
+// default relative "libs" used from another working directory), the
+// message says so instead: unknown library 'X' (libs directory "D" not
+// found; set --libs-dir).
 func (l *loader) unknownLib(u *unit, d *syntax.ImportDecl) {
 	pos := d.PathPos
 	if !pos.IsValid() {
 		pos = d.Pos()
+	}
+	if l.libsDir != "" {
+		if _, err := os.Stat(l.libsDir); errors.Is(err, fs.ErrNotExist) {
+			msg := fmt.Sprintf("unknown library '%s' (libs directory %q not found; set --libs-dir)", d.Path, l.libsDir)
+			l.c.report(CodeUndefined, SeverityError, u.file, pos, syntax.Pos{}, msg).Subject = d.Path
+			return
+		}
 	}
 	hint, s := l.c.suggest(d.Path, func() []string { return availableLibs(l.libsDir) })
 	e := l.c.report(CodeUndefined, SeverityError, u.file, pos, syntax.Pos{}, "unknown library '"+d.Path+"'"+hint)

@@ -20,8 +20,10 @@ import (
 // single-node default.
 type EmbeddedOptions struct {
 	// TempDir is the parent of the private store directory; "" means
-	// os.TempDir(). The store directory itself is always new and is removed
-	// by Close.
+	// os.TempDir(). The store directory itself is always new, named
+	// axpool-nats-<pid>-<random>, and is removed by Close. At start, the
+	// stores under TempDir of processes that died without Close are
+	// removed (see sweepStaleStoreDirs).
 	TempDir string
 	// Host is the listen address; "" means 127.0.0.1 (loopback only).
 	Host string
@@ -68,7 +70,8 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	dir, err := os.MkdirTemp(opts.TempDir, "axpool-nats-")
+	sweepStaleStoreDirs(opts.TempDir, log)
+	dir, err := newStoreDir(opts.TempDir)
 	if err != nil {
 		return nil, fmt.Errorf("queue: embedded store dir: %w", err)
 	}

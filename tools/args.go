@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/wire"
@@ -216,6 +217,18 @@ func (c *checker) fail(kind ArgErrorKind, arg string, msg func() string) {
 	}
 }
 
+// clipArg is name for ArgError.Arg: cut to maxQuotedArgName bytes.
+func clipArg(name string) string {
+	if len(name) <= maxQuotedArgName {
+		return name
+	}
+	cut := name[:maxQuotedArgName]
+	for len(cut) > 0 && !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	return cut
+}
+
 // object checks the members ms against params and returns the normalised
 // object. prefix is "" at the top level and "limits." inside limits.
 func (c *checker) object(ms members, params []Param, prefix string) *wire.Object {
@@ -223,7 +236,7 @@ func (c *checker) object(ms members, params []Param, prefix string) *wire.Object
 	for _, m := range ms {
 		p := findParam(params, m.name)
 		if p == nil {
-			c.fail(ArgUnknown, prefix+m.name, func() string { return unknownMessage(c.tool, prefix, m.name, params) })
+			c.fail(ArgUnknown, clipArg(prefix+m.name), func() string { return unknownMessage(c.tool, prefix, m.name, params) })
 			continue
 		}
 		if string(m.val) == "null" {
@@ -374,8 +387,11 @@ func nonNegInt(raw json.RawMessage) (int64, bool) {
 // unknownMessage is the refusal of an undeclared argument, naming the
 // nearest declared one when one is clearly nearest (syntax.Nearest, the
 // project-wide "did you mean" rule; CONTRACT.md §1).
+//
+// A name over maxQuotedArgName bytes is quoted cut (quoteName) and gets
+// no suggestion: no declared name is near it.
 func unknownMessage(tool, prefix, name string, params []Param) string {
-	msg := fmt.Sprintf("unknown argument %q for tool %q", prefix+name, tool)
+	msg := fmt.Sprintf("unknown argument %s for tool %q", quoteName(prefix+name), tool)
 	if len(params) == 0 {
 		return msg + " (it takes no arguments)"
 	}
@@ -383,10 +399,28 @@ func unknownMessage(tool, prefix, name string, params []Param) string {
 	for i, p := range params {
 		names[i] = p.Name
 	}
-	if s, ok := syntax.Nearest(name, names); ok {
+	if s, ok := nearest(name, names); ok {
 		return msg + fmt.Sprintf(" (did you mean %q?)", prefix+s)
 	}
 	return msg + " (known arguments: " + strings.Join(names, ", ") + ")"
+}
+
+// maxQuotedArgName is the longest unknown argument name a message quotes
+// whole.
+const maxQuotedArgName = 128
+
+// quoteName quotes name for a message; a name over maxQuotedArgName bytes
+// is cut there (at a UTF-8 boundary) and followed by "…" and its byte
+// length: "kkk…"… (4194304 bytes), like the gateway's unknown-tool message.
+func quoteName(name string) string {
+	if len(name) <= maxQuotedArgName {
+		return strconv.Quote(name)
+	}
+	cut := name[:maxQuotedArgName]
+	for len(cut) > 0 && !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	return fmt.Sprintf("%q… (%d bytes)", cut, len(name))
 }
 
 // args holds the checked, normalised arguments of one call (checkArgs).
@@ -456,4 +490,13 @@ func (a *args) strings(path string) []string {
 	var out []string
 	_ = json.Unmarshal(v, &out)
 	return out
+}
+
+// nearest is syntax.Nearest for names up to maxQuotedArgName bytes; a
+// longer name is near no declared one (and is not compared).
+func nearest(name string, names []string) (string, bool) {
+	if len(name) > maxQuotedArgName {
+		return "", false
+	}
+	return syntax.Nearest(name, names)
 }

@@ -43,6 +43,10 @@ const schemaURL = "mem:///output_schema.json"
 //   - `$schema` naming another draft → invalid_output_schema;
 //   - a schema that does not compile → invalid_output_schema,
 //     `output_schema is not a valid JSON Schema: <reason>`;
+//   - a schema whose validation of this result would exceed MaxSchemaWork
+//     (schemaWork; the validator cannot be cancelled, so the work is
+//     bounded before it starts) → invalid_output_schema,
+//     `output_schema is too costly to apply to this result: …`;
 //   - instance errors → validation_failed, phase "output_validation",
 //     message "result does not match output_schema", errors [{path (JSON
 //     pointer, "" = root), message}] (the first 100), truncated,
@@ -86,6 +90,11 @@ func checkOutputSchema(raw json.RawMessage, result json.RawMessage, steps int64)
 	if err != nil {
 		// The VM's encoding is always valid JSON.
 		return invalid("result could not be decoded for validation: " + err.Error())
+	}
+	if _, ok := schemaWork(sch, inst, MaxSchemaWork); !ok {
+		return invalid(fmt.Sprintf("output_schema is too costly to apply to this result: "+
+			"validation would exceed %d subschema applications (a recursive or repeated $ref over a large or deep result); "+
+			"use a non-recursive schema or a smaller result", MaxSchemaWork))
 	}
 	err = sch.Validate(inst)
 	if err == nil {

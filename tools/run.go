@@ -165,7 +165,7 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 		return runFailure(env, err, lim)
 	}
 
-	result, ui, err := encodeOutput(res, lim)
+	result, ui, err := encodeOutput(env, res, lim)
 	if err != nil {
 		return runFailure(env, err, lim)
 	}
@@ -189,11 +189,23 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 }
 
 // encodeOutput encodes the result and the ui_output values after checking
-// the output budget when there is one (toolwire.CheckOutput, reference
-// §4.4). The error is an output_bytes *vm.LimitError.
-func encodeOutput(res *vm.Result, lim runLimits) (json.RawMessage, []json.RawMessage, error) {
-	if lim.hasOut {
-		if le := toolwire.CheckOutput(res, lim.outBytes); le != nil {
+// the output budget (toolwire.CheckOutput, reference §4.4): the call's
+// limits.max_output_bytes, lowered to env's response bound
+// (Env.MaxResponseBytes), or that bound alone when the call gives none.
+// The check starts with a cheap lower bound, so an oversized result is
+// refused in O(budget) work and never encoded. The error is an
+// output_bytes *vm.LimitError; a refusal by the response bound says so in
+// its message.
+func encodeOutput(env *Env, res *vm.Result, lim runLimits) (json.RawMessage, []json.RawMessage, error) {
+	budget, has, byHost := lim.outBytes, lim.hasOut, false
+	if r := env.maxResponse(); r > 0 && (!has || r < budget) {
+		budget, has, byHost = r, true, true
+	}
+	if has {
+		if le := toolwire.CheckOutput(res, budget); le != nil {
+			if byHost {
+				le.Msg += " (the largest response the queue carries)"
+			}
 			return nil, nil, le
 		}
 	}

@@ -37,6 +37,27 @@ type Env struct {
 	// annotations (boruna_run is open-world only with live handlers,
 	// CONTRACT.md §1).
 	Live bool
+	// MaxResponseBytes is the largest response the host can carry, in
+	// bytes: a run result (with its ui_output) that a call does not bound
+	// with limits.max_output_bytes gets this budget, and a call's larger
+	// budget is lowered to it, so an oversized result is refused before it
+	// is encoded (limit_kind output_bytes). 0 means
+	// DefaultMaxResponseBytes; a negative value means no such bound.
+	MaxResponseBytes int64
+}
+
+// DefaultMaxResponseBytes is the default Env.MaxResponseBytes: the
+// largest result envelope the embedded queue carries with its default
+// maximum message size (queue.DefaultMaxPayload, 8 MiB, less the 1024
+// bytes queue.Bus.MaxResultSize keeps for the event fields).
+const DefaultMaxResponseBytes = 8<<20 - 1024
+
+// maxResponse resolves MaxResponseBytes (≤ 0: none).
+func (e *Env) maxResponse() int64 {
+	if e.MaxResponseBytes == 0 {
+		return DefaultMaxResponseBytes
+	}
+	return max(e.MaxResponseBytes, 0)
 }
 
 // DefaultMemoryMB is the server default memory limit of a run, in MB.

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -257,6 +258,23 @@ func TestWorkerOptions(t *testing.T) {
 	st := w.Status()
 	if st.Slots != DefaultSlots(0) || st.ID != w.ID() || st.Busy != 0 || st.PID == 0 || strings.ContainsRune(w.ID(), '.') {
 		t.Errorf("status = %+v", st)
+	}
+	// A ToolsExecutor without a response bound gets the bus's largest
+	// result; the caller's Env is not modified; an explicit bound stays.
+	env := &tools.Env{}
+	w, err = New(h.bus, Options{Executor: ToolsExecutor{Env: env}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.opts.Executor.(ToolsExecutor).Env.MaxResponseBytes; got != int64(h.bus.MaxResultSize()) || got <= 0 || env.MaxResponseBytes != 0 {
+		t.Errorf("MaxResponseBytes = %d (bus %d, caller's %d)", got, h.bus.MaxResultSize(), env.MaxResponseBytes)
+	}
+	w, err = New(h.bus, Options{Executor: ToolsExecutor{Env: &tools.Env{MaxResponseBytes: -1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.opts.Executor.(ToolsExecutor).Env.MaxResponseBytes; got != -1 {
+		t.Errorf("explicit MaxResponseBytes = %d, want -1", got)
 	}
 }
 

@@ -101,6 +101,15 @@ func New(bus *queue.Bus, opts Options) (*Worker, error) {
 	if opts.Executor == nil {
 		return nil, errors.New("worker: no executor")
 	}
+	// A run's unbounded result is refused before it is encoded once it
+	// would not fit the bus's largest result (tools.Env.MaxResponseBytes),
+	// whatever the server's max_payload (8 MiB embedded, often 1 MiB on an
+	// external server).
+	if te, ok := opts.Executor.(ToolsExecutor); ok && te.Env != nil && te.Env.MaxResponseBytes == 0 {
+		env := *te.Env
+		env.MaxResponseBytes = int64(bus.MaxResultSize())
+		opts.Executor = ToolsExecutor{Env: &env}
+	}
 	host, _ := os.Hostname()
 	if opts.ID == "" {
 		h := strings.Map(func(r rune) rune {

@@ -23,18 +23,31 @@
 //   - The schema_version gate runs before any structural check, so a future
 //     version-2 document whose shape has changed gets the "not supported"
 //     message rather than a confusing structural error.
+//
 //   - A step id that appears twice in `steps` is a parse error (the
 //     reference silently keeps the last definition).
+//
 //   - JSON null for an optional field means "absent".
+//
 //   - An input reference "S.out" is resolved against every step id that is a
 //     prefix of it followed by a dot, so step ids containing dots can be
-//     referenced (the reference always splits at the first dot). A
+//     referenced (the reference always splits at the first dot). This
+//     costs time linear in the reference: only ids containing a dot are
+//     tried past the first dot, through an incrementally extended hash. A
 //     reference without text on both sides of a dot (".out", "a.") has an
 //     invalid format, like one without a dot.
+//
 //   - A Cycle error is reported per strongly connected component of known
 //     steps; its message lists the component's steps in lexicographic order
 //     (at most MaxCycleNames names, then "(and N more)").
 //
+//   - Names quoted in messages are cut to MaxNameBytes plus "…", and the
+//     issues kept are bounded by MaxIssueBytes of messages; when some are
+//     left out, ValidateTool adds errors_truncated:true and errors_total
+//     (the reference has no bound: a long step id repeated in each of its
+//     depends_on messages can reach gigabytes).
+//
 // Everything is linear or n log n in the size of the document: 100,000
-// steps validate in well under a second. workflow imports only wire.
+// steps validate in well under a second, and every adversarial 8 MiB shape
+// in BenchmarkAdversarial takes under a second. workflow imports only wire.
 package workflow

@@ -9,7 +9,10 @@ import "github.com/axpool/axpool/wire"
 // Success: success, protocol_version, workflow_name, workflow_version,
 // steps_count, edges_count (explicit edges only), execution_order.
 // Invalid DAG: success false, error_kind "validation_error",
-// errors [{kind, message}] in Validate's order.
+// errors [{kind, message}] in Validate's order. When the messages would
+// exceed MaxIssueBytes, errors holds the longest prefix that fits and the
+// additive fields errors_truncated:true and errors_total (the number of
+// issues found) follow it; otherwise both are absent.
 // Unparsable document: success false, error_kind "parse_error", message
 // "invalid workflow JSON: …".
 func ValidateTool(workflowJSON string) *wire.Object {
@@ -19,15 +22,19 @@ func ValidateTool(workflowJSON string) *wire.Object {
 			Set("error_kind", wire.KindParseError).
 			Set("message", err.Error())
 	}
-	issues, order := check(w)
-	if len(issues) > 0 {
+	issues, total, order := check(w)
+	if total > 0 {
 		list := make([]*wire.Object, len(issues))
 		for i, is := range issues {
 			list[i] = wire.NewObject().Set("kind", string(is.Kind)).Set("message", is.Message)
 		}
-		return wire.Envelope(false).
+		o := wire.Envelope(false).
 			Set("error_kind", wire.KindValidationError).
 			Set("errors", list)
+		if total > len(issues) {
+			o.Set("errors_truncated", true).Set("errors_total", total)
+		}
+		return o
 	}
 	return wire.Envelope(true).
 		Set("workflow_name", w.Name).

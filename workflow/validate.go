@@ -3,8 +3,10 @@ package workflow
 import (
 	"container/heap"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Kind is the kind of a validation Issue, reported on the wire as the
@@ -30,17 +32,51 @@ type Issue struct {
 func (i Issue) String() string { return string(i.Kind) + ": " + i.Message }
 
 // ValidationError is a parsed workflow that is not a valid DAG. Issues
-// holds every error found, in the order Validate documents.
+// holds the errors found, in the order Validate documents: all of them,
+// or, when their messages would take more than MaxIssueBytes, the longest
+// prefix of them that fits. Total is the number found (len(Issues) when
+// nothing was left out).
 type ValidationError struct {
 	Issues []Issue
+	Total  int
 }
+
+// Truncated reports whether some issues were left out of Issues.
+func (e *ValidationError) Truncated() bool { return e.Total > len(e.Issues) }
 
 func (e *ValidationError) Error() string {
 	parts := make([]string, len(e.Issues))
 	for i, is := range e.Issues {
 		parts[i] = is.String()
 	}
-	return "invalid workflow: " + strings.Join(parts, "; ")
+	msg := "invalid workflow: " + strings.Join(parts, "; ")
+	if e.Truncated() {
+		msg += fmt.Sprintf("; (and %d more)", e.Total-len(e.Issues))
+	}
+	return msg
+}
+
+// MaxIssueBytes bounds the total length of the messages of the issues
+// kept by Validate and ValidateTool (1 MiB). A step id repeated in the
+// message of each of its depends_on or inputs entries would otherwise
+// turn an 8 MiB document into gigabytes of messages.
+const MaxIssueBytes = 1 << 20
+
+// MaxNameBytes bounds each step id, input name or reference quoted in an
+// issue or cycle message: a longer one is cut at a UTF-8 boundary at most
+// MaxNameBytes bytes in and followed by "…".
+const MaxNameBytes = 500
+
+// clip shortens a name quoted in a message to MaxNameBytes (plus "…").
+func clip(s string) string {
+	if len(s) <= MaxNameBytes {
+		return s
+	}
+	n := MaxNameBytes
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // CycleError is returned by ExecutionOrder when the known steps do not
@@ -62,11 +98,15 @@ func (e *CycleError) Error() string {
 const MaxCycleNames = 20
 
 func cycleMessage(steps []string) string {
+	names := make([]string, min(len(steps), MaxCycleNames))
+	for i := range names {
+		names[i] = clip(steps[i])
+	}
 	if len(steps) <= MaxCycleNames {
-		return "cycle detected among steps: " + strings.Join(steps, ", ")
+		return "cycle detected among steps: " + strings.Join(names, ", ")
 	}
 	return fmt.Sprintf("cycle detected among steps: %s (and %d more)",
-		strings.Join(steps[:MaxCycleNames], ", "), len(steps)-MaxCycleNames)
+		strings.Join(names, ", "), len(steps)-MaxCycleNames)
 }
 
 // Validate checks a parsed workflow and returns nil or a *ValidationError
@@ -90,19 +130,41 @@ func cycleMessage(steps []string) string {
 //  8. each repeat of an explicit edge: DuplicateEdge "duplicate edge: A -> B"
 //  9. one Cycle per cyclic strongly connected component of known steps:
 //     "cycle detected among steps: a, b"
+//
+// Names in messages are cut to MaxNameBytes, and the issues kept are
+// bounded by MaxIssueBytes (see ValidationError). Time is linear in the
+// size of w plus O((V+E) log V) for the order.
 func Validate(w *Workflow) error {
-	if issues, _ := check(w); len(issues) > 0 {
-		return &ValidationError{Issues: issues}
+	if issues, total, _ := check(w); total > 0 {
+		return &ValidationError{Issues: issues, Total: total}
 	}
 	return nil
 }
 
-// check returns the issues of w and, when there is no cycle, its
-// execution order.
-func check(w *Workflow) ([]Issue, []string) {
+// check returns the issues of w that fit in MaxIssueBytes, the number of
+// issues found and, when there is no cycle, its execution order.
+func check(w *Workflow) ([]Issue, int, []string) {
 	var issues []Issue
+	total, used, full := 0, 0, false
+	keep := func(k Kind, msg string) {
+		if used += len(msg); used > MaxIssueBytes {
+			full = true
+			return
+		}
+		issues = append(issues, Issue{Kind: k, Message: msg})
+	}
+	// add formats an issue whose arguments are all names (clipped); once
+	// the budget is spent it only counts, so a flood of issues costs no
+	// formatting.
 	add := func(k Kind, format string, args ...any) {
-		issues = append(issues, Issue{Kind: k, Message: fmt.Sprintf(format, args...)})
+		total++
+		if full {
+			return
+		}
+		for i, a := range args {
+			args[i] = clip(a.(string))
+		}
+		keep(k, fmt.Sprintf(format, args...))
 	}
 	if w.Name == "" {
 		add(KindMissingField, "workflow name is empty")
@@ -122,6 +184,7 @@ func check(w *Workflow) ([]Issue, []string) {
 		}
 	}
 	ids := w.StepIDs()
+	refs := newRefResolver(w)
 	for _, id := range ids {
 		for _, d := range w.step(id).DependsOn {
 			if !w.has(d) {
@@ -141,7 +204,7 @@ func check(w *Workflow) ([]Issue, []string) {
 			switch {
 			case !validRefFormat(ref):
 				add(KindUnknownInput, "step '%s' input '%s' has invalid ref format '%s' (expected 'step.output')", id, n, ref)
-			case !w.resolvesRef(ref):
+			case !refs.resolves(ref):
 				step, _, _ := strings.Cut(ref, ".")
 				add(KindUnknownInput, "step '%s' input '%s' references unknown step '%s'", id, n, step)
 			}
@@ -161,9 +224,12 @@ func check(w *Workflow) ([]Issue, []string) {
 	}
 	order, cycles := executionOrder(w, ids)
 	for _, c := range cycles {
-		issues = append(issues, Issue{Kind: KindCycle, Message: cycleMessage(c)})
+		total++
+		if !full {
+			keep(KindCycle, cycleMessage(c))
+		}
 	}
-	return issues, order
+	return issues, total, order
 }
 
 // has reports whether id is a step of w.
@@ -189,11 +255,58 @@ func validRefFormat(ref string) bool {
 	return i > 0 && j < len(ref)-1
 }
 
-// resolvesRef reports whether some known step id S makes ref "S.output"
-// with a non-empty output name.
-func (w *Workflow) resolvesRef(ref string) bool {
-	for i := 0; i < len(ref); i++ {
-		if ref[i] == '.' && i+1 < len(ref) && w.has(ref[:i]) {
+// refResolver decides whether an input reference names a step, in time
+// linear in the reference's length however many dots it has.
+type refResolver struct {
+	w *Workflow
+	// dotted holds the maphash (under seed) of each step id that
+	// contains a dot; only those can end at the second or a later dot of
+	// a reference.
+	seed   maphash.Seed
+	dotted map[uint64]struct{}
+}
+
+func newRefResolver(w *Workflow) *refResolver {
+	r := &refResolver{w: w, seed: maphash.MakeSeed()}
+	for id := range w.Steps {
+		if strings.IndexByte(id, '.') >= 0 {
+			if r.dotted == nil {
+				r.dotted = make(map[uint64]struct{})
+			}
+			r.dotted[maphash.String(r.seed, id)] = struct{}{}
+		}
+	}
+	return r
+}
+
+// resolves reports whether some known step id S makes ref "S.output" with
+// a non-empty output name. A dot-free id can only be the text before the
+// first dot (one map lookup). For the later dots, the hash of the prefix
+// is extended incrementally, and only a prefix whose hash is that of a
+// dotted step id is looked up (which, bar a 2^-64 collision under the
+// random seed, succeeds and ends the scan), so every byte is hashed once.
+func (r *refResolver) resolves(ref string) bool {
+	first := strings.IndexByte(ref, '.')
+	if first < 0 {
+		return false
+	}
+	if first+1 < len(ref) && r.w.has(ref[:first]) {
+		return true
+	}
+	if r.dotted == nil {
+		return false
+	}
+	var h maphash.Hash
+	h.SetSeed(r.seed)
+	h.WriteString(ref[:first])
+	done := first
+	for i := first + 1; i < len(ref)-1; i++ {
+		if ref[i] != '.' {
+			continue
+		}
+		h.WriteString(ref[done:i])
+		done = i
+		if _, ok := r.dotted[h.Sum64()]; ok && r.w.has(ref[:i]) {
 			return true
 		}
 	}

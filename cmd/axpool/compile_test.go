@@ -96,7 +96,7 @@ constants: 3
 
 	// A missing library directory: the import is an error.
 	_, errOut, code = runBin(t, dir, "compile", "--libs-dir", "nowhere", "prog.ax")
-	if code != 1 || errOut != "prog.ax:1:8: E003 unknown library 'std-greet'\n" {
+	if code != 1 || errOut != "prog.ax:1:8: E003 unknown library 'std-greet' (libs directory \"nowhere\" not found; set --libs-dir)\n" {
 		t.Errorf("compile without libs: code %d stderr %q", code, errOut)
 	}
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -172,6 +173,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		}
 		env.CeilingPolicy = p
 	}
+	warnMissingDirs(log, nf.libsDir, nf.templatesDir)
 
 	n := &node{log: log}
 	qcfg := queue.Config{MaxDepth: nf.queueDepth}
@@ -323,4 +325,33 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// warnMissingDirs logs one Warn line (stderr) for each of the libs and
+// templates directories that is not an existing directory: with the
+// default relative paths, running axpool from another working directory
+// otherwise shows up only later as E003 "unknown library" or an empty
+// template list. The node still starts.
+func warnMissingDirs(log *slog.Logger, libsDir, templatesDir string) {
+	for _, d := range []struct{ flag, dir, effect string }{
+		{"libs-dir", libsDir, `import "std-x" will fail`},
+		{"templates-dir", templatesDir, "no templates will be listed or applied"},
+	} {
+		if d.dir == "" {
+			continue
+		}
+		abs, err := filepath.Abs(d.dir)
+		if err != nil {
+			abs = d.dir
+		}
+		st, err := os.Stat(d.dir)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			log.Warn(fmt.Sprintf("--%s directory not found: %s; set --%s", d.flag, d.effect, d.flag), "dir", d.dir, "abs", abs)
+		case err != nil:
+			log.Warn(fmt.Sprintf("--%s directory not usable: %s; set --%s", d.flag, d.effect, d.flag), "dir", d.dir, "abs", abs, "err", err)
+		case !st.IsDir():
+			log.Warn(fmt.Sprintf("--%s is not a directory: %s; set --%s", d.flag, d.effect, d.flag), "dir", d.dir, "abs", abs)
+		}
+	}
 }

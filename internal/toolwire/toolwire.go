@@ -152,9 +152,28 @@ func SetLocation(o *wire.Object, loc vm.Location, libsDir string) {
 // ui_output value is checked against what remains. Within budget it
 // returns nil; over it, a *vm.LimitError of kind output_bytes with Limit =
 // limit, the run's steps and the message "serialized output exceeded
-// <limit> bytes".
+// <limit> bytes". Its work is O(limit) whatever the size of the values
+// (vm.EncodedSizeAtLeast first).
 func CheckOutput(res *vm.Result, limit int64) *vm.LimitError {
+	over := func() *vm.LimitError {
+		return &vm.LimitError{Kind: vm.LimitOutputBytes, Limit: limit, Steps: res.Steps,
+			Msg: fmt.Sprintf("serialized output exceeded %d bytes", limit)}
+	}
+	// A lower bound first: O(limit) work however large the values are.
 	remaining := limit
+	for i := -1; i < len(res.UIOutput); i++ {
+		v := res.Value
+		if i >= 0 {
+			v = res.UIOutput[i]
+		}
+		n, exceeded := vm.EncodedSizeAtLeast(v, remaining)
+		if exceeded {
+			return over()
+		}
+		remaining -= n
+	}
+	// Within the bound, so the exact sizes cost O(limit) too.
+	remaining = limit
 	for i := -1; i < len(res.UIOutput); i++ {
 		v := res.Value
 		if i >= 0 {
@@ -162,8 +181,7 @@ func CheckOutput(res *vm.Result, limit int64) *vm.LimitError {
 		}
 		size := int64(vm.EncodedSize(v))
 		if size > remaining {
-			return &vm.LimitError{Kind: vm.LimitOutputBytes, Limit: limit, Steps: res.Steps,
-				Msg: fmt.Sprintf("serialized output exceeded %d bytes", limit)}
+			return over()
 		}
 		remaining -= size
 	}

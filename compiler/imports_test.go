@@ -1,0 +1,37 @@
+package compiler_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/axpool/axpool/compiler"
+)
+
+// TestUnknownLibraryLibsDir: an unresolved import names a missing libs
+// directory (the default relative "libs" run from elsewhere), and keeps
+// the plain message when the directory exists or no LibsDir is set.
+func TestUnknownLibraryLibsDir(t *testing.T) {
+	existing := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(existing, "std-other", "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "libs")
+	src := []byte(`import "std-json"` + "\nfn main() -> Int { 1 }")
+	for _, c := range []struct{ libsDir, want string }{
+		{missing, `E003 1:8 unknown library 'std-json' (libs directory "` + missing + `" not found; set --libs-dir)`},
+		{"no-such-relative-libs", `E003 1:8 unknown library 'std-json' (libs directory "no-such-relative-libs" not found; set --libs-dir)`},
+		{existing, "E003 1:8 unknown library 'std-json'"},
+		{"", "E003 1:8 unknown library 'std-json'"},
+	} {
+		_, errs := compiler.Compile(src, compiler.Options{LibsDir: c.libsDir})
+		if len(errs) != 1 {
+			t.Fatalf("LibsDir %q: errs = %v", c.libsDir, errs)
+		}
+		e := errs[0]
+		if got := fmt.Sprintf("%s %d:%d %s", e.Code, e.Line, e.Col, e.Msg); got != c.want {
+			t.Errorf("LibsDir %q:\n got %s\nwant %s", c.libsDir, got, c.want)
+		}
+	}
+}

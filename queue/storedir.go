@@ -1,0 +1,95 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// storeDirPrefix starts the name of every embedded store directory:
+// "axpool-nats-<pid>-<random>", where pid is the process that created it.
+const storeDirPrefix = "axpool-nats-"
+
+// newStoreDir creates the private store directory of this process under
+// parent ("" means os.TempDir()), named axpool-nats-<pid>-<random> (mode
+// 0700).
+func newStoreDir(parent string) (string, error) {
+	return os.MkdirTemp(parent, fmt.Sprintf("%s%d-", storeDirPrefix, os.Getpid()))
+}
+
+// storeDirPID returns the pid encoded in a store directory name
+// "axpool-nats-<pid>-<random>"; ok is false for any other name (including
+// the pid-less "axpool-nats-<random>" of older builds).
+func storeDirPID(name string) (pid int, ok bool) {
+	rest, found := strings.CutPrefix(name, storeDirPrefix)
+	if !found {
+		return 0, false
+	}
+	digits, random, found := strings.Cut(rest, "-")
+	if !found || random == "" || digits == "" || len(digits) > 10 {
+		return 0, false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return 0, false
+		}
+	}
+	// pid_t is 32 bits: a larger number would be truncated by kill(2).
+	n, err := strconv.ParseInt(digits, 10, 32)
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// sweepStaleStoreDirs removes the store directories under parent ("" means
+// os.TempDir()) left behind by embedded servers whose process died without
+// Close (kill -9, crash). A directory is removed only when all of these
+// hold: its name is axpool-nats-<pid>-<random>; it is a real directory
+// (not a symlink) owned by the current uid; pid is not this process; and
+// kill(pid, 0) fails with ESRCH (no such process). A live pid, a pid that
+// kill cannot probe (EPERM: another user's process) and any unparsable
+// name are left alone. It returns the paths removed; failures are logged
+// at Warn and otherwise ignored (the sweep is best effort).
+func sweepStaleStoreDirs(parent string, log *slog.Logger) []string {
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return nil
+	}
+	uid := os.Getuid()
+	self := os.Getpid()
+	var removed []string
+	for _, ent := range entries {
+		pid, ok := storeDirPID(ent.Name())
+		if !ok || pid == self || !ent.IsDir() { // IsDir is false for a symlink
+			continue
+		}
+		path := filepath.Join(parent, ent.Name())
+		fi, err := os.Lstat(path)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || int(st.Uid) != uid {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			continue
+		}
+		if err := os.RemoveAll(path); err != nil {
+			log.Warn("queue: could not remove a stale embedded store", "dir", path, "pid", pid, "err", err)
+			continue
+		}
+		log.Info("queue: removed a stale embedded store of a dead process", "dir", path, "pid", pid)
+		removed = append(removed, path)
+	}
+	return removed
+}

@@ -1,0 +1,143 @@
+package queue
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// deadPID runs and reaps a short process and returns its pid, which then
+// names no process (barring pid reuse within the test).
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+func TestStoreDirPID(t *testing.T) {
+	for name, want := range map[string]int{
+		"axpool-nats-123-456":          123,
+		"axpool-nats-1-x":              1,
+		"axpool-nats-123456789":        0, // older pid-less name
+		"axpool-nats-123-":             0,
+		"axpool-nats--456":             0,
+		"axpool-nats-0-456":            0,
+		"axpool-nats-12a-456":          0,
+		"axpool-nats-+12-456":          0,
+		"axpool-nats-99999999999-1":    0, // more than 10 digits
+		"other-123-456":                0,
+		"axpool-nats-2147483647-1":     2147483647,
+		"axpool-nats-2147483648-1":     0, // beyond pid_t
+		"axpool-nats-4294967296000-12": 0,
+	} {
+		got, ok := storeDirPID(name)
+		if got != want || ok != (want != 0) {
+			t.Errorf("storeDirPID(%q) = %d, %v; want %d", name, got, ok, want)
+		}
+	}
+}
+
+// TestSweepStaleStoreDirs: of real directories under a private parent,
+// only the one named for a dead pid, owned by this uid, is removed.
+func TestSweepStaleStoreDirs(t *testing.T) {
+	parent := t.TempDir()
+	live := exec.Command("sleep", "30")
+	if err := live.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { live.Process.Kill(); live.Wait() }()
+	dead := deadPID(t)
+
+	mk := func(name string) string {
+		p := filepath.Join(parent, name)
+		if err := os.MkdirAll(filepath.Join(p, "jetstream"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	deadDir := mk(fmt.Sprintf("axpool-nats-%d-111", dead))
+	keep := []string{
+		mk(fmt.Sprintf("axpool-nats-%d-222", live.Process.Pid)), // live pid
+		mk(fmt.Sprintf("axpool-nats-%d-333", os.Getpid())),      // this process
+		mk("axpool-nats-444"),                                   // unparsable (older name)
+		mk(fmt.Sprintf("other-%d-555", dead)),                   // another prefix
+	}
+	// A dead pid's dir owned by another uid (the test runs as root when it
+	// can chown; otherwise this dir is a plain keep case by being live).
+	otherUID := mk(fmt.Sprintf("axpool-nats-%d-666", dead))
+	if os.Getuid() == 0 {
+		if err := os.Chown(otherUID, 54321, 54321); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		os.Remove(filepath.Join(otherUID, "jetstream"))
+		os.Remove(otherUID)
+		otherUID = mk(fmt.Sprintf("axpool-nats-%d-666", live.Process.Pid))
+	}
+	keep = append(keep, otherUID)
+	// A symlink and a plain file named for the dead pid are not followed
+	// or removed.
+	target := mk("target")
+	link := filepath.Join(parent, fmt.Sprintf("axpool-nats-%d-777", dead))
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(parent, fmt.Sprintf("axpool-nats-%d-888", dead))
+	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keep = append(keep, filepath.Join(target, "jetstream"), link, file)
+
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	removed := sweepStaleStoreDirs(parent, log)
+	if !slices.Equal(removed, []string{deadDir}) {
+		t.Errorf("removed %v, want [%s]", removed, deadDir)
+	}
+	if _, err := os.Lstat(deadDir); !os.IsNotExist(err) {
+		t.Errorf("dead pid's dir still there: %v", err)
+	}
+	for _, p := range keep {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s was removed: %v", p, err)
+		}
+	}
+	if !strings.Contains(logs.String(), fmt.Sprintf("msg=\"queue: removed a stale embedded store of a dead process\" dir=%s pid=%d", deadDir, dead)) {
+		t.Errorf("log = %s", logs.String())
+	}
+	// A second sweep finds nothing more.
+	if again := sweepStaleStoreDirs(parent, slog.New(slog.NewTextHandler(io.Discard, nil))); len(again) != 0 {
+		t.Errorf("second sweep removed %v", again)
+	}
+}
+
+// TestStartEmbeddedSweepsAndNamesStore: StartEmbedded removes a dead
+// process's store and names its own axpool-nats-<pid>-<random>.
+func TestStartEmbeddedSweepsAndNamesStore(t *testing.T) {
+	parent := t.TempDir()
+	stale := filepath.Join(parent, fmt.Sprintf("axpool-nats-%d-1", deadPID(t)))
+	if err := os.Mkdir(stale, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	e, err := StartEmbedded(EmbeddedOptions{TempDir: parent, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale store not removed: %v", err)
+	}
+	name := filepath.Base(e.StoreDir())
+	if pid, ok := storeDirPID(name); !ok || pid != os.Getpid() || filepath.Dir(e.StoreDir()) != parent {
+		t.Errorf("store dir %s: pid %d, %v", e.StoreDir(), pid, ok)
+	}
+}
