@@ -433,10 +433,12 @@ func (g *gen) function(f *funcSym, fn *vm.Function) *Error {
 	return nil
 }
 
-// limitError is the E008 error of a function that exceeds a codegen limit.
+// limitError is the E008 error of a function that exceeds a codegen limit,
+// spanning the function's name.
 func limitError(f *funcSym, n int, what string, max int) *Error {
-	p := f.decl.Name.Pos()
+	p, end := f.decl.Name.Pos(), f.decl.Name.End()
 	return &Error{Code: CodeCodegen, Severity: SeverityError, File: f.unit.file, Line: int(p.Line), Col: int(p.Col),
+		EndLine: int(end.Line), EndCol: int(end.Col),
 		Msg: fmt.Sprintf("function '%s' needs %d %s; the limit is %d", f.name, n, what, max)}
 }
 

@@ -354,7 +354,7 @@ func TestCodegenLimits(t *testing.T) {
 	b.WriteString("0\n}\n")
 	_, errs := compiler.Compile([]byte(b.String()), compiler.Options{})
 	if len(errs) != 1 || errs[0].Code != compiler.CodeCodegen || errs[0].Msg != "function 'main' needs 66000 local slots; the limit is 65535" ||
-		errs[0].Line != 1 || errs[0].Col != 4 {
+		errs[0].Line != 1 || errs[0].Col != 4 || errs[0].EndLine != 1 || errs[0].EndCol != 8 {
 		t.Errorf("locals: %v", errs)
 	}
 
@@ -365,7 +365,8 @@ func TestCodegenLimits(t *testing.T) {
 	}
 	b.WriteString("] }\n")
 	_, errs = compiler.Compile([]byte(b.String()), compiler.Options{})
-	if len(errs) != 1 || errs[0].Code != compiler.CodeCodegen || errs[0].Msg != "function 'main' needs 70000 operand stack slots; the limit is 65535" {
+	if len(errs) != 1 || errs[0].Code != compiler.CodeCodegen || errs[0].Msg != "function 'main' needs 70000 operand stack slots; the limit is 65535" ||
+		errs[0].Line != 1 || errs[0].Col != 4 || errs[0].EndLine != 1 || errs[0].EndCol != 8 {
 		t.Errorf("stack: %v", errs)
 	}
 }

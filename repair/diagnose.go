@@ -124,7 +124,10 @@ func (a *analysis) tree() *syntax.File {
 // compiler.MainParamsMessage at the name of a `main` that declares
 // parameters (again not for an App: the run tools compile scripts with
 // compiler.Options.Script, which refuses such a main), and E007 for an
-// App's update/view annotated with capabilities. Findings in
+// App's update/view annotated with capabilities. When the compiler finds
+// no error, the program's code is generated too and its errors (E008, a
+// function over a code generation limit, at the function's name) are
+// reported, so a source without error diagnostics compiles. Findings in
 // the user's file carry patches where a safe, position-based fix exists
 // (see the patch builders in patches.go for ids and confidences).
 //
@@ -155,24 +158,7 @@ func Diagnose(src []byte, opts compiler.Options) []Diagnostic {
 			}
 			firstSyntax = false
 		}
-		d := Diagnostic{ID: cd.Code, Severity: cd.Severity, Message: cd.Msg}
-		switch {
-		case cd.Line > 0:
-			d.Location = &Location{File: cd.File, Line: cd.Line, Col: max(cd.Col, 1), EndLine: cd.EndLine, EndCol: cd.EndCol}
-			if cd.EndLine == 0 {
-				d.Location.EndCol = 0
-				if cd.File == a.file {
-					d.Location.EndLine, d.Location.EndCol = a.subjectEnd(cd)
-				}
-			}
-		default:
-			// A finding without a position is about the whole file.
-			file := cd.File
-			if file == "" {
-				file = a.file
-			}
-			d.Location = &Location{File: file, Line: 1, Col: 1}
-		}
+		d := a.fromCompiler(cd)
 		if cd.File == a.file && a.tree() != nil {
 			switch cd.Code {
 			case compiler.CodeUndefined:
@@ -199,8 +185,52 @@ func Diagnose(src []byte, opts compiler.Options) []Diagnostic {
 	if d, ok := a.mainParams(); ok {
 		out = append(out, d)
 	}
+	out = append(out, a.codegen()...)
 	a.sort(out)
 	return out
+}
+
+// codegen generates the module of a program the compiler found no error
+// in, and returns its errors (E008: a function over a code generation
+// limit, which type checking cannot see), so that a source check passes
+// is one Compile accepts. It runs last: Program.Compile releases the
+// checker's state.
+func (a *analysis) codegen() []Diagnostic {
+	if a.prog.HasErrors() {
+		return nil
+	}
+	_, errs := a.prog.Compile()
+	out := make([]Diagnostic, 0, len(errs))
+	for _, cd := range errs {
+		out = append(out, a.fromCompiler(cd))
+	}
+	return out
+}
+
+// fromCompiler converts a compiler diagnostic (without patches). A finding
+// without an end position in the user's file gets the end of its subject
+// when the subject is written there; one without a position points at the
+// start of its file.
+func (a *analysis) fromCompiler(cd *compiler.Diagnostic) Diagnostic {
+	d := Diagnostic{ID: cd.Code, Severity: cd.Severity, Message: cd.Msg}
+	switch {
+	case cd.Line > 0:
+		d.Location = &Location{File: cd.File, Line: cd.Line, Col: max(cd.Col, 1), EndLine: cd.EndLine, EndCol: cd.EndCol}
+		if cd.EndLine == 0 {
+			d.Location.EndCol = 0
+			if cd.File == a.file {
+				d.Location.EndLine, d.Location.EndCol = a.subjectEnd(cd)
+			}
+		}
+	default:
+		// A finding without a position is about the whole file.
+		file := cd.File
+		if file == "" {
+			file = a.file
+		}
+		d.Location = &Location{File: file, Line: 1, Col: 1}
+	}
+	return d
 }
 
 // sort orders diagnostics by file (the user's file first, then others in
