@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 
@@ -47,4 +49,28 @@ func CheckArgs(tool string, raw json.RawMessage) (json.RawMessage, error) {
 		return nil, &ArgError{*te}
 	}
 	return out, err
+}
+
+// checkedArgs is the outcome of CheckArgs for one tools/call, computed by
+// the HTTP transport's precheck (precheckCall) and handed to the call's
+// handler in the request context, so that a call's arguments are checked
+// once.
+type checkedArgs struct {
+	tool string
+	raw  json.RawMessage // the arguments checked, as sent
+	args json.RawMessage // CheckArgs(tool, raw)
+	err  error
+}
+
+// checkedArgsKey carries the *checkedArgs of an HTTP tools/call.
+type checkedArgsKey struct{}
+
+// checkArgsOnce returns CheckArgs(tool, raw), reusing the outcome the
+// transport computed for the call when ctx carries one for the same tool
+// and byte-identical arguments (CheckArgs depends on nothing else).
+func checkArgsOnce(ctx context.Context, tool string, raw json.RawMessage) (json.RawMessage, error) {
+	if c, ok := ctx.Value(checkedArgsKey{}).(*checkedArgs); ok && c.tool == tool && bytes.Equal(c.raw, raw) {
+		return c.args, c.err
+	}
+	return CheckArgs(tool, raw)
 }

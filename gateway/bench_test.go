@@ -38,6 +38,13 @@ func (b inProcessBackend) Run(ctx context.Context, tool string, args json.RawMes
 // pipeline per call. The targets (on an otherwise idle 2-core machine):
 // at least 1,000 calls/s with p99 at most 50 ms.
 //
+// The test workers size their slots for the default job memory (256 MB):
+// 8 per worker on a 2-core machine. `axpool serve` sizes them for its
+// 1024 MB ceiling, which the memory rule of worker.DefaultSlots lowers to
+// 5 on a 2-core, 24 GB machine (measured there: about 7 % fewer calls/s
+// than 8 slots, p99 unchanged) and to 2 with 8 GB (about 25 % fewer
+// calls/s, p99 at the target). Measure with AXPOOL_GATEWAY_TEST_SLOTS=n.
+//
 //	go test -run '^$' -bench . -benchtime 10000x ./gateway/
 //
 // With AXPOOL_GATEWAY_TEST_CPUPROFILE=path each worker process writes a
@@ -52,6 +59,35 @@ func BenchmarkRunHTTPQueue(b *testing.B) {
 func BenchmarkRunHTTPInProcess(b *testing.B) {
 	s := sharedStack(b)
 	benchHTTP(b, s.newGateway(b, Config{Backend: inProcessBackend{env: &tools.Env{}}}), s.sup.PIDs)
+}
+
+// BenchmarkToolsCallFilter: the gateway's own work on one tools/call over
+// HTTP before and around mcp-go's (ServeHTTP's filter and the handler's
+// argument check), for the message the HTTP benchmarks send: decode the
+// message, precheckCall, and the handler's checkArgsOnce reusing the
+// precheck's outcome.
+func BenchmarkToolsCallFilter(b *testing.B) {
+	body := []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"_meta":{` +
+		`"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"gateway-test","version":"1"},` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"arguments":{"source":"fn main() -\u003e Int { 1 + 2 }"},"name":"boruna_run"}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		var msg rpcMessage
+		if err := json.Unmarshal(body, &msg); err != nil {
+			b.Fatal(err)
+		}
+		if resp := checkID(msg.ID); resp != nil {
+			b.Fatal(resp)
+		}
+		fwd, checked, resp := precheckCall(msg, body)
+		if resp != nil || len(fwd) != len(body) {
+			b.Fatal(resp)
+		}
+		ctx := context.WithValue(context.Background(), checkedArgsKey{}, checked)
+		if _, err := checkArgsOnce(ctx, "boruna_run", checked.raw); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // benchHTTP runs the calls and reports calls/s, p50/p99 latency and the

@@ -75,6 +75,14 @@
 //     (DefaultMaxSessionsPerToken; beyond it initialize gets JSON-RPC
 //     SessionLimitCode).
 //
+// Per-call work on the HTTP path (gateway/bench_test.go measures it): the
+// filter decodes a tools/call's message once and its params once, reads
+// _meta only when its text may hold a progress token, and checks the
+// arguments once — the handler reuses that outcome (checkArgsOnce) instead
+// of running tools.CheckArgs again. mcp-go then decodes the message
+// several times more on its own (including the tool's input schema, for
+// x-mcp-header bindings), which dominates the CPU of serving a call.
+//
 // The gateway imports tools, queue and wire, and compiler/syntax only for
 // its "did you mean" rule (syntax.Nearest); it must not import compiler or
 // vm.

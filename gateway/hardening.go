@@ -235,10 +235,15 @@ func rpcError(id json.RawMessage, code int, msg string) mcp.JSONRPCMessage {
 }
 
 // callParams is what the gateway reads of the params of a tools/call.
+// parseCallParams fills in tool and token once, for every check that
+// needs them.
 type callParams struct {
 	Name      json.RawMessage `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
 	Meta      json.RawMessage `json:"_meta"`
+
+	tool  string          // the decoded tool name (when usable)
+	token json.RawMessage // _meta.progressToken as sent, trimmed; nil when none
 }
 
 // parseCallParams reads the params of a tools/call. It returns the
@@ -264,28 +269,39 @@ func parseCallParams(raw json.RawMessage) (callParams, string) {
 	case name[0] != '"':
 		return p, "tool name must be a string, got " + wire.JSONType(name)
 	}
+	_ = json.Unmarshal(name, &p.tool) // a JSON string: cannot fail
+	p.token = metaProgressToken(p.Meta)
 	return p, ""
+}
+
+// metaProgressToken returns the "progressToken" member of a _meta object as
+// sent (trimmed), or nil when there is none or meta is not an object. A
+// _meta whose text neither contains "progressToken" nor any escape cannot
+// hold the member and is not decoded.
+func metaProgressToken(meta json.RawMessage) json.RawMessage {
+	if len(meta) == 0 || !mayContainKey(meta, "progressToken") {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(meta, &m) != nil {
+		return nil
+	}
+	return bytes.TrimSpace(m["progressToken"])
+}
+
+// mayContainKey reports whether the JSON text doc may hold an object member
+// named key (compared exactly, as a map lookup does): key appears in it
+// literally, or doc contains an escape, which could spell it.
+func mayContainKey(doc []byte, key string) bool {
+	return bytes.Contains(doc, []byte(key)) || bytes.IndexByte(doc, '\\') >= 0
 }
 
 // progressTokenLen returns the length of _meta.progressToken as sent (0
 // when there is none or _meta is not an object).
-func (p callParams) progressTokenLen() int {
-	if len(p.Meta) == 0 {
-		return 0
-	}
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(p.Meta, &meta) != nil {
-		return 0
-	}
-	return len(bytes.TrimSpace(meta["progressToken"]))
-}
+func (p callParams) progressTokenLen() int { return len(p.token) }
 
 // name returns the tool name (parseCallParams accepted it).
-func (p callParams) name() string {
-	var s string
-	_ = json.Unmarshal(p.Name, &s)
-	return s
-}
+func (p callParams) name() string { return p.tool }
 
 // rawTokenPrefix marks a progress token rewritten by rewriteProgressToken.
 // The random part keeps a client from forging one.
@@ -300,17 +316,15 @@ var rawTokenPrefix = func() string {
 // back as 1.1805916207174113e+21 and 1.50 as 1.5. Such a token is replaced
 // in the message by a private string holding its exact text, which the
 // progress relay turns back into the original number (rawProgressToken).
-// It returns msg unchanged when there is nothing to do.
+// p is msg's params as parseCallParams read them. It returns msg unchanged
+// when there is nothing to do.
 func rewriteProgressToken(msg []byte, p callParams) []byte {
-	if len(p.Meta) == 0 {
+	tok := p.token
+	if len(tok) == 0 || !(tok[0] == '-' || (tok[0] >= '0' && tok[0] <= '9')) || floatExact(tok) {
 		return msg
 	}
 	var meta map[string]json.RawMessage
 	if json.Unmarshal(p.Meta, &meta) != nil {
-		return msg
-	}
-	tok := bytes.TrimSpace(meta["progressToken"])
-	if len(tok) == 0 || !(tok[0] == '-' || (tok[0] >= '0' && tok[0] <= '9')) || floatExact(tok) {
 		return msg
 	}
 	var top, params map[string]json.RawMessage

@@ -277,12 +277,12 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 						defer h.sessions.unreserve(res)
 						ctx = context.WithValue(ctx, reservationKey{}, res)
 					case msg.Method != "":
-						release, ok := h.sessionGate(w, sid, owner, cancel)
+						release, sessionCalls, ok := h.sessionGate(w, sid, owner, cancel)
 						if !ok {
 							return
 						}
 						defer release()
-						calls = h.sessions.callsOf(sid, owner)
+						calls = sessionCalls
 					}
 				}
 				if calls != nil && msg.Method == string(mcp.MethodNotificationCancelled) && len(msg.ID) == 0 {
@@ -291,7 +291,7 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					}
 				}
 				if msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
-					fwd, resp := precheckCall(msg, body)
+					fwd, checked, resp := precheckCall(msg, body)
 					if resp != nil {
 						status := http.StatusOK
 						if modern {
@@ -301,6 +301,7 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 						return
 					}
 					body = fwd
+					ctx = context.WithValue(ctx, checkedArgsKey{}, checked)
 					if calls != nil {
 						e := calls.add(idKey(msg.ID))
 						defer calls.release(e)
@@ -313,7 +314,7 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.ContentLength = int64(len(body))
 	case http.MethodGet:
 		if !modern {
-			release, ok := h.sessionGate(w, sid, owner, cancel)
+			release, _, ok := h.sessionGate(w, sid, owner, cancel)
 			if !ok {
 				return
 			}
@@ -338,23 +339,27 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // sessionGate admits a legacy-era request to session sid of owner: it
 // answers 400 without a session id and 404 for a session that is not a
 // live one of owner; otherwise it records the request (cancel is called if
-// the session ends meanwhile) and returns the function ending the record.
-func (h *HTTPServer) sessionGate(w http.ResponseWriter, sid string, owner int, cancel context.CancelFunc) (func(), bool) {
+// the session ends meanwhile) and returns the function ending the record
+// and the session's call table.
+func (h *HTTPServer) sessionGate(w http.ResponseWriter, sid string, owner int, cancel context.CancelFunc) (func(), *callTable, bool) {
 	if sid == "" {
 		http.Error(w, "missing "+server.HeaderKeySessionID+" header", http.StatusBadRequest)
-		return nil, false
+		return nil, nil, false
 	}
-	release, ok := h.sessions.begin(sid, owner, cancel)
+	release, calls, ok := h.sessions.begin(sid, owner, cancel)
 	if !ok {
 		http.Error(w, errSessionNotFound.Error(), http.StatusNotFound)
-		return nil, false
+		return nil, nil, false
 	}
-	return release, true
+	return release, calls, true
 }
 
 // modernMeta reports whether request params declare, in _meta, a protocol
 // version of the stateless 2026-07-28 era (as mcp-go decides the era).
 func modernMeta(params json.RawMessage) bool {
+	if len(params) == 0 || !mayContainKey(params, mcp.MetaKeyProtocolVersion) {
+		return false // most legacy requests: no decoding
+	}
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}

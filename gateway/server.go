@@ -173,7 +173,7 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	if err != nil {
 		return nil, err
 	}
-	args, err := CheckArgs(tool, raw)
+	args, err := checkArgsOnce(ctx, tool, raw)
 	if err != nil {
 		var ae *ArgError
 		if errors.As(err, &ae) && !ae.Protocol() {

@@ -143,26 +143,16 @@ func (t *sessionTable) owns(id string, owner int) bool {
 	return s != nil && s.owner == owner
 }
 
-// callsOf returns the call table of session id when owner holds it, else
-// nil.
-func (t *sessionTable) callsOf(id string, owner int) *callTable {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if s := t.byID[id]; s != nil && s.owner == owner {
-		return s.calls
-	}
-	return nil
-}
-
 // begin records a request of owner on session id; cancel is called if the
 // session ends while the request runs. It returns the function to call
-// when the request ends, or false when id is not a live session of owner.
-func (t *sessionTable) begin(id string, owner int, cancel context.CancelFunc) (func(), bool) {
+// when the request ends and the session's call table, or false when id is
+// not a live session of owner.
+func (t *sessionTable) begin(id string, owner int, cancel context.CancelFunc) (func(), *callTable, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.byID[id]
 	if s == nil || s.owner != owner {
-		return nil, false
+		return nil, nil, false
 	}
 	t.seq++
 	n := t.seq
@@ -178,7 +168,7 @@ func (t *sessionTable) begin(id string, owner int, cancel context.CancelFunc) (f
 		delete(s.cancels, n)
 		s.active--
 		s.last = time.Now()
-	}, true
+	}, s.calls, true
 }
 
 // terminate ends session id when owner (or any owner, when owner < 0)

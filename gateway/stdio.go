@@ -191,7 +191,7 @@ func (w *stdioWriter) inspect(line []byte) ([]byte, mcp.JSONRPCMessage) {
 	}
 	switch {
 	case msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID):
-		fwd, resp := precheckCall(msg, line)
+		fwd, _, resp := precheckCall(msg, line)
 		if resp != nil {
 			return nil, resp
 		}
@@ -326,12 +326,44 @@ func responseID(line []byte) (json.RawMessage, bool) {
 // idKey normalises a JSON-RPC id the way mcp-go re-encodes it (numbers go
 // through float64), so request and response ids compare equal.
 func idKey(raw json.RawMessage) string {
+	if plainID(raw) {
+		return string(raw) // what the round trip below would return
+	}
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
 		return string(raw)
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// plainID reports whether a JSON-RPC id is written as encoding/json writes
+// it back after decoding it into an interface: an integer of at most 15
+// digits (exact in float64, printed without exponent), or a string of
+// printable ASCII without escapes or the characters json.Marshal escapes
+// (<, > and &).
+func plainID(raw []byte) bool {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		for _, c := range raw[1 : len(raw)-1] {
+			if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+		}
+		return true
+	}
+	digits := raw
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) {
+		return false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // rpcMessage is the part of a JSON-RPC message the filters read.
@@ -347,24 +379,26 @@ type rpcMessage struct {
 // (unknownToolMessage), a progress token over MaxProgressTokenBytes, or
 // arguments that fail CheckArgs' transport-level checks — or else the
 // message to forward (raw, with an inexact numeric progress token
-// rewritten; see rewriteProgressToken).
-func precheckCall(msg rpcMessage, raw []byte) ([]byte, mcp.JSONRPCMessage) {
+// rewritten; see rewriteProgressToken) and the outcome of CheckArgs, which
+// the handler of the same call may reuse (checkArgsOnce).
+func precheckCall(msg rpcMessage, raw []byte) ([]byte, *checkedArgs, mcp.JSONRPCMessage) {
 	p, bad := parseCallParams(msg.Params)
 	if bad != "" {
-		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, bad)
+		return nil, nil, rpcError(msg.ID, mcp.INVALID_PARAMS, bad)
 	}
-	if _, ok := tools.SpecOf(p.name()); !ok {
-		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, unknownToolMessage(p.name()))
+	tool := p.name()
+	if _, ok := tools.SpecOf(tool); !ok {
+		return nil, nil, rpcError(msg.ID, mcp.INVALID_PARAMS, unknownToolMessage(tool))
 	}
 	if p.progressTokenLen() > MaxProgressTokenBytes {
-		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, msgProgressTokenTooLong)
+		return nil, nil, rpcError(msg.ID, mcp.INVALID_PARAMS, msgProgressTokenTooLong)
 	}
-	_, err := CheckArgs(p.name(), p.Arguments)
+	args, err := CheckArgs(tool, p.Arguments)
 	var ae *ArgError
 	if errors.As(err, &ae) && ae.Protocol() {
-		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, ae.Msg)
+		return nil, nil, rpcError(msg.ID, mcp.INVALID_PARAMS, ae.Msg)
 	}
-	return rewriteProgressToken(raw, p), nil
+	return rewriteProgressToken(raw, p), &checkedArgs{tool: tool, raw: p.Arguments, args: args, err: err}, nil
 }
 
 // slogWriter adapts mcp-go's *log.Logger output to slog (stderr).
