@@ -1,17 +1,15 @@
 package compiler
 
-import "github.com/axpool/axpool/compiler/syntax"
+import (
+	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/arena"
+)
 
 // The checker's objects (types, locals, normalised patterns, ...) are
 // numerous and small. They are allocated in chunks from a checkArena. With
 // Analyze every compilation has its own arena, which lives as long as the
 // Program; Compile, whose results refer to none of these objects, recycles
 // the arena (and the syntax tree's) for later compilations.
-
-const (
-	slabMin = 4  // first chunk of a slab, in elements
-	slabMax = 16 // largest chunk
-)
 
 // checkArena holds the checker's objects of one compilation.
 type checkArena struct {
@@ -49,131 +47,41 @@ const maxPooledChunks = 1 << 12
 
 // chunks returns the number of slab chunks a holds.
 func (a *checkArena) chunks() int {
-	return a.types.chunks() + a.locals.chunks() + a.pats.chunks() + a.funcs.chunks() + a.matches.chunks() +
-		a.arms.chunks() + a.decls.chunks() + a.fields.chunks() + a.variants.chunks()
+	return a.types.Chunks() + a.locals.Chunks() + a.pats.Chunks() + a.funcs.Chunks() + a.matches.Chunks() +
+		a.arms.Chunks() + a.decls.Chunks() + a.fields.Chunks() + a.variants.Chunks()
 }
 
 // reset makes all objects of a reusable: everything allocated in a must no
 // longer be used.
 func (a *checkArena) reset() {
-	a.types.reset()
-	a.locals.reset()
-	a.pats.reset()
-	a.funcs.reset()
-	a.matches.reset()
-	a.arms.reset()
-	a.decls.reset()
-	a.fields.reset()
-	a.variants.reset()
-	a.typeLists.reset()
-	a.localLists.reset()
-	a.patLists.reset()
-	a.armLists.reset()
-	a.fieldLists.reset()
-	a.variantLists.reset()
-	a.idxLists.reset()
+	a.types.Reset()
+	a.locals.Reset()
+	a.pats.Reset()
+	a.funcs.Reset()
+	a.matches.Reset()
+	a.arms.Reset()
+	a.decls.Reset()
+	a.fields.Reset()
+	a.variants.Reset()
+	a.typeLists.Reset()
+	a.localLists.Reset()
+	a.patLists.Reset()
+	a.armLists.Reset()
+	a.fieldLists.Reset()
+	a.variantLists.Reset()
+	a.idxLists.Reset()
 }
 
-// slab hands out pointers into chunks of Ts. After a reset the chunks are
-// reused; their old contents are overwritten as they are handed out again.
-type slab[T any] struct {
-	chunk []T   // the chunk being filled
-	full  [][]T // filled chunks
-	spare [][]T // empty chunks, after a reset
-}
-
-// alloc returns a pointer to a new T holding v.
-func alloc[T any](s *slab[T], v T) *T {
-	if len(s.chunk) == cap(s.chunk) {
-		s.grow()
-	}
-	s.chunk = append(s.chunk, v)
-	return &s.chunk[len(s.chunk)-1]
-}
-
-func (s *slab[T]) grow() {
-	if cap(s.chunk) > 0 {
-		s.full = append(s.full, s.chunk)
-	}
-	if n := len(s.spare); n > 0 {
-		s.chunk, s.spare = s.spare[n-1], s.spare[:n-1]
-		return
-	}
-	s.chunk = make([]T, 0, min(max(2*cap(s.chunk), slabMin), slabMax))
-}
-
-// chunks returns the number of chunks s holds.
-func (s *slab[T]) chunks() int { return len(s.full) + len(s.spare) + 1 }
-
-func (s *slab[T]) reset() {
-	if cap(s.chunk) > 0 {
-		s.full = append(s.full, s.chunk)
-		s.chunk = nil
-	}
-	for _, c := range s.full {
-		s.spare = append(s.spare, c[:0])
-	}
-	clear(s.full)
-	s.full = s.full[:0]
-}
-
-// listStore hands out lists of Ts as full slices (capacity equals length)
-// of shared backing arrays, so appending to one never overwrites another.
-type listStore[T any] struct {
-	store []T   // the backing array being filled
-	full  [][]T // filled backing arrays
-	spare [][]T // empty backing arrays, after a reset
-}
-
-const (
-	storeMin = 16 // first backing array, in elements
-	storeMax = 64 // largest backing array (unless one list is longer)
+// slab and listStore are the shared chunked allocators (internal/arena);
+// alloc, newList and keep are their short forms.
+type (
+	slab[T any]      = arena.Slab[T]
+	listStore[T any] = arena.Lists[T]
 )
 
-// newList returns a list of n zero Ts (nil for n == 0).
-func newList[T any](l *listStore[T], n int) []T {
-	if n == 0 {
-		return nil
-	}
-	if cap(l.store)-len(l.store) < n {
-		l.grow(n)
-	}
-	start := len(l.store)
-	l.store = l.store[:start+n]
-	out := l.store[start : start+n : start+n]
-	clear(out)
-	return out
-}
-
-// keep returns a copy of xs (nil when xs is empty).
-func keep[T any](l *listStore[T], xs []T) []T {
-	out := newList(l, len(xs))
-	copy(out, xs)
-	return out
-}
-
-func (l *listStore[T]) grow(n int) {
-	if cap(l.store) > 0 {
-		l.full = append(l.full, l.store)
-	}
-	if k := len(l.spare); k > 0 && cap(l.spare[k-1]) >= n {
-		l.store, l.spare = l.spare[k-1], l.spare[:k-1]
-		return
-	}
-	l.store = make([]T, 0, max(n, min(max(2*cap(l.store), storeMin), storeMax)))
-}
-
-func (l *listStore[T]) reset() {
-	if cap(l.store) > 0 {
-		l.full = append(l.full, l.store)
-		l.store = nil
-	}
-	for _, s := range l.full {
-		l.spare = append(l.spare, s[:0])
-	}
-	clear(l.full)
-	l.full = l.full[:0]
-}
+func alloc[T any](s *slab[T], v T) *T           { return s.New(v) }
+func newList[T any](l *listStore[T], n int) []T { return l.Make(n) }
+func keep[T any](l *listStore[T], xs []T) []T   { return l.Keep(xs) }
 
 // Type constructors of the checker (the free functions of types.go build
 // the shared built-in types).

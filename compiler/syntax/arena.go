@@ -9,13 +9,7 @@ package syntax
 // A caller that knows when a tree is no longer used (the compiler, once a
 // module is generated) can parse into a recycled arena with ParseIn.
 
-const (
-	slabMin = 4  // first chunk of a slab, in elements
-	slabMax = 16 // largest chunk
-
-	storeMin = 16 // first backing array of a list store, in elements
-	storeMax = 64 // largest backing array (unless one list is longer)
-)
+import "github.com/axpool/axpool/internal/arena"
 
 // Arena holds the nodes and lists of the trees parsed into it (ParseIn).
 // An Arena is not safe for concurrent use. The zero Arena is ready to use.
@@ -45,94 +39,15 @@ func (a *Arena) Reset() {
 	a.lists.reset()
 }
 
-// slab hands out pointers into chunks of Ts. Chunks grow geometrically from
-// slabMin to slabMax elements, so small files stay small. After a reset the
-// chunks are reused.
-type slab[T any] struct {
-	chunk []T   // the chunk being filled
-	full  [][]T // filled chunks
-	spare [][]T // empty chunks, after a reset
-}
+// slab and listStore are the shared chunked allocators (internal/arena);
+// alloc and keep are their short forms.
+type (
+	slab[T any]      = arena.Slab[T]
+	listStore[T any] = arena.Lists[T]
+)
 
-// alloc returns a pointer to a new T holding v.
-func alloc[T any](s *slab[T], v T) *T {
-	if len(s.chunk) == cap(s.chunk) {
-		s.grow()
-	}
-	s.chunk = append(s.chunk, v)
-	return &s.chunk[len(s.chunk)-1]
-}
-
-func (s *slab[T]) grow() {
-	if cap(s.chunk) > 0 {
-		s.full = append(s.full, s.chunk)
-	}
-	if n := len(s.spare); n > 0 {
-		s.chunk, s.spare = s.spare[n-1], s.spare[:n-1]
-		return
-	}
-	s.chunk = make([]T, 0, min(max(2*cap(s.chunk), slabMin), slabMax))
-}
-
-// reset makes all chunks spares; their old contents are overwritten as
-// they are reused.
-func (s *slab[T]) reset() {
-	if cap(s.chunk) > 0 {
-		s.full = append(s.full, s.chunk)
-		s.chunk = nil
-	}
-	for _, c := range s.full {
-		s.spare = append(s.spare, c[:0])
-	}
-	clear(s.full)
-	s.full = s.full[:0]
-}
-
-// listStore keeps finished lists of one element type in shared backing
-// arrays. Each list is a full slice (capacity equals length) of a backing
-// array, so appending to it never overwrites a neighbouring list.
-type listStore[T any] struct {
-	store []T   // the backing array being filled
-	full  [][]T // filled backing arrays
-	spare [][]T // empty backing arrays, after a reset
-}
-
-// keep copies xs into the store and returns the copy (nil when xs is empty).
-func keep[T any](l *listStore[T], xs []T) []T {
-	n := len(xs)
-	if n == 0 {
-		return nil
-	}
-	if cap(l.store)-len(l.store) < n {
-		l.grow(n)
-	}
-	start := len(l.store)
-	l.store = append(l.store, xs...)
-	return l.store[start:len(l.store):len(l.store)]
-}
-
-func (l *listStore[T]) grow(n int) {
-	if cap(l.store) > 0 {
-		l.full = append(l.full, l.store)
-	}
-	if k := len(l.spare); k > 0 && cap(l.spare[k-1]) >= n {
-		l.store, l.spare = l.spare[k-1], l.spare[:k-1]
-		return
-	}
-	l.store = make([]T, 0, max(n, min(max(2*cap(l.store), storeMin), storeMax)))
-}
-
-func (l *listStore[T]) reset() {
-	if cap(l.store) > 0 {
-		l.full = append(l.full, l.store)
-		l.store = nil
-	}
-	for _, s := range l.full {
-		l.spare = append(l.spare, s[:0])
-	}
-	clear(l.full)
-	l.full = l.full[:0]
-}
+func alloc[T any](s *slab[T], v T) *T         { return s.New(v) }
+func keep[T any](l *listStore[T], xs []T) []T { return l.Keep(xs) }
 
 // listBuf builds the lists of one element type. Lists nest (the arguments
 // of a call inside an argument list), so the elements of the open lists are
@@ -209,43 +124,43 @@ type nodeSlabs struct {
 }
 
 func (n *nodeSlabs) reset() {
-	n.idents.reset()
-	n.names.reset()
-	n.ints.reset()
-	n.strs.reset()
-	n.bools.reset()
-	n.binaries.reset()
-	n.unaries.reset()
-	n.parens.reset()
-	n.calls.reset()
-	n.fields.reset()
-	n.tags.reset()
-	n.ifs.reset()
-	n.matches.reset()
-	n.arms.reset()
-	n.fieldInits.reset()
-	n.records.reset()
-	n.enums.reset()
-	n.lists.reset()
-	n.blocks.reset()
-	n.blockExprs.reset()
-	n.exprStmts.reset()
-	n.lets.reset()
-	n.assigns.reset()
-	n.fors.reset()
-	n.whiles.reset()
-	n.returns.reset()
-	n.namedTypes.reset()
-	n.params.reset()
-	n.fns.reset()
-	n.fieldDecls.reset()
-	n.wildPats.reset()
-	n.bindPats.reset()
-	n.litPats.reset()
-	n.tagPats.reset()
-	n.variantPats.reset()
-	n.fieldPats.reset()
-	n.variants.reset()
+	n.idents.Reset()
+	n.names.Reset()
+	n.ints.Reset()
+	n.strs.Reset()
+	n.bools.Reset()
+	n.binaries.Reset()
+	n.unaries.Reset()
+	n.parens.Reset()
+	n.calls.Reset()
+	n.fields.Reset()
+	n.tags.Reset()
+	n.ifs.Reset()
+	n.matches.Reset()
+	n.arms.Reset()
+	n.fieldInits.Reset()
+	n.records.Reset()
+	n.enums.Reset()
+	n.lists.Reset()
+	n.blocks.Reset()
+	n.blockExprs.Reset()
+	n.exprStmts.Reset()
+	n.lets.Reset()
+	n.assigns.Reset()
+	n.fors.Reset()
+	n.whiles.Reset()
+	n.returns.Reset()
+	n.namedTypes.Reset()
+	n.params.Reset()
+	n.fns.Reset()
+	n.fieldDecls.Reset()
+	n.wildPats.Reset()
+	n.bindPats.Reset()
+	n.litPats.Reset()
+	n.tagPats.Reset()
+	n.variantPats.Reset()
+	n.fieldPats.Reset()
+	n.variants.Reset()
 }
 
 // listStores keeps the node lists of the trees of an arena.
@@ -263,16 +178,16 @@ type listStores struct {
 }
 
 func (l *listStores) reset() {
-	l.stmts.reset()
-	l.exprs.reset()
-	l.types.reset()
-	l.params.reset()
-	l.fieldInits.reset()
-	l.arms.reset()
-	l.fieldDecls.reset()
-	l.fieldPats.reset()
-	l.variants.reset()
-	l.items.reset()
+	l.stmts.Reset()
+	l.exprs.Reset()
+	l.types.Reset()
+	l.params.Reset()
+	l.fieldInits.Reset()
+	l.arms.Reset()
+	l.fieldDecls.Reset()
+	l.fieldPats.Reset()
+	l.variants.Reset()
+	l.items.Reset()
 }
 
 // listBufs builds the node lists of a tree.
