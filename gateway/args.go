@@ -35,7 +35,7 @@ func (e *ArgError) Protocol() bool {
 // CheckArgs checks the arguments of a call to tool with tools.CheckArgs and
 // returns them normalised: nulls removed (null means absent) and
 // integer-valued numbers written as plain integers. An unknown tool returns
-// (raw, nil): the transports refuse it before (unknownToolMessage), and
+// (raw, nil): the transports refuse it before (tools.UnknownToolMessage), and
 // mcp-go answers it for in-process clients. Errors are *ArgError; transport-level
 // kinds win over the others, and among them the source size is checked
 // first.

@@ -21,7 +21,7 @@
 //     not of the schema's types (including a missing required argument or
 //     arguments that are not an object), for unknown tools (`unknown tool
 //     "boruna_rn" (did you mean "boruna_run"?)`, the suggestion only when
-//     one tool name is clearly nearest, by syntax.Nearest), and for a
+//     one tool name is clearly nearest: tools.UnknownToolMessage), and for a
 //     _meta.progressToken over MaxProgressTokenBytes (256 bytes of JSON as
 //     sent; "progress token exceeds 256 bytes" — the token is echoed in
 //     every notifications/progress). mcp-go v1.2.1 turns every
@@ -83,7 +83,6 @@
 // several times more on its own (including the tool's input schema, for
 // x-mcp-header bindings), which dominates the CPU of serving a call.
 //
-// The gateway imports tools, queue and wire, and compiler/syntax only for
-// its "did you mean" rule (syntax.Nearest); it must not import compiler or
-// vm.
+// The gateway imports tools, queue and wire; it must not import compiler
+// or vm directly.
 package gateway

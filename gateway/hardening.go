@@ -11,11 +11,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -73,31 +71,6 @@ const MaxProgressTokenBytes = 256
 // msgProgressTokenTooLong is the -32602 message of a progress token over
 // MaxProgressTokenBytes.
 var msgProgressTokenTooLong = fmt.Sprintf("progress token exceeds %d bytes", MaxProgressTokenBytes)
-
-// maxQuotedToolName is the longest tool name quoted whole in the message of
-// an unknown tool; a longer one is cut (at a character boundary).
-const maxQuotedToolName = 128
-
-// unknownToolMessage is the -32602 message of a tools/call naming a tool
-// that does not exist (CONTRACT.md §1: unknown tools are invalid_params):
-// `unknown tool "boruna_rn" (did you mean "boruna_run"?)`, the suggestion
-// being the clearly nearest tool name (syntax.Nearest, the project-wide
-// "did you mean" rule) and absent when none is near. A name over
-// maxQuotedToolName bytes is quoted cut, followed by "…" and its length.
-func unknownToolMessage(name string) string {
-	if len(name) > maxQuotedToolName {
-		cut := name[:maxQuotedToolName]
-		for len(cut) > 0 && !utf8.ValidString(cut) {
-			cut = cut[:len(cut)-1]
-		}
-		return fmt.Sprintf("unknown tool %q… (%d bytes)", cut, len(name))
-	}
-	msg := fmt.Sprintf("unknown tool %q", name)
-	if s, ok := syntax.Nearest(name, ToolNames()); ok {
-		msg += fmt.Sprintf(" (did you mean %q?)", s)
-	}
-	return msg
-}
 
 // checkID returns the -32600 answer to a message whose id is neither a
 // string, a number nor null (an object, an array or a boolean), or nil.

@@ -376,7 +376,7 @@ type rpcMessage struct {
 // precheckCall checks a tools/call request (raw is the whole message). It
 // returns the JSON-RPC invalid_params error to send — for a missing or
 // non-string tool name, params that are not an object, an unknown tool
-// (unknownToolMessage), a progress token over MaxProgressTokenBytes, or
+// (tools.UnknownToolMessage), a progress token over MaxProgressTokenBytes, or
 // arguments that fail CheckArgs' transport-level checks — or else the
 // message to forward (raw, with an inexact numeric progress token
 // rewritten; see rewriteProgressToken) and the outcome of CheckArgs, which
@@ -388,7 +388,7 @@ func precheckCall(msg rpcMessage, raw []byte) ([]byte, *checkedArgs, mcp.JSONRPC
 	}
 	tool := p.name()
 	if _, ok := tools.SpecOf(tool); !ok {
-		return nil, nil, rpcError(msg.ID, mcp.INVALID_PARAMS, unknownToolMessage(tool))
+		return nil, nil, rpcError(msg.ID, mcp.INVALID_PARAMS, tools.UnknownToolMessage(tool))
 	}
 	if p.progressTokenLen() > MaxProgressTokenBytes {
 		return nil, nil, rpcError(msg.ID, mcp.INVALID_PARAMS, msgProgressTokenTooLong)

@@ -96,7 +96,7 @@ func CheckArgs(tool string, raw json.RawMessage) (json.RawMessage, error) {
 func checkArgs(tool string, raw json.RawMessage) (*wire.Object, *ArgError) {
 	spec, ok := SpecOf(tool)
 	if !ok {
-		return nil, &ArgError{Kind: ArgUnknownTool, Tool: tool, Msg: fmt.Sprintf("unknown tool %q", tool)}
+		return nil, &ArgError{Kind: ArgUnknownTool, Tool: tool, Msg: UnknownToolMessage(tool)}
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -410,17 +410,28 @@ func unknownMessage(tool, prefix, name string, params []Param) string {
 const maxQuotedArgName = 128
 
 // quoteName quotes name for a message; a name over maxQuotedArgName bytes
-// is cut there (at a UTF-8 boundary) and followed by "…" and its byte
-// length: "kkk…"… (4194304 bytes), like the gateway's unknown-tool message.
+// is cut there (at a UTF-8 boundary, clipArg) and followed by "…" and its
+// byte length: "kkk…"… (4194304 bytes).
 func quoteName(name string) string {
 	if len(name) <= maxQuotedArgName {
 		return strconv.Quote(name)
 	}
-	cut := name[:maxQuotedArgName]
-	for len(cut) > 0 && !utf8.ValidString(cut) {
-		cut = cut[:len(cut)-1]
+	return fmt.Sprintf("%q… (%d bytes)", clipArg(name), len(name))
+}
+
+// UnknownToolMessage is the refusal of a call naming a tool that is not one
+// of the 14 (CONTRACT.md §1: invalid_params): `unknown tool "boruna_rn"
+// (did you mean "boruna_run"?)`, the suggestion absent when no tool name is
+// clearly nearest, a name over 128 bytes quoted cut with its byte length.
+// CheckArgs and the gateway's transports answer with it.
+func UnknownToolMessage(name string) string {
+	msg := "unknown tool " + quoteName(name)
+	if len(name) <= maxQuotedArgName {
+		if s, ok := nearest(name, Names()); ok {
+			msg += fmt.Sprintf(" (did you mean %q?)", s)
+		}
 	}
-	return fmt.Sprintf("%q… (%d bytes)", cut, len(name))
+	return msg
 }
 
 // args holds the checked, normalised arguments of one call (checkArgs).
