@@ -7,8 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mark3labs/mcp-go/mcp"
-
 	"github.com/axpool/axpool/tools"
 )
 
@@ -78,18 +76,6 @@ func TestMetaProgressTokenShortcut(t *testing.T) {
 	}
 }
 
-// slowModernMeta is modernMeta without its shortcut.
-func slowModernMeta(params json.RawMessage) bool {
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if len(params) == 0 || json.Unmarshal(params, &p) != nil {
-		return false
-	}
-	var v string
-	return json.Unmarshal(p.Meta[mcp.MetaKeyProtocolVersion], &v) == nil && mcp.IsModernProtocol(v)
-}
-
 func TestModernMetaShortcut(t *testing.T) {
 	for _, tc := range []struct {
 		params string
@@ -108,7 +94,7 @@ func TestModernMetaShortcut(t *testing.T) {
 		{`[{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}]`, false},
 	} {
 		got := modernMeta(json.RawMessage(tc.params))
-		if got != tc.want || got != slowModernMeta(json.RawMessage(tc.params)) {
+		if got != tc.want || got != decodeModernMeta(json.RawMessage(tc.params)) {
 			t.Errorf("modernMeta(%s) = %v, want %v", tc.params, got, tc.want)
 		}
 	}

@@ -360,6 +360,11 @@ func modernMeta(params json.RawMessage) bool {
 	if len(params) == 0 || !mayContainKey(params, mcp.MetaKeyProtocolVersion) {
 		return false // most legacy requests: no decoding
 	}
+	return decodeModernMeta(params)
+}
+
+// decodeModernMeta is modernMeta by decoding params, with no shortcut.
+func decodeModernMeta(params json.RawMessage) bool {
 	var p struct {
 		Meta map[string]json.RawMessage `json:"_meta"`
 	}
