@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -81,34 +80,8 @@ func stdioClient(t testing.TB, g *Server) *client.Client {
 // returns the endpoint URL.
 func httpServer(t testing.TB, g *Server, cfg HTTPConfig) string {
 	t.Helper()
-	if cfg.Tokens == nil {
-		tok, err := NewToken("tester", testToken)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Tokens = []Token{tok}
-	}
-	h, err := g.NewHTTPServer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- h.Serve(ln) }()
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := h.Shutdown(ctx); err != nil {
-			t.Errorf("http shutdown: %v", err)
-		}
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return "http://" + ln.Addr().String() + EndpointPath
+	_, url := httpServerH(t, g, cfg)
+	return url
 }
 
 // httpClient returns an initialized Streamable HTTP client of url; legacy
