@@ -3,13 +3,13 @@ package tools
 import (
 	"context"
 
-	"github.com/axpool/axpool/framework"
-	"github.com/axpool/axpool/repair"
-	"github.com/axpool/axpool/sealed"
-	"github.com/axpool/axpool/template"
+	"github.com/axpool/axpool/tools/framework"
+	"github.com/axpool/axpool/tools/repair"
+	"github.com/axpool/axpool/tools/sealed"
+	"github.com/axpool/axpool/tools/template"
+	"github.com/axpool/axpool/tools/workflow"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
-	"github.com/axpool/axpool/workflow"
 )
 
 // workflowValidateTool is boruna_workflow_validate; the engine is

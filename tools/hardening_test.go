@@ -73,7 +73,7 @@ fn view(state: State) -> Int { state.n }
 // TestFrameworkCeilingPolicy: the operator's ceiling applies to init()
 // (run with allow-all otherwise) and to the actors it spawns.
 func TestFrameworkCeilingPolicy(t *testing.T) {
-	app, err := os.ReadFile("../framework/testdata/ceiling/step_input_app.ax")
+	app, err := os.ReadFile("framework/testdata/ceiling/step_input_app.ax")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"math"
 	"time"
 
-	"github.com/axpool/axpool/internal/toolwire"
 	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/tools/internal/toolwire"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
 )

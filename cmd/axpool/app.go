@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/axpool/axpool/compiler"
-	"github.com/axpool/axpool/framework"
+	"github.com/axpool/axpool/tools/framework"
 	"github.com/axpool/axpool/vm"
 )
 

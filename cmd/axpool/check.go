@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/axpool/axpool/compiler"
-	"github.com/axpool/axpool/repair"
+	"github.com/axpool/axpool/tools/repair"
 	"github.com/axpool/axpool/wire"
 )
 

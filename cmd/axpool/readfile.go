@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/axpool/axpool/gateway"
-	"github.com/axpool/axpool/template"
 	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/tools/template"
 )
 
 // Size limits of the files the CLI reads: the same inputs are bounded the

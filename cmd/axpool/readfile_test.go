@@ -9,8 +9,8 @@ import (
 
 	"github.com/axpool/axpool/gateway"
 	"github.com/axpool/axpool/policy"
-	"github.com/axpool/axpool/template"
 	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/tools/template"
 )
 
 // TestFileLimitsMatchMCP: the CLI's file limits are the limits of the same

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/axpool/axpool/template"
+	"github.com/axpool/axpool/tools/template"
 	"github.com/axpool/axpool/wire"
 )
 

@@ -9,7 +9,7 @@ import (
 
 func TestTemplateCLI(t *testing.T) {
 	shipped := filepath.Join("..", "..", "templates")
-	fixtures := filepath.Join("..", "..", "template", "testdata", "fixtures")
+	fixtures := filepath.Join("..", "..", "tools", "template", "testdata", "fixtures")
 	out, _, code := runCLI(t, "template", "list", "--templates-dir", shipped)
 	wantList := `auth-app 1.0.0 - Authentication flow with role management
   args: app_name (string, required)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/axpool/axpool/workflow"
+	"github.com/axpool/axpool/tools/workflow"
 )
 
 // `axpool workflow validate FILE [--json]` (CONTRACT.md §2

@@ -30,15 +30,31 @@ func Files(t testing.TB, pattern string, min int) []string {
 }
 
 // LibsDir returns the absolute path of the repository's std libraries
-// (../libs from a top-level package's directory, where its tests run), the
-// libs dir golden inputs import from.
+// (libs/ at the module root, found by walking up from the test's working
+// directory to go.mod), the libs dir golden inputs import from.
 func LibsDir(t testing.TB) string {
 	t.Helper()
-	d, err := filepath.Abs(filepath.Join("..", "libs"))
+	return filepath.Join(RepoRoot(t), "libs")
+}
+
+// RepoRoot returns the absolute path of the module root: the nearest
+// directory at or above the test's working directory that holds go.mod.
+func RepoRoot(t testing.TB) string {
+	t.Helper()
+	d, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return d
+	for {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			t.Fatal("no go.mod above the test's working directory")
+		}
+		d = up
+	}
 }
 
 // Check compares got with the contents of path. With update it writes got

@@ -73,7 +73,7 @@ func TestLibsDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := LibsDir(t), filepath.Join(filepath.Dir(wd), "libs"); got != want {
+	if got, want := LibsDir(t), filepath.Join(filepath.Dir(filepath.Dir(wd)), "libs"); got != want {
 		t.Fatalf("LibsDir = %s, want %s", got, want)
 	}
 }

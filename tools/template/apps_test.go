@@ -10,7 +10,7 @@ import (
 
 	"github.com/axpool/axpool/compiler"
 	"github.com/axpool/axpool/internal/golden"
-	"github.com/axpool/axpool/template"
+	"github.com/axpool/axpool/tools/template"
 	"github.com/axpool/axpool/vm"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/axpool/axpool/framework"
+	"github.com/axpool/axpool/tools/framework"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
 )

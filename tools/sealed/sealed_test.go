@@ -13,7 +13,7 @@ import (
 
 	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/policy"
-	"github.com/axpool/axpool/sealed"
+	"github.com/axpool/axpool/tools/sealed"
 	"github.com/axpool/axpool/vm"
 )
 

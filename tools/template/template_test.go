@@ -9,16 +9,16 @@ import (
 	"testing"
 
 	"github.com/axpool/axpool/internal/golden"
-	"github.com/axpool/axpool/template"
+	"github.com/axpool/axpool/tools/template"
 	"github.com/axpool/axpool/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
 
 const (
-	shipped  = "../templates"
+	shipped  = "../../templates"
 	fixtures = "testdata/fixtures"
-	libsDir  = "../libs"
+	libsDir  = "../../libs"
 )
 
 // goldenCases are compared byte for byte with testdata/golden/NAME.golden

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/internal/golden"
-	"github.com/axpool/axpool/sealed"
+	"github.com/axpool/axpool/tools/sealed"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
 )

@@ -9,8 +9,8 @@ import (
 	"runtime/debug"
 
 	"github.com/axpool/axpool/compiler"
-	"github.com/axpool/axpool/internal/toolwire"
 	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/tools/internal/toolwire"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
 )

@@ -21,7 +21,7 @@ func corpus(t testing.TB) []string {
 		"fn get() -> Result<String, String> !{net.fetch} { http_get(\"u\") }\nfn main() -> Int { match get() { Ok(_) => 1, Err(_) => 0 } }\n",
 	}
 	var files []string
-	for _, pat := range []string{"testdata/check/*.ax", "testdata/repair/*.ax", "../compiler/testdata/*.ax"} {
+	for _, pat := range []string{"testdata/check/*.ax", "testdata/repair/*.ax", "../../compiler/testdata/*.ax"} {
 		fs, _ := filepath.Glob(pat)
 		files = append(files, fs...)
 	}

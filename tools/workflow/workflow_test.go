@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/axpool/axpool/internal/golden"
-	"github.com/axpool/axpool/workflow"
+	"github.com/axpool/axpool/tools/workflow"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axpool/axpool/tools/workflow"
 	"github.com/axpool/axpool/wire"
-	"github.com/axpool/axpool/workflow"
 )
 
 // Generators of adversarial documents of about n bytes, one per shape that

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/axpool/axpool/framework"
 	"github.com/axpool/axpool/internal/golden"
+	"github.com/axpool/axpool/tools/framework"
 	"github.com/axpool/axpool/wire"
 )
 

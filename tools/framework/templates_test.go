@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/axpool/axpool/framework"
-	"github.com/axpool/axpool/template"
+	"github.com/axpool/axpool/tools/framework"
+	"github.com/axpool/axpool/tools/template"
 )
 
 // templateRuns renders each shipped template and drives it through a
@@ -42,7 +42,7 @@ var templateRuns = []struct {
 // every effect allowed by the template's policies()); the responses are
 // locked by testdata/templates/*.golden.
 func TestTemplatesPassFrameworkTest(t *testing.T) {
-	dir := filepath.Join("..", "templates")
+	dir := filepath.Join("..", "..", "templates")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -6,9 +6,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/axpool/axpool/framework"
 	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/tools/framework"
 	"github.com/axpool/axpool/vm"
 )
 
