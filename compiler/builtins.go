@@ -29,7 +29,7 @@ func sig(result *Type, params ...*Type) builtinSig {
 	return builtinSig{params: params, result: result, generic: generic}
 }
 
-// builtinSigs gives the type of every pure built-in (LANGUAGE.md "Built-in
+// builtinSigs gives the type of every pure built-in (docs/language.md "Built-in
 // functions"; reference/language-reference-impl.md §8). Indexed by
 // vm.Builtin.
 var builtinSigs = [vm.NumBuiltins]builtinSig{
@@ -83,7 +83,7 @@ var builtinSigs = [vm.NumBuiltins]builtinSig{
 	vm.BFloatToInt: sig(tInt, tFloat),
 }
 
-// effectSigs gives the type of every effect built-in (LANGUAGE.md
+// effectSigs gives the type of every effect built-in (docs/language.md
 // "Capability calls"). Indexed by vm.Effect.
 var effectSigs = [vm.NumEffects]builtinSig{
 	vm.EStepInput:   sig(tString, tString),

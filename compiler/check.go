@@ -576,7 +576,7 @@ func (c *checker) fieldList(fs []*syntax.FieldDecl, d *TypeDecl, variant string)
 }
 
 // declareFuncs registers the functions of u with their signatures (pass 3).
-// A library's `main` is ignored (LANGUAGE.md "Imports").
+// A library's `main` is ignored (docs/language.md "Imports").
 func (c *checker) declareFuncs(u *unit) {
 	c.u = u
 	// Room for every item being a function.

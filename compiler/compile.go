@@ -11,7 +11,7 @@ import (
 )
 
 // MaxSourceSize is the largest source Compile and Check accept, in bytes
-// (LANGUAGE.md "Limits every run has": source ≤ 1 MB).
+// (docs/language.md "Limits every run has": source ≤ 1 MB).
 const MaxSourceSize = 1 << 20
 
 // Options configure a compilation.
@@ -26,7 +26,7 @@ type Options struct {
 	ModuleName string
 	// Script marks a program that will be run as a script (boruna_run,
 	// boruna_run_sealed, `axpool run`): its `main` is called without
-	// arguments (LANGUAGE.md "Semantics": `fn main() -> T`), so a `main`
+	// arguments (docs/language.md "Semantics": `fn main() -> T`), so a `main`
 	// of the user's file that declares parameters is the compile error
 	// E009 MainParamsMessage at main's name. A missing main is not an
 	// error here (the run tools report MISSING_MAIN); Apps, compiled

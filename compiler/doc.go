@@ -1,6 +1,6 @@
 // Package compiler turns .ax source into a vm.Module: it resolves imports,
 // type-checks, checks match exhaustiveness and capability declarations, and
-// generates bytecode (shared/LANGUAGE.md; the formal 1.0 spec §4 typing,
+// generates bytecode (docs/language.md; the formal 1.0 spec §4 typing,
 // §4.4.1 exhaustiveness, §6.3 capabilities).
 //
 // Pipeline, one file each:
@@ -21,7 +21,7 @@
 // for later compilations, since nothing it returns refers to them.
 //
 // Every pass is linear, or bounded, in the size of the source (a 1 MB
-// source compiles or fails within 2 s, LANGUAGE.md "Limits every run
+// source compiles or fails within 2 s, docs/language.md "Limits every run
 // has"): binary and `else if` chains are walked in loops (syntax.MaxNesting),
 // match arms are grouped by constructor or literal with maps (exhaust.go,
 // codegen_match.go), fields and variants of large declarations are found

@@ -15,7 +15,7 @@ import (
 	"github.com/axpool/axpool/compiler/syntax"
 )
 
-// Imports (LANGUAGE.md "Imports and standard libraries"): `import "std-x"`
+// Imports (docs/language.md "Imports and standard libraries"): `import "std-x"`
 // loads <LibsDir>/std-x/src/core.ax as a separate compilation unit. A
 // library's declared dependencies (its own imports, and the `dependencies`
 // of its package.ax.json) are loaded too; loading is cycle-safe. The user's

@@ -51,7 +51,7 @@ func TestScriptMainParams(t *testing.T) {
 	}
 }
 
-// TestScriptMainOfLibrary: a library's main is ignored (LANGUAGE.md
+// TestScriptMainOfLibrary: a library's main is ignored (docs/language.md
 // "Imports"), so its parameters are no error of the script.
 func TestScriptMainOfLibrary(t *testing.T) {
 	libs := t.TempDir()

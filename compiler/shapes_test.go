@@ -11,7 +11,7 @@ import (
 )
 
 // Pathological source shapes: every one must compile, or fail with a clean
-// error, fast (LANGUAGE.md "Limits every run has": 1 MB of source compiles
+// error, fast (docs/language.md "Limits every run has": 1 MB of source compiles
 // or fails within 2 s). BenchmarkShapes compiles each at the maximal source
 // size (compiler.MaxSourceSize); TestShapes checks the outcome of each at
 // an eighth of it (at full size when the outcome needs it, e.g. a codegen
@@ -312,7 +312,7 @@ func TestShapes(t *testing.T) {
 }
 
 // BenchmarkShapes compiles each pathological shape at the maximal source
-// size (the 2 s budget of LANGUAGE.md applies to each).
+// size (the 2 s budget of docs/language.md applies to each).
 func BenchmarkShapes(b *testing.B) {
 	for _, sh := range shapes {
 		src, _, _ := sh.gen(compiler.MaxSourceSize)

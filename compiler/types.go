@@ -7,7 +7,7 @@ import (
 	"github.com/axpool/axpool/vm"
 )
 
-// Kind classifies a static Type (LANGUAGE.md "Semantics", spec §4).
+// Kind classifies a static Type (docs/language.md "Semantics", spec §4).
 type Kind uint8
 
 // The kinds of static types.
@@ -195,7 +195,7 @@ func writeType(b *strings.Builder, t *Type, depth int) {
 	case KindRecord, KindEnum:
 		name := t.decl.Name
 		if room := max(maxTypeString-b.Len(), 16); len(name) > room {
-			name = name[:room] + "…" // identifiers are ASCII (LANGUAGE.md)
+			name = name[:room] + "…" // identifiers are ASCII (docs/language.md)
 		}
 		b.WriteString(name)
 	case kindGeneric:

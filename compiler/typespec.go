@@ -9,7 +9,7 @@ import (
 // A message comes from another actor, so `receive` cannot trust its static
 // type: RECEIVE's A operand k > 0 makes the VM check the message against
 // Module.TypeSpecs[k-1] (vm/opcode.go, vm/typespec.go). The spec describes
-// the type the checker gave that `receive` (LANGUAGE.md "Semantics": every
+// the type the checker gave that `receive` (docs/language.md "Semantics": every
 // expression has one type); an unresolved type variable is vm.KindAny.
 // Specs are shared: a module holds each distinct spec once.
 

@@ -14,7 +14,7 @@ import (
 // client). errors.As also finds the embedded *tools.ArgError.
 //
 // Protocol tells the transport-level kinds, answered with a JSON-RPC
-// invalid_params error (CONTRACT.md §1), from the others, answered with a
+// invalid_params error (docs/tools.md §1), from the others, answered with a
 // success:false result whose error_kind is ErrorKind (see the package doc).
 type ArgError struct {
 	tools.ArgError

@@ -28,7 +28,7 @@ const cancelTimeout = 5 * time.Second
 const submitTimeout = 10 * time.Second
 
 // QueueBackend is the production Backend: each executing call is a job on
-// the queue, run by a worker process (ARCHITECTURE.md "Jobs").
+// the queue, run by a worker process (docs/architecture.md "Jobs").
 type QueueBackend struct {
 	// Client is the gateway's queue client. Required.
 	Client *queue.Client

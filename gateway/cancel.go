@@ -10,7 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// Cancellation (CONTRACT.md §2 "cancellation"): notifications/cancelled —
+// Cancellation (docs/tools.md §2 "cancellation"): notifications/cancelled —
 // or an HTTP client going away — stops the call's job on its worker, at
 // whatever stage the call is, and no response is sent for it.
 //

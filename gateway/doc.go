@@ -10,7 +10,7 @@
 // tools.Executes is true) go to a Backend — in production the job queue
 // (QueueBackend); the others are answered in-process by tools.Call.
 //
-// Wire decisions (shared/CONTRACT.md §1, §4, §5) implemented here:
+// Wire decisions (docs/tools.md §1, §4, §5) implemented here:
 //
 //   - Every result is one text content item holding the pretty JSON object
 //     (2-space indent) plus the same object in structuredContent. Domain
@@ -37,11 +37,11 @@
 //   - An unknown argument is a domain failure, not a protocol error:
 //     success:false, error_kind "invalid_args", outcome "invalid_args",
 //     retryable false, message `unknown argument "max_step" for tool
-//     "boruna_run" (did you mean "max_steps"?)`. CONTRACT.md §1 lists the
+//     "boruna_run" (did you mean "max_steps"?)`. docs/tools.md §1 lists the
 //     only invalid_params cases and an unknown argument is not among them;
 //     as a result the agent sees the hint in its context window.
 //   - JSON null for an optional argument means "absent".
-//   - Cancellation (CONTRACT.md §2; cancel.go): notifications/cancelled, an
+//   - Cancellation (docs/tools.md §2; cancel.go): notifications/cancelled, an
 //     HTTP client going away, or the end of its HTTP session stops a call at
 //     any stage. The transports record every tools/call per client scope (a
 //     stdio connection, an HTTP session) before mcp-go sees it, so a cancel

@@ -120,7 +120,7 @@ func call(t testing.TB, c *client.Client, tool, args string, meta *mcp.Meta) (*m
 	return c.CallTool(ctx, req)
 }
 
-// envelope checks the CONTRACT.md §1 shape of res — one text item with the
+// envelope checks the docs/tools.md §1 shape of res — one text item with the
 // pretty JSON, the same object in structuredContent, keys starting with
 // success and protocol_version 1, not isError — and returns the object.
 func envelope(t testing.TB, res *mcp.CallToolResult) map[string]any {

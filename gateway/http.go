@@ -24,10 +24,10 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// EndpointPath is the Streamable HTTP endpoint (CONTRACT.md §4).
+// EndpointPath is the Streamable HTTP endpoint (docs/tools.md §4).
 const EndpointPath = "/mcp"
 
-// DefaultMaxBodyBytes caps a request body (CONTRACT.md §4 "request bodies
+// DefaultMaxBodyBytes caps a request body (docs/tools.md §4 "request bodies
 // capped"): one JSON-RPC message, MaxMessageBytes (8 MiB), which holds a
 // 1 MB source even fully JSON-escaped. A longer body gets 413.
 const DefaultMaxBodyBytes = MaxMessageBytes
@@ -119,7 +119,7 @@ type HTTPConfig struct {
 }
 
 // HTTPServer serves the gateway over Streamable HTTP at /mcp with bearer
-// auth, Host/Origin checks and a body cap (CONTRACT.md §4). Sessions are
+// auth, Host/Origin checks and a body cap (docs/tools.md §4). Sessions are
 // stateful, bound to the token that created them, ended by DELETE, expired
 // when idle and capped per token (see session_hardening.go); the stateless
 // 2026-07-28 protocol is served alongside (go-ecosystem §1.8).

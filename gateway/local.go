@@ -10,7 +10,7 @@ import (
 
 // ToolsLocal returns the production LocalFunc: tools.Call with env in the
 // gateway process. It refuses the tools that execute user code, so the
-// gateway can never run a VM (ARCHITECTURE.md "Processes and isolation").
+// gateway can never run a VM (docs/architecture.md "Processes and isolation").
 func ToolsLocal(env *tools.Env) LocalFunc {
 	return func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error) {
 		if tools.Executes(tool) {

@@ -9,7 +9,7 @@ import (
 )
 
 // secretNameParts are the case-insensitive substrings that make an
-// environment variable's value a secret (CONTRACT.md §4).
+// environment variable's value a secret (docs/tools.md §4).
 var secretNameParts = []string{
 	"TOKEN", "SECRET", "PASSWORD", "PASSWD", "API_KEY", "APIKEY",
 	"PRIVATE_KEY", "ACCESS_KEY", "CREDENTIAL", "AUTH",
@@ -22,7 +22,7 @@ var secretNameExempt = map[string]bool{
 }
 
 // MinSecretLen is the shortest value that is masked, in bytes: shorter
-// values would mask ordinary text (CONTRACT.md §4).
+// values would mask ordinary text (docs/tools.md §4).
 const MinSecretLen = 4
 
 // Mask is what a secret is replaced with.
@@ -38,7 +38,7 @@ type Masker struct {
 }
 
 // IsSecretName reports whether an environment variable named name holds a
-// secret (CONTRACT.md §4; exemptions as Rune's: SSH_AUTH_SOCK, GIT_AUTHOR_*,
+// secret (docs/tools.md §4; exemptions as Rune's: SSH_AUTH_SOCK, GIT_AUTHOR_*,
 // XAUTHORITY).
 func IsSecretName(name string) bool {
 	up := strings.ToUpper(name)

@@ -11,7 +11,7 @@ import (
 )
 
 // relay forwards a job's progress to the client as notifications/progress
-// (CONTRACT.md §2 "progress"): progress = cumulative VM steps, total = the
+// (docs/tools.md §2 "progress"): progress = cumulative VM steps, total = the
 // step ceiling. It coalesces updates to at most one notification per
 // interval, always carrying the latest count, strictly increasing, and
 // never blocks: a notification the session buffer cannot take is dropped.

@@ -67,7 +67,7 @@ func checkProtocolCases(t *testing.T, cases []protocolCase) {
 	}
 }
 
-// An unknown tool is JSON-RPC invalid_params (CONTRACT.md §1) with the
+// An unknown tool is JSON-RPC invalid_params (docs/tools.md §1) with the
 // gateway's message, suggesting the clearly nearest tool name.
 func TestUnknownTool(t *testing.T) {
 	checkProtocolCases(t, []protocolCase{

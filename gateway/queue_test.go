@@ -14,7 +14,7 @@ import (
 )
 
 // A full queue answers queue_full at once, with retry_after_ms and the job
-// metadata, never a hang (CONTRACT.md §5).
+// metadata, never a hang (docs/tools.md §5).
 func TestQueueFull(t *testing.T) {
 	s := newStack(t, 0, queue.Config{MaxDepth: 1, RetryAfter: 750 * time.Millisecond})
 	defer s.close()
@@ -74,7 +74,7 @@ func TestQueueFull(t *testing.T) {
 }
 
 // Secrets never leave the server: a program that returns a secret's value
-// gets *** in the text and in structuredContent (CONTRACT.md §4).
+// gets *** in the text and in structuredContent (docs/tools.md §4).
 func TestSecretsMasked(t *testing.T) {
 	s := sharedStack(t)
 	g := s.newGateway(t, Config{Masker: NewMasker([]string{"DEPLOY_TOKEN=tok-9f8e7d6c5b", "SHORT_SECRET=abc"})})

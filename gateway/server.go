@@ -49,7 +49,7 @@ type LocalFunc func(ctx context.Context, tool string, args json.RawMessage) (jso
 // JobError is a Backend failure that produced no tool result: the queue was
 // full, the job was cancelled, or it was lost. The gateway turns it into a
 // success:false envelope with outcome, retryable and the job metadata
-// (CONTRACT.md §5).
+// (docs/tools.md §5).
 type JobError struct {
 	// Outcome is wire.OutcomeQueueFull, OutcomeCancelled or OutcomeWorkerLost.
 	Outcome wire.Outcome
@@ -236,7 +236,7 @@ func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
 }
 
 // result wraps a compact JSON object as the CallToolResult of
-// CONTRACT.md §1: one text item with the pretty JSON and the same object
+// docs/tools.md §1: one text item with the pretty JSON and the same object
 // in structuredContent, both masked.
 func (g *Server) result(obj []byte) (*mcp.CallToolResult, error) {
 	masked := g.mask.JSON(obj)
@@ -308,7 +308,7 @@ func (g *Server) failure(ctx context.Context, tool string, err error) []byte {
 	return b
 }
 
-// setJobFields adds the job metadata of CONTRACT.md §5 in the queue's
+// setJobFields adds the job metadata of docs/tools.md §5 in the queue's
 // shape (queue.JobMeta): "" for a job that was never created or never
 // reached a worker.
 func setJobFields(o *wire.Object, id string, queueMs, runMs int64, worker string) {

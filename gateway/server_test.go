@@ -44,7 +44,7 @@ func TestInitializeAndListTools(t *testing.T) {
 }
 
 // checkToolList checks the 14 advertised tools: names, schemas and
-// annotations (CONTRACT.md §1).
+// annotations (docs/tools.md §1).
 func checkToolList(t *testing.T, c *client.Client, live bool) {
 	t.Helper()
 	res, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
@@ -333,7 +333,7 @@ func TestInProcessTypeErrorIsJSONRPCError(t *testing.T) {
 }
 
 // A policy over tools.MaxPolicyBytes is refused before it is queued, as
-// invalid_policy (CONTRACT.md §3), with the job fields of an executing tool.
+// invalid_policy (docs/tools.md §3), with the job fields of an executing tool.
 func TestLargePolicyIsInvalidPolicy(t *testing.T) {
 	c := stdioClient(t, sharedStack(t).gw)
 	big := `{"schema_version":1,"default_allow":false,"capabilities":{"x":"` + strings.Repeat("a", 3<<19) + `"}}`

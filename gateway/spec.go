@@ -10,7 +10,7 @@ import (
 )
 
 // MaxSourceBytes is the largest accepted `source` argument, in UTF-8 bytes
-// (tools.MaxSourceBytes, CONTRACT.md §1).
+// (tools.MaxSourceBytes, docs/tools.md §1).
 const MaxSourceBytes = tools.MaxSourceBytes
 
 // specs are the 14 tools in registration order; package tools owns them.
@@ -69,7 +69,7 @@ func propSchema(p tools.Param) *wire.Object {
 		o.Set("type", []string{"object", "boolean"})
 	case tools.ParamPolicy:
 		// No type keyword: every JSON value reaches the tool, which answers
-		// invalid_policy for the wrong ones (CONTRACT.md §3).
+		// invalid_policy for the wrong ones (docs/tools.md §3).
 		o.Set("anyOf", []any{
 			wire.NewObject().Set("type", "string").Set("enum", []string{"allow-all", "deny-all"}),
 			wire.NewObject().Set("type", "object"),
@@ -86,7 +86,7 @@ func propSchema(p tools.Param) *wire.Object {
 }
 
 // buildTool turns a spec into an mcp.Tool with its raw schema and honest
-// annotations (CONTRACT.md §1). live reports whether the server runs live
+// annotations (docs/tools.md §1). live reports whether the server runs live
 // capability handlers (then the tools that run programs are open-world and
 // not idempotent).
 func buildTool(s *tools.ToolSpec, live bool) mcp.Tool {

@@ -1,6 +1,6 @@
 // Package libs holds axpool's standard libraries as data: each
 // libs/<dir>/src/core.ax is an .ax library that `import "<dir>"` loads
-// (LANGUAGE.md "Imports and standard libraries"), described by
+// (docs/language.md "Imports and standard libraries"), described by
 // libs/<dir>/package.ax.json and tested by the script cases in
 // libs/<dir>/tests/*.ax (run by libs_test.go). The Go package itself only
 // carries this documentation and the tests.

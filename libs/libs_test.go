@@ -249,7 +249,7 @@ func TestLibrariesCompile(t *testing.T) {
 // scriptCase is one case of a libs/<dir>/tests/*.ax file: cases are
 // separated by a line that is exactly `---`; expectations are comments:
 //
-//	// want: <compact JSON>        the result, encoded as in CONTRACT.md §2
+//	// want: <compact JSON>        the result, encoded as in docs/tools.md §2
 //	// want brief: <compact JSON>  the result in the brief encoding (vm.EncodeBrief)
 //	// want runtime: <message>     the run fails with this error message
 //

@@ -1,11 +1,11 @@
 package policy
 
 // Capability identifies one effect a program may perform. The ids are frozen
-// (shared/CONTRACT.md §3) and appear in bytecode, event logs and the
+// (docs/tools.md §3) and appear in bytecode, event logs and the
 // capability_set_hash.
 type Capability uint8
 
-// The 11 canonical capabilities, ids frozen (CONTRACT.md §3).
+// The 11 canonical capabilities, ids frozen (docs/tools.md §3).
 const (
 	NetFetch   Capability = 0
 	FsRead     Capability = 1
@@ -29,7 +29,7 @@ var capNames = [NumCapabilities]string{
 }
 
 // debugNames are the CamelCase names the seed uses in messages such as
-// `CapabilityBudgetExceeded(LlmCall)` (CONTRACT.md §2 "budget exceeded").
+// `CapabilityBudgetExceeded(LlmCall)` (docs/tools.md §2 "budget exceeded").
 var debugNames = [NumCapabilities]string{
 	"NetFetch", "FsRead", "FsWrite", "DbQuery", "UiRender", "TimeNow",
 	"Random", "LlmCall", "ActorSpawn", "ActorSend", "StepInput",

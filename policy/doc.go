@@ -1,5 +1,5 @@
 // Package policy owns the capability policy of axpool (seed 002,
-// shared/CONTRACT.md §3): the 11 canonical capabilities with frozen ids,
+// docs/tools.md §3): the 11 canonical capabilities with frozen ids,
 // the strict parser and validator of the object form with its stable
 // policy.* error kinds, the allow-all / deny-all shorthands, per-run
 // budgets, the net policy, the operator ceiling (Intersect), the canonical

@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// Policy is a capability policy (seed 002, CONTRACT.md §3). The zero value
+// Policy is a capability policy (seed 002, docs/tools.md §3). The zero value
 // denies everything (default_allow false, no rules). A nil *Policy allows
-// everything (CONTRACT.md §2: an absent policy is allow-all).
+// everything (docs/tools.md §2: an absent policy is allow-all).
 //
 // Policies built by Parse, ParseRunArg, Intersect, AllowAll and DenyAll are
 // valid: SchemaVersion is 1, every rule key is canonical, and Net (when set)
@@ -72,7 +72,7 @@ func AllowAll() *Policy { return &Policy{SchemaVersion: 1, DefaultAllow: true} }
 func DenyAll() *Policy { return &Policy{SchemaVersion: 1} }
 
 // Decide reports whether c is allowed and its per-run budget (0 = unlimited).
-// A nil policy allows everything (CONTRACT.md §2: absent policy = allow-all).
+// A nil policy allows everything (docs/tools.md §2: absent policy = allow-all).
 // Budgets come only from rules: a capability allowed by default_allow has
 // no budget (reference §5.4).
 func (p *Policy) Decide(c Capability) (allow bool, budget uint64) {
@@ -179,7 +179,7 @@ func patternCovers(a, b string) bool {
 }
 
 // Intersect returns the policy that allows a capability only when both
-// caller and ceiling allow it (CONTRACT.md §3 "Operator ceiling"): a call
+// caller and ceiling allow it (docs/tools.md §3 "Operator ceiling"): a call
 // can narrow what the operator allows, never widen it.
 //
 //   - allow = caller allows && ceiling allows;

@@ -137,9 +137,9 @@ var (
 // <path>` (path as for unknown_field: "default_allow",
 // "rules.net.fetch.allow", "net_policy.allowed_domains[0].x"): JSON leaves
 // the meaning of a repeated name open, and a policy must mean one thing
-// (CONTRACT.md §3; the reference's typed decode refuses a repeated field
+// (docs/tools.md §3; the reference's typed decode refuses a repeated field
 // as a parse error too). One leading UTF-8 byte order mark is skipped, as
-// in .ax source (LANGUAGE.md); a second one is a syntax error.
+// in .ax source (docs/language.md); a second one is a syntax error.
 //
 // The string shorthands are not accepted here (ParseRunArg accepts them).
 // Numbers must be non-negative integers no larger than 2^64-1; any JSON
@@ -622,14 +622,14 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // ParseRunArg interprets the `policy` argument of boruna_run (reference
-// §5.2, CONTRACT.md §2), after one leading UTF-8 byte order mark (as in
+// §5.2, docs/tools.md §2), after one leading UTF-8 byte order mark (as in
 // Parse) and surrounding white space:
 //
 //   - absent (empty raw) or null → allow-all;
 //   - "allow-all" / "deny-all" (exact, case-sensitive) → the shorthand;
 //   - any other string → invalid_policy, `policy string must be
 //     'allow-all' or 'deny-all' (got '<s>'); pass an object for
-//     fine-grained policy — see docs/reference/policy-schema.md`;
+//     fine-grained policy — see docs/policy.md`;
 //   - a boolean, number or array → invalid_policy, `policy must be a
 //     string ('allow-all'/'deny-all') or an object; got
 //     <boolean|number|array>`;
@@ -658,7 +658,7 @@ func ParseRunArg(raw json.RawMessage) (*Policy, error) {
 			return DenyAll(), nil
 		}
 		return nil, &ValidationError{Kind: KindInvalidPolicy, Found: s, Message: fmt.Sprintf(
-			"policy string must be 'allow-all' or 'deny-all' (got '%s'); pass an object for fine-grained policy — see docs/reference/policy-schema.md", clip(s))}
+			"policy string must be 'allow-all' or 'deny-all' (got '%s'); pass an object for fine-grained policy — see docs/policy.md", clip(s))}
 	case '{':
 		return Parse(t)
 	case '[':

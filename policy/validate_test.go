@@ -334,11 +334,11 @@ func TestParseRunArg(t *testing.T) {
 		{in: `{}`, want: DenyAll()},
 		{in: `{"default_allow":true}`, want: AllowAll()},
 		{in: `"Allow-All"`, kind: KindInvalidPolicy,
-			msg: "policy string must be 'allow-all' or 'deny-all' (got 'Allow-All'); pass an object for fine-grained policy — see docs/reference/policy-schema.md"},
+			msg: "policy string must be 'allow-all' or 'deny-all' (got 'Allow-All'); pass an object for fine-grained policy — see docs/policy.md"},
 		{in: `"alow-all"`, kind: KindInvalidPolicy,
-			msg: "policy string must be 'allow-all' or 'deny-all' (got 'alow-all'); pass an object for fine-grained policy — see docs/reference/policy-schema.md"},
+			msg: "policy string must be 'allow-all' or 'deny-all' (got 'alow-all'); pass an object for fine-grained policy — see docs/policy.md"},
 		{in: `""`, kind: KindInvalidPolicy,
-			msg: "policy string must be 'allow-all' or 'deny-all' (got ''); pass an object for fine-grained policy — see docs/reference/policy-schema.md"},
+			msg: "policy string must be 'allow-all' or 'deny-all' (got ''); pass an object for fine-grained policy — see docs/policy.md"},
 		{in: `42`, kind: KindInvalidPolicy, msg: "policy must be a string ('allow-all'/'deny-all') or an object; got number"},
 		{in: `-1.5`, kind: KindInvalidPolicy, msg: "policy must be a string ('allow-all'/'deny-all') or an object; got number"},
 		{in: `true`, kind: KindInvalidPolicy, msg: "policy must be a string ('allow-all'/'deny-all') or an object; got boolean"},
@@ -352,7 +352,7 @@ func TestParseRunArg(t *testing.T) {
 		{in: "\ufeff{\"default_allow\":true}", want: AllowAll()},
 		{in: "\ufeff null", want: AllowAll()},
 		{in: `"\ufeffallow-all"`, kind: KindInvalidPolicy, // a BOM inside the string is not a leading one
-			msg: "policy string must be 'allow-all' or 'deny-all' (got '\ufeffallow-all'); pass an object for fine-grained policy — see docs/reference/policy-schema.md"},
+			msg: "policy string must be 'allow-all' or 'deny-all' (got '\ufeffallow-all'); pass an object for fine-grained policy — see docs/policy.md"},
 		{in: `{"default_allow":true,"default_allow":false}`, kind: KindParseError,
 			msg: `policy.parse_error: duplicate key "default_allow" at default_allow`},
 	}

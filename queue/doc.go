@@ -1,4 +1,4 @@
-// Package queue is axpool's job bus on NATS JetStream (ARCHITECTURE.md
+// Package queue is axpool's job bus on NATS JetStream (docs/architecture.md
 // "Jobs"; design: shared/reference/go-ecosystem.md §3.4).
 //
 // It owns:

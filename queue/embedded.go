@@ -45,7 +45,7 @@ type EmbeddedOptions struct {
 const DefaultMaxPayload = 8 << 20
 
 // Embedded is a running embedded nats-server with JetStream: the bus of
-// single-node mode (ARCHITECTURE.md "Modes"). It listens on a loopback TCP
+// single-node mode (docs/architecture.md "Modes"). It listens on a loopback TCP
 // port and accepts only clients presenting Credentials(), so worker
 // processes started by the same binary can connect and nothing else can.
 type Embedded struct {

@@ -14,7 +14,7 @@ import (
 // noted.
 var (
 	// ErrQueueFull: the job stream holds Config.MaxDepth jobs (or its byte
-	// limit is reached) and refused the job at once (CONTRACT.md §5
+	// limit is reached) and refused the job at once (docs/tools.md §5
 	// queue_full). Returned errors are *QueueFullError.
 	ErrQueueFull = errors.New("queue: queue full")
 	// ErrNoResult: no result is stored for the job (yet, or any more: results

@@ -11,7 +11,7 @@ import (
 // the only one it accepts.
 const MessageVersion = 1
 
-// Job is one unit of work on the job stream (ARCHITECTURE.md "Jobs"),
+// Job is one unit of work on the job stream (docs/architecture.md "Jobs"),
 // encoded as JSON.
 type Job struct {
 	// V is MessageVersion; Submit sets it.

@@ -13,7 +13,7 @@ import (
 // caller stopped waiting), retryable false.
 const KindDeadlineExceeded = "deadline_exceeded"
 
-// JobMeta is the job metadata added to every result (CONTRACT.md §5).
+// JobMeta is the job metadata added to every result (docs/tools.md §5).
 type JobMeta struct {
 	JobID string
 	// Queue is the time from Job.Submitted until a worker started the job
@@ -22,7 +22,7 @@ type JobMeta struct {
 	Queue, Run time.Duration
 	// Worker is the ID of the worker that ran the job; for a worker_lost
 	// result, the worker that was lost when known; "" when no worker
-	// touched the job (a queued job cancelled by a gateway). CONTRACT.md §5
+	// touched the job (a queued job cancelled by a gateway). docs/tools.md §5
 	// puts all four fields on every executing tool's result, so "" is
 	// written as is.
 	Worker string

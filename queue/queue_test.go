@@ -437,7 +437,7 @@ func TestCancelQueuedJob(t *testing.T) {
 	if r.Success || r.Kind != "cancelled" || r.Outcome != "cancelled" || r.Retryable || r.JobID != id || r.Worker != "" || r.RunMS != 0 {
 		t.Errorf("result = %s", res)
 	}
-	// No worker touched the job: "worker" is "" (CONTRACT.md §5 puts the
+	// No worker touched the job: "worker" is "" (docs/tools.md §5 puts the
 	// four job fields on every executing tool's result).
 	if !strings.HasSuffix(string(res), `,"run_ms":0,"worker":""}`) {
 		t.Errorf("result of a job no worker touched = %s", res)
@@ -704,7 +704,7 @@ func TestJobMeta(t *testing.T) {
 	if string(f) != `{"success":false,"protocol_version":1,"error_kind":"worker_lost","message":"lost","outcome":"worker_lost","retryable":true,"job_id":"j","queue_ms":0,"run_ms":0,"worker":"w9"}` {
 		t.Errorf("FailureResult = %s", f)
 	}
-	// All four job fields are always present (CONTRACT.md §5); "" when unknown.
+	// All four job fields are always present (docs/tools.md §5); "" when unknown.
 	f = FailureResult("cancelled", "cancelled", "c", JobMeta{JobID: "j", Queue: 2 * time.Millisecond})
 	if string(f) != `{"success":false,"protocol_version":1,"error_kind":"cancelled","message":"c","outcome":"cancelled","retryable":false,"job_id":"j","queue_ms":2,"run_ms":0,"worker":""}` {
 		t.Errorf("FailureResult without a worker = %s", f)

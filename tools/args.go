@@ -23,7 +23,7 @@ const (
 	// ArgNotObject: the arguments are not a JSON object.
 	ArgNotObject
 	// ArgSourceTooLarge: a Source argument is over MaxSourceBytes
-	// (message "source exceeds 1 MB limit", CONTRACT.md §1).
+	// (message "source exceeds 1 MB limit", docs/tools.md §1).
 	ArgSourceTooLarge
 	// ArgMissing: a required argument is absent or null.
 	ArgMissing
@@ -32,7 +32,7 @@ const (
 	// item of a string array) longer than Param.MaxBytes UTF-8 bytes.
 	ArgWrongType
 	// ArgUnknown: an argument the tool does not declare (the message names
-	// the nearest declared one, CONTRACT.md §1).
+	// the nearest declared one, docs/tools.md §1).
 	ArgUnknown
 	// ArgPolicyTooLarge: a ParamPolicy argument is over MaxPolicyBytes.
 	ArgPolicyTooLarge
@@ -56,7 +56,7 @@ type ArgError struct {
 func (e *ArgError) Error() string { return e.Msg }
 
 // ErrorKind returns the error_kind of a success:false answer to e:
-// "invalid_policy" for ArgPolicyTooLarge (CONTRACT.md §3), otherwise
+// "invalid_policy" for ArgPolicyTooLarge (docs/tools.md §3), otherwise
 // "invalid_args".
 func (e *ArgError) ErrorKind() string {
 	if e.Kind == ArgPolicyTooLarge {
@@ -71,7 +71,7 @@ func (k ArgErrorKind) deferred() bool { return k == ArgUnknown || k == ArgPolicy
 
 // CheckArgs checks the arguments of a call to tool against its spec and
 // returns them normalised as compact JSON: an object with nulls removed
-// (null means absent, CONTRACT.md §1) and integer-valued numbers written as
+// (null means absent, docs/tools.md §1) and integer-valued numbers written as
 // plain integers (1e3 → 1000). Absent or null arguments are {}.
 //
 // Errors are *ArgError. The first problem is reported in this order: an
@@ -341,7 +341,7 @@ func (c *checker) value(p *Param, raw json.RawMessage, path string) (any, bool) 
 			return bad("a JSON Schema (object or boolean)")
 		}
 	case ParamPolicy:
-		// Any JSON value: the tool judges its shape (CONTRACT.md §3).
+		// Any JSON value: the tool judges its shape (docs/tools.md §3).
 		if len(raw) > MaxPolicyBytes {
 			c.fail(ArgPolicyTooLarge, path, func() string {
 				return fmt.Sprintf("%s exceeds the %d-byte limit (got %d bytes of JSON)", path, MaxPolicyBytes, len(raw))
@@ -386,7 +386,7 @@ func nonNegInt(raw json.RawMessage) (int64, bool) {
 
 // unknownMessage is the refusal of an undeclared argument, naming the
 // nearest declared one when one is clearly nearest (syntax.Nearest, the
-// project-wide "did you mean" rule; CONTRACT.md §1).
+// project-wide "did you mean" rule; docs/tools.md §1).
 //
 // A name over maxQuotedArgName bytes is quoted cut (quoteName) and gets
 // no suggestion: no declared name is near it.
@@ -420,7 +420,7 @@ func quoteName(name string) string {
 }
 
 // UnknownToolMessage is the refusal of a call naming a tool that is not one
-// of the 14 (CONTRACT.md §1: invalid_params): `unknown tool "boruna_rn"
+// of the 14 (docs/tools.md §1: invalid_params): `unknown tool "boruna_rn"
 // (did you mean "boruna_run"?)`, the suggestion absent when no tool name is
 // clearly nearest, a name over 128 bytes quoted cut with its byte length.
 // CheckArgs and the gateway's transports answer with it.

@@ -13,13 +13,13 @@ import (
 )
 
 // workflowValidateTool is boruna_workflow_validate; the engine is
-// workflow.ValidateTool (reference §3.10, CONTRACT.md §2).
+// workflow.ValidateTool (reference §3.10, docs/tools.md §2).
 func workflowValidateTool(_ context.Context, _ *Env, a *args, _ ProgressFunc) *wire.Object {
 	return workflow.ValidateTool(a.str("workflow_json", ""))
 }
 
 // templateListTool is boruna_template_list; the engine is template.ListTool
-// over env.TemplatesDir (reference §3.11, CONTRACT.md §2).
+// over env.TemplatesDir (reference §3.11, docs/tools.md §2).
 func templateListTool(_ context.Context, env *Env, _ *args, _ ProgressFunc) *wire.Object {
 	return template.ListTool(env.TemplatesDir)
 }
@@ -37,13 +37,13 @@ func templateApplyTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wi
 	return withOutcome(o, wire.OutcomeInvalidArgs)
 }
 
-// checkTool is boruna_check; the engine is repair.CheckTool (CONTRACT.md §2
+// checkTool is boruna_check; the engine is repair.CheckTool (docs/tools.md §2
 // "boruna_check"). Diagnostics are findings, so the outcome is always ok.
 func checkTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wire.Object {
 	return withOutcome(repair.CheckTool(a.str("source", ""), a.str("file_name", ""), env.LibsDir), wire.OutcomeOK)
 }
 
-// repairTool is boruna_repair; the engine is repair.RepairTool (CONTRACT.md
+// repairTool is boruna_repair; the engine is repair.RepairTool (docs/tools.md
 // §2 "boruna_repair"). A refused strategy is invalid_args.
 func repairTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wire.Object {
 	o := repair.RepairTool(a.str("source", ""), a.str("file_name", ""), a.str("strategy", "best"), a.str("patch_id", ""), env.LibsDir)
@@ -68,7 +68,7 @@ func ceilingLimits(env *Env) vm.Limits {
 }
 
 // validateAppTool is boruna_validate_app; the engine is
-// framework.ValidateAppTool (CONTRACT.md §2 "boruna_validate_app").
+// framework.ValidateAppTool (docs/tools.md §2 "boruna_validate_app").
 func validateAppTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wire.Object {
 	return framework.ValidateAppTool(a.str("source", ""), env.LibsDir)
 }

@@ -1,5 +1,5 @@
 // Package tools holds the domain logic of every boruna_* MCP tool
-// (shared/CONTRACT.md §1–3, seeds 000 and 002): argument checks, the
+// (docs/tools.md §1–3, seeds 000 and 002): argument checks, the
 // boruna_run processing order and error mapping, compile/ast/symbols
 // shapes, the policy and capability tools, and the routing of the workflow
 // and template tools to their packages. The worker (which executes jobs),
@@ -8,7 +8,7 @@
 //
 // Every response is a wire.Envelope: success, protocol_version 1, then the
 // tool's fields in their documented order. Responses of tools that compile
-// or run user source also end with outcome and retryable (CONTRACT.md §5).
+// or run user source also end with outcome and retryable (docs/tools.md §5).
 //
 // Free-text string arguments are bounded in the specs (Param.MaxBytes:
 // MaxNameBytes for names, MaxItemBytes for message and template-argument

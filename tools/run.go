@@ -18,7 +18,7 @@ import (
 const SourceFile = toolwire.SourceFile
 
 // TraceLimit is the number of trace entries boruna_run returns
-// (CONTRACT.md §2 "trace").
+// (docs/tools.md §2 "trace").
 const TraceLimit = 500
 
 // runLimits are the effective limits of one boruna_run or
@@ -117,7 +117,7 @@ func (l runLimits) vmLimits() vm.Limits {
 	return v
 }
 
-// runTool is boruna_run (CONTRACT.md §2, reference §3.4). Processing order:
+// runTool is boruna_run (docs/tools.md §2, reference §3.4). Processing order:
 // limits arguments → compile → MISSING_MAIN → policy (ParseRunArg,
 // intersected with the operator ceiling) → run → output budget →
 // output_schema. Responses:
@@ -231,7 +231,7 @@ func PolicyFailure(err error) *wire.Object { return toolwire.PolicyFailure(err) 
 
 // runFailure is the one place where a Go error from a run (vm.Run or the
 // output budget) becomes wire fields: error_kind, limit_kind, phase, limit,
-// message, steps, location, outcome and retryable (CONTRACT.md §2, §5;
+// message, steps, location, outcome and retryable (docs/tools.md §2, §5;
 // reference §3.4). Limits are reported in the caller's units from lim, so
 // a response names exactly the limit that was asked for.
 //

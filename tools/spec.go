@@ -1,7 +1,7 @@
 package tools
 
 // MaxSourceBytes is the largest accepted `source` argument, in UTF-8 bytes
-// (CONTRACT.md §1): 1,048,576 is accepted, one byte more is refused with
+// (docs/tools.md §1): 1,048,576 is accepted, one byte more is refused with
 // ArgSourceTooLarge ("source exceeds 1 MB limit"), which the gateway
 // answers with JSON-RPC invalid_params and Call with invalid_args.
 const MaxSourceBytes = 1 << 20
@@ -10,10 +10,10 @@ const MaxSourceBytes = 1 << 20
 // boruna_run_sealed, in bytes of its JSON text as sent (a policy document
 // is a few kilobytes; the bound keeps a job within the queue's message
 // size). A larger one is refused with ArgPolicyTooLarge, a success:false
-// error_kind "invalid_policy" answer (CONTRACT.md §3).
+// error_kind "invalid_policy" answer (docs/tools.md §3).
 const MaxPolicyBytes = 1 << 20
 
-// DefaultMaxSteps is the documented default of `max_steps` (CONTRACT.md §2).
+// DefaultMaxSteps is the documented default of `max_steps` (docs/tools.md §2).
 const DefaultMaxSteps = 10_000_000
 
 // Length bounds of the free-text string arguments, in UTF-8 bytes
@@ -52,7 +52,7 @@ const (
 	// ParamSchema is a JSON Schema: an object or a boolean.
 	ParamSchema
 	// ParamPolicy is any JSON value of at most MaxPolicyBytes: the tool
-	// answers invalid_policy for the wrong shapes (CONTRACT.md §3).
+	// answers invalid_policy for the wrong shapes (docs/tools.md §3).
 	ParamPolicy
 )
 
@@ -88,7 +88,7 @@ type Param struct {
 // ToolSpec describes one MCP tool: its identity, its parameters and how it
 // runs.
 type ToolSpec struct {
-	// Name is the stable public tool name (CONTRACT.md §1).
+	// Name is the stable public tool name (docs/tools.md §1).
 	Name string
 	// Title is the human-readable title.
 	Title string
@@ -97,12 +97,12 @@ type ToolSpec struct {
 	// Params are the tool's arguments, in schema order.
 	Params []Param
 	// Executes reports that the tool compiles or runs user source and so
-	// goes through the job queue to a worker (ARCHITECTURE.md "Jobs").
+	// goes through the job queue to a worker (docs/architecture.md "Jobs").
 	Executes bool
 	// RunsProgram reports that the tool runs the program with capability
 	// handlers (boruna_run, boruna_run_sealed): it is not read-only, and it
 	// is open-world and not idempotent exactly when the handlers are live
-	// (CONTRACT.md §1 annotations).
+	// (docs/tools.md §1 annotations).
 	RunsProgram bool
 }
 
@@ -149,7 +149,7 @@ var limitsParam = Param{
 }
 
 // specs lists the 14 tools in their stable registration order
-// (CONTRACT.md §2; parameters as reference §3 with the CONTRACT.md §2
+// (docs/tools.md §2; parameters as reference §3 with the docs/tools.md §2
 // decisions).
 var specs = []ToolSpec{
 	{

@@ -16,7 +16,7 @@ import (
 // CLI or gateway). The zero Env is usable: no libs or templates dir, no
 // ceilings, mock capability handler.
 type Env struct {
-	// LibsDir resolves `import "std-x"` (CONTRACT.md §2 "imports").
+	// LibsDir resolves `import "std-x"` (docs/tools.md §2 "imports").
 	LibsDir string
 	// TemplatesDir holds the app templates of boruna_template_*.
 	TemplatesDir string
@@ -25,7 +25,7 @@ type Env struct {
 	// (MaxSteps steps, MaxWall duration, MaxMemory bytes, MaxOutput bytes).
 	Ceilings vm.Limits
 	// DefaultMemoryMB is the memory limit of a run whose call gives no
-	// limits.max_memory_mb (CONTRACT.md §2; 256 when 0).
+	// limits.max_memory_mb (docs/tools.md §2; 256 when 0).
 	DefaultMemoryMB int64
 	// CeilingPolicy is the operator's ceiling policy (nil = none); every
 	// caller policy is intersected with it (policy.Intersect).
@@ -35,7 +35,7 @@ type Env struct {
 	// Live reports that Handler is a live handler (real network, files,
 	// clock). Call does not read it; hosts use it for the tools'
 	// annotations (boruna_run is open-world only with live handlers,
-	// CONTRACT.md §1).
+	// docs/tools.md §1).
 	Live bool
 	// MaxResponseBytes is the largest response the host can carry, in
 	// bytes: a run result (with its ui_output) that a call does not bound
@@ -109,7 +109,7 @@ func Executes(tool string) bool {
 
 // Call runs tool with its JSON arguments and returns the complete response
 // object: `success`, `protocol_version: 1`, then the tool's fields in their
-// documented order (CONTRACT.md §1–2). Domain failures are success:false
+// documented order (docs/tools.md §1–2). Domain failures are success:false
 // responses; Call never returns nil and never panics on bad input.
 //
 // Arguments are checked first (CheckArgs): an unknown tool, an unknown or
@@ -140,7 +140,7 @@ func Call(ctx context.Context, env *Env, tool string, rawArgs json.RawMessage, p
 	return engines[tool](ctx, env, &args{obj}, progress)
 }
 
-// withOutcome appends the CONTRACT.md §5 fields of executing tools.
+// withOutcome appends the docs/tools.md §5 fields of executing tools.
 func withOutcome(o *wire.Object, out wire.Outcome) *wire.Object {
 	return o.Set("outcome", out).Set("retryable", out.Retryable())
 }

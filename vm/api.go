@@ -8,7 +8,7 @@ import (
 	"github.com/axpool/axpool/policy"
 )
 
-// Limits bound one run (LANGUAGE.md "Limits every run has", CONTRACT.md §2).
+// Limits bound one run (docs/language.md "Limits every run has", docs/tools.md §2).
 // Server-wide ceilings are applied by the caller.
 type Limits struct {
 	// MaxSteps bounds executed basic instructions. 0 means DefaultMaxSteps;
@@ -36,7 +36,7 @@ type Limits struct {
 	MaxActors int
 }
 
-// Defaults (shared/LANGUAGE.md "Limits every run has").
+// Defaults (docs/language.md "Limits every run has").
 const (
 	DefaultMaxSteps     = 10_000_000
 	DefaultMaxCallDepth = 10_000
@@ -46,7 +46,7 @@ const (
 	DefaultMaxMemory = 256 << 20
 	// DefaultProgressEvery is the progress-callback cadence in steps.
 	DefaultProgressEvery = 100_000
-	// DefaultTraceLimit is the number of trace entries kept (CONTRACT.md §2).
+	// DefaultTraceLimit is the number of trace entries kept (docs/tools.md §2).
 	DefaultTraceLimit = 500
 	// DefaultSliceSteps is the actor scheduler's slice length in steps.
 	DefaultSliceSteps = 1_000
@@ -98,7 +98,7 @@ type Options struct {
 	ProgressEvery int64
 	// Trace records the first TraceLimit (DefaultTraceLimit when 0) executed
 	// instructions as `[<function>:<ip>] <OPCODE> <operands>  stack_depth=<n>`
-	// (CONTRACT.md §2 "trace"; function names longer than MaxShownValue
+	// (docs/tools.md §2 "trace"; function names longer than MaxShownValue
 	// bytes are cut, ending in "…").
 	Trace      bool
 	TraceLimit int

@@ -4,7 +4,7 @@ import "github.com/axpool/axpool/policy"
 
 // Builtin identifies a pure built-in function, the A operand of BUILTIN.
 // The compiler owns the static type signatures (written here as comments);
-// the VM owns the semantics (shared/LANGUAGE.md "Built-in functions",
+// the VM owns the semantics (docs/language.md "Built-in functions",
 // reference/language-reference-impl.md §8 for correct input).
 type Builtin uint16
 
@@ -97,7 +97,7 @@ func LookupBuiltin(name string) (Builtin, bool) {
 }
 
 // Effect identifies a built-in that performs an effect through the
-// capability gateway; it is the A operand of CAPCALL (LANGUAGE.md
+// capability gateway; it is the A operand of CAPCALL (docs/language.md
 // "Capability calls").
 type Effect uint8
 

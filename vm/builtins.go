@@ -13,7 +13,7 @@ import (
 )
 
 // This file implements the pure built-ins (vm/builtin_table.go): the
-// reference's semantics for correct input (reference §8, LANGUAGE.md
+// reference's semantics for correct input (reference §8, docs/language.md
 // "Built-in functions"). Each result that allocates is charged to the
 // memory limit before it is built.
 

@@ -6,7 +6,7 @@
 //
 // Files: opcode.go, module.go and builtin_table.go are the instruction-set
 // contract with the compiler; value.go (values, equality, display),
-// json.go (CONTRACT.md §2 value encoding, brief encoding, EncodedSize),
+// json.go (docs/tools.md §2 value encoding, brief encoding, EncodedSize),
 // prepare.go (verification, stack depths, fused superinstructions),
 // interp.go (Run, the dispatch loop, the actor scheduler), typespec.go
 // (TypeSpec: run-time type checks of received messages), builtins.go,

@@ -1,7 +1,7 @@
 package vm
 
 // EncodedSizeAtLeast returns a lower bound n of len(v.MarshalJSON())
-// (CONTRACT.md §2 value encoding) and whether n exceeds limit, without
+// (docs/tools.md §2 value encoding) and whether n exceeds limit, without
 // building the encoding. Strings count their byte length plus the two
 // quotes (escaping only adds bytes), numbers one byte, every other
 // scalar and every container its fixed punctuation and tags. The walk

@@ -10,7 +10,7 @@ import (
 	"github.com/axpool/axpool/policy"
 )
 
-// The capability gateway (LANGUAGE.md "Capability calls", reference
+// The capability gateway (docs/language.md "Capability calls", reference
 // mcp-contract §5.4): CAPCALL checks, in order, the executing function's
 // declared capabilities, the policy, and the per-run budget, then calls the
 // Handler and records the call and its result in the event log. SPAWN and
@@ -60,7 +60,7 @@ type Event struct {
 }
 
 // MarshalJSON encodes e as in reference mcp-contract §3.5, with an "event"
-// tag first and values encoded per CONTRACT.md §2:
+// tag first and values encoded per docs/tools.md §2:
 // {"event":"cap_call","capability":"net.fetch","args":[…]},
 // {"event":"cap_result","capability":"net.fetch","result":v},
 // {"event":"actor_spawn","actor_id":1,"function":"worker"},
@@ -328,7 +328,7 @@ func (m *machine) send(from *actor, target, msg Value) error {
 	return nil
 }
 
-// MockHandler is the deterministic capability handler (LANGUAGE.md
+// MockHandler is the deterministic capability handler (docs/language.md
 // "Capability calls", reference mcp-contract §5.1 adapted to the typed
 // signatures): step_input → ""; http_get/http_request →
 // Ok("{\"mock\": true, \"url\": \"<url>\"}"); fs_read →

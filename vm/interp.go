@@ -364,7 +364,7 @@ func (m *machine) spawnActor(f *pfunc) *actor {
 }
 
 // schedule runs the actors until the root returns. Scheduling is
-// deterministic round-robin (LANGUAGE.md "Actors"): a round runs, one
+// deterministic round-robin (docs/language.md "Actors"): a round runs, one
 // slice each and in order, the actors that were runnable when it began;
 // an actor that yields, a newly spawned actor and a blocked actor that
 // receives a message join the next round, in that order of events.
@@ -1312,7 +1312,7 @@ func divInt(op Opcode, x, y int64) (int64, error) {
 }
 
 // contractError builds the message of a failed requires/ensures
-// (LANGUAGE.md "Contracts"). Each argument is shown with at most
+// (docs/language.md "Contracts"). Each argument is shown with at most
 // MaxShownValue bytes and the whole counterexample with about
 // MaxShownMessage; cut values end with "…".
 func contractError(fn *pfunc, kind, index int32, params []Value) *RuntimeError {

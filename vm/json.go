@@ -6,13 +6,13 @@ import (
 	"unicode/utf8"
 )
 
-// This file encodes values as JSON (CONTRACT.md §2 "value encoding"; the
+// This file encodes values as JSON (docs/tools.md §2 "value encoding"; the
 // seed's tagged shapes) and in the brief form of boruna_framework_test
-// (reference mcp-contract §6.2, with the tagged Some/Ok/Err of CONTRACT.md).
+// (reference mcp-contract §6.2, with the tagged Some/Ok/Err of docs/tools.md).
 // Strings are escaped like encoding/json without HTML escaping; the output
 // is compact.
 
-// MarshalJSON encodes v per CONTRACT.md §2 "value encoding":
+// MarshalJSON encodes v per docs/tools.md §2 "value encoding":
 //
 //	Int 3 → 3; Float → 3.0, 0.42, 1e16, 1.5e-7 (NaN/±Inf → null);
 //	String → "s"; Bool → true; Unit → null;
@@ -130,7 +130,7 @@ func appendRecordJSON(b []byte, id int, name string, fields []Value, names []str
 }
 
 // EncodeBrief returns the brief encoding of v used by boruna_framework_test
-// (reference mcp-contract §6.2, CONTRACT.md §2): scalars, lists, maps,
+// (reference mcp-contract §6.2, docs/tools.md §2): scalars, lists, maps,
 // ActorId and FnRef as in MarshalJSON; None → "None"; Some/Ok/Err →
 // {"Some":v} / {"Ok":v} / {"Err":v}; Record → array of its field values;
 // Enum → {"variant":<0-based variant index>,"payload":v} as in reference
@@ -303,7 +303,7 @@ func recordSize(id int, name string, fields []Value, names []string, limit int64
 	return sliceSize(fields, total+2, limit)
 }
 
-// AppendFloatJSON appends f as serde_json/ryu does (CONTRACT.md §2): the
+// AppendFloatJSON appends f as serde_json/ryu does (docs/tools.md §2): the
 // shortest round-trip digits; plain decimal for 1e-5 <= |f| < 1e16 with a
 // fractional part kept (`3.0`, `0.42`, `1000000000000000.0`), otherwise an
 // exponent without `+` (`1e16`, `1.5e-7`, `1.2345e20`); NaN and ±Inf as null.

@@ -5,7 +5,7 @@ import "iter"
 // Maps are persistent AVL trees keyed by string (path copying): lookups,
 // map_set and map_remove are O(log n) and share every untouched node with
 // the original map, so building a map in a loop is O(n log n), not O(n²).
-// Iteration is in key order (LANGUAGE.md "Map iteration order is
+// Iteration is in key order (docs/language.md "Map iteration order is
 // key-sorted"). Each node caches its subtree's entry count, logical size
 // and maximum value depth, so a map's MemSize and Depth stay O(1).
 

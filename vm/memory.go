@@ -5,7 +5,7 @@ import (
 	"unsafe"
 )
 
-// Memory accounting (LANGUAGE.md "Limits every run has": bytes held by live
+// Memory accounting (docs/language.md "Limits every run has": bytes held by live
 // values, checked as values are built).
 //
 // Every value carries its logical size (Value.MemSize: its bytes plus its

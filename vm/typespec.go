@@ -7,7 +7,7 @@ import (
 
 // This file holds TypeSpec: a static type the VM can check a value against
 // at run time. The checker gives `receive` its type from context
-// (LANGUAGE.md "Semantics": every expression has one type), but a message
+// (docs/language.md "Semantics": every expression has one type), but a message
 // comes from another actor, so RECEIVE with a non-zero A operand checks it
 // against Module.TypeSpecs[A-1] before the program sees it (opcode.go).
 
@@ -15,7 +15,7 @@ import (
 // unresolved type variable. It is never the kind of a Value.
 const KindAny Kind = 0xFF
 
-// TypeSpec describes a static type (LANGUAGE.md "Semantics", spec §4) for
+// TypeSpec describes a static type (docs/language.md "Semantics", spec §4) for
 // run-time checks. Which fields are used depends on Kind:
 //
 //	KindUnit, KindBool, KindInt, KindFloat, KindString,

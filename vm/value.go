@@ -12,7 +12,7 @@ import (
 // Kind is the dynamic kind of a Value.
 type Kind uint8
 
-// The value kinds (LANGUAGE.md "Semantics"; the zero Value is Unit).
+// The value kinds (docs/language.md "Semantics"; the zero Value is Unit).
 const (
 	KindUnit   Kind = iota
 	KindBool        // true / false
@@ -569,7 +569,7 @@ func (v Value) Payload() Value {
 
 // --- equality -------------------------------------------------------------
 
-// Equal reports structural equality (LANGUAGE.md "Semantics"): same kind and
+// Equal reports structural equality (docs/language.md "Semantics"): same kind and
 // equal contents; Float compares by IEEE == (0.0 == -0.0, NaN != NaN).
 // Records and enums must have the same type.
 func Equal(a, b Value) bool {

@@ -1,7 +1,7 @@
 package wire
 
 // Outcome is the closed set of results every executing tool reports in its
-// `outcome` field (CONTRACT.md §5).
+// `outcome` field (docs/tools.md §5).
 type Outcome string
 
 const (
@@ -26,7 +26,7 @@ func (o Outcome) Retryable() bool {
 	return o == OutcomeQueueFull || o == OutcomeWorkerLost
 }
 
-// Stable error_kind strings (CONTRACT.md §1–3, seed 000). New kinds may be
+// Stable error_kind strings (docs/tools.md §1–3, seed 000). New kinds may be
 // added; existing ones are never renamed.
 const (
 	KindRuntimeError        = "runtime_error"
@@ -48,7 +48,7 @@ const (
 	KindInternalError       = "internal_error"
 )
 
-// Limit kinds reported in `limit_kind` (CONTRACT.md §2).
+// Limit kinds reported in `limit_kind` (docs/tools.md §2).
 const (
 	LimitSteps       = "steps"
 	LimitWallMs      = "wall_ms"

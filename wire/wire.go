@@ -1,4 +1,4 @@
-// Package wire holds the pieces of the MCP wire contract (shared/CONTRACT.md)
+// Package wire holds the pieces of the MCP wire contract (docs/tools.md)
 // that several packages need: the response envelope with its field order,
 // the protocol version, the closed set of outcomes, and the error kinds.
 //
@@ -13,7 +13,7 @@ import (
 )
 
 // ProtocolVersion is the envelope version carried by every tool response
-// (CONTRACT.md §1).
+// (docs/tools.md §1).
 const ProtocolVersion = 1
 
 // Object is a JSON object that keeps its keys in insertion order.
@@ -52,7 +52,7 @@ func (o *Object) find(key string) int {
 func NewObject() *Object { return &Object{} }
 
 // Envelope returns an object that starts with `success` and then
-// `protocol_version: 1`, the order every tool response uses (CONTRACT.md §1).
+// `protocol_version: 1`, the order every tool response uses (docs/tools.md §1).
 func Envelope(success bool) *Object {
 	return NewObject().Set("success", success).Set("protocol_version", ProtocolVersion)
 }
@@ -137,7 +137,7 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 }
 
 // Pretty encodes o with a 2-space indent (the text content of every tool
-// response, CONTRACT.md §1), without HTML escaping and without a trailing
+// response, docs/tools.md §1), without HTML escaping and without a trailing
 // newline.
 func (o *Object) Pretty() ([]byte, error) {
 	compact, err := o.MarshalJSON()

@@ -1,4 +1,4 @@
-// Package worker is axpool's worker process (ARCHITECTURE.md "Jobs",
+// Package worker is axpool's worker process (docs/architecture.md "Jobs",
 // "Processes and isolation"): it pulls jobs from the queue, runs them with
 // an Executor (in production tools.Call, which compiles and runs .ax
 // programs in the VM), heartbeats while they run, publishes throttled

@@ -377,7 +377,7 @@ func decodeResult(t testing.TB, raw []byte) result {
 		t.Fatalf("result %s: %v", raw, err)
 	}
 	r.Raw = string(raw)
-	// All four job fields are on every result (CONTRACT.md §5); "worker"
+	// All four job fields are on every result (docs/tools.md §5); "worker"
 	// is "" when no worker touched the job.
 	if r.QueueMS == nil || r.RunMS == nil || r.JobID == "" || r.Worker == nil {
 		t.Errorf("result lacks job metadata: %s", raw)

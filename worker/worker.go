@@ -20,7 +20,7 @@ import (
 )
 
 // Executor runs one job and returns its response envelope: a JSON object
-// starting with success and protocol_version (CONTRACT.md §1). It must
+// starting with success and protocol_version (docs/tools.md §1). It must
 // return promptly once ctx is cancelled (a cancel request, the job's
 // deadline, or a forced shutdown) and may call progress (from any one
 // goroutine, never after returning) with the cumulative step count and the
@@ -60,7 +60,7 @@ type Options struct {
 	// run elsewhere. Default 10 s.
 	ShutdownGrace time.Duration
 	// ProgressInterval is the minimum time between two progress events of
-	// one job (CONTRACT.md §2: at most ~5 per second). Default 200 ms.
+	// one job (docs/tools.md §2: at most ~5 per second). Default 200 ms.
 	ProgressInterval time.Duration
 	// Version is reported by the worker service; default "0.0.0".
 	Version string
@@ -376,7 +376,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 // submission). It names the limit and its length, Deadline − Submitted:
 // "job timed out after 30s (job timeout)" for a job that ran, with
 // " before a worker started it" appended for one that never ran. The error
-// kind stays queue.KindDeadlineExceeded, outcome cancelled (CONTRACT.md §5).
+// kind stays queue.KindDeadlineExceeded, outcome cancelled (docs/tools.md §5).
 func timeoutMessage(job *queue.Job, ran bool) string {
 	msg := "job timed out (job timeout)"
 	if !job.Submitted.IsZero() {
@@ -474,7 +474,7 @@ func (w *Worker) finish(d *queue.Delivery, job *queue.Job, res json.RawMessage, 
 }
 
 // tooLarge is the result that replaces one the queue cannot carry
-// (CONTRACT.md §2: limit_exceeded, limit_kind output_bytes).
+// (docs/tools.md §2: limit_exceeded, limit_kind output_bytes).
 func tooLarge(size, limit int, meta queue.JobMeta) json.RawMessage {
 	obj := wire.Envelope(false).
 		Set("error_kind", wire.KindLimitExceeded).

@@ -35,7 +35,7 @@ import (
 // DefaultMemoryCeilingMB is the default of --max-memory-mb of `axpool mcp`,
 // `serve` and `worker`: the most memory one call may use, in MB, whatever
 // its limits.max_memory_mb asks (tools clamps a larger request to the
-// ceiling; CONTRACT.md §2 "an operator may set server-wide ceilings"). It
+// ceiling; docs/tools.md §2 "an operator may set server-wide ceilings"). It
 // also bounds a worker's default slot count (worker.DefaultSlots), so that
 // every slot can hold a job at the ceiling. --max-memory-mb 0 removes the
 // ceiling.

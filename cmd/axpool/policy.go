@@ -11,7 +11,7 @@ import (
 )
 
 // `axpool policy validate [--json] FILE` and `axpool policy show FILE`
-// (CONTRACT.md §3, reference §5.5). Exit status: 0 valid, 2 validation
+// (docs/tools.md §3, reference §5.5). Exit status: 0 valid, 2 validation
 // error (also the usage-error code), 1 the file cannot be read.
 
 var policyCmd = &cobra.Command{

@@ -18,7 +18,7 @@ import (
 const (
 	// MaxSourceFileBytes bounds an .ax source file (run, check, repair,
 	// app, compile, ast, disasm): tools.MaxSourceBytes, the limit of a
-	// `source` argument (CONTRACT.md §1, "source exceeds 1 MB limit").
+	// `source` argument (docs/tools.md §1, "source exceeds 1 MB limit").
 	MaxSourceFileBytes = tools.MaxSourceBytes
 	// MaxWorkflowFileBytes bounds a workflow.json file. The workflow tool
 	// sets no limit of its own (reference §10: a 5 MB workflow_json is

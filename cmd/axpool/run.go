@@ -42,7 +42,7 @@ lines on stderr, a runtime error "FILE:LINE:COL: runtime error: msg"; both exit 
 With --json: prints exactly the JSON object boruna_run returns (pretty) and
 exits 0 on success, 1 on failure. Usage errors exit 2.
 
-The limit flags are boruna_run's max_steps and limits.* (CONTRACT.md §2),
+The limit flags are boruna_run's max_steps and limits.* (docs/tools.md §2),
 and 0 is a real limit, not "none": --max-steps 0 stops the program at its
 first instruction, --max-wall-ms 0 at the first clock check after 1 ms,
 --max-output-bytes 0 lets no output fit; --max-memory-mb must be at least 1.

@@ -15,7 +15,7 @@ import (
 )
 
 // `axpool serve --http`: the MCP gateway over Streamable HTTP with bearer
-// tokens (CONTRACT.md §4).
+// tokens (docs/tools.md §4).
 
 var serveFlags struct {
 	node             nodeFlags

@@ -12,7 +12,7 @@ import (
 	"github.com/axpool/axpool/wire"
 )
 
-// `axpool template list` and `axpool template apply` (CONTRACT.md §2,
+// `axpool template list` and `axpool template apply` (docs/tools.md §2,
 // reference/tooling-reference-impl.md §3). Exit status: 0 success, 1
 // template error or failed validation, 2 usage (including an argument that
 // is not key=value or does not fit its declared type).

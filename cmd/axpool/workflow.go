@@ -9,7 +9,7 @@ import (
 	"github.com/axpool/axpool/tools/workflow"
 )
 
-// `axpool workflow validate FILE [--json]` (CONTRACT.md §2
+// `axpool workflow validate FILE [--json]` (docs/tools.md §2
 // "boruna_workflow_validate"). Exit status: 0 valid, 1 invalid or
 // unreadable, 2 usage.
 

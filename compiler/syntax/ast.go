@@ -7,7 +7,7 @@ package syntax
 // columns count bytes from the start of the line (see Pos).
 //
 // The tree covers the union of the formal 1.0 syntax and the syntax the
-// reference implementation accepts (shared/LANGUAGE.md "Syntax"). Where two
+// reference implementation accepts (docs/language.md "Syntax"). Where two
 // spellings mean the same thing (`type R {}` / `record R {}`), the node keeps
 // a flag saying which one was written, so that `axpool ast` and the tooling
 // can reproduce the source faithfully.

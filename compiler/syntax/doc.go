@@ -5,7 +5,7 @@
 // "did you mean" helper shared with the type checker (suggest.go).
 //
 // The accepted language is the union of the formal .ax 1.0 syntax and the
-// syntax the reference implementation accepts (shared/LANGUAGE.md "Syntax").
+// syntax the reference implementation accepts (docs/language.md "Syntax").
 // Notable rules:
 //
 //   - A newline ends a statement when the expression before it is complete;

@@ -15,7 +15,7 @@ import (
 )
 
 // This file is the one JSON encoding of the syntax tree: `axpool ast`
-// prints it indented, boruna_ast returns it (CONTRACT.md §2,
+// prints it indented, boruna_ast returns it (docs/tools.md §2,
 // reference/mcp-contract-reference-impl.md §3.2).
 //
 // Shape. Every node is an object whose first keys are "node" (the Go type

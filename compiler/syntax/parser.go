@@ -8,7 +8,7 @@ import (
 )
 
 // MaxNesting bounds the nesting depth of expressions, blocks, types and
-// patterns (LANGUAGE.md "Limits every run has"). Deeper input is the E002
+// patterns (docs/language.md "Limits every run has"). Deeper input is the E002
 // error "nesting too deep (more than 1000 levels)" at the token that opens
 // level 1001. Postfix chains (`x.f.g`, `f(1)(2)`) count one level per
 // operator.
@@ -27,7 +27,7 @@ const MaxNesting = 1000
 // next item after an error, and gives up after this many.
 const maxErrors = 10
 
-// Parse parses one .ax source file (LANGUAGE.md "Syntax": the union of the
+// Parse parses one .ax source file (docs/language.md "Syntax": the union of the
 // formal 1.0 syntax and the reference implementation's syntax).
 //
 // filename is used in positions and errors only. On success the ErrorList is

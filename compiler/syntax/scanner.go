@@ -11,7 +11,7 @@ import (
 
 // scanner is the lexer: it turns UTF-8 source into tokens on demand.
 //
-// Lexical rules (LANGUAGE.md "Syntax", spec §2, language-reference-impl.md §1):
+// Lexical rules (docs/language.md "Syntax", spec §2, language-reference-impl.md §1):
 // spaces, tabs and '\r' are whitespace (so "\r\n" files are accepted);
 // newlines are not tokens but set token.nl on the next token; `//` comments
 // run to the end of the line; identifiers are ASCII [A-Za-z_][A-Za-z0-9_]*;

@@ -82,7 +82,7 @@ const (
 	keywordEnd   = tIn + 1
 )
 
-// Keywords lists the reserved words of the language (LANGUAGE.md "Syntax",
+// Keywords lists the reserved words of the language (docs/language.md "Syntax",
 // language-reference-impl.md §1), in a fixed order. `record` is not among
 // them: it is contextual (a record declaration at item level, an identifier
 // elsewhere).

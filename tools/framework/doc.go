@@ -23,9 +23,9 @@
 // (optional) Int max steps per update/view call. Type and field names do
 // not matter, positions and types do. Check reports every violation with
 // its position; ValidateAppTool answers them as `valid:false` with
-// `errors` (CONTRACT.md §2), never as a failure.
+// `errors` (docs/tools.md §2), never as a failure.
 //
-// # Decisions (CONTRACT.md §2 over the reference notes)
+// # Decisions (docs/tools.md §2 over the reference notes)
 //
 //   - validate_app type-checks and compiles the program (compile errors use
 //     the compile `errors` shape) and checks the types above; the
@@ -46,7 +46,7 @@
 //     (tooling §6 item 10) is a validation error, not a runtime surprise.
 //   - Brief encoding is vm.EncodeBrief: records as arrays of their fields,
 //     None as "None", Some/Ok/Err tagged ({"Some":v}) wherever they come
-//     from (tooling §6 item 11, CONTRACT.md §2).
+//     from (tooling §6 item 11, docs/tools.md §2).
 //   - Effects (tooling §6 item 12) are counted, policed and never run.
 //     Effects of an unknown kind are not counted or policed (as in the
 //     reference) but listed in the cycle's additive `unknown_effects`, so a
@@ -61,7 +61,7 @@
 //     encoded values.
 //   - Every VM call runs under a policy (allow-all for init, deny-all for
 //     policies, update and view) intersected with the operator's ceiling
-//     policy when Options.Ceiling is set (CONTRACT.md §3), so init() and
+//     policy when Options.Ceiling is set (docs/tools.md §3), so init() and
 //     the actors it spawns can use only what the operator allows.
 //
 // framework imports compiler, vm, policy, wire and internal/toolwire (the

@@ -30,14 +30,14 @@ const MaxResponseBytes = 32 << 20
 
 // Options configure FrameworkTest.
 type Options struct {
-	// LibsDir resolves `import "std-x"` (CONTRACT.md §2 "imports").
+	// LibsDir resolves `import "std-x"` (docs/tools.md §2 "imports").
 	LibsDir string
 	// Limits bound every VM call (init, policies, and each update and
 	// view); zero fields mean the VM defaults (10,000,000 steps, 256 MB).
 	// An App's policies() max_steps lowers the step limit of update/view.
 	Limits vm.Limits
 	// Ceiling, if non-nil, is the operator's ceiling policy (tools.Env
-	// CeilingPolicy, CONTRACT.md §3 "Operator ceiling"): the policy of
+	// CeilingPolicy, docs/tools.md §3 "Operator ceiling"): the policy of
 	// every VM call — init's allow-all as well as the deny-all of
 	// policies, update and view — is intersected with it
 	// (policy.Intersect), so init() and the actors it spawns can use only
@@ -45,7 +45,7 @@ type Options struct {
 	Ceiling *policy.Policy
 }
 
-// ValidateAppTool is the boruna_validate_app engine (CONTRACT.md §2, seed
+// ValidateAppTool is the boruna_validate_app engine (docs/tools.md §2, seed
 // 000). It compiles source (imports against libsDir) and checks the App
 // protocol. Responses, every one ending with outcome and retryable:
 //
@@ -86,7 +86,7 @@ func FrameworkTestTool(ctx context.Context, source string, messages []string, li
 	return FrameworkTest(ctx, source, messages, Options{LibsDir: libsDir})
 }
 
-// FrameworkTest drives an App through messages (CONTRACT.md §2, reference
+// FrameworkTest drives an App through messages (docs/tools.md §2, reference
 // §2.3) and returns the complete response, ending with outcome and
 // retryable:
 //
@@ -254,7 +254,7 @@ func isCancelled(ctx context.Context, err error) bool {
 	return errors.As(err, &ce) || errors.Is(err, context.Canceled) || (ctx.Err() != nil && errors.Is(err, ctx.Err()))
 }
 
-// outcomeOf derives the CONTRACT.md §5 outcome of a framework failure from
+// outcomeOf derives the docs/tools.md §5 outcome of a framework failure from
 // its Go error type (the one place this mapping lives).
 func outcomeOf(err error) wire.Outcome {
 	var (

@@ -8,7 +8,7 @@ import (
 	"github.com/axpool/axpool/compiler/syntax"
 )
 
-// Diagnostic ids beyond the compiler's E001–E009 (CONTRACT.md §2
+// Diagnostic ids beyond the compiler's E001–E009 (docs/tools.md §2
 // `boruna_check`).
 const (
 	// IDMissingMain is the id of "program has no 'main' function".
@@ -24,7 +24,7 @@ const (
 )
 
 // Confidence says how likely a patch is to be what the author meant
-// (CONTRACT.md §2: "High", "Medium" or "Low", seed casing).
+// (docs/tools.md §2: "High", "Medium" or "Low", seed casing).
 type Confidence string
 
 // The confidences, from most to least sure.

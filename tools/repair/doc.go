@@ -1,5 +1,5 @@
 // Package repair implements the diagnostics and auto-repair engines behind
-// boruna_check and boruna_repair (shared/CONTRACT.md §2 rows
+// boruna_check and boruna_repair (docs/tools.md §2 rows
 // `boruna_check`/`boruna_repair`; reference/tooling-reference-impl.md §1 for
 // the reference's shapes, whose listed quirks are not reproduced).
 //

@@ -9,7 +9,7 @@ import (
 	"github.com/axpool/axpool/compiler/syntax"
 )
 
-// Patch ids and confidences (decisions; CONTRACT.md §2 fixes the casing):
+// Patch ids and confidences (decisions; docs/tools.md §2 fixes the casing):
 //
 //	E003-rename-<x>    undefined name/type/variant/library with a unique
 //	                   close candidate: replace that occurrence (by position).
@@ -325,7 +325,7 @@ func (a *analysis) indentUnit() string {
 	return "    "
 }
 
-// missingMain is MISSING_MAIN (CONTRACT.md §2, LANGUAGE.md "main is the
+// missingMain is MISSING_MAIN (docs/tools.md §2, docs/language.md "main is the
 // entry point"): the file parsed, has no `fn main` and is not an App.
 // The add_main patch appends a main that calls the file's only
 // zero-parameter function and returns its value when there is exactly one

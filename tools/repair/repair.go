@@ -56,7 +56,7 @@ type Skipped struct {
 // Result is the outcome of Repair (the fields of boruna_repair).
 // DiagnosticsBefore and DiagnosticsAfter count all diagnostics, warnings
 // included; VerifyPassed reports that the repaired source has no error
-// diagnostic — true also when nothing needed repair (CONTRACT.md §2).
+// diagnostic — true also when nothing needed repair (docs/tools.md §2).
 // After holds the diagnostics of RepairedSource. Passes is the number of
 // passes that applied something.
 type Result struct {

@@ -20,7 +20,7 @@ const DefaultFile = "<source>"
 // location) would otherwise make a response of hundreds of MB.
 const MaxDiagnosticsBytes = 1 << 20
 
-// CheckTool is the engine of boruna_check (CONTRACT.md §2; reference
+// CheckTool is the engine of boruna_check (docs/tools.md §2; reference
 // mcp-contract §3.6): always success, even when errors are found —
 //
 //	{success:true, protocol_version:1, file, diagnostics_count,
@@ -81,7 +81,7 @@ func boundedDiagnostics(ds []Diagnostic, userFile, libsDir string, budget int) (
 	return out, false
 }
 
-// RepairTool is the engine of boruna_repair (CONTRACT.md §2; reference
+// RepairTool is the engine of boruna_repair (docs/tools.md §2; reference
 // mcp-contract §3.7):
 //
 //	{success:true, protocol_version:1, repaired_source, patches_applied,

@@ -46,7 +46,7 @@ const EventLogVersion = 2
 //
 // Values axpool types differently from the reference (a source-level
 // Some(x) is an Option here, an Enum there) hash differently, which
-// CONTRACT.md allows: the digest identifies an axpool event log.
+// docs/tools.md allows: the digest identifies an axpool event log.
 func CanonicalLog(events []vm.Event) []byte {
 	b := make([]byte, 0, 64+64*len(events))
 	b = append(b, `{"version":`...)

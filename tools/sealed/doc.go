@@ -1,4 +1,4 @@
-// Package sealed implements `boruna_run_sealed` (CONTRACT.md §2,
+// Package sealed implements `boruna_run_sealed` (docs/tools.md §2,
 // reference/mcp-contract-reference-impl.md §3.5): run a program once while
 // recording its event log, run it again with a vm.ReplayHandler that
 // answers every capability call with the recorded result, compare the two
@@ -29,7 +29,7 @@
 //     limit_kind "steps", as in boruna_run. A denied capability or a spent
 //     budget is error_kind capability_denied (the budget message names both
 //     `capability budget exceeded: <cap>` and `CapabilityBudgetExceeded(…)`).
-//   - Every response ends with outcome and retryable (CONTRACT.md §5).
+//   - Every response ends with outcome and retryable (docs/tools.md §5).
 //
 // sealed imports compiler, vm, policy, wire and internal/toolwire (the
 // compile-errors, MISSING_MAIN and policy failures and the run-failure

@@ -16,7 +16,7 @@ import (
 )
 
 // DefaultMaxSteps is the max_steps of a call that does not give one
-// (CONTRACT.md §2).
+// (docs/tools.md §2).
 const DefaultMaxSteps = 10_000_000
 
 // MaxListed bounds capability_calls and event_log.events in a response
@@ -34,7 +34,7 @@ const (
 )
 
 // CodeMissingMain and MissingMainMessage form the compile error of a
-// program without `main` (the same as boruna_run's, CONTRACT.md §2).
+// program without `main` (the same as boruna_run's, docs/tools.md §2).
 const (
 	CodeMissingMain    = toolwire.CodeMissingMain
 	MissingMainMessage = toolwire.MissingMainMessage
@@ -69,7 +69,7 @@ type Options struct {
 	Ceiling *policy.Policy
 }
 
-// RunSealedTool is the boruna_run_sealed engine (CONTRACT.md §2, reference
+// RunSealedTool is the boruna_run_sealed engine (docs/tools.md §2, reference
 // mcp-contract §3.5) with the mock handler and default limits:
 // Run(ctx, source, policyArg, Options{MaxSteps: maxSteps, LibsDir: libsDir}).
 // policyArg is the raw `policy` argument (nil or null = allow-all);

@@ -7,11 +7,11 @@
 //	<dir>/<name>/template.json     the manifest (see Manifest)
 //	<dir>/<name>/app.ax.template   the .ax source with {{key}} placeholders
 //
-// Rules from shared/CONTRACT.md §2 and decisions where the contract is
+// Rules from docs/tools.md §2 and decisions where the contract is
 // silent (each differs from the reference on purpose):
 //
 //   - A missing templates directory is a template_error naming the
-//     directory, for both list and apply (CONTRACT.md §2; the reference
+//     directory, for both list and apply (docs/tools.md §2; the reference
 //     lists an empty set).
 //   - Template names are plain directory names. Empty names and names
 //     containing '/', '\', "..", NUL, absolute or volume paths, ".", and

@@ -21,7 +21,7 @@ const (
 )
 
 // MaxSourceBytes bounds a rendered source: the compiler refuses larger
-// sources (LANGUAGE.md "Limits every run has").
+// sources (docs/language.md "Limits every run has").
 const MaxSourceBytes = 1 << 20
 
 // Manifest is a parsed template.json. Every field is required in the file

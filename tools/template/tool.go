@@ -7,7 +7,7 @@ import (
 )
 
 // ListTool implements `boruna_template_list` (reference mcp-contract
-// §3.11, CONTRACT.md §2): the full response envelope.
+// §3.11, docs/tools.md §2): the full response envelope.
 //
 // Success: success, protocol_version, count, templates [{name, version,
 // description, dependencies, capabilities, args (names, sorted)}] sorted
@@ -35,7 +35,7 @@ func ListTool(dir string) *wire.Object {
 }
 
 // ApplyTool implements `boruna_template_apply` (reference mcp-contract
-// §3.12, CONTRACT.md §2): args are "key=value" strings (see ParseArgs,
+// §3.12, docs/tools.md §2): args are "key=value" strings (see ParseArgs,
 // checked before the disk is touched), then Apply. With validate, the
 // rendered source is compiled (compiler.Compile with libsDir, file name
 // output_file) and the reply carries validation {passed:true} or

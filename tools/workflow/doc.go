@@ -2,7 +2,7 @@
 // schema 1.0) and computes their execution order. It backs the
 // `boruna_workflow_validate` tool and `axpool workflow validate`.
 //
-// The rules come from shared/CONTRACT.md §2 ("boruna_workflow_validate"),
+// The rules come from docs/tools.md §2 ("boruna_workflow_validate"),
 // which decides where the reference implementation
 // (reference/tooling-reference-impl.md §5) differs:
 //

@@ -246,7 +246,7 @@ func lineCol(data []byte, off int64) (line, col int) {
 func schemaVersion(raw json.RawMessage) (uint64, error) {
 	if !present(raw) {
 		return 0, &ParseError{Kind: MissingSchemaVersion,
-			Detail: "workflow.json is missing required field `schema_version` (expected `\"schema_version\": 1`); see docs/spec/workflow-dag-1.0.md"}
+			Detail: "workflow.json is missing required field `schema_version` (expected `\"schema_version\": 1`); see docs/workflow.md"}
 	}
 	n, ok := uintText(string(raw))
 	if !ok {

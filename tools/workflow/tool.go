@@ -4,7 +4,7 @@ import "github.com/axpool/axpool/wire"
 
 // ValidateTool implements the `boruna_workflow_validate` tool: it parses
 // and validates workflowJSON and returns the full response envelope
-// (CONTRACT.md §1–2, reference mcp-contract §3.10). There is no size limit.
+// (docs/tools.md §1–2, reference mcp-contract §3.10). There is no size limit.
 //
 // Success: success, protocol_version, workflow_name, workflow_version,
 // steps_count, edges_count (explicit edges only), execution_order.

@@ -10,10 +10,10 @@ import (
 )
 
 // Kind is the kind of a validation Issue, reported on the wire as the
-// `kind` of each entry of `errors` (CONTRACT.md §2).
+// `kind` of each entry of `errors` (docs/tools.md §2).
 type Kind string
 
-// The validation error kinds (CONTRACT.md §2 "boruna_workflow_validate").
+// The validation error kinds (docs/tools.md §2 "boruna_workflow_validate").
 const (
 	KindCycle         Kind = "Cycle"
 	KindUnknownStep   Kind = "UnknownStep"
@@ -111,7 +111,7 @@ func cycleMessage(steps []string) string {
 
 // Validate checks a parsed workflow and returns nil or a *ValidationError
 // holding every problem, in this order (reference §5.2 with the
-// CONTRACT.md §2 changes):
+// docs/tools.md §2 changes):
 //
 //  1. MissingField "workflow name is empty"
 //  2. MissingField "workflow version is empty"
@@ -315,7 +315,7 @@ func (r *refResolver) resolves(ref string) bool {
 
 // ExecutionOrder returns the steps in execution order: Kahn's algorithm
 // over the explicit edges ∪ depends_on (duplicates merged), taking at each
-// point the ready step that comes first in bytewise order (CONTRACT.md §2).
+// point the ready step that comes first in bytewise order (docs/tools.md §2).
 // Edges naming an unknown step are ignored (Validate reports them). It
 // returns a *CycleError when the known steps contain a cycle. Time is
 // O((V+E) log V).

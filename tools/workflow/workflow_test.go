@@ -83,7 +83,7 @@ func TestParseTypedAPI(t *testing.T) {
 	}
 }
 
-// TestTieBreak checks the CONTRACT.md §2 rule against its definition: at
+// TestTieBreak checks the docs/tools.md §2 rule against its definition: at
 // each point the lexicographically smallest ready step is taken. The
 // reference's FIFO would give [m z a] for example A.
 func TestTieBreak(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 const SourceFile = "<source>"
 
 // CodeMissingMain is the diagnostic code of a program run without `main`
-// (CONTRACT.md §2 boruna_check).
+// (docs/tools.md §2 boruna_check).
 const CodeMissingMain = "MISSING_MAIN"
 
 // MissingMainMessage is the message of a MISSING_MAIN error.
@@ -38,7 +38,7 @@ func Clip(s string) string {
 	return strings.ToValidUTF8(s[:MaxMessageBytes], "") + "…"
 }
 
-// WithOutcome appends the CONTRACT.md §5 fields outcome and retryable to o
+// WithOutcome appends the docs/tools.md §5 fields outcome and retryable to o
 // and returns o.
 func WithOutcome(o *wire.Object, out wire.Outcome) *wire.Object {
 	return o.Set("outcome", out).Set("retryable", out.Retryable())
@@ -57,7 +57,7 @@ func DisplayFile(libsDir, file string) string {
 }
 
 // CompileFailure is the compile-errors response (reference §3.1,
-// CONTRACT.md §2): {success:false, protocol_version:1, errors:[{severity:
+// docs/tools.md §2): {success:false, protocol_version:1, errors:[{severity:
 // "error", code, message, line?, col?, end_line?, end_col?, file?}],
 // outcome:"compile_error", retryable:false}, no error_kind. Warnings are
 // left out; line and col appear when the position is known, end_line and
@@ -92,7 +92,7 @@ func CompileFailure(errs compiler.ErrorList, libsDir string) *wire.Object {
 }
 
 // MissingMain is the compile-errors response of a program run without
-// `main` (LANGUAGE.md "Semantics"): one error {severity:"error",
+// `main` (docs/language.md "Semantics"): one error {severity:"error",
 // code:CodeMissingMain, message:MissingMainMessage, line:1, col:1},
 // outcome "compile_error".
 func MissingMain() *wire.Object {
