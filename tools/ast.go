@@ -8,7 +8,7 @@ import (
 
 	"github.com/axpool/axpool/compiler"
 	"github.com/axpool/axpool/compiler/syntax"
-	"github.com/axpool/axpool/tools/internal/toolwire"
+	"github.com/axpool/axpool/tools/toolwire"
 	"github.com/axpool/axpool/wire"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/axpool/axpool/compiler"
-	"github.com/axpool/axpool/tools/internal/toolwire"
+	"github.com/axpool/axpool/tools/toolwire"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
 )

@@ -17,6 +17,6 @@
 // (repair.MaxDiagnosticsBytes).
 //
 // tools imports compiler, vm, policy, workflow, template, framework,
-// repair, sealed, wire and internal/toolwire (the response shapes it
+// repair, sealed, wire and tools/toolwire (the response shapes it
 // shares with framework and sealed); it knows nothing of NATS or MCP.
 package tools

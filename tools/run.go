@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/policy"
-	"github.com/axpool/axpool/tools/internal/toolwire"
+	"github.com/axpool/axpool/tools/toolwire"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
 )

@@ -10,7 +10,7 @@ import (
 
 	"github.com/axpool/axpool/compiler"
 	"github.com/axpool/axpool/compiler/syntax"
-	"github.com/axpool/axpool/tools/internal/toolwire"
+	"github.com/axpool/axpool/tools/toolwire"
 )
 
 // undefinedNames is `fn main() -> Int { v0 + v1 + … }` with n undefined

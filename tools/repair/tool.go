@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/axpool/axpool/compiler"
-	"github.com/axpool/axpool/tools/internal/toolwire"
+	"github.com/axpool/axpool/tools/toolwire"
 	"github.com/axpool/axpool/wire"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/axpool/axpool/compiler"
 	"github.com/axpool/axpool/policy"
-	"github.com/axpool/axpool/tools/internal/toolwire"
+	"github.com/axpool/axpool/tools/toolwire"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
 )
