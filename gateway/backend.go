@@ -40,7 +40,7 @@ type QueueBackend struct {
 // Run submits the job, relays its progress and returns its result.
 //
 //   - A full queue returns *JobError{Outcome: queue_full} at once, with
-//     RetryAfterMs from the queue.
+//     RetryAfter from the queue.
 //   - A ctx that has already ended submits nothing.
 //   - When ctx ends (notifications/cancelled, an HTTP client gone, shutdown)
 //     the job is cancelled on the queue or on its worker (queue.Cancel) and
@@ -54,8 +54,10 @@ type QueueBackend struct {
 //   - A job with no result Timeout+5 s after submission is cancelled and
 //     reported as *JobError{Outcome: worker_lost}.
 //   - A job the queue refuses as invalid (too large) is
-//     *JobError{Outcome: invalid_args}; other queue errors are
-//     *JobError{Outcome: worker_lost}.
+//     *JobError{Outcome: invalid_args}; a job the bus did not accept for
+//     any other reason (NATS down, no acknowledgement within
+//     submitTimeout) is *JobError{Outcome: queue_unavailable} with the
+//     queue's RetryAfter.
 func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
 	timeout := b.Timeout
 	if timeout <= 0 {
@@ -82,17 +84,17 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 		var invalid *queue.InvalidJobError
 		switch {
 		case errors.As(err, &full):
-			return nil, &JobError{Outcome: wire.OutcomeQueueFull, JobID: full.JobID, RetryAfterMs: max(full.RetryAfter.Milliseconds(), 1), Err: err}
+			return nil, &JobError{Outcome: wire.OutcomeQueueFull, JobID: full.JobID, RetryAfter: full.RetryAfter, Err: err}
 		case errors.As(err, &invalid):
 			return nil, &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
 		}
 		// The stream may have stored the job without acknowledging it:
-		// make sure it never runs.
+		// make sure it never runs. A failed cancel goes to the log only.
 		cerr := b.cancel(ctx, job.ID)
 		if ctx.Err() != nil {
-			return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: errors.Join(ctx.Err(), err, cerr)}
+			return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err(), CancelErr: cerr}
 		}
-		return nil, &JobError{Outcome: wire.OutcomeWorkerLost, Err: fmt.Errorf("the job could not be queued: %w", errors.Join(err, cerr))}
+		return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: b.Client.Bus().RetryAfter(), Err: err, CancelErr: cerr}
 	}
 	wctx, cancel := context.WithDeadline(ctx, job.Deadline.Add(waitGrace))
 	defer cancel()

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/wire"
 )
 
 // A full queue answers queue_full at once, with retry_after_ms and the job
@@ -133,5 +135,69 @@ func TestStdioWriterDropsCancelledResponse(t *testing.T) {
 	}
 	if calls, early := w.calls.size(); calls != 0 || early != 0 {
 		t.Fatalf("state left: %d calls, %d early cancels", calls, early)
+	}
+}
+
+// TestJobErrorEnvelope: every Backend failure → its envelope, as exact
+// JSON (docs/tools.md §5), with the job metadata of an executing tool.
+func TestJobErrorEnvelope(t *testing.T) {
+	s := sharedStack(t)
+	const head = `{"success":false,"protocol_version":1,`
+	const noJob = `"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
+	busErr := &queue.UnavailableError{RetryAfter: time.Second, Err: errors.New("nats: connection closed")}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&JobError{Outcome: wire.OutcomeQueueFull, JobID: "j1", RetryAfter: 750 * time.Millisecond, Err: queue.ErrQueueFull},
+			head + `"error_kind":"queue_full","message":"the job queue is full; retry after 750 ms","outcome":"queue_full","retryable":true,"retry_after_ms":750,"job_id":"j1","queue_ms":0,"run_ms":0,"worker":""}`},
+		{&JobError{Outcome: wire.OutcomeQueueFull},
+			head + `"error_kind":"queue_full","message":"the job queue is full; retry after 250 ms","outcome":"queue_full","retryable":true,"retry_after_ms":250,` + noJob},
+		{&JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: time.Second, Err: busErr, CancelErr: errors.New("cancel failed too")},
+			head + `"error_kind":"queue_unavailable","message":"the job queue is unavailable (nats: connection closed); retry after 1000 ms","outcome":"queue_unavailable","retryable":true,"retry_after_ms":1000,` + noJob},
+		{&JobError{Outcome: wire.OutcomeInvalidArgs, Err: errors.New("queue: invalid job size: too big")},
+			head + `"error_kind":"invalid_args","message":"invalid_args: queue: invalid job size: too big","outcome":"invalid_args","retryable":false,` + noJob},
+		{&JobError{Outcome: wire.OutcomeCancelled, JobID: "j2", QueueMs: 5, Err: context.Canceled},
+			head + `"error_kind":"cancelled","message":"the request was cancelled; its job was stopped","outcome":"cancelled","retryable":false,"job_id":"j2","queue_ms":5,"run_ms":0,"worker":""}`},
+		{&JobError{Outcome: wire.OutcomeWorkerLost, JobID: "j3", QueueMs: 65000, Err: errors.New("no worker returned a result within 1m5s")},
+			head + `"error_kind":"worker_lost","message":"worker_lost: no worker returned a result within 1m5s","outcome":"worker_lost","retryable":true,"job_id":"j3","queue_ms":65000,"run_ms":0,"worker":""}`},
+		{errors.New("gateway: boruna_run executes user code and must run on a worker"),
+			head + `"error_kind":"internal_error","message":"gateway: boruna_run executes user code and must run on a worker","outcome":"runtime_error","retryable":false,` + noJob},
+	} {
+		if got := string(s.gw.failure(context.Background(), "boruna_run", c.err)); got != c.want {
+			t.Errorf("%v:\n got: %s\nwant: %s", c.err, got, c.want)
+		}
+	}
+	// A call whose context ended is cancelled whatever failed, except a
+	// full queue (answered at once anyway).
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	got := string(s.gw.failure(ctx, "boruna_run", &JobError{Outcome: wire.OutcomeWorkerLost, JobID: "j4", Err: errors.New("x")}))
+	if want := head + `"error_kind":"cancelled","message":"the request was cancelled; its job was stopped","outcome":"cancelled","retryable":false,"job_id":"j4","queue_ms":0,"run_ms":0,"worker":""}`; got != want {
+		t.Errorf("cancelled call:\n got: %s\nwant: %s", got, want)
+	}
+	// A tool that runs in the gateway carries no job metadata.
+	got = string(s.gw.failure(context.Background(), "boruna_template_list", errors.New("broken")))
+	if want := head + `"error_kind":"internal_error","message":"broken","outcome":"runtime_error","retryable":false}`; got != want {
+		t.Errorf("local tool:\n got: %s\nwant: %s", got, want)
+	}
+}
+
+// TestQueueUnavailable: a job the bus cannot take (its NATS connection is
+// gone) is answered queue_unavailable at once — retryable, with
+// retry_after_ms and one clean line — never internal_error or worker_lost.
+func TestQueueUnavailable(t *testing.T) {
+	s := newStack(t, 0, queue.Config{RetryAfter: 400 * time.Millisecond})
+	defer s.close()
+	c := inProcess(t, s.gw)
+	s.nc.Close()
+	got := mustCall(t, c, "boruna_run", `{"source":"fn main() -> Int { 1 }"}`)
+	want := map[string]any{"success": false, "error_kind": "queue_unavailable", "outcome": "queue_unavailable",
+		"retryable": true, "retry_after_ms": float64(400), "job_id": "", "worker": "",
+		"message": "the job queue is unavailable (nats: connection closed); retry after 400 ms"}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %#v, want %#v (result %v)", k, got[k], v, got)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -24,7 +25,7 @@ const Instructions = `axpool runs sandboxed .ax programs (the Boruna language) f
 
 Every tool returns one text item holding a JSON object (the same object is in structuredContent). It starts with "success" and "protocol_version": 1. Domain failures — compile errors, runtime errors, limits, denied capabilities, invalid policies, unknown arguments — are normal results with "success": false and a stable "error_kind"; they are never protocol errors, so read the JSON.
 
-Executing tools (compile, ast, symbols, run, run_sealed, check, repair, validate_app, framework_test, template_apply) run as jobs on a worker pool. Their results also carry job_id, queue_ms, run_ms, worker, "outcome" (ok, compile_error, runtime_error, step_limit, wall_limit, memory_limit, output_limit, policy_denied, invalid_args, cancelled, queue_full, worker_lost) and "retryable". On queue_full wait retry_after_ms and call again.
+Executing tools (compile, ast, symbols, run, run_sealed, check, repair, validate_app, framework_test, template_apply) run as jobs on a worker pool. Their results also carry job_id, queue_ms, run_ms, worker, "outcome" (ok, compile_error, runtime_error, step_limit, wall_limit, memory_limit, output_limit, policy_denied, invalid_args, cancelled, queue_full, worker_lost, queue_unavailable, quota_exceeded) and "retryable". On queue_full, queue_unavailable or quota_exceeded wait retry_after_ms and call again.
 
 boruna_run accepts policy ("allow-all" by default, "deny-all", or a policy object), max_steps (default 10000000), max_wall_ms and limits {max_wall_ms, max_output_bytes, max_memory_mb}; the server's ceilings can lower these, never raise them. Send _meta.progressToken to receive notifications/progress (progress = VM steps so far, total = step ceiling); the final result is the same with or without it. notifications/cancelled stops the job on its worker.
 
@@ -47,11 +48,12 @@ type Backend interface {
 type LocalFunc func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)
 
 // JobError is a Backend failure that produced no tool result: the queue was
-// full, the job was cancelled, or it was lost. The gateway turns it into a
-// success:false envelope with outcome, retryable and the job metadata
-// (docs/tools.md §5).
+// full or unavailable, the job was invalid, cancelled, or lost. The
+// gateway turns it into a success:false envelope with outcome, retryable
+// and the job metadata (docs/tools.md §5; see envelope).
 type JobError struct {
-	// Outcome is wire.OutcomeQueueFull, OutcomeCancelled or OutcomeWorkerLost.
+	// Outcome is wire.OutcomeQueueFull, OutcomeQueueUnavailable,
+	// OutcomeInvalidArgs, OutcomeCancelled or OutcomeWorkerLost.
 	Outcome wire.Outcome
 	// JobID is "" when no job was created.
 	JobID string
@@ -59,16 +61,64 @@ type JobError struct {
 	QueueMs, RunMs int64
 	// Worker identifies the worker that ran the job ("" if none).
 	Worker string
-	// RetryAfterMs is the suggested wait before retrying (queue_full).
-	RetryAfterMs int64
+	// RetryAfter is the suggested wait before retrying (queue_full,
+	// queue_unavailable); 0 means defaultRetryAfter.
+	RetryAfter time.Duration
 	// Err is the cause.
 	Err error
+	// CancelErr, if set, is the failure of the cancel sent for a job whose
+	// submission failed; it is logged, never shown to the caller.
+	CancelErr error
+}
+
+// defaultRetryAfter is the retry_after_ms of a JobError without RetryAfter.
+const defaultRetryAfter = 250 * time.Millisecond
+
+// envelope is the response of e: the one place where a Backend failure
+// gets its wire fields, each from a wire constructor (docs/tools.md §5).
+//
+//	queue_full        → wire.QueueFull("the job queue is full; retry after N ms", RetryAfter)
+//	queue_unavailable → wire.QueueUnavailable("the job queue is unavailable (<cause>); retry after N ms", RetryAfter)
+//	invalid_args      → wire.InvalidArgs(invalid_args, e.Error())
+//	cancelled         → wire.Cancelled("the request was cancelled; its job was stopped")
+//	worker_lost       → wire.WorkerLost(e.Error())
+//	anything else     → wire.Internal(e.Error())
+func (e *JobError) envelope() *wire.Object {
+	retry := e.RetryAfter
+	if retry <= 0 {
+		retry = defaultRetryAfter
+	}
+	switch e.Outcome {
+	case wire.OutcomeQueueFull:
+		return wire.QueueFull(fmt.Sprintf("the job queue is full; retry after %d ms", wire.RetryAfterMs(retry)), retry)
+	case wire.OutcomeQueueUnavailable:
+		cause := e.Err
+		var ue *queue.UnavailableError
+		if errors.As(cause, &ue) {
+			cause = ue.Err
+		}
+		msg := "the job queue is unavailable"
+		if cause != nil {
+			msg += " (" + cause.Error() + ")"
+		}
+		return wire.QueueUnavailable(fmt.Sprintf("%s; retry after %d ms", msg, wire.RetryAfterMs(retry)), retry)
+	case wire.OutcomeInvalidArgs:
+		return wire.InvalidArgs(wire.KindInvalidArgs, e.Error())
+	case wire.OutcomeCancelled:
+		return wire.Cancelled("the request was cancelled; its job was stopped")
+	case wire.OutcomeWorkerLost:
+		return wire.WorkerLost(e.Error())
+	}
+	return wire.Internal(e.Error())
 }
 
 // Error describes the outcome and its cause.
 func (e *JobError) Error() string {
-	if e.Err == nil {
+	switch {
+	case e.Err == nil:
 		return string(e.Outcome)
+	case e.Outcome == "":
+		return e.Err.Error()
 	}
 	return fmt.Sprintf("%s: %v", e.Outcome, e.Err)
 }
@@ -254,7 +304,7 @@ func (g *Server) result(obj []byte) (*mcp.CallToolResult, error) {
 // JSON-RPC error: an unknown argument (invalid_args) or a policy over
 // tools.MaxPolicyBytes (invalid_policy).
 func (g *Server) refusal(tool string, ae *ArgError) []byte {
-	o := wire.Failure(ae.ErrorKind(), wire.OutcomeInvalidArgs, ae.Msg)
+	o := wire.InvalidArgs(ae.ErrorKind(), ae.Msg)
 	if g.cfg.Executes(tool) {
 		setJobFields(o, "", 0, 0, "")
 	}
@@ -262,48 +312,33 @@ func (g *Server) refusal(tool string, ae *ArgError) []byte {
 	return b
 }
 
-// failure is the result of a call whose Backend or LocalFunc failed.
+// failure is the result of a call whose Backend or LocalFunc failed: a
+// *JobError's envelope, any other error wire.Internal (a Backend or
+// LocalFunc bug), cancelled whenever the call's ctx has ended (except a
+// full queue, which answers at once anyway).
 func (g *Server) failure(ctx context.Context, tool string, err error) []byte {
 	var je *JobError
-	isJob := errors.As(err, &je)
-	if !isJob {
-		je = &JobError{Outcome: wire.OutcomeWorkerLost, Err: err}
+	if !errors.As(err, &je) {
+		je = &JobError{Err: err}
 	}
-	outcome := je.Outcome
-	if ctx.Err() != nil && outcome != wire.OutcomeQueueFull {
-		outcome = wire.OutcomeCancelled
+	if ctx.Err() != nil && je.Outcome != wire.OutcomeQueueFull && je.Outcome != wire.OutcomeCancelled {
+		je = &JobError{Outcome: wire.OutcomeCancelled, JobID: je.JobID, QueueMs: je.QueueMs, RunMs: je.RunMs,
+			Worker: je.Worker, Err: je.Err, CancelErr: je.CancelErr}
 	}
-	var o *wire.Object
-	switch outcome {
-	case wire.OutcomeQueueFull:
-		retry := je.RetryAfterMs
-		if retry <= 0 {
-			retry = 250
-		}
-		o = wire.Failure(wire.KindQueueFull, outcome,
-			fmt.Sprintf("the job queue is full; retry after %d ms", retry))
-		o.Set("retry_after_ms", retry)
-	case wire.OutcomeCancelled:
-		o = wire.Failure(wire.KindCancelled, outcome, "the request was cancelled; its job was stopped")
-	case wire.OutcomeInvalidArgs:
-		o = wire.Failure(wire.KindInvalidArgs, outcome, err.Error())
-	default:
-		// A lost job, or one that could not be queued at all (the bus is
-		// unreachable): retryable either way.
-		kind := wire.KindWorkerLost
-		if !isJob || je.JobID == "" {
-			kind = wire.KindInternalError
-		}
-		o = wire.Failure(kind, wire.OutcomeWorkerLost, err.Error())
-	}
+	o := je.envelope()
 	if g.cfg.Executes(tool) {
 		setJobFields(o, je.JobID, je.QueueMs, je.RunMs, je.Worker)
 	}
+	outcome, _ := o.Get("outcome")
 	level := slog.LevelWarn
 	if outcome == wire.OutcomeCancelled || outcome == wire.OutcomeQueueFull {
 		level = slog.LevelInfo
 	}
-	g.log.Log(ctx, level, "tool call failed", "tool", tool, "caller", callerFrom(ctx), "job", je.JobID, "outcome", string(outcome), "err", err)
+	attrs := []any{"tool", tool, "caller", callerFrom(ctx), "job", je.JobID, "outcome", outcome, "err", err}
+	if je.CancelErr != nil {
+		attrs = append(attrs, "cancel_err", je.CancelErr)
+	}
+	g.log.Log(ctx, level, "tool call failed", attrs...)
 	b, _ := o.MarshalJSON() // strings, bools and numbers only
 	return b
 }

@@ -270,6 +270,10 @@ func (b *Bus) AckWait() time.Duration { return b.ackWait }
 // unlimited.
 func (b *Bus) MaxDeliver() int { return b.maxDeliver }
 
+// RetryAfter returns the wait suggested to callers when the queue is full
+// or unavailable (Config.RetryAfter; the default for a Bus from Attach).
+func (b *Bus) RetryAfter() time.Duration { return b.retryAfter }
+
 // MaxJobSize returns the largest encoded job Submit accepts, in bytes.
 func (b *Bus) MaxJobSize() int { return b.maxMsgSize }
 

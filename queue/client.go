@@ -124,8 +124,9 @@ func (c *Client) Bus() *Bus { return c.bus }
 // returned at once when the stream is at Config.MaxDepth/MaxBytes — the
 // caller answers queue_full with its RetryAfter; *InvalidJobError for a
 // bad ID or tool name, arguments that are not JSON, or a job over
-// Bus.MaxJobSize (errors.Is ErrJobTooLarge); ErrClosed; ctx errors; other
-// NATS errors (wrapped).
+// Bus.MaxJobSize (errors.Is ErrJobTooLarge); ErrClosed; *UnavailableError
+// (errors.Is ErrUnavailable, wrapping the NATS or ctx error) when the bus
+// did not accept or acknowledge the job.
 //
 // Submitting the same ID twice within the dedup window queues it once.
 // Submit registers the job before publishing, so Wait never misses an event.
@@ -354,7 +355,7 @@ func (c *Client) Cancel(ctx context.Context, jobID string) error {
 			// Already delivered (the worker sees the marker) or gone.
 			return nil
 		}
-		res := FailureResult(wire.KindCancelled, wire.OutcomeCancelled, "job cancelled before it started",
+		res := FailureResult(wire.Cancelled("job cancelled before it started"),
 			JobMeta{JobID: jobID, Queue: time.Since(submitted)})
 		stored, err := c.bus.StoreResult(ctx, jobID, res)
 		if err != nil {

@@ -31,6 +31,10 @@ var (
 	ErrJobTooLarge = errors.New("queue: job too large")
 	// ErrPullerClosed: Puller.Next after Puller.Close.
 	ErrPullerClosed = errors.New("queue: puller closed")
+	// ErrUnavailable: the bus did not accept a job (NATS unreachable, no
+	// JetStream leader, no acknowledgement in time; docs/tools.md §5
+	// queue_unavailable). Returned errors are *UnavailableError.
+	ErrUnavailable = errors.New("queue: job queue unavailable")
 )
 
 // QueueFullError is returned by Client.Submit when the stream refuses a job
@@ -53,6 +57,29 @@ func (e *QueueFullError) Error() string {
 
 // Is makes errors.Is(err, ErrQueueFull) true.
 func (e *QueueFullError) Is(target error) bool { return target == ErrQueueFull }
+
+// UnavailableError is returned by Client.Submit when the bus did not
+// accept the job for a reason of its own (not a full stream, not an
+// invalid job): the publish failed or was not acknowledged. The job may or
+// may not be stored; the caller cancels it by ID to be sure.
+// errors.Is(err, ErrUnavailable) is true.
+type UnavailableError struct {
+	// RetryAfter is a suggested wait before submitting again
+	// (Config.RetryAfter).
+	RetryAfter time.Duration
+	// Err is the publish error.
+	Err error
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("queue: job queue unavailable: %v", e.Err)
+}
+
+// Is makes errors.Is(err, ErrUnavailable) true.
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// Unwrap returns the publish error.
+func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // InvalidJobError is returned by Client.Submit for a job that cannot be
 // queued: a bad tool name or job ID, or a job that is too large.
@@ -87,8 +114,9 @@ const (
 	errCodeStoreFailed jetstream.ErrorCode = 10077
 )
 
-// mapPublishError turns a JetStream publish error into ErrQueueFull /
-// ErrJobTooLarge where it is one.
+// mapPublishError turns a JetStream publish error into *QueueFullError or
+// *InvalidJobError (ErrJobTooLarge) where it is one, else into
+// *UnavailableError.
 func mapPublishError(err error, retryAfter time.Duration) error {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
@@ -102,7 +130,7 @@ func mapPublishError(err error, retryAfter time.Duration) error {
 	if errors.Is(err, nats.ErrMaxPayload) {
 		return &InvalidJobError{Field: "size", Reason: err.Error(), Err: ErrJobTooLarge}
 	}
-	return fmt.Errorf("queue: publish job: %w", err)
+	return &UnavailableError{RetryAfter: retryAfter, Err: err}
 }
 
 // isWrongLastSequence reports a failed compare-and-set on a KV key.

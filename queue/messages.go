@@ -29,7 +29,7 @@ type Job struct {
 	Submitted time.Time `json:"submitted"`
 	// Deadline, if non-zero, is when the job stops being worth running: a
 	// worker that picks the job up later never runs it (result error_kind
-	// KindDeadlineExceeded, outcome cancelled), and a running job is
+	// wire.KindDeadlineExceeded, outcome cancelled), and a running job is
 	// stopped when it passes.
 	Deadline time.Time `json:"deadline,omitzero"`
 	// Reply is the core NATS subject that receives the job's events. Submit

@@ -8,11 +8,6 @@ import (
 	"github.com/axpool/axpool/wire"
 )
 
-// KindDeadlineExceeded is the error_kind of a job whose Job.Deadline passed
-// before it ran or while it ran. Its outcome is wire.OutcomeCancelled (the
-// caller stopped waiting), retryable false.
-const KindDeadlineExceeded = "deadline_exceeded"
-
 // JobMeta is the job metadata added to every result (docs/tools.md §5).
 type JobMeta struct {
 	JobID string
@@ -47,11 +42,12 @@ func (m JobMeta) setOn(obj *wire.Object) *wire.Object {
 		Set("worker", m.Worker)
 }
 
-// FailureResult returns the service-level failure envelope
-// wire.Failure(kind, outcome, message) with the job metadata m (as
-// AddJobMeta adds it).
-func FailureResult(kind string, outcome wire.Outcome, message string, m JobMeta) json.RawMessage {
-	b, err := m.setOn(wire.Failure(kind, outcome, message)).MarshalJSON()
+// FailureResult returns the compact encoding of the service-level failure
+// envelope o (one of wire's constructors: wire.Cancelled,
+// wire.DeadlineExceeded, wire.WorkerLost, wire.Internal…) with the job
+// metadata m, as AddJobMeta adds it.
+func FailureResult(o *wire.Object, m JobMeta) json.RawMessage {
+	b, err := m.setOn(o).MarshalJSON()
 	if err != nil {
 		// Only strings, bools and ints above: cannot fail.
 		panic(err)

@@ -14,6 +14,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
+
+	"github.com/axpool/axpool/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -253,6 +255,25 @@ func TestQueueFull(t *testing.T) {
 	// A job without an ID: the error names the ID Submit generated.
 	if _, err := c.Submit(ctx, Job{Tool: "t"}); !errors.As(err, &qf) || len(qf.JobID) != 36 {
 		t.Errorf("generated ID of a refused job: err %v, JobID %q", err, qf.JobID)
+	}
+}
+
+// TestSubmitUnavailable: a publish the bus does not take (the connection is
+// closed) is *UnavailableError with Config.RetryAfter, one line.
+func TestSubmitUnavailable(t *testing.T) {
+	_, bus, c := testBus(t, Config{RetryAfter: 300 * time.Millisecond})
+	if bus.RetryAfter() != 300*time.Millisecond {
+		t.Errorf("RetryAfter = %v", bus.RetryAfter())
+	}
+	bus.Conn().Close()
+	_, err := c.Submit(ctxT(t), Job{ID: "j", Tool: "t"})
+	var ue *UnavailableError
+	if !errors.Is(err, ErrUnavailable) || !errors.As(err, &ue) || ue.RetryAfter != 300*time.Millisecond ||
+		!errors.Is(err, nats.ErrConnectionClosed) {
+		t.Fatalf("err = %#v, want *UnavailableError wrapping nats.ErrConnectionClosed", err)
+	}
+	if err.Error() != "queue: job queue unavailable: nats: connection closed" {
+		t.Errorf("message = %q", err.Error())
 	}
 }
 
@@ -700,12 +721,12 @@ func TestJobMeta(t *testing.T) {
 	if _, err := AddJobMeta([]byte(`[1]`), JobMeta{}); err == nil {
 		t.Error("AddJobMeta accepted a non-object")
 	}
-	f := FailureResult("worker_lost", "worker_lost", "lost", JobMeta{JobID: "j", Worker: "w9"})
+	f := FailureResult(wire.WorkerLost("lost"), JobMeta{JobID: "j", Worker: "w9"})
 	if string(f) != `{"success":false,"protocol_version":1,"error_kind":"worker_lost","message":"lost","outcome":"worker_lost","retryable":true,"job_id":"j","queue_ms":0,"run_ms":0,"worker":"w9"}` {
 		t.Errorf("FailureResult = %s", f)
 	}
 	// All four job fields are always present (docs/tools.md §5); "" when unknown.
-	f = FailureResult("cancelled", "cancelled", "c", JobMeta{JobID: "j", Queue: 2 * time.Millisecond})
+	f = FailureResult(wire.Cancelled("c"), JobMeta{JobID: "j", Queue: 2 * time.Millisecond})
 	if string(f) != `{"success":false,"protocol_version":1,"error_kind":"cancelled","message":"c","outcome":"cancelled","retryable":false,"job_id":"j","queue_ms":2,"run_ms":0,"worker":""}` {
 		t.Errorf("FailureResult without a worker = %s", f)
 	}

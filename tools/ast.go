@@ -35,7 +35,7 @@ func astTool(_ context.Context, _ *Env, a *args, _ ProgressFunc) *wire.Object {
 	// the limit, to cut on a rune boundary); the rest is counted.
 	text, size, err := syntax.ASTIndentPrefix(f, MaxASTBytes+utf8.UTFMax)
 	if err != nil {
-		return withOutcome(wire.Envelope(false).
+		return wire.WithOutcome(wire.Envelope(false).
 			Set("error_kind", wire.KindSerializationError).
 			Set("message", err.Error()), wire.OutcomeRuntimeError)
 	}
@@ -45,7 +45,7 @@ func astTool(_ context.Context, _ *Env, a *args, _ ProgressFunc) *wire.Object {
 	} else {
 		o.Set("truncated", false).Set("ast", json.RawMessage(text))
 	}
-	return withOutcome(o, wire.OutcomeOK)
+	return wire.WithOutcome(o, wire.OutcomeOK)
 }
 
 // truncateUTF8 returns the longest prefix of text that is at most max

@@ -51,5 +51,5 @@ func compileTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wire.Obj
 		Set("types", len(m.Types)).
 		Set("constants", len(m.Constants)).
 		Set("entry", entry)
-	return withOutcome(wire.Envelope(true).Set("module", mod), wire.OutcomeOK)
+	return wire.WithOutcome(wire.Envelope(true).Set("module", mod), wire.OutcomeOK)
 }

@@ -32,15 +32,15 @@ func templateListTool(_ context.Context, env *Env, _ *args, _ ProgressFunc) *wir
 func templateApplyTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wire.Object {
 	o := template.ApplyTool(env.TemplatesDir, a.str("template_name", ""), a.strings("args"), a.boolean("validate"), env.LibsDir)
 	if ok, _ := o.Get("success"); ok == true {
-		return withOutcome(o, wire.OutcomeOK)
+		return wire.WithOutcome(o, wire.OutcomeOK)
 	}
-	return withOutcome(o, wire.OutcomeInvalidArgs)
+	return wire.WithOutcome(o, wire.OutcomeInvalidArgs)
 }
 
 // checkTool is boruna_check; the engine is repair.CheckTool (docs/tools.md §2
 // "boruna_check"). Diagnostics are findings, so the outcome is always ok.
 func checkTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wire.Object {
-	return withOutcome(repair.CheckTool(a.str("source", ""), a.str("file_name", ""), env.LibsDir), wire.OutcomeOK)
+	return wire.WithOutcome(repair.CheckTool(a.str("source", ""), a.str("file_name", ""), env.LibsDir), wire.OutcomeOK)
 }
 
 // repairTool is boruna_repair; the engine is repair.RepairTool (docs/tools.md
@@ -48,9 +48,9 @@ func checkTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wire.Objec
 func repairTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wire.Object {
 	o := repair.RepairTool(a.str("source", ""), a.str("file_name", ""), a.str("strategy", "best"), a.str("patch_id", ""), env.LibsDir)
 	if ok, _ := o.Get("success"); ok == true {
-		return withOutcome(o, wire.OutcomeOK)
+		return wire.WithOutcome(o, wire.OutcomeOK)
 	}
-	return withOutcome(o, wire.OutcomeInvalidArgs)
+	return wire.WithOutcome(o, wire.OutcomeInvalidArgs)
 }
 
 // ceilingLimits returns the operator ceilings as limits for the engine

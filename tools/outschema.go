@@ -56,7 +56,7 @@ const schemaURL = "mem:///output_schema.json"
 // (a record result is {"type":"record",…}).
 func checkOutputSchema(raw json.RawMessage, result json.RawMessage, steps int64) *wire.Object {
 	invalid := func(msg string) *wire.Object {
-		return withOutcome(wire.Envelope(false).
+		return wire.WithOutcome(wire.Envelope(false).
 			Set("error_kind", wire.KindInvalidOutputSchema).
 			Set("message", msg), wire.OutcomeInvalidArgs)
 	}
@@ -107,7 +107,7 @@ func checkOutputSchema(raw json.RawMessage, result json.RawMessage, steps int64)
 	var leaves []*wire.Object
 	total := 0
 	collectLeaves(ve, &leaves, &total)
-	return withOutcome(wire.Envelope(false).
+	return wire.WithOutcome(wire.Envelope(false).
 		Set("error_kind", wire.KindValidationFailed).
 		Set("phase", "output_validation").
 		Set("message", "result does not match output_schema").

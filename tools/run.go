@@ -3,8 +3,6 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"math"
 	"time"
 
@@ -125,7 +123,7 @@ func (l runLimits) vmLimits() vm.Limits {
 //   - success: result, steps, ui_output, [trace, trace_truncated], outcome, retryable;
 //   - compile failure: errors:[{severity, code, message, line, col, …}], outcome "compile_error";
 //   - bad policy: error_kind invalid_policy or policy.*, message, outcome "invalid_args";
-//   - run failure: see runFailure;
+//   - run failure: see toolwire.RunFailure;
 //   - invalid output_schema: error_kind invalid_output_schema, message;
 //   - result not matching output_schema: error_kind validation_failed, phase
 //     "output_validation", message, errors:[{path, message}] (≤ 100),
@@ -162,12 +160,12 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 	}
 	res, err := vm.Run(ctx, m, opts)
 	if err != nil {
-		return runFailure(env, err, lim)
+		return runFailure(env, err)
 	}
 
 	result, ui, err := encodeOutput(env, res, lim)
 	if err != nil {
-		return runFailure(env, err, lim)
+		return runFailure(env, err)
 	}
 	if a.has("output_schema") {
 		if o := checkOutputSchema(a.raw("output_schema"), result, res.Steps); o != nil {
@@ -185,7 +183,7 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 		}
 		o.Set("trace", trace).Set("trace_truncated", res.TraceTruncated)
 	}
-	return withOutcome(o, wire.OutcomeOK)
+	return wire.WithOutcome(o, wire.OutcomeOK)
 }
 
 // encodeOutput encodes the result and the ui_output values after checking
@@ -193,9 +191,9 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 // limits.max_output_bytes, lowered to env's response bound
 // (Env.MaxResponseBytes), or that bound alone when the call gives none.
 // The check starts with a cheap lower bound, so an oversized result is
-// refused in O(budget) work and never encoded. The error is an
-// output_bytes *vm.LimitError; a refusal by the response bound says so in
-// its message.
+// refused in O(budget) work and never encoded. The error is a
+// *toolwire.OutputError; a refusal by the response bound says so in its
+// message.
 func encodeOutput(env *Env, res *vm.Result, lim runLimits) (json.RawMessage, []json.RawMessage, error) {
 	budget, has, byHost := lim.outBytes, lim.hasOut, false
 	if r := env.maxResponse(); r > 0 && (!has || r < budget) {
@@ -229,96 +227,9 @@ const MissingMainMessage = toolwire.MissingMainMessage
 // kinds, their extras (path, field, found, hint).
 func PolicyFailure(err error) *wire.Object { return toolwire.PolicyFailure(err) }
 
-// runFailure is the one place where a Go error from a run (vm.Run or the
-// output budget) becomes wire fields: error_kind, limit_kind, phase, limit,
-// message, steps, location, outcome and retryable (docs/tools.md §2, §5;
-// reference §3.4). Limits are reported in the caller's units from lim, so
-// a response names exactly the limit that was asked for.
-//
-//	*vm.LimitError steps        → runtime_error, limit_kind "steps", outcome step_limit
-//	*vm.LimitError wall_ms      → limit_exceeded, phase "execution", outcome wall_limit
-//	*vm.LimitError memory_mb    → limit_exceeded, phase "execution", outcome memory_limit
-//	*vm.LimitError output_bytes → limit_exceeded, phase "serialization", outcome output_limit
-//	*vm.LimitError call_depth   → runtime_error, limit_kind "call_depth", outcome runtime_error
-//	*vm.CapabilityError         → runtime_error (+ capability), outcome policy_denied
-//	*vm.RuntimeError            → runtime_error, outcome runtime_error
-//	*vm.CancelledError, context → cancelled, outcome cancelled
-//	anything else               → internal_error, outcome runtime_error
-//
-// Runtime, limit and capability errors carry line, col and function when
-// the VM knows them (file too when it is not the user's source, relative to
-// the libs dir).
-func runFailure(env *Env, err error, lim runLimits) *wire.Object {
-	o := wire.Envelope(false)
-	var (
-		le *vm.LimitError
-		ce *vm.CapabilityError
-		re *vm.RuntimeError
-		xe *vm.CancelledError
-	)
-	switch {
-	case errors.As(err, &le):
-		outcome := wire.OutcomeRuntimeError
-		switch le.Kind {
-		case vm.LimitSteps:
-			o.Set("error_kind", wire.KindRuntimeError).
-				Set("limit_kind", wire.LimitSteps).
-				Set("limit", lim.maxSteps).
-				Set("message", fmt.Sprintf("max execution steps exceeded (%d)", lim.maxSteps))
-			outcome = wire.OutcomeStepLimit
-		case vm.LimitWallMs:
-			o.Set("error_kind", wire.KindLimitExceeded).
-				Set("limit_kind", wire.LimitWallMs).
-				Set("phase", "execution").
-				Set("limit", lim.wallMs).
-				Set("message", fmt.Sprintf("wall-clock execution limit of %d ms exceeded", lim.wallMs))
-			outcome = wire.OutcomeWallLimit
-		case vm.LimitMemoryMB:
-			o.Set("error_kind", wire.KindLimitExceeded).
-				Set("limit_kind", wire.LimitMemoryMB).
-				Set("phase", "execution").
-				Set("limit", lim.memoryMB).
-				Set("message", fmt.Sprintf("memory limit of %d MB exceeded", lim.memoryMB))
-			outcome = wire.OutcomeMemoryLimit
-		case vm.LimitOutputBytes:
-			o.Set("error_kind", wire.KindLimitExceeded).
-				Set("limit_kind", wire.LimitOutputBytes).
-				Set("phase", "serialization").
-				Set("limit", le.Limit).
-				Set("message", le.Msg)
-			outcome = wire.OutcomeOutputLimit
-		default: // call depth, and any limit kind added later
-			o.Set("error_kind", wire.KindRuntimeError).
-				Set("limit_kind", le.Kind).
-				Set("limit", le.Limit).
-				Set("message", le.Msg)
-		}
-		o.Set("steps", le.Steps)
-		toolwire.SetLocation(o, le.Location, env.LibsDir)
-		return withOutcome(o, outcome)
-	case errors.As(err, &ce):
-		o.Set("error_kind", wire.KindRuntimeError).
-			Set("message", ce.Msg).
-			Set("steps", ce.Steps).
-			Set("capability", ce.Capability.String())
-		toolwire.SetLocation(o, ce.Location, env.LibsDir)
-		return withOutcome(o, wire.OutcomePolicyDenied)
-	case errors.As(err, &re):
-		o.Set("error_kind", wire.KindRuntimeError).
-			Set("message", re.Msg).
-			Set("steps", re.Steps)
-		toolwire.SetLocation(o, re.Location, env.LibsDir)
-		return withOutcome(o, wire.OutcomeRuntimeError)
-	case errors.As(err, &xe):
-		o.Set("error_kind", wire.KindCancelled).
-			Set("message", "execution cancelled").
-			Set("steps", xe.Steps)
-		return withOutcome(o, wire.OutcomeCancelled)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		o.Set("error_kind", wire.KindCancelled).Set("message", "execution cancelled")
-		return withOutcome(o, wire.OutcomeCancelled)
-	default:
-		o.Set("error_kind", wire.KindInternalError).Set("message", err.Error())
-		return withOutcome(o, wire.OutcomeRuntimeError)
-	}
+// runFailure is boruna_run's response to a failed run (vm.Run or the
+// output budget): toolwire.RunFailure in boruna_run's shape (docs/tools.md
+// §2, §5; reference §3.4).
+func runFailure(env *Env, err error) *wire.Object {
+	return toolwire.RunFailure(err, toolwire.RunFailureOptions{LibsDir: env.LibsDir})
 }

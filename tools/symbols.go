@@ -31,7 +31,7 @@ func symbolsTool(_ context.Context, _ *Env, a *args, _ ProgressFunc) *wire.Objec
 		} else {
 			o.Set("line", nil).Set("col", nil)
 		}
-		return withOutcome(o, wire.OutcomeCompileError)
+		return wire.WithOutcome(o, wire.OutcomeCompileError)
 	}
 	syms := []*wire.Object{}
 	for _, it := range f.Items {
@@ -44,7 +44,7 @@ func symbolsTool(_ context.Context, _ *Env, a *args, _ ProgressFunc) *wire.Objec
 			syms = append(syms, enumSymbol(d))
 		}
 	}
-	return withOutcome(wire.Envelope(true).Set("symbols", syms), wire.OutcomeOK)
+	return wire.WithOutcome(wire.Envelope(true).Set("symbols", syms), wire.OutcomeOK)
 }
 
 func fnSymbol(d *syntax.FnDecl) *wire.Object {

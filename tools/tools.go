@@ -3,11 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"log/slog"
-	"runtime/debug"
 
 	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/tools/toolwire"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
 )
@@ -123,24 +121,13 @@ func Executes(tool string) bool {
 func Call(ctx context.Context, env *Env, tool string, rawArgs json.RawMessage, progress ProgressFunc) (resp *wire.Object) {
 	// A panic in an engine is a bug; it becomes an internal_error response
 	// (and a log line with the stack) instead of taking the worker down.
-	defer func() {
-		if r := recover(); r != nil {
-			slog.Error("tool engine panicked", "tool", tool, "panic", r, "stack", string(debug.Stack()))
-			resp = wire.Failure(wire.KindInternalError, wire.OutcomeRuntimeError,
-				fmt.Sprintf("internal error in %s: %v", tool, r))
-		}
-	}()
+	defer toolwire.Recover(tool, &resp)
 	if env == nil {
 		env = &Env{}
 	}
 	obj, aerr := checkArgs(tool, rawArgs)
 	if aerr != nil {
-		return wire.Failure(aerr.ErrorKind(), wire.OutcomeInvalidArgs, aerr.Msg)
+		return wire.InvalidArgs(aerr.ErrorKind(), aerr.Msg)
 	}
 	return engines[tool](ctx, env, &args{obj}, progress)
-}
-
-// withOutcome appends the docs/tools.md §5 fields of executing tools.
-func withOutcome(o *wire.Object, out wire.Outcome) *wire.Object {
-	return o.Set("outcome", out).Set("retryable", out.Retryable())
 }

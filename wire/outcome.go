@@ -1,5 +1,7 @@
 package wire
 
+import "time"
+
 // Outcome is the closed set of results every executing tool reports in its
 // `outcome` field (docs/tools.md §5).
 type Outcome string
@@ -17,16 +19,24 @@ const (
 	OutcomeCancelled    Outcome = "cancelled"
 	OutcomeQueueFull    Outcome = "queue_full"
 	OutcomeWorkerLost   Outcome = "worker_lost"
+	// OutcomeQueueUnavailable: the bus did not accept the job (docs/tools.md §5).
+	OutcomeQueueUnavailable Outcome = "queue_unavailable"
+	// OutcomeQuotaExceeded: a per-token quota refused the call (docs/tools.md §5).
+	OutcomeQuotaExceeded Outcome = "quota_exceeded"
 )
 
 // Retryable reports whether the same call may succeed if simply retried:
 // true only for outcomes caused by the service's state rather than by the
-// call itself (a full queue, a lost worker).
+// call itself (a full or unreachable queue, a lost worker, a spent quota).
 func (o Outcome) Retryable() bool {
-	return o == OutcomeQueueFull || o == OutcomeWorkerLost
+	switch o {
+	case OutcomeQueueFull, OutcomeWorkerLost, OutcomeQueueUnavailable, OutcomeQuotaExceeded:
+		return true
+	}
+	return false
 }
 
-// Stable error_kind strings (docs/tools.md §1–3, seed 000). New kinds may be
+// Stable error_kind strings (docs/tools.md §1–3, §5). New kinds may be
 // added; existing ones are never renamed.
 const (
 	KindRuntimeError        = "runtime_error"
@@ -43,12 +53,16 @@ const (
 	KindInvalidArgs         = "invalid_args"
 	KindValidationError     = "validation_error"
 	KindCancelled           = "cancelled"
+	KindDeadlineExceeded    = "deadline_exceeded"
 	KindQueueFull           = "queue_full"
+	KindQueueUnavailable    = "queue_unavailable"
+	KindQuotaExceeded       = "quota_exceeded"
 	KindWorkerLost          = "worker_lost"
 	KindInternalError       = "internal_error"
 )
 
-// Limit kinds reported in `limit_kind` (docs/tools.md §2).
+// Limit kinds reported in `limit_kind` (docs/tools.md §2). vm.LimitError's
+// kinds are the same strings.
 const (
 	LimitSteps       = "steps"
 	LimitWallMs      = "wall_ms"
@@ -57,13 +71,104 @@ const (
 	LimitCallDepth   = "call_depth"
 )
 
-// Failure returns the envelope of a service-level failure that no tool
-// engine produced (cancelled, queue_full, worker_lost, internal_error):
-// success false, error_kind, message, outcome and retryable.
-func Failure(kind string, outcome Outcome, message string) *Object {
-	return Envelope(false).
-		Set("error_kind", kind).
-		Set("message", message).
-		Set("outcome", outcome).
-		Set("retryable", outcome.Retryable())
+// LimitOutcome returns the outcome of a run stopped by the limit of kind
+// (docs/tools.md §5): LimitSteps → step_limit, LimitWallMs → wall_limit,
+// LimitMemoryMB → memory_limit, LimitOutputBytes → output_limit; the call
+// depth and any kind added later → runtime_error.
+func LimitOutcome(kind string) Outcome {
+	switch kind {
+	case LimitSteps:
+		return OutcomeStepLimit
+	case LimitWallMs:
+		return OutcomeWallLimit
+	case LimitMemoryMB:
+		return OutcomeMemoryLimit
+	case LimitOutputBytes:
+		return OutcomeOutputLimit
+	}
+	return OutcomeRuntimeError
+}
+
+// WithOutcome appends the docs/tools.md §5 fields outcome and retryable
+// (out.Retryable()) to o and returns o. Every envelope of an executing
+// tool ends with them (before the job metadata the queue adds).
+func WithOutcome(o *Object, out Outcome) *Object {
+	return o.Set("outcome", out).Set("retryable", out.Retryable())
+}
+
+// MsgExecutionCancelled is the message of a run stopped by its context
+// (docs/tools.md §5 "cancelled").
+const MsgExecutionCancelled = "execution cancelled"
+
+// The constructors below are the one place where each failure that is not
+// the program's own gets its error_kind, outcome and retryable
+// (docs/tools.md §5). Each returns {success:false, protocol_version:1,
+// error_kind, message, outcome, retryable} and, for the retryable refusals
+// that say when to come back, retry_after_ms last.
+
+// Cancelled is a call or job stopped by its caller: error_kind and outcome
+// "cancelled", not retryable.
+func Cancelled(message string) *Object {
+	return failure(KindCancelled, OutcomeCancelled, message)
+}
+
+// DeadlineExceeded is a job stopped by its deadline (the gateway's
+// --job-timeout, queue.Job.Deadline) before or while it ran: error_kind
+// "deadline_exceeded", outcome "cancelled" (the caller stopped waiting),
+// not retryable (the same job would need the same time again).
+func DeadlineExceeded(message string) *Object {
+	return failure(KindDeadlineExceeded, OutcomeCancelled, message)
+}
+
+// WorkerLost is a job whose worker died (or never answered) on its last
+// allowed delivery: error_kind and outcome "worker_lost", retryable.
+func WorkerLost(message string) *Object {
+	return failure(KindWorkerLost, OutcomeWorkerLost, message)
+}
+
+// QueueFull is a job refused because the queue is at capacity: error_kind
+// and outcome "queue_full", retryable, retry_after_ms = RetryAfterMs(after).
+func QueueFull(message string, after time.Duration) *Object {
+	return failure(KindQueueFull, OutcomeQueueFull, message).Set("retry_after_ms", RetryAfterMs(after))
+}
+
+// QueueUnavailable is a job the bus did not accept (NATS unreachable, no
+// JetStream leader, a publish that timed out): error_kind and outcome
+// "queue_unavailable", retryable, retry_after_ms = RetryAfterMs(after).
+// It is never internal_error (docs/tools.md §5).
+func QueueUnavailable(message string, after time.Duration) *Object {
+	return failure(KindQueueUnavailable, OutcomeQueueUnavailable, message).Set("retry_after_ms", RetryAfterMs(after))
+}
+
+// QuotaExceeded is a call refused by a per-token quota: error_kind and
+// outcome "quota_exceeded", retryable, retry_after_ms = RetryAfterMs(after).
+func QuotaExceeded(message string, after time.Duration) *Object {
+	return failure(KindQuotaExceeded, OutcomeQuotaExceeded, message).Set("retry_after_ms", RetryAfterMs(after))
+}
+
+// Internal is a failure of axpool itself (an engine panic, an engine
+// response that cannot be encoded, an undecodable job): error_kind
+// "internal_error", outcome "runtime_error", not retryable (the same call
+// would meet the same bug). It is never used for a queue that is full or
+// unavailable.
+func Internal(message string) *Object {
+	return failure(KindInternalError, OutcomeRuntimeError, message)
+}
+
+// InvalidArgs is a call refused before anything ran: kind is
+// KindInvalidArgs, KindInvalidPolicy or a policy.* kind; outcome
+// "invalid_args", not retryable.
+func InvalidArgs(kind, message string) *Object {
+	return failure(kind, OutcomeInvalidArgs, message)
+}
+
+// RetryAfterMs is after in whole milliseconds, rounded up, at least 1 (a
+// retry_after_ms of 0 would invite a busy loop).
+func RetryAfterMs(after time.Duration) int64 {
+	ms := (after + time.Millisecond - 1) / time.Millisecond
+	return max(int64(ms), 1)
+}
+
+func failure(kind string, outcome Outcome, message string) *Object {
+	return WithOutcome(Envelope(false).Set("error_kind", kind).Set("message", message), outcome)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestEnvelopeOrderAndPretty(t *testing.T) {
@@ -63,18 +64,54 @@ func TestParseObjectKeepsOrder(t *testing.T) {
 	}
 }
 
-func TestFailureAndRetryable(t *testing.T) {
-	b, _ := Failure(KindQueueFull, OutcomeQueueFull, "queue is full").MarshalJSON()
-	want := `{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"queue is full","outcome":"queue_full","retryable":true}`
-	if string(b) != want {
-		t.Fatalf("got %s", b)
+// TestServiceFailures: every constructor of a failure that is not the
+// program's, as exact JSON (docs/tools.md §5).
+func TestServiceFailures(t *testing.T) {
+	const head = `{"success":false,"protocol_version":1,`
+	for _, c := range []struct {
+		o    *Object
+		want string
+	}{
+		{Cancelled(MsgExecutionCancelled), head + `"error_kind":"cancelled","message":"execution cancelled","outcome":"cancelled","retryable":false}`},
+		{DeadlineExceeded("job timed out after 1s (job timeout)"), head + `"error_kind":"deadline_exceeded","message":"job timed out after 1s (job timeout)","outcome":"cancelled","retryable":false}`},
+		{WorkerLost("lost"), head + `"error_kind":"worker_lost","message":"lost","outcome":"worker_lost","retryable":true}`},
+		{QueueFull("full", 750*time.Millisecond), head + `"error_kind":"queue_full","message":"full","outcome":"queue_full","retryable":true,"retry_after_ms":750}`},
+		{QueueUnavailable("down", time.Second), head + `"error_kind":"queue_unavailable","message":"down","outcome":"queue_unavailable","retryable":true,"retry_after_ms":1000}`},
+		{QuotaExceeded("spent", 1500*time.Microsecond), head + `"error_kind":"quota_exceeded","message":"spent","outcome":"quota_exceeded","retryable":true,"retry_after_ms":2}`},
+		{Internal("internal error in boruna_run: boom"), head + `"error_kind":"internal_error","message":"internal error in boruna_run: boom","outcome":"runtime_error","retryable":false}`},
+		{InvalidArgs(KindInvalidPolicy, "bad"), head + `"error_kind":"invalid_policy","message":"bad","outcome":"invalid_args","retryable":false}`},
+		{QueueFull("now", 0), head + `"error_kind":"queue_full","message":"now","outcome":"queue_full","retryable":true,"retry_after_ms":1}`},
+	} {
+		if b, _ := c.o.MarshalJSON(); string(b) != c.want {
+			t.Errorf("got  %s\nwant %s", b, c.want)
+		}
 	}
-	retryable := map[Outcome]bool{OutcomeQueueFull: true, OutcomeWorkerLost: true}
+}
+
+func TestOutcomes(t *testing.T) {
+	retryable := map[Outcome]bool{OutcomeQueueFull: true, OutcomeWorkerLost: true, OutcomeQueueUnavailable: true, OutcomeQuotaExceeded: true}
 	for _, o := range []Outcome{OutcomeOK, OutcomeCompileError, OutcomeRuntimeError, OutcomeStepLimit,
 		OutcomeWallLimit, OutcomeMemoryLimit, OutcomeOutputLimit, OutcomePolicyDenied, OutcomeInvalidArgs,
-		OutcomeCancelled, OutcomeQueueFull, OutcomeWorkerLost} {
+		OutcomeCancelled, OutcomeQueueFull, OutcomeWorkerLost, OutcomeQueueUnavailable, OutcomeQuotaExceeded} {
 		if o.Retryable() != retryable[o] {
 			t.Errorf("%s.Retryable() = %v", o, o.Retryable())
+		}
+	}
+	for kind, want := range map[string]Outcome{LimitSteps: OutcomeStepLimit, LimitWallMs: OutcomeWallLimit,
+		LimitMemoryMB: OutcomeMemoryLimit, LimitOutputBytes: OutcomeOutputLimit, LimitCallDepth: OutcomeRuntimeError,
+		"actors": OutcomeRuntimeError} {
+		if got := LimitOutcome(kind); got != want {
+			t.Errorf("LimitOutcome(%q) = %s, want %s", kind, got, want)
+		}
+	}
+	b, _ := WithOutcome(Envelope(true).Set("result", 1), OutcomeOK).MarshalJSON()
+	if string(b) != `{"success":true,"protocol_version":1,"result":1,"outcome":"ok","retryable":false}` {
+		t.Errorf("WithOutcome = %s", b)
+	}
+	for d, want := range map[time.Duration]int64{0: 1, -time.Second: 1, time.Nanosecond: 1, time.Millisecond: 1,
+		time.Millisecond + 1: 2, 250 * time.Millisecond: 250} {
+		if got := RetryAfterMs(d); got != want {
+			t.Errorf("RetryAfterMs(%v) = %d, want %d", d, got, want)
 		}
 	}
 }

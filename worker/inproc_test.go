@@ -190,7 +190,7 @@ func TestHandBackOnShutdown(t *testing.T) {
 		func(ctx context.Context, _ *queue.Job, _ func(int64, int64)) json.RawMessage {
 			close(started)
 			<-ctx.Done()
-			return mustJSON(wire.Failure(wire.KindCancelled, wire.OutcomeCancelled, "execution cancelled"))
+			return mustJSON(wire.Cancelled(wire.MsgExecutionCancelled))
 		})
 	id := h.submit(queue.Job{Tool: "t"})
 	<-started

@@ -30,8 +30,7 @@ func (w *Worker) janitor(seq uint64) {
 	if job != nil && job.ID != "" {
 		if _, err := w.bus.Result(ctx, job.ID); errors.Is(err, queue.ErrNoResult) {
 			lost, _ := w.bus.ClaimHolder(ctx, job.ID)
-			res := queue.FailureResult(wire.KindWorkerLost, wire.OutcomeWorkerLost,
-				"the job exhausted its deliveries: the worker running it was lost",
+			res := queue.FailureResult(wire.WorkerLost("the job exhausted its deliveries: the worker running it was lost"),
 				queue.JobMeta{JobID: job.ID, Queue: time.Since(job.Submitted), Worker: lost})
 			stored, err := w.bus.StoreResult(ctx, job.ID, res)
 			if err != nil {

@@ -140,7 +140,7 @@ func (e *testExecutor) Execute(ctx context.Context, job *queue.Job, progress fun
 			}
 			progress(el, a.MS)
 			if ctx.Err() != nil {
-				return mustJSON(wire.Failure(wire.KindCancelled, wire.OutcomeCancelled, "execution cancelled"))
+				return mustJSON(wire.Cancelled(wire.MsgExecutionCancelled))
 			}
 			if job.Tool == "sleep" {
 				time.Sleep(2 * time.Millisecond)
@@ -162,7 +162,7 @@ func (e *testExecutor) Execute(ctx context.Context, job *queue.Job, progress fun
 	if e.real != nil {
 		return e.real.Execute(ctx, job, progress)
 	}
-	return mustJSON(wire.Failure(wire.KindInvalidArgs, wire.OutcomeInvalidArgs, "unknown test tool "+job.Tool))
+	return mustJSON(wire.InvalidArgs(wire.KindInvalidArgs, "unknown test tool "+job.Tool))
 }
 
 // harness is one test's bus: an embedded server, the bus opened with the

@@ -23,8 +23,7 @@ func (e ToolsExecutor) Execute(ctx context.Context, job *queue.Job, progress fun
 	obj := tools.Call(ctx, e.Env, job.Tool, job.Args, progress)
 	b, err := obj.MarshalJSON()
 	if err != nil {
-		return mustJSON(wire.Failure(wire.KindSerializationError, wire.OutcomeRuntimeError,
-			fmt.Sprintf("cannot encode the response: %v", err)))
+		return mustJSON(wire.Internal(fmt.Sprintf("internal error: cannot encode the response: %v", err)))
 	}
 	return b
 }

@@ -256,7 +256,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 			}
 			return
 		}
-		w.finish(d, job, queue.FailureResult(wire.KindInternalError, wire.OutcomeRuntimeError, d.Err.Error(),
+		w.finish(d, job, queue.FailureResult(wire.Internal(d.Err.Error()),
 			queue.JobMeta{JobID: job.ID, Worker: w.id}), "undecodable job")
 		return
 	}
@@ -267,8 +267,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	})
 
 	if !job.Deadline.IsZero() && !start.Before(job.Deadline) {
-		w.finish(d, job, queue.FailureResult(queue.KindDeadlineExceeded, wire.OutcomeCancelled,
-			timeoutMessage(job, false), meta), "")
+		w.finish(d, job, queue.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, false)), meta), "")
 		return
 	}
 
@@ -305,8 +304,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		return
 	}
 	if claim.Cancelled {
-		w.finish(d, job, queue.FailureResult(wire.KindCancelled, wire.OutcomeCancelled,
-			"job cancelled before it started", meta), "")
+		w.finish(d, job, queue.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "")
 		return
 	}
 	// The last allowed run of a job whose previous worker died is not
@@ -316,8 +314,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		(d.NumDelivered > md || d.NumDelivered == md && claim.Previous != "") {
 		log().Warn("worker lost; not running the job again", "lost_worker", claim.Previous)
 		meta.Worker = claim.Previous
-		w.finish(d, job, queue.FailureResult(wire.KindWorkerLost, wire.OutcomeWorkerLost,
-			lostMessage(d.NumDelivered-1), meta), "worker lost")
+		w.finish(d, job, queue.FailureResult(wire.WorkerLost(lostMessage(d.NumDelivered-1)), meta), "worker lost")
 		return
 	}
 
@@ -352,15 +349,14 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		w.nak(d)
 		return
 	case errors.Is(cause, errCancelRequested):
-		res = queue.FailureResult(wire.KindCancelled, wire.OutcomeCancelled, "job cancelled while running", meta)
+		res = queue.FailureResult(wire.Cancelled("job cancelled while running"), meta)
 	case errors.Is(cause, errDeadline):
-		res = queue.FailureResult(queue.KindDeadlineExceeded, wire.OutcomeCancelled, timeoutMessage(job, true), meta)
+		res = queue.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, true)), meta)
 	default:
 		full, err := queue.AddJobMeta(res, meta)
 		if err != nil {
 			log().Error("executor returned a bad envelope", "err", err)
-			full = queue.FailureResult(wire.KindInternalError, wire.OutcomeRuntimeError,
-				"internal error: the engine returned an invalid response", meta)
+			full = queue.FailureResult(wire.Internal("internal error: the engine returned an invalid response"), meta)
 		}
 		if limit := w.bus.MaxResultSize(); len(full) > limit {
 			log().Warn("result too large for the queue", "bytes", len(full), "limit", limit)
@@ -376,7 +372,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 // submission). It names the limit and its length, Deadline − Submitted:
 // "job timed out after 30s (job timeout)" for a job that ran, with
 // " before a worker started it" appended for one that never ran. The error
-// kind stays queue.KindDeadlineExceeded, outcome cancelled (docs/tools.md §5).
+// kind stays wire.KindDeadlineExceeded, outcome cancelled (docs/tools.md §5).
 func timeoutMessage(job *queue.Job, ran bool) string {
 	msg := "job timed out (job timeout)"
 	if !job.Submitted.IsZero() {
@@ -433,13 +429,12 @@ func (w *Worker) execute(ctx context.Context, job *queue.Job, progress func(step
 	defer func() {
 		if r := recover(); r != nil {
 			log().Error("panic while running job", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			res = mustJSON(wire.Failure(wire.KindInternalError, wire.OutcomeRuntimeError,
-				fmt.Sprintf("internal error: %v", r)))
+			res = mustJSON(wire.Internal(fmt.Sprintf("internal error: %v", r)))
 		}
 	}()
 	res = w.opts.Executor.Execute(ctx, job, progress)
 	if len(res) == 0 {
-		res = mustJSON(wire.Failure(wire.KindInternalError, wire.OutcomeRuntimeError, "internal error: empty response"))
+		res = mustJSON(wire.Internal("internal error: empty response"))
 	}
 	return res
 }
@@ -476,18 +471,12 @@ func (w *Worker) finish(d *queue.Delivery, job *queue.Job, res json.RawMessage, 
 // tooLarge is the result that replaces one the queue cannot carry
 // (docs/tools.md §2: limit_exceeded, limit_kind output_bytes).
 func tooLarge(size, limit int, meta queue.JobMeta) json.RawMessage {
-	obj := wire.Envelope(false).
+	return queue.FailureResult(wire.WithOutcome(wire.Envelope(false).
 		Set("error_kind", wire.KindLimitExceeded).
 		Set("limit_kind", wire.LimitOutputBytes).
 		Set("limit", limit).
-		Set("message", fmt.Sprintf("the response of %d bytes exceeds the queue's limit of %d bytes", size, limit)).
-		Set("outcome", wire.OutcomeOutputLimit).
-		Set("retryable", false)
-	res, err := queue.AddJobMeta(mustJSON(obj), meta)
-	if err != nil {
-		panic(err) // our own envelope is always an object
-	}
-	return res
+		Set("message", fmt.Sprintf("the response of %d bytes exceeds the queue's limit of %d bytes", size, limit)),
+		wire.OutcomeOutputLimit), meta)
 }
 
 func (w *Worker) nak(d *queue.Delivery) {

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"runtime/debug"
 	"strings"
 
 	"github.com/axpool/axpool/compiler"
@@ -59,7 +57,7 @@ type Options struct {
 //   - the validator itself failed (a bug): {success:false,
 //     error_kind:"framework_error", message, outcome:"runtime_error"}.
 func ValidateAppTool(source, libsDir string) (resp *wire.Object) {
-	defer recoverTool("boruna_validate_app", &resp)
+	defer toolwire.Recover("boruna_validate_app", &resp)
 	prog, _, failed := compile(source, libsDir)
 	if failed != nil {
 		return failed
@@ -69,7 +67,7 @@ func ValidateAppTool(source, libsDir string) (resp *wire.Object) {
 	for _, pr := range p.Problems {
 		errs = append(errs, problemObject(pr))
 	}
-	return toolwire.WithOutcome(wire.Envelope(true).
+	return wire.WithOutcome(wire.Envelope(true).
 		Set("has_init", p.HasInit).
 		Set("has_update", p.HasUpdate).
 		Set("has_view", p.HasView).
@@ -112,7 +110,7 @@ func FrameworkTestTool(ctx context.Context, source string, messages []string, li
 // does not allow, or a denied capability), invalid_args (a message that
 // does not fit the message type).
 func FrameworkTest(ctx context.Context, source string, messages []string, opts Options) (resp *wire.Object) {
-	defer recoverTool("boruna_framework_test", &resp)
+	defer toolwire.Recover("boruna_framework_test", &resp)
 	if len(messages) > MaxCycles {
 		return frameworkError(fmt.Sprintf("too many messages: %d (at most %d cycles)", len(messages), MaxCycles), wire.OutcomeInvalidArgs)
 	}
@@ -128,7 +126,7 @@ func FrameworkTest(ctx context.Context, source string, messages []string, opts O
 			msgs[i] = pr.Message
 			errs[i] = problemObject(pr)
 		}
-		return toolwire.WithOutcome(wire.Envelope(false).
+		return wire.WithOutcome(wire.Envelope(false).
 			Set("error_kind", wire.KindFrameworkError).
 			Set("message", "validation: "+strings.Join(msgs, "; ")).
 			Set("errors", errs), wire.OutcomeCompileError)
@@ -137,7 +135,7 @@ func FrameworkTest(ctx context.Context, source string, messages []string, opts O
 	rt, err := NewRuntimeWith(ctx, mod, p, opts)
 	if err != nil {
 		if isCancelled(ctx, err) {
-			return cancelledResponse()
+			return cancelled()
 		}
 		fn := "init"
 		var fe *Error
@@ -153,7 +151,7 @@ func FrameworkTest(ctx context.Context, source string, messages []string, opts O
 		entry := wire.NewObject().Set("message", raw).Set("error", err.Error())
 		setLocation(entry, err, opts.LibsDir)
 		cycles = append(cycles, entry)
-		return toolwire.WithOutcome(wire.Envelope(false).
+		return wire.WithOutcome(wire.Envelope(false).
 			Set("error_kind", wire.KindFrameworkError).
 			Set("message", fmt.Sprintf("cycle %d failed: %v", k, err)).
 			Set("init_state", initState).
@@ -161,12 +159,12 @@ func FrameworkTest(ctx context.Context, source string, messages []string, opts O
 	}
 	for i, raw := range messages {
 		if ctx.Err() != nil {
-			return cancelledResponse()
+			return cancelled()
 		}
 		c, err := rt.Send(ctx, ParseMessage(raw))
 		if err != nil {
 			if isCancelled(ctx, err) {
-				return cancelledResponse()
+				return cancelled()
 			}
 			return fail(i+1, raw, err)
 		}
@@ -184,7 +182,7 @@ func FrameworkTest(ctx context.Context, source string, messages []string, opts O
 		}
 		cycles = append(cycles, entry)
 	}
-	return toolwire.WithOutcome(wire.Envelope(true).
+	return wire.WithOutcome(wire.Envelope(true).
 		Set("init_state", initState).
 		Set("cycles", cycles).
 		Set("final_state", brief(rt.State())).
@@ -241,49 +239,30 @@ func nullable(s string) any {
 }
 
 func frameworkError(msg string, out wire.Outcome) *wire.Object {
-	return toolwire.WithOutcome(wire.Envelope(false).Set("error_kind", wire.KindFrameworkError).Set("message", msg), out)
+	return wire.WithOutcome(wire.Envelope(false).Set("error_kind", wire.KindFrameworkError).Set("message", msg), out)
 }
 
-func cancelledResponse() *wire.Object {
-	return toolwire.WithOutcome(wire.Envelope(false).Set("error_kind", wire.KindCancelled).Set("message", "execution cancelled"),
-		wire.OutcomeCancelled)
-}
+// cancelled is the response of a run stopped by its context.
+func cancelled() *wire.Object { return wire.Cancelled(wire.MsgExecutionCancelled) }
 
 func isCancelled(ctx context.Context, err error) bool {
-	var ce *vm.CancelledError
-	return errors.As(err, &ce) || errors.Is(err, context.Canceled) || (ctx.Err() != nil && errors.Is(err, ctx.Err()))
+	return toolwire.IsCancelled(err) || (ctx.Err() != nil && errors.Is(err, ctx.Err()))
 }
 
-// outcomeOf derives the docs/tools.md §5 outcome of a framework failure from
-// its Go error type (the one place this mapping lives).
+// outcomeOf derives the docs/tools.md §5 outcome of a framework failure:
+// the run's (toolwire.Outcome: a limit, a denied capability), else the
+// framework's own errors (a denied effect, a message that does not fit,
+// too many cycles, the response limit), else runtime_error.
 func outcomeOf(err error) wire.Outcome {
-	var (
-		le *vm.LimitError
-		ce *vm.CapabilityError
-		fe *Error
-	)
+	if out := toolwire.Outcome(err); out != wire.OutcomeRuntimeError {
+		return out
+	}
+	var fe *Error
 	switch {
-	case errors.As(err, &le):
-		switch le.Kind {
-		case vm.LimitSteps:
-			return wire.OutcomeStepLimit
-		case vm.LimitWallMs:
-			return wire.OutcomeWallLimit
-		case vm.LimitMemoryMB:
-			return wire.OutcomeMemoryLimit
-		case vm.LimitOutputBytes:
-			return wire.OutcomeOutputLimit
-		}
-		return wire.OutcomeRuntimeError
-	case errors.As(err, &ce):
+	case errors.As(err, &fe) && fe.Kind == KindPolicy:
 		return wire.OutcomePolicyDenied
-	case errors.As(err, &fe):
-		switch fe.Kind {
-		case KindPolicy:
-			return wire.OutcomePolicyDenied
-		case KindMessage, KindCycles:
-			return wire.OutcomeInvalidArgs
-		}
+	case errors.As(err, &fe) && (fe.Kind == KindMessage || fe.Kind == KindCycles):
+		return wire.OutcomeInvalidArgs
 	case errors.Is(err, errResponseLimit):
 		return wire.OutcomeOutputLimit
 	}
@@ -293,20 +272,8 @@ func outcomeOf(err error) wire.Outcome {
 // setLocation adds function, line and col of a VM failure to a failing
 // cycle entry (and file when the failure is inside a library).
 func setLocation(o *wire.Object, err error, libsDir string) {
-	var loc vm.Location
-	var (
-		re *vm.RuntimeError
-		le *vm.LimitError
-		ce *vm.CapabilityError
-	)
-	switch {
-	case errors.As(err, &re):
-		loc = re.Location
-	case errors.As(err, &le):
-		loc = le.Location
-	case errors.As(err, &ce):
-		loc = ce.Location
-	default:
+	loc, ok := toolwire.ErrorLocation(err)
+	if !ok {
 		var fe *Error
 		if errors.As(err, &fe) && fe.Function != "" {
 			o.Set("function", fe.Function)
@@ -321,14 +288,5 @@ func setLocation(o *wire.Object, err error, libsDir string) {
 	}
 	if f := toolwire.DisplayFile(libsDir, loc.File); f != "" && f != SourceFile {
 		o.Set("file", f)
-	}
-}
-
-// recoverTool turns a panic in an engine (a bug) into a framework_error
-// response instead of taking the worker down.
-func recoverTool(tool string, resp **wire.Object) {
-	if r := recover(); r != nil {
-		slog.Error("framework engine panicked", "tool", tool, "panic", r, "stack", string(debug.Stack()))
-		*resp = frameworkError(fmt.Sprintf("internal error in %s: %v", tool, r), wire.OutcomeRuntimeError)
 	}
 }

@@ -3,10 +3,7 @@ package sealed
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
-	"runtime/debug"
 
 	"github.com/axpool/axpool/compiler"
 	"github.com/axpool/axpool/policy"
@@ -101,13 +98,7 @@ func RunSealedTool(ctx context.Context, source string, policyArg json.RawMessage
 //     runtime errors: runtime_error; each with message and steps;
 //   - cancellation: error_kind cancelled, outcome "cancelled".
 func Run(ctx context.Context, source string, policyArg json.RawMessage, opts Options) (resp *wire.Object) {
-	defer func() {
-		if r := recover(); r != nil {
-			slog.Error("sealed engine panicked", "panic", r, "stack", string(debug.Stack()))
-			resp = toolwire.WithOutcome(wire.Envelope(false).Set("error_kind", wire.KindInternalError).
-				Set("message", fmt.Sprintf("internal error in boruna_run_sealed: %v", r)), wire.OutcomeRuntimeError)
-		}
-	}()
+	defer toolwire.Recover("boruna_run_sealed", &resp)
 	m, errs := compiler.Compile([]byte(source), compiler.Options{File: toolwire.SourceFile, LibsDir: opts.LibsDir, ModuleName: "module", Script: true})
 	if errs != nil {
 		return toolwire.CompileFailure(errs, opts.LibsDir)
@@ -130,22 +121,16 @@ func Run(ctx context.Context, source string, policyArg json.RawMessage, opts Opt
 
 	first, err := vm.Run(ctx, m, vm.Options{Limits: lim, Policy: pol, Handler: opts.Handler})
 	if err != nil {
-		return runFailure(err, max(opts.MaxSteps, 0), opts.LibsDir)
+		return runFailure(err, opts.LibsDir)
 	}
 	if opts.MaxOutputBytes != nil {
-		if le := toolwire.CheckOutput(first, *opts.MaxOutputBytes); le != nil {
-			return toolwire.WithOutcome(wire.Envelope(false).
-				Set("error_kind", wire.KindLimitExceeded).
-				Set("limit_kind", wire.LimitOutputBytes).
-				Set("phase", "serialization").
-				Set("limit", le.Limit).
-				Set("message", le.Msg).
-				Set("steps", le.Steps), wire.OutcomeOutputLimit)
+		if oe := toolwire.CheckOutput(first, *opts.MaxOutputBytes); oe != nil {
+			return runFailure(oe, opts.LibsDir)
 		}
 	}
 	verified, reason := replay(ctx, m, lim, pol, first)
 	if ctx.Err() != nil {
-		return cancelledResponse()
+		return runFailure(ctx.Err(), opts.LibsDir)
 	}
 
 	digest := Digest(first.Events)
@@ -169,7 +154,7 @@ func Run(ctx context.Context, source string, policyArg json.RawMessage, opts Opt
 	if !verified {
 		why = reason
 	}
-	return toolwire.WithOutcome(wire.Envelope(true).
+	return wire.WithOutcome(wire.Envelope(true).
 		Set("result", first.Value).
 		Set("steps", first.Steps).
 		Set("replay_verified", verified).
@@ -236,55 +221,9 @@ func clip(s string) string {
 	return s[:cut] + "…"
 }
 
-func cancelledResponse() *wire.Object {
-	return toolwire.WithOutcome(wire.Envelope(false).Set("error_kind", wire.KindCancelled).Set("message", "execution cancelled"),
-		wire.OutcomeCancelled)
-}
-
-// runFailure maps the first execution's error to the response (the one
-// place where sealed derives error_kind from a Go error type). maxSteps is
-// the caller's step limit, reported in the step-limit message.
-func runFailure(err error, maxSteps int64, libsDir string) *wire.Object {
-	o := wire.Envelope(false)
-	var (
-		le *vm.LimitError
-		ce *vm.CapabilityError
-		re *vm.RuntimeError
-		xe *vm.CancelledError
-	)
-	switch {
-	case errors.As(err, &ce):
-		o.Set("error_kind", wire.KindCapabilityDenied).
-			Set("capability", ce.Capability.String()).
-			Set("message", ce.Msg).
-			Set("steps", ce.Steps)
-		toolwire.SetLocation(o, ce.Location, libsDir)
-		return toolwire.WithOutcome(o, wire.OutcomePolicyDenied)
-	case errors.As(err, &le):
-		out := wire.OutcomeRuntimeError
-		switch le.Kind {
-		case vm.LimitSteps:
-			o.Set("error_kind", wire.KindRuntimeError).Set("limit_kind", wire.LimitSteps).Set("limit", maxSteps).
-				Set("message", fmt.Sprintf("max execution steps exceeded (%d)", maxSteps))
-			out = wire.OutcomeStepLimit
-		case vm.LimitWallMs, vm.LimitMemoryMB, vm.LimitOutputBytes:
-			o.Set("error_kind", wire.KindLimitExceeded).Set("limit_kind", le.Kind).Set("phase", "execution").
-				Set("limit", le.Limit).Set("message", le.Msg)
-			out = map[string]wire.Outcome{vm.LimitWallMs: wire.OutcomeWallLimit, vm.LimitMemoryMB: wire.OutcomeMemoryLimit,
-				vm.LimitOutputBytes: wire.OutcomeOutputLimit}[le.Kind]
-		default:
-			o.Set("error_kind", wire.KindRuntimeError).Set("limit_kind", le.Kind).Set("limit", le.Limit).Set("message", le.Msg)
-		}
-		o.Set("steps", le.Steps)
-		toolwire.SetLocation(o, le.Location, libsDir)
-		return toolwire.WithOutcome(o, out)
-	case errors.As(err, &re):
-		o.Set("error_kind", wire.KindRuntimeError).Set("message", re.Msg).Set("steps", re.Steps)
-		toolwire.SetLocation(o, re.Location, libsDir)
-		return toolwire.WithOutcome(o, wire.OutcomeRuntimeError)
-	case errors.As(err, &xe), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return cancelledResponse()
-	}
-	o.Set("error_kind", wire.KindInternalError).Set("message", err.Error())
-	return toolwire.WithOutcome(o, wire.OutcomeRuntimeError)
+// runFailure is boruna_run_sealed's response to a failed first execution:
+// toolwire.RunFailure with the sealed shape of a denied capability
+// (reference §3.5).
+func runFailure(err error, libsDir string) *wire.Object {
+	return toolwire.RunFailure(err, toolwire.RunFailureOptions{LibsDir: libsDir, CapabilityDenied: true})
 }

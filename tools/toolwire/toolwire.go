@@ -38,12 +38,6 @@ func Clip(s string) string {
 	return strings.ToValidUTF8(s[:MaxMessageBytes], "") + "…"
 }
 
-// WithOutcome appends the docs/tools.md §5 fields outcome and retryable to o
-// and returns o.
-func WithOutcome(o *wire.Object, out wire.Outcome) *wire.Object {
-	return o.Set("outcome", out).Set("retryable", out.Retryable())
-}
-
 // DisplayFile names a source file for a caller: a file under libsDir is
 // shown relative to it with forward slashes ("std-ui/src/core.ax"), so
 // that responses never reveal server paths; other names are unchanged.
@@ -88,7 +82,7 @@ func CompileFailure(errs compiler.ErrorList, libsDir string) *wire.Object {
 		list = append(list, wire.NewObject().Set("severity", compiler.SeverityError).Set("code", compiler.CodeCodegen).
 			Set("message", "compilation failed"))
 	}
-	return WithOutcome(wire.Envelope(false).Set("errors", list), wire.OutcomeCompileError)
+	return wire.WithOutcome(wire.Envelope(false).Set("errors", list), wire.OutcomeCompileError)
 }
 
 // MissingMain is the compile-errors response of a program run without
@@ -102,7 +96,7 @@ func MissingMain() *wire.Object {
 		Set("message", MissingMainMessage).
 		Set("line", 1).
 		Set("col", 1)
-	return WithOutcome(wire.Envelope(false).Set("errors", []*wire.Object{e}), wire.OutcomeCompileError)
+	return wire.WithOutcome(wire.Envelope(false).Set("errors", []*wire.Object{e}), wire.OutcomeCompileError)
 }
 
 // PolicyFailure is the response to a `policy` argument refused by
@@ -127,7 +121,7 @@ func PolicyFailure(err error) *wire.Object {
 	} else {
 		o.Set("error_kind", wire.KindInvalidPolicy).Set("message", err.Error())
 	}
-	return WithOutcome(o, wire.OutcomeInvalidArgs)
+	return wire.WithOutcome(o, wire.OutcomeInvalidArgs)
 }
 
 // SetLocation adds the additive position fields of a run failure to o:
@@ -150,14 +144,12 @@ func SetLocation(o *wire.Object, loc vm.Location, libsDir string) {
 // run (reference mcp-contract §4.4, limits.max_output_bytes): the compact
 // JSON size of the result must not exceed it (equal passes), then each
 // ui_output value is checked against what remains. Within budget it
-// returns nil; over it, a *vm.LimitError of kind output_bytes with Limit =
-// limit, the run's steps and the message "serialized output exceeded
-// <limit> bytes". Its work is O(limit) whatever the size of the values
+// returns nil; over it, an *OutputError with Limit = limit, the run's
+// steps and the message "serialized output exceeded <limit> bytes". Its work is O(limit) whatever the size of the values
 // (vm.EncodedSizeAtLeast first).
-func CheckOutput(res *vm.Result, limit int64) *vm.LimitError {
-	over := func() *vm.LimitError {
-		return &vm.LimitError{Kind: vm.LimitOutputBytes, Limit: limit, Steps: res.Steps,
-			Msg: fmt.Sprintf("serialized output exceeded %d bytes", limit)}
+func CheckOutput(res *vm.Result, limit int64) *OutputError {
+	over := func() *OutputError {
+		return &OutputError{Limit: limit, Steps: res.Steps, Msg: fmt.Sprintf("serialized output exceeded %d bytes", limit)}
 	}
 	// A lower bound first: O(limit) work however large the values are.
 	remaining := limit

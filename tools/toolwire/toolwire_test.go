@@ -165,8 +165,8 @@ func TestCheckOutput(t *testing.T) {
 	}
 	for _, limit := range []int64{0, 1, 4} {
 		le := CheckOutput(res, limit)
-		want := vm.LimitError{Kind: vm.LimitOutputBytes, Limit: limit, Steps: 9, Msg: fmt.Sprintf("serialized output exceeded %d bytes", limit)}
-		if le == nil || le.Kind != want.Kind || le.Limit != want.Limit || le.Steps != want.Steps || le.Msg != want.Msg {
+		want := OutputError{Limit: limit, Steps: 9, Msg: fmt.Sprintf("serialized output exceeded %d bytes", limit)}
+		if le == nil || *le != want {
 			t.Fatalf("limit %d: %+v, want %+v", limit, le, want)
 		}
 	}
