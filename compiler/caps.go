@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/spell"
 	"github.com/axpool/axpool/policy"
 )
 
@@ -47,7 +48,7 @@ func suggestCap(name string) string {
 			return found
 		}
 	}
-	if s, ok := syntax.Nearest(name, capCandidates); ok {
+	if s, ok := spell.Nearest(name, capCandidates); ok {
 		return s
 	}
 	return ""

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/spell"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/vm"
 )
@@ -187,7 +188,7 @@ func (c *checker) warnf(n syntax.Node, code, format string, args ...any) *Error 
 const suggestBudget = 1 << 18
 
 // suggest returns ` (did you mean 'x'?)` and x when one candidate is
-// clearly nearest to name (syntax.Nearest), else "", "". Past the
+// clearly nearest to name (spell.Nearest), else "", "". Past the
 // diagnostics cap or the comparison budget it gives no suggestion.
 func (c *checker) suggest(name string, candidates func() []string) (string, string) {
 	if len(c.diags) >= maxDiagnostics || c.suggestions > suggestBudget {
@@ -198,7 +199,7 @@ func (c *checker) suggest(name string, candidates func() []string) (string, stri
 	if c.suggestions > suggestBudget {
 		return "", ""
 	}
-	if s, ok := syntax.Nearest(name, cands); ok {
+	if s, ok := spell.Nearest(name, cands); ok {
 		return " (did you mean '" + s + "'?)", s
 	}
 	return "", ""

@@ -1,5 +1,7 @@
 package policy
 
+import "github.com/axpool/axpool/internal/spell"
+
 // Capability identifies one effect a program may perform. The ids are frozen
 // (docs/tools.md §3) and appear in bytecode, event logs and the
 // capability_set_hash.
@@ -110,67 +112,13 @@ func itoa(n int) string {
 }
 
 // Suggest returns the canonical capability a near-miss name most likely
-// means ("net.fetc" → "net.fetch"): the unique nearest canonical name at
-// Levenshtein distance ≤ 2 and ≤ len(name)/2 (the "did you mean" rule of
-// the language conventions). Aliases are reported by AliasOf, not here.
+// means ("net.fetc" → "net.fetch"): spell.Nearest over the canonical names
+// (the "did you mean" rule of docs/language.md). Aliases are reported by
+// AliasOf, not here.
 func Suggest(name string) (Capability, bool) {
-	best, bestDist, tie := -1, 1<<30, false
-	for i, n := range capNames {
-		d := levenshtein(name, n)
-		switch {
-		case d < bestDist:
-			best, bestDist, tie = i, d, false
-		case d == bestDist:
-			tie = true
-		}
-	}
-	if best < 0 || tie || bestDist == 0 || bestDist > 2 || bestDist > len(name)/2 {
+	s, ok := spell.Nearest(name, capNames[:])
+	if !ok {
 		return 0, false
 	}
-	return Capability(best), true
-}
-
-// suggestWord returns the unique nearest candidate to name under the same
-// rule as Suggest, or "".
-func suggestWord(name string, candidates []string) string {
-	best, bestDist, tie := "", 1<<30, false
-	for _, c := range candidates {
-		d := levenshtein(name, c)
-		switch {
-		case d < bestDist:
-			best, bestDist, tie = c, d, false
-		case d == bestDist:
-			tie = true
-		}
-	}
-	if tie || bestDist == 0 || bestDist > 2 || bestDist > len(name)/2 {
-		return ""
-	}
-	return best
-}
-
-// levenshtein is the edit distance between a and b in bytes. Inputs longer
-// than 64 bytes are never near a capability or field name, so they are
-// answered without the quadratic table.
-func levenshtein(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 20
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return ParseCapability(s)
 }

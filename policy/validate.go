@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/axpool/axpool/internal/spell"
 )
 
 // Error kinds of the strict validator (seed 002, reference §5.3). The
@@ -376,7 +378,7 @@ func checkUnknownFields(v any) error {
 
 func unknownField(name, path string, known []string) *ValidationError {
 	e := newErr(KindUnknownField, path, "unknown field %q at %s", name, path)
-	e.Hint = suggestWord(name, known)
+	e.Hint, _ = spell.Nearest(name, known)
 	return e
 }
 

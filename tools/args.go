@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/spell"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -385,7 +385,7 @@ func nonNegInt(raw json.RawMessage) (int64, bool) {
 }
 
 // unknownMessage is the refusal of an undeclared argument, naming the
-// nearest declared one when one is clearly nearest (syntax.Nearest, the
+// nearest declared one when one is clearly nearest (spell.Nearest, the
 // project-wide "did you mean" rule; docs/tools.md §1).
 //
 // A name over maxQuotedArgName bytes is quoted cut (quoteName) and gets
@@ -503,11 +503,11 @@ func (a *args) strings(path string) []string {
 	return out
 }
 
-// nearest is syntax.Nearest for names up to maxQuotedArgName bytes; a
+// nearest is spell.Nearest for names up to maxQuotedArgName bytes; a
 // longer name is near no declared one (and is not compared).
 func nearest(name string, names []string) (string, bool) {
 	if len(name) > maxQuotedArgName {
 		return "", false
 	}
-	return syntax.Nearest(name, names)
+	return spell.Nearest(name, names)
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/axpool/axpool/internal/spell"
 )
 
 // MaxNesting bounds the nesting depth of expressions, blocks, types and
@@ -170,7 +172,7 @@ func (p *parser) failLexer(t token, format string, args ...any) {
 func (p *parser) failExpected(what string, candidates ...string) {
 	msg := "expected " + what + ", found " + p.describe(&p.tok)
 	if p.tok.kind == tIdent && len(candidates) > 0 {
-		if s, ok := Nearest(p.text(&p.tok), candidates); ok {
+		if s, ok := spell.Nearest(p.text(&p.tok), candidates); ok {
 			msg += " (did you mean '" + s + "'?)"
 		}
 	}
@@ -800,7 +802,7 @@ func (p *parser) finishExprStmt(x Expr) Stmt {
 	// line by the start of another expression is almost certainly a
 	// misspelt keyword.
 	if n, ok := x.(*NameExpr); ok && !p.tok.nl && (canStartExpr(p.tok.kind) || p.tok.kind == tMut) {
-		if kw, ok := Nearest(n.Name, stmtKeywords); ok {
+		if kw, ok := spell.Nearest(n.Name, stmtKeywords); ok {
 			p.fail(n.Start, n.Stop, "expected statement, found '%s' (did you mean '%s'?)", n.Name, kw)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/axpool/axpool/compiler"
 	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/spell"
 )
 
 // Patch ids and confidences (decisions; docs/tools.md §2 fixes the casing):
@@ -66,7 +67,7 @@ func (a *analysis) renamePatches(cd *compiler.Diagnostic) []Patch {
 	} else if !a.src.identAt(off, subj) {
 		return nil
 	}
-	dist := levenshtein(subj, sugg)
+	dist := spell.Distance(subj, sugg)
 	conf := Medium
 	if dist == 1 {
 		conf = High
@@ -102,7 +103,7 @@ func (a *analysis) fieldPatches(cd *compiler.Diagnostic) []Patch {
 		ID:          "E006-rename-" + subj,
 		Description: fmt.Sprintf("rename field '%s' to '%s'", subj, sugg),
 		Confidence:  High,
-		Rationale:   fmt.Sprintf("field '%s' does not exist; the closest field is '%s' (edit distance: %d)", subj, sugg, levenshtein(subj, sugg)),
+		Rationale:   fmt.Sprintf("field '%s' does not exist; the closest field is '%s' (edit distance: %d)", subj, sugg, spell.Distance(subj, sugg)),
 		Edits:       []Edit{a.edit(off, off+len(subj), text)},
 	}}
 }
