@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/vm"
 )
 
@@ -151,7 +152,7 @@ const maxTypeString = 500
 func writeType(b *strings.Builder, t *Type, depth int) {
 	t = prune(t)
 	if depth > 50 || b.Len() > maxTypeString {
-		b.WriteString("…")
+		b.WriteString(text.Ellipsis)
 		return
 	}
 	switch t.kind {
@@ -193,11 +194,7 @@ func writeType(b *strings.Builder, t *Type, depth int) {
 		b.WriteString(") -> ")
 		writeType(b, t.args[n], depth+1)
 	case KindRecord, KindEnum:
-		name := t.decl.Name
-		if room := max(maxTypeString-b.Len(), 16); len(name) > room {
-			name = name[:room] + "…" // identifiers are ASCII (docs/language.md)
-		}
-		b.WriteString(name)
+		b.WriteString(text.Clip(t.decl.Name, max(maxTypeString-b.Len(), 16)))
 	case kindGeneric:
 		b.WriteString([]string{"T", "V", "A"}[t.num%3])
 	}

@@ -12,9 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/axpool/axpool/internal/spell"
+	"github.com/axpool/axpool/internal/text"
 )
 
 // Error kinds of the strict validator (seed 002, reference §5.3). The
@@ -516,7 +516,7 @@ func asUint(path string, v any) (uint64, error) {
 	}
 	n, reason := parseUint(string(num))
 	if reason != "" {
-		return 0, newErr(KindParseError, path, "%s: invalid value: %s %s, expected %s", path, numberKind(string(num)), clip(string(num)), reason)
+		return 0, newErr(KindParseError, path, "%s: invalid value: %s %s, expected %s", path, numberKind(string(num)), text.Clip(string(num), maxShownValue), reason)
 	}
 	return n, nil
 }
@@ -590,9 +590,9 @@ func describe(v any) string {
 	case bool:
 		return "boolean " + strconv.FormatBool(x)
 	case string:
-		return "string " + strconv.Quote(clip(x))
+		return "string " + strconv.Quote(text.Clip(x, maxShownValue))
 	case json.Number:
-		return numberKind(string(x)) + " " + clip(string(x))
+		return numberKind(string(x)) + " " + text.Clip(string(x), maxShownValue)
 	case []any:
 		return "sequence"
 	case map[string]any:
@@ -601,18 +601,8 @@ func describe(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-// clip shortens s to at most 64 bytes (on a rune boundary) for messages.
-func clip(s string) string {
-	const max = 64
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// maxShownValue bounds a value quoted in a message, in bytes (text.Clip).
+const maxShownValue = 64
 
 func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
@@ -660,7 +650,7 @@ func ParseRunArg(raw json.RawMessage) (*Policy, error) {
 			return DenyAll(), nil
 		}
 		return nil, &ValidationError{Kind: KindInvalidPolicy, Found: s, Message: fmt.Sprintf(
-			"policy string must be 'allow-all' or 'deny-all' (got '%s'); pass an object for fine-grained policy — see docs/policy.md", clip(s))}
+			"policy string must be 'allow-all' or 'deny-all' (got '%s'); pass an object for fine-grained policy — see docs/policy.md", text.Clip(s, maxShownValue))}
 	case '{':
 		return Parse(t)
 	case '[':

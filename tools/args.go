@@ -8,9 +8,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/axpool/axpool/internal/spell"
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -217,17 +217,9 @@ func (c *checker) fail(kind ArgErrorKind, arg string, msg func() string) {
 	}
 }
 
-// clipArg is name for ArgError.Arg: cut to maxQuotedArgName bytes.
-func clipArg(name string) string {
-	if len(name) <= maxQuotedArgName {
-		return name
-	}
-	cut := name[:maxQuotedArgName]
-	for len(cut) > 0 && !utf8.ValidString(cut) {
-		cut = cut[:len(cut)-1]
-	}
-	return cut
-}
+// clipArg is name for ArgError.Arg: cut to maxQuotedArgName bytes
+// (text.Cut, no mark).
+func clipArg(name string) string { return text.Cut(name, maxQuotedArgName) }
 
 // object checks the members ms against params and returns the normalised
 // object. prefix is "" at the top level and "limits." inside limits.

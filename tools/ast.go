@@ -8,6 +8,7 @@ import (
 
 	"github.com/axpool/axpool/compiler"
 	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/tools/toolwire"
 	"github.com/axpool/axpool/wire"
 )
@@ -33,7 +34,7 @@ func astTool(_ context.Context, _ *Env, a *args, _ ProgressFunc) *wire.Object {
 	}
 	// Only the first bytes of a large AST are kept (utf8.UTFMax more than
 	// the limit, to cut on a rune boundary); the rest is counted.
-	text, size, err := syntax.ASTIndentPrefix(f, MaxASTBytes+utf8.UTFMax)
+	pretty, size, err := syntax.ASTIndentPrefix(f, MaxASTBytes+utf8.UTFMax)
 	if err != nil {
 		return wire.WithOutcome(wire.Envelope(false).
 			Set("error_kind", wire.KindSerializationError).
@@ -41,24 +42,11 @@ func astTool(_ context.Context, _ *Env, a *args, _ ProgressFunc) *wire.Object {
 	}
 	o := wire.Envelope(true)
 	if size > MaxASTBytes {
-		o.Set("truncated", true).Set("ast_size", size).Set("ast", string(truncateUTF8(text, MaxASTBytes)))
+		o.Set("truncated", true).Set("ast_size", size).Set("ast", string(text.Cut(pretty, MaxASTBytes)))
 	} else {
-		o.Set("truncated", false).Set("ast", json.RawMessage(text))
+		o.Set("truncated", false).Set("ast", json.RawMessage(pretty))
 	}
 	return wire.WithOutcome(o, wire.OutcomeOK)
-}
-
-// truncateUTF8 returns the longest prefix of text that is at most max
-// bytes long and does not end inside a multi-byte rune.
-func truncateUTF8(text []byte, max int) []byte {
-	if len(text) <= max {
-		return text
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return text[:cut]
 }
 
 // MarshalAST returns the whole pretty text of boruna_ast's `ast`

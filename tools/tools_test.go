@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -204,8 +205,8 @@ func TestTruncateOnRuneBoundary(t *testing.T) {
 		{"ab€cd", 5, "ab€"},
 		{"€", 0, ""},
 	} {
-		if got := string(truncateUTF8([]byte(c.text), c.max)); got != c.want {
-			t.Errorf("truncateUTF8(%q, %d) = %q, want %q", c.text, c.max, got, c.want)
+		if got := string(text.Cut([]byte(c.text), c.max)); got != c.want {
+			t.Errorf("text.Cut(%q, %d) = %q, want %q", c.text, c.max, got, c.want)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/language"
+
+	"github.com/axpool/axpool/internal/text"
 )
 
 // This file implements the pure built-ins (vm/builtin_table.go): the
@@ -217,7 +219,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 			if args[0].k != KindString {
 				msg = args[0].ShortString(m.debugLeft)
 			}
-			msg = clip(msg, m.debugLeft)
+			msg = text.Clip(msg, m.debugLeft)
 			m.debugWrite(msg + " " + args[1].ShortString(max(0, m.debugLeft-len(msg)-1)))
 		}
 		return args[1], nil
@@ -225,7 +227,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		passed := args[1].AsBool()
 		m.logEvent(Event{Kind: EventContractCheck, Function: fn.name, Contract: "output", Index: 0, Passed: passed})
 		if !passed {
-			return Value{}, &RuntimeError{Msg: "output guard `" + clip(args[2].str(), MaxShownValue) + "` failed", Contract: "output"}
+			return Value{}, &RuntimeError{Msg: "output guard `" + text.Clip(args[2].str(), MaxShownValue) + "` failed", Contract: "output"}
 		}
 		return args[0], nil
 

@@ -3,6 +3,8 @@ package vm
 import (
 	"fmt"
 	"strings"
+
+	"github.com/axpool/axpool/internal/text"
 )
 
 // Disassemble returns a stable, readable listing of m: its types,
@@ -129,7 +131,7 @@ func instrComment(m *Module, in Instr) string {
 		if i >= 0 && int(i) < len(m.Constants) {
 			s := m.Constants[i].ShortString(64)
 			if len(s) > 40 {
-				s = s[:37] + "..."
+				s = text.Clip(s, 37)
 			}
 			return s
 		}

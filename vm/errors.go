@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
 )
 
@@ -24,10 +25,10 @@ func (l Location) String() string {
 	if l.Func == "" {
 		return ""
 	}
-	s := clip(l.Func, MaxShownValue)
+	s := text.Clip(l.Func, MaxShownValue)
 	switch {
 	case l.File != "" && l.Pos.Line > 0:
-		s += fmt.Sprintf(" at %s:%d:%d", clip(l.File, MaxShownValue), l.Pos.Line, l.Pos.Col)
+		s += fmt.Sprintf(" at %s:%d:%d", text.Clip(l.File, MaxShownValue), l.Pos.Line, l.Pos.Col)
 	case l.Pos.Line > 0:
 		s += fmt.Sprintf(" at %d:%d", l.Pos.Line, l.Pos.Col)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
 )
 
@@ -190,10 +191,10 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 		if cerr := m.checkClock(); cerr != nil {
 			return Value{}, cerr
 		}
-		return Value{}, rtErr("capability error: " + clip(err.Error(), MaxShownMessage))
+		return Value{}, rtErr("capability error: " + text.Clip(err.Error(), MaxShownMessage))
 	}
 	if err := checkEffectResult(e, own, r); err != nil {
-		return Value{}, rtErr("capability error: " + clip(err.Error(), MaxShownMessage))
+		return Value{}, rtErr("capability error: " + text.Clip(err.Error(), MaxShownMessage))
 	}
 	if err := m.chargeValue(r); err != nil {
 		return Value{}, err

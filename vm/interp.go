@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
 )
 
@@ -325,13 +326,13 @@ func (m *machine) internalError(r any) error {
 func (m *machine) internalErr(loc Location, detail string) *RuntimeError {
 	msg := "internal error"
 	if loc.Func != "" {
-		msg += " in " + clip(loc.Func, MaxShownValue)
+		msg += " in " + text.Clip(loc.Func, MaxShownValue)
 		if loc.Pos.Line > 0 {
 			msg += " at " + strconv.Itoa(int(loc.Pos.Line)) + ":" + strconv.Itoa(int(loc.Pos.Col))
 		}
 	}
 	if m.debug != nil {
-		_, _ = io.WriteString(m.debug, msg+": "+clip(detail, MaxShownMessage)+"\n")
+		_, _ = io.WriteString(m.debug, msg+": "+text.Clip(detail, MaxShownMessage)+"\n")
 	}
 	return rtErr(msg)
 }
@@ -493,7 +494,7 @@ func (m *machine) traceInstr(a *actor) {
 	in := &a.fn.code[a.pc]
 	var sb strings.Builder
 	sb.WriteByte('[')
-	sb.WriteString(clip(a.fn.name, MaxShownValue))
+	sb.WriteString(text.Clip(a.fn.name, MaxShownValue))
 	sb.WriteByte(':')
 	sb.WriteString(strconv.Itoa(a.pc))
 	sb.WriteString("] ")
@@ -863,7 +864,7 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			}
 			callee := m.funcs[fv.n]
 			if callee.numParams != nargs {
-				err, errPC = rtErrf("function `%s` takes %d arguments, got %d", clip(callee.name, MaxShownValue), callee.numParams, nargs), pc
+				err, errPC = rtErrf("function `%s` takes %d arguments, got %d", text.Clip(callee.name, MaxShownValue), callee.numParams, nargs), pc
 				goto fail
 			}
 			if len(a.frames)+2 > m.maxDepth {
@@ -1322,14 +1323,14 @@ func contractError(fn *pfunc, kind, index int32, params []Value) *RuntimeError {
 	if kind == AssertEnsures {
 		what, contract = "postcondition", "ensures"
 	}
-	fmt.Fprintf(&sb, "%s %d failed in `%s` [counterexample: (", what, index+1, clip(fn.name, MaxShownValue))
+	fmt.Fprintf(&sb, "%s %d failed in `%s` [counterexample: (", what, index+1, text.Clip(fn.name, MaxShownValue))
 	left := MaxShownMessage
 	for i, p := range params {
 		if i > 0 {
 			sb.WriteString(", ")
 		}
 		if left <= 0 {
-			sb.WriteString("…")
+			sb.WriteString(text.Ellipsis)
 			break
 		}
 		s := p.ShortString(min(MaxShownValue, left))

@@ -3,6 +3,8 @@ package vm
 import (
 	"fmt"
 	"strings"
+
+	"github.com/axpool/axpool/internal/text"
 )
 
 // This file holds TypeSpec: a static type the VM can check a value against
@@ -53,7 +55,7 @@ func (s *TypeSpec) write(sb *strings.Builder) {
 	// The limit keeps pathological shared specs (a DAG whose tree is
 	// exponential) from producing an exponential string.
 	if sb.Len() > MaxShownMessage {
-		sb.WriteString("…")
+		sb.WriteString(text.Ellipsis)
 		return
 	}
 	switch s.Kind {
@@ -64,7 +66,7 @@ func (s *TypeSpec) write(sb *strings.Builder) {
 			sb.WriteString(s.Kind.String())
 			return
 		}
-		sb.WriteString(clip(s.Type.Name, MaxShownValue))
+		sb.WriteString(text.Clip(s.Type.Name, MaxShownValue))
 	case KindOption, KindList:
 		sb.WriteString(s.Kind.String())
 		sb.WriteByte('<')
@@ -128,7 +130,7 @@ func verifyTypeSpecs(m *Module) error {
 				return bad("%s spec without one of the module's types", s.Kind)
 			}
 			if t.Kind != want {
-				return bad("%s spec with type %s", s.Kind, clip(t.Name, MaxShownValue))
+				return bad("%s spec with type %s", s.Kind, text.Clip(t.Name, MaxShownValue))
 			}
 		case KindOption, KindList, KindMap:
 			elem = true
@@ -226,7 +228,7 @@ func typeNameOf(v Value, s *TypeSpec) string {
 
 func writeTypeOf(sb *strings.Builder, v Value, s *TypeSpec) {
 	if sb.Len() > MaxShownMessage {
-		sb.WriteString("…")
+		sb.WriteString(text.Ellipsis)
 		return
 	}
 	if s != nil && s.Kind != v.k {
@@ -256,7 +258,7 @@ func writeTypeOf(sb *strings.Builder, v Value, s *TypeSpec) {
 	}
 	switch v.k {
 	case KindRecord, KindEnum:
-		sb.WriteString(clip(v.Type().Name, MaxShownValue))
+		sb.WriteString(text.Clip(v.Type().Name, MaxShownValue))
 	case KindOption:
 		sb.WriteString("Option<")
 		if v.p == nil {

@@ -5,8 +5,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 	"unsafe"
+
+	"github.com/axpool/axpool/internal/text"
 )
 
 // Kind is the dynamic kind of a Value.
@@ -668,12 +669,12 @@ func (v Value) ShortString(limit int) string {
 		if len(s) <= limit {
 			return "\"" + s + "\""
 		}
-		return "\"" + s[:runeCut(s, limit)] + "…\""
+		return "\"" + text.Cut(s, limit) + text.Ellipsis + "\""
 	}
 	w := dispWriter{left: limit}
 	v.display(&w)
 	if w.cut {
-		w.sb.WriteString("…")
+		w.sb.WriteString(text.Ellipsis)
 	}
 	return w.sb.String()
 }
@@ -688,23 +689,6 @@ const (
 	// contract counterexample shows its arguments up to this total.
 	MaxShownMessage = 1024
 )
-
-// clip returns s cut to at most limit bytes on a UTF-8 boundary, with "…"
-// appended when it was longer.
-func clip(s string, limit int) string {
-	if len(s) <= limit {
-		return s
-	}
-	return s[:runeCut(s, limit)] + "…"
-}
-
-// runeCut returns the largest index <= n (n < len(s)) that starts a rune.
-func runeCut(s string, n int) int {
-	for n > 0 && n < len(s) && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return n
-}
 
 // dispWriter accumulates a display form under a byte budget (left < 0:
 // unlimited). Once the budget is spent it records the cut and ignores all
@@ -728,7 +712,7 @@ func (w *dispWriter) writeString(s string) {
 		w.left -= len(s)
 		return
 	}
-	w.sb.WriteString(s[:runeCut(s, w.left)])
+	w.sb.WriteString(text.Cut(s, w.left))
 	w.left = 0
 	w.cut = true
 }

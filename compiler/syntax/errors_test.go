@@ -309,19 +309,16 @@ func TestLongTextInMessages(t *testing.T) {
 	long := strings.Repeat("a", 100)
 	digits := strings.Repeat("9", 100)
 	cases := []struct{ src, want string }{
-		{long + " x", "1:1: E002 expected item, found '" + strings.Repeat("a", 61) + "...'"},
-		{"fn main() { " + digits + " }", "1:13: E001 integer literal " + strings.Repeat("9", 61) + "... out of range"},
-		{"fn main() { 1" + long + " }", "1:13: E001 invalid number literal '1" + strings.Repeat("a", 60) + "...'"},
-		{"fn main() { 1e" + digits + " }", "1:13: E001 float literal 1e" + strings.Repeat("9", 59) + "... out of range"},
+		{long + " x", "1:1: E002 expected item, found '" + strings.Repeat("a", 64) + "…'"},
+		{"fn main() { " + digits + " }", "1:13: E001 integer literal " + strings.Repeat("9", 64) + "… out of range"},
+		{"fn main() { 1" + long + " }", "1:13: E001 invalid number literal '1" + strings.Repeat("a", 63) + "…'"},
+		{"fn main() { 1e" + digits + " }", "1:13: E001 float literal 1e" + strings.Repeat("9", 62) + "… out of range"},
 	}
 	for _, tc := range cases {
 		_, errs := Parse("", []byte(tc.src))
 		if errs == nil || errs[0].Error() != tc.want {
 			t.Errorf("parse %.20q...\n got: %v\nwant: %s", tc.src, errs, tc.want)
 		}
-	}
-	if got := clip("x" + strings.Repeat("é", 40)); got != "x"+strings.Repeat("é", 30)+"..." {
-		t.Errorf("clip on a rune boundary: %q", got)
 	}
 	// A long dotted name is built in linear time.
 	src := "module a" + strings.Repeat(".b", 200_000)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/axpool/axpool/internal/spell"
+	"github.com/axpool/axpool/internal/text"
 )
 
 // MaxNesting bounds the nesting depth of expressions, blocks, types and
@@ -149,7 +150,7 @@ func (p *parser) text(t *token) string { return p.sc.tokText(t) }
 // tokens by kind (keywords and punctuation quoted, literals by kind).
 func (p *parser) describe(t *token) string {
 	if t.kind == tIdent {
-		return "'" + clip(p.text(t)) + "'"
+		return "'" + text.Clip(p.text(t), maxQuoted) + "'"
 	}
 	return t.kind.String()
 }
@@ -1029,7 +1030,7 @@ func (p *parser) parsePrimary() Expr {
 	case tInt:
 		v, err := strconv.ParseInt(p.text(&t), 10, 64)
 		if err != nil {
-			p.failLexer(t, "integer literal %s out of range", clip(p.text(&t)))
+			p.failLexer(t, "integer literal %s out of range", text.Clip(p.text(&t), maxQuoted))
 		}
 		p.next()
 		p.h = 0
@@ -1400,7 +1401,7 @@ func (p *parser) parsePattern0() Pattern {
 	case tInt:
 		v, err := strconv.ParseInt(p.text(&t), 10, 64)
 		if err != nil {
-			p.failLexer(t, "integer literal %s out of range", clip(p.text(&t)))
+			p.failLexer(t, "integer literal %s out of range", text.Clip(p.text(&t), maxQuoted))
 		}
 		p.next()
 		return alloc(&p.n.litPats, LitPattern{Span: span, Value: alloc(&p.n.ints, IntLit{Span: span, Value: v, Raw: p.text(&t)})})
@@ -1414,7 +1415,7 @@ func (p *parser) parsePattern0() Pattern {
 		if u, err := strconv.ParseUint(p.text(&it), 10, 64); err == nil && u <= 1<<63 {
 			v = -int64(u) // wraps to MinInt64 for 1<<63, which is exact
 		} else {
-			p.failLexer(it, "integer literal %s out of range", clip(p.text(&it)))
+			p.failLexer(it, "integer literal %s out of range", text.Clip(p.text(&it), maxQuoted))
 		}
 		p.next()
 		s := Span{t.pos, it.end}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/axpool/axpool/internal/text"
 )
 
 // scanner is the lexer: it turns UTF-8 source into tokens on demand.
@@ -335,16 +337,16 @@ func (s *scanner) scanNumber(t *token) {
 		for s.off < len(s.src) && identChar[s.src[s.off]] {
 			s.off++
 		}
-		s.illegal(t, "invalid number literal '%s'", clip(s.text[start:s.off]))
+		s.illegal(t, "invalid number literal '%s'", text.Clip(s.text[start:s.off], maxQuoted))
 		return
 	}
 	t.hi = int32(s.off)
 	t.end = s.pos(s.off)
 	if t.kind == tFloat {
-		text := s.text[start:s.off]
-		v, err := strconv.ParseFloat(text, 64)
+		lit := s.text[start:s.off]
+		v, err := strconv.ParseFloat(lit, 64)
 		if err != nil && (math.IsInf(v, 0) || math.IsNaN(v)) {
-			s.illegal(t, "float literal %s out of range", clip(text))
+			s.illegal(t, "float literal %s out of range", text.Clip(lit, maxQuoted))
 		}
 	}
 }

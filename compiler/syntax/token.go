@@ -1,7 +1,5 @@
 package syntax
 
-import "unicode/utf8"
-
 // tokenKind identifies a lexical token.
 type tokenKind uint8
 
@@ -208,18 +206,6 @@ type token struct {
 	hi   int32 // byte offset just after the token's text (strings: of the closing quote)
 }
 
-// maxQuoted bounds the source text quoted in a message.
+// maxQuoted bounds the source text quoted in a message, in bytes; a longer
+// text is cut there and marked (text.Clip).
 const maxQuoted = 64
-
-// clip shortens s for a message: at most maxQuoted bytes (on a rune
-// boundary) followed by "...".
-func clip(s string) string {
-	if len(s) <= maxQuoted {
-		return s
-	}
-	n := maxQuoted - 3
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
-}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/vm"
 )
@@ -211,7 +211,7 @@ func (r *Runtime) Send(ctx context.Context, m Message) (*Cycle, error) {
 		n, ok := m.intPayload()
 		if !ok {
 			return nil, &Error{Kind: KindMessage, Msg: fmt.Sprintf("payload '%s' is not an Int (%s.%s has type Int)",
-				clip(m.Payload), r.msgType.Name, r.msgType.Fields[1])}
+				text.Clip(m.Payload, maxShownName), r.msgType.Name, r.msgType.Fields[1])}
 		}
 		payload = vm.Int(n)
 	} else {
@@ -283,13 +283,13 @@ func policySet(v vm.Value) (PolicySet, error) {
 		cp, ok := policy.ParseCapability(name)
 		if !ok {
 			if alias, isAlias := policy.AliasOf(name); isAlias {
-				return fail("'%s' is not a capability name; use '%s'", clip(name), alias)
+				return fail("'%s' is not a capability name; use '%s'", text.Clip(name, maxShownName), alias)
 			}
 			hint := ""
 			if s, ok := policy.Suggest(name); ok {
 				hint = fmt.Sprintf(" (did you mean '%s'?)", s)
 			}
-			return fail("unknown capability '%s'%s", clip(name), hint)
+			return fail("unknown capability '%s'%s", text.Clip(name, maxShownName), hint)
 		}
 		ps.Capabilities = append(ps.Capabilities, cp)
 	}
@@ -306,17 +306,6 @@ func policySet(v vm.Value) (PolicySet, error) {
 	return ps, nil
 }
 
-// clip shortens s for an error message.
-func clip(s string) string {
-	const max = 80
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return strings.TrimSpace(s[:cut]) + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+// maxShownName bounds a payload or capability name quoted in an error
+// message, in bytes (text.Clip).
+const maxShownName = 80

@@ -47,7 +47,7 @@ func TestBoundedDiagnostics(t *testing.T) {
 	}
 	enc := make([]string, len(ds))
 	for i := range ds {
-		b, _ := diagnosticJSON(&ds[i], "f", "", toolwire.Clip).MarshalJSON()
+		b, _ := diagnosticJSON(&ds[i], "f", "", toolwire.ClipMessage).MarshalJSON()
 		enc[i] = string(b)
 	}
 	if enc[0] != `{"id":"E003","severity":"error","message":"a","location":{"file":"f","line":1,"col":1,"end_line":null,"end_col":null}}` {
@@ -165,7 +165,7 @@ func TestCheckToolClipsMessages(t *testing.T) {
 		t.Fatalf("count %d, listed %d, truncated %v, total %d", resp.Count, len(resp.Diagnostics), resp.Truncated, resp.Total)
 	}
 	want := "operator '+' cannot be applied to '" + long[:500] + "…' and 'Int'"
-	if got := resp.Diagnostics[0].Message; got != want || toolwire.Clip(got) != got {
+	if got := resp.Diagnostics[0].Message; got != want || toolwire.ClipMessage(got) != got {
 		t.Fatalf("message of %d bytes %q…, want %d bytes", len(got), got[:60], len(want))
 	}
 	// Before the bounds: 100 MB of JSON for a 100 KB name, and a quadratic

@@ -36,7 +36,7 @@ const MaxDiagnosticsBytes = 1 << 20
 // outcome/retryable.
 //
 // The response is bounded while it is built: message, description and
-// rationale are cut to toolwire.MaxMessageBytes (toolwire.Clip; edits are
+// rationale are cut to toolwire.MaxMessageBytes (toolwire.ClipMessage; edits are
 // never cut), and diagnostics are encoded one at a time, in order, until
 // the next one would take the list over MaxDiagnosticsBytes. When some
 // are left out, diagnostics_count is the number listed and the additive
@@ -66,7 +66,7 @@ func boundedDiagnostics(ds []Diagnostic, userFile, libsDir string, budget int) (
 	out := make([]json.RawMessage, 0, min(len(ds), 64))
 	size := 2 // []
 	for i := range ds {
-		b, err := diagnosticJSON(&ds[i], userFile, libsDir, toolwire.Clip).MarshalJSON()
+		b, err := diagnosticJSON(&ds[i], userFile, libsDir, toolwire.ClipMessage).MarshalJSON()
 		if err != nil { // strings and numbers only: cannot fail
 			return out, true
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools/toolwire"
 	"github.com/axpool/axpool/vm"
@@ -192,11 +193,11 @@ func replay(ctx context.Context, m *vm.Module, lim vm.Limits, pol *policy.Policy
 	for i := range first.Events {
 		a, b := canonicalEvent(first.Events[i]), canonicalEvent(second.Events[i])
 		if a != b {
-			return false, fmt.Sprintf("event %d differs: recorded %s, replayed %s", i+1, clip(a), clip(b))
+			return false, fmt.Sprintf("event %d differs: recorded %s, replayed %s", i+1, text.Clip(a, maxShownDivergence), text.Clip(b, maxShownDivergence))
 		}
 	}
 	if !vm.Equal(first.Value, second.Value) {
-		return false, fmt.Sprintf("result differs: recorded %s, replayed %s", clip(first.Value.String()), clip(second.Value.String()))
+		return false, fmt.Sprintf("result differs: recorded %s, replayed %s", text.Clip(first.Value.String(), maxShownDivergence), text.Clip(second.Value.String(), maxShownDivergence))
 	}
 	if first.Steps != second.Steps {
 		return false, fmt.Sprintf("step count differs: recorded %d, replayed %d", first.Steps, second.Steps)
@@ -209,17 +210,9 @@ func replay(ctx context.Context, m *vm.Module, lim vm.Limits, pol *policy.Policy
 
 func canonicalEvent(e vm.Event) string { return string(appendEvent(nil, e)) }
 
-func clip(s string) string {
-	const n = 200
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
-}
+// maxShownDivergence bounds each recorded and replayed value quoted in a
+// replay_divergence_reason, in bytes (text.Clip).
+const maxShownDivergence = 200
 
 // runFailure is boruna_run_sealed's response to a failed first execution:
 // toolwire.RunFailure with the sealed shape of a denied capability

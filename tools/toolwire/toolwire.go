@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
@@ -25,18 +26,13 @@ const MissingMainMessage = "program has no `main` function: boruna_run calls `fn
 // MaxMessageBytes bounds each message, description and rationale of a
 // diagnostic or compile error in a response. A compiler message can echo
 // a type name as long as the source (1,000 errors naming a 100 KB record
-// type would be 100 MB); Clip cuts it.
+// type would be 100 MB); ClipMessage cuts it.
 const MaxMessageBytes = 2048
 
-// Clip returns s when it has at most MaxMessageBytes bytes, else its first
-// MaxMessageBytes bytes followed by "…", without the bytes of a rune the
-// cut splits (strings.ToValidUTF8 drops the partial sequence).
-func Clip(s string) string {
-	if len(s) <= MaxMessageBytes {
-		return s
-	}
-	return strings.ToValidUTF8(s[:MaxMessageBytes], "") + "…"
-}
+// ClipMessage is text.Clip(s, MaxMessageBytes): s when it has at most
+// MaxMessageBytes bytes, else at most MaxMessageBytes bytes of it (never
+// half a rune) followed by "…".
+func ClipMessage(s string) string { return text.Clip(s, MaxMessageBytes) }
 
 // DisplayFile names a source file for a caller: a file under libsDir is
 // shown relative to it with forward slashes ("std-ui/src/core.ax"), so
@@ -58,7 +54,7 @@ func DisplayFile(libsDir, file string) string {
 // end_col when the end is; file only for an error outside the user's
 // source, relative to libsDir (DisplayFile). A failure without any error
 // gets one E008 "compilation failed" entry, never an empty list. Messages
-// are cut to MaxMessageBytes (Clip), so the list stays within a few MB
+// are cut to MaxMessageBytes (ClipMessage), so the list stays within a few MB
 // (the compiler records at most 1,000 errors).
 func CompileFailure(errs compiler.ErrorList, libsDir string) *wire.Object {
 	list := make([]*wire.Object, 0, len(errs))
@@ -66,7 +62,7 @@ func CompileFailure(errs compiler.ErrorList, libsDir string) *wire.Object {
 		if e.IsWarning() {
 			continue
 		}
-		o := wire.NewObject().Set("severity", compiler.SeverityError).Set("code", e.Code).Set("message", Clip(e.Msg))
+		o := wire.NewObject().Set("severity", compiler.SeverityError).Set("code", e.Code).Set("message", ClipMessage(e.Msg))
 		if e.Line > 0 {
 			o.Set("line", e.Line).Set("col", e.Col)
 			if e.EndLine > 0 {

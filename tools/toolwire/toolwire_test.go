@@ -125,22 +125,22 @@ func TestDisplayFile(t *testing.T) {
 	}
 }
 
-func TestClip(t *testing.T) {
+func TestClipMessage(t *testing.T) {
 	exact := strings.Repeat("a", MaxMessageBytes)
-	if got := Clip(exact); got != exact {
+	if got := ClipMessage(exact); got != exact {
 		t.Fatalf("a message of exactly MaxMessageBytes must be kept, got %d bytes", len(got))
 	}
-	if got, want := Clip(exact+"b"), exact+"…"; got != want {
-		t.Fatalf("Clip(MaxMessageBytes+1 bytes) = %d bytes ending %q, want %d bytes", len(got), got[len(got)-4:], len(want))
+	if got, want := ClipMessage(exact+"b"), exact+"…"; got != want {
+		t.Fatalf("ClipMessage(MaxMessageBytes+1 bytes) = %d bytes ending %q, want %d bytes", len(got), got[len(got)-4:], len(want))
 	}
 	// "é" is 2 bytes: an odd prefix puts the cut inside a rune, which
 	// moves back to the rune's start.
 	odd := "x" + strings.Repeat("é", MaxMessageBytes)
-	if got, want := Clip(odd), "x"+strings.Repeat("é", MaxMessageBytes/2-1)+"…"; got != want {
-		t.Fatalf("Clip inside a rune = %d bytes, want %d", len(got), len(want))
+	if got, want := ClipMessage(odd), "x"+strings.Repeat("é", MaxMessageBytes/2-1)+"…"; got != want {
+		t.Fatalf("ClipMessage inside a rune = %d bytes, want %d", len(got), len(want))
 	}
-	if got := Clip(""); got != "" {
-		t.Fatalf("Clip(\"\") = %q", got)
+	if got := ClipMessage(""); got != "" {
+		t.Fatalf("ClipMessage(\"\") = %q", got)
 	}
 }
 

@@ -6,7 +6,8 @@ import (
 	"hash/maphash"
 	"slices"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/axpool/axpool/internal/text"
 )
 
 // Kind is the kind of a validation Issue, reported on the wire as the
@@ -67,18 +68,6 @@ const MaxIssueBytes = 1 << 20
 // MaxNameBytes bytes in and followed by "…".
 const MaxNameBytes = 500
 
-// clip shortens a name quoted in a message to MaxNameBytes (plus "…").
-func clip(s string) string {
-	if len(s) <= MaxNameBytes {
-		return s
-	}
-	n := MaxNameBytes
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
-
 // CycleError is returned by ExecutionOrder when the known steps do not
 // form a DAG. Cycles holds each strongly connected component that
 // contains a cycle (steps sorted; components sorted by their first step).
@@ -100,7 +89,7 @@ const MaxCycleNames = 20
 func cycleMessage(steps []string) string {
 	names := make([]string, min(len(steps), MaxCycleNames))
 	for i := range names {
-		names[i] = clip(steps[i])
+		names[i] = text.Clip(steps[i], MaxNameBytes)
 	}
 	if len(steps) <= MaxCycleNames {
 		return "cycle detected among steps: " + strings.Join(names, ", ")
@@ -162,7 +151,7 @@ func check(w *Workflow) ([]Issue, int, []string) {
 			return
 		}
 		for i, a := range args {
-			args[i] = clip(a.(string))
+			args[i] = text.Clip(a.(string), MaxNameBytes)
 		}
 		keep(k, fmt.Sprintf(format, args...))
 	}

@@ -1,0 +1,51 @@
+package text
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestClip(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"", 0, ""},
+		{"abc", 3, "abc"},
+		{"abcd", 3, "abc…"},
+		{"abc", 0, "abc"[:0] + "…"},
+		{"abc", -1, "…"},
+		{"x" + strings.Repeat("é", 40), 61, "x" + strings.Repeat("é", 30) + "…"}, // 61 bytes: x + 30 × 2
+		{"x" + strings.Repeat("é", 40), 62, "x" + strings.Repeat("é", 30) + "…"}, // the cut would split é
+		{"日本語", 4, "日…"},
+		{"日本語", 9, "日本語"},
+		{"日本語", 8, "日本…"},
+		{"a😀b", 2, "a…"},
+	} {
+		if got := Clip(c.s, c.n); got != c.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}
+
+func TestCut(t *testing.T) {
+	if got := Cut("héllo", 2); got != "h" {
+		t.Errorf("Cut string = %q", got)
+	}
+	if got := Cut([]byte("héllo"), 3); string(got) != "hé" {
+		t.Errorf("Cut bytes = %q", got)
+	}
+	if got := Cut("abc", 10); got != "abc" {
+		t.Errorf("Cut short = %q", got)
+	}
+	// Invalid UTF-8 (continuation bytes only) is cut at n.
+	bad := strings.Repeat("\x80", 10)
+	if got := Cut(bad, 4); got != bad[:4] {
+		t.Errorf("Cut invalid = %q", got)
+	}
+	type name string
+	if got := Cut(name("abcdef"), 2); got != "ab" {
+		t.Errorf("Cut named type = %q", got)
+	}
+}
