@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/policy"
 )
 
@@ -12,7 +13,7 @@ import (
 type Location struct {
 	Func string
 	File string
-	Pos  Pos
+	Pos  syntax.Pos
 	// PC is the index of the failing instruction in the function's code.
 	PC int
 }

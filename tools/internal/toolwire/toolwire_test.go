@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/axpool/axpool/compiler/syntax"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -94,8 +95,8 @@ func TestSetLocation(t *testing.T) {
 		want string
 	}{
 		{vm.Location{}, `{}`},
-		{vm.Location{Func: "main", File: SourceFile, Pos: vm.Pos{Line: 3, Col: 9}}, `{"line":3,"col":9,"function":"main"}`},
-		{vm.Location{Func: "render", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Pos: vm.Pos{Line: 1, Col: 2}},
+		{vm.Location{Func: "main", File: SourceFile, Pos: syntax.Pos{Line: 3, Col: 9}}, `{"line":3,"col":9,"function":"main"}`},
+		{vm.Location{Func: "render", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Pos: syntax.Pos{Line: 1, Col: 2}},
 			`{"line":1,"col":2,"function":"render","file":"std-ui/src/core.ax"}`},
 	}
 	for _, tc := range cases {
