@@ -435,9 +435,7 @@ func (g *gen) function(f *funcSym, fn *vm.Function) *Error {
 // limitError is the E008 error of a function that exceeds a codegen limit,
 // spanning the function's name.
 func limitError(f *funcSym, n int, what string, max int) *Error {
-	p, end := f.decl.Name.Pos(), f.decl.Name.End()
-	return &Error{Code: CodeCodegen, Severity: SeverityError, File: f.unit.file, Line: int(p.Line), Col: int(p.Col),
-		EndLine: int(end.Line), EndCol: int(end.Col),
+	return &Error{Code: CodeCodegen, Severity: SeverityError, File: f.unit.file, Pos: f.decl.Name.Pos(), End: f.decl.Name.End(),
 		Msg: fmt.Sprintf("function '%s' needs %d %s; the limit is %d", f.name, n, what, max)}
 }
 

@@ -167,7 +167,7 @@ func formatDiag(e *compiler.Error) string {
 	if e.File != "case.ax" {
 		file = filepath.ToSlash(e.File) + ":"
 	}
-	return fmt.Sprintf("%s %s%d:%d %s", e.Code, file, e.Line, e.Col, e.Msg)
+	return fmt.Sprintf("%s %s%d:%d %s", e.Code, file, e.Pos.Line, e.Pos.Col, e.Msg)
 }
 
 func runCase(t *testing.T, file string, c scriptCase) {

@@ -73,10 +73,10 @@ func CompileFailure(errs compiler.ErrorList, libsDir string) *wire.Object {
 			continue
 		}
 		o := wire.NewObject().Set("severity", compiler.SeverityError).Set("code", e.Code).Set("message", Clip(e.Msg))
-		if e.Line > 0 {
-			o.Set("line", e.Line).Set("col", e.Col)
-			if e.EndLine > 0 {
-				o.Set("end_line", e.EndLine).Set("end_col", e.EndCol)
+		if e.Pos.IsValid() {
+			o.Set("line", e.Pos.Line).Set("col", e.Pos.Col)
+			if e.End.IsValid() {
+				o.Set("end_line", e.End.Line).Set("end_col", e.End.Col)
 			}
 		}
 		if f := DisplayFile(libsDir, e.File); f != "" && f != SourceFile {

@@ -20,11 +20,11 @@ import (
 func TestCompileFailure(t *testing.T) {
 	libs := filepath.Join("srv", "libs")
 	errs := compiler.ErrorList{
-		{Code: compiler.CodeUndefined, Severity: compiler.SeverityError, Msg: "undefined name 'x'", File: SourceFile, Line: 2, Col: 5, EndLine: 2, EndCol: 6},
-		{Code: compiler.CodeType, Severity: compiler.SeverityWarning, Msg: "unreachable match arm", File: SourceFile, Line: 3, Col: 1},
-		{Code: compiler.CodeType, Severity: compiler.SeverityError, Msg: "type mismatch", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Line: 7, Col: 3},
+		{Code: compiler.CodeUndefined, Severity: compiler.SeverityError, Msg: "undefined name 'x'", File: SourceFile, Pos: syntax.Pos{Line: 2, Col: 5}, End: syntax.Pos{Line: 2, Col: 6}},
+		{Code: compiler.CodeType, Severity: compiler.SeverityWarning, Msg: "unreachable match arm", File: SourceFile, Pos: syntax.Pos{Line: 3, Col: 1}},
+		{Code: compiler.CodeType, Severity: compiler.SeverityError, Msg: "type mismatch", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Pos: syntax.Pos{Line: 7, Col: 3}},
 		{Code: compiler.CodeCodegen, Severity: compiler.SeverityError, Msg: "too many constants", File: SourceFile},
-		{Code: compiler.CodeLexer, Severity: compiler.SeverityError, Msg: "bad", File: "/elsewhere/x.ax", Line: 1, Col: 1},
+		{Code: compiler.CodeLexer, Severity: compiler.SeverityError, Msg: "bad", File: "/elsewhere/x.ax", Pos: syntax.Pos{Line: 1, Col: 1}},
 	}
 	got := golden.Compact(t, CompileFailure(errs, libs))
 	want := `{"success":false,"protocol_version":1,"errors":[` +
@@ -147,7 +147,7 @@ func TestClip(t *testing.T) {
 
 func TestCompileFailureClipsMessages(t *testing.T) {
 	long := "operator '+' cannot be applied to '" + strings.Repeat("T", 100_000) + "' and 'Int'"
-	errs := compiler.ErrorList{{Code: compiler.CodeType, Severity: compiler.SeverityError, Msg: long, File: SourceFile, Line: 3, Col: 10}}
+	errs := compiler.ErrorList{{Code: compiler.CodeType, Severity: compiler.SeverityError, Msg: long, File: SourceFile, Pos: syntax.Pos{Line: 3, Col: 10}}}
 	got := golden.Compact(t, CompileFailure(errs, ""))
 	want := `{"success":false,"protocol_version":1,"errors":[{"severity":"error","code":"E009","message":"` +
 		long[:MaxMessageBytes] + `…","line":3,"col":10}],"outcome":"compile_error","retryable":false}`
