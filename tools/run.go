@@ -247,7 +247,7 @@ func PolicyFailure(err error) *wire.Object { return toolwire.PolicyFailure(err) 
 //
 // Runtime, limit and capability errors carry line, col and function when
 // the VM knows them (file too when it is not the user's source, relative to
-// the libs dir).
+// the libs dir), and the call stack (toolwire.SetLocation, toolwire.Stack).
 func runFailure(env *Env, err error, lim runLimits) *wire.Object {
 	o := wire.Envelope(false)
 	var (

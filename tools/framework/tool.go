@@ -291,7 +291,8 @@ func outcomeOf(err error) wire.Outcome {
 }
 
 // setLocation adds function, line and col of a VM failure to a failing
-// cycle entry (and file when the failure is inside a library).
+// cycle entry (and file when the failure is inside a library), and its
+// call stack (toolwire.Stack).
 func setLocation(o *wire.Object, err error, libsDir string) {
 	var loc vm.Location
 	var (
@@ -321,6 +322,9 @@ func setLocation(o *wire.Object, err error, libsDir string) {
 	}
 	if f := toolwire.DisplayFile(libsDir, loc.File); f != "" && f != SourceFile {
 		o.Set("file", f)
+	}
+	if st := toolwire.Stack(loc.Stack, libsDir); st != nil {
+		o.Set("stack", st)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/axpool/axpool/compiler/syntax"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -98,6 +99,14 @@ func TestSetLocation(t *testing.T) {
 		{vm.Location{Func: "main", File: SourceFile, Pos: syntax.Pos{Line: 3, Col: 9}}, `{"line":3,"col":9,"function":"main"}`},
 		{vm.Location{Func: "render", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Pos: syntax.Pos{Line: 1, Col: 2}},
 			`{"line":1,"col":2,"function":"render","file":"std-ui/src/core.ax"}`},
+		{vm.Location{Func: "render", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Pos: syntax.Pos{Line: 1, Col: 2},
+			Stack: vm.CallStack{Frames: []vm.CallFrame{
+				{Func: "main", File: SourceFile, Pos: syntax.Pos{Line: 4, Col: 7}},
+				{Func: "lost"},
+				{Func: "render", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Pos: syntax.Pos{Line: 1, Col: 2}},
+			}}},
+			`{"line":1,"col":2,"function":"render","file":"std-ui/src/core.ax","stack":[{"function":"main","line":4,"col":7},` +
+				`{"function":"lost"},{"function":"render","line":1,"col":2,"file":"std-ui/src/core.ax"}]}`},
 	}
 	for _, tc := range cases {
 		o := wire.NewObject()
@@ -105,6 +114,34 @@ func TestSetLocation(t *testing.T) {
 		if got := golden.Compact(t, o); got != tc.want {
 			t.Errorf("SetLocation(%+v) = %s, want %s", tc.loc, got, tc.want)
 		}
+	}
+}
+
+// TestStackElided checks the {elided: N} marker of a stack deeper than
+// vm.MaxCallStack: it stands between the outermost and innermost halves.
+func TestStackElided(t *testing.T) {
+	frames := make([]vm.CallFrame, vm.MaxCallStack)
+	for i := range frames {
+		frames[i] = vm.CallFrame{Func: "f" + strconv.Itoa(i), File: SourceFile, Pos: syntax.Pos{Line: int32(i + 1), Col: 1}}
+	}
+	got := Stack(vm.CallStack{Frames: frames, Elided: 7}, "")
+	if len(got) != vm.MaxCallStack+1 {
+		t.Fatalf("%d entries, want %d", len(got), vm.MaxCallStack+1)
+	}
+	half := vm.MaxCallStack / 2
+	for i, want := range map[int]string{
+		0:               `{"function":"f0","line":1,"col":1}`,
+		half - 1:        `{"function":"f15","line":16,"col":1}`,
+		half:            `{"elided":7}`,
+		half + 1:        `{"function":"f16","line":17,"col":1}`,
+		vm.MaxCallStack: `{"function":"f31","line":32,"col":1}`,
+	} {
+		if s := golden.Compact(t, got[i]); s != want {
+			t.Errorf("entry %d = %s, want %s", i, s, want)
+		}
+	}
+	if Stack(vm.CallStack{}, "") != nil {
+		t.Error("empty stack encodes as a field")
 	}
 }
 
