@@ -179,20 +179,7 @@ func formatDiag(e *compiler.Error) string {
 // `main 3:5 > f 1:20`, with `file:` before a position outside the case and
 // `… N frames …` where frames were elided; "none" when err has none.
 func formatStack(err error) string {
-	var loc vm.Location
-	var (
-		re *vm.RuntimeError
-		le *vm.LimitError
-		ce *vm.CapabilityError
-	)
-	switch {
-	case errors.As(err, &re):
-		loc = re.Location
-	case errors.As(err, &le):
-		loc = le.Location
-	case errors.As(err, &ce):
-		loc = ce.Location
-	}
+	loc, _ := vm.LocationOf(err)
 	if len(loc.Stack.Frames) == 0 {
 		return "none"
 	}

@@ -2,6 +2,7 @@ package vm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/axpool/axpool/compiler/syntax"
@@ -20,6 +21,21 @@ type Location struct {
 	// Stack is the failing actor's call stack, outermost frame first; its
 	// last frame is Func, File and Pos.
 	Stack CallStack
+}
+
+// failureLocation returns l; it makes every error type that embeds a
+// Location a located error for LocationOf.
+func (l *Location) failureLocation() Location { return *l }
+
+// LocationOf returns the Location of the first error in err's chain that
+// has one (*RuntimeError, *LimitError, *CapabilityError, *CancelledError)
+// and true, or the zero Location and false.
+func LocationOf(err error) (Location, bool) {
+	var l interface{ failureLocation() Location }
+	if errors.As(err, &l) {
+		return l.failureLocation(), true
+	}
+	return Location{}, false
 }
 
 // MaxCallStack is the most frames a CallStack keeps: the outermost

@@ -294,20 +294,8 @@ func outcomeOf(err error) wire.Outcome {
 // cycle entry (and file when the failure is inside a library), and its
 // call stack (toolwire.Stack).
 func setLocation(o *wire.Object, err error, libsDir string) {
-	var loc vm.Location
-	var (
-		re *vm.RuntimeError
-		le *vm.LimitError
-		ce *vm.CapabilityError
-	)
-	switch {
-	case errors.As(err, &re):
-		loc = re.Location
-	case errors.As(err, &le):
-		loc = le.Location
-	case errors.As(err, &ce):
-		loc = ce.Location
-	default:
+	loc, ok := vm.LocationOf(err)
+	if !ok {
 		var fe *Error
 		if errors.As(err, &fe) && fe.Function != "" {
 			o.Set("function", fe.Function)
