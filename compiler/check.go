@@ -153,12 +153,9 @@ func newChecker(a *checkArena) *checker {
 // diagnostics
 
 func (c *checker) report(code, sev string, file string, pos, end syntax.Pos, msg string) *Error {
-	e := &Error{
-		Code: code, Severity: sev, Msg: msg, File: file,
-		Line: int(pos.Line), Col: int(pos.Col),
-	}
+	e := &Error{Code: code, Severity: sev, Msg: msg, File: file, Pos: pos}
 	if end.IsValid() {
-		e.EndLine, e.EndCol = int(end.Line), int(end.Col)
+		e.End = end
 	}
 	if sev == SeverityError {
 		c.nErrors++

@@ -45,7 +45,7 @@ type gen struct {
 
 	// per function
 	f        *funcSym
-	cur      vm.Pos
+	cur      syntax.Pos
 	depth    int
 	maxDepth int
 	dead     bool
@@ -71,7 +71,7 @@ type genBuffers struct {
 	// code and pos are the current function's instructions and
 	// positions; each function gets exact-size copies.
 	code   []vm.Instr
-	pos    []vm.Pos
+	pos    []syntax.Pos
 	labels []label
 	ms     matchScratch
 	// scratch stacks of the loops over binary and `else if` chains
@@ -116,11 +116,10 @@ func (g *gen) release() {
 // emission
 
 func (g *gen) at(n syntax.Node) {
-	p := n.Pos()
-	g.cur = vm.Pos{Line: p.Line, Col: p.Col}
+	g.cur = n.Pos()
 }
 
-func (g *gen) atPos(p syntax.Pos) { g.cur = vm.Pos{Line: p.Line, Col: p.Col} }
+func (g *gen) atPos(p syntax.Pos) { g.cur = p }
 
 func (g *gen) push(n int) {
 	g.depth += n
@@ -415,7 +414,7 @@ func (g *gen) function(f *funcSym, fn *vm.Function) *Error {
 		NumLocals: g.maxSlot,
 		MaxStack:  g.maxDepth,
 		Code:      append([]vm.Instr(nil), g.code...),
-		Pos:       append([]vm.Pos(nil), g.pos...),
+		Pos:       append([]syntax.Pos(nil), g.pos...),
 		File:      f.unit.fileIdx,
 		Caps:      f.moduleCaps(),
 	}
@@ -436,9 +435,7 @@ func (g *gen) function(f *funcSym, fn *vm.Function) *Error {
 // limitError is the E008 error of a function that exceeds a codegen limit,
 // spanning the function's name.
 func limitError(f *funcSym, n int, what string, max int) *Error {
-	p, end := f.decl.Name.Pos(), f.decl.Name.End()
-	return &Error{Code: CodeCodegen, Severity: SeverityError, File: f.unit.file, Line: int(p.Line), Col: int(p.Col),
-		EndLine: int(end.Line), EndCol: int(end.Col),
+	return &Error{Code: CodeCodegen, Severity: SeverityError, File: f.unit.file, Pos: f.decl.Name.Pos(), End: f.decl.Name.End(),
 		Msg: fmt.Sprintf("function '%s' needs %d %s; the limit is %d", f.name, n, what, max)}
 }
 

@@ -172,7 +172,7 @@ func analyze(src []byte, opts Options, a *arenas, tooling bool) *Program {
 	p.c = c
 	if len(src) > MaxSourceSize {
 		p.File = &syntax.File{Path: file}
-		p.Diagnostics = []*Diagnostic{{Code: syntax.CodeLexer, Severity: SeverityError, File: file, Line: 1, Col: 1,
+		p.Diagnostics = []*Diagnostic{{Code: syntax.CodeLexer, Severity: SeverityError, File: file, Pos: syntax.Pos{Line: 1, Col: 1},
 			Msg: "source exceeds 1 MB limit (" + strconv.Itoa(len(src)) + " bytes)"}}
 		return p
 	}
@@ -283,7 +283,7 @@ func (p *Program) Compile() (*vm.Module, ErrorList) {
 		return nil, errs
 	}
 	if p.c == nil || len(p.units) == 0 {
-		return nil, ErrorList{{Code: CodeCodegen, Severity: SeverityError, File: p.opts.file(), Line: 1, Col: 1, Msg: "program was not analysed"}}
+		return nil, ErrorList{{Code: CodeCodegen, Severity: SeverityError, File: p.opts.file(), Pos: syntax.Pos{Line: 1, Col: 1}, Msg: "program was not analysed"}}
 	}
 	name := p.opts.ModuleName
 	if name == "" {

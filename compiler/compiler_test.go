@@ -115,7 +115,7 @@ func TestErrorRendering(t *testing.T) {
 		t.Errorf("ErrorList.Error() = %q, want %q", got, want)
 	}
 	e := errs[0]
-	if e.Subject != "helperr" || e.Suggestion != "helper" || e.EndLine != 2 || e.EndCol != 12 {
+	if e.Subject != "helperr" || e.Suggestion != "helper" || e.End.Line != 2 || e.End.Col != 12 {
 		t.Errorf("details = %+v", e)
 	}
 	var target *compiler.Error
@@ -140,7 +140,7 @@ fn main() -> Int !{db.write} { undefined1 + undefined2 }
 	}
 	var got []string
 	for _, d := range diags {
-		got = append(got, fmt.Sprintf("%s %s %d:%d", d.Code, d.Severity, d.Line, d.Col))
+		got = append(got, fmt.Sprintf("%s %s %d:%d", d.Code, d.Severity, d.Pos.Line, d.Pos.Col))
 	}
 	want := []string{
 		"E005 error 2:25", "E009 warning 3:49", "E009 error 4:17",
@@ -173,7 +173,7 @@ func TestSyntaxErrorsAreConverted(t *testing.T) {
 	if file == nil || len(diags) == 0 {
 		t.Fatalf("diags %v file %v", diags, file)
 	}
-	if d := diags[0]; d.Code != compiler.CodeParse || d.File != "a.ax" || d.Line != 1 || d.Severity != compiler.SeverityError {
+	if d := diags[0]; d.Code != compiler.CodeParser || d.File != "a.ax" || d.Pos.Line != 1 || d.Severity != compiler.SeverityError {
 		t.Errorf("diag = %+v", d)
 	}
 }
@@ -354,7 +354,7 @@ func TestCodegenLimits(t *testing.T) {
 	b.WriteString("0\n}\n")
 	_, errs := compiler.Compile([]byte(b.String()), compiler.Options{})
 	if len(errs) != 1 || errs[0].Code != compiler.CodeCodegen || errs[0].Msg != "function 'main' needs 66000 local slots; the limit is 65535" ||
-		errs[0].Line != 1 || errs[0].Col != 4 || errs[0].EndLine != 1 || errs[0].EndCol != 8 {
+		errs[0].Pos.Line != 1 || errs[0].Pos.Col != 4 || errs[0].End.Line != 1 || errs[0].End.Col != 8 {
 		t.Errorf("locals: %v", errs)
 	}
 
@@ -366,7 +366,7 @@ func TestCodegenLimits(t *testing.T) {
 	b.WriteString("] }\n")
 	_, errs = compiler.Compile([]byte(b.String()), compiler.Options{})
 	if len(errs) != 1 || errs[0].Code != compiler.CodeCodegen || errs[0].Msg != "function 'main' needs 70000 operand stack slots; the limit is 65535" ||
-		errs[0].Line != 1 || errs[0].Col != 4 || errs[0].EndLine != 1 || errs[0].EndCol != 8 {
+		errs[0].Pos.Line != 1 || errs[0].Pos.Col != 4 || errs[0].End.Line != 1 || errs[0].End.Col != 8 {
 		t.Errorf("stack: %v", errs)
 	}
 }
@@ -423,7 +423,7 @@ fn main() -> Int { match E::C { A => 1, B => 2 } }`, []string{"E003 2:29"}},
 		diags, _ := compiler.Check([]byte(c.src), compiler.Options{})
 		var got []string
 		for _, d := range diags {
-			got = append(got, fmt.Sprintf("%s %d:%d", d.Code, d.Line, d.Col))
+			got = append(got, fmt.Sprintf("%s %d:%d", d.Code, d.Pos.Line, d.Pos.Col))
 		}
 		if strings.Join(got, "|") != strings.Join(c.want, "|") {
 			t.Errorf("case %d: got %v, want %v\n%v", i, got, c.want, diags)

@@ -8,17 +8,17 @@ import (
 	"github.com/axpool/axpool/compiler/syntax"
 )
 
-// Diagnostic codes (notes: language-conventions.md "Compile errors";
-// reference/tooling-reference-impl.md §1.3 for the registry names).
+// Diagnostic codes (docs/language.md "Compile errors"), each defined once:
+// E001 and E002 by package syntax, which produces them, the others here.
 const (
-	CodeLexer         = "E001" // lexer error
-	CodeParse         = "E002" // parse error
-	CodeUndefined     = "E003" // undefined name, type, variant or library
-	CodeNonExhaustive = "E005" // non-exhaustive match
-	CodeUnknownField  = "E006" // unknown record or variant field
-	CodeCapability    = "E007" // capability violation
-	CodeCodegen       = "E008" // code generation limit
-	CodeType          = "E009" // type error (or warning, e.g. an unreachable match arm)
+	CodeLexer         = syntax.CodeLexer  // E001 lexer error
+	CodeParser        = syntax.CodeParser // E002 parse error
+	CodeUndefined     = "E003"            // undefined name, type, variant or library
+	CodeNonExhaustive = "E005"            // non-exhaustive match
+	CodeUnknownField  = "E006"            // unknown record or variant field
+	CodeCapability    = "E007"            // capability violation
+	CodeCodegen       = "E008"            // code generation limit
+	CodeType          = "E009"            // type error (or warning, e.g. an unreachable match arm)
 )
 
 // Severities of a Diagnostic. Warnings never make compilation fail.
@@ -28,10 +28,11 @@ const (
 )
 
 // Error is one compile diagnostic: an error or a warning found in a source
-// file. Line and Col are 1-based (Col counts bytes); EndLine and EndCol
-// give the end of the offending span and are 0 when unknown. File is the
-// file the position refers to: the user's file (Options.File) or an
-// imported library's core.ax.
+// file. Pos is the start of the offending span (1-based line and column,
+// the column counting bytes; see syntax.Pos) and End the position just
+// after it, the zero Pos when unknown. File is the file the position
+// refers to: the user's file (Options.File) or an imported library's
+// core.ax.
 //
 // Error() renders `file:line:col: E00N msg`, the form the CLI prints.
 type Error struct {
@@ -39,10 +40,8 @@ type Error struct {
 	Severity string
 	Msg      string
 	File     string
-	Line     int
-	Col      int
-	EndLine  int
-	EndCol   int
+	Pos      syntax.Pos
+	End      syntax.Pos
 
 	// Structured details for tooling (repair patches). Empty when not
 	// applicable.
@@ -67,9 +66,9 @@ func (e *Error) Error() string {
 	b.Grow(len(e.File) + len(e.Msg) + 24)
 	b.WriteString(e.File)
 	b.WriteByte(':')
-	b.WriteString(strconv.Itoa(e.Line))
+	b.WriteString(strconv.Itoa(int(e.Pos.Line)))
 	b.WriteByte(':')
-	b.WriteString(strconv.Itoa(e.Col))
+	b.WriteString(strconv.Itoa(int(e.Pos.Col)))
 	b.WriteString(": ")
 	b.WriteString(e.Code)
 	b.WriteByte(' ')
@@ -94,10 +93,7 @@ func sortDiagnostics(ds []*Error, fileRank map[string]int) {
 		if a.File != b.File {
 			return fileRank[a.File] < fileRank[b.File]
 		}
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		return a.Col < b.Col
+		return a.Pos.Before(b.Pos)
 	})
 }
 

@@ -3,6 +3,7 @@ package compiler_test
 import (
 	"errors"
 	"fmt"
+	"github.com/axpool/axpool/compiler/syntax"
 	"testing"
 
 	"github.com/axpool/axpool/compiler"
@@ -13,7 +14,7 @@ import (
 // list and its elements.
 func TestErrorListRendering(t *testing.T) {
 	e := func(line int, msg string) *compiler.Error {
-		return &compiler.Error{Code: compiler.CodeUndefined, Severity: compiler.SeverityError, Msg: msg, File: "p.ax", Line: line, Col: 5}
+		return &compiler.Error{Code: compiler.CodeUndefined, Severity: compiler.SeverityError, Msg: msg, File: "p.ax", Pos: syntax.Pos{Line: int32(line), Col: 5}}
 	}
 	l := compiler.ErrorList{e(1, "undefined name 'x'"), e(2, "undefined name 'y'"), e(3, "undefined name 'z'")}
 	cases := []struct {

@@ -45,7 +45,7 @@ func FuzzCompile(f *testing.F) {
 		opts := Options{File: "fuzz.ax", LibsDir: libs}
 		p := Analyze(src, opts)
 		for _, d := range p.Diagnostics {
-			if d.Line <= 0 || d.Col <= 0 || d.Code == "" || d.Msg == "" {
+			if d.Pos.Line <= 0 || d.Pos.Col <= 0 || d.Code == "" || d.Msg == "" {
 				t.Fatalf("diagnostic without position or text: %+v", d)
 			}
 		}

@@ -238,6 +238,6 @@ func newUnit(name, file string, idx int, f *syntax.File) *unit {
 func fromSyntax(e *syntax.Error) *Error {
 	return &Error{
 		Code: e.Code, Severity: SeverityError, Msg: e.Msg, File: e.File,
-		Line: int(e.Pos.Line), Col: int(e.Pos.Col), EndLine: int(e.End.Line), EndCol: int(e.End.Col),
+		Pos: e.Pos, End: e.End,
 	}
 }

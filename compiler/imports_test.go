@@ -30,7 +30,7 @@ func TestUnknownLibraryLibsDir(t *testing.T) {
 			t.Fatalf("LibsDir %q: errs = %v", c.libsDir, errs)
 		}
 		e := errs[0]
-		if got := fmt.Sprintf("%s %d:%d %s", e.Code, e.Line, e.Col, e.Msg); got != c.want {
+		if got := fmt.Sprintf("%s %d:%d %s", e.Code, e.Pos.Line, e.Pos.Col, e.Msg); got != c.want {
 			t.Errorf("LibsDir %q:\n got %s\nwant %s", c.libsDir, got, c.want)
 		}
 	}

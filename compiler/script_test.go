@@ -29,6 +29,8 @@ import (
 //	// want ok                       compiles without errors or warnings
 //	// want runtime: <message>       compiles, run fails with this runtime error
 //	// want limit: steps|wall_ms|memory_mb|output_bytes|call_depth
+//	// want stack: main 3:5 > f 1:20   the failed run's call stack, outermost
+//	                                 first, "… N frames …" where elided
 //	// want ui: <compact JSON array> the run's ui_output
 //	// want steps: N                 exact step count
 //	// options: max_steps=N policy=allow-all|deny-all|<json> max_memory_mb=N max_output_bytes=N max_wall_ms=N
@@ -79,6 +81,7 @@ type expectations struct {
 	warnings []string
 	runtime  *string
 	limit    *string
+	stack    *string
 	ui       *string
 	steps    *int64
 	ok       bool // compiles without errors or warnings (no run)
@@ -86,7 +89,7 @@ type expectations struct {
 }
 
 func (e *expectations) runs() bool {
-	return e.want != nil || e.runtime != nil || e.limit != nil || e.ui != nil || e.steps != nil
+	return e.want != nil || e.runtime != nil || e.limit != nil || e.stack != nil || e.ui != nil || e.steps != nil
 }
 
 func splitCases(src string) []scriptCase {
@@ -147,6 +150,8 @@ func (c *scriptCase) parseLine(l string, n int) {
 		c.exp.runtime = &v
 	} else if v, ok := val(" limit:"); ok {
 		c.exp.limit = &v
+	} else if v, ok := val(" stack:"); ok {
+		c.exp.stack = &v
 	} else if v, ok := val(" ui:"); ok {
 		c.exp.ui = &v
 	} else if v, ok := val(" steps:"); ok {
@@ -167,7 +172,29 @@ func formatDiag(e *compiler.Error) string {
 	if e.File != "case.ax" {
 		file = filepath.ToSlash(e.File) + ":"
 	}
-	return fmt.Sprintf("%s %s%d:%d %s", e.Code, file, e.Line, e.Col, e.Msg)
+	return fmt.Sprintf("%s %s%d:%d %s", e.Code, file, e.Pos.Line, e.Pos.Col, e.Msg)
+}
+
+// formatStack renders the call stack of a run error as in expectations:
+// `main 3:5 > f 1:20`, with `file:` before a position outside the case and
+// `… N frames …` where frames were elided; "none" when err has none.
+func formatStack(err error) string {
+	loc, _ := vm.LocationOf(err)
+	if len(loc.Stack.Frames) == 0 {
+		return "none"
+	}
+	var parts []string
+	for i, f := range loc.Stack.Frames {
+		if i == loc.Stack.ElidedAt() {
+			parts = append(parts, fmt.Sprintf("… %d frames …", loc.Stack.Elided))
+		}
+		file := ""
+		if f.File != "case.ax" {
+			file = filepath.ToSlash(f.File) + ":"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s%d:%d", f.Func, file, f.Pos.Line, f.Pos.Col))
+	}
+	return strings.Join(parts, " > ")
 }
 
 func runCase(t *testing.T, file string, c scriptCase) {
@@ -243,6 +270,11 @@ func runCase(t *testing.T, file string, c scriptCase) {
 	default:
 		if err != nil {
 			t.Fatalf("%s: run failed: %v", where, err)
+		}
+	}
+	if exp.stack != nil {
+		if got := formatStack(err); got != *exp.stack {
+			t.Errorf("%s: stack\n got: %s\nwant: %s", where, got, *exp.stack)
 		}
 	}
 	if exp.want != nil {

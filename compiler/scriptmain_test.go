@@ -40,8 +40,8 @@ func TestScriptMainParams(t *testing.T) {
 			}
 		}
 		if len(tc.want) > 0 {
-			if e := errs[0]; e.EndLine != e.Line || e.EndCol != e.Col+len("main") {
-				t.Fatalf("%s: span %d:%d-%d:%d, want main's name", tc.name, e.Line, e.Col, e.EndLine, e.EndCol)
+			if e := errs[0]; e.End.Line != e.Pos.Line || e.End.Col != e.Pos.Col+int32(len("main")) {
+				t.Fatalf("%s: span %d:%d-%d:%d, want main's name", tc.name, e.Pos.Line, e.Pos.Col, e.End.Line, e.End.Col)
 			}
 		}
 	}

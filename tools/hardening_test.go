@@ -117,7 +117,7 @@ func TestFrameworkCeilingPolicy(t *testing.T) {
 	}
 	// run_sealed intersects the caller's allow-all with the ceiling too.
 	got = call(t, denyAll, "boruna_run_sealed", `{"source":"fn main() -> String !{step.input} { step_input(\"a\") }"}`)
-	want = `{"success":false,"protocol_version":1,"error_kind":"capability_denied","capability":"step.input","message":"capability denied: step.input","steps":2,"line":1,"col":37,"function":"main","outcome":"policy_denied","retryable":false}`
+	want = `{"success":false,"protocol_version":1,"error_kind":"capability_denied","capability":"step.input","message":"capability denied: step.input","steps":2,"line":1,"col":37,"function":"main","stack":[{"function":"main","line":1,"col":37}],"outcome":"policy_denied","retryable":false}`
 	if got != want {
 		t.Errorf("run_sealed:\n got %s\nwant %s", got, want)
 	}

@@ -361,6 +361,18 @@ func TestRunRuntimeError(t *testing.T) {
 	}
 }
 
+// TestRunStack checks the additive stack field of a runtime error: every
+// frame, outermost first, each caller at its call.
+func TestRunStack(t *testing.T) {
+	got := runJSON(t, nil, "fn div(a: Int, b: Int) -> Int { a / b }\nfn avg(s: Int, n: Int) -> Int { div(s, n) }\nfn main() -> Int {\n  avg(10, 0)\n}", "")
+	want := `{"success":false,"protocol_version":1,"error_kind":"runtime_error","message":"division by zero","steps":9,` +
+		`"line":1,"col":35,"function":"div","stack":[{"function":"main","line":4,"col":3},{"function":"avg","line":2,"col":33},` +
+		`{"function":"div","line":1,"col":35}],"outcome":"runtime_error","retryable":false}`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
 func TestRunOutputSchema(t *testing.T) {
 	s := stepsOf(t, addProgram)
 	if m := decode(t, runJSON(t, nil, addProgram, `"output_schema":{"type":"integer","minimum":3}`)); m["success"] != true {

@@ -3,6 +3,7 @@ package vm
 import (
 	"context"
 	"fmt"
+	"github.com/axpool/axpool/compiler/syntax"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,9 +61,9 @@ func fn(name string, params, locals int, instrs []Instr, caps ...policy.Capabili
 	if locals < params {
 		locals = params
 	}
-	pos := make([]Pos, len(instrs))
+	pos := make([]syntax.Pos, len(instrs))
 	for i := range pos {
-		pos[i] = Pos{Line: int32(i + 1), Col: 1}
+		pos[i] = syntax.Pos{Line: int32(i + 1), Col: 1}
 	}
 	names := make([]string, params)
 	for i := range names {

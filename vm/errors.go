@@ -2,20 +2,75 @@ package vm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
 )
 
 // Location says where a run failed: the executing function, its source file
-// and the position of the failing instruction. Zero fields are unknown.
+// and the position of the failing instruction, and the call stack that led
+// there. Zero fields are unknown.
 type Location struct {
 	Func string
 	File string
-	Pos  Pos
+	Pos  syntax.Pos
 	// PC is the index of the failing instruction in the function's code.
 	PC int
+	// Stack is the failing actor's call stack, outermost frame first; its
+	// last frame is Func, File and Pos.
+	Stack CallStack
+}
+
+// failureLocation returns l; it makes every error type that embeds a
+// Location a located error for LocationOf.
+func (l *Location) failureLocation() Location { return *l }
+
+// LocationOf returns the Location of the first error in err's chain that
+// has one (*RuntimeError, *LimitError, *CapabilityError, *CancelledError)
+// and true, or the zero Location and false.
+func LocationOf(err error) (Location, bool) {
+	var l interface{ failureLocation() Location }
+	if errors.As(err, &l) {
+		return l.failureLocation(), true
+	}
+	return Location{}, false
+}
+
+// MaxCallStack is the most frames a CallStack keeps: the outermost
+// MaxCallStack/2 and the innermost MaxCallStack/2 of a deeper stack.
+const MaxCallStack = 32
+
+// CallFrame is one frame of a CallStack: the function and the position of
+// the instruction it was executing, which is the call of the next frame
+// in every frame but the innermost (go.starlark.net's CallFrame).
+type CallFrame struct {
+	Func string
+	File string
+	Pos  syntax.Pos
+}
+
+// CallStack is the call stack of a failed run's failing actor, outermost
+// frame first (the entry function, or the function a spawned actor runs)
+// and the failing function last. A stack deeper than MaxCallStack frames
+// keeps its outermost and innermost MaxCallStack/2 frames; Elided counts
+// the frames left out, which came between Frames[MaxCallStack/2-1] and
+// Frames[MaxCallStack/2]. A recursion that hits the call-depth limit thus
+// shows where it started and where it ended.
+type CallStack struct {
+	Frames []CallFrame
+	Elided int
+}
+
+// ElidedAt returns the index in Frames before which the elided frames
+// came, or -1 when none were left out.
+func (s CallStack) ElidedAt() int {
+	if s.Elided == 0 {
+		return -1
+	}
+	return MaxCallStack / 2
 }
 
 // String renders the location as `main at main.ax:3:5` (file and position
@@ -127,9 +182,16 @@ func (e *BytecodeError) Error() string {
 	return fmt.Sprintf("bytecode error: %s:%d: %s", e.Func, e.PC, e.Msg)
 }
 
-// setErrorContext fills in the location and step count of every error
-// type in one place.
-func setErrorContext(err error, loc Location, steps int64) {
+// setErrorContext fills in the location (with a's call stack) and step
+// count of every error type in one place: err happened in actor a at
+// instruction pc of fn (nil: nowhere known).
+func (m *machine) setErrorContext(err error, a *actor, fn *pfunc, pc int) {
+	var loc Location
+	if fn != nil {
+		loc = m.location(fn, pc)
+		loc.Stack = callStack(a, fn, pc)
+	}
+	steps := m.steps
 	switch e := err.(type) {
 	case *RuntimeError:
 		e.Location, e.Steps = loc, steps
@@ -140,6 +202,48 @@ func setErrorContext(err error, loc Location, steps int64) {
 	case *CancelledError:
 		e.Location, e.Steps = loc, steps
 	}
+}
+
+// callStack returns the call stack of actor a (nil: no callers) failing
+// at instruction pc of fn, its innermost frame, capped at MaxCallStack
+// frames. A caller's saved pc is its return address, one past its call.
+func callStack(a *actor, fn *pfunc, pc int) CallStack {
+	var callers []frame
+	if a != nil {
+		callers = a.frames
+	}
+	depth := len(callers) + 1
+	at := func(i int) CallFrame {
+		if i < len(callers) {
+			return frameAt(callers[i].fn, int(callers[i].pc)-1)
+		}
+		return frameAt(fn, pc)
+	}
+	var s CallStack
+	if depth <= MaxCallStack {
+		s.Frames = make([]CallFrame, depth)
+		for i := range s.Frames {
+			s.Frames[i] = at(i)
+		}
+		return s
+	}
+	half := MaxCallStack / 2
+	s.Elided = depth - MaxCallStack
+	s.Frames = make([]CallFrame, MaxCallStack)
+	for i := range half {
+		s.Frames[i] = at(i)
+		s.Frames[half+i] = at(depth - half + i)
+	}
+	return s
+}
+
+// frameAt is the frame of fn executing instruction pc.
+func frameAt(fn *pfunc, pc int) CallFrame {
+	f := CallFrame{Func: fn.name, File: fn.file}
+	if pc >= 0 && pc < len(fn.fn.Pos) {
+		f.Pos = fn.fn.Pos[pc]
+	}
+	return f
 }
 
 func rtErr(msg string) *RuntimeError { return &RuntimeError{Msg: msg} }

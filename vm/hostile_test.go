@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/axpool/axpool/compiler/syntax"
 	"math/rand/v2"
 	"regexp"
 	"strings"
@@ -64,9 +65,9 @@ func randomModule(r *rand.Rand) *Module {
 	}
 	valid := func(f *Function, code []Instr) bool {
 		f.Code = code
-		f.Pos = make([]Pos, len(code))
+		f.Pos = make([]syntax.Pos, len(code))
 		for i := range f.Pos {
-			f.Pos[i] = Pos{Line: int32(i + 1), Col: 1}
+			f.Pos[i] = syntax.Pos{Line: int32(i + 1), Col: 1}
 		}
 		m.prep.Store(nil)
 		return m.Prepare() == nil

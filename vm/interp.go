@@ -309,12 +309,18 @@ func (m *machine) internalError(r any) error {
 	default:
 		detail = fmt.Sprint(r)
 	}
-	var loc Location
-	if a := m.current; a != nil && a.fn != nil {
-		loc = m.location(a.fn, a.pc)
+	var (
+		loc Location
+		fn  *pfunc
+		pc  int
+	)
+	a := m.current
+	if a != nil && a.fn != nil {
+		fn, pc = a.fn, a.pc
+		loc = m.location(fn, pc)
 	}
 	e := m.internalErr(loc, detail)
-	setErrorContext(e, loc, m.steps)
+	m.setErrorContext(e, a, fn, pc)
 	return e
 }
 
@@ -337,12 +343,11 @@ func (m *machine) internalErr(loc Location, detail string) *RuntimeError {
 	return rtErr(msg)
 }
 
+// location is the Location (without call stack) of fn executing
+// instruction pc.
 func (m *machine) location(fn *pfunc, pc int) Location {
-	loc := Location{Func: fn.name, File: fn.file, PC: pc}
-	if pc >= 0 && pc < len(fn.fn.Pos) {
-		loc.Pos = fn.fn.Pos[pc]
-	}
-	return loc
+	f := frameAt(fn, pc)
+	return Location{Func: f.Func, File: f.File, Pos: f.Pos, PC: pc}
 }
 
 // actorStackSize is the initial operand-stack length of an actor running
@@ -377,7 +382,7 @@ func (m *machine) schedule() (Value, error) {
 		if a == nil {
 			root := m.root
 			e := rtErr("deadlock: all actors blocked with no pending messages")
-			setErrorContext(e, m.location(root.fn, root.pc), m.steps)
+			m.setErrorContext(e, root, root.fn, root.pc)
 			return Value{}, e
 		}
 		m.current = a
@@ -573,7 +578,7 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			yield, cerr := m.checkpoint(a)
 			if cerr != nil {
 				// m.steps is final (MaxSteps+1 for the step limit).
-				setErrorContext(cerr, m.location(fn, pc), m.steps)
+				m.setErrorContext(cerr, a, fn, pc)
 				return 0, cerr
 			}
 			if yield {
@@ -1265,7 +1270,7 @@ fail:
 	pc = errPC
 	a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
 	m.steps = m.boundary - left
-	setErrorContext(err, m.location(fn, errPC), m.steps)
+	m.setErrorContext(err, a, fn, errPC)
 	return 0, err
 }
 

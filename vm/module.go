@@ -3,6 +3,7 @@ package vm
 import (
 	"sync/atomic"
 
+	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/policy"
 )
 
@@ -46,7 +47,7 @@ type Function struct {
 	Code     []Instr
 	// Pos gives the source position of each instruction (parallel to Code),
 	// used in runtime error messages and traces.
-	Pos []Pos
+	Pos []syntax.Pos
 	// File indexes Module.Files for the function's source file.
 	File int
 	// Caps are the capabilities the function declares with `!{...}`
@@ -56,12 +57,6 @@ type Function struct {
 	// ParamNames are used for contract counterexamples and debugging.
 	ParamNames []string
 	Intent     string
-}
-
-// Pos is a 1-based source position (line, column in bytes).
-type Pos struct {
-	Line int32
-	Col  int32
 }
 
 // TypeKind distinguishes records from enums.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/axpool/axpool/compiler/syntax"
 	"strings"
 	"testing"
 
@@ -141,7 +142,7 @@ func TestDebugOfHugeValue(t *testing.T) {
 // Names of functions and files are cut in locations and traces.
 func TestLongNamesCut(t *testing.T) {
 	name := strings.Repeat("f", 300)
-	loc := Location{Func: name, File: strings.Repeat("d", 300) + ".ax", Pos: Pos{Line: 1, Col: 2}}
+	loc := Location{Func: name, File: strings.Repeat("d", 300) + ".ax", Pos: syntax.Pos{Line: 1, Col: 2}}
 	if got := loc.String(); got != strings.Repeat("f", 100)+"… at "+strings.Repeat("d", 100)+"…:1:2" {
 		t.Fatalf("location %q", got)
 	}

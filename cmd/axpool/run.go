@@ -37,7 +37,10 @@ var runCmd = &cobra.Command{
 
 Without --json: prints the result (compact JSON), then each ui_output value,
 then "steps: N", and exits 0. A compile error prints "FILE:LINE:COL: E00N msg"
-lines on stderr, a runtime error "FILE:LINE:COL: runtime error: msg"; both exit 1.
+lines on stderr, a runtime error "FILE:LINE:COL: runtime error: msg" followed,
+when the error happened in a called function, by its call stack (outermost
+first, "FILE:LINE:COL: in FUNC" per frame, the middle of a stack deeper than
+32 frames elided); both exit 1.
 
 With --json: prints exactly the JSON object boruna_run returns (pretty) and
 exits 0 on success, 1 on failure. Usage errors exit 2.
@@ -204,6 +207,7 @@ func reportRun(stdout, stderr io.Writer, path string, resp *wire.Object) error {
 			label = "limit exceeded"
 		}
 		fmt.Fprintf(stderr, "%s: %s: %s\n", position(file, resp), label, msg)
+		printStack(stderr, resp, path)
 	default:
 		fmt.Fprintf(stderr, "error: %s\n", msg)
 		if errs, ok := resp.Get("errors"); ok {
@@ -215,6 +219,34 @@ func reportRun(stdout, stderr io.Writer, path string, resp *wire.Object) error {
 		}
 	}
 	return silentExit(exitFail)
+}
+
+// printStack writes the call stack of a failed run (the response's stack
+// field) after its error line, outermost frame first, when it has more
+// than one frame (a single frame is the error line itself):
+//
+//	call stack (most recent call last):
+//	  prog.ax:7:3: in main
+//	  … 968 frames elided …
+//	  prog.ax:3:6: in div
+func printStack(w io.Writer, resp *wire.Object, path string) {
+	v, _ := resp.Get("stack")
+	frames, _ := v.([]*wire.Object)
+	if len(frames) < 2 {
+		return
+	}
+	fmt.Fprintln(w, "call stack (most recent call last):")
+	for _, f := range frames {
+		if n, ok := f.Get("elided"); ok {
+			fmt.Fprintf(w, "  … %v frames elided …\n", n)
+			continue
+		}
+		file := path
+		if lf, ok := f.Get("file"); ok {
+			file = filepath.Join(runFlags.libsDir, lf.(string))
+		}
+		fmt.Fprintf(w, "  %s: in %s\n", position(file, f), field[string](f, "function"))
+	}
 }
 
 // position renders `file:line:col` (or `file` when the object has no line).

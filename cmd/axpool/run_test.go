@@ -18,6 +18,7 @@ func TestRunCLIText(t *testing.T) {
 	bad := writeFile(t, dir, "bad.ax", "fn main() -> Int {\n  helperr(1)\n}\nfn helper(x: Int) -> Int { x }\n")
 	div := writeFile(t, dir, "div.ax", "fn main() -> Int {\n  let z = 0\n  10 / z\n}\n")
 	input := writeFile(t, dir, "input.ax", "fn main() -> String !{step.input} {\n  step_input(\"a\")\n}\n")
+	deep := writeFile(t, dir, "deep.ax", "fn down(n: Int) -> Int { 1 + down(n + 1) }\nfn main() -> Int { down(0) }\n")
 	noMain := writeFile(t, dir, "nomain.ax", "fn f() -> Int { 1 }\n")
 	budget := writeFile(t, dir, "budget.json", `{"default_allow":true,"rules":{"step.input":{"allow":true,"budget":1}}}`)
 	badPolicy := writeFile(t, dir, "badpolicy.json", `{"rules":{"net":{"allow":true,"budget":0}}}`)
@@ -52,7 +53,11 @@ func TestRunCLIText(t *testing.T) {
 		{[]string{"run", "--max-output-bytes", "0", add}, "", add + ": limit exceeded: serialized output exceeded 0 bytes\n", 1},
 		{[]string{"run", noMain}, "", noMain + ":1:1: MISSING_MAIN " + tools.MissingMainMessage + "\n", 1},
 		{[]string{"run", missing}, "", "", 1},
-		{[]string{"run", "--libs-dir", libs, lib}, "", filepath.Join(libs, "std-x", "src", "core.ax") + ":2:5: runtime error: division by zero\n", 1},
+		{[]string{"run", "--libs-dir", libs, lib}, "", filepath.Join(libs, "std-x", "src", "core.ax") + ":2:5: runtime error: division by zero\n" +
+			"call stack (most recent call last):\n  " + lib + ":2:20: in main\n  " + filepath.Join(libs, "std-x", "src", "core.ax") + ":2:5: in boom\n", 1},
+		{[]string{"run", deep}, "", deep + ":1:30: runtime error: call depth limit exceeded (10000 frames)\n" +
+			"call stack (most recent call last):\n  " + deep + ":2:20: in main\n" + strings.Repeat("  "+deep+":1:30: in down\n", 15) +
+			"  … 9968 frames elided …\n" + strings.Repeat("  "+deep+":1:30: in down\n", 16), 1},
 	}
 	for _, c := range cases {
 		stdout, stderr, code := runCLI(t, c.args...)

@@ -270,9 +270,10 @@ func outcomeOf(err error) wire.Outcome {
 }
 
 // setLocation adds function, line and col of a VM failure to a failing
-// cycle entry (and file when the failure is inside a library).
+// cycle entry (and file when the failure is inside a library), and its
+// call stack (toolwire.Stack).
 func setLocation(o *wire.Object, err error, libsDir string) {
-	loc, ok := toolwire.ErrorLocation(err)
+	loc, ok := vm.LocationOf(err)
 	if !ok {
 		var fe *Error
 		if errors.As(err, &fe) && fe.Function != "" {
@@ -288,5 +289,8 @@ func setLocation(o *wire.Object, err error, libsDir string) {
 	}
 	if f := toolwire.DisplayFile(libsDir, loc.File); f != "" && f != SourceFile {
 		o.Set("file", f)
+	}
+	if st := toolwire.Stack(loc.Stack, libsDir); st != nil {
+		o.Set("stack", st)
 	}
 }

@@ -6,13 +6,14 @@ import (
 
 	"github.com/axpool/axpool/compiler"
 	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/tools/toolwire"
 )
 
 // Diagnostic ids beyond the compiler's E001–E009 (docs/tools.md §2
 // `boruna_check`).
 const (
 	// IDMissingMain is the id of "program has no 'main' function".
-	IDMissingMain = "MISSING_MAIN"
+	IDMissingMain = toolwire.CodeMissingMain
 	// PatchAddMain is the id of MISSING_MAIN's patch.
 	PatchAddMain = "add_main"
 )
@@ -142,7 +143,7 @@ func Diagnose(src []byte, opts compiler.Options) []Diagnostic {
 	}
 	a.prog = compiler.Analyze(src, a.opts)
 	for _, d := range a.prog.Diagnostics {
-		if d.File == a.file && (d.Code == compiler.CodeLexer || d.Code == compiler.CodeParse) {
+		if d.File == a.file && (d.Code == compiler.CodeLexer || d.Code == compiler.CodeParser) {
 			a.syntaxErr = true
 		}
 	}
@@ -150,7 +151,7 @@ func Diagnose(src []byte, opts compiler.Options) []Diagnostic {
 	var e005 []e005Finding
 	firstSyntax := true
 	for _, cd := range a.prog.Diagnostics {
-		if cd.File == a.file && (cd.Code == compiler.CodeLexer || cd.Code == compiler.CodeParse) {
+		if cd.File == a.file && (cd.Code == compiler.CodeLexer || cd.Code == compiler.CodeParser) {
 			// One lexer/parser error per file: what follows the first is
 			// often a consequence of the parser's recovery.
 			if !firstSyntax {
@@ -214,9 +215,10 @@ func (a *analysis) codegen() []Diagnostic {
 func (a *analysis) fromCompiler(cd *compiler.Diagnostic) Diagnostic {
 	d := Diagnostic{ID: cd.Code, Severity: cd.Severity, Message: cd.Msg}
 	switch {
-	case cd.Line > 0:
-		d.Location = &Location{File: cd.File, Line: cd.Line, Col: max(cd.Col, 1), EndLine: cd.EndLine, EndCol: cd.EndCol}
-		if cd.EndLine == 0 {
+	case cd.Pos.IsValid():
+		d.Location = &Location{File: cd.File, Line: int(cd.Pos.Line), Col: max(int(cd.Pos.Col), 1),
+			EndLine: int(cd.End.Line), EndCol: int(cd.End.Col)}
+		if !cd.End.IsValid() {
 			d.Location.EndCol = 0
 			if cd.File == a.file {
 				d.Location.EndLine, d.Location.EndCol = a.subjectEnd(cd)
@@ -298,7 +300,7 @@ func countErrors(ds []Diagnostic) int {
 // subjectEnd returns the end of the diagnostic's subject written at its
 // position (a name, or a quoted library name), or 0, 0.
 func (a *analysis) subjectEnd(cd *compiler.Diagnostic) (int, int) {
-	off, ok := a.src.offset(cd.Line, cd.Col)
+	off, ok := a.offsetOf(cd.Pos)
 	if !ok || cd.Subject == "" {
 		return 0, 0
 	}

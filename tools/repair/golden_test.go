@@ -82,7 +82,7 @@ func TestCheckGolden(t *testing.T) {
 					continue
 				}
 				for _, d := range Diagnose(out, compiler.Options{LibsDir: args["libs"]}) {
-					if d.ID == compiler.CodeLexer || d.ID == compiler.CodeParse {
+					if d.ID == compiler.CodeLexer || d.ID == compiler.CodeParser {
 						t.Errorf("patch %s produces invalid syntax: %s", p.ID, d.Message)
 					}
 				}

@@ -40,8 +40,6 @@ func (a *analysis) edit(start, end int, text string) Edit {
 	return Edit{StartLine: sl, StartCol: sc, EndLine: el, EndCol: ec, OldText: string(a.src.b[start:end]), NewText: text}
 }
 
-func posOf(line, col int) syntax.Pos { return syntax.Pos{Line: int32(line), Col: int32(col)} }
-
 // offsetOf converts a syntax position to an offset.
 func (a *analysis) offsetOf(p syntax.Pos) (int, bool) {
 	return a.src.offset(int(p.Line), int(p.Col))
@@ -54,7 +52,7 @@ func (a *analysis) renamePatches(cd *compiler.Diagnostic) []Patch {
 	if subj == "" || sugg == "" || subj == sugg {
 		return nil
 	}
-	off, ok := a.src.offset(cd.Line, cd.Col)
+	off, ok := a.offsetOf(cd.Pos)
 	if !ok {
 		return nil
 	}
@@ -88,12 +86,12 @@ func (a *analysis) fieldPatches(cd *compiler.Diagnostic) []Patch {
 	if subj == "" || sugg == "" || subj == sugg {
 		return nil
 	}
-	off, ok := a.src.offset(cd.Line, cd.Col)
+	off, ok := a.offsetOf(cd.Pos)
 	if !ok || !a.src.identAt(off, subj) {
 		return nil
 	}
 	text := sugg
-	shorthand, _ := findAt(a.kids(), a.tree(), posOf(cd.Line, cd.Col), func(fp *syntax.FieldPattern) bool {
+	shorthand, _ := findAt(a.kids(), a.tree(), cd.Pos, func(fp *syntax.FieldPattern) bool {
 		return fp.Pattern == nil && fp.Name != nil && fp.Name.Name == subj
 	})
 	if shorthand != nil {
@@ -115,7 +113,7 @@ func (a *analysis) capPatches(cd *compiler.Diagnostic) []Patch {
 	if cd.Subject == "" {
 		return nil
 	}
-	pos := posOf(cd.Line, cd.Col)
+	pos := cd.Pos
 	cn, _ := findAt(a.kids(), a.tree(), pos, func(c *syntax.CapName) bool { return c.Name == cd.Subject })
 	if cn != nil {
 		if cd.Suggestion == "" || cd.Suggestion == cd.Subject {
@@ -499,7 +497,7 @@ func (a *analysis) typePatches(cd *compiler.Diagnostic) []Patch {
 		return nil
 	}
 	f := a.tree()
-	pos := posOf(cd.Line, cd.Col)
+	pos := cd.Pos
 	fn := enclosingFn(f, pos)
 	if fn == nil {
 		return nil
@@ -518,7 +516,7 @@ func (a *analysis) typePatches(cd *compiler.Diagnostic) []Patch {
 			ID:          "E009-add-mut",
 			Description: fmt.Sprintf("declare '%s' as mutable: let mut %s", let.Name.Name, let.Name.Name),
 			Confidence:  High,
-			Rationale:   fmt.Sprintf("'%s' is assigned at line %d but declared at line %d without 'mut'", let.Name.Name, cd.Line, ln),
+			Rationale:   fmt.Sprintf("'%s' is assigned at line %d but declared at line %d without 'mut'", let.Name.Name, cd.Pos.Line, ln),
 			Edits:       []Edit{a.edit(off, off, "mut ")},
 		}}
 	}

@@ -302,7 +302,7 @@ func TestHostileInputs(t *testing.T) {
 	}
 	deep := "fn main() -> Int { " + strings.Repeat("(", 100000) + "1" + strings.Repeat(")", 100000) + " }\n"
 	ds = Diagnose([]byte(deep), compiler.Options{})
-	if len(ds) != 1 || ds[0].ID != compiler.CodeParse || ds[0].Location == nil {
+	if len(ds) != 1 || ds[0].ID != compiler.CodeParser || ds[0].Location == nil {
 		t.Errorf("deep: %+v", ds)
 	}
 	res, err := Repair([]byte(deep), compiler.Options{}, "", "")

@@ -100,7 +100,7 @@ func (a *analysis) stubSite(fd e005Finding) *stubSite {
 	if len(cd.Missing) == 0 {
 		return nil
 	}
-	m, chain := findAt(a.kids(), a.tree(), posOf(cd.Line, cd.Col), func(*syntax.MatchExpr) bool { return true })
+	m, chain := findAt(a.kids(), a.tree(), cd.Pos, func(*syntax.MatchExpr) bool { return true })
 	if m == nil {
 		return nil
 	}
@@ -218,7 +218,7 @@ func (a *analysis) verifyStubs(sites []*stubSite) {
 				remaining[k]--
 				continue
 			}
-			off, ok := ns.offset(d.Line, d.Col)
+			off, ok := ns.offset(int(d.Pos.Line), int(d.Pos.Col))
 			if !ok {
 				continue
 			}

@@ -96,7 +96,9 @@ func RunSealedTool(ctx context.Context, source string, policyArg json.RawMessage
 //     capability, message, steps}, outcome "policy_denied";
 //   - the step limit: runtime_error with limit_kind "steps"; the wall,
 //     memory and output limits: limit_exceeded with limit_kind; other
-//     runtime errors: runtime_error; each with message and steps;
+//     runtime errors: runtime_error; each with message and steps, and
+//     line, col, function, file and stack where the VM knows them
+//     (toolwire.SetLocation);
 //   - cancellation: error_kind cancelled, outcome "cancelled".
 func Run(ctx context.Context, source string, policyArg json.RawMessage, opts Options) (resp *wire.Object) {
 	defer toolwire.Recover("boruna_run_sealed", &resp)

@@ -148,26 +148,6 @@ func IsCancelled(err error) bool {
 	return errors.As(err, &xe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
-// ErrorLocation returns where a VM failure happened (the Location of a
-// *vm.RuntimeError, *vm.LimitError or *vm.CapabilityError in err's chain);
-// false for any other error.
-func ErrorLocation(err error) (vm.Location, bool) {
-	var (
-		re *vm.RuntimeError
-		le *vm.LimitError
-		ce *vm.CapabilityError
-	)
-	switch {
-	case errors.As(err, &re):
-		return re.Location, true
-	case errors.As(err, &le):
-		return le.Location, true
-	case errors.As(err, &ce):
-		return ce.Location, true
-	}
-	return vm.Location{}, false
-}
-
 // Recover turns a panic of an engine (a bug) into the response
 // wire.Internal("internal error in <tool>: <panic>") and logs it with its
 // stack, so the worker process survives. Use it deferred, with the

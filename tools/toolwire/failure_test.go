@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/vm"
@@ -18,8 +19,8 @@ import (
 // also when the error is wrapped.
 func TestRunFailure(t *testing.T) {
 	libs := filepath.Join("srv", "libs")
-	at := vm.Location{Func: "main", File: SourceFile, Pos: vm.Pos{Line: 3, Col: 9}}
-	inLib := vm.Location{Func: "render", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Pos: vm.Pos{Line: 1, Col: 2}}
+	at := vm.Location{Func: "main", File: SourceFile, Pos: syntax.Pos{Line: 3, Col: 9}}
+	inLib := vm.Location{Func: "render", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Pos: syntax.Pos{Line: 1, Col: 2}}
 	const head = `{"success":false,"protocol_version":1,`
 	const cancelled = head + `"error_kind":"cancelled","message":"execution cancelled","outcome":"cancelled","retryable":false}`
 	denied := &vm.CapabilityError{Capability: policy.NetFetch, Msg: "capability denied: net.fetch", Location: at, Steps: 4}
@@ -77,19 +78,6 @@ func TestRunFailure(t *testing.T) {
 		if got := Outcome(c.err); got != out {
 			t.Errorf("%s: Outcome = %s, RunFailure's outcome = %v", c.name, got, out)
 		}
-	}
-}
-
-func TestErrorLocation(t *testing.T) {
-	at := vm.Location{Func: "f", Pos: vm.Pos{Line: 2, Col: 1}}
-	for _, err := range []error{&vm.RuntimeError{Location: at}, &vm.LimitError{Location: at},
-		fmt.Errorf("x: %w", &vm.CapabilityError{Location: at})} {
-		if loc, ok := ErrorLocation(err); !ok || loc != at {
-			t.Errorf("ErrorLocation(%T) = %+v, %v", err, loc, ok)
-		}
-	}
-	if _, ok := ErrorLocation(&vm.CancelledError{Cause: context.Canceled, Location: at}); ok {
-		t.Error("a cancellation has no failure location")
 	}
 }
 

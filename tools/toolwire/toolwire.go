@@ -63,10 +63,10 @@ func CompileFailure(errs compiler.ErrorList, libsDir string) *wire.Object {
 			continue
 		}
 		o := wire.NewObject().Set("severity", compiler.SeverityError).Set("code", e.Code).Set("message", ClipMessage(e.Msg))
-		if e.Line > 0 {
-			o.Set("line", e.Line).Set("col", e.Col)
-			if e.EndLine > 0 {
-				o.Set("end_line", e.EndLine).Set("end_col", e.EndCol)
+		if e.Pos.IsValid() {
+			o.Set("line", e.Pos.Line).Set("col", e.Pos.Col)
+			if e.End.IsValid() {
+				o.Set("end_line", e.End.Line).Set("end_col", e.End.Col)
 			}
 		}
 		if f := DisplayFile(libsDir, e.File); f != "" && f != SourceFile {
@@ -123,7 +123,8 @@ func PolicyFailure(err error) *wire.Object {
 // SetLocation adds the additive position fields of a run failure to o:
 // line and col when the VM knows the position, function when it knows the
 // function, file when the failure is outside the user's source (relative
-// to libsDir, DisplayFile).
+// to libsDir, DisplayFile), and stack when the VM knows the call stack
+// (Stack).
 func SetLocation(o *wire.Object, loc vm.Location, libsDir string) {
 	if loc.Pos.Line > 0 {
 		o.Set("line", loc.Pos.Line).Set("col", loc.Pos.Col)
@@ -134,6 +135,36 @@ func SetLocation(o *wire.Object, loc vm.Location, libsDir string) {
 	if f := DisplayFile(libsDir, loc.File); f != "" && f != SourceFile {
 		o.Set("file", f)
 	}
+	if s := Stack(loc.Stack, libsDir); s != nil {
+		o.Set("stack", s)
+	}
+}
+
+// Stack is the additive `stack` field of a run failure (docs/tools.md §2
+// boruna_run): the failing actor's call stack, outermost frame first,
+// each frame {function, line?, col?, file?} (line and col of the call, or
+// of the failing instruction in the last frame; file as in SetLocation),
+// and {elided: N} in place of the N middle frames of a stack deeper than
+// vm.MaxCallStack. Nil for an empty stack.
+func Stack(s vm.CallStack, libsDir string) []*wire.Object {
+	if len(s.Frames) == 0 {
+		return nil
+	}
+	out := make([]*wire.Object, 0, len(s.Frames)+1)
+	for i, f := range s.Frames {
+		if i == s.ElidedAt() {
+			out = append(out, wire.NewObject().Set("elided", s.Elided))
+		}
+		o := wire.NewObject().Set("function", f.Func)
+		if f.Pos.IsValid() {
+			o.Set("line", f.Pos.Line).Set("col", f.Pos.Col)
+		}
+		if file := DisplayFile(libsDir, f.File); file != "" && file != SourceFile {
+			o.Set("file", file)
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // CheckOutput enforces an output budget of limit bytes on a successful

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/axpool/axpool/compiler/syntax"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,11 +21,11 @@ import (
 func TestCompileFailure(t *testing.T) {
 	libs := filepath.Join("srv", "libs")
 	errs := compiler.ErrorList{
-		{Code: compiler.CodeUndefined, Severity: compiler.SeverityError, Msg: "undefined name 'x'", File: SourceFile, Line: 2, Col: 5, EndLine: 2, EndCol: 6},
-		{Code: compiler.CodeType, Severity: compiler.SeverityWarning, Msg: "unreachable match arm", File: SourceFile, Line: 3, Col: 1},
-		{Code: compiler.CodeType, Severity: compiler.SeverityError, Msg: "type mismatch", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Line: 7, Col: 3},
+		{Code: compiler.CodeUndefined, Severity: compiler.SeverityError, Msg: "undefined name 'x'", File: SourceFile, Pos: syntax.Pos{Line: 2, Col: 5}, End: syntax.Pos{Line: 2, Col: 6}},
+		{Code: compiler.CodeType, Severity: compiler.SeverityWarning, Msg: "unreachable match arm", File: SourceFile, Pos: syntax.Pos{Line: 3, Col: 1}},
+		{Code: compiler.CodeType, Severity: compiler.SeverityError, Msg: "type mismatch", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Pos: syntax.Pos{Line: 7, Col: 3}},
 		{Code: compiler.CodeCodegen, Severity: compiler.SeverityError, Msg: "too many constants", File: SourceFile},
-		{Code: compiler.CodeLexer, Severity: compiler.SeverityError, Msg: "bad", File: "/elsewhere/x.ax", Line: 1, Col: 1},
+		{Code: compiler.CodeLexer, Severity: compiler.SeverityError, Msg: "bad", File: "/elsewhere/x.ax", Pos: syntax.Pos{Line: 1, Col: 1}},
 	}
 	got := golden.Compact(t, CompileFailure(errs, libs))
 	want := `{"success":false,"protocol_version":1,"errors":[` +
@@ -94,9 +96,17 @@ func TestSetLocation(t *testing.T) {
 		want string
 	}{
 		{vm.Location{}, `{}`},
-		{vm.Location{Func: "main", File: SourceFile, Pos: vm.Pos{Line: 3, Col: 9}}, `{"line":3,"col":9,"function":"main"}`},
-		{vm.Location{Func: "render", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Pos: vm.Pos{Line: 1, Col: 2}},
+		{vm.Location{Func: "main", File: SourceFile, Pos: syntax.Pos{Line: 3, Col: 9}}, `{"line":3,"col":9,"function":"main"}`},
+		{vm.Location{Func: "render", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Pos: syntax.Pos{Line: 1, Col: 2}},
 			`{"line":1,"col":2,"function":"render","file":"std-ui/src/core.ax"}`},
+		{vm.Location{Func: "render", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Pos: syntax.Pos{Line: 1, Col: 2},
+			Stack: vm.CallStack{Frames: []vm.CallFrame{
+				{Func: "main", File: SourceFile, Pos: syntax.Pos{Line: 4, Col: 7}},
+				{Func: "lost"},
+				{Func: "render", File: filepath.Join(libs, "std-ui", "src", "core.ax"), Pos: syntax.Pos{Line: 1, Col: 2}},
+			}}},
+			`{"line":1,"col":2,"function":"render","file":"std-ui/src/core.ax","stack":[{"function":"main","line":4,"col":7},` +
+				`{"function":"lost"},{"function":"render","line":1,"col":2,"file":"std-ui/src/core.ax"}]}`},
 	}
 	for _, tc := range cases {
 		o := wire.NewObject()
@@ -104,6 +114,34 @@ func TestSetLocation(t *testing.T) {
 		if got := golden.Compact(t, o); got != tc.want {
 			t.Errorf("SetLocation(%+v) = %s, want %s", tc.loc, got, tc.want)
 		}
+	}
+}
+
+// TestStackElided checks the {elided: N} marker of a stack deeper than
+// vm.MaxCallStack: it stands between the outermost and innermost halves.
+func TestStackElided(t *testing.T) {
+	frames := make([]vm.CallFrame, vm.MaxCallStack)
+	for i := range frames {
+		frames[i] = vm.CallFrame{Func: "f" + strconv.Itoa(i), File: SourceFile, Pos: syntax.Pos{Line: int32(i + 1), Col: 1}}
+	}
+	got := Stack(vm.CallStack{Frames: frames, Elided: 7}, "")
+	if len(got) != vm.MaxCallStack+1 {
+		t.Fatalf("%d entries, want %d", len(got), vm.MaxCallStack+1)
+	}
+	half := vm.MaxCallStack / 2
+	for i, want := range map[int]string{
+		0:               `{"function":"f0","line":1,"col":1}`,
+		half - 1:        `{"function":"f15","line":16,"col":1}`,
+		half:            `{"elided":7}`,
+		half + 1:        `{"function":"f16","line":17,"col":1}`,
+		vm.MaxCallStack: `{"function":"f31","line":32,"col":1}`,
+	} {
+		if s := golden.Compact(t, got[i]); s != want {
+			t.Errorf("entry %d = %s, want %s", i, s, want)
+		}
+	}
+	if Stack(vm.CallStack{}, "") != nil {
+		t.Error("empty stack encodes as a field")
 	}
 }
 
@@ -146,7 +184,7 @@ func TestClipMessage(t *testing.T) {
 
 func TestCompileFailureClipsMessages(t *testing.T) {
 	long := "operator '+' cannot be applied to '" + strings.Repeat("T", 100_000) + "' and 'Int'"
-	errs := compiler.ErrorList{{Code: compiler.CodeType, Severity: compiler.SeverityError, Msg: long, File: SourceFile, Line: 3, Col: 10}}
+	errs := compiler.ErrorList{{Code: compiler.CodeType, Severity: compiler.SeverityError, Msg: long, File: SourceFile, Pos: syntax.Pos{Line: 3, Col: 10}}}
 	got := golden.Compact(t, CompileFailure(errs, ""))
 	want := `{"success":false,"protocol_version":1,"errors":[{"severity":"error","code":"E009","message":"` +
 		long[:MaxMessageBytes] + `…","line":3,"col":10}],"outcome":"compile_error","retryable":false}`
