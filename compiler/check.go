@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/policy"
@@ -347,7 +348,7 @@ func (u *unit) owners(kind vm.TypeKind, name string) [2]*TypeDecl {
 			switch {
 			case o[0] == nil:
 				o[0] = d
-			case o[1] == nil && o[0] != d:
+			case o[1] == nil && o[0].canon() != d.canon():
 				o[1] = d
 			default:
 				return
@@ -737,7 +738,7 @@ func (c *checker) resolveType(t syntax.Type) *Type {
 		}
 		d, amb := lookupType(c.u, name)
 		if amb != nil {
-			c.errorf(t.Name, CodeUndefined, "ambiguous type '%s': declared by libraries %s", name, libList(amb))
+			c.ambiguousType(t.Name, name, amb)
 			return tError
 		}
 		if d == nil {
@@ -755,6 +756,40 @@ func (c *checker) resolveType(t syntax.Type) *Type {
 		return d.typ
 	}
 	return tError
+}
+
+// maxShownDecl bounds the record declaration an ambiguous-type message
+// shows, in bytes.
+const maxShownDecl = 200
+
+// ambiguousType reports E003 for a type name that several imports
+// declare. When they all declare the same record (one type,
+// mergeRecords), the message shows the declaration that names it.
+func (c *checker) ambiguousType(n syntax.Node, name string, amb []*TypeDecl) {
+	msg := fmt.Sprintf("ambiguous type '%s': declared by libraries %s", name, libList(amb))
+	same := true
+	for _, d := range amb[1:] {
+		same = same && d.canon() == amb[0].canon()
+	}
+	if same {
+		var b strings.Builder
+		b.WriteString("type " + name + " {")
+		for i, f := range amb[0].Fields {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(" " + f.Name + ": " + f.Type.String())
+			if b.Len() > maxShownDecl {
+				break
+			}
+		}
+		decl := b.String() + " }"
+		if b.Len() > maxShownDecl {
+			decl = "it"
+		}
+		msg += " (the same record: to name it, declare " + decl + " in this file)"
+	}
+	c.errorf(n, CodeUndefined, "%s", msg)
 }
 
 func libList[T interface{ libName() string }](xs []T) string {

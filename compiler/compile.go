@@ -198,6 +198,7 @@ func analyze(src []byte, opts Options, a *arenas, tooling bool) *Program {
 		for _, u := range l.units {
 			c.defineTypes(u)
 		}
+		c.mergeRecords(l.units)
 		for _, u := range l.units {
 			c.declareFuncs(u)
 		}
