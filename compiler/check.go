@@ -134,6 +134,8 @@ type checker struct {
 
 	suggestions int // candidates compared by suggest so far
 
+	ambiguousTypes []ambiguousType // for ambiguityHints
+
 	// per-function deferred work
 	numVars     []*Type // operand types that default to Int
 	braceVars   []*syntax.BlockExpr
@@ -763,18 +765,37 @@ func (c *checker) resolveType(t syntax.Type) *Type {
 const maxShownDecl = 200
 
 // ambiguousType reports E003 for a type name that several imports
-// declare. When they all declare the same record (one type,
-// mergeRecords), the message shows the declaration that names it.
+// declare. The error is kept in c.ambiguousTypes for ambiguityHints.
 func (c *checker) ambiguousType(n syntax.Node, name string, amb []*TypeDecl) {
-	msg := fmt.Sprintf("ambiguous type '%s': declared by libraries %s", name, libList(amb))
-	same := true
-	for _, d := range amb[1:] {
-		same = same && d.canon() == amb[0].canon()
+	e := c.errorf(n, CodeUndefined, "ambiguous type '%s': declared by libraries %s", name, libList(amb))
+	if k := len(c.diags); k > 0 && c.diags[k-1] == e { // recorded, not past maxDiagnostics
+		c.ambiguousTypes = append(c.ambiguousTypes, ambiguousType{e, amb})
 	}
-	if same {
+}
+
+// ambiguousType is an ambiguous-type error and the declarations it names.
+type ambiguousType struct {
+	err   *Error
+	decls []*TypeDecl
+}
+
+// ambiguityHints completes the ambiguous-type errors whose declarations
+// are all the same record (one type, mergeRecords) with the declaration
+// that names it. It runs after mergeRecords (some errors are found
+// before, in the field types of the user's records).
+func (c *checker) ambiguityHints() {
+	for _, a := range c.ambiguousTypes {
+		d := a.decls[0]
+		same := true
+		for _, o := range a.decls[1:] {
+			same = same && o.canon() == d.canon()
+		}
+		if !same {
+			continue
+		}
 		var b strings.Builder
-		b.WriteString("type " + name + " {")
-		for i, f := range amb[0].Fields {
+		b.WriteString("type " + d.Name + " {")
+		for i, f := range d.Fields {
 			if i > 0 {
 				b.WriteByte(',')
 			}
@@ -787,9 +808,8 @@ func (c *checker) ambiguousType(n syntax.Node, name string, amb []*TypeDecl) {
 		if b.Len() > maxShownDecl {
 			decl = "it"
 		}
-		msg += " (the same record: to name it, declare " + decl + " in this file)"
+		a.err.Msg += " (the same record: to name it, declare " + decl + " in this file)"
 	}
-	c.errorf(n, CodeUndefined, "%s", msg)
 }
 
 func libList[T interface{ libName() string }](xs []T) string {
