@@ -106,8 +106,16 @@ func prune(t *Type) *Type {
 // Kind returns the kind of t after resolving inference variables.
 func (t *Type) Kind() Kind { return prune(t).kind }
 
-// Decl returns the record or enum declaration of t, or nil.
-func (t *Type) Decl() *TypeDecl { return prune(t).decl }
+// Decl returns the record or enum declaration of t, or nil. Of records
+// declared identically by several files (one type, docs/language.md
+// "Imports and standard libraries") it returns the first, so that two
+// types are the same exactly when their Decls are.
+func (t *Type) Decl() *TypeDecl {
+	if d := prune(t).decl; d != nil {
+		return d.canon()
+	}
+	return nil
+}
 
 // Elem returns the i-th type argument of t (Option/Result/List/Map/Fn), or
 // nil when out of range.
