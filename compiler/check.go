@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/internal/spell"
@@ -133,6 +134,8 @@ type checker struct {
 	inContract bool
 
 	suggestions int // candidates compared by suggest so far
+
+	ambiguousTypes []ambiguousType // for ambiguityHints
 
 	// per-function deferred work
 	numVars     []*Type // operand types that default to Int
@@ -345,7 +348,7 @@ func (u *unit) owners(kind vm.TypeKind, name string) [2]*TypeDecl {
 			switch {
 			case o[0] == nil:
 				o[0] = d
-			case o[1] == nil && o[0] != d:
+			case o[1] == nil && o[0].canon() != d.canon():
 				o[1] = d
 			default:
 				return
@@ -735,7 +738,7 @@ func (c *checker) resolveType(t syntax.Type) *Type {
 		}
 		d, amb := lookupType(c.u, name)
 		if amb != nil {
-			c.errorf(t.Name, CodeUndefined, "ambiguous type '%s': declared by libraries %s", name, libList(amb))
+			c.ambiguousType(t.Name, name, amb)
 			return tError
 		}
 		if d == nil {
@@ -753,6 +756,58 @@ func (c *checker) resolveType(t syntax.Type) *Type {
 		return d.typ
 	}
 	return tError
+}
+
+// maxShownDecl bounds the record declaration an ambiguous-type message
+// shows, in bytes.
+const maxShownDecl = 200
+
+// ambiguousType reports E003 for a type name that several imports
+// declare. The error is kept in c.ambiguousTypes for ambiguityHints.
+func (c *checker) ambiguousType(n syntax.Node, name string, amb []*TypeDecl) {
+	e := c.errorf(n, CodeUndefined, "ambiguous type '%s': declared by libraries %s", name, libList(amb))
+	if k := len(c.diags); k > 0 && c.diags[k-1] == e { // recorded, not past maxDiagnostics
+		c.ambiguousTypes = append(c.ambiguousTypes, ambiguousType{e, amb})
+	}
+}
+
+// ambiguousType is an ambiguous-type error and the declarations it names.
+type ambiguousType struct {
+	err   *Error
+	decls []*TypeDecl
+}
+
+// ambiguityHints completes the ambiguous-type errors whose declarations
+// are all the same record (one type, mergeRecords) with the declaration
+// that names it. It runs after mergeRecords (some errors are found
+// before, in the field types of the user's records).
+func (c *checker) ambiguityHints() {
+	for _, a := range c.ambiguousTypes {
+		d := a.decls[0]
+		same := true
+		for _, o := range a.decls[1:] {
+			same = same && o.canon() == d.canon()
+		}
+		if !same {
+			continue
+		}
+		var b strings.Builder
+		b.WriteString("type " + d.Name + " {")
+		for i, f := range d.Fields {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(" " + f.Name + ": " + f.Type.String())
+			if b.Len() > maxShownDecl {
+				break
+			}
+		}
+		decl := b.String() + " }"
+		if b.Len() > maxShownDecl {
+			decl = "it"
+		}
+		a.err.Msg += " (the same record: to name it, declare " + decl + " in this file)"
+	}
 }
 
 func libList[T interface{ libName() string }](xs []T) string {

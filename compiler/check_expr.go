@@ -768,7 +768,7 @@ func (c *checker) checkValueIfs() {
 func (c *checker) lookupTypeAt(id *syntax.Ident) *TypeDecl {
 	d, amb := lookupType(c.u, id.Name)
 	if amb != nil {
-		c.errorf(id, CodeUndefined, "ambiguous type '%s': declared by libraries %s", id.Name, libList(amb))
+		c.ambiguousType(id, id.Name, amb)
 		return nil
 	}
 	if d == nil && !c.u.brokenImport {
@@ -800,7 +800,7 @@ func (c *checker) recordLit(e *syntax.RecordLit) *Type {
 		return tError
 	}
 	c.fieldInits(e.Fields, d.Fields, d, nil, e.Spread != nil, e.Type)
-	c.u.info.records.set(e.Index(), d)
+	c.u.info.records.set(e.Index(), d.canon()) // built with the merged type's type_id
 	return d.typ
 }
 

@@ -198,6 +198,7 @@ func analyze(src []byte, opts Options, a *arenas, tooling bool) *Program {
 		for _, u := range l.units {
 			c.defineTypes(u)
 		}
+		c.mergeRecords(l.units)
 		for _, u := range l.units {
 			c.declareFuncs(u)
 		}
@@ -210,6 +211,7 @@ func analyze(src []byte, opts Options, a *arenas, tooling bool) *Program {
 		for _, fn := range c.dupFuncs {
 			c.checkFunc(fn)
 		}
+		c.ambiguityHints()
 	}
 	diags := append(l.synErrs, c.diags...)
 	rank := make(map[string]int, len(l.units))

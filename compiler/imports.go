@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/vm"
 )
 
 // Imports (docs/language.md "Imports and standard libraries"): `import "std-x"`
@@ -240,4 +241,81 @@ func fromSyntax(e *syntax.Error) *Error {
 		Code: e.Code, Severity: SeverityError, Msg: e.Msg, File: e.File,
 		Pos: e.Pos, End: e.End,
 	}
+}
+
+// mergeRecords makes records that several units declare identically one
+// type (docs/language.md "Imports and standard libraries"): the same name
+// and the same fields, in the same order, with the same types (records and
+// enums among them being one type already). A later declaration points
+// (TypeDecl.same) to an earlier one, in c.types order (the user's file
+// first), so their values mix freely (one List, one `if`, `==`) and are
+// built with the earliest declaration's type_id. Naming such a type is
+// unchanged: a unit's own declaration wins, and a name that two imports
+// declare is still ambiguous. It runs after defineTypes, once every field
+// type is resolved, and repeats while a pass merges something (a record
+// whose field is of a record merged later in the pass).
+func (c *checker) mergeRecords(units []*unit) {
+	if len(units) < 2 {
+		return // one unit declares each name once
+	}
+	for merged := true; merged; {
+		merged = false
+		var firsts map[string][]*TypeDecl // by name: the unmerged records so far
+		for _, d := range c.types {
+			if d.Kind != vm.RecordType || d.same != nil {
+				continue
+			}
+			if firsts == nil {
+				firsts = make(map[string][]*TypeDecl)
+			}
+			for _, f := range firsts[d.Name] {
+				if f.unit != d.unit && sameFields(f.Fields, d.Fields) {
+					d.same, merged = f, true
+					break
+				}
+			}
+			if d.same == nil {
+				firsts[d.Name] = append(firsts[d.Name], d)
+			}
+		}
+	}
+}
+
+// sameFields reports whether two field lists have the same names and
+// types in the same order.
+func sameFields(a, b []*FieldInfo) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || !identicalTypes(a[i].Type, b[i].Type, 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// identicalTypes reports whether two declared types are the same type
+// (records and enums by canonical declaration). Declared types contain no
+// inference variables; nesting deeper than 200 levels counts as different.
+func identicalTypes(a, b *Type, depth int) bool {
+	a, b = prune(a), prune(b)
+	if a == b {
+		return true
+	}
+	if a.kind != b.kind || len(a.args) != len(b.args) || depth > 200 {
+		return false
+	}
+	switch a.kind {
+	case KindRecord, KindEnum:
+		return a.decl.canon() == b.decl.canon()
+	case KindOption, KindResult, KindList, KindMap, KindFn:
+		for i := range a.args {
+			if !identicalTypes(a.args[i], b.args[i], depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return a.kind != KindError && a.kind != KindVar
 }

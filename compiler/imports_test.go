@@ -35,3 +35,19 @@ func TestUnknownLibraryLibsDir(t *testing.T) {
 		}
 	}
 }
+
+// TestMergedDecl: of records declared identically by two libraries (one
+// type), Type.Decl returns the same declaration, the first library's.
+func TestMergedDecl(t *testing.T) {
+	src := []byte("import \"std-fx1\"\nimport \"std-fx2\"\nfn f(a: Only1, b: Only2) -> Int { 1 }\nfn main() -> Int { 1 }\n")
+	p := compiler.Analyze(src, compiler.Options{LibsDir: filepath.Join("testdata", "libs")})
+	if len(p.Diagnostics) > 0 {
+		t.Fatal(p.Diagnostics)
+	}
+	f := p.Func("f")
+	a := f.Params[0].Decl().Fields[0].Type.Decl()
+	b := f.Params[1].Decl().Fields[0].Type.Decl()
+	if a != b || a.Name != "Effect" || filepath.ToSlash(a.File) != "testdata/libs/std-fx1/src/core.ax" {
+		t.Errorf("Decl of the fields: %p %s and %p %s, want one declaration in std-fx1", a, a.File, b, b.File)
+	}
+}

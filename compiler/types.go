@@ -39,7 +39,8 @@ const (
 )
 
 // Type is a static type. Types are compared structurally, user records and
-// enums nominally (by declaration). Use String for the source form.
+// enums nominally (by declaration; identical records of different units
+// are one declaration, mergeRecords). Use String for the source form.
 type Type struct {
 	kind Kind
 	// num is the generic parameter index (kindGeneric).
@@ -106,8 +107,16 @@ func prune(t *Type) *Type {
 // Kind returns the kind of t after resolving inference variables.
 func (t *Type) Kind() Kind { return prune(t).kind }
 
-// Decl returns the record or enum declaration of t, or nil.
-func (t *Type) Decl() *TypeDecl { return prune(t).decl }
+// Decl returns the record or enum declaration of t, or nil. Of records
+// declared identically by several files (one type, docs/language.md
+// "Imports and standard libraries") it returns the first, so that two
+// types are the same exactly when their Decls are.
+func (t *Type) Decl() *TypeDecl {
+	if d := prune(t).decl; d != nil {
+		return d.canon()
+	}
+	return nil
+}
 
 // Elem returns the i-th type argument of t (Option/Result/List/Map/Fn), or
 // nil when out of range.
@@ -218,6 +227,9 @@ type TypeDecl struct {
 	unit  *unit
 	node  syntax.Item
 	ident *syntax.Ident
+	// same is an earlier declaration of an identical record in another
+	// unit (mergeRecords), nil when there is none: the two are one type.
+	same *TypeDecl
 	// fidx and vidx find fields and variants by name in declarations
 	// with many of them (nil otherwise: a linear search is faster).
 	fidx map[string]int32
@@ -226,6 +238,15 @@ type TypeDecl struct {
 
 // Type returns the nominal type of the declaration.
 func (d *TypeDecl) Type() *Type { return d.typ }
+
+// canon is the declaration that stands for d's type: the first of the
+// identical records d was merged with (mergeRecords), else d.
+func (d *TypeDecl) canon() *TypeDecl {
+	for d.same != nil {
+		d = d.same
+	}
+	return d
+}
 
 // FieldInfo is a record field or struct-variant field.
 type FieldInfo struct {
@@ -377,7 +398,7 @@ func (u *unifier) unify1(a, b *Type, depth int) bool {
 	}
 	switch a.kind {
 	case KindRecord, KindEnum:
-		return a.decl == b.decl
+		return a.decl.canon() == b.decl.canon()
 	case KindOption, KindResult, KindList, KindMap, KindFn:
 		if len(a.args) != len(b.args) {
 			return false

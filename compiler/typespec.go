@@ -68,8 +68,9 @@ func (g *gen) spec(t *Type, depth int) int32 {
 			if t.kind == KindEnum {
 				s.Kind = vm.KindEnum
 			}
-			s.Type = g.m.Types[t.decl.ID]
-			key = "T" + strconv.Itoa(t.decl.ID)
+			d := t.decl.canon()
+			s.Type = g.m.Types[d.ID]
+			key = "T" + strconv.Itoa(d.ID)
 		case KindOption:
 			s.Kind, key = vm.KindOption, "O"
 			s.Elem = part("", t.args[0])

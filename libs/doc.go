@@ -1,53 +1,58 @@
 // Package libs holds axpool's standard libraries as data: each
 // libs/<dir>/src/core.ax is an .ax library that `import "<dir>"` loads
 // (docs/language.md "Imports and standard libraries"), described by
-// libs/<dir>/package.ax.json and tested by the script cases in
-// libs/<dir>/tests/*.ax (run by libs_test.go). The Go package itself only
-// carries this documentation and the tests.
+// libs/<dir>/package.ax.json. The Go package itself only carries this
+// documentation and the tests.
 //
 // The fourteen libraries have the reference's directory names, package
-// names and function names (reference/tooling-reference-impl.md §4),
-// written fresh with static types for axpool's language:
+// names and public surface, exactly: the same records (names, fields in
+// order, field types) and functions (names, parameters, result types),
+// listed in libs/<dir>/tests/surface.txt, with bodies written fresh from
+// the documented behaviour. Every documented example of that behaviour is
+// a case of libs/<dir>/tests/examples.ax (290 in all); further cases are
+// in the other tests/*.ax files.
 //
-//	std-authz          roles, permissions, guards           (pure)
-//	std-db             SQL query builder, pagination        db_query effects
-//	std-forms          form and field state                 (pure; uses std-validation)
-//	std-guard          validators for model output          (pure)
-//	std-http           HTTP request effects, retry helpers  http_request effects
-//	std-json           JSON text builders                   (pure)
-//	std-llm            LLM request effects                  llm_call effects (uses std-json)
-//	std-notifications  toast queue                          timer effects
-//	std-routing        routes and locations                 (pure)
-//	std-storage        namespaced persistence               fs_read / fs_write effects
-//	std-sync           offline edit queue, conflicts        http_request effects
-//	std-testing        assertions returning TestResult      (pure)
-//	std-ui             UINode primitives for view()         (pure)
-//	std-validation     composable validation rules          (pure)
+//	std-authz          three-level role policy, permission checks
+//	std-db             query descriptions, pagination       Effect "db_query"
+//	std-forms          field and form state                 (manifest dependency std.validation, unused)
+//	std-guard          structural checks on strings         (Bool results)
+//	std-http           request descriptors, status, retry   Effect "http_request"
+//	std-json           JSON text builders                   (Bool results)
+//	std-llm            LLM call descriptors                 Effect "llm_call", "llm_json_call"
+//	std-notifications  notification count and last item    Effect "timer"
+//	std-routing        routes matched by exact path
+//	std-storage        storage descriptors, versioned entries  Effect "storage_read", ...
+//	std-sync           offline-sync state machine           Effect "http_request"
+//	std-testing        assertions returning records
+//	std-ui             UINode { tag, text } constructors
+//	std-validation     single-rule validators
 //
-// A fifteenth library, std-effect, declares the one Effect record
-// { kind: String, payload: String, callback_tag: String } that every
-// effect-producing library returns, so that effects from several libraries
-// fit in one List<Effect> (the reference's libraries each declared their
-// own Effect, which collide when two are imported). A program that names
-// the type Effect imports "std-effect"; one that only passes effects along
-// does not need to.
+// Conventions of the surface: every function is pure; flags are Int (1 =
+// yes, 0 = no) except in std-guard and std-json, which use Bool; lengths
+// are UTF-8 byte counts; comparisons are exact and case-sensitive unless
+// a name says otherwise; arithmetic is checked (overflow and division by
+// zero are runtime errors). Each core.ax ends with a self-test
+// `fn main() -> Int`, which an importer never sees. The "effectful"
+// libraries only return Effect records; required_capabilities in
+// package.ax.json names the capabilities of the effects a library
+// describes (what an App's policies() must grant), and no library
+// function declares a capability.
 //
-// Decisions where the reference and axpool's language differ:
+// Decisions:
 //
-//   - Effects are plain records; no library performs an effect, so no
-//     library function needs a capability annotation. required_capabilities
-//     in package.ax.json names the capabilities of the effects a library
-//     describes (what an App's policies() must grant).
-//   - parse_int, which the reference's std-http and std-validation defined
-//     and which its built-in shadowed, is left out of both: axpool's
-//     built-in parse_int is the same function, so calls resolve to it
-//     exactly as in the reference and never clash.
-//   - std-http's http_get(url, tag) and http_request(req, tag) keep the
-//     reference's names; in a file that imports std-http they shadow the
-//     net.fetch built-ins http_get(url) and http_request(method, url, body).
-//   - Function and type names are unique across all libraries, so any set
-//     of libraries can be imported together without an ambiguous name.
-//     Helpers a library needs internally carry the library's prefix
-//     (ui_node, db_to_sql, validation_check, …) and are public.
-//   - Lengths (string_length, min_length, …) count Unicode code points.
+//   - The six effect libraries each declare the record
+//     Effect { kind: String, payload: String, callback_tag: String }.
+//     Identically declared records are one type (docs/language.md
+//     "Imports and standard libraries"), so effects of several libraries
+//     share a List; naming Effect in a file that imports two of them is
+//     ambiguous until the file declares the record itself.
+//   - std-http and std-validation each define parse_int, a stub returning
+//     0, as the reference does: a file importing exactly one of them calls
+//     the stub, a file importing both (or neither) the built-in.
+//   - std-http's http_get(url, tag) and http_request(req, tag) shadow the
+//     net.fetch built-ins http_get(url) and http_request(method, url,
+//     body) in a file that imports std-http.
+//   - A fifteenth library, std-effect, is an extra: the same Effect record
+//     with a constructor effect(kind, payload, callback_tag) and
+//     no_effects(), for programs that build effects of other kinds.
 package libs
