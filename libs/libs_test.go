@@ -423,7 +423,7 @@ func formatDiag(libs string, e *compiler.Error) string {
 		}
 		file = filepath.ToSlash(rel) + ":"
 	}
-	return fmt.Sprintf("%s %s%d:%d %s", e.Code, file, e.Line, e.Col, e.Msg)
+	return fmt.Sprintf("%s %s%d:%d %s", e.Code, file, e.Pos.Line, e.Pos.Col, e.Msg)
 }
 
 func runCase(t *testing.T, libs, dir string, c scriptCase) {
