@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -24,14 +25,26 @@ type JobMeta struct {
 }
 
 // AddJobMeta appends job_id, queue_ms, run_ms and worker to the response
-// envelope env (a JSON object), keeping the envelope's field order, and
-// returns the compact encoding. Errors: env is not a JSON object.
+// envelope env (a JSON object that does not hold these keys), keeping the
+// envelope's bytes and field order: the fields are spliced in before the
+// closing brace, so a result of megabytes is neither decoded nor encoded
+// again. Errors: env is not a JSON object (only its braces are checked:
+// the envelope comes from the engine's own encoder).
 func AddJobMeta(env []byte, m JobMeta) (json.RawMessage, error) {
-	obj, err := wire.ParseObject(env)
-	if err != nil {
-		return nil, fmt.Errorf("queue: result envelope: %w", err)
+	env = bytes.TrimSpace(env)
+	if len(env) < 2 || env[0] != '{' || env[len(env)-1] != '}' {
+		return nil, fmt.Errorf("queue: result envelope: not a JSON object")
 	}
-	return m.setOn(obj).MarshalJSON()
+	meta, err := m.setOn(wire.NewObject()).MarshalJSON()
+	if err != nil {
+		return nil, err // strings and ints only: cannot happen
+	}
+	out := make([]byte, 0, len(env)+len(meta))
+	out = append(out, env[:len(env)-1]...)
+	if len(bytes.TrimSpace(env[1:len(env)-1])) > 0 {
+		out = append(out, ',')
+	}
+	return append(out, meta[1:]...), nil
 }
 
 // setOn sets m's fields on obj (see AddJobMeta) and returns obj.

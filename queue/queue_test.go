@@ -734,6 +734,21 @@ func TestJobMeta(t *testing.T) {
 	if err != nil || string(got) != `{"success":true,"outcome":"ok","job_id":"","queue_ms":0,"run_ms":0,"worker":""}` {
 		t.Errorf("AddJobMeta of empty meta = %s, %v", got, err)
 	}
+	// The envelope's bytes are kept as they are (no re-encoding: "<" stays,
+	// numbers keep their form), an empty object gets no comma, and the
+	// worker's name is encoded without HTML escaping.
+	got, err = AddJobMeta([]byte(" {\"result\":\"a<b\",\"f\":1.50} \n"), JobMeta{JobID: "j", Worker: "h<1>"})
+	if err != nil || string(got) != `{"result":"a<b","f":1.50,"job_id":"j","queue_ms":0,"run_ms":0,"worker":"h<1>"}` {
+		t.Errorf("AddJobMeta kept bytes = %s, %v", got, err)
+	}
+	if got, err = AddJobMeta([]byte(`{ }`), JobMeta{JobID: "j"}); err != nil || string(got) != `{ "job_id":"j","queue_ms":0,"run_ms":0,"worker":""}` {
+		t.Errorf("AddJobMeta of {} = %s, %v", got, err)
+	}
+	for _, bad := range []string{``, `{`, `}`, `"x"`, `[1]`, `null`} {
+		if _, err := AddJobMeta([]byte(bad), JobMeta{}); err == nil {
+			t.Errorf("AddJobMeta accepted %q", bad)
+		}
+	}
 }
 
 func TestRedactURL(t *testing.T) {
@@ -796,5 +811,20 @@ func TestConnectErrors(t *testing.T) {
 	_, err = Connect("nats://"+addr, WithNATSOptions(nats.MaxReconnects(0)))
 	if err == nil || err.Error() != "queue: connect nats://"+addr+": nats: no servers available for connection" {
 		t.Errorf("closed port: err = %v", err)
+	}
+}
+
+// BenchmarkAddJobMeta: the job metadata added to a result of 1 MiB.
+//
+//	go test -run '^$' -bench AddJobMeta ./queue/
+func BenchmarkAddJobMeta(b *testing.B) {
+	env := []byte(`{"success":true,"protocol_version":1,"result":"` + strings.Repeat("x<y ", 1<<18) + `","outcome":"ok","retryable":false}`)
+	m := JobMeta{JobID: "0f8fad5b-d9cb-469f-a165-70867728950e", Queue: time.Millisecond, Run: time.Second, Worker: "host-1-abc"}
+	b.SetBytes(int64(len(env)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := AddJobMeta(env, m); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
