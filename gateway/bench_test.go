@@ -72,19 +72,15 @@ func BenchmarkToolsCallFilter(b *testing.B) {
 		`"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"arguments":{"source":"fn main() -\u003e Int { 1 + 2 }"},"name":"boruna_run"}}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		var msg rpcMessage
-		if err := json.Unmarshal(body, &msg); err != nil {
-			b.Fatal(err)
-		}
-		if resp := checkID(msg.ID); resp != nil {
+		msg, resp := precheck(body)
+		if resp != nil {
 			b.Fatal(resp)
 		}
-		fwd, checked, resp := precheckCall(msg, body)
-		if resp != nil || len(fwd) != len(body) {
+		info, resp := precheckCall(msg)
+		if resp != nil {
 			b.Fatal(resp)
 		}
-		ctx := context.WithValue(context.Background(), checkedArgsKey{}, checked)
-		if _, err := checkArgsOnce(ctx, "boruna_run", checked.raw); err != nil {
+		if _, err := checkArgsOnce(info, "boruna_run", info.raw); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -2,8 +2,8 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -150,38 +150,28 @@ func TestHTTPEarlyDisconnect(t *testing.T) {
 
 // Over HTTP a notifications/cancelled can overtake its tools/call (they
 // travel on two connections): the session remembers the cancel, and the
-// call, when it arrives, submits no job. The response of a cancelled call
-// is withheld until the client goes away or CancelHold passes; with a 1 s
-// hold the withheld result shows that no job was created (job_id "").
+// call, when it arrives, submits no job and gets no response: its event
+// stream ends at once, empty.
 func TestHTTPCancelBeforeCall(t *testing.T) {
 	s := sharedStack(t)
-	g := s.newGateway(t, Config{CancelHold: time.Second})
-	url := httpServer(t, g, HTTPConfig{})
+	be := &ctxBackend{inner: &QueueBackend{Client: s.client, Timeout: time.Minute}}
+	url := httpServer(t, s.newGateway(t, Config{Backend: be}), HTTPConfig{})
 	hdr := legacySession(t, url, testToken)
 	status, body := rawDo(t, http.MethodPost, url, hdr, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77}}`)
 	if status != http.StatusAccepted || body != "" {
 		t.Fatalf("cancel: %d %q", status, body)
 	}
-	start := time.Now()
-	status, body = rawDo(t, http.MethodPost, url, hdr, fmt.Sprintf(
+	resp := rawPost(t, url, hdr, fmt.Sprintf(
 		`{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{"name":"boruna_run","arguments":%s}}`, endlessArgs))
-	held := time.Since(start)
-	var m struct {
-		ID     int `json:"id"`
-		Result struct {
-			StructuredContent map[string]any `json:"structuredContent"`
-		} `json:"result"`
+	got, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" || len(got) != 0 {
+		t.Fatalf("cancelled call: %d %q %q (%v), want 200, an empty event stream", resp.StatusCode, resp.Header.Get("Content-Type"), got, err)
 	}
-	if err := json.Unmarshal([]byte(body), &m); status != http.StatusOK || err != nil {
-		t.Fatalf("call: %d %s (%v)", status, body, err)
+	be.mu.Lock()
+	if len(be.seen) != 0 {
+		t.Errorf("%d jobs submitted for a call cancelled before it arrived", len(be.seen))
 	}
-	sc := m.Result.StructuredContent
-	if m.ID != 77 || sc["outcome"] != "cancelled" || sc["error_kind"] != "cancelled" || sc["job_id"] != "" || sc["retryable"] != false {
-		t.Fatalf("withheld result: %s", body)
-	}
-	if held < time.Second {
-		t.Fatalf("the cancelled call's response came after %v, before the 1 s hold", held)
-	}
+	be.mu.Unlock()
 	// Another id of the session is not affected.
 	status, body = rawDo(t, http.MethodPost, url, hdr, fmt.Sprintf(
 		`{"jsonrpc":"2.0","id":78,"method":"tools/call","params":{"name":"boruna_run","arguments":%s}}`, shortArgs))
@@ -190,42 +180,47 @@ func TestHTTPCancelBeforeCall(t *testing.T) {
 	}
 }
 
-// The call table: cancels reach the handlers attached to a call and those
-// that start later; early cancels (HTTP) are kept at most earlyCancelTTL
-// and maxEarlyCancels; a stdio table keeps none.
+// The call table: cancels reach every call entered under the id, as the
+// client wrote it; early cancels (HTTP) are kept at most earlyCancelTTL and
+// maxEarlyCancels; a stdio table keeps none.
 func TestCallTable(t *testing.T) {
 	t0 := time.Unix(1_000_000, 0)
-	t.Run("attach", func(t *testing.T) {
-		tab := newCallTable(false)
-		e := tab.add("1")
+	// added enters a call and reports whether it is cancelled at once.
+	added := func(tab *callTable, key string) bool {
 		ctx, cancel := context.WithCancel(context.Background())
-		if !e.attach(cancel) {
-			t.Fatal("attach refused on a live call")
-		}
+		tab.add(key, cancel)
+		return ctx.Err() != nil
+	}
+	t.Run("cancel", func(t *testing.T) {
+		tab := newCallTable(false)
+		ctx, cancel := context.WithCancel(context.Background())
+		c := tab.add("1", cancel)
+		ctx2, cancel2 := context.WithCancel(context.Background())
+		c2 := tab.add("1", cancel2) // a reused id
+		ctx3, cancel3 := context.WithCancel(context.Background())
+		c3 := tab.add("1.0", cancel3) // another id
 		tab.cancel("1", t0)
-		if ctx.Err() == nil {
-			t.Fatal("the attached handler was not cancelled")
+		if ctx.Err() == nil || ctx2.Err() == nil {
+			t.Fatal("the calls of the id were not cancelled")
 		}
-		_, cancel2 := context.WithCancel(context.Background())
-		defer cancel2()
-		if e.attach(cancel2) {
-			t.Fatal("attach accepted on a cancelled call")
+		if ctx3.Err() != nil {
+			t.Fatal("cancelling 1 cancelled 1.0")
 		}
-		if !tab.release(e) {
-			t.Fatal("release did not report the cancel")
+		if !tab.release(c) || !tab.release(c2) || tab.release(c3) {
+			t.Fatal("release did not report exactly the cancelled calls")
 		}
 		tab.cancel("2", t0) // unknown id on stdio: forgotten
 		if calls, early := tab.size(); calls != 0 || early != 0 {
 			t.Fatalf("size = %d, %d; want 0, 0", calls, early)
 		}
-		if e := tab.add("2"); e.cancelled {
+		if added(tab, "2") {
 			t.Fatal("a stdio table remembered a cancel of an unseen id")
 		}
 	})
 	t.Run("early", func(t *testing.T) {
 		tab := newCallTable(true)
 		tab.cancel(`"a"`, t0)
-		if e := tab.add(`"a"`); !e.cancelled {
+		if !added(tab, `"a"`) {
 			t.Fatal("early cancel not applied")
 		}
 		if _, early := tab.size(); early != 0 {
@@ -238,7 +233,7 @@ func TestCallTable(t *testing.T) {
 		if _, early := tab.size(); early != 1 {
 			t.Fatalf("%d early cancels, want 1 after expiry", early)
 		}
-		if tab.add(`"old"`).cancelled || !tab.add(`"new"`).cancelled {
+		if added(tab, `"old"`) || !added(tab, `"new"`) {
 			t.Fatal("expiry forgot the wrong cancel")
 		}
 		// Cap: the oldest goes first.
@@ -249,7 +244,7 @@ func TestCallTable(t *testing.T) {
 		if _, early := tab.size(); early != maxEarlyCancels {
 			t.Fatalf("%d early cancels, want the cap %d", early, maxEarlyCancels)
 		}
-		if tab.add("4").cancelled || !tab.add("5").cancelled || !tab.add(fmt.Sprint(maxEarlyCancels+4)).cancelled {
+		if added(tab, "4") || !added(tab, "5") || !added(tab, fmt.Sprint(maxEarlyCancels+4)) {
 			t.Fatal("the cap did not forget exactly the 5 oldest")
 		}
 		// Ids too long to remember are not kept.

@@ -1,16 +1,28 @@
 // Package gateway is axpool's MCP server (mcp-go v1.2.1): the input schemas
 // of the 14 boruna_* tools (built from tools.Specs), the transport side of
 // argument checks (tools.CheckArgs decides, the gateway picks JSON-RPC
-// invalid_params or a success:false result), the response
-// envelope, secret masking, the progress and cancellation relays, and the
-// two transports (stdio, and Streamable HTTP behind bearer-token auth and
-// Host/Origin checks).
+// invalid_params or a success:false result), the response envelope, secret
+// masking, the progress and cancellation relays, and the two transports
+// (stdio, and Streamable HTTP behind bearer-token auth and Host/Origin
+// checks).
 //
 // The gateway never runs a VM. Executing tools (those for which
 // tools.Executes is true) go to a Backend — in production the job queue
 // (QueueBackend); the others are answered in-process by tools.Call.
 //
-// Wire decisions (docs/tools.md §1, §4, §5) implemented here:
+// # Transports
+//
+// The stdio transport owns its loop (stdio.go): it reads lines, checks
+// them, and hands each request to MCPServer.HandleMessage on its own
+// goroutine, in a ClientSession registered with mcp-go for the connection
+// (mcp-go's notifications for the session, such as progress and
+// notifications/tools/list_changed, are written by the connection's writer).
+// The HTTP transport (http.go) checks each request, then hands it to
+// mcp-go's StreamableHTTPServer.Handle. Both run the same JSON-RPC checks
+// (hardening.go) before mcp-go sees a message; tools are registered once,
+// on the MCPServer (New), and serve both.
+//
+// # Wire decisions (docs/tools.md §1, §4, §5)
 //
 //   - Every result is one text content item holding the pretty JSON object
 //     (2-space indent) plus the same object in structuredContent. Domain
@@ -21,19 +33,16 @@
 //     not of the schema's types (including a missing required argument or
 //     arguments that are not an object), for unknown tools (`unknown tool
 //     "boruna_rn" (did you mean "boruna_run"?)`, the suggestion only when
-//     one tool name is clearly nearest: tools.UnknownToolMessage), and for a
+//     one tool name is clearly nearest: tools.UnknownToolMessage), for a
 //     _meta.progressToken over MaxProgressTokenBytes (256 bytes of JSON as
-//     sent; "progress token exceeds 256 bytes" — the token is echoed in
-//     every notifications/progress). mcp-go v1.2.1 turns every
-//     tool-handler error into -32603, so these checks run on the raw
-//     JSON-RPC message before mcp-go sees it (the stdin filter for stdio,
-//     the HTTP handler for Streamable HTTP). A tools/call without a tool
-//     name is "missing tool name" (-32602). In-process clients bypass the
-//     filters: mcp-go answers their unknown tools itself.
-//   - A message whose id is an object, an array or a boolean is answered
-//     -32600 "invalid request: id must be a string, a number or null, got
-//     object" with id null (JSON-RPC 2.0 §4, §5); over HTTP with status
-//     400, like a parse error.
+//     sent; "progress token exceeds 256 bytes"), for a tools/call without
+//     a tool name ("missing tool name"), a name that is not a string, or
+//     params that are not an object. mcp-go v1.2.1 turns every tool-handler
+//     error into -32603, so these checks run on the raw message before
+//     mcp-go sees it; the handler reuses their outcome (callInfo), so a
+//     call's arguments are checked once. In-process clients bypass the
+//     transports: the handler checks their calls, and mcp-go answers their
+//     unknown tools itself.
 //   - An unknown argument is a domain failure, not a protocol error:
 //     success:false, error_kind "invalid_args", outcome "invalid_args",
 //     retryable false, message `unknown argument "max_step" for tool
@@ -41,47 +50,83 @@
 //     only invalid_params cases and an unknown argument is not among them;
 //     as a result the agent sees the hint in its context window.
 //   - JSON null for an optional argument means "absent".
-//   - Cancellation (docs/tools.md §2; cancel.go): notifications/cancelled, an
-//     HTTP client going away, or the end of its HTTP session stops a call at
-//     any stage. The transports record every tools/call per client scope (a
-//     stdio connection, an HTTP session) before mcp-go sees it, so a cancel
-//     written right behind its call — still in mcp-go's queue — or, over
-//     HTTP, arriving before it (remembered for 1 minute, at most 100 per
-//     session) makes the handler submit nothing; a cancel during the
-//     submission cancels the job as soon as it is stored; a running job is
-//     cancelled on its worker. Cancels outside a session over HTTP (the
-//     stateless 2026-07-28 era) are dropped: those clients cancel by
-//     closing the stream.
-//   - No response is sent for a request cancelled by notifications/cancelled:
-//     over stdio the output filter drops it; over HTTP the handler holds the
-//     response until the client closes the stream (at most
-//     Config.CancelHold, after which the cancelled result is sent).
+//   - Request ids of any size and form are echoed byte for byte, and
+//     progress tokens too (mcp-go decodes both as float64: 2^53+1 would come
+//     back as 2^53, 2^70 as 1.1805916207174113e+21). Over stdio the loop
+//     writes each response with the id bytes it read; over HTTP an id that
+//     mcp-go would alter is handed to it as a unique string and written back
+//     as sent. Ids are compared as written: 7 and 7.0 are two requests.
 //
-// Hostile or sloppy clients (hardening.go, session_hardening.go):
+// # Cancellation (docs/tools.md §2; cancel.go)
 //
-//   - A stdio message over MaxMessageBytes (8 MiB, room for a 1 MB source
-//     fully \u-escaped) is dropped unbuffered and answered -32600 with the
-//     id when it can be read from the message's start, else null.
+// notifications/cancelled, an HTTP client going away, or the end of its
+// HTTP session stops a call at any stage. The transports enter every
+// tools/call in the call table of its client scope (a stdio connection, an
+// HTTP session) with the cancel function of its context before mcp-go sees
+// it, and apply each notifications/cancelled to that table by the request
+// id as written — mcp-go never sees a cancel, since its rounded ids would
+// cancel the wrong call. So a cancel read right behind its call, or over
+// HTTP arriving before it (remembered for 1 minute, at most 100 per
+// session), makes the handler submit nothing; a cancel during the
+// submission cancels the job as soon as it is stored; a running job is
+// cancelled on its worker. Cancels outside a session over HTTP (the
+// stateless 2026-07-28 era) are dropped: those clients cancel by closing
+// the stream. A cancelled request gets no response: over stdio nothing is
+// written, over HTTP its event stream ends at once without one.
+//
+// # Hostile or sloppy clients
+//
+// Both transports:
+//
+//   - A message is at most MaxMessageBytes (8 MiB, room for a 1 MB source
+//     fully \u-escaped). A longer stdio line is discarded as it streams in,
+//     never buffered, and answered -32600 "message exceeds 8 MB limit
+//     (8388608 bytes)" with the id when it can be read from the message's
+//     start, else null; a longer HTTP body gets 413.
 //   - JSON nested deeper than MaxJSONDepth, or otherwise malformed, is
-//     answered -32700 "parse error: …" with the id when recoverable.
-//   - A numeric progress token that float64 cannot carry exactly (2^70) is
-//     echoed byte-exact in notifications/progress.
-//   - At stdin EOF, calls already read are answered before ServeStdio
-//     returns (bounded by the job timeout plus 10 s).
-//   - HTTP sessions are bound to the token that created them (another
-//     token, an ended or an unknown session all get 404 "session not
-//     found"), end on DELETE (cancelling their calls), expire after
-//     DefaultSessionIdleTTL idle, and are capped per token
-//     (DefaultMaxSessionsPerToken; beyond it initialize gets JSON-RPC
-//     SessionLimitCode).
+//     answered -32700 "parse error: …" (with the offset, or "JSON nesting
+//     exceeds 10000 levels") and the id when it precedes the fault.
+//   - A JSON-RPC batch is answered -32600 (msgBatch), id null; so is a
+//     message that is not an object, or whose id is an object, an array or
+//     a boolean ("invalid request: id must be a string, a number or null,
+//     got object"; JSON-RPC 2.0 §4, §5). Over HTTP these get status 400.
+//   - At stdin EOF, the requests already read are answered before
+//     ServeStdio returns (bounded by the job timeout plus 10 s).
+//
+// HTTP, in the order ServeHTTP applies them:
+//
+//   - At most HTTPConfig.MaxConns connections are open at once
+//     (DefaultMaxConns: half the file-descriptor limit, at most 10,000);
+//     further ones wait in the kernel's accept queue. The headers of a
+//     request must arrive within HeaderTimeout (10 s) of the connection's
+//     start or of a later request's first byte, its body within BodyTimeout
+//     (10 s; else 408), and a keep-alive connection is closed after
+//     IdleTimeout (30 s) without a request.
+//   - A request whose Host or Origin is not loopback (or an allowed host)
+//     gets 403, one without a valid bearer token 401 (with
+//     WWW-Authenticate), one whose body is over MaxBodyBytes 413 (before
+//     reading it when Content-Length says so). These, and 408, are written
+//     without reading the body, with Connection: close: an unauthenticated
+//     connection lives at most HeaderTimeout. OPTIONS (also OPTIONS *)
+//     needs the token like every other request.
+//   - Sessions (Mcp-Session-Id, protocol versions up to 2025-11-25;
+//     session_hardening.go) are bound to the token that created them:
+//     another token, an ended or an unknown session all get 404 "session
+//     not found", so a session's existence does not leak; a legacy request
+//     without Mcp-Session-Id (other than initialize) gets 400 "missing
+//     Mcp-Session-Id header". DELETE ends a session, cancelling its calls
+//     and GET streams; a session with no request in flight for
+//     SessionIdleTTL (30 minutes) expires; a token holds at most
+//     MaxSessionsPerToken (1,000) live sessions, and one more initialize is
+//     answered (HTTP 200) with the JSON-RPC error SessionLimitCode.
+//     Shutdown forgets sessions without cancelling their calls.
 //
 // Per-call work on the HTTP path (gateway/bench_test.go measures it): the
-// filter decodes a tools/call's message once and its params once, reads
-// _meta only when its text may hold a progress token, and checks the
-// arguments once — the handler reuses that outcome (checkArgsOnce) instead
-// of running tools.CheckArgs again. mcp-go then decodes the message
-// several times more on its own (including the tool's input schema, for
-// x-mcp-header bindings), which dominates the CPU of serving a call.
+// checks decode a tools/call's message once and its params once, read
+// _meta only when its text may hold a progress token, and check the
+// arguments once. mcp-go then decodes the message several times more on
+// its own (including the tool's input schema, for x-mcp-header bindings),
+// which dominates the CPU of serving a call.
 //
 // The gateway imports tools, queue and wire; it must not import compiler
 // or vm directly.

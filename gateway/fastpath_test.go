@@ -7,40 +7,29 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mark3labs/mcp-go/client"
+
 	"github.com/axpool/axpool/tools"
 )
 
 // The request path's shortcuts give exactly what the full decoding they
 // skip would give.
 
-// slowIDKey is idKey without its shortcut: the round trip through an
-// interface value that mcp-go applies to ids.
-func slowIDKey(raw json.RawMessage) string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return string(raw)
-	}
-	b, _ := json.Marshal(v)
-	return string(b)
-}
-
-func TestIDKeyShortcut(t *testing.T) {
+// keptID tells the ids mcp-go writes back unchanged, which HTTP requests
+// send as they are, from those that get a placeholder.
+func TestKeptID(t *testing.T) {
 	for _, tc := range []struct {
-		id    string
-		plain bool
+		id   string
+		kept bool
 	}{
-		{`0`, true}, {`7`, true}, {`-12`, true}, {`-0`, true}, {`123456789012345`, true},
-		{`-123456789012345`, true}, {`"abc"`, true}, {`""`, true}, {`"a b-c_1:2/3"`, true},
-		{`1234567890123456`, false}, {`9007199254740993`, false}, {`7.0`, false}, {`1e3`, false},
+		{`0`, true}, {`7`, true}, {`-12`, true}, {`-0`, true}, {`123456789012345`, true}, {`9007199254740992`, true},
+		{`-123456789012345`, true}, {`"abc"`, true}, {`""`, true}, {`"a b-c_1:2/3"`, true}, {`"é"`, true},
+		{`9007199254740993`, false}, {`1180591620717411303424`, false}, {`7.0`, false}, {`1.50`, false}, {`1e3`, false},
 		{`1E3`, false}, {`-`, false}, {``, false}, {`"a<b"`, false}, {`"a&b"`, false}, {`"a>b"`, false},
-		{`"\u0041"`, false}, {`"a\"b"`, false}, {`"é"`, false}, {"\"\u2028\"", false}, {`null`, false},
-		{`true`, false}, {`{}`, false}, {` 7`, false}, {`"`, false},
+		{`"\u0041"`, false}, {`"a\"b"`, true}, {"\"\u2028\"", false}, {` 7`, false}, {`"`, false},
 	} {
-		if got := plainID([]byte(tc.id)); got != tc.plain {
-			t.Errorf("plainID(%s) = %v, want %v", tc.id, got, tc.plain)
-		}
-		if got, want := idKey(json.RawMessage(tc.id)), slowIDKey(json.RawMessage(tc.id)); got != want {
-			t.Errorf("idKey(%s) = %s, want %s", tc.id, got, want)
+		if got := keptID([]byte(tc.id)); got != tc.kept {
+			t.Errorf("keptID(%s) = %v, want %v", tc.id, got, tc.kept)
 		}
 	}
 }
@@ -104,41 +93,39 @@ func TestModernMetaShortcut(t *testing.T) {
 // the same argument bytes.
 func TestCheckArgsOnce(t *testing.T) {
 	raw := json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`)
-	want, err := CheckArgs("boruna_run", raw)
+	want, err := tools.CheckArgs("boruna_run", raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	marker := json.RawMessage(`{"marker":true}`)
-	ctx := context.WithValue(context.Background(), checkedArgsKey{},
-		&checkedArgs{tool: "boruna_run", raw: raw, args: marker})
+	info := &callInfo{tool: "boruna_run", raw: raw, args: marker}
 	for _, tc := range []struct {
-		ctx  context.Context
+		info *callInfo
 		tool string
 		raw  json.RawMessage
 		want json.RawMessage
 	}{
-		{ctx, "boruna_run", append(json.RawMessage(nil), raw...), marker},
-		{ctx, "boruna_run", json.RawMessage(`{"source": "fn main() -> Int { 1 }"}`), want},
-		{ctx, "boruna_compile", raw, mustCheck(t, "boruna_compile", raw)},
-		{context.Background(), "boruna_run", raw, want},
+		{info, "boruna_run", append(json.RawMessage(nil), raw...), marker},
+		{info, "boruna_run", json.RawMessage(`{"source": "fn main() -> Int { 1 }"}`), want},
+		{info, "boruna_compile", raw, mustCheck(t, "boruna_compile", raw)},
+		{nil, "boruna_run", raw, want},
 	} {
-		got, err := checkArgsOnce(tc.ctx, tc.tool, tc.raw)
+		got, err := checkArgsOnce(tc.info, tc.tool, tc.raw)
 		if err != nil || !bytes.Equal(got, tc.want) {
 			t.Errorf("checkArgsOnce(%s, %s) = %s, %v; want %s", tc.tool, tc.raw, got, err, tc.want)
 		}
 	}
 	// A refusal the transport forwarded (an unknown argument) is reused too.
 	bad := json.RawMessage(`{"source":"fn main() -> Int { 1 }","nope":1}`)
-	_, wantErr := CheckArgs("boruna_run", bad)
-	ctx = context.WithValue(context.Background(), checkedArgsKey{}, &checkedArgs{tool: "boruna_run", raw: bad, err: wantErr})
-	if _, err := checkArgsOnce(ctx, "boruna_run", bad); err != wantErr {
+	_, wantErr := tools.CheckArgs("boruna_run", bad)
+	if _, err := checkArgsOnce(&callInfo{tool: "boruna_run", raw: bad, err: wantErr}, "boruna_run", bad); err != wantErr {
 		t.Errorf("refusal not reused: %v", err)
 	}
 }
 
 func mustCheck(t *testing.T, tool string, raw json.RawMessage) json.RawMessage {
 	t.Helper()
-	out, err := CheckArgs(tool, raw)
+	out, err := tools.CheckArgs(tool, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,12 +137,12 @@ func mustCheck(t *testing.T, tool string, raw json.RawMessage) json.RawMessage {
 type ctxBackend struct {
 	inner Backend
 	mu    sync.Mutex
-	seen  []*checkedArgs
+	seen  []*callInfo
 	args  []json.RawMessage
 }
 
 func (b *ctxBackend) Run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
-	c, _ := ctx.Value(checkedArgsKey{}).(*checkedArgs)
+	c, _ := ctx.Value(callInfoKey{}).(*callInfo)
 	b.mu.Lock()
 	b.seen = append(b.seen, c)
 	b.args = append(b.args, args)
@@ -163,12 +150,14 @@ func (b *ctxBackend) Run(ctx context.Context, tool string, args json.RawMessage,
 	return b.inner.Run(ctx, tool, args, progress)
 }
 
-// Over HTTP, in both protocol eras, the handler receives the outcome of the
-// transport's argument check for its own call and runs the job with it.
-func TestHTTPArgumentsCheckedOnce(t *testing.T) {
+// Over stdio and HTTP, in both protocol eras, the handler receives the
+// outcome of the transport's argument check for its own call and runs the
+// job with it.
+func TestArgumentsCheckedOnce(t *testing.T) {
 	s := sharedStack(t)
 	be := &ctxBackend{inner: inProcessBackend{env: &tools.Env{}}}
-	url := httpServer(t, s.newGateway(t, Config{Backend: be}), HTTPConfig{})
+	g := s.newGateway(t, Config{Backend: be})
+	url := httpServer(t, g, HTTPConfig{})
 	args := `{"source":"fn main() -> Int { 40 + 2 }","max_steps":1000.0}`
 	// The arguments as the client sends them (encoding/json escapes '>').
 	sent, err := json.Marshal(json.RawMessage(args))
@@ -176,16 +165,19 @@ func TestHTTPArgumentsCheckedOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := mustCheck(t, "boruna_run", sent)
-	for _, legacy := range []bool{false, true} {
-		c := httpClient(t, url, legacy)
+	for name, c := range map[string]*client.Client{
+		"stdio":       stdioClient(t, g),
+		"http":        httpClient(t, url, false),
+		"http-legacy": httpClient(t, url, true),
+	} {
 		if env := mustCall(t, c, "boruna_run", args); env["result"] != float64(42) {
-			t.Fatalf("legacy=%v: result %v", legacy, env["result"])
+			t.Fatalf("%s: result %v", name, env["result"])
 		}
 	}
 	be.mu.Lock()
 	defer be.mu.Unlock()
-	if len(be.seen) != 2 {
-		t.Fatalf("%d calls reached the backend, want 2", len(be.seen))
+	if len(be.seen) != 3 {
+		t.Fatalf("%d calls reached the backend, want 3", len(be.seen))
 	}
 	for i, c := range be.seen {
 		if c == nil {

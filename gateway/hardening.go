@@ -3,32 +3,20 @@ package gateway
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
 
-// Defences of both transports against hostile or sloppy clients, applied to
-// the raw JSON-RPC bytes before mcp-go sees them:
-//
-//   - a message is at most MaxMessageBytes; an over-long stdio line is
-//     discarded as it streams in and answered -32600 (tooLargeResponse);
-//   - JSON that does not parse (including nesting deeper than encoding/json's
-//     10,000 levels) is answered -32700 with a specific message and the
-//     request's id whenever it can be read (parseErrorResponse);
-//   - a tools/call without a tool name is answered -32602 "missing tool
-//     name" (callParamsError);
-//   - a numeric progress token that float64 would alter is carried through
-//     mcp-go as a private string and echoed byte-exact (rawProgressToken).
+// The JSON-RPC checks both transports run on a message before mcp-go
+// sees it; the rules are listed once, in doc.go.
 
 // MaxMessageBytes caps one JSON-RPC message: one stdio line (without its
 // newline) and, by default, one HTTP request body (DefaultMaxBodyBytes).
@@ -107,10 +95,7 @@ func newLineReader(r io.Reader, max int) *lineReader {
 // the limit, next calls tooLong with its first max bytes as soon as the
 // limit is crossed, discards the rest of it, and returns a nil line.
 func (lr *lineReader) next(tooLong func(prefix []byte)) ([]byte, error) {
-	if cap(lr.buf) > 1<<20 {
-		lr.buf = nil // do not keep a large buffer after a large message
-	}
-	lr.buf = lr.buf[:0]
+	lr.buf = nil // the caller keeps each line
 	over := false
 	for {
 		chunk, err := lr.br.ReadSlice('\n')
@@ -149,8 +134,7 @@ func tooLargeResponse(prefix []byte) mcp.JSONRPCMessage {
 }
 
 // parseErrorResponse returns the -32700 answer to a message that is not
-// valid JSON, or nil when it is valid JSON (mcp-go then answers shape
-// errors itself). The message names the problem: nesting beyond
+// valid JSON (err is json.Unmarshal's), or nil when it is valid JSON. The message names the problem: nesting beyond
 // MaxJSONDepth, or encoding/json's syntax error and its byte offset. The
 // id is recovered when it precedes the fault, else null (JSON-RPC 2.0 §5).
 func parseErrorResponse(msg []byte, err error) mcp.JSONRPCMessage {
@@ -165,51 +149,85 @@ func parseErrorResponse(msg []byte, err error) mcp.JSONRPCMessage {
 	return rpcError(recoverID(msg), mcp.PARSE_ERROR, text)
 }
 
-// recoverID returns the "id" member of a JSON-RPC message read up to the
-// point where the message stops being valid (or ends), when it is a string
-// or a number; otherwise nil. Members before the id are skipped whole.
+// recoverID returns the id of a JSON-RPC message read up to the point
+// where the message stops being valid (or ends), when it is a string or a
+// number; otherwise nil.
 func recoverID(msg []byte) json.RawMessage {
+	start, end, ok := idSpan(msg)
+	if !ok || !(msg[start] == '"' || msg[start] == '-' || (msg[start] >= '0' && msg[start] <= '9')) {
+		return nil
+	}
+	return msg[start:end]
+}
+
+// idSpan returns where the value of the "id" member of the JSON-RPC
+// message msg lies (the last one, matched as encoding/json matches it),
+// reading only as far as msg is valid; ok is false when there is none.
+func idSpan(msg []byte) (start, end int, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(msg))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
+		return 0, 0, false
 	}
 	for dec.More() {
 		t, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		key, _ := t.(string)
 		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil
+		if err != nil || dec.Decode(&v) != nil {
+			break
 		}
-		if key == "id" {
-			if len(v) > 0 && (v[0] == '"' || v[0] == '-' || (v[0] >= '0' && v[0] <= '9')) {
-				return v
-			}
-			return nil
+		if key, _ := t.(string); strings.EqualFold(key, "id") {
+			end = int(dec.InputOffset())
+			start, ok = end-len(v), true
 		}
 	}
-	return nil
+	return start, end, ok
+}
+
+// rpcResponse is a JSON-RPC response whose id is the client's own bytes
+// (mcp.RequestId would round numbers and HTML-escape strings).
+type rpcResponse struct {
+	JSONRPC string                   `json:"jsonrpc"`
+	ID      json.RawMessage          `json:"id"`
+	Result  any                      `json:"result,omitempty"`
+	Error   *mcp.JSONRPCErrorDetails `json:"error,omitempty"`
 }
 
 // rpcError builds a JSON-RPC error response. id is echoed byte for byte
 // (nil or empty → null).
 func rpcError(id json.RawMessage, code int, msg string) mcp.JSONRPCMessage {
-	var rid any
-	if len(id) > 0 && !bytes.Equal(id, []byte("null")) {
-		rid = id
+	if !hasID(id) {
+		id = json.RawMessage("null")
 	}
-	return mcp.JSONRPCError{
-		JSONRPC: mcp.JSONRPC_VERSION,
-		ID:      mcp.NewRequestId(rid),
-		Error:   mcp.NewJSONRPCErrorDetails(code, msg, nil),
-	}
+	e := mcp.NewJSONRPCErrorDetails(code, msg, nil)
+	return rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: &e}
 }
 
-// callParams is what the gateway reads of the params of a tools/call.
-// parseCallParams fills in tool and token once, for every check that
-// needs them.
+// withID returns mcp-go's response m with its id replaced by id, the
+// client's own bytes. Other messages and a nil id are returned as they are.
+func withID(m mcp.JSONRPCMessage, id json.RawMessage) mcp.JSONRPCMessage {
+	switch r := m.(type) {
+	case mcp.JSONRPCResponse:
+		if id != nil {
+			return rpcResponse{JSONRPC: r.JSONRPC, ID: id, Result: r.Result}
+		}
+	case mcp.JSONRPCError:
+		if id != nil {
+			return rpcResponse{JSONRPC: r.JSONRPC, ID: id, Error: &r.Error}
+		}
+	}
+	return m
+}
+
+// encodeLine encodes v as one line of JSON without HTML escaping.
+func encodeLine(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(v)
+	return buf.Bytes(), err
+}
+
+// callParams is what the gateway reads of the params of a tools/call;
+// parseCallParams fills in tool and token.
 type callParams struct {
 	Name      json.RawMessage `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
@@ -222,7 +240,7 @@ type callParams struct {
 // parseCallParams reads the params of a tools/call. It returns the
 // -32602 message for params that are not an object or a tool name that
 // is missing (absent, null or "") or not a string; "" when the name is
-// usable (p.name() then returns it).
+// usable (p.tool then holds it).
 func parseCallParams(raw json.RawMessage) (callParams, string) {
 	var p callParams
 	raw = bytes.TrimSpace(raw)
@@ -269,82 +287,65 @@ func mayContainKey(doc []byte, key string) bool {
 	return bytes.Contains(doc, []byte(key)) || bytes.IndexByte(doc, '\\') >= 0
 }
 
-// progressTokenLen returns the length of _meta.progressToken as sent (0
-// when there is none or _meta is not an object).
-func (p callParams) progressTokenLen() int { return len(p.token) }
-
-// name returns the tool name (parseCallParams accepted it).
-func (p callParams) name() string { return p.tool }
-
-// rawTokenPrefix marks a progress token rewritten by rewriteProgressToken.
-// The random part keeps a client from forging one.
-var rawTokenPrefix = func() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
-	return "axpool-raw-progress-token-" + hex.EncodeToString(b[:]) + ":"
-}()
-
-// rewriteProgressToken handles a numeric _meta.progressToken that would
-// not survive mcp-go: mcp.Meta decodes it into float64, so 2^70 would come
-// back as 1.1805916207174113e+21 and 1.50 as 1.5. Such a token is replaced
-// in the message by a private string holding its exact text, which the
-// progress relay turns back into the original number (rawProgressToken).
-// p is msg's params as parseCallParams read them. It returns msg unchanged
-// when there is nothing to do.
-func rewriteProgressToken(msg []byte, p callParams) []byte {
-	tok := p.token
-	if len(tok) == 0 || !(tok[0] == '-' || (tok[0] >= '0' && tok[0] <= '9')) || floatExact(tok) {
-		return msg
-	}
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(p.Meta, &meta) != nil {
-		return msg
-	}
-	var top, params map[string]json.RawMessage
-	if json.Unmarshal(msg, &top) != nil || json.Unmarshal(top["params"], &params) != nil {
-		return msg
-	}
-	var err error
-	if meta["progressToken"], err = json.Marshal(rawTokenPrefix + string(tok)); err != nil {
-		return msg
-	}
-	if params["_meta"], err = json.Marshal(meta); err != nil {
-		return msg
-	}
-	if top["params"], err = json.Marshal(params); err != nil {
-		return msg
-	}
-	out, err := json.Marshal(top)
-	if err != nil {
-		return msg
-	}
-	if bytes.HasSuffix(msg, []byte("\n")) {
-		out = append(out, '\n')
-	}
-	return out
+// rpcMessage is the part of a JSON-RPC message the checks read.
+type rpcMessage struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
 }
 
-// floatExact reports whether the JSON number tok is written back
-// identically after a round trip through float64.
-func floatExact(tok []byte) bool {
-	f, err := strconv.ParseFloat(string(tok), 64)
-	if err != nil {
-		return false
+// msgBatch is the -32600 message of a JSON-RPC batch.
+const msgBatch = "invalid request: JSON-RPC batches are not supported; send one message at a time"
+
+// precheck parses one client message (without its line end). It returns
+// the message, or the error to answer instead: -32700 for text that is not
+// JSON (parseErrorResponse), -32600 with id null for a batch, a value that
+// is not an object or an id of the wrong type (checkID), -32600 for a
+// method that is not a string.
+func precheck(body []byte) (rpcMessage, mcp.JSONRPCMessage) {
+	var msg rpcMessage
+	err := json.Unmarshal(body, &msg)
+	if resp := parseErrorResponse(body, err); resp != nil {
+		return msg, resp
 	}
-	b, err := json.Marshal(f)
-	return err == nil && bytes.Equal(b, tok)
+	var ute *json.UnmarshalTypeError
+	switch t := bytes.TrimSpace(body); {
+	case t[0] == '[':
+		return msg, rpcError(nil, mcp.INVALID_REQUEST, msgBatch)
+	case t[0] != '{':
+		return msg, rpcError(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object, got "+wire.JSONType(t))
+	case err == nil:
+		return msg, checkID(msg.ID)
+	case errors.As(err, &ute):
+		if resp := checkID(msg.ID); resp != nil {
+			return msg, resp
+		}
+		return msg, rpcError(msg.ID, mcp.INVALID_REQUEST, "invalid request: "+ute.Field+" must be a string, got "+ute.Value)
+	}
+	return msg, rpcError(nil, mcp.INVALID_REQUEST, "invalid request: "+err.Error())
 }
 
-// rawProgressToken undoes rewriteProgressToken: a token it produced becomes
-// the client's number, byte for byte; any other token is returned as is.
-func rawProgressToken(tok mcp.ProgressToken) mcp.ProgressToken {
-	s, ok := tok.(string)
-	if !ok || !strings.HasPrefix(s, rawTokenPrefix) {
-		return tok
+// precheckCall checks a tools/call request. It returns the JSON-RPC
+// invalid_params error to send — for a missing or non-string tool name,
+// params that are not an object, an unknown tool
+// (tools.UnknownToolMessage), a progress token over MaxProgressTokenBytes,
+// or arguments that fail CheckArgs' transport-level checks — or else the
+// call's callInfo for its handler.
+func precheckCall(msg rpcMessage) (*callInfo, mcp.JSONRPCMessage) {
+	p, bad := parseCallParams(msg.Params)
+	if bad != "" {
+		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, bad)
 	}
-	raw := json.RawMessage(s[len(rawTokenPrefix):])
-	if !json.Valid(raw) {
-		return tok
+	if _, ok := tools.SpecOf(p.tool); !ok {
+		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, tools.UnknownToolMessage(p.tool))
 	}
-	return raw
+	if len(p.token) > MaxProgressTokenBytes {
+		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, msgProgressTokenTooLong)
+	}
+	args, err := tools.CheckArgs(p.tool, p.Arguments)
+	var ae *tools.ArgError
+	if errors.As(err, &ae) && ae.Protocol() {
+		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, ae.Msg)
+	}
+	return &callInfo{tool: p.tool, raw: p.Arguments, args: args, err: err, token: p.token}, nil
 }

@@ -16,10 +16,14 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -100,7 +104,35 @@ func LoadTokenFile(path string) (Token, error) {
 	return t, nil
 }
 
-// HTTPConfig configures the Streamable HTTP transport.
+// Defaults of the HTTP connection limits (doc.go "Hostile or sloppy
+// clients").
+const (
+	// DefaultHeaderTimeout bounds the time from a connection's start, or
+	// from the first byte of a later request, to the end of the request's
+	// headers.
+	DefaultHeaderTimeout = 10 * time.Second
+	// DefaultBodyTimeout bounds the reading of a request body.
+	DefaultBodyTimeout = 10 * time.Second
+	// DefaultIdleTimeout closes a keep-alive connection with no request.
+	DefaultIdleTimeout = 30 * time.Second
+	// MaxDefaultConns caps DefaultMaxConns.
+	MaxDefaultConns = 10000
+)
+
+// DefaultMaxConns is the default cap on open HTTP connections: half the
+// process's file-descriptor limit (RLIMIT_NOFILE, which Go raises to the
+// hard limit at start), leaving the rest to workers, NATS and files; at
+// least 64 and at most MaxDefaultConns.
+func DefaultMaxConns() int {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 1024
+	}
+	return int(min(max(rl.Cur/2, 64), MaxDefaultConns))
+}
+
+// HTTPConfig configures the Streamable HTTP transport. Zero fields take
+// the defaults named on them.
 type HTTPConfig struct {
 	// Tokens accepted in `Authorization: Bearer`; at least one. Required.
 	Tokens []Token
@@ -108,21 +140,26 @@ type HTTPConfig struct {
 	// accepted besides the loopback names; only needed when serving on a
 	// non-loopback address behind a name.
 	AllowedHosts []string
-	// MaxBodyBytes caps request bodies; 0 means DefaultMaxBodyBytes.
+	// MaxBodyBytes caps request bodies (DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// SessionIdleTTL ends a session that has had no request in flight for
-	// this long; 0 means DefaultSessionIdleTTL (30 minutes).
+	// this long (DefaultSessionIdleTTL, 30 minutes).
 	SessionIdleTTL time.Duration
-	// MaxSessionsPerToken caps the live sessions of one token; 0 means
-	// DefaultMaxSessionsPerToken (1,000).
+	// MaxSessionsPerToken caps the live sessions of one token
+	// (DefaultMaxSessionsPerToken, 1,000).
 	MaxSessionsPerToken int
+	// MaxConns caps the connections open at once (DefaultMaxConns()):
+	// beyond it new connections wait in the kernel's accept queue.
+	MaxConns int
+	// HeaderTimeout, BodyTimeout and IdleTimeout bound the reading of a
+	// request's headers and body and an idle keep-alive connection
+	// (DefaultHeaderTimeout, DefaultBodyTimeout, DefaultIdleTimeout).
+	HeaderTimeout, BodyTimeout, IdleTimeout time.Duration
 }
 
-// HTTPServer serves the gateway over Streamable HTTP at /mcp with bearer
-// auth, Host/Origin checks and a body cap (docs/tools.md §4). Sessions are
-// stateful, bound to the token that created them, ended by DELETE, expired
-// when idle and capped per token (see session_hardening.go); the stateless
-// 2026-07-28 protocol is served alongside (go-ecosystem §1.8).
+// HTTPServer serves the gateway over Streamable HTTP at /mcp
+// (docs/tools.md §4): sessions of the 2025-11-25 protocol and the stateless
+// 2026-07-28 protocol alongside, under the rules of doc.go.
 type HTTPServer struct {
 	g        *Server
 	cfg      HTTPConfig
@@ -130,8 +167,7 @@ type HTTPServer struct {
 	srv      *http.Server
 	allowed  map[string]bool
 	sessions *sessionTable
-	closing  chan struct{}
-	once     sync.Once
+	conns    chan struct{} // one token per open connection (MaxConns)
 }
 
 // NewHTTPServer builds the HTTP transport of g.
@@ -139,24 +175,41 @@ func (g *Server) NewHTTPServer(cfg HTTPConfig) (*HTTPServer, error) {
 	if len(cfg.Tokens) == 0 {
 		return nil, errors.New("gateway: HTTP needs at least one bearer token")
 	}
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&cfg.SessionIdleTTL, DefaultSessionIdleTTL)
+	def(&cfg.HeaderTimeout, DefaultHeaderTimeout)
+	def(&cfg.BodyTimeout, DefaultBodyTimeout)
+	def(&cfg.IdleTimeout, DefaultIdleTimeout)
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if cfg.SessionIdleTTL <= 0 {
-		cfg.SessionIdleTTL = DefaultSessionIdleTTL
 	}
 	if cfg.MaxSessionsPerToken <= 0 {
 		cfg.MaxSessionsPerToken = DefaultMaxSessionsPerToken
 	}
-	h := &HTTPServer{g: g, cfg: cfg, allowed: map[string]bool{}, closing: make(chan struct{}),
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns()
+	}
+	h := &HTTPServer{g: g, cfg: cfg, allowed: map[string]bool{}, conns: make(chan struct{}, cfg.MaxConns),
 		sessions: newSessionTable(cfg.MaxSessionsPerToken, cfg.SessionIdleTTL)}
 	for _, a := range cfg.AllowedHosts {
 		h.allowed[strings.ToLower(a)] = true
 	}
 	h.srv = &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          newStdLogger(g.log),
+		ReadHeaderTimeout: cfg.HeaderTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		// OPTIONS * reaches ServeHTTP, which wants a token like any request.
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     newStdLogger(g.log),
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			if st == http.StateClosed || st == http.StateHijacked {
+				<-h.conns
+			}
+		},
 	}
 	h.mcpHTTP = server.NewStreamableHTTPServer(g.mcp,
 		server.WithEndpointPath(EndpointPath),
@@ -167,151 +220,121 @@ func (g *Server) NewHTTPServer(cfg HTTPConfig) (*HTTPServer, error) {
 	return h, nil
 }
 
-// Serve accepts connections on ln until Shutdown, expiring idle sessions
-// meanwhile.
+// Serve accepts connections on ln (at most HTTPConfig.MaxConns open at
+// once) until Shutdown, expiring idle sessions meanwhile.
 func (h *HTTPServer) Serve(ln net.Listener) error {
 	stop := make(chan struct{})
 	defer close(stop)
 	go h.sweepLoop(stop)
-	err := h.srv.Serve(ln)
+	err := h.srv.Serve(&connLimit{Listener: ln, slots: h.conns, done: make(chan struct{})})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
 	return err
 }
 
-// Shutdown closes sessions and stops the server, waiting for in-flight
-// requests until ctx ends.
-func (h *HTTPServer) Shutdown(ctx context.Context) error {
-	h.once.Do(func() { close(h.closing) })
-	return h.mcpHTTP.Shutdown(ctx)
-}
+// Shutdown closes sessions and stops the server (Serve returns), waiting
+// for in-flight requests until ctx ends.
+func (h *HTTPServer) Shutdown(ctx context.Context) error { return h.mcpHTTP.Shutdown(ctx) }
 
-// ServeHTTP applies, in order: Host/Origin checks (403), bearer auth (401),
-// the endpoint path (404), the body cap (413), JSON parse errors (400 with
-// a JSON-RPC -32700, see parseErrorResponse), an id that is an object, an
-// array or a boolean (400 with a JSON-RPC -32600 and id null, see
-// checkID), the session rules (400 "missing Mcp-Session-Id header", 404
-// "session not found", the per-token session cap; see
-// session_hardening.go), the transport-level tools/call checks (JSON-RPC
-// invalid_params, see precheckCall), then hands the request to mcp-go.
-//
-// Cancellation: the handler's context ends when the client goes away
-// (net/http notices a closed connection once the body has been read, which
-// happens here before anything runs), when the session ends, or on a
-// session's notifications/cancelled naming the call — also one that
-// arrives before the call itself (cancel.go). A job is never submitted
-// for a context that has already ended, and one submitted while it ends is
-// cancelled at once (QueueBackend.Run).
+// OpenConns returns the number of connections open now.
+func (h *HTTPServer) OpenConns() int { return len(h.conns) }
+
+// ServeHTTP applies the stages of doc.go "Hostile or sloppy clients" in
+// order, then hands the request to mcp-go with a context that ends when
+// the client goes away, its session ends, or a notifications/cancelled
+// names the call.
 func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg := h.checkHostOrigin(r); msg != "" {
 		h.g.log.Warn("http request refused", "status", 403, "reason", msg, "remote", r.RemoteAddr)
-		http.Error(w, "forbidden: "+msg, http.StatusForbidden)
+		refuse(w, http.StatusForbidden, "forbidden: "+msg)
 		return
 	}
 	caller, owner, ok := h.authenticate(r)
 	if !ok {
 		h.g.log.Warn("http request unauthorized", "remote", r.RemoteAddr, "path", r.URL.Path)
 		w.Header().Set("WWW-Authenticate", `Bearer realm="axpool"`)
-		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		refuse(w, http.StatusUnauthorized, "unauthorized")
 		return
 	}
 	if r.URL.Path != EndpointPath {
 		http.NotFound(w, r)
 		return
 	}
-	// The handler's context: cancelled when the client goes away, when this
-	// returns, or when the request's session ends (DELETE).
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	ctx = context.WithValue(ctx, callerKey{}, caller)
-	ctx = context.WithValue(ctx, ownerKey{}, owner)
-	ctx = context.WithValue(ctx, httpReqKey{}, httpReq{done: ctx.Done(), closing: h.closing})
+	ctx = context.WithValue(context.WithValue(ctx, callerKey{}, caller), ownerKey{}, owner)
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
+	hw := &httpWriter{w: w}
+	hr := &server.HTTPRequest{Method: r.Method, URL: r.URL, Header: r.Header}
 	switch r.Method {
 	case http.MethodPost:
-		body, err := io.ReadAll(io.LimitReader(r.Body, h.cfg.MaxBodyBytes+1))
-		if err != nil {
-			http.Error(w, "cannot read request body", http.StatusBadRequest)
+		body, ok := h.readBody(w, r, caller)
+		if !ok {
 			return
 		}
-		if int64(len(body)) > h.cfg.MaxBodyBytes {
-			h.g.log.Warn("http request body too large", "caller", caller, "limit", h.cfg.MaxBodyBytes)
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", h.cfg.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+		hr.Body = body
+		if !jsonContent(r) {
+			break // mcp-go answers 400
+		}
+		msg, resp := precheck(body)
+		if resp != nil {
+			writeRPC(w, http.StatusBadRequest, resp)
 			return
 		}
-		if jsonContent(r) {
-			var msg rpcMessage
-			if err := json.Unmarshal(body, &msg); err != nil {
-				if resp := parseErrorResponse(body, err); resp != nil {
-					writeRPC(w, http.StatusBadRequest, resp)
-					return
-				}
-			} else if resp := checkID(msg.ID); resp != nil {
-				writeRPC(w, http.StatusBadRequest, resp)
+		legacy := !modern && !modernMeta(msg.Params)
+		var calls *callTable // the session's calls (cancel.go)
+		switch {
+		case !legacy || msg.Method == "":
+		case msg.Method == string(mcp.MethodInitialize):
+			res, ok := h.sessions.reserve(owner)
+			if !ok {
+				h.g.log.Warn("http session refused: limit reached", "caller", caller, "limit", h.cfg.MaxSessionsPerToken)
+				writeRPC(w, http.StatusOK, rpcError(msg.ID, SessionLimitCode, fmt.Sprintf(
+					"session limit reached: token %q has %d live sessions; end one with DELETE %s or let an idle one expire (after %v)",
+					caller, h.cfg.MaxSessionsPerToken, EndpointPath, h.cfg.SessionIdleTTL)))
 				return
-			} else {
-				legacy := !modern && !modernMeta(msg.Params)
-				if msg.Method == string(mcp.MethodNotificationCancelled) && (!legacy || sid == "") {
-					// Outside a session (the stateless 2026-07-28 era, whatever
-					// Mcp-Session-Id it carries, or no session id) mcp-go scopes
-					// request ids to no client, so such a cancel could stop
-					// another client's call; HTTP clients cancel by closing the
-					// stream.
-					w.WriteHeader(http.StatusAccepted)
-					return
+			}
+			defer h.sessions.unreserve(res)
+			ctx = context.WithValue(ctx, reservationKey{}, res)
+		case msg.Method != string(mcp.MethodNotificationCancelled) || sid != "":
+			release, sessionCalls, ok := h.sessionGate(w, sid, owner, cancel)
+			if !ok {
+				return
+			}
+			defer release()
+			calls = sessionCalls
+		}
+		if msg.Method == string(mcp.MethodNotificationCancelled) && !hasID(msg.ID) {
+			// Applied here, never by mcp-go (whose rounded ids would
+			// cancel the wrong call); dropped outside a session (the
+			// stateless 2026-07-28 era), where mcp-go scopes ids to no
+			// client: those clients cancel by closing the stream.
+			if id, ok := cancelledID(msg.Params); ok && calls != nil {
+				calls.cancel(id, time.Now())
+			}
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		if msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
+			info, resp := precheckCall(msg)
+			if resp != nil {
+				status := http.StatusOK
+				if modern {
+					status = http.StatusBadRequest // 2026-07-28 maps invalid_params to 400
 				}
-				var calls *callTable // the session's calls (cancel.go)
-				if legacy {
-					switch {
-					case msg.Method == string(mcp.MethodInitialize):
-						res, ok := h.sessions.reserve(owner)
-						if !ok {
-							h.g.log.Warn("http session refused: limit reached", "caller", caller, "limit", h.cfg.MaxSessionsPerToken)
-							writeRPC(w, http.StatusOK, rpcError(msg.ID, SessionLimitCode, fmt.Sprintf(
-								"session limit reached: token %q has %d live sessions; end one with DELETE %s or let an idle one expire (after %v)",
-								caller, h.cfg.MaxSessionsPerToken, EndpointPath, h.cfg.SessionIdleTTL)))
-							return
-						}
-						defer h.sessions.unreserve(res)
-						ctx = context.WithValue(ctx, reservationKey{}, res)
-					case msg.Method != "":
-						release, sessionCalls, ok := h.sessionGate(w, sid, owner, cancel)
-						if !ok {
-							return
-						}
-						defer release()
-						calls = sessionCalls
-					}
-				}
-				if calls != nil && msg.Method == string(mcp.MethodNotificationCancelled) && len(msg.ID) == 0 {
-					if k, ok := cancelledID(msg.Params); ok {
-						calls.cancel(k, time.Now())
-					}
-				}
-				if msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
-					fwd, checked, resp := precheckCall(msg, body)
-					if resp != nil {
-						status := http.StatusOK
-						if modern {
-							status = http.StatusBadRequest // 2026-07-28 maps invalid_params to 400
-						}
-						writeRPC(w, status, resp)
-						return
-					}
-					body = fwd
-					ctx = context.WithValue(ctx, checkedArgsKey{}, checked)
-					if calls != nil {
-						e := calls.add(idKey(msg.ID))
-						defer calls.release(e)
-						ctx = context.WithValue(ctx, callEntryKey{}, e)
-					}
-				}
+				writeRPC(w, status, resp)
+				return
+			}
+			ctx = context.WithValue(ctx, callInfoKey{}, info)
+			if calls != nil {
+				defer calls.release(calls.add(string(msg.ID), cancel))
 			}
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		if hasID(msg.ID) && !keptID(msg.ID) {
+			hr.Body = hw.exactID(body, msg.ID)
+		}
 	case http.MethodGet:
 		if !modern {
 			release, _, ok := h.sessionGate(w, sid, owner, cancel)
@@ -333,7 +356,148 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.g.log.Debug("http session deleted", "caller", caller)
 		}
 	}
-	h.mcpHTTP.ServeHTTP(w, r.WithContext(ctx))
+	hr.Context = ctx
+	h.mcpHTTP.Handle(hw, hr)
+	if ctx.Err() != nil && r.Context().Err() == nil && !hw.wrote.Load() {
+		// Cancelled (notifications/cancelled, DELETE): no response, an
+		// event stream that ends at once (docs/tools.md §2).
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+// readBody reads a POST body within BodyTimeout. A body over MaxBodyBytes
+// gets 413 — without reading it when its Content-Length says so — and one
+// that does not arrive in time 408; both close the connection.
+func (h *HTTPServer) readBody(w http.ResponseWriter, r *http.Request, caller string) ([]byte, bool) {
+	var body []byte
+	err := errBodyTooLarge
+	if r.ContentLength <= h.cfg.MaxBodyBytes {
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(h.cfg.BodyTimeout))
+		body, err = io.ReadAll(io.LimitReader(r.Body, h.cfg.MaxBodyBytes+1))
+		_ = rc.SetReadDeadline(time.Time{})
+		if err == nil && int64(len(body)) > h.cfg.MaxBodyBytes {
+			err = errBodyTooLarge
+		}
+	}
+	switch {
+	case err == nil:
+		return body, true
+	case err == errBodyTooLarge:
+		h.g.log.Warn("http request body too large", "caller", caller, "limit", h.cfg.MaxBodyBytes)
+		refuse(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body exceeds %d bytes", h.cfg.MaxBodyBytes))
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		h.g.log.Warn("http request body too slow", "caller", caller, "timeout", h.cfg.BodyTimeout)
+		refuse(w, http.StatusRequestTimeout, fmt.Sprintf("request body not received within %v", h.cfg.BodyTimeout))
+	default:
+		refuse(w, http.StatusBadRequest, "cannot read request body")
+	}
+	return nil, false
+}
+
+var errBodyTooLarge = errors.New("body too large")
+
+// refuseWriteTimeout bounds the writing of a refusal.
+const refuseWriteTimeout = 10 * time.Second
+
+// refuse answers a request it will not serve with status and text and
+// closes the connection, without reading what is left of the body: the
+// read deadline passes at once, so net/http does not wait for it either.
+func refuse(w http.ResponseWriter, status int, text string) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now())
+	_ = rc.SetWriteDeadline(time.Now().Add(refuseWriteTimeout))
+	w.Header().Set("Connection", "close")
+	http.Error(w, text, status)
+}
+
+// httpWriter is the server.HTTPResponseWriter mcp-go writes a response
+// to: it records whether anything was written, and puts back a request id
+// mcp-go would alter (exactID).
+type httpWriter struct {
+	w        http.ResponseWriter
+	wrote    atomic.Bool
+	from, to []byte // placeholder id → the client's id
+}
+
+func (hw *httpWriter) Header() http.Header { return hw.w.Header() }
+
+func (hw *httpWriter) WriteHeader(status int) {
+	hw.wrote.Store(true)
+	hw.w.WriteHeader(status)
+}
+
+func (hw *httpWriter) Write(p []byte) (int, error) {
+	hw.wrote.Store(true)
+	if hw.from != nil && bytes.Contains(p, hw.from) {
+		_, err := hw.w.Write(bytes.Replace(p, hw.from, hw.to, 1))
+		return len(p), err
+	}
+	return hw.w.Write(p)
+}
+
+func (hw *httpWriter) Flush() { http.NewResponseController(hw.w).Flush() }
+
+func (hw *httpWriter) CanStream() bool { _, ok := hw.w.(http.Flusher); return ok }
+
+// idPlaceholder prefixes the string ids exactID gives mcp-go; the random
+// part keeps a client from forging one.
+var idPlaceholder = `"axpool-id-` + uuid.NewString() + `-`
+
+// idSeq numbers the placeholders.
+var idSeq atomic.Uint64
+
+// exactID returns body with its id (which mcp-go, decoding ids as float64,
+// would alter: 2^53+1, 1.50) replaced by a unique string, which mcp-go
+// echoes unchanged and Write turns back into the client's id bytes.
+func (hw *httpWriter) exactID(body []byte, id json.RawMessage) []byte {
+	start, end, ok := idSpan(body)
+	if !ok {
+		return body
+	}
+	hw.from, hw.to = fmt.Appendf(nil, `%s%d"`, idPlaceholder, idSeq.Add(1)), id
+	return slices.Concat(body[:start], hw.from, body[end:])
+}
+
+// keptID reports whether mcp-go writes the JSON-RPC id back as the client
+// wrote it (it decodes an id into a float64 or a string and encodes that).
+func keptID(id json.RawMessage) bool {
+	var v any
+	if json.Unmarshal(id, &v) != nil {
+		return false
+	}
+	b, err := json.Marshal(v)
+	return err == nil && bytes.Equal(b, id)
+}
+
+// connLimit is a listener with at most cap(slots) connections open
+// (http.Server.ConnState gives a slot back when one closes): Accept waits
+// while the cap is reached, leaving new connections in the kernel's accept
+// queue, so that a flood cannot use up the process's file descriptors.
+type connLimit struct {
+	net.Listener
+	slots chan struct{}
+	done  chan struct{}
+	once  sync.Once
+}
+
+func (l *connLimit) Accept() (net.Conn, error) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		<-l.slots
+	}
+	return c, err
+}
+
+func (l *connLimit) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return l.Listener.Close()
 }
 
 // sessionGate admits a legacy-era request to session sid of owner: it
@@ -384,9 +548,10 @@ func jsonContent(r *http.Request) bool {
 
 // writeRPC writes one JSON-RPC message as an application/json response.
 func writeRPC(w http.ResponseWriter, status int, m mcp.JSONRPCMessage) {
+	b, _ := encodeLine(m) // an rpcResponse: always encodable
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(m)
+	_, _ = w.Write(b)
 }
 
 // authenticate checks the bearer token against every configured token

@@ -32,16 +32,21 @@ type relay struct {
 
 // newRelay returns the relay of a call, or nil when the call carries no
 // progress token (then nothing extra is sent). The token is echoed as the
-// client wrote it: a numeric token that mcp-go's float64 decoding would
-// alter (2^70, 1.50) reaches here rewritten by the transport and is turned
-// back into its exact text (rawProgressToken). Over the in-process
-// transport, which has no JSON, the token is echoed as the client's Go
-// value.
-func (g *Server) newRelay(ctx context.Context, req mcp.CallToolRequest) *relay {
-	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
+// client wrote it: the transport's bytes (info.token), which mcp-go's
+// float64 decoding would alter (2^70, 1.50); over the in-process transport,
+// which has no JSON, the client's Go value.
+func (g *Server) newRelay(ctx context.Context, info *callInfo, req mcp.CallToolRequest) *relay {
+	var token mcp.ProgressToken
+	switch {
+	case info != nil && info.token != nil:
+		token = info.token
+	case info == nil && req.Params.Meta != nil:
+		token = req.Params.Meta.ProgressToken
+	}
+	if token == nil {
 		return nil
 	}
-	return &relay{g: g, ctx: ctx, token: rawProgressToken(req.Params.Meta.ProgressToken), interval: g.cfg.ProgressInterval}
+	return &relay{g: g, ctx: ctx, token: token, interval: g.cfg.ProgressInterval}
 }
 
 // update records the latest progress; it may be called from any goroutine.

@@ -42,10 +42,13 @@ func TestQueueFull(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	start := time.Now()
+	// Answered while the first job still waits (no worker will ever take
+	// it): queue_full never waits for room.
 	got := mustCall(t, c, "boruna_run", `{"source":"fn main() -> Int { 2 }"}`)
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("queue_full took %v", d)
+	select {
+	case <-firstDone:
+		t.Fatal("the first call ended before its cancel")
+	default:
 	}
 	// job_id names the refused job (a fresh UUID); no worker touched it.
 	if id, _ := got["job_id"].(string); uuid.Validate(id) != nil {
@@ -93,48 +96,6 @@ func TestSecretsMasked(t *testing.T) {
 	sc, _ := json.Marshal(res.StructuredContent)
 	if strings.Contains(text, "tok-9f8e7d6c5b") || strings.Contains(string(sc), "tok-9f8e7d6c5b") {
 		t.Fatal("secret leaked")
-	}
-}
-
-func TestResponseID(t *testing.T) {
-	for line, want := range map[string]string{
-		`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`:                "7",
-		`{"jsonrpc":"2.0","result":{"x":[1,2]},"id":"a"}`:                 `"a"`,
-		`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"m"}}`:  "3",
-		`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}`: "",
-		`{"jsonrpc":"2.0","id":9,"method":"ping"}`:                        "",
-		`not json`: "",
-	} {
-		id, ok := responseID([]byte(line))
-		if got := string(id); ok != (want != "") || got != want {
-			t.Errorf("responseID(%s) = %q, %v; want %q", line, got, ok, want)
-		}
-	}
-	if idKey([]byte(`7`)) != idKey([]byte(`7.0`)) || idKey([]byte(`"7"`)) == idKey([]byte(`7`)) {
-		t.Error("idKey must follow mcp-go's re-encoding of ids")
-	}
-}
-
-// The stdio writer passes whole lines through and drops exactly the
-// response of a cancelled tool call.
-func TestStdioWriterDropsCancelledResponse(t *testing.T) {
-	var out strings.Builder
-	w := &stdioWriter{out: &out, calls: newCallTable(false)}
-	w.inspect([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"boruna_run","arguments":{"source":"x"}}}`))
-	w.inspect([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"boruna_run","arguments":{"source":"x"}}}`))
-	w.inspect([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`))
-	w.inspect([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}`))
-	w.Write([]byte(`{"jsonrpc":"2.0","method":"notifications/progress","params":{}}` + "\n" + `{"jsonrpc":"2.0","id":1,`))
-	w.Write([]byte(`"result":{}}` + "\n"))
-	w.Write([]byte(`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"))
-	w.Write([]byte(`{"jsonrpc":"2.0","id":99,"result":{}}` + "\n"))
-	want := `{"jsonrpc":"2.0","method":"notifications/progress","params":{}}` + "\n" +
-		`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n" + `{"jsonrpc":"2.0","id":99,"result":{}}` + "\n"
-	if out.String() != want {
-		t.Fatalf("output =\n%s\nwant\n%s", out.String(), want)
-	}
-	if calls, early := w.calls.size(); calls != 0 || early != 0 {
-		t.Fatalf("state left: %d calls, %d early cancels", calls, early)
 	}
 }
 

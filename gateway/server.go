@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -148,10 +149,6 @@ type Config struct {
 	// ProgressInterval is the minimum time between two progress
 	// notifications of one call; 0 means 200 ms (at most 5 per second).
 	ProgressInterval time.Duration
-	// CancelHold bounds how long an HTTP response to a request cancelled by
-	// notifications/cancelled is withheld while waiting for the client to
-	// close the stream; 0 means 10 s.
-	CancelHold time.Duration
 }
 
 // Server is the MCP gateway: an mcp-go server with the 14 tools.
@@ -177,9 +174,6 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ProgressInterval <= 0 {
 		cfg.ProgressInterval = 200 * time.Millisecond
 	}
-	if cfg.CancelHold <= 0 {
-		cfg.CancelHold = 10 * time.Second
-	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
@@ -188,7 +182,6 @@ func New(cfg Config) (*Server, error) {
 		server.WithToolCapabilities(false),
 		server.WithInstructions(Instructions),
 		server.WithRecovery(),
-		server.WithHooks(newHooks()),
 	)
 	for i := range specs {
 		g.mcp.AddTool(buildTool(&specs[i], cfg.LiveCapabilities), g.handle)
@@ -199,44 +192,39 @@ func New(cfg Config) (*Server, error) {
 // MCPServer returns the underlying mcp-go server (for in-process clients).
 func (g *Server) MCPServer() *server.MCPServer { return g.mcp }
 
-// handle is the tools/call handler of every tool.
+// handle is the tools/call handler of every tool. Over stdio and HTTP the
+// transport has checked the call (callInfo in ctx) and cancels ctx on
+// notifications/cancelled; an in-process call is checked here.
 func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	tool := req.Params.Name
 	start := time.Now()
-	// The call's own context, cancelled by notifications/cancelled through
-	// the transport's call table whatever mcp-go knows (cancel.go).
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if e := callEntryOf(ctx, &req); e != nil && !e.attach(cancel) {
-		cancel() // cancelled before it started: nothing is submitted
-	}
-	if ctx.Err() != nil {
-		g.holdCancelled(ctx)
+	info, _ := ctx.Value(callInfoKey{}).(*callInfo)
+	if ctx.Err() != nil { // cancelled before it started: nothing is submitted
 		return g.result(g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}))
 	}
-	if tooLongToken(req) {
-		// Only reachable when a transport bypassed the JSON-RPC filter (an
-		// in-process client).
-		return nil, errors.New(msgProgressTokenTooLong)
+	if m := req.Params.Meta; info == nil && m != nil && m.ProgressToken != nil {
+		if b, err := json.Marshal(m.ProgressToken); err != nil || len(b) > MaxProgressTokenBytes {
+			return nil, errors.New(msgProgressTokenTooLong)
+		}
 	}
 	raw, err := rawArguments(req)
 	if err != nil {
 		return nil, err
 	}
-	args, err := checkArgsOnce(ctx, tool, raw)
+	args, err := checkArgsOnce(info, tool, raw)
 	if err != nil {
-		var ae *ArgError
+		var ae *tools.ArgError
 		if errors.As(err, &ae) && !ae.Protocol() {
 			g.log.Debug("tool call refused", "tool", tool, "caller", callerFrom(ctx), "arg", ae.Arg)
 			return g.result(g.refusal(tool, ae))
 		}
-		// Only reachable when a transport bypassed the JSON-RPC filter (an
-		// in-process client): mcp-go reports handler errors as -32603.
+		// Only reachable in-process (the transports answer these with
+		// invalid_params): mcp-go reports handler errors as -32603.
 		return nil, err
 	}
 	var out []byte
 	if g.cfg.Executes(tool) {
-		relay := g.newRelay(ctx, req)
+		relay := g.newRelay(ctx, info, req)
 		var progress func(steps, total int64)
 		if relay != nil {
 			progress = relay.update
@@ -248,9 +236,6 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	} else {
 		out, err = g.cfg.Local(ctx, tool, args)
 	}
-	if ctx.Err() != nil {
-		g.holdCancelled(ctx)
-	}
 	if err != nil {
 		out = g.failure(ctx, tool, err)
 	}
@@ -258,20 +243,6 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		g.log.Debug("tool call", "tool", tool, "caller", callerFrom(ctx), "ms", time.Since(start).Milliseconds(), "bytes", len(out))
 	}
 	return g.result(out)
-}
-
-// tooLongToken reports whether the call's progress token, as JSON, is over
-// MaxProgressTokenBytes.
-func tooLongToken(req mcp.CallToolRequest) bool {
-	if req.Params.Meta == nil || req.Params.Meta.ProgressToken == nil {
-		return false
-	}
-	tok := rawProgressToken(req.Params.Meta.ProgressToken)
-	if raw, ok := tok.(json.RawMessage); ok {
-		return len(raw) > MaxProgressTokenBytes
-	}
-	b, err := json.Marshal(tok)
-	return err != nil || len(b) > MaxProgressTokenBytes
 }
 
 // rawArguments returns the call's arguments as JSON.
@@ -303,7 +274,7 @@ func (g *Server) result(obj []byte) (*mcp.CallToolResult, error) {
 // refusal is the success:false result of an argument refused without a
 // JSON-RPC error: an unknown argument (invalid_args) or a policy over
 // tools.MaxPolicyBytes (invalid_policy).
-func (g *Server) refusal(tool string, ae *ArgError) []byte {
+func (g *Server) refusal(tool string, ae *tools.ArgError) []byte {
 	o := wire.InvalidArgs(ae.ErrorKind(), ae.Msg)
 	if g.cfg.Executes(tool) {
 		setJobFields(o, "", 0, 0, "")
@@ -350,37 +321,8 @@ func setJobFields(o *wire.Object, id string, queueMs, runMs int64, worker string
 	o.Set("job_id", id).Set("queue_ms", queueMs).Set("run_ms", runMs).Set("worker", worker)
 }
 
-// holdCancelled withholds the response of a request cancelled by
-// notifications/cancelled over HTTP until the client closes the stream (then
-// mcp-go writes nothing), the hold expires, or the HTTP server shuts down.
-// Over stdio the output filter drops the response instead, and nothing
-// waits here.
-func (g *Server) holdCancelled(ctx context.Context) {
-	h, ok := ctx.Value(httpReqKey{}).(httpReq)
-	if !ok {
-		return
-	}
-	t := time.NewTimer(g.cfg.CancelHold)
-	defer t.Stop()
-	select {
-	case <-h.done:
-	case <-h.closing:
-	case <-t.C:
-	}
-}
-
 // callerKey carries the authenticated caller's name (HTTP token name).
 type callerKey struct{}
-
-// httpReqKey carries the httpReq of a call that came over HTTP.
-type httpReqKey struct{}
-
-// httpReq is what a handler knows of its HTTP request: done closes when the
-// request's own context ends (the client went away), closing when the HTTP
-// server shuts down.
-type httpReq struct {
-	done, closing <-chan struct{}
-}
 
 func callerFrom(ctx context.Context) string {
 	if s, ok := ctx.Value(callerKey{}).(string); ok {

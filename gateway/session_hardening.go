@@ -11,33 +11,11 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// Streamable HTTP sessions (Mcp-Session-Id, protocol versions up to
-// 2025-11-25; the stateless 2026-07-28 protocol has none).
-//
+// Streamable HTTP sessions (rules: doc.go "Hostile or sloppy clients").
 // mcp-go's default session-id manager mints ids without remembering them,
-// so any well-formed id was accepted from any caller, sessions lived until
-// its idle sweeper found them, and a GET listening stream could attach to
-// another caller's session. The gateway keeps its own table instead
-// (sessionTable, handed to mcp-go as its SessionIdManagerResolver):
-//
-//   - A session belongs to the token that created it. A request naming a
-//     session that does not exist, has ended, or belongs to another token
-//     gets the same 404 "session not found" (so a session's existence does
-//     not leak); a legacy request without Mcp-Session-Id (other than
-//     initialize) gets 400 "missing Mcp-Session-Id header".
-//   - DELETE /mcp ends the session: its requests in flight (tool calls, GET
-//     streams) are cancelled — their jobs stop, as on notifications/cancelled
-//     — and its mcp-go state is released.
-//   - A session with no request in flight for HTTPConfig.SessionIdleTTL
-//     (DefaultSessionIdleTTL) expires: it is ended as by DELETE, between
-//     one and one and a half TTLs after its last request ended.
-//   - A token holds at most HTTPConfig.MaxSessionsPerToken
-//     (DefaultMaxSessionsPerToken) live sessions; one more initialize is
-//     answered (HTTP 200) with the JSON-RPC error SessionLimitCode,
-//     "session limit reached: …".
-//
-// Shutdown forgets sessions without cancelling their calls: in-flight calls
-// finish within the shutdown context, as before.
+// so any well-formed id would be accepted from any caller; the gateway
+// keeps its own table instead, handed to mcp-go as its
+// SessionIdManagerResolver.
 
 // DefaultSessionIdleTTL is how long a session may stay without a request
 // in flight before it expires, when HTTPConfig.SessionIdleTTL is 0.
@@ -209,13 +187,6 @@ func (t *sessionTable) expire(now time.Time) []string {
 	return ids
 }
 
-// live returns the number of sessions (and reservations) of owner.
-func (t *sessionTable) live(owner int) int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.count[owner]
-}
-
 // ResolveSessionIdManager implements server.SessionIdManagerResolver:
 // a request the gateway authenticated gets a manager bound to its token;
 // mcp-go's own calls (shutdown, r == nil) and the gateway's expiry get one
@@ -286,7 +257,7 @@ func (a adminSessions) Terminate(id string) (bool, error) {
 	return false, nil
 }
 
-// sweepLoop expires idle sessions until stop or Shutdown.
+// sweepLoop expires idle sessions until stop (Serve returns).
 func (h *HTTPServer) sweepLoop(stop <-chan struct{}) {
 	interval := min(max(h.cfg.SessionIdleTTL/2, time.Second), time.Minute)
 	tk := time.NewTicker(interval)
@@ -294,8 +265,6 @@ func (h *HTTPServer) sweepLoop(stop <-chan struct{}) {
 	for {
 		select {
 		case <-stop:
-			return
-		case <-h.closing:
 			return
 		case now := <-tk.C:
 			h.sweep(now)

@@ -371,3 +371,10 @@ func TestHTTPModernCancelIsDropped(t *testing.T) {
 		t.Fatalf("the call after foreign cancels: %v, %v", r.m, r.err)
 	}
 }
+
+// live returns the number of sessions (and reservations) of owner.
+func (t *sessionTable) live(owner int) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.count[owner]
+}

@@ -65,6 +65,12 @@ func (e *ArgError) ErrorKind() string {
 	return wire.KindInvalidArgs
 }
 
+// Protocol reports whether a transport answers e with JSON-RPC
+// invalid_params (docs/tools.md §1): every kind but an unknown argument
+// and a policy over MaxPolicyBytes, which are success:false results with
+// error_kind ErrorKind.
+func (e *ArgError) Protocol() bool { return !e.Kind.deferred() }
+
 // deferred reports the kinds reported only when the arguments have no
 // other problem: the call otherwise fits the schema's types.
 func (k ArgErrorKind) deferred() bool { return k == ArgUnknown || k == ArgPolicyTooLarge }

@@ -25,6 +25,7 @@ var serveFlags struct {
 	allowNonLoopback bool
 	allowedHosts     []string
 	maxBody          int64
+	maxConns         int
 }
 
 var serveCmd = &cobra.Command{
@@ -40,7 +41,10 @@ alice). Every request needs "Authorization: Bearer <token>"; others get 401.
 The server binds loopback (127.0.0.1:8765) by default and refuses a
 non-loopback --addr unless --allow-non-loopback is given. Requests whose
 Host or Origin is not loopback (or an --allowed-host) get 403, bodies over
---max-body-bytes get 413.
+--max-body-bytes get 413; both, and 401, close the connection without
+reading the body. A request's headers and its body must each arrive within
+10 s, an idle keep-alive connection is closed after 30 s, and at most
+--max-conns connections are open at once (more wait to be accepted).
 
 Node flags (embedded NATS and workers, or --nats for fleet mode) are those
 of ` + "`axpool mcp`" + `. SIGTERM/SIGINT stop the server gracefully.`,
@@ -57,6 +61,7 @@ func init() {
 	f.BoolVar(&serveFlags.allowNonLoopback, "allow-non-loopback", false, "allow --addr to bind a non-loopback interface")
 	f.StringArrayVar(&serveFlags.allowedHosts, "allowed-host", nil, "extra Host/Origin host name to accept (repeatable)")
 	f.Int64Var(&serveFlags.maxBody, "max-body-bytes", gateway.DefaultMaxBodyBytes, "largest accepted request body")
+	f.IntVar(&serveFlags.maxConns, "max-conns", gateway.DefaultMaxConns(), "most HTTP connections open at once, more wait to be accepted (by default half the open-file limit, at most 10000)")
 	rootCmd.AddCommand(serveCmd)
 }
 
@@ -85,6 +90,9 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	if serveFlags.maxBody < 1 {
 		return printFail(cmd, exitUsage, "axpool serve: --max-body-bytes must be positive")
 	}
+	if serveFlags.maxConns < 1 {
+		return printFail(cmd, exitUsage, "axpool serve: --max-conns must be at least 1")
+	}
 	// Bind before starting the node so a busy port fails fast.
 	ln, err := net.Listen("tcp", serveFlags.addr)
 	if err != nil {
@@ -100,6 +108,7 @@ func runServe(cmd *cobra.Command, _ []string) error {
 		Tokens:       tokens,
 		AllowedHosts: serveFlags.allowedHosts,
 		MaxBodyBytes: serveFlags.maxBody,
+		MaxConns:     serveFlags.maxConns,
 	})
 	if err != nil {
 		ln.Close()
