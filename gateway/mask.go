@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -21,9 +22,11 @@ var secretNameExempt = map[string]bool{
 	"GIT_AUTHOR_DATE": true, "XAUTHORITY": true,
 }
 
-// MinSecretLen is the shortest value that is masked, in bytes: shorter
-// values would mask ordinary text (docs/tools.md §4).
-const MinSecretLen = 4
+// MinSecretLen is the shortest value that is masked, in bytes
+// (docs/tools.md §4): a shorter one would corrupt ordinary results (a port
+// such as 8080), and a program could find it by enumeration, learning a
+// 4-digit PIN from which of 10,000 strings comes back masked.
+const MinSecretLen = 8
 
 // Mask is what a secret is replaced with.
 const Mask = "***"
@@ -53,15 +56,17 @@ func IsSecretName(name string) bool {
 	return false
 }
 
-// NewMasker builds a Masker from "NAME=value" entries (os.Environ()).
-// Multi-line values are masked line by line; lines under MinSecretLen bytes
-// are never masked; when secrets overlap the longest wins.
-func NewMasker(environ []string) *Masker {
+// NewMasker builds a Masker from "NAME=value" entries (os.Environ()): the
+// values of the variables whose names look secret (IsSecretName) or are
+// among names (`--secret-env NAME`). Multi-line values are masked line by
+// line; lines under MinSecretLen bytes are never masked; when secrets
+// overlap the longest wins.
+func NewMasker(environ []string, names ...string) *Masker {
 	seen := map[string]bool{}
 	var secrets []string
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || !IsSecretName(name) {
+		if !ok || !IsSecretName(name) && !slices.Contains(names, name) {
 			continue
 		}
 		for _, line := range strings.Split(value, "\n") {

@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 )
 
@@ -47,8 +49,8 @@ func TestMaskerString(t *testing.T) {
 }
 
 func TestMaskerJSON(t *testing.T) {
-	m := NewMasker([]string{"API_TOKEN=s3cr\"et<>", "PIN_SECRET=123456"})
-	in := `{"success":true,"protocol_version":1,"result":"x s3cr\"et<> y","list":[1,"s3cr\"et<>",{"s3cr\"et<>":null}],"steps":123456,"n":12,"f":true}`
+	m := NewMasker([]string{"API_TOKEN=s3cr\"et<>", "PIN_SECRET=12345678"})
+	in := `{"success":true,"protocol_version":1,"result":"x s3cr\"et<> y","list":[1,"s3cr\"et<>",{"s3cr\"et<>":null}],"steps":12345678,"n":12,"f":true}`
 	got := string(m.JSON([]byte(in)))
 	want := `{"success":true,"protocol_version":1,"result":"x *** y","list":[1,"***",{"***":null}],"steps":"***","n":12,"f":true}`
 	if got != want {
@@ -63,8 +65,37 @@ func TestMaskerJSON(t *testing.T) {
 		t.Fatal("clean document was copied")
 	}
 	// A digit run inside a number that is not the secret stays a number.
-	if got := string(m.JSON([]byte(`{"a":12345,"b":"1234567"}`))); got != `{"a":12345,"b":"***7"}` {
+	if got := string(m.JSON([]byte(`{"a":1234567,"b":"123456789"}`))); got != `{"a":1234567,"b":"***9"}` {
 		t.Fatalf("got %s", got)
+	}
+}
+
+// Values under MinSecretLen (8) bytes are never masked, whatever their
+// name (docs/tools.md §4): a port number is not corrupted, and a program
+// returning every 4-digit string cannot find a PIN by which one is masked.
+// --secret-env names more secrets.
+func TestMaskerShortValuesAndNamedSecrets(t *testing.T) {
+	m := NewMasker([]string{"OAUTH_CALLBACK_PORT=8080", "APP_PIN_SECRET=7351", "SEVEN_TOKEN=1234567",
+		"DB_URL=postgres://u:pw@db/app", "SHORT_NAMED=abc", "PLAIN=not-a-secret-1"}, "DB_URL", "SHORT_NAMED")
+	for in, want := range map[string]string{
+		"8080":                          "8080",
+		"7351":                          "7351",
+		"1234567":                       "1234567",
+		"at postgres://u:pw@db/app now": "at *** now",
+		"abc":                           "abc",
+		"not-a-secret-1 is not named":   "not-a-secret-1 is not named",
+	} {
+		if got := m.String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
+	pins := make([]string, 10000)
+	for i := range pins {
+		pins[i] = fmt.Sprintf("%04d", i)
+	}
+	doc, _ := json.Marshal(map[string]any{"success": true, "result": pins, "port": 8080})
+	if got := m.JSON(doc); !bytes.Equal(got, doc) {
+		t.Fatalf("masking changed a document of all 4-digit strings and port 8080")
 	}
 }
 
@@ -72,7 +103,7 @@ func FuzzMaskerJSON(f *testing.F) {
 	f.Add(`{"a":"abcd1234","b":[1,2,{"c":"xabcd1234x"}]}`)
 	f.Add(`[1, 2, "abcd1234"]`)
 	f.Add(`"abcd1234"`)
-	m := NewMasker([]string{"X_TOKEN=abcd1234", "Y_SECRET=12345"})
+	m := NewMasker([]string{"X_TOKEN=abcd1234", "Y_SECRET=12345678"})
 	f.Fuzz(func(t *testing.T, doc string) {
 		out := m.JSON([]byte(doc))
 		if json.Valid([]byte(doc)) && !json.Valid(out) {

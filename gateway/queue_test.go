@@ -82,14 +82,15 @@ func TestQueueFull(t *testing.T) {
 // gets *** in the text and in structuredContent (docs/tools.md §4).
 func TestSecretsMasked(t *testing.T) {
 	s := sharedStack(t)
-	g := s.newGateway(t, Config{Masker: NewMasker([]string{"DEPLOY_TOKEN=tok-9f8e7d6c5b", "SHORT_SECRET=abc"})})
+	g := s.newGateway(t, Config{Masker: NewMasker([]string{"DEPLOY_TOKEN=tok-9f8e7d6c5b", "SHORT_SECRET=abc",
+		"OAUTH_CALLBACK_PORT=8080", "APP_PIN_SECRET=7351"})})
 	c := inProcess(t, g)
-	res, err := call(t, c, "boruna_run", `{"source":`+src(`fn main() -> String { "key=tok-9f8e7d6c5b; abc" }`)+`}`, nil)
+	res, err := call(t, c, "boruna_run", `{"source":`+src(`fn main() -> String { "key=tok-9f8e7d6c5b; abc; port 8080; pin 7351" }`)+`}`, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := envelope(t, res)
-	if got["result"] != "key=***; abc" {
+	if got["result"] != "key=***; abc; port 8080; pin 7351" {
 		t.Fatalf("result = %v", got["result"])
 	}
 	text := res.Content[0].(mcp.TextContent).Text

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -335,5 +336,26 @@ func TestDefaultSlots(t *testing.T) {
 	}
 	if n := DefaultSlots(0); n < 1 || n > SlotsPerCPU*runtime.GOMAXPROCS(0) {
 		t.Errorf("DefaultSlots(0) = %d", n)
+	}
+}
+
+// Options.Mask sees every result before it is stored: the executor's and
+// the worker's own failure envelopes.
+func TestResultsMasked(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	mask := func(b []byte) []byte { return bytes.ReplaceAll(b, []byte("s3cret-value"), []byte("***")) }
+	startInproc(t, h, Options{Mask: mask}, func(ctx context.Context, job *queue.Job, _ func(int64, int64)) json.RawMessage {
+		if job.Tool == "panic" {
+			panic("leaking s3cret-value")
+		}
+		return json.RawMessage(`{"success":true,"protocol_version":1,"result":"key s3cret-value","outcome":"ok","retryable":false}`)
+	})
+	r := h.wait(h.submit(queue.Job{Tool: "echo"}), 30*time.Second)
+	if !bytes.Contains([]byte(r.Raw), []byte(`"result":"key ***"`)) || bytes.Contains([]byte(r.Raw), []byte("s3cret")) {
+		t.Errorf("executor result = %s", r.Raw)
+	}
+	r = h.wait(h.submit(queue.Job{Tool: "panic"}), 30*time.Second)
+	if r.Kind != "internal_error" || bytes.Contains([]byte(r.Raw), []byte("s3cret")) || !bytes.Contains([]byte(r.Raw), []byte("leaking ***")) {
+		t.Errorf("panic result = %s", r.Raw)
 	}
 }

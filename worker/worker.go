@@ -62,6 +62,11 @@ type Options struct {
 	// ProgressInterval is the minimum time between two progress events of
 	// one job (docs/tools.md §2: at most ~5 per second). Default 200 ms.
 	ProgressInterval time.Duration
+	// Mask, when set, is applied to every result envelope before it is
+	// stored and published: the operator's secret masking (docs/tools.md
+	// §4), so that secrets of the worker's own environment never leave it,
+	// whichever gateway relays the result. It must return a JSON object.
+	Mask func([]byte) []byte
 	// Version is reported by the worker service; default "0.0.0".
 	Version string
 	// Logger; nil means slog.Default().
@@ -443,6 +448,9 @@ func (w *Worker) execute(ctx context.Context, job *queue.Job, progress func(step
 // publishes the result event and acks the job — or terminates it when
 // termReason is set. A store failure hands the job back.
 func (w *Worker) finish(d *queue.Delivery, job *queue.Job, res json.RawMessage, termReason string) {
+	if w.opts.Mask != nil {
+		res = w.opts.Mask(res)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	stored, err := w.bus.StoreResult(ctx, job.ID, res)

@@ -684,3 +684,45 @@ func TestLogKeys(t *testing.T) {
 		t.Errorf("logKeys = %v, %v", keys, err)
 	}
 }
+
+// --secret-env names more secrets for `axpool mcp` (and its workers);
+// values under 8 bytes are never masked, whatever their name; a
+// --secret-env that is not a variable name is a usage error (mcp, serve
+// and worker), and one naming an unset variable is logged.
+func TestE2ESecretEnv(t *testing.T) {
+	var stderr syncBuffer
+	c, err := client.NewStdioMCPClientWithOptions(axpoolBin,
+		[]string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "APP_DB_URL=postgres://u:pw@db/app",
+			"OAUTH_CALLBACK_PORT=8080", "APP_PIN_SECRET=7351"},
+		[]string{"mcp", "--workers", "1", "--slots", "1", "--secret-env", "APP_DB_URL", "--secret-env", "NOT_SET_ANYWHERE"},
+		transport.WithCommandStderrWriter(&stderr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	initClient(t, c)
+	got := mustTool(t, c, "boruna_run", `{"source":`+jstr(`fn main() -> String { "db postgres://u:pw@db/app, port 8080, pin 7351" }`)+`}`)
+	if got["result"] != "db ***, port 8080, pin 7351" {
+		t.Fatalf("result = %v", got["result"])
+	}
+	if !strings.Contains(stderr.String(), `msg="--secret-env names a variable that is not set" name=NOT_SET_ANYWHERE`) {
+		t.Errorf("no warning for the unset variable in:\n%s", stderr.String())
+	}
+	for _, args := range [][]string{
+		{"mcp", "--secret-env", "A=B"},
+		{"serve", "--http", "--token-file", writeToken(t, "t.token", "tok-0123456789"), "--secret-env", ""},
+		{"worker", "--nats", "nats://127.0.0.1:1", "--secret-env", "X=1"},
+	} {
+		cmd := exec.Command(axpoolBin, args...)
+		var out bytes.Buffer
+		cmd.Stderr = &out
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(out.String(), "--secret-env") || !strings.Contains(out.String(), "want the name of an environment variable") {
+			t.Errorf("%v: %v, stderr %q; want exit 2 naming --secret-env", args, err, out.String())
+		}
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,6 +58,7 @@ type nodeFlags struct {
 	queueDepth            int64
 	jobTimeout            time.Duration
 	logLevel              string
+	secretEnv             []string
 }
 
 // register adds the node flags to fs.
@@ -75,6 +77,37 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&nf.queueDepth, "queue-depth", 1000, "jobs the queue holds before calls get queue_full, at least 1")
 	fs.DurationVar(&nf.jobTimeout, "job-timeout", gateway.DefaultJobTimeout, "deadline of a job, counted from submission: a job still queued or running then ends with error_kind deadline_exceeded")
 	fs.StringVar(&nf.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
+	fs.StringArrayVar(&nf.secretEnv, "secret-env", nil, secretEnvUsage)
+}
+
+// secretEnvUsage is the help text of --secret-env of mcp, serve and worker.
+const secretEnvUsage = "environment variable whose value is masked as *** in every result, " +
+	"besides those whose names look secret (repeatable; values under 8 bytes are never masked)"
+
+// checkSecretEnv refuses a --secret-env value that is not a variable name.
+func checkSecretEnv(cmd *cobra.Command, name string, vars []string) error {
+	for _, v := range vars {
+		if v == "" || strings.ContainsRune(v, '=') {
+			return printFail(cmd, exitUsage, "%s: --secret-env %q: want the name of an environment variable", name, v)
+		}
+	}
+	return nil
+}
+
+// newMasker is the masker of a process (docs/tools.md §4): the secrets of
+// its environment and of extra (NAME=value entries it holds itself, such
+// as the embedded server's credentials), and the variables named by
+// --secret-env; one of those that is unset or too short to be masked is
+// logged.
+func newMasker(log *slog.Logger, names []string, extra ...string) *gateway.Masker {
+	for _, v := range names {
+		if value, ok := os.LookupEnv(v); !ok {
+			log.Warn("--secret-env names a variable that is not set", "name", v)
+		} else if len(value) < gateway.MinSecretLen {
+			log.Warn(fmt.Sprintf("--secret-env value under %d bytes is not masked", gateway.MinSecretLen), "name", v)
+		}
+	}
+	return gateway.NewMasker(append(os.Environ(), extra...), names...)
 }
 
 var mcpFlags nodeFlags
@@ -160,6 +193,9 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	if nf.jobTimeout <= 0 {
 		return nil, printFail(cmd, exitUsage, "%s: --job-timeout must be positive", name)
 	}
+	if err := checkSecretEnv(cmd, name, nf.secretEnv); err != nil {
+		return nil, err
+	}
 	// Each part tags its own lines with component=…: hand the parts the
 	// untagged base logger (slog prints an attribute added twice twice).
 	base := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
@@ -223,7 +259,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		Executes: tools.Executes,
 		Version:  buildVersion(),
 		Logger:   log,
-		Masker:   gateway.NewMasker(append(os.Environ(), secretsEnv...)),
+		Masker:   newMasker(log, nf.secretEnv, secretsEnv...),
 	})
 	if err != nil {
 		n.close()
@@ -280,6 +316,9 @@ func workerArgs(natsURL string, nf *nodeFlags) []string {
 	}
 	if nf.ceilingPolicy != "" {
 		args = append(args, "--ceiling-policy", nf.ceilingPolicy)
+	}
+	for _, v := range nf.secretEnv {
+		args = append(args, "--secret-env", v)
 	}
 	return args
 }

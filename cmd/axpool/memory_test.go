@@ -42,11 +42,11 @@ func TestWorkerArgs(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("default workerArgs =\n%q\nwant\n%q", got, want)
 	}
-	nf.maxMemoryMB, nf.slots, nf.ceilingPolicy = 0, 3, "ceiling.json"
+	nf.maxMemoryMB, nf.slots, nf.ceilingPolicy, nf.secretEnv = 0, 3, "ceiling.json", []string{"DB_URL", "OTHER"}
 	got = workerArgs("nats://x", &nf)
 	want = []string{"worker", "--nats", "nats://x", "--libs-dir", "libs", "--templates-dir", "templates",
 		"--max-steps", "0", "--max-wall-ms", "0", "--max-memory-mb", "0", "--max-output-bytes", "0", "--log-level", "info",
-		"--slots", "3", "--ceiling-policy", "ceiling.json"}
+		"--slots", "3", "--ceiling-policy", "ceiling.json", "--secret-env", "DB_URL", "--secret-env", "OTHER"}
 	if !slices.Equal(got, want) {
 		t.Errorf("workerArgs =\n%q\nwant\n%q", got, want)
 	}

@@ -29,7 +29,11 @@ func runCLI(t *testing.T, args ...string) (stdout, stderr string, code int) {
 
 func resetFlags(c *cobra.Command) {
 	reset := func(f *pflag.Flag) {
-		_ = f.Value.Set(f.DefValue)
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			_ = sv.Replace(nil) // Set would append the printed default "[]"
+		} else {
+			_ = f.Value.Set(f.DefValue)
+		}
 		f.Changed = false
 	}
 	c.Flags().VisitAll(reset)

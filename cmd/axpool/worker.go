@@ -36,6 +36,7 @@ var workerFlags struct {
 	defaultMemMB   int64
 	ceilingPolicy  string
 	logLevel       string
+	secretEnv      []string
 }
 
 var workerCmd = &cobra.Command{
@@ -81,6 +82,7 @@ func init() {
 	f.Int64Var(&workerFlags.defaultMemMB, "default-memory-mb", tools.DefaultMemoryMB, "memory limit in MB of a job that sets none, at least 1")
 	f.StringVar(&workerFlags.ceilingPolicy, "ceiling-policy", "", "operator ceiling policy file; every job's policy is intersected with it")
 	f.StringVar(&workerFlags.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.StringArrayVar(&workerFlags.secretEnv, "secret-env", nil, secretEnvUsage)
 	rootCmd.AddCommand(workerCmd)
 }
 
@@ -103,7 +105,11 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	if err := level.UnmarshalText([]byte(workerFlags.logLevel)); err != nil {
 		return printFail(cmd, exitUsage, "axpool worker: --log-level %q: want debug, info, warn or error", workerFlags.logLevel)
 	}
+	if err := checkSecretEnv(cmd, "axpool worker", workerFlags.secretEnv); err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	masker := newMasker(log, workerFlags.secretEnv)
 
 	env := &tools.Env{
 		LibsDir:      workerFlags.libsDir,
@@ -150,6 +156,7 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 			Executor:      worker.ToolsExecutor{Env: env},
 			ShutdownGrace: workerFlags.shutdownGrace,
 			Logger:        log,
+			Mask:          masker.JSON,
 		},
 	})
 	if err != nil {
