@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -339,4 +340,43 @@ func TestHTTPRefusalsClose(t *testing.T) {
 			t.Errorf("%s: %d %q %v, want %d %q with Connection: close", k.name, resp.StatusCode, body, resp.Header, w.status, w.body)
 		}
 	}
+}
+
+// BenchmarkHTTPFlood: calls of an authenticated mcp-go client while 3,000
+// hostile connections (held open, reopened as the server closes them, at
+// the default timeouts) and refused ones keep coming. Reports the calls'
+// p50/p99 latency, the fewest connections open during the calls and the
+// longest hostile connection's life.
+//
+//	go test -run '^$' -bench HTTPFlood -benchtime 200x ./gateway/
+func BenchmarkHTTPFlood(b *testing.B) {
+	s := sharedStack(b)
+	h, url := httpServerH(b, s.gw, HTTPConfig{})
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), EndpointPath)
+	n := floodSize(3000)
+	c := httpClient(b, url, true)
+	f := startFlood(addr, n, 0)
+	deadline := time.Now().Add(60 * time.Second)
+	for h.OpenConns() < n && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	var lat []time.Duration
+	fewest := h.OpenConns()
+	b.ResetTimer()
+	for b.Loop() {
+		fewest = min(fewest, h.OpenConns())
+		t0 := time.Now()
+		if got := mustCall(b, c, "boruna_run", shortArgs); got["result"] != float64(42) {
+			b.Fatalf("during the flood: %v", got)
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	b.StopTimer()
+	longest := checkHostile(b, f.end(), DefaultIdleTimeout) // the longest of the three
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(fewest), "open-conns")
+	b.ReportMetric(slices.Max(slices.Collect(maps.Values(longest))).Seconds(), "longest-s")
+	b.Logf("%d hostile connections held; longest lifetimes: %v", n, longest)
 }
