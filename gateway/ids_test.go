@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -57,24 +58,41 @@ func TestExactIDsCancelStdio(t *testing.T) {
 	r := newRawStdio(t, s.gw)
 	r.send(toolCallMsg(`9007199254740992`, "boruna_run", endlessArgs, `{"progressToken":"a"}`))
 	r.send(toolCallMsg(`9007199254740993`, "boruna_run", wallArgs, `{"progressToken":"b"}`))
+	// Both run once each has reported progress; b's wall limit may end it
+	// before the cancel on a busy machine, never a's endless loop.
 	seen := map[string]bool{}
+	var bResult []byte
+	isB := func(raw []byte) bool {
+		return bytes.HasPrefix(raw, []byte(`{"jsonrpc":"2.0","id":9007199254740993,"result":`)) && bytes.Contains(raw, []byte(`\"outcome\": \"wall_limit\"`))
+	}
 	for !seen["a"] || !seen["b"] {
-		m := r.next()
-		if m["method"] != "notifications/progress" {
-			t.Fatalf("before both ran: %v", m)
+		raw := r.nextRaw()
+		var m struct {
+			Method string `json:"method"`
+			Params struct {
+				ProgressToken string `json:"progressToken"`
+			} `json:"params"`
 		}
-		seen[m["params"].(map[string]any)["progressToken"].(string)] = true
+		json.Unmarshal(raw, &m)
+		switch {
+		case m.Method == "notifications/progress":
+			seen[m.Params.ProgressToken] = true
+		case isB(raw):
+			bResult = raw
+		default:
+			t.Fatalf("before both ran: %s", raw)
+		}
 	}
 	r.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740992}}`)
-	for {
+	for bResult == nil {
 		raw := r.nextRaw()
 		if bytes.Contains(raw, []byte(`"method":"notifications/progress"`)) {
 			continue
 		}
-		if !bytes.HasPrefix(raw, []byte(`{"jsonrpc":"2.0","id":9007199254740993,"result":`)) || !bytes.Contains(raw, []byte(`\"outcome\": \"wall_limit\"`)) {
+		if !isB(raw) {
 			t.Fatalf("want the wall-limit result of 9007199254740993, got %s", raw)
 		}
-		break
+		bResult = raw
 	}
 	waitIdle(t, s, 10*time.Second)
 	// Nothing for the cancelled call: the next line is the ping's.
@@ -166,5 +184,24 @@ func TestBatchAndNonObjects(t *testing.T) {
 	r.send(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
 	if got := string(r.nextRaw()); got != `{"jsonrpc":"2.0","id":4,"result":{}}` {
 		t.Fatalf("ping after the refusals: %s", got)
+	}
+}
+
+// Each stdio connection is its own mcp-go session: two served by one
+// Server at once answer their own requests, with ids that collide.
+func TestStdioSessionsConcurrent(t *testing.T) {
+	s := sharedStack(t)
+	a, b := newRawStdio(t, s.gw), newRawStdio(t, s.gw)
+	a.send(toolCallMsg(`1`, "boruna_run", shortArgs, `{"progressToken":"a"}`))
+	b.send(toolCallMsg(`1`, "boruna_run", `{"source":"fn main() -> Int { 6 * 7 + 1 }"}`, `{"progressToken":"b"}`))
+	for name, r := range map[string]*rawStdio{"a": a, "b": b} {
+		want := map[string]string{"a": `\"result\": 42,`, "b": `\"result\": 43,`}[name]
+		if got := r.nextRaw(); !bytes.HasPrefix(got, []byte(`{"jsonrpc":"2.0","id":1,"result":`)) || !bytes.Contains(got, []byte(want)) {
+			t.Errorf("%s: %s", name, got)
+		}
+		r.send(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+		if got := string(r.nextRaw()); got != `{"jsonrpc":"2.0","id":2,"result":{}}` {
+			t.Errorf("%s ping: %s", name, got)
+		}
 	}
 }

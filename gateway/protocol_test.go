@@ -89,8 +89,6 @@ func TestProgressTokenCap(t *testing.T) {
 	long := `{"progressToken":"` + strings.Repeat("t", MaxProgressTokenBytes-1) + `"}` // 257 bytes of JSON
 	longNum := `{"progressToken":` + strings.Repeat("7", MaxProgressTokenBytes+1) + `}`
 	escaped := `{"progressToken":"` + strings.Repeat(`\u0074`, 50) + `"}` // 302 bytes as sent
-	// (A subtest, so that its stdio server has ended before the next one
-	// starts: mcp-go serves one stdio session per server at a time.)
 	t.Run("refused", func(t *testing.T) {
 		checkProtocolCases(t, []protocolCase{
 			{name: "string", tool: "boruna_run", meta: long, code: -32602, msg: "progress token exceeds 256 bytes"},
