@@ -302,7 +302,13 @@ func TestE2EStdio(t *testing.T) {
 // end of the test.
 func startStdio(t *testing.T, stderr *syncBuffer, flags ...string) *client.Client {
 	t.Helper()
-	c, err := client.NewStdioMCPClientWithOptions(axpoolBin, []string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH")},
+	return startStdioEnv(t, stderr, nil, flags...)
+}
+
+// startStdioEnv is startStdio with env added to the process's environment.
+func startStdioEnv(t *testing.T, stderr *syncBuffer, env []string, flags ...string) *client.Client {
+	t.Helper()
+	c, err := client.NewStdioMCPClientWithOptions(axpoolBin, append([]string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...),
 		append([]string{"mcp"}, flags...), transport.WithCommandStderrWriter(stderr))
 	if err != nil {
 		t.Fatal(err)
@@ -691,19 +697,8 @@ func TestLogKeys(t *testing.T) {
 // and worker), and one naming an unset variable is logged.
 func TestE2ESecretEnv(t *testing.T) {
 	var stderr syncBuffer
-	c, err := client.NewStdioMCPClientWithOptions(axpoolBin,
-		[]string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "APP_DB_URL=postgres://u:pw@db/app",
-			"OAUTH_CALLBACK_PORT=8080", "APP_PIN_SECRET=7351"},
-		[]string{"mcp", "--workers", "1", "--slots", "1", "--secret-env", "APP_DB_URL", "--secret-env", "NOT_SET_ANYWHERE"},
-		transport.WithCommandStderrWriter(&stderr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	initClient(t, c)
+	c := startStdioEnv(t, &stderr, []string{"APP_DB_URL=postgres://u:pw@db/app", "OAUTH_CALLBACK_PORT=8080", "APP_PIN_SECRET=7351"},
+		"--workers", "1", "--slots", "1", "--secret-env", "APP_DB_URL", "--secret-env", "NOT_SET_ANYWHERE")
 	got := mustTool(t, c, "boruna_run", `{"source":`+jstr(`fn main() -> String { "db postgres://u:pw@db/app, port 8080, pin 7351" }`)+`}`)
 	if got["result"] != "db ***, port 8080, pin 7351" {
 		t.Fatalf("result = %v", got["result"])
