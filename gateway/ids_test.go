@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -204,4 +206,44 @@ func TestStdioSessionsConcurrent(t *testing.T) {
 			t.Errorf("%s ping: %s", name, got)
 		}
 	}
+}
+
+// ServeStdio returns when its context ends even if nobody reads stdout:
+// the responses it cannot write are dropped.
+func TestStdioStuckStdout(t *testing.T) {
+	s := sharedStack(t)
+	sr, cw := io.Pipe()
+	out := stuckWriter{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	defer close(out.release)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.gw.ServeStdio(ctx, sr, out) }()
+	defer cw.Close()
+	for i := range 3 {
+		if _, err := fmt.Fprintf(cw, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`+"\n", i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-out.entered // the first response is being written, and never will be
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("ServeStdio: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ServeStdio still blocked on stdout 30 s after its context ended")
+	}
+}
+
+// stuckWriter blocks every Write until release, saying so on entered.
+type stuckWriter struct{ entered, release chan struct{} }
+
+func (w stuckWriter) Write([]byte) (int, error) {
+	select {
+	case w.entered <- struct{}{}:
+	default:
+	}
+	<-w.release
+	return 0, io.ErrClosedPipe
 }

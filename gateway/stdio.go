@@ -54,11 +54,19 @@ func (g *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		c.drain(ctx)
 	case <-ctx.Done(): // the caller's ctx, or a write error
 	}
+	// Every response of the drain has reached the writer; what the
+	// cancelled calls would still send is dropped (stop), and a writer
+	// stuck on an unread stdout is not waited for beyond drainSlack.
 	cancel()
-	c.close()
 	close(c.stop)
-	if e := <-werr; e != nil {
-		return e
+	c.close()
+	select {
+	case e := <-werr:
+		if e != nil {
+			return e
+		}
+	case <-time.After(drainSlack):
+		c.g.log.Warn("stdout not writable; stdio output dropped")
 	}
 	return err
 }
@@ -84,8 +92,8 @@ type stdioConn struct {
 	g     *Server
 	s     *stdioSession
 	calls *callTable
-	lines chan []byte   // complete lines for the writer
-	stop  chan struct{} // closed when nothing more is written
+	lines chan []byte   // complete lines for the writer (unbuffered)
+	stop  chan struct{} // closed when nothing more is sent
 
 	mu     sync.Mutex
 	closed bool
