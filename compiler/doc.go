@@ -37,7 +37,7 @@
 // diagnostic, warnings included, for boruna_check) and Analyze (diagnostics
 // plus typed declarations for tooling).
 //
-// Diagnostics carry the codes of language-conventions.md: E001 lexer, E002
+// Diagnostics carry the codes of docs/language.md "Compile errors": E001 lexer, E002
 // parser, E003 undefined name, E005 non-exhaustive match, E006 unknown
 // field, E007 capability, E008 codegen limit, E009 type error (and
 // warnings, e.g. unreachable match arms). The checker reports every error
@@ -45,6 +45,6 @@
 // unifies with everything, so one mistake is reported once.
 //
 // The package knows nothing of NATS, MCP, workers or the gateway; it
-// imports only compiler/syntax, vm (the bytecode and built-in tables) and
-// policy (capability names).
+// imports only compiler/syntax, vm (the bytecode and built-in tables),
+// policy (capability names) and internal/arena (the checker's allocators).
 package compiler

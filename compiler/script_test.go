@@ -18,8 +18,8 @@ import (
 	"github.com/axpool/axpool/vm"
 )
 
-// TestScripts runs every case of every compiler/testdata/*.ax file
-// (notes/language-conventions.md "Script tests"). A file holds cases
+// TestScripts runs every case of every compiler/testdata/*.ax file. A file
+// holds cases
 // separated by a line that is exactly `---`; expectations are `//` comments
 // anywhere in the case:
 //

@@ -1,5 +1,5 @@
 // Package queue is axpool's job bus on NATS JetStream (docs/architecture.md
-// "Jobs"; design: shared/reference/go-ecosystem.md §3.4).
+// "Jobs", "NATS design").
 //
 // It owns:
 //   - the embedded nats-server of single-node mode (StartEmbedded) and

@@ -3,7 +3,7 @@ package queue
 import "strings"
 
 // Every NATS subject, stream, consumer and bucket name axpool uses is defined
-// here and nowhere else (STYLE.md: one place names subjects).
+// here and nowhere else (one place names them all).
 const (
 	// StreamName is the JetStream stream holding queued jobs (work-queue
 	// retention: a message is removed once acknowledged or terminated).

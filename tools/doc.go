@@ -16,7 +16,8 @@
 // times; boruna_check's diagnostics list is bounded too
 // (repair.MaxDiagnosticsBytes).
 //
-// tools imports compiler, vm, policy, workflow, template, framework,
-// repair, sealed, wire and tools/toolwire (the response shapes it
-// shares with framework and sealed); it knows nothing of NATS or MCP.
+// tools imports compiler, compiler/syntax, vm, policy, wire, the engines
+// below it (tools/workflow, tools/template, tools/framework, tools/repair,
+// tools/sealed) and tools/toolwire (the response shapes it shares
+// with framework and sealed); it knows nothing of NATS or MCP.
 package tools

@@ -17,7 +17,7 @@
 // (LOAD+CONST+LT_INT+JMP_FALSE, LOAD+LOAD+ADD_INT+STORE, LOAD+RET, …) into
 // single dispatches when it prepares a module; they never appear in a
 // Module, Disassemble or a trace, and they count as the basic instructions
-// they replace (language-conventions "Steps").
+// they replace (docs/language.md "Steps").
 //
 // vm imports policy and compiler/syntax (for syntax.Pos alone, the one
 // source-position type from the scanner to run-time errors, as

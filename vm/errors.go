@@ -92,7 +92,7 @@ func (l Location) String() string {
 
 // RuntimeError is a failure of the program itself: integer overflow,
 // division by zero, index out of bounds, a failed contract, a capability
-// handler error, a deadlock… (language-conventions "Runtime errors").
+// handler error, a deadlock… (docs/language.md "Runtime errors").
 // Error returns the message alone, e.g. `division by zero`; Location says
 // where it happened. User data in messages is cut (MaxShownValue per value,
 // MaxShownMessage per message). An internal failure — a value of a kind the

@@ -164,7 +164,8 @@ type machine struct {
 // Run executes m's entry function (Options.Entry, default main) with
 // Options.Args until it returns or a limit trips, and returns its value,
 // the steps executed, ui_output, trace and event log. Errors:
-// *RuntimeError (program failures, exact messages per language-conventions),
+// *RuntimeError (program failures, exact messages per docs/language.md
+// "Runtime errors"),
 // *LimitError (steps, wall_ms, memory_mb, output_bytes, call_depth),
 // *CapabilityError (denied or budget exceeded), *CancelledError (ctx done;
 // errors.Is(err, context.Canceled)), *EntryError, *BytecodeError. With an

@@ -28,8 +28,9 @@
 //     IfExpr) in loops and may recurse on every other link.
 //
 // Errors are *Error values with codes E001 (lexer) and E002 (parser),
-// collected in a sorted ErrorList (language-conventions.md).
+// collected in a sorted ErrorList (docs/language.md "Compile errors").
 //
-// This package imports only the standard library; it knows nothing of
-// types, bytecode, the VM, NATS or MCP.
+// This package imports only the standard library and internal/arena (the
+// chunked allocator the tree lives in); it knows nothing of types,
+// bytecode, the VM, NATS or MCP.
 package syntax

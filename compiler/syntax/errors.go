@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// Error codes produced by this package (language-conventions.md "Compile errors").
+// Error codes produced by this package (docs/language.md "Compile errors").
 const (
 	CodeLexer  = "E001" // lexer: bad character, literal or escape
 	CodeParser = "E002" // parser: unexpected token, invalid construct, nesting too deep

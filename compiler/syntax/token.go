@@ -169,7 +169,7 @@ var punctText = map[tokenKind]string{
 func (k tokenKind) isKeyword() bool { return k >= keywordFirst && k < keywordEnd }
 
 // String renders a token kind the way parser messages name it
-// (language-conventions.md "Token rendering").
+// (docs/language.md "Compile errors").
 func (k tokenKind) String() string {
 	switch {
 	case k == tEOF:
