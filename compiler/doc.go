@@ -46,5 +46,6 @@
 //
 // The package knows nothing of NATS, MCP, workers or the gateway; it
 // imports only compiler/syntax, vm (the bytecode and built-in tables),
-// policy (capability names) and internal/arena (the checker's allocators).
+// policy (capability names), internal/arena (the checker's allocators) and
+// the leaf helpers internal/spell and internal/text.
 package compiler

@@ -18,6 +18,7 @@
 //
 // tools imports compiler, compiler/syntax, vm, policy, wire, the engines
 // below it (tools/workflow, tools/template, tools/framework, tools/repair,
-// tools/sealed) and tools/toolwire (the response shapes it shares
-// with framework and sealed); it knows nothing of NATS or MCP.
+// tools/sealed), tools/toolwire (the response shapes it shares with
+// framework and sealed) and the leaf helpers internal/spell and
+// internal/text; it knows nothing of NATS or MCP.
 package tools

@@ -64,7 +64,7 @@
 //     policy when Options.Ceiling is set (docs/tools.md §3), so init() and
 //     the actors it spawns can use only what the operator allows.
 //
-// framework imports compiler, compiler/syntax, vm, policy, wire and
-// tools/toolwire (the compile-errors shape and location fields it
-// shares with boruna_run); it knows nothing of NATS or MCP.
+// framework imports compiler, compiler/syntax, vm, policy, wire,
+// tools/toolwire (the compile-errors shape and location fields it shares
+// with boruna_run) and internal/text; it knows nothing of NATS or MCP.
 package framework

@@ -52,7 +52,7 @@
 // (wire.Envelope); the tools package routes boruna_check and boruna_repair
 // to them and appends outcome/retryable. Everything here is safe for
 // concurrent use. repair imports compiler, compiler/syntax, vm (variant
-// shapes), wire and tools/toolwire (message clipping and library file
-// names shared with the compile tools); it knows nothing of NATS, MCP or
-// execution.
+// shapes), wire, tools/toolwire (message clipping and library file names
+// shared with the compile tools) and internal/spell; it knows nothing of
+// NATS, MCP or execution.
 package repair

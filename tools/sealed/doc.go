@@ -31,8 +31,8 @@
 //     `capability budget exceeded: <cap>` and `CapabilityBudgetExceeded(…)`).
 //   - Every response ends with outcome and retryable (docs/tools.md §5).
 //
-// sealed imports compiler, vm, policy, wire and tools/toolwire (the
+// sealed imports compiler, vm, policy, wire, tools/toolwire (the
 // compile-errors, MISSING_MAIN and policy failures and the run-failure
-// location fields it shares with boruna_run); it knows nothing of NATS or
-// MCP.
+// location fields it shares with boruna_run) and internal/text; it knows
+// nothing of NATS or MCP.
 package sealed
