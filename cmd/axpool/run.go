@@ -62,7 +62,7 @@ func init() {
 	f.StringVar(&runFlags.policy, "policy", "allow-all", `capability policy: "allow-all", "deny-all" or a policy file`)
 	f.Int64Var(&runFlags.maxWallMs, "max-wall-ms", 0, "wall-clock limit in ms (default none; 0 = stop at the first clock check after 1 ms)")
 	f.Int64Var(&runFlags.maxMemoryMB, "max-memory-mb", tools.DefaultMemoryMB, "memory limit in MB, at least 1")
-	f.Int64Var(&runFlags.maxOutputBytes, "max-output-bytes", 0, "limit on the JSON size of result plus ui_output (default none; 0 = no output fits, every run fails)")
+	f.Int64Var(&runFlags.maxOutputBytes, "max-output-bytes", 0, fmt.Sprintf("limit on the JSON size of result plus ui_output (default %d, the largest response the queue carries; 0 = no output fits, every run fails)", tools.DefaultMaxResponseBytes))
 	f.BoolVar(&runFlags.trace, "trace", false, "record the first 500 executed instructions (stderr without --json)")
 	f.StringVar(&runFlags.libsDir, "libs-dir", "libs", libsDirUsage)
 	rootCmd.AddCommand(runCmd)
