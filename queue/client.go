@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -147,7 +148,7 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	if job.Reply == "" {
 		job.Reply = EventSubject(c.gw, job.ID)
 	}
-	data, err := marshalNoEscape(&job)
+	data, err := jsonenc.Marshal(&job)
 	if err != nil {
 		return "", &InvalidJobError{Field: "args", Reason: err.Error()}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
+	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -699,7 +700,7 @@ func TestMessages(t *testing.T) {
 	if _, err := DecodeEvent([]byte(`{"v":0}`)); !errors.As(err, &ve) {
 		t.Errorf("DecodeEvent v0: %v", err)
 	}
-	b, err := marshalNoEscape(&Job{V: 1, ID: "i", Tool: "t", Args: json.RawMessage(`{"s":"<a>"}`)})
+	b, err := jsonenc.Marshal(&Job{V: 1, ID: "i", Tool: "t", Args: json.RawMessage(`{"s":"<a>"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
