@@ -50,12 +50,7 @@ func formatType(b *strings.Builder, t Type, style TypeStyle) {
 		b.WriteString(t.Name.Name)
 		if len(t.Args) > 0 {
 			b.WriteByte('<')
-			for i, a := range t.Args {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				formatType(b, a, style)
-			}
+			formatTypes(b, t.Args, style)
 			b.WriteByte('>')
 		}
 	case *FnType:
@@ -67,15 +62,20 @@ func formatType(b *strings.Builder, t Type, style TypeStyle) {
 			b.WriteString("Fn")
 		}
 		b.WriteByte('(')
-		for i, a := range t.Params {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			formatType(b, a, style)
-		}
+		formatTypes(b, t.Params, style)
 		b.WriteString(") -> ")
 		formatType(b, t.Result, style)
 	default:
 		b.WriteString("?")
+	}
+}
+
+// formatTypes writes ts separated by ", ".
+func formatTypes(b *strings.Builder, ts []Type, style TypeStyle) {
+	for i, t := range ts {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		formatType(b, t, style)
 	}
 }
