@@ -123,7 +123,7 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("queue: embedded server: %w", err)
 	}
-	ns.SetLoggerV2(&slogAdapter{log: log.With("component", "nats-server")}, false, false, false)
+	ns.SetLoggerV2(ServerLogger(log.With("component", "nats-server")), false, false, false)
 	ns.Start()
 	if !ns.ReadyForConnections(10 * time.Second) {
 		ns.Shutdown()
@@ -225,6 +225,11 @@ func randomHex(n int) (string, error) {
 	}
 	return hex.EncodeToString(b), nil
 }
+
+// ServerLogger returns a nats-server logger (server.Logger, for
+// Server.SetLoggerV2) that writes to log: notices, debug and trace lines
+// at Debug level, warnings at Warn, errors and fatal errors at Error.
+func ServerLogger(log *slog.Logger) server.Logger { return &slogAdapter{log: log} }
 
 // slogAdapter implements server.Logger on top of slog.
 type slogAdapter struct{ log *slog.Logger }
