@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
@@ -38,7 +39,7 @@ func startInproc(t *testing.T, h *harness, opts Options, exec ExecutorFunc) *inp
 	if opts.PullWait == 0 {
 		opts.PullWait = 100 * time.Millisecond
 	}
-	opts.Logger = quietLog()
+	opts.Logger = queuetest.Logger()
 	w, err := New(h.bus, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -64,26 +65,8 @@ func okExec(context.Context, *queue.Job, func(int64, int64)) json.RawMessage { r
 
 func newHarnessPayload(t *testing.T, cfg queue.Config, maxPayload int32) *harness {
 	t.Helper()
-	emb, err := queue.StartEmbedded(queue.EmbeddedOptions{TempDir: t.TempDir(), MaxPayload: maxPayload, Logger: quietLog()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emb.Close() })
-	nc, err := emb.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Storage = jetstream.MemoryStorage
-	bus, err := queue.Open(context.Background(), nc, cfg, quietLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := queue.NewClient(bus, queue.ClientOptions{GatewayID: "gw", PollInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &harness{t: t, emb: emb, nc: nc, bus: bus, c: c, ran: map[string][]int{}, allPIDs: map[int]bool{}}
+	return newHarnessWith(t, queuetest.Options{Config: cfg, Embedded: queue.EmbeddedOptions{MaxPayload: maxPayload},
+		Client: queue.ClientOptions{GatewayID: "gw", PollInterval: 100 * time.Millisecond}})
 }
 
 func TestResultTooLarge(t *testing.T) {

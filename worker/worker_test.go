@@ -20,6 +20,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
 )
 
 // TestThousandJobsThreeWorkers: 1,000 jobs on 3 worker processes; every job
@@ -461,7 +462,7 @@ func TestSupervisorRestartsAndStops(t *testing.T) {
 			starts = append(starts, time.Now())
 			smu.Unlock()
 		},
-		Logger: quietLog(),
+		Logger: queuetest.Logger(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -499,7 +500,7 @@ func TestSupervisorRestartsAndStops(t *testing.T) {
 		StopGrace: 200 * time.Millisecond,
 		OnExit:    func(_, _ int, err error) { exited <- err },
 		Stderr:    w,
-		Logger:    quietLog(),
+		Logger:    queuetest.Logger(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -655,7 +656,7 @@ func TestSupervisorGOMAXPROCS(t *testing.T) {
 				return len(p), nil
 			}),
 			StopGrace: time.Second,
-			Logger:    quietLog(),
+			Logger:    queuetest.Logger(),
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -25,6 +25,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/internal/mcptest"
+	"github.com/axpool/axpool/queue/queuetest"
 )
 
 // End-to-end tests of the built binary: `axpool mcp` over stdio and
@@ -35,6 +37,7 @@ import (
 var axpoolBin string
 
 func TestMain(m *testing.M) {
+	queuetest.RunChild(func() int { return run(os.Args[1:]) })
 	dir, err := os.MkdirTemp("", "axpool-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -61,40 +64,20 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// initClient runs the handshake (mcptest.Initialize).
 func initClient(t testing.TB, c *client.Client) *mcp.InitializeResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var req mcp.InitializeRequest
-	req.Params.ClientInfo = mcp.Implementation{Name: "e2e", Version: "1"}
-	res, err := c.Initialize(ctx, req)
-	if err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	return res
+	return mcptest.Initialize(t, c)
 }
 
+// callTool calls tool and checks the docs/tools.md §1 shape of its result
+// (mcptest.Decode).
 func callTool(ctx context.Context, c *client.Client, tool, args string, meta *mcp.Meta) (map[string]any, error) {
-	var req mcp.CallToolRequest
-	req.Params.Name = tool
-	req.Params.Arguments = json.RawMessage(args)
-	req.Params.Meta = meta
-	res, err := c.CallTool(ctx, req)
+	res, err := mcptest.Call(ctx, c, tool, args, meta)
 	if err != nil {
 		return nil, err
 	}
-	if res.IsError || len(res.Content) != 1 {
-		return nil, fmt.Errorf("bad result: %+v", res)
-	}
-	text := res.Content[0].(mcp.TextContent).Text
-	var m map[string]any
-	if err := json.Unmarshal([]byte(text), &m); err != nil {
-		return nil, err
-	}
-	if !strings.HasPrefix(text, "{\n  \"success\": ") {
-		return nil, fmt.Errorf("envelope order: %s", text)
-	}
-	return m, nil
+	return mcptest.Decode(res)
 }
 
 func mustTool(t testing.TB, c *client.Client, tool, args string) map[string]any {
@@ -408,26 +391,11 @@ func (s *server) stop(t testing.TB) {
 	}
 }
 
+// httpMCP returns an initialized Streamable HTTP client of url with token
+// (mcptest.HTTPClient).
 func httpMCP(t testing.TB, url, token string, legacy bool) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(url,
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}),
-		transport.WithHTTPTimeout(120*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var opts []client.ClientOption
-	if legacy {
-		//lint:ignore SA1019 deliberately testing the session-based 2025-11-25 handshake that deployed clients still use
-		opts = append(opts, client.WithLegacyProtocolOnly())
-	}
-	c := client.NewClient(tr, opts...)
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	initClient(t, c)
-	return c
+	return mcptest.HTTPClient(t, url, token, legacy)
 }
 
 func writeToken(t testing.TB, name, secret string) string {
