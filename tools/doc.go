@@ -16,7 +16,10 @@
 // times; boruna_check's diagnostics list is bounded too
 // (repair.MaxDiagnosticsBytes).
 //
-// tools imports compiler, vm, policy, workflow, template, framework,
-// repair, sealed, wire and tools/toolwire (the response shapes it
-// shares with framework and sealed); it knows nothing of NATS or MCP.
+// tools shares the response shapes with framework and sealed through
+// tools/toolwire; it knows nothing of NATS or MCP.
+//
+// Imports: compiler, compiler/syntax, internal/spell, internal/text,
+// policy, tools/framework, tools/repair, tools/sealed, tools/template,
+// tools/toolwire, tools/workflow, vm and wire.
 package tools

@@ -2,9 +2,10 @@
 // that several packages need: the response envelope with its field order,
 // the protocol version, the closed set of outcomes, and the error kinds.
 //
-// wire is a leaf package: it imports nothing from axpool but
-// internal/jsonenc (its encoder), so the queue, the worker, the tools and
-// the gateway can all share it.
+// wire is a leaf package (its only module import is its encoder), so the
+// queue, the worker, the tools and the gateway can all share it.
+//
+// Imports: internal/jsonenc.
 package wire
 
 import (

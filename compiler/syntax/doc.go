@@ -30,6 +30,8 @@
 // Errors are *Error values with codes E001 (lexer) and E002 (parser),
 // collected in a sorted ErrorList (language-conventions.md).
 //
-// This package imports only the standard library; it knows nothing of
-// types, bytecode, the VM, NATS or MCP.
+// This package knows nothing of types, bytecode, the VM, NATS or MCP.
+//
+// Imports: internal/arena, internal/jsonenc, internal/spell and
+// internal/text.
 package syntax

@@ -3,8 +3,9 @@
 // as they are (a program's result, a source excerpt or a URL must reach the
 // caller unchanged, docs/tools.md §1) and no newline is added.
 //
-// jsonenc imports only the standard library; every package of the module
-// may import it.
+// Every package of the module may import it.
+//
+// Imports: nothing from the module.
 package jsonenc
 
 import (

@@ -3,8 +3,10 @@
 // tools/call helper, and the check of the docs/tools.md §1 result shape
 // that every test of a tool result starts with.
 //
-// mcptest imports mcp-go and the standard library only (not the gateway),
-// so the gateway's own tests and cmd/axpool's end-to-end tests both use it.
+// It uses mcp-go and the standard library only (not the gateway), so the
+// gateway's own tests and cmd/axpool's end-to-end tests both use it.
+//
+// Imports: nothing from the module.
 package mcptest
 
 import (

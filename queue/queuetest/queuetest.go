@@ -5,11 +5,13 @@
 // logger every test uses (Logger). Nothing is mocked: the servers are
 // nats-server, the bus is package queue's.
 //
-// queuetest imports queue and nats-server; it knows nothing of MCP, the
+// queuetest uses nats-server besides queue; it knows nothing of MCP, the
 // worker or the tools, so the tests of queue, worker, gateway and
 // cmd/axpool can all use it. Package queue's own internal tests reach it
 // through a hook set by an external test file (see queue's
 // stack_test.go).
+//
+// Imports: queue.
 package queuetest
 
 import (
