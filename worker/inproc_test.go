@@ -260,6 +260,31 @@ func TestWorkerOptions(t *testing.T) {
 	if got := w.opts.Executor.(ToolsExecutor).Env.MaxResponseBytes; got != -1 {
 		t.Errorf("explicit MaxResponseBytes = %d, want -1", got)
 	}
+	if w.opts.PullWait != DefaultPullWait || w.opts.ShutdownGrace != DefaultShutdownGrace ||
+		w.opts.ProgressInterval != DefaultProgressInterval || w.opts.Version != DefaultVersion {
+		t.Errorf("defaults: %+v", w.opts)
+	}
+	for _, c := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Slots: -1}, "worker: Options.Slots must be ≥ 0 (0 means DefaultSlots(JobMemoryMB)), got -1"},
+		{Options{JobMemoryMB: -5}, "worker: Options.JobMemoryMB must be ≥ 0 (0 means tools.DefaultMemoryMB), got -5"},
+		{Options{PullWait: -time.Second}, "worker: Options.PullWait must be ≥ 0 (0 means 1s), got -1s"},
+		{Options{ShutdownGrace: -1}, "worker: Options.ShutdownGrace must be ≥ 0 (0 means 10s), got -1ns"},
+		{Options{ProgressInterval: -time.Millisecond}, "worker: Options.ProgressInterval must be ≥ 0 (0 means 200ms), got -1ms"},
+		{Options{Slots: 4097}, "worker: Options.Slots (4097) exceeds the job consumer's MaxAckPending (4096): the slots beyond it would never get a job"},
+	} {
+		c.opts.Executor = ExecutorFunc(okExec)
+		if _, err := New(h.bus, c.opts); err == nil || err.Error() != c.want {
+			t.Errorf("New(%+v) = %v\nwant %s", c.opts, err, c.want)
+		}
+	}
+	// The default slot count is bounded by MaxAckPending.
+	small := newHarnessPayload(t, queue.Config{MaxAckPending: 1}, 0)
+	if w, err := New(small.bus, Options{Executor: ExecutorFunc(okExec)}); err != nil || w.Status().Slots != 1 {
+		t.Errorf("default slots with MaxAckPending 1: %v, %v", err, w)
+	}
 }
 
 // TestJanitorAnswersExhaustedJob: a job whose every delivery (the runs and

@@ -689,3 +689,39 @@ func TestSupervisorGOMAXPROCS(t *testing.T) {
 		t.Errorf("from the environment: %q", got)
 	}
 }
+
+// TestSupervisorOptions: invalid options are refused with the field's
+// name before any process starts.
+func TestSupervisorOptions(t *testing.T) {
+	cmd := func(int) *exec.Cmd { return exec.Command("true") }
+	for _, c := range []struct {
+		opts SupervisorOptions
+		want string
+	}{
+		{SupervisorOptions{Command: cmd}, "worker: supervisor needs N ≥ 1, got 0"},
+		{SupervisorOptions{N: 1}, "worker: supervisor needs a Command"},
+		{SupervisorOptions{N: 1, Command: cmd, MinBackoff: -1}, "worker: SupervisorOptions.MinBackoff must be ≥ 0 (0 means 100ms), got -1ns"},
+		{SupervisorOptions{N: 1, Command: cmd, StopGrace: -time.Second}, "worker: SupervisorOptions.StopGrace must be ≥ 0 (0 means 15s), got -1s"},
+		{SupervisorOptions{N: 1, Command: cmd, MinBackoff: time.Second, MaxBackoff: 500 * time.Millisecond},
+			"worker: SupervisorOptions.MaxBackoff (500ms) must not be below MinBackoff (1s)"},
+		{SupervisorOptions{N: 1, Command: cmd, WorkerGrace: DefaultShutdownGrace + DefaultPullWait, StopGrace: 11 * time.Second},
+			"worker: SupervisorOptions.StopGrace (11s) must exceed WorkerGrace (11s): Stop would kill workers still handing their jobs back"},
+		{SupervisorOptions{N: 1, Command: cmd, WorkerGrace: 20 * time.Second},
+			"worker: SupervisorOptions.StopGrace (15s) must exceed WorkerGrace (20s): Stop would kill workers still handing their jobs back"},
+	} {
+		c.opts.Logger = queuetest.Logger()
+		if sup, err := StartSupervisor(c.opts); err == nil || err.Error() != c.want {
+			if sup != nil {
+				sup.Stop()
+			}
+			t.Errorf("StartSupervisor(%+v) = %v\nwant %s", c.opts, err, c.want)
+		}
+	}
+	// The default grace covers the default worker's.
+	sup, err := StartSupervisor(SupervisorOptions{N: 1, Command: cmd, WorkerGrace: DefaultShutdownGrace + DefaultPullWait,
+		MinBackoff: time.Hour, Logger: queuetest.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup.Stop()
+}

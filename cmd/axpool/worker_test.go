@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/axpool/axpool/gateway"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
+	"github.com/axpool/axpool/tools"
 )
 
 // The test binary runs the axpool command line given as its arguments when
@@ -199,5 +201,23 @@ func TestQueueStatsNodeGone(t *testing.T) {
 	<-done
 	for _, c := range conns {
 		c.Close()
+	}
+}
+
+// TestQueueConfigFollowsJobTimeout: the gateway's queue keeps a job at
+// least --job-timeout, and the resulting configuration is one queue.Open
+// and gateway.New accept (their invariants: StateTTL above MaxAge, the job
+// timeout within MaxAge).
+func TestQueueConfigFollowsJobTimeout(t *testing.T) {
+	for _, timeout := range []time.Duration{time.Second, gateway.DefaultJobTimeout, 30 * time.Minute, 3 * time.Hour} {
+		cfg := queueConfig(&nodeFlags{queueDepth: 5, jobTimeout: timeout})
+		if cfg.MaxDepth != 5 || cfg.MaxAge != max(queue.DefaultMaxAge, timeout) || cfg.StateTTL <= cfg.MaxAge {
+			t.Errorf("job timeout %v: queue config %+v", timeout, cfg)
+		}
+		s := queuetest.Start(t, queuetest.Options{Config: cfg})
+		if _, err := gateway.New(gateway.Config{Backend: &gateway.QueueBackend{Client: s.Client, Timeout: timeout},
+			Local: gateway.ToolsLocal(&tools.Env{}), Executes: tools.Executes, Logger: queuetest.Logger()}); err != nil {
+			t.Errorf("job timeout %v: %v", timeout, err)
+		}
 	}
 }
