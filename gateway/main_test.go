@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime/pprof"
 	"sync"
 	"syscall"
 	"testing"
@@ -23,13 +22,9 @@ import (
 // Command (queuetest.RunChild) it runs worker.RunProcess against the
 // stack's server, executing jobs with tools.Call, exactly as `axpool
 // worker` does.
-const (
-	envSlots = "AXPOOL_GATEWAY_TEST_SLOTS"
-	// envCPUProfile, when set in the benchmark's environment, makes each
-	// worker process write a CPU profile to <value>.<pid> (for profiling
-	// the job path: go test -bench ... with AXPOOL_GATEWAY_TEST_CPUPROFILE).
-	envCPUProfile = "AXPOOL_GATEWAY_TEST_CPUPROFILE"
-)
+// envSlots sets the slots of each worker process (default: the production
+// default). With queuetest.EnvCPUProfile set each writes a CPU profile.
+const envSlots = "AXPOOL_GATEWAY_TEST_SLOTS"
 
 func TestMain(m *testing.M) {
 	queuetest.RunChild(workerMain)
@@ -43,12 +38,6 @@ func TestMain(m *testing.M) {
 }
 
 func workerMain() int {
-	if path := os.Getenv(envCPUProfile); path != "" {
-		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
-			_ = pprof.StartCPUProfile(f)
-			defer func() { pprof.StopCPUProfile(); f.Close() }()
-		}
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	slots := 0 // the production default (worker.DefaultSlots)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime/pprof"
 	"strconv"
 	"sync"
 	"syscall"
@@ -44,13 +43,6 @@ func TestMain(m *testing.M) {
 }
 
 func childMain() int {
-	if path := os.Getenv("AXPOOL_TEST_CPUPROFILE"); path != "" {
-		f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
-		if err == nil {
-			_ = pprof.StartCPUProfile(f)
-			defer func() { pprof.StopCPUProfile(); f.Close() }()
-		}
-	}
 	log := queuetest.Logger()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"strings"
 	"testing"
 	"time"
@@ -223,13 +224,32 @@ func Command(args []string, env ...string) *exec.Cmd {
 	return cmd
 }
 
+// EnvCPUProfile, when set in a test's environment, makes every child
+// process RunChild runs write a CPU profile to <value>.<pid> (for profiling
+// worker processes: add -cpuprofile for the test process itself).
+const EnvCPUProfile = "AXPOOL_TEST_CPUPROFILE"
+
 // RunChild runs child and exits with its result when this process is a
 // child started by Command (or Stack.Command); otherwise it returns at
 // once. Call it first in TestMain, before m.Run parses the test flags.
+// With EnvCPUProfile set the child's CPU profile is written.
 func RunChild(child func() int) {
-	if os.Getenv(envChild) == "1" {
-		os.Exit(child())
+	if os.Getenv(envChild) != "1" {
+		return
 	}
+	os.Exit(runProfiled(child))
+}
+
+func runProfiled(child func() int) int {
+	if path := os.Getenv(EnvCPUProfile); path != "" {
+		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+			defer f.Close()
+		}
+	}
+	return child()
 }
 
 // ChildURL returns, in a child started by Stack.Command, the URL of the

@@ -301,3 +301,14 @@ func TestRecover(t *testing.T) {
 		t.Errorf("Recover without a panic changed the response: %s", got)
 	}
 }
+
+// TestLimitKindsAgree: vm's limit kinds are wire's (vm cannot import wire,
+// so the two constant sets are kept equal here).
+func TestLimitKindsAgree(t *testing.T) {
+	for vmKind, wireKind := range map[string]string{vm.LimitSteps: wire.LimitSteps, vm.LimitWallMs: wire.LimitWallMs,
+		vm.LimitMemoryMB: wire.LimitMemoryMB, vm.LimitOutputBytes: wire.LimitOutputBytes, vm.LimitCallDepth: wire.LimitCallDepth} {
+		if vmKind != wireKind {
+			t.Errorf("vm limit kind %q, wire %q", vmKind, wireKind)
+		}
+	}
+}
