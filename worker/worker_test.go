@@ -530,7 +530,7 @@ func TestSupervisorRestartsAndStops(t *testing.T) {
 // exit with status 2, are killed with SIGKILL and are stopped, exactly:
 // the status as exec words it, each attribute once.
 func TestSupervisorLog(t *testing.T) {
-	var buf syncBuf
+	var buf queuetest.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug,
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && a.Key == slog.TimeKey {
@@ -594,24 +594,6 @@ level=DEBUG msg="worker process stopped" component=supervisor worker=0 pid=%[3]d
 	if got := exitStatus(nil); got != "exit status 0" {
 		t.Errorf("exitStatus(nil) = %q", got)
 	}
-}
-
-// syncBuf is a goroutine-safe strings.Builder.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 type writerFunc func([]byte) (int, error)

@@ -205,7 +205,7 @@ func checkProgress(t *testing.T, c *client.Client, token string) {
 
 func TestE2EStdio(t *testing.T) {
 	tmp := t.TempDir()
-	var stderr syncBuffer
+	var stderr queuetest.Buffer
 	c, err := client.NewStdioMCPClientWithOptions(axpoolBin, []string{"TMPDIR=" + tmp, "PATH=" + os.Getenv("PATH")},
 		[]string{"mcp", "--workers", "1", "--slots", "1"}, transport.WithCommandStderrWriter(&stderr))
 	if err != nil {
@@ -283,13 +283,13 @@ func TestE2EStdio(t *testing.T) {
 // startStdio starts `axpool mcp` with flags and a private TMPDIR, its
 // stderr going to stderr, and returns an initialized client, closed at the
 // end of the test.
-func startStdio(t *testing.T, stderr *syncBuffer, flags ...string) *client.Client {
+func startStdio(t *testing.T, stderr *queuetest.Buffer, flags ...string) *client.Client {
 	t.Helper()
 	return startStdioEnv(t, stderr, nil, flags...)
 }
 
 // startStdioEnv is startStdio with env added to the process's environment.
-func startStdioEnv(t *testing.T, stderr *syncBuffer, env []string, flags ...string) *client.Client {
+func startStdioEnv(t *testing.T, stderr *queuetest.Buffer, env []string, flags ...string) *client.Client {
 	t.Helper()
 	c, err := client.NewStdioMCPClientWithOptions(axpoolBin, append([]string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...),
 		append([]string{"mcp"}, flags...), transport.WithCommandStderrWriter(stderr))
@@ -306,29 +306,11 @@ func startStdioEnv(t *testing.T, stderr *syncBuffer, env []string, flags ...stri
 	return c
 }
 
-// syncBuffer is a goroutine-safe bytes.Buffer.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // server is a running `axpool serve` process.
 type server struct {
 	cmd    *exec.Cmd
 	url    string
-	stderr *syncBuffer
+	stderr *queuetest.Buffer
 	done   chan error
 }
 
@@ -343,7 +325,7 @@ func startServe(t testing.TB, tokenFiles []string, extra ...string) *server {
 		args = append(args, "--token-file", f)
 	}
 	args = append(args, extra...)
-	s := &server{stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &server{stderr: &queuetest.Buffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(axpoolBin, args...)
 	s.cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	pr, pw := io.Pipe()
@@ -516,7 +498,7 @@ func TestE2EStdoutIsProtocolOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr syncBuffer
+	var stdout, stderr queuetest.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -558,7 +540,7 @@ func TestE2EStdoutIsProtocolOnly(t *testing.T) {
 // SIGKILL is logged as `status="signal: killed"`; and no log line of the
 // gateway or its workers repeats an attribute.
 func TestE2EJobTimeoutAndLogs(t *testing.T) {
-	var stderr syncBuffer
+	var stderr queuetest.Buffer
 	c := startStdio(t, &stderr, "--workers", "1", "--slots", "1", "--job-timeout", "1s", "--log-level", "debug")
 
 	got := mustTool(t, c, "boruna_run", loopArgs(2_000_000_000))
@@ -664,7 +646,7 @@ func TestLogKeys(t *testing.T) {
 // --secret-env that is not a variable name is a usage error (mcp, serve
 // and worker), and one naming an unset variable is logged.
 func TestE2ESecretEnv(t *testing.T) {
-	var stderr syncBuffer
+	var stderr queuetest.Buffer
 	c := startStdioEnv(t, &stderr, []string{"APP_DB_URL=postgres://u:pw@db/app", "OAUTH_CALLBACK_PORT=8080", "APP_PIN_SECRET=7351"},
 		"--workers", "1", "--slots", "1", "--secret-env", "APP_DB_URL", "--secret-env", "NOT_SET_ANYWHERE")
 	got := mustTool(t, c, "boruna_run", `{"source":`+jstr(`fn main() -> String { "db postgres://u:pw@db/app, port 8080, pin 7351" }`)+`}`)

@@ -15,6 +15,7 @@
 package queuetest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	"os/exec"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -256,6 +258,27 @@ func runProfiled(child func() int) int {
 // stack's server ("" elsewhere). Its credentials are
 // queue.CredentialsFromEnv().
 func ChildURL() string { return os.Getenv(envURL) }
+
+// Buffer is a goroutine-safe bytes.Buffer for what child processes and
+// loggers write while a test reads it. The zero value is empty and ready.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+// String returns what was written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
 
 // errNoLeader is the error of a cluster without a JetStream meta leader.
 var errNoLeader = errors.New("queuetest: no JetStream meta leader")
