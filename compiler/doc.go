@@ -44,8 +44,9 @@
 // it finds in one pass; an erroneous expression gets an error type that
 // unifies with everything, so one mistake is reported once.
 //
-// The package knows nothing of NATS, MCP, workers or the gateway; it
-// imports only compiler/syntax, vm (the bytecode and built-in tables),
-// policy (capability names), internal/arena (the checker's allocators) and
-// the leaf helpers internal/spell and internal/text.
+// The package knows nothing of NATS, MCP, workers or the gateway; it uses
+// vm for the bytecode and built-in tables and policy for capability names.
+//
+// Imports: compiler/syntax, internal/arena, internal/spell, internal/text,
+// policy and vm.
 package compiler

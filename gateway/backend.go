@@ -33,8 +33,30 @@ type QueueBackend struct {
 	// Client is the gateway's queue client. Required.
 	Client *queue.Client
 	// Timeout is the job's deadline from submission; 0 means
-	// DefaultJobTimeout.
+	// DefaultJobTimeout. It must not exceed the queue's MaxAge (the
+	// longest a job stays queued; New checks): a job would otherwise be
+	// dropped from the queue before its deadline and answered only by the
+	// gateway's own wait, as worker_lost.
 	Timeout time.Duration
+}
+
+// validate checks b for New: a Client, a Timeout ≥ 0 and within the
+// queue's MaxAge.
+func (b *QueueBackend) validate() error {
+	switch {
+	case b.Client == nil:
+		return errors.New("gateway: QueueBackend.Client is required")
+	case b.Timeout < 0:
+		return fmt.Errorf("gateway: QueueBackend.Timeout must be ≥ 0 (0 means the default %v), got %v", DefaultJobTimeout, b.Timeout)
+	}
+	timeout := b.Timeout
+	if timeout == 0 {
+		timeout = DefaultJobTimeout
+	}
+	if age := b.Client.Bus().MaxAge(); age > 0 && timeout > age {
+		return fmt.Errorf("gateway: QueueBackend.Timeout (%v) exceeds the queue's MaxAge (%v): a job would leave the queue before its deadline", timeout, age)
+	}
+	return nil
 }
 
 // Run submits the job, relays its progress and returns its result.

@@ -47,8 +47,9 @@ func (b inProcessBackend) Run(ctx context.Context, tool string, args json.RawMes
 //
 //	go test -run '^$' -bench . -benchtime 10000x ./gateway/
 //
-// With AXPOOL_GATEWAY_TEST_CPUPROFILE=path each worker process writes a
-// CPU profile to path.<pid> (add -cpuprofile for the gateway process).
+// With AXPOOL_TEST_CPUPROFILE=path each worker process writes a CPU
+// profile to path.<pid> (queuetest.EnvCPUProfile; add -cpuprofile for the
+// gateway process).
 func BenchmarkRunHTTPQueue(b *testing.B) {
 	s := sharedStack(b)
 	benchHTTP(b, s.gw, s.sup.PIDs)

@@ -154,7 +154,7 @@ func TestHTTPEarlyDisconnect(t *testing.T) {
 // stream ends at once, empty.
 func TestHTTPCancelBeforeCall(t *testing.T) {
 	s := sharedStack(t)
-	be := &ctxBackend{inner: &QueueBackend{Client: s.client, Timeout: time.Minute}}
+	be := &ctxBackend{inner: &QueueBackend{Client: s.Client, Timeout: time.Minute}}
 	url := httpServer(t, s.newGateway(t, Config{Backend: be}), HTTPConfig{})
 	hdr := legacySession(t, url, testToken)
 	status, body := rawDo(t, http.MethodPost, url, hdr, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77}}`)

@@ -128,6 +128,7 @@
 // its own (including the tool's input schema, for x-mcp-header bindings),
 // which dominates the CPU of serving a call.
 //
-// The gateway imports tools, queue and wire; it must not import compiler
-// or vm directly.
+// The gateway never runs a VM: it does not import compiler or vm.
+//
+// Imports: internal/jsonenc, queue, tools and wire.
 package gateway

@@ -14,32 +14,17 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-)
 
-// testTransport keeps connections to the test servers alive: mcp-go's
-// default client shares http.DefaultTransport, which keeps only 2 idle
-// connections per host, so 50 concurrent clients would reconnect on almost
-// every call (as 50 separate agent processes would not).
-var testTransport = &http.Transport{MaxIdleConns: 1000, MaxIdleConnsPerHost: 1000, IdleConnTimeout: time.Minute}
+	"github.com/axpool/axpool/internal/mcptest"
+)
 
 // testToken is the bearer token of the HTTP tests.
 const testToken = "test-token-0123456789"
 
-// initialize starts c and runs the handshake.
+// initialize starts c and runs the handshake (mcptest.Initialize).
 func initialize(t testing.TB, c *client.Client) *mcp.InitializeResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := c.Start(ctx); err != nil {
-		t.Fatalf("client start: %v", err)
-	}
-	var req mcp.InitializeRequest
-	req.Params.ClientInfo = mcp.Implementation{Name: "gateway-test", Version: "1"}
-	res, err := c.Initialize(ctx, req)
-	if err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	return res
+	return mcptest.Initialize(t, c)
 }
 
 // inProcess returns an initialized in-process client of g.
@@ -84,85 +69,29 @@ func httpServer(t testing.TB, g *Server, cfg HTTPConfig) string {
 	return url
 }
 
-// httpClient returns an initialized Streamable HTTP client of url; legacy
-// pins the 2025-11-25 handshake (sessions), otherwise the client negotiates
-// the stateless 2026-07-28 protocol.
+// httpClient returns an initialized Streamable HTTP client of url with
+// the test token (mcptest.HTTPClient); legacy pins the 2025-11-25
+// handshake (sessions), otherwise the client negotiates the stateless
+// 2026-07-28 protocol.
 func httpClient(t testing.TB, url string, legacy bool) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(url,
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}),
-		transport.WithHTTPBasicClient(&http.Client{Transport: testTransport, Timeout: 60 * time.Second}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var opts []client.ClientOption
-	if legacy {
-		//lint:ignore SA1019 deliberately testing the session-based 2025-11-25 handshake that deployed clients still use
-		opts = append(opts, client.WithLegacyProtocolOnly())
-	}
-	c := client.NewClient(tr, opts...)
-	t.Cleanup(func() { c.Close() })
-	initialize(t, c)
-	return c
+	return mcptest.HTTPClient(t, url, testToken, legacy)
 }
 
-// call calls tool with args (a JSON object text) and returns the result.
+// call calls tool with args (a JSON object text) and returns the result,
+// within 60 s.
 func call(t testing.TB, c *client.Client, tool, args string, meta *mcp.Meta) (*mcp.CallToolResult, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var req mcp.CallToolRequest
-	req.Params.Name = tool
-	if args != "" {
-		req.Params.Arguments = json.RawMessage(args)
-	}
-	req.Params.Meta = meta
-	return c.CallTool(ctx, req)
+	return mcptest.Call(ctx, c, tool, args, meta)
 }
 
-// envelope checks the docs/tools.md §1 shape of res — one text item with the
-// pretty JSON, the same object in structuredContent, keys starting with
-// success and protocol_version 1, not isError — and returns the object.
+// envelope checks the docs/tools.md §1 shape of res and returns the object
+// (mcptest.Envelope).
 func envelope(t testing.TB, res *mcp.CallToolResult) map[string]any {
 	t.Helper()
-	if res.IsError {
-		t.Fatalf("isError result: %+v", res.Content)
-	}
-	if len(res.Content) != 1 {
-		t.Fatalf("%d content items, want 1", len(res.Content))
-	}
-	tc, ok := res.Content[0].(mcp.TextContent)
-	if !ok {
-		t.Fatalf("content is %T, want text", res.Content[0])
-	}
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, []byte(compact(t, tc.Text)), "", "  "); err != nil {
-		t.Fatal(err)
-	}
-	if pretty.String() != tc.Text {
-		t.Fatalf("text is not 2-space pretty JSON:\n%s", tc.Text)
-	}
-	if !bytes.HasPrefix([]byte(tc.Text), []byte("{\n  \"success\": ")) ||
-		!bytes.Contains([]byte(tc.Text), []byte(",\n  \"protocol_version\": 1,\n")) {
-		t.Fatalf("envelope does not start with success, protocol_version:\n%s", tc.Text)
-	}
-	var fromText, fromStructured map[string]any
-	if err := json.Unmarshal([]byte(tc.Text), &fromText); err != nil {
-		t.Fatal(err)
-	}
-	sc, err := json.Marshal(res.StructuredContent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(sc, &fromStructured); err != nil {
-		t.Fatalf("structuredContent: %v (%s)", err, sc)
-	}
-	a, _ := json.Marshal(fromText)
-	b, _ := json.Marshal(fromStructured)
-	if !bytes.Equal(a, b) {
-		t.Fatalf("structuredContent differs from text:\n%s\n%s", a, b)
-	}
-	return fromText
+	return mcptest.Envelope(t, res)
 }
 
 // mustCall calls and checks the envelope.
@@ -231,6 +160,6 @@ type initRequest struct{}
 
 func (initRequest) build() mcp.InitializeRequest {
 	var req mcp.InitializeRequest
-	req.Params.ClientInfo = mcp.Implementation{Name: "gateway-test", Version: "1"}
+	req.Params.ClientInfo = mcptest.ClientInfo
 	return req
 }

@@ -4,42 +4,30 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime/pprof"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/worker"
 )
 
-// The test binary doubles as a worker process: with envWorker set it runs
-// worker.RunProcess against the NATS URL in envURL, executing jobs with
-// tools.Call, exactly as `axpool worker` does.
-const (
-	envWorker = "AXPOOL_GATEWAY_TEST_WORKER"
-	envURL    = "AXPOOL_GATEWAY_TEST_NATS_URL"
-	envSlots  = "AXPOOL_GATEWAY_TEST_SLOTS"
-	// envCPUProfile, when set in the benchmark's environment, makes each
-	// worker process write a CPU profile to <value>.<pid> (for profiling
-	// the job path: go test -bench ... with AXPOOL_GATEWAY_TEST_CPUPROFILE).
-	envCPUProfile = "AXPOOL_GATEWAY_TEST_CPUPROFILE"
-)
+// The test binary doubles as a worker process: started by the stack's
+// Command (queuetest.RunChild) it runs worker.RunProcess against the
+// stack's server, executing jobs with tools.Call, exactly as `axpool
+// worker` does.
+// envSlots sets the slots of each worker process (default: the production
+// default). With queuetest.EnvCPUProfile set each writes a CPU profile.
+const envSlots = "AXPOOL_GATEWAY_TEST_SLOTS"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envWorker) == "1" {
-		os.Exit(workerMain())
-	}
+	queuetest.RunChild(workerMain)
 	code := m.Run()
 	sharedMu.Lock()
 	if shared != nil {
@@ -50,12 +38,6 @@ func TestMain(m *testing.M) {
 }
 
 func workerMain() int {
-	if path := os.Getenv(envCPUProfile); path != "" {
-		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
-			_ = pprof.StartCPUProfile(f)
-			defer func() { pprof.StopCPUProfile(); f.Close() }()
-		}
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	slots := 0 // the production default (worker.DefaultSlots)
@@ -68,11 +50,10 @@ func workerMain() int {
 		}
 		return b
 	})
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	err := worker.RunProcess(ctx, worker.ProcessOptions{
-		NATSURL:     os.Getenv(envURL),
+		NATSURL:     queuetest.ChildURL(),
 		Credentials: queue.CredentialsFromEnv(),
-		Worker: worker.Options{Slots: slots, Executor: exec, Logger: log, PullWait: 200 * time.Millisecond,
+		Worker: worker.Options{Slots: slots, Executor: exec, Logger: queuetest.Logger(), PullWait: 200 * time.Millisecond,
 			ShutdownGrace: time.Second, ProgressInterval: testProgressInterval / 2},
 	})
 	if err != nil {
@@ -87,16 +68,13 @@ func workerMain() int {
 // several times.
 const testProgressInterval = 100 * time.Millisecond
 
-// stack is a real single-node deployment inside the test: an embedded NATS
-// server, the job queue, worker processes (this test binary) and a gateway
-// on a QueueBackend.
+// stack is a real single-node deployment inside the test: the queuetest
+// stack (embedded NATS server, job queue on memory storage, client),
+// worker processes (this test binary) and a gateway on a QueueBackend.
 type stack struct {
-	emb    *queue.Embedded
-	nc     *nats.Conn
-	bus    *queue.Bus
-	client *queue.Client
-	sup    *worker.Supervisor
-	gw     *Server
+	*queuetest.Stack
+	sup *worker.Supervisor
+	gw  *Server
 }
 
 var (
@@ -116,58 +94,28 @@ func sharedStack(t testing.TB) *stack {
 	return shared
 }
 
-func quietLogger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-}
-
-// newStack starts NATS, the queue (memory storage) and n worker processes
-// (none when n is 0), and builds a gateway with the default test config.
+// newStack starts NATS, the queue and n worker processes (none when n is
+// 0), and builds a gateway with the default test config. The caller closes
+// it.
 func newStack(t testing.TB, n int, qcfg queue.Config) *stack {
 	t.Helper()
-	log := quietLogger()
-	emb, err := queue.StartEmbedded(queue.EmbeddedOptions{Logger: log})
+	qs, err := queuetest.New(queuetest.Options{Config: qcfg})
 	if err != nil {
-		t.Fatalf("StartEmbedded: %v", err)
+		t.Fatal(err)
 	}
-	nc, err := emb.Connect(queue.WithLogger(log))
-	if err != nil {
-		emb.Close()
-		t.Fatalf("connect: %v", err)
-	}
-	qcfg.Storage = jetstream.MemoryStorage
-	bus, err := queue.Open(context.Background(), nc, qcfg, log)
-	if err != nil {
-		emb.Close()
-		t.Fatalf("queue.Open: %v", err)
-	}
-	client, err := queue.NewClient(bus, queue.ClientOptions{Logger: log})
-	if err != nil {
-		emb.Close()
-		t.Fatalf("NewClient: %v", err)
-	}
-	s := &stack{emb: emb, nc: nc, bus: bus, client: client}
+	s := &stack{Stack: qs}
 	if n > 0 {
-		self, err := os.Executable()
-		if err != nil {
-			t.Fatal(err)
-		}
 		s.sup, err = worker.StartSupervisor(worker.SupervisorOptions{
-			N: n,
-			Command: func(int) *exec.Cmd {
-				cmd := exec.Command(self)
-				cmd.Env = append(os.Environ(), envWorker+"=1", envURL+"="+emb.URL())
-				cmd.Env = append(cmd.Env, emb.Credentials().Env()...)
-				return cmd
-			},
-			Stderr:    os.Stderr,
+			N:         n,
+			Command:   func(int) *exec.Cmd { return s.Command(nil) },
 			StopGrace: 5 * time.Second,
-			Logger:    log,
+			Logger:    queuetest.Logger(),
 		})
 		if err != nil {
 			s.close()
 			t.Fatalf("StartSupervisor: %v", err)
 		}
-		s.waitWorkers(t, n)
+		s.WaitWorkers(t, n)
 	}
 	s.gw = s.newGateway(t, Config{})
 	return s
@@ -178,7 +126,7 @@ func newStack(t testing.TB, n int, qcfg queue.Config) *stack {
 func (s *stack) newGateway(t testing.TB, cfg Config) *Server {
 	t.Helper()
 	if cfg.Backend == nil {
-		cfg.Backend = &QueueBackend{Client: s.client, Timeout: time.Minute}
+		cfg.Backend = &QueueBackend{Client: s.Client, Timeout: time.Minute}
 	}
 	if cfg.Local == nil {
 		cfg.Local = ToolsLocal(&tools.Env{})
@@ -187,7 +135,7 @@ func (s *stack) newGateway(t testing.TB, cfg Config) *Server {
 		cfg.Executes = tools.Executes
 	}
 	if cfg.Logger == nil {
-		cfg.Logger = quietLogger()
+		cfg.Logger = queuetest.Logger()
 	}
 	if cfg.Masker == nil {
 		cfg.Masker = NewMasker(nil)
@@ -205,39 +153,9 @@ func (s *stack) newGateway(t testing.TB, cfg Config) *Server {
 	return g
 }
 
-// waitWorkers waits until n worker processes answer the status request.
-func (s *stack) waitWorkers(t testing.TB, n int) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		st, err := s.client.Stats(context.Background())
-		if err == nil && st.WorkersAlive >= n {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%d workers did not come up", n)
-}
-
 func (s *stack) close() {
 	if s.sup != nil {
 		s.sup.Stop()
 	}
-	if s.client != nil {
-		s.client.Close()
-	}
-	if s.nc != nil {
-		s.nc.Close()
-	}
-	if s.emb != nil {
-		s.emb.Close()
-	}
+	s.Stack.Close()
 }
-
-// discard is an io.WriteCloser that drops everything.
-type discard struct{}
-
-func (discard) Write(p []byte) (int, error) { return len(p), nil }
-func (discard) Close() error                { return nil }
-
-var _ io.WriteCloser = discard{}

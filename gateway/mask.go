@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/axpool/axpool/internal/jsonenc"
 )
 
 // secretNameParts are the case-insensitive substrings that make an
@@ -205,11 +207,8 @@ func (m *Masker) maskJSON(doc []byte) ([]byte, error) {
 
 // quoteJSON returns s as a JSON string literal without HTML escaping.
 func quoteJSON(s string) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s) // a string always encodes
-	return strings.TrimSuffix(buf.String(), "\n")
+	b, _ := jsonenc.Marshal(s) // a string always encodes
+	return string(b)
 }
 
 // jsonEscape returns s as it appears inside a JSON string literal.

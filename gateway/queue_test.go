@@ -33,7 +33,7 @@ func TestQueueFull(t *testing.T) {
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		st, err := s.client.Stats(context.Background())
+		st, err := s.Client.Stats(context.Background())
 		if err == nil && st.Depth == 1 {
 			break
 		}
@@ -67,7 +67,7 @@ func TestQueueFull(t *testing.T) {
 	cancel()
 	<-firstDone
 	for {
-		st, err := s.client.Stats(context.Background())
+		st, err := s.Client.Stats(context.Background())
 		if err == nil && st.Depth == 0 {
 			break
 		}
@@ -152,7 +152,7 @@ func TestQueueUnavailable(t *testing.T) {
 	s := newStack(t, 0, queue.Config{RetryAfter: 400 * time.Millisecond})
 	defer s.close()
 	c := inProcess(t, s.gw)
-	s.nc.Close()
+	s.Conn.Close()
 	got := mustCall(t, c, "boruna_run", `{"source":"fn main() -> Int { 1 }"}`)
 	want := map[string]any{"success": false, "error_kind": "queue_unavailable", "outcome": "queue_unavailable",
 		"retryable": true, "retry_after_ms": float64(400), "job_id": "", "worker": "",

@@ -147,9 +147,13 @@ type Config struct {
 	// the run tools are then annotated open-world and not idempotent.
 	LiveCapabilities bool
 	// ProgressInterval is the minimum time between two progress
-	// notifications of one call; 0 means 200 ms (at most 5 per second).
+	// notifications of one call; 0 means DefaultProgressInterval (at most
+	// 5 per second).
 	ProgressInterval time.Duration
 }
+
+// DefaultProgressInterval is Config.ProgressInterval's default.
+const DefaultProgressInterval = 200 * time.Millisecond
 
 // Server is the MCP gateway: an mcp-go server with the 14 tools.
 type Server struct {
@@ -159,11 +163,22 @@ type Server struct {
 	mcp  *server.MCPServer
 }
 
-// New builds the gateway. It returns an error when a required Config field
-// is missing.
+// New builds the gateway. Errors: a required Config field is missing, a
+// negative duration, a QueueBackend whose Timeout is negative or longer
+// than the queue keeps a job (queue.Config.MaxAge: a job would vanish from
+// the queue before its deadline).
 func New(cfg Config) (*Server, error) {
 	if cfg.Backend == nil || cfg.Local == nil || cfg.Executes == nil {
 		return nil, errors.New("gateway: Config.Backend, Local and Executes are required")
+	}
+	if cfg.ProgressInterval < 0 {
+		return nil, fmt.Errorf("gateway: Config.ProgressInterval must be ≥ 0 (0 means the default %v), got %v",
+			DefaultProgressInterval, cfg.ProgressInterval)
+	}
+	if qb, ok := cfg.Backend.(*QueueBackend); ok {
+		if err := qb.validate(); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -171,8 +186,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Masker == nil {
 		cfg.Masker = NewMasker(os.Environ())
 	}
-	if cfg.ProgressInterval <= 0 {
-		cfg.ProgressInterval = 200 * time.Millisecond
+	if cfg.ProgressInterval == 0 {
+		cfg.ProgressInterval = DefaultProgressInterval
 	}
 	if cfg.Version == "" {
 		cfg.Version = "dev"

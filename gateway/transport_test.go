@@ -220,7 +220,7 @@ func TestProgress(t *testing.T) {
 // busySlots returns the number of jobs running on workers.
 func busySlots(t testing.TB, s *stack) int {
 	t.Helper()
-	st, err := s.client.Stats(context.Background())
+	st, err := s.Client.Stats(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func waitIdle(t testing.TB, s *stack, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
 	for time.Since(start) < within {
-		st, err := s.client.Stats(context.Background())
+		st, err := s.Client.Stats(context.Background())
 		if err == nil && st.BusySlots == 0 && st.InFlight == 0 && st.Depth == 0 {
 			return time.Since(start)
 		}

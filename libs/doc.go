@@ -55,4 +55,6 @@
 //   - A fifteenth library, std-effect, is an extra: the same Effect record
 //     with a constructor effect(kind, payload, callback_tag) and
 //     no_effects(), for programs that build effects of other kinds.
+//
+// Imports: nothing from the module.
 package libs

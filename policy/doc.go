@@ -6,7 +6,8 @@
 // JSON used for hashing, the `policy show` rendering, and the machine-
 // readable policy.schema.json.
 //
-// policy is a leaf of the module: it imports nothing from axpool but the
-// leaf helpers internal/spell and internal/text, and knows nothing of NATS,
-// MCP or the VM. The VM enforces a policy through Decide.
+// policy is a leaf of the language: it knows nothing of NATS, MCP or the
+// VM. The VM enforces a policy through Decide.
+//
+// Imports: internal/jsonenc, internal/spell and internal/text.
 package policy

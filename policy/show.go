@@ -2,11 +2,12 @@ package policy
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/axpool/axpool/internal/jsonenc"
 )
 
 // Show renders p as `axpool policy show` prints it (reference §5.5), one
@@ -115,10 +116,8 @@ func writeStrings(b *bytes.Buffer, xs []string) {
 	if xs == nil {
 		xs = []string{}
 	}
-	enc := json.NewEncoder(b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(xs) // []string always encodes
-	b.Truncate(b.Len() - 1)
+	out, _ := jsonenc.Marshal(xs) // []string always encodes
+	b.Write(out)
 }
 
 // UnmarshalJSON decodes a policy as boruna_run's policy argument does

@@ -13,95 +13,183 @@ import (
 )
 
 // Config is the job stream, consumer and bucket configuration applied by
-// Open. Zero fields take the defaults noted (DefaultConfig).
+// Open. A zero field takes the default named after it (DefaultMaxDepth …,
+// all of them in DefaultConfig); a negative one, or a combination that
+// breaks an invariant below, is refused by Open with an error naming the
+// field (Config.validate).
 type Config struct {
 	// MaxDepth bounds the jobs held by the stream (queued plus running);
-	// a submit beyond it fails at once with ErrQueueFull. Default 1000.
+	// a submit beyond it fails at once with ErrQueueFull. Default
+	// DefaultMaxDepth.
 	MaxDepth int64
-	// MaxBytes bounds the stream's bytes (same failure); default 1 GiB.
+	// MaxBytes bounds the stream's bytes (same failure); default
+	// DefaultMaxBytes.
 	MaxBytes int64
-	// MaxAge drops jobs older than this from the stream. Default 15 min.
+	// MaxAge drops jobs older than this from the stream. Default
+	// DefaultMaxAge. A gateway's job timeout must not exceed it (a queued
+	// job would vanish before its deadline; gateway.New checks).
 	MaxAge time.Duration
-	// MaxMsgSize bounds one encoded job in bytes. Default 4 MiB (a 1 MiB
-	// source plus arguments, JSON-escaped). It must not exceed the server's
-	// max payload.
+	// MaxMsgSize bounds one encoded job in bytes. Default DefaultMaxMsgSize
+	// (a 1 MiB source plus arguments, JSON-escaped), lowered to the
+	// server's max payload when that is smaller; a value set here must not
+	// exceed it (Open refuses it).
 	MaxMsgSize int32
-	// Duplicates is the publish dedup window (same job ID). Default 2 min.
+	// Duplicates is the publish dedup window (same job ID). Default
+	// DefaultDuplicates; at most MaxAge (JetStream's rule).
 	Duplicates time.Duration
 	// AckWait is how long a delivered job may go without an ack or an
 	// InProgress heartbeat before it is redelivered. Workers heartbeat
-	// every AckWait/3. Default 30 s.
+	// every AckWait/3. Default DefaultAckWait.
 	AckWait time.Duration
-	// MaxDeliver bounds the deliveries that may run one job. Default 3.
-	// The consumer allows one delivery more, which never runs the job but
-	// answers it worker_lost: so a job whose last run died is answered by a
-	// worker that pulls it, without depending on the (core NATS, fire and
-	// forget) MAX_DELIVERIES advisory, which remains a backup.
+	// MaxDeliver bounds the deliveries that may run one job. Default
+	// DefaultMaxDeliver. The consumer allows one delivery more, which never
+	// runs the job but answers it worker_lost: so a job whose last run died
+	// is answered by a worker that pulls it, without depending on the (core
+	// NATS, fire and forget) MAX_DELIVERIES advisory, which remains a
+	// backup.
 	MaxDeliver int
 	// MaxAckPending bounds jobs in flight across the fleet; set it to the
-	// total worker slots or more (slots beyond it wait for work). Default
-	// 4096: a worker process defaults to 8 slots per CPU.
+	// total worker slots or more (slots beyond it wait for work; a worker
+	// with more slots than it is refused by worker.New). Default
+	// DefaultMaxAckPending: a worker process defaults to 8 slots per CPU.
 	MaxAckPending int
 	// MaxWaiting bounds the pull requests waiting at the consumer: one per
 	// idle worker slot across the fleet (a slot beyond it gets "409
-	// Exceeded MaxWaiting" and backs off). Default 4096 (the server's own
-	// default is 512). The server cannot change it on an existing consumer:
-	// Open then keeps the consumer's value and logs a warning.
+	// Exceeded MaxWaiting" and backs off). Default DefaultMaxWaiting (the
+	// server's own default is 512). The server cannot change it on an
+	// existing consumer: Open then keeps the consumer's value and logs a
+	// warning.
 	MaxWaiting int
-	// ResultTTL is how long results stay readable. Default 1 h.
+	// ResultTTL is how long results stay readable. Default
+	// DefaultResultTTL.
 	ResultTTL time.Duration
-	// StateTTL is how long claims and cancel markers live; it must exceed
-	// a job's life in the queue. Default 1 h.
+	// StateTTL is how long claims and cancel markers live. Default
+	// DefaultStateTTL; it must exceed MaxAge, the longest life of a job in
+	// the queue (a marker that expired first would let a cancelled job run,
+	// or a lost one run twice).
 	StateTTL time.Duration
 	// Storage is jetstream.FileStorage (the zero value) or
 	// jetstream.MemoryStorage (faster; right for single-node mode, where
 	// jobs die with the process anyway).
 	Storage jetstream.StorageType
-	// Replicas is the stream and bucket replication factor; default 1, use
-	// 3 on a cluster.
+	// Replicas is the stream and bucket replication factor, 1 to
+	// MaxReplicas; default DefaultReplicas, use 3 on a cluster.
 	Replicas int
-	// RetryAfter is the wait suggested to callers on ErrQueueFull.
-	// Default 1 s.
+	// RetryAfter is the wait suggested to callers when the queue is full or
+	// unavailable (retry_after_ms). Default DefaultRetryAfter.
 	RetryAfter time.Duration
 }
 
-// DefaultConfig returns Config with every default filled in.
-func DefaultConfig() Config { return Config{}.withDefaults() }
+// The defaults of Config's zero fields.
+const (
+	DefaultMaxDepth      = 1000
+	DefaultMaxBytes      = 1 << 30
+	DefaultMaxAge        = 15 * time.Minute
+	DefaultMaxMsgSize    = 4 << 20
+	DefaultDuplicates    = 2 * time.Minute
+	DefaultAckWait       = 30 * time.Second
+	DefaultMaxDeliver    = 3
+	DefaultMaxAckPending = 4096
+	DefaultMaxWaiting    = 4096
+	DefaultResultTTL     = time.Hour
+	DefaultStateTTL      = time.Hour
+	DefaultReplicas      = 1
+	DefaultRetryAfter    = time.Second
+	// MaxReplicas is JetStream's largest replication factor.
+	MaxReplicas = 5
+)
 
-func (c Config) withDefaults() Config {
-	def := func(v *time.Duration, d time.Duration) {
-		if *v <= 0 {
-			*v = d
+// DefaultConfig returns Config with every default filled in.
+func DefaultConfig() Config {
+	c, _ := Config{}.withDefaults() // the zero Config is valid
+	return c
+}
+
+// withDefaults validates c (validate) and returns it with its zero fields
+// set to their defaults.
+func (c Config) withDefaults() (Config, error) {
+	if err := c.validate(); err != nil {
+		return c, err
+	}
+	setDefault(&c.MaxDepth, DefaultMaxDepth)
+	setDefault(&c.MaxBytes, DefaultMaxBytes)
+	setDefault(&c.MaxAge, DefaultMaxAge)
+	setDefault(&c.MaxMsgSize, DefaultMaxMsgSize)
+	setDefault(&c.Duplicates, DefaultDuplicates)
+	setDefault(&c.AckWait, DefaultAckWait)
+	setDefault(&c.MaxDeliver, DefaultMaxDeliver)
+	setDefault(&c.MaxAckPending, DefaultMaxAckPending)
+	setDefault(&c.MaxWaiting, DefaultMaxWaiting)
+	setDefault(&c.ResultTTL, DefaultResultTTL)
+	setDefault(&c.StateTTL, DefaultStateTTL)
+	setDefault(&c.Replicas, DefaultReplicas)
+	setDefault(&c.RetryAfter, DefaultRetryAfter)
+	if err := c.validateCombined(); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// validate refuses negative fields and an unknown storage type. Errors
+// name the field: `queue: Config.MaxDepth must be ≥ 0 (0 means the default
+// 1000), got -1`.
+func (c Config) validate() error {
+	for _, f := range []struct {
+		name string
+		v    int64
+		def  any
+	}{
+		{"MaxDepth", c.MaxDepth, DefaultMaxDepth},
+		{"MaxBytes", c.MaxBytes, DefaultMaxBytes},
+		{"MaxAge", int64(c.MaxAge), DefaultMaxAge},
+		{"MaxMsgSize", int64(c.MaxMsgSize), DefaultMaxMsgSize},
+		{"Duplicates", int64(c.Duplicates), DefaultDuplicates},
+		{"AckWait", int64(c.AckWait), DefaultAckWait},
+		{"MaxDeliver", int64(c.MaxDeliver), DefaultMaxDeliver},
+		{"MaxAckPending", int64(c.MaxAckPending), DefaultMaxAckPending},
+		{"MaxWaiting", int64(c.MaxWaiting), DefaultMaxWaiting},
+		{"ResultTTL", int64(c.ResultTTL), DefaultResultTTL},
+		{"StateTTL", int64(c.StateTTL), DefaultStateTTL},
+		{"Replicas", int64(c.Replicas), DefaultReplicas},
+		{"RetryAfter", int64(c.RetryAfter), DefaultRetryAfter},
+	} {
+		if f.v < 0 {
+			return fmt.Errorf("queue: Config.%s must be ≥ 0 (0 means the default %v), got %v", f.name, f.def, shown(f.def, f.v))
 		}
 	}
-	if c.MaxDepth <= 0 {
-		c.MaxDepth = 1000
+	if c.Storage != jetstream.FileStorage && c.Storage != jetstream.MemoryStorage {
+		return fmt.Errorf("queue: Config.Storage must be jetstream.FileStorage or jetstream.MemoryStorage, got %d", c.Storage)
 	}
-	if c.MaxBytes <= 0 {
-		c.MaxBytes = 1 << 30
+	return nil
+}
+
+// validateCombined checks the invariants between fields, once defaults are
+// set.
+func (c Config) validateCombined() error {
+	switch {
+	case c.Replicas > MaxReplicas:
+		return fmt.Errorf("queue: Config.Replicas must be at most %d, got %d", MaxReplicas, c.Replicas)
+	case c.Duplicates > c.MaxAge:
+		return fmt.Errorf("queue: Config.Duplicates (%v) must not exceed MaxAge (%v)", c.Duplicates, c.MaxAge)
+	case c.StateTTL <= c.MaxAge:
+		return fmt.Errorf("queue: Config.StateTTL (%v) must exceed MaxAge (%v): a job's claim and cancel marker must outlive the job in the queue", c.StateTTL, c.MaxAge)
 	}
-	if c.MaxMsgSize <= 0 {
-		c.MaxMsgSize = 4 << 20
+	return nil
+}
+
+// shown formats a negative field value in its field's unit.
+func shown(def any, v int64) any {
+	if _, ok := def.(time.Duration); ok {
+		return time.Duration(v)
 	}
-	if c.MaxDeliver <= 0 {
-		c.MaxDeliver = 3
+	return v
+}
+
+// setDefault sets *v to def when it is zero.
+func setDefault[T int | int32 | int64 | time.Duration](v *T, def T) {
+	if *v == 0 {
+		*v = def
 	}
-	if c.MaxAckPending <= 0 {
-		c.MaxAckPending = 4096
-	}
-	if c.MaxWaiting <= 0 {
-		c.MaxWaiting = 4096
-	}
-	if c.Replicas <= 0 {
-		c.Replicas = 1
-	}
-	def(&c.MaxAge, 15*time.Minute)
-	def(&c.Duplicates, 2*time.Minute)
-	def(&c.AckWait, 30*time.Second)
-	def(&c.ResultTTL, time.Hour)
-	def(&c.StateTTL, time.Hour)
-	def(&c.RetryAfter, time.Second)
-	return c
 }
 
 // Bus is an open job bus: the connection, the stream, the consumer and the
@@ -115,19 +203,34 @@ type Bus struct {
 	results jetstream.KeyValue
 	state   jetstream.KeyValue
 
-	ackWait    time.Duration
-	maxDeliver int
-	maxMsgSize int
-	retryAfter time.Duration
-	log        *slog.Logger
+	ackWait       time.Duration
+	maxDeliver    int
+	maxAckPending int
+	maxAge        time.Duration
+	maxMsgSize    int
+	retryAfter    time.Duration
+	log           *slog.Logger
 }
 
 // Open creates or updates the job stream, its consumer and the results and
 // state buckets with cfg, and returns the Bus. The gateway (the component
 // that owns the queue's configuration) calls Open; workers call Attach.
-// The connection stays owned by the caller.
+// The connection stays owned by the caller. Errors: an invalid cfg (a
+// negative field, Replicas over MaxReplicas, Duplicates over MaxAge,
+// StateTTL not over MaxAge, a MaxMsgSize set over the server's max
+// payload), each naming the field; JetStream errors, wrapped.
 func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bus, error) {
-	cfg = cfg.withDefaults()
+	explicitSize := cfg.MaxMsgSize != 0
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if p := nc.MaxPayload(); p > 0 && int64(cfg.MaxMsgSize) > p {
+		if explicitSize {
+			return nil, fmt.Errorf("queue: Config.MaxMsgSize (%d bytes) exceeds the server's max payload (%d bytes)", cfg.MaxMsgSize, p)
+		}
+		cfg.MaxMsgSize = int32(p) // the default is bounded by the server
+	}
 	if log == nil {
 		log = slog.Default()
 	}
@@ -251,11 +354,13 @@ func newBus(nc *nats.Conn, js jetstream.JetStream, stream jetstream.Stream, cons
 	}
 	return &Bus{
 		nc: nc, js: js, stream: stream, cons: cons, results: results, state: state,
-		ackWait:    ci.Config.AckWait,
-		maxDeliver: max(ci.Config.MaxDeliver-1, 0),
-		maxMsgSize: maxMsg,
-		retryAfter: DefaultConfig().RetryAfter,
-		log:        log,
+		ackWait:       ci.Config.AckWait,
+		maxDeliver:    max(ci.Config.MaxDeliver-1, 0),
+		maxAckPending: ci.Config.MaxAckPending,
+		maxAge:        si.Config.MaxAge,
+		maxMsgSize:    maxMsg,
+		retryAfter:    DefaultRetryAfter,
+		log:           log,
 	}
 }
 
@@ -269,6 +374,14 @@ func (b *Bus) AckWait() time.Duration { return b.ackWait }
 // (the consumer's MaxDeliver less the answer-only delivery). 0 means
 // unlimited.
 func (b *Bus) MaxDeliver() int { return b.maxDeliver }
+
+// MaxAckPending returns the consumer's MaxAckPending: the most jobs in
+// flight across the fleet (Config.MaxAckPending).
+func (b *Bus) MaxAckPending() int { return b.maxAckPending }
+
+// MaxAge returns the stream's MaxAge: the longest a job stays in the queue
+// (Config.MaxAge; 0 for a stream without one).
+func (b *Bus) MaxAge() time.Duration { return b.maxAge }
 
 // RetryAfter returns the wait suggested to callers when the queue is full
 // or unavailable (Config.RetryAfter; the default for a Bus from Attach).

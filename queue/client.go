@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -24,8 +25,10 @@ type ClientOptions struct {
 	GatewayID string
 	// PollInterval is the first fallback read of the results bucket while
 	// Wait blocks (in case a result event was lost); it doubles up to
-	// MaxPollInterval. Defaults 1 s and 8 s. A reconnect or a dropped event
-	// triggers an immediate read.
+	// MaxPollInterval. Zero means DefaultPollInterval, and
+	// max(DefaultMaxPollInterval, PollInterval); a negative value, or a
+	// MaxPollInterval set below PollInterval, is refused. A reconnect or a
+	// dropped event triggers an immediate read.
 	PollInterval, MaxPollInterval time.Duration
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
@@ -64,9 +67,21 @@ type pendingJob struct {
 	progress   chan [2]int64 // capacity 1, latest value wins
 }
 
+// The defaults of ClientOptions' zero fields.
+const (
+	DefaultPollInterval    = time.Second
+	DefaultMaxPollInterval = 8 * time.Second
+)
+
 // NewClient subscribes to the events of gateway opts.GatewayID and returns
 // the client. Close it when done (the bus and connection stay open).
+// Errors: a bad GatewayID, a negative poll interval, MaxPollInterval below
+// PollInterval, the subscription failing.
 func NewClient(bus *Bus, opts ClientOptions) (*Client, error) {
+	if opts.PollInterval < 0 || opts.MaxPollInterval < 0 {
+		return nil, fmt.Errorf("queue: ClientOptions.PollInterval and MaxPollInterval must be ≥ 0 (0 means the defaults %v and %v), got %v and %v",
+			DefaultPollInterval, DefaultMaxPollInterval, opts.PollInterval, opts.MaxPollInterval)
+	}
 	gw := opts.GatewayID
 	if gw == "" {
 		gw = "gw-" + uuid.NewString()[:8]
@@ -87,11 +102,14 @@ func NewClient(bus *Bus, opts ClientOptions) (*Client, error) {
 	if c.log == nil {
 		c.log = bus.log
 	}
-	if c.pollMin <= 0 {
-		c.pollMin = time.Second
+	if c.pollMin == 0 {
+		c.pollMin = DefaultPollInterval
+	}
+	if c.pollMax == 0 {
+		c.pollMax = max(DefaultMaxPollInterval, c.pollMin)
 	}
 	if c.pollMax < c.pollMin {
-		c.pollMax = max(8*time.Second, c.pollMin)
+		return nil, fmt.Errorf("queue: ClientOptions.MaxPollInterval (%v) must not be below PollInterval (%v)", c.pollMax, c.pollMin)
 	}
 	sub, err := bus.nc.Subscribe(EventWildcard(gw), c.onEvent)
 	if err != nil {
@@ -147,7 +165,7 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	if job.Reply == "" {
 		job.Reply = EventSubject(c.gw, job.ID)
 	}
-	data, err := marshalNoEscape(&job)
+	data, err := jsonenc.Marshal(&job)
 	if err != nil {
 		return "", &InvalidJobError{Field: "args", Reason: err.Error()}
 	}

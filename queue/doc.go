@@ -13,9 +13,11 @@
 //     Bus.StoreResult, Bus.PublishEvent, …) that package worker builds on.
 //
 // queue knows nothing of MCP, the compiler or the VM: a job's arguments and
-// its result are opaque JSON. It may import wire (a leaf package) to build
-// the service-level failure envelopes it writes itself (a cancelled queued
-// job, a lost worker).
+// its result are opaque JSON. It uses wire (a leaf package) for the
+// service-level failure envelopes it writes itself (a cancelled queued
+// job, the job metadata).
+//
+// Imports: internal/jsonenc and wire.
 //
 // # Delivery guarantees
 //

@@ -63,9 +63,14 @@ type Embedded struct {
 // a new private temp directory, signal handling off (the host owns
 // signals), logs to opts.Logger, a loopback listener on a random port, and
 // a random 256-bit password for user "axpool". It returns once the server
-// accepts connections. Errors: the temp dir cannot be created, the server
+// accepts connections. Errors: a negative Port, MaxPayload or JetStream
+// bound (0 means the default), the temp dir cannot be created, the server
 // fails to start within 10 s.
 func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
+	if opts.Port < 0 || opts.Port > 65535 || opts.MaxPayload < 0 || opts.JetStreamMaxMemory < 0 || opts.JetStreamMaxStore < 0 {
+		return nil, fmt.Errorf("queue: EmbeddedOptions: Port (0-65535), MaxPayload, JetStreamMaxMemory and JetStreamMaxStore must be ≥ 0 (0 means the default), got %d, %d, %d, %d",
+			opts.Port, opts.MaxPayload, opts.JetStreamMaxMemory, opts.JetStreamMaxStore)
+	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
@@ -123,7 +128,7 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("queue: embedded server: %w", err)
 	}
-	ns.SetLoggerV2(&slogAdapter{log: log.With("component", "nats-server")}, false, false, false)
+	ns.SetLoggerV2(ServerLogger(log.With("component", "nats-server")), false, false, false)
 	ns.Start()
 	if !ns.ReadyForConnections(10 * time.Second) {
 		ns.Shutdown()
@@ -225,6 +230,11 @@ func randomHex(n int) (string, error) {
 	}
 	return hex.EncodeToString(b), nil
 }
+
+// ServerLogger returns a nats-server logger (server.Logger, for
+// Server.SetLoggerV2) that writes to log: notices, debug and trace lines
+// at Debug level, warnings at Warn, errors and fatal errors at Error.
+func ServerLogger(log *slog.Logger) server.Logger { return &slogAdapter{log: log} }
 
 // slogAdapter implements server.Logger on top of slog.
 type slogAdapter struct{ log *slog.Logger }

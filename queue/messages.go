@@ -1,10 +1,11 @@
 package queue
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/axpool/axpool/internal/jsonenc"
 )
 
 // MessageVersion is the "v" of every Job and Event this package writes and
@@ -93,20 +94,8 @@ func DecodeEvent(data []byte) (*Event, error) {
 	return &e, nil
 }
 
-// marshalNoEscape encodes v without HTML escaping (so an envelope's "<"
-// stays "<") and without a trailing newline.
-func marshalNoEscape(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
-
 func marshalEvent(ev *Event) ([]byte, error) {
-	b, err := marshalNoEscape(ev)
+	b, err := jsonenc.Marshal(ev)
 	if err != nil {
 		return nil, fmt.Errorf("queue: encode event: %w", err)
 	}

@@ -141,12 +141,7 @@ func TestPullerNoConsumer(t *testing.T) {
 // A plain NATS server stands in for JetStream: the test answers the pull
 // requests itself.
 func TestPullerAbandonsUnansweredInbox(t *testing.T) {
-	e, err := StartEmbedded(EmbeddedOptions{TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	nc, err := e.Connect()
+	nc, err := StartTestServer(t).Connect()
 	if err != nil {
 		t.Fatal(err)
 	}

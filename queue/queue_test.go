@@ -15,41 +15,18 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
+	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// testBus starts an embedded server, opens the bus with cfg and returns a
-// client; everything is closed at the end of the test.
+// testBus starts a real bus with cfg (memory storage) and a client with
+// short poll intervals; everything is closed at the end of the test
+// (queuetest.Start through StartTestStack).
 func testBus(t *testing.T, cfg Config) (*Embedded, *Bus, *Client) {
 	t.Helper()
-	e, err := StartEmbedded(EmbeddedOptions{TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := e.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	nc, err := e.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.Storage == 0 {
-		cfg.Storage = jetstream.MemoryStorage
-	}
-	bus, err := Open(context.Background(), nc, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := NewClient(bus, ClientOptions{GatewayID: "gw1", PollInterval: 50 * time.Millisecond, MaxPollInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return e, bus, c
+	return StartTestStack(t, cfg, ClientOptions{GatewayID: "gw1", PollInterval: 50 * time.Millisecond, MaxPollInterval: 100 * time.Millisecond})
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -631,12 +608,7 @@ func TestMaxDeliveriesAdvisoryAndTerm(t *testing.T) {
 }
 
 func TestAttach(t *testing.T) {
-	e, err := StartEmbedded(EmbeddedOptions{TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	nc, err := e.Connect()
+	nc, err := StartTestServer(t).Connect()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -699,7 +671,7 @@ func TestMessages(t *testing.T) {
 	if _, err := DecodeEvent([]byte(`{"v":0}`)); !errors.As(err, &ve) {
 		t.Errorf("DecodeEvent v0: %v", err)
 	}
-	b, err := marshalNoEscape(&Job{V: 1, ID: "i", Tool: "t", Args: json.RawMessage(`{"s":"<a>"}`)})
+	b, err := jsonenc.Marshal(&Job{V: 1, ID: "i", Tool: "t", Args: json.RawMessage(`{"s":"<a>"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

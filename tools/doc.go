@@ -16,9 +16,10 @@
 // times; boruna_check's diagnostics list is bounded too
 // (repair.MaxDiagnosticsBytes).
 //
-// tools imports compiler, compiler/syntax, vm, policy, wire, the engines
-// below it (tools/workflow, tools/template, tools/framework, tools/repair,
-// tools/sealed), tools/toolwire (the response shapes it shares with
-// framework and sealed) and the leaf helpers internal/spell and
-// internal/text; it knows nothing of NATS or MCP.
+// tools shares the response shapes with framework and sealed through
+// tools/toolwire; it knows nothing of NATS or MCP.
+//
+// Imports: compiler, compiler/syntax, internal/spell, internal/text,
+// policy, tools/framework, tools/repair, tools/sealed, tools/template,
+// tools/toolwire, tools/workflow, vm and wire.
 package tools

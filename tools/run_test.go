@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
@@ -434,11 +435,8 @@ func TestRunOutputSchema(t *testing.T) {
 }
 
 func mustQuote(s string) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
+	b, _ := jsonenc.Marshal(s)
+	return string(b)
 }
 
 func TestRunTrace(t *testing.T) {

@@ -150,48 +150,8 @@ func enumSymbol(d *syntax.EnumDecl) *wire.Object {
 		Set("exported", d.Exported)
 }
 
-// TypeString renders a type expression as boruna_symbols does: `Int`,
-// `List<T>`, `Map<K, V>`, `Option<T>`, `Result<T, E>`, user names, `Unit`
-// for `()`, and function types as `(A, B) -> R`.
-func TypeString(t syntax.Type) string {
-	var b strings.Builder
-	writeTypeString(&b, t)
-	return b.String()
-}
-
-func writeTypeString(b *strings.Builder, t syntax.Type) {
-	switch t := t.(type) {
-	case *syntax.NamedType:
-		if t.Paren || t.Name == nil {
-			b.WriteString("Unit")
-			return
-		}
-		b.WriteString(t.Name.Name)
-		if len(t.Args) > 0 {
-			b.WriteByte('<')
-			for i, a := range t.Args {
-				if i > 0 {
-					b.WriteString(", ")
-				}
-				writeTypeString(b, a)
-			}
-			b.WriteByte('>')
-		}
-	case *syntax.FnType:
-		b.WriteByte('(')
-		for i, p := range t.Params {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			writeTypeString(b, p)
-		}
-		b.WriteString(") -> ")
-		if t.Result == nil {
-			b.WriteString("Unit")
-		} else {
-			writeTypeString(b, t.Result)
-		}
-	default:
-		b.WriteString("?")
-	}
-}
+// TypeString renders a type expression as boruna_symbols does
+// (syntax.FormatTypeStyle in syntax.SymbolStyle): `Int`, `List<T>`,
+// `Map<K, V>`, `Option<T>`, `Result<T, E>`, user names, `Unit` for `()`,
+// and function types as `(A, B) -> R`.
+func TypeString(t syntax.Type) string { return syntax.FormatTypeStyle(t, syntax.SymbolStyle) }

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -189,25 +188,6 @@ func TestWorkflowValidateRouted(t *testing.T) {
 	got := decode(t, call(t, nil, "boruna_workflow_validate", `{"workflow_json":"{"}`))
 	if got["success"] != false || got["error_kind"] != "parse_error" {
 		t.Fatalf("workflow_validate = %v", got)
-	}
-}
-
-func TestTruncateOnRuneBoundary(t *testing.T) {
-	for _, c := range []struct {
-		text string
-		max  int
-		want string
-	}{
-		{"abc", 5, "abc"},
-		{"abcdef", 3, "abc"},
-		{"ab€cd", 3, "ab"}, // € is 3 bytes: cutting at 3 would split it
-		{"ab€cd", 4, "ab"},
-		{"ab€cd", 5, "ab€"},
-		{"€", 0, ""},
-	} {
-		if got := string(text.Cut([]byte(c.text), c.max)); got != c.want {
-			t.Errorf("text.Cut(%q, %d) = %q, want %q", c.text, c.max, got, c.want)
-		}
 	}
 }
 

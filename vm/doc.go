@@ -19,9 +19,10 @@
 // Module, Disassemble or a trace, and they count as the basic instructions
 // they replace (docs/language.md "Steps").
 //
-// vm imports policy, internal/text and compiler/syntax (for syntax.Pos
-// alone, the one source-position type from the scanner to run-time errors,
-// as go.starlark.net's runtime uses syntax.Position); it knows nothing of
-// NATS, MCP or the wire envelope (its limit-kind strings equal wire.Limit*
-// by construction).
+// vm uses compiler/syntax for syntax.Pos alone (the one source-position
+// type from the scanner to run-time errors, as go.starlark.net's runtime
+// uses syntax.Position); it knows nothing of NATS, MCP or the wire envelope
+// (its limit-kind strings equal wire.Limit* by construction).
+//
+// Imports: compiler/syntax, internal/text and policy.
 package vm

@@ -2,14 +2,18 @@
 // that several packages need: the response envelope with its field order,
 // the protocol version, the closed set of outcomes, and the error kinds.
 //
-// wire is a leaf package: it imports nothing from axpool, so the queue,
-// the worker, the tools and the gateway can all share it.
+// wire is a leaf package (its only module import is its encoder), so the
+// queue, the worker, the tools and the gateway can all share it.
+//
+// Imports: internal/jsonenc.
 package wire
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/axpool/axpool/internal/jsonenc"
 )
 
 // ProtocolVersion is the envelope version carried by every tool response
@@ -120,13 +124,13 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		kb, err := encode(k)
+		kb, err := jsonenc.Marshal(k)
 		if err != nil {
 			return nil, err
 		}
 		buf.Write(kb)
 		buf.WriteByte(':')
-		vb, err := encode(o.vals[i])
+		vb, err := jsonenc.Marshal(o.vals[i])
 		if err != nil {
 			return nil, fmt.Errorf("wire: field %q: %w", k, err)
 		}
@@ -149,18 +153,6 @@ func (o *Object) Pretty() ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// encode marshals v without HTML escaping and without the encoder's
-// trailing newline.
-func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
 
 // ParseObject decodes a JSON object keeping its key order. Values are kept

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
@@ -38,7 +39,7 @@ func startInproc(t *testing.T, h *harness, opts Options, exec ExecutorFunc) *inp
 	if opts.PullWait == 0 {
 		opts.PullWait = 100 * time.Millisecond
 	}
-	opts.Logger = quietLog()
+	opts.Logger = queuetest.Logger()
 	w, err := New(h.bus, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -64,26 +65,8 @@ func okExec(context.Context, *queue.Job, func(int64, int64)) json.RawMessage { r
 
 func newHarnessPayload(t *testing.T, cfg queue.Config, maxPayload int32) *harness {
 	t.Helper()
-	emb, err := queue.StartEmbedded(queue.EmbeddedOptions{TempDir: t.TempDir(), MaxPayload: maxPayload, Logger: quietLog()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emb.Close() })
-	nc, err := emb.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Storage = jetstream.MemoryStorage
-	bus, err := queue.Open(context.Background(), nc, cfg, quietLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := queue.NewClient(bus, queue.ClientOptions{GatewayID: "gw", PollInterval: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return &harness{t: t, emb: emb, nc: nc, bus: bus, c: c, ran: map[string][]int{}, allPIDs: map[int]bool{}}
+	return newHarnessWith(t, queuetest.Options{Config: cfg, Embedded: queue.EmbeddedOptions{MaxPayload: maxPayload},
+		Client: queue.ClientOptions{GatewayID: "gw", PollInterval: 100 * time.Millisecond}})
 }
 
 func TestResultTooLarge(t *testing.T) {
@@ -276,6 +259,31 @@ func TestWorkerOptions(t *testing.T) {
 	}
 	if got := w.opts.Executor.(ToolsExecutor).Env.MaxResponseBytes; got != -1 {
 		t.Errorf("explicit MaxResponseBytes = %d, want -1", got)
+	}
+	if w.opts.PullWait != DefaultPullWait || w.opts.ShutdownGrace != DefaultShutdownGrace ||
+		w.opts.ProgressInterval != DefaultProgressInterval || w.opts.Version != DefaultVersion {
+		t.Errorf("defaults: %+v", w.opts)
+	}
+	for _, c := range []struct {
+		opts Options
+		want string
+	}{
+		{Options{Slots: -1}, "worker: Options.Slots must be ≥ 0 (0 means DefaultSlots(JobMemoryMB)), got -1"},
+		{Options{JobMemoryMB: -5}, "worker: Options.JobMemoryMB must be ≥ 0 (0 means tools.DefaultMemoryMB), got -5"},
+		{Options{PullWait: -time.Second}, "worker: Options.PullWait must be ≥ 0 (0 means 1s), got -1s"},
+		{Options{ShutdownGrace: -1}, "worker: Options.ShutdownGrace must be ≥ 0 (0 means 10s), got -1ns"},
+		{Options{ProgressInterval: -time.Millisecond}, "worker: Options.ProgressInterval must be ≥ 0 (0 means 200ms), got -1ms"},
+		{Options{Slots: 4097}, "worker: Options.Slots (4097) exceeds the job consumer's MaxAckPending (4096): the slots beyond it would never get a job"},
+	} {
+		c.opts.Executor = ExecutorFunc(okExec)
+		if _, err := New(h.bus, c.opts); err == nil || err.Error() != c.want {
+			t.Errorf("New(%+v) = %v\nwant %s", c.opts, err, c.want)
+		}
+	}
+	// The default slot count is bounded by MaxAckPending.
+	small := newHarnessPayload(t, queue.Config{MaxAckPending: 1}, 0)
+	if w, err := New(small.bus, Options{Executor: ExecutorFunc(okExec)}); err != nil || w.Status().Slots != 1 {
+		t.Errorf("default slots with MaxAckPending 1: %v, %v", err, w)
 	}
 }
 

@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime/pprof"
 	"strconv"
 	"sync"
 	"syscall"
@@ -16,21 +14,20 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/wire"
 )
 
-// The test binary doubles as the worker process: with envTestWorker set,
-// TestMain runs a worker (childMain) instead of the tests, so the tests
-// start real OS processes without building cmd/axpool.
+// The test binary doubles as the worker process: started by the stack's
+// Command, TestMain runs a worker (childMain) instead of the tests
+// (queuetest.RunChild), so the tests start real OS processes without
+// building cmd/axpool.
 const (
-	envTestWorker = "AXPOOL_TEST_WORKER"
-	envTestURL    = "AXPOOL_TEST_NATS_URL"
-	envTestSlots  = "AXPOOL_TEST_SLOTS"
-	envTestGrace  = "AXPOOL_TEST_GRACE"
+	envTestSlots = "AXPOOL_TEST_SLOTS"
+	envTestGrace = "AXPOOL_TEST_GRACE"
 	// envTestResponder makes the child a raw request/reply responder on
 	// subjEcho instead of a worker.
 	envTestResponder = "AXPOOL_TEST_RESPONDER"
@@ -41,24 +38,15 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envTestWorker) != "" {
-		os.Exit(childMain())
-	}
+	queuetest.RunChild(childMain)
 	goleak.VerifyTestMain(m)
 }
 
 func childMain() int {
-	if path := os.Getenv("AXPOOL_TEST_CPUPROFILE"); path != "" {
-		f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
-		if err == nil {
-			_ = pprof.StartCPUProfile(f)
-			defer func() { pprof.StopCPUProfile(); f.Close() }()
-		}
-	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	log := queuetest.Logger()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	url := os.Getenv(envTestURL)
+	url := queuetest.ChildURL()
 	creds := queue.CredentialsFromEnv()
 	tnc, err := queue.Connect(url, queue.WithCredentials(creds), queue.WithLogger(log))
 	if err != nil {
@@ -165,15 +153,17 @@ func (e *testExecutor) Execute(ctx context.Context, job *queue.Job, progress fun
 	return mustJSON(wire.InvalidArgs(wire.KindInvalidArgs, "unknown test tool "+job.Tool))
 }
 
-// harness is one test's bus: an embedded server, the bus opened with the
-// test's config, a gateway client, and the supervised worker processes.
+// harness is one test's bus: a queuetest stack (embedded server, the bus
+// opened with the test's config, a gateway client) and the supervised
+// worker processes.
 type harness struct {
-	t   testing.TB
-	emb *queue.Embedded
-	nc  *nats.Conn
-	bus *queue.Bus
-	c   *queue.Client
-	sup *Supervisor
+	t     testing.TB
+	stack *queuetest.Stack
+	emb   *queue.Embedded
+	nc    *nats.Conn
+	bus   *queue.Bus
+	c     *queue.Client
+	sup   *Supervisor
 
 	mu      sync.Mutex
 	ran     map[string][]int // job → pids that started it
@@ -189,35 +179,16 @@ type ran struct {
 
 func newHarness(t testing.TB, cfg queue.Config) *harness {
 	t.Helper()
-	tmp := t.TempDir()
-	emb, err := queue.StartEmbedded(queue.EmbeddedOptions{TempDir: tmp, Logger: quietLog()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &harness{t: t, emb: emb, ran: map[string][]int{}, started: make(chan ran, 100), allPIDs: map[int]bool{}}
-	t.Cleanup(func() {
-		store := emb.StoreDir()
-		if err := emb.Close(); err != nil {
-			t.Error(err)
-		}
-		if _, err := os.Stat(store); !os.IsNotExist(err) {
-			t.Errorf("store dir %s left behind", store)
-		}
-	})
-	h.nc, err = emb.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Storage = jetstream.MemoryStorage
-	h.bus, err = queue.Open(context.Background(), h.nc, cfg, quietLog())
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.c, err = queue.NewClient(h.bus, queue.ClientOptions{GatewayID: "gw", PollInterval: 200 * time.Millisecond, MaxPollInterval: 400 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.c.Close() })
+	return newHarnessWith(t, queuetest.Options{Config: cfg,
+		Client: queue.ClientOptions{GatewayID: "gw", PollInterval: 200 * time.Millisecond, MaxPollInterval: 400 * time.Millisecond}})
+}
+
+// newHarnessWith is newHarness with every stack option.
+func newHarnessWith(t testing.TB, opts queuetest.Options) *harness {
+	t.Helper()
+	s := queuetest.Start(t, opts)
+	h := &harness{t: t, stack: s, emb: s.Embedded, nc: s.Conn, bus: s.Bus, c: s.Client,
+		ran: map[string][]int{}, started: make(chan ran, 100), allPIDs: map[int]bool{}}
 	record := func(m *nats.Msg) ran {
 		var r ran
 		_ = json.Unmarshal(m.Data, &r)
@@ -242,10 +213,6 @@ func newHarness(t testing.TB, cfg queue.Config) *harness {
 	return h
 }
 
-func quietLog() *slog.Logger {
-	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-}
-
 // startWorkers supervises n worker processes (the test binary) with the
 // given slots each.
 func (h *harness) startWorkers(n, slots int, grace time.Duration) *Supervisor {
@@ -259,26 +226,15 @@ func (h *harness) startWorkers(n, slots int, grace time.Duration) *Supervisor {
 // entries, without waiting for them.
 func (h *harness) startProcesses(n, slots int, grace time.Duration, extraEnv ...string) *Supervisor {
 	h.t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	env := append(os.Environ(), envTestWorker+"=1", envTestURL+"="+h.emb.URL(),
-		envTestSlots+"="+strconv.Itoa(slots), envTestGrace+"="+grace.String())
-	env = append(env, h.emb.Credentials().Env()...)
-	env = append(env, extraEnv...)
+	env := append([]string{envTestSlots + "=" + strconv.Itoa(slots), envTestGrace + "=" + grace.String()}, extraEnv...)
 	sup, err := StartSupervisor(SupervisorOptions{
-		N: n,
-		Command: func(int) *exec.Cmd {
-			cmd := exec.Command(self)
-			cmd.Env = append([]string(nil), env...)
-			return cmd
-		},
+		N:          n,
+		Command:    func(int) *exec.Cmd { return h.stack.Command(nil, env...) },
 		MinBackoff: 50 * time.Millisecond,
 		MaxBackoff: 400 * time.Millisecond,
 		StopGrace:  grace + 3*time.Second,
 		OnExit:     h.onExit,
-		Logger:     quietLog(),
+		Logger:     queuetest.Logger(),
 	})
 	if err != nil {
 		h.t.Fatal(err)
@@ -291,26 +247,17 @@ func (h *harness) startProcesses(n, slots int, grace time.Duration, extraEnv ...
 	return sup
 }
 
-// waitWorkers waits until n workers answer the status request.
+// waitWorkers waits until n workers answer the status request and records
+// the supervisor's pids (checkProcessesGone checks them all).
 func (h *harness) waitWorkers(n int) {
 	h.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		for _, p := range h.sup.PIDs() {
-			if p != 0 {
-				h.mu.Lock()
-				h.allPIDs[p] = true
-				h.mu.Unlock()
-			}
+	h.stack.WaitWorkers(h.t, n)
+	for _, p := range h.sup.PIDs() {
+		if p != 0 {
+			h.mu.Lock()
+			h.allPIDs[p] = true
+			h.mu.Unlock()
 		}
-		st, err := h.bus.Stats(context.Background())
-		if err == nil && st.WorkersAlive == n {
-			return
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("workers alive: %d, want %d (err %v)", st.WorkersAlive, n, err)
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -24,8 +24,10 @@ import (
 // supervisor died.
 const EnvSupervisorPID = "AXPOOL_SUPERVISOR_PID"
 
-// SupervisorOptions configure a Supervisor. Zero fields take the defaults
-// noted.
+// SupervisorOptions configure a Supervisor. A zero field takes the default
+// named after it; a negative duration, MaxBackoff set below MinBackoff, or
+// StopGrace not above WorkerGrace is refused by StartSupervisor with an
+// error naming the field.
 type SupervisorOptions struct {
 	// N is the number of worker processes (required, ≥ 1).
 	N int
@@ -41,14 +43,19 @@ type SupervisorOptions struct {
 	Stderr io.Writer
 	// MinBackoff and MaxBackoff bound the delay before restarting a process
 	// that died; the delay doubles on each consecutive failure. Defaults
-	// 100 ms and 10 s.
+	// DefaultMinBackoff and max(DefaultMaxBackoff, MinBackoff).
 	MinBackoff, MaxBackoff time.Duration
 	// StableAfter: a process that ran at least this long resets the
-	// backoff. Default 10 s.
+	// backoff. Default DefaultStableAfter.
 	StableAfter time.Duration
-	// StopGrace is how long Stop waits after SIGTERM before SIGKILL; give it
-	// more than the workers' ShutdownGrace + PullWait. Default 15 s.
+	// StopGrace is how long Stop waits after SIGTERM before SIGKILL.
+	// Default DefaultStopGrace. It must exceed WorkerGrace.
 	StopGrace time.Duration
+	// WorkerGrace is how long a worker process may take to stop after
+	// SIGTERM: its Options.ShutdownGrace + PullWait, when the caller knows
+	// them (0: unknown, not checked). A StopGrace not above it would SIGKILL
+	// workers while they still hand their jobs back.
+	WorkerGrace time.Duration
 	// GOMAXPROCS is the number of CPUs on which each worker process
 	// schedules goroutines, passed in its environment. 0 means
 	// ceil(NumCPU / N): the N processes share the machine's CPUs instead of
@@ -72,6 +79,14 @@ type SupervisorOptions struct {
 	Logger *slog.Logger
 }
 
+// The defaults of SupervisorOptions' zero fields.
+const (
+	DefaultMinBackoff  = 100 * time.Millisecond
+	DefaultMaxBackoff  = 10 * time.Second
+	DefaultStableAfter = 10 * time.Second
+	DefaultStopGrace   = 15 * time.Second
+)
+
 // Supervisor keeps N worker processes running.
 type Supervisor struct {
 	opts SupervisorOptions
@@ -89,7 +104,9 @@ type Supervisor struct {
 
 // StartSupervisor starts opts.N worker processes and keeps them running
 // until Stop. A process that fails to start is retried with the same
-// backoff as one that died. Errors: invalid options.
+// backoff as one that died. Errors: N < 1, no Command, a negative
+// duration, MaxBackoff set below MinBackoff, StopGrace not above
+// WorkerGrace.
 func StartSupervisor(opts SupervisorOptions) (*Supervisor, error) {
 	if opts.N < 1 {
 		return nil, fmt.Errorf("worker: supervisor needs N ≥ 1, got %d", opts.N)
@@ -97,20 +114,41 @@ func StartSupervisor(opts SupervisorOptions) (*Supervisor, error) {
 	if opts.Command == nil {
 		return nil, errors.New("worker: supervisor needs a Command")
 	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+		def  any
+	}{
+		{"MinBackoff", opts.MinBackoff, DefaultMinBackoff},
+		{"MaxBackoff", opts.MaxBackoff, DefaultMaxBackoff},
+		{"StableAfter", opts.StableAfter, DefaultStableAfter},
+		{"StopGrace", opts.StopGrace, DefaultStopGrace},
+		{"WorkerGrace", opts.WorkerGrace, "unknown"},
+	} {
+		if f.v < 0 {
+			return nil, fmt.Errorf("worker: SupervisorOptions.%s must be ≥ 0 (0 means %v), got %v", f.name, f.def, f.v)
+		}
+	}
 	if opts.Stderr == nil {
 		opts.Stderr = os.Stderr
 	}
-	if opts.MinBackoff <= 0 {
-		opts.MinBackoff = 100 * time.Millisecond
+	if opts.MinBackoff == 0 {
+		opts.MinBackoff = DefaultMinBackoff
+	}
+	if opts.MaxBackoff == 0 {
+		opts.MaxBackoff = max(DefaultMaxBackoff, opts.MinBackoff)
 	}
 	if opts.MaxBackoff < opts.MinBackoff {
-		opts.MaxBackoff = max(10*time.Second, opts.MinBackoff)
+		return nil, fmt.Errorf("worker: SupervisorOptions.MaxBackoff (%v) must not be below MinBackoff (%v)", opts.MaxBackoff, opts.MinBackoff)
 	}
-	if opts.StableAfter <= 0 {
-		opts.StableAfter = 10 * time.Second
+	if opts.StableAfter == 0 {
+		opts.StableAfter = DefaultStableAfter
 	}
-	if opts.StopGrace <= 0 {
-		opts.StopGrace = 15 * time.Second
+	if opts.StopGrace == 0 {
+		opts.StopGrace = DefaultStopGrace
+	}
+	if opts.WorkerGrace > 0 && opts.StopGrace <= opts.WorkerGrace {
+		return nil, fmt.Errorf("worker: SupervisorOptions.StopGrace (%v) must exceed WorkerGrace (%v): Stop would kill workers still handing their jobs back", opts.StopGrace, opts.WorkerGrace)
 	}
 	log := opts.Logger
 	if log == nil {

@@ -37,13 +37,18 @@ func (f ExecutorFunc) Execute(ctx context.Context, job *queue.Job, progress func
 	return f(ctx, job, progress)
 }
 
-// Options configure a Worker. Zero fields take the defaults noted.
+// Options configure a Worker. A zero field takes the default named after
+// it; a negative one, or Slots above the job consumer's MaxAckPending, is
+// refused by New with an error naming the field.
 type Options struct {
 	// ID names the worker in results ("worker"), claims and status; "" means
 	// "<host>-<pid>-<random>". It must not contain '!'.
 	ID string
 	// Slots is the number of jobs run at once; default
-	// DefaultSlots(JobMemoryMB) (SlotsPerCPU per CPU, bounded by memory).
+	// DefaultSlots(JobMemoryMB) (SlotsPerCPU per CPU, bounded by memory),
+	// at most the bus's MaxAckPending. A value set here above
+	// Bus.MaxAckPending is refused: the slots beyond it would never get a
+	// job (queue.Config.MaxAckPending).
 	Slots int
 	// JobMemoryMB is the most memory one job may use, in MB (the
 	// executor's per-job memory limit: the operator's ceiling, or the
@@ -53,14 +58,16 @@ type Options struct {
 	// Executor runs jobs (required).
 	Executor Executor
 	// PullWait is how long one pull waits for a job; it bounds how long a
-	// shutdown waits for idle slots. Default 1 s.
+	// shutdown waits for idle slots. Default DefaultPullWait.
 	PullWait time.Duration
 	// ShutdownGrace is how long running jobs may finish after shutdown
 	// starts; jobs still running then are stopped and handed back (Nak) to
-	// run elsewhere. Default 10 s.
+	// run elsewhere. Default DefaultShutdownGrace. A supervisor's StopGrace
+	// must exceed ShutdownGrace + PullWait (SupervisorOptions.WorkerGrace).
 	ShutdownGrace time.Duration
 	// ProgressInterval is the minimum time between two progress events of
-	// one job (docs/tools.md §2: at most ~5 per second). Default 200 ms.
+	// one job (docs/tools.md §2: at most ~5 per second). Default
+	// DefaultProgressInterval.
 	ProgressInterval time.Duration
 	// Mask, when set, is applied to every result envelope before it is
 	// stored and published: the operator's secret masking (docs/tools.md
@@ -72,6 +79,14 @@ type Options struct {
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
+
+// The defaults of Options' zero fields.
+const (
+	DefaultPullWait         = time.Second
+	DefaultShutdownGrace    = 10 * time.Second
+	DefaultProgressInterval = 200 * time.Millisecond
+	DefaultVersion          = "0.0.0"
+)
 
 // Cancellation causes of a job's context.
 var (
@@ -101,10 +116,33 @@ type Worker struct {
 // runningJob is the entry of a job in Worker.running.
 type runningJob struct{ cancel context.CancelCauseFunc }
 
-// New returns a worker for bus. Errors: no Executor, a bad ID.
+// New returns a worker for bus. Errors: no Executor, a bad ID, a negative
+// Slots, JobMemoryMB or duration, Slots above bus.MaxAckPending().
 func New(bus *queue.Bus, opts Options) (*Worker, error) {
 	if opts.Executor == nil {
 		return nil, errors.New("worker: no executor")
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+		def  any
+	}{
+		{"Slots", int64(opts.Slots), "DefaultSlots(JobMemoryMB)"},
+		{"JobMemoryMB", opts.JobMemoryMB, "tools.DefaultMemoryMB"},
+		{"PullWait", int64(opts.PullWait), DefaultPullWait},
+		{"ShutdownGrace", int64(opts.ShutdownGrace), DefaultShutdownGrace},
+		{"ProgressInterval", int64(opts.ProgressInterval), DefaultProgressInterval},
+	} {
+		if f.v < 0 {
+			shown := any(f.v)
+			if _, ok := f.def.(time.Duration); ok {
+				shown = time.Duration(f.v)
+			}
+			return nil, fmt.Errorf("worker: Options.%s must be ≥ 0 (0 means %v), got %v", f.name, f.def, shown)
+		}
+	}
+	if limit := bus.MaxAckPending(); limit > 0 && opts.Slots > limit {
+		return nil, fmt.Errorf("worker: Options.Slots (%d) exceeds the job consumer's MaxAckPending (%d): the slots beyond it would never get a job", opts.Slots, limit)
 	}
 	// A run's unbounded result is refused before it is encoded once it
 	// would not fit the bus's largest result (tools.Env.MaxResponseBytes),
@@ -128,20 +166,23 @@ func New(bus *queue.Bus, opts Options) (*Worker, error) {
 	if strings.ContainsRune(opts.ID, '!') {
 		return nil, fmt.Errorf("worker: ID %q must not contain '!'", opts.ID)
 	}
-	if opts.Slots <= 0 {
+	if opts.Slots == 0 {
 		opts.Slots = DefaultSlots(opts.JobMemoryMB)
+		if limit := bus.MaxAckPending(); limit > 0 {
+			opts.Slots = min(opts.Slots, limit)
+		}
 	}
-	if opts.PullWait <= 0 {
-		opts.PullWait = time.Second
+	if opts.PullWait == 0 {
+		opts.PullWait = DefaultPullWait
 	}
-	if opts.ShutdownGrace <= 0 {
-		opts.ShutdownGrace = 10 * time.Second
+	if opts.ShutdownGrace == 0 {
+		opts.ShutdownGrace = DefaultShutdownGrace
 	}
-	if opts.ProgressInterval <= 0 {
-		opts.ProgressInterval = 200 * time.Millisecond
+	if opts.ProgressInterval == 0 {
+		opts.ProgressInterval = DefaultProgressInterval
 	}
 	if opts.Version == "" {
-		opts.Version = "0.0.0"
+		opts.Version = DefaultVersion
 	}
 	log := opts.Logger
 	if log == nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
 )
 
 // TestThousandJobsThreeWorkers: 1,000 jobs on 3 worker processes; every job
@@ -461,7 +462,7 @@ func TestSupervisorRestartsAndStops(t *testing.T) {
 			starts = append(starts, time.Now())
 			smu.Unlock()
 		},
-		Logger: quietLog(),
+		Logger: queuetest.Logger(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -499,7 +500,7 @@ func TestSupervisorRestartsAndStops(t *testing.T) {
 		StopGrace: 200 * time.Millisecond,
 		OnExit:    func(_, _ int, err error) { exited <- err },
 		Stderr:    w,
-		Logger:    quietLog(),
+		Logger:    queuetest.Logger(),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -529,7 +530,7 @@ func TestSupervisorRestartsAndStops(t *testing.T) {
 // exit with status 2, are killed with SIGKILL and are stopped, exactly:
 // the status as exec words it, each attribute once.
 func TestSupervisorLog(t *testing.T) {
-	var buf syncBuf
+	var buf queuetest.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug,
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && a.Key == slog.TimeKey {
@@ -595,24 +596,6 @@ level=DEBUG msg="worker process stopped" component=supervisor worker=0 pid=%[3]d
 	}
 }
 
-// syncBuf is a goroutine-safe strings.Builder.
-type syncBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
@@ -655,7 +638,7 @@ func TestSupervisorGOMAXPROCS(t *testing.T) {
 				return len(p), nil
 			}),
 			StopGrace: time.Second,
-			Logger:    quietLog(),
+			Logger:    queuetest.Logger(),
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -687,4 +670,40 @@ func TestSupervisorGOMAXPROCS(t *testing.T) {
 	if got := run(1, 5, []string{"GOMAXPROCS=7"}); !slices.Equal(got, []string{"[worker 0] procs=7"}) {
 		t.Errorf("from the environment: %q", got)
 	}
+}
+
+// TestSupervisorOptions: invalid options are refused with the field's
+// name before any process starts.
+func TestSupervisorOptions(t *testing.T) {
+	cmd := func(int) *exec.Cmd { return exec.Command("true") }
+	for _, c := range []struct {
+		opts SupervisorOptions
+		want string
+	}{
+		{SupervisorOptions{Command: cmd}, "worker: supervisor needs N ≥ 1, got 0"},
+		{SupervisorOptions{N: 1}, "worker: supervisor needs a Command"},
+		{SupervisorOptions{N: 1, Command: cmd, MinBackoff: -1}, "worker: SupervisorOptions.MinBackoff must be ≥ 0 (0 means 100ms), got -1ns"},
+		{SupervisorOptions{N: 1, Command: cmd, StopGrace: -time.Second}, "worker: SupervisorOptions.StopGrace must be ≥ 0 (0 means 15s), got -1s"},
+		{SupervisorOptions{N: 1, Command: cmd, MinBackoff: time.Second, MaxBackoff: 500 * time.Millisecond},
+			"worker: SupervisorOptions.MaxBackoff (500ms) must not be below MinBackoff (1s)"},
+		{SupervisorOptions{N: 1, Command: cmd, WorkerGrace: DefaultShutdownGrace + DefaultPullWait, StopGrace: 11 * time.Second},
+			"worker: SupervisorOptions.StopGrace (11s) must exceed WorkerGrace (11s): Stop would kill workers still handing their jobs back"},
+		{SupervisorOptions{N: 1, Command: cmd, WorkerGrace: 20 * time.Second},
+			"worker: SupervisorOptions.StopGrace (15s) must exceed WorkerGrace (20s): Stop would kill workers still handing their jobs back"},
+	} {
+		c.opts.Logger = queuetest.Logger()
+		if sup, err := StartSupervisor(c.opts); err == nil || err.Error() != c.want {
+			if sup != nil {
+				sup.Stop()
+			}
+			t.Errorf("StartSupervisor(%+v) = %v\nwant %s", c.opts, err, c.want)
+		}
+	}
+	// The default grace covers the default worker's.
+	sup, err := StartSupervisor(SupervisorOptions{N: 1, Command: cmd, WorkerGrace: DefaultShutdownGrace + DefaultPullWait,
+		MinBackoff: time.Hour, Logger: queuetest.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sup.Stop()
 }

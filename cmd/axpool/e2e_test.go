@@ -25,6 +25,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/internal/mcptest"
+	"github.com/axpool/axpool/queue/queuetest"
 )
 
 // End-to-end tests of the built binary: `axpool mcp` over stdio and
@@ -35,6 +37,7 @@ import (
 var axpoolBin string
 
 func TestMain(m *testing.M) {
+	queuetest.RunChild(func() int { return run(os.Args[1:]) })
 	dir, err := os.MkdirTemp("", "axpool-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -61,40 +64,20 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// initClient runs the handshake (mcptest.Initialize).
 func initClient(t testing.TB, c *client.Client) *mcp.InitializeResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	var req mcp.InitializeRequest
-	req.Params.ClientInfo = mcp.Implementation{Name: "e2e", Version: "1"}
-	res, err := c.Initialize(ctx, req)
-	if err != nil {
-		t.Fatalf("initialize: %v", err)
-	}
-	return res
+	return mcptest.Initialize(t, c)
 }
 
+// callTool calls tool and checks the docs/tools.md §1 shape of its result
+// (mcptest.Decode).
 func callTool(ctx context.Context, c *client.Client, tool, args string, meta *mcp.Meta) (map[string]any, error) {
-	var req mcp.CallToolRequest
-	req.Params.Name = tool
-	req.Params.Arguments = json.RawMessage(args)
-	req.Params.Meta = meta
-	res, err := c.CallTool(ctx, req)
+	res, err := mcptest.Call(ctx, c, tool, args, meta)
 	if err != nil {
 		return nil, err
 	}
-	if res.IsError || len(res.Content) != 1 {
-		return nil, fmt.Errorf("bad result: %+v", res)
-	}
-	text := res.Content[0].(mcp.TextContent).Text
-	var m map[string]any
-	if err := json.Unmarshal([]byte(text), &m); err != nil {
-		return nil, err
-	}
-	if !strings.HasPrefix(text, "{\n  \"success\": ") {
-		return nil, fmt.Errorf("envelope order: %s", text)
-	}
-	return m, nil
+	return mcptest.Decode(res)
 }
 
 func mustTool(t testing.TB, c *client.Client, tool, args string) map[string]any {
@@ -222,7 +205,7 @@ func checkProgress(t *testing.T, c *client.Client, token string) {
 
 func TestE2EStdio(t *testing.T) {
 	tmp := t.TempDir()
-	var stderr syncBuffer
+	var stderr queuetest.Buffer
 	c, err := client.NewStdioMCPClientWithOptions(axpoolBin, []string{"TMPDIR=" + tmp, "PATH=" + os.Getenv("PATH")},
 		[]string{"mcp", "--workers", "1", "--slots", "1"}, transport.WithCommandStderrWriter(&stderr))
 	if err != nil {
@@ -300,13 +283,13 @@ func TestE2EStdio(t *testing.T) {
 // startStdio starts `axpool mcp` with flags and a private TMPDIR, its
 // stderr going to stderr, and returns an initialized client, closed at the
 // end of the test.
-func startStdio(t *testing.T, stderr *syncBuffer, flags ...string) *client.Client {
+func startStdio(t *testing.T, stderr *queuetest.Buffer, flags ...string) *client.Client {
 	t.Helper()
 	return startStdioEnv(t, stderr, nil, flags...)
 }
 
 // startStdioEnv is startStdio with env added to the process's environment.
-func startStdioEnv(t *testing.T, stderr *syncBuffer, env []string, flags ...string) *client.Client {
+func startStdioEnv(t *testing.T, stderr *queuetest.Buffer, env []string, flags ...string) *client.Client {
 	t.Helper()
 	c, err := client.NewStdioMCPClientWithOptions(axpoolBin, append([]string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...),
 		append([]string{"mcp"}, flags...), transport.WithCommandStderrWriter(stderr))
@@ -323,29 +306,11 @@ func startStdioEnv(t *testing.T, stderr *syncBuffer, env []string, flags ...stri
 	return c
 }
 
-// syncBuffer is a goroutine-safe bytes.Buffer.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // server is a running `axpool serve` process.
 type server struct {
 	cmd    *exec.Cmd
 	url    string
-	stderr *syncBuffer
+	stderr *queuetest.Buffer
 	done   chan error
 }
 
@@ -360,7 +325,7 @@ func startServe(t testing.TB, tokenFiles []string, extra ...string) *server {
 		args = append(args, "--token-file", f)
 	}
 	args = append(args, extra...)
-	s := &server{stderr: &syncBuffer{}, done: make(chan error, 1)}
+	s := &server{stderr: &queuetest.Buffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(axpoolBin, args...)
 	s.cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	pr, pw := io.Pipe()
@@ -408,26 +373,11 @@ func (s *server) stop(t testing.TB) {
 	}
 }
 
+// httpMCP returns an initialized Streamable HTTP client of url with token
+// (mcptest.HTTPClient).
 func httpMCP(t testing.TB, url, token string, legacy bool) *client.Client {
 	t.Helper()
-	tr, err := transport.NewStreamableHTTP(url,
-		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + token}),
-		transport.WithHTTPTimeout(120*time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var opts []client.ClientOption
-	if legacy {
-		//lint:ignore SA1019 deliberately testing the session-based 2025-11-25 handshake that deployed clients still use
-		opts = append(opts, client.WithLegacyProtocolOnly())
-	}
-	c := client.NewClient(tr, opts...)
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	initClient(t, c)
-	return c
+	return mcptest.HTTPClient(t, url, token, legacy)
 }
 
 func writeToken(t testing.TB, name, secret string) string {
@@ -548,7 +498,7 @@ func TestE2EStdoutIsProtocolOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stdout, stderr syncBuffer
+	var stdout, stderr queuetest.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -590,7 +540,7 @@ func TestE2EStdoutIsProtocolOnly(t *testing.T) {
 // SIGKILL is logged as `status="signal: killed"`; and no log line of the
 // gateway or its workers repeats an attribute.
 func TestE2EJobTimeoutAndLogs(t *testing.T) {
-	var stderr syncBuffer
+	var stderr queuetest.Buffer
 	c := startStdio(t, &stderr, "--workers", "1", "--slots", "1", "--job-timeout", "1s", "--log-level", "debug")
 
 	got := mustTool(t, c, "boruna_run", loopArgs(2_000_000_000))
@@ -696,7 +646,7 @@ func TestLogKeys(t *testing.T) {
 // --secret-env that is not a variable name is a usage error (mcp, serve
 // and worker), and one naming an unset variable is logged.
 func TestE2ESecretEnv(t *testing.T) {
-	var stderr syncBuffer
+	var stderr queuetest.Buffer
 	c := startStdioEnv(t, &stderr, []string{"APP_DB_URL=postgres://u:pw@db/app", "OAUTH_CALLBACK_PORT=8080", "APP_PIN_SECRET=7351"},
 		"--workers", "1", "--slots", "1", "--secret-env", "APP_DB_URL", "--secret-env", "NOT_SET_ANYWHERE")
 	got := mustTool(t, c, "boruna_run", `{"source":`+jstr(`fn main() -> String { "db postgres://u:pw@db/app, port 8080, pin 7351" }`)+`}`)

@@ -5,6 +5,10 @@
 // Exit status: 0 on success, 1 when the program or operation failed,
 // 2 on usage errors. Subcommands live in their own files and register
 // themselves on rootCmd in an init function.
+//
+// Imports: compiler, compiler/syntax, gateway, internal/jsonenc, policy,
+// queue, tools, tools/framework, tools/repair, tools/template,
+// tools/workflow, vm, wire and worker.
 package main
 
 import (

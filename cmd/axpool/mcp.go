@@ -212,7 +212,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	warnMissingDirs(log, nf.libsDir, nf.templatesDir)
 
 	n := &node{log: log}
-	qcfg := queue.Config{MaxDepth: nf.queueDepth}
+	qcfg := queueConfig(nf)
 	var secretsEnv []string
 	var err error
 	if nf.nats == "" {
@@ -273,6 +273,16 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	return n, nil
 }
 
+// queueConfig is the queue of a gateway started with nf: --queue-depth
+// jobs, kept at least --job-timeout (queue.Config.MaxAge, which
+// gateway.New checks against the job timeout), their claims and cancel
+// markers longer still (StateTTL above MaxAge).
+func queueConfig(nf *nodeFlags) queue.Config {
+	c := queue.Config{MaxDepth: nf.queueDepth, MaxAge: max(queue.DefaultMaxAge, nf.jobTimeout)}
+	c.StateTTL = max(queue.DefaultStateTTL, 2*c.MaxAge)
+	return c
+}
+
 // startWorkers supervises nf.workers `axpool worker` processes of this
 // binary against the embedded server. The credentials travel in the
 // environment, never on the command line. log is the untagged base logger
@@ -291,7 +301,10 @@ func startWorkers(emb *queue.Embedded, nf *nodeFlags, log *slog.Logger) (*worker
 			return c
 		},
 		Stderr: os.Stderr,
-		Logger: log,
+		// The workers run with the default shutdown grace (workerArgs
+		// passes none): Stop must give them that long to hand jobs back.
+		WorkerGrace: worker.DefaultShutdownGrace + worker.DefaultPullWait,
+		Logger:      log,
 	})
 }
 

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/spf13/pflag"
+
+	"github.com/axpool/axpool/queue/queuetest"
 )
 
 // TestMemoryCeilingFlags: mcp, serve and worker default --max-memory-mb to
@@ -57,7 +59,7 @@ func TestWorkerArgs(t *testing.T) {
 // so a string that doubles until memory runs out stops at 1024 MB; a call
 // asking less than the ceiling keeps its own limit.
 func TestE2EMemoryCeilingDefault(t *testing.T) {
-	var stderr syncBuffer
+	var stderr queuetest.Buffer
 	c := startStdio(t, &stderr, "--workers", "1")
 
 	src := jstr("fn main() -> Int {\n  let mut s = \"x\"\n  while true { s = s ++ s }\n  0\n}\n")

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/policy"
 )
 
@@ -42,9 +42,11 @@ on stdout (nothing on stderr), with the same exit codes.`,
 			if errors.As(err, &ve) {
 				out["errors"] = []map[string]any{ve.Details()}
 			}
-			enc := json.NewEncoder(cmd.OutOrStdout()) // map keys encode sorted
-			enc.SetEscapeHTML(false)
-			if werr := enc.Encode(out); werr != nil {
+			b, werr := jsonenc.Marshal(out) // map keys encode sorted
+			if werr == nil {
+				_, werr = fmt.Fprintf(cmd.OutOrStdout(), "%s\n", b)
+			}
+			if werr != nil {
 				return fail(exitFail, "error: %v", werr)
 			}
 			if err != nil {

@@ -74,7 +74,7 @@ func init() {
 	f.StringVar(&workerFlags.libsDir, "libs-dir", "libs", libsDirUsage)
 	f.StringVar(&workerFlags.templatesDir, "templates-dir", "templates", "directory holding the app templates")
 	f.StringVar(&workerFlags.id, "id", "", "worker ID in results and stats (default host-pid-random)")
-	f.DurationVar(&workerFlags.shutdownGrace, "shutdown-grace", 10*time.Second, "how long running jobs may finish on shutdown")
+	f.DurationVar(&workerFlags.shutdownGrace, "shutdown-grace", worker.DefaultShutdownGrace, "how long running jobs may finish on shutdown")
 	f.Int64Var(&workerFlags.maxSteps, "max-steps", 0, "ceiling on a job's max_steps (0 = no ceiling)")
 	f.Int64Var(&workerFlags.maxWallMs, "max-wall-ms", 0, "ceiling on a job's wall-clock limit in ms (0 = no ceiling)")
 	f.Int64Var(&workerFlags.maxMemoryMB, "max-memory-mb", DefaultMemoryCeilingMB, memoryCeilingUsage)

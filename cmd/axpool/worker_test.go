@@ -4,68 +4,30 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-
+	"github.com/axpool/axpool/gateway"
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
+	"github.com/axpool/axpool/tools"
 )
 
-// envCLIChild makes the test binary run the axpool command line given as its
-// arguments, so TestWorkerCLI can start `axpool worker` as a real process
-// without building cmd/axpool.
-const envCLIChild = "AXPOOL_CLI_TEST_CHILD"
-
-func init() {
-	if os.Getenv(envCLIChild) == "1" {
-		os.Exit(run(os.Args[1:]))
-	}
-}
-
-// openQueue starts an embedded NATS server, closed at the end of the test,
-// and sets the job queue up on it as a gateway does.
-func openQueue(t *testing.T) (*queue.Embedded, *queue.Bus) {
-	t.Helper()
-	emb, err := queue.StartEmbedded(queue.EmbeddedOptions{TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { emb.Close() })
-	nc, err := emb.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return emb, bus
-}
+// The test binary runs the axpool command line given as its arguments when
+// started by queuetest's Command (TestMain's queuetest.RunChild), so
+// TestWorkerCLI can start `axpool worker` as a real process without
+// building cmd/axpool.
 
 func TestWorkerCLI(t *testing.T) {
-	emb, bus := openQueue(t)
+	s := queuetest.Start(t, queuetest.Options{})
+	emb, client := s.Embedded, s.Client
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	client, err := queue.NewClient(bus, queue.ClientOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
 
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stderr strings.Builder
-	cmd := exec.Command(self, "worker", "--nats", emb.URL(), "--slots", "2", "--id", "cli-worker", "--max-steps", "1000")
-	cmd.Env = append(append(os.Environ(), envCLIChild+"=1"), emb.Credentials().Env()...)
+	cmd := s.Command([]string{"worker", "--nats", emb.URL(), "--slots", "2", "--id", "cli-worker", "--max-steps", "1000"})
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -166,11 +128,7 @@ func TestWorkerCLIErrors(t *testing.T) {
 			t.Errorf("axpool %v: code %d stderr %q; want %d %q", c.args, code, stderr, c.code, c.stderr)
 		}
 	}
-	emb, err := queue.StartEmbedded(queue.EmbeddedOptions{TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer emb.Close()
+	emb := queuetest.StartEmbedded(t, queue.EmbeddedOptions{})
 	t.Setenv(queue.EnvNATSUser, "axpool")
 	t.Setenv(queue.EnvNATSPassword, "wrong")
 	_, stderr, code := runCLI(t, "queue", "stats", "--nats", emb.URL())
@@ -189,7 +147,7 @@ func TestWorkerCLIErrors(t *testing.T) {
 // accepts TCP connections and never answers: exit 1 with one line naming
 // the URL, within 5 s.
 func TestQueueStatsNodeGone(t *testing.T) {
-	emb, _ := openQueue(t)
+	emb := queuetest.Start(t, queuetest.Options{}).Embedded
 	t.Setenv(queue.EnvNATSUser, emb.Credentials().User)
 	t.Setenv(queue.EnvNATSPassword, emb.Credentials().Password)
 	url := emb.URL()
@@ -243,5 +201,23 @@ func TestQueueStatsNodeGone(t *testing.T) {
 	<-done
 	for _, c := range conns {
 		c.Close()
+	}
+}
+
+// TestQueueConfigFollowsJobTimeout: the gateway's queue keeps a job at
+// least --job-timeout, and the resulting configuration is one queue.Open
+// and gateway.New accept (their invariants: StateTTL above MaxAge, the job
+// timeout within MaxAge).
+func TestQueueConfigFollowsJobTimeout(t *testing.T) {
+	for _, timeout := range []time.Duration{time.Second, gateway.DefaultJobTimeout, 30 * time.Minute, 3 * time.Hour} {
+		cfg := queueConfig(&nodeFlags{queueDepth: 5, jobTimeout: timeout})
+		if cfg.MaxDepth != 5 || cfg.MaxAge != max(queue.DefaultMaxAge, timeout) || cfg.StateTTL <= cfg.MaxAge {
+			t.Errorf("job timeout %v: queue config %+v", timeout, cfg)
+		}
+		s := queuetest.Start(t, queuetest.Options{Config: cfg})
+		if _, err := gateway.New(gateway.Config{Backend: &gateway.QueueBackend{Client: s.Client, Timeout: timeout},
+			Local: gateway.ToolsLocal(&tools.Env{}), Executes: tools.Executes, Logger: queuetest.Logger()}); err != nil {
+			t.Errorf("job timeout %v: %v", timeout, err)
+		}
 	}
 }

@@ -30,8 +30,8 @@
 // Errors are *Error values with codes E001 (lexer) and E002 (parser),
 // collected in a sorted ErrorList (docs/language.md "Compile errors").
 //
-// This package imports only the standard library, internal/arena (the
-// chunked allocator the tree lives in) and the leaf helpers internal/spell
-// and internal/text; it knows nothing of types, bytecode, the VM, NATS or
-// MCP.
+// This package knows nothing of types, bytecode, the VM, NATS or MCP.
+//
+// Imports: internal/arena, internal/jsonenc, internal/spell and
+// internal/text.
 package syntax

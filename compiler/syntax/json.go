@@ -2,7 +2,6 @@ package syntax
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/axpool/axpool/internal/jsonenc"
 )
 
 // This file is the one JSON encoding of the syntax tree: `axpool ast`
@@ -135,7 +136,7 @@ func (e *astEncoder) release() {
 	if cap(pend) > keepBuffer/64 {
 		pend = nil
 	}
-	*e = astEncoder{buf: buf, out: out, stack: stack, pend: pend, strEnc: e.strEnc}
+	*e = astEncoder{buf: buf, out: out, stack: stack, pend: pend}
 	encoders.Put(e)
 }
 
@@ -156,9 +157,6 @@ type astEncoder struct {
 	out   []byte // the kept prefix
 	full  bool   // out holds limit bytes: newlines are only counted
 	size  int64  // bytes flushed (written, or kept and counted)
-
-	strBuf bytes.Buffer  // strings that need escaping are encoded here
-	strEnc *json.Encoder // by this encoder (nil until needed)
 }
 
 // astTaskKind says what an astTask writes.
@@ -712,11 +710,5 @@ func (e *astEncoder) string(s string) {
 		e.buf = append(e.buf, '"')
 		return
 	}
-	if e.strEnc == nil {
-		e.strEnc = json.NewEncoder(&e.strBuf)
-		e.strEnc.SetEscapeHTML(false)
-	}
-	e.strBuf.Reset()
-	_ = e.strEnc.Encode(s) // a string always encodes
-	e.buf = append(e.buf, bytes.TrimSuffix(e.strBuf.Bytes(), []byte("\n"))...)
+	e.buf, _ = jsonenc.Append(e.buf, s) // a string always encodes
 }

@@ -461,4 +461,23 @@ func TestFormatType(t *testing.T) {
 	if got := FormatType(nil); got != "Unit" {
 		t.Errorf("FormatType(nil) = %q", got)
 	}
+	// The symbols style (boruna_symbols).
+	for src, want := range map[string]string{
+		"()":                          "Unit",
+		"Fn(Int, Bool) -> Fn() -> ()": "(Int, Bool) -> () -> Unit",
+		"Map<String, Fn(Int) -> ()>":  "Map<String, (Int) -> Unit>",
+		"Option<P>":                   "Option<P>",
+	} {
+		f, errs := Parse("", []byte("fn f(x: "+src+") { }"))
+		if errs != nil {
+			t.Fatalf("%s: %v", src, errs)
+		}
+		if got := FormatTypeStyle(f.Items[0].(*FnDecl).Params[0].Type, SymbolStyle); got != want {
+			t.Errorf("FormatTypeStyle(%s, SymbolStyle) = %q, want %q", src, got, want)
+		}
+	}
+	var fn *FnType
+	if got := FormatTypeStyle(fn, SymbolStyle); got != "Unit" {
+		t.Errorf("a nil *FnType = %q", got)
+	}
 }

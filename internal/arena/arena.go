@@ -4,6 +4,8 @@
 // geometrically, so small sources stay small, and both keep their memory
 // across Reset for the next compilation. Neither is safe for concurrent
 // use; the zero value of each is ready to use.
+//
+// Imports: nothing from the module.
 package arena
 
 const (

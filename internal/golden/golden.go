@@ -3,6 +3,8 @@
 // compared byte for byte with a file next to it, and rewritten instead
 // when the test runs with -update (each test package declares that flag
 // and passes its value). It is imported by tests only.
+//
+// Imports: wire.
 package golden
 
 import (

@@ -3,8 +3,9 @@
 // unknown identifiers, keywords, capabilities, policy fields, tool and
 // argument names all use Nearest, so every message suggests by one rule.
 //
-// spell imports only the standard library; every package of the module may
-// import it.
+// Every package of the module may import it.
+//
+// Imports: nothing from the module.
 package spell
 
 import "unicode/utf8"

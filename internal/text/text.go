@@ -4,8 +4,9 @@
 // excerpt clips it here, so all cuts look alike: on a rune boundary,
 // followed by "…".
 //
-// text imports only the standard library; every package of the module may
-// import it.
+// Every package of the module may import it.
+//
+// Imports: nothing from the module.
 package text
 
 import "unicode/utf8"

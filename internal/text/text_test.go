@@ -30,6 +30,22 @@ func TestClip(t *testing.T) {
 }
 
 func TestCut(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc", 5, "abc"},
+		{"abcdef", 3, "abc"},
+		{"ab€cd", 3, "ab"}, // € is 3 bytes: cutting at 3 would split it
+		{"ab€cd", 4, "ab"},
+		{"ab€cd", 5, "ab€"},
+		{"€", 0, ""},
+	} {
+		if got := string(Cut([]byte(c.s), c.n)); got != c.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
 	if got := Cut("héllo", 2); got != "h" {
 		t.Errorf("Cut string = %q", got)
 	}

@@ -64,7 +64,9 @@
 //     policy when Options.Ceiling is set (docs/tools.md §3), so init() and
 //     the actors it spawns can use only what the operator allows.
 //
-// framework imports compiler, compiler/syntax, vm, policy, wire,
-// tools/toolwire (the compile-errors shape and location fields it shares
-// with boruna_run) and internal/text; it knows nothing of NATS or MCP.
+// framework shares the compile-errors shape and the run-failure outcomes
+// with boruna_run through tools/toolwire; it knows nothing of NATS or MCP.
+//
+// Imports: compiler, compiler/syntax, internal/text, policy,
+// tools/toolwire, vm and wire.
 package framework

@@ -51,8 +51,10 @@
 // CheckTool and RepairTool build the tools' response envelopes
 // (wire.Envelope); the tools package routes boruna_check and boruna_repair
 // to them and appends outcome/retryable. Everything here is safe for
-// concurrent use. repair imports compiler, compiler/syntax, vm (variant
-// shapes), wire, tools/toolwire (message clipping and library file names
-// shared with the compile tools) and internal/spell; it knows nothing of
-// NATS, MCP or execution.
+// concurrent use. repair uses vm for variant shapes and tools/toolwire for
+// the message clipping and library file names it shares with the compile
+// tools; it knows nothing of NATS, MCP or execution.
+//
+// Imports: compiler, compiler/syntax, internal/spell, tools/toolwire, vm
+// and wire.
 package repair

@@ -31,8 +31,9 @@
 //     `capability budget exceeded: <cap>` and `CapabilityBudgetExceeded(…)`).
 //   - Every response ends with outcome and retryable (docs/tools.md §5).
 //
-// sealed imports compiler, vm, policy, wire, tools/toolwire (the
+// sealed shares with boruna_run, through tools/toolwire, the
 // compile-errors, MISSING_MAIN and policy failures and the run-failure
-// location fields it shares with boruna_run) and internal/text; it knows
-// nothing of NATS or MCP.
+// mapping (toolwire.RunFailure); it knows nothing of NATS or MCP.
+//
+// Imports: compiler, internal/text, policy, tools/toolwire, vm and wire.
 package sealed

@@ -35,6 +35,8 @@
 //   - A rendered source larger than MaxSourceBytes (the compiler's source
 //     limit) is a template_error.
 //
-// template imports compiler (for apply's validate option) and wire; it
-// knows nothing of NATS or MCP.
+// template uses compiler for apply's validate option; it knows nothing of
+// NATS or MCP.
+//
+// Imports: compiler and wire.
 package template

@@ -6,7 +6,8 @@
 // and the location fields of a run failure. One function builds each
 // shape, so the engines cannot drift apart.
 //
-// toolwire imports compiler, vm, policy, wire and internal/text; it must
-// not import the engines that use it (tools, framework, sealed) and knows
-// nothing of NATS or MCP.
+// toolwire must not import the engines that use it (tools, framework,
+// sealed, and scripts outside tools/) and knows nothing of NATS or MCP.
+//
+// Imports: compiler, internal/text, policy, vm and wire.
 package toolwire

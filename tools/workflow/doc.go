@@ -49,6 +49,7 @@
 //
 // Everything is linear or n log n in the size of the document: 100,000
 // steps validate in well under a second, and every adversarial 8 MiB shape
-// in BenchmarkAdversarial takes under a second. workflow imports only wire
-// and internal/text.
+// in BenchmarkAdversarial takes under a second.
+//
+// Imports: internal/text and wire.
 package workflow

@@ -1,0 +1,244 @@
+package depgraph
+
+import (
+	"bytes"
+	"encoding/json"
+	"go/build"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/axpool/axpool"
+
+// allowed lists, for every package of the module (relative import paths),
+// the module packages its non-test files may import. A package missing
+// from the table fails the test. Tests may import more (the helpers
+// internal/golden, internal/mcptest, queue/queuetest, and worker from the
+// gateway's tests).
+var allowed = map[string][]string{
+	// Leaves: the standard library only.
+	"internal/arena":    nil,
+	"internal/depgraph": nil,
+	"internal/jsonenc":  nil,
+	"internal/spell":    nil,
+	"internal/text":     nil,
+	"internal/mcptest":  nil,
+	"libs":              nil,
+
+	"wire":            {"internal/jsonenc"},
+	"internal/golden": {"wire"},
+
+	// The language: no NATS, no MCP, no wire.
+	"policy":          {"internal/jsonenc", "internal/spell", "internal/text"},
+	"vm":              {"compiler/syntax", "internal/text", "policy"},
+	"compiler/syntax": {"internal/arena", "internal/jsonenc", "internal/spell", "internal/text"},
+	"compiler":        {"compiler/syntax", "internal/arena", "internal/spell", "internal/text", "policy", "vm"},
+
+	// The tool engines.
+	"tools/toolwire":  {"compiler", "internal/text", "policy", "vm", "wire"},
+	"tools/workflow":  {"internal/text", "wire"},
+	"tools/template":  {"compiler", "wire"},
+	"tools/sealed":    {"compiler", "internal/text", "policy", "tools/toolwire", "vm", "wire"},
+	"tools/framework": {"compiler", "compiler/syntax", "internal/text", "policy", "tools/toolwire", "vm", "wire"},
+	"tools/repair":    {"compiler", "compiler/syntax", "internal/spell", "tools/toolwire", "vm", "wire"},
+	"tools": {"compiler", "compiler/syntax", "internal/spell", "internal/text", "policy", "tools/framework",
+		"tools/repair", "tools/sealed", "tools/template", "tools/toolwire", "tools/workflow", "vm", "wire"},
+
+	// The service: queue knows nothing of MCP or the tools; the gateway
+	// never runs a VM (no compiler, no vm).
+	"queue":           {"internal/jsonenc", "wire"},
+	"queue/queuetest": {"queue"},
+	"worker":          {"queue", "tools", "wire"},
+	"gateway":         {"internal/jsonenc", "queue", "tools", "wire"},
+
+	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "internal/jsonenc", "policy", "queue", "tools",
+		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
+}
+
+// thirdParty lists the import path prefixes outside the standard library
+// and the module that a package's non-test files may import; a package not
+// listed may import none.
+var thirdParty = map[string][]string{
+	"vm":               {"golang.org/x/text/"},
+	"tools":            {"github.com/santhosh-tekuri/jsonschema/", "golang.org/x/text/"},
+	"queue":            {"github.com/google/uuid", "github.com/nats-io/", "golang.org/x/crypto/"},
+	"queue/queuetest":  {"github.com/nats-io/"},
+	"worker":           {"github.com/google/uuid"},
+	"gateway":          {"github.com/google/uuid", "github.com/mark3labs/mcp-go/"},
+	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
+	"cmd/axpool":       {"github.com/nats-io/", "github.com/spf13/"},
+}
+
+type pkg struct {
+	ImportPath string
+	Dir        string
+	GoFiles    []string
+	Imports    []string
+}
+
+// listPackages returns every package of the module, as go list sees it.
+func listPackages(t *testing.T) []pkg {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(build.Default.GOROOT, "bin", "go")
+	}
+	cmd := exec.Command(goTool, "list", "-json", module+"/...")
+	cmd.Dir = filepath.Join("..", "..")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for dec.More() {
+		var p pkg
+		if err := dec.Decode(&p); err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	if len(pkgs) < len(allowed)/2 {
+		t.Fatalf("go list found %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+func rel(path string) string { return strings.TrimPrefix(path, module+"/") }
+
+// TestImports: every package's module imports are in its row of allowed,
+// its third-party imports match thirdParty, and every row names a package.
+func TestImports(t *testing.T) {
+	seen := map[string]bool{}
+	for _, p := range listPackages(t) {
+		name := rel(p.ImportPath)
+		seen[name] = true
+		rule, ok := allowed[name]
+		if !ok {
+			t.Errorf("package %s has no row in allowed: add what it may import (and state it in its doc)", name)
+			continue
+		}
+		for _, imp := range p.Imports {
+			switch {
+			case strings.HasPrefix(imp, module+"/"):
+				if !slices.Contains(rule, rel(imp)) {
+					t.Errorf("%s imports %s, which its rule does not allow (allowed: %s)", name, rel(imp), list(rule))
+				}
+			case strings.Contains(strings.Split(imp, "/")[0], "."):
+				if !slices.ContainsFunc(thirdParty[name], func(prefix string) bool {
+					return imp == strings.TrimSuffix(prefix, "/") || strings.HasPrefix(imp, prefix)
+				}) {
+					t.Errorf("%s imports third-party %s, which thirdParty does not allow", name, imp)
+				}
+			}
+		}
+	}
+	for name := range allowed {
+		if !seen[name] {
+			t.Errorf("allowed has a row for %s, which go list does not know", name)
+		}
+	}
+}
+
+// TestDocsStateTheRule: each package's doc comment has an "Imports:"
+// paragraph listing exactly its row of allowed ("Imports: nothing from the
+// module." for an empty row).
+func TestDocsStateTheRule(t *testing.T) {
+	for _, p := range listPackages(t) {
+		name := rel(p.ImportPath)
+		rule, ok := allowed[name]
+		if !ok {
+			continue // TestImports reports it
+		}
+		doc := packageDoc(t, p)
+		if doc == "" {
+			t.Errorf("%s has no package doc comment", name)
+			continue
+		}
+		stated, err := parseImports(doc)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		want := slices.Sorted(slices.Values(rule))
+		if !slices.Equal(stated, want) {
+			t.Errorf("%s's doc states imports %s; its rule is %s", name, list(stated), list(want))
+		}
+	}
+}
+
+// packageDoc returns the package comment of p (from the first of its files
+// that has one).
+func packageDoc(t *testing.T, p pkg) string {
+	t.Helper()
+	for _, f := range p.GoFiles {
+		af, err := parser.ParseFile(token.NewFileSet(), filepath.Join(p.Dir, f), nil, parser.PackageClauseOnly|parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if af.Doc != nil {
+			return af.Doc.Text()
+		}
+	}
+	return ""
+}
+
+var importsPara = regexp.MustCompile(`(?s)(?:^|\n)Imports: (.*?)\.(?:\n|$)`)
+
+// parseImports reads the "Imports:" paragraph of a package doc: "nothing
+// from the module" or a list "a, b, c and d" (sorted on return).
+func parseImports(doc string) ([]string, error) {
+	m := importsPara.FindStringSubmatch(doc)
+	if m == nil {
+		return nil, errString(`doc has no "Imports: …." paragraph`)
+	}
+	text := strings.Join(strings.Fields(m[1]), " ")
+	if text == "nothing from the module" {
+		return []string{}, nil
+	}
+	var out []string
+	for _, part := range strings.Split(strings.ReplaceAll(text, " and ", ", "), ",") {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+func list(xs []string) string {
+	if len(xs) == 0 {
+		return "nothing from the module"
+	}
+	return strings.Join(xs, ", ")
+}
+
+// TestParseImports pins the paragraph grammar.
+func TestParseImports(t *testing.T) {
+	for doc, want := range map[string]string{
+		"Package x does y.\n\nImports: nothing from the module.\n":      "",
+		"Imports: wire, queue and\ntools/toolwire.\n\nMore.":            "queue tools/toolwire wire",
+		"Intro.\nImports: a, b, c.":                                     "a b c",
+		"Package p: every import is fine.\n\nImports: internal/text.\n": "internal/text",
+	} {
+		got, err := parseImports(doc)
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("parseImports(%q) = %v, %v; want %q", doc, got, err, want)
+		}
+	}
+	if _, err := parseImports("Package p imports wire."); err == nil {
+		t.Error("a doc without the paragraph was accepted")
+	}
+}

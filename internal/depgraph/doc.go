@@ -1,0 +1,15 @@
+// Package depgraph holds the import-graph test of the module, in the
+// manner of Go's go/build deps_test.go: deps_test.go has the table of the
+// module packages each package may import (and the third-party modules it
+// may use), checks it against `go list -json` of every package, and checks
+// that each package's doc comment states the same rule in its "Imports:"
+// paragraph. A new package, or a new import across packages, therefore
+// starts with a line in that table and in the package's doc.
+//
+// The rules keep the layers apart (docs/architecture.md): compiler, vm and
+// policy know nothing of NATS or MCP, queue knows nothing of MCP, the
+// gateway never runs a VM, and the test helpers (internal/golden,
+// internal/mcptest, queue/queuetest) are imported by tests only.
+//
+// Imports: nothing from the module.
+package depgraph

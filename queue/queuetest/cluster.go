@@ -1,0 +1,242 @@
+package queuetest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/axpool/axpool/queue"
+)
+
+// ClusterSize is the number of nodes StartCluster starts.
+const ClusterSize = 3
+
+// Cluster is an in-process JetStream cluster of ClusterSize nats-server
+// nodes on 127.0.0.1, joined by cluster routes, each with its own store
+// directory under the test's temp dir and the same random user and
+// password (Credentials). Nodes can be stopped and restarted (same name,
+// ports and store) to test failover. Safe for use by one test goroutine.
+type Cluster struct {
+	t     testing.TB
+	name  string
+	creds queue.Credentials
+	nodes []*clusterNode
+}
+
+type clusterNode struct {
+	opts *server.Options
+	mu   sync.Mutex
+	srv  *server.Server // nil while stopped
+}
+
+// StartCluster starts the cluster for t, waits until JetStream has a meta
+// leader that every node follows (WaitMetaLeader), and shuts it down when
+// t ends. Client and route ports are random free loopback ports. Errors
+// fail t.
+func StartCluster(t testing.TB) *Cluster {
+	t.Helper()
+	id := randomHex(t, 4)
+	c := &Cluster{t: t, name: "axpool-test-" + id,
+		creds: queue.Credentials{User: "axpool", Password: randomHex(t, 16)}}
+	routePorts := freePorts(t, ClusterSize)
+	var routes []*url.URL
+	for _, p := range routePorts {
+		routes = append(routes, &url.URL{Scheme: "nats", Host: net.JoinHostPort("127.0.0.1", strconv.Itoa(p))})
+	}
+	dir := t.TempDir()
+	for i := range ClusterSize {
+		c.nodes = append(c.nodes, &clusterNode{opts: &server.Options{
+			ServerName:             fmt.Sprintf("n%d-%s", i+1, id),
+			Host:                   "127.0.0.1",
+			Port:                   server.RANDOM_PORT,
+			NoSigs:                 true,
+			JetStream:              true,
+			StoreDir:               filepath.Join(dir, fmt.Sprintf("n%d", i+1)),
+			DisableJetStreamBanner: true,
+			MaxPayload:             queue.DefaultMaxPayload,
+			Username:               c.creds.User,
+			Password:               c.creds.Password,
+			Cluster: server.ClusterOpts{
+				Name: c.name,
+				Host: "127.0.0.1",
+				Port: routePorts[i],
+			},
+			Routes: routes,
+		}})
+	}
+	t.Cleanup(c.shutdown)
+	// Started together, the nodes find each other's routes at once.
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.nodes))
+	for i := range c.nodes {
+		wg.Go(func() { errs[i] = c.startNode(i) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	// A restarted node gets the client port it had.
+	for _, n := range c.nodes {
+		n.opts.Port = n.srv.Addr().(*net.TCPAddr).Port
+	}
+	c.WaitMetaLeader()
+	return c
+}
+
+// Credentials returns the user and password every client must present.
+func (c *Cluster) Credentials() queue.Credentials { return c.creds }
+
+// URLs returns the client URL of every node, stopped ones included.
+func (c *Cluster) URLs() []string {
+	urls := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		urls[i] = fmt.Sprintf("nats://127.0.0.1:%d", n.opts.Port)
+	}
+	return urls
+}
+
+// URL returns URLs() comma-separated, as `--nats` takes them.
+func (c *Cluster) URL() string { return joinURLs(c.URLs()) }
+
+// Connect connects to the cluster (every node's URL) with its credentials
+// and the quiet logger; opts come after those. The connection is closed
+// when the test ends.
+func (c *Cluster) Connect(opts ...queue.ConnectOption) *nats.Conn {
+	c.t.Helper()
+	nc, err := queue.Connect(c.URL(), append([]queue.ConnectOption{queue.WithCredentials(c.creds), queue.WithLogger(Logger())}, opts...)...)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(nc.Close)
+	return nc
+}
+
+// Node returns node i's server, nil while it is stopped.
+func (c *Cluster) Node(i int) *server.Server {
+	n := c.nodes[i]
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.srv
+}
+
+// Stop shuts node i down and waits for it; its store stays for Restart.
+func (c *Cluster) Stop(i int) {
+	n := c.nodes[i]
+	n.mu.Lock()
+	srv := n.srv
+	n.srv = nil
+	n.mu.Unlock()
+	if srv != nil {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+	}
+}
+
+// Restart starts the stopped node i again with its name, ports and store,
+// then waits for a meta leader every running node follows.
+func (c *Cluster) Restart(i int) {
+	c.t.Helper()
+	if err := c.startNode(i); err != nil {
+		c.t.Fatal(err)
+	}
+	c.WaitMetaLeader()
+}
+
+// WaitMetaLeader waits until one running node is the JetStream meta leader
+// and every running node is current with it, at most 60 s (cluster
+// formation takes a few raft elections, longer on a loaded machine); then
+// it fails the test.
+func (c *Cluster) WaitMetaLeader() {
+	c.t.Helper()
+	WaitFor(c.t, 60*time.Second, "JetStream meta leader", func() bool { return c.metaLeader() == nil })
+}
+
+// metaLeader returns nil when exactly one running node leads the meta
+// group and all running nodes are current, else errNoLeader.
+func (c *Cluster) metaLeader() error {
+	leaders, running := 0, 0
+	for i := range c.nodes {
+		srv := c.Node(i)
+		if srv == nil {
+			continue
+		}
+		running++
+		if !srv.JetStreamIsCurrent() {
+			return errNoLeader
+		}
+		if srv.JetStreamIsLeader() {
+			leaders++
+		}
+	}
+	if running == 0 || leaders != 1 {
+		return errNoLeader
+	}
+	return nil
+}
+
+// startNode starts node i; it is safe to call for different nodes at once.
+func (c *Cluster) startNode(i int) error {
+	n := c.nodes[i]
+	srv, err := server.NewServer(n.opts)
+	if err != nil {
+		return fmt.Errorf("queuetest: cluster node %d: %w", i+1, err)
+	}
+	srv.SetLoggerV2(queue.ServerLogger(Logger().With("component", "nats-server", "node", i+1)), false, false, false)
+	srv.Start()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		srv.Shutdown()
+		return fmt.Errorf("queuetest: cluster node %d not ready after 30s", i+1)
+	}
+	n.mu.Lock()
+	n.srv = srv
+	n.mu.Unlock()
+	return nil
+}
+
+func (c *Cluster) shutdown() {
+	for i := range c.nodes {
+		c.Stop(i)
+	}
+}
+
+// freePorts returns n distinct free TCP ports on 127.0.0.1. The listeners
+// are closed before the ports are used, so another process could take one
+// in between; nats-server then fails to start and the test says so.
+func freePorts(t testing.TB, n int) []int {
+	t.Helper()
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
+func randomHex(t testing.TB, n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return hex.EncodeToString(b)
+}
