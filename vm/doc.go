@@ -11,6 +11,8 @@
 // interp.go (Run, the dispatch loop, the actor scheduler), typespec.go
 // (TypeSpec: run-time type checks of received messages), builtins.go,
 // gateway.go (capability calls, events, MockHandler, ReplayHandler),
+// handlerset.go (HandlerSet, RunInfo, MemoryLeft, ErrMemoryLimit: what the
+// worker's handler sets implement and use),
 // memory.go (memory accounting), errors.go, disasm.go.
 //
 // Fused superinstructions are internal: Prepare rewrites common sequences

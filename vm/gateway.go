@@ -2,6 +2,7 @@ package vm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/bits"
 	"strconv"
@@ -181,17 +182,20 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 	own := append([]Value(nil), args...)
 	m.logEvent(Event{Kind: EventCapCall, Capability: c, Effect: e, Args: own})
 	if m.hctx == nil {
-		m.hctx = m.ctx
+		m.hctx = context.WithValue(m.ctx, callBudgetKey{}, &m.hbudget)
 		if m.maxWall > 0 {
-			m.hctx, m.hcancel = context.WithDeadline(m.ctx, m.start.Add(m.maxWall))
+			m.hctx, m.hcancel = context.WithDeadline(m.hctx, m.start.Add(m.maxWall))
 		}
+	}
+	if largeResult(e) {
+		live := m.measure()
+		m.memPeak = max(m.memPeak, live)
+		m.memCharged = live
+		m.hbudget.memLeft = max(m.memLimit-live, 0) / 2
 	}
 	r, err := m.handler.Call(m.hctx, e, own)
 	if err != nil {
-		if cerr := m.checkClock(); cerr != nil {
-			return Value{}, cerr
-		}
-		return Value{}, rtErr("capability error: " + text.Clip(err.Error(), MaxShownMessage))
+		return Value{}, m.handlerError(c, err)
 	}
 	if err := checkEffectResult(e, own, r); err != nil {
 		return Value{}, rtErr("capability error: " + text.Clip(err.Error(), MaxShownMessage))
@@ -206,6 +210,28 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 	}
 	m.logEvent(Event{Kind: EventCapResult, Capability: c, Effect: e, Value: r})
 	return r, nil
+}
+
+// handlerError is the run failure of a handler's error: the run's own
+// cancellation or wall limit when the handler stopped for it; a
+// *CapabilityError the handler returned (a sandbox refusal, a capability
+// this server does not grant) as it is; ErrMemoryLimit as the run's memory
+// limit; anything else the runtime error `capability error: <text>`.
+func (m *machine) handlerError(c policy.Capability, err error) error {
+	if cerr := m.checkClock(); cerr != nil {
+		return cerr
+	}
+	if m.hctx.Err() != nil && m.ctx.Err() == nil {
+		return m.wallError() // the handler's deadline is the wall limit
+	}
+	var ce *CapabilityError
+	switch {
+	case errors.As(err, &ce):
+		return &CapabilityError{Capability: c, Msg: text.Clip(ce.Msg, MaxShownMessage)}
+	case errors.Is(err, ErrMemoryLimit):
+		return m.memError()
+	}
+	return rtErr("capability error: " + text.Clip(err.Error(), MaxShownMessage))
 }
 
 // checkEffectResult verifies that a handler returned a value of the

@@ -97,8 +97,9 @@ const maxIdleMailbox = 256
 type machine struct {
 	ctx     context.Context
 	done    <-chan struct{}
-	hctx    context.Context // handler context (wall deadline), created lazily
+	hctx    context.Context // handler context (wall deadline, MemoryLeft), created lazily
 	hcancel context.CancelFunc
+	hbudget callBudget // what MemoryLeft reports during a handler call
 	p       *prepared
 	funcs   []*pfunc
 	consts  []Value
@@ -483,11 +484,16 @@ func (m *machine) checkClock() error {
 		}
 	}
 	if m.maxWall > 0 && time.Since(m.start) > m.maxWall {
-		ms := m.maxWall.Milliseconds()
-		return &LimitError{Kind: LimitWallMs, Limit: ms,
-			Msg: fmt.Sprintf("wall-clock execution limit of %d ms exceeded", ms)}
+		return m.wallError()
 	}
 	return nil
+}
+
+// wallError is the wall-clock limit's *LimitError.
+func (m *machine) wallError() error {
+	ms := m.maxWall.Milliseconds()
+	return &LimitError{Kind: LimitWallMs, Limit: ms,
+		Msg: fmt.Sprintf("wall-clock execution limit of %d ms exceeded", ms)}
 }
 
 // traceInstr records the instruction about to execute.
