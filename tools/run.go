@@ -120,7 +120,8 @@ func (l runLimits) vmLimits() vm.Limits {
 // intersected with the operator ceiling) → run → output budget →
 // output_schema. Responses:
 //
-//   - success: result, steps, ui_output, [trace, trace_truncated], outcome, retryable;
+//   - success: result, steps, ui_output, [trace, trace_truncated],
+//     [handlers "mock" | random_seed] (toolwire.HandlerFacts), outcome, retryable;
 //   - compile failure: errors:[{severity, code, message, line, col, …}], outcome "compile_error";
 //   - bad policy: error_kind invalid_policy or policy.*, message, outcome "invalid_args";
 //   - run failure: see toolwire.RunFailure;
@@ -145,10 +146,13 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 		pol = policy.Intersect(pol, env.CeilingPolicy)
 	}
 
+	vl := lim.vmLimits()
+	h, facts, done := toolwire.RunHandler(env.Handlers, pol, seedArg(a), vl.MaxMemory)
+	defer done()
 	opts := vm.Options{
-		Limits:  lim.vmLimits(),
+		Limits:  vl,
 		Policy:  pol,
-		Handler: env.Handler,
+		Handler: h,
 		Trace:   a.boolean("trace"),
 	}
 	if opts.Trace {
@@ -160,12 +164,12 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 	}
 	res, err := vm.Run(ctx, m, opts)
 	if err != nil {
-		return runFailure(env, err)
+		return runFailure(env, err, facts)
 	}
 
 	result, ui, err := encodeOutput(env, res, lim)
 	if err != nil {
-		return runFailure(env, err)
+		return runFailure(env, err, facts)
 	}
 	if a.has("output_schema") {
 		if o := checkOutputSchema(a.raw("output_schema"), result, res.Steps); o != nil {
@@ -183,7 +187,18 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 		}
 		o.Set("trace", trace).Set("trace_truncated", res.TraceTruncated)
 	}
-	return wire.WithOutcome(o, wire.OutcomeOK)
+	return wire.WithOutcome(facts.Set(o), wire.OutcomeOK)
+}
+
+// seedArg returns the call's `seed` argument (nil when absent): the seed of
+// the run's random effects under live handlers (docs/tools.md §6).
+func seedArg(a *args) *uint64 {
+	n, ok := a.integer("seed")
+	if !ok {
+		return nil
+	}
+	s := uint64(n)
+	return &s
 }
 
 // encodeOutput encodes the result and the ui_output values after checking
@@ -230,6 +245,6 @@ func PolicyFailure(err error) *wire.Object { return toolwire.PolicyFailure(err) 
 // runFailure is boruna_run's response to a failed run (vm.Run or the
 // output budget): toolwire.RunFailure in boruna_run's shape (docs/tools.md
 // §2, §5; reference §3.4).
-func runFailure(env *Env, err error) *wire.Object {
-	return toolwire.RunFailure(err, toolwire.RunFailureOptions{LibsDir: env.LibsDir})
+func runFailure(env *Env, err error, facts toolwire.HandlerFacts) *wire.Object {
+	return toolwire.RunFailure(err, toolwire.RunFailureOptions{LibsDir: env.LibsDir, Facts: facts})
 }
