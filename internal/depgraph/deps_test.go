@@ -55,7 +55,9 @@ var allowed = map[string][]string{
 	"queue":           {"internal/jsonenc", "wire"},
 	"queue/queuetest": {"queue"},
 	"worker":          {"queue", "tools", "wire"},
-	"gateway":         {"internal/jsonenc", "queue", "tools", "wire"},
+	// The live capability handlers: worker side, never the gateway.
+	"handlers": {"internal/text", "policy", "vm"},
+	"gateway":  {"internal/jsonenc", "queue", "tools", "wire"},
 
 	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "internal/jsonenc", "policy", "queue", "tools",
 		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
@@ -72,6 +74,7 @@ var thirdParty = map[string][]string{
 	"worker":           {"github.com/google/uuid"},
 	"gateway":          {"github.com/google/uuid", "github.com/mark3labs/mcp-go/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
+	"handlers":         {"github.com/ncruces/go-sqlite3"},
 	"cmd/axpool":       {"github.com/nats-io/", "github.com/spf13/"},
 }
 
