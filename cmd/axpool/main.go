@@ -6,8 +6,8 @@
 // 2 on usage errors. Subcommands live in their own files and register
 // themselves on rootCmd in an init function.
 //
-// Imports: compiler, compiler/syntax, gateway, internal/jsonenc, policy,
-// queue, tools, tools/framework, tools/repair, tools/template,
+// Imports: compiler, compiler/syntax, gateway, handlers, internal/jsonenc,
+// policy, queue, tools, tools/framework, tools/repair, tools/template,
 // tools/workflow, vm, wire and worker.
 package main
 

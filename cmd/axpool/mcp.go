@@ -59,6 +59,7 @@ type nodeFlags struct {
 	jobTimeout            time.Duration
 	logLevel              string
 	secretEnv             []string
+	grants                grantFlags
 }
 
 // register adds the node flags to fs.
@@ -78,6 +79,7 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&nf.jobTimeout, "job-timeout", gateway.DefaultJobTimeout, "deadline of a job, counted from submission: a job still queued or running then ends with error_kind deadline_exceeded")
 	fs.StringVar(&nf.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	fs.StringArrayVar(&nf.secretEnv, "secret-env", nil, secretEnvUsage)
+	nf.grants.register(fs)
 }
 
 // secretEnvUsage is the help text of --secret-env of mcp, serve and worker.
@@ -128,6 +130,14 @@ The --max-* flags and --ceiling-policy are the operator's ceilings: a call
 can lower them, never raise them (a call asking more runs with the ceiling).
 Memory has a ceiling by default (--max-memory-mb 1024); the others have
 none unless given. In fleet mode give them to the workers.
+
+Programs run with live capability handlers by default; a capability needs
+the operator's grant (Deno style): --allow-net, --allow-private-net,
+--fs-root [--fs-read-only], --db [--db-read-only], --llm-url with
+--llm-model (key from AXPOOL_LLM_API_KEY). time.now and random need none.
+--handlers mock answers every capability with the reference's
+deterministic values. See docs/capabilities.md. In fleet mode the grants
+belong to axpool worker.
 axpool stops cleanly when stdin closes or on SIGTERM/SIGINT.`,
 	Args: cobra.NoArgs,
 	RunE: runMCP,
@@ -196,6 +206,9 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	if err := checkSecretEnv(cmd, name, nf.secretEnv); err != nil {
 		return nil, err
 	}
+	if err := nf.grants.check(cmd.Flags()); err != nil {
+		return nil, printFail(cmd, exitUsage, "%s: %v", name, err)
+	}
 	// Each part tags its own lines with component=…: hand the parts the
 	// untagged base logger (slog prints an attribute added twice twice).
 	base := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
@@ -210,6 +223,23 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		env.CeilingPolicy = p
 	}
 	warnMissingDirs(log, nf.libsDir, nf.templatesDir)
+	if nf.nats == "" {
+		// The workers hold the grants; check them here so that a bad
+		// --fs-root or --db stops the node at once, not each worker.
+		set, closeSet, err := nf.grants.handlerSet()
+		if err != nil {
+			return nil, printFail(cmd, exitFail, "%s: %v", name, err)
+		}
+		logGrants(log, set)
+		closeSet()
+	} else {
+		for _, f := range grantFlagNames {
+			if cmd.Flags().Changed(f) {
+				log.Warn("grant flags apply to the workers: in fleet mode give --" + f + " to axpool worker")
+				break
+			}
+		}
+	}
 
 	n := &node{log: log}
 	qcfg := queueConfig(nf)
@@ -260,6 +290,8 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		Version:  buildVersion(),
 		Logger:   log,
 		Masker:   newMasker(log, nf.secretEnv, secretsEnv...),
+		// In fleet mode --handlers states what the workers run.
+		LiveCapabilities: nf.grants.live(),
 	})
 	if err != nil {
 		n.close()
@@ -311,7 +343,8 @@ func startWorkers(emb *queue.Embedded, nf *nodeFlags, log *slog.Logger) (*worker
 // workerArgs is the command line of the `axpool worker` processes of a
 // single-node gateway: every operator ceiling is passed on explicitly
 // (each --max-* value, including --max-memory-mb's default and an explicit
-// 0, so the workers enforce exactly the gateway's ceilings). Each process
+// 0, so the workers enforce exactly the gateway's ceilings), and so are
+// the handler set and the grants (grantFlags.args). Each process
 // schedules on its share of the CPUs (the supervisor sets GOMAXPROCS) and,
 // unless --slots is given, picks its slot count from that share and the
 // memory ceiling (worker.DefaultSlots).
@@ -333,7 +366,7 @@ func workerArgs(natsURL string, nf *nodeFlags) []string {
 	for _, v := range nf.secretEnv {
 		args = append(args, "--secret-env", v)
 	}
-	return args
+	return append(args, nf.grants.args()...)
 }
 
 // close stops the workers, the queue client, the connection and the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/axpool/axpool/handlers"
 	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools"
@@ -17,7 +18,7 @@ import (
 )
 
 // `axpool run FILE`: compile and run a program locally with the engine of
-// boruna_run (tools.Call), the mock capability handler and no queue.
+// boruna_run (tools.Call), the mock capability handlers and no queue.
 
 var runFlags struct {
 	json           bool
@@ -44,6 +45,10 @@ first, "FILE:LINE:COL: in FUNC" per frame, the middle of a stack deeper than
 
 With --json: prints exactly the JSON object boruna_run returns (pretty) and
 exits 0 on success, 1 on failure. Usage errors exit 2.
+
+Capabilities get the mock handlers (the reference's deterministic values;
+the --json result says "handlers":"mock"); live capabilities are for
+axpool mcp, serve and worker (docs/capabilities.md).
 
 The limit flags are boruna_run's max_steps and limits.* (docs/tools.md §2),
 and 0 is a real limit, not "none": --max-steps 0 stops the program at its
@@ -128,7 +133,7 @@ func runRun(cmd *cobra.Command, argv []string) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
-	env := &tools.Env{LibsDir: runFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB}
+	env := &tools.Env{LibsDir: runFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB, Handlers: handlers.Mock()}
 	resp := tools.Call(ctx, env, "boruna_run", raw, nil)
 	return reportRun(cmd.OutOrStdout(), cmd.ErrOrStderr(), path, resp)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axpool/axpool/handlers"
 	"github.com/axpool/axpool/tools"
 )
 
@@ -76,7 +77,10 @@ func TestRunCLIJSON(t *testing.T) {
 
 	// --json prints exactly the boruna_run response.
 	args, _ := json.Marshal(map[string]any{"source": src, "max_steps": 100, "trace": true})
-	want, _ := tools.Call(context.Background(), nil, "boruna_run", args, nil).Pretty()
+	want, _ := tools.Call(context.Background(), &tools.Env{Handlers: handlers.Mock()}, "boruna_run", args, nil).Pretty()
+	if !strings.Contains(string(want), `"handlers": "mock"`) {
+		t.Fatalf("the run's result does not say its handlers: %s", want)
+	}
 	stdout, stderr, code := runCLI(t, "run", "--json", "--max-steps", "100", "--trace", add)
 	if stdout != string(want)+"\n" || stderr != "" || code != 0 {
 		t.Fatalf("--json:\n%s\nwant\n%s\n(stderr %q, code %d)", stdout, want, stderr, code)

@@ -37,6 +37,7 @@ var workerFlags struct {
 	ceilingPolicy  string
 	logLevel       string
 	secretEnv      []string
+	grants         grantFlags
 }
 
 var workerCmd = &cobra.Command{
@@ -57,6 +58,13 @@ this way.
 The --max-* flags are the operator's ceilings: a job may lower them, never
 raise them (a job asking more runs with the ceiling; 0 = no ceiling).
 Memory has a ceiling by default (--max-memory-mb 1024), the others none.
+
+Programs run with live capability handlers by default, each capability
+only if granted (docs/capabilities.md): --allow-net HOST,…,
+--allow-private-net CIDR,…, --fs-root DIR [--fs-read-only], --db FILE
+[--db-read-only], --llm-url URL --llm-model MODEL with the key in
+AXPOOL_LLM_API_KEY. --handlers mock gives the reference's deterministic
+values instead.
 
 SIGTERM or SIGINT stops pulling, lets running jobs finish for
 --shutdown-grace (then hands them back to the queue), and exits 0. Logs go
@@ -83,6 +91,7 @@ func init() {
 	f.StringVar(&workerFlags.ceilingPolicy, "ceiling-policy", "", "operator ceiling policy file; every job's policy is intersected with it")
 	f.StringVar(&workerFlags.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringArrayVar(&workerFlags.secretEnv, "secret-env", nil, secretEnvUsage)
+	workerFlags.grants.register(f)
 	rootCmd.AddCommand(workerCmd)
 }
 
@@ -108,8 +117,17 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	if err := checkSecretEnv(cmd, "axpool worker", workerFlags.secretEnv); err != nil {
 		return err
 	}
+	if err := workerFlags.grants.check(cmd.Flags()); err != nil {
+		return printFail(cmd, exitUsage, "axpool worker: %v", err)
+	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 	masker := newMasker(log, workerFlags.secretEnv)
+	set, closeSet, err := workerFlags.grants.handlerSet()
+	if err != nil {
+		return printFail(cmd, exitFail, "axpool worker: %v", err)
+	}
+	defer closeSet()
+	logGrants(log, set)
 
 	env := &tools.Env{
 		LibsDir:      workerFlags.libsDir,
@@ -121,6 +139,7 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 			MaxOutput: workerFlags.maxOutputBytes,
 		},
 		DefaultMemoryMB: workerFlags.defaultMemMB,
+		Handlers:        set,
 	}
 	if workerFlags.ceilingPolicy != "" {
 		p, err := policy.LoadFile(workerFlags.ceilingPolicy)
@@ -146,7 +165,7 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	err := worker.RunProcess(ctx, worker.ProcessOptions{
+	err = worker.RunProcess(ctx, worker.ProcessOptions{
 		NATSURL:     workerFlags.nats,
 		Credentials: creds,
 		Worker: worker.Options{

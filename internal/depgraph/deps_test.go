@@ -59,7 +59,7 @@ var allowed = map[string][]string{
 	"handlers": {"internal/text", "policy", "vm"},
 	"gateway":  {"internal/jsonenc", "queue", "tools", "wire"},
 
-	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "internal/jsonenc", "policy", "queue", "tools",
+	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "policy", "queue", "tools",
 		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
 }
 
