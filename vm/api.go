@@ -70,14 +70,14 @@ const (
 
 // Handler performs effect built-ins once the capability gateway has allowed
 // them (gateway.go). Implementations: MockHandler, ReplayHandler, and the
-// live handlers of the worker (HTTP under net_policy, sandboxed files,
-// clock, seeded random). Call receives the arguments as typed by the
-// effect's signature (vm/builtin_table.go) and must return a value of the
-// effect's result type; a wrong shape becomes a runtime error. A returned
-// error becomes the runtime error "capability error: <text>", except a
-// *CapabilityError (the call is refused: outcome policy_denied) and
-// ErrMemoryLimit (the run's memory limit), each possibly wrapped. ctx carries
-// the run's cancellation and wall-clock deadline, and MemoryLeft. Call runs on the run's
+// worker's live handlers (package handlers, made per run by a HandlerSet).
+// Call receives the arguments as typed by the effect's signature
+// (vm/builtin_table.go) and must return a value of the effect's result
+// type; a wrong shape becomes a runtime error. A returned error becomes the
+// runtime error "capability error: <text>", except a *CapabilityError (the
+// call is refused: outcome policy_denied) and ErrMemoryLimit (the run's
+// memory limit), each possibly wrapped. ctx carries the run's cancellation
+// and wall-clock deadline, and MemoryLeft. Call runs on the run's
 // goroutine; a handler value may be shared by concurrent runs only if it is
 // safe for that.
 type Handler interface {
