@@ -122,12 +122,6 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 	masker := newMasker(log, workerFlags.secretEnv)
-	set, closeSet, err := workerFlags.grants.handlerSet()
-	if err != nil {
-		return printFail(cmd, exitFail, "axpool worker: %v", err)
-	}
-	defer closeSet()
-	logGrants(log, set)
 
 	env := &tools.Env{
 		LibsDir:      workerFlags.libsDir,
@@ -139,7 +133,6 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 			MaxOutput: workerFlags.maxOutputBytes,
 		},
 		DefaultMemoryMB: workerFlags.defaultMemMB,
-		Handlers:        set,
 	}
 	if workerFlags.ceilingPolicy != "" {
 		p, err := policy.LoadFile(workerFlags.ceilingPolicy)
@@ -148,6 +141,13 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 		}
 		env.CeilingPolicy = p
 	}
+	set, closeSet, err := workerFlags.grants.handlerSet()
+	if err != nil {
+		return printFail(cmd, exitFail, "axpool worker: %v", err)
+	}
+	defer closeSet()
+	logGrants(log, set)
+	env.Handlers = set
 	// The default slot count is bounded by the memory a job may use: the
 	// operator's ceiling, or the default limit of a job that sets none.
 	jobMemMB := workerFlags.defaultMemMB
