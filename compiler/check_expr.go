@@ -168,7 +168,7 @@ func (c *checker) assign(s *syntax.AssignStmt) {
 	name := s.Target.Name
 	v := c.lookupLocal(name)
 	if v == nil {
-		if f, amb := lookupFunc(c.u, name); f != nil || amb != nil || isBuiltinName(name) {
+		if f, amb := lookupFunc(c.u, name); f != nil || amb != nil || vm.IsBuiltinName(name) {
 			c.errorf(s.Target, CodeType, "cannot assign to '%s': it is a function", name)
 			return
 		}
@@ -339,14 +339,6 @@ func (c *checker) expr(e syntax.Expr) *Type {
 	return tError
 }
 
-func isBuiltinName(name string) bool {
-	if _, ok := vm.LookupBuiltin(name); ok {
-		return true
-	}
-	_, ok := vm.LookupEffect(name)
-	return ok
-}
-
 func (c *checker) undefined(n syntax.Node, name string) {
 	if c.u.brokenImport {
 		return
@@ -380,7 +372,7 @@ func (c *checker) name(e *syntax.NameExpr) *Type {
 		c.u.info.names.set(e.Index(), nameRef{fn: f})
 		return f.typ
 	}
-	if isBuiltinName(e.Name) {
+	if vm.IsBuiltinName(e.Name) {
 		c.errorf(e, CodeType, "built-in function '%s' cannot be used as a value; call it directly or wrap it in a function", e.Name)
 		return tError
 	}
@@ -1024,7 +1016,7 @@ func (c *checker) spawn(e *syntax.SpawnExpr) *Type {
 	case amb != nil:
 		c.ambiguous(n, n.Name, amb)
 		return tActor
-	case isBuiltinName(n.Name):
+	case vm.IsBuiltinName(n.Name):
 		c.errorf(n, CodeType, "cannot spawn built-in function '%s'", n.Name)
 		return tActor
 	default:

@@ -2,98 +2,122 @@ package vm
 
 import "github.com/axpool/axpool/policy"
 
+// This file is the one table of the language's built-in functions: for
+// each, its names, its type, the capability an effect needs and a one-line
+// description. The compiler derives its signatures from Sig
+// (compiler/builtins.go), the VM its arities, and docs/language.md
+// "Built-in functions" is generated from it (compiler's TestBuiltinDocs);
+// the VM owns the semantics (builtins.go, gateway.go).
+
+// FuncInfo describes one built-in function.
+type FuncInfo struct {
+	// Names are every name the built-in answers to: Names[0] is its name
+	// in the family style (string_split, map_get, list_reverse,
+	// int_to_string…), the others are older spellings kept working
+	// (__builtin_string_split, str_contains…).
+	Names []string
+	// Sig is the type in .ax syntax with parameter names:
+	// "(s: String, sep: String) -> List<String>". The single upper-case
+	// letters T, V and A are type parameters, instantiated at each call.
+	Sig string
+	// Doc says in one line what the built-in returns or does.
+	Doc string
+}
+
 // Builtin identifies a pure built-in function, the A operand of BUILTIN.
-// The compiler owns the static type signatures (written here as comments);
-// the VM owns the semantics (docs/language.md "Built-in functions",
-// reference/language-reference-impl.md §8 for correct input).
 type Builtin uint16
 
 const (
-	BListLen       Builtin = iota // list_len(List<T>) -> Int
-	BListGet                      // list_get(List<T>, Int) -> T ; "list index out of bounds: index I, length L"
-	BListPush                     // list_push(List<T>, T) -> List<T>
-	BParseInt                     // parse_int(String) -> Int ; trimmed, 0 on failure
-	BTryParseInt                  // try_parse_int(String) -> Result<Int, String> ; Err("invalid integer: <s>")
-	BStrContains                  // str_contains(String, String) -> Bool
-	BStrStartsWith                // str_starts_with(String, String) -> Bool
-
-	BIntToString    // __builtin_int_to_string(Int) -> String
-	BFloatToString  // __builtin_float_to_string(Float) -> String
-	BBoolToString   // __builtin_bool_to_string(Bool) -> String
-	BStringLen      // __builtin_string_len(String) -> Int (UTF-8 bytes)
-	BStringChars    // __builtin_string_chars(String) -> List<String>
-	BStringContains // __builtin_string_contains(String, String) -> Bool
+	BListLen Builtin = iota
+	BListGet
+	BListPush
+	BParseInt
+	BTryParseInt
+	BIntToString
+	BFloatToString
+	BBoolToString
+	BStringLen
+	BStringChars
+	BStringContains
 	BStringStartsWith
 	BStringEndsWith
-	BStringToUpper // __builtin_string_to_upper(String) -> String (Unicode)
+	BStringToUpper
 	BStringToLower
-	BStringTrim    // __builtin_string_trim(String) -> String (Unicode whitespace)
-	BStringJoin    // __builtin_string_join(List<String>, String) -> String
-	BStringSplit   // __builtin_string_split(String, String) -> List<String> ; empty sep → chars
-	BStringReplace // __builtin_string_replace(String, String, String) -> String ; all occurrences
-	BStringSlice   // __builtin_string_slice(String, Int, Int) -> String ; byte range, invalid → ""
-	BIntParse      // __builtin_int_parse(String) -> Option<Int>
-	BFloatParse    // __builtin_float_parse(String) -> Option<Float>
-
-	BListLen2    // __builtin_list_len(List<T>) -> Int
-	BListIsEmpty // __builtin_list_is_empty(List<T>) -> Bool
-	BListHead    // __builtin_list_head(List<T>) -> Option<T>
-	BListTail    // __builtin_list_tail(List<T>) -> List<T> ; tail of [] is []
-	BListReverse // __builtin_list_reverse(List<T>) -> List<T>
-	BListAppend  // __builtin_list_append(List<T>, T) -> List<T>
-	BListConcat  // __builtin_list_concat(List<T>, List<T>) -> List<T>
-
-	BMapGet         // __builtin_map_get(Map<String, V>, String) -> Option<V>
-	BMapSet         // __builtin_map_set(Map<String, V>, String, V) -> Map<String, V>
-	BMapRemove      // __builtin_map_remove(Map<String, V>, String) -> Map<String, V>
-	BMapContainsKey // __builtin_map_contains_key(Map<String, V>, String) -> Bool
-	BMapKeys        // __builtin_map_keys(Map<String, V>) -> List<String> (sorted)
-	BMapValues      // __builtin_map_values(Map<String, V>) -> List<V> (key order)
-	BMapLen         // __builtin_map_len(Map<String, V>) -> Int
-
-	BDebug    // __builtin_debug(T) -> T ; writes to the run's debug log, never stdout
-	BDebugMsg // __builtin_debug_msg(A, T) -> T
-	BGuard    // __builtin_guard(T, Bool, String) -> T ; false → contract violation "output guard `label` failed"
-
-	// axpool additions (conversions the static type system needs).
-	BIntToFloat // __builtin_int_to_float(Int) -> Float
-	BFloatToInt // __builtin_float_to_int(Float) -> Int ; truncates; NaN/±Inf/out of range → runtime error
+	BStringTrim
+	BStringJoin
+	BStringSplit
+	BStringReplace
+	BStringSlice
+	BIntParse
+	BFloatParse
+	BListIsEmpty
+	BListHead
+	BListTail
+	BListReverse
+	BListConcat
+	BMapGet
+	BMapSet
+	BMapRemove
+	BMapContainsKey
+	BMapKeys
+	BMapValues
+	BMapLen
+	BDebug
+	BDebugMsg
+	BGuard
+	BIntToFloat
+	BFloatToInt
 
 	NumBuiltins
 )
 
-var builtinNames = [NumBuiltins]string{
-	"list_len", "list_get", "list_push", "parse_int", "try_parse_int", "str_contains", "str_starts_with",
-	"__builtin_int_to_string", "__builtin_float_to_string", "__builtin_bool_to_string",
-	"__builtin_string_len", "__builtin_string_chars", "__builtin_string_contains",
-	"__builtin_string_starts_with", "__builtin_string_ends_with", "__builtin_string_to_upper",
-	"__builtin_string_to_lower", "__builtin_string_trim", "__builtin_string_join",
-	"__builtin_string_split", "__builtin_string_replace", "__builtin_string_slice",
-	"__builtin_int_parse", "__builtin_float_parse",
-	"__builtin_list_len", "__builtin_list_is_empty", "__builtin_list_head", "__builtin_list_tail",
-	"__builtin_list_reverse", "__builtin_list_append", "__builtin_list_concat",
-	"__builtin_map_get", "__builtin_map_set", "__builtin_map_remove", "__builtin_map_contains_key",
-	"__builtin_map_keys", "__builtin_map_values", "__builtin_map_len",
-	"__builtin_debug", "__builtin_debug_msg", "__builtin_guard",
-	"__builtin_int_to_float", "__builtin_float_to_int",
-}
+// builtinInfo is the table of pure built-ins (semantics for correct input:
+// the reference's, docs/language.md "Built-in functions").
+var builtinInfo = [NumBuiltins]FuncInfo{
+	BListLen:     {[]string{"list_len", "__builtin_list_len"}, "(list: List<T>) -> Int", "number of elements of list"},
+	BListGet:     {[]string{"list_get"}, "(list: List<T>, index: Int) -> T", "element at index (from 0); an index out of bounds is a runtime error"},
+	BListPush:    {[]string{"list_push", "list_append", "__builtin_list_append"}, "(list: List<T>, x: T) -> List<T>", "list with x added at the end"},
+	BParseInt:    {[]string{"parse_int"}, "(s: String) -> Int", "s as an integer, spaces around it trimmed; 0 when it is not one"},
+	BTryParseInt: {[]string{"try_parse_int"}, "(s: String) -> Result<Int, String>", `s as an integer, spaces around it trimmed; Err("invalid integer: " ++ s) when it is not one`},
 
-// Name returns the source-level name of the built-in.
-func (b Builtin) Name() string {
-	if b < NumBuiltins {
-		return builtinNames[b]
-	}
-	return "builtin(" + itoa(int(b)) + ")"
-}
+	BIntToString:      {[]string{"int_to_string", "__builtin_int_to_string"}, "(n: Int) -> String", "decimal text of n"},
+	BFloatToString:    {[]string{"float_to_string", "__builtin_float_to_string"}, "(x: Float) -> String", `shortest text that reads back as x ("3", "0.1", "inf", "NaN")`},
+	BBoolToString:     {[]string{"bool_to_string", "__builtin_bool_to_string"}, "(b: Bool) -> String", `"true" or "false"`},
+	BStringLen:        {[]string{"string_len", "__builtin_string_len"}, "(s: String) -> Int", "length of s in UTF-8 bytes"},
+	BStringChars:      {[]string{"string_chars", "__builtin_string_chars"}, "(s: String) -> List<String>", "the characters (Unicode code points) of s, one string each"},
+	BStringContains:   {[]string{"string_contains", "str_contains", "__builtin_string_contains"}, "(s: String, sub: String) -> Bool", "whether sub occurs in s"},
+	BStringStartsWith: {[]string{"string_starts_with", "str_starts_with", "__builtin_string_starts_with"}, "(s: String, prefix: String) -> Bool", "whether s begins with prefix"},
+	BStringEndsWith:   {[]string{"string_ends_with", "__builtin_string_ends_with"}, "(s: String, suffix: String) -> Bool", "whether s ends with suffix"},
+	BStringToUpper:    {[]string{"string_to_upper", "__builtin_string_to_upper"}, "(s: String) -> String", "s in upper case (Unicode)"},
+	BStringToLower:    {[]string{"string_to_lower", "__builtin_string_to_lower"}, "(s: String) -> String", "s in lower case (Unicode)"},
+	BStringTrim:       {[]string{"string_trim", "__builtin_string_trim"}, "(s: String) -> String", "s without leading and trailing Unicode white space"},
+	BStringJoin:       {[]string{"string_join", "__builtin_string_join"}, "(parts: List<String>, sep: String) -> String", "parts joined with sep between them"},
+	BStringSplit:      {[]string{"string_split", "__builtin_string_split"}, "(s: String, sep: String) -> List<String>", "the pieces of s between occurrences of sep; an empty sep splits s into characters"},
+	BStringReplace:    {[]string{"string_replace", "__builtin_string_replace"}, "(s: String, from: String, to: String) -> String", "s with every occurrence of from replaced by to"},
+	BStringSlice:      {[]string{"string_slice", "__builtin_string_slice"}, "(s: String, start: Int, end: Int) -> String", `bytes start to end (exclusive) of s; "" when the range is out of bounds or cuts a character`},
+	BIntParse:         {[]string{"int_parse", "__builtin_int_parse"}, "(s: String) -> Option<Int>", "Some(n) when s is exactly an integer (no spaces), else None"},
+	BFloatParse:       {[]string{"float_parse", "__builtin_float_parse"}, "(s: String) -> Option<Float>", "Some(x) when s is a number, else None"},
 
-// LookupBuiltin maps a source-level name to its Builtin.
-func LookupBuiltin(name string) (Builtin, bool) {
-	for i, n := range builtinNames {
-		if n == name {
-			return Builtin(i), true
-		}
-	}
-	return 0, false
+	BListIsEmpty: {[]string{"list_is_empty", "__builtin_list_is_empty"}, "(list: List<T>) -> Bool", "whether list has no elements"},
+	BListHead:    {[]string{"list_head", "__builtin_list_head"}, "(list: List<T>) -> Option<T>", "Some(first element), or None for []"},
+	BListTail:    {[]string{"list_tail", "__builtin_list_tail"}, "(list: List<T>) -> List<T>", "list without its first element; the tail of [] is []"},
+	BListReverse: {[]string{"list_reverse", "__builtin_list_reverse"}, "(list: List<T>) -> List<T>", "the elements of list in reverse order"},
+	BListConcat:  {[]string{"list_concat", "__builtin_list_concat"}, "(a: List<T>, b: List<T>) -> List<T>", "the elements of a, then those of b"},
+
+	BMapGet:         {[]string{"map_get", "__builtin_map_get"}, "(m: Map<String, V>, key: String) -> Option<V>", "Some(value) at key, or None"},
+	BMapSet:         {[]string{"map_set", "__builtin_map_set"}, "(m: Map<String, V>, key: String, value: V) -> Map<String, V>", "m with key set to value (m itself is unchanged)"},
+	BMapRemove:      {[]string{"map_remove", "__builtin_map_remove"}, "(m: Map<String, V>, key: String) -> Map<String, V>", "m without key"},
+	BMapContainsKey: {[]string{"map_contains_key", "__builtin_map_contains_key"}, "(m: Map<String, V>, key: String) -> Bool", "whether m has key"},
+	BMapKeys:        {[]string{"map_keys", "__builtin_map_keys"}, "(m: Map<String, V>) -> List<String>", "the keys of m, sorted"},
+	BMapValues:      {[]string{"map_values", "__builtin_map_values"}, "(m: Map<String, V>) -> List<V>", "the values of m, in key order"},
+	BMapLen:         {[]string{"map_len", "__builtin_map_len"}, "(m: Map<String, V>) -> Int", "number of keys of m"},
+
+	BDebug:    {[]string{"debug", "__builtin_debug"}, "(x: T) -> T", "x, after writing it to the run's debug log (never to stdout)"},
+	BDebugMsg: {[]string{"debug_msg", "__builtin_debug_msg"}, "(label: A, x: T) -> T", "x, after writing label and x to the run's debug log"},
+	BGuard:    {[]string{"guard", "__builtin_guard"}, "(x: T, ok: Bool, label: String) -> T", "x when ok; otherwise the run fails with the contract violation \"output guard `label` failed\""},
+
+	BIntToFloat: {[]string{"int_to_float", "__builtin_int_to_float"}, "(n: Int) -> Float", "n as a Float"},
+	BFloatToInt: {[]string{"float_to_int", "__builtin_float_to_int"}, "(x: Float) -> Int", "x truncated toward zero; NaN, infinities and values out of the Int range are a runtime error"},
 }
 
 // Effect identifies a built-in that performs an effect through the
@@ -102,48 +126,150 @@ func LookupBuiltin(name string) (Builtin, bool) {
 type Effect uint8
 
 const (
-	EStepInput   Effect = iota // step_input(String) -> String                       step.input
-	EHTTPRequest               // http_request(String, String, String) -> Result<String, String>  net.fetch
-	EHTTPGet                   // http_get(String) -> Result<String, String>          net.fetch
-	EFsRead                    // fs_read(String) -> Result<String, String>           fs.read
-	EFsWrite                   // fs_write(String, String) -> Result<Unit, String>    fs.write
-	EDbQuery                   // db_query(String) -> Result<List<Map<String, String>>, String>  db.query
-	ENowMs                     // now_ms() -> Int                                     time.now
-	ERandomInt                 // random_int(Int, Int) -> Int                         random
-	ERandomFloat               // random_float() -> Float                             random
-	ELlmComplete               // llm_complete(String) -> Result<String, String>      llm.call
-	EUiRender                  // ui_render(T) -> Unit (appends to ui_output)         ui.render
+	EStepInput Effect = iota
+	EHTTPRequest
+	EHTTPGet
+	EFsRead
+	EFsWrite
+	EDbQuery
+	ENowMs
+	ERandomInt
+	ERandomFloat
+	ELlmComplete
+	EUiRender
 
 	NumEffects
 )
 
-var effectNames = [NumEffects]string{
-	"step_input", "http_request", "http_get", "fs_read", "fs_write", "db_query",
-	"now_ms", "random_int", "random_float", "llm_complete", "ui_render",
+// effectInfo is the table of effect built-ins: what each is and the
+// capability it needs.
+var effectInfo = [NumEffects]struct {
+	FuncInfo
+	cap policy.Capability
+}{
+	EStepInput:   {FuncInfo{[]string{"step_input"}, "(name: String) -> String", "the input named name of the current workflow step"}, policy.StepInput},
+	EHTTPRequest: {FuncInfo{[]string{"http_request"}, "(method: String, url: String, body: String) -> Result<String, String>", "Ok(response body) of an HTTP request, or Err(reason)"}, policy.NetFetch},
+	EHTTPGet:     {FuncInfo{[]string{"http_get"}, "(url: String) -> Result<String, String>", "Ok(response body) of an HTTP GET, or Err(reason)"}, policy.NetFetch},
+	EFsRead:      {FuncInfo{[]string{"fs_read"}, "(path: String) -> Result<String, String>", "Ok(contents) of a file in the sandbox, or Err(reason)"}, policy.FsRead},
+	EFsWrite:     {FuncInfo{[]string{"fs_write"}, "(path: String, content: String) -> Result<Unit, String>", "writes content to a file in the sandbox"}, policy.FsWrite},
+	EDbQuery:     {FuncInfo{[]string{"db_query"}, "(sql: String) -> Result<List<Map<String, String>>, String>", "Ok(rows) of an SQL query, each row a map from column to text, or Err(reason)"}, policy.DbQuery},
+	ENowMs:       {FuncInfo{[]string{"now_ms"}, "() -> Int", "the current time in milliseconds since the Unix epoch"}, policy.TimeNow},
+	ERandomInt:   {FuncInfo{[]string{"random_int"}, "(lo: Int, hi: Int) -> Int", "a random integer between lo and hi"}, policy.Random},
+	ERandomFloat: {FuncInfo{[]string{"random_float"}, "() -> Float", "a random Float in [0, 1)"}, policy.Random},
+	ELlmComplete: {FuncInfo{[]string{"llm_complete"}, "(prompt: String) -> Result<String, String>", "Ok(completion) of prompt by the configured model, or Err(reason)"}, policy.LlmCall},
+	EUiRender:    {FuncInfo{[]string{"ui_render"}, "(node: T) -> Unit", "appends node to the run's ui_output"}, policy.UiRender},
 }
 
-var effectCaps = [NumEffects]policy.Capability{
-	policy.StepInput, policy.NetFetch, policy.NetFetch, policy.FsRead, policy.FsWrite,
-	policy.DbQuery, policy.TimeNow, policy.Random, policy.Random, policy.LlmCall, policy.UiRender,
+// builtinArity and effectArity count the parameters of each Sig.
+var builtinArity, effectArity = func() (b [NumBuiltins]int, e [NumEffects]int) {
+	for i := range builtinInfo {
+		b[i] = sigArity(builtinInfo[i].Sig)
+	}
+	for i := range effectInfo {
+		e[i] = sigArity(effectInfo[i].Sig)
+	}
+	return
+}()
+
+// sigArity counts the parameters of a Sig "(p: T, ...) -> R": the commas
+// at the top level of its outer parentheses, plus one unless they are
+// empty. (The '>' of a function type's "->" closes nothing.)
+func sigArity(sig string) int {
+	n, depth, empty := 1, 0, true
+	for i := 1; i < len(sig); i++ {
+		switch c := sig[i]; {
+		case c == '(' || c == '<':
+			depth++
+		case c == '>' && sig[i-1] != '-':
+			depth--
+		case c == ')':
+			if depth == 0 {
+				if empty {
+					return 0
+				}
+				return n
+			}
+			depth--
+		case c == ',' && depth == 0:
+			n++
+		}
+		empty = empty && sig[i] == ' '
+	}
+	return -1
 }
 
-// Name returns the source-level name of the effect built-in.
+// builtinByName and effectByName map every name of every built-in to it.
+var builtinByName, effectByName = func() (map[string]Builtin, map[string]Effect) {
+	b := make(map[string]Builtin, 2*int(NumBuiltins))
+	for i, f := range builtinInfo {
+		for _, n := range f.Names {
+			b[n] = Builtin(i)
+		}
+	}
+	e := make(map[string]Effect, int(NumEffects))
+	for i, f := range effectInfo {
+		for _, n := range f.Names {
+			e[n] = Effect(i)
+		}
+	}
+	return b, e
+}()
+
+// Info returns the table entry of the built-in (the zero FuncInfo for an
+// unknown Builtin).
+func (b Builtin) Info() FuncInfo {
+	if b < NumBuiltins {
+		return builtinInfo[b]
+	}
+	return FuncInfo{}
+}
+
+// Name returns the built-in's family-style name (Info().Names[0]).
+func (b Builtin) Name() string {
+	if b < NumBuiltins {
+		return builtinInfo[b].Names[0]
+	}
+	return "builtin(" + itoa(int(b)) + ")"
+}
+
+// LookupBuiltin maps any name of a pure built-in to it.
+func LookupBuiltin(name string) (Builtin, bool) {
+	b, ok := builtinByName[name]
+	return b, ok
+}
+
+// Info returns the table entry of the effect built-in (the zero FuncInfo
+// for an unknown Effect).
+func (e Effect) Info() FuncInfo {
+	if e < NumEffects {
+		return effectInfo[e].FuncInfo
+	}
+	return FuncInfo{}
+}
+
+// Name returns the effect built-in's name (Info().Names[0]).
 func (e Effect) Name() string {
 	if e < NumEffects {
-		return effectNames[e]
+		return effectInfo[e].Names[0]
 	}
 	return "effect(" + itoa(int(e)) + ")"
 }
 
 // Capability returns the capability the effect needs.
-func (e Effect) Capability() policy.Capability { return effectCaps[e] }
+func (e Effect) Capability() policy.Capability { return effectInfo[e].cap }
 
-// LookupEffect maps a source-level name to its Effect.
+// LookupEffect maps a name of an effect built-in to it.
 func LookupEffect(name string) (Effect, bool) {
-	for i, n := range effectNames {
-		if n == name {
-			return Effect(i), true
-		}
+	e, ok := effectByName[name]
+	return e, ok
+}
+
+// IsBuiltinName reports whether name names a built-in function, pure or
+// effect.
+func IsBuiltinName(name string) bool {
+	if _, ok := builtinByName[name]; ok {
+		return true
 	}
-	return 0, false
+	_, ok := effectByName[name]
+	return ok
 }

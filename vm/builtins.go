@@ -25,7 +25,7 @@ type runToken struct{ _ byte }
 
 func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, error) {
 	switch b {
-	case BListLen, BListLen2:
+	case BListLen:
 		return Int(int64(len(args[0].list().elems))), nil
 	case BListGet:
 		elems := args[0].list().elems
@@ -34,7 +34,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 			return Value{}, rtErrf("list index out of bounds: index %d, length %d", i, len(elems))
 		}
 		return elems[i], nil
-	case BListPush, BListAppend:
+	case BListPush:
 		return m.listPush(args[0], args[1])
 	case BParseInt:
 		n, err := strconv.ParseInt(strings.TrimSpace(args[0].str()), 10, 64)
@@ -52,9 +52,9 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 			return Err(Str("invalid integer: " + s)), nil
 		}
 		return Ok(Int(n)), nil
-	case BStrContains, BStringContains:
+	case BStringContains:
 		return Bool(strings.Contains(args[0].str(), args[1].str())), nil
-	case BStrStartsWith, BStringStartsWith:
+	case BStringStartsWith:
 		return Bool(strings.HasPrefix(args[0].str(), args[1].str())), nil
 	case BStringEndsWith:
 		return Bool(strings.HasSuffix(args[0].str(), args[1].str())), nil

@@ -29,8 +29,8 @@ func TestBuiltins(t *testing.T) {
 		{BParseInt, []Value{s("99999999999999999999")}, `0`},
 		{BTryParseInt, []Value{s(" 12 ")}, `{"result":"Ok","value":12}`},
 		{BTryParseInt, []Value{s(" x ")}, `{"result":"Err","value":"invalid integer:  x "}`},
-		{BStrContains, []Value{s("hello"), s("ell")}, `true`},
-		{BStrStartsWith, []Value{s("hello"), s("lo")}, `false`},
+		{BStringContains, []Value{s("hello"), s("ell")}, `true`},
+		{BStringStartsWith, []Value{s("hello"), s("lo")}, `false`},
 		{BIntToString, []Value{i(-5)}, `"-5"`},
 		{BFloatToString, []Value{f(3)}, `"3"`},
 		{BFloatToString, []Value{f(0.1)}, `"0.1"`},
@@ -69,14 +69,14 @@ func TestBuiltins(t *testing.T) {
 		{BFloatParse, []Value{s("1_0")}, `{"option":"None"}`},
 		{BFloatParse, []Value{s("e5")}, `{"option":"None"}`},
 		{BFloatParse, []Value{s("1e")}, `{"option":"None"}`},
-		{BListLen2, []Value{l()}, `0`},
+		{BListLen, []Value{l()}, `0`},
 		{BListIsEmpty, []Value{l()}, `true`},
 		{BListHead, []Value{l(i(1), i(2))}, `{"option":"Some","value":1}`},
 		{BListHead, []Value{l()}, `{"option":"None"}`},
 		{BListTail, []Value{l(i(1), i(2), i(3))}, `[2,3]`},
 		{BListTail, []Value{l()}, `[]`},
 		{BListReverse, []Value{l(i(1), i(2), i(3))}, `[3,2,1]`},
-		{BListAppend, []Value{l(), s("x")}, `["x"]`},
+		{BListPush, []Value{l(), s("x")}, `["x"]`},
 		{BListConcat, []Value{l(i(1)), l(i(2), i(3))}, `[1,2,3]`},
 		{BListConcat, []Value{l(), l(i(2))}, `[2]`},
 		{BMapGet, []Value{mp("a", i(1)), s("a")}, `{"option":"Some","value":1}`},
@@ -121,7 +121,7 @@ func TestBuiltins(t *testing.T) {
 func TestDebugOutput(t *testing.T) {
 	var buf bytes.Buffer
 	m := module([]Value{Str("x ="), NewList([]Value{Int(1)}), Int(5)}, fn("main", 0, 0, code(
-		"CONST 1; BUILTIN 38 1; POP; CONST 0; CONST 2; BUILTIN 39 2; CONST 2; CONST 2; BUILTIN 39 2; POP; RET")))
+		"CONST 1; BUILTIN debug 1; POP; CONST 0; CONST 2; BUILTIN debug_msg 2; CONST 2; CONST 2; BUILTIN debug_msg 2; POP; RET")))
 	res := mustRun(t, m, Options{Debug: &buf})
 	if got := buf.String(); got != "[1]\nx = 5\n5 5\n" || res.Value.AsInt() != 5 {
 		t.Fatalf("debug = %q", got)
@@ -136,10 +136,10 @@ func TestDebugOutput(t *testing.T) {
 // list_push in a loop reuses capacity but older lists keep their values.
 func TestListPushSharing(t *testing.T) {
 	m := module([]Value{NewList(nil), Int(1), Int(2), Int(3)}, fn("main", 0, 3, code(
-		"CONST 0; CONST 1; BUILTIN 2 2; STORE 0", // a = [1]
-		"LOAD 0; CONST 2; BUILTIN 2 2; STORE 1",  // b = a + [2] (grows a's backing array)
-		"LOAD 0; CONST 3; BUILTIN 2 2; STORE 2",  // c = a + [3] (must not clobber b)
-		"LOAD 1; CONST 1; BUILTIN 2 2; POP",      // b + [1], discarded
+		"CONST 0; CONST 1; BUILTIN list_push 2; STORE 0", // a = [1]
+		"LOAD 0; CONST 2; BUILTIN list_push 2; STORE 1",  // b = a + [2] (grows a's backing array)
+		"LOAD 0; CONST 3; BUILTIN list_push 2; STORE 2",  // c = a + [3] (must not clobber b)
+		"LOAD 1; CONST 1; BUILTIN list_push 2; POP",      // b + [1], discarded
 		"LOAD 0; LOAD 1; LOAD 2; MAKE_LIST 3; RET")))
 	res := mustRun(t, m, Options{})
 	if got := jsonOf(res.Value); got != `[[1],[1,2],[1,3]]` {
@@ -147,7 +147,7 @@ func TestListPushSharing(t *testing.T) {
 	}
 	// Values from outside the run (constants) are never grown in place.
 	base := NewList([]Value{Int(1)})
-	m2 := module([]Value{base, Int(2)}, fn("main", 0, 0, code("CONST 0; CONST 1; BUILTIN 2 2; RET")))
+	m2 := module([]Value{base, Int(2)}, fn("main", 0, 0, code("CONST 0; CONST 1; BUILTIN list_push 2; RET")))
 	for k := 0; k < 2; k++ {
 		if got := jsonOf(mustRun(t, m2, Options{}).Value); got != `[1,2]` {
 			t.Fatalf("run %d: %s", k, got)

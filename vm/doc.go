@@ -5,7 +5,8 @@
 // disassembler.
 //
 // Files: opcode.go, module.go and builtin_table.go are the instruction-set
-// contract with the compiler; value.go (values, equality, display),
+// contract with the compiler (builtin_table.go is the one table of the
+// built-in functions: names, types, capabilities, one-line docs); value.go (values, equality, display),
 // json.go (docs/tools.md §2 value encoding, brief encoding, EncodedSize),
 // prepare.go (verification, stack depths, fused superinstructions),
 // interp.go (Run, the dispatch loop, the actor scheduler), typespec.go

@@ -88,11 +88,11 @@ func TestPersistentMap(t *testing.T) {
 // Building a 100,000-entry map with map_set in a loop stays fast.
 func TestMapSetLoopIsNotQuadratic(t *testing.T) {
 	m := module([]Value{Int(0), Int(1), Int(100_000), Str("v")}, fn("main", 0, 2, code(
-		"CONST 0; STORE 0; MAKE_MAP 0; STORE 1",                       // 0-3
-		"LOAD 0; CONST 2; LT_INT; JMP_FALSE 19",                       // 4-7
-		"LOAD 1; LOAD 0; BUILTIN 7 1; CONST 3; BUILTIN 32 3; STORE 1", // 8-13
-		"LOAD 0; CONST 1; ADD_INT; STORE 0; JMP 4",                    // 14-18
-		"LOAD 1; BUILTIN 37 1; RET")))                                 // 19-21
+		"CONST 0; STORE 0; MAKE_MAP 0; STORE 1",                                        // 0-3
+		"LOAD 0; CONST 2; LT_INT; JMP_FALSE 19",                                        // 4-7
+		"LOAD 1; LOAD 0; BUILTIN int_to_string 1; CONST 3; BUILTIN map_set 3; STORE 1", // 8-13
+		"LOAD 0; CONST 1; ADD_INT; STORE 0; JMP 4",                                     // 14-18
+		"LOAD 1; BUILTIN map_len 1; RET")))                                             // 19-21
 	res := mustRun(t, m, Options{})
 	if res.Value.AsInt() != 100_000 {
 		t.Fatalf("len = %s", res.Value)
