@@ -354,7 +354,10 @@ func (c *checker) undefined(n syntax.Node, name string) {
 		return
 	}
 	hint, s := c.suggest(name, c.nameCandidates)
-	e := c.errorf(n, CodeUndefined, "undefined name '%s'%s", name, hint)
+	if g := builtinGuess(name); g != "" {
+		hint, s = " (did you mean '"+g+"'?)", g
+	}
+	e := c.errorf(n, CodeUndefined, "undefined name '%s'%s%s", name, hint, familyListing(name, s))
 	e.Subject, e.Suggestion = name, s
 }
 
@@ -537,6 +540,9 @@ func (c *checker) call(e *syntax.CallExpr) *Type {
 	}
 	n, ok := e.Fn.(*syntax.NameExpr)
 	if !ok {
+		if fe, ok := e.Fn.(*syntax.FieldExpr); ok {
+			return c.callValue(e, "", c.fieldOf(fe, prune(c.expr(fe.X)), true))
+		}
 		return c.callValue(e, "", c.expr(e.Fn))
 	}
 	if v := c.lookupLocal(n.Name); v != nil {
@@ -638,7 +644,12 @@ func (c *checker) args(e *syntax.CallExpr, name string, params []*Type, result *
 }
 
 func (c *checker) field(e *syntax.FieldExpr) *Type {
-	xt := prune(c.expr(e.X))
+	return c.fieldOf(e, prune(c.expr(e.X)), false)
+}
+
+// fieldOf checks field access e on a value of type xt (pruned); call says
+// that e is called (`x.f(...)`), for the message on a type without fields.
+func (c *checker) fieldOf(e *syntax.FieldExpr, xt *Type, call bool) *Type {
 	name := e.Name.Name
 	switch xt.kind {
 	case KindError:
@@ -654,7 +665,11 @@ func (c *checker) field(e *syntax.FieldExpr) *Type {
 		xt = found.typ
 	case KindRecord:
 	default:
-		c.errorf(e.Name, CodeType, "cannot access field '%s' on a value of type '%s'", name, xt)
+		what := "access field"
+		if call {
+			what = "call method"
+		}
+		c.errorf(e.Name, CodeType, "cannot %s '%s' on a value of type '%s'%s", what, name, xt, noMethods(xt.kind, name))
 		return tError
 	}
 	d := xt.decl
