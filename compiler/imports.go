@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/spell"
 	"github.com/axpool/axpool/vm"
 )
 
@@ -204,7 +205,7 @@ func (l *loader) unknownModule(u *unit, d *syntax.ImportDecl) {
 	dir := strings.NewReplacer(".", "-", "_", "-").Replace(d.Path)
 	libs := availableLibs(l.libsDir)
 	msg := fmt.Sprintf("unknown library '%s': `import %s` does nothing", d.Path, d.Path)
-	if s, ok := syntax.Nearest(dir, libs); ok {
+	if s, ok := spell.Nearest(dir, libs); ok {
 		msg += fmt.Sprintf(" (did you mean `import \"%s\"`?)", s)
 	}
 	if len(libs) == 0 {
