@@ -74,16 +74,16 @@ const (
 // builtinInfo is the table of pure built-ins (semantics for correct input:
 // the reference's, docs/language.md "Built-in functions").
 var builtinInfo = [NumBuiltins]FuncInfo{
-	BListLen:     {[]string{"list_len", "__builtin_list_len"}, "(list: List<T>) -> Int", "number of elements of list"},
-	BListGet:     {[]string{"list_get"}, "(list: List<T>, index: Int) -> T", "element at index (from 0); an index out of bounds is a runtime error"},
-	BListPush:    {[]string{"list_push", "list_append", "__builtin_list_append"}, "(list: List<T>, x: T) -> List<T>", "list with x added at the end"},
-	BParseInt:    {[]string{"parse_int"}, "(s: String) -> Int", "s as an integer, spaces around it trimmed; 0 when it is not one"},
-	BTryParseInt: {[]string{"try_parse_int"}, "(s: String) -> Result<Int, String>", `s as an integer, spaces around it trimmed; Err("invalid integer: " ++ s) when it is not one`},
+	BListLen:     {[]string{"list_len", "__builtin_list_len"}, "(list: List<T>) -> Int", "number of elements"},
+	BListGet:     {[]string{"list_get"}, "(list: List<T>, index: Int) -> T", "element at a 0-based index; out of range is the runtime error `list index out of bounds: index I, length L`"},
+	BListPush:    {[]string{"list_push", "list_append", "__builtin_list_append"}, "(list: List<T>, x: T) -> List<T>", "a new list with x appended (amortised constant time in a loop)"},
+	BParseInt:    {[]string{"parse_int"}, "(s: String) -> Int", "base-10 integer after trimming white space; `0` when the text is not one"},
+	BTryParseInt: {[]string{"try_parse_int"}, "(s: String) -> Result<Int, String>", "like `parse_int`, but `Err(\"invalid integer: <text>\")` on failure"},
 
 	BIntToString:      {[]string{"int_to_string", "__builtin_int_to_string"}, "(n: Int) -> String", "decimal text of n"},
-	BFloatToString:    {[]string{"float_to_string", "__builtin_float_to_string"}, "(x: Float) -> String", `shortest text that reads back as x ("3", "0.1", "inf", "NaN")`},
-	BBoolToString:     {[]string{"bool_to_string", "__builtin_bool_to_string"}, "(b: Bool) -> String", `"true" or "false"`},
-	BStringLen:        {[]string{"string_len", "__builtin_string_len"}, "(s: String) -> Int", "length of s in UTF-8 bytes"},
+	BFloatToString:    {[]string{"float_to_string", "__builtin_float_to_string"}, "(x: Float) -> String", "plain decimal text with the fewest digits that read back as the same float, never an exponent; integral values have no fraction (`3.0` gives `\"3\"`); `NaN`, `inf`, `-inf`"},
+	BBoolToString:     {[]string{"bool_to_string", "__builtin_bool_to_string"}, "(b: Bool) -> String", "`\"true\"` or `\"false\"`"},
+	BStringLen:        {[]string{"string_len", "__builtin_string_len"}, "(s: String) -> Int", "length in UTF-8 bytes (`\"héllo\"` is 6)"},
 	BStringChars:      {[]string{"string_chars", "__builtin_string_chars"}, "(s: String) -> List<String>", "the characters (Unicode code points) of s, one string each"},
 	BStringContains:   {[]string{"string_contains", "str_contains", "__builtin_string_contains"}, "(s: String, sub: String) -> Bool", "whether sub occurs in s"},
 	BStringStartsWith: {[]string{"string_starts_with", "str_starts_with", "__builtin_string_starts_with"}, "(s: String, prefix: String) -> Bool", "whether s begins with prefix"},
@@ -95,29 +95,29 @@ var builtinInfo = [NumBuiltins]FuncInfo{
 	BStringSplit:      {[]string{"string_split", "__builtin_string_split"}, "(s: String, sep: String) -> List<String>", "the pieces of s between occurrences of sep; an empty sep splits s into characters"},
 	BStringReplace:    {[]string{"string_replace", "__builtin_string_replace"}, "(s: String, from: String, to: String) -> String", "s with every occurrence of from replaced by to"},
 	BStringSlice:      {[]string{"string_slice", "__builtin_string_slice"}, "(s: String, start: Int, end: Int) -> String", `bytes start to end (exclusive) of s; "" when the range is out of bounds or cuts a character`},
-	BIntParse:         {[]string{"int_parse", "__builtin_int_parse"}, "(s: String) -> Option<Int>", "Some(n) when s is exactly an integer (no spaces), else None"},
-	BFloatParse:       {[]string{"float_parse", "__builtin_float_parse"}, "(s: String) -> Option<Float>", "Some(x) when s is a number, else None"},
+	BIntParse:         {[]string{"int_parse", "__builtin_int_parse"}, "(s: String) -> Option<Int>", "`Some(n)` when the whole text is a base-10 integer (an optional sign, no white space), else `None`"},
+	BFloatParse:       {[]string{"float_parse", "__builtin_float_parse"}, "(s: String) -> Option<Float>", "`Some(x)` for decimal text with optional fraction and exponent, or `inf`, `infinity`, `nan` (any case, optional sign), else `None`"},
 
 	BListIsEmpty: {[]string{"list_is_empty", "__builtin_list_is_empty"}, "(list: List<T>) -> Bool", "whether list has no elements"},
-	BListHead:    {[]string{"list_head", "__builtin_list_head"}, "(list: List<T>) -> Option<T>", "Some(first element), or None for []"},
-	BListTail:    {[]string{"list_tail", "__builtin_list_tail"}, "(list: List<T>) -> List<T>", "list without its first element; the tail of [] is []"},
+	BListHead:    {[]string{"list_head", "__builtin_list_head"}, "(list: List<T>) -> Option<T>", "the first element, or `None` for `[]`"},
+	BListTail:    {[]string{"list_tail", "__builtin_list_tail"}, "(list: List<T>) -> List<T>", "the list without its first element (`[]` for `[]`)"},
 	BListReverse: {[]string{"list_reverse", "__builtin_list_reverse"}, "(list: List<T>) -> List<T>", "the elements of list in reverse order"},
 	BListConcat:  {[]string{"list_concat", "__builtin_list_concat"}, "(a: List<T>, b: List<T>) -> List<T>", "the elements of a, then those of b"},
 
-	BMapGet:         {[]string{"map_get", "__builtin_map_get"}, "(m: Map<String, V>, key: String) -> Option<V>", "Some(value) at key, or None"},
-	BMapSet:         {[]string{"map_set", "__builtin_map_set"}, "(m: Map<String, V>, key: String, value: V) -> Map<String, V>", "m with key set to value (m itself is unchanged)"},
+	BMapGet:         {[]string{"map_get", "__builtin_map_get"}, "(m: Map<String, V>, key: String) -> Option<V>", "the value under key, or `None`"},
+	BMapSet:         {[]string{"map_set", "__builtin_map_set"}, "(m: Map<String, V>, key: String, value: V) -> Map<String, V>", "a new map with key set to value (logarithmic time)"},
 	BMapRemove:      {[]string{"map_remove", "__builtin_map_remove"}, "(m: Map<String, V>, key: String) -> Map<String, V>", "m without key"},
 	BMapContainsKey: {[]string{"map_contains_key", "__builtin_map_contains_key"}, "(m: Map<String, V>, key: String) -> Bool", "whether m has key"},
 	BMapKeys:        {[]string{"map_keys", "__builtin_map_keys"}, "(m: Map<String, V>) -> List<String>", "the keys of m, sorted"},
 	BMapValues:      {[]string{"map_values", "__builtin_map_values"}, "(m: Map<String, V>) -> List<V>", "the values of m, in key order"},
 	BMapLen:         {[]string{"map_len", "__builtin_map_len"}, "(m: Map<String, V>) -> Int", "number of keys of m"},
 
-	BDebug:    {[]string{"debug", "__builtin_debug"}, "(x: T) -> T", "x, after writing it to the run's debug log (never to stdout)"},
-	BDebugMsg: {[]string{"debug_msg", "__builtin_debug_msg"}, "(label: A, x: T) -> T", "x, after writing label and x to the run's debug log"},
-	BGuard:    {[]string{"guard", "__builtin_guard"}, "(x: T, ok: Bool, label: String) -> T", "x when ok; otherwise the run fails with the contract violation \"output guard `label` failed\""},
+	BDebug:    {[]string{"debug", "__builtin_debug"}, "(x: T) -> T", "returns x; writes it to the run's debug log (which no tool returns yet; never stdout)"},
+	BDebugMsg: {[]string{"debug_msg", "__builtin_debug_msg"}, "(label: A, x: T) -> T", "returns x; writes label and x to the debug log"},
+	BGuard:    {[]string{"guard", "__builtin_guard"}, "(x: T, ok: Bool, label: String) -> T", "returns x when ok holds, else fails the run with ``output guard `<label>` failed``"},
 
 	BIntToFloat: {[]string{"int_to_float", "__builtin_int_to_float"}, "(n: Int) -> Float", "n as a Float"},
-	BFloatToInt: {[]string{"float_to_int", "__builtin_float_to_int"}, "(x: Float) -> Int", "x truncated toward zero; NaN, infinities and values out of the Int range are a runtime error"},
+	BFloatToInt: {[]string{"float_to_int", "__builtin_float_to_int"}, "(x: Float) -> Int", "truncates toward zero; NaN, infinities and values outside the Int range are the runtime error `cannot convert Float <x> to Int`"},
 }
 
 // Effect identifies a built-in that performs an effect through the
@@ -147,17 +147,17 @@ var effectInfo = [NumEffects]struct {
 	FuncInfo
 	cap policy.Capability
 }{
-	EStepInput:   {FuncInfo{[]string{"step_input"}, "(name: String) -> String", "the input named name of the current workflow step"}, policy.StepInput},
-	EHTTPRequest: {FuncInfo{[]string{"http_request"}, "(method: String, url: String, body: String) -> Result<String, String>", "Ok(response body) of an HTTP request, or Err(reason)"}, policy.NetFetch},
-	EHTTPGet:     {FuncInfo{[]string{"http_get"}, "(url: String) -> Result<String, String>", "Ok(response body) of an HTTP GET, or Err(reason)"}, policy.NetFetch},
-	EFsRead:      {FuncInfo{[]string{"fs_read"}, "(path: String) -> Result<String, String>", "Ok(contents) of a file in the sandbox, or Err(reason)"}, policy.FsRead},
-	EFsWrite:     {FuncInfo{[]string{"fs_write"}, "(path: String, content: String) -> Result<Unit, String>", "writes content to a file in the sandbox"}, policy.FsWrite},
-	EDbQuery:     {FuncInfo{[]string{"db_query"}, "(sql: String) -> Result<List<Map<String, String>>, String>", "Ok(rows) of an SQL query, each row a map from column to text, or Err(reason)"}, policy.DbQuery},
-	ENowMs:       {FuncInfo{[]string{"now_ms"}, "() -> Int", "the current time in milliseconds since the Unix epoch"}, policy.TimeNow},
-	ERandomInt:   {FuncInfo{[]string{"random_int"}, "(lo: Int, hi: Int) -> Int", "a random integer between lo and hi"}, policy.Random},
+	EStepInput:   {FuncInfo{[]string{"step_input"}, "(name: String) -> String", "the named input of a workflow step"}, policy.StepInput},
+	EHTTPRequest: {FuncInfo{[]string{"http_request"}, "(method: String, url: String, body: String) -> Result<String, String>", "HTTP request with method, URL and body; the response body or an error"}, policy.NetFetch},
+	EHTTPGet:     {FuncInfo{[]string{"http_get"}, "(url: String) -> Result<String, String>", "HTTP GET of a URL; the response body or an error"}, policy.NetFetch},
+	EFsRead:      {FuncInfo{[]string{"fs_read"}, "(path: String) -> Result<String, String>", "contents of a file"}, policy.FsRead},
+	EFsWrite:     {FuncInfo{[]string{"fs_write"}, "(path: String, content: String) -> Result<Unit, String>", "writes content to a file"}, policy.FsWrite},
+	EDbQuery:     {FuncInfo{[]string{"db_query"}, "(sql: String) -> Result<List<Map<String, String>>, String>", "runs one SQL statement; the rows, each a map from column to text"}, policy.DbQuery},
+	ENowMs:       {FuncInfo{[]string{"now_ms"}, "() -> Int", "the current time as an Int (the mock handler answers 1700000000)"}, policy.TimeNow},
+	ERandomInt:   {FuncInfo{[]string{"random_int"}, "(lo: Int, hi: Int) -> Int", "a random integer between lo and hi (`lo > hi` is an error)"}, policy.Random},
 	ERandomFloat: {FuncInfo{[]string{"random_float"}, "() -> Float", "a random Float in [0, 1)"}, policy.Random},
-	ELlmComplete: {FuncInfo{[]string{"llm_complete"}, "(prompt: String) -> Result<String, String>", "Ok(completion) of prompt by the configured model, or Err(reason)"}, policy.LlmCall},
-	EUiRender:    {FuncInfo{[]string{"ui_render"}, "(node: T) -> Unit", "appends node to the run's ui_output"}, policy.UiRender},
+	ELlmComplete: {FuncInfo{[]string{"llm_complete"}, "(prompt: String) -> Result<String, String>", "a completion of the prompt by a language model"}, policy.LlmCall},
+	EUiRender:    {FuncInfo{[]string{"ui_render"}, "(node: T) -> Unit", "appends node to `ui_output`"}, policy.UiRender},
 }
 
 // builtinArity and effectArity count the parameters of each Sig.
