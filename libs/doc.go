@@ -2,7 +2,8 @@
 // libs/<dir>/src/core.ax is an .ax library that `import "<dir>"` loads
 // (docs/language.md "Imports and standard libraries"), described by
 // libs/<dir>/package.ax.json. The Go package itself only carries this
-// documentation and the tests.
+// documentation, the tests and FS, the libraries embedded in the binary
+// (embed.go).
 //
 // The fourteen libraries have the reference's directory names, package
 // names and public surface, exactly: the same records (names, fields in

@@ -44,6 +44,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	axpoolBin = filepath.Join(dir, "axpool")
+	// Commands run without --libs-dir or --templates-dir write the
+	// embedded copies under the user's cache directory: keep it inside
+	// the test's directory (child processes inherit it).
+	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	args := []string{"build", "-o", axpoolBin}
 	if e2eRace {
 		args = append(args, "-race") // shares the test build's cache

@@ -49,6 +49,9 @@ func silentExit(code int) error { return &exitError{code: code} }
 // flag's value placeholder ("--libs-dir import "std-x"").
 const libsDirUsage = `directory that import "std-x" resolves against`
 
+// templatesDirUsage is the help text of every --templates-dir flag.
+const templatesDirUsage = "directory holding the App templates"
+
 var rootCmd = &cobra.Command{
 	Use:           "axpool",
 	Short:         "Sandboxed worker pool for .ax programs, exposed to AI agents over MCP",

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -64,8 +63,8 @@ type nodeFlags struct {
 
 // register adds the node flags to fs.
 func (nf *nodeFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&nf.templatesDir, "templates-dir", "templates", "directory holding the app templates")
-	fs.StringVar(&nf.libsDir, "libs-dir", "libs", libsDirUsage)
+	templatesData.register(fs, &nf.templatesDir, templatesDirUsage)
+	libsData.register(fs, &nf.libsDir, libsDirUsage)
 	fs.IntVar(&nf.workers, "workers", runtime.NumCPU(), "worker processes to start (single-node mode)")
 	fs.IntVar(&nf.slots, "slots", 0, "jobs each worker process runs at once (default: the worker's, see axpool worker --help)")
 	fs.StringVar(&nf.nats, "nats", "", "external NATS server URL(s): fleet mode, no embedded server and no workers")
@@ -179,6 +178,9 @@ type node struct {
 // startNode validates the flags and starts everything but the transport.
 // Errors are exit errors ready to return from RunE.
 func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
+	if err := resolveDataDirs(cmd, &nf.libsDir, &nf.templatesDir); err != nil {
+		return nil, err
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(nf.logLevel)); err != nil {
 		return nil, printFail(cmd, exitUsage, "%s: --log-level %q: want debug, info, warn or error", name, nf.logLevel)
@@ -222,7 +224,6 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		}
 		env.CeilingPolicy = p
 	}
-	warnMissingDirs(log, nf.libsDir, nf.templatesDir)
 	if nf.nats == "" {
 		// The workers hold the grants; check them here so that a bad
 		// --fs-root or --db stops the node at once, not each worker.
@@ -410,33 +411,4 @@ func buildVersion() string {
 		return bi.Main.Version
 	}
 	return "dev"
-}
-
-// warnMissingDirs logs one Warn line (stderr) for each of the libs and
-// templates directories that is not an existing directory: with the
-// default relative paths, running axpool from another working directory
-// otherwise shows up only later as E003 "unknown library" or an empty
-// template list. The node still starts.
-func warnMissingDirs(log *slog.Logger, libsDir, templatesDir string) {
-	for _, d := range []struct{ flag, dir, effect string }{
-		{"libs-dir", libsDir, `import "std-x" will fail`},
-		{"templates-dir", templatesDir, "no templates will be listed or applied"},
-	} {
-		if d.dir == "" {
-			continue
-		}
-		abs, err := filepath.Abs(d.dir)
-		if err != nil {
-			abs = d.dir
-		}
-		st, err := os.Stat(d.dir)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			log.Warn(fmt.Sprintf("--%s directory not found: %s; set --%s", d.flag, d.effect, d.flag), "dir", d.dir, "abs", abs)
-		case err != nil:
-			log.Warn(fmt.Sprintf("--%s directory not usable: %s; set --%s", d.flag, d.effect, d.flag), "dir", d.dir, "abs", abs, "err", err)
-		case !st.IsDir():
-			log.Warn(fmt.Sprintf("--%s is not a directory: %s; set --%s", d.flag, d.effect, d.flag), "dir", d.dir, "abs", abs)
-		}
-	}
 }

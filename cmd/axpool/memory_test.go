@@ -39,6 +39,7 @@ func TestMemoryCeilingFlags(t *testing.T) {
 func TestWorkerArgs(t *testing.T) {
 	var nf nodeFlags
 	nf.register(pflag.NewFlagSet("node", pflag.ContinueOnError)) // sets the defaults
+	nf.libsDir, nf.templatesDir = "libs", "templates"            // as startNode resolves them
 	got := workerArgs("nats://127.0.0.1:4222", &nf)
 	want := []string{"worker", "--nats", "nats://127.0.0.1:4222", "--libs-dir", "libs", "--templates-dir", "templates",
 		"--max-steps", "0", "--max-wall-ms", "0", "--max-memory-mb", "1024", "--max-output-bytes", "0", "--log-level", "info",

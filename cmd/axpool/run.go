@@ -69,7 +69,7 @@ func init() {
 	f.Int64Var(&runFlags.maxMemoryMB, "max-memory-mb", tools.DefaultMemoryMB, "memory limit in MB, at least 1")
 	f.Int64Var(&runFlags.maxOutputBytes, "max-output-bytes", 0, fmt.Sprintf("limit on the JSON size of result plus ui_output (default %d, the largest response the queue carries; 0 = no output fits, every run fails)", tools.DefaultMaxResponseBytes))
 	f.BoolVar(&runFlags.trace, "trace", false, "record the first 500 executed instructions (stderr without --json)")
-	f.StringVar(&runFlags.libsDir, "libs-dir", "libs", libsDirUsage)
+	libsData.register(f, &runFlags.libsDir, libsDirUsage)
 	rootCmd.AddCommand(runCmd)
 }
 
@@ -85,6 +85,9 @@ func runRun(cmd *cobra.Command, argv []string) error {
 	// limits.max_memory_mb < 1): name the flag, not the tool argument.
 	if runFlags.maxMemoryMB < 1 {
 		return printFail(cmd, exitUsage, "axpool run: --max-memory-mb must be at least 1")
+	}
+	if err := resolveDataDirs(cmd, &runFlags.libsDir, nil); err != nil {
+		return err
 	}
 	src, err := ReadSourceFile(path)
 	if err != nil {

@@ -79,8 +79,8 @@ func init() {
 	f.StringVar(&workerFlags.natsCreds, "nats-creds", "", "NATS .creds file (overrides AXPOOL_NATS_CREDS)")
 	f.IntVar(&workerFlags.slots, "slots", worker.DefaultSlots(DefaultMemoryCeilingMB),
 		"jobs run at once (default: 8 per CPU the process schedules on (GOMAXPROCS), fewer if slots × the memory ceiling (or, without one, --default-memory-mb) would exceed half its memory)")
-	f.StringVar(&workerFlags.libsDir, "libs-dir", "libs", libsDirUsage)
-	f.StringVar(&workerFlags.templatesDir, "templates-dir", "templates", "directory holding the app templates")
+	libsData.register(f, &workerFlags.libsDir, libsDirUsage)
+	templatesData.register(f, &workerFlags.templatesDir, templatesDirUsage)
 	f.StringVar(&workerFlags.id, "id", "", "worker ID in results and stats (default host-pid-random)")
 	f.DurationVar(&workerFlags.shutdownGrace, "shutdown-grace", worker.DefaultShutdownGrace, "how long running jobs may finish on shutdown")
 	f.Int64Var(&workerFlags.maxSteps, "max-steps", 0, "ceiling on a job's max_steps (0 = no ceiling)")
@@ -109,6 +109,9 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	}
 	if workerFlags.defaultMemMB < 1 {
 		return printFail(cmd, exitUsage, "axpool worker: --default-memory-mb must be at least 1")
+	}
+	if err := resolveDataDirs(cmd, &workerFlags.libsDir, &workerFlags.templatesDir); err != nil {
+		return err
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(workerFlags.logLevel)); err != nil {
