@@ -292,14 +292,27 @@ func TestE2EStdio(t *testing.T) {
 // end of the test.
 func startStdio(t *testing.T, stderr *queuetest.Buffer, flags ...string) *client.Client {
 	t.Helper()
-	return startStdioEnv(t, stderr, nil, flags...)
+	return startStdioIn(t, "", nil, stderr, flags...)
 }
 
 // startStdioEnv is startStdio with env added to the process's environment.
 func startStdioEnv(t *testing.T, stderr *queuetest.Buffer, env []string, flags ...string) *client.Client {
 	t.Helper()
+	return startStdioIn(t, "", env, stderr, flags...)
+}
+
+// startStdioIn is startStdio with the process's working directory (""
+// for the test's) and env added to its environment.
+func startStdioIn(t *testing.T, dir string, env []string, stderr *queuetest.Buffer, flags ...string) *client.Client {
+	t.Helper()
 	c, err := client.NewStdioMCPClientWithOptions(axpoolBin, append([]string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...),
-		append([]string{"mcp"}, flags...), transport.WithCommandStderrWriter(stderr))
+		append([]string{"mcp"}, flags...), transport.WithCommandStderrWriter(stderr),
+		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
+			cmd := exec.CommandContext(ctx, command, args...)
+			cmd.Env = append(os.Environ(), env...)
+			cmd.Dir = dir
+			return cmd, nil
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,13 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/axpool/axpool/queue/queuetest"
-
-	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 )
 
 // TestE2EEmbeddedLibsAndTemplates: `axpool mcp` started in an empty
@@ -22,24 +17,7 @@ import (
 func TestE2EEmbeddedLibsAndTemplates(t *testing.T) {
 	empty, cache := t.TempDir(), t.TempDir()
 	var stderr queuetest.Buffer
-	c, err := client.NewStdioMCPClientWithOptions(axpoolBin,
-		[]string{"TMPDIR=" + t.TempDir(), "XDG_CACHE_HOME=" + cache},
-		[]string{"mcp", "--workers", "1"},
-		transport.WithCommandStderrWriter(&stderr),
-		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
-			cmd := exec.CommandContext(ctx, command, args...)
-			cmd.Env = append(os.Environ(), env...)
-			cmd.Dir = empty
-			return cmd, nil
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	initClient(t, c)
+	c := startStdioIn(t, empty, []string{"XDG_CACHE_HOME=" + cache}, &stderr, "--workers", "1")
 
 	list := mustTool(t, c, "boruna_template_list", `{}`)
 	var names []string
