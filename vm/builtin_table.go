@@ -153,7 +153,7 @@ var effectInfo = [NumEffects]struct {
 	EFsRead:      {FuncInfo{[]string{"fs_read"}, "(path: String) -> Result<String, String>", "contents of a file"}, policy.FsRead},
 	EFsWrite:     {FuncInfo{[]string{"fs_write"}, "(path: String, content: String) -> Result<Unit, String>", "writes content to a file"}, policy.FsWrite},
 	EDbQuery:     {FuncInfo{[]string{"db_query"}, "(sql: String) -> Result<List<Map<String, String>>, String>", "runs one SQL statement; the rows, each a map from column to text"}, policy.DbQuery},
-	ENowMs:       {FuncInfo{[]string{"now_ms"}, "() -> Int", "the current time as an Int (the mock handler answers 1700000000)"}, policy.TimeNow},
+	ENowMs:       {FuncInfo{[]string{"now_ms"}, "() -> Int", "the current time in milliseconds since the Unix epoch (the mock handlers answer 1700000000)"}, policy.TimeNow},
 	ERandomInt:   {FuncInfo{[]string{"random_int"}, "(lo: Int, hi: Int) -> Int", "a random integer between lo and hi (`lo > hi` is an error)"}, policy.Random},
 	ERandomFloat: {FuncInfo{[]string{"random_float"}, "() -> Float", "a random Float in [0, 1)"}, policy.Random},
 	ELlmComplete: {FuncInfo{[]string{"llm_complete"}, "(prompt: String) -> Result<String, String>", "a completion of the prompt by a language model"}, policy.LlmCall},
