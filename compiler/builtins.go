@@ -266,10 +266,18 @@ func familyListing(name, first string) string {
 		return ""
 	}
 	refs := families[w]
-	if i := slices.IndexFunc(refs, func(r builtinRef) bool { return slices.Contains(r.info.Names, first) }); i > 0 {
-		refs = append(append([]builtinRef{refs[i]}, refs[:i]...), refs[i+1:]...)
-	}
+	refs, _ = moveFirst(refs, first)
 	return "\nthe " + w + " built-ins are:" + listBuiltins(refs)
+}
+
+// moveFirst returns refs with the built-in named name first (a new slice)
+// and true, or refs and false when none of them has that name.
+func moveFirst(refs []builtinRef, name string) ([]builtinRef, bool) {
+	i := slices.IndexFunc(refs, func(r builtinRef) bool { return slices.Contains(r.info.Names, name) })
+	if i < 0 {
+		return refs, false
+	}
+	return append(append([]builtinRef{refs[i]}, refs[:i]...), refs[i+1:]...), true
 }
 
 // listBuiltins renders refs one per line (`  name(p: T) -> R`), at most
@@ -342,11 +350,10 @@ func noMethods(k Kind, field string) string {
 	if guess == "" && vm.IsBuiltinName(w+"_"+field) {
 		guess = w + "_" + field
 	}
-	if i := slices.IndexFunc(refs, func(r builtinRef) bool { return slices.Contains(r.info.Names, guess) }); i >= 0 {
+	if refs, ok = moveFirst(refs, guess); ok {
 		b.WriteString("; call ")
-		b.WriteString(callForm(refs[i].info.Names[0], refs[i].sig))
+		b.WriteString(callForm(refs[0].info.Names[0], refs[0].sig))
 		b.WriteString(" instead")
-		refs = append(append([]builtinRef{refs[i]}, refs[:i]...), refs[i+1:]...)
 	}
 	if len(refs) > 0 {
 		b.WriteString("\nthe built-ins that take ")

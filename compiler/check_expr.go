@@ -478,7 +478,7 @@ func (c *checker) operands(e *syntax.BinaryExpr, xt, yt *Type, strOK bool) *Type
 	if x.kind != y.kind || !numericOrString(x.kind, strOK) {
 		switch {
 		case (x.kind == KindInt && y.kind == KindFloat) || (x.kind == KindFloat && y.kind == KindInt):
-			c.errorAt(e.OpPos, syntax.Pos{}, CodeType, "operator '%s' cannot mix 'Int' and 'Float'; convert one side with __builtin_int_to_float or __builtin_float_to_int", e.Op)
+			c.errorAt(e.OpPos, syntax.Pos{}, CodeType, "operator '%s' cannot mix 'Int' and 'Float'; convert one side with int_to_float or float_to_int", e.Op)
 		case e.Op == syntax.OpAdd && (x.kind == KindString || y.kind == KindString) && (toStringBuiltin(x) != "" || toStringBuiltin(y) != ""):
 			conv := toStringBuiltin(x)
 			if conv == "" {
@@ -498,11 +498,11 @@ func (c *checker) operands(e *syntax.BinaryExpr, xt, yt *Type, strOK bool) *Type
 func toStringBuiltin(t *Type) string {
 	switch t.kind {
 	case KindInt:
-		return "__builtin_int_to_string"
+		return "int_to_string"
 	case KindFloat:
-		return "__builtin_float_to_string"
+		return "float_to_string"
 	case KindBool:
-		return "__builtin_bool_to_string"
+		return "bool_to_string"
 	}
 	return ""
 }
