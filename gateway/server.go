@@ -67,6 +67,9 @@ type JobError struct {
 	RetryAfter time.Duration
 	// Err is the cause.
 	Err error
+	// Message, when set, is the envelope's message instead of one made
+	// from Outcome and Err (a refusal the backend words itself).
+	Message string
 	// CancelErr, if set, is the failure of the cancel sent for a job whose
 	// submission failed; it is logged, never shown to the caller.
 	CancelErr error
@@ -116,6 +119,8 @@ func (e *JobError) envelope() *wire.Object {
 // Error describes the outcome and its cause.
 func (e *JobError) Error() string {
 	switch {
+	case e.Message != "":
+		return e.Message
 	case e.Err == nil:
 		return string(e.Outcome)
 	case e.Outcome == "":
@@ -237,27 +242,75 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		// invalid_params): mcp-go reports handler errors as -32603.
 		return nil, err
 	}
+	var progress func(steps, total int64)
+	relay := g.newRelay(ctx, info, req)
+	if relay != nil {
+		progress = relay.update
+	}
 	var out []byte
+	if tool == BatchTool {
+		out = g.runBatch(ctx, args, progress)
+	} else {
+		out = g.run(ctx, tool, args, progress)
+	}
+	if relay != nil {
+		relay.stop()
+	}
+	if g.log.Enabled(ctx, slog.LevelDebug) {
+		g.log.Debug("tool call", "tool", tool, "caller", callerFrom(ctx), "ms", time.Since(start).Milliseconds(), "bytes", len(out))
+	}
+	return g.result(out)
+}
+
+// run answers a checked call of an executing tool (Backend) or of one the
+// gateway answers itself (Local), unmasked: a Backend or Local failure
+// becomes its envelope (failure).
+func (g *Server) run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) []byte {
+	var out []byte
+	var err error
 	if g.cfg.Executes(tool) {
-		relay := g.newRelay(ctx, info, req)
-		var progress func(steps, total int64)
-		if relay != nil {
-			progress = relay.update
-		}
 		out, err = g.cfg.Backend.Run(ctx, tool, args, progress)
-		if relay != nil {
-			relay.stop()
-		}
 	} else {
 		out, err = g.cfg.Local(ctx, tool, args)
 	}
 	if err != nil {
 		out = g.failure(ctx, tool, err)
 	}
-	if g.log.Enabled(ctx, slog.LevelDebug) {
-		g.log.Debug("tool call", "tool", tool, "caller", callerFrom(ctx), "ms", time.Since(start).Milliseconds(), "bytes", len(out))
+	return out
+}
+
+// call answers one call made inside the gateway (an axpool_batch item,
+// Call), unmasked: its arguments are checked, and every refusal — a
+// mistyped argument too, which a transport would answer with JSON-RPC
+// invalid_params — is a success:false result (refusal).
+func (g *Server) call(ctx context.Context, tool string, raw json.RawMessage) []byte {
+	if ctx.Err() != nil {
+		return g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
 	}
-	return g.result(out)
+	args, err := tools.CheckArgs(tool, raw)
+	if err != nil {
+		var ae *tools.ArgError
+		if !errors.As(err, &ae) {
+			ae = &tools.ArgError{Kind: tools.ArgNotObject, Tool: tool, Msg: err.Error()}
+		}
+		return g.refusal(tool, ae)
+	}
+	if tool == BatchTool {
+		o := wire.InvalidArgs(wire.KindInvalidArgs, "axpool_batch cannot run inside a batch")
+		b, _ := o.MarshalJSON()
+		return b
+	}
+	return g.run(ctx, tool, args, nil)
+}
+
+// Call answers one tool call in process, as a transport's tools/call
+// would, and returns the result object, masked (docs/tools.md §1, §4):
+// what `axpool batch` runs each item with. Every refusal of the arguments
+// is a success:false result, including those a transport answers with
+// JSON-RPC invalid_params (an unknown tool, a mistyped argument). When
+// ctx ends the call's job is cancelled and the result says cancelled.
+func (g *Server) Call(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
+	return g.mask.JSON(g.call(ctx, tool, args))
 }
 
 // rawArguments returns the call's arguments as JSON.

@@ -13,10 +13,10 @@ import (
 // (tools.MaxSourceBytes, docs/tools.md §1).
 const MaxSourceBytes = tools.MaxSourceBytes
 
-// specs are the 14 tools in registration order; package tools owns them.
+// specs are the 15 tools in registration order; package tools owns them.
 var specs = tools.Specs()
 
-// ToolNames returns the names of the 14 tools in their registration order.
+// ToolNames returns the names of the 15 tools in their registration order.
 func ToolNames() []string { return tools.Names() }
 
 // schemaOf returns the JSON Schema of a parameter list (an object schema with
@@ -59,7 +59,13 @@ func propSchema(p tools.Param) *wire.Object {
 			items.Set("maxLength", p.MaxBytes)
 		}
 		o.Set("type", "array").Set("items", items)
+	case tools.ParamItems:
+		o.Set("type", "array").Set("maxItems", p.MaxItems).Set("items", schemaOf(p.Props))
 	case tools.ParamObject:
+		if p.Props == nil {
+			o.Set("type", "object") // any object
+			break
+		}
 		inner := schemaOf(p.Props)
 		for _, k := range inner.Keys() {
 			v, _ := inner.Get(k)

@@ -68,6 +68,16 @@ type Config struct {
 	// the queue (a marker that expired first would let a cancelled job run,
 	// or a lost one run twice).
 	StateTTL time.Duration
+	// CacheTTL is how long the cache bucket keeps a cached result or an
+	// idempotency record (docs/tools.md §7). Default DefaultCacheTTL. It
+	// must not exceed ResultTTL, whose default rises to it: an idempotency
+	// record replays its job's result from the results bucket.
+	CacheTTL time.Duration
+	// CacheOnDisk keeps the cache bucket in file storage whatever Storage
+	// says: a single node whose embedded server has a persistent store
+	// directory (EmbeddedOptions.StoreDir) keeps its cache across restarts
+	// while its jobs stay in memory.
+	CacheOnDisk bool
 	// Storage is jetstream.FileStorage (the zero value) or
 	// jetstream.MemoryStorage (faster; right for single-node mode, where
 	// jobs die with the process anyway).
@@ -93,6 +103,7 @@ const (
 	DefaultMaxWaiting    = 4096
 	DefaultResultTTL     = time.Hour
 	DefaultStateTTL      = time.Hour
+	DefaultCacheTTL      = time.Hour
 	DefaultReplicas      = 1
 	DefaultRetryAfter    = time.Second
 	// MaxReplicas is JetStream's largest replication factor.
@@ -120,7 +131,8 @@ func (c Config) withDefaults() (Config, error) {
 	setDefault(&c.MaxDeliver, DefaultMaxDeliver)
 	setDefault(&c.MaxAckPending, DefaultMaxAckPending)
 	setDefault(&c.MaxWaiting, DefaultMaxWaiting)
-	setDefault(&c.ResultTTL, DefaultResultTTL)
+	setDefault(&c.CacheTTL, DefaultCacheTTL)
+	setDefault(&c.ResultTTL, max(DefaultResultTTL, c.CacheTTL))
 	setDefault(&c.StateTTL, DefaultStateTTL)
 	setDefault(&c.Replicas, DefaultReplicas)
 	setDefault(&c.RetryAfter, DefaultRetryAfter)
@@ -150,6 +162,7 @@ func (c Config) validate() error {
 		{"MaxWaiting", int64(c.MaxWaiting), DefaultMaxWaiting},
 		{"ResultTTL", int64(c.ResultTTL), DefaultResultTTL},
 		{"StateTTL", int64(c.StateTTL), DefaultStateTTL},
+		{"CacheTTL", int64(c.CacheTTL), DefaultCacheTTL},
 		{"Replicas", int64(c.Replicas), DefaultReplicas},
 		{"RetryAfter", int64(c.RetryAfter), DefaultRetryAfter},
 	} {
@@ -173,6 +186,8 @@ func (c Config) validateCombined() error {
 		return fmt.Errorf("queue: Config.Duplicates (%v) must not exceed MaxAge (%v)", c.Duplicates, c.MaxAge)
 	case c.StateTTL <= c.MaxAge:
 		return fmt.Errorf("queue: Config.StateTTL (%v) must exceed MaxAge (%v): a job's claim and cancel marker must outlive the job in the queue", c.StateTTL, c.MaxAge)
+	case c.ResultTTL < c.CacheTTL:
+		return fmt.Errorf("queue: Config.ResultTTL (%v) must not be below CacheTTL (%v): an idempotency key replays its job's result until CacheTTL", c.ResultTTL, c.CacheTTL)
 	}
 	return nil
 }
@@ -202,6 +217,7 @@ type Bus struct {
 	cons    jetstream.Consumer
 	results jetstream.KeyValue
 	state   jetstream.KeyValue
+	cache   jetstream.KeyValue // nil when Attach found no cache bucket
 
 	ackWait       time.Duration
 	maxDeliver    int
@@ -212,8 +228,8 @@ type Bus struct {
 	log           *slog.Logger
 }
 
-// Open creates or updates the job stream, its consumer and the results and
-// state buckets with cfg, and returns the Bus. The gateway (the component
+// Open creates or updates the job stream, its consumer and the results,
+// state and cache buckets with cfg, and returns the Bus. The gateway (the component
 // that owns the queue's configuration) calls Open; workers call Attach.
 // The connection stays owned by the caller. Errors: an invalid cfg (a
 // negative field, Replicas over MaxReplicas, Duplicates over MaxAge,
@@ -302,14 +318,31 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bu
 	if err != nil {
 		return nil, fmt.Errorf("queue: create bucket %s: %w", StateBucket, err)
 	}
-	b := newBus(nc, js, stream, cons, results, state, log)
+	cacheStorage := cfg.Storage
+	if cfg.CacheOnDisk {
+		cacheStorage = jetstream.FileStorage
+	}
+	cache, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      CacheBucket,
+		Description: "axpool result cache and idempotency keys",
+		History:     1,
+		TTL:         cfg.CacheTTL,
+		Storage:     cacheStorage,
+		Replicas:    cfg.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: create bucket %s: %w", CacheBucket, err)
+	}
+	b := newBus(nc, js, stream, cons, results, state, cache, log)
 	b.retryAfter = cfg.RetryAfter
 	return b, nil
 }
 
 // Attach looks up the stream, consumer and buckets that Open created and
 // returns the Bus, reading AckWait and MaxDeliver from the consumer.
-// Errors: ErrNotSetUp (wrapped) when any of them is missing.
+// Errors: ErrNotSetUp (wrapped) when the stream, the consumer, or the
+// results or state bucket is missing. A missing cache bucket is not an
+// error: the Bus then caches nothing (ErrNoCache).
 func Attach(ctx context.Context, nc *nats.Conn, log *slog.Logger) (*Bus, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -338,11 +371,20 @@ func Attach(ctx context.Context, nc *nats.Conn, log *slog.Logger) (*Bus, error) 
 	if err != nil {
 		return nil, notSetUp("bucket "+StateBucket, err)
 	}
-	return newBus(nc, js, stream, cons, results, state, log), nil
+	// The cache bucket is optional: a queue set up by an older gateway has
+	// none, and its jobs run uncached.
+	cache, err := js.KeyValue(ctx, CacheBucket)
+	if err != nil {
+		if !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil, notSetUp("bucket "+CacheBucket, err)
+		}
+		cache = nil
+	}
+	return newBus(nc, js, stream, cons, results, state, cache, log), nil
 }
 
 func newBus(nc *nats.Conn, js jetstream.JetStream, stream jetstream.Stream, cons jetstream.Consumer,
-	results, state jetstream.KeyValue, log *slog.Logger) *Bus {
+	results, state, cache jetstream.KeyValue, log *slog.Logger) *Bus {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -353,7 +395,7 @@ func newBus(nc *nats.Conn, js jetstream.JetStream, stream jetstream.Stream, cons
 		maxMsg = p
 	}
 	return &Bus{
-		nc: nc, js: js, stream: stream, cons: cons, results: results, state: state,
+		nc: nc, js: js, stream: stream, cons: cons, results: results, state: state, cache: cache,
 		ackWait:       ci.Config.AckWait,
 		maxDeliver:    max(ci.Config.MaxDeliver-1, 0),
 		maxAckPending: ci.Config.MaxAckPending,

@@ -33,6 +33,11 @@ const (
 	// StateBucket is the KV bucket of per-job state: key claimKey(jobID)
 	// holds the ID of the worker that claimed the job, or cancelMarker.
 	StateBucket = "AXPOOL_STATE"
+	// CacheBucket is the KV bucket of the result cache and the idempotency
+	// keys (docs/tools.md §7): key cacheKey(digest) holds a cached result
+	// envelope, idempotencyKey(digest) an IdempotencyRecord. Its TTL is
+	// Config.CacheTTL.
+	CacheBucket = "AXPOOL_CACHE"
 
 	// WorkerServiceName is the nats micro service every worker process
 	// registers ($SRV.PING|INFO|STATS.axpool-worker).
@@ -72,6 +77,13 @@ func CancelSubject(jobID string) string { return cancelSubjectPrefix + jobID }
 
 // claimKey is the state-bucket key of a job's claim / cancel marker.
 func claimKey(jobID string) string { return "claim." + jobID }
+
+// cacheKey is the cache-bucket key of the cached result under digest.
+func cacheKey(digest string) string { return "result." + digest }
+
+// idempotencyKey is the cache-bucket key of the idempotency record under
+// digest.
+func idempotencyKey(digest string) string { return "idem." + digest }
 
 // validToken reports whether s can be used as one subject token and as a KV
 // key part: 1–128 characters from [A-Za-z0-9_-].

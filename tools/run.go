@@ -163,6 +163,7 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 		opts.Progress = func(steps int64) { progress(steps, total) }
 	}
 	res, err := vm.Run(ctx, m, opts)
+	a.noteEffects(env, res)
 	if err != nil {
 		return runFailure(env, err, facts)
 	}
@@ -199,6 +200,39 @@ func seedArg(a *args) *uint64 {
 	}
 	s := uint64(n)
 	return &s
+}
+
+// noteEffects records on a (args.effects) that the run res made a live
+// capability call — an EventCapCall in its event log, under the live
+// handler set, to a capability whose handler leaves the VM (not ui.render,
+// actor.* or step.input) — or that its log was cut short at
+// Options.MaxEvents, so that the call is not Report.Deterministic and its
+// result is not cached (docs/tools.md §7). The mock set (and no set: the
+// VM's mock values) answers every call deterministically.
+func (a *args) noteEffects(env *Env, res *vm.Result) {
+	if res == nil || env.Handlers == nil || env.Handlers.Kind() != vm.HandlersLive {
+		return
+	}
+	if res.EventCount > int64(len(res.Events)) {
+		a.effects = true
+		return
+	}
+	for i := range res.Events {
+		if e := &res.Events[i]; e.Kind == vm.EventCapCall && !inVM(e.Capability) {
+			a.effects = true
+			return
+		}
+	}
+}
+
+// inVM reports the capabilities whose calls the VM answers itself under
+// every handler set (docs/tools.md §6: ui.render, actor.*, step.input).
+func inVM(c policy.Capability) bool {
+	switch c {
+	case policy.UiRender, policy.ActorSpawn, policy.ActorSend, policy.StepInput:
+		return true
+	}
+	return false
 }
 
 // encodeOutput encodes the result and the ui_output values after checking

@@ -3,11 +3,14 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/tools"
 )
 
 // Real-engine tests: the worker processes run boruna_run jobs through
@@ -118,5 +121,39 @@ func TestEngineCancelAndProgress(t *testing.T) {
 	}
 	if total.Load() != 1e12 || lastSteps.Load() < 100000 {
 		t.Errorf("progress steps %d of %d", lastSteps.Load(), total.Load())
+	}
+}
+
+// TestEngineCachesDeterministicResults: a job carrying a cache digest and
+// this build's runtime version stores its result, job metadata included,
+// under the digest before answering; a job of another runtime version and
+// a wall-limited run store nothing (docs/tools.md §7). The test workers
+// answer capability calls with the mock values, which are deterministic:
+// such a run is cached too (tools' TestCallReport covers the live set).
+func TestEngineCachesDeterministicResults(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	h.startWorkers(1, 2, 5*time.Second)
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name, digest, version, source string
+		extra                         map[string]any
+		cached                        bool
+	}{
+		{"pure", strings.Repeat("a", 64), tools.RuntimeVersion(), srcAnswer, nil, true},
+		{"compile error", strings.Repeat("b", 64), tools.RuntimeVersion(), "fn main() -> Int { x }", nil, true},
+		{"step limit", strings.Repeat("c", 64), tools.RuntimeVersion(), srcForever, map[string]any{"max_steps": 1000}, true},
+		{"mock capability call", strings.Repeat("d", 64), tools.RuntimeVersion(), "fn main() -> Int !{time.now} { now_ms() }", nil, true},
+		{"other runtime", strings.Repeat("e", 64), "axpool 0.0.1", srcAnswer, nil, false},
+		{"wall limit", strings.Repeat("f", 64), tools.RuntimeVersion(), srcForever, map[string]any{"max_wall_ms": 5}, false},
+	} {
+		id := h.submit(queue.Job{Tool: "boruna_run", Args: runArgs(t, tc.source, tc.extra), Cache: tc.digest, CacheVersion: tc.version})
+		r := h.wait(id, 30*time.Second)
+		got, err := h.bus.CachedResult(ctx, tc.digest)
+		switch {
+		case tc.cached && (err != nil || string(got) != string(r.Raw)):
+			t.Errorf("%s: cached %s, %v; want the result %s", tc.name, got, err, r.Raw)
+		case !tc.cached && !errors.Is(err, queue.ErrNotCached):
+			t.Errorf("%s: cached %s, %v; want nothing (result %s)", tc.name, got, err, r.Raw)
+		}
 	}
 }

@@ -20,10 +20,18 @@ type ToolsExecutor struct {
 
 // Execute implements Executor.
 func (e ToolsExecutor) Execute(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage {
-	obj := tools.Call(ctx, e.Env, job.Tool, job.Args, progress)
+	res, _ := e.ExecuteCacheable(ctx, job, progress)
+	return res
+}
+
+// ExecuteCacheable implements CachingExecutor: the result may be cached
+// when the call was deterministic (tools.Report) and job.CacheVersion is
+// this build's tools.RuntimeVersion.
+func (e ToolsExecutor) ExecuteCacheable(ctx context.Context, job *queue.Job, progress func(steps, total int64)) (json.RawMessage, bool) {
+	obj, rep := tools.CallReport(ctx, e.Env, job.Tool, job.Args, progress)
 	b, err := obj.MarshalJSON()
 	if err != nil {
-		return mustJSON(wire.Internal(fmt.Sprintf("internal error: cannot encode the response: %v", err)))
+		return mustJSON(wire.Internal(fmt.Sprintf("internal error: cannot encode the response: %v", err))), false
 	}
-	return b
+	return b, rep.Deterministic && job.Cache != "" && job.CacheVersion == tools.RuntimeVersion()
 }

@@ -29,6 +29,15 @@ type Executor interface {
 	Execute(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage
 }
 
+// CachingExecutor is an Executor that also tells whether a job's result
+// may be cached under job.Cache (queue.Job.Cache, docs/tools.md §7):
+// ToolsExecutor. The worker then stores the result, job metadata included,
+// with Bus.StoreCached before it answers the job.
+type CachingExecutor interface {
+	Executor
+	ExecuteCacheable(ctx context.Context, job *queue.Job, progress func(steps, total int64)) (res json.RawMessage, cacheable bool)
+}
+
 // ExecutorFunc adapts a function to Executor.
 type ExecutorFunc func(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage
 
@@ -380,7 +389,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	}
 	stopBeat := w.heartbeat(d, pp)
 	runStart := time.Now()
-	res := w.execute(jobCtx, job, pp.update, log)
+	res, cacheable := w.execute(jobCtx, job, pp.update, log)
 	meta.Run = time.Since(runStart)
 	stopBeat()
 
@@ -395,20 +404,24 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		w.nak(d)
 		return
 	case errors.Is(cause, errCancelRequested):
-		res = queue.FailureResult(wire.Cancelled("job cancelled while running"), meta)
+		res, cacheable = queue.FailureResult(wire.Cancelled("job cancelled while running"), meta), false
 	case errors.Is(cause, errDeadline):
-		res = queue.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, true)), meta)
+		res, cacheable = queue.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, true)), meta), false
 	default:
 		full, err := queue.AddJobMeta(res, meta)
 		if err != nil {
 			log().Error("executor returned a bad envelope", "err", err)
-			full = queue.FailureResult(wire.Internal("internal error: the engine returned an invalid response"), meta)
+			full, cacheable = queue.FailureResult(wire.Internal("internal error: the engine returned an invalid response"), meta), false
 		}
 		if limit := w.bus.MaxResultSize(); len(full) > limit {
 			log().Warn("result too large for the queue", "bytes", len(full), "limit", limit)
-			full = tooLarge(len(full), limit, meta)
+			full, cacheable = tooLarge(len(full), limit, meta), false
 		}
 		res = full
+	}
+	if cacheable {
+		w.finishCached(d, job, res)
+		return
 	}
 	w.finish(d, job, res, "")
 }
@@ -470,25 +483,42 @@ func (w *Worker) cancelJob(id string) {
 }
 
 // execute calls the executor, turning a panic into an internal_error
-// envelope (the worker process survives).
-func (w *Worker) execute(ctx context.Context, job *queue.Job, progress func(steps, total int64), log func() *slog.Logger) (res json.RawMessage) {
+// envelope (the worker process survives). cacheable reports that the
+// result may be stored under job.Cache (CachingExecutor).
+func (w *Worker) execute(ctx context.Context, job *queue.Job, progress func(steps, total int64), log func() *slog.Logger) (res json.RawMessage, cacheable bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			log().Error("panic while running job", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			res = mustJSON(wire.Internal(fmt.Sprintf("internal error: %v", r)))
+			res, cacheable = mustJSON(wire.Internal(fmt.Sprintf("internal error: %v", r))), false
 		}
 	}()
-	res = w.opts.Executor.Execute(ctx, job, progress)
-	if len(res) == 0 {
-		res = mustJSON(wire.Internal("internal error: empty response"))
+	if ce, ok := w.opts.Executor.(CachingExecutor); ok && job.Cache != "" {
+		res, cacheable = ce.ExecuteCacheable(ctx, job, progress)
+	} else {
+		res = w.opts.Executor.Execute(ctx, job, progress)
 	}
-	return res
+	if len(res) == 0 {
+		return mustJSON(wire.Internal("internal error: empty response")), false
+	}
+	return res, cacheable
 }
 
 // finish stores res (unless an earlier result exists, which then wins),
 // publishes the result event and acks the job — or terminates it when
 // termReason is set. A store failure hands the job back.
 func (w *Worker) finish(d *queue.Delivery, job *queue.Job, res json.RawMessage, termReason string) {
+	w.finishJob(d, job, res, termReason, false)
+}
+
+// finishCached is finish for a result that may be cached: it is also
+// stored under job.Cache once it is the job's result, before the result
+// event, so that a call made after the result arrived finds it. A failed
+// cache store is logged; the job is answered all the same.
+func (w *Worker) finishCached(d *queue.Delivery, job *queue.Job, res json.RawMessage) {
+	w.finishJob(d, job, res, "", true)
+}
+
+func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, res json.RawMessage, termReason string, cache bool) {
 	if w.opts.Mask != nil {
 		res = w.opts.Mask(res)
 	}
@@ -499,6 +529,11 @@ func (w *Worker) finish(d *queue.Delivery, job *queue.Job, res json.RawMessage, 
 		w.log.Error("cannot store result; handing job back", "job", job.ID, "err", err)
 		w.nak(d)
 		return
+	}
+	if cache && string(stored) == string(res) {
+		if err := w.bus.StoreCached(ctx, job.Cache, stored); err != nil {
+			w.log.Warn("cache store", "job", job.ID, "err", err)
+		}
 	}
 	if err := w.bus.PublishEvent(job.Reply, &queue.Event{JobID: job.ID, Type: queue.EventResult, Result: stored, Worker: w.id}); err != nil {
 		w.log.Warn("result event", "job", job.ID, "err", err)

@@ -30,6 +30,7 @@ var allowed = map[string][]string{
 	"internal/text":     nil,
 	"internal/mcptest":  nil,
 	"libs":              nil,
+	"templates":         nil,
 
 	"wire":            {"internal/jsonenc"},
 	"internal/golden": {"wire"},
@@ -57,10 +58,12 @@ var allowed = map[string][]string{
 	"worker":          {"queue", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
-	"gateway":  {"internal/jsonenc", "queue", "tools", "wire"},
+	"gateway":  {"batch", "internal/jsonenc", "internal/text", "queue", "tools", "wire"},
+	// batch runs calls through a function it is given: no queue, no MCP.
+	"batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 
-	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "policy", "queue", "tools",
-		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
+	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "libs", "policy", "queue",
+		"templates", "tools", "tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
 }
 
 // thirdParty lists the import path prefixes outside the standard library
