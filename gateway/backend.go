@@ -56,6 +56,10 @@ type QueueBackend struct {
 	// libs directory; see CacheScope).
 	CacheScope string
 
+	// BeforeSubmit, if set, is called before every job submission (after
+	// the cache lookup); an error fails the call with internal_error.
+	// `axpool batch` starts its worker processes on the first one.
+	BeforeSubmit func() error
 	// Logger receives the backend's warnings (a failed cache lookup or
 	// key release); nil means slog.Default().
 	Logger *slog.Logger
@@ -90,11 +94,12 @@ func (b *QueueBackend) validate() error {
 // job (runJob).
 //
 // A call with idempotency_key: the key (scoped to the caller, see
-// callerFrom, and the tool) is claimed in the queue's cache bucket with
+// callerFrom, and the tool) is claimed in the queue's state bucket with
 // the job's ID and a digest of the other arguments. The first call runs
 // the job; a call while it runs waits for the same job (join: the same
 // result, job_id included); a call after it finished gets that result with
-// "replayed":true, until queue.Config.CacheTTL. A key repeated with other
+// "replayed":true, while the record (queue.Config.StateTTL) and the result
+// (ResultTTL) last. A key repeated with other
 // arguments is invalid_args. A job that ended without a result of its own
 // — refused by the queue, cancelled, lost — frees its key, so a retry
 // runs again. A joining call that is cancelled stops waiting but leaves
@@ -115,7 +120,7 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 			job.Cache, job.CacheVersion = digest, tools.RuntimeVersion()
 		}
 	}
-	if key == "" || !bus.HasCache() {
+	if key == "" {
 		return b.runJob(ctx, tool, args, job, progress, nil)
 	}
 	digest := idempotencyDigest(callerFrom(ctx), tool, key)
@@ -329,6 +334,11 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	}
 	job.Tool, job.Args, job.Submitted, job.Deadline = tool, args, start, start.Add(timeout)
 	job.Progress, job.Principal = progress != nil, callerFrom(ctx)
+	if b.BeforeSubmit != nil {
+		if err := b.BeforeSubmit(); err != nil {
+			return nil, &JobError{Err: err}
+		}
+	}
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
 	id, err := b.Client.Submit(sctx, job)
 	scancel()

@@ -68,10 +68,10 @@ type Config struct {
 	// the queue (a marker that expired first would let a cancelled job run,
 	// or a lost one run twice).
 	StateTTL time.Duration
-	// CacheTTL is how long the cache bucket keeps a cached result or an
-	// idempotency record (docs/tools.md §7). Default DefaultCacheTTL. It
-	// must not exceed ResultTTL, whose default rises to it: an idempotency
-	// record replays its job's result from the results bucket.
+	// CacheTTL is how long the cache bucket keeps a cached result
+	// (docs/tools.md §7). Default DefaultCacheTTL. It must not exceed
+	// ResultTTL, whose default rises to it. (Idempotency records live
+	// StateTTL, and replay results from the results bucket.)
 	CacheTTL time.Duration
 	// CacheOnDisk keeps the cache bucket in file storage whatever Storage
 	// says: a single node whose embedded server has a persistent store
@@ -187,7 +187,7 @@ func (c Config) validateCombined() error {
 	case c.StateTTL <= c.MaxAge:
 		return fmt.Errorf("queue: Config.StateTTL (%v) must exceed MaxAge (%v): a job's claim and cancel marker must outlive the job in the queue", c.StateTTL, c.MaxAge)
 	case c.ResultTTL < c.CacheTTL:
-		return fmt.Errorf("queue: Config.ResultTTL (%v) must not be below CacheTTL (%v): an idempotency key replays its job's result until CacheTTL", c.ResultTTL, c.CacheTTL)
+		return fmt.Errorf("queue: Config.ResultTTL (%v) must not be below CacheTTL (%v): a result must be readable as long as it is cached", c.ResultTTL, c.CacheTTL)
 	}
 	return nil
 }

@@ -11,11 +11,14 @@ import (
 	"github.com/axpool/axpool/internal/jsonenc"
 )
 
-// The result cache and the idempotency keys (docs/tools.md §7) live in the
-// cache bucket (CacheBucket, TTL Config.CacheTTL). The queue stores and
-// reads opaque entries under digests its callers compute: which calls are
-// deterministic, and what a digest covers, is the tools' business
-// (tools.CacheKey), and whether a run may be cached the worker's.
+// The result cache (docs/tools.md §7) lives in the cache bucket
+// (CacheBucket, TTL Config.CacheTTL); the idempotency keys live with the
+// jobs' state in the state bucket (StateBucket, TTL Config.StateTTL), so a
+// key never outlives the results it replays where jobs are kept in memory.
+// The queue stores and reads opaque entries under digests its callers
+// compute: which calls are deterministic, and what a digest covers, is the
+// tools' business (tools.CacheKey), and whether a run may be cached the
+// worker's.
 
 // Errors of the cache operations.
 var (
@@ -73,7 +76,7 @@ func (b *Bus) StoreCached(ctx context.Context, digest string, env []byte) error 
 // HasCache reports whether the bus has a cache bucket.
 func (b *Bus) HasCache() bool { return b.cache != nil }
 
-// IdempotencyRecord is what the cache bucket holds for one idempotency key
+// IdempotencyRecord is what the state bucket holds for one idempotency key
 // (docs/tools.md §7): the job that answers every call carrying the key,
 // and the digest of the call's arguments, so that a key reused with other
 // arguments is refused rather than answered with another call's result.
@@ -84,12 +87,10 @@ type IdempotencyRecord struct {
 
 // ClaimIdempotency stores rec under digest unless a record is already
 // there, and returns the record stored afterwards, whether this call
-// created it, and its revision (for ForgetIdempotency). Errors:
-// ErrNoCache, an invalid digest or job ID, NATS errors (wrapped).
+// created it, and its revision (for ForgetIdempotency). The record lives
+// Config.StateTTL. Errors: an invalid digest or job ID, NATS errors
+// (wrapped).
 func (b *Bus) ClaimIdempotency(ctx context.Context, digest string, rec IdempotencyRecord) (stored IdempotencyRecord, created bool, rev uint64, err error) {
-	if b.cache == nil {
-		return rec, false, 0, ErrNoCache
-	}
 	if !validDigest(digest) {
 		return rec, false, 0, fmt.Errorf("queue: idempotency digest %q is not 1-128 characters of [A-Za-z0-9_-]", digest)
 	}
@@ -104,14 +105,14 @@ func (b *Bus) ClaimIdempotency(ctx context.Context, digest string, rec Idempoten
 	// A record deleted between our Create and Get (its call was cancelled,
 	// ForgetIdempotency) lets the next Create win: a few rounds settle it.
 	for range 4 {
-		rev, err := b.cache.Create(ctx, key, data)
+		rev, err := b.state.Create(ctx, key, data)
 		if err == nil {
 			return rec, true, rev, nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			return rec, false, 0, fmt.Errorf("queue: claim idempotency key: %w", err)
 		}
-		e, err := b.cache.Get(ctx, key)
+		e, err := b.state.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			continue
 		}
@@ -130,13 +131,10 @@ func (b *Bus) ClaimIdempotency(ctx context.Context, digest string, rec Idempoten
 // ForgetIdempotency deletes the record under digest if it still has
 // revision rev: a call whose job never ran to a result (not queued,
 // cancelled, lost) frees its key, so the caller's retry runs again. A
-// record that changed meanwhile is kept. Errors: ErrNoCache, NATS errors
-// (wrapped); a changed or missing record is not an error.
+// record that changed meanwhile is kept. Errors: NATS errors (wrapped); a
+// changed or missing record is not an error.
 func (b *Bus) ForgetIdempotency(ctx context.Context, digest string, rev uint64) error {
-	if b.cache == nil {
-		return ErrNoCache
-	}
-	err := b.cache.Delete(ctx, idempotencyKey(digest), jetstream.LastRevision(rev))
+	err := b.state.Delete(ctx, idempotencyKey(digest), jetstream.LastRevision(rev))
 	if err != nil && !isWrongLastSequence(err) && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("queue: forget idempotency key: %w", err)
 	}

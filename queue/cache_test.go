@@ -118,3 +118,43 @@ func TestAttachWithoutCache(t *testing.T) {
 		t.Errorf("StoreCached = %v, want ErrNoCache", err)
 	}
 }
+
+// TestCacheOnDiskSurvivesRestart: with a persistent StoreDir and
+// CacheOnDisk, a cached result outlives its server while the jobs stay in
+// memory; a second server cannot take a directory that is in use.
+func TestCacheOnDiskSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	ctx := ctxT(t)
+	open := func() (*Embedded, *Bus) {
+		t.Helper()
+		e, err := StartEmbedded(EmbeddedOptions{StoreDir: dir, TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := e.Connect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bus, err := Open(ctx, nc, Config{Storage: jetstream.MemoryStorage, CacheOnDisk: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e, bus
+	}
+	e1, bus := open()
+	digest := strings.Repeat("0f", 32)
+	if err := bus.StoreCached(ctx, digest, []byte(`{"kept":true}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := StartEmbedded(EmbeddedOptions{StoreDir: dir, TempDir: t.TempDir()}); !errors.Is(err, ErrStoreDirLocked) {
+		t.Fatalf("second server on a directory in use: %v, want ErrStoreDirLocked", err)
+	}
+	if err := e1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e2, bus := open()
+	defer e2.Close()
+	if got, err := bus.CachedResult(ctx, digest); err != nil || string(got) != `{"kept":true}` {
+		t.Errorf("after a restart: %s, %v", got, err)
+	}
+}

@@ -41,7 +41,7 @@ func TestConfigValidated(t *testing.T) {
 		{Config{StateTTL: 10 * time.Minute}, "queue: Config.StateTTL (10m0s) must exceed MaxAge (15m0s): a job's claim and cancel marker must outlive the job in the queue"},
 		{Config{MaxAge: 2 * time.Hour}, "queue: Config.StateTTL (1h0m0s) must exceed MaxAge (2h0m0s): a job's claim and cancel marker must outlive the job in the queue"},
 		{Config{CacheTTL: -time.Second}, "queue: Config.CacheTTL must be ≥ 0 (0 means the default 1h0m0s), got -1s"},
-		{Config{ResultTTL: time.Hour, CacheTTL: 2 * time.Hour}, "queue: Config.ResultTTL (1h0m0s) must not be below CacheTTL (2h0m0s): an idempotency key replays its job's result until CacheTTL"},
+		{Config{ResultTTL: time.Hour, CacheTTL: 2 * time.Hour}, "queue: Config.ResultTTL (1h0m0s) must not be below CacheTTL (2h0m0s): a result must be readable as long as it is cached"},
 		{Config{MaxMsgSize: 9 << 20}, "queue: Config.MaxMsgSize (9437184 bytes) exceeds the server's max payload (8388608 bytes)"},
 	} {
 		c.cfg.Storage = max(c.cfg.Storage, jetstream.MemoryStorage)

@@ -31,11 +31,11 @@ const (
 	// the response envelope (compact JSON). The source of truth for results.
 	ResultsBucket = "AXPOOL_RESULTS"
 	// StateBucket is the KV bucket of per-job state: key claimKey(jobID)
-	// holds the ID of the worker that claimed the job, or cancelMarker.
+	// holds the ID of the worker that claimed the job, or cancelMarker;
+	// key idempotencyKey(digest) an IdempotencyRecord.
 	StateBucket = "AXPOOL_STATE"
-	// CacheBucket is the KV bucket of the result cache and the idempotency
-	// keys (docs/tools.md §7): key cacheKey(digest) holds a cached result
-	// envelope, idempotencyKey(digest) an IdempotencyRecord. Its TTL is
+	// CacheBucket is the KV bucket of the result cache (docs/tools.md §7):
+	// key cacheKey(digest) holds a cached result envelope. Its TTL is
 	// Config.CacheTTL.
 	CacheBucket = "AXPOOL_CACHE"
 
@@ -81,7 +81,7 @@ func claimKey(jobID string) string { return "claim." + jobID }
 // cacheKey is the cache-bucket key of the cached result under digest.
 func cacheKey(digest string) string { return "result." + digest }
 
-// idempotencyKey is the cache-bucket key of the idempotency record under
+// idempotencyKey is the state-bucket key of the idempotency record under
 // digest.
 func idempotencyKey(digest string) string { return "idem." + digest }
 

@@ -166,7 +166,7 @@ const MaxIdempotencyKeyBytes = 256
 var idempotencyParam = Param{
 	Name: "idempotency_key", Type: ParamString, MaxBytes: MaxIdempotencyKeyBytes,
 	Description: "Any string up to 256 bytes: a call repeating the key of a call still running joins it; " +
-		"one after it finished gets its result again with replayed:true (for --cache-ttl, 1 h when the cache is off). " +
+		"one after it finished gets its result again with replayed:true (for the server's --cache-ttl, at least 1 h). " +
 		"The same key with other arguments is refused (invalid_args).",
 }
 

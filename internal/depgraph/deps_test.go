@@ -62,7 +62,7 @@ var allowed = map[string][]string{
 	// batch runs calls through a function it is given: no queue, no MCP.
 	"batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 
-	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "libs", "policy", "queue",
+	"cmd/axpool": {"batch", "compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "libs", "policy", "queue",
 		"templates", "tools", "tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
 }
 
@@ -78,7 +78,7 @@ var thirdParty = map[string][]string{
 	"gateway":          {"github.com/google/uuid", "github.com/mark3labs/mcp-go/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
 	"handlers":         {"github.com/ncruces/go-sqlite3"},
-	"cmd/axpool":       {"github.com/nats-io/", "github.com/spf13/"},
+	"cmd/axpool":       {"github.com/nats-io/", "github.com/schollz/progressbar/", "github.com/spf13/", "golang.org/x/term"},
 }
 
 type pkg struct {
