@@ -128,6 +128,8 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		return printFail(cmd, exitUsage, "axpool batch: IN and OUT are the same file")
 	case bf.interval <= 0:
 		return printFail(cmd, exitUsage, "axpool batch: --progress-interval must be positive")
+	case bf.node.cacheTTL < 0:
+		return printFail(cmd, exitUsage, "axpool batch: --cache-ttl must not be negative (0 turns the result cache off)")
 	}
 	switch bf.progress {
 	case "auto", "bar", "plain", "none":
