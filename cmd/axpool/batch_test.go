@@ -348,7 +348,6 @@ func testResume(t *testing.T, sig os.Signal) {
 	}
 }
 
-
 // TestBatchCacheHitsAndExpiry: a second run of the same file is answered
 // from the cache directory (cached:true, the first run's job ids), except
 // the item that called a capability; once the entries are older than
