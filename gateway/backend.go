@@ -88,10 +88,10 @@ func (b *QueueBackend) validate() error {
 	return nil
 }
 
-// Run answers one executing call (docs/tools.md §5, §7): from the result
-// cache when Cache is on and the call is cached, through its idempotency
-// key when it has one (joining or replaying the key's job), else as a new
-// job (runJob).
+// Run answers one executing call (docs/tools.md §5, §7): through its
+// idempotency key when it has one that an earlier call claimed (joining or
+// replaying the key's job), from the result cache when Cache is on and the
+// call is cached, else as a new job (runJob).
 //
 // A call with idempotency_key: the key (scoped to the caller, see
 // callerFrom, and the tool) is claimed in the queue's state bucket with
@@ -99,7 +99,8 @@ func (b *QueueBackend) validate() error {
 // the job; a call while it runs waits for the same job (join: the same
 // result, job_id included); a call after it finished gets that result with
 // "replayed":true, while the record (queue.Config.StateTTL) and the result
-// (ResultTTL) last. A key repeated with other
+// (ResultTTL) last — also when the first call was answered from the cache
+// (its answer is stored as the key's job result). A key repeated with other
 // arguments is invalid_args. A job that ended without a result of its own
 // — refused by the queue, cancelled, lost — frees its key, so a retry
 // runs again. A joining call that is cancelled stops waiting but leaves
@@ -108,62 +109,91 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 	bus := b.Client.Bus()
 	key, rest := splitIdempotencyKey(args)
 	var job queue.Job
-	if b.Cache && bus.HasCache() {
-		if digest, ok := tools.CacheKey(tool, rest, b.CacheScope); ok {
-			if hit, err := bus.CachedResult(ctx, digest); err == nil {
-				if out, err := wire.AppendFields(hit, wire.NewObject().Set("cached", true)); err == nil {
-					return out, nil
-				}
-			} else if !errors.Is(err, queue.ErrNotCached) && ctx.Err() == nil {
-				b.log().Warn("cache lookup", "err", err)
+	var done func(ok bool) // set when this call owns an idempotency key
+	if key != "" {
+		digest := idempotencyDigest(callerFrom(ctx), tool, key)
+		argsDigest := argsDigest(rest)
+		for attempt := 0; ; attempt++ {
+			job.ID = uuid.NewString()
+			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+			rec, created, rev, err := bus.ClaimIdempotency(cctx, digest, queue.IdempotencyRecord{JobID: job.ID, Args: argsDigest})
+			ccancel()
+			if err != nil {
+				return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: bus.RetryAfter(), Err: err}
 			}
-			job.Cache, job.CacheVersion = digest, tools.RuntimeVersion()
-		}
-	}
-	if key == "" {
-		return b.runJob(ctx, tool, args, job, progress, nil)
-	}
-	digest := idempotencyDigest(callerFrom(ctx), tool, key)
-	argsDigest := argsDigest(rest)
-	for attempt := 0; ; attempt++ {
-		job.ID = uuid.NewString()
-		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
-		rec, created, rev, err := bus.ClaimIdempotency(cctx, digest, queue.IdempotencyRecord{JobID: job.ID, Args: argsDigest})
-		ccancel()
-		switch {
-		case err != nil:
-			return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: bus.RetryAfter(), Err: err}
-		case created:
-			return b.runJob(ctx, tool, args, job, progress, func(ok bool) {
-				if !ok {
+			if created {
+				done = func(ok bool) {
+					if ok {
+						return
+					}
 					fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 					defer fcancel()
 					if err := bus.ForgetIdempotency(fctx, digest, rev); err != nil {
 						b.log().Warn("forget idempotency key", "err", err)
 					}
 				}
-			})
-		case rec.Args != argsDigest:
-			return nil, &JobError{Outcome: wire.OutcomeInvalidArgs, Message: fmt.Sprintf(
-				"idempotency_key %q was used by an earlier call of %s with other arguments; use a new key for a different call", clipKey(key), tool)}
-		}
-		res, err := b.join(ctx, rec.JobID, progress)
-		if err != nil {
-			return nil, err
-		}
-		if !answered(res) && attempt < 2 {
+				break
+			}
+			if rec.Args != argsDigest {
+				return nil, &JobError{Outcome: wire.OutcomeInvalidArgs, Message: fmt.Sprintf(
+					"idempotency_key %q was used by an earlier call of %s with other arguments; use a new key for a different call", clipKey(key), tool)}
+			}
+			res, err := b.join(ctx, rec.JobID, progress)
+			if err != nil {
+				return nil, err
+			}
+			if answered(res) || attempt >= 2 {
+				return res, nil
+			}
 			// The key's job ended without a result of its own (cancelled,
 			// lost): free the key and run this call anew.
 			fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
-			err := bus.ForgetIdempotency(fctx, digest, rev)
+			err = bus.ForgetIdempotency(fctx, digest, rev)
 			fcancel()
 			if err != nil {
 				return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: bus.RetryAfter(), Err: err}
 			}
-			continue
 		}
-		return res, nil
 	}
+	if b.Cache && bus.HasCache() {
+		if digest, ok := tools.CacheKey(tool, rest, b.CacheScope); ok {
+			if out, ok := b.cached(ctx, digest, job.ID); ok {
+				if done != nil {
+					done(true)
+				}
+				return out, nil
+			}
+			job.Cache, job.CacheVersion = digest, tools.RuntimeVersion()
+		}
+	}
+	return b.runJob(ctx, tool, args, job, progress, done)
+}
+
+// cached returns the result cached under digest with "cached":true, or
+// false on a miss. jobID, when set, is the job of the idempotency key this
+// call owns: the answer is stored as its result, so that the key replays
+// it.
+func (b *QueueBackend) cached(ctx context.Context, digest, jobID string) (json.RawMessage, bool) {
+	hit, err := b.Client.Bus().CachedResult(ctx, digest)
+	if err != nil {
+		if !errors.Is(err, queue.ErrNotCached) && ctx.Err() == nil {
+			b.log().Warn("cache lookup", "err", err)
+		}
+		return nil, false
+	}
+	out, err := wire.AppendFields(hit, wire.NewObject().Set("cached", true))
+	if err != nil {
+		return nil, false
+	}
+	if jobID != "" {
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+		defer scancel()
+		if _, err := b.Client.Bus().StoreResult(sctx, jobID, out); err != nil {
+			b.log().Warn("store the cached answer of an idempotency key", "err", err)
+			return nil, false // run the job instead: the key then replays it
+		}
+	}
+	return out, true
 }
 
 // join waits for the result of jobID, the job of an idempotency key some
