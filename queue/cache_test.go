@@ -2,6 +2,7 @@ package queue
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -157,4 +158,38 @@ func TestCacheOnDiskSurvivesRestart(t *testing.T) {
 	if got, err := bus.CachedResult(ctx, digest); err != nil || string(got) != `{"kept":true}` {
 		t.Errorf("after a restart: %s, %v", got, err)
 	}
+}
+
+// BenchmarkCache: the cost of the cache's bus operations (one client, the
+// embedded server in process): a lookup that misses, one that hits, and a
+// store. go test -run '^$' -bench Cache ./queue/
+func BenchmarkCache(b *testing.B) {
+	_, bus, _ := StartTestStack(b, Config{}, ClientOptions{})
+	ctx := b.Context()
+	env := []byte(`{"success":true,"protocol_version":1,"result":42,"steps":4,"ui_output":[],"outcome":"ok","retryable":false,"job_id":"6f1c0e52-8d3a-4c55-9e62-0b8f0f6f3c11","queue_ms":1,"run_ms":0,"worker":"host-1-abcdef"}`)
+	hit := strings.Repeat("1", 64)
+	if err := bus.StoreCached(ctx, hit, env); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("miss", func(b *testing.B) {
+		for i := range b.N {
+			if _, err := bus.CachedResult(ctx, fmt.Sprintf("%064d", i)); !errors.Is(err, ErrNotCached) {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("hit", func(b *testing.B) {
+		for range b.N {
+			if _, err := bus.CachedResult(ctx, hit); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("store", func(b *testing.B) {
+		for i := range b.N {
+			if err := bus.StoreCached(ctx, fmt.Sprintf("%064d", i), env); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
