@@ -30,6 +30,8 @@ Executing tools (compile, ast, symbols, run, run_sealed, check, repair, validate
 
 boruna_run accepts policy ("allow-all" by default, "deny-all", or a policy object), max_steps (default 10000000), max_wall_ms and limits {max_wall_ms, max_output_bytes, max_memory_mb}; the server's ceilings can lower these, never raise them. Send _meta.progressToken to receive notifications/progress (progress = VM steps so far, total = step ceiling); the final result is the same with or without it. notifications/cancelled stops the job on its worker.
 
+Every executing tool accepts idempotency_key: a repeat of a running call joins it, a repeat after it finished returns its result with "replayed": true. A deterministic result may come from the result cache, with "cached": true. axpool_batch runs up to 1,000 items (each {id, source, tool?} plus boruna_run's arguments) through the pool and returns every item's result and a summary; its progress counts items.
+
 Sources are limited to 1 MB. Unknown arguments are refused before anything runs.`
 
 // Backend runs executing tools as jobs.

@@ -4,8 +4,10 @@
 // It owns:
 //   - the embedded nats-server of single-node mode (StartEmbedded) and
 //     connections to external servers (Connect);
-//   - the job stream, its one durable pull consumer and the two KV buckets
-//     (Open creates or updates them, Attach looks them up); every subject and
+//   - the job stream, its one durable pull consumer and the three KV
+//     buckets — results, state (claims, cancel markers, idempotency
+//     records) and the result cache (cache.go) — (Open creates or updates
+//     them, Attach looks them up); every subject and
 //     bucket name lives in subjects.go;
 //   - the versioned messages (Job, Event);
 //   - the gateway's client API (Client: Submit, Wait, Cancel, Result, Stats);

@@ -124,7 +124,7 @@ var mcpFlags nodeFlags
 var mcpCmd = &cobra.Command{
 	Use:   "mcp",
 	Short: "Serve the MCP tools over stdio (for IDE agents)",
-	Long: `Serve the 14 boruna_* MCP tools over stdio. Stdout carries only the MCP
+	Long: `Serve the 14 boruna_* MCP tools and axpool_batch over stdio. Stdout carries only the MCP
 protocol; every log line goes to stderr.
 
 By default axpool starts an embedded NATS server (JetStream, private temp
