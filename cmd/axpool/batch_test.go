@@ -67,8 +67,9 @@ func abs(t *testing.T, name string) string {
 	return p
 }
 
-// volatile are the fields of a result line that differ from run to run.
-var volatile = []string{"job_id", "queue_ms", "run_ms", "worker"}
+// volatile are the fields of a result line that differ from run to run
+// (random_seed: a fresh seed per run under the live handlers).
+var volatile = []string{"job_id", "queue_ms", "run_ms", "worker", "random_seed"}
 
 // normalize drops a result line's volatile fields (and the step count of a
 // run stopped by the clock or by sampled memory, and where the clock
