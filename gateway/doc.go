@@ -25,9 +25,10 @@
 // # Wire decisions (docs/tools.md §1, §4, §5)
 //
 //   - Every result is one text content item holding the pretty JSON object
-//     (2-space indent) plus the same object in structuredContent. Domain
-//     failures are success:false results, never isError and never JSON-RPC
-//     errors.
+//     (2-space indent) plus the same object in structuredContent, which
+//     satisfies the tool's outputSchema (tools.ResultSchema). isError is
+//     true exactly when success is false. Domain failures are success:false
+//     results, never JSON-RPC errors.
 //   - JSON-RPC invalid_params (-32602) is returned for a source over
 //     1,048,576 bytes ("source exceeds 1 MB limit"), for arguments that are
 //     not of the schema's types (including a missing required argument or

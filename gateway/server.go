@@ -273,7 +273,8 @@ func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
 
 // result wraps a compact JSON object as the CallToolResult of
 // docs/tools.md §1: one text item with the pretty JSON and the same object
-// in structuredContent, both masked.
+// in structuredContent, both masked, and isError exactly when success is
+// false.
 func (g *Server) result(obj []byte) (*mcp.CallToolResult, error) {
 	masked := g.mask.JSON(obj)
 	var pretty bytes.Buffer
@@ -283,7 +284,25 @@ func (g *Server) result(obj []byte) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{mcp.NewTextContent(pretty.String())},
 		StructuredContent: json.RawMessage(masked),
+		IsError:           !succeeded(masked),
 	}, nil
+}
+
+// succeeded reports whether a result object's success is true. Every
+// envelope starts with it (wire.Envelope), so the prefix decides; any
+// other text is decoded.
+func succeeded(obj []byte) bool {
+	obj = bytes.TrimLeft(obj, " \t\r\n")
+	switch {
+	case bytes.HasPrefix(obj, []byte(`{"success":true`)):
+		return true
+	case bytes.HasPrefix(obj, []byte(`{"success":false`)):
+		return false
+	}
+	var v struct {
+		Success bool `json:"success"`
+	}
+	return json.Unmarshal(obj, &v) == nil && v.Success
 }
 
 // refusal is the success:false result of an argument refused without a
