@@ -220,6 +220,10 @@ func TestE2EStdio(t *testing.T) {
 	if init.ServerInfo.Name != "axpool" || !strings.Contains(init.Instructions, "success:false") && !strings.Contains(init.Instructions, `"success": false`) {
 		t.Fatalf("initialize = %+v", init)
 	}
+	// serverInfo.version is `axpool version` without "axpool ".
+	if out, _, _ := runBin(t, tmp, "version"); "axpool "+init.ServerInfo.Version+"\n" != out {
+		t.Fatalf("serverInfo.version %q, axpool version %q", init.ServerInfo.Version, out)
+	}
 	tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil || len(tools.Tools) != 14 {
 		t.Fatalf("tools/list: %d tools, %v", len(tools.Tools), err)

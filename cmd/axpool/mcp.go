@@ -10,7 +10,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,6 +21,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/internal/version"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
@@ -287,7 +287,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		Backend:  &gateway.QueueBackend{Client: n.client, Timeout: nf.jobTimeout},
 		Local:    gateway.ToolsLocal(env),
 		Executes: tools.Executes,
-		Version:  buildVersion(),
+		Version:  version.Read().String(),
 		Logger:   log,
 		Masker:   newMasker(log, nf.secretEnv, secretsEnv...),
 		// In fleet mode --handlers states what the workers run.
@@ -301,7 +301,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	if n.emb == nil {
 		mode = "fleet"
 	}
-	log.Info("gateway ready", "mode", mode, "workers", map[bool]int{true: nf.workers, false: 0}[n.emb != nil], "version", buildVersion())
+	log.Info("gateway ready", "mode", mode, "workers", map[bool]int{true: nf.workers, false: 0}[n.emb != nil], "version", version.Read().String())
 	return n, nil
 }
 
@@ -401,15 +401,6 @@ func (n *node) close() {
 // removed its store: writes then fail with EPIPE instead.
 func ignoreSIGPIPE() {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-}
-
-// buildVersion is the version announced to MCP clients: the module version
-// of the build, or "dev" for a build from a work tree.
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }
 
 // warnMissingDirs logs one Warn line (stderr) for each of the libs and
