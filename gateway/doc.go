@@ -129,7 +129,15 @@
 // its own (including the tool's input schema, for x-mcp-header bindings),
 // which dominates the CPU of serving a call.
 //
+// # Agent docs (resources.go)
+//
+// The pages of docs/ an agent needs (axpool://docs/language, tools,
+// policy, workflow) and every file of examples/ (axpool://examples/<path>)
+// are MCP resources, embedded in the binary (packages docs and examples);
+// the prompt write_ax_program hands over the language guide with a task
+// (docs/tools.md §7 "agent docs").
+//
 // The gateway never runs a VM: it does not import compiler or vm.
 //
-// Imports: internal/jsonenc, queue, tools and wire.
+// Imports: docs, examples, internal/jsonenc, queue, tools and wire.
 package gateway

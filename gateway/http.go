@@ -78,7 +78,7 @@ const MaxTokenFileBytes = 4096
 var ErrTokenFileTooLarge = fmt.Errorf("token file exceeds %d bytes", MaxTokenFileBytes)
 
 // ErrTokenFileMode: a token file is readable or writable by its group or
-// by others (docs/operations.md "Tokens"). Returned errors are
+// by others (docs/tools.md §4 "Bearer tokens"). Returned errors are
 // *TokenModeError.
 var ErrTokenFileMode = errors.New("token file is accessible by group or others")
 

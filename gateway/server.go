@@ -24,6 +24,8 @@ const ServerName = "axpool"
 // Instructions is the text of the initialize result's `instructions`.
 const Instructions = `axpool runs sandboxed .ax programs (the Boruna language) for agents.
 
+Before writing a program, read the resource ` + LanguageDocURI + ` (the .ax language guide), or use the prompt ` + WriteProgramPrompt + `, which hands you the guide with your task. The resources axpool://docs/tools, axpool://docs/policy and ` + ExamplesURIPrefix + `… hold the tool contract, the policy format and runnable examples.
+
 Every tool returns one text item holding a JSON object (the same object is in structuredContent). It starts with "success" and "protocol_version": 1. Domain failures — compile errors, runtime errors, limits, denied capabilities, invalid policies, unknown arguments — are normal results with "success": false and a stable "error_kind"; they are never protocol errors, so read the JSON.
 
 Executing tools (compile, ast, symbols, run, run_sealed, check, repair, validate_app, framework_test, template_apply) run as jobs on a worker pool. Their results also carry job_id, queue_ms, run_ms, worker, "outcome" (ok, compile_error, runtime_error, step_limit, wall_limit, memory_limit, output_limit, policy_denied, invalid_args, cancelled, queue_full, worker_lost, queue_unavailable, quota_exceeded) and "retryable". On queue_full, queue_unavailable or quota_exceeded wait retry_after_ms and call again.
@@ -195,11 +197,16 @@ func New(cfg Config) (*Server, error) {
 	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker}
 	g.mcp = server.NewMCPServer(ServerName, cfg.Version,
 		server.WithToolCapabilities(false),
+		server.WithResourceCapabilities(false, false),
+		server.WithPromptCapabilities(false),
 		server.WithInstructions(Instructions),
 		server.WithRecovery(),
 	)
 	for i := range specs {
 		g.mcp.AddTool(buildTool(&specs[i], cfg.LiveCapabilities), g.handle)
+	}
+	if err := addAgentDocs(g.mcp); err != nil {
+		return nil, err
 	}
 	return g, nil
 }
