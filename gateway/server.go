@@ -152,6 +152,10 @@ type Config struct {
 	// notifications of one call; 0 means DefaultProgressInterval (at most
 	// 5 per second).
 	ProgressInterval time.Duration
+	// Metrics, when set, counts every call (NewMetrics).
+	Metrics *Metrics
+	// AuditLog, when set, gets one line per answered call (OpenAuditLog).
+	AuditLog *AuditLog
 }
 
 // DefaultProgressInterval is Config.ProgressInterval's default.
@@ -218,31 +222,48 @@ func (g *Server) MCPServer() *server.MCPServer { return g.mcp }
 // transport has checked the call (callInfo in ctx) and cancels ctx on
 // notifications/cancelled; an in-process call is checked here.
 func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if m := g.cfg.Metrics; m != nil {
+		m.inFlight.Inc()
+		defer m.inFlight.Dec()
+	}
+	out, args, err := g.answer(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	// Counted and audited before the response leaves (observe.go).
+	g.observe(ctx, req.Params.Name, args, out)
+	return g.result(out)
+}
+
+// answer computes the result object of a call, and returns the arguments
+// as checked (nil for a call refused before its check). An error is a
+// JSON-RPC error (in-process calls only).
+func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, json.RawMessage, error) {
 	tool := req.Params.Name
 	start := time.Now()
 	info, _ := ctx.Value(callInfoKey{}).(*callInfo)
 	if ctx.Err() != nil { // cancelled before it started: nothing is submitted
-		return g.result(g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}))
+		return g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}), nil, nil
 	}
 	if m := req.Params.Meta; info == nil && m != nil && m.ProgressToken != nil {
 		if b, err := json.Marshal(m.ProgressToken); err != nil || len(b) > MaxProgressTokenBytes {
-			return nil, errors.New(msgProgressTokenTooLong)
+			return nil, nil, errors.New(msgProgressTokenTooLong)
 		}
 	}
 	raw, err := rawArguments(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	args, err := checkArgsOnce(info, tool, raw)
 	if err != nil {
 		var ae *tools.ArgError
 		if errors.As(err, &ae) && !ae.Protocol() {
 			g.log.Debug("tool call refused", "tool", tool, "caller", callerFrom(ctx), "arg", ae.Arg)
-			return g.result(g.refusal(tool, ae))
+			return g.refusal(tool, ae), raw, nil
 		}
 		// Only reachable in-process (the transports answer these with
 		// invalid_params): mcp-go reports handler errors as -32603.
-		return nil, err
+		return nil, nil, err
 	}
 	var out []byte
 	if g.cfg.Executes(tool) {
@@ -264,7 +285,7 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	if g.log.Enabled(ctx, slog.LevelDebug) {
 		g.log.Debug("tool call", "tool", tool, "caller", callerFrom(ctx), "ms", time.Since(start).Milliseconds(), "bytes", len(out))
 	}
-	return g.result(out)
+	return out, args, nil
 }
 
 // rawArguments returns the call's arguments as JSON.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -60,6 +62,7 @@ type nodeFlags struct {
 	logLevel              string
 	secretEnv             []string
 	grants                grantFlags
+	metricsAddr, auditLog string
 }
 
 // register adds the node flags to fs.
@@ -80,6 +83,8 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&nf.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	fs.StringArrayVar(&nf.secretEnv, "secret-env", nil, secretEnvUsage)
 	nf.grants.register(fs)
+	fs.StringVar(&nf.metricsAddr, "metrics-addr", "", metricsAddrUsage)
+	fs.StringVar(&nf.auditLog, "audit-log", "", "append one JSON line per answered tool call to this file (created 0600)")
 }
 
 // secretEnvUsage is the help text of --secret-env of mcp, serve and worker.
@@ -174,6 +179,8 @@ type node struct {
 	client *queue.Client
 	sup    *worker.Supervisor
 	gw     *gateway.Server
+	ops    *opsServer
+	audit  *gateway.AuditLog
 }
 
 // startNode validates the flags and starts everything but the transport.
@@ -242,6 +249,24 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	}
 
 	n := &node{log: log}
+	var opsLn net.Listener
+	if nf.metricsAddr != "" {
+		ln, err := listenOps(nf.metricsAddr)
+		if err != nil {
+			return nil, printFail(cmd, exitFail, "%s: --metrics-addr %s: %v", name, nf.metricsAddr, err)
+		}
+		opsLn = ln
+	}
+	if nf.auditLog != "" {
+		a, err := gateway.OpenAuditLog(nf.auditLog)
+		if err != nil {
+			if opsLn != nil {
+				opsLn.Close()
+			}
+			return nil, printFail(cmd, exitFail, "%s: --audit-log: %v", name, err)
+		}
+		n.audit = a
+	}
 	qcfg := queueConfig(nf)
 	var secretsEnv []string
 	var err error
@@ -283,6 +308,22 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 			return nil, printFail(cmd, exitFail, "%s: start workers: %v", name, err)
 		}
 	}
+	var metrics *gateway.Metrics
+	var reg *prometheus.Registry
+	if opsLn != nil {
+		reg = newRegistry()
+		if metrics, err = gateway.NewMetrics(reg); err == nil {
+			err = reg.Register(gateway.NewQueueCollector(bus))
+		}
+		if err == nil && n.sup != nil {
+			err = worker.RegisterSupervisorMetrics(reg, n.sup)
+		}
+		if err != nil {
+			opsLn.Close()
+			n.close()
+			return nil, printFail(cmd, exitFail, "%s: %v", name, err)
+		}
+	}
 	n.gw, err = gateway.New(gateway.Config{
 		Backend:  &gateway.QueueBackend{Client: n.client, Timeout: nf.jobTimeout},
 		Local:    gateway.ToolsLocal(env),
@@ -292,10 +333,18 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		Masker:   newMasker(log, nf.secretEnv, secretsEnv...),
 		// In fleet mode --handlers states what the workers run.
 		LiveCapabilities: nf.grants.live(),
+		Metrics:          metrics,
+		AuditLog:         n.audit,
 	})
 	if err != nil {
+		if opsLn != nil {
+			opsLn.Close()
+		}
 		n.close()
 		return nil, printFail(cmd, exitFail, "%s: %v", name, err)
+	}
+	if opsLn != nil {
+		n.ops = serveOps(opsLn, reg, func(ctx context.Context) error { return busReady(ctx, bus) }, log)
 	}
 	mode := "single-node"
 	if n.emb == nil {
@@ -373,6 +422,7 @@ func workerArgs(natsURL string, nf *nodeFlags) []string {
 // embedded server (which removes its store directory). Safe on a partly
 // started node.
 func (n *node) close() {
+	n.ops.close()
 	if n.sup != nil {
 		n.sup.Stop()
 	}
@@ -394,6 +444,24 @@ func (n *node) close() {
 			n.log.Warn("close embedded NATS", "err", err)
 		}
 	}
+	if n.audit != nil {
+		if err := n.audit.Close(); err != nil {
+			n.log.Warn("close audit log", "err", err)
+		}
+	}
+}
+
+// busReady is a gateway's readiness (/readyz): the job queue answers and at
+// least one worker process is alive.
+func busReady(ctx context.Context, bus *queue.Bus) error {
+	st, err := bus.Stats(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("job queue unreachable: %v", err)
+	case st.WorkersAlive == 0:
+		return errors.New("no worker alive")
+	}
+	return nil
 }
 
 // ignoreSIGPIPE keeps a client that closed our stdout or stderr from
