@@ -354,8 +354,10 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
+		var info *callInfo
 		if msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
-			info, resp := precheckCall(msg)
+			var resp mcp.JSONRPCMessage
+			info, resp = precheckCall(msg)
 			if resp != nil {
 				status := http.StatusOK
 				if modern {
@@ -368,6 +370,12 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if calls != nil {
 				defer calls.release(calls.add(string(msg.ID), cancel))
 			}
+		}
+		if h.g.isTaskRequest(msg, info) {
+			// Answered from the durable task store, never by mcp-go
+			// (tasks.go).
+			writeRPC(w, http.StatusOK, withID(h.g.answerTask(ctx, msg, info), msg.ID))
+			return
 		}
 		if hasID(msg.ID) && !keptID(msg.ID) {
 			hr.Body = hw.exactID(body, msg.ID)

@@ -167,6 +167,9 @@ type Server struct {
 	log  *slog.Logger
 	mask *Masker
 	mcp  *server.MCPServer
+	// taskBus stores MCP tasks (tasks.go); nil unless Backend is a
+	// *QueueBackend, whose queue is durable.
+	taskBus *queue.Bus
 }
 
 // New builds the gateway. Errors: a required Config field is missing, a
@@ -199,15 +202,24 @@ func New(cfg Config) (*Server, error) {
 		cfg.Version = "dev"
 	}
 	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker}
-	g.mcp = server.NewMCPServer(ServerName, cfg.Version,
+	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
 		server.WithPromptCapabilities(false),
 		server.WithInstructions(Instructions),
 		server.WithRecovery(),
-	)
+	}
+	if qb, ok := cfg.Backend.(*QueueBackend); ok && qb.Client != nil {
+		g.taskBus = qb.Client.Bus()
+		opts = append(opts, server.WithTaskCapabilities(false, true, true))
+	}
+	g.mcp = server.NewMCPServer(ServerName, cfg.Version, opts...)
 	for i := range specs {
-		g.mcp.AddTool(buildTool(&specs[i], cfg.LiveCapabilities), g.handle)
+		tool := buildTool(&specs[i], cfg.LiveCapabilities)
+		if g.taskBus != nil && specs[i].Executes {
+			tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+		}
+		g.mcp.AddTool(tool, g.handle)
 	}
 	if err := addAgentDocs(g.mcp); err != nil {
 		return nil, err
