@@ -3,7 +3,7 @@
 // resources, axpool://docs/language and the others (docs/tools.md §7
 // "agent docs").
 //
-// Imports: embed only.
+// Imports: nothing from the module.
 package docs
 
 import "embed"

@@ -2,7 +2,7 @@
 // binary: the MCP gateway serves each file as the resource
 // axpool://examples/<path> (docs/tools.md §7 "agent docs").
 //
-// Imports: embed only.
+// Imports: nothing from the module.
 package examples
 
 import "embed"

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/nats-io/nats.go"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/axpool/axpool/wire"
@@ -88,19 +87,20 @@ func RegisterSupervisorMetrics(reg prometheus.Registerer, s *Supervisor) error {
 // /readyz): connected to NATS, the queue attached and the worker running.
 // The zero value is not ready; RunProcess updates it.
 type Health struct {
-	nc      atomic.Pointer[nats.Conn]
-	running atomic.Bool
+	connected atomic.Pointer[func() error] // nil until connected
+	running   atomic.Bool
 }
 
 // Ready returns nil when the worker is ready, else why not.
 func (h *Health) Ready() error {
-	nc := h.nc.Load()
-	switch {
-	case nc == nil:
+	conn := h.connected.Load()
+	if conn == nil {
 		return errors.New("not connected to NATS yet")
-	case !nc.IsConnected():
-		return fmt.Errorf("NATS connection %s", nc.Status())
-	case !h.running.Load():
+	}
+	if err := (*conn)(); err != nil {
+		return err
+	}
+	if !h.running.Load() {
 		return errors.New("waiting for the job queue to be set up")
 	}
 	return nil

@@ -43,7 +43,13 @@ func RunProcess(ctx context.Context, po ProcessOptions) error {
 	}
 	defer queue.Drain(nc, 5*time.Second)
 	if po.Health != nil {
-		po.Health.nc.Store(nc)
+		conn := func() error {
+			if !nc.IsConnected() {
+				return fmt.Errorf("NATS connection %s", nc.Status())
+			}
+			return nil
+		}
+		po.Health.connected.Store(&conn)
 	}
 	var bus *queue.Bus
 	for warned := false; ; warned = true {

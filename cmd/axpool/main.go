@@ -7,7 +7,7 @@
 // themselves on rootCmd in an init function.
 //
 // Imports: compiler, compiler/syntax, gateway, handlers, internal/jsonenc,
-// policy, queue, tools, tools/framework, tools/repair, tools/template,
+// internal/version, policy, queue, tools, tools/framework, tools/repair, tools/template,
 // tools/workflow, vm, wire and worker.
 package main
 

@@ -7,7 +7,7 @@
 // "dev"; a build with -buildvcs=false (CI) or outside a repository has no
 // revision. Nothing here requires either.
 //
-// Imports: the standard library only.
+// Imports: nothing from the module.
 package version
 
 import (
