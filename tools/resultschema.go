@@ -246,7 +246,17 @@ func runFailureShape(sealed bool) shape {
 		req("message", sString()),
 		req("steps", sCount()),
 	}
-	return shape{title: "run failure", fields: append(fields, locationFields()...), outcomes: outRunFailure}
+	fields = append(fields, locationFields()...)
+	return shape{title: "run failure", fields: append(fields, handlerFields()...), outcomes: outRunFailure}
+}
+
+// handlerFields are the facts of the capability handlers that ran a
+// program (toolwire.HandlerFacts, docs/tools.md §6).
+func handlerFields() []field {
+	return []field{
+		opt("handlers", describe(sConst("mock"), "Present when the deterministic mock handlers ran the program.")),
+		opt("random_seed", describe(sCount(), "The seed of the run's random effects, with live handlers (pass it as seed to reproduce).")),
+	}
 }
 
 // policyFailureShape is a policy argument the strict validator refused
@@ -335,6 +345,7 @@ var toolShapes = map[string][]shape{
 			req("ui_output", sArray(sValue())),
 			opt("trace", describe(sArray(sString()), "The first 500 executed instructions (trace:true).")),
 			opt("trace_truncated", sBool()),
+			handlerFields()[0], handlerFields()[1],
 		}, outcomes: outOK},
 		compileErrorShape(),
 		policyFailureShape(),
@@ -362,6 +373,7 @@ var toolShapes = map[string][]shape{
 			req("event_log_sha256", sString()),
 			req("seal", sObject(req("kind", sString()), req("verified", sBool()), req("digest_alg", sString()),
 				req("digest", sString()), req("note", sString()))),
+			handlerFields()[0], handlerFields()[1],
 		}, outcomes: outOK},
 		compileErrorShape(),
 		policyFailureShape(),

@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/axpool/axpool/handlers"
 )
 
 // Programs of the result-schema corpus.
@@ -101,6 +103,9 @@ func resultCorpus(t *testing.T) []resultCase {
 		{"boruna_run", `{"source":` + q(rsMain) + `,"output_schema":{"type":"string"}}`, "result does not match output_schema", nil},
 		{"boruna_run", `{"source":` + q(rsMain) + `,"output_schema":{"type":7}}`, "invalid output_schema", nil},
 		{"boruna_run_sealed", src(rsEvents), "sealed result", nil},
+		{"boruna_run", src(rsEvents), "result", &Env{Handlers: handlers.Mock()}},
+		{"boruna_run", `{"source":` + q(rsDenied) + `,"policy":"deny-all"}`, "run failure", &Env{Handlers: handlers.Mock()}},
+		{"boruna_run_sealed", src(rsEvents), "sealed result", &Env{Handlers: handlers.Mock()}},
 		{"boruna_run_sealed", src(rsBadType), "compile error", nil},
 		{"boruna_run_sealed", `{"source":` + q(rsMain) + `,"policy":"nope"}`, "invalid policy", nil},
 		{"boruna_run_sealed", `{"source":` + q(rsDenied) + `,"policy":"deny-all"}`, "run failure", nil},
@@ -204,6 +209,9 @@ func TestResultSchemas(t *testing.T) {
 		res, err := Call(context.Background(), env, tc.tool, json.RawMessage(tc.args), nil).MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if tc.env != nil && tc.env.Handlers != nil && !bytes.Contains(res, []byte(`"handlers":"mock"`)) {
+			t.Errorf("%s under the mock set: no handlers field: %s", tc.tool, clip(res))
 		}
 		res = withJobMeta(tc.tool, res)
 		if err := ValidateResult(tc.tool, res, true); err != nil {
