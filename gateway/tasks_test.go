@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -254,5 +255,45 @@ func TestTasksAcrossGatewayRestart(t *testing.T) {
 	}
 	if got := b.toolResult(loop); got["outcome"] != "cancelled" || !strings.HasPrefix(got["message"].(string), "job cancelled") {
 		t.Errorf("cancelled on gateway B = %v", got)
+	}
+}
+
+// TestTasksHTTP: the same requests over Streamable HTTP (a 2025-11-25
+// session), answered with application/json; a task is visible only to
+// the token that created it.
+func TestTasksHTTP(t *testing.T) {
+	s := sharedStack(t)
+	alice, _ := NewToken("alice", testToken)
+	bob, _ := NewToken("bob", "bob-token-0123456789")
+	url := httpServer(t, s.gw, HTTPConfig{Tokens: []Token{alice, bob}})
+	a := legacySession(t, url, testToken)
+	b := legacySession(t, url, "bob-token-0123456789")
+	post := func(h map[string]string, body string) map[string]any {
+		t.Helper()
+		status, text := rawDo(t, http.MethodPost, url, h, body)
+		var m map[string]any
+		if status != 200 || json.Unmarshal([]byte(text), &m) != nil {
+			t.Fatalf("%s: %d %q", body, status, text)
+		}
+		return m
+	}
+	created := post(a, `{"jsonrpc":"2.0","id":"c1","method":"tools/call","params":{"name":"boruna_run","arguments":{"source":"fn main() -> Int { 6 * 7 }"},"task":{}}}`)
+	task, _ := created["result"].(map[string]any)["task"].(map[string]any)
+	id, _ := task["taskId"].(string)
+	if created["id"] != "c1" || task["status"] != "working" || id == "" {
+		t.Fatalf("create = %v", created)
+	}
+	res := post(a, `{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"`+id+`"}}`)
+	sc, _ := res["result"].(map[string]any)["structuredContent"].(map[string]any)
+	if sc["result"] != float64(42) || sc["job_id"] != id {
+		t.Fatalf("tasks/result = %v", res)
+	}
+	got := post(a, `{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"`+id+`"}}`)
+	if r, _ := got["result"].(map[string]any); r["status"] != "completed" {
+		t.Fatalf("tasks/get = %v", got)
+	}
+	other := post(b, `{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"`+id+`"}}`)
+	if e, _ := other["error"].(map[string]any); e["code"] != float64(-32602) || e["message"] != `task "`+id+`" not found` {
+		t.Fatalf("another token's tasks/get = %v", other)
 	}
 }
