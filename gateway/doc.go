@@ -129,6 +129,20 @@
 // its own (including the tool's input schema, for x-mcp-header bindings),
 // which dominates the CPU of serving a call.
 //
+// # MCP tasks (tasks.go)
+//
+// A tools/call with params.task (revision 2025-11-25) becomes a
+// queue.Task in the queue's durable store before it is answered; the
+// transports answer tasks/get, tasks/result and tasks/cancel from that
+// store themselves, never from mcp-go's in-memory tasks, so any gateway
+// answers for any task (docs/tools.md §7 "Tasks").
+//
+// # Metrics and audit (observe.go)
+//
+// Every answered call is counted (Config.Metrics) and written to the audit
+// log (Config.AuditLog) before its response leaves the gateway
+// (docs/operations.md "Metrics", "Audit log").
+//
 // # Agent docs (resources.go)
 //
 // The pages of docs/ an agent needs (axpool://docs/language, tools,

@@ -186,6 +186,30 @@ func digest(b []byte) string {
 // line. args are the arguments as checked (nil when refused before);
 // out is the result object.
 func (g *Server) observe(ctx context.Context, tool string, args json.RawMessage, out []byte) {
+	if g.cfg.Metrics == nil && g.cfg.AuditLog == nil {
+		return
+	}
+	g.observeDigests(ctx, tool, func() callDigests { return digestsOf(tool, args) }, out)
+}
+
+// callDigests are the SHA-256 digests of a call's arguments that its
+// audit line carries (AuditEntry).
+type callDigests struct {
+	Args   string `json:"args_sha256"`
+	Source string `json:"source_sha256,omitempty"`
+	Policy string `json:"policy_sha256,omitempty"`
+}
+
+// digestsOf computes the digests of args (the arguments as checked).
+func digestsOf(tool string, args json.RawMessage) callDigests {
+	d := callDigests{Args: digest(args)}
+	d.Source, d.Policy = argDigests(tool, args)
+	return d
+}
+
+// observeDigests is observe with the digests computed by dig (called only
+// when there is an audit log).
+func (g *Server) observeDigests(ctx context.Context, tool string, dig func() callDigests, out []byte) {
 	m, audit := g.cfg.Metrics, g.cfg.AuditLog
 	if m == nil && audit == nil {
 		return
@@ -224,9 +248,11 @@ func (g *Server) observe(ctx context.Context, tool string, args json.RawMessage,
 	if audit == nil {
 		return
 	}
+	d := dig()
 	e := &AuditEntry{
 		Time: time.Now().UTC().Format(time.RFC3339Nano), Caller: caller, Tool: tool,
-		ArgsSHA256: digest(args), Outcome: outcome, Success: sum.Success, JobID: sum.JobID, Cancelled: cancelled,
+		ArgsSHA256: d.Args, SourceSHA256: d.Source, PolicySHA256: d.Policy,
+		Outcome: outcome, Success: sum.Success, JobID: sum.JobID, Cancelled: cancelled,
 	}
 	if sum.Steps >= 0 {
 		e.Steps = &sum.Steps
@@ -234,7 +260,6 @@ func (g *Server) observe(ctx context.Context, tool string, args json.RawMessage,
 	if sum.RunMs >= 0 {
 		e.RunMs = &sum.RunMs
 	}
-	e.SourceSHA256, e.PolicySHA256 = argDigests(tool, args)
 	if err := audit.write(e); err != nil {
 		g.log.Error("audit log write failed", "tool", tool, "caller", caller, "err", err)
 	}

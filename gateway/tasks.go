@@ -102,6 +102,9 @@ func (g *Server) createTask(ctx context.Context, id json.RawMessage, info *callI
 	now := time.Now().UTC()
 	t := queue.Task{ID: uuid.NewString(), Tool: info.tool, Caller: callerFrom(ctx), Created: now}
 	t.JobID = t.ID
+	if g.cfg.AuditLog != nil {
+		t.Digests, _ = json.Marshal(digestsOf(info.tool, info.args))
+	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
 	defer cancel()
 	if err := g.taskBus.CreateTask(sctx, t); err != nil {
@@ -191,8 +194,13 @@ func (g *Server) taskResult(ctx context.Context, id json.RawMessage, t queue.Tas
 		}
 		return rpcError(id, mcp.INTERNAL_ERROR, "task result unavailable: "+err.Error())
 	}
-	// Counted and audited when its result is answered, as a tools/call.
-	g.observe(ctx, t.Tool, nil, res)
+	// Counted and audited when its result is answered, as a tools/call,
+	// with the digests stored at its creation.
+	g.observeDigests(ctx, t.Tool, func() callDigests {
+		var d callDigests
+		_ = json.Unmarshal(t.Digests, &d)
+		return d
+	}, res)
 	r, err := g.result(res)
 	if err != nil {
 		return rpcError(id, mcp.INTERNAL_ERROR, err.Error())

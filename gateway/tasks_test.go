@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -295,5 +297,34 @@ func TestTasksHTTP(t *testing.T) {
 	other := post(b, `{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":"`+id+`"}}`)
 	if e, _ := other["error"].(map[string]any); e["code"] != float64(-32602) || e["message"] != `task "`+id+`" not found` {
 		t.Fatalf("another token's tasks/get = %v", other)
+	}
+}
+
+// A task is audited when tasks/result answers it, with the digests of the
+// arguments it was created with.
+func TestTaskAudit(t *testing.T) {
+	s := sharedStack(t)
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	audit, err := OpenAuditLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer audit.Close()
+	c := &taskClient{r: newRawStdio(t, s.newGateway(t, Config{AuditLog: audit}))}
+	const src = "fn main() -> Int { 6 * 7 }"
+	id := c.create("boruna_run", `{"source":"`+src+`"}`)["taskId"].(string)
+	c.toolResult(id)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e AuditEntry
+	if err := json.Unmarshal(data, &e); err != nil || strings.Count(string(data), "\n") != 1 {
+		t.Fatalf("audit log %q: %v", data, err)
+	}
+	want := digest([]byte(src))
+	if e.Tool != "boruna_run" || e.Caller != "stdio" || e.JobID != id || e.SourceSHA256 != want || e.Outcome != "ok" ||
+		e.PolicySHA256 != digest([]byte(`"allow-all"`)) || len(e.ArgsSHA256) != 64 || e.ArgsSHA256 == digest(nil) {
+		t.Fatalf("audit line = %s", data)
 	}
 }

@@ -30,6 +30,9 @@ type Task struct {
 	Caller string `json:"caller"`
 	// Created is when the task was stored (UTC).
 	Created time.Time `json:"created"`
+	// Digests are what the gateway's audit log writes for the call
+	// (opaque to the queue; empty without an audit log).
+	Digests json.RawMessage `json:"digests,omitempty"`
 	// Cancelled is set by tasks/cancel (CancelTask).
 	Cancelled bool `json:"cancelled,omitempty"`
 	// CancelledAt is when.
