@@ -232,6 +232,7 @@ type callParams struct {
 	Name      json.RawMessage `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
 	Meta      json.RawMessage `json:"_meta"`
+	Task      json.RawMessage `json:"task"`
 
 	tool  string          // the decoded tool name (when usable)
 	token json.RawMessage // _meta.progressToken as sent, trimmed; nil when none
@@ -347,5 +348,6 @@ func precheckCall(msg rpcMessage) (*callInfo, mcp.JSONRPCMessage) {
 	if errors.As(err, &ae) && ae.Protocol() {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, ae.Msg)
 	}
-	return &callInfo{tool: p.tool, raw: p.Arguments, args: args, err: err, token: p.token}, nil
+	task := len(bytes.TrimSpace(p.Task)) > 0 && !bytes.Equal(bytes.TrimSpace(p.Task), []byte("null"))
+	return &callInfo{tool: p.tool, raw: p.Arguments, args: args, err: err, token: p.token, task: task}, nil
 }

@@ -6,6 +6,8 @@
 // under the user's cache directory: docs/operations.md "Libraries and
 // templates"). The Go package only carries FS, this documentation and a
 // test.
+//
+// Imports: nothing from the module.
 package templates
 
 import "embed"

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,10 +17,12 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/internal/version"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
@@ -59,6 +61,7 @@ type nodeFlags struct {
 	logLevel              string
 	secretEnv             []string
 	grants                grantFlags
+	metricsAddr, auditLog string
 }
 
 // register adds the node flags to fs.
@@ -79,6 +82,8 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&nf.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	fs.StringArrayVar(&nf.secretEnv, "secret-env", nil, secretEnvUsage)
 	nf.grants.register(fs)
+	fs.StringVar(&nf.metricsAddr, "metrics-addr", "", metricsAddrUsage)
+	fs.StringVar(&nf.auditLog, "audit-log", "", "append one JSON line per answered tool call to this file (created 0600)")
 }
 
 // secretEnvUsage is the help text of --secret-env of mcp, serve and worker.
@@ -173,6 +178,8 @@ type node struct {
 	client *queue.Client
 	sup    *worker.Supervisor
 	gw     *gateway.Server
+	ops    *opsServer
+	audit  *gateway.AuditLog
 }
 
 // startNode validates the flags and starts everything but the transport.
@@ -243,6 +250,24 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	}
 
 	n := &node{log: log}
+	var opsLn net.Listener
+	if nf.metricsAddr != "" {
+		ln, err := listenOps(nf.metricsAddr)
+		if err != nil {
+			return nil, printFail(cmd, exitFail, "%s: --metrics-addr %s: %v", name, nf.metricsAddr, err)
+		}
+		opsLn = ln
+	}
+	if nf.auditLog != "" {
+		a, err := gateway.OpenAuditLog(nf.auditLog)
+		if err != nil {
+			if opsLn != nil {
+				opsLn.Close()
+			}
+			return nil, printFail(cmd, exitFail, "%s: --audit-log: %v", name, err)
+		}
+		n.audit = a
+	}
 	qcfg := queueConfig(nf)
 	var secretsEnv []string
 	var err error
@@ -284,25 +309,49 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 			return nil, printFail(cmd, exitFail, "%s: start workers: %v", name, err)
 		}
 	}
+	var metrics *gateway.Metrics
+	var reg *prometheus.Registry
+	if opsLn != nil {
+		reg = newRegistry()
+		if metrics, err = gateway.NewMetrics(reg); err == nil {
+			err = reg.Register(gateway.NewQueueCollector(bus))
+		}
+		if err == nil && n.sup != nil {
+			err = worker.RegisterSupervisorMetrics(reg, n.sup)
+		}
+		if err != nil {
+			opsLn.Close()
+			n.close()
+			return nil, printFail(cmd, exitFail, "%s: %v", name, err)
+		}
+	}
 	n.gw, err = gateway.New(gateway.Config{
 		Backend:  &gateway.QueueBackend{Client: n.client, Timeout: nf.jobTimeout},
 		Local:    gateway.ToolsLocal(env),
 		Executes: tools.Executes,
-		Version:  buildVersion(),
+		Version:  version.Read().String(),
 		Logger:   log,
 		Masker:   newMasker(log, nf.secretEnv, secretsEnv...),
 		// In fleet mode --handlers states what the workers run.
 		LiveCapabilities: nf.grants.live(),
+		Metrics:          metrics,
+		AuditLog:         n.audit,
 	})
 	if err != nil {
+		if opsLn != nil {
+			opsLn.Close()
+		}
 		n.close()
 		return nil, printFail(cmd, exitFail, "%s: %v", name, err)
+	}
+	if opsLn != nil {
+		n.ops = serveOps(opsLn, reg, func(ctx context.Context) error { return busReady(ctx, bus) }, log)
 	}
 	mode := "single-node"
 	if n.emb == nil {
 		mode = "fleet"
 	}
-	log.Info("gateway ready", "mode", mode, "workers", map[bool]int{true: nf.workers, false: 0}[n.emb != nil], "version", buildVersion())
+	log.Info("gateway ready", "mode", mode, "workers", map[bool]int{true: nf.workers, false: 0}[n.emb != nil], "version", version.Read().String())
 	return n, nil
 }
 
@@ -374,6 +423,7 @@ func workerArgs(natsURL string, nf *nodeFlags) []string {
 // embedded server (which removes its store directory). Safe on a partly
 // started node.
 func (n *node) close() {
+	n.ops.close()
 	if n.sup != nil {
 		n.sup.Stop()
 	}
@@ -395,6 +445,24 @@ func (n *node) close() {
 			n.log.Warn("close embedded NATS", "err", err)
 		}
 	}
+	if n.audit != nil {
+		if err := n.audit.Close(); err != nil {
+			n.log.Warn("close audit log", "err", err)
+		}
+	}
+}
+
+// busReady is a gateway's readiness (/readyz): the job queue answers and at
+// least one worker process is alive.
+func busReady(ctx context.Context, bus *queue.Bus) error {
+	st, err := bus.Stats(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("job queue unreachable: %v", err)
+	case st.WorkersAlive == 0:
+		return errors.New("no worker alive")
+	}
+	return nil
 }
 
 // ignoreSIGPIPE keeps a client that closed our stdout or stderr from
@@ -402,13 +470,4 @@ func (n *node) close() {
 // removed its store: writes then fail with EPIPE instead.
 func ignoreSIGPIPE() {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-}
-
-// buildVersion is the version announced to MCP clients: the module version
-// of the build, or "dev" for a build from a work tree.
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }

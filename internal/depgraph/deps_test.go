@@ -29,7 +29,11 @@ var allowed = map[string][]string{
 	"internal/spell":    nil,
 	"internal/text":     nil,
 	"internal/mcptest":  nil,
+	"internal/version":  nil,
 	"libs":              nil,
+	"templates":         nil,
+	"docs":              nil,
+	"examples":          nil,
 
 	"wire":            {"internal/jsonenc"},
 	"internal/golden": {"wire"},
@@ -57,9 +61,9 @@ var allowed = map[string][]string{
 	"worker":          {"queue", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
-	"gateway":  {"internal/jsonenc", "queue", "tools", "wire"},
+	"gateway":  {"docs", "examples", "internal/jsonenc", "queue", "tools", "wire"},
 
-	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "policy", "queue", "tools",
+	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/version", "libs", "policy", "queue", "templates", "tools",
 		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
 }
 
@@ -71,11 +75,11 @@ var thirdParty = map[string][]string{
 	"tools":            {"github.com/santhosh-tekuri/jsonschema/", "golang.org/x/text/"},
 	"queue":            {"github.com/google/uuid", "github.com/nats-io/", "golang.org/x/crypto/"},
 	"queue/queuetest":  {"github.com/nats-io/"},
-	"worker":           {"github.com/google/uuid"},
-	"gateway":          {"github.com/google/uuid", "github.com/mark3labs/mcp-go/"},
+	"worker":           {"github.com/google/uuid", "github.com/prometheus/client_golang/"},
+	"gateway":          {"github.com/google/uuid", "github.com/mark3labs/mcp-go/", "github.com/prometheus/client_golang/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
 	"handlers":         {"github.com/ncruces/go-sqlite3"},
-	"cmd/axpool":       {"github.com/nats-io/", "github.com/spf13/"},
+	"cmd/axpool":       {"github.com/nats-io/", "github.com/prometheus/client_golang/", "github.com/spf13/"},
 }
 
 type pkg struct {
