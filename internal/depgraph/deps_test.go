@@ -50,6 +50,10 @@ var allowed = map[string][]string{
 	"tools": {"compiler", "compiler/syntax", "internal/spell", "internal/text", "policy", "tools/framework",
 		"tools/repair", "tools/sealed", "tools/template", "tools/toolwire", "tools/workflow", "vm", "wire"},
 
+	// Named scripts: compiled and checked here, run through the tool
+	// engine on the workers.
+	"scripts": {"compiler", "internal/spell", "internal/text", "policy", "tools", "tools/toolwire", "vm", "wire"},
+
 	// The service: queue knows nothing of MCP or the tools; the gateway
 	// never runs a VM (no compiler, no vm).
 	"queue":           {"internal/jsonenc", "wire"},

@@ -1,0 +1,24 @@
+// Package scripts exposes a directory of named .ax scripts as typed MCP
+// tools (docs/scripts.md; the model is Rune, whose tasks become MCP tools).
+//
+// It owns:
+//   - the catalogue (catalogue.go): Load reads DIR/**/*.ax, maps each path
+//     to a tool name ("ops/deploy.ax" → "ops__deploy"), compiles the file,
+//     reads the comment block above `fn main` (directives.go: the
+//     description and the `//!` directives), derives the input schema from
+//     main's parameter types (types.go, the one table of parameter kinds),
+//     derives the annotations from the declared capabilities, reads the
+//     sidecar NAME.policy.json and reports every author mistake as a static
+//     Diagnostic `file:line:col: message`. A reload (Options.Previous)
+//     compiles only the files whose content changed;
+//   - the one argument checker of MCP calls and `axpool script run`
+//     (args.go: Script.CheckArgs and its messages);
+//
+// scripts compiles scripts and reads main's types (compiler), suggests
+// names (internal/spell), clips quoted values (internal/text), and runs
+// script jobs through the tool engine (tools, tools/toolwire, vm); it
+// knows nothing of NATS or MCP.
+//
+// Imports: compiler, internal/spell, internal/text, policy, tools,
+// tools/toolwire, vm and wire.
+package scripts
