@@ -21,6 +21,7 @@ import (
 	"github.com/axpool/axpool/internal/spell"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/vm"
 )
 
 // Script is one loaded, registered script (docs/scripts.md). A Script is
@@ -319,6 +320,23 @@ func isPrivatePath(rel string) bool {
 	return false
 }
 
+// noMainMessage is the error of a script without main.
+const noMainMessage = "script has no `fn main`: a script runs its main, whose parameters are the tool's arguments"
+
+// compileMain compiles a script's source to a module and returns its
+// main (nil when there is none) and the compile errors (warnings left
+// out; the module is nil when there are errors). A script's main may
+// take parameters: it is compiled as a program, not as a boruna_run
+// script (compiler.Options.Script).
+func compileMain(src []byte, file, name, libsDir string) (*vm.Module, *compiler.FuncInfo, compiler.ErrorList) {
+	p := compiler.Analyze(src, compiler.Options{File: file, LibsDir: libsDir, ModuleName: name})
+	if errs := p.Errors(); errs != nil {
+		return nil, p.Func("main"), errs
+	}
+	m, errs := p.Compile()
+	return m, p.Func("main"), errs
+}
+
 // analyze compiles one file and reads its signature and directives
 // (everything that depends on this file alone).
 func (c *Catalogue) analyze(u *unit, src []byte, libsDir string) {
@@ -334,21 +352,13 @@ func (c *Catalogue) analyze(u *unit, src []byte, libsDir string) {
 		diag(lineCol{1, 1}, "script name %q must not start with boruna_ or axpool_ (built-in tool names); rename the file", name)
 	}
 
-	p := compiler.Analyze(src, compiler.Options{File: file, LibsDir: libsDir, ModuleName: name})
-	if !p.HasErrors() {
-		_, errs := p.Compile()
-		for _, e := range errs {
-			u.diags = append(u.diags, compileDiag(e))
-		}
-	} else {
-		for _, e := range p.Errors() {
-			u.diags = append(u.diags, compileDiag(e))
-		}
+	_, main, errs := compileMain(src, file, name, libsDir)
+	for _, e := range errs {
+		u.diags = append(u.diags, compileDiag(e))
 	}
-	main := p.Func("main")
 	if main == nil {
-		if p.File != nil && len(p.Errors()) == 0 {
-			diag(lineCol{1, 1}, "script has no `fn main`: a script runs its main, whose parameters are the tool's arguments")
+		if len(errs) == 0 {
+			diag(lineCol{1, 1}, "%s", noMainMessage)
 		}
 		return
 	}
@@ -366,15 +376,7 @@ func (c *Catalogue) analyze(u *unit, src []byte, libsDir string) {
 		OnFailure: d.onFailure, TimeoutMs: d.timeoutMs,
 	}
 	u.onFailurePos = d.onFailurePos
-	for i, pname := range main.ParamNames {
-		t, terr := typeOf(main.Params[i], pname, 0, map[*compiler.TypeDecl]bool{})
-		if terr != nil {
-			tp := main.Decl.Params[i].Type.Pos()
-			diag(lineCol{int(tp.Line), int(tp.Col)}, "%s", terr.msg)
-			continue
-		}
-		s.Params = append(s.Params, &Param{Name: pname, Type: t, Description: d.params[pname]})
-	}
+	s.Params = paramsOf(main, d.params, diag)
 	for pname, pos := range d.paramPos {
 		if !contains(main.ParamNames, pname) {
 			msg := fmt.Sprintf("directive \"param\" names %q, which is not a parameter of main", pname)
@@ -403,6 +405,22 @@ func (c *Catalogue) analyze(u *unit, src []byte, libsDir string) {
 	if len(u.diags) == 0 {
 		u.script = s
 	}
+}
+
+// paramsOf converts main's parameters (descs: the `param` descriptions);
+// a type a script cannot take is reported at the parameter's type.
+func paramsOf(main *compiler.FuncInfo, descs map[string]string, diag func(p lineCol, format string, args ...any)) []*Param {
+	var out []*Param
+	for i, pname := range main.ParamNames {
+		t, terr := typeOf(main.Params[i], pname, 0, map[*compiler.TypeDecl]bool{})
+		if terr != nil {
+			tp := main.Decl.Params[i].Type.Pos()
+			diag(lineCol{int(tp.Line), int(tp.Col)}, "%s", terr.msg)
+			continue
+		}
+		out = append(out, &Param{Name: pname, Type: t, Description: descs[pname]})
+	}
+	return out
 }
 
 func hasReservedPrefix(name string) bool {

@@ -13,12 +13,17 @@
 //     compiles only the files whose content changed;
 //   - the one argument checker of MCP calls and `axpool script run`
 //     (args.go: Script.CheckArgs and its messages);
+//   - the script job (run.go): Script.NewJob carries the source and its
+//     digest as loaded; Execute, on the worker, compiles it, converts the
+//     checked JSON arguments to typed .ax values and calls main through
+//     tools.RunMain under declared capabilities ∩ sidecar ∩ operator
+//     ceiling.
 //
-// scripts compiles scripts and reads main's types (compiler), suggests
-// names (internal/spell), clips quoted values (internal/text), and runs
-// script jobs through the tool engine (tools, tools/toolwire, vm); it
-// knows nothing of NATS or MCP.
+// scripts compiles scripts and reads main's types (compiler,
+// compiler/syntax for positions), suggests names (internal/spell), clips
+// quoted values (internal/text), and runs script jobs through the tool
+// engine (tools, tools/toolwire, vm); it knows nothing of NATS or MCP.
 //
-// Imports: compiler, internal/spell, internal/text, policy, tools,
-// tools/toolwire, vm and wire.
+// Imports: compiler, compiler/syntax, internal/spell, internal/text,
+// policy, tools, tools/toolwire, vm and wire.
 package scripts

@@ -2,13 +2,17 @@ package scripts
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/axpool/axpool/tools"
 )
 
 // TestData runs every testdata/*.txt archive. An archive is a directory
@@ -23,6 +27,9 @@ import (
 //	-- @schema NAME --      the input schema, compact JSON compared byte for byte
 //	-- @description NAME -- the composed description
 //	-- @args NAME --        lines "ARGS => NORMALISED" or "ARGS => error: MESSAGE"
+//	-- @run NAME --         lines "ARGS => RESULT" (the run's result JSON, then
+//	                        " ui: ITEM…" when there is ui_output) or
+//	                        "ARGS => fail OUTCOME: MESSAGE"
 //
 // Adding a case is adding a file.
 func TestData(t *testing.T) {
@@ -171,6 +178,16 @@ func runArchive(t *testing.T, path string) {
 					t.Errorf("%s: %s\ngot  %s\nwant %s", s.name, in, got, exp)
 				}
 			}
+		case "@run":
+			for _, line := range strings.Split(body, "\n") {
+				in, exp, ok := strings.Cut(line, " => ")
+				if !ok {
+					t.Fatalf("%s: bad line %q", s.name, line)
+				}
+				if got := runLine(t, sc, in); got != exp {
+					t.Errorf("%s: %s\ngot  %s\nwant %s", s.name, in, got, exp)
+				}
+			}
 		default:
 			t.Fatalf("unknown section %q", s.name)
 		}
@@ -192,4 +209,33 @@ func hints(a Annotations) string {
 		return "-"
 	}
 	return strings.Join(hs, ",")
+}
+
+// runLine checks args, runs the script's job through Execute (mock
+// handlers) and renders the outcome for @run.
+func runLine(t *testing.T, sc *Script, args string) string {
+	t.Helper()
+	checked, aerr := sc.CheckArgs(json.RawMessage(args))
+	if aerr != nil {
+		return "error: " + aerr.Msg
+	}
+	o := Execute(context.Background(), &tools.Env{LibsDir: "../libs"}, sc.NewJob(checked).Marshal(), nil)
+	b, _ := o.MarshalJSON()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if keys := o.Keys(); len(keys) < 4 || keys[2] != "script" || keys[3] != "script_digest" || m["script"] != sc.Name || m["script_digest"] != sc.Digest {
+		t.Errorf("envelope %s: want script and script_digest after protocol_version", b)
+	}
+	if m["success"] != true {
+		return fmt.Sprintf("fail %v: %v", m["outcome"], m["message"])
+	}
+	res, _ := o.Get("result")
+	out := string(res.(json.RawMessage))
+	ui, _ := o.Get("ui_output")
+	for _, u := range ui.([]json.RawMessage) {
+		out += " ui: " + string(u)
+	}
+	return out
 }

@@ -52,13 +52,13 @@ var allowed = map[string][]string{
 
 	// Named scripts: compiled and checked here, run through the tool
 	// engine on the workers.
-	"scripts": {"compiler", "internal/spell", "internal/text", "policy", "tools", "tools/toolwire", "vm", "wire"},
+	"scripts": {"compiler", "compiler/syntax", "internal/spell", "internal/text", "policy", "tools", "tools/toolwire", "vm", "wire"},
 
 	// The service: queue knows nothing of MCP or the tools; the gateway
 	// never runs a VM (no compiler, no vm).
 	"queue":           {"internal/jsonenc", "wire"},
 	"queue/queuetest": {"queue"},
-	"worker":          {"queue", "tools", "wire"},
+	"worker":          {"queue", "scripts", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
 	"gateway":  {"internal/jsonenc", "queue", "tools", "wire"},
