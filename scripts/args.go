@@ -14,7 +14,7 @@ import (
 )
 
 // ArgError is a script call refused before anything runs (docs/scripts.md
-// "Checking a call"). It is answered with a success:false result,
+// "Calls"). It is answered with a success:false result,
 // error_kind and outcome "invalid_args" (never a JSON-RPC error), so the
 // agent reads the message in its context.
 type ArgError struct {

@@ -10,7 +10,7 @@ import (
 )
 
 // The comment block directly above `fn main` (docs/scripts.md "A script is
-// one .ax file"): its `//` lines are the description, its `//!` lines the
+// one file"): its `//` lines are the description, its `//!` lines the
 // directives. A blank line or any other line ends the block.
 
 // MaxDescriptionBytes caps a composed description (the comment text plus

@@ -17,7 +17,10 @@
 //     digest as loaded; Execute, on the worker, compiles it, converts the
 //     checked JSON arguments to typed .ax values and calls main through
 //     tools.RunMain under declared capabilities ∩ sidecar ∩ operator
-//     ceiling.
+//     ceiling;
+//   - the call (call.go): Caller is shared by the gateway and `axpool
+//     script run`: the destructive grant, the checks, the job, the failure
+//     hook (fix_suggestion), and the context script's text.
 //
 // scripts compiles scripts and reads main's types (compiler,
 // compiler/syntax for positions), suggests names (internal/spell), clips

@@ -74,7 +74,7 @@ func DeclaredPolicy(caps []policy.Capability) *policy.Policy {
 // (env.CeilingPolicy) and the limits of boruna_run, the script's
 // timeout_ms lowering the wall limit. The response is boruna_run's
 // envelope with `script` and `script_digest` after protocol_version
-// (docs/scripts.md "Running"). It never returns nil.
+// (docs/scripts.md "Calls"). It never returns nil.
 func Execute(ctx context.Context, env *tools.Env, raw json.RawMessage, progress tools.ProgressFunc) *wire.Object {
 	if env == nil {
 		env = &tools.Env{}

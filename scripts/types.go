@@ -8,7 +8,7 @@ import (
 )
 
 // Kind is the kind of a script parameter type: the rows of the table in
-// docs/scripts.md "Parameters".
+// docs/scripts.md "Parameters and the input schema".
 type Kind uint8
 
 // The parameter kinds.
@@ -160,9 +160,9 @@ func typeOf(t *compiler.Type, path string, depth int, records map[*compiler.Type
 }
 
 // Schema returns the JSON Schema of a value of type t (docs/scripts.md
-// "Parameters"): an Option is its element's schema (its absence is
-// expressed by `required`), except as a list element, where null is
-// allowed explicitly.
+// "Parameters and the input schema"): an Option is its element's schema
+// (its absence is expressed by `required`), except as a list element,
+// where null is allowed explicitly.
 func (t *Type) Schema() *wire.Object {
 	o := wire.NewObject()
 	switch t.Kind {
