@@ -318,7 +318,7 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
-			info, resp := precheckCall(msg)
+			info, resp := precheckCall(msg, h.g)
 			if resp != nil {
 				status := http.StatusOK
 				if modern {

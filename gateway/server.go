@@ -150,6 +150,11 @@ type Config struct {
 	// notifications of one call; 0 means DefaultProgressInterval (at most
 	// 5 per second).
 	ProgressInterval time.Duration
+	// Scripts, when set, exposes a directory of named scripts as tools
+	// (scripts.go, docs/scripts.md); the server then declares
+	// tools.listChanged. New runs the context script (at most 10 s) and
+	// appends its output to the instructions.
+	Scripts *ScriptsConfig
 }
 
 // DefaultProgressInterval is Config.ProgressInterval's default.
@@ -157,10 +162,11 @@ const DefaultProgressInterval = 200 * time.Millisecond
 
 // Server is the MCP gateway: an mcp-go server with the 14 tools.
 type Server struct {
-	cfg  Config
-	log  *slog.Logger
-	mask *Masker
-	mcp  *server.MCPServer
+	cfg     Config
+	log     *slog.Logger
+	mask    *Masker
+	mcp     *server.MCPServer
+	scripts *scriptState // nil without Config.Scripts
 }
 
 // New builds the gateway. Errors: a required Config field is missing, a
@@ -193,16 +199,43 @@ func New(cfg Config) (*Server, error) {
 		cfg.Version = "dev"
 	}
 	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker}
+	instructions := Instructions
+	if sc := cfg.Scripts; sc != nil {
+		if sc.Catalogue == nil {
+			return nil, errors.New("gateway: Config.Scripts.Catalogue is required")
+		}
+		g.scripts = &scriptState{cfg: *sc, allowed: map[string]bool{}}
+		for _, n := range sc.AllowDestructive {
+			g.scripts.allowed[n] = true
+		}
+		g.scripts.cat.store(sc.Catalogue)
+		instructions += ScriptsInstructions + g.contextInstructions()
+	}
 	g.mcp = server.NewMCPServer(ServerName, cfg.Version,
-		server.WithToolCapabilities(false),
-		server.WithInstructions(Instructions),
+		server.WithToolCapabilities(g.scripts != nil),
+		server.WithInstructions(instructions),
 		server.WithRecovery(),
 	)
 	for i := range specs {
 		g.mcp.AddTool(buildTool(&specs[i], cfg.LiveCapabilities), g.handle)
 	}
+	if g.scripts != nil {
+		if ts := g.scriptTools(g.scripts.cat.load()); len(ts) > 0 {
+			g.mcp.AddTools(ts...)
+		}
+		if cfg.Scripts.Watch {
+			if err := g.scripts.startWatch(g); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return g, nil
 }
+
+// ScriptsInstructions is added to Instructions when the server has named
+// scripts.
+const ScriptsInstructions = "\n\nThe other tools are this project's named scripts: their arguments are typed by the input schema and checked before anything runs; " +
+	"a refused or failed call is a result with isError true (a failure may carry fix_suggestion). The tool list can change while you work (notifications/tools/list_changed)."
 
 // MCPServer returns the underlying mcp-go server (for in-process clients).
 func (g *Server) MCPServer() *server.MCPServer { return g.mcp }
@@ -225,6 +258,9 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	raw, err := rawArguments(req)
 	if err != nil {
 		return nil, err
+	}
+	if s, cat, ok := g.scriptTool(tool); ok {
+		return g.callScript(ctx, req, info, s, cat, raw)
 	}
 	args, err := checkArgsOnce(info, tool, raw)
 	if err != nil {
@@ -312,7 +348,7 @@ func (g *Server) failure(ctx context.Context, tool string, err error) []byte {
 			Worker: je.Worker, Err: je.Err, CancelErr: je.CancelErr}
 	}
 	o := je.envelope()
-	if g.cfg.Executes(tool) {
+	if g.cfg.Executes(tool) || g.isScript(tool) {
 		setJobFields(o, je.JobID, je.QueueMs, je.RunMs, je.Worker)
 	}
 	outcome, _ := o.Get("outcome")

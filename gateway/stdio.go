@@ -134,7 +134,7 @@ func (c *stdioConn) dispatch(ctx context.Context, body []byte) {
 	msg, resp := precheck(body)
 	if resp == nil && msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
 		var info *callInfo
-		if info, resp = precheckCall(msg); resp == nil {
+		if info, resp = precheckCall(msg, c.g); resp == nil {
 			ctx = context.WithValue(ctx, callInfoKey{}, info)
 		}
 	}

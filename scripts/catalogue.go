@@ -162,6 +162,33 @@ func (c *Catalogue) Names() []string {
 	return out
 }
 
+// ToolsVersion identifies what the catalogue offers as tools: each public
+// script's name and digest (so its description, schema and annotations)
+// and sidecar policy. Two loads with equal ToolsVersion list the same
+// tools.
+func (c *Catalogue) ToolsVersion() string {
+	var b strings.Builder
+	for _, s := range c.Tools {
+		fmt.Fprintf(&b, "%s %s %s\n", s.Name, s.Digest, s.PolicyJSON)
+	}
+	return b.String()
+}
+
+// Version identifies the whole catalogue: every registered script (private
+// ones too) and every diagnostic.
+func (c *Catalogue) Version() string {
+	var b strings.Builder
+	for _, name := range sortedKeys(c.all) {
+		s := c.all[name]
+		fmt.Fprintf(&b, "%s %s %s %t\n", s.Name, s.Digest, s.PolicyJSON, s == c.Context)
+	}
+	for _, d := range c.Diagnostics {
+		b.WriteString(d.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
 // Options configure Load.
 type Options struct {
 	// LibsDir resolves `import "std-x"` in scripts.

@@ -61,7 +61,7 @@ var allowed = map[string][]string{
 	"worker":          {"queue", "scripts", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
-	"gateway":  {"internal/jsonenc", "queue", "tools", "wire"},
+	"gateway":  {"internal/jsonenc", "queue", "scripts", "tools", "wire"},
 
 	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/spell", "policy", "queue",
 		"scripts", "tools", "tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
@@ -76,7 +76,7 @@ var thirdParty = map[string][]string{
 	"queue":            {"github.com/google/uuid", "github.com/nats-io/", "golang.org/x/crypto/"},
 	"queue/queuetest":  {"github.com/nats-io/"},
 	"worker":           {"github.com/google/uuid"},
-	"gateway":          {"github.com/google/uuid", "github.com/mark3labs/mcp-go/"},
+	"gateway":          {"github.com/fsnotify/fsnotify", "github.com/google/uuid", "github.com/mark3labs/mcp-go/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
 	"handlers":         {"github.com/ncruces/go-sqlite3"},
 	"cmd/axpool":       {"github.com/nats-io/", "github.com/spf13/"},
