@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -354,4 +355,54 @@ func (b *gatedBackend) Run(ctx context.Context, tool string, args json.RawMessag
 		}
 	}
 	return b.inner.Run(ctx, tool, args, progress)
+}
+
+// BenchmarkScriptVsRun compares a script call with boruna_run of the same
+// program over the queue (in-process MCP client, real worker processes):
+// the calls alternate, and the p50 latency of each is reported
+// (docs/scripts.md target: script ≤ boruna_run + 10%).
+func BenchmarkScriptVsRun(b *testing.B) {
+	s := sharedStack(b)
+	dir := b.TempDir()
+	body := "  let mut i = 0\n  let mut acc = 0\n  while i < n { acc = acc + i\n i = i + 1 }\n  acc\n"
+	if err := os.WriteFile(filepath.Join(dir, "sum.ax"), []byte("// Sum below n.\nfn main(n: Int) -> Int {\n"+body+"}\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cat, err := scripts.Load(dir, scripts.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := s.newGateway(b, Config{Scripts: &ScriptsConfig{Catalogue: cat}})
+	c := inProcess(b, g)
+	runArgs := `{"source":` + quoteJSON("fn main() -> Int {\n  let n = 1000\n"+body+"}\n") + `}`
+	var scriptTimes, runTimes []time.Duration
+	one := func(tool, args string, into *[]time.Duration) {
+		start := time.Now()
+		res, err := call(b, c, tool, args, nil)
+		d := time.Since(start)
+		if err != nil || res.IsError {
+			b.Fatalf("%s: %v %+v", tool, err, res)
+		}
+		*into = append(*into, d)
+	}
+	for range 20 { // warm up both paths
+		one("sum", `{"n":1000}`, &scriptTimes)
+		one("boruna_run", runArgs, &runTimes)
+	}
+	scriptTimes, runTimes = scriptTimes[:0], runTimes[:0]
+	b.ResetTimer()
+	for b.Loop() {
+		one("sum", `{"n":1000}`, &scriptTimes)
+		one("boruna_run", runArgs, &runTimes)
+	}
+	b.StopTimer()
+	p50 := func(ds []time.Duration) float64 {
+		sorted := append([]time.Duration(nil), ds...)
+		slices.Sort(sorted)
+		return float64(sorted[len(sorted)/2].Microseconds())
+	}
+	ps, pr := p50(scriptTimes), p50(runTimes)
+	b.ReportMetric(ps, "script-p50-µs")
+	b.ReportMetric(pr, "run-p50-µs")
+	b.ReportMetric(100*(ps-pr)/pr, "script-overhead-%")
 }
