@@ -334,7 +334,8 @@ func precheck(body []byte) (rpcMessage, mcp.JSONRPCMessage) {
 //
 // g, when not nil, is the server, whose script tools (scripts.go) pass:
 // their arguments are checked by the handler, and every refusal is a tool
-// result (docs/scripts.md "Calls").
+// result (docs/scripts.md "Calls"); an unknown tool's suggestion may name
+// a script.
 func precheckCall(msg rpcMessage, g *Server) (*callInfo, mcp.JSONRPCMessage) {
 	p, bad := parseCallParams(msg.Params)
 	if bad != "" {
@@ -342,7 +343,7 @@ func precheckCall(msg rpcMessage, g *Server) (*callInfo, mcp.JSONRPCMessage) {
 	}
 	script := g.isScript(p.tool)
 	if _, ok := tools.SpecOf(p.tool); !ok && !script {
-		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, tools.UnknownToolMessage(p.tool))
+		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, g.unknownToolMessage(p.tool))
 	}
 	if len(p.token) > MaxProgressTokenBytes {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, msgProgressTokenTooLong)

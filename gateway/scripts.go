@@ -16,6 +16,8 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/axpool/axpool/scripts"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/wire"
 )
 
 // Named scripts as tools (docs/scripts.md): every public script of the
@@ -85,10 +87,27 @@ func (g *Server) scriptTool(name string) (*scripts.Script, *scripts.Catalogue, b
 	return s, cat, ok
 }
 
-// isScript reports whether name is a script tool now.
+// isScript reports whether name is a script tool now (false for a nil g).
 func (g *Server) isScript(name string) bool {
+	if g == nil {
+		return false
+	}
 	_, _, ok := g.scriptTool(name)
 	return ok
+}
+
+// unknownToolMessage is tools.UnknownToolMessage, suggesting a script
+// when no boruna_* tool is near and one script name is (spell.Nearest's
+// rule, through Catalogue.Suggest).
+func (g *Server) unknownToolMessage(name string) string {
+	msg := tools.UnknownToolMessage(name)
+	if g == nil || g.scripts == nil || strings.Contains(msg, "did you mean") {
+		return msg
+	}
+	if s, ok := g.scripts.cat.load().Suggest(name); ok {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return msg
 }
 
 // caller returns the Caller of cat, running jobs on the Backend.
@@ -121,6 +140,7 @@ func (g *Server) scriptTools(cat *scripts.Catalogue) []server.ServerTool {
 	out := make([]server.ServerTool, 0, len(cat.Tools))
 	for _, s := range cat.Tools {
 		schema, _ := scripts.InputSchema(s.Params).MarshalJSON()
+		schema = g.mask.JSON(schema) // `param` descriptions
 		a := s.Annotations()
 		title := s.Name
 		out = append(out, server.ServerTool{Tool: mcp.Tool{
@@ -172,6 +192,9 @@ func (g *Server) callScript(ctx context.Context, req mcp.CallToolRequest, info *
 	}
 	if err != nil {
 		out = g.failure(ctx, s.Name, err)
+		if o, perr := wire.ParseObject(out); perr == nil {
+			out, _ = scripts.WithScriptFields(s, o).MarshalJSON()
+		}
 	}
 	return g.scriptResult(out)
 }

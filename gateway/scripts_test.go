@@ -161,6 +161,11 @@ func TestScriptTools(t *testing.T) {
 				}
 			}
 
+			// An unknown tool near a script name is a JSON-RPC error
+			// with a suggestion (before anything else).
+			if _, err := call(t, c, "deplyo", `{}`, nil); err == nil || !strings.Contains(err.Error(), `unknown tool "deplyo" (did you mean "deploy"?)`) {
+				t.Errorf("unknown tool: %v", err)
+			}
 			before := submitted(t, s)
 			for args, want := range map[string]string{
 				`{"env":"qa","replicas":2,"tags":[]}`:        `script "deploy": invalid value "qa" for parameter "env" (allowed values: "Staging", "Prod")`,

@@ -53,18 +53,19 @@ type Caller struct {
 func (c *Caller) Check(s *Script, raw json.RawMessage) (json.RawMessage, *wire.Object) {
 	if s.Confirm != "" && !c.Allowed[s.Name] {
 		msg := fmt.Sprintf("script %q is destructive; %s --allow-destructive %s to permit it", s.Name, c.hint(), s.Name)
-		return nil, scriptFields(s, wire.NotPermitted(msg)).Set("confirm", s.Confirm)
+		return nil, WithScriptFields(s, wire.NotPermitted(msg)).Set("confirm", s.Confirm)
 	}
 	args, aerr := s.CheckArgs(raw)
 	if aerr != nil {
-		return nil, scriptFields(s, wire.InvalidArgs(wire.KindInvalidArgs, aerr.Msg))
+		return nil, WithScriptFields(s, wire.InvalidArgs(wire.KindInvalidArgs, aerr.Msg))
 	}
 	return args, nil
 }
 
-// scriptFields returns o with script and script_digest after
-// protocol_version.
-func scriptFields(s *Script, o *wire.Object) *wire.Object {
+// WithScriptFields returns o with s's script and script_digest after
+// protocol_version (for envelopes no worker wrote: refusals, a full queue,
+// a lost job).
+func WithScriptFields(s *Script, o *wire.Object) *wire.Object {
 	return withScript(&Job{Script: s.Name, Digest: s.Digest}, o)
 }
 

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
@@ -136,5 +137,39 @@ func TestCallerGrantsHooksAndContext(t *testing.T) {
 	text, detail = failing.ContextText(ctx)
 	if text != `(context script "health" failed; proceeding without project context)` || detail != "boom line two" {
 		t.Errorf("failed context = %q, %q", text, detail)
+	}
+}
+
+// The operator's ceiling narrows a script's policy too: declared ∩
+// sidecar ∩ ceiling.
+func TestExecuteCeilingPolicy(t *testing.T) {
+	c := loadDir(t, map[string]string{
+		"clock.ax":          "fn main() -> Int !{time.now} { now_ms() }\n",
+		"twice.ax":          "fn main() -> Int !{time.now} { now_ms() - now_ms() }\n",
+		"twice.policy.json": `{"default_allow": true, "rules": {"time.now": {"allow": true, "budget": 5}}}`,
+	})
+	deny := policy.DenyAll()
+	one := policy.AllowAll()
+	one.Rules = map[policy.Capability]policy.Rule{policy.TimeNow: {Allow: true, Budget: 1}}
+	for _, tc := range []struct {
+		script  string
+		ceiling *policy.Policy
+		want    string
+	}{
+		{"clock", nil, `1700000000`},
+		{"clock", deny, `policy_denied capability denied: time.now`},
+		{"twice", nil, `0`},
+		{"twice", one, `policy_denied capability budget exceeded: time.now (CapabilityBudgetExceeded(TimeNow))`},
+	} {
+		s, _ := c.Lookup(tc.script)
+		o := Execute(context.Background(), &tools.Env{CeilingPolicy: tc.ceiling}, s.NewJob(json.RawMessage(`{}`)).Marshal(), nil)
+		b, _ := o.MarshalJSON()
+		got := field(t, b, "result")
+		if field(t, b, "success") != "true" {
+			got = field(t, b, "outcome") + " " + field(t, b, "message")
+		}
+		if got != tc.want {
+			t.Errorf("%s under %v: %s", tc.script, tc.ceiling, b)
+		}
 	}
 }

@@ -189,6 +189,15 @@ func (c *Catalogue) Version() string {
 	return b.String()
 }
 
+// Suggest returns the public script name nearest to name, when one is
+// clearly nearest (the project's did-you-mean rule).
+func (c *Catalogue) Suggest(name string) (string, bool) {
+	if len(name) > 2*maxShownValue {
+		return "", false
+	}
+	return spell.Nearest(name, c.Names())
+}
+
 // Options configure Load.
 type Options struct {
 	// LibsDir resolves `import "std-x"` in scripts.

@@ -140,6 +140,9 @@ func execute(ctx context.Context, env *tools.Env, j *Job, progress tools.Progres
 func withScript(j *Job, o *wire.Object) *wire.Object {
 	v, _ := o.Get("success")
 	success, _ := v.(bool)
+	if raw, ok := v.(json.RawMessage); ok { // a parsed envelope
+		success = string(raw) == "true"
+	}
 	out := wire.Envelope(success).Set("script", j.Script).Set("script_digest", j.Digest)
 	for _, k := range o.Keys() {
 		if k == "success" || k == "protocol_version" {

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/axpool/axpool/gateway"
-	"github.com/axpool/axpool/internal/spell"
 	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -234,7 +233,7 @@ func runScriptRun(cmd *cobra.Command, argv []string) error {
 	s, ok := c.Lookup(name)
 	if !ok {
 		msg := fmt.Sprintf("axpool script run: unknown script %q", name)
-		if sug, ok := spell.Nearest(name, c.Names()); ok {
+		if sug, ok := c.Suggest(name); ok {
 			msg += fmt.Sprintf(" (did you mean %q?)", sug)
 		}
 		for _, f := range c.Failed {
