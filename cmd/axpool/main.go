@@ -7,8 +7,8 @@
 // themselves on rootCmd in an init function.
 //
 // Imports: compiler, compiler/syntax, gateway, handlers, internal/jsonenc,
-// internal/spell, policy, queue, scripts, tools, tools/framework,
-// tools/repair, tools/template, tools/workflow, vm, wire and worker.
+// policy, queue, scripts, tools, tools/framework, tools/repair,
+// tools/template, tools/workflow, vm, wire and worker.
 package main
 
 import (

@@ -63,8 +63,8 @@ var allowed = map[string][]string{
 	"handlers": {"internal/text", "policy", "vm"},
 	"gateway":  {"internal/jsonenc", "queue", "scripts", "tools", "wire"},
 
-	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/spell", "policy", "queue",
-		"scripts", "tools", "tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
+	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "policy", "queue", "scripts",
+		"tools", "tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
 }
 
 // thirdParty lists the import path prefixes outside the standard library
