@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/handlers"
 	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -251,7 +252,7 @@ func runScriptRun(cmd *cobra.Command, argv []string) error {
 	for _, n := range scriptFlags.allowDestructive {
 		allowed[strings.TrimSpace(n)] = true
 	}
-	env := &tools.Env{LibsDir: scriptFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB}
+	env := &tools.Env{LibsDir: scriptFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB, Handlers: handlers.Mock()}
 	caller := &scripts.Caller{
 		Catalogue: c, Allowed: allowed, GrantHint: "run it with",
 		Run: func(ctx context.Context, job json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
