@@ -8,8 +8,8 @@ package examples
 import "embed"
 
 // FS holds the examples (*.ax, their expected *.out, README.md, policies/
-// and workflows/), by slash path relative to this directory
+// workflows/ and scripts/), by slash path relative to this directory
 // ("hello.ax", "policies/clock-and-random.json").
 //
-//go:embed *.ax *.out README.md policies workflows
+//go:embed *.ax *.out README.md policies workflows all:scripts
 var FS embed.FS

@@ -151,7 +151,18 @@
 // the prompt write_ax_program hands over the language guide with a task
 // (docs/tools.md §7 "agent docs").
 //
-// The gateway never runs a VM: it does not import compiler or vm.
+// Named scripts (scripts.go, docs/scripts.md): with Config.Scripts every
+// public script of a scripts directory is a tool too, with the schema and
+// derived annotations of package scripts; its calls go through
+// scripts.Caller to the Backend as script jobs; every refusal (a
+// destructive script without its grant, invalid arguments) and every
+// failure is a result with isError true, never a JSON-RPC error; the
+// directory is watched (fsnotify) and a change sends
+// notifications/tools/list_changed (the server declares tools.listChanged).
 //
-// Imports: docs, examples, internal/jsonenc, queue, tools and wire.
+// The gateway never runs a VM: it does not import compiler or vm (scripts
+// does, to compile scripts; the gateway only reads its catalogue and
+// submits script jobs).
+//
+// Imports: docs, examples, internal/jsonenc, queue, scripts, tools and wire.
 package gateway

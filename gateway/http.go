@@ -357,7 +357,7 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var info *callInfo
 		if msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
 			var resp mcp.JSONRPCMessage
-			info, resp = precheckCall(msg)
+			info, resp = precheckCall(msg, h.g)
 			if resp != nil {
 				status := http.StatusOK
 				if modern {

@@ -156,6 +156,11 @@ type Config struct {
 	Metrics *Metrics
 	// AuditLog, when set, gets one line per answered call (OpenAuditLog).
 	AuditLog *AuditLog
+	// Scripts, when set, exposes a directory of named scripts as tools
+	// (scripts.go, docs/scripts.md); the server then declares
+	// tools.listChanged. New runs the context script (at most 10 s) and
+	// appends its output to the instructions.
+	Scripts *ScriptsConfig
 }
 
 // DefaultProgressInterval is Config.ProgressInterval's default.
@@ -163,10 +168,11 @@ const DefaultProgressInterval = 200 * time.Millisecond
 
 // Server is the MCP gateway: an mcp-go server with the 14 tools.
 type Server struct {
-	cfg  Config
-	log  *slog.Logger
-	mask *Masker
-	mcp  *server.MCPServer
+	cfg     Config
+	log     *slog.Logger
+	mask    *Masker
+	mcp     *server.MCPServer
+	scripts *scriptState // nil without Config.Scripts
 	// taskBus stores MCP tasks (tasks.go); nil unless Backend is a
 	// *QueueBackend, whose queue is durable.
 	taskBus *queue.Bus
@@ -202,11 +208,23 @@ func New(cfg Config) (*Server, error) {
 		cfg.Version = "dev"
 	}
 	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker}
+	instructions := Instructions
+	if sc := cfg.Scripts; sc != nil {
+		if sc.Catalogue == nil {
+			return nil, errors.New("gateway: Config.Scripts.Catalogue is required")
+		}
+		g.scripts = &scriptState{cfg: *sc, allowed: map[string]bool{}}
+		for _, n := range sc.AllowDestructive {
+			g.scripts.allowed[n] = true
+		}
+		g.scripts.cat.store(sc.Catalogue)
+		instructions += ScriptsInstructions + g.contextInstructions()
+	}
 	opts := []server.ServerOption{
-		server.WithToolCapabilities(false),
+		server.WithToolCapabilities(g.scripts != nil),
 		server.WithResourceCapabilities(false, false),
 		server.WithPromptCapabilities(false),
-		server.WithInstructions(Instructions),
+		server.WithInstructions(instructions),
 		server.WithRecovery(),
 	}
 	if qb, ok := cfg.Backend.(*QueueBackend); ok && qb.Client != nil {
@@ -224,8 +242,23 @@ func New(cfg Config) (*Server, error) {
 	if err := addAgentDocs(g.mcp); err != nil {
 		return nil, err
 	}
+	if g.scripts != nil {
+		if ts := g.scriptTools(g.scripts.cat.load()); len(ts) > 0 {
+			g.mcp.AddTools(ts...)
+		}
+		if cfg.Scripts.Watch {
+			if err := g.scripts.startWatch(g); err != nil {
+				return nil, err
+			}
+		}
+	}
 	return g, nil
 }
+
+// ScriptsInstructions is added to Instructions when the server has named
+// scripts.
+const ScriptsInstructions = "\n\nThe other tools are this project's named scripts: their arguments are typed by the input schema and checked before anything runs; " +
+	"a refused or failed call is a result with isError true (a failure may carry fix_suggestion). The tool list can change while you work (notifications/tools/list_changed)."
 
 // MCPServer returns the underlying mcp-go server (for in-process clients).
 func (g *Server) MCPServer() *server.MCPServer { return g.mcp }
@@ -265,6 +298,9 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	raw, err := rawArguments(req)
 	if err != nil {
 		return nil, nil, err
+	}
+	if s, cat, ok := g.scriptTool(tool); ok {
+		return g.callScript(ctx, req, info, s, cat, raw)
 	}
 	args, err := checkArgsOnce(info, tool, raw)
 	if err != nil {
@@ -371,7 +407,7 @@ func (g *Server) failure(ctx context.Context, tool string, err error) []byte {
 			Worker: je.Worker, Err: je.Err, CancelErr: je.CancelErr}
 	}
 	o := je.envelope()
-	if g.cfg.Executes(tool) {
+	if g.cfg.Executes(tool) || g.isScript(tool) {
 		setJobFields(o, je.JobID, je.QueueMs, je.RunMs, je.Worker)
 	}
 	outcome, _ := o.Get("outcome")

@@ -134,7 +134,7 @@ func (c *stdioConn) dispatch(ctx context.Context, body []byte) {
 	msg, resp := precheck(body)
 	var info *callInfo
 	if resp == nil && msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
-		if info, resp = precheckCall(msg); resp == nil {
+		if info, resp = precheckCall(msg, c.g); resp == nil {
 			ctx = context.WithValue(ctx, callInfoKey{}, info)
 		}
 	}

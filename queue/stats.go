@@ -22,6 +22,9 @@ type Stats struct {
 	// Stored is the number of messages in the stream: queued, in flight,
 	// and any that exhausted MaxDeliver and await the janitor.
 	Stored uint64 `json:"stored"`
+	// Submitted is the number of jobs the stream ever accepted (the
+	// sequence number of the last one).
+	Submitted uint64 `json:"submitted"`
 	// MaxDepth is the stream's capacity (Config.MaxDepth).
 	MaxDepth int64 `json:"max_depth"`
 	// WorkersAlive is the number of worker processes that answered the
@@ -62,6 +65,7 @@ func (b *Bus) Stats(ctx context.Context) (Stats, error) {
 		InFlight:    ci.NumAckPending,
 		Redelivered: ci.NumRedelivered,
 		Stored:      si.State.Msgs,
+		Submitted:   si.State.LastSeq,
 		MaxDepth:    si.Config.MaxMsgs,
 		Workers:     []WorkerStatus{},
 	}

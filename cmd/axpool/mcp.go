@@ -25,6 +25,7 @@ import (
 	"github.com/axpool/axpool/internal/version"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/worker"
 )
@@ -62,6 +63,8 @@ type nodeFlags struct {
 	secretEnv             []string
 	grants                grantFlags
 	metricsAddr, auditLog string
+	scriptsDir            string
+	allowDestructive      []string
 }
 
 // register adds the node flags to fs.
@@ -84,6 +87,8 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	nf.grants.register(fs)
 	fs.StringVar(&nf.metricsAddr, "metrics-addr", "", metricsAddrUsage)
 	fs.StringVar(&nf.auditLog, "audit-log", "", "append one JSON line per answered tool call to this file (created 0600)")
+	fs.StringVar(&nf.scriptsDir, "scripts-dir", "", scriptsDirUsage+"; watched, so edits take effect at once")
+	fs.StringSliceVar(&nf.allowDestructive, "allow-destructive", nil, "destructive (confirm) scripts agents may run, by name (comma-separated or repeated; no blanket switch)")
 }
 
 // secretEnvUsage is the help text of --secret-env of mcp, serve and worker.
@@ -142,6 +147,12 @@ the operator's grant (Deno style): --allow-net, --allow-private-net,
 --handlers mock answers every capability with the reference's
 deterministic values. See docs/capabilities.md. In fleet mode the grants
 belong to axpool worker.
+
+With --scripts-dir DIR every script of DIR is a tool too (docs/scripts.md):
+its input schema comes from main's parameter types, destructive (confirm)
+scripts run only when named in --allow-destructive, the context script's
+output joins the instructions, and edits are picked up at once
+(notifications/tools/list_changed).
 axpool stops cleanly when stdin closes or on SIGTERM/SIGINT.`,
 	Args: cobra.NoArgs,
 	RunE: runMCP,
@@ -325,6 +336,25 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 			return nil, printFail(cmd, exitFail, "%s: %v", name, err)
 		}
 	}
+	var sc *gateway.ScriptsConfig
+	if nf.scriptsDir != "" {
+		cat, err := scripts.Load(nf.scriptsDir, scripts.Options{LibsDir: nf.libsDir})
+		if err != nil {
+			n.close()
+			return nil, printFail(cmd, exitFail, "%s: --scripts-dir: %v", name, err)
+		}
+		for _, d := range cat.Diagnostics {
+			log.Warn("script not loaded: " + d.String())
+		}
+		log.Info("scripts loaded", "dir", nf.scriptsDir, "tools", len(cat.Tools), "failed", len(cat.Failed))
+		sc = &gateway.ScriptsConfig{Catalogue: cat, LibsDir: nf.libsDir, AllowDestructive: nf.allowDestructive, Watch: true}
+	} else if len(nf.allowDestructive) > 0 {
+		if opsLn != nil {
+			opsLn.Close()
+		}
+		n.close()
+		return nil, printFail(cmd, exitUsage, "%s: --allow-destructive needs --scripts-dir", name)
+	}
 	n.gw, err = gateway.New(gateway.Config{
 		Backend:  &gateway.QueueBackend{Client: n.client, Timeout: nf.jobTimeout},
 		Local:    gateway.ToolsLocal(env),
@@ -336,6 +366,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		LiveCapabilities: nf.grants.live(),
 		Metrics:          metrics,
 		AuditLog:         n.audit,
+		Scripts:          sc,
 	})
 	if err != nil {
 		if opsLn != nil {
@@ -424,6 +455,9 @@ func workerArgs(natsURL string, nf *nodeFlags) []string {
 // started node.
 func (n *node) close() {
 	n.ops.close()
+	if n.gw != nil {
+		n.gw.Close()
+	}
 	if n.sup != nil {
 		n.sup.Stop()
 	}
