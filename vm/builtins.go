@@ -224,8 +224,10 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		return args[1], nil
 	case BGuard:
+		// The event names the guard by its label (reference
+		// test_guard_builtin_pass_returns_value_and_seals: "json-shape").
 		passed := args[1].AsBool()
-		m.logEvent(Event{Kind: EventContractCheck, Function: fn.name, Contract: "output", Index: 0, Passed: passed})
+		m.logEvent(Event{Kind: EventContractCheck, Function: args[2].str(), Contract: "output", Index: 0, Passed: passed})
 		if !passed {
 			return Value{}, &RuntimeError{Msg: "output guard `" + text.Clip(args[2].str(), MaxShownValue) + "` failed", Contract: "output"}
 		}

@@ -157,3 +157,23 @@ func TestListPushSharing(t *testing.T) {
 		t.Fatal("constant changed")
 	}
 }
+
+// TestGuardEventNamesLabel: __builtin_guard's contract_check event names
+// the guard by its label (reference test
+// test_guard_builtin_pass_returns_value_and_seals expects "json-shape").
+func TestGuardEventNamesLabel(t *testing.T) {
+	m := module([]Value{Int(3), Bool(true), Str("json-shape")},
+		fn("main", 0, 0, code("CONST 0; CONST 1; CONST 2; BUILTIN 40 3; RET")))
+	res := mustRun(t, m, Options{})
+	if len(res.Events) != 1 {
+		t.Fatalf("events = %+v", res.Events)
+	}
+	want := Event{Kind: EventContractCheck, Function: "json-shape", Contract: "output", Index: 0, Passed: true}
+	if e := res.Events[0]; e.Kind != want.Kind || e.Function != want.Function || e.Contract != want.Contract || e.Passed != want.Passed {
+		t.Fatalf("event = %+v, want %+v", e, want)
+	}
+	b, _ := res.Events[0].MarshalJSON()
+	if got := string(b); got != `{"event":"contract_check","function":"json-shape","kind":"output","index":0,"passed":true}` {
+		t.Fatalf("event JSON = %s", got)
+	}
+}

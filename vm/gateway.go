@@ -142,6 +142,9 @@ func (m *machine) logEvent(e Event) {
 		return
 	}
 	size := e.Value.heapSize()
+	if e.Contract == "output" {
+		size += strOverhead + int64(len(e.Function)) // a guard's label, a run-time String
+	}
 	for _, a := range e.Args {
 		size += a.MemSize()
 	}
