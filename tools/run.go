@@ -222,10 +222,18 @@ func encodeOutput(env *Env, res *vm.Result, lim runLimits) (json.RawMessage, []j
 			return nil, nil, le
 		}
 	}
-	result, _ := res.Value.MarshalJSON() // never fails
+	// The only encoding error is vm.EncodeDepthError: a result nested
+	// deeper than vm.MaxEncodeDepth (ui_output values were checked when
+	// emitted).
+	result, err := res.Value.MarshalJSON()
+	if err != nil {
+		e := vm.EncodeDepthError()
+		e.Steps = res.Steps
+		return nil, nil, e
+	}
 	ui := make([]json.RawMessage, len(res.UIOutput))
 	for i, v := range res.UIOutput {
-		ui[i], _ = v.MarshalJSON()
+		ui[i] = v.AppendJSON(nil)
 	}
 	return result, ui, nil
 }

@@ -651,3 +651,81 @@ func TestRunLibraryPositions(t *testing.T) {
 		t.Fatalf("library compile error: %v", m)
 	}
 }
+
+// TestRunDeepResult: a result nested deeper than vm.MaxEncodeDepth is a
+// clean runtime_error (the run itself builds it without error); one that
+// fits is returned. Both tools of limitTools answer alike.
+func TestRunDeepResult(t *testing.T) {
+	prog := func(n int) string {
+		return fmt.Sprintf(`enum Nest { Leaf, Wrap(Nest) }
+fn main() -> Nest {
+    let mut v = Nest::Leaf
+    let mut i = 0
+    while i < %d {
+        v = Nest::Wrap(v)
+        i = i + 1
+    }
+    v
+}`, n)
+	}
+	forLimitTools(t, func(t *testing.T, run func(env *Env, source, extra string) string) {
+		m := decode(t, run(nil, prog(100000), ""))
+		if m["success"] != false || m["error_kind"] != "runtime_error" || m["outcome"] != "runtime_error" ||
+			m["message"] != "value nesting depth limit exceeded (5000 levels in a JSON encoding)" {
+			t.Fatalf("deep result: %v", m)
+		}
+		if steps, _ := m["steps"].(json.Number).Int64(); steps < 100000 {
+			t.Fatalf("steps = %v", m["steps"])
+		}
+		// Each Wrap is one level, the innermost Leaf one: 5000 levels fit.
+		m = decode(t, run(nil, prog(4999), ""))
+		if m["success"] != true {
+			t.Fatalf("4999 wraps: %v", m)
+		}
+	})
+}
+
+// TestSealedDeepMessage: a message nested deeper than vm.MaxEncodeDepth is
+// delivered and used, but the sealed event log that records it cannot be
+// encoded: a clean runtime_error; a shallow one seals.
+func TestSealedDeepMessage(t *testing.T) {
+	prog := func(n int) string {
+		return fmt.Sprintf(`enum Nest { Leaf, Wrap(Nest) }
+fn worker() {
+    let m: Nest = receive
+    let mut cur = m
+    let mut d = 0
+    let mut done = false
+    while !done {
+        match cur {
+            Nest::Wrap(inner) => {
+                cur = inner
+                d = d + 1
+            },
+            Nest::Leaf => { done = true },
+        }
+    }
+    emit d
+}
+fn main() -> Int !{actor.spawn, actor.send} {
+    let mut v = Nest::Leaf
+    let mut i = 0
+    while i < %d {
+        v = Nest::Wrap(v)
+        i = i + 1
+    }
+    let w = spawn worker
+    send w v
+    i
+}`, n)
+	}
+	m := decode(t, call(t, nil, "boruna_run_sealed", runArgs(prog(20000), "")))
+	if m["success"] != false || m["error_kind"] != "runtime_error" ||
+		m["message"] != "value nesting depth limit exceeded (5000 levels in a JSON encoding)" {
+		t.Fatalf("deep message: %v", m)
+	}
+	m = decode(t, call(t, nil, "boruna_run_sealed", runArgs(prog(100), "")))
+	if m["success"] != true || m["replay_verified"] != true {
+		t.Fatalf("shallow message: %v", m)
+	}
+}

@@ -127,7 +127,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		if err := m.charge(boxOverhead); err != nil {
 			return Value{}, err
 		}
-		return m.checkDepth(Some(elems[0]))
+		return Some(elems[0]), nil
 	case BListTail:
 		return m.listTail(args[0].list())
 	case BListReverse:
@@ -166,7 +166,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 			if err := m.charge(boxOverhead); err != nil {
 				return Value{}, err
 			}
-			return m.checkDepth(Some(v))
+			return Some(v), nil
 		}
 		return None(), nil
 	case BMapSet:
@@ -202,7 +202,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		_, vals := o.entries()
 		m.heavy(len(vals) * int(slotSize))
-		return m.checkDepth(listValue(vals))
+		return listValue(vals), nil
 	case BMapLen:
 		return Int(int64(args[0].mapo().len())), nil
 
@@ -245,13 +245,6 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 	return Value{}, m.internalErr(m.location(fn, a.pc), "unknown built-in "+itoa(int(b)))
 }
 
-func (m *machine) checkDepth(v Value) (Value, error) {
-	if v.depth() > MaxValueDepth {
-		return Value{}, depthError()
-	}
-	return v, nil
-}
-
 // heavy marks an instruction that did O(n) bytes of work, so the clock is
 // checked right after it.
 func (m *machine) heavy(n int) {
@@ -290,21 +283,7 @@ func (m *machine) listTail(o *listObj) (Value, error) {
 	} else if err := m.charge(listOverhead); err != nil {
 		return Value{}, err
 	}
-	// The depth drops only if the head was the deepest element and no
-	// other element is as deep: scan until one is found.
-	d := o.depth
-	if elems[0].depth() == d-1 {
-		var deepest int32
-		for _, e := range rest {
-			ed := e.depth()
-			deepest = max(deepest, ed)
-			if ed == d-1 {
-				break
-			}
-		}
-		d = deepest + 1
-	}
-	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: rest, size: size, depth: d, hidden: hidden})}, nil
+	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: rest, size: size, hidden: hidden})}, nil
 }
 
 // listPush returns l with x appended. Within one run, appending to the
@@ -322,10 +301,6 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 	if size > m.memLimit {
 		return Value{}, m.memError()
 	}
-	d := max(o.depth, x.depth()+1)
-	if d > MaxValueDepth {
-		return Value{}, depthError()
-	}
 	xs := x.heapSize()
 	if t := o.tail; t != nil && t.owner == m.token && t.used == n && n < cap(o.elems) && t.pinned+xs <= t.budget {
 		if err := m.charge(listOverhead + slotSize); err != nil {
@@ -335,7 +310,7 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 		elems[n] = x
 		t.used++
 		t.pinned += xs
-		return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: o.tail, size: size, depth: d})}, nil
+		return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: o.tail, size: size})}, nil
 	}
 	newCap := max(4, 2*n)
 	if err := m.charge(listOverhead + slotSize*int64(newCap)); err != nil {
@@ -346,7 +321,7 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 	elems[n] = x
 	m.heavy(n * int(slotSize))
 	t := &listTail{used: n + 1, owner: m.token, budget: size}
-	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: t, size: size, depth: d})}, nil
+	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: t, size: size})}, nil
 }
 
 // mapPathBytes approximates the nodes one update copies (a root-to-leaf
@@ -361,7 +336,7 @@ func (m *machine) mapSet(o *mapObj, k string, v Value) (Value, error) {
 	if r.heapSize() > m.memLimit {
 		return Value{}, m.memError()
 	}
-	return m.checkDepth(r)
+	return r, nil
 }
 
 func (m *machine) stringChars(s string) (Value, error) {

@@ -550,8 +550,6 @@ func (m *machine) growStack(a *actor, need int) error {
 	return nil
 }
 
-func depthError() error { return rtErrf("value nesting depth limit exceeded (%d)", MaxValueDepth) }
-
 func callDepthError(limit int) error {
 	return &LimitError{Kind: LimitCallDepth, Limit: int64(limit),
 		Msg: fmt.Sprintf("call depth limit exceeded (%d frames)", limit)}
@@ -1430,9 +1428,6 @@ func (m *machine) construct(op Opcode, a, b int32, stack []Value) (int, error) {
 		default:
 			v = Err(stack[sp-1])
 		}
-	}
-	if v.depth() > MaxValueDepth {
-		return 0, depthError()
 	}
 	if s := v.heapSize(); s > m.memLimit {
 		return 0, m.memError()

@@ -15,7 +15,6 @@ type mnode struct {
 	left, right *mnode
 	count       int32
 	height      int8
-	vdepth      int32 // max depth of the values in the subtree
 	vsize       int64 // logical bytes of the subtree's entries
 }
 
@@ -40,13 +39,6 @@ func (n *mnode) cnt() int32 {
 	return n.count
 }
 
-func (n *mnode) vd() int32 {
-	if n == nil {
-		return 0
-	}
-	return n.vdepth
-}
-
 func (n *mnode) vs() int64 {
 	if n == nil {
 		return 0
@@ -57,7 +49,7 @@ func (n *mnode) vs() int64 {
 func mknode(key string, val Value, l, r *mnode) *mnode {
 	return &mnode{key: key, val: val, left: l, right: r,
 		count: 1 + l.cnt() + r.cnt(), height: 1 + max(l.h(), r.h()),
-		vdepth: max(l.vd(), r.vd(), val.depth()), vsize: entrySize(key, val) + l.vs() + r.vs()}
+		vsize: entrySize(key, val) + l.vs() + r.vs()}
 }
 
 // balance builds a node from (key, val, l, r) whose subtrees differ in
