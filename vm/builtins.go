@@ -8,9 +8,6 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"golang.org/x/text/cases"
-	"golang.org/x/text/language"
-
 	"github.com/axpool/axpool/internal/text"
 )
 
@@ -37,6 +34,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 	case BListPush:
 		return m.listPush(args[0], args[1])
 	case BParseInt:
+		m.work(len(args[0].str()))
 		n, err := strconv.ParseInt(strings.TrimSpace(args[0].str()), 10, 64)
 		if err != nil {
 			return Int(0), nil
@@ -44,6 +42,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		return Int(n), nil
 	case BTryParseInt:
 		s := args[0].str()
+		m.work(2 * len(s)) // parsed, and copied into the error
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err := m.charge(boxOverhead + strOverhead + int64(len(s)) + 20); err != nil {
 			return Value{}, err
@@ -53,11 +52,17 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		return Ok(Int(n)), nil
 	case BStringContains:
-		return Bool(strings.Contains(args[0].str(), args[1].str())), nil
+		s, sub := args[0].str(), args[1].str()
+		m.work(len(s) + len(sub))
+		return Bool(strings.Contains(s, sub)), nil
 	case BStringStartsWith:
-		return Bool(strings.HasPrefix(args[0].str(), args[1].str())), nil
+		s, p := args[0].str(), args[1].str()
+		m.work(min(len(s), len(p)))
+		return Bool(strings.HasPrefix(s, p)), nil
 	case BStringEndsWith:
-		return Bool(strings.HasSuffix(args[0].str(), args[1].str())), nil
+		s, p := args[0].str(), args[1].str()
+		m.work(min(len(s), len(p)))
+		return Bool(strings.HasSuffix(s, p)), nil
 
 	case BIntToString:
 		return m.newString(strconv.FormatInt(int64(args[0].n), 10))
@@ -77,14 +82,16 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		if err := m.charge(strOverhead + 3*int64(len(s))); err != nil {
 			return Value{}, err
 		}
-		m.heavy(len(s))
-		if b == BStringToUpper {
-			return Str(cases.Upper(language.Und).String(s)), nil
+		r, err := m.caseMap(s, b == BStringToUpper)
+		if err != nil {
+			return Value{}, err
 		}
-		return Str(cases.Lower(language.Und).String(s)), nil
+		return Str(r), nil
 	case BStringTrim:
 		s := args[0].str()
-		return m.substr(s, strings.TrimSpace(s))
+		t := strings.TrimSpace(s)
+		m.work(len(s) - len(t))
+		return m.substr(s, t)
 	case BStringJoin:
 		return m.stringJoin(args[0].list().elems, args[1].str())
 	case BStringSplit:
@@ -99,6 +106,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		return m.substr(s, s[i:j])
 	case BIntParse:
+		m.work(len(args[0].str()))
 		n, err := strconv.ParseInt(args[0].str(), 10, 64)
 		if err != nil {
 			return None(), nil
@@ -108,6 +116,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		return Some(Int(n)), nil
 	case BFloatParse:
+		m.work(len(args[0].str()))
 		f, ok := parseFloat(args[0].str())
 		if !ok {
 			return None(), nil
@@ -139,7 +148,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		for i, e := range elems {
 			r[len(elems)-1-i] = e
 		}
-		m.heavy(len(elems) * int(slotSize))
+		m.work(len(elems) * int(slotSize))
 		return listValue(r), nil
 	case BListConcat:
 		x, y := args[0].list().elems, args[1].list().elems
@@ -158,7 +167,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		r := make([]Value, 0, n)
 		r = append(append(r, x...), y...)
-		m.heavy(int(n * slotSize))
+		m.work(int(n * slotSize))
 		return listValue(r), nil
 
 	case BMapGet:
@@ -193,7 +202,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		for k := range o.all() {
 			r = append(r, Str(k))
 		}
-		m.heavy(len(r) * int(slotSize))
+		m.work(len(r) * int(slotSize))
 		return listValue(r), nil
 	case BMapValues:
 		o := args[0].mapo()
@@ -201,7 +210,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 			return Value{}, err
 		}
 		_, vals := o.entries()
-		m.heavy(len(vals) * int(slotSize))
+		m.work(len(vals) * int(slotSize))
 		return listValue(vals), nil
 	case BMapLen:
 		return Int(int64(args[0].mapo().len())), nil
@@ -245,9 +254,19 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 	return Value{}, m.internalErr(m.location(fn, a.pc), "unknown built-in "+itoa(int(b)))
 }
 
-// heavy marks an instruction that did O(n) bytes of work, so the clock is
-// checked right after it.
-func (m *machine) heavy(n int) {
+// work accounts n bytes of work done by the current instruction beyond
+// its own step (docs/language.md "Limits every run has"): it costs
+// n/BytesPerStep extra steps, taken when the instruction completes, and
+// work over heavyBytes makes the clock (wall limit, cancellation) and the
+// time-based progress be checked right after it. So a run's steps, and its
+// step limit, grow with the bytes its built-ins scan and the elements they
+// touch (an element counts as one 24-byte slot), and no instruction runs
+// long between two clock checks.
+func (m *machine) work(n int) {
+	if n <= 0 {
+		return
+	}
+	m.extra += int64(n) / BytesPerStep
 	if n > heavyBytes {
 		m.force = true
 	}
@@ -278,7 +297,7 @@ func (m *machine) listTail(o *listObj) (Value, error) {
 		if err := m.charge(listOverhead + slotSize*int64(len(rest))); err != nil {
 			return Value{}, err
 		}
-		m.heavy(len(rest) * int(slotSize))
+		m.work(len(rest) * int(slotSize))
 		rest, hidden = append([]Value(nil), rest...), 0
 	} else if err := m.charge(listOverhead); err != nil {
 		return Value{}, err
@@ -319,7 +338,7 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 	elems := make([]Value, n+1, newCap)
 	copy(elems, o.elems)
 	elems[n] = x
-	m.heavy(n * int(slotSize))
+	m.work(n * int(slotSize))
 	t := &listTail{used: n + 1, owner: m.token, budget: size}
 	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: t, size: size})}, nil
 }
@@ -345,12 +364,16 @@ func (m *machine) stringChars(s string) (Value, error) {
 		return Value{}, err
 	}
 	r := make([]Value, 0, n)
+	tick := m.pollEvery()
 	for i := 0; i < len(s); {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		r = append(r, detached(s[i:i+size]))
 		i += size
+		if err := tick(); err != nil {
+			return Value{}, err
+		}
 	}
-	m.heavy(n * int(slotSize))
+	m.work(len(s) + n*int(slotSize))
 	v := listValue(r)
 	if v.heapSize() > m.memLimit {
 		return Value{}, m.memError()
@@ -380,7 +403,7 @@ func (m *machine) stringJoin(elems []Value, sep string) (Value, error) {
 		}
 		sb.WriteString(e.str())
 	}
-	m.heavy(int(total))
+	m.work(int(total) + len(elems)*int(slotSize))
 	return Str(sb.String()), nil
 }
 
@@ -392,16 +415,26 @@ func (m *machine) stringSplit(s, sep string) (Value, error) {
 	if err := m.charge(listOverhead + int64(n)*(slotSize+strOverhead) + int64(len(s))); err != nil {
 		return Value{}, err
 	}
-	parts := strings.Split(s, sep)
-	r := make([]Value, len(parts))
-	if len(parts) == 1 {
-		r[0] = Str(s)
+	r := make([]Value, 0, n)
+	if n == 1 {
+		r = append(r, Str(s))
 	} else {
-		for i, p := range parts {
-			r[i] = detached(p)
+		tick := m.pollEvery()
+		rest := s
+		for {
+			j := strings.Index(rest, sep)
+			if j < 0 {
+				break
+			}
+			r = append(r, detached(rest[:j]))
+			rest = rest[j+len(sep):]
+			if err := tick(); err != nil {
+				return Value{}, err
+			}
 		}
+		r = append(r, detached(rest))
 	}
-	m.heavy(len(s))
+	m.work(len(s) + n*int(slotSize))
 	v := listValue(r)
 	if v.heapSize() > m.memLimit {
 		return Value{}, m.memError()
@@ -426,8 +459,28 @@ func (m *machine) stringReplace(s, from, to string) (Value, error) {
 	if err := m.charge(strOverhead + n); err != nil {
 		return Value{}, err
 	}
-	m.heavy(int(n))
-	return Str(strings.ReplaceAll(s, from, to)), nil
+	m.work(len(s) + int(n))
+	if from == "" {
+		var b strings.Builder
+		b.Grow(int(n))
+		tick := m.pollEvery()
+		b.WriteString(to)
+		for i := 0; i < len(s); {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			b.WriteString(s[i : i+size]) // the bytes as they are (invalid UTF-8 included)
+			i += size
+			b.WriteString(to)
+			if err := tick(); err != nil {
+				return Value{}, err
+			}
+		}
+		return Str(b.String()), nil
+	}
+	r, err := m.replaceAll(s, from, to, n)
+	if err != nil {
+		return Value{}, err
+	}
+	return Str(r), nil
 }
 
 // Substrings. A Go substring keeps its whole parent reachable while the
@@ -447,6 +500,7 @@ func (m *machine) substr(s, sub string) (Value, error) {
 	if err := m.charge(strOverhead + int64(len(sub))); err != nil {
 		return Value{}, err
 	}
+	m.work(len(sub))
 	return Str(strings.Clone(sub)), nil
 }
 

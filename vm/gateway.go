@@ -313,7 +313,7 @@ func (m *machine) emitUI(v Value, log bool) error {
 	if err := walkValue(v, &w, MaxEncodeDepth); err != nil {
 		return err
 	}
-	m.heavy(int(min(w.n, math.MaxInt32)))
+	m.work(int(min(w.n, math.MaxInt32)))
 	if m.maxOutput > 0 {
 		m.outBytes += w.n
 		if w.stop() || m.outBytes > m.maxOutput {

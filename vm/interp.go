@@ -108,10 +108,14 @@ type machine struct {
 	handler Handler
 
 	steps        int64
+	extra        int64 // steps of the current instruction's work (machine.work), taken when it completes
 	boundary     int64
 	maxSteps     int64
 	nextProgress int64
 	progEvery    int64
+	progInterval time.Duration // time-based progress (Options.ProgressInterval); < 0: every clock check
+	lastProgress int64         // steps of the last progress callback
+	progressAt   time.Time     // time of the last progress callback (Run's start before the first)
 	nextClock    int64
 	sliceEnd     int64
 	slice        int64
@@ -268,6 +272,11 @@ func newMachine(ctx context.Context, p *prepared, opts *Options) *machine {
 			m.progEvery = DefaultProgressEvery
 		}
 		m.nextProgress = m.progEvery
+		m.progInterval = opts.ProgressInterval
+		if m.progInterval == 0 {
+			m.progInterval = DefaultProgressInterval
+		}
+		m.progressAt = m.start
 	}
 	m.slice = opts.SliceSteps
 	if m.slice <= 0 {
@@ -452,8 +461,7 @@ func (m *machine) checkpoint(a *actor) (bool, error) {
 			Msg: fmt.Sprintf("max execution steps exceeded (%d)", m.maxSteps)}
 	}
 	if s >= m.nextProgress {
-		m.sampleMemory()
-		m.opts.Progress(s)
+		m.progress(s)
 		for m.nextProgress <= s {
 			m.nextProgress += m.progEvery
 		}
@@ -464,6 +472,12 @@ func (m *machine) checkpoint(a *actor) (bool, error) {
 		if err := m.checkClock(); err != nil {
 			return false, err
 		}
+		// Time-based progress: a run whose steps are slow (long
+		// built-ins) still reports at least every progInterval.
+		if m.opts.Progress != nil && s > m.lastProgress &&
+			(m.progInterval < 0 || time.Since(m.progressAt) >= m.progInterval) {
+			m.progress(s)
+		}
 	}
 	if s >= m.sliceEnd {
 		return true, nil
@@ -473,6 +487,18 @@ func (m *machine) checkpoint(a *actor) (bool, error) {
 	}
 	m.rebound()
 	return false, nil
+}
+
+// progress calls Options.Progress with s unless a count as large was
+// reported already (the counts reported strictly increase).
+func (m *machine) progress(s int64) {
+	if s <= m.lastProgress {
+		return
+	}
+	m.sampleMemory()
+	m.opts.Progress(s)
+	m.lastProgress = s
+	m.progressAt = time.Now()
 }
 
 func (m *machine) checkClock() error {
@@ -726,8 +752,9 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 					goto fail
 				}
 				stack[sp-2] = Str(x + y)
-				if len(x)+len(y) > heavyBytes {
-					m.force = true
+				if n := len(x) + len(y); n >= BytesPerStep {
+					m.work(n)
+					left = m.takeWork(left)
 				}
 			}
 			sp--
@@ -736,8 +763,13 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 		case EQ, NE:
 			x, y := stack[sp-2], stack[sp-1]
 			r := Equal(x, y)
-			if x.k >= KindOption && x.heapSize() > heavyBytes {
-				m.force = true
+			if x.k >= KindString {
+				// The comparison reads at most the smaller value; values
+				// under heavyBytes compare for their one step.
+				if n := min(x.heapSize(), y.heapSize()); n > heavyBytes {
+					m.work(int(min(n, math.MaxInt32)))
+					left = m.takeWork(left)
+				}
 			}
 			stack[sp-2] = Bool(r == (op == EQ))
 			sp--
@@ -917,15 +949,15 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			m.steps = m.boundary - left
 			r, e := m.builtin(a, fn, Builtin(in.a), stack[sp-n:sp])
 			if e != nil {
+				m.extra = 0
 				err, errPC = e, pc
 				goto fail
 			}
 			stack[sp-n] = r
 			sp = sp - n + 1
 			pc++
-			if m.force {
-				m.boundary -= left
-				left = 0
+			if m.extra != 0 || m.force {
+				left = m.takeWork(left)
 			}
 		case CAPCALL:
 			n := int(in.b)
@@ -939,9 +971,8 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			stack[sp-n] = r
 			sp = sp - n + 1
 			pc++
-			m.boundary -= left // a handler may take long: check the clock now
-			left = 0
-			m.force = true
+			m.force = true // a handler may take long: check the clock now
+			left = m.takeWork(left)
 		case FUNC:
 			stack[sp] = FnRef(int(in.a))
 			sp++
@@ -1033,10 +1064,14 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 		case EMIT:
 			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
 			if e := m.emitUI(stack[sp-1], true); e != nil {
+				m.extra = 0
 				err, errPC = e, pc
 				goto fail
 			}
 			pc++
+			if m.extra != 0 || m.force {
+				left = m.takeWork(left)
+			}
 		case SPAWN:
 			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
 			id, e := m.spawn(m.funcs[in.a])
@@ -1076,9 +1111,8 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			stack[sp] = msg
 			sp++
 			pc++
-			if m.force {
-				m.boundary -= left
-				left = 0
+			if m.extra != 0 || m.force {
+				left = m.takeWork(left)
 			}
 
 		case ASSERT:
@@ -1277,6 +1311,20 @@ fail:
 	m.steps = m.boundary - left
 	m.setErrorContext(err, a, fn, errPC)
 	return 0, err
+}
+
+// takeWork takes the current instruction's work steps (machine.work) out of
+// the loop's register left and returns it; after heavy work (m.force) it
+// returns 0 with the boundary moved to the current step, so the slow path
+// (clock, cancellation, progress) runs before the next instruction.
+func (m *machine) takeWork(left int64) int64 {
+	left -= m.extra
+	m.extra = 0
+	if m.force {
+		m.boundary -= left
+		left = 0
+	}
+	return left
 }
 
 // otherKind returns x unless it is want, else y: the kind that confused an

@@ -323,9 +323,8 @@ func writeTypeOf(sb *strings.Builder, v Value, s *TypeSpec) {
 func (m *machine) checkMessage(msg Value, spec *TypeSpec) error {
 	work := 0
 	ok := conforms(msg, spec, &work)
-	if work > heavyBytes/int(slotSize) {
-		m.force = true // a long walk: check the clock right after it
-	}
+	m.work((work - 1) * int(slotSize)) // the values visited below the message
+
 	if !ok {
 		return rtErr("receive: expected a message of type " + spec.String() + ", got " + typeNameOf(msg, spec))
 	}
