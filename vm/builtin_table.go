@@ -67,6 +67,8 @@ const (
 	BGuard
 	BIntToFloat
 	BFloatToInt
+	BListSort
+	BListSortBy
 
 	NumBuiltins
 )
@@ -118,6 +120,8 @@ var builtinInfo = [NumBuiltins]FuncInfo{
 
 	BIntToFloat: {[]string{"int_to_float", "__builtin_int_to_float"}, "(n: Int) -> Float", "n as a Float"},
 	BFloatToInt: {[]string{"float_to_int", "__builtin_float_to_int"}, "(x: Float) -> Int", "truncates toward zero; NaN, infinities and values outside the Int range are the runtime error `cannot convert Float <x> to Int`"},
+	BListSort:   {[]string{"list_sort"}, "(list: List<T>) -> List<T>", "the list sorted ascending, stable; T must be Int, Float or String (a compile error otherwise): Ints numerically, Strings by their bytes (as `<`), Floats numerically with -0.0 equal to 0.0 and every NaN after every number"},
+	BListSortBy: {[]string{"list_sort_by"}, "(list: List<T>, less: Fn(T, T) -> Bool) -> List<T>", "the list sorted by less(a, b), true when a goes before b (a strict order, like `a < b`); stable; each comparison is a call of less, with its steps"},
 }
 
 // Effect identifies a built-in that performs an effect through the

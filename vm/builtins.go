@@ -242,6 +242,9 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		return args[0], nil
 
+	case BListSort:
+		return m.listSort(args[0])
+
 	case BIntToFloat:
 		return Float(float64(int64(args[0].n))), nil
 	case BFloatToInt:

@@ -65,6 +65,7 @@ type actor struct {
 	sp     int
 	mail   []Value
 	mhead  int
+	sorts  []*sortState // list_sort_by calls in progress, innermost last (sort.go)
 	state  actorState
 	result Value
 }
@@ -947,6 +948,34 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			n := int(in.b)
 			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
 			m.steps = m.boundary - left
+			if Builtin(in.a) == BListSortBy {
+				// list_sort_by runs as the internal function sortByFunc
+				// (sort.go), called like a function of two parameters.
+				if len(a.frames)+2 > m.maxDepth {
+					err, errPC = callDepthError(m.maxDepth), pc
+					goto fail
+				}
+				st := newSortState(stack[sp-2], stack[sp-1])
+				if e := m.charge(st.memSize()); e != nil {
+					err, errPC = e, pc
+					goto fail
+				}
+				nb := sp - 2
+				if need := nb + sortByFunc.frameSize; need > len(stack) {
+					if e := m.growStack(a, need); e != nil {
+						err, errPC = e, pc
+						goto fail
+					}
+					stack = a.stack
+				}
+				a.sorts = append(a.sorts, st)
+				stack[nb] = Int(int64(len(a.sorts) - 1))
+				a.frames = append(a.frames, frame{fn: fn, pc: int32(pc + 1), base: int32(base)})
+				fn, code, base, pc = sortByFunc, sortByFunc.code, nb, 0
+				m.work(len(st.src) * int(slotSize))
+				left = m.takeWork(left)
+				continue
+			}
 			r, e := m.builtin(a, fn, Builtin(in.a), stack[sp-n:sp])
 			if e != nil {
 				m.extra = 0
@@ -1278,6 +1307,29 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			pc = int(in.a)
 			op = RET
 			goto dispatch
+		case iSortStep:
+			st := a.sorts[stack[base].n]
+			less := false
+			if st.started {
+				sp--
+				less = stack[sp].AsBool()
+			}
+			x, y, done, sorted, moved := st.next(less)
+			if done {
+				a.sorts[len(a.sorts)-1] = nil
+				a.sorts = a.sorts[:len(a.sorts)-1]
+				stack[sp] = listValue(sorted)
+				sp++
+				pc = 3
+			} else {
+				stack[sp], stack[sp+1], stack[sp+2] = st.fn, x, y
+				sp += 3
+				pc = 1
+			}
+			if moved > 0 {
+				m.work(moved * int(slotSize))
+				left = m.takeWork(left)
+			}
 		case fForStore:
 			if left < 1 {
 				op = in.base

@@ -91,6 +91,9 @@ func (a *actor) memSize() int64 {
 	for _, v := range a.mail[a.mhead:] {
 		total += v.heapSize()
 	}
+	for _, s := range a.sorts {
+		total += s.memSize()
+	}
 	return total
 }
 
