@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/axpool/axpool/policy"
@@ -149,11 +151,15 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 	vl := lim.vmLimits()
 	h, facts, done := toolwire.RunHandler(env.Handlers, pol, seedArg(a), vl.MaxMemory)
 	defer done()
+	debug := &debugLines{}
 	opts := vm.Options{
-		Limits:  vl,
-		Policy:  pol,
-		Handler: h,
-		Trace:   a.boolean("trace"),
+		Limits:        vl,
+		Policy:        pol,
+		Handler:       h,
+		Trace:         a.boolean("trace"),
+		Debug:         debug,
+		MaxDebugBytes: MaxDebugOutputBytes,
+		InternalLog:   internalLog{},
 	}
 	if opts.Trace {
 		opts.TraceLimit = TraceLimit
@@ -164,12 +170,12 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 	}
 	res, err := vm.Run(ctx, m, opts)
 	if err != nil {
-		return runFailure(env, err, facts)
+		return debug.set(runFailure(env, err, facts))
 	}
 
 	result, ui, err := encodeOutput(env, res, lim)
 	if err != nil {
-		return runFailure(env, err, facts)
+		return debug.set(runFailure(env, err, facts))
 	}
 	if a.has("output_schema") {
 		if o := checkOutputSchema(a.raw("output_schema"), result, res.Steps); o != nil {
@@ -187,7 +193,7 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 		}
 		o.Set("trace", trace).Set("trace_truncated", res.TraceTruncated)
 	}
-	return wire.WithOutcome(facts.Set(o), wire.OutcomeOK)
+	return wire.WithOutcome(debug.set(facts.Set(o)), wire.OutcomeOK)
 }
 
 // seedArg returns the call's `seed` argument (nil when absent): the seed of
@@ -199,6 +205,57 @@ func seedArg(a *args) *uint64 {
 	}
 	s := uint64(n)
 	return &s
+}
+
+// MaxDebugOutputBytes bounds a boruna_run's debug_output (docs/tools.md
+// §2): the lines of __builtin_debug and __builtin_debug_msg, newlines
+// included; past it the last line is "... (debug output truncated)".
+const MaxDebugOutputBytes = 64 << 10
+
+// debugLines collects a run's debug output (vm.Options.Debug), one string
+// per line without its newline.
+type debugLines struct {
+	lines []string
+	part  []byte
+}
+
+func (d *debugLines) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if c == '\n' {
+			d.lines = append(d.lines, string(d.part))
+			d.part = d.part[:0]
+			continue
+		}
+		d.part = append(d.part, c)
+	}
+	return len(p), nil
+}
+
+// set adds debug_output to o (before outcome and retryable, which o may
+// have already) when the run wrote debug output, and returns o. The field
+// is additive: absent when there is none.
+func (d *debugLines) set(o *wire.Object) *wire.Object {
+	if len(d.lines) == 0 {
+		return o
+	}
+	out, has := o.Get("outcome")
+	retry, _ := o.Get("retryable")
+	o.Delete("outcome")
+	o.Delete("retryable")
+	o.Set("debug_output", d.lines)
+	if has {
+		o.Set("outcome", out).Set("retryable", retry)
+	}
+	return o
+}
+
+// internalLog sends the detail of a VM internal error to the operator's
+// log, not to the program's author (vm.Options.InternalLog).
+type internalLog struct{}
+
+func (internalLog) Write(p []byte) (int, error) {
+	slog.Error("vm internal error", "detail", strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 // encodeOutput encodes the result and the ui_output values after checking

@@ -743,3 +743,41 @@ fn main() -> Int !{actor.spawn, actor.send} {
 		t.Fatalf("shallow message: %v", m)
 	}
 }
+
+// TestRunDebugOutput: __builtin_debug output reaches boruna_run's
+// additive debug_output list (success and failure), at most
+// MaxDebugOutputBytes; absent when the program writes none.
+func TestRunDebugOutput(t *testing.T) {
+	m := decode(t, runJSON(t, nil, "fn main() -> Int {\n  let x = __builtin_debug([1, 2])\n  __builtin_debug_msg(\"x is\", 5)\n}", ""))
+	if d, _ := m["debug_output"].([]any); m["success"] != true || len(d) != 2 || d[0] != "[1, 2]" || d[1] != "x is 5" {
+		t.Fatalf("debug_output: %v", m)
+	}
+	if _, ok := m["debug_output"]; !ok {
+		t.Fatal("no debug_output")
+	}
+	if m := decode(t, runJSON(t, nil, addProgram, "")); m["debug_output"] != nil {
+		t.Fatalf("debug_output without debug calls: %v", m)
+	}
+	// On failure too, before outcome and retryable.
+	got := runJSON(t, nil, "fn main() -> Int {\n  __builtin_debug(\"before\")\n  1 / 0\n}", "")
+	if !strings.Contains(got, `"debug_output":["\"before\""],"outcome":"runtime_error","retryable":false}`) {
+		t.Fatalf("failure: %s", got)
+	}
+	// The cap: 2,000 lines of 100 bytes are cut at 64 KiB.
+	m = decode(t, runJSON(t, nil, `fn main() -> Int {
+  let mut i = 0
+  while i < 2000 {
+    __builtin_debug_msg("0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456", i)
+    i = i + 1
+  }
+  i
+}`, ""))
+	d, _ := m["debug_output"].([]any)
+	total := 0
+	for _, l := range d {
+		total += len(l.(string)) + 1
+	}
+	if n := len(d); n < 600 || total > MaxDebugOutputBytes+64 || d[n-1] != "... (debug output truncated)" {
+		t.Fatalf("%d lines, %d bytes, last %v", n, total, d[len(d)-1])
+	}
+}

@@ -132,6 +132,11 @@ type Options struct {
 	// written per run.
 	Debug         io.Writer
 	MaxDebugBytes int
+	// InternalLog receives the detail of an internal error (a VM or
+	// handler bug; the error's message names only the place), outside
+	// the debug budget. nil means Debug: a caller that shows Debug to the
+	// program's author sets it to its operator log instead.
+	InternalLog io.Writer
 	// Entry names the function to call; "" means Module.Entry (main).
 	// The App framework uses it to call init/update/view.
 	Entry string

@@ -340,7 +340,8 @@ func (m *machine) internalError(r any) error {
 // of a kind the checker rules out (a malformed module), a VM or handler
 // bug. The message names only the place, `internal error in main at 3:5`,
 // never Go runtime text; the detail (cut to MaxShownMessage bytes) is
-// written to Options.Debug, outside the debug budget.
+// written to Options.InternalLog (Options.Debug when nil), outside the
+// debug budget.
 func (m *machine) internalErr(loc Location, detail string) *RuntimeError {
 	msg := "internal error"
 	if loc.Func != "" {
@@ -349,8 +350,12 @@ func (m *machine) internalErr(loc Location, detail string) *RuntimeError {
 			msg += " at " + strconv.Itoa(int(loc.Pos.Line)) + ":" + strconv.Itoa(int(loc.Pos.Col))
 		}
 	}
-	if m.debug != nil {
-		_, _ = io.WriteString(m.debug, msg+": "+text.Clip(detail, MaxShownMessage)+"\n")
+	w := m.opts.InternalLog
+	if w == nil {
+		w = m.debug
+	}
+	if w != nil {
+		_, _ = io.WriteString(w, msg+": "+text.Clip(detail, MaxShownMessage)+"\n")
 	}
 	return rtErr(msg)
 }
