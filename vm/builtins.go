@@ -171,7 +171,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		return listValue(r), nil
 
 	case BMapGet:
-		if v, ok := args[0].mapo().get(args[1].str()); ok {
+		if v, ok := m.mapView(args[0].mapo()).get(args[1].str()); ok {
 			if err := m.charge(boxOverhead); err != nil {
 				return Value{}, err
 			}
@@ -181,31 +181,24 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 	case BMapSet:
 		return m.mapSet(args[0].mapo(), args[1].str(), args[2])
 	case BMapRemove:
-		o := args[0].mapo()
-		if err := m.charge(mapOverhead + mapPathBytes(o)); err != nil {
-			return Value{}, err
-		}
-		root, ok := o.root.remove(args[1].str())
-		if !ok {
-			return args[0], nil
-		}
-		return mapFromTree(root), nil
+		return m.mapRemove(args[0], args[1].str())
 	case BMapContainsKey:
-		_, ok := args[0].mapo().get(args[1].str())
+		_, ok := m.mapView(args[0].mapo()).get(args[1].str())
 		return Bool(ok), nil
 	case BMapKeys:
-		o := args[0].mapo()
+		o := m.mapView(args[0].mapo())
 		if err := m.charge(listOverhead + slotSize*int64(o.len())); err != nil {
 			return Value{}, err
 		}
-		r := make([]Value, 0, o.len())
-		for k := range o.all() {
-			r = append(r, Str(k))
+		keys, _ := o.entries()
+		r := make([]Value, len(keys))
+		for i, k := range keys {
+			r[i] = Str(k)
 		}
 		m.work(len(r) * int(slotSize))
 		return listValue(r), nil
 	case BMapValues:
-		o := args[0].mapo()
+		o := m.mapView(args[0].mapo())
 		if err := m.charge(listOverhead + slotSize*int64(o.len())); err != nil {
 			return Value{}, err
 		}
@@ -346,19 +339,58 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: t, size: size})}, nil
 }
 
-// mapPathBytes approximates the nodes one update copies (a root-to-leaf
-// path plus rotations).
-func mapPathBytes(o *mapObj) int64 { return int64(o.root.h()+3) * nodeSize }
+// mapView returns o ready to read: a version of a store the run owns
+// whose path to the root is long is rerooted first (mapnode.go), so that
+// the reads that follow are O(1); any other version is read as it is.
+func (m *machine) mapView(o *mapObj) *mapObj {
+	root, l := o.rootOf()
+	if l > 8 && root.st.owner == m.token {
+		r, touched := o.own(m.token, false)
+		m.work(touched * int(slotSize))
+		return r
+	}
+	return o
+}
 
-func (m *machine) mapSet(o *mapObj, k string, v Value) (Value, error) {
-	if err := m.charge(mapOverhead + mapPathBytes(o) + int64(len(k))); err != nil {
+// mapUpdate applies one update (set or remove) to o: in place on the root
+// of a store the run owns when its budget allows, else on a fresh copy.
+func (m *machine) mapUpdate(o *mapObj, update func(*mapObj) (*mapObj, bool)) (Value, error) {
+	r, touched := o.own(m.token, false)
+	if err := m.charge(mapOverhead + int64(touched)*mapEntryBytes); err != nil {
 		return Value{}, err
 	}
-	r := mapFromTree(o.root.insert(k, v))
-	if r.heapSize() > m.memLimit {
+	m.work(touched * int(slotSize))
+	nr, ok := update(r)
+	if !ok {
+		c, n := r.own(m.token, true)
+		if err := m.charge(int64(n) * mapEntryBytes); err != nil {
+			return Value{}, err
+		}
+		m.work(n * int(slotSize))
+		if nr, ok = update(c); !ok {
+			panic("vm: in-place map update refused on a fresh store")
+		}
+	}
+	v := mapFrom(nr)
+	if v.heapSize() > m.memLimit {
 		return Value{}, m.memError()
 	}
-	return r, nil
+	return v, nil
+}
+
+func (m *machine) mapSet(o *mapObj, k string, v Value) (Value, error) {
+	if err := m.charge(entrySize(k, Value{})); err != nil {
+		return Value{}, err
+	}
+	return m.mapUpdate(o, func(r *mapObj) (*mapObj, bool) { return r.set(k, v) })
+}
+
+func (m *machine) mapRemove(mv Value, k string) (Value, error) {
+	o := mv.mapo()
+	if _, ok := o.get(k); !ok {
+		return mv, nil
+	}
+	return m.mapUpdate(o, func(r *mapObj) (*mapObj, bool) { return r.remove(k) })
 }
 
 func (m *machine) stringChars(s string) (Value, error) {

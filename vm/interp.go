@@ -1487,6 +1487,7 @@ func (m *machine) construct(op Opcode, a, b int32, stack []Value) (int, error) {
 			return 0, err
 		}
 		v = NewMapPairs(keys, vals)
+		(*mapObj)(v.p).st.owner = m.token // the run may update it in place
 	case MAKE_RECORD:
 		n = int(b)
 		if err := m.charge(recOverhead + slotSize*int64(n)); err != nil {

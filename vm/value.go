@@ -79,9 +79,6 @@ type (
 		// backing array (dropped by list_tail), reachable but not counted.
 		hidden int64
 	}
-	mapObj struct {
-		root *mnode // persistent AVL tree (mapnode.go); nil when empty
-	}
 	recordObj struct {
 		typ    *TypeDesc
 		fields []Value
@@ -255,11 +252,6 @@ func listValue(elems []Value) Value {
 	return Value{k: KindList, p: unsafe.Pointer(o)}
 }
 
-// mapValue builds a map from sorted, unique keys.
-func mapValue(keys []string, vals []Value) Value {
-	return mapFromTree(buildTree(keys, vals))
-}
-
 func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
 
 func recordValue(t *TypeDesc, fields []Value) Value {
@@ -351,7 +343,7 @@ func (v Value) heapSize() int64 {
 	case KindList:
 		return (*listObj)(v.p).size
 	case KindMap:
-		return mapOverhead + (*mapObj)(v.p).root.vs()
+		return mapOverhead + (*mapObj)(v.p).size
 	case KindRecord:
 		return (*recordObj)(v.p).size
 	case KindEnum:
