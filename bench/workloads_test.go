@@ -311,6 +311,7 @@ func BenchmarkWorkloads(b *testing.B) {
 				L := luaState(b, w.lua)
 				defer L.Close()
 				b.ReportAllocs()
+				defer reportCPU(b)()
 				for b.Loop() {
 					if got := luaCall(b, L, "run", w.n); got != w.want {
 						b.Fatalf("got %d", got)
@@ -320,6 +321,7 @@ func BenchmarkWorkloads(b *testing.B) {
 			b.Run("tengo", func(b *testing.B) {
 				c := tengoScript(b, w.tengo, w.n)
 				b.ReportAllocs()
+				defer reportCPU(b)()
 				for b.Loop() {
 					if got := runTengo(b, c); got != w.want {
 						b.Fatalf("got %d", got)
