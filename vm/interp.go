@@ -542,7 +542,11 @@ func (m *machine) traceInstr(a *actor) {
 	sb.WriteByte(':')
 	sb.WriteString(strconv.Itoa(a.pc))
 	sb.WriteString("] ")
-	sb.WriteString(in.base.String())
+	if in.op == iSortStep {
+		sb.WriteString("LIST_SORT_STEP") // list_sort_by's internal step (sort.go)
+	} else {
+		sb.WriteString(in.base.String())
+	}
 	for _, o := range operands(in.base, in.a, in.b) {
 		sb.WriteByte(' ')
 		sb.WriteString(strconv.Itoa(int(o)))

@@ -34,10 +34,13 @@ import (
 //
 // Memory: every version caches its entry count and logical size, so MemSize
 // stays O(1). A version keeps the whole store reachable, and the diffs
-// keep displaced values: in-place updates of one store are limited to half
-// the size of the version it was created from (mstore.pinned ≤ base/2);
-// past that the next update copies. So a map never keeps reachable more
-// than about three times the memory it is charged for.
+// keep displaced values: an in-place update is made only while what the
+// store holds — the size of the version it was created from plus the bytes
+// in-place updates added (mstore.base + pinned) — stays within three times
+// the size of the smallest version of the store (12 KiB at least); past
+// that the update copies. So a map never keeps reachable more than about
+// three times the memory it is charged for, and copies come at
+// geometrically growing sizes (amortised O(1) per update).
 
 type mapObj struct {
 	st *mstore // non-nil: this version is st's root
@@ -56,8 +59,9 @@ type mstore struct {
 	root  *mapObj
 	owner *runToken // the run that may update m in place; nil: none
 	// pinned counts the bytes in-place updates added to the store and its
-	// diffs; base is the size of the version the store was created from.
-	pinned, base int64
+	// diffs; base is the size of the version the store was created from;
+	// minSize the size of its smallest version.
+	pinned, base, minSize int64
 
 	mu      sync.Mutex // guards keys and pending (iteration may run on any goroutine)
 	keys    []string   // sorted keys of the root, once merged with pending
@@ -68,9 +72,15 @@ type mstore struct {
 // mapEntryBytes approximates one entry's own bytes in the Go map.
 const mapEntryBytes = 64
 
-// minStoreBase is the smallest base of a store: small maps get room for
-// some in-place updates before their first copy.
+// minStoreBase is the smallest size a store's budget assumes: small maps
+// get room for some in-place updates before their first copy.
 const minStoreBase = 4 << 10
+
+// allows reports whether an in-place update adding pin bytes and leaving a
+// version of newSize bytes keeps the store within its budget.
+func (st *mstore) allows(pin, newSize int64) bool {
+	return st.base+st.pinned+pin <= 3*max(min(st.minSize, newSize), minStoreBase)
+}
 
 func entrySize(key string, val Value) int64 {
 	return mapEntryBytes + int64(len(key)) + val.heapSize()
@@ -80,7 +90,7 @@ func entrySize(key string, val Value) int64 {
 // count n and weigh size), owned by owner.
 func newStore(m map[string]Value, keys []string, n int, size int64, owner *runToken) *mapObj {
 	o := &mapObj{n: n, size: size}
-	o.st = &mstore{m: m, root: o, owner: owner, base: max(size, minStoreBase), keys: keys}
+	o.st = &mstore{m: m, root: o, owner: owner, base: size, minSize: size, keys: keys}
 	return o
 }
 
@@ -276,9 +286,7 @@ func (o *mapObj) reroot() {
 	for v := o; v.st == nil; v = v.next {
 		path = append(path, v)
 	}
-	st := path[len(path)-1].next.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
+	st := path[len(path)-1].next.st // (owner-only: no lock, see set)
 	for i := len(path) - 1; i >= 0; i-- {
 		v := path[i]
 		r := v.next // the current root
@@ -316,18 +324,19 @@ func (o *mapObj) set(key string, val Value) (*mapObj, bool) {
 	} else {
 		n++
 	}
-	if st.pinned > 0 && st.pinned+pin > st.base/2 {
+	if st.pinned > 0 && !st.allows(pin, size) {
 		return nil, false // (the first update of a store is always in place)
 	}
 	st.pinned += pin
+	st.minSize = min(st.minSize, size)
 	st.m[key] = val
 	r := &mapObj{st: st, n: n, size: size}
 	st.root = r
 	o.st, o.next, o.dkey, o.dval, o.dhas = nil, r, key, old, had
 	if !had {
-		st.mu.Lock()
+		// Only the owning run updates a store, and no other goroutine
+		// reads it while that run runs: pending needs no lock here.
 		st.pending = append(st.pending, key)
-		st.mu.Unlock()
 	}
 	return r, true
 }
@@ -338,16 +347,16 @@ func (o *mapObj) remove(key string) (*mapObj, bool) {
 	st := o.st
 	old := st.m[key]
 	displaced := entrySize(key, old)
-	if st.pinned > 0 && st.pinned+displaced > st.base/2 {
+	size := o.size - displaced
+	if st.pinned > 0 && !st.allows(displaced, size) {
 		return nil, false
 	}
 	st.pinned += displaced
+	st.minSize = min(st.minSize, size)
 	delete(st.m, key)
-	r := &mapObj{st: st, n: o.n - 1, size: o.size - displaced}
+	r := &mapObj{st: st, n: o.n - 1, size: size}
 	st.root = r
 	o.st, o.next, o.dkey, o.dval, o.dhas = nil, r, key, old, true
-	st.mu.Lock()
 	st.stale = true
-	st.mu.Unlock()
 	return r, true
 }

@@ -110,13 +110,13 @@ func TestMapInPlace(t *testing.T) {
 		}
 		stores[v.mapo().st] = true
 	}
-	// Copies happen when a store's budget (half its base) is spent: the
-	// bases grow geometrically, so there are O(log n) stores.
-	if n := len(stores); n > 40 {
+	// Copies happen when a store's budget (3× its smallest version) is
+	// spent: store sizes grow geometrically, so there are O(log n) stores.
+	if n := len(stores); n > 12 {
 		t.Fatalf("%d stores for 10,000 inserts", n)
 	}
-	if st := v.mapo().st; st.pinned > st.base/2+entrySize("9999", Int(0)) {
-		t.Fatalf("pinned %d over half of base %d", st.pinned, st.base)
+	if st := v.mapo().st; st.base+st.pinned > 3*max(st.minSize, minStoreBase) {
+		t.Fatalf("store holds %d + %d, over 3 × %d", st.base, st.pinned, st.minSize)
 	}
 }
 
