@@ -167,7 +167,7 @@ func TestListPushSharing(t *testing.T) {
 // test_guard_builtin_pass_returns_value_and_seals expects "json-shape").
 func TestGuardEventNamesLabel(t *testing.T) {
 	m := module([]Value{Int(3), Bool(true), Str("json-shape")},
-		fn("main", 0, 0, code("CONST 0; CONST 1; CONST 2; BUILTIN 40 3; RET")))
+		fn("main", 0, 0, code("CONST 0; CONST 1; CONST 2; "+op(BGuard)+"; RET")))
 	res := mustRun(t, m, Options{})
 	if len(res.Events) != 1 {
 		t.Fatalf("events = %+v", res.Events)
@@ -187,7 +187,7 @@ func TestGuardEventNamesLabel(t *testing.T) {
 func TestListSortBy(t *testing.T) {
 	gt := fn("gt", 2, 2, code("LOAD 0; LOAD 1; GT_INT; RET"))
 	m := module([]Value{NewList([]Value{Int(2), Int(9), Int(4), Int(9), Int(1)})},
-		fn("main", 0, 0, code("CONST 0; FUNC 1; BUILTIN 44 2; RET")), gt)
+		fn("main", 0, 0, code("CONST 0; FUNC 1; "+op(BListSortBy)+"; RET")), gt)
 	res := mustRun(t, m, Options{})
 	if got := jsonOf(res.Value); got != `[9,9,4,2,1]` {
 		t.Fatalf("list_sort_by = %s", got)

@@ -132,13 +132,13 @@ func BenchmarkDeepWalk(b *testing.B) {
 func TestDeepDebug(t *testing.T) {
 	v := deepList(t, 100_000)
 	var out strings.Builder
-	m := module([]Value{v}, fn("main", 0, 0, code("CONST 0; BUILTIN 38 1; RET")))
+	m := module([]Value{v}, fn("main", 0, 0, code("CONST 0; "+op(BDebug)+"; RET")))
 	mustRun(t, m, Options{Debug: &out, MaxDebugBytes: 64})
 	if got := out.String(); got != "... (debug output truncated)\n" {
 		t.Fatalf("debug = %q", got)
 	}
 	out.Reset()
-	mustRun(t, module([]Value{deepList(t, 20)}, fn("main", 0, 0, code("CONST 0; BUILTIN 38 1; RET"))), Options{Debug: &out})
+	mustRun(t, module([]Value{deepList(t, 20)}, fn("main", 0, 0, code("CONST 0; "+op(BDebug)+"; RET"))), Options{Debug: &out})
 	if want := strings.Repeat("[", 21) + strings.Repeat("]", 21) + "\n"; out.String() != want {
 		t.Fatalf("debug = %q", out.String())
 	}
