@@ -54,7 +54,8 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 	case BStringContains:
 		s, sub := args[0].str(), args[1].str()
 		m.work(len(s) + len(sub))
-		return Bool(strings.Contains(s, sub)), nil
+		found, err := m.contains(s, sub)
+		return Bool(found), err
 	case BStringStartsWith:
 		s, p := args[0].str(), args[1].str()
 		m.work(min(len(s), len(p)))

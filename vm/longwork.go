@@ -141,3 +141,26 @@ func (m *machine) pollEvery() func() error {
 		return m.poll()
 	}
 }
+
+// contains is strings.Contains(s, sub) for a long s: it searches chunks of
+// at least pollBytes (overlapping by len(sub)-1 bytes, so no match across
+// two chunks is missed) and polls between them. A chunk is at least as
+// long as sub, so the overlap at most doubles the bytes scanned.
+func (m *machine) contains(s, sub string) (bool, error) {
+	step := max(pollBytes, len(sub))
+	if len(s) <= 2*step {
+		return strings.Contains(s, sub), nil
+	}
+	for start := 0; ; start += step {
+		end := min(len(s), start+step+len(sub)-1)
+		if strings.Contains(s[start:end], sub) {
+			return true, nil
+		}
+		if end == len(s) {
+			return false, nil
+		}
+		if err := m.poll(); err != nil {
+			return false, err
+		}
+	}
+}

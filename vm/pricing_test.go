@@ -191,6 +191,30 @@ func TestLongBuiltinsPoll(t *testing.T) {
 			t.Errorf("%s: err = %v after %d polls, steps %d", c.name, err, polled, res.Steps)
 		}
 	}
+	// A long str_contains searches in chunks: a match across a chunk
+	// boundary is found, and a cancel stops the search between chunks.
+	mm := testMachine()
+	long := strings.Repeat("a", 3*pollBytes)
+	for _, at := range []int{0, pollBytes - 2, pollBytes - 1, pollBytes, 2*pollBytes + 5, 3*pollBytes - 3} {
+		hay := long[:at] + "xyz" + long[at:]
+		if found, err := mm.contains(hay, "xyz"); !found || err != nil {
+			t.Errorf("contains with the match at %d: %v %v", at, found, err)
+		}
+	}
+	if found, _ := mm.contains(long, "ab"); found {
+		t.Error("contains found a missing needle")
+	}
+	if found, _ := mm.contains(long, strings.Repeat("a", 2*pollBytes)); !found {
+		t.Error("contains missed a needle longer than a chunk")
+	}
+	cancelled := module([]Value{Str(long), Str("zz")}, fn("main", 0, 0, code("CONST 0; CONST 1; "+op(BStringContains)+"; RET")))
+	ctx, cancel := context.WithCancel(context.Background())
+	pollHook = cancel
+	_, err := Run(ctx, cancelled, Options{})
+	pollHook = nil
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("contains: err = %v", err)
+	}
 	// Split and chars poll per part.
 	for _, code_ := range []string{"CONST 0; CONST 1; " + op(BStringSplit) + "; RET", "CONST 0; " + op(BStringChars) + "; RET"} {
 		ctx, cancel := context.WithCancel(context.Background())
