@@ -3,6 +3,9 @@ package vm
 import (
 	"context"
 	"errors"
+	"math"
+	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -230,3 +233,48 @@ func TestLongBuiltinsPoll(t *testing.T) {
 // op returns the BUILTIN instruction of b in asm form ("BUILTIN id arity"),
 // so that tests do not depend on built-in numbering.
 func op(b Builtin) string { return "BUILTIN " + itoa(int(b)) + " " + itoa(b.Arity()) }
+
+// TestListSortChunked: list_sort of lists longer than one chunk (runs
+// sorted, then merged) agrees with the standard library, keeps equal
+// Floats (-0.0 and 0.0) in their order across merges, and stops at a poll
+// when cancelled.
+func TestListSortChunked(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	n := 3*sortChunkLen + 123
+	ints := make([]Value, n)
+	want := make([]int64, n)
+	for i := range ints {
+		x := r.Int63n(1000) - 500
+		ints[i], want[i] = Int(x), x
+	}
+	slices.Sort(want)
+	m := module([]Value{NewList(ints)}, fn("main", 0, 0, code("CONST 0; "+op(BListSort)+"; RET")))
+	res := mustRun(t, m, Options{})
+	for i, w := range want {
+		if res.Value.Index(i).AsInt() != w {
+			t.Fatalf("ints[%d] = %d, want %d", i, res.Value.Index(i).AsInt(), w)
+		}
+	}
+	// Floats: 0.0 and -0.0 alternate; a stable sort keeps their order.
+	floats := make([]Value, n)
+	for i := range floats {
+		if i%2 == 0 {
+			floats[i] = Float(0)
+		} else {
+			floats[i] = Float(math.Copysign(0, -1))
+		}
+	}
+	res = mustRun(t, module([]Value{NewList(floats)}, fn("main", 0, 0, code("CONST 0; "+op(BListSort)+"; RET"))), Options{})
+	for i := range n {
+		if math.Signbit(res.Value.Index(i).AsFloat()) != (i%2 == 1) {
+			t.Fatalf("floats[%d] moved: not stable", i)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pollHook = cancel
+	_, err := Run(ctx, m, Options{})
+	pollHook = nil
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled sort: %v", err)
+	}
+}

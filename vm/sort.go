@@ -3,6 +3,7 @@ package vm
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -19,79 +20,121 @@ import (
 // order ("less than"); an element is moved before an earlier one only when
 // less(later, earlier) is true.
 //
-// Pricing: list_sort costs its comparisons (a 24-byte slot each, plus the
-// bytes two Strings share as a prefix) and the copy of the list;
+// Pricing: list_sort costs its comparisons (n·log2 n, a 24-byte slot
+// each), the bytes of a String list and the copy of the list;
 // list_sort_by runs as bytecode — its comparisons are calls of the
 // program's function, each costing the steps that function takes plus 3
 // (the internal sort step, the call and the jump back) — so its steps,
 // clock checks, progress, slices between actors and call depth are those
 // of ordinary calls.
 
-// sortPollCompares is the number of comparisons between two polls of
-// list_sort (machine.poll).
-const sortPollCompares = 1 << 16
-
-// sortAbort carries a poll's error out of slices.SortStableFunc.
-type sortAbort struct{ err error }
-
-// listSort is list_sort.
+// listSort is list_sort. Int and String lists sort their keys unboxed
+// (equal Ints and equal Strings are indistinguishable, so any order of
+// equal keys is the stable one); Float lists sort stably (-0.0 and 0.0,
+// and NaNs, are equal but distinguishable). Sorting runs in chunks with
+// polls between them (sortChunked).
 func (m *machine) listSort(l Value) (Value, error) {
 	o := l.list()
 	n := len(o.elems)
 	if err := m.charge(listOverhead + slotSize*int64(n)); err != nil {
 		return Value{}, err
 	}
-	elems := append([]Value(nil), o.elems...)
 	m.work(n * int(slotSize))
 	if n < 2 {
-		return listValue(elems), nil
+		return listValue(append([]Value(nil), o.elems...)), nil
 	}
-	compares, scanned := 0, 0
-	tick := func() {
-		if compares++; compares%sortPollCompares == 0 {
-			if err := m.poll(); err != nil {
-				panic(sortAbort{err})
-			}
+	elems := make([]Value, n)
+	var err error
+	switch o.elems[0].k {
+	case KindInt:
+		keys := make([]int64, n)
+		for i, e := range o.elems {
+			keys[i] = int64(e.n)
 		}
+		err = sortChunked(m, keys, cmp.Compare[int64], false)
+		for i, k := range keys {
+			elems[i] = Int(k)
+		}
+	case KindString:
+		keys := make([]string, n)
+		scanned := 0
+		for i, e := range o.elems {
+			keys[i] = e.str()
+			scanned += len(keys[i])
+		}
+		m.work(scanned) // the bytes compared, once per pass at most
+		err = sortChunked(m, keys, strings.Compare, false)
+		// The values keep their own strings (Str does not copy).
+		for i, k := range keys {
+			elems[i] = Str(k)
+		}
+	case KindFloat:
+		copy(elems, o.elems)
+		err = sortChunked(m, elems, func(a, b Value) int { return compareFloats(a.AsFloat(), b.AsFloat()) }, true)
+	default:
+		panic(typeConfusion{"a list of Int, Float or String", o.elems[0].k})
 	}
-	err := func() (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				a, ok := r.(sortAbort)
-				if !ok {
-					panic(r)
-				}
-				err = a.err
-			}
-		}()
-		switch elems[0].k {
-		case KindInt:
-			slices.SortStableFunc(elems, func(a, b Value) int {
-				tick()
-				return cmp.Compare(int64(a.n), int64(b.n))
-			})
-		case KindFloat:
-			slices.SortStableFunc(elems, func(a, b Value) int {
-				tick()
-				return compareFloats(a.AsFloat(), b.AsFloat())
-			})
-		case KindString:
-			slices.SortStableFunc(elems, func(a, b Value) int {
-				tick()
-				x, y := a.str(), b.str()
-				scanned += commonPrefix(x, y)
-				return strings.Compare(x, y)
-			})
-		default:
-			panic(typeConfusion{"a list of Int, Float or String", elems[0].k})
-		}
-		return nil
-	}()
 	if err != nil {
 		return Value{}, err
 	}
-	m.work(compares*int(slotSize) + scanned)
+	// n log n comparisons, a slot each.
+	m.work(n * bits.Len(uint(n)) * int(slotSize))
 	return listValue(elems), nil
+}
+
+// sortChunkLen is the length of the runs sortChunked sorts between polls.
+const sortChunkLen = 1 << 16
+
+// sortChunked sorts xs by compare: runs of sortChunkLen sorted one by one
+// (stably when stable), then merged pairwise (taking the left run's
+// element on ties, so stable too), polling between runs and merges so a
+// long sort honours the wall limit and cancellation.
+func sortChunked[T any](m *machine, xs []T, compare func(a, b T) int, stable bool) error {
+	n := len(xs)
+	for lo := 0; lo < n; lo += sortChunkLen {
+		run := xs[lo:min(lo+sortChunkLen, n)]
+		if stable {
+			slices.SortStableFunc(run, compare)
+		} else {
+			slices.SortFunc(run, compare)
+		}
+		if n > sortChunkLen {
+			if err := m.poll(); err != nil {
+				return err
+			}
+		}
+	}
+	if n <= sortChunkLen {
+		return nil
+	}
+	buf := make([]T, n)
+	src, dst := xs, buf
+	for w := sortChunkLen; w < n; w *= 2 {
+		for lo := 0; lo < n; lo += 2 * w {
+			mid, hi := min(lo+w, n), min(lo+2*w, n)
+			l, r, k := lo, mid, lo
+			for l < mid && r < hi {
+				if compare(src[r], src[l]) < 0 {
+					dst[k] = src[r]
+					r++
+				} else {
+					dst[k] = src[l]
+					l++
+				}
+				k++
+			}
+			k += copy(dst[k:], src[l:mid])
+			copy(dst[k:], src[r:hi])
+			if err := m.poll(); err != nil {
+				return err
+			}
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &xs[0] {
+		copy(xs, src)
+	}
+	return nil
 }
 
 // compareFloats orders floats numerically, -0.0 equal to 0.0, NaN after
@@ -113,17 +156,6 @@ func compareFloats(x, y float64) int {
 		return 1
 	}
 	return 0
-}
-
-// commonPrefix returns the length of the longest common prefix of a and b
-// (the bytes a comparison reads), at most 64 KiB.
-func commonPrefix(a, b string) int {
-	n := min(len(a), len(b), 64<<10)
-	i := 0
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	return i
 }
 
 // --- list_sort_by ----------------------------------------------------------
