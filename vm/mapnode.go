@@ -2,7 +2,6 @@ package vm
 
 import (
 	"iter"
-	"maps"
 	"slices"
 	"sync"
 )
@@ -256,7 +255,13 @@ func (o *mapObj) own(tok *runToken, fresh bool) (*mapObj, int) {
 	if l == 0 {
 		// A root: clone its Go map and its key order as they are.
 		st.mu.Lock()
-		c := newStore(maps.Clone(st.m), slices.Clone(st.keys), o.n, o.size, tok)
+		// Room for the growth the new store's budget allows (up to
+		// about three times its size) saves the Go map's rehashing.
+		cm := make(map[string]Value, 2*len(st.m))
+		for k, v := range st.m {
+			cm[k] = v
+		}
+		c := newStore(cm, slices.Clone(st.keys), o.n, o.size, tok)
 		c.st.pending, c.st.stale = slices.Clone(st.pending), st.stale
 		st.mu.Unlock()
 		return c, o.n
