@@ -18,7 +18,7 @@ func containsLoop(s string, n int64) *Module {
 		"CONST 2; STORE 0",
 		"LOAD 0; CONST 3; GE_INT; JMP_FALSE 8",
 		"LOAD 0; RET",
-		"CONST 0; CONST 1; "+op(BStrContains)+"; POP",
+		"CONST 0; CONST 1; "+op(BStringContains)+"; POP",
 		"LOAD 0; CONST 4; ADD_INT; STORE 0; JMP 2")))
 }
 
