@@ -247,7 +247,17 @@ func runFailureShape(sealed bool) shape {
 		req("steps", sCount()),
 	}
 	fields = append(fields, locationFields()...)
-	return shape{title: "run failure", fields: append(fields, handlerFields()...), outcomes: outRunFailure}
+	fields = append(fields, handlerFields()...)
+	if !sealed {
+		fields = append(fields, debugOutputField())
+	}
+	return shape{title: "run failure", fields: fields, outcomes: outRunFailure}
+}
+
+// debugOutputField is boruna_run's additive debug_output (MaxDebugOutputBytes,
+// docs/tools.md §2): the lines the program wrote with __builtin_debug*.
+func debugOutputField() field {
+	return opt("debug_output", describe(sArray(sString()), "Lines the program wrote with __builtin_debug and __builtin_debug_msg (at most 64 KiB); absent when none."))
 }
 
 // handlerFields are the facts of the capability handlers that ran a
@@ -346,6 +356,7 @@ var toolShapes = map[string][]shape{
 			opt("trace", describe(sArray(sString()), "The first 500 executed instructions (trace:true).")),
 			opt("trace_truncated", sBool()),
 			handlerFields()[0], handlerFields()[1],
+			debugOutputField(),
 		}, outcomes: outOK},
 		compileErrorShape(),
 		policyFailureShape(),

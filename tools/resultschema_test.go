@@ -95,6 +95,8 @@ func resultCorpus(t *testing.T) []resultCase {
 		{"boruna_run", `{"source":` + q(rsMain) + `,"policy":{"bogus":1}}`, "invalid policy", nil},
 		{"boruna_run", `{"source":` + q(rsLoop) + `,"max_steps":100}`, "run failure", nil},
 		{"boruna_run", src(rsDivZero), "run failure", nil},
+		{"boruna_run", src(`fn main() -> Int { __builtin_debug("a"); 1 }`), "result", nil},
+		{"boruna_run", src(`fn main() -> Int { __builtin_debug("a"); 1 / 0 }`), "run failure", nil},
 		{"boruna_run", `{"source":` + q(rsDenied) + `,"policy":"deny-all"}`, "run failure", nil},
 		{"boruna_run", src(rsDeep), "run failure", nil},
 		{"boruna_run", `{"source":` + q(rsLoop) + `,"limits":{"max_wall_ms":1}}`, "run failure", nil},

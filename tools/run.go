@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/axpool/axpool/policy"
@@ -198,12 +200,16 @@ func runMain(ctx context.Context, env *Env, m *vm.Module, r mainRun, progress Pr
 	vl := lim.vmLimits()
 	h, facts, done := toolwire.RunHandler(env.Handlers, pol, r.seed, vl.MaxMemory)
 	defer done()
+	debug := &debugLines{}
 	opts := vm.Options{
-		Limits:  vl,
-		Policy:  pol,
-		Handler: h,
-		Trace:   r.trace,
-		Args:    r.args,
+		Limits:        vl,
+		Policy:        pol,
+		Handler:       h,
+		Trace:         r.trace,
+		Args:          r.args,
+		Debug:         debug,
+		MaxDebugBytes: MaxDebugOutputBytes,
+		InternalLog:   internalLog{},
 	}
 	if opts.Trace {
 		opts.TraceLimit = TraceLimit
@@ -214,12 +220,12 @@ func runMain(ctx context.Context, env *Env, m *vm.Module, r mainRun, progress Pr
 	}
 	res, err := vm.Run(ctx, m, opts)
 	if err != nil {
-		return runFailure(env, err, facts), nil, res.Steps
+		return debug.set(runFailure(env, err, facts)), nil, res.Steps
 	}
 
 	result, ui, err := encodeOutput(env, res, lim)
 	if err != nil {
-		return runFailure(env, err, facts), nil, res.Steps
+		return debug.set(runFailure(env, err, facts)), nil, res.Steps
 	}
 	o := wire.Envelope(true).
 		Set("result", result).
@@ -232,7 +238,7 @@ func runMain(ctx context.Context, env *Env, m *vm.Module, r mainRun, progress Pr
 		}
 		o.Set("trace", trace).Set("trace_truncated", res.TraceTruncated)
 	}
-	return wire.WithOutcome(facts.Set(o), wire.OutcomeOK), result, res.Steps
+	return wire.WithOutcome(debug.set(facts.Set(o)), wire.OutcomeOK), result, res.Steps
 }
 
 // MainRun is a request to RunMain.
@@ -272,6 +278,57 @@ func seedArg(a *args) *uint64 {
 	return &s
 }
 
+// MaxDebugOutputBytes bounds a boruna_run's debug_output (docs/tools.md
+// §2): the lines of __builtin_debug and __builtin_debug_msg, newlines
+// included; past it the last line is "... (debug output truncated)".
+const MaxDebugOutputBytes = 64 << 10
+
+// debugLines collects a run's debug output (vm.Options.Debug), one string
+// per line without its newline.
+type debugLines struct {
+	lines []string
+	part  []byte
+}
+
+func (d *debugLines) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if c == '\n' {
+			d.lines = append(d.lines, string(d.part))
+			d.part = d.part[:0]
+			continue
+		}
+		d.part = append(d.part, c)
+	}
+	return len(p), nil
+}
+
+// set adds debug_output to o (before outcome and retryable, which o may
+// have already) when the run wrote debug output, and returns o. The field
+// is additive: absent when there is none.
+func (d *debugLines) set(o *wire.Object) *wire.Object {
+	if len(d.lines) == 0 {
+		return o
+	}
+	out, has := o.Get("outcome")
+	retry, _ := o.Get("retryable")
+	o.Delete("outcome")
+	o.Delete("retryable")
+	o.Set("debug_output", d.lines)
+	if has {
+		o.Set("outcome", out).Set("retryable", retry)
+	}
+	return o
+}
+
+// internalLog sends the detail of a VM internal error to the operator's
+// log, not to the program's author (vm.Options.InternalLog).
+type internalLog struct{}
+
+func (internalLog) Write(p []byte) (int, error) {
+	slog.Error("vm internal error", "detail", strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
 // encodeOutput encodes the result and the ui_output values after checking
 // the output budget (toolwire.CheckOutput, reference §4.4): the call's
 // limits.max_output_bytes, lowered to env's response bound
@@ -293,10 +350,18 @@ func encodeOutput(env *Env, res *vm.Result, lim runLimits) (json.RawMessage, []j
 			return nil, nil, le
 		}
 	}
-	result, _ := res.Value.MarshalJSON() // never fails
+	// The only encoding error is vm.EncodeDepthError: a result nested
+	// deeper than vm.MaxEncodeDepth (ui_output values were checked when
+	// emitted).
+	result, err := res.Value.MarshalJSON()
+	if err != nil {
+		e := vm.EncodeDepthError()
+		e.Steps = res.Steps
+		return nil, nil, e
+	}
 	ui := make([]json.RawMessage, len(res.UIOutput))
 	for i, v := range res.UIOutput {
-		ui[i], _ = v.MarshalJSON()
+		ui[i] = v.AppendJSON(nil)
 	}
 	return result, ui, nil
 }
