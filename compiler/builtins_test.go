@@ -30,13 +30,32 @@ func argFor(t string) string {
 		return "Some(" + argFor(t[7:len(t)-1]) + ")"
 	case strings.HasPrefix(t, "Map<String,"):
 		return `{"k": ` + argFor(t[11:len(t)-1]) + "}"
+	case t == "Fn(T, T) -> Bool":
+		return "fn_arg" // declared by the test program (fnArgDecl)
 	}
 	panic("argFor: no value for type " + t)
 }
 
+// fnArgDecl declares the function argFor passes for a Fn(T, T) -> Bool
+// parameter (T taken as Int).
+const fnArgDecl = "fn fn_arg(a: Int, b: Int) -> Bool { a < b }\n"
+
 // callOf writes a call of name with one argument per parameter of sig.
 func callOf(name, sig string) string {
-	params := sig[1:strings.Index(sig, ") ->")]
+	// The parameters end at the parenthesis that closes the first one
+	// (a Fn(…) -> T parameter has its own).
+	end, d := 0, 0
+	for i, c := range sig {
+		if c == '(' {
+			d++
+		} else if c == ')' {
+			if d--; d == 0 {
+				end = i
+				break
+			}
+		}
+	}
+	params := sig[1:end]
 	var args []string
 	if params != "" {
 		depth, start := 0, 0
@@ -51,6 +70,9 @@ func callOf(name, sig string) string {
 			case '<', '(':
 				depth++
 			case '>', ')':
+				if params[i] == '>' && i > 0 && params[i-1] == '-' {
+					break // the arrow of a function type
+				}
 				depth--
 			}
 		}
@@ -91,7 +113,7 @@ func TestBuiltinTableCallable(t *testing.T) {
 			if n := strings.Count(call, ",") + 1; strings.HasSuffix(call, "()") != (en.arity == 0) || (en.arity > 0 && n < en.arity) {
 				t.Errorf("%s: call %s for arity %d", name, call, en.arity)
 			}
-			src := fmt.Sprintf("fn main() -> Int%s {\n  let _r = %s\n  0\n}\n", en.caps, call)
+			src := fmt.Sprintf("fn main() -> Int%s {\n  let _r = %s\n  0\n}\n", en.caps, call) + fnArgDecl
 			m, errs := compiler.Compile([]byte(src), compiler.Options{File: "t.ax"})
 			if errs != nil {
 				t.Errorf("%s: %s does not compile: %v", name, call, errs)

@@ -36,6 +36,7 @@ func (c *checker) checkFunc(f *funcSym) {
 	c.u, c.fn = f.unit, f
 	c.resetScope()
 	c.numVars, c.braceVars, c.matches = c.numVars[:0], c.braceVars[:0], c.matches[:0]
+	c.sortArgs = c.sortArgs[:0]
 	clear(c.a.valueIfs)
 	c.a.valueIfs = c.a.valueIfs[:0]
 	for _, v := range f.paramVars {
@@ -97,6 +98,7 @@ func (c *checker) finishFunc(f *funcSym) {
 			c.errorf(b, CodeType, "type mismatch: '{}' is an empty block or an empty map, but '%s' is expected here", t)
 		}
 	}
+	c.checkSortArgs()
 	c.checkValueIfs()
 	for _, m := range c.matches {
 		c.checkExhaustive(m)
@@ -339,6 +341,31 @@ func (c *checker) expr(e syntax.Expr) *Type {
 	return tError
 }
 
+// sortArg is an argument of list_sort and its list type.
+type sortArg struct {
+	arg syntax.Expr
+	t   *Type
+}
+
+// checkSortArgs requires the elements of each list_sort argument to be
+// Int, Float or String (an unconstrained element type defaults to Int):
+// other lists are sorted with list_sort_by and a comparison function.
+func (c *checker) checkSortArgs() {
+	for _, sa := range c.sortArgs {
+		lt := prune(sa.t)
+		if lt.kind != KindList {
+			continue // the argument's own error was reported
+		}
+		switch el := prune(lt.Elem(0)); el.kind {
+		case KindVar:
+			c.unify(el, tInt)
+		case KindInt, KindFloat, KindString, KindError:
+		default:
+			c.errorf(sa.arg, CodeType, "list_sort sorts a List<Int>, List<Float> or List<String>, got '%s'; sort other lists with list_sort_by(list, less) where less(a, b) says whether a goes before b", lt)
+		}
+	}
+}
+
 func (c *checker) undefined(n syntax.Node, name string) {
 	if c.u.brokenImport {
 		return
@@ -561,7 +588,11 @@ func (c *checker) call(e *syntax.CallExpr) *Type {
 	if b, ok := vm.LookupBuiltin(n.Name); ok {
 		c.u.info.calls.set(e.Index(), callRef{kind: callBuiltin, builtin: b})
 		ps, r := c.instantiateSig(&builtinSigs[b])
-		return c.args(e, n.Name, ps, r)
+		t := c.args(e, n.Name, ps, r)
+		if b == vm.BListSort && len(e.Args) == 1 {
+			c.sortArgs = append(c.sortArgs, sortArg{e.Args[0], ps[0]})
+		}
+		return t
 	}
 	if amb != nil {
 		c.ambiguous(n, n.Name, amb)

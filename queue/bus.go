@@ -218,6 +218,8 @@ type Bus struct {
 	results jetstream.KeyValue
 	state   jetstream.KeyValue
 	cache   jetstream.KeyValue // nil when Attach found no cache bucket
+	tasks   jetstream.KeyValue // nil for a Bus from Attach (workers use no tasks)
+	taskTTL time.Duration
 
 	ackWait       time.Duration
 	maxDeliver    int
@@ -333,8 +335,20 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bu
 	if err != nil {
 		return nil, fmt.Errorf("queue: create bucket %s: %w", CacheBucket, err)
 	}
+	tasks, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket:      TasksBucket,
+		Description: "axpool MCP tasks (docs/tools.md §7)",
+		History:     1,
+		TTL:         cfg.ResultTTL,
+		Storage:     cfg.Storage,
+		Replicas:    cfg.Replicas,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("queue: create bucket %s: %w", TasksBucket, err)
+	}
 	b := newBus(nc, js, stream, cons, results, state, cache, log)
 	b.retryAfter = cfg.RetryAfter
+	b.tasks, b.taskTTL = tasks, cfg.ResultTTL
 	return b, nil
 }
 
@@ -454,6 +468,21 @@ func (b *Bus) Result(ctx context.Context, jobID string) ([]byte, error) {
 		return nil, fmt.Errorf("queue: read result %s: %w", jobID, err)
 	}
 	return e.Value(), nil
+}
+
+// ResultAt is Result with the time the result was stored.
+func (b *Bus) ResultAt(ctx context.Context, jobID string) ([]byte, time.Time, error) {
+	if !validToken(jobID) {
+		return nil, time.Time{}, &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", jobID)}
+	}
+	e, err := b.results.Get(ctx, jobID)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil, time.Time{}, ErrNoResult
+		}
+		return nil, time.Time{}, fmt.Errorf("queue: read result %s: %w", jobID, err)
+	}
+	return e.Value(), e.Created(), nil
 }
 
 // StoreResult stores env as the result of jobID unless a result is already

@@ -39,6 +39,10 @@ const (
 	// Config.CacheTTL.
 	CacheBucket = "AXPOOL_CACHE"
 
+	// TasksBucket is the KV bucket of MCP tasks (docs/tools.md §7): key =
+	// task ID, value = the Task record (JSON). Kept as long as results.
+	TasksBucket = "AXPOOL_TASKS"
+
 	// WorkerServiceName is the nats micro service every worker process
 	// registers ($SRV.PING|INFO|STATS.axpool-worker).
 	WorkerServiceName = "axpool-worker"

@@ -451,7 +451,7 @@ func UnknownToolMessage(name string) string {
 type args struct {
 	obj *wire.Object
 	// effects: a program of the call made a capability call, or its
-	// event log was cut short (noteEffects); the call is then not
+	// event log was cut short (liveEffects); the call is then not
 	// Report.Deterministic.
 	effects bool
 }

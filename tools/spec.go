@@ -208,8 +208,10 @@ var specs = withIdempotencyKey([]ToolSpec{
 	{
 		Name: "boruna_run", Title: "Run an .ax program", Executes: true, RunsProgram: true, Cacheable: true,
 		Description: "Compile and run .ax source (its `main`) in the sandboxed VM under a capability policy and limits, on a worker. " +
-			"Returns result, steps and ui_output, or success:false with error_kind (runtime_error, limit_exceeded, invalid_policy, …) " +
-			"or the compile errors array. Send _meta.progressToken to receive notifications/progress (progress = VM steps, total = step ceiling).",
+			"Returns result, steps and ui_output. On failure, success:false with the compile errors array, or an error_kind: " +
+			"runtime_error (also the step limit: limit_kind \"steps\", message \"max execution steps exceeded (N)\"), " +
+			"limit_exceeded (the wall-clock, memory and output limits: limit_kind wall_ms, memory_mb or output_bytes), " +
+			"invalid_policy or a policy.* kind. Send _meta.progressToken to receive notifications/progress (progress = VM steps, total = step ceiling).",
 		Params: []Param{
 			sourceParam,
 			policyParam,

@@ -67,6 +67,8 @@ const (
 	BGuard
 	BIntToFloat
 	BFloatToInt
+	BListSort
+	BListSortBy
 
 	NumBuiltins
 )
@@ -105,19 +107,21 @@ var builtinInfo = [NumBuiltins]FuncInfo{
 	BListConcat:  {[]string{"list_concat", "__builtin_list_concat"}, "(a: List<T>, b: List<T>) -> List<T>", "the elements of a, then those of b"},
 
 	BMapGet:         {[]string{"map_get", "__builtin_map_get"}, "(m: Map<String, V>, key: String) -> Option<V>", "the value under key, or `None`"},
-	BMapSet:         {[]string{"map_set", "__builtin_map_set"}, "(m: Map<String, V>, key: String, value: V) -> Map<String, V>", "a new map with key set to value (logarithmic time)"},
+	BMapSet:         {[]string{"map_set", "__builtin_map_set"}, "(m: Map<String, V>, key: String, value: V) -> Map<String, V>", "a new map with key set to value (constant time on the newest version of a map)"},
 	BMapRemove:      {[]string{"map_remove", "__builtin_map_remove"}, "(m: Map<String, V>, key: String) -> Map<String, V>", "m without key"},
 	BMapContainsKey: {[]string{"map_contains_key", "__builtin_map_contains_key"}, "(m: Map<String, V>, key: String) -> Bool", "whether m has key"},
 	BMapKeys:        {[]string{"map_keys", "__builtin_map_keys"}, "(m: Map<String, V>) -> List<String>", "the keys of m, sorted"},
 	BMapValues:      {[]string{"map_values", "__builtin_map_values"}, "(m: Map<String, V>) -> List<V>", "the values of m, in key order"},
 	BMapLen:         {[]string{"map_len", "__builtin_map_len"}, "(m: Map<String, V>) -> Int", "number of keys of m"},
 
-	BDebug:    {[]string{"debug", "__builtin_debug"}, "(x: T) -> T", "returns x; writes it to the run's debug log (which no tool returns yet; never stdout)"},
-	BDebugMsg: {[]string{"debug_msg", "__builtin_debug_msg"}, "(label: A, x: T) -> T", "returns x; writes label and x to the debug log"},
-	BGuard:    {[]string{"guard", "__builtin_guard"}, "(x: T, ok: Bool, label: String) -> T", "returns x when ok holds, else fails the run with ``output guard `<label>` failed``"},
+	BDebug:    {[]string{"debug", "__builtin_debug"}, "(x: T) -> T", "returns x; writes its display form as one line of the run's debug output (boruna_run's `debug_output`, at most 64 KiB; axpool run's stderr; never stdout)"},
+	BDebugMsg: {[]string{"debug_msg", "__builtin_debug_msg"}, "(label: A, x: T) -> T", "returns x; writes label and x, space-separated, as one line of debug output"},
+	BGuard:    {[]string{"guard", "__builtin_guard"}, "(x: T, ok: Bool, label: String) -> T", "returns x when ok holds, else fails the run with ``output guard `<label>` failed``; its contract_check event names label in `function`"},
 
 	BIntToFloat: {[]string{"int_to_float", "__builtin_int_to_float"}, "(n: Int) -> Float", "n as a Float"},
 	BFloatToInt: {[]string{"float_to_int", "__builtin_float_to_int"}, "(x: Float) -> Int", "truncates toward zero; NaN, infinities and values outside the Int range are the runtime error `cannot convert Float <x> to Int`"},
+	BListSort:   {[]string{"list_sort"}, "(list: List<T>) -> List<T>", "the list sorted ascending, stable; T must be Int, Float or String (a compile error otherwise): Ints numerically, Strings by their bytes (as `<`), Floats numerically with -0.0 equal to 0.0 and every NaN after every number"},
+	BListSortBy: {[]string{"list_sort_by"}, "(list: List<T>, less: Fn(T, T) -> Bool) -> List<T>", "the list sorted by less(a, b), true when a goes before b (a strict order, like `a < b`); stable; each comparison is a call of less, with its steps"},
 }
 
 // Effect identifies a built-in that performs an effect through the

@@ -94,8 +94,12 @@ func TestBuiltins(t *testing.T) {
 		{BGuard, []Value{i(3), Bool(true), s("ok")}, `3`},
 		{BIntToFloat, []Value{i(3)}, `3.0`},
 		{BFloatToInt, []Value{f(-3.9)}, `-3`},
+		{BListSort, []Value{l(i(3), i(-1), i(2), i(-1))}, `[-1,-1,2,3]`},
+		{BListSort, []Value{l(f(2), f(math.NaN()), f(-0.5))}, `[-0.5,2.0,null]`},
+		{BListSort, []Value{l(s("b"), s("a"), s("B"))}, `["B","a","b"]`},
+		{BListSort, []Value{l()}, `[]`},
 	}
-	seen := map[Builtin]bool{}
+	seen := map[Builtin]bool{BListSortBy: true} // TestListSortBy: it needs a function
 	for _, c := range cases {
 		seen[c.b] = true
 		t.Run(c.b.Name(), func(t *testing.T) {
@@ -155,5 +159,44 @@ func TestListPushSharing(t *testing.T) {
 	}
 	if base.Len() != 1 {
 		t.Fatal("constant changed")
+	}
+}
+
+// TestGuardEventNamesLabel: __builtin_guard's contract_check event names
+// the guard by its label (reference test
+// test_guard_builtin_pass_returns_value_and_seals expects "json-shape").
+func TestGuardEventNamesLabel(t *testing.T) {
+	m := module([]Value{Int(3), Bool(true), Str("json-shape")},
+		fn("main", 0, 0, code("CONST 0; CONST 1; CONST 2; "+op(BGuard)+"; RET")))
+	res := mustRun(t, m, Options{})
+	if len(res.Events) != 1 {
+		t.Fatalf("events = %+v", res.Events)
+	}
+	want := Event{Kind: EventContractCheck, Function: "json-shape", Contract: "output", Index: 0, Passed: true}
+	if e := res.Events[0]; e.Kind != want.Kind || e.Function != want.Function || e.Contract != want.Contract || e.Passed != want.Passed {
+		t.Fatalf("event = %+v, want %+v", e, want)
+	}
+	b, _ := res.Events[0].MarshalJSON()
+	if got := string(b); got != `{"event":"contract_check","function":"json-shape","kind":"output","index":0,"passed":true}` {
+		t.Fatalf("event JSON = %s", got)
+	}
+}
+
+// TestListSortBy: list_sort_by calls the comparison (function 1, `a > b`)
+// through the internal sort function; stable merge sort.
+func TestListSortBy(t *testing.T) {
+	gt := fn("gt", 2, 2, code("LOAD 0; LOAD 1; GT_INT; RET"))
+	m := module([]Value{NewList([]Value{Int(2), Int(9), Int(4), Int(9), Int(1)})},
+		fn("main", 0, 0, code("CONST 0; FUNC 1; "+op(BListSortBy)+"; RET")), gt)
+	res := mustRun(t, m, Options{})
+	if got := jsonOf(res.Value); got != `[9,9,4,2,1]` {
+		t.Fatalf("list_sort_by = %s", got)
+	}
+	// Steps: 4 in main; per comparison (9 for these 5 elements) the sort
+	// step, CALL_VALUE, the 4 of gt and JMP; the final sort step and RET;
+	// and the copies, priced in whole steps of 64 bytes (one here).
+	const compares = 9
+	if want := int64(4 + compares*7 + 2 + 1); res.Steps != want {
+		t.Fatalf("steps = %d, want %d", res.Steps, want)
 	}
 }

@@ -7,6 +7,10 @@
 // Files: opcode.go, module.go and builtin_table.go are the instruction-set
 // contract with the compiler (builtin_table.go is the one table of the
 // built-in functions: names, types, capabilities, one-line docs); value.go (values, equality, display),
+// walk.go (the iterative walks every encoder, Equal and display use: values
+// nest to any depth; MaxEncodeDepth), mapnode.go (maps: versions of an
+// in-place hash store), sort.go (list_sort, list_sort_by), longwork.go
+// (built-ins that poll the clock between chunks),
 // json.go (docs/tools.md §2 value encoding, brief encoding, EncodedSize),
 // prepare.go (verification, stack depths, fused superinstructions),
 // interp.go (Run, the dispatch loop, the actor scheduler), typespec.go

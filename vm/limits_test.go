@@ -256,16 +256,6 @@ func TestMemoryBombs(t *testing.T) {
 	}
 }
 
-func TestNestingDepthLimit(t *testing.T) {
-	// l = [l] forever.
-	m := module(nil, fn("main", 0, 1, code("MAKE_LIST 0; STORE 0; LOAD 0; MAKE_LIST 1; STORE 0; JMP 2")))
-	_, err := run(t, m, Options{})
-	var re *RuntimeError
-	if !errors.As(err, &re) || re.Msg != "value nesting depth limit exceeded (5000)" {
-		t.Fatalf("err = %v", err)
-	}
-}
-
 func TestMemoryLimitMessageBytes(t *testing.T) {
 	m := module([]Value{Str("xxxxxxxx")}, fn("main", 0, 1, code("CONST 0; STORE 0; LOAD 0; LOAD 0; CONCAT; STORE 0; JMP 2")))
 	_, err := run(t, m, Options{Limits: Limits{MaxMemory: 100_000}})

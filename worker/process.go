@@ -20,6 +20,8 @@ type ProcessOptions struct {
 	Credentials queue.Credentials
 	// Worker configures the worker; Worker.Executor is required.
 	Worker Options
+	// Health, when set, is kept up to date for a readiness probe.
+	Health *Health
 }
 
 // RunProcess is the body of a worker process (`axpool worker`): it
@@ -40,6 +42,15 @@ func RunProcess(ctx context.Context, po ProcessOptions) error {
 		return err
 	}
 	defer queue.Drain(nc, 5*time.Second)
+	if po.Health != nil {
+		conn := func() error {
+			if !nc.IsConnected() {
+				return fmt.Errorf("NATS connection %s", nc.Status())
+			}
+			return nil
+		}
+		po.Health.connected.Store(&conn)
+	}
 	var bus *queue.Bus
 	for warned := false; ; warned = true {
 		bus, err = queue.Attach(ctx, nc, log)
@@ -61,6 +72,10 @@ func RunProcess(ctx context.Context, po ProcessOptions) error {
 	w, err := New(bus, po.Worker)
 	if err != nil {
 		return err
+	}
+	if h := po.Health; h != nil {
+		h.running.Store(true)
+		defer h.running.Store(false)
 	}
 	if err := w.Run(ctx); err != nil {
 		return fmt.Errorf("worker: %w", err)

@@ -85,6 +85,8 @@ type Options struct {
 	Mask func([]byte) []byte
 	// Version is reported by the worker service; default "0.0.0".
 	Version string
+	// Metrics, when set, counts the worker's jobs (NewMetrics).
+	Metrics *Metrics
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -219,6 +221,9 @@ func (w *Worker) Status() queue.WorkerStatus {
 // an error only if the worker could not start.
 func (w *Worker) Run(ctx context.Context) error {
 	w.started = time.Now().UTC()
+	if m := w.opts.Metrics; m != nil {
+		m.slots.Set(float64(w.opts.Slots))
+	}
 	stopSvc, err := w.bus.RegisterWorker(w.id, w.opts.Version, w.Status)
 	if err != nil {
 		return err
@@ -301,6 +306,13 @@ const opTimeout = 10 * time.Second
 func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	w.busy.Add(1)
 	defer w.busy.Add(-1)
+	if m := w.opts.Metrics; m != nil {
+		m.busy.Inc()
+		defer m.busy.Dec()
+		if d.NumDelivered > 1 {
+			m.redeliveries.Inc()
+		}
+	}
 	start := time.Now()
 	job := d.Job
 	if d.Err != nil {
@@ -404,6 +416,9 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		w.nak(d)
 		return
 	case errors.Is(cause, errCancelRequested):
+		if m := w.opts.Metrics; m != nil {
+			m.cancels.Inc()
+		}
 		res, cacheable = queue.FailureResult(wire.Cancelled("job cancelled while running"), meta), false
 	case errors.Is(cause, errDeadline):
 		res, cacheable = queue.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, true)), meta), false
@@ -535,6 +550,7 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, res json.RawMessag
 			w.log.Warn("cache store", "job", job.ID, "err", err)
 		}
 	}
+	w.opts.Metrics.finished(job.Tool, stored)
 	if err := w.bus.PublishEvent(job.Reply, &queue.Event{JobID: job.ID, Type: queue.EventResult, Result: stored, Worker: w.id}); err != nil {
 		w.log.Warn("result event", "job", job.ID, "err", err)
 	}

@@ -230,6 +230,10 @@ func TestE2EStdio(t *testing.T) {
 	if init.ServerInfo.Name != "axpool" || !strings.Contains(init.Instructions, "success:false") && !strings.Contains(init.Instructions, `"success": false`) {
 		t.Fatalf("initialize = %+v", init)
 	}
+	// serverInfo.version is `axpool version` without "axpool ".
+	if out, _, _ := runBin(t, tmp, "version"); "axpool "+init.ServerInfo.Version+"\n" != out {
+		t.Fatalf("serverInfo.version %q, axpool version %q", init.ServerInfo.Version, out)
+	}
 	tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil || len(tools.Tools) != 15 {
 		t.Fatalf("tools/list: %d tools, %v", len(tools.Tools), err)
@@ -489,6 +493,10 @@ func TestE2EHTTPConcurrentSessions(t *testing.T) {
 func TestE2EServeUsage(t *testing.T) {
 	empty := writeToken(t, "empty.token", "  ")
 	good := writeToken(t, "good.token", "good-token")
+	shared := writeToken(t, "shared.token", "shared-token")
+	if err := os.Chmod(shared, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		msg  string
@@ -498,6 +506,8 @@ func TestE2EServeUsage(t *testing.T) {
 		{[]string{"serve", "--http", "--token-file", empty}, "token is empty"},
 		{[]string{"serve", "--http", "--token-file", "/nonexistent/tok"}, "no such file"},
 		{[]string{"serve", "--http", "--token-file", good, "--addr", "0.0.0.0:0"}, "not a loopback address"},
+		{[]string{"serve", "--http", "--token-file", shared}, "token file " + shared + ": readable by group or others (mode 0644); " +
+			"run chmod 600 " + shared + " (or pass --insecure-token-file to accept it)"},
 		{[]string{"mcp", "--log-level", "loud"}, "--log-level"},
 	}
 	for _, tc := range cases {
@@ -509,6 +519,12 @@ func TestE2EServeUsage(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), tc.msg) {
 			t.Errorf("%v: err %v, stderr %q; want exit 2 with %q", tc.args, err, stderr.String(), tc.msg)
 		}
+	}
+	// --insecure-token-file accepts the shared file.
+	srv := startServe(t, []string{shared}, "--insecure-token-file", "--workers", "1", "--slots", "1")
+	c := httpMCP(t, srv.url, "shared-token", false)
+	if got := mustTool(t, c, "boruna_capability_list", `{}`); got["success"] != true {
+		t.Fatalf("capability_list = %v", got)
 	}
 }
 

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,12 +19,15 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/internal/version"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/worker"
 )
@@ -62,6 +65,9 @@ type nodeFlags struct {
 	secretEnv             []string
 	grants                grantFlags
 	cacheTTL              time.Duration
+	metricsAddr, auditLog string
+	scriptsDir            string
+	allowDestructive      []string
 }
 
 // register adds the node flags to fs.
@@ -83,6 +89,10 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&nf.secretEnv, "secret-env", nil, secretEnvUsage)
 	nf.grants.register(fs)
 	fs.DurationVar(&nf.cacheTTL, "cache-ttl", queue.DefaultCacheTTL, cacheTTLUsage)
+	fs.StringVar(&nf.metricsAddr, "metrics-addr", "", metricsAddrUsage)
+	fs.StringVar(&nf.auditLog, "audit-log", "", "append one JSON line per answered tool call to this file (created 0600)")
+	fs.StringVar(&nf.scriptsDir, "scripts-dir", "", scriptsDirUsage+"; watched, so edits take effect at once")
+	fs.StringSliceVar(&nf.allowDestructive, "allow-destructive", nil, "destructive (confirm) scripts agents may run, by name (comma-separated or repeated; no blanket switch)")
 }
 
 // cacheTTLUsage is the help text of --cache-ttl of mcp, serve and batch.
@@ -145,6 +155,12 @@ the operator's grant (Deno style): --allow-net, --allow-private-net,
 --handlers mock answers every capability with the reference's
 deterministic values. See docs/capabilities.md. In fleet mode the grants
 belong to axpool worker.
+
+With --scripts-dir DIR every script of DIR is a tool too (docs/scripts.md):
+its input schema comes from main's parameter types, destructive (confirm)
+scripts run only when named in --allow-destructive, the context script's
+output joins the instructions, and edits are picked up at once
+(notifications/tools/list_changed).
 axpool stops cleanly when stdin closes or on SIGTERM/SIGINT.`,
 	Args: cobra.NoArgs,
 	RunE: runMCP,
@@ -180,6 +196,8 @@ type node struct {
 	nc     *nats.Conn
 	client *queue.Client
 	gw     *gateway.Server
+	ops    *opsServer
+	audit  *gateway.AuditLog
 
 	// The workers of single-node mode, started by startNode or, with
 	// nodeOptions.lazyWorkers, before the first job (startWorkersOnce).
@@ -278,6 +296,24 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	}
 
 	n := &node{log: log}
+	var opsLn net.Listener
+	if nf.metricsAddr != "" {
+		ln, err := listenOps(nf.metricsAddr)
+		if err != nil {
+			return nil, printFail(cmd, exitFail, "%s: --metrics-addr %s: %v", name, nf.metricsAddr, err)
+		}
+		opsLn = ln
+	}
+	if nf.auditLog != "" {
+		a, err := gateway.OpenAuditLog(nf.auditLog)
+		if err != nil {
+			if opsLn != nil {
+				opsLn.Close()
+			}
+			return nil, printFail(cmd, exitFail, "%s: --audit-log: %v", name, err)
+		}
+		n.audit = a
+	}
 	qcfg := queueConfig(nf)
 	var secretsEnv []string
 	var err error
@@ -334,25 +370,69 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 			return nil, printFail(cmd, exitFail, "%s: start workers: %v", name, err)
 		}
 	}
+	var metrics *gateway.Metrics
+	var reg *prometheus.Registry
+	if opsLn != nil {
+		reg = newRegistry()
+		if metrics, err = gateway.NewMetrics(reg); err == nil {
+			err = reg.Register(gateway.NewQueueCollector(bus))
+		}
+		if err == nil && n.sup != nil {
+			err = worker.RegisterSupervisorMetrics(reg, n.sup)
+		}
+		if err != nil {
+			opsLn.Close()
+			n.close()
+			return nil, printFail(cmd, exitFail, "%s: %v", name, err)
+		}
+	}
+	var sc *gateway.ScriptsConfig
+	if nf.scriptsDir != "" {
+		cat, err := scripts.Load(nf.scriptsDir, scripts.Options{LibsDir: nf.libsDir})
+		if err != nil {
+			n.close()
+			return nil, printFail(cmd, exitFail, "%s: --scripts-dir: %v", name, err)
+		}
+		for _, d := range cat.Diagnostics {
+			log.Warn("script not loaded: " + d.String())
+		}
+		log.Info("scripts loaded", "dir", nf.scriptsDir, "tools", len(cat.Tools), "failed", len(cat.Failed))
+		sc = &gateway.ScriptsConfig{Catalogue: cat, LibsDir: nf.libsDir, AllowDestructive: nf.allowDestructive, Watch: true}
+	} else if len(nf.allowDestructive) > 0 {
+		if opsLn != nil {
+			opsLn.Close()
+		}
+		n.close()
+		return nil, printFail(cmd, exitUsage, "%s: --allow-destructive needs --scripts-dir", name)
+	}
 	n.gw, err = gateway.New(gateway.Config{
 		Backend:  backend,
 		Local:    gateway.ToolsLocal(env),
 		Executes: tools.Executes,
-		Version:  buildVersion(),
+		Version:  version.Read().String(),
 		Logger:   log,
 		Masker:   newMasker(log, nf.secretEnv, secretsEnv...),
 		// In fleet mode --handlers states what the workers run.
 		LiveCapabilities: nf.grants.live(),
+		Metrics:          metrics,
+		AuditLog:         n.audit,
+		Scripts:          sc,
 	})
 	if err != nil {
+		if opsLn != nil {
+			opsLn.Close()
+		}
 		n.close()
 		return nil, printFail(cmd, exitFail, "%s: %v", name, err)
+	}
+	if opsLn != nil {
+		n.ops = serveOps(opsLn, reg, func(ctx context.Context) error { return busReady(ctx, bus) }, log)
 	}
 	mode := "single-node"
 	if n.emb == nil {
 		mode = "fleet"
 	}
-	log.Info("gateway ready", "mode", mode, "workers", map[bool]int{true: nf.workers, false: 0}[n.emb != nil], "version", buildVersion())
+	log.Info("gateway ready", "mode", mode, "workers", map[bool]int{true: nf.workers, false: 0}[n.emb != nil], "version", version.Read().String())
 	return n, nil
 }
 
@@ -468,6 +548,10 @@ func (n *node) close() {
 	sup := n.sup
 	n.startSup = nil // no start after close
 	n.workersMu.Unlock()
+	n.ops.close()
+	if n.gw != nil {
+		n.gw.Close()
+	}
 	if sup != nil {
 		sup.Stop()
 	}
@@ -489,6 +573,24 @@ func (n *node) close() {
 			n.log.Warn("close embedded NATS", "err", err)
 		}
 	}
+	if n.audit != nil {
+		if err := n.audit.Close(); err != nil {
+			n.log.Warn("close audit log", "err", err)
+		}
+	}
+}
+
+// busReady is a gateway's readiness (/readyz): the job queue answers and at
+// least one worker process is alive.
+func busReady(ctx context.Context, bus *queue.Bus) error {
+	st, err := bus.Stats(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("job queue unreachable: %v", err)
+	case st.WorkersAlive == 0:
+		return errors.New("no worker alive")
+	}
+	return nil
 }
 
 // ignoreSIGPIPE keeps a client that closed our stdout or stderr from
@@ -496,13 +598,4 @@ func (n *node) close() {
 // removed its store: writes then fail with EPIPE instead.
 func ignoreSIGPIPE() {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-}
-
-// buildVersion is the version announced to MCP clients: the module version
-// of the build, or "dev" for a build from a work tree.
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }

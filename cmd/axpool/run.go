@@ -37,7 +37,8 @@ var runCmd = &cobra.Command{
 	Long: `Compile and run an .ax program locally, as boruna_run does.
 
 Without --json: prints the result (compact JSON), then each ui_output value,
-then "steps: N", and exits 0. A compile error prints "FILE:LINE:COL: E00N msg"
+then "steps: N", and exits 0; the program's debug output (__builtin_debug,
+__builtin_debug_msg; at most 64 KiB) goes to stderr. A compile error prints "FILE:LINE:COL: E00N msg"
 lines on stderr, a runtime error "FILE:LINE:COL: runtime error: msg" followed,
 when the error happened in a called function, by its call stack (outermost
 first, "FILE:LINE:COL: in FUNC" per frame, the middle of a stack deeper than
@@ -169,6 +170,13 @@ func reportRun(stdout, stderr io.Writer, path string, resp *wire.Object) error {
 			return silentExit(exitFail)
 		}
 		return nil
+	}
+	// The program's debug output (__builtin_debug, debug_output) goes to
+	// stderr first, as it was written.
+	if lines, ok := resp.Get("debug_output"); ok {
+		for _, line := range lines.([]string) {
+			fmt.Fprintln(stderr, line)
+		}
 	}
 	if success {
 		fmt.Fprintln(stdout, compactJSON(mustGet(resp, "result")))

@@ -33,6 +33,8 @@ func TestRunCLIText(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(libs, "std-x", "src"), "core.ax", "export fn boom(a: Int) -> Int {\n  a / 0\n}\n")
 	lib := writeFile(t, dir, "lib.ax", "import \"std-x\"\nfn main() -> Int { boom(1) }\n")
+	dbg := writeFile(t, dir, "dbg.ax", "fn main() -> Int {\n  let x = __builtin_debug([1, 2])\n  __builtin_debug_msg(\"x is\", 10 / list_len(x))\n}\n")
+	dbgFail := writeFile(t, dir, "dbgfail.ax", "fn main() -> Int {\n  __builtin_debug(\"before\")\n  1 / 0\n}\n")
 
 	cases := []struct {
 		args           []string
@@ -59,6 +61,9 @@ func TestRunCLIText(t *testing.T) {
 		{[]string{"run", deep}, "", deep + ":1:30: runtime error: call depth limit exceeded (10000 frames)\n" +
 			"call stack (most recent call last):\n  " + deep + ":2:20: in main\n" + strings.Repeat("  "+deep+":1:30: in down\n", 15) +
 			"  … 9968 frames elided …\n" + strings.Repeat("  "+deep+":1:30: in down\n", 16), 1},
+		// __builtin_debug output goes to stderr, on success and failure.
+		{[]string{"run", dbg}, "5\nsteps: 12\n", "[1, 2]\nx is 5\n", 0},
+		{[]string{"run", dbgFail}, "", "\"before\"\n" + dbgFail + ":3:5: runtime error: division by zero\n", 1},
 	}
 	for _, c := range cases {
 		stdout, stderr, code := runCLI(t, c.args...)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"math"
 	"os"
@@ -38,6 +39,7 @@ var workerFlags struct {
 	logLevel       string
 	secretEnv      []string
 	grants         grantFlags
+	metricsAddr    string
 }
 
 var workerCmd = &cobra.Command{
@@ -92,6 +94,7 @@ func init() {
 	f.StringVar(&workerFlags.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringArrayVar(&workerFlags.secretEnv, "secret-env", nil, secretEnvUsage)
 	workerFlags.grants.register(f)
+	f.StringVar(&workerFlags.metricsAddr, "metrics-addr", "", metricsAddrUsage)
 	rootCmd.AddCommand(workerCmd)
 }
 
@@ -166,12 +169,29 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 		creds.CredsFile = workerFlags.natsCreds
 	}
 
+	var metrics *worker.Metrics
+	health := &worker.Health{}
+	if workerFlags.metricsAddr != "" {
+		ln, err := listenOps(workerFlags.metricsAddr)
+		if err != nil {
+			return printFail(cmd, exitFail, "axpool worker: --metrics-addr %s: %v", workerFlags.metricsAddr, err)
+		}
+		reg := newRegistry()
+		if metrics, err = worker.NewMetrics(reg); err != nil {
+			ln.Close()
+			return printFail(cmd, exitFail, "axpool worker: %v", err)
+		}
+		ops := serveOps(ln, reg, func(context.Context) error { return health.Ready() }, log)
+		defer ops.close()
+	}
+
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	go tools.RuntimeVersion() // the cache's runtime version, read before the first job needs it
 	err = worker.RunProcess(ctx, worker.ProcessOptions{
 		NATSURL:     workerFlags.nats,
 		Credentials: creds,
+		Health:      health,
 		Worker: worker.Options{
 			ID:            workerFlags.id,
 			Slots:         slots,
@@ -180,6 +200,7 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 			ShutdownGrace: workerFlags.shutdownGrace,
 			Logger:        log,
 			Mask:          masker.JSON,
+			Metrics:       metrics,
 		},
 	})
 	if err != nil {

@@ -142,6 +142,9 @@ func Run(ctx context.Context, source string, policyArg json.RawMessage, opts Opt
 			return runFailure(oe, opts.LibsDir, facts)
 		}
 	}
+	if err := encodable(first); err != nil {
+		return runFailure(err, opts.LibsDir, facts)
+	}
 	verified, reason := replay(ctx, m, lim, pol, first)
 	if ctx.Err() != nil {
 		return runFailure(ctx.Err(), opts.LibsDir, facts)
@@ -220,6 +223,34 @@ func replay(ctx context.Context, m *vm.Module, lim vm.Limits, pol *policy.Policy
 		return false, fmt.Sprintf("%d recorded capability calls were not replayed", n)
 	}
 	return true, ""
+}
+
+// encodable checks that the values the response carries — the result and
+// every event's values — nest at most vm.MaxEncodeDepth levels; a deeper
+// one is the runtime error vm.EncodeDepthError (with the run's steps).
+func encodable(res *vm.Result) error {
+	check := func(v vm.Value) error {
+		if err := vm.CheckEncodeDepth(v); err != nil {
+			e := vm.EncodeDepthError()
+			e.Steps = res.Steps
+			return e
+		}
+		return nil
+	}
+	if err := check(res.Value); err != nil {
+		return err
+	}
+	for _, e := range res.Events {
+		if err := check(e.Value); err != nil {
+			return err
+		}
+		for _, a := range e.Args {
+			if err := check(a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func canonicalEvent(e vm.Event) string { return string(appendEvent(nil, e)) }
