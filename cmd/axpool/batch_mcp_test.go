@@ -124,33 +124,48 @@ func checkBatchTool(t *testing.T, c *client.Client, token string) {
 }
 
 // checkBatchCancel: notifications/cancelled of an axpool_batch call
-// cancels every item in flight. The pool has 3 slots; the 3 endless items
-// would hold them for 10 minutes: a call made after the cancel gets a slot
-// at once.
-func checkBatchCancel(t *testing.T, c *client.Client, token string) {
+// cancels every item in flight. The pool has 3 slots; the batch's 3
+// endless items hold them (the gateway's axpool_queue_in_flight, read from
+// the queue at each scrape of metrics, says 3: all running) and would for
+// 10 minutes: after the cancel they leave the queue, and a call made then
+// gets a slot at once.
+func checkBatchCancel(t *testing.T, c *client.Client, token, metrics string) {
 	t.Helper()
-	prog := watchProgress(c, token)
 	endless := func(id string) string {
 		return fmt.Sprintf(`{"id":%q,"source":"fn main() -> Int {\n let mut i = 0\n while true { i = i + 1 }\n i\n}","max_steps":1000000000000000,"max_wall_ms":600000}`, id)
 	}
-	args := `{"items":[{"id":"quick","source":"fn main() -> Int { 1 }"},` + endless("e1") + `,` + endless("e2") + `,` + endless("e3") + `],"concurrency":4}`
+	args := `{"items":[` + endless("e1") + `,` + endless("e2") + `,` + endless("e3") + `],"concurrency":3}`
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
 		_, err := callTool(ctx, c, "axpool_batch", args, &mcp.Meta{ProgressToken: token})
 		errc <- err
 	}()
-	prog.wait(t, "the quick item")
+	waitInFlight(t, metrics, 3, "the batch's 3 items running")
 	cancel() // the client sends notifications/cancelled
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled batch: %v", err)
 	}
+	waitInFlight(t, metrics, 0, "the cancelled items gone")
 	cctx, ccancel := context.WithTimeout(context.Background(), 45*time.Second)
 	defer ccancel()
 	got, err := callTool(cctx, c, "boruna_run", `{"source":"fn main() -> Int { 8 }"}`, nil)
 	if err != nil || got["result"] != 8.0 {
 		t.Fatalf("call after the cancelled batch: %v, %v (its items still hold the slots?)", got, err)
 	}
+}
+
+// waitInFlight polls the gateway's metrics until axpool_queue_in_flight
+// (jobs delivered to a worker and not yet acknowledged) is n (bounded).
+func waitInFlight(t *testing.T, metrics string, n float64, what string) {
+	t.Helper()
+	var got float64
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if got = scrape(t, metrics)["axpool_queue_in_flight"]; got == n {
+			return
+		}
+	}
+	t.Fatalf("axpool_queue_in_flight = %v, want %v (%s) within 60 s", got, n, what)
 }
 
 // checkIdempotencyJoin: a call repeating the key of a running call joins
@@ -194,17 +209,17 @@ func checkIdempotencyJoin(t *testing.T, c *client.Client, token string) {
 
 func TestE2EBatchStdio(t *testing.T) {
 	var stderr queuetest.Buffer
-	c := startStdio(t, &stderr, "--workers", "1", "--slots", "3")
+	c := startStdio(t, &stderr, "--workers", "1", "--slots", "3", "--metrics-addr", "127.0.0.1:0")
 	checkBatchTool(t, c, "stdio-batch")
 	checkIdempotencyJoin(t, c, "stdio-join")
-	checkBatchCancel(t, c, "stdio-batch-cancel")
+	checkBatchCancel(t, c, "stdio-batch-cancel", metricsURL(t, &stderr))
 }
 
 func TestE2EBatchHTTP(t *testing.T) {
 	tok := writeToken(t, "carol.token", "carol-secret-token")
-	s := startServe(t, []string{tok}, "--workers", "1", "--slots", "3")
+	s := startServe(t, []string{tok}, "--workers", "1", "--slots", "3", "--metrics-addr", "127.0.0.1:0")
 	c := httpMCP(t, s.url, "carol-secret-token", false)
 	checkBatchTool(t, c, "http-batch")
 	checkIdempotencyJoin(t, c, "http-join")
-	checkBatchCancel(t, c, "http-batch-cancel")
+	checkBatchCancel(t, c, "http-batch-cancel", metricsURL(t, s.stderr))
 }
