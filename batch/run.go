@@ -238,28 +238,12 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 	return nil
 }
 
-// resultOf reads the fields of env the summary counts.
+// resultOf reads the fields of env the summary counts (wire.Summarize).
 func resultOf(it Item, env json.RawMessage) Result {
 	r := Result{Item: it, Envelope: env, RunMs: -1, QueueMs: -1, Steps: -1}
-	var f struct {
-		Outcome  string `json:"outcome"`
-		RunMs    *int64 `json:"run_ms"`
-		QueueMs  *int64 `json:"queue_ms"`
-		Steps    *int64 `json:"steps"`
-		Cached   bool   `json:"cached"`
-		Replayed bool   `json:"replayed"`
-	}
-	if json.Unmarshal(env, &f) == nil {
-		r.Outcome, r.Cached, r.Replayed = f.Outcome, f.Cached, f.Replayed
-		if f.RunMs != nil {
-			r.RunMs = *f.RunMs
-		}
-		if f.QueueMs != nil {
-			r.QueueMs = *f.QueueMs
-		}
-		if f.Steps != nil {
-			r.Steps = *f.Steps
-		}
+	if f, err := wire.Summarize(env); err == nil {
+		r.Outcome, r.Cached, r.Replayed = string(f.Outcome), f.Cached, f.Replayed
+		r.RunMs, r.QueueMs, r.Steps = f.RunMs, f.QueueMs, f.Steps
 	}
 	return r
 }
@@ -267,13 +251,11 @@ func resultOf(it Item, env json.RawMessage) Result {
 // retryAfter is the wait an envelope of a refusal asks for
 // (retry_after_ms), DefaultRetryAfter without one, at most MaxRetryAfter.
 func retryAfter(env json.RawMessage) time.Duration {
-	var f struct {
-		RetryAfterMs *int64 `json:"retry_after_ms"`
-	}
-	if json.Unmarshal(env, &f) != nil || f.RetryAfterMs == nil || *f.RetryAfterMs <= 0 {
+	f, err := wire.Summarize(env)
+	if err != nil || f.RetryAfterMs <= 0 {
 		return DefaultRetryAfter
 	}
-	return min(time.Duration(*f.RetryAfterMs)*time.Millisecond, MaxRetryAfter)
+	return min(time.Duration(f.RetryAfterMs)*time.Millisecond, MaxRetryAfter)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {
