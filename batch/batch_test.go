@@ -34,7 +34,14 @@ func TestParse(t *testing.T) {
 		{`{"id":"a","source":"s","tool":"boruna_ast"}`, "", "", `line 4: unknown tool "boruna_ast" for a batch item (want boruna_run, boruna_check, boruna_compile)`},
 		{`{"id":"a","source":"s","tool":1}`, "", "", `line 4: "tool" must be a string, got number`},
 		{`{"id":"a","source":"s","script":"x"}`, "", "", `line 4: give "source" or "script", not both`},
-		{`{"id":"a","script":"x","args":{}}`, "", "", `line 4: ` + ScriptsUnavailable},
+		{`{"id":"a","script":"deploy","args":{"env":"Prod","n":2}}`, "deploy", `{"env":"Prod","n":2}`, ""},
+		{`{"args":null,"script":"deploy","id":"a"}`, "deploy", `{}`, ""},
+		{`{"id":"a","script":"deploy","max_steps":5}`, "", "", `line 4: "max_steps" does not go with "script": a script runs with its declared capabilities and directives (docs/scripts.md); a script item has only id, script and args`},
+		{`{"id":"a","script":"deploy","tool":"boruna_run"}`, "", "", `line 4: "tool" does not go with "script": a script item runs the named script`},
+		{`{"id":"a","script":"boruna_run","args":{}}`, "", "", `line 4: "boruna_run" is a tool, not a script: give it as "tool" with "source"`},
+		{`{"id":"a","script":7}`, "", "", `line 4: "script" must be a string, got number`},
+		{`{"id":"a","script":""}`, "", "", `line 4: "script" must not be empty`},
+		{`{"id":"a","script":"x","args":[1]}`, "", "", `line 4: "args" must be an object, got array`},
 		{`{"id":"a","source":"s","args":{}}`, "", "", `line 4: "args" goes with "script"; a source item takes the tool's arguments as members`},
 	} {
 		it := Parse([]byte(tc.line), 4, "line")
@@ -51,7 +58,7 @@ func TestParse(t *testing.T) {
 			}
 			continue
 		}
-		if it.Malformed() || it.Tool != tc.tool || string(it.Args) != tc.args || it.Pos != 4 {
+		if it.Malformed() || it.Tool != tc.tool || string(it.Args) != tc.args || it.Pos != 4 || it.Script != strings.Contains(tc.line, `"script"`) {
 			b, _ := json.Marshal(it.Err)
 			t.Errorf("%s: got %s %s %s", tc.line, it.Tool, it.Args, b)
 		}
@@ -279,5 +286,43 @@ func TestSummary(t *testing.T) {
 		"  run_ms   p50 50  p95 95  p99 99  max 100\n  queue_ms p50 1  p95 1  p99 1  max 1\n  steps    p50 500  p95 950  p99 990  max 1000\n"
 	if sb.String() != wantText {
 		t.Errorf("text\n%s\nwant\n%s", sb.String(), wantText)
+	}
+}
+
+// TestRunScriptItems: a script item goes to Options.Script with the
+// script's name and args, a source item to Call; without Script a script
+// item is answered invalid_args (ScriptsUnavailable).
+func TestRunScriptItems(t *testing.T) {
+	items := []Item{
+		Parse([]byte(`{"id":"s","script":"deploy","args":{"env":"Prod"}}`), 1, "item"),
+		Parse([]byte(`{"id":"r","source":"x"}`), 2, "item"),
+	}
+	var got []string
+	var mu sync.Mutex
+	record := func(kind string) Call {
+		return func(_ context.Context, tool string, args json.RawMessage) json.RawMessage {
+			mu.Lock()
+			got = append(got, kind+" "+tool+" "+string(args))
+			mu.Unlock()
+			return okEnv(1)
+		}
+	}
+	var lines []string
+	opts := Options{Call: record("call"), Script: record("script"), Concurrency: 1, Ordered: true,
+		OnResult: func(r Result) { lines = append(lines, string(Line(r, "item"))) }}
+	if err := Run(t.Context(), slices.Values(items), opts); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(got, "|") != `script deploy {"env":"Prod"}|call boruna_run {"source":"x"}` {
+		t.Errorf("calls: %q", got)
+	}
+	got, lines = nil, nil
+	opts.Script = nil
+	if err := Run(t.Context(), slices.Values(items), opts); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"id":"s","success":false,"protocol_version":1,"error_kind":"invalid_args","message":"` + ScriptsUnavailable + `","outcome":"invalid_args","retryable":false,"item":1}`
+	if len(lines) != 2 || lines[0] != want || strings.Join(got, "|") != `call boruna_run {"source":"x"}` {
+		t.Errorf("without Script: lines %q, calls %q", lines, got)
 	}
 }

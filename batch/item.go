@@ -29,9 +29,14 @@ type Item struct {
 	// index + 1 in axpool_batch's items.
 	Pos int
 	// Tool and Args are the call: the tool's name and its arguments (a
-	// JSON object: the item's members other than id and tool).
+	// JSON object: the item's members other than id and tool). For a
+	// script item (Script) Tool is the script's name and Args its `args`
+	// ({} when absent).
 	Tool string
 	Args json.RawMessage
+	// Script reports a script item: {id, script, args}, a call of a named
+	// script (docs/scripts.md), run by Options.Script.
+	Script bool
 	// Err, when not nil, is the item's result: it is malformed (not an
 	// object, no id, an unknown member, …) and is never run. The envelope
 	// is wire.InvalidArgs (error_kind invalid_args) with the position in
@@ -51,9 +56,12 @@ var itemMembers = func() []string {
 	return names
 }()
 
-// ScriptsUnavailable is the message of an item naming a script while this
-// build has no named scripts to run it with.
-const ScriptsUnavailable = "script items are not supported by this build of axpool: give the item a source instead"
+// ScriptsUnavailable is the result message of a script item given to a
+// Run without Options.Script.
+const ScriptsUnavailable = "script items cannot run here: no named scripts"
+
+// scriptMembers are the members a script item may have.
+var scriptMembers = map[string]bool{"id": true, "script": true, "args": true}
 
 // maxShownID is the longest id a message quotes whole.
 const maxShownID = 128
@@ -102,7 +110,10 @@ func Parse(raw []byte, pos int, where string) Item {
 		return bad(`the item has no "id"`)
 	}
 	tool := DefaultTool
-	var hasSource, hasScript, hasArgs bool
+	var hasSource, hasScript, hasArgs, hasTool bool
+	var script string
+	var scriptArgs json.RawMessage
+	var other []string // members a script item may not have
 	args := wire.NewObject()
 	for _, k := range obj.Keys() {
 		v, _ := obj.Get(k)
@@ -114,13 +125,26 @@ func Parse(raw []byte, pos int, where string) Item {
 			if err := json.Unmarshal(raw, &tool); err != nil {
 				return bad(`"tool" must be a string, got %s`, wire.JSONType(raw))
 			}
+			hasTool = true
 			continue
 		case "script":
 			hasScript = true
+			if err := json.Unmarshal(raw, &script); err != nil {
+				return bad(`"script" must be a string, got %s`, wire.JSONType(raw))
+			}
 		case "args":
 			hasArgs = true
+			if string(raw) != "null" {
+				if raw[0] != '{' {
+					return bad(`"args" must be an object, got %s`, wire.JSONType(raw))
+				}
+				scriptArgs = raw
+			}
 		case "source":
 			hasSource = true
+		}
+		if !scriptMembers[k] {
+			other = append(other, k)
 		}
 		if findParam(k) == nil {
 			msg := fmt.Sprintf("unknown member %q of a batch item", text.Clip(k, maxShownID))
@@ -137,7 +161,7 @@ func Parse(raw []byte, pos int, where string) Item {
 	case hasScript && hasSource:
 		return bad(`give "source" or "script", not both`)
 	case hasScript:
-		return bad("%s", ScriptsUnavailable)
+		return parseScript(it, script, scriptArgs, hasTool, other, bad)
 	case hasArgs:
 		return bad(`"args" goes with "script"; a source item takes the tool's arguments as members`)
 	case !hasSource:
@@ -162,6 +186,30 @@ func Parse(raw []byte, pos int, where string) Item {
 		return bad("%v", err) // raw JSON values only: cannot happen
 	}
 	it.Args = b
+	return it
+}
+
+// parseScript finishes a script item: {id, script, args}. A script runs
+// under its own declared capabilities and directives (docs/scripts.md),
+// so the members of a source item other than id are refused.
+func parseScript(it Item, name string, args json.RawMessage, hasTool bool, other []string, bad func(string, ...any) Item) Item {
+	switch {
+	case name == "":
+		return bad(`"script" must not be empty`)
+	case len(name) > tools.MaxNameBytes:
+		return bad(`"script" is %d bytes, at most %d`, len(name), tools.MaxNameBytes)
+	case hasTool:
+		return bad(`"tool" does not go with "script": a script item runs the named script`)
+	case len(other) > 0:
+		return bad(`%q does not go with "script": a script runs with its declared capabilities and directives (docs/scripts.md); a script item has only id, script and args`, other[0])
+	}
+	if _, ok := tools.SpecOf(name); ok {
+		return bad(`%q is a tool, not a script: give it as "tool" with "source"`, text.Clip(name, maxShownID))
+	}
+	if args == nil {
+		args = json.RawMessage(`{}`)
+	}
+	it.Tool, it.Args, it.Script = name, args, true
 	return it
 }
 

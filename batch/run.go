@@ -41,6 +41,10 @@ func (r *Result) OK() bool { return r.Outcome == string(wire.OutcomeOK) }
 type Options struct {
 	// Call runs one item (required).
 	Call Call
+	// Script runs one script item (Item.Script): tool is the script's
+	// name, args its arguments. Nil: script items are answered
+	// invalid_args (ScriptsUnavailable).
+	Script Call
 	// Concurrency bounds the items in flight (at least 1).
 	Concurrency int
 	// Ordered hands results to OnResult in input order instead of
@@ -186,16 +190,23 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		nextSeq++
 		inFlight++
 		mu.Unlock()
+		if it.Script && opts.Script == nil {
+			it.Err = wire.InvalidArgs(wire.KindInvalidArgs, ScriptsUnavailable)
+		}
 		if it.Malformed() {
 			b, _ := it.Err.MarshalJSON() // plain values: cannot fail
 			finish(seq, resultOf(it, b), false)
 			continue
 		}
+		call := opts.Call
+		if it.Script {
+			call = opts.Script
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				env := opts.Call(runCtx, it.Tool, it.Args)
+				env := call(runCtx, it.Tool, it.Args)
 				r := resultOf(it, env)
 				if runCtx.Err() != nil {
 					// Stopped: whatever came back, the item did not finish

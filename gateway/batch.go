@@ -68,6 +68,9 @@ func (g *Server) runBatch(ctx context.Context, args json.RawMessage, progress fu
 		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
 			return g.call(ctx, tool, args)
 		},
+		Script: func(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
+			return g.callScriptItem(ctx, name, args)
+		},
 		OnResult: func(r batch.Result) {
 			mu.Lock()
 			lines[r.Item.Pos-1] = batch.Line(r, "item")

@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -379,6 +380,43 @@ func (g *Server) call(ctx context.Context, tool string, raw json.RawMessage) []b
 		return b
 	}
 	return g.run(ctx, tool, args, nil)
+}
+
+// callScriptItem answers a batch's script item (batch.Item.Script): a call
+// of the named script with arguments raw, unmasked, as the script's tool
+// would answer it (refusals included). A name that is not a script of the
+// current catalogue is invalid_args, with "did you mean" when a script's
+// name is near.
+func (g *Server) callScriptItem(ctx context.Context, name string, raw json.RawMessage) []byte {
+	if ctx.Err() != nil {
+		return g.failure(ctx, name, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
+	}
+	s, cat, ok := g.scriptTool(name)
+	if !ok {
+		msg := fmt.Sprintf("no named scripts are loaded, so no script %q (give --scripts-dir DIR; docs/scripts.md)", clipName(name))
+		if g.scripts != nil {
+			msg = fmt.Sprintf("unknown script %q", clipName(name))
+			if near, ok := g.scripts.cat.load().Suggest(name); ok {
+				msg += fmt.Sprintf(" (did you mean %q?)", near)
+			}
+		}
+		o := wire.InvalidArgs(wire.KindInvalidArgs, msg)
+		setJobFields(o, "", 0, 0, "")
+		b, _ := o.MarshalJSON() // strings, bools and numbers only
+		return b
+	}
+	out, _, _ := g.callScript(ctx, mcp.CallToolRequest{}, nil, s, cat, raw) // no progress token: no relay
+	return out
+}
+
+// clipName is a name for a message (at most 128 bytes shown).
+func clipName(name string) string { return text.Clip(name, 128) }
+
+// CallScript is Call for a named script (docs/scripts.md): `axpool batch`
+// runs its script items ({id, script, args}) with it. The result is the
+// script tool's, masked; a name that is not a script is invalid_args.
+func (g *Server) CallScript(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
+	return g.mask.JSON(g.callScriptItem(ctx, name, args))
 }
 
 // Call answers one tool call in process, as a transport's tools/call

@@ -288,7 +288,8 @@ var specs = withIdempotencyKey([]ToolSpec{
 	{
 		Name: "axpool_batch", Title: "Run many calls as one batch", Batch: true, RunsProgram: true,
 		Description: "Run up to 1,000 items through the worker pool at once and return each item's result envelope (in input order) and a summary by outcome. " +
-			"An item is {id, source, tool?} (tool boruna_run by default, or boruna_check, boruna_compile) with boruna_run's optional policy, max_steps, max_wall_ms, limits, seed, idempotency_key; " +
+			"An item is {id, source, tool?} (tool boruna_run by default, or boruna_check, boruna_compile) with boruna_run's optional policy, max_steps, max_wall_ms, limits, seed, idempotency_key, " +
+			"or {id, script, args}: a call of one of this server's named scripts; " +
 			"a malformed item gets its own invalid_args result. Send _meta.progressToken to receive notifications/progress (progress = items done, total = items); notifications/cancelled cancels every item.",
 		Params: []Param{
 			{Name: "items", Type: ParamItems, Required: true, MaxItems: MaxBatchItems, Props: BatchItemParams,

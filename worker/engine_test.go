@@ -178,6 +178,12 @@ func TestEngineScriptJob(t *testing.T) {
 	if !strings.Contains(r.Raw, `"script":"deploy","script_digest":"`+job.Digest+`"`) {
 		t.Errorf("script fields missing: %s", r.Raw)
 	}
+	// A script job is never cached, even when it carries a cache digest.
+	digest := strings.Repeat("9", 64)
+	r = h.wait(h.submit(queue.Job{Tool: scripts.JobKind, Args: job.Marshal(), Cache: digest, CacheVersion: tools.RuntimeVersion()}), 20*time.Second)
+	if got, err := h.bus.CachedResult(t.Context(), digest); !r.Success || !errors.Is(err, queue.ErrNotCached) {
+		t.Errorf("script job with a cache digest: %s; cached %s, %v", r.Raw, got, err)
+	}
 	job.Source += " "
 	r = h.wait(h.submit(queue.Job{Tool: scripts.JobKind, Args: job.Marshal()}), 20*time.Second)
 	if r.Success || r.Kind != "internal_error" || r.Message != `script "deploy": the source does not match its digest` {

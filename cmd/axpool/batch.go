@@ -51,7 +51,8 @@ write one result line per item to OUT.jsonl (-o; default - = stdout).
 Each input line is an object: "id" (a string, unique in the file), "source"
 and optionally "tool" (boruna_run by default, or boruna_check,
 boruna_compile), plus boruna_run's optional arguments "policy",
-"max_steps", "max_wall_ms", "limits", "seed" and "idempotency_key". Each
+"max_steps", "max_wall_ms", "limits", "seed" and "idempotency_key"; or
+"script" and "args": a named script of --scripts-dir with its arguments. Each
 output line is {"id": ..., ...the tool's result envelope...}, in the order
 the items finish (--ordered: input order). A malformed line gets its own
 output line with error_kind "invalid_args" and "line": its line number; it
@@ -192,6 +193,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	runErr := batch.Run(ctx, items, batch.Options{
 		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
 			return n.gw.Call(ctx, tool, args)
+		},
+		Script: func(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
+			return n.gw.CallScript(ctx, name, args)
 		},
 		Concurrency: conc,
 		Ordered:     bf.ordered,

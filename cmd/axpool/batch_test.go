@@ -126,12 +126,13 @@ func resField(t *testing.T, line, key string) any {
 
 // TestBatchMixedOutcomes: every outcome a batch meets — ok, compile and
 // runtime errors, each limit, a denied capability, the check and compile
-// tools, malformed lines, a duplicate id, a mistyped argument, a script
-// item — with the expected lines (compared as sets: completion order), the
-// summary file and exit status 1.
+// tools, malformed lines, a duplicate id, a mistyped argument, script
+// items of --scripts-dir (ok, failing, misspelt, mistyped) — with the
+// expected lines (compared as sets: completion order), the summary file
+// and exit status 1.
 func TestBatchMixedOutcomes(t *testing.T) {
 	sumPath := filepath.Join(t.TempDir(), "summary.json")
-	out, stderr, code := runBatchBin(t, abs(t, "mixed.jsonl"), "--cache-dir", "", "--summary", sumPath)
+	out, stderr, code := runBatchBin(t, abs(t, "mixed.jsonl"), "--cache-dir", "", "--summary", sumPath, "--scripts-dir", abs(t, "scripts"))
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s", code, stderr)
 	}
@@ -155,12 +156,12 @@ func TestBatchMixedOutcomes(t *testing.T) {
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"ok": 3, "compile_error": 1, "runtime_error": 1, "step_limit": 1, "wall_limit": 1,
-		"memory_limit": 1, "output_limit": 1, "policy_denied": 1, "invalid_args": 7}
-	if sum.Items != 17 || sum.OK != 3 || sum.Failed != 14 || !mapsEqual(sum.Outcomes, want) || sum.Interrupted || sum.RunMs.N != 12 {
+	want := map[string]int{"ok": 4, "compile_error": 1, "runtime_error": 2, "step_limit": 1, "wall_limit": 1,
+		"memory_limit": 1, "output_limit": 1, "policy_denied": 1, "invalid_args": 8}
+	if sum.Items != 20 || sum.OK != 4 || sum.Failed != 16 || !mapsEqual(sum.Outcomes, want) || sum.Interrupted || sum.RunMs.N != 16 {
 		t.Errorf("summary = %s", b)
 	}
-	for _, s := range []string{"batch done: 17 items, 3 ok, 14 failed", "failures: invalid_args 7, "} {
+	for _, s := range []string{"batch done: 20 items, 4 ok, 16 failed", "failures: invalid_args 8, "} {
 		if !strings.Contains(stderr, s) {
 			t.Errorf("stderr lacks %q:\n%s", s, stderr)
 		}
