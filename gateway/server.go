@@ -361,7 +361,8 @@ func (g *Server) run(ctx context.Context, tool string, args json.RawMessage, pro
 // call answers one call made inside the gateway (an axpool_batch item,
 // Call), unmasked: its arguments are checked, and every refusal — a
 // mistyped argument too, which a transport would answer with JSON-RPC
-// invalid_params — is a success:false result (refusal).
+// invalid_params — is a success:false result (refusal). The call is
+// counted and audited as a call of its tool (observe).
 func (g *Server) call(ctx context.Context, tool string, raw json.RawMessage) []byte {
 	if ctx.Err() != nil {
 		return g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
@@ -372,14 +373,20 @@ func (g *Server) call(ctx context.Context, tool string, raw json.RawMessage) []b
 		if !errors.As(err, &ae) {
 			ae = &tools.ArgError{Kind: tools.ArgNotObject, Tool: tool, Msg: err.Error()}
 		}
-		return g.refusal(tool, ae)
+		out := g.refusal(tool, ae)
+		if _, known := tools.SpecOf(tool); known {
+			g.observe(ctx, tool, raw, out) // an unknown name is no metric label
+		}
+		return out
 	}
 	if tool == BatchTool {
 		o := wire.InvalidArgs(wire.KindInvalidArgs, "axpool_batch cannot run inside a batch")
 		b, _ := o.MarshalJSON()
 		return b
 	}
-	return g.run(ctx, tool, args, nil)
+	out := g.run(ctx, tool, args, nil)
+	g.observe(ctx, tool, args, out)
+	return out
 }
 
 // callScriptItem answers a batch's script item (batch.Item.Script): a call
@@ -405,7 +412,8 @@ func (g *Server) callScriptItem(ctx context.Context, name string, raw json.RawMe
 		b, _ := o.MarshalJSON() // strings, bools and numbers only
 		return b
 	}
-	out, _, _ := g.callScript(ctx, mcp.CallToolRequest{}, nil, s, cat, raw) // no progress token: no relay
+	out, args, _ := g.callScript(ctx, mcp.CallToolRequest{}, nil, s, cat, raw) // no progress token: no relay
+	g.observe(ctx, name, args, out)
 	return out
 }
 

@@ -328,3 +328,39 @@ func TestTaskAudit(t *testing.T) {
 		t.Fatalf("audit line = %s", data)
 	}
 }
+
+// TestBatchItemsAudited: each item of an axpool_batch call is audited as
+// a call of its tool (a script item as its script's), in completion
+// order, before the batch call's own line (docs/operations.md "Audit
+// log"); a malformed item, which calls nothing, has no line.
+func TestBatchItemsAudited(t *testing.T) {
+	s := sharedStack(t)
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	audit, err := OpenAuditLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer audit.Close()
+	c := stdioClient(t, s.newGateway(t, Config{AuditLog: audit}))
+	const src = "fn main() -> Int { 6 * 7 }"
+	res, err := call(t, c, BatchTool, `{"concurrency":1,"items":[{"id":"a","source":"`+src+`"},{"id":"b","tool":"boruna_check","source":"`+src+`"},{"id":"c","sorce":"x"},{"id":"d","source":"`+src+`","max_steps":"many"}]}`, nil)
+	if m := envelope(t, res); err != nil || m["success"] != true {
+		t.Fatalf("axpool_batch = %v, %v", m, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for line := range strings.SplitSeq(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var e AuditEntry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		got = append(got, e.Tool+" "+e.Outcome+" "+e.Caller+" "+map[bool]string{true: "src", false: "-"}[e.SourceSHA256 == digest([]byte(src))])
+	}
+	want := []string{"boruna_run ok stdio src", "boruna_check ok stdio src", "boruna_run invalid_args stdio src", "axpool_batch ok stdio -"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("audit lines:\n got %q\nwant %q", got, want)
+	}
+}

@@ -205,6 +205,9 @@ type node struct {
 	sup        *worker.Supervisor
 	workersErr error
 	startSup   func() (*worker.Supervisor, error)
+	// reg is the --metrics-addr registry (nil without one): workers
+	// started late register their supervisor's metrics in it.
+	reg *prometheus.Registry
 }
 
 // nodeOptions are what a command changes in the node startNode starts.
@@ -377,9 +380,12 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 		if metrics, err = gateway.NewMetrics(reg); err == nil {
 			err = reg.Register(gateway.NewQueueCollector(bus))
 		}
+		n.workersMu.Lock()
 		if err == nil && n.sup != nil {
 			err = worker.RegisterSupervisorMetrics(reg, n.sup)
 		}
+		n.reg = reg // lazy workers register when they start
+		n.workersMu.Unlock()
 		if err != nil {
 			opsLn.Close()
 			n.close()
@@ -445,6 +451,10 @@ func (n *node) startWorkersOnce() error {
 		n.sup, n.workersErr = n.startSup()
 		if n.workersErr != nil {
 			n.workersErr = fmt.Errorf("start workers: %w", n.workersErr)
+		} else if n.reg != nil {
+			if err := worker.RegisterSupervisorMetrics(n.reg, n.sup); err != nil {
+				n.log.Warn("worker metrics not registered", "err", err)
+			}
 		}
 	}
 	return n.workersErr
