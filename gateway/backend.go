@@ -413,9 +413,13 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 
 // Start submits job jobID of tool without waiting for its result (an MCP
 // task, tasks.go): the worker stores the result in the results bucket,
-// where any gateway finds it. Errors are *JobError as for Run (queue_full,
-// invalid_args, queue_unavailable; a submission that failed otherwise is
-// cancelled by its ID).
+// where any gateway finds it. With Cache on, a call found in the result
+// cache submits nothing: the cached result ("cached":true) is stored as
+// job jobID's result; any other call asks its worker to cache a
+// deterministic result, as Run does. An idempotency_key is not honoured
+// here: a task always runs its own job. Errors are *JobError as for Run
+// (queue_full, invalid_args, queue_unavailable; a submission that failed
+// otherwise is cancelled by its ID).
 func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.RawMessage) error {
 	timeout := b.Timeout
 	if timeout <= 0 {
@@ -423,6 +427,20 @@ func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.
 	}
 	start := time.Now()
 	job := queue.Job{ID: jobID, Tool: tool, Args: args, Submitted: start, Deadline: start.Add(timeout), Principal: callerFrom(ctx)}
+	if bus := b.Client.Bus(); b.Cache && bus.HasCache() {
+		_, rest := splitIdempotencyKey(args)
+		if digest, ok := tools.CacheKey(tool, rest, b.CacheScope); ok {
+			if _, ok := b.cached(ctx, digest, jobID); ok {
+				return nil
+			}
+			job.Cache, job.CacheVersion = digest, tools.RuntimeVersion()
+		}
+	}
+	if b.BeforeSubmit != nil {
+		if err := b.BeforeSubmit(); err != nil {
+			return &JobError{JobID: jobID, Err: err}
+		}
+	}
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
 	defer scancel()
 	if _, err := b.Client.Submit(sctx, job); err != nil {

@@ -329,6 +329,32 @@ func TestTaskAudit(t *testing.T) {
 	}
 }
 
+// TestTaskCache: with the result cache on, a task whose call is cached is
+// answered from the cache (its result says cached:true and keeps the job
+// metadata of the run that produced it) and submits no job; the first
+// task's worker cached its result (docs/tools.md §7).
+func TestTaskCache(t *testing.T) {
+	s := sharedStack(t)
+	g := s.newGateway(t, Config{Backend: &QueueBackend{Client: s.Client, Timeout: time.Minute, Cache: true, CacheScope: "tasks " + t.Name()}})
+	c := &taskClient{r: newRawStdio(t, g)}
+	c.result("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"tasks","version":"1"}}`)
+	const args = `{"source":"fn main() -> Int { 6 * 9 }"}`
+	first := c.create("boruna_run", args)["taskId"].(string)
+	c.waitStatus(first, "completed")
+	if got := c.toolResult(first); got["result"] != float64(54) || got["cached"] != nil || got["job_id"] != first {
+		t.Fatalf("first task = %v", got)
+	}
+	before := submitted(t, s)
+	second := c.create("boruna_run", args)["taskId"].(string)
+	c.waitStatus(second, "completed")
+	if got := c.toolResult(second); got["result"] != float64(54) || got["cached"] != true || got["job_id"] != first {
+		t.Errorf("second task = %v; want the first task's result with cached:true", got)
+	}
+	if after := submitted(t, s); after != before {
+		t.Errorf("a cached task submitted %d jobs", after-before)
+	}
+}
+
 // TestBatchItemsAudited: each item of an axpool_batch call is audited as
 // a call of its tool (a script item as its script's), in completion
 // order, before the batch call's own line (docs/operations.md "Audit
