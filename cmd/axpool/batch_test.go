@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/internal/golden"
+	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -429,6 +430,79 @@ func TestBatchIdempotencyReplay(t *testing.T) {
 	wantMsg := `idempotency_key "grade-42" was used by an earlier call of boruna_run with other arguments; use a new key for a different call`
 	if resField(t, other, "error_kind") != "invalid_args" || resField(t, other, "message") != wantMsg {
 		t.Errorf("other arguments: %s", other)
+	}
+}
+
+// TestBatchFailFast: --fail-fast stops at the first item whose outcome is
+// not ok (one item at a time: the items after it never start), writes
+// what finished, reports the batch interrupted and exits 1.
+func TestBatchFailFast(t *testing.T) {
+	in := writeFile(t, t.TempDir(), "items.jsonl", `{"id":"one","source":"fn main() -> Int { 1 }"}
+{"id":"broken","source":"fn main() -> Int { x }"}
+{"id":"three","source":"fn main() -> Int { 3 }"}
+{"id":"four","source":"fn main() -> Int { 4 }"}
+`)
+	sumPath := filepath.Join(t.TempDir(), "summary.json")
+	out, stderr, code := runBatchBin(t, in, "--fail-fast", "--concurrency", "1", "--cache-dir", "", "--summary", sumPath)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, stderr)
+	}
+	var ids []any
+	for _, l := range lines(t, out) {
+		ids = append(ids, resField(t, l, "id"), resField(t, l, "outcome"))
+	}
+	if want := []any{"one", "ok", "broken", "compile_error"}; !slices.Equal(ids, want) {
+		t.Errorf("lines: %v, want %v", ids, want)
+	}
+	if !strings.Contains(stderr, "batch interrupted: 2 items, 1 ok, 1 failed") || strings.Contains(stderr, "--resume") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	var sum struct {
+		Items       int  `json:"items"`
+		Interrupted bool `json:"interrupted"`
+	}
+	b, _ := os.ReadFile(sumPath)
+	if err := json.Unmarshal(b, &sum); err != nil || sum.Items != 2 || !sum.Interrupted {
+		t.Errorf("summary %s: %v", b, err)
+	}
+}
+
+// TestBatchPlainProgress: with --progress plain, stderr gets a line every
+// --progress-interval while the batch runs (done/total, rate; no ETA
+// while nothing is done). The one item runs until Ctrl-C.
+func TestBatchPlainProgress(t *testing.T) {
+	in := writeFile(t, t.TempDir(), "items.jsonl", `{"id":"endless","source":"fn main() -> Int {\n let mut i = 0\n while true { i = i + 1 }\n i\n}","max_steps":1000000000000000,"max_wall_ms":600000}`+"\n")
+	var errb queuetest.Buffer
+	cmd := exec.Command(axpoolBin, "batch", in, "--workers", "1", "--cache-dir", "", "--progress", "plain", "--progress-interval", "20ms")
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	const want = "batch: 0/1 items, 0.0 items/s\n"
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(errb.String(), want); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress line %q within 60 s:\n%s", want, errb.String())
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(errb.String(), "batch interrupted: 0 items") {
+			t.Errorf("after Ctrl-C: %v\n%s", err, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the batch did not stop within 60 s of SIGINT:\n%s", errb.String())
 	}
 }
 
