@@ -147,13 +147,7 @@ func Parse(raw []byte, pos int, where string) Item {
 			other = append(other, k)
 		}
 		if findParam(k) == nil {
-			msg := fmt.Sprintf("unknown member %q of a batch item", text.Clip(k, maxShownID))
-			if s, ok := spell.Nearest(k, itemMembers); ok {
-				msg += fmt.Sprintf(" (did you mean %q?)", s)
-			} else {
-				msg += " (known members: " + strings.Join(itemMembers, ", ") + ")"
-			}
-			return bad("%s", msg)
+			return bad("%s", unknownName("member", "of a batch item", k, itemMembers, "known members: "))
 		}
 		args.Set(k, raw)
 	}
@@ -172,13 +166,7 @@ func Parse(raw []byte, pos int, where string) Item {
 		known = known || t == tool
 	}
 	if !known {
-		msg := fmt.Sprintf("unknown tool %q for a batch item", text.Clip(tool, maxShownID))
-		if s, ok := spell.Nearest(tool, Tools); ok {
-			msg += fmt.Sprintf(" (did you mean %q?)", s)
-		} else {
-			msg += " (want " + strings.Join(Tools, ", ") + ")"
-		}
-		return bad("%s", msg)
+		return bad("%s", unknownName("tool", "for a batch item", tool, Tools, "want "))
 	}
 	it.Tool = tool
 	b, err := args.MarshalJSON()
@@ -187,6 +175,17 @@ func Parse(raw []byte, pos int, where string) Item {
 	}
 	it.Args = b
 	return it
+}
+
+// unknownName is the message for name, which is none of known: `unknown
+// <what> "name" <where>` with "did you mean" when one of known is near,
+// else with the list after intro: `(known members: id, tool, …)`.
+func unknownName(what, where, name string, known []string, intro string) string {
+	msg := fmt.Sprintf("unknown %s %q %s", what, text.Clip(name, maxShownID), where)
+	if s, ok := spell.Nearest(name, known); ok {
+		return msg + fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return msg + " (" + intro + strings.Join(known, ", ") + ")"
 }
 
 // parseScript finishes a script item: {id, script, args}. A script runs

@@ -300,16 +300,24 @@ func TestTasksHTTP(t *testing.T) {
 	}
 }
 
-// A task is audited when tasks/result answers it, with the digests of the
-// arguments it was created with.
-func TestTaskAudit(t *testing.T) {
-	s := sharedStack(t)
+// openAudit opens an audit log in the test's temp dir, closed at the
+// test's end, and returns it with its path.
+func openAudit(t *testing.T) (*AuditLog, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	audit, err := OpenAuditLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer audit.Close()
+	t.Cleanup(func() { audit.Close() })
+	return audit, path
+}
+
+// A task is audited when tasks/result answers it, with the digests of the
+// arguments it was created with.
+func TestTaskAudit(t *testing.T) {
+	s := sharedStack(t)
+	audit, path := openAudit(t)
 	c := &taskClient{r: newRawStdio(t, s.newGateway(t, Config{AuditLog: audit}))}
 	const src = "fn main() -> Int { 6 * 7 }"
 	id := c.create("boruna_run", `{"source":"`+src+`"}`)["taskId"].(string)
@@ -361,12 +369,7 @@ func TestTaskCache(t *testing.T) {
 // log"); a malformed item, which calls nothing, has no line.
 func TestBatchItemsAudited(t *testing.T) {
 	s := sharedStack(t)
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	audit, err := OpenAuditLog(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer audit.Close()
+	audit, path := openAudit(t)
 	c := stdioClient(t, s.newGateway(t, Config{AuditLog: audit}))
 	const src = "fn main() -> Int { 6 * 7 }"
 	res, err := call(t, c, BatchTool, `{"concurrency":1,"items":[{"id":"a","source":"`+src+`"},{"id":"b","tool":"boruna_check","source":"`+src+`"},{"id":"c","sorce":"x"},{"id":"d","source":"`+src+`","max_steps":"many"}]}`, nil)
