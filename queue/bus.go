@@ -72,7 +72,9 @@ type Config struct {
 	// jobs die with the process anyway).
 	Storage jetstream.StorageType
 	// Replicas is the stream and bucket replication factor, 1 to
-	// MaxReplicas; default DefaultReplicas, use 3 on a cluster.
+	// MaxReplicas. 0 means automatic (Open): the existing stream's; for a
+	// new stream 1 on a server outside a cluster, min(3, the cluster's
+	// size) on a cluster.
 	Replicas int
 	// RetryAfter is the wait suggested to callers when the queue is full or
 	// unavailable (retry_after_ms). Default DefaultRetryAfter.
@@ -92,7 +94,6 @@ const (
 	DefaultMaxWaiting    = 4096
 	DefaultResultTTL     = time.Hour
 	DefaultStateTTL      = time.Hour
-	DefaultReplicas      = 1
 	DefaultRetryAfter    = time.Second
 	// MaxReplicas is JetStream's largest replication factor.
 	MaxReplicas = 5
@@ -121,7 +122,6 @@ func (c Config) withDefaults() (Config, error) {
 	setDefault(&c.MaxWaiting, DefaultMaxWaiting)
 	setDefault(&c.ResultTTL, DefaultResultTTL)
 	setDefault(&c.StateTTL, DefaultStateTTL)
-	setDefault(&c.Replicas, DefaultReplicas)
 	setDefault(&c.RetryAfter, DefaultRetryAfter)
 	if err := c.validateCombined(); err != nil {
 		return c, err
@@ -149,7 +149,7 @@ func (c Config) validate() error {
 		{"MaxWaiting", int64(c.MaxWaiting), DefaultMaxWaiting},
 		{"ResultTTL", int64(c.ResultTTL), DefaultResultTTL},
 		{"StateTTL", int64(c.StateTTL), DefaultStateTTL},
-		{"Replicas", int64(c.Replicas), DefaultReplicas},
+		{"Replicas", int64(c.Replicas), "automatic"},
 		{"RetryAfter", int64(c.RetryAfter), DefaultRetryAfter},
 	} {
 		if f.v < 0 {
@@ -207,6 +207,8 @@ type Bus struct {
 	maxAckPending int
 	maxAge        time.Duration
 	maxMsgSize    int
+	replicas      int
+	storage       jetstream.StorageType
 	retryAfter    time.Duration
 	log           *slog.Logger
 }
@@ -229,6 +231,11 @@ func (b *Bus) MaxAckPending() int { return b.maxAckPending }
 // MaxAge returns the stream's MaxAge: the longest a job stays in the queue
 // (Config.MaxAge; 0 for a stream without one).
 func (b *Bus) MaxAge() time.Duration { return b.maxAge }
+
+// Replicas returns the replication of the buckets the bus creates
+// (Bucket): Config.Replicas when Open was given one, else the job
+// stream's (WantReplicas changes it).
+func (b *Bus) Replicas() int { return b.replicas }
 
 // RetryAfter returns the wait suggested to callers when the queue is full
 // or unavailable (Config.RetryAfter; the default for a Bus from Attach).

@@ -15,7 +15,7 @@ func TestConfigValidated(t *testing.T) {
 	def := DefaultConfig()
 	want := Config{MaxDepth: 1000, MaxBytes: 1 << 30, MaxAge: 15 * time.Minute, MaxMsgSize: 4 << 20, Duplicates: 2 * time.Minute,
 		AckWait: 30 * time.Second, MaxDeliver: 3, MaxAckPending: 4096, MaxWaiting: 4096, ResultTTL: time.Hour, StateTTL: time.Hour,
-		Replicas: 1, RetryAfter: time.Second}
+		RetryAfter: time.Second}
 	if def != want {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", def, want)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestPuller: one pull request at a time on one long-lived inbox; an idle
@@ -218,31 +217,5 @@ func TestPullerAbandonsUnansweredInbox(t *testing.T) {
 	case r := <-reqs:
 		t.Errorf("closed puller sent a pull request: %q", r.Data)
 	case <-time.After(50 * time.Millisecond):
-	}
-}
-
-// TestOpenMaxWaiting: the consumer is created with Config.MaxWaiting; a
-// later Open with another value keeps the existing one (the server cannot
-// change it) instead of failing.
-func TestOpenMaxWaiting(t *testing.T) {
-	e, bus, _ := testBus(t, Config{MaxWaiting: 600})
-	ctx := ctxT(t)
-	if got := bus.cons.CachedInfo().Config.MaxWaiting; got != 600 {
-		t.Fatalf("MaxWaiting = %d, want 600", got)
-	}
-	if def := DefaultConfig().MaxWaiting; def != 4096 {
-		t.Errorf("default MaxWaiting = %d, want 4096", def)
-	}
-	nc, err := e.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bus2, err := Open(ctx, nc, Config{Storage: jetstream.MemoryStorage, AckWait: 5 * time.Second}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ci := bus2.cons.CachedInfo().Config
-	if ci.MaxWaiting != 600 || ci.AckWait != 5*time.Second {
-		t.Errorf("after reopening: MaxWaiting %d, AckWait %v; want 600, 5s", ci.MaxWaiting, ci.AckWait)
 	}
 }

@@ -619,15 +619,11 @@ func TestAttach(t *testing.T) {
 	if _, err := Open(ctx, nc, Config{AckWait: 7 * time.Second, MaxDeliver: 5, Storage: jetstream.MemoryStorage}, nil); err != nil {
 		t.Fatal(err)
 	}
-	// Open again with other settings updates them.
-	if _, err := Open(ctx, nc, Config{AckWait: 9 * time.Second, MaxDeliver: 4, Storage: jetstream.MemoryStorage}, nil); err != nil {
-		t.Fatal(err)
-	}
 	bus, err := Attach(ctx, nc, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bus.AckWait() != 9*time.Second || bus.MaxDeliver() != 4 || bus.MaxJobSize() != 4<<20 {
+	if bus.AckWait() != 7*time.Second || bus.MaxDeliver() != 5 || bus.MaxJobSize() != 4<<20 || bus.Replicas() != 1 {
 		t.Errorf("AckWait, MaxDeliver, MaxJobSize = %v, %d, %d", bus.AckWait(), bus.MaxDeliver(), bus.MaxJobSize())
 	}
 }
