@@ -171,7 +171,7 @@ func TestSubmitRunResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := mustJSON(t, st); got != `{"depth":0,"in_flight":0,"redelivered":0,"stored":0,"max_depth":1000,"workers_alive":0,"slots":0,"busy_slots":0,"workers":[]}` {
+	if got := mustJSON(t, st); got != `{"stream":"ok","depth":0,"in_flight":0,"redelivered":0,"stored":0,"max_depth":1000,"replicas":1,"workers_alive":0,"slots":0,"busy_slots":0,"workers":[]}` {
 		t.Errorf("stats after ack = %s", got)
 	}
 	c.mu.Lock()
@@ -495,7 +495,7 @@ func TestStatsAndWorkerRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Stats{Depth: 2, InFlight: 1, Redelivered: 0, Stored: 3, MaxDepth: 50, WorkersAlive: 2, Slots: 8, BusySlots: 2,
+	want := Stats{Stream: StreamOK, Depth: 2, InFlight: 1, Redelivered: 0, Stored: 3, MaxDepth: 50, Replicas: 1, WorkersAlive: 2, Slots: 8, BusySlots: 2,
 		Workers: []WorkerStatus{
 			{ID: "w1", Host: "h", PID: 42, Slots: 4, Busy: 1, Done: 7, Started: started},
 			{ID: "w2", Host: "h", PID: 42, Slots: 4, Busy: 1, Done: 7, Started: started},

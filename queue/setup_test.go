@@ -197,3 +197,27 @@ func TestBucket(t *testing.T) {
 		t.Errorf("Bucket(OTHER) = %v", err)
 	}
 }
+
+// TestReadStatsWithoutStream: with the job stream gone, ReadStats still
+// lists the workers (core NATS) and says why the stream is unavailable.
+func TestReadStatsWithoutStream(t *testing.T) {
+	_, bus, _ := testBus(t, Config{})
+	ctx := ctxT(t)
+	stop, err := bus.RegisterWorker("w1", "1.0.0", func() WorkerStatus { return WorkerStatus{ID: "w1", Slots: 3} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	st, err := ReadStats(ctx, bus.nc)
+	if err != nil || st.Stream != StreamOK || st.WorkersAlive != 1 || st.MaxDepth != 1000 || st.Replicas != 1 {
+		t.Fatalf("ReadStats = %+v, %v", st, err)
+	}
+	if err := bus.js.DeleteStream(ctx, StreamName); err != nil {
+		t.Fatal(err)
+	}
+	st, err = ReadStats(ctx, bus.nc)
+	want := "unavailable: the job queue is not set up (no stream AXPOOL_JOBS or consumer axpool-workers)"
+	if err != nil || st.Stream != want || st.WorkersAlive != 1 || st.Slots != 3 || st.MaxDepth != 0 {
+		t.Errorf("ReadStats without the stream = %+v, %v; want stream %q and the worker", st, err, want)
+	}
+}

@@ -59,6 +59,8 @@ type nodeFlags struct {
 	jobTimeout            time.Duration
 	logLevel              string
 	secretEnv             []string
+	replicas              int
+	connectTimeout        time.Duration
 }
 
 // register adds the node flags to fs.
@@ -78,6 +80,30 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&nf.jobTimeout, "job-timeout", gateway.DefaultJobTimeout, "deadline of a job, counted from submission: a job still queued or running then ends with error_kind deadline_exceeded")
 	fs.StringVar(&nf.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	fs.StringArrayVar(&nf.secretEnv, "secret-env", nil, secretEnvUsage)
+	fs.IntVar(&nf.replicas, "replicas", 0, replicasUsage)
+	fs.DurationVar(&nf.connectTimeout, "connect-timeout", DefaultGatewayConnectTimeout,
+		"with --nats: how long start-up waits for NATS and the job queue, retrying with backoff (0 = forever)")
+}
+
+// replicasUsage is the help text of --replicas of mcp, serve and worker.
+const replicasUsage = "replication of the job stream and every bucket this process creates, 1 to 5 " +
+	"(default: 1 on the embedded server; with --nats min(3, the cluster's size)); an existing queue is never changed, " +
+	"its differences are logged (change it with axpool queue configure)"
+
+// DefaultGatewayConnectTimeout is the default --connect-timeout of
+// `axpool mcp` and `serve` with --nats. Workers wait forever by default.
+const DefaultGatewayConnectTimeout = 60 * time.Second
+
+// checkReplicas refuses a --replicas value out of range, and above 1 on
+// the embedded server (one node).
+func checkReplicas(cmd *cobra.Command, name string, n int, embedded bool) error {
+	switch {
+	case n < 0 || n > queue.MaxReplicas:
+		return printFail(cmd, exitUsage, "%s: --replicas must be 1 to %d", name, queue.MaxReplicas)
+	case embedded && n > 1:
+		return printFail(cmd, exitUsage, "%s: --replicas %d needs --nats (the embedded server is one node)", name, n)
+	}
+	return nil
 }
 
 // secretEnvUsage is the help text of --secret-env of mcp, serve and worker.
@@ -196,6 +222,12 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	if err := checkSecretEnv(cmd, name, nf.secretEnv); err != nil {
 		return nil, err
 	}
+	if err := checkReplicas(cmd, name, nf.replicas, nf.nats == ""); err != nil {
+		return nil, err
+	}
+	if nf.connectTimeout < 0 {
+		return nil, printFail(cmd, exitUsage, "%s: --connect-timeout must not be negative", name)
+	}
 	// Each part tags its own lines with component=…: hand the parts the
 	// untagged base logger (slog prints an attribute added twice twice).
 	base := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
@@ -223,20 +255,27 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		secretsEnv = n.emb.Credentials().Env()
 		n.nc, err = n.emb.Connect(queue.WithName("axpool-gateway"), queue.WithLogger(base))
 		qcfg.Storage = jetstream.MemoryStorage
-	} else {
+	}
+	// Start-up waits for NATS and the queue up to --connect-timeout
+	// (fleet mode: the cluster may be starting, or electing a leader).
+	wait := 30 * time.Second
+	if nf.nats != "" {
+		wait = nf.connectTimeout
+	}
+	ctx, cancel := waitContext(cmd.Context(), wait)
+	defer cancel()
+	if nf.nats != "" {
 		creds := queue.CredentialsFromEnv()
 		if nf.natsCreds != "" {
 			creds.CredsFile = nf.natsCreds
 		}
-		n.nc, err = queue.Connect(nf.nats, queue.WithCredentials(creds), queue.WithName("axpool-gateway"), queue.WithLogger(base))
+		n.nc, err = queue.ConnectWait(ctx, nf.nats, queue.WithCredentials(creds), queue.WithName("axpool-gateway"), queue.WithLogger(base))
 	}
 	if err != nil {
 		n.close()
 		return nil, printFail(cmd, exitFail, "%s: connect to NATS: %v", name, err)
 	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-	defer cancel()
-	bus, err := queue.Open(ctx, n.nc, qcfg, log)
+	bus, err := queue.OpenWait(ctx, n.nc, qcfg, log)
 	if err != nil {
 		n.close()
 		return nil, printFail(cmd, exitFail, "%s: set up the job queue: %v", name, err)
@@ -278,10 +317,27 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 // gateway.New checks against the job timeout), their claims and cancel
 // markers longer still (StateTTL above MaxAge).
 func queueConfig(nf *nodeFlags) queue.Config {
-	c := queue.Config{MaxDepth: nf.queueDepth, MaxAge: max(queue.DefaultMaxAge, nf.jobTimeout)}
-	c.StateTTL = max(queue.DefaultStateTTL, 2*c.MaxAge)
+	c := queue.Config{MaxDepth: nf.queueDepth, MaxAge: queueMaxAge(nf.jobTimeout), Replicas: nf.replicas}
+	c.StateTTL = queueStateTTL(c.MaxAge)
 	return c
 }
+
+// waitContext is parent bounded by d, or by nothing for d = 0 (a
+// --connect-timeout of 0 waits forever).
+func waitContext(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
+		return context.WithTimeout(parent, d)
+	}
+	return context.WithCancel(parent)
+}
+
+// queueMaxAge is the stream's MaxAge for a gateway's --job-timeout: a job
+// is kept at least that long (and DefaultMaxAge at least).
+func queueMaxAge(jobTimeout time.Duration) time.Duration { return max(queue.DefaultMaxAge, jobTimeout) }
+
+// queueStateTTL is the state bucket's TTL for a stream MaxAge: claims and
+// cancel markers outlive the jobs (queue.Config.StateTTL).
+func queueStateTTL(maxAge time.Duration) time.Duration { return max(queue.DefaultStateTTL, 2*maxAge) }
 
 // startWorkers supervises nf.workers `axpool worker` processes of this
 // binary against the embedded server. The credentials travel in the

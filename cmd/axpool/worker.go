@@ -37,6 +37,8 @@ var workerFlags struct {
 	ceilingPolicy  string
 	logLevel       string
 	secretEnv      []string
+	replicas       int
+	connectTimeout time.Duration
 }
 
 var workerCmd = &cobra.Command{
@@ -83,6 +85,8 @@ func init() {
 	f.StringVar(&workerFlags.ceilingPolicy, "ceiling-policy", "", "operator ceiling policy file; every job's policy is intersected with it")
 	f.StringVar(&workerFlags.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringArrayVar(&workerFlags.secretEnv, "secret-env", nil, secretEnvUsage)
+	f.IntVar(&workerFlags.replicas, "replicas", 0, "replication the queue is expected to have, 1 to 5: where its stream and buckets differ is logged, never changed (default: no check)")
+	f.DurationVar(&workerFlags.connectTimeout, "connect-timeout", 0, "how long start-up waits for NATS and the job queue, retrying with backoff (0 = forever)")
 	rootCmd.AddCommand(workerCmd)
 }
 
@@ -107,6 +111,12 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	}
 	if err := checkSecretEnv(cmd, "axpool worker", workerFlags.secretEnv); err != nil {
 		return err
+	}
+	if err := checkReplicas(cmd, "axpool worker", workerFlags.replicas, false); err != nil {
+		return err
+	}
+	if workerFlags.connectTimeout < 0 {
+		return printFail(cmd, exitUsage, "axpool worker: --connect-timeout must not be negative")
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 	masker := newMasker(log, workerFlags.secretEnv)
@@ -147,8 +157,10 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	err := worker.RunProcess(ctx, worker.ProcessOptions{
-		NATSURL:     workerFlags.nats,
-		Credentials: creds,
+		NATSURL:        workerFlags.nats,
+		Credentials:    creds,
+		ConnectTimeout: workerFlags.connectTimeout,
+		Replicas:       workerFlags.replicas,
 		Worker: worker.Options{
 			ID:            workerFlags.id,
 			Slots:         slots,
