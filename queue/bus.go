@@ -37,8 +37,10 @@ type Config struct {
 	// DefaultDuplicates; at most MaxAge (JetStream's rule).
 	Duplicates time.Duration
 	// AckWait is how long a delivered job may go without an ack or an
-	// InProgress heartbeat before it is redelivered. Workers heartbeat
-	// every AckWait/3. Default DefaultAckWait.
+	// InProgress heartbeat before it is redelivered: the time a job of a
+	// worker that died (SIGKILL, a lost machine) waits for another.
+	// Workers heartbeat every AckWait/3 (every second by default). Default
+	// DefaultAckWait.
 	AckWait time.Duration
 	// MaxDeliver bounds the deliveries that may run one job. Default
 	// DefaultMaxDeliver. The consumer allows one delivery more, which never
@@ -88,7 +90,7 @@ const (
 	DefaultMaxAge        = 15 * time.Minute
 	DefaultMaxMsgSize    = 4 << 20
 	DefaultDuplicates    = 2 * time.Minute
-	DefaultAckWait       = 30 * time.Second
+	DefaultAckWait       = 3 * time.Second
 	DefaultMaxDeliver    = 3
 	DefaultMaxAckPending = 4096
 	DefaultMaxWaiting    = 4096
@@ -255,7 +257,7 @@ func (b *Bus) MaxResultSize() int { return int(b.nc.MaxPayload()) - resultHeadro
 // Result returns the stored result envelope of jobID. Errors: ErrNoResult
 // when none is stored (not finished, unknown, or expired).
 func (b *Bus) Result(ctx context.Context, jobID string) ([]byte, error) {
-	if !validToken(jobID) {
+	if !ValidID(jobID) {
 		return nil, &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", jobID)}
 	}
 	e, err := b.results.Get(ctx, jobID)
@@ -263,7 +265,7 @@ func (b *Bus) Result(ctx context.Context, jobID string) ([]byte, error) {
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			return nil, ErrNoResult
 		}
-		return nil, fmt.Errorf("queue: read result %s: %w", jobID, err)
+		return nil, opError("read result "+jobID, err)
 	}
 	return e.Value(), nil
 }
@@ -272,13 +274,16 @@ func (b *Bus) Result(ctx context.Context, jobID string) ([]byte, error) {
 // stored (the first result wins: a cancelled queued job, a redelivery, a
 // janitor). It returns the result that is stored afterwards — env, or the
 // earlier one — so that every event of a job carries the same envelope.
+// Errors: *UnavailableError when the results bucket does not answer now
+// (a node down, a leader election: the worker retries); other KV errors,
+// wrapped.
 func (b *Bus) StoreResult(ctx context.Context, jobID string, env []byte) ([]byte, error) {
 	_, err := b.results.Create(ctx, jobID, env)
 	if err == nil {
 		return env, nil
 	}
 	if !errors.Is(err, jetstream.ErrKeyExists) {
-		return nil, fmt.Errorf("queue: store result %s: %w", jobID, err)
+		return nil, opError("store result "+jobID, err)
 	}
 	prev, gerr := b.Result(ctx, jobID)
 	if gerr != nil {

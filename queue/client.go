@@ -86,7 +86,7 @@ func NewClient(bus *Bus, opts ClientOptions) (*Client, error) {
 	if gw == "" {
 		gw = "gw-" + uuid.NewString()[:8]
 	}
-	if !validToken(gw) {
+	if !ValidID(gw) {
 		return nil, fmt.Errorf("queue: gateway ID %q is not 1-128 characters of [A-Za-z0-9_-]", gw)
 	}
 	c := &Client{
@@ -152,10 +152,10 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	if job.ID == "" {
 		job.ID = uuid.NewString()
 	}
-	if !validToken(job.ID) {
+	if !ValidID(job.ID) {
 		return "", &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", job.ID)}
 	}
-	if !validToken(job.Tool) {
+	if !ValidID(job.Tool) {
 		return "", &InvalidJobError{Field: "tool", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", job.Tool)}
 	}
 	job.V = MessageVersion
@@ -235,7 +235,7 @@ func newPending() *pendingJob {
 // Cancel to stop it); ErrClosed; *InvalidJobError for a malformed ID.
 // Several goroutines may Wait for the same job.
 func (c *Client) Wait(ctx context.Context, jobID string, onProgress func(steps, total int64)) (json.RawMessage, error) {
-	if !validToken(jobID) {
+	if !ValidID(jobID) {
 		return nil, &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", jobID)}
 	}
 	c.mu.Lock()
@@ -342,7 +342,7 @@ func (c *Client) Result(ctx context.Context, jobID string) (json.RawMessage, err
 // it had already finished). Errors: *InvalidJobError for a malformed ID;
 // NATS errors (wrapped).
 func (c *Client) Cancel(ctx context.Context, jobID string) error {
-	if !validToken(jobID) {
+	if !ValidID(jobID) {
 		return &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", jobID)}
 	}
 	c.mu.Lock()

@@ -146,6 +146,11 @@ func isTransient(err error) bool {
 		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected)
 }
 
+// opError wraps an error of a job operation on the bus (doing what): an
+// *UnavailableError when it is transient (isTransient), so that workers
+// retry it, else wrapped with the queue's prefix.
+func opError(what string, err error) error { return setupError(what, err) }
+
 // setupError wraps an error of setting the queue up (doing what) as an
 // *UnavailableError when it is transient (isTransient), else with the
 // queue's prefix.

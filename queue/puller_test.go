@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"strings"
@@ -103,11 +104,30 @@ func TestPullerNakAndTerm(t *testing.T) {
 	if err != nil || d == nil || d.Job.ID != id || d.NumDelivered != 2 {
 		t.Fatalf("after Nak: %+v, %v", d, err)
 	}
+	// NakWithDelay: not redelivered before the delay, then redelivered.
+	nakked := time.Now()
+	if err := d.NakWithDelay(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := p.Next(300 * time.Millisecond); d != nil || err != nil {
+		t.Fatalf("delayed nak redelivered within 300 ms: %+v, %v", d, err)
+	}
+	d, err = p.Next(10 * time.Second)
+	if err != nil || d == nil || d.Job.ID != id || d.NumDelivered != 3 || time.Since(nakked) < time.Second {
+		t.Fatalf("after NakWithDelay(1s): %+v, %v after %v", d, err, time.Since(nakked))
+	}
 	if err := d.Term("test"); err != nil {
 		t.Fatal(err)
 	}
 	if d, err := p.Next(200 * time.Millisecond); d != nil || err != nil {
 		t.Fatalf("terminated job delivered again: %+v, %v", d, err)
+	}
+	// NextContext returns as soon as its context ends.
+	ctx2, cancel := context.WithCancel(ctx)
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	start := time.Now()
+	if d, err := p.NextContext(ctx2, time.Minute); d != nil || err != nil || time.Since(start) > 30*time.Second {
+		t.Fatalf("NextContext after cancel: %+v, %v after %v", d, err, time.Since(start))
 	}
 }
 

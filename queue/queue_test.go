@@ -349,9 +349,15 @@ func TestClaims(t *testing.T) {
 	if h, _ := bus.ClaimHolder(ctx, "j1"); h != "wA" {
 		t.Errorf("holder = %q", h)
 	}
+	if time.Since(cl.FirstStart) > time.Minute || time.Since(cl.FirstStart) < 0 {
+		t.Errorf("first start = %v", cl.FirstStart)
+	}
 	cl2, err := bus.Claim(ctx, "j1", "wB")
-	if err != nil || cl2.Previous != "wA" || cl2.Cancelled {
-		t.Fatalf("takeover = %+v, %v", cl2, err)
+	if err != nil || cl2.Previous != "wA" || cl2.Cancelled || !cl2.FirstStart.Equal(cl.FirstStart) {
+		t.Fatalf("takeover = %+v, %v; want the first start %v kept", cl2, err, cl.FirstStart)
+	}
+	if _, err := bus.Claim(ctx, "j1", "w@x"); err == nil || err.Error() != `queue: claim j1: worker ID "w@x" is not 1-128 characters of [A-Za-z0-9_-]` {
+		t.Errorf("claim by a bad worker ID: %v", err)
 	}
 	// A stale release (wA's revision) does not remove wB's claim.
 	if err := bus.ReleaseClaim(ctx, "j1", cl); err != nil {
@@ -485,7 +491,7 @@ func TestStatsAndWorkerRegistry(t *testing.T) {
 	for _, id := range []string{"w2", "w1"} {
 		stop, err := bus.RegisterWorker(id, "1.2.3", func() WorkerStatus {
 			return WorkerStatus{ID: id, Host: "h", PID: 42, Slots: 4, Busy: 1, Done: 7, Started: started}
-		})
+		}, func(job string) bool { return id == "w1" && job == "job-x" })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -502,6 +508,16 @@ func TestStatsAndWorkerRegistry(t *testing.T) {
 		}}
 	if g, w := mustJSON(t, st), mustJSON(t, want); g != w {
 		t.Errorf("stats = %s\nwant    %s", g, w)
+	}
+	// Each worker answers for its own running jobs; a worker that is not
+	// there does not run any.
+	for _, c := range []struct {
+		worker, job string
+		want        bool
+	}{{"w1", "job-x", true}, {"w1", "job-y", false}, {"w2", "job-x", false}, {"w9", "job-x", false}, {"bad.id", "job-x", false}} {
+		if got, err := bus.WorkerRunning(ctx, c.worker, c.job, time.Second); err != nil || got != c.want {
+			t.Errorf("WorkerRunning(%s, %s) = %v, %v; want %v", c.worker, c.job, got, err, c.want)
+		}
 	}
 	// Let the delivery time out: it is redelivered.
 	time.Sleep(300 * time.Millisecond)

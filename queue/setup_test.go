@@ -203,7 +203,8 @@ func TestBucket(t *testing.T) {
 func TestReadStatsWithoutStream(t *testing.T) {
 	_, bus, _ := testBus(t, Config{})
 	ctx := ctxT(t)
-	stop, err := bus.RegisterWorker("w1", "1.0.0", func() WorkerStatus { return WorkerStatus{ID: "w1", Slots: 3} })
+	stop, err := bus.RegisterWorker("w1", "1.0.0", func() WorkerStatus { return WorkerStatus{ID: "w1", Slots: 3} },
+		func(string) bool { return false })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -196,8 +196,14 @@ func gatherWorkers(ctx context.Context, nc *nats.Conn, total, quiet time.Duratio
 // RegisterWorker announces a worker process: a nats micro service named
 // WorkerServiceName (so `nats micro ls` and $SRV.PING see it) whose
 // "status" endpoint on WorkerStatusSubject answers every request with
-// status(). Call stop when the worker shuts down.
-func (b *Bus) RegisterWorker(id, version string, status func() WorkerStatus) (stop func() error, err error) {
+// status(), and whose "running" endpoint, on a subject of its own, answers
+// whether running(jobID) (Bus.WorkerRunning: a delivery that finds a
+// job's claim held by another worker asks it before taking the job over).
+// id must be ValidID. Call stop when the worker shuts down.
+func (b *Bus) RegisterWorker(id, version string, status func() WorkerStatus, running func(jobID string) bool) (stop func() error, err error) {
+	if !ValidID(id) {
+		return nil, fmt.Errorf("queue: register worker: ID %q is not 1-128 characters of [A-Za-z0-9_-]", id)
+	}
 	svc, err := micro.AddService(b.nc, micro.Config{
 		Name:        WorkerServiceName,
 		Version:     version,
@@ -210,6 +216,15 @@ func (b *Bus) RegisterWorker(id, version string, status func() WorkerStatus) (st
 	err = svc.AddEndpoint("status", micro.HandlerFunc(func(r micro.Request) {
 		_ = r.RespondJSON(status())
 	}), micro.WithEndpointSubject(WorkerStatusSubject), micro.WithEndpointQueueGroupDisabled())
+	if err == nil {
+		err = svc.AddEndpoint("running", micro.HandlerFunc(func(r micro.Request) {
+			answer := []byte("0")
+			if running(string(r.Data())) {
+				answer = []byte("1")
+			}
+			_ = r.Respond(answer)
+		}), micro.WithEndpointSubject(workerRunningSubject(id)), micro.WithEndpointQueueGroupDisabled())
+	}
 	if err != nil {
 		svc.Stop()
 		return nil, fmt.Errorf("queue: register worker: %w", err)

@@ -5,10 +5,58 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/axpool/axpool/queue"
 )
+
+// EnvHeartbeatFD names, in a worker process started by a Supervisor, the
+// file descriptor of the pipe on which it writes its heartbeat: one byte
+// every HeartbeatInterval while the worker is healthy (Worker.Healthy).
+const EnvHeartbeatFD = "AXPOOL_HEARTBEAT_FD"
+
+// HeartbeatInterval is the time between two heartbeats of a supervised
+// worker process (SupervisorOptions.HeartbeatTimeout).
+const HeartbeatInterval = 500 * time.Millisecond
+
+// startHeartbeat writes the supervisor's heartbeat (EnvHeartbeatFD, if
+// set) every HeartbeatInterval while healthy() holds, until stop is
+// called. It writes the first at once, so that the supervisor watches the
+// process from its start.
+func startHeartbeat(healthy func() bool) (stop func()) {
+	fd, err := strconv.Atoi(os.Getenv(EnvHeartbeatFD))
+	if err != nil || fd < 3 {
+		return func() {}
+	}
+	f := os.NewFile(uintptr(fd), "heartbeat")
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(HeartbeatInterval)
+		defer t.Stop()
+		for {
+			if healthy() {
+				if _, err := f.Write([]byte{1}); err != nil {
+					return // the supervisor is gone
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		f.Close()
+	}
+}
 
 // ProcessOptions configure RunProcess.
 type ProcessOptions struct {
@@ -46,6 +94,9 @@ func RunProcess(ctx context.Context, po ProcessOptions) error {
 	if log == nil {
 		log = slog.Default()
 	}
+	var worker atomic.Pointer[Worker]
+	stopBeat := startHeartbeat(func() bool { w := worker.Load(); return w == nil || w.Healthy() })
+	defer stopBeat()
 	sctx, scancel := ctx, context.CancelFunc(func() {})
 	if po.ConnectTimeout > 0 {
 		sctx, scancel = context.WithTimeout(ctx, po.ConnectTimeout)
@@ -97,6 +148,7 @@ func RunProcess(ctx context.Context, po ProcessOptions) error {
 	if err != nil {
 		return err
 	}
+	worker.Store(w)
 	if err := w.Run(ctx); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}

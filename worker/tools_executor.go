@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
@@ -16,6 +17,12 @@ import (
 // handler) and returns the tool's response envelope.
 type ToolsExecutor struct {
 	Env *tools.Env
+}
+
+// WallLimit implements WallLimiter: the job's effective wall-clock limit
+// (tools.WallLimit).
+func (e ToolsExecutor) WallLimit(job *queue.Job) time.Duration {
+	return tools.WallLimit(e.Env, job.Tool, job.Args)
 }
 
 // Execute implements Executor.

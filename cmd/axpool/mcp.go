@@ -358,8 +358,8 @@ func startWorkers(emb *queue.Embedded, nf *nodeFlags, log *slog.Logger) (*worker
 		},
 		Stderr: os.Stderr,
 		// The workers run with the default shutdown grace (workerArgs
-		// passes none): Stop must give them that long to hand jobs back.
-		WorkerGrace: worker.DefaultShutdownGrace + worker.DefaultPullWait,
+		// passes none): Stop must give them that long to answer their jobs.
+		WorkerGrace: worker.DefaultShutdownGrace + worker.ShutdownSlack,
 		Logger:      log,
 	})
 }
