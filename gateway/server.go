@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -161,6 +163,84 @@ type Server struct {
 	log  *slog.Logger
 	mask *Masker
 	mcp  *server.MCPServer
+
+	// Shutdown (BeginShutdown, WaitCalls, CancelCalls).
+	draining  atomic.Bool
+	stopCtx   context.Context // ends when CancelCalls is called
+	stopCalls context.CancelFunc
+	calls     callCount
+}
+
+// callCount counts the tool calls in flight, for WaitCalls.
+type callCount struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n reaches 0; nil when nobody waits
+}
+
+func (c *callCount) add() {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+}
+
+func (c *callCount) done() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n--
+	if c.n == 0 && c.idle != nil {
+		close(c.idle)
+		c.idle = nil
+	}
+}
+
+// wait blocks until no call is in flight or ctx ends.
+func (c *callCount) wait(ctx context.Context) error {
+	c.mu.Lock()
+	if c.n == 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	if c.idle == nil {
+		c.idle = make(chan struct{})
+	}
+	idle := c.idle
+	c.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// shutdownRetryAfter is the retry_after_ms of a call refused because the
+// gateway is shutting down: another gateway (or this one, restarted) can
+// take it.
+const shutdownRetryAfter = time.Second
+
+// errShuttingDown is the cause of a call refused during shutdown.
+var errShuttingDown = errors.New("the server is shutting down")
+
+// BeginShutdown makes the gateway stop taking calls: from now on a call of
+// an executing tool is answered at once with outcome queue_unavailable
+// (retryable, retry_after_ms 1000: "the job queue is unavailable (the
+// server is shutting down)"); calls already running go on (WaitCalls).
+// The tools that run nothing are still answered. Idempotent.
+func (g *Server) BeginShutdown() { g.draining.Store(true) }
+
+// WaitCalls blocks until no tool call is in flight (on any transport), or
+// ctx ends (its error is returned).
+func (g *Server) WaitCalls(ctx context.Context) error { return g.calls.wait(ctx) }
+
+// CancelCalls cancels every tool call in flight, as a client's
+// notifications/cancelled would, except that each still gets its
+// response: outcome cancelled (its job is cancelled on the queue). Calls
+// that start afterwards are cancelled at once. For the end of a shutdown
+// grace.
+func (g *Server) CancelCalls() {
+	g.BeginShutdown()
+	g.stopCalls()
 }
 
 // New builds the gateway. Errors: a required Config field is missing, a
@@ -193,6 +273,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Version = "dev"
 	}
 	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker}
+	g.stopCtx, g.stopCalls = context.WithCancel(context.Background())
 	g.mcp = server.NewMCPServer(ServerName, cfg.Version,
 		server.WithToolCapabilities(false),
 		server.WithInstructions(Instructions),
@@ -214,6 +295,14 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	tool := req.Params.Name
 	start := time.Now()
 	info, _ := ctx.Value(callInfoKey{}).(*callInfo)
+	g.calls.add()
+	defer g.calls.done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(g.stopCtx, cancel)()
+	if g.draining.Load() && g.cfg.Executes(tool) && g.stopCtx.Err() == nil {
+		return g.result(g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeQueueUnavailable, Err: errShuttingDown, RetryAfter: shutdownRetryAfter}))
+	}
 	if ctx.Err() != nil { // cancelled before it started: nothing is submitted
 		return g.result(g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}))
 	}

@@ -61,6 +61,7 @@ type nodeFlags struct {
 	secretEnv             []string
 	replicas              int
 	connectTimeout        time.Duration
+	shutdownGrace         time.Duration
 }
 
 // register adds the node flags to fs.
@@ -83,6 +84,8 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&nf.replicas, "replicas", 0, replicasUsage)
 	fs.DurationVar(&nf.connectTimeout, "connect-timeout", DefaultGatewayConnectTimeout,
 		"with --nats: how long start-up waits for NATS and the job queue, retrying with backoff (0 = forever)")
+	fs.DurationVar(&nf.shutdownGrace, "shutdown-grace", worker.DefaultShutdownGrace,
+		"on SIGTERM/SIGINT, how long running calls may finish before they are cancelled (the workers get the same)")
 }
 
 // replicasUsage is the help text of --replicas of mcp, serve and worker.
@@ -154,7 +157,11 @@ The --max-* flags and --ceiling-policy are the operator's ceilings: a call
 can lower them, never raise them (a call asking more runs with the ceiling).
 Memory has a ceiling by default (--max-memory-mb 1024); the others have
 none unless given. In fleet mode give them to the workers.
-axpool stops cleanly when stdin closes or on SIGTERM/SIGINT.`,
+axpool stops cleanly when stdin closes. On SIGTERM/SIGINT it stops taking
+calls (they get queue_unavailable), lets the running ones finish for
+--shutdown-grace, cancels the rest (their callers get outcome cancelled)
+and exits within the grace + 2 s; its workers, in a process group of their
+own, get the same grace and are never restarted once shutdown began.`,
 	Args: cobra.NoArgs,
 	RunE: runMCP,
 }
@@ -170,15 +177,68 @@ func runMCP(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	err = n.gw.ServeStdio(ctx, cmd.InOrStdin(), os.Stdout)
-	n.log.Info("stdio closed; shutting down")
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- n.gw.ServeStdio(ctx, cmd.InOrStdin(), os.Stdout) }()
+	select {
+	case err = <-served:
+		n.log.Info("stdio closed; shutting down")
+	case sig := <-sigs:
+		n.drain(sig, mcpFlags.shutdownGrace)
+		cancel()
+		err = <-served
+	}
 	n.close()
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool mcp: %v", err)
 	}
 	return nil
+}
+
+// shutdownSlack bounds how long the calls cancelled at the end of a
+// shutdown grace take to be answered.
+const shutdownSlack = time.Second
+
+// drain is the first part of a shutdown on sig, for every transport: the
+// gateway stops taking calls, the workers are told to stop (they finish
+// their running jobs for the same grace, then answer the rest cancelled,
+// and are never restarted), the calls in flight get grace to finish, then
+// are cancelled (their callers get outcome cancelled) and get
+// shutdownSlack to be answered. The transport is closed after it, then
+// close.
+func (n *node) drain(sig os.Signal, grace time.Duration) {
+	n.log.Info("signal received; shutting down", "signal", signalName(sig), "grace", grace)
+	n.gw.BeginShutdown()
+	if n.sup != nil {
+		go n.sup.Stop()
+	}
+	gctx, cancel := context.WithTimeout(context.Background(), grace)
+	err := n.gw.WaitCalls(gctx)
+	cancel()
+	if err != nil {
+		n.log.Warn("shutdown grace elapsed; cancelling the calls still running")
+		n.gw.CancelCalls()
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownSlack)
+		if n.gw.WaitCalls(sctx) != nil {
+			n.log.Warn("calls still running after they were cancelled; exiting without them")
+		}
+		cancel()
+	}
+}
+
+// signalName names sig as the log shows it: "SIGTERM", "SIGINT".
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case os.Interrupt:
+		return "SIGINT"
+	}
+	return sig.String()
 }
 
 // node is a running gateway with its queue and, in single-node mode, the
@@ -227,6 +287,9 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	}
 	if nf.connectTimeout < 0 {
 		return nil, printFail(cmd, exitUsage, "%s: --connect-timeout must not be negative", name)
+	}
+	if nf.shutdownGrace < 0 {
+		return nil, printFail(cmd, exitUsage, "%s: --shutdown-grace must not be negative", name)
 	}
 	// Each part tags its own lines with component=…: hand the parts the
 	// untagged base logger (slog prints an attribute added twice twice).
@@ -357,9 +420,11 @@ func startWorkers(emb *queue.Embedded, nf *nodeFlags, log *slog.Logger) (*worker
 			return c
 		},
 		Stderr: os.Stderr,
-		// The workers run with the default shutdown grace (workerArgs
-		// passes none): Stop must give them that long to answer their jobs.
-		WorkerGrace: worker.DefaultShutdownGrace + worker.ShutdownSlack,
+		// The workers run with --shutdown-grace (workerArgs): Stop gives
+		// them that long to finish their jobs, and the slack to answer
+		// the rest, before it kills them.
+		WorkerGrace: nf.shutdownGrace + worker.ShutdownSlack,
+		StopGrace:   nf.shutdownGrace + worker.ShutdownSlack + 500*time.Millisecond,
 		Logger:      log,
 	})
 }
@@ -379,6 +444,7 @@ func workerArgs(natsURL string, nf *nodeFlags) []string {
 		"--max-memory-mb", strconv.FormatInt(nf.maxMemoryMB, 10),
 		"--max-output-bytes", strconv.FormatInt(nf.maxOut, 10),
 		"--log-level", nf.logLevel,
+		"--shutdown-grace", nf.shutdownGrace.String(),
 	}
 	if nf.slots > 0 {
 		args = append(args, "--slots", strconv.Itoa(nf.slots))

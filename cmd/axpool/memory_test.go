@@ -40,7 +40,7 @@ func TestWorkerArgs(t *testing.T) {
 	nf.register(pflag.NewFlagSet("node", pflag.ContinueOnError)) // sets the defaults
 	got := workerArgs("nats://127.0.0.1:4222", &nf)
 	want := []string{"worker", "--nats", "nats://127.0.0.1:4222", "--libs-dir", "libs", "--templates-dir", "templates",
-		"--max-steps", "0", "--max-wall-ms", "0", "--max-memory-mb", "1024", "--max-output-bytes", "0", "--log-level", "info"}
+		"--max-steps", "0", "--max-wall-ms", "0", "--max-memory-mb", "1024", "--max-output-bytes", "0", "--log-level", "info", "--shutdown-grace", "10s"}
 	if !slices.Equal(got, want) {
 		t.Errorf("default workerArgs =\n%q\nwant\n%q", got, want)
 	}
@@ -48,7 +48,7 @@ func TestWorkerArgs(t *testing.T) {
 	got = workerArgs("nats://x", &nf)
 	want = []string{"worker", "--nats", "nats://x", "--libs-dir", "libs", "--templates-dir", "templates",
 		"--max-steps", "0", "--max-wall-ms", "0", "--max-memory-mb", "0", "--max-output-bytes", "0", "--log-level", "info",
-		"--slots", "3", "--ceiling-policy", "ceiling.json", "--secret-env", "DB_URL", "--secret-env", "OTHER"}
+		"--shutdown-grace", "10s", "--slots", "3", "--ceiling-policy", "ceiling.json", "--secret-env", "DB_URL", "--secret-env", "OTHER"}
 	if !slices.Equal(got, want) {
 		t.Errorf("workerArgs =\n%q\nwant\n%q", got, want)
 	}
