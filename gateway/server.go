@@ -56,7 +56,8 @@ type LocalFunc func(ctx context.Context, tool string, args json.RawMessage) (jso
 // and the job metadata (docs/tools.md §5; see envelope).
 type JobError struct {
 	// Outcome is wire.OutcomeQueueFull, OutcomeQueueUnavailable,
-	// OutcomeInvalidArgs, OutcomeCancelled or OutcomeWorkerLost.
+	// OutcomeQuotaExceeded, OutcomeInvalidArgs, OutcomeCancelled or
+	// OutcomeWorkerLost.
 	Outcome wire.Outcome
 	// JobID is "" when no job was created.
 	JobID string
@@ -65,7 +66,7 @@ type JobError struct {
 	// Worker identifies the worker that ran the job ("" if none).
 	Worker string
 	// RetryAfter is the suggested wait before retrying (queue_full,
-	// queue_unavailable); 0 means defaultRetryAfter.
+	// queue_unavailable, quota_exceeded); 0 means defaultRetryAfter.
 	RetryAfter time.Duration
 	// Err is the cause.
 	Err error
@@ -82,6 +83,7 @@ const defaultRetryAfter = 250 * time.Millisecond
 //
 //	queue_full        → wire.QueueFull("the job queue is full; retry after N ms", RetryAfter)
 //	queue_unavailable → wire.QueueUnavailable("the job queue is unavailable (<cause>); retry after N ms", RetryAfter)
+//	quota_exceeded    → wire.QuotaExceeded("the <cause>; retry after N ms", RetryAfter)
 //	invalid_args      → wire.InvalidArgs(invalid_args, e.Error())
 //	cancelled         → wire.Cancelled("the request was cancelled; its job was stopped")
 //	worker_lost       → wire.WorkerLost(e.Error())
@@ -105,6 +107,12 @@ func (e *JobError) envelope() *wire.Object {
 			msg += " (" + cause.Error() + ")"
 		}
 		return wire.QueueUnavailable(fmt.Sprintf("%s; retry after %d ms", msg, wire.RetryAfterMs(retry)), retry)
+	case wire.OutcomeQuotaExceeded:
+		msg := "the caller's quota is spent"
+		if e.Err != nil {
+			msg = "the " + e.Err.Error()
+		}
+		return wire.QuotaExceeded(fmt.Sprintf("%s; retry after %d ms", msg, wire.RetryAfterMs(retry)), retry)
 	case wire.OutcomeInvalidArgs:
 		return wire.InvalidArgs(wire.KindInvalidArgs, e.Error())
 	case wire.OutcomeCancelled:
@@ -406,7 +414,7 @@ func (g *Server) failure(ctx context.Context, tool string, err error) []byte {
 	}
 	outcome, _ := o.Get("outcome")
 	level := slog.LevelWarn
-	if outcome == wire.OutcomeCancelled || outcome == wire.OutcomeQueueFull {
+	if outcome == wire.OutcomeCancelled || outcome == wire.OutcomeQueueFull || outcome == wire.OutcomeQuotaExceeded {
 		level = slog.LevelInfo
 	}
 	attrs := []any{"tool", tool, "caller", callerFrom(ctx), "job", je.JobID, "outcome", outcome, "err", err}

@@ -208,6 +208,7 @@ type Bus struct {
 	maxDeliver    int
 	maxAckPending int
 	maxAge        time.Duration
+	maxDepth      int64
 	maxMsgSize    int
 	replicas      int
 	storage       jetstream.StorageType
@@ -238,6 +239,10 @@ func (b *Bus) MaxAge() time.Duration { return b.maxAge }
 // (Bucket): Config.Replicas when Open was given one, else the job
 // stream's (WantReplicas changes it).
 func (b *Bus) Replicas() int { return b.replicas }
+
+// MaxDepth returns the stream's capacity in jobs (Config.MaxDepth, or the
+// existing stream's MaxMsgs; 0 or less for none).
+func (b *Bus) MaxDepth() int64 { return b.maxDepth }
 
 // RetryAfter returns the wait suggested to callers when the queue is full
 // or unavailable (Config.RetryAfter; the default for a Bus from Attach).

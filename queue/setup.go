@@ -468,6 +468,7 @@ func newBus(nc *nats.Conn, js jetstream.JetStream, stream jetstream.Stream, cons
 		maxDeliver:    max(ci.Config.MaxDeliver-1, 0),
 		maxAckPending: ci.Config.MaxAckPending,
 		maxAge:        si.Config.MaxAge,
+		maxDepth:      si.Config.MaxMsgs,
 		maxMsgSize:    maxMsg,
 		replicas:      max(si.Config.Replicas, 1),
 		storage:       si.Config.Storage,

@@ -17,9 +17,9 @@ func TestLibsDirHelp(t *testing.T) {
 		cmd  string
 		want string
 	}{
-		{"mcp", `      --libs-dir string            directory that import "std-x" resolves against (default "libs")`},
+		{"mcp", `      --libs-dir string               directory that import "std-x" resolves against (default "libs")`},
 		{"worker", `      --libs-dir string            directory that import "std-x" resolves against (default "libs")`},
-		{"serve", `      --libs-dir string            directory that import "std-x" resolves against (default "libs")`},
+		{"serve", `      --libs-dir string               directory that import "std-x" resolves against (default "libs")`},
 		{"run", `      --libs-dir string        directory that import "std-x" resolves against (default "libs")`},
 	}
 	for _, c := range cases {

@@ -62,6 +62,7 @@ type nodeFlags struct {
 	replicas              int
 	connectTimeout        time.Duration
 	shutdownGrace         time.Duration
+	maxInflightPerCaller  int
 }
 
 // register adds the node flags to fs.
@@ -86,6 +87,8 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 		"with --nats: how long start-up waits for NATS and the job queue, retrying with backoff (0 = forever)")
 	fs.DurationVar(&nf.shutdownGrace, "shutdown-grace", worker.DefaultShutdownGrace,
 		"on SIGTERM/SIGINT, how long running calls may finish before they are cancelled (the workers get the same)")
+	fs.IntVar(&nf.maxInflightPerCaller, "max-inflight-per-caller", 0,
+		"most calls one caller (a token's name; stdio is one caller) may have in flight; beyond it calls get quota_exceeded (0 = no bound)")
 }
 
 // replicasUsage is the help text of --replicas of mcp, serve and worker.
@@ -291,6 +294,9 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	if nf.shutdownGrace < 0 {
 		return nil, printFail(cmd, exitUsage, "%s: --shutdown-grace must not be negative", name)
 	}
+	if nf.maxInflightPerCaller < 0 {
+		return nil, printFail(cmd, exitUsage, "%s: --max-inflight-per-caller must not be negative", name)
+	}
 	// Each part tags its own lines with component=…: hand the parts the
 	// untagged base logger (slog prints an attribute added twice twice).
 	base := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
@@ -356,7 +362,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		}
 	}
 	n.gw, err = gateway.New(gateway.Config{
-		Backend:  &gateway.QueueBackend{Client: n.client, Timeout: nf.jobTimeout},
+		Backend:  &gateway.QueueBackend{Client: n.client, Timeout: nf.jobTimeout, MaxInflightPerCaller: nf.maxInflightPerCaller},
 		Local:    gateway.ToolsLocal(env),
 		Executes: tools.Executes,
 		Version:  buildVersion(),
