@@ -15,7 +15,7 @@ import (
 
 // newClusterHarness opens a bus with cfg on a new 3-node cluster; its
 // worker processes connect to every node.
-func newClusterHarness(t *testing.T, cfg queue.Config) (*harness, *queuetest.Cluster) {
+func newClusterHarness(t testing.TB, cfg queue.Config) (*harness, *queuetest.Cluster) {
 	t.Helper()
 	c := queuetest.StartCluster(t)
 	nc := c.Connect()
@@ -37,7 +37,7 @@ func newClusterHarness(t *testing.T, cfg queue.Config) (*harness, *queuetest.Clu
 }
 
 // leaderOf returns the index of the node leading stream name.
-func leaderOf(t *testing.T, c *queuetest.Cluster, js jetstream.JetStream, name string) int {
+func leaderOf(t testing.TB, c *queuetest.Cluster, js jetstream.JetStream, name string) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

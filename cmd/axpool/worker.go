@@ -60,9 +60,14 @@ The --max-* flags are the operator's ceilings: a job may lower them, never
 raise them (a job asking more runs with the ceiling; 0 = no ceiling).
 Memory has a ceiling by default (--max-memory-mb 1024), the others none.
 
+Start-up waits for NATS and for the job queue, retrying with backoff and
+logging each try, for --connect-timeout (forever by default). --replicas
+only checks the queue's replication (differences are logged); gateways
+create the queue and axpool queue configure changes it.
+
 SIGTERM or SIGINT stops pulling, lets running jobs finish for
---shutdown-grace (then hands them back to the queue), and exits 0. Logs go
-to stderr.`,
+--shutdown-grace, answers the others cancelled (nothing is handed back to
+run again) and exits 0 within the grace + 2 s. Logs go to stderr.`,
 	Args: cobra.NoArgs,
 	RunE: runWorker,
 }
