@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,6 +102,7 @@ func limitedOptions() vm.Options {
 func runAx(b *testing.B, m *vm.Module, opts vm.Options, want int64) {
 	b.ReportAllocs()
 	var steps int64
+	defer reportCPU(b)()
 	for b.Loop() {
 		res, err := vm.Run(context.Background(), m, opts)
 		if err != nil {
@@ -127,6 +129,7 @@ func starlarkFunc(tb testing.TB, src, name string) (*starlark.Thread, starlark.V
 func runStarlark(b *testing.B, src, name string, arg int, want int64) {
 	thread, f := starlarkFunc(b, src, name)
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		v, err := starlark.Call(thread, f, starlark.Tuple{starlark.MakeInt(arg)}, nil)
 		if err != nil {
@@ -155,6 +158,7 @@ func runLua(b *testing.B, src, name string, arg int, want int64) {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
+	defer reportCPU(b)()
 	for b.Loop() {
 		if got := luaCall(b, L, name, arg); got != want {
 			b.Fatalf("got %d", got)
@@ -266,4 +270,25 @@ func TestSameResults(t *testing.T) {
 			t.Fatalf("program(%d): %v %v", lines, res.Value, err)
 		}
 	}
+}
+
+// reportCPU returns a function that reports the process CPU time (user +
+// system, GC included) per iteration as cpu-ns/op: on a machine shared
+// with other work it varies less than wall time. Call it as
+// `defer reportCPU(b)()` before the loop.
+func reportCPU(b *testing.B) func() {
+	start := cpuNanos()
+	return func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpuNanos()-start)/float64(b.N), "cpu-ns/op")
+		}
+	}
+}
+
+func cpuNanos() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }

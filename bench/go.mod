@@ -6,6 +6,7 @@ replace github.com/axpool/axpool => ../
 
 require (
 	github.com/axpool/axpool v0.0.0-00010101000000-000000000000
+	github.com/d5/tengo/v2 v2.17.0
 	github.com/yuin/gopher-lua v1.1.2
 	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
 )

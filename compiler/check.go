@@ -141,6 +141,7 @@ type checker struct {
 	numVars     []*Type // operand types that default to Int
 	braceVars   []*syntax.BlockExpr
 	matches     []*matchInfo // checked for exhaustiveness at the end
+	sortArgs    []sortArg    // list_sort arguments, whose elements must be Int, Float or String
 	capReported map[string]bool
 
 	bound    []*localVar     // the bindings of the pattern being checked

@@ -36,6 +36,7 @@ func (c *checker) checkFunc(f *funcSym) {
 	c.u, c.fn = f.unit, f
 	c.resetScope()
 	c.numVars, c.braceVars, c.matches = c.numVars[:0], c.braceVars[:0], c.matches[:0]
+	c.sortArgs = c.sortArgs[:0]
 	clear(c.a.valueIfs)
 	c.a.valueIfs = c.a.valueIfs[:0]
 	for _, v := range f.paramVars {
@@ -97,6 +98,7 @@ func (c *checker) finishFunc(f *funcSym) {
 			c.errorf(b, CodeType, "type mismatch: '{}' is an empty block or an empty map, but '%s' is expected here", t)
 		}
 	}
+	c.checkSortArgs()
 	c.checkValueIfs()
 	for _, m := range c.matches {
 		c.checkExhaustive(m)
@@ -168,7 +170,7 @@ func (c *checker) assign(s *syntax.AssignStmt) {
 	name := s.Target.Name
 	v := c.lookupLocal(name)
 	if v == nil {
-		if f, amb := lookupFunc(c.u, name); f != nil || amb != nil || isBuiltinName(name) {
+		if f, amb := lookupFunc(c.u, name); f != nil || amb != nil || vm.IsBuiltinName(name) {
 			c.errorf(s.Target, CodeType, "cannot assign to '%s': it is a function", name)
 			return
 		}
@@ -339,12 +341,29 @@ func (c *checker) expr(e syntax.Expr) *Type {
 	return tError
 }
 
-func isBuiltinName(name string) bool {
-	if _, ok := vm.LookupBuiltin(name); ok {
-		return true
+// sortArg is an argument of list_sort and its list type.
+type sortArg struct {
+	arg syntax.Expr
+	t   *Type
+}
+
+// checkSortArgs requires the elements of each list_sort argument to be
+// Int, Float or String (an unconstrained element type defaults to Int):
+// other lists are sorted with list_sort_by and a comparison function.
+func (c *checker) checkSortArgs() {
+	for _, sa := range c.sortArgs {
+		lt := prune(sa.t)
+		if lt.kind != KindList {
+			continue // the argument's own error was reported
+		}
+		switch el := prune(lt.Elem(0)); el.kind {
+		case KindVar:
+			c.unify(el, tInt)
+		case KindInt, KindFloat, KindString, KindError:
+		default:
+			c.errorf(sa.arg, CodeType, "list_sort sorts a List<Int>, List<Float> or List<String>, got '%s'; sort other lists with list_sort_by(list, less) where less(a, b) says whether a goes before b", lt)
+		}
 	}
-	_, ok := vm.LookupEffect(name)
-	return ok
 }
 
 func (c *checker) undefined(n syntax.Node, name string) {
@@ -362,7 +381,10 @@ func (c *checker) undefined(n syntax.Node, name string) {
 		return
 	}
 	hint, s := c.suggest(name, c.nameCandidates)
-	e := c.errorf(n, CodeUndefined, "undefined name '%s'%s", name, hint)
+	if g := builtinGuess(name); g != "" {
+		hint, s = " (did you mean '"+g+"'?)", g
+	}
+	e := c.errorf(n, CodeUndefined, "undefined name '%s'%s%s", name, hint, familyListing(name, s))
 	e.Subject, e.Suggestion = name, s
 }
 
@@ -380,7 +402,7 @@ func (c *checker) name(e *syntax.NameExpr) *Type {
 		c.u.info.names.set(e.Index(), nameRef{fn: f})
 		return f.typ
 	}
-	if isBuiltinName(e.Name) {
+	if vm.IsBuiltinName(e.Name) {
 		c.errorf(e, CodeType, "built-in function '%s' cannot be used as a value; call it directly or wrap it in a function", e.Name)
 		return tError
 	}
@@ -483,7 +505,7 @@ func (c *checker) operands(e *syntax.BinaryExpr, xt, yt *Type, strOK bool) *Type
 	if x.kind != y.kind || !numericOrString(x.kind, strOK) {
 		switch {
 		case (x.kind == KindInt && y.kind == KindFloat) || (x.kind == KindFloat && y.kind == KindInt):
-			c.errorAt(e.OpPos, syntax.Pos{}, CodeType, "operator '%s' cannot mix 'Int' and 'Float'; convert one side with __builtin_int_to_float or __builtin_float_to_int", e.Op)
+			c.errorAt(e.OpPos, syntax.Pos{}, CodeType, "operator '%s' cannot mix 'Int' and 'Float'; convert one side with int_to_float or float_to_int", e.Op)
 		case e.Op == syntax.OpAdd && (x.kind == KindString || y.kind == KindString) && (toStringBuiltin(x) != "" || toStringBuiltin(y) != ""):
 			conv := toStringBuiltin(x)
 			if conv == "" {
@@ -503,11 +525,11 @@ func (c *checker) operands(e *syntax.BinaryExpr, xt, yt *Type, strOK bool) *Type
 func toStringBuiltin(t *Type) string {
 	switch t.kind {
 	case KindInt:
-		return "__builtin_int_to_string"
+		return "int_to_string"
 	case KindFloat:
-		return "__builtin_float_to_string"
+		return "float_to_string"
 	case KindBool:
-		return "__builtin_bool_to_string"
+		return "bool_to_string"
 	}
 	return ""
 }
@@ -545,6 +567,9 @@ func (c *checker) call(e *syntax.CallExpr) *Type {
 	}
 	n, ok := e.Fn.(*syntax.NameExpr)
 	if !ok {
+		if fe, ok := e.Fn.(*syntax.FieldExpr); ok {
+			return c.callValue(e, "", c.fieldOf(fe, prune(c.expr(fe.X)), true))
+		}
 		return c.callValue(e, "", c.expr(e.Fn))
 	}
 	if v := c.lookupLocal(n.Name); v != nil {
@@ -563,7 +588,11 @@ func (c *checker) call(e *syntax.CallExpr) *Type {
 	if b, ok := vm.LookupBuiltin(n.Name); ok {
 		c.u.info.calls.set(e.Index(), callRef{kind: callBuiltin, builtin: b})
 		ps, r := c.instantiateSig(&builtinSigs[b])
-		return c.args(e, n.Name, ps, r)
+		t := c.args(e, n.Name, ps, r)
+		if b == vm.BListSort && len(e.Args) == 1 {
+			c.sortArgs = append(c.sortArgs, sortArg{e.Args[0], ps[0]})
+		}
+		return t
 	}
 	if amb != nil {
 		c.ambiguous(n, n.Name, amb)
@@ -646,7 +675,12 @@ func (c *checker) args(e *syntax.CallExpr, name string, params []*Type, result *
 }
 
 func (c *checker) field(e *syntax.FieldExpr) *Type {
-	xt := prune(c.expr(e.X))
+	return c.fieldOf(e, prune(c.expr(e.X)), false)
+}
+
+// fieldOf checks field access e on a value of type xt (pruned); call says
+// that e is called (`x.f(...)`), for the message on a type without fields.
+func (c *checker) fieldOf(e *syntax.FieldExpr, xt *Type, call bool) *Type {
 	name := e.Name.Name
 	switch xt.kind {
 	case KindError:
@@ -662,7 +696,11 @@ func (c *checker) field(e *syntax.FieldExpr) *Type {
 		xt = found.typ
 	case KindRecord:
 	default:
-		c.errorf(e.Name, CodeType, "cannot access field '%s' on a value of type '%s'", name, xt)
+		what := "access field"
+		if call {
+			what = "call method"
+		}
+		c.errorf(e.Name, CodeType, "cannot %s '%s' on a value of type '%s'%s", what, name, xt, noMethods(xt.kind, name))
 		return tError
 	}
 	d := xt.decl
@@ -1024,7 +1062,7 @@ func (c *checker) spawn(e *syntax.SpawnExpr) *Type {
 	case amb != nil:
 		c.ambiguous(n, n.Name, amb)
 		return tActor
-	case isBuiltinName(n.Name):
+	case vm.IsBuiltinName(n.Name):
 		c.errorf(n, CodeType, "cannot spawn built-in function '%s'", n.Name)
 		return tActor
 	default:

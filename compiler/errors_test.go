@@ -3,10 +3,10 @@ package compiler_test
 import (
 	"errors"
 	"fmt"
-	"github.com/axpool/axpool/compiler/syntax"
 	"testing"
 
 	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/compiler/syntax"
 )
 
 // TestErrorListRendering checks the rendering compiler.ErrorList shares

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/spell"
 	"github.com/axpool/axpool/vm"
 )
 
@@ -161,6 +162,8 @@ func (l *loader) resolveImports(u *unit) {
 			if d.IsString {
 				l.unknownLib(u, d)
 				u.brokenImport = true
+			} else {
+				l.unknownModule(u, d)
 			}
 			continue
 		}
@@ -189,6 +192,31 @@ func (l *loader) unknownLib(u *unit, d *syntax.ImportDecl) {
 	hint, s := l.c.suggest(d.Path, func() []string { return availableLibs(l.libsDir) })
 	e := l.c.report(CodeUndefined, SeverityError, u.file, pos, syntax.Pos{}, "unknown library '"+d.Path+"'"+hint)
 	e.Subject, e.Suggestion = d.Path, s
+}
+
+// unknownModule reports the E003 warning of `import name` naming no
+// library: the import is accepted and does nothing (the reference's
+// module imports), and the warning lists the libraries there are.
+func (l *loader) unknownModule(u *unit, d *syntax.ImportDecl) {
+	pos := d.PathPos
+	if !pos.IsValid() {
+		pos = d.Pos()
+	}
+	dir := strings.NewReplacer(".", "-", "_", "-").Replace(d.Path)
+	libs := availableLibs(l.libsDir)
+	msg := fmt.Sprintf("unknown library '%s': `import %s` does nothing", d.Path, d.Path)
+	if s, ok := spell.Nearest(dir, libs); ok {
+		msg += fmt.Sprintf(" (did you mean `import \"%s\"`?)", s)
+	}
+	if len(libs) == 0 {
+		msg += "; no libraries are available"
+		if _, err := os.Stat(l.libsDir); l.libsDir != "" && errors.Is(err, fs.ErrNotExist) {
+			msg += fmt.Sprintf(" (libs directory %q not found; set --libs-dir)", l.libsDir)
+		}
+	} else {
+		msg += `; the libraries, imported as import "std-x", are ` + strings.Join(libs, ", ")
+	}
+	l.c.report(CodeUndefined, SeverityWarning, u.file, pos, d.End(), msg).Subject = d.Path
 }
 
 // load returns the unit of library name, loading it on first use, or nil

@@ -33,6 +33,8 @@ import (
 //	                                 first, "… N frames …" where elided
 //	// want ui: <compact JSON array> the run's ui_output
 //	// want steps: N                 exact step count
+//	// | text                        continues the expectation above it on a
+//	                                 new line (messages that list built-ins)
 //	// options: max_steps=N policy=allow-all|deny-all|<json> max_memory_mb=N max_output_bytes=N max_wall_ms=N
 //
 // Line numbers are relative to the case. Runs use the mock handler and
@@ -73,6 +75,7 @@ type scriptCase struct {
 	src  string
 	exp  expectations
 	errs []string // malformed expectation lines
+	last *string  // the expectation a `// |` line continues
 }
 
 type expectations struct {
@@ -122,6 +125,15 @@ func splitCases(src string) []scriptCase {
 
 func (c *scriptCase) parseLine(l string, n int) {
 	l = strings.TrimRight(l, "\r")
+	if k := strings.Index(l, "// |"); k >= 0 {
+		if c.last == nil {
+			c.errs = append(c.errs, fmt.Sprintf("line %d: continuation without an expectation", n))
+			return
+		}
+		*c.last += "\n" + l[k+len("// |"):]
+		return
+	}
+	c.last = nil
 	i := strings.Index(l, "// want")
 	j := strings.Index(l, "// options:")
 	switch {
@@ -144,10 +156,13 @@ func (c *scriptCase) parseLine(l string, n int) {
 		c.exp.ok = true
 	} else if v, ok := val(" error:"); ok {
 		c.exp.errors = append(c.exp.errors, v)
+		c.last = &c.exp.errors[len(c.exp.errors)-1]
 	} else if v, ok := val(" warning:"); ok {
 		c.exp.warnings = append(c.exp.warnings, v)
+		c.last = &c.exp.warnings[len(c.exp.warnings)-1]
 	} else if v, ok := val(" runtime:"); ok {
 		c.exp.runtime = &v
+		c.last = c.exp.runtime
 	} else if v, ok := val(" limit:"); ok {
 		c.exp.limit = &v
 	} else if v, ok := val(" stack:"); ok {

@@ -14,7 +14,7 @@ import (
 // Specs are shared: a module holds each distinct spec once.
 
 // maxSpecDepth bounds the specs' nesting (vm.Prepare rejects specs deeper
-// than vm.MaxValueDepth); deeper parts are vm.KindAny.
+// than vm.MaxSpecDepth); deeper parts are vm.KindAny.
 const maxSpecDepth = 1000
 
 // receiveSpec returns the RECEIVE operand for a message of type t: the

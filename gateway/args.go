@@ -18,6 +18,7 @@ type callInfo struct {
 	args  json.RawMessage // tools.CheckArgs(tool, raw)
 	err   error
 	token json.RawMessage // _meta.progressToken as sent; nil when none
+	task  bool            // params.task is present and not null: a task-augmented call (tasks.go)
 }
 
 // callInfoKey carries the *callInfo of a tools/call that came over stdio or

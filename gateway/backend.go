@@ -179,6 +179,34 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 	return nil, &JobError{Outcome: wire.OutcomeWorkerLost, JobID: id, QueueMs: elapsed, Err: err}
 }
 
+// Start submits job jobID of tool without waiting for its result (an MCP
+// task, tasks.go): the worker stores the result in the results bucket,
+// where any gateway finds it. Errors are *JobError as for Run (queue_full,
+// invalid_args, queue_unavailable; a submission that failed otherwise is
+// cancelled by its ID).
+func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.RawMessage) error {
+	timeout := b.Timeout
+	if timeout <= 0 {
+		timeout = DefaultJobTimeout
+	}
+	start := time.Now()
+	job := queue.Job{ID: jobID, Tool: tool, Args: args, Submitted: start, Deadline: start.Add(timeout), Principal: callerFrom(ctx)}
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+	defer scancel()
+	if _, err := b.Client.Submit(sctx, job); err != nil {
+		var full *queue.QueueFullError
+		var invalid *queue.InvalidJobError
+		switch {
+		case errors.As(err, &full):
+			return &JobError{Outcome: wire.OutcomeQueueFull, JobID: jobID, RetryAfter: full.RetryAfter, Err: err}
+		case errors.As(err, &invalid):
+			return &JobError{Outcome: wire.OutcomeInvalidArgs, JobID: jobID, Err: err}
+		}
+		return &JobError{Outcome: wire.OutcomeQueueUnavailable, JobID: jobID, RetryAfter: b.Client.Bus().RetryAfter(), Err: err, CancelErr: b.cancel(ctx, jobID)}
+	}
+	return nil
+}
+
 // cancel cancels job id on the queue (queue.Cancel), bounded by
 // cancelTimeout whatever ctx.
 func (b *QueueBackend) cancel(ctx context.Context, id string) error {

@@ -77,7 +77,7 @@ func BenchmarkToolsCallFilter(b *testing.B) {
 		if resp != nil {
 			b.Fatal(resp)
 		}
-		info, resp := precheckCall(msg)
+		info, resp := precheckCall(msg, nil)
 		if resp != nil {
 			b.Fatal(resp)
 		}

@@ -32,9 +32,10 @@
 // # Wire decisions (docs/tools.md §1, §4, §5)
 //
 //   - Every result is one text content item holding the pretty JSON object
-//     (2-space indent) plus the same object in structuredContent. Domain
-//     failures are success:false results, never isError and never JSON-RPC
-//     errors.
+//     (2-space indent) plus the same object in structuredContent, which
+//     satisfies the tool's outputSchema (tools.ResultSchema). isError is
+//     true exactly when success is false. Domain failures are success:false
+//     results, never JSON-RPC errors.
 //   - JSON-RPC invalid_params (-32602) is returned for a source over
 //     1,048,576 bytes ("source exceeds 1 MB limit"), for arguments that are
 //     not of the schema's types (including a missing required argument or
@@ -135,7 +136,40 @@
 // its own (including the tool's input schema, for x-mcp-header bindings),
 // which dominates the CPU of serving a call.
 //
-// The gateway never runs a VM: it does not import compiler or vm.
+// # MCP tasks (tasks.go)
 //
-// Imports: internal/jsonenc, queue, tools and wire.
+// A tools/call with params.task (revision 2025-11-25) becomes a
+// queue.Task in the queue's durable store before it is answered; the
+// transports answer tasks/get, tasks/result and tasks/cancel from that
+// store themselves, never from mcp-go's in-memory tasks, so any gateway
+// answers for any task (docs/tools.md §7 "Tasks").
+//
+// # Metrics and audit (observe.go)
+//
+// Every answered call is counted (Config.Metrics) and written to the audit
+// log (Config.AuditLog) before its response leaves the gateway
+// (docs/operations.md "Metrics", "Audit log").
+//
+// # Agent docs (resources.go)
+//
+// The pages of docs/ an agent needs (axpool://docs/language, tools,
+// policy, workflow) and every file of examples/ (axpool://examples/<path>)
+// are MCP resources, embedded in the binary (packages docs and examples);
+// the prompt write_ax_program hands over the language guide with a task
+// (docs/tools.md §7 "agent docs").
+//
+// Named scripts (scripts.go, docs/scripts.md): with Config.Scripts every
+// public script of a scripts directory is a tool too, with the schema and
+// derived annotations of package scripts; its calls go through
+// scripts.Caller to the Backend as script jobs; every refusal (a
+// destructive script without its grant, invalid arguments) and every
+// failure is a result with isError true, never a JSON-RPC error; the
+// directory is watched (fsnotify) and a change sends
+// notifications/tools/list_changed (the server declares tools.listChanged).
+//
+// The gateway never runs a VM: it does not import compiler or vm (scripts
+// does, to compile scripts; the gateway only reads its catalogue and
+// submits script jobs).
+//
+// Imports: docs, examples, internal/jsonenc, queue, scripts, tools and wire.
 package gateway

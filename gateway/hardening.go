@@ -232,6 +232,7 @@ type callParams struct {
 	Name      json.RawMessage `json:"name"`
 	Arguments json.RawMessage `json:"arguments"`
 	Meta      json.RawMessage `json:"_meta"`
+	Task      json.RawMessage `json:"task"`
 
 	tool  string          // the decoded tool name (when usable)
 	token json.RawMessage // _meta.progressToken as sent, trimmed; nil when none
@@ -331,21 +332,31 @@ func precheck(body []byte) (rpcMessage, mcp.JSONRPCMessage) {
 // (tools.UnknownToolMessage), a progress token over MaxProgressTokenBytes,
 // or arguments that fail CheckArgs' transport-level checks — or else the
 // call's callInfo for its handler.
-func precheckCall(msg rpcMessage) (*callInfo, mcp.JSONRPCMessage) {
+//
+// g, when not nil, is the server, whose script tools (scripts.go) pass:
+// their arguments are checked by the handler, and every refusal is a tool
+// result (docs/scripts.md "Calls"); an unknown tool's suggestion may name
+// a script.
+func precheckCall(msg rpcMessage, g *Server) (*callInfo, mcp.JSONRPCMessage) {
 	p, bad := parseCallParams(msg.Params)
 	if bad != "" {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, bad)
 	}
-	if _, ok := tools.SpecOf(p.tool); !ok {
-		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, tools.UnknownToolMessage(p.tool))
+	script := g.isScript(p.tool)
+	if _, ok := tools.SpecOf(p.tool); !ok && !script {
+		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, g.unknownToolMessage(p.tool))
 	}
 	if len(p.token) > MaxProgressTokenBytes {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, msgProgressTokenTooLong)
+	}
+	if script {
+		return &callInfo{tool: p.tool, raw: p.Arguments, token: p.token}, nil
 	}
 	args, err := tools.CheckArgs(p.tool, p.Arguments)
 	var ae *tools.ArgError
 	if errors.As(err, &ae) && ae.Protocol() {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, ae.Msg)
 	}
-	return &callInfo{tool: p.tool, raw: p.Arguments, args: args, err: err, token: p.token}, nil
+	task := len(bytes.TrimSpace(p.Task)) > 0 && !bytes.Equal(bytes.TrimSpace(p.Task), []byte("null"))
+	return &callInfo{tool: p.tool, raw: p.Arguments, args: args, err: err, token: p.token, task: task}, nil
 }

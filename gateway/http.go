@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime"
 	"net"
 	"net/http"
@@ -76,16 +77,52 @@ const MaxTokenFileBytes = 4096
 // ErrTokenFileTooLarge: a token file is over MaxTokenFileBytes.
 var ErrTokenFileTooLarge = fmt.Errorf("token file exceeds %d bytes", MaxTokenFileBytes)
 
+// ErrTokenFileMode: a token file is readable or writable by its group or
+// by others (docs/tools.md §4 "Bearer tokens"). Returned errors are
+// *TokenModeError.
+var ErrTokenFileMode = errors.New("token file is accessible by group or others")
+
+// TokenModeError is a token file whose permission bits let its group or
+// others read or write it. errors.Is(err, ErrTokenFileMode) is true.
+type TokenModeError struct {
+	Path string
+	Mode fs.FileMode // the permission bits
+}
+
+// Error says what is wrong and the fix: `readable by group or others (mode
+// 0644); run chmod 600 /path/alice.token`.
+func (e *TokenModeError) Error() string {
+	what := "readable"
+	if e.Mode&0o044 == 0 {
+		what = "writable"
+	}
+	return fmt.Sprintf("%s by group or others (mode %04o); run chmod 600 %s", what, e.Mode.Perm(), e.Path)
+}
+
+// Is makes errors.Is(err, ErrTokenFileMode) true.
+func (e *TokenModeError) Is(target error) bool { return target == ErrTokenFileMode }
+
 // LoadTokenFile reads a token file: its trimmed content is the secret and
 // its base name without extension names the caller ("alice.token" →
-// "alice"). Errors are *TokenError (wrapping ErrTokenFileTooLarge,
-// ErrEmptyToken or the I/O error).
-func LoadTokenFile(path string) (Token, error) {
+// "alice"). A file whose group or others may read or write it (any of the
+// permission bits 0o077) is refused unless insecure is true: anyone who
+// can read it can call the server. Errors are *TokenError (wrapping
+// *TokenModeError, ErrTokenFileTooLarge, ErrEmptyToken or the I/O error).
+func LoadTokenFile(path string, insecure bool) (Token, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return Token{}, &TokenError{Path: path, Err: err}
 	}
 	defer f.Close()
+	if !insecure {
+		st, err := f.Stat()
+		if err != nil {
+			return Token{}, &TokenError{Path: path, Err: err}
+		}
+		if perm := st.Mode().Perm(); perm&0o077 != 0 {
+			return Token{}, &TokenError{Path: path, Err: &TokenModeError{Path: path, Mode: perm}}
+		}
+	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxTokenFileBytes+1))
 	if err != nil {
 		return Token{}, &TokenError{Path: path, Err: err}
@@ -321,8 +358,10 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusAccepted)
 			return
 		}
+		var info *callInfo
 		if msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
-			info, resp := precheckCall(msg)
+			var resp mcp.JSONRPCMessage
+			info, resp = precheckCall(msg, h.g)
 			if resp != nil {
 				status := http.StatusOK
 				if modern {
@@ -335,6 +374,12 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if calls != nil {
 				defer calls.release(calls.add(string(msg.ID), cancel))
 			}
+		}
+		if h.g.isTaskRequest(msg, info) {
+			// Answered from the durable task store, never by mcp-go
+			// (tasks.go).
+			writeRPC(w, http.StatusOK, withID(h.g.answerTask(ctx, msg, info), msg.ID))
+			return
 		}
 		if hasID(msg.ID) && !keptID(msg.ID) {
 			hr.Body = hw.exactID(body, msg.ID)

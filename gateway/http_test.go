@@ -11,7 +11,7 @@ import (
 )
 
 func TestLoadTokenFile(t *testing.T) {
-	tok, err := LoadTokenFile(writeFile(t, "alice.token", "  s3cret-value\n"))
+	tok, err := LoadTokenFile(writeFile(t, "alice.token", "  s3cret-value\n"), false)
 	if err != nil || tok.Name != "alice" {
 		t.Fatalf("LoadTokenFile = %+v, %v", tok, err)
 	}
@@ -19,25 +19,61 @@ func TestLoadTokenFile(t *testing.T) {
 	if tok.digest != want.digest {
 		t.Fatal("token not trimmed")
 	}
-	_, err = LoadTokenFile(writeFile(t, "empty", " \n\t"))
+	_, err = LoadTokenFile(writeFile(t, "empty", " \n\t"), false)
 	var te *TokenError
 	if !errors.As(err, &te) || !errors.Is(err, ErrEmptyToken) {
 		t.Fatalf("empty file: err = %v", err)
 	}
-	_, err = LoadTokenFile("/nonexistent/token")
+	_, err = LoadTokenFile("/nonexistent/token", false)
 	if !errors.As(err, &te) || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing file: err = %v", err)
 	}
 	// At most MaxTokenFileBytes: exactly the cap loads, one more byte and a
 	// device that never ends are refused without reading them whole.
-	if _, err := LoadTokenFile(writeFile(t, "exact.token", strings.Repeat("k", MaxTokenFileBytes))); err != nil {
+	if _, err := LoadTokenFile(writeFile(t, "exact.token", strings.Repeat("k", MaxTokenFileBytes)), false); err != nil {
 		t.Fatalf("token of exactly %d bytes: %v", MaxTokenFileBytes, err)
 	}
 	over := writeFile(t, "over.token", strings.Repeat("k", MaxTokenFileBytes+1))
 	for _, path := range []string{over, "/dev/zero"} {
-		_, err = LoadTokenFile(path)
+		_, err = LoadTokenFile(path, true) // /dev/zero is 0666
+		if path == over {
+			_, err = LoadTokenFile(path, false)
+		}
 		if !errors.Is(err, ErrTokenFileTooLarge) || err.Error() != "token file "+path+": token file exceeds 4096 bytes" {
 			t.Fatalf("%s: err = %v", path, err)
+		}
+	}
+	// A file its group or others may read or write is refused, naming the
+	// fix, unless insecure.
+	for _, tc := range []struct {
+		mode os.FileMode
+		msg  string
+	}{
+		{0o644, "readable by group or others (mode 0644)"},
+		{0o640, "readable by group or others (mode 0640)"},
+		{0o604, "readable by group or others (mode 0604)"},
+		{0o620, "writable by group or others (mode 0620)"},
+		{0o602, "writable by group or others (mode 0602)"},
+	} {
+		p := writeFile(t, "shared.token", "s3cret-value")
+		if err := os.Chmod(p, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadTokenFile(p, false)
+		var me *TokenModeError
+		want := "token file " + p + ": " + tc.msg + "; run chmod 600 " + p
+		if !errors.Is(err, ErrTokenFileMode) || !errors.As(err, &me) || me.Mode != tc.mode || err.Error() != want {
+			t.Errorf("mode %04o: err = %v, want %s", tc.mode, err, want)
+		}
+		if tok, err := LoadTokenFile(p, true); err != nil || tok.Name != "shared" {
+			t.Errorf("mode %04o, insecure: %+v, %v", tc.mode, tok, err)
+		}
+	}
+	for _, mode := range []os.FileMode{0o600, 0o400, 0o700} {
+		p := writeFile(t, "own.token", "s3cret-value")
+		os.Chmod(p, mode)
+		if _, err := LoadTokenFile(p, false); err != nil {
+			t.Errorf("mode %04o: %v", mode, err)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -43,13 +42,7 @@ func workerMain() int {
 	slots := 0 // the production default (worker.DefaultSlots)
 	fmt.Sscan(os.Getenv(envSlots), &slots)
 	env := &tools.Env{}
-	exec := worker.ExecutorFunc(func(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage {
-		b, err := tools.Call(ctx, env, job.Tool, job.Args, progress).MarshalJSON()
-		if err != nil {
-			panic(err)
-		}
-		return b
-	})
+	exec := worker.ToolsExecutor{Env: env} // the 14 tools and script jobs
 	err := worker.RunProcess(ctx, worker.ProcessOptions{
 		NATSURL:     queuetest.ChildURL(),
 		Credentials: queue.CredentialsFromEnv(),

@@ -98,6 +98,20 @@ func TestSecretsMasked(t *testing.T) {
 	if strings.Contains(text, "tok-9f8e7d6c5b") || strings.Contains(string(sc), "tok-9f8e7d6c5b") {
 		t.Fatal("secret leaked")
 	}
+	// debug_output is masked like the rest of the result.
+	res, err = call(t, c, "boruna_run", `{"source":`+src(`fn main() -> Int { __builtin_debug_msg("token", "tok-9f8e7d6c5b")
+ 1 }`)+`}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = envelope(t, res)
+	if d, _ := got["debug_output"].([]any); len(d) != 1 || d[0] != `token "***"` {
+		t.Fatalf("debug_output = %v", got["debug_output"])
+	}
+	text = res.Content[0].(mcp.TextContent).Text
+	if sc, _ = json.Marshal(res.StructuredContent); strings.Contains(text, "tok-9f8e7d6c5b") || strings.Contains(string(sc), "tok-9f8e7d6c5b") {
+		t.Fatal("secret leaked from debug_output")
+	}
 }
 
 // TestJobErrorEnvelope: every Backend failure → its envelope, as exact

@@ -26,6 +26,8 @@ const ServerName = "axpool"
 // Instructions is the text of the initialize result's `instructions`.
 const Instructions = `axpool runs sandboxed .ax programs (the Boruna language) for agents.
 
+Before writing a program, read the resource ` + LanguageDocURI + ` (the .ax language guide), or use the prompt ` + WriteProgramPrompt + `, which hands you the guide with your task. The resources axpool://docs/tools, axpool://docs/policy and ` + ExamplesURIPrefix + `… hold the tool contract, the policy format and runnable examples.
+
 Every tool returns one text item holding a JSON object (the same object is in structuredContent). It starts with "success" and "protocol_version": 1. Domain failures — compile errors, runtime errors, limits, denied capabilities, invalid policies, unknown arguments — are normal results with "success": false and a stable "error_kind"; they are never protocol errors, so read the JSON.
 
 Executing tools (compile, ast, symbols, run, run_sealed, check, repair, validate_app, framework_test, template_apply) run as jobs on a worker pool. Their results also carry job_id, queue_ms, run_ms, worker, "outcome" (ok, compile_error, runtime_error, step_limit, wall_limit, memory_limit, output_limit, policy_denied, invalid_args, cancelled, queue_full, worker_lost, queue_unavailable, quota_exceeded) and "retryable". On queue_full, queue_unavailable or quota_exceeded wait retry_after_ms and call again.
@@ -160,6 +162,15 @@ type Config struct {
 	// notifications of one call; 0 means DefaultProgressInterval (at most
 	// 5 per second).
 	ProgressInterval time.Duration
+	// Metrics, when set, counts every call (NewMetrics).
+	Metrics *Metrics
+	// AuditLog, when set, gets one line per answered call (OpenAuditLog).
+	AuditLog *AuditLog
+	// Scripts, when set, exposes a directory of named scripts as tools
+	// (scripts.go, docs/scripts.md); the server then declares
+	// tools.listChanged. New runs the context script (at most 10 s) and
+	// appends its output to the instructions.
+	Scripts *ScriptsConfig
 }
 
 // DefaultProgressInterval is Config.ProgressInterval's default.
@@ -167,10 +178,14 @@ const DefaultProgressInterval = 200 * time.Millisecond
 
 // Server is the MCP gateway: an mcp-go server with the 14 tools.
 type Server struct {
-	cfg  Config
-	log  *slog.Logger
-	mask *Masker
-	mcp  *server.MCPServer
+	cfg     Config
+	log     *slog.Logger
+	mask    *Masker
+	mcp     *server.MCPServer
+	scripts *scriptState // nil without Config.Scripts
+	// taskBus stores MCP tasks (tasks.go); nil unless Backend is a
+	// *QueueBackend, whose queue is durable.
+	taskBus *queue.Bus
 
 	// Shutdown (BeginShutdown, WaitCalls, CancelCalls).
 	draining  atomic.Bool
@@ -282,16 +297,57 @@ func New(cfg Config) (*Server, error) {
 	}
 	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker}
 	g.stopCtx, g.stopCalls = context.WithCancel(context.Background())
-	g.mcp = server.NewMCPServer(ServerName, cfg.Version,
-		server.WithToolCapabilities(false),
-		server.WithInstructions(Instructions),
+	instructions := Instructions
+	if sc := cfg.Scripts; sc != nil {
+		if sc.Catalogue == nil {
+			return nil, errors.New("gateway: Config.Scripts.Catalogue is required")
+		}
+		g.scripts = &scriptState{cfg: *sc, allowed: map[string]bool{}}
+		for _, n := range sc.AllowDestructive {
+			g.scripts.allowed[n] = true
+		}
+		g.scripts.cat.store(sc.Catalogue)
+		instructions += ScriptsInstructions + g.contextInstructions()
+	}
+	opts := []server.ServerOption{
+		server.WithToolCapabilities(g.scripts != nil),
+		server.WithResourceCapabilities(false, false),
+		server.WithPromptCapabilities(false),
+		server.WithInstructions(instructions),
 		server.WithRecovery(),
-	)
+	}
+	if qb, ok := cfg.Backend.(*QueueBackend); ok && qb.Client != nil {
+		g.taskBus = qb.Client.Bus()
+		opts = append(opts, server.WithTaskCapabilities(false, true, true))
+	}
+	g.mcp = server.NewMCPServer(ServerName, cfg.Version, opts...)
 	for i := range specs {
-		g.mcp.AddTool(buildTool(&specs[i], cfg.LiveCapabilities), g.handle)
+		tool := buildTool(&specs[i], cfg.LiveCapabilities)
+		if g.taskBus != nil && specs[i].Executes {
+			tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+		}
+		g.mcp.AddTool(tool, g.handle)
+	}
+	if err := addAgentDocs(g.mcp); err != nil {
+		return nil, err
+	}
+	if g.scripts != nil {
+		if ts := g.scriptTools(g.scripts.cat.load()); len(ts) > 0 {
+			g.mcp.AddTools(ts...)
+		}
+		if cfg.Scripts.Watch {
+			if err := g.scripts.startWatch(g); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return g, nil
 }
+
+// ScriptsInstructions is added to Instructions when the server has named
+// scripts.
+const ScriptsInstructions = "\n\nThe other tools are this project's named scripts: their arguments are typed by the input schema and checked before anything runs; " +
+	"a refused or failed call is a result with isError true (a failure may carry fix_suggestion). The tool list can change while you work (notifications/tools/list_changed)."
 
 // MCPServer returns the underlying mcp-go server (for in-process clients).
 func (g *Server) MCPServer() *server.MCPServer { return g.mcp }
@@ -300,6 +356,23 @@ func (g *Server) MCPServer() *server.MCPServer { return g.mcp }
 // transport has checked the call (callInfo in ctx) and cancels ctx on
 // notifications/cancelled; an in-process call is checked here.
 func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	if m := g.cfg.Metrics; m != nil {
+		m.inFlight.Inc()
+		defer m.inFlight.Dec()
+	}
+	out, args, err := g.answer(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	// Counted and audited before the response leaves (observe.go).
+	g.observe(ctx, req.Params.Name, args, out)
+	return g.result(out)
+}
+
+// answer computes the result object of a call, and returns the arguments
+// as checked (nil for a call refused before its check). An error is a
+// JSON-RPC error (in-process calls only).
+func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, json.RawMessage, error) {
 	tool := req.Params.Name
 	start := time.Now()
 	info, _ := ctx.Value(callInfoKey{}).(*callInfo)
@@ -309,30 +382,33 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	defer cancel()
 	defer context.AfterFunc(g.stopCtx, cancel)()
 	if g.draining.Load() && g.cfg.Executes(tool) && g.stopCtx.Err() == nil {
-		return g.result(g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeQueueUnavailable, Err: errShuttingDown, RetryAfter: shutdownRetryAfter}))
+		return g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeQueueUnavailable, Err: errShuttingDown, RetryAfter: shutdownRetryAfter}), nil, nil
 	}
 	if ctx.Err() != nil { // cancelled before it started: nothing is submitted
-		return g.result(g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}))
+		return g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}), nil, nil
 	}
 	if m := req.Params.Meta; info == nil && m != nil && m.ProgressToken != nil {
 		if b, err := json.Marshal(m.ProgressToken); err != nil || len(b) > MaxProgressTokenBytes {
-			return nil, errors.New(msgProgressTokenTooLong)
+			return nil, nil, errors.New(msgProgressTokenTooLong)
 		}
 	}
 	raw, err := rawArguments(req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if s, cat, ok := g.scriptTool(tool); ok {
+		return g.callScript(ctx, req, info, s, cat, raw)
 	}
 	args, err := checkArgsOnce(info, tool, raw)
 	if err != nil {
 		var ae *tools.ArgError
 		if errors.As(err, &ae) && !ae.Protocol() {
 			g.log.Debug("tool call refused", "tool", tool, "caller", callerFrom(ctx), "arg", ae.Arg)
-			return g.result(g.refusal(tool, ae))
+			return g.refusal(tool, ae), raw, nil
 		}
 		// Only reachable in-process (the transports answer these with
 		// invalid_params): mcp-go reports handler errors as -32603.
-		return nil, err
+		return nil, nil, err
 	}
 	var out []byte
 	if g.cfg.Executes(tool) {
@@ -354,7 +430,7 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	if g.log.Enabled(ctx, slog.LevelDebug) {
 		g.log.Debug("tool call", "tool", tool, "caller", callerFrom(ctx), "ms", time.Since(start).Milliseconds(), "bytes", len(out))
 	}
-	return g.result(out)
+	return out, args, nil
 }
 
 // rawArguments returns the call's arguments as JSON.
@@ -370,7 +446,8 @@ func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {
 
 // result wraps a compact JSON object as the CallToolResult of
 // docs/tools.md §1: one text item with the pretty JSON and the same object
-// in structuredContent, both masked.
+// in structuredContent, both masked, and isError exactly when success is
+// false.
 func (g *Server) result(obj []byte) (*mcp.CallToolResult, error) {
 	masked := g.mask.JSON(obj)
 	var pretty bytes.Buffer
@@ -380,7 +457,25 @@ func (g *Server) result(obj []byte) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{mcp.NewTextContent(pretty.String())},
 		StructuredContent: json.RawMessage(masked),
+		IsError:           !succeeded(masked),
 	}, nil
+}
+
+// succeeded reports whether a result object's success is true. Every
+// envelope starts with it (wire.Envelope), so the prefix decides; any
+// other text is decoded.
+func succeeded(obj []byte) bool {
+	obj = bytes.TrimLeft(obj, " \t\r\n")
+	switch {
+	case bytes.HasPrefix(obj, []byte(`{"success":true`)):
+		return true
+	case bytes.HasPrefix(obj, []byte(`{"success":false`)):
+		return false
+	}
+	var v struct {
+		Success bool `json:"success"`
+	}
+	return json.Unmarshal(obj, &v) == nil && v.Success
 }
 
 // refusal is the success:false result of an argument refused without a
@@ -409,7 +504,7 @@ func (g *Server) failure(ctx context.Context, tool string, err error) []byte {
 			Worker: je.Worker, Err: je.Err, CancelErr: je.CancelErr}
 	}
 	o := je.envelope()
-	if g.cfg.Executes(tool) {
+	if g.cfg.Executes(tool) || g.isScript(tool) {
 		setJobFields(o, je.JobID, je.QueueMs, je.RunMs, je.Worker)
 	}
 	outcome, _ := o.Get("outcome")

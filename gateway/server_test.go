@@ -98,7 +98,7 @@ func checkToolList(t *testing.T, c *client.Client, live bool) {
 			if prop["description"] == nil || prop["description"] == "" {
 				t.Errorf("%s.%s: no description", tool.Name, p.name)
 			}
-			if p.typ != pPolicy && prop["type"] == nil {
+			if p.typ != pPolicy && p.typ != tools.ParamSchema && prop["type"] == nil {
 				t.Errorf("%s.%s: no type", tool.Name, p.name)
 			}
 		}
@@ -153,7 +153,7 @@ func checkToolList(t *testing.T, c *client.Client, live bool) {
 		for name, want := range map[string]string{
 			"max_steps":     `{"default":10000000,"description":"Deterministic ceiling on executed VM instructions. The server may lower it, never raise it.","minimum":0,"type":"integer"}`,
 			"trace":         `{"default":false,"description":"Include the first 500 executed instructions as trace (plus trace_truncated).","type":"boolean"}`,
-			"output_schema": `{"description":` + string(quoted) + `,"type":["object","boolean"]}`,
+			"output_schema": `{"anyOf":[{"type":"object"},{"type":"boolean"}],"description":` + string(quoted) + `}`,
 		} {
 			if got := compact(t, string(props[name])); got != want {
 				t.Errorf("boruna_run.%s schema = %s, want %s", name, got, want)

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -20,8 +21,22 @@ var specs = tools.Specs()
 func ToolNames() []string { return tools.Names() }
 
 // schemaOf returns the JSON Schema of a parameter list (an object schema with
-// additionalProperties false).
+// additionalProperties false). A tool with a policy parameter also gets the
+// $defs of the policy schema (policyDefs) at its root.
 func schemaOf(params []tools.Param) *wire.Object {
+	o := objectSchema(params)
+	for _, p := range params {
+		if p.Type == tools.ParamPolicy {
+			o.Set("$defs", policyDefs)
+			break
+		}
+	}
+	return o
+}
+
+// objectSchema is schemaOf without the root's $defs (also used for nested
+// objects).
+func objectSchema(params []tools.Param) *wire.Object {
 	props := wire.NewObject()
 	var required []string
 	for _, p := range params {
@@ -35,6 +50,44 @@ func schemaOf(params []tools.Param) *wire.Object {
 		o.Set("required", required)
 	}
 	return o.Set("additionalProperties", false)
+}
+
+// policyDefPrefix names the policy schema's $defs at the root of a tool's
+// input schema ("#/$defs/policy_rule", …).
+const policyDefPrefix = "policy_"
+
+// policyObject and policyDefs are the object form of policy.schema.json
+// as a subschema of a tool's input schema (docs/tools.md §1: boruna_run's
+// policy parameter carries the real policy schema): its $defs move to the
+// tool schema's root under policyDefPrefix, its $refs follow them, and its
+// $schema and $id go (an input schema is one document).
+var policyObject, policyDefs = func() (*wire.Object, *wire.Object) {
+	doc, err := wire.ParseObject(rewriteRefs(tools.PolicySchemaJSON()))
+	if err != nil {
+		panic("gateway: policy schema: " + err.Error()) // embedded; cannot fail
+	}
+	defs := wire.NewObject()
+	if d, ok := doc.Get("$defs"); ok {
+		raw, _ := json.Marshal(d)
+		in, err := wire.ParseObject(raw)
+		if err != nil {
+			panic("gateway: policy schema $defs: " + err.Error())
+		}
+		for _, k := range in.Keys() {
+			v, _ := in.Get(k)
+			defs.Set(policyDefPrefix+k, v)
+		}
+	}
+	for _, k := range []string{"$schema", "$id", "$defs"} {
+		doc.Delete(k)
+	}
+	return doc, defs
+}()
+
+// rewriteRefs points the policy schema's "#/$defs/x" references at
+// "#/$defs/policy_x".
+func rewriteRefs(schema []byte) []byte {
+	return bytes.ReplaceAll(schema, []byte(`"#/$defs/`), []byte(`"#/$defs/`+policyDefPrefix))
 }
 
 func propSchema(p tools.Param) *wire.Object {
@@ -60,19 +113,24 @@ func propSchema(p tools.Param) *wire.Object {
 		}
 		o.Set("type", "array").Set("items", items)
 	case tools.ParamObject:
-		inner := schemaOf(p.Props)
+		inner := objectSchema(p.Props)
 		for _, k := range inner.Keys() {
 			v, _ := inner.Get(k)
 			o.Set(k, v)
 		}
 	case tools.ParamSchema:
-		o.Set("type", []string{"object", "boolean"})
+		// anyOf, not a type array (docs/tools.md §1).
+		o.Set("anyOf", []any{
+			wire.NewObject().Set("type", "object"),
+			wire.NewObject().Set("type", "boolean"),
+		})
 	case tools.ParamPolicy:
-		// No type keyword: every JSON value reaches the tool, which answers
-		// invalid_policy for the wrong ones (docs/tools.md §3).
+		// The shorthands, the object form of policy.schema.json, or null
+		// (= absent). Whatever a client sends anyway reaches the tool, which
+		// answers invalid_policy or a policy.* kind (docs/tools.md §3).
 		o.Set("anyOf", []any{
 			wire.NewObject().Set("type", "string").Set("enum", []string{"allow-all", "deny-all"}),
-			wire.NewObject().Set("type", "object"),
+			policyObject,
 			wire.NewObject().Set("type", "null"),
 		})
 	}
@@ -85,24 +143,33 @@ func propSchema(p tools.Param) *wire.Object {
 	return o
 }
 
-// buildTool turns a spec into an mcp.Tool with its raw schema and honest
-// annotations (docs/tools.md §1). live reports whether the server runs live
-// capability handlers (then the tools that run programs are open-world and
-// not idempotent).
+// LanguageDocLine ends the description of every executing tool: where an
+// agent learns the .ax language (docs/tools.md §7 "agent docs").
+const LanguageDocLine = "\nThe .ax language: read the resource " + LanguageDocURI + " before writing a program."
+
+// buildTool turns a spec into an mcp.Tool with its raw input and output
+// schemas (tools.ResultSchema) and honest annotations (docs/tools.md §1).
+// live reports whether the server runs live capability handlers (then the
+// tools that run programs are open-world and not idempotent).
 func buildTool(s *tools.ToolSpec, live bool) mcp.Tool {
 	raw, err := json.Marshal(schemaOf(s.Params))
 	if err != nil {
 		panic("gateway: schema of " + s.Name + ": " + err.Error()) // static data; cannot fail
+	}
+	desc := s.Description
+	if s.Executes {
+		desc += LanguageDocLine
 	}
 	readOnly := !s.RunsProgram
 	idempotent := !s.RunsProgram || !live
 	openWorld := s.RunsProgram && live
 	f := false
 	return mcp.Tool{
-		Name:           s.Name,
-		Title:          s.Title,
-		Description:    s.Description,
-		RawInputSchema: raw,
+		Name:            s.Name,
+		Title:           s.Title,
+		Description:     desc,
+		RawInputSchema:  raw,
+		RawOutputSchema: tools.ResultSchema(s.Name),
 		Annotations: mcp.ToolAnnotation{
 			Title:           s.Title,
 			ReadOnlyHint:    &readOnly,

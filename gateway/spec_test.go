@@ -2,11 +2,16 @@ package gateway
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/wire"
 )
 
 // TestMemoryLimitSchema checks the schema of limits.max_memory_mb: the
@@ -45,12 +50,27 @@ var updateSpecs = flag.Bool("update-specs", false, "rewrite testdata/tool_specs.
 
 // TestToolSpecsGolden locks the advertised tools (names, titles,
 // descriptions, input schemas byte for byte, annotations) without and with
-// live capability handlers.
+// live capability handlers. Output schemas appear as the SHA-256 of their
+// bytes: their content is package tools' (TestResultSchemas checks it
+// against real results).
 func TestToolSpecsGolden(t *testing.T) {
 	var all []any
 	for _, live := range []bool{false, true} {
 		for i := range specs {
-			all = append(all, buildTool(&specs[i], live))
+			b, err := json.Marshal(buildTool(&specs[i], live))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := wire.ParseObject(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := tools.ResultSchema(specs[i].Name)
+			if out == nil {
+				t.Fatalf("%s: no output schema", specs[i].Name)
+			}
+			m.Set("outputSchema", fmt.Sprintf("sha256:%x (tools.ResultSchema)", sha256.Sum256(out)))
+			all = append(all, m)
 		}
 	}
 	got, err := json.MarshalIndent(all, "", "  ")

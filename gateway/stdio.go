@@ -138,12 +138,13 @@ func (c *stdioConn) readLoop(ctx context.Context, in io.Reader) error {
 // on its own goroutine.
 func (c *stdioConn) dispatch(ctx context.Context, body []byte) {
 	msg, resp := precheck(body)
+	var info *callInfo
 	if resp == nil && msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
-		var info *callInfo
-		if info, resp = precheckCall(msg); resp == nil {
+		if info, resp = precheckCall(msg, c.g); resp == nil {
 			ctx = context.WithValue(ctx, callInfoKey{}, info)
 		}
 	}
+	task := resp == nil && c.g.isTaskRequest(msg, info)
 	switch {
 	case resp != nil:
 		c.send(resp, nil)
@@ -168,7 +169,12 @@ func (c *stdioConn) dispatch(ctx context.Context, body []byte) {
 		go func() {
 			defer c.wg.Done()
 			defer cancel()
-			resp := c.serve(ctx, msg.ID, body)
+			var resp mcp.JSONRPCMessage
+			if task {
+				resp = c.g.answerTask(ctx, msg, info)
+			} else {
+				resp = c.serve(ctx, msg.ID, body)
+			}
 			if call != nil && c.calls.release(call) {
 				return // cancelled: no response (docs/tools.md §2)
 			}

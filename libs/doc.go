@@ -2,7 +2,8 @@
 // libs/<dir>/src/core.ax is an .ax library that `import "<dir>"` loads
 // (docs/language.md "Imports and standard libraries"), described by
 // libs/<dir>/package.ax.json. The Go package itself only carries this
-// documentation and the tests.
+// documentation, the tests and FS, the libraries embedded in the binary
+// (embed.go).
 //
 // The fourteen libraries have the reference's directory names, package
 // names and public surface, exactly: the same records (names, fields in
@@ -52,6 +53,9 @@
 //   - std-http's http_get(url, tag) and http_request(req, tag) shadow the
 //     net.fetch built-ins http_get(url) and http_request(method, url,
 //     body) in a file that imports std-http.
+//   - std-json's int_to_string(n) has the name, and the meaning, of the
+//     built-in int_to_string; a file that imports std-json calls the
+//     library's.
 //   - A fifteenth library, std-effect, is an extra: the same Effect record
 //     with a constructor effect(kind, payload, callback_tag) and
 //     no_effects(), for programs that build effects of other kinds.

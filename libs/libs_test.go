@@ -26,10 +26,11 @@ var libraryNames = []string{"std-authz", "std-db", "std-effect", "std-forms", "s
 // The names more than one library declares, and the library functions
 // named like a built-in (doc.go): the parse_int stubs of std-http and
 // std-validation, std-http's effect descriptors named like the net.fetch
-// built-ins, and the Effect record of every effect library.
+// built-ins, std-json's int_to_string, and the Effect record of every
+// effect library.
 var (
 	sharedFunctions = map[string][]string{"parse_int": {"std-http", "std-validation"}}
-	builtinNamed    = map[string]bool{"http_get": true, "http_request": true, "parse_int": true}
+	builtinNamed    = map[string]bool{"http_get": true, "http_request": true, "parse_int": true, "int_to_string": true}
 	sharedTypes     = map[string][]string{"Effect": {"std-db", "std-effect", "std-http", "std-llm", "std-notifications", "std-storage", "std-sync"}}
 )
 

@@ -203,6 +203,8 @@ type Bus struct {
 	cons    jetstream.Consumer
 	results jetstream.KeyValue
 	state   jetstream.KeyValue
+	tasks   jetstream.KeyValue // nil for a Bus from Attach (workers use no tasks)
+	taskTTL time.Duration
 
 	ackWait       time.Duration
 	maxDeliver    int
@@ -273,6 +275,21 @@ func (b *Bus) Result(ctx context.Context, jobID string) ([]byte, error) {
 		return nil, opError("read result "+jobID, err)
 	}
 	return e.Value(), nil
+}
+
+// ResultAt is Result with the time the result was stored.
+func (b *Bus) ResultAt(ctx context.Context, jobID string) ([]byte, time.Time, error) {
+	if !ValidID(jobID) {
+		return nil, time.Time{}, &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", jobID)}
+	}
+	e, err := b.results.Get(ctx, jobID)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return nil, time.Time{}, ErrNoResult
+		}
+		return nil, time.Time{}, fmt.Errorf("queue: read result %s: %w", jobID, err)
+	}
+	return e.Value(), e.Created(), nil
 }
 
 // StoreResult stores env as the result of jobID unless a result is already

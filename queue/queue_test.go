@@ -171,7 +171,7 @@ func TestSubmitRunResult(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := mustJSON(t, st); got != `{"stream":"ok","depth":0,"in_flight":0,"redelivered":0,"stored":0,"max_depth":1000,"replicas":1,"workers_alive":0,"slots":0,"busy_slots":0,"workers":[]}` {
+	if got := mustJSON(t, st); got != `{"stream":"ok","depth":0,"in_flight":0,"redelivered":0,"stored":0,"submitted":1,"max_depth":1000,"replicas":1,"workers_alive":0,"slots":0,"busy_slots":0,"workers":[]}` {
 		t.Errorf("stats after ack = %s", got)
 	}
 	c.mu.Lock()
@@ -476,6 +476,9 @@ func TestCancelQueuedJob(t *testing.T) {
 }
 
 func TestStatsAndWorkerRegistry(t *testing.T) {
+	// The delivery below may time out (200 ms) before the first Stats on a
+	// slow machine; that changes none of the counts until it is delivered
+	// again, which is waited for as an event.
 	_, bus, c := testBus(t, Config{MaxDepth: 50, AckWait: 200 * time.Millisecond})
 	ctx := ctxT(t)
 	for range 3 {
@@ -483,7 +486,7 @@ func TestStatsAndWorkerRegistry(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	d, err := bus.Next(time.Second)
+	d, err := bus.Next(5 * time.Second)
 	if err != nil || d == nil {
 		t.Fatal(err)
 	}
@@ -497,16 +500,26 @@ func TestStatsAndWorkerRegistry(t *testing.T) {
 		}
 		defer stop()
 	}
-	st, err := c.Stats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Stats{Stream: StreamOK, Depth: 2, InFlight: 1, Redelivered: 0, Stored: 3, MaxDepth: 50, Replicas: 1, WorkersAlive: 2, Slots: 8, BusySlots: 2,
+	want := Stats{Stream: StreamOK, Depth: 2, InFlight: 1, Redelivered: 0, Stored: 3, Submitted: 3, MaxDepth: 50, Replicas: 1, WorkersAlive: 2, Slots: 8, BusySlots: 2,
 		Workers: []WorkerStatus{
 			{ID: "w1", Host: "h", PID: 42, Slots: 4, Busy: 1, Done: 7, Started: started},
 			{ID: "w2", Host: "h", PID: 42, Slots: 4, Busy: 1, Done: 7, Started: started},
 		}}
-	if g, w := mustJSON(t, st), mustJSON(t, want); g != w {
+	// The server updates a consumer's pending count after a publish
+	// asynchronously, so the counts are read until they settle (10 s).
+	var g, w string
+	w = mustJSON(t, want)
+	deadline := time.Now().Add(10 * time.Second)
+	for g != w && time.Now().Before(deadline) {
+		st, err := c.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g = mustJSON(t, st); g != w {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if g != w {
 		t.Errorf("stats = %s\nwant    %s", g, w)
 	}
 	// Each worker answers for its own running jobs; a worker that is not
@@ -519,21 +532,43 @@ func TestStatsAndWorkerRegistry(t *testing.T) {
 			t.Errorf("WorkerRunning(%s, %s) = %v, %v; want %v", c.worker, c.job, got, err, c.want)
 		}
 	}
-	// Let the delivery time out: it is redelivered.
-	time.Sleep(300 * time.Millisecond)
-	d2, err := bus.Next(time.Second)
-	if err != nil || d2 == nil {
-		t.Fatal(err)
+	// Let the delivery time out: it is redelivered. The two jobs never
+	// delivered may come first; they are acknowledged.
+	for {
+		d2, err := bus.Next(10 * time.Second)
+		if err != nil || d2 == nil {
+			t.Fatalf("no redelivery: %v", err)
+		}
+		if d2.Job.ID != d.Job.ID {
+			if err := d2.AckSync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if d2.NumDelivered != 2 {
+			t.Errorf("NumDelivered = %d", d2.NumDelivered)
+		}
+		break
 	}
-	if d2.NumDelivered != 2 && d2.Job.ID == d.Job.ID {
-		t.Errorf("NumDelivered = %d", d2.NumDelivered)
-	}
-	st, err = bus.Stats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Redelivered != 1 || st.InFlight != 1 {
-		t.Errorf("redelivered, in flight = %d, %d; want 1, 1", st.Redelivered, st.InFlight)
+	waitFor(t, 10*time.Second, "redelivered 1, in flight 1", func() bool {
+		st, err := bus.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Redelivered == 1 && st.InFlight == 1
+	})
+}
+
+// waitFor polls cond every 20 ms until it holds, failing the test after
+// limit (queuetest.WaitFor, which this package cannot import).
+func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after %v", what, limit)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

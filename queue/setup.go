@@ -78,6 +78,10 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bu
 	if b.state, err = b.Bucket(ctx, stateBucket(cfg.StateTTL)); err != nil {
 		return nil, err
 	}
+	if b.tasks, err = b.Bucket(ctx, tasksBucket(cfg.ResultTTL)); err != nil {
+		return nil, err
+	}
+	b.taskTTL = cfg.ResultTTL
 	return b, nil
 }
 
@@ -314,13 +318,17 @@ type BucketSpec struct {
 // bucketPrefix starts the name of every axpool bucket.
 const bucketPrefix = "AXPOOL_"
 
-// resultsBucket and stateBucket are the specs of the queue's own buckets.
+// resultsBucket, stateBucket and tasksBucket are the specs of the queue's own buckets.
 func resultsBucket(ttl time.Duration) BucketSpec {
 	return BucketSpec{Name: ResultsBucket, Description: "axpool job results (response envelopes)", TTL: ttl}
 }
 
 func stateBucket(ttl time.Duration) BucketSpec {
 	return BucketSpec{Name: StateBucket, Description: "axpool job claims and cancel markers", TTL: ttl}
+}
+
+func tasksBucket(ttl time.Duration) BucketSpec {
+	return BucketSpec{Name: TasksBucket, Description: "axpool MCP tasks (docs/tools.md §7)", TTL: ttl}
 }
 
 // Bucket returns the KV bucket spec describes, creating it with the

@@ -34,6 +34,10 @@ const (
 	// holds the ID of the worker that claimed the job, or cancelMarker.
 	StateBucket = "AXPOOL_STATE"
 
+	// TasksBucket is the KV bucket of MCP tasks (docs/tools.md §7): key =
+	// task ID, value = the Task record (JSON). Kept as long as results.
+	TasksBucket = "AXPOOL_TASKS"
+
 	// WorkerServiceName is the nats micro service every worker process
 	// registers ($SRV.PING|INFO|STATS.axpool-worker).
 	WorkerServiceName = "axpool-worker"

@@ -105,7 +105,7 @@ func TestCheckArgs(t *testing.T) {
 		{"unknown with hint", "boruna_run", `{"source":"x","max_step":5}`, ArgUnknown, "max_step", `unknown argument "max_step" for tool "boruna_run" (did you mean "max_steps"?)`},
 		{"unknown nested", "boruna_run", `{"source":"x","limits":{"max_wal_ms":5}}`, ArgUnknown, "limits.max_wal_ms", `unknown argument "limits.max_wal_ms" for tool "boruna_run" (did you mean "limits.max_wall_ms"?)`},
 		{"unknown no hint", "boruna_compile", `{"source":"x","zzzzzz":1}`, ArgUnknown, "zzzzzz", `unknown argument "zzzzzz" for tool "boruna_compile" (known arguments: source, name)`},
-		{"unknown too short for a hint", "boruna_run", `{"source":"x","tr":1}`, ArgUnknown, "tr", `unknown argument "tr" for tool "boruna_run" (known arguments: source, policy, max_steps, max_wall_ms, trace, limits, output_schema)`},
+		{"unknown too short for a hint", "boruna_run", `{"source":"x","tr":1}`, ArgUnknown, "tr", `unknown argument "tr" for tool "boruna_run" (known arguments: source, policy, max_steps, max_wall_ms, trace, limits, output_schema, seed)`},
 		{"unknown on no-arg tool", "boruna_template_list", `{"x":1}`, ArgUnknown, "x", `unknown argument "x" for tool "boruna_template_list" (it takes no arguments)`},
 		{"first unknown reported", "boruna_compile", `{"source":"x","nme":1,"zzzzzz":2}`, ArgUnknown, "nme", `unknown argument "nme" for tool "boruna_compile" (did you mean "name"?)`},
 		{"type error wins over unknown", "boruna_run", `{"max_step":5,"source":1}`, ArgWrongType, "source", `invalid argument "source" for tool "boruna_run": expected a string, got number`},
@@ -188,13 +188,14 @@ func TestSpecs(t *testing.T) {
 		t.Errorf("boruna_run limits = %+v", limits)
 	}
 	// run_sealed: the reference's three parameters first, then the
-	// additive wall limit and limits object of boruna_run.
+	// additive wall limit, limits object and seed of boruna_run.
 	sealed, _ := SpecOf("boruna_run_sealed")
 	var names []string
 	for _, p := range sealed.Params {
 		names = append(names, p.Name)
 	}
-	if got := strings.Join(names, ","); got != "source,policy,max_steps,max_wall_ms,limits" || !reflect.DeepEqual(sealed.Params[4], limits) {
+	if got := strings.Join(names, ","); got != "source,policy,max_steps,max_wall_ms,limits,seed" || !reflect.DeepEqual(sealed.Params[4], limits) ||
+		!reflect.DeepEqual(sealed.Params[5], run.Params[7]) || run.Params[7].Name != "seed" || run.Params[7].Type != ParamInteger {
 		t.Errorf("boruna_run_sealed params = %s", got)
 	}
 }
@@ -245,7 +246,7 @@ func manyMembers(n int) []byte {
 func TestCheckArgsManyMembers(t *testing.T) {
 	_, err := CheckArgs("boruna_run", manyMembers(100_000))
 	var ae *ArgError
-	if !errors.As(err, &ae) || ae.Kind != ArgUnknown || ae.Msg != `unknown argument "k0" for tool "boruna_run" (known arguments: source, policy, max_steps, max_wall_ms, trace, limits, output_schema)` {
+	if !errors.As(err, &ae) || ae.Kind != ArgUnknown || ae.Msg != `unknown argument "k0" for tool "boruna_run" (known arguments: source, policy, max_steps, max_wall_ms, trace, limits, output_schema, seed)` {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -85,12 +85,14 @@ func frameworkTestTool(ctx context.Context, env *Env, a *args, _ ProgressFunc) *
 // runSealedTool is boruna_run_sealed; the engine is sealed.Run with the
 // limits of boruna_run (effectiveLimits: max_steps, default 10,000,000,
 // max_wall_ms and limits, each lowered to the operator's ceiling), applied
-// to each of the two executions, and the operator's ceiling policy.
+// to each of the two executions, the operator's ceiling policy, and the
+// server's handler set for the recording execution (the replay never
+// calls out).
 func runSealedTool(ctx context.Context, env *Env, a *args, _ ProgressFunc) *wire.Object {
 	lim := effectiveLimits(env, a)
 	opts := sealed.Options{
 		LibsDir: env.LibsDir, MaxSteps: lim.maxSteps, Limits: lim.vmLimits(),
-		Handler: env.Handler, Ceiling: env.CeilingPolicy,
+		Handlers: env.Handlers, Seed: seedArg(a), Ceiling: env.CeilingPolicy,
 	}
 	if lim.hasOut {
 		opts.MaxOutputBytes = &lim.outBytes

@@ -10,6 +10,10 @@
 // tool's fields in their documented order. Responses of tools that compile
 // or run user source also end with outcome and retryable (docs/tools.md §5).
 //
+// Every tool's result object satisfies its JSON Schema, ResultSchema (the
+// MCP outputSchema; docs/tools.md §1), which the tests check against real
+// results of every shape (ValidateResult).
+//
 // Free-text string arguments are bounded in the specs (Param.MaxBytes:
 // MaxNameBytes for names, MaxItemBytes for message and template-argument
 // items), so that no call can make a response echo a huge string many

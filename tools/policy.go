@@ -83,3 +83,8 @@ func policyErrorObject(err error) *wire.Object {
 	}
 	return o
 }
+
+// PolicySchemaJSON returns policy.schema.json, the JSON Schema of the
+// object form of the policy argument (policy.SchemaJSON; docs/tools.md §3),
+// for the gateway's input schemas.
+func PolicySchemaJSON() []byte { return policy.SchemaJSON() }

@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/axpool/axpool/policy"
@@ -39,25 +41,50 @@ type runLimits struct {
 // (limits.max_memory_mb ≥ 1 is guaranteed by CheckArgs) with env's
 // defaults and ceilings.
 func effectiveLimits(env *Env, a *args) runLimits {
-	var l runLimits
-	l.maxSteps = DefaultMaxSteps
-	if n, ok := a.integer("max_steps"); ok {
-		l.maxSteps = n
-	}
-	if c := env.Ceilings.MaxSteps; c > 0 {
-		l.maxSteps = min(l.maxSteps, c)
-	}
-
+	var c CallLimits
+	c.MaxSteps, c.HasMaxSteps = a.integer("max_steps")
 	for _, path := range []string{"max_wall_ms", "limits.max_wall_ms"} {
 		if n, ok := a.integer(path); ok {
-			if !l.hasWall || n < l.wallMs {
-				l.wallMs = n
+			if !c.HasMaxWall || n < c.MaxWallMs {
+				c.MaxWallMs = n
 			}
-			l.hasWall = true
+			c.HasMaxWall = true
 		}
 	}
-	if c := env.Ceilings.MaxWall; c > 0 {
-		cms := max(int64(c/time.Millisecond), 1)
+	c.MemoryMB, c.HasMemory = a.integer("limits.max_memory_mb")
+	c.OutputBytes, c.HasOutput = a.integer("limits.max_output_bytes")
+	return c.effective(env)
+}
+
+// CallLimits are the limits a call asks for, in wire units (steps, ms,
+// MB, bytes); a Has* field false means the call does not set that limit.
+// The effective limits are min(call, operator ceiling), with the
+// defaults of docs/tools.md §2 where the call sets none (effective).
+type CallLimits struct {
+	MaxSteps    int64
+	HasMaxSteps bool
+	MaxWallMs   int64
+	HasMaxWall  bool
+	MemoryMB    int64 // ≥ 1 when given
+	HasMemory   bool
+	OutputBytes int64
+	HasOutput   bool
+}
+
+// effective combines c with env's defaults and ceilings.
+func (c CallLimits) effective(env *Env) runLimits {
+	var l runLimits
+	l.maxSteps = DefaultMaxSteps
+	if c.HasMaxSteps {
+		l.maxSteps = c.MaxSteps
+	}
+	if ce := env.Ceilings.MaxSteps; ce > 0 {
+		l.maxSteps = min(l.maxSteps, ce)
+	}
+
+	l.wallMs, l.hasWall = c.MaxWallMs, c.HasMaxWall
+	if ce := env.Ceilings.MaxWall; ce > 0 {
+		cms := max(int64(ce/time.Millisecond), 1)
 		if !l.hasWall || cms < l.wallMs {
 			l.wallMs = cms
 		}
@@ -68,19 +95,17 @@ func effectiveLimits(env *Env, a *args) runLimits {
 	if l.memoryMB <= 0 {
 		l.memoryMB = DefaultMemoryMB
 	}
-	if n, ok := a.integer("limits.max_memory_mb"); ok {
-		l.memoryMB = n
+	if c.HasMemory {
+		l.memoryMB = c.MemoryMB
 	}
-	if c := env.Ceilings.MaxMemory; c > 0 {
-		l.memoryMB = min(l.memoryMB, max(c>>20, 1))
+	if ce := env.Ceilings.MaxMemory; ce > 0 {
+		l.memoryMB = min(l.memoryMB, max(ce>>20, 1))
 	}
 
-	if n, ok := a.integer("limits.max_output_bytes"); ok {
-		l.outBytes, l.hasOut = n, true
-	}
-	if c := env.Ceilings.MaxOutput; c > 0 {
-		if !l.hasOut || c < l.outBytes {
-			l.outBytes = c
+	l.outBytes, l.hasOut = c.OutputBytes, c.HasOutput
+	if ce := env.Ceilings.MaxOutput; ce > 0 {
+		if !l.hasOut || ce < l.outBytes {
+			l.outBytes = ce
 		}
 		l.hasOut = true
 	}
@@ -149,7 +174,8 @@ func (l runLimits) vmLimits() vm.Limits {
 // intersected with the operator ceiling) → run → output budget →
 // output_schema. Responses:
 //
-//   - success: result, steps, ui_output, [trace, trace_truncated], outcome, retryable;
+//   - success: result, steps, ui_output, [trace, trace_truncated],
+//     [handlers "mock" | random_seed] (toolwire.HandlerFacts), outcome, retryable;
 //   - compile failure: errors:[{severity, code, message, line, col, …}], outcome "compile_error";
 //   - bad policy: error_kind invalid_policy or policy.*, message, outcome "invalid_args";
 //   - run failure: see toolwire.RunFailure;
@@ -170,15 +196,49 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 	if err != nil {
 		return PolicyFailure(err)
 	}
+	o, result, steps := runMain(ctx, env, m, mainRun{policy: pol, lim: lim, trace: a.boolean("trace"), seed: seedArg(a)}, progress)
+	if result != nil && a.has("output_schema") {
+		if f := checkOutputSchema(a.raw("output_schema"), result, steps); f != nil {
+			return f
+		}
+	}
+	return o
+}
+
+// mainRun is what runMain runs with.
+type mainRun struct {
+	args   []vm.Value
+	policy *policy.Policy // before the operator's ceiling policy
+	lim    runLimits
+	trace  bool
+	seed   *uint64 // the call's random seed, nil for a fresh one
+}
+
+// runMain runs m's main with r.args under r.policy (intersected with the
+// operator's ceiling policy), the limits r.lim and env's capability
+// handlers, and returns boruna_run's response: on success {result, steps,
+// ui_output, [trace, trace_truncated], handler facts, outcome, retryable}
+// with the encoded result and the steps; on failure the run failure and a
+// nil result.
+func runMain(ctx context.Context, env *Env, m *vm.Module, r mainRun, progress ProgressFunc) (*wire.Object, json.RawMessage, int64) {
+	pol, lim := r.policy, r.lim
 	if env.CeilingPolicy != nil {
 		pol = policy.Intersect(pol, env.CeilingPolicy)
 	}
 
+	vl := lim.vmLimits()
+	h, facts, done := toolwire.RunHandler(env.Handlers, pol, r.seed, vl.MaxMemory)
+	defer done()
+	debug := &debugLines{}
 	opts := vm.Options{
-		Limits:  lim.vmLimits(),
-		Policy:  pol,
-		Handler: env.Handler,
-		Trace:   a.boolean("trace"),
+		Limits:        vl,
+		Policy:        pol,
+		Handler:       h,
+		Trace:         r.trace,
+		Args:          r.args,
+		Debug:         debug,
+		MaxDebugBytes: MaxDebugOutputBytes,
+		InternalLog:   internalLog{},
 	}
 	if opts.Trace {
 		opts.TraceLimit = TraceLimit
@@ -189,17 +249,12 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 	}
 	res, err := vm.Run(ctx, m, opts)
 	if err != nil {
-		return runFailure(env, err)
+		return debug.set(runFailure(env, err, facts)), nil, res.Steps
 	}
 
 	result, ui, err := encodeOutput(env, res, lim)
 	if err != nil {
-		return runFailure(env, err)
-	}
-	if a.has("output_schema") {
-		if o := checkOutputSchema(a.raw("output_schema"), result, res.Steps); o != nil {
-			return o
-		}
+		return debug.set(runFailure(env, err, facts)), nil, res.Steps
 	}
 	o := wire.Envelope(true).
 		Set("result", result).
@@ -212,7 +267,95 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 		}
 		o.Set("trace", trace).Set("trace_truncated", res.TraceTruncated)
 	}
-	return wire.WithOutcome(o, wire.OutcomeOK)
+	return wire.WithOutcome(debug.set(facts.Set(o)), wire.OutcomeOK), result, res.Steps
+}
+
+// MainRun is a request to RunMain.
+type MainRun struct {
+	// Args are main's arguments, as many as it has parameters.
+	Args []vm.Value
+	// Policy is the run's policy before the operator's ceiling policy
+	// (Env.CeilingPolicy) is applied; nil means allow-all.
+	Policy *policy.Policy
+	// Limits are the call's own limits.
+	Limits CallLimits
+	// Trace records the first TraceLimit instructions.
+	Trace bool
+}
+
+// RunMain runs a compiled module's main with arguments, as boruna_run
+// runs a program (docs/tools.md §2): the same limits (CallLimits with
+// env's defaults and ceilings), policy handling, capability handlers,
+// output budget, progress and response shapes. The named scripts of
+// package scripts run through it. The response is never nil.
+func RunMain(ctx context.Context, env *Env, m *vm.Module, run MainRun, progress ProgressFunc) *wire.Object {
+	if env == nil {
+		env = &Env{}
+	}
+	o, _, _ := runMain(ctx, env, m, mainRun{args: run.Args, policy: run.Policy, lim: run.Limits.effective(env), trace: run.Trace}, progress)
+	return o
+}
+
+// seedArg returns the call's `seed` argument (nil when absent): the seed of
+// the run's random effects under live handlers (docs/tools.md §6).
+func seedArg(a *args) *uint64 {
+	n, ok := a.integer("seed")
+	if !ok {
+		return nil
+	}
+	s := uint64(n)
+	return &s
+}
+
+// MaxDebugOutputBytes bounds a boruna_run's debug_output (docs/tools.md
+// §2): the lines of __builtin_debug and __builtin_debug_msg, newlines
+// included; past it the last line is "... (debug output truncated)".
+const MaxDebugOutputBytes = 64 << 10
+
+// debugLines collects a run's debug output (vm.Options.Debug), one string
+// per line without its newline.
+type debugLines struct {
+	lines []string
+	part  []byte
+}
+
+func (d *debugLines) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if c == '\n' {
+			d.lines = append(d.lines, string(d.part))
+			d.part = d.part[:0]
+			continue
+		}
+		d.part = append(d.part, c)
+	}
+	return len(p), nil
+}
+
+// set adds debug_output to o (before outcome and retryable, which o may
+// have already) when the run wrote debug output, and returns o. The field
+// is additive: absent when there is none.
+func (d *debugLines) set(o *wire.Object) *wire.Object {
+	if len(d.lines) == 0 {
+		return o
+	}
+	out, has := o.Get("outcome")
+	retry, _ := o.Get("retryable")
+	o.Delete("outcome")
+	o.Delete("retryable")
+	o.Set("debug_output", d.lines)
+	if has {
+		o.Set("outcome", out).Set("retryable", retry)
+	}
+	return o
+}
+
+// internalLog sends the detail of a VM internal error to the operator's
+// log, not to the program's author (vm.Options.InternalLog).
+type internalLog struct{}
+
+func (internalLog) Write(p []byte) (int, error) {
+	slog.Error("vm internal error", "detail", strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
 }
 
 // encodeOutput encodes the result and the ui_output values after checking
@@ -236,10 +379,18 @@ func encodeOutput(env *Env, res *vm.Result, lim runLimits) (json.RawMessage, []j
 			return nil, nil, le
 		}
 	}
-	result, _ := res.Value.MarshalJSON() // never fails
+	// The only encoding error is vm.EncodeDepthError: a result nested
+	// deeper than vm.MaxEncodeDepth (ui_output values were checked when
+	// emitted).
+	result, err := res.Value.MarshalJSON()
+	if err != nil {
+		e := vm.EncodeDepthError()
+		e.Steps = res.Steps
+		return nil, nil, e
+	}
 	ui := make([]json.RawMessage, len(res.UIOutput))
 	for i, v := range res.UIOutput {
-		ui[i], _ = v.MarshalJSON()
+		ui[i] = v.AppendJSON(nil)
 	}
 	return result, ui, nil
 }
@@ -259,6 +410,6 @@ func PolicyFailure(err error) *wire.Object { return toolwire.PolicyFailure(err) 
 // runFailure is boruna_run's response to a failed run (vm.Run or the
 // output budget): toolwire.RunFailure in boruna_run's shape (docs/tools.md
 // §2, §5; reference §3.4).
-func runFailure(env *Env, err error) *wire.Object {
-	return toolwire.RunFailure(err, toolwire.RunFailureOptions{LibsDir: env.LibsDir})
+func runFailure(env *Env, err error, facts toolwire.HandlerFacts) *wire.Object {
+	return toolwire.RunFailure(err, toolwire.RunFailureOptions{LibsDir: env.LibsDir, Facts: facts})
 }

@@ -482,12 +482,26 @@ func TestRunProgress(t *testing.T) {
 		t.Fatal("steps differ")
 	}
 	steps, _ := decode(t, string(without))["steps"].(json.Number).Int64()
-	if want := steps / vm.DefaultProgressEvery; int64(len(events)) != want || want < 3 {
-		t.Fatalf("%d progress events for %d steps, want %d", len(events), steps, want)
-	}
+	// An event at every multiple of DefaultProgressEvery, counts strictly
+	// increasing; a slow machine may add time-based events in between
+	// (vm.DefaultProgressInterval), never after the last step.
+	var multiples []int64
+	last := int64(0)
 	for i, e := range events {
-		if e[0] != int64(i+1)*vm.DefaultProgressEvery || e[1] != 5000000 {
-			t.Fatalf("event %d = %v", i, e)
+		if e[0] <= last || e[0] > steps || e[1] != 5000000 {
+			t.Fatalf("event %d = %v after %d", i, e, last)
+		}
+		last = e[0]
+		if e[0]%vm.DefaultProgressEvery == 0 {
+			multiples = append(multiples, e[0])
+		}
+	}
+	if want := steps / vm.DefaultProgressEvery; int64(len(multiples)) != want || want < 3 {
+		t.Fatalf("%d progress events at multiples for %d steps, want %d: %v", len(multiples), steps, want, events)
+	}
+	for i, s := range multiples {
+		if s != int64(i+1)*vm.DefaultProgressEvery {
+			t.Fatalf("multiple %d = %d", i, s)
 		}
 	}
 	// total is the default ceiling when the call gives none.
@@ -677,5 +691,121 @@ func TestWallLimit(t *testing.T) {
 		if got := WallLimit(c.env, c.tool, json.RawMessage(c.args)); got != c.want {
 			t.Errorf("WallLimit(%s, %s) = %v, want %v", c.tool, c.args, got, c.want)
 		}
+	}
+}
+
+// TestRunDeepResult: a result nested deeper than vm.MaxEncodeDepth is a
+// clean runtime_error (the run itself builds it without error); one that
+// fits is returned. Both tools of limitTools answer alike.
+func TestRunDeepResult(t *testing.T) {
+	prog := func(n int) string {
+		return fmt.Sprintf(`enum Nest { Leaf, Wrap(Nest) }
+fn main() -> Nest {
+    let mut v = Nest::Leaf
+    let mut i = 0
+    while i < %d {
+        v = Nest::Wrap(v)
+        i = i + 1
+    }
+    v
+}`, n)
+	}
+	forLimitTools(t, func(t *testing.T, run func(env *Env, source, extra string) string) {
+		m := decode(t, run(nil, prog(100000), ""))
+		if m["success"] != false || m["error_kind"] != "runtime_error" || m["outcome"] != "runtime_error" ||
+			m["message"] != "value nesting depth limit exceeded (5000 levels in a JSON encoding)" {
+			t.Fatalf("deep result: %v", m)
+		}
+		if steps, _ := m["steps"].(json.Number).Int64(); steps < 100000 {
+			t.Fatalf("steps = %v", m["steps"])
+		}
+		// Each Wrap is one level, the innermost Leaf one: 5000 levels fit.
+		m = decode(t, run(nil, prog(4999), ""))
+		if m["success"] != true {
+			t.Fatalf("4999 wraps: %v", m)
+		}
+	})
+}
+
+// TestSealedDeepMessage: a message nested deeper than vm.MaxEncodeDepth is
+// delivered and used, but the sealed event log that records it cannot be
+// encoded: a clean runtime_error; a shallow one seals.
+func TestSealedDeepMessage(t *testing.T) {
+	prog := func(n int) string {
+		return fmt.Sprintf(`enum Nest { Leaf, Wrap(Nest) }
+fn worker() {
+    let m: Nest = receive
+    let mut cur = m
+    let mut d = 0
+    let mut done = false
+    while !done {
+        match cur {
+            Nest::Wrap(inner) => {
+                cur = inner
+                d = d + 1
+            },
+            Nest::Leaf => { done = true },
+        }
+    }
+    emit d
+}
+fn main() -> Int !{actor.spawn, actor.send} {
+    let mut v = Nest::Leaf
+    let mut i = 0
+    while i < %d {
+        v = Nest::Wrap(v)
+        i = i + 1
+    }
+    let w = spawn worker
+    send w v
+    i
+}`, n)
+	}
+	m := decode(t, call(t, nil, "boruna_run_sealed", runArgs(prog(20000), "")))
+	if m["success"] != false || m["error_kind"] != "runtime_error" ||
+		m["message"] != "value nesting depth limit exceeded (5000 levels in a JSON encoding)" {
+		t.Fatalf("deep message: %v", m)
+	}
+	m = decode(t, call(t, nil, "boruna_run_sealed", runArgs(prog(100), "")))
+	if m["success"] != true || m["replay_verified"] != true {
+		t.Fatalf("shallow message: %v", m)
+	}
+}
+
+// TestRunDebugOutput: __builtin_debug output reaches boruna_run's
+// additive debug_output list (success and failure), at most
+// MaxDebugOutputBytes; absent when the program writes none.
+func TestRunDebugOutput(t *testing.T) {
+	m := decode(t, runJSON(t, nil, "fn main() -> Int {\n  let x = __builtin_debug([1, 2])\n  __builtin_debug_msg(\"x is\", 5)\n}", ""))
+	if d, _ := m["debug_output"].([]any); m["success"] != true || len(d) != 2 || d[0] != "[1, 2]" || d[1] != "x is 5" {
+		t.Fatalf("debug_output: %v", m)
+	}
+	if _, ok := m["debug_output"]; !ok {
+		t.Fatal("no debug_output")
+	}
+	if m := decode(t, runJSON(t, nil, addProgram, "")); m["debug_output"] != nil {
+		t.Fatalf("debug_output without debug calls: %v", m)
+	}
+	// On failure too, before outcome and retryable.
+	got := runJSON(t, nil, "fn main() -> Int {\n  __builtin_debug(\"before\")\n  1 / 0\n}", "")
+	if !strings.Contains(got, `"debug_output":["\"before\""],"outcome":"runtime_error","retryable":false}`) {
+		t.Fatalf("failure: %s", got)
+	}
+	// The cap: 2,000 lines of 100 bytes are cut at 64 KiB.
+	m = decode(t, runJSON(t, nil, `fn main() -> Int {
+  let mut i = 0
+  while i < 2000 {
+    __builtin_debug_msg("0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456", i)
+    i = i + 1
+  }
+  i
+}`, ""))
+	d, _ := m["debug_output"].([]any)
+	total := 0
+	for _, l := range d {
+		total += len(l.(string)) + 1
+	}
+	if n := len(d); n < 600 || total > MaxDebugOutputBytes+64 || d[n-1] != "... (debug output truncated)" {
+		t.Fatalf("%d lines, %d bytes, last %v", n, total, d[len(d)-1])
 	}
 }

@@ -133,6 +133,14 @@ var maxWallParam = Param{
 	Description: "Wall-clock limit in milliseconds (same as limits.max_wall_ms; if both are given the smaller wins).",
 }
 
+// seedParam is the `seed` of boruna_run and boruna_run_sealed
+// (docs/tools.md §6).
+var seedParam = Param{
+	Name: "seed", Type: ParamInteger,
+	Description: "Seed of random_int/random_float under the server's live handlers: pass a result's random_seed to reproduce its random values. " +
+		"Absent: a fresh seed per run. Mock handlers ignore it.",
+}
+
 // limitsParam is the `limits` object of boruna_run and boruna_run_sealed
 // (reference §3.4; additive for run_sealed, where each limit applies to
 // each of the two executions).
@@ -170,8 +178,10 @@ var specs = []ToolSpec{
 	{
 		Name: "boruna_run", Title: "Run an .ax program", Executes: true, RunsProgram: true,
 		Description: "Compile and run .ax source (its `main`) in the sandboxed VM under a capability policy and limits, on a worker. " +
-			"Returns result, steps and ui_output, or success:false with error_kind (runtime_error, limit_exceeded, invalid_policy, …) " +
-			"or the compile errors array. Send _meta.progressToken to receive notifications/progress (progress = VM steps, total = step ceiling).",
+			"Returns result, steps and ui_output. On failure, success:false with the compile errors array, or an error_kind: " +
+			"runtime_error (also the step limit: limit_kind \"steps\", message \"max execution steps exceeded (N)\"), " +
+			"limit_exceeded (the wall-clock, memory and output limits: limit_kind wall_ms, memory_mb or output_bytes), " +
+			"invalid_policy or a policy.* kind. Send _meta.progressToken to receive notifications/progress (progress = VM steps, total = step ceiling).",
 		Params: []Param{
 			sourceParam,
 			policyParam,
@@ -180,13 +190,14 @@ var specs = []ToolSpec{
 			{Name: "trace", Type: ParamBoolean, Default: false, Description: "Include the first 500 executed instructions as trace (plus trace_truncated)."},
 			limitsParam,
 			{Name: "output_schema", Type: ParamSchema, Description: "JSON Schema (Draft 2020-12, self-contained, at most 262144 bytes) the encoded result must satisfy after a successful run. Validation is bounded: a schema whose subschemas (counting every branch and every $ref expansion) would be applied more than 1000000 times to the result is refused with invalid_output_schema before validating, so keep recursive $refs for small tree-shaped results."},
+			seedParam,
 		},
 	},
 	{
 		Name: "boruna_run_sealed", Title: "Run and seal with replay verification", Executes: true, RunsProgram: true,
 		Description: "Run .ax source twice (record, then replay of the recorded capability results) and return the result, the event log, its SHA-256 digest and whether the replay matched. " +
 			"max_steps, max_wall_ms and limits apply to each of the two executions.",
-		Params: []Param{sourceParam, policyParam, maxStepsParam, maxWallParam, limitsParam},
+		Params: []Param{sourceParam, policyParam, maxStepsParam, maxWallParam, limitsParam, seedParam},
 	},
 	{
 		Name: "boruna_check", Title: "Diagnose .ax source", Executes: true,

@@ -12,7 +12,7 @@ import (
 
 // Env is what the engines need from the process that hosts them (worker,
 // CLI or gateway). The zero Env is usable: no libs or templates dir, no
-// ceilings, mock capability handler.
+// ceilings, the VM's mock capability values.
 type Env struct {
 	// LibsDir resolves `import "std-x"` (docs/tools.md §2 "imports").
 	LibsDir string
@@ -28,13 +28,12 @@ type Env struct {
 	// CeilingPolicy is the operator's ceiling policy (nil = none); every
 	// caller policy is intersected with it (policy.Intersect).
 	CeilingPolicy *policy.Policy
-	// Handler performs allowed effects; nil means the VM's mock handler.
-	Handler vm.Handler
-	// Live reports that Handler is a live handler (real network, files,
-	// clock). Call does not read it; hosts use it for the tools'
-	// annotations (boruna_run is open-world only with live handlers,
-	// docs/tools.md §1).
-	Live bool
+	// Handlers makes the capability handler of each run of boruna_run and
+	// boruna_run_sealed (the worker's live set or the mock set of package
+	// handlers; docs/tools.md §6): results then carry random_seed (live) or
+	// "handlers":"mock" (toolwire.HandlerFacts). nil means the VM's mock
+	// values without either field (the engines' own tests).
+	Handlers vm.HandlerSet
 	// MaxResponseBytes is the largest response the host can carry, in
 	// bytes: a run result (with its ui_output) that a call does not bound
 	// with limits.max_output_bytes gets this budget, and a call's larger

@@ -82,7 +82,7 @@ func TestArgumentChecks(t *testing.T) {
 		{"boruna_run", `{"source":"x","limits":{"max_wal_ms":5}}`,
 			`unknown argument "limits.max_wal_ms" for tool "boruna_run" (did you mean "limits.max_wall_ms"?)`},
 		{"boruna_run", `{"source":"x","input":"y"}`,
-			`unknown argument "input" for tool "boruna_run" (known arguments: source, policy, max_steps, max_wall_ms, trace, limits, output_schema)`},
+			`unknown argument "input" for tool "boruna_run" (known arguments: source, policy, max_steps, max_wall_ms, trace, limits, output_schema, seed)`},
 		{"boruna_capability_list", `{"x":1}`, `unknown argument "x" for tool "boruna_capability_list" (it takes no arguments)`},
 		{"boruna_run", `{"max_steps":5}`, `missing required argument "source" for tool "boruna_run"`},
 		{"boruna_run", `{"source":null}`, `missing required argument "source" for tool "boruna_run"`},

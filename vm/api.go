@@ -11,13 +11,18 @@ import (
 // Limits bound one run (docs/language.md "Limits every run has", docs/tools.md §2).
 // Server-wide ceilings are applied by the caller.
 type Limits struct {
-	// MaxSteps bounds executed basic instructions. 0 means DefaultMaxSteps;
+	// MaxSteps bounds the run's steps: one per executed basic instruction,
+	// plus the work of the instructions that scan, copy or build data
+	// (built-ins, string concatenation, emit, message checks, comparisons
+	// of values over 64 KiB): one step per BytesPerStep bytes, a list
+	// element counting as 24 bytes. 0 means DefaultMaxSteps;
 	// a negative value means a budget of zero steps (the first instruction
 	// fails). A run fails when it would execute instruction MaxSteps+1, with
 	// `max execution steps exceeded (MaxSteps)` and Steps = MaxSteps+1.
 	MaxSteps int64
 	// MaxWall bounds wall-clock time since Run was called; 0 means no limit.
-	// Checked every 1,024 steps and after every expensive instruction.
+	// Checked every 1,024 steps and after every instruction whose work is
+	// over 64 KiB (so after at most one such instruction).
 	MaxWall time.Duration
 	// MaxMemory bounds the bytes held by the values the run keeps live
 	// (Value.MemSize of every live actor's operand stack, locals, frames and
@@ -57,6 +62,17 @@ const (
 	// clockEvery is the cadence, in steps, of wall-clock and cancellation
 	// checks.
 	clockEvery = 1024
+	// BytesPerStep prices built-in work: an instruction that scans, copies
+	// or builds n bytes (a list element counting as one 24-byte slot) costs
+	// n/BytesPerStep steps on top of its own.
+	BytesPerStep = 64
+	// caseMapWeight is the work of Unicode case mapping of non-ASCII text
+	// per byte, in bytes of plain scanning: one step a byte (it runs at
+	// tens of ns a byte, like an instruction).
+	caseMapWeight = BytesPerStep
+	// DefaultProgressInterval is the most time between two progress
+	// callbacks while a run makes progress (Options.ProgressInterval).
+	DefaultProgressInterval = 500 * time.Millisecond
 )
 
 // Limit kinds of LimitError.Kind; the strings equal wire.LimitSteps & co.
@@ -70,12 +86,14 @@ const (
 
 // Handler performs effect built-ins once the capability gateway has allowed
 // them (gateway.go). Implementations: MockHandler, ReplayHandler, and the
-// live handlers of the worker (HTTP under net_policy, sandboxed files,
-// clock, seeded random). Call receives the arguments as typed by the
-// effect's signature (vm/builtin_table.go) and must return a value of the
-// effect's result type; a wrong shape becomes a runtime error. A returned
-// error becomes the runtime error "capability error: <text>". ctx carries
-// the run's cancellation and wall-clock deadline. Call runs on the run's
+// worker's live handlers (package handlers, made per run by a HandlerSet).
+// Call receives the arguments as typed by the effect's signature
+// (vm/builtin_table.go) and must return a value of the effect's result
+// type; a wrong shape becomes a runtime error. A returned error becomes the
+// runtime error "capability error: <text>", except a *CapabilityError (the
+// call is refused: outcome policy_denied) and ErrMemoryLimit (the run's
+// memory limit), each possibly wrapped. ctx carries the run's cancellation
+// and wall-clock deadline, and MemoryLeft. Call runs on the run's
 // goroutine; a handler value may be shared by concurrent runs only if it is
 // safe for that.
 type Handler interface {
@@ -91,11 +109,18 @@ type Options struct {
 	// Handler performs allowed effects; nil means MockHandler{}.
 	Handler Handler
 	// Progress, if non-nil, is called with the cumulative step count every
-	// ProgressEvery steps (DefaultProgressEvery when 0), on the run's
-	// goroutine. It never affects the result: a run reports the same steps
-	// and value with or without it.
-	Progress      func(steps int64)
-	ProgressEvery int64
+	// ProgressEvery steps (DefaultProgressEvery when 0), and also at a
+	// clock check (every 1,024 steps and after every expensive
+	// instruction) when ProgressInterval (DefaultProgressInterval when 0;
+	// negative: at every clock check) has passed since the last call and
+	// the run has made steps since: so a run that makes progress reports
+	// at least every ProgressInterval plus one instruction, however slow
+	// its steps. Each call's count is greater than the previous one's.
+	// Calls are on the run's goroutine. Progress never affects the result:
+	// a run reports the same steps and value with or without it.
+	Progress         func(steps int64)
+	ProgressEvery    int64
+	ProgressInterval time.Duration
 	// Trace records the first TraceLimit (DefaultTraceLimit when 0) executed
 	// instructions as `[<function>:<ip>] <OPCODE> <operands>  stack_depth=<n>`
 	// (docs/tools.md §2 "trace"; function names longer than MaxShownValue
@@ -107,6 +132,11 @@ type Options struct {
 	// written per run.
 	Debug         io.Writer
 	MaxDebugBytes int
+	// InternalLog receives the detail of an internal error (a VM or
+	// handler bug; the error's message names only the place), outside
+	// the debug budget. nil means Debug: a caller that shows Debug to the
+	// program's author sets it to its operator log instead.
+	InternalLog io.Writer
 	// Entry names the function to call; "" means Module.Entry (main).
 	// The App framework uses it to call init/update/view.
 	Entry string

@@ -3,17 +3,19 @@ package vm
 import (
 	"context"
 	"fmt"
-	"github.com/axpool/axpool/compiler/syntax"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/policy"
 )
 
 // Test helpers: a tiny assembler for hand-built modules.
 
-// code parses instructions such as "LOAD 0", "CALL 1 2", "RET".
+// code parses instructions such as "LOAD 0", "CALL 1 2", "RET". The A
+// operand of BUILTIN and CAPCALL may be a built-in's name
+// ("BUILTIN list_len 1", "CAPCALL now_ms 0").
 func code(lines ...string) []Instr {
 	var out []Instr
 	for _, l := range lines {
@@ -28,7 +30,7 @@ func code(lines ...string) []Instr {
 			}
 			in := Instr{Op: op}
 			if len(f) > 1 {
-				in.A = int32(mustAtoi(f[1]))
+				in.A = operandA(op, f[1])
 			}
 			if len(f) > 2 {
 				in.B = int32(mustAtoi(f[2]))
@@ -37,6 +39,18 @@ func code(lines ...string) []Instr {
 		}
 	}
 	return out
+}
+
+// operandA parses the A operand of op: a number, or for BUILTIN and
+// CAPCALL the name of a built-in.
+func operandA(op Opcode, s string) int32 {
+	if b, ok := LookupBuiltin(s); ok && op == BUILTIN {
+		return int32(b)
+	}
+	if e, ok := LookupEffect(s); ok && op == CAPCALL {
+		return int32(e)
+	}
+	return int32(mustAtoi(s))
 }
 
 func opcodeByName(s string) (Opcode, bool) {

@@ -2,98 +2,126 @@ package vm
 
 import "github.com/axpool/axpool/policy"
 
+// This file is the one table of the language's built-in functions: for
+// each, its names, its type, the capability an effect needs and a one-line
+// description. The compiler derives its signatures from Sig
+// (compiler/builtins.go), the VM its arities, and docs/language.md
+// "Built-in functions" is generated from it (compiler's TestBuiltinDocs);
+// the VM owns the semantics (builtins.go, gateway.go).
+
+// FuncInfo describes one built-in function.
+type FuncInfo struct {
+	// Names are every name the built-in answers to: Names[0] is its name
+	// in the family style (string_split, map_get, list_reverse,
+	// int_to_string…), the others are older spellings kept working
+	// (__builtin_string_split, str_contains…).
+	Names []string
+	// Sig is the type in .ax syntax with parameter names:
+	// "(s: String, sep: String) -> List<String>". The single upper-case
+	// letters T, V and A are type parameters, instantiated at each call.
+	Sig string
+	// Doc says in one line what the built-in returns or does.
+	Doc string
+}
+
 // Builtin identifies a pure built-in function, the A operand of BUILTIN.
-// The compiler owns the static type signatures (written here as comments);
-// the VM owns the semantics (docs/language.md "Built-in functions",
-// reference/language-reference-impl.md §8 for correct input).
 type Builtin uint16
 
 const (
-	BListLen       Builtin = iota // list_len(List<T>) -> Int
-	BListGet                      // list_get(List<T>, Int) -> T ; "list index out of bounds: index I, length L"
-	BListPush                     // list_push(List<T>, T) -> List<T>
-	BParseInt                     // parse_int(String) -> Int ; trimmed, 0 on failure
-	BTryParseInt                  // try_parse_int(String) -> Result<Int, String> ; Err("invalid integer: <s>")
-	BStrContains                  // str_contains(String, String) -> Bool
-	BStrStartsWith                // str_starts_with(String, String) -> Bool
-
-	BIntToString    // __builtin_int_to_string(Int) -> String
-	BFloatToString  // __builtin_float_to_string(Float) -> String
-	BBoolToString   // __builtin_bool_to_string(Bool) -> String
-	BStringLen      // __builtin_string_len(String) -> Int (UTF-8 bytes)
-	BStringChars    // __builtin_string_chars(String) -> List<String>
-	BStringContains // __builtin_string_contains(String, String) -> Bool
+	BListLen Builtin = iota
+	BListGet
+	BListPush
+	BParseInt
+	BTryParseInt
+	BIntToString
+	BFloatToString
+	BBoolToString
+	BStringLen
+	BStringChars
+	BStringContains
 	BStringStartsWith
 	BStringEndsWith
-	BStringToUpper // __builtin_string_to_upper(String) -> String (Unicode)
+	BStringToUpper
 	BStringToLower
-	BStringTrim    // __builtin_string_trim(String) -> String (Unicode whitespace)
-	BStringJoin    // __builtin_string_join(List<String>, String) -> String
-	BStringSplit   // __builtin_string_split(String, String) -> List<String> ; empty sep → chars
-	BStringReplace // __builtin_string_replace(String, String, String) -> String ; all occurrences
-	BStringSlice   // __builtin_string_slice(String, Int, Int) -> String ; byte range, invalid → ""
-	BIntParse      // __builtin_int_parse(String) -> Option<Int>
-	BFloatParse    // __builtin_float_parse(String) -> Option<Float>
-
-	BListLen2    // __builtin_list_len(List<T>) -> Int
-	BListIsEmpty // __builtin_list_is_empty(List<T>) -> Bool
-	BListHead    // __builtin_list_head(List<T>) -> Option<T>
-	BListTail    // __builtin_list_tail(List<T>) -> List<T> ; tail of [] is []
-	BListReverse // __builtin_list_reverse(List<T>) -> List<T>
-	BListAppend  // __builtin_list_append(List<T>, T) -> List<T>
-	BListConcat  // __builtin_list_concat(List<T>, List<T>) -> List<T>
-
-	BMapGet         // __builtin_map_get(Map<String, V>, String) -> Option<V>
-	BMapSet         // __builtin_map_set(Map<String, V>, String, V) -> Map<String, V>
-	BMapRemove      // __builtin_map_remove(Map<String, V>, String) -> Map<String, V>
-	BMapContainsKey // __builtin_map_contains_key(Map<String, V>, String) -> Bool
-	BMapKeys        // __builtin_map_keys(Map<String, V>) -> List<String> (sorted)
-	BMapValues      // __builtin_map_values(Map<String, V>) -> List<V> (key order)
-	BMapLen         // __builtin_map_len(Map<String, V>) -> Int
-
-	BDebug    // __builtin_debug(T) -> T ; writes to the run's debug log, never stdout
-	BDebugMsg // __builtin_debug_msg(A, T) -> T
-	BGuard    // __builtin_guard(T, Bool, String) -> T ; false → contract violation "output guard `label` failed"
-
-	// axpool additions (conversions the static type system needs).
-	BIntToFloat // __builtin_int_to_float(Int) -> Float
-	BFloatToInt // __builtin_float_to_int(Float) -> Int ; truncates; NaN/±Inf/out of range → runtime error
+	BStringTrim
+	BStringJoin
+	BStringSplit
+	BStringReplace
+	BStringSlice
+	BIntParse
+	BFloatParse
+	BListIsEmpty
+	BListHead
+	BListTail
+	BListReverse
+	BListConcat
+	BMapGet
+	BMapSet
+	BMapRemove
+	BMapContainsKey
+	BMapKeys
+	BMapValues
+	BMapLen
+	BDebug
+	BDebugMsg
+	BGuard
+	BIntToFloat
+	BFloatToInt
+	BListSort
+	BListSortBy
 
 	NumBuiltins
 )
 
-var builtinNames = [NumBuiltins]string{
-	"list_len", "list_get", "list_push", "parse_int", "try_parse_int", "str_contains", "str_starts_with",
-	"__builtin_int_to_string", "__builtin_float_to_string", "__builtin_bool_to_string",
-	"__builtin_string_len", "__builtin_string_chars", "__builtin_string_contains",
-	"__builtin_string_starts_with", "__builtin_string_ends_with", "__builtin_string_to_upper",
-	"__builtin_string_to_lower", "__builtin_string_trim", "__builtin_string_join",
-	"__builtin_string_split", "__builtin_string_replace", "__builtin_string_slice",
-	"__builtin_int_parse", "__builtin_float_parse",
-	"__builtin_list_len", "__builtin_list_is_empty", "__builtin_list_head", "__builtin_list_tail",
-	"__builtin_list_reverse", "__builtin_list_append", "__builtin_list_concat",
-	"__builtin_map_get", "__builtin_map_set", "__builtin_map_remove", "__builtin_map_contains_key",
-	"__builtin_map_keys", "__builtin_map_values", "__builtin_map_len",
-	"__builtin_debug", "__builtin_debug_msg", "__builtin_guard",
-	"__builtin_int_to_float", "__builtin_float_to_int",
-}
+// builtinInfo is the table of pure built-ins (semantics for correct input:
+// the reference's, docs/language.md "Built-in functions").
+var builtinInfo = [NumBuiltins]FuncInfo{
+	BListLen:     {[]string{"list_len", "__builtin_list_len"}, "(list: List<T>) -> Int", "number of elements"},
+	BListGet:     {[]string{"list_get"}, "(list: List<T>, index: Int) -> T", "element at a 0-based index; out of range is the runtime error `list index out of bounds: index I, length L`"},
+	BListPush:    {[]string{"list_push", "list_append", "__builtin_list_append"}, "(list: List<T>, x: T) -> List<T>", "a new list with x appended (amortised constant time in a loop)"},
+	BParseInt:    {[]string{"parse_int"}, "(s: String) -> Int", "base-10 integer after trimming white space; `0` when the text is not one"},
+	BTryParseInt: {[]string{"try_parse_int"}, "(s: String) -> Result<Int, String>", "like `parse_int`, but `Err(\"invalid integer: <text>\")` on failure"},
 
-// Name returns the source-level name of the built-in.
-func (b Builtin) Name() string {
-	if b < NumBuiltins {
-		return builtinNames[b]
-	}
-	return "builtin(" + itoa(int(b)) + ")"
-}
+	BIntToString:      {[]string{"int_to_string", "__builtin_int_to_string"}, "(n: Int) -> String", "decimal text of n"},
+	BFloatToString:    {[]string{"float_to_string", "__builtin_float_to_string"}, "(x: Float) -> String", "plain decimal text with the fewest digits that read back as the same float, never an exponent; integral values have no fraction (`3.0` gives `\"3\"`); `NaN`, `inf`, `-inf`"},
+	BBoolToString:     {[]string{"bool_to_string", "__builtin_bool_to_string"}, "(b: Bool) -> String", "`\"true\"` or `\"false\"`"},
+	BStringLen:        {[]string{"string_len", "__builtin_string_len"}, "(s: String) -> Int", "length in UTF-8 bytes (`\"héllo\"` is 6)"},
+	BStringChars:      {[]string{"string_chars", "__builtin_string_chars"}, "(s: String) -> List<String>", "the characters (Unicode code points) of s, one string each"},
+	BStringContains:   {[]string{"string_contains", "str_contains", "__builtin_string_contains"}, "(s: String, sub: String) -> Bool", "whether sub occurs in s"},
+	BStringStartsWith: {[]string{"string_starts_with", "str_starts_with", "__builtin_string_starts_with"}, "(s: String, prefix: String) -> Bool", "whether s begins with prefix"},
+	BStringEndsWith:   {[]string{"string_ends_with", "__builtin_string_ends_with"}, "(s: String, suffix: String) -> Bool", "whether s ends with suffix"},
+	BStringToUpper:    {[]string{"string_to_upper", "__builtin_string_to_upper"}, "(s: String) -> String", "s in upper case (Unicode)"},
+	BStringToLower:    {[]string{"string_to_lower", "__builtin_string_to_lower"}, "(s: String) -> String", "s in lower case (Unicode)"},
+	BStringTrim:       {[]string{"string_trim", "__builtin_string_trim"}, "(s: String) -> String", "s without leading and trailing Unicode white space"},
+	BStringJoin:       {[]string{"string_join", "__builtin_string_join"}, "(parts: List<String>, sep: String) -> String", "parts joined with sep between them"},
+	BStringSplit:      {[]string{"string_split", "__builtin_string_split"}, "(s: String, sep: String) -> List<String>", "the pieces of s between occurrences of sep; an empty sep splits s into characters"},
+	BStringReplace:    {[]string{"string_replace", "__builtin_string_replace"}, "(s: String, from: String, to: String) -> String", "s with every occurrence of from replaced by to"},
+	BStringSlice:      {[]string{"string_slice", "__builtin_string_slice"}, "(s: String, start: Int, end: Int) -> String", `bytes start to end (exclusive) of s; "" when the range is out of bounds or cuts a character`},
+	BIntParse:         {[]string{"int_parse", "__builtin_int_parse"}, "(s: String) -> Option<Int>", "`Some(n)` when the whole text is a base-10 integer (an optional sign, no white space), else `None`"},
+	BFloatParse:       {[]string{"float_parse", "__builtin_float_parse"}, "(s: String) -> Option<Float>", "`Some(x)` for decimal text with optional fraction and exponent, or `inf`, `infinity`, `nan` (any case, optional sign), else `None`"},
 
-// LookupBuiltin maps a source-level name to its Builtin.
-func LookupBuiltin(name string) (Builtin, bool) {
-	for i, n := range builtinNames {
-		if n == name {
-			return Builtin(i), true
-		}
-	}
-	return 0, false
+	BListIsEmpty: {[]string{"list_is_empty", "__builtin_list_is_empty"}, "(list: List<T>) -> Bool", "whether list has no elements"},
+	BListHead:    {[]string{"list_head", "__builtin_list_head"}, "(list: List<T>) -> Option<T>", "the first element, or `None` for `[]`"},
+	BListTail:    {[]string{"list_tail", "__builtin_list_tail"}, "(list: List<T>) -> List<T>", "the list without its first element (`[]` for `[]`)"},
+	BListReverse: {[]string{"list_reverse", "__builtin_list_reverse"}, "(list: List<T>) -> List<T>", "the elements of list in reverse order"},
+	BListConcat:  {[]string{"list_concat", "__builtin_list_concat"}, "(a: List<T>, b: List<T>) -> List<T>", "the elements of a, then those of b"},
+
+	BMapGet:         {[]string{"map_get", "__builtin_map_get"}, "(m: Map<String, V>, key: String) -> Option<V>", "the value under key, or `None`"},
+	BMapSet:         {[]string{"map_set", "__builtin_map_set"}, "(m: Map<String, V>, key: String, value: V) -> Map<String, V>", "a new map with key set to value (constant time on the newest version of a map)"},
+	BMapRemove:      {[]string{"map_remove", "__builtin_map_remove"}, "(m: Map<String, V>, key: String) -> Map<String, V>", "m without key"},
+	BMapContainsKey: {[]string{"map_contains_key", "__builtin_map_contains_key"}, "(m: Map<String, V>, key: String) -> Bool", "whether m has key"},
+	BMapKeys:        {[]string{"map_keys", "__builtin_map_keys"}, "(m: Map<String, V>) -> List<String>", "the keys of m, sorted"},
+	BMapValues:      {[]string{"map_values", "__builtin_map_values"}, "(m: Map<String, V>) -> List<V>", "the values of m, in key order"},
+	BMapLen:         {[]string{"map_len", "__builtin_map_len"}, "(m: Map<String, V>) -> Int", "number of keys of m"},
+
+	BDebug:    {[]string{"debug", "__builtin_debug"}, "(x: T) -> T", "returns x; writes its display form as one line of the run's debug output (boruna_run's `debug_output`, at most 64 KiB; axpool run's stderr; never stdout)"},
+	BDebugMsg: {[]string{"debug_msg", "__builtin_debug_msg"}, "(label: A, x: T) -> T", "returns x; writes label and x, space-separated, as one line of debug output"},
+	BGuard:    {[]string{"guard", "__builtin_guard"}, "(x: T, ok: Bool, label: String) -> T", "returns x when ok holds, else fails the run with ``output guard `<label>` failed``; its contract_check event names label in `function`"},
+
+	BIntToFloat: {[]string{"int_to_float", "__builtin_int_to_float"}, "(n: Int) -> Float", "n as a Float"},
+	BFloatToInt: {[]string{"float_to_int", "__builtin_float_to_int"}, "(x: Float) -> Int", "truncates toward zero; NaN, infinities and values outside the Int range are the runtime error `cannot convert Float <x> to Int`"},
+	BListSort:   {[]string{"list_sort"}, "(list: List<T>) -> List<T>", "the list sorted ascending, stable; T must be Int, Float or String (a compile error otherwise): Ints numerically, Strings by their bytes (as `<`), Floats numerically with -0.0 equal to 0.0 and every NaN after every number"},
+	BListSortBy: {[]string{"list_sort_by"}, "(list: List<T>, less: Fn(T, T) -> Bool) -> List<T>", "the list sorted by less(a, b), true when a goes before b (a strict order, like `a < b`); stable; each comparison is a call of less, with its steps"},
 }
 
 // Effect identifies a built-in that performs an effect through the
@@ -102,48 +130,150 @@ func LookupBuiltin(name string) (Builtin, bool) {
 type Effect uint8
 
 const (
-	EStepInput   Effect = iota // step_input(String) -> String                       step.input
-	EHTTPRequest               // http_request(String, String, String) -> Result<String, String>  net.fetch
-	EHTTPGet                   // http_get(String) -> Result<String, String>          net.fetch
-	EFsRead                    // fs_read(String) -> Result<String, String>           fs.read
-	EFsWrite                   // fs_write(String, String) -> Result<Unit, String>    fs.write
-	EDbQuery                   // db_query(String) -> Result<List<Map<String, String>>, String>  db.query
-	ENowMs                     // now_ms() -> Int                                     time.now
-	ERandomInt                 // random_int(Int, Int) -> Int                         random
-	ERandomFloat               // random_float() -> Float                             random
-	ELlmComplete               // llm_complete(String) -> Result<String, String>      llm.call
-	EUiRender                  // ui_render(T) -> Unit (appends to ui_output)         ui.render
+	EStepInput Effect = iota
+	EHTTPRequest
+	EHTTPGet
+	EFsRead
+	EFsWrite
+	EDbQuery
+	ENowMs
+	ERandomInt
+	ERandomFloat
+	ELlmComplete
+	EUiRender
 
 	NumEffects
 )
 
-var effectNames = [NumEffects]string{
-	"step_input", "http_request", "http_get", "fs_read", "fs_write", "db_query",
-	"now_ms", "random_int", "random_float", "llm_complete", "ui_render",
+// effectInfo is the table of effect built-ins: what each is and the
+// capability it needs.
+var effectInfo = [NumEffects]struct {
+	FuncInfo
+	cap policy.Capability
+}{
+	EStepInput:   {FuncInfo{[]string{"step_input"}, "(name: String) -> String", "the named input of a workflow step"}, policy.StepInput},
+	EHTTPRequest: {FuncInfo{[]string{"http_request"}, "(method: String, url: String, body: String) -> Result<String, String>", "HTTP request with method, URL and body; the response body or an error"}, policy.NetFetch},
+	EHTTPGet:     {FuncInfo{[]string{"http_get"}, "(url: String) -> Result<String, String>", "HTTP GET of a URL; the response body or an error"}, policy.NetFetch},
+	EFsRead:      {FuncInfo{[]string{"fs_read"}, "(path: String) -> Result<String, String>", "contents of a file"}, policy.FsRead},
+	EFsWrite:     {FuncInfo{[]string{"fs_write"}, "(path: String, content: String) -> Result<Unit, String>", "writes content to a file"}, policy.FsWrite},
+	EDbQuery:     {FuncInfo{[]string{"db_query"}, "(sql: String) -> Result<List<Map<String, String>>, String>", "runs one SQL statement; the rows, each a map from column to text"}, policy.DbQuery},
+	ENowMs:       {FuncInfo{[]string{"now_ms"}, "() -> Int", "the current time in milliseconds since the Unix epoch (the mock handlers answer 1700000000)"}, policy.TimeNow},
+	ERandomInt:   {FuncInfo{[]string{"random_int"}, "(lo: Int, hi: Int) -> Int", "a random integer between lo and hi (`lo > hi` is an error)"}, policy.Random},
+	ERandomFloat: {FuncInfo{[]string{"random_float"}, "() -> Float", "a random Float in [0, 1)"}, policy.Random},
+	ELlmComplete: {FuncInfo{[]string{"llm_complete"}, "(prompt: String) -> Result<String, String>", "a completion of the prompt by a language model"}, policy.LlmCall},
+	EUiRender:    {FuncInfo{[]string{"ui_render"}, "(node: T) -> Unit", "appends node to `ui_output`"}, policy.UiRender},
 }
 
-var effectCaps = [NumEffects]policy.Capability{
-	policy.StepInput, policy.NetFetch, policy.NetFetch, policy.FsRead, policy.FsWrite,
-	policy.DbQuery, policy.TimeNow, policy.Random, policy.Random, policy.LlmCall, policy.UiRender,
+// builtinArity and effectArity count the parameters of each Sig.
+var builtinArity, effectArity = func() (b [NumBuiltins]int, e [NumEffects]int) {
+	for i := range builtinInfo {
+		b[i] = sigArity(builtinInfo[i].Sig)
+	}
+	for i := range effectInfo {
+		e[i] = sigArity(effectInfo[i].Sig)
+	}
+	return
+}()
+
+// sigArity counts the parameters of a Sig "(p: T, ...) -> R": the commas
+// at the top level of its outer parentheses, plus one unless they are
+// empty. (The '>' of a function type's "->" closes nothing.)
+func sigArity(sig string) int {
+	n, depth, empty := 1, 0, true
+	for i := 1; i < len(sig); i++ {
+		switch c := sig[i]; {
+		case c == '(' || c == '<':
+			depth++
+		case c == '>' && sig[i-1] != '-':
+			depth--
+		case c == ')':
+			if depth == 0 {
+				if empty {
+					return 0
+				}
+				return n
+			}
+			depth--
+		case c == ',' && depth == 0:
+			n++
+		}
+		empty = empty && sig[i] == ' '
+	}
+	return -1
 }
 
-// Name returns the source-level name of the effect built-in.
+// builtinByName and effectByName map every name of every built-in to it.
+var builtinByName, effectByName = func() (map[string]Builtin, map[string]Effect) {
+	b := make(map[string]Builtin, 2*int(NumBuiltins))
+	for i, f := range builtinInfo {
+		for _, n := range f.Names {
+			b[n] = Builtin(i)
+		}
+	}
+	e := make(map[string]Effect, int(NumEffects))
+	for i, f := range effectInfo {
+		for _, n := range f.Names {
+			e[n] = Effect(i)
+		}
+	}
+	return b, e
+}()
+
+// Info returns the table entry of the built-in (the zero FuncInfo for an
+// unknown Builtin).
+func (b Builtin) Info() FuncInfo {
+	if b < NumBuiltins {
+		return builtinInfo[b]
+	}
+	return FuncInfo{}
+}
+
+// Name returns the built-in's family-style name (Info().Names[0]).
+func (b Builtin) Name() string {
+	if b < NumBuiltins {
+		return builtinInfo[b].Names[0]
+	}
+	return "builtin(" + itoa(int(b)) + ")"
+}
+
+// LookupBuiltin maps any name of a pure built-in to it.
+func LookupBuiltin(name string) (Builtin, bool) {
+	b, ok := builtinByName[name]
+	return b, ok
+}
+
+// Info returns the table entry of the effect built-in (the zero FuncInfo
+// for an unknown Effect).
+func (e Effect) Info() FuncInfo {
+	if e < NumEffects {
+		return effectInfo[e].FuncInfo
+	}
+	return FuncInfo{}
+}
+
+// Name returns the effect built-in's name (Info().Names[0]).
 func (e Effect) Name() string {
 	if e < NumEffects {
-		return effectNames[e]
+		return effectInfo[e].Names[0]
 	}
 	return "effect(" + itoa(int(e)) + ")"
 }
 
 // Capability returns the capability the effect needs.
-func (e Effect) Capability() policy.Capability { return effectCaps[e] }
+func (e Effect) Capability() policy.Capability { return effectInfo[e].cap }
 
-// LookupEffect maps a source-level name to its Effect.
+// LookupEffect maps a name of an effect built-in to it.
 func LookupEffect(name string) (Effect, bool) {
-	for i, n := range effectNames {
-		if n == name {
-			return Effect(i), true
-		}
+	e, ok := effectByName[name]
+	return e, ok
+}
+
+// IsBuiltinName reports whether name names a built-in function, pure or
+// effect.
+func IsBuiltinName(name string) bool {
+	if _, ok := builtinByName[name]; ok {
+		return true
 	}
-	return 0, false
+	_, ok := effectByName[name]
+	return ok
 }

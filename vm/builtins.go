@@ -8,9 +8,6 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"golang.org/x/text/cases"
-	"golang.org/x/text/language"
-
 	"github.com/axpool/axpool/internal/text"
 )
 
@@ -25,7 +22,7 @@ type runToken struct{ _ byte }
 
 func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, error) {
 	switch b {
-	case BListLen, BListLen2:
+	case BListLen:
 		return Int(int64(len(args[0].list().elems))), nil
 	case BListGet:
 		elems := args[0].list().elems
@@ -34,9 +31,10 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 			return Value{}, rtErrf("list index out of bounds: index %d, length %d", i, len(elems))
 		}
 		return elems[i], nil
-	case BListPush, BListAppend:
+	case BListPush:
 		return m.listPush(args[0], args[1])
 	case BParseInt:
+		m.work(len(args[0].str()))
 		n, err := strconv.ParseInt(strings.TrimSpace(args[0].str()), 10, 64)
 		if err != nil {
 			return Int(0), nil
@@ -44,6 +42,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		return Int(n), nil
 	case BTryParseInt:
 		s := args[0].str()
+		m.work(2 * len(s)) // parsed, and copied into the error
 		n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err := m.charge(boxOverhead + strOverhead + int64(len(s)) + 20); err != nil {
 			return Value{}, err
@@ -52,12 +51,19 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 			return Err(Str("invalid integer: " + s)), nil
 		}
 		return Ok(Int(n)), nil
-	case BStrContains, BStringContains:
-		return Bool(strings.Contains(args[0].str(), args[1].str())), nil
-	case BStrStartsWith, BStringStartsWith:
-		return Bool(strings.HasPrefix(args[0].str(), args[1].str())), nil
+	case BStringContains:
+		s, sub := args[0].str(), args[1].str()
+		m.work(len(s) + len(sub))
+		found, err := m.contains(s, sub)
+		return Bool(found), err
+	case BStringStartsWith:
+		s, p := args[0].str(), args[1].str()
+		m.work(min(len(s), len(p)))
+		return Bool(strings.HasPrefix(s, p)), nil
 	case BStringEndsWith:
-		return Bool(strings.HasSuffix(args[0].str(), args[1].str())), nil
+		s, p := args[0].str(), args[1].str()
+		m.work(min(len(s), len(p)))
+		return Bool(strings.HasSuffix(s, p)), nil
 
 	case BIntToString:
 		return m.newString(strconv.FormatInt(int64(args[0].n), 10))
@@ -77,14 +83,16 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		if err := m.charge(strOverhead + 3*int64(len(s))); err != nil {
 			return Value{}, err
 		}
-		m.heavy(len(s))
-		if b == BStringToUpper {
-			return Str(cases.Upper(language.Und).String(s)), nil
+		r, err := m.caseMap(s, b == BStringToUpper)
+		if err != nil {
+			return Value{}, err
 		}
-		return Str(cases.Lower(language.Und).String(s)), nil
+		return Str(r), nil
 	case BStringTrim:
 		s := args[0].str()
-		return m.substr(s, strings.TrimSpace(s))
+		t := strings.TrimSpace(s)
+		m.work(len(s) - len(t))
+		return m.substr(s, t)
 	case BStringJoin:
 		return m.stringJoin(args[0].list().elems, args[1].str())
 	case BStringSplit:
@@ -99,6 +107,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		return m.substr(s, s[i:j])
 	case BIntParse:
+		m.work(len(args[0].str()))
 		n, err := strconv.ParseInt(args[0].str(), 10, 64)
 		if err != nil {
 			return None(), nil
@@ -108,6 +117,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		return Some(Int(n)), nil
 	case BFloatParse:
+		m.work(len(args[0].str()))
 		f, ok := parseFloat(args[0].str())
 		if !ok {
 			return None(), nil
@@ -127,7 +137,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		if err := m.charge(boxOverhead); err != nil {
 			return Value{}, err
 		}
-		return m.checkDepth(Some(elems[0]))
+		return Some(elems[0]), nil
 	case BListTail:
 		return m.listTail(args[0].list())
 	case BListReverse:
@@ -139,7 +149,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		for i, e := range elems {
 			r[len(elems)-1-i] = e
 		}
-		m.heavy(len(elems) * int(slotSize))
+		m.work(len(elems) * int(slotSize))
 		return listValue(r), nil
 	case BListConcat:
 		x, y := args[0].list().elems, args[1].list().elems
@@ -158,51 +168,44 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		r := make([]Value, 0, n)
 		r = append(append(r, x...), y...)
-		m.heavy(int(n * slotSize))
+		m.work(int(n * slotSize))
 		return listValue(r), nil
 
 	case BMapGet:
-		if v, ok := args[0].mapo().get(args[1].str()); ok {
+		if v, ok := m.mapView(args[0].mapo()).get(args[1].str()); ok {
 			if err := m.charge(boxOverhead); err != nil {
 				return Value{}, err
 			}
-			return m.checkDepth(Some(v))
+			return Some(v), nil
 		}
 		return None(), nil
 	case BMapSet:
 		return m.mapSet(args[0].mapo(), args[1].str(), args[2])
 	case BMapRemove:
-		o := args[0].mapo()
-		if err := m.charge(mapOverhead + mapPathBytes(o)); err != nil {
-			return Value{}, err
-		}
-		root, ok := o.root.remove(args[1].str())
-		if !ok {
-			return args[0], nil
-		}
-		return mapFromTree(root), nil
+		return m.mapRemove(args[0], args[1].str())
 	case BMapContainsKey:
-		_, ok := args[0].mapo().get(args[1].str())
+		_, ok := m.mapView(args[0].mapo()).get(args[1].str())
 		return Bool(ok), nil
 	case BMapKeys:
-		o := args[0].mapo()
+		o := m.mapView(args[0].mapo())
 		if err := m.charge(listOverhead + slotSize*int64(o.len())); err != nil {
 			return Value{}, err
 		}
-		r := make([]Value, 0, o.len())
-		for k := range o.all() {
-			r = append(r, Str(k))
+		keys, _ := o.entries()
+		r := make([]Value, len(keys))
+		for i, k := range keys {
+			r[i] = Str(k)
 		}
-		m.heavy(len(r) * int(slotSize))
+		m.work(len(r) * int(slotSize))
 		return listValue(r), nil
 	case BMapValues:
-		o := args[0].mapo()
+		o := m.mapView(args[0].mapo())
 		if err := m.charge(listOverhead + slotSize*int64(o.len())); err != nil {
 			return Value{}, err
 		}
 		_, vals := o.entries()
-		m.heavy(len(vals) * int(slotSize))
-		return m.checkDepth(listValue(vals))
+		m.work(len(vals) * int(slotSize))
+		return listValue(vals), nil
 	case BMapLen:
 		return Int(int64(args[0].mapo().len())), nil
 
@@ -224,12 +227,17 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		return args[1], nil
 	case BGuard:
+		// The event names the guard by its label (reference
+		// test_guard_builtin_pass_returns_value_and_seals: "json-shape").
 		passed := args[1].AsBool()
-		m.logEvent(Event{Kind: EventContractCheck, Function: fn.name, Contract: "output", Index: 0, Passed: passed})
+		m.logEvent(Event{Kind: EventContractCheck, Function: args[2].str(), Contract: "output", Index: 0, Passed: passed})
 		if !passed {
 			return Value{}, &RuntimeError{Msg: "output guard `" + text.Clip(args[2].str(), MaxShownValue) + "` failed", Contract: "output"}
 		}
 		return args[0], nil
+
+	case BListSort:
+		return m.listSort(args[0])
 
 	case BIntToFloat:
 		return Float(float64(int64(args[0].n))), nil
@@ -243,16 +251,19 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 	return Value{}, m.internalErr(m.location(fn, a.pc), "unknown built-in "+itoa(int(b)))
 }
 
-func (m *machine) checkDepth(v Value) (Value, error) {
-	if v.depth() > MaxValueDepth {
-		return Value{}, depthError()
+// work accounts n bytes of work done by the current instruction beyond
+// its own step (docs/language.md "Limits every run has"): it costs
+// n/BytesPerStep extra steps, taken when the instruction completes, and
+// work over heavyBytes makes the clock (wall limit, cancellation) and the
+// time-based progress be checked right after it. So a run's steps, and its
+// step limit, grow with the bytes its built-ins scan and the elements they
+// touch (an element counts as one 24-byte slot), and no instruction runs
+// long between two clock checks.
+func (m *machine) work(n int) {
+	if n <= 0 {
+		return
 	}
-	return v, nil
-}
-
-// heavy marks an instruction that did O(n) bytes of work, so the clock is
-// checked right after it.
-func (m *machine) heavy(n int) {
+	m.extra += int64(n) / BytesPerStep
 	if n > heavyBytes {
 		m.force = true
 	}
@@ -283,26 +294,12 @@ func (m *machine) listTail(o *listObj) (Value, error) {
 		if err := m.charge(listOverhead + slotSize*int64(len(rest))); err != nil {
 			return Value{}, err
 		}
-		m.heavy(len(rest) * int(slotSize))
+		m.work(len(rest) * int(slotSize))
 		rest, hidden = append([]Value(nil), rest...), 0
 	} else if err := m.charge(listOverhead); err != nil {
 		return Value{}, err
 	}
-	// The depth drops only if the head was the deepest element and no
-	// other element is as deep: scan until one is found.
-	d := o.depth
-	if elems[0].depth() == d-1 {
-		var deepest int32
-		for _, e := range rest {
-			ed := e.depth()
-			deepest = max(deepest, ed)
-			if ed == d-1 {
-				break
-			}
-		}
-		d = deepest + 1
-	}
-	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: rest, size: size, depth: d, hidden: hidden})}, nil
+	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: rest, size: size, hidden: hidden})}, nil
 }
 
 // listPush returns l with x appended. Within one run, appending to the
@@ -320,10 +317,6 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 	if size > m.memLimit {
 		return Value{}, m.memError()
 	}
-	d := max(o.depth, x.depth()+1)
-	if d > MaxValueDepth {
-		return Value{}, depthError()
-	}
 	xs := x.heapSize()
 	if t := o.tail; t != nil && t.owner == m.token && t.used == n && n < cap(o.elems) && t.pinned+xs <= t.budget {
 		if err := m.charge(listOverhead + slotSize); err != nil {
@@ -333,7 +326,7 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 		elems[n] = x
 		t.used++
 		t.pinned += xs
-		return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: o.tail, size: size, depth: d})}, nil
+		return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: o.tail, size: size})}, nil
 	}
 	newCap := max(4, 2*n)
 	if err := m.charge(listOverhead + slotSize*int64(newCap)); err != nil {
@@ -342,24 +335,63 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 	elems := make([]Value, n+1, newCap)
 	copy(elems, o.elems)
 	elems[n] = x
-	m.heavy(n * int(slotSize))
+	m.work(n * int(slotSize))
 	t := &listTail{used: n + 1, owner: m.token, budget: size}
-	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: t, size: size, depth: d})}, nil
+	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: t, size: size})}, nil
 }
 
-// mapPathBytes approximates the nodes one update copies (a root-to-leaf
-// path plus rotations).
-func mapPathBytes(o *mapObj) int64 { return int64(o.root.h()+3) * nodeSize }
+// mapView returns o ready to read: a version of a store the run owns
+// whose path to the root is long is rerooted first (mapnode.go), so that
+// the reads that follow are O(1); any other version is read as it is.
+func (m *machine) mapView(o *mapObj) *mapObj {
+	root, l := o.rootOf()
+	if l > 8 && root.st.owner == m.token {
+		r, touched := o.own(m.token, false)
+		m.work(touched * int(slotSize))
+		return r
+	}
+	return o
+}
 
-func (m *machine) mapSet(o *mapObj, k string, v Value) (Value, error) {
-	if err := m.charge(mapOverhead + mapPathBytes(o) + int64(len(k))); err != nil {
+// mapUpdate applies one update (set or remove) to o: in place on the root
+// of a store the run owns when its budget allows, else on a fresh copy.
+func (m *machine) mapUpdate(o *mapObj, update func(*mapObj) (*mapObj, bool)) (Value, error) {
+	r, touched := o.own(m.token, false)
+	if err := m.charge(mapOverhead + int64(touched)*mapEntryBytes); err != nil {
 		return Value{}, err
 	}
-	r := mapFromTree(o.root.insert(k, v))
-	if r.heapSize() > m.memLimit {
+	m.work(touched * int(slotSize))
+	nr, ok := update(r)
+	if !ok {
+		c, n := r.own(m.token, true)
+		if err := m.charge(int64(n) * mapEntryBytes); err != nil {
+			return Value{}, err
+		}
+		m.work(n * int(slotSize))
+		if nr, ok = update(c); !ok {
+			panic("vm: in-place map update refused on a fresh store")
+		}
+	}
+	v := mapFrom(nr)
+	if v.heapSize() > m.memLimit {
 		return Value{}, m.memError()
 	}
-	return m.checkDepth(r)
+	return v, nil
+}
+
+func (m *machine) mapSet(o *mapObj, k string, v Value) (Value, error) {
+	if err := m.charge(entrySize(k, Value{})); err != nil {
+		return Value{}, err
+	}
+	return m.mapUpdate(o, func(r *mapObj) (*mapObj, bool) { return r.set(k, v) })
+}
+
+func (m *machine) mapRemove(mv Value, k string) (Value, error) {
+	o := mv.mapo()
+	if _, ok := o.get(k); !ok {
+		return mv, nil
+	}
+	return m.mapUpdate(o, func(r *mapObj) (*mapObj, bool) { return r.remove(k) })
 }
 
 func (m *machine) stringChars(s string) (Value, error) {
@@ -368,12 +400,16 @@ func (m *machine) stringChars(s string) (Value, error) {
 		return Value{}, err
 	}
 	r := make([]Value, 0, n)
+	tick := m.pollEvery()
 	for i := 0; i < len(s); {
 		_, size := utf8.DecodeRuneInString(s[i:])
 		r = append(r, detached(s[i:i+size]))
 		i += size
+		if err := tick(); err != nil {
+			return Value{}, err
+		}
 	}
-	m.heavy(n * int(slotSize))
+	m.work(len(s) + n*int(slotSize))
 	v := listValue(r)
 	if v.heapSize() > m.memLimit {
 		return Value{}, m.memError()
@@ -403,7 +439,7 @@ func (m *machine) stringJoin(elems []Value, sep string) (Value, error) {
 		}
 		sb.WriteString(e.str())
 	}
-	m.heavy(int(total))
+	m.work(int(total) + len(elems)*int(slotSize))
 	return Str(sb.String()), nil
 }
 
@@ -415,16 +451,26 @@ func (m *machine) stringSplit(s, sep string) (Value, error) {
 	if err := m.charge(listOverhead + int64(n)*(slotSize+strOverhead) + int64(len(s))); err != nil {
 		return Value{}, err
 	}
-	parts := strings.Split(s, sep)
-	r := make([]Value, len(parts))
-	if len(parts) == 1 {
-		r[0] = Str(s)
+	r := make([]Value, 0, n)
+	if n == 1 {
+		r = append(r, Str(s))
 	} else {
-		for i, p := range parts {
-			r[i] = detached(p)
+		tick := m.pollEvery()
+		rest := s
+		for {
+			j := strings.Index(rest, sep)
+			if j < 0 {
+				break
+			}
+			r = append(r, detached(rest[:j]))
+			rest = rest[j+len(sep):]
+			if err := tick(); err != nil {
+				return Value{}, err
+			}
 		}
+		r = append(r, detached(rest))
 	}
-	m.heavy(len(s))
+	m.work(len(s) + n*int(slotSize))
 	v := listValue(r)
 	if v.heapSize() > m.memLimit {
 		return Value{}, m.memError()
@@ -449,8 +495,28 @@ func (m *machine) stringReplace(s, from, to string) (Value, error) {
 	if err := m.charge(strOverhead + n); err != nil {
 		return Value{}, err
 	}
-	m.heavy(int(n))
-	return Str(strings.ReplaceAll(s, from, to)), nil
+	m.work(len(s) + int(n))
+	if from == "" {
+		var b strings.Builder
+		b.Grow(int(n))
+		tick := m.pollEvery()
+		b.WriteString(to)
+		for i := 0; i < len(s); {
+			_, size := utf8.DecodeRuneInString(s[i:])
+			b.WriteString(s[i : i+size]) // the bytes as they are (invalid UTF-8 included)
+			i += size
+			b.WriteString(to)
+			if err := tick(); err != nil {
+				return Value{}, err
+			}
+		}
+		return Str(b.String()), nil
+	}
+	r, err := m.replaceAll(s, from, to, n)
+	if err != nil {
+		return Value{}, err
+	}
+	return Str(r), nil
 }
 
 // Substrings. A Go substring keeps its whole parent reachable while the
@@ -470,6 +536,7 @@ func (m *machine) substr(s, sub string) (Value, error) {
 	if err := m.charge(strOverhead + int64(len(sub))); err != nil {
 		return Value{}, err
 	}
+	m.work(len(sub))
 	return Str(strings.Clone(sub)), nil
 }
 

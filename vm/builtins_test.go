@@ -29,8 +29,8 @@ func TestBuiltins(t *testing.T) {
 		{BParseInt, []Value{s("99999999999999999999")}, `0`},
 		{BTryParseInt, []Value{s(" 12 ")}, `{"result":"Ok","value":12}`},
 		{BTryParseInt, []Value{s(" x ")}, `{"result":"Err","value":"invalid integer:  x "}`},
-		{BStrContains, []Value{s("hello"), s("ell")}, `true`},
-		{BStrStartsWith, []Value{s("hello"), s("lo")}, `false`},
+		{BStringContains, []Value{s("hello"), s("ell")}, `true`},
+		{BStringStartsWith, []Value{s("hello"), s("lo")}, `false`},
 		{BIntToString, []Value{i(-5)}, `"-5"`},
 		{BFloatToString, []Value{f(3)}, `"3"`},
 		{BFloatToString, []Value{f(0.1)}, `"0.1"`},
@@ -69,14 +69,14 @@ func TestBuiltins(t *testing.T) {
 		{BFloatParse, []Value{s("1_0")}, `{"option":"None"}`},
 		{BFloatParse, []Value{s("e5")}, `{"option":"None"}`},
 		{BFloatParse, []Value{s("1e")}, `{"option":"None"}`},
-		{BListLen2, []Value{l()}, `0`},
+		{BListLen, []Value{l()}, `0`},
 		{BListIsEmpty, []Value{l()}, `true`},
 		{BListHead, []Value{l(i(1), i(2))}, `{"option":"Some","value":1}`},
 		{BListHead, []Value{l()}, `{"option":"None"}`},
 		{BListTail, []Value{l(i(1), i(2), i(3))}, `[2,3]`},
 		{BListTail, []Value{l()}, `[]`},
 		{BListReverse, []Value{l(i(1), i(2), i(3))}, `[3,2,1]`},
-		{BListAppend, []Value{l(), s("x")}, `["x"]`},
+		{BListPush, []Value{l(), s("x")}, `["x"]`},
 		{BListConcat, []Value{l(i(1)), l(i(2), i(3))}, `[1,2,3]`},
 		{BListConcat, []Value{l(), l(i(2))}, `[2]`},
 		{BMapGet, []Value{mp("a", i(1)), s("a")}, `{"option":"Some","value":1}`},
@@ -94,8 +94,12 @@ func TestBuiltins(t *testing.T) {
 		{BGuard, []Value{i(3), Bool(true), s("ok")}, `3`},
 		{BIntToFloat, []Value{i(3)}, `3.0`},
 		{BFloatToInt, []Value{f(-3.9)}, `-3`},
+		{BListSort, []Value{l(i(3), i(-1), i(2), i(-1))}, `[-1,-1,2,3]`},
+		{BListSort, []Value{l(f(2), f(math.NaN()), f(-0.5))}, `[-0.5,2.0,null]`},
+		{BListSort, []Value{l(s("b"), s("a"), s("B"))}, `["B","a","b"]`},
+		{BListSort, []Value{l()}, `[]`},
 	}
-	seen := map[Builtin]bool{}
+	seen := map[Builtin]bool{BListSortBy: true} // TestListSortBy: it needs a function
 	for _, c := range cases {
 		seen[c.b] = true
 		t.Run(c.b.Name(), func(t *testing.T) {
@@ -121,7 +125,7 @@ func TestBuiltins(t *testing.T) {
 func TestDebugOutput(t *testing.T) {
 	var buf bytes.Buffer
 	m := module([]Value{Str("x ="), NewList([]Value{Int(1)}), Int(5)}, fn("main", 0, 0, code(
-		"CONST 1; BUILTIN 38 1; POP; CONST 0; CONST 2; BUILTIN 39 2; CONST 2; CONST 2; BUILTIN 39 2; POP; RET")))
+		"CONST 1; BUILTIN debug 1; POP; CONST 0; CONST 2; BUILTIN debug_msg 2; CONST 2; CONST 2; BUILTIN debug_msg 2; POP; RET")))
 	res := mustRun(t, m, Options{Debug: &buf})
 	if got := buf.String(); got != "[1]\nx = 5\n5 5\n" || res.Value.AsInt() != 5 {
 		t.Fatalf("debug = %q", got)
@@ -136,10 +140,10 @@ func TestDebugOutput(t *testing.T) {
 // list_push in a loop reuses capacity but older lists keep their values.
 func TestListPushSharing(t *testing.T) {
 	m := module([]Value{NewList(nil), Int(1), Int(2), Int(3)}, fn("main", 0, 3, code(
-		"CONST 0; CONST 1; BUILTIN 2 2; STORE 0", // a = [1]
-		"LOAD 0; CONST 2; BUILTIN 2 2; STORE 1",  // b = a + [2] (grows a's backing array)
-		"LOAD 0; CONST 3; BUILTIN 2 2; STORE 2",  // c = a + [3] (must not clobber b)
-		"LOAD 1; CONST 1; BUILTIN 2 2; POP",      // b + [1], discarded
+		"CONST 0; CONST 1; BUILTIN list_push 2; STORE 0", // a = [1]
+		"LOAD 0; CONST 2; BUILTIN list_push 2; STORE 1",  // b = a + [2] (grows a's backing array)
+		"LOAD 0; CONST 3; BUILTIN list_push 2; STORE 2",  // c = a + [3] (must not clobber b)
+		"LOAD 1; CONST 1; BUILTIN list_push 2; POP",      // b + [1], discarded
 		"LOAD 0; LOAD 1; LOAD 2; MAKE_LIST 3; RET")))
 	res := mustRun(t, m, Options{})
 	if got := jsonOf(res.Value); got != `[[1],[1,2],[1,3]]` {
@@ -147,7 +151,7 @@ func TestListPushSharing(t *testing.T) {
 	}
 	// Values from outside the run (constants) are never grown in place.
 	base := NewList([]Value{Int(1)})
-	m2 := module([]Value{base, Int(2)}, fn("main", 0, 0, code("CONST 0; CONST 1; BUILTIN 2 2; RET")))
+	m2 := module([]Value{base, Int(2)}, fn("main", 0, 0, code("CONST 0; CONST 1; BUILTIN list_push 2; RET")))
 	for k := 0; k < 2; k++ {
 		if got := jsonOf(mustRun(t, m2, Options{}).Value); got != `[1,2]` {
 			t.Fatalf("run %d: %s", k, got)
@@ -155,5 +159,44 @@ func TestListPushSharing(t *testing.T) {
 	}
 	if base.Len() != 1 {
 		t.Fatal("constant changed")
+	}
+}
+
+// TestGuardEventNamesLabel: __builtin_guard's contract_check event names
+// the guard by its label (reference test
+// test_guard_builtin_pass_returns_value_and_seals expects "json-shape").
+func TestGuardEventNamesLabel(t *testing.T) {
+	m := module([]Value{Int(3), Bool(true), Str("json-shape")},
+		fn("main", 0, 0, code("CONST 0; CONST 1; CONST 2; "+op(BGuard)+"; RET")))
+	res := mustRun(t, m, Options{})
+	if len(res.Events) != 1 {
+		t.Fatalf("events = %+v", res.Events)
+	}
+	want := Event{Kind: EventContractCheck, Function: "json-shape", Contract: "output", Index: 0, Passed: true}
+	if e := res.Events[0]; e.Kind != want.Kind || e.Function != want.Function || e.Contract != want.Contract || e.Passed != want.Passed {
+		t.Fatalf("event = %+v, want %+v", e, want)
+	}
+	b, _ := res.Events[0].MarshalJSON()
+	if got := string(b); got != `{"event":"contract_check","function":"json-shape","kind":"output","index":0,"passed":true}` {
+		t.Fatalf("event JSON = %s", got)
+	}
+}
+
+// TestListSortBy: list_sort_by calls the comparison (function 1, `a > b`)
+// through the internal sort function; stable merge sort.
+func TestListSortBy(t *testing.T) {
+	gt := fn("gt", 2, 2, code("LOAD 0; LOAD 1; GT_INT; RET"))
+	m := module([]Value{NewList([]Value{Int(2), Int(9), Int(4), Int(9), Int(1)})},
+		fn("main", 0, 0, code("CONST 0; FUNC 1; "+op(BListSortBy)+"; RET")), gt)
+	res := mustRun(t, m, Options{})
+	if got := jsonOf(res.Value); got != `[9,9,4,2,1]` {
+		t.Fatalf("list_sort_by = %s", got)
+	}
+	// Steps: 4 in main; per comparison (9 for these 5 elements) the sort
+	// step, CALL_VALUE, the 4 of gt and JMP; the final sort step and RET;
+	// and the copies, priced in whole steps of 64 bytes (one here).
+	const compares = 9
+	if want := int64(4 + compares*7 + 2 + 1); res.Steps != want {
+		t.Fatalf("steps = %d, want %d", res.Steps, want)
 	}
 }

@@ -5,12 +5,19 @@
 // disassembler.
 //
 // Files: opcode.go, module.go and builtin_table.go are the instruction-set
-// contract with the compiler; value.go (values, equality, display),
+// contract with the compiler (builtin_table.go is the one table of the
+// built-in functions: names, types, capabilities, one-line docs); value.go (values, equality, display),
+// walk.go (the iterative walks every encoder, Equal and display use: values
+// nest to any depth; MaxEncodeDepth), mapnode.go (maps: versions of an
+// in-place hash store), sort.go (list_sort, list_sort_by), longwork.go
+// (built-ins that poll the clock between chunks),
 // json.go (docs/tools.md §2 value encoding, brief encoding, EncodedSize),
 // prepare.go (verification, stack depths, fused superinstructions),
 // interp.go (Run, the dispatch loop, the actor scheduler), typespec.go
 // (TypeSpec: run-time type checks of received messages), builtins.go,
 // gateway.go (capability calls, events, MockHandler, ReplayHandler),
+// handlerset.go (HandlerSet, RunInfo, MemoryLeft, ErrMemoryLimit: what the
+// worker's handler sets implement and use),
 // memory.go (memory accounting), errors.go, disasm.go.
 //
 // Fused superinstructions are internal: Prepare rewrites common sequences

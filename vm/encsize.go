@@ -13,20 +13,20 @@ func EncodedSizeAtLeast(v Value, limit int64) (n int64, over bool) {
 		limit = 0
 	}
 	w := sizeWalker{limit: limit}
-	w.add(v)
+	_ = walkValue(v, &w, 0)
 	return w.n, w.n > limit
 }
 
+// sizeWalker sums the lower bound; it stops once the bound passes limit.
 type sizeWalker struct {
 	n, limit int64
 }
 
-// over reports whether the bound has passed the limit.
-func (w *sizeWalker) over() bool { return w.n > w.limit }
+func (w *sizeWalker) stop() bool { return w.n > w.limit }
 
-func (w *sizeWalker) add(v Value) {
-	if w.over() {
-		return
+func (w *sizeWalker) enter(v Value, f *wframe) {
+	if f != nil && len(f.kids) > 1 {
+		w.n += int64(len(f.kids) - 1) // the commas, counted up front
 	}
 	switch v.k {
 	case KindUnit, KindBool:
@@ -34,43 +34,27 @@ func (w *sizeWalker) add(v Value) {
 	case KindInt, KindFloat:
 		w.n++
 	case KindString:
-		w.n += int64(len(v.str())) + 2
+		w.n += int64(v.n) + 2
 	case KindOption:
 		if v.n == 0 {
 			w.n += int64(len(`{"option":"None"}`))
-			return
+		} else {
+			w.n += int64(len(`{"option":"Some","value":}`))
 		}
-		w.n += int64(len(`{"option":"Some","value":}`))
-		w.add(v.box().v)
 	case KindResult:
 		w.n += int64(len(`{"result":"Ok","value":}`))
-		w.add(v.box().v)
-	case KindList:
-		w.elems(v.list().elems)
-	case KindMap:
-		o := v.mapo()
+	case KindList, KindMap:
 		w.n += 2
-		if n := o.len(); n > 1 {
-			w.n += int64(n - 1) // commas
-		}
-		for k, val := range o.all() {
-			w.n += int64(len(k)) + 3 // quotes and colon
-			if w.over() {
-				return
-			}
-			w.add(val)
-		}
 	case KindRecord:
-		o := v.rec()
-		w.record(o.typ.Name, o.fields, o.typ.Fields)
+		o := (*recordObj)(v.p)
+		w.n += recordLowerBound(o.typ.Name, o.typ.Fields)
 	case KindEnum:
-		o := v.enum()
+		o := (*enumObj)(v.p)
 		w.n += int64(len(`{"type":"enum","type_id":0,"variant":"","payload":}`) + len(v.VariantName()))
-		if o.variant < len(o.typ.Variants) && o.typ.Variants[o.variant].Shape == StructVariant {
-			vd := o.typ.Variants[o.variant]
-			w.record(vd.Name, o.fields, vd.Fields)
-		} else {
-			w.add(o.payload)
+		if vd, ok := structVariant(o); ok {
+			w.n += recordLowerBound(vd.Name, vd.Fields)
+		} else if unitVariant(o) {
+			w.n += 4
 		}
 	case KindActor:
 		w.n += int64(len(`{"actor_id":0}`))
@@ -81,26 +65,22 @@ func (w *sizeWalker) add(v Value) {
 	}
 }
 
-func (w *sizeWalker) elems(elems []Value) {
-	w.n += 2
-	if len(elems) > 1 {
-		w.n += int64(len(elems) - 1)
-	}
-	for _, e := range elems {
-		if w.over() {
-			return
-		}
-		w.add(e)
+func (w *sizeWalker) child(f *wframe, i int) {
+	if f.keys != nil {
+		w.n += int64(len(f.keys[i])) + 3 // quotes and colon
 	}
 }
 
-func (w *sizeWalker) record(name string, fields []Value, names []string) {
-	w.n += int64(len(`{"type":"record","type_id":0,"name":"","fields":,"field_names":[]}`) + len(name))
+func (w *sizeWalker) leave(*wframe) {}
+
+// recordLowerBound bounds a record's encoding without its field values.
+func recordLowerBound(name string, names []string) int64 {
+	n := int64(len(`{"type":"record","type_id":0,"name":"","fields":[],"field_names":[]}`) + len(name))
 	if len(names) > 1 {
-		w.n += int64(len(names) - 1)
+		n += int64(len(names) - 1)
 	}
 	for _, s := range names {
-		w.n += int64(len(s)) + 2
+		n += int64(len(s)) + 2
 	}
-	w.elems(fields)
+	return n
 }

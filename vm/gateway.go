@@ -2,7 +2,9 @@ package vm
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"strconv"
 	"unsafe"
@@ -70,7 +72,17 @@ type Event struct {
 // {"event":"ui_emit","tree":v},
 // {"event":"scheduler_tick","round":0,"active_actor":1},
 // {"event":"contract_check","function":"f","kind":"requires","index":0,"passed":true}.
+//
+// Like Value.MarshalJSON it fails only with EncodeDepthError.
 func (e Event) MarshalJSON() ([]byte, error) {
+	var err error
+	val := func(b []byte, v Value) []byte {
+		if err != nil {
+			return b
+		}
+		b, err = appendJSON(b, v, MaxEncodeDepth)
+		return b
+	}
 	b := make([]byte, 0, 64)
 	b = append(b, `{"event":`...)
 	b = appendJSONString(b, string(e.Kind))
@@ -83,14 +95,14 @@ func (e Event) MarshalJSON() ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = a.AppendJSON(b)
+			b = val(b, a)
 		}
 		b = append(b, ']')
 	case EventCapResult:
 		b = append(b, `,"capability":`...)
 		b = appendJSONString(b, e.Capability.String())
 		b = append(b, `,"result":`...)
-		b = e.Value.AppendJSON(b)
+		b = val(b, e.Value)
 	case EventActorSpawn:
 		b = append(b, `,"actor_id":`...)
 		b = strconv.AppendInt(b, e.Actor, 10)
@@ -102,15 +114,15 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		b = append(b, `,"to":`...)
 		b = strconv.AppendInt(b, e.To, 10)
 		b = append(b, `,"payload":`...)
-		b = e.Value.AppendJSON(b)
+		b = val(b, e.Value)
 	case EventMessageReceive:
 		b = append(b, `,"actor_id":`...)
 		b = strconv.AppendInt(b, e.Actor, 10)
 		b = append(b, `,"payload":`...)
-		b = e.Value.AppendJSON(b)
+		b = val(b, e.Value)
 	case EventUIEmit:
 		b = append(b, `,"tree":`...)
-		b = e.Value.AppendJSON(b)
+		b = val(b, e.Value)
 	case EventSchedulerTick:
 		b = append(b, `,"round":`...)
 		b = strconv.AppendInt(b, e.Round, 10)
@@ -125,6 +137,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		b = strconv.AppendInt(b, int64(e.Index), 10)
 		b = append(b, `,"passed":`...)
 		b = strconv.AppendBool(b, e.Passed)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return append(b, '}'), nil
 }
@@ -141,6 +156,9 @@ func (m *machine) logEvent(e Event) {
 		return
 	}
 	size := e.Value.heapSize()
+	if e.Contract == "output" {
+		size += strOverhead + int64(len(e.Function)) // a guard's label, a run-time String
+	}
 	for _, a := range e.Args {
 		size += a.MemSize()
 	}
@@ -181,17 +199,20 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 	own := append([]Value(nil), args...)
 	m.logEvent(Event{Kind: EventCapCall, Capability: c, Effect: e, Args: own})
 	if m.hctx == nil {
-		m.hctx = m.ctx
+		m.hctx = context.WithValue(m.ctx, callBudgetKey{}, &m.hbudget)
 		if m.maxWall > 0 {
-			m.hctx, m.hcancel = context.WithDeadline(m.ctx, m.start.Add(m.maxWall))
+			m.hctx, m.hcancel = context.WithDeadline(m.hctx, m.start.Add(m.maxWall))
 		}
+	}
+	if largeResult(e) {
+		live := m.measure()
+		m.memPeak = max(m.memPeak, live)
+		m.memCharged = live
+		m.hbudget.memLeft = max(m.memLimit-live, 0) / 2
 	}
 	r, err := m.handler.Call(m.hctx, e, own)
 	if err != nil {
-		if cerr := m.checkClock(); cerr != nil {
-			return Value{}, cerr
-		}
-		return Value{}, rtErr("capability error: " + text.Clip(err.Error(), MaxShownMessage))
+		return Value{}, m.handlerError(c, err)
 	}
 	if err := checkEffectResult(e, own, r); err != nil {
 		return Value{}, rtErr("capability error: " + text.Clip(err.Error(), MaxShownMessage))
@@ -206,6 +227,28 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 	}
 	m.logEvent(Event{Kind: EventCapResult, Capability: c, Effect: e, Value: r})
 	return r, nil
+}
+
+// handlerError is the run failure of a handler's error: the run's own
+// cancellation or wall limit when the handler stopped for it; a
+// *CapabilityError the handler returned (a sandbox refusal, a capability
+// this server does not grant) as it is; ErrMemoryLimit as the run's memory
+// limit; anything else the runtime error `capability error: <text>`.
+func (m *machine) handlerError(c policy.Capability, err error) error {
+	if cerr := m.checkClock(); cerr != nil {
+		return cerr
+	}
+	if m.hctx.Err() != nil && m.ctx.Err() == nil {
+		return m.wallError() // the handler's deadline is the wall limit
+	}
+	var ce *CapabilityError
+	switch {
+	case errors.As(err, &ce):
+		return &CapabilityError{Capability: c, Msg: text.Clip(ce.Msg, MaxShownMessage)}
+	case errors.Is(err, ErrMemoryLimit):
+		return m.memError()
+	}
+	return rtErr("capability error: " + text.Clip(err.Error(), MaxShownMessage))
 }
 
 // checkEffectResult verifies that a handler returned a value of the
@@ -259,10 +302,21 @@ func checkEffectResult(e Effect, args []Value, r Value) error {
 // emitUI appends v to ui_output under the output limit; logged as ui_emit
 // for `emit`.
 func (m *machine) emitUI(v Value, log bool) error {
+	// ui_output leaves the run as JSON: its encoded size counts against
+	// the output limit, and it must be encodable (MaxEncodeDepth). One
+	// walk measures both, stopping early past the output limit.
+	limit := int64(-1)
 	if m.maxOutput > 0 {
-		n, ok := encodedSize(v, m.maxOutput-m.outBytes)
-		m.outBytes += n
-		if !ok || m.outBytes > m.maxOutput {
+		limit = m.maxOutput - m.outBytes
+	}
+	w := exactSizeVisitor{limit: limit}
+	if err := walkValue(v, &w, MaxEncodeDepth); err != nil {
+		return err
+	}
+	m.work(int(min(w.n, math.MaxInt32)))
+	if m.maxOutput > 0 {
+		m.outBytes += w.n
+		if w.stop() || m.outBytes > m.maxOutput {
 			return &LimitError{Kind: LimitOutputBytes, Limit: m.maxOutput,
 				Msg: fmt.Sprintf("output limit of %d bytes exceeded", m.maxOutput)}
 		}
@@ -427,7 +481,7 @@ func (h *ReplayHandler) Call(_ context.Context, e Effect, args []Value) (Value, 
 	if rc.Effect != e {
 		return Value{}, fmt.Errorf("replay divergence at call %d: recorded %s, got %s", n, rc.Effect.Name(), e.Name())
 	}
-	if !equalSlices(rc.Args, args) {
+	if len(rc.Args) != len(args) || !Equal(NewList(rc.Args), NewList(args)) {
 		return Value{}, fmt.Errorf("replay divergence at call %d: %s called with other arguments", n, e.Name())
 	}
 	h.next++

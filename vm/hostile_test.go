@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/axpool/axpool/compiler/syntax"
 	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/policy"
 )
 

@@ -65,6 +65,7 @@ type actor struct {
 	sp     int
 	mail   []Value
 	mhead  int
+	sorts  []*sortState // list_sort_by calls in progress, innermost last (sort.go)
 	state  actorState
 	result Value
 }
@@ -97,8 +98,9 @@ const maxIdleMailbox = 256
 type machine struct {
 	ctx     context.Context
 	done    <-chan struct{}
-	hctx    context.Context // handler context (wall deadline), created lazily
+	hctx    context.Context // handler context (wall deadline, MemoryLeft), created lazily
 	hcancel context.CancelFunc
+	hbudget callBudget // what MemoryLeft reports during a handler call
 	p       *prepared
 	funcs   []*pfunc
 	consts  []Value
@@ -107,10 +109,14 @@ type machine struct {
 	handler Handler
 
 	steps        int64
+	extra        int64 // steps of the current instruction's work (machine.work), taken when it completes
 	boundary     int64
 	maxSteps     int64
 	nextProgress int64
 	progEvery    int64
+	progInterval time.Duration // time-based progress (Options.ProgressInterval); < 0: every clock check
+	lastProgress int64         // steps of the last progress callback
+	progressAt   time.Time     // time of the last progress callback (Run's start before the first)
 	nextClock    int64
 	sliceEnd     int64
 	slice        int64
@@ -267,6 +273,11 @@ func newMachine(ctx context.Context, p *prepared, opts *Options) *machine {
 			m.progEvery = DefaultProgressEvery
 		}
 		m.nextProgress = m.progEvery
+		m.progInterval = opts.ProgressInterval
+		if m.progInterval == 0 {
+			m.progInterval = DefaultProgressInterval
+		}
+		m.progressAt = m.start
 	}
 	m.slice = opts.SliceSteps
 	if m.slice <= 0 {
@@ -329,7 +340,8 @@ func (m *machine) internalError(r any) error {
 // of a kind the checker rules out (a malformed module), a VM or handler
 // bug. The message names only the place, `internal error in main at 3:5`,
 // never Go runtime text; the detail (cut to MaxShownMessage bytes) is
-// written to Options.Debug, outside the debug budget.
+// written to Options.InternalLog (Options.Debug when nil), outside the
+// debug budget.
 func (m *machine) internalErr(loc Location, detail string) *RuntimeError {
 	msg := "internal error"
 	if loc.Func != "" {
@@ -338,8 +350,12 @@ func (m *machine) internalErr(loc Location, detail string) *RuntimeError {
 			msg += " at " + strconv.Itoa(int(loc.Pos.Line)) + ":" + strconv.Itoa(int(loc.Pos.Col))
 		}
 	}
-	if m.debug != nil {
-		_, _ = io.WriteString(m.debug, msg+": "+text.Clip(detail, MaxShownMessage)+"\n")
+	w := m.opts.InternalLog
+	if w == nil {
+		w = m.debug
+	}
+	if w != nil {
+		_, _ = io.WriteString(w, msg+": "+text.Clip(detail, MaxShownMessage)+"\n")
 	}
 	return rtErr(msg)
 }
@@ -451,8 +467,7 @@ func (m *machine) checkpoint(a *actor) (bool, error) {
 			Msg: fmt.Sprintf("max execution steps exceeded (%d)", m.maxSteps)}
 	}
 	if s >= m.nextProgress {
-		m.sampleMemory()
-		m.opts.Progress(s)
+		m.progress(s)
 		for m.nextProgress <= s {
 			m.nextProgress += m.progEvery
 		}
@@ -462,6 +477,12 @@ func (m *machine) checkpoint(a *actor) (bool, error) {
 		m.nextClock = s + clockEvery
 		if err := m.checkClock(); err != nil {
 			return false, err
+		}
+		// Time-based progress: a run whose steps are slow (long
+		// built-ins) still reports at least every progInterval.
+		if m.opts.Progress != nil && s > m.lastProgress &&
+			(m.progInterval < 0 || time.Since(m.progressAt) >= m.progInterval) {
+			m.progress(s)
 		}
 	}
 	if s >= m.sliceEnd {
@@ -474,6 +495,18 @@ func (m *machine) checkpoint(a *actor) (bool, error) {
 	return false, nil
 }
 
+// progress calls Options.Progress with s unless a count as large was
+// reported already (the counts reported strictly increase).
+func (m *machine) progress(s int64) {
+	if s <= m.lastProgress {
+		return
+	}
+	m.sampleMemory()
+	m.opts.Progress(s)
+	m.lastProgress = s
+	m.progressAt = time.Now()
+}
+
 func (m *machine) checkClock() error {
 	if m.done != nil {
 		select {
@@ -483,11 +516,16 @@ func (m *machine) checkClock() error {
 		}
 	}
 	if m.maxWall > 0 && time.Since(m.start) > m.maxWall {
-		ms := m.maxWall.Milliseconds()
-		return &LimitError{Kind: LimitWallMs, Limit: ms,
-			Msg: fmt.Sprintf("wall-clock execution limit of %d ms exceeded", ms)}
+		return m.wallError()
 	}
 	return nil
+}
+
+// wallError is the wall-clock limit's *LimitError.
+func (m *machine) wallError() error {
+	ms := m.maxWall.Milliseconds()
+	return &LimitError{Kind: LimitWallMs, Limit: ms,
+		Msg: fmt.Sprintf("wall-clock execution limit of %d ms exceeded", ms)}
 }
 
 // traceInstr records the instruction about to execute.
@@ -504,7 +542,11 @@ func (m *machine) traceInstr(a *actor) {
 	sb.WriteByte(':')
 	sb.WriteString(strconv.Itoa(a.pc))
 	sb.WriteString("] ")
-	sb.WriteString(in.base.String())
+	if in.op == iSortStep {
+		sb.WriteString("LIST_SORT_STEP") // list_sort_by's internal step (sort.go)
+	} else {
+		sb.WriteString(in.base.String())
+	}
 	for _, o := range operands(in.base, in.a, in.b) {
 		sb.WriteByte(' ')
 		sb.WriteString(strconv.Itoa(int(o)))
@@ -543,8 +585,6 @@ func (m *machine) growStack(a *actor, need int) error {
 	a.stack = s
 	return nil
 }
-
-func depthError() error { return rtErrf("value nesting depth limit exceeded (%d)", MaxValueDepth) }
 
 func callDepthError(limit int) error {
 	return &LimitError{Kind: LimitCallDepth, Limit: int64(limit),
@@ -722,8 +762,9 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 					goto fail
 				}
 				stack[sp-2] = Str(x + y)
-				if len(x)+len(y) > heavyBytes {
-					m.force = true
+				if n := len(x) + len(y); n >= BytesPerStep {
+					m.work(n)
+					left = m.takeWork(left)
 				}
 			}
 			sp--
@@ -732,8 +773,13 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 		case EQ, NE:
 			x, y := stack[sp-2], stack[sp-1]
 			r := Equal(x, y)
-			if x.k >= KindOption && x.heapSize() > heavyBytes {
-				m.force = true
+			if x.k >= KindString {
+				// The comparison reads at most the smaller value; values
+				// under heavyBytes compare for their one step.
+				if n := min(x.heapSize(), y.heapSize()); n > heavyBytes {
+					m.work(int(min(n, math.MaxInt32)))
+					left = m.takeWork(left)
+				}
 			}
 			stack[sp-2] = Bool(r == (op == EQ))
 			sp--
@@ -911,17 +957,45 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			n := int(in.b)
 			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
 			m.steps = m.boundary - left
+			if Builtin(in.a) == BListSortBy {
+				// list_sort_by runs as the internal function sortByFunc
+				// (sort.go), called like a function of two parameters.
+				if len(a.frames)+2 > m.maxDepth {
+					err, errPC = callDepthError(m.maxDepth), pc
+					goto fail
+				}
+				st := newSortState(stack[sp-2], stack[sp-1])
+				if e := m.charge(st.memSize()); e != nil {
+					err, errPC = e, pc
+					goto fail
+				}
+				nb := sp - 2
+				if need := nb + sortByFunc.frameSize; need > len(stack) {
+					if e := m.growStack(a, need); e != nil {
+						err, errPC = e, pc
+						goto fail
+					}
+					stack = a.stack
+				}
+				a.sorts = append(a.sorts, st)
+				stack[nb] = Int(int64(len(a.sorts) - 1))
+				a.frames = append(a.frames, frame{fn: fn, pc: int32(pc + 1), base: int32(base)})
+				fn, code, base, pc = sortByFunc, sortByFunc.code, nb, 0
+				m.work(len(st.src) * int(slotSize))
+				left = m.takeWork(left)
+				continue
+			}
 			r, e := m.builtin(a, fn, Builtin(in.a), stack[sp-n:sp])
 			if e != nil {
+				m.extra = 0
 				err, errPC = e, pc
 				goto fail
 			}
 			stack[sp-n] = r
 			sp = sp - n + 1
 			pc++
-			if m.force {
-				m.boundary -= left
-				left = 0
+			if m.extra != 0 || m.force {
+				left = m.takeWork(left)
 			}
 		case CAPCALL:
 			n := int(in.b)
@@ -935,9 +1009,8 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			stack[sp-n] = r
 			sp = sp - n + 1
 			pc++
-			m.boundary -= left // a handler may take long: check the clock now
-			left = 0
-			m.force = true
+			m.force = true // a handler may take long: check the clock now
+			left = m.takeWork(left)
 		case FUNC:
 			stack[sp] = FnRef(int(in.a))
 			sp++
@@ -1029,10 +1102,14 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 		case EMIT:
 			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
 			if e := m.emitUI(stack[sp-1], true); e != nil {
+				m.extra = 0
 				err, errPC = e, pc
 				goto fail
 			}
 			pc++
+			if m.extra != 0 || m.force {
+				left = m.takeWork(left)
+			}
 		case SPAWN:
 			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
 			id, e := m.spawn(m.funcs[in.a])
@@ -1072,9 +1149,8 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			stack[sp] = msg
 			sp++
 			pc++
-			if m.force {
-				m.boundary -= left
-				left = 0
+			if m.extra != 0 || m.force {
+				left = m.takeWork(left)
 			}
 
 		case ASSERT:
@@ -1240,6 +1316,29 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			pc = int(in.a)
 			op = RET
 			goto dispatch
+		case iSortStep:
+			st := a.sorts[stack[base].n]
+			less := false
+			if st.started {
+				sp--
+				less = stack[sp].AsBool()
+			}
+			x, y, done, sorted, moved := st.next(less)
+			if done {
+				a.sorts[len(a.sorts)-1] = nil
+				a.sorts = a.sorts[:len(a.sorts)-1]
+				stack[sp] = listValue(sorted)
+				sp++
+				pc = 3
+			} else {
+				stack[sp], stack[sp+1], stack[sp+2] = st.fn, x, y
+				sp += 3
+				pc = 1
+			}
+			if moved > 0 {
+				m.work(moved * int(slotSize))
+				left = m.takeWork(left)
+			}
 		case fForStore:
 			if left < 1 {
 				op = in.base
@@ -1273,6 +1372,20 @@ fail:
 	m.steps = m.boundary - left
 	m.setErrorContext(err, a, fn, errPC)
 	return 0, err
+}
+
+// takeWork takes the current instruction's work steps (machine.work) out of
+// the loop's register left and returns it; after heavy work (m.force) it
+// returns 0 with the boundary moved to the current step, so the slow path
+// (clock, cancellation, progress) runs before the next instruction.
+func (m *machine) takeWork(left int64) int64 {
+	left -= m.extra
+	m.extra = 0
+	if m.force {
+		m.boundary -= left
+		left = 0
+	}
+	return left
 }
 
 // otherKind returns x unless it is want, else y: the kind that confused an
@@ -1378,6 +1491,7 @@ func (m *machine) construct(op Opcode, a, b int32, stack []Value) (int, error) {
 			return 0, err
 		}
 		v = NewMapPairs(keys, vals)
+		(*mapObj)(v.p).st.owner = m.token // the run may update it in place
 	case MAKE_RECORD:
 		n = int(b)
 		if err := m.charge(recOverhead + slotSize*int64(n)); err != nil {
@@ -1424,9 +1538,6 @@ func (m *machine) construct(op Opcode, a, b int32, stack []Value) (int, error) {
 		default:
 			v = Err(stack[sp-1])
 		}
-	}
-	if v.depth() > MaxValueDepth {
-		return 0, depthError()
 	}
 	if s := v.heapSize(); s > m.memLimit {
 		return 0, m.memError()

@@ -238,11 +238,11 @@ func TestRuntimeErrors(t *testing.T) {
 			extra: []*Function{fn("f", 1, 2, code("CONST 1; ASSERT 0 0; LOAD 0; STORE 1; CONST 2; ASSERT 1 1; LOAD 1; RET"))},
 			msg:   "postcondition 2 failed in `f` [counterexample: (3)]", fn: "f", line: 6, steps: 8},
 		{name: "guard", consts: []Value{i(3), Bool(false), Str("positive")},
-			code: []string{"CONST 0; CONST 1; CONST 2; BUILTIN 40 3; RET"},
+			code: []string{"CONST 0; CONST 1; CONST 2; BUILTIN " + itoa(int(BGuard)) + " 3; RET"},
 			msg:  "output guard `positive` failed", line: 4, steps: 4},
-		{name: "float_to_int NaN", consts: []Value{f(math.NaN())}, code: []string{"CONST 0; BUILTIN 42 1; RET"},
+		{name: "float_to_int NaN", consts: []Value{f(math.NaN())}, code: []string{"CONST 0; BUILTIN float_to_int 1; RET"},
 			msg: "cannot convert Float NaN to Int", line: 2, steps: 2},
-		{name: "float_to_int range", consts: []Value{f(1e19)}, code: []string{"CONST 0; BUILTIN 42 1; RET"},
+		{name: "float_to_int range", consts: []Value{f(1e19)}, code: []string{"CONST 0; BUILTIN float_to_int 1; RET"},
 			msg: "cannot convert Float 10000000000000000000 to Int", line: 2, steps: 2},
 		{name: "deadlock", code: []string{"RECEIVE; RET"},
 			msg: "deadlock: all actors blocked with no pending messages", fn: "main", line: 1, steps: 0},
@@ -403,7 +403,7 @@ func TestConfusedInstructions(t *testing.T) {
 func TestDisassemble(t *testing.T) {
 	m := typedModule([]Value{Int(2), Str("hi")},
 		fn("main", 0, 1, code("CONST 0; CALL 1 1; STORE 0; LOAD 0; RET")),
-		fn("f", 1, 1, code("CONST 1; CAPCALL 0 1; POP; LOAD 0; MAKE_ENUM 1 1; BUILTIN 38 1; POP; LOAD 0; RET"), policy.StepInput))
+		fn("f", 1, 1, code("CONST 1; CAPCALL 0 1; POP; LOAD 0; MAKE_ENUM 1 1; BUILTIN debug 1; POP; LOAD 0; RET"), policy.StepInput))
 	got := Disassemble(m)
 	for _, want := range []string{
 		"module test (entry main)",
@@ -416,7 +416,7 @@ func TestDisassemble(t *testing.T) {
 		"fn 1 f(params=1 locals=1 stack=8) caps={step.input} file=test.ax",
 		"     1  CAPCALL 0 1        ; step_input [step.input]",
 		"     4  MAKE_ENUM 1 1      ; Shape::Circle",
-		"     5  BUILTIN 38 1       ; __builtin_debug",
+		"     5  BUILTIN " + itoa(int(BDebug)) + " 1       ; debug",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in\n%s", want, got)

@@ -24,13 +24,36 @@ import (
 //	struct variant's payload being {"type":"record","type_id":N,"name":"V","fields":[...],"field_names":[...]}
 //	with the enum's type_id; ActorId → {"actor_id":n}; FnRef → {"fn_ref":n}.
 //
-// It never fails.
+// The walk is iterative, so v may nest to any depth; the only error is
+// EncodeDepthError, for a value whose encoding nests deeper than
+// MaxEncodeDepth (a document JSON decoders would refuse).
 func (v Value) MarshalJSON() ([]byte, error) {
-	return v.AppendJSON(make([]byte, 0, 64)), nil
+	return appendJSON(make([]byte, 0, 64), v, MaxEncodeDepth)
 }
 
-// AppendJSON appends the JSON encoding of v (see MarshalJSON) to b.
+// AppendJSON appends the JSON encoding of v (see MarshalJSON) to b,
+// whatever its depth (no MaxEncodeDepth check). It never fails.
 func (v Value) AppendJSON(b []byte) []byte {
+	b, _ = appendJSON(b, v, 0)
+	return b
+}
+
+// appendJSON appends v's encoding to b; with maxDepth > 0 a value deeper
+// than maxDepth is EncodeDepthError (b returned unchanged).
+func appendJSON(b []byte, v Value, maxDepth int) ([]byte, error) {
+	switch v.k {
+	case KindUnit, KindBool, KindInt, KindFloat, KindString:
+		return appendScalarJSON(b, v), nil
+	}
+	w := jsonVisitor{b: b}
+	if err := walkValue(v, &w, maxDepth); err != nil {
+		return b, err
+	}
+	return w.b, nil
+}
+
+// appendScalarJSON appends the encoding of a value that is no container.
+func appendScalarJSON(b []byte, v Value) []byte {
 	switch v.k {
 	case KindUnit:
 		return append(b, "null"...)
@@ -45,58 +68,6 @@ func (v Value) AppendJSON(b []byte) []byte {
 		return AppendFloatJSON(b, v.AsFloat())
 	case KindString:
 		return appendJSONString(b, v.str())
-	case KindOption:
-		if v.n == 0 {
-			return append(b, `{"option":"None"}`...)
-		}
-		b = append(b, `{"option":"Some","value":`...)
-		return append(v.box().v.AppendJSON(b), '}')
-	case KindResult:
-		if v.n == 0 {
-			b = append(b, `{"result":"Ok","value":`...)
-		} else {
-			b = append(b, `{"result":"Err","value":`...)
-		}
-		return append(v.box().v.AppendJSON(b), '}')
-	case KindList:
-		b = append(b, '[')
-		for i, e := range v.list().elems {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = e.AppendJSON(b)
-		}
-		return append(b, ']')
-	case KindMap:
-		b = append(b, '{')
-		first := true
-		for k, val := range v.mapo().all() {
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = appendJSONString(b, k)
-			b = append(b, ':')
-			b = val.AppendJSON(b)
-		}
-		return append(b, '}')
-	case KindRecord:
-		o := v.rec()
-		return appendRecordJSON(b, o.typ.ID, o.typ.Name, o.fields, o.typ.Fields)
-	case KindEnum:
-		o := v.enum()
-		b = append(b, `{"type":"enum","type_id":`...)
-		b = strconv.AppendInt(b, int64(o.typ.ID), 10)
-		b = append(b, `,"variant":`...)
-		b = appendJSONString(b, v.VariantName())
-		b = append(b, `,"payload":`...)
-		if o.variant < len(o.typ.Variants) && o.typ.Variants[o.variant].Shape == StructVariant {
-			vd := o.typ.Variants[o.variant]
-			b = appendRecordJSON(b, o.typ.ID, vd.Name, o.fields, vd.Fields)
-		} else {
-			b = o.payload.AppendJSON(b)
-		}
-		return append(b, '}')
 	case KindActor:
 		b = append(b, `{"actor_id":`...)
 		return append(strconv.AppendUint(b, v.n, 10), '}')
@@ -107,18 +78,102 @@ func (v Value) AppendJSON(b []byte) []byte {
 	return append(b, "null"...)
 }
 
-func appendRecordJSON(b []byte, id int, name string, fields []Value, names []string) []byte {
+// jsonVisitor writes the docs/tools.md §2 encoding.
+type jsonVisitor struct{ b []byte }
+
+func (w *jsonVisitor) stop() bool { return false }
+
+func (w *jsonVisitor) enter(v Value, f *wframe) {
+	b := w.b
+	if f == nil {
+		w.b = appendScalarJSON(b, v)
+		return
+	}
+	switch v.k {
+	case KindOption:
+		if v.n == 0 {
+			b = append(b, `{"option":"None"`...)
+		} else {
+			b = append(b, `{"option":"Some","value":`...)
+		}
+	case KindResult:
+		if v.n == 0 {
+			b = append(b, `{"result":"Ok","value":`...)
+		} else {
+			b = append(b, `{"result":"Err","value":`...)
+		}
+	case KindList:
+		b = append(b, '[')
+	case KindMap:
+		b = append(b, '{')
+	case KindRecord:
+		o := (*recordObj)(v.p)
+		b = appendRecordHead(b, o.typ.ID, o.typ.Name)
+	case KindEnum:
+		o := (*enumObj)(v.p)
+		b = append(b, `{"type":"enum","type_id":`...)
+		b = strconv.AppendInt(b, int64(o.typ.ID), 10)
+		b = append(b, `,"variant":`...)
+		b = appendJSONString(b, v.VariantName())
+		b = append(b, `,"payload":`...)
+		if vd, ok := structVariant(o); ok {
+			b = appendRecordHead(b, o.typ.ID, vd.Name)
+		} else if unitVariant(o) {
+			b = append(b, "null"...)
+		}
+	}
+	w.b = b
+}
+
+func (w *jsonVisitor) child(f *wframe, i int) {
+	if i > 0 {
+		w.b = append(w.b, ',')
+	}
+	if f.keys != nil {
+		w.b = appendJSONString(w.b, f.keys[i])
+		w.b = append(w.b, ':')
+	}
+}
+
+func (w *jsonVisitor) leave(f *wframe) {
+	switch v := f.v; v.k {
+	case KindList:
+		w.b = append(w.b, ']')
+	case KindRecord:
+		w.b = appendRecordTail(w.b, (*recordObj)(v.p).typ.Fields)
+	case KindEnum:
+		if vd, ok := structVariant((*enumObj)(v.p)); ok {
+			w.b = appendRecordTail(w.b, vd.Fields)
+		}
+		w.b = append(w.b, '}')
+	default: // Option, Result, Map
+		w.b = append(w.b, '}')
+	}
+}
+
+// unitVariant reports whether o has no payload in a walk (a unit variant,
+// or a variant index out of range): its encodings write a null payload.
+func unitVariant(o *enumObj) bool {
+	return o.variant >= len(o.typ.Variants) || o.typ.Variants[o.variant].Shape == UnitVariant
+}
+
+// structVariant returns the variant of o when it is a struct variant.
+func structVariant(o *enumObj) (VariantDesc, bool) {
+	if o.variant < len(o.typ.Variants) && o.typ.Variants[o.variant].Shape == StructVariant {
+		return o.typ.Variants[o.variant], true
+	}
+	return VariantDesc{}, false
+}
+
+func appendRecordHead(b []byte, id int, name string) []byte {
 	b = append(b, `{"type":"record","type_id":`...)
 	b = strconv.AppendInt(b, int64(id), 10)
 	b = append(b, `,"name":`...)
 	b = appendJSONString(b, name)
-	b = append(b, `,"fields":[`...)
-	for i, f := range fields {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = f.AppendJSON(b)
-	}
+	return append(b, `,"fields":[`...)
+}
+
+func appendRecordTail(b []byte, names []string) []byte {
 	b = append(b, `],"field_names":[`...)
 	for i, n := range names {
 		if i > 0 {
@@ -135,69 +190,95 @@ func appendRecordJSON(b []byte, id int, name string, fields []Value, names []str
 // {"Some":v} / {"Ok":v} / {"Err":v}; Record → array of its field values;
 // Enum → {"variant":<0-based variant index>,"payload":v} as in reference
 // §6.2 (a struct variant's payload is the array of its field values, a unit
-// variant's null).
-func EncodeBrief(v Value) []byte { return appendBrief(nil, v) }
+// variant's null). It walks iteratively, whatever v's depth, and never
+// fails; BriefJSON is the form with MarshalJSON's depth limit.
+func EncodeBrief(v Value) []byte {
+	w := briefVisitor{}
+	_ = walkValue(v, &w, 0)
+	return w.b
+}
 
-func appendBrief(b []byte, v Value) []byte {
+// BriefJSON is EncodeBrief for a document: it fails with EncodeDepthError
+// when v nests deeper than MaxEncodeDepth (counted as for MarshalJSON).
+func BriefJSON(v Value) ([]byte, error) {
+	w := briefVisitor{}
+	if err := walkValue(v, &w, MaxEncodeDepth); err != nil {
+		return nil, err
+	}
+	return w.b, nil
+}
+
+type briefVisitor struct{ b []byte }
+
+func (w *briefVisitor) stop() bool { return false }
+
+func (w *briefVisitor) enter(v Value, f *wframe) {
+	b := w.b
+	if f == nil {
+		w.b = appendScalarJSON(b, v)
+		return
+	}
 	switch v.k {
 	case KindOption:
 		if v.n == 0 {
-			return append(b, `"None"`...)
+			b = append(b, `"None"`...)
+		} else {
+			b = append(b, `{"Some":`...)
 		}
-		b = append(b, `{"Some":`...)
-		return append(appendBrief(b, v.box().v), '}')
 	case KindResult:
 		if v.n == 0 {
 			b = append(b, `{"Ok":`...)
 		} else {
 			b = append(b, `{"Err":`...)
 		}
-		return append(appendBrief(b, v.box().v), '}')
-	case KindList:
-		return appendBriefList(b, v.list().elems)
+	case KindList, KindRecord:
+		b = append(b, '[')
 	case KindMap:
 		b = append(b, '{')
-		first := true
-		for k, val := range v.mapo().all() {
-			if !first {
-				b = append(b, ',')
-			}
-			first = false
-			b = appendJSONString(b, k)
-			b = append(b, ':')
-			b = appendBrief(b, val)
-		}
-		return append(b, '}')
-	case KindRecord:
-		return appendBriefList(b, v.rec().fields)
 	case KindEnum:
-		o := v.enum()
+		o := (*enumObj)(v.p)
 		b = append(b, `{"variant":`...)
 		b = strconv.AppendInt(b, int64(o.variant), 10)
 		b = append(b, `,"payload":`...)
-		if o.variant < len(o.typ.Variants) && o.typ.Variants[o.variant].Shape == StructVariant {
-			b = appendBriefList(b, o.fields)
-		} else {
-			b = appendBrief(b, o.payload)
+		if _, ok := structVariant(o); ok {
+			b = append(b, '[')
+		} else if unitVariant(o) {
+			b = append(b, "null"...)
 		}
-		return append(b, '}')
 	}
-	return v.AppendJSON(b)
+	w.b = b
 }
 
-func appendBriefList(b []byte, elems []Value) []byte {
-	b = append(b, '[')
-	for i, e := range elems {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendBrief(b, e)
+func (w *briefVisitor) child(f *wframe, i int) {
+	if i > 0 {
+		w.b = append(w.b, ',')
 	}
-	return append(b, ']')
+	if f.keys != nil {
+		w.b = appendJSONString(w.b, f.keys[i])
+		w.b = append(w.b, ':')
+	}
+}
+
+func (w *briefVisitor) leave(f *wframe) {
+	switch v := f.v; v.k {
+	case KindOption:
+		if v.n != 0 {
+			w.b = append(w.b, '}')
+		}
+	case KindList, KindRecord:
+		w.b = append(w.b, ']')
+	case KindEnum:
+		if _, ok := structVariant((*enumObj)(v.p)); ok {
+			w.b = append(w.b, ']')
+		}
+		w.b = append(w.b, '}')
+	default: // Result, Map
+		w.b = append(w.b, '}')
+	}
 }
 
 // EncodedSize returns len(v.MarshalJSON()) without building the encoding
-// (only a small stack buffer for numbers).
+// (and without its depth limit), iteratively.
 func EncodedSize(v Value) int {
 	n, _ := encodedSize(v, -1)
 	return int(n)
@@ -206,101 +287,87 @@ func EncodedSize(v Value) int {
 // encodedSize returns the compact JSON size of v. If limit >= 0 it stops
 // early once the size exceeds limit and returns (size so far, false).
 func encodedSize(v Value, limit int64) (int64, bool) {
+	w := exactSizeVisitor{limit: limit}
+	_ = walkValue(v, &w, 0)
+	return w.n, !w.stop()
+}
+
+// exactSizeVisitor sums the exact encoded size.
+type exactSizeVisitor struct {
+	n, limit int64
+}
+
+func (w *exactSizeVisitor) stop() bool { return w.limit >= 0 && w.n > w.limit }
+
+func (w *exactSizeVisitor) enter(v Value, f *wframe) {
 	var num [32]byte
-	switch v.k {
-	case KindUnit:
-		return 4, true
-	case KindBool:
-		if v.n != 0 {
-			return 4, true
+	if f == nil {
+		switch v.k {
+		case KindString:
+			w.n += jsonStringSize(v.str())
+		case KindUnit:
+			w.n += 4
+		default:
+			w.n += int64(len(appendScalarJSON(num[:0], v)))
 		}
-		return 5, true
-	case KindInt:
-		return int64(len(strconv.AppendInt(num[:0], int64(v.n), 10))), true
-	case KindFloat:
-		return int64(len(AppendFloatJSON(num[:0], v.AsFloat()))), true
-	case KindString:
-		return jsonStringSize(v.str()), true
+		return
+	}
+	switch v.k {
 	case KindOption:
 		if v.n == 0 {
-			return int64(len(`{"option":"None"}`)), true
-		}
-		n, ok := encodedSize(v.box().v, limit)
-		return n + int64(len(`{"option":"Some","value":}`)), ok
-	case KindResult:
-		n, ok := encodedSize(v.box().v, limit)
-		if v.n == 0 {
-			return n + int64(len(`{"result":"Ok","value":}`)), ok
-		}
-		return n + int64(len(`{"result":"Err","value":}`)), ok
-	case KindList:
-		return sliceSize(v.list().elems, 2, limit)
-	case KindMap:
-		o := v.mapo()
-		total := int64(2)
-		if n := o.len(); n > 1 {
-			total += int64(n - 1)
-		}
-		for k, val := range o.all() {
-			n, ok := encodedSize(val, limit)
-			total += jsonStringSize(k) + 1 + n
-			if !ok || (limit >= 0 && total > limit) {
-				return total, false
-			}
-		}
-		return total, true
-	case KindRecord:
-		o := v.rec()
-		return recordSize(o.typ.ID, o.typ.Name, o.fields, o.typ.Fields, limit)
-	case KindEnum:
-		o := v.enum()
-		total := int64(len(`{"type":"enum","type_id":,"variant":,"payload":}`))
-		total += int64(len(strconv.AppendInt(num[:0], int64(o.typ.ID), 10)))
-		total += jsonStringSize(v.VariantName())
-		var n int64
-		ok := true
-		if o.variant < len(o.typ.Variants) && o.typ.Variants[o.variant].Shape == StructVariant {
-			vd := o.typ.Variants[o.variant]
-			n, ok = recordSize(o.typ.ID, vd.Name, o.fields, vd.Fields, limit)
+			w.n += int64(len(`{"option":"None"}`))
 		} else {
-			n, ok = encodedSize(o.payload, limit)
+			w.n += int64(len(`{"option":"Some","value":}`))
 		}
-		return total + n, ok
-	case KindActor:
-		return int64(len(`{"actor_id":}`) + len(strconv.AppendUint(num[:0], v.n, 10))), true
-	case KindFn:
-		return int64(len(`{"fn_ref":}`) + len(strconv.AppendUint(num[:0], v.n, 10))), true
+	case KindResult:
+		if v.n == 0 {
+			w.n += int64(len(`{"result":"Ok","value":}`))
+		} else {
+			w.n += int64(len(`{"result":"Err","value":}`))
+		}
+	case KindList, KindMap:
+		w.n += 2
+	case KindRecord:
+		o := (*recordObj)(v.p)
+		w.n += recordFrameSize(o.typ.ID, o.typ.Name, o.typ.Fields)
+	case KindEnum:
+		o := (*enumObj)(v.p)
+		w.n += int64(len(`{"type":"enum","type_id":,"variant":,"payload":}`))
+		w.n += int64(len(strconv.AppendInt(num[:0], int64(o.typ.ID), 10)))
+		w.n += jsonStringSize(v.VariantName())
+		if vd, ok := structVariant(o); ok {
+			w.n += recordFrameSize(o.typ.ID, vd.Name, vd.Fields)
+		} else if unitVariant(o) {
+			w.n += 4
+		}
 	}
-	return 4, true
 }
 
-func sliceSize(elems []Value, total int64, limit int64) (int64, bool) {
-	if len(elems) > 1 {
-		total += int64(len(elems) - 1)
+func (w *exactSizeVisitor) child(f *wframe, i int) {
+	if i > 0 {
+		w.n++
 	}
-	for _, e := range elems {
-		n, ok := encodedSize(e, limit)
-		total += n
-		if !ok || (limit >= 0 && total > limit) {
-			return total, false
-		}
+	if f.keys != nil {
+		w.n += jsonStringSize(f.keys[i]) + 1
 	}
-	return total, true
 }
 
-func recordSize(id int, name string, fields []Value, names []string, limit int64) (int64, bool) {
+func (w *exactSizeVisitor) leave(*wframe) {}
+
+// recordFrameSize is the size of a record's encoding without its field
+// values and the commas between them.
+func recordFrameSize(id int, name string, names []string) int64 {
 	var num [24]byte
-	total := int64(len(`{"type":"record","type_id":,"name":,"fields":,"field_names":}`))
+	total := int64(len(`{"type":"record","type_id":,"name":,"fields":[],"field_names":[]}`))
 	total += int64(len(strconv.AppendInt(num[:0], int64(id), 10)))
 	total += jsonStringSize(name)
-	total += 2
 	if len(names) > 1 {
 		total += int64(len(names) - 1)
 	}
 	for _, n := range names {
 		total += jsonStringSize(n)
 	}
-	return sliceSize(fields, total+2, limit)
+	return total
 }
 
 // AppendFloatJSON appends f as serde_json/ryu does (docs/tools.md §2): the

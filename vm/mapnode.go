@@ -1,186 +1,367 @@
 package vm
 
-import "iter"
+import (
+	"iter"
+	"slices"
+	"sync"
+)
 
-// Maps are persistent AVL trees keyed by string (path copying): lookups,
-// map_set and map_remove are O(log n) and share every untouched node with
-// the original map, so building a map in a loop is O(n log n), not O(n²).
+// Maps. A map value is one version of a store: a Go map holding the
+// content of one version, the store's root. Every other version of the
+// store is a diff: its content is that of the version it points to (next)
+// with one key set back to an older value or removed (Baker's shallow
+// binding). So value semantics hold — no version ever changes — while the
+// common way to build a map, m = map_set(m, k, v) in a loop, updates the
+// Go map in place: map_set and map_remove on the root version of a store
+// the running run owns are O(1) (plus the new version's 80 bytes), and
+// lookups in it are one hash lookup.
+//
+// Any version is read correctly: a lookup in a diff walks its path to the
+// root (O(path)). The run that owns the store makes the version it uses
+// the root first (rerooting: the diffs on the path are applied to the Go
+// map and reversed, O(path)), so alternating between versions costs their
+// distance, and the latest version is always O(1). A path longer than a
+// quarter of the map is not rerooted but copied into a fresh store
+// (O(size)); so is a version of a store the run does not own (a value
+// from another run, a module constant), which the run then owns. Values
+// of other runs are never mutated: they are read along their paths.
+//
 // Iteration is in key order (docs/language.md "Map iteration order is
-// key-sorted"). Each node caches its subtree's entry count, logical size
-// and maximum value depth, so a map's MemSize and Depth stay O(1).
+// key-sorted"): the store keeps its root's keys sorted lazily — keys
+// added since the last iteration are sorted and merged in when the map is
+// next iterated, so building a map then iterating it costs one sort.
+//
+// Memory: every version caches its entry count and logical size, so MemSize
+// stays O(1). A version keeps the whole store reachable, and the diffs
+// keep displaced values: an in-place update is made only while what the
+// store holds — the size of the version it was created from plus the bytes
+// in-place updates added (mstore.base + pinned) — stays within three times
+// the size of the smallest version of the store (12 KiB at least); past
+// that the update copies. So a map never keeps reachable more than about
+// three times the memory it is charged for, and copies come at
+// geometrically growing sizes (amortised O(1) per update).
 
-type mnode struct {
-	key         string
-	val         Value
-	left, right *mnode
-	count       int32
-	height      int8
-	vdepth      int32 // max depth of the values in the subtree
-	vsize       int64 // logical bytes of the subtree's entries
+type mapObj struct {
+	st *mstore // non-nil: this version is st's root
+	// A diff (st == nil): the content of next with dkey set to dval
+	// (dhas) or removed (!dhas).
+	next *mapObj
+	dkey string
+	dval Value
+	dhas bool
+	n    int   // entries
+	size int64 // logical bytes of the entries (entrySize each)
 }
 
-// nodeSize approximates an mnode's own bytes.
-const nodeSize = 96
+type mstore struct {
+	m     map[string]Value
+	root  *mapObj
+	owner *runToken // the run that may update m in place; nil: none
+	// pinned counts the bytes in-place updates added to the store and its
+	// diffs; base is the size of the version the store was created from;
+	// minSize the size of its smallest version.
+	pinned, base, minSize int64
+
+	mu      sync.Mutex // guards keys and pending (iteration may run on any goroutine)
+	keys    []string   // sorted keys of the root, once merged with pending
+	pending []string   // keys added (or re-added) since keys was sorted
+	stale   bool       // keys or pending may hold removed or duplicate keys
+}
+
+// mapEntryBytes approximates one entry's own bytes in the Go map.
+const mapEntryBytes = 64
+
+// minStoreBase is the smallest size a store's budget assumes: small maps
+// get room for some in-place updates before their first copy.
+const minStoreBase = 4 << 10
+
+// allows reports whether an in-place update adding pin bytes and leaving a
+// version of newSize bytes keeps the store within its budget.
+func (st *mstore) allows(pin, newSize int64) bool {
+	return st.base+st.pinned+pin <= 3*max(min(st.minSize, newSize), minStoreBase)
+}
 
 func entrySize(key string, val Value) int64 {
-	return nodeSize + int64(len(key)) + val.heapSize()
+	return mapEntryBytes + int64(len(key)) + val.heapSize()
 }
 
-func (n *mnode) h() int8 {
-	if n == nil {
-		return 0
-	}
-	return n.height
+// newStore returns the root of a fresh store holding m (whose entries
+// count n and weigh size), owned by owner.
+func newStore(m map[string]Value, keys []string, n int, size int64, owner *runToken) *mapObj {
+	o := &mapObj{n: n, size: size}
+	o.st = &mstore{m: m, root: o, owner: owner, base: size, minSize: size, keys: keys}
+	return o
 }
 
-func (n *mnode) cnt() int32 {
-	if n == nil {
-		return 0
+// mapValue builds a map from sorted, unique keys (owned by no run).
+func mapValue(keys []string, vals []Value) Value {
+	m := make(map[string]Value, len(keys))
+	var size int64
+	for i, k := range keys {
+		m[k] = vals[i]
+		size += entrySize(k, vals[i])
 	}
-	return n.count
+	return mapFrom(newStore(m, keys, len(keys), size, nil))
 }
 
-func (n *mnode) vd() int32 {
-	if n == nil {
-		return 0
+func mapFrom(o *mapObj) Value { return Value{k: KindMap, p: unsafePointer(o)} }
+
+func (o *mapObj) len() int { return o.n }
+
+// rootOf returns the root version of o's store and the length of o's path
+// to it.
+func (o *mapObj) rootOf() (*mapObj, int) {
+	l := 0
+	for o.st == nil {
+		o = o.next
+		l++
 	}
-	return n.vdepth
+	return o, l
 }
 
-func (n *mnode) vs() int64 {
-	if n == nil {
-		return 0
-	}
-	return n.vsize
-}
-
-func mknode(key string, val Value, l, r *mnode) *mnode {
-	return &mnode{key: key, val: val, left: l, right: r,
-		count: 1 + l.cnt() + r.cnt(), height: 1 + max(l.h(), r.h()),
-		vdepth: max(l.vd(), r.vd(), val.depth()), vsize: entrySize(key, val) + l.vs() + r.vs()}
-}
-
-// balance builds a node from (key, val, l, r) whose subtrees differ in
-// height by at most 2, rotating as needed.
-func balance(key string, val Value, l, r *mnode) *mnode {
-	hl, hr := l.h(), r.h()
-	switch {
-	case hl > hr+1:
-		if l.left.h() >= l.right.h() {
-			return mknode(l.key, l.val, l.left, mknode(key, val, l.right, r))
-		}
-		lr := l.right
-		return mknode(lr.key, lr.val, mknode(l.key, l.val, l.left, lr.left), mknode(key, val, lr.right, r))
-	case hr > hl+1:
-		if r.right.h() >= r.left.h() {
-			return mknode(r.key, r.val, mknode(key, val, l, r.left), r.right)
-		}
-		rl := r.left
-		return mknode(rl.key, rl.val, mknode(key, val, l, rl.left), mknode(r.key, r.val, rl.right, r.right))
-	}
-	return mknode(key, val, l, r)
-}
-
-func (n *mnode) insert(key string, val Value) *mnode {
-	if n == nil {
-		return mknode(key, val, nil, nil)
-	}
-	switch {
-	case key < n.key:
-		return balance(n.key, n.val, n.left.insert(key, val), n.right)
-	case key > n.key:
-		return balance(n.key, n.val, n.left, n.right.insert(key, val))
-	}
-	return mknode(key, val, n.left, n.right)
-}
-
-func (n *mnode) remove(key string) (*mnode, bool) {
-	if n == nil {
-		return nil, false
-	}
-	switch {
-	case key < n.key:
-		l, ok := n.left.remove(key)
-		if !ok {
-			return n, false
-		}
-		return balance(n.key, n.val, l, n.right), true
-	case key > n.key:
-		r, ok := n.right.remove(key)
-		if !ok {
-			return n, false
-		}
-		return balance(n.key, n.val, n.left, r), true
-	}
-	switch {
-	case n.left == nil:
-		return n.right, true
-	case n.right == nil:
-		return n.left, true
-	}
-	m := n.right
-	for m.left != nil {
-		m = m.left
-	}
-	return balance(m.key, m.val, n.left, n.right.removeMin()), true
-}
-
-func (n *mnode) removeMin() *mnode {
-	if n.left == nil {
-		return n.right
-	}
-	return balance(n.key, n.val, n.left.removeMin(), n.right)
-}
-
-// buildTree builds a balanced tree from sorted, unique keys.
-func buildTree(keys []string, vals []Value) *mnode {
-	if len(keys) == 0 {
-		return nil
-	}
-	mid := len(keys) / 2
-	return mknode(keys[mid], vals[mid], buildTree(keys[:mid], vals[:mid]), buildTree(keys[mid+1:], vals[mid+1:]))
-}
-
-func (o *mapObj) len() int { return int(o.root.cnt()) }
-
+// get looks key up in version o without changing anything (safe on any
+// goroutine): O(path to the root) + one hash lookup.
 func (o *mapObj) get(key string) (Value, bool) {
-	n := o.root
-	for n != nil {
-		switch {
-		case key < n.key:
-			n = n.left
-		case key > n.key:
-			n = n.right
-		default:
-			return n.val, true
+	for ; o.st == nil; o = o.next {
+		if o.dkey == key {
+			return o.dval, o.dhas
 		}
 	}
-	return Value{}, false
+	v, ok := o.st.m[key]
+	return v, ok
 }
 
 // all iterates the entries in key order.
 func (o *mapObj) all() iter.Seq2[string, Value] {
-	return func(yield func(string, Value) bool) { o.root.walk(yield) }
-}
-
-func (n *mnode) walk(yield func(string, Value) bool) bool {
-	if n == nil {
-		return true
+	return func(yield func(string, Value) bool) {
+		keys, vals := o.entries()
+		for i, k := range keys {
+			if !yield(k, vals[i]) {
+				return
+			}
+		}
 	}
-	return n.left.walk(yield) && yield(n.key, n.val) && n.right.walk(yield)
 }
 
-// entries returns the keys and values in key order.
+// entries returns the keys in order and their values (fresh slices, or
+// for keys a slice the caller must not change), without changing any
+// version (safe on any goroutine).
 func (o *mapObj) entries() ([]string, []Value) {
-	keys := make([]string, 0, o.len())
-	vals := make([]Value, 0, o.len())
-	for k, v := range o.all() {
-		keys = append(keys, k)
-		vals = append(vals, v)
+	root, l := o.rootOf()
+	st := root.st
+	keys := st.sortedKeys()
+	if l == 0 {
+		vals := make([]Value, len(keys))
+		for i, k := range keys {
+			vals[i] = st.m[k]
+		}
+		return keys, vals
 	}
-	return keys, vals
+	// The path's diffs overlay the root's content; the first diff of a
+	// key (nearest to o) wins.
+	type over struct {
+		v   Value
+		has bool
+	}
+	overlay := make(map[string]over, l)
+	for v := o; v.st == nil; v = v.next {
+		if _, seen := overlay[v.dkey]; !seen {
+			overlay[v.dkey] = over{v.dval, v.dhas}
+		}
+	}
+	var extra []string // keys o has that the root lacks
+	for k, ov := range overlay {
+		if _, inRoot := st.m[k]; ov.has && !inRoot {
+			extra = append(extra, k)
+		}
+	}
+	slices.Sort(extra)
+	outK := make([]string, 0, o.n)
+	outV := make([]Value, 0, o.n)
+	i := 0
+	emit := func(k string) {
+		if ov, ok := overlay[k]; ok {
+			if ov.has {
+				outK, outV = append(outK, k), append(outV, ov.v)
+			}
+			return
+		}
+		outK, outV = append(outK, k), append(outV, st.m[k])
+	}
+	for _, k := range keys {
+		for i < len(extra) && extra[i] < k {
+			emit(extra[i])
+			i++
+		}
+		emit(k)
+	}
+	for ; i < len(extra); i++ {
+		emit(extra[i])
+	}
+	return outK, outV
 }
 
-func mapFromTree(root *mnode) Value {
-	return Value{k: KindMap, p: unsafePointer(&mapObj{root: root})}
+// sortedKeys returns the root's keys in order (a slice shared with the
+// store: read-only).
+func (st *mstore) sortedKeys() []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if len(st.pending) == 0 && !st.stale {
+		return st.keys
+	}
+	slices.Sort(st.pending)
+	merged := make([]string, 0, len(st.m))
+	i, j := 0, 0
+	add := func(k string) {
+		if n := len(merged); n > 0 && merged[n-1] == k {
+			return
+		}
+		if _, ok := st.m[k]; ok {
+			merged = append(merged, k)
+		}
+	}
+	for i < len(st.keys) || j < len(st.pending) {
+		if j == len(st.pending) || (i < len(st.keys) && st.keys[i] <= st.pending[j]) {
+			add(st.keys[i])
+			i++
+		} else {
+			add(st.pending[j])
+			j++
+		}
+	}
+	st.keys, st.pending, st.stale = merged, nil, false
+	return merged
+}
+
+// --- updates (the run's goroutine) ----------------------------------------
+
+// own returns a version with o's content that is the root of a store
+// owned by tok, and the elements the call touched (for pricing): o itself
+// when it is already such a root; o rerooted when its path is short; else
+// (or with fresh) a copy in a new store (o itself is left as it is unless
+// tok owns its store).
+func (o *mapObj) own(tok *runToken, fresh bool) (*mapObj, int) {
+	root, l := o.rootOf()
+	st := root.st
+	if st.owner == tok && !fresh {
+		if l == 0 {
+			return o, 0
+		}
+		if l <= o.n/4+8 {
+			o.reroot()
+			return o, l
+		}
+	}
+	if l == 0 {
+		// A root: clone its Go map and its key order as they are.
+		st.mu.Lock()
+		// Room for the growth the new store's budget allows (up to
+		// about three times its size) saves the Go map's rehashing.
+		cm := make(map[string]Value, 2*len(st.m))
+		for k, v := range st.m {
+			cm[k] = v
+		}
+		c := newStore(cm, slices.Clone(st.keys), o.n, o.size, tok)
+		c.st.pending, c.st.stale = slices.Clone(st.pending), st.stale
+		st.mu.Unlock()
+		return c, o.n
+	}
+	// Copy o's content into a fresh store owned by tok.
+	keys, vals := o.entries()
+	m := make(map[string]Value, len(keys))
+	for i, k := range keys {
+		m[k] = vals[i]
+	}
+	c := newStore(m, append([]string(nil), keys...), o.n, o.size, tok)
+	if st.owner == tok && l > 0 {
+		// o may change: it becomes the new store's root (its content
+		// is the same, so versions pointing to o stay right).
+		o.st, o.next, o.dkey, o.dval = c.st, nil, "", Value{}
+		c.st.root = o
+		return o, len(keys) + l
+	}
+	return c, len(keys) + l
+}
+
+// reroot makes o (a version of a store the running run owns) the root:
+// the diffs on its path are applied to the Go map, nearest the root
+// first, and reversed.
+func (o *mapObj) reroot() {
+	var path []*mapObj
+	for v := o; v.st == nil; v = v.next {
+		path = append(path, v)
+	}
+	st := path[len(path)-1].next.st // (owner-only: no lock, see set)
+	for i := len(path) - 1; i >= 0; i-- {
+		v := path[i]
+		r := v.next // the current root
+		old, had := st.m[v.dkey]
+		if v.dhas {
+			st.m[v.dkey] = v.dval
+			if !had {
+				st.pending = append(st.pending, v.dkey)
+			}
+		} else {
+			delete(st.m, v.dkey)
+			st.stale = true
+		}
+		// r becomes the diff that undoes v's change.
+		r.st, r.next, r.dkey, r.dval, r.dhas = nil, v, v.dkey, old, had
+		v.st, v.next, v.dkey, v.dval, v.dhas = st, nil, "", Value{}, false
+		st.root = v
+	}
+}
+
+// set returns the version o with key set to val (o must be the root of a
+// store the run owns, see own), in place when the store's budget allows
+// (ok=false: the caller copies first).
+func (o *mapObj) set(key string, val Value) (*mapObj, bool) {
+	st := o.st
+	old, had := st.m[key]
+	added := entrySize(key, val)
+	pin := added
+	size := o.size + added
+	n := o.n
+	if had {
+		displaced := entrySize(key, old)
+		pin += displaced
+		size -= displaced
+	} else {
+		n++
+	}
+	if st.pinned > 0 && !st.allows(pin, size) {
+		return nil, false // (the first update of a store is always in place)
+	}
+	st.pinned += pin
+	st.minSize = min(st.minSize, size)
+	st.m[key] = val
+	r := &mapObj{st: st, n: n, size: size}
+	st.root = r
+	o.st, o.next, o.dkey, o.dval, o.dhas = nil, r, key, old, had
+	if !had {
+		// Only the owning run updates a store, and no other goroutine
+		// reads it while that run runs: pending needs no lock here.
+		st.pending = append(st.pending, key)
+	}
+	return r, true
+}
+
+// remove returns the version o without key (o as for set); ok=false when
+// the budget does not allow it in place.
+func (o *mapObj) remove(key string) (*mapObj, bool) {
+	st := o.st
+	old := st.m[key]
+	displaced := entrySize(key, old)
+	size := o.size - displaced
+	if st.pinned > 0 && !st.allows(displaced, size) {
+		return nil, false
+	}
+	st.pinned += displaced
+	st.minSize = min(st.minSize, size)
+	delete(st.m, key)
+	r := &mapObj{st: st, n: o.n - 1, size: size}
+	st.root = r
+	o.st, o.next, o.dkey, o.dval, o.dhas = nil, r, key, old, true
+	st.stale = true
+	return r, true
 }

@@ -51,9 +51,6 @@ func (m *machine) charge(n int64) error {
 // chargeValue accounts for a value that arrives from outside the run (a
 // handler result): its whole logical size.
 func (m *machine) chargeValue(v Value) error {
-	if v.depth() > MaxValueDepth {
-		return depthError()
-	}
 	s := v.heapSize()
 	if s > m.memLimit {
 		return m.memError()
@@ -93,6 +90,9 @@ func (a *actor) memSize() int64 {
 	clear(a.stack[sp:])
 	for _, v := range a.mail[a.mhead:] {
 		total += v.heapSize()
+	}
+	for _, s := range a.sorts {
+		total += s.memSize()
 	}
 	return total
 }

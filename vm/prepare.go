@@ -106,28 +106,12 @@ func (m *Module) Prepare() error {
 	return err
 }
 
-var builtinArity = [NumBuiltins]int{
-	BListLen: 1, BListGet: 2, BListPush: 2, BParseInt: 1, BTryParseInt: 1, BStrContains: 2,
-	BStrStartsWith: 2, BIntToString: 1, BFloatToString: 1, BBoolToString: 1, BStringLen: 1,
-	BStringChars: 1, BStringContains: 2, BStringStartsWith: 2, BStringEndsWith: 2,
-	BStringToUpper: 1, BStringToLower: 1, BStringTrim: 1, BStringJoin: 2, BStringSplit: 2,
-	BStringReplace: 3, BStringSlice: 3, BIntParse: 1, BFloatParse: 1, BListLen2: 1,
-	BListIsEmpty: 1, BListHead: 1, BListTail: 1, BListReverse: 1, BListAppend: 2,
-	BListConcat: 2, BMapGet: 2, BMapSet: 3, BMapRemove: 2, BMapContainsKey: 2, BMapKeys: 1,
-	BMapValues: 1, BMapLen: 1, BDebug: 1, BDebugMsg: 2, BGuard: 3, BIntToFloat: 1, BFloatToInt: 1,
-}
-
 // Arity returns the number of arguments of the built-in.
 func (b Builtin) Arity() int {
 	if b < NumBuiltins {
 		return builtinArity[b]
 	}
 	return -1
-}
-
-var effectArity = [NumEffects]int{
-	EStepInput: 1, EHTTPRequest: 3, EHTTPGet: 1, EFsRead: 1, EFsWrite: 2, EDbQuery: 1,
-	ENowMs: 0, ERandomInt: 2, ERandomFloat: 0, ELlmComplete: 1, EUiRender: 1,
 }
 
 // Arity returns the number of arguments of the effect built-in.

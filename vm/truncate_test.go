@@ -5,10 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/axpool/axpool/compiler/syntax"
 	"strings"
 	"testing"
 
+	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/policy"
 )
 
@@ -95,7 +95,7 @@ func TestContractCounterexampleTruncated(t *testing.T) {
 // Every runtime error that embeds user data cuts it.
 func TestErrorMessagesTruncateUserData(t *testing.T) {
 	label := strings.Repeat("g", 1<<20)
-	m := module([]Value{Int(3), Bool(false), Str(label)}, fn("main", 0, 0, code("CONST 0; CONST 1; CONST 2; BUILTIN 40 3; RET")))
+	m := module([]Value{Int(3), Bool(false), Str(label)}, fn("main", 0, 0, code("CONST 0; CONST 1; CONST 2; BUILTIN guard 3; RET")))
 	_, err := run(t, m, Options{})
 	runtimeErr(t, err, "output guard `"+strings.Repeat("g", 100)+"…` failed")
 
@@ -124,14 +124,14 @@ func TestDebugOfHugeValue(t *testing.T) {
 		ints[k] = Int(int64(k))
 	}
 	m := module([]Value{NewList(ints), Str("msg"), Int(5)}, fn("main", 0, 0, code(
-		"CONST 2; BUILTIN 38 1; POP; CONST 1; CONST 2; BUILTIN 39 2; POP; CONST 0; BUILTIN 38 1; POP; CONST 2; BUILTIN 38 1; RET")))
+		"CONST 2; BUILTIN debug 1; POP; CONST 1; CONST 2; BUILTIN debug_msg 2; POP; CONST 0; BUILTIN debug 1; POP; CONST 2; BUILTIN debug 1; RET")))
 	var buf bytes.Buffer
 	res := mustRun(t, m, Options{Debug: &buf, MaxDebugBytes: 4096})
 	if got := buf.String(); got != "5\nmsg 5\n... (debug output truncated)\n" || res.Value.AsInt() != 5 {
 		t.Fatalf("debug %q", got)
 	}
 	// debug_msg whose label alone exceeds the budget.
-	m = module([]Value{Str(strings.Repeat("m", 10_000)), Int(5)}, fn("main", 0, 0, code("CONST 0; CONST 1; BUILTIN 39 2; RET")))
+	m = module([]Value{Str(strings.Repeat("m", 10_000)), Int(5)}, fn("main", 0, 0, code("CONST 0; CONST 1; BUILTIN debug_msg 2; RET")))
 	buf.Reset()
 	mustRun(t, m, Options{Debug: &buf, MaxDebugBytes: 100})
 	if got := buf.String(); got != "... (debug output truncated)\n" {

@@ -13,6 +13,11 @@ import (
 // comes from another actor, so RECEIVE with a non-zero A operand checks it
 // against Module.TypeSpecs[A-1] before the program sees it (opcode.go).
 
+// MaxSpecDepth bounds the nesting of a TypeSpec (Prepare rejects a deeper
+// one): the recursive walks over a spec, and conforms over a value along
+// a spec, stay this shallow.
+const MaxSpecDepth = 5000
+
 // KindAny is the TypeSpec.Kind that accepts every value: the spec of an
 // unresolved type variable. It is never the kind of a Value.
 const KindAny Kind = 0xFF
@@ -112,8 +117,8 @@ func verifyTypeSpecs(m *Module) error {
 		case done:
 			return nil
 		}
-		if depth > MaxValueDepth {
-			return bad("nested deeper than %d", MaxValueDepth)
+		if depth > MaxSpecDepth {
+			return bad("nested deeper than %d", MaxSpecDepth)
 		}
 		state[s] = onPath
 		var elem, errSpec, typ bool
@@ -170,8 +175,9 @@ func verifyTypeSpecs(m *Module) error {
 // conforms reports whether v is a value of the static type s: kinds must
 // agree; records and enums must be of s.Type itself (TypeDesc identity);
 // Option, Result, List and Map values are checked element by element.
-// work counts the values visited. The recursion follows v, whose depth is
-// at most MaxValueDepth.
+// work counts the values visited. The recursion follows v only as deep as
+// s nests (at most MaxSpecDepth): records and enums end it, and a spec's
+// KindAny parts are not walked, so a message of any depth is safe.
 func conforms(v Value, s *TypeSpec, work *int) bool {
 	*work++
 	if s.Kind == KindAny {
@@ -317,9 +323,8 @@ func writeTypeOf(sb *strings.Builder, v Value, s *TypeSpec) {
 func (m *machine) checkMessage(msg Value, spec *TypeSpec) error {
 	work := 0
 	ok := conforms(msg, spec, &work)
-	if work > heavyBytes/int(slotSize) {
-		m.force = true // a long walk: check the clock right after it
-	}
+	m.work((work - 1) * int(slotSize)) // the values visited below the message
+
 	if !ok {
 		return rtErr("receive: expected a message of type " + spec.String() + ", got " + typeNameOf(msg, spec))
 	}

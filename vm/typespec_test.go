@@ -137,7 +137,7 @@ func TestTypeSpecVerification(t *testing.T) {
 	shared := listSpec(specInt)
 	foreignJob := &TypeDesc{ID: 2, Name: "Job", Kind: RecordType, Fields: []string{"id"}}
 	deep := specInt
-	for range MaxValueDepth + 1 {
+	for range MaxSpecDepth + 1 {
 		deep = listSpec(deep)
 	}
 	cases := []struct {

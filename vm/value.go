@@ -60,35 +60,29 @@ type Value struct {
 }
 
 // Heap objects. Each carries the logical size of the value in bytes (the
-// value's own slot excluded, children included without regard to sharing)
-// and its nesting depth (JSON levels of its encoding). Both are computed
-// once at construction, so memory accounting and depth limits are O(1) per
-// value (see memory.go).
+// value's own slot excluded, children included without regard to sharing),
+// computed once at construction, so memory accounting is O(1) per value
+// (see memory.go). Nesting depth is not limited and not cached: the walks
+// that need it (walk.go) measure it as they go.
 type (
 	boxObj struct {
-		v     Value
-		size  int64
-		depth int32
+		v    Value
+		size int64
 	}
 	listObj struct {
 		elems []Value
 		// tail is shared by the lists that share elems' backing array; it
 		// enables amortised O(1) list_push within one run (see listAppend).
-		tail  *listTail
-		size  int64
-		depth int32
+		tail *listTail
+		size int64
 		// hidden counts the bytes of the elements before elems in its
 		// backing array (dropped by list_tail), reachable but not counted.
 		hidden int64
-	}
-	mapObj struct {
-		root *mnode // persistent AVL tree (mapnode.go); nil when empty
 	}
 	recordObj struct {
 		typ    *TypeDesc
 		fields []Value
 		size   int64
-		depth  int32
 	}
 	enumObj struct {
 		typ     *TypeDesc
@@ -96,7 +90,6 @@ type (
 		payload Value   // TupleVariant
 		fields  []Value // StructVariant
 		size    int64
-		depth   int32
 	}
 )
 
@@ -123,13 +116,6 @@ const (
 	recOverhead  = 64
 	enumOverhead = 80
 )
-
-// MaxValueDepth bounds the nesting of values (in JSON levels of their
-// encoding), so that every recursive walk over a value is shallow and every
-// encoding stays within the nesting limit of JSON decoders (10,000 levels).
-// Building a deeper value is the runtime error
-// "value nesting depth limit exceeded (5000)".
-const MaxValueDepth = 5000
 
 // Unit returns the unit value ().
 func Unit() Value { return Value{} }
@@ -255,51 +241,36 @@ func NewStructEnum(t *TypeDesc, variant int, fields ...Value) Value {
 // --- internal constructors (take ownership of their slices) -------------
 
 func newBox(v Value) *boxObj {
-	return &boxObj{v: v, size: boxOverhead + v.heapSize(), depth: v.depth() + 1}
+	return &boxObj{v: v, size: boxOverhead + v.heapSize()}
 }
 
 func listValue(elems []Value) Value {
 	o := &listObj{elems: elems, size: listOverhead + slotSize*int64(len(elems))}
-	var d int32
 	for i := range elems {
 		o.size += elems[i].heapSize()
-		d = max(d, elems[i].depth())
 	}
-	o.depth = d + 1
 	return Value{k: KindList, p: unsafe.Pointer(o)}
-}
-
-// mapValue builds a map from sorted, unique keys.
-func mapValue(keys []string, vals []Value) Value {
-	return mapFromTree(buildTree(keys, vals))
 }
 
 func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
 
 func recordValue(t *TypeDesc, fields []Value) Value {
 	o := &recordObj{typ: t, fields: fields, size: recOverhead + slotSize*int64(len(fields))}
-	var d int32
 	for i := range fields {
 		o.size += fields[i].heapSize()
-		d = max(d, fields[i].depth())
 	}
-	o.depth = d + 2 // {"type":"record",…,"fields":[…]}
 	return Value{k: KindRecord, p: unsafe.Pointer(o)}
 }
 
 func enumValue(t *TypeDesc, variant int, payload Value, fields []Value) Value {
 	o := &enumObj{typ: t, variant: variant, payload: payload, fields: fields, size: enumOverhead}
 	if fields != nil || (variant < len(t.Variants) && t.Variants[variant].Shape == StructVariant) {
-		var d int32
 		o.size += recOverhead + slotSize*int64(len(fields))
 		for i := range fields {
 			o.size += fields[i].heapSize()
-			d = max(d, fields[i].depth())
 		}
-		o.depth = d + 3 // enum object, record object, fields array
 	} else {
 		o.size += payload.heapSize()
-		o.depth = payload.depth() + 1
 	}
 	return Value{k: KindEnum, p: unsafe.Pointer(o)}
 }
@@ -372,7 +343,7 @@ func (v Value) heapSize() int64 {
 	case KindList:
 		return (*listObj)(v.p).size
 	case KindMap:
-		return mapOverhead + (*mapObj)(v.p).root.vs()
+		return mapOverhead + (*mapObj)(v.p).size
 	case KindRecord:
 		return (*recordObj)(v.p).size
 	case KindEnum:
@@ -381,36 +352,10 @@ func (v Value) heapSize() int64 {
 	return 0
 }
 
-// depth is the JSON nesting depth of v's encoding (scalars 0).
-func (v Value) depth() int32 {
-	switch v.k {
-	case KindOption, KindResult:
-		if v.p == nil {
-			return 1
-		}
-		return (*boxObj)(v.p).depth
-	case KindList:
-		return (*listObj)(v.p).depth
-	case KindMap:
-		return (*mapObj)(v.p).root.vd() + 1
-	case KindRecord:
-		return (*recordObj)(v.p).depth
-	case KindEnum:
-		return (*enumObj)(v.p).depth
-	case KindActor, KindFn:
-		return 1
-	}
-	return 0
-}
-
 // MemSize returns the logical number of bytes v holds, its own 24-byte slot
 // included: the measure behind Limits.MaxMemory. Shared sub-values are
 // counted once per reference, so the measure never underestimates.
 func (v Value) MemSize() int64 { return slotSize + v.heapSize() }
-
-// Depth returns the nesting depth of v's JSON encoding (0 for scalars);
-// it never exceeds MaxValueDepth for values a run builds.
-func (v Value) Depth() int { return int(v.depth()) }
 
 // --- public accessors ---------------------------------------------------
 
@@ -572,71 +517,128 @@ func (v Value) Payload() Value {
 
 // Equal reports structural equality (docs/language.md "Semantics"): same kind and
 // equal contents; Float compares by IEEE == (0.0 == -0.0, NaN != NaN).
-// Records and enums must have the same type.
+// Records and enums must have the same type. The comparison is iterative:
+// values of any depth compare in time linear in their size.
 func Equal(a, b Value) bool {
-	if a.k != b.k {
+	eq, descend := equalShallow(a, b)
+	if !descend {
+		return eq
+	}
+	// Pairs of open containers whose children are compared in order.
+	type pair struct {
+		x, y []Value
+		i    int
+	}
+	var buf [8]pair
+	stack := buf[:0]
+	push := func(a, b Value) bool {
+		x, y, ok := childrenToCompare(a, b)
+		if !ok {
+			return false
+		}
+		if len(x) > 0 {
+			stack = append(stack, pair{x: x, y: y})
+		}
+		return true
+	}
+	if !push(a, b) {
 		return false
 	}
-	switch a.k {
-	case KindUnit:
-		return true
-	case KindBool, KindInt, KindActor, KindFn:
-		return a.n == b.n
-	case KindFloat:
-		return a.AsFloat() == b.AsFloat()
-	case KindString:
-		return a.n == b.n && (a.p == b.p || a.str() == b.str())
-	case KindOption, KindResult:
-		if a.n != b.n {
-			return false
+	for len(stack) > 0 {
+		p := &stack[len(stack)-1]
+		if p.i == len(p.x) {
+			stack = stack[:len(stack)-1]
+			continue
 		}
-		if a.p == b.p {
-			return true
-		}
-		return Equal((*boxObj)(a.p).v, (*boxObj)(b.p).v)
-	case KindList:
-		x, y := (*listObj)(a.p), (*listObj)(b.p)
-		return x == y || equalSlices(x.elems, y.elems)
-	case KindMap:
-		x, y := (*mapObj)(a.p), (*mapObj)(b.p)
-		if x == y {
-			return true
-		}
-		if x.len() != y.len() {
-			return false
-		}
-		xk, xv := x.entries()
-		yk, yv := y.entries()
-		for i := range xk {
-			if xk[i] != yk[i] {
+		x, y := p.x[p.i], p.y[p.i]
+		p.i++
+		eq, descend := equalShallow(x, y)
+		if !descend {
+			if !eq {
 				return false
 			}
+			continue
 		}
-		return equalSlices(xv, yv)
-	case KindRecord:
-		x, y := (*recordObj)(a.p), (*recordObj)(b.p)
-		return x == y || (sameType(x.typ, y.typ) && equalSlices(x.fields, y.fields))
-	case KindEnum:
-		x, y := (*enumObj)(a.p), (*enumObj)(b.p)
-		if x == y {
-			return true
-		}
-		return sameType(x.typ, y.typ) && x.variant == y.variant &&
-			Equal(x.payload, y.payload) && equalSlices(x.fields, y.fields)
-	}
-	return false
-}
-
-func equalSlices(a, b []Value) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !Equal(a[i], b[i]) {
+		if !push(x, y) {
 			return false
 		}
 	}
 	return true
+}
+
+// equalShallow compares a and b as far as it can without looking at their
+// children: descend reports that they are containers of the same kind and
+// shape whose children decide (then eq is meaningless).
+func equalShallow(a, b Value) (eq, descend bool) {
+	if a.k != b.k {
+		return false, false
+	}
+	switch a.k {
+	case KindUnit:
+		return true, false
+	case KindBool, KindInt, KindActor, KindFn:
+		return a.n == b.n, false
+	case KindFloat:
+		return a.AsFloat() == b.AsFloat(), false
+	case KindString:
+		return a.n == b.n && (a.p == b.p || a.str() == b.str()), false
+	case KindOption, KindResult:
+		if a.n != b.n {
+			return false, false
+		}
+		if a.p == b.p {
+			return true, false
+		}
+		return false, true
+	case KindList, KindMap, KindRecord, KindEnum:
+		if a.p == b.p {
+			return true, false
+		}
+		return false, true
+	}
+	return false, false
+}
+
+// childrenToCompare returns the children of containers a and b (same kind,
+// see equalShallow) to compare pairwise, or ok=false when their shapes
+// already differ (lengths, map keys, types, variants).
+func childrenToCompare(a, b Value) (x, y []Value, ok bool) {
+	switch a.k {
+	case KindOption, KindResult:
+		return unsafe.Slice(&(*boxObj)(a.p).v, 1), unsafe.Slice(&(*boxObj)(b.p).v, 1), true
+	case KindList:
+		x, y = (*listObj)(a.p).elems, (*listObj)(b.p).elems
+		return x, y, len(x) == len(y)
+	case KindMap:
+		mx, my := (*mapObj)(a.p), (*mapObj)(b.p)
+		if mx.len() != my.len() {
+			return nil, nil, false
+		}
+		xk, xv := mx.entries()
+		yk, yv := my.entries()
+		for i := range xk {
+			if xk[i] != yk[i] {
+				return nil, nil, false
+			}
+		}
+		return xv, yv, true
+	case KindRecord:
+		rx, ry := (*recordObj)(a.p), (*recordObj)(b.p)
+		if !sameType(rx.typ, ry.typ) || len(rx.fields) != len(ry.fields) {
+			return nil, nil, false
+		}
+		return rx.fields, ry.fields, true
+	case KindEnum:
+		ex, ey := (*enumObj)(a.p), (*enumObj)(b.p)
+		if !sameType(ex.typ, ey.typ) || ex.variant != ey.variant || len(ex.fields) != len(ey.fields) {
+			return nil, nil, false
+		}
+		if ex.fields != nil || ey.fields != nil {
+			return ex.fields, ey.fields, true
+		}
+		return unsafe.Slice(&ex.payload, 1), unsafe.Slice(&ey.payload, 1), true
+	}
+	return nil, nil, false
 }
 
 func sameType(a, b *TypeDesc) bool {
@@ -731,10 +733,25 @@ func (w *dispWriter) writeByte(c byte) {
 	}
 }
 
+// display writes v's display form to w, iteratively (any depth); it stops
+// once w's budget is spent.
 func (v Value) display(w *dispWriter) {
-	if w.cut {
+	if v.k == KindString {
+		w.writeByte('"')
+		w.writeString(v.str())
+		w.writeByte('"')
 		return
 	}
+	_ = walkValue(v, (*displayVisitor)(w), 0)
+}
+
+// displayVisitor writes the display form (see String).
+type displayVisitor dispWriter
+
+func (d *displayVisitor) stop() bool { return d.cut }
+
+func (d *displayVisitor) enter(v Value, f *wframe) {
+	w := (*dispWriter)(d)
 	switch v.k {
 	case KindUnit:
 		w.writeString("()")
@@ -755,54 +772,29 @@ func (v Value) display(w *dispWriter) {
 	case KindOption:
 		if v.n == 0 {
 			w.writeString("None")
-			return
+		} else {
+			w.writeString("Some(")
 		}
-		w.writeString("Some(")
-		v.box().v.display(w)
-		w.writeByte(')')
 	case KindResult:
 		if v.n == 0 {
 			w.writeString("Ok(")
 		} else {
 			w.writeString("Err(")
 		}
-		v.box().v.display(w)
-		w.writeByte(')')
 	case KindList:
 		w.writeByte('[')
-		for i, e := range v.list().elems {
-			if w.cut {
-				return
-			}
-			if i > 0 {
-				w.writeString(", ")
-			}
-			e.display(w)
-		}
-		w.writeByte(']')
 	case KindMap:
 		w.writeByte('{')
-		i := 0
-		for k, val := range v.mapo().all() {
-			if w.cut {
-				return
-			}
-			if i > 0 {
-				w.writeString(", ")
-			}
-			i++
-			w.writeByte('"')
-			w.writeString(k)
-			w.writeString("\": ")
-			val.display(w)
-		}
-		w.writeByte('}')
 	case KindRecord:
-		o := v.rec()
+		o := (*recordObj)(v.p)
 		w.writeString(o.typ.Name)
-		displayFields(w, o.typ.Fields, o.fields)
+		if len(o.fields) == 0 {
+			w.writeString(" {}")
+		} else {
+			w.writeString(" { ")
+		}
 	case KindEnum:
-		o := v.enum()
+		o := (*enumObj)(v.p)
 		w.writeString(o.typ.Name)
 		w.writeString("::")
 		w.writeString(v.VariantName())
@@ -810,10 +802,12 @@ func (v Value) display(w *dispWriter) {
 			switch vd := o.typ.Variants[o.variant]; vd.Shape {
 			case TupleVariant:
 				w.writeByte('(')
-				o.payload.display(w)
-				w.writeByte(')')
 			case StructVariant:
-				displayFields(w, vd.Fields, o.fields)
+				if len(o.fields) == 0 {
+					w.writeString(" {}")
+				} else {
+					w.writeString(" { ")
+				}
 			}
 		}
 	case KindActor:
@@ -825,28 +819,68 @@ func (v Value) display(w *dispWriter) {
 	}
 }
 
-func displayFields(w *dispWriter, names []string, vals []Value) {
-	if len(vals) == 0 {
-		w.writeString(" {}")
-		return
+// fieldNames returns the field names of a record or struct variant
+// frame (ok=false for other frames).
+func fieldNames(f *wframe) (names []string, ok bool) {
+	switch v := f.v; v.k {
+	case KindRecord:
+		return (*recordObj)(v.p).typ.Fields, true
+	case KindEnum:
+		if vd, ok := structVariant((*enumObj)(v.p)); ok {
+			return vd.Fields, true
+		}
 	}
-	w.writeString(" { ")
-	for i, f := range vals {
-		if w.cut {
-			return
-		}
-		if i > 0 {
-			w.writeString(", ")
-		}
+	return nil, false
+}
+
+func (d *displayVisitor) child(f *wframe, i int) {
+	w := (*dispWriter)(d)
+	names, fields := fieldNames(f)
+	if i > 0 {
+		w.writeString(", ")
+	}
+	switch {
+	case f.keys != nil:
+		w.writeByte('"')
+		w.writeString(f.keys[i])
+		w.writeString("\": ")
+	case fields:
 		if i < len(names) {
 			w.writeString(names[i])
 		} else {
 			w.writeString(itoa(i))
 		}
 		w.writeString(": ")
-		f.display(w)
 	}
-	w.writeString(" }")
+}
+
+func (d *displayVisitor) leave(f *wframe) {
+	w := (*dispWriter)(d)
+	switch v := f.v; v.k {
+	case KindOption:
+		if v.n != 0 {
+			w.writeByte(')')
+		}
+	case KindResult:
+		w.writeByte(')')
+	case KindList:
+		w.writeByte(']')
+	case KindMap:
+		w.writeByte('}')
+	case KindRecord:
+		if len(f.kids) > 0 {
+			w.writeString(" }")
+		}
+	case KindEnum:
+		o := (*enumObj)(v.p)
+		if _, ok := structVariant(o); ok {
+			if len(f.kids) > 0 {
+				w.writeString(" }")
+			}
+		} else if !unitVariant(o) {
+			w.writeByte(')')
+		}
+	}
 }
 
 // FormatFloatDisplay formats f as __builtin_float_to_string does (Rust

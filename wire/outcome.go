@@ -59,6 +59,9 @@ const (
 	KindQuotaExceeded       = "quota_exceeded"
 	KindWorkerLost          = "worker_lost"
 	KindInternalError       = "internal_error"
+	// KindNotPermitted: a destructive named script the operator has not
+	// granted (docs/scripts.md "Destructive scripts").
+	KindNotPermitted = "not_permitted"
 )
 
 // Limit kinds reported in `limit_kind` (docs/tools.md §2). vm.LimitError's
@@ -160,6 +163,13 @@ func Internal(message string) *Object {
 // "invalid_args", not retryable.
 func InvalidArgs(kind, message string) *Object {
 	return failure(kind, OutcomeInvalidArgs, message)
+}
+
+// NotPermitted is a call the operator has not granted (a destructive
+// named script without --allow-destructive, docs/scripts.md): error_kind
+// KindNotPermitted, outcome "policy_denied", not retryable.
+func NotPermitted(message string) *Object {
+	return failure(KindNotPermitted, OutcomePolicyDenied, message)
 }
 
 // RetryAfterMs is after in whole milliseconds, rounded up, at least 1 (a

@@ -192,3 +192,23 @@ func TestJSONType(t *testing.T) {
 		}
 	}
 }
+
+func TestSummarize(t *testing.T) {
+	s, err := Summarize([]byte(`{"success":false,"protocol_version":1,"error_kind":"runtime_error","limit_kind":"steps","limit":100,` +
+		`"message":"max execution steps exceeded (100)","steps":101,"outcome":"step_limit","retryable":false,"job_id":"j","queue_ms":3,"run_ms":9,"worker":"w"}`))
+	want := Summary{Outcome: OutcomeStepLimit, ErrorKind: "runtime_error", LimitKind: "steps", JobID: "j", Steps: 101, QueueMs: 3, RunMs: 9}
+	if err != nil || s != want || s.OutcomeLabel() != "step_limit" {
+		t.Fatalf("Summarize = %+v, %v", s, err)
+	}
+	s, _ = Summarize([]byte(`{"success":true,"protocol_version":1,"ok":true}`))
+	if s != (Summary{Success: true, Steps: -1, QueueMs: -1, RunMs: -1}) || s.OutcomeLabel() != "ok" {
+		t.Fatalf("local success: %+v %s", s, s.OutcomeLabel())
+	}
+	s, _ = Summarize([]byte(`{"success":false,"protocol_version":1,"error_kind":"parse_error"}`))
+	if s.OutcomeLabel() != "failed" {
+		t.Fatalf("local failure: %s", s.OutcomeLabel())
+	}
+	if _, err := Summarize([]byte(`[1]`)); err == nil {
+		t.Fatal("an array summarized")
+	}
+}

@@ -40,8 +40,8 @@
 // so in single-node mode the processes together schedule on the machine's
 // CPUs, next to the gateway, rather than each on all of them.
 //
-// worker uses queue (the bus), tools (the engine) and wire; it never
+// worker uses queue (the bus), tools and scripts (the engines) and wire; it never
 // imports the gateway or MCP.
 //
-// Imports: queue, tools and wire.
+// Imports: queue, scripts, tools and wire.
 package worker

@@ -2,12 +2,16 @@ package worker
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/scripts"
 )
 
 // Real-engine tests: the worker processes run boruna_run jobs through
@@ -118,5 +122,29 @@ func TestEngineCancelAndProgress(t *testing.T) {
 	}
 	if total.Load() != 1e12 || lastSteps.Load() < 100000 {
 		t.Errorf("progress steps %d of %d", lastSteps.Load(), total.Load())
+	}
+}
+
+// TestEngineScriptJob: a named script's job (scripts.JobKind) runs on a
+// worker process with typed arguments; a job whose source does not match
+// its digest is refused.
+func TestEngineScriptJob(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	h.startWorkers(1, 1, 5*time.Second)
+	src := "enum Env { Staging, Prod }\nfn main(env: Env, n: Int) -> String {\n  match env { Staging => \"s\", Prod => \"p\" } ++ __builtin_int_to_string(n * 2)\n}\n"
+	sum := sha256.Sum256([]byte(src))
+	job := scripts.Job{Script: "deploy", Path: "deploy.ax", Digest: hex.EncodeToString(sum[:]), Source: src,
+		Args: json.RawMessage(`{"env":"Prod","n":21}`)}
+	r := h.wait(h.submit(queue.Job{Tool: scripts.JobKind, Args: job.Marshal()}), 20*time.Second)
+	if !r.Success || string(r.Result) != `"p42"` || r.Outcome != "ok" {
+		t.Errorf("script job = %s", r.Raw)
+	}
+	if !strings.Contains(r.Raw, `"script":"deploy","script_digest":"`+job.Digest+`"`) {
+		t.Errorf("script fields missing: %s", r.Raw)
+	}
+	job.Source += " "
+	r = h.wait(h.submit(queue.Job{Tool: scripts.JobKind, Args: job.Marshal()}), 20*time.Second)
+	if r.Success || r.Kind != "internal_error" || r.Message != `script "deploy": the source does not match its digest` {
+		t.Errorf("tampered job = %s", r.Raw)
 	}
 }

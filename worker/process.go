@@ -77,6 +77,8 @@ type ProcessOptions struct {
 	Replicas int
 	// Worker configures the worker; Worker.Executor is required.
 	Worker Options
+	// Health, when set, is kept up to date for a readiness probe.
+	Health *Health
 }
 
 // RunProcess is the body of a worker process (`axpool worker`): it
@@ -110,6 +112,15 @@ func RunProcess(ctx context.Context, po ProcessOptions) error {
 		return err
 	}
 	defer queue.Drain(nc, drainTimeout)
+	if po.Health != nil {
+		conn := func() error {
+			if !nc.IsConnected() {
+				return fmt.Errorf("NATS connection %s", nc.Status())
+			}
+			return nil
+		}
+		po.Health.connected.Store(&conn)
+	}
 	var bus *queue.Bus
 	for attempt := 1; ; attempt++ {
 		actx, acancel := context.WithTimeout(sctx, 10*time.Second)
@@ -149,6 +160,10 @@ func RunProcess(ctx context.Context, po ProcessOptions) error {
 		return err
 	}
 	worker.Store(w)
+	if h := po.Health; h != nil {
+		h.running.Store(true)
+		defer h.running.Store(false)
+	}
 	if err := w.Run(ctx); err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}

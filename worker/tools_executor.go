@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
@@ -14,7 +15,9 @@ import (
 // ToolsExecutor is the production Executor: it runs job.Tool with
 // job.Args through tools.Call (compile, check, run in the VM, …) under Env
 // (libs and templates dirs, operator ceilings, ceiling policy, capability
-// handler) and returns the tool's response envelope.
+// handler) and returns the tool's response envelope. A job of kind
+// scripts.JobKind (a named script, docs/scripts.md) runs through
+// scripts.Execute under the same Env.
 type ToolsExecutor struct {
 	Env *tools.Env
 }
@@ -27,7 +30,12 @@ func (e ToolsExecutor) WallLimit(job *queue.Job) time.Duration {
 
 // Execute implements Executor.
 func (e ToolsExecutor) Execute(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage {
-	obj := tools.Call(ctx, e.Env, job.Tool, job.Args, progress)
+	var obj *wire.Object
+	if job.Tool == scripts.JobKind {
+		obj = scripts.Execute(ctx, e.Env, job.Args, progress)
+	} else {
+		obj = tools.Call(ctx, e.Env, job.Tool, job.Args, progress)
+	}
 	b, err := obj.MarshalJSON()
 	if err != nil {
 		return mustJSON(wire.Internal(fmt.Sprintf("internal error: cannot encode the response: %v", err)))

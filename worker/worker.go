@@ -78,6 +78,8 @@ type Options struct {
 	Mask func([]byte) []byte
 	// Version is reported by the worker service; default "0.0.0".
 	Version string
+	// Metrics, when set, counts the worker's jobs (NewMetrics).
+	Metrics *Metrics
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -256,6 +258,9 @@ func (w *Worker) Healthy() bool { return w.hung.Load() == 0 }
 // shutdown, an error only if the worker could not start.
 func (w *Worker) Run(ctx context.Context) error {
 	w.started = time.Now().UTC()
+	if m := w.opts.Metrics; m != nil {
+		m.slots.Set(float64(w.opts.Slots))
+	}
 	stopSvc, err := w.bus.RegisterWorker(w.id, w.opts.Version, w.Status, w.isRunning)
 	if err != nil {
 		return err
@@ -355,6 +360,13 @@ const livenessTimeout = time.Second
 func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	w.busy.Add(1)
 	defer w.busy.Add(-1)
+	if m := w.opts.Metrics; m != nil {
+		m.busy.Inc()
+		defer m.busy.Dec()
+		if d.NumDelivered > 1 {
+			m.redeliveries.Inc()
+		}
+	}
 	start := time.Now()
 	job := d.Job
 	if d.Err != nil {
@@ -493,6 +505,9 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		log().Info("job cancelled: the worker is shutting down")
 		res = queue.FailureResult(wire.Cancelled("job cancelled: the worker shut down before it finished"), meta)
 	case errors.Is(cause, errCancelRequested):
+		if m := w.opts.Metrics; m != nil {
+			m.cancels.Inc()
+		}
 		res = queue.FailureResult(wire.Cancelled("job cancelled while running"), meta)
 	case errors.Is(cause, errDeadline):
 		res = queue.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, true)), meta)
@@ -678,6 +693,7 @@ func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.Ra
 		w.nakDelay(d, log)
 		return
 	}
+	w.opts.Metrics.finished(job.Tool, stored)
 	if err := w.bus.PublishEvent(job.Reply, &queue.Event{JobID: job.ID, Type: queue.EventResult, Result: stored, Worker: w.id}); err != nil {
 		log().Warn("result event", "err", err)
 	}

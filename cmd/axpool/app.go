@@ -66,7 +66,7 @@ With --json: prints the boruna_framework_test response.`,
 
 func init() {
 	for _, c := range []*cobra.Command{appValidateCmd, appTestCmd} {
-		c.Flags().StringVar(&appFlags.libsDir, "libs-dir", "", libsDirUsage+` (default "libs" if it exists)`)
+		libsData.register(c.Flags(), &appFlags.libsDir, libsDirUsage)
 		c.Flags().BoolVar(&appFlags.json, "json", false, "print the tool's JSON response")
 	}
 	appTestCmd.Flags().StringVar(&appFlags.messages, "messages", "", "comma-separated messages, e.g. increment:1,reset")
@@ -81,7 +81,10 @@ func runAppValidate(cmd *cobra.Command, argv []string) error {
 	if err != nil {
 		return err
 	}
-	libs := defaultLibsDir(appFlags.libsDir)
+	if err := resolveDataDirs(cmd, &appFlags.libsDir, nil); err != nil {
+		return err
+	}
+	libs := appFlags.libsDir
 	if appFlags.json {
 		out := framework.ValidateAppTool(string(src), libs)
 		if err := printEnvelope(cmd, out); err != nil {
@@ -126,7 +129,10 @@ func runAppTest(cmd *cobra.Command, argv []string) error {
 	if err != nil {
 		return err
 	}
-	libs := defaultLibsDir(appFlags.libsDir)
+	if err := resolveDataDirs(cmd, &appFlags.libsDir, nil); err != nil {
+		return err
+	}
+	libs := appFlags.libsDir
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()

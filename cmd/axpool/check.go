@@ -48,7 +48,7 @@ the boruna_check response. Exits 1 when any error diagnostic is found,
 		RunE: runCheck,
 	}
 	checkCmd.Flags().BoolVar(&checkFlags.json, "json", false, "print the boruna_check JSON response")
-	checkCmd.Flags().StringVar(&checkFlags.libsDir, "libs-dir", "", libsDirUsage+` (default "libs" if it exists)`)
+	libsData.register(checkCmd.Flags(), &checkFlags.libsDir, libsDirUsage)
 
 	repairCmd := &cobra.Command{
 		Use:   "repair FILE [--strategy best|all] [--patch-id ID] [--write] [--json]",
@@ -69,7 +69,7 @@ error diagnostic, 1 otherwise.`,
 	repairCmd.Flags().StringVar(&repairFlags.patchID, "patch-id", "", "apply only the patches with this id (e.g. E003-rename-x)")
 	repairCmd.Flags().BoolVar(&repairFlags.write, "write", false, "write the repaired source back to FILE")
 	repairCmd.Flags().BoolVar(&repairFlags.json, "json", false, "print the boruna_repair JSON response")
-	repairCmd.Flags().StringVar(&repairFlags.libsDir, "libs-dir", "", libsDirUsage+` (default "libs" if it exists)`)
+	libsData.register(repairCmd.Flags(), &repairFlags.libsDir, libsDirUsage)
 
 	rootCmd.AddCommand(checkCmd, repairCmd)
 }
@@ -80,7 +80,10 @@ func runCheck(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	libs := defaultLibsDir(checkFlags.libsDir)
+	if err := resolveDataDirs(cmd, &checkFlags.libsDir, nil); err != nil {
+		return err
+	}
+	libs := checkFlags.libsDir
 	ds := repair.Diagnose(src, compiler.Options{File: path, LibsDir: libs})
 	stdout := cmd.OutOrStdout()
 	if checkFlags.json {
@@ -136,7 +139,10 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	res, err := repair.Repair(src, compiler.Options{File: path, LibsDir: defaultLibsDir(repairFlags.libsDir)}, repairFlags.strategy, repairFlags.patchID)
+	if err := resolveDataDirs(cmd, &repairFlags.libsDir, nil); err != nil {
+		return err
+	}
+	res, err := repair.Repair(src, compiler.Options{File: path, LibsDir: repairFlags.libsDir}, repairFlags.strategy, repairFlags.patchID)
 	if err != nil {
 		return fail(exitUsage, "axpool: %v", err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -63,20 +62,9 @@ Warnings are printed on stderr; errors make the command exit 1.`,
 		RunE: runAST,
 	}
 	for _, c := range []*cobra.Command{compileCmd, disasmCmd} {
-		c.Flags().StringVar(&compileFlags.libsDir, "libs-dir", "", libsDirUsage+` (default "libs" if it exists)`)
+		libsData.register(c.Flags(), &compileFlags.libsDir, libsDirUsage)
 	}
 	rootCmd.AddCommand(compileCmd, disasmCmd, astCmd)
-}
-
-// defaultLibsDir returns flag if set, else "libs" when that directory exists.
-func defaultLibsDir(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	if st, err := os.Stat("libs"); err == nil && st.IsDir() {
-		return "libs"
-	}
-	return ""
 }
 
 // compileFile compiles path, printing diagnostics on the command's stderr.
@@ -85,9 +73,12 @@ func compileFile(cmd *cobra.Command, path string) (*vm.Module, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := resolveDataDirs(cmd, &compileFlags.libsDir, nil); err != nil {
+		return nil, err
+	}
 	opts := compiler.Options{
 		File:       path,
-		LibsDir:    defaultLibsDir(compileFlags.libsDir),
+		LibsDir:    compileFlags.libsDir,
 		ModuleName: strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)),
 	}
 	stderr := cmd.ErrOrStderr()

@@ -94,9 +94,10 @@ constants: 3
 		t.Errorf("disasm: code %d\n%s", code, out)
 	}
 
-	// A missing library directory: the import is an error.
+	// A library directory given explicitly must exist: a usage error
+	// naming the flag.
 	_, errOut, code = runBin(t, dir, "compile", "--libs-dir", "nowhere", "prog.ax")
-	if code != 1 || errOut != "prog.ax:1:8: E003 unknown library 'std-greet' (libs directory \"nowhere\" not found; set --libs-dir)\n" {
+	if code != 2 || errOut != "axpool compile: --libs-dir nowhere: no such directory\n" {
 		t.Errorf("compile without libs: code %d stderr %q", code, errOut)
 	}
 

@@ -44,6 +44,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	axpoolBin = filepath.Join(dir, "axpool")
+	// Commands run without --libs-dir or --templates-dir write the
+	// embedded copies under the user's cache directory: keep it inside
+	// the test's directory (child processes inherit it).
+	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache")); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	args := []string{"build", "-o", axpoolBin}
 	if e2eRace {
 		args = append(args, "-race") // shares the test build's cache
@@ -220,6 +227,10 @@ func TestE2EStdio(t *testing.T) {
 	if init.ServerInfo.Name != "axpool" || !strings.Contains(init.Instructions, "success:false") && !strings.Contains(init.Instructions, `"success": false`) {
 		t.Fatalf("initialize = %+v", init)
 	}
+	// serverInfo.version is `axpool version` without "axpool ".
+	if out, _, _ := runBin(t, tmp, "version"); "axpool "+init.ServerInfo.Version+"\n" != out {
+		t.Fatalf("serverInfo.version %q, axpool version %q", init.ServerInfo.Version, out)
+	}
 	tools, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
 	if err != nil || len(tools.Tools) != 14 {
 		t.Fatalf("tools/list: %d tools, %v", len(tools.Tools), err)
@@ -285,14 +296,27 @@ func TestE2EStdio(t *testing.T) {
 // end of the test.
 func startStdio(t *testing.T, stderr *queuetest.Buffer, flags ...string) *client.Client {
 	t.Helper()
-	return startStdioEnv(t, stderr, nil, flags...)
+	return startStdioIn(t, "", nil, stderr, flags...)
 }
 
 // startStdioEnv is startStdio with env added to the process's environment.
 func startStdioEnv(t *testing.T, stderr *queuetest.Buffer, env []string, flags ...string) *client.Client {
 	t.Helper()
+	return startStdioIn(t, "", env, stderr, flags...)
+}
+
+// startStdioIn is startStdio with the process's working directory (""
+// for the test's) and env added to its environment.
+func startStdioIn(t *testing.T, dir string, env []string, stderr *queuetest.Buffer, flags ...string) *client.Client {
+	t.Helper()
 	c, err := client.NewStdioMCPClientWithOptions(axpoolBin, append([]string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...),
-		append([]string{"mcp"}, flags...), transport.WithCommandStderrWriter(stderr))
+		append([]string{"mcp"}, flags...), transport.WithCommandStderrWriter(stderr),
+		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
+			cmd := exec.CommandContext(ctx, command, args...)
+			cmd.Env = append(os.Environ(), env...)
+			cmd.Dir = dir
+			return cmd, nil
+		}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,6 +493,10 @@ func TestE2EHTTPConcurrentSessions(t *testing.T) {
 func TestE2EServeUsage(t *testing.T) {
 	empty := writeToken(t, "empty.token", "  ")
 	good := writeToken(t, "good.token", "good-token")
+	shared := writeToken(t, "shared.token", "shared-token")
+	if err := os.Chmod(shared, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		msg  string
@@ -478,6 +506,8 @@ func TestE2EServeUsage(t *testing.T) {
 		{[]string{"serve", "--http", "--token-file", empty}, "token is empty"},
 		{[]string{"serve", "--http", "--token-file", "/nonexistent/tok"}, "no such file"},
 		{[]string{"serve", "--http", "--token-file", good, "--addr", "0.0.0.0:0"}, "not a loopback address"},
+		{[]string{"serve", "--http", "--token-file", shared}, "token file " + shared + ": readable by group or others (mode 0644); " +
+			"run chmod 600 " + shared + " (or pass --insecure-token-file to accept it)"},
 		{[]string{"mcp", "--log-level", "loud"}, "--log-level"},
 	}
 	for _, tc := range cases {
@@ -489,6 +519,12 @@ func TestE2EServeUsage(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), tc.msg) {
 			t.Errorf("%v: err %v, stderr %q; want exit 2 with %q", tc.args, err, stderr.String(), tc.msg)
 		}
+	}
+	// --insecure-token-file accepts the shared file.
+	srv := startServe(t, []string{shared}, "--insecure-token-file", "--workers", "1", "--slots", "1")
+	c := httpMCP(t, srv.url, "shared-token", false)
+	if got := mustTool(t, c, "boruna_capability_list", `{}`); got["success"] != true {
+		t.Fatalf("capability_list = %v", got)
 	}
 }
 

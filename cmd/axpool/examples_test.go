@@ -20,6 +20,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the expected outputs (.out) of examples/; review the diff")
 
+// scriptsExample is the scripts directory of examples/, run as one
+// example: `axpool script list --scripts-dir examples/scripts`.
+const scriptsExample = "examples/scripts"
+
 // exampleCommandPrefix starts the first line of an .ax example that names
 // the command it is run with: `// $ axpool run --policy examples/policies/clock-and-random.json examples/capabilities.ax`.
 const exampleCommandPrefix = "// $ "
@@ -80,7 +84,7 @@ func exampleCases(t *testing.T, root string) ([]exampleCase, map[string]bool) {
 	var cases []exampleCase
 	outs := map[string]bool{}
 	err := filepath.WalkDir(filepath.Join(root, "examples"), func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil {
 			return err
 		}
 		rel, err := filepath.Rel(root, p)
@@ -88,10 +92,19 @@ func exampleCases(t *testing.T, root string) ([]exampleCase, map[string]bool) {
 			return err
 		}
 		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == scriptsExample {
+				// A scripts directory (docs/scripts.md) is one example, its
+				// catalogue; the scripts themselves run in script_test.go.
+				cases = append(cases, exampleCase{file: rel, out: rel + ".out", args: []string{"script", "list", "--scripts-dir", rel}})
+				return filepath.SkipDir
+			}
+			return nil
+		}
 		switch ext := path.Ext(rel); {
 		case ext == ".out":
 			outs[rel] = true
-		case rel == "examples/README.md":
+		case rel == "examples/README.md", rel == "examples/embed.go":
 		case ext == ".ax" || ext == ".json":
 			args, err := exampleCommand(p, rel)
 			if err != nil {

@@ -6,9 +6,10 @@
 // 2 on usage errors. Subcommands live in their own files and register
 // themselves on rootCmd in an init function.
 //
-// Imports: compiler, compiler/syntax, gateway, internal/jsonenc, policy,
-// queue, tools, tools/framework, tools/repair, tools/template,
-// tools/workflow, vm, wire and worker.
+// Imports: compiler, compiler/syntax, gateway, handlers, internal/jsonenc,
+// internal/version, libs, policy, queue, scripts, templates, tools,
+// tools/framework, tools/repair, tools/template, tools/workflow, vm, wire
+// and worker.
 package main
 
 import (
@@ -48,6 +49,9 @@ func silentExit(code int) error { return &exitError{code: code} }
 // backticks: pflag shows a back-quoted word of a usage string as the
 // flag's value placeholder ("--libs-dir import "std-x"").
 const libsDirUsage = `directory that import "std-x" resolves against`
+
+// templatesDirUsage is the help text of every --templates-dir flag.
+const templatesDirUsage = "directory holding the App templates"
 
 var rootCmd = &cobra.Command{
 	Use:           "axpool",

@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,12 +17,15 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/internal/version"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/worker"
 )
@@ -63,12 +65,16 @@ type nodeFlags struct {
 	connectTimeout        time.Duration
 	shutdownGrace         time.Duration
 	maxInflightPerCaller  int
+	grants                grantFlags
+	metricsAddr, auditLog string
+	scriptsDir            string
+	allowDestructive      []string
 }
 
 // register adds the node flags to fs.
 func (nf *nodeFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&nf.templatesDir, "templates-dir", "templates", "directory holding the app templates")
-	fs.StringVar(&nf.libsDir, "libs-dir", "libs", libsDirUsage)
+	templatesData.register(fs, &nf.templatesDir, templatesDirUsage)
+	libsData.register(fs, &nf.libsDir, libsDirUsage)
 	fs.IntVar(&nf.workers, "workers", runtime.NumCPU(), "worker processes to start (single-node mode)")
 	fs.IntVar(&nf.slots, "slots", 0, "jobs each worker process runs at once (default: the worker's, see axpool worker --help)")
 	fs.StringVar(&nf.nats, "nats", "", "external NATS server URL(s): fleet mode, no embedded server and no workers")
@@ -82,6 +88,11 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&nf.jobTimeout, "job-timeout", gateway.DefaultJobTimeout, "deadline of a job, counted from submission: a job still queued or running then ends with error_kind deadline_exceeded")
 	fs.StringVar(&nf.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	fs.StringArrayVar(&nf.secretEnv, "secret-env", nil, secretEnvUsage)
+	nf.grants.register(fs)
+	fs.StringVar(&nf.metricsAddr, "metrics-addr", "", metricsAddrUsage)
+	fs.StringVar(&nf.auditLog, "audit-log", "", "append one JSON line per answered tool call to this file (created 0600)")
+	fs.StringVar(&nf.scriptsDir, "scripts-dir", "", scriptsDirUsage+"; watched, so edits take effect at once")
+	fs.StringSliceVar(&nf.allowDestructive, "allow-destructive", nil, "destructive (confirm) scripts agents may run, by name (comma-separated or repeated; no blanket switch)")
 	fs.IntVar(&nf.replicas, "replicas", 0, replicasUsage)
 	fs.DurationVar(&nf.connectTimeout, "connect-timeout", DefaultGatewayConnectTimeout,
 		"with --nats: how long start-up waits for NATS and the job queue, retrying with backoff (0 = forever)")
@@ -160,6 +171,20 @@ The --max-* flags and --ceiling-policy are the operator's ceilings: a call
 can lower them, never raise them (a call asking more runs with the ceiling).
 Memory has a ceiling by default (--max-memory-mb 1024); the others have
 none unless given. In fleet mode give them to the workers.
+
+Programs run with live capability handlers by default; a capability needs
+the operator's grant (Deno style): --allow-net, --allow-private-net,
+--fs-root [--fs-read-only], --db [--db-read-only], --llm-url with
+--llm-model (key from AXPOOL_LLM_API_KEY). time.now and random need none.
+--handlers mock answers every capability with the reference's
+deterministic values. See docs/capabilities.md. In fleet mode the grants
+belong to axpool worker.
+
+With --scripts-dir DIR every script of DIR is a tool too (docs/scripts.md):
+its input schema comes from main's parameter types, destructive (confirm)
+scripts run only when named in --allow-destructive, the context script's
+output joins the instructions, and edits are picked up at once
+(notifications/tools/list_changed).
 axpool stops cleanly when stdin closes. On SIGTERM/SIGINT it stops taking
 calls (they get queue_unavailable), lets the running ones finish for
 --shutdown-grace, cancels the rest (their callers get outcome cancelled)
@@ -253,11 +278,16 @@ type node struct {
 	client *queue.Client
 	sup    *worker.Supervisor
 	gw     *gateway.Server
+	ops    *opsServer
+	audit  *gateway.AuditLog
 }
 
 // startNode validates the flags and starts everything but the transport.
 // Errors are exit errors ready to return from RunE.
 func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
+	if err := resolveDataDirs(cmd, &nf.libsDir, &nf.templatesDir); err != nil {
+		return nil, err
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(nf.logLevel)); err != nil {
 		return nil, printFail(cmd, exitUsage, "%s: --log-level %q: want debug, info, warn or error", name, nf.logLevel)
@@ -297,6 +327,9 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	if nf.maxInflightPerCaller < 0 {
 		return nil, printFail(cmd, exitUsage, "%s: --max-inflight-per-caller must not be negative", name)
 	}
+	if err := nf.grants.check(cmd.Flags()); err != nil {
+		return nil, printFail(cmd, exitUsage, "%s: %v", name, err)
+	}
 	// Each part tags its own lines with component=…: hand the parts the
 	// untagged base logger (slog prints an attribute added twice twice).
 	base := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
@@ -310,9 +343,43 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		}
 		env.CeilingPolicy = p
 	}
-	warnMissingDirs(log, nf.libsDir, nf.templatesDir)
+	if nf.nats == "" {
+		// The workers hold the grants; check them here so that a bad
+		// --fs-root or --db stops the node at once, not each worker.
+		set, closeSet, err := nf.grants.handlerSet()
+		if err != nil {
+			return nil, printFail(cmd, exitFail, "%s: %v", name, err)
+		}
+		logGrants(log, set)
+		closeSet()
+	} else {
+		for _, f := range grantFlagNames {
+			if cmd.Flags().Changed(f) {
+				log.Warn("grant flags apply to the workers: in fleet mode give --" + f + " to axpool worker")
+				break
+			}
+		}
+	}
 
 	n := &node{log: log}
+	var opsLn net.Listener
+	if nf.metricsAddr != "" {
+		ln, err := listenOps(nf.metricsAddr)
+		if err != nil {
+			return nil, printFail(cmd, exitFail, "%s: --metrics-addr %s: %v", name, nf.metricsAddr, err)
+		}
+		opsLn = ln
+	}
+	if nf.auditLog != "" {
+		a, err := gateway.OpenAuditLog(nf.auditLog)
+		if err != nil {
+			if opsLn != nil {
+				opsLn.Close()
+			}
+			return nil, printFail(cmd, exitFail, "%s: --audit-log: %v", name, err)
+		}
+		n.audit = a
+	}
 	qcfg := queueConfig(nf)
 	var secretsEnv []string
 	var err error
@@ -361,23 +428,69 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 			return nil, printFail(cmd, exitFail, "%s: start workers: %v", name, err)
 		}
 	}
+	var metrics *gateway.Metrics
+	var reg *prometheus.Registry
+	if opsLn != nil {
+		reg = newRegistry()
+		if metrics, err = gateway.NewMetrics(reg); err == nil {
+			err = reg.Register(gateway.NewQueueCollector(bus))
+		}
+		if err == nil && n.sup != nil {
+			err = worker.RegisterSupervisorMetrics(reg, n.sup)
+		}
+		if err != nil {
+			opsLn.Close()
+			n.close()
+			return nil, printFail(cmd, exitFail, "%s: %v", name, err)
+		}
+	}
+	var sc *gateway.ScriptsConfig
+	if nf.scriptsDir != "" {
+		cat, err := scripts.Load(nf.scriptsDir, scripts.Options{LibsDir: nf.libsDir})
+		if err != nil {
+			n.close()
+			return nil, printFail(cmd, exitFail, "%s: --scripts-dir: %v", name, err)
+		}
+		for _, d := range cat.Diagnostics {
+			log.Warn("script not loaded: " + d.String())
+		}
+		log.Info("scripts loaded", "dir", nf.scriptsDir, "tools", len(cat.Tools), "failed", len(cat.Failed))
+		sc = &gateway.ScriptsConfig{Catalogue: cat, LibsDir: nf.libsDir, AllowDestructive: nf.allowDestructive, Watch: true}
+	} else if len(nf.allowDestructive) > 0 {
+		if opsLn != nil {
+			opsLn.Close()
+		}
+		n.close()
+		return nil, printFail(cmd, exitUsage, "%s: --allow-destructive needs --scripts-dir", name)
+	}
 	n.gw, err = gateway.New(gateway.Config{
 		Backend:  &gateway.QueueBackend{Client: n.client, Timeout: nf.jobTimeout, MaxInflightPerCaller: nf.maxInflightPerCaller},
 		Local:    gateway.ToolsLocal(env),
 		Executes: tools.Executes,
-		Version:  buildVersion(),
+		Version:  version.Read().String(),
 		Logger:   log,
 		Masker:   newMasker(log, nf.secretEnv, secretsEnv...),
+		// In fleet mode --handlers states what the workers run.
+		LiveCapabilities: nf.grants.live(),
+		Metrics:          metrics,
+		AuditLog:         n.audit,
+		Scripts:          sc,
 	})
 	if err != nil {
+		if opsLn != nil {
+			opsLn.Close()
+		}
 		n.close()
 		return nil, printFail(cmd, exitFail, "%s: %v", name, err)
+	}
+	if opsLn != nil {
+		n.ops = serveOps(opsLn, reg, func(ctx context.Context) error { return busReady(ctx, bus) }, log)
 	}
 	mode := "single-node"
 	if n.emb == nil {
 		mode = "fleet"
 	}
-	log.Info("gateway ready", "mode", mode, "workers", map[bool]int{true: nf.workers, false: 0}[n.emb != nil], "version", buildVersion())
+	log.Info("gateway ready", "mode", mode, "workers", map[bool]int{true: nf.workers, false: 0}[n.emb != nil], "version", version.Read().String())
 	return n, nil
 }
 
@@ -438,7 +551,8 @@ func startWorkers(emb *queue.Embedded, nf *nodeFlags, log *slog.Logger) (*worker
 // workerArgs is the command line of the `axpool worker` processes of a
 // single-node gateway: every operator ceiling is passed on explicitly
 // (each --max-* value, including --max-memory-mb's default and an explicit
-// 0, so the workers enforce exactly the gateway's ceilings). Each process
+// 0, so the workers enforce exactly the gateway's ceilings), and so are
+// the handler set and the grants (grantFlags.args). Each process
 // schedules on its share of the CPUs (the supervisor sets GOMAXPROCS) and,
 // unless --slots is given, picks its slot count from that share and the
 // memory ceiling (worker.DefaultSlots).
@@ -461,13 +575,17 @@ func workerArgs(natsURL string, nf *nodeFlags) []string {
 	for _, v := range nf.secretEnv {
 		args = append(args, "--secret-env", v)
 	}
-	return args
+	return append(args, nf.grants.args()...)
 }
 
 // close stops the workers, the queue client, the connection and the
 // embedded server (which removes its store directory). Safe on a partly
 // started node.
 func (n *node) close() {
+	n.ops.close()
+	if n.gw != nil {
+		n.gw.Close()
+	}
 	if n.sup != nil {
 		n.sup.Stop()
 	}
@@ -489,6 +607,24 @@ func (n *node) close() {
 			n.log.Warn("close embedded NATS", "err", err)
 		}
 	}
+	if n.audit != nil {
+		if err := n.audit.Close(); err != nil {
+			n.log.Warn("close audit log", "err", err)
+		}
+	}
+}
+
+// busReady is a gateway's readiness (/readyz): the job queue answers and at
+// least one worker process is alive.
+func busReady(ctx context.Context, bus *queue.Bus) error {
+	st, err := bus.Stats(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("job queue unreachable: %v", err)
+	case st.WorkersAlive == 0:
+		return errors.New("no worker alive")
+	}
+	return nil
 }
 
 // ignoreSIGPIPE keeps a client that closed our stdout or stderr from
@@ -496,42 +632,4 @@ func (n *node) close() {
 // removed its store: writes then fail with EPIPE instead.
 func ignoreSIGPIPE() {
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-}
-
-// buildVersion is the version announced to MCP clients: the module version
-// of the build, or "dev" for a build from a work tree.
-func buildVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
-
-// warnMissingDirs logs one Warn line (stderr) for each of the libs and
-// templates directories that is not an existing directory: with the
-// default relative paths, running axpool from another working directory
-// otherwise shows up only later as E003 "unknown library" or an empty
-// template list. The node still starts.
-func warnMissingDirs(log *slog.Logger, libsDir, templatesDir string) {
-	for _, d := range []struct{ flag, dir, effect string }{
-		{"libs-dir", libsDir, `import "std-x" will fail`},
-		{"templates-dir", templatesDir, "no templates will be listed or applied"},
-	} {
-		if d.dir == "" {
-			continue
-		}
-		abs, err := filepath.Abs(d.dir)
-		if err != nil {
-			abs = d.dir
-		}
-		st, err := os.Stat(d.dir)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			log.Warn(fmt.Sprintf("--%s directory not found: %s; set --%s", d.flag, d.effect, d.flag), "dir", d.dir, "abs", abs)
-		case err != nil:
-			log.Warn(fmt.Sprintf("--%s directory not usable: %s; set --%s", d.flag, d.effect, d.flag), "dir", d.dir, "abs", abs, "err", err)
-		case !st.IsDir():
-			log.Warn(fmt.Sprintf("--%s is not a directory: %s; set --%s", d.flag, d.effect, d.flag), "dir", d.dir, "abs", abs)
-		}
-	}
 }

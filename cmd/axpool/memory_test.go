@@ -34,21 +34,29 @@ func TestMemoryCeilingFlags(t *testing.T) {
 }
 
 // TestWorkerArgs: the supervisor hands every ceiling to its workers,
-// the default memory ceiling and an explicit 0 included.
+// the default memory ceiling and an explicit 0 included, and the handler
+// set with every grant.
 func TestWorkerArgs(t *testing.T) {
 	var nf nodeFlags
 	nf.register(pflag.NewFlagSet("node", pflag.ContinueOnError)) // sets the defaults
+	nf.libsDir, nf.templatesDir = "libs", "templates"            // as startNode resolves them
 	got := workerArgs("nats://127.0.0.1:4222", &nf)
 	want := []string{"worker", "--nats", "nats://127.0.0.1:4222", "--libs-dir", "libs", "--templates-dir", "templates",
-		"--max-steps", "0", "--max-wall-ms", "0", "--max-memory-mb", "1024", "--max-output-bytes", "0", "--log-level", "info", "--shutdown-grace", "10s"}
+		"--max-steps", "0", "--max-wall-ms", "0", "--max-memory-mb", "1024", "--max-output-bytes", "0", "--log-level", "info", "--shutdown-grace", "10s",
+		"--handlers", "live"}
 	if !slices.Equal(got, want) {
 		t.Errorf("default workerArgs =\n%q\nwant\n%q", got, want)
 	}
 	nf.maxMemoryMB, nf.slots, nf.ceilingPolicy, nf.secretEnv = 0, 3, "ceiling.json", []string{"DB_URL", "OTHER"}
+	nf.grants = grantFlags{handlers: "live", allowNet: []string{"api.example.com", "*.example.org"}, allowPrivateNet: []string{"127.0.0.1/32"},
+		fsRoot: "/srv/files", fsReadOnly: true, db: "/srv/app.db", dbReadOnly: true, llmURL: "http://127.0.0.1:9/v1/chat/completions", llmModel: "m"}
 	got = workerArgs("nats://x", &nf)
 	want = []string{"worker", "--nats", "nats://x", "--libs-dir", "libs", "--templates-dir", "templates",
 		"--max-steps", "0", "--max-wall-ms", "0", "--max-memory-mb", "0", "--max-output-bytes", "0", "--log-level", "info",
-		"--shutdown-grace", "10s", "--slots", "3", "--ceiling-policy", "ceiling.json", "--secret-env", "DB_URL", "--secret-env", "OTHER"}
+		"--shutdown-grace", "10s", "--slots", "3", "--ceiling-policy", "ceiling.json", "--secret-env", "DB_URL", "--secret-env", "OTHER",
+		"--handlers", "live", "--allow-net", "api.example.com,*.example.org", "--allow-private-net", "127.0.0.1/32",
+		"--fs-root", "/srv/files", "--fs-read-only", "--db", "/srv/app.db", "--db-read-only",
+		"--llm-url", "http://127.0.0.1:9/v1/chat/completions", "--llm-model", "m"}
 	if !slices.Equal(got, want) {
 		t.Errorf("workerArgs =\n%q\nwant\n%q", got, want)
 	}

@@ -66,7 +66,7 @@ func TestCLIFileSizeLimits(t *testing.T) {
 	dir := t.TempDir()
 	ok := writeFile(t, dir, "ok.ax", "fn main() -> Int { 1 }\n")
 	app := writeFile(t, dir, "app.ax", "type S { n: Int }\nfn init() -> S { S { n: 0 } }\nfn update(s: S, m: Int) -> S { S { n: s.n + m } }\nfn view(s: S) -> Int { s.n }\n")
-	tok := writeFile(t, dir, "alice.token", "secret-token-1234")
+	tok := writeToken(t, "alice.token", "secret-token-1234")
 
 	// Sources of exactly 1 MiB run; one byte more is refused.
 	head := "fn main() -> Int { 1 }\n//"

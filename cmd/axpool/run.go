@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/axpool/axpool/handlers"
 	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools"
@@ -17,7 +18,7 @@ import (
 )
 
 // `axpool run FILE`: compile and run a program locally with the engine of
-// boruna_run (tools.Call), the mock capability handler and no queue.
+// boruna_run (tools.Call), the mock capability handlers and no queue.
 
 var runFlags struct {
 	json           bool
@@ -36,7 +37,8 @@ var runCmd = &cobra.Command{
 	Long: `Compile and run an .ax program locally, as boruna_run does.
 
 Without --json: prints the result (compact JSON), then each ui_output value,
-then "steps: N", and exits 0. A compile error prints "FILE:LINE:COL: E00N msg"
+then "steps: N", and exits 0; the program's debug output (__builtin_debug,
+__builtin_debug_msg; at most 64 KiB) goes to stderr. A compile error prints "FILE:LINE:COL: E00N msg"
 lines on stderr, a runtime error "FILE:LINE:COL: runtime error: msg" followed,
 when the error happened in a called function, by its call stack (outermost
 first, "FILE:LINE:COL: in FUNC" per frame, the middle of a stack deeper than
@@ -44,6 +46,10 @@ first, "FILE:LINE:COL: in FUNC" per frame, the middle of a stack deeper than
 
 With --json: prints exactly the JSON object boruna_run returns (pretty) and
 exits 0 on success, 1 on failure. Usage errors exit 2.
+
+Capabilities get the mock handlers (the reference's deterministic values;
+the --json result says "handlers":"mock"); live capabilities are for
+axpool mcp, serve and worker (docs/capabilities.md).
 
 The limit flags are boruna_run's max_steps and limits.* (docs/tools.md §2),
 and 0 is a real limit, not "none": --max-steps 0 stops the program at its
@@ -64,7 +70,7 @@ func init() {
 	f.Int64Var(&runFlags.maxMemoryMB, "max-memory-mb", tools.DefaultMemoryMB, "memory limit in MB, at least 1")
 	f.Int64Var(&runFlags.maxOutputBytes, "max-output-bytes", 0, fmt.Sprintf("limit on the JSON size of result plus ui_output (default %d, the largest response the queue carries; 0 = no output fits, every run fails)", tools.DefaultMaxResponseBytes))
 	f.BoolVar(&runFlags.trace, "trace", false, "record the first 500 executed instructions (stderr without --json)")
-	f.StringVar(&runFlags.libsDir, "libs-dir", "libs", libsDirUsage)
+	libsData.register(f, &runFlags.libsDir, libsDirUsage)
 	rootCmd.AddCommand(runCmd)
 }
 
@@ -80,6 +86,9 @@ func runRun(cmd *cobra.Command, argv []string) error {
 	// limits.max_memory_mb < 1): name the flag, not the tool argument.
 	if runFlags.maxMemoryMB < 1 {
 		return printFail(cmd, exitUsage, "axpool run: --max-memory-mb must be at least 1")
+	}
+	if err := resolveDataDirs(cmd, &runFlags.libsDir, nil); err != nil {
+		return err
 	}
 	src, err := ReadSourceFile(path)
 	if err != nil {
@@ -128,7 +137,7 @@ func runRun(cmd *cobra.Command, argv []string) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
-	env := &tools.Env{LibsDir: runFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB}
+	env := &tools.Env{LibsDir: runFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB, Handlers: handlers.Mock()}
 	resp := tools.Call(ctx, env, "boruna_run", raw, nil)
 	return reportRun(cmd.OutOrStdout(), cmd.ErrOrStderr(), path, resp)
 }
@@ -161,6 +170,13 @@ func reportRun(stdout, stderr io.Writer, path string, resp *wire.Object) error {
 			return silentExit(exitFail)
 		}
 		return nil
+	}
+	// The program's debug output (__builtin_debug, debug_output) goes to
+	// stderr first, as it was written.
+	if lines, ok := resp.Get("debug_output"); ok {
+		for _, line := range lines.([]string) {
+			fmt.Fprintln(stderr, line)
+		}
 	}
 	if success {
 		fmt.Fprintln(stdout, compactJSON(mustGet(resp, "result")))

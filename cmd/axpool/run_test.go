@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axpool/axpool/handlers"
 	"github.com/axpool/axpool/tools"
 )
 
@@ -32,6 +33,8 @@ func TestRunCLIText(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(libs, "std-x", "src"), "core.ax", "export fn boom(a: Int) -> Int {\n  a / 0\n}\n")
 	lib := writeFile(t, dir, "lib.ax", "import \"std-x\"\nfn main() -> Int { boom(1) }\n")
+	dbg := writeFile(t, dir, "dbg.ax", "fn main() -> Int {\n  let x = __builtin_debug([1, 2])\n  __builtin_debug_msg(\"x is\", 10 / list_len(x))\n}\n")
+	dbgFail := writeFile(t, dir, "dbgfail.ax", "fn main() -> Int {\n  __builtin_debug(\"before\")\n  1 / 0\n}\n")
 
 	cases := []struct {
 		args           []string
@@ -58,6 +61,9 @@ func TestRunCLIText(t *testing.T) {
 		{[]string{"run", deep}, "", deep + ":1:30: runtime error: call depth limit exceeded (10000 frames)\n" +
 			"call stack (most recent call last):\n  " + deep + ":2:20: in main\n" + strings.Repeat("  "+deep+":1:30: in down\n", 15) +
 			"  … 9968 frames elided …\n" + strings.Repeat("  "+deep+":1:30: in down\n", 16), 1},
+		// __builtin_debug output goes to stderr, on success and failure.
+		{[]string{"run", dbg}, "5\nsteps: 12\n", "[1, 2]\nx is 5\n", 0},
+		{[]string{"run", dbgFail}, "", "\"before\"\n" + dbgFail + ":3:5: runtime error: division by zero\n", 1},
 	}
 	for _, c := range cases {
 		stdout, stderr, code := runCLI(t, c.args...)
@@ -76,7 +82,10 @@ func TestRunCLIJSON(t *testing.T) {
 
 	// --json prints exactly the boruna_run response.
 	args, _ := json.Marshal(map[string]any{"source": src, "max_steps": 100, "trace": true})
-	want, _ := tools.Call(context.Background(), nil, "boruna_run", args, nil).Pretty()
+	want, _ := tools.Call(context.Background(), &tools.Env{Handlers: handlers.Mock()}, "boruna_run", args, nil).Pretty()
+	if !strings.Contains(string(want), `"handlers": "mock"`) {
+		t.Fatalf("the run's result does not say its handlers: %s", want)
+	}
 	stdout, stderr, code := runCLI(t, "run", "--json", "--max-steps", "100", "--trace", add)
 	if stdout != string(want)+"\n" || stderr != "" || code != 0 {
 		t.Fatalf("--json:\n%s\nwant\n%s\n(stderr %q, code %d)", stdout, want, stderr, code)

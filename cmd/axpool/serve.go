@@ -33,6 +33,7 @@ var serveFlags struct {
 	http             bool
 	addr             string
 	tokenFiles       []string
+	insecureTokens   bool
 	allowNonLoopback bool
 	allowedHosts     []string
 	maxBody          int64
@@ -46,8 +47,10 @@ var serveCmd = &cobra.Command{
 
 --http is required, and so is at least one --token-file: each file holds one
 bearer token (surrounding white space is trimmed; it must not be empty) and
-its base name without extension names the caller in logs ("alice.token" →
-alice). Every request needs "Authorization: Bearer <token>"; others get 401.
+its base name without extension names the caller in logs and metrics
+("alice.token" → alice). A token file that its group or others can read or
+write is refused at start (chmod 600 it, or pass --insecure-token-file).
+Every request needs "Authorization: Bearer <token>"; others get 401.
 
 The server binds loopback (127.0.0.1:8765) by default and refuses a
 non-loopback --addr unless --allow-non-loopback is given. Requests whose
@@ -71,7 +74,8 @@ func init() {
 	serveFlags.node.register(f)
 	f.BoolVar(&serveFlags.http, "http", false, "serve Streamable HTTP (required; the only transport of serve)")
 	f.StringVar(&serveFlags.addr, "addr", "127.0.0.1:8765", "listen address host:port")
-	f.StringArrayVar(&serveFlags.tokenFiles, "token-file", nil, "bearer token file (repeatable: one token per caller)")
+	f.StringArrayVar(&serveFlags.tokenFiles, "token-file", nil, "bearer token file (repeatable: one token per caller); must not be readable or writable by group or others (chmod 600)")
+	f.BoolVar(&serveFlags.insecureTokens, "insecure-token-file", false, "accept token files that group or others can read or write")
 	f.BoolVar(&serveFlags.allowNonLoopback, "allow-non-loopback", false, "allow --addr to bind a non-loopback interface")
 	f.StringArrayVar(&serveFlags.allowedHosts, "allowed-host", nil, "extra Host/Origin host name to accept (repeatable)")
 	f.Int64Var(&serveFlags.maxBody, "max-body-bytes", gateway.DefaultMaxBodyBytes, "largest accepted request body")
@@ -89,7 +93,10 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	}
 	var tokens []gateway.Token
 	for _, p := range serveFlags.tokenFiles {
-		t, err := gateway.LoadTokenFile(p)
+		t, err := gateway.LoadTokenFile(p, serveFlags.insecureTokens)
+		if errors.Is(err, gateway.ErrTokenFileMode) {
+			return printFail(cmd, exitUsage, "axpool serve: %v (or pass --insecure-token-file to accept it)", err)
+		}
 		if err != nil {
 			return printFail(cmd, exitUsage, "axpool serve: %v", err)
 		}

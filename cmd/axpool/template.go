@@ -42,6 +42,9 @@ name, version, description, arguments (* = required) and capabilities.
 With --json, prints the boruna_template_list response on stdout.`,
 	Args: cobra.NoArgs,
 	RunE: func(cmd *cobra.Command, args []string) error {
+		if err := resolveDataDirs(cmd, nil, &templateDir); err != nil {
+			return err
+		}
 		if err := checkTemplateFiles(templateDir, ""); err != nil {
 			return templateFileError(cmd, templateListJSON, err)
 		}
@@ -91,6 +94,9 @@ stdout instead of the source.`,
 	Args: cobra.MinimumNArgs(1),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		name, kv := args[0], args[1:]
+		if err := resolveDataDirs(cmd, &templateApply.libsDir, &templateDir); err != nil {
+			return err
+		}
 		if _, err := template.ParseArgs(kv); err == nil { // a bad argument is reported first
 			if err := checkTemplateFiles(templateDir, name); err != nil {
 				return templateFileError(cmd, templateApply.json, err)
@@ -164,11 +170,11 @@ func printEnvelope(cmd *cobra.Command, out *wire.Object) error {
 }
 
 func init() {
-	templateCmd.PersistentFlags().StringVar(&templateDir, "templates-dir", "templates", "directory holding the templates")
+	templatesData.register(templateCmd.PersistentFlags(), &templateDir, templatesDirUsage)
 	templateListCmd.Flags().BoolVar(&templateListJSON, "json", false, "print the boruna_template_list JSON response")
 	f := templateApplyCmd.Flags()
 	f.BoolVar(&templateApply.validate, "validate", false, "compile the rendered source")
-	f.StringVar(&templateApply.libsDir, "libs-dir", "libs", "directory of the std libraries for imports (with --validate)")
+	libsData.register(f, &templateApply.libsDir, libsDirUsage+" (with --validate)")
 	f.StringVarP(&templateApply.output, "output", "o", "", "write the source to `FILE` instead of stdout")
 	f.BoolVar(&templateApply.json, "json", false, "print the boruna_template_apply JSON response")
 	templateCmd.AddCommand(templateListCmd, templateApplyCmd)

@@ -34,12 +34,13 @@ realtime-feed 1.0.0 - Live event feed with polling, rate limiting, and notificat
 	if code != 0 || !strings.HasPrefix(out, "{\n  \"success\": true,\n  \"protocol_version\": 1,\n  \"count\": 5,\n") {
 		t.Errorf("template list --json: code %d\n%s", code, out)
 	}
-	out, _, code = runCLI(t, "template", "list", "--templates-dir", "no-such-dir", "--json")
-	if code != 1 || out != "{\n  \"success\": false,\n  \"protocol_version\": 1,\n  \"error_kind\": \"template_error\",\n  \"message\": \"templates directory not found: no-such-dir\"\n}\n" {
-		t.Errorf("template list missing dir: code %d\n%s", code, out)
-	}
-	if _, _, code = runCLI(t, "template", "list", "--templates-dir", "no-such-dir"); code != 1 {
-		t.Errorf("template list missing dir: code %d", code)
+	// A directory given explicitly must exist: a usage error naming the
+	// flag, with or without --json.
+	for _, json := range []string{"--json", "--json=false"} {
+		out, errs, code := runCLI(t, "template", "list", "--templates-dir", "no-such-dir", json)
+		if code != 2 || out != "" || errs != "axpool template list: --templates-dir no-such-dir: no such directory\n" {
+			t.Errorf("template list %s missing dir: code %d\nstdout %q\nstderr %q", json, code, out, errs)
+		}
 	}
 
 	// Rendered source on stdout; --validate reports on stderr.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"log/slog"
 	"math"
 	"os"
@@ -39,6 +40,8 @@ var workerFlags struct {
 	secretEnv      []string
 	replicas       int
 	connectTimeout time.Duration
+	grants         grantFlags
+	metricsAddr    string
 }
 
 var workerCmd = &cobra.Command{
@@ -60,6 +63,13 @@ The --max-* flags are the operator's ceilings: a job may lower them, never
 raise them (a job asking more runs with the ceiling; 0 = no ceiling).
 Memory has a ceiling by default (--max-memory-mb 1024), the others none.
 
+Programs run with live capability handlers by default, each capability
+only if granted (docs/capabilities.md): --allow-net HOST,…,
+--allow-private-net CIDR,…, --fs-root DIR [--fs-read-only], --db FILE
+[--db-read-only], --llm-url URL --llm-model MODEL with the key in
+AXPOOL_LLM_API_KEY. --handlers mock gives the reference's deterministic
+values instead.
+
 Start-up waits for NATS and for the job queue, retrying with backoff and
 logging each try, for --connect-timeout (forever by default). --replicas
 only checks the queue's replication (differences are logged); gateways
@@ -78,8 +88,8 @@ func init() {
 	f.StringVar(&workerFlags.natsCreds, "nats-creds", "", "NATS .creds file (overrides AXPOOL_NATS_CREDS)")
 	f.IntVar(&workerFlags.slots, "slots", worker.DefaultSlots(DefaultMemoryCeilingMB),
 		"jobs run at once (default: 8 per CPU the process schedules on (GOMAXPROCS), fewer if slots × the memory ceiling (or, without one, --default-memory-mb) would exceed half its memory)")
-	f.StringVar(&workerFlags.libsDir, "libs-dir", "libs", libsDirUsage)
-	f.StringVar(&workerFlags.templatesDir, "templates-dir", "templates", "directory holding the app templates")
+	libsData.register(f, &workerFlags.libsDir, libsDirUsage)
+	templatesData.register(f, &workerFlags.templatesDir, templatesDirUsage)
 	f.StringVar(&workerFlags.id, "id", "", "worker ID in results and stats (default host-pid-random)")
 	f.DurationVar(&workerFlags.shutdownGrace, "shutdown-grace", worker.DefaultShutdownGrace, "how long running jobs may finish on shutdown")
 	f.Int64Var(&workerFlags.maxSteps, "max-steps", 0, "ceiling on a job's max_steps (0 = no ceiling)")
@@ -92,6 +102,8 @@ func init() {
 	f.StringArrayVar(&workerFlags.secretEnv, "secret-env", nil, secretEnvUsage)
 	f.IntVar(&workerFlags.replicas, "replicas", 0, "replication the queue is expected to have, 1 to 5: where its stream and buckets differ is logged, never changed (default: no check)")
 	f.DurationVar(&workerFlags.connectTimeout, "connect-timeout", 0, "how long start-up waits for NATS and the job queue, retrying with backoff (0 = forever)")
+	workerFlags.grants.register(f)
+	f.StringVar(&workerFlags.metricsAddr, "metrics-addr", "", metricsAddrUsage)
 	rootCmd.AddCommand(workerCmd)
 }
 
@@ -110,6 +122,9 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	if workerFlags.defaultMemMB < 1 {
 		return printFail(cmd, exitUsage, "axpool worker: --default-memory-mb must be at least 1")
 	}
+	if err := resolveDataDirs(cmd, &workerFlags.libsDir, &workerFlags.templatesDir); err != nil {
+		return err
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(workerFlags.logLevel)); err != nil {
 		return printFail(cmd, exitUsage, "axpool worker: --log-level %q: want debug, info, warn or error", workerFlags.logLevel)
@@ -122,6 +137,9 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	}
 	if workerFlags.connectTimeout < 0 {
 		return printFail(cmd, exitUsage, "axpool worker: --connect-timeout must not be negative")
+	}
+	if err := workerFlags.grants.check(cmd.Flags()); err != nil {
+		return printFail(cmd, exitUsage, "axpool worker: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 	masker := newMasker(log, workerFlags.secretEnv)
@@ -144,6 +162,13 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 		}
 		env.CeilingPolicy = p
 	}
+	set, closeSet, err := workerFlags.grants.handlerSet()
+	if err != nil {
+		return printFail(cmd, exitFail, "axpool worker: %v", err)
+	}
+	defer closeSet()
+	logGrants(log, set)
+	env.Handlers = set
 	// The default slot count is bounded by the memory a job may use: the
 	// operator's ceiling, or the default limit of a job that sets none.
 	jobMemMB := workerFlags.defaultMemMB
@@ -159,13 +184,30 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 		creds.CredsFile = workerFlags.natsCreds
 	}
 
+	var metrics *worker.Metrics
+	health := &worker.Health{}
+	if workerFlags.metricsAddr != "" {
+		ln, err := listenOps(workerFlags.metricsAddr)
+		if err != nil {
+			return printFail(cmd, exitFail, "axpool worker: --metrics-addr %s: %v", workerFlags.metricsAddr, err)
+		}
+		reg := newRegistry()
+		if metrics, err = worker.NewMetrics(reg); err != nil {
+			ln.Close()
+			return printFail(cmd, exitFail, "axpool worker: %v", err)
+		}
+		ops := serveOps(ln, reg, func(context.Context) error { return health.Ready() }, log)
+		defer ops.close()
+	}
+
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	err := worker.RunProcess(ctx, worker.ProcessOptions{
+	err = worker.RunProcess(ctx, worker.ProcessOptions{
 		NATSURL:        workerFlags.nats,
 		Credentials:    creds,
 		ConnectTimeout: workerFlags.connectTimeout,
 		Replicas:       workerFlags.replicas,
+		Health:         health,
 		Worker: worker.Options{
 			ID:            workerFlags.id,
 			Slots:         slots,
@@ -174,6 +216,7 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 			ShutdownGrace: workerFlags.shutdownGrace,
 			Logger:        log,
 			Mask:          masker.JSON,
+			Metrics:       metrics,
 		},
 	})
 	if err != nil {

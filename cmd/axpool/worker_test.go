@@ -26,8 +26,9 @@ func TestWorkerCLI(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
-	var stderr strings.Builder
-	cmd := s.Command([]string{"worker", "--nats", emb.URL(), "--slots", "2", "--id", "cli-worker", "--max-steps", "1000"})
+	var stderr queuetest.Buffer
+	cmd := s.Command([]string{"worker", "--nats", emb.URL(), "--slots", "2", "--id", "cli-worker", "--max-steps", "1000",
+		"--metrics-addr", "127.0.0.1:0"})
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -87,6 +88,29 @@ func TestWorkerCLI(t *testing.T) {
 	res, err = client.Wait(ctx, id, nil)
 	if err != nil || !strings.Contains(string(res), `"message":"max execution steps exceeded (1000)"`) {
 		t.Errorf("ceiling not applied: %s, %v", res, err)
+	}
+
+	// The worker's metrics: its two jobs, by outcome; its slots; the probes.
+	murl := metricsURL(t, &stderr)
+	m := scrape(t, murl)
+	for k, v := range map[string]float64{
+		`axpool_worker_jobs_total{outcome="ok",tool="boruna_run"}`:         1,
+		`axpool_worker_jobs_total{outcome="step_limit",tool="boruna_run"}`: 1,
+		`axpool_worker_job_run_seconds_count{tool="boruna_run"}`:           2,
+		`axpool_worker_slots`:              2,
+		`axpool_worker_busy_slots`:         0,
+		`axpool_worker_redeliveries_total`: 0,
+		`axpool_worker_cancels_total`:      0,
+	} {
+		if got, ok := m[k]; !ok || got != v {
+			t.Errorf("%s = %v (present %v), want %v", k, got, ok, v)
+		}
+	}
+	if status, body := httpGet(t, murl+"/readyz"); status != 200 || body != "ready\n" {
+		t.Errorf("/readyz: %d %q", status, body)
+	}
+	if status, _ := httpGet(t, murl+"/healthz"); status != 200 {
+		t.Errorf("/healthz: %d", status)
 	}
 
 	// SIGTERM: clean exit 0.

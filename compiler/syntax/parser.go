@@ -69,10 +69,11 @@ type parser struct {
 	file string
 	sc   *scanner
 
-	tok     token    // current token
-	ahead   [3]token // lookahead buffer (tokens after tok)
-	nahead  int
-	prevEnd Pos // end of the last consumed token
+	tok      token    // current token
+	ahead    [3]token // lookahead buffer (tokens after tok)
+	nahead   int
+	prevEnd  Pos       // end of the last consumed token
+	prevKind tokenKind // kind of the last consumed token
 
 	errs     ErrorList
 	skipping bool // resynchronising after an error: lexer errors are not reported
@@ -120,7 +121,7 @@ func seq(c *int32) numbered {
 
 // next advances to the next token. A lexer error becomes the current error.
 func (p *parser) next() {
-	p.prevEnd = p.tok.end
+	p.prevEnd, p.prevKind = p.tok.end, p.tok.kind
 	if p.nahead > 0 {
 		p.tok = p.ahead[0]
 		copy(p.ahead[:], p.ahead[1:p.nahead])
@@ -169,15 +170,38 @@ func (p *parser) failLexer(t token, format string, args ...any) {
 
 // failExpected reports "expected WHAT, found TOKEN" at the current token,
 // with a "did you mean" suffix when the token is an identifier close to one
-// of the candidates.
+// of the candidates. A keyword where a name or pattern was expected says
+// so (`let emit = 1`: "expected variable name, found 'emit' ('emit' is a
+// keyword)"), and so does an expression missing after a keyword that
+// needs one and is followed by the end of its line or of an enclosing
+// construct (`let v = emit⏎…`: "expected expression after 'emit', found
+// 'let' ('emit' is a keyword)").
 func (p *parser) failExpected(what string, candidates ...string) {
-	msg := "expected " + what + ", found " + p.describe(&p.tok)
+	after, note := "", ""
+	switch {
+	case p.tok.kind.isKeyword() && (strings.HasSuffix(what, "name") || what == "identifier" || what == "pattern"):
+		note = " (" + p.tok.kind.String() + " is a keyword)"
+	case what == "expression" && p.prevKind.isKeyword() && (p.tok.nl || endsOperand(p.tok.kind)):
+		after = " after " + p.prevKind.String()
+		note = " (" + p.prevKind.String() + " is a keyword)"
+	}
+	msg := "expected " + what + after + ", found " + p.describe(&p.tok) + note
 	if p.tok.kind == tIdent && len(candidates) > 0 {
 		if s, ok := spell.Nearest(p.text(&p.tok), candidates); ok {
 			msg += " (did you mean '" + s + "'?)"
 		}
 	}
 	p.fail(p.tok.pos, p.tok.end, "%s", msg)
+}
+
+// endsOperand reports whether a token of kind k ends a construct rather
+// than beginning an operand: `)`, `]`, `}`, `,`, `;`, end of file.
+func endsOperand(k tokenKind) bool {
+	switch k {
+	case tRParen, tRBracket, tRBrace, tComma, tSemi, tEOF:
+		return true
+	}
+	return false
 }
 
 // expect consumes a token of kind k or fails with "expected K, found T".
@@ -957,11 +981,19 @@ func (p *parser) parseUnary() Expr {
 
 // parsePostfix parses calls `x(args)` and field accesses `x.f` after x.
 // A `(` on a new line starts a new statement (`let f = id⏎(7)`); a `.` on a
-// new line continues the expression.
-func (p *parser) parsePostfix(x Expr) Expr {
+// new line continues the expression. A `[` on the same line would index x,
+// which the language does not have: it is an error naming the built-ins
+// that do it.
+func (p *parser) parsePostfix(x Expr) Expr { return p.parsePostfixOf(x, false) }
+
+// parsePostfixOf is parsePostfix; operand says that x is the first of two
+// juxtaposed operands (`send target [1, 2]`), which a `[` may follow.
+func (p *parser) parsePostfixOf(x Expr, operand bool) Expr {
 	hx := p.h
 	for {
 		switch {
+		case p.tok.kind == tLBracket && p.sameLine() && !operand:
+			p.fail(p.tok.pos, p.tok.end, "%s", IndexingMessage)
 		case p.tok.kind == tDot:
 			dot := p.tok
 			p.next()
@@ -981,6 +1013,9 @@ func (p *parser) parsePostfix(x Expr) Expr {
 		}
 	}
 }
+
+// IndexingMessage is the E002 message of `x[i]`.
+const IndexingMessage = "indexing is not supported: use list_get(list, i) or map_get(map, key)"
 
 // parseArgs parses `(e, ...)` (trailing comma allowed) and returns the
 // arguments and their maximal height.
@@ -1145,7 +1180,7 @@ func (p *parser) parsePrimary() Expr {
 	case tSend:
 		p.enter()
 		p.next()
-		target := p.parsePostfix(p.parsePrimary())
+		target := p.parsePostfixOf(p.parsePrimary(), true)
 		h := p.h
 		msg := p.parsePostfix(p.parsePrimary())
 		p.leave()

@@ -29,7 +29,11 @@ var allowed = map[string][]string{
 	"internal/spell":    nil,
 	"internal/text":     nil,
 	"internal/mcptest":  nil,
+	"internal/version":  nil,
 	"libs":              nil,
+	"templates":         nil,
+	"docs":              nil,
+	"examples":          nil,
 
 	"wire":            {"internal/jsonenc"},
 	"internal/golden": {"wire"},
@@ -50,14 +54,20 @@ var allowed = map[string][]string{
 	"tools": {"compiler", "compiler/syntax", "internal/spell", "internal/text", "policy", "tools/framework",
 		"tools/repair", "tools/sealed", "tools/template", "tools/toolwire", "tools/workflow", "vm", "wire"},
 
+	// Named scripts: compiled and checked here, run through the tool
+	// engine on the workers.
+	"scripts": {"compiler", "compiler/syntax", "internal/spell", "internal/text", "policy", "tools", "tools/toolwire", "vm", "wire"},
+
 	// The service: queue knows nothing of MCP or the tools; the gateway
 	// never runs a VM (no compiler, no vm).
 	"queue":           {"internal/jsonenc", "wire"},
 	"queue/queuetest": {"queue"},
-	"worker":          {"queue", "tools", "wire"},
-	"gateway":         {"internal/jsonenc", "queue", "tools", "wire"},
+	"worker":          {"queue", "scripts", "tools", "wire"},
+	// The live capability handlers: worker side, never the gateway.
+	"handlers": {"internal/text", "policy", "vm"},
+	"gateway":  {"docs", "examples", "internal/jsonenc", "queue", "scripts", "tools", "wire"},
 
-	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "internal/jsonenc", "policy", "queue", "tools",
+	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
 		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
 }
 
@@ -69,10 +79,11 @@ var thirdParty = map[string][]string{
 	"tools":            {"github.com/santhosh-tekuri/jsonschema/", "golang.org/x/text/"},
 	"queue":            {"github.com/google/uuid", "github.com/nats-io/", "golang.org/x/crypto/"},
 	"queue/queuetest":  {"github.com/nats-io/"},
-	"worker":           {"github.com/google/uuid"},
-	"gateway":          {"github.com/google/uuid", "github.com/mark3labs/mcp-go/"},
+	"worker":           {"github.com/google/uuid", "github.com/prometheus/client_golang/"},
+	"gateway":          {"github.com/fsnotify/fsnotify", "github.com/google/uuid", "github.com/mark3labs/mcp-go/", "github.com/prometheus/client_golang/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
-	"cmd/axpool":       {"github.com/nats-io/", "github.com/spf13/"},
+	"handlers":         {"github.com/ncruces/go-sqlite3"},
+	"cmd/axpool":       {"github.com/nats-io/", "github.com/prometheus/client_golang/", "github.com/spf13/"},
 }
 
 type pkg struct {

@@ -93,15 +93,12 @@ func Call(ctx context.Context, c *client.Client, tool, args string, meta *mcp.Me
 	return c.CallTool(ctx, req)
 }
 
-// Decode checks the docs/tools.md §1 shape of a tool result — not isError,
-// one text item holding 2-space pretty JSON whose keys start with success
-// and protocol_version 1, the same object in structuredContent — and
-// returns the object (numbers as float64). The error names the first
-// violation.
+// Decode checks the docs/tools.md §1 shape of a tool result — one text
+// item holding 2-space pretty JSON whose keys start with success and
+// protocol_version 1, the same object in structuredContent, isError
+// exactly when success is false — and returns the object (numbers as
+// float64). The error names the first violation.
 func Decode(res *mcp.CallToolResult) (map[string]any, error) {
-	if res.IsError {
-		return nil, fmt.Errorf("isError result: %+v", res.Content)
-	}
 	if len(res.Content) != 1 {
 		return nil, fmt.Errorf("%d content items, want 1", len(res.Content))
 	}
@@ -135,6 +132,9 @@ func Decode(res *mcp.CallToolResult) (map[string]any, error) {
 	b, _ := json.Marshal(fromStructured)
 	if !bytes.Equal(a, b) {
 		return nil, fmt.Errorf("structuredContent differs from text:\n%s\n%s", a, b)
+	}
+	if res.IsError != (fromText["success"] != true) {
+		return nil, fmt.Errorf("isError = %v for success %v", res.IsError, fromText["success"])
 	}
 	return fromText, nil
 }

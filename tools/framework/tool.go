@@ -144,7 +144,10 @@ func FrameworkTest(ctx context.Context, source string, messages []string, opts O
 		}
 		return frameworkError(fmt.Sprintf("%s() failed: %v", fn, err), outcomeOf(err))
 	}
-	initState := brief(rt.State())
+	initState, err := brief(rt.State())
+	if err != nil {
+		return frameworkError(fmt.Sprintf("init() failed: %v", err), wire.OutcomeRuntimeError)
+	}
 	size := len(initState)
 	cycles := make([]*wire.Object, 0, len(messages))
 	fail := func(k int, raw string, err error) *wire.Object {
@@ -168,7 +171,14 @@ func FrameworkTest(ctx context.Context, source string, messages []string, opts O
 			}
 			return fail(i+1, raw, err)
 		}
-		state, ui := brief(c.State), brief(c.UI)
+		state, err := brief(c.State)
+		if err != nil {
+			return fail(i+1, raw, err)
+		}
+		ui, err := brief(c.UI)
+		if err != nil {
+			return fail(i+1, raw, err)
+		}
 		if size += len(state) + len(ui) + len(raw); size > MaxResponseBytes {
 			return fail(i+1, raw, errResponseLimit)
 		}
@@ -182,10 +192,14 @@ func FrameworkTest(ctx context.Context, source string, messages []string, opts O
 		}
 		cycles = append(cycles, entry)
 	}
+	final, err := brief(rt.State()) // the last cycle's state, already encoded once
+	if err != nil {
+		return frameworkError(err.Error(), wire.OutcomeRuntimeError)
+	}
 	return wire.WithOutcome(wire.Envelope(true).
 		Set("init_state", initState).
 		Set("cycles", cycles).
-		Set("final_state", brief(rt.State())).
+		Set("final_state", final).
 		Set("total_cycles", rt.Cycles()), wire.OutcomeOK)
 }
 
@@ -228,8 +242,16 @@ func problemObject(p Problem) *wire.Object {
 	return o
 }
 
-// brief encodes v in the brief encoding of framework_test.
-func brief(v vm.Value) json.RawMessage { return json.RawMessage(vm.EncodeBrief(v)) }
+// brief encodes v in the brief encoding of framework_test; the one error
+// is vm.EncodeDepthError's, for a value nested deeper than
+// vm.MaxEncodeDepth.
+func brief(v vm.Value) (json.RawMessage, error) {
+	b, err := vm.BriefJSON(v)
+	if err != nil {
+		return nil, vm.EncodeDepthError()
+	}
+	return json.RawMessage(b), nil
+}
 
 func nullable(s string) any {
 	if s == "" {

@@ -536,10 +536,10 @@ func (a *analysis) typePatches(cd *compiler.Diagnostic) []Patch {
 		}
 	case *syntax.IntLit:
 		if nt.Name.Name == "String" {
-			hint = conversionHint("__builtin_int_to_string(value)", "Int", "String")
+			hint = conversionHint("int_to_string(value)", "Int", "String")
 		}
 		if nt.Name.Name == "Float" {
-			hint = conversionHint("__builtin_int_to_float(value)", "Int", "Float")
+			hint = conversionHint("int_to_float(value)", "Int", "Float")
 		}
 	}
 	if hint != nil {

@@ -1,10 +1,8 @@
 package sealed
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"strconv"
 	"unicode/utf8"
 
@@ -59,13 +57,58 @@ func CanonicalLog(events []vm.Event) []byte {
 		b = appendEvent(b, e)
 	}
 	b = append(b, "]}"...)
-	var out bytes.Buffer
-	out.Grow(len(b) * 2)
-	// b is valid JSON by construction, so Indent cannot fail.
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		panic("sealed: canonical log is not valid JSON: " + err.Error())
+	return indent(b)
+}
+
+// indent pretty-prints compact JSON as json.Indent(dst, b, "", "  ") does
+// (a newline and two spaces per level before each element and closing
+// bracket, ": " after keys, "[]" and "{}" for empty containers), in one
+// pass with a depth counter, so any depth is fine (json.Indent stops at
+// 10,000 levels).
+func indent(b []byte) []byte {
+	out := make([]byte, 0, len(b)*2)
+	depth := 0
+	newline := func() {
+		out = append(out, '\n')
+		for range depth {
+			out = append(out, "  "...)
+		}
 	}
-	return out.Bytes()
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch c {
+		case '"':
+			j := i + 1
+			for ; j < len(b) && b[j] != '"'; j++ {
+				if b[j] == '\\' {
+					j++
+				}
+			}
+			out = append(out, b[i:j+1]...)
+			i = j
+		case '{', '[':
+			out = append(out, c)
+			if i+1 < len(b) && (b[i+1] == '}' || b[i+1] == ']') {
+				out = append(out, b[i+1])
+				i++
+				continue
+			}
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			out = append(out, c)
+		case ',':
+			out = append(out, c)
+			newline()
+		case ':':
+			out = append(out, ':', ' ')
+		default:
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Digest returns the lower-case hex SHA-256 of CanonicalLog(events).
@@ -135,105 +178,132 @@ func appendEvent(b []byte, e vm.Event) []byte {
 	return append(b, "}}"...)
 }
 
-// appendValue appends the externally tagged form of v.
+// appendValue appends the externally tagged form of v, iteratively (any
+// depth; canonicalValue bounds it).
 func appendValue(b []byte, v vm.Value) []byte {
-	tagged := func(tag string) []byte {
-		b = append(b, `{"`...)
-		b = append(b, tag...)
-		return append(b, `":`...)
-	}
+	w := taggedWriter{b: b}
+	_ = vm.Walk(v, &w, 0)
+	return w.b
+}
+
+// taggedWriter writes the externally tagged form of a value (a vm.Visitor).
+type taggedWriter struct{ b []byte }
+
+func (w *taggedWriter) tag(t string) {
+	w.b = append(w.b, `{"`...)
+	w.b = append(w.b, t...)
+	w.b = append(w.b, `":`...)
+}
+
+func (w *taggedWriter) Enter(v vm.Value) {
 	switch v.Kind() {
 	case vm.KindUnit:
-		return append(b, `"Unit"`...)
+		w.b = append(w.b, `"Unit"`...)
 	case vm.KindBool:
-		b = tagged("Bool")
-		b = strconv.AppendBool(b, v.AsBool())
+		w.tag("Bool")
+		w.b = append(strconv.AppendBool(w.b, v.AsBool()), '}')
 	case vm.KindInt:
-		b = tagged("Int")
-		b = strconv.AppendInt(b, v.AsInt(), 10)
+		w.tag("Int")
+		w.b = append(strconv.AppendInt(w.b, v.AsInt(), 10), '}')
 	case vm.KindFloat:
-		b = tagged("Float")
-		b = vm.AppendFloatJSON(b, v.AsFloat())
+		w.tag("Float")
+		w.b = append(vm.AppendFloatJSON(w.b, v.AsFloat()), '}')
 	case vm.KindString:
-		b = tagged("String")
-		b = appendString(b, v.AsString())
+		w.tag("String")
+		w.b = append(appendString(w.b, v.AsString()), '}')
 	case vm.KindOption:
 		if v.IsNone() {
-			return append(b, `"None"`...)
+			w.b = append(w.b, `"None"`...)
+		} else {
+			w.tag("Some")
 		}
-		b = tagged("Some")
-		b = appendValue(b, v.Inner())
 	case vm.KindResult:
 		if v.IsOk() {
-			b = tagged("Ok")
+			w.tag("Ok")
 		} else {
-			b = tagged("Err")
+			w.tag("Err")
 		}
-		b = appendValue(b, v.Inner())
 	case vm.KindList:
-		b = tagged("List")
-		b = appendValues(b, v.Elems())
+		w.tag("List")
+		w.b = append(w.b, '[')
 	case vm.KindMap:
-		b = tagged("Map")
-		b = append(b, '{')
-		for i, k := range v.MapKeys() {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			x, _ := v.MapGet(k)
-			b = appendValue(b, x)
-		}
-		b = append(b, '}')
+		w.tag("Map")
+		w.b = append(w.b, '{')
 	case vm.KindRecord:
-		b = tagged("Record")
-		b = appendRecord(b, v.Type().ID, v.Fields())
+		w.tag("Record")
+		w.recordHead(v.Type().ID)
 	case vm.KindEnum:
 		t := v.Type()
-		b = tagged("Enum")
-		b = append(b, `{"type_id":`...)
-		b = strconv.AppendInt(b, int64(t.ID), 10)
-		b = append(b, `,"variant":`...)
-		b = strconv.AppendInt(b, int64(v.Variant()), 10)
-		b = append(b, `,"payload":`...)
-		if i := v.Variant(); i >= 0 && i < len(t.Variants) && t.Variants[i].Shape == vm.StructVariant {
-			b = append(b, `{"Record":`...)
-			b = appendRecord(b, t.ID, v.Fields())
-			b = append(b, '}')
-		} else {
-			b = appendValue(b, v.Payload())
+		w.tag("Enum")
+		w.b = append(w.b, `{"type_id":`...)
+		w.b = strconv.AppendInt(w.b, int64(t.ID), 10)
+		w.b = append(w.b, `,"variant":`...)
+		w.b = strconv.AppendInt(w.b, int64(v.Variant()), 10)
+		w.b = append(w.b, `,"payload":`...)
+		switch shape(v) {
+		case vm.StructVariant:
+			w.b = append(w.b, `{"Record":`...)
+			w.recordHead(t.ID)
+		case vm.UnitVariant:
+			w.b = append(w.b, `"Unit"`...)
 		}
-		b = append(b, '}')
 	case vm.KindActor:
-		b = tagged("ActorId")
-		b = strconv.AppendInt(b, v.AsActorID(), 10)
+		w.tag("ActorId")
+		w.b = append(strconv.AppendInt(w.b, v.AsActorID(), 10), '}')
 	case vm.KindFn:
-		b = tagged("FnRef")
-		b = strconv.AppendInt(b, int64(v.AsFnRef()), 10)
+		w.tag("FnRef")
+		w.b = append(strconv.AppendInt(w.b, int64(v.AsFnRef()), 10), '}')
 	default:
-		return append(b, `"Unit"`...)
+		w.b = append(w.b, `"Unit"`...)
 	}
-	return append(b, '}')
 }
 
-func appendValues(b []byte, vs []vm.Value) []byte {
-	b = append(b, '[')
-	for i, x := range vs {
-		if i > 0 {
-			b = append(b, ',')
+func (w *taggedWriter) recordHead(typeID int) {
+	w.b = append(w.b, `{"type_id":`...)
+	w.b = strconv.AppendInt(w.b, int64(typeID), 10)
+	w.b = append(w.b, `,"fields":[`...)
+}
+
+func (w *taggedWriter) Child(parent vm.Value, i int, key string) {
+	if i > 0 {
+		w.b = append(w.b, ',')
+	}
+	if parent.Kind() == vm.KindMap {
+		w.b = appendString(w.b, key)
+		w.b = append(w.b, ':')
+	}
+}
+
+func (w *taggedWriter) Leave(v vm.Value) {
+	switch v.Kind() {
+	case vm.KindOption:
+		if v.IsSome() {
+			w.b = append(w.b, '}')
 		}
-		b = appendValue(b, x)
+	case vm.KindResult:
+		w.b = append(w.b, '}')
+	case vm.KindList:
+		w.b = append(w.b, "]}"...)
+	case vm.KindMap:
+		w.b = append(w.b, "}}"...)
+	case vm.KindRecord:
+		w.b = append(w.b, "]}}"...)
+	case vm.KindEnum:
+		if shape(v) == vm.StructVariant {
+			w.b = append(w.b, "]}}"...)
+		}
+		w.b = append(w.b, "}}"...)
 	}
-	return append(b, ']')
 }
 
-func appendRecord(b []byte, typeID int, fields []vm.Value) []byte {
-	b = append(b, `{"type_id":`...)
-	b = strconv.AppendInt(b, int64(typeID), 10)
-	b = append(b, `,"fields":`...)
-	b = appendValues(b, fields)
-	return append(b, '}')
+// shape returns the shape of enum value v's variant (UnitVariant for an
+// index out of range, as the walk treats it).
+func shape(v vm.Value) vm.VariantShape {
+	t, i := v.Type(), v.Variant()
+	if i < 0 || i >= len(t.Variants) {
+		return vm.UnitVariant
+	}
+	return t.Variants[i].Shape
 }
 
 const hexDigits = "0123456789abcdef"

@@ -1,7 +1,9 @@
 package sealed
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/axpool/axpool/compiler"
@@ -60,6 +62,24 @@ func TestReplayDivergence(t *testing.T) {
 		ok, why := replay(ctx, m, lim, pol, r)
 		if ok || why != tt.want {
 			t.Errorf("%s: verified %v, reason %q, want %q", tt.name, ok, why, tt.want)
+		}
+	}
+}
+
+// TestIndentMatchesJSONIndent: the canonical log's indenter writes what
+// json.Indent(_, b, "", "  ") writes (without its 10,000-level limit,
+// which the tagged form of a MaxEncodeDepth-deep value passes).
+func TestIndentMatchesJSONIndent(t *testing.T) {
+	for _, doc := range []string{
+		`{}`, `[]`, `{"a":[]}`, `{"a":{},"b":[1,2,{"c":"x\"y\\\\"}]}`, `[[[]],[{}],"s:,{}[]"]`,
+		`{"version":2,"events":[{"UiEmit":{"tree":{"List":[{"Int":1},"Unit"]}}}]}`,
+	} {
+		var want bytes.Buffer
+		if err := json.Indent(&want, []byte(doc), "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(indent([]byte(doc))); got != want.String() {
+			t.Errorf("indent(%s) =\n%s\nwant\n%s", doc, got, want.String())
 		}
 	}
 }

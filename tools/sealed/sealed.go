@@ -58,10 +58,16 @@ type Options struct {
 	// with limit_exceeded, limit_kind "output_bytes", phase
 	// "serialization".
 	MaxOutputBytes *int64
-	// Handler performs the capability calls of the first execution (nil:
-	// the VM's mock handler). The second execution always replays the
-	// recorded results.
+	// Handler performs the capability calls of the first execution when
+	// Handlers is nil (nil: the VM's mock handler). The second execution
+	// always replays the recorded results, so it never calls out.
 	Handler vm.Handler
+	// Handlers, if non-nil, makes the handler of the first execution
+	// (toolwire.RunHandler with Seed; the server's live or mock set), and
+	// the response carries its facts ("handlers":"mock" or random_seed).
+	Handlers vm.HandlerSet
+	// Seed is the caller's `seed` argument (nil: a fresh seed).
+	Seed *uint64
 	// Ceiling, if non-nil, is the operator's ceiling policy, intersected
 	// with the caller's (policy.Intersect).
 	Ceiling *policy.Policy
@@ -86,7 +92,7 @@ func RunSealedTool(ctx context.Context, source string, policyArg json.RawMessage
 //     capability_calls:[{capability, args}] (first MaxListed),
 //     event_log:{version:2, events:[…] (first MaxListed), truncated},
 //     event_log_sha256, seal:{kind, verified, digest_alg, digest, note},
-//     outcome:"ok"}. A replay that fails or differs is not a failure:
+//     [handlers:"mock" | random_seed] (Options.Handlers), outcome:"ok"}. A replay that fails or differs is not a failure:
 //     replay_verified is false and the reason says why;
 //   - compile errors (and a missing main): the compile `errors` shape,
 //     outcome "compile_error";
@@ -122,18 +128,26 @@ func Run(ctx context.Context, source string, policyArg json.RawMessage, opts Opt
 		lim.MaxSteps = -1 // the VM's zero-step budget
 	}
 
-	first, err := vm.Run(ctx, m, vm.Options{Limits: lim, Policy: pol, Handler: opts.Handler})
+	handler, facts, done := opts.Handler, toolwire.HandlerFacts{}, func() {}
+	if opts.Handlers != nil {
+		handler, facts, done = toolwire.RunHandler(opts.Handlers, pol, opts.Seed, lim.MaxMemory)
+	}
+	first, err := vm.Run(ctx, m, vm.Options{Limits: lim, Policy: pol, Handler: handler})
+	done()
 	if err != nil {
-		return runFailure(err, opts.LibsDir)
+		return runFailure(err, opts.LibsDir, facts)
 	}
 	if opts.MaxOutputBytes != nil {
 		if oe := toolwire.CheckOutput(first, *opts.MaxOutputBytes); oe != nil {
-			return runFailure(oe, opts.LibsDir)
+			return runFailure(oe, opts.LibsDir, facts)
 		}
+	}
+	if err := encodable(first); err != nil {
+		return runFailure(err, opts.LibsDir, facts)
 	}
 	verified, reason := replay(ctx, m, lim, pol, first)
 	if ctx.Err() != nil {
-		return runFailure(ctx.Err(), opts.LibsDir)
+		return runFailure(ctx.Err(), opts.LibsDir, facts)
 	}
 
 	digest := Digest(first.Events)
@@ -157,7 +171,7 @@ func Run(ctx context.Context, source string, policyArg json.RawMessage, opts Opt
 	if !verified {
 		why = reason
 	}
-	return wire.WithOutcome(wire.Envelope(true).
+	o := wire.Envelope(true).
 		Set("result", first.Value).
 		Set("steps", first.Steps).
 		Set("replay_verified", verified).
@@ -174,7 +188,8 @@ func Run(ctx context.Context, source string, policyArg json.RawMessage, opts Opt
 			Set("verified", verified).
 			Set("digest_alg", DigestAlg).
 			Set("digest", digest).
-			Set("note", SealNote)), wire.OutcomeOK)
+			Set("note", SealNote))
+	return wire.WithOutcome(facts.Set(o), wire.OutcomeOK)
 }
 
 // replay re-executes m with the recorded capability results of first and
@@ -210,6 +225,34 @@ func replay(ctx context.Context, m *vm.Module, lim vm.Limits, pol *policy.Policy
 	return true, ""
 }
 
+// encodable checks that the values the response carries — the result and
+// every event's values — nest at most vm.MaxEncodeDepth levels; a deeper
+// one is the runtime error vm.EncodeDepthError (with the run's steps).
+func encodable(res *vm.Result) error {
+	check := func(v vm.Value) error {
+		if err := vm.CheckEncodeDepth(v); err != nil {
+			e := vm.EncodeDepthError()
+			e.Steps = res.Steps
+			return e
+		}
+		return nil
+	}
+	if err := check(res.Value); err != nil {
+		return err
+	}
+	for _, e := range res.Events {
+		if err := check(e.Value); err != nil {
+			return err
+		}
+		for _, a := range e.Args {
+			if err := check(a); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func canonicalEvent(e vm.Event) string { return string(appendEvent(nil, e)) }
 
 // maxShownDivergence bounds each recorded and replayed value quoted in a
@@ -219,6 +262,6 @@ const maxShownDivergence = 200
 // runFailure is boruna_run_sealed's response to a failed first execution:
 // toolwire.RunFailure with the sealed shape of a denied capability
 // (reference §3.5).
-func runFailure(err error, libsDir string) *wire.Object {
-	return toolwire.RunFailure(err, toolwire.RunFailureOptions{LibsDir: libsDir, CapabilityDenied: true})
+func runFailure(err error, libsDir string, facts toolwire.HandlerFacts) *wire.Object {
+	return toolwire.RunFailure(err, toolwire.RunFailureOptions{LibsDir: libsDir, CapabilityDenied: true, Facts: facts})
 }

@@ -41,6 +41,9 @@ type RunFailureOptions struct {
 	// (reference §5.4) is error_kind runtime_error with capability after
 	// steps.
 	CapabilityDenied bool
+	// Facts are the handler facts of the run (handlers, random_seed), set
+	// right before outcome.
+	Facts HandlerFacts
 }
 
 // RunFailure is the one mapping from the Go error of a run (vm.Run, or
@@ -62,7 +65,9 @@ type RunFailureOptions struct {
 //	                            → wire.Cancelled(wire.MsgExecutionCancelled)
 //	anything else               → wire.Internal(err.Error())
 //
-// The location fields are line, col, function and file (SetLocation).
+// The location fields are line, col, function and file (SetLocation); the
+// handler facts (opts.Facts) follow the kind's fields, except on
+// cancellation.
 func RunFailure(err error, opts RunFailureOptions) *wire.Object {
 	var (
 		le *vm.LimitError
@@ -114,7 +119,7 @@ func RunFailure(err error, opts RunFailureOptions) *wire.Object {
 	default:
 		return wire.Internal(err.Error())
 	}
-	return wire.WithOutcome(o, Outcome(err))
+	return wire.WithOutcome(opts.Facts.Set(o), Outcome(err))
 }
 
 // Outcome returns the docs/tools.md §5 outcome of a run's Go error, the

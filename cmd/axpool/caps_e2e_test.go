@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/ncruces/go-sqlite3"
+
+	"github.com/axpool/axpool/internal/mcptest"
+	"github.com/axpool/axpool/queue/queuetest"
+)
+
+// callAny calls tool and returns its decoded result, success or not.
+func callAny(t *testing.T, c *client.Client, tool, args string) (map[string]any, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := mcptest.Call(ctx, c, tool, args, nil)
+	if err != nil || len(res.Content) != 1 {
+		t.Fatalf("%s: %v %+v", tool, err, res)
+	}
+	text := res.Content[0].(mcp.TextContent).Text
+	var m map[string]any
+	if err := json.Unmarshal([]byte(text), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m, text
+}
+
+// TestE2ELiveCapabilities: `axpool mcp` with grants passes them to its
+// worker processes, which fetch from a loopback server, read the file
+// root, query SQLite and ask a fake LLM; what is not granted is refused
+// naming the flag; the LLM key reaches no result.
+func TestE2ELiveCapabilities(t *testing.T) {
+	var hits, llmHits atomic.Int64
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "web says hi")
+	}))
+	defer web.Close()
+	const key = "sk-e2e-9f8e7d6c5b4a"
+	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		llmHits.Add(1)
+		if r.Header.Get("Authorization") != "Bearer "+key {
+			http.Error(w, "no key", http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":"model says hi, key %s"}}]}`, key)
+	}))
+	defer llm.Close()
+	dir := t.TempDir()
+	root := filepath.Join(dir, "files")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "note.txt"), []byte("file says hi"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dbPath := filepath.Join(dir, "app.db")
+	db, err := sqlite3.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Exec("CREATE TABLE greet (text TEXT); INSERT INTO greet VALUES ('db says hi')"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	var stderr queuetest.Buffer
+	c := startStdioEnv(t, &stderr, []string{LLMKeyEnv + "=" + key},
+		"--workers", "1", "--slots", "1", "--allow-net", "127.0.0.1", "--allow-private-net", "127.0.0.1/32",
+		"--fs-root", root, "--fs-read-only", "--db", dbPath, "--db-read-only",
+		"--llm-url", llm.URL+"/v1/chat/completions", "--llm-model", "m")
+
+	src := fmt.Sprintf(`fn main() -> String !{net.fetch, fs.read, db.query, llm.call} {
+  let a = match http_get(%q) { Ok(s) => s, Err(e) => e }
+  let b = match fs_read("note.txt") { Ok(s) => s, Err(e) => e }
+  let c = match db_query("SELECT text FROM greet") {
+    Ok(rows) => match __builtin_map_get(list_get(rows, 0), "text") { Some(s) => s, None => "NULL" },
+    Err(e) => e,
+  }
+  let d = match llm_complete("hello") { Ok(s) => s, Err(e) => e }
+  a ++ " / " ++ b ++ " / " ++ c ++ " / " ++ d
+}`, web.URL)
+	m, text := callAny(t, c, "boruna_run", `{"source":`+jstr(src)+`,"seed":9}`)
+	if m["result"] != "web says hi / file says hi / db says hi / model says hi, key ***" || m["random_seed"] != 9.0 {
+		t.Fatalf("live run: %s\nstderr:\n%s", text, stderr.String())
+	}
+	if strings.Contains(text, key) {
+		t.Errorf("the LLM key is in a result: %s", text)
+	}
+	if hits.Load() != 1 || llmHits.Load() != 1 {
+		t.Errorf("servers saw %d and %d requests, want 1 each", hits.Load(), llmHits.Load())
+	}
+	m, text = callAny(t, c, "boruna_run", `{"source":`+jstr(`fn main() -> Result<Unit, String> !{fs.write} { fs_write("x.txt", "x") }`)+`}`)
+	if m["outcome"] != "policy_denied" || m["message"] != "capability denied: fs.write (not granted by this server; see --fs-root without --fs-read-only)" {
+		t.Errorf("fs.write under --fs-read-only: %s", text)
+	}
+	m, text = callAny(t, c, "boruna_run", `{"source":`+jstr(`fn main() -> Result<String, String> !{net.fetch} { http_get("http://[::1]:1/") }`)+`}`)
+	if m["outcome"] != "policy_denied" || m["message"] != `capability denied: net.fetch (host "::1" not granted by this server; see --allow-net)` {
+		t.Errorf("a host not granted: %s", text)
+	}
+
+	// boruna_run is open-world with live handlers.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range list.Tools {
+		if tool.Name == "boruna_run" && (tool.Annotations.OpenWorldHint == nil || !*tool.Annotations.OpenWorldHint) {
+			t.Errorf("boruna_run annotations with live handlers: %+v", tool.Annotations)
+		}
+	}
+	if s := stderr.String(); strings.Contains(s, key) {
+		t.Errorf("the LLM key is in the logs:\n%s", s)
+	}
+}
+
+// TestE2EMockHandlers: --handlers mock answers with the reference's values
+// and says so; grant flags next to it, or a bad grant, stop the node at
+// start.
+func TestE2EMockHandlers(t *testing.T) {
+	var stderr queuetest.Buffer
+	c := startStdio(t, &stderr, "--workers", "1", "--slots", "1", "--handlers", "mock")
+	m, text := callAny(t, c, "boruna_run", `{"source":`+jstr(`fn main() -> Int !{time.now} { now_ms() }`)+`}`)
+	if m["result"] != 1700000000.0 || m["handlers"] != "mock" || strings.Contains(text, "random_seed") {
+		t.Errorf("mock run: %s", text)
+	}
+
+	cases := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"mcp", "--handlers", "mock", "--allow-net", "x.example"}, 2, "axpool mcp: --allow-net has no effect with --handlers mock"},
+		{[]string{"mcp", "--handlers", "fake"}, 2, `axpool mcp: --handlers "fake": want live or mock`},
+		{[]string{"mcp", "--fs-read-only"}, 2, "axpool mcp: --fs-read-only needs --fs-root"},
+		{[]string{"mcp", "--allow-private-net", "ten"}, 1, `axpool mcp: --allow-private-net: "ten" is not a CIDR range (e.g. 127.0.0.1/32) or an IP address`},
+		{[]string{"mcp", "--allow-net", "bad host"}, 1, `axpool mcp: --allow-net: "bad host" is not a host name, *.domain wildcard, IP address or *`},
+		{[]string{"mcp", "--fs-root", "/nonexistent/root"}, 1, "axpool mcp: --fs-root: open /nonexistent/root: no such file or directory"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--db", "/nonexistent/x.db", "--db-read-only"}, 1, "axpool worker: --db /nonexistent/x.db: "},
+	}
+	for _, tc := range cases {
+		cmd := exec.Command(axpoolBin, tc.args...)
+		cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+		var errOut bytes.Buffer
+		cmd.Stderr = &errOut
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != tc.code || !strings.Contains(errOut.String(), tc.msg) {
+			t.Errorf("%v: err %v, stderr %q; want exit %d with %q", tc.args, err, errOut.String(), tc.code, tc.msg)
+		}
+	}
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+)
+
+// flagSet returns a flag set with d's flag, parsed from args.
+func flagSet(t *testing.T, d dataDir, args ...string) (*pflag.FlagSet, *string) {
+	t.Helper()
+	var v string
+	fs := pflag.NewFlagSet("x", pflag.ContinueOnError)
+	d.register(fs, &v, "test")
+	if err := fs.Parse(args); err != nil {
+		t.Fatal(err)
+	}
+	return fs, &v
+}
+
+// TestDataDirResolve covers the order: the flag's directory (which must
+// be one), ./libs, the embedded copy under the user's cache directory.
+func TestDataDirResolve(t *testing.T) {
+	work := t.TempDir()
+	t.Chdir(work)
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("HOME", cache)
+	file := filepath.Join(work, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--libs-dir", "/nonexistent/libs"}, "--libs-dir /nonexistent/libs: no such directory"},
+		{[]string{"--libs-dir", file}, "--libs-dir " + file + ": not a directory"},
+	} {
+		fs, v := flagSet(t, libsData, c.args...)
+		if _, err := libsData.resolve(fs, *v); err == nil || err.Error() != c.want {
+			t.Errorf("%v: err %v, want %q", c.args, err, c.want)
+		}
+	}
+	fs, v := flagSet(t, libsData, "--libs-dir", work)
+	if got, err := libsData.resolve(fs, *v); err != nil || got != work {
+		t.Errorf("explicit dir: %q, %v", got, err)
+	}
+	fs, v = flagSet(t, libsData, "--libs-dir", "")
+	if got, err := libsData.resolve(fs, *v); err != nil || got != "" {
+		t.Errorf("explicit empty: %q, %v", got, err)
+	}
+
+	// No flag, no ./libs: the embedded copy, written once.
+	fs, v = flagSet(t, libsData)
+	got, err := libsData.resolve(fs, *v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(got, filepath.Join(cache, "axpool", "libs-")) || !libsData.holds(got) {
+		t.Fatalf("embedded copy at %q", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(got, "std-json", "src", "core.ax")); err != nil || len(b) == 0 {
+		t.Fatalf("std-json: %v", err)
+	}
+	again, err := libsData.resolve(fs, *v)
+	if err != nil || again != got {
+		t.Errorf("second resolve %q, %v; want %q", again, err, got)
+	}
+	// A changed copy is not used: a fresh one next to it is.
+	core := filepath.Join(got, "std-json", "src", "core.ax")
+	if err := os.WriteFile(core, []byte("fn evil() -> Int { 0 }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := libsData.resolve(fs, *v)
+	if err != nil || fresh == got || !libsData.holds(fresh) {
+		t.Errorf("after tampering: %q, %v", fresh, err)
+	}
+	// An extra file makes a copy unusable too.
+	if err := os.WriteFile(filepath.Join(fresh, "extra"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if libsData.holds(fresh) {
+		t.Error("a copy with an extra file holds the embedded files")
+	}
+
+	// ./libs wins over the embedded copy.
+	if err := os.Mkdir(filepath.Join(work, "libs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := libsData.resolve(fs, *v); err != nil || got != "libs" {
+		t.Errorf("with ./libs: %q, %v", got, err)
+	}
+}
+
+// TestDataDirTemplates: the embedded templates are the five shipped ones.
+func TestDataDirTemplates(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	flags, v := flagSet(t, templatesData)
+	dir, err := templatesData.resolve(flags, *v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := fs.Glob(os.DirFS(dir), "*/template.json")
+	if err != nil || len(ms) != 5 {
+		t.Errorf("templates %v, %v", ms, err)
+	}
+}

@@ -1,0 +1,424 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/handlers"
+	"github.com/axpool/axpool/scripts"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/wire"
+)
+
+// `axpool script list|check|run` (docs/scripts.md "CLI"): the scripts of a
+// directory, their static diagnostics, and a local run through the same
+// checker, envelope and policy rules as an MCP call, with the mock
+// capability handler and no queue.
+
+// scriptsDirUsage is the help text of every --scripts-dir flag.
+const scriptsDirUsage = "directory of named .ax scripts, each exposed as a typed tool (docs/scripts.md)"
+
+var scriptFlags struct {
+	dir, libsDir      string
+	json              bool
+	argsJSON          string
+	allowDestructive  []string
+	maxSteps, maxWall int64
+}
+
+var scriptCmd = &cobra.Command{
+	Use:   "script",
+	Short: "List, check and run the named scripts of a directory",
+	Long: `A scripts directory holds named .ax scripts; axpool mcp and axpool serve
+with --scripts-dir DIR expose each as an MCP tool whose input schema comes
+from the parameter types of its main (see docs/scripts.md).`,
+}
+
+var scriptListCmd = &cobra.Command{
+	Use:   "list [--scripts-dir DIR] [--json]",
+	Short: "List the scripts: name, description, parameters, annotations, and the files that failed to load",
+	Args:  cobra.NoArgs,
+	RunE:  runScriptList,
+}
+
+var scriptCheckCmd = &cobra.Command{
+	Use:   "check [--scripts-dir DIR]",
+	Short: "Print every static problem of the scripts as file:line:col: message (exit 1 if any)",
+	Args:  cobra.NoArgs,
+	RunE:  runScriptCheck,
+}
+
+var scriptRunCmd = &cobra.Command{
+	Use:   "run NAME [key=value ...] [--args-json JSON]",
+	Short: "Run a script locally with the checks and envelope of an MCP call",
+	Long: `Run the script NAME locally (mock capability handlers, no queue), with the
+argument checker, policy rules and result envelope of an MCP call.
+
+Arguments are key=value pairs parsed by the parameter's type (replicas=2,
+dry_run=true, tags=a,b; a record parameter takes JSON: target={"host":"h"}),
+or one JSON object with --args-json (key=value pairs override its members).
+A script with confirm runs only with --allow-destructive NAME.
+
+Without --json: prints the result (a String as its text, anything else as
+compact JSON), then each ui_output item, then "steps: N"; a failure prints
+its message (and the failure hook's suggestion) on stderr and exits 1.
+With --json: prints the envelope an MCP client would get. Invalid
+arguments, an unknown script and a destructive script without its grant
+exit 2. Secrets are masked as in MCP results.`,
+	Args: cobra.MinimumNArgs(1),
+	RunE: runScriptRun,
+}
+
+func init() {
+	for _, c := range []*cobra.Command{scriptListCmd, scriptCheckCmd, scriptRunCmd} {
+		c.Flags().StringVar(&scriptFlags.dir, "scripts-dir", "scripts", scriptsDirUsage)
+		c.Flags().StringVar(&scriptFlags.libsDir, "libs-dir", "libs", libsDirUsage)
+	}
+	scriptListCmd.Flags().BoolVar(&scriptFlags.json, "json", false, "print the catalogue as JSON")
+	f := scriptRunCmd.Flags()
+	f.BoolVar(&scriptFlags.json, "json", false, "print the result envelope")
+	f.StringVar(&scriptFlags.argsJSON, "args-json", "", "the arguments as one JSON object")
+	f.StringSliceVar(&scriptFlags.allowDestructive, "allow-destructive", nil, "destructive (confirm) scripts allowed to run, by name (comma-separated or repeated)")
+	f.Int64Var(&scriptFlags.maxSteps, "max-steps", 0, "lower the step limit (default 10000000)")
+	f.Int64Var(&scriptFlags.maxWall, "max-wall-ms", 0, "lower the wall-clock limit in ms (default: the script's timeout_ms, else none)")
+	scriptCmd.AddCommand(scriptListCmd, scriptCheckCmd, scriptRunCmd)
+	rootCmd.AddCommand(scriptCmd)
+}
+
+// loadScripts loads the --scripts-dir directory.
+func loadScripts(cmd *cobra.Command, name string) (*scripts.Catalogue, error) {
+	c, err := scripts.Load(scriptFlags.dir, scripts.Options{LibsDir: scriptFlags.libsDir})
+	if err != nil {
+		return nil, printFail(cmd, exitFail, "%s: %v (set --scripts-dir)", name, err)
+	}
+	return c, nil
+}
+
+func runScriptCheck(cmd *cobra.Command, _ []string) error {
+	c, err := loadScripts(cmd, "axpool script check")
+	if err != nil {
+		return err
+	}
+	for _, d := range c.Diagnostics {
+		fmt.Fprintln(cmd.OutOrStdout(), d.String())
+	}
+	if len(c.Diagnostics) > 0 {
+		return silentExit(exitFail)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "ok: %d tools%s\n", len(c.Tools), contextNote(c))
+	return nil
+}
+
+func contextNote(c *scripts.Catalogue) string {
+	if c.Context == nil {
+		return ""
+	}
+	return fmt.Sprintf(", context script %s", c.Context.Name)
+}
+
+// annotationsJSON renders derived annotations as MCP's hint names.
+func annotationsJSON(a scripts.Annotations) *wire.Object {
+	return wire.NewObject().Set("readOnlyHint", a.ReadOnly).Set("destructiveHint", a.Destructive).
+		Set("idempotentHint", a.Idempotent).Set("openWorldHint", a.OpenWorld)
+}
+
+func runScriptList(cmd *cobra.Command, _ []string) error {
+	c, err := loadScripts(cmd, "axpool script list")
+	if err != nil {
+		return err
+	}
+	w := cmd.OutOrStdout()
+	if scriptFlags.json {
+		list := make([]*wire.Object, 0, len(c.Tools))
+		for _, s := range c.Tools {
+			o := wire.NewObject().Set("name", s.Name).Set("path", s.Path).Set("description", s.Description).
+				Set("input_schema", scripts.InputSchema(s.Params)).Set("annotations", annotationsJSON(s.Annotations())).
+				Set("script_digest", s.Digest)
+			if s.Confirm != "" {
+				o.Set("confirm", s.Confirm)
+			}
+			if s.OnFailure != "" {
+				o.Set("on_failure", s.OnFailure)
+			}
+			if s.TimeoutMs > 0 {
+				o.Set("timeout_ms", s.TimeoutMs)
+			}
+			if s.PolicyJSON != nil {
+				o.Set("policy", s.PolicyJSON)
+			}
+			list = append(list, o)
+		}
+		failed := make([]*wire.Object, 0, len(c.Failed))
+		for _, f := range c.Failed {
+			errs := make([]string, len(f.Diagnostics))
+			for i, d := range f.Diagnostics {
+				errs[i] = d.String()
+			}
+			failed = append(failed, wire.NewObject().Set("name", f.Name).Set("path", f.Path).Set("errors", errs))
+		}
+		out := wire.NewObject().Set("scripts", list)
+		if c.Context != nil {
+			out.Set("context", c.Context.Name)
+		} else {
+			out.Set("context", nil)
+		}
+		out.Set("failed", failed)
+		b, err := out.Pretty()
+		if err != nil {
+			return fail(exitFail, "error: %v", err)
+		}
+		fmt.Fprintln(w, string(b))
+		return nil
+	}
+	for _, s := range c.Tools {
+		var hints []string
+		a := s.Annotations()
+		for _, h := range []struct {
+			name string
+			on   bool
+		}{{"read-only", a.ReadOnly}, {"destructive", a.Destructive}, {"idempotent", a.Idempotent}, {"open-world", a.OpenWorld}} {
+			if h.on {
+				hints = append(hints, h.name)
+			}
+		}
+		fmt.Fprintf(w, "%s  [%s]\n", s.Name, strings.Join(hints, ", "))
+		for _, line := range strings.Split(s.Description, "\n") {
+			if line != "" {
+				fmt.Fprintf(w, "    %s\n", line)
+			}
+		}
+		for _, p := range s.Params {
+			req := ""
+			if !p.Required() {
+				req = " (optional)"
+			}
+			desc := ""
+			if p.Description != "" {
+				desc = " - " + p.Description
+			}
+			fmt.Fprintf(w, "  %s: %s%s%s\n", p.Name, p.Type, req, desc)
+		}
+	}
+	if c.Context != nil {
+		fmt.Fprintf(w, "context script: %s\n", c.Context.Name)
+	}
+	if len(c.Failed) > 0 {
+		fmt.Fprintf(w, "failed to load (%d):\n", len(c.Failed))
+		for _, f := range c.Failed {
+			for _, d := range f.Diagnostics {
+				fmt.Fprintf(w, "  %s\n", d.String())
+			}
+		}
+	}
+	return nil
+}
+
+func runScriptRun(cmd *cobra.Command, argv []string) error {
+	name := argv[0]
+	if scriptFlags.maxSteps < 0 || scriptFlags.maxWall < 0 {
+		return printFail(cmd, exitUsage, "axpool script run: --max-steps and --max-wall-ms must not be negative")
+	}
+	c, err := loadScripts(cmd, "axpool script run")
+	if err != nil {
+		return err
+	}
+	s, ok := c.Lookup(name)
+	if !ok {
+		msg := fmt.Sprintf("axpool script run: unknown script %q", name)
+		if sug, ok := c.Suggest(name); ok {
+			msg += fmt.Sprintf(" (did you mean %q?)", sug)
+		}
+		for _, f := range c.Failed {
+			if f.Name == name {
+				msg += "; it failed to load (see axpool script check)"
+			}
+		}
+		return printFail(cmd, exitUsage, "%s", msg)
+	}
+	args, err := cliArgs(s, scriptFlags.argsJSON, argv[1:])
+	if err != nil {
+		return printFail(cmd, exitUsage, "axpool script run: %v", err)
+	}
+	allowed := map[string]bool{}
+	for _, n := range scriptFlags.allowDestructive {
+		allowed[strings.TrimSpace(n)] = true
+	}
+	env := &tools.Env{LibsDir: scriptFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB, Handlers: handlers.Mock()}
+	caller := &scripts.Caller{
+		Catalogue: c, Allowed: allowed, GrantHint: "run it with",
+		Run: func(ctx context.Context, job json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
+			if scriptFlags.maxSteps > 0 || scriptFlags.maxWall > 0 {
+				var j scripts.Job
+				if err := json.Unmarshal(job, &j); err != nil {
+					return nil, err
+				}
+				j.MaxSteps, j.MaxWallMs = scriptFlags.maxSteps, scriptFlags.maxWall
+				job = j.Marshal()
+			}
+			return scripts.Execute(ctx, env, job, progress).MarshalJSON()
+		},
+	}
+	mask := gateway.NewMasker(os.Environ())
+	checked, refusal := caller.Check(s, args)
+	if refusal != nil {
+		b, _ := refusal.MarshalJSON()
+		reportScript(cmd.OutOrStdout(), cmd.ErrOrStderr(), mask.JSON(b))
+		return silentExit(exitUsage)
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	defer stop()
+	out, err := caller.Call(ctx, s, checked, nil)
+	if err != nil {
+		return printFail(cmd, exitFail, "axpool script run: %v", err)
+	}
+	if !reportScript(cmd.OutOrStdout(), cmd.ErrOrStderr(), mask.JSON(out)) {
+		return silentExit(exitFail)
+	}
+	return nil
+}
+
+// cliArgs builds a call's JSON arguments from --args-json and key=value
+// pairs, each value parsed by its parameter's type. A value that does not
+// parse is passed on as a string, so the checker reports it with the
+// message an MCP call gets.
+func cliArgs(s *scripts.Script, argsJSON string, pairs []string) (json.RawMessage, error) {
+	obj := wire.NewObject()
+	if argsJSON != "" {
+		o, err := wire.ParseObject([]byte(argsJSON))
+		if err != nil || !json.Valid([]byte(argsJSON)) {
+			return nil, fmt.Errorf("--args-json must be one JSON object")
+		}
+		obj = o
+	}
+	seen := map[string]bool{}
+	for _, kv := range pairs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("argument %q: want key=value", kv)
+		}
+		var t *scripts.Type
+		for _, p := range s.Params {
+			if p.Name == k {
+				t = p.Type
+			}
+		}
+		if seen[k] {
+			return nil, fmt.Errorf("argument %q given twice", k)
+		}
+		seen[k] = true
+		obj.Set(k, cliValue(t, v))
+	}
+	return obj.MarshalJSON()
+}
+
+// cliValue converts a key=value value by type t (nil: an unknown
+// argument, left to the checker).
+func cliValue(t *scripts.Type, v string) json.RawMessage {
+	str := func() json.RawMessage { b, _ := json.Marshal(v); return b }
+	if t == nil {
+		return str()
+	}
+	if t.Kind == scripts.KindOption {
+		t = t.Elem
+	}
+	switch t.Kind {
+	case scripts.KindInt, scripts.KindFloat, scripts.KindBool, scripts.KindRecord:
+		if json.Valid([]byte(v)) && v != "" && strings.TrimSpace(v) == v && !strings.HasPrefix(v, "\"") {
+			return json.RawMessage(v)
+		}
+	case scripts.KindList:
+		if strings.HasPrefix(v, "[") && json.Valid([]byte(v)) {
+			return json.RawMessage(v)
+		}
+		items := []json.RawMessage{}
+		if v != "" {
+			for _, part := range strings.Split(v, ",") {
+				items = append(items, cliValue(t.Elem, part))
+			}
+		}
+		b, _ := json.Marshal(items)
+		return b
+	}
+	return str()
+}
+
+// reportScript prints a script result (compact JSON, masked) and reports
+// whether it succeeded.
+func reportScript(stdout, stderr io.Writer, out []byte) bool {
+	o, err := wire.ParseObject(out)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: the result is not JSON: %v\n", err)
+		return false
+	}
+	get := func(k string) json.RawMessage {
+		v, _ := o.Get(k)
+		raw, _ := v.(json.RawMessage)
+		return raw
+	}
+	text := func(k string) string {
+		var s string
+		_ = json.Unmarshal(get(k), &s)
+		return s
+	}
+	success := string(get("success")) == "true"
+	if scriptFlags.json {
+		var pretty bytes.Buffer
+		_ = json.Indent(&pretty, out, "", "  ")
+		fmt.Fprintln(stdout, pretty.String())
+		return success
+	}
+	show := func(raw json.RawMessage) string {
+		if len(raw) > 0 && raw[0] == '"' {
+			var s string
+			_ = json.Unmarshal(raw, &s)
+			return s
+		}
+		return string(raw)
+	}
+	if success {
+		fmt.Fprintln(stdout, show(get("result")))
+		var ui []json.RawMessage
+		_ = json.Unmarshal(get("ui_output"), &ui)
+		for _, u := range ui {
+			fmt.Fprintln(stdout, show(u))
+		}
+		fmt.Fprintf(stdout, "steps: %s\n", get("steps"))
+		return true
+	}
+	if errs := get("errors"); errs != nil && get("error_kind") == nil {
+		var list []struct {
+			Code, Message, File string
+			Line, Col           int
+		}
+		_ = json.Unmarshal(errs, &list)
+		for _, e := range list {
+			fmt.Fprintf(stderr, "%s:%d:%d: %s %s\n", e.File, e.Line, e.Col, e.Code, e.Message)
+		}
+	} else {
+		pos := ""
+		if line := get("line"); line != nil {
+			file := text("file")
+			if file == "" {
+				file = text("script")
+			}
+			pos = fmt.Sprintf("%s:%s:%s: ", file, line, get("col"))
+		}
+		fmt.Fprintf(stderr, "%s%s: %s\n", pos, text("error_kind"), text("message"))
+	}
+	if s := text("fix_suggestion"); s != "" {
+		fmt.Fprintf(stderr, "fix suggestion:\n%s\n", s)
+	}
+	if s := text("fix_suggestion_error"); s != "" {
+		fmt.Fprintf(stderr, "warning: %s\n", s)
+	}
+	return false
+}

@@ -1,0 +1,153 @@
+package gateway
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/axpool/axpool/tools"
+)
+
+// checkAgentDocs reads the agent docs through c (docs/tools.md §7 "agent
+// docs"): every page and example is listed and reads back as the
+// repository's file, byte for byte; an unknown URI is an error; the
+// prompt write_ax_program hands over the language guide and the task.
+func checkAgentDocs(t *testing.T, c *client.Client) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	list, err := c.ListResources(ctx, mcp.ListResourcesRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]mcp.Resource{}
+	for _, r := range list.Resources {
+		listed[r.URI] = r
+	}
+	want := map[string]string{ // URI → file in the repository
+		"axpool://docs/language": "docs/language.md",
+		"axpool://docs/tools":    "docs/tools.md",
+		"axpool://docs/policy":   "docs/policy.md",
+		"axpool://docs/workflow": "docs/workflow.md",
+	}
+	err = filepath.WalkDir(filepath.Join("..", "examples"), func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(p, ".go") {
+			return err
+		}
+		rel, _ := filepath.Rel(filepath.Join("..", "examples"), p)
+		want[ExamplesURIPrefix+filepath.ToSlash(rel)] = filepath.Join("examples", rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(listed) != len(want) {
+		t.Errorf("%d resources listed, want %d (the four pages and every example file)", len(listed), len(want))
+	}
+	for uri, file := range want {
+		r, ok := listed[uri]
+		if !ok {
+			t.Errorf("%s is not listed", uri)
+			continue
+		}
+		if r.Description == "" || r.MIMEType == "" {
+			t.Errorf("%s: description %q, mimeType %q", uri, r.Description, r.MIMEType)
+		}
+		res, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: uri}})
+		if err != nil {
+			t.Errorf("read %s: %v", uri, err)
+			continue
+		}
+		disk, err := os.ReadFile(filepath.Join("..", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Contents) != 1 {
+			t.Fatalf("%s: %d contents", uri, len(res.Contents))
+		}
+		tc, ok := res.Contents[0].(mcp.TextResourceContents)
+		if !ok || tc.URI != uri || tc.Text != string(disk) || tc.MIMEType != r.MIMEType {
+			t.Errorf("%s: contents differ from %s (uri %q, mime %q, %d bytes vs %d)", uri, file, tc.URI, tc.MIMEType, len(tc.Text), len(disk))
+		}
+	}
+	if r := listed[ExamplesURIPrefix+"hello.ax"]; !strings.HasPrefix(r.Description, "Example: functions, `let`") {
+		t.Errorf("hello.ax description = %q (from examples/README.md)", r.Description)
+	}
+	if _, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "axpool://docs/nope"}}); err == nil {
+		t.Error("an unknown resource was read")
+	}
+
+	prompts, err := c.ListPrompts(ctx, mcp.ListPromptsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != WriteProgramPrompt ||
+		len(prompts.Prompts[0].Arguments) != 1 || prompts.Prompts[0].Arguments[0].Name != "task" || !prompts.Prompts[0].Arguments[0].Required {
+		t.Fatalf("prompts = %+v", prompts.Prompts)
+	}
+	var req mcp.GetPromptRequest
+	req.Params.Name = WriteProgramPrompt
+	req.Params.Arguments = map[string]string{"task": "sum the squares of 1..100"}
+	got, err := c.GetPrompt(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guide, _ := os.ReadFile(filepath.Join("..", "docs", "language.md"))
+	if len(got.Messages) != 2 || got.Messages[0].Role != mcp.RoleUser {
+		t.Fatalf("messages = %+v", got.Messages)
+	}
+	er, ok := got.Messages[0].Content.(mcp.EmbeddedResource)
+	if !ok {
+		t.Fatalf("first message is %T, want the embedded guide", got.Messages[0].Content)
+	}
+	if tc, ok := er.Resource.(mcp.TextResourceContents); !ok || tc.URI != LanguageDocURI || tc.Text != string(guide) {
+		t.Errorf("embedded guide: %T %v", er.Resource, ok)
+	}
+	text, _ := got.Messages[1].Content.(mcp.TextContent)
+	if !strings.Contains(text.Text, "\n\nsum the squares of 1..100\n\n") || !strings.Contains(text.Text, "boruna_check") {
+		t.Errorf("task message = %q", text.Text)
+	}
+	req.Params.Arguments = map[string]string{"task": "  "}
+	if _, err := c.GetPrompt(ctx, req); err == nil || !strings.Contains(err.Error(), `argument "task" is required`) {
+		t.Errorf("blank task: %v", err)
+	}
+}
+
+func TestAgentDocsStdio(t *testing.T) {
+	checkAgentDocs(t, stdioClient(t, sharedStack(t).gw))
+}
+
+func TestAgentDocsHTTP(t *testing.T) {
+	url := httpServer(t, sharedStack(t).gw, HTTPConfig{})
+	for _, legacy := range []bool{false, true} {
+		checkAgentDocs(t, httpClient(t, url, legacy))
+	}
+}
+
+// Every executing tool's description ends with the line naming the
+// language guide, and the initialize instructions name it and the prompt.
+func TestDescriptionsPointToLanguageGuide(t *testing.T) {
+	c := stdioClient(t, sharedStack(t).gw)
+	res, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		spec, _ := tools.SpecOf(tool.Name)
+		if got := strings.HasSuffix(tool.Description, "\n"+strings.TrimPrefix(LanguageDocLine, "\n")); got != spec.Executes {
+			t.Errorf("%s (executes %v): description ends with the guide line: %v\n%s", tool.Name, spec.Executes, got, tool.Description)
+		}
+		if strings.Count(tool.Description, LanguageDocURI) > 1 {
+			t.Errorf("%s names the guide twice", tool.Name)
+		}
+	}
+	if !strings.Contains(Instructions, "read the resource "+LanguageDocURI+" (the .ax language guide), or use the prompt "+WriteProgramPrompt) {
+		t.Errorf("instructions do not point to the guide:\n%s", Instructions)
+	}
+}

@@ -1,0 +1,310 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/axpool/axpool/scripts"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/wire"
+)
+
+// Named scripts as tools (docs/scripts.md): every public script of the
+// catalogue is a tool next to the 14 boruna_* tools, with the schema and
+// the annotations the scripts package derives. A call goes through
+// scripts.Caller (grant, checks, job, failure hook) with the queue Backend
+// as its runner; its refusals and failures are results with isError true,
+// never JSON-RPC errors. With ScriptsConfig.Watch the directory is
+// watched: a change rebuilds the catalogue (only changed files are
+// compiled) and sends notifications/tools/list_changed to every session.
+// A call in flight keeps the catalogue, and so the script version, it
+// started with: its job carries the source.
+
+// ScriptsConfig exposes a scripts directory as tools.
+type ScriptsConfig struct {
+	// Catalogue is the directory as loaded (scripts.Load). Required.
+	Catalogue *scripts.Catalogue
+	// LibsDir resolves imports when the catalogue is reloaded.
+	LibsDir string
+	// AllowDestructive names the `confirm` scripts that may run
+	// (--allow-destructive).
+	AllowDestructive []string
+	// Watch reloads the catalogue when a file of its directory changes.
+	Watch bool
+	// ReloadDelay is how long a reload waits for more changes after the
+	// first one (editors write in several steps); 0 means 100 ms.
+	ReloadDelay time.Duration
+}
+
+// scriptState is the gateway's scripts side.
+type scriptState struct {
+	cfg     ScriptsConfig
+	allowed map[string]bool
+	mu      sync.Mutex // serialises reloads
+	cat     atomicCatalogue
+	watcher *fsnotify.Watcher
+	done    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// atomicCatalogue holds the current catalogue.
+type atomicCatalogue struct {
+	mu  sync.RWMutex
+	cat *scripts.Catalogue
+}
+
+func (a *atomicCatalogue) load() *scripts.Catalogue {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.cat
+}
+
+func (a *atomicCatalogue) store(c *scripts.Catalogue) {
+	a.mu.Lock()
+	a.cat = c
+	a.mu.Unlock()
+}
+
+// scriptTool returns the public script called name in the current
+// catalogue.
+func (g *Server) scriptTool(name string) (*scripts.Script, *scripts.Catalogue, bool) {
+	if g.scripts == nil {
+		return nil, nil, false
+	}
+	cat := g.scripts.cat.load()
+	s, ok := cat.Lookup(name)
+	return s, cat, ok
+}
+
+// isScript reports whether name is a script tool now (false for a nil g).
+func (g *Server) isScript(name string) bool {
+	if g == nil {
+		return false
+	}
+	_, _, ok := g.scriptTool(name)
+	return ok
+}
+
+// unknownToolMessage is tools.UnknownToolMessage, suggesting a script
+// when no boruna_* tool is near and one script name is (spell.Nearest's
+// rule, through Catalogue.Suggest).
+func (g *Server) unknownToolMessage(name string) string {
+	msg := tools.UnknownToolMessage(name)
+	if g == nil || g.scripts == nil || strings.Contains(msg, "did you mean") {
+		return msg
+	}
+	if s, ok := g.scripts.cat.load().Suggest(name); ok {
+		msg += fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return msg
+}
+
+// caller returns the Caller of cat, running jobs on the Backend.
+func (g *Server) caller(cat *scripts.Catalogue) *scripts.Caller {
+	return &scripts.Caller{Catalogue: cat, Allowed: g.scripts.allowed,
+		Run: func(ctx context.Context, job json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
+			return g.cfg.Backend.Run(ctx, scripts.JobKind, job, progress)
+		}}
+}
+
+// contextInstructions runs the context script and returns the text
+// appended to Instructions ("" when there is none).
+func (g *Server) contextInstructions() string {
+	cat := g.scripts.cat.load()
+	if cat.Context == nil {
+		return ""
+	}
+	text, detail := g.caller(cat).ContextText(context.Background())
+	if detail != "" {
+		g.log.Warn("context script failed; proceeding without project context", "script", cat.Context.Name, "err", detail)
+	}
+	if text == "" {
+		return ""
+	}
+	return "\n\nProject context (from script " + cat.Context.Name + "):\n" + g.mask.String(text)
+}
+
+// scriptTools returns the tools of cat's public scripts.
+func (g *Server) scriptTools(cat *scripts.Catalogue) []server.ServerTool {
+	out := make([]server.ServerTool, 0, len(cat.Tools))
+	for _, s := range cat.Tools {
+		schema, _ := scripts.InputSchema(s.Params).MarshalJSON()
+		schema = g.mask.JSON(schema) // `param` descriptions
+		a := s.Annotations()
+		title := s.Name
+		out = append(out, server.ServerTool{Tool: mcp.Tool{
+			Name:           s.Name,
+			Title:          title,
+			Description:    g.mask.String(s.Description),
+			RawInputSchema: schema,
+			Annotations: mcp.ToolAnnotation{
+				Title:           title,
+				ReadOnlyHint:    &a.ReadOnly,
+				DestructiveHint: &a.Destructive,
+				IdempotentHint:  &a.Idempotent,
+				OpenWorldHint:   &a.OpenWorld,
+			},
+		}, Handler: g.handle})
+	}
+	return out
+}
+
+// allTools is the full tool list: the 14 boruna_* tools, then the scripts.
+func (g *Server) allTools(cat *scripts.Catalogue) []server.ServerTool {
+	out := make([]server.ServerTool, 0, len(specs)+len(cat.Tools))
+	for i := range specs {
+		out = append(out, server.ServerTool{Tool: buildTool(&specs[i], g.cfg.LiveCapabilities), Handler: g.handle})
+	}
+	return append(out, g.scriptTools(cat)...)
+}
+
+// callScript answers a call of script s (the current catalogue's, cat)
+// with its result object and the arguments it was called with: refusals
+// and results alike are tool results (Server.result sets isError when
+// success is false).
+func (g *Server) callScript(ctx context.Context, req mcp.CallToolRequest, info *callInfo, s *scripts.Script, cat *scripts.Catalogue, raw json.RawMessage) ([]byte, json.RawMessage, error) {
+	caller := g.caller(cat)
+	args, refusal := caller.Check(s, raw)
+	if refusal != nil {
+		setJobFields(refusal, "", 0, 0, "")
+		b, _ := refusal.MarshalJSON() // strings, bools and numbers only
+		g.log.Debug("script call refused", "tool", s.Name, "caller", callerFrom(ctx))
+		return b, raw, nil
+	}
+	relay := g.newRelay(ctx, info, req)
+	var progress func(steps, total int64)
+	if relay != nil {
+		progress = relay.update
+	}
+	out, err := caller.Call(ctx, s, args, progress)
+	if relay != nil {
+		relay.stop()
+	}
+	if err != nil {
+		out = g.failure(ctx, s.Name, err)
+		if o, perr := wire.ParseObject(out); perr == nil {
+			out, _ = scripts.WithScriptFields(s, o).MarshalJSON()
+		}
+	}
+	return out, raw, nil
+}
+
+// startWatch watches the scripts directory (and its subdirectories).
+func (st *scriptState) startWatch(g *Server) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("gateway: watch scripts: %w", err)
+	}
+	st.watcher, st.done = w, make(chan struct{})
+	if err := addTree(w, st.cfg.Catalogue.Dir); err != nil {
+		w.Close()
+		return fmt.Errorf("gateway: watch scripts: %w", err)
+	}
+	delay := st.cfg.ReloadDelay
+	if delay <= 0 {
+		delay = 100 * time.Millisecond
+	}
+	st.wg.Go(func() {
+		timer := time.NewTimer(time.Hour)
+		timer.Stop()
+		for {
+			select {
+			case <-st.done:
+				timer.Stop()
+				return
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if ev.Has(fsnotify.Create) {
+					if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() && !strings.HasPrefix(filepath.Base(ev.Name), ".") {
+						_ = addTree(w, ev.Name)
+					}
+				}
+				timer.Reset(delay)
+			case err, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+				g.log.Warn("watching the scripts directory", "err", err)
+			case <-timer.C:
+				g.reloadScripts()
+			}
+		}
+	})
+	return nil
+}
+
+// addTree watches dir and its subdirectories (dot directories skipped).
+func addTree(w *fsnotify.Watcher, dir string) error {
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			if p == dir {
+				return err
+			}
+			return nil
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		return w.Add(p)
+	})
+}
+
+// reloadScripts rebuilds the catalogue and, when a tool changed (its
+// name, source, policy or annotations), replaces the tool list: mcp-go
+// then sends notifications/tools/list_changed to every session. A changed
+// private script (a failure hook) is used from the next call on, without
+// a notification.
+func (g *Server) reloadScripts() {
+	st := g.scripts
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	old := st.cat.load()
+	cat, err := scripts.Load(old.Dir, scripts.Options{LibsDir: st.cfg.LibsDir, Previous: old})
+	if err != nil {
+		g.log.Warn("reload scripts: keeping the loaded scripts", "err", err)
+		return
+	}
+	if cat.Version() == old.Version() {
+		return
+	}
+	for _, d := range cat.Diagnostics {
+		g.log.Warn("script not loaded: " + d.String())
+	}
+	st.cat.store(cat)
+	g.log.Info("scripts reloaded", "tools", len(cat.Tools), "compiled", cat.Compiled, "failed", len(cat.Failed))
+	if cat.ToolsVersion() != old.ToolsVersion() {
+		g.mcp.SetTools(g.allTools(cat)...)
+	}
+}
+
+// Close stops watching the scripts directory. Calls in flight are not
+// affected.
+func (g *Server) Close() {
+	st := g.scripts
+	if st == nil || st.watcher == nil {
+		return
+	}
+	select {
+	case <-st.done:
+		return
+	default:
+	}
+	close(st.done)
+	st.watcher.Close()
+	st.wg.Wait()
+}

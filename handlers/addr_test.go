@@ -1,0 +1,107 @@
+package handlers
+
+import (
+	"net/netip"
+	"testing"
+)
+
+func TestClassify(t *testing.T) {
+	cases := []struct{ addr, want string }{
+		{"127.0.0.1", "loopback"},
+		{"127.0.0.2", "loopback"},
+		{"::1", "loopback"},
+		{"0.0.0.0", "unspecified (this network)"},
+		{"::", "unspecified"},
+		{"10.1.2.3", "private"},
+		{"172.16.0.1", "private"},
+		{"192.168.1.1", "private"},
+		{"fd00::1", "private (unique local)"},
+		{"169.254.169.254", "link-local"},
+		{"fe80::1", "link-local"},
+		{"fe80::1%eth0", "link-local"},
+		{"224.0.0.1", "multicast"},
+		{"ff02::1", "multicast"},
+		{"255.255.255.255", "reserved"},
+		{"100.64.0.1", "shared address space (carrier-grade NAT)"},
+		{"::ffff:127.0.0.1", "IPv4-mapped"},
+		{"::ffff:8.8.8.8", "IPv4-mapped"},
+		{"::127.0.0.1", "IPv4-compatible"},
+		{"64:ff9b::7f00:1", "NAT64"},
+		{"2002:7f00:1::", "6to4"},
+		{"2001::1", "Teredo"},
+		{"192.0.2.1", "documentation"},
+		{"8.8.8.8", ""},
+		{"93.184.215.14", ""},
+		{"2606:4700::1111", ""},
+	}
+	for _, c := range cases {
+		if got := classify(netip.MustParseAddr(c.addr)); got != c.want {
+			t.Errorf("classify(%s) = %q, want %q", c.addr, got, c.want)
+		}
+	}
+}
+
+func TestNumericIPv4Host(t *testing.T) {
+	for host, want := range map[string]bool{
+		"0x7f000001": true, "2130706433": true, "0177.0.0.1": true, "127.1": true, "127.0.0.1.": false,
+		"0x7f.0.0.1": true, "1.2.3.0x4": true, "127.0.0.1": false, "example.com": false, "a.0x": true,
+		"api.v2": false, "1e100.net": false, "": false, "::1": false, "x.123": true,
+	} {
+		if got := numericIPv4Host(host); got != want {
+			t.Errorf("numericIPv4Host(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
+
+// The Control hook refuses a non-public socket address whatever led to
+// the dial, and lets a granted range through.
+func TestControlHook(t *testing.T) {
+	f := newFetcher(&Grants{AllowNet: []string{"*"}, AllowPrivateNet: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}}, nil)
+	for addr, want := range map[string]string{
+		"127.0.0.1:80":         "",
+		"127.0.0.2:80":         "address 127.0.0.2 is loopback; see --allow-private-net",
+		"[::1]:443":            "address ::1 is loopback; see --allow-private-net",
+		"169.254.169.254:80":   "address 169.254.169.254 is link-local; see --allow-private-net",
+		"[::ffff:127.0.0.1]:1": "address ::ffff:127.0.0.1 is IPv4-mapped; see --allow-private-net",
+		"8.8.8.8:53":           "",
+		"nonsense":             `refusing to connect to "nonsense": not an address`,
+	} {
+		err := f.control("tcp", addr, nil)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != want {
+			t.Errorf("control(%s) = %q, want %q", addr, got, want)
+		}
+	}
+}
+
+func TestParseGrants(t *testing.T) {
+	for in, want := range map[string]string{
+		"API.Example.com.": "api.example.com", "*.Example.com": "*.example.com", "*": "*",
+		"[::1]": "::1", "127.0.0.1": "127.0.0.1", "bad host": "error", "a:80": "error",
+		"*.": "*", "": "error", "http://x": "error",
+	} {
+		got, err := ParseHostPattern(in)
+		if err != nil {
+			got = "error"
+		}
+		if got != want {
+			t.Errorf("ParseHostPattern(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"127.0.0.1/32": "127.0.0.1/32", "10.1.2.3/8": "10.0.0.0/8", "::1": "::1/128",
+		"192.168.0.7": "192.168.0.7/32", "[fd00::1]": "fd00::1/128", "ten": "error",
+	} {
+		p, err := ParsePrivateNet(in)
+		got := p.String()
+		if err != nil {
+			got = "error"
+		}
+		if got != want {
+			t.Errorf("ParsePrivateNet(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/vm"
+)
+
+// files performs fs.read and fs.write inside the --fs-root directory. The
+// os.Root resolves every path itself, at open time: "..", absolute paths
+// and symbolic links that leave the directory are refused there, whatever
+// the path's spelling.
+type files struct {
+	root *os.Root
+}
+
+// escapes reports whether err is os.Root's refusal of a path that leaves
+// the root (its error is not exported; its text is fixed in the os
+// package).
+func escapes(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && pe.Err != nil && pe.Err.Error() == "path escapes from parent"
+}
+
+// pathRefusal returns the refusal of a path the program gave, or nil when
+// the root may resolve it: an absolute path is refused by name (a program
+// sees the root as its whole file system, so "/x" names nothing).
+func pathRefusal(c policy.Capability, path string) error {
+	switch {
+	case path == "":
+		return denied(c, "empty path")
+	case filepath.IsAbs(path) || strings.HasPrefix(path, "/"):
+		return denied(c, fmt.Sprintf("path %q is absolute; paths are relative to the server's --fs-root", path))
+	case strings.ContainsRune(path, 0):
+		return denied(c, fmt.Sprintf("path %q contains a NUL byte", path))
+	}
+	return nil
+}
+
+// openError maps an open error: an escape is a refusal, anything else an
+// Err value.
+func openError(c policy.Capability, op, path string, err error) (vm.Value, error) {
+	switch {
+	case escapes(err):
+		return vm.Value{}, denied(c, fmt.Sprintf("path %q leaves the server's --fs-root", path))
+	case errors.Is(err, fs.ErrNotExist):
+		return errValue("%s: %q: no such file or directory", op, path), nil
+	case errors.Is(err, fs.ErrPermission):
+		return errValue("%s: %q: permission denied", op, path), nil
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return errValue("%s: %q: %v", op, path, pe.Err), nil
+	}
+	return errValue("%s: %q: %v", op, path, err), nil
+}
+
+// checkRegular refuses what is not a regular file (a device, FIFO, socket)
+// and reports a directory as an Err.
+func checkRegular(c policy.Capability, op, path string, st fs.FileInfo) (vm.Value, error, bool) {
+	switch m := st.Mode(); {
+	case m.IsRegular():
+		return vm.Value{}, nil, true
+	case m.IsDir():
+		return errValue("%s: %q is a directory", op, path), nil, false
+	default:
+		return vm.Value{}, denied(c, fmt.Sprintf("%q is not a regular file (%s)", path, fileType(m))), false
+	}
+}
+
+// fileType names the type of a file that is neither regular nor a
+// directory.
+func fileType(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "named pipe"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m&fs.ModeSymlink != 0:
+		return "symbolic link"
+	}
+	return "irregular file"
+}
+
+// read is fs_read(path): Ok(content), at most vm.MemoryLeft bytes
+// (larger: vm.ErrMemoryLimit).
+func (f *files) read(left int64, path string) (vm.Value, error) {
+	if err := pathRefusal(policy.FsRead, path); err != nil {
+		return vm.Value{}, err
+	}
+	fh, err := f.root.OpenFile(path, os.O_RDONLY|openNonBlock, 0)
+	if err != nil {
+		return openError(policy.FsRead, "fs_read", path, err)
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return openError(policy.FsRead, "fs_read", path, err)
+	}
+	if v, err, ok := checkRegular(policy.FsRead, "fs_read", path, st); !ok {
+		return v, err
+	}
+	if st.Size() > left {
+		return vm.Value{}, fmt.Errorf("fs_read %q (%d bytes): %w", path, st.Size(), vm.ErrMemoryLimit)
+	}
+	data, err := io.ReadAll(io.LimitReader(fh, left+1))
+	if err != nil {
+		return errValue("fs_read: %q: %v", path, err), nil
+	}
+	if int64(len(data)) > left {
+		return vm.Value{}, fmt.Errorf("fs_read %q: %w", path, vm.ErrMemoryLimit)
+	}
+	return vm.Ok(vm.Str(string(data))), nil
+}
+
+// write is fs_write(path, content): creates the file (and its missing
+// parent directories) or truncates it, Ok(()) once written. quota is what
+// the run may still write (Err when content exceeds it).
+func (f *files) write(quota int64, path, content string) (vm.Value, error) {
+	if err := pathRefusal(policy.FsWrite, path); err != nil {
+		return vm.Value{}, err
+	}
+	if int64(len(content)) > quota {
+		return errValue("fs_write: %q: %d bytes exceed what this run may still write (%d bytes; a run writes at most its memory limit)", path, len(content), quota), nil
+	}
+	// Refuse a special file before opening it (opening a FIFO for writing
+	// without blocking fails without a reader); the check after the open is
+	// the one that counts.
+	if st, err := f.root.Stat(path); err == nil {
+		if v, err, ok := checkRegular(policy.FsWrite, "fs_write", path, st); !ok {
+			return v, err
+		}
+	} else if escapes(err) {
+		return openError(policy.FsWrite, "fs_write", path, err)
+	}
+	if dir := filepath.Dir(path); dir != "." {
+		if err := f.root.MkdirAll(dir, 0o755); err != nil {
+			return openError(policy.FsWrite, "fs_write", path, err)
+		}
+	}
+	fh, err := f.root.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|openNonBlock, 0o644)
+	if err != nil {
+		return openError(policy.FsWrite, "fs_write", path, err)
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return openError(policy.FsWrite, "fs_write", path, err)
+	}
+	if v, err, ok := checkRegular(policy.FsWrite, "fs_write", path, st); !ok {
+		return v, err
+	}
+	if _, err := io.WriteString(fh, content); err != nil {
+		return errValue("fs_write: %q: %v", path, err), nil
+	}
+	if err := fh.Close(); err != nil {
+		return errValue("fs_write: %q: %v", path, err), nil
+	}
+	return vm.Ok(vm.Unit()), nil
+}

@@ -1,0 +1,138 @@
+package handlers_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/axpool/axpool/handlers"
+	"github.com/axpool/axpool/vm"
+)
+
+func readSrc(path string) string {
+	return fmt.Sprintf("fn main() -> Result<String, String> !{fs.read} { fs_read(%s) }", axString(path))
+}
+
+func writeSrc(path, content string) string {
+	return fmt.Sprintf("fn main() -> Result<Unit, String> !{fs.write} { fs_write(%s, %s) }", axString(path), axString(content))
+}
+
+// fsRoot returns a root directory with a file, a link out of it, a link to
+// /dev/zero and a FIFO, next to a secret the program must not reach.
+func fsRoot(t *testing.T) (root, outside string) {
+	dir := t.TempDir()
+	root = filepath.Join(dir, "root")
+	outside = filepath.Join(dir, "secret.txt")
+	must(t, os.Mkdir(root, 0o755))
+	must(t, os.WriteFile(outside, []byte("top secret"), 0o644))
+	must(t, os.WriteFile(filepath.Join(root, "hello.txt"), []byte("hello, file"), 0o644))
+	must(t, os.Symlink(outside, filepath.Join(root, "out")))
+	must(t, os.Symlink("../secret.txt", filepath.Join(root, "out-rel")))
+	must(t, os.Symlink("/dev/zero", filepath.Join(root, "zero")))
+	must(t, os.Symlink("hello.txt", filepath.Join(root, "in")))
+	must(t, syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644))
+	return root, outside
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFiles(t *testing.T) {
+	root, outside := fsRoot(t)
+	set := live(t, handlers.Grants{FSRoot: root}, handlers.Options{})
+	if got := okValue(t, run(t, set, readSrc("hello.txt"), "")); got != "hello, file" {
+		t.Errorf("read = %q", got)
+	}
+	if got := okValue(t, run(t, set, readSrc("in"), "")); got != "hello, file" {
+		t.Errorf("read through a link inside the root = %q", got)
+	}
+	m := run(t, set, writeSrc("sub/dir/new.txt", "written"), "")
+	if r, _ := m["result"].(map[string]any); m["success"] != true || r["result"] != "Ok" {
+		t.Fatalf("write: %v", m)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, "sub/dir/new.txt")); err != nil || string(b) != "written" {
+		t.Errorf("written file = %q, %v", b, err)
+	}
+	if got := errValue(t, run(t, set, readSrc("missing.txt"), "")); got != `fs_read: "missing.txt": no such file or directory` {
+		t.Errorf("missing = %q", got)
+	}
+	if got := errValue(t, run(t, set, readSrc("sub"), "")); got != `fs_read: "sub" is a directory` {
+		t.Errorf("directory = %q", got)
+	}
+
+	refusals := []struct{ src, want string }{
+		{readSrc("../secret.txt"), `capability denied: fs.read (path "../secret.txt" leaves the server's --fs-root)`},
+		{readSrc("sub/../../secret.txt"), `capability denied: fs.read (path "sub/../../secret.txt" leaves the server's --fs-root)`},
+		{readSrc(outside), fmt.Sprintf(`capability denied: fs.read (path %q is absolute; paths are relative to the server's --fs-root)`, outside)},
+		{readSrc("/dev/zero"), `capability denied: fs.read (path "/dev/zero" is absolute; paths are relative to the server's --fs-root)`},
+		{readSrc("out"), `capability denied: fs.read (path "out" leaves the server's --fs-root)`},
+		{readSrc("out-rel"), `capability denied: fs.read (path "out-rel" leaves the server's --fs-root)`},
+		{readSrc("zero"), `capability denied: fs.read (path "zero" leaves the server's --fs-root)`},
+		{readSrc("fifo"), `capability denied: fs.read ("fifo" is not a regular file (named pipe))`},
+		{writeSrc("fifo", "x"), `capability denied: fs.write ("fifo" is not a regular file (named pipe))`},
+		{writeSrc("../escape.txt", "x"), `capability denied: fs.write (path "../escape.txt" leaves the server's --fs-root)`},
+		{writeSrc("out", "overwritten"), `capability denied: fs.write (path "out" leaves the server's --fs-root)`},
+		{writeSrc("", "x"), `capability denied: fs.write (empty path)`},
+	}
+	for _, r := range refusals {
+		c := "fs.read"
+		if strings.Contains(r.src, "fs_write") {
+			c = "fs.write"
+		}
+		if got := deniedMsg(t, run(t, set, r.src, ""), c); got != r.want {
+			t.Errorf("%s:\n got %q\nwant %q", r.src, got, r.want)
+		}
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "top secret" {
+		t.Errorf("the file outside the root changed: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(root), "escape.txt")); err == nil {
+		t.Error("fs_write created a file outside the root")
+	}
+}
+
+func TestFilesGrants(t *testing.T) {
+	root, _ := fsRoot(t)
+	none := live(t, handlers.Grants{}, handlers.Options{})
+	if got := deniedMsg(t, run(t, none, readSrc("hello.txt"), ""), "fs.read"); got != "capability denied: fs.read (not granted by this server; see --fs-root)" {
+		t.Errorf("no root: %q", got)
+	}
+	ro := live(t, handlers.Grants{FSRoot: root, FSReadOnly: true}, handlers.Options{})
+	if got := okValue(t, run(t, ro, readSrc("hello.txt"), "")); got != "hello, file" {
+		t.Errorf("read-only read = %q", got)
+	}
+	if got := deniedMsg(t, run(t, ro, writeSrc("x.txt", "x"), ""), "fs.write"); got != "capability denied: fs.write (not granted by this server; see --fs-root without --fs-read-only)" {
+		t.Errorf("read-only write: %q", got)
+	}
+}
+
+// A file larger than the run's memory is refused before it is read; a
+// run writes at most its memory limit in all.
+func TestFilesSizes(t *testing.T) {
+	root, _ := fsRoot(t)
+	must(t, os.WriteFile(filepath.Join(root, "big.bin"), make([]byte, 3<<20), 0o644))
+	set := live(t, handlers.Grants{FSRoot: root}, handlers.Options{})
+	m := run(t, set, readSrc("big.bin"), `"limits":{"max_memory_mb":2}`)
+	if m["outcome"] != "memory_limit" || m["message"] != "memory limit of 2 MB exceeded" {
+		t.Errorf("big read: %v", m)
+	}
+	// A run writes at most its memory limit in all (the event log, which
+	// holds each write's content, usually stops it first).
+	h, done := set.ForRun(vm.RunInfo{MaxMemory: 10})
+	defer done()
+	for i, want := range []string{`{"result":"Ok","value":null}`, `{"result":"Ok","value":null}`,
+		`{"result":"Err","value":"fs_write: \"q.txt\": 4 bytes exceed what this run may still write (2 bytes; a run writes at most its memory limit)"}`} {
+		v, err := h.Call(context.Background(), vm.EFsWrite, []vm.Value{vm.Str("q.txt"), vm.Str("four")})
+		if b, _ := v.MarshalJSON(); err != nil || string(b) != want {
+			t.Errorf("write %d = %s, %v; want %s", i+1, b, err, want)
+		}
+	}
+}

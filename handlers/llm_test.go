@@ -1,0 +1,114 @@
+package handlers_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/axpool/axpool/handlers"
+)
+
+const testKey = "sk-test-0123456789abcdef"
+
+// fakeLLM is an OpenAI-compatible chat completions server on loopback: it
+// answers "echo: <prompt>", echoes the Authorization header for the prompt
+// "leak", and fails with 401 (quoting the header) for the prompt "fail".
+type fakeLLM struct {
+	*httptest.Server
+	requests atomic.Int64
+}
+
+func newFakeLLM(t *testing.T) *fakeLLM {
+	f := &fakeLLM{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.requests.Add(1)
+		var req struct {
+			Model    string `json:"model"`
+			Messages []struct{ Role, Content string }
+		}
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" || json.NewDecoder(r.Body).Decode(&req) != nil ||
+			req.Model != "test-model" || len(req.Messages) != 1 || req.Messages[0].Role != "user" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		auth := r.Header.Get("Authorization")
+		prompt := req.Messages[0].Content
+		reply := "echo: " + prompt
+		switch prompt {
+		case "leak":
+			reply = "your header was " + auth
+		case "fail":
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprintf(w, `{"error":{"message":"invalid key in %s"}}`, auth)
+			return
+		}
+		if auth != "Bearer "+testKey {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		json.NewEncoder(w).Encode(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": reply}}}})
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+func llmSrc(prompts ...string) string {
+	body := fmt.Sprintf("llm_complete(%s)", axString(prompts[len(prompts)-1]))
+	for i := len(prompts) - 2; i >= 0; i-- {
+		body = fmt.Sprintf("match llm_complete(%s) { Err(e) => Err(e), Ok(_) => %s }", axString(prompts[i]), body)
+	}
+	return "fn main() -> Result<String, String> !{llm.call} { " + body + " }"
+}
+
+func TestLLM(t *testing.T) {
+	f := newFakeLLM(t)
+	set := live(t, handlers.Grants{LLMURL: f.URL + "/v1/chat/completions", LLMModel: "test-model", LLMKey: testKey}, handlers.Options{})
+	if got := okValue(t, run(t, set, llmSrc("hi"), "")); got != "echo: hi" {
+		t.Errorf("reply = %q", got)
+	}
+	// The key never reaches a result, whatever the server echoes.
+	leak := run(t, set, llmSrc("leak"), "")
+	if got := okValue(t, leak); got != "your header was Bearer ***" {
+		t.Errorf("echoed key = %q", got)
+	}
+	fail := run(t, set, llmSrc("fail"), "")
+	if got := errValue(t, fail); got != "llm: HTTP 401 Unauthorized: invalid key in Bearer ***" {
+		t.Errorf("error = %q", got)
+	}
+	for _, m := range []map[string]any{leak, fail} {
+		if b, _ := json.Marshal(m); strings.Contains(string(b), testKey) {
+			t.Errorf("the key is in a result: %s", b)
+		}
+	}
+
+	// Budget 2: two calls reach the server, the third fails the run.
+	before := f.requests.Load()
+	m := run(t, set, llmSrc("a", "b", "c"), `"policy":{"default_allow":true,"rules":{"llm.call":{"allow":true,"budget":2}}}`)
+	msg, _ := m["message"].(string)
+	if m["outcome"] != "policy_denied" || m["error_kind"] != "runtime_error" ||
+		msg != "capability budget exceeded: llm.call (CapabilityBudgetExceeded(LlmCall))" {
+		t.Errorf("budget: %v", m)
+	}
+	if n := f.requests.Load() - before; n != 2 {
+		t.Errorf("the server saw %d requests under budget 2", n)
+	}
+	before = f.requests.Load()
+	if got := okValue(t, run(t, set, llmSrc("a", "b"), `"policy":{"default_allow":true,"rules":{"llm.call":{"allow":true,"budget":2}}}`)); got != "echo: b" {
+		t.Errorf("two calls under budget 2: %q", got)
+	}
+	if n := f.requests.Load() - before; n != 2 {
+		t.Errorf("the server saw %d requests for two calls", n)
+	}
+
+	none := live(t, handlers.Grants{}, handlers.Options{})
+	if got := deniedMsg(t, run(t, none, llmSrc("hi"), ""), "llm.call"); got != "capability denied: llm.call (not granted by this server; see --llm-url)" {
+		t.Errorf("not granted: %q", got)
+	}
+	if _, err := handlers.NewLive(handlers.Grants{LLMURL: f.URL}, handlers.Options{}); err == nil || err.Error() != "--llm-url needs --llm-model" {
+		t.Errorf("no model: %v", err)
+	}
+}

@@ -1,0 +1,269 @@
+package scripts
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/tools/toolwire"
+	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/wire"
+)
+
+// JobKind is the queue job kind of a script run (queue.Job.Tool): the
+// worker hands such jobs to Execute. It is not a tool name.
+const JobKind = "script"
+
+// Job is the arguments of a script job (queue.Job.Args): everything the
+// worker needs, so that a file edited or removed while the call runs does
+// not change it, and a worker needs no scripts directory.
+type Job struct {
+	// Script is the script's name; Path its file relative to the scripts
+	// directory (positions in run-time errors name it).
+	Script string `json:"script"`
+	Path   string `json:"path"`
+	// Digest is the SHA-256 (hex) of Source, checked by the worker.
+	Digest string `json:"script_digest"`
+	Source string `json:"source"`
+	// Args are the checked arguments (Script.CheckArgs).
+	Args json.RawMessage `json:"args"`
+	// Policy is the sidecar policy (normalised JSON), absent when none.
+	Policy json.RawMessage `json:"policy,omitempty"`
+	// TimeoutMs is the script's own wall-clock limit; MaxWallMs and
+	// MaxSteps are a call's lower limits (`axpool script run`). 0 and
+	// absent: none.
+	TimeoutMs int64 `json:"timeout_ms,omitempty"`
+	MaxWallMs int64 `json:"max_wall_ms,omitempty"`
+	MaxSteps  int64 `json:"max_steps,omitempty"`
+}
+
+// NewJob returns the job of a call to s with args checked by CheckArgs.
+func (s *Script) NewJob(args json.RawMessage) *Job {
+	return &Job{Script: s.Name, Path: s.Path, Digest: s.Digest, Source: string(s.Source),
+		Args: args, Policy: s.PolicyJSON, TimeoutMs: s.TimeoutMs}
+}
+
+// Marshal encodes j as the job's arguments.
+func (j *Job) Marshal() json.RawMessage {
+	b, _ := json.Marshal(j) // strings, numbers and valid raw JSON only
+	return b
+}
+
+// DeclaredPolicy is the most a script may use: the capabilities main
+// declares, each allowed without a budget; everything else denied.
+func DeclaredPolicy(caps []policy.Capability) *policy.Policy {
+	p := policy.DenyAll()
+	p.Rules = map[policy.Capability]policy.Rule{}
+	for _, c := range caps {
+		p.Rules[c] = policy.Rule{Allow: true}
+	}
+	return p
+}
+
+// Execute runs a script job (the worker side of JobKind): it checks the
+// digest, compiles the source, checks the arguments again, converts them
+// to .ax values (never by pasting text into source) and calls main under
+// the policy declared capabilities ∩ sidecar ∩ operator ceiling
+// (env.CeilingPolicy) and the limits of boruna_run, the script's
+// timeout_ms lowering the wall limit. The response is boruna_run's
+// envelope with `script` and `script_digest` after protocol_version
+// (docs/scripts.md "Calls"). It never returns nil.
+func Execute(ctx context.Context, env *tools.Env, raw json.RawMessage, progress tools.ProgressFunc) *wire.Object {
+	if env == nil {
+		env = &tools.Env{}
+	}
+	var j Job
+	if err := json.Unmarshal(raw, &j); err != nil {
+		return wire.Internal("script job: " + err.Error())
+	}
+	return withScript(&j, execute(ctx, env, &j, progress))
+}
+
+func execute(ctx context.Context, env *tools.Env, j *Job, progress tools.ProgressFunc) *wire.Object {
+	sum := sha256.Sum256([]byte(j.Source))
+	if hex.EncodeToString(sum[:]) != j.Digest {
+		return wire.Internal(fmt.Sprintf("script %q: the source does not match its digest", j.Script))
+	}
+	m, main, errs := compileMain([]byte(j.Source), j.Path, j.Script, env.LibsDir)
+	if errs != nil {
+		return toolwire.CompileFailure(errs, env.LibsDir)
+	}
+	if main == nil {
+		return toolwire.CompileFailure(compiler.ErrorList{{Code: toolwire.CodeMissingMain, Severity: compiler.SeverityError,
+			File: j.Path, Pos: syntax.Pos{Line: 1, Col: 1}, Msg: noMainMessage}}, env.LibsDir)
+	}
+	var bad compiler.ErrorList
+	params := paramsOf(main, nil, func(p lineCol, format string, args ...any) {
+		bad = append(bad, &compiler.Error{Code: compiler.CodeType, Severity: compiler.SeverityError,
+			File: j.Path, Pos: syntax.Pos{Line: int32(p.line), Col: int32(p.col)}, Msg: fmt.Sprintf(format, args...)})
+	})
+	if bad != nil {
+		return toolwire.CompileFailure(bad, env.LibsDir)
+	}
+	args, aerr := checkArgs(j.Script, params, j.Args)
+	if aerr != nil {
+		return wire.InvalidArgs(wire.KindInvalidArgs, aerr.Msg)
+	}
+	values, err := argValues(m, params, args)
+	if err != nil {
+		return wire.Internal(fmt.Sprintf("script %q: %v", j.Script, err))
+	}
+	pol := DeclaredPolicy(main.Caps)
+	if len(j.Policy) > 0 {
+		side, err := policy.Parse(j.Policy)
+		if err != nil {
+			return tools.PolicyFailure(err)
+		}
+		pol = policy.Intersect(pol, side)
+	}
+	var lim tools.CallLimits
+	for _, ms := range []int64{j.TimeoutMs, j.MaxWallMs} {
+		if ms > 0 && (!lim.HasMaxWall || ms < lim.MaxWallMs) {
+			lim.MaxWallMs, lim.HasMaxWall = ms, true
+		}
+	}
+	if j.MaxSteps > 0 {
+		lim.MaxSteps, lim.HasMaxSteps = j.MaxSteps, true
+	}
+	return tools.RunMain(ctx, env, m, tools.MainRun{Args: values, Policy: pol, Limits: lim}, progress)
+}
+
+// withScript returns o with `script` and `script_digest` after
+// protocol_version.
+func withScript(j *Job, o *wire.Object) *wire.Object {
+	v, _ := o.Get("success")
+	success, _ := v.(bool)
+	if raw, ok := v.(json.RawMessage); ok { // a parsed envelope
+		success = string(raw) == "true"
+	}
+	out := wire.Envelope(success).Set("script", j.Script).Set("script_digest", j.Digest)
+	for _, k := range o.Keys() {
+		if k == "success" || k == "protocol_version" {
+			continue
+		}
+		v, _ := o.Get(k)
+		out.Set(k, v)
+	}
+	return out
+}
+
+// argValues converts checked arguments to main's argument values.
+func argValues(m *vm.Module, params []*Param, args json.RawMessage) ([]vm.Value, error) {
+	obj, err := wire.ParseObject(args)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]vm.Value, len(params))
+	for i, p := range params {
+		raw := json.RawMessage("null")
+		if v, ok := obj.Get(p.Name); ok {
+			raw = v.(json.RawMessage)
+		}
+		if out[i], err = toValue(m, p.Type, raw); err != nil {
+			return nil, fmt.Errorf("argument %q: %w", p.Name, err)
+		}
+	}
+	return out, nil
+}
+
+// toValue converts one checked JSON value of type t (null only for an
+// Option) to an .ax value.
+func toValue(m *vm.Module, t *Type, raw json.RawMessage) (vm.Value, error) {
+	switch t.Kind {
+	case KindString:
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return vm.Value{}, err
+		}
+		return vm.Str(s), nil
+	case KindInt:
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		return vm.Int(n), err
+	case KindFloat:
+		f, ok := parseFloat(raw)
+		if !ok {
+			return vm.Value{}, fmt.Errorf("not a finite number: %s", raw)
+		}
+		return vm.Float(f), nil
+	case KindBool:
+		return vm.Bool(string(raw) == "true"), nil
+	case KindEnum:
+		td, err := typeDesc(m, t, vm.EnumType)
+		if err != nil {
+			return vm.Value{}, err
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return vm.Value{}, err
+		}
+		for i, v := range td.Variants {
+			if v.Name == s {
+				return vm.NewEnum(td, i, vm.Unit()), nil
+			}
+		}
+		return vm.Value{}, fmt.Errorf("enum %s has no variant %q", td.Name, s)
+	case KindList:
+		var items []json.RawMessage
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return vm.Value{}, err
+		}
+		elems := make([]vm.Value, len(items))
+		for i, it := range items {
+			v, err := toValue(m, t.Elem, it)
+			if err != nil {
+				return vm.Value{}, err
+			}
+			elems[i] = v
+		}
+		return vm.NewList(elems), nil
+	case KindOption:
+		if string(raw) == "null" {
+			return vm.None(), nil
+		}
+		v, err := toValue(m, t.Elem, raw)
+		if err != nil {
+			return vm.Value{}, err
+		}
+		return vm.Some(v), nil
+	case KindRecord:
+		td, err := typeDesc(m, t, vm.RecordType)
+		if err != nil {
+			return vm.Value{}, err
+		}
+		obj, err := wire.ParseObject(raw)
+		if err != nil {
+			return vm.Value{}, err
+		}
+		fields := make([]vm.Value, len(t.Fields))
+		for i, f := range t.Fields {
+			fr := json.RawMessage("null")
+			if v, ok := obj.Get(f.Name); ok {
+				fr = v.(json.RawMessage)
+			}
+			if fields[i], err = toValue(m, f.Type, fr); err != nil {
+				return vm.Value{}, err
+			}
+		}
+		return vm.NewRecord(td, fields...), nil
+	}
+	return vm.Value{}, fmt.Errorf("unsupported parameter kind %d", t.Kind)
+}
+
+// typeDesc returns the module's descriptor of t's record or enum.
+func typeDesc(m *vm.Module, t *Type, kind vm.TypeKind) (*vm.TypeDesc, error) {
+	if t.TypeID < 0 || t.TypeID >= len(m.Types) || m.Types[t.TypeID].Name != t.Name || m.Types[t.TypeID].Kind != kind {
+		return nil, fmt.Errorf("type %s not found in the module", t.Name)
+	}
+	td := m.Types[t.TypeID]
+	if kind == vm.RecordType && len(td.Fields) != len(t.Fields) {
+		return nil, fmt.Errorf("record %s has %d fields, want %d", t.Name, len(td.Fields), len(t.Fields))
+	}
+	return td, nil
+}

@@ -1,0 +1,81 @@
+package vm
+
+import (
+	"context"
+	"errors"
+
+	"github.com/axpool/axpool/policy"
+)
+
+// HandlerKind names a handler set (docs/capabilities.md): HandlersLive
+// performs real effects under the operator's grants, HandlersMock answers
+// with the reference's deterministic values (MockHandler).
+type HandlerKind string
+
+// The handler kinds; the strings are the values of `axpool mcp --handlers`
+// and of the "handlers" result field.
+const (
+	HandlersLive HandlerKind = "live"
+	HandlersMock HandlerKind = "mock"
+)
+
+// RunInfo is what a HandlerSet knows of the run it makes a Handler for.
+type RunInfo struct {
+	// Policy is the run's effective policy (the caller's intersected with
+	// the operator ceiling; nil = allow-all). The VM has already applied
+	// its allow rules and budgets when a handler is called; the handler
+	// reads the rest (net_policy) from it.
+	Policy *policy.Policy
+	// Seed seeds the run's `random` effects (the result's random_seed).
+	Seed uint64
+	// MaxMemory is the run's memory limit in bytes (Limits.MaxMemory, 0 =
+	// DefaultMaxMemory); a live set bounds what one run may write with it.
+	MaxMemory int64
+}
+
+// HandlerSet makes the Handler of each run: the worker's live handlers
+// (package handlers) or the mock set. The engines (tools, scripts) call
+// ForRun once per vm.Run and done once the run has returned; done releases
+// what the run's handler holds (a database connection). A HandlerSet is safe
+// for concurrent use; each Handler it returns serves one run.
+type HandlerSet interface {
+	Kind() HandlerKind
+	ForRun(run RunInfo) (h Handler, done func())
+}
+
+// ErrMemoryLimit is what a Handler returns (possibly wrapped) when the
+// result it would produce does not fit in the run's memory (MemoryLeft):
+// the call then fails with the run's memory-limit *LimitError, exactly as a
+// value the program built would.
+var ErrMemoryLimit = errors.New("result exceeds the run's memory limit")
+
+// MemoryLeft returns the largest result, in bytes of its logical size
+// (Value.MemSize), that the run calling a Handler can still hold: half of
+// its free memory, since the event log keeps the result next to the
+// program (cap_result). Handlers that read an unbounded amount (a response
+// body, a file, rows) stop there and return ErrMemoryLimit. It reports
+// false outside a handler call of a run; it must be called during the call,
+// on its goroutine.
+func MemoryLeft(ctx context.Context) (int64, bool) {
+	b, ok := ctx.Value(callBudgetKey{}).(*callBudget)
+	if !ok {
+		return 0, false
+	}
+	return b.memLeft, true
+}
+
+// callBudget is what MemoryLeft reads; the machine refreshes it before each
+// handler call that may return a large result.
+type callBudget struct{ memLeft int64 }
+
+type callBudgetKey struct{}
+
+// largeResult reports whether e may return a result whose size the handler
+// does not know in advance (MemoryLeft is refreshed before it).
+func largeResult(e Effect) bool {
+	switch e {
+	case EHTTPGet, EHTTPRequest, EFsRead, EDbQuery, ELlmComplete:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,166 @@
+package vm
+
+import (
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/language"
+	"golang.org/x/text/transform"
+)
+
+// Long built-ins. Pricing (machine.work) makes the clock be checked right
+// after an expensive instruction, but one call may itself take long: Unicode
+// case mapping runs at tens of ns per byte, and replace, split and sort
+// touch millions of parts. Such built-ins work in chunks of about
+// pollBytes and poll the clock between chunks (machine.poll), so the wall
+// limit and cancellation are honoured within one chunk's time, not one
+// call's.
+
+// pollBytes is the work between two polls of a long built-in;
+// asciiPollBytes the bytes between two polls of the ASCII case-mapping
+// loop (about 1 ns a byte), a power of two.
+const (
+	pollBytes      = 1 << 20
+	asciiPollBytes = 4 << 20
+)
+
+// poll checks cancellation and the wall limit in the middle of a long
+// built-in (the checks of checkClock).
+func (m *machine) poll() error {
+	if pollHook != nil {
+		pollHook()
+	}
+	return m.checkClock()
+}
+
+// pollHook, when set (by tests only), is called at every poll.
+var pollHook func()
+
+// caseMap returns s upper- or lower-cased (Unicode, language-neutral, as
+// cases.Upper/Lower(language.Und)). ASCII text takes a byte loop; other
+// text streams through the caser in chunks, polling between them. The
+// work is priced as len(s) bytes for ASCII, caseMapWeight times that
+// otherwise.
+func (m *machine) caseMap(s string, upper bool) (string, error) {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		m.work(len(s))
+		b := make([]byte, len(s))
+		for i := 0; i < len(s); i++ {
+			if i&(asciiPollBytes-1) == asciiPollBytes-1 {
+				if err := m.poll(); err != nil {
+					return "", err
+				}
+			}
+			c := s[i]
+			if upper && 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			} else if !upper && 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b[i] = c
+		}
+		return string(b), nil
+	}
+	m.work(caseMapWeight * len(s))
+	var c cases.Caser
+	if upper {
+		c = cases.Upper(language.Und)
+	} else {
+		c = cases.Lower(language.Und)
+	}
+	if len(s) <= pollBytes {
+		return c.String(s), nil
+	}
+	var out strings.Builder
+	out.Grow(len(s))
+	r := transform.NewReader(strings.NewReader(s), c)
+	buf := make([]byte, 64<<10)
+	since := 0
+	for {
+		n, err := r.Read(buf)
+		out.Write(buf[:n])
+		if since += n; since >= pollBytes/caseMapWeight {
+			since = 0
+			if perr := m.poll(); perr != nil {
+				return "", perr
+			}
+		}
+		if err == io.EOF {
+			return out.String(), nil
+		}
+		if err != nil { // a caser never fails on valid or invalid UTF-8
+			return c.String(s), nil
+		}
+	}
+}
+
+// replaceAll is strings.ReplaceAll(s, from, to) for from != "" with c > 0
+// occurrences, built in one pass that polls every pollBytes of input.
+func (m *machine) replaceAll(s, from, to string, size int64) (string, error) {
+	var b strings.Builder
+	b.Grow(int(size))
+	start, since := 0, 0
+	for {
+		j := strings.Index(s[start:], from)
+		if j < 0 {
+			break
+		}
+		b.WriteString(s[start : start+j])
+		b.WriteString(to)
+		since += j + len(from)
+		start += j + len(from)
+		if since >= pollBytes {
+			since = 0
+			if err := m.poll(); err != nil {
+				return "", err
+			}
+		}
+	}
+	b.WriteString(s[start:])
+	return b.String(), nil
+}
+
+// pollEvery returns a function to call once per part of a long built-in:
+// it polls every pollBytes/slotSize parts.
+func (m *machine) pollEvery() func() error {
+	n := 0
+	return func() error {
+		if n++; n < pollBytes/int(slotSize) {
+			return nil
+		}
+		n = 0
+		return m.poll()
+	}
+}
+
+// contains is strings.Contains(s, sub) for a long s: it searches chunks of
+// at least pollBytes (overlapping by len(sub)-1 bytes, so no match across
+// two chunks is missed) and polls between them. A chunk is at least as
+// long as sub, so the overlap at most doubles the bytes scanned.
+func (m *machine) contains(s, sub string) (bool, error) {
+	step := max(pollBytes, len(sub))
+	if len(s) <= 2*step {
+		return strings.Contains(s, sub), nil
+	}
+	for start := 0; ; start += step {
+		end := min(len(s), start+step+len(sub)-1)
+		if strings.Contains(s[start:end], sub) {
+			return true, nil
+		}
+		if end == len(s) {
+			return false, nil
+		}
+		if err := m.poll(); err != nil {
+			return false, err
+		}
+	}
+}
