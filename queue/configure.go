@@ -22,8 +22,8 @@ type Settings struct {
 	// MaxAge is the longest a job stays in the stream (Config.MaxAge),
 	// > 0; the stream's dedup window is lowered to it when longer.
 	MaxAge *time.Duration
-	// ResultTTL and StateTTL are the TTLs of the results and state
-	// buckets (Config.ResultTTL, StateTTL), > 0; StateTTL must exceed the
+	// ResultTTL and StateTTL are the TTLs of the results (and tasks) and
+	// state buckets (Config.ResultTTL, StateTTL), > 0; StateTTL must exceed the
 	// stream's MaxAge.
 	ResultTTL, StateTTL *time.Duration
 	// AckWait, MaxDeliver and MaxAckPending are the consumer's
@@ -146,7 +146,7 @@ func Configure(ctx context.Context, nc *nats.Conn, s Settings, apply bool) ([]Ch
 		changed := set(&changes, obj, "replicas", &bcfg.Replicas, s.Replicas)
 		var ttl *time.Duration
 		switch name {
-		case ResultsBucket:
+		case ResultsBucket, TasksBucket: // tasks are kept as long as results
 			ttl = s.ResultTTL
 		case StateBucket:
 			ttl = s.StateTTL

@@ -51,7 +51,8 @@ func TestOpenNeverRewrites(t *testing.T) {
 	}
 	want := "level=WARN msg=\"job stream AXPOOL_JOBS exists with another configuration; kept as it is (change it with `axpool queue configure`)\" differences=\"max_msgs 50 (this process: 80)\"\n" +
 		"level=WARN msg=\"job consumer axpool-workers exists with another configuration; kept as it is (change it with `axpool queue configure`)\" differences=\"ack_wait 7s (this process: 9s), max_deliver 5 (this process: 4), max_waiting 600 (this process: 700)\"\n" +
-		"level=WARN msg=\"bucket AXPOOL_RESULTS exists with another configuration; kept as it is (change it with `axpool queue configure`)\" differences=\"ttl 1h0m0s (this process: 2h0m0s)\"\n"
+		"level=WARN msg=\"bucket AXPOOL_RESULTS exists with another configuration; kept as it is (change it with `axpool queue configure`)\" differences=\"ttl 1h0m0s (this process: 2h0m0s)\"\n" +
+		"level=WARN msg=\"bucket AXPOOL_TASKS exists with another configuration; kept as it is (change it with `axpool queue configure`)\" differences=\"ttl 1h0m0s (this process: 2h0m0s)\"\n"
 	if got := buf.String(); got != want {
 		t.Errorf("log of the second Open:\n%s\nwant\n%s", got, want)
 	}
@@ -71,6 +72,7 @@ func TestOpenNeverRewrites(t *testing.T) {
 		"consumer axpool-workers: ack_wait 7s → 9s",
 		"consumer axpool-workers: max_deliver 5 → 4",
 		"bucket AXPOOL_RESULTS: ttl 1h0m0s → 2h0m0s",
+		"bucket AXPOOL_TASKS: ttl 1h0m0s → 2h0m0s",
 	}
 	for _, apply := range []bool{false, true} {
 		changes, err := Configure(ctx, nc, s, apply)
