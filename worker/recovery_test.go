@@ -30,13 +30,10 @@ func TestKillAnsweredWithinFiveSeconds(t *testing.T) {
 	}
 	killed := time.Now()
 	r := h.wait(id, 30*time.Second)
-	if el := time.Since(killed); el > 5*time.Second {
-		t.Errorf("answered %v after the kill, want within 5 s", el)
-	}
+	queuetest.Within(t, "SIGKILL → answer", time.Since(killed), 5*time.Second)
 	if !r.Success || r.PID == victim {
 		t.Errorf("result = %s; want success from a pid other than %d", r.Raw, victim)
 	}
-	t.Logf("SIGKILL → answer in %v", time.Since(killed))
 }
 
 // TestStoppedWorkerReplaced: a worker stopped with SIGSTOP mid-job is
@@ -58,15 +55,9 @@ func TestStoppedWorkerReplaced(t *testing.T) {
 		pids := sup.PIDs()
 		return !slices.Contains(pids, victim) && !slices.Contains(pids, 0)
 	})
-	if el := time.Since(stopped); el > 5*time.Second {
-		t.Errorf("replaced %v after SIGSTOP, want within 5 s", el)
-	}
-	t.Logf("SIGSTOP → replaced in %v", time.Since(stopped))
+	queuetest.Within(t, "SIGSTOP → worker replaced", time.Since(stopped), 5*time.Second)
 	r := h.wait(id, 30*time.Second)
-	if el := time.Since(started); el > 4*time.Second+2*time.Second {
-		t.Errorf("answered %v after the job started, want within its wall limit (4 s) + 2 s", el)
-	}
-	t.Logf("SIGSTOP → answered %v after the job started", time.Since(started))
+	queuetest.Within(t, "SIGSTOP → answer after the job's start (wall limit 4 s + 2 s)", time.Since(started), 4*time.Second+2*time.Second)
 	if r.Success || r.Outcome != "worker_lost" || !r.Retryable {
 		t.Errorf("result = %s, want worker_lost, retryable", r.Raw)
 	}
@@ -87,9 +78,7 @@ func TestHungHandlerReplaced(t *testing.T) {
 	victim := h.waitStarted(id)
 	started := time.Now()
 	r := h.wait(id, 30*time.Second)
-	if el := time.Since(started); el > time.Second+2*time.Second {
-		t.Errorf("answered %v after the job started, want within its wall limit (1 s) + 2 s", el)
-	}
+	queuetest.Within(t, "hung engine → answer after the job's start (wall limit 1 s + 2 s)", time.Since(started), time.Second+2*time.Second)
 	want := "the job's engine did not stop within 1s after its wall-clock limit of 1s; its worker is replaced"
 	if r.Success || r.Outcome != "worker_lost" || !r.Retryable || r.Message != want {
 		t.Errorf("result = %s, want worker_lost: %s", r.Raw, want)

@@ -122,9 +122,7 @@ func TestE2EServeCtrlC(t *testing.T) {
 	long, short := results()
 	select {
 	case err := <-s.done:
-		if el := time.Since(sent); el > shutdownGrace+2*time.Second {
-			t.Errorf("exited %v after SIGINT, want within the grace + 2 s", el)
-		}
+		queuetest.Within(t, "exit after SIGINT (grace + 2 s)", time.Since(sent), shutdownGrace+2*time.Second)
 		if err != nil {
 			t.Errorf("exit: %v", err)
 		}
@@ -166,9 +164,7 @@ func TestE2EStdioSIGTERM(t *testing.T) {
 	go func() { exited <- cmd.Wait() }()
 	select {
 	case err := <-exited:
-		if el := time.Since(sent); el > shutdownGrace+2*time.Second {
-			t.Errorf("exited %v after SIGTERM, want within the grace + 2 s", el)
-		}
+		queuetest.Within(t, "exit after SIGTERM (grace + 2 s)", time.Since(sent), shutdownGrace+2*time.Second)
 		if err != nil && !strings.Contains(err.Error(), "Wait was already called") {
 			t.Errorf("exit: %v", err)
 		}
