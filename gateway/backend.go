@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,6 +39,23 @@ type QueueBackend struct {
 	// dropped from the queue before its deadline and answered only by the
 	// gateway's own wait, as worker_lost.
 	Timeout time.Duration
+	// MaxInflightPerCaller bounds each caller's calls in flight (waiting
+	// in the gateway, queued or running): a call beyond it is answered
+	// quota_exceeded, retryable, with retry_after_ms from the rate at which
+	// the caller's jobs finish. 0 means no bound.
+	MaxInflightPerCaller int
+
+	admitOnce sync.Once
+	adm       *admission // fair share between callers (fairshare.go)
+}
+
+// admission returns the backend's fair-share state, made on first use.
+func (b *QueueBackend) admission() *admission {
+	b.admitOnce.Do(func() {
+		b.adm = &admission{slots: b.Client.Slots, maxCalls: b.Client.Bus().MaxDepth(), perCaller: b.MaxInflightPerCaller,
+			retryFloor: b.Client.Bus().RetryAfter(), callers: map[string]*callerShare{}}
+	})
+	return b.adm
 }
 
 // validate checks b for New: a Client, a Timeout ≥ 0 and within the
@@ -48,6 +66,8 @@ func (b *QueueBackend) validate() error {
 		return errors.New("gateway: QueueBackend.Client is required")
 	case b.Timeout < 0:
 		return fmt.Errorf("gateway: QueueBackend.Timeout must be ≥ 0 (0 means the default %v), got %v", DefaultJobTimeout, b.Timeout)
+	case b.MaxInflightPerCaller < 0:
+		return fmt.Errorf("gateway: QueueBackend.MaxInflightPerCaller must be ≥ 0 (0 means no bound), got %d", b.MaxInflightPerCaller)
 	}
 	timeout := b.Timeout
 	if timeout == 0 {
@@ -59,10 +79,13 @@ func (b *QueueBackend) validate() error {
 	return nil
 }
 
-// Run submits the job, relays its progress and returns its result.
+// Run submits the job in its caller's turn (fair share, fairshare.go),
+// relays its progress and returns its result.
 //
-//   - A full queue returns *JobError{Outcome: queue_full} at once, with
-//     RetryAfter from the queue.
+//   - A full queue — the gateway's calls at the stream's depth, or the
+//     stream full — returns *JobError{Outcome: queue_full} at once, a
+//     caller at MaxInflightPerCaller *JobError{Outcome: quota_exceeded},
+//     both with RetryAfter from the measured rate at which jobs finish.
 //   - A ctx that has already ended submits nothing.
 //   - When ctx ends (notifications/cancelled, an HTTP client gone, shutdown)
 //     the job is cancelled on the queue or on its worker (queue.Cancel) and
@@ -89,8 +112,22 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 		return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}
 	}
 	start := time.Now()
+	// The caller's turn in the stream (fairshare.go); queue_ms counts the
+	// wait for it.
+	adm := b.admission()
+	jobID := uuid.NewString()
+	release, err := adm.acquire(ctx, callerFrom(ctx))
+	if err != nil {
+		var je *JobError
+		if errors.As(err, &je) {
+			je.JobID = jobID // the refused job's, for logs
+			return nil, je
+		}
+		return nil, &JobError{Outcome: wire.OutcomeCancelled, QueueMs: time.Since(start).Milliseconds(), Err: err}
+	}
+	defer release()
 	job := queue.Job{
-		ID:        uuid.NewString(),
+		ID:        jobID,
 		Tool:      tool,
 		Args:      args,
 		Submitted: start,
@@ -106,7 +143,9 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 		var invalid *queue.InvalidJobError
 		switch {
 		case errors.As(err, &full):
-			return nil, &JobError{Outcome: wire.OutcomeQueueFull, JobID: full.JobID, RetryAfter: full.RetryAfter, Err: err}
+			// Full of other gateways' jobs: a place frees up about as
+			// often as this gateway's jobs finish.
+			return nil, &JobError{Outcome: wire.OutcomeQueueFull, JobID: full.JobID, RetryAfter: adm.retryAfter(full.RetryAfter), Err: err}
 		case errors.As(err, &invalid):
 			return nil, &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
 		}

@@ -10,6 +10,13 @@
 // tools.Executes is true) go to a Backend — in production the job queue
 // (QueueBackend); the others are answered in-process by tools.Call.
 //
+// QueueBackend shares the queue fairly between callers (fairshare.go:
+// each caller's calls wait in the gateway and enter the stream's window
+// round-robin, so one caller's backlog never starves another's call),
+// answers queue_full and quota_exceeded (MaxInflightPerCaller) at once
+// with retry_after_ms from the measured drain rate, and Server's
+// BeginShutdown, WaitCalls and CancelCalls stage a shutdown.
+//
 // # Transports
 //
 // The stdio transport owns its loop (stdio.go): it reads lines, checks

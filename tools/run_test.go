@@ -666,6 +666,34 @@ func TestRunLibraryPositions(t *testing.T) {
 	}
 }
 
+// TestWallLimit: the effective wall-clock limit of a call, as the
+// worker's watchdog sees it: the smaller of the call's two limits and the
+// ceiling for the run tools, the ceiling alone for the others.
+func TestWallLimit(t *testing.T) {
+	ceiling := &Env{Ceilings: vm.Limits{MaxWall: 3 * time.Second}}
+	for _, c := range []struct {
+		env  *Env
+		tool string
+		args string
+		want time.Duration
+	}{
+		{nil, "boruna_run", `{"source":"x"}`, 0},
+		{nil, "boruna_run", `{"source":"x","max_wall_ms":1500}`, 1500 * time.Millisecond},
+		{nil, "boruna_run", `{"source":"x","max_wall_ms":1500,"limits":{"max_wall_ms":700}}`, 700 * time.Millisecond},
+		{ceiling, "boruna_run", `{"source":"x","max_wall_ms":5000}`, 3 * time.Second},
+		{ceiling, "boruna_run", `{"source":"x"}`, 3 * time.Second},
+		{ceiling, "boruna_run_sealed", `{"source":"x","max_wall_ms":10}`, 10 * time.Millisecond},
+		{nil, "boruna_compile", `{"source":"x"}`, 0},
+		{ceiling, "boruna_check", `{"source":"x"}`, 3 * time.Second},
+		{ceiling, "boruna_run", `{"source":"x","bogus":1}`, 3 * time.Second},
+		{nil, "boruna_run", `{"source":"x","bogus":1}`, 0},
+	} {
+		if got := WallLimit(c.env, c.tool, json.RawMessage(c.args)); got != c.want {
+			t.Errorf("WallLimit(%s, %s) = %v, want %v", c.tool, c.args, got, c.want)
+		}
+	}
+}
+
 // TestRunDeepResult: a result nested deeper than vm.MaxEncodeDepth is a
 // clean runtime_error (the run itself builds it without error); one that
 // fits is returned. Both tools of limitTools answer alike.
