@@ -191,10 +191,17 @@ func TestSubmitDedup(t *testing.T) {
 			t.Fatalf("Submit = %q, %v", id, err)
 		}
 	}
-	st, err := bus.Stats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Stored is the stream's own count; the consumer's pending count is
+	// updated after a publish asynchronously, so it is read until it is
+	// no longer 0 (10 s), then must be 1.
+	var st Stats
+	waitFor(t, 10*time.Second, "the consumer's pending count", func() bool {
+		var err error
+		if st, err = bus.Stats(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return st.Depth != 0
+	})
 	if st.Depth != 1 || st.Stored != 1 {
 		t.Errorf("depth, stored = %d, %d; want 1, 1", st.Depth, st.Stored)
 	}
@@ -210,7 +217,9 @@ func TestQueueFull(t *testing.T) {
 	}
 	start := time.Now()
 	_, err := c.Submit(ctx, Job{ID: "third", Tool: "t"})
-	if el := time.Since(start); el > 500*time.Millisecond {
+	// At once, not after a retry or a timeout (ctxT's 20 s): 5 s leaves a
+	// loaded machine room.
+	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("queue-full answer took %v", el)
 	}
 	if !errors.Is(err, ErrQueueFull) {
@@ -308,13 +317,20 @@ func TestWaitFallsBackToResultsBucket(t *testing.T) {
 	if el := time.Since(start); el < 40*time.Millisecond || el > 2*time.Second {
 		t.Errorf("fallback took %v, want about the 50ms poll interval", el)
 	}
-	// A job this client did not submit is read from the bucket at once.
+	// A job this client did not submit is read from the bucket at once,
+	// not at its first poll: a client that polls every 30 s answers
+	// within 10 s (far less on any machine).
+	slow, err := NewClient(bus, ClientOptions{GatewayID: "gw-slow", PollInterval: 30 * time.Second, MaxPollInterval: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
 	if _, err := bus.StoreResult(ctx, "foreign", env); err != nil {
 		t.Fatal(err)
 	}
 	start = time.Now()
-	res, err = c.Wait(ctx, "foreign", nil)
-	if err != nil || string(res) != string(env) || time.Since(start) > 40*time.Millisecond {
+	res, err = slow.Wait(ctx, "foreign", nil)
+	if err != nil || string(res) != string(env) || time.Since(start) > 10*time.Second {
 		t.Errorf("Wait(foreign) = %s, %v after %v", res, err, time.Since(start))
 	}
 	if _, err := c.Result(ctx, "nothing"); !errors.Is(err, ErrNoResult) {

@@ -246,9 +246,7 @@ func TestCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = h.wait(running, 5*time.Second)
-	if el := time.Since(start); el > 100*time.Millisecond {
-		t.Errorf("running job took %v to end after Cancel, want < 100ms", el)
-	}
+	queuetest.Within(t, "running job ending after Cancel", time.Since(start), time.Second)
 	if r.Success || r.Kind != "cancelled" || r.Outcome != "cancelled" || r.Message != "job cancelled while running" || r.worker() == "" {
 		t.Errorf("running job result = %s", r.Raw)
 	}
@@ -280,9 +278,7 @@ func TestQueueFullImmediately(t *testing.T) {
 	}
 	start := time.Now()
 	_, err := h.c.Submit(context.Background(), queue.Job{Tool: "echo"})
-	if el := time.Since(start); el > 250*time.Millisecond {
-		t.Errorf("queue_full took %v", el)
-	}
+	queuetest.Within(t, "queue_full answer", time.Since(start), time.Second)
 	var qf *queue.QueueFullError
 	if !errors.Is(err, queue.ErrQueueFull) || !errors.As(err, &qf) || qf.RetryAfter != time.Second {
 		t.Fatalf("err = %v", err)
