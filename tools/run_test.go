@@ -418,6 +418,21 @@ func TestRunOutputSchema(t *testing.T) {
 		`output_schema $schema "http://json-schema.org/draft-07/schema#" is not supported: only JSON Schema Draft 2020-12 is supported`)
 	big := `{"description":"` + strings.Repeat("x", MaxOutputSchemaBytes) + `"}`
 	invalid(big, fmt.Sprintf("output_schema exceeds 262144 bytes (got %d)", len(big)))
+	// Compiling a schema is quadratic in its depth and its size and cannot
+	// be cancelled: 5,000 nested "not"s (40 KB) held a worker slot for
+	// minutes. Both are bounded; at the bounds the schema applies.
+	nots := func(n int) string { return strings.Repeat(`{"not":`, n-1) + "{}" + strings.Repeat("}", n-1) }
+	invalid(nots(65), "output_schema nests arrays and objects deeper than 64 levels")
+	invalid(nots(5000), "output_schema nests arrays and objects deeper than 64 levels")
+	if m := decode(t, runJSON(t, nil, addProgram, `"output_schema":`+nots(64))); m["error_kind"] != "validation_failed" {
+		t.Fatalf("63 nots of {}: %v", m)
+	}
+	anyOf := func(n int) string { return `{"anyOf":[true` + strings.Repeat(`,true`, n-1) + `]}` }
+	invalid(anyOf(2047), "output_schema has 2049 JSON values; at most 2048 are allowed")
+	invalid(anyOf(50000), "output_schema has 50002 JSON values; at most 2048 are allowed")
+	if m := decode(t, runJSON(t, nil, addProgram, `"output_schema":`+anyOf(2046))); m["success"] != true {
+		t.Fatalf("anyOf of 2046: %v", m)
+	}
 	m = decode(t, runJSON(t, nil, addProgram, `"output_schema":{"type":"bogus"}`))
 	if m["error_kind"] != "invalid_output_schema" || !strings.HasPrefix(m["message"].(string), "output_schema is not a valid JSON Schema: ") {
 		t.Fatalf("bogus type: %v", m)
