@@ -94,6 +94,10 @@ func runRun(cmd *cobra.Command, argv []string) error {
 	if err != nil {
 		return err
 	}
+	env := &tools.Env{LibsDir: runFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB, Handlers: handlers.Mock()}
+	if resp := tools.InvalidUTF8(env, src); resp != nil {
+		return reportRun(cmd.OutOrStdout(), cmd.ErrOrStderr(), path, resp)
+	}
 
 	args := wire.NewObject().Set("source", string(src))
 	switch runFlags.policy {
@@ -137,7 +141,6 @@ func runRun(cmd *cobra.Command, argv []string) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
-	env := &tools.Env{LibsDir: runFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB, Handlers: handlers.Mock()}
 	resp := tools.Call(ctx, env, "boruna_run", raw, nil)
 	return reportRun(cmd.OutOrStdout(), cmd.ErrOrStderr(), path, resp)
 }
