@@ -20,6 +20,10 @@
 // times; boruna_check's diagnostics list is bounded too
 // (repair.MaxDiagnosticsBytes).
 //
+// LibrarySurface renders a standard library's records and functions with
+// their doc comments, for the gateway's axpool://libs/<lib> resources
+// (docs/tools.md §7 "agent docs").
+//
 // tools shares the response shapes with framework and sealed through
 // tools/toolwire; it knows nothing of NATS or MCP.
 //
