@@ -351,6 +351,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 			return nil, printFail(cmd, exitFail, "%s: %v", name, err)
 		}
 		logGrants(log, set)
+		env.Granted = grantedBy(set)
 		closeSet()
 	} else {
 		for _, f := range grantFlagNames {
