@@ -1,5 +1,5 @@
 // Package tools holds the domain logic of every boruna_* MCP tool
-// (docs/tools.md §1–3, seeds 000 and 002): argument checks, the
+// (docs/tools.md §1–3): argument checks, the
 // boruna_run processing order and error mapping, compile/ast/symbols
 // shapes, the policy and capability tools, and the routing of the workflow
 // and template tools to their packages. The worker (which executes jobs),
