@@ -94,11 +94,16 @@ func init() {
 	rootCmd.AddCommand(scriptCmd)
 }
 
-// loadScripts loads the --scripts-dir directory.
+// loadScripts loads the --scripts-dir directory. A directory without a
+// script (no tool, no context script, no file that failed) is said on
+// stderr, and is not an error (docs/scripts.md "CLI").
 func loadScripts(cmd *cobra.Command, name string) (*scripts.Catalogue, error) {
 	c, err := scripts.Load(scriptFlags.dir, scripts.Options{LibsDir: scriptFlags.libsDir})
 	if err != nil {
 		return nil, printFail(cmd, exitFail, "%s: %v (set --scripts-dir)", name, err)
+	}
+	if len(c.Tools) == 0 && c.Context == nil && len(c.Failed) == 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: no scripts in %s (a scripts directory holds .ax files; set --scripts-dir)\n", name, scriptFlags.dir)
 	}
 	return c, nil
 }
