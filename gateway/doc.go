@@ -152,10 +152,12 @@
 //
 // # Agent docs (resources.go)
 //
-// The pages of docs/ an agent needs (axpool://docs/language, tools,
-// policy, workflow) and every file of examples/ (axpool://examples/<path>)
-// are MCP resources, embedded in the binary (packages docs and examples);
-// the prompt write_ax_program hands over the language guide with a task
+// Every page of docs/ (axpool://docs/language, tools, policy, …), every
+// file of examples/ (axpool://examples/<path>), each standard library's
+// surface (axpool://libs/<lib>, rendered by tools.LibrarySurface from
+// package libs) and the policy schema are MCP resources, embedded in the
+// binary; relative links in served markdown name the resources' URIs. The
+// prompt write_ax_program hands over the language guide with a task
 // (docs/tools.md §7 "agent docs").
 //
 // Named scripts (scripts.go, docs/scripts.md): with Config.Scripts every
@@ -171,5 +173,5 @@
 // does, to compile scripts; the gateway only reads its catalogue and
 // submits script jobs).
 //
-// Imports: docs, examples, internal/jsonenc, queue, scripts, tools and wire.
+// Imports: docs, examples, internal/jsonenc, libs, queue, scripts, tools and wire.
 package gateway

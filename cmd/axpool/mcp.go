@@ -190,7 +190,7 @@ calls (they get queue_unavailable), lets the running ones finish for
 --shutdown-grace, cancels the rest (their callers get outcome cancelled)
 and exits within the grace + 2 s; its workers, in a process group of their
 own, get the same grace and are never restarted once shutdown began.`,
-	Args: cobra.NoArgs,
+	Args: noArgs,
 	RunE: runMCP,
 }
 
@@ -351,6 +351,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 			return nil, printFail(cmd, exitFail, "%s: %v", name, err)
 		}
 		logGrants(log, set)
+		env.Granted = grantedBy(set)
 		closeSet()
 	} else {
 		for _, f := range grantFlagNames {

@@ -47,7 +47,7 @@ Credentials come from AXPOOL_NATS_USER / AXPOOL_NATS_PASSWORD,
 AXPOOL_NATS_TOKEN or AXPOOL_NATS_CREDS (or --nats-creds). Exit 1, with a
 one-line message naming the URL, if the server cannot be reached (within
 about 2 s) or the statistics do not come within 5 s.`,
-	Args: cobra.NoArgs,
+	Args: noArgs,
 	RunE: runQueueStats,
 }
 
@@ -80,7 +80,7 @@ Each change is printed as "stream AXPOOL_JOBS: replicas 1 → 3"; --dry-run
 prints them without changing anything. Exit 1 with a one-line message if
 the server cannot be reached, the queue is not set up, or the server
 refuses a change (changes before it stay made).`,
-	Args: cobra.NoArgs,
+	Args: noArgs,
 	RunE: runQueueConfigure,
 }
 

@@ -57,7 +57,7 @@ first instruction, --max-wall-ms 0 at the first clock check after 1 ms,
 --max-output-bytes 0 lets no output fit; --max-memory-mb must be at least 1.
 (The --max-* flags of axpool mcp, serve and worker are operator
 ceilings instead, where 0 means no ceiling.)`,
-	Args: cobra.ExactArgs(1),
+	Args: oneFile,
 	RunE: runRun,
 }
 

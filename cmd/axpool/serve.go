@@ -65,7 +65,7 @@ of ` + "`axpool mcp`" + `. On SIGTERM/SIGINT the server stops accepting
 connections and calls, lets the running calls finish for --shutdown-grace,
 cancels the rest (their callers get outcome cancelled) and exits within the
 grace + 2 s.`,
-	Args: cobra.NoArgs,
+	Args: noArgs,
 	RunE: runServe,
 }
 

@@ -78,7 +78,7 @@ create the queue and axpool queue configure changes it.
 SIGTERM or SIGINT stops pulling, lets running jobs finish for
 --shutdown-grace, answers the others cancelled (nothing is handed back to
 run again) and exits 0 within the grace + 2 s. Logs go to stderr.`,
-	Args: cobra.NoArgs,
+	Args: noArgs,
 	RunE: runWorker,
 }
 

@@ -65,7 +65,7 @@ var allowed = map[string][]string{
 	"worker":          {"queue", "scripts", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
-	"gateway":  {"docs", "examples", "internal/jsonenc", "queue", "scripts", "tools", "wire"},
+	"gateway":  {"docs", "examples", "internal/jsonenc", "libs", "queue", "scripts", "tools", "wire"},
 
 	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
 		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
