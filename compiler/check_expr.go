@@ -380,6 +380,16 @@ func (c *checker) undefined(n syntax.Node, name string) {
 		e.Subject, e.Suggestion = name, qualified
 		return
 	}
+	if msg, ok := notInLanguage[name]; ok {
+		e := c.errorf(n, CodeUndefined, "%s", msg)
+		e.Subject = name
+		return
+	}
+	if g, hint := conversionGuess(name); g != "" {
+		e := c.errorf(n, CodeUndefined, "undefined name '%s'%s", name, hint)
+		e.Subject, e.Suggestion = name, g
+		return
+	}
 	hint, s := c.suggest(name, c.nameCandidates)
 	if g := builtinGuess(name); g != "" {
 		hint, s = " (did you mean '"+g+"'?)", g

@@ -228,6 +228,26 @@ func (x *exhauster) compute(rows []xrow, ts []*Type, need int) (ws [][]*pat, ok 
 		}
 		return [][]*pat{{}}, true
 	}
+	// A row of wildcards only matches every value that reaches this split:
+	// it is the first match of all of them when it comes first (nothing
+	// below is missing, and no later row is reached here), and the rows
+	// after it are never first anywhere below. Without this cut, arms that
+	// each test one field of a struct variant (`S { a: true, b: _, … }`,
+	// one per field) split into 2^fields cases.
+	for i, r := range rows {
+		n := wildPrefix(r.pats)
+		if !x.spend(n) {
+			return nil, false
+		}
+		if n == len(r.pats) {
+			if i == 0 {
+				x.useful[r.arm] = true
+				return nil, true
+			}
+			rows = rows[: i+1 : i+1]
+			break
+		}
+	}
 	defer x.release(x.mark())
 	t := ts[0]
 	hs := len(x.pats)
@@ -586,4 +606,14 @@ func (s *groupStack) ctorOrder(g grouping, n int) []int32 {
 		slices.SortFunc(order, func(a, b int32) int { return int(g.keys[a].ctor) - int(g.keys[b].ctor) })
 	}
 	return order
+}
+
+// wildPrefix is the number of leading wildcards (or bindings) of ps.
+func wildPrefix(ps []*pat) int {
+	for i, p := range ps {
+		if p.kind != pWild {
+			return i
+		}
+	}
+	return len(ps)
 }

@@ -67,6 +67,24 @@ type QueueBackend struct {
 	slotsMu sync.Mutex
 	slots   int
 	slotsAt time.Time
+
+	// MaxInflightPerCaller bounds each caller's calls in flight (waiting
+	// in the gateway, queued or running): a call beyond it is answered
+	// quota_exceeded, retryable, with retry_after_ms from the rate at which
+	// the caller's jobs finish. 0 means no bound.
+	MaxInflightPerCaller int
+
+	admitOnce sync.Once
+	adm       *admission // fair share between callers (fairshare.go)
+}
+
+// admission returns the backend's fair-share state, made on first use.
+func (b *QueueBackend) admission() *admission {
+	b.admitOnce.Do(func() {
+		b.adm = &admission{slots: b.Client.Slots, maxCalls: b.Client.Bus().MaxDepth(), perCaller: b.MaxInflightPerCaller,
+			retryFloor: b.Client.Bus().RetryAfter(), callers: map[string]*callerShare{}}
+	})
+	return b.adm
 }
 
 // validate checks b for New: a Client, a Timeout ≥ 0 and within the
@@ -77,6 +95,8 @@ func (b *QueueBackend) validate() error {
 		return errors.New("gateway: QueueBackend.Client is required")
 	case b.Timeout < 0:
 		return fmt.Errorf("gateway: QueueBackend.Timeout must be ≥ 0 (0 means the default %v), got %v", DefaultJobTimeout, b.Timeout)
+	case b.MaxInflightPerCaller < 0:
+		return fmt.Errorf("gateway: QueueBackend.MaxInflightPerCaller must be ≥ 0 (0 means no bound), got %d", b.MaxInflightPerCaller)
 	}
 	timeout := b.Timeout
 	if timeout == 0 {
@@ -323,12 +343,14 @@ func (b *QueueBackend) Slots(ctx context.Context) int {
 	return b.slots
 }
 
-// runJob submits the call as a new job, relays its progress and returns
-// its result. done, when set, is called once the call ends, with whether
+// runJob submits the call as a new job in its caller's turn (fair share,
+// fairshare.go), relays its progress and returns its result. done, when set, is called once the call ends, with whether
 // the job reached a result of its own (answered).
 //
-//   - A full queue returns *JobError{Outcome: queue_full} at once, with
-//     RetryAfter from the queue.
+//   - A full queue — the gateway's calls at the stream's depth, or the
+//     stream full — returns *JobError{Outcome: queue_full} at once, a
+//     caller at MaxInflightPerCaller *JobError{Outcome: quota_exceeded},
+//     both with RetryAfter from the measured rate at which jobs finish.
 //   - A ctx that has already ended submits nothing.
 //   - When ctx ends (notifications/cancelled, an HTTP client gone, shutdown)
 //     the job is cancelled on the queue or on its worker (queue.Cancel) and
@@ -362,13 +384,26 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	if job.ID == "" {
 		job.ID = uuid.NewString()
 	}
-	job.Tool, job.Args, job.Submitted, job.Deadline = tool, args, start, start.Add(timeout)
-	job.Progress, job.Principal = progress != nil, callerFrom(ctx)
 	if b.BeforeSubmit != nil {
 		if err := b.BeforeSubmit(); err != nil {
 			return nil, &JobError{Err: err}
 		}
 	}
+	// The caller's turn in the stream (fairshare.go); queue_ms counts the
+	// wait for it.
+	adm := b.admission()
+	release, err := adm.acquire(ctx, callerFrom(ctx))
+	if err != nil {
+		var je *JobError
+		if errors.As(err, &je) {
+			je.JobID = job.ID // the refused job's, for logs
+			return nil, je
+		}
+		return nil, &JobError{Outcome: wire.OutcomeCancelled, QueueMs: time.Since(start).Milliseconds(), Err: err}
+	}
+	defer release()
+	job.Tool, job.Args, job.Submitted, job.Deadline = tool, args, start, start.Add(timeout)
+	job.Progress, job.Principal = progress != nil, callerFrom(ctx)
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
 	id, err := b.Client.Submit(sctx, job)
 	scancel()
@@ -377,7 +412,9 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 		var invalid *queue.InvalidJobError
 		switch {
 		case errors.As(err, &full):
-			return nil, &JobError{Outcome: wire.OutcomeQueueFull, JobID: full.JobID, RetryAfter: full.RetryAfter, Err: err}
+			// Full of other gateways' jobs: a place frees up about as
+			// often as this gateway's jobs finish.
+			return nil, &JobError{Outcome: wire.OutcomeQueueFull, JobID: full.JobID, RetryAfter: adm.retryAfter(full.RetryAfter), Err: err}
 		case errors.As(err, &invalid):
 			return nil, &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
 		}

@@ -14,6 +14,13 @@
 // own through the same path; Server.Call offers that path to `axpool
 // batch`.
 //
+// QueueBackend shares the queue fairly between callers (fairshare.go:
+// each caller's calls wait in the gateway and enter the stream's window
+// round-robin, so one caller's backlog never starves another's call),
+// answers queue_full and quota_exceeded (MaxInflightPerCaller) at once
+// with retry_after_ms from the measured drain rate, and Server's
+// BeginShutdown, WaitCalls and CancelCalls stage a shutdown.
+//
 // # Transports
 //
 // The stdio transport owns its loop (stdio.go): it reads lines, checks
@@ -149,10 +156,12 @@
 //
 // # Agent docs (resources.go)
 //
-// The pages of docs/ an agent needs (axpool://docs/language, tools,
-// policy, workflow) and every file of examples/ (axpool://examples/<path>)
-// are MCP resources, embedded in the binary (packages docs and examples);
-// the prompt write_ax_program hands over the language guide with a task
+// Every page of docs/ (axpool://docs/language, tools, policy, …), every
+// file of examples/ (axpool://examples/<path>), each standard library's
+// surface (axpool://libs/<lib>, rendered by tools.LibrarySurface from
+// package libs) and the policy schema are MCP resources, embedded in the
+// binary; relative links in served markdown name the resources' URIs. The
+// prompt write_ax_program hands over the language guide with a task
 // (docs/tools.md §7 "agent docs").
 //
 // Named scripts (scripts.go, docs/scripts.md): with Config.Scripts every
@@ -168,6 +177,6 @@
 // does, to compile scripts; the gateway only reads its catalogue and
 // submits script jobs).
 //
-// Imports: batch, docs, examples, internal/jsonenc, internal/text, queue,
-// scripts, tools and wire.
+// Imports: batch, docs, examples, internal/jsonenc, internal/text, libs,
+// queue, scripts, tools and wire.
 package gateway

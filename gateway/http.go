@@ -274,6 +274,10 @@ func (h *HTTPServer) Serve(ln net.Listener) error {
 // for in-flight requests until ctx ends.
 func (h *HTTPServer) Shutdown(ctx context.Context) error { return h.mcpHTTP.Shutdown(ctx) }
 
+// Close closes the listener and every connection at once (after
+// Shutdown, for requests still open when its wait ends).
+func (h *HTTPServer) Close() error { return h.srv.Close() }
+
 // OpenConns returns the number of connections open now.
 func (h *HTTPServer) OpenConns() int { return len(h.conns) }
 

@@ -131,6 +131,8 @@ func TestJobErrorEnvelope(t *testing.T) {
 			head + `"error_kind":"queue_full","message":"the job queue is full; retry after 250 ms","outcome":"queue_full","retryable":true,"retry_after_ms":250,` + noJob},
 		{&JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: time.Second, Err: busErr, CancelErr: errors.New("cancel failed too")},
 			head + `"error_kind":"queue_unavailable","message":"the job queue is unavailable (nats: connection closed); retry after 1000 ms","outcome":"queue_unavailable","retryable":true,"retry_after_ms":1000,` + noJob},
+		{&JobError{Outcome: wire.OutcomeQuotaExceeded, JobID: "j5", RetryAfter: 120 * time.Millisecond, Err: errors.New(`caller "bob" has 2 calls in flight, the most allowed (--max-inflight-per-caller)`)},
+			head + `"error_kind":"quota_exceeded","message":"the caller \"bob\" has 2 calls in flight, the most allowed (--max-inflight-per-caller); retry after 120 ms","outcome":"quota_exceeded","retryable":true,"retry_after_ms":120,"job_id":"j5","queue_ms":0,"run_ms":0,"worker":""}`},
 		{&JobError{Outcome: wire.OutcomeInvalidArgs, Err: errors.New("queue: invalid job size: too big")},
 			head + `"error_kind":"invalid_args","message":"invalid_args: queue: invalid job size: too big","outcome":"invalid_args","retryable":false,` + noJob},
 		{&JobError{Outcome: wire.OutcomeCancelled, JobID: "j2", QueueMs: 5, Err: context.Canceled},

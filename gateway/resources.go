@@ -14,11 +14,15 @@ import (
 
 	"github.com/axpool/axpool/docs"
 	"github.com/axpool/axpool/examples"
+	"github.com/axpool/axpool/libs"
+	"github.com/axpool/axpool/tools"
 )
 
-// Agent docs (docs/tools.md §7 "agent docs"): the pages of docs/ an agent
-// needs and every file of examples/, embedded in the binary and served as
-// MCP resources, plus the prompt write_ax_program.
+// Agent docs (docs/tools.md §7 "agent docs"): every page of docs/, every
+// file of examples/, the surface of each standard library and the policy
+// schema, embedded in the binary and served as MCP resources, plus the
+// prompt write_ax_program. Relative links inside served markdown are
+// rewritten to the axpool:// URI of the resource they name.
 
 // URIs of the agent docs.
 const (
@@ -27,6 +31,14 @@ const (
 	// ExamplesURIPrefix + a slash path under examples/ is an example
 	// ("axpool://examples/hello.ax").
 	ExamplesURIPrefix = "axpool://examples/"
+	// DocsURIPrefix + a page name is a page of docs/ ("axpool://docs/tools").
+	DocsURIPrefix = "axpool://docs/"
+	// LibsURIPrefix + a library directory name is the public surface of a
+	// standard library ("axpool://libs/std-json"; tools.LibrarySurface).
+	LibsURIPrefix = "axpool://libs/"
+	// PolicySchemaURI is policy/policy.schema.json, the JSON Schema of the
+	// object form of a policy.
+	PolicySchemaURI = "axpool://policy/policy.schema.json"
 )
 
 // WriteProgramPrompt is the name of the prompt that hands an agent the
@@ -38,30 +50,26 @@ type docPage struct {
 	name, title, description string
 }
 
-// docPages are the pages served, in list order.
+// docPages are the pages served, in list order: every *.md of docs/ (a
+// test checks that none is missing).
 var docPages = []docPage{
 	{"language", "The .ax language", "The .ax language guide: syntax, types, built-ins, capabilities, imports, errors and limits. Read it before writing a program."},
 	{"tools", "The MCP tools", "The contract of the boruna_* tools: envelope, parameters, results, error_kind and outcome values, progress, cancellation, tasks."},
 	{"policy", "Capability policies", "The policy argument of boruna_run: shorthands, the object form, rules, budgets, net_policy, validation errors."},
+	{"capabilities", "Live capabilities", "What each capability does with real effects, and which server flag grants it (--allow-net, --fs-root, --db, --llm-url)."},
 	{"workflow", "workflow.json", "The workflow definition that boruna_workflow_validate checks."},
+	{"scripts", "Named scripts", "Named scripts: .ax files of a scripts directory served as typed MCP tools."},
+	{"operations", "Running axpool", "Commands, flags, modes (single node, fleet), limits and exit codes of the axpool binary."},
+	{"architecture", "Architecture", "For people changing axpool: packages, processes, the job path."},
 }
 
 // addAgentDocs registers the resources and the prompt on s.
 func addAgentDocs(s *server.MCPServer) error {
-	var res []server.ServerResource
-	for _, p := range docPages {
-		text, err := fs.ReadFile(docs.FS, p.name+".md")
-		if err != nil {
-			return fmt.Errorf("gateway: embedded docs/%s.md: %w", p.name, err)
-		}
-		res = append(res, textResource(mcp.NewResource("axpool://docs/"+p.name, p.name,
-			mcp.WithResourceDescription(p.description), mcp.WithMIMEType("text/markdown")), p.title, string(text)))
-	}
-	ex, err := exampleResources()
+	res, err := agentResources()
 	if err != nil {
 		return err
 	}
-	s.AddResources(append(res, ex...)...)
+	s.AddResources(res...)
 	s.AddPrompt(mcp.NewPrompt(WriteProgramPrompt,
 		mcp.WithPromptTitle("Write an .ax program"),
 		mcp.WithPromptDescription("Hands you the .ax language guide ("+LanguageDocURI+") and a task, to write a program for boruna_run."),
@@ -69,6 +77,117 @@ func addAgentDocs(s *server.MCPServer) error {
 			mcp.ArgumentDescription("What the program should do, e.g. \"sum the squares of 1..100\".")),
 	), writeProgram)
 	return nil
+}
+
+// agentResources returns the resources of the agent docs in list order:
+// the pages of docs/, the standard libraries, the policy schema, the
+// examples.
+func agentResources() ([]server.ServerResource, error) {
+	var res []server.ServerResource
+	for _, p := range docPages {
+		text, err := fs.ReadFile(docs.FS, p.name+".md")
+		if err != nil {
+			return nil, fmt.Errorf("gateway: embedded docs/%s.md: %w", p.name, err)
+		}
+		res = append(res, textResource(mcp.NewResource(DocsURIPrefix+p.name, p.name,
+			mcp.WithResourceDescription(p.description), mcp.WithMIMEType("text/markdown")), p.title,
+			servedLinks("docs/"+p.name+".md", string(text))))
+	}
+	lib, err := libResources()
+	if err != nil {
+		return nil, err
+	}
+	res = append(res, lib...)
+	res = append(res, textResource(mcp.NewResource(PolicySchemaURI, "policy.schema.json",
+		mcp.WithResourceDescription("The JSON Schema (Draft 2020-12) of the object form of a policy (axpool://docs/policy)."),
+		mcp.WithMIMEType("application/json")), "", string(tools.PolicySchemaJSON())))
+	ex, err := exampleResources()
+	if err != nil {
+		return nil, err
+	}
+	return append(res, ex...), nil
+}
+
+// libResources returns one resource per embedded standard library: its
+// public surface (tools.LibrarySurface), described by the first line of
+// its leading comment.
+func libResources() ([]server.ServerResource, error) {
+	dirs, err := fs.Glob(libs.FS, "std-*")
+	if err != nil {
+		return nil, err
+	}
+	var out []server.ServerResource
+	for _, dir := range dirs {
+		src, err := fs.ReadFile(libs.FS, dir+"/src/core.ax")
+		if err != nil {
+			return nil, fmt.Errorf("gateway: embedded libs/%s: %w", dir, err)
+		}
+		man, err := fs.ReadFile(libs.FS, dir+"/package.ax.json")
+		if err != nil {
+			return nil, fmt.Errorf("gateway: embedded libs/%s: %w", dir, err)
+		}
+		text, err := tools.LibrarySurface(dir, src, man)
+		if err != nil {
+			return nil, fmt.Errorf("gateway: embedded libs/%s: %w", dir, err)
+		}
+		first, _, _ := strings.Cut(string(src), "\n")
+		desc := "Standard library " + dir + " (import \"" + dir + "\"): its records and functions with their types and docs."
+		if what, ok := strings.CutPrefix(first, "// "+dir+": "); ok {
+			desc = "Standard library " + dir + " (import \"" + dir + "\"): " + strings.TrimSuffix(what, ".") +
+				". Its records and functions with their types and docs."
+		}
+		out = append(out, textResource(mcp.NewResource(LibsURIPrefix+dir, dir,
+			mcp.WithResourceDescription(desc), mcp.WithMIMEType("text/markdown")), "", text))
+	}
+	return out, nil
+}
+
+// mdLink finds the target of a markdown link: ](target).
+var mdLink = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// servedURI maps a slash path of the repository to the URI of the
+// resource that serves it, "" when none does.
+func servedURI(p string) string {
+	switch {
+	case p == "policy/policy.schema.json":
+		return PolicySchemaURI
+	case strings.HasPrefix(p, "docs/") && strings.HasSuffix(p, ".md") && !strings.Contains(p[len("docs/"):], "/"):
+		name := strings.TrimSuffix(p[len("docs/"):], ".md")
+		for _, d := range docPages {
+			if d.name == name {
+				return DocsURIPrefix + name
+			}
+		}
+	case strings.HasPrefix(p, "examples/"):
+		rel := p[len("examples/"):]
+		if b, err := fs.Stat(examples.FS, rel); err == nil && !b.IsDir() {
+			return ExamplesURIPrefix + rel
+		}
+	}
+	return ""
+}
+
+// servedLinks rewrites each relative link of the markdown file (slash
+// path file in the repository) to the URI of the resource serving its
+// target, keeping the #anchor; links to a web address, anchors alone and
+// targets no resource serves stay as written (a test checks that there
+// are none of the last kind).
+func servedLinks(file, text string) string {
+	return mdLink.ReplaceAllStringFunc(text, func(m string) string {
+		target := m[2 : len(m)-1]
+		p, anchor, _ := strings.Cut(target, "#")
+		if p == "" || strings.Contains(p, "://") || strings.HasPrefix(p, "mailto:") {
+			return m
+		}
+		uri := servedURI(path.Clean(path.Join(path.Dir(file), p)))
+		if uri == "" {
+			return m
+		}
+		if anchor != "" {
+			uri += "#" + anchor
+		}
+		return "](" + uri + ")"
+	})
 }
 
 // textResource is a resource whose contents are text, fixed at start.
@@ -114,6 +233,9 @@ func exampleResources() ([]server.ServerResource, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gateway: embedded examples/%s: %w", p, err)
 		}
+		if path.Ext(p) == ".md" {
+			text = []byte(servedLinks("examples/"+p, string(text)))
+		}
 		desc := "Example: " + p
 		switch ext := path.Ext(p); {
 		case shows[p] != "":
@@ -157,12 +279,13 @@ func writeProgram(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptRe
 		Description: "Write an .ax program for a task, with the language guide",
 		Messages: []mcp.PromptMessage{
 			mcp.NewPromptMessage(mcp.RoleUser, mcp.NewEmbeddedResource(mcp.TextResourceContents{
-				URI: LanguageDocURI, MIMEType: "text/markdown", Text: string(guide)})),
+				URI: LanguageDocURI, MIMEType: "text/markdown", Text: servedLinks("docs/language.md", string(guide))})),
 			mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(
 				"Above is the guide to the .ax language. Write an .ax program with `fn main()` that does this:\n\n"+task+"\n\n"+
 					"Check it with the boruna_check tool and fix every error it reports, then run it with boruna_run "+
 					"(policy \"deny-all\" unless it needs capabilities) and show the result. "+
-					"Examples are the resources "+ExamplesURIPrefix+"…; "+ExamplesURIPrefix+"README.md lists them.")),
+					"Examples are the resources "+ExamplesURIPrefix+"…; "+ExamplesURIPrefix+"README.md lists them. "+
+					"Each standard library's records and functions, with their types and docs, are the resource "+LibsURIPrefix+"<lib> (e.g. "+LibsURIPrefix+"std-json).")),
 		},
 	}, nil
 }

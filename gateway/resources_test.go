@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,9 +16,12 @@ import (
 )
 
 // checkAgentDocs reads the agent docs through c (docs/tools.md §7 "agent
-// docs"): every page and example is listed and reads back as the
-// repository's file, byte for byte; an unknown URI is an error; the
-// prompt write_ax_program hands over the language guide and the task.
+// docs"): every page of docs/, every example and the policy schema is
+// listed and reads back as the repository's file, byte for byte but for
+// the targets of markdown links; every relative link of a served page
+// names a listed resource; each standard library is listed with its
+// surface; an unknown URI is an error; the prompt write_ax_program hands
+// over the language guide and the task.
 func checkAgentDocs(t *testing.T, c *client.Client) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -27,14 +31,26 @@ func checkAgentDocs(t *testing.T, c *client.Client) {
 		t.Fatal(err)
 	}
 	listed := map[string]mcp.Resource{}
+	served := map[string]string{} // URI → text
 	for _, r := range list.Resources {
 		listed[r.URI] = r
 	}
 	want := map[string]string{ // URI → file in the repository
-		"axpool://docs/language": "docs/language.md",
-		"axpool://docs/tools":    "docs/tools.md",
-		"axpool://docs/policy":   "docs/policy.md",
-		"axpool://docs/workflow": "docs/workflow.md",
+		PolicySchemaURI: "policy/policy.schema.json",
+	}
+	pages, _ := filepath.Glob(filepath.Join("..", "docs", "*.md"))
+	if len(pages) < 8 {
+		t.Fatalf("%d pages in docs/", len(pages))
+	}
+	for _, p := range pages {
+		want[DocsURIPrefix+strings.TrimSuffix(filepath.Base(p), ".md")] = filepath.Join("docs", filepath.Base(p))
+	}
+	libDirs, _ := filepath.Glob(filepath.Join("..", "libs", "std-*"))
+	if len(libDirs) != 15 {
+		t.Fatalf("%d libraries", len(libDirs))
+	}
+	for _, d := range libDirs {
+		want[LibsURIPrefix+filepath.Base(d)] = "" // the surface, checked below
 	}
 	err = filepath.WalkDir(filepath.Join("..", "examples"), func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.HasSuffix(p, ".go") {
@@ -48,7 +64,7 @@ func checkAgentDocs(t *testing.T, c *client.Client) {
 		t.Fatal(err)
 	}
 	if len(listed) != len(want) {
-		t.Errorf("%d resources listed, want %d (the four pages and every example file)", len(listed), len(want))
+		t.Errorf("%d resources listed, want %d (every page, library and example file, the policy schema)", len(listed), len(want))
 	}
 	for uri, file := range want {
 		r, ok := listed[uri]
@@ -64,17 +80,71 @@ func checkAgentDocs(t *testing.T, c *client.Client) {
 			t.Errorf("read %s: %v", uri, err)
 			continue
 		}
-		disk, err := os.ReadFile(filepath.Join("..", file))
-		if err != nil {
-			t.Fatal(err)
-		}
 		if len(res.Contents) != 1 {
 			t.Fatalf("%s: %d contents", uri, len(res.Contents))
 		}
 		tc, ok := res.Contents[0].(mcp.TextResourceContents)
-		if !ok || tc.URI != uri || tc.Text != string(disk) || tc.MIMEType != r.MIMEType {
-			t.Errorf("%s: contents differ from %s (uri %q, mime %q, %d bytes vs %d)", uri, file, tc.URI, tc.MIMEType, len(tc.Text), len(disk))
+		if !ok || tc.URI != uri || tc.MIMEType != r.MIMEType {
+			t.Errorf("%s: contents %T, uri %q, mime %q", uri, res.Contents[0], tc.URI, tc.MIMEType)
 		}
+		served[uri] = tc.Text
+		if file == "" {
+			continue
+		}
+		disk, err := os.ReadFile(filepath.Join("..", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := linkTargets.ReplaceAllString(tc.Text, "](…)"), linkTargets.ReplaceAllString(string(disk), "](…)"); got != want {
+			t.Errorf("%s: contents differ from %s beyond link targets (%d bytes vs %d)", uri, file, len(tc.Text), len(disk))
+		}
+		if !strings.HasSuffix(file, ".md") && tc.Text != string(disk) {
+			t.Errorf("%s: contents differ from %s", uri, file)
+		}
+	}
+	// Every relative link of a served page names a served resource.
+	links := 0
+	for uri, text := range served {
+		if listed[uri].MIMEType != "text/markdown" {
+			continue
+		}
+		for _, m := range linkTargets.FindAllStringSubmatch(text, -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			links++
+			switch {
+			case target == "", strings.HasPrefix(target, "https://"), strings.HasPrefix(target, "http://"):
+			case strings.HasPrefix(target, "axpool://"):
+				if _, ok := listed[target]; !ok {
+					t.Errorf("%s links to %s, which is not served", uri, m[1])
+				}
+			default:
+				t.Errorf("%s links to %s, which names no resource", uri, m[1])
+			}
+		}
+	}
+	if links < 100 {
+		t.Errorf("%d links in the served pages, want many more", links)
+	}
+	if !strings.Contains(served["axpool://docs/language"], "](axpool://docs/operations#libraries-and-templates)") {
+		t.Error("language.md's link to operations.md#libraries-and-templates is not axpool://docs/operations#libraries-and-templates")
+	}
+	json := served[LibsURIPrefix+"std-json"]
+	for _, want := range []string{
+		"# std-json\n\nstd-json: builders for fragments of JSON text.\n",
+		"Import it with `import \"std-json\"`. Manifest: JSON-flavoured data extraction and manipulation utilities.\n" +
+			"Required capabilities (of the effects it describes, for an App's policies()): none.\n",
+		"\n```ax\ntype JsonResult { ok: Bool, value: String, error: String }\n\nfn json_ok(value: String) -> JsonResult\n",
+		"\n// json_string_field: \"key\": \"value\" (neither escaped).\nfn json_string_field(key: String, value: String) -> String\n",
+	} {
+		if !strings.Contains(json, want) {
+			t.Errorf("%sstd-json lacks %q:\n%s", LibsURIPrefix, want, json)
+		}
+	}
+	if strings.Contains(json, "fn main") {
+		t.Errorf("%sstd-json lists the self-test main", LibsURIPrefix)
+	}
+	if d := listed[LibsURIPrefix+"std-json"].Description; d != `Standard library std-json (import "std-json"): builders for fragments of JSON text. Its records and functions with their types and docs.` {
+		t.Errorf("std-json description = %q", d)
 	}
 	if r := listed[ExamplesURIPrefix+"hello.ax"]; !strings.HasPrefix(r.Description, "Example: functions, `let`") {
 		t.Errorf("hello.ax description = %q (from examples/README.md)", r.Description)
@@ -106,11 +176,12 @@ func checkAgentDocs(t *testing.T, c *client.Client) {
 	if !ok {
 		t.Fatalf("first message is %T, want the embedded guide", got.Messages[0].Content)
 	}
-	if tc, ok := er.Resource.(mcp.TextResourceContents); !ok || tc.URI != LanguageDocURI || tc.Text != string(guide) {
+	if tc, ok := er.Resource.(mcp.TextResourceContents); !ok || tc.URI != LanguageDocURI || tc.Text != served[LanguageDocURI] || len(tc.Text) < len(guide) {
 		t.Errorf("embedded guide: %T %v", er.Resource, ok)
 	}
 	text, _ := got.Messages[1].Content.(mcp.TextContent)
-	if !strings.Contains(text.Text, "\n\nsum the squares of 1..100\n\n") || !strings.Contains(text.Text, "boruna_check") {
+	if !strings.Contains(text.Text, "\n\nsum the squares of 1..100\n\n") || !strings.Contains(text.Text, "boruna_check") ||
+		!strings.Contains(text.Text, "the resource axpool://libs/<lib> (e.g. axpool://libs/std-json)") {
 		t.Errorf("task message = %q", text.Text)
 	}
 	req.Params.Arguments = map[string]string{"task": "  "}
@@ -118,6 +189,9 @@ func checkAgentDocs(t *testing.T, c *client.Client) {
 		t.Errorf("blank task: %v", err)
 	}
 }
+
+// linkTargets finds the target of a markdown link.
+var linkTargets = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
 func TestAgentDocsStdio(t *testing.T) {
 	checkAgentDocs(t, stdioClient(t, sharedStack(t).gw))

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -25,7 +27,7 @@ const ServerName = "axpool"
 // Instructions is the text of the initialize result's `instructions`.
 const Instructions = `axpool runs sandboxed .ax programs (the Boruna language) for agents.
 
-Before writing a program, read the resource ` + LanguageDocURI + ` (the .ax language guide), or use the prompt ` + WriteProgramPrompt + `, which hands you the guide with your task. The resources axpool://docs/tools, axpool://docs/policy and ` + ExamplesURIPrefix + `… hold the tool contract, the policy format and runnable examples.
+Before writing a program, read the resource ` + LanguageDocURI + ` (the .ax language guide), or use the prompt ` + WriteProgramPrompt + `, which hands you the guide with your task. The resources axpool://docs/tools, axpool://docs/policy, axpool://docs/capabilities and ` + ExamplesURIPrefix + `… hold the tool contract, the policy format, what each capability does and runnable examples; ` + LibsURIPrefix + `<lib> (std-json, std-http, …) is the surface of each standard library, with types and docs.
 
 Every tool returns one text item holding a JSON object (the same object is in structuredContent). It starts with "success" and "protocol_version": 1. Domain failures — compile errors, runtime errors, limits, denied capabilities, invalid policies, unknown arguments — are normal results with "success": false and a stable "error_kind"; they are never protocol errors, so read the JSON.
 
@@ -59,7 +61,8 @@ type LocalFunc func(ctx context.Context, tool string, args json.RawMessage) (jso
 // and the job metadata (docs/tools.md §5; see envelope).
 type JobError struct {
 	// Outcome is wire.OutcomeQueueFull, OutcomeQueueUnavailable,
-	// OutcomeInvalidArgs, OutcomeCancelled or OutcomeWorkerLost.
+	// OutcomeQuotaExceeded, OutcomeInvalidArgs, OutcomeCancelled or
+	// OutcomeWorkerLost.
 	Outcome wire.Outcome
 	// JobID is "" when no job was created.
 	JobID string
@@ -68,7 +71,7 @@ type JobError struct {
 	// Worker identifies the worker that ran the job ("" if none).
 	Worker string
 	// RetryAfter is the suggested wait before retrying (queue_full,
-	// queue_unavailable); 0 means defaultRetryAfter.
+	// queue_unavailable, quota_exceeded); 0 means defaultRetryAfter.
 	RetryAfter time.Duration
 	// Err is the cause.
 	Err error
@@ -88,6 +91,7 @@ const defaultRetryAfter = 250 * time.Millisecond
 //
 //	queue_full        → wire.QueueFull("the job queue is full; retry after N ms", RetryAfter)
 //	queue_unavailable → wire.QueueUnavailable("the job queue is unavailable (<cause>); retry after N ms", RetryAfter)
+//	quota_exceeded    → wire.QuotaExceeded("the <cause>; retry after N ms", RetryAfter)
 //	invalid_args      → wire.InvalidArgs(invalid_args, e.Error())
 //	cancelled         → wire.Cancelled("the request was cancelled; its job was stopped")
 //	worker_lost       → wire.WorkerLost(e.Error())
@@ -111,6 +115,12 @@ func (e *JobError) envelope() *wire.Object {
 			msg += " (" + cause.Error() + ")"
 		}
 		return wire.QueueUnavailable(fmt.Sprintf("%s; retry after %d ms", msg, wire.RetryAfterMs(retry)), retry)
+	case wire.OutcomeQuotaExceeded:
+		msg := "the caller's quota is spent"
+		if e.Err != nil {
+			msg = "the " + e.Err.Error()
+		}
+		return wire.QuotaExceeded(fmt.Sprintf("%s; retry after %d ms", msg, wire.RetryAfterMs(retry)), retry)
 	case wire.OutcomeInvalidArgs:
 		return wire.InvalidArgs(wire.KindInvalidArgs, e.Error())
 	case wire.OutcomeCancelled:
@@ -184,6 +194,84 @@ type Server struct {
 	// taskBus stores MCP tasks (tasks.go); nil unless Backend is a
 	// *QueueBackend, whose queue is durable.
 	taskBus *queue.Bus
+
+	// Shutdown (BeginShutdown, WaitCalls, CancelCalls).
+	draining  atomic.Bool
+	stopCtx   context.Context // ends when CancelCalls is called
+	stopCalls context.CancelFunc
+	calls     callCount
+}
+
+// callCount counts the tool calls in flight, for WaitCalls.
+type callCount struct {
+	mu   sync.Mutex
+	n    int
+	idle chan struct{} // closed when n reaches 0; nil when nobody waits
+}
+
+func (c *callCount) add() {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+}
+
+func (c *callCount) done() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n--
+	if c.n == 0 && c.idle != nil {
+		close(c.idle)
+		c.idle = nil
+	}
+}
+
+// wait blocks until no call is in flight or ctx ends.
+func (c *callCount) wait(ctx context.Context) error {
+	c.mu.Lock()
+	if c.n == 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	if c.idle == nil {
+		c.idle = make(chan struct{})
+	}
+	idle := c.idle
+	c.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// shutdownRetryAfter is the retry_after_ms of a call refused because the
+// gateway is shutting down: another gateway (or this one, restarted) can
+// take it.
+const shutdownRetryAfter = time.Second
+
+// errShuttingDown is the cause of a call refused during shutdown.
+var errShuttingDown = errors.New("the server is shutting down")
+
+// BeginShutdown makes the gateway stop taking calls: from now on a call of
+// an executing tool is answered at once with outcome queue_unavailable
+// (retryable, retry_after_ms 1000: "the job queue is unavailable (the
+// server is shutting down)"); calls already running go on (WaitCalls).
+// The tools that run nothing are still answered. Idempotent.
+func (g *Server) BeginShutdown() { g.draining.Store(true) }
+
+// WaitCalls blocks until no tool call is in flight (on any transport), or
+// ctx ends (its error is returned).
+func (g *Server) WaitCalls(ctx context.Context) error { return g.calls.wait(ctx) }
+
+// CancelCalls cancels every tool call in flight, as a client's
+// notifications/cancelled would, except that each still gets its
+// response: outcome cancelled (its job is cancelled on the queue). Calls
+// that start afterwards are cancelled at once. For the end of a shutdown
+// grace.
+func (g *Server) CancelCalls() {
+	g.BeginShutdown()
+	g.stopCalls()
 }
 
 // New builds the gateway. Errors: a required Config field is missing, a
@@ -216,6 +304,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Version = "dev"
 	}
 	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker}
+	g.stopCtx, g.stopCalls = context.WithCancel(context.Background())
 	instructions := Instructions
 	if sc := cfg.Scripts; sc != nil {
 		if sc.Catalogue == nil {
@@ -295,6 +384,14 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	tool := req.Params.Name
 	start := time.Now()
 	info, _ := ctx.Value(callInfoKey{}).(*callInfo)
+	g.calls.add()
+	defer g.calls.done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(g.stopCtx, cancel)()
+	if g.draining.Load() && g.cfg.Executes(tool) && g.stopCtx.Err() == nil {
+		return g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeQueueUnavailable, Err: errShuttingDown, RetryAfter: shutdownRetryAfter}), nil, nil
+	}
 	if ctx.Err() != nil { // cancelled before it started: nothing is submitted
 		return g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}), nil, nil
 	}
@@ -513,7 +610,7 @@ func (g *Server) failure(ctx context.Context, tool string, err error) []byte {
 	}
 	outcome, _ := o.Get("outcome")
 	level := slog.LevelWarn
-	if outcome == wire.OutcomeCancelled || outcome == wire.OutcomeQueueFull {
+	if outcome == wire.OutcomeCancelled || outcome == wire.OutcomeQueueFull || outcome == wire.OutcomeQuotaExceeded {
 		level = slog.LevelInfo
 	}
 	attrs := []any{"tool", tool, "caller", callerFrom(ctx), "job", je.JobID, "outcome", outcome, "err", err}

@@ -33,7 +33,8 @@ const drainSlack = 5 * time.Second
 // none. At the end of in (EOF or a read error) the requests already read
 // are drained, bounded by the job's own timeout (QueueBackend.Timeout, or
 // DefaultJobTimeout) plus 10 s; when ctx ends or the bound passes, the
-// calls still running are cancelled and ServeStdio returns. It returns the
+// calls still running are cancelled and ServeStdio returns — after their
+// responses are written (at most 1 s) if BeginShutdown was called. It returns the
 // read error, or the first write error on out (which ends it too).
 func (g *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	s := &stdioSession{id: "stdio-" + uuid.NewString(), notes: make(chan mcp.JSONRPCNotification, stdioNotificationBuffer)}
@@ -53,6 +54,11 @@ func (g *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	case err = <-rerr:
 		c.drain(ctx)
 	case <-ctx.Done(): // the caller's ctx, or a write error
+		if g.draining.Load() {
+			// A shutdown (BeginShutdown): the calls had their grace and
+			// end now; let their responses out.
+			c.flush(shutdownFlush)
+		}
 	}
 	// Every response of the drain has reached the writer; what the
 	// cancelled calls would still send is dropped (stop), and a writer
@@ -205,6 +211,22 @@ func (c *stdioConn) close() {
 	c.closed = true
 	c.mu.Unlock()
 	c.wg.Wait()
+}
+
+// shutdownFlush bounds the wait, at the end of a shutdown, for the
+// responses of the calls cancelled when their context ended.
+const shutdownFlush = time.Second
+
+// flush waits until every request in flight has sent its response, at
+// most d.
+func (c *stdioConn) flush(d time.Duration) {
+	idle := make(chan struct{})
+	go func() { c.wg.Wait(); close(idle) }()
+	select {
+	case <-idle:
+	case <-time.After(d):
+		c.g.log.Warn("stdio responses still pending at shutdown; dropped", "waited", d)
+	}
 }
 
 // drain waits until every request read has been answered, ctx ends, or the

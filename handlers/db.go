@@ -95,8 +95,19 @@ func authorize(action sqlite3.AuthorizerActionCode, name3rd, name4th, _, _ strin
 // vm.ErrMemoryLimit). SQL errors, a second statement in sql, and in
 // read-only mode a statement that writes are Err values; ctx's end (the
 // job's cancellation or wall limit) interrupts SQLite and returns ctx's
-// error.
-func (d *database) query(ctx context.Context, c *sqlite3.Conn, left int64, sql string) (vm.Value, error) {
+// error. SQLite running out of its heap (the run's memory limit) is
+// vm.ErrMemoryLimit.
+func (d *database) query(ctx context.Context, c *sqlite3.Conn, left int64, sql string) (v vm.Value, err error) {
+	// The driver panics instead of returning SQLITE_NOMEM (from Step, and
+	// again from the deferred Close); the connection stays usable.
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); !ok || e.Error() != sqliteOOM {
+				panic(r)
+			}
+			v, err = vm.Value{}, fmt.Errorf("db_query: %s: %w", sqliteOOM, vm.ErrMemoryLimit)
+		}
+	}()
 	old := c.SetInterrupt(ctx)
 	defer c.SetInterrupt(old)
 	stmt, tail, err := c.Prepare(sql)
@@ -154,6 +165,11 @@ func (d *database) query(ctx context.Context, c *sqlite3.Conn, left int64, sql s
 	}
 	return vm.Ok(vm.NewList(rows)), nil
 }
+
+// sqliteOOM is the message of the error github.com/ncruces/go-sqlite3
+// panics with when SQLite's heap is exhausted (its type is internal to the
+// driver).
+const sqliteOOM = "sqlite3: out of memory"
 
 // failure maps an SQLite error: the job's end as ctx's error (SQLite was
 // interrupted for it), SQLite's heap limit as the run's memory limit,

@@ -147,3 +147,19 @@ func TestDBSlowQuery(t *testing.T) {
 		t.Errorf("many rows: %v", m)
 	}
 }
+
+// SQLite running out of its heap (bounded by the run's memory) is the
+// run's memory limit, not an internal error (the driver panics with it);
+// the next run queries normally.
+func TestDBHeapExhausted(t *testing.T) {
+	set := live(t, handlers.Grants{DB: testDB(t)}, handlers.Options{})
+	for _, q := range []string{"SELECT zeroblob(1000000000)", "SELECT randomblob(100000000)"} {
+		m := run(t, set, querySrc(q), `"limits":{"max_memory_mb":16}`)
+		if m["outcome"] != "memory_limit" || m["limit_kind"] != "memory_mb" || m["message"] != "memory limit of 16 MB exceeded" {
+			t.Errorf("%s: %v", q, m)
+		}
+	}
+	if got := rows(t, run(t, set, querySrc("SELECT count(*) AS n FROM t"), "")); got != `[{"n":"2"}]` {
+		t.Errorf("after the heap ran out: %s", got)
+	}
+}

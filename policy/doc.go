@@ -1,5 +1,5 @@
-// Package policy owns the capability policy of axpool (seed 002,
-// docs/tools.md §3): the 11 canonical capabilities with frozen ids,
+// Package policy owns the capability policy of axpool (docs/tools.md §3,
+// docs/policy.md): the 11 canonical capabilities with frozen ids,
 // the strict parser and validator of the object form with its stable
 // policy.* error kinds, the allow-all / deny-all shorthands, per-run
 // budgets, the net policy, the operator ceiling (Intersect), the canonical

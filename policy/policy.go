@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Policy is a capability policy (seed 002, docs/tools.md §3). The zero value
+// Policy is a capability policy (docs/tools.md §3). The zero value
 // denies everything (default_allow false, no rules). A nil *Policy allows
 // everything (docs/tools.md §2: an absent policy is allow-all).
 //
@@ -44,7 +44,7 @@ type NetPolicy struct {
 	AllowRedirects   bool     // default true
 }
 
-// Net policy defaults (seed 002).
+// Net policy defaults (docs/policy.md "net_policy").
 const (
 	DefaultMaxResponseBytes = 10 << 20 // 10 MB
 	DefaultTimeoutMs        = 30_000

@@ -80,7 +80,7 @@ func ruleOrder(rules map[Capability]Rule) []Capability {
 }
 
 // MarshalJSON encodes p in its canonical form, suitable for hashing
-// (seed 002 "Hashing for caching"): compact, fields in the order
+// (the policy digest): compact, fields in the order
 // schema_version, default_allow, rules (keys sorted by name; each
 // {"allow","budget"}), net_policy (only when set; allowed_domains,
 // allowed_methods, max_response_bytes, timeout_ms, allow_redirects).

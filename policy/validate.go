@@ -17,7 +17,7 @@ import (
 	"github.com/axpool/axpool/internal/text"
 )
 
-// Error kinds of the strict validator (seed 002, reference §5.3). The
+// Error kinds of the strict validator (docs/policy.md "Error kinds"). The
 // strings are stable wire values (`error_kind`).
 const (
 	KindParseError           = "policy.parse_error"
@@ -118,8 +118,8 @@ var (
 	ruleFields = []string{"allow", "budget"}
 )
 
-// Parse strictly validates a policy in object form (seed 002; the checks of
-// reference §5.3, in its order, first error only):
+// Parse strictly validates a policy in object form (docs/policy.md
+// "Validation": the checks in their order, first error only):
 //
 //  1. JSON syntax → policy.parse_error;
 //  2. unknown fields, keys visited in sorted order → policy.unknown_field

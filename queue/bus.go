@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -38,8 +37,10 @@ type Config struct {
 	// DefaultDuplicates; at most MaxAge (JetStream's rule).
 	Duplicates time.Duration
 	// AckWait is how long a delivered job may go without an ack or an
-	// InProgress heartbeat before it is redelivered. Workers heartbeat
-	// every AckWait/3. Default DefaultAckWait.
+	// InProgress heartbeat before it is redelivered: the time a job of a
+	// worker that died (SIGKILL, a lost machine) waits for another.
+	// Workers heartbeat every AckWait/3 (every second by default). Default
+	// DefaultAckWait.
 	AckWait time.Duration
 	// MaxDeliver bounds the deliveries that may run one job. Default
 	// DefaultMaxDeliver. The consumer allows one delivery more, which never
@@ -83,7 +84,9 @@ type Config struct {
 	// jobs die with the process anyway).
 	Storage jetstream.StorageType
 	// Replicas is the stream and bucket replication factor, 1 to
-	// MaxReplicas; default DefaultReplicas, use 3 on a cluster.
+	// MaxReplicas. 0 means automatic (Open): the existing stream's; for a
+	// new stream 1 on a server outside a cluster, min(3, the cluster's
+	// size) on a cluster.
 	Replicas int
 	// RetryAfter is the wait suggested to callers when the queue is full or
 	// unavailable (retry_after_ms). Default DefaultRetryAfter.
@@ -97,14 +100,13 @@ const (
 	DefaultMaxAge        = 15 * time.Minute
 	DefaultMaxMsgSize    = 4 << 20
 	DefaultDuplicates    = 2 * time.Minute
-	DefaultAckWait       = 30 * time.Second
+	DefaultAckWait       = 3 * time.Second
 	DefaultMaxDeliver    = 3
 	DefaultMaxAckPending = 4096
 	DefaultMaxWaiting    = 4096
 	DefaultResultTTL     = time.Hour
 	DefaultStateTTL      = time.Hour
 	DefaultCacheTTL      = time.Hour
-	DefaultReplicas      = 1
 	DefaultRetryAfter    = time.Second
 	// MaxReplicas is JetStream's largest replication factor.
 	MaxReplicas = 5
@@ -134,7 +136,6 @@ func (c Config) withDefaults() (Config, error) {
 	setDefault(&c.CacheTTL, DefaultCacheTTL)
 	setDefault(&c.ResultTTL, max(DefaultResultTTL, c.CacheTTL))
 	setDefault(&c.StateTTL, DefaultStateTTL)
-	setDefault(&c.Replicas, DefaultReplicas)
 	setDefault(&c.RetryAfter, DefaultRetryAfter)
 	if err := c.validateCombined(); err != nil {
 		return c, err
@@ -163,7 +164,7 @@ func (c Config) validate() error {
 		{"ResultTTL", int64(c.ResultTTL), DefaultResultTTL},
 		{"StateTTL", int64(c.StateTTL), DefaultStateTTL},
 		{"CacheTTL", int64(c.CacheTTL), DefaultCacheTTL},
-		{"Replicas", int64(c.Replicas), DefaultReplicas},
+		{"Replicas", int64(c.Replicas), "automatic"},
 		{"RetryAfter", int64(c.RetryAfter), DefaultRetryAfter},
 	} {
 		if f.v < 0 {
@@ -225,199 +226,12 @@ type Bus struct {
 	maxDeliver    int
 	maxAckPending int
 	maxAge        time.Duration
+	maxDepth      int64
 	maxMsgSize    int
+	replicas      int
+	storage       jetstream.StorageType
 	retryAfter    time.Duration
 	log           *slog.Logger
-}
-
-// Open creates or updates the job stream, its consumer and the results,
-// state and cache buckets with cfg, and returns the Bus. The gateway (the component
-// that owns the queue's configuration) calls Open; workers call Attach.
-// The connection stays owned by the caller. Errors: an invalid cfg (a
-// negative field, Replicas over MaxReplicas, Duplicates over MaxAge,
-// StateTTL not over MaxAge, a MaxMsgSize set over the server's max
-// payload), each naming the field; JetStream errors, wrapped.
-func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bus, error) {
-	explicitSize := cfg.MaxMsgSize != 0
-	cfg, err := cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
-	if p := nc.MaxPayload(); p > 0 && int64(cfg.MaxMsgSize) > p {
-		if explicitSize {
-			return nil, fmt.Errorf("queue: Config.MaxMsgSize (%d bytes) exceeds the server's max payload (%d bytes)", cfg.MaxMsgSize, p)
-		}
-		cfg.MaxMsgSize = int32(p) // the default is bounded by the server
-	}
-	if log == nil {
-		log = slog.Default()
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("queue: jetstream: %w", err)
-	}
-	stream, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        StreamName,
-		Description: "axpool jobs (work queue)",
-		Subjects:    []string{JobSubjects},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     cfg.Storage,
-		Replicas:    cfg.Replicas,
-		MaxMsgs:     cfg.MaxDepth,
-		MaxBytes:    cfg.MaxBytes,
-		MaxMsgSize:  cfg.MaxMsgSize,
-		MaxAge:      cfg.MaxAge,
-		Discard:     jetstream.DiscardNew,
-		Duplicates:  cfg.Duplicates,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("queue: create stream %s: %w", StreamName, err)
-	}
-	ccfg := jetstream.ConsumerConfig{
-		Durable:       ConsumerName,
-		Description:   "axpool worker slots (pull, one message per slot)",
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       cfg.AckWait,
-		MaxDeliver:    cfg.MaxDeliver + 1, // the answer-only delivery
-		MaxAckPending: cfg.MaxAckPending,
-		MaxWaiting:    cfg.MaxWaiting,
-		FilterSubject: JobSubjects,
-		// No InactiveThreshold: a durable work consumer must never be
-		// reaped (go-ecosystem.md §5, nats-server #7102).
-	}
-	cons, err := stream.CreateOrUpdateConsumer(ctx, ccfg)
-	if err != nil && strings.Contains(err.Error(), "max waiting can not be updated") {
-		// An existing consumer keeps its MaxWaiting (the server refuses to
-		// change it); update the rest.
-		if old, ierr := stream.Consumer(ctx, ConsumerName); ierr == nil {
-			log.Warn("job consumer keeps its max waiting pulls", "max_waiting", old.CachedInfo().Config.MaxWaiting, "configured", cfg.MaxWaiting)
-			ccfg.MaxWaiting = old.CachedInfo().Config.MaxWaiting
-			cons, err = stream.CreateOrUpdateConsumer(ctx, ccfg)
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("queue: create consumer %s: %w", ConsumerName, err)
-	}
-	results, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      ResultsBucket,
-		Description: "axpool job results (response envelopes)",
-		History:     1,
-		TTL:         cfg.ResultTTL,
-		Storage:     cfg.Storage,
-		Replicas:    cfg.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("queue: create bucket %s: %w", ResultsBucket, err)
-	}
-	state, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      StateBucket,
-		Description: "axpool job claims and cancel markers",
-		History:     1,
-		TTL:         cfg.StateTTL,
-		Storage:     cfg.Storage,
-		Replicas:    cfg.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("queue: create bucket %s: %w", StateBucket, err)
-	}
-	cacheStorage := cfg.Storage
-	if cfg.CacheOnDisk {
-		cacheStorage = jetstream.FileStorage
-	}
-	cache, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      CacheBucket,
-		Description: "axpool result cache and idempotency keys",
-		History:     1,
-		TTL:         cfg.CacheTTL,
-		Storage:     cacheStorage,
-		Replicas:    cfg.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("queue: create bucket %s: %w", CacheBucket, err)
-	}
-	tasks, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket:      TasksBucket,
-		Description: "axpool MCP tasks (docs/tools.md §7)",
-		History:     1,
-		TTL:         cfg.ResultTTL,
-		Storage:     cfg.Storage,
-		Replicas:    cfg.Replicas,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("queue: create bucket %s: %w", TasksBucket, err)
-	}
-	b := newBus(nc, js, stream, cons, results, state, cache, log)
-	b.retryAfter = cfg.RetryAfter
-	b.tasks, b.taskTTL = tasks, cfg.ResultTTL
-	return b, nil
-}
-
-// Attach looks up the stream, consumer and buckets that Open created and
-// returns the Bus, reading AckWait and MaxDeliver from the consumer.
-// Errors: ErrNotSetUp (wrapped) when the stream, the consumer, or the
-// results or state bucket is missing. A missing cache bucket is not an
-// error: the Bus then caches nothing (ErrNoCache).
-func Attach(ctx context.Context, nc *nats.Conn, log *slog.Logger) (*Bus, error) {
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("queue: jetstream: %w", err)
-	}
-	notSetUp := func(what string, err error) error {
-		if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrConsumerNotFound) ||
-			errors.Is(err, jetstream.ErrBucketNotFound) {
-			return fmt.Errorf("%w: %s: %w", ErrNotSetUp, what, err)
-		}
-		return fmt.Errorf("queue: look up %s: %w", what, err)
-	}
-	stream, err := js.Stream(ctx, StreamName)
-	if err != nil {
-		return nil, notSetUp("stream "+StreamName, err)
-	}
-	cons, err := stream.Consumer(ctx, ConsumerName)
-	if err != nil {
-		return nil, notSetUp("consumer "+ConsumerName, err)
-	}
-	results, err := js.KeyValue(ctx, ResultsBucket)
-	if err != nil {
-		return nil, notSetUp("bucket "+ResultsBucket, err)
-	}
-	state, err := js.KeyValue(ctx, StateBucket)
-	if err != nil {
-		return nil, notSetUp("bucket "+StateBucket, err)
-	}
-	// The cache bucket is optional: a queue set up by an older gateway has
-	// none, and its jobs run uncached.
-	cache, err := js.KeyValue(ctx, CacheBucket)
-	if err != nil {
-		if !errors.Is(err, jetstream.ErrBucketNotFound) {
-			return nil, notSetUp("bucket "+CacheBucket, err)
-		}
-		cache = nil
-	}
-	return newBus(nc, js, stream, cons, results, state, cache, log), nil
-}
-
-func newBus(nc *nats.Conn, js jetstream.JetStream, stream jetstream.Stream, cons jetstream.Consumer,
-	results, state, cache jetstream.KeyValue, log *slog.Logger) *Bus {
-	if log == nil {
-		log = slog.Default()
-	}
-	ci := cons.CachedInfo()
-	si := stream.CachedInfo()
-	maxMsg := int(si.Config.MaxMsgSize)
-	if p := int(nc.MaxPayload()); maxMsg <= 0 || (p > 0 && p < maxMsg) {
-		maxMsg = p
-	}
-	return &Bus{
-		nc: nc, js: js, stream: stream, cons: cons, results: results, state: state, cache: cache,
-		ackWait:       ci.Config.AckWait,
-		maxDeliver:    max(ci.Config.MaxDeliver-1, 0),
-		maxAckPending: ci.Config.MaxAckPending,
-		maxAge:        si.Config.MaxAge,
-		maxMsgSize:    maxMsg,
-		retryAfter:    DefaultRetryAfter,
-		log:           log,
-	}
 }
 
 // Conn returns the bus's NATS connection.
@@ -439,6 +253,15 @@ func (b *Bus) MaxAckPending() int { return b.maxAckPending }
 // (Config.MaxAge; 0 for a stream without one).
 func (b *Bus) MaxAge() time.Duration { return b.maxAge }
 
+// Replicas returns the replication of the buckets the bus creates
+// (Bucket): Config.Replicas when Open was given one, else the job
+// stream's (WantReplicas changes it).
+func (b *Bus) Replicas() int { return b.replicas }
+
+// MaxDepth returns the stream's capacity in jobs (Config.MaxDepth, or the
+// existing stream's MaxMsgs; 0 or less for none).
+func (b *Bus) MaxDepth() int64 { return b.maxDepth }
+
 // RetryAfter returns the wait suggested to callers when the queue is full
 // or unavailable (Config.RetryAfter; the default for a Bus from Attach).
 func (b *Bus) RetryAfter() time.Duration { return b.retryAfter }
@@ -457,7 +280,7 @@ func (b *Bus) MaxResultSize() int { return int(b.nc.MaxPayload()) - resultHeadro
 // Result returns the stored result envelope of jobID. Errors: ErrNoResult
 // when none is stored (not finished, unknown, or expired).
 func (b *Bus) Result(ctx context.Context, jobID string) ([]byte, error) {
-	if !validToken(jobID) {
+	if !ValidID(jobID) {
 		return nil, &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", jobID)}
 	}
 	e, err := b.results.Get(ctx, jobID)
@@ -465,14 +288,14 @@ func (b *Bus) Result(ctx context.Context, jobID string) ([]byte, error) {
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			return nil, ErrNoResult
 		}
-		return nil, fmt.Errorf("queue: read result %s: %w", jobID, err)
+		return nil, opError("read result "+jobID, err)
 	}
 	return e.Value(), nil
 }
 
 // ResultAt is Result with the time the result was stored.
 func (b *Bus) ResultAt(ctx context.Context, jobID string) ([]byte, time.Time, error) {
-	if !validToken(jobID) {
+	if !ValidID(jobID) {
 		return nil, time.Time{}, &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", jobID)}
 	}
 	e, err := b.results.Get(ctx, jobID)
@@ -489,13 +312,16 @@ func (b *Bus) ResultAt(ctx context.Context, jobID string) ([]byte, time.Time, er
 // stored (the first result wins: a cancelled queued job, a redelivery, a
 // janitor). It returns the result that is stored afterwards — env, or the
 // earlier one — so that every event of a job carries the same envelope.
+// Errors: *UnavailableError when the results bucket does not answer now
+// (a node down, a leader election: the worker retries); other KV errors,
+// wrapped.
 func (b *Bus) StoreResult(ctx context.Context, jobID string, env []byte) ([]byte, error) {
 	_, err := b.results.Create(ctx, jobID, env)
 	if err == nil {
 		return env, nil
 	}
 	if !errors.Is(err, jetstream.ErrKeyExists) {
-		return nil, fmt.Errorf("queue: store result %s: %w", jobID, err)
+		return nil, opError("store result "+jobID, err)
 	}
 	prev, gerr := b.Result(ctx, jobID)
 	if gerr != nil {

@@ -33,7 +33,7 @@ var (
 // validDigest reports whether s can be a cache or idempotency digest: a
 // KV key token of 1–128 characters from [A-Za-z0-9_-] (a SHA-256 in hex
 // is 64).
-func validDigest(s string) bool { return validToken(s) }
+func validDigest(s string) bool { return ValidID(s) }
 
 // CachedResult returns the result envelope cached under digest, exactly as
 // StoreCached stored it. Errors: ErrNotCached, ErrNoCache, an invalid
@@ -94,7 +94,7 @@ func (b *Bus) ClaimIdempotency(ctx context.Context, digest string, rec Idempoten
 	if !validDigest(digest) {
 		return rec, false, 0, fmt.Errorf("queue: idempotency digest %q is not 1-128 characters of [A-Za-z0-9_-]", digest)
 	}
-	if !validToken(rec.JobID) {
+	if !ValidID(rec.JobID) {
 		return rec, false, 0, &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", rec.JobID)}
 	}
 	data, err := jsonenc.Marshal(rec)
@@ -120,7 +120,7 @@ func (b *Bus) ClaimIdempotency(ctx context.Context, digest string, rec Idempoten
 			return rec, false, 0, fmt.Errorf("queue: read idempotency key: %w", err)
 		}
 		var got IdempotencyRecord
-		if err := json.Unmarshal(e.Value(), &got); err != nil || !validToken(got.JobID) {
+		if err := json.Unmarshal(e.Value(), &got); err != nil || !ValidID(got.JobID) {
 			return rec, false, 0, fmt.Errorf("queue: idempotency record %s is not valid: %q", digest, e.Value())
 		}
 		return got, false, e.Revision(), nil

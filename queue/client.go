@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -44,6 +45,10 @@ type Client struct {
 	sub              *nats.Subscription
 	log              *slog.Logger
 	pollMin, pollMax time.Duration
+
+	// slots is the fleet's worker slots from the last status poll (the
+	// monitor's, every slotsPoll), -1 before the first answer.
+	slots atomic.Int64
 
 	mu      sync.Mutex
 	pending map[string]*pendingJob
@@ -86,7 +91,7 @@ func NewClient(bus *Bus, opts ClientOptions) (*Client, error) {
 	if gw == "" {
 		gw = "gw-" + uuid.NewString()[:8]
 	}
-	if !validToken(gw) {
+	if !ValidID(gw) {
 		return nil, fmt.Errorf("queue: gateway ID %q is not 1-128 characters of [A-Za-z0-9_-]", gw)
 	}
 	c := &Client{
@@ -122,9 +127,42 @@ func NewClient(bus *Bus, opts ClientOptions) (*Client, error) {
 		return nil, fmt.Errorf("queue: subscribe events: %w", err)
 	}
 	c.sub = sub
+	c.slots.Store(-1)
 	c.wg.Add(1)
 	go c.monitor()
 	return c, nil
+}
+
+// slotsPoll is how often a Client asks the workers for their slots
+// (Slots).
+const slotsPoll = 2 * time.Second
+
+// Slots returns the worker slots of the fleet, the sum over the live
+// workers that answered the last status request (sent when the client
+// starts and every 2 s): what can run at once. -1 before the first round
+// of answers. For the gateway's fair share of the queue between callers.
+func (c *Client) Slots() int { return int(c.slots.Load()) }
+
+// pollSlots gathers the workers' status once and stores their slots.
+func (c *Client) pollSlots() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-c.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	workers, err := gatherWorkers(ctx, c.bus.nc, 500*time.Millisecond, 100*time.Millisecond)
+	if err != nil {
+		return
+	}
+	n := 0
+	for _, w := range workers {
+		n += w.Slots
+	}
+	c.slots.Store(int64(n))
 }
 
 // GatewayID returns the client's gateway ID.
@@ -152,10 +190,10 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	if job.ID == "" {
 		job.ID = uuid.NewString()
 	}
-	if !validToken(job.ID) {
+	if !ValidID(job.ID) {
 		return "", &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", job.ID)}
 	}
-	if !validToken(job.Tool) {
+	if !ValidID(job.Tool) {
 		return "", &InvalidJobError{Field: "tool", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", job.Tool)}
 	}
 	job.V = MessageVersion
@@ -235,7 +273,7 @@ func newPending() *pendingJob {
 // Cancel to stop it); ErrClosed; *InvalidJobError for a malformed ID.
 // Several goroutines may Wait for the same job.
 func (c *Client) Wait(ctx context.Context, jobID string, onProgress func(steps, total int64)) (json.RawMessage, error) {
-	if !validToken(jobID) {
+	if !ValidID(jobID) {
 		return nil, &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", jobID)}
 	}
 	c.mu.Lock()
@@ -342,7 +380,7 @@ func (c *Client) Result(ctx context.Context, jobID string) (json.RawMessage, err
 // it had already finished). Errors: *InvalidJobError for a malformed ID;
 // NATS errors (wrapped).
 func (c *Client) Cancel(ctx context.Context, jobID string) error {
-	if !validToken(jobID) {
+	if !ValidID(jobID) {
 		return &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", jobID)}
 	}
 	c.mu.Lock()
@@ -462,12 +500,23 @@ func (c *Client) monitor() {
 	reconnects := c.bus.nc.Stats().Reconnects
 	var dropped int
 	lastSweep := time.Now()
+	var polling sync.WaitGroup
+	defer polling.Wait()
+	var lastPoll time.Time
+	poll := func() {
+		if time.Since(lastPoll) >= slotsPoll {
+			lastPoll = time.Now()
+			polling.Go(c.pollSlots)
+		}
+	}
+	poll()
 	for {
 		select {
 		case <-c.done:
 			return
 		case <-t.C:
 		}
+		poll()
 		r := c.bus.nc.Stats().Reconnects
 		d, _ := c.sub.Dropped()
 		if r != reconnects || d != dropped {

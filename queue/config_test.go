@@ -14,8 +14,8 @@ import (
 func TestConfigValidated(t *testing.T) {
 	def := DefaultConfig()
 	want := Config{MaxDepth: 1000, MaxBytes: 1 << 30, MaxAge: 15 * time.Minute, MaxMsgSize: 4 << 20, Duplicates: 2 * time.Minute,
-		AckWait: 30 * time.Second, MaxDeliver: 3, MaxAckPending: 4096, MaxWaiting: 4096, ResultTTL: time.Hour, StateTTL: time.Hour,
-		CacheTTL: time.Hour, Replicas: 1, RetryAfter: time.Second}
+		AckWait: 3 * time.Second, MaxDeliver: 3, MaxAckPending: 4096, MaxWaiting: 4096, ResultTTL: time.Hour, StateTTL: time.Hour,
+		CacheTTL: time.Hour, RetryAfter: time.Second}
 	if def != want {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", def, want)
 	}
@@ -31,7 +31,7 @@ func TestConfigValidated(t *testing.T) {
 	}{
 		{Config{MaxDepth: -1}, "queue: Config.MaxDepth must be ≥ 0 (0 means the default 1000), got -1"},
 		{Config{MaxAge: -time.Second}, "queue: Config.MaxAge must be ≥ 0 (0 means the default 15m0s), got -1s"},
-		{Config{AckWait: -1}, "queue: Config.AckWait must be ≥ 0 (0 means the default 30s), got -1ns"},
+		{Config{AckWait: -1}, "queue: Config.AckWait must be ≥ 0 (0 means the default 3s), got -1ns"},
 		{Config{MaxDeliver: -2}, "queue: Config.MaxDeliver must be ≥ 0 (0 means the default 3), got -2"},
 		{Config{MaxAckPending: -1}, "queue: Config.MaxAckPending must be ≥ 0 (0 means the default 4096), got -1"},
 		{Config{RetryAfter: -time.Millisecond}, "queue: Config.RetryAfter must be ≥ 0 (0 means the default 1s), got -1ms"},

@@ -1,10 +1,12 @@
 package queue
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	neturl "net/url"
 	"os"
 	"strings"
 	"time"
@@ -195,4 +197,44 @@ func redactOne(raw string) string {
 		return scheme + name + ":xxxxx" + raw[at:]
 	}
 	return scheme + "xxxxx" + raw[at:]
+}
+
+// ConnectWait is Connect retried until a server answers or ctx ends: the
+// start-up of gateways and workers, which must not exit because NATS is
+// not up yet. It waits between attempts with backoff from 250 ms doubling
+// to 5 s and logs each failed attempt at Warn level (the configured
+// logger) with the attempt number, the wait and the error. Errors: a bad
+// URL or failed authorization at once (retrying cannot fix them); the last
+// connect error when ctx ends (bound it with context.WithTimeout for
+// --connect-timeout).
+func ConnectWait(ctx context.Context, url string, opts ...ConnectOption) (*nats.Conn, error) {
+	cc := connectConfig{}
+	for _, o := range opts {
+		o(&cc)
+	}
+	log := cc.log
+	if log == nil {
+		log = slog.Default()
+	}
+	wait := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		nc, err := Connect(url, opts...)
+		if err == nil {
+			if attempt > 1 {
+				log.Info("connected to NATS", "url", nc.ConnectedUrlRedacted(), "attempts", attempt)
+			}
+			return nc, nil
+		}
+		var ue *neturl.Error
+		if errors.Is(err, nats.ErrAuthorization) || errors.As(err, &ue) || ctx.Err() != nil {
+			return nil, err
+		}
+		log.Warn("NATS not reachable; retrying", "attempt", attempt, "retry_in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
 }

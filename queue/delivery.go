@@ -65,9 +65,22 @@ func (d *Delivery) AckSync(ctx context.Context) error {
 	return nil
 }
 
-// Nak hands the job back for immediate redelivery (graceful shutdown). The
-// redelivery counts toward MaxDeliver.
+// Nak hands the job back for immediate redelivery (a job pulled once its
+// worker began shutting down, never started). The redelivery counts
+// toward MaxDeliver.
 func (d *Delivery) Nak() error { return d.reply(nakBody) }
+
+// NakWithDelay hands the job back to be redelivered after delay (at the
+// earliest), instead of at once: a worker that could not store the job's
+// answer, or a delivery that found the job still running elsewhere, waits
+// so that the redelivery, which counts toward MaxDeliver, is not spent
+// while the cause lasts. delay ≤ 0 is Nak.
+func (d *Delivery) NakWithDelay(delay time.Duration) error {
+	if delay <= 0 {
+		return d.Nak()
+	}
+	return d.reply(fmt.Appendf(nil, `%s {"delay":%d}`, nakBody, delay.Nanoseconds()))
+}
 
 // Term ends the job for good: it is never redelivered and leaves the
 // work-queue stream. reason (may be "") is recorded in the server's
@@ -154,6 +167,14 @@ func (p *Puller) subscribe() error {
 // Errors: the connection is closed, or the server refuses pulls (e.g. the
 // consumer was deleted, too many waiting pulls).
 func (p *Puller) Next(wait time.Duration) (*Delivery, error) {
+	return p.NextContext(context.Background(), wait)
+}
+
+// NextContext is Next, returning (nil, nil) as soon as ctx ends (a worker
+// shutting down stops its idle slots at once): the inbox is then
+// abandoned, as for a lost answer, so a job the server sends it after all
+// is redelivered after AckWait, never run by this slot.
+func (p *Puller) NextContext(ctx context.Context, wait time.Duration) (*Delivery, error) {
 	if wait <= 0 {
 		wait = time.Second
 	}
@@ -180,9 +201,11 @@ func (p *Puller) Next(wait time.Duration) (*Delivery, error) {
 		if left <= 0 {
 			left = 0
 		}
-		m, err := p.sub.NextMsg(left)
-		if errors.Is(err, nats.ErrTimeout) {
-			// No answer: abandon the inbox (see above).
+		mctx, cancel := context.WithTimeout(ctx, left)
+		m, err := p.sub.NextMsgWithContext(mctx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+			// No answer, or ctx ended: abandon the inbox (see above).
 			if err := p.unsubscribe(); err != nil {
 				p.b.log.Warn("abandon pull inbox", "err", err)
 			}
@@ -255,10 +278,35 @@ type Claim struct {
 	// Cancelled: a cancel marker was found; do not run the job.
 	Cancelled bool
 	// Previous is the ID of the worker that claimed the job on an earlier
-	// delivery and never released it ("" if none): it died or stalled.
+	// delivery and never released it ("" if none): it died, stalled, or
+	// still runs the job (see Bus.WorkerRunning).
 	Previous string
+	// FirstStart is when the job was first claimed by any worker: a job
+	// taken over keeps its first claim's time, so that a wall-clock limit
+	// is counted from when the job first started.
+	FirstStart time.Time
 	// Revision is the claim's KV revision (for ReleaseClaim).
 	Revision uint64
+}
+
+// claimValue is the state value of a claim: "<workerID>@<unix ms of the
+// first start>" (worker IDs are ValidID, so never hold '@' or '!').
+func claimValue(workerID string, firstStart time.Time) []byte {
+	return fmt.Appendf(nil, "%s@%d", workerID, firstStart.UnixMilli())
+}
+
+// parseClaim splits a claim value; a value without "@" (an older worker's)
+// has no first start.
+func parseClaim(v string) (workerID string, firstStart time.Time) {
+	id, ms, ok := strings.Cut(v, "@")
+	if !ok {
+		return v, time.Time{}
+	}
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil {
+		return id, time.Time{}
+	}
+	return id, time.UnixMilli(n)
 }
 
 // Claim records workerID as the job's runner in the state bucket and
@@ -266,56 +314,88 @@ type Claim struct {
 // CancelSubject (SubscribeCancels) on the same connection before calling
 // Claim: a Cancel that lands after the claim then always reaches the
 // subscription (the server processes a connection's protocol in order), and
-// one that lands before it is seen here as the marker.
+// one that lands before it is seen here as the marker. Errors: workerID not
+// ValidID; *UnavailableError when the state bucket does not answer now
+// (the caller retries); other KV errors, wrapped.
 func (b *Bus) Claim(ctx context.Context, jobID, workerID string) (Claim, error) {
+	if !ValidID(workerID) {
+		return Claim{}, fmt.Errorf("queue: claim %s: worker ID %q is not 1-128 characters of [A-Za-z0-9_-]", jobID, workerID)
+	}
 	key := claimKey(jobID)
+	now := time.Now()
 	for range 8 {
-		rev, err := b.state.Create(ctx, key, []byte(workerID))
+		rev, err := b.state.Create(ctx, key, claimValue(workerID, now))
 		if err == nil {
-			return Claim{Revision: rev}, nil
+			return Claim{Revision: rev, FirstStart: now.Truncate(time.Millisecond)}, nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
-			return Claim{}, fmt.Errorf("queue: claim %s: %w", jobID, err)
+			return Claim{}, opError("claim "+jobID, err)
 		}
 		e, err := b.state.Get(ctx, key)
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			continue // released meanwhile; try Create again
 		}
 		if err != nil {
-			return Claim{}, fmt.Errorf("queue: claim %s: %w", jobID, err)
+			return Claim{}, opError("claim "+jobID, err)
 		}
-		prev := string(e.Value())
-		if prev == cancelMarker {
+		if string(e.Value()) == cancelMarker {
 			return Claim{Cancelled: true}, nil
 		}
-		rev, err = b.state.Update(ctx, key, []byte(workerID), e.Revision())
+		prev, first := parseClaim(string(e.Value()))
+		if first.IsZero() {
+			first = now
+		}
+		rev, err = b.state.Update(ctx, key, claimValue(workerID, first), e.Revision())
 		if err == nil {
 			if prev == workerID {
 				prev = ""
 			}
-			return Claim{Previous: prev, Revision: rev}, nil
+			return Claim{Previous: prev, FirstStart: first.Truncate(time.Millisecond), Revision: rev}, nil
 		}
 		if !isWrongLastSequence(err) {
-			return Claim{}, fmt.Errorf("queue: claim %s: %w", jobID, err)
+			return Claim{}, opError("claim "+jobID, err)
 		}
 	}
 	return Claim{}, fmt.Errorf("queue: claim %s: too much contention", jobID)
 }
 
 // ClaimHolder returns the worker ID holding jobID's claim, "" if none (or
-// if the job was cancelled).
+// if the job was cancelled). Errors: *UnavailableError when the state
+// bucket does not answer now; other KV errors, wrapped.
 func (b *Bus) ClaimHolder(ctx context.Context, jobID string) (string, error) {
 	e, err := b.state.Get(ctx, claimKey(jobID))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return "", nil
 	}
 	if err != nil {
-		return "", fmt.Errorf("queue: read claim %s: %w", jobID, err)
+		return "", opError("read claim "+jobID, err)
 	}
 	if v := string(e.Value()); v != cancelMarker {
-		return v, nil
+		id, _ := parseClaim(v)
+		return id, nil
 	}
 	return "", nil
+}
+
+// WorkerRunning asks worker workerID (over core NATS) whether it is running
+// jobID now, waiting at most timeout for its answer. A worker that is gone
+// (no responders) or does not answer in time (stopped, hung) counts as not
+// running it. Errors: only a failure to send the request (the connection
+// is closed).
+func (b *Bus) WorkerRunning(ctx context.Context, workerID, jobID string, timeout time.Duration) (bool, error) {
+	if !ValidID(workerID) {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	m, err := b.nc.RequestWithContext(ctx, workerRunningSubject(workerID), []byte(jobID))
+	switch {
+	case err == nil:
+		return string(m.Data) == "1", nil
+	case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout):
+		return false, nil
+	}
+	return false, fmt.Errorf("queue: ask worker %s: %w", workerID, err)
 }
 
 // ReleaseClaim deletes the claim c made on jobID, unless it changed since
@@ -323,7 +403,7 @@ func (b *Bus) ClaimHolder(ctx context.Context, jobID string) (string, error) {
 func (b *Bus) ReleaseClaim(ctx context.Context, jobID string, c Claim) error {
 	err := b.state.Delete(ctx, claimKey(jobID), jetstream.LastRevision(c.Revision))
 	if err != nil && !isWrongLastSequence(err) {
-		return fmt.Errorf("queue: release claim %s: %w", jobID, err)
+		return opError("release claim "+jobID, err)
 	}
 	return nil
 }
@@ -365,11 +445,12 @@ func (b *Bus) SubscribeMaxDeliveries(fn func(streamSeq uint64)) (*nats.Subscript
 }
 
 // JobAt reads the job stored at stream sequence seq (for the janitor).
-// Errors: jetstream.ErrMsgNotFound (wrapped) if it is gone.
+// Errors: jetstream.ErrMsgNotFound (wrapped) if it is gone;
+// *UnavailableError when the stream does not answer now.
 func (b *Bus) JobAt(ctx context.Context, seq uint64) (*Job, error) {
 	m, err := b.stream.GetMsg(ctx, seq)
 	if err != nil {
-		return nil, fmt.Errorf("queue: read job at %d: %w", seq, err)
+		return nil, opError(fmt.Sprintf("read job at %d", seq), err)
 	}
 	return DecodeJob(m.Data)
 }

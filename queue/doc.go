@@ -4,11 +4,13 @@
 // It owns:
 //   - the embedded nats-server of single-node mode (StartEmbedded) and
 //     connections to external servers (Connect);
-//   - the job stream, its one durable pull consumer and the three KV
-//     buckets — results, state (claims, cancel markers, idempotency
-//     records) and the result cache (cache.go) — (Open creates or updates
-//     them, Attach looks them up); every subject and
-//     bucket name lives in subjects.go;
+//   - the job stream, its one durable pull consumer and the KV buckets —
+//     results, state (claims, cancel markers, idempotency records) and the
+//     result cache (cache.go), besides the MCP tasks —
+//     (Open creates what is missing and never changes what exists,
+//     Configure changes it explicitly, Attach looks it up, Bus.Bucket is
+//     the one place a bucket is created, with the bus's replication);
+//     every subject and bucket name lives in subjects.go;
 //   - the versioned messages (Job, Event);
 //   - the gateway's client API (Client: Submit, Wait, Cancel, Result, Stats);
 //   - the worker-side primitives (Puller, Delivery, Bus.Claim,
@@ -35,12 +37,17 @@
 //
 // Per job the bus costs three round trips on the worker side — the pull,
 // the claim and the result store — plus one-way messages for the result
-// event and the ack, and one round trip (the publish) on the gateway side. A job whose workers
-// die is redelivered after AckWait, and run at most Config.MaxDeliver
-// times: the last allowed delivery of a job whose previous worker died, or
-// the one extra delivery after the last run died, ends as outcome
-// worker_lost (package worker); the MAX_DELIVERIES advisory answers any job
-// that slips through.
+// event and the ack, and one round trip (the publish) on the gateway side.
+// A worker heartbeats a running job every AckWait/3; a job whose worker
+// dies is redelivered one AckWait (3 s by default) after its last
+// heartbeat, and run at most Config.MaxDeliver times: the last allowed
+// delivery of a job whose previous worker died, or the one extra delivery
+// after the last run died, ends as outcome worker_lost (package worker);
+// the MAX_DELIVERIES advisory answers any job that slips through. A
+// redelivered job whose claim holder still runs it (Bus.WorkerRunning) is
+// left to that worker. The claim and result stores answer
+// *UnavailableError while a node or leader is missing, and workers retry
+// them until the job's deadline rather than hand the job back.
 //
 // # Single node (the gateway owns the server)
 //

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -61,8 +62,9 @@ func (e *QueueFullError) Is(target error) bool { return target == ErrQueueFull }
 // UnavailableError is returned by Client.Submit when the bus did not
 // accept the job for a reason of its own (not a full stream, not an
 // invalid job): the publish failed or was not acknowledged. The job may or
-// may not be stored; the caller cancels it by ID to be sure.
-// errors.Is(err, ErrUnavailable) is true.
+// may not be stored; the caller cancels it by ID to be sure. Open, Attach,
+// Bucket and Configure return it when JetStream does not answer now (no
+// leader yet, a timeout). errors.Is(err, ErrUnavailable) is true.
 type UnavailableError struct {
 	// RetryAfter is a suggested wait before submitting again
 	// (Config.RetryAfter).
@@ -112,7 +114,52 @@ const (
 	// errCodeStoreFailed (503) carries "maximum messages exceeded" /
 	// "maximum bytes exceeded" when a DiscardNew stream is full.
 	errCodeStoreFailed jetstream.ErrorCode = 10077
+	// errCodeNoPeers: "no suitable peers for placement" (fewer servers
+	// than replicas, or some offline).
+	errCodeNoPeers jetstream.ErrorCode = 10005
+	// errCodeInsufficientResources: "insufficient resources" (503).
+	errCodeInsufficientResources jetstream.ErrorCode = 10023
+	// errCodeClusterNotAvailable: "JetStream system temporarily
+	// unavailable" (no meta leader).
+	errCodeClusterNotAvailable jetstream.ErrorCode = 10008
+	// errCodeClusterNotLeader: "JetStream cluster can not handle request".
+	errCodeClusterNotLeader jetstream.ErrorCode = 10009
 )
+
+// isAPIError reports whether err is the JetStream API error code.
+func isAPIError(err error, code jetstream.ErrorCode) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == code
+}
+
+// isTransient reports errors that mean NATS or JetStream cannot answer
+// now but may soon: a timeout, no responders (no JetStream, or no leader
+// yet), a connection being re-established, a 503 from JetStream or a
+// cluster without a leader.
+func isTransient(err error) bool {
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		return apiErr.Code == 503 || apiErr.ErrorCode == errCodeClusterNotAvailable || apiErr.ErrorCode == errCodeClusterNotLeader
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, nats.ErrDisconnected)
+}
+
+// opError wraps an error of a job operation on the bus (doing what): an
+// *UnavailableError when it is transient (isTransient), so that workers
+// retry it, else wrapped with the queue's prefix.
+func opError(what string, err error) error { return setupError(what, err) }
+
+// setupError wraps an error of setting the queue up (doing what) as an
+// *UnavailableError when it is transient (isTransient), else with the
+// queue's prefix.
+func setupError(what string, err error) error {
+	if isTransient(err) {
+		return &UnavailableError{RetryAfter: DefaultRetryAfter, Err: fmt.Errorf("%s: %w", what, err)}
+	}
+	return fmt.Errorf("queue: %s: %w", what, err)
+}
 
 // mapPublishError turns a JetStream publish error into *QueueFullError or
 // *InvalidJobError (ErrJobTooLarge) where it is one, else into

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"strings"
@@ -8,7 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestPuller: one pull request at a time on one long-lived inbox; an idle
@@ -104,11 +104,30 @@ func TestPullerNakAndTerm(t *testing.T) {
 	if err != nil || d == nil || d.Job.ID != id || d.NumDelivered != 2 {
 		t.Fatalf("after Nak: %+v, %v", d, err)
 	}
+	// NakWithDelay: not redelivered before the delay, then redelivered.
+	nakked := time.Now()
+	if err := d.NakWithDelay(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := p.Next(300 * time.Millisecond); d != nil || err != nil {
+		t.Fatalf("delayed nak redelivered within 300 ms: %+v, %v", d, err)
+	}
+	d, err = p.Next(10 * time.Second)
+	if err != nil || d == nil || d.Job.ID != id || d.NumDelivered != 3 || time.Since(nakked) < time.Second {
+		t.Fatalf("after NakWithDelay(1s): %+v, %v after %v", d, err, time.Since(nakked))
+	}
 	if err := d.Term("test"); err != nil {
 		t.Fatal(err)
 	}
 	if d, err := p.Next(200 * time.Millisecond); d != nil || err != nil {
 		t.Fatalf("terminated job delivered again: %+v, %v", d, err)
+	}
+	// NextContext returns as soon as its context ends.
+	ctx2, cancel := context.WithCancel(ctx)
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	start := time.Now()
+	if d, err := p.NextContext(ctx2, time.Minute); d != nil || err != nil || time.Since(start) > 30*time.Second {
+		t.Fatalf("NextContext after cancel: %+v, %v after %v", d, err, time.Since(start))
 	}
 }
 
@@ -218,31 +237,5 @@ func TestPullerAbandonsUnansweredInbox(t *testing.T) {
 	case r := <-reqs:
 		t.Errorf("closed puller sent a pull request: %q", r.Data)
 	case <-time.After(50 * time.Millisecond):
-	}
-}
-
-// TestOpenMaxWaiting: the consumer is created with Config.MaxWaiting; a
-// later Open with another value keeps the existing one (the server cannot
-// change it) instead of failing.
-func TestOpenMaxWaiting(t *testing.T) {
-	e, bus, _ := testBus(t, Config{MaxWaiting: 600})
-	ctx := ctxT(t)
-	if got := bus.cons.CachedInfo().Config.MaxWaiting; got != 600 {
-		t.Fatalf("MaxWaiting = %d, want 600", got)
-	}
-	if def := DefaultConfig().MaxWaiting; def != 4096 {
-		t.Errorf("default MaxWaiting = %d, want 4096", def)
-	}
-	nc, err := e.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bus2, err := Open(ctx, nc, Config{Storage: jetstream.MemoryStorage, AckWait: 5 * time.Second}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ci := bus2.cons.CachedInfo().Config
-	if ci.MaxWaiting != 600 || ci.AckWait != 5*time.Second {
-		t.Errorf("after reopening: MaxWaiting %d, AckWait %v; want 600, 5s", ci.MaxWaiting, ci.AckWait)
 	}
 }

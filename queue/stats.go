@@ -3,15 +3,23 @@ package queue
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nats.go/micro"
 )
 
 // Stats describes the queue at one moment.
 type Stats struct {
+	// Stream is StreamOK when the job stream and its consumer answered,
+	// else "unavailable: <reason>" (during a failover, or before the queue
+	// is set up); the counts from Depth to MaxDepth are then 0. The
+	// workers are counted either way (over core NATS).
+	Stream string `json:"stream"`
 	// Depth is the number of jobs waiting for a worker (not yet delivered).
 	Depth uint64 `json:"depth"`
 	// InFlight is the number of jobs delivered to a worker and not yet
@@ -27,6 +35,8 @@ type Stats struct {
 	Submitted uint64 `json:"submitted"`
 	// MaxDepth is the stream's capacity (Config.MaxDepth).
 	MaxDepth int64 `json:"max_depth"`
+	// Replicas is the job stream's replication.
+	Replicas int `json:"replicas"`
 	// WorkersAlive is the number of worker processes that answered the
 	// status request (within about half a second).
 	WorkersAlive int `json:"workers_alive"`
@@ -36,6 +46,9 @@ type Stats struct {
 	// Workers lists the live workers, by ID.
 	Workers []WorkerStatus `json:"workers"`
 }
+
+// StreamOK is Stats.Stream of a queue whose stream answered.
+const StreamOK = "ok"
 
 // WorkerStatus is what a live worker process reports about itself.
 type WorkerStatus struct {
@@ -48,30 +61,84 @@ type WorkerStatus struct {
 	Started time.Time `json:"started"`
 }
 
+// statsStreamTimeout bounds the JetStream part of Stats (the consumer and
+// stream info), which runs while the workers answer.
+const statsStreamTimeout = 2 * time.Second
+
 // Stats reads the consumer and stream state and asks every live worker for
-// its status. It takes up to about 500 ms (the time allowed for workers to
-// answer). Errors: NATS errors (wrapped).
+// its status; see ReadStats. Errors: ctx ends; the status request cannot
+// be sent (the connection is closed).
 func (b *Bus) Stats(ctx context.Context) (Stats, error) {
-	ci, err := b.cons.Info(ctx)
-	if err != nil {
-		return Stats{}, fmt.Errorf("queue: consumer info: %w", err)
+	return readStats(ctx, b.nc, func(ctx context.Context) (*jetstream.ConsumerInfo, *jetstream.StreamInfo, error) {
+		ci, err := b.cons.Info(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		si, err := b.stream.Info(ctx)
+		return ci, si, err
+	})
+}
+
+// ReadStats reads the queue's statistics over nc without a Bus, for
+// `axpool queue stats`: it reports what it can. The workers answer over
+// core NATS, so they are listed during a JetStream failover or before the
+// queue is set up, when Stats.Stream says why the stream did not answer
+// (within 2 s). It takes up to about 2 s (500 ms when JetStream answers:
+// the time allowed for workers to answer). Errors: ctx ends; the status
+// request cannot be sent (the connection is closed).
+func ReadStats(ctx context.Context, nc *nats.Conn) (Stats, error) {
+	return readStats(ctx, nc, func(ctx context.Context) (*jetstream.ConsumerInfo, *jetstream.StreamInfo, error) {
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return nil, nil, err
+		}
+		cons, err := js.Consumer(ctx, StreamName, ConsumerName)
+		if err != nil {
+			return nil, nil, err
+		}
+		ci, err := cons.Info(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := js.Stream(ctx, StreamName)
+		if err != nil {
+			return nil, nil, err
+		}
+		return ci, st.CachedInfo(), nil
+	})
+}
+
+// readStats gathers the workers while info reads the consumer and stream.
+func readStats(ctx context.Context, nc *nats.Conn, info func(context.Context) (*jetstream.ConsumerInfo, *jetstream.StreamInfo, error)) (Stats, error) {
+	type jsInfo struct {
+		ci  *jetstream.ConsumerInfo
+		si  *jetstream.StreamInfo
+		err error
 	}
-	si, err := b.stream.Info(ctx)
-	if err != nil {
-		return Stats{}, fmt.Errorf("queue: stream info: %w", err)
+	jsc := make(chan jsInfo, 1)
+	go func() {
+		ictx, cancel := context.WithTimeout(ctx, statsStreamTimeout)
+		defer cancel()
+		ci, si, err := info(ictx)
+		if err != nil && ictx.Err() != nil && ctx.Err() == nil {
+			err = fmt.Errorf("no answer from JetStream within %v", statsStreamTimeout)
+		}
+		jsc <- jsInfo{ci, si, err}
+	}()
+	workers, werr := gatherWorkers(ctx, nc, 500*time.Millisecond, 100*time.Millisecond)
+	j := <-jsc
+	if werr != nil {
+		return Stats{}, werr
 	}
-	st := Stats{
-		Depth:       ci.NumPending,
-		InFlight:    ci.NumAckPending,
-		Redelivered: ci.NumRedelivered,
-		Stored:      si.State.Msgs,
-		Submitted:   si.State.LastSeq,
-		MaxDepth:    si.Config.MaxMsgs,
-		Workers:     []WorkerStatus{},
-	}
-	workers, err := b.gatherWorkers(ctx, 500*time.Millisecond, 100*time.Millisecond)
-	if err != nil {
-		return Stats{}, err
+	st := Stats{Stream: StreamOK, Workers: []WorkerStatus{}}
+	switch {
+	case errors.Is(j.err, jetstream.ErrStreamNotFound) || errors.Is(j.err, jetstream.ErrConsumerNotFound):
+		st.Stream = "unavailable: the job queue is not set up (no stream " + StreamName + " or consumer " + ConsumerName + ")"
+	case j.err != nil:
+		st.Stream = "unavailable: " + j.err.Error()
+	default:
+		st.Depth, st.InFlight, st.Redelivered = j.ci.NumPending, j.ci.NumAckPending, j.ci.NumRedelivered
+		st.Stored, st.Submitted, st.MaxDepth, st.Replicas = j.si.State.Msgs, j.si.State.LastSeq, j.si.Config.MaxMsgs, j.si.Config.Replicas
 	}
 	for _, w := range workers {
 		st.Slots += w.Slots
@@ -84,16 +151,24 @@ func (b *Bus) Stats(ctx context.Context) (Stats, error) {
 	return st, nil
 }
 
+// Workers asks every live worker for its status (core NATS only: it
+// works while JetStream does not answer) and returns the answers that
+// came within about half a second, sorted by ID. Errors: ctx ends; the
+// request cannot be sent.
+func (b *Bus) Workers(ctx context.Context) ([]WorkerStatus, error) {
+	return gatherWorkers(ctx, b.nc, 500*time.Millisecond, 100*time.Millisecond)
+}
+
 // gatherWorkers sends one status request to every worker and collects
 // answers until total elapses or no answer came for quiet after the first.
-func (b *Bus) gatherWorkers(ctx context.Context, total, quiet time.Duration) ([]WorkerStatus, error) {
-	inbox := b.nc.NewInbox()
-	sub, err := b.nc.SubscribeSync(inbox)
+func gatherWorkers(ctx context.Context, nc *nats.Conn, total, quiet time.Duration) ([]WorkerStatus, error) {
+	inbox := nc.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
 	if err != nil {
 		return nil, fmt.Errorf("queue: worker status: %w", err)
 	}
 	defer sub.Unsubscribe()
-	if err := b.nc.PublishRequest(WorkerStatusSubject, inbox, nil); err != nil {
+	if err := nc.PublishRequest(WorkerStatusSubject, inbox, nil); err != nil {
 		return nil, fmt.Errorf("queue: worker status: %w", err)
 	}
 	deadline := time.Now().Add(total)
@@ -124,8 +199,14 @@ func (b *Bus) gatherWorkers(ctx context.Context, total, quiet time.Duration) ([]
 // RegisterWorker announces a worker process: a nats micro service named
 // WorkerServiceName (so `nats micro ls` and $SRV.PING see it) whose
 // "status" endpoint on WorkerStatusSubject answers every request with
-// status(). Call stop when the worker shuts down.
-func (b *Bus) RegisterWorker(id, version string, status func() WorkerStatus) (stop func() error, err error) {
+// status(), and whose "running" endpoint, on a subject of its own, answers
+// whether running(jobID) (Bus.WorkerRunning: a delivery that finds a
+// job's claim held by another worker asks it before taking the job over).
+// id must be ValidID. Call stop when the worker shuts down.
+func (b *Bus) RegisterWorker(id, version string, status func() WorkerStatus, running func(jobID string) bool) (stop func() error, err error) {
+	if !ValidID(id) {
+		return nil, fmt.Errorf("queue: register worker: ID %q is not 1-128 characters of [A-Za-z0-9_-]", id)
+	}
 	svc, err := micro.AddService(b.nc, micro.Config{
 		Name:        WorkerServiceName,
 		Version:     version,
@@ -138,6 +219,15 @@ func (b *Bus) RegisterWorker(id, version string, status func() WorkerStatus) (st
 	err = svc.AddEndpoint("status", micro.HandlerFunc(func(r micro.Request) {
 		_ = r.RespondJSON(status())
 	}), micro.WithEndpointSubject(WorkerStatusSubject), micro.WithEndpointQueueGroupDisabled())
+	if err == nil {
+		err = svc.AddEndpoint("running", micro.HandlerFunc(func(r micro.Request) {
+			answer := []byte("0")
+			if running(string(r.Data())) {
+				answer = []byte("1")
+			}
+			_ = r.Respond(answer)
+		}), micro.WithEndpointSubject(workerRunningSubject(id)), micro.WithEndpointQueueGroupDisabled())
+	}
 	if err != nil {
 		svc.Stop()
 		return nil, fmt.Errorf("queue: register worker: %w", err)

@@ -50,6 +50,10 @@ const (
 	// queue-grouped: every live worker answers, which is how Stats counts
 	// workers.
 	WorkerStatusSubject = "axpool.workers.status"
+	// workerSubjectPrefix + <workerID> + ".running" asks one worker whether
+	// it is running a job (the request's body: the job ID; the answer "1"
+	// or "0").
+	workerSubjectPrefix = "axpool.workers."
 
 	// MaxDeliveriesAdvisory is published by the server when a job exhausted
 	// the consumer's MaxDeliver (fired on the next pull attempt).
@@ -79,6 +83,10 @@ func EventWildcard(gatewayID string) string { return eventSubjectPrefix + gatewa
 // CancelSubject returns the subject that cancels the running job jobID.
 func CancelSubject(jobID string) string { return cancelSubjectPrefix + jobID }
 
+// workerRunningSubject is the subject on which worker workerID answers
+// whether it runs a job.
+func workerRunningSubject(workerID string) string { return workerSubjectPrefix + workerID + ".running" }
+
 // claimKey is the state-bucket key of a job's claim / cancel marker.
 func claimKey(jobID string) string { return "claim." + jobID }
 
@@ -89,9 +97,10 @@ func cacheKey(digest string) string { return "result." + digest }
 // digest.
 func idempotencyKey(digest string) string { return "idem." + digest }
 
-// validToken reports whether s can be used as one subject token and as a KV
-// key part: 1–128 characters from [A-Za-z0-9_-].
-func validToken(s string) bool {
+// ValidID reports whether s is a valid job, tool, gateway or worker ID:
+// 1–128 characters from [A-Za-z0-9_-], so that it is one subject token and
+// a KV key part.
+func ValidID(s string) bool {
 	if s == "" || len(s) > 128 {
 		return false
 	}

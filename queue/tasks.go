@@ -55,7 +55,7 @@ func (b *Bus) CreateTask(ctx context.Context, t Task) error {
 	if b.tasks == nil {
 		return ErrNoTasks
 	}
-	if !validToken(t.ID) {
+	if !ValidID(t.ID) {
 		return &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", t.ID)}
 	}
 	t.V = MessageVersion
@@ -79,7 +79,7 @@ func (b *Bus) task(ctx context.Context, id string) (Task, uint64, error) {
 	if b.tasks == nil {
 		return Task{}, 0, ErrNoTasks
 	}
-	if !validToken(id) {
+	if !ValidID(id) {
 		return Task{}, 0, ErrNoTask
 	}
 	e, err := b.tasks.Get(ctx, id)

@@ -447,8 +447,9 @@ func (c *Catalogue) analyze(u *unit, src []byte, libsDir string) {
 // a type a script cannot take is reported at the parameter's type.
 func paramsOf(main *compiler.FuncInfo, descs map[string]string, diag func(p lineCol, format string, args ...any)) []*Param {
 	var out []*Param
+	conv := &typeConv{records: map[*compiler.TypeDecl]bool{}}
 	for i, pname := range main.ParamNames {
-		t, terr := typeOf(main.Params[i], pname, 0, map[*compiler.TypeDecl]bool{})
+		t, terr := typeOf(main.Params[i], pname, 0, conv)
 		if terr != nil {
 			tp := main.Decl.Params[i].Type.Pos()
 			diag(lineCol{int(tp.Line), int(tp.Col)}, "%s", terr.msg)

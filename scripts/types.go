@@ -94,14 +94,31 @@ const supportedTypes = "String, Int, Float, Bool, an enum without payloads, List
 // small.
 const maxTypeDepth = 32
 
+// maxTypeNodes bounds the types of all the parameters of a script's main
+// together, counted as the nodes of their trees (a record used twice
+// counts twice: the schema writes it out twice). Without it, records whose
+// fields share a record type (`W0 { a: W1, b: W1 }`, `W1 { a: W2, b: W2 }`,
+// …) make a schema of 2^depth nodes.
+const maxTypeNodes = 4096
+
+// typeConv is the state of converting the parameters of one main.
+type typeConv struct {
+	records map[*compiler.TypeDecl]bool // records being converted
+	nodes   int                         // Type nodes built so far
+}
+
 // typeOf converts a compiler type to a parameter type. path names the
 // parameter (or the part of it) in messages: "cfg", "target.meta",
-// "tags[]". records holds the records being converted (a record that
+// "tags[]". c.records holds the records being converted (a record that
 // contains itself has no finite schema).
-func typeOf(t *compiler.Type, path string, depth int, records map[*compiler.TypeDecl]bool) (*Type, *typeError) {
+func typeOf(t *compiler.Type, path string, depth int, c *typeConv) (*Type, *typeError) {
 	if depth > maxTypeDepth {
 		return nil, &typeError{fmt.Sprintf("parameter %q is nested more than %d levels deep", path, maxTypeDepth)}
 	}
+	if c.nodes++; c.nodes > maxTypeNodes {
+		return nil, &typeError{fmt.Sprintf("parameter %q makes the input schema too large: main's parameter types have more than %d parts in all", path, maxTypeNodes)}
+	}
+	records := c.records
 	unsupported := func() (*Type, *typeError) {
 		return nil, &typeError{fmt.Sprintf("parameter %q has type %s; a script parameter must be %s", path, t.String(), supportedTypes)}
 	}
@@ -115,7 +132,7 @@ func typeOf(t *compiler.Type, path string, depth int, records map[*compiler.Type
 	case compiler.KindBool:
 		return &Type{Kind: KindBool}, nil
 	case compiler.KindList:
-		e, err := typeOf(t.Elem(0), path+"[]", depth+1, records)
+		e, err := typeOf(t.Elem(0), path+"[]", depth+1, c)
 		if err != nil {
 			return nil, err
 		}
@@ -124,7 +141,7 @@ func typeOf(t *compiler.Type, path string, depth int, records map[*compiler.Type
 		if t.Elem(0).Kind() == compiler.KindOption {
 			return nil, &typeError{fmt.Sprintf("parameter %q has type %s; JSON null cannot tell None from Some(None)", path, t.String())}
 		}
-		e, err := typeOf(t.Elem(0), path, depth+1, records)
+		e, err := typeOf(t.Elem(0), path, depth+1, c)
 		if err != nil {
 			return nil, err
 		}
@@ -148,7 +165,7 @@ func typeOf(t *compiler.Type, path string, depth int, records map[*compiler.Type
 		defer delete(records, d)
 		out := &Type{Kind: KindRecord, Name: d.Name, TypeID: d.ID}
 		for _, f := range d.Fields {
-			ft, err := typeOf(f.Type, path+"."+f.Name, depth+1, records)
+			ft, err := typeOf(f.Type, path+"."+f.Name, depth+1, c)
 			if err != nil {
 				return nil, err
 			}

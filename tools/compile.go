@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"unicode/utf8"
 
 	"github.com/axpool/axpool/compiler"
 	"github.com/axpool/axpool/tools/toolwire"
@@ -52,4 +53,21 @@ func compileTool(_ context.Context, env *Env, a *args, _ ProgressFunc) *wire.Obj
 		Set("constants", len(m.Constants)).
 		Set("entry", entry)
 	return wire.WithOutcome(wire.Envelope(true).Set("module", mod), wire.OutcomeOK)
+}
+
+// InvalidUTF8 returns boruna_run's compile-errors response (E001 "invalid
+// UTF-8 encoding" at the first bad byte, docs/language.md "Errors") for a
+// source that is not valid UTF-8, or nil for a valid one. A JSON argument
+// cannot carry such a source (encoding/json replaces the bad bytes with
+// U+FFFD), so callers that read a file — `axpool run` — check it with this
+// before building the call.
+func InvalidUTF8(env *Env, src []byte) *wire.Object {
+	if utf8.Valid(src) {
+		return nil
+	}
+	if env == nil {
+		env = &Env{}
+	}
+	_, resp := compileSource(env, string(src), "", false)
+	return resp
 }

@@ -1,5 +1,5 @@
 // Package tools holds the domain logic of every boruna_* MCP tool
-// (docs/tools.md §1–3, seeds 000 and 002): argument checks, the
+// (docs/tools.md §1–3): argument checks, the
 // boruna_run processing order and error mapping, compile/ast/symbols
 // shapes, the policy and capability tools, and the routing of the workflow
 // and template tools to their packages. The worker (which executes jobs),
@@ -19,6 +19,10 @@
 // items), so that no call can make a response echo a huge string many
 // times; boruna_check's diagnostics list is bounded too
 // (repair.MaxDiagnosticsBytes).
+//
+// LibrarySurface renders a standard library's records and functions with
+// their doc comments, for the gateway's axpool://libs/<lib> resources
+// (docs/tools.md §7 "agent docs").
 //
 // tools shares the response shapes with framework and sealed through
 // tools/toolwire; it knows nothing of NATS or MCP.

@@ -20,6 +20,12 @@ const (
 	MaxOutputSchemaBytes = 262_144
 	// MaxSchemaErrors is the number of instance errors reported.
 	MaxSchemaErrors = 100
+	// MaxOutputSchemaDepth caps the nesting of arrays and objects in
+	// output_schema (the root object is level 1).
+	MaxOutputSchemaDepth = 64
+	// MaxOutputSchemaValues caps the JSON values (objects, arrays and
+	// scalars, object keys not counted) of output_schema.
+	MaxOutputSchemaValues = 2048
 )
 
 var schemaPrinter = message.NewPrinter(language.English)
@@ -40,6 +46,11 @@ const schemaURL = "mem:///output_schema.json"
 //
 //   - schema over 262,144 bytes (compact) → invalid_output_schema,
 //     `output_schema exceeds 262144 bytes (got N)`;
+//   - arrays and objects nested deeper than MaxOutputSchemaDepth, or more
+//     than MaxOutputSchemaValues JSON values (compiling a schema costs
+//     the square of both, and cannot be cancelled) → invalid_output_schema,
+//     `output_schema nests arrays and objects deeper than 64 levels`,
+//     `output_schema has N JSON values; at most 2048 are allowed`;
 //   - `$schema` naming another draft → invalid_output_schema;
 //   - a schema that does not compile → invalid_output_schema,
 //     `output_schema is not a valid JSON Schema: <reason>`;
@@ -70,6 +81,17 @@ func checkOutputSchema(raw json.RawMessage, result json.RawMessage, steps int64)
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(compact.Bytes()))
 	if err != nil {
 		return invalid("output_schema is not valid JSON: " + err.Error())
+	}
+	// The schema compiler's work grows with the square of the number of
+	// subschemas and of their depth, and it cannot be cancelled: bound
+	// both before compiling.
+	values, deep := 0, false
+	schemaShape(doc, 1, &values, &deep)
+	if deep {
+		return invalid(fmt.Sprintf("output_schema nests arrays and objects deeper than %d levels", MaxOutputSchemaDepth))
+	}
+	if values > MaxOutputSchemaValues {
+		return invalid(fmt.Sprintf("output_schema has %d JSON values; at most %d are allowed", values, MaxOutputSchemaValues))
 	}
 	if obj, ok := doc.(map[string]any); ok {
 		if s, ok := obj["$schema"].(string); ok && !strings.Contains(s, "2020-12") {
@@ -115,6 +137,32 @@ func checkOutputSchema(raw json.RawMessage, result json.RawMessage, steps int64)
 		Set("truncated", total > MaxSchemaErrors).
 		Set("total_errors", total).
 		Set("steps", steps), wire.OutcomeRuntimeError)
+}
+
+// schemaShape walks v (at nesting level depth): it counts its JSON values
+// into *values and sets *deep when arrays and objects nest deeper than
+// MaxOutputSchemaDepth, without descending further (so its recursion is
+// bounded by the limit).
+func schemaShape(v any, depth int, values *int, deep *bool) {
+	*values++
+	switch v := v.(type) {
+	case map[string]any:
+		if depth > MaxOutputSchemaDepth {
+			*deep = true
+			return
+		}
+		for _, k := range v {
+			schemaShape(k, depth+1, values, deep)
+		}
+	case []any:
+		if depth > MaxOutputSchemaDepth {
+			*deep = true
+			return
+		}
+		for _, k := range v {
+			schemaShape(k, depth+1, values, deep)
+		}
+	}
 }
 
 // collectLeaves appends the innermost errors of e (those without causes)

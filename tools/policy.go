@@ -44,11 +44,22 @@ func capabilityNames() []string {
 
 // capabilityListTool is boruna_capability_list:
 // {success, protocol_version, name, version, capabilities:[{name, version}]
-// (sorted by name), capability_set_hash}.
-func capabilityListTool(context.Context, *Env, *args, ProgressFunc) *wire.Object {
+// (sorted by name), capability_set_hash}. With env.Granted each capability
+// also says granted:true, or granted:false and grant_flag, the flag that
+// would grant it (docs/tools.md "boruna_capability_list").
+func capabilityListTool(_ context.Context, env *Env, _ *args, _ ProgressFunc) *wire.Object {
 	caps := make([]*wire.Object, 0, policy.NumCapabilities)
 	for _, name := range capabilityNames() {
-		caps = append(caps, wire.NewObject().Set("name", name).Set("version", CapabilityVersion))
+		o := wire.NewObject().Set("name", name).Set("version", CapabilityVersion)
+		if env.Granted != nil {
+			c, _ := policy.ParseCapability(name)
+			ok, flag := env.Granted(c)
+			o.Set("granted", ok)
+			if !ok {
+				o.Set("grant_flag", flag)
+			}
+		}
+		caps = append(caps, o)
 	}
 	return wire.Envelope(true).
 		Set("name", capabilitySetName).

@@ -473,7 +473,8 @@ var toolShapes = map[string][]shape{
 	"boruna_capability_list": {
 		{title: "capabilities", success: true, fields: []field{
 			req("name", sString()), req("version", sString()),
-			req("capabilities", sArray(sObject(req("name", sString()), req("version", sString())))),
+			req("capabilities", sArray(sObject(req("name", sString()), req("version", sString()),
+				opt("granted", sBool()), opt("grant_flag", sString())))),
 			req("capability_set_hash", sString()),
 		}},
 	},

@@ -135,6 +135,7 @@ func resultCorpus(t *testing.T) []resultCase {
 		{"boruna_template_apply", `{"template_name":"greeter","args":["who"]}`, "service failure (docs/tools.md §5)", tplEnv},
 		{"boruna_template_apply", `{"template_name":"nope","args":[]}`, "template error", tplEnv},
 		{"boruna_capability_list", `{}`, "capabilities", nil},
+		{"boruna_capability_list", `{}`, "capabilities", &Env{Granted: grantsNetOnly}},
 		{"boruna_policy_validate", `{"policy_json":"{\"schema_version\":1}"}`, "validation", nil},
 		{"boruna_policy_validate", `{"policy_json":"{\"rules\":{\"net\":{\"allow\":true,\"budget\":0}}}"}`, "validation", nil},
 		{"boruna_run", `{"source":` + q(rsMain) + `,"max_step":5}`, "service failure (docs/tools.md §5)", nil},

@@ -113,6 +113,35 @@ func (c CallLimits) effective(env *Env) runLimits {
 	return l
 }
 
+// WallLimit returns the wall-clock limit under which a call of tool with
+// rawArgs runs in env, 0 for none: for boruna_run and boruna_run_sealed
+// min(max_wall_ms, limits.max_wall_ms, the operator's ceiling), for the
+// other tools the ceiling (Env.Ceilings.MaxWall). Arguments that do not
+// check give the ceiling too (such a call fails before it runs). The
+// worker's watchdog answers a job whose engine is still running well past
+// this limit (docs/architecture.md "Jobs").
+func WallLimit(env *Env, tool string, rawArgs json.RawMessage) time.Duration {
+	if env == nil {
+		env = &Env{}
+	}
+	ceiling := max(env.Ceilings.MaxWall, 0)
+	if tool != "boruna_run" && tool != "boruna_run_sealed" {
+		return ceiling
+	}
+	obj, aerr := checkArgs(tool, rawArgs)
+	if aerr != nil {
+		return ceiling
+	}
+	l := effectiveLimits(env, &args{obj: obj})
+	switch {
+	case !l.hasWall:
+		return 0
+	case l.wallMs >= math.MaxInt64/int64(time.Millisecond):
+		return math.MaxInt64
+	}
+	return time.Duration(l.wallMs) * time.Millisecond
+}
+
 // vmLimits converts the effective limits to the VM's units. The output
 // budget is not given to the VM: it is checked after the run, result first
 // (reference §4.4).

@@ -418,6 +418,21 @@ func TestRunOutputSchema(t *testing.T) {
 		`output_schema $schema "http://json-schema.org/draft-07/schema#" is not supported: only JSON Schema Draft 2020-12 is supported`)
 	big := `{"description":"` + strings.Repeat("x", MaxOutputSchemaBytes) + `"}`
 	invalid(big, fmt.Sprintf("output_schema exceeds 262144 bytes (got %d)", len(big)))
+	// Compiling a schema is quadratic in its depth and its size and cannot
+	// be cancelled: 5,000 nested "not"s (40 KB) held a worker slot for
+	// minutes. Both are bounded; at the bounds the schema applies.
+	nots := func(n int) string { return strings.Repeat(`{"not":`, n-1) + "{}" + strings.Repeat("}", n-1) }
+	invalid(nots(65), "output_schema nests arrays and objects deeper than 64 levels")
+	invalid(nots(5000), "output_schema nests arrays and objects deeper than 64 levels")
+	if m := decode(t, runJSON(t, nil, addProgram, `"output_schema":`+nots(64))); m["error_kind"] != "validation_failed" {
+		t.Fatalf("63 nots of {}: %v", m)
+	}
+	anyOf := func(n int) string { return `{"anyOf":[true` + strings.Repeat(`,true`, n-1) + `]}` }
+	invalid(anyOf(2047), "output_schema has 2049 JSON values; at most 2048 are allowed")
+	invalid(anyOf(50000), "output_schema has 50002 JSON values; at most 2048 are allowed")
+	if m := decode(t, runJSON(t, nil, addProgram, `"output_schema":`+anyOf(2046))); m["success"] != true {
+		t.Fatalf("anyOf of 2046: %v", m)
+	}
 	m = decode(t, runJSON(t, nil, addProgram, `"output_schema":{"type":"bogus"}`))
 	if m["error_kind"] != "invalid_output_schema" || !strings.HasPrefix(m["message"].(string), "output_schema is not a valid JSON Schema: ") {
 		t.Fatalf("bogus type: %v", m)
@@ -663,6 +678,34 @@ func TestRunLibraryPositions(t *testing.T) {
 	e := m["errors"].([]any)[0].(map[string]any)
 	if e["file"] != "std-x/src/core.ax" || e["code"] != "E003" || e["line"].(json.Number).String() != "2" {
 		t.Fatalf("library compile error: %v", m)
+	}
+}
+
+// TestWallLimit: the effective wall-clock limit of a call, as the
+// worker's watchdog sees it: the smaller of the call's two limits and the
+// ceiling for the run tools, the ceiling alone for the others.
+func TestWallLimit(t *testing.T) {
+	ceiling := &Env{Ceilings: vm.Limits{MaxWall: 3 * time.Second}}
+	for _, c := range []struct {
+		env  *Env
+		tool string
+		args string
+		want time.Duration
+	}{
+		{nil, "boruna_run", `{"source":"x"}`, 0},
+		{nil, "boruna_run", `{"source":"x","max_wall_ms":1500}`, 1500 * time.Millisecond},
+		{nil, "boruna_run", `{"source":"x","max_wall_ms":1500,"limits":{"max_wall_ms":700}}`, 700 * time.Millisecond},
+		{ceiling, "boruna_run", `{"source":"x","max_wall_ms":5000}`, 3 * time.Second},
+		{ceiling, "boruna_run", `{"source":"x"}`, 3 * time.Second},
+		{ceiling, "boruna_run_sealed", `{"source":"x","max_wall_ms":10}`, 10 * time.Millisecond},
+		{nil, "boruna_compile", `{"source":"x"}`, 0},
+		{ceiling, "boruna_check", `{"source":"x"}`, 3 * time.Second},
+		{ceiling, "boruna_run", `{"source":"x","bogus":1}`, 3 * time.Second},
+		{nil, "boruna_run", `{"source":"x","bogus":1}`, 0},
+	} {
+		if got := WallLimit(c.env, c.tool, json.RawMessage(c.args)); got != c.want {
+			t.Errorf("WallLimit(%s, %s) = %v, want %v", c.tool, c.args, got, c.want)
+		}
 	}
 }
 

@@ -219,7 +219,7 @@ var specs = withIdempotencyKey([]ToolSpec{
 			maxWallParam,
 			{Name: "trace", Type: ParamBoolean, Default: false, Description: "Include the first 500 executed instructions as trace (plus trace_truncated)."},
 			limitsParam,
-			{Name: "output_schema", Type: ParamSchema, Description: "JSON Schema (Draft 2020-12, self-contained, at most 262144 bytes) the encoded result must satisfy after a successful run. Validation is bounded: a schema whose subschemas (counting every branch and every $ref expansion) would be applied more than 1000000 times to the result is refused with invalid_output_schema before validating, so keep recursive $refs for small tree-shaped results."},
+			{Name: "output_schema", Type: ParamSchema, Description: "JSON Schema (Draft 2020-12, self-contained, at most 262144 bytes, 2048 JSON values and 64 levels of nesting) the encoded result must satisfy after a successful run. Validation is bounded: a schema whose subschemas (counting every branch and every $ref expansion) would be applied more than 1000000 times to the result is refused with invalid_output_schema before validating, so keep recursive $refs for small tree-shaped results."},
 			seedParam,
 		},
 	},

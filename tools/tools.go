@@ -42,6 +42,13 @@ type Env struct {
 	// is encoded (limit_kind output_bytes). 0 means
 	// DefaultMaxResponseBytes; a negative value means no such bound.
 	MaxResponseBytes int64
+	// Granted reports, for boruna_capability_list, whether this server's
+	// live handlers grant capability c and, when they do not, the flag
+	// that would ("--allow-net"; handlers.Live.Granted). nil means the
+	// grants are not known where the tool runs (fleet mode, where they sit
+	// with the workers; mock handlers; the CLI): the result then carries
+	// no granted fields (docs/tools.md "boruna_capability_list").
+	Granted func(c policy.Capability) (granted bool, flag string)
 }
 
 // DefaultMaxResponseBytes is the default Env.MaxResponseBytes: the

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -172,6 +173,39 @@ func TestCapabilityList(t *testing.T) {
 	if got != want {
 		t.Fatalf("capability_list =\n%s\nwant\n%s", got, want)
 	}
+}
+
+// With Env.Granted, each capability says whether this server grants it
+// and, when not, which flag would.
+func TestCapabilityListGranted(t *testing.T) {
+	env := &Env{Granted: grantsNetOnly}
+	got := call(t, env, "boruna_capability_list", `{}`)
+	want := `{"success":true,"protocol_version":1,"name":"boruna","version":"3.2.0","capabilities":[` +
+		`{"name":"actor.send","version":"1","granted":true},{"name":"actor.spawn","version":"1","granted":true},` +
+		`{"name":"db.query","version":"1","granted":false,"grant_flag":"--db"},` +
+		`{"name":"fs.read","version":"1","granted":false,"grant_flag":"--fs-root"},` +
+		`{"name":"fs.write","version":"1","granted":false,"grant_flag":"--fs-root"},` +
+		`{"name":"llm.call","version":"1","granted":false,"grant_flag":"--llm-url"},` +
+		`{"name":"net.fetch","version":"1","granted":true},{"name":"random","version":"1","granted":true},` +
+		`{"name":"step.input","version":"1","granted":true},{"name":"time.now","version":"1","granted":true},` +
+		`{"name":"ui.render","version":"1","granted":true}],` +
+		`"capability_set_hash":"sha256:980d017dc54e30c39c329484b501fbe46914d9ad344bfcb4610b0280f4300a67"}`
+	if got != want {
+		t.Fatalf("capability_list =\n%s\nwant\n%s", got, want)
+	}
+}
+
+// grantsNetOnly grants what `--allow-net HOST` alone grants.
+func grantsNetOnly(c policy.Capability) (bool, string) {
+	switch c {
+	case policy.DbQuery:
+		return false, "--db"
+	case policy.FsRead, policy.FsWrite:
+		return false, "--fs-root"
+	case policy.LlmCall:
+		return false, "--llm-url"
+	}
+	return true, ""
 }
 
 func TestPolicyValidateTool(t *testing.T) {

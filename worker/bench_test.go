@@ -140,3 +140,49 @@ func rusage(who int) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkClusterReplicas is the cost of replication: trivial jobs, 64
+// outstanding, through a 3-node cluster (queuetest.StartCluster, file
+// storage) with the stream and buckets on 1 and on 3 replicas, two worker
+// processes of 4 slots each.
+//
+//	go test -run '^$' -bench ClusterReplicas -benchtime 2000x ./worker/
+func BenchmarkClusterReplicas(b *testing.B) {
+	for _, r := range []int{1, 3} {
+		b.Run(fmt.Sprintf("replicas=%d", r), func(b *testing.B) {
+			h, _ := newClusterHarness(b, queue.Config{Replicas: r, MaxDepth: 10000})
+			h.startWorkers(2, 4, time.Second)
+			ctx := context.Background()
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			start := time.Now()
+			for range 64 {
+				wg.Go(func() {
+					for next.Add(1) <= int64(b.N) {
+						t0 := time.Now()
+						id, err := h.c.Submit(ctx, queue.Job{Tool: "noop"})
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						if _, err := h.c.Wait(ctx, id, nil); err != nil {
+							b.Error(err)
+							return
+						}
+						mu.Lock()
+						lat = append(lat, time.Since(t0))
+						mu.Unlock()
+					}
+				})
+			}
+			wg.Wait()
+			el := time.Since(start)
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/el.Seconds(), "jobs/s")
+			percentiles(b, lat)
+		})
+	}
+}

@@ -8,9 +8,26 @@
 // delivery, ends as worker_lost; a janitor answers jobs that exhausted
 // their deliveries.
 //
+// # Recovery and shutdown
+//
+// A running job is heartbeaten every AckWait/3, so a job whose worker
+// dies is redelivered one AckWait later; a redelivery first asks the
+// worker holding the job's claim whether it still runs it. Storing a
+// claim or an answer is retried with backoff until the job's deadline
+// (the bus may be electing a leader); only then is the job handed back,
+// with a delay. A watchdog answers a job worker_lost once its wall-clock
+// limit, counted from its first start, has passed by WatchdogSlack: an
+// engine that ignores its cancellation for HungGrace more makes the
+// process unhealthy. On shutdown the slots stop pulling at once, running
+// jobs get ShutdownGrace, then are cancelled and answered `cancelled`;
+// nothing is handed back to run again.
+//
 // It also holds the Supervisor that starts N worker processes (the same
-// binary, `axpool worker`), restarts those that die with capped
-// exponential backoff, and stops them on shutdown.
+// binary, `axpool worker`), each in a process group of its own, restarts
+// those that die with capped exponential backoff, kills and replaces one
+// whose heartbeat (a byte every HeartbeatInterval on a pipe) stops for
+// HeartbeatTimeout — stopped, hung or unhealthy — and stops them on
+// shutdown, restarting none once Stop began.
 //
 // # Capacity
 //

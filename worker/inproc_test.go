@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -165,9 +164,11 @@ func TestTakeoverBeforeLastDelivery(t *testing.T) {
 	}
 }
 
-// TestHandBackOnShutdown: a job still running when the shutdown grace ends
-// is cancelled, its claim released and the job handed back, unanswered.
-func TestHandBackOnShutdown(t *testing.T) {
+// TestCancelOnShutdown: a job still running when the shutdown grace ends
+// is cancelled and answered `cancelled` (never handed back to run again),
+// within the grace + ShutdownSlack; a job pulled as shutdown began is
+// handed back unstarted.
+func TestCancelOnShutdown(t *testing.T) {
 	h := newHarnessPayload(t, queue.Config{AckWait: 5 * time.Second}, 0)
 	started := make(chan struct{})
 	ip := startInproc(t, h, Options{Slots: 1, ShutdownGrace: 100 * time.Millisecond},
@@ -180,23 +181,13 @@ func TestHandBackOnShutdown(t *testing.T) {
 	<-started
 	begin := time.Now()
 	ip.stop()
-	if el := time.Since(begin); el > 2*time.Second {
-		t.Errorf("shutdown took %v", el)
+	queuetest.Within(t, "shutdown (grace 100 ms + 2 s)", time.Since(begin), 100*time.Millisecond+2*time.Second)
+	r := h.wait(id, 5*time.Second)
+	if r.Success || r.Kind != "cancelled" || r.Outcome != "cancelled" || r.Retryable ||
+		r.Message != "job cancelled: the worker shut down before it finished" {
+		t.Errorf("result = %s", r.Raw)
 	}
-	ctx := context.Background()
-	if _, err := h.c.Result(ctx, id); !errors.Is(err, queue.ErrNoResult) {
-		t.Errorf("handed-back job answered: %v", err)
-	}
-	if holder, err := h.bus.ClaimHolder(ctx, id); err != nil || holder != "" {
-		t.Errorf("claim after hand-back = %q, %v", holder, err)
-	}
-	d, err := h.bus.Next(time.Second)
-	if err != nil || d == nil || d.Job.ID != id || d.NumDelivered != 2 {
-		t.Fatalf("handed-back job not redelivered at once: %+v, %v", d, err)
-	}
-	if err := d.AckSync(ctx); err != nil {
-		t.Fatal(err)
-	}
+	waitEmpty(t, h.bus)
 }
 
 // TestUndecodableJobs: garbage is terminated; a job of another message
@@ -365,5 +356,59 @@ func TestResultsMasked(t *testing.T) {
 	r = h.wait(h.submit(queue.Job{Tool: "panic"}), 30*time.Second)
 	if r.Kind != "internal_error" || bytes.Contains([]byte(r.Raw), []byte("s3cret")) || !bytes.Contains([]byte(r.Raw), []byte("leaking ***")) {
 		t.Errorf("panic result = %s", r.Raw)
+	}
+}
+
+// TestRedeliveryLeavesALiveHoldersJob: a job redelivered while the worker
+// holding its claim still runs it (its heartbeats were lost) is handed
+// back with a delay, not run a second time; the holder's answer is the
+// job's.
+func TestRedeliveryLeavesALiveHoldersJob(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: 300 * time.Millisecond}, 0)
+	ctx := context.Background()
+	id := h.submit(queue.Job{Tool: "t"})
+	d, err := h.bus.Next(time.Second)
+	if err != nil || d == nil {
+		t.Fatal(err)
+	}
+	// The holder: claims the job, answers that it runs it, sends no
+	// heartbeat.
+	if _, err := h.bus.Claim(ctx, id, "live-holder"); err != nil {
+		t.Fatal(err)
+	}
+	stop, err := h.bus.RegisterWorker("live-holder", "1.0.0", func() queue.WorkerStatus { return queue.WorkerStatus{ID: "live-holder"} },
+		func(job string) bool { return job == id })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	ip := startInproc(t, h, Options{Slots: 1, ID: "other"}, okExec)
+	// Two AckWaits: the job was redelivered to "other" at least once.
+	queuetest.WaitFor(t, 30*time.Second, "a redelivery", func() bool {
+		st, err := h.bus.Stats(ctx)
+		return err == nil && st.Redelivered == 1
+	})
+	time.Sleep(2 * 300 * time.Millisecond)
+	if n := ip.calls.Load(); n != 0 {
+		t.Fatalf("the live holder's job was run again %d times", n)
+	}
+	if holder, _ := h.bus.ClaimHolder(ctx, id); holder != "live-holder" {
+		t.Errorf("claim holder = %q, want live-holder", holder)
+	}
+	// The holder finishes: its answer is the job's.
+	res := json.RawMessage(`{"success":true,"protocol_version":1,"from":"live-holder"}`)
+	if _, err := h.bus.StoreResult(ctx, id, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.AckSync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := h.c.Result(ctx, id)
+	if err != nil || string(raw) != string(res) {
+		t.Errorf("result = %s, %v", raw, err)
+	}
+	waitEmpty(t, h.bus)
+	if n := ip.calls.Load(); n != 0 {
+		t.Errorf("job run %d times by the other worker", n)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/axpool/axpool/queue"
@@ -14,12 +15,18 @@ import (
 // last worker died or every delivery was handed back): it stores a
 // worker_lost result, sends the result event, and deletes the message,
 // which a work-queue stream would otherwise keep forever
-// (go-ecosystem.md §3.4 step 7). It runs on the advisory subscription.
+// (go-ecosystem.md §3.4 step 7). It never deletes a job without a stored
+// answer: reading the job or storing the answer is retried like a worker's
+// answer (until the job's deadline), and a job still running on the
+// worker holding its claim is left to that worker. It runs on a goroutine
+// of its own per advisory.
 func (w *Worker) janitor(seq uint64) {
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
 	log := w.log.With("seq", seq)
-	job, err := w.bus.JobAt(ctx, seq)
+	var job *queue.Job
+	err := w.retry(&queue.Job{}, nil, func() *slog.Logger { return log }, "read an exhausted job", func(ctx context.Context) (err error) {
+		job, err = w.bus.JobAt(ctx, seq)
+		return err
+	})
 	if err != nil {
 		var ve *queue.VersionError
 		if !errors.As(err, &ve) {
@@ -28,22 +35,41 @@ func (w *Worker) janitor(seq uint64) {
 		}
 	}
 	if job != nil && job.ID != "" {
-		if _, err := w.bus.Result(ctx, job.ID); errors.Is(err, queue.ErrNoResult) {
-			lost, _ := w.bus.ClaimHolder(ctx, job.ID)
+		jlog := func() *slog.Logger { return log.With("job", job.ID) }
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		_, rerr := w.bus.Result(ctx, job.ID)
+		holder, herr := w.bus.ClaimHolder(ctx, job.ID)
+		running := herr == nil && holder != "" && holder != w.id && w.stillRunning(ctx, holder, job.ID)
+		cancel()
+		switch {
+		case rerr == nil:
+			// Answered already; only the message is left.
+		case !errors.Is(rerr, queue.ErrNoResult):
+			jlog().Warn("janitor: cannot read the job's result; leaving it", "err", rerr)
+			return
+		case running:
+			jlog().Info("janitor: job exhausted its deliveries but still runs on its worker; leaving it to that worker", "holder", holder)
+			return
+		default:
 			res := queue.FailureResult(wire.WorkerLost("the job exhausted its deliveries: the worker running it was lost"),
-				queue.JobMeta{JobID: job.ID, Queue: time.Since(job.Submitted), Worker: lost})
-			stored, err := w.bus.StoreResult(ctx, job.ID, res)
-			if err != nil {
-				log.Error("janitor: cannot store worker_lost result", "job", job.ID, "err", err)
+				queue.JobMeta{JobID: job.ID, Queue: time.Since(job.Submitted), Worker: holder})
+			var stored []byte
+			if err := w.retry(job, nil, jlog, "store a worker_lost answer", func(ctx context.Context) (err error) {
+				stored, err = w.bus.StoreResult(ctx, job.ID, res)
+				return err
+			}); err != nil {
+				jlog().Error("janitor: cannot store the worker_lost answer; leaving the job", "err", err)
 				return
 			}
 			if err := w.bus.PublishEvent(job.Reply, &queue.Event{JobID: job.ID, Type: queue.EventResult,
 				Result: stored, Worker: w.id}); err != nil {
-				log.Warn("janitor: result event", "err", err)
+				jlog().Warn("janitor: result event", "err", err)
 			}
-			log.Warn("janitor: job exhausted its deliveries; answered worker_lost", "job", job.ID, "lost_worker", lost)
+			jlog().Warn("janitor: job exhausted its deliveries; answered worker_lost", "lost_worker", holder)
 		}
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
 	if err := w.bus.DeleteJob(ctx, seq); err != nil {
 		log.Warn(fmt.Sprintf("janitor: %v", err))
 	}

@@ -92,7 +92,11 @@ func childMain() int {
 //	spin   {"ms":N}           → busy loop for N ms (ctx-aware)
 //	panic                     → panics
 //	crash                     → the process kills itself with SIGKILL
+//	hang                      → never returns, whatever its context
 //	bad                       → returns a non-object
+//
+// {"wall_ms":N} in any job's arguments is its wall-clock limit
+// (WallLimiter), for the watchdog.
 //
 // Anything else goes to the production executor (tools.Call).
 type testExecutor struct {
@@ -154,6 +158,10 @@ func (e *testExecutor) Execute(ctx context.Context, job *queue.Job, progress fun
 		e.report(subjStarted, job.ID)
 		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
+	case "hang":
+		e.report(subjRan, job.ID)
+		e.report(subjStarted, job.ID)
+		select {}
 	case "bad":
 		return json.RawMessage(`[1,2]`)
 	}
@@ -163,17 +171,28 @@ func (e *testExecutor) Execute(ctx context.Context, job *queue.Job, progress fun
 	return mustJSON(wire.InvalidArgs(wire.KindInvalidArgs, "unknown test tool "+job.Tool))
 }
 
+// WallLimit implements WallLimiter: the job's "wall_ms".
+func (e *testExecutor) WallLimit(job *queue.Job) time.Duration {
+	var a struct {
+		WallMS int64 `json:"wall_ms"`
+	}
+	_ = json.Unmarshal(job.Args, &a)
+	return time.Duration(a.WallMS) * time.Millisecond
+}
+
 // harness is one test's bus: a queuetest stack (embedded server, the bus
 // opened with the test's config, a gateway client) and the supervised
 // worker processes.
 type harness struct {
 	t     testing.TB
-	stack *queuetest.Stack
-	emb   *queue.Embedded
-	nc    *nats.Conn
-	bus   *queue.Bus
-	c     *queue.Client
-	sup   *Supervisor
+	stack *queuetest.Stack // nil on a cluster (newClusterHarness)
+	// command runs the test binary as a worker process of this bus.
+	command func(args []string, env ...string) *exec.Cmd
+	emb     *queue.Embedded
+	nc      *nats.Conn
+	bus     *queue.Bus
+	c       *queue.Client
+	sup     *Supervisor
 
 	mu      sync.Mutex
 	ran     map[string][]int // job → pids that started it
@@ -197,8 +216,15 @@ func newHarness(t testing.TB, cfg queue.Config) *harness {
 func newHarnessWith(t testing.TB, opts queuetest.Options) *harness {
 	t.Helper()
 	s := queuetest.Start(t, opts)
-	h := &harness{t: t, stack: s, emb: s.Embedded, nc: s.Conn, bus: s.Bus, c: s.Client,
-		ran: map[string][]int{}, started: make(chan ran, 100), allPIDs: map[int]bool{}}
+	h := &harness{t: t, stack: s, command: s.Command, emb: s.Embedded, nc: s.Conn, bus: s.Bus, c: s.Client}
+	h.subscribe()
+	return h
+}
+
+// subscribe records the test executors' reports.
+func (h *harness) subscribe() {
+	t := h.t
+	h.ran, h.started, h.allPIDs = map[string][]int{}, make(chan ran, 100), map[int]bool{}
 	record := func(m *nats.Msg) ran {
 		var r ran
 		_ = json.Unmarshal(m.Data, &r)
@@ -220,7 +246,6 @@ func newHarnessWith(t testing.TB, opts queuetest.Options) *harness {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	return h
 }
 
 // startWorkers supervises n worker processes (the test binary) with the
@@ -239,7 +264,7 @@ func (h *harness) startProcesses(n, slots int, grace time.Duration, extraEnv ...
 	env := append([]string{envTestSlots + "=" + strconv.Itoa(slots), envTestGrace + "=" + grace.String()}, extraEnv...)
 	sup, err := StartSupervisor(SupervisorOptions{
 		N:          n,
-		Command:    func(int) *exec.Cmd { return h.stack.Command(nil, env...) },
+		Command:    func(int) *exec.Cmd { return h.command(nil, env...) },
 		MinBackoff: 50 * time.Millisecond,
 		MaxBackoff: 400 * time.Millisecond,
 		StopGrace:  grace + 3*time.Second,
@@ -261,7 +286,10 @@ func (h *harness) startProcesses(n, slots int, grace time.Duration, extraEnv ...
 // the supervisor's pids (checkProcessesGone checks them all).
 func (h *harness) waitWorkers(n int) {
 	h.t.Helper()
-	h.stack.WaitWorkers(h.t, n)
+	queuetest.WaitFor(h.t, 60*time.Second, fmt.Sprintf("%d workers alive", n), func() bool {
+		st, err := h.bus.Stats(context.Background())
+		return err == nil && st.WorkersAlive == n
+	})
 	for _, p := range h.sup.PIDs() {
 		if p != 0 {
 			h.mu.Lock()

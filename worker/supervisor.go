@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -52,9 +53,9 @@ type SupervisorOptions struct {
 	// Default DefaultStopGrace. It must exceed WorkerGrace.
 	StopGrace time.Duration
 	// WorkerGrace is how long a worker process may take to stop after
-	// SIGTERM: its Options.ShutdownGrace + PullWait, when the caller knows
-	// them (0: unknown, not checked). A StopGrace not above it would SIGKILL
-	// workers while they still hand their jobs back.
+	// SIGTERM: its Options.ShutdownGrace + ShutdownSlack, when the caller
+	// knows them (0: unknown, not checked). A StopGrace not above it would
+	// SIGKILL workers while they still answer their jobs.
 	WorkerGrace time.Duration
 	// GOMAXPROCS is the number of CPUs on which each worker process
 	// schedules goroutines, passed in its environment. 0 means
@@ -67,6 +68,13 @@ type SupervisorOptions struct {
 	// command's environment (for instance inherited from the operator's)
 	// wins. A worker's default slot count follows it (DefaultSlots).
 	GOMAXPROCS int
+	// HeartbeatTimeout: a process that has sent a heartbeat (a worker
+	// writes one byte every HeartbeatInterval on the pipe the supervisor
+	// gives it, EnvHeartbeatFD) and then sends none for this long — it was
+	// stopped (SIGSTOP), hung, or reported itself unhealthy
+	// (Worker.Healthy) — is killed with SIGKILL and restarted. A process
+	// that never sent one is not watched. Default DefaultHeartbeatTimeout.
+	HeartbeatTimeout time.Duration
 	// OnStart and OnExit, if set, are called when process i started with
 	// pid, and when it exited (err as from exec.Cmd.Wait: nil for exit
 	// status 0). For metrics and tests; they must return quickly.
@@ -85,9 +93,14 @@ const (
 	DefaultMaxBackoff  = 10 * time.Second
 	DefaultStableAfter = 10 * time.Second
 	DefaultStopGrace   = 15 * time.Second
+	// DefaultHeartbeatTimeout is 6 heartbeats (HeartbeatInterval) missed.
+	DefaultHeartbeatTimeout = 3 * time.Second
 )
 
-// Supervisor keeps N worker processes running.
+// Supervisor keeps N worker processes running. Each runs in a process
+// group of its own, so that a terminal's Ctrl-C (SIGINT to the foreground
+// group) reaches only the parent, which stops them in order (Stop); once
+// Stop began, no process is restarted.
 type Supervisor struct {
 	opts SupervisorOptions
 	log  *slog.Logger
@@ -124,6 +137,7 @@ func StartSupervisor(opts SupervisorOptions) (*Supervisor, error) {
 		{"StableAfter", opts.StableAfter, DefaultStableAfter},
 		{"StopGrace", opts.StopGrace, DefaultStopGrace},
 		{"WorkerGrace", opts.WorkerGrace, "unknown"},
+		{"HeartbeatTimeout", opts.HeartbeatTimeout, DefaultHeartbeatTimeout},
 	} {
 		if f.v < 0 {
 			return nil, fmt.Errorf("worker: SupervisorOptions.%s must be ≥ 0 (0 means %v), got %v", f.name, f.def, f.v)
@@ -147,8 +161,11 @@ func StartSupervisor(opts SupervisorOptions) (*Supervisor, error) {
 	if opts.StopGrace == 0 {
 		opts.StopGrace = DefaultStopGrace
 	}
+	if opts.HeartbeatTimeout == 0 {
+		opts.HeartbeatTimeout = DefaultHeartbeatTimeout
+	}
 	if opts.WorkerGrace > 0 && opts.StopGrace <= opts.WorkerGrace {
-		return nil, fmt.Errorf("worker: SupervisorOptions.StopGrace (%v) must exceed WorkerGrace (%v): Stop would kill workers still handing their jobs back", opts.StopGrace, opts.WorkerGrace)
+		return nil, fmt.Errorf("worker: SupervisorOptions.StopGrace (%v) must exceed WorkerGrace (%v): Stop would kill workers still answering their jobs", opts.StopGrace, opts.WorkerGrace)
 	}
 	log := opts.Logger
 	if log == nil {
@@ -222,55 +239,18 @@ func (s *Supervisor) keep(i int) {
 			return
 		default:
 		}
-		cmd := s.opts.Command(i)
-		// Separate writers (two pipes) so partial lines of stdout and
-		// stderr never merge.
-		prefix := []byte(fmt.Sprintf("[worker %d] ", i))
-		pwOut := &prefixWriter{prefix: prefix, out: s.out}
-		pwErr := &prefixWriter{prefix: prefix, out: s.out}
-		cmd.Stdout, cmd.Stderr = pwOut, pwErr
-		if cmd.Env == nil {
-			cmd.Env = os.Environ()
-		}
-		cmd.Env = append(cmd.Env, EnvSupervisorPID+"="+strconv.Itoa(os.Getpid()))
-		if procs := s.procs(); procs > 0 && !hasEnv(cmd.Env, "GOMAXPROCS") {
-			cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(procs))
-		}
-		cmd.WaitDelay = time.Second
 		started := time.Now()
-		if err := cmd.Start(); err != nil {
-			log.Error("cannot start worker process", "err", err, "retry_in", backoff)
+		stopped, pid, status := s.runOnce(i, log)
+		if stopped {
+			return
+		}
+		if time.Since(started) >= s.opts.StableAfter {
+			backoff = s.opts.MinBackoff
+		}
+		if pid != 0 {
+			log.Warn("worker process exited; restarting", "pid", pid, "status", status, "restart_in", backoff)
 		} else {
-			pid := cmd.Process.Pid
-			s.setPID(i, pid)
-			log.Debug("worker process started", "pid", pid)
-			if s.opts.OnStart != nil {
-				s.opts.OnStart(i, pid)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			select {
-			case err := <-exited:
-				pwOut.Flush()
-				pwErr.Flush()
-				s.setPID(i, 0)
-				if s.opts.OnExit != nil {
-					s.opts.OnExit(i, pid, err)
-				}
-				if time.Since(started) >= s.opts.StableAfter {
-					backoff = s.opts.MinBackoff
-				}
-				log.Warn("worker process exited; restarting", "pid", cmd.Process.Pid, "status", exitStatus(err), "restart_in", backoff)
-			case <-s.stopping:
-				err := s.stop(cmd, exited, log)
-				pwOut.Flush()
-				pwErr.Flush()
-				s.setPID(i, 0)
-				if s.opts.OnExit != nil {
-					s.opts.OnExit(i, pid, err)
-				}
-				return
-			}
+			log.Error("cannot start worker process", "err", status, "retry_in", backoff)
 		}
 		select {
 		case <-s.stopping:
@@ -281,6 +261,97 @@ func (s *Supervisor) keep(i int) {
 		s.mu.Lock()
 		s.restarts++
 		s.mu.Unlock()
+	}
+}
+
+// heartbeatCheck is how often the supervisor looks at a process's last
+// heartbeat.
+const heartbeatCheck = 100 * time.Millisecond
+
+// runOnce starts process i and waits until it exits: stopped when Stop
+// ended it, else its pid (0 if it did not start) and how it ended (or why
+// it did not start). A process that stops heartbeating is killed.
+func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, status string) {
+	cmd := s.opts.Command(i)
+	// Separate writers (two pipes) so partial lines of stdout and stderr
+	// never merge.
+	prefix := []byte(fmt.Sprintf("[worker %d] ", i))
+	pwOut := &prefixWriter{prefix: prefix, out: s.out}
+	pwErr := &prefixWriter{prefix: prefix, out: s.out}
+	cmd.Stdout, cmd.Stderr = pwOut, pwErr
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, EnvSupervisorPID+"="+strconv.Itoa(os.Getpid()))
+	if procs := s.procs(); procs > 0 && !hasEnv(cmd.Env, "GOMAXPROCS") {
+		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(procs))
+	}
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true // Ctrl-C reaches only the supervisor
+	beats, beatW, err := os.Pipe()
+	if err != nil {
+		return false, 0, "heartbeat pipe: " + err.Error()
+	}
+	defer beats.Close()
+	cmd.ExtraFiles = append(cmd.ExtraFiles, beatW)
+	cmd.Env = append(cmd.Env, EnvHeartbeatFD+"="+strconv.Itoa(2+len(cmd.ExtraFiles)))
+	cmd.WaitDelay = time.Second
+	err = cmd.Start()
+	beatW.Close() // the child holds its own copy
+	if err != nil {
+		return false, 0, err.Error()
+	}
+	pid = cmd.Process.Pid
+	s.setPID(i, pid)
+	log.Debug("worker process started", "pid", pid)
+	if s.opts.OnStart != nil {
+		s.opts.OnStart(i, pid)
+	}
+	var last atomic.Int64 // UnixNano of the last heartbeat, 0 before the first
+	go func() {
+		buf := make([]byte, 64)
+		for {
+			if _, err := beats.Read(buf); err != nil {
+				return
+			}
+			last.Store(time.Now().UnixNano())
+		}
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	check := time.NewTicker(heartbeatCheck)
+	defer check.Stop()
+	killed := false
+	for {
+		select {
+		case err := <-exited:
+			pwOut.Flush()
+			pwErr.Flush()
+			s.setPID(i, 0)
+			if s.opts.OnExit != nil {
+				s.opts.OnExit(i, pid, err)
+			}
+			return false, pid, exitStatus(err)
+		case <-s.stopping:
+			err := s.stop(cmd, exited, log)
+			pwOut.Flush()
+			pwErr.Flush()
+			s.setPID(i, 0)
+			if s.opts.OnExit != nil {
+				s.opts.OnExit(i, pid, err)
+			}
+			return true, pid, exitStatus(err)
+		case <-check.C:
+			l := last.Load()
+			if silent := time.Since(time.Unix(0, l)); l != 0 && !killed && silent > s.opts.HeartbeatTimeout {
+				log.Warn("worker process stopped heartbeating (stopped, hung or unhealthy); killing it", "pid", pid,
+					"silent", silent.Round(time.Millisecond))
+				killed = true
+				_ = syscall.Kill(-pid, syscall.SIGKILL) // its process group
+			}
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/scripts"
@@ -19,6 +20,12 @@ import (
 // scripts.Execute under the same Env.
 type ToolsExecutor struct {
 	Env *tools.Env
+}
+
+// WallLimit implements WallLimiter: the job's effective wall-clock limit
+// (tools.WallLimit).
+func (e ToolsExecutor) WallLimit(job *queue.Job) time.Duration {
+	return tools.WallLimit(e.Env, job.Tool, job.Args)
 }
 
 // Execute implements Executor.

@@ -51,7 +51,7 @@ func (f ExecutorFunc) Execute(ctx context.Context, job *queue.Job, progress func
 // refused by New with an error naming the field.
 type Options struct {
 	// ID names the worker in results ("worker"), claims and status; "" means
-	// "<host>-<pid>-<random>". It must not contain '!'.
+	// "<host>-<pid>-<random>". 1–128 characters of [A-Za-z0-9_-].
 	ID string
 	// Slots is the number of jobs run at once; default
 	// DefaultSlots(JobMemoryMB) (SlotsPerCPU per CPU, bounded by memory),
@@ -66,13 +66,15 @@ type Options struct {
 	JobMemoryMB int64
 	// Executor runs jobs (required).
 	Executor Executor
-	// PullWait is how long one pull waits for a job; it bounds how long a
-	// shutdown waits for idle slots. Default DefaultPullWait.
+	// PullWait is how long one pull request waits at the server for a job
+	// (a shutdown interrupts it at once). Default DefaultPullWait.
 	PullWait time.Duration
 	// ShutdownGrace is how long running jobs may finish after shutdown
-	// starts; jobs still running then are stopped and handed back (Nak) to
-	// run elsewhere. Default DefaultShutdownGrace. A supervisor's StopGrace
-	// must exceed ShutdownGrace + PullWait (SupervisorOptions.WorkerGrace).
+	// starts; jobs still running then are cancelled and answered
+	// `cancelled` (never handed back: nothing runs again once shutdown
+	// began). Run returns within ShutdownGrace + ShutdownSlack. Default
+	// DefaultShutdownGrace. A supervisor's StopGrace must exceed that
+	// (SupervisorOptions.WorkerGrace).
 	ShutdownGrace time.Duration
 	// ProgressInterval is the minimum time between two progress events of
 	// one job (docs/tools.md §2: at most ~5 per second). Default
@@ -99,11 +101,37 @@ const (
 	DefaultVersion          = "0.0.0"
 )
 
+// ShutdownSlack bounds how long a worker takes, after its ShutdownGrace,
+// to answer the jobs it cancelled and return from Run; jobs whose engine
+// has not returned by then are left (their caller's gateway answers
+// them).
+const ShutdownSlack = time.Second
+
+// WatchdogSlack is how long past its wall-clock limit, counted from when
+// the job first started on any worker (queue.Claim.FirstStart), a job's
+// engine may run before its worker answers it `worker_lost` (a hung
+// handler, or a run again after a lost worker that cannot finish in the
+// caller's time). HungGrace is how long the engine then has to return
+// once cancelled: an engine still running after it marks the process
+// unhealthy (Healthy), and its supervisor replaces it.
+const (
+	WatchdogSlack = time.Second
+	HungGrace     = time.Second
+)
+
+// WallLimiter is implemented by an Executor that knows the wall-clock
+// limit a job runs under (ToolsExecutor: tools.WallLimit), 0 for none.
+// The worker's watchdog uses it (WatchdogSlack).
+type WallLimiter interface {
+	WallLimit(job *queue.Job) time.Duration
+}
+
 // Cancellation causes of a job's context.
 var (
 	errCancelRequested = errors.New("job cancelled")
 	errDeadline        = errors.New("job deadline passed")
 	errShutdown        = errors.New("worker shutting down")
+	errWatchdog        = errors.New("job past its wall-clock limit")
 )
 
 // Worker pulls and runs jobs in Slots slots until its context ends.
@@ -117,6 +145,12 @@ type Worker struct {
 	busy    atomic.Int64
 	done    atomic.Uint64
 	host    string
+	// hung counts jobs whose engine did not return HungGrace after its
+	// watchdog cancelled it (Healthy).
+	hung atomic.Int64
+	// stopBy is the UnixNano by which answers must be stored once
+	// shutdown began (ShutdownGrace + ShutdownSlack), 0 before.
+	stopBy atomic.Int64
 
 	// running maps the ID of each job being handled to the cancel function
 	// of its context (cancel requests arrive on one subscription).
@@ -127,8 +161,10 @@ type Worker struct {
 // runningJob is the entry of a job in Worker.running.
 type runningJob struct{ cancel context.CancelCauseFunc }
 
-// New returns a worker for bus. Errors: no Executor, a bad ID, a negative
-// Slots, JobMemoryMB or duration, Slots above bus.MaxAckPending().
+// New returns a worker for bus. Errors: no Executor, an ID that is not
+// 1–128 characters of [A-Za-z0-9_-] (queue.ValidID: it is part of a NATS
+// subject), a negative Slots, JobMemoryMB or duration, Slots above
+// bus.MaxAckPending().
 func New(bus *queue.Bus, opts Options) (*Worker, error) {
 	if opts.Executor == nil {
 		return nil, errors.New("worker: no executor")
@@ -172,10 +208,11 @@ func New(bus *queue.Bus, opts Options) (*Worker, error) {
 			}
 			return '-'
 		}, host)
+		h = h[:min(len(h), 100)]
 		opts.ID = fmt.Sprintf("%s-%d-%s", h, os.Getpid(), uuid.NewString()[:6])
 	}
-	if strings.ContainsRune(opts.ID, '!') {
-		return nil, fmt.Errorf("worker: ID %q must not contain '!'", opts.ID)
+	if !queue.ValidID(opts.ID) {
+		return nil, fmt.Errorf("worker: ID %q is not 1-128 characters of [A-Za-z0-9_-]", opts.ID)
 	}
 	if opts.Slots == 0 {
 		opts.Slots = DefaultSlots(opts.JobMemoryMB)
@@ -214,22 +251,31 @@ func (w *Worker) Status() queue.WorkerStatus {
 	}
 }
 
+// Healthy reports whether every job engine returned when asked: false
+// once an engine kept running HungGrace after its watchdog cancelled it
+// (a hung handler holds its slot and possibly a CPU for good). A
+// supervised worker process then stops its heartbeat, so that the
+// supervisor replaces it (RunProcess).
+func (w *Worker) Healthy() bool { return w.hung.Load() == 0 }
+
 // Run announces the worker, starts the janitor and the slots, and blocks
-// until ctx ends. Then it shuts down gracefully: slots stop pulling,
-// running jobs get ShutdownGrace to finish, jobs still running after that
-// are cancelled and handed back. Run returns nil after a clean shutdown;
-// an error only if the worker could not start.
+// until ctx ends. Then it shuts down: idle slots stop pulling at once (a
+// job pulled meanwhile is handed back unstarted), running jobs get
+// ShutdownGrace to finish, and jobs still running after that are cancelled
+// and answered `cancelled`; nothing is handed back to run again. Run
+// returns within ShutdownGrace + ShutdownSlack of ctx ending: nil after a
+// shutdown, an error only if the worker could not start.
 func (w *Worker) Run(ctx context.Context) error {
 	w.started = time.Now().UTC()
 	if m := w.opts.Metrics; m != nil {
 		m.slots.Set(float64(w.opts.Slots))
 	}
-	stopSvc, err := w.bus.RegisterWorker(w.id, w.opts.Version, w.Status)
+	stopSvc, err := w.bus.RegisterWorker(w.id, w.opts.Version, w.Status, w.isRunning)
 	if err != nil {
 		return err
 	}
 	defer stopSvc()
-	jan, err := w.bus.SubscribeMaxDeliveries(w.janitor)
+	jan, err := w.bus.SubscribeMaxDeliveries(func(seq uint64) { go w.janitor(seq) })
 	if err != nil {
 		return err
 	}
@@ -248,15 +294,20 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	w.log.Info("worker started", "slots", w.opts.Slots, "ack_wait", w.bus.AckWait(), "max_deliver", w.bus.MaxDeliver())
 	<-ctx.Done()
-	w.log.Info("worker stopping", "running", w.busy.Load())
+	w.stopBy.Store(time.Now().Add(w.opts.ShutdownGrace + ShutdownSlack).UnixNano())
+	w.log.Info("worker stopping", "running", w.busy.Load(), "grace", w.opts.ShutdownGrace)
 	finished := make(chan struct{})
 	go func() { wg.Wait(); close(finished) }()
 	select {
 	case <-finished:
-	case <-time.After(w.opts.PullWait + w.opts.ShutdownGrace):
-		w.log.Warn("shutdown grace elapsed; handing running jobs back", "running", w.busy.Load())
+	case <-time.After(w.opts.ShutdownGrace):
+		w.log.Warn("shutdown grace elapsed; cancelling the running jobs", "running", w.busy.Load())
 		hardStop(errShutdown)
-		<-finished
+		select {
+		case <-finished:
+		case <-time.After(ShutdownSlack):
+			w.log.Error("jobs still running after they were cancelled; exiting without them", "running", w.busy.Load())
+		}
 	}
 	w.log.Info("worker stopped", "done", w.done.Load())
 	return nil
@@ -280,7 +331,7 @@ func (w *Worker) slot(ctx, runCtx context.Context) {
 			p, err = w.bus.NewPuller()
 		}
 		if err == nil {
-			d, err = p.Next(w.opts.PullWait)
+			d, err = p.NextContext(ctx, w.opts.PullWait)
 		}
 		if err != nil {
 			w.log.Warn("pull failed", "err", err)
@@ -292,17 +343,29 @@ func (w *Worker) slot(ctx, runCtx context.Context) {
 			continue
 		}
 		backoff = 100 * time.Millisecond
-		if d != nil {
+		switch {
+		case d == nil:
+		case ctx.Err() != nil:
+			// Pulled as shutdown began: hand it back unstarted for
+			// another worker.
+			w.nak(d)
+		default:
 			w.handle(runCtx, d)
 		}
 	}
 }
 
-// opTimeout bounds each bus operation of the job lifecycle.
+// opTimeout bounds each attempt of a bus operation of the job lifecycle.
 const opTimeout = 10 * time.Second
 
-// handle runs one delivery to its end: result stored, event sent, message
-// acked (or terminated, or handed back).
+// livenessTimeout bounds the question to a job's previous claim holder
+// whether it still runs the job (queue.Bus.WorkerRunning).
+const livenessTimeout = time.Second
+
+// handle runs one delivery to its end: answer stored, event sent, message
+// acked (or terminated) — or handed back with a delay when the answer
+// cannot be stored before the job's deadline, or when the job still runs
+// on the worker that claimed it.
 func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	w.busy.Add(1)
 	defer w.busy.Add(-1)
@@ -323,8 +386,8 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 			}
 			return
 		}
-		w.finish(d, job, queue.FailureResult(wire.Internal(d.Err.Error()),
-			queue.JobMeta{JobID: job.ID, Worker: w.id}), "undecodable job")
+		w.finish(d, job, nil, queue.FailureResult(wire.Internal(d.Err.Error()),
+			queue.JobMeta{JobID: job.ID, Worker: w.id}), "undecodable job", nil)
 		return
 	}
 	meta := queue.JobMeta{JobID: job.ID, Queue: start.Sub(job.Submitted), Worker: w.id}
@@ -332,9 +395,11 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	log := sync.OnceValue(func() *slog.Logger {
 		return w.log.With("job", job.ID, "tool", job.Tool, "delivery", d.NumDelivered)
 	})
+	hb := &beat{w: w, d: d}
+	defer hb.stop()
 
 	if !job.Deadline.IsZero() && !start.Before(job.Deadline) {
-		w.finish(d, job, queue.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, false)), meta), "")
+		w.finish(d, job, hb, queue.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, false)), meta), "", log)
 		return
 	}
 
@@ -353,25 +418,45 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		w.mu.Unlock()
 	}()
 
-	opCtx, cancelOp := context.WithTimeout(context.Background(), opTimeout)
-	defer cancelOp()
 	if d.NumDelivered > 1 {
+		opCtx, cancelOp := context.WithTimeout(context.Background(), opTimeout)
 		// A previous delivery may have stored the result and died before
 		// acking: answer with it.
-		if res, err := w.bus.Result(opCtx, job.ID); err == nil {
+		res, err := w.bus.Result(opCtx, job.ID)
+		var holder string
+		if err != nil {
+			holder, _ = w.bus.ClaimHolder(opCtx, job.ID)
+		}
+		running := holder != "" && holder != w.id && w.stillRunning(opCtx, holder, job.ID)
+		cancelOp()
+		switch {
+		case err == nil:
 			log().Info("result already stored; re-publishing")
-			w.finish(d, job, res, "")
+			w.finish(d, job, hb, res, "", log)
+			return
+		case running:
+			// Redelivered while its worker still runs it (heartbeats were
+			// lost, e.g. across a JetStream leader change): leave it to
+			// that worker, and come back after an AckWait if it is lost.
+			log().Info("job still running on the worker that claimed it; handing this delivery back", "holder", holder)
+			if err := d.NakWithDelay(w.bus.AckWait()); err != nil {
+				log().Warn("nak", "err", err)
+			}
 			return
 		}
 	}
-	claim, err := w.bus.Claim(opCtx, job.ID, w.id)
+	var claim queue.Claim
+	err := w.retry(job, hb, log, "claim the job", func(ctx context.Context) (err error) {
+		claim, err = w.bus.Claim(ctx, job.ID, w.id)
+		return err
+	})
 	if err != nil {
-		log().Error("cannot claim job; handing it back", "err", err)
-		w.nak(d)
+		log().Error("cannot claim the job; handing it back", "err", err, "retry_in", handBackDelay)
+		w.nakDelay(d, log)
 		return
 	}
 	if claim.Cancelled {
-		w.finish(d, job, queue.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "")
+		w.finish(d, job, hb, queue.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log)
 		return
 	}
 	// The last allowed run of a job whose previous worker died is not
@@ -381,8 +466,22 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		(d.NumDelivered > md || d.NumDelivered == md && claim.Previous != "") {
 		log().Warn("worker lost; not running the job again", "lost_worker", claim.Previous)
 		meta.Worker = claim.Previous
-		w.finish(d, job, queue.FailureResult(wire.WorkerLost(lostMessage(d.NumDelivered-1)), meta), "worker lost")
+		w.finish(d, job, hb, queue.FailureResult(wire.WorkerLost(lostMessage(d.NumDelivered-1)), meta), "worker lost", log)
 		return
+	}
+	// The watchdog: the caller is answered within its wall-clock limit
+	// (counted from the job's first start) + WatchdogSlack, whatever
+	// happens to the engine or to earlier workers.
+	var watchdog time.Time
+	wall := w.wallLimit(job)
+	if wall > 0 && !claim.FirstStart.IsZero() {
+		watchdog = claim.FirstStart.Add(wall + WatchdogSlack)
+		if !time.Now().Before(watchdog) {
+			log().Warn("worker lost; no wall-clock time left to run the job again", "lost_worker", claim.Previous, "wall_limit", wall)
+			meta.Worker = claim.Previous
+			w.finish(d, job, hb, queue.FailureResult(wire.WorkerLost(watchdogMessage(wall, claim.Previous != "")), meta), "worker lost", log)
+			return
+		}
 	}
 
 	if !job.Deadline.IsZero() {
@@ -398,23 +497,22 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 				log().Debug("progress event", "err", err)
 			}
 		}
+		pp.startFlush()
 	}
-	stopBeat := w.heartbeat(d, pp)
+	hb.start()
 	runStart := time.Now()
-	res, cacheable := w.execute(jobCtx, job, pp.update, log)
+	res, cacheable, overdue := w.run(jobCtx, cancelJob, job, pp.update, log, watchdog)
 	meta.Run = time.Since(runStart)
-	stopBeat()
+	pp.close()
 
+	term := ""
 	switch cause := context.Cause(jobCtx); {
+	case overdue:
+		log().Warn("job past its wall-clock limit; answering worker_lost", "wall_limit", wall, "lost_worker", claim.Previous)
+		res, term, cacheable = queue.FailureResult(wire.WorkerLost(watchdogMessage(wall, claim.Previous != "")), meta), "past its wall-clock limit", false
 	case errors.Is(cause, errShutdown):
-		log().Info("handing running job back (shutdown)")
-		rctx, rcancel := context.WithTimeout(context.Background(), opTimeout)
-		if err := w.bus.ReleaseClaim(rctx, job.ID, claim); err != nil {
-			log().Warn("release claim", "err", err)
-		}
-		rcancel()
-		w.nak(d)
-		return
+		log().Info("job cancelled: the worker is shutting down")
+		res, cacheable = queue.FailureResult(wire.Cancelled("job cancelled: the worker shut down before it finished"), meta), false
 	case errors.Is(cause, errCancelRequested):
 		if m := w.opts.Metrics; m != nil {
 			m.cancels.Inc()
@@ -435,10 +533,90 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		res = full
 	}
 	if cacheable {
-		w.finishCached(d, job, res)
+		w.finishCached(d, job, hb, res, log)
 		return
 	}
-	w.finish(d, job, res, "")
+	w.finish(d, job, hb, res, term, log)
+}
+
+// stillRunning asks the holder of a job's claim whether it runs the job.
+func (w *Worker) stillRunning(ctx context.Context, holder, jobID string) bool {
+	running, err := w.bus.WorkerRunning(ctx, holder, jobID, livenessTimeout)
+	if err != nil {
+		w.log.Warn("cannot ask a job's previous worker", "job", jobID, "holder", holder, "err", err)
+	}
+	return running
+}
+
+// isRunning reports whether this worker handles jobID now (the answer to
+// queue.Bus.WorkerRunning).
+func (w *Worker) isRunning(jobID string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.running[jobID] != nil
+}
+
+// wallLimit is the job's wall-clock limit, 0 when the executor does not
+// know it.
+func (w *Worker) wallLimit(job *queue.Job) time.Duration {
+	if wl, ok := w.opts.Executor.(WallLimiter); ok {
+		return wl.WallLimit(job)
+	}
+	return 0
+}
+
+// run executes the job; with a watchdog time it runs the engine on a
+// goroutine of its own and, at that time, cancels it and returns
+// overdue (the caller answers worker_lost at once). An engine that then
+// does not return within HungGrace is counted as hung (Healthy).
+func (w *Worker) run(ctx context.Context, cancel context.CancelCauseFunc, job *queue.Job, progress func(steps, total int64),
+	log func() *slog.Logger, watchdog time.Time) (res json.RawMessage, cacheable, overdue bool) {
+	if watchdog.IsZero() {
+		res, cacheable = w.execute(ctx, job, progress, log)
+		return res, cacheable, false
+	}
+	type outcome struct {
+		res       json.RawMessage
+		cacheable bool
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, cacheable := w.execute(ctx, job, progress, log)
+		done <- outcome{res, cacheable}
+	}()
+	t := time.NewTimer(time.Until(watchdog))
+	defer t.Stop()
+	select {
+	case o := <-done:
+		return o.res, o.cacheable, false
+	case <-t.C:
+	}
+	cancel(errWatchdog)
+	go func() {
+		select {
+		case <-done:
+			return
+		case <-time.After(HungGrace):
+		}
+		w.hung.Add(1)
+		log().Error("job engine did not return after it was cancelled; this worker needs replacing", "hung_grace", HungGrace)
+		<-done
+		w.hung.Add(-1)
+		log().Info("hung job engine returned at last")
+	}()
+	return nil, false, true
+}
+
+// watchdogMessage is the message of a job answered worker_lost by the
+// watchdog: its engine ran past the wall limit, or a run after a lost
+// worker could not finish within it.
+func watchdogMessage(wall time.Duration, rerun bool) string {
+	if rerun {
+		return "the worker running this job was lost, and running it again did not finish within its wall-clock limit of " +
+			formatLimit(wall) + " counted from its first start"
+	}
+	return "the job's engine did not stop within " + formatLimit(WatchdogSlack) + " after its wall-clock limit of " +
+		formatLimit(wall) + "; its worker is replaced"
 }
 
 // timeoutMessage is the message of a job stopped by its deadline
@@ -520,39 +698,49 @@ func (w *Worker) execute(ctx context.Context, job *queue.Job, progress func(step
 
 // finish stores res (unless an earlier result exists, which then wins),
 // publishes the result event and acks the job — or terminates it when
-// termReason is set. A store failure hands the job back.
-func (w *Worker) finish(d *queue.Delivery, job *queue.Job, res json.RawMessage, termReason string) {
-	w.finishJob(d, job, res, termReason, false)
+// termReason is set. A store that fails is retried with backoff until the
+// job's deadline (retry), heartbeating meanwhile; if it still fails the
+// job is handed back with a delay (never dropped, never answered
+// without a stored answer). log may be nil.
+func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger) {
+	w.finishJob(d, job, hb, res, termReason, log, false)
 }
 
 // finishCached is finish for a result that may be cached: it is also
 // stored under job.Cache once it is the job's result, before the result
 // event, so that a call made after the result arrived finds it. A failed
 // cache store is logged; the job is answered all the same.
-func (w *Worker) finishCached(d *queue.Delivery, job *queue.Job, res json.RawMessage) {
-	w.finishJob(d, job, res, "", true)
+func (w *Worker) finishCached(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, log func() *slog.Logger) {
+	w.finishJob(d, job, hb, res, "", log, true)
 }
 
-func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, res json.RawMessage, termReason string, cache bool) {
+func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger, cache bool) {
 	if w.opts.Mask != nil {
 		res = w.opts.Mask(res)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	defer cancel()
-	stored, err := w.bus.StoreResult(ctx, job.ID, res)
+	if log == nil {
+		log = func() *slog.Logger { return w.log.With("job", job.ID) }
+	}
+	var stored []byte
+	err := w.retry(job, hb, log, "store the answer", func(ctx context.Context) (err error) {
+		stored, err = w.bus.StoreResult(ctx, job.ID, res)
+		return err
+	})
 	if err != nil {
-		w.log.Error("cannot store result; handing job back", "job", job.ID, "err", err)
-		w.nak(d)
+		log().Error("cannot store the job's answer; handing it back", "err", err, "retry_in", handBackDelay)
+		w.nakDelay(d, log)
 		return
 	}
 	if cache && string(stored) == string(res) {
-		if err := w.bus.StoreCached(ctx, job.Cache, stored); err != nil {
-			w.log.Warn("cache store", "job", job.ID, "err", err)
+		cctx, ccancel := context.WithTimeout(context.Background(), opTimeout)
+		if err := w.bus.StoreCached(cctx, job.Cache, stored); err != nil {
+			log().Warn("cache store", "err", err)
 		}
+		ccancel()
 	}
 	w.opts.Metrics.finished(job.Tool, stored)
 	if err := w.bus.PublishEvent(job.Reply, &queue.Event{JobID: job.ID, Type: queue.EventResult, Result: stored, Worker: w.id}); err != nil {
-		w.log.Warn("result event", "job", job.ID, "err", err)
+		log().Warn("result event", "err", err)
 	}
 	if termReason != "" {
 		err = d.Term(termReason)
@@ -563,7 +751,7 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, res json.RawMessag
 	}
 	if err != nil {
 		// The result is stored: a redelivery re-publishes it.
-		w.log.Warn("ack", "job", job.ID, "err", err)
+		log().Warn("ack", "err", err)
 	}
 	w.done.Add(1)
 }
@@ -585,54 +773,20 @@ func (w *Worker) nak(d *queue.Delivery) {
 	}
 }
 
-// heartbeat sends InProgress every AckWait/3 and flushes pending progress
-// every ProgressInterval until the returned stop is called; nothing is sent
-// after stop returns. It uses timers rather than a goroutine, so a job that
-// ends before its first beat costs two timers and no scheduling.
-func (w *Worker) heartbeat(d *queue.Delivery, pp *progressPub) (stop func()) {
-	beat := max(w.bus.AckWait()/3, 10*time.Millisecond)
-	var mu sync.Mutex // held while a timer callback sends; stopped guarded by it
-	stopped := false
-	var hb, flush *time.Timer
-	mu.Lock() // the callbacks read hb and flush
-	defer mu.Unlock()
-	hb = time.AfterFunc(beat, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
-		}
-		if err := d.InProgress(); err != nil {
-			w.log.Warn("heartbeat", "err", err)
-		}
-		hb.Reset(beat)
-	})
-	if pp.publish != nil {
-		flush = time.AfterFunc(pp.interval, func() {
-			mu.Lock()
-			defer mu.Unlock()
-			if stopped {
-				return
-			}
-			pp.flush()
-			flush.Reset(pp.interval)
-		})
-	}
-	return func() {
-		pp.close()
-		mu.Lock()
-		stopped = true
-		hb.Stop()
-		if flush != nil {
-			flush.Stop()
-		}
-		mu.Unlock()
+// handBackDelay is how long a job whose claim or answer could not be
+// stored waits before it is delivered again (queue.Delivery.NakWithDelay).
+const handBackDelay = 5 * time.Second
+
+// nakDelay hands d back to be redelivered after handBackDelay.
+func (w *Worker) nakDelay(d *queue.Delivery, log func() *slog.Logger) {
+	if err := d.NakWithDelay(handBackDelay); err != nil {
+		log().Warn("nak", "err", err)
 	}
 }
 
 // progressPub throttles one job's progress events: the first is sent at
 // once, then at most one per interval, always with the latest count; a
-// count held back is sent by flush.
+// count held back is sent by the flush timer (startFlush).
 type progressPub struct {
 	interval time.Duration
 	publish  func(steps, total int64) // nil: progress not wanted
@@ -642,6 +796,7 @@ type progressPub struct {
 	pending      bool
 	last         time.Time
 	closed       bool
+	timer        *time.Timer
 }
 
 func (p *progressPub) update(steps, total int64) {
@@ -663,22 +818,38 @@ func (p *progressPub) update(steps, total int64) {
 	p.pending = true
 }
 
+// startFlush sends a held-back count every interval until close. It uses a
+// timer rather than a goroutine: a job that ends before its first flush
+// costs one timer and no scheduling.
+func (p *progressPub) startFlush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.timer = time.AfterFunc(p.interval, p.flush)
+}
+
 func (p *progressPub) flush() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.closed || !p.pending || time.Since(p.last) < p.interval {
+	if p.closed {
 		return
 	}
-	p.last = time.Now()
-	p.pending = false
-	p.publish(p.steps, p.total)
+	if p.pending && time.Since(p.last) >= p.interval {
+		p.last = time.Now()
+		p.pending = false
+		p.publish(p.steps, p.total)
+	}
+	p.timer.Reset(p.interval)
 }
 
-// close stops publishing: no progress event follows the result.
+// close stops publishing: no progress event follows the result, and none
+// is sent after close returns.
 func (p *progressPub) close() {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.closed = true
-	p.mu.Unlock()
+	if p.timer != nil {
+		p.timer.Stop()
+	}
 }
 
 // mustJSON encodes an envelope built from plain values (cannot fail).

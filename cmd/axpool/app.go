@@ -43,7 +43,7 @@ Without --json: prints "FILE: valid App (…)" and exits 0, or one
 "FILE:LINE:COL: message" line per problem (compile errors included) on
 stderr and exits 1. With --json: prints the boruna_validate_app response;
 the exit status is 0 only for a valid App.`,
-	Args: cobra.ExactArgs(1),
+	Args: oneFile,
 	RunE: runAppValidate,
 }
 
@@ -60,7 +60,7 @@ message per line (empty lines skipped); messages from both are sent, the
 each message its state, effect count and UI tree (brief encoding), and
 exits 0; a failing cycle is reported on stderr with exit status 1.
 With --json: prints the boruna_framework_test response.`,
-	Args: cobra.ExactArgs(1),
+	Args: oneFile,
 	RunE: runAppTest,
 }
 

@@ -35,7 +35,7 @@ func TestAppCLI(t *testing.T) {
 		{[]string{"app", "validate", "--json", invalid}, 1,
 			"{\n  \"success\": true,\n  \"protocol_version\": 1,\n  \"has_init\": true,\n  \"has_update\": false,\n  \"has_view\": true,\n  \"has_policies\": false,\n  \"state_type\": \"State\",\n  \"message_type\": null,\n  \"errors\": [\n    {\n      \"message\": \"view() must be pure — no capability annotations allowed\",\n      \"function\": \"view\",\n      \"line\": 3,\n      \"col\": 28\n    },\n    {\n      \"message\": \"missing required function: update()\",\n      \"function\": \"update\"\n    }\n  ],\n  \"valid\": false,\n  \"outcome\": \"ok\",\n  \"retryable\": false\n}\n", ""},
 		{[]string{"app", "validate", dir + "/missing.ax"}, 1, "", ""},
-		{[]string{"app", "validate"}, 2, "", ""},
+		{[]string{"app", "validate"}, 2, "", "axpool app validate: want one FILE argument, got 0 (see axpool app validate --help)\n"},
 		{[]string{"app", "test", app, "--messages", "add:1,add:2"}, 0,
 			"init: [0]\n> add:1\n  state: [10]\n  effects: 1\n  ui: 10\n> add:2\n  state: [15]\n  effects: 1\n  ui: 15\n2 cycles passed\n", ""},
 		{[]string{"app", "test", app, "--messages", "add:1", "--messages-file", msgs}, 0,

@@ -110,6 +110,10 @@ func TestE2ELiveCapabilities(t *testing.T) {
 	if m["outcome"] != "policy_denied" || m["message"] != "capability denied: fs.write (not granted by this server; see --fs-root without --fs-read-only)" {
 		t.Errorf("fs.write under --fs-read-only: %s", text)
 	}
+	m, text = callAny(t, c, "boruna_capability_list", `{}`)
+	if got := grantsOf(m); got != "actor.send actor.spawn db.query fs.read fs.write=--fs-root without --fs-read-only llm.call net.fetch random step.input time.now ui.render" {
+		t.Errorf("capability_list grants: %s\n%s", got, text)
+	}
 	m, text = callAny(t, c, "boruna_run", `{"source":`+jstr(`fn main() -> Result<String, String> !{net.fetch} { http_get("http://[::1]:1/") }`)+`}`)
 	if m["outcome"] != "policy_denied" || m["message"] != `capability denied: net.fetch (host "::1" not granted by this server; see --allow-net)` {
 		t.Errorf("a host not granted: %s", text)
@@ -132,6 +136,37 @@ func TestE2ELiveCapabilities(t *testing.T) {
 	}
 }
 
+// grantsOf renders the capabilities of a boruna_capability_list result:
+// each name, with =FLAG when granted is false, "?" after it when granted
+// is absent.
+func grantsOf(m map[string]any) string {
+	var out []string
+	caps, _ := m["capabilities"].([]any)
+	for _, c := range caps {
+		o, _ := c.(map[string]any)
+		s, _ := o["name"].(string)
+		switch g, ok := o["granted"].(bool); {
+		case !ok:
+			s += "?"
+		case !g:
+			s += "=" + fmt.Sprint(o["grant_flag"])
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, " ")
+}
+
+// TestE2EGrantsListed: `axpool mcp --allow-net HOST` says in
+// boruna_capability_list what it grants and which flag the others need.
+func TestE2EGrantsListed(t *testing.T) {
+	var stderr queuetest.Buffer
+	c := startStdio(t, &stderr, "--workers", "1", "--slots", "1", "--allow-net", "example.com")
+	m, text := callAny(t, c, "boruna_capability_list", `{}`)
+	if got := grantsOf(m); got != "actor.send actor.spawn db.query=--db fs.read=--fs-root fs.write=--fs-root llm.call=--llm-url net.fetch random step.input time.now ui.render" {
+		t.Errorf("capability_list grants: %s\n%s", got, text)
+	}
+}
+
 // TestE2EMockHandlers: --handlers mock answers with the reference's values
 // and says so; grant flags next to it, or a bad grant, stop the node at
 // start.
@@ -141,6 +176,10 @@ func TestE2EMockHandlers(t *testing.T) {
 	m, text := callAny(t, c, "boruna_run", `{"source":`+jstr(`fn main() -> Int !{time.now} { now_ms() }`)+`}`)
 	if m["result"] != 1700000000.0 || m["handlers"] != "mock" || strings.Contains(text, "random_seed") {
 		t.Errorf("mock run: %s", text)
+	}
+	m, text = callAny(t, c, "boruna_capability_list", `{}`)
+	if got := grantsOf(m); got != "actor.send? actor.spawn? db.query? fs.read? fs.write? llm.call? net.fetch? random? step.input? time.now? ui.render?" {
+		t.Errorf("capability_list with mock handlers: %s\n%s", got, text)
 	}
 
 	cases := []struct {

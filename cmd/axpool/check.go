@@ -44,7 +44,7 @@ func init() {
 Warnings read "[E009] FILE:LINE:COL: warning: message". With --json, prints
 the boruna_check response. Exits 1 when any error diagnostic is found,
 0 otherwise (warnings only, or nothing).`,
-		Args: cobra.ExactArgs(1),
+		Args: oneFile,
 		RunE: runCheck,
 	}
 	checkCmd.Flags().BoolVar(&checkFlags.json, "json", false, "print the boruna_check JSON response")
@@ -62,7 +62,7 @@ goes to stderr. With --json, prints the boruna_repair response instead.
 patch, all applies every patch; --patch-id applies only the patches with
 that id, whatever the strategy. Exits 0 when the repaired source has no
 error diagnostic, 1 otherwise.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneFile,
 		RunE: runRepair,
 	}
 	repairCmd.Flags().StringVar(&repairFlags.strategy, "strategy", repair.StrategyBest, "patch selection: best or all")

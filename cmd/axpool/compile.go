@@ -29,7 +29,7 @@ func init() {
 		Long: `Compile an .ax program (and the libraries it imports) and print a summary:
 the module's functions with their signatures, types, constants and entry point.
 Warnings are printed on stderr; errors make the command exit 1.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := compileFile(cmd, args[0])
 			if err != nil {
@@ -42,7 +42,7 @@ Warnings are printed on stderr; errors make the command exit 1.`,
 	disasmCmd := &cobra.Command{
 		Use:   "disasm FILE",
 		Short: "Compile an .ax program and print its bytecode",
-		Args:  cobra.ExactArgs(1),
+		Args:  oneFile,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := compileFile(cmd, args[0])
 			if err != nil {
@@ -58,7 +58,7 @@ Warnings are printed on stderr; errors make the command exit 1.`,
 		Long: `Parse an .ax file (no type check) and print its syntax tree as JSON with a
 2-space indent: the tree boruna_ast returns in "ast" (every node with "node",
 "pos", "end" and its fields), at any depth.`,
-		Args: cobra.ExactArgs(1),
+		Args: oneFile,
 		RunE: runAST,
 	}
 	for _, c := range []*cobra.Command{compileCmd, disasmCmd} {

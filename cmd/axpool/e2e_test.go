@@ -355,6 +355,9 @@ func startServe(t testing.TB, tokenFiles []string, extra ...string) *server {
 	s := &server{stderr: &queuetest.Buffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(axpoolBin, args...)
 	s.cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	// A group of its own, as a shell gives a foreground job: a test can
+	// send it a terminal's Ctrl-C (SIGINT to the group).
+	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pr, pw := io.Pipe()
 	s.cmd.Stderr = io.MultiWriter(s.stderr, pw)
 	if err := s.cmd.Start(); err != nil {

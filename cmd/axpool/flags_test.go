@@ -17,9 +17,9 @@ func TestLibsDirHelp(t *testing.T) {
 		cmd  string
 		want string
 	}{
-		{"mcp", `      --libs-dir string             directory that import "std-x" resolves against (default ./libs if it exists, else the copy built into axpool)`},
-		{"worker", `      --libs-dir string           directory that import "std-x" resolves against (default ./libs if it exists, else the copy built into axpool)`},
-		{"serve", `      --libs-dir string             directory that import "std-x" resolves against (default ./libs if it exists, else the copy built into axpool)`},
+		{"mcp", `      --libs-dir string               directory that import "std-x" resolves against (default ./libs if it exists, else the copy built into axpool)`},
+		{"worker", `      --libs-dir string            directory that import "std-x" resolves against (default ./libs if it exists, else the copy built into axpool)`},
+		{"serve", `      --libs-dir string               directory that import "std-x" resolves against (default ./libs if it exists, else the copy built into axpool)`},
 		{"run", `      --libs-dir string        directory that import "std-x" resolves against (default ./libs if it exists, else the copy built into axpool)`},
 	}
 	for _, c := range cases {
@@ -117,4 +117,40 @@ func TestScaled(t *testing.T) {
 			t.Errorf("scaled(%d, %d) = %d, want %d", c.v, c.unit, got, c.want)
 		}
 	}
+}
+
+// TestPositionalArgs: a missing or extra positional argument is a usage
+// error (exit 2) with one message form for every command, and every
+// runnable command checks its count with positional.
+func TestPositionalArgs(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "axpool run: want one FILE argument, got 0 (see axpool run --help)\n"},
+		{[]string{"run", "a.ax", "b.ax"}, "axpool run: want one FILE argument, got 2 (see axpool run --help)\n"},
+		{[]string{"check"}, "axpool check: want one FILE argument, got 0 (see axpool check --help)\n"},
+		{[]string{"policy", "validate"}, "axpool policy validate: want one FILE argument, got 0 (see axpool policy validate --help)\n"},
+		{[]string{"workflow", "validate", "a", "b"}, "axpool workflow validate: want one FILE argument, got 2 (see axpool workflow validate --help)\n"},
+		{[]string{"mcp", "extra"}, "axpool mcp: unexpected argument \"extra\" (it takes none; see axpool mcp --help)\n"},
+		{[]string{"version", "x", "y"}, "axpool version: unexpected argument \"x\" (it takes none; see axpool version --help)\n"},
+		{[]string{"script", "run"}, "axpool script run: want a script NAME argument, then key=value arguments, got 0 (see axpool script run --help)\n"},
+		{[]string{"template", "apply"}, "axpool template apply: want a template NAME argument, then key=value arguments, got 0 (see axpool template apply --help)\n"},
+	}
+	for _, c := range cases {
+		stdout, stderr, code := runCLI(t, c.args...)
+		if stdout != "" || stderr != c.want || code != exitUsage {
+			t.Errorf("axpool %s: stdout %q, stderr %q, exit %d; want %q, exit 2", strings.Join(c.args, " "), stdout, stderr, code, c.want)
+		}
+	}
+	var visit func(c *cobra.Command)
+	visit = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			visit(sub)
+		}
+		if c.Runnable() && c.Name() != "help" && !strings.HasPrefix(c.CommandPath(), "axpool completion") && c.Args == nil {
+			t.Errorf("%s has no Args validator", c.CommandPath())
+		}
+	}
+	visit(rootCmd)
 }

@@ -145,6 +145,16 @@ func (g *grantFlags) args() []string {
 	return args
 }
 
+// grantedBy returns what boruna_capability_list reports of set's grants
+// (tools.Env.Granted): the live set's Granted, which reads the grants
+// only and so stays valid once the set is closed; nil for the mock set.
+func grantedBy(set vm.HandlerSet) func(policy.Capability) (bool, string) {
+	if l, ok := set.(*handlers.Live); ok {
+		return l.Granted
+	}
+	return nil
+}
+
 // logGrants logs, once at start, which capabilities the set performs.
 func logGrants(log *slog.Logger, set vm.HandlerSet) {
 	l, ok := set.(*handlers.Live)

@@ -46,6 +46,31 @@ func fail(code int, format string, args ...any) error {
 // printing anything more (the command already reported).
 func silentExit(code int) error { return &exitError{code: code} }
 
+// positional returns the Args validator of a command that takes from min
+// to max positional arguments (max < 0: any number from min); what names
+// them for the message ("one FILE argument"). A wrong count is a usage
+// error (exit 2) said on stderr: `axpool run: want one FILE argument, got
+// 0 (see axpool run --help)`, or, for a command that takes none, `axpool
+// mcp: unexpected argument "x" (it takes none; see axpool mcp --help)`.
+func positional(min, max int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if n := len(args); n >= min && (max < 0 || n <= max) {
+			return nil
+		}
+		name := cmd.CommandPath()
+		if max == 0 {
+			return printFail(cmd, exitUsage, "%s: unexpected argument %q (it takes none; see %s --help)", name, args[0], name)
+		}
+		return printFail(cmd, exitUsage, "%s: want %s, got %d (see %s --help)", name, what, len(args), name)
+	}
+}
+
+// noArgs is the Args validator of a command without positional arguments.
+var noArgs = positional(0, 0, "")
+
+// oneFile is the Args validator of a command that takes one FILE.
+var oneFile = positional(1, 1, "one FILE argument")
+
 // libsDirUsage is the help text of every --libs-dir flag. It must not use
 // backticks: pflag shows a back-quoted word of a usage string as the
 // flag's value placeholder ("--libs-dir import "std-x"").

@@ -63,6 +63,10 @@ type nodeFlags struct {
 	jobTimeout            time.Duration
 	logLevel              string
 	secretEnv             []string
+	replicas              int
+	connectTimeout        time.Duration
+	shutdownGrace         time.Duration
+	maxInflightPerCaller  int
 	grants                grantFlags
 	cacheTTL              time.Duration
 	metricsAddr, auditLog string
@@ -93,6 +97,34 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&nf.auditLog, "audit-log", "", "append one JSON line per answered tool call to this file (created 0600)")
 	fs.StringVar(&nf.scriptsDir, "scripts-dir", "", scriptsDirUsage+"; watched, so edits take effect at once")
 	fs.StringSliceVar(&nf.allowDestructive, "allow-destructive", nil, "destructive (confirm) scripts agents may run, by name (comma-separated or repeated; no blanket switch)")
+	fs.IntVar(&nf.replicas, "replicas", 0, replicasUsage)
+	fs.DurationVar(&nf.connectTimeout, "connect-timeout", DefaultGatewayConnectTimeout,
+		"with --nats: how long start-up waits for NATS and the job queue, retrying with backoff (0 = forever)")
+	fs.DurationVar(&nf.shutdownGrace, "shutdown-grace", worker.DefaultShutdownGrace,
+		"on SIGTERM/SIGINT, how long running calls may finish before they are cancelled (the workers get the same)")
+	fs.IntVar(&nf.maxInflightPerCaller, "max-inflight-per-caller", 0,
+		"most calls one caller (a token's name; stdio is one caller) may have in flight; beyond it calls get quota_exceeded (0 = no bound)")
+}
+
+// replicasUsage is the help text of --replicas of mcp, serve and worker.
+const replicasUsage = "replication of the job stream and every bucket this process creates, 1 to 5 " +
+	"(default: 1 on the embedded server; with --nats min(3, the cluster's size)); an existing queue is never changed, " +
+	"its differences are logged (change it with axpool queue configure)"
+
+// DefaultGatewayConnectTimeout is the default --connect-timeout of
+// `axpool mcp` and `serve` with --nats. Workers wait forever by default.
+const DefaultGatewayConnectTimeout = 60 * time.Second
+
+// checkReplicas refuses a --replicas value out of range, and above 1 on
+// the embedded server (one node).
+func checkReplicas(cmd *cobra.Command, name string, n int, embedded bool) error {
+	switch {
+	case n < 0 || n > queue.MaxReplicas:
+		return printFail(cmd, exitUsage, "%s: --replicas must be 1 to %d", name, queue.MaxReplicas)
+	case embedded && n > 1:
+		return printFail(cmd, exitUsage, "%s: --replicas %d needs --nats (the embedded server is one node)", name, n)
+	}
+	return nil
 }
 
 // cacheTTLUsage is the help text of --cache-ttl of mcp, serve and batch.
@@ -161,8 +193,12 @@ its input schema comes from main's parameter types, destructive (confirm)
 scripts run only when named in --allow-destructive, the context script's
 output joins the instructions, and edits are picked up at once
 (notifications/tools/list_changed).
-axpool stops cleanly when stdin closes or on SIGTERM/SIGINT.`,
-	Args: cobra.NoArgs,
+axpool stops cleanly when stdin closes. On SIGTERM/SIGINT it stops taking
+calls (they get queue_unavailable), lets the running ones finish for
+--shutdown-grace, cancels the rest (their callers get outcome cancelled)
+and exits within the grace + 2 s; its workers, in a process group of their
+own, get the same grace and are never restarted once shutdown began.`,
+	Args: noArgs,
 	RunE: runMCP,
 }
 
@@ -177,15 +213,68 @@ func runMCP(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	err = n.gw.ServeStdio(ctx, cmd.InOrStdin(), os.Stdout)
-	n.log.Info("stdio closed; shutting down")
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
+	defer signal.Stop(sigs)
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- n.gw.ServeStdio(ctx, cmd.InOrStdin(), os.Stdout) }()
+	select {
+	case err = <-served:
+		n.log.Info("stdio closed; shutting down")
+	case sig := <-sigs:
+		n.drain(sig, mcpFlags.shutdownGrace)
+		cancel()
+		err = <-served
+	}
 	n.close()
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool mcp: %v", err)
 	}
 	return nil
+}
+
+// shutdownSlack bounds how long the calls cancelled at the end of a
+// shutdown grace take to be answered.
+const shutdownSlack = time.Second
+
+// drain is the first part of a shutdown on sig, for every transport: the
+// gateway stops taking calls, the workers are told to stop (they finish
+// their running jobs for the same grace, then answer the rest cancelled,
+// and are never restarted), the calls in flight get grace to finish, then
+// are cancelled (their callers get outcome cancelled) and get
+// shutdownSlack to be answered. The transport is closed after it, then
+// close.
+func (n *node) drain(sig os.Signal, grace time.Duration) {
+	n.log.Info("signal received; shutting down", "signal", signalName(sig), "grace", grace)
+	n.gw.BeginShutdown()
+	if n.sup != nil {
+		go n.sup.Stop()
+	}
+	gctx, cancel := context.WithTimeout(context.Background(), grace)
+	err := n.gw.WaitCalls(gctx)
+	cancel()
+	if err != nil {
+		n.log.Warn("shutdown grace elapsed; cancelling the calls still running")
+		n.gw.CancelCalls()
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownSlack)
+		if n.gw.WaitCalls(sctx) != nil {
+			n.log.Warn("calls still running after they were cancelled; exiting without them")
+		}
+		cancel()
+	}
+}
+
+// signalName names sig as the log shows it: "SIGTERM", "SIGINT".
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case os.Interrupt:
+		return "SIGINT"
+	}
+	return sig.String()
 }
 
 // node is a running gateway with its queue and, in single-node mode, the
@@ -264,6 +353,18 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if err := checkSecretEnv(cmd, name, nf.secretEnv); err != nil {
 		return nil, err
 	}
+	if err := checkReplicas(cmd, name, nf.replicas, nf.nats == ""); err != nil {
+		return nil, err
+	}
+	if nf.connectTimeout < 0 {
+		return nil, printFail(cmd, exitUsage, "%s: --connect-timeout must not be negative", name)
+	}
+	if nf.shutdownGrace < 0 {
+		return nil, printFail(cmd, exitUsage, "%s: --shutdown-grace must not be negative", name)
+	}
+	if nf.maxInflightPerCaller < 0 {
+		return nil, printFail(cmd, exitUsage, "%s: --max-inflight-per-caller must not be negative", name)
+	}
 	if err := nf.grants.check(cmd.Flags()); err != nil {
 		return nil, printFail(cmd, exitUsage, "%s: %v", name, err)
 	}
@@ -288,6 +389,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 			return nil, printFail(cmd, exitFail, "%s: %v", name, err)
 		}
 		logGrants(log, set)
+		env.Granted = grantedBy(set)
 		closeSet()
 	} else {
 		for _, f := range grantFlagNames {
@@ -335,20 +437,27 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 		secretsEnv = n.emb.Credentials().Env()
 		n.nc, err = n.emb.Connect(queue.WithName("axpool-gateway"), queue.WithLogger(base))
 		qcfg.Storage = jetstream.MemoryStorage
-	} else {
+	}
+	// Start-up waits for NATS and the queue up to --connect-timeout
+	// (fleet mode: the cluster may be starting, or electing a leader).
+	wait := 30 * time.Second
+	if nf.nats != "" {
+		wait = nf.connectTimeout
+	}
+	ctx, cancel := waitContext(cmd.Context(), wait)
+	defer cancel()
+	if nf.nats != "" {
 		creds := queue.CredentialsFromEnv()
 		if nf.natsCreds != "" {
 			creds.CredsFile = nf.natsCreds
 		}
-		n.nc, err = queue.Connect(nf.nats, queue.WithCredentials(creds), queue.WithName("axpool-gateway"), queue.WithLogger(base))
+		n.nc, err = queue.ConnectWait(ctx, nf.nats, queue.WithCredentials(creds), queue.WithName("axpool-gateway"), queue.WithLogger(base))
 	}
 	if err != nil {
 		n.close()
 		return nil, printFail(cmd, exitFail, "%s: connect to NATS: %v", name, err)
 	}
-	ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
-	defer cancel()
-	bus, err := queue.Open(ctx, n.nc, qcfg, log)
+	bus, err := queue.OpenWait(ctx, n.nc, qcfg, log)
 	if err != nil {
 		n.close()
 		return nil, printFail(cmd, exitFail, "%s: set up the job queue: %v", name, err)
@@ -362,7 +471,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 		go tools.RuntimeVersion() // hashes the executable once, before the first call needs it
 	}
 	backend := &gateway.QueueBackend{Client: n.client, Timeout: nf.jobTimeout, Logger: log,
-		Cache: nf.cacheTTL > 0, CacheScope: nodeCacheScope(nf, env)}
+		Cache: nf.cacheTTL > 0, CacheScope: nodeCacheScope(nf, env), MaxInflightPerCaller: nf.maxInflightPerCaller}
 	if n.emb != nil {
 		emb := n.emb
 		n.startSup = func() (*worker.Supervisor, error) { return startWorkers(emb, nf, base) }
@@ -488,12 +597,29 @@ func nodeCacheScope(nf *nodeFlags, env *tools.Env) string {
 // markers longer still (StateTTL above MaxAge), cached results --cache-ttl
 // (the default when 0), idempotency keys and results at least as long.
 func queueConfig(nf *nodeFlags) queue.Config {
-	c := queue.Config{MaxDepth: nf.queueDepth, MaxAge: max(queue.DefaultMaxAge, nf.jobTimeout), CacheTTL: nf.cacheTTL}
+	c := queue.Config{MaxDepth: nf.queueDepth, MaxAge: queueMaxAge(nf.jobTimeout), Replicas: nf.replicas, CacheTTL: nf.cacheTTL}
 	// Idempotency keys (state) replay results (results) for --cache-ttl.
-	c.StateTTL = max(queue.DefaultStateTTL, 2*c.MaxAge, nf.cacheTTL)
+	c.StateTTL = max(queueStateTTL(c.MaxAge), nf.cacheTTL)
 	c.ResultTTL = max(queue.DefaultResultTTL, nf.cacheTTL)
 	return c
 }
+
+// waitContext is parent bounded by d, or by nothing for d = 0 (a
+// --connect-timeout of 0 waits forever).
+func waitContext(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
+		return context.WithTimeout(parent, d)
+	}
+	return context.WithCancel(parent)
+}
+
+// queueMaxAge is the stream's MaxAge for a gateway's --job-timeout: a job
+// is kept at least that long (and DefaultMaxAge at least).
+func queueMaxAge(jobTimeout time.Duration) time.Duration { return max(queue.DefaultMaxAge, jobTimeout) }
+
+// queueStateTTL is the state bucket's TTL for a stream MaxAge: claims and
+// cancel markers outlive the jobs (queue.Config.StateTTL).
+func queueStateTTL(maxAge time.Duration) time.Duration { return max(queue.DefaultStateTTL, 2*maxAge) }
 
 // startWorkers supervises nf.workers `axpool worker` processes of this
 // binary against the embedded server. The credentials travel in the
@@ -514,9 +640,11 @@ func startWorkers(emb *queue.Embedded, nf *nodeFlags, log *slog.Logger) (*worker
 			return c
 		},
 		Stderr: os.Stderr,
-		// The workers run with the default shutdown grace (workerArgs
-		// passes none): Stop must give them that long to hand jobs back.
-		WorkerGrace: worker.DefaultShutdownGrace + worker.DefaultPullWait,
+		// The workers run with --shutdown-grace (workerArgs): Stop gives
+		// them that long to finish their jobs, and the slack to answer
+		// the rest, before it kills them.
+		WorkerGrace: nf.shutdownGrace + worker.ShutdownSlack,
+		StopGrace:   nf.shutdownGrace + worker.ShutdownSlack + 500*time.Millisecond,
 		Logger:      log,
 	})
 }
@@ -537,6 +665,7 @@ func workerArgs(natsURL string, nf *nodeFlags) []string {
 		"--max-memory-mb", strconv.FormatInt(nf.maxMemoryMB, 10),
 		"--max-output-bytes", strconv.FormatInt(nf.maxOut, 10),
 		"--log-level", nf.logLevel,
+		"--shutdown-grace", nf.shutdownGrace.String(),
 	}
 	if nf.slots > 0 {
 		args = append(args, "--slots", strconv.Itoa(nf.slots))

@@ -42,7 +42,7 @@ func TestWorkerArgs(t *testing.T) {
 	nf.libsDir, nf.templatesDir = "libs", "templates"            // as startNode resolves them
 	got := workerArgs("nats://127.0.0.1:4222", &nf)
 	want := []string{"worker", "--nats", "nats://127.0.0.1:4222", "--libs-dir", "libs", "--templates-dir", "templates",
-		"--max-steps", "0", "--max-wall-ms", "0", "--max-memory-mb", "1024", "--max-output-bytes", "0", "--log-level", "info",
+		"--max-steps", "0", "--max-wall-ms", "0", "--max-memory-mb", "1024", "--max-output-bytes", "0", "--log-level", "info", "--shutdown-grace", "10s",
 		"--handlers", "live"}
 	if !slices.Equal(got, want) {
 		t.Errorf("default workerArgs =\n%q\nwant\n%q", got, want)
@@ -53,7 +53,7 @@ func TestWorkerArgs(t *testing.T) {
 	got = workerArgs("nats://x", &nf)
 	want = []string{"worker", "--nats", "nats://x", "--libs-dir", "libs", "--templates-dir", "templates",
 		"--max-steps", "0", "--max-wall-ms", "0", "--max-memory-mb", "0", "--max-output-bytes", "0", "--log-level", "info",
-		"--slots", "3", "--ceiling-policy", "ceiling.json", "--secret-env", "DB_URL", "--secret-env", "OTHER",
+		"--shutdown-grace", "10s", "--slots", "3", "--ceiling-policy", "ceiling.json", "--secret-env", "DB_URL", "--secret-env", "OTHER",
 		"--handlers", "live", "--allow-net", "api.example.com,*.example.org", "--allow-private-net", "127.0.0.1/32",
 		"--fs-root", "/srv/files", "--fs-read-only", "--db", "/srv/app.db", "--db-read-only",
 		"--llm-url", "http://127.0.0.1:9/v1/chat/completions", "--llm-model", "m"}

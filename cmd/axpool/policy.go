@@ -32,7 +32,7 @@ read prints "error: policy.io_error: ..." and exits 1.
 
 With --json, prints {"ok":true} or {"errors":[{"error_kind":...,"message":...}],"ok":false}
 on stdout (nothing on stderr), with the same exit codes.`,
-	Args: cobra.ExactArgs(1),
+	Args: oneFile,
 	RunE: func(cmd *cobra.Command, args []string) error {
 		path := args[0]
 		_, err := policy.LoadFile(path)
@@ -66,7 +66,7 @@ on stdout (nothing on stderr), with the same exit codes.`,
 var policyShowCmd = &cobra.Command{
 	Use:   "show FILE",
 	Short: "Validate a policy file and print the effective policy",
-	Args:  cobra.ExactArgs(1),
+	Args:  oneFile,
 	RunE: func(cmd *cobra.Command, args []string) error {
 		p, err := policy.LoadFile(args[0])
 		if err != nil {

@@ -57,7 +57,7 @@ first instruction, --max-wall-ms 0 at the first clock check after 1 ms,
 --max-output-bytes 0 lets no output fit; --max-memory-mb must be at least 1.
 (The --max-* flags of axpool mcp, serve and worker are operator
 ceilings instead, where 0 means no ceiling.)`,
-	Args: cobra.ExactArgs(1),
+	Args: oneFile,
 	RunE: runRun,
 }
 
@@ -93,6 +93,10 @@ func runRun(cmd *cobra.Command, argv []string) error {
 	src, err := ReadSourceFile(path)
 	if err != nil {
 		return err
+	}
+	env := &tools.Env{LibsDir: runFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB, Handlers: handlers.Mock()}
+	if resp := tools.InvalidUTF8(env, src); resp != nil {
+		return reportRun(cmd.OutOrStdout(), cmd.ErrOrStderr(), path, resp)
 	}
 
 	args := wire.NewObject().Set("source", string(src))
@@ -137,7 +141,6 @@ func runRun(cmd *cobra.Command, argv []string) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
-	env := &tools.Env{LibsDir: runFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB, Handlers: handlers.Mock()}
 	resp := tools.Call(ctx, env, "boruna_run", raw, nil)
 	return reportRun(cmd.OutOrStdout(), cmd.ErrOrStderr(), path, resp)
 }

@@ -21,6 +21,8 @@ func TestRunCLIText(t *testing.T) {
 	input := writeFile(t, dir, "input.ax", "fn main() -> String !{step.input} {\n  step_input(\"a\")\n}\n")
 	deep := writeFile(t, dir, "deep.ax", "fn down(n: Int) -> Int { 1 + down(n + 1) }\nfn main() -> Int { down(0) }\n")
 	noMain := writeFile(t, dir, "nomain.ax", "fn f() -> Int { 1 }\n")
+	// Bytes a JSON argument cannot carry: refused as the compiler refuses them.
+	badUTF8 := writeFile(t, dir, "utf8.ax", "fn main() -> String { \"\xff\xfe\" }\n")
 	budget := writeFile(t, dir, "budget.json", `{"default_allow":true,"rules":{"step.input":{"allow":true,"budget":1}}}`)
 	badPolicy := writeFile(t, dir, "badpolicy.json", `{"rules":{"net":{"allow":true,"budget":0}}}`)
 	notJSON := writeFile(t, dir, "notjson.json", `{"rules":`)
@@ -54,6 +56,7 @@ func TestRunCLIText(t *testing.T) {
 		{[]string{"run", "--policy", bomBudget, input}, "\"\"\nsteps: 3\n", "", 0},
 		{[]string{"run", "--max-steps", "2", add}, "", add + ":1:22: runtime error: max execution steps exceeded (2)\n", 1},
 		{[]string{"run", "--max-output-bytes", "0", add}, "", add + ": limit exceeded: serialized output exceeded 0 bytes\n", 1},
+		{[]string{"run", badUTF8}, "", badUTF8 + ":1:24: E001 invalid UTF-8 encoding\n", 1},
 		{[]string{"run", noMain}, "", noMain + ":1:1: MISSING_MAIN " + tools.MissingMainMessage + "\n", 1},
 		{[]string{"run", missing}, "", "", 1},
 		{[]string{"run", "--libs-dir", libs, lib}, "", filepath.Join(libs, "std-x", "src", "core.ax") + ":2:5: runtime error: division by zero\n" +

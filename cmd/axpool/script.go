@@ -46,14 +46,14 @@ from the parameter types of its main (see docs/scripts.md).`,
 var scriptListCmd = &cobra.Command{
 	Use:   "list [--scripts-dir DIR] [--json]",
 	Short: "List the scripts: name, description, parameters, annotations, and the files that failed to load",
-	Args:  cobra.NoArgs,
+	Args:  noArgs,
 	RunE:  runScriptList,
 }
 
 var scriptCheckCmd = &cobra.Command{
 	Use:   "check [--scripts-dir DIR]",
 	Short: "Print every static problem of the scripts as file:line:col: message (exit 1 if any)",
-	Args:  cobra.NoArgs,
+	Args:  noArgs,
 	RunE:  runScriptCheck,
 }
 
@@ -74,7 +74,7 @@ its message (and the failure hook's suggestion) on stderr and exits 1.
 With --json: prints the envelope an MCP client would get. Invalid
 arguments, an unknown script and a destructive script without its grant
 exit 2. Secrets are masked as in MCP results.`,
-	Args: cobra.MinimumNArgs(1),
+	Args: positional(1, -1, "a script NAME argument, then key=value arguments"),
 	RunE: runScriptRun,
 }
 
@@ -94,11 +94,16 @@ func init() {
 	rootCmd.AddCommand(scriptCmd)
 }
 
-// loadScripts loads the --scripts-dir directory.
+// loadScripts loads the --scripts-dir directory. A directory without a
+// script (no tool, no context script, no file that failed) is said on
+// stderr, and is not an error (docs/scripts.md "CLI").
 func loadScripts(cmd *cobra.Command, name string) (*scripts.Catalogue, error) {
 	c, err := scripts.Load(scriptFlags.dir, scripts.Options{LibsDir: scriptFlags.libsDir})
 	if err != nil {
 		return nil, printFail(cmd, exitFail, "%s: %v (set --scripts-dir)", name, err)
+	}
+	if len(c.Tools) == 0 && c.Context == nil && len(c.Failed) == 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: no scripts in %s (a scripts directory holds .ax files; set --scripts-dir)\n", name, scriptFlags.dir)
 	}
 	return c, nil
 }

@@ -124,3 +124,18 @@ func TestScriptCLIListAndCheck(t *testing.T) {
 		t.Errorf("missing dir: %q %d", stderr, code)
 	}
 }
+
+// A directory without scripts (a Go package folder, an empty one) is said
+// on stderr; list and check exit 0.
+func TestScriptCLIEmptyDir(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "doc.go", "package x\n")
+	stdout, stderr, code := runCLI(t, "script", "list", "--scripts-dir", dir)
+	if stdout != "" || stderr != "axpool script list: no scripts in "+dir+" (a scripts directory holds .ax files; set --scripts-dir)\n" || code != 0 {
+		t.Errorf("list: %q %q %d", stdout, stderr, code)
+	}
+	stdout, stderr, code = runCLI(t, "script", "check", "--scripts-dir", dir)
+	if stdout != "ok: 0 tools\n" || stderr != "axpool script check: no scripts in "+dir+" (a scripts directory holds .ax files; set --scripts-dir)\n" || code != 0 {
+		t.Errorf("check: %q %q %d", stdout, stderr, code)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +15,18 @@ import (
 
 // `axpool serve --http`: the MCP gateway over Streamable HTTP with bearer
 // tokens (docs/tools.md §4).
+
+// closeHTTP closes h (the calls have drained, or the command's context
+// ended) and returns what Serve returned.
+func closeHTTP(h *gateway.HTTPServer, errc <-chan error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownSlack)
+	defer cancel()
+	if err := h.Shutdown(ctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	h.Close()
+	return <-errc
+}
 
 var serveFlags struct {
 	node             nodeFlags
@@ -50,8 +61,11 @@ reading the body. A request's headers and its body must each arrive within
 --max-conns connections are open at once (more wait to be accepted).
 
 Node flags (embedded NATS and workers, or --nats for fleet mode) are those
-of ` + "`axpool mcp`" + `. SIGTERM/SIGINT stop the server gracefully.`,
-	Args: cobra.NoArgs,
+of ` + "`axpool mcp`" + `. On SIGTERM/SIGINT the server stops accepting
+connections and calls, lets the running calls finish for --shutdown-grace,
+cancels the rest (their callers get outcome cancelled) and exits within the
+grace + 2 s.`,
+	Args: noArgs,
 	RunE: runServe,
 }
 
@@ -127,24 +141,21 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	}
 	n.log.Info("serving Streamable HTTP", "url", "http://"+ln.Addr().String()+gateway.EndpointPath, "callers", names)
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
+	defer signal.Stop(sigs)
 	errc := make(chan error, 1)
 	go func() { errc <- h.Serve(ln) }()
 	select {
 	case err = <-errc:
-	case <-ctx.Done():
-		n.log.Info("shutting down")
-		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		err = h.Shutdown(sctx)
-		cancel()
-		if errors.Is(err, context.DeadlineExceeded) {
-			n.log.Warn("shutdown: requests still running after 15 s were dropped")
-			err = nil
-		}
-		if serr := <-errc; err == nil {
-			err = serr
-		}
+	case <-cmd.Context().Done():
+		err = closeHTTP(h, errc)
+	case sig := <-sigs:
+		// Stop accepting connections at once; the calls in flight get
+		// the grace (drain), then the server closes.
+		go func() { _ = h.Shutdown(context.Background()) }()
+		n.drain(sig, serveFlags.node.shutdownGrace)
+		err = closeHTTP(h, errc)
 	}
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool serve: %v", err)

@@ -40,7 +40,7 @@ var templateListCmd = &cobra.Command{
 name, version, description, arguments (* = required) and capabilities.
 
 With --json, prints the boruna_template_list response on stdout.`,
-	Args: cobra.NoArgs,
+	Args: noArgs,
 	RunE: func(cmd *cobra.Command, args []string) error {
 		if err := resolveDataDirs(cmd, nil, &templateDir); err != nil {
 			return err
@@ -91,7 +91,7 @@ With --validate the rendered source is also compiled (imports resolve
 against --libs-dir); a compile error is printed on stderr and the exit
 status is 1. With --json, prints the boruna_template_apply response on
 stdout instead of the source.`,
-	Args: cobra.MinimumNArgs(1),
+	Args: positional(1, -1, "a template NAME argument, then key=value arguments"),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		name, kv := args[0], args[1:]
 		if err := resolveDataDirs(cmd, &templateApply.libsDir, &templateDir); err != nil {

@@ -20,7 +20,7 @@ The version is the module version of a released build, "dev" for a build
 from a work tree; "no revision" replaces the revision in a build made
 without VCS information (go build -buildvcs=false). MCP clients see the same
 text, without "axpool ", as serverInfo.version.`,
-	Args: cobra.NoArgs,
+	Args: noArgs,
 	RunE: func(cmd *cobra.Command, _ []string) error {
 		fmt.Fprintln(cmd.OutOrStdout(), versionLine())
 		return nil

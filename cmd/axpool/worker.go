@@ -38,6 +38,8 @@ var workerFlags struct {
 	ceilingPolicy  string
 	logLevel       string
 	secretEnv      []string
+	replicas       int
+	connectTimeout time.Duration
 	grants         grantFlags
 	metricsAddr    string
 }
@@ -68,10 +70,15 @@ only if granted (docs/capabilities.md): --allow-net HOST,…,
 AXPOOL_LLM_API_KEY. --handlers mock gives the reference's deterministic
 values instead.
 
+Start-up waits for NATS and for the job queue, retrying with backoff and
+logging each try, for --connect-timeout (forever by default). --replicas
+only checks the queue's replication (differences are logged); gateways
+create the queue and axpool queue configure changes it.
+
 SIGTERM or SIGINT stops pulling, lets running jobs finish for
---shutdown-grace (then hands them back to the queue), and exits 0. Logs go
-to stderr.`,
-	Args: cobra.NoArgs,
+--shutdown-grace, answers the others cancelled (nothing is handed back to
+run again) and exits 0 within the grace + 2 s. Logs go to stderr.`,
+	Args: noArgs,
 	RunE: runWorker,
 }
 
@@ -93,6 +100,8 @@ func init() {
 	f.StringVar(&workerFlags.ceilingPolicy, "ceiling-policy", "", "operator ceiling policy file; every job's policy is intersected with it")
 	f.StringVar(&workerFlags.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringArrayVar(&workerFlags.secretEnv, "secret-env", nil, secretEnvUsage)
+	f.IntVar(&workerFlags.replicas, "replicas", 0, "replication the queue is expected to have, 1 to 5: where its stream and buckets differ is logged, never changed (default: no check)")
+	f.DurationVar(&workerFlags.connectTimeout, "connect-timeout", 0, "how long start-up waits for NATS and the job queue, retrying with backoff (0 = forever)")
 	workerFlags.grants.register(f)
 	f.StringVar(&workerFlags.metricsAddr, "metrics-addr", "", metricsAddrUsage)
 	rootCmd.AddCommand(workerCmd)
@@ -122,6 +131,12 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	}
 	if err := checkSecretEnv(cmd, "axpool worker", workerFlags.secretEnv); err != nil {
 		return err
+	}
+	if err := checkReplicas(cmd, "axpool worker", workerFlags.replicas, false); err != nil {
+		return err
+	}
+	if workerFlags.connectTimeout < 0 {
+		return printFail(cmd, exitUsage, "axpool worker: --connect-timeout must not be negative")
 	}
 	if err := workerFlags.grants.check(cmd.Flags()); err != nil {
 		return printFail(cmd, exitUsage, "axpool worker: %v", err)
@@ -189,9 +204,11 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	defer stop()
 	go tools.RuntimeVersion() // the cache's runtime version, read before the first job needs it
 	err = worker.RunProcess(ctx, worker.ProcessOptions{
-		NATSURL:     workerFlags.nats,
-		Credentials: creds,
-		Health:      health,
+		NATSURL:        workerFlags.nats,
+		Credentials:    creds,
+		ConnectTimeout: workerFlags.connectTimeout,
+		Replicas:       workerFlags.replicas,
+		Health:         health,
 		Worker: worker.Options{
 			ID:            workerFlags.id,
 			Slots:         slots,

@@ -62,7 +62,7 @@ func TestWorkerCLI(t *testing.T) {
 		t.Fatalf("stats = %+v", st)
 	}
 	out, _, code := runCLI(t, "queue", "stats", "--nats", emb.URL())
-	if code != 0 || !strings.HasPrefix(out, "depth:         0 / 1000\nin flight:     0\nredelivered:   0\nstored:        0\nworkers alive: 1 (slots 2, busy 0)\n  cli-worker  host=") {
+	if code != 0 || !strings.HasPrefix(out, "stream:        ok (1 replica)\ndepth:         0 / 1000\nin flight:     0\nredelivered:   0\nstored:        0\nworkers alive: 1 (slots 2, busy 0)\n  cli-worker  host=") {
 		t.Errorf("queue stats text = %q (code %d)", out, code)
 	}
 
@@ -142,8 +142,13 @@ func TestWorkerCLIErrors(t *testing.T) {
 		{[]string{"worker", "--nats", "nats://x", "--log-level", "loud"}, 2, "axpool worker: --log-level \"loud\": want debug, info, warn or error\n"},
 		{[]string{"worker", "--nats", "nats://x", "--ceiling-policy", "/nonexistent.json"}, 1,
 			"axpool worker: --ceiling-policy: policy.io_error: /nonexistent.json: no such file or directory\n"},
-		// (--log-level warn: the info line naming the granted capabilities comes first otherwise)
-		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--log-level", "warn"}, 1, "axpool worker: queue: connect nats://127.0.0.1:1: nats: no servers available for connection\n"},
+		{[]string{"worker", "--nats", "nats://x", "--replicas", "6"}, 2, "axpool worker: --replicas must be 1 to 5\n"},
+		{[]string{"worker", "--nats", "nats://x", "--connect-timeout", "-1s"}, 2, "axpool worker: --connect-timeout must not be negative\n"},
+		{[]string{"mcp", "--replicas", "3"}, 2, "axpool mcp: --replicas 3 needs --nats (the embedded server is one node)\n"},
+		{[]string{"queue", "configure", "--nats", "nats://x"}, 2,
+			"axpool queue configure: nothing to change: give --replicas, --queue-depth, --job-timeout, --ack-wait or --max-deliver\n"},
+		{[]string{"queue", "configure", "--nats", "nats://x", "--replicas", "0"}, 2, "axpool queue configure: --replicas must be 1 to 5\n"},
+		{[]string{"queue", "configure", "--replicas", "3"}, 2, "axpool queue configure: --nats URL is required\n"},
 		{[]string{"queue", "stats"}, 2, "axpool queue stats: --nats URL is required\n"},
 		{[]string{"queue", "stats", "--nats", "nats://127.0.0.1:1"}, 1, "axpool queue stats: queue: connect nats://127.0.0.1:1: nats: no servers available for connection\n"},
 	}
@@ -161,9 +166,35 @@ func TestWorkerCLIErrors(t *testing.T) {
 		t.Errorf("bad credentials: code %d stderr %q", code, stderr)
 	}
 	t.Setenv(queue.EnvNATSPassword, emb.Credentials().Password)
-	_, stderr, code = runCLI(t, "queue", "stats", "--nats", emb.URL())
-	if code != 1 || !strings.Contains(stderr, "queue: job stream not set up") {
-		t.Errorf("no queue: code %d stderr %q", code, stderr)
+	out, stderr, code := runCLI(t, "queue", "stats", "--nats", emb.URL())
+	want := "unavailable: the job queue is not set up (no stream AXPOOL_JOBS or consumer axpool-workers)"
+	if code != 1 || stderr != "axpool queue stats: "+emb.URL()+": job stream "+want+"\n" ||
+		out != "stream:        "+want+"\nworkers alive: 0 (slots 0, busy 0)\n" {
+		t.Errorf("no queue: code %d stdout %q stderr %q", code, out, stderr)
+	}
+	_, stderr, code = runCLI(t, "queue", "configure", "--nats", emb.URL(), "--replicas", "1")
+	if code != 1 || !strings.HasPrefix(stderr, "axpool queue configure: "+emb.URL()+": queue: job stream not set up: stream AXPOOL_JOBS: ") {
+		t.Errorf("configure without a queue: code %d stderr %q", code, stderr)
+	}
+}
+
+// TestWorkerWaitsForNATS: a worker started before its server retries,
+// logging each try, and gives up after --connect-timeout with the
+// connect error.
+func TestWorkerWaitsForNATS(t *testing.T) {
+	start := time.Now()
+	_, stderr, code := runCLI(t, "worker", "--nats", "nats://127.0.0.1:1", "--connect-timeout", "1200ms")
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	last := lines[len(lines)-1]
+	if code != 1 || last != "axpool worker: queue: connect nats://127.0.0.1:1: nats: no servers available for connection" {
+		t.Errorf("code %d, last line %q", code, last)
+	}
+	retries := strings.Count(stderr, `msg="NATS not reachable; retrying" attempt=`)
+	if retries < 2 || !strings.Contains(stderr, `msg="NATS not reachable; retrying" attempt=1 retry_in=250ms err="queue: connect nats://127.0.0.1:1: nats: no servers available for connection"`) {
+		t.Errorf("retries logged %d times:\n%s", retries, stderr)
+	}
+	if el := time.Since(start); el > 30*time.Second {
+		t.Errorf("took %v", el)
 	}
 }
 
@@ -177,7 +208,7 @@ func TestQueueStatsNodeGone(t *testing.T) {
 	t.Setenv(queue.EnvNATSPassword, emb.Credentials().Password)
 	url := emb.URL()
 	out, stderr, code := runCLI(t, "queue", "stats", "--nats", url)
-	if code != 0 || stderr != "" || !strings.HasPrefix(out, "depth:         0 / 1000\n") {
+	if code != 0 || stderr != "" || !strings.HasPrefix(out, "stream:        ok (1 replica)\ndepth:         0 / 1000\n") {
 		t.Fatalf("running node: code %d stdout %q stderr %q", code, out, stderr)
 	}
 	if err := emb.Close(); err != nil {
@@ -244,5 +275,38 @@ func TestQueueConfigFollowsJobTimeout(t *testing.T) {
 			Local: gateway.ToolsLocal(&tools.Env{}), Executes: tools.Executes, Logger: queuetest.Logger()}); err != nil {
 			t.Errorf("job timeout %v: %v", timeout, err)
 		}
+	}
+}
+
+// TestQueueConfigureCLI: `axpool queue configure` prints what it would
+// change with --dry-run and changes nothing, then changes it; run again it
+// has nothing to change.
+func TestQueueConfigureCLI(t *testing.T) {
+	s := queuetest.Start(t, queuetest.Options{})
+	t.Setenv(queue.EnvNATSUser, s.Credentials().User)
+	t.Setenv(queue.EnvNATSPassword, s.Credentials().Password)
+	url := s.Embedded.URL()
+	args := []string{"queue", "configure", "--nats", url, "--queue-depth", "7", "--ack-wait", "2s", "--job-timeout", "20m"}
+	changes := "stream AXPOOL_JOBS: max_msgs 1000 → 7\n" +
+		"stream AXPOOL_JOBS: max_age 15m0s → 20m0s\n" +
+		"consumer axpool-workers: ack_wait " + queue.DefaultConfig().AckWait.String() + " → 2s\n"
+	// The state bucket keeps its 1 h TTL: 2 × 20m is under the 1 h minimum.
+	out, stderr, code := runCLI(t, append(args, "--dry-run")...)
+	if code != 0 || stderr != "" || out != changes+"(dry run: nothing changed)\n" {
+		t.Errorf("dry run: code %d stdout %q stderr %q", code, out, stderr)
+	}
+	if st, err := s.Bus.Stats(context.Background()); err != nil || st.MaxDepth != 1000 {
+		t.Fatalf("after the dry run: %+v, %v", st, err)
+	}
+	out, stderr, code = runCLI(t, args...)
+	if code != 0 || stderr != "" || out != changes {
+		t.Errorf("configure: code %d stdout %q stderr %q", code, out, stderr)
+	}
+	if st, err := queue.ReadStats(context.Background(), s.Conn); err != nil || st.MaxDepth != 7 {
+		t.Errorf("after configure: %+v, %v", st, err)
+	}
+	out, _, code = runCLI(t, args...)
+	if code != 0 || out != "nothing to change: the queue already has these settings\n" {
+		t.Errorf("configure again: code %d stdout %q", code, out)
 	}
 }

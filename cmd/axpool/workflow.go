@@ -32,7 +32,7 @@ workflow document) and exits 1; so does an unreadable file.
 
 With --json, prints the boruna_workflow_validate response on stdout, with
 the same exit codes.`,
-	Args: cobra.ExactArgs(1),
+	Args: oneFile,
 	RunE: func(cmd *cobra.Command, args []string) error {
 		data, err := ReadFileLimit(args[0], "workflow", MaxWorkflowFileBytes)
 		if err != nil {

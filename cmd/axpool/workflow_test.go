@@ -27,8 +27,8 @@ func TestWorkflowValidateCLI(t *testing.T) {
 		{[]string{"workflow", "validate", "--json", broken}, 1,
 			"{\n  \"success\": false,\n  \"protocol_version\": 1,\n  \"error_kind\": \"parse_error\",\n  \"message\": \"invalid workflow JSON: workflow.json `schema_version: 2` is not supported by this build (max supported: 1); upgrade Boruna to read this workflow\"\n}\n", ""},
 		{[]string{"workflow", "validate", dir + "/missing.json"}, 1, "", ""},
-		{[]string{"workflow", "validate"}, 2, "", ""},
-		{[]string{"workflow", "validate", valid, valid}, 2, "", ""},
+		{[]string{"workflow", "validate"}, 2, "", "axpool workflow validate: want one FILE argument, got 0 (see axpool workflow validate --help)\n"},
+		{[]string{"workflow", "validate", valid, valid}, 2, "", "axpool workflow validate: want one FILE argument, got 2 (see axpool workflow validate --help)\n"},
 	}
 	for _, c := range cases {
 		out, errs, code := runCLI(t, c.args...)

@@ -777,6 +777,11 @@ func (p *parser) parseStmt() Stmt {
 		s := alloc(&p.n.fors, ForStmt{numbered: seq(&p.seq.fors), Var: p.parseBindName()})
 		p.expect(tIn)
 		s.Iter = p.parseHeadExpr()
+		if p.tok.kind == tDotDot {
+			// docs/language.md "Statements": no ranges; count with while.
+			v := s.Var.Name
+			p.fail(p.tok.pos, p.tok.end, "ranges ('..') are not supported in .ax; count with while: `let mut %s = 0` then `while %s < n { …; %s = %s + 1 }`, or iterate a list with `for %s in list`", v, v, v, v, v)
+		}
 		h := p.h
 		s.Body = p.parseBlock()
 		s.Span = Span{start.pos, p.prevEnd}

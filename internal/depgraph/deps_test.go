@@ -65,7 +65,7 @@ var allowed = map[string][]string{
 	"worker":          {"queue", "scripts", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
-	"gateway":  {"batch", "docs", "examples", "internal/jsonenc", "internal/text", "queue", "scripts", "tools", "wire"},
+	"gateway":  {"batch", "docs", "examples", "internal/jsonenc", "internal/text", "libs", "queue", "scripts", "tools", "wire"},
 	// batch runs calls through a function it is given: no queue, no MCP.
 	"batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 

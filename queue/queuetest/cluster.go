@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -73,6 +74,9 @@ func StartCluster(t testing.TB) *Cluster {
 				Port: routePorts[i],
 			},
 			Routes: routes,
+			// Tests place one-replica streams on a node of their choice
+			// (jetstream.Placement{Tags: []string{NodeTag(i)}}).
+			Tags: []string{NodeTag(i)},
 		}})
 	}
 	t.Cleanup(c.shutdown)
@@ -93,6 +97,10 @@ func StartCluster(t testing.TB) *Cluster {
 	c.WaitMetaLeader()
 	return c
 }
+
+// NodeTag is the server tag of node i ("node:1" for node 0), for placing
+// a stream on it.
+func NodeTag(i int) string { return fmt.Sprintf("node:%d", i+1) }
 
 // Credentials returns the user and password every client must present.
 func (c *Cluster) Credentials() queue.Credentials { return c.creds }
@@ -120,6 +128,26 @@ func (c *Cluster) Connect(opts ...queue.ConnectOption) *nats.Conn {
 	}
 	c.t.Cleanup(nc.Close)
 	return nc
+}
+
+// Command returns a command that runs the test binary again as a child
+// process (RunChild) connected to the cluster: ChildURL is every node's
+// URL (URL), the credentials are in its environment
+// (queue.CredentialsFromEnv), with env added.
+func (c *Cluster) Command(args []string, env ...string) *exec.Cmd {
+	extra := append([]string{envURL + "=" + c.URL()}, c.creds.Env()...)
+	return Command(args, append(extra, env...)...)
+}
+
+// NodeIndex returns the index of the running node named name (a server
+// name, as in a stream's cluster info), -1 if none.
+func (c *Cluster) NodeIndex(name string) int {
+	for i := range c.nodes {
+		if srv := c.Node(i); srv != nil && srv.Name() == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // Node returns node i's server, nil while it is stopped.

@@ -191,6 +191,26 @@ func (s *Stack) WaitWorkers(t testing.TB, n int) {
 	})
 }
 
+// TargetSlack is how far past its target a measured recovery or shutdown
+// time may be before Within fails the test: three times the target.
+const TargetSlack = 3
+
+// Within checks el, a measured time, against target, a time the docs
+// promise (a killed worker's job answered within 5 s, an exit within the
+// shutdown grace + 2 s). Tests must not assume how fast the machine is, so
+// it logs el against the target and fails only past TargetSlack × target:
+// beyond any scheduling delay of a loaded 2-core machine, and far short of
+// the behaviours the targets replaced (a 30 s AckWait, a 5-minute job
+// timeout, a worker never replaced). The times on a quiet machine are
+// reported by the benchmarks and the issue notes.
+func Within(t testing.TB, what string, el, target time.Duration) {
+	t.Helper()
+	t.Logf("%s: %v (target %v)", what, el.Round(time.Millisecond), target)
+	if el > TargetSlack*target {
+		t.Errorf("%s took %v, more than %d× its target of %v", what, el.Round(time.Millisecond), TargetSlack, target)
+	}
+}
+
 // WaitFor polls cond every 20 ms until it holds, for at most limit (a
 // bound for a machine under load, never a measure of speed); then it fails
 // t naming what.

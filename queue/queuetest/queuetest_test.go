@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"testing"
@@ -60,7 +61,7 @@ func TestStack(t *testing.T) {
 	if err != nil || st.Stored != 1 || st.MaxDepth != 7 {
 		t.Fatalf("stats = %+v, %v; want 1 job stored, at most 7", st, err)
 	}
-	info, err := streamInfo(ctx, s.Bus)
+	info, err := streamInfo(ctx, s.Bus, queue.StreamName)
 	if err != nil || info.Config.Storage != jetstream.MemoryStorage {
 		t.Fatalf("storage = %v, %v; want memory", info.Config.Storage, err)
 	}
@@ -110,13 +111,19 @@ func TestCluster(t *testing.T) {
 	nc := c.Connect()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	bus, err := queue.Open(ctx, nc, queue.Config{Replicas: 3, Storage: jetstream.MemoryStorage}, queuetest.Logger())
+	// Replicas 0: min(3, the cluster's size).
+	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage}, queuetest.Logger())
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := streamInfo(ctx, bus)
-	if err != nil || info.Config.Replicas != 3 || len(info.Cluster.Replicas) != 2 {
+	info, err := streamInfo(ctx, bus, queue.StreamName)
+	if err != nil || info.Config.Replicas != 3 || len(info.Cluster.Replicas) != 2 || bus.Replicas() != 3 {
 		t.Fatalf("stream info = %+v, %v; want 3 replicas", info, err)
+	}
+	for _, b := range []string{queue.ResultsBucket, queue.StateBucket} {
+		if info, err := streamInfo(ctx, bus, "KV_"+b); err != nil || info.Config.Replicas != 3 {
+			t.Fatalf("bucket %s: %+v, %v; want 3 replicas", b, info, err)
+		}
 	}
 	client, err := queue.NewClient(bus, queue.ClientOptions{Logger: queuetest.Logger()})
 	if err != nil {
@@ -161,14 +168,74 @@ func TestCluster(t *testing.T) {
 	})
 }
 
-func streamInfo(ctx context.Context, bus *queue.Bus) (*jetstream.StreamInfo, error) {
+func streamInfo(ctx context.Context, bus *queue.Bus, name string) (*jetstream.StreamInfo, error) {
 	js, err := jetstream.New(bus.Conn())
 	if err != nil {
 		return nil, err
 	}
-	st, err := js.Stream(ctx, queue.StreamName)
+	st, err := js.Stream(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	return st.Info(ctx)
+}
+
+// TestClusterConfigure: a queue opened with 1 replica on the cluster is
+// not raised by a later Open asking 3 (it logs the difference); Configure
+// raises the stream, its consumer and both buckets to 3.
+func TestClusterConfigure(t *testing.T) {
+	c := queuetest.StartCluster(t)
+	nc := c.Connect()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	if _, err := queue.Open(ctx, nc, queue.Config{Replicas: 1}, queuetest.Logger()); err != nil {
+		t.Fatal(err)
+	}
+	var log queuetest.Buffer
+	bus, err := queue.Open(ctx, nc, queue.Config{Replicas: 3}, slog.New(slog.NewTextHandler(&log, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"job stream AXPOOL_JOBS exists with another configuration; kept as it is (change it with `axpool queue configure`)\" differences=\"replicas 1 (this process: 3)\"",
+		"bucket AXPOOL_RESULTS exists with another configuration; kept as it is (change it with `axpool queue configure`)\" differences=\"replicas 1 (this process: 3)\"",
+		"bucket AXPOOL_STATE exists with another configuration; kept as it is (change it with `axpool queue configure`)\" differences=\"replicas 1 (this process: 3)\"",
+	} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("log lacks %s:\n%s", want, log.String())
+		}
+	}
+	if info, err := streamInfo(ctx, bus, queue.StreamName); err != nil || info.Config.Replicas != 1 {
+		t.Fatalf("stream after the second Open: %+v, %v", info, err)
+	}
+	three := 3
+	changes, err := queue.Configure(ctx, nc, queue.Settings{Replicas: &three}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range changes {
+		got = append(got, ch.String())
+	}
+	if want := "stream AXPOOL_JOBS: replicas 1 → 3|bucket AXPOOL_RESULTS: replicas 1 → 3|bucket AXPOOL_STATE: replicas 1 → 3|bucket AXPOOL_TASKS: replicas 1 → 3"; strings.Join(got, "|") != want {
+		t.Errorf("changes = %q, want %s", got, want)
+	}
+	for _, name := range []string{queue.StreamName, "KV_" + queue.ResultsBucket, "KV_" + queue.StateBucket} {
+		queuetest.WaitFor(t, 60*time.Second, name+" on 3 servers", func() bool {
+			info, err := streamInfo(ctx, bus, name)
+			return err == nil && info.Config.Replicas == 3 && len(info.Cluster.Replicas) == 2
+		})
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	queuetest.WaitFor(t, 60*time.Second, "the consumer on 3 servers", func() bool {
+		cons, err := js.Consumer(ctx, queue.StreamName, queue.ConsumerName)
+		if err != nil {
+			return false
+		}
+		ci, err := cons.Info(ctx)
+		return err == nil && ci.Cluster != nil && len(ci.Cluster.Replicas) == 2
+	})
 }

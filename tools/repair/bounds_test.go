@@ -223,3 +223,52 @@ func TestFindAtUnsortedChildren(t *testing.T) {
 		t.Fatalf("found %v at 2:9", miss)
 	}
 }
+
+// wideRecords is four levels of records R0…R3 of k fields each (R3's are
+// Int) and a match on Bool returning R0 that lacks its false arm. The
+// default R0 value has k^4 fields.
+func wideRecords(k int) string {
+	var b strings.Builder
+	for d := 0; d < 4; d++ {
+		ft := fmt.Sprintf("R%d", d+1)
+		if d == 3 {
+			ft = "Int"
+		}
+		fmt.Fprintf(&b, "type R%d { ", d)
+		for i := 0; i < k; i++ {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "f%d: %s", i, ft)
+		}
+		b.WriteString(" }\n")
+	}
+	b.WriteString("fn g() -> R0 { g() }\nfn f(b: Bool) -> R0 { match b { true => g() } }\nfn main() -> Int { 1 }\n")
+	return b.String()
+}
+
+// A default value past maxSynthBytes is given up for the next candidate:
+// four levels of 30-field records (810,000 fields, hundreds of MB of stub
+// text from a 1 KB source; 60 fields made gigabytes) get the copy of the
+// existing arm.
+func TestStubValueBounded(t *testing.T) {
+	for _, tc := range []struct {
+		k    int
+		want string
+	}{
+		{2, ", false => R0 { f0: R1 { f0: R2 { f0: R3 { f0: 0, f1: 0 }, f1: R3 { f0: 0, f1: 0 } }, f1: R2 { f0: R3 { f0: 0, f1: 0 }, f1: R3 { f0: 0, f1: 0 } } }, f1: R1 { f0: R2 { f0: R3 { f0: 0, f1: 0 }, f1: R3 { f0: 0, f1: 0 } }, f1: R2 { f0: R3 { f0: 0, f1: 0 }, f1: R3 { f0: 0, f1: 0 } } } }"},
+		{30, ", false => g()"},
+	} {
+		var ds []Diagnostic
+		n := allocated(func() { ds = Diagnose([]byte(wideRecords(tc.k)), compiler.Options{}) })
+		if len(ds) != 1 || ds[0].ID != "E005" || len(ds[0].Patches) != 1 || len(ds[0].Patches[0].Edits) != 1 {
+			t.Fatalf("k=%d: diagnostics %+v", tc.k, ds)
+		}
+		if got := ds[0].Patches[0].Edits[0].NewText; got != tc.want {
+			t.Errorf("k=%d: stub %.200q, want %q", tc.k, got, tc.want)
+		}
+		if n > 64<<20 {
+			t.Errorf("k=%d: Diagnose allocated %d MB", tc.k, n>>20)
+		}
+	}
+}

@@ -23,7 +23,8 @@ import (
 // arms evidently have, then the basic defaults (0, "", false, (), [],
 // None, 0.0), then a copy of an existing single-line arm body that binds
 // nothing (tried before the basic defaults when no type could be derived,
-// e.g. for a function-typed match). The stubs of all E005 findings are verified together by
+// e.g. for a function-typed match); a default of more than maxSynthBytes
+// is no candidate. The stubs of all E005 findings are verified together by
 // re-analysing the patched file: a stub whose arms produce a new error is
 // moved to its next candidate, for at most maxStubRounds rounds. A
 // verified patch is High; one whose stubs could not be verified keeps its
@@ -33,6 +34,10 @@ const (
 	maxStubRounds     = 12
 	maxStubCandidates = 12
 	maxSynthDepth     = 4
+	// maxSynthBytes bounds a synthesized default value: record fields
+	// multiply at every level (four levels of 60-field records are 60^4
+	// fields), so a larger one is abandoned for the next candidate.
+	maxSynthBytes = 16 << 10
 )
 
 // stubSite is one E005 finding being patched.
@@ -558,12 +563,16 @@ func (a *analysis) synthFields(fs []*compiler.FieldInfo, depth int) (string, boo
 		return "{}", true
 	}
 	parts := make([]string, len(fs))
+	size := 0
 	for i, f := range fs {
 		v, ok := a.synthType(f.Type, depth+1)
 		if !ok {
 			return "", false
 		}
 		parts[i] = f.Name + ": " + v
+		if size += len(parts[i]) + 2; size > maxSynthBytes {
+			return "", false
+		}
 	}
 	return "{ " + strings.Join(parts, ", ") + " }", true
 }

@@ -1,0 +1,261 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/axpool/axpool/wire"
+)
+
+// Fair share of the queue between callers (docs/operations.md "Fair
+// share"). The job stream is one FIFO: a caller with thousands of queued
+// jobs would make every other caller wait behind them. So the gateway
+// keeps its jobs in the stream to about what the fleet can run — its
+// window, the workers' slots (queue.Client.Slots) plus half as many again
+// so that a slot that frees up finds a job waiting — and holds the rest of
+// its calls itself, one FIFO per caller (the bearer token's name; stdio is
+// one caller), admitting them into the window round-robin over the callers
+// that wait. A caller's single job then waits behind at most the window's
+// queued part, less than the slots: it starts within one slot turn (each
+// slot finishing the job it runs), whatever another caller's backlog.
+//
+// It also answers the two refusals of a full gateway at once: queue_full
+// when its calls (waiting here or in the stream) reach the stream's
+// MaxDepth, quota_exceeded when a caller's reach
+// QueueBackend.MaxInflightPerCaller. Their retry_after_ms is the measured
+// time between two of the gateway's (or that caller's) jobs finishing —
+// when a place is likely to free up — never a constant.
+
+// admission is the fair-share state of one QueueBackend.
+type admission struct {
+	slots      func() int // the fleet's slots, -1 unknown
+	maxCalls   int64      // queue_full beyond it; ≤ 0 none
+	perCaller  int        // quota_exceeded beyond it; 0 none
+	retryFloor time.Duration
+
+	mu       sync.Mutex
+	inStream int // jobs submitted (or being submitted) and not answered
+	waiting  int // calls held here
+	callers  map[string]*callerShare
+	ring     []*callerShare // callers with waiting calls, in round-robin order
+	next     int            // the ring's next turn
+	drain    drainRate      // this gateway's jobs finishing
+}
+
+// callerShare is one caller's part of the admission.
+type callerShare struct {
+	name     string
+	inflight int       // waiting here + in the stream
+	queue    []*ticket // waiting calls, oldest first
+	inRing   bool
+	drain    drainRate
+}
+
+// ticket is one waiting call; ready is closed when it is admitted.
+type ticket struct {
+	ready    chan struct{}
+	admitted bool
+}
+
+// The bounds of retry_after_ms from the drain rate.
+const (
+	minRetryAfter = 50 * time.Millisecond
+	maxRetryAfter = time.Minute
+)
+
+// drainRate measures how often jobs finish: an exponentially weighted
+// moving average (weight 1/8) of the intervals between finishes.
+type drainRate struct {
+	last     time.Time
+	interval time.Duration
+	n        int
+}
+
+func (d *drainRate) observe(now time.Time) {
+	if !d.last.IsZero() {
+		iv := now.Sub(d.last)
+		if d.n == 1 {
+			d.interval = iv
+		} else {
+			d.interval += (iv - d.interval) / 8
+		}
+	}
+	d.last = now
+	d.n++
+}
+
+// retryAfter is when one more job has likely finished: the measured
+// interval between finishes, or the time since the last finish when that
+// is longer (nothing finishes: the slots are held by long or stuck jobs),
+// within [minRetryAfter, maxRetryAfter]; fallback before two finishes
+// were seen.
+func (d *drainRate) retryAfter(now time.Time, fallback time.Duration) time.Duration {
+	if d.n < 2 {
+		return fallback
+	}
+	iv := max(d.interval, now.Sub(d.last))
+	return min(max(iv, minRetryAfter), maxRetryAfter)
+}
+
+// window is how many of this gateway's jobs may be in the stream at once:
+// the fleet's slots and half as many again (at least 2); unbounded while
+// the slots are not known yet.
+func (a *admission) window() int {
+	s := a.slots()
+	if s < 0 {
+		return math.MaxInt
+	}
+	return max(s+s/2, 2)
+}
+
+// acquire admits a call of caller into the stream's window, waiting its
+// turn when the window is full. It returns release, to call once the
+// call's job is answered (or was never submitted). Errors: *JobError
+// queue_full or quota_exceeded at once; ctx.Err() when ctx ends while the
+// call waits (it is then no longer waiting).
+func (a *admission) acquire(ctx context.Context, caller string) (release func(), err error) {
+	now := time.Now()
+	a.mu.Lock()
+	cs := a.callers[caller]
+	if cs == nil {
+		cs = &callerShare{name: caller}
+		a.callers[caller] = cs
+	}
+	switch {
+	case a.perCaller > 0 && cs.inflight >= a.perCaller:
+		after := cs.drain.retryAfter(now, a.drain.retryAfter(now, a.retryFloor))
+		a.mu.Unlock()
+		return nil, &JobError{Outcome: wire.OutcomeQuotaExceeded, RetryAfter: after,
+			Err: fmt.Errorf("caller %q has %d calls in flight, the most allowed (--max-inflight-per-caller)", caller, a.perCaller)}
+	case a.maxCalls > 0 && int64(a.inStream+a.waiting) >= a.maxCalls:
+		after := a.drain.retryAfter(now, a.retryFloor)
+		a.mu.Unlock()
+		return nil, &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: after,
+			Err: fmt.Errorf("the gateway holds %d calls, the queue's depth", a.maxCalls)}
+	}
+	cs.inflight++
+	release = func() { a.release(cs) }
+	if a.waiting == 0 && a.inStream < a.window() {
+		a.inStream++
+		a.mu.Unlock()
+		return release, nil
+	}
+	t := &ticket{ready: make(chan struct{})}
+	cs.queue = append(cs.queue, t)
+	a.waiting++
+	if !cs.inRing {
+		cs.inRing = true
+		a.ring = append(a.ring, cs)
+	}
+	a.admitLocked() // the window may have grown
+	a.mu.Unlock()
+	select {
+	case <-t.ready:
+		return release, nil
+	case <-ctx.Done():
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if t.admitted { // admitted meanwhile: give the place back
+		a.releaseLocked(cs, time.Time{})
+		return nil, ctx.Err()
+	}
+	for i, q := range cs.queue {
+		if q == t {
+			cs.queue = append(cs.queue[:i], cs.queue[i+1:]...)
+			break
+		}
+	}
+	a.waiting--
+	cs.inflight--
+	if len(cs.queue) == 0 {
+		a.leaveRingLocked(cs)
+	}
+	return nil, ctx.Err()
+}
+
+// release ends an admitted call of cs: its place in the window goes to
+// the next caller's turn.
+func (a *admission) release(cs *callerShare) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.releaseLocked(cs, time.Now())
+}
+
+// releaseLocked is release; finished is when the call's job finished
+// (zero: it never ran, so the drain rate is not touched).
+func (a *admission) releaseLocked(cs *callerShare, finished time.Time) {
+	a.inStream--
+	cs.inflight--
+	if !finished.IsZero() {
+		a.drain.observe(finished)
+		cs.drain.observe(finished)
+	}
+	if len(a.callers) >= maxCallers {
+		a.forgetIdleLocked(finished)
+	}
+	a.admitLocked()
+}
+
+// maxCallers is the number of callers remembered (for their drain rate)
+// beyond which idle ones are forgotten.
+const maxCallers = 1024
+
+// forgetIdleLocked drops callers with nothing in flight whose last job
+// finished more than maxRetryAfter before now.
+func (a *admission) forgetIdleLocked(now time.Time) {
+	for name, cs := range a.callers {
+		if cs.inflight == 0 && now.Sub(cs.drain.last) > maxRetryAfter {
+			delete(a.callers, name)
+		}
+	}
+}
+
+// retryAfter is the wait to suggest when the stream itself is full: the
+// gateway's drain rate (drainRate.retryAfter), fallback before it is
+// known.
+func (a *admission) retryAfter(fallback time.Duration) time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.drain.retryAfter(time.Now(), fallback)
+}
+
+// admitLocked admits waiting calls, one per caller in turn, while the
+// window has room.
+func (a *admission) admitLocked() {
+	w := a.window()
+	for a.inStream < w && len(a.ring) > 0 {
+		if a.next >= len(a.ring) {
+			a.next = 0
+		}
+		cs := a.ring[a.next]
+		t := cs.queue[0]
+		cs.queue = cs.queue[1:]
+		t.admitted = true
+		close(t.ready)
+		a.waiting--
+		a.inStream++
+		if len(cs.queue) == 0 {
+			a.leaveRingLocked(cs) // the next caller moves into this turn
+		} else {
+			a.next++
+		}
+	}
+}
+
+// leaveRingLocked takes cs out of the round-robin ring.
+func (a *admission) leaveRingLocked(cs *callerShare) {
+	for i, c := range a.ring {
+		if c == cs {
+			a.ring = append(a.ring[:i], a.ring[i+1:]...)
+			if i < a.next {
+				a.next--
+			}
+			break
+		}
+	}
+	cs.inRing = false
+}

@@ -1,0 +1,287 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/wire"
+)
+
+// TestDrainRate: the retry_after of a full queue follows the measured
+// interval between finishes, the time since the last finish when nothing
+// finishes, within [50 ms, 1 min]; the fallback before two finishes.
+func TestDrainRate(t *testing.T) {
+	var d drainRate
+	t0 := time.Unix(1000, 0)
+	if got := d.retryAfter(t0, 700*time.Millisecond); got != 700*time.Millisecond {
+		t.Errorf("no finish: %v, want the fallback", got)
+	}
+	d.observe(t0)
+	if got := d.retryAfter(t0, 700*time.Millisecond); got != 700*time.Millisecond {
+		t.Errorf("one finish: %v, want the fallback", got)
+	}
+	for i := 1; i <= 10; i++ {
+		d.observe(t0.Add(time.Duration(i) * 100 * time.Millisecond))
+	}
+	last := t0.Add(time.Second)
+	if got := d.retryAfter(last, 0); got != 100*time.Millisecond {
+		t.Errorf("a finish every 100 ms: %v", got)
+	}
+	if got := d.retryAfter(last.Add(3*time.Second), 0); got != 3*time.Second {
+		t.Errorf("nothing finished for 3 s: %v", got)
+	}
+	if got := d.retryAfter(last.Add(time.Hour), 0); got != time.Minute {
+		t.Errorf("nothing finished for an hour: %v, want the 1 min cap", got)
+	}
+	var fast drainRate
+	for i := range 10 {
+		fast.observe(t0.Add(time.Duration(i) * time.Millisecond))
+	}
+	if got := fast.retryAfter(t0.Add(9*time.Millisecond), 0); got != 50*time.Millisecond {
+		t.Errorf("a finish every 1 ms: %v, want the 50 ms floor", got)
+	}
+	// The interval moves by 1/8 of each new one's difference.
+	d.observe(last.Add(900 * time.Millisecond))
+	if got, want := d.interval, 100*time.Millisecond+(800*time.Millisecond)/8; got != want {
+		t.Errorf("after a 900 ms interval: %v, want %v", got, want)
+	}
+}
+
+// TestAdmissionTurns: with the window full of caller A's jobs and A's
+// backlog waiting, a finishing job admits the waiting callers in turn — A,
+// then B, then D0, D1 — before A's next; a caller over its bound is
+// refused quota_exceeded, a gateway at the depth queue_full; a call whose
+// context ends while it waits leaves the line.
+func TestAdmissionTurns(t *testing.T) {
+	a := &admission{slots: func() int { return 4 }, maxCalls: 16, perCaller: 12, retryFloor: 300 * time.Millisecond,
+		callers: map[string]*callerShare{}}
+	if w := a.window(); w != 6 {
+		t.Fatalf("window for 4 slots = %d, want 6", w)
+	}
+	ctx := context.Background()
+	var releases []func()
+	for range 6 { // the window
+		r, err := a.acquire(ctx, "A")
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, r)
+	}
+	var mu sync.Mutex
+	var order []string
+	var wg sync.WaitGroup
+	admitted := make(chan func(), 100)
+	waiting := func(n int) {
+		waitFor(t, func() bool { a.mu.Lock(); defer a.mu.Unlock(); return a.waiting == n })
+	}
+	wait := func(caller string) {
+		wg.Go(func() {
+			r, err := a.acquire(ctx, caller)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			order = append(order, caller)
+			mu.Unlock()
+			admitted <- r
+		})
+	}
+	for range 6 {
+		wait("A")
+	}
+	waiting(6)
+	wait("B")
+	waiting(7)
+	// A holds 12 of its 12.
+	var je *JobError
+	if _, err := a.acquire(ctx, "A"); !errors.As(err, &je) || je.Outcome != wire.OutcomeQuotaExceeded || je.RetryAfter != 300*time.Millisecond ||
+		je.Err.Error() != `caller "A" has 12 calls in flight, the most allowed (--max-inflight-per-caller)` {
+		t.Errorf("A's 13th call: %v", err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	gone := make(chan error, 1)
+	go func() { _, err := a.acquire(cctx, "C"); gone <- err }()
+	waiting(8)
+	wait("D0")
+	waiting(9)
+	wait("D1")
+	waiting(10)
+	// 6 in the stream + 10 waiting: the depth.
+	if _, err := a.acquire(ctx, "E"); !errors.As(err, &je) || je.Outcome != wire.OutcomeQueueFull || je.RetryAfter != 300*time.Millisecond {
+		t.Errorf("the 17th call: %v, want queue_full", err)
+	}
+	cancel()
+	if err := <-gone; !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled wait: %v", err)
+	}
+	// One job at a time finishes: the turns go round the waiting callers.
+	releases[0]()
+	for range 4 {
+		(<-admitted)()
+	}
+	mu.Lock()
+	if got := strings.Join(order, ","); got != "A,B,D0,D1" {
+		t.Errorf("turns = %s, want A,B,D0,D1", got)
+	}
+	mu.Unlock()
+	for range 5 {
+		(<-admitted)()
+	}
+	for _, r := range releases[1:] {
+		r()
+	}
+	wg.Wait()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.waiting != 0 || a.inStream != 0 || len(a.ring) != 0 {
+		t.Errorf("left: %d waiting, %d in the stream, ring %d", a.waiting, a.inStream, len(a.ring))
+	}
+	// The drain rate was measured: retry_after is no longer the floor
+	// once nothing finishes for a while.
+	if got := a.drain.retryAfter(time.Now().Add(2*time.Second), 0); got < 2*time.Second {
+		t.Errorf("retry after, 2 s after the last finish: %v", got)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met after 10 s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestFairShare: caller A holds 2,000 calls; caller B's single call starts
+// within one slot turn — at most as many of A's jobs start between B's
+// call and B's job as there are slots — on real worker processes.
+func TestFairShare(t *testing.T) {
+	t.Setenv(envSlots, "2")
+	s := newStack(t, 2, queue.Config{MaxDepth: 5000})
+	defer s.close()
+	b := &QueueBackend{Client: s.Client, Timeout: 5 * time.Minute}
+	waitFor(t, func() bool { return s.Client.Slots() == 4 })
+	const slots, backlog = 4, 2000
+	job := json.RawMessage(`{"source":"fn main() -> Int { let mut i = 0\n while i < 2000000 { i = i + 1 }\n i }","max_steps":100000000}`)
+	type done struct {
+		called time.Time
+		res    map[string]any
+		err    error
+	}
+	ctxA, cancelA := context.WithCancel(context.WithValue(context.Background(), callerKey{}, "A"))
+	defer cancelA()
+	results := make(chan done, backlog)
+	for range backlog {
+		go func() {
+			called := time.Now()
+			raw, err := b.Run(ctxA, "boruna_run", job, nil)
+			var m map[string]any
+			if err == nil {
+				err = json.Unmarshal(raw, &m)
+			}
+			results <- done{called, m, err}
+		}()
+	}
+	adm := b.admission()
+	waitFor(t, func() bool { adm.mu.Lock(); defer adm.mu.Unlock(); return adm.waiting >= backlog-adm.window() })
+	// Let A's jobs run a few turns, then B calls.
+	var aDone []done
+	for len(aDone) < 3*slots {
+		aDone = append(aDone, <-results)
+	}
+	bCalled := time.Now()
+	raw, err := b.Run(context.WithValue(context.Background(), callerKey{}, "B"), "boruna_run", job, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bRes map[string]any
+	if err := json.Unmarshal(raw, &bRes); err != nil || bRes["outcome"] != "ok" {
+		t.Fatalf("B's call = %s, %v", raw, err)
+	}
+	bStart := bCalled.Add(time.Duration(bRes["queue_ms"].(float64)) * time.Millisecond)
+	// The jobs running when B's started finish too.
+	for range 2 * slots {
+		aDone = append(aDone, <-results)
+	}
+	cancelA()
+	var runMs []float64
+	between := 0
+	for _, d := range aDone {
+		if d.err != nil || d.res["outcome"] != "ok" {
+			t.Fatalf("A's call: %v, %v", d.res, d.err)
+		}
+		runMs = append(runMs, d.res["run_ms"].(float64))
+		start := d.called.Add(time.Duration(d.res["queue_ms"].(float64)) * time.Millisecond)
+		if start.After(bCalled) && start.Before(bStart) {
+			between++
+		}
+	}
+	sort.Float64s(runMs)
+	t.Logf("B waited %v (queue_ms %v) while %d of A's jobs started; A's jobs run %v ms (median)",
+		bStart.Sub(bCalled).Round(time.Millisecond), bRes["queue_ms"], between, runMs[len(runMs)/2])
+	if between > slots {
+		t.Errorf("%d of A's jobs started between B's call and B's job, want at most %d (one slot turn)", between, slots)
+	}
+	// A's backlog ends cancelled, without running.
+	for range backlog - len(aDone) {
+		d := <-results
+		var je *JobError
+		if d.err == nil && d.res["outcome"] == "ok" {
+			continue // ran before the cancel
+		}
+		if !errors.As(d.err, &je) || je.Outcome != wire.OutcomeCancelled {
+			t.Fatalf("A's cancelled call: %v, %v", d.res, d.err)
+		}
+	}
+}
+
+// TestQuotaExceeded: a caller at --max-inflight-per-caller gets
+// quota_exceeded at once, retryable, with retry_after_ms; another caller
+// is not affected.
+func TestQuotaExceeded(t *testing.T) {
+	s := newStack(t, 0, queue.Config{RetryAfter: 400 * time.Millisecond})
+	defer s.close()
+	b := &QueueBackend{Client: s.Client, Timeout: time.Minute, MaxInflightPerCaller: 3}
+	g := s.newGateway(t, Config{Backend: b})
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), callerKey{}, "alice"))
+	defer cancel()
+	job := json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`)
+	var wg sync.WaitGroup
+	for range 3 { // no workers: they wait
+		wg.Go(func() { b.Run(ctx, "boruna_run", job, nil) })
+	}
+	adm := b.admission()
+	waitFor(t, func() bool {
+		adm.mu.Lock()
+		defer adm.mu.Unlock()
+		return adm.callers["alice"] != nil && adm.callers["alice"].inflight == 3
+	})
+	_, err := b.Run(ctx, "boruna_run", job, nil)
+	got := string(g.failure(ctx, "boruna_run", err))
+	var je *JobError
+	if !errors.As(err, &je) || je.JobID == "" {
+		t.Fatalf("4th call: %v", err)
+	}
+	want := `{"success":false,"protocol_version":1,"error_kind":"quota_exceeded","message":"the caller \"alice\" has 3 calls in flight, the most allowed (--max-inflight-per-caller); retry after 400 ms","outcome":"quota_exceeded","retryable":true,"retry_after_ms":400,"job_id":"` + je.JobID + `","queue_ms":0,"run_ms":0,"worker":""}`
+	if got != want {
+		t.Errorf("quota_exceeded:\n got: %s\nwant: %s", got, want)
+	}
+	// Bob still gets in line (he waits for a worker like alice's calls).
+	bctx, bcancel := context.WithTimeout(context.WithValue(context.Background(), callerKey{}, "bob"), 300*time.Millisecond)
+	defer bcancel()
+	if _, err := b.Run(bctx, "boruna_run", job, nil); !errors.As(err, &je) || je.Outcome != wire.OutcomeCancelled {
+		t.Errorf("bob's call: %v, want waiting until cancelled", err)
+	}
+	cancel()
+	wg.Wait()
+}

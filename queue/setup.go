@@ -1,0 +1,508 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Open sets the job queue up on nc with cfg and returns the Bus. The
+// gateway (the component that owns the queue's configuration) calls Open;
+// workers call Attach. The connection stays owned by the caller.
+//
+// Open creates the job stream, its consumer and the results and state
+// buckets that do not exist yet. One that exists is used as it is: a
+// process never rewrites the configuration of the queue (another gateway,
+// or `axpool queue configure`, may have set it on purpose); Open logs
+// each difference between it and cfg at Warn level, in one line per
+// stream, consumer or bucket, and the Bus then follows the existing
+// configuration (its AckWait, MaxDeliver, MaxAge …). Configure changes an
+// existing queue.
+//
+// Replicas: cfg.Replicas, or when it is 0, the existing stream's; a new
+// stream on a server that is not part of a cluster gets 1, one on a
+// cluster min(3, the cluster's size): the largest of 3, 2, 1 replicas the
+// server's placement accepts (a cluster of 3 nodes with one down
+// accepts 2). Every bucket gets the stream's replication.
+//
+// Errors: an invalid cfg (a negative field, Replicas over MaxReplicas,
+// Duplicates over MaxAge, StateTTL not over MaxAge, a MaxMsgSize set over
+// the server's max payload), each naming the field; a stream or consumer
+// of that name that is not axpool's (other subjects, retention or ack
+// policy); *UnavailableError (errors.Is ErrUnavailable) when NATS or
+// JetStream does not answer now (no JetStream leader, a timeout, the
+// connection down): callers starting up retry those (OpenWait); other
+// JetStream errors, wrapped.
+func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bus, error) {
+	explicitSize := cfg.MaxMsgSize != 0
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if p := nc.MaxPayload(); p > 0 && int64(cfg.MaxMsgSize) > p {
+		if explicitSize {
+			return nil, fmt.Errorf("queue: Config.MaxMsgSize (%d bytes) exceeds the server's max payload (%d bytes)", cfg.MaxMsgSize, p)
+		}
+		cfg.MaxMsgSize = int32(p) // the default is bounded by the server
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("queue: jetstream: %w", err)
+	}
+	stream, err := openStream(ctx, nc, js, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	cons, err := openConsumer(ctx, stream, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	b := newBus(nc, js, stream, cons, log)
+	if cfg.Replicas != 0 {
+		b.replicas = cfg.Replicas
+	}
+	b.retryAfter = cfg.RetryAfter
+	if b.results, err = b.Bucket(ctx, resultsBucket(cfg.ResultTTL)); err != nil {
+		return nil, err
+	}
+	if b.state, err = b.Bucket(ctx, stateBucket(cfg.StateTTL)); err != nil {
+		return nil, err
+	}
+	if b.tasks, err = b.Bucket(ctx, tasksBucket(cfg.ResultTTL)); err != nil {
+		return nil, err
+	}
+	if b.cache, err = b.Bucket(ctx, cacheBucket(cfg.CacheTTL, cfg.CacheOnDisk)); err != nil {
+		return nil, err
+	}
+	b.taskTTL = cfg.ResultTTL
+	return b, nil
+}
+
+// OpenWait is Open retried while the queue is unavailable (Open's
+// *UnavailableError: JetStream has no leader yet, the cluster is
+// electing one), waiting between attempts with backoff from 250 ms
+// doubling to 5 s, and logging each failed attempt at Warn level, until
+// ctx ends. Errors: Open's other errors at once; the last
+// *UnavailableError when ctx ends.
+func OpenWait(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bus, error) {
+	return retryUnavailable(ctx, log, "job queue not available yet; retrying", func(ctx context.Context) (*Bus, error) {
+		return Open(ctx, nc, cfg, log)
+	})
+}
+
+// retryUnavailable calls op until it returns something other than an
+// *UnavailableError, or ctx ends (then the last error is returned). Each
+// attempt gets at most attemptTimeout of ctx.
+func retryUnavailable[T any](ctx context.Context, log *slog.Logger, msg string, op func(context.Context) (T, error)) (T, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	wait := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		v, err := op(actx)
+		cancel()
+		if err == nil || !errors.Is(err, ErrUnavailable) {
+			return v, err
+		}
+		if ctx.Err() != nil {
+			return v, err
+		}
+		log.Warn(msg, "attempt", attempt, "retry_in", wait, "err", err)
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+// attemptTimeout bounds one attempt of a start-up retry loop.
+const attemptTimeout = 10 * time.Second
+
+// streamConfig is the job stream's configuration for cfg with replicas.
+func streamConfig(cfg Config, replicas int) jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        StreamName,
+		Description: "axpool jobs (work queue)",
+		Subjects:    []string{JobSubjects},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     cfg.Storage,
+		Replicas:    replicas,
+		MaxMsgs:     cfg.MaxDepth,
+		MaxBytes:    cfg.MaxBytes,
+		MaxMsgSize:  cfg.MaxMsgSize,
+		MaxAge:      cfg.MaxAge,
+		Discard:     jetstream.DiscardNew,
+		Duplicates:  cfg.Duplicates,
+	}
+}
+
+// consumerConfig is the job consumer's configuration for cfg.
+func consumerConfig(cfg Config) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       ConsumerName,
+		Description:   "axpool worker slots (pull, one message per slot)",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       cfg.AckWait,
+		MaxDeliver:    cfg.MaxDeliver + 1, // the answer-only delivery
+		MaxAckPending: cfg.MaxAckPending,
+		MaxWaiting:    cfg.MaxWaiting,
+		FilterSubject: JobSubjects,
+		// No InactiveThreshold: a durable work consumer must never be
+		// reaped (go-ecosystem.md §5, nats-server #7102).
+	}
+}
+
+// openStream returns the job stream, creating it when it does not exist.
+func openStream(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Config, log *slog.Logger) (jetstream.Stream, error) {
+	stream, err := js.Stream(ctx, StreamName)
+	if err == nil {
+		return stream, checkStream(stream.CachedInfo().Config, cfg, log)
+	}
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, setupError("look up stream "+StreamName, err)
+	}
+	candidates := []int{cfg.Replicas}
+	if cfg.Replicas == 0 {
+		candidates = []int{1}
+		if nc.ConnectedClusterName() != "" {
+			candidates = []int{3, 2, 1}
+		}
+	}
+	for i, r := range candidates {
+		stream, err = js.CreateStream(ctx, streamConfig(cfg, r))
+		switch {
+		case err == nil:
+			log.Info("job stream created", "stream", StreamName, "replicas", r, "max_depth", cfg.MaxDepth, "max_age", cfg.MaxAge)
+			return stream, nil
+		case errors.Is(err, jetstream.ErrStreamNameAlreadyInUse):
+			// Another process created it meanwhile.
+			if stream, err = js.Stream(ctx, StreamName); err != nil {
+				return nil, setupError("look up stream "+StreamName, err)
+			}
+			return stream, checkStream(stream.CachedInfo().Config, cfg, log)
+		case i < len(candidates)-1 && isPlacementError(err):
+			log.Warn("the cluster cannot place the job stream on this many servers; trying fewer replicas",
+				"replicas", r, "err", err)
+			continue
+		}
+		break
+	}
+	return nil, setupError("create stream "+StreamName, err)
+}
+
+// isPlacementError reports the JetStream errors of a replica count the
+// cluster cannot place now: "no suitable peers for placement" (fewer
+// servers than replicas, or some offline) and "insufficient resources".
+func isPlacementError(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == errCodeNoPeers || apiErr.ErrorCode == errCodeInsufficientResources)
+}
+
+// openConsumer returns the job consumer, creating it when it does not
+// exist.
+func openConsumer(ctx context.Context, stream jetstream.Stream, cfg Config, log *slog.Logger) (jetstream.Consumer, error) {
+	cons, err := stream.Consumer(ctx, ConsumerName)
+	if err == nil {
+		return cons, checkConsumer(cons.CachedInfo().Config, cfg, log)
+	}
+	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, setupError("look up consumer "+ConsumerName, err)
+	}
+	cons, err = stream.CreateConsumer(ctx, consumerConfig(cfg))
+	if errors.Is(err, jetstream.ErrConsumerExists) || isAPIError(err, jetstream.JSErrCodeConsumerAlreadyExists) {
+		if cons, err = stream.Consumer(ctx, ConsumerName); err == nil {
+			return cons, checkConsumer(cons.CachedInfo().Config, cfg, log)
+		}
+	}
+	if err != nil {
+		return nil, setupError("create consumer "+ConsumerName, err)
+	}
+	return cons, nil
+}
+
+// difference is one setting in which an existing stream, consumer or
+// bucket differs from what this process was configured with.
+type difference struct {
+	field      string
+	have, want any
+}
+
+// differences renders ds for a log line: "replicas 1 (this process: 3),
+// max_msgs 1000 (this process: 5000)".
+func differences(ds []difference) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		parts[i] = fmt.Sprintf("%s %v (this process: %v)", d.field, d.have, d.want)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// logDifferences logs ds (if any) for the existing object what.
+func logDifferences(log *slog.Logger, what string, ds []difference) {
+	if len(ds) == 0 {
+		return
+	}
+	log.Warn(what+" exists with another configuration; kept as it is (change it with `axpool queue configure`)",
+		"differences", differences(ds))
+}
+
+// diff appends a difference when have != want.
+func diff[T comparable](ds []difference, field string, have, want T) []difference {
+	if have != want {
+		ds = append(ds, difference{field, have, want})
+	}
+	return ds
+}
+
+// checkStream refuses an existing stream that is not axpool's job stream
+// and logs where its settings differ from cfg.
+func checkStream(have jetstream.StreamConfig, cfg Config, log *slog.Logger) error {
+	if have.Retention != jetstream.WorkQueuePolicy || !slices.Equal(have.Subjects, []string{JobSubjects}) {
+		return fmt.Errorf("queue: stream %s exists but is not an axpool job stream (retention %s, subjects %v; want workqueue, [%s])",
+			StreamName, have.Retention, have.Subjects, JobSubjects)
+	}
+	var ds []difference
+	if cfg.Replicas != 0 {
+		ds = diff(ds, "replicas", have.Replicas, cfg.Replicas)
+	}
+	ds = diff(ds, "max_msgs", have.MaxMsgs, cfg.MaxDepth)
+	ds = diff(ds, "max_bytes", have.MaxBytes, cfg.MaxBytes)
+	ds = diff(ds, "max_msg_size", have.MaxMsgSize, cfg.MaxMsgSize)
+	ds = diff(ds, "max_age", have.MaxAge, cfg.MaxAge)
+	ds = diff(ds, "duplicates", have.Duplicates, cfg.Duplicates)
+	ds = diff(ds, "storage", have.Storage, cfg.Storage)
+	logDifferences(log, "job stream "+StreamName, ds)
+	return nil
+}
+
+// checkConsumer refuses an existing consumer that is not axpool's and
+// logs where its settings differ from cfg.
+func checkConsumer(have jetstream.ConsumerConfig, cfg Config, log *slog.Logger) error {
+	if have.AckPolicy != jetstream.AckExplicitPolicy || have.FilterSubject != JobSubjects {
+		return fmt.Errorf("queue: consumer %s exists but is not axpool's (ack policy %s, filter %q; want explicit, %q)",
+			ConsumerName, have.AckPolicy, have.FilterSubject, JobSubjects)
+	}
+	var ds []difference
+	ds = diff(ds, "ack_wait", have.AckWait, cfg.AckWait)
+	ds = diff(ds, "max_deliver", have.MaxDeliver-1, cfg.MaxDeliver)
+	ds = diff(ds, "max_ack_pending", have.MaxAckPending, cfg.MaxAckPending)
+	ds = diff(ds, "max_waiting", have.MaxWaiting, cfg.MaxWaiting)
+	logDifferences(log, "job consumer "+ConsumerName, ds)
+	return nil
+}
+
+// BucketSpec describes a KV bucket of axpool's for Bus.Bucket, the one
+// place where the queue's buckets are created (the results and state
+// buckets, and any other package's).
+type BucketSpec struct {
+	// Name is the bucket name, "AXPOOL_" and [A-Z0-9_]; Configure changes
+	// the replication of every bucket so named.
+	Name        string
+	Description string
+	// TTL is how long a value is kept; 0 means forever.
+	TTL time.Duration
+	// History is the number of values kept per key; 0 means 1.
+	History uint8
+	// OnDisk keeps the bucket in file storage whatever the bus's storage
+	// (the result cache with Config.CacheOnDisk).
+	OnDisk bool
+}
+
+// bucketPrefix starts the name of every axpool bucket.
+const bucketPrefix = "AXPOOL_"
+
+// resultsBucket, stateBucket, tasksBucket and cacheBucket are the specs of the queue's own buckets.
+func resultsBucket(ttl time.Duration) BucketSpec {
+	return BucketSpec{Name: ResultsBucket, Description: "axpool job results (response envelopes)", TTL: ttl}
+}
+
+func stateBucket(ttl time.Duration) BucketSpec {
+	return BucketSpec{Name: StateBucket, Description: "axpool job claims and cancel markers", TTL: ttl}
+}
+
+func tasksBucket(ttl time.Duration) BucketSpec {
+	return BucketSpec{Name: TasksBucket, Description: "axpool MCP tasks (docs/tools.md §7)", TTL: ttl}
+}
+
+func cacheBucket(ttl time.Duration, onDisk bool) BucketSpec {
+	return BucketSpec{Name: CacheBucket, Description: "axpool result cache (docs/tools.md §7)", TTL: ttl, OnDisk: onDisk}
+}
+
+// Bucket returns the KV bucket spec describes, creating it with the
+// bus's replication (Replicas) and storage (file storage with OnDisk) when it does not exist. An
+// existing bucket is used as it is, never reconfigured: the differences of
+// its replication, TTL and storage from the spec are logged at Warn level
+// (Open's rule). Errors: a name without the "AXPOOL_" prefix;
+// *UnavailableError when JetStream does not answer now; other JetStream
+// errors, wrapped.
+func (b *Bus) Bucket(ctx context.Context, spec BucketSpec) (jetstream.KeyValue, error) {
+	if !strings.HasPrefix(spec.Name, bucketPrefix) {
+		return nil, fmt.Errorf("queue: bucket name %q does not start with %s", spec.Name, bucketPrefix)
+	}
+	history := max(spec.History, 1)
+	storage := b.storage
+	if spec.OnDisk {
+		storage = jetstream.FileStorage
+	}
+	kv, err := b.js.KeyValue(ctx, spec.Name)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = b.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      spec.Name,
+			Description: spec.Description,
+			History:     history,
+			TTL:         spec.TTL,
+			Storage:     storage,
+			Replicas:    b.replicas,
+		})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = b.js.KeyValue(ctx, spec.Name) // created meanwhile
+		} else if err == nil {
+			return kv, nil
+		}
+	}
+	if err != nil {
+		return nil, setupError("open bucket "+spec.Name, err)
+	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return nil, setupError("read bucket "+spec.Name, err)
+	}
+	have := st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config
+	var ds []difference
+	ds = diff(ds, "replicas", have.Replicas, b.replicas)
+	ds = diff(ds, "ttl", have.MaxAge, spec.TTL)
+	ds = diff(ds, "history", have.MaxMsgsPerSubject, int64(history))
+	ds = diff(ds, "storage", have.Storage, storage)
+	logDifferences(b.log, "bucket "+spec.Name, ds)
+	return kv, nil
+}
+
+// Attach looks up the stream, consumer and buckets that Open created and
+// returns the Bus, reading AckWait and MaxDeliver from the consumer and
+// the replication and storage of buckets it creates (Bucket) from the
+// stream. Errors: ErrNotSetUp (wrapped) when any of them is missing;
+// *UnavailableError when JetStream does not answer now.
+func Attach(ctx context.Context, nc *nats.Conn, log *slog.Logger) (*Bus, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("queue: jetstream: %w", err)
+	}
+	notSetUp := func(what string, err error) error {
+		if errors.Is(err, jetstream.ErrStreamNotFound) || errors.Is(err, jetstream.ErrConsumerNotFound) ||
+			errors.Is(err, jetstream.ErrBucketNotFound) {
+			return fmt.Errorf("%w: %s: %w", ErrNotSetUp, what, err)
+		}
+		return setupError("look up "+what, err)
+	}
+	stream, err := js.Stream(ctx, StreamName)
+	if err != nil {
+		return nil, notSetUp("stream "+StreamName, err)
+	}
+	cons, err := stream.Consumer(ctx, ConsumerName)
+	if err != nil {
+		return nil, notSetUp("consumer "+ConsumerName, err)
+	}
+	b := newBus(nc, js, stream, cons, log)
+	if b.results, err = js.KeyValue(ctx, ResultsBucket); err != nil {
+		return nil, notSetUp("bucket "+ResultsBucket, err)
+	}
+	if b.state, err = js.KeyValue(ctx, StateBucket); err != nil {
+		return nil, notSetUp("bucket "+StateBucket, err)
+	}
+	// The cache bucket is optional: a queue set up by an older gateway has
+	// none, and its jobs run uncached (ErrNoCache).
+	if b.cache, err = js.KeyValue(ctx, CacheBucket); err != nil {
+		if !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil, notSetUp("bucket "+CacheBucket, err)
+		}
+		b.cache = nil
+	}
+	return b, nil
+}
+
+// WantReplicas makes n (1 to MaxReplicas) the replication of the buckets
+// b creates from now on (Bucket), and logs at Warn level where the job
+// stream and the existing axpool buckets have another: a worker started
+// with --replicas checks the queue it attached to this way, without
+// changing it. Errors: n out of range; *UnavailableError when JetStream
+// does not answer.
+func (b *Bus) WantReplicas(ctx context.Context, n int) error {
+	if n < 1 || n > MaxReplicas {
+		return fmt.Errorf("queue: replicas must be 1 to %d, got %d", MaxReplicas, n)
+	}
+	b.replicas = n
+	si, err := b.stream.Info(ctx)
+	if err != nil {
+		return setupError("read stream "+StreamName, err)
+	}
+	logDifferences(b.log, "job stream "+StreamName, diff(nil, "replicas", si.Config.Replicas, n))
+	names, err := bucketNames(ctx, b.js)
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		s, err := b.js.Stream(ctx, kvStreamPrefix+name)
+		if err != nil {
+			return setupError("read bucket "+name, err)
+		}
+		logDifferences(b.log, "bucket "+name, diff(nil, "replicas", s.CachedInfo().Config.Replicas, n))
+	}
+	return nil
+}
+
+// kvStreamPrefix starts the name of the stream behind a KV bucket.
+const kvStreamPrefix = "KV_"
+
+// bucketNames lists the axpool buckets ("AXPOOL_…"), sorted.
+func bucketNames(ctx context.Context, js jetstream.JetStream) ([]string, error) {
+	l := js.KeyValueStoreNames(ctx)
+	var names []string
+	for n := range l.Name() {
+		if strings.HasPrefix(n, bucketPrefix) {
+			names = append(names, n)
+		}
+	}
+	if err := l.Error(); err != nil {
+		return nil, setupError("list buckets", err)
+	}
+	slices.Sort(names)
+	return names, nil
+}
+
+func newBus(nc *nats.Conn, js jetstream.JetStream, stream jetstream.Stream, cons jetstream.Consumer, log *slog.Logger) *Bus {
+	if log == nil {
+		log = slog.Default()
+	}
+	ci := cons.CachedInfo()
+	si := stream.CachedInfo()
+	maxMsg := int(si.Config.MaxMsgSize)
+	if p := int(nc.MaxPayload()); maxMsg <= 0 || (p > 0 && p < maxMsg) {
+		maxMsg = p
+	}
+	return &Bus{
+		nc: nc, js: js, stream: stream, cons: cons,
+		ackWait:       ci.Config.AckWait,
+		maxDeliver:    max(ci.Config.MaxDeliver-1, 0),
+		maxAckPending: ci.Config.MaxAckPending,
+		maxAge:        si.Config.MaxAge,
+		maxDepth:      si.Config.MaxMsgs,
+		maxMsgSize:    maxMsg,
+		replicas:      max(si.Config.Replicas, 1),
+		storage:       si.Config.Storage,
+		retryAfter:    DefaultRetryAfter,
+		log:           log,
+	}
+}
