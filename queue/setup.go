@@ -319,6 +319,10 @@ type BucketSpec struct {
 	// OnDisk keeps the bucket in file storage whatever the bus's storage
 	// (the result cache with Config.CacheOnDisk).
 	OnDisk bool
+	// FollowTTL changes an existing bucket's TTL to TTL (logged at Info
+	// level) instead of keeping it: the result cache, whose entries only
+	// save work, follows the --cache-ttl of the process that opens it.
+	FollowTTL bool
 }
 
 // bucketPrefix starts the name of every axpool bucket.
@@ -338,12 +342,13 @@ func tasksBucket(ttl time.Duration) BucketSpec {
 }
 
 func cacheBucket(ttl time.Duration, onDisk bool) BucketSpec {
-	return BucketSpec{Name: CacheBucket, Description: "axpool result cache (docs/tools.md §7)", TTL: ttl, OnDisk: onDisk}
+	return BucketSpec{Name: CacheBucket, Description: "axpool result cache (docs/tools.md §7)", TTL: ttl, OnDisk: onDisk, FollowTTL: true}
 }
 
 // Bucket returns the KV bucket spec describes, creating it with the
 // bus's replication (Replicas) and storage (file storage with OnDisk) when it does not exist. An
-// existing bucket is used as it is, never reconfigured: the differences of
+// existing bucket is used as it is, never reconfigured (but for its TTL
+// with FollowTTL): the differences of
 // its replication, TTL and storage from the spec are logged at Warn level
 // (Open's rule). Errors: a name without the "AXPOOL_" prefix;
 // *UnavailableError when JetStream does not answer now; other JetStream
@@ -383,7 +388,22 @@ func (b *Bus) Bucket(ctx context.Context, spec BucketSpec) (jetstream.KeyValue, 
 	have := st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config
 	var ds []difference
 	ds = diff(ds, "replicas", have.Replicas, b.replicas)
-	ds = diff(ds, "ttl", have.MaxAge, spec.TTL)
+	if spec.FollowTTL && have.MaxAge != spec.TTL {
+		kv, err = b.js.UpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      spec.Name,
+			Description: spec.Description,
+			History:     uint8(max(have.MaxMsgsPerSubject, 1)),
+			TTL:         spec.TTL,
+			Storage:     have.Storage,
+			Replicas:    have.Replicas,
+		})
+		if err != nil {
+			return nil, setupError("change the TTL of bucket "+spec.Name, err)
+		}
+		b.log.Info("bucket TTL changed", "bucket", spec.Name, "from", have.MaxAge, "to", spec.TTL)
+	} else {
+		ds = diff(ds, "ttl", have.MaxAge, spec.TTL)
+	}
 	ds = diff(ds, "history", have.MaxMsgsPerSubject, int64(history))
 	ds = diff(ds, "storage", have.Storage, storage)
 	logDifferences(b.log, "bucket "+spec.Name, ds)
