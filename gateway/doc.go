@@ -173,5 +173,6 @@
 // does, to compile scripts; the gateway only reads its catalogue and
 // submits script jobs).
 //
-// Imports: docs, examples, internal/jsonenc, libs, queue, scripts, tools and wire.
+// Imports: docs, examples, internal/jsonenc, internal/limitread, libs, queue,
+// scripts, tools and wire.
 package gateway

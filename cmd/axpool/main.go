@@ -7,7 +7,7 @@
 // themselves on rootCmd in an init function.
 //
 // Imports: compiler, compiler/syntax, gateway, handlers, internal/jsonenc,
-// internal/version, libs, policy, queue, scripts, templates, tools,
+// internal/limitread, internal/version, libs, policy, queue, scripts, templates, tools,
 // tools/framework, tools/repair, tools/template, tools/workflow, vm, wire
 // and worker.
 package main
