@@ -27,6 +27,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/axpool/axpool/internal/limitread"
 )
 
 // EndpointPath is the Streamable HTTP endpoint (docs/tools.md §4).
@@ -123,12 +125,12 @@ func LoadTokenFile(path string, insecure bool) (Token, error) {
 			return Token{}, &TokenError{Path: path, Err: &TokenModeError{Path: path, Mode: perm}}
 		}
 	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxTokenFileBytes+1))
+	b, err := limitread.Read(f, MaxTokenFileBytes)
+	if errors.Is(err, limitread.ErrTooLarge) {
+		err = ErrTokenFileTooLarge
+	}
 	if err != nil {
 		return Token{}, &TokenError{Path: path, Err: err}
-	}
-	if len(b) > MaxTokenFileBytes {
-		return Token{}, &TokenError{Path: path, Err: ErrTokenFileTooLarge}
 	}
 	base := filepath.Base(path)
 	if ext := filepath.Ext(base); ext != "" && ext != base {

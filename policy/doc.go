@@ -9,5 +9,6 @@
 // policy is a leaf of the language: it knows nothing of NATS, MCP or the
 // VM. The VM enforces a policy through Decide.
 //
-// Imports: internal/jsonenc, internal/spell and internal/text.
+// Imports: internal/jsonenc, internal/limitread, internal/spell and
+// internal/text.
 package policy

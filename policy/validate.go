@@ -5,14 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/axpool/axpool/internal/limitread"
 	"github.com/axpool/axpool/internal/spell"
 	"github.com/axpool/axpool/internal/text"
 )
@@ -698,17 +697,12 @@ func ReadFile(path string) ([]byte, error) {
 		return &ValidationError{Kind: KindIOError, Err: err,
 			Message: fmt.Sprintf("%s: %s: %v", KindIOError, path, cause)}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, ioErr(err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, ioErr(err)
-	}
-	if len(data) > MaxFileBytes {
+	data, err := limitread.File(path, MaxFileBytes)
+	if errors.Is(err, limitread.ErrTooLarge) {
 		return nil, ioErr(ErrFileTooLarge)
+	}
+	if err != nil {
+		return nil, ioErr(err)
 	}
 	return trimBOM(data), nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/internal/limitread"
 	"github.com/axpool/axpool/internal/spell"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
@@ -320,19 +320,11 @@ func Load(dir string, opts Options) (*Catalogue, error) {
 
 // readLimited reads a file of at most limit bytes.
 func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
+	data, err := limitread.File(path, limit)
+	if errors.Is(err, limitread.ErrTooLarge) {
 		return nil, fmt.Errorf("script exceeds the 1 MB source limit (more than %d bytes)", limit)
 	}
-	return data, nil
+	return data, err
 }
 
 // display is the file name diagnostics show: the path under Dir.

@@ -27,6 +27,6 @@
 // quoted values (internal/text), and runs script jobs through the tool
 // engine (tools, tools/toolwire, vm); it knows nothing of NATS or MCP.
 //
-// Imports: compiler, compiler/syntax, internal/spell, internal/text,
+// Imports: compiler, compiler/syntax, internal/limitread, internal/spell, internal/text,
 // policy, tools, tools/toolwire, vm and wire.
 package scripts

@@ -45,7 +45,7 @@ func appendJSON(b []byte, v Value, maxDepth int) ([]byte, error) {
 	case KindUnit, KindBool, KindInt, KindFloat, KindString:
 		return appendScalarJSON(b, v), nil
 	}
-	w := jsonVisitor{b: b}
+	w := jsonVisitor{jsonOut{b: b}}
 	if err := walkValue(v, &w, maxDepth); err != nil {
 		return b, err
 	}
@@ -79,9 +79,24 @@ func appendScalarJSON(b []byte, v Value) []byte {
 }
 
 // jsonVisitor writes the docs/tools.md §2 encoding.
-type jsonVisitor struct{ b []byte }
+// jsonOut is the output of the JSON-writing visitors (jsonVisitor,
+// briefVisitor) and what they write alike: the stop test and the
+// separator and key before each child of a list, record or map.
+type jsonOut struct{ b []byte }
 
-func (w *jsonVisitor) stop() bool { return false }
+func (w *jsonOut) stop() bool { return false }
+
+func (w *jsonOut) child(f *wframe, i int) {
+	if i > 0 {
+		w.b = append(w.b, ',')
+	}
+	if f.keys != nil {
+		w.b = appendJSONString(w.b, f.keys[i])
+		w.b = append(w.b, ':')
+	}
+}
+
+type jsonVisitor struct{ jsonOut }
 
 func (w *jsonVisitor) enter(v Value, f *wframe) {
 	b := w.b
@@ -123,16 +138,6 @@ func (w *jsonVisitor) enter(v Value, f *wframe) {
 		}
 	}
 	w.b = b
-}
-
-func (w *jsonVisitor) child(f *wframe, i int) {
-	if i > 0 {
-		w.b = append(w.b, ',')
-	}
-	if f.keys != nil {
-		w.b = appendJSONString(w.b, f.keys[i])
-		w.b = append(w.b, ':')
-	}
 }
 
 func (w *jsonVisitor) leave(f *wframe) {
@@ -208,9 +213,7 @@ func BriefJSON(v Value) ([]byte, error) {
 	return w.b, nil
 }
 
-type briefVisitor struct{ b []byte }
-
-func (w *briefVisitor) stop() bool { return false }
+type briefVisitor struct{ jsonOut }
 
 func (w *briefVisitor) enter(v Value, f *wframe) {
 	b := w.b
@@ -247,16 +250,6 @@ func (w *briefVisitor) enter(v Value, f *wframe) {
 		}
 	}
 	w.b = b
-}
-
-func (w *briefVisitor) child(f *wframe, i int) {
-	if i > 0 {
-		w.b = append(w.b, ',')
-	}
-	if f.keys != nil {
-		w.b = appendJSONString(w.b, f.keys[i])
-		w.b = append(w.b, ':')
-	}
 }
 
 func (w *briefVisitor) leave(f *wframe) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/internal/limitread"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/tools/template"
 )
@@ -67,19 +69,11 @@ func sizeName(n int64) string {
 // bounded by the limit. Errors: *FileTooLargeError naming what
 // the file holds, or the *os.PathError of opening or reading it.
 func ReadFileLimit(path, what string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
+	data, err := limitread.File(path, limit)
+	if errors.Is(err, limitread.ErrTooLarge) {
 		return nil, &FileTooLargeError{Path: path, What: what, Limit: limit}
 	}
-	return data, nil
+	return data, err
 }
 
 // ReadSourceFile reads an .ax source file of at most MaxSourceFileBytes.

@@ -23,23 +23,24 @@ const module = "github.com/axpool/axpool"
 // gateway's tests).
 var allowed = map[string][]string{
 	// Leaves: the standard library only.
-	"internal/arena":    nil,
-	"internal/depgraph": nil,
-	"internal/jsonenc":  nil,
-	"internal/spell":    nil,
-	"internal/text":     nil,
-	"internal/mcptest":  nil,
-	"internal/version":  nil,
-	"libs":              nil,
-	"templates":         nil,
-	"docs":              nil,
-	"examples":          nil,
+	"internal/arena":     nil,
+	"internal/depgraph":  nil,
+	"internal/jsonenc":   nil,
+	"internal/limitread": nil,
+	"internal/spell":     nil,
+	"internal/text":      nil,
+	"internal/mcptest":   nil,
+	"internal/version":   nil,
+	"libs":               nil,
+	"templates":          nil,
+	"docs":               nil,
+	"examples":           nil,
 
 	"wire":            {"internal/jsonenc"},
 	"internal/golden": {"wire"},
 
 	// The language: no NATS, no MCP, no wire.
-	"policy":          {"internal/jsonenc", "internal/spell", "internal/text"},
+	"policy":          {"internal/jsonenc", "internal/limitread", "internal/spell", "internal/text"},
 	"vm":              {"compiler/syntax", "internal/text", "policy"},
 	"compiler/syntax": {"internal/arena", "internal/jsonenc", "internal/spell", "internal/text"},
 	"compiler":        {"compiler/syntax", "internal/arena", "internal/spell", "internal/text", "policy", "vm"},
@@ -56,7 +57,7 @@ var allowed = map[string][]string{
 
 	// Named scripts: compiled and checked here, run through the tool
 	// engine on the workers.
-	"scripts": {"compiler", "compiler/syntax", "internal/spell", "internal/text", "policy", "tools", "tools/toolwire", "vm", "wire"},
+	"scripts": {"compiler", "compiler/syntax", "internal/limitread", "internal/spell", "internal/text", "policy", "tools", "tools/toolwire", "vm", "wire"},
 
 	// The service: queue knows nothing of MCP or the tools; the gateway
 	// never runs a VM (no compiler, no vm).
@@ -65,11 +66,11 @@ var allowed = map[string][]string{
 	"worker":          {"queue", "scripts", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
-	"gateway":  {"batch", "docs", "examples", "internal/jsonenc", "internal/text", "libs", "queue", "scripts", "tools", "wire"},
+	"gateway":  {"batch", "docs", "examples", "internal/jsonenc", "internal/limitread", "internal/text", "libs", "queue", "scripts", "tools", "wire"},
 	// batch runs calls through a function it is given: no queue, no MCP.
 	"batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 
-	"cmd/axpool": {"batch", "compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
+	"cmd/axpool": {"batch", "compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/limitread", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
 		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
 }
 
