@@ -81,7 +81,7 @@ type QueueBackend struct {
 // admission returns the backend's fair-share state, made on first use.
 func (b *QueueBackend) admission() *admission {
 	b.admitOnce.Do(func() {
-		b.adm = &admission{slots: b.Client.Slots, maxCalls: b.Client.Bus().MaxDepth(), perCaller: b.MaxInflightPerCaller,
+		b.adm = &admission{slots: b.Client.Slots, slotsChanged: b.Client.SlotsChanged, maxCalls: b.Client.Bus().MaxDepth(), perCaller: b.MaxInflightPerCaller,
 			retryFloor: b.Client.Bus().RetryAfter(), callers: map[string]*callerShare{}}
 	})
 	return b.adm

@@ -53,6 +53,7 @@ type Client struct {
 	slots     atomic.Int64
 	slotsMu   sync.Mutex
 	slotsSeen []int64
+	slotsNews chan struct{} // closed (and replaced) when slots changes
 
 	mu      sync.Mutex
 	pending map[string]*pendingJob
@@ -107,6 +108,8 @@ func NewClient(bus *Bus, opts ClientOptions) (*Client, error) {
 		pending: make(map[string]*pendingJob),
 		poke:    make(chan struct{}),
 		done:    make(chan struct{}),
+
+		slotsNews: make(chan struct{}),
 	}
 	if c.log == nil {
 		c.log = bus.log
@@ -175,7 +178,21 @@ func (c *Client) pollSlots() {
 	if len(c.slotsSeen) > slotsPolls {
 		c.slotsSeen = c.slotsSeen[1:]
 	}
-	c.slots.Store(slices.Max(c.slotsSeen))
+	if n := slices.Max(c.slotsSeen); n != c.slots.Load() {
+		c.slots.Store(n)
+		close(c.slotsNews)
+		c.slotsNews = make(chan struct{})
+	}
+}
+
+// SlotsChanged returns a channel that is closed when Slots next changes
+// (a wait for it: a gateway holding calls until the fleet can take them
+// admits them as soon as workers appear, instead of at the next call's
+// end).
+func (c *Client) SlotsChanged() <-chan struct{} {
+	c.slotsMu.Lock()
+	defer c.slotsMu.Unlock()
+	return c.slotsNews
 }
 
 // slotsPolls is how many status polls Slots takes the most of.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -159,13 +160,20 @@ func checkBatchCancel(t *testing.T, c *client.Client, token, metrics string) {
 // (jobs delivered to a worker and not yet acknowledged) is n (bounded).
 func waitInFlight(t *testing.T, metrics string, n float64, what string) {
 	t.Helper()
-	var got float64
+	var m map[string]float64
 	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if got = scrape(t, metrics)["axpool_queue_in_flight"]; got == n {
+		if m = scrape(t, metrics); m["axpool_queue_in_flight"] == n {
 			return
 		}
 	}
-	t.Fatalf("axpool_queue_in_flight = %v, want %v (%s) within 60 s", got, n, what)
+	var rest []string
+	for k, v := range m {
+		if strings.HasPrefix(k, "axpool_") && !strings.Contains(k, "_bucket{") {
+			rest = append(rest, fmt.Sprintf("%s %v", k, v))
+		}
+	}
+	sort.Strings(rest)
+	t.Fatalf("axpool_queue_in_flight = %v, want %v (%s) within 60 s; metrics:\n%s", m["axpool_queue_in_flight"], n, what, strings.Join(rest, "\n"))
 }
 
 // checkIdempotencyJoin: a call repeating the key of a running call joins
