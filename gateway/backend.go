@@ -1,16 +1,22 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -39,6 +45,29 @@ type QueueBackend struct {
 	// dropped from the queue before its deadline and answered only by the
 	// gateway's own wait, as worker_lost.
 	Timeout time.Duration
+	// Cache turns the result cache on (docs/tools.md §7): a call whose
+	// tools.CacheKey is found in the queue's cache bucket is answered from
+	// it with "cached":true, without a job; any other call asks its worker
+	// to cache its result if the run was deterministic. The entries live
+	// queue.Config.CacheTTL. Idempotency keys work with the cache on or off.
+	Cache bool
+	// CacheScope is the scope of tools.CacheKey: what results depend on
+	// besides the call (the operator's ceilings, ceiling policy, handlers,
+	// libs directory; see CacheScope).
+	CacheScope string
+
+	// BeforeSubmit, if set, is called before every job submission (after
+	// the cache lookup); an error fails the call with internal_error.
+	// `axpool batch` starts its worker processes on the first one.
+	BeforeSubmit func() error
+	// Logger receives the backend's warnings (a failed cache lookup or
+	// key release); nil means slog.Default().
+	Logger *slog.Logger
+
+	slotsMu sync.Mutex
+	slots   int
+	slotsAt time.Time
+
 	// MaxInflightPerCaller bounds each caller's calls in flight (waiting
 	// in the gateway, queued or running): a call beyond it is answered
 	// quota_exceeded, retryable, with retry_after_ms from the rate at which
@@ -52,7 +81,7 @@ type QueueBackend struct {
 // admission returns the backend's fair-share state, made on first use.
 func (b *QueueBackend) admission() *admission {
 	b.admitOnce.Do(func() {
-		b.adm = &admission{slots: b.Client.Slots, maxCalls: b.Client.Bus().MaxDepth(), perCaller: b.MaxInflightPerCaller,
+		b.adm = &admission{slots: b.Client.Slots, slotsChanged: b.Client.SlotsChanged, maxCalls: b.Client.Bus().MaxDepth(), perCaller: b.MaxInflightPerCaller,
 			retryFloor: b.Client.Bus().RetryAfter(), callers: map[string]*callerShare{}}
 	})
 	return b.adm
@@ -79,8 +108,244 @@ func (b *QueueBackend) validate() error {
 	return nil
 }
 
-// Run submits the job in its caller's turn (fair share, fairshare.go),
-// relays its progress and returns its result.
+// Run answers one executing call (docs/tools.md §5, §7): through its
+// idempotency key when it has one that an earlier call claimed (joining or
+// replaying the key's job), from the result cache when Cache is on and the
+// call is cached, else as a new job (runJob).
+//
+// A call with idempotency_key: the key (scoped to the caller, see
+// callerFrom, and the tool) is claimed in the queue's state bucket with
+// the job's ID and a digest of the other arguments. The first call runs
+// the job; a call while it runs waits for the same job (join: the same
+// result, job_id included); a call after it finished gets that result with
+// "replayed":true, while the record (queue.Config.StateTTL) and the result
+// (ResultTTL) last — also when the first call was answered from the cache
+// (its answer is stored as the key's job result). A key repeated with other
+// arguments is invalid_args. A job that ended without a result of its own
+// — refused by the queue, cancelled, lost — frees its key, so a retry
+// runs again. A joining call that is cancelled stops waiting but leaves
+// the job to the call that started it.
+func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
+	bus := b.Client.Bus()
+	key, rest := splitIdempotencyKey(args)
+	var job queue.Job
+	var done func(ok bool) // set when this call owns an idempotency key
+	if key != "" {
+		digest := idempotencyDigest(callerFrom(ctx), tool, key)
+		argsDigest := argsDigest(rest)
+		for attempt := 0; ; attempt++ {
+			job.ID = uuid.NewString()
+			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+			rec, created, rev, err := bus.ClaimIdempotency(cctx, digest, queue.IdempotencyRecord{JobID: job.ID, Args: argsDigest})
+			ccancel()
+			if err != nil {
+				return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: bus.RetryAfter(), Err: err}
+			}
+			if created {
+				done = func(ok bool) {
+					if ok {
+						return
+					}
+					fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+					defer fcancel()
+					if err := bus.ForgetIdempotency(fctx, digest, rev); err != nil {
+						b.log().Warn("forget idempotency key", "err", err)
+					}
+				}
+				break
+			}
+			if rec.Args != argsDigest {
+				return nil, &JobError{Outcome: wire.OutcomeInvalidArgs, Message: fmt.Sprintf(
+					"idempotency_key %q was used by an earlier call of %s with other arguments; use a new key for a different call", clipKey(key), tool)}
+			}
+			res, err := b.join(ctx, rec.JobID, progress)
+			if err != nil {
+				return nil, err
+			}
+			if answered(res) || attempt >= 2 {
+				return res, nil
+			}
+			// The key's job ended without a result of its own (cancelled,
+			// lost): free the key and run this call anew.
+			fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+			err = bus.ForgetIdempotency(fctx, digest, rev)
+			fcancel()
+			if err != nil {
+				return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: bus.RetryAfter(), Err: err}
+			}
+		}
+	}
+	if b.Cache && bus.HasCache() {
+		if digest, ok := tools.CacheKey(tool, rest, b.CacheScope); ok {
+			if out, ok := b.cached(ctx, digest, job.ID); ok {
+				if done != nil {
+					done(true)
+				}
+				return out, nil
+			}
+			job.Cache, job.CacheVersion = digest, tools.RuntimeVersion()
+		}
+	}
+	return b.runJob(ctx, tool, args, job, progress, done)
+}
+
+// cached returns the result cached under digest with "cached":true, or
+// false on a miss. jobID, when set, is the job of the idempotency key this
+// call owns: the answer is stored as its result, so that the key replays
+// it.
+func (b *QueueBackend) cached(ctx context.Context, digest, jobID string) (json.RawMessage, bool) {
+	hit, err := b.Client.Bus().CachedResult(ctx, digest)
+	if err != nil {
+		if !errors.Is(err, queue.ErrNotCached) && ctx.Err() == nil {
+			b.log().Warn("cache lookup", "err", err)
+		}
+		return nil, false
+	}
+	out, err := wire.AppendFields(hit, wire.NewObject().Set("cached", true))
+	if err != nil {
+		return nil, false
+	}
+	if jobID != "" {
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+		defer scancel()
+		if _, err := b.Client.Bus().StoreResult(sctx, jobID, out); err != nil {
+			b.log().Warn("store the cached answer of an idempotency key", "err", err)
+			return nil, false // run the job instead: the key then replays it
+		}
+	}
+	return out, true
+}
+
+// join waits for the result of jobID, the job of an idempotency key some
+// earlier call claimed: at once, with "replayed":true, when it is stored;
+// else, while it runs, as the same result the first call gets. ctx ending
+// stops the wait only (the job belongs to the first call).
+func (b *QueueBackend) join(ctx context.Context, jobID string, progress func(steps, total int64)) (json.RawMessage, error) {
+	if res, err := b.Client.Result(ctx, jobID); err == nil {
+		out, err := wire.AppendFields(res, wire.NewObject().Set("replayed", true))
+		if err != nil {
+			return nil, &JobError{Err: err}
+		}
+		return out, nil
+	}
+	timeout := b.Timeout
+	if timeout <= 0 {
+		timeout = DefaultJobTimeout
+	}
+	wctx, cancel := context.WithTimeout(ctx, timeout+waitGrace)
+	defer cancel()
+	res, err := b.Client.Wait(wctx, jobID, progress)
+	switch {
+	case err == nil:
+		return res, nil
+	case ctx.Err() != nil:
+		return nil, &JobError{Outcome: wire.OutcomeCancelled, JobID: jobID, Err: ctx.Err()}
+	case wctx.Err() != nil:
+		err = fmt.Errorf("the job of this idempotency_key returned no result within %s", timeout+waitGrace)
+	}
+	return nil, &JobError{Outcome: wire.OutcomeWorkerLost, JobID: jobID, Err: err}
+}
+
+// answered reports whether res is a result the job reached itself, which
+// an idempotency key replays: not a cancellation or a lost worker.
+func answered(res json.RawMessage) bool {
+	var f struct {
+		Outcome wire.Outcome `json:"outcome"`
+	}
+	if json.Unmarshal(res, &f) != nil {
+		return false
+	}
+	return f.Outcome != wire.OutcomeCancelled && f.Outcome != wire.OutcomeWorkerLost
+}
+
+// splitIdempotencyKey returns the idempotency_key of checked arguments
+// (CheckArgs output: compact, one member per name) and the arguments
+// without it. Arguments without the key come back as they are, unparsed.
+func splitIdempotencyKey(args json.RawMessage) (key string, rest json.RawMessage) {
+	if !bytes.Contains(args, []byte(`"idempotency_key"`)) {
+		return "", args
+	}
+	obj, err := wire.ParseObject(args)
+	if err != nil {
+		return "", args
+	}
+	v, ok := obj.Get("idempotency_key")
+	if !ok {
+		return "", args
+	}
+	if json.Unmarshal(v.(json.RawMessage), &key) != nil {
+		return "", args
+	}
+	obj.Delete("idempotency_key")
+	out, err := obj.MarshalJSON()
+	if err != nil {
+		return "", args
+	}
+	return key, out
+}
+
+// idempotencyDigest is the cache-bucket digest of an idempotency key: the
+// SHA-256 of the caller, the tool and the key, so that two callers (two
+// bearer tokens) never share a key.
+func idempotencyDigest(caller, tool, key string) string {
+	h := sha256.New()
+	for _, part := range []string{"axpool idempotency v1", caller, tool, key} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// argsDigest is the SHA-256 of a call's checked arguments without its
+// idempotency key.
+func argsDigest(rest json.RawMessage) string {
+	sum := sha256.Sum256(rest)
+	return hex.EncodeToString(sum[:])
+}
+
+// clipKey is an idempotency key for a message (at most 64 bytes shown).
+func clipKey(key string) string { return text.Clip(key, 64) }
+
+// CacheScope is the tools.CacheKey scope of a node (QueueBackend.CacheScope):
+// the settings its workers run with that change results — each ceiling
+// (steps, wall-clock, memory, output), the digest of the ceiling policy,
+// the libs directory and the capability handlers' kind — as one string.
+func CacheScope(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+func (b *QueueBackend) log() *slog.Logger {
+	if b.Logger != nil {
+		return b.Logger
+	}
+	return slog.Default()
+}
+
+// Slots returns the worker slots of the pool (queue.Stats.Slots), the
+// default concurrency of axpool_batch; it asks the queue at most every
+// 30 s and answers 8 when it cannot tell.
+func (b *QueueBackend) Slots(ctx context.Context) int {
+	b.slotsMu.Lock()
+	defer b.slotsMu.Unlock()
+	if b.slots > 0 && time.Since(b.slotsAt) < 30*time.Second {
+		return b.slots
+	}
+	st, err := b.Client.Stats(ctx)
+	if err != nil || st.Slots <= 0 {
+		return 8
+	}
+	b.slots, b.slotsAt = st.Slots, time.Now()
+	return b.slots
+}
+
+// runJob submits the call as a new job in its caller's turn (fair share,
+// fairshare.go), relays its progress and returns its result. done, when set, is called once the call ends, with whether
+// the job reached a result of its own (answered).
 //
 //   - A full queue — the gateway's calls at the stream's depth, or the
 //     stream full — returns *JobError{Outcome: queue_full} at once, a
@@ -103,7 +368,11 @@ func (b *QueueBackend) validate() error {
 //     any other reason (NATS down, no acknowledgement within
 //     submitTimeout) is *JobError{Outcome: queue_unavailable} with the
 //     queue's RetryAfter.
-func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
+func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMessage, job queue.Job,
+	progress func(steps, total int64), done func(ok bool)) (res json.RawMessage, err error) {
+	if done != nil {
+		defer func() { done(err == nil && answered(res)) }()
+	}
 	timeout := b.Timeout
 	if timeout <= 0 {
 		timeout = DefaultJobTimeout
@@ -112,29 +381,29 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 		return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}
 	}
 	start := time.Now()
+	if job.ID == "" {
+		job.ID = uuid.NewString()
+	}
+	if b.BeforeSubmit != nil {
+		if err := b.BeforeSubmit(); err != nil {
+			return nil, &JobError{Err: err}
+		}
+	}
 	// The caller's turn in the stream (fairshare.go); queue_ms counts the
 	// wait for it.
 	adm := b.admission()
-	jobID := uuid.NewString()
 	release, err := adm.acquire(ctx, callerFrom(ctx))
 	if err != nil {
 		var je *JobError
 		if errors.As(err, &je) {
-			je.JobID = jobID // the refused job's, for logs
+			je.JobID = job.ID // the refused job's, for logs
 			return nil, je
 		}
 		return nil, &JobError{Outcome: wire.OutcomeCancelled, QueueMs: time.Since(start).Milliseconds(), Err: err}
 	}
 	defer release()
-	job := queue.Job{
-		ID:        jobID,
-		Tool:      tool,
-		Args:      args,
-		Submitted: start,
-		Deadline:  start.Add(timeout),
-		Progress:  progress != nil,
-		Principal: callerFrom(ctx),
-	}
+	job.Tool, job.Args, job.Submitted, job.Deadline = tool, args, start, start.Add(timeout)
+	job.Progress, job.Principal = progress != nil, callerFrom(ctx)
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
 	id, err := b.Client.Submit(sctx, job)
 	scancel()
@@ -159,7 +428,7 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 	}
 	wctx, cancel := context.WithDeadline(ctx, job.Deadline.Add(waitGrace))
 	defer cancel()
-	res, err := b.Client.Wait(wctx, id, progress)
+	res, err = b.Client.Wait(wctx, id, progress)
 	if err == nil {
 		return res, nil
 	}
@@ -181,9 +450,13 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 
 // Start submits job jobID of tool without waiting for its result (an MCP
 // task, tasks.go): the worker stores the result in the results bucket,
-// where any gateway finds it. Errors are *JobError as for Run (queue_full,
-// invalid_args, queue_unavailable; a submission that failed otherwise is
-// cancelled by its ID).
+// where any gateway finds it. With Cache on, a call found in the result
+// cache submits nothing: the cached result ("cached":true) is stored as
+// job jobID's result; any other call asks its worker to cache a
+// deterministic result, as Run does. An idempotency_key is not honoured
+// here: a task always runs its own job. Errors are *JobError as for Run
+// (queue_full, invalid_args, queue_unavailable; a submission that failed
+// otherwise is cancelled by its ID).
 func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.RawMessage) error {
 	timeout := b.Timeout
 	if timeout <= 0 {
@@ -191,6 +464,20 @@ func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.
 	}
 	start := time.Now()
 	job := queue.Job{ID: jobID, Tool: tool, Args: args, Submitted: start, Deadline: start.Add(timeout), Principal: callerFrom(ctx)}
+	if bus := b.Client.Bus(); b.Cache && bus.HasCache() {
+		_, rest := splitIdempotencyKey(args)
+		if digest, ok := tools.CacheKey(tool, rest, b.CacheScope); ok {
+			if _, ok := b.cached(ctx, digest, jobID); ok {
+				return nil
+			}
+			job.Cache, job.CacheVersion = digest, tools.RuntimeVersion()
+		}
+	}
+	if b.BeforeSubmit != nil {
+		if err := b.BeforeSubmit(); err != nil {
+			return &JobError{JobID: jobID, Err: err}
+		}
+	}
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
 	defer scancel()
 	if _, err := b.Client.Submit(sctx, job); err != nil {

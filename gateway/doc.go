@@ -1,5 +1,5 @@
 // Package gateway is axpool's MCP server (mcp-go v1.2.1): the input schemas
-// of the 14 boruna_* tools (built from tools.Specs), the transport side of
+// of the 14 boruna_* tools and axpool_batch (built from tools.Specs), the transport side of
 // argument checks (tools.CheckArgs decides, the gateway picks JSON-RPC
 // invalid_params or a success:false result), the response envelope, secret
 // masking, the progress and cancellation relays, and the two transports
@@ -8,7 +8,11 @@
 //
 // The gateway never runs a VM. Executing tools (those for which
 // tools.Executes is true) go to a Backend — in production the job queue
-// (QueueBackend); the others are answered in-process by tools.Call.
+// (QueueBackend), which also answers from the result cache and through
+// idempotency keys (docs/tools.md §7); the others are answered in-process
+// by tools.Call. axpool_batch (batch.go) runs its items as calls of their
+// own through the same path; Server.Call offers that path to `axpool
+// batch`.
 //
 // QueueBackend shares the queue fairly between callers (fairshare.go:
 // each caller's calls wait in the gateway and enter the stream's window
@@ -173,6 +177,6 @@
 // does, to compile scripts; the gateway only reads its catalogue and
 // submits script jobs).
 //
-// Imports: docs, examples, internal/jsonenc, internal/limitread, libs, queue,
-// scripts, tools and wire.
+// Imports: batch, docs, examples, internal/jsonenc, internal/limitread,
+// internal/text, libs, queue, scripts, tools and wire.
 package gateway

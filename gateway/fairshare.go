@@ -31,10 +31,14 @@ import (
 
 // admission is the fair-share state of one QueueBackend.
 type admission struct {
-	slots      func() int // the fleet's slots, -1 unknown
-	maxCalls   int64      // queue_full beyond it; ≤ 0 none
-	perCaller  int        // quota_exceeded beyond it; 0 none
-	retryFloor time.Duration
+	slots func() int // the fleet's slots, -1 unknown
+	// slotsChanged, if set, returns a channel closed when slots next
+	// changes: waiting calls are then admitted into a window that grew
+	// (workers that started after the gateway, or answered late).
+	slotsChanged func() <-chan struct{}
+	maxCalls     int64 // queue_full beyond it; ≤ 0 none
+	perCaller    int   // quota_exceeded beyond it; 0 none
+	retryFloor   time.Duration
 
 	mu       sync.Mutex
 	inStream int // jobs submitted (or being submitted) and not answered
@@ -152,10 +156,8 @@ func (a *admission) acquire(ctx context.Context, caller string) (release func(),
 	}
 	a.admitLocked() // the window may have grown
 	a.mu.Unlock()
-	select {
-	case <-t.ready:
+	if err := a.wait(ctx, t); err == nil {
 		return release, nil
-	case <-ctx.Done():
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -175,6 +177,28 @@ func (a *admission) acquire(ctx context.Context, caller string) (release func(),
 		a.leaveRingLocked(cs)
 	}
 	return nil, ctx.Err()
+}
+
+// wait waits until t is admitted (nil) or ctx ends (its error). When the
+// fleet's slots change meanwhile, the window is recomputed and the waiting
+// calls it now has room for are admitted.
+func (a *admission) wait(ctx context.Context, t *ticket) error {
+	for {
+		var changed <-chan struct{}
+		if a.slotsChanged != nil {
+			changed = a.slotsChanged()
+			a.mu.Lock()
+			a.admitLocked() // a change before the watch began
+			a.mu.Unlock()
+		}
+		select {
+		case <-t.ready:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		}
+	}
 }
 
 // release ends an admitted call of cs: its place in the window goes to

@@ -151,6 +151,56 @@ func TestAdmissionTurns(t *testing.T) {
 	}
 }
 
+// TestAdmissionWindowGrows: calls held while the fleet's slots are not
+// known yet (0 before the workers answer: a window of 2) are admitted when
+// the slots change, not only when a job ends — a gateway that started
+// before its workers kept a batch at 2 jobs in flight on 3 slots for as
+// long as its jobs ran.
+func TestAdmissionWindowGrows(t *testing.T) {
+	var mu sync.Mutex
+	slots, changed := 0, make(chan struct{})
+	a := &admission{
+		slots: func() int { mu.Lock(); defer mu.Unlock(); return slots },
+		slotsChanged: func() <-chan struct{} {
+			mu.Lock()
+			defer mu.Unlock()
+			return changed
+		},
+		callers: map[string]*callerShare{},
+	}
+	ctx := context.Background()
+	for range 2 {
+		if _, err := a.acquire(ctx, "A"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admitted := make(chan error, 2)
+	for range 2 {
+		go func() { _, err := a.acquire(ctx, "A"); admitted <- err }()
+	}
+	waitFor(t, func() bool { a.mu.Lock(); defer a.mu.Unlock(); return a.waiting == 2 })
+	mu.Lock()
+	slots = 3 // a window of 4
+	close(changed)
+	changed = make(chan struct{})
+	mu.Unlock()
+	for range 2 {
+		select {
+		case err := <-admitted:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("held calls not admitted 30 s after the slots grew to 3")
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.inStream != 4 || a.waiting != 0 {
+		t.Errorf("after the slots grew to 3: %d in the stream, %d waiting; want 4, 0", a.inStream, a.waiting)
+	}
+}
+
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)

@@ -96,6 +96,8 @@ func TestOutputSchemasOverStdio(t *testing.T) {
 		{"boruna_capability_list", `{}`, true},
 		{"boruna_policy_validate", `{"policy_json":"{}"}`, true},
 		{"boruna_policy_validate", `{"policy_json":"{}","x":1}`, false},
+		{BatchTool, `{"items":[{"id":"a","source":` + q(fibSrc) + `},{"id":"b","tool":"boruna_check","source":` + q(compileErrSrc) + `},` +
+			`{"id":"c","source":` + q(loopSrc) + `,"max_steps":1000},{"id":"a","source":"x"},{"id":"d","tool":"boruna_compile","source":` + q(compileErrSrc) + `}]}`, true},
 	}
 	seen := map[string]bool{}
 	for _, tc := range cases {
@@ -107,11 +109,75 @@ func TestOutputSchemasOverStdio(t *testing.T) {
 		if got["success"] != tc.success || res.IsError == tc.success {
 			t.Errorf("%s %s: success %v isError %v, want success %v", tc.tool, tc.args, got["success"], res.IsError, tc.success)
 		}
+		if tc.tool == BatchTool {
+			checkBatchItems(t, res, []string{"a:boruna_run:ok", "b:boruna_check:ok", "c:boruna_run:step_limit", "a::invalid_args", "d:boruna_compile:compile_error"})
+		}
 		seen[tc.tool] = true
+	}
+	// A result from the cache (cached:true) on a gateway with the cache
+	// on, over the same queue.
+	cg := s.newGateway(t, Config{Backend: &QueueBackend{Client: s.Client, Timeout: time.Minute, Cache: true, CacheScope: "outschema " + t.Name()}})
+	cc := stdioClient(t, cg)
+	for i, want := range []bool{false, true} {
+		res, err := call(t, cc, "boruna_run", `{"source":`+q(recSrc)+`}`, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := checkResult(t, "boruna_run", res); (got["cached"] == true) != want {
+			t.Errorf("cached call %d: cached = %v, want %v", i, got["cached"], want)
+		}
+	}
+	// A replay of an idempotency key (replayed:true).
+	for i, want := range []bool{false, true} {
+		res, err := call(t, c, "boruna_run", `{"source":`+q(fibSrc)+`,"idempotency_key":"outschema `+t.Name()+`"}`, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := checkResult(t, "boruna_run", res); (got["replayed"] == true) != want || got["result"] != 6765.0 {
+			t.Errorf("idempotent call %d: replayed = %v, result %v; want %v, 6765", i, got["replayed"], got["result"], want)
+		}
 	}
 	for _, name := range ToolNames() {
 		if !seen[name] || advertised[name] == nil {
 			t.Errorf("%s: not called or no outputSchema", name)
+		}
+	}
+}
+
+// checkBatchItems checks the results of an axpool_batch result res: one
+// per item in item order, each id:tool:outcome as want says, each
+// (without its id) matching its tool's strict outputSchema; a malformed
+// item (tool "") is the batch's own invalid_args with its position.
+func checkBatchItems(t *testing.T, res *mcp.CallToolResult, want []string) {
+	t.Helper()
+	sc, _ := json.Marshal(res.StructuredContent)
+	var out struct {
+		Results []map[string]json.RawMessage `json:"results"`
+	}
+	if err := json.Unmarshal(sc, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Results) != len(want) {
+		t.Fatalf("axpool_batch: %d results, want %d: %s", len(out.Results), len(want), sc)
+	}
+	for i, r := range out.Results {
+		parts := strings.SplitN(want[i], ":", 3)
+		var id, outcome string
+		json.Unmarshal(r["id"], &id)
+		json.Unmarshal(r["outcome"], &outcome)
+		if id != parts[0] || outcome != parts[2] {
+			t.Errorf("axpool_batch result %d: id %q outcome %q, want %s", i, id, outcome, want[i])
+		}
+		if parts[1] == "" {
+			if string(r["item"]) != fmt.Sprint(i+1) {
+				t.Errorf("axpool_batch result %d: item %s, want %d", i, r["item"], i+1)
+			}
+			continue
+		}
+		delete(r, "id")
+		b, _ := json.Marshal(r)
+		if err := tools.ValidateResult(parts[1], b, true); err != nil {
+			t.Errorf("axpool_batch result %d (%s): %v\n%s", i, want[i], err, b)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -128,7 +129,7 @@ func TestScriptTools(t *testing.T) {
 				names = append(names, tool.Name)
 				byName[tool.Name] = tool
 			}
-			if got := strings.Join(names[len(names)-5:], " "); len(names) != 19 || got != "clean deploy flaky leak version" {
+			if got := strings.Join(names[len(names)-5:], " "); len(names) != 20 || got != "clean deploy flaky leak version" {
 				t.Fatalf("tools: %v", names)
 			}
 			dep := byName["deploy"]
@@ -316,7 +317,7 @@ func TestScriptHotReload(t *testing.T) {
 		}
 		var names []string
 		for _, tool := range list.Tools {
-			if !strings.HasPrefix(tool.Name, "boruna_") {
+			if !strings.HasPrefix(tool.Name, "boruna_") && tool.Name != BatchTool {
 				names = append(names, tool.Name)
 			}
 		}
@@ -404,4 +405,62 @@ func BenchmarkScriptVsRun(b *testing.B) {
 	b.ReportMetric(ps, "script-p50-µs")
 	b.ReportMetric(pr, "run-p50-µs")
 	b.ReportMetric(100*(ps-pr)/pr, "script-overhead-%")
+}
+
+// TestBatchScriptItems: axpool_batch runs {id, script, args} items as
+// calls of the named scripts (results masked like the script tools'), a
+// destructive one without its grant and mistyped arguments are refused
+// in the item's result, a misspelt name gets "did you mean"; a gateway
+// without scripts answers a script item invalid_args.
+func TestBatchScriptItems(t *testing.T) {
+	s := sharedStack(t)
+	c := stdioClient(t, scriptsGateway(t, s, scriptsDir(t)))
+	res, err := call(t, c, BatchTool, `{"items":[`+
+		`{"id":"d","script":"deploy","args":{"env":"Prod","replicas":2,"tags":["a","b"]}},`+
+		`{"id":"l","script":"leak","args":{"x":"sk-live-1234567"}},`+
+		`{"id":"c","script":"clean"},`+
+		`{"id":"t","script":"deplyo","args":{}},`+
+		`{"id":"b","script":"deploy","args":{"env":"Dev","replicas":1,"tags":[]}},`+
+		`{"id":"r","source":"fn main() -> Int { 7 }"}]}`, nil)
+	m := scriptEnvelope(t, res, err)
+	results, _ := m["results"].([]any)
+	if len(results) != 6 {
+		t.Fatalf("axpool_batch = %v", m)
+	}
+	get := func(i int, k string) any { return results[i].(map[string]any)[k] }
+	for i, want := range []struct{ id, outcome, result, kind string }{
+		{"d", "ok", "prod/4", ""},
+		{"l", "ok", "token=***", ""}, // DEPLOY_TOKEN's value is masked; "token=" is not a secret
+		{"c", "policy_denied", "", "not_permitted"},
+		{"t", "invalid_args", "", "invalid_args"},
+		{"b", "invalid_args", "", "invalid_args"},
+		{"r", "ok", "7", ""},
+	} {
+		if get(i, "id") != want.id || get(i, "outcome") != want.outcome || (want.kind != "" && get(i, "error_kind") != want.kind) {
+			t.Errorf("result %d = %v, want id %s outcome %s kind %s", i, results[i], want.id, want.outcome, want.kind)
+		}
+		if want.result != "" && fmt.Sprint(get(i, "result")) != want.result {
+			t.Errorf("result %d: result %v, want %s", i, get(i, "result"), want.result)
+		}
+	}
+	if get(0, "script") != "deploy" || get(0, "script_digest") == nil || get(5, "script") != nil {
+		t.Errorf("script fields: %v / %v", results[0], results[5])
+	}
+	if msg := get(3, "message"); msg != `unknown script "deplyo" (did you mean "deploy"?)` {
+		t.Errorf("misspelt script: %q", msg)
+	}
+	if sum := m["summary"].(map[string]any); sum["ok"] != 3.0 || sum["failed"] != 3.0 {
+		t.Errorf("summary = %v", sum)
+	}
+
+	plain := stdioClient(t, s.gw)
+	res, err = call(t, plain, BatchTool, `{"items":[{"id":"d","script":"deploy","args":{}}]}`, nil)
+	m = envelope(t, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0 := m["results"].([]any)[0].(map[string]any)
+	if r0["message"] != `no named scripts are loaded, so no script "deploy" (give --scripts-dir DIR; docs/scripts.md)` || r0["outcome"] != "invalid_args" || r0["job_id"] != "" {
+		t.Errorf("script item without scripts = %v", r0)
+	}
 }

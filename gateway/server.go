@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -33,6 +34,8 @@ Every tool returns one text item holding a JSON object (the same object is in st
 Executing tools (compile, ast, symbols, run, run_sealed, check, repair, validate_app, framework_test, template_apply) run as jobs on a worker pool. Their results also carry job_id, queue_ms, run_ms, worker, "outcome" (ok, compile_error, runtime_error, step_limit, wall_limit, memory_limit, output_limit, policy_denied, invalid_args, cancelled, queue_full, worker_lost, queue_unavailable, quota_exceeded) and "retryable". On queue_full, queue_unavailable or quota_exceeded wait retry_after_ms and call again.
 
 boruna_run accepts policy ("allow-all" by default, "deny-all", or a policy object), max_steps (default 10000000), max_wall_ms and limits {max_wall_ms, max_output_bytes, max_memory_mb}; the server's ceilings can lower these, never raise them. Send _meta.progressToken to receive notifications/progress (progress = VM steps so far, total = step ceiling); the final result is the same with or without it. notifications/cancelled stops the job on its worker.
+
+Every executing tool accepts idempotency_key: a repeat of a running call joins it, a repeat after it finished returns its result with "replayed": true. A deterministic result may come from the result cache, with "cached": true. axpool_batch runs up to 1,000 items (each {id, source, tool?} plus boruna_run's arguments) through the pool and returns every item's result and a summary; its progress counts items.
 
 Sources are limited to 1 MB. Unknown arguments are refused before anything runs.`
 
@@ -72,6 +75,9 @@ type JobError struct {
 	RetryAfter time.Duration
 	// Err is the cause.
 	Err error
+	// Message, when set, is the envelope's message instead of one made
+	// from Outcome and Err (a refusal the backend words itself).
+	Message string
 	// CancelErr, if set, is the failure of the cancel sent for a job whose
 	// submission failed; it is logged, never shown to the caller.
 	CancelErr error
@@ -128,6 +134,8 @@ func (e *JobError) envelope() *wire.Object {
 // Error describes the outcome and its cause.
 func (e *JobError) Error() string {
 	switch {
+	case e.Message != "":
+		return e.Message
 	case e.Err == nil:
 		return string(e.Outcome)
 	case e.Outcome == "":
@@ -410,27 +418,120 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 		// invalid_params): mcp-go reports handler errors as -32603.
 		return nil, nil, err
 	}
+	var progress func(steps, total int64)
+	relay := g.newRelay(ctx, info, req)
+	if relay != nil {
+		progress = relay.update
+	}
 	var out []byte
+	if tool == BatchTool {
+		out = g.runBatch(ctx, args, progress)
+	} else {
+		out = g.run(ctx, tool, args, progress)
+	}
+	if relay != nil {
+		relay.stop()
+	}
+	if g.log.Enabled(ctx, slog.LevelDebug) {
+		g.log.Debug("tool call", "tool", tool, "caller", callerFrom(ctx), "ms", time.Since(start).Milliseconds(), "bytes", len(out))
+	}
+	return out, args, nil
+}
+
+// run answers a checked call of an executing tool (Backend) or of one the
+// gateway answers itself (Local), unmasked: a Backend or Local failure
+// becomes its envelope (failure).
+func (g *Server) run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) []byte {
+	var out []byte
+	var err error
 	if g.cfg.Executes(tool) {
-		relay := g.newRelay(ctx, info, req)
-		var progress func(steps, total int64)
-		if relay != nil {
-			progress = relay.update
-		}
 		out, err = g.cfg.Backend.Run(ctx, tool, args, progress)
-		if relay != nil {
-			relay.stop()
-		}
 	} else {
 		out, err = g.cfg.Local(ctx, tool, args)
 	}
 	if err != nil {
 		out = g.failure(ctx, tool, err)
 	}
-	if g.log.Enabled(ctx, slog.LevelDebug) {
-		g.log.Debug("tool call", "tool", tool, "caller", callerFrom(ctx), "ms", time.Since(start).Milliseconds(), "bytes", len(out))
+	return out
+}
+
+// call answers one call made inside the gateway (an axpool_batch item,
+// Call), unmasked: its arguments are checked, and every refusal — a
+// mistyped argument too, which a transport would answer with JSON-RPC
+// invalid_params — is a success:false result (refusal). The call is
+// counted and audited as a call of its tool (observe).
+func (g *Server) call(ctx context.Context, tool string, raw json.RawMessage) []byte {
+	if ctx.Err() != nil {
+		return g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
 	}
-	return out, args, nil
+	args, err := tools.CheckArgs(tool, raw)
+	if err != nil {
+		var ae *tools.ArgError
+		if !errors.As(err, &ae) {
+			ae = &tools.ArgError{Kind: tools.ArgNotObject, Tool: tool, Msg: err.Error()}
+		}
+		out := g.refusal(tool, ae)
+		if _, known := tools.SpecOf(tool); known {
+			g.observe(ctx, tool, raw, out) // an unknown name is no metric label
+		}
+		return out
+	}
+	if tool == BatchTool {
+		o := wire.InvalidArgs(wire.KindInvalidArgs, "axpool_batch cannot run inside a batch")
+		b, _ := o.MarshalJSON()
+		return b
+	}
+	out := g.run(ctx, tool, args, nil)
+	g.observe(ctx, tool, args, out)
+	return out
+}
+
+// callScriptItem answers a batch's script item (batch.Item.Script): a call
+// of the named script with arguments raw, unmasked, as the script's tool
+// would answer it (refusals included). A name that is not a script of the
+// current catalogue is invalid_args, with "did you mean" when a script's
+// name is near.
+func (g *Server) callScriptItem(ctx context.Context, name string, raw json.RawMessage) []byte {
+	if ctx.Err() != nil {
+		return g.failure(ctx, name, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
+	}
+	s, cat, ok := g.scriptTool(name)
+	if !ok {
+		msg := fmt.Sprintf("no named scripts are loaded, so no script %q (give --scripts-dir DIR; docs/scripts.md)", clipName(name))
+		if g.scripts != nil {
+			msg = fmt.Sprintf("unknown script %q", clipName(name))
+			if near, ok := g.scripts.cat.load().Suggest(name); ok {
+				msg += fmt.Sprintf(" (did you mean %q?)", near)
+			}
+		}
+		o := wire.InvalidArgs(wire.KindInvalidArgs, msg)
+		setJobFields(o, "", 0, 0, "")
+		b, _ := o.MarshalJSON() // strings, bools and numbers only
+		return b
+	}
+	out, args, _ := g.callScript(ctx, mcp.CallToolRequest{}, nil, s, cat, raw) // no progress token: no relay
+	g.observe(ctx, name, args, out)
+	return out
+}
+
+// clipName is a name for a message (at most 128 bytes shown).
+func clipName(name string) string { return text.Clip(name, 128) }
+
+// CallScript is Call for a named script (docs/scripts.md): `axpool batch`
+// runs its script items ({id, script, args}) with it. The result is the
+// script tool's, masked; a name that is not a script is invalid_args.
+func (g *Server) CallScript(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
+	return g.mask.JSON(g.callScriptItem(ctx, name, args))
+}
+
+// Call answers one tool call in process, as a transport's tools/call
+// would, and returns the result object, masked (docs/tools.md §1, §4):
+// what `axpool batch` runs each item with. Every refusal of the arguments
+// is a success:false result, including those a transport answers with
+// JSON-RPC invalid_params (an unknown tool, a mistyped argument). When
+// ctx ends the call's job is cancelled and the result says cancelled.
+func (g *Server) Call(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
+	return g.mask.JSON(g.call(ctx, tool, args))
 }
 
 // rawArguments returns the call's arguments as JSON.

@@ -18,8 +18,8 @@ func TestToolTableMatchesEngine(t *testing.T) {
 	if !slices.Equal(ToolNames(), tools.Names()) {
 		t.Fatalf("gateway tools %v\nengine tools %v", ToolNames(), tools.Names())
 	}
-	if len(ToolNames()) != 14 {
-		t.Fatalf("%d tools, want 14", len(ToolNames()))
+	if len(ToolNames()) != 15 || ToolNames()[14] != BatchTool {
+		t.Fatalf("%d tools (%v), want the 14 boruna_* tools and axpool_batch", len(ToolNames()), ToolNames())
 	}
 }
 
@@ -43,7 +43,7 @@ func TestInitializeAndListTools(t *testing.T) {
 	checkToolList(t, inProcess(t, live), true)
 }
 
-// checkToolList checks the 14 advertised tools: names, schemas and
+// checkToolList checks the 15 advertised tools: names, schemas and
 // annotations (docs/tools.md §1).
 func checkToolList(t *testing.T, c *client.Client, live bool) {
 	t.Helper()
@@ -108,7 +108,7 @@ func checkToolList(t *testing.T, c *client.Client, live bool) {
 		if !slices.Equal(sch.Required, wantReq) {
 			t.Errorf("%s: required %v, want %v", tool.Name, sch.Required, wantReq)
 		}
-		runs := tool.Name == "boruna_run" || tool.Name == "boruna_run_sealed"
+		runs := tool.Name == "boruna_run" || tool.Name == "boruna_run_sealed" || tool.Name == BatchTool
 		want := map[string]any{
 			"readOnlyHint":    !runs,
 			"destructiveHint": false,

@@ -14,24 +14,32 @@ import (
 // (tools.MaxSourceBytes, docs/tools.md §1).
 const MaxSourceBytes = tools.MaxSourceBytes
 
-// specs are the 14 tools in registration order; package tools owns them.
+// specs are the 15 tools in registration order; package tools owns them.
 var specs = tools.Specs()
 
-// ToolNames returns the names of the 14 tools in their registration order.
+// ToolNames returns the names of the 15 tools in their registration order.
 func ToolNames() []string { return tools.Names() }
 
 // schemaOf returns the JSON Schema of a parameter list (an object schema with
-// additionalProperties false). A tool with a policy parameter also gets the
-// $defs of the policy schema (policyDefs) at its root.
+// additionalProperties false). A tool with a policy parameter, also one
+// inside an object or an item (axpool_batch's items), gets the $defs of the
+// policy schema (policyDefs) at its root.
 func schemaOf(params []tools.Param) *wire.Object {
 	o := objectSchema(params)
-	for _, p := range params {
-		if p.Type == tools.ParamPolicy {
-			o.Set("$defs", policyDefs)
-			break
-		}
+	if hasPolicy(params) {
+		o.Set("$defs", policyDefs)
 	}
 	return o
+}
+
+// hasPolicy reports a ParamPolicy in params or in their Props.
+func hasPolicy(params []tools.Param) bool {
+	for _, p := range params {
+		if p.Type == tools.ParamPolicy || hasPolicy(p.Props) {
+			return true
+		}
+	}
+	return false
 }
 
 // objectSchema is schemaOf without the root's $defs (also used for nested
@@ -112,7 +120,13 @@ func propSchema(p tools.Param) *wire.Object {
 			items.Set("maxLength", p.MaxBytes)
 		}
 		o.Set("type", "array").Set("items", items)
+	case tools.ParamItems:
+		o.Set("type", "array").Set("maxItems", p.MaxItems).Set("items", objectSchema(p.Props))
 	case tools.ParamObject:
+		if p.Props == nil {
+			o.Set("type", "object") // any object
+			break
+		}
 		inner := objectSchema(p.Props)
 		for _, k := range inner.Keys() {
 			v, _ := inner.Get(k)

@@ -300,16 +300,24 @@ func TestTasksHTTP(t *testing.T) {
 	}
 }
 
-// A task is audited when tasks/result answers it, with the digests of the
-// arguments it was created with.
-func TestTaskAudit(t *testing.T) {
-	s := sharedStack(t)
+// openAudit opens an audit log in the test's temp dir, closed at the
+// test's end, and returns it with its path.
+func openAudit(t *testing.T) (*AuditLog, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
 	audit, err := OpenAuditLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer audit.Close()
+	t.Cleanup(func() { audit.Close() })
+	return audit, path
+}
+
+// A task is audited when tasks/result answers it, with the digests of the
+// arguments it was created with.
+func TestTaskAudit(t *testing.T) {
+	s := sharedStack(t)
+	audit, path := openAudit(t)
 	c := &taskClient{r: newRawStdio(t, s.newGateway(t, Config{AuditLog: audit}))}
 	const src = "fn main() -> Int { 6 * 7 }"
 	id := c.create("boruna_run", `{"source":"`+src+`"}`)["taskId"].(string)
@@ -326,5 +334,62 @@ func TestTaskAudit(t *testing.T) {
 	if e.Tool != "boruna_run" || e.Caller != "stdio" || e.JobID != id || e.SourceSHA256 != want || e.Outcome != "ok" ||
 		e.PolicySHA256 != digest([]byte(`"allow-all"`)) || len(e.ArgsSHA256) != 64 || e.ArgsSHA256 == digest(nil) {
 		t.Fatalf("audit line = %s", data)
+	}
+}
+
+// TestTaskCache: with the result cache on, a task whose call is cached is
+// answered from the cache (its result says cached:true and keeps the job
+// metadata of the run that produced it) and submits no job; the first
+// task's worker cached its result (docs/tools.md §7).
+func TestTaskCache(t *testing.T) {
+	s := sharedStack(t)
+	g := s.newGateway(t, Config{Backend: &QueueBackend{Client: s.Client, Timeout: time.Minute, Cache: true, CacheScope: "tasks " + t.Name()}})
+	c := &taskClient{r: newRawStdio(t, g)}
+	c.result("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"tasks","version":"1"}}`)
+	const args = `{"source":"fn main() -> Int { 6 * 9 }"}`
+	first := c.create("boruna_run", args)["taskId"].(string)
+	c.waitStatus(first, "completed")
+	if got := c.toolResult(first); got["result"] != float64(54) || got["cached"] != nil || got["job_id"] != first {
+		t.Fatalf("first task = %v", got)
+	}
+	before := submitted(t, s)
+	second := c.create("boruna_run", args)["taskId"].(string)
+	c.waitStatus(second, "completed")
+	if got := c.toolResult(second); got["result"] != float64(54) || got["cached"] != true || got["job_id"] != first {
+		t.Errorf("second task = %v; want the first task's result with cached:true", got)
+	}
+	if after := submitted(t, s); after != before {
+		t.Errorf("a cached task submitted %d jobs", after-before)
+	}
+}
+
+// TestBatchItemsAudited: each item of an axpool_batch call is audited as
+// a call of its tool (a script item as its script's), in completion
+// order, before the batch call's own line (docs/operations.md "Audit
+// log"); a malformed item, which calls nothing, has no line.
+func TestBatchItemsAudited(t *testing.T) {
+	s := sharedStack(t)
+	audit, path := openAudit(t)
+	c := stdioClient(t, s.newGateway(t, Config{AuditLog: audit}))
+	const src = "fn main() -> Int { 6 * 7 }"
+	res, err := call(t, c, BatchTool, `{"concurrency":1,"items":[{"id":"a","source":"`+src+`"},{"id":"b","tool":"boruna_check","source":"`+src+`"},{"id":"c","sorce":"x"},{"id":"d","source":"`+src+`","max_steps":"many"}]}`, nil)
+	if m := envelope(t, res); err != nil || m["success"] != true {
+		t.Fatalf("axpool_batch = %v, %v", m, err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for line := range strings.SplitSeq(strings.TrimSuffix(string(data), "\n"), "\n") {
+		var e AuditEntry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		got = append(got, e.Tool+" "+e.Outcome+" "+e.Caller+" "+map[bool]string{true: "src", false: "-"}[e.SourceSHA256 == digest([]byte(src))])
+	}
+	want := []string{"boruna_run ok stdio src", "boruna_check ok stdio src", "boruna_run invalid_args stdio src", "axpool_batch ok stdio -"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("audit lines:\n got %q\nwant %q", got, want)
 	}
 }

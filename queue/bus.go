@@ -69,6 +69,16 @@ type Config struct {
 	// the queue (a marker that expired first would let a cancelled job run,
 	// or a lost one run twice).
 	StateTTL time.Duration
+	// CacheTTL is how long the cache bucket keeps a cached result
+	// (docs/tools.md §7). Default DefaultCacheTTL. It must not exceed
+	// ResultTTL, whose default rises to it. (Idempotency records live
+	// StateTTL, and replay results from the results bucket.)
+	CacheTTL time.Duration
+	// CacheOnDisk keeps the cache bucket in file storage whatever Storage
+	// says: a single node whose embedded server has a persistent store
+	// directory (EmbeddedOptions.StoreDir) keeps its cache across restarts
+	// while its jobs stay in memory.
+	CacheOnDisk bool
 	// Storage is jetstream.FileStorage (the zero value) or
 	// jetstream.MemoryStorage (faster; right for single-node mode, where
 	// jobs die with the process anyway).
@@ -96,6 +106,7 @@ const (
 	DefaultMaxWaiting    = 4096
 	DefaultResultTTL     = time.Hour
 	DefaultStateTTL      = time.Hour
+	DefaultCacheTTL      = time.Hour
 	DefaultRetryAfter    = time.Second
 	// MaxReplicas is JetStream's largest replication factor.
 	MaxReplicas = 5
@@ -122,7 +133,8 @@ func (c Config) withDefaults() (Config, error) {
 	setDefault(&c.MaxDeliver, DefaultMaxDeliver)
 	setDefault(&c.MaxAckPending, DefaultMaxAckPending)
 	setDefault(&c.MaxWaiting, DefaultMaxWaiting)
-	setDefault(&c.ResultTTL, DefaultResultTTL)
+	setDefault(&c.CacheTTL, DefaultCacheTTL)
+	setDefault(&c.ResultTTL, max(DefaultResultTTL, c.CacheTTL))
 	setDefault(&c.StateTTL, DefaultStateTTL)
 	setDefault(&c.RetryAfter, DefaultRetryAfter)
 	if err := c.validateCombined(); err != nil {
@@ -151,6 +163,7 @@ func (c Config) validate() error {
 		{"MaxWaiting", int64(c.MaxWaiting), DefaultMaxWaiting},
 		{"ResultTTL", int64(c.ResultTTL), DefaultResultTTL},
 		{"StateTTL", int64(c.StateTTL), DefaultStateTTL},
+		{"CacheTTL", int64(c.CacheTTL), DefaultCacheTTL},
 		{"Replicas", int64(c.Replicas), "automatic"},
 		{"RetryAfter", int64(c.RetryAfter), DefaultRetryAfter},
 	} {
@@ -174,6 +187,8 @@ func (c Config) validateCombined() error {
 		return fmt.Errorf("queue: Config.Duplicates (%v) must not exceed MaxAge (%v)", c.Duplicates, c.MaxAge)
 	case c.StateTTL <= c.MaxAge:
 		return fmt.Errorf("queue: Config.StateTTL (%v) must exceed MaxAge (%v): a job's claim and cancel marker must outlive the job in the queue", c.StateTTL, c.MaxAge)
+	case c.ResultTTL < c.CacheTTL:
+		return fmt.Errorf("queue: Config.ResultTTL (%v) must not be below CacheTTL (%v): a result must be readable as long as it is cached", c.ResultTTL, c.CacheTTL)
 	}
 	return nil
 }
@@ -203,6 +218,7 @@ type Bus struct {
 	cons    jetstream.Consumer
 	results jetstream.KeyValue
 	state   jetstream.KeyValue
+	cache   jetstream.KeyValue // nil when Attach found no cache bucket
 	tasks   jetstream.KeyValue // nil for a Bus from Attach (workers use no tasks)
 	taskTTL time.Duration
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,9 +47,13 @@ type Client struct {
 	log              *slog.Logger
 	pollMin, pollMax time.Duration
 
-	// slots is the fleet's worker slots from the last status poll (the
-	// monitor's, every slotsPoll), -1 before the first answer.
-	slots atomic.Int64
+	// slots is the fleet's worker slots: the most of the last
+	// slotsPolls status polls (the monitor's, every slotsPoll), -1
+	// before the first answer. slotsSeen holds those polls.
+	slots     atomic.Int64
+	slotsMu   sync.Mutex
+	slotsSeen []int64
+	slotsNews chan struct{} // closed (and replaced) when slots changes
 
 	mu      sync.Mutex
 	pending map[string]*pendingJob
@@ -103,6 +108,8 @@ func NewClient(bus *Bus, opts ClientOptions) (*Client, error) {
 		pending: make(map[string]*pendingJob),
 		poke:    make(chan struct{}),
 		done:    make(chan struct{}),
+
+		slotsNews: make(chan struct{}),
 	}
 	if c.log == nil {
 		c.log = bus.log
@@ -138,9 +145,12 @@ func NewClient(bus *Bus, opts ClientOptions) (*Client, error) {
 const slotsPoll = 2 * time.Second
 
 // Slots returns the worker slots of the fleet, the sum over the live
-// workers that answered the last status request (sent when the client
-// starts and every 2 s): what can run at once. -1 before the first round
-// of answers. For the gateway's fair share of the queue between callers.
+// workers that answered a status request (sent when the client starts
+// and every 2 s): what can run at once — the most of the last three
+// rounds, so that workers too busy to answer one round in time (a loaded
+// machine) do not shrink it, and a worker gone leaves it within 6 s. -1
+// before the first round of answers. For the gateway's fair share of the
+// queue between callers.
 func (c *Client) Slots() int { return int(c.slots.Load()) }
 
 // pollSlots gathers the workers' status once and stores their slots.
@@ -162,8 +172,31 @@ func (c *Client) pollSlots() {
 	for _, w := range workers {
 		n += w.Slots
 	}
-	c.slots.Store(int64(n))
+	c.slotsMu.Lock()
+	defer c.slotsMu.Unlock()
+	c.slotsSeen = append(c.slotsSeen, int64(n))
+	if len(c.slotsSeen) > slotsPolls {
+		c.slotsSeen = c.slotsSeen[1:]
+	}
+	if n := slices.Max(c.slotsSeen); n != c.slots.Load() {
+		c.slots.Store(n)
+		close(c.slotsNews)
+		c.slotsNews = make(chan struct{})
+	}
 }
+
+// SlotsChanged returns a channel that is closed when Slots next changes
+// (a wait for it: a gateway holding calls until the fleet can take them
+// admits them as soon as workers appear, instead of at the next call's
+// end).
+func (c *Client) SlotsChanged() <-chan struct{} {
+	c.slotsMu.Lock()
+	defer c.slotsMu.Unlock()
+	return c.slotsNews
+}
+
+// slotsPolls is how many status polls Slots takes the most of.
+const slotsPolls = 3
 
 // GatewayID returns the client's gateway ID.
 func (c *Client) GatewayID() string { return c.gw }

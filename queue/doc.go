@@ -4,7 +4,9 @@
 // It owns:
 //   - the embedded nats-server of single-node mode (StartEmbedded) and
 //     connections to external servers (Connect);
-//   - the job stream, its one durable pull consumer and the KV buckets
+//   - the job stream, its one durable pull consumer and the KV buckets —
+//     results, state (claims, cancel markers, idempotency records) and the
+//     result cache (cache.go), besides the MCP tasks —
 //     (Open creates what is missing and never changes what exists,
 //     Configure changes it explicitly, Attach looks it up, Bus.Bucket is
 //     the one place a bucket is created, with the bus's replication);

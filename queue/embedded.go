@@ -19,6 +19,14 @@ import (
 // EmbeddedOptions configure StartEmbedded. The zero value is the
 // single-node default.
 type EmbeddedOptions struct {
+	// StoreDir, when set, is a persistent store directory used instead of
+	// a private one (created, mode 0700, when missing): the file-storage
+	// streams and buckets in it — the cache bucket with
+	// Config.CacheOnDisk — outlive the server, and Close keeps it. The
+	// server holds a lock on it (flock of StoreDir/axpool.lock) while it
+	// runs; a directory another running server holds is refused with
+	// ErrStoreDirLocked.
+	StoreDir string
 	// TempDir is the parent of the private store directory; "" means
 	// os.TempDir(). The store directory itself is always new, named
 	// axpool-nats-<pid>-<random>, and is removed by Close. At start, the
@@ -51,6 +59,7 @@ const DefaultMaxPayload = 8 << 20
 type Embedded struct {
 	ns    *server.Server
 	dir   string
+	lock  *os.File // StoreDir's lock; nil for a private store
 	creds Credentials
 	log   *slog.Logger
 
@@ -76,23 +85,39 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 		log = slog.Default()
 	}
 	sweepStaleStoreDirs(opts.TempDir, log)
-	dir, err := newStoreDir(opts.TempDir)
-	if err != nil {
+	var dir string
+	var lock *os.File
+	var err error
+	if opts.StoreDir != "" {
+		dir = opts.StoreDir
+		lock, err = lockStoreDir(dir)
+		if err != nil {
+			return nil, err
+		}
+	} else if dir, err = newStoreDir(opts.TempDir); err != nil {
 		return nil, fmt.Errorf("queue: embedded store dir: %w", err)
+	}
+	// cleanup undoes the store of a server that did not start.
+	cleanup := func() {
+		if lock != nil {
+			lock.Close()
+			return
+		}
+		os.RemoveAll(dir)
 	}
 	pw, err := randomHex(32)
 	if err != nil {
-		os.RemoveAll(dir)
+		cleanup()
 		return nil, err
 	}
 	// The server keeps only a bcrypt hash (minimum cost: the password is
 	// 256 random bits, so hashing cost adds nothing but connect latency).
 	hash, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.MinCost)
 	if err != nil {
-		os.RemoveAll(dir)
+		cleanup()
 		return nil, fmt.Errorf("queue: hash password: %w", err)
 	}
-	e := &Embedded{dir: dir, creds: Credentials{User: "axpool", Password: pw}, log: log}
+	e := &Embedded{dir: dir, lock: lock, creds: Credentials{User: "axpool", Password: pw}, log: log}
 	host := opts.Host
 	if host == "" {
 		host = "127.0.0.1"
@@ -125,7 +150,7 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 	}
 	ns, err := server.NewServer(sopts)
 	if err != nil {
-		os.RemoveAll(dir)
+		cleanup()
 		return nil, fmt.Errorf("queue: embedded server: %w", err)
 	}
 	ns.SetLoggerV2(ServerLogger(log.With("component", "nats-server")), false, false, false)
@@ -133,7 +158,7 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 	if !ns.ReadyForConnections(10 * time.Second) {
 		ns.Shutdown()
 		ns.WaitForShutdown()
-		os.RemoveAll(dir)
+		cleanup()
 		return nil, errors.New("queue: embedded server not ready after 10s")
 	}
 	e.ns = ns
@@ -148,7 +173,8 @@ func (e *Embedded) URL() string { return e.ns.ClientURL() }
 // Credentials returns the user and password every client must present.
 func (e *Embedded) Credentials() Credentials { return e.creds }
 
-// StoreDir returns the private JetStream store directory (removed by Close).
+// StoreDir returns the JetStream store directory: the private one (removed
+// by Close) or EmbeddedOptions.StoreDir (kept).
 func (e *Embedded) StoreDir() string { return e.dir }
 
 // Server returns the nats-server, for in-process connections and tests.
@@ -175,8 +201,8 @@ func (e *Embedded) Connect(opts ...ConnectOption) (*nats.Conn, error) {
 }
 
 // Close shuts the server down in the safe order: drain the connections made
-// by e.Connect, shut the server down and wait for it, then remove the store
-// directory. Other clients are disconnected by the shutdown. Close is
+// by e.Connect, shut the server down and wait for it, then remove the
+// private store directory (a StoreDir is kept and unlocked). Other clients are disconnected by the shutdown. Close is
 // idempotent; it returns the error of removing the directory, if any.
 func (e *Embedded) Close() error {
 	e.mu.Lock()
@@ -194,6 +220,9 @@ func (e *Embedded) Close() error {
 	}
 	e.ns.Shutdown()
 	e.ns.WaitForShutdown()
+	if e.lock != nil {
+		return e.lock.Close() // the flock goes with the descriptor
+	}
 	if err := os.RemoveAll(e.dir); err != nil {
 		return fmt.Errorf("queue: remove embedded store: %w", err)
 	}

@@ -40,6 +40,13 @@ type Job struct {
 	Progress bool `json:"progress,omitempty"`
 	// Principal names the caller (e.g. the bearer token's name), for logs.
 	Principal string `json:"principal,omitempty"`
+	// Cache, when set, is the digest under which the worker caches the
+	// job's result (Bus.StoreCached, docs/tools.md §7) — if its run was
+	// deterministic and its runtime version is CacheVersion, the version
+	// the submitter computed the digest with: a worker of another build
+	// stores nothing.
+	Cache        string `json:"cache,omitempty"`
+	CacheVersion string `json:"cache_version,omitempty"`
 }
 
 // EventType is the kind of an Event.

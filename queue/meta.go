@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -31,20 +30,11 @@ type JobMeta struct {
 // again. Errors: env is not a JSON object (only its braces are checked:
 // the envelope comes from the engine's own encoder).
 func AddJobMeta(env []byte, m JobMeta) (json.RawMessage, error) {
-	env = bytes.TrimSpace(env)
-	if len(env) < 2 || env[0] != '{' || env[len(env)-1] != '}' {
-		return nil, fmt.Errorf("queue: result envelope: not a JSON object")
-	}
-	meta, err := m.setOn(wire.NewObject()).MarshalJSON()
+	out, err := wire.AppendFields(env, m.setOn(wire.NewObject()))
 	if err != nil {
-		return nil, err // strings and ints only: cannot happen
+		return nil, fmt.Errorf("queue: result envelope: %w", err)
 	}
-	out := make([]byte, 0, len(env)+len(meta))
-	out = append(out, env[:len(env)-1]...)
-	if len(bytes.TrimSpace(env[1:len(env)-1])) > 0 {
-		out = append(out, ',')
-	}
-	return append(out, meta[1:]...), nil
+	return out, nil
 }
 
 // setOn sets m's fields on obj (see AddJobMeta) and returns obj.

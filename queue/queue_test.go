@@ -863,3 +863,38 @@ func BenchmarkAddJobMeta(b *testing.B) {
 		}
 	}
 }
+
+// TestSlotsKeepsRecentRounds: Slots is the most of the last three status
+// rounds, so one round the workers miss (too busy to answer in time) does
+// not shrink it, and a worker gone leaves it after three rounds.
+func TestSlotsKeepsRecentRounds(t *testing.T) {
+	_, bus, c := testBus(t, Config{})
+	changed := c.SlotsChanged() // before any worker: Slots is not 3 yet
+	stop, err := bus.RegisterWorker("w1", "1.2.3", func() WorkerStatus {
+		return WorkerStatus{ID: "w1", Host: "h", PID: 1, Slots: 3}
+	}, func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.pollSlots()
+	if got := c.Slots(); got != 3 {
+		t.Fatalf("Slots = %d after a round with the worker, want 3", got)
+	}
+	select {
+	case <-changed:
+	default:
+		t.Error("SlotsChanged's channel still open after Slots became 3")
+	}
+	stop() // now no worker answers
+	// The client's own monitor polls too (every 2 s), so only the first
+	// round after the stop and the third are certain.
+	c.pollSlots()
+	if got := c.Slots(); got != 3 {
+		t.Errorf("Slots = %d one round after the worker stopped answering, want 3", got)
+	}
+	c.pollSlots()
+	c.pollSlots()
+	if got := c.Slots(); got != 0 {
+		t.Errorf("Slots = %d three rounds after the worker stopped answering, want 0", got)
+	}
+}

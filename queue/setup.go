@@ -81,6 +81,9 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bu
 	if b.tasks, err = b.Bucket(ctx, tasksBucket(cfg.ResultTTL)); err != nil {
 		return nil, err
 	}
+	if b.cache, err = b.Bucket(ctx, cacheBucket(cfg.CacheTTL, cfg.CacheOnDisk)); err != nil {
+		return nil, err
+	}
 	b.taskTTL = cfg.ResultTTL
 	return b, nil
 }
@@ -313,12 +316,19 @@ type BucketSpec struct {
 	TTL time.Duration
 	// History is the number of values kept per key; 0 means 1.
 	History uint8
+	// OnDisk keeps the bucket in file storage whatever the bus's storage
+	// (the result cache with Config.CacheOnDisk).
+	OnDisk bool
+	// FollowTTL changes an existing bucket's TTL to TTL (logged at Info
+	// level) instead of keeping it: the result cache, whose entries only
+	// save work, follows the --cache-ttl of the process that opens it.
+	FollowTTL bool
 }
 
 // bucketPrefix starts the name of every axpool bucket.
 const bucketPrefix = "AXPOOL_"
 
-// resultsBucket, stateBucket and tasksBucket are the specs of the queue's own buckets.
+// resultsBucket, stateBucket, tasksBucket and cacheBucket are the specs of the queue's own buckets.
 func resultsBucket(ttl time.Duration) BucketSpec {
 	return BucketSpec{Name: ResultsBucket, Description: "axpool job results (response envelopes)", TTL: ttl}
 }
@@ -331,9 +341,14 @@ func tasksBucket(ttl time.Duration) BucketSpec {
 	return BucketSpec{Name: TasksBucket, Description: "axpool MCP tasks (docs/tools.md §7)", TTL: ttl}
 }
 
+func cacheBucket(ttl time.Duration, onDisk bool) BucketSpec {
+	return BucketSpec{Name: CacheBucket, Description: "axpool result cache (docs/tools.md §7)", TTL: ttl, OnDisk: onDisk, FollowTTL: true}
+}
+
 // Bucket returns the KV bucket spec describes, creating it with the
-// bus's replication (Replicas) and storage when it does not exist. An
-// existing bucket is used as it is, never reconfigured: the differences of
+// bus's replication (Replicas) and storage (file storage with OnDisk) when it does not exist. An
+// existing bucket is used as it is, never reconfigured (but for its TTL
+// with FollowTTL): the differences of
 // its replication, TTL and storage from the spec are logged at Warn level
 // (Open's rule). Errors: a name without the "AXPOOL_" prefix;
 // *UnavailableError when JetStream does not answer now; other JetStream
@@ -343,6 +358,10 @@ func (b *Bus) Bucket(ctx context.Context, spec BucketSpec) (jetstream.KeyValue, 
 		return nil, fmt.Errorf("queue: bucket name %q does not start with %s", spec.Name, bucketPrefix)
 	}
 	history := max(spec.History, 1)
+	storage := b.storage
+	if spec.OnDisk {
+		storage = jetstream.FileStorage
+	}
 	kv, err := b.js.KeyValue(ctx, spec.Name)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		kv, err = b.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
@@ -350,7 +369,7 @@ func (b *Bus) Bucket(ctx context.Context, spec BucketSpec) (jetstream.KeyValue, 
 			Description: spec.Description,
 			History:     history,
 			TTL:         spec.TTL,
-			Storage:     b.storage,
+			Storage:     storage,
 			Replicas:    b.replicas,
 		})
 		if errors.Is(err, jetstream.ErrBucketExists) {
@@ -369,9 +388,24 @@ func (b *Bus) Bucket(ctx context.Context, spec BucketSpec) (jetstream.KeyValue, 
 	have := st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config
 	var ds []difference
 	ds = diff(ds, "replicas", have.Replicas, b.replicas)
-	ds = diff(ds, "ttl", have.MaxAge, spec.TTL)
+	if spec.FollowTTL && have.MaxAge != spec.TTL {
+		kv, err = b.js.UpdateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      spec.Name,
+			Description: spec.Description,
+			History:     uint8(max(have.MaxMsgsPerSubject, 1)),
+			TTL:         spec.TTL,
+			Storage:     have.Storage,
+			Replicas:    have.Replicas,
+		})
+		if err != nil {
+			return nil, setupError("change the TTL of bucket "+spec.Name, err)
+		}
+		b.log.Info("bucket TTL changed", "bucket", spec.Name, "from", have.MaxAge, "to", spec.TTL)
+	} else {
+		ds = diff(ds, "ttl", have.MaxAge, spec.TTL)
+	}
 	ds = diff(ds, "history", have.MaxMsgsPerSubject, int64(history))
-	ds = diff(ds, "storage", have.Storage, b.storage)
+	ds = diff(ds, "storage", have.Storage, storage)
 	logDifferences(b.log, "bucket "+spec.Name, ds)
 	return kv, nil
 }
@@ -407,6 +441,14 @@ func Attach(ctx context.Context, nc *nats.Conn, log *slog.Logger) (*Bus, error) 
 	}
 	if b.state, err = js.KeyValue(ctx, StateBucket); err != nil {
 		return nil, notSetUp("bucket "+StateBucket, err)
+	}
+	// The cache bucket is optional: a queue set up by an older gateway has
+	// none, and its jobs run uncached (ErrNoCache).
+	if b.cache, err = js.KeyValue(ctx, CacheBucket); err != nil {
+		if !errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil, notSetUp("bucket "+CacheBucket, err)
+		}
+		b.cache = nil
 	}
 	return b, nil
 }

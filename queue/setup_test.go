@@ -224,3 +224,41 @@ func TestReadStatsWithoutStream(t *testing.T) {
 		t.Errorf("ReadStats without the stream = %+v, %v; want stream %q and the worker", st, err, want)
 	}
 }
+
+// TestCacheFollowsTTL: the result cache is the one bucket whose TTL an
+// Open changes: a process with another cache TTL takes it over (logged),
+// and the entries older than the new TTL expire with it.
+func TestCacheFollowsTTL(t *testing.T) {
+	e := StartTestServer(t)
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	var buf bytes.Buffer
+	if _, err := Open(ctx, nc, Config{Storage: jetstream.MemoryStorage, CacheTTL: 2 * time.Hour}, textLog(&buf)); err != nil {
+		t.Fatal(err)
+	}
+	buf.Reset()
+	if _, err := Open(ctx, nc, Config{Storage: jetstream.MemoryStorage, CacheTTL: 3 * time.Hour}, textLog(&buf)); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := buf.String(), "level=INFO msg=\"bucket TTL changed\" bucket=AXPOOL_CACHE from=2h0m0s to=3h0m0s\n"; !strings.Contains(got, want) {
+		t.Errorf("log of the second Open:\n%s\nwant a line\n%s", got, want)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, CacheBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl := st.TTL(); ttl != 3*time.Hour {
+		t.Errorf("cache TTL = %v, want 3h", ttl)
+	}
+}

@@ -93,3 +93,33 @@ func sweepStaleStoreDirs(parent string, log *slog.Logger) []string {
 	}
 	return removed
 }
+
+// ErrStoreDirLocked: EmbeddedOptions.StoreDir is in use by another running
+// embedded server.
+var ErrStoreDirLocked = errors.New("queue: store directory in use by another axpool process")
+
+// storeLockName is the lock file of a persistent store directory.
+const storeLockName = "axpool.lock"
+
+// lockStoreDir creates dir (0700) if missing and takes an exclusive,
+// non-blocking flock on dir/axpool.lock, held as long as the returned file
+// is open (the kernel drops it when the process dies). Errors:
+// ErrStoreDirLocked (wrapped, naming dir), the directory or lock file
+// cannot be created.
+func lockStoreDir(dir string) (*os.File, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("queue: store dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, storeLockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("queue: store dir lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%w: %s", ErrStoreDirLocked, dir)
+		}
+		return nil, fmt.Errorf("queue: lock store dir %s: %w", dir, err)
+	}
+	return f, nil
+}

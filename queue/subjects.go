@@ -31,8 +31,13 @@ const (
 	// the response envelope (compact JSON). The source of truth for results.
 	ResultsBucket = "AXPOOL_RESULTS"
 	// StateBucket is the KV bucket of per-job state: key claimKey(jobID)
-	// holds the ID of the worker that claimed the job, or cancelMarker.
+	// holds the ID of the worker that claimed the job, or cancelMarker;
+	// key idempotencyKey(digest) an IdempotencyRecord.
 	StateBucket = "AXPOOL_STATE"
+	// CacheBucket is the KV bucket of the result cache (docs/tools.md §7):
+	// key cacheKey(digest) holds a cached result envelope. Its TTL is
+	// Config.CacheTTL.
+	CacheBucket = "AXPOOL_CACHE"
 
 	// TasksBucket is the KV bucket of MCP tasks (docs/tools.md §7): key =
 	// task ID, value = the Task record (JSON). Kept as long as results.
@@ -84,6 +89,13 @@ func workerRunningSubject(workerID string) string { return workerSubjectPrefix +
 
 // claimKey is the state-bucket key of a job's claim / cancel marker.
 func claimKey(jobID string) string { return "claim." + jobID }
+
+// cacheKey is the cache-bucket key of the cached result under digest.
+func cacheKey(digest string) string { return "result." + digest }
+
+// idempotencyKey is the state-bucket key of the idempotency record under
+// digest.
+func idempotencyKey(digest string) string { return "idem." + digest }
 
 // ValidID reports whether s is a valid job, tool, gateway or worker ID:
 // 1–128 characters from [A-Za-z0-9_-], so that it is one subject token and

@@ -12,7 +12,7 @@ func TestUnknownArgumentNameClipped(t *testing.T) {
 	long := strings.Repeat("k", 4<<20)
 	got := call(t, nil, "boruna_run", `{"source":"fn main() -> Int { 1 }","`+long+`":1}`)
 	want := `{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"unknown argument \"` +
-		strings.Repeat("k", 128) + `\"… (4194304 bytes) for tool \"boruna_run\" (known arguments: source, policy, max_steps, max_wall_ms, trace, limits, output_schema, seed)","outcome":"invalid_args","retryable":false}`
+		strings.Repeat("k", 128) + `\"… (4194304 bytes) for tool \"boruna_run\" (known arguments: source, policy, max_steps, max_wall_ms, trace, limits, output_schema, seed, idempotency_key)","outcome":"invalid_args","retryable":false}`
 	if got != want {
 		t.Errorf("got  %.600s\nwant %.600s", got, want)
 	}

@@ -329,11 +329,25 @@ func (c *checker) value(p *Param, raw json.RawMessage, path string) (any, bool) 
 		if raw[0] != '{' {
 			return bad("an object")
 		}
+		if p.Props == nil {
+			return raw, true // any object
+		}
 		ms, err := parseMembers(raw)
 		if err != nil {
 			return bad("an object")
 		}
 		return c.object(ms, p.Props, path+"."), true
+	case ParamItems:
+		var items []json.RawMessage
+		if raw[0] != '[' || json.Unmarshal(raw, &items) != nil {
+			return bad("an array")
+		}
+		if p.MaxItems > 0 && len(items) > p.MaxItems {
+			c.fail(ArgWrongType, path, func() string {
+				return fmt.Sprintf("invalid argument %q for tool %q: expected at most %d items, got %d", path, c.tool, p.MaxItems, len(items))
+			})
+			return nil, false
+		}
 	case ParamSchema:
 		if raw[0] != '{' && string(raw) != "true" && string(raw) != "false" {
 			return bad("a JSON Schema (object or boolean)")
@@ -432,9 +446,14 @@ func UnknownToolMessage(name string) string {
 	return msg
 }
 
-// args holds the checked, normalised arguments of one call (checkArgs).
+// args holds the checked, normalised arguments of one call (checkArgs),
+// and what its engine noted for the call's Report.
 type args struct {
 	obj *wire.Object
+	// effects: a program of the call made a capability call, or its
+	// event log was cut short (liveEffects); the call is then not
+	// Report.Deterministic.
+	effects bool
 }
 
 // get returns the argument at path ("limits.max_wall_ms" for a nested

@@ -104,8 +104,8 @@ func TestCheckArgs(t *testing.T) {
 		{"nested type", "boruna_run", `{"source":"x","limits":{"max_wall_ms":"1"}}`, ArgWrongType, "limits.max_wall_ms", `invalid argument "limits.max_wall_ms" for tool "boruna_run": ` + nonNeg + `, got string`},
 		{"unknown with hint", "boruna_run", `{"source":"x","max_step":5}`, ArgUnknown, "max_step", `unknown argument "max_step" for tool "boruna_run" (did you mean "max_steps"?)`},
 		{"unknown nested", "boruna_run", `{"source":"x","limits":{"max_wal_ms":5}}`, ArgUnknown, "limits.max_wal_ms", `unknown argument "limits.max_wal_ms" for tool "boruna_run" (did you mean "limits.max_wall_ms"?)`},
-		{"unknown no hint", "boruna_compile", `{"source":"x","zzzzzz":1}`, ArgUnknown, "zzzzzz", `unknown argument "zzzzzz" for tool "boruna_compile" (known arguments: source, name)`},
-		{"unknown too short for a hint", "boruna_run", `{"source":"x","tr":1}`, ArgUnknown, "tr", `unknown argument "tr" for tool "boruna_run" (known arguments: source, policy, max_steps, max_wall_ms, trace, limits, output_schema, seed)`},
+		{"unknown no hint", "boruna_compile", `{"source":"x","zzzzzz":1}`, ArgUnknown, "zzzzzz", `unknown argument "zzzzzz" for tool "boruna_compile" (known arguments: source, name, idempotency_key)`},
+		{"unknown too short for a hint", "boruna_run", `{"source":"x","tr":1}`, ArgUnknown, "tr", `unknown argument "tr" for tool "boruna_run" (known arguments: source, policy, max_steps, max_wall_ms, trace, limits, output_schema, seed, idempotency_key)`},
 		{"unknown on no-arg tool", "boruna_template_list", `{"x":1}`, ArgUnknown, "x", `unknown argument "x" for tool "boruna_template_list" (it takes no arguments)`},
 		{"first unknown reported", "boruna_compile", `{"source":"x","nme":1,"zzzzzz":2}`, ArgUnknown, "nme", `unknown argument "nme" for tool "boruna_compile" (did you mean "name"?)`},
 		{"type error wins over unknown", "boruna_run", `{"max_step":5,"source":1}`, ArgWrongType, "source", `invalid argument "source" for tool "boruna_run": expected a string, got number`},
@@ -150,18 +150,33 @@ func TestCheckArgs(t *testing.T) {
 // TestSpecs checks the invariants the gateway's schemas and the checks
 // rely on.
 func TestSpecs(t *testing.T) {
-	var check func(tool string, ps []Param, nested bool)
-	check = func(tool string, ps []Param, nested bool) {
+	// item: ps are the members of a batch item (BatchItemParams), which
+	// the batch checks against the item's tool: its source is not a
+	// top-level Source, its args any object, its limits an object again.
+	var check func(tool string, ps []Param, nested, item bool)
+	check = func(tool string, ps []Param, nested, item bool) {
 		seen := map[string]bool{}
 		for _, p := range ps {
-			if p.Name == "" || seen[p.Name] || p.Description == "" || p.Type < ParamString || p.Type > ParamPolicy {
+			if p.Name == "" || seen[p.Name] || p.Description == "" || p.Type < ParamString || p.Type > ParamItems {
 				t.Errorf("%s: bad param %+v", tool, p)
 			}
 			seen[p.Name] = true
-			if (p.Type == ParamObject) != (len(p.Props) > 0) || (p.Type == ParamObject && nested) {
-				t.Errorf("%s.%s: props only (and always) on top-level objects", tool, p.Name)
+			switch {
+			case item && p.Name == "args":
+				if p.Type != ParamObject || p.Props != nil {
+					t.Errorf("%s.%s: an item's args are any object", tool, p.Name)
+				}
+			case item:
+				if (p.Type == ParamObject) != (len(p.Props) > 0) {
+					t.Errorf("%s.%s: props only (and always) on objects", tool, p.Name)
+				}
+			case (p.Type == ParamObject || p.Type == ParamItems) != (len(p.Props) > 0) || (p.Type == ParamObject && nested):
+				t.Errorf("%s.%s: props only (and always) on top-level objects and items", tool, p.Name)
 			}
-			if p.Source != (p.Name == "source") || (p.Source && (p.Type != ParamString || !p.Required)) {
+			if (p.Type == ParamItems) != (p.MaxItems > 0) {
+				t.Errorf("%s.%s: MaxItems %d", tool, p.Name, p.MaxItems)
+			}
+			if p.Source != (p.Name == "source" && !item) || (p.Source && (p.Type != ParamString || !p.Required)) {
 				t.Errorf("%s.%s: Source marks the required string `source` only", tool, p.Name)
 			}
 			if p.Min < 0 || (p.Min != 0 && p.Type != ParamInteger) {
@@ -169,18 +184,22 @@ func TestSpecs(t *testing.T) {
 			}
 			// Every free-text string is bounded except the source (its own
 			// bound) and the JSON documents the gateway answers itself.
-			unbounded := p.Source || p.Name == "workflow_json" || p.Name == "policy_json"
+			unbounded := p.Source || p.Name == "workflow_json" || p.Name == "policy_json" || (item && p.Name == "source")
 			if wantMax := (p.Type == ParamString || p.Type == ParamStringArray) && !unbounded; (p.MaxBytes > 0) != wantMax || p.MaxBytes < 0 {
 				t.Errorf("%s.%s: MaxBytes %d", tool, p.Name, p.MaxBytes)
 			}
-			check(tool, p.Props, true)
+			check(tool, p.Props, true, item || p.Type == ParamItems)
 		}
 	}
 	for _, s := range Specs() {
 		if s.Title == "" || s.Description == "" {
 			t.Errorf("%s: no title or description", s.Name)
 		}
-		check(s.Name, s.Params, false)
+		check(s.Name, s.Params, false, false)
+		// Every executing tool takes idempotency_key last (docs/tools.md §7).
+		if last := s.Params[max(len(s.Params)-1, 0):]; s.Executes != (len(last) == 1 && last[0].Name == "idempotency_key") {
+			t.Errorf("%s: executes %v, last param %v", s.Name, s.Executes, last)
+		}
 	}
 	run, _ := SpecOf("boruna_run")
 	limits := run.Params[5]
@@ -194,7 +213,7 @@ func TestSpecs(t *testing.T) {
 	for _, p := range sealed.Params {
 		names = append(names, p.Name)
 	}
-	if got := strings.Join(names, ","); got != "source,policy,max_steps,max_wall_ms,limits,seed" || !reflect.DeepEqual(sealed.Params[4], limits) ||
+	if got := strings.Join(names, ","); got != "source,policy,max_steps,max_wall_ms,limits,seed,idempotency_key" || !reflect.DeepEqual(sealed.Params[4], limits) ||
 		!reflect.DeepEqual(sealed.Params[5], run.Params[7]) || run.Params[7].Name != "seed" || run.Params[7].Type != ParamInteger {
 		t.Errorf("boruna_run_sealed params = %s", got)
 	}
@@ -205,7 +224,7 @@ func TestArgsAccessors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &args{obj}
+	a := &args{obj: obj}
 	if got := a.str("source", "d"); got != "sé" {
 		t.Errorf("str(source) = %q", got)
 	}
@@ -227,7 +246,7 @@ func TestArgsAccessors(t *testing.T) {
 		t.Errorf("raw(output_schema) = %s", got)
 	}
 	obj, _ = checkArgs("boruna_framework_test", json.RawMessage(`{"source":"s","messages":["a","b:1"]}`))
-	if got := (&args{obj}).strings("messages"); len(got) != 2 || got[0] != "a" || got[1] != "b:1" {
+	if got := (&args{obj: obj}).strings("messages"); len(got) != 2 || got[0] != "a" || got[1] != "b:1" {
 		t.Errorf("strings(messages) = %q", got)
 	}
 }
@@ -246,7 +265,7 @@ func manyMembers(n int) []byte {
 func TestCheckArgsManyMembers(t *testing.T) {
 	_, err := CheckArgs("boruna_run", manyMembers(100_000))
 	var ae *ArgError
-	if !errors.As(err, &ae) || ae.Kind != ArgUnknown || ae.Msg != `unknown argument "k0" for tool "boruna_run" (known arguments: source, policy, max_steps, max_wall_ms, trace, limits, output_schema, seed)` {
+	if !errors.As(err, &ae) || ae.Kind != ArgUnknown || ae.Msg != `unknown argument "k0" for tool "boruna_run" (known arguments: source, policy, max_steps, max_wall_ms, trace, limits, output_schema, seed, idempotency_key)` {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -157,6 +157,8 @@ func jobFields() []field {
 		req("queue_ms", describe(sCount(), "Time the job waited for a worker, in ms.")),
 		req("run_ms", describe(sCount(), "Time the job ran, in ms.")),
 		req("worker", describe(sString(), `The worker that ran the job ("" if none).`)),
+		opt("cached", describe(sConst(true), "The result came from the result cache, without a job (docs/tools.md §7).")),
+		opt("replayed", describe(sConst(true), "The result is an earlier call's with the same idempotency_key (docs/tools.md §7).")),
 	}
 }
 
@@ -476,6 +478,14 @@ var toolShapes = map[string][]shape{
 			req("capability_set_hash", sString()),
 		}},
 	},
+	"axpool_batch": {
+		{title: "batch", success: true, fields: []field{
+			req("results", describe(sArray(describe(sType("object").Set("required", []string{"success"}),
+				`One item's result, in item order: {"id": …, …the item tool's result…}; a malformed item's is invalid_args with "item", its 1-based position.`)),
+				"The items' results, in the order of items.")),
+			req("summary", batchSummarySchema()),
+		}},
+	},
 	"boruna_policy_validate": {
 		{title: "validation", success: true, fields: []field{
 			req("ok", sBool()),
@@ -483,6 +493,22 @@ var toolShapes = map[string][]shape{
 			opt("errors", sArray(sObject(append([]field{req("error_kind", sString()), req("message", sString())}, policyDetailFields()...)...))),
 		}},
 	},
+}
+
+// batchSummarySchema is axpool_batch's summary (batch.Summary.Object).
+func batchSummarySchema() *wire.Object {
+	p := func(d string) *wire.Object {
+		return describe(sObject(req("n", sCount()), req("p50", sCount()), req("p95", sCount()), req("p99", sCount()), req("max", sCount())),
+			"Nearest-rank percentiles of "+d+" over the results that carry it (all 0 when n is 0).")
+	}
+	return describe(sObject(
+		req("items", sCount()), req("ok", sCount()), req("failed", sCount()),
+		req("outcomes", describe(sType("object").Set("additionalProperties", sCount()), "Items by outcome (docs/tools.md §5).")),
+		req("cached", sCount()), req("replayed", sCount()),
+		req("run_ms", p("run_ms")), req("queue_ms", p("queue_ms")), req("steps", p("steps")),
+		req("wall_ms", sCount()), req("items_per_s", sType("number").Set("minimum", 0)),
+		req("interrupted", sBool()),
+	), "Counts by outcome and percentiles (docs/tools.md §7).")
 }
 
 // cycleSchema is one cycle of boruna_framework_test.

@@ -132,7 +132,7 @@ func WallLimit(env *Env, tool string, rawArgs json.RawMessage) time.Duration {
 	if aerr != nil {
 		return ceiling
 	}
-	l := effectiveLimits(env, &args{obj})
+	l := effectiveLimits(env, &args{obj: obj})
 	switch {
 	case !l.hasWall:
 		return 0
@@ -196,7 +196,7 @@ func runTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wir
 	if err != nil {
 		return PolicyFailure(err)
 	}
-	o, result, steps := runMain(ctx, env, m, mainRun{policy: pol, lim: lim, trace: a.boolean("trace"), seed: seedArg(a)}, progress)
+	o, result, steps := runMain(ctx, env, m, mainRun{policy: pol, lim: lim, trace: a.boolean("trace"), seed: seedArg(a), effects: &a.effects}, progress)
 	if result != nil && a.has("output_schema") {
 		if f := checkOutputSchema(a.raw("output_schema"), result, steps); f != nil {
 			return f
@@ -212,6 +212,9 @@ type mainRun struct {
 	lim    runLimits
 	trace  bool
 	seed   *uint64 // the call's random seed, nil for a fresh one
+	// effects, when not nil, is set when the run made a live capability
+	// call (liveEffects): the call is then not Report.Deterministic.
+	effects *bool
 }
 
 // runMain runs m's main with r.args under r.policy (intersected with the
@@ -248,6 +251,9 @@ func runMain(ctx context.Context, env *Env, m *vm.Module, r mainRun, progress Pr
 		opts.Progress = func(steps int64) { progress(steps, total) }
 	}
 	res, err := vm.Run(ctx, m, opts)
+	if r.effects != nil && liveEffects(env, res) {
+		*r.effects = true
+	}
 	if err != nil {
 		return debug.set(runFailure(env, err, facts)), nil, res.Steps
 	}
@@ -305,6 +311,38 @@ func seedArg(a *args) *uint64 {
 	}
 	s := uint64(n)
 	return &s
+}
+
+// liveEffects reports that the run res made a live capability call — an
+// EventCapCall in its event log, under the live handler set, to a
+// capability whose handler leaves the VM (not ui.render, actor.* or
+// step.input) — or that its log was cut short at Options.MaxEvents, so
+// that the call is not Report.Deterministic and its result is not cached
+// (docs/tools.md §7). The mock set (and no set: the VM's mock values)
+// answers every call deterministically.
+func liveEffects(env *Env, res *vm.Result) bool {
+	if res == nil || env.Handlers == nil || env.Handlers.Kind() != vm.HandlersLive {
+		return false
+	}
+	if res.EventCount > int64(len(res.Events)) {
+		return true
+	}
+	for i := range res.Events {
+		if e := &res.Events[i]; e.Kind == vm.EventCapCall && !inVM(e.Capability) {
+			return true
+		}
+	}
+	return false
+}
+
+// inVM reports the capabilities whose calls the VM answers itself under
+// every handler set (docs/tools.md §6: ui.render, actor.*, step.input).
+func inVM(c policy.Capability) bool {
+	switch c {
+	case policy.UiRender, policy.ActorSpawn, policy.ActorSend, policy.StepInput:
+		return true
+	}
+	return false
 }
 
 // MaxDebugOutputBytes bounds a boruna_run's debug_output (docs/tools.md

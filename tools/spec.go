@@ -54,6 +54,12 @@ const (
 	// ParamPolicy is any JSON value of at most MaxPolicyBytes: the tool
 	// answers invalid_policy for the wrong shapes (docs/tools.md §3).
 	ParamPolicy
+	// ParamItems is an array of at most Param.MaxItems JSON values. The
+	// schema advertises objects with the members Param.Props; CheckArgs
+	// checks only the array and its length, and the tool judges each item
+	// on its own (axpool_batch answers a malformed item in that item's
+	// result, docs/tools.md §7).
+	ParamItems
 )
 
 // Param describes one tool argument. The same table produces the
@@ -81,8 +87,11 @@ type Param struct {
 	// (MaxNameBytes, MaxItemBytes). Source parameters use MaxSourceBytes
 	// instead.
 	MaxBytes int
-	// Props are the members of a ParamObject.
+	// Props are the members of a ParamObject, or of each item of a
+	// ParamItems; a ParamObject without Props is any object.
 	Props []Param
+	// MaxItems bounds the length of a ParamItems array.
+	MaxItems int
 }
 
 // ToolSpec describes one MCP tool: its identity, its parameters and how it
@@ -104,6 +113,13 @@ type ToolSpec struct {
 	// is open-world and not idempotent exactly when the handlers are live
 	// (docs/tools.md §1 annotations).
 	RunsProgram bool
+	// Cacheable reports that a result of the tool may be cached
+	// (docs/tools.md §7) when its call was deterministic (Report): the
+	// tools that compile or check source, and boruna_run.
+	Cacheable bool
+	// Batch reports a tool that runs other tools' calls (axpool_batch):
+	// the gateway serves it itself; Call refuses it.
+	Batch bool
 }
 
 var sourceParam = Param{
@@ -141,6 +157,19 @@ var seedParam = Param{
 		"Absent: a fresh seed per run. Mock handlers ignore it.",
 }
 
+// MaxIdempotencyKeyBytes bounds an idempotency_key, in UTF-8 bytes.
+const MaxIdempotencyKeyBytes = 256
+
+// idempotencyParam is the idempotency_key of every executing tool
+// (docs/tools.md §7). The engines ignore it; the gateway answers a
+// repeated key with the first call's job.
+var idempotencyParam = Param{
+	Name: "idempotency_key", Type: ParamString, MaxBytes: MaxIdempotencyKeyBytes,
+	Description: "Any string up to 256 bytes: a call repeating the key of a call still running joins it; " +
+		"one after it finished gets its result again with replayed:true (for the server's --cache-ttl, at least 1 h). " +
+		"The same key with other arguments is refused (invalid_args).",
+}
+
 // limitsParam is the `limits` object of boruna_run and boruna_run_sealed
 // (reference §3.4; additive for run_sealed, where each limit applies to
 // each of the two executions).
@@ -156,27 +185,28 @@ var limitsParam = Param{
 	},
 }
 
-// specs lists the 14 tools in their stable registration order
-// (docs/tools.md §2; parameters as reference §3 with the docs/tools.md §2
-// decisions).
-var specs = []ToolSpec{
+// specs lists the 15 tools in their stable registration order: the 14
+// boruna_* tools (docs/tools.md §2; parameters as reference §3 with the
+// docs/tools.md §2 decisions), then axpool_batch (§7). Every executing tool
+// takes idempotency_key as its last parameter (withIdempotencyKey).
+var specs = withIdempotencyKey([]ToolSpec{
 	{
-		Name: "boruna_compile", Title: "Compile .ax source", Executes: true,
+		Name: "boruna_compile", Title: "Compile .ax source", Executes: true, Cacheable: true,
 		Description: "Compile .ax source and return a module summary (functions, types, constants, entry) or the first compile error with its code, line and col.",
 		Params:      []Param{sourceParam, {Name: "name", Type: ParamString, Default: "module", MaxBytes: MaxNameBytes, Description: "Module name echoed back in the summary (at most 4,096 bytes)."}},
 	},
 	{
-		Name: "boruna_ast", Title: "Parse .ax source to an AST", Executes: true,
+		Name: "boruna_ast", Title: "Parse .ax source to an AST", Executes: true, Cacheable: true,
 		Description: "Lex and parse .ax source and return the AST as JSON (ASTs over 100 KB come back truncated as a string, with truncated:true and ast_size).",
 		Params:      []Param{sourceParam},
 	},
 	{
-		Name: "boruna_symbols", Title: "List top-level symbols", Executes: true,
+		Name: "boruna_symbols", Title: "List top-level symbols", Executes: true, Cacheable: true,
 		Description: "Parse .ax source and list its top-level functions, records and enums with their signatures, in source order.",
 		Params:      []Param{sourceParam},
 	},
 	{
-		Name: "boruna_run", Title: "Run an .ax program", Executes: true, RunsProgram: true,
+		Name: "boruna_run", Title: "Run an .ax program", Executes: true, RunsProgram: true, Cacheable: true,
 		Description: "Compile and run .ax source (its `main`) in the sandboxed VM under a capability policy and limits, on a worker. " +
 			"Returns result, steps and ui_output. On failure, success:false with the compile errors array, or an error_kind: " +
 			"runtime_error (also the step limit: limit_kind \"steps\", message \"max execution steps exceeded (N)\"), " +
@@ -200,12 +230,12 @@ var specs = []ToolSpec{
 		Params: []Param{sourceParam, policyParam, maxStepsParam, maxWallParam, limitsParam, seedParam},
 	},
 	{
-		Name: "boruna_check", Title: "Diagnose .ax source", Executes: true,
+		Name: "boruna_check", Title: "Diagnose .ax source", Executes: true, Cacheable: true,
 		Description: "Run diagnostics on .ax source: every error and warning with its id (E001–E009, MISSING_MAIN), location and suggested patches. Always success:true; inspect diagnostics_count.",
 		Params:      []Param{sourceParam, fileNameParam},
 	},
 	{
-		Name: "boruna_repair", Title: "Repair .ax source", Executes: true,
+		Name: "boruna_repair", Title: "Repair .ax source", Executes: true, Cacheable: true,
 		Description: "Apply diagnostic patches to .ax source and re-verify; returns repaired_source, the applied and skipped patches and verify_passed.",
 		Params: []Param{
 			sourceParam,
@@ -215,7 +245,7 @@ var specs = []ToolSpec{
 		},
 	},
 	{
-		Name: "boruna_validate_app", Title: "Validate an App", Executes: true,
+		Name: "boruna_validate_app", Title: "Validate an App", Executes: true, Cacheable: true,
 		Description: "Check that .ax source follows the App protocol (init/update/view, optional policies); returns valid and the rule violations in errors.",
 		Params:      []Param{sourceParam},
 	},
@@ -255,6 +285,52 @@ var specs = []ToolSpec{
 		Description: "Validate a policy document strictly (schema_version 1); returns ok and the first error with its policy.* kind.",
 		Params:      []Param{{Name: "policy_json", Type: ParamString, Required: true, Description: "The policy as a JSON string."}},
 	},
+	{
+		Name: "axpool_batch", Title: "Run many calls as one batch", Batch: true, RunsProgram: true,
+		Description: "Run up to 1,000 items through the worker pool at once and return each item's result envelope (in input order) and a summary by outcome. " +
+			"An item is {id, source, tool?} (tool boruna_run by default, or boruna_check, boruna_compile) with boruna_run's optional policy, max_steps, max_wall_ms, limits, seed, idempotency_key, " +
+			"or {id, script, args}: a call of one of this server's named scripts; " +
+			"a malformed item gets its own invalid_args result. Send _meta.progressToken to receive notifications/progress (progress = items done, total = items); notifications/cancelled cancels every item.",
+		Params: []Param{
+			{Name: "items", Type: ParamItems, Required: true, MaxItems: MaxBatchItems, Props: BatchItemParams,
+				Description: "The calls to run (at most 1,000), each with a unique id."},
+			{Name: "concurrency", Type: ParamInteger, Min: 1,
+				Description: "Most items in flight at once; default: the pool's worker slots."},
+		},
+	},
+})
+
+// MaxBatchItems is the most items one axpool_batch call takes
+// (docs/tools.md §7).
+const MaxBatchItems = 1000
+
+// BatchItemParams are the members of one batch item (axpool_batch's items,
+// the lines of `axpool batch`; docs/tools.md §7): id, what to run (source
+// with tool, or script with args), then the arguments passed on to the
+// tool. Package batch checks items against them.
+var BatchItemParams = []Param{
+	{Name: "id", Type: ParamString, Required: true, MaxBytes: MaxNameBytes, Description: "The item's id, unique in the batch; it starts the item's result."},
+	{Name: "tool", Type: ParamString, Default: "boruna_run", MaxBytes: MaxNameBytes, Description: "boruna_run, boruna_check or boruna_compile."},
+	{Name: "source", Type: ParamString, Description: ".ax source code (at most 1,048,576 bytes)."},
+	{Name: "script", Type: ParamString, MaxBytes: MaxNameBytes, Description: "A named script to run instead of source (with args)."},
+	{Name: "args", Type: ParamObject, Description: "The script's arguments."},
+	policyParam,
+	maxStepsParam,
+	maxWallParam,
+	limitsParam,
+	seedParam,
+	idempotencyParam,
+}
+
+// withIdempotencyKey appends idempotencyParam to the parameters of every
+// executing tool.
+func withIdempotencyKey(specs []ToolSpec) []ToolSpec {
+	for i := range specs {
+		if specs[i].Executes {
+			specs[i].Params = append(specs[i].Params[:len(specs[i].Params):len(specs[i].Params)], idempotencyParam)
+		}
+	}
+	return specs
 }
 
 // specIndex maps a tool name to its index in specs.
@@ -266,7 +342,7 @@ var specIndex = func() map[string]int {
 	return m
 }()
 
-// Specs returns the specs of the 14 tools in registration order. The
+// Specs returns the specs of the 15 tools in registration order. The
 // slice is a copy; the ToolSpecs share their Params, which callers must
 // not modify.
 func Specs() []ToolSpec { return append([]ToolSpec(nil), specs...) }

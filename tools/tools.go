@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools/toolwire"
@@ -93,7 +94,7 @@ var engines = map[string]engine{
 	"boruna_policy_validate":   policyValidateTool,
 }
 
-// Names returns the names of the 14 tools in registration order.
+// Names returns the names of the 15 tools in registration order.
 func Names() []string {
 	out := make([]string, len(specs))
 	for i, s := range specs {
@@ -120,20 +121,64 @@ func Executes(tool string) bool {
 // mistyped argument, a missing required one or a source over 1 MB gives
 // `{success:false, error_kind:"invalid_args", message, outcome:"invalid_args",
 // retryable:false}`; a policy over MaxPolicyBytes the same with error_kind
-// "invalid_policy". progress may be nil; only boruna_run reports progress.
-// ctx cancels a running program (the response is then error_kind
-// "cancelled", outcome "cancelled"). A panic inside an engine is recovered
-// and answered with error_kind "internal_error".
-func Call(ctx context.Context, env *Env, tool string, rawArgs json.RawMessage, progress ProgressFunc) (resp *wire.Object) {
+// "invalid_policy". axpool_batch, which the gateway serves, is refused
+// with invalid_args. progress may be nil; only boruna_run reports
+// progress. ctx cancels a running program (the response is then
+// error_kind "cancelled", outcome "cancelled"). A panic inside an engine
+// is recovered and answered with error_kind "internal_error".
+func Call(ctx context.Context, env *Env, tool string, rawArgs json.RawMessage, progress ProgressFunc) *wire.Object {
+	resp, _ := CallReport(ctx, env, tool, rawArgs, progress)
+	return resp
+}
+
+// Report is what a call tells its host beyond its response.
+type Report struct {
+	// Deterministic reports that the response depends only on the call's
+	// arguments, the runtime version (RuntimeVersion) and the Env: the
+	// tool is Cacheable, no program of the call made a capability call,
+	// and the outcome is one that the same call meets again (ok,
+	// compile_error, runtime_error other than internal_error, step_limit,
+	// output_limit, policy_denied, invalid_args — not a wall-clock or
+	// memory limit, whose measure depends on the machine, nor a
+	// cancellation). Such a response may be cached (docs/tools.md §7).
+	Deterministic bool
+}
+
+// CallReport is Call with the call's Report.
+func CallReport(ctx context.Context, env *Env, tool string, rawArgs json.RawMessage, progress ProgressFunc) (resp *wire.Object, rep Report) {
 	// A panic in an engine is a bug; it becomes an internal_error response
 	// (and a log line with the stack) instead of taking the worker down.
+	// rep stays zero then: it is set only once the engine has returned.
 	defer toolwire.Recover(tool, &resp)
 	if env == nil {
 		env = &Env{}
 	}
 	obj, aerr := checkArgs(tool, rawArgs)
 	if aerr != nil {
-		return wire.InvalidArgs(aerr.ErrorKind(), aerr.Msg)
+		return wire.InvalidArgs(aerr.ErrorKind(), aerr.Msg), Report{}
 	}
-	return engines[tool](ctx, env, &args{obj}, progress)
+	eng, ok := engines[tool]
+	if !ok {
+		return wire.InvalidArgs(wire.KindInvalidArgs, fmt.Sprintf("tool %q runs other tools' calls and is served by the gateway", tool)), Report{}
+	}
+	a := &args{obj: obj}
+	resp = eng(ctx, env, a, progress)
+	spec, _ := SpecOf(tool)
+	rep.Deterministic = spec.Cacheable && !a.effects && repeatable(resp)
+	return resp, rep
+}
+
+// repeatable reports whether resp's outcome is one the same call meets
+// again (Report.Deterministic).
+func repeatable(resp *wire.Object) bool {
+	if kind, _ := resp.Get("error_kind"); kind == wire.KindInternalError {
+		return false
+	}
+	out, _ := resp.Get("outcome")
+	switch out {
+	case wire.OutcomeOK, wire.OutcomeCompileError, wire.OutcomeRuntimeError, wire.OutcomeStepLimit,
+		wire.OutcomeOutputLimit, wire.OutcomePolicyDenied, wire.OutcomeInvalidArgs:
+		return true
+	}
+	return false
 }

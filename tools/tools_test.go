@@ -43,7 +43,7 @@ func TestNamesAndExecutes(t *testing.T) {
 		"boruna_check", "boruna_repair", "boruna_validate_app", "boruna_framework_test",
 		"boruna_workflow_validate", "boruna_template_list", "boruna_template_apply",
 		"boruna_capability_list", "boruna_policy_validate"}
-	if got := Names(); !reflect.DeepEqual(got, want) {
+	if got := Names(); !reflect.DeepEqual(got, append(want, "axpool_batch")) {
 		t.Fatalf("Names = %v", got)
 	}
 	for _, n := range want {
@@ -63,8 +63,16 @@ func TestNamesAndExecutes(t *testing.T) {
 			t.Errorf("%s: RunsProgram = %v", n, s.RunsProgram)
 		}
 	}
-	if len(engines) != len(want) || len(Specs()) != len(want) {
-		t.Errorf("%d engines, %d specs, want %d", len(engines), len(Specs()), len(want))
+	if len(engines) != len(want) || len(Specs()) != len(want)+1 {
+		t.Errorf("%d engines, %d specs, want %d engines and axpool_batch", len(engines), len(Specs()), len(want))
+	}
+	// axpool_batch is served by the gateway: Call refuses it.
+	if b, ok := SpecOf("axpool_batch"); !ok || !b.Batch || b.Executes || engines["axpool_batch"] != nil {
+		t.Errorf("axpool_batch spec = %+v, %v", b, ok)
+	}
+	got, _ := Call(context.Background(), nil, "axpool_batch", json.RawMessage(`{"items":[]}`), nil).MarshalJSON()
+	if want := `{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"tool \"axpool_batch\" runs other tools' calls and is served by the gateway","outcome":"invalid_args","retryable":false}`; string(got) != want {
+		t.Errorf("Call(axpool_batch) = %s\nwant %s", got, want)
 	}
 	if Executes("nope") {
 		t.Error("Executes(nope)")
@@ -83,7 +91,7 @@ func TestArgumentChecks(t *testing.T) {
 		{"boruna_run", `{"source":"x","limits":{"max_wal_ms":5}}`,
 			`unknown argument "limits.max_wal_ms" for tool "boruna_run" (did you mean "limits.max_wall_ms"?)`},
 		{"boruna_run", `{"source":"x","input":"y"}`,
-			`unknown argument "input" for tool "boruna_run" (known arguments: source, policy, max_steps, max_wall_ms, trace, limits, output_schema, seed)`},
+			`unknown argument "input" for tool "boruna_run" (known arguments: source, policy, max_steps, max_wall_ms, trace, limits, output_schema, seed, idempotency_key)`},
 		{"boruna_capability_list", `{"x":1}`, `unknown argument "x" for tool "boruna_capability_list" (it takes no arguments)`},
 		{"boruna_run", `{"max_steps":5}`, `missing required argument "source" for tool "boruna_run"`},
 		{"boruna_run", `{"source":null}`, `missing required argument "source" for tool "boruna_run"`},
@@ -134,7 +142,7 @@ func TestArgsAcceptNullsAndIntegralFloats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &args{obj}
+	a := &args{obj: obj}
 	if n, ok := a.integer("max_steps"); !ok || n != 1000 {
 		t.Fatalf("max_steps = %d %v", n, ok)
 	}

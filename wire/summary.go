@@ -2,9 +2,10 @@ package wire
 
 import "encoding/json"
 
-// Summary is what metrics and the audit log read from a result object:
-// the docs/tools.md §1 and §5 fields every observer needs. A field the
-// result does not hold is zero (Steps, QueueMs, RunMs -1 when absent).
+// Summary is what metrics, the audit log and batches read from a result
+// object: the docs/tools.md §1, §5 and §7 fields every observer needs. A
+// field the result does not hold is zero (Steps, QueueMs, RunMs -1 when
+// absent).
 type Summary struct {
 	Success   bool
 	Outcome   Outcome // "" when the result has none (the tools that run in the gateway)
@@ -14,6 +15,11 @@ type Summary struct {
 	Steps     int64 // -1: no steps field
 	QueueMs   int64 // -1: no queue_ms field
 	RunMs     int64 // -1: no run_ms field
+	// RetryAfterMs is retry_after_ms (0 when absent).
+	RetryAfterMs int64
+	// Cached and Replayed are the result cache's and idempotency keys'
+	// flags (docs/tools.md §7).
+	Cached, Replayed bool
 }
 
 // Summarize reads a result object's Summary. Errors: obj is not a JSON
@@ -29,6 +35,9 @@ func Summarize(obj []byte) (Summary, error) {
 		Steps     *int64  `json:"steps"`
 		QueueMs   *int64  `json:"queue_ms"`
 		RunMs     *int64  `json:"run_ms"`
+		RetryMs   int64   `json:"retry_after_ms"`
+		Cached    bool    `json:"cached"`
+		Replayed  bool    `json:"replayed"`
 	}
 	if err := json.Unmarshal(obj, &v); err != nil {
 		return Summary{}, err
@@ -40,7 +49,8 @@ func Summarize(obj []byte) (Summary, error) {
 		return *p
 	}
 	return Summary{Success: v.Success, Outcome: v.Outcome, ErrorKind: v.ErrorKind, LimitKind: v.LimitKind,
-		JobID: v.JobID, Steps: opt(v.Steps), QueueMs: opt(v.QueueMs), RunMs: opt(v.RunMs)}, nil
+		JobID: v.JobID, Steps: opt(v.Steps), QueueMs: opt(v.QueueMs), RunMs: opt(v.RunMs),
+		RetryAfterMs: v.RetryMs, Cached: v.Cached, Replayed: v.Replayed}, nil
 }
 
 // OutcomeLabel is the outcome a metric or audit line reports for s: its

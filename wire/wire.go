@@ -212,3 +212,30 @@ func JSONType(raw []byte) string {
 	}
 	return "number"
 }
+
+// AppendFields returns the JSON object env with the members of fields
+// appended before its closing brace, keeping env's bytes and member order:
+// a result of megabytes is neither decoded nor encoded again (the job
+// metadata of docs/tools.md §5, the "cached" and "replayed" flags of §7).
+// env must not already hold fields' keys. Errors: env is not a JSON object
+// (only its braces are checked: envelopes come from axpool's own encoder),
+// a field value that cannot be encoded.
+func AppendFields(env []byte, fields *Object) (json.RawMessage, error) {
+	env = bytes.TrimSpace(env)
+	if len(env) < 2 || env[0] != '{' || env[len(env)-1] != '}' {
+		return nil, fmt.Errorf("wire: envelope: not a JSON object")
+	}
+	extra, err := fields.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	if len(extra) == 2 { // {}
+		return append(json.RawMessage(nil), env...), nil
+	}
+	out := make([]byte, 0, len(env)+len(extra))
+	out = append(out, env[:len(env)-1]...)
+	if len(bytes.TrimSpace(env[1:len(env)-1])) > 0 {
+		out = append(out, ',')
+	}
+	return append(out, extra[1:]...), nil
+}

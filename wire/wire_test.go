@@ -208,6 +208,14 @@ func TestSummarize(t *testing.T) {
 	if s.OutcomeLabel() != "failed" {
 		t.Fatalf("local failure: %s", s.OutcomeLabel())
 	}
+	s, _ = Summarize([]byte(`{"success":true,"protocol_version":1,"result":1,"steps":4,"outcome":"ok","retryable":false,"job_id":"j2","queue_ms":0,"run_ms":1,"worker":"w","cached":true}`))
+	if s != (Summary{Success: true, Outcome: OutcomeOK, JobID: "j2", Steps: 4, QueueMs: 0, RunMs: 1, Cached: true}) {
+		t.Fatalf("cached: %+v", s)
+	}
+	s, _ = Summarize([]byte(`{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"full","retry_after_ms":750,"outcome":"queue_full","retryable":true,"replayed":true}`))
+	if s.RetryAfterMs != 750 || !s.Replayed || s.Cached {
+		t.Fatalf("queue_full replayed: %+v", s)
+	}
 	if _, err := Summarize([]byte(`[1]`)); err == nil {
 		t.Fatal("an array summarized")
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/scripts"
+	"github.com/axpool/axpool/tools"
 )
 
 // Real-engine tests: the worker processes run boruna_run jobs through
@@ -127,6 +129,40 @@ func TestEngineCancelAndProgress(t *testing.T) {
 	}
 }
 
+// TestEngineCachesDeterministicResults: a job carrying a cache digest and
+// this build's runtime version stores its result, job metadata included,
+// under the digest before answering; a job of another runtime version and
+// a wall-limited run store nothing (docs/tools.md §7). The test workers
+// answer capability calls with the mock values, which are deterministic:
+// such a run is cached too (tools' TestCallReport covers the live set).
+func TestEngineCachesDeterministicResults(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	h.startWorkers(1, 2, 5*time.Second)
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name, digest, version, source string
+		extra                         map[string]any
+		cached                        bool
+	}{
+		{"pure", strings.Repeat("a", 64), tools.RuntimeVersion(), srcAnswer, nil, true},
+		{"compile error", strings.Repeat("b", 64), tools.RuntimeVersion(), "fn main() -> Int { x }", nil, true},
+		{"step limit", strings.Repeat("c", 64), tools.RuntimeVersion(), srcForever, map[string]any{"max_steps": 1000}, true},
+		{"mock capability call", strings.Repeat("d", 64), tools.RuntimeVersion(), "fn main() -> Int !{time.now} { now_ms() }", nil, true},
+		{"other runtime", strings.Repeat("e", 64), "axpool 0.0.1", srcAnswer, nil, false},
+		{"wall limit", strings.Repeat("f", 64), tools.RuntimeVersion(), srcForever, map[string]any{"max_wall_ms": 5}, false},
+	} {
+		id := h.submit(queue.Job{Tool: "boruna_run", Args: runArgs(t, tc.source, tc.extra), Cache: tc.digest, CacheVersion: tc.version})
+		r := h.wait(id, 30*time.Second)
+		got, err := h.bus.CachedResult(ctx, tc.digest)
+		switch {
+		case tc.cached && (err != nil || string(got) != string(r.Raw)):
+			t.Errorf("%s: cached %s, %v; want the result %s", tc.name, got, err, r.Raw)
+		case !tc.cached && !errors.Is(err, queue.ErrNotCached):
+			t.Errorf("%s: cached %s, %v; want nothing (result %s)", tc.name, got, err, r.Raw)
+		}
+	}
+}
+
 // TestEngineScriptJob: a named script's job (scripts.JobKind) runs on a
 // worker process with typed arguments; a job whose source does not match
 // its digest is refused.
@@ -143,6 +179,12 @@ func TestEngineScriptJob(t *testing.T) {
 	}
 	if !strings.Contains(r.Raw, `"script":"deploy","script_digest":"`+job.Digest+`"`) {
 		t.Errorf("script fields missing: %s", r.Raw)
+	}
+	// A script job is never cached, even when it carries a cache digest.
+	digest := strings.Repeat("9", 64)
+	r = h.wait(h.submit(queue.Job{Tool: scripts.JobKind, Args: job.Marshal(), Cache: digest, CacheVersion: tools.RuntimeVersion()}), 20*time.Second)
+	if got, err := h.bus.CachedResult(t.Context(), digest); !r.Success || !errors.Is(err, queue.ErrNotCached) {
+		t.Errorf("script job with a cache digest: %s; cached %s, %v", r.Raw, got, err)
 	}
 	job.Source += " "
 	r = h.wait(h.submit(queue.Job{Tool: scripts.JobKind, Args: job.Marshal()}), 20*time.Second)

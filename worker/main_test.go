@@ -18,6 +18,7 @@ import (
 
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
+	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -107,6 +108,15 @@ func (e *testExecutor) report(subj, job string) {
 	b, _ := json.Marshal(map[string]any{"job": job, "pid": os.Getpid()})
 	_ = e.nc.Publish(subj, b)
 	_ = e.nc.Flush()
+}
+
+// ExecuteCacheable makes the test executor a CachingExecutor: the real
+// tools say whether their results may be cached, the test tools never.
+func (e *testExecutor) ExecuteCacheable(ctx context.Context, job *queue.Job, progress func(steps, total int64)) (json.RawMessage, bool) {
+	if ce, ok := e.real.(CachingExecutor); ok && tools.Executes(job.Tool) {
+		return ce.ExecuteCacheable(ctx, job, progress)
+	}
+	return e.Execute(ctx, job, progress), false
 }
 
 func (e *testExecutor) Execute(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage {

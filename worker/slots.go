@@ -35,16 +35,23 @@ const SlotsPerCPU = 8
 // GOMAXPROCS so that its N processes share the CPUs, see
 // SupervisorOptions.GOMAXPROCS). On a system where physical memory is not
 // known, only the CPU rule applies.
-func DefaultSlots(jobMemMB int64) int {
+func DefaultSlots(jobMemMB int64) int { return SlotsFor(runtime.GOMAXPROCS(0), jobMemMB) }
+
+// SlotsFor is DefaultSlots for a worker process that schedules on cpus
+// CPUs (its GOMAXPROCS), as computed in another process: the default slot
+// count of the processes a Supervisor starts, whose GOMAXPROCS is
+// SupervisorOptions.GOMAXPROCS (`axpool batch` sizes its window with it).
+// The memory budget is this process's GOMEMLIMIT when one is set (the
+// workers inherit it), else the cpus' share of physical memory.
+func SlotsFor(cpus int, jobMemMB int64) int {
 	budget := debug.SetMemoryLimit(-1)
 	if budget == math.MaxInt64 {
 		budget = 0
 		if total := physicalMemory(); total > 0 {
-			procs := int64(runtime.GOMAXPROCS(0))
-			budget = total / int64(runtime.NumCPU()) * min(procs, int64(runtime.NumCPU()))
+			budget = total / int64(runtime.NumCPU()) * min(int64(max(cpus, 1)), int64(runtime.NumCPU()))
 		}
 	}
-	return defaultSlots(runtime.GOMAXPROCS(0), jobMemMB, budget)
+	return defaultSlots(cpus, jobMemMB, budget)
 }
 
 // defaultSlots is DefaultSlots for cpus CPUs and a memory budget in bytes

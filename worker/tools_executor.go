@@ -30,15 +30,24 @@ func (e ToolsExecutor) WallLimit(job *queue.Job) time.Duration {
 
 // Execute implements Executor.
 func (e ToolsExecutor) Execute(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage {
+	res, _ := e.ExecuteCacheable(ctx, job, progress)
+	return res
+}
+
+// ExecuteCacheable implements CachingExecutor: the result may be cached
+// when the call was deterministic (tools.Report) and job.CacheVersion is
+// this build's tools.RuntimeVersion. A script job is never cached.
+func (e ToolsExecutor) ExecuteCacheable(ctx context.Context, job *queue.Job, progress func(steps, total int64)) (json.RawMessage, bool) {
 	var obj *wire.Object
+	var rep tools.Report
 	if job.Tool == scripts.JobKind {
 		obj = scripts.Execute(ctx, e.Env, job.Args, progress)
 	} else {
-		obj = tools.Call(ctx, e.Env, job.Tool, job.Args, progress)
+		obj, rep = tools.CallReport(ctx, e.Env, job.Tool, job.Args, progress)
 	}
 	b, err := obj.MarshalJSON()
 	if err != nil {
-		return mustJSON(wire.Internal(fmt.Sprintf("internal error: cannot encode the response: %v", err)))
+		return mustJSON(wire.Internal(fmt.Sprintf("internal error: cannot encode the response: %v", err))), false
 	}
-	return b
+	return b, rep.Deterministic && job.Cache != "" && job.CacheVersion == tools.RuntimeVersion()
 }

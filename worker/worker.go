@@ -29,6 +29,15 @@ type Executor interface {
 	Execute(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage
 }
 
+// CachingExecutor is an Executor that also tells whether a job's result
+// may be cached under job.Cache (queue.Job.Cache, docs/tools.md §7):
+// ToolsExecutor. The worker then stores the result, job metadata included,
+// with Bus.StoreCached before it answers the job.
+type CachingExecutor interface {
+	Executor
+	ExecuteCacheable(ctx context.Context, job *queue.Job, progress func(steps, total int64)) (res json.RawMessage, cacheable bool)
+}
+
 // ExecutorFunc adapts a function to Executor.
 type ExecutorFunc func(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage
 
@@ -492,7 +501,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	}
 	hb.start()
 	runStart := time.Now()
-	res, overdue := w.run(jobCtx, cancelJob, job, pp.update, log, watchdog)
+	res, cacheable, overdue := w.run(jobCtx, cancelJob, job, pp.update, log, watchdog)
 	meta.Run = time.Since(runStart)
 	pp.close()
 
@@ -500,28 +509,32 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	switch cause := context.Cause(jobCtx); {
 	case overdue:
 		log().Warn("job past its wall-clock limit; answering worker_lost", "wall_limit", wall, "lost_worker", claim.Previous)
-		res, term = queue.FailureResult(wire.WorkerLost(watchdogMessage(wall, claim.Previous != "")), meta), "past its wall-clock limit"
+		res, term, cacheable = queue.FailureResult(wire.WorkerLost(watchdogMessage(wall, claim.Previous != "")), meta), "past its wall-clock limit", false
 	case errors.Is(cause, errShutdown):
 		log().Info("job cancelled: the worker is shutting down")
-		res = queue.FailureResult(wire.Cancelled("job cancelled: the worker shut down before it finished"), meta)
+		res, cacheable = queue.FailureResult(wire.Cancelled("job cancelled: the worker shut down before it finished"), meta), false
 	case errors.Is(cause, errCancelRequested):
 		if m := w.opts.Metrics; m != nil {
 			m.cancels.Inc()
 		}
-		res = queue.FailureResult(wire.Cancelled("job cancelled while running"), meta)
+		res, cacheable = queue.FailureResult(wire.Cancelled("job cancelled while running"), meta), false
 	case errors.Is(cause, errDeadline):
-		res = queue.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, true)), meta)
+		res, cacheable = queue.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, true)), meta), false
 	default:
 		full, err := queue.AddJobMeta(res, meta)
 		if err != nil {
 			log().Error("executor returned a bad envelope", "err", err)
-			full = queue.FailureResult(wire.Internal("internal error: the engine returned an invalid response"), meta)
+			full, cacheable = queue.FailureResult(wire.Internal("internal error: the engine returned an invalid response"), meta), false
 		}
 		if limit := w.bus.MaxResultSize(); len(full) > limit {
 			log().Warn("result too large for the queue", "bytes", len(full), "limit", limit)
-			full = tooLarge(len(full), limit, meta)
+			full, cacheable = tooLarge(len(full), limit, meta), false
 		}
 		res = full
+	}
+	if cacheable {
+		w.finishCached(d, job, hb, res, log)
+		return
 	}
 	w.finish(d, job, hb, res, term, log)
 }
@@ -557,17 +570,25 @@ func (w *Worker) wallLimit(job *queue.Job) time.Duration {
 // overdue (the caller answers worker_lost at once). An engine that then
 // does not return within HungGrace is counted as hung (Healthy).
 func (w *Worker) run(ctx context.Context, cancel context.CancelCauseFunc, job *queue.Job, progress func(steps, total int64),
-	log func() *slog.Logger, watchdog time.Time) (res json.RawMessage, overdue bool) {
+	log func() *slog.Logger, watchdog time.Time) (res json.RawMessage, cacheable, overdue bool) {
 	if watchdog.IsZero() {
-		return w.execute(ctx, job, progress, log), false
+		res, cacheable = w.execute(ctx, job, progress, log)
+		return res, cacheable, false
 	}
-	done := make(chan json.RawMessage, 1)
-	go func() { done <- w.execute(ctx, job, progress, log) }()
+	type outcome struct {
+		res       json.RawMessage
+		cacheable bool
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, cacheable := w.execute(ctx, job, progress, log)
+		done <- outcome{res, cacheable}
+	}()
 	t := time.NewTimer(time.Until(watchdog))
 	defer t.Stop()
 	select {
-	case res := <-done:
-		return res, false
+	case o := <-done:
+		return o.res, o.cacheable, false
 	case <-t.C:
 	}
 	cancel(errWatchdog)
@@ -583,7 +604,7 @@ func (w *Worker) run(ctx context.Context, cancel context.CancelCauseFunc, job *q
 		w.hung.Add(-1)
 		log().Info("hung job engine returned at last")
 	}()
-	return nil, true
+	return nil, false, true
 }
 
 // watchdogMessage is the message of a job answered worker_lost by the
@@ -655,19 +676,24 @@ func (w *Worker) cancelJob(id string) {
 }
 
 // execute calls the executor, turning a panic into an internal_error
-// envelope (the worker process survives).
-func (w *Worker) execute(ctx context.Context, job *queue.Job, progress func(steps, total int64), log func() *slog.Logger) (res json.RawMessage) {
+// envelope (the worker process survives). cacheable reports that the
+// result may be stored under job.Cache (CachingExecutor).
+func (w *Worker) execute(ctx context.Context, job *queue.Job, progress func(steps, total int64), log func() *slog.Logger) (res json.RawMessage, cacheable bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			log().Error("panic while running job", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			res = mustJSON(wire.Internal(fmt.Sprintf("internal error: %v", r)))
+			res, cacheable = mustJSON(wire.Internal(fmt.Sprintf("internal error: %v", r))), false
 		}
 	}()
-	res = w.opts.Executor.Execute(ctx, job, progress)
-	if len(res) == 0 {
-		res = mustJSON(wire.Internal("internal error: empty response"))
+	if ce, ok := w.opts.Executor.(CachingExecutor); ok && job.Cache != "" {
+		res, cacheable = ce.ExecuteCacheable(ctx, job, progress)
+	} else {
+		res = w.opts.Executor.Execute(ctx, job, progress)
 	}
-	return res
+	if len(res) == 0 {
+		return mustJSON(wire.Internal("internal error: empty response")), false
+	}
+	return res, cacheable
 }
 
 // finish stores res (unless an earlier result exists, which then wins),
@@ -677,6 +703,18 @@ func (w *Worker) execute(ctx context.Context, job *queue.Job, progress func(step
 // job is handed back with a delay (never dropped, never answered
 // without a stored answer). log may be nil.
 func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger) {
+	w.finishJob(d, job, hb, res, termReason, log, false)
+}
+
+// finishCached is finish for a result that may be cached: it is also
+// stored under job.Cache once it is the job's result, before the result
+// event, so that a call made after the result arrived finds it. A failed
+// cache store is logged; the job is answered all the same.
+func (w *Worker) finishCached(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, log func() *slog.Logger) {
+	w.finishJob(d, job, hb, res, "", log, true)
+}
+
+func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger, cache bool) {
 	if w.opts.Mask != nil {
 		res = w.opts.Mask(res)
 	}
@@ -692,6 +730,13 @@ func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.Ra
 		log().Error("cannot store the job's answer; handing it back", "err", err, "retry_in", handBackDelay)
 		w.nakDelay(d, log)
 		return
+	}
+	if cache && string(stored) == string(res) {
+		cctx, ccancel := context.WithTimeout(context.Background(), opTimeout)
+		if err := w.bus.StoreCached(cctx, job.Cache, stored); err != nil {
+			log().Warn("cache store", "err", err)
+		}
+		ccancel()
 	}
 	w.opts.Metrics.finished(job.Tool, stored)
 	if err := w.bus.PublishEvent(job.Reply, &queue.Event{JobID: job.ID, Type: queue.EventResult, Result: stored, Worker: w.id}); err != nil {

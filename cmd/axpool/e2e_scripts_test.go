@@ -74,11 +74,11 @@ func checkExampleScripts(t *testing.T, c *client.Client, init *mcp.InitializeRes
 	}
 	var names []string
 	for _, tool := range list.Tools {
-		if !strings.HasPrefix(tool.Name, "boruna_") {
+		if !strings.HasPrefix(tool.Name, "boruna_") && tool.Name != "axpool_batch" {
 			names = append(names, tool.Name)
 		}
 	}
-	if strings.Join(names, " ") != "clean deploy ops__rollout register_host summarize test_suite" || len(list.Tools) != 20 {
+	if strings.Join(names, " ") != "clean deploy ops__rollout register_host summarize test_suite" || len(list.Tools) != 21 {
 		t.Errorf("tools: %v (%d)", names, len(list.Tools))
 	}
 	m := scriptCall(t, c, "deploy", `{"env":"Prod","replicas":2,"tags":["a","b"],"note":"hi"}`)
@@ -158,7 +158,7 @@ func TestE2EScriptsHTTP(t *testing.T) {
 	t.Cleanup(func() { c.Close() })
 	init := initClient(t, c)
 	list, err := c.ListTools(context.Background(), mcp.ListToolsRequest{})
-	if err != nil || len(list.Tools) != 20 {
+	if err != nil || len(list.Tools) != 21 { // 14 boruna_*, axpool_batch, 6 scripts
 		t.Fatalf("tools: %v %d", err, len(list.Tools))
 	}
 	if !strings.Contains(init.Instructions, "Project context (from script health)") {

@@ -1,15 +1,16 @@
 // Command axpool is the one binary of axpool: the MCP gateway (`mcp`,
-// `serve`), the worker process (`worker`), and the developer commands
-// (`run`, `compile`, `ast`, `disasm`, `check`, `repair`, `policy`, …).
+// `serve`), the worker process (`worker`), the batch runner (`batch`), and
+// the developer commands (`run`, `compile`, `ast`, `disasm`, `check`,
+// `repair`, `policy`, …).
 //
 // Exit status: 0 on success, 1 when the program or operation failed,
 // 2 on usage errors. Subcommands live in their own files and register
 // themselves on rootCmd in an init function.
 //
-// Imports: compiler, compiler/syntax, gateway, handlers, internal/jsonenc,
-// internal/limitread, internal/version, libs, policy, queue, scripts, templates, tools,
-// tools/framework, tools/repair, tools/template, tools/workflow, vm, wire
-// and worker.
+// Imports: batch, compiler, compiler/syntax, gateway, handlers,
+// internal/jsonenc, internal/limitread, internal/version, libs, policy,
+// queue, scripts, templates, tools, tools/framework, tools/repair,
+// tools/template, tools/workflow, vm, wire and worker.
 package main
 
 import (

@@ -9,9 +9,11 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -66,6 +68,7 @@ type nodeFlags struct {
 	shutdownGrace         time.Duration
 	maxInflightPerCaller  int
 	grants                grantFlags
+	cacheTTL              time.Duration
 	metricsAddr, auditLog string
 	scriptsDir            string
 	allowDestructive      []string
@@ -89,6 +92,7 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&nf.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	fs.StringArrayVar(&nf.secretEnv, "secret-env", nil, secretEnvUsage)
 	nf.grants.register(fs)
+	fs.DurationVar(&nf.cacheTTL, "cache-ttl", queue.DefaultCacheTTL, cacheTTLUsage)
 	fs.StringVar(&nf.metricsAddr, "metrics-addr", "", metricsAddrUsage)
 	fs.StringVar(&nf.auditLog, "audit-log", "", "append one JSON line per answered tool call to this file (created 0600)")
 	fs.StringVar(&nf.scriptsDir, "scripts-dir", "", scriptsDirUsage+"; watched, so edits take effect at once")
@@ -122,6 +126,10 @@ func checkReplicas(cmd *cobra.Command, name string, n int, embedded bool) error 
 	}
 	return nil
 }
+
+// cacheTTLUsage is the help text of --cache-ttl of mcp, serve and batch.
+const cacheTTLUsage = "how long a deterministic result stays in the result cache, and an idempotency_key replays its result " +
+	"(at least 1h; 0 = no result cache)"
 
 // secretEnvUsage is the help text of --secret-env of mcp, serve and worker.
 const secretEnvUsage = "environment variable whose value is masked as *** in every result, " +
@@ -158,7 +166,7 @@ var mcpFlags nodeFlags
 var mcpCmd = &cobra.Command{
 	Use:   "mcp",
 	Short: "Serve the MCP tools over stdio (for IDE agents)",
-	Long: `Serve the 14 boruna_* MCP tools over stdio. Stdout carries only the MCP
+	Long: `Serve the 14 boruna_* MCP tools and axpool_batch over stdio. Stdout carries only the MCP
 protocol; every log line goes to stderr.
 
 By default axpool starts an embedded NATS server (JetStream, private temp
@@ -276,15 +284,42 @@ type node struct {
 	emb    *queue.Embedded
 	nc     *nats.Conn
 	client *queue.Client
-	sup    *worker.Supervisor
 	gw     *gateway.Server
 	ops    *opsServer
 	audit  *gateway.AuditLog
+
+	// The workers of single-node mode, started by startNode or, with
+	// nodeOptions.lazyWorkers, before the first job (startWorkersOnce).
+	workersMu  sync.Mutex
+	sup        *worker.Supervisor
+	workersErr error
+	startSup   func() (*worker.Supervisor, error)
+	// reg is the --metrics-addr registry (nil without one): workers
+	// started late register their supervisor's metrics in it.
+	reg *prometheus.Registry
+}
+
+// nodeOptions are what a command changes in the node startNode starts.
+type nodeOptions struct {
+	// storeDir, when set, is the embedded server's persistent store
+	// (queue.EmbeddedOptions.StoreDir) and the cache bucket is kept in it
+	// (queue.Config.CacheOnDisk): `axpool batch --cache-dir`. A directory
+	// in use by another axpool falls back to a private store, with a
+	// warning.
+	storeDir string
+	// lazyWorkers starts the worker processes before the first job is
+	// submitted instead of at start: a batch answered from the cache
+	// starts none.
+	lazyWorkers bool
 }
 
 // startNode validates the flags and starts everything but the transport.
 // Errors are exit errors ready to return from RunE.
-func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
+func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptions) (*node, error) {
+	var no nodeOptions
+	if len(opts) > 0 {
+		no = opts[0]
+	}
 	if err := resolveDataDirs(cmd, &nf.libsDir, &nf.templatesDir); err != nil {
 		return nil, err
 	}
@@ -311,6 +346,9 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	}
 	if nf.jobTimeout <= 0 {
 		return nil, printFail(cmd, exitUsage, "%s: --job-timeout must be positive", name)
+	}
+	if nf.cacheTTL < 0 {
+		return nil, printFail(cmd, exitUsage, "%s: --cache-ttl must not be negative (0 turns the result cache off)", name)
 	}
 	if err := checkSecretEnv(cmd, name, nf.secretEnv); err != nil {
 		return nil, err
@@ -385,10 +423,17 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	var secretsEnv []string
 	var err error
 	if nf.nats == "" {
-		n.emb, err = queue.StartEmbedded(queue.EmbeddedOptions{Logger: base})
+		eopts := queue.EmbeddedOptions{Logger: base, StoreDir: no.storeDir}
+		n.emb, err = queue.StartEmbedded(eopts)
+		if errors.Is(err, queue.ErrStoreDirLocked) {
+			log.Warn("the cache directory is in use by another axpool; this run's cache is private", "dir", no.storeDir)
+			eopts.StoreDir = ""
+			n.emb, err = queue.StartEmbedded(eopts)
+		}
 		if err != nil {
 			return nil, printFail(cmd, exitFail, "%s: start embedded NATS: %v", name, err)
 		}
+		qcfg.CacheOnDisk = eopts.StoreDir != ""
 		secretsEnv = n.emb.Credentials().Env()
 		n.nc, err = n.emb.Connect(queue.WithName("axpool-gateway"), queue.WithLogger(base))
 		qcfg.Storage = jetstream.MemoryStorage
@@ -422,9 +467,17 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		n.close()
 		return nil, printFail(cmd, exitFail, "%s: %v", name, err)
 	}
+	if nf.cacheTTL > 0 {
+		go tools.RuntimeVersion() // hashes the executable once, before the first call needs it
+	}
+	backend := &gateway.QueueBackend{Client: n.client, Timeout: nf.jobTimeout, Logger: log,
+		Cache: nf.cacheTTL > 0, CacheScope: nodeCacheScope(nf, env), MaxInflightPerCaller: nf.maxInflightPerCaller}
 	if n.emb != nil {
-		n.sup, err = startWorkers(n.emb, nf, base)
-		if err != nil {
+		emb := n.emb
+		n.startSup = func() (*worker.Supervisor, error) { return startWorkers(emb, nf, base) }
+		if no.lazyWorkers {
+			backend.BeforeSubmit = n.startWorkersOnce
+		} else if err := n.startWorkersOnce(); err != nil {
 			n.close()
 			return nil, printFail(cmd, exitFail, "%s: start workers: %v", name, err)
 		}
@@ -436,9 +489,12 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		if metrics, err = gateway.NewMetrics(reg); err == nil {
 			err = reg.Register(gateway.NewQueueCollector(bus))
 		}
+		n.workersMu.Lock()
 		if err == nil && n.sup != nil {
 			err = worker.RegisterSupervisorMetrics(reg, n.sup)
 		}
+		n.reg = reg // lazy workers register when they start
+		n.workersMu.Unlock()
 		if err != nil {
 			opsLn.Close()
 			n.close()
@@ -465,7 +521,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 		return nil, printFail(cmd, exitUsage, "%s: --allow-destructive needs --scripts-dir", name)
 	}
 	n.gw, err = gateway.New(gateway.Config{
-		Backend:  &gateway.QueueBackend{Client: n.client, Timeout: nf.jobTimeout, MaxInflightPerCaller: nf.maxInflightPerCaller},
+		Backend:  backend,
 		Local:    gateway.ToolsLocal(env),
 		Executes: tools.Executes,
 		Version:  version.Read().String(),
@@ -495,13 +551,56 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags) (*node, error) {
 	return n, nil
 }
 
+// startWorkersOnce starts the worker processes of a single-node node the
+// first time it is called and returns that start's error every time.
+func (n *node) startWorkersOnce() error {
+	n.workersMu.Lock()
+	defer n.workersMu.Unlock()
+	if n.sup == nil && n.workersErr == nil && n.startSup != nil {
+		n.sup, n.workersErr = n.startSup()
+		if n.workersErr != nil {
+			n.workersErr = fmt.Errorf("start workers: %w", n.workersErr)
+		} else if n.reg != nil {
+			if err := worker.RegisterSupervisorMetrics(n.reg, n.sup); err != nil {
+				n.log.Warn("worker metrics not registered", "err", err)
+			}
+		}
+	}
+	return n.workersErr
+}
+
+// nodeCacheScope is the result cache's scope of a node (gateway.CacheScope,
+// tools.CacheKey): every operator setting that changes a result — the
+// ceilings, the ceiling policy (canonical form), the libs directory, the
+// handler set (mock values differ from live ones; live capability calls
+// are never cached) — so that nodes configured differently never share
+// cached results. In fleet
+// mode these are the gateway's flags: give the workers the same.
+func nodeCacheScope(nf *nodeFlags, env *tools.Env) string {
+	pol := ""
+	if env.CeilingPolicy != nil {
+		b, _ := env.CeilingPolicy.MarshalJSON()
+		pol = string(b)
+	}
+	libs, err := filepath.Abs(nf.libsDir)
+	if err != nil {
+		libs = nf.libsDir
+	}
+	return gateway.CacheScope("steps="+strconv.FormatInt(nf.maxSteps, 10), "wall_ms="+strconv.FormatInt(nf.maxWallMs, 10),
+		"memory_mb="+strconv.FormatInt(nf.maxMemoryMB, 10), "output_bytes="+strconv.FormatInt(nf.maxOut, 10),
+		"policy="+pol, "libs="+libs, "handlers="+nf.grants.handlers)
+}
+
 // queueConfig is the queue of a gateway started with nf: --queue-depth
 // jobs, kept at least --job-timeout (queue.Config.MaxAge, which
 // gateway.New checks against the job timeout), their claims and cancel
-// markers longer still (StateTTL above MaxAge).
+// markers longer still (StateTTL above MaxAge), cached results --cache-ttl
+// (the default when 0), idempotency keys and results at least as long.
 func queueConfig(nf *nodeFlags) queue.Config {
-	c := queue.Config{MaxDepth: nf.queueDepth, MaxAge: queueMaxAge(nf.jobTimeout), Replicas: nf.replicas}
-	c.StateTTL = queueStateTTL(c.MaxAge)
+	c := queue.Config{MaxDepth: nf.queueDepth, MaxAge: queueMaxAge(nf.jobTimeout), Replicas: nf.replicas, CacheTTL: nf.cacheTTL}
+	// Idempotency keys (state) replay results (results) for --cache-ttl.
+	c.StateTTL = max(queueStateTTL(c.MaxAge), nf.cacheTTL)
+	c.ResultTTL = max(queue.DefaultResultTTL, nf.cacheTTL)
 	return c
 }
 
@@ -537,6 +636,7 @@ func startWorkers(emb *queue.Embedded, nf *nodeFlags, log *slog.Logger) (*worker
 		Command: func(i int) *exec.Cmd {
 			c := exec.Command(self, args...)
 			c.Env = append(os.Environ(), emb.Credentials().Env()...)
+			dieWithParent(c)
 			return c
 		},
 		Stderr: os.Stderr,
@@ -583,12 +683,16 @@ func workerArgs(natsURL string, nf *nodeFlags) []string {
 // embedded server (which removes its store directory). Safe on a partly
 // started node.
 func (n *node) close() {
+	n.workersMu.Lock()
+	sup := n.sup
+	n.startSup = nil // no start after close
+	n.workersMu.Unlock()
 	n.ops.close()
 	if n.gw != nil {
 		n.gw.Close()
 	}
-	if n.sup != nil {
-		n.sup.Stop()
+	if sup != nil {
+		sup.Stop()
 	}
 	if n.client != nil {
 		if err := n.client.Close(); err != nil {

@@ -43,7 +43,7 @@ var serveFlags struct {
 var serveCmd = &cobra.Command{
 	Use:   "serve --http --token-file FILE [--addr 127.0.0.1:8765]",
 	Short: "Serve the MCP tools over Streamable HTTP with bearer-token auth",
-	Long: `Serve the 14 boruna_* MCP tools over Streamable HTTP at /mcp.
+	Long: `Serve the 14 boruna_* MCP tools and axpool_batch over Streamable HTTP at /mcp.
 
 --http is required, and so is at least one --token-file: each file holds one
 bearer token (surrounding white space is trimmed; it must not be empty) and

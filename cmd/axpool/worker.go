@@ -202,6 +202,7 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
+	go tools.RuntimeVersion() // the cache's runtime version, read before the first job needs it
 	err = worker.RunProcess(ctx, worker.ProcessOptions{
 		NATSURL:        workerFlags.nats,
 		Credentials:    creds,

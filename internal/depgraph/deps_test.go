@@ -66,9 +66,11 @@ var allowed = map[string][]string{
 	"worker":          {"queue", "scripts", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
-	"gateway":  {"docs", "examples", "internal/jsonenc", "internal/limitread", "libs", "queue", "scripts", "tools", "wire"},
+	"gateway":  {"batch", "docs", "examples", "internal/jsonenc", "internal/limitread", "internal/text", "libs", "queue", "scripts", "tools", "wire"},
+	// batch runs calls through a function it is given: no queue, no MCP.
+	"batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 
-	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/limitread", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
+	"cmd/axpool": {"batch", "compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/limitread", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
 		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
 }
 
@@ -84,7 +86,7 @@ var thirdParty = map[string][]string{
 	"gateway":          {"github.com/fsnotify/fsnotify", "github.com/google/uuid", "github.com/mark3labs/mcp-go/", "github.com/prometheus/client_golang/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
 	"handlers":         {"github.com/ncruces/go-sqlite3"},
-	"cmd/axpool":       {"github.com/nats-io/", "github.com/prometheus/client_golang/", "github.com/spf13/"},
+	"cmd/axpool":       {"github.com/nats-io/", "github.com/prometheus/client_golang/", "github.com/schollz/progressbar/", "github.com/spf13/", "golang.org/x/term"},
 }
 
 type pkg struct {

@@ -217,7 +217,7 @@ func TestClusterConfigure(t *testing.T) {
 	for _, ch := range changes {
 		got = append(got, ch.String())
 	}
-	if want := "stream AXPOOL_JOBS: replicas 1 → 3|bucket AXPOOL_RESULTS: replicas 1 → 3|bucket AXPOOL_STATE: replicas 1 → 3|bucket AXPOOL_TASKS: replicas 1 → 3"; strings.Join(got, "|") != want {
+	if want := "stream AXPOOL_JOBS: replicas 1 → 3|bucket AXPOOL_CACHE: replicas 1 → 3|bucket AXPOOL_RESULTS: replicas 1 → 3|bucket AXPOOL_STATE: replicas 1 → 3|bucket AXPOOL_TASKS: replicas 1 → 3"; strings.Join(got, "|") != want {
 		t.Errorf("changes = %q, want %s", got, want)
 	}
 	for _, name := range []string{queue.StreamName, "KV_" + queue.ResultsBucket, "KV_" + queue.StateBucket} {

@@ -1,0 +1,13 @@
+// Package batch runs many tool calls as one batch (docs/tools.md §7): it
+// checks batch items (Parse, Seen), runs them through a Call with a
+// bounded window of calls in flight, resubmitting those the queue refused
+// (queue_full, queue_unavailable) after their retry_after_ms (Run), writes
+// their output lines (Line) and counts them (Summary). `axpool batch` and
+// the gateway's axpool_batch tool share it; both give it a Call that goes
+// through the gateway's job path (cache, idempotency keys, the queue).
+//
+// batch runs nothing itself and knows nothing of NATS or MCP.
+//
+// Imports: internal/jsonenc, internal/spell, internal/text, tools and
+// wire.
+package batch

@@ -1,0 +1,247 @@
+package batch
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/axpool/axpool/internal/spell"
+	"github.com/axpool/axpool/internal/text"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/wire"
+)
+
+// Tools are the tools an item may name with `tool` (docs/tools.md §7);
+// DefaultTool is the one an item without `tool` runs.
+var Tools = []string{"boruna_run", "boruna_check", "boruna_compile"}
+
+// DefaultTool is the tool of an item without `tool`.
+const DefaultTool = "boruna_run"
+
+// Item is one batch item, checked (Parse): the call it stands for, or why
+// it is malformed.
+type Item struct {
+	// ID is the item's id ("" when a malformed item has none that could be
+	// read).
+	ID string
+	// Pos is the item's position, 1-based: its line in a JSONL file, its
+	// index + 1 in axpool_batch's items.
+	Pos int
+	// Tool and Args are the call: the tool's name and its arguments (a
+	// JSON object: the item's members other than id and tool). For a
+	// script item (Script) Tool is the script's name and Args its `args`
+	// ({} when absent).
+	Tool string
+	Args json.RawMessage
+	// Script reports a script item: {id, script, args}, a call of a named
+	// script (docs/scripts.md), run by Options.Script.
+	Script bool
+	// Err, when not nil, is the item's result: it is malformed (not an
+	// object, no id, an unknown member, …) and is never run. The envelope
+	// is wire.InvalidArgs (error_kind invalid_args) with the position in
+	// its message.
+	Err *wire.Object
+}
+
+// Malformed reports whether the item is refused without running.
+func (it *Item) Malformed() bool { return it.Err != nil }
+
+// itemMembers are the names of BatchItemParams, for "did you mean".
+var itemMembers = func() []string {
+	names := make([]string, len(tools.BatchItemParams))
+	for i, p := range tools.BatchItemParams {
+		names[i] = p.Name
+	}
+	return names
+}()
+
+// ScriptsUnavailable is the result message of a script item given to a
+// Run without Options.Script.
+const ScriptsUnavailable = "script items cannot run here: no named scripts"
+
+// scriptMembers are the members a script item may have.
+var scriptMembers = map[string]bool{"id": true, "script": true, "args": true}
+
+// maxShownID is the longest id a message quotes whole.
+const maxShownID = 128
+
+// Parse checks one item, raw JSON (a JSONL line without its newline, or
+// an element of axpool_batch's items) at position pos, and returns it.
+// where names the position in messages: "line" or "item". A malformed
+// item's Err says what is wrong, e.g. `line 3: the item has no "id"`.
+// Duplicate ids are the caller's to find (Seen).
+func Parse(raw []byte, pos int, where string) Item {
+	it := Item{Pos: pos}
+	bad := func(format string, args ...any) Item {
+		it.Err = wire.InvalidArgs(wire.KindInvalidArgs, fmt.Sprintf("%s %d: ", where, pos)+fmt.Sprintf(format, args...))
+		return it
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return bad("empty line: want a JSON object")
+	}
+	if !json.Valid(raw) {
+		var v any
+		err := json.Unmarshal(raw, &v)
+		return bad("not valid JSON: %s", text.Clip(err.Error(), 200))
+	}
+	if raw[0] != '{' {
+		return bad("an item must be a JSON object, got %s", wire.JSONType(raw))
+	}
+	obj, err := wire.ParseObject(raw)
+	if err != nil {
+		return bad("not valid JSON: %v", err)
+	}
+	// The id first, so that every other refusal can name it.
+	if v, ok := obj.Get("id"); ok {
+		var id string
+		if err := json.Unmarshal(v.(json.RawMessage), &id); err != nil {
+			return bad(`"id" must be a string, got %s`, wire.JSONType(v.(json.RawMessage)))
+		}
+		if id == "" {
+			return bad(`"id" must not be empty`)
+		}
+		if len(id) > tools.MaxNameBytes {
+			return bad(`"id" is %d bytes, at most %d`, len(id), tools.MaxNameBytes)
+		}
+		it.ID = id
+	} else {
+		return bad(`the item has no "id"`)
+	}
+	tool := DefaultTool
+	var hasSource, hasScript, hasArgs, hasTool bool
+	var script string
+	var scriptArgs json.RawMessage
+	var other []string // members a script item may not have
+	args := wire.NewObject()
+	for _, k := range obj.Keys() {
+		v, _ := obj.Get(k)
+		raw := v.(json.RawMessage)
+		switch k {
+		case "id":
+			continue
+		case "tool":
+			if err := json.Unmarshal(raw, &tool); err != nil {
+				return bad(`"tool" must be a string, got %s`, wire.JSONType(raw))
+			}
+			hasTool = true
+			continue
+		case "script":
+			hasScript = true
+			if err := json.Unmarshal(raw, &script); err != nil {
+				return bad(`"script" must be a string, got %s`, wire.JSONType(raw))
+			}
+		case "args":
+			hasArgs = true
+			if string(raw) != "null" {
+				if raw[0] != '{' {
+					return bad(`"args" must be an object, got %s`, wire.JSONType(raw))
+				}
+				scriptArgs = raw
+			}
+		case "source":
+			hasSource = true
+		}
+		if !scriptMembers[k] {
+			other = append(other, k)
+		}
+		if findParam(k) == nil {
+			return bad("%s", unknownName("member", "of a batch item", k, itemMembers, "known members: "))
+		}
+		args.Set(k, raw)
+	}
+	switch {
+	case hasScript && hasSource:
+		return bad(`give "source" or "script", not both`)
+	case hasScript:
+		return parseScript(it, script, scriptArgs, hasTool, other, bad)
+	case hasArgs:
+		return bad(`"args" goes with "script"; a source item takes the tool's arguments as members`)
+	case !hasSource:
+		return bad(`the item has no "source" (or "script")`)
+	}
+	known := false
+	for _, t := range Tools {
+		known = known || t == tool
+	}
+	if !known {
+		return bad("%s", unknownName("tool", "for a batch item", tool, Tools, "want "))
+	}
+	it.Tool = tool
+	b, err := args.MarshalJSON()
+	if err != nil {
+		return bad("%v", err) // raw JSON values only: cannot happen
+	}
+	it.Args = b
+	return it
+}
+
+// unknownName is the message for name, which is none of known: `unknown
+// <what> "name" <where>` with "did you mean" when one of known is near,
+// else with the list after intro: `(known members: id, tool, …)`.
+func unknownName(what, where, name string, known []string, intro string) string {
+	msg := fmt.Sprintf("unknown %s %q %s", what, text.Clip(name, maxShownID), where)
+	if s, ok := spell.Nearest(name, known); ok {
+		return msg + fmt.Sprintf(" (did you mean %q?)", s)
+	}
+	return msg + " (" + intro + strings.Join(known, ", ") + ")"
+}
+
+// parseScript finishes a script item: {id, script, args}. A script runs
+// under its own declared capabilities and directives (docs/scripts.md),
+// so the members of a source item other than id are refused.
+func parseScript(it Item, name string, args json.RawMessage, hasTool bool, other []string, bad func(string, ...any) Item) Item {
+	switch {
+	case name == "":
+		return bad(`"script" must not be empty`)
+	case len(name) > tools.MaxNameBytes:
+		return bad(`"script" is %d bytes, at most %d`, len(name), tools.MaxNameBytes)
+	case hasTool:
+		return bad(`"tool" does not go with "script": a script item runs the named script`)
+	case len(other) > 0:
+		return bad(`%q does not go with "script": a script runs with its declared capabilities and directives (docs/scripts.md); a script item has only id, script and args`, other[0])
+	}
+	if _, ok := tools.SpecOf(name); ok {
+		return bad(`%q is a tool, not a script: give it as "tool" with "source"`, text.Clip(name, maxShownID))
+	}
+	if args == nil {
+		args = json.RawMessage(`{}`)
+	}
+	it.Tool, it.Args, it.Script = name, args, true
+	return it
+}
+
+func findParam(name string) *tools.Param {
+	for i := range tools.BatchItemParams {
+		if tools.BatchItemParams[i].Name == name {
+			return &tools.BatchItemParams[i]
+		}
+	}
+	return nil
+}
+
+// Seen finds duplicate ids: Check refuses the second item with an id
+// seen before, naming the first position. The zero value is ready; it
+// keeps every id (a few dozen bytes each).
+type Seen struct {
+	first map[string]int
+}
+
+// Check marks it as seen, or turns it into a malformed item when its id
+// was seen before (`line 5: duplicate id "a" (first on line 2)`). where is
+// as for Parse. Malformed items are left alone.
+func (s *Seen) Check(it *Item, where string) {
+	if it.Malformed() {
+		return
+	}
+	if s.first == nil {
+		s.first = map[string]int{}
+	}
+	if p, dup := s.first[it.ID]; dup {
+		it.Err = wire.InvalidArgs(wire.KindInvalidArgs,
+			fmt.Sprintf("%s %d: duplicate id %q (first on %s %d)", where, it.Pos, text.Clip(it.ID, maxShownID), where, p))
+		return
+	}
+	s.first[it.ID] = it.Pos
+}

@@ -1,0 +1,308 @@
+package batch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"iter"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/axpool/axpool/internal/jsonenc"
+	"github.com/axpool/axpool/wire"
+)
+
+// Call runs one call and returns its result envelope: a JSON object with
+// success, outcome and, for an executing tool, the job metadata
+// (docs/tools.md §5). It never returns nil. When ctx ends it returns
+// promptly (the job is cancelled; the envelope then says cancelled).
+type Call func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage
+
+// Result is the result of one item: its envelope and the fields of it the
+// summary counts.
+type Result struct {
+	Item     Item
+	Envelope json.RawMessage
+	// Outcome is the envelope's outcome ("" when it has none).
+	Outcome string
+	// RunMs, QueueMs and Steps are the envelope's run_ms, queue_ms and
+	// steps (-1 when absent).
+	RunMs, QueueMs, Steps int64
+	// Cached and Replayed are the envelope's flags (docs/tools.md §7).
+	Cached, Replayed bool
+}
+
+// OK reports whether the item succeeded: outcome "ok".
+func (r *Result) OK() bool { return r.Outcome == string(wire.OutcomeOK) }
+
+// Options configure Run.
+type Options struct {
+	// Call runs one item (required).
+	Call Call
+	// Script runs one script item (Item.Script): tool is the script's
+	// name, args its arguments. Nil: script items are answered
+	// invalid_args (ScriptsUnavailable).
+	Script Call
+	// Concurrency bounds the items in flight (at least 1).
+	Concurrency int
+	// Ordered hands results to OnResult in input order instead of
+	// completion order. Memory stays bounded: no item starts more than
+	// 2×Concurrency positions ahead of the oldest unfinished one.
+	Ordered bool
+	// FailFast stops submitting at the first result that is not ok and
+	// cancels the items in flight.
+	FailFast bool
+	// OnResult receives every finished item, one call at a time (never
+	// concurrently). Items cancelled because Run stopped (ctx ended, or
+	// FailFast) are not handed over: they did not finish.
+	OnResult func(Result)
+	// Sleep waits d or until ctx ends (the retry wait after queue_full
+	// and queue_unavailable); nil means a timer. Tests inject their own.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// OnRetry, if set, is told each time an item is put back because the
+	// queue refused it (outcome queue_full or queue_unavailable), with the
+	// wait before the retry.
+	OnRetry func(it Item, outcome string, after time.Duration)
+}
+
+// Retryable outcomes: a refusal of the queue, never the item's result
+// (docs/tools.md §7). The item is submitted again after retry_after_ms.
+func retryOutcome(o string) bool {
+	return o == string(wire.OutcomeQueueFull) || o == string(wire.OutcomeQueueUnavailable)
+}
+
+// DefaultRetryAfter is the wait before resubmitting an item whose refusal
+// carried no retry_after_ms; MaxRetryAfter caps a suggested wait.
+const (
+	DefaultRetryAfter = 250 * time.Millisecond
+	MaxRetryAfter     = 30 * time.Second
+)
+
+// ErrStopped is returned by Run when it stopped before every item ran:
+// ctx ended or FailFast met a failure.
+var ErrStopped = errors.New("batch: stopped before every item ran")
+
+// Run runs items, at most opts.Concurrency at once, handing each result to
+// opts.OnResult, and returns once every started item has finished. Items
+// are read from items as the window allows (a JSONL file is never read
+// whole). A malformed item is answered at once with its Err. A result of
+// outcome queue_full or queue_unavailable is not a result: the item is
+// submitted again after the envelope's retry_after_ms (DefaultRetryAfter
+// when absent, at most MaxRetryAfter).
+//
+// When ctx ends, Run stops reading items, the items in flight are
+// cancelled (their Call returns), and Run returns ErrStopped once they
+// have; their results are dropped. FailFast does the same after the first
+// result that is not ok (that result is handed over).
+func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
+	if opts.Concurrency < 1 {
+		opts.Concurrency = 1
+	}
+	sleep := opts.Sleep
+	if sleep == nil {
+		sleep = sleepCtx
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var (
+		mu       sync.Mutex
+		cond     = sync.NewCond(&mu)
+		stopped  bool
+		inFlight int
+		// Ordered mode: results wait in pending until every earlier
+		// position has been handed over.
+		nextSeq  int
+		emitSeq  int
+		pending  = map[int]Result{}
+		emitting bool
+	)
+	window := opts.Concurrency
+	if opts.Ordered {
+		window = 2 * opts.Concurrency
+	}
+	// deliver hands r (sequence seq) over, in order when Ordered. It runs
+	// under mu and releases it around OnResult.
+	var deliver func(seq int, r Result, drop bool)
+	deliver = func(seq int, r Result, drop bool) {
+		if !opts.Ordered {
+			if !drop && opts.OnResult != nil {
+				for emitting {
+					cond.Wait()
+				}
+				emitting = true
+				mu.Unlock()
+				opts.OnResult(r)
+				mu.Lock()
+				emitting = false
+			}
+			return
+		}
+		if drop {
+			r.Envelope = nil // a hole: skipped in order
+		}
+		pending[seq] = r
+		if emitting {
+			return // the goroutine emitting will reach it
+		}
+		emitting = true
+		for {
+			pr, ok := pending[emitSeq]
+			if !ok {
+				break
+			}
+			delete(pending, emitSeq)
+			emitSeq++
+			if pr.Envelope != nil && opts.OnResult != nil {
+				mu.Unlock()
+				opts.OnResult(pr)
+				mu.Lock()
+			}
+		}
+		emitting = false
+		cond.Broadcast()
+	}
+
+	var wg sync.WaitGroup
+	finish := func(seq int, r Result, drop bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		inFlight--
+		deliver(seq, r, drop)
+		if !drop && opts.FailFast && !r.OK() {
+			stopped = true
+			cancel()
+		}
+		cond.Broadcast()
+	}
+	for it := range items {
+		mu.Lock()
+		for !stopped && runCtx.Err() == nil && (inFlight >= opts.Concurrency || (opts.Ordered && nextSeq-emitSeq >= window)) {
+			cond.Wait()
+		}
+		if stopped || runCtx.Err() != nil {
+			mu.Unlock()
+			break
+		}
+		seq := nextSeq
+		nextSeq++
+		inFlight++
+		mu.Unlock()
+		if it.Script && opts.Script == nil {
+			it.Err = wire.InvalidArgs(wire.KindInvalidArgs, ScriptsUnavailable)
+		}
+		if it.Malformed() {
+			b, _ := it.Err.MarshalJSON() // plain values: cannot fail
+			finish(seq, resultOf(it, b), false)
+			continue
+		}
+		call := opts.Call
+		if it.Script {
+			call = opts.Script
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				env := call(runCtx, it.Tool, it.Args)
+				r := resultOf(it, env)
+				if runCtx.Err() != nil {
+					// Stopped: whatever came back, the item did not finish
+					// on its own (a cancelled job, or a result that raced the
+					// stop, which a resume runs again).
+					finish(seq, r, true)
+					return
+				}
+				if !retryOutcome(r.Outcome) {
+					finish(seq, r, false)
+					return
+				}
+				after := retryAfter(env)
+				if opts.OnRetry != nil {
+					opts.OnRetry(it, r.Outcome, after)
+				}
+				if sleep(runCtx, after) != nil {
+					finish(seq, r, true)
+					return
+				}
+			}
+		}()
+	}
+	// The iterator may still be wanted by a waiting goroutine: wake it.
+	go func() {
+		<-runCtx.Done()
+		mu.Lock()
+		cond.Broadcast()
+		mu.Unlock()
+	}()
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	for emitting {
+		cond.Wait()
+	}
+	if stopped || ctx.Err() != nil {
+		return ErrStopped
+	}
+	return nil
+}
+
+// resultOf reads the fields of env the summary counts (wire.Summarize).
+func resultOf(it Item, env json.RawMessage) Result {
+	r := Result{Item: it, Envelope: env, RunMs: -1, QueueMs: -1, Steps: -1}
+	if f, err := wire.Summarize(env); err == nil {
+		r.Outcome, r.Cached, r.Replayed = string(f.Outcome), f.Cached, f.Replayed
+		r.RunMs, r.QueueMs, r.Steps = f.RunMs, f.QueueMs, f.Steps
+	}
+	return r
+}
+
+// retryAfter is the wait an envelope of a refusal asks for
+// (retry_after_ms), DefaultRetryAfter without one, at most MaxRetryAfter.
+func retryAfter(env json.RawMessage) time.Duration {
+	f, err := wire.Summarize(env)
+	if err != nil || f.RetryAfterMs <= 0 {
+		return DefaultRetryAfter
+	}
+	return min(time.Duration(f.RetryAfterMs)*time.Millisecond, MaxRetryAfter)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Line is the output line of r (without its newline): the envelope with
+// "id" first — {"id":…,"success":…,…} — and, for a malformed item, its
+// position under where ("line" or "item") after the envelope's fields.
+func Line(r Result, where string) []byte {
+	env := bytes.TrimSpace(r.Envelope)
+	id, _ := jsonenc.Marshal(r.Item.ID)
+	if r.Item.ID == "" && r.Item.Malformed() {
+		id = []byte("null")
+	}
+	out := make([]byte, 0, len(env)+len(id)+32)
+	out = append(out, `{"id":`...)
+	out = append(out, id...)
+	if len(env) > 2 {
+		out = append(out, ',')
+		out = append(out, env[1:len(env)-1]...)
+	}
+	if r.Item.Malformed() {
+		out = append(out, `,"`...)
+		out = append(out, where...)
+		out = append(out, `":`...)
+		out = appendInt(out, int64(r.Item.Pos))
+	}
+	return append(out, '}')
+}
+
+func appendInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/axpool/axpool/internal/golden"
+)
+
+// Benchmarks of `axpool batch` with the built binary: one batch of b.N
+// items per run (so run them with a count of items, e.g.
+//
+//	go test -run '^$' -bench 'Batch' -benchtime 10000x ./cmd/axpool/
+//
+// ). Each reports items/s over the whole command (start, embedded server,
+// workers, the items, shutdown) and the summary's p50 run_ms.
+//
+//   - BenchmarkBatchTrivial: distinct trivial programs, cold cache (compare
+//     with `go test -bench Throughput ./worker`);
+//   - BenchmarkBatchWarm: the same file a second time, every item answered
+//     from the cache directory;
+//   - BenchmarkBatchFib20: fib(20) per item, VM-bound (compare with 2 ×
+//     the single-run speed, BenchmarkBatchFib20Single: the same items one
+//     at a time on one worker, whose p50 run_ms is the single-run time);
+//   - BenchmarkRunLoop: `axpool run` once per item, the shell-loop way.
+
+const fib20 = "fn fib(n: Int) -> Int { if n < 2 { n } else { fib(n - 1) + fib(n - 2) } }\nfn main() -> Int { fib(20) + %d }"
+
+// childCPU is the user+system CPU time of this process's reaped children
+// (and theirs).
+func childCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// writeItems writes n items whose source is fmt.Sprintf(src, i).
+func writeItems(b *testing.B, n int, src string) string {
+	b.Helper()
+	var buf bytes.Buffer
+	for i := range n {
+		line, _ := json.Marshal(map[string]string{"id": fmt.Sprint("i", i), "source": fmt.Sprintf(src, i)})
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	p := filepath.Join(b.TempDir(), "items.jsonl")
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return p
+}
+
+// benchBatch runs `axpool batch in` with args and reports its rate.
+func benchBatch(b *testing.B, in string, n int, args ...string) {
+	b.Helper()
+	sum := filepath.Join(b.TempDir(), "summary.json")
+	cmd := exec.Command(axpoolBin, append([]string{"batch", in, "-o", os.DevNull, "--progress", "none", "--summary", sum}, args...)...)
+	cmd.Dir = golden.RepoRoot(b)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	kids0 := childCPU()
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		b.Fatalf("axpool batch: %v\n%s", err, errb.String())
+	}
+	el := time.Since(start)
+	// The CPU of the command and of its workers (reaped by it), per item,
+	// and the rate two idle cores would sustain at that cost (as
+	// BenchmarkThroughput of package worker reports).
+	perItem := (childCPU() - kids0) / time.Duration(n)
+	b.ReportMetric(float64(perItem.Microseconds()), "cpu-µs/item")
+	b.ReportMetric(2*float64(time.Second)/float64(perItem), "2core-items/s")
+	var s struct {
+		OK    int `json:"ok"`
+		RunMs struct {
+			P50 float64 `json:"p50"`
+		} `json:"run_ms"`
+		Cached int `json:"cached"`
+	}
+	data, err := os.ReadFile(sum)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_ = json.Unmarshal(data, &s)
+	if s.OK != n {
+		b.Fatalf("%d of %d items ok:\n%s", s.OK, n, data)
+	}
+	b.ReportMetric(float64(n)/el.Seconds(), "items/s")
+	b.ReportMetric(s.RunMs.P50, "p50-run-ms")
+	b.ReportMetric(float64(s.Cached), "cached")
+	b.ReportMetric(0, "ns/op")
+}
+
+func BenchmarkBatchTrivial(b *testing.B) {
+	in := writeItems(b, b.N, "fn main() -> Int { %d }")
+	b.ResetTimer()
+	benchBatch(b, in, b.N, "--cache-dir", b.TempDir())
+}
+
+func BenchmarkBatchWarm(b *testing.B) {
+	in := writeItems(b, b.N, "fn main() -> Int { %d }")
+	dir := b.TempDir()
+	benchBatch(b, in, b.N, "--cache-dir", dir) // fills the cache
+	b.ResetTimer()
+	benchBatch(b, in, b.N, "--cache-dir", dir)
+}
+
+func BenchmarkBatchFib20(b *testing.B) {
+	in := writeItems(b, b.N, fib20)
+	b.ResetTimer()
+	benchBatch(b, in, b.N, "--cache-ttl", "0")
+}
+
+func BenchmarkBatchFib20Single(b *testing.B) {
+	in := writeItems(b, b.N, fib20)
+	b.ResetTimer()
+	benchBatch(b, in, b.N, "--cache-ttl", "0", "--workers", "1", "--slots", "1", "--concurrency", "1")
+}
+
+func BenchmarkRunLoop(b *testing.B) {
+	dir := b.TempDir()
+	for i := range b.N {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprint(i, ".ax")), fmt.Appendf(nil, "fn main() -> Int { %d }", i), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	kids0 := childCPU()
+	start := time.Now()
+	for i := range b.N {
+		cmd := exec.Command(axpoolBin, "run", filepath.Join(dir, fmt.Sprint(i, ".ax")))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("axpool run: %v\n%s", err, out)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "items/s")
+	perItem := (childCPU() - kids0) / time.Duration(b.N)
+	b.ReportMetric(float64(perItem.Microseconds()), "cpu-µs/item")
+	b.ReportMetric(2*float64(time.Second)/float64(perItem), "2core-items/s")
+	b.ReportMetric(0, "ns/op")
+}

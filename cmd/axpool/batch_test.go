@@ -1,0 +1,526 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/axpool/axpool/internal/golden"
+	"github.com/axpool/axpool/queue/queuetest"
+	"github.com/axpool/axpool/wire"
+)
+
+// Tests of `axpool batch` with the built binary and the batch files of
+// testdata/batch (docs/tools.md §7, docs/operations.md "axpool batch").
+// Every run has its own cache directory (or none), never the user's.
+
+var updateBatch = flag.Bool("update-batch", false, "rewrite testdata/batch/*.out.jsonl")
+
+// batchFile is the path of a batch file of testdata/batch.
+func batchFile(name string) string { return filepath.Join("testdata", "batch", name) }
+
+// runBatchBin runs `axpool batch args…` from the repository root (for
+// --libs-dir and --templates-dir) with the test's temp dir as TMPDIR and
+// XDG_CACHE_HOME.
+func runBatchBin(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, axpoolBin, append([]string{"batch", "--workers", "2", "--progress", "none"}, args...)...)
+	cmd.Dir = golden.RepoRoot(t)
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("axpool batch %v did not finish within 120 s\n%s", args, errb.String())
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// abs is a batch file's path from the repository root.
+func abs(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(batchFile(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// volatile are the fields of a result line that differ from run to run
+// (random_seed: a fresh seed per run under the live handlers).
+var volatile = []string{"job_id", "queue_ms", "run_ms", "worker", "random_seed"}
+
+// normalize drops a result line's volatile fields (and the step count of a
+// run stopped by the clock or by sampled memory, and where the clock
+// stopped it) and re-encodes it.
+func normalize(t *testing.T, line string) string {
+	t.Helper()
+	o, err := wire.ParseObject([]byte(line))
+	if err != nil {
+		t.Fatalf("output line is not an object: %v\n%s", err, line)
+	}
+	for _, k := range volatile {
+		o.Delete(k)
+	}
+	switch out, _ := o.Get("outcome"); string(out.(json.RawMessage)) {
+	case `"wall_limit"`:
+		for _, k := range []string{"steps", "line", "col", "function", "stack"} {
+			o.Delete(k)
+		}
+	case `"memory_limit"`:
+		o.Delete("steps")
+	}
+	b, err := o.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// lines splits output into its lines (each must be a whole JSON object).
+func lines(t *testing.T, out string) []string {
+	t.Helper()
+	var ls []string
+	for l := range strings.SplitSeq(strings.TrimSuffix(out, "\n"), "\n") {
+		if l == "" {
+			continue
+		}
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("output line is not JSON: %q", l)
+		}
+		ls = append(ls, l)
+	}
+	return ls
+}
+
+// resField returns a top-level field of a result line.
+func resField(t *testing.T, line, key string) any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		t.Fatal(err)
+	}
+	return m[key]
+}
+
+// TestBatchMixedOutcomes: every outcome a batch meets — ok, compile and
+// runtime errors, each limit, a denied capability, the check and compile
+// tools, malformed lines, a duplicate id, a mistyped argument, script
+// items of --scripts-dir (ok, failing, misspelt, mistyped) — with the
+// expected lines (compared as sets: completion order), the summary file
+// and exit status 1.
+func TestBatchMixedOutcomes(t *testing.T) {
+	sumPath := filepath.Join(t.TempDir(), "summary.json")
+	out, stderr, code := runBatchBin(t, abs(t, "mixed.jsonl"), "--cache-dir", "", "--summary", sumPath, "--scripts-dir", abs(t, "scripts"))
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, stderr)
+	}
+	var got []string
+	for _, l := range lines(t, out) {
+		got = append(got, normalize(t, l))
+	}
+	slices.Sort(got)
+	golden.Check(t, batchFile("mixed.out.jsonl"), []byte(strings.Join(got, "\n")+"\n"), *updateBatch)
+
+	var sum struct {
+		Items, OK, Failed int
+		Outcomes          map[string]int
+		RunMs             struct{ N int } `json:"run_ms"`
+		Interrupted       bool
+	}
+	b, err := os.ReadFile(sumPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"ok": 4, "compile_error": 1, "runtime_error": 2, "step_limit": 1, "wall_limit": 1,
+		"memory_limit": 1, "output_limit": 1, "policy_denied": 1, "invalid_args": 8}
+	if sum.Items != 20 || sum.OK != 4 || sum.Failed != 16 || !mapsEqual(sum.Outcomes, want) || sum.Interrupted || sum.RunMs.N != 16 {
+		t.Errorf("summary = %s", b)
+	}
+	for _, s := range []string{"batch done: 20 items, 4 ok, 16 failed", "failures: invalid_args 8, "} {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, stderr)
+		}
+	}
+}
+
+func mapsEqual(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// TestBatchOrdered: --ordered writes results in input order whatever the
+// order they finish in; without it every item still appears once.
+func TestBatchOrdered(t *testing.T) {
+	in := abs(t, "ordered.jsonl")
+	want := []any{"slow-1", "fast-2", "slow-3", "fast-4", nil, "fast-6", "slow-7", "fast-8"}
+	out, stderr, code := runBatchBin(t, in, "--ordered", "--cache-dir", "", "--concurrency", "4")
+	if code != 1 { // the malformed line fails
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var got []any
+	for _, l := range lines(t, out) {
+		got = append(got, resField(t, l, "id"))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ordered ids = %v, want %v", got, want)
+	}
+	out, _, _ = runBatchBin(t, in, "--cache-dir", "", "--concurrency", "4")
+	var unordered []string
+	for _, l := range lines(t, out) {
+		id, _ := resField(t, l, "id").(string)
+		unordered = append(unordered, id)
+	}
+	slices.Sort(unordered)
+	if want := []string{"", "fast-2", "fast-4", "fast-6", "fast-8", "slow-1", "slow-3", "slow-7"}; !slices.Equal(unordered, want) {
+		t.Errorf("ids = %v, want %v in some order", unordered, want)
+	}
+}
+
+// startBatch starts `axpool batch` writing to out and returns the command
+// (its stderr in errb).
+func startBatch(t *testing.T, errb *bytes.Buffer, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(axpoolBin, append([]string{"batch", "--workers", "2", "--progress", "none"}, args...)...)
+	cmd.Dir = golden.RepoRoot(t)
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Stderr = errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+		}
+	})
+	return cmd
+}
+
+// waitLines waits (bounded, for a loaded machine) until path holds at least
+// n complete lines, or the batch has exited.
+func waitLines(t *testing.T, path string, n int, exited <-chan error) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		b, _ := os.ReadFile(path)
+		if bytes.Count(b, []byte("\n")) >= n {
+			return
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("the batch exited (%v) before writing %d lines:\n%s", err, n, b)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d lines after 60 s:\n%s", n, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// idsOf returns the ids of the complete lines of a results file (null for a
+// malformed line's) and the line count.
+func idsOf(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var ids []string
+	r := bufio.NewReader(f)
+	for {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			return ids // a torn last line does not count
+		}
+		var rec struct {
+			ID   *string
+			Line *int
+		}
+		if err := json.Unmarshal([]byte(l), &rec); err != nil {
+			t.Fatalf("a complete line is not JSON: %q", l)
+		}
+		switch {
+		case rec.ID != nil:
+			ids = append(ids, *rec.ID)
+		default:
+			ids = append(ids, "line "+strconv.Itoa(*rec.Line))
+		}
+	}
+}
+
+// TestBatchResumeAfterKill: a batch killed outright (SIGKILL) mid-way keeps
+// every line it wrote; --resume runs exactly the items missing — nothing
+// lost, nothing that had finished run twice — and the file ends with each
+// item once.
+func TestBatchResumeAfterKill(t *testing.T) {
+	testResume(t, syscall.SIGKILL)
+}
+
+// TestBatchResumeAfterInterrupt: Ctrl-C (SIGINT) stops the batch, cancels
+// what runs, keeps what finished, exits 1 and prints the command to finish
+// it; that command finishes it.
+func TestBatchResumeAfterInterrupt(t *testing.T) {
+	testResume(t, os.Interrupt)
+}
+
+func testResume(t *testing.T, sig os.Signal) {
+	in := abs(t, "resume.jsonl")
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	var errb bytes.Buffer
+	cmd := startBatch(t, &errb, in, "-o", out, "--cache-dir", "", "--concurrency", "2")
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// The four short items are done long before the 1 s runs after them.
+	waitLines(t, out, 4, exited)
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	err := <-exited
+	var ee *exec.ExitError
+	if sig == os.Interrupt {
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Fatalf("exit after SIGINT: %v\n%s", err, errb.String())
+		}
+		for _, s := range []string{"batch interrupted:", "interrupted: the results written so far are kept; to finish, run:", " --resume"} {
+			if !strings.Contains(errb.String(), s) {
+				t.Errorf("stderr lacks %q:\n%s", s, errb.String())
+			}
+		}
+	}
+	before := idsOf(t, out)
+	if len(before) < 4 || len(before) >= 11 {
+		t.Fatalf("%d lines before the resume, want 4 to 10: %v", len(before), before)
+	}
+	stdout, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "", "--concurrency", "2", "--resume")
+	if code != 1 || stdout != "" { // the malformed line 9
+		t.Fatalf("resume: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	after := idsOf(t, out)
+	if !slices.Equal(after[:len(before)], before) {
+		t.Fatalf("the resume changed the lines written before it:\n%v\n%v", before, after)
+	}
+	added := after[len(before):]
+	for _, id := range added {
+		if slices.Contains(before, id) {
+			t.Errorf("%s ran again after the resume", id)
+		}
+	}
+	all := slices.Clone(after)
+	slices.Sort(all)
+	want := []string{"line 9", "long-05", "long-06", "long-07", "long-08", "r01", "r02", "r03", "r04", "r10", "r11"}
+	if !slices.Equal(all, want) {
+		t.Errorf("after the resume: %v, want each of %v once", all, want)
+	}
+	if !strings.Contains(stderr, "skipped "+strconv.Itoa(len(before))+" items already in "+out+" (--resume)") {
+		t.Errorf("resume stderr:\n%s", stderr)
+	}
+}
+
+// TestBatchCacheHitsAndExpiry: a second run of the same file is answered
+// from the cache directory (cached:true, the first run's job ids), except
+// the item that called a capability; once the entries are older than
+// --cache-ttl they are gone and the items run again.
+func TestBatchCacheHitsAndExpiry(t *testing.T) {
+	in := abs(t, "cache.jsonl")
+	dir := t.TempDir()
+	run := func(extra ...string) map[string]string {
+		t.Helper()
+		out, stderr, code := runBatchBin(t, append([]string{in, "--cache-dir", dir}, extra...)...)
+		if code != 1 { // the compile error
+			t.Fatalf("exit %d\n%s", code, stderr)
+		}
+		got := map[string]string{}
+		for _, l := range lines(t, out) {
+			got[resField(t, l, "id").(string)] = l
+		}
+		if len(got) != 4 {
+			t.Fatalf("%d results: %v", len(got), got)
+		}
+		return got
+	}
+	first := run()
+	for id, l := range first {
+		if resField(t, l, "cached") != nil {
+			t.Errorf("first run: %s cached: %s", id, l)
+		}
+	}
+	second := run()
+	for id, l := range second {
+		wantCached := id != "clock"
+		if (resField(t, l, "cached") == true) != wantCached {
+			t.Errorf("second run: %s cached %v, want %v: %s", id, resField(t, l, "cached"), wantCached, l)
+		}
+		if wantCached && (resField(t, l, "job_id") != resField(t, first[id], "job_id") ||
+			normalize(t, strings.Replace(l, `,"cached":true`, "", 1)) != normalize(t, first[id])) {
+			t.Errorf("%s: cached %s\nfirst run %s", id, l, first[id])
+		}
+	}
+	// A 1 s TTL expires every entry older than 1 s; run until the items
+	// are no longer cached (bounded for a loaded machine).
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		third := run("--cache-ttl", "1s")
+		if resField(t, third["pure"], "cached") == nil {
+			if resField(t, third["pure"], "job_id") == resField(t, first["pure"], "job_id") {
+				t.Errorf("an expired entry came back: %s", third["pure"])
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cache entries still there 60 s after a 1 s TTL: %s", third["pure"])
+		}
+	}
+}
+
+// TestBatchIdempotencyReplay: items repeating an idempotency key get the
+// first item's result again with replayed:true (the same job); the key
+// with other arguments is refused (concurrency 1: the items run in input
+// order; the result cache is off, so the replay is the key's).
+func TestBatchIdempotencyReplay(t *testing.T) {
+	out, stderr, code := runBatchBin(t, abs(t, "idempotency.jsonl"), "--cache-ttl", "0", "--concurrency", "1", "--ordered")
+	if code != 1 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	ls := lines(t, out)
+	if len(ls) != 3 {
+		t.Fatalf("%d lines: %s", len(ls), out)
+	}
+	first, again, other := ls[0], ls[1], ls[2]
+	if resField(t, first, "result") != 100000.0 || resField(t, first, "replayed") != nil {
+		t.Errorf("first: %s", first)
+	}
+	if resField(t, again, "replayed") != true || resField(t, again, "job_id") != resField(t, first, "job_id") || resField(t, again, "result") != 100000.0 {
+		t.Errorf("again: %s\nfirst: %s", again, first)
+	}
+	wantMsg := `idempotency_key "grade-42" was used by an earlier call of boruna_run with other arguments; use a new key for a different call`
+	if resField(t, other, "error_kind") != "invalid_args" || resField(t, other, "message") != wantMsg {
+		t.Errorf("other arguments: %s", other)
+	}
+}
+
+// TestBatchFailFast: --fail-fast stops at the first item whose outcome is
+// not ok (one item at a time: the items after it never start), writes
+// what finished, reports the batch interrupted and exits 1.
+func TestBatchFailFast(t *testing.T) {
+	in := writeFile(t, t.TempDir(), "items.jsonl", `{"id":"one","source":"fn main() -> Int { 1 }"}
+{"id":"broken","source":"fn main() -> Int { x }"}
+{"id":"three","source":"fn main() -> Int { 3 }"}
+{"id":"four","source":"fn main() -> Int { 4 }"}
+`)
+	sumPath := filepath.Join(t.TempDir(), "summary.json")
+	out, stderr, code := runBatchBin(t, in, "--fail-fast", "--concurrency", "1", "--cache-dir", "", "--summary", sumPath)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, stderr)
+	}
+	var ids []any
+	for _, l := range lines(t, out) {
+		ids = append(ids, resField(t, l, "id"), resField(t, l, "outcome"))
+	}
+	if want := []any{"one", "ok", "broken", "compile_error"}; !slices.Equal(ids, want) {
+		t.Errorf("lines: %v, want %v", ids, want)
+	}
+	if !strings.Contains(stderr, "batch interrupted: 2 items, 1 ok, 1 failed") || strings.Contains(stderr, "--resume") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	var sum struct {
+		Items       int  `json:"items"`
+		Interrupted bool `json:"interrupted"`
+	}
+	b, _ := os.ReadFile(sumPath)
+	if err := json.Unmarshal(b, &sum); err != nil || sum.Items != 2 || !sum.Interrupted {
+		t.Errorf("summary %s: %v", b, err)
+	}
+}
+
+// TestBatchPlainProgress: with --progress plain, stderr gets a line every
+// --progress-interval while the batch runs (done/total, rate; no ETA
+// while nothing is done). The one item runs until Ctrl-C.
+func TestBatchPlainProgress(t *testing.T) {
+	in := writeFile(t, t.TempDir(), "items.jsonl", `{"id":"endless","source":"fn main() -> Int {\n let mut i = 0\n while true { i = i + 1 }\n i\n}","max_steps":1000000000000000,"max_wall_ms":600000}`+"\n")
+	var errb queuetest.Buffer
+	cmd := exec.Command(axpoolBin, "batch", in, "--workers", "1", "--cache-dir", "", "--progress", "plain", "--progress-interval", "20ms")
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	const want = "batch: 0/1 items, 0.0 items/s\n"
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(errb.String(), want); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no progress line %q within 60 s:\n%s", want, errb.String())
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(errb.String(), "batch interrupted: 0 items") {
+			t.Errorf("after Ctrl-C: %v\n%s", err, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the batch did not stop within 60 s of SIGINT:\n%s", errb.String())
+	}
+}
+
+// TestBatchUsage: usage errors exit 2 with a message naming the flag.
+func TestBatchUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"x.jsonl", "--resume"}, "axpool batch: --resume needs -o OUT.jsonl"},
+		{[]string{"x.jsonl", "--concurrency", "0"}, "axpool batch: --concurrency must be at least 1"},
+		{[]string{"x.jsonl", "--progress", "fancy"}, `axpool batch: --progress "fancy": want auto, bar, plain or none`},
+		{[]string{"x.jsonl", "--cache-ttl", "-1s"}, "axpool batch: --cache-ttl must not be negative"},
+		{[]string{}, "accepts 1 arg(s), received 0"},
+	} {
+		_, stderr, code := runBatchBin(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

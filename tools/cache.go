@@ -1,0 +1,201 @@
+package tools
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"sync"
+
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/wire"
+)
+
+// cacheKeyVersion is the "v" of the object CacheKey hashes; raise it when
+// the normalisation changes.
+const cacheKeyVersion = 1
+
+// CacheKey returns the digest under which the result of a call to tool with
+// rawArgs may be cached (docs/tools.md §7): the SHA-256, in lower-case hex,
+// of the compact JSON object
+//
+//	{"v":1,"runtime":RuntimeVersion(),"scope":scope,"tool":tool,"args":{…}}
+//
+// whose args are the call's arguments normalised so that equal calls hash
+// equal: every parameter of the tool in spec order, an absent one with its
+// default; the policy in its canonical form (policy.Policy.MarshalJSON:
+// absent, null and "allow-all" are one policy); the effective wall-clock
+// limit (the smaller of max_wall_ms and limits.max_wall_ms) as
+// limits.max_wall_ms; strings and JSON Schemas re-encoded compactly. idempotency_key is left out. scope
+// names what else the host's results depend on (its ceilings, ceiling
+// policy, handlers, libs directory), so that two differently configured
+// servers sharing a bus never share entries.
+//
+// ok is false — the call is never cached — for a tool that is not
+// Cacheable, for arguments CheckArgs refuses, and for a policy that does
+// not parse (the call is answered at once with invalid_policy anyway).
+func CacheKey(tool string, rawArgs json.RawMessage, scope string) (digest string, ok bool) {
+	spec, found := SpecOf(tool)
+	if !found || !spec.Cacheable {
+		return "", false
+	}
+	obj, aerr := checkArgs(tool, rawArgs)
+	if aerr != nil {
+		return "", false
+	}
+	norm, ok := canonicalArgs(spec.Params, obj)
+	if !ok {
+		return "", false
+	}
+	mergeWall(norm)
+	key := wire.NewObject().Set("v", cacheKeyVersion).Set("runtime", RuntimeVersion()).
+		Set("scope", scope).Set("tool", tool).Set("args", norm)
+	b, err := key.MarshalJSON()
+	if err != nil {
+		return "", false // raw JSON and strings only: cannot happen
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), true
+}
+
+// canonicalArgs is the normalised form of the checked arguments obj of
+// params (CacheKey); ok is false for a policy that does not parse.
+func canonicalArgs(params []Param, obj *wire.Object) (*wire.Object, bool) {
+	out := wire.NewObject()
+	for i := range params {
+		p := &params[i]
+		if p.Name == idempotencyParam.Name {
+			continue
+		}
+		v, given := obj.Get(p.Name)
+		raw, _ := v.(json.RawMessage)
+		switch p.Type {
+		case ParamPolicy:
+			pol, err := policy.ParseRunArg(raw)
+			if err != nil {
+				return nil, false
+			}
+			b, _ := pol.MarshalJSON() // never fails
+			out.Set(p.Name, json.RawMessage(b))
+			continue
+		case ParamObject:
+			if p.Props != nil {
+				inner, _ := v.(*wire.Object)
+				if inner == nil {
+					inner = wire.NewObject()
+				}
+				norm, ok := canonicalArgs(p.Props, inner)
+				if !ok {
+					return nil, false
+				}
+				out.Set(p.Name, norm)
+				continue
+			}
+		}
+		switch {
+		case given:
+			out.Set(p.Name, canonicalJSON(raw))
+		case p.Default != nil:
+			out.Set(p.Name, p.Default)
+		}
+	}
+	return out, true
+}
+
+// canonicalJSON re-encodes a checked JSON value: a string decoded (so
+// that "a\u0062" and "ab" are one string, re-encoded by jsonenc), any other
+// value compacted, object members in their order.
+func canonicalJSON(raw json.RawMessage) any {
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return raw
+	}
+	return json.RawMessage(buf.Bytes())
+}
+
+// mergeWall applies "if both are given the smaller wins" (docs/tools.md §2)
+// to a normalised boruna_run argument object: the effective wall-clock
+// limit, from max_wall_ms, limits.max_wall_ms or both, is kept as
+// limits.max_wall_ms alone, so the three ways of asking for one limit hash
+// equal.
+func mergeWall(args *wire.Object) {
+	lv, _ := args.Get("limits")
+	limits, _ := lv.(*wire.Object)
+	if limits == nil {
+		return
+	}
+	top, hasTop := args.Get("max_wall_ms")
+	inner, hasInner := limits.Get("max_wall_ms")
+	if !hasTop {
+		return
+	}
+	args.Delete("max_wall_ms")
+	wall, _ := strconv.ParseInt(string(top.(json.RawMessage)), 10, 64)
+	if hasInner {
+		n, _ := strconv.ParseInt(string(inner.(json.RawMessage)), 10, 64)
+		wall = min(wall, n)
+	}
+	limits.Set("max_wall_ms", json.RawMessage(strconv.FormatInt(wall, 10)))
+}
+
+// RuntimeVersion identifies the build of the engines, for CacheKey: the
+// module version and VCS revision of the build (debug.ReadBuildInfo), and,
+// for a build of a modified or unversioned work tree (where those say
+// nothing of the code), the SHA-256 of the running executable — so a
+// rebuilt binary never reads results cached by another build. It is
+// computed once per process.
+func RuntimeVersion() string { return runtimeVersion() }
+
+var runtimeVersion = sync.OnceValue(func() string {
+	v := "axpool"
+	exact := false
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		v += " " + bi.Main.Version + " " + bi.GoVersion
+		rev, modified := "", true
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value == "true"
+			}
+		}
+		if rev != "" {
+			v += " " + rev
+		}
+		exact = (rev != "" && !modified) || (bi.Main.Version != "" && bi.Main.Version != "(devel)")
+	}
+	if !exact {
+		v += " exe:" + executableDigest()
+	}
+	return v
+})
+
+// executableDigest is the SHA-256 in hex of the running executable, or
+// "unknown" when it cannot be read.
+func executableDigest() string {
+	path, err := os.Executable()
+	if err != nil {
+		return "unknown"
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "unknown"
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
