@@ -120,8 +120,7 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 	if err != nil {
 		var je *JobError
 		if errors.As(err, &je) {
-			je.JobID = jobID // the refused job's, for logs
-			return nil, je
+			return nil, je // no job was created: job_id "" (docs/tools.md §5)
 		}
 		return nil, &JobError{Outcome: wire.OutcomeCancelled, QueueMs: time.Since(start).Milliseconds(), Err: err}
 	}
@@ -145,7 +144,7 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 		case errors.As(err, &full):
 			// Full of other gateways' jobs: a place frees up about as
 			// often as this gateway's jobs finish.
-			return nil, &JobError{Outcome: wire.OutcomeQueueFull, JobID: full.JobID, RetryAfter: adm.retryAfter(full.RetryAfter), Err: err}
+			return nil, &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: adm.retryAfter(full.RetryAfter), Err: err}
 		case errors.As(err, &invalid):
 			return nil, &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
 		}
@@ -196,13 +195,14 @@ func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.
 	if _, err := b.Client.Submit(sctx, job); err != nil {
 		var full *queue.QueueFullError
 		var invalid *queue.InvalidJobError
+		// The queue did not take the job: job_id "" (docs/tools.md §5).
 		switch {
 		case errors.As(err, &full):
-			return &JobError{Outcome: wire.OutcomeQueueFull, JobID: jobID, RetryAfter: full.RetryAfter, Err: err}
+			return &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: full.RetryAfter, Err: err}
 		case errors.As(err, &invalid):
-			return &JobError{Outcome: wire.OutcomeInvalidArgs, JobID: jobID, Err: err}
+			return &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
 		}
-		return &JobError{Outcome: wire.OutcomeQueueUnavailable, JobID: jobID, RetryAfter: b.Client.Bus().RetryAfter(), Err: err, CancelErr: b.cancel(ctx, jobID)}
+		return &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: b.Client.Bus().RetryAfter(), Err: err, CancelErr: b.cancel(ctx, jobID)}
 	}
 	return nil
 }

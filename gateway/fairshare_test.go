@@ -343,10 +343,11 @@ func TestQuotaExceeded(t *testing.T) {
 	_, err := b.Run(ctx, "boruna_run", job, nil)
 	got := string(g.failure(ctx, "boruna_run", err))
 	var je *JobError
-	if !errors.As(err, &je) || je.JobID == "" {
-		t.Fatalf("4th call: %v", err)
+	if !errors.As(err, &je) || je.JobID != "" {
+		t.Fatalf("4th call: %v (job %q), want no job", err, je.JobID)
 	}
-	want := `{"success":false,"protocol_version":1,"error_kind":"quota_exceeded","message":"the caller \"alice\" has 3 calls in flight, the most allowed (--max-inflight-per-caller); retry after 400 ms","outcome":"quota_exceeded","retryable":true,"retry_after_ms":400,"job_id":"` + je.JobID + `","queue_ms":0,"run_ms":0,"worker":""}`
+	// No job was created: job_id "" (docs/tools.md §5).
+	want := `{"success":false,"protocol_version":1,"error_kind":"quota_exceeded","message":"the caller \"alice\" has 3 calls in flight, the most allowed (--max-inflight-per-caller); retry after 400 ms","outcome":"quota_exceeded","retryable":true,"retry_after_ms":400,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
 	if got != want {
 		t.Errorf("quota_exceeded:\n got: %s\nwant: %s", got, want)
 	}

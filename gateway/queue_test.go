@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/axpool/axpool/queue"
@@ -50,12 +49,8 @@ func TestQueueFull(t *testing.T) {
 		t.Fatal("the first call ended before its cancel")
 	default:
 	}
-	// job_id names the refused job (a fresh UUID); no worker touched it.
-	if id, _ := got["job_id"].(string); uuid.Validate(id) != nil {
-		t.Fatalf("queue_full job_id = %q, want the refused job's UUID", id)
-	}
-	got["job_id"] = "<refused>"
-	want := `{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"the job queue is full; retry after 750 ms","outcome":"queue_full","retryable":true,"retry_after_ms":750,"job_id":"<refused>","queue_ms":0,"run_ms":0,"worker":""}`
+	// No job was created: job_id "" (docs/tools.md §5).
+	want := `{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"the job queue is full; retry after 750 ms","outcome":"queue_full","retryable":true,"retry_after_ms":750,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
 	b, _ := json.Marshal(got)
 	var wantMap map[string]any
 	json.Unmarshal([]byte(want), &wantMap)
@@ -125,14 +120,14 @@ func TestJobErrorEnvelope(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&JobError{Outcome: wire.OutcomeQueueFull, JobID: "j1", RetryAfter: 750 * time.Millisecond, Err: queue.ErrQueueFull},
-			head + `"error_kind":"queue_full","message":"the job queue is full; retry after 750 ms","outcome":"queue_full","retryable":true,"retry_after_ms":750,"job_id":"j1","queue_ms":0,"run_ms":0,"worker":""}`},
+		{&JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: 750 * time.Millisecond, Err: queue.ErrQueueFull},
+			head + `"error_kind":"queue_full","message":"the job queue is full; retry after 750 ms","outcome":"queue_full","retryable":true,"retry_after_ms":750,` + noJob},
 		{&JobError{Outcome: wire.OutcomeQueueFull},
 			head + `"error_kind":"queue_full","message":"the job queue is full; retry after 250 ms","outcome":"queue_full","retryable":true,"retry_after_ms":250,` + noJob},
 		{&JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: time.Second, Err: busErr, CancelErr: errors.New("cancel failed too")},
 			head + `"error_kind":"queue_unavailable","message":"the job queue is unavailable (nats: connection closed); retry after 1000 ms","outcome":"queue_unavailable","retryable":true,"retry_after_ms":1000,` + noJob},
-		{&JobError{Outcome: wire.OutcomeQuotaExceeded, JobID: "j5", RetryAfter: 120 * time.Millisecond, Err: errors.New(`caller "bob" has 2 calls in flight, the most allowed (--max-inflight-per-caller)`)},
-			head + `"error_kind":"quota_exceeded","message":"the caller \"bob\" has 2 calls in flight, the most allowed (--max-inflight-per-caller); retry after 120 ms","outcome":"quota_exceeded","retryable":true,"retry_after_ms":120,"job_id":"j5","queue_ms":0,"run_ms":0,"worker":""}`},
+		{&JobError{Outcome: wire.OutcomeQuotaExceeded, RetryAfter: 120 * time.Millisecond, Err: errors.New(`caller "bob" has 2 calls in flight, the most allowed (--max-inflight-per-caller)`)},
+			head + `"error_kind":"quota_exceeded","message":"the caller \"bob\" has 2 calls in flight, the most allowed (--max-inflight-per-caller); retry after 120 ms","outcome":"quota_exceeded","retryable":true,"retry_after_ms":120,` + noJob},
 		{&JobError{Outcome: wire.OutcomeInvalidArgs, Err: errors.New("queue: invalid job size: too big")},
 			head + `"error_kind":"invalid_args","message":"invalid_args: queue: invalid job size: too big","outcome":"invalid_args","retryable":false,` + noJob},
 		{&JobError{Outcome: wire.OutcomeCancelled, JobID: "j2", QueueMs: 5, Err: context.Canceled},
@@ -177,5 +172,27 @@ func TestQueueUnavailable(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("%s = %#v, want %#v (result %v)", k, got[k], v, got)
 		}
+	}
+}
+
+// TestStreamFullNoJob: a stream full of another gateway's jobs refuses a
+// call (Run) and a task's job (Start) with queue_full and job_id "": the
+// queue did not take the job, so there is none to name (docs/tools.md §5).
+func TestStreamFullNoJob(t *testing.T) {
+	s := newStack(t, 0, queue.Config{MaxDepth: 1, RetryAfter: 600 * time.Millisecond})
+	defer s.close()
+	// Another gateway's job fills the stream (no worker takes it).
+	if _, err := s.Client.Submit(context.Background(), queue.Job{Tool: "boruna_run", Args: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	b := &QueueBackend{Client: s.Client, Timeout: time.Minute}
+	const want = `{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"the job queue is full; retry after 600 ms","outcome":"queue_full","retryable":true,"retry_after_ms":600,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
+	_, err := b.Run(context.Background(), "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`), nil)
+	if got := string(s.gw.failure(context.Background(), "boruna_run", err)); got != want {
+		t.Errorf("Run:\n got: %s\nwant: %s", got, want)
+	}
+	err = b.Start(context.Background(), "task-1", "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`))
+	if got := string(s.gw.failure(context.Background(), "boruna_run", err)); got != want {
+		t.Errorf("Start:\n got: %s\nwant: %s", got, want)
 	}
 }
