@@ -102,7 +102,8 @@ func (b *QueueBackend) validate() error {
 //     *JobError{Outcome: invalid_args}; a job the bus did not accept for
 //     any other reason (NATS down, no acknowledgement within
 //     submitTimeout) is *JobError{Outcome: queue_unavailable} with the
-//     queue's RetryAfter.
+//     queue's RetryAfter — at once, with the reconnect wait, while the
+//     NATS connection is known to be down (queue.DisconnectedError).
 func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
 	timeout := b.Timeout
 	if timeout <= 0 {
@@ -149,12 +150,16 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 			return nil, &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
 		}
 		// The stream may have stored the job without acknowledging it:
-		// make sure it never runs. A failed cancel goes to the log only.
-		cerr := b.cancel(ctx, job.ID)
+		// make sure it never runs (unless nothing was sent: the
+		// connection was down). A failed cancel goes to the log only.
+		var cerr error
+		if !errors.As(err, new(*queue.DisconnectedError)) {
+			cerr = b.cancel(ctx, job.ID)
+		}
 		if ctx.Err() != nil {
 			return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err(), CancelErr: cerr}
 		}
-		return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: b.Client.Bus().RetryAfter(), Err: err, CancelErr: cerr}
+		return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, b.Client.Bus()), Err: err, CancelErr: cerr}
 	}
 	wctx, cancel := context.WithDeadline(ctx, job.Deadline.Add(waitGrace))
 	defer cancel()
@@ -202,9 +207,24 @@ func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.
 		case errors.As(err, &invalid):
 			return &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
 		}
-		return &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: b.Client.Bus().RetryAfter(), Err: err, CancelErr: b.cancel(ctx, jobID)}
+		var cerr error
+		if !errors.As(err, new(*queue.DisconnectedError)) {
+			cerr = b.cancel(ctx, jobID)
+		}
+		return &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, b.Client.Bus()), Err: err, CancelErr: cerr}
 	}
 	return nil
+}
+
+// unavailableRetry is the retry_after of a submission the bus did not
+// take: the *queue.UnavailableError's (the reconnect wait while the
+// connection is down), else the queue's RetryAfter.
+func unavailableRetry(err error, bus *queue.Bus) time.Duration {
+	var ue *queue.UnavailableError
+	if errors.As(err, &ue) && ue.RetryAfter > 0 {
+		return ue.RetryAfter
+	}
+	return bus.RetryAfter()
 }
 
 // cancel cancels job id on the queue (queue.Cancel), bounded by

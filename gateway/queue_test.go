@@ -9,8 +9,11 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -195,4 +198,62 @@ func TestStreamFullNoJob(t *testing.T) {
 	if got := string(s.gw.failure(context.Background(), "boruna_run", err)); got != want {
 		t.Errorf("Start:\n got: %s\nwant: %s", got, want)
 	}
+}
+
+// TestQueueUnavailableNATSDown: with its only NATS server shut down under
+// a connected gateway, a call is answered queue_unavailable at once —
+// retryable, naming NATS, its state and the server, retry_after_ms the
+// connection's reconnect wait plus jitter (250 + 100 ms) — not after the
+// submission's timeout; a task is refused as fast. The fleet trial waited
+// 15 s for "context deadline exceeded".
+func TestQueueUnavailableNATSDown(t *testing.T) {
+	log := queuetest.Logger()
+	emb := queuetest.StartEmbedded(t, queue.EmbeddedOptions{})
+	nc, err := queue.Connect(emb.URL(), queue.WithCredentials(emb.Credentials()), queue.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := queue.NewClient(bus, queue.ClientOptions{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	st := &stack{Stack: &queuetest.Stack{Embedded: emb, Conn: nc, Bus: bus, Client: client}}
+	c := inProcess(t, st.newGateway(t, Config{}))
+
+	lost := nc.StatusChanged(nats.RECONNECTING)
+	emb.Server().Shutdown()
+	select {
+	case <-lost:
+	case <-ctx.Done():
+		t.Fatalf("the connection did not notice the server's shutdown: %v", nc.Status())
+	}
+	start := time.Now()
+	res, err := call(t, c, "boruna_run", `{"source":"fn main() -> Int { 1 }"}`, nil)
+	el := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"success":false,"protocol_version":1,"error_kind":"queue_unavailable",` +
+		`"message":"the job queue is unavailable (NATS connection lost, reconnecting to ` + emb.URL() + `); retry after 350 ms",` +
+		`"outcome":"queue_unavailable","retryable":true,"retry_after_ms":350,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
+	if got := compact(t, res.Content[0].(mcp.TextContent).Text); got != want {
+		t.Errorf("NATS down:\n got: %s\nwant: %s", got, want)
+	}
+	queuetest.Within(t, "queue_unavailable with NATS down", el, 3*time.Second)
+
+	start = time.Now()
+	err = bus.CreateTask(ctx, queue.Task{ID: "t1", JobID: "t1", Tool: "boruna_run", Caller: "stdio", Created: time.Now()})
+	var de *queue.DisconnectedError
+	if !errors.As(err, &de) || !errors.Is(err, queue.ErrUnavailable) || de.Status != nats.RECONNECTING {
+		t.Errorf("CreateTask with NATS down: %v", err)
+	}
+	queuetest.Within(t, "CreateTask with NATS down", time.Since(start), 3*time.Second)
 }

@@ -238,3 +238,45 @@ func ConnectWait(ctx context.Context, url string, opts ...ConnectOption) (*nats.
 		wait = min(2*wait, 5*time.Second)
 	}
 }
+
+// DisconnectedError is the cause of the *UnavailableError that Submit and
+// CreateTask return at once, without sending anything, while the bus's
+// NATS connection is down (docs/tools.md §5 queue_unavailable): waiting
+// for an acknowledgement that cannot come would only hold the caller for
+// the submission's whole timeout.
+type DisconnectedError struct {
+	// Status is the connection's state: nats.RECONNECTING (lost, trying
+	// the servers again), nats.DISCONNECTED or nats.CONNECTING.
+	Status nats.Status
+	// Servers are the servers the connection tries, without credentials
+	// ("nats://127.0.0.1:4222").
+	Servers []string
+}
+
+// Error says the state and the servers: "NATS connection lost,
+// reconnecting to nats://n1:4222, nats://n2:4222".
+func (e *DisconnectedError) Error() string {
+	servers := strings.Join(e.Servers, ", ")
+	if e.Status == nats.RECONNECTING {
+		return "NATS connection lost, reconnecting to " + servers
+	}
+	return fmt.Sprintf("NATS connection %s (servers %s)", strings.ToLower(e.Status.String()), servers)
+}
+
+// connected returns nil while the bus's connection is up (or closed or
+// draining: a publish then fails at once by itself), else an
+// *UnavailableError wrapping *DisconnectedError, whose RetryAfter is the
+// connection's wait between reconnect attempts plus their jitter (at most
+// until its next try of the servers), or Config.RetryAfter when the
+// connection has none.
+func (b *Bus) connected() error {
+	switch st := b.nc.Status(); st {
+	case nats.RECONNECTING, nats.DISCONNECTED, nats.CONNECTING:
+		retry := b.nc.Opts.ReconnectWait + b.nc.Opts.ReconnectJitter
+		if retry <= 0 {
+			retry = b.retryAfter
+		}
+		return &UnavailableError{RetryAfter: retry, Err: &DisconnectedError{Status: st, Servers: b.nc.Servers()}}
+	}
+	return nil
+}
