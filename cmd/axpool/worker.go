@@ -100,7 +100,7 @@ func init() {
 	f.StringVar(&workerFlags.ceilingPolicy, "ceiling-policy", "", "operator ceiling policy file; every job's policy is intersected with it")
 	f.StringVar(&workerFlags.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringArrayVar(&workerFlags.secretEnv, "secret-env", nil, secretEnvUsage)
-	f.IntVar(&workerFlags.replicas, "replicas", 0, "replication the queue is expected to have, 1 to 5: where its stream and buckets differ is logged, never changed (default: no check)")
+	f.IntVar(&workerFlags.replicas, "replicas", 0, "replication the queue is expected to have, 1 to 5, or 0 = no check: where its stream and buckets differ is logged, never changed")
 	f.DurationVar(&workerFlags.connectTimeout, "connect-timeout", 0, "how long start-up waits for NATS and the job queue, retrying with backoff (0 = forever)")
 	workerFlags.grants.register(f)
 	f.StringVar(&workerFlags.metricsAddr, "metrics-addr", "", metricsAddrUsage)
@@ -108,6 +108,9 @@ func init() {
 }
 
 func runWorker(cmd *cobra.Command, _ []string) error {
+	if err := checkNATS(cmd, "axpool worker", workerFlags.nats); err != nil {
+		return err
+	}
 	if workerFlags.nats == "" {
 		return printFail(cmd, exitUsage, "axpool worker: --nats URL is required")
 	}
@@ -132,7 +135,7 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	if err := checkSecretEnv(cmd, "axpool worker", workerFlags.secretEnv); err != nil {
 		return err
 	}
-	if err := checkReplicas(cmd, "axpool worker", workerFlags.replicas, false); err != nil {
+	if err := checkReplicas(cmd, "axpool worker", workerFlags.replicas, false, "no check"); err != nil {
 		return err
 	}
 	if workerFlags.connectTimeout < 0 {
