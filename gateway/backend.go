@@ -89,7 +89,9 @@ func (b *QueueBackend) validate() error {
 //   - A ctx that has already ended submits nothing.
 //   - When ctx ends (notifications/cancelled, an HTTP client gone, shutdown)
 //     the job is cancelled on the queue or on its worker (queue.Cancel) and
-//     *JobError{Outcome: cancelled} wrapping ctx.Err() is returned. The
+//     *JobError{Outcome: cancelled} wrapping ctx.Err() is returned, with
+//     the worker and run time of a job that had started
+//     (cancelledMeta). The
 //     submission itself is not cut short by ctx (it is bounded by
 //     submitTimeout): a publish interrupted after the stream stored the
 //     job would leave a job nobody cancels. A ctx that ends during the
@@ -170,17 +172,41 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 	cerr := b.cancel(ctx, id)
 	elapsed := time.Since(start).Milliseconds()
 	if ctx.Err() != nil {
+		je := &JobError{Outcome: wire.OutcomeCancelled, JobID: id, QueueMs: elapsed, Err: ctx.Err()}
 		if cerr != nil {
-			err = errors.Join(ctx.Err(), cerr)
+			je.Err = errors.Join(ctx.Err(), cerr)
 		} else {
-			err = ctx.Err()
+			b.cancelledMeta(ctx, je)
 		}
-		return nil, &JobError{Outcome: wire.OutcomeCancelled, JobID: id, QueueMs: elapsed, Err: err}
+		return nil, je
 	}
 	if wctx.Err() != nil {
 		err = fmt.Errorf("no worker returned a result within %s", timeout+waitGrace)
 	}
 	return nil, &JobError{Outcome: wire.OutcomeWorkerLost, JobID: id, QueueMs: elapsed, Err: err}
+}
+
+// cancelResultWait bounds how long a cancelled call waits for its job's
+// cancelled result, for the job metadata (cancelledMeta).
+const cancelResultWait = time.Second
+
+// cancelledMeta sets je's QueueMs, RunMs and Worker from the result stored
+// for its cancelled job: the worker that had started it answers cancelled
+// with its ID and the measured run time once the VM stopped (its next
+// slice), Client.Cancel answers a job still queued (worker "", run_ms 0).
+// It waits for that result at most cancelResultWait; without one (the
+// worker died meanwhile) je keeps the time since submission as QueueMs
+// and no worker.
+func (b *QueueBackend) cancelledMeta(ctx context.Context, je *JobError) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelResultWait)
+	defer cancel()
+	res, err := b.Client.Wait(wctx, je.JobID, nil)
+	if err != nil {
+		return
+	}
+	if sum, err := wire.Summarize(res); err == nil && sum.JobID == je.JobID && sum.QueueMs >= 0 && sum.RunMs >= 0 {
+		je.QueueMs, je.RunMs, je.Worker = sum.QueueMs, sum.RunMs, sum.Worker
+	}
 }
 
 // Start submits job jobID of tool without waiting for its result (an MCP

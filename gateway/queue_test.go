@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -256,4 +258,46 @@ func TestQueueUnavailableNATSDown(t *testing.T) {
 		t.Errorf("CreateTask with NATS down: %v", err)
 	}
 	queuetest.Within(t, "CreateTask with NATS down", time.Since(start), 3*time.Second)
+}
+
+// TestCancelledRunningJob: a call cancelled while a worker process runs
+// its job answers cancelled with that worker's ID and the job's measured
+// run_ms and queue_ms (the worker's cancelled result), not worker "" and
+// run_ms 0.
+func TestCancelledRunningJob(t *testing.T) {
+	s := sharedStack(t)
+	b := &QueueBackend{Client: s.Client, Timeout: time.Minute}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var beats atomic.Int32
+	progress := func(steps, total int64) {
+		if steps > 0 && beats.Add(1) == 2 { // running for a while: one progress interval at least
+			cancel()
+		}
+	}
+	start := time.Now()
+	_, err := b.Run(ctx, "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { let mut i = 0\n while i < 2000000000 { i = i + 1 }\n i }","max_steps":100000000000}`), progress)
+	el := time.Since(start).Milliseconds()
+	var je *JobError
+	if !errors.As(err, &je) || je.Outcome != wire.OutcomeCancelled {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	st, err := s.Client.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := false
+	for _, w := range st.Workers {
+		known = known || w.ID == je.Worker
+	}
+	if !known || je.RunMs < 1 || je.QueueMs+je.RunMs > el {
+		t.Errorf("cancelled running job: worker %q (workers %+v), queue_ms %d, run_ms %d; want a worker's ID and 1 ≤ run_ms, queue_ms+run_ms ≤ %d",
+			je.Worker, st.Workers, je.QueueMs, je.RunMs, el)
+	}
+	got := string(s.gw.failure(ctx, "boruna_run", je))
+	want := fmt.Sprintf(`{"success":false,"protocol_version":1,"error_kind":"cancelled","message":"the request was cancelled; its job was stopped","outcome":"cancelled","retryable":false,"job_id":"%s","queue_ms":%d,"run_ms":%d,"worker":"%s"}`,
+		je.JobID, je.QueueMs, je.RunMs, je.Worker)
+	if got != want {
+		t.Errorf("envelope:\n got: %s\nwant: %s", got, want)
+	}
 }

@@ -14,6 +14,7 @@ type Summary struct {
 	Steps     int64 // -1: no steps field
 	QueueMs   int64 // -1: no queue_ms field
 	RunMs     int64 // -1: no run_ms field
+	Worker    string
 }
 
 // Summarize reads a result object's Summary. Errors: obj is not a JSON
@@ -29,6 +30,7 @@ func Summarize(obj []byte) (Summary, error) {
 		Steps     *int64  `json:"steps"`
 		QueueMs   *int64  `json:"queue_ms"`
 		RunMs     *int64  `json:"run_ms"`
+		Worker    string  `json:"worker"`
 	}
 	if err := json.Unmarshal(obj, &v); err != nil {
 		return Summary{}, err
@@ -40,7 +42,7 @@ func Summarize(obj []byte) (Summary, error) {
 		return *p
 	}
 	return Summary{Success: v.Success, Outcome: v.Outcome, ErrorKind: v.ErrorKind, LimitKind: v.LimitKind,
-		JobID: v.JobID, Steps: opt(v.Steps), QueueMs: opt(v.QueueMs), RunMs: opt(v.RunMs)}, nil
+		JobID: v.JobID, Steps: opt(v.Steps), QueueMs: opt(v.QueueMs), RunMs: opt(v.RunMs), Worker: v.Worker}, nil
 }
 
 // OutcomeLabel is the outcome a metric or audit line reports for s: its

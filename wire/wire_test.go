@@ -196,7 +196,7 @@ func TestJSONType(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	s, err := Summarize([]byte(`{"success":false,"protocol_version":1,"error_kind":"runtime_error","limit_kind":"steps","limit":100,` +
 		`"message":"max execution steps exceeded (100)","steps":101,"outcome":"step_limit","retryable":false,"job_id":"j","queue_ms":3,"run_ms":9,"worker":"w"}`))
-	want := Summary{Outcome: OutcomeStepLimit, ErrorKind: "runtime_error", LimitKind: "steps", JobID: "j", Steps: 101, QueueMs: 3, RunMs: 9}
+	want := Summary{Outcome: OutcomeStepLimit, ErrorKind: "runtime_error", LimitKind: "steps", JobID: "j", Steps: 101, QueueMs: 3, RunMs: 9, Worker: "w"}
 	if err != nil || s != want || s.OutcomeLabel() != "step_limit" {
 		t.Fatalf("Summarize = %+v, %v", s, err)
 	}
