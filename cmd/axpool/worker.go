@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math"
 	"os"
+	"os/exec"
 	"os/signal"
 	"syscall"
 	"time"
@@ -74,6 +76,12 @@ Start-up waits for NATS and for the job queue, retrying with backoff and
 logging each try, for --connect-timeout (forever by default). --replicas
 only checks the queue's replication (differences are logged); gateways
 create the queue and axpool queue configure changes it.
+
+The worker runs as a child of this process, which replaces it when it
+stops heartbeating (SIGSTOP, a hung job engine) within 5 s or dies (a
+crash, SIGKILL); a child that exits by itself with status 0 or 1 (its
+shutdown, a failure it reported) is not restarted, and this process exits
+with the same status.
 
 SIGTERM or SIGINT stops pulling, lets running jobs finish for
 --shutdown-grace, answers the others cancelled (nothing is handed back to
@@ -165,6 +173,9 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 		}
 		env.CeilingPolicy = p
 	}
+	if os.Getenv(worker.EnvSupervisorPID) == "" {
+		return superviseWorker(cmd, log)
+	}
 	set, closeSet, err := workerFlags.grants.handlerSet()
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool worker: %v", err)
@@ -224,6 +235,46 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	})
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool worker: %v", err)
+	}
+	return nil
+}
+
+// superviseWorker is `axpool worker` started by an operator (not by a
+// supervisor): it runs the worker itself — the same command line — as
+// its one child process under a worker.Supervisor, as the single-node
+// gateway runs its workers, so that a worker that stops heartbeating
+// (SIGSTOP, a hung job engine) is killed and replaced within 5 s, and one
+// that dies (a crash, SIGKILL, the OOM killer) is restarted. The child's
+// output is copied as is. A child that exits by itself with status 0 or
+// 1 (its shutdown, or a failure it reported: NATS or the queue still
+// missing after --connect-timeout, bad credentials…) is not restarted;
+// this process then exits with the same status. SIGTERM or SIGINT here
+// is passed on as SIGTERM, within the child's shutdown grace.
+func superviseWorker(cmd *cobra.Command, log *slog.Logger) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return printFail(cmd, exitFail, "axpool worker: cannot find its own executable to supervise: %v", err)
+	}
+	args := append([]string(nil), commandLine...)
+	grace := workerFlags.shutdownGrace + worker.ShutdownSlack
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	err = worker.Supervise(ctx, worker.SupervisorOptions{
+		N:           1,
+		Command:     func(int) *exec.Cmd { return exec.Command(exe, args...) },
+		Stderr:      cmd.ErrOrStderr(),
+		Prefix:      func(int) string { return "" },
+		WorkerGrace: grace,
+		StopGrace:   grace + 5*time.Second,
+		GOMAXPROCS:  -1, // the child's own (the CPUs its cgroup allows)
+		Final: func(_ int, err error) bool {
+			var ee *exec.ExitError
+			return err == nil || errors.As(err, &ee) && ee.ExitCode() == exitFail
+		},
+		Logger: log,
+	})
+	if err != nil {
+		return silentExit(exitFail) // the child said why
 	}
 	return nil
 }

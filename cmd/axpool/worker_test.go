@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -183,10 +185,23 @@ func TestWorkerCLIErrors(t *testing.T) {
 
 // TestWorkerWaitsForNATS: a worker started before its server retries,
 // logging each try, and gives up after --connect-timeout with the
-// connect error.
+// connect error; its supervising process (superviseWorker) exits 1 too,
+// without restarting it. A real process: `axpool worker` runs its engine
+// as a child process, which runCLI cannot do in the test process.
 func TestWorkerWaitsForNATS(t *testing.T) {
 	start := time.Now()
-	_, stderr, code := runCLI(t, "worker", "--nats", "nats://127.0.0.1:1", "--connect-timeout", "1200ms")
+	var errb queuetest.Buffer
+	cmd := queuetest.Command([]string{"worker", "--nats", "nats://127.0.0.1:1", "--connect-timeout", "1200ms"})
+	cmd.Stderr = &errb
+	code := 0
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		code = ee.ExitCode()
+	}
+	stderr := errb.String()
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	last := lines[len(lines)-1]
 	if code != 1 || last != "axpool worker: queue: connect nats://127.0.0.1:1: nats: no servers available for connection" {
