@@ -354,7 +354,9 @@ func (b *QueueBackend) Slots(ctx context.Context) int {
 //   - A ctx that has already ended submits nothing.
 //   - When ctx ends (notifications/cancelled, an HTTP client gone, shutdown)
 //     the job is cancelled on the queue or on its worker (queue.Cancel) and
-//     *JobError{Outcome: cancelled} wrapping ctx.Err() is returned. The
+//     *JobError{Outcome: cancelled} wrapping ctx.Err() is returned, with
+//     the worker and run time of a job that had started
+//     (cancelledMeta). The
 //     submission itself is not cut short by ctx (it is bounded by
 //     submitTimeout): a publish interrupted after the stream stored the
 //     job would leave a job nobody cancels. A ctx that ends during the
@@ -367,7 +369,8 @@ func (b *QueueBackend) Slots(ctx context.Context) int {
 //     *JobError{Outcome: invalid_args}; a job the bus did not accept for
 //     any other reason (NATS down, no acknowledgement within
 //     submitTimeout) is *JobError{Outcome: queue_unavailable} with the
-//     queue's RetryAfter.
+//     queue's RetryAfter — at once, with the reconnect wait, while the
+//     NATS connection is known to be down (queue.DisconnectedError).
 func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMessage, job queue.Job,
 	progress func(steps, total int64), done func(ok bool)) (res json.RawMessage, err error) {
 	if done != nil {
@@ -396,8 +399,7 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	if err != nil {
 		var je *JobError
 		if errors.As(err, &je) {
-			je.JobID = job.ID // the refused job's, for logs
-			return nil, je
+			return nil, je // no job was created: job_id "" (docs/tools.md §5)
 		}
 		return nil, &JobError{Outcome: wire.OutcomeCancelled, QueueMs: time.Since(start).Milliseconds(), Err: err}
 	}
@@ -414,17 +416,21 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 		case errors.As(err, &full):
 			// Full of other gateways' jobs: a place frees up about as
 			// often as this gateway's jobs finish.
-			return nil, &JobError{Outcome: wire.OutcomeQueueFull, JobID: full.JobID, RetryAfter: adm.retryAfter(full.RetryAfter), Err: err}
+			return nil, &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: adm.retryAfter(full.RetryAfter), Err: err}
 		case errors.As(err, &invalid):
 			return nil, &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
 		}
 		// The stream may have stored the job without acknowledging it:
-		// make sure it never runs. A failed cancel goes to the log only.
-		cerr := b.cancel(ctx, job.ID)
+		// make sure it never runs (unless nothing was sent: the
+		// connection was down). A failed cancel goes to the log only.
+		var cerr error
+		if !errors.As(err, new(*queue.DisconnectedError)) {
+			cerr = b.cancel(ctx, job.ID)
+		}
 		if ctx.Err() != nil {
 			return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err(), CancelErr: cerr}
 		}
-		return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: b.Client.Bus().RetryAfter(), Err: err, CancelErr: cerr}
+		return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, b.Client.Bus()), Err: err, CancelErr: cerr}
 	}
 	wctx, cancel := context.WithDeadline(ctx, job.Deadline.Add(waitGrace))
 	defer cancel()
@@ -435,17 +441,41 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	cerr := b.cancel(ctx, id)
 	elapsed := time.Since(start).Milliseconds()
 	if ctx.Err() != nil {
+		je := &JobError{Outcome: wire.OutcomeCancelled, JobID: id, QueueMs: elapsed, Err: ctx.Err()}
 		if cerr != nil {
-			err = errors.Join(ctx.Err(), cerr)
+			je.Err = errors.Join(ctx.Err(), cerr)
 		} else {
-			err = ctx.Err()
+			b.cancelledMeta(ctx, je)
 		}
-		return nil, &JobError{Outcome: wire.OutcomeCancelled, JobID: id, QueueMs: elapsed, Err: err}
+		return nil, je
 	}
 	if wctx.Err() != nil {
 		err = fmt.Errorf("no worker returned a result within %s", timeout+waitGrace)
 	}
 	return nil, &JobError{Outcome: wire.OutcomeWorkerLost, JobID: id, QueueMs: elapsed, Err: err}
+}
+
+// cancelResultWait bounds how long a cancelled call waits for its job's
+// cancelled result, for the job metadata (cancelledMeta).
+const cancelResultWait = time.Second
+
+// cancelledMeta sets je's QueueMs, RunMs and Worker from the result stored
+// for its cancelled job: the worker that had started it answers cancelled
+// with its ID and the measured run time once the VM stopped (its next
+// slice), Client.Cancel answers a job still queued (worker "", run_ms 0).
+// It waits for that result at most cancelResultWait; without one (the
+// worker died meanwhile) je keeps the time since submission as QueueMs
+// and no worker.
+func (b *QueueBackend) cancelledMeta(ctx context.Context, je *JobError) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelResultWait)
+	defer cancel()
+	res, err := b.Client.Wait(wctx, je.JobID, nil)
+	if err != nil {
+		return
+	}
+	if sum, err := wire.Summarize(res); err == nil && sum.JobID == je.JobID && sum.QueueMs >= 0 && sum.RunMs >= 0 {
+		je.QueueMs, je.RunMs, je.Worker = sum.QueueMs, sum.RunMs, sum.Worker
+	}
 }
 
 // Start submits job jobID of tool without waiting for its result (an MCP
@@ -475,7 +505,7 @@ func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.
 	}
 	if b.BeforeSubmit != nil {
 		if err := b.BeforeSubmit(); err != nil {
-			return &JobError{JobID: jobID, Err: err}
+			return &JobError{Err: err} // no job was created: job_id ""
 		}
 	}
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
@@ -483,15 +513,31 @@ func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.
 	if _, err := b.Client.Submit(sctx, job); err != nil {
 		var full *queue.QueueFullError
 		var invalid *queue.InvalidJobError
+		// The queue did not take the job: job_id "" (docs/tools.md §5).
 		switch {
 		case errors.As(err, &full):
-			return &JobError{Outcome: wire.OutcomeQueueFull, JobID: jobID, RetryAfter: full.RetryAfter, Err: err}
+			return &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: full.RetryAfter, Err: err}
 		case errors.As(err, &invalid):
-			return &JobError{Outcome: wire.OutcomeInvalidArgs, JobID: jobID, Err: err}
+			return &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
 		}
-		return &JobError{Outcome: wire.OutcomeQueueUnavailable, JobID: jobID, RetryAfter: b.Client.Bus().RetryAfter(), Err: err, CancelErr: b.cancel(ctx, jobID)}
+		var cerr error
+		if !errors.As(err, new(*queue.DisconnectedError)) {
+			cerr = b.cancel(ctx, jobID)
+		}
+		return &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, b.Client.Bus()), Err: err, CancelErr: cerr}
 	}
 	return nil
+}
+
+// unavailableRetry is the retry_after of a submission the bus did not
+// take: the *queue.UnavailableError's (the reconnect wait while the
+// connection is down), else the queue's RetryAfter.
+func unavailableRetry(err error, bus *queue.Bus) time.Duration {
+	var ue *queue.UnavailableError
+	if errors.As(err, &ue) && ue.RetryAfter > 0 {
+		return ue.RetryAfter
+	}
+	return bus.RetryAfter()
 }
 
 // cancel cancels job id on the queue (queue.Cancel), bounded by

@@ -27,7 +27,9 @@ import (
 // MaxDepth, quota_exceeded when a caller's reach
 // QueueBackend.MaxInflightPerCaller. Their retry_after_ms is the measured
 // time between two of the gateway's (or that caller's) jobs finishing —
-// when a place is likely to free up — never a constant.
+// when a place is likely to free up — never a constant. Only time with
+// work in flight is measured: an idle spell is neither an interval nor a
+// reason for a longer wait.
 
 // admission is the fair-share state of one QueueBackend.
 type admission struct {
@@ -39,6 +41,7 @@ type admission struct {
 	maxCalls     int64 // queue_full beyond it; ≤ 0 none
 	perCaller    int   // quota_exceeded beyond it; 0 none
 	retryFloor   time.Duration
+	clock        func() time.Time // nil: time.Now (tests inject one)
 
 	mu       sync.Mutex
 	inStream int // jobs submitted (or being submitted) and not answered
@@ -70,38 +73,62 @@ const (
 	maxRetryAfter = time.Minute
 )
 
-// drainRate measures how often jobs finish: an exponentially weighted
-// moving average (weight 1/8) of the intervals between finishes.
+// drainRate measures how often jobs finish while work is in flight: an
+// exponentially weighted moving average (weight 1/8) of the intervals
+// between finishes, an interval starting at the previous finish or, after
+// an idle spell (nothing in flight), when work arrived again (busy). Idle
+// time is never measured.
 type drainRate struct {
-	last     time.Time
+	from     time.Time // the current interval's start; zero while idle
+	last     time.Time // the last finish
 	interval time.Duration
-	n        int
+	n        int // intervals measured
 }
 
+// busy starts an interval when work arrives after an idle spell (in
+// flight went from 0 to 1).
+func (d *drainRate) busy(now time.Time) { d.from = now }
+
+// idle ends the interval when nothing is in flight any more: the time
+// until work arrives again is not measured.
+func (d *drainRate) idle() { d.from = time.Time{} }
+
+// observe records a finish at now.
 func (d *drainRate) observe(now time.Time) {
-	if !d.last.IsZero() {
-		iv := now.Sub(d.last)
-		if d.n == 1 {
+	if !d.from.IsZero() {
+		iv := now.Sub(d.from)
+		if d.n == 0 {
 			d.interval = iv
 		} else {
 			d.interval += (iv - d.interval) / 8
 		}
+		d.n++
 	}
-	d.last = now
-	d.n++
+	d.from, d.last = now, now
 }
 
 // retryAfter is when one more job has likely finished: the measured
-// interval between finishes, or the time since the last finish when that
-// is longer (nothing finishes: the slots are held by long or stuck jobs),
-// within [minRetryAfter, maxRetryAfter]; fallback before two finishes
-// were seen.
+// interval between finishes, or the time the work in flight has gone
+// without a finish when that is longer (the slots are held by long or
+// stuck jobs), within [minRetryAfter, maxRetryAfter]; fallback before an
+// interval was measured. It never grows while nothing is in flight.
 func (d *drainRate) retryAfter(now time.Time, fallback time.Duration) time.Duration {
-	if d.n < 2 {
+	if d.n == 0 {
 		return fallback
 	}
-	iv := max(d.interval, now.Sub(d.last))
+	iv := d.interval
+	if !d.from.IsZero() {
+		iv = max(iv, now.Sub(d.from))
+	}
 	return min(max(iv, minRetryAfter), maxRetryAfter)
+}
+
+// now is the admission's clock.
+func (a *admission) now() time.Time {
+	if a.clock != nil {
+		return a.clock()
+	}
+	return time.Now()
 }
 
 // window is how many of this gateway's jobs may be in the stream at once:
@@ -121,7 +148,7 @@ func (a *admission) window() int {
 // queue_full or quota_exceeded at once; ctx.Err() when ctx ends while the
 // call waits (it is then no longer waiting).
 func (a *admission) acquire(ctx context.Context, caller string) (release func(), err error) {
-	now := time.Now()
+	now := a.now()
 	a.mu.Lock()
 	cs := a.callers[caller]
 	if cs == nil {
@@ -139,6 +166,12 @@ func (a *admission) acquire(ctx context.Context, caller string) (release func(),
 		a.mu.Unlock()
 		return nil, &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: after,
 			Err: fmt.Errorf("the gateway holds %d calls, the queue's depth", a.maxCalls)}
+	}
+	if a.inStream+a.waiting == 0 {
+		a.drain.busy(now)
+	}
+	if cs.inflight == 0 {
+		cs.drain.busy(now)
 	}
 	cs.inflight++
 	release = func() { a.release(cs) }
@@ -173,6 +206,7 @@ func (a *admission) acquire(ctx context.Context, caller string) (release func(),
 	}
 	a.waiting--
 	cs.inflight--
+	a.idleLocked(cs)
 	if len(cs.queue) == 0 {
 		a.leaveRingLocked(cs)
 	}
@@ -206,7 +240,7 @@ func (a *admission) wait(ctx context.Context, t *ticket) error {
 func (a *admission) release(cs *callerShare) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.releaseLocked(cs, time.Now())
+	a.releaseLocked(cs, a.now())
 }
 
 // releaseLocked is release; finished is when the call's job finished
@@ -218,10 +252,22 @@ func (a *admission) releaseLocked(cs *callerShare, finished time.Time) {
 		a.drain.observe(finished)
 		cs.drain.observe(finished)
 	}
+	a.idleLocked(cs)
 	if len(a.callers) >= maxCallers {
 		a.forgetIdleLocked(finished)
 	}
 	a.admitLocked()
+}
+
+// idleLocked ends the drain rates' intervals of the gateway and of cs
+// when they have nothing in flight any more.
+func (a *admission) idleLocked(cs *callerShare) {
+	if a.inStream+a.waiting == 0 {
+		a.drain.idle()
+	}
+	if cs.inflight == 0 {
+		cs.drain.idle()
+	}
 }
 
 // maxCallers is the number of callers remembered (for their drain rate)
@@ -244,7 +290,7 @@ func (a *admission) forgetIdleLocked(now time.Time) {
 func (a *admission) retryAfter(fallback time.Duration) time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.drain.retryAfter(time.Now(), fallback)
+	return a.drain.retryAfter(a.now(), fallback)
 }
 
 // admitLocked admits waiting calls, one per caller in turn, while the

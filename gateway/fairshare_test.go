@@ -15,17 +15,19 @@ import (
 )
 
 // TestDrainRate: the retry_after of a full queue follows the measured
-// interval between finishes, the time since the last finish when nothing
-// finishes, within [50 ms, 1 min]; the fallback before two finishes.
+// interval between finishes while work is in flight, the time the work in
+// flight has gone without a finish when that is longer, within [50 ms,
+// 1 min]; the fallback before an interval was measured; an idle spell
+// (nothing in flight) is neither measured nor makes the wait grow.
 func TestDrainRate(t *testing.T) {
 	var d drainRate
 	t0 := time.Unix(1000, 0)
 	if got := d.retryAfter(t0, 700*time.Millisecond); got != 700*time.Millisecond {
 		t.Errorf("no finish: %v, want the fallback", got)
 	}
-	d.observe(t0)
-	if got := d.retryAfter(t0, 700*time.Millisecond); got != 700*time.Millisecond {
-		t.Errorf("one finish: %v, want the fallback", got)
+	d.busy(t0)
+	if got := d.retryAfter(t0.Add(50*time.Millisecond), 700*time.Millisecond); got != 700*time.Millisecond {
+		t.Errorf("busy, no finish yet: %v, want the fallback", got)
 	}
 	for i := 1; i <= 10; i++ {
 		d.observe(t0.Add(time.Duration(i) * 100 * time.Millisecond))
@@ -35,22 +37,93 @@ func TestDrainRate(t *testing.T) {
 		t.Errorf("a finish every 100 ms: %v", got)
 	}
 	if got := d.retryAfter(last.Add(3*time.Second), 0); got != 3*time.Second {
-		t.Errorf("nothing finished for 3 s: %v", got)
+		t.Errorf("work in flight, nothing finished for 3 s: %v", got)
 	}
 	if got := d.retryAfter(last.Add(time.Hour), 0); got != time.Minute {
-		t.Errorf("nothing finished for an hour: %v, want the 1 min cap", got)
+		t.Errorf("work in flight, nothing finished for an hour: %v, want the 1 min cap", got)
+	}
+	// Idle: nothing in flight. The wait stays the measured interval
+	// however long the spell, and the spell is not an interval.
+	d.idle()
+	if got := d.retryAfter(last.Add(time.Hour), 0); got != 100*time.Millisecond {
+		t.Errorf("idle for an hour: %v, want the measured 100 ms", got)
+	}
+	back := last.Add(time.Hour)
+	d.busy(back)
+	d.observe(back.Add(100 * time.Millisecond))
+	if d.interval != 100*time.Millisecond || d.n != 11 {
+		t.Errorf("after the idle hour: interval %v over %d intervals, want 100ms over 11", d.interval, d.n)
 	}
 	var fast drainRate
-	for i := range 10 {
+	fast.busy(t0)
+	for i := 1; i <= 10; i++ {
 		fast.observe(t0.Add(time.Duration(i) * time.Millisecond))
 	}
-	if got := fast.retryAfter(t0.Add(9*time.Millisecond), 0); got != 50*time.Millisecond {
+	if got := fast.retryAfter(t0.Add(10*time.Millisecond), 0); got != 50*time.Millisecond {
 		t.Errorf("a finish every 1 ms: %v, want the 50 ms floor", got)
 	}
 	// The interval moves by 1/8 of each new one's difference.
-	d.observe(last.Add(900 * time.Millisecond))
+	d.observe(back.Add(time.Second))
 	if got, want := d.interval, 100*time.Millisecond+(800*time.Millisecond)/8; got != want {
 		t.Errorf("after a 900 ms interval: %v, want %v", got, want)
+	}
+}
+
+// TestQuotaRetryAfterIdle: the fleet trial's case on an injected clock. A
+// caller whose jobs finished every 400 ms, then idle for 25 s, sends one
+// call more than --max-inflight-per-caller allows: retry_after is the
+// measured 400 ms, not the 25 s since its last finish; it grows only with
+// time its work in flight goes without a finish.
+func TestQuotaRetryAfterIdle(t *testing.T) {
+	now := time.Unix(5000, 0)
+	a := &admission{slots: func() int { return 8 }, maxCalls: 100, perCaller: 3, retryFloor: 700 * time.Millisecond,
+		clock: func() time.Time { return now }, callers: map[string]*callerShare{}}
+	ctx := context.Background()
+	var rel []func()
+	acquire := func() {
+		t.Helper()
+		r, err := a.acquire(ctx, "alice")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel = append(rel, r)
+	}
+	quota := func(what string, want time.Duration) {
+		t.Helper()
+		var je *JobError
+		if _, err := a.acquire(ctx, "alice"); !errors.As(err, &je) || je.Outcome != wire.OutcomeQuotaExceeded || je.RetryAfter != want {
+			t.Errorf("%s: %v (retry after %v), want quota_exceeded after %v", what, err, je.RetryAfter, want)
+		}
+	}
+	for range 3 {
+		acquire()
+	}
+	quota("before any finish", 700*time.Millisecond) // the fallback
+	// Three in flight, one finishing every 400 ms and replaced at once.
+	for range 8 {
+		now = now.Add(400 * time.Millisecond)
+		rel[0]()
+		rel = rel[1:]
+		acquire()
+	}
+	quota("while busy", 400*time.Millisecond)
+	for range 3 {
+		now = now.Add(400 * time.Millisecond)
+		rel[0]()
+		rel = rel[1:]
+	}
+	now = now.Add(25 * time.Second) // idle
+	if got := a.retryAfter(0); got != 400*time.Millisecond {
+		t.Errorf("queue_full's retry after, idle for 25 s: %v, want 400ms", got)
+	}
+	for range 3 {
+		acquire()
+	}
+	quota("after 25 s idle", 400*time.Millisecond)
+	now = now.Add(5 * time.Second) // its 3 jobs run 5 s without a finish
+	quota("work in flight 5 s without a finish", 5*time.Second)
+	for _, r := range rel {
+		r()
 	}
 }
 
@@ -144,10 +217,11 @@ func TestAdmissionTurns(t *testing.T) {
 	if a.waiting != 0 || a.inStream != 0 || len(a.ring) != 0 {
 		t.Errorf("left: %d waiting, %d in the stream, ring %d", a.waiting, a.inStream, len(a.ring))
 	}
-	// The drain rate was measured: retry_after is no longer the floor
-	// once nothing finishes for a while.
-	if got := a.drain.retryAfter(time.Now().Add(2*time.Second), 0); got < 2*time.Second {
-		t.Errorf("retry after, 2 s after the last finish: %v", got)
+	// The drain rate was measured; with nothing in flight, the time since
+	// the last finish does not count.
+	want := min(max(a.drain.interval, minRetryAfter), maxRetryAfter)
+	if got := a.drain.retryAfter(time.Now().Add(time.Hour), 0); a.drain.n == 0 || got != want {
+		t.Errorf("retry after, idle for an hour: %v over %d intervals, want %v", got, a.drain.n, want)
 	}
 }
 
@@ -319,10 +393,11 @@ func TestQuotaExceeded(t *testing.T) {
 	_, err := b.Run(ctx, "boruna_run", job, nil)
 	got := string(g.failure(ctx, "boruna_run", err))
 	var je *JobError
-	if !errors.As(err, &je) || je.JobID == "" {
-		t.Fatalf("4th call: %v", err)
+	if !errors.As(err, &je) || je.JobID != "" {
+		t.Fatalf("4th call: %v (job %q), want no job", err, je.JobID)
 	}
-	want := `{"success":false,"protocol_version":1,"error_kind":"quota_exceeded","message":"the caller \"alice\" has 3 calls in flight, the most allowed (--max-inflight-per-caller); retry after 400 ms","outcome":"quota_exceeded","retryable":true,"retry_after_ms":400,"job_id":"` + je.JobID + `","queue_ms":0,"run_ms":0,"worker":""}`
+	// No job was created: job_id "" (docs/tools.md §5).
+	want := `{"success":false,"protocol_version":1,"error_kind":"quota_exceeded","message":"the caller \"alice\" has 3 calls in flight, the most allowed (--max-inflight-per-caller); retry after 400 ms","outcome":"quota_exceeded","retryable":true,"retry_after_ms":400,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
 	if got != want {
 		t.Errorf("quota_exceeded:\n got: %s\nwant: %s", got, want)
 	}

@@ -191,7 +191,7 @@ func TestOutputSchemasServiceFailures(t *testing.T) {
 	s := sharedStack(t)
 	busErr := &queue.UnavailableError{RetryAfter: time.Second, Err: errors.New("nats: connection closed")}
 	errs := []error{
-		&JobError{Outcome: wire.OutcomeQueueFull, JobID: "j1", RetryAfter: 750 * time.Millisecond, Err: queue.ErrQueueFull},
+		&JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: 750 * time.Millisecond, Err: queue.ErrQueueFull},
 		&JobError{Outcome: wire.OutcomeQueueUnavailable, Err: busErr},
 		&JobError{Outcome: wire.OutcomeInvalidArgs, Err: errors.New("queue: invalid job size: too big")},
 		&JobError{Outcome: wire.OutcomeCancelled, JobID: "j2", QueueMs: 5, Err: context.Canceled},

@@ -4,14 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -50,12 +54,8 @@ func TestQueueFull(t *testing.T) {
 		t.Fatal("the first call ended before its cancel")
 	default:
 	}
-	// job_id names the refused job (a fresh UUID); no worker touched it.
-	if id, _ := got["job_id"].(string); uuid.Validate(id) != nil {
-		t.Fatalf("queue_full job_id = %q, want the refused job's UUID", id)
-	}
-	got["job_id"] = "<refused>"
-	want := `{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"the job queue is full; retry after 750 ms","outcome":"queue_full","retryable":true,"retry_after_ms":750,"job_id":"<refused>","queue_ms":0,"run_ms":0,"worker":""}`
+	// No job was created: job_id "" (docs/tools.md §5).
+	want := `{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"the job queue is full; retry after 750 ms","outcome":"queue_full","retryable":true,"retry_after_ms":750,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
 	b, _ := json.Marshal(got)
 	var wantMap map[string]any
 	json.Unmarshal([]byte(want), &wantMap)
@@ -125,14 +125,14 @@ func TestJobErrorEnvelope(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&JobError{Outcome: wire.OutcomeQueueFull, JobID: "j1", RetryAfter: 750 * time.Millisecond, Err: queue.ErrQueueFull},
-			head + `"error_kind":"queue_full","message":"the job queue is full; retry after 750 ms","outcome":"queue_full","retryable":true,"retry_after_ms":750,"job_id":"j1","queue_ms":0,"run_ms":0,"worker":""}`},
+		{&JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: 750 * time.Millisecond, Err: queue.ErrQueueFull},
+			head + `"error_kind":"queue_full","message":"the job queue is full; retry after 750 ms","outcome":"queue_full","retryable":true,"retry_after_ms":750,` + noJob},
 		{&JobError{Outcome: wire.OutcomeQueueFull},
 			head + `"error_kind":"queue_full","message":"the job queue is full; retry after 250 ms","outcome":"queue_full","retryable":true,"retry_after_ms":250,` + noJob},
 		{&JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: time.Second, Err: busErr, CancelErr: errors.New("cancel failed too")},
 			head + `"error_kind":"queue_unavailable","message":"the job queue is unavailable (nats: connection closed); retry after 1000 ms","outcome":"queue_unavailable","retryable":true,"retry_after_ms":1000,` + noJob},
-		{&JobError{Outcome: wire.OutcomeQuotaExceeded, JobID: "j5", RetryAfter: 120 * time.Millisecond, Err: errors.New(`caller "bob" has 2 calls in flight, the most allowed (--max-inflight-per-caller)`)},
-			head + `"error_kind":"quota_exceeded","message":"the caller \"bob\" has 2 calls in flight, the most allowed (--max-inflight-per-caller); retry after 120 ms","outcome":"quota_exceeded","retryable":true,"retry_after_ms":120,"job_id":"j5","queue_ms":0,"run_ms":0,"worker":""}`},
+		{&JobError{Outcome: wire.OutcomeQuotaExceeded, RetryAfter: 120 * time.Millisecond, Err: errors.New(`caller "bob" has 2 calls in flight, the most allowed (--max-inflight-per-caller)`)},
+			head + `"error_kind":"quota_exceeded","message":"the caller \"bob\" has 2 calls in flight, the most allowed (--max-inflight-per-caller); retry after 120 ms","outcome":"quota_exceeded","retryable":true,"retry_after_ms":120,` + noJob},
 		{&JobError{Outcome: wire.OutcomeInvalidArgs, Err: errors.New("queue: invalid job size: too big")},
 			head + `"error_kind":"invalid_args","message":"invalid_args: queue: invalid job size: too big","outcome":"invalid_args","retryable":false,` + noJob},
 		{&JobError{Outcome: wire.OutcomeCancelled, JobID: "j2", QueueMs: 5, Err: context.Canceled},
@@ -177,5 +177,127 @@ func TestQueueUnavailable(t *testing.T) {
 		if got[k] != v {
 			t.Errorf("%s = %#v, want %#v (result %v)", k, got[k], v, got)
 		}
+	}
+}
+
+// TestStreamFullNoJob: a stream full of another gateway's jobs refuses a
+// call (Run) and a task's job (Start) with queue_full and job_id "": the
+// queue did not take the job, so there is none to name (docs/tools.md §5).
+func TestStreamFullNoJob(t *testing.T) {
+	s := newStack(t, 0, queue.Config{MaxDepth: 1, RetryAfter: 600 * time.Millisecond})
+	defer s.close()
+	// Another gateway's job fills the stream (no worker takes it).
+	if _, err := s.Client.Submit(context.Background(), queue.Job{Tool: "boruna_run", Args: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	b := &QueueBackend{Client: s.Client, Timeout: time.Minute}
+	const want = `{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"the job queue is full; retry after 600 ms","outcome":"queue_full","retryable":true,"retry_after_ms":600,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
+	_, err := b.Run(context.Background(), "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`), nil)
+	if got := string(s.gw.failure(context.Background(), "boruna_run", err)); got != want {
+		t.Errorf("Run:\n got: %s\nwant: %s", got, want)
+	}
+	err = b.Start(context.Background(), "task-1", "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`))
+	if got := string(s.gw.failure(context.Background(), "boruna_run", err)); got != want {
+		t.Errorf("Start:\n got: %s\nwant: %s", got, want)
+	}
+}
+
+// TestQueueUnavailableNATSDown: with its only NATS server shut down under
+// a connected gateway, a call is answered queue_unavailable at once —
+// retryable, naming NATS, its state and the server, retry_after_ms the
+// connection's reconnect wait plus jitter (250 + 100 ms) — not after the
+// submission's timeout; a task is refused as fast. The fleet trial waited
+// 15 s for "context deadline exceeded".
+func TestQueueUnavailableNATSDown(t *testing.T) {
+	log := queuetest.Logger()
+	emb := queuetest.StartEmbedded(t, queue.EmbeddedOptions{})
+	nc, err := queue.Connect(emb.URL(), queue.WithCredentials(emb.Credentials()), queue.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := queue.NewClient(bus, queue.ClientOptions{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	st := &stack{Stack: &queuetest.Stack{Embedded: emb, Conn: nc, Bus: bus, Client: client}}
+	c := inProcess(t, st.newGateway(t, Config{}))
+
+	lost := nc.StatusChanged(nats.RECONNECTING)
+	emb.Server().Shutdown()
+	select {
+	case <-lost:
+	case <-ctx.Done():
+		t.Fatalf("the connection did not notice the server's shutdown: %v", nc.Status())
+	}
+	start := time.Now()
+	res, err := call(t, c, "boruna_run", `{"source":"fn main() -> Int { 1 }"}`, nil)
+	el := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"success":false,"protocol_version":1,"error_kind":"queue_unavailable",` +
+		`"message":"the job queue is unavailable (NATS connection lost, reconnecting to ` + emb.URL() + `); retry after 350 ms",` +
+		`"outcome":"queue_unavailable","retryable":true,"retry_after_ms":350,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
+	if got := compact(t, res.Content[0].(mcp.TextContent).Text); got != want {
+		t.Errorf("NATS down:\n got: %s\nwant: %s", got, want)
+	}
+	queuetest.Within(t, "queue_unavailable with NATS down", el, 3*time.Second)
+
+	start = time.Now()
+	err = bus.CreateTask(ctx, queue.Task{ID: "t1", JobID: "t1", Tool: "boruna_run", Caller: "stdio", Created: time.Now()})
+	var de *queue.DisconnectedError
+	if !errors.As(err, &de) || !errors.Is(err, queue.ErrUnavailable) || de.Status != nats.RECONNECTING {
+		t.Errorf("CreateTask with NATS down: %v", err)
+	}
+	queuetest.Within(t, "CreateTask with NATS down", time.Since(start), 3*time.Second)
+}
+
+// TestCancelledRunningJob: a call cancelled while a worker process runs
+// its job answers cancelled with that worker's ID and the job's measured
+// run_ms and queue_ms (the worker's cancelled result), not worker "" and
+// run_ms 0.
+func TestCancelledRunningJob(t *testing.T) {
+	s := sharedStack(t)
+	b := &QueueBackend{Client: s.Client, Timeout: time.Minute}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var beats atomic.Int32
+	progress := func(steps, total int64) {
+		if steps > 0 && beats.Add(1) == 2 { // running for a while: one progress interval at least
+			cancel()
+		}
+	}
+	start := time.Now()
+	_, err := b.Run(ctx, "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { let mut i = 0\n while i < 2000000000 { i = i + 1 }\n i }","max_steps":100000000000}`), progress)
+	el := time.Since(start).Milliseconds()
+	var je *JobError
+	if !errors.As(err, &je) || je.Outcome != wire.OutcomeCancelled {
+		t.Fatalf("cancelled call: %v", err)
+	}
+	st, err := s.Client.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := false
+	for _, w := range st.Workers {
+		known = known || w.ID == je.Worker
+	}
+	if !known || je.RunMs < 1 || je.QueueMs+je.RunMs > el {
+		t.Errorf("cancelled running job: worker %q (workers %+v), queue_ms %d, run_ms %d; want a worker's ID and 1 ≤ run_ms, queue_ms+run_ms ≤ %d",
+			je.Worker, st.Workers, je.QueueMs, je.RunMs, el)
+	}
+	got := string(s.gw.failure(ctx, "boruna_run", je))
+	want := fmt.Sprintf(`{"success":false,"protocol_version":1,"error_kind":"cancelled","message":"the request was cancelled; its job was stopped","outcome":"cancelled","retryable":false,"job_id":"%s","queue_ms":%d,"run_ms":%d,"worker":"%s"}`,
+		je.JobID, je.QueueMs, je.RunMs, je.Worker)
+	if got != want {
+		t.Errorf("envelope:\n got: %s\nwant: %s", got, want)
 	}
 }

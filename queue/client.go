@@ -215,7 +215,8 @@ func (c *Client) Bus() *Bus { return c.bus }
 // bad ID or tool name, arguments that are not JSON, or a job over
 // Bus.MaxJobSize (errors.Is ErrJobTooLarge); ErrClosed; *UnavailableError
 // (errors.Is ErrUnavailable, wrapping the NATS or ctx error) when the bus
-// did not accept or acknowledge the job.
+// did not accept or acknowledge the job — at once, wrapping
+// *DisconnectedError, while the connection is down (nothing was sent).
 //
 // Submitting the same ID twice within the dedup window queues it once.
 // Submit registers the job before publishing, so Wait never misses an event.
@@ -245,6 +246,9 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 			Reason: fmt.Sprintf("encoded job is %d bytes, the limit is %d", len(data), c.bus.maxMsgSize), Err: ErrJobTooLarge}
 	}
 
+	if err := c.bus.connected(); err != nil {
+		return "", err
+	}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()

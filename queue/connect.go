@@ -8,6 +8,7 @@ import (
 	"net"
 	neturl "net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -237,4 +238,92 @@ func ConnectWait(ctx context.Context, url string, opts ...ConnectOption) (*nats.
 		}
 		wait = min(2*wait, 5*time.Second)
 	}
+}
+
+// DisconnectedError is the cause of the *UnavailableError that Submit and
+// CreateTask return at once, without sending anything, while the bus's
+// NATS connection is down (docs/tools.md §5 queue_unavailable): waiting
+// for an acknowledgement that cannot come would only hold the caller for
+// the submission's whole timeout.
+type DisconnectedError struct {
+	// Status is the connection's state: nats.RECONNECTING (lost, trying
+	// the servers again), nats.DISCONNECTED or nats.CONNECTING.
+	Status nats.Status
+	// Servers are the servers the connection tries, without credentials
+	// ("nats://127.0.0.1:4222").
+	Servers []string
+}
+
+// Error says the state and the servers: "NATS connection lost,
+// reconnecting to nats://n1:4222, nats://n2:4222".
+func (e *DisconnectedError) Error() string {
+	servers := strings.Join(e.Servers, ", ")
+	if e.Status == nats.RECONNECTING {
+		return "NATS connection lost, reconnecting to " + servers
+	}
+	return fmt.Sprintf("NATS connection %s (servers %s)", strings.ToLower(e.Status.String()), servers)
+}
+
+// connected returns nil while the bus's connection is up (or closed or
+// draining: a publish then fails at once by itself), else an
+// *UnavailableError wrapping *DisconnectedError, whose RetryAfter is the
+// connection's wait between reconnect attempts plus their jitter (at most
+// until its next try of the servers), or Config.RetryAfter when the
+// connection has none.
+func (b *Bus) connected() error {
+	switch st := b.nc.Status(); st {
+	case nats.RECONNECTING, nats.DISCONNECTED, nats.CONNECTING:
+		retry := b.nc.Opts.ReconnectWait + b.nc.Opts.ReconnectJitter
+		if retry <= 0 {
+			retry = b.retryAfter
+		}
+		return &UnavailableError{RetryAfter: retry, Err: &DisconnectedError{Status: st, Servers: b.nc.Servers()}}
+	}
+	return nil
+}
+
+// CheckURLs checks urls, the servers a process is told to connect to (its
+// --nats value), before any connection attempt: one or more
+// comma-separated URLs, each scheme://host[:port] with scheme nats, tls, ws
+// or wss, or host[:port] (nats:// assumed), as nats.go takes them. A bad
+// URL is refused at once instead of being retried until a connect
+// timeout. Errors (URLs shown with RedactURL): "empty URL list"; `empty
+// URL in "a,,b"`; `URL "http://x": scheme "http" is not nats, tls, ws or
+// wss`; `URL "nats://:bad": invalid port ":bad" after host`; `URL "a b":
+// invalid character " " in host name`; `URL "nats://:4222": no host`;
+// `URL "x:99999": port 99999 is not 1 to 65535`.
+func CheckURLs(urls string) error {
+	if strings.TrimSpace(strings.ReplaceAll(urls, ",", "")) == "" {
+		return errors.New("empty URL list")
+	}
+	for _, raw := range strings.Split(urls, ",") {
+		u := strings.TrimSpace(raw)
+		if u == "" {
+			return fmt.Errorf("empty URL in %q", RedactURL(urls))
+		}
+		full := u
+		if !strings.Contains(full, "://") {
+			full = "nats://" + full
+		}
+		pu, err := neturl.Parse(full)
+		if err != nil {
+			var ue *neturl.Error
+			if errors.As(err, &ue) {
+				err = ue.Err // without the URL, which may hold a password
+			}
+			return fmt.Errorf("URL %q: %v", RedactURL(u), err)
+		}
+		switch {
+		case pu.Scheme != "nats" && pu.Scheme != "tls" && pu.Scheme != "ws" && pu.Scheme != "wss":
+			return fmt.Errorf("URL %q: scheme %q is not nats, tls, ws or wss", RedactURL(u), pu.Scheme)
+		case pu.Hostname() == "":
+			return fmt.Errorf("URL %q: no host", RedactURL(u))
+		}
+		if p := pu.Port(); p != "" {
+			if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+				return fmt.Errorf("URL %q: port %s is not 1 to 65535", RedactURL(u), p)
+			}
+		}
+	}
+	return nil
 }

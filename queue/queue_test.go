@@ -898,3 +898,32 @@ func TestSlotsKeepsRecentRounds(t *testing.T) {
 		t.Errorf("Slots = %d three rounds after the worker stopped answering, want 0", got)
 	}
 }
+
+// TestCheckURLs: a --nats value is checked before any connection attempt:
+// the forms nats.go takes pass; an empty list, an empty entry, another
+// scheme, a bad host or port fail with the URL named, its password
+// redacted.
+func TestCheckURLs(t *testing.T) {
+	for _, ok := range []string{"nats://127.0.0.1:4222", "127.0.0.1:4222", "localhost", "tls://n1:4222, tls://n2:4222",
+		"ws://h:8080", "wss://h", "nats://alice:s3cret@n1:4222,nats://n2"} {
+		if err := CheckURLs(ok); err != nil {
+			t.Errorf("CheckURLs(%q) = %v", ok, err)
+		}
+	}
+	for in, want := range map[string]string{
+		"":                          "empty URL list",
+		" , ":                       "empty URL list",
+		"nats://a:1,,nats://b:2":    `empty URL in "nats://a:1,,nats://b:2"`,
+		"nats://:bad":               `URL "nats://:bad": invalid port ":bad" after host`,
+		"http://x":                  `URL "http://x": scheme "http" is not nats, tls, ws or wss`,
+		"a b":                       `URL "a b": invalid character " " in host name`,
+		"nats://:4222":              `URL "nats://:4222": no host`,
+		"x:99999":                   `URL "x:99999": port 99999 is not 1 to 65535`,
+		"http://alice:s3cret@h:80":  `URL "http://alice:xxxxx@h:80": scheme "http" is not nats, tls, ws or wss`,
+		"nats://alice:s3cret@:4222": `URL "nats://alice:xxxxx@:4222": no host`,
+	} {
+		if err := CheckURLs(in); err == nil || err.Error() != want {
+			t.Errorf("CheckURLs(%q) = %v, want %q", in, err, want)
+		}
+	}
+}

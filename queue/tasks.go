@@ -50,13 +50,18 @@ var ErrNoTasks = errors.New("queue: this bus has no tasks bucket (Attach)")
 func (b *Bus) TaskTTL() time.Duration { return b.taskTTL }
 
 // CreateTask stores t (V is set) and returns once the server confirmed
-// it. Errors: ErrNoTasks; an existing task with the ID; NATS errors.
+// it. Errors: ErrNoTasks; an existing task with the ID; NATS errors;
+// *UnavailableError wrapping *DisconnectedError at once while the
+// connection is down.
 func (b *Bus) CreateTask(ctx context.Context, t Task) error {
 	if b.tasks == nil {
 		return ErrNoTasks
 	}
 	if !ValidID(t.ID) {
 		return &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", t.ID)}
+	}
+	if err := b.connected(); err != nil {
+		return err
 	}
 	t.V = MessageVersion
 	data, err := jsonenc.Marshal(&t)

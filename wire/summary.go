@@ -20,6 +20,8 @@ type Summary struct {
 	// Cached and Replayed are the result cache's and idempotency keys'
 	// flags (docs/tools.md §7).
 	Cached, Replayed bool
+	// Worker is the worker that ran the job ("" when none did).
+	Worker string
 }
 
 // Summarize reads a result object's Summary. Errors: obj is not a JSON
@@ -38,6 +40,7 @@ func Summarize(obj []byte) (Summary, error) {
 		RetryMs   int64   `json:"retry_after_ms"`
 		Cached    bool    `json:"cached"`
 		Replayed  bool    `json:"replayed"`
+		Worker    string  `json:"worker"`
 	}
 	if err := json.Unmarshal(obj, &v); err != nil {
 		return Summary{}, err
@@ -50,7 +53,7 @@ func Summarize(obj []byte) (Summary, error) {
 	}
 	return Summary{Success: v.Success, Outcome: v.Outcome, ErrorKind: v.ErrorKind, LimitKind: v.LimitKind,
 		JobID: v.JobID, Steps: opt(v.Steps), QueueMs: opt(v.QueueMs), RunMs: opt(v.RunMs),
-		RetryAfterMs: v.RetryMs, Cached: v.Cached, Replayed: v.Replayed}, nil
+		RetryAfterMs: v.RetryMs, Cached: v.Cached, Replayed: v.Replayed, Worker: v.Worker}, nil
 }
 
 // OutcomeLabel is the outcome a metric or audit line reports for s: its

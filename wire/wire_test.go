@@ -196,7 +196,7 @@ func TestJSONType(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	s, err := Summarize([]byte(`{"success":false,"protocol_version":1,"error_kind":"runtime_error","limit_kind":"steps","limit":100,` +
 		`"message":"max execution steps exceeded (100)","steps":101,"outcome":"step_limit","retryable":false,"job_id":"j","queue_ms":3,"run_ms":9,"worker":"w"}`))
-	want := Summary{Outcome: OutcomeStepLimit, ErrorKind: "runtime_error", LimitKind: "steps", JobID: "j", Steps: 101, QueueMs: 3, RunMs: 9}
+	want := Summary{Outcome: OutcomeStepLimit, ErrorKind: "runtime_error", LimitKind: "steps", JobID: "j", Steps: 101, QueueMs: 3, RunMs: 9, Worker: "w"}
 	if err != nil || s != want || s.OutcomeLabel() != "step_limit" {
 		t.Fatalf("Summarize = %+v, %v", s, err)
 	}
@@ -209,7 +209,7 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("local failure: %s", s.OutcomeLabel())
 	}
 	s, _ = Summarize([]byte(`{"success":true,"protocol_version":1,"result":1,"steps":4,"outcome":"ok","retryable":false,"job_id":"j2","queue_ms":0,"run_ms":1,"worker":"w","cached":true}`))
-	if s != (Summary{Success: true, Outcome: OutcomeOK, JobID: "j2", Steps: 4, QueueMs: 0, RunMs: 1, Cached: true}) {
+	if s != (Summary{Success: true, Outcome: OutcomeOK, JobID: "j2", Steps: 4, QueueMs: 0, RunMs: 1, Cached: true, Worker: "w"}) {
 		t.Fatalf("cached: %+v", s)
 	}
 	s, _ = Summarize([]byte(`{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"full","retry_after_ms":750,"outcome":"queue_full","retryable":true,"replayed":true}`))

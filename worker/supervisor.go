@@ -80,6 +80,16 @@ type SupervisorOptions struct {
 	// status 0). For metrics and tests; they must return quickly.
 	OnStart func(i, pid int)
 	OnExit  func(i, pid int, err error)
+	// Final, if set, reports whether process i's exit (err as from
+	// exec.Cmd.Wait: nil for exit status 0) ends the supervision instead
+	// of a restart — a process that reported its own failure, say: the
+	// other processes are then stopped and Supervise returns err. A
+	// process that dies otherwise (a signal, a crash, killed for missing
+	// heartbeats) is restarted.
+	Final func(i int, err error) bool
+	// Prefix returns what goes before each line of process i's output;
+	// nil means "[worker i] ".
+	Prefix func(i int) string
 	// Logger; nil means slog.Default(). The Supervisor adds
 	// component=supervisor (and worker=i per process), so give it a logger
 	// without a component attribute: slog does not replace an attribute
@@ -109,6 +119,9 @@ type Supervisor struct {
 	stopping chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
+	ended    chan struct{} // closed when a process's exit was Final
+	endOnce  sync.Once
+	endErr   error
 
 	mu       sync.Mutex
 	pids     []int
@@ -176,6 +189,7 @@ func StartSupervisor(opts SupervisorOptions) (*Supervisor, error) {
 		log:      log.With("component", "supervisor"),
 		out:      &lockedWriter{w: opts.Stderr},
 		stopping: make(chan struct{}),
+		ended:    make(chan struct{}),
 		pids:     make([]int, opts.N),
 	}
 	for i := range opts.N {
@@ -195,16 +209,25 @@ func WorkerCommand(exe, url string, creds queue.Credentials, extra ...string) fu
 	}
 }
 
-// Supervise starts the processes, keeps them running until ctx ends, then
-// stops them (Stop) and returns.
+// Supervise starts the processes, keeps them running until ctx ends or a
+// process's exit is Final, then stops them (Stop) and returns: nil when
+// ctx ended, the Final exit's error (nil for exit status 0) otherwise.
 func Supervise(ctx context.Context, opts SupervisorOptions) error {
 	s, err := StartSupervisor(opts)
 	if err != nil {
 		return err
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case <-s.ended:
+	}
 	s.Stop()
-	return nil
+	select {
+	case <-s.ended:
+		return s.endErr
+	default:
+		return nil
+	}
 }
 
 // PIDs returns the PID of each worker process, 0 for one not running now.
@@ -240,8 +263,13 @@ func (s *Supervisor) keep(i int) {
 		default:
 		}
 		started := time.Now()
-		stopped, pid, status := s.runOnce(i, log)
+		stopped, pid, status, err := s.runOnce(i, log)
 		if stopped {
+			return
+		}
+		if pid != 0 && s.opts.Final != nil && s.opts.Final(i, err) {
+			log.Debug("worker process exited; not restarted", "pid", pid, "status", status)
+			s.endOnce.Do(func() { s.endErr = err; close(s.ended) })
 			return
 		}
 		if time.Since(started) >= s.opts.StableAfter {
@@ -269,13 +297,17 @@ func (s *Supervisor) keep(i int) {
 const heartbeatCheck = 100 * time.Millisecond
 
 // runOnce starts process i and waits until it exits: stopped when Stop
-// ended it, else its pid (0 if it did not start) and how it ended (or why
-// it did not start). A process that stops heartbeating is killed.
-func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, status string) {
+// ended it, else its pid (0 if it did not start), how it ended (or why it
+// did not start) and exec.Cmd.Wait's error. A process that stops
+// heartbeating is killed.
+func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, status string, werr error) {
 	cmd := s.opts.Command(i)
 	// Separate writers (two pipes) so partial lines of stdout and stderr
 	// never merge.
 	prefix := []byte(fmt.Sprintf("[worker %d] ", i))
+	if s.opts.Prefix != nil {
+		prefix = []byte(s.opts.Prefix(i))
+	}
 	pwOut := &prefixWriter{prefix: prefix, out: s.out}
 	pwErr := &prefixWriter{prefix: prefix, out: s.out}
 	cmd.Stdout, cmd.Stderr = pwOut, pwErr
@@ -292,7 +324,7 @@ func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, st
 	cmd.SysProcAttr.Setpgid = true // Ctrl-C reaches only the supervisor
 	beats, beatW, err := os.Pipe()
 	if err != nil {
-		return false, 0, "heartbeat pipe: " + err.Error()
+		return false, 0, "heartbeat pipe: " + err.Error(), err
 	}
 	defer beats.Close()
 	cmd.ExtraFiles = append(cmd.ExtraFiles, beatW)
@@ -301,7 +333,7 @@ func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, st
 	err = cmd.Start()
 	beatW.Close() // the child holds its own copy
 	if err != nil {
-		return false, 0, err.Error()
+		return false, 0, err.Error(), err
 	}
 	pid = cmd.Process.Pid
 	s.setPID(i, pid)
@@ -333,7 +365,7 @@ func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, st
 			if s.opts.OnExit != nil {
 				s.opts.OnExit(i, pid, err)
 			}
-			return false, pid, exitStatus(err)
+			return false, pid, exitStatus(err), err
 		case <-s.stopping:
 			err := s.stop(cmd, exited, log)
 			pwOut.Flush()
@@ -342,7 +374,7 @@ func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, st
 			if s.opts.OnExit != nil {
 				s.opts.OnExit(i, pid, err)
 			}
-			return true, pid, exitStatus(err)
+			return true, pid, exitStatus(err), err
 		case <-check.C:
 			l := last.Load()
 			if silent := time.Since(time.Unix(0, l)); l != 0 && !killed && silent > s.opts.HeartbeatTimeout {

@@ -730,3 +730,44 @@ func TestSupervisorProcessGroup(t *testing.T) {
 	}
 	queuetest.WaitFor(t, 10*time.Second, "the child's output", func() bool { return strings.Contains(out.String(), "[worker 0] fd=3\n") })
 }
+
+// TestSuperviseFinal: a process whose exit is Final is not restarted —
+// Supervise stops and returns its exit error — while one that dies
+// otherwise is; Prefix replaces the "[worker i] " of its output.
+func TestSuperviseFinal(t *testing.T) {
+	var out queuetest.Buffer
+	starts := 0
+	var mu sync.Mutex
+	err := Supervise(context.Background(), SupervisorOptions{
+		N: 1,
+		// The first run is killed by a signal (restarted), the second
+		// exits 3 (Final).
+		Command: func(int) *exec.Cmd {
+			mu.Lock()
+			starts++
+			n := starts
+			mu.Unlock()
+			if n == 1 {
+				return exec.Command("sh", "-c", `echo crashing; kill -KILL $$`)
+			}
+			return exec.Command("sh", "-c", `echo failing; exit 3`)
+		},
+		Stderr: &out,
+		Prefix: func(int) string { return "" },
+		Final: func(_ int, err error) bool {
+			var ee *exec.ExitError
+			return errors.As(err, &ee) && ee.ExitCode() == 3
+		},
+		MinBackoff: time.Millisecond,
+		Logger:     queuetest.Logger(),
+	})
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+		t.Errorf("Supervise = %v, want the Final exit status 3", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if starts != 2 || out.String() != "crashing\nfailing\n" {
+		t.Errorf("%d starts, output %q; want 2 and the lines unprefixed", starts, out.String())
+	}
+}

@@ -713,3 +713,44 @@ func TestE2ESecretEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestE2ENATSFlagUsage: `--nats` given empty or with a malformed URL, and a
+// negative `--replicas`, exit 2 at once with one line naming the flag and
+// the bad value — never a silent single-node start, never a connect
+// retried until --connect-timeout (each case has --connect-timeout 10m).
+func TestE2ENATSFlagUsage(t *testing.T) {
+	good := writeToken(t, "good.token", "good-token")
+	serve := []string{"serve", "--http", "--token-file", good, "--connect-timeout", "10m"}
+	worker := []string{"worker", "--connect-timeout", "10m"}
+	mcpCmd := []string{"mcp", "--connect-timeout", "10m"}
+	with := func(base []string, extra ...string) []string { return append(append([]string(nil), base...), extra...) }
+	cases := []struct {
+		args   []string
+		stderr string
+	}{
+		{with(serve, "--nats", ""), "axpool serve: --nats: empty URL list\n"},
+		{with(mcpCmd, "--nats", ""), "axpool mcp: --nats: empty URL list\n"},
+		{with(worker, "--nats", ""), "axpool worker: --nats: empty URL list\n"},
+		{with(serve, "--nats", " , "), "axpool serve: --nats: empty URL list\n"},
+		{with(serve, "--nats", "nats://:bad"), "axpool serve: --nats: URL \"nats://:bad\": invalid port \":bad\" after host\n"},
+		{with(worker, "--nats", "nats://:bad"), "axpool worker: --nats: URL \"nats://:bad\": invalid port \":bad\" after host\n"},
+		{with(serve, "--nats", "http://x"), "axpool serve: --nats: URL \"http://x\": scheme \"http\" is not nats, tls, ws or wss\n"},
+		{with(mcpCmd, "--nats", "http://x"), "axpool mcp: --nats: URL \"http://x\": scheme \"http\" is not nats, tls, ws or wss\n"},
+		{with(worker, "--nats", "a b"), "axpool worker: --nats: URL \"a b\": invalid character \" \" in host name\n"},
+		{with(serve, "--nats", "nats://n1:4222,,nats://n2:4222"), "axpool serve: --nats: empty URL in \"nats://n1:4222,,nats://n2:4222\"\n"},
+		{with(worker, "--nats", "nats://u:s3cret@h:99999"), "axpool worker: --nats: URL \"nats://u:xxxxx@h:99999\": port 99999 is not 1 to 65535\n"},
+		{with(serve, "--nats", "nats://127.0.0.1:1", "--replicas", "-1"), "axpool serve: --replicas -1: want 1 to 5, or 0 for automatic\n"},
+		{with(mcpCmd, "--replicas", "-2"), "axpool mcp: --replicas -2: want 1 to 5, or 0 for automatic\n"},
+		{with(worker, "--nats", "nats://127.0.0.1:1", "--replicas", "-1"), "axpool worker: --replicas -1: want 1 to 5, or 0 for no check\n"},
+	}
+	for _, tc := range cases {
+		cmd := exec.Command(axpoolBin, tc.args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || stderr.String() != tc.stderr {
+			t.Errorf("axpool %q: err %v, stderr %q; want exit 2 with %q", tc.args, err, stderr.String(), tc.stderr)
+		}
+	}
+}

@@ -181,3 +181,53 @@ func TestFleetFailover(t *testing.T) {
 		t.Errorf("worker logs:\n%s", logs)
 	}
 }
+
+// TestFleetWorkerReplaced: `axpool worker --nats` runs its engine as a
+// supervised child process; SIGSTOP of that child gets it killed and
+// replaced within 5 s (the docs' target), and the replacement runs jobs.
+func TestFleetWorkerReplaced(t *testing.T) {
+	s := queuetest.Start(t, queuetest.Options{})
+	t.Setenv(queue.EnvNATSUser, s.Credentials().User)
+	t.Setenv(queue.EnvNATSPassword, s.Credentials().Password)
+	var stderr queuetest.Buffer
+	parent := startFleetWorker(t, s.Embedded.URL(), &stderr, "--slots", "1", "--id", "wd")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	engine := func() int { // the pid of the one live worker, 0 if none
+		st, err := s.Bus.Stats(ctx)
+		if err != nil || st.WorkersAlive != 1 {
+			return 0
+		}
+		return st.Workers[0].PID
+	}
+	var first int
+	queuetest.WaitFor(t, 60*time.Second, "the worker", func() bool { first = engine(); return first != 0 })
+	if first == parent.Process.Pid {
+		t.Fatalf("the engine runs in the process started (%d), not in a supervised child", first)
+	}
+	if err := syscall.Kill(first, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := time.Now()
+	var second int
+	queuetest.WaitFor(t, 60*time.Second, "a replacement worker", func() bool {
+		second = engine()
+		return second != 0 && second != first
+	})
+	queuetest.Within(t, "stopped worker replaced", time.Since(stopped), 5*time.Second)
+	if err := syscall.Kill(first, 0); err != syscall.ESRCH {
+		t.Errorf("the stopped worker %d is still there (kill 0: %v)", first, err)
+	}
+	id, err := s.Client.Submit(ctx, queue.Job{Tool: "boruna_run", Args: []byte(`{"source":"fn main() -> Int { 40 + 2 }"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Client.Wait(ctx, id, nil)
+	if err != nil || !strings.Contains(string(res), `"result":42`) || !strings.Contains(string(res), `"worker":"wd"`) {
+		t.Errorf("job on the replacement: %s, %v", res, err)
+	}
+	want := fmt.Sprintf(`msg="worker process stopped heartbeating (stopped, hung or unhealthy); killing it" component=supervisor worker=0 pid=%d`, first)
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, stderr.String())
+	}
+}

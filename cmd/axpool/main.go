@@ -90,8 +90,14 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
+// commandLine are the arguments of the command line being run (without the
+// program name): what `axpool worker` runs its supervised engine process
+// with (worker.go).
+var commandLine []string
+
 // run executes the command line args and returns the exit status.
 func run(args []string) int {
+	commandLine = args
 	rootCmd.SetArgs(args)
 	err := rootCmd.Execute()
 	if err == nil {

@@ -107,20 +107,21 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 }
 
 // replicasUsage is the help text of --replicas of mcp, serve and worker.
-const replicasUsage = "replication of the job stream and every bucket this process creates, 1 to 5 " +
-	"(default: 1 on the embedded server; with --nats min(3, the cluster's size)); an existing queue is never changed, " +
+const replicasUsage = "replication of the job stream and every bucket this process creates, 1 to 5, " +
+	"or 0 = automatic: 1 on the embedded server, with --nats min(3, the cluster's size); an existing queue is never changed, " +
 	"its differences are logged (change it with axpool queue configure)"
 
 // DefaultGatewayConnectTimeout is the default --connect-timeout of
 // `axpool mcp` and `serve` with --nats. Workers wait forever by default.
 const DefaultGatewayConnectTimeout = 60 * time.Second
 
-// checkReplicas refuses a --replicas value out of range, and above 1 on
-// the embedded server (one node).
-func checkReplicas(cmd *cobra.Command, name string, n int, embedded bool) error {
+// checkReplicas refuses a --replicas value out of range — `axpool serve:
+// --replicas -1: want 1 to 5, or 0 for automatic`, zero naming what 0
+// means — and above 1 on the embedded server (one node).
+func checkReplicas(cmd *cobra.Command, name string, n int, embedded bool, zero string) error {
 	switch {
 	case n < 0 || n > queue.MaxReplicas:
-		return printFail(cmd, exitUsage, "%s: --replicas must be 1 to %d", name, queue.MaxReplicas)
+		return printFail(cmd, exitUsage, "%s: --replicas %d: want 1 to %d, or 0 for %s", name, n, queue.MaxReplicas, zero)
 	case embedded && n > 1:
 		return printFail(cmd, exitUsage, "%s: --replicas %d needs --nats (the embedded server is one node)", name, n)
 	}
@@ -130,6 +131,21 @@ func checkReplicas(cmd *cobra.Command, name string, n int, embedded bool) error 
 // cacheTTLUsage is the help text of --cache-ttl of mcp, serve and batch.
 const cacheTTLUsage = "how long a deterministic result stays in the result cache, and an idempotency_key replays its result " +
 	"(at least 1h; 0 = no result cache)"
+
+// checkNATS refuses a --nats value that was given but names no server or
+// a malformed one (queue.CheckURLs) at once, before any connection
+// attempt: `axpool serve: --nats: empty URL list`, `axpool worker: --nats:
+// URL "http://x": scheme "http" is not nats, tls, ws or wss`, exit 2. An
+// absent --nats passes (each command says whether it needs one).
+func checkNATS(cmd *cobra.Command, name, urls string) error {
+	if !cmd.Flags().Changed("nats") {
+		return nil
+	}
+	if err := queue.CheckURLs(urls); err != nil {
+		return printFail(cmd, exitUsage, "%s: --nats: %v", name, err)
+	}
+	return nil
+}
 
 // secretEnvUsage is the help text of --secret-env of mcp, serve and worker.
 const secretEnvUsage = "environment variable whose value is masked as *** in every result, " +
@@ -353,7 +369,10 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if err := checkSecretEnv(cmd, name, nf.secretEnv); err != nil {
 		return nil, err
 	}
-	if err := checkReplicas(cmd, name, nf.replicas, nf.nats == ""); err != nil {
+	if err := checkNATS(cmd, name, nf.nats); err != nil {
+		return nil, err
+	}
+	if err := checkReplicas(cmd, name, nf.replicas, nf.nats == "", "automatic"); err != nil {
 		return nil, err
 	}
 	if nf.connectTimeout < 0 {

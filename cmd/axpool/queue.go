@@ -122,6 +122,9 @@ func statsConnectTimeout(n int) time.Duration {
 // stats` and `configure` (a server that accepts TCP but never answers must
 // not hang the command). Errors are exit errors ready to return.
 func connectOnce(cmd *cobra.Command, name string) (*nats.Conn, error) {
+	if err := checkNATS(cmd, name, queueFlags.nats); err != nil {
+		return nil, err
+	}
 	if queueFlags.nats == "" {
 		return nil, printFail(cmd, exitUsage, "%s: --nats URL is required", name)
 	}

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math"
 	"os"
+	"os/exec"
 	"os/signal"
 	"syscall"
 	"time"
@@ -75,6 +77,12 @@ logging each try, for --connect-timeout (forever by default). --replicas
 only checks the queue's replication (differences are logged); gateways
 create the queue and axpool queue configure changes it.
 
+The worker runs as a child of this process, which replaces it when it
+stops heartbeating (SIGSTOP, a hung job engine) within 5 s or dies (a
+crash, SIGKILL); a child that exits by itself with status 0 or 1 (its
+shutdown, a failure it reported) is not restarted, and this process exits
+with the same status.
+
 SIGTERM or SIGINT stops pulling, lets running jobs finish for
 --shutdown-grace, answers the others cancelled (nothing is handed back to
 run again) and exits 0 within the grace + 2 s. Logs go to stderr.`,
@@ -100,7 +108,7 @@ func init() {
 	f.StringVar(&workerFlags.ceilingPolicy, "ceiling-policy", "", "operator ceiling policy file; every job's policy is intersected with it")
 	f.StringVar(&workerFlags.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.StringArrayVar(&workerFlags.secretEnv, "secret-env", nil, secretEnvUsage)
-	f.IntVar(&workerFlags.replicas, "replicas", 0, "replication the queue is expected to have, 1 to 5: where its stream and buckets differ is logged, never changed (default: no check)")
+	f.IntVar(&workerFlags.replicas, "replicas", 0, "replication the queue is expected to have, 1 to 5, or 0 = no check: where its stream and buckets differ is logged, never changed")
 	f.DurationVar(&workerFlags.connectTimeout, "connect-timeout", 0, "how long start-up waits for NATS and the job queue, retrying with backoff (0 = forever)")
 	workerFlags.grants.register(f)
 	f.StringVar(&workerFlags.metricsAddr, "metrics-addr", "", metricsAddrUsage)
@@ -108,6 +116,9 @@ func init() {
 }
 
 func runWorker(cmd *cobra.Command, _ []string) error {
+	if err := checkNATS(cmd, "axpool worker", workerFlags.nats); err != nil {
+		return err
+	}
 	if workerFlags.nats == "" {
 		return printFail(cmd, exitUsage, "axpool worker: --nats URL is required")
 	}
@@ -132,7 +143,7 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	if err := checkSecretEnv(cmd, "axpool worker", workerFlags.secretEnv); err != nil {
 		return err
 	}
-	if err := checkReplicas(cmd, "axpool worker", workerFlags.replicas, false); err != nil {
+	if err := checkReplicas(cmd, "axpool worker", workerFlags.replicas, false, "no check"); err != nil {
 		return err
 	}
 	if workerFlags.connectTimeout < 0 {
@@ -161,6 +172,9 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 			return printFail(cmd, exitFail, "axpool worker: --ceiling-policy: %v", err)
 		}
 		env.CeilingPolicy = p
+	}
+	if os.Getenv(worker.EnvSupervisorPID) == "" {
+		return superviseWorker(cmd, log)
 	}
 	set, closeSet, err := workerFlags.grants.handlerSet()
 	if err != nil {
@@ -222,6 +236,46 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	})
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool worker: %v", err)
+	}
+	return nil
+}
+
+// superviseWorker is `axpool worker` started by an operator (not by a
+// supervisor): it runs the worker itself — the same command line — as
+// its one child process under a worker.Supervisor, as the single-node
+// gateway runs its workers, so that a worker that stops heartbeating
+// (SIGSTOP, a hung job engine) is killed and replaced within 5 s, and one
+// that dies (a crash, SIGKILL, the OOM killer) is restarted. The child's
+// output is copied as is. A child that exits by itself with status 0 or
+// 1 (its shutdown, or a failure it reported: NATS or the queue still
+// missing after --connect-timeout, bad credentials…) is not restarted;
+// this process then exits with the same status. SIGTERM or SIGINT here
+// is passed on as SIGTERM, within the child's shutdown grace.
+func superviseWorker(cmd *cobra.Command, log *slog.Logger) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return printFail(cmd, exitFail, "axpool worker: cannot find its own executable to supervise: %v", err)
+	}
+	args := append([]string(nil), commandLine...)
+	grace := workerFlags.shutdownGrace + worker.ShutdownSlack
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	err = worker.Supervise(ctx, worker.SupervisorOptions{
+		N:           1,
+		Command:     func(int) *exec.Cmd { return exec.Command(exe, args...) },
+		Stderr:      cmd.ErrOrStderr(),
+		Prefix:      func(int) string { return "" },
+		WorkerGrace: grace,
+		StopGrace:   grace + 5*time.Second,
+		GOMAXPROCS:  -1, // the child's own (the CPUs its cgroup allows)
+		Final: func(_ int, err error) bool {
+			var ee *exec.ExitError
+			return err == nil || errors.As(err, &ee) && ee.ExitCode() == exitFail
+		},
+		Logger: log,
+	})
+	if err != nil {
+		return silentExit(exitFail) // the child said why
 	}
 	return nil
 }

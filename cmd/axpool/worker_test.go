@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -142,9 +144,12 @@ func TestWorkerCLIErrors(t *testing.T) {
 		{[]string{"worker", "--nats", "nats://x", "--log-level", "loud"}, 2, "axpool worker: --log-level \"loud\": want debug, info, warn or error\n"},
 		{[]string{"worker", "--nats", "nats://x", "--ceiling-policy", "/nonexistent.json"}, 1,
 			"axpool worker: --ceiling-policy: policy.io_error: /nonexistent.json: no such file or directory\n"},
-		{[]string{"worker", "--nats", "nats://x", "--replicas", "6"}, 2, "axpool worker: --replicas must be 1 to 5\n"},
+		{[]string{"worker", "--nats", "nats://x", "--replicas", "6"}, 2, "axpool worker: --replicas 6: want 1 to 5, or 0 for no check\n"},
 		{[]string{"worker", "--nats", "nats://x", "--connect-timeout", "-1s"}, 2, "axpool worker: --connect-timeout must not be negative\n"},
 		{[]string{"mcp", "--replicas", "3"}, 2, "axpool mcp: --replicas 3 needs --nats (the embedded server is one node)\n"},
+		{[]string{"queue", "stats", "--nats", ""}, 2, "axpool queue stats: --nats: empty URL list\n"},
+		{[]string{"queue", "configure", "--nats", "http://x", "--replicas", "3"}, 2,
+			"axpool queue configure: --nats: URL \"http://x\": scheme \"http\" is not nats, tls, ws or wss\n"},
 		{[]string{"queue", "configure", "--nats", "nats://x"}, 2,
 			"axpool queue configure: nothing to change: give --replicas, --queue-depth, --job-timeout, --ack-wait or --max-deliver\n"},
 		{[]string{"queue", "configure", "--nats", "nats://x", "--replicas", "0"}, 2, "axpool queue configure: --replicas must be 1 to 5\n"},
@@ -180,10 +185,23 @@ func TestWorkerCLIErrors(t *testing.T) {
 
 // TestWorkerWaitsForNATS: a worker started before its server retries,
 // logging each try, and gives up after --connect-timeout with the
-// connect error.
+// connect error; its supervising process (superviseWorker) exits 1 too,
+// without restarting it. A real process: `axpool worker` runs its engine
+// as a child process, which runCLI cannot do in the test process.
 func TestWorkerWaitsForNATS(t *testing.T) {
 	start := time.Now()
-	_, stderr, code := runCLI(t, "worker", "--nats", "nats://127.0.0.1:1", "--connect-timeout", "1200ms")
+	var errb queuetest.Buffer
+	cmd := queuetest.Command([]string{"worker", "--nats", "nats://127.0.0.1:1", "--connect-timeout", "1200ms"})
+	cmd.Stderr = &errb
+	code := 0
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		code = ee.ExitCode()
+	}
+	stderr := errb.String()
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	last := lines[len(lines)-1]
 	if code != 1 || last != "axpool worker: queue: connect nats://127.0.0.1:1: nats: no servers available for connection" {
