@@ -127,6 +127,11 @@ func (b *QueueBackend) validate() error {
 // the job to the call that started it.
 func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
 	bus := b.Client.Bus()
+	if err := bus.Connected(); err != nil {
+		// NATS known down: answer now rather than after the cache
+		// lookup's or the key claim's timeout.
+		return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, bus), Err: err}
+	}
 	key, rest := splitIdempotencyKey(args)
 	var job queue.Job
 	var done func(ok bool) // set when this call owns an idempotency key
@@ -491,6 +496,9 @@ func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.
 	timeout := b.Timeout
 	if timeout <= 0 {
 		timeout = DefaultJobTimeout
+	}
+	if err := b.Client.Bus().Connected(); err != nil {
+		return &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, b.Client.Bus()), Err: err}
 	}
 	start := time.Now()
 	job := queue.Job{ID: jobID, Tool: tool, Args: args, Submitted: start, Deadline: start.Add(timeout), Principal: callerFrom(ctx)}

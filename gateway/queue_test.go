@@ -251,6 +251,26 @@ func TestQueueUnavailableNATSDown(t *testing.T) {
 	}
 	queuetest.Within(t, "queue_unavailable with NATS down", el, 3*time.Second)
 
+	// With the result cache on and an idempotency key, neither the cache
+	// lookup nor the key's claim waits out its timeout (5 s, 10 s).
+	cb := &QueueBackend{Client: client, Timeout: time.Minute, Cache: true}
+	for _, args := range []string{`{"source":"fn main() -> Int { 1 }"}`, `{"source":"fn main() -> Int { 1 }","idempotency_key":"k1"}`} {
+		start = time.Now()
+		_, err = cb.Run(ctx, "boruna_run", json.RawMessage(args), nil)
+		var je *JobError
+		if !errors.As(err, &je) || je.Outcome != wire.OutcomeQueueUnavailable || je.RetryAfter != 350*time.Millisecond || je.JobID != "" ||
+			je.Err.Error() != "queue: job queue unavailable: NATS connection lost, reconnecting to "+emb.URL() {
+			t.Errorf("cached backend, %s, NATS down: %v", args, err)
+		}
+		queuetest.Within(t, "queue_unavailable with the cache on and NATS down", time.Since(start), 3*time.Second)
+	}
+	start = time.Now()
+	err = cb.Start(ctx, "t0", "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`))
+	if je := (*JobError)(nil); !errors.As(err, &je) || je.Outcome != wire.OutcomeQueueUnavailable {
+		t.Errorf("Start with the cache on and NATS down: %v", err)
+	}
+	queuetest.Within(t, "Start with the cache on and NATS down", time.Since(start), 3*time.Second)
+
 	start = time.Now()
 	err = bus.CreateTask(ctx, queue.Task{ID: "t1", JobID: "t1", Tool: "boruna_run", Caller: "stdio", Created: time.Now()})
 	var de *queue.DisconnectedError

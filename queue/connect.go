@@ -270,6 +270,13 @@ func (e *DisconnectedError) Error() string {
 // connection's wait between reconnect attempts plus their jitter (at most
 // until its next try of the servers), or Config.RetryAfter when the
 // connection has none.
+// Connected returns nil while the bus's NATS connection is up, else, at
+// once, the *UnavailableError (wrapping *DisconnectedError, with the
+// reconnect wait as RetryAfter) that Submit would return: what a caller
+// checks before a bus operation that would otherwise wait out its
+// timeout — the gateway's cache lookup and idempotency claim.
+func (b *Bus) Connected() error { return b.connected() }
+
 func (b *Bus) connected() error {
 	switch st := b.nc.Status(); st {
 	case nats.RECONNECTING, nats.DISCONNECTED, nats.CONNECTING:
