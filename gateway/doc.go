@@ -177,6 +177,6 @@
 // does, to compile scripts; the gateway only reads its catalogue and
 // submits script jobs).
 //
-// Imports: batch, docs, examples, internal/jsonenc, internal/limitread,
+// Imports: batch, docs, examples, internal/limitread, internal/mask,
 // internal/text, libs, queue, scripts, tools and wire.
 package gateway

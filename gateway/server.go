@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
@@ -161,8 +162,8 @@ type Config struct {
 	// Logger receives the gateway's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Masker masks secrets in every result; nil means
-	// NewMasker(os.Environ()).
-	Masker *Masker
+	// mask.New(os.Environ()).
+	Masker *mask.Masker
 	// LiveCapabilities reports that workers run live capability handlers:
 	// the run tools are then annotated open-world and not idempotent.
 	LiveCapabilities bool
@@ -188,7 +189,7 @@ const DefaultProgressInterval = 200 * time.Millisecond
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	mask    *Masker
+	mask    *mask.Masker
 	mcp     *server.MCPServer
 	scripts *scriptState // nil without Config.Scripts
 	// taskBus stores MCP tasks (tasks.go); nil unless Backend is a
@@ -295,7 +296,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Masker == nil {
-		cfg.Masker = NewMasker(os.Environ())
+		cfg.Masker = mask.New(os.Environ())
 	}
 	if cfg.ProgressInterval == 0 {
 		cfg.ProgressInterval = DefaultProgressInterval

@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/version"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/queue"
@@ -166,15 +167,15 @@ func checkSecretEnv(cmd *cobra.Command, name string, vars []string) error {
 // as the embedded server's credentials), and the variables named by
 // --secret-env; one of those that is unset or too short to be masked is
 // logged.
-func newMasker(log *slog.Logger, names []string, extra ...string) *gateway.Masker {
+func newMasker(log *slog.Logger, names []string, extra ...string) *mask.Masker {
 	for _, v := range names {
 		if value, ok := os.LookupEnv(v); !ok {
 			log.Warn("--secret-env names a variable that is not set", "name", v)
-		} else if len(value) < gateway.MinSecretLen {
-			log.Warn(fmt.Sprintf("--secret-env value under %d bytes is not masked", gateway.MinSecretLen), "name", v)
+		} else if len(value) < mask.MinSecretLen {
+			log.Warn(fmt.Sprintf("--secret-env value under %d bytes is not masked", mask.MinSecretLen), "name", v)
 		}
 	}
-	return gateway.NewMasker(append(os.Environ(), extra...), names...)
+	return mask.New(append(os.Environ(), extra...), names...)
 }
 
 var mcpFlags nodeFlags

@@ -38,6 +38,7 @@ var allowed = map[string][]string{
 
 	"wire":            {"internal/jsonenc"},
 	"internal/golden": {"wire"},
+	"internal/mask":   {"internal/jsonenc"},
 
 	// The language: no NATS, no MCP, no wire.
 	"policy":          {"internal/jsonenc", "internal/limitread", "internal/spell", "internal/text"},
@@ -66,11 +67,11 @@ var allowed = map[string][]string{
 	"worker":          {"queue", "scripts", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
-	"gateway":  {"batch", "docs", "examples", "internal/jsonenc", "internal/limitread", "internal/text", "libs", "queue", "scripts", "tools", "wire"},
+	"gateway":  {"batch", "docs", "examples", "internal/limitread", "internal/mask", "internal/text", "libs", "queue", "scripts", "tools", "wire"},
 	// batch runs calls through a function it is given: no queue, no MCP.
 	"batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 
-	"cmd/axpool": {"batch", "compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/limitread", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
+	"cmd/axpool": {"batch", "compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
 		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
 }
 
