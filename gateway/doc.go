@@ -154,7 +154,7 @@
 // log (Config.AuditLog) before its response leaves the gateway
 // (docs/operations.md "Metrics", "Audit log").
 //
-// # Agent docs (resources.go)
+// # Agent docs (agentdocs.go)
 //
 // Every page of docs/ (axpool://docs/language, tools, policy, …), every
 // file of examples/ (axpool://examples/<path>), each standard library's
@@ -162,7 +162,8 @@
 // package libs) and the policy schema are MCP resources, embedded in the
 // binary; relative links in served markdown name the resources' URIs. The
 // prompt write_ax_program hands over the language guide with a task
-// (docs/tools.md §7 "agent docs").
+// (docs/tools.md §7 "agent docs"). Package agentdocs makes them; the
+// gateway registers them on its MCP server.
 //
 // Named scripts (scripts.go, docs/scripts.md): with Config.Scripts every
 // public script of a scripts directory is a tool too, with the schema and
@@ -177,6 +178,6 @@
 // does, to compile scripts; the gateway only reads its catalogue and
 // submits script jobs).
 //
-// Imports: batch, docs, examples, internal/limitread, internal/mask,
-// internal/text, libs, queue, scripts, tools and wire.
+// Imports: agentdocs, batch, internal/limitread, internal/mask,
+// internal/text, queue, scripts, tools and wire.
 package gateway

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/axpool/axpool/agentdocs"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/queue"
@@ -28,7 +29,7 @@ const ServerName = "axpool"
 // Instructions is the text of the initialize result's `instructions`.
 const Instructions = `axpool runs sandboxed .ax programs (the Boruna language) for agents.
 
-Before writing a program, read the resource ` + LanguageDocURI + ` (the .ax language guide), or use the prompt ` + WriteProgramPrompt + `, which hands you the guide with your task. The resources axpool://docs/tools, axpool://docs/policy, axpool://docs/capabilities and ` + ExamplesURIPrefix + `… hold the tool contract, the policy format, what each capability does and runnable examples; ` + LibsURIPrefix + `<lib> (std-json, std-http, …) is the surface of each standard library, with types and docs.
+Before writing a program, read the resource ` + agentdocs.LanguageDocURI + ` (the .ax language guide), or use the prompt ` + agentdocs.WriteProgramPrompt + `, which hands you the guide with your task. The resources axpool://docs/tools, axpool://docs/policy, axpool://docs/capabilities and ` + agentdocs.ExamplesURIPrefix + `… hold the tool contract, the policy format, what each capability does and runnable examples; ` + agentdocs.LibsURIPrefix + `<lib> (std-json, std-http, …) is the surface of each standard library, with types and docs.
 
 Every tool returns one text item holding a JSON object (the same object is in structuredContent). It starts with "success" and "protocol_version": 1. Domain failures — compile errors, runtime errors, limits, denied capabilities, invalid policies, unknown arguments — are normal results with "success": false and a stable "error_kind"; they are never protocol errors, so read the JSON.
 
