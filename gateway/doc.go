@@ -14,8 +14,8 @@
 // own through the same path; Server.Call offers that path to `axpool
 // batch`.
 //
-// QueueBackend shares the queue fairly between callers (fairshare.go:
-// each caller's calls wait in the gateway and enter the stream's window
+// QueueBackend shares the queue fairly between callers (package
+// fairshare: each caller's calls wait in the gateway and enter the stream's window
 // round-robin, so one caller's backlog never starves another's call),
 // answers queue_full and quota_exceeded (MaxInflightPerCaller) at once
 // with retry_after_ms from the measured drain rate, and Server's
@@ -178,6 +178,6 @@
 // does, to compile scripts; the gateway only reads its catalogue and
 // submits script jobs).
 //
-// Imports: agentdocs, batch, internal/limitread, internal/mask,
+// Imports: agentdocs, batch, fairshare, internal/limitread, internal/mask,
 // internal/text, queue, scripts, tools and wire.
 package gateway

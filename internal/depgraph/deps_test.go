@@ -67,7 +67,9 @@ var allowed = map[string][]string{
 	"worker":          {"queue", "scripts", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
-	"gateway":  {"agentdocs", "batch", "internal/limitread", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
+	"gateway":  {"agentdocs", "batch", "fairshare", "internal/limitread", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
+	// Fair share of the queue between a gateway's callers: no queue, no MCP.
+	"fairshare": {"wire"},
 	// The agent docs: embedded files and the libraries' surfaces, no MCP.
 	"agentdocs": {"docs", "examples", "libs", "tools"},
 	// batch runs calls through a function it is given: no queue, no MCP.
