@@ -151,8 +151,8 @@
 // # Metrics and audit (observe.go)
 //
 // Every answered call is counted (Config.Metrics) and written to the audit
-// log (Config.AuditLog) before its response leaves the gateway
-// (docs/operations.md "Metrics", "Audit log").
+// log (Config.AuditLog), both of package observe, before its response
+// leaves the gateway (docs/operations.md "Metrics", "Audit log").
 //
 // # Agent docs (agentdocs.go)
 //
@@ -179,5 +179,5 @@
 // submits script jobs).
 //
 // Imports: agentdocs, batch, fairshare, internal/limitread, internal/mask,
-// internal/text, queue, scripts, tools and wire.
+// internal/text, observe, queue, scripts, tools and wire.
 package gateway

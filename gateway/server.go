@@ -18,6 +18,7 @@ import (
 	"github.com/axpool/axpool/agentdocs"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/text"
+	"github.com/axpool/axpool/observe"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -172,10 +173,11 @@ type Config struct {
 	// notifications of one call; 0 means DefaultProgressInterval (at most
 	// 5 per second).
 	ProgressInterval time.Duration
-	// Metrics, when set, counts every call (NewMetrics).
-	Metrics *Metrics
-	// AuditLog, when set, gets one line per answered call (OpenAuditLog).
-	AuditLog *AuditLog
+	// Metrics, when set, counts every call (observe.NewMetrics).
+	Metrics *observe.Metrics
+	// AuditLog, when set, gets one line per answered call
+	// (observe.OpenAuditLog).
+	AuditLog *observe.AuditLog
 	// Scripts, when set, exposes a directory of named scripts as tools
 	// (scripts.go, docs/scripts.md); the server then declares
 	// tools.listChanged. New runs the context script (at most 10 s) and
@@ -367,8 +369,8 @@ func (g *Server) MCPServer() *server.MCPServer { return g.mcp }
 // notifications/cancelled; an in-process call is checked here.
 func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if m := g.cfg.Metrics; m != nil {
-		m.inFlight.Inc()
-		defer m.inFlight.Dec()
+		m.CallStarted()
+		defer m.CallEnded()
 	}
 	out, args, err := g.answer(ctx, req)
 	if err != nil {

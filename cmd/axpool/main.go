@@ -9,8 +9,9 @@
 //
 // Imports: batch, compiler, compiler/syntax, gateway, handlers,
 // internal/jsonenc, internal/limitread, internal/mask, internal/version,
-// libs, policy, queue, scripts, templates, tools, tools/framework,
-// tools/repair, tools/template, tools/workflow, vm, wire and worker.
+// libs, observe, policy, queue, scripts, templates, tools,
+// tools/framework, tools/repair, tools/template, tools/workflow, vm, wire
+// and worker.
 package main
 
 import (

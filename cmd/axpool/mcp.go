@@ -26,6 +26,7 @@ import (
 	"github.com/axpool/axpool/gateway"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/version"
+	"github.com/axpool/axpool/observe"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/scripts"
@@ -303,7 +304,7 @@ type node struct {
 	client *queue.Client
 	gw     *gateway.Server
 	ops    *opsServer
-	audit  *gateway.AuditLog
+	audit  *observe.AuditLog
 
 	// The workers of single-node mode, started by startNode or, with
 	// nodeOptions.lazyWorkers, before the first job (startWorkersOnce).
@@ -430,7 +431,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 		opsLn = ln
 	}
 	if nf.auditLog != "" {
-		a, err := gateway.OpenAuditLog(nf.auditLog)
+		a, err := observe.OpenAuditLog(nf.auditLog)
 		if err != nil {
 			if opsLn != nil {
 				opsLn.Close()
@@ -502,12 +503,12 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 			return nil, printFail(cmd, exitFail, "%s: start workers: %v", name, err)
 		}
 	}
-	var metrics *gateway.Metrics
+	var metrics *observe.Metrics
 	var reg *prometheus.Registry
 	if opsLn != nil {
 		reg = newRegistry()
-		if metrics, err = gateway.NewMetrics(reg); err == nil {
-			err = reg.Register(gateway.NewQueueCollector(bus))
+		if metrics, err = observe.NewMetrics(reg); err == nil {
+			err = reg.Register(observe.NewQueueCollector(bus))
 		}
 		n.workersMu.Lock()
 		if err == nil && n.sup != nil {
