@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/axpool/axpool/fairshare"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
@@ -75,14 +76,14 @@ type QueueBackend struct {
 	MaxInflightPerCaller int
 
 	admitOnce sync.Once
-	adm       *admission // fair share between callers (fairshare.go)
+	adm       *fairshare.Admission // fair share between callers
 }
 
 // admission returns the backend's fair-share state, made on first use.
-func (b *QueueBackend) admission() *admission {
+func (b *QueueBackend) admission() *fairshare.Admission {
 	b.admitOnce.Do(func() {
-		b.adm = &admission{slots: b.Client.Slots, slotsChanged: b.Client.SlotsChanged, maxCalls: b.Client.Bus().MaxDepth(), perCaller: b.MaxInflightPerCaller,
-			retryFloor: b.Client.Bus().RetryAfter(), callers: map[string]*callerShare{}}
+		b.adm = fairshare.New(fairshare.Config{Slots: b.Client.Slots, SlotsChanged: b.Client.SlotsChanged, MaxCalls: b.Client.Bus().MaxDepth(), PerCaller: b.MaxInflightPerCaller,
+			RetryFloor: b.Client.Bus().RetryAfter()})
 	})
 	return b.adm
 }
@@ -349,7 +350,7 @@ func (b *QueueBackend) Slots(ctx context.Context) int {
 }
 
 // runJob submits the call as a new job in its caller's turn (fair share,
-// fairshare.go), relays its progress and returns its result. done, when set, is called once the call ends, with whether
+// package fairshare), relays its progress and returns its result. done, when set, is called once the call ends, with whether
 // the job reached a result of its own (answered).
 //
 //   - A full queue — the gateway's calls at the stream's depth, or the
@@ -397,14 +398,14 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 			return nil, &JobError{Err: err}
 		}
 	}
-	// The caller's turn in the stream (fairshare.go); queue_ms counts the
-	// wait for it.
+	// The caller's turn in the stream (package fairshare); queue_ms counts
+	// the wait for it.
 	adm := b.admission()
-	release, err := adm.acquire(ctx, callerFrom(ctx))
+	release, err := adm.Acquire(ctx, callerFrom(ctx))
 	if err != nil {
-		var je *JobError
-		if errors.As(err, &je) {
-			return nil, je // no job was created: job_id "" (docs/tools.md §5)
+		var refused *fairshare.RefusedError
+		if errors.As(err, &refused) { // no job was created: job_id "" (docs/tools.md §5)
+			return nil, &JobError{Outcome: refused.Outcome, RetryAfter: refused.RetryAfter, Err: refused.Err}
 		}
 		return nil, &JobError{Outcome: wire.OutcomeCancelled, QueueMs: time.Since(start).Milliseconds(), Err: err}
 	}
@@ -421,7 +422,7 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 		case errors.As(err, &full):
 			// Full of other gateways' jobs: a place frees up about as
 			// often as this gateway's jobs finish.
-			return nil, &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: adm.retryAfter(full.RetryAfter), Err: err}
+			return nil, &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: adm.RetryAfter(full.RetryAfter), Err: err}
 		case errors.As(err, &invalid):
 			return nil, &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
 		}

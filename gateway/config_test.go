@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/tools"
@@ -13,7 +14,7 @@ import (
 // longer than the queue keeps a job, naming the field.
 func TestConfigValidated(t *testing.T) {
 	qs := queuetest.Start(t, queuetest.Options{Config: queue.Config{MaxAge: time.Minute, Duplicates: time.Minute}})
-	base := Config{Local: ToolsLocal(&tools.Env{}), Executes: tools.Executes, Logger: queuetest.Logger(), Masker: NewMasker(nil)}
+	base := Config{Local: ToolsLocal(&tools.Env{}), Executes: tools.Executes, Logger: queuetest.Logger(), Masker: mask.New(nil)}
 	for _, c := range []struct {
 		edit func(*Config)
 		want string

@@ -14,8 +14,8 @@
 // own through the same path; Server.Call offers that path to `axpool
 // batch`.
 //
-// QueueBackend shares the queue fairly between callers (fairshare.go:
-// each caller's calls wait in the gateway and enter the stream's window
+// QueueBackend shares the queue fairly between callers (package
+// fairshare: each caller's calls wait in the gateway and enter the stream's window
 // round-robin, so one caller's backlog never starves another's call),
 // answers queue_full and quota_exceeded (MaxInflightPerCaller) at once
 // with retry_after_ms from the measured drain rate, and Server's
@@ -151,10 +151,10 @@
 // # Metrics and audit (observe.go)
 //
 // Every answered call is counted (Config.Metrics) and written to the audit
-// log (Config.AuditLog) before its response leaves the gateway
-// (docs/operations.md "Metrics", "Audit log").
+// log (Config.AuditLog), both of package observe, before its response
+// leaves the gateway (docs/operations.md "Metrics", "Audit log").
 //
-// # Agent docs (resources.go)
+// # Agent docs (agentdocs.go)
 //
 // Every page of docs/ (axpool://docs/language, tools, policy, …), every
 // file of examples/ (axpool://examples/<path>), each standard library's
@@ -162,7 +162,8 @@
 // package libs) and the policy schema are MCP resources, embedded in the
 // binary; relative links in served markdown name the resources' URIs. The
 // prompt write_ax_program hands over the language guide with a task
-// (docs/tools.md §7 "agent docs").
+// (docs/tools.md §7 "agent docs"). Package agentdocs makes them; the
+// gateway registers them on its MCP server.
 //
 // Named scripts (scripts.go, docs/scripts.md): with Config.Scripts every
 // public script of a scripts directory is a tool too, with the schema and
@@ -177,6 +178,6 @@
 // does, to compile scripts; the gateway only reads its catalogue and
 // submits script jobs).
 //
-// Imports: batch, docs, examples, internal/jsonenc, internal/limitread,
-// internal/text, libs, queue, scripts, tools and wire.
+// Imports: agentdocs, batch, fairshare, internal/limitread, internal/mask,
+// internal/text, observe, queue, scripts, tools and wire.
 package gateway

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/internal/mcptest"
 )
 
@@ -115,6 +116,12 @@ func compact(t testing.TB, s string) string {
 
 // src returns s as a JSON string literal.
 func src(s string) string { return quoteJSON(s) }
+
+// quoteJSON returns s as a JSON string literal without HTML escaping.
+func quoteJSON(s string) string {
+	b, _ := jsonenc.Marshal(s) // a string always encodes
+	return string(b)
+}
 
 // rawPost sends one POST to url with the given headers and body.
 func rawPost(t testing.TB, url string, header map[string]string, body string) *http.Response {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/tools"
@@ -131,7 +132,7 @@ func (s *stack) newGateway(t testing.TB, cfg Config) *Server {
 		cfg.Logger = queuetest.Logger()
 	}
 	if cfg.Masker == nil {
-		cfg.Masker = NewMasker(nil)
+		cfg.Masker = mask.New(nil)
 	}
 	if cfg.Version == "" {
 		cfg.Version = "1.2.3-test"

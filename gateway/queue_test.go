@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/wire"
@@ -82,7 +83,7 @@ func TestQueueFull(t *testing.T) {
 // gets *** in the text and in structuredContent (docs/tools.md §4).
 func TestSecretsMasked(t *testing.T) {
 	s := sharedStack(t)
-	g := s.newGateway(t, Config{Masker: NewMasker([]string{"DEPLOY_TOKEN=tok-9f8e7d6c5b", "SHORT_SECRET=abc",
+	g := s.newGateway(t, Config{Masker: mask.New([]string{"DEPLOY_TOKEN=tok-9f8e7d6c5b", "SHORT_SECRET=abc",
 		"OAUTH_CALLBACK_PORT=8080", "APP_PIN_SECRET=7351"})})
 	c := inProcess(t, g)
 	res, err := call(t, c, "boruna_run", `{"source":`+src(`fn main() -> String { "key=tok-9f8e7d6c5b; abc; port 8080; pin 7351" }`)+`}`, nil)

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/axpool/axpool/agentdocs"
 	"github.com/axpool/axpool/tools"
 )
 
@@ -36,28 +37,28 @@ func checkAgentDocs(t *testing.T, c *client.Client) {
 		listed[r.URI] = r
 	}
 	want := map[string]string{ // URI → file in the repository
-		PolicySchemaURI: "policy/policy.schema.json",
+		agentdocs.PolicySchemaURI: "policy/policy.schema.json",
 	}
 	pages, _ := filepath.Glob(filepath.Join("..", "docs", "*.md"))
 	if len(pages) < 8 {
 		t.Fatalf("%d pages in docs/", len(pages))
 	}
 	for _, p := range pages {
-		want[DocsURIPrefix+strings.TrimSuffix(filepath.Base(p), ".md")] = filepath.Join("docs", filepath.Base(p))
+		want[agentdocs.DocsURIPrefix+strings.TrimSuffix(filepath.Base(p), ".md")] = filepath.Join("docs", filepath.Base(p))
 	}
 	libDirs, _ := filepath.Glob(filepath.Join("..", "libs", "std-*"))
 	if len(libDirs) != 15 {
 		t.Fatalf("%d libraries", len(libDirs))
 	}
 	for _, d := range libDirs {
-		want[LibsURIPrefix+filepath.Base(d)] = "" // the surface, checked below
+		want[agentdocs.LibsURIPrefix+filepath.Base(d)] = "" // the surface, checked below
 	}
 	err = filepath.WalkDir(filepath.Join("..", "examples"), func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || strings.HasSuffix(p, ".go") {
 			return err
 		}
 		rel, _ := filepath.Rel(filepath.Join("..", "examples"), p)
-		want[ExamplesURIPrefix+filepath.ToSlash(rel)] = filepath.Join("examples", rel)
+		want[agentdocs.ExamplesURIPrefix+filepath.ToSlash(rel)] = filepath.Join("examples", rel)
 		return nil
 	})
 	if err != nil {
@@ -128,7 +129,7 @@ func checkAgentDocs(t *testing.T, c *client.Client) {
 	if !strings.Contains(served["axpool://docs/language"], "](axpool://docs/operations#libraries-and-templates)") {
 		t.Error("language.md's link to operations.md#libraries-and-templates is not axpool://docs/operations#libraries-and-templates")
 	}
-	json := served[LibsURIPrefix+"std-json"]
+	json := served[agentdocs.LibsURIPrefix+"std-json"]
 	for _, want := range []string{
 		"# std-json\n\nstd-json: builders for fragments of JSON text.\n",
 		"Import it with `import \"std-json\"`. Manifest: JSON-flavoured data extraction and manipulation utilities.\n" +
@@ -137,16 +138,16 @@ func checkAgentDocs(t *testing.T, c *client.Client) {
 		"\n// json_string_field: \"key\": \"value\" (neither escaped).\nfn json_string_field(key: String, value: String) -> String\n",
 	} {
 		if !strings.Contains(json, want) {
-			t.Errorf("%sstd-json lacks %q:\n%s", LibsURIPrefix, want, json)
+			t.Errorf("%sstd-json lacks %q:\n%s", agentdocs.LibsURIPrefix, want, json)
 		}
 	}
 	if strings.Contains(json, "fn main") {
-		t.Errorf("%sstd-json lists the self-test main", LibsURIPrefix)
+		t.Errorf("%sstd-json lists the self-test main", agentdocs.LibsURIPrefix)
 	}
-	if d := listed[LibsURIPrefix+"std-json"].Description; d != `Standard library std-json (import "std-json"): builders for fragments of JSON text. Its records and functions with their types and docs.` {
+	if d := listed[agentdocs.LibsURIPrefix+"std-json"].Description; d != `Standard library std-json (import "std-json"): builders for fragments of JSON text. Its records and functions with their types and docs.` {
 		t.Errorf("std-json description = %q", d)
 	}
-	if r := listed[ExamplesURIPrefix+"hello.ax"]; !strings.HasPrefix(r.Description, "Example: functions, `let`") {
+	if r := listed[agentdocs.ExamplesURIPrefix+"hello.ax"]; !strings.HasPrefix(r.Description, "Example: functions, `let`") {
 		t.Errorf("hello.ax description = %q (from examples/README.md)", r.Description)
 	}
 	if _, err := c.ReadResource(ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "axpool://docs/nope"}}); err == nil {
@@ -157,12 +158,12 @@ func checkAgentDocs(t *testing.T, c *client.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != WriteProgramPrompt ||
+	if len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != agentdocs.WriteProgramPrompt ||
 		len(prompts.Prompts[0].Arguments) != 1 || prompts.Prompts[0].Arguments[0].Name != "task" || !prompts.Prompts[0].Arguments[0].Required {
 		t.Fatalf("prompts = %+v", prompts.Prompts)
 	}
 	var req mcp.GetPromptRequest
-	req.Params.Name = WriteProgramPrompt
+	req.Params.Name = agentdocs.WriteProgramPrompt
 	req.Params.Arguments = map[string]string{"task": "sum the squares of 1..100"}
 	got, err := c.GetPrompt(ctx, req)
 	if err != nil {
@@ -176,7 +177,7 @@ func checkAgentDocs(t *testing.T, c *client.Client) {
 	if !ok {
 		t.Fatalf("first message is %T, want the embedded guide", got.Messages[0].Content)
 	}
-	if tc, ok := er.Resource.(mcp.TextResourceContents); !ok || tc.URI != LanguageDocURI || tc.Text != served[LanguageDocURI] || len(tc.Text) < len(guide) {
+	if tc, ok := er.Resource.(mcp.TextResourceContents); !ok || tc.URI != agentdocs.LanguageDocURI || tc.Text != served[agentdocs.LanguageDocURI] || len(tc.Text) < len(guide) {
 		t.Errorf("embedded guide: %T %v", er.Resource, ok)
 	}
 	text, _ := got.Messages[1].Content.(mcp.TextContent)
@@ -217,11 +218,11 @@ func TestDescriptionsPointToLanguageGuide(t *testing.T) {
 		if got := strings.HasSuffix(tool.Description, "\n"+strings.TrimPrefix(LanguageDocLine, "\n")); got != spec.Executes {
 			t.Errorf("%s (executes %v): description ends with the guide line: %v\n%s", tool.Name, spec.Executes, got, tool.Description)
 		}
-		if strings.Count(tool.Description, LanguageDocURI) > 1 {
+		if strings.Count(tool.Description, agentdocs.LanguageDocURI) > 1 {
 			t.Errorf("%s names the guide twice", tool.Name)
 		}
 	}
-	if !strings.Contains(Instructions, "read the resource "+LanguageDocURI+" (the .ax language guide), or use the prompt "+WriteProgramPrompt) {
+	if !strings.Contains(Instructions, "read the resource "+agentdocs.LanguageDocURI+" (the .ax language guide), or use the prompt "+agentdocs.WriteProgramPrompt) {
 		t.Errorf("instructions do not point to the guide:\n%s", Instructions)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/scripts"
 )
 
@@ -78,7 +79,7 @@ func scriptsGateway(t *testing.T, s *stack, dir string, opts ...any) *Server {
 	}
 	g := s.newGateway(t, Config{
 		Backend: backend,
-		Masker:  NewMasker([]string{"DEPLOY_TOKEN=sk-live-1234567"}),
+		Masker:  mask.New([]string{"DEPLOY_TOKEN=sk-live-1234567"}),
 		Scripts: &ScriptsConfig{Catalogue: cat, AllowDestructive: allow, Watch: true, ReloadDelay: 20 * time.Millisecond},
 	})
 	t.Cleanup(g.Close)

@@ -15,7 +15,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/axpool/axpool/agentdocs"
+	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/text"
+	"github.com/axpool/axpool/observe"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -27,7 +30,7 @@ const ServerName = "axpool"
 // Instructions is the text of the initialize result's `instructions`.
 const Instructions = `axpool runs sandboxed .ax programs (the Boruna language) for agents.
 
-Before writing a program, read the resource ` + LanguageDocURI + ` (the .ax language guide), or use the prompt ` + WriteProgramPrompt + `, which hands you the guide with your task. The resources axpool://docs/tools, axpool://docs/policy, axpool://docs/capabilities and ` + ExamplesURIPrefix + `… hold the tool contract, the policy format, what each capability does and runnable examples; ` + LibsURIPrefix + `<lib> (std-json, std-http, …) is the surface of each standard library, with types and docs.
+Before writing a program, read the resource ` + agentdocs.LanguageDocURI + ` (the .ax language guide), or use the prompt ` + agentdocs.WriteProgramPrompt + `, which hands you the guide with your task. The resources axpool://docs/tools, axpool://docs/policy, axpool://docs/capabilities and ` + agentdocs.ExamplesURIPrefix + `… hold the tool contract, the policy format, what each capability does and runnable examples; ` + agentdocs.LibsURIPrefix + `<lib> (std-json, std-http, …) is the surface of each standard library, with types and docs.
 
 Every tool returns one text item holding a JSON object (the same object is in structuredContent). It starts with "success" and "protocol_version": 1. Domain failures — compile errors, runtime errors, limits, denied capabilities, invalid policies, unknown arguments — are normal results with "success": false and a stable "error_kind"; they are never protocol errors, so read the JSON.
 
@@ -161,8 +164,8 @@ type Config struct {
 	// Logger receives the gateway's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Masker masks secrets in every result; nil means
-	// NewMasker(os.Environ()).
-	Masker *Masker
+	// mask.New(os.Environ()).
+	Masker *mask.Masker
 	// LiveCapabilities reports that workers run live capability handlers:
 	// the run tools are then annotated open-world and not idempotent.
 	LiveCapabilities bool
@@ -170,10 +173,11 @@ type Config struct {
 	// notifications of one call; 0 means DefaultProgressInterval (at most
 	// 5 per second).
 	ProgressInterval time.Duration
-	// Metrics, when set, counts every call (NewMetrics).
-	Metrics *Metrics
-	// AuditLog, when set, gets one line per answered call (OpenAuditLog).
-	AuditLog *AuditLog
+	// Metrics, when set, counts every call (observe.NewMetrics).
+	Metrics *observe.Metrics
+	// AuditLog, when set, gets one line per answered call
+	// (observe.OpenAuditLog).
+	AuditLog *observe.AuditLog
 	// Scripts, when set, exposes a directory of named scripts as tools
 	// (scripts.go, docs/scripts.md); the server then declares
 	// tools.listChanged. New runs the context script (at most 10 s) and
@@ -188,7 +192,7 @@ const DefaultProgressInterval = 200 * time.Millisecond
 type Server struct {
 	cfg     Config
 	log     *slog.Logger
-	mask    *Masker
+	mask    *mask.Masker
 	mcp     *server.MCPServer
 	scripts *scriptState // nil without Config.Scripts
 	// taskBus stores MCP tasks (tasks.go); nil unless Backend is a
@@ -295,7 +299,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Masker == nil {
-		cfg.Masker = NewMasker(os.Environ())
+		cfg.Masker = mask.New(os.Environ())
 	}
 	if cfg.ProgressInterval == 0 {
 		cfg.ProgressInterval = DefaultProgressInterval
@@ -365,8 +369,8 @@ func (g *Server) MCPServer() *server.MCPServer { return g.mcp }
 // notifications/cancelled; an in-process call is checked here.
 func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	if m := g.cfg.Metrics; m != nil {
-		m.inFlight.Inc()
-		defer m.inFlight.Dec()
+		m.CallStarted()
+		defer m.CallEnded()
 	}
 	out, args, err := g.answer(ctx, req)
 	if err != nil {

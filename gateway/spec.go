@@ -6,6 +6,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/axpool/axpool/agentdocs"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
@@ -159,7 +160,7 @@ func propSchema(p tools.Param) *wire.Object {
 
 // LanguageDocLine ends the description of every executing tool: where an
 // agent learns the .ax language (docs/tools.md §7 "agent docs").
-const LanguageDocLine = "\nThe .ax language: read the resource " + LanguageDocURI + " before writing a program."
+const LanguageDocLine = "\nThe .ax language: read the resource " + agentdocs.LanguageDocURI + " before writing a program."
 
 // buildTool turns a spec into an mcp.Tool with its raw input and output
 // schemas (tools.ResultSchema) and honest annotations (docs/tools.md §1).

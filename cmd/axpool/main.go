@@ -8,9 +8,10 @@
 // themselves on rootCmd in an init function.
 //
 // Imports: batch, compiler, compiler/syntax, gateway, handlers,
-// internal/jsonenc, internal/limitread, internal/version, libs, policy,
-// queue, scripts, templates, tools, tools/framework, tools/repair,
-// tools/template, tools/workflow, vm, wire and worker.
+// internal/jsonenc, internal/limitread, internal/mask, internal/version,
+// libs, observe, policy, queue, scripts, templates, tools,
+// tools/framework, tools/repair, tools/template, tools/workflow, vm, wire
+// and worker.
 package main
 
 import (

@@ -24,7 +24,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/version"
+	"github.com/axpool/axpool/observe"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/scripts"
@@ -166,15 +168,15 @@ func checkSecretEnv(cmd *cobra.Command, name string, vars []string) error {
 // as the embedded server's credentials), and the variables named by
 // --secret-env; one of those that is unset or too short to be masked is
 // logged.
-func newMasker(log *slog.Logger, names []string, extra ...string) *gateway.Masker {
+func newMasker(log *slog.Logger, names []string, extra ...string) *mask.Masker {
 	for _, v := range names {
 		if value, ok := os.LookupEnv(v); !ok {
 			log.Warn("--secret-env names a variable that is not set", "name", v)
-		} else if len(value) < gateway.MinSecretLen {
-			log.Warn(fmt.Sprintf("--secret-env value under %d bytes is not masked", gateway.MinSecretLen), "name", v)
+		} else if len(value) < mask.MinSecretLen {
+			log.Warn(fmt.Sprintf("--secret-env value under %d bytes is not masked", mask.MinSecretLen), "name", v)
 		}
 	}
-	return gateway.NewMasker(append(os.Environ(), extra...), names...)
+	return mask.New(append(os.Environ(), extra...), names...)
 }
 
 var mcpFlags nodeFlags
@@ -302,7 +304,7 @@ type node struct {
 	client *queue.Client
 	gw     *gateway.Server
 	ops    *opsServer
-	audit  *gateway.AuditLog
+	audit  *observe.AuditLog
 
 	// The workers of single-node mode, started by startNode or, with
 	// nodeOptions.lazyWorkers, before the first job (startWorkersOnce).
@@ -429,7 +431,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 		opsLn = ln
 	}
 	if nf.auditLog != "" {
-		a, err := gateway.OpenAuditLog(nf.auditLog)
+		a, err := observe.OpenAuditLog(nf.auditLog)
 		if err != nil {
 			if opsLn != nil {
 				opsLn.Close()
@@ -501,12 +503,12 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 			return nil, printFail(cmd, exitFail, "%s: start workers: %v", name, err)
 		}
 	}
-	var metrics *gateway.Metrics
+	var metrics *observe.Metrics
 	var reg *prometheus.Registry
 	if opsLn != nil {
 		reg = newRegistry()
-		if metrics, err = gateway.NewMetrics(reg); err == nil {
-			err = reg.Register(gateway.NewQueueCollector(bus))
+		if metrics, err = observe.NewMetrics(reg); err == nil {
+			err = reg.Register(observe.NewQueueCollector(bus))
 		}
 		n.workersMu.Lock()
 		if err == nil && n.sup != nil {

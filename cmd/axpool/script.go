@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/axpool/axpool/gateway"
 	"github.com/axpool/axpool/handlers"
+	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -272,11 +272,11 @@ func runScriptRun(cmd *cobra.Command, argv []string) error {
 			return scripts.Execute(ctx, env, job, progress).MarshalJSON()
 		},
 	}
-	mask := gateway.NewMasker(os.Environ())
+	masker := mask.New(os.Environ())
 	checked, refusal := caller.Check(s, args)
 	if refusal != nil {
 		b, _ := refusal.MarshalJSON()
-		reportScript(cmd.OutOrStdout(), cmd.ErrOrStderr(), mask.JSON(b))
+		reportScript(cmd.OutOrStdout(), cmd.ErrOrStderr(), masker.JSON(b))
 		return silentExit(exitUsage)
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -285,7 +285,7 @@ func runScriptRun(cmd *cobra.Command, argv []string) error {
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool script run: %v", err)
 	}
-	if !reportScript(cmd.OutOrStdout(), cmd.ErrOrStderr(), mask.JSON(out)) {
+	if !reportScript(cmd.OutOrStdout(), cmd.ErrOrStderr(), masker.JSON(out)) {
 		return silentExit(exitFail)
 	}
 	return nil

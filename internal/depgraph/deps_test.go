@@ -38,6 +38,7 @@ var allowed = map[string][]string{
 
 	"wire":            {"internal/jsonenc"},
 	"internal/golden": {"wire"},
+	"internal/mask":   {"internal/jsonenc"},
 
 	// The language: no NATS, no MCP, no wire.
 	"policy":          {"internal/jsonenc", "internal/limitread", "internal/spell", "internal/text"},
@@ -66,11 +67,17 @@ var allowed = map[string][]string{
 	"worker":          {"queue", "scripts", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
-	"gateway":  {"batch", "docs", "examples", "internal/jsonenc", "internal/limitread", "internal/text", "libs", "queue", "scripts", "tools", "wire"},
+	"gateway":  {"agentdocs", "batch", "fairshare", "internal/limitread", "internal/mask", "internal/text", "observe", "queue", "scripts", "tools", "wire"},
+	// The gateway's Prometheus metrics and audit log: no MCP.
+	"observe": {"queue", "wire"},
+	// Fair share of the queue between a gateway's callers: no queue, no MCP.
+	"fairshare": {"wire"},
+	// The agent docs: embedded files and the libraries' surfaces, no MCP.
+	"agentdocs": {"docs", "examples", "libs", "tools"},
 	// batch runs calls through a function it is given: no queue, no MCP.
 	"batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 
-	"cmd/axpool": {"batch", "compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/limitread", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
+	"cmd/axpool": {"batch", "compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/version", "libs", "observe", "policy", "queue", "scripts", "templates", "tools",
 		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
 }
 
@@ -83,7 +90,8 @@ var thirdParty = map[string][]string{
 	"queue":            {"github.com/google/uuid", "github.com/nats-io/", "golang.org/x/crypto/"},
 	"queue/queuetest":  {"github.com/nats-io/"},
 	"worker":           {"github.com/google/uuid", "github.com/prometheus/client_golang/"},
-	"gateway":          {"github.com/fsnotify/fsnotify", "github.com/google/uuid", "github.com/mark3labs/mcp-go/", "github.com/prometheus/client_golang/"},
+	"gateway":          {"github.com/fsnotify/fsnotify", "github.com/google/uuid", "github.com/mark3labs/mcp-go/"},
+	"observe":          {"github.com/prometheus/client_golang/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
 	"handlers":         {"github.com/ncruces/go-sqlite3"},
 	"cmd/axpool":       {"github.com/nats-io/", "github.com/prometheus/client_golang/", "github.com/schollz/progressbar/", "github.com/spf13/", "golang.org/x/term"},

@@ -1,4 +1,4 @@
-package gateway
+package mask
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ func TestIsSecretName(t *testing.T) {
 }
 
 func TestMaskerString(t *testing.T) {
-	m := NewMasker([]string{
+	m := New([]string{
 		"API_TOKEN=abcd1234",
 		"SHORT_SECRET=abc", // under 4 bytes: never masked
 		"MULTI_PASSWORD=line-one\nxy\r\nline-two\r",
@@ -49,7 +49,7 @@ func TestMaskerString(t *testing.T) {
 }
 
 func TestMaskerJSON(t *testing.T) {
-	m := NewMasker([]string{"API_TOKEN=s3cr\"et<>", "PIN_SECRET=12345678"})
+	m := New([]string{"API_TOKEN=s3cr\"et<>", "PIN_SECRET=12345678"})
 	in := `{"success":true,"protocol_version":1,"result":"x s3cr\"et<> y","list":[1,"s3cr\"et<>",{"s3cr\"et<>":null}],"steps":12345678,"n":12,"f":true}`
 	got := string(m.JSON([]byte(in)))
 	want := `{"success":true,"protocol_version":1,"result":"x *** y","list":[1,"***",{"***":null}],"steps":"***","n":12,"f":true}`
@@ -75,7 +75,7 @@ func TestMaskerJSON(t *testing.T) {
 // returning every 4-digit string cannot find a PIN by which one is masked.
 // --secret-env names more secrets.
 func TestMaskerShortValuesAndNamedSecrets(t *testing.T) {
-	m := NewMasker([]string{"OAUTH_CALLBACK_PORT=8080", "APP_PIN_SECRET=7351", "SEVEN_TOKEN=1234567",
+	m := New([]string{"OAUTH_CALLBACK_PORT=8080", "APP_PIN_SECRET=7351", "SEVEN_TOKEN=1234567",
 		"DB_URL=postgres://u:pw@db/app", "SHORT_NAMED=abc", "PLAIN=not-a-secret-1"}, "DB_URL", "SHORT_NAMED")
 	for in, want := range map[string]string{
 		"8080":                          "8080",
@@ -103,7 +103,7 @@ func FuzzMaskerJSON(f *testing.F) {
 	f.Add(`{"a":"abcd1234","b":[1,2,{"c":"xabcd1234x"}]}`)
 	f.Add(`[1, 2, "abcd1234"]`)
 	f.Add(`"abcd1234"`)
-	m := NewMasker([]string{"X_TOKEN=abcd1234", "Y_SECRET=12345678"})
+	m := New([]string{"X_TOKEN=abcd1234", "Y_SECRET=12345678"})
 	f.Fuzz(func(t *testing.T, doc string) {
 		out := m.JSON([]byte(doc))
 		if json.Valid([]byte(doc)) && !json.Valid(out) {

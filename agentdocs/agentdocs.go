@@ -1,7 +1,15 @@
-package gateway
+// Package agentdocs is what axpool hands an agent to learn the language
+// (docs/tools.md §7 "agent docs"): every page of docs/, every file of
+// examples/, the surface of each standard library and the policy schema,
+// embedded in the binary, as resources with axpool:// URIs, plus the
+// prompt write_ax_program. Relative links inside served markdown are
+// rewritten to the axpool:// URI of the resource they name. The gateway
+// registers them on its MCP server; this package knows nothing of MCP.
+//
+// Imports: docs, examples, libs and tools.
+package agentdocs
 
 import (
-	"context"
 	"fmt"
 	"io/fs"
 	"path"
@@ -9,20 +17,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mark3labs/mcp-go/mcp"
-	"github.com/mark3labs/mcp-go/server"
-
 	"github.com/axpool/axpool/docs"
 	"github.com/axpool/axpool/examples"
 	"github.com/axpool/axpool/libs"
 	"github.com/axpool/axpool/tools"
 )
-
-// Agent docs (docs/tools.md §7 "agent docs"): every page of docs/, every
-// file of examples/, the surface of each standard library and the policy
-// schema, embedded in the binary and served as MCP resources, plus the
-// prompt write_ax_program. Relative links inside served markdown are
-// rewritten to the axpool:// URI of the resource they name.
 
 // URIs of the agent docs.
 const (
@@ -41,17 +40,38 @@ const (
 	PolicySchemaURI = "axpool://policy/policy.schema.json"
 )
 
-// WriteProgramPrompt is the name of the prompt that hands an agent the
-// language guide and a task.
-const WriteProgramPrompt = "write_ax_program"
+// The prompt that hands an agent the language guide and a task.
+const (
+	// WriteProgramPrompt is its name.
+	WriteProgramPrompt = "write_ax_program"
+	// WriteProgramTitle is its title.
+	WriteProgramTitle = "Write an .ax program"
+	// WriteProgramDescription is its description.
+	WriteProgramDescription = "Hands you the .ax language guide (" + LanguageDocURI + ") and a task, to write a program for boruna_run."
+	// WriteProgramTaskArg is its one argument, required: the task.
+	WriteProgramTaskArg = "task"
+	// WriteProgramTaskDescription is the description of the task argument.
+	WriteProgramTaskDescription = "What the program should do, e.g. \"sum the squares of 1..100\"."
+)
+
+// Resource is one agent doc: a resource whose contents are text fixed in
+// the binary.
+type Resource struct {
+	URI         string // axpool://… (the constants above)
+	Name        string // the page name, library directory or example path
+	Title       string // "" for none (only the pages of docs/ have one)
+	Description string
+	MIMEType    string // text/markdown, application/json or text/plain
+	Text        string
+}
 
 // docPage is one page of docs/ served as axpool://docs/<name>.
 type docPage struct {
 	name, title, description string
 }
 
-// docPages are the pages served, in list order: every *.md of docs/ (a
-// test checks that none is missing).
+// docPages are the pages served, in list order: every *.md of docs/ (the
+// gateway's TestAgentDocsStdio checks that none is missing).
 var docPages = []docPage{
 	{"language", "The .ax language", "The .ax language guide: syntax, types, built-ins, capabilities, imports, errors and limits. Read it before writing a program."},
 	{"tools", "The MCP tools", "The contract of the boruna_* tools: envelope, parameters, results, error_kind and outcome values, progress, cancellation, tasks."},
@@ -63,44 +83,28 @@ var docPages = []docPage{
 	{"architecture", "Architecture", "For people changing axpool: packages, processes, the job path."},
 }
 
-// addAgentDocs registers the resources and the prompt on s.
-func addAgentDocs(s *server.MCPServer) error {
-	res, err := agentResources()
-	if err != nil {
-		return err
-	}
-	s.AddResources(res...)
-	s.AddPrompt(mcp.NewPrompt(WriteProgramPrompt,
-		mcp.WithPromptTitle("Write an .ax program"),
-		mcp.WithPromptDescription("Hands you the .ax language guide ("+LanguageDocURI+") and a task, to write a program for boruna_run."),
-		mcp.WithArgument("task", mcp.RequiredArgument(),
-			mcp.ArgumentDescription("What the program should do, e.g. \"sum the squares of 1..100\".")),
-	), writeProgram)
-	return nil
-}
-
-// agentResources returns the resources of the agent docs in list order:
-// the pages of docs/, the standard libraries, the policy schema, the
-// examples.
-func agentResources() ([]server.ServerResource, error) {
-	var res []server.ServerResource
+// Resources returns the agent docs in list order: the pages of docs/, the
+// standard libraries, the policy schema, the examples. Errors: an embedded
+// file is missing or a library's surface cannot be rendered (a broken
+// build).
+func Resources() ([]Resource, error) {
+	var res []Resource
 	for _, p := range docPages {
 		text, err := fs.ReadFile(docs.FS, p.name+".md")
 		if err != nil {
-			return nil, fmt.Errorf("gateway: embedded docs/%s.md: %w", p.name, err)
+			return nil, fmt.Errorf("agentdocs: embedded docs/%s.md: %w", p.name, err)
 		}
-		res = append(res, textResource(mcp.NewResource(DocsURIPrefix+p.name, p.name,
-			mcp.WithResourceDescription(p.description), mcp.WithMIMEType("text/markdown")), p.title,
-			servedLinks("docs/"+p.name+".md", string(text))))
+		res = append(res, Resource{URI: DocsURIPrefix + p.name, Name: p.name, Title: p.title,
+			Description: p.description, MIMEType: "text/markdown", Text: servedLinks("docs/"+p.name+".md", string(text))})
 	}
 	lib, err := libResources()
 	if err != nil {
 		return nil, err
 	}
 	res = append(res, lib...)
-	res = append(res, textResource(mcp.NewResource(PolicySchemaURI, "policy.schema.json",
-		mcp.WithResourceDescription("The JSON Schema (Draft 2020-12) of the object form of a policy (axpool://docs/policy)."),
-		mcp.WithMIMEType("application/json")), "", string(tools.PolicySchemaJSON())))
+	res = append(res, Resource{URI: PolicySchemaURI, Name: "policy.schema.json",
+		Description: "The JSON Schema (Draft 2020-12) of the object form of a policy (axpool://docs/policy).",
+		MIMEType:    "application/json", Text: string(tools.PolicySchemaJSON())})
 	ex, err := exampleResources()
 	if err != nil {
 		return nil, err
@@ -111,24 +115,24 @@ func agentResources() ([]server.ServerResource, error) {
 // libResources returns one resource per embedded standard library: its
 // public surface (tools.LibrarySurface), described by the first line of
 // its leading comment.
-func libResources() ([]server.ServerResource, error) {
+func libResources() ([]Resource, error) {
 	dirs, err := fs.Glob(libs.FS, "std-*")
 	if err != nil {
 		return nil, err
 	}
-	var out []server.ServerResource
+	var out []Resource
 	for _, dir := range dirs {
 		src, err := fs.ReadFile(libs.FS, dir+"/src/core.ax")
 		if err != nil {
-			return nil, fmt.Errorf("gateway: embedded libs/%s: %w", dir, err)
+			return nil, fmt.Errorf("agentdocs: embedded libs/%s: %w", dir, err)
 		}
 		man, err := fs.ReadFile(libs.FS, dir+"/package.ax.json")
 		if err != nil {
-			return nil, fmt.Errorf("gateway: embedded libs/%s: %w", dir, err)
+			return nil, fmt.Errorf("agentdocs: embedded libs/%s: %w", dir, err)
 		}
 		text, err := tools.LibrarySurface(dir, src, man)
 		if err != nil {
-			return nil, fmt.Errorf("gateway: embedded libs/%s: %w", dir, err)
+			return nil, fmt.Errorf("agentdocs: embedded libs/%s: %w", dir, err)
 		}
 		first, _, _ := strings.Cut(string(src), "\n")
 		desc := "Standard library " + dir + " (import \"" + dir + "\"): its records and functions with their types and docs."
@@ -136,8 +140,7 @@ func libResources() ([]server.ServerResource, error) {
 			desc = "Standard library " + dir + " (import \"" + dir + "\"): " + strings.TrimSuffix(what, ".") +
 				". Its records and functions with their types and docs."
 		}
-		out = append(out, textResource(mcp.NewResource(LibsURIPrefix+dir, dir,
-			mcp.WithResourceDescription(desc), mcp.WithMIMEType("text/markdown")), "", text))
+		out = append(out, Resource{URI: LibsURIPrefix + dir, Name: dir, Description: desc, MIMEType: "text/markdown", Text: text})
 	}
 	return out, nil
 }
@@ -170,8 +173,8 @@ func servedURI(p string) string {
 // servedLinks rewrites each relative link of the markdown file (slash
 // path file in the repository) to the URI of the resource serving its
 // target, keeping the #anchor; links to a web address, anchors alone and
-// targets no resource serves stay as written (a test checks that there
-// are none of the last kind).
+// targets no resource serves stay as written (the gateway's
+// TestAgentDocsStdio checks that there are none of the last kind).
 func servedLinks(file, text string) string {
 	return mdLink.ReplaceAllStringFunc(text, func(m string) string {
 		target := m[2 : len(m)-1]
@@ -190,25 +193,16 @@ func servedLinks(file, text string) string {
 	})
 }
 
-// textResource is a resource whose contents are text, fixed at start.
-func textResource(r mcp.Resource, title, text string) server.ServerResource {
-	r.Title = title
-	contents := []mcp.ResourceContents{mcp.TextResourceContents{URI: r.URI, MIMEType: r.MIMEType, Text: text}}
-	return server.ServerResource{Resource: r, Handler: func(context.Context, mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-		return contents, nil
-	}}
-}
-
 // readmeRow is a row of examples/README.md's table: | [path](path) | what it shows |.
 var readmeRow = regexp.MustCompile(`^\| \[([^\]]+)\]\([^)]+\) \| (.+) \|$`)
 
 // exampleResources returns one resource per embedded example file, by
 // path; an example listed in examples/README.md has its row as
 // description.
-func exampleResources() ([]server.ServerResource, error) {
+func exampleResources() ([]Resource, error) {
 	readme, err := fs.ReadFile(examples.FS, "README.md")
 	if err != nil {
-		return nil, fmt.Errorf("gateway: embedded examples/README.md: %w", err)
+		return nil, fmt.Errorf("agentdocs: embedded examples/README.md: %w", err)
 	}
 	shows := map[string]string{}
 	for _, line := range strings.Split(string(readme), "\n") {
@@ -224,14 +218,14 @@ func exampleResources() ([]server.ServerResource, error) {
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("gateway: embedded examples: %w", err)
+		return nil, fmt.Errorf("agentdocs: embedded examples: %w", err)
 	}
 	sort.Strings(paths)
-	var out []server.ServerResource
+	var out []Resource
 	for _, p := range paths {
 		text, err := fs.ReadFile(examples.FS, p)
 		if err != nil {
-			return nil, fmt.Errorf("gateway: embedded examples/%s: %w", p, err)
+			return nil, fmt.Errorf("agentdocs: embedded examples/%s: %w", p, err)
 		}
 		if path.Ext(p) == ".md" {
 			text = []byte(servedLinks("examples/"+p, string(text)))
@@ -245,8 +239,7 @@ func exampleResources() ([]server.ServerResource, error) {
 		case ext == ".out":
 			desc = "What the example " + strings.TrimSuffix(p, ext) + " prints: stdout, then stderr, then [exit status N] when not 0."
 		}
-		out = append(out, textResource(mcp.NewResource(ExamplesURIPrefix+p, p,
-			mcp.WithResourceDescription(desc), mcp.WithMIMEType(mimeOf(p))), "", string(text)))
+		out = append(out, Resource{URI: ExamplesURIPrefix + p, Name: p, Description: desc, MIMEType: mimeOf(p), Text: string(text)})
 	}
 	return out, nil
 }
@@ -262,12 +255,20 @@ func mimeOf(p string) string {
 	return "text/plain"
 }
 
-// writeProgram answers prompts/get of write_ax_program: the language
-// guide as an embedded resource, then the task with how to check the
-// program. A missing or blank task is an error (JSON-RPC -32603 from
-// mcp-go).
-func writeProgram(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-	task := strings.TrimSpace(req.Params.Arguments["task"])
+// WriteProgramAnswer is the answer to prompts/get of write_ax_program:
+// Description, then two user messages — Guide as an embedded resource,
+// then Task's text.
+type WriteProgramAnswer struct {
+	Description string
+	Guide       Resource // the language guide (URI, MIMEType and Text set)
+	Task        string   // the task with how to check the program
+}
+
+// WriteProgram answers write_ax_program for task: the language guide,
+// then the task with how to check the program. Errors: a missing or blank
+// task.
+func WriteProgram(task string) (*WriteProgramAnswer, error) {
+	task = strings.TrimSpace(task)
 	if task == "" {
 		return nil, fmt.Errorf("prompt %s: argument \"task\" is required (what the program should do)", WriteProgramPrompt)
 	}
@@ -275,17 +276,13 @@ func writeProgram(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptRe
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.GetPromptResult{
+	return &WriteProgramAnswer{
 		Description: "Write an .ax program for a task, with the language guide",
-		Messages: []mcp.PromptMessage{
-			mcp.NewPromptMessage(mcp.RoleUser, mcp.NewEmbeddedResource(mcp.TextResourceContents{
-				URI: LanguageDocURI, MIMEType: "text/markdown", Text: servedLinks("docs/language.md", string(guide))})),
-			mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(
-				"Above is the guide to the .ax language. Write an .ax program with `fn main()` that does this:\n\n"+task+"\n\n"+
-					"Check it with the boruna_check tool and fix every error it reports, then run it with boruna_run "+
-					"(policy \"deny-all\" unless it needs capabilities) and show the result. "+
-					"Examples are the resources "+ExamplesURIPrefix+"…; "+ExamplesURIPrefix+"README.md lists them. "+
-					"Each standard library's records and functions, with their types and docs, are the resource "+LibsURIPrefix+"<lib> (e.g. "+LibsURIPrefix+"std-json).")),
-		},
+		Guide:       Resource{URI: LanguageDocURI, MIMEType: "text/markdown", Text: servedLinks("docs/language.md", string(guide))},
+		Task: "Above is the guide to the .ax language. Write an .ax program with `fn main()` that does this:\n\n" + task + "\n\n" +
+			"Check it with the boruna_check tool and fix every error it reports, then run it with boruna_run " +
+			"(policy \"deny-all\" unless it needs capabilities) and show the result. " +
+			"Examples are the resources " + ExamplesURIPrefix + "…; " + ExamplesURIPrefix + "README.md lists them. " +
+			"Each standard library's records and functions, with their types and docs, are the resource " + LibsURIPrefix + "<lib> (e.g. " + LibsURIPrefix + "std-json).",
 	}, nil
 }

@@ -1,18 +1,7 @@
-package gateway
-
-import (
-	"context"
-	"fmt"
-	"math"
-	"sync"
-	"time"
-
-	"github.com/axpool/axpool/wire"
-)
-
-// Fair share of the queue between callers (docs/operations.md "Fair
-// share"). The job stream is one FIFO: a caller with thousands of queued
-// jobs would make every other caller wait behind them. So the gateway
+// Package fairshare shares the job queue fairly between callers
+// (docs/operations.md "Fair share"). The job stream is one FIFO: a caller
+// with thousands of queued jobs would make every other caller wait behind
+// them. So the gateway
 // keeps its jobs in the stream to about what the fleet can run — its
 // window, the workers' slots (queue.Client.Slots) plus half as many again
 // so that a slot that frees up finds a job waiting — and holds the rest of
@@ -25,14 +14,72 @@ import (
 // It also answers the two refusals of a full gateway at once: queue_full
 // when its calls (waiting here or in the stream) reach the stream's
 // MaxDepth, quota_exceeded when a caller's reach
-// QueueBackend.MaxInflightPerCaller. Their retry_after_ms is the measured
+// gateway.QueueBackend.MaxInflightPerCaller. Their retry_after_ms is the measured
 // time between two of the gateway's (or that caller's) jobs finishing —
 // when a place is likely to free up — never a constant. Only time with
 // work in flight is measured: an idle spell is neither an interval nor a
 // reason for a longer wait.
+//
+// An Admission is that state for one gateway: Acquire admits a call or
+// refuses it with a *RefusedError; the gateway maps the refusal to its
+// JobError.
+//
+// Imports: wire.
+package fairshare
 
-// admission is the fair-share state of one QueueBackend.
-type admission struct {
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/axpool/axpool/wire"
+)
+
+// Config configures New.
+type Config struct {
+	// Slots returns the fleet's slots, -1 while unknown
+	// (queue.Client.Slots). Required.
+	Slots func() int
+	// SlotsChanged, if set, returns a channel closed when Slots next
+	// changes (queue.Client.SlotsChanged).
+	SlotsChanged func() <-chan struct{}
+	// MaxCalls bounds the calls held or in the stream: beyond it a call is
+	// refused queue_full (the stream's MaxDepth). ≤ 0: no bound.
+	MaxCalls int64
+	// PerCaller bounds each caller's calls: beyond it a call is refused
+	// quota_exceeded (--max-inflight-per-caller). 0: no bound.
+	PerCaller int
+	// RetryFloor is the retry after of a refusal before a drain rate was
+	// measured (the queue's RetryAfter).
+	RetryFloor time.Duration
+	// Clock, if set, replaces time.Now (tests inject one).
+	Clock func() time.Time
+}
+
+// New returns the admission state of cfg, nothing in flight.
+func New(cfg Config) *Admission {
+	return &Admission{slots: cfg.Slots, slotsChanged: cfg.SlotsChanged, maxCalls: cfg.MaxCalls, perCaller: cfg.PerCaller,
+		retryFloor: cfg.RetryFloor, clock: cfg.Clock, callers: map[string]*callerShare{}}
+}
+
+// RefusedError is a call refused at once: Outcome wire.OutcomeQueueFull
+// (the gateway holds MaxCalls calls) or wire.OutcomeQuotaExceeded (the
+// caller holds PerCaller), with the wait to suggest (RetryAfter, from the
+// drain rate) and the reason (Err).
+type RefusedError struct {
+	Outcome    wire.Outcome
+	RetryAfter time.Duration
+	Err        error
+}
+
+// Error returns Err's message.
+func (e *RefusedError) Error() string { return e.Err.Error() }
+
+// Admission is the fair-share state of one gateway (one QueueBackend).
+// It is safe for concurrent use.
+type Admission struct {
 	slots func() int // the fleet's slots, -1 unknown
 	// slotsChanged, if set, returns a channel closed when slots next
 	// changes: waiting calls are then admitted into a window that grew
@@ -123,18 +170,35 @@ func (d *drainRate) retryAfter(now time.Time, fallback time.Duration) time.Durat
 	return min(max(iv, minRetryAfter), maxRetryAfter)
 }
 
+// Waiting returns the number of calls held, waiting their turn.
+func (a *Admission) Waiting() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.waiting
+}
+
+// Inflight returns the calls of caller in flight: held, queued or running.
+func (a *Admission) Inflight(caller string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if cs := a.callers[caller]; cs != nil {
+		return cs.inflight
+	}
+	return 0
+}
+
 // now is the admission's clock.
-func (a *admission) now() time.Time {
+func (a *Admission) now() time.Time {
 	if a.clock != nil {
 		return a.clock()
 	}
 	return time.Now()
 }
 
-// window is how many of this gateway's jobs may be in the stream at once:
-// the fleet's slots and half as many again (at least 2); unbounded while
-// the slots are not known yet.
-func (a *admission) window() int {
+// Window is how many of this gateway's jobs may be in the stream at once:
+// the fleet's slots and half as many again (at least 2); unbounded
+// (math.MaxInt) while the slots are not known yet.
+func (a *Admission) Window() int {
 	s := a.slots()
 	if s < 0 {
 		return math.MaxInt
@@ -142,12 +206,12 @@ func (a *admission) window() int {
 	return max(s+s/2, 2)
 }
 
-// acquire admits a call of caller into the stream's window, waiting its
+// Acquire admits a call of caller into the stream's window, waiting its
 // turn when the window is full. It returns release, to call once the
-// call's job is answered (or was never submitted). Errors: *JobError
+// call's job is answered (or was never submitted). Errors: *RefusedError
 // queue_full or quota_exceeded at once; ctx.Err() when ctx ends while the
 // call waits (it is then no longer waiting).
-func (a *admission) acquire(ctx context.Context, caller string) (release func(), err error) {
+func (a *Admission) Acquire(ctx context.Context, caller string) (release func(), err error) {
 	now := a.now()
 	a.mu.Lock()
 	cs := a.callers[caller]
@@ -159,12 +223,12 @@ func (a *admission) acquire(ctx context.Context, caller string) (release func(),
 	case a.perCaller > 0 && cs.inflight >= a.perCaller:
 		after := cs.drain.retryAfter(now, a.drain.retryAfter(now, a.retryFloor))
 		a.mu.Unlock()
-		return nil, &JobError{Outcome: wire.OutcomeQuotaExceeded, RetryAfter: after,
+		return nil, &RefusedError{Outcome: wire.OutcomeQuotaExceeded, RetryAfter: after,
 			Err: fmt.Errorf("caller %q has %d calls in flight, the most allowed (--max-inflight-per-caller)", caller, a.perCaller)}
 	case a.maxCalls > 0 && int64(a.inStream+a.waiting) >= a.maxCalls:
 		after := a.drain.retryAfter(now, a.retryFloor)
 		a.mu.Unlock()
-		return nil, &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: after,
+		return nil, &RefusedError{Outcome: wire.OutcomeQueueFull, RetryAfter: after,
 			Err: fmt.Errorf("the gateway holds %d calls, the queue's depth", a.maxCalls)}
 	}
 	if a.inStream+a.waiting == 0 {
@@ -175,7 +239,7 @@ func (a *admission) acquire(ctx context.Context, caller string) (release func(),
 	}
 	cs.inflight++
 	release = func() { a.release(cs) }
-	if a.waiting == 0 && a.inStream < a.window() {
+	if a.waiting == 0 && a.inStream < a.Window() {
 		a.inStream++
 		a.mu.Unlock()
 		return release, nil
@@ -216,7 +280,7 @@ func (a *admission) acquire(ctx context.Context, caller string) (release func(),
 // wait waits until t is admitted (nil) or ctx ends (its error). When the
 // fleet's slots change meanwhile, the window is recomputed and the waiting
 // calls it now has room for are admitted.
-func (a *admission) wait(ctx context.Context, t *ticket) error {
+func (a *Admission) wait(ctx context.Context, t *ticket) error {
 	for {
 		var changed <-chan struct{}
 		if a.slotsChanged != nil {
@@ -237,7 +301,7 @@ func (a *admission) wait(ctx context.Context, t *ticket) error {
 
 // release ends an admitted call of cs: its place in the window goes to
 // the next caller's turn.
-func (a *admission) release(cs *callerShare) {
+func (a *Admission) release(cs *callerShare) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.releaseLocked(cs, a.now())
@@ -245,7 +309,7 @@ func (a *admission) release(cs *callerShare) {
 
 // releaseLocked is release; finished is when the call's job finished
 // (zero: it never ran, so the drain rate is not touched).
-func (a *admission) releaseLocked(cs *callerShare, finished time.Time) {
+func (a *Admission) releaseLocked(cs *callerShare, finished time.Time) {
 	a.inStream--
 	cs.inflight--
 	if !finished.IsZero() {
@@ -261,7 +325,7 @@ func (a *admission) releaseLocked(cs *callerShare, finished time.Time) {
 
 // idleLocked ends the drain rates' intervals of the gateway and of cs
 // when they have nothing in flight any more.
-func (a *admission) idleLocked(cs *callerShare) {
+func (a *Admission) idleLocked(cs *callerShare) {
 	if a.inStream+a.waiting == 0 {
 		a.drain.idle()
 	}
@@ -276,7 +340,7 @@ const maxCallers = 1024
 
 // forgetIdleLocked drops callers with nothing in flight whose last job
 // finished more than maxRetryAfter before now.
-func (a *admission) forgetIdleLocked(now time.Time) {
+func (a *Admission) forgetIdleLocked(now time.Time) {
 	for name, cs := range a.callers {
 		if cs.inflight == 0 && now.Sub(cs.drain.last) > maxRetryAfter {
 			delete(a.callers, name)
@@ -284,10 +348,10 @@ func (a *admission) forgetIdleLocked(now time.Time) {
 	}
 }
 
-// retryAfter is the wait to suggest when the stream itself is full: the
+// RetryAfter is the wait to suggest when the stream itself is full: the
 // gateway's drain rate (drainRate.retryAfter), fallback before it is
 // known.
-func (a *admission) retryAfter(fallback time.Duration) time.Duration {
+func (a *Admission) RetryAfter(fallback time.Duration) time.Duration {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.drain.retryAfter(a.now(), fallback)
@@ -295,8 +359,8 @@ func (a *admission) retryAfter(fallback time.Duration) time.Duration {
 
 // admitLocked admits waiting calls, one per caller in turn, while the
 // window has room.
-func (a *admission) admitLocked() {
-	w := a.window()
+func (a *Admission) admitLocked() {
+	w := a.Window()
 	for a.inStream < w && len(a.ring) > 0 {
 		if a.next >= len(a.ring) {
 			a.next = 0
@@ -317,7 +381,7 @@ func (a *admission) admitLocked() {
 }
 
 // leaveRingLocked takes cs out of the round-robin ring.
-func (a *admission) leaveRingLocked(cs *callerShare) {
+func (a *Admission) leaveRingLocked(cs *callerShare) {
 	for i, c := range a.ring {
 		if c == cs {
 			a.ring = append(a.ring[:i], a.ring[i+1:]...)

@@ -1,4 +1,12 @@
-package gateway
+// Package mask hides secrets in what axpool sends to agents
+// (docs/tools.md §4): a Masker replaces the values of secret-looking
+// environment variables (IsSecretName) and of those named by --secret-env
+// with "***" in text and in JSON documents. The gateway masks every result
+// with it, the workers every result envelope, `axpool script run` what it
+// prints.
+//
+// Imports: internal/jsonenc.
+package mask
 
 import (
 	"bytes"
@@ -58,12 +66,12 @@ func IsSecretName(name string) bool {
 	return false
 }
 
-// NewMasker builds a Masker from "NAME=value" entries (os.Environ()): the
+// New builds a Masker from "NAME=value" entries (os.Environ()): the
 // values of the variables whose names look secret (IsSecretName) or are
 // among names (`--secret-env NAME`). Multi-line values are masked line by
 // line; lines under MinSecretLen bytes are never masked; when secrets
 // overlap the longest wins.
-func NewMasker(environ []string, names ...string) *Masker {
+func New(environ []string, names ...string) *Masker {
 	seen := map[string]bool{}
 	var secrets []string
 	for _, kv := range environ {
