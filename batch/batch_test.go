@@ -75,8 +75,8 @@ func TestSeenAndLine(t *testing.T) {
 		t.Fatalf("a %v, dup %v", a.Malformed(), dup.Malformed())
 	}
 	b, _ := dup.Err.MarshalJSON()
-	got := string(Line(resultOf(dup, b), "line"))
-	want := `{"id":"a","success":false,"protocol_version":1,"error_kind":"invalid_args","message":"line 5: duplicate id \"a\" (first on line 2)","outcome":"invalid_args","retryable":false,"line":5}`
+	got := string(Line(resultOf(dup, b), "input_line"))
+	want := `{"id":"a","success":false,"protocol_version":1,"error_kind":"invalid_args","message":"line 5: duplicate id \"a\" (first on line 2)","outcome":"invalid_args","retryable":false,"input_line":5}`
 	if got != want {
 		t.Errorf("Line =\n %s\nwant %s", got, want)
 	}

@@ -55,8 +55,8 @@ boruna_compile), plus boruna_run's optional arguments "policy",
 "script" and "args": a named script of --scripts-dir with its arguments. Each
 output line is {"id": ..., ...the tool's result envelope...}, in the order
 the items finish (--ordered: input order). A malformed line gets its own
-output line with error_kind "invalid_args" and "line": its line number; it
-never stops the batch. Blank lines are skipped.
+output line with error_kind "invalid_args" and "input_line": its line
+number; it never stops the batch. Blank lines are skipped.
 
 By default axpool starts an embedded NATS server and --workers worker
 processes (started at the first item the result cache cannot answer); with
@@ -114,8 +114,14 @@ func defaultCacheDir() string {
 	return filepath.Join(d, "axpool", "batch-cache")
 }
 
-// batchWhere names an item's position in messages and malformed lines.
-const batchWhere = "line"
+// batchWhere names an item's position in messages ("line 3: …");
+// batchPosField is the member of a malformed line's result that holds its
+// line number. It is not "line": a run's failure carries the program's
+// "line" and "col" (docs/tools.md §5), and --resume must tell the two apart.
+const (
+	batchWhere    = "line"
+	batchPosField = "input_line"
+)
 
 func runBatch(cmd *cobra.Command, argv []string) error {
 	bf := &batchFlags
@@ -201,7 +207,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		Ordered:     bf.ordered,
 		FailFast:    bf.failFast,
 		OnResult: func(r batch.Result) {
-			line := append(batch.Line(r, batchWhere), '\n')
+			line := append(batch.Line(r, batchPosField), '\n')
 			if _, err := out.Write(line); err != nil && writeErr == nil {
 				writeErr = err
 				stop() // no use running what cannot be written
@@ -332,15 +338,19 @@ func openOutput(path string, resume bool, done *resumeState) (*os.File, error) {
 		}
 		good += int64(len(line))
 		var rec struct {
-			ID   *string `json:"id"`
-			Line *int    `json:"line"`
+			ID        *string `json:"id"`
+			InputLine *int    `json:"input_line"`
 		}
 		if json.Unmarshal(line, &rec) != nil {
 			continue
 		}
+		// A malformed line's report is known by its input_line (no
+		// envelope has one) and stands for that line, whatever its id (a
+		// duplicate id names another item's); any other line is the
+		// result of its id.
 		switch {
-		case rec.Line != nil:
-			done.lines[*rec.Line] = true
+		case rec.InputLine != nil:
+			done.lines[*rec.InputLine] = true
 		case rec.ID != nil:
 			done.ids[*rec.ID] = true
 		}

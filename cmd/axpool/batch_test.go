@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -268,17 +269,17 @@ func idsOf(t *testing.T, path string) []string {
 			return ids // a torn last line does not count
 		}
 		var rec struct {
-			ID   *string
-			Line *int
+			ID        *string
+			InputLine *int `json:"input_line"`
 		}
 		if err := json.Unmarshal([]byte(l), &rec); err != nil {
 			t.Fatalf("a complete line is not JSON: %q", l)
 		}
 		switch {
-		case rec.ID != nil:
-			ids = append(ids, *rec.ID)
+		case rec.InputLine != nil:
+			ids = append(ids, "line "+strconv.Itoa(*rec.InputLine))
 		default:
-			ids = append(ids, "line "+strconv.Itoa(*rec.Line))
+			ids = append(ids, *rec.ID)
 		}
 	}
 }
@@ -348,6 +349,58 @@ func testResume(t *testing.T, sig os.Signal) {
 	}
 	if !strings.Contains(stderr, "skipped "+strconv.Itoa(len(before))+" items already in "+out+" (--resume)") {
 		t.Errorf("resume stderr:\n%s", stderr)
+	}
+}
+
+// TestBatchResumeFailedItems: failed items are results too. A runtime
+// error and a step limit carry the program's "line" and "col"; a malformed
+// line's report carries "input_line". A --resume after a complete run runs
+// nothing again: the file keeps exactly one line per id (and one per
+// malformed line), byte for byte as before.
+func TestBatchResumeFailedItems(t *testing.T) {
+	in := abs(t, "resume_failed.jsonl")
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	_, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "")
+	if code != 1 {
+		t.Fatalf("first run: exit %d, want 1\n%s", code, stderr)
+	}
+	before, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, l := range lines(t, string(before)) {
+		key, _ := resField(t, l, "id").(string)
+		if n, ok := resField(t, l, "input_line").(float64); ok {
+			key = "input_line " + strconv.Itoa(int(n))
+		}
+		got[key] = resField(t, l, "outcome").(string)
+	}
+	want := map[string]string{"a": "runtime_error", "steps": "step_limit", "b": "ok", "c": "ok",
+		"input_line 4": "invalid_args", "input_line 5": "invalid_args"}
+	if len(lines(t, string(before))) != 6 || !maps.Equal(got, want) {
+		t.Fatalf("first run wrote %v, want %v:\n%s", got, want, before)
+	}
+	if l := resField(t, lines(t, string(before))[slices.IndexFunc(lines(t, string(before)), func(l string) bool {
+		return resField(t, l, "id") == "a" && resField(t, l, "input_line") == nil
+	})], "line"); l != 1.0 {
+		t.Errorf(`a's runtime error has "line" %v, want 1`, l)
+	}
+	for range 2 {
+		stdout, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "", "--resume")
+		if code != 0 || stdout != "" {
+			t.Fatalf("resume: exit %d, stdout %q\n%s", code, stdout, stderr)
+		}
+		if !strings.Contains(stderr, "batch done: 0 items") || !strings.Contains(stderr, "skipped 6 items already in "+out+" (--resume)") {
+			t.Errorf("resume stderr:\n%s", stderr)
+		}
+		after, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(after, before) {
+			t.Fatalf("the resume changed the file:\n%s\nwant\n%s", after, before)
+		}
 	}
 }
 
