@@ -430,6 +430,9 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	var out []byte
 	if tool == BatchTool {
 		out = g.runBatch(ctx, args, progress)
+		if relay != nil {
+			relay.finish() // the count of items done reaches the total
+		}
 	} else {
 		out = g.run(ctx, tool, args, progress)
 	}

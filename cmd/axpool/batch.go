@@ -456,7 +456,6 @@ func newBatchProgress(w io.Writer, mode string, interval time.Duration, total in
 			progressbar.OptionSetItsString("items"),
 			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
 			progressbar.OptionSetWidth(30),
 		)
 	case "plain":
@@ -518,14 +517,21 @@ func (p *batchProgress) plainLine() {
 	fmt.Fprintln(p.w, line)
 }
 
-// finish ends the display (the bar is cleared; the summary follows).
-func (p *batchProgress) finish(*batch.Summary) {
+// finish ends the display; the summary follows. A bar whose items are
+// all done is drawn full (done = total: a throttled last frame would stay
+// short of it) and left on screen; a bar of an interrupted batch stays
+// as it was.
+func (p *batchProgress) finish(sum *batch.Summary) {
 	close(p.stop)
 	p.wg.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar != nil {
-		_ = p.bar.Finish()
+		if p.total >= 0 && sum.Items >= p.total {
+			_ = p.bar.Finish()
+		} else {
+			_ = p.bar.Exit()
+		}
 		fmt.Fprintln(p.w)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/axpool/axpool/batch"
 	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/wire"
@@ -575,5 +576,29 @@ func TestBatchUsage(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestBatchBarReachesTotal: the progress bar's last frame shows every
+// item done (120/120, 100%), though its frames are throttled to one per
+// 100 ms and 120 items finish well within one; an interrupted batch's bar
+// is not drawn full.
+func TestBatchBarReachesTotal(t *testing.T) {
+	run := func(n, total int) string {
+		var buf bytes.Buffer
+		p := newBatchProgress(&buf, "bar", time.Hour, total)
+		sum := batch.NewSummary()
+		for range n {
+			sum.Add(batch.Result{Envelope: json.RawMessage(`{"success":true,"outcome":"ok"}`), Outcome: "ok", RunMs: 1, QueueMs: 1, Steps: 1})
+			p.add(sum)
+		}
+		p.finish(sum)
+		return buf.String()
+	}
+	if out := run(120, 120); !strings.Contains(out, "100%") || !strings.Contains(out, "120/120") {
+		t.Errorf("bar of a finished batch:\n%q\nwant a last frame of 100%% (120/120)", out)
+	}
+	if out := run(60, 120); strings.Contains(out, "100%") || strings.Contains(out, "120/120") {
+		t.Errorf("bar of an interrupted batch is drawn full:\n%q", out)
 	}
 }
