@@ -81,7 +81,7 @@ malformed lines) OUT already holds and appends the rest.
 Exit status: 0 when every item's outcome is ok, 1 when some failed or the
 batch was interrupted (--fail-fast stops at the first failure), 2 on usage
 errors.`,
-	Args: cobra.ExactArgs(1),
+	Args: positional(1, 1, "one IN.jsonl argument (- = stdin)"),
 	RunE: runBatch,
 }
 

@@ -570,7 +570,8 @@ func TestBatchUsage(t *testing.T) {
 		{[]string{"x.jsonl", "--concurrency", "0"}, "axpool batch: --concurrency must be at least 1"},
 		{[]string{"x.jsonl", "--progress", "fancy"}, `axpool batch: --progress "fancy": want auto, bar, plain or none`},
 		{[]string{"x.jsonl", "--cache-ttl", "-1s"}, "axpool batch: --cache-ttl must not be negative"},
-		{[]string{}, "accepts 1 arg(s), received 0"},
+		{[]string{}, "axpool batch: want one IN.jsonl argument (- = stdin), got 0 (see axpool batch --help)"},
+		{[]string{"a.jsonl", "b.jsonl"}, "axpool batch: want one IN.jsonl argument (- = stdin), got 2 (see axpool batch --help)"},
 	} {
 		_, stderr, code := runBatchBin(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
