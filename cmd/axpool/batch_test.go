@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/axpool/axpool/batch"
 	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/queue/queuetest"
@@ -601,5 +603,18 @@ func TestBatchBarReachesTotal(t *testing.T) {
 	}
 	if out := run(60, 120); strings.Contains(out, "100%") || strings.Contains(out, "120/120") {
 		t.Errorf("bar of an interrupted batch is drawn full:\n%q", out)
+	}
+}
+
+// TestCacheTTLHelp: --cache-ttl's help says what it does on every command
+// that has it: any positive TTL is the cache's (TestBatchCacheHitsAndExpiry
+// runs one of seconds); the 1 h floor is the idempotency replay window's.
+func TestCacheTTLHelp(t *testing.T) {
+	const want = "how long a deterministic result stays in the result cache (any positive duration; 0 = no result cache); " +
+		"an idempotency_key replays its result for this long or 1h, whichever is longer"
+	for _, c := range []*cobra.Command{mcpCmd, serveCmd, batchCmd} {
+		if got := c.Flags().Lookup("cache-ttl").Usage; got != want {
+			t.Errorf("%s --cache-ttl: %q, want %q", c.Name(), got, want)
+		}
 	}
 }
