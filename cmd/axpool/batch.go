@@ -418,8 +418,12 @@ func poolSlots(ctx context.Context, n *node, nf *nodeFlags) int {
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	st, err := n.client.Stats(sctx)
-	if err != nil || st.Slots <= 0 {
+	switch {
+	case err != nil:
 		n.log.Warn("cannot count the fleet's worker slots; running 8 items at once (set --concurrency)", "err", err)
+		return 8
+	case st.Slots <= 0:
+		n.log.Warn("no worker answered the fleet's status round; running 8 items at once (set --concurrency)")
 		return 8
 	}
 	return st.Slots
