@@ -18,7 +18,11 @@ import (
 func TestParse(t *testing.T) {
 	for _, tc := range []struct{ line, tool, args, err string }{
 		{`{"id":"a","source":"fn main() -> Int { 1 }"}`, "boruna_run", `{"source":"fn main() -> Int { 1 }"}`, ""},
-		{`{"source":"s","id":"b","tool":"boruna_check","max_steps":5}`, "boruna_check", `{"source":"s","max_steps":5}`, ""},
+		{`{"source":"s","id":"b","tool":"boruna_check","idempotency_key":"k"}`, "boruna_check", `{"source":"s","idempotency_key":"k"}`, ""},
+		// The tool's own argument check (tools.CheckArgs), with the position.
+		{`{"id":"mistype","source":"s","max_steps":"ten"}`, "", "", `line 4: invalid argument "max_steps" for tool "boruna_run": expected a non-negative integer (at most 9223372036854775807), got string`},
+		{`{"id":"b","tool":"boruna_check","source":"s","max_steps":5}`, "", "", `line 4: unknown argument "max_steps" for tool "boruna_check" (known arguments: source, file_name, idempotency_key)`},
+		{`{"id":"a","source":"s","limits":{"max_wall_ms":-1}}`, "", "", `line 4: invalid argument "limits.max_wall_ms" for tool "boruna_run": expected a non-negative integer (at most 9223372036854775807), got number`},
 		{`{"id":"c","source":"s","policy":"deny-all","limits":{"max_wall_ms":9},"seed":7,"idempotency_key":"k"}`, "boruna_run",
 			`{"source":"s","policy":"deny-all","limits":{"max_wall_ms":9},"seed":7,"idempotency_key":"k"}`, ""},
 		{``, "", "", `line 4: empty line: want a JSON object`},
@@ -75,8 +79,8 @@ func TestSeenAndLine(t *testing.T) {
 		t.Fatalf("a %v, dup %v", a.Malformed(), dup.Malformed())
 	}
 	b, _ := dup.Err.MarshalJSON()
-	got := string(Line(resultOf(dup, b), "line"))
-	want := `{"id":"a","success":false,"protocol_version":1,"error_kind":"invalid_args","message":"line 5: duplicate id \"a\" (first on line 2)","outcome":"invalid_args","retryable":false,"line":5}`
+	got := string(Line(resultOf(dup, b), "input_line"))
+	want := `{"id":"a","success":false,"protocol_version":1,"error_kind":"invalid_args","message":"line 5: duplicate id \"a\" (first on line 2)","outcome":"invalid_args","retryable":false,"input_line":5}`
 	if got != want {
 		t.Errorf("Line =\n %s\nwant %s", got, want)
 	}

@@ -3,6 +3,7 @@ package batch
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -172,6 +173,18 @@ func Parse(raw []byte, pos int, where string) Item {
 	b, err := args.MarshalJSON()
 	if err != nil {
 		return bad("%v", err) // raw JSON values only: cannot happen
+	}
+	// The tool's own check (a mistyped or unknown argument, a source over
+	// 1 MB): refused here, so that its result carries the position like
+	// every other malformed item (docs/tools.md §7).
+	if _, err := tools.CheckArgs(tool, b); err != nil {
+		kind := wire.KindInvalidArgs
+		var ae *tools.ArgError
+		if errors.As(err, &ae) {
+			kind = ae.ErrorKind()
+		}
+		it.Err = wire.InvalidArgs(kind, fmt.Sprintf("%s %d: %v", where, pos, err))
+		return it
 	}
 	it.Args = b
 	return it

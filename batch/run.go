@@ -282,8 +282,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // Line is the output line of r (without its newline): the envelope with
 // "id" first — {"id":…,"success":…,…} — and, for a malformed item, its
-// position under where ("line" or "item") after the envelope's fields.
-func Line(r Result, where string) []byte {
+// position under the member posField after the envelope's fields
+// (axpool batch: "input_line", axpool_batch: "item"; docs/tools.md §7).
+// posField must be a name no envelope has: the position of a malformed
+// item is told apart from a run's "line" by it.
+func Line(r Result, posField string) []byte {
 	env := bytes.TrimSpace(r.Envelope)
 	id, _ := jsonenc.Marshal(r.Item.ID)
 	if r.Item.ID == "" && r.Item.Malformed() {
@@ -298,7 +301,7 @@ func Line(r Result, where string) []byte {
 	}
 	if r.Item.Malformed() {
 		out = append(out, `,"`...)
-		out = append(out, where...)
+		out = append(out, posField...)
 		out = append(out, `":`...)
 		out = appendInt(out, int64(r.Item.Pos))
 	}

@@ -98,6 +98,20 @@ func (r *relay) sendLocked() {
 	}
 }
 
+// finish sends the latest progress if it is not sent yet (the interval
+// notwithstanding), then stops the relay: axpool_batch's last
+// notification says every item is done (progress = total) before its
+// result. Nothing is sent for a call whose ctx ended (a cancelled call
+// gets no response, docs/tools.md §7).
+func (r *relay) finish() {
+	r.mu.Lock()
+	if !r.stopped && r.ctx.Err() == nil {
+		r.sendLocked()
+	}
+	r.mu.Unlock()
+	r.stop()
+}
+
 // stop ends the relay: nothing is sent after it returns, so no progress
 // follows the final response.
 func (r *relay) stop() {

@@ -139,7 +139,7 @@ func TestJobErrorEnvelope(t *testing.T) {
 		{&JobError{Outcome: wire.OutcomeCancelled, JobID: "j2", QueueMs: 5, Err: context.Canceled},
 			head + `"error_kind":"cancelled","message":"the request was cancelled; its job was stopped","outcome":"cancelled","retryable":false,"job_id":"j2","queue_ms":5,"run_ms":0,"worker":""}`},
 		{&JobError{Outcome: wire.OutcomeWorkerLost, JobID: "j3", QueueMs: 65000, Err: errors.New("no worker returned a result within 1m5s")},
-			head + `"error_kind":"worker_lost","message":"worker_lost: no worker returned a result within 1m5s","outcome":"worker_lost","retryable":true,"job_id":"j3","queue_ms":65000,"run_ms":0,"worker":""}`},
+			head + `"error_kind":"worker_lost","message":"no worker returned a result within 1m5s","outcome":"worker_lost","retryable":true,"job_id":"j3","queue_ms":65000,"run_ms":0,"worker":""}`},
 		{errors.New("gateway: boruna_run executes user code and must run on a worker"),
 			head + `"error_kind":"internal_error","message":"gateway: boruna_run executes user code and must run on a worker","outcome":"runtime_error","retryable":false,` + noJob},
 	} {

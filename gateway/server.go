@@ -97,7 +97,7 @@ const defaultRetryAfter = 250 * time.Millisecond
 //	quota_exceeded    → wire.QuotaExceeded("the <cause>; retry after N ms", RetryAfter)
 //	invalid_args      → wire.InvalidArgs(invalid_args, e.Error())
 //	cancelled         → wire.Cancelled("the request was cancelled; its job was stopped")
-//	worker_lost       → wire.WorkerLost(e.Error())
+//	worker_lost       → wire.WorkerLost(the cause's message, without "worker_lost: ")
 //	anything else     → wire.Internal(e.Error())
 func (e *JobError) envelope() *wire.Object {
 	retry := e.RetryAfter
@@ -129,7 +129,17 @@ func (e *JobError) envelope() *wire.Object {
 	case wire.OutcomeCancelled:
 		return wire.Cancelled("the request was cancelled; its job was stopped")
 	case wire.OutcomeWorkerLost:
-		return wire.WorkerLost(e.Error())
+		// The outcome is the envelope's own field: the message is the
+		// cause alone ("no worker returned a result within 13s"), not
+		// "worker_lost: …".
+		msg := e.Message
+		if msg == "" && e.Err != nil {
+			msg = e.Err.Error()
+		}
+		if msg == "" {
+			msg = "the job's worker was lost"
+		}
+		return wire.WorkerLost(msg)
 	}
 	return wire.Internal(e.Error())
 }
@@ -430,6 +440,9 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	var out []byte
 	if tool == BatchTool {
 		out = g.runBatch(ctx, args, progress)
+		if relay != nil {
+			relay.finish() // the count of items done reaches the total
+		}
 	} else {
 		out = g.run(ctx, tool, args, progress)
 	}

@@ -55,8 +55,8 @@ boruna_compile), plus boruna_run's optional arguments "policy",
 "script" and "args": a named script of --scripts-dir with its arguments. Each
 output line is {"id": ..., ...the tool's result envelope...}, in the order
 the items finish (--ordered: input order). A malformed line gets its own
-output line with error_kind "invalid_args" and "line": its line number; it
-never stops the batch. Blank lines are skipped.
+output line with error_kind "invalid_args" and "input_line": its line
+number; it never stops the batch. Blank lines are skipped.
 
 By default axpool starts an embedded NATS server and --workers worker
 processes (started at the first item the result cache cannot answer); with
@@ -81,7 +81,7 @@ malformed lines) OUT already holds and appends the rest.
 Exit status: 0 when every item's outcome is ok, 1 when some failed or the
 batch was interrupted (--fail-fast stops at the first failure), 2 on usage
 errors.`,
-	Args: cobra.ExactArgs(1),
+	Args: positional(1, 1, "one IN.jsonl argument (- = stdin)"),
 	RunE: runBatch,
 }
 
@@ -114,8 +114,14 @@ func defaultCacheDir() string {
 	return filepath.Join(d, "axpool", "batch-cache")
 }
 
-// batchWhere names an item's position in messages and malformed lines.
-const batchWhere = "line"
+// batchWhere names an item's position in messages ("line 3: …");
+// batchPosField is the member of a malformed line's result that holds its
+// line number. It is not "line": a run's failure carries the program's
+// "line" and "col" (docs/tools.md §5), and --resume must tell the two apart.
+const (
+	batchWhere    = "line"
+	batchPosField = "input_line"
+)
 
 func runBatch(cmd *cobra.Command, argv []string) error {
 	bf := &batchFlags
@@ -201,7 +207,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		Ordered:     bf.ordered,
 		FailFast:    bf.failFast,
 		OnResult: func(r batch.Result) {
-			line := append(batch.Line(r, batchWhere), '\n')
+			line := append(batch.Line(r, batchPosField), '\n')
 			if _, err := out.Write(line); err != nil && writeErr == nil {
 				writeErr = err
 				stop() // no use running what cannot be written
@@ -332,15 +338,19 @@ func openOutput(path string, resume bool, done *resumeState) (*os.File, error) {
 		}
 		good += int64(len(line))
 		var rec struct {
-			ID   *string `json:"id"`
-			Line *int    `json:"line"`
+			ID        *string `json:"id"`
+			InputLine *int    `json:"input_line"`
 		}
 		if json.Unmarshal(line, &rec) != nil {
 			continue
 		}
+		// A malformed line's report is known by its input_line (no
+		// envelope has one) and stands for that line, whatever its id (a
+		// duplicate id names another item's); any other line is the
+		// result of its id.
 		switch {
-		case rec.Line != nil:
-			done.lines[*rec.Line] = true
+		case rec.InputLine != nil:
+			done.lines[*rec.InputLine] = true
 		case rec.ID != nil:
 			done.ids[*rec.ID] = true
 		}
@@ -408,8 +418,12 @@ func poolSlots(ctx context.Context, n *node, nf *nodeFlags) int {
 	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	st, err := n.client.Stats(sctx)
-	if err != nil || st.Slots <= 0 {
+	switch {
+	case err != nil:
 		n.log.Warn("cannot count the fleet's worker slots; running 8 items at once (set --concurrency)", "err", err)
+		return 8
+	case st.Slots <= 0:
+		n.log.Warn("no worker answered the fleet's status round; running 8 items at once (set --concurrency)")
 		return 8
 	}
 	return st.Slots
@@ -446,7 +460,6 @@ func newBatchProgress(w io.Writer, mode string, interval time.Duration, total in
 			progressbar.OptionSetItsString("items"),
 			progressbar.OptionSetPredictTime(true),
 			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
 			progressbar.OptionSetWidth(30),
 		)
 	case "plain":
@@ -508,14 +521,21 @@ func (p *batchProgress) plainLine() {
 	fmt.Fprintln(p.w, line)
 }
 
-// finish ends the display (the bar is cleared; the summary follows).
-func (p *batchProgress) finish(*batch.Summary) {
+// finish ends the display; the summary follows. A bar whose items are
+// all done is drawn full (done = total: a throttled last frame would stay
+// short of it) and left on screen; a bar of an interrupted batch stays
+// as it was.
+func (p *batchProgress) finish(sum *batch.Summary) {
 	close(p.stop)
 	p.wg.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar != nil {
-		_ = p.bar.Finish()
+		if p.total >= 0 && sum.Items >= p.total {
+			_ = p.bar.Finish()
+		} else {
+			_ = p.bar.Exit()
+		}
 		fmt.Fprintln(p.w)
 	}
 }

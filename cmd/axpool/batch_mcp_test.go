@@ -67,7 +67,8 @@ func checkBatchTool(t *testing.T, c *client.Client, token string) {
 		`{"id":"a","source":"fn main() -> Int { 1 }"},` +
 		`"not an object",` +
 		`{"id":"c","tool":"boruna_check","source":"fn main() -> Int { 1 }"},` +
-		`{"id":"d","source":"fn main() -> Int { 1 / 0 }","max_steps":1000}` +
+		`{"id":"d","source":"fn main() -> Int { 1 / 0 }","max_steps":1000},` +
+		`{"id":"mistype","source":"fn main() -> Int { 1 }","max_steps":"ten"}` +
 		`],"concurrency":2}`
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
@@ -79,7 +80,7 @@ func checkBatchTool(t *testing.T, c *client.Client, token string) {
 		t.Fatalf("axpool_batch = %v", got)
 	}
 	results, _ := got["results"].([]any)
-	if len(results) != 6 {
+	if len(results) != 7 {
 		t.Fatalf("%d results: %v", len(results), got)
 	}
 	want := []struct {
@@ -92,6 +93,7 @@ func checkBatchTool(t *testing.T, c *client.Client, token string) {
 		{nil, "invalid_args", `"message":"item 4: an item must be a JSON object, got string"`},
 		{"c", "ok", `"diagnostics_count":0`},
 		{"d", "runtime_error", `"message":"division by zero"`},
+		{"mistype", "invalid_args", `"message":"item 7: invalid argument \"max_steps\" for tool \"boruna_run\": expected a non-negative integer (at most 9223372036854775807), got string"`},
 	}
 	for i, w := range want {
 		r := results[i].(map[string]any)
@@ -106,10 +108,13 @@ func checkBatchTool(t *testing.T, c *client.Client, token string) {
 	if r := results[3].(map[string]any); r["item"] != 4.0 {
 		t.Errorf("malformed item's position: %v", r["item"])
 	}
+	if r := results[6].(map[string]any); r["item"] != 7.0 {
+		t.Errorf("mistyped item's position: %v", r["item"])
+	}
 	sum := got["summary"].(map[string]any)
 	outcomes, _ := json.Marshal(sum["outcomes"])
-	if sum["items"] != 6.0 || sum["ok"] != 2.0 || sum["failed"] != 4.0 ||
-		string(outcomes) != `{"compile_error":1,"invalid_args":2,"ok":2,"runtime_error":1}` {
+	if sum["items"] != 7.0 || sum["ok"] != 2.0 || sum["failed"] != 5.0 ||
+		string(outcomes) != `{"compile_error":1,"invalid_args":3,"ok":2,"runtime_error":1}` {
 		t.Errorf("summary = %v", sum)
 	}
 	prog.mu.Lock()
@@ -118,8 +123,8 @@ func checkBatchTool(t *testing.T, c *client.Client, token string) {
 		t.Fatal("no progress notifications")
 	}
 	for i, v := range prog.values {
-		if v < 1 || v > 6 || (i > 0 && v <= prog.values[i-1]) || i >= len(prog.totals) || prog.totals[i] != 6 {
-			t.Fatalf("progress %v, totals %v: want increasing item counts of 6", prog.values, prog.totals)
+		if v < 1 || v > 7 || (i > 0 && v <= prog.values[i-1]) || i >= len(prog.totals) || prog.totals[i] != 7 {
+			t.Fatalf("progress %v, totals %v: want increasing item counts of 7", prog.values, prog.totals)
 		}
 	}
 }

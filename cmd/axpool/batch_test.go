@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/axpool/axpool/batch"
 	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/wire"
@@ -159,7 +163,7 @@ func TestBatchMixedOutcomes(t *testing.T) {
 	}
 	want := map[string]int{"ok": 4, "compile_error": 1, "runtime_error": 2, "step_limit": 1, "wall_limit": 1,
 		"memory_limit": 1, "output_limit": 1, "policy_denied": 1, "invalid_args": 8}
-	if sum.Items != 20 || sum.OK != 4 || sum.Failed != 16 || !mapsEqual(sum.Outcomes, want) || sum.Interrupted || sum.RunMs.N != 16 {
+	if sum.Items != 20 || sum.OK != 4 || sum.Failed != 16 || !mapsEqual(sum.Outcomes, want) || sum.Interrupted || sum.RunMs.N != 14 {
 		t.Errorf("summary = %s", b)
 	}
 	for _, s := range []string{"batch done: 20 items, 4 ok, 16 failed", "failures: invalid_args 8, "} {
@@ -268,17 +272,17 @@ func idsOf(t *testing.T, path string) []string {
 			return ids // a torn last line does not count
 		}
 		var rec struct {
-			ID   *string
-			Line *int
+			ID        *string
+			InputLine *int `json:"input_line"`
 		}
 		if err := json.Unmarshal([]byte(l), &rec); err != nil {
 			t.Fatalf("a complete line is not JSON: %q", l)
 		}
 		switch {
-		case rec.ID != nil:
-			ids = append(ids, *rec.ID)
+		case rec.InputLine != nil:
+			ids = append(ids, "line "+strconv.Itoa(*rec.InputLine))
 		default:
-			ids = append(ids, "line "+strconv.Itoa(*rec.Line))
+			ids = append(ids, *rec.ID)
 		}
 	}
 }
@@ -348,6 +352,58 @@ func testResume(t *testing.T, sig os.Signal) {
 	}
 	if !strings.Contains(stderr, "skipped "+strconv.Itoa(len(before))+" items already in "+out+" (--resume)") {
 		t.Errorf("resume stderr:\n%s", stderr)
+	}
+}
+
+// TestBatchResumeFailedItems: failed items are results too. A runtime
+// error and a step limit carry the program's "line" and "col"; a malformed
+// line's report carries "input_line". A --resume after a complete run runs
+// nothing again: the file keeps exactly one line per id (and one per
+// malformed line), byte for byte as before.
+func TestBatchResumeFailedItems(t *testing.T) {
+	in := abs(t, "resume_failed.jsonl")
+	out := filepath.Join(t.TempDir(), "out.jsonl")
+	_, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "")
+	if code != 1 {
+		t.Fatalf("first run: exit %d, want 1\n%s", code, stderr)
+	}
+	before, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, l := range lines(t, string(before)) {
+		key, _ := resField(t, l, "id").(string)
+		if n, ok := resField(t, l, "input_line").(float64); ok {
+			key = "input_line " + strconv.Itoa(int(n))
+		}
+		got[key] = resField(t, l, "outcome").(string)
+	}
+	want := map[string]string{"a": "runtime_error", "steps": "step_limit", "b": "ok", "c": "ok",
+		"input_line 4": "invalid_args", "input_line 5": "invalid_args"}
+	if len(lines(t, string(before))) != 6 || !maps.Equal(got, want) {
+		t.Fatalf("first run wrote %v, want %v:\n%s", got, want, before)
+	}
+	if l := resField(t, lines(t, string(before))[slices.IndexFunc(lines(t, string(before)), func(l string) bool {
+		return resField(t, l, "id") == "a" && resField(t, l, "input_line") == nil
+	})], "line"); l != 1.0 {
+		t.Errorf(`a's runtime error has "line" %v, want 1`, l)
+	}
+	for range 2 {
+		stdout, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "", "--resume")
+		if code != 0 || stdout != "" {
+			t.Fatalf("resume: exit %d, stdout %q\n%s", code, stdout, stderr)
+		}
+		if !strings.Contains(stderr, "batch done: 0 items") || !strings.Contains(stderr, "skipped 6 items already in "+out+" (--resume)") {
+			t.Errorf("resume stderr:\n%s", stderr)
+		}
+		after, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(after, before) {
+			t.Fatalf("the resume changed the file:\n%s\nwant\n%s", after, before)
+		}
 	}
 }
 
@@ -516,11 +572,49 @@ func TestBatchUsage(t *testing.T) {
 		{[]string{"x.jsonl", "--concurrency", "0"}, "axpool batch: --concurrency must be at least 1"},
 		{[]string{"x.jsonl", "--progress", "fancy"}, `axpool batch: --progress "fancy": want auto, bar, plain or none`},
 		{[]string{"x.jsonl", "--cache-ttl", "-1s"}, "axpool batch: --cache-ttl must not be negative"},
-		{[]string{}, "accepts 1 arg(s), received 0"},
+		{[]string{}, "axpool batch: want one IN.jsonl argument (- = stdin), got 0 (see axpool batch --help)"},
+		{[]string{"a.jsonl", "b.jsonl"}, "axpool batch: want one IN.jsonl argument (- = stdin), got 2 (see axpool batch --help)"},
 	} {
 		_, stderr, code := runBatchBin(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestBatchBarReachesTotal: the progress bar's last frame shows every
+// item done (120/120, 100%), though its frames are throttled to one per
+// 100 ms and 120 items finish well within one; an interrupted batch's bar
+// is not drawn full.
+func TestBatchBarReachesTotal(t *testing.T) {
+	run := func(n, total int) string {
+		var buf bytes.Buffer
+		p := newBatchProgress(&buf, "bar", time.Hour, total)
+		sum := batch.NewSummary()
+		for range n {
+			sum.Add(batch.Result{Envelope: json.RawMessage(`{"success":true,"outcome":"ok"}`), Outcome: "ok", RunMs: 1, QueueMs: 1, Steps: 1})
+			p.add(sum)
+		}
+		p.finish(sum)
+		return buf.String()
+	}
+	if out := run(120, 120); !strings.Contains(out, "100%") || !strings.Contains(out, "120/120") {
+		t.Errorf("bar of a finished batch:\n%q\nwant a last frame of 100%% (120/120)", out)
+	}
+	if out := run(60, 120); strings.Contains(out, "100%") || strings.Contains(out, "120/120") {
+		t.Errorf("bar of an interrupted batch is drawn full:\n%q", out)
+	}
+}
+
+// TestCacheTTLHelp: --cache-ttl's help says what it does on every command
+// that has it: any positive TTL is the cache's (TestBatchCacheHitsAndExpiry
+// runs one of seconds); the 1 h floor is the idempotency replay window's.
+func TestCacheTTLHelp(t *testing.T) {
+	const want = "how long a deterministic result stays in the result cache (any positive duration; 0 = no result cache); " +
+		"an idempotency_key replays its result for this long or 1h, whichever is longer"
+	for _, c := range []*cobra.Command{mcpCmd, serveCmd, batchCmd} {
+		if got := c.Flags().Lookup("cache-ttl").Usage; got != want {
+			t.Errorf("%s --cache-ttl: %q, want %q", c.Name(), got, want)
 		}
 	}
 }

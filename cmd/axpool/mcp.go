@@ -131,8 +131,8 @@ func checkReplicas(cmd *cobra.Command, name string, n int, embedded bool, zero s
 }
 
 // cacheTTLUsage is the help text of --cache-ttl of mcp, serve and batch.
-const cacheTTLUsage = "how long a deterministic result stays in the result cache, and an idempotency_key replays its result " +
-	"(at least 1h; 0 = no result cache)"
+const cacheTTLUsage = "how long a deterministic result stays in the result cache (any positive duration; 0 = no result cache); " +
+	"an idempotency_key replays its result for this long or 1h, whichever is longer"
 
 // checkNATS refuses a --nats value that was given but names no server or
 // a malformed one (queue.CheckURLs) at once, before any connection

@@ -153,7 +153,6 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 		return printFail(cmd, exitUsage, "axpool worker: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-	masker := newMasker(log, workerFlags.secretEnv)
 
 	env := &tools.Env{
 		LibsDir:      workerFlags.libsDir,
@@ -174,8 +173,12 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 		env.CeilingPolicy = p
 	}
 	if os.Getenv(worker.EnvSupervisorPID) == "" {
-		return superviseWorker(cmd, log)
+		return superviseWorker(cmd, log) // its lines say component=supervisor
 	}
+	// The worker process itself: every line says component=worker
+	// (docs/operations.md "Logs").
+	log = log.With("component", "worker")
+	masker := newMasker(log, workerFlags.secretEnv)
 	set, closeSet, err := workerFlags.grants.handlerSet()
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool worker: %v", err)

@@ -207,9 +207,17 @@ func TestWorkerWaitsForNATS(t *testing.T) {
 	if code != 1 || last != "axpool worker: queue: connect nats://127.0.0.1:1: nats: no servers available for connection" {
 		t.Errorf("code %d, last line %q", code, last)
 	}
-	retries := strings.Count(stderr, `msg="NATS not reachable; retrying" attempt=`)
-	if retries < 2 || !strings.Contains(stderr, `msg="NATS not reachable; retrying" attempt=1 retry_in=250ms err="queue: connect nats://127.0.0.1:1: nats: no servers available for connection"`) {
+	retries := strings.Count(stderr, `msg="NATS not reachable; retrying" component=worker attempt=`)
+	if retries < 2 || !strings.Contains(stderr, `msg="NATS not reachable; retrying" component=worker attempt=1 retry_in=250ms err="queue: connect nats://127.0.0.1:1: nats: no servers available for connection"`) {
 		t.Errorf("retries logged %d times:\n%s", retries, stderr)
+	}
+	// Every log line says its component (docs/operations.md "Logs"): the
+	// worker process's component=worker, its supervisor's
+	// component=supervisor.
+	for _, l := range lines {
+		if strings.HasPrefix(l, "time=") && !strings.Contains(l+" ", " component=worker ") && !strings.Contains(l+" ", " component=supervisor ") {
+			t.Errorf("log line without component=worker or component=supervisor: %q", l)
+		}
 	}
 	if el := time.Since(start); el > 30*time.Second {
 		t.Errorf("took %v", el)
