@@ -366,11 +366,19 @@ func readItems(r io.Reader, done *resumeState, skipped *int, readErr *error) ite
 		var seen batch.Seen
 		pos := 0
 		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
+			line, size, read, err := readLine(br, batch.MaxLineBytes)
+			if read {
 				pos++
-				if len(bytes.TrimSpace(line)) > 0 {
-					it := batch.Parse(line, pos, batchWhere)
+				if pos == 1 {
+					line = bytes.TrimPrefix(line, utf8BOM)
+				}
+				if line == nil || len(bytes.TrimSpace(line)) > 0 {
+					var it batch.Item
+					if line == nil {
+						it = batch.TooLong(pos, size, batchWhere)
+					} else {
+						it = batch.Parse(line, pos, batchWhere)
+					}
 					seen.Check(&it, batchWhere)
 					switch {
 					case it.Malformed() && done.lines[pos], !it.Malformed() && done.ids[it.ID]:
@@ -389,6 +397,47 @@ func readItems(r io.Reader, done *resumeState, skipped *int, readErr *error) ite
 				return
 			}
 		}
+	}
+}
+
+// utf8BOM is the byte order mark some editors put at the start of a UTF-8
+// file; the first line of IN may start with it (RFC 8259 §8.1 lets a
+// parser ignore it).
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// readLine reads the next line of br, holding at most limit bytes of it:
+// line is the line without its newline ("\r\n" too) and size its length
+// in bytes without the "\n"; read is false at the end of the input. A
+// line over limit bytes is read to its end and dropped, in bounded
+// memory: line is then nil. err is as for bufio.Reader.ReadBytes.
+func readLine(br *bufio.Reader, limit int) (line []byte, size int64, read bool, err error) {
+	over := false
+	for {
+		frag, err := br.ReadSlice('\n')
+		size += int64(len(frag))
+		read = read || len(frag) > 0
+		if !over && len(line)+len(frag) <= limit+2 { // +2: "\r\n"
+			line = append(line, frag...)
+		} else {
+			over, line = true, nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == nil {
+			size-- // the newline
+		}
+		if over {
+			return nil, size, read, err
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if len(line) > limit {
+			return nil, size, read, err
+		}
+		if line == nil && read {
+			line = []byte{}
+		}
+		return line, size, read, err
 	}
 }
 

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/axpool/axpool/batch"
+)
+
+// Hostile input of `axpool batch` (docs/operations.md "axpool batch"):
+// lines too long to hold, a byte order mark, CRLF, and flags that would
+// overwrite the input or the results.
+
+// TestReadLine: readLine returns each line without "\n" or "\r\n", its
+// size, and nil for a line over the limit, whose bytes it skips — also
+// when the line is longer than the reader's buffer and has no newline.
+func TestReadLine(t *testing.T) {
+	in := "abc\r\n" + "\n" + strings.Repeat("x", 100) + "\n" + "12345678\n" + "123456789\n" + strings.Repeat("y", 50)
+	br := bufio.NewReaderSize(strings.NewReader(in), 16)
+	type got struct {
+		line string
+		nil_ bool
+		size int64
+		read bool
+	}
+	var all []got
+	for {
+		line, size, read, err := readLine(br, 8)
+		all = append(all, got{string(line), line == nil, size, read})
+		if err != nil {
+			break
+		}
+	}
+	want := []got{
+		{"abc", false, 4, true},
+		{"", false, 0, true},
+		{"", true, 100, true},
+		{"12345678", false, 8, true},
+		{"", true, 9, true},
+		{"", true, 50, true},
+	}
+	if !slices.Equal(all, want) {
+		t.Errorf("readLine:\n got %+v\nwant %+v", all, want)
+	}
+	br = bufio.NewReaderSize(strings.NewReader("ab"), 16)
+	if line, size, read, err := readLine(br, 8); string(line) != "ab" || size != 2 || !read || err == nil {
+		t.Errorf("last line without newline: %q %d %v %v", line, size, read, err)
+	}
+	if line, size, read, err := readLine(br, 8); line != nil || size != 0 || read || err == nil {
+		t.Errorf("at EOF: %q %d %v %v", line, size, read, err)
+	}
+}
+
+// TestBatchHostileLines: a line over batch.MaxLineBytes is answered
+// invalid_args with its line number and size (and the batch goes on); a
+// byte order mark before the first line and CRLF line ends are accepted.
+func TestBatchHostileLines(t *testing.T) {
+	dir := t.TempDir()
+	big := `{"id":"big","source":"` + strings.Repeat("a", batch.MaxLineBytes) + `"}`
+	in := "\xef\xbb\xbf" + `{"id":"a","source":"fn main() -> Int { 1 }"}` + "\r\n" +
+		big + "\n" +
+		`{"id":"c","source":"fn main() -> Int { 3 }"}`
+	path := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runBatchBin(t, path, "--cache-dir", "")
+	if code != 0 && code != 1 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var got []string
+	for _, l := range lines(t, out) {
+		got = append(got, normalize(t, l))
+	}
+	slices.Sort(got)
+	want := []string{
+		`{"id":"a","success":true,"protocol_version":1,"result":1,"steps":2,"ui_output":[],"outcome":"ok","retryable":false}`,
+		`{"id":"c","success":true,"protocol_version":1,"result":3,"steps":2,"ui_output":[],"outcome":"ok","retryable":false}`,
+		fmt.Sprintf(`{"id":null,"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"line 2: the line is %d bytes, at most 8388608 (8 MiB)","outcome":"invalid_args","retryable":false,"line":2}`, len(big)),
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if code != 1 || !strings.Contains(stderr, "batch done: 3 items, 2 ok, 1 failed") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
