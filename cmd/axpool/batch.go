@@ -161,6 +161,21 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		defer f.Close()
 		out = f
 	}
+	// The summary is written at the end: a --summary that names IN or OUT
+	// would overwrite it, one that cannot be written would fail only after
+	// the whole batch ran. Both are found now.
+	var summary *os.File
+	if bf.summary != "" {
+		if (in != "-" && sameFile(bf.summary, in)) || (bf.output != "-" && sameFile(bf.summary, bf.output)) {
+			return printFail(cmd, exitUsage, "axpool batch: --summary %s is IN or OUT; give the summary a file of its own", bf.summary)
+		}
+		f, err := os.OpenFile(bf.summary, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return printFail(cmd, exitFail, "axpool batch: --summary: %v", err)
+		}
+		defer f.Close()
+		summary = f
+	}
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -217,9 +232,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	if skipped > 0 {
 		fmt.Fprintf(stderr, "  skipped %d items already in %s (--resume)\n", skipped, bf.output)
 	}
-	if bf.summary != "" {
+	if summary != nil {
 		b, _ := sum.Object().Pretty() // plain values: cannot fail
-		if err := os.WriteFile(bf.summary, append(b, '\n'), 0o644); err != nil {
+		if err := writeSummaryFile(summary, append(b, '\n')); err != nil {
 			fmt.Fprintf(stderr, "axpool batch: --summary: %v\n", err)
 			return silentExit(exitFail)
 		}
@@ -238,6 +253,17 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		return silentExit(exitFail)
 	}
 	return nil
+}
+
+// writeSummaryFile replaces the content of f, the --summary file, with b.
+func writeSummaryFile(f *os.File, b []byte) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(b, 0); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // resumeCommand is the command line that finishes an interrupted batch.

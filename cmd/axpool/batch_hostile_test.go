@@ -90,3 +90,34 @@ func TestBatchHostileLines(t *testing.T) {
 		t.Errorf("exit %d, stderr:\n%s", code, stderr)
 	}
 }
+
+// TestBatchSummaryFile: a --summary naming IN or OUT is a usage error
+// (it would overwrite them at the end), and one that cannot be opened
+// stops the batch before anything runs; IN is left as it was.
+func TestBatchSummaryFile(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	const src = `{"id":"a","source":"fn main() -> Int { 1 }"}` + "\n"
+	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.jsonl")
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"--summary", in, "-o", out}, 2, "axpool batch: --summary " + in + " is IN or OUT; give the summary a file of its own\n"},
+		{[]string{"--summary", out, "-o", out}, 2, "axpool batch: --summary " + out + " is IN or OUT; give the summary a file of its own\n"},
+		{[]string{"--summary", dir}, 1, "axpool batch: --summary: open " + dir + ": is a directory\n"},
+		{[]string{"--summary", filepath.Join(dir, "no", "s.json")}, 1, "axpool batch: --summary: open " + filepath.Join(dir, "no", "s.json") + ": no such file or directory\n"},
+	} {
+		stdout, stderr, code := runBatchBin(t, append([]string{in, "--cache-dir", ""}, tc.args...)...)
+		if code != tc.code || stderr != tc.stderr || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q", tc.args, code, stdout, stderr, tc.code, tc.stderr)
+		}
+	}
+	if b, err := os.ReadFile(in); err != nil || string(b) != src {
+		t.Errorf("IN is now %q (%v)", b, err)
+	}
+}
