@@ -62,7 +62,7 @@ By default axpool starts an embedded NATS server and --workers worker
 processes (started at the first item the result cache cannot answer); with
 --nats URL it runs against a fleet. At most --concurrency items are in
 flight (default: the pool's worker slots). An item the queue refuses
-(queue_full, queue_unavailable) is submitted again after its
+(queue_full, queue_unavailable, quota_exceeded) is submitted again after its
 retry_after_ms; that refusal is never its result.
 
 Deterministic results are cached for --cache-ttl (0 = off), in --cache-dir

@@ -121,3 +121,31 @@ func TestBatchSummaryFile(t *testing.T) {
 		t.Errorf("IN is now %q (%v)", b, err)
 	}
 }
+
+// TestBatchQuotaRetried: with --max-inflight-per-caller below
+// --concurrency, the items the quota refuses (quota_exceeded) are
+// submitted again, never written as their results: all 6 items end ok.
+func TestBatchQuotaRetried(t *testing.T) {
+	dir := t.TempDir()
+	var in strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&in, `{"id":"q%d","source":"fn main() -> Int { %d }"}`+"\n", i, i)
+	}
+	path := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(path, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runBatchBin(t, path, "--cache-dir", "", "--max-inflight-per-caller", "1", "--concurrency", "4")
+	var got []string
+	for _, l := range lines(t, out) {
+		got = append(got, normalize(t, l))
+	}
+	slices.Sort(got)
+	var want []string
+	for i := range 6 {
+		want = append(want, fmt.Sprintf(`{"id":"q%d","success":true,"protocol_version":1,"result":%d,"steps":2,"ui_output":[],"outcome":"ok","retryable":false}`, i, i))
+	}
+	if code != 0 || !slices.Equal(got, want) {
+		t.Errorf("exit %d, lines:\n%s\nwant:\n%s\nstderr:\n%s", code, strings.Join(got, "\n"), strings.Join(want, "\n"), stderr)
+	}
+}
