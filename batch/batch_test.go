@@ -330,3 +330,58 @@ func TestRunScriptItems(t *testing.T) {
 		t.Errorf("without Script: lines %q, calls %q", lines, got)
 	}
 }
+
+// TestRunQuotaRetry: a quota_exceeded answer (the caller's
+// --max-inflight-per-caller below the batch's concurrency) is a refusal,
+// retried after its retry_after_ms, never an item's result: with a quota
+// of 1 and Concurrency 4, all 8 items end ok, each handed over once.
+func TestRunQuotaRetry(t *testing.T) {
+	var inFlight atomic.Int64
+	refused := make(chan struct{}) // closed at the first refusal
+	var once sync.Once
+	call := func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
+		if inFlight.Add(1) > 1 {
+			inFlight.Add(-1)
+			once.Do(func() { close(refused) })
+			b, _ := wire.QuotaExceeded(`the caller "stdio" has 1 calls in flight`, 20*time.Millisecond).MarshalJSON()
+			return b
+		}
+		defer inFlight.Add(-1)
+		if srcOf(args) == 0 {
+			<-refused // the first item runs until another was refused
+		}
+		return okEnv(srcOf(args))
+	}
+	var got []string
+	var retries []string
+	var mu sync.Mutex
+	err := Run(context.Background(), seqOf(8), Options{Call: call, Concurrency: 4,
+		OnResult: func(r Result) {
+			if !r.OK() {
+				t.Errorf("%s: %s", r.Item.ID, r.Envelope)
+			}
+			got = append(got, r.Item.ID)
+		},
+		OnRetry: func(it Item, outcome string, after time.Duration) {
+			mu.Lock()
+			retries = append(retries, fmt.Sprintf("%s %v", outcome, after))
+			mu.Unlock()
+		},
+		Sleep: func(ctx context.Context, d time.Duration) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	want := []string{"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"}
+	if !slices.Equal(got, want) {
+		t.Errorf("results %v, want %v", got, want)
+	}
+	if len(retries) == 0 {
+		t.Fatal("no item was refused")
+	}
+	for _, r := range retries {
+		if r != "quota_exceeded 20ms" {
+			t.Errorf("retry %q, want quota_exceeded 20ms", r)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 // Package batch runs many tool calls as one batch (docs/tools.md §7): it
 // checks batch items (Parse, Seen), runs them through a Call with a
 // bounded window of calls in flight, resubmitting those the queue refused
-// (queue_full, queue_unavailable) after their retry_after_ms (Run), writes
+// (queue_full, queue_unavailable, quota_exceeded) after their retry_after_ms (Run), writes
 // their output lines (Line) and counts them (Summary). `axpool batch` and
 // the gateway's axpool_batch tool share it; both give it a Call that goes
 // through the gateway's job path (cache, idempotency keys, the queue).

@@ -64,6 +64,21 @@ const ScriptsUnavailable = "script items cannot run here: no named scripts"
 // scriptMembers are the members a script item may have.
 var scriptMembers = map[string]bool{"id": true, "script": true, "args": true}
 
+// MaxLineBytes is the longest item `axpool batch` reads from one line of
+// its input, in bytes without the newline: 8 MiB, the most one MCP
+// message may take (gateway.MaxMessageBytes), so an item that fits on a
+// line also fits in an axpool_batch call. A longer line is skipped
+// without being held in memory and answered with TooLong.
+const MaxLineBytes = 8 << 20
+
+// TooLong is the malformed item at position pos whose raw JSON is n
+// bytes, over MaxLineBytes: `line 3: the line is 104857600 bytes, at most
+// 8388608 (8 MiB)`. where is as for Parse.
+func TooLong(pos int, n int64, where string) Item {
+	return Item{Pos: pos, Err: wire.InvalidArgs(wire.KindInvalidArgs,
+		fmt.Sprintf("%s %d: the %s is %d bytes, at most %d (8 MiB)", where, pos, where, n, MaxLineBytes))}
+}
+
 // maxShownID is the longest id a message quotes whole.
 const maxShownID = 128
 

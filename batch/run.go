@@ -62,15 +62,18 @@ type Options struct {
 	// and queue_unavailable); nil means a timer. Tests inject their own.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// OnRetry, if set, is told each time an item is put back because the
-	// queue refused it (outcome queue_full or queue_unavailable), with the
+	// queue or the caller's quota refused it (outcome queue_full,
+	// queue_unavailable or quota_exceeded), with the
 	// wait before the retry.
 	OnRetry func(it Item, outcome string, after time.Duration)
 }
 
-// Retryable outcomes: a refusal of the queue, never the item's result
-// (docs/tools.md §7). The item is submitted again after retry_after_ms.
+// Retryable outcomes: a refusal of the queue or of the caller's quota
+// (--max-inflight-per-caller), never the item's result (docs/tools.md
+// §7). The item is submitted again after retry_after_ms.
 func retryOutcome(o string) bool {
-	return o == string(wire.OutcomeQueueFull) || o == string(wire.OutcomeQueueUnavailable)
+	return o == string(wire.OutcomeQueueFull) || o == string(wire.OutcomeQueueUnavailable) ||
+		o == string(wire.OutcomeQuotaExceeded)
 }
 
 // DefaultRetryAfter is the wait before resubmitting an item whose refusal
@@ -88,7 +91,7 @@ var ErrStopped = errors.New("batch: stopped before every item ran")
 // opts.OnResult, and returns once every started item has finished. Items
 // are read from items as the window allows (a JSONL file is never read
 // whole). A malformed item is answered at once with its Err. A result of
-// outcome queue_full or queue_unavailable is not a result: the item is
+// outcome queue_full, queue_unavailable or quota_exceeded is not a result: the item is
 // submitted again after the envelope's retry_after_ms (DefaultRetryAfter
 // when absent, at most MaxRetryAfter).
 //

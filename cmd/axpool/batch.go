@@ -62,7 +62,7 @@ By default axpool starts an embedded NATS server and --workers worker
 processes (started at the first item the result cache cannot answer); with
 --nats URL it runs against a fleet. At most --concurrency items are in
 flight (default: the pool's worker slots). An item the queue refuses
-(queue_full, queue_unavailable) is submitted again after its
+(queue_full, queue_unavailable, quota_exceeded) is submitted again after its
 retry_after_ms; that refusal is never its result.
 
 Deterministic results are cached for --cache-ttl (0 = off), in --cache-dir
@@ -167,6 +167,21 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		defer f.Close()
 		out = f
 	}
+	// The summary is written at the end: a --summary that names IN or OUT
+	// would overwrite it, one that cannot be written would fail only after
+	// the whole batch ran. Both are found now.
+	var summary *os.File
+	if bf.summary != "" {
+		if (in != "-" && sameFile(bf.summary, in)) || (bf.output != "-" && sameFile(bf.summary, bf.output)) {
+			return printFail(cmd, exitUsage, "axpool batch: --summary %s is IN or OUT; give the summary a file of its own", bf.summary)
+		}
+		f, err := os.OpenFile(bf.summary, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return printFail(cmd, exitFail, "axpool batch: --summary: %v", err)
+		}
+		defer f.Close()
+		summary = f
+	}
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -223,9 +238,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	if skipped > 0 {
 		fmt.Fprintf(stderr, "  skipped %d items already in %s (--resume)\n", skipped, bf.output)
 	}
-	if bf.summary != "" {
+	if summary != nil {
 		b, _ := sum.Object().Pretty() // plain values: cannot fail
-		if err := os.WriteFile(bf.summary, append(b, '\n'), 0o644); err != nil {
+		if err := writeSummaryFile(summary, append(b, '\n')); err != nil {
 			fmt.Fprintf(stderr, "axpool batch: --summary: %v\n", err)
 			return silentExit(exitFail)
 		}
@@ -244,6 +259,17 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		return silentExit(exitFail)
 	}
 	return nil
+}
+
+// writeSummaryFile replaces the content of f, the --summary file, with b.
+func writeSummaryFile(f *os.File, b []byte) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(b, 0); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // resumeCommand is the command line that finishes an interrupted batch.
@@ -376,11 +402,19 @@ func readItems(r io.Reader, done *resumeState, skipped *int, readErr *error) ite
 		var seen batch.Seen
 		pos := 0
 		for {
-			line, err := br.ReadBytes('\n')
-			if len(line) > 0 {
+			line, size, read, err := readLine(br, batch.MaxLineBytes)
+			if read {
 				pos++
-				if len(bytes.TrimSpace(line)) > 0 {
-					it := batch.Parse(line, pos, batchWhere)
+				if pos == 1 {
+					line = bytes.TrimPrefix(line, utf8BOM)
+				}
+				if line == nil || len(bytes.TrimSpace(line)) > 0 {
+					var it batch.Item
+					if line == nil {
+						it = batch.TooLong(pos, size, batchWhere)
+					} else {
+						it = batch.Parse(line, pos, batchWhere)
+					}
 					seen.Check(&it, batchWhere)
 					switch {
 					case it.Malformed() && done.lines[pos], !it.Malformed() && done.ids[it.ID]:
@@ -399,6 +433,47 @@ func readItems(r io.Reader, done *resumeState, skipped *int, readErr *error) ite
 				return
 			}
 		}
+	}
+}
+
+// utf8BOM is the byte order mark some editors put at the start of a UTF-8
+// file; the first line of IN may start with it (RFC 8259 §8.1 lets a
+// parser ignore it).
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// readLine reads the next line of br, holding at most limit bytes of it:
+// line is the line without its newline ("\r\n" too) and size its length
+// in bytes without the "\n"; read is false at the end of the input. A
+// line over limit bytes is read to its end and dropped, in bounded
+// memory: line is then nil. err is as for bufio.Reader.ReadBytes.
+func readLine(br *bufio.Reader, limit int) (line []byte, size int64, read bool, err error) {
+	over := false
+	for {
+		frag, err := br.ReadSlice('\n')
+		size += int64(len(frag))
+		read = read || len(frag) > 0
+		if !over && len(line)+len(frag) <= limit+2 { // +2: "\r\n"
+			line = append(line, frag...)
+		} else {
+			over, line = true, nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == nil {
+			size-- // the newline
+		}
+		if over {
+			return nil, size, read, err
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		if len(line) > limit {
+			return nil, size, read, err
+		}
+		if line == nil && read {
+			line = []byte{}
+		}
+		return line, size, read, err
 	}
 }
 

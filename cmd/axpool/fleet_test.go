@@ -231,3 +231,48 @@ func TestFleetWorkerReplaced(t *testing.T) {
 		t.Errorf("log lacks %q:\n%s", want, stderr.String())
 	}
 }
+
+// TestFleetWorkerDiesWithParent: `axpool worker` SIGKILLed leaves no
+// engine behind: its supervised child, connected and idle, sees its
+// parent change (worker.ExitWithParent) and exits within its shutdown
+// grace.
+func TestFleetWorkerDiesWithParent(t *testing.T) {
+	s := queuetest.Start(t, queuetest.Options{})
+	t.Setenv(queue.EnvNATSUser, s.Credentials().User)
+	t.Setenv(queue.EnvNATSPassword, s.Credentials().Password)
+	var stderr queuetest.Buffer
+	parent := startFleetWorker(t, s.Embedded.URL(), &stderr, "--slots", "1", "--id", "orphan", "--shutdown-grace", "1s")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var engine int
+	queuetest.WaitFor(t, 60*time.Second, "the worker", func() bool {
+		st, err := s.Bus.Stats(ctx)
+		if err != nil || st.WorkersAlive != 1 {
+			return false
+		}
+		engine = st.Workers[0].PID
+		return true
+	})
+	if engine == parent.Process.Pid {
+		t.Fatalf("the engine runs in the process started (%d), not in a supervised child", engine)
+	}
+	if err := parent.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	queuetest.WaitFor(t, 30*time.Second, "the engine to exit after its parent was SIGKILLed", func() bool {
+		return !processLive(engine)
+	})
+}
+
+// processLive reports whether pid is a live process (not gone, not a
+// zombie waiting for a reaper that may never come).
+func processLive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil
+	}
+	// pid (comm) state …: comm may hold spaces and parentheses.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}

@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/axpool/axpool/batch"
+)
+
+// Hostile input of `axpool batch` (docs/operations.md "axpool batch"):
+// lines too long to hold, a byte order mark, CRLF, and flags that would
+// overwrite the input or the results.
+
+// TestReadLine: readLine returns each line without "\n" or "\r\n", its
+// size, and nil for a line over the limit, whose bytes it skips — also
+// when the line is longer than the reader's buffer and has no newline.
+func TestReadLine(t *testing.T) {
+	in := "abc\r\n" + "\n" + strings.Repeat("x", 100) + "\n" + "12345678\n" + "123456789\n" + strings.Repeat("y", 50)
+	br := bufio.NewReaderSize(strings.NewReader(in), 16)
+	type got struct {
+		line string
+		nil_ bool
+		size int64
+		read bool
+	}
+	var all []got
+	for {
+		line, size, read, err := readLine(br, 8)
+		all = append(all, got{string(line), line == nil, size, read})
+		if err != nil {
+			break
+		}
+	}
+	want := []got{
+		{"abc", false, 4, true},
+		{"", false, 0, true},
+		{"", true, 100, true},
+		{"12345678", false, 8, true},
+		{"", true, 9, true},
+		{"", true, 50, true},
+	}
+	if !slices.Equal(all, want) {
+		t.Errorf("readLine:\n got %+v\nwant %+v", all, want)
+	}
+	br = bufio.NewReaderSize(strings.NewReader("ab"), 16)
+	if line, size, read, err := readLine(br, 8); string(line) != "ab" || size != 2 || !read || err == nil {
+		t.Errorf("last line without newline: %q %d %v %v", line, size, read, err)
+	}
+	if line, size, read, err := readLine(br, 8); line != nil || size != 0 || read || err == nil {
+		t.Errorf("at EOF: %q %d %v %v", line, size, read, err)
+	}
+}
+
+// TestBatchHostileLines: a line over batch.MaxLineBytes is answered
+// invalid_args with its line number and size (and the batch goes on); a
+// byte order mark before the first line and CRLF line ends are accepted.
+func TestBatchHostileLines(t *testing.T) {
+	dir := t.TempDir()
+	big := `{"id":"big","source":"` + strings.Repeat("a", batch.MaxLineBytes) + `"}`
+	in := "\xef\xbb\xbf" + `{"id":"a","source":"fn main() -> Int { 1 }"}` + "\r\n" +
+		big + "\n" +
+		`{"id":"c","source":"fn main() -> Int { 3 }"}`
+	path := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runBatchBin(t, path, "--cache-dir", "")
+	if code != 0 && code != 1 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var got []string
+	for _, l := range lines(t, out) {
+		got = append(got, normalize(t, l))
+	}
+	slices.Sort(got)
+	want := []string{
+		`{"id":"a","success":true,"protocol_version":1,"result":1,"steps":2,"ui_output":[],"outcome":"ok","retryable":false}`,
+		`{"id":"c","success":true,"protocol_version":1,"result":3,"steps":2,"ui_output":[],"outcome":"ok","retryable":false}`,
+		fmt.Sprintf(`{"id":null,"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"line 2: the line is %d bytes, at most 8388608 (8 MiB)","outcome":"invalid_args","retryable":false,"line":2}`, len(big)),
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if code != 1 || !strings.Contains(stderr, "batch done: 3 items, 2 ok, 1 failed") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestBatchSummaryFile: a --summary naming IN or OUT is a usage error
+// (it would overwrite them at the end), and one that cannot be opened
+// stops the batch before anything runs; IN is left as it was.
+func TestBatchSummaryFile(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	const src = `{"id":"a","source":"fn main() -> Int { 1 }"}` + "\n"
+	if err := os.WriteFile(in, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.jsonl")
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"--summary", in, "-o", out}, 2, "axpool batch: --summary " + in + " is IN or OUT; give the summary a file of its own\n"},
+		{[]string{"--summary", out, "-o", out}, 2, "axpool batch: --summary " + out + " is IN or OUT; give the summary a file of its own\n"},
+		{[]string{"--summary", dir}, 1, "axpool batch: --summary: open " + dir + ": is a directory\n"},
+		{[]string{"--summary", filepath.Join(dir, "no", "s.json")}, 1, "axpool batch: --summary: open " + filepath.Join(dir, "no", "s.json") + ": no such file or directory\n"},
+	} {
+		stdout, stderr, code := runBatchBin(t, append([]string{in, "--cache-dir", ""}, tc.args...)...)
+		if code != tc.code || stderr != tc.stderr || stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q", tc.args, code, stdout, stderr, tc.code, tc.stderr)
+		}
+	}
+	if b, err := os.ReadFile(in); err != nil || string(b) != src {
+		t.Errorf("IN is now %q (%v)", b, err)
+	}
+}
+
+// TestBatchQuotaRetried: with --max-inflight-per-caller below
+// --concurrency, the items the quota refuses (quota_exceeded) are
+// submitted again, never written as their results: all 6 items end ok.
+func TestBatchQuotaRetried(t *testing.T) {
+	dir := t.TempDir()
+	var in strings.Builder
+	for i := range 6 {
+		fmt.Fprintf(&in, `{"id":"q%d","source":"fn main() -> Int { %d }"}`+"\n", i, i)
+	}
+	path := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(path, []byte(in.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runBatchBin(t, path, "--cache-dir", "", "--max-inflight-per-caller", "1", "--concurrency", "4")
+	var got []string
+	for _, l := range lines(t, out) {
+		got = append(got, normalize(t, l))
+	}
+	slices.Sort(got)
+	var want []string
+	for i := range 6 {
+		want = append(want, fmt.Sprintf(`{"id":"q%d","success":true,"protocol_version":1,"result":%d,"steps":2,"ui_output":[],"outcome":"ok","retryable":false}`, i, i))
+	}
+	if code != 0 || !slices.Equal(got, want) {
+		t.Errorf("exit %d, lines:\n%s\nwant:\n%s\nstderr:\n%s", code, strings.Join(got, "\n"), strings.Join(want, "\n"), stderr)
+	}
+}
