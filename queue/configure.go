@@ -84,11 +84,17 @@ func (s Settings) validate() error {
 // Errors: a setting out of range, naming it; ErrNotSetUp (wrapped) when
 // the stream or consumer does not exist; StateTTL not above the stream's
 // MaxAge once changed; *UnavailableError when JetStream does not answer
-// now; the server refusing a change (e.g. replicas > 1 on a server outside
-// a cluster), wrapped — the changes made before it stay made.
+// now; *NotClusteredError for replicas > 1 on a server outside a cluster
+// (before anything is read or changed, dry run included); the server
+// refusing another change, wrapped — the changes made before it stay made.
 func Configure(ctx context.Context, nc *nats.Conn, s Settings, apply bool) ([]Change, error) {
 	if err := s.validate(); err != nil {
 		return nil, err
+	}
+	if s.Replicas != nil {
+		if err := checkClustered(nc, *s.Replicas); err != nil {
+			return nil, err
+		}
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -193,4 +199,27 @@ func set[T comparable](changes *[]Change, obj, setting string, field, want *T) b
 	*changes = append(*changes, Change{Object: obj, Setting: setting, From: fmt.Sprint(*field), To: fmt.Sprint(*want)})
 	*field = *want
 	return true
+}
+
+// NotClusteredError is replicas above 1 asked of a NATS server that is not
+// part of a cluster: JetStream outside a cluster keeps one copy of each
+// stream, so the request is refused before any change (Configure, Open).
+type NotClusteredError struct {
+	// Replicas is the replication asked for; Server the connected URL.
+	Replicas int
+	Server   string
+}
+
+func (e *NotClusteredError) Error() string {
+	return fmt.Sprintf("queue: %d replicas need a NATS cluster, but %s is a standalone server (not part of a cluster); use 1, or run a cluster (docs/operations.md \"Fleet mode\")",
+		e.Replicas, e.Server)
+}
+
+// checkClustered refuses replicas > 1 when nc's server is not part of a
+// cluster (*NotClusteredError).
+func checkClustered(nc *nats.Conn, replicas int) error {
+	if replicas > 1 && nc.ConnectedClusterName() == "" {
+		return &NotClusteredError{Replicas: replicas, Server: nc.ConnectedUrlRedacted()}
+	}
+	return nil
 }

@@ -174,6 +174,9 @@ func openStream(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg 
 	if !errors.Is(err, jetstream.ErrStreamNotFound) {
 		return nil, setupError("look up stream "+StreamName, err)
 	}
+	if err := checkClustered(nc, cfg.Replicas); err != nil {
+		return nil, err
+	}
 	candidates := []int{cfg.Replicas}
 	if cfg.Replicas == 0 {
 		candidates = []int{1}

@@ -153,9 +153,13 @@ func TestConfigureErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	three := 3
-	if _, err := Configure(ctx, nc, Settings{Replicas: &three}, true); err == nil ||
-		!strings.Contains(err.Error(), "queue: update stream AXPOOL_JOBS: ") || !strings.Contains(err.Error(), "replicas > 1 not supported in non-clustered mode") {
-		t.Errorf("replicas 3 on one server: %v", err)
+	wantNC := "queue: 3 replicas need a NATS cluster, but " + nc.ConnectedUrlRedacted() +
+		` is a standalone server (not part of a cluster); use 1, or run a cluster (docs/operations.md "Fleet mode")`
+	for _, apply := range []bool{false, true} { // the dry run says so too
+		var nce *NotClusteredError
+		if ch, err := Configure(ctx, nc, Settings{Replicas: &three}, apply); !errors.As(err, &nce) || err.Error() != wantNC || ch != nil {
+			t.Errorf("replicas 3 on one server (apply %v): %v, %v\nwant %s", apply, ch, err, wantNC)
+		}
 	}
 	age := 2 * time.Hour
 	if _, err := Configure(ctx, nc, Settings{MaxAge: &age}, true); err == nil || err.Error() !=
@@ -260,5 +264,28 @@ func TestCacheFollowsTTL(t *testing.T) {
 	}
 	if ttl := st.TTL(); ttl != 3*time.Hour {
 		t.Errorf("cache TTL = %v, want 3h", ttl)
+	}
+}
+
+// TestOpenReplicasStandalone: a new queue with replicas 3 on a server
+// outside a cluster is refused with *NotClusteredError before anything is
+// created (it used to be the server's raw API error, err_code 10074).
+func TestOpenReplicasStandalone(t *testing.T) {
+	e := StartTestServer(t)
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	var nce *NotClusteredError
+	if _, err := Open(ctx, nc, Config{Storage: jetstream.MemoryStorage, Replicas: 3}, nil); !errors.As(err, &nce) || nce.Replicas != 3 {
+		t.Fatalf("Open with replicas 3 on one server: %v", err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Stream(ctx, StreamName); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Errorf("stream after the refusal: %v, want not found", err)
 	}
 }
