@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -369,7 +370,11 @@ func (b *QueueBackend) Slots(ctx context.Context) int {
 //     submission cancels the job as soon as it is stored; a submission that
 //     fails for another reason is cancelled too (by its ID), in case the
 //     stream stored it without acknowledging.
-//   - A job with no result Timeout+5 s after submission is cancelled and
+//   - A job with no result Timeout+5 s after submission is cancelled. One
+//     still queued then (no worker took it: a fleet without live workers)
+//     is answered like a worker answers a job it never started: a
+//     deadline_exceeded result, "job timed out after 8s (job timeout)
+//     before a worker started it" (docs/tools.md §5); any other is
 //     reported as *JobError{Outcome: worker_lost}.
 //   - A job the queue refuses as invalid (too large) is
 //     *JobError{Outcome: invalid_args}; a job the bus did not accept for
@@ -456,9 +461,44 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 		return nil, je
 	}
 	if wctx.Err() != nil {
+		if cerr == nil && b.neverStarted(ctx, id) {
+			// No worker took it (a fleet without live workers): the job
+			// timed out in the queue, as a worker would have said.
+			msg := "job timed out after " + formatTimeout(timeout) + " (job timeout) before a worker started it"
+			return queue.FailureResult(wire.DeadlineExceeded(msg), queue.JobMeta{JobID: id, Queue: time.Since(start)}), nil
+		}
 		err = fmt.Errorf("no worker returned a result within %s", timeout+waitGrace)
 	}
 	return nil, &JobError{Outcome: wire.OutcomeWorkerLost, JobID: id, QueueMs: elapsed, Err: err}
+}
+
+// neverStarted reports whether the job id, just cancelled after its
+// deadline, was still queued: Client.Cancel then removed it from the
+// stream and stored "cancelled before it started" with no worker. It waits
+// for that result at most cancelResultWait.
+func (b *QueueBackend) neverStarted(ctx context.Context, id string) bool {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelResultWait)
+	defer cancel()
+	res, err := b.Client.Wait(wctx, id, nil)
+	if err != nil {
+		return false
+	}
+	sum, err := wire.Summarize(res)
+	return err == nil && sum.JobID == id && sum.Outcome == wire.OutcomeCancelled && sum.Worker == "" && sum.RunMs <= 0
+}
+
+// formatTimeout renders a job timeout the way an operator writes it:
+// "8s", "5m", "1h", "1m30s" (time.Duration's form without the trailing
+// zero units).
+func formatTimeout(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }
 
 // cancelResultWait bounds how long a cancelled call waits for its job's

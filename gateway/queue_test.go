@@ -322,3 +322,58 @@ func TestCancelledRunningJob(t *testing.T) {
 		t.Errorf("envelope:\n got: %s\nwant: %s", got, want)
 	}
 }
+
+// TestJobTimeoutNoWorker: a job that no worker takes before its deadline
+// (a fleet with no live worker) is answered as the worker answers one it
+// never started — deadline_exceeded, outcome cancelled, "job timed out
+// after 1s (job timeout) before a worker started it", worker "" — not
+// worker_lost (docs/tools.md §5).
+func TestJobTimeoutNoWorker(t *testing.T) {
+	log := queuetest.Logger()
+	emb := queuetest.StartEmbedded(t, queue.EmbeddedOptions{})
+	nc, err := queue.Connect(emb.URL(), queue.WithCredentials(emb.Credentials()), queue.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := queue.NewClient(bus, queue.ClientOptions{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	b := &QueueBackend{Client: client, Timeout: time.Second}
+	res, err := b.Run(ctx, "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`), nil)
+	if err != nil {
+		t.Fatalf("no worker: %v", err)
+	}
+	sum, err := wire.Summarize(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(res, &m)
+	if sum.Success || sum.ErrorKind != "deadline_exceeded" || sum.Outcome != wire.OutcomeCancelled || sum.Worker != "" || sum.RunMs != 0 ||
+		sum.JobID == "" || m.Message != "job timed out after 1s (job timeout) before a worker started it" {
+		t.Errorf("no worker before the deadline: %s", res)
+	}
+	if st, err := bus.Counts(ctx); err != nil || st.Depth != 0 {
+		t.Errorf("queue after the timeout: %+v, %v (the job must be gone)", st, err)
+	}
+}
+
+func TestFormatTimeout(t *testing.T) {
+	for d, want := range map[time.Duration]string{time.Second: "1s", 10 * time.Second: "10s", 5 * time.Minute: "5m",
+		90 * time.Second: "1m30s", time.Hour: "1h", 90 * time.Minute: "1h30m", 1500 * time.Millisecond: "1.5s"} {
+		if got := formatTimeout(d); got != want {
+			t.Errorf("formatTimeout(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
