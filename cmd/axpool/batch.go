@@ -190,6 +190,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	if bf.node.nats == "" && bf.node.cacheTTL > 0 {
 		storeDir = bf.cacheDir
 	}
+	if bf.node.nats != "" && cmd.Flags().Changed("cache-dir") {
+		fmt.Fprintln(cmd.ErrOrStderr(), "axpool batch: --cache-dir is ignored with --nats: the fleet's cache bucket (AXPOOL_CACHE) holds the results")
+	}
 	n, err := startNode(cmd, "axpool batch", &bf.node, nodeOptions{storeDir: storeDir, lazyWorkers: true})
 	if err != nil {
 		return err
@@ -272,12 +275,18 @@ func writeSummaryFile(f *os.File, b []byte) error {
 	return f.Close()
 }
 
-// resumeCommand is the command line that finishes an interrupted batch.
+// resumeCommand is the command line that finishes an interrupted batch:
+// this one with --resume, the program named as it was invoked ("./axpool"
+// stays "./axpool"; a `go run` build, in the Go build cache, is "axpool").
 func resumeCommand(in, out string) string {
-	if out == "-" {
-		return fmt.Sprintf("axpool batch %s -o OUT.jsonl (write to a file to be able to resume)", in)
+	prog := "axpool"
+	if len(os.Args) > 0 && os.Args[0] != "" && !strings.Contains(os.Args[0], "go-build") {
+		prog = shellQuote(os.Args[0])
 	}
-	args := []string{"axpool"}
+	if out == "-" {
+		return fmt.Sprintf("%s batch %s -o OUT.jsonl (write to a file to be able to resume)", prog, in)
+	}
+	args := []string{prog}
 	for _, a := range os.Args[1:] {
 		if a != "--resume" {
 			args = append(args, shellQuote(a))

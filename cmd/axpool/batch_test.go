@@ -618,3 +618,40 @@ func TestCacheTTLHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeCommand: the resume hint names the program as it was invoked
+// (quoted for a shell), "axpool" for a `go run` build, and drops an
+// earlier --resume.
+func TestResumeCommand(t *testing.T) {
+	saved := os.Args
+	defer func() { os.Args = saved }()
+	for _, c := range []struct {
+		args []string
+		out  string
+		want string
+	}{
+		{[]string{"./axpool", "batch", "in.jsonl", "-o", "out.jsonl"}, "out.jsonl", "./axpool batch in.jsonl -o out.jsonl --resume"},
+		{[]string{"/opt/my tools/axpool", "batch", "in.jsonl", "-o", "o.jsonl", "--resume"}, "o.jsonl", "'/opt/my tools/axpool' batch in.jsonl -o o.jsonl --resume"},
+		{[]string{"/tmp/go-build123/b001/exe/axpool", "batch", "in.jsonl", "-o", "o.jsonl"}, "o.jsonl", "axpool batch in.jsonl -o o.jsonl --resume"},
+		{[]string{"./axpool", "batch", "in.jsonl"}, "-", "./axpool batch in.jsonl -o OUT.jsonl (write to a file to be able to resume)"},
+	} {
+		os.Args = c.args
+		if got := resumeCommand("in.jsonl", c.out); got != c.want {
+			t.Errorf("resumeCommand for %q = %q, want %q", c.args, got, c.want)
+		}
+	}
+}
+
+// TestBatchCacheDirWithNATS: --cache-dir names the embedded server's store,
+// so with --nats it is ignored, and the batch says so before connecting.
+func TestBatchCacheDirWithNATS(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(in, []byte(`{"id":"a","source":"fn main() -> Int { 1 }"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runBatchBin(t, in, "--nats", "nats://127.0.0.1:1", "--connect-timeout", "200ms", "--cache-dir", t.TempDir())
+	want := "axpool batch: --cache-dir is ignored with --nats: the fleet's cache bucket (AXPOOL_CACHE) holds the results\n"
+	if code != 1 || !strings.HasPrefix(stderr, want) {
+		t.Errorf("exit %d, stderr %q; want 1 and a first line %q", code, stderr, want)
+	}
+}
