@@ -81,7 +81,7 @@ func TestBatchHostileLines(t *testing.T) {
 	want := []string{
 		`{"id":"a","success":true,"protocol_version":1,"result":1,"steps":2,"ui_output":[],"outcome":"ok","retryable":false}`,
 		`{"id":"c","success":true,"protocol_version":1,"result":3,"steps":2,"ui_output":[],"outcome":"ok","retryable":false}`,
-		fmt.Sprintf(`{"id":null,"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"line 2: the line is %d bytes, at most 8388608 (8 MiB)","outcome":"invalid_args","retryable":false,"line":2}`, len(big)),
+		fmt.Sprintf(`{"id":null,"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"line 2: the line is %d bytes, at most 8388608 (8 MiB)","outcome":"invalid_args","retryable":false,"input_line":2}`, len(big)),
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("lines:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -706,7 +706,7 @@ func TestE2ESecretEnv(t *testing.T) {
 	if got["result"] != "db ***, port 8080, pin 7351" {
 		t.Fatalf("result = %v", got["result"])
 	}
-	if !strings.Contains(stderr.String(), `msg="--secret-env names a variable that is not set" name=NOT_SET_ANYWHERE`) {
+	if !strings.Contains(stderr.String(), `msg="--secret-env names a variable that is not set" component=gateway name=NOT_SET_ANYWHERE`) {
 		t.Errorf("no warning for the unset variable in:\n%s", stderr.String())
 	}
 	for _, args := range [][]string{
