@@ -210,24 +210,9 @@ func TestStreamFullNoJob(t *testing.T) {
 // submission's timeout; a task is refused as fast. The fleet trial waited
 // 15 s for "context deadline exceeded".
 func TestQueueUnavailableNATSDown(t *testing.T) {
-	log := queuetest.Logger()
-	emb := queuetest.StartEmbedded(t, queue.EmbeddedOptions{})
-	nc, err := queue.Connect(emb.URL(), queue.WithCredentials(emb.Credentials()), queue.WithLogger(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := queue.NewClient(bus, queue.ClientOptions{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	emb, nc, bus, client := workerlessStack(t)
 	st := &stack{Stack: &queuetest.Stack{Embedded: emb, Conn: nc, Bus: bus, Client: client}}
 	c := inProcess(t, st.newGateway(t, Config{}))
 
@@ -329,24 +314,9 @@ func TestCancelledRunningJob(t *testing.T) {
 // after 1s (job timeout) before a worker started it", worker "" — not
 // worker_lost (docs/tools.md §5).
 func TestJobTimeoutNoWorker(t *testing.T) {
-	log := queuetest.Logger()
-	emb := queuetest.StartEmbedded(t, queue.EmbeddedOptions{})
-	nc, err := queue.Connect(emb.URL(), queue.WithCredentials(emb.Credentials()), queue.WithLogger(log))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	client, err := queue.NewClient(bus, queue.ClientOptions{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
+	_, _, bus, client := workerlessStack(t)
 	b := &QueueBackend{Client: client, Timeout: time.Second}
 	res, err := b.Run(ctx, "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`), nil)
 	if err != nil {
@@ -376,4 +346,30 @@ func TestFormatTimeout(t *testing.T) {
 			t.Errorf("formatTimeout(%v) = %q, want %q", d, got, want)
 		}
 	}
+}
+
+// workerlessStack is a queue over its own embedded server, reached over
+// TCP (so that a test can shut the server down under the connection), with
+// no worker: what a fleet gateway sees when NATS or every worker is gone.
+func workerlessStack(t *testing.T) (*queue.Embedded, *nats.Conn, *queue.Bus, *queue.Client) {
+	t.Helper()
+	log := queuetest.Logger()
+	emb := queuetest.StartEmbedded(t, queue.EmbeddedOptions{})
+	nc, err := queue.Connect(emb.URL(), queue.WithCredentials(emb.Credentials()), queue.WithLogger(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := queue.NewClient(bus, queue.ClientOptions{Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	return emb, nc, bus, client
 }
