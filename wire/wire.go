@@ -117,27 +117,41 @@ func (o *Object) Keys() []string { return append([]string(nil), o.keys...) }
 func (o *Object) Len() int { return len(o.keys) }
 
 // MarshalJSON encodes o compactly, keys in order, without HTML escaping.
-func (o *Object) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
+// Errors: a value encoding/json cannot encode (wrapped with its key).
+func (o *Object) MarshalJSON() ([]byte, error) { return o.AppendJSON(nil) }
+
+// AppendJSON appends o's MarshalJSON encoding to dst. A nested *Object is
+// encoded in place, an Outcome as its string, and the rest by
+// jsonenc.Append, so a value is encoded once (encoding/json would encode a
+// nested object's MarshalJSON output and then scan it again at each
+// level). On error dst is returned unchanged with the error.
+func (o *Object) AppendJSON(dst []byte) ([]byte, error) {
+	start := len(dst)
+	dst = append(dst, '{')
 	for i, k := range o.keys {
 		if i > 0 {
-			buf.WriteByte(',')
+			dst = append(dst, ',')
 		}
-		kb, err := jsonenc.Marshal(k)
+		dst = jsonenc.AppendString(dst, k)
+		dst = append(dst, ':')
+		var err error
+		switch v := o.vals[i].(type) {
+		case *Object:
+			if v == nil {
+				dst = append(dst, "null"...)
+				continue
+			}
+			dst, err = v.AppendJSON(dst)
+		case Outcome:
+			dst = jsonenc.AppendString(dst, string(v))
+		default:
+			dst, err = jsonenc.Append(dst, v)
+		}
 		if err != nil {
-			return nil, err
+			return dst[:start], fmt.Errorf("wire: field %q: %w", k, err)
 		}
-		buf.Write(kb)
-		buf.WriteByte(':')
-		vb, err := jsonenc.Marshal(o.vals[i])
-		if err != nil {
-			return nil, fmt.Errorf("wire: field %q: %w", k, err)
-		}
-		buf.Write(vb)
 	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return append(dst, '}'), nil
 }
 
 // Pretty encodes o with a 2-space indent (the text content of every tool

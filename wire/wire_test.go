@@ -220,3 +220,50 @@ func TestSummarize(t *testing.T) {
 		t.Fatal("an array summarized")
 	}
 }
+
+// marshaler is a json.Marshaler whose output is not compact.
+type marshaler struct{}
+
+func (marshaler) MarshalJSON() ([]byte, error) { return []byte(`{ "m" : [1, 2] }`), nil }
+
+func TestMarshalJSONValues(t *testing.T) {
+	var nilObj *Object
+	inner := NewObject().Set("k<", "v&\u2028").Set("deep", NewObject().Set("x", json.RawMessage(` [ 1 , {"y" : null} ] `)))
+	o := NewObject().
+		Set("s", "a \"q\" \\ \n\x01 \xff").
+		Set("outcome", OutcomeOK).
+		Set("b", false).Set("i", -3).Set("i64", int64(1)<<40).Set("u", uint64(7)).
+		Set("f", 1.5).Set("nil", nil).Set("nilobj", nilObj).
+		Set("raw", json.RawMessage(`{"a" : "<b>"}`)).
+		Set("inner", inner).
+		Set("list", []any{"x", 2, NewObject().Set("z", true)}).
+		Set("m", marshaler{}).
+		Set("map", map[string]int{"b": 2, "a": 1})
+	got, err := o.MarshalJSON()
+	want := `{"s":"a \"q\" \\ \n\u0001 \ufffd","outcome":"ok","b":false,"i":-3,"i64":1099511627776,"u":7,` +
+		`"f":1.5,"nil":null,"nilobj":null,"raw":{"a":"<b>"},` +
+		`"inner":{"k<":"v&\u2028","deep":{"x":[1,{"y":null}]}},` +
+		`"list":["x",2,{"z":true}],"m":{"m":[1,2]},"map":{"a":1,"b":2}}`
+	if err != nil || string(got) != want {
+		t.Fatalf("MarshalJSON =\n%s, %v\nwant\n%s", got, err, want)
+	}
+	dst, err := o.AppendJSON([]byte("pre "))
+	if err != nil || string(dst) != "pre "+want {
+		t.Fatalf("AppendJSON = %s, %v", dst, err)
+	}
+}
+
+func TestMarshalJSONErrors(t *testing.T) {
+	for _, c := range []struct {
+		o    *Object
+		want string
+	}{
+		{NewObject().Set("ok", 1).Set("bad", json.RawMessage(`{`)), `wire: field "bad": json: error calling MarshalJSON for type json.RawMessage: unexpected end of JSON input`},
+		{NewObject().Set("a", NewObject().Set("c", make(chan int))), `wire: field "a": wire: field "c": json: unsupported type: chan int`},
+	} {
+		got, err := c.o.AppendJSON([]byte("keep"))
+		if err == nil || err.Error() != c.want || string(got) != "keep" {
+			t.Errorf("AppendJSON = %q, %v; want \"keep\" and %s", got, err, c.want)
+		}
+	}
+}
