@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -219,8 +220,11 @@ type Bus struct {
 	results jetstream.KeyValue
 	state   jetstream.KeyValue
 	cache   jetstream.KeyValue // nil when Attach found no cache bucket
-	tasks   jetstream.KeyValue // nil for a Bus from Attach (workers use no tasks)
-	taskTTL time.Duration
+	// lookups batches CachedResult's lookups (made on first use).
+	lookups     *cacheLookups
+	lookupsOnce sync.Once
+	tasks       jetstream.KeyValue // nil for a Bus from Attach (workers use no tasks)
+	taskTTL     time.Duration
 
 	ackWait       time.Duration
 	maxDeliver    int

@@ -36,7 +36,8 @@ var (
 func validDigest(s string) bool { return ValidID(s) }
 
 // CachedResult returns the result envelope cached under digest, exactly as
-// StoreCached stored it. Errors: ErrNotCached, ErrNoCache, an invalid
+// StoreCached stored it. Lookups made at the same time share one request
+// to the server (cachebatch.go). Errors: ErrNotCached, ErrNoCache, an invalid
 // digest, NATS errors (wrapped).
 func (b *Bus) CachedResult(ctx context.Context, digest string) ([]byte, error) {
 	if b.cache == nil {
@@ -45,14 +46,12 @@ func (b *Bus) CachedResult(ctx context.Context, digest string) ([]byte, error) {
 	if !validDigest(digest) {
 		return nil, fmt.Errorf("queue: cache digest %q is not 1-128 characters of [A-Za-z0-9_-]", digest)
 	}
-	e, err := b.cache.Get(ctx, cacheKey(digest))
-	if err != nil {
-		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return nil, ErrNotCached
-		}
+	b.lookupsOnce.Do(func() { b.lookups = newCacheLookups(b) })
+	val, err := b.lookups.get(ctx, cacheKey(digest))
+	if err != nil && !errors.Is(err, ErrNotCached) {
 		return nil, fmt.Errorf("queue: read cache %s: %w", digest, err)
 	}
-	return e.Value(), nil
+	return val, err
 }
 
 // StoreCached caches env under digest for Config.CacheTTL, replacing an
