@@ -167,6 +167,40 @@ func (ms members) get(name string) (json.RawMessage, bool) {
 // parseMembers decodes a JSON object into its members, in linear time
 // whatever the number of members.
 func parseMembers(data []byte) (members, error) {
+	var ms members
+	var index map[string]int
+	split := func(name string, v json.RawMessage) {
+		if len(ms) >= 8 && index == nil {
+			index = make(map[string]int, 16)
+			for i, m := range ms {
+				index[m.name] = i
+			}
+		}
+		if index != nil {
+			if i, dup := index[name]; dup {
+				ms[i].val = v
+				return
+			}
+			index[name] = len(ms)
+		} else {
+			for i := range ms {
+				if ms[i].name == name {
+					ms[i].val = v
+					return
+				}
+			}
+		}
+		ms = append(ms, member{name, v})
+	}
+	if wire.SplitObject(data, split) {
+		return ms, nil
+	}
+	return parseMembersDecoder(data)
+}
+
+// parseMembersDecoder is parseMembers through encoding/json's decoder:
+// its errors for data that is not one JSON object.
+func parseMembersDecoder(data []byte) (members, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil {
 		return nil, err

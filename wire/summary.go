@@ -1,6 +1,10 @@
 package wire
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
 
 // Summary is what metrics, the audit log and batches read from a result
 // object: the docs/tools.md §1, §5 and §7 fields every observer needs. A
@@ -28,6 +32,109 @@ type Summary struct {
 // object. Only the top-level fields are decoded into values; the rest
 // (a result of megabytes) is scanned, not kept.
 func Summarize(obj []byte) (Summary, error) {
+	if s, ok := summarizeFast(obj); ok {
+		return s, nil
+	}
+	return summarizeDecoder(obj)
+}
+
+// summarizeFast is Summarize for the objects axpool's encoder writes:
+// ok is false (and the caller decodes with encoding/json, whose result
+// it would differ from) for anything else — a key that differs from a
+// field's name only in case, a value that is not a plain literal of its
+// field's type.
+func summarizeFast(obj []byte) (s Summary, ok bool) {
+	s = Summary{Steps: -1, QueueMs: -1, RunMs: -1}
+	ok = true
+	str := func(raw []byte, dst *string) {
+		switch {
+		case string(raw) == "null":
+		case len(raw) >= 2 && raw[0] == '"' && simpleString(raw):
+			*dst = string(raw[1 : len(raw)-1])
+		default:
+			ok = false
+		}
+	}
+	boolean := func(raw []byte, dst *bool) {
+		switch string(raw) {
+		case "true":
+			*dst = true
+		case "false":
+			*dst = false
+		case "null":
+		default:
+			ok = false
+		}
+	}
+	integer := func(raw []byte, dst *int64, null int64, nullSets bool) {
+		if string(raw) == "null" {
+			if nullSets {
+				*dst = null
+			}
+			return
+		}
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil {
+			ok = false
+			return
+		}
+		*dst = n
+	}
+	valid := SplitObject(obj, func(key string, raw json.RawMessage) {
+		switch key {
+		case "success":
+			boolean(raw, &s.Success)
+		case "outcome":
+			var o string
+			str(raw, &o)
+			if string(raw) != "null" {
+				s.Outcome = Outcome(o)
+			}
+		case "error_kind":
+			str(raw, &s.ErrorKind)
+		case "limit_kind":
+			str(raw, &s.LimitKind)
+		case "job_id":
+			str(raw, &s.JobID)
+		case "worker":
+			str(raw, &s.Worker)
+		case "steps":
+			integer(raw, &s.Steps, -1, true)
+		case "queue_ms":
+			integer(raw, &s.QueueMs, -1, true)
+		case "run_ms":
+			integer(raw, &s.RunMs, -1, true)
+		case "retry_after_ms":
+			integer(raw, &s.RetryAfterMs, 0, false)
+		case "cached":
+			boolean(raw, &s.Cached)
+		case "replayed":
+			boolean(raw, &s.Replayed)
+		default:
+			if summaryFolded(key) {
+				ok = false // encoding/json matches it case-insensitively
+			}
+		}
+	})
+	return s, valid && ok
+}
+
+// summaryKeys are the keys Summarize reads.
+var summaryKeys = []string{"success", "outcome", "error_kind", "limit_kind", "job_id", "worker",
+	"steps", "queue_ms", "run_ms", "retry_after_ms", "cached", "replayed"}
+
+// summaryFolded reports whether key is one of summaryKeys but for case.
+func summaryFolded(key string) bool {
+	for _, k := range summaryKeys {
+		if strings.EqualFold(key, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// summarizeDecoder is Summarize through encoding/json.
+func summarizeDecoder(obj []byte) (Summary, error) {
 	var v struct {
 		Success   bool    `json:"success"`
 		Outcome   Outcome `json:"outcome"`

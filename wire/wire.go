@@ -170,8 +170,131 @@ func (o *Object) Pretty() ([]byte, error) {
 }
 
 // ParseObject decodes a JSON object keeping its key order. Values are kept
-// as json.RawMessage.
+// as json.RawMessage. Errors: encoding/json's, for data that is not one
+// JSON object.
 func ParseObject(data []byte) (*Object, error) {
+	o := NewObject()
+	if SplitObject(data, func(key string, val json.RawMessage) { o.Set(key, val) }) {
+		return o, nil
+	}
+	return parseObjectDecoder(data)
+}
+
+// SplitObject calls member for each member of the JSON object data, in
+// order (a repeated key is passed each time), with the value's bytes (a
+// sub-slice of data, without surrounding white space), and reports true.
+// It reports false, having called nothing, when data is not one valid JSON
+// object (callers then decode it with encoding/json for its error
+// message). Keys are decoded as encoding/json decodes them (invalid UTF-8
+// and lone surrogates become U+FFFD).
+func SplitObject(data []byte, member func(key string, val json.RawMessage)) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' || !json.Valid(data) {
+		return false
+	}
+	// data is valid JSON starting with '{': one object, then white space.
+	i = skipSpace(data, i+1)
+	if data[i] == '}' {
+		return true
+	}
+	for {
+		end := stringEnd(data, i)
+		key := data[i:end]
+		var k string
+		if simpleString(key) {
+			k = string(key[1 : len(key)-1])
+		} else if json.Unmarshal(key, &k) != nil {
+			return false // cannot happen: data is valid
+		}
+		i = skipSpace(data, end)
+		i = skipSpace(data, i+1) // the ':'
+		vend := valueEnd(data, i)
+		member(k, json.RawMessage(data[i:vend:vend]))
+		i = skipSpace(data, vend)
+		if data[i] == '}' {
+			return true
+		}
+		i = skipSpace(data, i+1) // the ','
+	}
+}
+
+// skipSpace returns the position of the first byte at or after i that is
+// not JSON white space.
+func skipSpace(data []byte, i int) int {
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// stringEnd returns the position just past the valid JSON string that
+// starts at i.
+func stringEnd(data []byte, i int) int {
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(data)
+}
+
+// valueEnd returns the position just past the valid JSON value that
+// starts at i.
+func valueEnd(data []byte, i int) int {
+	switch data[i] {
+	case '"':
+		return stringEnd(data, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(data); j++ {
+			switch data[j] {
+			case '"':
+				j = stringEnd(data, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(data)
+	}
+	// A number, true, false or null: up to the next delimiter.
+	j := i
+	for j < len(data) {
+		switch data[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j
+		}
+		j++
+	}
+	return j
+}
+
+// simpleString reports whether the quoted JSON string s has no escape and
+// only ASCII, so its content is its text.
+func simpleString(s []byte) bool {
+	for _, c := range s[1 : len(s)-1] {
+		if c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// parseObjectDecoder is ParseObject through encoding/json's decoder: its
+// errors for data that is not a JSON object.
+func parseObjectDecoder(data []byte) (*Object, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	tok, err := dec.Token()

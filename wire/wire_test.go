@@ -267,3 +267,82 @@ func TestMarshalJSONErrors(t *testing.T) {
 		}
 	}
 }
+
+var objectCases = []string{
+	`{}`, ` { } `, `{"a":1}`, "\t{\n\"a\" :\r 1 , \"b\":[1, {\"c\": \"}]\\\"\"}], \"d\" : null}\n",
+	`{"a":1,"a":2,"b":"x"}`, `{"k\u00e9y":true,"\ud800":false,"é":-1.5e3,"a\"b":"\\"}`,
+	`{"nested":{"a":{"b":{"c":[[[]]]}}},"s":"{[\"]}"}`, "{\"bad\xffutf8\":\"v\xff\"}",
+	`{"a":1} x`, `{"a":}`, `[1]`, `"s"`, ``, `{`, `{"a":1,}`, `{} {}`, `nul`,
+}
+
+// TestSplitObjectMatchesDecoder: ParseObject gives what encoding/json's
+// decoder gives (keys, order, values, errors) for every case.
+func TestSplitObjectMatchesDecoder(t *testing.T) {
+	for _, c := range objectCases {
+		checkSplit(t, []byte(c))
+	}
+}
+
+func FuzzSplitObject(f *testing.F) {
+	for _, c := range objectCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkSplit(t, data) })
+}
+
+func checkSplit(t *testing.T, data []byte) {
+	t.Helper()
+	got, gerr := ParseObject(data)
+	want, werr := parseObjectDecoder(data)
+	if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
+		t.Fatalf("ParseObject(%q) error %v; decoder %v", data, gerr, werr)
+	}
+	if gerr != nil {
+		return
+	}
+	gb, err1 := got.MarshalJSON()
+	wb, err2 := want.MarshalJSON()
+	if err1 != nil || err2 != nil || string(gb) != string(wb) || strings.Join(got.Keys(), "\x00") != strings.Join(want.Keys(), "\x00") {
+		t.Fatalf("ParseObject(%q) = %s %q; decoder %s %q", data, gb, got.Keys(), wb, want.Keys())
+	}
+	for _, k := range got.Keys() {
+		gv, _ := got.Get(k)
+		wv, _ := want.Get(k)
+		if string(gv.(json.RawMessage)) != string(wv.(json.RawMessage)) {
+			t.Fatalf("ParseObject(%q)[%q] = %s; decoder %s", data, k, gv, wv)
+		}
+	}
+}
+
+var summaryCases = []string{
+	`{"success":false,"protocol_version":1,"error_kind":"runtime_error","limit_kind":"steps","limit":100,"steps":101,"outcome":"step_limit","job_id":"j","queue_ms":3,"run_ms":9,"worker":"w"}`,
+	`{"success":true,"protocol_version":1,"ok":true}`, `{}`, `[1]`, `{"success":"yes"}`, `{"Success":true}`,
+	`{"steps":null,"queue_ms":null,"run_ms":null,"retry_after_ms":null,"outcome":null,"cached":null}`,
+	`{"steps":4,"steps":null}`, `{"run_ms":1.5}`, `{"run_ms":1e3}`, `{"run_ms":-0}`, `{"run_ms":99999999999999999999}`,
+	`{"job_id":"a\"b","worker":"é","outcome":"\u006fk"}`, `{"retry_after_ms":750,"replayed":true,"RUN_MS":4}`,
+	`{"success":true,"result":{"success":false,"steps":9},"steps":2}`, `{"success":true} trailing`,
+}
+
+// TestSummarizeMatchesDecoder: the fast path gives what encoding/json
+// gives, errors included.
+func TestSummarizeMatchesDecoder(t *testing.T) {
+	for _, c := range summaryCases {
+		checkSummary(t, []byte(c))
+	}
+}
+
+func FuzzSummarize(f *testing.F) {
+	for _, c := range summaryCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkSummary(t, data) })
+}
+
+func checkSummary(t *testing.T, data []byte) {
+	t.Helper()
+	got, gerr := Summarize(data)
+	want, werr := summarizeDecoder(data)
+	if got != want || (gerr == nil) != (werr == nil) {
+		t.Fatalf("Summarize(%q) = %+v, %v; encoding/json %+v, %v", data, got, gerr, want, werr)
+	}
+}
