@@ -52,14 +52,32 @@ func CacheKey(tool string, rawArgs json.RawMessage, scope string) (digest string
 		return "", false
 	}
 	mergeWall(norm)
-	key := wire.NewObject().Set("v", cacheKeyVersion).Set("runtime", RuntimeVersion()).
-		Set("scope", scope).Set("tool", tool).Set("args", norm)
-	b, err := key.MarshalJSON()
+	prefix := keyPrefix(scope, tool)
+	b, err := norm.AppendJSON(append(make([]byte, 0, len(prefix)+len(rawArgs)+128), prefix...))
 	if err != nil {
 		return "", false // raw JSON and strings only: cannot happen
 	}
-	sum := sha256.Sum256(b)
+	sum := sha256.Sum256(append(b, '}'))
 	return hex.EncodeToString(sum[:]), true
+}
+
+// keyPrefixes holds keyPrefix's answers: one per scope and tool a
+// process uses.
+var keyPrefixes sync.Map // scope + "\x00" + tool → []byte
+
+// keyPrefix is the start of the object CacheKey hashes, up to the args'
+// value: {"v":1,"runtime":…,"scope":…,"tool":…,"args":
+func keyPrefix(scope, tool string) []byte {
+	id := scope + "\x00" + tool
+	if p, ok := keyPrefixes.Load(id); ok {
+		return p.([]byte)
+	}
+	key := wire.NewObject().Set("v", cacheKeyVersion).Set("runtime", RuntimeVersion()).
+		Set("scope", scope).Set("tool", tool).Set("args", nil)
+	b, _ := key.MarshalJSON() // strings and an integer: cannot fail
+	p := b[:len(b)-len("null}")]
+	keyPrefixes.Store(id, p)
+	return p
 }
 
 // canonicalArgs is the normalised form of the checked arguments obj of
@@ -75,6 +93,10 @@ func canonicalArgs(params []Param, obj *wire.Object) (*wire.Object, bool) {
 		raw, _ := v.(json.RawMessage)
 		switch p.Type {
 		case ParamPolicy:
+			if def := absentPolicy(); def != nil && (len(raw) == 0 || string(raw) == "null") {
+				out.Set(p.Name, json.RawMessage(def))
+				continue
+			}
 			pol, err := policy.ParseRunArg(raw)
 			if err != nil {
 				return nil, false
@@ -110,6 +132,9 @@ func canonicalArgs(params []Param, obj *wire.Object) (*wire.Object, bool) {
 // that "a\u0062" and "ab" are one string, re-encoded by jsonenc), any other
 // value compacted, object members in their order.
 func canonicalJSON(raw json.RawMessage) any {
+	if plainString(raw) {
+		return raw // decoding and encoding it again gives the same bytes
+	}
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
@@ -121,6 +146,31 @@ func canonicalJSON(raw json.RawMessage) any {
 		return raw
 	}
 	return json.RawMessage(buf.Bytes())
+}
+
+// absentPolicy is the canonical JSON of the policy of a call that gives
+// none (policy.ParseRunArg(nil)).
+var absentPolicy = sync.OnceValue(func() []byte {
+	pol, err := policy.ParseRunArg(nil)
+	if err != nil {
+		return nil // cannot happen; canonicalArgs then parses each time
+	}
+	b, _ := pol.MarshalJSON() // never fails
+	return b
+})
+
+// plainString reports whether raw is a JSON string of printable ASCII
+// without escapes: its encoding is already canonical.
+func plainString(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return false
+	}
+	for _, c := range raw[1 : len(raw)-1] {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // mergeWall applies "if both are given the smaller wins" (docs/tools.md §2)

@@ -2,11 +2,14 @@ package tools
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"regexp"
 	"testing"
 
 	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/wire"
 )
 
 // TestCacheKey: equal calls hash equal, calls that can differ do not, and
@@ -124,6 +127,36 @@ func TestCallReport(t *testing.T) {
 	for _, env := range []*Env{nil, {}} {
 		if _, rep := CallReport(context.Background(), env, "boruna_run", json.RawMessage(`{"source":"fn main() -> Int !{time.now} { now_ms() }"}`), nil); !rep.Deterministic {
 			t.Errorf("mock values: a capability call is not Deterministic (env %v)", env)
+		}
+	}
+}
+
+// TestCacheKeyHashesDocumentedObject: the digest is the SHA-256 of the
+// object CacheKey's doc comment shows, byte for byte (the prefix of it
+// that is cached per scope and tool included).
+func TestCacheKeyHashesDocumentedObject(t *testing.T) {
+	for _, c := range []struct{ tool, args, scope string }{
+		{"boruna_run", `{"source":"fn main() -> Int { 1 }"}`, "s"},
+		{"boruna_run", `{"source":"fn main() -> Int { \"é\" }","policy":"allow-all","max_wall_ms":5,"limits":{"max_wall_ms":9}}`, "scope \"quoted\" <&>"},
+		{"boruna_check", `{"source":"x"}`, ""},
+	} {
+		obj, aerr := checkArgs(c.tool, json.RawMessage(c.args))
+		if aerr != nil {
+			t.Fatal(aerr)
+		}
+		spec, _ := SpecOf(c.tool)
+		norm, _ := canonicalArgs(spec.Params, obj)
+		mergeWall(norm)
+		doc, err := wire.NewObject().Set("v", 1).Set("runtime", RuntimeVersion()).Set("scope", c.scope).
+			Set("tool", c.tool).Set("args", norm).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(doc)
+		for range 2 { // the second time from the cached prefix
+			if got, ok := CacheKey(c.tool, json.RawMessage(c.args), c.scope); !ok || got != hex.EncodeToString(sum[:]) {
+				t.Errorf("CacheKey(%s, %s) = %s, %v; want the SHA-256 of %s", c.tool, c.args, got, ok, doc)
+			}
 		}
 	}
 }
