@@ -30,7 +30,8 @@ type Item struct {
 	// index + 1 in axpool_batch's items.
 	Pos int
 	// Tool and Args are the call: the tool's name and its arguments (a
-	// JSON object: the item's members other than id and tool). For a
+	// JSON object: the item's members other than id and tool, as
+	// tools.CheckArgs returned them). For a
 	// script item (Script) Tool is the script's name and Args its `args`
 	// ({} when absent).
 	Tool string
@@ -192,7 +193,8 @@ func Parse(raw []byte, pos int, where string) Item {
 	// The tool's own check (a mistyped or unknown argument, a source over
 	// 1 MB): refused here, so that its result carries the position like
 	// every other malformed item (docs/tools.md §7).
-	if _, err := tools.CheckArgs(tool, b); err != nil {
+	checked, err := tools.CheckArgs(tool, b)
+	if err != nil {
 		kind := wire.KindInvalidArgs
 		var ae *tools.ArgError
 		if errors.As(err, &ae) {
@@ -201,7 +203,7 @@ func Parse(raw []byte, pos int, where string) Item {
 		it.Err = wire.InvalidArgs(kind, fmt.Sprintf("%s %d: %v", where, pos, err))
 		return it
 	}
-	it.Args = b
+	it.Args = checked
 	return it
 }
 

@@ -183,7 +183,7 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 		}
 	}
 	if b.Cache && bus.HasCache() {
-		if digest, ok := tools.CacheKey(tool, rest, b.CacheScope); ok {
+		if digest, ok := tools.CacheKeyChecked(tool, rest, b.CacheScope); ok {
 			if out, ok := b.cached(ctx, digest, job.ID); ok {
 				if done != nil {
 					done(true)
@@ -545,7 +545,7 @@ func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.
 	job := queue.Job{ID: jobID, Tool: tool, Args: args, Submitted: start, Deadline: start.Add(timeout), Principal: callerFrom(ctx)}
 	if bus := b.Client.Bus(); b.Cache && bus.HasCache() {
 		_, rest := splitIdempotencyKey(args)
-		if digest, ok := tools.CacheKey(tool, rest, b.CacheScope); ok {
+		if digest, ok := tools.CacheKeyChecked(tool, rest, b.CacheScope); ok {
 			if _, ok := b.cached(ctx, digest, jobID); ok {
 				return nil
 			}

@@ -66,7 +66,7 @@ func (g *Server) runBatch(ctx context.Context, args json.RawMessage, progress fu
 	err := batch.Run(ctx, slices.Values(items), batch.Options{
 		Concurrency: conc,
 		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
-			return g.call(ctx, tool, args)
+			return g.callChecked(ctx, tool, args) // checked by batch.Parse
 		},
 		Script: func(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
 			return g.callScriptItem(ctx, name, args)

@@ -493,6 +493,15 @@ func (g *Server) call(ctx context.Context, tool string, raw json.RawMessage) []b
 		}
 		return out
 	}
+	return g.callChecked(ctx, tool, args)
+}
+
+// callChecked is call for arguments tools.CheckArgs returned (a batch
+// item's, batch.Parse): they are not checked again.
+func (g *Server) callChecked(ctx context.Context, tool string, args json.RawMessage) []byte {
+	if ctx.Err() != nil {
+		return g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
+	}
 	if tool == BatchTool {
 		o := wire.InvalidArgs(wire.KindInvalidArgs, "axpool_batch cannot run inside a batch")
 		b, _ := o.MarshalJSON()
@@ -549,6 +558,14 @@ func (g *Server) CallScript(ctx context.Context, name string, args json.RawMessa
 // ctx ends the call's job is cancelled and the result says cancelled.
 func (g *Server) Call(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
 	return g.mask.JSON(g.call(ctx, tool, args))
+}
+
+// CallItem is Call for a batch item's call (batch.Item, Tool and Args as
+// batch.Parse made them): its arguments are tools.CheckArgs's output, so
+// they are not checked again. Arguments that are not are a caller's bug:
+// use Call.
+func (g *Server) CallItem(ctx context.Context, tool string, checked json.RawMessage) json.RawMessage {
+	return g.mask.JSON(g.callChecked(ctx, tool, checked))
 }
 
 // rawArguments returns the call's arguments as JSON.

@@ -47,13 +47,52 @@ func CacheKey(tool string, rawArgs json.RawMessage, scope string) (digest string
 	if aerr != nil {
 		return "", false
 	}
+	return cacheKey(spec, tool, obj, len(rawArgs), scope)
+}
+
+// CacheKeyChecked is CacheKey for arguments CheckArgs has already
+// returned (the gateway's executing calls): they are split, not checked
+// again. Arguments that are not such an object give a digest of their
+// own or none, never another call's.
+func CacheKeyChecked(tool string, checked json.RawMessage, scope string) (digest string, ok bool) {
+	spec, found := SpecOf(tool)
+	if !found || !spec.Cacheable {
+		return "", false
+	}
+	obj, ok := splitChecked(spec.Params, checked)
+	if !ok {
+		return "", false
+	}
+	return cacheKey(spec, tool, obj, len(checked), scope)
+}
+
+// splitChecked is the object checkArgs gives for its own output: the
+// members as json.RawMessage, an object parameter with properties as a
+// nested *wire.Object. ok is false for anything but a JSON object.
+func splitChecked(params []Param, raw []byte) (*wire.Object, bool) {
+	obj := wire.NewObject()
+	ok := true
+	valid := wire.SplitObject(raw, func(key string, val json.RawMessage) {
+		if p := findParam(params, key); p != nil && p.Type == ParamObject && p.Props != nil {
+			inner, iok := splitChecked(p.Props, val)
+			ok = ok && iok
+			obj.Set(key, inner)
+			return
+		}
+		obj.Set(key, val)
+	})
+	return obj, valid && ok
+}
+
+// cacheKey hashes the checked arguments obj of tool (CacheKey).
+func cacheKey(spec *ToolSpec, tool string, obj *wire.Object, size int, scope string) (string, bool) {
 	norm, ok := canonicalArgs(spec.Params, obj)
 	if !ok {
 		return "", false
 	}
 	mergeWall(norm)
 	prefix := keyPrefix(scope, tool)
-	b, err := norm.AppendJSON(append(make([]byte, 0, len(prefix)+len(rawArgs)+128), prefix...))
+	b, err := norm.AppendJSON(append(make([]byte, 0, len(prefix)+size+128), prefix...))
 	if err != nil {
 		return "", false // raw JSON and strings only: cannot happen
 	}

@@ -160,3 +160,28 @@ func TestCacheKeyHashesDocumentedObject(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheKeyChecked: the key of checked arguments is the key of the
+// arguments they were checked from; what is not an object has none.
+func TestCacheKeyChecked(t *testing.T) {
+	for _, c := range []struct{ tool, args string }{
+		{"boruna_run", `{"source":"fn main() -> Int { 1 }"}`},
+		{"boruna_run", ` {"max_steps": 10, "source":"fn main() -> Int { \u0031 }","policy":{"default_allow":true},"limits":{"max_wall_ms":9,"max_memory_mb":3},"max_wall_ms":5,"seed":7} `},
+		{"boruna_check", `{"source":"x"}`},
+	} {
+		checked, err := CheckArgs(c.tool, json.RawMessage(c.args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, ok1 := CacheKey(c.tool, json.RawMessage(c.args), "s")
+		got, ok2 := CacheKeyChecked(c.tool, checked, "s")
+		if !ok1 || !ok2 || got != want {
+			t.Errorf("CacheKeyChecked(%s) = %s, %v; CacheKey(%s) = %s, %v", checked, got, ok2, c.args, want, ok1)
+		}
+	}
+	for _, bad := range []string{``, `[]`, `{"source":`, `{"limits":[1]}`, `{"limits":{"max_wall_ms":1}} x`} {
+		if k, ok := CacheKeyChecked("boruna_run", json.RawMessage(bad), "s"); ok {
+			t.Errorf("CacheKeyChecked(%q) = %s, want none", bad, k)
+		}
+	}
+}

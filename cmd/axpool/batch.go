@@ -216,7 +216,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	start := time.Now()
 	runErr := batch.Run(ctx, items, batch.Options{
 		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
-			return n.gw.Call(ctx, tool, args)
+			return n.gw.CallItem(ctx, tool, args) // checked by batch.Parse
 		},
 		Script: func(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
 			return n.gw.CallScript(ctx, name, args)
