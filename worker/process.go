@@ -129,11 +129,11 @@ func RunProcess(ctx context.Context, po ProcessOptions) error {
 		if err == nil {
 			break
 		}
+		if ctx.Err() != nil {
+			return nil // told to stop while attaching: not a failure
+		}
 		if !errors.Is(err, queue.ErrNotSetUp) && !errors.Is(err, queue.ErrUnavailable) {
 			return err
-		}
-		if ctx.Err() != nil {
-			return nil
 		}
 		if sctx.Err() != nil {
 			return fmt.Errorf("worker: the job queue is not available after %v: %w", po.ConnectTimeout, err)
