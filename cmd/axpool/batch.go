@@ -253,6 +253,10 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		fmt.Fprintf(stderr, "axpool batch: read %s: %v (the items before it ran)\n", in, readErr)
 		return silentExit(exitFail)
 	case writeErr != nil:
+		var pe *os.PathError
+		if errors.As(writeErr, &pe) {
+			writeErr = pe.Err // the path is said once: OUT as given
+		}
 		fmt.Fprintf(stderr, "axpool batch: write %s: %v\n", bf.output, writeErr)
 		return silentExit(exitFail)
 	case interrupted && ctx.Err() != nil:

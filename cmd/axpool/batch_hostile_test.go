@@ -149,3 +149,24 @@ func TestBatchQuotaRetried(t *testing.T) {
 		t.Errorf("exit %d, lines:\n%s\nwant:\n%s\nstderr:\n%s", code, strings.Join(got, "\n"), strings.Join(want, "\n"), stderr)
 	}
 }
+
+// TestBatchOutputFull: OUT that cannot take the results (/dev/full) stops
+// the batch with exit 1 and one line naming OUT once and the reason; the
+// workers it had started stop without a word.
+func TestBatchOutputFull(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(in, []byte(`{"id":"a","source":"fn main() -> Int { 1 }"}`+"\n"+`{"id":"b","source":"fn main() -> Int { 2 }"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runBatchBin(t, in, "-o", "/dev/full", "--cache-ttl", "0")
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if code != 1 || stdout != "" || lines[len(lines)-1] != "axpool batch: write /dev/full: no space left on device" {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stderr, "[worker") || strings.Contains(stderr, "context canceled") {
+		t.Errorf("worker shutdown noise on stderr:\n%s", stderr)
+	}
+}
