@@ -354,6 +354,13 @@ type resumeState struct {
 	lines map[int]bool
 }
 
+// maxResultLineBytes bounds a line of OUT that --resume reads: an item's
+// id (its input line is at most batch.MaxLineBytes) and a result (a
+// message of the queue, at most as large) fit in it with room to spare;
+// a longer line was not written by a batch and is passed over in bounded
+// memory.
+const maxResultLineBytes = 3 * batch.MaxLineBytes
+
 // openOutput opens OUT: truncated, or with resume read into done and
 // opened for appending, a last line cut short by a crash removed.
 func openOutput(path string, resume bool, done *resumeState) (*os.File, error) {
@@ -367,15 +374,18 @@ func openOutput(path string, resume bool, done *resumeState) (*os.File, error) {
 	r := bufio.NewReaderSize(f, 1<<16)
 	var good int64 // bytes up to the last complete line
 	for {
-		line, err := r.ReadBytes('\n')
+		line, size, _, err := readLine(r, maxResultLineBytes)
 		if err == io.EOF {
-			break // an incomplete last line: dropped below
+			break // the end, or an incomplete last line: dropped below
 		}
 		if err != nil {
 			f.Close()
 			return nil, err
 		}
-		good += int64(len(line))
+		good += size + 1
+		if line == nil {
+			continue // longer than any line a batch writes: not a result
+		}
 		var rec struct {
 			ID        *string `json:"id"`
 			InputLine *int    `json:"input_line"`

@@ -170,3 +170,33 @@ func TestBatchOutputFull(t *testing.T) {
 		t.Errorf("worker shutdown noise on stderr:\n%s", stderr)
 	}
 }
+
+// TestBatchResumeLongOutLine: --resume passes over an OUT line longer than
+// any result line (maxResultLineBytes) in bounded memory, keeps it, and
+// still counts the results around it.
+func TestBatchResumeLongOutLine(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(`{"id":"a","source":"fn main() -> Int { 1 }"}`+"\n"+
+		`{"id":"b","source":"fn main() -> Int { 2 }"}`+"\n"+`{"id":"c","source":"fn main() -> Int { 3 }"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.jsonl")
+	long := `{"id":"c","pad":"` + strings.Repeat("x", maxResultLineBytes) + `"}`
+	prior := `{"id":"a","success":true,"outcome":"ok"}` + "\n" + long + "\n" + `{"id":"b","success":true,"outcome":"ok"}` + "\n"
+	if err := os.WriteFile(out, []byte(prior), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runBatchBin(t, in, "-o", out, "--resume", "--cache-ttl", "0")
+	if code != 0 || !strings.Contains(stderr, "skipped 2 items already in "+out) {
+		t.Fatalf("exit %d, stderr:\n%s", code, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rest, ok := strings.CutPrefix(string(b), prior)
+	if !ok || !strings.HasPrefix(rest, `{"id":"c","success":true,`) || strings.Count(rest, "\n") != 1 {
+		t.Errorf("OUT after the resume: the %d bytes before, then %.200q", len(prior), strings.TrimPrefix(string(b), prior))
+	}
+}
