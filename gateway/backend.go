@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -464,7 +463,7 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 		if cerr == nil && b.neverStarted(ctx, id) {
 			// No worker took it (a fleet without live workers): the job
 			// timed out in the queue, as a worker would have said.
-			msg := "job timed out after " + formatTimeout(timeout) + " (job timeout) before a worker started it"
+			msg := "job timed out after " + text.Duration(timeout) + " (job timeout) before a worker started it"
 			return queue.FailureResult(wire.DeadlineExceeded(msg), queue.JobMeta{JobID: id, Queue: time.Since(start)}), nil
 		}
 		err = fmt.Errorf("no worker returned a result within %s", timeout+waitGrace)
@@ -485,20 +484,6 @@ func (b *QueueBackend) neverStarted(ctx context.Context, id string) bool {
 	}
 	sum, err := wire.Summarize(res)
 	return err == nil && sum.JobID == id && sum.Outcome == wire.OutcomeCancelled && sum.Worker == "" && sum.RunMs <= 0
-}
-
-// formatTimeout renders a job timeout the way an operator writes it:
-// "8s", "5m", "1h", "1m30s" (time.Duration's form without the trailing
-// zero units).
-func formatTimeout(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = s[:len(s)-2]
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = s[:len(s)-2]
-	}
-	return s
 }
 
 // cancelResultWait bounds how long a cancelled call waits for its job's

@@ -339,15 +339,6 @@ func TestJobTimeoutNoWorker(t *testing.T) {
 	}
 }
 
-func TestFormatTimeout(t *testing.T) {
-	for d, want := range map[time.Duration]string{time.Second: "1s", 10 * time.Second: "10s", 5 * time.Minute: "5m",
-		90 * time.Second: "1m30s", time.Hour: "1h", 90 * time.Minute: "1h30m", 1500 * time.Millisecond: "1.5s"} {
-		if got := formatTimeout(d); got != want {
-			t.Errorf("formatTimeout(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 // workerlessStack is a queue over its own embedded server, reached over
 // TCP (so that a test can shut the server down under the connection), with
 // no worker: what a fleet gateway sees when NATS or every worker is gone.

@@ -43,5 +43,5 @@
 // worker uses queue (the bus), tools and scripts (the engines) and wire; it never
 // imports the gateway or MCP.
 //
-// Imports: queue, scripts, tools and wire.
+// Imports: internal/text, queue, scripts, tools and wire.
 package worker

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/wire"
 )
@@ -613,10 +614,10 @@ func (w *Worker) run(ctx context.Context, cancel context.CancelCauseFunc, job *q
 func watchdogMessage(wall time.Duration, rerun bool) string {
 	if rerun {
 		return "the worker running this job was lost, and running it again did not finish within its wall-clock limit of " +
-			formatLimit(wall) + " counted from its first start"
+			text.Duration(wall) + " counted from its first start"
 	}
-	return "the job's engine did not stop within " + formatLimit(WatchdogSlack) + " after its wall-clock limit of " +
-		formatLimit(wall) + "; its worker is replaced"
+	return "the job's engine did not stop within " + text.Duration(WatchdogSlack) + " after its wall-clock limit of " +
+		text.Duration(wall) + "; its worker is replaced"
 }
 
 // timeoutMessage is the message of a job stopped by its deadline
@@ -628,32 +629,12 @@ func watchdogMessage(wall time.Duration, rerun bool) string {
 func timeoutMessage(job *queue.Job, ran bool) string {
 	msg := "job timed out (job timeout)"
 	if !job.Submitted.IsZero() {
-		msg = "job timed out after " + formatLimit(max(job.Deadline.Sub(job.Submitted), 0)) + " (job timeout)"
+		msg = "job timed out after " + text.Duration(max(job.Deadline.Sub(job.Submitted), 0)) + " (job timeout)"
 	}
 	if !ran {
 		msg += " before a worker started it"
 	}
 	return msg
-}
-
-// formatLimit renders a configured duration the way an operator wrote it:
-// "30s", "5m", "1h30m", "1.5s", "250ms". The gateway's deadline is computed a
-// few microseconds before Submit stamps Submitted, so d is rounded (to 10
-// ms from one second up, to 1 ms below).
-func formatLimit(d time.Duration) string {
-	if d >= time.Second {
-		d = d.Round(10 * time.Millisecond)
-	} else {
-		d = d.Round(time.Millisecond)
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") { // "5m0s" → "5m"
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") { // "1h0m" → "1h"
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // lostMessage is the message of a worker_lost result given on the last

@@ -64,7 +64,7 @@ var allowed = map[string][]string{
 	// never runs a VM (no compiler, no vm).
 	"queue":           {"internal/jsonenc", "wire"},
 	"queue/queuetest": {"queue"},
-	"worker":          {"queue", "scripts", "tools", "wire"},
+	"worker":          {"internal/text", "queue", "scripts", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
 	"gateway":  {"agentdocs", "batch", "fairshare", "internal/limitread", "internal/mask", "internal/text", "observe", "queue", "scripts", "tools", "wire"},

@@ -1,5 +1,6 @@
 // Package text bounds user text quoted in messages: Clip cuts a string to a
-// byte budget and marks the cut with Ellipsis, Cut cuts without a mark.
+// byte budget and marks the cut with Ellipsis, Cut cuts without a mark;
+// Duration writes a duration for a message.
 // Every message of the module that quotes a name, a value or a source
 // excerpt clips it here, so all cuts look alike: on a rune boundary,
 // followed by "…".
@@ -9,7 +10,11 @@
 // Imports: nothing from the module.
 package text
 
-import "unicode/utf8"
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
 
 // Ellipsis marks a cut (U+2026, 3 bytes in UTF-8).
 const Ellipsis = "…"
@@ -41,4 +46,25 @@ func Cut[T ~string | ~[]byte](s T, n int) T {
 		cut = n // not UTF-8 here: cut at n
 	}
 	return s[:cut]
+}
+
+// Duration writes d for a message, as time.Duration.String does but
+// rounded (to 10 ms from a second up, else to 1 ms) and without zero
+// trailing units: "1.5s", "250ms", "5m", "1h", "1h30m". The limits,
+// timeouts and waits that messages quote (docs/tools.md §2, §5) read the
+// same everywhere.
+func Duration(d time.Duration) string {
+	if d >= time.Second {
+		d = d.Round(10 * time.Millisecond)
+	} else {
+		d = d.Round(time.Millisecond)
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") { // "5m0s" → "5m"
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") { // "1h0m" → "1h"
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

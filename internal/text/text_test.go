@@ -3,6 +3,7 @@ package text
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestClip(t *testing.T) {
@@ -63,5 +64,15 @@ func TestCut(t *testing.T) {
 	type name string
 	if got := Cut(name("abcdef"), 2); got != "ab" {
 		t.Errorf("Cut named type = %q", got)
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{time.Second: "1s", 10 * time.Second: "10s", 5 * time.Minute: "5m",
+		90 * time.Second: "1m30s", time.Hour: "1h", 90 * time.Minute: "1h30m", 1500 * time.Millisecond: "1.5s",
+		250 * time.Millisecond: "250ms", 1234567 * time.Microsecond: "1.23s", 999600 * time.Nanosecond: "1ms", 0: "0s"} {
+		if got := Duration(d); got != want {
+			t.Errorf("Duration(%v) = %q, want %q", d, got, want)
+		}
 	}
 }
