@@ -1,0 +1,80 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/axpool/axpool/wire"
+)
+
+// TestIdempotencyJoinRefusedOwner: a call that joins an idempotency key
+// whose first call is then refused before its job exists (here the
+// caller's quota, --max-inflight-per-caller 1, is held by a queued job of
+// the same caller) gets that refusal at once — quota_exceeded, retryable,
+// without "replayed" — instead of waiting for a job that will never run
+// until the job timeout (10 min here) and then answering worker_lost
+// (docs/tools.md §7: a refused job frees its key).
+func TestIdempotencyJoinRefusedOwner(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	_, nc, bus, client := workerlessStack(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	var submits atomic.Int32
+	b := &QueueBackend{Client: client, Timeout: 10 * time.Minute, MaxInflightPerCaller: 1,
+		BeforeSubmit: func() error {
+			if submits.Add(1) == 2 { // the keyed owner: hold it, its key claimed
+				close(entered)
+				<-release
+			}
+			return nil
+		}}
+	// The caller's one call in flight: queued, no worker ever takes it.
+	holdCtx, holdCancel := context.WithCancel(ctx)
+	defer holdCancel()
+	go b.Run(holdCtx, "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 0 }"}`), nil)
+	for {
+		if st, err := bus.Counts(ctx); err == nil && st.Depth == 1 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the holding job never reached the queue")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	keyed := json.RawMessage(`{"source":"fn main() -> Int { 1 }","idempotency_key":"k"}`)
+	type answer struct {
+		res json.RawMessage
+		err error
+	}
+	owner := make(chan answer, 1)
+	go func() {
+		res, err := b.Run(ctx, "boruna_run", keyed, nil)
+		owner <- answer{res, err}
+	}()
+	<-entered
+	// The joiner finds the owner's record: its claim and its first look
+	// for the result are three requests on the connection.
+	base := nc.Stats().OutMsgs
+	joiner := make(chan answer, 1)
+	go func() {
+		res, err := b.Run(ctx, "boruna_run", keyed, nil)
+		joiner <- answer{res, err}
+	}()
+	for nc.Stats().OutMsgs < base+3 && ctx.Err() == nil {
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	for name, ch := range map[string]chan answer{"owner": owner, "joiner": joiner} {
+		a := <-ch
+		var je *JobError
+		if a.err != nil {
+			je, _ = a.err.(*JobError)
+		}
+		if a.res != nil || je == nil || je.Outcome != wire.OutcomeQuotaExceeded || je.JobID != "" {
+			t.Errorf("%s: %s, %v (%+v); want quota_exceeded with no job", name, a.res, a.err, je)
+		}
+	}
+}
