@@ -138,7 +138,7 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 	var done func(res json.RawMessage, err error) // set when this call owns an idempotency key
 	if key != "" {
 		digest := idempotencyDigest(callerFrom(ctx), tool, key)
-		argsDigest := argsDigest(rest)
+		argsDigest := argsDigest(tool, rest)
 		for attempt := 0; ; attempt++ {
 			job.ID = uuid.NewString()
 			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
@@ -338,8 +338,13 @@ func idempotencyDigest(caller, tool, key string) string {
 }
 
 // argsDigest is the SHA-256 of a call's checked arguments without its
-// idempotency key.
-func argsDigest(rest json.RawMessage) string {
+// idempotency key, normalised as the result cache compares calls
+// (tools.CanonicalArgs: member order, defaults given or not, the
+// wall-clock limit's two spellings do not count).
+func argsDigest(tool string, rest json.RawMessage) string {
+	if canon, ok := tools.CanonicalArgs(tool, rest); ok {
+		rest = canon
+	}
 	sum := sha256.Sum256(rest)
 	return hex.EncodeToString(sum[:])
 }

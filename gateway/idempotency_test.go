@@ -78,3 +78,36 @@ func TestIdempotencyJoinRefusedOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestIdempotencySameArgsOtherSpelling: an idempotency key repeated with
+// the same arguments written otherwise — members in another order, a
+// default given explicitly, the wall-clock limit as max_wall_ms instead of
+// limits.max_wall_ms — is the same call (docs/tools.md §7, compared as the
+// result cache compares calls): it replays the first call's job. Other
+// arguments are refused with invalid_args.
+func TestIdempotencySameArgsOtherSpelling(t *testing.T) {
+	s := sharedStack(t)
+	c := inProcess(t, s.newGateway(t, Config{Backend: &QueueBackend{Client: s.Client, Timeout: time.Minute}}))
+	key := func(k string) string { return `,"idempotency_key":"` + t.Name() + k + `"` }
+	for _, tc := range []struct{ tool, first, again string }{
+		{"boruna_run", `{"source":"fn main() -> Int { 31 }","max_steps":50` + key("order") + `}`,
+			`{"max_steps":50` + key("order") + `,"source":"fn main() -> Int { 31 }"}`},
+		{"boruna_run", `{"source":"fn main() -> Int { 32 }"` + key("defaults") + `}`,
+			`{"source":"fn main() -> Int { 32 }","policy":"allow-all","max_steps":10000000,"trace":false` + key("defaults") + `}`},
+		{"boruna_run", `{"source":"fn main() -> Int { 33 }","limits":{"max_wall_ms":5000}` + key("wall") + `}`,
+			`{"source":"fn main() -> Int { 33 }","max_wall_ms":5000` + key("wall") + `}`},
+		{"boruna_run_sealed", `{"source":"fn main() -> Int { 34 }","max_steps":60` + key("sealed") + `}`,
+			`{"max_steps":60,"source":"fn main() -> Int { 34 }"` + key("sealed") + `}`},
+	} {
+		first := mustCall(t, c, tc.tool, tc.first)
+		again := mustCall(t, c, tc.tool, tc.again)
+		if first["success"] != true || again["job_id"] != first["job_id"] || again["replayed"] != true {
+			t.Errorf("%s %s then %s:\nfirst %v\nagain %v\nwant the first's job replayed", tc.tool, tc.first, tc.again, first, again)
+		}
+	}
+	other := mustCall(t, c, "boruna_run", `{"source":"fn main() -> Int { 31 }","max_steps":51`+key("order")+`}`)
+	want := `idempotency_key "` + t.Name() + `order" was used by an earlier call of boruna_run with other arguments; use a new key for a different call`
+	if other["outcome"] != "invalid_args" || other["message"] != want {
+		t.Errorf("other arguments: %v, want invalid_args %q", other, want)
+	}
+}
