@@ -111,3 +111,19 @@ func TestIdempotencySameArgsOtherSpelling(t *testing.T) {
 		t.Errorf("other arguments: %v, want invalid_args %q", other, want)
 	}
 }
+
+// TestIdempotencyKeyInvalidUTF8Stdio: over stdio, keys that differ only
+// in invalid UTF-8 bytes ("u\xff", "u\xfe", both read as "u\uFFFD") are
+// refused with JSON-RPC invalid params naming the byte, rather than taken
+// for one key, the second call replaying the first's result.
+func TestIdempotencyKeyInvalidUTF8Stdio(t *testing.T) {
+	s := sharedStack(t)
+	c := stdioClient(t, s.newGateway(t, Config{Backend: &QueueBackend{Client: s.Client, Timeout: time.Minute}}))
+	for _, b := range []string{"\xff", "\xfe"} {
+		_, err := call(t, c, "boruna_run", "{\"source\":\"fn main() -> Int { 1 }\",\"idempotency_key\":\"u"+b+"\"}", nil)
+		want := `invalid params: invalid argument "idempotency_key" for tool "boruna_run": expected a string of valid UTF-8, got invalid UTF-8 at byte 1 (it would be read as U+FFFD)`
+		if err == nil || err.Error() != want {
+			t.Errorf("key u%q: %v, want %q", b, err, want)
+		}
+	}
+}
