@@ -31,6 +31,12 @@ func TestParse(t *testing.T) {
 		{`{"source":"s"}`, "", "", `line 4: the item has no "id"`},
 		{`{"id":7,"source":"s"}`, "", "", `line 4: "id" must be a string, got number`},
 		{`{"id":"","source":"s"}`, "", "", `line 4: "id" must not be empty`},
+		// An id is matched byte for byte against its result: one that would
+		// not decode to itself (read as U+FFFD) is refused.
+		{"{\"id\":\"a\xff\",\"source\":\"s\"}", "", "", `line 4: "id" must be a string of valid UTF-8, got invalid UTF-8 at byte 1 (it would be read as U+FFFD)`},
+		{`{"id":"a\ud800","source":"s"}`, "", "", `line 4: "id" must be a string of valid UTF-8, got the lone surrogate \ud800 at byte 1 (it would be read as U+FFFD)`},
+		{`{"id":"nul\u0000\ud83d\ude00","source":"s"}`, "boruna_run", `{"source":"s"}`, ""},
+		{"{\"id\":\"a\",\"source\":\"s\",\"idempotency_key\":\"k\xfe\"}", "", "", `line 4: invalid argument "idempotency_key" for tool "boruna_run": expected a string of valid UTF-8, got invalid UTF-8 at byte 1 (it would be read as U+FFFD)`},
 		{`{"id":"a"}`, "", "", `line 4: the item has no "source" (or "script")`},
 		{`{"id":"a","sorce":"s"}`, "", "", `line 4: unknown member "sorce" of a batch item (did you mean "source"?)`},
 		{`{"id":"a","zzzzzzzz":1,"source":"s"}`, "", "", `line 4: unknown member "zzzzzzzz" of a batch item (known members: id, tool, source, script, args, policy, max_steps, max_wall_ms, limits, seed, idempotency_key)`},

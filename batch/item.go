@@ -119,6 +119,11 @@ func Parse(raw []byte, pos int, where string) Item {
 		if id == "" {
 			return bad(`"id" must not be empty`)
 		}
+		// Matched byte for byte against its result: an id that would not
+		// decode to itself is refused rather than echoed altered.
+		if problem := tools.ExactString(v.(json.RawMessage)); problem != "" {
+			return bad(`"id" must be a string of valid UTF-8, got %s (it would be read as U+FFFD)`, problem)
+		}
 		if len(id) > tools.MaxNameBytes {
 			return bad(`"id" is %d bytes, at most %d`, len(id), tools.MaxNameBytes)
 		}

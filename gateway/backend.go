@@ -135,10 +135,10 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 	}
 	key, rest := splitIdempotencyKey(args)
 	var job queue.Job
-	var done func(ok bool) // set when this call owns an idempotency key
+	var done func(res json.RawMessage, err error) // set when this call owns an idempotency key
 	if key != "" {
 		digest := idempotencyDigest(callerFrom(ctx), tool, key)
-		argsDigest := argsDigest(rest)
+		argsDigest := argsDigest(tool, rest)
 		for attempt := 0; ; attempt++ {
 			job.ID = uuid.NewString()
 			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
@@ -148,15 +148,12 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 				return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: bus.RetryAfter(), Err: err}
 			}
 			if created {
-				done = func(ok bool) {
-					if ok {
+				jobID := job.ID
+				done = func(res json.RawMessage, err error) {
+					if err == nil && answered(res) {
 						return
 					}
-					fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
-					defer fcancel()
-					if err := bus.ForgetIdempotency(fctx, digest, rev); err != nil {
-						b.log().Warn("forget idempotency key", "err", err)
-					}
+					b.freeKey(ctx, digest, rev, jobID, err)
 				}
 				break
 			}
@@ -185,7 +182,7 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 		if digest, ok := tools.CacheKeyChecked(tool, rest, b.CacheScope); ok {
 			if out, ok := b.cached(ctx, digest, job.ID); ok {
 				if done != nil {
-					done(true)
+					done(out, nil)
 				}
 				return out, nil
 			}
@@ -228,6 +225,9 @@ func (b *QueueBackend) cached(ctx context.Context, digest, jobID string) (json.R
 // stops the wait only (the job belongs to the first call).
 func (b *QueueBackend) join(ctx context.Context, jobID string, progress func(steps, total int64)) (json.RawMessage, error) {
 	if res, err := b.Client.Result(ctx, jobID); err == nil {
+		if !answered(res) {
+			return res, nil // not replayed: the caller runs anew (Run)
+		}
 		out, err := wire.AppendFields(res, wire.NewObject().Set("replayed", true))
 		if err != nil {
 			return nil, &JobError{Err: err}
@@ -253,7 +253,9 @@ func (b *QueueBackend) join(ctx context.Context, jobID string, progress func(ste
 }
 
 // answered reports whether res is a result the job reached itself, which
-// an idempotency key replays: not a cancellation or a lost worker.
+// an idempotency key replays: not a cancellation, a lost worker or a
+// refusal of the queue or of the caller's quota (queue_full,
+// queue_unavailable, quota_exceeded: no job ran).
 func answered(res json.RawMessage) bool {
 	var f struct {
 		Outcome wire.Outcome `json:"outcome"`
@@ -261,7 +263,40 @@ func answered(res json.RawMessage) bool {
 	if json.Unmarshal(res, &f) != nil {
 		return false
 	}
-	return f.Outcome != wire.OutcomeCancelled && f.Outcome != wire.OutcomeWorkerLost
+	switch f.Outcome {
+	case wire.OutcomeCancelled, wire.OutcomeWorkerLost,
+		wire.OutcomeQueueFull, wire.OutcomeQueueUnavailable, wire.OutcomeQuotaExceeded:
+		return false
+	}
+	return true
+}
+
+// freeKey frees the idempotency key digest (its record at revision rev)
+// of a call whose job jobID ended without a result of its own (answered).
+// When the call failed with err before the queue could ever store a result
+// for jobID — refused (queue_full, quota_exceeded, queue_unavailable),
+// cancelled before its submission, its worker lost — err's envelope is
+// stored as jobID's result first: the calls that joined the key wait for
+// jobID's result, and so end now (and run again, the key being free)
+// instead of at the job timeout. A result already stored (the worker's, or
+// the queue's "cancelled before it started") is kept: the first store
+// wins.
+func (b *QueueBackend) freeKey(ctx context.Context, digest string, rev uint64, jobID string, err error) {
+	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
+	defer fcancel()
+	bus := b.Client.Bus()
+	if je, ok := err.(*JobError); ok && (je.JobID == "" || je.Outcome == wire.OutcomeWorkerLost) {
+		o := je.envelope()
+		setJobFields(o, je.JobID, je.QueueMs, je.RunMs, je.Worker)
+		if env, merr := o.MarshalJSON(); merr == nil { // strings, bools and numbers only
+			if _, serr := bus.StoreResult(fctx, jobID, env); serr != nil {
+				b.log().Warn("store the failure of an idempotency key's call", "err", serr)
+			}
+		}
+	}
+	if ferr := bus.ForgetIdempotency(fctx, digest, rev); ferr != nil {
+		b.log().Warn("forget idempotency key", "err", ferr)
+	}
 }
 
 // splitIdempotencyKey returns the idempotency_key of checked arguments
@@ -303,8 +338,13 @@ func idempotencyDigest(caller, tool, key string) string {
 }
 
 // argsDigest is the SHA-256 of a call's checked arguments without its
-// idempotency key.
-func argsDigest(rest json.RawMessage) string {
+// idempotency key, normalised as the result cache compares calls
+// (tools.CanonicalArgs: member order, defaults given or not, the
+// wall-clock limit's two spellings do not count).
+func argsDigest(tool string, rest json.RawMessage) string {
+	if canon, ok := tools.CanonicalArgs(tool, rest); ok {
+		rest = canon
+	}
 	sum := sha256.Sum256(rest)
 	return hex.EncodeToString(sum[:])
 }
@@ -350,8 +390,8 @@ func (b *QueueBackend) Slots(ctx context.Context) int {
 }
 
 // runJob submits the call as a new job in its caller's turn (fair share,
-// package fairshare), relays its progress and returns its result. done, when set, is called once the call ends, with whether
-// the job reached a result of its own (answered).
+// package fairshare), relays its progress and returns its result. done, when set, is called once the call ends, with its
+// result or error.
 //
 //   - A full queue — the gateway's calls at the stream's depth, or the
 //     stream full — returns *JobError{Outcome: queue_full} at once, a
@@ -382,9 +422,9 @@ func (b *QueueBackend) Slots(ctx context.Context) int {
 //     queue's RetryAfter — at once, with the reconnect wait, while the
 //     NATS connection is known to be down (queue.DisconnectedError).
 func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMessage, job queue.Job,
-	progress func(steps, total int64), done func(ok bool)) (res json.RawMessage, err error) {
+	progress func(steps, total int64), done func(res json.RawMessage, err error)) (res json.RawMessage, err error) {
 	if done != nil {
-		defer func() { done(err == nil && answered(res)) }()
+		defer func() { done(res, err) }()
 	}
 	timeout := b.Timeout
 	if timeout <= 0 {

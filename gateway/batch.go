@@ -3,11 +3,13 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/axpool/axpool/batch"
+	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -17,6 +19,15 @@ const BatchTool = "axpool_batch"
 // defaultBatchConcurrency is axpool_batch's concurrency when the Backend
 // cannot tell its slots.
 const defaultBatchConcurrency = 8
+
+// MaxBatchResultBytes bounds the results of one axpool_batch answer, in
+// bytes of their compact JSON (docs/tools.md §7): the largest answer of
+// one call (tools.DefaultMaxResponseBytes, 8 MiB less 1 KiB). An item
+// whose result would take the results past it gets an output_limit
+// failure instead (overBudget), a few hundred bytes, so that the gateway
+// holds at most this much plus one result per item in flight, however
+// large the items' results.
+const MaxBatchResultBytes = tools.DefaultMaxResponseBytes
 
 // slotCounter is a Backend that knows how many jobs its pool runs at once
 // (QueueBackend.Slots).
@@ -63,6 +74,7 @@ func (g *Server) runBatch(ctx context.Context, args json.RawMessage, progress fu
 	sum := batch.NewSummary()
 	var mu sync.Mutex
 	var done int64
+	var used int // bytes of results kept (MaxBatchResultBytes)
 	err := batch.Run(ctx, slices.Values(items), batch.Options{
 		Concurrency: conc,
 		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
@@ -72,8 +84,14 @@ func (g *Server) runBatch(ctx context.Context, args json.RawMessage, progress fu
 			return g.callScriptItem(ctx, name, args)
 		},
 		OnResult: func(r batch.Result) {
+			line := batch.Line(r, "item")
 			mu.Lock()
-			lines[r.Item.Pos-1] = batch.Line(r, "item")
+			if used+len(line) > MaxBatchResultBytes {
+				r = overBudget(r, len(line))
+				line = batch.Line(r, "item")
+			}
+			used += len(line)
+			lines[r.Item.Pos-1] = line
 			sum.Add(r)
 			done++
 			n := done
@@ -90,4 +108,37 @@ func (g *Server) runBatch(ctx context.Context, args json.RawMessage, progress fu
 	sum.Finish(time.Since(start), false)
 	out, _ := wire.Envelope(true).Set("results", lines).Set("summary", sum.Object()).MarshalJSON() // raw JSON and plain values
 	return out
+}
+
+// overBudget is r's result when its line, n bytes, would take the batch's
+// results past MaxBatchResultBytes: an output_limit failure in the shape
+// of a run's serialized output over its budget (limit_exceeded,
+// limit_kind output_bytes, phase serialization), with the item's steps and
+// job metadata, whose message says how to get the result: `item 3: its
+// result (3145900 bytes) would take the batch's results past 8387584
+// bytes, so it is left out; run the item alone for its result` (a
+// deterministic result is then answered from the result cache).
+func overBudget(r batch.Result, n int) batch.Result {
+	f, _ := wire.Summarize(r.Envelope) // a result envelope: an object
+	o := wire.Envelope(false).Set("error_kind", wire.KindLimitExceeded).
+		Set("limit_kind", wire.LimitOutputBytes).Set("phase", "serialization").
+		Set("limit", MaxBatchResultBytes).
+		Set("message", fmt.Sprintf("item %d: its result (%d bytes) would take the batch's results past %d bytes, so it is left out; run the item alone for its result",
+			r.Item.Pos, n, MaxBatchResultBytes))
+	if f.Steps >= 0 {
+		o.Set("steps", f.Steps)
+	}
+	o.Set("outcome", wire.OutcomeOutputLimit).Set("retryable", false)
+	if f.JobID != "" {
+		setJobFields(o, f.JobID, max(f.QueueMs, 0), max(f.RunMs, 0), f.Worker)
+	}
+	if f.Cached {
+		o.Set("cached", true)
+	}
+	if f.Replayed {
+		o.Set("replayed", true)
+	}
+	env, _ := o.MarshalJSON() // strings, bools and numbers only
+	r.Envelope, r.Outcome = env, string(wire.OutcomeOutputLimit)
+	return r
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,56 @@ func TestBatchProgressReachesTotal(t *testing.T) {
 	}
 	if len(progress) == 0 || progress[len(progress)-1] != [2]float64{15, 15} {
 		t.Fatalf("progress notifications %v: want the last to be 15 of 15", progress)
+	}
+}
+
+// TestBatchResultsBudget: axpool_batch's results are bounded, so that a
+// batch of items with large results cannot make the gateway hold (and
+// send) items × 8 MiB. With one item in flight at a time, items 1 and 2
+// (3 MiB results each) fit in MaxBatchResultBytes; item 3's would take the
+// results past it, so its result is an output_limit failure that keeps its
+// job metadata and says how to get it; item 4, small, still fits.
+func TestBatchResultsBudget(t *testing.T) {
+	s := sharedStack(t)
+	c := inProcess(t, s.gw)
+	big := func(id string) string {
+		return fmt.Sprintf(`{"id":%q,"source":%s}`, id, src("fn main() -> String {\n let mut s = \""+id+"x\"\n while string_len(s) < 3000000 { s = s + s }\n s\n}"))
+	}
+	args := `{"items":[` + big("b1") + `,` + big("b2") + `,` + big("b3") + `,{"id":"small","source":"fn main() -> Int { 7 }"}],"concurrency":1}`
+	res, err := call(t, c, "axpool_batch", args, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Results []map[string]any `json:"results"`
+		Summary struct {
+			Outcomes map[string]int `json:"outcomes"`
+		} `json:"summary"`
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(b, &got); err != nil || len(got.Results) != 4 {
+		t.Fatalf("axpool_batch: %.500s (%v)", b, err)
+	}
+	for i, want := range []int{3145728, 3145728} {
+		if r, _ := got.Results[i]["result"].(string); r == "" || len(r) != want || got.Results[i]["outcome"] != "ok" {
+			t.Errorf("item %d: outcome %v, result of %d bytes; want ok with %d", i+1, got.Results[i]["outcome"], len(r), want)
+		}
+	}
+	r3 := got.Results[2]
+	msg, _ := r3["message"].(string)
+	if !regexp.MustCompile(`^item 3: its result \(3\d{6} bytes\) would take the batch's results past 8387584 bytes, so it is left out; run the item alone for its result$`).MatchString(msg) ||
+		r3["id"] != "b3" || r3["success"] != false || r3["outcome"] != "output_limit" || r3["error_kind"] != "limit_exceeded" ||
+		r3["limit_kind"] != "output_bytes" || r3["phase"] != "serialization" || r3["limit"] != 8387584.0 || r3["result"] != nil ||
+		r3["job_id"] == "" || r3["job_id"] == nil || r3["steps"] == nil {
+		t.Errorf("item 3 over the budget: %v", r3)
+	}
+	if r4 := got.Results[3]; r4["outcome"] != "ok" || r4["result"] != 7.0 {
+		t.Errorf("item 4 after the budget: %v", r4)
+	}
+	if o := got.Summary.Outcomes; o["ok"] != 3 || o["output_limit"] != 1 {
+		t.Errorf("summary outcomes %v, want ok 3, output_limit 1", o)
+	}
+	if len(b) > MaxBatchResultBytes+4096 {
+		t.Errorf("answer of %d bytes, over the budget %d", len(b), MaxBatchResultBytes)
 	}
 }

@@ -47,7 +47,9 @@
 //     "boruna_rn" (did you mean "boruna_run"?)`, the suggestion only when
 //     one tool name is clearly nearest: tools.UnknownToolMessage), for a
 //     _meta.progressToken over MaxProgressTokenBytes (256 bytes of JSON as
-//     sent; "progress token exceeds 256 bytes"), for a tools/call without
+//     sent; "progress token exceeds 256 bytes") or of a type MCP's
+//     ProgressToken is not (an object, an array, a boolean: "progress token
+//     must be a string or a number, got object"), for a tools/call without
 //     a tool name ("missing tool name"), a name that is not a string, or
 //     params that are not an object. mcp-go v1.2.1 turns every tool-handler
 //     error into -32603, so these checks run on the raw message before

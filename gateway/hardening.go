@@ -266,6 +266,22 @@ func parseCallParams(raw json.RawMessage) (callParams, string) {
 	return p, ""
 }
 
+// progressTokenType returns the -32602 message for a progress token (as
+// sent) that is not one of MCP's ProgressToken types, a string or a
+// number: `progress token must be a string or a number, got object`; ""
+// for one that is, for null and for none.
+func progressTokenType(token json.RawMessage) string {
+	if len(token) == 0 || bytes.Equal(token, []byte("null")) {
+		return ""
+	}
+	switch typ := wire.JSONType(token); typ {
+	case "string", "number":
+		return ""
+	default:
+		return "progress token must be a string or a number, got " + typ
+	}
+}
+
 // metaProgressToken returns the "progressToken" member of a _meta object as
 // sent (trimmed), or nil when there is none or meta is not an object. A
 // _meta whose text neither contains "progressToken" nor any escape cannot
@@ -348,6 +364,9 @@ func precheckCall(msg rpcMessage, g *Server) (*callInfo, mcp.JSONRPCMessage) {
 	}
 	if len(p.token) > MaxProgressTokenBytes {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, msgProgressTokenTooLong)
+	}
+	if bad := progressTokenType(p.token); bad != "" {
+		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, bad)
 	}
 	if script {
 		return &callInfo{tool: p.tool, raw: p.Arguments, token: p.token}, nil

@@ -115,6 +115,19 @@ func TestProgressTokenCap(t *testing.T) {
 	}
 }
 
+// A progress token that is neither a string nor a number (MCP's
+// ProgressToken) — an object, an array, a boolean — is refused with
+// invalid_params before anything runs, on both transports, as a tool call
+// of axpool_batch as of any tool; null is no token.
+func TestProgressTokenType(t *testing.T) {
+	batch := "axpool_batch"
+	checkProtocolCases(t, []protocolCase{
+		{name: "object", tool: "boruna_run", meta: `{"progressToken":{"a":1}}`, code: -32602, msg: "progress token must be a string or a number, got object"},
+		{name: "array", tool: batch, meta: `{"progressToken":[1]}`, code: -32602, msg: "progress token must be a string or a number, got array"},
+		{name: "boolean", tool: "boruna_run", meta: `{"progressToken":true}`, code: -32602, msg: "progress token must be a string or a number, got boolean"},
+	})
+}
+
 // A message whose id is an object, an array or a boolean is answered -32600
 // Invalid Request with id null (JSON-RPC 2.0 §4, §5), on both transports;
 // nothing runs.

@@ -410,8 +410,12 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 		return g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}), nil, nil
 	}
 	if m := req.Params.Meta; info == nil && m != nil && m.ProgressToken != nil {
-		if b, err := json.Marshal(m.ProgressToken); err != nil || len(b) > MaxProgressTokenBytes {
+		b, err := json.Marshal(m.ProgressToken)
+		if err != nil || len(b) > MaxProgressTokenBytes {
 			return nil, nil, errors.New(msgProgressTokenTooLong)
+		}
+		if bad := progressTokenType(b); bad != "" {
+			return nil, nil, errors.New(bad)
 		}
 	}
 	raw, err := rawArguments(req)

@@ -111,6 +111,9 @@ func propSchema(p tools.Param) *wire.Object {
 		} else if p.MaxBytes > 0 {
 			o.Set("maxLength", p.MaxBytes)
 		}
+		if p.Exact {
+			o.Set("minLength", 1)
+		}
 	case tools.ParamInteger:
 		o.Set("type", "integer").Set("minimum", p.Min)
 	case tools.ParamBoolean:

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/axpool/axpool/internal/spell"
 	"github.com/axpool/axpool/internal/text"
@@ -318,6 +319,20 @@ func (c *checker) value(p *Param, raw json.RawMessage, path string) (any, bool) 
 			})
 			return nil, false
 		}
+		if p.Exact {
+			if string(raw) == `""` {
+				c.fail(ArgWrongType, path, func() string {
+					return fmt.Sprintf(`invalid argument %q for tool %q: expected a non-empty string, got ""`, path, c.tool)
+				})
+				return nil, false
+			}
+			if problem := ExactString(raw); problem != "" {
+				c.fail(ArgWrongType, path, func() string {
+					return fmt.Sprintf("invalid argument %q for tool %q: expected a string of valid UTF-8, got %s (it would be read as U+FFFD)", path, c.tool, problem)
+				})
+				return nil, false
+			}
+		}
 	case ParamBoolean:
 		if string(raw) != "true" && string(raw) != "false" {
 			return bad("a boolean")
@@ -561,4 +576,70 @@ func nearest(name string, names []string) (string, bool) {
 		return "", false
 	}
 	return spell.Nearest(name, names)
+}
+
+// ExactString reports why the JSON string raw (valid JSON, quotes
+// included) would not decode to exactly what was sent: "invalid UTF-8 at
+// byte 1", or "the lone surrogate \ud800 at byte 2" (an escape of half a
+// surrogate pair), each of which decoding turns into U+FFFD; "" when it
+// decodes exactly. Bytes count from the first after the opening quote.
+// For identifiers compared byte for byte (Param.Exact, a batch item's id).
+func ExactString(raw json.RawMessage) string {
+	if len(raw) < 2 {
+		return ""
+	}
+	s := raw[1 : len(raw)-1]
+	for i := 0; i < len(s); {
+		switch {
+		case s[i] == '\\' && i+1 < len(s) && s[i+1] == 'u':
+			r := hex4(s[i+2:])
+			switch {
+			case r >= 0xD800 && r <= 0xDBFF:
+				if i+7 < len(s) && s[i+6] == '\\' && s[i+7] == 'u' {
+					if lo := hex4(s[i+8:]); lo >= 0xDC00 && lo <= 0xDFFF {
+						i += 12
+						continue
+					}
+				}
+				return fmt.Sprintf("the lone surrogate %s at byte %d", s[i:i+6], i)
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return fmt.Sprintf("the lone surrogate %s at byte %d", s[i:i+6], i)
+			}
+			i += 6
+		case s[i] == '\\':
+			i += 2
+		case s[i] < utf8.RuneSelf:
+			i++
+		default:
+			r, n := utf8.DecodeRune(s[i:])
+			if r == utf8.RuneError && n == 1 {
+				return fmt.Sprintf("invalid UTF-8 at byte %d", i)
+			}
+			i += n
+		}
+	}
+	return ""
+}
+
+// hex4 is the value of the 4 hex digits starting b (valid JSON: a \u
+// escape), or -1 when b is shorter.
+func hex4(b []byte) rune {
+	if len(b) < 4 {
+		return -1
+	}
+	var r rune
+	for _, c := range b[:4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			r |= rune(c-'A') + 10
+		default:
+			return -1
+		}
+	}
+	return r
 }

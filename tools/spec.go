@@ -87,6 +87,11 @@ type Param struct {
 	// (MaxNameBytes, MaxItemBytes). Source parameters use MaxSourceBytes
 	// instead.
 	MaxBytes int
+	// Exact marks a ParamString compared byte for byte (idempotency_key):
+	// it must not be empty and must decode to exactly what was sent — no
+	// invalid UTF-8 and no escaped lone surrogate, which decoding would
+	// turn into U+FFFD, making two different keys one (ExactString).
+	Exact bool
 	// Props are the members of a ParamObject, or of each item of a
 	// ParamItems; a ParamObject without Props is any object.
 	Props []Param
@@ -164,8 +169,8 @@ const MaxIdempotencyKeyBytes = 256
 // (docs/tools.md §7). The engines ignore it; the gateway answers a
 // repeated key with the first call's job.
 var idempotencyParam = Param{
-	Name: "idempotency_key", Type: ParamString, MaxBytes: MaxIdempotencyKeyBytes,
-	Description: "Any string up to 256 bytes: a call repeating the key of a call still running joins it; " +
+	Name: "idempotency_key", Type: ParamString, MaxBytes: MaxIdempotencyKeyBytes, Exact: true,
+	Description: "Any non-empty string up to 256 bytes of valid UTF-8: a call repeating the key of a call still running joins it; " +
 		"one after it finished gets its result again with replayed:true (for the server's --cache-ttl, at least 1 h). " +
 		"The same key with other arguments is refused (invalid_args).",
 }
