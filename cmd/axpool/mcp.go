@@ -338,6 +338,12 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if len(opts) > 0 {
 		no = opts[0]
 	}
+	// The cache's runtime version (for an unstamped build, a hash of this
+	// executable: tens of ms) is read while the node starts, not by the
+	// first call.
+	if nf.cacheTTL > 0 {
+		go tools.RuntimeVersion()
+	}
 	if err := resolveDataDirs(cmd, &nf.libsDir, &nf.templatesDir); err != nil {
 		return nil, err
 	}
@@ -487,9 +493,6 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if err != nil {
 		n.close()
 		return nil, printFail(cmd, exitFail, "%s: %v", name, err)
-	}
-	if nf.cacheTTL > 0 {
-		go tools.RuntimeVersion() // hashes the executable once, before the first call needs it
 	}
 	backend := &gateway.QueueBackend{Client: n.client, Timeout: nf.jobTimeout, Logger: log,
 		Cache: nf.cacheTTL > 0, CacheScope: nodeCacheScope(nf, env), MaxInflightPerCaller: nf.maxInflightPerCaller}
