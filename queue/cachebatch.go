@@ -53,9 +53,9 @@ type cacheLookups struct {
 	api      string // the direct get subject of the bucket's stream
 	prefix   string // the subject prefix of its keys, "$KV.<bucket>."
 	maxBytes int    // lookupMaxBytes
-	mu      sync.Mutex
-	pending []*lookup
-	running bool
+	mu       sync.Mutex
+	pending  []*lookup
+	running  bool
 	// batched is false once the server refused a batched request (or
 	// never could): every lookup is then a plain KV get.
 	batched bool
