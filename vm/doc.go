@@ -31,5 +31,5 @@
 // uses syntax.Position); it knows nothing of NATS, MCP or the wire envelope
 // (its limit-kind strings equal wire.Limit* by construction).
 //
-// Imports: compiler/syntax, internal/text and policy.
+// Imports: compiler/syntax, internal/jsonenc, internal/text and policy.
 package vm

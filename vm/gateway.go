@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"unsafe"
 
+	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
 )
@@ -85,11 +86,11 @@ func (e Event) MarshalJSON() ([]byte, error) {
 	}
 	b := make([]byte, 0, 64)
 	b = append(b, `{"event":`...)
-	b = appendJSONString(b, string(e.Kind))
+	b = jsonenc.AppendString(b, string(e.Kind))
 	switch e.Kind {
 	case EventCapCall:
 		b = append(b, `,"capability":`...)
-		b = appendJSONString(b, e.Capability.String())
+		b = jsonenc.AppendString(b, e.Capability.String())
 		b = append(b, `,"args":[`...)
 		for i, a := range e.Args {
 			if i > 0 {
@@ -100,14 +101,14 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		b = append(b, ']')
 	case EventCapResult:
 		b = append(b, `,"capability":`...)
-		b = appendJSONString(b, e.Capability.String())
+		b = jsonenc.AppendString(b, e.Capability.String())
 		b = append(b, `,"result":`...)
 		b = val(b, e.Value)
 	case EventActorSpawn:
 		b = append(b, `,"actor_id":`...)
 		b = strconv.AppendInt(b, e.Actor, 10)
 		b = append(b, `,"function":`...)
-		b = appendJSONString(b, e.Function)
+		b = jsonenc.AppendString(b, e.Function)
 	case EventMessageSend:
 		b = append(b, `,"from":`...)
 		b = strconv.AppendInt(b, e.From, 10)
@@ -130,9 +131,9 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		b = strconv.AppendInt(b, e.Actor, 10)
 	case EventContractCheck:
 		b = append(b, `,"function":`...)
-		b = appendJSONString(b, e.Function)
+		b = jsonenc.AppendString(b, e.Function)
 		b = append(b, `,"kind":`...)
-		b = appendJSONString(b, e.Contract)
+		b = jsonenc.AppendString(b, e.Contract)
 		b = append(b, `,"index":`...)
 		b = strconv.AppendInt(b, int64(e.Index), 10)
 		b = append(b, `,"passed":`...)

@@ -3,7 +3,8 @@ package vm
 import (
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/axpool/axpool/internal/jsonenc"
 )
 
 // This file encodes values as JSON (docs/tools.md §2 "value encoding"; the
@@ -67,7 +68,7 @@ func appendScalarJSON(b []byte, v Value) []byte {
 	case KindFloat:
 		return AppendFloatJSON(b, v.AsFloat())
 	case KindString:
-		return appendJSONString(b, v.str())
+		return jsonenc.AppendString(b, v.str())
 	case KindActor:
 		b = append(b, `{"actor_id":`...)
 		return append(strconv.AppendUint(b, v.n, 10), '}')
@@ -91,7 +92,7 @@ func (w *jsonOut) child(f *wframe, i int) {
 		w.b = append(w.b, ',')
 	}
 	if f.keys != nil {
-		w.b = appendJSONString(w.b, f.keys[i])
+		w.b = jsonenc.AppendString(w.b, f.keys[i])
 		w.b = append(w.b, ':')
 	}
 }
@@ -129,7 +130,7 @@ func (w *jsonVisitor) enter(v Value, f *wframe) {
 		b = append(b, `{"type":"enum","type_id":`...)
 		b = strconv.AppendInt(b, int64(o.typ.ID), 10)
 		b = append(b, `,"variant":`...)
-		b = appendJSONString(b, v.VariantName())
+		b = jsonenc.AppendString(b, v.VariantName())
 		b = append(b, `,"payload":`...)
 		if vd, ok := structVariant(o); ok {
 			b = appendRecordHead(b, o.typ.ID, vd.Name)
@@ -174,7 +175,7 @@ func appendRecordHead(b []byte, id int, name string) []byte {
 	b = append(b, `{"type":"record","type_id":`...)
 	b = strconv.AppendInt(b, int64(id), 10)
 	b = append(b, `,"name":`...)
-	b = appendJSONString(b, name)
+	b = jsonenc.AppendString(b, name)
 	return append(b, `,"fields":[`...)
 }
 
@@ -184,7 +185,7 @@ func appendRecordTail(b []byte, names []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, n)
+		b = jsonenc.AppendString(b, n)
 	}
 	return append(b, "]}"...)
 }
@@ -297,7 +298,7 @@ func (w *exactSizeVisitor) enter(v Value, f *wframe) {
 	if f == nil {
 		switch v.k {
 		case KindString:
-			w.n += jsonStringSize(v.str())
+			w.n += jsonenc.StringSize(v.str())
 		case KindUnit:
 			w.n += 4
 		default:
@@ -327,7 +328,7 @@ func (w *exactSizeVisitor) enter(v Value, f *wframe) {
 		o := (*enumObj)(v.p)
 		w.n += int64(len(`{"type":"enum","type_id":,"variant":,"payload":}`))
 		w.n += int64(len(strconv.AppendInt(num[:0], int64(o.typ.ID), 10)))
-		w.n += jsonStringSize(v.VariantName())
+		w.n += jsonenc.StringSize(v.VariantName())
 		if vd, ok := structVariant(o); ok {
 			w.n += recordFrameSize(o.typ.ID, vd.Name, vd.Fields)
 		} else if unitVariant(o) {
@@ -341,7 +342,7 @@ func (w *exactSizeVisitor) child(f *wframe, i int) {
 		w.n++
 	}
 	if f.keys != nil {
-		w.n += jsonStringSize(f.keys[i]) + 1
+		w.n += jsonenc.StringSize(f.keys[i]) + 1
 	}
 }
 
@@ -353,12 +354,12 @@ func recordFrameSize(id int, name string, names []string) int64 {
 	var num [24]byte
 	total := int64(len(`{"type":"record","type_id":,"name":,"fields":[],"field_names":[]}`))
 	total += int64(len(strconv.AppendInt(num[:0], int64(id), 10)))
-	total += jsonStringSize(name)
+	total += jsonenc.StringSize(name)
 	if len(names) > 1 {
 		total += int64(len(names) - 1)
 	}
 	for _, n := range names {
-		total += jsonStringSize(n)
+		total += jsonenc.StringSize(n)
 	}
 	return total
 }
@@ -424,91 +425,4 @@ func AppendFloatJSON(b []byte, f float64) []byte {
 		b = strconv.AppendInt(b, int64(kk-1), 10)
 	}
 	return b
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string, escaped like encoding/json
-// without HTML escaping (invalid UTF-8 → \ufffd; U+2028/U+2029 escaped).
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
-
-// jsonStringSize returns len(appendJSONString(nil, s)).
-func jsonStringSize(s string) int64 {
-	n := int64(2)
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c >= 0x20 && c != '"' && c != '\\':
-				n++
-			case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
-				n += 2
-			default:
-				n += 6
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			n += 6
-		case r == '\u2028' || r == '\u2029':
-			n += 6
-		default:
-			n += int64(size)
-		}
-		i += size
-	}
-	return n
 }

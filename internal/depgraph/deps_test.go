@@ -42,7 +42,7 @@ var allowed = map[string][]string{
 
 	// The language: no NATS, no MCP, no wire.
 	"policy":          {"internal/jsonenc", "internal/limitread", "internal/spell", "internal/text"},
-	"vm":              {"compiler/syntax", "internal/text", "policy"},
+	"vm":              {"compiler/syntax", "internal/jsonenc", "internal/text", "policy"},
 	"compiler/syntax": {"internal/arena", "internal/jsonenc", "internal/spell", "internal/text"},
 	"compiler":        {"compiler/syntax", "internal/arena", "internal/spell", "internal/text", "policy", "vm"},
 

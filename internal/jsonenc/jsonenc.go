@@ -131,6 +131,38 @@ func AppendString(dst []byte, s string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// StringSize returns len(AppendString(nil, s)) without building it: what
+// a value will take in an encoding, before it is made.
+func StringSize(s string) int64 {
+	n := int64(2)
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c >= 0x20 && c != '"' && c != '\\':
+				n++
+			case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			default:
+				n += 6
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 6
+		case r == '\u2028' || r == '\u2029':
+			n += 6
+		default:
+			n += int64(size)
+		}
+		i += size
+	}
+	return n
+}
+
 // appendReflect is Append through encoding/json.
 func appendReflect(dst []byte, v any) ([]byte, error) {
 	e := encoders.Get().(*encoder)

@@ -119,3 +119,11 @@ func TestAppendInvalidRawMessage(t *testing.T) {
 		}
 	}
 }
+
+func TestStringSize(t *testing.T) {
+	for _, s := range stringCases {
+		if got, want := StringSize(s), int64(len(AppendString(nil, s))); got != want {
+			t.Errorf("StringSize(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
