@@ -116,7 +116,9 @@ func (l *cacheLookups) single(ctx context.Context, key string) ([]byte, error) {
 	return e.Value(), nil
 }
 
-// rounds runs batched lookups until none is pending.
+// rounds runs batched lookups until none is pending. Once the server has
+// refused a batch, what is pending, and what that round left, is looked up
+// key by key.
 func (l *cacheLookups) rounds() {
 	for {
 		l.mu.Lock()
@@ -128,38 +130,39 @@ func (l *cacheLookups) rounds() {
 		n := min(len(l.pending), MaxLookupBatch)
 		round := l.pending[:n:n]
 		l.pending = append([]*lookup(nil), l.pending[n:]...)
+		batched := l.batched
 		l.mu.Unlock()
 
-		left, err := l.round(round)
-		var unsupported *unsupportedBatchError
-		switch {
-		case errors.As(err, &unsupported):
-			l.b.log.Warn("the NATS server refused a batched cache lookup; looking keys up one at a time", "err", err)
-			l.mu.Lock()
-			l.batched = false
-			l.mu.Unlock()
-			fallthrough
-		case err == nil && len(left) > 0:
-			// Left for later: put them first in the next round (a refused
-			// batch answers them one by one, below).
-			l.mu.Lock()
-			if !l.batched {
+		left := round
+		var err error
+		if batched {
+			left, err = l.round(round)
+			var unsupported *unsupportedBatchError
+			if errors.As(err, &unsupported) {
+				l.b.log.Warn("the NATS server refused a batched cache lookup; looking keys up one at a time", "err", err)
+				l.mu.Lock()
+				l.batched = false
 				l.mu.Unlock()
-				for _, lk := range left {
-					ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
-					lk.val, lk.err = l.single(ctx, strings.TrimPrefix(lk.subject, l.prefix))
-					cancel()
-					close(lk.done)
-				}
-				continue
+				batched, err = false, nil
 			}
-			l.pending = append(left, l.pending...)
-			l.mu.Unlock()
+		}
+		switch {
+		case !batched:
+			for _, lk := range left {
+				ctx, cancel := context.WithTimeout(context.Background(), lookupTimeout)
+				lk.val, lk.err = l.single(ctx, strings.TrimPrefix(lk.subject, l.prefix))
+				cancel()
+				close(lk.done)
+			}
 		case err != nil:
 			for _, lk := range left {
 				lk.err = err
 				close(lk.done)
 			}
+		default: // what the server's byte bound left goes first next round
+			l.mu.Lock()
+			l.pending = append(left, l.pending...)
+			l.mu.Unlock()
 		}
 	}
 }

@@ -66,11 +66,8 @@ func summarizeFast(obj []byte) (s Summary, ok bool) {
 			ok = false
 		}
 	}
-	integer := func(raw []byte, dst *int64, null int64, nullSets bool) {
+	integer := func(raw []byte, dst *int64) {
 		if string(raw) == "null" {
-			if nullSets {
-				*dst = null
-			}
 			return
 		}
 		n, err := strconv.ParseInt(string(raw), 10, 64)
@@ -80,16 +77,22 @@ func summarizeFast(obj []byte) (s Summary, ok bool) {
 		}
 		*dst = n
 	}
+	// optional is integer for a field whose null means absent (-1).
+	optional := func(raw []byte, dst *int64) {
+		if string(raw) == "null" {
+			*dst = -1
+			return
+		}
+		integer(raw, dst)
+	}
 	valid := SplitObject(obj, func(key string, raw json.RawMessage) {
 		switch key {
 		case "success":
 			boolean(raw, &s.Success)
 		case "outcome":
-			var o string
+			o := string(s.Outcome)
 			str(raw, &o)
-			if string(raw) != "null" {
-				s.Outcome = Outcome(o)
-			}
+			s.Outcome = Outcome(o)
 		case "error_kind":
 			str(raw, &s.ErrorKind)
 		case "limit_kind":
@@ -99,13 +102,13 @@ func summarizeFast(obj []byte) (s Summary, ok bool) {
 		case "worker":
 			str(raw, &s.Worker)
 		case "steps":
-			integer(raw, &s.Steps, -1, true)
+			optional(raw, &s.Steps)
 		case "queue_ms":
-			integer(raw, &s.QueueMs, -1, true)
+			optional(raw, &s.QueueMs)
 		case "run_ms":
-			integer(raw, &s.RunMs, -1, true)
+			optional(raw, &s.RunMs)
 		case "retry_after_ms":
-			integer(raw, &s.RetryAfterMs, 0, false)
+			integer(raw, &s.RetryAfterMs)
 		case "cached":
 			boolean(raw, &s.Cached)
 		case "replayed":
