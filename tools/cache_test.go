@@ -185,3 +185,30 @@ func TestCacheKeyChecked(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkCacheKey: the cache key of a trivial boruna_run call, from raw
+// arguments and from checked ones (what the gateway's executing calls
+// use); BenchmarkCheckArgs times the check itself.
+// go test -run '^$' -bench CacheKey ./tools/
+func BenchmarkCacheKey(b *testing.B) {
+	raw := json.RawMessage(`{"source":"fn main() -> Int { 12345 }"}`)
+	checked, err := CheckArgs("boruna_run", raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		key  func() (string, bool)
+	}{
+		{"raw", func() (string, bool) { return CacheKey("boruna_run", raw, "scope") }},
+		{"checked", func() (string, bool) { return CacheKeyChecked("boruna_run", checked, "scope") }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, ok := bc.key(); !ok {
+					b.Fatal("not cacheable")
+				}
+			}
+		})
+	}
+}
