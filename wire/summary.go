@@ -46,75 +46,15 @@ func Summarize(obj []byte) (Summary, error) {
 func summarizeFast(obj []byte) (s Summary, ok bool) {
 	s = Summary{Steps: -1, QueueMs: -1, RunMs: -1}
 	ok = true
-	str := func(raw []byte, dst *string) {
-		switch {
-		case string(raw) == "null":
-		case len(raw) >= 2 && raw[0] == '"' && simpleString(raw):
-			*dst = string(raw[1 : len(raw)-1])
-		default:
-			ok = false
-		}
-	}
-	boolean := func(raw []byte, dst *bool) {
-		switch string(raw) {
-		case "true":
-			*dst = true
-		case "false":
-			*dst = false
-		case "null":
-		default:
-			ok = false
-		}
-	}
-	integer := func(raw []byte, dst *int64) {
-		if string(raw) == "null" {
-			return
-		}
-		n, err := strconv.ParseInt(string(raw), 10, 64)
-		if err != nil {
-			ok = false
-			return
-		}
-		*dst = n
-	}
-	// optional is integer for a field whose null means absent (-1).
-	optional := func(raw []byte, dst *int64) {
-		if string(raw) == "null" {
-			*dst = -1
-			return
-		}
-		integer(raw, dst)
-	}
 	valid := SplitObject(obj, func(key string, raw json.RawMessage) {
-		switch key {
-		case "success":
-			boolean(raw, &s.Success)
-		case "outcome":
-			o := string(s.Outcome)
-			str(raw, &o)
-			s.Outcome = Outcome(o)
-		case "error_kind":
-			str(raw, &s.ErrorKind)
-		case "limit_kind":
-			str(raw, &s.LimitKind)
-		case "job_id":
-			str(raw, &s.JobID)
-		case "worker":
-			str(raw, &s.Worker)
-		case "steps":
-			optional(raw, &s.Steps)
-		case "queue_ms":
-			optional(raw, &s.QueueMs)
-		case "run_ms":
-			optional(raw, &s.RunMs)
-		case "retry_after_ms":
-			integer(raw, &s.RetryAfterMs)
-		case "cached":
-			boolean(raw, &s.Cached)
-		case "replayed":
-			boolean(raw, &s.Replayed)
-		default:
-			if summaryFolded(key) {
+		for i := range summaryFields {
+			if f := &summaryFields[i]; f.key == key {
+				ok = ok && f.set(&s, raw)
+				return
+			}
+		}
+		for i := range summaryFields {
+			if strings.EqualFold(key, summaryFields[i].key) {
 				ok = false // encoding/json matches it case-insensitively
 			}
 		}
@@ -122,18 +62,79 @@ func summarizeFast(obj []byte) (s Summary, ok bool) {
 	return s, valid && ok
 }
 
-// summaryKeys are the keys Summarize reads.
-var summaryKeys = []string{"success", "outcome", "error_kind", "limit_kind", "job_id", "worker",
-	"steps", "queue_ms", "run_ms", "retry_after_ms", "cached", "replayed"}
+// summaryFields are the members Summarize reads, each with how the fast
+// path sets its field from a plain literal (false: not one, decode).
+var summaryFields = []struct {
+	key string
+	set func(s *Summary, raw []byte) bool
+}{
+	{"success", func(s *Summary, raw []byte) bool { return literalBool(raw, &s.Success) }},
+	{"outcome", func(s *Summary, raw []byte) bool {
+		o := string(s.Outcome)
+		ok := literalString(raw, &o)
+		s.Outcome = Outcome(o)
+		return ok
+	}},
+	{"error_kind", func(s *Summary, raw []byte) bool { return literalString(raw, &s.ErrorKind) }},
+	{"limit_kind", func(s *Summary, raw []byte) bool { return literalString(raw, &s.LimitKind) }},
+	{"job_id", func(s *Summary, raw []byte) bool { return literalString(raw, &s.JobID) }},
+	{"worker", func(s *Summary, raw []byte) bool { return literalString(raw, &s.Worker) }},
+	{"steps", func(s *Summary, raw []byte) bool { return literalOptional(raw, &s.Steps) }},
+	{"queue_ms", func(s *Summary, raw []byte) bool { return literalOptional(raw, &s.QueueMs) }},
+	{"run_ms", func(s *Summary, raw []byte) bool { return literalOptional(raw, &s.RunMs) }},
+	{"retry_after_ms", func(s *Summary, raw []byte) bool { return literalInt(raw, &s.RetryAfterMs) }},
+	{"cached", func(s *Summary, raw []byte) bool { return literalBool(raw, &s.Cached) }},
+	{"replayed", func(s *Summary, raw []byte) bool { return literalBool(raw, &s.Replayed) }},
+}
 
-// summaryFolded reports whether key is one of summaryKeys but for case.
-func summaryFolded(key string) bool {
-	for _, k := range summaryKeys {
-		if strings.EqualFold(key, k) {
-			return true
-		}
+// The literal decoders set *dst as encoding/json would from raw (null
+// leaves it as it is) and report false for anything that is not a plain
+// literal of the type.
+
+func literalString(raw []byte, dst *string) bool {
+	switch {
+	case string(raw) == "null":
+	case len(raw) >= 2 && raw[0] == '"' && simpleString(raw):
+		*dst = string(raw[1 : len(raw)-1])
+	default:
+		return false
 	}
-	return false
+	return true
+}
+
+func literalBool(raw []byte, dst *bool) bool {
+	switch string(raw) {
+	case "true":
+		*dst = true
+	case "false":
+		*dst = false
+	case "null":
+	default:
+		return false
+	}
+	return true
+}
+
+func literalInt(raw []byte, dst *int64) bool {
+	if string(raw) == "null" {
+		return true
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil {
+		return false
+	}
+	*dst = n
+	return true
+}
+
+// literalOptional is literalInt for a field whose null means absent
+// (-1, as a nil *int64 for encoding/json).
+func literalOptional(raw []byte, dst *int64) bool {
+	if string(raw) == "null" {
+		*dst = -1
+		return true
+	}
+	return literalInt(raw, dst)
 }
 
 // summarizeDecoder is Summarize through encoding/json.
