@@ -53,7 +53,13 @@ type Client struct {
 	slots     atomic.Int64
 	slotsMu   sync.Mutex
 	slotsSeen []int64
-	slotsNews chan struct{} // closed (and replaced) when slots changes
+	// slotsStarted numbers the status rounds as they start; slotsLast is
+	// the number of the newest round in slotsSeen. A round that ends after
+	// a newer one was recorded is stale (it may have heard a worker that
+	// has stopped since) and is dropped.
+	slotsStarted atomic.Int64
+	slotsLast    int64
+	slotsNews    chan struct{} // closed (and replaced) when slots changes
 
 	mu      sync.Mutex
 	pending map[string]*pendingJob
@@ -155,6 +161,7 @@ func (c *Client) Slots() int { return int(c.slots.Load()) }
 
 // pollSlots gathers the workers' status once and stores their slots.
 func (c *Client) pollSlots() {
+	round := c.slotsStarted.Add(1)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
@@ -172,9 +179,19 @@ func (c *Client) pollSlots() {
 	for _, w := range workers {
 		n += w.Slots
 	}
+	c.recordSlots(round, int64(n))
+}
+
+// recordSlots records the n slots a status round counted; round is the
+// round's number (slotsStarted).
+func (c *Client) recordSlots(round, n int64) {
 	c.slotsMu.Lock()
 	defer c.slotsMu.Unlock()
-	c.slotsSeen = append(c.slotsSeen, int64(n))
+	if round < c.slotsLast {
+		return // a newer round has been recorded: this one is stale
+	}
+	c.slotsLast = round
+	c.slotsSeen = append(c.slotsSeen, n)
 	if len(c.slotsSeen) > slotsPolls {
 		c.slotsSeen = c.slotsSeen[1:]
 	}

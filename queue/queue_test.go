@@ -899,6 +899,22 @@ func TestSlotsKeepsRecentRounds(t *testing.T) {
 	}
 }
 
+// TestSlotsDropsStaleRound: a status round that ends after a newer one
+// was recorded (it started before a worker stopped, so it may have heard
+// it) does not count: the newer round's answer stands.
+func TestSlotsDropsStaleRound(t *testing.T) {
+	_, _, c := testBus(t, Config{})
+	c.recordSlots(1<<40, 0)   // a round far newer than any the monitor starts
+	c.recordSlots(1<<40-1, 3) // an older one ending later
+	if got := c.Slots(); got != 0 {
+		t.Errorf("Slots = %d after a stale round of 3 ended behind a newer round of 0, want 0", got)
+	}
+	c.recordSlots(1<<40+1, 5)
+	if got := c.Slots(); got != 5 {
+		t.Errorf("Slots = %d after a newer round of 5, want 5", got)
+	}
+}
+
 // TestCheckURLs: a --nats value is checked before any connection attempt:
 // the forms nats.go takes pass; an empty list, an empty entry, another
 // scheme, a bad host or port fail with the URL named, its password
