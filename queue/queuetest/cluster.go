@@ -181,19 +181,22 @@ func (c *Cluster) Restart(i int) {
 	c.WaitMetaLeader()
 }
 
-// WaitMetaLeader waits until one running node is the JetStream meta leader
-// and every running node is current with it, at most 60 s (cluster
-// formation takes a few raft elections, longer on a loaded machine); then
-// it fails the test.
+// WaitMetaLeader waits until one running node is the JetStream meta leader,
+// every running node is current with it, and the leader has heard every
+// running node's statistics (JetStreamClusterPeers: until then placement
+// refuses that node as "peer offline"), at most 60 s (cluster formation
+// takes a few raft elections, longer on a loaded machine); then it fails
+// the test.
 func (c *Cluster) WaitMetaLeader() {
 	c.t.Helper()
 	WaitFor(c.t, 60*time.Second, "JetStream meta leader", func() bool { return c.metaLeader() == nil })
 }
 
 // metaLeader returns nil when exactly one running node leads the meta
-// group and all running nodes are current, else errNoLeader.
+// group, all running nodes are current and the leader can place streams
+// on all of them, else errNoLeader.
 func (c *Cluster) metaLeader() error {
-	leaders, running := 0, 0
+	leaders, running, placeable := 0, 0, 0
 	for i := range c.nodes {
 		srv := c.Node(i)
 		if srv == nil {
@@ -205,9 +208,10 @@ func (c *Cluster) metaLeader() error {
 		}
 		if srv.JetStreamIsLeader() {
 			leaders++
+			placeable = len(srv.JetStreamClusterPeers())
 		}
 	}
-	if running == 0 || leaders != 1 {
+	if running == 0 || leaders != 1 || placeable < running {
 		return errNoLeader
 	}
 	return nil
