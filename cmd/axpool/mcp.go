@@ -338,9 +338,9 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if len(opts) > 0 {
 		no = opts[0]
 	}
-	// The cache's runtime version (for an unstamped build, a hash of this
-	// executable: tens of ms) is read while the node starts, not by the
-	// first call.
+	// The cache's runtime version (for an unstamped build, the
+	// executable's build ID, or a hash of it where it has none: tens of
+	// ms) is read while the node starts, not by the first call.
 	if nf.cacheTTL > 0 {
 		go tools.RuntimeVersion()
 	}
