@@ -30,11 +30,12 @@ import (
 // argument); those of the other tools include the refusal and
 // internal_error without job metadata.
 func ResultSchema(tool string) json.RawMessage {
-	return resultSchemas[tool]
+	return resultSchemas()[tool]
 }
 
-// resultSchemas holds the encoded schema of every tool of specs.
-var resultSchemas = func() map[string]json.RawMessage {
+// resultSchemas holds the encoded schema of every tool of specs, built on
+// first use (~5 ms: a worker or `axpool batch` never lists tools).
+var resultSchemas = sync.OnceValue(func() map[string]json.RawMessage {
 	m := make(map[string]json.RawMessage, len(specs))
 	for i := range specs {
 		s := &specs[i]
@@ -49,7 +50,7 @@ var resultSchemas = func() map[string]json.RawMessage {
 		m[s.Name] = b
 	}
 	return m
-}()
+})
 
 // shape is one branch of a result schema: the fields after success and
 // protocol_version, and for an executing tool the outcomes it reports.

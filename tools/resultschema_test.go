@@ -320,8 +320,8 @@ func TestResultSchemaForm(t *testing.T) {
 	if err := ValidateResult("boruna_nope", []byte(`{}`), false); err == nil || !strings.Contains(err.Error(), `no result schema for "boruna_nope"`) {
 		t.Errorf("unknown tool: %v", err)
 	}
-	if !slices.Equal(Names(), keys(resultSchemas)) {
-		t.Errorf("schemas for %v, tools %v", keys(resultSchemas), Names())
+	if !slices.Equal(Names(), keys(resultSchemas())) {
+		t.Errorf("schemas for %v, tools %v", keys(resultSchemas()), Names())
 	}
 }
 
