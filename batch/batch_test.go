@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/axpool/axpool/wire"
@@ -390,4 +391,71 @@ func TestRunQuotaRetry(t *testing.T) {
 			t.Errorf("retry %q, want quota_exceeded 20ms", r)
 		}
 	}
+}
+
+// TestRunMaxInFlightBytes: the items in flight hold at most
+// MaxInFlightBytes of arguments together; an item over the bound runs
+// once nothing else is in flight, alone. The calls block until the test
+// finishes them; synctest.Wait lets Run admit all it may first.
+func TestRunMaxInFlightBytes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		sizes := []int{60, 30, 50, 200, 10}
+		var mu sync.Mutex
+		running := map[int]chan struct{}{}
+		call := func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
+			i := slices.Index(sizes, len(args))
+			release := make(chan struct{})
+			mu.Lock()
+			running[i] = release
+			mu.Unlock()
+			<-release
+			return okEnv(i)
+		}
+		items := func(yield func(Item) bool) {
+			for i, n := range sizes {
+				if !yield(Item{ID: fmt.Sprint("i", i), Pos: i + 1, Tool: DefaultTool, Args: json.RawMessage(strings.Repeat("x", n))}) {
+					return
+				}
+			}
+		}
+		done := make(chan error, 1)
+		go func() {
+			done <- Run(context.Background(), items, Options{Call: call, Concurrency: 10, MaxInFlightBytes: 100})
+		}()
+		// expect lets Run admit what it may, then checks that want are
+		// exactly the items in flight.
+		expect := func(want ...int) {
+			t.Helper()
+			synctest.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			got := make([]int, 0, len(running))
+			for i := range running {
+				got = append(got, i)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("in flight %v, want %v", got, want)
+			}
+		}
+		finish := func(is ...int) {
+			mu.Lock()
+			defer mu.Unlock()
+			for _, i := range is {
+				close(running[i])
+				delete(running, i)
+			}
+		}
+		expect(0, 1) // 60 + 30; 50 more would be 140
+		finish(0)
+		expect(1, 2) // 30 + 50; 200 more would be 280
+		finish(1, 2)
+		expect(3) // 200, alone; 10 more would be 210
+		finish(3)
+		expect(4)
+		finish(4)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
 }

@@ -47,6 +47,11 @@ type Options struct {
 	Script Call
 	// Concurrency bounds the items in flight (at least 1).
 	Concurrency int
+	// MaxInFlightBytes, when over 0, also bounds the bytes of arguments
+	// (Item.Args) the items in flight hold together: the next item waits
+	// until it fits, unless none is in flight (an item larger than the
+	// bound runs alone).
+	MaxInFlightBytes int64
 	// Ordered hands results to OnResult in input order instead of
 	// completion order. Memory stays bounded: no item starts more than
 	// 2×Concurrency positions ahead of the oldest unfinished one.
@@ -115,6 +120,8 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		cond     = sync.NewCond(&mu)
 		stopped  bool
 		inFlight int
+		// inBytes is the Item.Args bytes of the items in flight.
+		inBytes int64
 		// Ordered mode: results wait in pending until every earlier
 		// position has been handed over.
 		nextSeq  int
@@ -173,6 +180,7 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		mu.Lock()
 		defer mu.Unlock()
 		inFlight--
+		inBytes -= int64(len(r.Item.Args))
 		deliver(seq, r, drop)
 		if !drop && opts.FailFast && !r.OK() {
 			stopped = true
@@ -181,8 +189,10 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		cond.Broadcast()
 	}
 	for it := range items {
+		size := int64(len(it.Args))
 		mu.Lock()
-		for !stopped && runCtx.Err() == nil && (inFlight >= opts.Concurrency || (opts.Ordered && nextSeq-emitSeq >= window)) {
+		for !stopped && runCtx.Err() == nil && (inFlight >= opts.Concurrency || (opts.Ordered && nextSeq-emitSeq >= window) ||
+			(opts.MaxInFlightBytes > 0 && inFlight > 0 && inBytes+size > opts.MaxInFlightBytes)) {
 			cond.Wait()
 		}
 		if stopped || runCtx.Err() != nil {
@@ -192,6 +202,7 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		seq := nextSeq
 		nextSeq++
 		inFlight++
+		inBytes += size
 		mu.Unlock()
 		if it.Script && opts.Script == nil {
 			it.Err = wire.InvalidArgs(wire.KindInvalidArgs, ScriptsUnavailable)

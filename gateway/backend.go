@@ -192,6 +192,36 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 	return b.runJob(ctx, tool, args, job, progress, done)
 }
 
+// JobGate bounds how many jobs the calls made with it (WithJobGate) run at
+// once: a call that misses the result cache waits for one of its slots
+// before its job is submitted, and frees it when the job's result (or its
+// failure) is in. `axpool batch` has more items in flight than its
+// --concurrency, so that their cache lookups share requests
+// (queue.Bus.CachedResult), while at most --concurrency of them run jobs.
+// The wait is not part of the job's queue_ms; a call whose ctx ends while
+// it waits is answered cancelled, with no job (job_id ""). Safe for
+// concurrent use. Make one with NewJobGate.
+type JobGate struct{ slots chan struct{} }
+
+// NewJobGate returns a gate of n slots (at least 1).
+func NewJobGate(n int) *JobGate { return &JobGate{slots: make(chan struct{}, max(n, 1))} }
+
+type jobGateKey struct{}
+
+// WithJobGate returns ctx with g: the calls made with it run their jobs
+// through g (JobGate). A nil g removes none and adds none.
+func WithJobGate(ctx context.Context, g *JobGate) context.Context {
+	if g == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, jobGateKey{}, g)
+}
+
+func jobGateFrom(ctx context.Context) *JobGate {
+	g, _ := ctx.Value(jobGateKey{}).(*JobGate)
+	return g
+}
+
 // cached returns the result cached under digest with "cached":true, or
 // false on a miss. jobID, when set, is the job of the idempotency key this
 // call owns: the answer is stored as its result, so that the key replays
@@ -432,6 +462,15 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	}
 	if ctx.Err() != nil {
 		return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}
+	}
+	if g := jobGateFrom(ctx); g != nil {
+		// Not yet submitted: the wait is not part of queue_ms.
+		select {
+		case g.slots <- struct{}{}:
+			defer func() { <-g.slots }()
+		case <-ctx.Done():
+			return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}
+		}
 	}
 	start := time.Now()
 	if job.ID == "" {

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/axpool/axpool/batch"
+	"github.com/axpool/axpool/gateway"
 	"github.com/axpool/axpool/worker"
 )
 
@@ -60,8 +61,10 @@ number; it never stops the batch. Blank lines are skipped.
 
 By default axpool starts an embedded NATS server and --workers worker
 processes (started at the first item the result cache cannot answer); with
---nats URL it runs against a fleet. At most --concurrency items are in
-flight (default: the pool's worker slots). An item the queue refuses
+--nats URL it runs against a fleet. At most --concurrency items run jobs
+at once (default: the pool's worker slots); without --ordered and
+--fail-fast up to 1,024 items are in flight, the others waiting for a
+cached answer or for a job slot. An item the queue refuses
 (queue_full, queue_unavailable, quota_exceeded) is submitted again after its
 retry_after_ms; that refusal is never its result.
 
@@ -96,7 +99,7 @@ func init() {
 	f.BoolVar(&batchFlags.ordered, "ordered", false, "write results in input order (memory stays bounded: at most 2×concurrency results wait)")
 	f.BoolVar(&batchFlags.resume, "resume", false, "skip the items whose results OUT already holds, and append to it")
 	f.BoolVar(&batchFlags.failFast, "fail-fast", false, "stop at the first item whose outcome is not ok")
-	f.IntVar(&batchFlags.concurrency, "concurrency", 0, "items in flight at once (default: the pool's worker slots)")
+	f.IntVar(&batchFlags.concurrency, "concurrency", 0, "items running jobs at once (default: the pool's worker slots)")
 	f.StringVar(&batchFlags.summary, "summary", "", "also write the summary to this file as JSON")
 	f.StringVar(&batchFlags.cacheDir, "cache-dir", defaultCacheDir(), `directory of the embedded server's result cache, kept between runs ("" = in memory, for this run only)`)
 	f.StringVar(&batchFlags.progress, "progress", "auto", "auto (a bar on a terminal, else plain lines), bar, plain or none")
@@ -214,16 +217,26 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	sum := batch.NewSummary()
 	var writeErr error
 	start := time.Now()
+	// At most conc items run jobs (the gate); up to batchLookahead look for
+	// a cached answer meanwhile, so that their lookups share requests —
+	// not with --ordered (its window bounds the results held back) or
+	// --fail-fast (the items after a failure must not have run).
+	gate := gateway.NewJobGate(conc)
+	window := conc
+	if !bf.ordered && !bf.failFast {
+		window = max(conc, batchLookahead)
+	}
 	runErr := batch.Run(ctx, items, batch.Options{
 		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
-			return n.gw.CallItem(ctx, tool, args) // checked by batch.Parse
+			return n.gw.CallItem(gateway.WithJobGate(ctx, gate), tool, args) // checked by batch.Parse
 		},
 		Script: func(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
-			return n.gw.CallScript(ctx, name, args)
+			return n.gw.CallScript(gateway.WithJobGate(ctx, gate), name, args)
 		},
-		Concurrency: conc,
-		Ordered:     bf.ordered,
-		FailFast:    bf.failFast,
+		Concurrency:      window,
+		MaxInFlightBytes: max(batchLookaheadBytes, int64(conc)*batch.MaxLineBytes),
+		Ordered:          bf.ordered,
+		FailFast:         bf.failFast,
 		OnResult: func(r batch.Result) {
 			line := append(batch.Line(r, batchPosField), '\n')
 			if _, err := out.Write(line); err != nil && writeErr == nil {
@@ -499,6 +512,18 @@ func readLine(br *bufio.Reader, limit int) (line []byte, size int64, read bool, 
 		return line, size, read, err
 	}
 }
+
+// batchLookahead is how many items `axpool batch` (without --ordered and
+// --fail-fast) has in flight at once, of which at most --concurrency run jobs: the others wait
+// for a cached answer, or for a job slot after a miss (gateway.JobGate).
+// It matches the keys one cache lookup round asks for (queue.Bus.CachedResult).
+// batchLookaheadBytes bounds the arguments those items hold together (never
+// below --concurrency items of batch.MaxLineBytes, what the window held
+// before it had a lookahead).
+const (
+	batchLookahead      = 1024
+	batchLookaheadBytes = 64 << 20
+)
 
 // poolSlots is the default --concurrency: the pool's worker slots. In
 // single-node mode they are known before the workers start (each process

@@ -1,0 +1,71 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/wire"
+)
+
+// doneCancelsCtx is a context that cancels itself the first time
+// something waits on it (Done): a call that blocks on it ends at that
+// point, with nothing after it done.
+type doneCancelsCtx struct {
+	context.Context
+	cancel context.CancelFunc
+	once   sync.Once
+}
+
+func (c *doneCancelsCtx) Done() <-chan struct{} {
+	c.once.Do(c.cancel)
+	return c.Context.Done()
+}
+
+// TestJobGateFull: a call whose gate has no free slot waits there without
+// submitting anything, and when its ctx ends it is answered cancelled with
+// no job (job_id ""); the queue stays empty.
+func TestJobGateFull(t *testing.T) {
+	s := newStack(t, 0, queue.Config{})
+	defer s.close()
+	b := &QueueBackend{Client: s.Client, Timeout: 0}
+	g := NewJobGate(1)
+	g.slots <- struct{}{} // taken by another call
+	base, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ctx := &doneCancelsCtx{Context: base, cancel: cancel}
+	_, err := b.Run(WithJobGate(ctx, g), "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`), nil)
+	var je *JobError
+	if !errors.As(err, &je) || je.Outcome != wire.OutcomeCancelled || je.JobID != "" {
+		t.Fatalf("Run at a full gate: %#v (%v), want a cancelled JobError with no job", je, err)
+	}
+	st, err := s.Client.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Stored != 0 || len(g.slots) != 1 {
+		t.Errorf("after the call: %d jobs stored, %d gate slots taken; want 0 and 1", st.Stored, len(g.slots))
+	}
+}
+
+// TestJobGateFree: with a slot free the call runs its job, holding the
+// slot only while it does.
+func TestJobGateFree(t *testing.T) {
+	s := sharedStack(t)
+	b := &QueueBackend{Client: s.Client, Timeout: 0}
+	g := NewJobGate(1)
+	res, err := b.Run(WithJobGate(context.Background(), g), "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 41 + 1 }"}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := wire.Summarize(res)
+	if err != nil || f.Outcome != wire.OutcomeOK || f.JobID == "" || len(g.slots) != 0 {
+		t.Errorf("Run with a free gate: %s (%v), gate slots taken after it %d; want ok with a job and 0", res, err, len(g.slots))
+	}
+	if NewJobGate(0) == nil || cap(NewJobGate(0).slots) != 1 || WithJobGate(context.Background(), nil).Value(jobGateKey{}) != nil {
+		t.Error("NewJobGate(0) has 1 slot; WithJobGate(ctx, nil) adds no gate")
+	}
+}
