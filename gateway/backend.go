@@ -137,6 +137,16 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 	var job queue.Job
 	var done func(res json.RawMessage, err error) // set when this call owns an idempotency key
 	if key != "" {
+		// A call with a key takes its job slot (JobGate) before claiming
+		// the key, so that the key's job is submitted as soon as it is
+		// claimed: the calls that join it wait for that job at most the
+		// job timeout.
+		release, err := acquireGate(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+		ctx = withoutJobGate(ctx)
 		digest := idempotencyDigest(callerFrom(ctx), tool, key)
 		argsDigest := argsDigest(tool, rest)
 		for attempt := 0; ; attempt++ {
@@ -198,8 +208,10 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 // failure) is in. `axpool batch` has more items in flight than its
 // --concurrency, so that their cache lookups share requests
 // (queue.Bus.CachedResult), while at most --concurrency of them run jobs.
-// The wait is not part of the job's queue_ms; a call whose ctx ends while
-// it waits is answered cancelled, with no job (job_id ""). Safe for
+// A call with an idempotency_key takes its slot before it claims the key,
+// so that the calls joining the key wait for a job that is submitted. The
+// wait is not part of the job's queue_ms; a call whose ctx ends while it
+// waits is answered cancelled, with no job (job_id ""). Safe for
 // concurrent use. Make one with NewJobGate.
 type JobGate struct{ slots chan struct{} }
 
@@ -220,6 +232,31 @@ func WithJobGate(ctx context.Context, g *JobGate) context.Context {
 func jobGateFrom(ctx context.Context) *JobGate {
 	g, _ := ctx.Value(jobGateKey{}).(*JobGate)
 	return g
+}
+
+// withoutJobGate returns ctx without its gate (a call that holds its slot
+// already).
+func withoutJobGate(ctx context.Context) context.Context {
+	if jobGateFrom(ctx) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, jobGateKey{}, (*JobGate)(nil))
+}
+
+// acquireGate takes a slot of ctx's JobGate, if it has one, and returns
+// the func that frees it; when ctx ends first, *JobError cancelled (no
+// job).
+func acquireGate(ctx context.Context) (release func(), err error) {
+	g := jobGateFrom(ctx)
+	if g == nil {
+		return func() {}, nil
+	}
+	select {
+	case g.slots <- struct{}{}:
+		return func() { <-g.slots }, nil
+	case <-ctx.Done():
+		return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}
+	}
 }
 
 // cached returns the result cached under digest with "cached":true, or
@@ -463,15 +500,12 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	if ctx.Err() != nil {
 		return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}
 	}
-	if g := jobGateFrom(ctx); g != nil {
-		// Not yet submitted: the wait is not part of queue_ms.
-		select {
-		case g.slots <- struct{}{}:
-			defer func() { <-g.slots }()
-		case <-ctx.Done():
-			return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}
-		}
+	// Not yet submitted: the wait for a job slot is not part of queue_ms.
+	releaseGate, err := acquireGate(ctx)
+	if err != nil {
+		return nil, err
 	}
+	defer releaseGate()
 	start := time.Now()
 	if job.ID == "" {
 		job.ID = uuid.NewString()

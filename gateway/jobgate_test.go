@@ -49,6 +49,22 @@ func TestJobGateFull(t *testing.T) {
 	if st.Stored != 0 || len(g.slots) != 1 {
 		t.Errorf("after the call: %d jobs stored, %d gate slots taken; want 0 and 1", st.Stored, len(g.slots))
 	}
+	// A call with an idempotency_key waits for its slot before it claims
+	// the key (the key's job is then submitted at once, and the calls
+	// joining it wait for a job that runs): cancelled at the gate, it has
+	// sent nothing to NATS.
+	nc := s.Client.Bus().Conn()
+	base2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	ctx2 := &doneCancelsCtx{Context: base2, cancel: cancel2}
+	sent := nc.Stats().OutMsgs
+	_, err = b.Run(WithJobGate(ctx2, g), "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }","idempotency_key":"k"}`), nil)
+	if !errors.As(err, &je) || je.Outcome != wire.OutcomeCancelled || je.JobID != "" {
+		t.Fatalf("keyed Run at a full gate: %#v (%v), want a cancelled JobError with no job", je, err)
+	}
+	if n := nc.Stats().OutMsgs - sent; n != 0 {
+		t.Errorf("the keyed call cancelled at the gate sent %d messages, want 0 (no claim)", n)
+	}
 }
 
 // TestJobGateFree: with a slot free the call runs its job, holding the
