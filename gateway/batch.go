@@ -37,9 +37,9 @@ type slotCounter interface {
 
 // runBatch answers axpool_batch (docs/tools.md §7) with checked args: each
 // item is checked (batch.Parse, duplicate ids refused) and run as its own
-// call (call: cache, idempotency keys, the queue), all at once, of which
-// at most `concurrency` (default: the pool's slots) run jobs (JobGate).
-// progress, when set, receives the items done and the item count. The result is
+// call (call: cache, idempotency keys, the queue), at most `concurrency`
+// at once (default: the pool's slots). progress, when set, receives the
+// items done and the item count. The result is
 //
 //	{"success":true,"protocol_version":1,"results":[{"id":…,…envelope…},…],"summary":{…}}
 //
@@ -75,16 +75,13 @@ func (g *Server) runBatch(ctx context.Context, args json.RawMessage, progress fu
 	var mu sync.Mutex
 	var done int64
 	var used int // bytes of results kept (MaxBatchResultBytes)
-	// Every item is in flight at once (they are in memory already), so
-	// that the cache lookups share requests; at most conc run jobs.
-	gate := NewJobGate(conc)
 	err := batch.Run(ctx, slices.Values(items), batch.Options{
-		Concurrency: max(conc, len(items)),
+		Concurrency: conc,
 		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
-			return g.callChecked(WithJobGate(ctx, gate), tool, args) // checked by batch.Parse
+			return g.callChecked(ctx, tool, args) // checked by batch.Parse
 		},
 		Script: func(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
-			return g.callScriptItem(WithJobGate(ctx, gate), name, args)
+			return g.callScriptItem(ctx, name, args)
 		},
 		OnResult: func(r batch.Result) {
 			line := batch.Line(r, "item")

@@ -300,7 +300,7 @@ var specs = withIdempotencyKey([]ToolSpec{
 			{Name: "items", Type: ParamItems, Required: true, MaxItems: MaxBatchItems, Props: BatchItemParams,
 				Description: "The calls to run (at most 1,000), each with a unique id."},
 			{Name: "concurrency", Type: ParamInteger, Min: 1,
-				Description: "Most items running jobs at once; default: the pool's worker slots (an item answered from the result cache takes no job)."},
+				Description: "Most items in flight at once; default: the pool's worker slots."},
 		},
 	},
 })
