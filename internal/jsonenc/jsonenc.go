@@ -64,14 +64,14 @@ func Append(dst []byte, v any) ([]byte, error) {
 
 // AppendCompact appends the valid JSON value raw to dst with its
 // insignificant white space removed, as encoding/json encodes a
-// json.RawMessage (no HTML escaping). ok is false, and dst is returned
-// unchanged, when raw is not one valid JSON value.
+// json.RawMessage (no HTML escaping): the bytes json.Compact gives, for
+// every input. ok is false, and dst is returned unchanged, when raw is not
+// one valid JSON value (Valid's rules, nesting at most MaxDepth deep).
+//
+// It validates and compacts in one pass, in time linear in len(raw); raw
+// without white space outside its strings is appended in a single copy.
 func AppendCompact(dst []byte, raw []byte) (out []byte, ok bool) {
-	buf := bytes.NewBuffer(dst)
-	if json.Compact(buf, raw) != nil {
-		return dst, false
-	}
-	return buf.Bytes(), true
+	return scan(dst, raw, true)
 }
 
 // AppendString appends s as a JSON string, escaped exactly as
