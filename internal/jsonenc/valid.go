@@ -54,21 +54,10 @@ func init() {
 	}
 }
 
-// The scanner's states between tokens.
-const (
-	stValue      = iota // a value is expected: at the top, after ':' or after ',' in an array
-	stValueOrEnd        // after '[': a value or ']'
-	stKey               // after ',' in an object: a key
-	stKeyOrEnd          // after '{': a key or '}'
-	stColon             // after a key: ':'
-	stAfter             // after a value: ',', the container's end, or the end of data at the top
-)
-
-// Containers on the scanner's stack.
-const (
-	inArray  = 1
-	inObject = 2
-)
+// growBits returns words with one more word, zero.
+func growBits(words []uint64) []uint64 {
+	return append(words, 0)
+}
 
 const (
 	lows   = 0x0101010101010101
@@ -94,142 +83,173 @@ func plain8(x uint64) bool {
 // without its white space outside strings (a single copy of data when it
 // has none) and returns the extended slice; without, dst is returned as
 // is. When data is not valid it returns dst as given and false.
+//
+// The scanner is a loop of three states, one label each: a value is
+// expected (value), a value has ended (after), an object key is expected
+// (key). The containers open around the current position are a stack of
+// depth bits in words, 1 for an object and 0 for an array (the first 256
+// in an array on the Go stack, the others, for deeper texts, on the heap).
 func scan(dst, data []byte, compact bool) ([]byte, bool) {
-	orig := dst
-	var stackArr [64]byte
-	stack := stackArr[:0]
+	var inline [4]uint64
+	words := inline[:]
+	depth := 0
+	w := spaceSkipper{dst: dst, compact: compact}
 	n := len(data)
 	i := 0
-	start := 0 // with compact: data[start:i] is still to be appended
-	grown := false
-	state := stValue
-	for {
-		// White space between tokens. Bytes that are not white space
-		// (control characters) stop the run and are refused below.
+	var ok bool
+
+value:
+	if i < n && data[i] <= ' ' {
+		i = w.skip(data, i)
+	}
+	if i >= n {
+		return dst, false
+	}
+	switch data[i] {
+	case '"':
+		if i, ok = stringEnd(data, i+1); !ok {
+			return dst, false
+		}
+	case '{':
+		if depth >= MaxDepth {
+			return dst, false
+		}
+		i++
 		if i < n && data[i] <= ' ' {
-			j := i
-			for j < n && (data[j] == ' ' || data[j] == '\n' || data[j] == '\t' || data[j] == '\r') {
-				j++
-			}
-			if compact && j > i {
-				if !grown {
-					dst = slices.Grow(dst, n)
-					grown = true
-				}
-				dst = append(dst, data[start:i]...)
-				start = j
-			}
-			i = j
+			i = w.skip(data, i)
 		}
-		if state == stAfter {
-			d := len(stack)
-			if d == 0 {
-				if i != n {
-					return orig, false
-				}
-				break
-			}
-			if i >= n {
-				return orig, false
-			}
-			c := data[i]
+		if i < n && data[i] == '}' {
 			i++
-			switch {
-			case c == ',':
-				if stack[d-1] == inObject {
-					state = stKey
-				} else {
-					state = stValue
-				}
-			case c == ']' && stack[d-1] == inArray, c == '}' && stack[d-1] == inObject:
-				stack = stack[:d-1]
-			default:
-				return orig, false
-			}
-			continue
+			goto after
 		}
-		if i >= n {
-			return orig, false
+		if depth>>6 == len(words) {
+			words = growBits(words)
 		}
-		c := data[i]
-		if state == stColon {
-			if c != ':' {
-				return orig, false
-			}
+		words[depth>>6] |= 1 << (depth & 63)
+		depth++
+		goto key
+	case '[':
+		if depth >= MaxDepth {
+			return dst, false
+		}
+		i++
+		if i < n && data[i] <= ' ' {
+			i = w.skip(data, i)
+		}
+		if i < n && data[i] == ']' {
 			i++
-			state = stValue
-			continue
+			goto after
 		}
-		if state == stKey || state == stKeyOrEnd {
-			switch {
-			case c == '"':
-				var ok bool
-				if i, ok = stringEnd(data, i+1); !ok {
-					return orig, false
-				}
-				state = stColon
-			case c == '}' && state == stKeyOrEnd:
-				i++
-				stack = stack[:len(stack)-1]
-				state = stAfter
-			default:
-				return orig, false
-			}
-			continue
+		if depth>>6 == len(words) {
+			words = growBits(words)
 		}
-		// stValue or stValueOrEnd.
-		switch c {
-		case '"':
-			var ok bool
-			if i, ok = stringEnd(data, i+1); !ok {
-				return orig, false
-			}
-		case '{', '[':
-			if len(stack) >= MaxDepth {
-				return orig, false
-			}
-			i++
-			if c == '{' {
-				stack = append(stack, inObject)
-				state = stKeyOrEnd
-			} else {
-				stack = append(stack, inArray)
-				state = stValueOrEnd
-			}
-			continue
-		case ']':
-			if state != stValueOrEnd {
-				return orig, false
-			}
-			i++
-			stack = stack[:len(stack)-1]
-		case 't':
-			if n-i < 4 || string(data[i:i+4]) != "true" {
-				return orig, false
-			}
-			i += 4
-		case 'f':
-			if n-i < 5 || string(data[i:i+5]) != "false" {
-				return orig, false
-			}
-			i += 5
-		case 'n':
-			if n-i < 4 || string(data[i:i+4]) != "null" {
-				return orig, false
-			}
-			i += 4
-		default:
-			var ok bool
-			if i, ok = numberEnd(data, i); !ok {
-				return orig, false
-			}
+		words[depth>>6] &^= 1 << (depth & 63)
+		depth++
+		goto value
+	case 't':
+		if n-i < 4 || string(data[i:i+4]) != "true" {
+			return dst, false
 		}
-		state = stAfter
+		i += 4
+	case 'f':
+		if n-i < 5 || string(data[i:i+5]) != "false" {
+			return dst, false
+		}
+		i += 5
+	case 'n':
+		if n-i < 4 || string(data[i:i+4]) != "null" {
+			return dst, false
+		}
+		i += 4
+	default:
+		if i, ok = numberEnd(data, i); !ok {
+			return dst, false
+		}
 	}
-	if compact {
-		dst = append(dst, data[start:]...)
+
+after:
+	if i < n && data[i] <= ' ' {
+		i = w.skip(data, i)
 	}
-	return dst, true
+	if depth == 0 {
+		if i != n {
+			return dst, false
+		}
+		if compact {
+			return append(w.dst, data[w.start:]...), true
+		}
+		return dst, true
+	}
+	if i >= n {
+		return dst, false
+	}
+	switch inObject := words[(depth-1)>>6]>>((depth-1)&63)&1 != 0; data[i] {
+	case ',':
+		i++
+		if inObject {
+			goto key
+		}
+		goto value
+	case ']':
+		if inObject {
+			return dst, false
+		}
+	case '}':
+		if !inObject {
+			return dst, false
+		}
+	default:
+		return dst, false
+	}
+	i++
+	depth--
+	goto after
+
+key:
+	if i < n && data[i] <= ' ' {
+		i = w.skip(data, i)
+	}
+	if i >= n || data[i] != '"' {
+		return dst, false
+	}
+	if i, ok = stringEnd(data, i+1); !ok {
+		return dst, false
+	}
+	if i < n && data[i] <= ' ' {
+		i = w.skip(data, i)
+	}
+	if i >= n || data[i] != ':' {
+		return dst, false
+	}
+	i++
+	goto value
+}
+
+// spaceSkipper skips the white space between tokens for scan and, with
+// compact, appends the bytes before it to dst.
+type spaceSkipper struct {
+	dst     []byte
+	start   int // with compact: data[start:] is not yet appended
+	grown   bool
+	compact bool
+}
+
+// skip returns the index of the first byte from data[i] on that is not
+// JSON white space (a control character stops it too: scan refuses it).
+func (w *spaceSkipper) skip(data []byte, i int) int {
+	j := i
+	for j < len(data) && (data[j] == ' ' || data[j] == '\n' || data[j] == '\t' || data[j] == '\r') {
+		j++
+	}
+	if w.compact && j > i {
+		if !w.grown {
+			w.dst = slices.Grow(w.dst, len(data))
+			w.grown = true
+		}
+		w.dst = append(w.dst, data[w.start:i]...)
+		w.start = j
+	}
+	return j
 }
 
 // stringEnd returns the index just past the string whose contents start
