@@ -1,7 +1,9 @@
 // Package jsonenc is the module's one JSON encoder without HTML escaping:
 // encoding/json as json.Marshal does it, except that "<", ">" and "&" stay
 // as they are (a program's result, a source excerpt or a URL must reach the
-// caller unchanged, docs/tools.md §1) and no newline is added.
+// caller unchanged, docs/tools.md §1) and no newline is added. It also
+// checks JSON texts (Valid) and compacts them (AppendCompact) with its own
+// scanner, giving encoding/json's answers several times faster.
 //
 // Every package of the module may import it.
 //
