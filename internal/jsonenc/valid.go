@@ -129,23 +129,30 @@ value:
 		depth++
 		goto key
 	case '[':
-		if depth >= MaxDepth {
-			return dst, false
-		}
-		i++
-		if i < n && data[i] <= ' ' {
-			i = w.skip(data, i)
-		}
-		if i < n && data[i] == ']' {
+		for { // a run of '[' in this loop
+			if depth >= MaxDepth {
+				return dst, false
+			}
 			i++
-			goto after
+			if i < n && data[i] <= ' ' {
+				i = w.skip(data, i)
+			}
+			if i >= n {
+				return dst, false
+			}
+			if data[i] == ']' {
+				i++
+				goto after
+			}
+			if depth>>6 == len(words) {
+				words = growBits(words)
+			}
+			words[depth>>6] &^= 1 << (depth & 63)
+			depth++
+			if data[i] != '[' {
+				goto value
+			}
 		}
-		if depth>>6 == len(words) {
-			words = growBits(words)
-		}
-		words[depth>>6] &^= 1 << (depth & 63)
-		depth++
-		goto value
 	case 't':
 		if n-i < 4 || string(data[i:i+4]) != "true" {
 			return dst, false
