@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/internal/spell"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/tools"
@@ -98,7 +99,7 @@ func Parse(raw []byte, pos int, where string) Item {
 	if len(raw) == 0 {
 		return bad("empty line: want a JSON object")
 	}
-	if !json.Valid(raw) {
+	if !jsonenc.Valid(raw) {
 		var v any
 		err := json.Unmarshal(raw, &v)
 		return bad("not valid JSON: %s", text.Clip(err.Error(), 200))

@@ -189,7 +189,7 @@ func ParseObject(data []byte) (*Object, error) {
 // and lone surrogates become U+FFFD).
 func SplitObject(data []byte, member func(key string, val json.RawMessage)) bool {
 	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' || !json.Valid(data) {
+	if i >= len(data) || data[i] != '{' || !jsonenc.Valid(data) {
 		return false
 	}
 	// data is valid JSON starting with '{': one object, then white space.

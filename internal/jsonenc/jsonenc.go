@@ -1,7 +1,9 @@
 // Package jsonenc is the module's one JSON encoder without HTML escaping:
 // encoding/json as json.Marshal does it, except that "<", ">" and "&" stay
 // as they are (a program's result, a source excerpt or a URL must reach the
-// caller unchanged, docs/tools.md §1) and no newline is added.
+// caller unchanged, docs/tools.md §1) and no newline is added. It also
+// checks JSON texts (Valid) and compacts them (AppendCompact) with its own
+// scanner, giving encoding/json's answers several times faster.
 //
 // Every package of the module may import it.
 //
@@ -64,14 +66,14 @@ func Append(dst []byte, v any) ([]byte, error) {
 
 // AppendCompact appends the valid JSON value raw to dst with its
 // insignificant white space removed, as encoding/json encodes a
-// json.RawMessage (no HTML escaping). ok is false, and dst is returned
-// unchanged, when raw is not one valid JSON value.
+// json.RawMessage (no HTML escaping): the bytes json.Compact gives, for
+// every input. ok is false, and dst is returned unchanged, when raw is not
+// one valid JSON value (Valid's rules, nesting at most MaxDepth deep).
+//
+// It validates and compacts in one pass, in time linear in len(raw); raw
+// without white space outside its strings is appended in a single copy.
 func AppendCompact(dst []byte, raw []byte) (out []byte, ok bool) {
-	buf := bytes.NewBuffer(dst)
-	if json.Compact(buf, raw) != nil {
-		return dst, false
-	}
-	return buf.Bytes(), true
+	return scan(dst, raw, true)
 }
 
 // AppendString appends s as a JSON string, escaped exactly as
