@@ -211,8 +211,9 @@ func (l *cacheLookups) round(lks []*lookup) (left []*lookup, err error) {
 	}
 	nc := l.b.nc
 	inbox := nc.NewInbox()
-	msgs := make(chan *nats.Msg, len(subjects)+1)
-	sub, err := nc.ChanSubscribe(inbox, msgs)
+	// A synchronous subscription: closing the connection ends the wait
+	// for its messages (NextMsg), so no round outlives its connection.
+	sub, err := nc.SubscribeSync(inbox)
 	if err != nil {
 		return rest(), fmt.Errorf("queue: read cache: %w", err)
 	}
@@ -220,14 +221,20 @@ func (l *cacheLookups) round(lks []*lookup) (left []*lookup, err error) {
 	if err := nc.PublishRequest(l.api, inbox, req); err != nil {
 		return rest(), fmt.Errorf("queue: read cache: %w", err)
 	}
-	timer := time.NewTimer(lookupTimeout)
-	defer timer.Stop()
+	deadline := time.Now().Add(lookupTimeout)
 	for {
+		wait := time.Until(deadline)
 		var m *nats.Msg
-		select {
-		case m = <-msgs:
-		case <-timer.C:
+		if wait > 0 {
+			m, err = sub.NextMsg(wait)
+		} else {
+			err = nats.ErrTimeout
+		}
+		if errors.Is(err, nats.ErrTimeout) {
 			return rest(), fmt.Errorf("queue: read cache: no answer to a batched lookup of %d keys within %v", len(subjects), lookupTimeout)
+		}
+		if err != nil {
+			return rest(), fmt.Errorf("queue: read cache: %w", err)
 		}
 		status := m.Header.Get("Status")
 		switch status {
