@@ -50,9 +50,10 @@ type lookup struct {
 // cacheLookups coalesces a bus's concurrent cache lookups.
 type cacheLookups struct {
 	b        *Bus
-	api      string // the direct get subject of the bucket's stream
-	prefix   string // the subject prefix of its keys, "$KV.<bucket>."
-	maxBytes int    // lookupMaxBytes
+	api      string        // the direct get subject of the bucket's stream
+	prefix   string        // the subject prefix of its keys, "$KV.<bucket>."
+	maxBytes int           // lookupMaxBytes
+	timeout  time.Duration // lookupTimeout
 	mu       sync.Mutex
 	pending  []*lookup
 	running  bool
@@ -63,7 +64,7 @@ type cacheLookups struct {
 
 func newCacheLookups(b *Bus) *cacheLookups {
 	return &cacheLookups{b: b, api: "$JS.API.DIRECT.GET.KV_" + CacheBucket, prefix: "$KV." + CacheBucket + ".",
-		maxBytes: lookupMaxBytes, batched: versionAtLeast(b.nc.ConnectedServerVersion(), 2, 11)}
+		maxBytes: lookupMaxBytes, timeout: lookupTimeout, batched: versionAtLeast(b.nc.ConnectedServerVersion(), 2, 11)}
 }
 
 // versionAtLeast reports whether the server version v ("2.11.3",
@@ -221,7 +222,7 @@ func (l *cacheLookups) round(lks []*lookup) (left []*lookup, err error) {
 	if err := nc.PublishRequest(l.api, inbox, req); err != nil {
 		return rest(), fmt.Errorf("queue: read cache: %w", err)
 	}
-	deadline := time.Now().Add(lookupTimeout)
+	deadline := time.Now().Add(l.timeout)
 	for {
 		wait := time.Until(deadline)
 		var m *nats.Msg
@@ -231,7 +232,7 @@ func (l *cacheLookups) round(lks []*lookup) (left []*lookup, err error) {
 			err = nats.ErrTimeout
 		}
 		if errors.Is(err, nats.ErrTimeout) {
-			return rest(), fmt.Errorf("queue: read cache: no answer to a batched lookup of %d keys within %v", len(subjects), lookupTimeout)
+			return rest(), fmt.Errorf("queue: read cache: no answer to a batched lookup of %d keys within %v", len(subjects), l.timeout)
 		}
 		if err != nil {
 			return rest(), fmt.Errorf("queue: read cache: %w", err)

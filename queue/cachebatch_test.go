@@ -237,6 +237,44 @@ func TestCacheLookupCancelled(t *testing.T) {
 	}
 }
 
+// TestCacheLookupConnClosed: a round waiting for the server's answer ends
+// when its connection closes — not at its timeout (ten minutes here) —
+// and its lookups get the closed connection's error.
+func TestCacheLookupConnClosed(t *testing.T) {
+	e, bus, _ := testBus(t, Config{})
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	const silent = "$JS.API.DIRECT.GET.KV_SILENT"
+	asked := make(chan struct{}, 1)
+	if _, err := nc.Subscribe(silent, func(*nats.Msg) { asked <- struct{}{} }); err != nil || nc.Flush() != nil {
+		t.Fatal(err)
+	}
+	bus.lookupsOnce.Do(func() { bus.lookups = newCacheLookups(bus) })
+	bus.lookups.api, bus.lookups.timeout = silent, 10*time.Minute
+	got := make(chan error, 1)
+	go func() {
+		_, err := bus.CachedResult(context.Background(), fmt.Sprintf("%064d", 7))
+		got <- err
+	}()
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the round never asked")
+	}
+	bus.nc.Close()
+	select {
+	case err := <-got:
+		if !errors.Is(err, nats.ErrConnectionClosed) {
+			t.Errorf("lookup after the connection closed: %v, want nats.ErrConnectionClosed", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the round still waits after its connection closed")
+	}
+}
+
 func TestVersionAtLeast(t *testing.T) {
 	for v, want := range map[string]bool{
 		"2.11.0": true, "2.15.2": true, "3.0.0": true, "2.12.0-RC.1": true,
