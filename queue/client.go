@@ -229,7 +229,8 @@ func (c *Client) Bus() *Bus { return c.bus }
 // Errors: *QueueFullError (errors.Is ErrQueueFull, JobID the refused ID),
 // returned at once when the stream is at Config.MaxDepth/MaxBytes — the
 // caller answers queue_full with its RetryAfter; *InvalidJobError for a
-// bad ID or tool name, arguments that are not JSON, or a job over
+// bad ID or tool name, arguments that are not JSON or nest more than
+// jsonenc.MaxDepth-1 deep (the job object adds a level), or a job over
 // Bus.MaxJobSize (errors.Is ErrJobTooLarge); ErrClosed; *UnavailableError
 // (errors.Is ErrUnavailable, wrapping the NATS or ctx error) when the bus
 // did not accept or acknowledge the job — at once, wrapping
@@ -257,6 +258,13 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	data, err := jsonenc.Marshal(&job)
 	if err != nil {
 		return "", &InvalidJobError{Field: "args", Reason: err.Error()}
+	}
+	if !jsonenc.Valid(data) {
+		// Arguments at most MaxDepth deep can be one level too deep inside
+		// the job: the workers could not decode it, and the job would be
+		// lost rather than refused.
+		return "", &InvalidJobError{Field: "args",
+			Reason: fmt.Sprintf("the encoded job nests arrays and objects more than %d deep (the arguments %d at most)", jsonenc.MaxDepth, jsonenc.MaxDepth-1)}
 	}
 	if len(data) > c.bus.maxMsgSize {
 		return "", &InvalidJobError{Field: "size",

@@ -286,6 +286,15 @@ func TestInvalidJobs(t *testing.T) {
 			t.Errorf("Submit(%+v) err = %v, want field %s", tc.job.ID+"/"+tc.job.Tool, err, tc.field)
 		}
 	}
+	// Arguments as deep as a JSON text may be are one level too deep
+	// inside the job, which no worker could decode: refused at once.
+	_, err := c.Submit(ctx, Job{Tool: "t", Args: json.RawMessage(deep(jsonenc.MaxDepth))})
+	if want := "queue: invalid job args: the encoded job nests arrays and objects more than 10000 deep (the arguments 9999 at most)"; err == nil || err.Error() != want {
+		t.Errorf("Submit of arguments 10000 deep: err = %v, want %q", err, want)
+	}
+	if _, err := c.Submit(ctx, Job{Tool: "t", Args: json.RawMessage(deep(jsonenc.MaxDepth - 1))}); err != nil {
+		t.Errorf("Submit of arguments 9999 deep: %v", err)
+	}
 	if bus.MaxJobSize() != 64<<10 {
 		t.Errorf("MaxJobSize = %d", bus.MaxJobSize())
 	}
@@ -295,6 +304,11 @@ func TestInvalidJobs(t *testing.T) {
 	if err := c.Cancel(ctx, "*"); err == nil {
 		t.Error("Cancel accepted a bad id")
 	}
+}
+
+// deep is a JSON object of depth levels: {"policy":[[…]]}.
+func deep(depth int) string {
+	return `{"policy":` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + "}"
 }
 
 func TestWaitFallsBackToResultsBucket(t *testing.T) {
