@@ -85,3 +85,41 @@ func TestJobGateFree(t *testing.T) {
 		t.Error("NewJobGate(0) has 1 slot; WithJobGate(ctx, nil) adds no gate")
 	}
 }
+
+// TestJobGateSharedKey: calls sharing an idempotency_key through a gate
+// of one slot run one job: the first to get the slot claims the key and
+// runs it, and each of the others, let through once it has finished,
+// replays its result (the same job_id, "replayed":true) — none waits
+// for a job still held at the gate, none is worker_lost.
+func TestJobGateSharedKey(t *testing.T) {
+	s := sharedStack(t)
+	b := &QueueBackend{Client: s.Client, Timeout: 0}
+	g := NewJobGate(1)
+	args := json.RawMessage(`{"source":"fn main() -> Int { 6 * 7 }","idempotency_key":"` + t.Name() + `"}`)
+	const calls = 8
+	res := make([]json.RawMessage, calls)
+	errs := make([]error, calls)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Go(func() { res[i], errs[i] = b.Run(WithJobGate(context.Background(), g), "boruna_run", args, nil) })
+	}
+	wg.Wait()
+	jobs := map[string]int{}
+	replayed := 0
+	for i := range calls {
+		if errs[i] != nil {
+			t.Fatalf("call %d: %v", i, errs[i])
+		}
+		f, err := wire.Summarize(res[i])
+		if err != nil || f.Outcome != wire.OutcomeOK {
+			t.Fatalf("call %d: %s (%v), want ok", i, res[i], err)
+		}
+		jobs[f.JobID]++
+		if f.Replayed {
+			replayed++
+		}
+	}
+	if len(jobs) != 1 || replayed != calls-1 || len(g.slots) != 0 {
+		t.Errorf("jobs %v, %d replayed, %d gate slots taken after; want one job, %d replayed, 0", jobs, replayed, len(g.slots), calls-1)
+	}
+}
