@@ -39,6 +39,10 @@ const lookupMaxBytes = 8 << 20
 // answered with the error (its call then runs the job).
 const lookupTimeout = 5 * time.Second
 
+// closedPoll is how often a round waiting for its answer checks that its
+// connection is still open.
+const closedPoll = 250 * time.Millisecond
+
 // lookup is one CachedResult waiting for its round.
 type lookup struct {
 	subject string
@@ -212,9 +216,11 @@ func (l *cacheLookups) round(lks []*lookup) (left []*lookup, err error) {
 	}
 	nc := l.b.nc
 	inbox := nc.NewInbox()
-	// A synchronous subscription: closing the connection ends the wait
-	// for its messages (NextMsg), so no round outlives its connection.
-	sub, err := nc.SubscribeSync(inbox)
+	// A channel subscription of the round's size (a synchronous one would
+	// allocate the connection's default pending channel, 65,536 entries,
+	// every round).
+	msgs := make(chan *nats.Msg, len(subjects)+1)
+	sub, err := nc.ChanSubscribe(inbox, msgs)
 	if err != nil {
 		return rest(), fmt.Errorf("queue: read cache: %w", err)
 	}
@@ -222,20 +228,23 @@ func (l *cacheLookups) round(lks []*lookup) (left []*lookup, err error) {
 	if err := nc.PublishRequest(l.api, inbox, req); err != nil {
 		return rest(), fmt.Errorf("queue: read cache: %w", err)
 	}
-	deadline := time.Now().Add(l.timeout)
+	timer := time.NewTimer(l.timeout)
+	defer timer.Stop()
+	// Closing the connection does not close msgs: the round looks at the
+	// connection every closedPoll, so that none outlives it.
+	poll := time.NewTicker(closedPoll)
+	defer poll.Stop()
 	for {
-		wait := time.Until(deadline)
 		var m *nats.Msg
-		if wait > 0 {
-			m, err = sub.NextMsg(wait)
-		} else {
-			err = nats.ErrTimeout
-		}
-		if errors.Is(err, nats.ErrTimeout) {
+		select {
+		case m = <-msgs:
+		case <-timer.C:
 			return rest(), fmt.Errorf("queue: read cache: no answer to a batched lookup of %d keys within %v", len(subjects), l.timeout)
-		}
-		if err != nil {
-			return rest(), fmt.Errorf("queue: read cache: %w", err)
+		case <-poll.C:
+			if nc.IsClosed() {
+				return rest(), fmt.Errorf("queue: read cache: %w", nats.ErrConnectionClosed)
+			}
+			continue
 		}
 		status := m.Header.Get("Status")
 		switch status {
