@@ -146,7 +146,6 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 			return nil, err
 		}
 		defer release()
-		ctx = withoutJobGate(ctx)
 		digest := idempotencyDigest(callerFrom(ctx), tool, key)
 		argsDigest := argsDigest(tool, rest)
 		for attempt := 0; ; attempt++ {
@@ -199,6 +198,13 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 			job.Cache, job.CacheVersion = digest, tools.RuntimeVersion()
 		}
 	}
+	if key == "" { // a keyed call holds its slot already
+		release, err := acquireGate(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
 	return b.runJob(ctx, tool, args, job, progress, done)
 }
 
@@ -210,9 +216,10 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 // (queue.Bus.CachedResult), while at most --concurrency of them run jobs.
 // A call with an idempotency_key takes its slot before it claims the key,
 // so that the calls joining the key wait for a job that is submitted. The
-// wait is not part of the job's queue_ms; a call whose ctx ends while it
-// waits is answered cancelled, with no job (job_id ""). Safe for
-// concurrent use. Make one with NewJobGate.
+// wait is not part of the job's queue_ms (Run takes the slot before
+// runJob starts counting); a call whose ctx ends while it waits is
+// answered cancelled, with no job (job_id ""). Safe for concurrent use.
+// Make one with NewJobGate.
 type JobGate struct{ slots chan struct{} }
 
 // NewJobGate returns a gate of n slots (at least 1).
@@ -232,15 +239,6 @@ func WithJobGate(ctx context.Context, g *JobGate) context.Context {
 func jobGateFrom(ctx context.Context) *JobGate {
 	g, _ := ctx.Value(jobGateKey{}).(*JobGate)
 	return g
-}
-
-// withoutJobGate returns ctx without its gate (a call that holds its slot
-// already).
-func withoutJobGate(ctx context.Context) context.Context {
-	if jobGateFrom(ctx) == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, jobGateKey{}, (*JobGate)(nil))
 }
 
 // acquireGate takes a slot of ctx's JobGate, if it has one, and returns
@@ -500,12 +498,6 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	if ctx.Err() != nil {
 		return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}
 	}
-	// Not yet submitted: the wait for a job slot is not part of queue_ms.
-	releaseGate, err := acquireGate(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer releaseGate()
 	start := time.Now()
 	if job.ID == "" {
 		job.ID = uuid.NewString()
