@@ -322,10 +322,8 @@ func (b *QueueBackend) join(ctx context.Context, jobID string, progress func(ste
 // refusal of the queue or of the caller's quota (queue_full,
 // queue_unavailable, quota_exceeded: no job ran).
 func answered(res json.RawMessage) bool {
-	var f struct {
-		Outcome wire.Outcome `json:"outcome"`
-	}
-	if json.Unmarshal(res, &f) != nil {
+	f, err := wire.Summarize(res)
+	if err != nil {
 		return false
 	}
 	switch f.Outcome {
