@@ -514,11 +514,11 @@ func readLine(br *bufio.Reader, limit int) (line []byte, size int64, read bool, 
 }
 
 // batchLookahead is how many items `axpool batch` (without --ordered and
-// --fail-fast) has in flight at once, of which at most --concurrency run jobs: the others wait
-// for a cached answer, or for a job slot after a miss (gateway.JobGate).
-// It matches the keys one cache lookup round asks for (queue.Bus.CachedResult).
-// batchLookaheadBytes bounds the arguments those items hold together
-// (lookaheadBytes).
+// --fail-fast) has in flight at once, of which at most --concurrency run
+// jobs: the others wait for a cached answer, or for a job slot after a
+// miss (gateway.JobGate). It matches the keys one cache lookup round asks
+// for (queue.Bus.CachedResult). batchLookaheadBytes bounds the arguments
+// those items hold together (lookaheadBytes).
 const (
 	batchLookahead      = 1024
 	batchLookaheadBytes = 2 * batch.MaxLineBytes
