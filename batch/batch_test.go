@@ -23,7 +23,7 @@ func TestParse(t *testing.T) {
 		// The tool's own argument check (tools.CheckArgs), with the position.
 		{`{"id":"mistype","source":"s","max_steps":"ten"}`, "", "", `line 4: invalid argument "max_steps" for tool "boruna_run": expected a non-negative integer (at most 9223372036854775807), got string`},
 		{`{"id":"b","tool":"boruna_check","source":"s","max_steps":5}`, "", "", `line 4: unknown argument "max_steps" for tool "boruna_check" (known arguments: source, file_name, idempotency_key)`},
-		{`{"id":"a","source":"s","limits":{"max_wall_ms":-1}}`, "", "", `line 4: invalid argument "limits.max_wall_ms" for tool "boruna_run": expected a non-negative integer (at most 9223372036854775807), got number`},
+		{`{"id":"a","source":"s","limits":{"max_wall_ms":-1}}`, "", "", `line 4: invalid argument "limits.max_wall_ms" for tool "boruna_run": expected a non-negative integer (at most 9223372036854775807), got -1`},
 		{`{"id":"c","source":"s","policy":"deny-all","limits":{"max_wall_ms":9},"seed":7,"idempotency_key":"k"}`, "boruna_run",
 			`{"source":"s","policy":"deny-all","limits":{"max_wall_ms":9},"seed":7,"idempotency_key":"k"}`, ""},
 		{``, "", "", `line 4: empty line: want a JSON object`},

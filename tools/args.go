@@ -346,7 +346,15 @@ func (c *checker) value(p *Param, raw json.RawMessage, path string) (any, bool) 
 		}
 		n, ok := nonNegInt(raw)
 		if !ok {
-			return bad(want)
+			if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+				return bad(want)
+			}
+			// A number that is negative, fractional or too large: show it
+			// (clipped), which says more than its JSON type.
+			c.fail(ArgWrongType, path, func() string {
+				return fmt.Sprintf("invalid argument %q for tool %q: expected %s, got %s", path, c.tool, want, text.Clip(string(raw), maxQuotedNumber))
+			})
+			return nil, false
 		}
 		if n < p.Min {
 			c.fail(ArgWrongType, path, func() string {
@@ -430,6 +438,10 @@ func tooLong(raw json.RawMessage, max int) (int, bool) {
 
 // nonNegInt parses a JSON number that denotes an integer in [0, MaxInt64]
 // (1000, 1e3 and 1000.0 all qualify, as in JSON Schema's "integer").
+// maxQuotedNumber is the most bytes of a refused number an error message
+// shows (text.Clip).
+const maxQuotedNumber = 32
+
 func nonNegInt(raw json.RawMessage) (int64, bool) {
 	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
 		return 0, false
