@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,6 +33,11 @@ type ClientOptions struct {
 	// MaxPollInterval set below PollInterval, is refused. A reconnect or a
 	// dropped event triggers an immediate read.
 	PollInterval, MaxPollInterval time.Duration
+	// SlotsInterval is how often the client asks the workers for their
+	// slots (Slots); 0 means DefaultSlotsInterval, a negative value is
+	// refused. A worker that starts (Bus.AnnounceWorker) is counted at
+	// once, within 250 ms, whatever the interval.
+	SlotsInterval time.Duration
 	// Logger; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -44,11 +50,14 @@ type Client struct {
 	bus              *Bus
 	gw               string
 	sub              *nats.Subscription
+	upSub            *nats.Subscription // WorkerUpSubject
+	workerUp         chan struct{}      // capacity 1: a worker started since the monitor last looked
+	slotsEvery       time.Duration      // ClientOptions.SlotsInterval
 	log              *slog.Logger
 	pollMin, pollMax time.Duration
 
 	// slots is the fleet's worker slots: the most of the last
-	// slotsPolls status polls (the monitor's, every slotsPoll), -1
+	// slotsPolls status polls (the monitor's, every slotsEvery or after an announcement), -1
 	// before the first answer. slotsSeen holds those polls.
 	slots     atomic.Int64
 	slotsMu   sync.Mutex
@@ -87,6 +96,7 @@ type pendingJob struct {
 const (
 	DefaultPollInterval    = time.Second
 	DefaultMaxPollInterval = 8 * time.Second
+	DefaultSlotsInterval   = 2 * time.Second
 )
 
 // NewClient subscribes to the events of gateway opts.GatewayID and returns
@@ -94,6 +104,9 @@ const (
 // Errors: a bad GatewayID, a negative poll interval, MaxPollInterval below
 // PollInterval, the subscription failing.
 func NewClient(bus *Bus, opts ClientOptions) (*Client, error) {
+	if opts.SlotsInterval < 0 {
+		return nil, fmt.Errorf("queue: ClientOptions.SlotsInterval must be ≥ 0 (0 means the default %v), got %v", DefaultSlotsInterval, opts.SlotsInterval)
+	}
 	if opts.PollInterval < 0 || opts.MaxPollInterval < 0 {
 		return nil, fmt.Errorf("queue: ClientOptions.PollInterval and MaxPollInterval must be ≥ 0 (0 means the defaults %v and %v), got %v and %v",
 			DefaultPollInterval, DefaultMaxPollInterval, opts.PollInterval, opts.MaxPollInterval)
@@ -115,7 +128,9 @@ func NewClient(bus *Bus, opts ClientOptions) (*Client, error) {
 		poke:    make(chan struct{}),
 		done:    make(chan struct{}),
 
-		slotsNews: make(chan struct{}),
+		workerUp:   make(chan struct{}, 1),
+		slotsEvery: cmp.Or(opts.SlotsInterval, DefaultSlotsInterval),
+		slotsNews:  make(chan struct{}),
 	}
 	if c.log == nil {
 		c.log = bus.log
@@ -140,19 +155,27 @@ func NewClient(bus *Bus, opts ClientOptions) (*Client, error) {
 		return nil, fmt.Errorf("queue: subscribe events: %w", err)
 	}
 	c.sub = sub
+	up, err := bus.nc.Subscribe(WorkerUpSubject, func(*nats.Msg) {
+		select {
+		case c.workerUp <- struct{}{}:
+		default: // the monitor has not looked at the last one yet
+		}
+	})
+	if err != nil {
+		sub.Unsubscribe()
+		return nil, fmt.Errorf("queue: subscribe worker announcements: %w", err)
+	}
+	c.upSub = up
 	c.slots.Store(-1)
 	c.wg.Add(1)
 	go c.monitor()
 	return c, nil
 }
 
-// slotsPoll is how often a Client asks the workers for their slots
-// (Slots).
-const slotsPoll = 2 * time.Second
-
 // Slots returns the worker slots of the fleet, the sum over the live
-// workers that answered a status request (sent when the client starts
-// and every 2 s): what can run at once — the most of the last three
+// workers that answered a status request (sent when the client starts,
+// every ClientOptions.SlotsInterval (2 s), and within 250 ms of a worker
+// announcing itself, Bus.AnnounceWorker): what can run at once — the most of the last three
 // rounds, so that workers too busy to answer one round in time (a loaded
 // machine) do not shrink it, and a worker gone leaves it within 6 s. -1
 // before the first round of answers. For the gateway's fair share of the
@@ -512,6 +535,9 @@ func (c *Client) Close() error {
 	close(c.done)
 	c.mu.Unlock()
 	err := c.sub.Unsubscribe()
+	if uerr := c.upSub.Unsubscribe(); err == nil {
+		err = uerr
+	}
 	c.wg.Wait()
 	if err != nil && !errors.Is(err, nats.ErrConnectionClosed) && !errors.Is(err, nats.ErrBadSubscription) {
 		return fmt.Errorf("queue: close client: %w", err)
@@ -565,20 +591,27 @@ func (c *Client) monitor() {
 	var polling sync.WaitGroup
 	defer polling.Wait()
 	var lastPoll time.Time
-	poll := func() {
-		if time.Since(lastPoll) >= slotsPoll {
+	poll := func(now bool) {
+		if now || time.Since(lastPoll) >= c.slotsEvery {
 			lastPoll = time.Now()
 			polling.Go(c.pollSlots)
 		}
 	}
-	poll()
+	poll(true)
+	up := false // a worker announced itself since the last tick
 	for {
 		select {
 		case <-c.done:
 			return
+		case <-c.workerUp:
+			// Counted at the next tick: a fleet starting many workers at
+			// once costs at most four status rounds a second.
+			up = true
+			continue
 		case <-t.C:
 		}
-		poll()
+		poll(up)
+		up = false
 		r := c.bus.nc.Stats().Reconnects
 		d, _ := c.sub.Dropped()
 		if r != reconnects || d != dropped {

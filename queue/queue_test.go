@@ -913,6 +913,44 @@ func TestSlotsKeepsRecentRounds(t *testing.T) {
 	}
 }
 
+// TestSlotsCountsAnnouncedWorker: a worker that announces itself
+// (AnnounceWorker) is counted at once, not at the client's next status
+// poll — here an hour away, so only the announcement can count it.
+func TestSlotsCountsAnnouncedWorker(t *testing.T) {
+	_, bus, c := StartTestStack(t, Config{}, ClientOptions{GatewayID: "gw1", SlotsInterval: time.Hour})
+	waitSlots := func(want int) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for c.Slots() != want {
+			if time.Now().After(deadline) {
+				t.Fatalf("Slots = %d after 30 s, want %d", c.Slots(), want)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitSlots(0) // the round at the client's start: no worker yet
+	stop, err := bus.RegisterWorker("w1", "1.2.3", func() WorkerStatus {
+		return WorkerStatus{ID: "w1", Host: "h", PID: 1, Slots: 4}
+	}, func(string) bool { return false })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	if err := bus.AnnounceWorker("w1"); err != nil {
+		t.Fatal(err)
+	}
+	waitSlots(4)
+}
+
+// TestClientOptionsSlotsInterval: a negative SlotsInterval is refused.
+func TestClientOptionsSlotsInterval(t *testing.T) {
+	_, bus, _ := testBus(t, Config{})
+	_, err := NewClient(bus, ClientOptions{SlotsInterval: -time.Second})
+	if err == nil || err.Error() != "queue: ClientOptions.SlotsInterval must be ≥ 0 (0 means the default 2s), got -1s" {
+		t.Fatalf("err = %v", err)
+	}
+}
+
 // TestSlotsDropsStaleRound: a status round that ends after a newer one
 // was recorded (it started before a worker stopped, so it may have heard
 // it) does not count: the newer round's answer stands.

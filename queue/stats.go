@@ -235,6 +235,18 @@ func (b *Bus) RegisterWorker(id, version string, status func() WorkerStatus, run
 	return svc.Stop, nil
 }
 
+// AnnounceWorker tells every Client that worker id has started and pulls
+// jobs (published on WorkerUpSubject, after RegisterWorker, once its slots
+// run): the clients count its slots within 250 ms instead of at their
+// next status poll (2 s), so a pool that starts, or a worker that joins a
+// fleet, is used at once. Errors: the connection is closed.
+func (b *Bus) AnnounceWorker(id string) error {
+	if err := b.nc.Publish(WorkerUpSubject, []byte(id)); err != nil {
+		return fmt.Errorf("queue: announce worker: %w", err)
+	}
+	return nil
+}
+
 // Counts are the consumer's counters, read without asking the workers.
 type Counts struct {
 	// Depth is the number of jobs waiting for a worker.

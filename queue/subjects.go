@@ -50,6 +50,10 @@ const (
 	// queue-grouped: every live worker answers, which is how Stats counts
 	// workers.
 	WorkerStatusSubject = "axpool.workers.status"
+	// WorkerUpSubject carries a worker process's announcement that it has
+	// started pulling jobs (Bus.AnnounceWorker; the body is its ID): every
+	// Client counts its slots at once instead of at its next status poll.
+	WorkerUpSubject = "axpool.workers.up"
 	// workerSubjectPrefix + <workerID> + ".running" asks one worker whether
 	// it is running a job (the request's body: the job ID; the answer "1"
 	// or "0").

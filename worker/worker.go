@@ -294,6 +294,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		wg.Go(func() { w.slot(ctx, runCtx) })
 	}
 	w.log.Info("worker started", "slots", w.opts.Slots, "ack_wait", w.bus.AckWait(), "max_deliver", w.bus.MaxDeliver())
+	if err := w.bus.AnnounceWorker(w.id); err != nil {
+		w.log.Warn("announce worker", "err", err) // clients count it at their next status poll
+	}
 	<-ctx.Done()
 	w.stopBy.Store(time.Now().Add(w.opts.ShutdownGrace + ShutdownSlack).UnixNano())
 	w.log.Info("worker stopping", "running", w.busy.Load(), "grace", w.opts.ShutdownGrace)
