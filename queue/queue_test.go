@@ -757,6 +757,36 @@ func TestMessages(t *testing.T) {
 	}
 }
 
+// TestPeekJob: the id and reply of a job message that does not decode are
+// read from its top level alone, past values of any depth and garbage
+// inside them, up to the first byte that breaks the top level.
+func TestPeekJob(t *testing.T) {
+	deep := strings.Repeat("[", 100_001) + strings.Repeat("]", 100_001)
+	for _, c := range []struct{ in, id, reply string }{
+		{`{"v":1,"id":"a","tool":5,"reply":"r"}`, "a", "r"},
+		{`{"args":` + deep + `,"reply":"r","id":"a"}`, "a", "r"},
+		{` { "id" : "a" , "reply" : "r" } `, "a", "r"},
+		{`{"\u0069d":"a\u0062","REPLY":"r"}`, "ab", "r"},
+		{`{"id":"a","id":"b"}`, "b", ""},
+		{`{"x":{"s":"]}\"]"},"id":"a"}`, "a", ""},
+		{`{"args":{"a":[1,}],"id":"a"}`, "a", ""}, // garbage inside a value
+		{`{"id":"a","reply":"r",`, "a", "r"},      // truncated after them
+		{`{"id":"a" "reply":"r"}`, "a", ""},       // stops at the missing ','
+		{`{"id":5,"reply":["r"]}`, "", ""},
+		{`{"args":[[[`, "", ""},
+		{`{"id":"a`, "", ""},
+		{`[{"id":"a"}]`, "", ""},
+		{`not json`, "", ""},
+		{``, "", ""},
+		{`{}`, "", ""},
+	} {
+		id, reply := peekJob([]byte(c.in))
+		if id != c.id || reply != c.reply {
+			t.Errorf("peekJob(%.60s) = %q, %q; want %q, %q", c.in, id, reply, c.id, c.reply)
+		}
+	}
+}
+
 func TestJobMeta(t *testing.T) {
 	got, err := AddJobMeta([]byte(`{"success":true,"protocol_version":1,"result":{"b":1,"a":2},"outcome":"ok"}`),
 		JobMeta{JobID: "j", Queue: 1500 * time.Microsecond, Run: -time.Second, Worker: "w"})
