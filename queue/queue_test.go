@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -297,6 +298,15 @@ func TestInvalidJobs(t *testing.T) {
 	}
 	if bus.MaxJobSize() != 64<<10 {
 		t.Errorf("MaxJobSize = %d", bus.MaxJobSize())
+	}
+	// The size refusal says both sizes, as text and as fields.
+	job := Job{ID: "j", Tool: "t", Args: json.RawMessage(big), Submitted: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), Reply: "r"}
+	_, err = c.Submit(ctx, job)
+	var ij *InvalidJobError
+	size := len(`{"v":1,"id":"j","tool":"t","args":` + big + `,"submitted":"2025-01-02T03:04:05Z","reply":"r"}`)
+	if want := "queue: invalid job size: the job is " + strconv.Itoa(size) + " bytes once encoded, above the queue's message limit of 65536 bytes"; !errors.As(err, &ij) ||
+		err.Error() != want || ij.Size != size || ij.Limit != 64<<10 || !errors.Is(err, ErrJobTooLarge) {
+		t.Errorf("Submit of a %d-byte job: err = %v (%+v), want %q", size, err, ij, want)
 	}
 	if _, err := c.Wait(ctx, "a.b", nil); err == nil {
 		t.Error("Wait accepted a bad id")
