@@ -531,7 +531,7 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 			// often as this gateway's jobs finish.
 			return nil, &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: adm.RetryAfter(full.RetryAfter), Err: err}
 		case errors.As(err, &invalid):
-			return nil, &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
+			return nil, invalidJobError(invalid, err)
 		}
 		// The stream may have stored the job without acknowledging it:
 		// make sure it never runs (unless nothing was sent: the
@@ -655,7 +655,7 @@ func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.
 		case errors.As(err, &full):
 			return &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: full.RetryAfter, Err: err}
 		case errors.As(err, &invalid):
-			return &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
+			return invalidJobError(invalid, err)
 		}
 		var cerr error
 		if !errors.As(err, new(*queue.DisconnectedError)) {
@@ -664,6 +664,28 @@ func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.
 		return &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, b.Client.Bus()), Err: err, CancelErr: cerr}
 	}
 	return nil
+}
+
+// invalidJobError is the answer to a job the queue refused
+// (*queue.InvalidJobError, err its chain): invalid_args, and for a job
+// over the queue's message limit (queue.ErrJobTooLarge) a message that
+// says what counts and what to do — the arguments are JSON-escaped in
+// the job, so a source under its 1 MiB limit can encode to up to six
+// times its size (a control character is \u00XX).
+func invalidJobError(invalid *queue.InvalidJobError, err error) *JobError {
+	je := &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
+	if errors.Is(invalid, queue.ErrJobTooLarge) {
+		const advice = "; send a shorter source or fewer or smaller arguments"
+		if invalid.Size > 0 {
+			je.Message = fmt.Sprintf("the job is %d bytes once encoded (source and arguments, JSON-escaped), above the queue's message limit of %d bytes",
+				invalid.Size, invalid.Limit) + advice
+		} else {
+			// Refused by the server, whose limit is lower than the one
+			// the bus read at open: its words.
+			je.Message = fmt.Sprintf("the job is above the queue's message limit (%s)", invalid.Reason) + advice
+		}
+	}
+	return je
 }
 
 // unavailableRetry is the retry_after of a submission the bus did not

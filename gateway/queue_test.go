@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -112,6 +113,66 @@ func TestSecretsMasked(t *testing.T) {
 	text = res.Content[0].(mcp.TextContent).Text
 	if sc, _ = json.Marshal(res.StructuredContent); strings.Contains(text, "tok-9f8e7d6c5b") || strings.Contains(string(sc), "tok-9f8e7d6c5b") {
 		t.Fatal("secret leaked from debug_output")
+	}
+}
+
+// TestJobTooLargeOnceEscaped: a source within its limit (1 MiB) whose
+// control characters grow sixfold when JSON-escaped makes a job over the
+// queue's message limit (4 MiB by default): invalid_args, with a message
+// that says what counts and what to do, no job created.
+func TestJobTooLargeOnceEscaped(t *testing.T) {
+	s := sharedStack(t)
+	c := inProcess(t, s.gw)
+	source := strings.Repeat("\x01", MaxSourceBytes) // each "\u0001" in JSON
+	got := mustCall(t, c, "boruna_run", `{"source":`+src(source)+`}`)
+	msg, _ := got["message"].(string)
+	var size int
+	if _, err := fmt.Sscanf(msg, "the job is %d bytes", &size); err != nil {
+		t.Fatalf("message = %q", msg)
+	}
+	// The escaped source and the job's other fields (ids, times, reply).
+	if size < 6*MaxSourceBytes || size > 6*MaxSourceBytes+1024 {
+		t.Errorf("encoded job of %d bytes, want 6 × %d + at most 1024", size, MaxSourceBytes)
+	}
+	want := `{"success":false,"protocol_version":1,"error_kind":"invalid_args",` +
+		`"message":"the job is ` + strconv.Itoa(size) + ` bytes once encoded (source and arguments, JSON-escaped), above the queue's message limit of 4194304 bytes; send a shorter source or fewer or smaller arguments",` +
+		`"outcome":"invalid_args","retryable":false,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
+	var wantMap map[string]any
+	if err := json.Unmarshal([]byte(want), &wantMap); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(got)
+	if wb, _ := json.Marshal(wantMap); string(b) != string(wb) {
+		t.Errorf("result =\n%s\nwant\n%s", b, wb)
+	}
+	if s.Client.Bus().MaxJobSize() != 4<<20 {
+		t.Errorf("MaxJobSize = %d, want the default 4 MiB", s.Client.Bus().MaxJobSize())
+	}
+}
+
+// TestInvalidJobError: a job the queue refused is invalid_args; one over
+// its message limit gets the caller's message — from the sizes Submit
+// measured, or from the server's words when the server refused it — and
+// any other refusal keeps the queue's error.
+func TestInvalidJobError(t *testing.T) {
+	for _, c := range []struct {
+		err  *queue.InvalidJobError
+		want string
+	}{
+		{&queue.InvalidJobError{Field: "size", Reason: "r", Err: queue.ErrJobTooLarge, Size: 5000, Limit: 4096},
+			"the job is 5000 bytes once encoded (source and arguments, JSON-escaped), above the queue's message limit of 4096 bytes; send a shorter source or fewer or smaller arguments"},
+		{&queue.InvalidJobError{Field: "size", Reason: "message size exceeds maximum allowed", Err: queue.ErrJobTooLarge},
+			"the job is above the queue's message limit (message size exceeds maximum allowed); send a shorter source or fewer or smaller arguments"},
+		{&queue.InvalidJobError{Field: "args", Reason: "the encoded job nests arrays and objects more than 10000 deep (the arguments 9999 at most)"},
+			"invalid_args: queue: invalid job args: the encoded job nests arrays and objects more than 10000 deep (the arguments 9999 at most)"},
+	} {
+		var err error = c.err // as Submit returns it
+		je := invalidJobError(c.err, err)
+		env, _ := je.envelope().MarshalJSON()
+		want := `{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":` + quoteJSON(c.want) + `,"outcome":"invalid_args","retryable":false}`
+		if je.Outcome != wire.OutcomeInvalidArgs || je.Err != err || string(env) != want {
+			t.Errorf("invalidJobError(%v) = %+v, envelope\n%s\nwant\n%s", c.err, je, env, want)
+		}
 	}
 }
 

@@ -291,7 +291,8 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	}
 	if len(data) > c.bus.maxMsgSize {
 		return "", &InvalidJobError{Field: "size",
-			Reason: fmt.Sprintf("encoded job is %d bytes, the limit is %d", len(data), c.bus.maxMsgSize), Err: ErrJobTooLarge}
+			Reason: fmt.Sprintf("the job is %d bytes once encoded, above the queue's message limit of %d bytes", len(data), c.bus.maxMsgSize),
+			Err:    ErrJobTooLarge, Size: len(data), Limit: c.bus.maxMsgSize}
 	}
 
 	if err := c.bus.connected(); err != nil {

@@ -31,6 +31,19 @@ type Delivery struct {
 	msg *nats.Msg
 }
 
+// Peek returns the top-level "id" and "reply" string members of the
+// message, read without decoding the rest: for a job whose message does
+// not decode (Job nil), so that the worker can still answer its submitter.
+// Either is "" when the message has no such string member before the
+// first byte that breaks the object's top-level syntax; the id is not
+// checked (ValidID).
+func (d *Delivery) Peek() (id, reply string) {
+	if d.msg == nil {
+		return "", ""
+	}
+	return peekJob(d.msg.Data)
+}
+
 // Acknowledgement bodies of the JetStream ack protocol (sent to a
 // delivered message's reply subject).
 var (

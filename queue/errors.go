@@ -90,6 +90,10 @@ type InvalidJobError struct {
 	Reason string
 	// Err is ErrJobTooLarge for oversized jobs, else nil.
 	Err error
+	// Size and Limit are, for a job Submit found over Bus.MaxJobSize, the
+	// encoded job's size and that limit in bytes; 0 otherwise (also when
+	// the server refused the job as too large: Reason is its words).
+	Size, Limit int
 }
 
 func (e *InvalidJobError) Error() string {

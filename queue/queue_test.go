@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -297,6 +298,15 @@ func TestInvalidJobs(t *testing.T) {
 	}
 	if bus.MaxJobSize() != 64<<10 {
 		t.Errorf("MaxJobSize = %d", bus.MaxJobSize())
+	}
+	// The size refusal says both sizes, as text and as fields.
+	job := Job{ID: "j", Tool: "t", Args: json.RawMessage(big), Submitted: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), Reply: "r"}
+	_, err = c.Submit(ctx, job)
+	var ij *InvalidJobError
+	size := len(`{"v":1,"id":"j","tool":"t","args":` + big + `,"submitted":"2025-01-02T03:04:05Z","reply":"r"}`)
+	if want := "queue: invalid job size: the job is " + strconv.Itoa(size) + " bytes once encoded, above the queue's message limit of 65536 bytes"; !errors.As(err, &ij) ||
+		err.Error() != want || ij.Size != size || ij.Limit != 64<<10 || !errors.Is(err, ErrJobTooLarge) {
+		t.Errorf("Submit of a %d-byte job: err = %v (%+v), want %q", size, err, ij, want)
 	}
 	if _, err := c.Wait(ctx, "a.b", nil); err == nil {
 		t.Error("Wait accepted a bad id")
@@ -754,6 +764,36 @@ func TestMessages(t *testing.T) {
 	}
 	if string(b) != `{"v":1,"id":"i","tool":"t","args":{"s":"<a>"},"submitted":"0001-01-01T00:00:00Z"}` {
 		t.Errorf("job JSON = %s", b)
+	}
+}
+
+// TestPeekJob: the id and reply of a job message that does not decode are
+// read from its top level alone, past values of any depth and garbage
+// inside them, up to the first byte that breaks the top level.
+func TestPeekJob(t *testing.T) {
+	deep := strings.Repeat("[", 100_001) + strings.Repeat("]", 100_001)
+	for _, c := range []struct{ in, id, reply string }{
+		{`{"v":1,"id":"a","tool":5,"reply":"r"}`, "a", "r"},
+		{`{"args":` + deep + `,"reply":"r","id":"a"}`, "a", "r"},
+		{` { "id" : "a" , "reply" : "r" } `, "a", "r"},
+		{`{"\u0069d":"a\u0062","REPLY":"r"}`, "ab", "r"},
+		{`{"id":"a","id":"b"}`, "b", ""},
+		{`{"x":{"s":"]}\"]"},"id":"a"}`, "a", ""},
+		{`{"args":{"a":[1,}],"id":"a"}`, "a", ""}, // garbage inside a value
+		{`{"id":"a","reply":"r",`, "a", "r"},      // truncated after them
+		{`{"id":"a" "reply":"r"}`, "a", ""},       // stops at the missing ','
+		{`{"id":5,"reply":["r"]}`, "", ""},
+		{`{"args":[[[`, "", ""},
+		{`{"id":"a`, "", ""},
+		{`[{"id":"a"}]`, "", ""},
+		{`not json`, "", ""},
+		{``, "", ""},
+		{`{}`, "", ""},
+	} {
+		id, reply := peekJob([]byte(c.in))
+		if id != c.id || reply != c.reply {
+			t.Errorf("peekJob(%.60s) = %q, %q; want %q, %q", c.in, id, reply, c.id, c.reply)
+		}
 	}
 }
 

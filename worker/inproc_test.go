@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/axpool/axpool/queue"
@@ -212,6 +213,81 @@ func TestUndecodableJobs(t *testing.T) {
 		t.Errorf("result = %s", r.Raw)
 	}
 	waitEmpty(t, h.bus)
+	if ip.calls.Load() != 0 {
+		t.Error("executor called")
+	}
+}
+
+// TestUndecodableJobAnswered: a job message that encoding/json refuses —
+// a field of another type, nesting 10,001 deep — but whose top level has a
+// valid id is answered internal_error, stored and sent on its reply
+// subject, and terminated; one without an id is terminated unanswered.
+func TestUndecodableJobAnswered(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{}, 0)
+	js, err := jetstream.New(h.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	events := make(chan *nats.Msg, 10)
+	sub, err := h.nc.ChanSubscribe(queue.EventWildcard("peer"), events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	deep := strings.Repeat("[", 10_000) + strings.Repeat("]", 10_000) // 10,001 deep with the job object
+	for _, m := range []string{
+		`{"v":1,"id":"badtype","tool":"x","progress":"yes","reply":"` + queue.EventSubject("peer", "badtype") + `"}`,
+		`{"v":1,"id":"deep","tool":"x","args":` + deep + `,"reply":"` + queue.EventSubject("peer", "deep") + `"}`,
+		`{"v":1,"tool":"x","progress":"yes","reply":"` + queue.EventSubject("peer", "noid") + `"}`,
+	} {
+		if _, err := js.Publish(ctx, queue.JobSubject("x"), []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ip := startInproc(t, h, Options{Slots: 1, ID: "w1"}, okExec)
+	want := map[string]string{
+		"badtype": `{"success":false,"protocol_version":1,"error_kind":"internal_error",` +
+			`"message":"the job message does not decode: json: cannot unmarshal string into Go struct field Job.progress of type bool",` +
+			`"outcome":"runtime_error","retryable":false,"job_id":"badtype","queue_ms":0,"run_ms":0,"worker":"w1"}`,
+		"deep": `{"success":false,"protocol_version":1,"error_kind":"internal_error",` +
+			`"message":"the job message does not decode: invalid character '[' exceeded max depth",` +
+			`"outcome":"runtime_error","retryable":false,"job_id":"deep","queue_ms":0,"run_ms":0,"worker":"w1"}`,
+	}
+	for _, id := range []string{"badtype", "deep"} {
+		select {
+		case m := <-events:
+			wantEv := `{"v":1,"job_id":"` + id + `","type":"result","result":` + want[id] + `,"worker":"w1"}`
+			if m.Subject != queue.EventSubject("peer", id) || string(m.Data) != wantEv {
+				t.Errorf("event on %s = %s\nwant on %s: %s", m.Subject, m.Data, queue.EventSubject("peer", id), wantEv)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no result event for %s", id)
+		}
+		stored, err := h.bus.Result(ctx, id)
+		if err != nil || string(stored) != want[id] {
+			t.Errorf("stored %s = %s, %v\nwant %s", id, stored, err, want[id])
+		}
+	}
+	waitEmpty(t, h.bus)
+	if err := h.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-events:
+		t.Errorf("extra event on %s: %s", m.Subject, m.Data)
+	default:
+	}
+	if st, err := h.bus.Stats(ctx); err != nil || st.Depth != 0 || st.InFlight != 0 || st.Stored != 0 {
+		t.Errorf("stats = %+v, %v", st, err)
+	}
+	kv, err := js.KeyValue(ctx, queue.ResultsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys, err := kv.Keys(ctx); err != nil || strings.Join(keys, ",") != "badtype,deep" {
+		t.Errorf("stored results = %v, %v; want badtype, deep", keys, err)
+	}
 	if ip.calls.Load() != 0 {
 		t.Error("executor called")
 	}

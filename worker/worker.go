@@ -383,15 +383,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	start := time.Now()
 	job := d.Job
 	if d.Err != nil {
-		w.log.Error("undecodable job", "seq", d.StreamSeq, "err", d.Err)
-		if job == nil || job.ID == "" {
-			if err := d.Term("undecodable job"); err != nil {
-				w.log.Warn("term", "err", err)
-			}
-			return
-		}
-		w.finish(d, job, nil, queue.FailureResult(wire.Internal(d.Err.Error()),
-			queue.JobMeta{JobID: job.ID, Worker: w.id}), "undecodable job", nil)
+		w.handleUndecodable(d)
 		return
 	}
 	meta := queue.JobMeta{JobID: job.ID, Queue: start.Sub(job.Submitted), Worker: w.id}
@@ -678,6 +670,37 @@ func (w *Worker) execute(ctx context.Context, job *queue.Job, progress func(step
 		return mustJSON(wire.Internal("internal error: empty response")), false
 	}
 	return res, cacheable
+}
+
+// handleUndecodable answers a job whose message does not decode — of
+// another message version, or that encoding/json refuses (a field of
+// another type from a foreign publisher, nesting deeper than its limit)
+// — with internal_error (docs/tools.md §5: an undecodable job), stored and
+// sent to its reply subject like any answer, and terminates it. The id and
+// reply of a message json.Unmarshal refused are read from its top level
+// alone (queue.Delivery.Peek). Only a message without a valid id is
+// terminated unanswered: there is nobody to answer.
+func (w *Worker) handleUndecodable(d *queue.Delivery) {
+	job, msg := d.Job, d.Err.Error()
+	if job == nil {
+		id, reply := d.Peek()
+		job = &queue.Job{ID: id, Reply: reply}
+		cause := d.Err
+		if u := errors.Unwrap(cause); u != nil {
+			cause = u // the json error, without DecodeJob's prefix
+		}
+		msg = "the job message does not decode: " + cause.Error()
+	}
+	if !queue.ValidID(job.ID) {
+		w.log.Error("undecodable job without an id; terminating it unanswered", "seq", d.StreamSeq, "err", d.Err)
+		if err := d.Term("undecodable job"); err != nil {
+			w.log.Warn("term", "err", err)
+		}
+		return
+	}
+	w.log.Error("undecodable job", "seq", d.StreamSeq, "job", job.ID, "err", d.Err)
+	w.finish(d, job, nil, queue.FailureResult(wire.Internal(msg),
+		queue.JobMeta{JobID: job.ID, Worker: w.id}), "undecodable job", nil)
 }
 
 // finish stores res (unless an earlier result exists, which then wins),
