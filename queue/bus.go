@@ -117,7 +117,7 @@ const (
 	DefaultResultTTL     = time.Hour
 	DefaultStateTTL      = time.Hour
 	DefaultCacheTTL      = time.Hour
-	DefaultCacheMaxBytes = 1 << 30
+	DefaultCacheMaxBytes = 256 << 20
 	DefaultRetryAfter    = time.Second
 	// MaxReplicas is JetStream's largest replication factor.
 	MaxReplicas = 5

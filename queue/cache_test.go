@@ -336,7 +336,7 @@ func TestCacheBoundFollowed(t *testing.T) {
 	if bus, err = Open(ctx, nc, cfg, textLog(&buf)); err != nil {
 		t.Fatal(err)
 	}
-	want = "level=INFO msg=\"bucket max bytes changed\" bucket=AXPOOL_CACHE from=65536 to=1073741824 discard=DiscardOld\n"
+	want = "level=INFO msg=\"bucket max bytes changed\" bucket=AXPOOL_CACHE from=65536 to=268435456 discard=DiscardOld\n"
 	if got := buf.String(); got != want {
 		t.Errorf("log of the Open with the default bound:\n%s\nwant\n%s", got, want)
 	}

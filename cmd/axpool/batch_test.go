@@ -626,7 +626,7 @@ func TestCacheTTLHelp(t *testing.T) {
 // usage error (exit 2) naming the flag, before anything starts
 // (TestBatchUsage has batch's).
 func TestCacheMaxBytesFlag(t *testing.T) {
-	const usage = "bytes the result cache may hold, at least 1 (1 GiB by default); when it is full, " +
+	const usage = "bytes the result cache may hold, at least 1 (256 MiB by default); when it is full, " +
 		"storing a result evicts the entries stored longest ago; an existing cache (--cache-dir, the fleet's AXPOOL_CACHE) takes this bound"
 	for _, c := range []*cobra.Command{mcpCmd, serveCmd, batchCmd} {
 		f := c.Flags().Lookup("cache-max-bytes")
@@ -634,8 +634,8 @@ func TestCacheMaxBytesFlag(t *testing.T) {
 			t.Errorf("%s has no --cache-max-bytes", c.Name())
 			continue
 		}
-		if f.Usage != usage || f.DefValue != "1073741824" {
-			t.Errorf("%s --cache-max-bytes: usage %q, default %q; want %q, 1073741824", c.Name(), f.Usage, f.DefValue, usage)
+		if f.Usage != usage || f.DefValue != "268435456" {
+			t.Errorf("%s --cache-max-bytes: usage %q, default %q; want %q, 268435456", c.Name(), f.Usage, f.DefValue, usage)
 		}
 	}
 	if got := queueConfig(&nodeFlags{cacheMaxBytes: 5 << 20}).CacheMaxBytes; got != 5<<20 {

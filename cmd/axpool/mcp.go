@@ -137,8 +137,8 @@ const cacheTTLUsage = "how long a deterministic result stays in the result cache
 	"an idempotency_key replays its result for this long or 1h, whichever is longer"
 
 // cacheMaxBytesUsage is the help text of --cache-max-bytes of mcp, serve
-// and batch (pflag appends "(default 1073741824)").
-const cacheMaxBytesUsage = "bytes the result cache may hold, at least 1 (1 GiB by default); when it is full, " +
+// and batch (pflag appends "(default 268435456)").
+const cacheMaxBytesUsage = "bytes the result cache may hold, at least 1 (256 MiB by default); when it is full, " +
 	"storing a result evicts the entries stored longest ago; an existing cache (--cache-dir, the fleet's AXPOOL_CACHE) takes this bound"
 
 // checkCacheFlags refuses a negative --cache-ttl and a --cache-max-bytes
