@@ -80,6 +80,15 @@ type Config struct {
 	// directory (EmbeddedOptions.StoreDir) keeps its cache across restarts
 	// while its jobs stay in memory.
 	CacheOnDisk bool
+	// CacheMaxBytes bounds the cache bucket's bytes (the stream's
+	// MaxBytes, so stored values with their keys and headers). Default
+	// DefaultCacheMaxBytes. When it is full, storing a result discards the
+	// entries stored longest ago (DiscardOld), so a store never fails for
+	// want of room; an entry larger than the bound is discarded at once.
+	// An existing cache bucket takes this bound (Open, as with CacheTTL).
+	// The server reserves the bound from its JetStream memory or file
+	// storage (times the replicas, against account limits).
+	CacheMaxBytes int64
 	// Storage is jetstream.FileStorage (the zero value) or
 	// jetstream.MemoryStorage (faster; right for single-node mode, where
 	// jobs die with the process anyway).
@@ -108,6 +117,7 @@ const (
 	DefaultResultTTL     = time.Hour
 	DefaultStateTTL      = time.Hour
 	DefaultCacheTTL      = time.Hour
+	DefaultCacheMaxBytes = 256 << 20
 	DefaultRetryAfter    = time.Second
 	// MaxReplicas is JetStream's largest replication factor.
 	MaxReplicas = 5
@@ -135,6 +145,7 @@ func (c Config) withDefaults() (Config, error) {
 	setDefault(&c.MaxAckPending, DefaultMaxAckPending)
 	setDefault(&c.MaxWaiting, DefaultMaxWaiting)
 	setDefault(&c.CacheTTL, DefaultCacheTTL)
+	setDefault(&c.CacheMaxBytes, DefaultCacheMaxBytes)
 	setDefault(&c.ResultTTL, max(DefaultResultTTL, c.CacheTTL))
 	setDefault(&c.StateTTL, DefaultStateTTL)
 	setDefault(&c.RetryAfter, DefaultRetryAfter)
@@ -165,6 +176,7 @@ func (c Config) validate() error {
 		{"ResultTTL", int64(c.ResultTTL), DefaultResultTTL},
 		{"StateTTL", int64(c.StateTTL), DefaultStateTTL},
 		{"CacheTTL", int64(c.CacheTTL), DefaultCacheTTL},
+		{"CacheMaxBytes", c.CacheMaxBytes, DefaultCacheMaxBytes},
 		{"Replicas", int64(c.Replicas), "automatic"},
 		{"RetryAfter", int64(c.RetryAfter), DefaultRetryAfter},
 	} {

@@ -12,7 +12,7 @@ import (
 )
 
 // The result cache (docs/tools.md §7) lives in the cache bucket
-// (CacheBucket, TTL Config.CacheTTL); the idempotency keys live with the
+// (CacheBucket, TTL Config.CacheTTL, bounded by Config.CacheMaxBytes); the idempotency keys live with the
 // jobs' state in the state bucket (StateBucket, TTL Config.StateTTL), so a
 // key never outlives the results it replays where jobs are kept in memory.
 // The queue stores and reads opaque entries under digests its callers
@@ -22,8 +22,9 @@ import (
 
 // Errors of the cache operations.
 var (
-	// ErrNotCached: no cached result under the digest (never stored, or
-	// expired after Config.CacheTTL).
+	// ErrNotCached: no cached result under the digest (never stored,
+	// expired after Config.CacheTTL, or evicted to keep the bucket within
+	// Config.CacheMaxBytes).
 	ErrNotCached = errors.New("queue: no cached result")
 	// ErrNoCache: the bus has no cache bucket (Attach to a queue set up
 	// without one).
@@ -55,7 +56,9 @@ func (b *Bus) CachedResult(ctx context.Context, digest string) ([]byte, error) {
 }
 
 // StoreCached caches env under digest for Config.CacheTTL, replacing an
-// earlier entry (equal calls have equal results). It returns once the
+// earlier entry (equal calls have equal results). A full bucket
+// (Config.CacheMaxBytes) makes room by evicting the entries stored longest
+// ago, so a store never fails for want of room. It returns once the
 // server has stored it, so that a call made after the job's result
 // arrived finds it. Errors: ErrNoCache, an invalid digest, NATS errors
 // (wrapped).

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -192,4 +193,155 @@ func BenchmarkCache(b *testing.B) {
 			}
 		}
 	})
+}
+
+// cacheEntry is the i-th test cache entry: its digest and a value of size
+// bytes that names it.
+func cacheEntry(i, size int) (string, []byte) {
+	v := []byte(fmt.Sprintf("%08d", i))
+	return fmt.Sprintf("%064d", i), append(v, strings.Repeat("x", size-len(v))...)
+}
+
+// cacheState is the cache bucket's stream configuration and state.
+func cacheState(t *testing.T, bus *Bus) (jetstream.StreamConfig, jetstream.StreamState) {
+	t.Helper()
+	s, err := bus.js.Stream(ctxT(t), kvStreamPrefix+CacheBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.CachedInfo().Config, s.CachedInfo().State
+}
+
+// checkNewestCached: of the entries 0 to n-1 (size bytes each, stored in
+// that order), exactly the newest kept are found, byte for byte, and the
+// others are ErrNotCached.
+func checkNewestCached(t *testing.T, bus *Bus, n, kept, size int) {
+	t.Helper()
+	ctx := ctxT(t)
+	for i := range n {
+		d, want := cacheEntry(i, size)
+		got, err := bus.CachedResult(ctx, d)
+		switch {
+		case i < n-kept && !errors.Is(err, ErrNotCached):
+			t.Errorf("entry %d of %d (evicted): %.8s, %v; want ErrNotCached", i, n, got, err)
+		case i >= n-kept && (err != nil || string(got) != string(want)):
+			t.Errorf("entry %d of %d (kept): %.8s, %v; want it", i, n, got, err)
+		}
+	}
+}
+
+// TestCacheEvictsOldest: a cache bucket bounded by CacheMaxBytes is
+// created MaxBytes = the bound, DiscardOld; storing more than fits never
+// fails, and the entries stored longest ago are evicted: of 40 entries of
+// 3,900 bytes, the newest 16 fit in 64 KiB (16 × (3,900 + the subject and
+// the store's overhead, under 196 bytes) ≤ 65,536 < 17 × 3,900).
+func TestCacheEvictsOldest(t *testing.T) {
+	const bound, size, n, kept = 64 << 10, 3900, 40, 16
+	_, bus, _ := testBus(t, Config{CacheMaxBytes: bound})
+	ctx := ctxT(t)
+	if cfg, _ := cacheState(t, bus); cfg.MaxBytes != bound || cfg.Discard != jetstream.DiscardOld {
+		t.Fatalf("new cache bucket: MaxBytes %d, Discard %v; want %d, DiscardOld", cfg.MaxBytes, cfg.Discard, bound)
+	}
+	for i := range n {
+		d, v := cacheEntry(i, size)
+		if err := bus.StoreCached(ctx, d, v); err != nil {
+			t.Fatalf("store %d of %d: %v", i, n, err)
+		}
+	}
+	if _, st := cacheState(t, bus); st.Msgs != kept || st.Bytes > bound {
+		t.Errorf("cache holds %d entries, %d bytes; want %d, at most %d", st.Msgs, st.Bytes, kept, bound)
+	}
+	checkNewestCached(t, bus, n, kept, size)
+	// The other buckets stay unbounded and refuse nothing of this.
+	s, err := bus.js.Stream(ctx, kvStreamPrefix+ResultsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := s.CachedInfo().Config; cfg.MaxBytes != -1 || cfg.Discard != jetstream.DiscardNew {
+		t.Errorf("results bucket: MaxBytes %d, Discard %v; want -1, DiscardNew", cfg.MaxBytes, cfg.Discard)
+	}
+}
+
+// TestCacheBoundFollowed: an on-disk cache bucket created unbounded (by
+// an axpool before CacheMaxBytes) and over the bound is bounded by the
+// next Open — MaxBytes and DiscardOld set, logged at Info level, the
+// oldest entries evicted at once, its TTL kept — and a later Open with
+// another bound (the default) takes that one.
+func TestCacheBoundFollowed(t *testing.T) {
+	const bound, size, n, kept = 64 << 10, 3900, 32, 16
+	e, err := StartEmbedded(EmbeddedOptions{StoreDir: t.TempDir(), TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: CacheBucket, Description: "axpool result cache (docs/tools.md §7)",
+		History: 1, TTL: time.Hour, Storage: jetstream.FileStorage, Replicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		d, v := cacheEntry(i, size)
+		if _, err := old.Put(ctx, cacheKey(d), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	cfg := Config{Storage: jetstream.MemoryStorage, CacheOnDisk: true, CacheMaxBytes: bound}
+	bus, err := Open(ctx, nc, cfg, textLog(&buf))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "level=INFO msg=\"bucket max bytes changed\" bucket=AXPOOL_CACHE from=none to=65536 discard=DiscardOld\n"
+	if got := buf.String(); !strings.HasSuffix(got, want) || strings.Contains(got, "TTL changed") || strings.Contains(got, "WARN") {
+		t.Errorf("log of the Open:\n%s\nwant it to end with\n%s", got, want)
+	}
+	scfg, st := cacheState(t, bus)
+	if scfg.MaxBytes != bound || scfg.Discard != jetstream.DiscardOld || scfg.MaxAge != time.Hour || scfg.Duplicates != 2*time.Minute ||
+		scfg.Storage != jetstream.FileStorage || scfg.MaxMsgsPerSubject != 1 {
+		t.Errorf("bounded cache bucket: MaxBytes %d, Discard %v, MaxAge %v, Duplicates %v, Storage %v, history %d; want %d, DiscardOld, 1h, 2m, File, 1",
+			scfg.MaxBytes, scfg.Discard, scfg.MaxAge, scfg.Duplicates, scfg.Storage, scfg.MaxMsgsPerSubject, bound)
+	}
+	if st.Msgs != kept || st.Bytes > bound {
+		t.Errorf("bounded cache holds %d entries, %d bytes; want %d, at most %d", st.Msgs, st.Bytes, kept, bound)
+	}
+	checkNewestCached(t, bus, n, kept, size)
+	for i := n; i < n+4; i++ {
+		d, v := cacheEntry(i, size)
+		if err := bus.StoreCached(ctx, d, v); err != nil {
+			t.Fatalf("store %d into the bounded cache: %v", i, err)
+		}
+	}
+	checkNewestCached(t, bus, n+4, kept, size)
+
+	// Reopened with the same bound: nothing to change, nothing logged.
+	buf.Reset()
+	if _, err := Open(ctx, nc, cfg, textLog(&buf)); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); strings.Contains(got, CacheBucket) {
+		t.Errorf("a second Open with the same bound logged:\n%s", got)
+	}
+	// Reopened with the default bound.
+	buf.Reset()
+	cfg.CacheMaxBytes = 0
+	if bus, err = Open(ctx, nc, cfg, textLog(&buf)); err != nil {
+		t.Fatal(err)
+	}
+	want = "level=INFO msg=\"bucket max bytes changed\" bucket=AXPOOL_CACHE from=65536 to=268435456 discard=DiscardOld\n"
+	if got := buf.String(); got != want {
+		t.Errorf("log of the Open with the default bound:\n%s\nwant\n%s", got, want)
+	}
+	if scfg, st := cacheState(t, bus); scfg.MaxBytes != DefaultCacheMaxBytes || scfg.Discard != jetstream.DiscardOld || st.Msgs != kept {
+		t.Errorf("after the default bound: MaxBytes %d, Discard %v, %d entries; want %d, DiscardOld, %d", scfg.MaxBytes, scfg.Discard, st.Msgs,
+			int64(DefaultCacheMaxBytes), kept)
+	}
 }

@@ -15,7 +15,7 @@ func TestConfigValidated(t *testing.T) {
 	def := DefaultConfig()
 	want := Config{MaxDepth: 1000, MaxBytes: 1 << 30, MaxAge: 15 * time.Minute, MaxMsgSize: 4 << 20, Duplicates: 2 * time.Minute,
 		AckWait: 3 * time.Second, MaxDeliver: 3, MaxAckPending: 4096, MaxWaiting: 4096, ResultTTL: time.Hour, StateTTL: time.Hour,
-		CacheTTL: time.Hour, RetryAfter: time.Second}
+		CacheTTL: time.Hour, CacheMaxBytes: 256 << 20, RetryAfter: time.Second}
 	if def != want {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", def, want)
 	}
@@ -41,6 +41,7 @@ func TestConfigValidated(t *testing.T) {
 		{Config{StateTTL: 10 * time.Minute}, "queue: Config.StateTTL (10m0s) must exceed MaxAge (15m0s): a job's claim and cancel marker must outlive the job in the queue"},
 		{Config{MaxAge: 2 * time.Hour}, "queue: Config.StateTTL (1h0m0s) must exceed MaxAge (2h0m0s): a job's claim and cancel marker must outlive the job in the queue"},
 		{Config{CacheTTL: -time.Second}, "queue: Config.CacheTTL must be ≥ 0 (0 means the default 1h0m0s), got -1s"},
+		{Config{CacheMaxBytes: -1}, "queue: Config.CacheMaxBytes must be ≥ 0 (0 means the default 268435456), got -1"},
 		{Config{ResultTTL: time.Hour, CacheTTL: 2 * time.Hour}, "queue: Config.ResultTTL (1h0m0s) must not be below CacheTTL (2h0m0s): a result must be readable as long as it is cached"},
 		{Config{MaxMsgSize: 9 << 20}, "queue: Config.MaxMsgSize (9437184 bytes) exceeds the server's max payload (8388608 bytes)"},
 	} {

@@ -81,7 +81,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bu
 	if b.tasks, err = b.Bucket(ctx, tasksBucket(cfg.ResultTTL)); err != nil {
 		return nil, err
 	}
-	if b.cache, err = b.Bucket(ctx, cacheBucket(cfg.CacheTTL, cfg.CacheOnDisk)); err != nil {
+	if b.cache, err = b.Bucket(ctx, cacheBucket(cfg.CacheTTL, cfg.CacheMaxBytes, cfg.CacheOnDisk)); err != nil {
 		return nil, err
 	}
 	b.taskTTL = cfg.ResultTTL
@@ -322,10 +322,55 @@ type BucketSpec struct {
 	// OnDisk keeps the bucket in file storage whatever the bus's storage
 	// (the result cache with Config.CacheOnDisk).
 	OnDisk bool
-	// FollowTTL changes an existing bucket's TTL to TTL (logged at Info
-	// level) instead of keeping it: the result cache, whose entries only
-	// save work, follows the --cache-ttl of the process that opens it.
-	FollowTTL bool
+	// MaxBytes bounds the bucket's bytes (its stream's MaxBytes); 0 means
+	// no bound. A bounded bucket discards its oldest values to store a new
+	// one when it is full (DiscardOld): right for a cache only, whose
+	// entries save work, never for values a caller waits for.
+	MaxBytes int64
+	// Follow changes an existing bucket's TTL and MaxBytes (with its
+	// discard policy) to the spec's, logging each change at Info level,
+	// instead of keeping them: the result cache, whose entries only save
+	// work, follows the --cache-ttl and --cache-max-bytes of the process
+	// that opens it.
+	Follow bool
+}
+
+// streamMaxBytes is a bucket's MaxBytes as its stream has it: -1 for no
+// bound.
+func streamMaxBytes(n int64) int64 {
+	if n <= 0 {
+		return -1
+	}
+	return n
+}
+
+// bucketDiscard is the discard policy of a bucket bounded by maxBytes:
+// DiscardOld when bounded (a full cache evicts), else DiscardNew (the KV
+// default).
+func bucketDiscard(maxBytes int64) jetstream.DiscardPolicy {
+	if maxBytes > 0 {
+		return jetstream.DiscardOld
+	}
+	return jetstream.DiscardNew
+}
+
+// bucketDuplicates is the duplicate window nats.go gives a bucket of TTL
+// ttl: 2 minutes, or the TTL when it is shorter (the server refuses a
+// window over the max age).
+func bucketDuplicates(ttl time.Duration) time.Duration {
+	if ttl > 0 && ttl < 2*time.Minute {
+		return ttl
+	}
+	return 2 * time.Minute
+}
+
+// boundString renders a stream's MaxBytes for a log line: "none" for no
+// bound, else the bytes.
+func boundString(n int64) string {
+	if n <= 0 {
+		return "none"
+	}
+	return fmt.Sprint(n)
 }
 
 // bucketPrefix starts the name of every axpool bucket.
@@ -344,18 +389,22 @@ func tasksBucket(ttl time.Duration) BucketSpec {
 	return BucketSpec{Name: TasksBucket, Description: "axpool MCP tasks (docs/tools.md §7)", TTL: ttl}
 }
 
-func cacheBucket(ttl time.Duration, onDisk bool) BucketSpec {
-	return BucketSpec{Name: CacheBucket, Description: "axpool result cache (docs/tools.md §7)", TTL: ttl, OnDisk: onDisk, FollowTTL: true}
+func cacheBucket(ttl time.Duration, maxBytes int64, onDisk bool) BucketSpec {
+	return BucketSpec{Name: CacheBucket, Description: "axpool result cache (docs/tools.md §7)", TTL: ttl, MaxBytes: maxBytes,
+		OnDisk: onDisk, Follow: true}
 }
 
 // Bucket returns the KV bucket spec describes, creating it with the
-// bus's replication (Replicas) and storage (file storage with OnDisk) when it does not exist. An
-// existing bucket is used as it is, never reconfigured (but for its TTL
-// with FollowTTL): the differences of
-// its replication, TTL and storage from the spec are logged at Warn level
-// (Open's rule). Errors: a name without the "AXPOOL_" prefix;
-// *UnavailableError when JetStream does not answer now; other JetStream
-// errors, wrapped.
+// bus's replication (Replicas) and storage (file storage with OnDisk)
+// when it does not exist; a bucket with MaxBytes gets the discard policy
+// DiscardOld on its stream right after it is created (nats.go creates
+// every bucket DiscardNew). An existing bucket is used as it is, never
+// reconfigured (but for its TTL and bound with Follow): the differences
+// of its replication, TTL, bound, history and storage from the spec are
+// logged at Warn level (Open's rule). Errors: a name without the
+// "AXPOOL_" prefix; *UnavailableError when JetStream does not answer
+// now; other JetStream errors (a bound the server cannot reserve:
+// insufficient resources), wrapped.
 func (b *Bus) Bucket(ctx context.Context, spec BucketSpec) (jetstream.KeyValue, error) {
 	if !strings.HasPrefix(spec.Name, bucketPrefix) {
 		return nil, fmt.Errorf("queue: bucket name %q does not start with %s", spec.Name, bucketPrefix)
@@ -365,6 +414,7 @@ func (b *Bus) Bucket(ctx context.Context, spec BucketSpec) (jetstream.KeyValue, 
 	if spec.OnDisk {
 		storage = jetstream.FileStorage
 	}
+	maxBytes, discard := streamMaxBytes(spec.MaxBytes), bucketDiscard(spec.MaxBytes)
 	kv, err := b.js.KeyValue(ctx, spec.Name)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		kv, err = b.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
@@ -372,12 +422,27 @@ func (b *Bus) Bucket(ctx context.Context, spec BucketSpec) (jetstream.KeyValue, 
 			Description: spec.Description,
 			History:     history,
 			TTL:         spec.TTL,
+			MaxBytes:    spec.MaxBytes,
 			Storage:     storage,
 			Replicas:    b.replicas,
 		})
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = b.js.KeyValue(ctx, spec.Name) // created meanwhile
 		} else if err == nil {
+			if discard == jetstream.DiscardNew {
+				return kv, nil
+			}
+			// A failure here leaves the bucket DiscardNew: the next
+			// Open with Follow sets it.
+			s, err := b.js.Stream(ctx, kvStreamPrefix+spec.Name)
+			if err != nil {
+				return nil, setupError("read bucket "+spec.Name, err)
+			}
+			cfg := s.CachedInfo().Config
+			cfg.Discard = discard
+			if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
+				return nil, setupError("set the discard policy of bucket "+spec.Name, err)
+			}
 			return kv, nil
 		}
 	}
@@ -391,21 +456,33 @@ func (b *Bus) Bucket(ctx context.Context, spec BucketSpec) (jetstream.KeyValue, 
 	have := st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config
 	var ds []difference
 	ds = diff(ds, "replicas", have.Replicas, b.replicas)
-	if spec.FollowTTL && have.MaxAge != spec.TTL {
-		kv, err = b.js.UpdateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      spec.Name,
-			Description: spec.Description,
-			History:     uint8(max(have.MaxMsgsPerSubject, 1)),
-			TTL:         spec.TTL,
-			Storage:     have.Storage,
-			Replicas:    have.Replicas,
-		})
-		if err != nil {
-			return nil, setupError("change the TTL of bucket "+spec.Name, err)
+	if spec.Follow {
+		ttlChanged := have.MaxAge != spec.TTL
+		boundChanged := have.MaxBytes != maxBytes || have.Discard != discard
+		if ttlChanged || boundChanged {
+			// The stream itself, not UpdateKeyValue: that would reset the
+			// discard policy to DiscardNew and every field the spec does
+			// not name.
+			cfg := have
+			cfg.MaxAge, cfg.MaxBytes, cfg.Discard = spec.TTL, maxBytes, discard
+			if ttlChanged {
+				cfg.Duplicates = bucketDuplicates(spec.TTL)
+			}
+			if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
+				return nil, setupError("change the TTL and bound of bucket "+spec.Name, err)
+			}
+			if ttlChanged {
+				b.log.Info("bucket TTL changed", "bucket", spec.Name, "from", have.MaxAge, "to", spec.TTL)
+			}
+			if boundChanged {
+				b.log.Info("bucket max bytes changed", "bucket", spec.Name, "from", boundString(have.MaxBytes),
+					"to", boundString(maxBytes), "discard", discard)
+			}
 		}
-		b.log.Info("bucket TTL changed", "bucket", spec.Name, "from", have.MaxAge, "to", spec.TTL)
 	} else {
 		ds = diff(ds, "ttl", have.MaxAge, spec.TTL)
+		ds = diff(ds, "max_bytes", have.MaxBytes, maxBytes)
+		ds = diff(ds, "discard", have.Discard, discard)
 	}
 	ds = diff(ds, "history", have.MaxMsgsPerSubject, int64(history))
 	ds = diff(ds, "storage", have.Storage, storage)

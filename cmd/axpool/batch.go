@@ -138,8 +138,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		return printFail(cmd, exitUsage, "axpool batch: IN and OUT are the same file")
 	case bf.interval <= 0:
 		return printFail(cmd, exitUsage, "axpool batch: --progress-interval must be positive")
-	case bf.node.cacheTTL < 0:
-		return printFail(cmd, exitUsage, "axpool batch: --cache-ttl must not be negative (0 turns the result cache off)")
+	}
+	if err := checkCacheFlags(cmd, "axpool batch", &bf.node); err != nil {
+		return err
 	}
 	switch bf.progress {
 	case "auto", "bar", "plain", "none":

@@ -572,6 +572,7 @@ func TestBatchUsage(t *testing.T) {
 		{[]string{"x.jsonl", "--concurrency", "0"}, "axpool batch: --concurrency must be at least 1"},
 		{[]string{"x.jsonl", "--progress", "fancy"}, `axpool batch: --progress "fancy": want auto, bar, plain or none`},
 		{[]string{"x.jsonl", "--cache-ttl", "-1s"}, "axpool batch: --cache-ttl must not be negative"},
+		{[]string{"x.jsonl", "--cache-max-bytes", "0"}, "axpool batch: --cache-max-bytes must be at least 1 (--cache-ttl 0 turns the result cache off)\n"},
 		{[]string{}, "axpool batch: want one IN.jsonl argument (- = stdin), got 0 (see axpool batch --help)"},
 		{[]string{"a.jsonl", "b.jsonl"}, "axpool batch: want one IN.jsonl argument (- = stdin), got 2 (see axpool batch --help)"},
 	} {
@@ -616,6 +617,49 @@ func TestCacheTTLHelp(t *testing.T) {
 		if got := c.Flags().Lookup("cache-ttl").Usage; got != want {
 			t.Errorf("%s --cache-ttl: %q, want %q", c.Name(), got, want)
 		}
+	}
+}
+
+// TestCacheMaxBytesFlag: --cache-max-bytes of mcp, serve and batch says
+// its default and what a full cache does, defaults to
+// queue.DefaultCacheMaxBytes, and a value below 1 or not an integer is a
+// usage error (exit 2) naming the flag, before anything starts
+// (TestBatchUsage has batch's).
+func TestCacheMaxBytesFlag(t *testing.T) {
+	const usage = "bytes the result cache may hold, at least 1 (256 MiB by default); when it is full, " +
+		"storing a result evicts the entries stored longest ago; an existing cache (--cache-dir, the fleet's AXPOOL_CACHE) takes this bound"
+	for _, c := range []*cobra.Command{mcpCmd, serveCmd, batchCmd} {
+		f := c.Flags().Lookup("cache-max-bytes")
+		if f == nil {
+			t.Errorf("%s has no --cache-max-bytes", c.Name())
+			continue
+		}
+		if f.Usage != usage || f.DefValue != "268435456" {
+			t.Errorf("%s --cache-max-bytes: usage %q, default %q; want %q, 268435456", c.Name(), f.Usage, f.DefValue, usage)
+		}
+	}
+	if got := queueConfig(&nodeFlags{cacheMaxBytes: 5 << 20}).CacheMaxBytes; got != 5<<20 {
+		t.Errorf("queueConfig: CacheMaxBytes %d, want %d", got, 5<<20)
+	}
+	token := writeToken(t, "t.token", "cache-token")
+	for _, c := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"mcp", "--cache-max-bytes", "0"}, "axpool mcp: --cache-max-bytes must be at least 1 (--cache-ttl 0 turns the result cache off)\n"},
+		{[]string{"mcp", "--cache-max-bytes", "-1"}, "axpool mcp: --cache-max-bytes must be at least 1 (--cache-ttl 0 turns the result cache off)\n"},
+		{[]string{"serve", "--http", "--token-file", token, "--cache-max-bytes", "-5"},
+			"axpool serve: --cache-max-bytes must be at least 1 (--cache-ttl 0 turns the result cache off)\n"},
+	} {
+		stdout, stderr, code := runCLI(t, c.args...)
+		if code != exitUsage || stderr != c.stderr || stdout != "" {
+			t.Errorf("axpool %v: exit %d, stdout %q, stderr %q; want 2, %q", c.args, code, stdout, stderr, c.stderr)
+		}
+	}
+	// A flag pflag cannot parse is reported by main (to the process's stderr).
+	stdout, stderr, code := runBin(t, t.TempDir(), "mcp", "--cache-max-bytes", "1GiB")
+	if want := "axpool: invalid argument \"1GiB\" for \"--cache-max-bytes\" flag: strconv.ParseInt: parsing \"1GiB\": invalid syntax\n"; code != exitUsage || stderr != want || stdout != "" {
+		t.Errorf("axpool mcp --cache-max-bytes 1GiB: exit %d, stdout %q, stderr %q; want 2, %q", code, stdout, stderr, want)
 	}
 }
 

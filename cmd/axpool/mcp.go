@@ -71,6 +71,7 @@ type nodeFlags struct {
 	maxInflightPerCaller  int
 	grants                grantFlags
 	cacheTTL              time.Duration
+	cacheMaxBytes         int64
 	metricsAddr, auditLog string
 	scriptsDir            string
 	allowDestructive      []string
@@ -95,6 +96,7 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&nf.secretEnv, "secret-env", nil, secretEnvUsage)
 	nf.grants.register(fs)
 	fs.DurationVar(&nf.cacheTTL, "cache-ttl", queue.DefaultCacheTTL, cacheTTLUsage)
+	fs.Int64Var(&nf.cacheMaxBytes, "cache-max-bytes", queue.DefaultCacheMaxBytes, cacheMaxBytesUsage)
 	fs.StringVar(&nf.metricsAddr, "metrics-addr", "", metricsAddrUsage)
 	fs.StringVar(&nf.auditLog, "audit-log", "", "append one JSON line per answered tool call to this file (created 0600)")
 	fs.StringVar(&nf.scriptsDir, "scripts-dir", "", scriptsDirUsage+"; watched, so edits take effect at once")
@@ -133,6 +135,24 @@ func checkReplicas(cmd *cobra.Command, name string, n int, embedded bool, zero s
 // cacheTTLUsage is the help text of --cache-ttl of mcp, serve and batch.
 const cacheTTLUsage = "how long a deterministic result stays in the result cache (any positive duration; 0 = no result cache); " +
 	"an idempotency_key replays its result for this long or 1h, whichever is longer"
+
+// cacheMaxBytesUsage is the help text of --cache-max-bytes of mcp, serve
+// and batch (pflag appends "(default 268435456)").
+const cacheMaxBytesUsage = "bytes the result cache may hold, at least 1 (256 MiB by default); when it is full, " +
+	"storing a result evicts the entries stored longest ago; an existing cache (--cache-dir, the fleet's AXPOOL_CACHE) takes this bound"
+
+// checkCacheFlags refuses a negative --cache-ttl and a --cache-max-bytes
+// below 1: `axpool mcp: --cache-max-bytes must be at least 1 (--cache-ttl 0
+// turns the result cache off)`, exit 2.
+func checkCacheFlags(cmd *cobra.Command, name string, nf *nodeFlags) error {
+	switch {
+	case nf.cacheTTL < 0:
+		return printFail(cmd, exitUsage, "%s: --cache-ttl must not be negative (0 turns the result cache off)", name)
+	case nf.cacheMaxBytes < 1:
+		return printFail(cmd, exitUsage, "%s: --cache-max-bytes must be at least 1 (--cache-ttl 0 turns the result cache off)", name)
+	}
+	return nil
+}
 
 // checkNATS refuses a --nats value that was given but names no server or
 // a malformed one (queue.CheckURLs) at once, before any connection
@@ -371,8 +391,8 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if nf.jobTimeout <= 0 {
 		return nil, printFail(cmd, exitUsage, "%s: --job-timeout must be positive", name)
 	}
-	if nf.cacheTTL < 0 {
-		return nil, printFail(cmd, exitUsage, "%s: --cache-ttl must not be negative (0 turns the result cache off)", name)
+	if err := checkCacheFlags(cmd, name, nf); err != nil {
+		return nil, err
 	}
 	if err := checkSecretEnv(cmd, name, nf.secretEnv); err != nil {
 		return nil, err
@@ -619,9 +639,11 @@ func nodeCacheScope(nf *nodeFlags, env *tools.Env) string {
 // jobs, kept at least --job-timeout (queue.Config.MaxAge, which
 // gateway.New checks against the job timeout), their claims and cancel
 // markers longer still (StateTTL above MaxAge), cached results --cache-ttl
-// (the default when 0), idempotency keys and results at least as long.
+// (the default when 0) within --cache-max-bytes, idempotency keys and
+// results at least as long.
 func queueConfig(nf *nodeFlags) queue.Config {
-	c := queue.Config{MaxDepth: nf.queueDepth, MaxAge: queueMaxAge(nf.jobTimeout), Replicas: nf.replicas, CacheTTL: nf.cacheTTL}
+	c := queue.Config{MaxDepth: nf.queueDepth, MaxAge: queueMaxAge(nf.jobTimeout), Replicas: nf.replicas, CacheTTL: nf.cacheTTL,
+		CacheMaxBytes: nf.cacheMaxBytes}
 	// Idempotency keys (state) replay results (results) for --cache-ttl.
 	c.StateTTL = max(queueStateTTL(c.MaxAge), nf.cacheTTL)
 	c.ResultTTL = max(queue.DefaultResultTTL, nf.cacheTTL)
