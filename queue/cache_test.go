@@ -345,3 +345,25 @@ func TestCacheBoundFollowed(t *testing.T) {
 			int64(DefaultCacheMaxBytes), kept)
 	}
 }
+
+// TestCacheBoundTooLarge: a cache bound the server cannot reserve
+// (JetStream reserves a bounded stream's bytes up front) fails Open with
+// the bound named and what to lower.
+func TestCacheBoundTooLarge(t *testing.T) {
+	e, err := StartEmbedded(EmbeddedOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bound = 1 << 50 // a pebibyte: more than any test machine's disk
+	_, err = Open(ctxT(t), nc, Config{MaxBytes: 1 << 20, CacheMaxBytes: bound}, nil)
+	want := "queue: open bucket AXPOOL_CACHE: nats: API error: code=500 err_code=10047 description=insufficient storage resources available" +
+		": the server cannot reserve this bucket's bound of 1125899906842624 bytes; lower Config.CacheMaxBytes (--cache-max-bytes)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Open with CacheMaxBytes %d: err = %v\nwant %s", bound, err, want)
+	}
+}

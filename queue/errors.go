@@ -123,6 +123,11 @@ const (
 	errCodeNoPeers jetstream.ErrorCode = 10005
 	// errCodeInsufficientResources: "insufficient resources" (503).
 	errCodeInsufficientResources jetstream.ErrorCode = 10023
+	// errCodeMemoryExceeded, errCodeStorageExceeded: "insufficient memory
+	// (storage) resources available" (500): the server cannot reserve a
+	// bounded stream's bytes.
+	errCodeMemoryExceeded  jetstream.ErrorCode = 10028
+	errCodeStorageExceeded jetstream.ErrorCode = 10047
 	// errCodeClusterNotAvailable: "JetStream system temporarily
 	// unavailable" (no meta leader).
 	errCodeClusterNotAvailable jetstream.ErrorCode = 10008

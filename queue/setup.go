@@ -335,6 +335,29 @@ type BucketSpec struct {
 	Follow bool
 }
 
+// boundError explains a refusal of the server to reserve spec's MaxBytes
+// (JetStream reserves a bounded stream's bytes up front, from its memory
+// or file storage, times its replicas): "queue: open bucket AXPOOL_CACHE:
+// …: the server cannot reserve this bucket's bound of N bytes; lower
+// Config.CacheMaxBytes (--cache-max-bytes)". Other errors are returned
+// as they are.
+func boundError(err error, spec BucketSpec) error {
+	var apiErr *jetstream.APIError
+	if spec.MaxBytes <= 0 || !errors.As(err, &apiErr) {
+		return err
+	}
+	switch apiErr.ErrorCode {
+	case errCodeInsufficientResources, errCodeMemoryExceeded, errCodeStorageExceeded:
+	default:
+		return err
+	}
+	hint := "lower its MaxBytes"
+	if spec.Name == CacheBucket {
+		hint = "lower Config.CacheMaxBytes (--cache-max-bytes)"
+	}
+	return fmt.Errorf("%w: the server cannot reserve this bucket's bound of %d bytes; %s", err, spec.MaxBytes, hint)
+}
+
 // streamMaxBytes is a bucket's MaxBytes as its stream has it: -1 for no
 // bound.
 func streamMaxBytes(n int64) int64 {
@@ -447,7 +470,7 @@ func (b *Bus) Bucket(ctx context.Context, spec BucketSpec) (jetstream.KeyValue, 
 		}
 	}
 	if err != nil {
-		return nil, setupError("open bucket "+spec.Name, err)
+		return nil, boundError(setupError("open bucket "+spec.Name, err), spec)
 	}
 	st, err := kv.Status(ctx)
 	if err != nil {
@@ -469,7 +492,7 @@ func (b *Bus) Bucket(ctx context.Context, spec BucketSpec) (jetstream.KeyValue, 
 				cfg.Duplicates = bucketDuplicates(spec.TTL)
 			}
 			if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
-				return nil, setupError("change the TTL and bound of bucket "+spec.Name, err)
+				return nil, boundError(setupError("change the TTL and bound of bucket "+spec.Name, err), spec)
 			}
 			if ttlChanged {
 				b.log.Info("bucket TTL changed", "bucket", spec.Name, "from", have.MaxAge, "to", spec.TTL)
