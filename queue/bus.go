@@ -98,6 +98,16 @@ type Config struct {
 	// new stream 1 on a server outside a cluster, min(3, the cluster's
 	// size) on a cluster.
 	Replicas int
+	// PlacementWait is how long Open keeps retrying, with the same replica
+	// count, a stream or bucket the cluster refuses to place for a reason
+	// that may pass — a server the JetStream meta leader has not heard from
+	// yet, as when a whole fleet starts at once — before it tries fewer
+	// replicas (Replicas 0) or fails. It is one window for the stream and
+	// all the buckets Open creates; a refusal is retried at least once,
+	// with backoff from 250 ms doubling to 2 s. A refusal that will not
+	// pass (fewer servers than replicas) is not retried. Default
+	// DefaultPlacementWait.
+	PlacementWait time.Duration
 	// RetryAfter is the wait suggested to callers when the queue is full or
 	// unavailable (retry_after_ms). Default DefaultRetryAfter.
 	RetryAfter time.Duration
@@ -119,6 +129,7 @@ const (
 	DefaultCacheTTL      = time.Hour
 	DefaultCacheMaxBytes = 256 << 20
 	DefaultRetryAfter    = time.Second
+	DefaultPlacementWait = 10 * time.Second
 	// MaxReplicas is JetStream's largest replication factor.
 	MaxReplicas = 5
 )
@@ -149,6 +160,7 @@ func (c Config) withDefaults() (Config, error) {
 	setDefault(&c.ResultTTL, max(DefaultResultTTL, c.CacheTTL))
 	setDefault(&c.StateTTL, DefaultStateTTL)
 	setDefault(&c.RetryAfter, DefaultRetryAfter)
+	setDefault(&c.PlacementWait, DefaultPlacementWait)
 	if err := c.validateCombined(); err != nil {
 		return c, err
 	}
@@ -179,6 +191,7 @@ func (c Config) validate() error {
 		{"CacheMaxBytes", c.CacheMaxBytes, DefaultCacheMaxBytes},
 		{"Replicas", int64(c.Replicas), "automatic"},
 		{"RetryAfter", int64(c.RetryAfter), DefaultRetryAfter},
+		{"PlacementWait", int64(c.PlacementWait), DefaultPlacementWait},
 	} {
 		if f.v < 0 {
 			return fmt.Errorf("queue: Config.%s must be ≥ 0 (0 means the default %v), got %v", f.name, f.def, shown(f.def, f.v))
@@ -245,6 +258,13 @@ type Bus struct {
 	maxDepth      int64
 	maxMsgSize    int
 	replicas      int
+	// autoReplicas: replicas is the job stream's (Open with Replicas 0,
+	// Attach), so a bucket the cluster cannot place with as many copies
+	// gets fewer (Bucket).
+	autoReplicas bool
+	// placementWait is Bucket's window for placements that may pass
+	// (Config.PlacementWait).
+	placementWait time.Duration
 	storage       jetstream.StorageType
 	retryAfter    time.Duration
 	log           *slog.Logger

@@ -15,7 +15,7 @@ func TestConfigValidated(t *testing.T) {
 	def := DefaultConfig()
 	want := Config{MaxDepth: 1000, MaxBytes: 1 << 30, MaxAge: 15 * time.Minute, MaxMsgSize: 4 << 20, Duplicates: 2 * time.Minute,
 		AckWait: 3 * time.Second, MaxDeliver: 3, MaxAckPending: 4096, MaxWaiting: 4096, ResultTTL: time.Hour, StateTTL: time.Hour,
-		CacheTTL: time.Hour, CacheMaxBytes: 256 << 20, RetryAfter: time.Second}
+		CacheTTL: time.Hour, CacheMaxBytes: 256 << 20, RetryAfter: time.Second, PlacementWait: 10 * time.Second}
 	if def != want {
 		t.Fatalf("DefaultConfig() = %+v\nwant %+v", def, want)
 	}
@@ -35,6 +35,7 @@ func TestConfigValidated(t *testing.T) {
 		{Config{MaxDeliver: -2}, "queue: Config.MaxDeliver must be ≥ 0 (0 means the default 3), got -2"},
 		{Config{MaxAckPending: -1}, "queue: Config.MaxAckPending must be ≥ 0 (0 means the default 4096), got -1"},
 		{Config{RetryAfter: -time.Millisecond}, "queue: Config.RetryAfter must be ≥ 0 (0 means the default 1s), got -1ms"},
+		{Config{PlacementWait: -time.Second}, "queue: Config.PlacementWait must be ≥ 0 (0 means the default 10s), got -1s"},
 		{Config{Storage: 7}, "queue: Config.Storage must be jetstream.FileStorage or jetstream.MemoryStorage, got 7"},
 		{Config{Replicas: 6}, "queue: Config.Replicas must be at most 5, got 6"},
 		{Config{MaxAge: time.Minute}, "queue: Config.Duplicates (2m0s) must not exceed MaxAge (1m0s)"},

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -29,8 +30,14 @@ import (
 // Replicas: cfg.Replicas, or when it is 0, the existing stream's; a new
 // stream on a server that is not part of a cluster gets 1, one on a
 // cluster min(3, the cluster's size): the largest of 3, 2, 1 replicas the
-// server's placement accepts (a cluster of 3 nodes with one down
-// accepts 2). Every bucket gets the stream's replication.
+// server's placement accepts. Every bucket gets the stream's replication
+// (with Replicas 0, fewer when the cluster cannot place as many). A
+// placement refused for a reason that may pass (the meta leader has not
+// heard from every server yet: a fleet starting at once, or a server down
+// since the others restarted) is retried with the same count for up to
+// cfg.PlacementWait, then fewer replicas are tried; one that will not
+// pass (fewer servers than replicas) tries fewer at once. Each fallback
+// is logged at Warn level, each retry at Info.
 //
 // Errors: an invalid cfg (a negative field, Replicas over MaxReplicas,
 // Duplicates over MaxAge, StateTTL not over MaxAge, a MaxMsgSize set over
@@ -59,7 +66,8 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bu
 	if err != nil {
 		return nil, fmt.Errorf("queue: jetstream: %w", err)
 	}
-	stream, err := openStream(ctx, nc, js, cfg, log)
+	deadline := time.Now().Add(cfg.PlacementWait) // for the stream and the buckets
+	stream, err := openStream(ctx, nc, js, cfg, deadline, log)
 	if err != nil {
 		return nil, err
 	}
@@ -69,19 +77,20 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bu
 	}
 	b := newBus(nc, js, stream, cons, log)
 	if cfg.Replicas != 0 {
-		b.replicas = cfg.Replicas
+		b.replicas, b.autoReplicas = cfg.Replicas, false
 	}
 	b.retryAfter = cfg.RetryAfter
-	if b.results, err = b.Bucket(ctx, resultsBucket(cfg.ResultTTL)); err != nil {
+	b.placementWait = cfg.PlacementWait
+	if b.results, err = b.bucket(ctx, resultsBucket(cfg.ResultTTL), deadline); err != nil {
 		return nil, err
 	}
-	if b.state, err = b.Bucket(ctx, stateBucket(cfg.StateTTL)); err != nil {
+	if b.state, err = b.bucket(ctx, stateBucket(cfg.StateTTL), deadline); err != nil {
 		return nil, err
 	}
-	if b.tasks, err = b.Bucket(ctx, tasksBucket(cfg.ResultTTL)); err != nil {
+	if b.tasks, err = b.bucket(ctx, tasksBucket(cfg.ResultTTL), deadline); err != nil {
 		return nil, err
 	}
-	if b.cache, err = b.Bucket(ctx, cacheBucket(cfg.CacheTTL, cfg.CacheMaxBytes, cfg.CacheOnDisk)); err != nil {
+	if b.cache, err = b.bucket(ctx, cacheBucket(cfg.CacheTTL, cfg.CacheMaxBytes, cfg.CacheOnDisk), deadline); err != nil {
 		return nil, err
 	}
 	b.taskTTL = cfg.ResultTTL
@@ -92,24 +101,26 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bu
 // *UnavailableError: JetStream has no leader yet, the cluster is
 // electing one), waiting between attempts with backoff from 250 ms
 // doubling to 5 s, and logging each failed attempt at Warn level, until
-// ctx ends. Errors: Open's other errors at once; the last
-// *UnavailableError when ctx ends.
+// ctx ends. An attempt gets at most 10 s plus cfg.PlacementWait of ctx.
+// Errors: Open's other errors at once; the last *UnavailableError when
+// ctx ends.
 func OpenWait(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bus, error) {
-	return retryUnavailable(ctx, log, "job queue not available yet; retrying", func(ctx context.Context) (*Bus, error) {
+	limit := attemptTimeout + cmp.Or(max(cfg.PlacementWait, 0), DefaultPlacementWait)
+	return retryUnavailable(ctx, log, "job queue not available yet; retrying", limit, func(ctx context.Context) (*Bus, error) {
 		return Open(ctx, nc, cfg, log)
 	})
 }
 
 // retryUnavailable calls op until it returns something other than an
 // *UnavailableError, or ctx ends (then the last error is returned). Each
-// attempt gets at most attemptTimeout of ctx.
-func retryUnavailable[T any](ctx context.Context, log *slog.Logger, msg string, op func(context.Context) (T, error)) (T, error) {
+// attempt gets at most limit of ctx.
+func retryUnavailable[T any](ctx context.Context, log *slog.Logger, msg string, limit time.Duration, op func(context.Context) (T, error)) (T, error) {
 	if log == nil {
 		log = slog.Default()
 	}
 	wait := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		actx, cancel := context.WithTimeout(ctx, limit)
 		v, err := op(actx)
 		cancel()
 		if err == nil || !errors.Is(err, ErrUnavailable) {
@@ -128,7 +139,8 @@ func retryUnavailable[T any](ctx context.Context, log *slog.Logger, msg string, 
 	}
 }
 
-// attemptTimeout bounds one attempt of a start-up retry loop.
+// attemptTimeout bounds one attempt of a start-up retry loop (OpenWait
+// adds the placement window).
 const attemptTimeout = 10 * time.Second
 
 // streamConfig is the job stream's configuration for cfg with replicas.
@@ -165,8 +177,9 @@ func consumerConfig(cfg Config) jetstream.ConsumerConfig {
 	}
 }
 
-// openStream returns the job stream, creating it when it does not exist.
-func openStream(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Config, log *slog.Logger) (jetstream.Stream, error) {
+// openStream returns the job stream, creating it when it does not exist
+// (createPlaced, retrying placements that may pass until deadline).
+func openStream(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Config, deadline time.Time, log *slog.Logger) (jetstream.Stream, error) {
 	stream, err := js.Stream(ctx, StreamName)
 	if err == nil {
 		return stream, checkStream(stream.CachedInfo().Config, cfg, log)
@@ -184,34 +197,130 @@ func openStream(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg 
 			candidates = []int{3, 2, 1}
 		}
 	}
-	for i, r := range candidates {
-		stream, err = js.CreateStream(ctx, streamConfig(cfg, r))
-		switch {
-		case err == nil:
-			log.Info("job stream created", "stream", StreamName, "replicas", r, "max_depth", cfg.MaxDepth, "max_age", cfg.MaxAge)
-			return stream, nil
-		case errors.Is(err, jetstream.ErrStreamNameAlreadyInUse):
-			// Another process created it meanwhile.
-			if stream, err = js.Stream(ctx, StreamName); err != nil {
-				return nil, setupError("look up stream "+StreamName, err)
-			}
-			return stream, checkStream(stream.CachedInfo().Config, cfg, log)
-		case i < len(candidates)-1 && isPlacementError(err):
-			log.Warn("the cluster cannot place the job stream on this many servers; trying fewer replicas",
-				"replicas", r, "err", err)
-			continue
+	stream, r, err := createPlaced(ctx, nc, log, "the job stream", candidates, deadline, func(ctx context.Context, r int) (jetstream.Stream, error) {
+		return js.CreateStream(ctx, streamConfig(cfg, r))
+	})
+	switch {
+	case err == nil:
+		log.Info("job stream created", "stream", StreamName, "replicas", r, "max_depth", cfg.MaxDepth, "max_age", cfg.MaxAge)
+		return stream, nil
+	case errors.Is(err, jetstream.ErrStreamNameAlreadyInUse):
+		// Another process created it meanwhile.
+		if stream, err = js.Stream(ctx, StreamName); err != nil {
+			return nil, setupError("look up stream "+StreamName, err)
 		}
-		break
+		return stream, checkStream(stream.CachedInfo().Config, cfg, log)
 	}
 	return nil, setupError("create stream "+StreamName, err)
 }
 
+// createPlaced creates what (the job stream, a bucket: for the logs) with
+// create, trying the replica counts of candidates in order, and returns
+// it with its count. A placement the cluster refuses for a reason that
+// may pass (placementMayPass) is retried with the same count — at least
+// once, then until deadline — waiting 250 ms doubling to 2 s between
+// attempts (logged at Info level); a refusal that will not pass, or one
+// still there at deadline, moves on to the next count (logged at Warn
+// level). Errors: the last count's refusal; create's other errors at
+// once; ctx's error (with the refusal) when ctx ends while waiting.
+func createPlaced[T any](ctx context.Context, nc *nats.Conn, log *slog.Logger, what string, candidates []int, deadline time.Time,
+	create func(ctx context.Context, replicas int) (T, error)) (T, int, error) {
+	var zero T
+	var err error
+	for i, r := range candidates {
+		start := time.Now()
+		wait := 250 * time.Millisecond
+		for attempt := 1; ; attempt++ {
+			var v T
+			if v, err = create(ctx, r); err == nil {
+				return v, r, nil
+			}
+			if !isPlacementError(err) {
+				return zero, r, err
+			}
+			reason := placementMayPass(err, knownServers(nc), r)
+			left := time.Until(deadline)
+			if reason == "" || (attempt > 1 && left <= 0) {
+				if i == len(candidates)-1 {
+					return zero, r, err
+				}
+				if reason == "" {
+					reason = "will not pass"
+				}
+				log.Warn("the cluster cannot place "+what+" on this many servers; trying fewer replicas",
+					"replicas", r, "next", candidates[i+1], "attempts", attempt, "waited", time.Since(start).Round(time.Millisecond),
+					"reason", reason, "err", err)
+				break
+			}
+			sleep := wait
+			if attempt > 1 {
+				sleep = min(wait, left)
+			}
+			log.Info("the cluster cannot place "+what+" on this many servers yet; retrying with as many",
+				"replicas", r, "attempt", attempt, "retry_in", sleep, "reason", reason, "err", err)
+			select {
+			case <-ctx.Done():
+				return zero, r, fmt.Errorf("%w (waiting to place %d replicas: %v)", ctx.Err(), r, err)
+			case <-time.After(sleep):
+			}
+			wait = min(2*wait, 2*time.Second)
+		}
+	}
+	return zero, 0, err // not reached: candidates is never empty
+}
+
 // isPlacementError reports the JetStream errors of a replica count the
 // cluster cannot place now: "no suitable peers for placement" (fewer
-// servers than replicas, or some offline) and "insufficient resources".
+// servers than replicas, or some not heard from) and "insufficient
+// resources".
 func isPlacementError(err error) bool {
 	var apiErr *jetstream.APIError
 	return errors.As(err, &apiErr) && (apiErr.ErrorCode == errCodeNoPeers || apiErr.ErrorCode == errCodeInsufficientResources)
+}
+
+// placementMayPass returns why the placement error err (isPlacementError)
+// of replicas copies may pass soon, or "" when it will not. The reasons,
+// from nats-server v2.15.2's "no suitable peers for placement" (the
+// selectPeerError it describes), with servers the client's server pool
+// (the URLs it was given and the ones the cluster announced):
+//   - ", peer offline": a meta group peer whose statistics the meta leader
+//     has not received yet (a server just started or just joined);
+//   - ", miscellaneous issue": a meta group peer the leader knows nothing
+//     of (not heard from since the leader started: starting, or down);
+//   - no detail, but servers ≥ replicas: a server the client knows of has
+//     not joined the meta group yet.
+//
+// "insufficient resources", the other details (tags, storage) and a plain
+// refusal with fewer servers than replicas will not pass.
+func placementMayPass(err error, servers, replicas int) string {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode != errCodeNoPeers {
+		return ""
+	}
+	switch d := apiErr.Description; {
+	case strings.Contains(d, "peer offline"):
+		return "a server the JetStream meta leader has not heard from yet (peer offline)"
+	case strings.Contains(d, "miscellaneous issue"):
+		return "a server the JetStream meta leader knows nothing of yet (miscellaneous issue)"
+	case d == placementRefused && servers >= replicas:
+		return fmt.Sprintf("this client knows %d servers, not all of them in the JetStream cluster yet", servers)
+	}
+	return ""
+}
+
+// placementRefused is the description of a placement error without
+// detail (nats-server's selectPeerError).
+const placementRefused = "no suitable peers for placement"
+
+// knownServers is the number of distinct servers in nc's pool: the URLs
+// it was given and those the cluster announced (a server reached under
+// two names counts twice).
+func knownServers(nc *nats.Conn) int {
+	seen := map[string]bool{}
+	for _, u := range nc.Servers() {
+		seen[u] = true
+	}
+	return len(seen)
 }
 
 // openConsumer returns the job consumer, creating it when it does not
@@ -418,17 +527,27 @@ func cacheBucket(ttl time.Duration, maxBytes int64, onDisk bool) BucketSpec {
 }
 
 // Bucket returns the KV bucket spec describes, creating it with the
-// bus's replication (Replicas) and storage (file storage with OnDisk)
-// when it does not exist; a bucket with MaxBytes gets the discard policy
+// bus's replication (Replicas) and storage (file storage with OnDisk) when
+// it does not exist; a bucket with MaxBytes gets the discard policy
 // DiscardOld on its stream right after it is created (nats.go creates
-// every bucket DiscardNew). An existing bucket is used as it is, never
-// reconfigured (but for its TTL and bound with Follow): the differences
-// of its replication, TTL, bound, history and storage from the spec are
-// logged at Warn level (Open's rule). Errors: a name without the
-// "AXPOOL_" prefix; *UnavailableError when JetStream does not answer
-// now; other JetStream errors (a bound the server cannot reserve:
-// insufficient resources), wrapped.
+// every bucket DiscardNew). A placement the cluster refuses for a reason
+// that may pass is retried with the same replication for up to
+// Config.PlacementWait (Open's rule); then, or at once for one that will
+// not pass, a bus whose replication is the job stream's (Open with
+// Replicas 0, Attach) tries fewer replicas, down to 1, logging it at Warn
+// level. An existing bucket is used as it is, never reconfigured (but for
+// its TTL and bound with Follow): the differences of its replication,
+// TTL, bound, history and storage from the spec are logged at Warn level
+// (Open's rule). Errors: a name without the "AXPOOL_" prefix;
+// *UnavailableError when JetStream does not answer now; other JetStream
+// errors (a bound the server cannot reserve: insufficient resources),
+// wrapped.
 func (b *Bus) Bucket(ctx context.Context, spec BucketSpec) (jetstream.KeyValue, error) {
+	return b.bucket(ctx, spec, time.Now().Add(b.placementWait))
+}
+
+// bucket is Bucket retrying placements that may pass until deadline.
+func (b *Bus) bucket(ctx context.Context, spec BucketSpec, deadline time.Time) (jetstream.KeyValue, error) {
 	if !strings.HasPrefix(spec.Name, bucketPrefix) {
 		return nil, fmt.Errorf("queue: bucket name %q does not start with %s", spec.Name, bucketPrefix)
 	}
@@ -440,15 +559,27 @@ func (b *Bus) Bucket(ctx context.Context, spec BucketSpec) (jetstream.KeyValue, 
 	maxBytes, discard := streamMaxBytes(spec.MaxBytes), bucketDiscard(spec.MaxBytes)
 	kv, err := b.js.KeyValue(ctx, spec.Name)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		kv, err = b.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      spec.Name,
-			Description: spec.Description,
-			History:     history,
-			TTL:         spec.TTL,
-			MaxBytes:    spec.MaxBytes,
-			Storage:     storage,
-			Replicas:    b.replicas,
+		candidates := []int{b.replicas}
+		if b.autoReplicas {
+			for r := b.replicas - 1; r >= 1; r-- {
+				candidates = append(candidates, r)
+			}
+		}
+		var r int
+		kv, r, err = createPlaced(ctx, b.nc, b.log, "bucket "+spec.Name, candidates, deadline, func(ctx context.Context, r int) (jetstream.KeyValue, error) {
+			return b.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+				Bucket:      spec.Name,
+				Description: spec.Description,
+				History:     history,
+				TTL:         spec.TTL,
+				MaxBytes:    spec.MaxBytes,
+				Storage:     storage,
+				Replicas:    r,
+			})
 		})
+		if err == nil && r != b.replicas {
+			b.log.Info("bucket created", "bucket", spec.Name, "replicas", r)
+		}
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = b.js.KeyValue(ctx, spec.Name) // created meanwhile
 		} else if err == nil {
@@ -566,7 +697,7 @@ func (b *Bus) WantReplicas(ctx context.Context, n int) error {
 	if n < 1 || n > MaxReplicas {
 		return fmt.Errorf("queue: replicas must be 1 to %d, got %d", MaxReplicas, n)
 	}
-	b.replicas = n
+	b.replicas, b.autoReplicas = n, false
 	si, err := b.stream.Info(ctx)
 	if err != nil {
 		return setupError("read stream "+StreamName, err)
@@ -624,6 +755,8 @@ func newBus(nc *nats.Conn, js jetstream.JetStream, stream jetstream.Stream, cons
 		maxDepth:      si.Config.MaxMsgs,
 		maxMsgSize:    maxMsg,
 		replicas:      max(si.Config.Replicas, 1),
+		autoReplicas:  true,
+		placementWait: DefaultPlacementWait,
 		storage:       si.Config.Storage,
 		retryAfter:    DefaultRetryAfter,
 		log:           log,

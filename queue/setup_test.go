@@ -289,3 +289,30 @@ func TestOpenReplicasStandalone(t *testing.T) {
 		t.Errorf("stream after the refusal: %v, want not found", err)
 	}
 }
+
+// TestPlacementMayPass: the placement refusals of nats-server v2.15.2
+// (NewJSClusterNoPeersError's descriptions) that Open retries with the
+// same replica count, with their reason, and those it does not.
+func TestPlacementMayPass(t *testing.T) {
+	noPeers := func(d string) error {
+		return &jetstream.APIError{Code: 400, ErrorCode: errCodeNoPeers, Description: d}
+	}
+	for _, c := range []struct {
+		err               error
+		servers, replicas int
+		want              string
+	}{
+		{noPeers("no suitable peers for placement, peer offline"), 1, 3, "a server the JetStream meta leader has not heard from yet (peer offline)"},
+		{noPeers("no suitable peers for placement, miscellaneous issue"), 2, 3, "a server the JetStream meta leader knows nothing of yet (miscellaneous issue)"},
+		{noPeers("no suitable peers for placement"), 3, 3, "this client knows 3 servers, not all of them in the JetStream cluster yet"},
+		{noPeers("no suitable peers for placement"), 2, 3, ""},
+		{noPeers("no suitable peers for placement, insufficient storage"), 3, 3, ""},
+		{noPeers("no suitable peers for placement, tags not matched ['node:4']"), 3, 1, ""},
+		{&jetstream.APIError{Code: 503, ErrorCode: errCodeInsufficientResources, Description: "insufficient resources"}, 3, 3, ""},
+		{errors.New("no suitable peers for placement, peer offline"), 3, 3, ""},
+	} {
+		if got := placementMayPass(c.err, c.servers, c.replicas); got != c.want {
+			t.Errorf("placementMayPass(%v, %d servers, %d replicas) = %q, want %q", c.err, c.servers, c.replicas, got, c.want)
+		}
+	}
+}

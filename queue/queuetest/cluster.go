@@ -171,11 +171,21 @@ func (c *Cluster) Stop(i int) {
 	}
 }
 
-// Restart starts the stopped node i again with its name, ports and store,
-// then waits for a meta leader every running node follows.
-func (c *Cluster) Restart(i int) {
+// Restart starts the stopped nodes again, at once, each with its name,
+// ports and store, then waits for a meta leader every running node
+// follows. Restarting two of three stopped nodes together gives them back
+// the meta group's quorum (one at a time, the first would wait for the
+// second); a node still stopped then is a meta group peer the leader has
+// never heard of.
+func (c *Cluster) Restart(nodes ...int) {
 	c.t.Helper()
-	if err := c.startNode(i); err != nil {
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for k, i := range nodes {
+		wg.Go(func() { errs[k] = c.startNode(i) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		c.t.Fatal(err)
 	}
 	c.WaitMetaLeader()
