@@ -367,10 +367,15 @@ func (b *Bus) StoreResult(ctx context.Context, jobID string, env []byte) ([]byte
 }
 
 // PublishEvent sends ev (V is set) on subject, core NATS, fire-and-forget.
-// An empty subject is a no-op.
+// An empty subject is a no-op. Errors: a subject ValidReply refuses (a
+// job's reply from a foreign publisher; nothing is sent: an over-long one
+// would get the connection closed by the server), the connection closed.
 func (b *Bus) PublishEvent(subject string, ev *Event) error {
 	if subject == "" {
 		return nil
+	}
+	if !ValidReply(subject) {
+		return fmt.Errorf("queue: publish event: reply subject %s", replyProblem(subject))
 	}
 	ev.V = MessageVersion
 	data, err := marshalEvent(ev)

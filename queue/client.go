@@ -252,7 +252,7 @@ func (c *Client) Bus() *Bus { return c.bus }
 // Errors: *QueueFullError (errors.Is ErrQueueFull, JobID the refused ID),
 // returned at once when the stream is at Config.MaxDepth/MaxBytes — the
 // caller answers queue_full with its RetryAfter; *InvalidJobError for a
-// bad ID or tool name, arguments that are not JSON or nest more than
+// bad ID, tool name or reply subject (ValidReply), arguments that are not JSON or nest more than
 // jsonenc.MaxDepth-1 deep (the job object adds a level), or a job over
 // Bus.MaxJobSize (errors.Is ErrJobTooLarge); ErrClosed; *UnavailableError
 // (errors.Is ErrUnavailable, wrapping the NATS or ctx error) when the bus
@@ -277,6 +277,9 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	}
 	if job.Reply == "" {
 		job.Reply = EventSubject(c.gw, job.ID)
+	}
+	if !ValidReply(job.Reply) {
+		return "", &InvalidJobError{Field: "reply", Reason: replyProblem(job.Reply)}
 	}
 	data, err := jsonenc.Marshal(&job)
 	if err != nil {

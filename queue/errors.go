@@ -86,7 +86,7 @@ func (e *UnavailableError) Unwrap() error { return e.Err }
 // InvalidJobError is returned by Client.Submit for a job that cannot be
 // queued: a bad tool name or job ID, or a job that is too large.
 type InvalidJobError struct {
-	Field  string // "id", "tool", "args" or "size"
+	Field  string // "id", "tool", "reply", "args" or "size"
 	Reason string
 	// Err is ErrJobTooLarge for oversized jobs, else nil.
 	Err error

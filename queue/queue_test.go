@@ -1035,3 +1035,69 @@ func TestCheckURLs(t *testing.T) {
 		}
 	}
 }
+
+// TestPublishEventRefusesBadSubject: an event subject that is not a literal
+// NATS subject of at most MaxReplyLen bytes (a job's reply from a foreign
+// publisher) is refused before anything is sent: a subject longer than
+// the server's control line (4 KiB) would make the server close the
+// connection, and nats.go does not reconnect after that error. The
+// connection stays up and still delivers events.
+func TestPublishEventRefusesBadSubject(t *testing.T) {
+	e, bus, _ := testBus(t, Config{})
+	for subj, want := range map[string]string{
+		strings.Repeat("x", 5000): `queue: publish event: reply subject "` + strings.Repeat("x", 64) + `"… (5000 bytes) is not a literal NATS subject of at most 1024 bytes`,
+		strings.Repeat("x", 1025): `queue: publish event: reply subject "` + strings.Repeat("x", 64) + `"… (1025 bytes) is not a literal NATS subject of at most 1024 bytes`,
+		">":                       `queue: publish event: reply subject ">" is not a literal NATS subject of at most 1024 bytes`,
+		"axpool.evt.*.j":          `queue: publish event: reply subject "axpool.evt.*.j" is not a literal NATS subject of at most 1024 bytes`,
+		"a..b":                    `queue: publish event: reply subject "a..b" is not a literal NATS subject of at most 1024 bytes`,
+		".a":                      `queue: publish event: reply subject ".a" is not a literal NATS subject of at most 1024 bytes`,
+		"a.":                      `queue: publish event: reply subject "a." is not a literal NATS subject of at most 1024 bytes`,
+		"a b":                     `queue: publish event: reply subject "a b" is not a literal NATS subject of at most 1024 bytes`,
+		"a\x00b":                  `queue: publish event: reply subject "a\x00b" is not a literal NATS subject of at most 1024 bytes`,
+		"a\r\nPUB x 1\r\n":        `queue: publish event: reply subject "a\r\nPUB x 1\r\n" is not a literal NATS subject of at most 1024 bytes`,
+	} {
+		err := bus.PublishEvent(subj, &Event{JobID: "j", Type: EventResult, Result: json.RawMessage(`{}`)})
+		if err == nil || err.Error() != want {
+			t.Errorf("PublishEvent(%.40q) = %v\nwant %s", subj, err, want)
+		}
+	}
+	for _, ok := range []string{EventSubject("gw1", strings.Repeat("j", 128)), strings.Repeat("y", 1024), "a*b.c>d", "_INBOX.x"} {
+		if !ValidReply(ok) {
+			t.Errorf("ValidReply(%.40q) = false, want true", ok)
+		}
+	}
+	sniff, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sniff.Close()
+	sub, err := sniff.SubscribeSync("rt.ok")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sniff.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.PublishEvent("rt.ok", &Event{JobID: "j", Type: EventResult, Result: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := sub.NextMsg(10 * time.Second)
+	if err != nil || string(m.Data) != `{"v":1,"job_id":"j","type":"result","result":{}}` {
+		t.Errorf("event after the refusals = %v, %v", m, err)
+	}
+	if bus.nc.IsClosed() {
+		t.Error("connection closed")
+	}
+}
+
+// TestSubmitRefusesBadReply: Submit refuses a reply subject PublishEvent
+// would refuse (the workers could not answer on it).
+func TestSubmitRefusesBadReply(t *testing.T) {
+	_, _, c := testBus(t, Config{})
+	_, err := c.Submit(ctxT(t), Job{ID: "j1", Tool: "t", Reply: "axpool.evt.>"})
+	var ij *InvalidJobError
+	if !errors.As(err, &ij) || ij.Field != "reply" ||
+		err.Error() != `queue: invalid job reply: "axpool.evt.>" is not a literal NATS subject of at most 1024 bytes` {
+		t.Errorf("Submit = %v", err)
+	}
+}

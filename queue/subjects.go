@@ -1,6 +1,9 @@
 package queue
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Every NATS subject, stream, consumer and bucket name axpool uses is defined
 // here and nowhere else (one place names them all).
@@ -78,6 +81,39 @@ func JobSubject(tool string) string { return jobSubjectPrefix + tool }
 // the gateway gatewayID.
 func EventSubject(gatewayID, jobID string) string {
 	return eventSubjectPrefix + gatewayID + "." + jobID
+}
+
+// MaxReplyLen is the longest reply subject a job may name (Job.Reply), in
+// bytes: a gateway's EventSubject is at most 268. A subject longer than the
+// server's control line (4 KiB by default) makes the server close the
+// publishing connection, which nats.go then does not reconnect.
+const MaxReplyLen = 1024
+
+// ValidReply reports whether s can be a job's reply subject (the subject
+// of its events): a literal NATS subject — tokens separated by '.', none
+// empty, none a wildcard ("*" or ">"), no white space or control bytes —
+// of at most MaxReplyLen bytes.
+func ValidReply(s string) bool {
+	if s == "" || len(s) > MaxReplyLen {
+		return false
+	}
+	for tok := range strings.SplitSeq(s, ".") {
+		if tok == "" || tok == "*" || tok == ">" {
+			return false
+		}
+	}
+	return strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) < 0
+}
+
+// replyProblem describes a reply subject ValidReply refuses, quoting at
+// most 64 bytes of it: `"axpool.evt.>" is not a literal NATS subject of
+// at most 1024 bytes`.
+func replyProblem(s string) string {
+	q := fmt.Sprintf("%q", s)
+	if len(s) > 64 {
+		q = fmt.Sprintf("%q… (%d bytes)", s[:64], len(s))
+	}
+	return fmt.Sprintf("%s is not a literal NATS subject of at most %d bytes", q, MaxReplyLen)
 }
 
 // EventWildcard returns the subject a gateway subscribes to for the events

@@ -488,3 +488,46 @@ func TestRedeliveryLeavesALiveHoldersJob(t *testing.T) {
 		t.Errorf("job run %d times by the other worker", n)
 	}
 }
+
+// TestLongReplyAnswered: a job whose reply subject is longer than the
+// server's control line (a foreign publisher's) is answered in the
+// results bucket and acked, and the worker's connection stays up: the
+// event is not sent (the server would close the connection, for good).
+func TestLongReplyAnswered(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{}, 0)
+	js, err := jetstream.New(h.nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	long := strings.Repeat("x", 5000)
+	for _, m := range []string{
+		`{"v":1,"id":"long","tool":"t","reply":"` + long + `"}`,
+		`{"v":1,"id":"longbad","tool":5,"reply":"` + long + `"}`,
+	} {
+		if _, err := js.Publish(ctx, queue.JobSubject("t"), []byte(m)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startInproc(t, h, Options{Slots: 1, ID: "w1"}, okExec)
+	waitEmpty(t, h.bus)
+	if h.nc.IsClosed() {
+		t.Fatal("the worker's connection was closed")
+	}
+	want := map[string]string{
+		"long": `{"success":true,"protocol_version":1,"outcome":"ok","retryable":false,"job_id":"long",`,
+		"longbad": `{"success":false,"protocol_version":1,"error_kind":"internal_error",` +
+			`"message":"the job message does not decode: json: cannot unmarshal number into Go struct field Job.tool of type string",` +
+			`"outcome":"runtime_error","retryable":false,"job_id":"longbad","queue_ms":0,"run_ms":0,"worker":"w1"}`,
+	}
+	for id, w := range want {
+		stored, err := h.bus.Result(ctx, id)
+		if err != nil || !strings.HasPrefix(string(stored), w) {
+			t.Errorf("stored %s = %s, %v\nwant %s", id, stored, err, w)
+		}
+	}
+	r := h.wait(h.submit(queue.Job{Tool: "t"}), 10*time.Second)
+	if !r.Success {
+		t.Errorf("a job after them = %s", r.Raw)
+	}
+}
