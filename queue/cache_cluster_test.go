@@ -23,7 +23,7 @@ func TestCacheOnCluster(t *testing.T) {
 	defer nc1.Close()
 	bus1, err := queue.Open(ctx, nc1, queue.Config{Replicas: 3}, queuetest.Logger())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("open: %v", err)
 	}
 	js, _ := jetstream.New(nc1)
 	kv, err := js.KeyValue(ctx, queue.CacheBucket)
@@ -36,15 +36,27 @@ func TestCacheOnCluster(t *testing.T) {
 	}
 	digest := strings.Repeat("9e", 32)
 	if err := bus1.StoreCached(ctx, digest, []byte(`{"r":3}`)); err != nil {
-		t.Fatal(err)
+		t.Fatalf("store: %v", err)
 	}
 	nc2 := c.Connect()
 	defer nc2.Close()
 	bus2, err := queue.Attach(ctx, nc2, queuetest.Logger())
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("attach: %v", err)
 	}
-	if got, err := bus2.CachedResult(ctx, digest); err != nil || string(got) != `{"r":3}` {
-		t.Errorf("read through another connection: %s, %v", got, err)
+	// Right after the bucket is set up (created, then its discard policy
+	// updated), a direct get may find no responder for a moment (nats:
+	// no responders): a lookup then misses, which only costs a run. Read
+	// until the entry is there, within a generous bound.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := bus2.CachedResult(ctx, digest)
+		if err == nil && string(got) == `{"r":3}` {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("read through another connection for 30 s: %s, %v", got, err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
