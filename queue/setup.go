@@ -607,7 +607,8 @@ func (b *Bus) bucket(ctx context.Context, spec BucketSpec, deadline time.Time) (
 	if err != nil {
 		return nil, setupError("read bucket "+spec.Name, err)
 	}
-	have := st.(*jetstream.KeyValueBucketStatus).StreamInfo().Config
+	info := st.(*jetstream.KeyValueBucketStatus).StreamInfo()
+	have := info.Config
 	var ds []difference
 	ds = diff(ds, "replicas", have.Replicas, b.replicas)
 	if spec.Follow {
@@ -622,15 +623,25 @@ func (b *Bus) bucket(ctx context.Context, spec BucketSpec, deadline time.Time) (
 			if ttlChanged {
 				cfg.Duplicates = bucketDuplicates(spec.TTL)
 			}
-			if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
+			updated, err := b.js.UpdateStream(ctx, cfg)
+			if err != nil {
 				return nil, boundError(setupError("change the TTL and bound of bucket "+spec.Name, err), spec)
 			}
 			if ttlChanged {
 				b.log.Info("bucket TTL changed", "bucket", spec.Name, "from", have.MaxAge, "to", spec.TTL)
 			}
 			if boundChanged {
-				b.log.Info("bucket max bytes changed", "bucket", spec.Name, "from", boundString(have.MaxBytes),
-					"to", boundString(maxBytes), "discard", discard)
+				// A bound below what the bucket held evicts its oldest
+				// entries at once: say so where a default log level shows it.
+				if maxBytes > 0 && info.State.Bytes > uint64(maxBytes) {
+					left := updated.CachedInfo().State.Msgs
+					b.log.Warn("bucket max bytes lowered below its contents: its oldest entries were evicted", "bucket", spec.Name,
+						"from", boundString(have.MaxBytes), "to", boundString(maxBytes), "held_bytes", info.State.Bytes,
+						"evicted", info.State.Msgs-min(left, info.State.Msgs), "kept", left)
+				} else {
+					b.log.Info("bucket max bytes changed", "bucket", spec.Name, "from", boundString(have.MaxBytes),
+						"to", boundString(maxBytes), "discard", discard)
+				}
 			}
 		}
 	} else {
