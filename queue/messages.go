@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/internal/jsonenc"
+	"github.com/axpool/axpool/wire"
 )
 
 // MessageVersion is the "v" of every Job and Event this package writes and
@@ -93,125 +94,24 @@ func DecodeJob(data []byte) (*Job, error) {
 // peekJob returns the top-level "id" and "reply" members of the job
 // message data when they are JSON strings — for a message that does not
 // decode, so that its submitter can still be answered. It reads the top
-// level of one JSON object only: every other value is skipped by counting
-// brackets outside strings (no recursion and no depth limit, its inside is
-// not checked), and the scan stops at the first byte that is not where an
-// object's syntax puts it, with what it found before. Keys match as
+// level only (wire.ScanObject: no depth limit, the scan stops at the first
+// byte out of place, with what it found before). Keys match as
 // encoding/json matches the Job fields (escapes decoded, case folded; a
 // repeated member takes its last value). Absent members are "".
 func peekJob(data []byte) (id, reply string) {
-	i := skipJSONSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return "", ""
-	}
-	i++
-	for {
-		i = skipJSONSpace(data, i)
-		if i >= len(data) || data[i] != '"' {
-			return id, reply // '}' or not an object
+	wire.ScanObject(data, func(key string, val json.RawMessage) {
+		var s string
+		if val[0] != '"' || json.Unmarshal(val, &s) != nil {
+			return
 		}
-		end, ok := peekStringEnd(data, i)
-		if !ok {
-			return id, reply
+		switch {
+		case strings.EqualFold(key, "id"):
+			id = s
+		case strings.EqualFold(key, "reply"):
+			reply = s
 		}
-		var key string
-		if json.Unmarshal(data[i:end], &key) != nil {
-			return id, reply
-		}
-		i = skipJSONSpace(data, end)
-		if i >= len(data) || data[i] != ':' {
-			return id, reply
-		}
-		i = skipJSONSpace(data, i+1)
-		vend, ok := peekValueEnd(data, i)
-		if !ok {
-			return id, reply
-		}
-		if data[i] == '"' {
-			var s string
-			if json.Unmarshal(data[i:vend], &s) == nil {
-				switch {
-				case strings.EqualFold(key, "id"):
-					id = s
-				case strings.EqualFold(key, "reply"):
-					reply = s
-				}
-			}
-		}
-		i = skipJSONSpace(data, vend)
-		if i >= len(data) || data[i] != ',' {
-			return id, reply // '}' or garbage
-		}
-		i++
-	}
-}
-
-// skipJSONSpace returns the position of the first byte at or after i that
-// is not JSON white space.
-func skipJSONSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// peekStringEnd returns the position just past the string that starts
-// with the '"' at i, and false when data ends inside it.
-func peekStringEnd(data []byte, i int) (int, bool) {
-	for j := i + 1; j < len(data); j++ {
-		switch data[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1, true
-		}
-	}
-	return len(data), false
-}
-
-// peekValueEnd returns the position just past the value that starts at i
-// — a string, an array or object (its brackets counted outside strings,
-// their contents unchecked) or a scalar up to the next delimiter — and
-// false when data ends inside it or no value starts at i.
-func peekValueEnd(data []byte, i int) (int, bool) {
-	if i >= len(data) {
-		return i, false
-	}
-	switch data[i] {
-	case '"':
-		return peekStringEnd(data, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(data); j++ {
-			switch data[j] {
-			case '"':
-				end, ok := peekStringEnd(data, j)
-				if !ok {
-					return end, false
-				}
-				j = end - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1, true
-				}
-			}
-		}
-		return len(data), false
-	case ',', '}', ']', ':':
-		return i, false
-	}
-	j := i
-	for j < len(data) {
-		switch data[j] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return j, true
-		}
-		j++
-	}
-	return j, true
+	})
+	return id, reply
 }
 
 // DecodeEvent decodes an event message; other versions are a *VersionError.

@@ -198,7 +198,7 @@ func SplitObject(data []byte, member func(key string, val json.RawMessage)) bool
 		return true
 	}
 	for {
-		end := stringEnd(data, i)
+		end, _ := stringEnd(data, i)
 		key := data[i:end]
 		var k string
 		if simpleString(key) {
@@ -208,13 +208,56 @@ func SplitObject(data []byte, member func(key string, val json.RawMessage)) bool
 		}
 		i = skipSpace(data, end)
 		i = skipSpace(data, i+1) // the ':'
-		vend := valueEnd(data, i)
+		vend, _ := valueEnd(data, i)
 		member(k, json.RawMessage(data[i:vend:vend]))
 		i = skipSpace(data, vend)
 		if data[i] == '}' {
 			return true
 		}
 		i = skipSpace(data, i+1) // the ','
+	}
+}
+
+// ScanObject calls member for each top-level member of data, read as a
+// JSON object that may be invalid or nested beyond any limit: for a
+// message that does not decode, to read what it can (the id and reply of
+// a job, queue). Values are skipped by counting brackets outside strings
+// (no recursion, no depth limit; their insides are not checked), and the
+// scan stops at the first byte that is not where an object's syntax puts
+// it, having passed the members before it. Keys are decoded as
+// SplitObject decodes them; a key that does not decode stops the scan.
+// Data that does not start with '{' calls nothing.
+func ScanObject(data []byte, member func(key string, val json.RawMessage)) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return
+	}
+	i++
+	for {
+		i = skipSpace(data, i)
+		if i >= len(data) || data[i] != '"' {
+			return // '}', or not an object
+		}
+		end, ok := stringEnd(data, i)
+		var k string
+		if !ok || json.Unmarshal(data[i:end], &k) != nil {
+			return
+		}
+		i = skipSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
+			return
+		}
+		i = skipSpace(data, i+1)
+		vend, ok := valueEnd(data, i)
+		if !ok {
+			return
+		}
+		member(k, json.RawMessage(data[i:vend:vend]))
+		i = skipSpace(data, vend)
+		if i >= len(data) || data[i] != ',' {
+			return // '}', or garbage
+		}
+		i++
 	}
 }
 
@@ -232,23 +275,29 @@ func skipSpace(data []byte, i int) int {
 	return i
 }
 
-// stringEnd returns the position just past the valid JSON string that
-// starts at i.
-func stringEnd(data []byte, i int) int {
+// stringEnd returns the position just past the JSON string that starts
+// with the '"' at i, and false when data ends inside it.
+func stringEnd(data []byte, i int) (int, bool) {
 	for j := i + 1; j < len(data); j++ {
 		switch data[j] {
 		case '\\':
 			j++
 		case '"':
-			return j + 1
+			return j + 1, true
 		}
 	}
-	return len(data)
+	return len(data), false
 }
 
-// valueEnd returns the position just past the valid JSON value that
-// starts at i.
-func valueEnd(data []byte, i int) int {
+// valueEnd returns the position just past the JSON value that starts at i
+// — a string, an array or object (its brackets counted outside strings,
+// its contents not checked) or a scalar up to the next delimiter — and
+// false when data ends inside it or no value starts at i. On valid JSON
+// (SplitObject) it is always true.
+func valueEnd(data []byte, i int) (int, bool) {
+	if i >= len(data) {
+		return i, false
+	}
 	switch data[i] {
 	case '"':
 		return stringEnd(data, i)
@@ -257,28 +306,34 @@ func valueEnd(data []byte, i int) int {
 		for j := i; j < len(data); j++ {
 			switch data[j] {
 			case '"':
-				j = stringEnd(data, j) - 1
+				end, ok := stringEnd(data, j)
+				if !ok {
+					return end, false
+				}
+				j = end - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
 				depth--
 				if depth == 0 {
-					return j + 1
+					return j + 1, true
 				}
 			}
 		}
-		return len(data)
+		return len(data), false
+	case ',', '}', ']', ':':
+		return i, false
 	}
 	// A number, true, false or null: up to the next delimiter.
 	j := i
 	for j < len(data) {
 		switch data[j] {
 		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return j
+			return j, true
 		}
 		j++
 	}
-	return j
+	return j, true
 }
 
 // simpleString reports whether the quoted JSON string s has no escape and

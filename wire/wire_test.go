@@ -346,3 +346,38 @@ func checkSummary(t *testing.T, data []byte) {
 		t.Fatalf("Summarize(%q) = %+v, %v; encoding/json %+v, %v", data, got, gerr, want, werr)
 	}
 }
+
+// TestScanObject: ScanObject passes the top-level members it can read
+// of an object that may be invalid or nested past any limit, and stops at
+// the first byte out of place.
+func TestScanObject(t *testing.T) {
+	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
+	cases := []struct{ in, want string }{
+		{`{"a":1,"b":"x"}`, `a=1;b="x";`},
+		{`{"a":` + deep + `,"b":2}`, `a=<deep>;b=2;`},
+		{`{"a":1,"b":[1,2,"]"],"c":{"d":"}"}}`, `a=1;b=[1,2,"]"];c={"d":"}"};`},
+		{`{"a":1,"b":tru`, `a=1;b=tru;`},
+		{`{"a":1,"b":"unterminated`, `a=1;`},
+		{`{"a":1 "b":2}`, `a=1;`},
+		{`{"a":1,:2}`, `a=1;`},
+		{`{"a"1}`, ``},
+		{`{"a\u0062":{"x":[}`, ``},
+		{`{"\u00e9t\u00e9":"s"}`, `été="s";`},
+		{`[1,2]`, ``},
+		{``, ``},
+		{`  {}  `, ``},
+	}
+	for _, c := range cases {
+		var got strings.Builder
+		ScanObject([]byte(c.in), func(key string, val json.RawMessage) {
+			v := string(val)
+			if len(v) > 100 {
+				v = "<deep>"
+			}
+			got.WriteString(key + "=" + v + ";")
+		})
+		if got.String() != c.want {
+			t.Errorf("ScanObject(%.40q) passed %q, want %q", c.in, got.String(), c.want)
+		}
+	}
+}
