@@ -559,45 +559,12 @@ func (b *Bus) bucket(ctx context.Context, spec BucketSpec, deadline time.Time) (
 	maxBytes, discard := streamMaxBytes(spec.MaxBytes), bucketDiscard(spec.MaxBytes)
 	kv, err := b.js.KeyValue(ctx, spec.Name)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		candidates := []int{b.replicas}
-		if b.autoReplicas {
-			for r := b.replicas - 1; r >= 1; r-- {
-				candidates = append(candidates, r)
-			}
-		}
-		var r int
-		kv, r, err = createPlaced(ctx, b.nc, b.log, "bucket "+spec.Name, candidates, deadline, func(ctx context.Context, r int) (jetstream.KeyValue, error) {
-			return b.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-				Bucket:      spec.Name,
-				Description: spec.Description,
-				History:     history,
-				TTL:         spec.TTL,
-				MaxBytes:    spec.MaxBytes,
-				Storage:     storage,
-				Replicas:    r,
-			})
-		})
-		if err == nil && r != b.replicas {
-			b.log.Info("bucket created", "bucket", spec.Name, "replicas", r)
+		kv, err = b.createBucket(ctx, spec, history, storage, deadline)
+		if err == nil {
+			return kv, nil
 		}
 		if errors.Is(err, jetstream.ErrBucketExists) {
 			kv, err = b.js.KeyValue(ctx, spec.Name) // created meanwhile
-		} else if err == nil {
-			if discard == jetstream.DiscardNew {
-				return kv, nil
-			}
-			// A failure here leaves the bucket DiscardNew: the next
-			// Open with Follow sets it.
-			s, err := b.js.Stream(ctx, kvStreamPrefix+spec.Name)
-			if err != nil {
-				return nil, setupError("read bucket "+spec.Name, err)
-			}
-			cfg := s.CachedInfo().Config
-			cfg.Discard = discard
-			if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
-				return nil, setupError("set the discard policy of bucket "+spec.Name, err)
-			}
-			return kv, nil
 		}
 	}
 	if err != nil {
@@ -612,37 +579,8 @@ func (b *Bus) bucket(ctx context.Context, spec BucketSpec, deadline time.Time) (
 	var ds []difference
 	ds = diff(ds, "replicas", have.Replicas, b.replicas)
 	if spec.Follow {
-		ttlChanged := have.MaxAge != spec.TTL
-		boundChanged := have.MaxBytes != maxBytes || have.Discard != discard
-		if ttlChanged || boundChanged {
-			// The stream itself, not UpdateKeyValue: that would reset the
-			// discard policy to DiscardNew and every field the spec does
-			// not name.
-			cfg := have
-			cfg.MaxAge, cfg.MaxBytes, cfg.Discard = spec.TTL, maxBytes, discard
-			if ttlChanged {
-				cfg.Duplicates = bucketDuplicates(spec.TTL)
-			}
-			updated, err := b.js.UpdateStream(ctx, cfg)
-			if err != nil {
-				return nil, boundError(setupError("change the TTL and bound of bucket "+spec.Name, err), spec)
-			}
-			if ttlChanged {
-				b.log.Info("bucket TTL changed", "bucket", spec.Name, "from", have.MaxAge, "to", spec.TTL)
-			}
-			if boundChanged {
-				// A bound below what the bucket held evicts its oldest
-				// entries at once: say so where a default log level shows it.
-				if maxBytes > 0 && info.State.Bytes > uint64(maxBytes) {
-					left := updated.CachedInfo().State.Msgs
-					b.log.Warn("bucket max bytes lowered below its contents: its oldest entries were evicted", "bucket", spec.Name,
-						"from", boundString(have.MaxBytes), "to", boundString(maxBytes), "held_bytes", info.State.Bytes,
-						"evicted", info.State.Msgs-min(left, info.State.Msgs), "kept", left)
-				} else {
-					b.log.Info("bucket max bytes changed", "bucket", spec.Name, "from", boundString(have.MaxBytes),
-						"to", boundString(maxBytes), "discard", discard)
-				}
-			}
+		if err := b.followBucket(ctx, spec, info); err != nil {
+			return nil, err
 		}
 	} else {
 		ds = diff(ds, "ttl", have.MaxAge, spec.TTL)
@@ -653,6 +591,93 @@ func (b *Bus) bucket(ctx context.Context, spec BucketSpec, deadline time.Time) (
 	ds = diff(ds, "storage", have.Storage, storage)
 	logDifferences(b.log, "bucket "+spec.Name, ds)
 	return kv, nil
+}
+
+// createBucket creates the bucket spec describes with history and
+// storage: with the bus's replication, or fewer replicas when the bus's
+// is the job stream's and the cluster cannot place as many (createPlaced,
+// until deadline); a bounded bucket then gets DiscardOld on its stream
+// (nats.go creates every bucket DiscardNew; if that update fails the
+// bucket stays DiscardNew until the next Open with Follow sets it).
+// Errors: jetstream.ErrBucketExists when another process created it
+// meanwhile; other JetStream errors, unwrapped.
+func (b *Bus) createBucket(ctx context.Context, spec BucketSpec, history uint8, storage jetstream.StorageType, deadline time.Time) (jetstream.KeyValue, error) {
+	candidates := []int{b.replicas}
+	if b.autoReplicas {
+		for r := b.replicas - 1; r >= 1; r-- {
+			candidates = append(candidates, r)
+		}
+	}
+	kv, r, err := createPlaced(ctx, b.nc, b.log, "bucket "+spec.Name, candidates, deadline, func(ctx context.Context, r int) (jetstream.KeyValue, error) {
+		return b.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+			Bucket:      spec.Name,
+			Description: spec.Description,
+			History:     history,
+			TTL:         spec.TTL,
+			MaxBytes:    spec.MaxBytes,
+			Storage:     storage,
+			Replicas:    r,
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if r != b.replicas {
+		b.log.Info("bucket created", "bucket", spec.Name, "replicas", r)
+	}
+	if discard := bucketDiscard(spec.MaxBytes); discard != jetstream.DiscardNew {
+		s, err := b.js.Stream(ctx, kvStreamPrefix+spec.Name)
+		if err != nil {
+			return nil, setupError("read bucket "+spec.Name, err)
+		}
+		cfg := s.CachedInfo().Config
+		cfg.Discard = discard
+		if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
+			return nil, setupError("set the discard policy of bucket "+spec.Name, err)
+		}
+	}
+	return kv, nil
+}
+
+// followBucket gives the existing bucket whose stream info is info the
+// TTL and bound of spec (BucketSpec.Follow), logging each change at Info
+// level — at Warn level a bound below what the bucket held, whose oldest
+// entries are then evicted at once. It updates the stream itself, not
+// through UpdateKeyValue, which would reset the discard policy to
+// DiscardNew and every field the spec does not name. Errors: the update's
+// (wrapped; boundError for a bound the server cannot reserve).
+func (b *Bus) followBucket(ctx context.Context, spec BucketSpec, info *jetstream.StreamInfo) error {
+	have := info.Config
+	maxBytes, discard := streamMaxBytes(spec.MaxBytes), bucketDiscard(spec.MaxBytes)
+	ttlChanged := have.MaxAge != spec.TTL
+	boundChanged := have.MaxBytes != maxBytes || have.Discard != discard
+	if !ttlChanged && !boundChanged {
+		return nil
+	}
+	cfg := have
+	cfg.MaxAge, cfg.MaxBytes, cfg.Discard = spec.TTL, maxBytes, discard
+	if ttlChanged {
+		cfg.Duplicates = bucketDuplicates(spec.TTL)
+	}
+	updated, err := b.js.UpdateStream(ctx, cfg)
+	if err != nil {
+		return boundError(setupError("change the TTL and bound of bucket "+spec.Name, err), spec)
+	}
+	if ttlChanged {
+		b.log.Info("bucket TTL changed", "bucket", spec.Name, "from", have.MaxAge, "to", spec.TTL)
+	}
+	switch {
+	case !boundChanged:
+	case maxBytes > 0 && info.State.Bytes > uint64(maxBytes):
+		left := updated.CachedInfo().State.Msgs
+		b.log.Warn("bucket max bytes lowered below its contents: its oldest entries were evicted", "bucket", spec.Name,
+			"from", boundString(have.MaxBytes), "to", boundString(maxBytes), "held_bytes", info.State.Bytes,
+			"evicted", info.State.Msgs-min(left, info.State.Msgs), "kept", left)
+	default:
+		b.log.Info("bucket max bytes changed", "bucket", spec.Name, "from", boundString(have.MaxBytes),
+			"to", boundString(maxBytes), "discard", discard)
+	}
+	return nil
 }
 
 // Attach looks up the stream, consumer and buckets that Open created and
