@@ -346,7 +346,7 @@ func (c *checker) value(p *Param, raw json.RawMessage, path string) (any, bool) 
 		}
 		n, ok := nonNegInt(raw)
 		if !ok {
-			if raw[0] != '-' && (raw[0] < '0' || raw[0] > '9') {
+			if wire.JSONType(raw) != "number" {
 				return bad(want)
 			}
 			// A number that is negative, fractional or too large: show it
