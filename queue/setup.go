@@ -139,6 +139,41 @@ func retryUnavailable[T any](ctx context.Context, log *slog.Logger, msg string, 
 	}
 }
 
+// askAgain calls op (a JetStream API request doing what, for the logs)
+// with at most timeout of ctx, and again, at once, each time an attempt
+// runs out of that time while ctx has not: in a cluster, a request that
+// creates or updates a stream or consumer is answered by the new asset's
+// leader once its group has elected one, and under load that answer is
+// sometimes never sent (nats-server #8350: one CreateConsumer on a
+// fresh R3 stream waited out a whole 60 s context). The requests given
+// to askAgain are idempotent: the same create or update again answers
+// with the asset as it is. Each repeat is logged at Info level. Errors:
+// op's first error that is not the attempt's timeout; ctx's end (the
+// last attempt's error).
+func askAgain[T any](ctx context.Context, log *slog.Logger, what string, timeout time.Duration, op func(context.Context) (T, error)) (T, error) {
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, timeout)
+		v, err := op(actx)
+		timedOut := actx.Err() != nil
+		cancel()
+		if err == nil || !timedOut || ctx.Err() != nil {
+			return v, err
+		}
+		log.Info("JetStream did not answer in time; asking again", "request", what, "attempt", attempt, "timeout", timeout, "err", err)
+	}
+}
+
+// updateStream is js.UpdateStream of cfg through askAgain (doing what).
+func (b *Bus) updateStream(ctx context.Context, what string, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	return askAgain(ctx, b.log, what, requestTimeout, func(ctx context.Context) (jetstream.Stream, error) {
+		return b.js.UpdateStream(ctx, cfg)
+	})
+}
+
+// requestTimeout bounds one attempt of a JetStream request that Open
+// asks again (askAgain); nats.go's own default API timeout.
+const requestTimeout = 5 * time.Second
+
 // attemptTimeout bounds one attempt of a start-up retry loop (OpenWait
 // adds the placement window).
 const attemptTimeout = 10 * time.Second
@@ -198,7 +233,9 @@ func openStream(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg 
 		}
 	}
 	stream, r, err := createPlaced(ctx, nc, log, "the job stream", candidates, deadline, func(ctx context.Context, r int) (jetstream.Stream, error) {
-		return js.CreateStream(ctx, streamConfig(cfg, r))
+		return askAgain(ctx, log, "create stream "+StreamName, requestTimeout, func(ctx context.Context) (jetstream.Stream, error) {
+			return js.CreateStream(ctx, streamConfig(cfg, r))
+		})
 	})
 	switch {
 	case err == nil:
@@ -333,7 +370,9 @@ func openConsumer(ctx context.Context, stream jetstream.Stream, cfg Config, log 
 	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return nil, setupError("look up consumer "+ConsumerName, err)
 	}
-	cons, err = stream.CreateConsumer(ctx, consumerConfig(cfg))
+	cons, err = askAgain(ctx, log, "create consumer "+ConsumerName, requestTimeout, func(ctx context.Context) (jetstream.Consumer, error) {
+		return stream.CreateConsumer(ctx, consumerConfig(cfg))
+	})
 	if errors.Is(err, jetstream.ErrConsumerExists) || isAPIError(err, jetstream.JSErrCodeConsumerAlreadyExists) {
 		if cons, err = stream.Consumer(ctx, ConsumerName); err == nil {
 			return cons, checkConsumer(cons.CachedInfo().Config, cfg, log)
@@ -609,14 +648,16 @@ func (b *Bus) createBucket(ctx context.Context, spec BucketSpec, history uint8, 
 		}
 	}
 	kv, r, err := createPlaced(ctx, b.nc, b.log, "bucket "+spec.Name, candidates, deadline, func(ctx context.Context, r int) (jetstream.KeyValue, error) {
-		return b.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
-			Bucket:      spec.Name,
-			Description: spec.Description,
-			History:     history,
-			TTL:         spec.TTL,
-			MaxBytes:    spec.MaxBytes,
-			Storage:     storage,
-			Replicas:    r,
+		return askAgain(ctx, b.log, "create bucket "+spec.Name, requestTimeout, func(ctx context.Context) (jetstream.KeyValue, error) {
+			return b.js.CreateKeyValue(ctx, jetstream.KeyValueConfig{
+				Bucket:      spec.Name,
+				Description: spec.Description,
+				History:     history,
+				TTL:         spec.TTL,
+				MaxBytes:    spec.MaxBytes,
+				Storage:     storage,
+				Replicas:    r,
+			})
 		})
 	})
 	if err != nil {
@@ -632,7 +673,7 @@ func (b *Bus) createBucket(ctx context.Context, spec BucketSpec, history uint8, 
 		}
 		cfg := s.CachedInfo().Config
 		cfg.Discard = discard
-		if _, err := b.js.UpdateStream(ctx, cfg); err != nil {
+		if _, err := b.updateStream(ctx, "set the discard policy of bucket "+spec.Name, cfg); err != nil {
 			return nil, setupError("set the discard policy of bucket "+spec.Name, err)
 		}
 	}
@@ -659,7 +700,7 @@ func (b *Bus) followBucket(ctx context.Context, spec BucketSpec, info *jetstream
 	if ttlChanged {
 		cfg.Duplicates = bucketDuplicates(spec.TTL)
 	}
-	updated, err := b.js.UpdateStream(ctx, cfg)
+	updated, err := b.updateStream(ctx, "change the TTL and bound of bucket "+spec.Name, cfg)
 	if err != nil {
 		return boundError(setupError("change the TTL and bound of bucket "+spec.Name, err), spec)
 	}

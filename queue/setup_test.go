@@ -2,6 +2,7 @@ package queue
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"log/slog"
 	"strings"
@@ -315,4 +316,56 @@ func TestPlacementMayPass(t *testing.T) {
 			t.Errorf("placementMayPass(%v, %d servers, %d replicas) = %q, want %q", c.err, c.servers, c.replicas, got, c.want)
 		}
 	}
+}
+
+// TestAskAgain: a request whose answer does not come within its timeout
+// is asked again while the caller's context lasts, each repeat logged; an
+// error that is not the attempt's timeout ends it at once; the caller's
+// context ending ends it with the last attempt's error.
+func TestAskAgain(t *testing.T) {
+	t.Run("answered on the third attempt", func(t *testing.T) {
+		var buf bytes.Buffer
+		calls := 0
+		v, err := askAgain(t.Context(), textLog(&buf), "create consumer x", 10*time.Millisecond, func(ctx context.Context) (int, error) {
+			calls++
+			if calls < 3 {
+				<-ctx.Done() // the answer is lost
+				return 0, ctx.Err()
+			}
+			return 7, nil
+		})
+		if v != 7 || err != nil || calls != 3 {
+			t.Fatalf("got %d, %v after %d calls; want 7, nil after 3", v, err, calls)
+		}
+		want := "level=INFO msg=\"JetStream did not answer in time; asking again\" request=\"create consumer x\" attempt=1 timeout=10ms err=\"context deadline exceeded\"\n" +
+			"level=INFO msg=\"JetStream did not answer in time; asking again\" request=\"create consumer x\" attempt=2 timeout=10ms err=\"context deadline exceeded\"\n"
+		if buf.String() != want {
+			t.Errorf("log:\n%s\nwant:\n%s", buf.String(), want)
+		}
+	})
+	t.Run("another error is returned at once", func(t *testing.T) {
+		var buf bytes.Buffer
+		calls := 0
+		refused := &jetstream.APIError{Code: 400, ErrorCode: errCodeNoPeers, Description: placementRefused}
+		_, err := askAgain(t.Context(), textLog(&buf), "create stream x", time.Hour, func(ctx context.Context) (int, error) {
+			calls++
+			return 0, refused
+		})
+		if err != refused || calls != 1 || buf.Len() != 0 {
+			t.Fatalf("got %v after %d calls, log %q; want the refusal after 1, no log", err, calls, buf.String())
+		}
+	})
+	t.Run("the caller's context ends", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		calls := 0
+		_, err := askAgain(ctx, textLog(new(bytes.Buffer)), "create bucket x", time.Hour, func(actx context.Context) (int, error) {
+			calls++
+			cancel()
+			<-actx.Done()
+			return 0, actx.Err()
+		})
+		if !errors.Is(err, context.Canceled) || calls != 1 {
+			t.Fatalf("got %v after %d calls; want context.Canceled after 1", err, calls)
+		}
+	})
 }
