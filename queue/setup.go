@@ -142,12 +142,12 @@ func retryUnavailable[T any](ctx context.Context, log *slog.Logger, msg string, 
 // askAgain calls op (a JetStream API request doing what, for the logs)
 // with at most timeout of ctx, and again, at once, each time an attempt
 // runs out of that time while ctx has not: in a cluster, a request that
-// creates or updates a stream or consumer is answered by the new asset's
-// leader once its group has elected one, and under load that answer is
-// sometimes never sent (nats-server #8350: one CreateConsumer on a
-// fresh R3 stream waited out a whole 60 s context). The requests given
-// to askAgain are idempotent: the same create or update again answers
-// with the asset as it is. Each repeat is logged at Info level. Errors:
+// creates, updates or reads a stream or consumer is answered by the
+// asset's leader once its group has elected one, and under load that
+// answer is sometimes never sent (nats-server #8350: one CreateConsumer
+// on a fresh R3 stream waited out a whole 60 s context). The requests
+// given to askAgain are idempotent: the same create, update or read
+// again answers with the asset as it is. Each repeat is logged at Info level. Errors:
 // op's first error that is not the attempt's timeout; ctx's end (the
 // last attempt's error).
 func askAgain[T any](ctx context.Context, log *slog.Logger, what string, timeout time.Duration, op func(context.Context) (T, error)) (T, error) {
@@ -215,7 +215,9 @@ func consumerConfig(cfg Config) jetstream.ConsumerConfig {
 // openStream returns the job stream, creating it when it does not exist
 // (createPlaced, retrying placements that may pass until deadline).
 func openStream(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg Config, deadline time.Time, log *slog.Logger) (jetstream.Stream, error) {
-	stream, err := js.Stream(ctx, StreamName)
+	stream, err := askAgain(ctx, log, "look up stream "+StreamName, requestTimeout, func(ctx context.Context) (jetstream.Stream, error) {
+		return js.Stream(ctx, StreamName)
+	})
 	if err == nil {
 		return stream, checkStream(stream.CachedInfo().Config, cfg, log)
 	}
@@ -243,7 +245,9 @@ func openStream(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, cfg 
 		return stream, nil
 	case errors.Is(err, jetstream.ErrStreamNameAlreadyInUse):
 		// Another process created it meanwhile.
-		if stream, err = js.Stream(ctx, StreamName); err != nil {
+		if stream, err = askAgain(ctx, log, "look up stream "+StreamName, requestTimeout, func(ctx context.Context) (jetstream.Stream, error) {
+			return js.Stream(ctx, StreamName)
+		}); err != nil {
 			return nil, setupError("look up stream "+StreamName, err)
 		}
 		return stream, checkStream(stream.CachedInfo().Config, cfg, log)
@@ -363,7 +367,8 @@ func knownServers(nc *nats.Conn) int {
 // openConsumer returns the job consumer, creating it when it does not
 // exist.
 func openConsumer(ctx context.Context, stream jetstream.Stream, cfg Config, log *slog.Logger) (jetstream.Consumer, error) {
-	cons, err := stream.Consumer(ctx, ConsumerName)
+	lookup := func(ctx context.Context) (jetstream.Consumer, error) { return stream.Consumer(ctx, ConsumerName) }
+	cons, err := askAgain(ctx, log, "look up consumer "+ConsumerName, requestTimeout, lookup)
 	if err == nil {
 		return cons, checkConsumer(cons.CachedInfo().Config, cfg, log)
 	}
@@ -374,7 +379,7 @@ func openConsumer(ctx context.Context, stream jetstream.Stream, cfg Config, log 
 		return stream.CreateConsumer(ctx, consumerConfig(cfg))
 	})
 	if errors.Is(err, jetstream.ErrConsumerExists) || isAPIError(err, jetstream.JSErrCodeConsumerAlreadyExists) {
-		if cons, err = stream.Consumer(ctx, ConsumerName); err == nil {
+		if cons, err = askAgain(ctx, log, "look up consumer "+ConsumerName, requestTimeout, lookup); err == nil {
 			return cons, checkConsumer(cons.CachedInfo().Config, cfg, log)
 		}
 	}
@@ -596,20 +601,21 @@ func (b *Bus) bucket(ctx context.Context, spec BucketSpec, deadline time.Time) (
 		storage = jetstream.FileStorage
 	}
 	maxBytes, discard := streamMaxBytes(spec.MaxBytes), bucketDiscard(spec.MaxBytes)
-	kv, err := b.js.KeyValue(ctx, spec.Name)
+	lookup := func(ctx context.Context) (jetstream.KeyValue, error) { return b.js.KeyValue(ctx, spec.Name) }
+	kv, err := askAgain(ctx, b.log, "look up bucket "+spec.Name, requestTimeout, lookup)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		kv, err = b.createBucket(ctx, spec, history, storage, deadline)
 		if err == nil {
 			return kv, nil
 		}
 		if errors.Is(err, jetstream.ErrBucketExists) {
-			kv, err = b.js.KeyValue(ctx, spec.Name) // created meanwhile
+			kv, err = askAgain(ctx, b.log, "look up bucket "+spec.Name, requestTimeout, lookup) // created meanwhile
 		}
 	}
 	if err != nil {
 		return nil, boundError(setupError("open bucket "+spec.Name, err), spec)
 	}
-	st, err := kv.Status(ctx)
+	st, err := askAgain(ctx, b.log, "read bucket "+spec.Name, requestTimeout, kv.Status)
 	if err != nil {
 		return nil, setupError("read bucket "+spec.Name, err)
 	}
@@ -667,7 +673,9 @@ func (b *Bus) createBucket(ctx context.Context, spec BucketSpec, history uint8, 
 		b.log.Info("bucket created", "bucket", spec.Name, "replicas", r)
 	}
 	if discard := bucketDiscard(spec.MaxBytes); discard != jetstream.DiscardNew {
-		s, err := b.js.Stream(ctx, kvStreamPrefix+spec.Name)
+		s, err := askAgain(ctx, b.log, "read bucket "+spec.Name, requestTimeout, func(ctx context.Context) (jetstream.Stream, error) {
+			return b.js.Stream(ctx, kvStreamPrefix+spec.Name)
+		})
 		if err != nil {
 			return nil, setupError("read bucket "+spec.Name, err)
 		}
