@@ -6,7 +6,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/axpool/axpool/agentdocs"
+	"github.com/axpool/axpool/gateway/agentdocs"
 )
 
 // addAgentDocs registers the agent docs (package agentdocs, docs/tools.md

@@ -180,6 +180,6 @@
 // does, to compile scripts; the gateway only reads its catalogue and
 // submits script jobs).
 //
-// Imports: agentdocs, batch, fairshare, internal/limitread, internal/mask,
+// Imports: batch, fairshare, gateway/agentdocs, internal/limitread, internal/mask,
 // internal/text, observe, queue, scripts, tools and wire.
 package gateway

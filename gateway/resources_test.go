@@ -12,7 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/axpool/axpool/agentdocs"
+	"github.com/axpool/axpool/gateway/agentdocs"
 	"github.com/axpool/axpool/tools"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/axpool/axpool/agentdocs"
+	"github.com/axpool/axpool/gateway/agentdocs"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/observe"

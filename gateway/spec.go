@@ -6,7 +6,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/axpool/axpool/agentdocs"
+	"github.com/axpool/axpool/gateway/agentdocs"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )

@@ -67,13 +67,13 @@ var allowed = map[string][]string{
 	"worker":          {"internal/text", "queue", "scripts", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
-	"gateway":  {"agentdocs", "batch", "fairshare", "internal/limitread", "internal/mask", "internal/text", "observe", "queue", "scripts", "tools", "wire"},
+	"gateway":  {"gateway/agentdocs", "batch", "fairshare", "internal/limitread", "internal/mask", "internal/text", "observe", "queue", "scripts", "tools", "wire"},
 	// The gateway's Prometheus metrics and audit log: no MCP.
 	"observe": {"queue", "wire"},
 	// Fair share of the queue between a gateway's callers: no queue, no MCP.
 	"fairshare": {"wire"},
 	// The agent docs: embedded files and the libraries' surfaces, no MCP.
-	"agentdocs": {"docs", "examples", "libs", "tools"},
+	"gateway/agentdocs": {"docs", "examples", "libs", "tools"},
 	// batch runs calls through a function it is given: no queue, no MCP.
 	"batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 
