@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/axpool/axpool/batch"
+	"github.com/axpool/axpool/gateway/batch"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )

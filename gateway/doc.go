@@ -180,6 +180,7 @@
 // does, to compile scripts; the gateway only reads its catalogue and
 // submits script jobs).
 //
-// Imports: batch, fairshare, gateway/agentdocs, internal/limitread, internal/mask,
-// internal/text, observe, queue, scripts, tools and wire.
+// Imports: fairshare, gateway/agentdocs, gateway/batch,
+// internal/limitread, internal/mask, internal/text, observe, queue,
+// scripts, tools and wire.
 package gateway

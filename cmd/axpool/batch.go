@@ -22,8 +22,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/axpool/axpool/batch"
 	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/gateway/batch"
 	"github.com/axpool/axpool/worker"
 )
 

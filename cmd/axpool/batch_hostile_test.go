@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/axpool/axpool/batch"
+	"github.com/axpool/axpool/gateway/batch"
 )
 
 // Hostile input of `axpool batch` (docs/operations.md "axpool batch"):

@@ -20,7 +20,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/axpool/axpool/batch"
+	"github.com/axpool/axpool/gateway/batch"
 	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/wire"

@@ -7,7 +7,7 @@
 // 2 on usage errors. Subcommands live in their own files and register
 // themselves on rootCmd in an init function.
 //
-// Imports: batch, compiler, compiler/syntax, gateway, handlers,
+// Imports: compiler, compiler/syntax, gateway, gateway/batch, handlers,
 // internal/jsonenc, internal/limitread, internal/mask, internal/version,
 // libs, observe, policy, queue, scripts, templates, tools,
 // tools/framework, tools/repair, tools/template, tools/workflow, vm, wire

@@ -67,7 +67,7 @@ var allowed = map[string][]string{
 	"worker":          {"internal/text", "queue", "scripts", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
-	"gateway":  {"gateway/agentdocs", "batch", "fairshare", "internal/limitread", "internal/mask", "internal/text", "observe", "queue", "scripts", "tools", "wire"},
+	"gateway":  {"gateway/agentdocs", "gateway/batch", "fairshare", "internal/limitread", "internal/mask", "internal/text", "observe", "queue", "scripts", "tools", "wire"},
 	// The gateway's Prometheus metrics and audit log: no MCP.
 	"observe": {"queue", "wire"},
 	// Fair share of the queue between a gateway's callers: no queue, no MCP.
@@ -75,9 +75,9 @@ var allowed = map[string][]string{
 	// The agent docs: embedded files and the libraries' surfaces, no MCP.
 	"gateway/agentdocs": {"docs", "examples", "libs", "tools"},
 	// batch runs calls through a function it is given: no queue, no MCP.
-	"batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
+	"gateway/batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 
-	"cmd/axpool": {"batch", "compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/version", "libs", "observe", "policy", "queue", "scripts", "templates", "tools",
+	"cmd/axpool": {"gateway/batch", "compiler", "compiler/syntax", "gateway", "handlers", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/version", "libs", "observe", "policy", "queue", "scripts", "templates", "tools",
 		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
 }
 
