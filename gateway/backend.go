@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/axpool/axpool/fairshare"
+	"github.com/axpool/axpool/gateway/dispatch/fairshare"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"

@@ -180,7 +180,7 @@
 // does, to compile scripts; the gateway only reads its catalogue and
 // submits script jobs).
 //
-// Imports: fairshare, gateway/agentdocs, gateway/batch,
+// Imports: gateway/agentdocs, gateway/batch, gateway/dispatch/fairshare,
 // internal/limitread, internal/mask, internal/text, observe, queue,
 // scripts, tools and wire.
 package gateway

@@ -67,11 +67,11 @@ var allowed = map[string][]string{
 	"worker":          {"internal/text", "queue", "scripts", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"handlers": {"internal/text", "policy", "vm"},
-	"gateway":  {"gateway/agentdocs", "gateway/batch", "fairshare", "internal/limitread", "internal/mask", "internal/text", "observe", "queue", "scripts", "tools", "wire"},
+	"gateway":  {"gateway/agentdocs", "gateway/batch", "gateway/dispatch/fairshare", "internal/limitread", "internal/mask", "internal/text", "observe", "queue", "scripts", "tools", "wire"},
 	// The gateway's Prometheus metrics and audit log: no MCP.
 	"observe": {"queue", "wire"},
 	// Fair share of the queue between a gateway's callers: no queue, no MCP.
-	"fairshare": {"wire"},
+	"gateway/dispatch/fairshare": {"wire"},
 	// The agent docs: embedded files and the libraries' surfaces, no MCP.
 	"gateway/agentdocs": {"docs", "examples", "libs", "tools"},
 	// batch runs calls through a function it is given: no queue, no MCP.
