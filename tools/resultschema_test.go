@@ -13,7 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/axpool/axpool/handlers"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 // Programs of the result-schema corpus.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/axpool/axpool/handlers"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 // LLMKeyEnv names the environment variable that holds the LLM API key of

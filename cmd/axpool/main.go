@@ -7,11 +7,11 @@
 // 2 on usage errors. Subcommands live in their own files and register
 // themselves on rootCmd in an init function.
 //
-// Imports: compiler, compiler/syntax, gateway, gateway/batch, handlers,
+// Imports: compiler, compiler/syntax, gateway, gateway/batch,
 // internal/jsonenc, internal/limitread, internal/mask, internal/version,
 // libs, observe, policy, queue, scripts, templates, tools,
-// tools/framework, tools/repair, tools/template, tools/workflow, vm, wire
-// and worker.
+// tools/framework, tools/repair, tools/template, tools/workflow, vm, wire,
+// worker and worker/handlers.
 package main
 
 import (

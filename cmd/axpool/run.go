@@ -10,11 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/axpool/axpool/handlers"
 	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 // `axpool run FILE`: compile and run a program locally with the engine of

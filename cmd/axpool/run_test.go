@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/axpool/axpool/handlers"
 	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 func TestRunCLIText(t *testing.T) {

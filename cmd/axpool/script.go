@@ -12,11 +12,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/axpool/axpool/handlers"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 // `axpool script list|check|run` (docs/scripts.md "CLI"): the scripts of a

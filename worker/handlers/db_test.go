@@ -10,7 +10,7 @@ import (
 
 	"github.com/ncruces/go-sqlite3"
 
-	"github.com/axpool/axpool/handlers"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 func querySrc(sql string) string {

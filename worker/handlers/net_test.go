@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/axpool/axpool/handlers"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 // server is a loopback HTTP server for net.fetch tests; hits counts the

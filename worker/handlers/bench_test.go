@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/compiler"
-	"github.com/axpool/axpool/handlers"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 // BenchmarkHTTPGet compares a live http_get to a loopback server with a

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/axpool/axpool/handlers"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 const randomSrc = `fn main() -> String !{random, time.now} {

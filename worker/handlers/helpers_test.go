@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/axpool/axpool/handlers"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 // live returns a live set with grants g, closed when the test ends.

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/axpool/axpool/handlers"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 const testKey = "sk-test-0123456789abcdef"

@@ -9,8 +9,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/axpool/axpool/handlers"
 	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 func readSrc(path string) string {
