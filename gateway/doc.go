@@ -150,10 +150,10 @@
 // store themselves, never from mcp-go's in-memory tasks, so any gateway
 // answers for any task (docs/tools.md §7 "Tasks").
 //
-// # Metrics and audit (observe.go)
+// # Metrics and audit (metrics.go, observe.go)
 //
 // Every answered call is counted (Config.Metrics) and written to the audit
-// log (Config.AuditLog), both of package observe, before its response
+// log (Config.AuditLog), both in metrics.go, before its response
 // leaves the gateway (docs/operations.md "Metrics", "Audit log").
 //
 // # Agent docs (agentdocs.go)
@@ -181,6 +181,6 @@
 // submits script jobs).
 //
 // Imports: gateway/agentdocs, gateway/batch, gateway/dispatch/fairshare,
-// internal/limitread, internal/mask, internal/text, observe, queue,
-// scripts, tools and wire.
+// internal/limitread, internal/mask, internal/text, queue, scripts, tools
+// and wire.
 package gateway

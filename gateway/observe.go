@@ -7,14 +7,13 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/axpool/axpool/observe"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
 
 // What operators see of the calls (docs/operations.md "Metrics" and
 // "Audit log"): every answered tools/call is counted in Config.Metrics and
-// written to Config.AuditLog (package observe), before its response
+// written to Config.AuditLog (metrics.go), before its response
 // leaves the gateway.
 
 // digest is the lower-case hex SHA-256 of b.
@@ -34,7 +33,7 @@ func (g *Server) observe(ctx context.Context, tool string, args json.RawMessage,
 }
 
 // callDigests are the SHA-256 digests of a call's arguments that its
-// audit line carries (observe.AuditEntry).
+// audit line carries (AuditEntry).
 type callDigests struct {
 	Args   string `json:"args_sha256"`
 	Source string `json:"source_sha256,omitempty"`
@@ -70,7 +69,7 @@ func (g *Server) observeDigests(ctx context.Context, tool string, dig func() cal
 		return
 	}
 	d := dig()
-	e := &observe.AuditEntry{
+	e := &AuditEntry{
 		Time: time.Now().UTC().Format(time.RFC3339Nano), Caller: caller, Tool: tool,
 		ArgsSHA256: d.Args, SourceSHA256: d.Source, PolicySHA256: d.Policy,
 		Outcome: outcome, Success: sum.Success, JobID: sum.JobID, Cancelled: cancelled,

@@ -18,7 +18,6 @@ import (
 	"github.com/axpool/axpool/gateway/agentdocs"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/text"
-	"github.com/axpool/axpool/observe"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -183,11 +182,11 @@ type Config struct {
 	// notifications of one call; 0 means DefaultProgressInterval (at most
 	// 5 per second).
 	ProgressInterval time.Duration
-	// Metrics, when set, counts every call (observe.NewMetrics).
-	Metrics *observe.Metrics
+	// Metrics, when set, counts every call (NewMetrics).
+	Metrics *Metrics
 	// AuditLog, when set, gets one line per answered call
-	// (observe.OpenAuditLog).
-	AuditLog *observe.AuditLog
+	// (OpenAuditLog).
+	AuditLog *AuditLog
 	// Scripts, when set, exposes a directory of named scripts as tools
 	// (scripts.go, docs/scripts.md); the server then declares
 	// tools.listChanged. New runs the context script (at most 10 s) and

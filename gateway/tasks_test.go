@@ -13,7 +13,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/axpool/axpool/observe"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 )
@@ -303,10 +302,10 @@ func TestTasksHTTP(t *testing.T) {
 
 // openAudit opens an audit log in the test's temp dir, closed at the
 // test's end, and returns it with its path.
-func openAudit(t *testing.T) (*observe.AuditLog, string) {
+func openAudit(t *testing.T) (*AuditLog, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	audit, err := observe.OpenAuditLog(path)
+	audit, err := OpenAuditLog(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,7 +326,7 @@ func TestTaskAudit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var e observe.AuditEntry
+	var e AuditEntry
 	if err := json.Unmarshal(data, &e); err != nil || strings.Count(string(data), "\n") != 1 {
 		t.Fatalf("audit log %q: %v", data, err)
 	}
@@ -385,7 +384,7 @@ func TestBatchItemsAudited(t *testing.T) {
 	}
 	var got []string
 	for line := range strings.SplitSeq(strings.TrimSuffix(string(data), "\n"), "\n") {
-		var e observe.AuditEntry
+		var e AuditEntry
 		if err := json.Unmarshal([]byte(line), &e); err != nil {
 			t.Fatalf("audit line %q: %v", line, err)
 		}

@@ -9,9 +9,9 @@
 //
 // Imports: compiler, compiler/syntax, gateway, gateway/batch,
 // internal/jsonenc, internal/limitread, internal/mask, internal/version,
-// libs, observe, policy, queue, scripts, templates, tools,
-// tools/framework, tools/repair, tools/template, tools/workflow, vm, wire,
-// worker and worker/handlers.
+// libs, policy, queue, scripts, templates, tools, tools/framework,
+// tools/repair, tools/template, tools/workflow, vm, wire, worker and
+// worker/handlers.
 package main
 
 import (

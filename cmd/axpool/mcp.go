@@ -26,7 +26,6 @@ import (
 	"github.com/axpool/axpool/gateway"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/version"
-	"github.com/axpool/axpool/observe"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/scripts"
@@ -324,7 +323,7 @@ type node struct {
 	client *queue.Client
 	gw     *gateway.Server
 	ops    *opsServer
-	audit  *observe.AuditLog
+	audit  *gateway.AuditLog
 
 	// The workers of single-node mode, started by startNode or, with
 	// nodeOptions.lazyWorkers, before the first job (startWorkersOnce).
@@ -457,7 +456,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 		opsLn = ln
 	}
 	if nf.auditLog != "" {
-		a, err := observe.OpenAuditLog(nf.auditLog)
+		a, err := gateway.OpenAuditLog(nf.auditLog)
 		if err != nil {
 			if opsLn != nil {
 				opsLn.Close()
@@ -526,12 +525,12 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 			return nil, printFail(cmd, exitFail, "%s: start workers: %v", name, err)
 		}
 	}
-	var metrics *observe.Metrics
+	var metrics *gateway.Metrics
 	var reg *prometheus.Registry
 	if opsLn != nil {
 		reg = newRegistry()
-		if metrics, err = observe.NewMetrics(reg); err == nil {
-			err = reg.Register(observe.NewQueueCollector(bus))
+		if metrics, err = gateway.NewMetrics(reg); err == nil {
+			err = reg.Register(gateway.NewQueueCollector(bus))
 		}
 		n.workersMu.Lock()
 		if err == nil && n.sup != nil {

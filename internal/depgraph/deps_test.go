@@ -67,9 +67,7 @@ var allowed = map[string][]string{
 	"worker":          {"internal/text", "queue", "scripts", "tools", "wire"},
 	// The live capability handlers: worker side, never the gateway.
 	"worker/handlers": {"internal/text", "policy", "vm"},
-	"gateway":         {"gateway/agentdocs", "gateway/batch", "gateway/dispatch/fairshare", "internal/limitread", "internal/mask", "internal/text", "observe", "queue", "scripts", "tools", "wire"},
-	// The gateway's Prometheus metrics and audit log: no MCP.
-	"observe": {"queue", "wire"},
+	"gateway":         {"gateway/agentdocs", "gateway/batch", "gateway/dispatch/fairshare", "internal/limitread", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
 	// Fair share of the queue between a gateway's callers: no queue, no MCP.
 	"gateway/dispatch/fairshare": {"wire"},
 	// The agent docs: embedded files and the libraries' surfaces, no MCP.
@@ -77,7 +75,7 @@ var allowed = map[string][]string{
 	// batch runs calls through a function it is given: no queue, no MCP.
 	"gateway/batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 
-	"cmd/axpool": {"gateway/batch", "compiler", "compiler/syntax", "gateway", "worker/handlers", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/version", "libs", "observe", "policy", "queue", "scripts", "templates", "tools",
+	"cmd/axpool": {"gateway/batch", "compiler", "compiler/syntax", "gateway", "worker/handlers", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
 		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
 }
 
@@ -90,8 +88,7 @@ var thirdParty = map[string][]string{
 	"queue":            {"github.com/google/uuid", "github.com/nats-io/", "golang.org/x/crypto/"},
 	"queue/queuetest":  {"github.com/nats-io/"},
 	"worker":           {"github.com/google/uuid", "github.com/prometheus/client_golang/"},
-	"gateway":          {"github.com/fsnotify/fsnotify", "github.com/google/uuid", "github.com/mark3labs/mcp-go/"},
-	"observe":          {"github.com/prometheus/client_golang/"},
+	"gateway":          {"github.com/fsnotify/fsnotify", "github.com/google/uuid", "github.com/mark3labs/mcp-go/", "github.com/prometheus/client_golang/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
 	"worker/handlers":  {"github.com/ncruces/go-sqlite3"},
 	"cmd/axpool":       {"github.com/nats-io/", "github.com/prometheus/client_golang/", "github.com/schollz/progressbar/", "github.com/spf13/", "golang.org/x/term"},

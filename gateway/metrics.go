@@ -1,11 +1,10 @@
-// Package observe holds what operators see of a gateway's calls
-// (docs/operations.md "Metrics" and "Audit log"): its Prometheus metrics
-// (Metrics, and QueueCollector for the job queue's counters) and the
-// audit log, one JSON line per answered tools/call (AuditLog). The gateway
-// counts and writes every answered call before its response leaves.
-//
-// Imports: queue and wire.
-package observe
+package gateway
+
+// What operators see of a gateway's calls (docs/operations.md "Metrics"
+// and "Audit log"): its Prometheus metrics (Metrics, and QueueCollector for
+// the job queue's counters) and the audit log, one JSON line per answered
+// tools/call (AuditLog). The gateway counts and writes every answered call
+// before its response leaves.
 
 import (
 	"context"
