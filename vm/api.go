@@ -85,7 +85,7 @@ const (
 )
 
 // Handler performs effect built-ins once the capability gateway has allowed
-// them (gateway.go). Implementations: MockHandler, ReplayHandler, and the
+// them (capability.go). Implementations: MockHandler, ReplayHandler, and the
 // worker's live handlers (package handlers, made per run by a HandlerSet).
 // Call receives the arguments as typed by the effect's signature
 // (vm/builtin_table.go) and must return a value of the effect's result

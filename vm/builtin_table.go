@@ -7,7 +7,7 @@ import "github.com/axpool/axpool/policy"
 // description. The compiler derives its signatures from Sig
 // (compiler/builtins.go), the VM its arities, and docs/language.md
 // "Built-in functions" is generated from it (compiler's TestBuiltinDocs);
-// the VM owns the semantics (builtins.go, gateway.go).
+// the VM owns the semantics (builtins.go, capability.go).
 
 // FuncInfo describes one built-in function.
 type FuncInfo struct {

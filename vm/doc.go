@@ -15,7 +15,7 @@
 // prepare.go (verification, stack depths, fused superinstructions),
 // interp.go (Run, the dispatch loop, the actor scheduler), typespec.go
 // (TypeSpec: run-time type checks of received messages), builtins.go,
-// gateway.go (capability calls, events, MockHandler, ReplayHandler),
+// capability.go (capability calls, events, MockHandler, ReplayHandler),
 // handlerset.go (HandlerSet, RunInfo, MemoryLeft, ErrMemoryLimit: what the
 // worker's handler sets implement and use),
 // memory.go (memory accounting), errors.go, disasm.go.
