@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/source"
 	"github.com/axpool/axpool/policy"
 )
 
@@ -75,9 +75,9 @@ func fn(name string, params, locals int, instrs []Instr, caps ...policy.Capabili
 	if locals < params {
 		locals = params
 	}
-	pos := make([]syntax.Pos, len(instrs))
+	pos := make([]source.Pos, len(instrs))
 	for i := range pos {
-		pos[i] = syntax.Pos{Line: int32(i + 1), Col: 1}
+		pos[i] = source.Pos{Line: int32(i + 1), Col: 1}
 	}
 	names := make([]string, params)
 	for i := range names {

@@ -26,10 +26,10 @@
 // Module, Disassemble or a trace, and they count as the basic instructions
 // they replace (docs/language.md "Steps").
 //
-// vm uses compiler/syntax for syntax.Pos alone (the one source-position
-// type from the scanner to run-time errors, as go.starlark.net's runtime
-// uses syntax.Position); it knows nothing of NATS, MCP or the wire envelope
+// vm takes source positions from internal/source (source.Pos, the one
+// source-position type from the scanner to run-time errors, which
+// compiler/syntax names syntax.Pos); it imports nothing under compiler/ and knows nothing of NATS, MCP or the wire envelope
 // (its limit-kind strings equal wire.Limit* by construction).
 //
-// Imports: compiler/syntax, internal/jsonenc, internal/text and policy.
+// Imports: internal/jsonenc, internal/source, internal/text and policy.
 package vm

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/source"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
 )
@@ -16,7 +16,7 @@ import (
 type Location struct {
 	Func string
 	File string
-	Pos  syntax.Pos
+	Pos  source.Pos
 	// PC is the index of the failing instruction in the function's code.
 	PC int
 	// Stack is the failing actor's call stack, outermost frame first; its
@@ -49,7 +49,7 @@ const MaxCallStack = 32
 type CallFrame struct {
 	Func string
 	File string
-	Pos  syntax.Pos
+	Pos  source.Pos
 }
 
 // CallStack is the call stack of a failed run's failing actor, outermost

@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/source"
 )
 
 // TestLocationOf checks that every located error type yields its
 // Location, also wrapped, and that other errors yield none.
 func TestLocationOf(t *testing.T) {
-	loc := Location{Func: "f", File: "a.ax", Pos: syntax.Pos{Line: 2, Col: 3}, PC: 4,
-		Stack: CallStack{Frames: []CallFrame{{Func: "main"}, {Func: "f", File: "a.ax", Pos: syntax.Pos{Line: 2, Col: 3}}}}}
+	loc := Location{Func: "f", File: "a.ax", Pos: source.Pos{Line: 2, Col: 3}, PC: 4,
+		Stack: CallStack{Frames: []CallFrame{{Func: "main"}, {Func: "f", File: "a.ax", Pos: source.Pos{Line: 2, Col: 3}}}}}
 	for _, err := range []error{
 		&RuntimeError{Msg: "x", Location: loc},
 		&LimitError{Kind: LimitSteps, Location: loc},

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/source"
 	"github.com/axpool/axpool/policy"
 )
 
@@ -65,9 +65,9 @@ func randomModule(r *rand.Rand) *Module {
 	}
 	valid := func(f *Function, code []Instr) bool {
 		f.Code = code
-		f.Pos = make([]syntax.Pos, len(code))
+		f.Pos = make([]source.Pos, len(code))
 		for i := range f.Pos {
-			f.Pos[i] = syntax.Pos{Line: int32(i + 1), Col: 1}
+			f.Pos[i] = source.Pos{Line: int32(i + 1), Col: 1}
 		}
 		m.prep.Store(nil)
 		return m.Prepare() == nil

@@ -3,7 +3,7 @@ package vm
 import (
 	"sync/atomic"
 
-	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/source"
 	"github.com/axpool/axpool/policy"
 )
 
@@ -47,7 +47,7 @@ type Function struct {
 	Code     []Instr
 	// Pos gives the source position of each instruction (parallel to Code),
 	// used in runtime error messages and traces.
-	Pos []syntax.Pos
+	Pos []source.Pos
 	// File indexes Module.Files for the function's source file.
 	File int
 	// Caps are the capabilities the function declares with `!{...}`

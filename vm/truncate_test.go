@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/source"
 	"github.com/axpool/axpool/policy"
 )
 
@@ -142,7 +142,7 @@ func TestDebugOfHugeValue(t *testing.T) {
 // Names of functions and files are cut in locations and traces.
 func TestLongNamesCut(t *testing.T) {
 	name := strings.Repeat("f", 300)
-	loc := Location{Func: name, File: strings.Repeat("d", 300) + ".ax", Pos: syntax.Pos{Line: 1, Col: 2}}
+	loc := Location{Func: name, File: strings.Repeat("d", 300) + ".ax", Pos: source.Pos{Line: 1, Col: 2}}
 	if got := loc.String(); got != strings.Repeat("f", 100)+"… at "+strings.Repeat("d", 100)+"…:1:2" {
 		t.Fatalf("location %q", got)
 	}

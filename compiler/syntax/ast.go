@@ -1,5 +1,7 @@
 package syntax
 
+import "github.com/axpool/axpool/internal/source"
+
 // This file defines the abstract syntax tree of an .ax source file.
 //
 // Every node records the position of its first token (Pos) and the position
@@ -12,21 +14,9 @@ package syntax
 // a flag saying which one was written, so that `axpool ast` and the tooling
 // can reproduce the source faithfully.
 
-// Pos is a position in a source file: 1-based line and 1-based column.
-// Col counts bytes (not runes) from the start of the line, as go/scanner does.
-// The zero Pos means "unknown".
-type Pos struct {
-	Line int32
-	Col  int32
-}
-
-// IsValid reports whether p is a known position.
-func (p Pos) IsValid() bool { return p.Line > 0 }
-
-// Before reports whether p comes strictly before q.
-func (p Pos) Before(q Pos) bool {
-	return p.Line < q.Line || (p.Line == q.Line && p.Col < q.Col)
-}
+// Pos is a position in a source file: 1-based line and 1-based column
+// (source.Pos, which the VM shares). The zero Pos means "unknown".
+type Pos = source.Pos
 
 // Node is implemented by every AST node.
 type Node interface {

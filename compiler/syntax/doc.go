@@ -32,6 +32,6 @@
 //
 // This package knows nothing of types, bytecode, the VM, NATS or MCP.
 //
-// Imports: internal/arena, internal/jsonenc, internal/spell and
-// internal/text.
+// Imports: internal/arena, internal/jsonenc, internal/source,
+// internal/spell and internal/text.
 package syntax

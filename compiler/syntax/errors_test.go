@@ -240,7 +240,7 @@ func TestErrorRendering(t *testing.T) {
 	if errs[0].Code != CodeLexer || errs[1].Code != CodeParser {
 		t.Errorf("codes %s %s", errs[0].Code, errs[1].Code)
 	}
-	if errs[1].Pos != (Pos{2, 14}) || errs[1].End != (Pos{2, 15}) {
+	if errs[1].Pos != (Pos{Line: 2, Col: 14}) || errs[1].End != (Pos{Line: 2, Col: 15}) {
 		t.Errorf("span %v-%v", errs[1].Pos, errs[1].End)
 	}
 	var target *Error
@@ -254,7 +254,7 @@ func TestErrorRendering(t *testing.T) {
 	if e.Error() != "E002 m" {
 		t.Errorf("no file, no pos: %q", e.Error())
 	}
-	e = &Error{Code: "E002", Msg: "m", Pos: Pos{3, 4}}
+	e = &Error{Code: "E002", Msg: "m", Pos: Pos{Line: 3, Col: 4}}
 	if e.Error() != "3:4: E002 m" {
 		t.Errorf("no file: %q", e.Error())
 	}

@@ -677,7 +677,7 @@ func (p *parser) parseType0() Type {
 			p.next()
 		case tGe:
 			// `Option<Int>= None`: split `>=` into `>` and `=`.
-			p.prevEnd = Pos{p.tok.pos.Line, p.tok.pos.Col + 1}
+			p.prevEnd = Pos{Line: p.tok.pos.Line, Col: p.tok.pos.Col + 1}
 			p.tok.kind = tAssign
 			p.tok.pos = p.prevEnd
 			p.tok.off++

@@ -378,11 +378,11 @@ fn main() {
 		t.Fatalf("file: path %q module %v items %d", f.Path, f.Module, len(f.Items))
 	}
 	imp := f.Items[0].(*ImportDecl)
-	if !imp.IsString || imp.Path != "std-json" || imp.PathPos != (Pos{2, 8}) {
+	if !imp.IsString || imp.Path != "std-json" || imp.PathPos != (Pos{Line: 2, Col: 8}) {
 		t.Errorf("import string: %+v", imp)
 	}
 	imp = f.Items[1].(*ImportDecl)
-	if imp.IsString || imp.Path != "json" || imp.PathPos != (Pos{3, 8}) {
+	if imp.IsString || imp.Path != "json" || imp.PathPos != (Pos{Line: 3, Col: 8}) {
 		t.Errorf("import name: %+v", imp)
 	}
 	if fn := f.Items[2].(*FnDecl); fn.Caps == nil || len(fn.Caps) != 0 {
@@ -426,25 +426,25 @@ func TestSpans(t *testing.T) {
 		t.Fatal(errs)
 	}
 	fn := f.Items[0].(*FnDecl)
-	check("fn", fn, Pos{1, 1}, Pos{4, 2})
-	check("file", f, Pos{1, 1}, Pos{5, 1})
-	check("result type", fn.Result, Pos{1, 14}, Pos{1, 17})
-	check("body", fn.Body, Pos{1, 18}, Pos{4, 2})
+	check("fn", fn, Pos{Line: 1, Col: 1}, Pos{Line: 4, Col: 2})
+	check("file", f, Pos{Line: 1, Col: 1}, Pos{Line: 5, Col: 1})
+	check("result type", fn.Result, Pos{Line: 1, Col: 14}, Pos{Line: 1, Col: 17})
+	check("body", fn.Body, Pos{Line: 1, Col: 18}, Pos{Line: 4, Col: 2})
 	let := fn.Body.Stmts[0].(*LetStmt)
-	check("let", let, Pos{2, 3}, Pos{2, 20})
-	check("let name", let.Name, Pos{2, 7}, Pos{2, 8})
+	check("let", let, Pos{Line: 2, Col: 3}, Pos{Line: 2, Col: 20})
+	check("let name", let.Name, Pos{Line: 2, Col: 7}, Pos{Line: 2, Col: 8})
 	call := let.Value.(*CallExpr)
-	check("call", call, Pos{2, 11}, Pos{2, 20})
-	if call.Lparen != (Pos{2, 14}) {
+	check("call", call, Pos{Line: 2, Col: 11}, Pos{Line: 2, Col: 20})
+	if call.Lparen != (Pos{Line: 2, Col: 14}) {
 		t.Errorf("lparen %v", call.Lparen)
 	}
 	bin := fn.Body.Stmts[1].(*ExprStmt).X.(*BinaryExpr)
-	check("binary", bin, Pos{3, 3}, Pos{3, 13})
-	if bin.OpPos != (Pos{3, 7}) {
+	check("binary", bin, Pos{Line: 3, Col: 3}, Pos{Line: 3, Col: 13})
+	if bin.OpPos != (Pos{Line: 3, Col: 7}) {
 		t.Errorf("op pos %v", bin.OpPos)
 	}
-	check("field", bin.X, Pos{3, 3}, Pos{3, 6})
-	check("string", bin.Y, Pos{3, 9}, Pos{3, 13})
+	check("field", bin.X, Pos{Line: 3, Col: 3}, Pos{Line: 3, Col: 6})
+	check("string", bin.Y, Pos{Line: 3, Col: 9}, Pos{Line: 3, Col: 13})
 
 	// Multi-byte characters count in bytes; a multi-line string moves the line.
 	src = "fn main() {\n  let s = \"é\nü\" let t = 1\n}"
@@ -453,15 +453,15 @@ func TestSpans(t *testing.T) {
 		t.Fatal(errs)
 	}
 	stmts := f.Items[0].(*FnDecl).Body.Stmts
-	check("multi-line string", stmts[0].(*LetStmt).Value, Pos{2, 11}, Pos{3, 4})
-	check("after string", stmts[1], Pos{3, 5}, Pos{3, 14})
+	check("multi-line string", stmts[0].(*LetStmt).Value, Pos{Line: 2, Col: 11}, Pos{Line: 3, Col: 4})
+	check("after string", stmts[1], Pos{Line: 3, Col: 5}, Pos{Line: 3, Col: 14})
 
 	// Negative literal pattern spans its minus sign.
 	src = "fn main() { match x { -12 => 0 } }"
 	f, _ = Parse("", []byte(src))
 	arm := f.Items[0].(*FnDecl).Body.Stmts[0].(*ExprStmt).X.(*MatchExpr).Arms[0]
 	lit := arm.Pattern.(*LitPattern)
-	check("neg pattern", lit, Pos{1, 23}, Pos{1, 26})
+	check("neg pattern", lit, Pos{Line: 1, Col: 23}, Pos{Line: 1, Col: 26})
 	if il := lit.Value.(*IntLit); il.Value != -12 || il.Raw != "-12" {
 		t.Errorf("neg pattern literal %+v", il)
 	}

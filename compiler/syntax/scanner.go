@@ -425,7 +425,7 @@ func (s *scanner) scanString(t *token) {
 						msg = fmt.Sprintf("unknown escape sequence '\\' followed by %U", r)
 					}
 					escErr = &Error{Code: CodeLexer, Msg: msg, File: s.file, Pos: escPos,
-						End: Pos{escPos.Line, escPos.Col + 1 + int32(size)}}
+						End: Pos{Line: escPos.Line, Col: escPos.Col + 1 + int32(size)}}
 				}
 				if e == '\n' {
 					// The line break still counts for positions.
@@ -451,7 +451,7 @@ func (s *scanner) scanString(t *token) {
 			if r == utf8.RuneError && size == 1 {
 				if escErr == nil {
 					p := s.pos(s.off)
-					escErr = &Error{Code: CodeLexer, Msg: "invalid UTF-8 encoding", File: s.file, Pos: p, End: Pos{p.Line, p.Col + 1}}
+					escErr = &Error{Code: CodeLexer, Msg: "invalid UTF-8 encoding", File: s.file, Pos: p, End: Pos{Line: p.Line, Col: p.Col + 1}}
 				}
 			}
 			s.off += size

@@ -27,6 +27,7 @@ var allowed = map[string][]string{
 	"internal/depgraph":  nil,
 	"internal/jsonenc":   nil,
 	"internal/limitread": nil,
+	"internal/source":    nil,
 	"internal/spell":     nil,
 	"internal/text":      nil,
 	"internal/mcptest":   nil,
@@ -42,8 +43,8 @@ var allowed = map[string][]string{
 
 	// The language: no NATS, no MCP, no wire.
 	"policy":          {"internal/jsonenc", "internal/limitread", "internal/spell", "internal/text"},
-	"vm":              {"compiler/syntax", "internal/jsonenc", "internal/text", "policy"},
-	"compiler/syntax": {"internal/arena", "internal/jsonenc", "internal/spell", "internal/text"},
+	"vm":              {"internal/jsonenc", "internal/source", "internal/text", "policy"},
+	"compiler/syntax": {"internal/arena", "internal/jsonenc", "internal/source", "internal/spell", "internal/text"},
 	"compiler":        {"compiler/syntax", "internal/arena", "internal/spell", "internal/text", "policy", "vm"},
 
 	// The tool engines.
