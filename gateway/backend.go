@@ -567,7 +567,7 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 			// No worker took it (a fleet without live workers): the job
 			// timed out in the queue, as a worker would have said.
 			msg := "job timed out after " + text.Duration(timeout) + " (job timeout) before a worker started it"
-			return queue.FailureResult(wire.DeadlineExceeded(msg), queue.JobMeta{JobID: id, Queue: time.Since(start)}), nil
+			return wire.FailureResult(wire.DeadlineExceeded(msg), wire.JobMeta{JobID: id, Queue: time.Since(start)}), nil
 		}
 		err = fmt.Errorf("no worker returned a result within %s", timeout+waitGrace)
 	}

@@ -211,13 +211,13 @@ func TestOutputSchemasServiceFailures(t *testing.T) {
 			}
 		}
 	}
-	meta := queue.JobMeta{JobID: "j", Queue: time.Second, Worker: "w"}
+	meta := wire.JobMeta{JobID: "j", Queue: time.Second, Worker: "w"}
 	for _, o := range []*wire.Object{
 		wire.DeadlineExceeded("the job passed its deadline"), wire.Cancelled(wire.MsgExecutionCancelled),
 		wire.WorkerLost("its worker died"), wire.Internal("bug"),
 		wire.QuotaExceeded("quota of alice spent", time.Second),
 	} {
-		b := queue.FailureResult(o, meta)
+		b := wire.FailureResult(o, meta)
 		if err := tools.ValidateResult("boruna_run", b, true); err != nil {
 			t.Errorf("%s: %v", b, err)
 		}

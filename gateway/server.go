@@ -660,7 +660,7 @@ func (g *Server) failure(ctx context.Context, tool string, err error) []byte {
 }
 
 // setJobFields adds the job metadata of docs/tools.md §5 in the queue's
-// shape (queue.JobMeta): "" for a job that was never created or never
+// shape (wire.JobMeta): "" for a job that was never created or never
 // reached a worker.
 func setJobFields(o *wire.Object, id string, queueMs, runMs int64, worker string) {
 	o.Set("job_id", id).Set("queue_ms", queueMs).Set("run_ms", runMs).Set("worker", worker)

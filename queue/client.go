@@ -500,8 +500,8 @@ func (c *Client) Cancel(ctx context.Context, jobID string) error {
 			// Already delivered (the worker sees the marker) or gone.
 			return nil
 		}
-		res := FailureResult(wire.Cancelled("job cancelled before it started"),
-			JobMeta{JobID: jobID, Queue: time.Since(submitted)})
+		res := wire.FailureResult(wire.Cancelled("job cancelled before it started"),
+			wire.JobMeta{JobID: jobID, Queue: time.Since(submitted)})
 		stored, err := c.bus.StoreResult(ctx, jobID, res)
 		if err != nil {
 			return err

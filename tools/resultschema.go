@@ -151,7 +151,7 @@ func resultSchema(s *ToolSpec, shapes []shape) *wire.Object {
 }
 
 // jobFields are the job metadata of every executing tool's result
-// (docs/tools.md §5, queue.JobMeta): "" and 0 when no job was created.
+// (docs/tools.md §5, wire.JobMeta): "" and 0 when no job was created.
 func jobFields() []field {
 	return []field{
 		req("job_id", describe(sString(), `The job's ID ("" when no job was created).`)),

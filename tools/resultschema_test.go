@@ -154,7 +154,7 @@ func mustWrite(t *testing.T, path, content string) {
 }
 
 // withJobMeta appends the job metadata a worker adds to an executing
-// tool's result (queue.AddJobMeta; tools may not import queue).
+// tool's result (wire.AddJobMeta; tools may not import queue).
 func withJobMeta(tool string, res []byte) []byte {
 	if !Executes(tool) {
 		return res

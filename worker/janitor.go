@@ -51,8 +51,8 @@ func (w *Worker) janitor(seq uint64) {
 			jlog().Info("janitor: job exhausted its deliveries but still runs on its worker; leaving it to that worker", "holder", holder)
 			return
 		default:
-			res := queue.FailureResult(wire.WorkerLost("the job exhausted its deliveries: the worker running it was lost"),
-				queue.JobMeta{JobID: job.ID, Queue: time.Since(job.Submitted), Worker: holder})
+			res := wire.FailureResult(wire.WorkerLost("the job exhausted its deliveries: the worker running it was lost"),
+				wire.JobMeta{JobID: job.ID, Queue: time.Since(job.Submitted), Worker: holder})
 			var stored []byte
 			if err := w.retry(job, nil, jlog, "store a worker_lost answer", func(ctx context.Context) (err error) {
 				stored, err = w.bus.StoreResult(ctx, job.ID, res)

@@ -386,7 +386,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		w.handleUndecodable(d)
 		return
 	}
-	meta := queue.JobMeta{JobID: job.ID, Queue: start.Sub(job.Submitted), Worker: w.id}
+	meta := wire.JobMeta{JobID: job.ID, Queue: start.Sub(job.Submitted), Worker: w.id}
 	// The job's logger is built on first use: most jobs log nothing.
 	log := sync.OnceValue(func() *slog.Logger {
 		return w.log.With("job", job.ID, "tool", job.Tool, "delivery", d.NumDelivered)
@@ -395,7 +395,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	defer hb.stop()
 
 	if !job.Deadline.IsZero() && !start.Before(job.Deadline) {
-		w.finish(d, job, hb, queue.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, false)), meta), "", log)
+		w.finish(d, job, hb, wire.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, false)), meta), "", log)
 		return
 	}
 
@@ -452,7 +452,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		return
 	}
 	if claim.Cancelled {
-		w.finish(d, job, hb, queue.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log)
+		w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log)
 		return
 	}
 	// The last allowed run of a job whose previous worker died is not
@@ -462,7 +462,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		(d.NumDelivered > md || d.NumDelivered == md && claim.Previous != "") {
 		log().Warn("worker lost; not running the job again", "lost_worker", claim.Previous)
 		meta.Worker = claim.Previous
-		w.finish(d, job, hb, queue.FailureResult(wire.WorkerLost(lostMessage(d.NumDelivered-1)), meta), "worker lost", log)
+		w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(lostMessage(d.NumDelivered-1)), meta), "worker lost", log)
 		return
 	}
 	// The watchdog: the caller is answered within its wall-clock limit
@@ -475,7 +475,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		if !time.Now().Before(watchdog) {
 			log().Warn("worker lost; no wall-clock time left to run the job again", "lost_worker", claim.Previous, "wall_limit", wall)
 			meta.Worker = claim.Previous
-			w.finish(d, job, hb, queue.FailureResult(wire.WorkerLost(watchdogMessage(wall, claim.Previous != "")), meta), "worker lost", log)
+			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(watchdogMessage(wall, claim.Previous != "")), meta), "worker lost", log)
 			return
 		}
 	}
@@ -505,22 +505,22 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	switch cause := context.Cause(jobCtx); {
 	case overdue:
 		log().Warn("job past its wall-clock limit; answering worker_lost", "wall_limit", wall, "lost_worker", claim.Previous)
-		res, term, cacheable = queue.FailureResult(wire.WorkerLost(watchdogMessage(wall, claim.Previous != "")), meta), "past its wall-clock limit", false
+		res, term, cacheable = wire.FailureResult(wire.WorkerLost(watchdogMessage(wall, claim.Previous != "")), meta), "past its wall-clock limit", false
 	case errors.Is(cause, errShutdown):
 		log().Info("job cancelled: the worker is shutting down")
-		res, cacheable = queue.FailureResult(wire.Cancelled("job cancelled: the worker shut down before it finished"), meta), false
+		res, cacheable = wire.FailureResult(wire.Cancelled("job cancelled: the worker shut down before it finished"), meta), false
 	case errors.Is(cause, errCancelRequested):
 		if m := w.opts.Metrics; m != nil {
 			m.cancels.Inc()
 		}
-		res, cacheable = queue.FailureResult(wire.Cancelled("job cancelled while running"), meta), false
+		res, cacheable = wire.FailureResult(wire.Cancelled("job cancelled while running"), meta), false
 	case errors.Is(cause, errDeadline):
-		res, cacheable = queue.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, true)), meta), false
+		res, cacheable = wire.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, true)), meta), false
 	default:
-		full, err := queue.AddJobMeta(res, meta)
+		full, err := wire.AddJobMeta(res, meta)
 		if err != nil {
 			log().Error("executor returned a bad envelope", "err", err)
-			full, cacheable = queue.FailureResult(wire.Internal("internal error: the engine returned an invalid response"), meta), false
+			full, cacheable = wire.FailureResult(wire.Internal("internal error: the engine returned an invalid response"), meta), false
 		}
 		if limit := w.bus.MaxResultSize(); len(full) > limit {
 			log().Warn("result too large for the queue", "bytes", len(full), "limit", limit)
@@ -699,8 +699,8 @@ func (w *Worker) handleUndecodable(d *queue.Delivery) {
 		return
 	}
 	w.log.Error("undecodable job", "seq", d.StreamSeq, "job", job.ID, "err", d.Err)
-	w.finish(d, job, nil, queue.FailureResult(wire.Internal(msg),
-		queue.JobMeta{JobID: job.ID, Worker: w.id}), "undecodable job", nil)
+	w.finish(d, job, nil, wire.FailureResult(wire.Internal(msg),
+		wire.JobMeta{JobID: job.ID, Worker: w.id}), "undecodable job", nil)
 }
 
 // finish stores res (unless an earlier result exists, which then wins),
@@ -765,8 +765,8 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 
 // tooLarge is the result that replaces one the queue cannot carry
 // (docs/tools.md §2: limit_exceeded, limit_kind output_bytes).
-func tooLarge(size, limit int, meta queue.JobMeta) json.RawMessage {
-	return queue.FailureResult(wire.WithOutcome(wire.Envelope(false).
+func tooLarge(size, limit int, meta wire.JobMeta) json.RawMessage {
+	return wire.FailureResult(wire.WithOutcome(wire.Envelope(false).
 		Set("error_kind", wire.KindLimitExceeded).
 		Set("limit_kind", wire.LimitOutputBytes).
 		Set("limit", limit).

@@ -1,17 +1,15 @@
-package queue
+package wire
 
 import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/axpool/axpool/wire"
 )
 
 // JobMeta is the job metadata added to every result (docs/tools.md §5).
 type JobMeta struct {
 	JobID string
-	// Queue is the time from Job.Submitted until a worker started the job
+	// Queue is the time from queue.Job.Submitted until a worker started the job
 	// (or gave up on it); Run is the execution time. Both are reported in
 	// whole milliseconds, never negative.
 	Queue, Run time.Duration
@@ -30,15 +28,15 @@ type JobMeta struct {
 // again. Errors: env is not a JSON object (only its braces are checked:
 // the envelope comes from the engine's own encoder).
 func AddJobMeta(env []byte, m JobMeta) (json.RawMessage, error) {
-	out, err := wire.AppendFields(env, m.setOn(wire.NewObject()))
+	out, err := AppendFields(env, m.setOn(NewObject()))
 	if err != nil {
-		return nil, fmt.Errorf("queue: result envelope: %w", err)
+		return nil, fmt.Errorf("wire: result envelope: %w", err)
 	}
 	return out, nil
 }
 
 // setOn sets m's fields on obj (see AddJobMeta) and returns obj.
-func (m JobMeta) setOn(obj *wire.Object) *wire.Object {
+func (m JobMeta) setOn(obj *Object) *Object {
 	return obj.Set("job_id", m.JobID).
 		Set("queue_ms", max(m.Queue.Milliseconds(), 0)).
 		Set("run_ms", max(m.Run.Milliseconds(), 0)).
@@ -46,10 +44,10 @@ func (m JobMeta) setOn(obj *wire.Object) *wire.Object {
 }
 
 // FailureResult returns the compact encoding of the service-level failure
-// envelope o (one of wire's constructors: wire.Cancelled,
-// wire.DeadlineExceeded, wire.WorkerLost, wire.Internal…) with the job
+// envelope o (one of the constructors: Cancelled,
+// DeadlineExceeded, WorkerLost, Internal…) with the job
 // metadata m, as AddJobMeta adds it.
-func FailureResult(o *wire.Object, m JobMeta) json.RawMessage {
+func FailureResult(o *Object, m JobMeta) json.RawMessage {
 	b, err := m.setOn(o).MarshalJSON()
 	if err != nil {
 		// Only strings, bools and ints above: cannot fail.
