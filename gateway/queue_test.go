@@ -13,7 +13,6 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/queue"
@@ -414,7 +413,7 @@ func workerlessStack(t *testing.T) (*queue.Embedded, *nats.Conn, *queue.Bus, *qu
 	t.Cleanup(nc.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage}, log)
+	bus, err := queue.Open(ctx, nc, queue.Config{Storage: queue.MemoryStorage}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

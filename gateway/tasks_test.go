@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
@@ -234,7 +233,7 @@ func TestTasksAcrossGatewayRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	bus, err := queue.Open(t.Context(), nc, queue.Config{Storage: jetstream.MemoryStorage}, queuetest.Logger())
+	bus, err := queue.Open(t.Context(), nc, queue.Config{Storage: queue.MemoryStorage}, queuetest.Logger())
 	if err != nil {
 		t.Fatal(err)
 	}

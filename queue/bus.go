@@ -89,10 +89,9 @@ type Config struct {
 	// The server reserves the bound from its JetStream memory or file
 	// storage (times the replicas, against account limits).
 	CacheMaxBytes int64
-	// Storage is jetstream.FileStorage (the zero value) or
-	// jetstream.MemoryStorage (faster; right for single-node mode, where
-	// jobs die with the process anyway).
-	Storage jetstream.StorageType
+	// Storage is FileStorage (the zero value) or MemoryStorage (faster;
+	// right for single-node mode, where jobs die with the process anyway).
+	Storage Storage
 	// Replicas is the stream and bucket replication factor, 1 to
 	// MaxReplicas. 0 means automatic (Open): the existing stream's; for a
 	// new stream 1 on a server outside a cluster, min(3, the cluster's
@@ -167,6 +166,38 @@ func (c Config) withDefaults() (Config, error) {
 	return c, nil
 }
 
+// Storage is where the NATS server keeps the job stream and the buckets
+// a bus creates (Config.Storage).
+type Storage int
+
+const (
+	// FileStorage keeps them on disk, where they outlive a server restart
+	// (fleet mode). The zero value.
+	FileStorage Storage = iota
+	// MemoryStorage keeps them in memory: faster, and right for
+	// single-node mode, where jobs die with the process anyway.
+	MemoryStorage
+)
+
+// String returns "file" or "memory".
+func (s Storage) String() string {
+	switch s {
+	case FileStorage:
+		return "file"
+	case MemoryStorage:
+		return "memory"
+	}
+	return fmt.Sprintf("Storage(%d)", int(s))
+}
+
+// jetstream is s as JetStream names it.
+func (s Storage) jetstream() jetstream.StorageType {
+	if s == MemoryStorage {
+		return jetstream.MemoryStorage
+	}
+	return jetstream.FileStorage
+}
+
 // validate refuses negative fields and an unknown storage type. Errors
 // name the field: `queue: Config.MaxDepth must be ≥ 0 (0 means the default
 // 1000), got -1`.
@@ -197,8 +228,8 @@ func (c Config) validate() error {
 			return fmt.Errorf("queue: Config.%s must be ≥ 0 (0 means the default %v), got %v", f.name, f.def, shown(f.def, f.v))
 		}
 	}
-	if c.Storage != jetstream.FileStorage && c.Storage != jetstream.MemoryStorage {
-		return fmt.Errorf("queue: Config.Storage must be jetstream.FileStorage or jetstream.MemoryStorage, got %d", c.Storage)
+	if c.Storage != FileStorage && c.Storage != MemoryStorage {
+		return fmt.Errorf("queue: Config.Storage must be queue.FileStorage or queue.MemoryStorage, got %d", c.Storage)
 	}
 	return nil
 }

@@ -99,7 +99,7 @@ func TestAttachWithoutCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := ctxT(t)
-	if _, err := Open(ctx, nc, Config{Storage: jetstream.MemoryStorage}, nil); err != nil {
+	if _, err := Open(ctx, nc, Config{Storage: MemoryStorage}, nil); err != nil {
 		t.Fatal(err)
 	}
 	js, _ := jetstream.New(nc)
@@ -137,7 +137,7 @@ func TestCacheOnDiskSurvivesRestart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bus, err := Open(ctx, nc, Config{Storage: jetstream.MemoryStorage, CacheOnDisk: true}, nil)
+		bus, err := Open(ctx, nc, Config{Storage: MemoryStorage, CacheOnDisk: true}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,7 +295,7 @@ func TestCacheBoundFollowed(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	cfg := Config{Storage: jetstream.MemoryStorage, CacheOnDisk: true, CacheMaxBytes: bound}
+	cfg := Config{Storage: MemoryStorage, CacheOnDisk: true, CacheMaxBytes: bound}
 	bus, err := Open(ctx, nc, cfg, textLog(&buf))
 	if err != nil {
 		t.Fatal(err)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // TestConfigValidated: Open refuses a negative field and a broken
@@ -36,7 +34,7 @@ func TestConfigValidated(t *testing.T) {
 		{Config{MaxAckPending: -1}, "queue: Config.MaxAckPending must be ≥ 0 (0 means the default 4096), got -1"},
 		{Config{RetryAfter: -time.Millisecond}, "queue: Config.RetryAfter must be ≥ 0 (0 means the default 1s), got -1ms"},
 		{Config{PlacementWait: -time.Second}, "queue: Config.PlacementWait must be ≥ 0 (0 means the default 10s), got -1s"},
-		{Config{Storage: 7}, "queue: Config.Storage must be jetstream.FileStorage or jetstream.MemoryStorage, got 7"},
+		{Config{Storage: 7}, "queue: Config.Storage must be queue.FileStorage or queue.MemoryStorage, got 7"},
 		{Config{Replicas: 6}, "queue: Config.Replicas must be at most 5, got 6"},
 		{Config{MaxAge: time.Minute}, "queue: Config.Duplicates (2m0s) must not exceed MaxAge (1m0s)"},
 		{Config{StateTTL: 10 * time.Minute}, "queue: Config.StateTTL (10m0s) must exceed MaxAge (15m0s): a job's claim and cancel marker must outlive the job in the queue"},
@@ -46,7 +44,7 @@ func TestConfigValidated(t *testing.T) {
 		{Config{ResultTTL: time.Hour, CacheTTL: 2 * time.Hour}, "queue: Config.ResultTTL (1h0m0s) must not be below CacheTTL (2h0m0s): a result must be readable as long as it is cached"},
 		{Config{MaxMsgSize: 9 << 20}, "queue: Config.MaxMsgSize (9437184 bytes) exceeds the server's max payload (8388608 bytes)"},
 	} {
-		c.cfg.Storage = max(c.cfg.Storage, jetstream.MemoryStorage)
+		c.cfg.Storage = max(c.cfg.Storage, MemoryStorage)
 		if _, err := Open(ctx, nc, c.cfg, nil); err == nil || err.Error() != c.want {
 			t.Errorf("Open(%+v) = %v\nwant %s", c.cfg, err, c.want)
 		}
@@ -56,7 +54,7 @@ func TestConfigValidated(t *testing.T) {
 	}
 	// At the edges of the invariants, and a default MaxMsgSize lowered to
 	// a smaller server's max payload.
-	bus, err := Open(ctx, nc, Config{Storage: jetstream.MemoryStorage, MaxAge: time.Minute, Duplicates: time.Minute, StateTTL: time.Minute + 1}, nil)
+	bus, err := Open(ctx, nc, Config{Storage: MemoryStorage, MaxAge: time.Minute, Duplicates: time.Minute, StateTTL: time.Minute + 1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +74,11 @@ func TestConfigValidated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sbus, err := Open(ctx, snc, Config{Storage: jetstream.MemoryStorage}, nil)
+	sbus, err := Open(ctx, snc, Config{Storage: MemoryStorage}, nil)
 	if err != nil || sbus.MaxJobSize() != 1<<20 {
 		t.Fatalf("default MaxMsgSize on a 1 MiB server: %v, MaxJobSize %d", err, sbus.MaxJobSize())
 	}
-	if _, err := Open(ctx, snc, Config{Storage: jetstream.MemoryStorage, MaxMsgSize: 2 << 20}, nil); err == nil ||
+	if _, err := Open(ctx, snc, Config{Storage: MemoryStorage, MaxMsgSize: 2 << 20}, nil); err == nil ||
 		err.Error() != "queue: Config.MaxMsgSize (2097152 bytes) exceeds the server's max payload (1048576 bytes)" {
 		t.Errorf("explicit MaxMsgSize over the payload: %v", err)
 	}

@@ -77,6 +77,13 @@ func (c Credentials) options() []nats.Option {
 	return o
 }
 
+// Conn is a connection to NATS (nats.go's), as Connect returns it: the
+// module's packages outside queue name it without importing nats.
+type Conn = nats.Conn
+
+// DefaultConnectTimeout is WithTimeout's default (nats.go's 2 s).
+const DefaultConnectTimeout = nats.DefaultTimeout
+
 // ConnectOption configures Connect.
 type ConnectOption func(*connectConfig)
 
@@ -101,11 +108,16 @@ func WithName(name string) ConnectOption { return func(cc *connectConfig) { cc.n
 func WithLogger(l *slog.Logger) ConnectOption { return func(cc *connectConfig) { cc.log = l } }
 
 // WithTimeout bounds the first connection attempt to each server (dial
-// and handshake, as nats.Timeout); default nats.DefaultTimeout (2 s). A
+// and handshake, as nats.Timeout); default DefaultConnectTimeout (2 s). A
 // server that accepts the TCP connection but never answers fails after d.
 func WithTimeout(d time.Duration) ConnectOption {
 	return func(cc *connectConfig) { cc.timeout = d }
 }
+
+// WithoutReconnect makes a lost connection end for good instead of
+// reconnecting: the connection of a one-shot command (`axpool queue
+// stats`), which must fail rather than wait.
+func WithoutReconnect() ConnectOption { return WithNATSOptions(nats.MaxReconnects(0)) }
 
 // WithNATSOptions appends raw nats.go options (applied last).
 func WithNATSOptions(o ...nats.Option) ConnectOption {

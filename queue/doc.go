@@ -53,7 +53,7 @@
 //
 //	emb, err := queue.StartEmbedded(queue.EmbeddedOptions{Logger: log})
 //	nc, err := emb.Connect()                      // in process, authenticated
-//	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage}, log)
+//	bus, err := queue.Open(ctx, nc, queue.Config{Storage: queue.MemoryStorage}, log)
 //	client, err := queue.NewClient(bus, queue.ClientOptions{Logger: log})
 //	sup, err := worker.StartSupervisor(worker.SupervisorOptions{N: runtime.NumCPU(),
 //		Command: worker.WorkerCommand(exe, emb.URL(), emb.Credentials())})

@@ -158,7 +158,7 @@ func TestOpenPlacementFallback(t *testing.T) {
 	defer cancel()
 	nc := c.Connect()
 	log := newPlacementLog()
-	_, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage, Replicas: 5}, slog.New(log))
+	_, err := queue.Open(ctx, nc, queue.Config{Storage: queue.MemoryStorage, Replicas: 5}, slog.New(log))
 	const want5 = "queue: create stream AXPOOL_JOBS: nats: API error: code=400 err_code=10005 description=no suitable peers for placement"
 	if err == nil || err.Error() != want5 {
 		t.Fatalf("Open with 5 replicas on 3 servers = %v, want %s", err, want5)
@@ -171,7 +171,7 @@ func TestOpenPlacementFallback(t *testing.T) {
 	downSinceRestart(c)
 	nc = c.Connect()
 	log = newPlacementLog()
-	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage, PlacementWait: 500 * time.Millisecond}, slog.New(log))
+	bus, err := queue.Open(ctx, nc, queue.Config{Storage: queue.MemoryStorage, PlacementWait: 500 * time.Millisecond}, slog.New(log))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestOpenPlacementWaitsForServer(t *testing.T) {
 	}
 	done := make(chan opened, 1)
 	go func() {
-		bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage, PlacementWait: 180 * time.Second}, slog.New(log))
+		bus, err := queue.Open(ctx, nc, queue.Config{Storage: queue.MemoryStorage, PlacementWait: 180 * time.Second}, slog.New(log))
 		done <- opened{bus, err}
 	}()
 	select {

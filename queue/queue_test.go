@@ -706,7 +706,7 @@ func TestAttach(t *testing.T) {
 	if _, err := Attach(ctx, nc, nil); !errors.Is(err, ErrNotSetUp) {
 		t.Fatalf("Attach before Open: %v, want ErrNotSetUp", err)
 	}
-	if _, err := Open(ctx, nc, Config{AckWait: 7 * time.Second, MaxDeliver: 5, Storage: jetstream.MemoryStorage}, nil); err != nil {
+	if _, err := Open(ctx, nc, Config{AckWait: 7 * time.Second, MaxDeliver: 5, Storage: MemoryStorage}, nil); err != nil {
 		t.Fatal(err)
 	}
 	bus, err := Attach(ctx, nc, nil)

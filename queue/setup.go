@@ -185,7 +185,7 @@ func streamConfig(cfg Config, replicas int) jetstream.StreamConfig {
 		Description: "axpool jobs (work queue)",
 		Subjects:    []string{JobSubjects},
 		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     cfg.Storage,
+		Storage:     cfg.Storage.jetstream(),
 		Replicas:    replicas,
 		MaxMsgs:     cfg.MaxDepth,
 		MaxBytes:    cfg.MaxBytes,
@@ -439,7 +439,7 @@ func checkStream(have jetstream.StreamConfig, cfg Config, log *slog.Logger) erro
 	ds = diff(ds, "max_msg_size", have.MaxMsgSize, cfg.MaxMsgSize)
 	ds = diff(ds, "max_age", have.MaxAge, cfg.MaxAge)
 	ds = diff(ds, "duplicates", have.Duplicates, cfg.Duplicates)
-	ds = diff(ds, "storage", have.Storage, cfg.Storage)
+	ds = diff(ds, "storage", have.Storage, cfg.Storage.jetstream())
 	logDifferences(log, "job stream "+StreamName, ds)
 	return nil
 }

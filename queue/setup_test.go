@@ -36,7 +36,7 @@ func TestOpenNeverRewrites(t *testing.T) {
 	}
 	ctx := ctxT(t)
 	var buf bytes.Buffer
-	first := Config{Storage: jetstream.MemoryStorage, MaxDepth: 50, AckWait: 7 * time.Second, MaxDeliver: 5, MaxWaiting: 600}
+	first := Config{Storage: MemoryStorage, MaxDepth: 50, AckWait: 7 * time.Second, MaxDeliver: 5, MaxWaiting: 600}
 	if _, err := Open(ctx, nc, first, textLog(&buf)); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestOpenNeverRewrites(t *testing.T) {
 		t.Errorf("log of the first Open:\n%s\nwant\n%s", got, want)
 	}
 	buf.Reset()
-	second := Config{Storage: jetstream.MemoryStorage, MaxDepth: 80, AckWait: 9 * time.Second, MaxDeliver: 4, MaxWaiting: 700,
+	second := Config{Storage: MemoryStorage, MaxDepth: 80, AckWait: 9 * time.Second, MaxDeliver: 4, MaxWaiting: 700,
 		ResultTTL: 2 * time.Hour, Replicas: 1}
 	bus, err := Open(ctx, nc, second, textLog(&buf))
 	if err != nil {
@@ -149,7 +149,7 @@ func TestConfigureErrors(t *testing.T) {
 	if _, err := Configure(ctx, nc, Settings{}, true); !errors.Is(err, ErrNotSetUp) {
 		t.Errorf("Configure before Open: %v, want ErrNotSetUp", err)
 	}
-	bus, err := Open(ctx, nc, Config{Storage: jetstream.MemoryStorage}, nil)
+	bus, err := Open(ctx, nc, Config{Storage: MemoryStorage}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,11 +241,11 @@ func TestCacheFollowsTTL(t *testing.T) {
 	}
 	ctx := ctxT(t)
 	var buf bytes.Buffer
-	if _, err := Open(ctx, nc, Config{Storage: jetstream.MemoryStorage, CacheTTL: 2 * time.Hour}, textLog(&buf)); err != nil {
+	if _, err := Open(ctx, nc, Config{Storage: MemoryStorage, CacheTTL: 2 * time.Hour}, textLog(&buf)); err != nil {
 		t.Fatal(err)
 	}
 	buf.Reset()
-	if _, err := Open(ctx, nc, Config{Storage: jetstream.MemoryStorage, CacheTTL: 3 * time.Hour}, textLog(&buf)); err != nil {
+	if _, err := Open(ctx, nc, Config{Storage: MemoryStorage, CacheTTL: 3 * time.Hour}, textLog(&buf)); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := buf.String(), "level=INFO msg=\"bucket TTL changed\" bucket=AXPOOL_CACHE from=2h0m0s to=3h0m0s\n"; !strings.Contains(got, want) {
@@ -279,7 +279,7 @@ func TestOpenReplicasStandalone(t *testing.T) {
 	}
 	ctx := ctxT(t)
 	var nce *NotClusteredError
-	if _, err := Open(ctx, nc, Config{Storage: jetstream.MemoryStorage, Replicas: 3}, nil); !errors.As(err, &nce) || nce.Replicas != 3 {
+	if _, err := Open(ctx, nc, Config{Storage: MemoryStorage, Replicas: 3}, nil); !errors.As(err, &nce) || nce.Replicas != 3 {
 		t.Fatalf("Open with replicas 3 on one server: %v", err)
 	}
 	js, err := jetstream.New(nc)

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -482,7 +481,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 		qcfg.CacheOnDisk = eopts.StoreDir != ""
 		secretsEnv = n.emb.Credentials().Env()
 		n.nc, err = n.emb.Connect(queue.WithName("axpool-gateway"), queue.WithLogger(base))
-		qcfg.Storage = jetstream.MemoryStorage
+		qcfg.Storage = queue.MemoryStorage
 	}
 	// Start-up waits for NATS and the queue up to --connect-timeout
 	// (fleet mode: the cluster may be starting, or electing a leader).

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/axpool/axpool/queue"
@@ -115,13 +114,13 @@ const (
 // statsConnectBudget shared between them (to 100 ms), within [0.5 s, 2 s].
 func statsConnectTimeout(n int) time.Duration {
 	d := (statsConnectBudget / time.Duration(max(n, 1))).Truncate(100 * time.Millisecond)
-	return min(max(d, 500*time.Millisecond), nats.DefaultTimeout)
+	return min(max(d, 500*time.Millisecond), queue.DefaultConnectTimeout)
 }
 
 // connectOnce is the one bounded connection attempt of `axpool queue
 // stats` and `configure` (a server that accepts TCP but never answers must
 // not hang the command). Errors are exit errors ready to return.
-func connectOnce(cmd *cobra.Command, name string) (*nats.Conn, error) {
+func connectOnce(cmd *cobra.Command, name string) (*queue.Conn, error) {
 	if err := checkNATS(cmd, name, queueFlags.nats); err != nil {
 		return nil, err
 	}
@@ -136,7 +135,7 @@ func connectOnce(cmd *cobra.Command, name string) (*nats.Conn, error) {
 	servers := len(strings.Split(queueFlags.nats, ","))
 	nc, err := queue.Connect(queueFlags.nats, queue.WithCredentials(creds), queue.WithName("axpool-"+strings.ReplaceAll(strings.TrimPrefix(name, "axpool "), " ", "-")),
 		queue.WithLogger(log), queue.WithTimeout(statsConnectTimeout(servers)),
-		queue.WithNATSOptions(nats.MaxReconnects(0)))
+		queue.WithoutReconnect())
 	if err != nil {
 		return nil, printFail(cmd, exitFail, "%s: %v", name, err)
 	}

@@ -29,7 +29,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/axpool/axpool/queue"
 )
@@ -138,7 +137,7 @@ func New(opts Options) (*Stack, error) {
 		opts.Client.Logger = log
 	}
 	if !opts.FileStorage {
-		opts.Config.Storage = jetstream.MemoryStorage
+		opts.Config.Storage = queue.MemoryStorage
 	}
 	emb, err := queue.StartEmbedded(opts.Embedded)
 	if err != nil {

@@ -112,7 +112,7 @@ func TestCluster(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	// Replicas 0: min(3, the cluster's size).
-	bus, err := queue.Open(ctx, nc, queue.Config{Storage: jetstream.MemoryStorage}, queuetest.Logger())
+	bus, err := queue.Open(ctx, nc, queue.Config{Storage: queue.MemoryStorage}, queuetest.Logger())
 	if err != nil {
 		t.Fatal(err)
 	}
