@@ -52,14 +52,14 @@ func (b inProcessBackend) Run(ctx context.Context, tool string, args json.RawMes
 // gateway process).
 func BenchmarkRunHTTPQueue(b *testing.B) {
 	s := sharedStack(b)
-	benchHTTP(b, s.gw, s.sup.PIDs)
+	benchHTTP(b, s.gw, s.Supervisor.PIDs)
 }
 
 // BenchmarkRunHTTPInProcess: the same calls answered in the gateway process
 // (no queue, no workers), for comparison.
 func BenchmarkRunHTTPInProcess(b *testing.B) {
 	s := sharedStack(b)
-	benchHTTP(b, s.newGateway(b, Config{Backend: inProcessBackend{env: &tools.Env{}}}), s.sup.PIDs)
+	benchHTTP(b, s.newGateway(b, Config{Backend: inProcessBackend{env: &tools.Env{}}}), s.Supervisor.PIDs)
 }
 
 // BenchmarkToolsCallFilter: the gateway's own work on one tools/call over

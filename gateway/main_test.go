@@ -1,33 +1,28 @@
 package gateway
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/exec"
-	"os/signal"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/axpool/axpool/internal/mask"
+	"github.com/axpool/axpool/internal/pooltest"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/tools"
-	"github.com/axpool/axpool/worker"
 )
 
-// The test binary doubles as a worker process: started by the stack's
-// Command (queuetest.RunChild) it runs worker.RunProcess against the
-// stack's server, executing jobs with tools.Call, exactly as `axpool
-// worker` does.
-// envSlots sets the slots of each worker process (default: the production
-// default). With queuetest.EnvCPUProfile set each writes a CPU profile.
-const envSlots = "AXPOOL_GATEWAY_TEST_SLOTS"
+// The test binary doubles as a worker process: started by a pool
+// (pooltest) it runs worker.RunProcess against the pool's server,
+// executing jobs with the production engine, exactly as `axpool worker`
+// does. envSlots sets the slots of each worker process (default: the
+// production default). With queuetest.EnvCPUProfile set each writes a CPU
+// profile.
+const envSlots = pooltest.EnvSlots
 
 func TestMain(m *testing.M) {
-	queuetest.RunChild(workerMain)
+	pooltest.RunChild()
 	code := m.Run()
 	sharedMu.Lock()
 	if shared != nil {
@@ -37,38 +32,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func workerMain() int {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	slots := 0 // the production default (worker.DefaultSlots)
-	fmt.Sscan(os.Getenv(envSlots), &slots)
-	env := &tools.Env{}
-	exec := worker.ToolsExecutor{Env: env} // the 14 tools and script jobs
-	err := worker.RunProcess(ctx, worker.ProcessOptions{
-		NATSURL:     queuetest.ChildURL(),
-		Credentials: queue.CredentialsFromEnv(),
-		Worker: worker.Options{Slots: slots, Executor: exec, Logger: queuetest.Logger(), PullWait: 200 * time.Millisecond,
-			ShutdownGrace: time.Second, ProgressInterval: testProgressInterval / 2},
-	})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "worker:", err)
-		return 1
-	}
-	return 0
-}
-
 // testProgressInterval is the gateway's progress interval in tests (the
 // workers publish twice as often), so that a half-second run reports
 // several times.
 const testProgressInterval = 100 * time.Millisecond
 
-// stack is a real single-node deployment inside the test: the queuetest
-// stack (embedded NATS server, job queue on memory storage, client),
-// worker processes (this test binary) and a gateway on a QueueBackend.
+// stack is a real single-node deployment inside the test: a pool
+// (embedded NATS server, job queue on memory storage, client, worker
+// processes of this test binary) and a gateway on a QueueBackend.
 type stack struct {
-	*queuetest.Stack
-	sup *worker.Supervisor
-	gw  *Server
+	*pooltest.Pool
+	gw *Server
 }
 
 var (
@@ -93,24 +67,11 @@ func sharedStack(t testing.TB) *stack {
 // it.
 func newStack(t testing.TB, n int, qcfg queue.Config) *stack {
 	t.Helper()
-	qs, err := queuetest.New(queuetest.Options{Config: qcfg})
+	p, err := pooltest.New(pooltest.Options{Workers: n, ProgressInterval: testProgressInterval / 2, Stack: queuetest.Options{Config: qcfg}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stack{Stack: qs}
-	if n > 0 {
-		s.sup, err = worker.StartSupervisor(worker.SupervisorOptions{
-			N:         n,
-			Command:   func(int) *exec.Cmd { return s.Command(nil) },
-			StopGrace: 5 * time.Second,
-			Logger:    queuetest.Logger(),
-		})
-		if err != nil {
-			s.close()
-			t.Fatalf("StartSupervisor: %v", err)
-		}
-		s.WaitWorkers(t, n)
-	}
+	s := &stack{Pool: p}
 	s.gw = s.newGateway(t, Config{})
 	return s
 }
@@ -147,9 +108,4 @@ func (s *stack) newGateway(t testing.TB, cfg Config) *Server {
 	return g
 }
 
-func (s *stack) close() {
-	if s.sup != nil {
-		s.sup.Stop()
-	}
-	s.Stack.Close()
-}
+func (s *stack) close() { s.Pool.Close() }

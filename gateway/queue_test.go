@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/axpool/axpool/internal/mask"
+	"github.com/axpool/axpool/internal/pooltest"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/wire"
@@ -273,7 +274,7 @@ func TestQueueUnavailableNATSDown(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	emb, nc, bus, client := workerlessStack(t)
-	st := &stack{Stack: &queuetest.Stack{Embedded: emb, Conn: nc, Bus: bus, Client: client}}
+	st := &stack{Pool: &pooltest.Pool{Stack: &queuetest.Stack{Embedded: emb, Conn: nc, Bus: bus, Client: client}}}
 	c := inProcess(t, st.newGateway(t, Config{}))
 
 	lost := nc.StatusChanged(nats.RECONNECTING)

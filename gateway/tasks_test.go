@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 )

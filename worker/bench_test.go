@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
@@ -63,7 +62,6 @@ func BenchmarkJobRoundTrip(b *testing.B) {
 		job  queue.Job
 	}{
 		{"noop", queue.Job{Tool: "noop"}},
-		{"boruna_run", queue.Job{Tool: "boruna_run", Args: json.RawMessage(`{"source":"fn main() -> Int { 40 + 2 }"}`)}},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			h := newHarness(b, queue.Config{})

@@ -1,7 +1,8 @@
 // Package worker is axpool's worker process (docs/architecture.md "Jobs",
 // "Processes and isolation"): it pulls jobs from the queue, runs them with
-// an Executor (in production tools.Call, which compiles and runs .ax
-// programs in the VM), heartbeats while they run, publishes throttled
+// its one Executor (in production internal/engine's, which compiles and
+// runs .ax programs in the VM; the worker knows nothing of what a job
+// does), heartbeats while they run, publishes throttled
 // progress and the result, and acknowledges them. It recovers from its
 // own and its peers' crashes: a panic in a job becomes an internal_error
 // result, a job whose worker died is redelivered and, on its last
@@ -40,8 +41,8 @@
 // so in single-node mode the processes together schedule on the machine's
 // CPUs, next to the gateway, rather than each on all of them.
 //
-// worker uses queue (the bus), tools and scripts (the engines) and wire; it never
-// imports the gateway or MCP.
+// worker uses queue (the bus) and wire; it never imports the gateway, MCP,
+// the tools or the scripts.
 //
-// Imports: internal/text, queue, scripts, tools and wire.
+// Imports: internal/text, queue and wire.
 package worker

@@ -15,7 +15,6 @@ import (
 
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
-	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -310,23 +309,6 @@ func TestWorkerOptions(t *testing.T) {
 	if st.Slots != DefaultSlots(0) || st.ID != w.ID() || st.Busy != 0 || st.PID == 0 || strings.ContainsRune(w.ID(), '.') {
 		t.Errorf("status = %+v", st)
 	}
-	// A ToolsExecutor without a response bound gets the bus's largest
-	// result; the caller's Env is not modified; an explicit bound stays.
-	env := &tools.Env{}
-	w, err = New(h.bus, Options{Executor: ToolsExecutor{Env: env}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := w.opts.Executor.(ToolsExecutor).Env.MaxResponseBytes; got != int64(h.bus.MaxResultSize()) || got <= 0 || env.MaxResponseBytes != 0 {
-		t.Errorf("MaxResponseBytes = %d (bus %d, caller's %d)", got, h.bus.MaxResultSize(), env.MaxResponseBytes)
-	}
-	w, err = New(h.bus, Options{Executor: ToolsExecutor{Env: &tools.Env{MaxResponseBytes: -1}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := w.opts.Executor.(ToolsExecutor).Env.MaxResponseBytes; got != -1 {
-		t.Errorf("explicit MaxResponseBytes = %d, want -1", got)
-	}
 	if w.opts.PullWait != DefaultPullWait || w.opts.ShutdownGrace != DefaultShutdownGrace ||
 		w.opts.ProgressInterval != DefaultProgressInterval || w.opts.Version != DefaultVersion {
 		t.Errorf("defaults: %+v", w.opts)
@@ -336,7 +318,7 @@ func TestWorkerOptions(t *testing.T) {
 		want string
 	}{
 		{Options{Slots: -1}, "worker: Options.Slots must be ≥ 0 (0 means DefaultSlots(JobMemoryMB)), got -1"},
-		{Options{JobMemoryMB: -5}, "worker: Options.JobMemoryMB must be ≥ 0 (0 means tools.DefaultMemoryMB), got -5"},
+		{Options{JobMemoryMB: -5}, "worker: Options.JobMemoryMB must be ≥ 0 (0 means DefaultJobMemoryMB), got -5"},
 		{Options{PullWait: -time.Second}, "worker: Options.PullWait must be ≥ 0 (0 means 1s), got -1s"},
 		{Options{ShutdownGrace: -1}, "worker: Options.ShutdownGrace must be ≥ 0 (0 means 10s), got -1ns"},
 		{Options{ProgressInterval: -time.Millisecond}, "worker: Options.ProgressInterval must be ≥ 0 (0 means 200ms), got -1ms"},
@@ -399,7 +381,7 @@ func TestDefaultSlots(t *testing.T) {
 		{0, 256, 0, 8},                    // at least one CPU
 		{1, 256, 24 * gib, 8},             // plenty of memory
 		{1, 256, 2 * gib, 4},              // 1 GiB usable / 256 MB
-		{1, 0, 2 * gib, 4},                // 0 means tools.DefaultMemoryMB (256)
+		{1, 0, 2 * gib, 4},                // 0 means DefaultJobMemoryMB (256)
 		{4, 1024, 8 * gib, 4},             // 4 GiB usable / 1 GiB
 		{1, 256, 100 << 20, 1},            // not even one job fits: still 1
 		{1, 1 << 60, 24 * gib, 1},         // an absurd limit does not overflow

@@ -18,7 +18,6 @@ import (
 
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
-	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -96,12 +95,10 @@ func childMain() int {
 //	bad                       → returns a non-object
 //
 // {"wall_ms":N} in any job's arguments is its wall-clock limit
-// (WallLimiter), for the watchdog.
-//
-// Anything else goes to the production executor (tools.Call).
+// (Prepared.WallLimit), for the watchdog. Any other tool is invalid_args;
+// no result is cacheable.
 type testExecutor struct {
-	nc   *nats.Conn
-	real Executor
+	nc *nats.Conn
 }
 
 func (e *testExecutor) report(subj, job string) {
@@ -110,16 +107,19 @@ func (e *testExecutor) report(subj, job string) {
 	_ = e.nc.Flush()
 }
 
-// ExecuteCacheable makes the test executor a CachingExecutor: the real
-// tools say whether their results may be cached, the test tools never.
-func (e *testExecutor) ExecuteCacheable(ctx context.Context, job *queue.Job, progress func(steps, total int64)) (json.RawMessage, bool) {
-	if ce, ok := e.real.(CachingExecutor); ok && tools.Executes(job.Tool) {
-		return ce.ExecuteCacheable(ctx, job, progress)
+// Prepare implements Executor.
+func (e *testExecutor) Prepare(job *queue.Job, _ int) Prepared {
+	var a struct {
+		WallMS int64 `json:"wall_ms"`
 	}
-	return e.Execute(ctx, job, progress), false
+	_ = json.Unmarshal(job.Args, &a)
+	return Prepared{WallLimit: time.Duration(a.WallMS) * time.Millisecond,
+		Run: func(ctx context.Context, progress func(steps, total int64)) Result {
+			return Result{Envelope: e.execute(ctx, job, progress)}
+		}}
 }
 
-func (e *testExecutor) Execute(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage {
+func (e *testExecutor) execute(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage {
 	var a struct {
 		MS int64 `json:"ms"`
 	}
@@ -165,19 +165,7 @@ func (e *testExecutor) Execute(ctx context.Context, job *queue.Job, progress fun
 	case "bad":
 		return json.RawMessage(`[1,2]`)
 	}
-	if e.real != nil {
-		return e.real.Execute(ctx, job, progress)
-	}
 	return mustJSON(wire.InvalidArgs(wire.KindInvalidArgs, "unknown test tool "+job.Tool))
-}
-
-// WallLimit implements WallLimiter: the job's "wall_ms".
-func (e *testExecutor) WallLimit(job *queue.Job) time.Duration {
-	var a struct {
-		WallMS int64 `json:"wall_ms"`
-	}
-	_ = json.Unmarshal(job.Args, &a)
-	return time.Duration(a.WallMS) * time.Millisecond
 }
 
 // harness is one test's bus: a queuetest stack (embedded server, the bus
@@ -401,10 +389,9 @@ func (h *harness) waitStarted(id string) int {
 	}
 }
 
-// newTestExecutor returns the test executor; tools it does not know go to
-// the production executor with the default Env.
+// newTestExecutor returns the test executor.
 func newTestExecutor(nc *nats.Conn) Executor {
-	return &testExecutor{nc: nc, real: ToolsExecutor{}}
+	return &testExecutor{nc: nc}
 }
 
 // startWorkersWithExit is startWorkers reporting each process's exit.

@@ -27,7 +27,7 @@ func TestRunProcessStopWhileAttaching(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- RunProcess(ctx, ProcessOptions{NATSURL: e.URL(), Credentials: e.Credentials(),
-			Worker: Options{Slots: 1, Executor: ToolsExecutor{}, Logger: log}})
+			Worker: Options{Slots: 1, Executor: ExecutorFunc(okExec), Logger: log}})
 	}()
 	queuetest.WaitFor(t, 30*time.Second, "the worker waiting for the job queue", func() bool {
 		return strings.Contains(logs.String(), "waiting for the job queue")

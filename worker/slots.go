@@ -4,8 +4,6 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
-
-	"github.com/axpool/axpool/tools"
 )
 
 // SlotsPerCPU is the default number of slots per CPU that a worker process
@@ -26,8 +24,13 @@ import (
 // CPU busy with short ones.
 const SlotsPerCPU = 8
 
+// DefaultJobMemoryMB is the memory limit, in MB, of a job that sets none
+// (the engine's default; internal/engine checks that it is
+// tools.DefaultMemoryMB): Options.JobMemoryMB's default.
+const DefaultJobMemoryMB = 256
+
 // DefaultSlots returns the default slot count of a worker process whose
-// jobs may each use up to jobMemMB MB (0 means tools.DefaultMemoryMB):
+// jobs may each use up to jobMemMB MB (0 means DefaultJobMemoryMB):
 // SlotsPerCPU × GOMAXPROCS, lowered so that every slot can hold a job at
 // its memory limit within half of the process's memory budget, and at
 // least 1. The budget is GOMEMLIMIT when one is set, else the process's
@@ -58,7 +61,7 @@ func SlotsFor(cpus int, jobMemMB int64) int {
 // (0: unknown).
 func defaultSlots(cpus int, jobMemMB, budget int64) int {
 	if jobMemMB <= 0 {
-		jobMemMB = tools.DefaultMemoryMB
+		jobMemMB = DefaultJobMemoryMB
 	}
 	slots := SlotsPerCPU * max(cpus, 1)
 	if budget > 0 {

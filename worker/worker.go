@@ -20,31 +20,51 @@ import (
 	"github.com/axpool/axpool/wire"
 )
 
-// Executor runs one job and returns its response envelope: a JSON object
-// starting with success and protocol_version (docs/tools.md §1). It must
-// return promptly once ctx is cancelled (a cancel request, the job's
-// deadline, or a forced shutdown) and may call progress (from any one
-// goroutine, never after returning) with the cumulative step count and the
-// step ceiling. The worker appends the job metadata fields.
+// Executor runs the jobs a worker pulls; the worker knows nothing of what a
+// job does (internal/engine runs the tools and named scripts). Prepare
+// decodes job once, before it runs: the worker needs the job's wall-clock
+// limit first (its watchdog, WatchdogSlack), then runs it with Prepared.Run.
+// maxResult is the largest response, in bytes, the bus carries
+// (queue.Bus.MaxResultSize): an executor may refuse a larger result before
+// it encodes it. A panic in Prepare or Run becomes an internal_error
+// result; the worker appends the job metadata fields to every result.
 type Executor interface {
-	Execute(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage
+	Prepare(job *queue.Job, maxResult int) Prepared
 }
 
-// CachingExecutor is an Executor that also tells whether a job's result
-// may be cached under job.Cache (queue.Job.Cache, docs/tools.md §7):
-// ToolsExecutor. The worker then stores the result, job metadata included,
-// with Bus.StoreCached before it answers the job.
-type CachingExecutor interface {
-	Executor
-	ExecuteCacheable(ctx context.Context, job *queue.Job, progress func(steps, total int64)) (res json.RawMessage, cacheable bool)
+// Prepared is a job its Executor has decoded, ready to run.
+type Prepared struct {
+	// WallLimit is the wall-clock limit the job runs under, 0 for none.
+	WallLimit time.Duration
+	// Run runs the job and returns its result. It must return promptly
+	// once ctx is cancelled (a cancel request, the job's deadline, the
+	// watchdog, or a forced shutdown) and may call progress (from any one
+	// goroutine, never after returning) with the cumulative step count and
+	// the step ceiling. Required.
+	Run func(ctx context.Context, progress func(steps, total int64)) Result
 }
 
-// ExecutorFunc adapts a function to Executor.
+// Result is what a job's run answers.
+type Result struct {
+	// Envelope is the response: a JSON object starting with success and
+	// protocol_version (docs/tools.md §1).
+	Envelope json.RawMessage
+	// Cacheable reports that the result may be stored under job.Cache
+	// (queue.Job.Cache, docs/tools.md §7): the worker then stores it, job
+	// metadata included, with Bus.StoreCached before it answers the job.
+	// Ignored for a job without a cache key.
+	Cacheable bool
+}
+
+// ExecutorFunc adapts a function to Executor: its jobs have no wall-clock
+// limit and are never cached.
 type ExecutorFunc func(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage
 
-// Execute calls f.
-func (f ExecutorFunc) Execute(ctx context.Context, job *queue.Job, progress func(steps, total int64)) json.RawMessage {
-	return f(ctx, job, progress)
+// Prepare implements Executor.
+func (f ExecutorFunc) Prepare(job *queue.Job, _ int) Prepared {
+	return Prepared{Run: func(ctx context.Context, progress func(steps, total int64)) Result {
+		return Result{Envelope: f(ctx, job, progress)}
+	}}
 }
 
 // Options configure a Worker. A zero field takes the default named after
@@ -63,7 +83,7 @@ type Options struct {
 	// JobMemoryMB is the most memory one job may use, in MB (the
 	// executor's per-job memory limit: the operator's ceiling, or the
 	// default limit of a job that sets none); it bounds the default Slots.
-	// 0 means tools.DefaultMemoryMB.
+	// 0 means DefaultJobMemoryMB.
 	JobMemoryMB int64
 	// Executor runs jobs (required).
 	Executor Executor
@@ -120,13 +140,6 @@ const (
 	HungGrace     = time.Second
 )
 
-// WallLimiter is implemented by an Executor that knows the wall-clock
-// limit a job runs under (ToolsExecutor: tools.WallLimit), 0 for none.
-// The worker's watchdog uses it (WatchdogSlack).
-type WallLimiter interface {
-	WallLimit(job *queue.Job) time.Duration
-}
-
 // Cancellation causes of a job's context.
 var (
 	errCancelRequested = errors.New("job cancelled")
@@ -176,7 +189,7 @@ func New(bus *queue.Bus, opts Options) (*Worker, error) {
 		def  any
 	}{
 		{"Slots", int64(opts.Slots), "DefaultSlots(JobMemoryMB)"},
-		{"JobMemoryMB", opts.JobMemoryMB, "tools.DefaultMemoryMB"},
+		{"JobMemoryMB", opts.JobMemoryMB, "DefaultJobMemoryMB"},
 		{"PullWait", int64(opts.PullWait), DefaultPullWait},
 		{"ShutdownGrace", int64(opts.ShutdownGrace), DefaultShutdownGrace},
 		{"ProgressInterval", int64(opts.ProgressInterval), DefaultProgressInterval},
@@ -191,15 +204,6 @@ func New(bus *queue.Bus, opts Options) (*Worker, error) {
 	}
 	if limit := bus.MaxAckPending(); limit > 0 && opts.Slots > limit {
 		return nil, fmt.Errorf("worker: Options.Slots (%d) exceeds the job consumer's MaxAckPending (%d): the slots beyond it would never get a job", opts.Slots, limit)
-	}
-	// A run's unbounded result is refused before it is encoded once it
-	// would not fit the bus's largest result (tools.Env.MaxResponseBytes),
-	// whatever the server's max_payload (8 MiB embedded, often 1 MiB on an
-	// external server).
-	if te, ok := opts.Executor.(ToolsExecutor); ok && te.Env != nil && te.Env.MaxResponseBytes == 0 {
-		env := *te.Env
-		env.MaxResponseBytes = int64(bus.MaxResultSize())
-		opts.Executor = ToolsExecutor{Env: &env}
 	}
 	host, _ := os.Hostname()
 	if opts.ID == "" {
@@ -469,7 +473,8 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	// (counted from the job's first start) + WatchdogSlack, whatever
 	// happens to the engine or to earlier workers.
 	var watchdog time.Time
-	wall := w.wallLimit(job)
+	prep := w.prepare(job, log)
+	wall := prep.WallLimit
 	if wall > 0 && !claim.FirstStart.IsZero() {
 		watchdog = claim.FirstStart.Add(wall + WatchdogSlack)
 		if !time.Now().Before(watchdog) {
@@ -497,7 +502,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	}
 	hb.start()
 	runStart := time.Now()
-	res, cacheable, overdue := w.run(jobCtx, cancelJob, job, pp.update, log, watchdog)
+	res, cacheable, overdue := w.run(jobCtx, cancelJob, job, prep.Run, pp.update, log, watchdog)
 	meta.Run = time.Since(runStart)
 	pp.close()
 
@@ -552,23 +557,34 @@ func (w *Worker) isRunning(jobID string) bool {
 	return w.running[jobID] != nil
 }
 
-// wallLimit is the job's wall-clock limit, 0 when the executor does not
-// know it.
-func (w *Worker) wallLimit(job *queue.Job) time.Duration {
-	if wl, ok := w.opts.Executor.(WallLimiter); ok {
-		return wl.WallLimit(job)
+// prepare asks the executor to decode job (Executor.Prepare), turning a
+// panic into a job that answers internal_error.
+func (w *Worker) prepare(job *queue.Job, log func() *slog.Logger) (p Prepared) {
+	defer func() {
+		if r := recover(); r != nil {
+			log().Error("panic while preparing job", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			p = Prepared{Run: func(context.Context, func(int64, int64)) Result {
+				return Result{Envelope: mustJSON(wire.Internal(fmt.Sprintf("internal error: %v", r)))}
+			}}
+		}
+	}()
+	p = w.opts.Executor.Prepare(job, w.bus.MaxResultSize())
+	if p.Run == nil {
+		p.Run = func(context.Context, func(int64, int64)) Result {
+			return Result{Envelope: mustJSON(wire.Internal("internal error: the executor prepared no run"))}
+		}
 	}
-	return 0
+	return p
 }
 
 // run executes the job; with a watchdog time it runs the engine on a
 // goroutine of its own and, at that time, cancels it and returns
 // overdue (the caller answers worker_lost at once). An engine that then
 // does not return within HungGrace is counted as hung (Healthy).
-func (w *Worker) run(ctx context.Context, cancel context.CancelCauseFunc, job *queue.Job, progress func(steps, total int64),
-	log func() *slog.Logger, watchdog time.Time) (res json.RawMessage, cacheable, overdue bool) {
+func (w *Worker) run(ctx context.Context, cancel context.CancelCauseFunc, job *queue.Job, runJob func(context.Context, func(int64, int64)) Result,
+	progress func(steps, total int64), log func() *slog.Logger, watchdog time.Time) (res json.RawMessage, cacheable, overdue bool) {
 	if watchdog.IsZero() {
-		res, cacheable = w.execute(ctx, job, progress, log)
+		res, cacheable = w.execute(ctx, job, runJob, progress, log)
 		return res, cacheable, false
 	}
 	type outcome struct {
@@ -577,7 +593,7 @@ func (w *Worker) run(ctx context.Context, cancel context.CancelCauseFunc, job *q
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, cacheable := w.execute(ctx, job, progress, log)
+		res, cacheable := w.execute(ctx, job, runJob, progress, log)
 		done <- outcome{res, cacheable}
 	}()
 	t := time.NewTimer(time.Until(watchdog))
@@ -651,25 +667,22 @@ func (w *Worker) cancelJob(id string) {
 	}
 }
 
-// execute calls the executor, turning a panic into an internal_error
-// envelope (the worker process survives). cacheable reports that the
-// result may be stored under job.Cache (CachingExecutor).
-func (w *Worker) execute(ctx context.Context, job *queue.Job, progress func(steps, total int64), log func() *slog.Logger) (res json.RawMessage, cacheable bool) {
+// execute runs a prepared job (runJob), turning a panic into an
+// internal_error envelope (the worker process survives). cacheable reports
+// that the result may be stored under job.Cache (Result.Cacheable).
+func (w *Worker) execute(ctx context.Context, job *queue.Job, runJob func(context.Context, func(int64, int64)) Result,
+	progress func(steps, total int64), log func() *slog.Logger) (res json.RawMessage, cacheable bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			log().Error("panic while running job", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			res, cacheable = mustJSON(wire.Internal(fmt.Sprintf("internal error: %v", r))), false
 		}
 	}()
-	if ce, ok := w.opts.Executor.(CachingExecutor); ok && job.Cache != "" {
-		res, cacheable = ce.ExecuteCacheable(ctx, job, progress)
-	} else {
-		res = w.opts.Executor.Execute(ctx, job, progress)
-	}
-	if len(res) == 0 {
+	out := runJob(ctx, progress)
+	if len(out.Envelope) == 0 {
 		return mustJSON(wire.Internal("internal error: empty response")), false
 	}
-	return res, cacheable
+	return out.Envelope, out.Cacheable && job.Cache != ""
 }
 
 // handleUndecodable answers a job whose message does not decode — of

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/axpool/axpool/internal/engine"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
@@ -230,7 +231,7 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 			ID:            workerFlags.id,
 			Slots:         slots,
 			JobMemoryMB:   jobMemMB,
-			Executor:      worker.ToolsExecutor{Env: env},
+			Executor:      engine.New(env),
 			ShutdownGrace: workerFlags.shutdownGrace,
 			Logger:        log,
 			Mask:          masker.JSON,

@@ -19,8 +19,8 @@ const module = "github.com/axpool/axpool"
 // allowed lists, for every package of the module (relative import paths),
 // the module packages its non-test files may import. A package missing
 // from the table fails the test. Tests may import more (the helpers
-// internal/golden, internal/mcptest, queue/queuetest, and worker from the
-// gateway's tests).
+// internal/golden, internal/mcptest, internal/pooltest, queue/queuetest,
+// and worker from the gateway's tests).
 var allowed = map[string][]string{
 	// Leaves: the standard library only.
 	"internal/arena":     nil,
@@ -65,7 +65,12 @@ var allowed = map[string][]string{
 	// never runs a VM (no compiler, no vm).
 	"queue":           {"internal/jsonenc", "wire"},
 	"queue/queuetest": {"queue"},
-	"worker":          {"internal/text", "queue", "scripts", "tools", "wire"},
+	// The worker is generic: it runs whatever its Executor does.
+	"worker": {"internal/text", "queue", "wire"},
+	// The executor of tool and script jobs, wired into the worker by cmd.
+	"internal/engine": {"queue", "scripts", "tools", "wire", "worker"},
+	// A real worker pool for tests (imported by tests only).
+	"internal/pooltest": {"internal/engine", "queue", "queue/queuetest", "tools", "worker"},
 	// The live capability handlers: worker side, never the gateway.
 	"worker/handlers": {"internal/text", "policy", "vm"},
 	"gateway":         {"gateway/agentdocs", "gateway/batch", "gateway/dispatch/fairshare", "internal/limitread", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
@@ -76,7 +81,7 @@ var allowed = map[string][]string{
 	// batch runs calls through a function it is given: no queue, no MCP.
 	"gateway/batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 
-	"cmd/axpool": {"gateway/batch", "compiler", "compiler/syntax", "gateway", "worker/handlers", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
+	"cmd/axpool": {"internal/engine", "gateway/batch", "compiler", "compiler/syntax", "gateway", "worker/handlers", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
 		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
 }
 

@@ -9,7 +9,8 @@
 // The rules keep the layers apart (docs/architecture.md): compiler, vm and
 // policy know nothing of NATS or MCP, queue knows nothing of MCP, the
 // gateway never runs a VM, and the test helpers (internal/golden,
-// internal/mcptest, queue/queuetest) are imported by tests only.
+// internal/mcptest, internal/pooltest, queue/queuetest) are imported by
+// tests only.
 //
 // Imports: nothing from the module.
 package depgraph

@@ -1,0 +1,88 @@
+// Package engine is what axpool's workers run (worker.Executor): a job of
+// a boruna_* tool runs through tools.Call (compile, check, run in the VM,
+// …), a job of kind scripts.JobKind (a named script, docs/scripts.md)
+// through scripts.Execute, both under one tools.Env (libs and templates
+// directories, operator ceilings, ceiling policy, capability handlers).
+// The worker itself knows nothing of tools or scripts; internal/node wires
+// an Executor into it.
+//
+// Imports: queue, scripts, tools, wire and worker.
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/scripts"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/wire"
+	"github.com/axpool/axpool/worker"
+)
+
+// Executor runs tool and script jobs under Env. Make one with New; safe
+// for concurrent use.
+type Executor struct {
+	env *tools.Env
+
+	// sized is env with MaxResponseBytes set to the bus's largest result,
+	// for an env without a bound of its own (Prepare).
+	sizedMu  sync.Mutex
+	sized    *tools.Env
+	sizedFor int
+}
+
+// New returns the executor of jobs under env (nil means the zero Env).
+// An env whose MaxResponseBytes is 0 gets the bus's largest result as its
+// bound: a run's unbounded result is then refused before it is encoded
+// once it would not fit, whatever the server's max_payload (8 MiB
+// embedded, often 1 MiB on an external server).
+func New(env *tools.Env) *Executor {
+	if env == nil {
+		env = &tools.Env{}
+	}
+	return &Executor{env: env}
+}
+
+// Env returns the Env jobs run under when the bus carries results of up
+// to maxResult bytes.
+func (e *Executor) Env(maxResult int) *tools.Env {
+	if e.env.MaxResponseBytes != 0 || maxResult <= 0 {
+		return e.env
+	}
+	e.sizedMu.Lock()
+	defer e.sizedMu.Unlock()
+	if e.sized == nil || e.sizedFor != maxResult {
+		env := *e.env
+		env.MaxResponseBytes = int64(maxResult)
+		e.sized, e.sizedFor = &env, maxResult
+	}
+	return e.sized
+}
+
+// Prepare implements worker.Executor: the job's wall-clock limit is
+// tools.WallLimit's; its result may be cached when the call was
+// deterministic (tools.Report) and job.CacheVersion is this build's
+// tools.RuntimeVersion. A script job is never cached.
+func (e *Executor) Prepare(job *queue.Job, maxResult int) worker.Prepared {
+	env := e.Env(maxResult)
+	return worker.Prepared{
+		WallLimit: tools.WallLimit(env, job.Tool, job.Args),
+		Run: func(ctx context.Context, progress func(steps, total int64)) worker.Result {
+			var obj *wire.Object
+			var rep tools.Report
+			if job.Tool == scripts.JobKind {
+				obj = scripts.Execute(ctx, env, job.Args, progress)
+			} else {
+				obj, rep = tools.CallReport(ctx, env, job.Tool, job.Args, progress)
+			}
+			b, err := obj.MarshalJSON()
+			if err != nil {
+				b, _ = wire.Internal(fmt.Sprintf("internal error: cannot encode the response: %v", err)).MarshalJSON()
+				return worker.Result{Envelope: b}
+			}
+			return worker.Result{Envelope: b, Cacheable: rep.Deterministic && job.Cache != "" && job.CacheVersion == tools.RuntimeVersion()}
+		},
+	}
+}
