@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/gateway/batch"
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
@@ -30,7 +31,7 @@ const defaultBatchConcurrency = 8
 const MaxBatchResultBytes = tools.DefaultMaxResponseBytes
 
 // slotCounter is a Backend that knows how many jobs its pool runs at once
-// (QueueBackend.Slots).
+// (dispatch.QueueBackend.Slots).
 type slotCounter interface {
 	Slots(ctx context.Context) int
 }
@@ -130,7 +131,7 @@ func overBudget(r batch.Result, n int) batch.Result {
 	}
 	o.Set("outcome", wire.OutcomeOutputLimit).Set("retryable", false)
 	if f.JobID != "" {
-		setJobFields(o, f.JobID, max(f.QueueMs, 0), max(f.RunMs, 0), f.Worker)
+		dispatch.SetJobFields(o, f.JobID, max(f.QueueMs, 0), max(f.RunMs, 0), f.Worker)
 	}
 	if f.Cached {
 		o.Set("cached", true)

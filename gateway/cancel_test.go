@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/axpool/axpool/gateway/dispatch"
 )
 
 // endlessArgs is a boruna_run that loops until its step or wall limit: far
@@ -154,7 +156,7 @@ func TestHTTPEarlyDisconnect(t *testing.T) {
 // stream ends at once, empty.
 func TestHTTPCancelBeforeCall(t *testing.T) {
 	s := sharedStack(t)
-	be := &ctxBackend{inner: &QueueBackend{Client: s.Client, Timeout: time.Minute}}
+	be := &ctxBackend{inner: &dispatch.QueueBackend{Client: s.Client, Timeout: time.Minute}}
 	url := httpServer(t, s.newGateway(t, Config{Backend: be}), HTTPConfig{})
 	hdr := legacySession(t, url, testToken)
 	status, body := rawDo(t, http.MethodPost, url, hdr, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77}}`)

@@ -8,13 +8,13 @@
 //
 // The gateway never runs a VM. Executing tools (those for which
 // tools.Executes is true) go to a Backend — in production the job queue
-// (QueueBackend), which also answers from the result cache and through
+// (dispatch.QueueBackend), which also answers from the result cache and through
 // idempotency keys (docs/tools.md §7); the others are answered in-process
 // by tools.Call. axpool_batch (batch.go) runs its items as calls of their
 // own through the same path; Server.Call offers that path to `axpool
 // batch`.
 //
-// QueueBackend shares the queue fairly between callers (package
+// dispatch.QueueBackend shares the queue fairly between callers (package
 // fairshare: each caller's calls wait in the gateway and enter the stream's window
 // round-robin, so one caller's backlog never starves another's call),
 // answers queue_full and quota_exceeded (MaxInflightPerCaller) at once
@@ -180,7 +180,7 @@
 // does, to compile scripts; the gateway only reads its catalogue and
 // submits script jobs).
 //
-// Imports: gateway/agentdocs, gateway/batch, gateway/dispatch/fairshare,
+// Imports: gateway/agentdocs, gateway/batch, gateway/dispatch,
 // internal/limitread, internal/mask, internal/text, queue, scripts, tools
 // and wire.
 package gateway

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/client"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/tools"
 )
 
@@ -135,7 +136,7 @@ func mustCheck(t *testing.T, tool string, raw json.RawMessage) json.RawMessage {
 // ctxBackend records, for each call, the checked arguments the transport
 // handed to the handler (nil when none) and the arguments Run received.
 type ctxBackend struct {
-	inner Backend
+	inner dispatch.Backend
 	mu    sync.Mutex
 	seen  []*callInfo
 	args  []json.RawMessage

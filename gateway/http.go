@@ -28,6 +28,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/limitread"
 )
 
@@ -306,7 +307,7 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	ctx = context.WithValue(context.WithValue(ctx, callerKey{}, caller), ownerKey{}, owner)
+	ctx = context.WithValue(dispatch.WithCaller(ctx, caller), ownerKey{}, owner)
 	sid := r.Header.Get(server.HeaderKeySessionID)
 	modern := mcp.IsModernProtocol(r.Header.Get(mcp.HeaderProtocolVersion))
 	hw := &httpWriter{w: w}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -23,7 +24,7 @@ func TestIdempotencyJoinRefusedOwner(t *testing.T) {
 	_, nc, bus, client := workerlessStack(t)
 	entered, release := make(chan struct{}), make(chan struct{})
 	var submits atomic.Int32
-	b := &QueueBackend{Client: client, Timeout: 10 * time.Minute, MaxInflightPerCaller: 1,
+	b := &dispatch.QueueBackend{Client: client, Timeout: 10 * time.Minute, MaxInflightPerCaller: 1,
 		BeforeSubmit: func() error {
 			if submits.Add(1) == 2 { // the keyed owner: hold it, its key claimed
 				close(entered)
@@ -69,9 +70,9 @@ func TestIdempotencyJoinRefusedOwner(t *testing.T) {
 	close(release)
 	for name, ch := range map[string]chan answer{"owner": owner, "joiner": joiner} {
 		a := <-ch
-		var je *JobError
+		var je *dispatch.JobError
 		if a.err != nil {
-			je, _ = a.err.(*JobError)
+			je, _ = a.err.(*dispatch.JobError)
 		}
 		if a.res != nil || je == nil || je.Outcome != wire.OutcomeQuotaExceeded || je.JobID != "" {
 			t.Errorf("%s: %s, %v (%+v); want quota_exceeded with no job", name, a.res, a.err, je)
@@ -87,7 +88,7 @@ func TestIdempotencyJoinRefusedOwner(t *testing.T) {
 // arguments are refused with invalid_args.
 func TestIdempotencySameArgsOtherSpelling(t *testing.T) {
 	s := sharedStack(t)
-	c := inProcess(t, s.newGateway(t, Config{Backend: &QueueBackend{Client: s.Client, Timeout: time.Minute}}))
+	c := inProcess(t, s.newGateway(t, Config{Backend: &dispatch.QueueBackend{Client: s.Client, Timeout: time.Minute}}))
 	key := func(k string) string { return `,"idempotency_key":"` + t.Name() + k + `"` }
 	for _, tc := range []struct{ tool, first, again string }{
 		{"boruna_run", `{"source":"fn main() -> Int { 31 }","max_steps":50` + key("order") + `}`,
@@ -118,7 +119,7 @@ func TestIdempotencySameArgsOtherSpelling(t *testing.T) {
 // for one key, the second call replaying the first's result.
 func TestIdempotencyKeyInvalidUTF8Stdio(t *testing.T) {
 	s := sharedStack(t)
-	c := stdioClient(t, s.newGateway(t, Config{Backend: &QueueBackend{Client: s.Client, Timeout: time.Minute}}))
+	c := stdioClient(t, s.newGateway(t, Config{Backend: &dispatch.QueueBackend{Client: s.Client, Timeout: time.Minute}}))
 	for _, b := range []string{"\xff", "\xfe"} {
 		_, err := call(t, c, "boruna_run", "{\"source\":\"fn main() -> Int { 1 }\",\"idempotency_key\":\"u"+b+"\"}", nil)
 		want := `invalid params: invalid argument "idempotency_key" for tool "boruna_run": expected a string of valid UTF-8, got invalid UTF-8 at byte 1 (it would be read as U+FFFD)`

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/pooltest"
 	"github.com/axpool/axpool/queue"
@@ -39,7 +40,7 @@ const testProgressInterval = 100 * time.Millisecond
 
 // stack is a real single-node deployment inside the test: a pool
 // (embedded NATS server, job queue on memory storage, client, worker
-// processes of this test binary) and a gateway on a QueueBackend.
+// processes of this test binary) and a gateway on a dispatch.QueueBackend.
 type stack struct {
 	*pooltest.Pool
 	gw *Server
@@ -81,10 +82,10 @@ func newStack(t testing.TB, n int, qcfg queue.Config) *stack {
 func (s *stack) newGateway(t testing.TB, cfg Config) *Server {
 	t.Helper()
 	if cfg.Backend == nil {
-		cfg.Backend = &QueueBackend{Client: s.Client, Timeout: time.Minute}
+		cfg.Backend = &dispatch.QueueBackend{Client: s.Client, Timeout: time.Minute}
 	}
 	if cfg.Local == nil {
-		cfg.Local = ToolsLocal(&tools.Env{})
+		cfg.Local = dispatch.ToolsLocal(&tools.Env{})
 	}
 	if cfg.Executes == nil {
 		cfg.Executes = tools.Executes

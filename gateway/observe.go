@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
@@ -60,7 +61,7 @@ func (g *Server) observeDigests(ctx context.Context, tool string, dig func() cal
 		return
 	}
 	outcome := sum.OutcomeLabel()
-	caller := callerFrom(ctx)
+	caller := dispatch.CallerFrom(ctx)
 	cancelled := ctx.Err() != nil
 	if m != nil {
 		m.Observe(tool, caller, sum, cancelled)

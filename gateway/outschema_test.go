@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -116,7 +117,7 @@ func TestOutputSchemasOverStdio(t *testing.T) {
 	}
 	// A result from the cache (cached:true) on a gateway with the cache
 	// on, over the same queue.
-	cg := s.newGateway(t, Config{Backend: &QueueBackend{Client: s.Client, Timeout: time.Minute, Cache: true, CacheScope: "outschema " + t.Name()}})
+	cg := s.newGateway(t, Config{Backend: &dispatch.QueueBackend{Client: s.Client, Timeout: time.Minute, Cache: true, CacheScope: "outschema " + t.Name()}})
 	cc := stdioClient(t, cg)
 	for i, want := range []bool{false, true} {
 		res, err := call(t, cc, "boruna_run", `{"source":`+q(recSrc)+`}`, nil)
@@ -184,25 +185,25 @@ func checkBatchItems(t *testing.T, res *mcp.CallToolResult, want []string) {
 
 // TestOutputSchemasServiceFailures checks the gateway's own failure
 // envelopes (docs/tools.md §5) — from the Backend's JobErrors, a cancelled
-// call, a LocalFunc error, and the queue's and worker's constructors —
+// call, a dispatch.LocalFunc error, and the queue's and worker's constructors —
 // against the outputSchema of an executing and of a local tool, and a real
 // queue_unavailable end to end.
 func TestOutputSchemasServiceFailures(t *testing.T) {
 	s := sharedStack(t)
 	busErr := &queue.UnavailableError{RetryAfter: time.Second, Err: errors.New("nats: connection closed")}
 	errs := []error{
-		&JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: 750 * time.Millisecond, Err: queue.ErrQueueFull},
-		&JobError{Outcome: wire.OutcomeQueueUnavailable, Err: busErr},
-		&JobError{Outcome: wire.OutcomeInvalidArgs, Err: errors.New("queue: invalid job size: too big")},
-		&JobError{Outcome: wire.OutcomeCancelled, JobID: "j2", QueueMs: 5, Err: context.Canceled},
-		&JobError{Outcome: wire.OutcomeWorkerLost, JobID: "j3", QueueMs: 65000, Err: errors.New("lost")},
+		&dispatch.JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: 750 * time.Millisecond, Err: queue.ErrQueueFull},
+		&dispatch.JobError{Outcome: wire.OutcomeQueueUnavailable, Err: busErr},
+		&dispatch.JobError{Outcome: wire.OutcomeInvalidArgs, Err: errors.New("queue: invalid job size: too big")},
+		&dispatch.JobError{Outcome: wire.OutcomeCancelled, JobID: "j2", QueueMs: 5, Err: context.Canceled},
+		&dispatch.JobError{Outcome: wire.OutcomeWorkerLost, JobID: "j3", QueueMs: 65000, Err: errors.New("lost")},
 		errors.New("a LocalFunc bug"),
 	}
 	for _, tool := range []string{"boruna_run", "boruna_framework_test", "boruna_template_list", "boruna_policy_validate"} {
 		for _, err := range errs {
 			if !tools.Executes(tool) {
-				if je, ok := err.(*JobError); ok && je.Outcome != wire.OutcomeCancelled {
-					continue // a LocalFunc never returns the queue's errors
+				if je, ok := err.(*dispatch.JobError); ok && je.Outcome != wire.OutcomeCancelled {
+					continue // a dispatch.LocalFunc never returns the queue's errors
 				}
 			}
 			b := s.gw.failure(context.Background(), tool, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/nats-io/nats.go"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/pooltest"
 	"github.com/axpool/axpool/queue"
@@ -150,33 +151,7 @@ func TestJobTooLargeOnceEscaped(t *testing.T) {
 	}
 }
 
-// TestInvalidJobError: a job the queue refused is invalid_args; one over
-// its message limit gets the caller's message — from the sizes Submit
-// measured, or from the server's words when the server refused it — and
-// any other refusal keeps the queue's error.
-func TestInvalidJobError(t *testing.T) {
-	for _, c := range []struct {
-		err  *queue.InvalidJobError
-		want string
-	}{
-		{&queue.InvalidJobError{Field: "size", Reason: "r", Err: queue.ErrJobTooLarge, Size: 5000, Limit: 4096},
-			"the job is 5000 bytes once encoded (source and arguments, JSON-escaped), above the queue's message limit of 4096 bytes; send a shorter source or fewer or smaller arguments"},
-		{&queue.InvalidJobError{Field: "size", Reason: "message size exceeds maximum allowed", Err: queue.ErrJobTooLarge},
-			"the job is above the queue's message limit (message size exceeds maximum allowed); send a shorter source or fewer or smaller arguments"},
-		{&queue.InvalidJobError{Field: "args", Reason: "the encoded job nests arrays and objects more than 10000 deep (the arguments 9999 at most)"},
-			"invalid_args: queue: invalid job args: the encoded job nests arrays and objects more than 10000 deep (the arguments 9999 at most)"},
-	} {
-		var err error = c.err // as Submit returns it
-		je := invalidJobError(c.err, err)
-		env, _ := je.envelope().MarshalJSON()
-		want := `{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":` + quoteJSON(c.want) + `,"outcome":"invalid_args","retryable":false}`
-		if je.Outcome != wire.OutcomeInvalidArgs || je.Err != err || string(env) != want {
-			t.Errorf("invalidJobError(%v) = %+v, envelope\n%s\nwant\n%s", c.err, je, env, want)
-		}
-	}
-}
-
-// TestJobErrorEnvelope: every Backend failure → its envelope, as exact
+// TestJobErrorEnvelope: every dispatch.Backend failure → its envelope, as exact
 // JSON (docs/tools.md §5), with the job metadata of an executing tool.
 func TestJobErrorEnvelope(t *testing.T) {
 	s := sharedStack(t)
@@ -187,19 +162,19 @@ func TestJobErrorEnvelope(t *testing.T) {
 		err  error
 		want string
 	}{
-		{&JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: 750 * time.Millisecond, Err: queue.ErrQueueFull},
+		{&dispatch.JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: 750 * time.Millisecond, Err: queue.ErrQueueFull},
 			head + `"error_kind":"queue_full","message":"the job queue is full; retry after 750 ms","outcome":"queue_full","retryable":true,"retry_after_ms":750,` + noJob},
-		{&JobError{Outcome: wire.OutcomeQueueFull},
+		{&dispatch.JobError{Outcome: wire.OutcomeQueueFull},
 			head + `"error_kind":"queue_full","message":"the job queue is full; retry after 250 ms","outcome":"queue_full","retryable":true,"retry_after_ms":250,` + noJob},
-		{&JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: time.Second, Err: busErr, CancelErr: errors.New("cancel failed too")},
+		{&dispatch.JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: time.Second, Err: busErr, CancelErr: errors.New("cancel failed too")},
 			head + `"error_kind":"queue_unavailable","message":"the job queue is unavailable (nats: connection closed); retry after 1000 ms","outcome":"queue_unavailable","retryable":true,"retry_after_ms":1000,` + noJob},
-		{&JobError{Outcome: wire.OutcomeQuotaExceeded, RetryAfter: 120 * time.Millisecond, Err: errors.New(`caller "bob" has 2 calls in flight, the most allowed (--max-inflight-per-caller)`)},
+		{&dispatch.JobError{Outcome: wire.OutcomeQuotaExceeded, RetryAfter: 120 * time.Millisecond, Err: errors.New(`caller "bob" has 2 calls in flight, the most allowed (--max-inflight-per-caller)`)},
 			head + `"error_kind":"quota_exceeded","message":"the caller \"bob\" has 2 calls in flight, the most allowed (--max-inflight-per-caller); retry after 120 ms","outcome":"quota_exceeded","retryable":true,"retry_after_ms":120,` + noJob},
-		{&JobError{Outcome: wire.OutcomeInvalidArgs, Err: errors.New("queue: invalid job size: too big")},
+		{&dispatch.JobError{Outcome: wire.OutcomeInvalidArgs, Err: errors.New("queue: invalid job size: too big")},
 			head + `"error_kind":"invalid_args","message":"invalid_args: queue: invalid job size: too big","outcome":"invalid_args","retryable":false,` + noJob},
-		{&JobError{Outcome: wire.OutcomeCancelled, JobID: "j2", QueueMs: 5, Err: context.Canceled},
+		{&dispatch.JobError{Outcome: wire.OutcomeCancelled, JobID: "j2", QueueMs: 5, Err: context.Canceled},
 			head + `"error_kind":"cancelled","message":"the request was cancelled; its job was stopped","outcome":"cancelled","retryable":false,"job_id":"j2","queue_ms":5,"run_ms":0,"worker":""}`},
-		{&JobError{Outcome: wire.OutcomeWorkerLost, JobID: "j3", QueueMs: 65000, Err: errors.New("no worker returned a result within 1m5s")},
+		{&dispatch.JobError{Outcome: wire.OutcomeWorkerLost, JobID: "j3", QueueMs: 65000, Err: errors.New("no worker returned a result within 1m5s")},
 			head + `"error_kind":"worker_lost","message":"no worker returned a result within 1m5s","outcome":"worker_lost","retryable":true,"job_id":"j3","queue_ms":65000,"run_ms":0,"worker":""}`},
 		{errors.New("gateway: boruna_run executes user code and must run on a worker"),
 			head + `"error_kind":"internal_error","message":"gateway: boruna_run executes user code and must run on a worker","outcome":"runtime_error","retryable":false,` + noJob},
@@ -212,7 +187,7 @@ func TestJobErrorEnvelope(t *testing.T) {
 	// full queue (answered at once anyway).
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	got := string(s.gw.failure(ctx, "boruna_run", &JobError{Outcome: wire.OutcomeWorkerLost, JobID: "j4", Err: errors.New("x")}))
+	got := string(s.gw.failure(ctx, "boruna_run", &dispatch.JobError{Outcome: wire.OutcomeWorkerLost, JobID: "j4", Err: errors.New("x")}))
 	if want := head + `"error_kind":"cancelled","message":"the request was cancelled; its job was stopped","outcome":"cancelled","retryable":false,"job_id":"j4","queue_ms":0,"run_ms":0,"worker":""}`; got != want {
 		t.Errorf("cancelled call:\n got: %s\nwant: %s", got, want)
 	}
@@ -252,7 +227,7 @@ func TestStreamFullNoJob(t *testing.T) {
 	if _, err := s.Client.Submit(context.Background(), queue.Job{Tool: "boruna_run", Args: json.RawMessage(`{}`)}); err != nil {
 		t.Fatal(err)
 	}
-	b := &QueueBackend{Client: s.Client, Timeout: time.Minute}
+	b := &dispatch.QueueBackend{Client: s.Client, Timeout: time.Minute}
 	const want = `{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"the job queue is full; retry after 600 ms","outcome":"queue_full","retryable":true,"retry_after_ms":600,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
 	_, err := b.Run(context.Background(), "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`), nil)
 	if got := string(s.gw.failure(context.Background(), "boruna_run", err)); got != want {
@@ -300,11 +275,11 @@ func TestQueueUnavailableNATSDown(t *testing.T) {
 
 	// With the result cache on and an idempotency key, neither the cache
 	// lookup nor the key's claim waits out its timeout (5 s, 10 s).
-	cb := &QueueBackend{Client: client, Timeout: time.Minute, Cache: true}
+	cb := &dispatch.QueueBackend{Client: client, Timeout: time.Minute, Cache: true}
 	for _, args := range []string{`{"source":"fn main() -> Int { 1 }"}`, `{"source":"fn main() -> Int { 1 }","idempotency_key":"k1"}`} {
 		start = time.Now()
 		_, err = cb.Run(ctx, "boruna_run", json.RawMessage(args), nil)
-		var je *JobError
+		var je *dispatch.JobError
 		if !errors.As(err, &je) || je.Outcome != wire.OutcomeQueueUnavailable || je.RetryAfter != 350*time.Millisecond || je.JobID != "" ||
 			je.Err.Error() != "queue: job queue unavailable: NATS connection lost, reconnecting to "+emb.URL() {
 			t.Errorf("cached backend, %s, NATS down: %v", args, err)
@@ -313,7 +288,7 @@ func TestQueueUnavailableNATSDown(t *testing.T) {
 	}
 	start = time.Now()
 	err = cb.Start(ctx, "t0", "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`))
-	if je := (*JobError)(nil); !errors.As(err, &je) || je.Outcome != wire.OutcomeQueueUnavailable {
+	if je := (*dispatch.JobError)(nil); !errors.As(err, &je) || je.Outcome != wire.OutcomeQueueUnavailable {
 		t.Errorf("Start with the cache on and NATS down: %v", err)
 	}
 	queuetest.Within(t, "Start with the cache on and NATS down", time.Since(start), 3*time.Second)
@@ -333,7 +308,7 @@ func TestQueueUnavailableNATSDown(t *testing.T) {
 // run_ms 0.
 func TestCancelledRunningJob(t *testing.T) {
 	s := sharedStack(t)
-	b := &QueueBackend{Client: s.Client, Timeout: time.Minute}
+	b := &dispatch.QueueBackend{Client: s.Client, Timeout: time.Minute}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var beats atomic.Int32
@@ -345,7 +320,7 @@ func TestCancelledRunningJob(t *testing.T) {
 	start := time.Now()
 	_, err := b.Run(ctx, "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { let mut i = 0\n while i < 2000000000 { i = i + 1 }\n i }","max_steps":100000000000}`), progress)
 	el := time.Since(start).Milliseconds()
-	var je *JobError
+	var je *dispatch.JobError
 	if !errors.As(err, &je) || je.Outcome != wire.OutcomeCancelled {
 		t.Fatalf("cancelled call: %v", err)
 	}
@@ -378,7 +353,7 @@ func TestJobTimeoutNoWorker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	_, _, bus, client := workerlessStack(t)
-	b := &QueueBackend{Client: client, Timeout: time.Second}
+	b := &dispatch.QueueBackend{Client: client, Timeout: time.Second}
 	res, err := b.Run(ctx, "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`), nil)
 	if err != nil {
 		t.Fatalf("no worker: %v", err)

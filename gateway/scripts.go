@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -176,9 +177,9 @@ func (g *Server) callScript(ctx context.Context, req mcp.CallToolRequest, info *
 	caller := g.caller(cat)
 	args, refusal := caller.Check(s, raw)
 	if refusal != nil {
-		setJobFields(refusal, "", 0, 0, "")
+		dispatch.SetJobFields(refusal, "", 0, 0, "")
 		b, _ := refusal.MarshalJSON() // strings, bools and numbers only
-		g.log.Debug("script call refused", "tool", s.Name, "caller", callerFrom(ctx))
+		g.log.Debug("script call refused", "tool", s.Name, "caller", dispatch.CallerFrom(ctx))
 		return b, raw, nil
 	}
 	relay := g.newRelay(ctx, info, req)

@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/scripts"
 )
@@ -68,12 +69,12 @@ func scriptsGateway(t *testing.T, s *stack, dir string, opts ...any) *Server {
 		t.Fatalf("load: %v %v", err, cat.Diagnostics)
 	}
 	var allow []string
-	var backend Backend
+	var backend dispatch.Backend
 	for _, o := range opts {
 		switch o := o.(type) {
 		case string:
 			allow = append(allow, o)
-		case Backend:
+		case dispatch.Backend:
 			backend = o
 		}
 	}
@@ -241,7 +242,7 @@ func TestScriptGrantAndContext(t *testing.T) {
 func TestScriptHotReload(t *testing.T) {
 	s := sharedStack(t)
 	dir := scriptsDir(t)
-	gate := &gatedBackend{inner: &QueueBackend{Client: s.Client, Timeout: time.Minute},
+	gate := &gatedBackend{inner: &dispatch.QueueBackend{Client: s.Client, Timeout: time.Minute},
 		entered: make(chan struct{}), release: make(chan struct{})}
 	g := scriptsGateway(t, s, dir, gate)
 	url := httpServer(t, g, HTTPConfig{Tokens: []Token{mustToken(t)}})
@@ -340,7 +341,7 @@ func TestScriptHotReload(t *testing.T) {
 // gatedBackend holds the first script job of "version" until release is
 // closed (entered is closed when it arrives); every other job passes.
 type gatedBackend struct {
-	inner   Backend
+	inner   dispatch.Backend
 	once    sync.Once
 	entered chan struct{}
 	release chan struct{}

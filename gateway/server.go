@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/axpool/axpool/gateway/agentdocs"
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/queue"
@@ -41,130 +42,12 @@ Every executing tool accepts idempotency_key: a repeat of a running call joins i
 
 Sources are limited to 1 MB. Unknown arguments are refused before anything runs.`
 
-// Backend runs executing tools as jobs.
-type Backend interface {
-	// Run runs tool with args (already checked and normalised by CheckArgs)
-	// and returns the tool's result object as compact JSON, job metadata
-	// included. progress, when non-nil, receives cumulative VM steps and the
-	// step ceiling, from any goroutine. When ctx ends, Run cancels the job
-	// and returns an error wrapping ctx.Err(). Failures that produce no
-	// tool result are *JobError.
-	Run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error)
-}
-
-// LocalFunc answers a tool that executes no user code (template_list,
-// workflow_validate, policy_validate, capability_list) in the gateway
-// process, returning the result object as compact JSON.
-type LocalFunc func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)
-
-// JobError is a Backend failure that produced no tool result: the queue was
-// full or unavailable, the job was invalid, cancelled, or lost. The
-// gateway turns it into a success:false envelope with outcome, retryable
-// and the job metadata (docs/tools.md §5; see envelope).
-type JobError struct {
-	// Outcome is wire.OutcomeQueueFull, OutcomeQueueUnavailable,
-	// OutcomeQuotaExceeded, OutcomeInvalidArgs, OutcomeCancelled or
-	// OutcomeWorkerLost.
-	Outcome wire.Outcome
-	// JobID is "" when no job was created.
-	JobID string
-	// QueueMs and RunMs are the time spent queued and running, in ms.
-	QueueMs, RunMs int64
-	// Worker identifies the worker that ran the job ("" if none).
-	Worker string
-	// RetryAfter is the suggested wait before retrying (queue_full,
-	// queue_unavailable, quota_exceeded); 0 means defaultRetryAfter.
-	RetryAfter time.Duration
-	// Err is the cause.
-	Err error
-	// Message, when set, is the envelope's message instead of one made
-	// from Outcome and Err (a refusal the backend words itself).
-	Message string
-	// CancelErr, if set, is the failure of the cancel sent for a job whose
-	// submission failed; it is logged, never shown to the caller.
-	CancelErr error
-}
-
-// defaultRetryAfter is the retry_after_ms of a JobError without RetryAfter.
-const defaultRetryAfter = 250 * time.Millisecond
-
-// envelope is the response of e: the one place where a Backend failure
-// gets its wire fields, each from a wire constructor (docs/tools.md §5).
-//
-//	queue_full        → wire.QueueFull("the job queue is full; retry after N ms", RetryAfter)
-//	queue_unavailable → wire.QueueUnavailable("the job queue is unavailable (<cause>); retry after N ms", RetryAfter)
-//	quota_exceeded    → wire.QuotaExceeded("the <cause>; retry after N ms", RetryAfter)
-//	invalid_args      → wire.InvalidArgs(invalid_args, e.Error())
-//	cancelled         → wire.Cancelled("the request was cancelled; its job was stopped")
-//	worker_lost       → wire.WorkerLost(the cause's message, without "worker_lost: ")
-//	anything else     → wire.Internal(e.Error())
-func (e *JobError) envelope() *wire.Object {
-	retry := e.RetryAfter
-	if retry <= 0 {
-		retry = defaultRetryAfter
-	}
-	switch e.Outcome {
-	case wire.OutcomeQueueFull:
-		return wire.QueueFull(fmt.Sprintf("the job queue is full; retry after %d ms", wire.RetryAfterMs(retry)), retry)
-	case wire.OutcomeQueueUnavailable:
-		cause := e.Err
-		var ue *queue.UnavailableError
-		if errors.As(cause, &ue) {
-			cause = ue.Err
-		}
-		msg := "the job queue is unavailable"
-		if cause != nil {
-			msg += " (" + cause.Error() + ")"
-		}
-		return wire.QueueUnavailable(fmt.Sprintf("%s; retry after %d ms", msg, wire.RetryAfterMs(retry)), retry)
-	case wire.OutcomeQuotaExceeded:
-		msg := "the caller's quota is spent"
-		if e.Err != nil {
-			msg = "the " + e.Err.Error()
-		}
-		return wire.QuotaExceeded(fmt.Sprintf("%s; retry after %d ms", msg, wire.RetryAfterMs(retry)), retry)
-	case wire.OutcomeInvalidArgs:
-		return wire.InvalidArgs(wire.KindInvalidArgs, e.Error())
-	case wire.OutcomeCancelled:
-		return wire.Cancelled("the request was cancelled; its job was stopped")
-	case wire.OutcomeWorkerLost:
-		// The outcome is the envelope's own field: the message is the
-		// cause alone ("no worker returned a result within 13s"), not
-		// "worker_lost: …".
-		msg := e.Message
-		if msg == "" && e.Err != nil {
-			msg = e.Err.Error()
-		}
-		if msg == "" {
-			msg = "the job's worker was lost"
-		}
-		return wire.WorkerLost(msg)
-	}
-	return wire.Internal(e.Error())
-}
-
-// Error describes the outcome and its cause.
-func (e *JobError) Error() string {
-	switch {
-	case e.Message != "":
-		return e.Message
-	case e.Err == nil:
-		return string(e.Outcome)
-	case e.Outcome == "":
-		return e.Err.Error()
-	}
-	return fmt.Sprintf("%s: %v", e.Outcome, e.Err)
-}
-
-// Unwrap returns the cause.
-func (e *JobError) Unwrap() error { return e.Err }
-
 // Config configures a Server.
 type Config struct {
 	// Backend runs the executing tools. Required.
-	Backend Backend
+	Backend dispatch.Backend
 	// Local answers the other tools. Required.
-	Local LocalFunc
+	Local dispatch.LocalFunc
 	// Executes reports whether a tool executes user code (tools.Executes).
 	// Required.
 	Executes func(tool string) bool
@@ -205,7 +88,7 @@ type Server struct {
 	mcp     *server.MCPServer
 	scripts *scriptState // nil without Config.Scripts
 	// taskBus stores MCP tasks (tasks.go); nil unless Backend is a
-	// *QueueBackend, whose queue is durable.
+	// *dispatch.QueueBackend, whose queue is durable.
 	taskBus *queue.Bus
 
 	// Shutdown (BeginShutdown, WaitCalls, CancelCalls).
@@ -288,7 +171,7 @@ func (g *Server) CancelCalls() {
 }
 
 // New builds the gateway. Errors: a required Config field is missing, a
-// negative duration, a QueueBackend whose Timeout is negative or longer
+// negative duration, a dispatch.QueueBackend whose Timeout is negative or longer
 // than the queue keeps a job (queue.Config.MaxAge: a job would vanish from
 // the queue before its deadline).
 func New(cfg Config) (*Server, error) {
@@ -299,8 +182,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("gateway: Config.ProgressInterval must be ≥ 0 (0 means the default %v), got %v",
 			DefaultProgressInterval, cfg.ProgressInterval)
 	}
-	if qb, ok := cfg.Backend.(*QueueBackend); ok {
-		if err := qb.validate(); err != nil {
+	if qb, ok := cfg.Backend.(*dispatch.QueueBackend); ok {
+		if err := qb.Validate(); err != nil {
 			return nil, err
 		}
 	}
@@ -337,7 +220,7 @@ func New(cfg Config) (*Server, error) {
 		server.WithInstructions(instructions),
 		server.WithRecovery(),
 	}
-	if qb, ok := cfg.Backend.(*QueueBackend); ok && qb.Client != nil {
+	if qb, ok := cfg.Backend.(*dispatch.QueueBackend); ok && qb.Client != nil {
 		g.taskBus = qb.Client.Bus()
 		opts = append(opts, server.WithTaskCapabilities(false, true, true))
 	}
@@ -403,10 +286,10 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	defer cancel()
 	defer context.AfterFunc(g.stopCtx, cancel)()
 	if g.draining.Load() && g.cfg.Executes(tool) && g.stopCtx.Err() == nil {
-		return g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeQueueUnavailable, Err: errShuttingDown, RetryAfter: shutdownRetryAfter}), nil, nil
+		return g.failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeQueueUnavailable, Err: errShuttingDown, RetryAfter: shutdownRetryAfter}), nil, nil
 	}
 	if ctx.Err() != nil { // cancelled before it started: nothing is submitted
-		return g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}), nil, nil
+		return g.failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}), nil, nil
 	}
 	if m := req.Params.Meta; info == nil && m != nil && m.ProgressToken != nil {
 		b, err := json.Marshal(m.ProgressToken)
@@ -428,7 +311,7 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	if err != nil {
 		var ae *tools.ArgError
 		if errors.As(err, &ae) && !ae.Protocol() {
-			g.log.Debug("tool call refused", "tool", tool, "caller", callerFrom(ctx), "arg", ae.Arg)
+			g.log.Debug("tool call refused", "tool", tool, "caller", dispatch.CallerFrom(ctx), "arg", ae.Arg)
 			return g.refusal(tool, ae), raw, nil
 		}
 		// Only reachable in-process (the transports answer these with
@@ -453,7 +336,7 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 		relay.stop()
 	}
 	if g.log.Enabled(ctx, slog.LevelDebug) {
-		g.log.Debug("tool call", "tool", tool, "caller", callerFrom(ctx), "ms", time.Since(start).Milliseconds(), "bytes", len(out))
+		g.log.Debug("tool call", "tool", tool, "caller", dispatch.CallerFrom(ctx), "ms", time.Since(start).Milliseconds(), "bytes", len(out))
 	}
 	return out, args, nil
 }
@@ -482,7 +365,7 @@ func (g *Server) run(ctx context.Context, tool string, args json.RawMessage, pro
 // counted and audited as a call of its tool (observe).
 func (g *Server) call(ctx context.Context, tool string, raw json.RawMessage) []byte {
 	if ctx.Err() != nil {
-		return g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
+		return g.failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
 	}
 	args, err := tools.CheckArgs(tool, raw)
 	if err != nil {
@@ -503,7 +386,7 @@ func (g *Server) call(ctx context.Context, tool string, raw json.RawMessage) []b
 // item's, batch.Parse): they are not checked again.
 func (g *Server) callChecked(ctx context.Context, tool string, args json.RawMessage) []byte {
 	if ctx.Err() != nil {
-		return g.failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
+		return g.failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
 	}
 	if tool == BatchTool {
 		o := wire.InvalidArgs(wire.KindInvalidArgs, "axpool_batch cannot run inside a batch")
@@ -522,7 +405,7 @@ func (g *Server) callChecked(ctx context.Context, tool string, args json.RawMess
 // name is near.
 func (g *Server) callScriptItem(ctx context.Context, name string, raw json.RawMessage) []byte {
 	if ctx.Err() != nil {
-		return g.failure(ctx, name, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
+		return g.failure(ctx, name, &dispatch.JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
 	}
 	s, cat, ok := g.scriptTool(name)
 	if !ok {
@@ -534,7 +417,7 @@ func (g *Server) callScriptItem(ctx context.Context, name string, raw json.RawMe
 			}
 		}
 		o := wire.InvalidArgs(wire.KindInvalidArgs, msg)
-		setJobFields(o, "", 0, 0, "")
+		dispatch.SetJobFields(o, "", 0, 0, "")
 		b, _ := o.MarshalJSON() // strings, bools and numbers only
 		return b
 	}
@@ -622,56 +505,39 @@ func succeeded(obj []byte) bool {
 func (g *Server) refusal(tool string, ae *tools.ArgError) []byte {
 	o := wire.InvalidArgs(ae.ErrorKind(), ae.Msg)
 	if g.cfg.Executes(tool) {
-		setJobFields(o, "", 0, 0, "")
+		dispatch.SetJobFields(o, "", 0, 0, "")
 	}
 	b, _ := o.MarshalJSON() // strings, bools and numbers only
 	return b
 }
 
-// failure is the result of a call whose Backend or LocalFunc failed: a
-// *JobError's envelope, any other error wire.Internal (a Backend or
-// LocalFunc bug), cancelled whenever the call's ctx has ended (except a
+// failure is the result of a call whose Backend or dispatch.LocalFunc failed: a
+// *dispatch.JobError's envelope, any other error wire.Internal (a Backend or
+// dispatch.LocalFunc bug), cancelled whenever the call's ctx has ended (except a
 // full queue, which answers at once anyway).
 func (g *Server) failure(ctx context.Context, tool string, err error) []byte {
-	var je *JobError
+	var je *dispatch.JobError
 	if !errors.As(err, &je) {
-		je = &JobError{Err: err}
+		je = &dispatch.JobError{Err: err}
 	}
 	if ctx.Err() != nil && je.Outcome != wire.OutcomeQueueFull && je.Outcome != wire.OutcomeCancelled {
-		je = &JobError{Outcome: wire.OutcomeCancelled, JobID: je.JobID, QueueMs: je.QueueMs, RunMs: je.RunMs,
+		je = &dispatch.JobError{Outcome: wire.OutcomeCancelled, JobID: je.JobID, QueueMs: je.QueueMs, RunMs: je.RunMs,
 			Worker: je.Worker, Err: je.Err, CancelErr: je.CancelErr}
 	}
-	o := je.envelope()
+	o := je.Envelope()
 	if g.cfg.Executes(tool) || g.isScript(tool) {
-		setJobFields(o, je.JobID, je.QueueMs, je.RunMs, je.Worker)
+		dispatch.SetJobFields(o, je.JobID, je.QueueMs, je.RunMs, je.Worker)
 	}
 	outcome, _ := o.Get("outcome")
 	level := slog.LevelWarn
 	if outcome == wire.OutcomeCancelled || outcome == wire.OutcomeQueueFull || outcome == wire.OutcomeQuotaExceeded {
 		level = slog.LevelInfo
 	}
-	attrs := []any{"tool", tool, "caller", callerFrom(ctx), "job", je.JobID, "outcome", outcome, "err", err}
+	attrs := []any{"tool", tool, "caller", dispatch.CallerFrom(ctx), "job", je.JobID, "outcome", outcome, "err", err}
 	if je.CancelErr != nil {
 		attrs = append(attrs, "cancel_err", je.CancelErr)
 	}
 	g.log.Log(ctx, level, "tool call failed", attrs...)
 	b, _ := o.MarshalJSON() // strings, bools and numbers only
 	return b
-}
-
-// setJobFields adds the job metadata of docs/tools.md §5 in the queue's
-// shape (wire.JobMeta): "" for a job that was never created or never
-// reached a worker.
-func setJobFields(o *wire.Object, id string, queueMs, runMs int64, worker string) {
-	o.Set("job_id", id).Set("queue_ms", queueMs).Set("run_ms", runMs).Set("worker", worker)
-}
-
-// callerKey carries the authenticated caller's name (HTTP token name).
-type callerKey struct{}
-
-func callerFrom(ctx context.Context) string {
-	if s, ok := ctx.Value(callerKey{}).(string); ok {
-		return s
-	}
-	return "stdio"
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/axpool/axpool/gateway/dispatch"
 )
 
 // stdioNotificationBuffer is how many notifications (progress, list
@@ -31,8 +33,8 @@ const drainSlack = 5 * time.Second
 // Server. The loop and its rules are doc.go's: requests run concurrently,
 // responses carry the ids as the client wrote them, a cancelled call gets
 // none. At the end of in (EOF or a read error) the requests already read
-// are drained, bounded by the job's own timeout (QueueBackend.Timeout, or
-// DefaultJobTimeout) plus 10 s; when ctx ends or the bound passes, the
+// are drained, bounded by the job's own timeout (dispatch.QueueBackend.Timeout, or
+// dispatch.DefaultJobTimeout) plus 10 s; when ctx ends or the bound passes, the
 // calls still running are cancelled and ServeStdio returns — after their
 // responses are written (at most 1 s) if BeginShutdown was called. It returns the
 // read error, or the first write error on out (which ends it too).
@@ -234,11 +236,11 @@ func (c *stdioConn) flush(d time.Duration) {
 func (c *stdioConn) drain(ctx context.Context) {
 	idle := make(chan struct{})
 	go func() { c.wg.Wait(); close(idle) }()
-	bound := DefaultJobTimeout
-	if qb, ok := c.g.cfg.Backend.(*QueueBackend); ok && qb.Timeout > 0 {
+	bound := dispatch.DefaultJobTimeout
+	if qb, ok := c.g.cfg.Backend.(*dispatch.QueueBackend); ok && qb.Timeout > 0 {
 		bound = qb.Timeout
 	}
-	bound += waitGrace + drainSlack
+	bound += dispatch.WaitGrace + drainSlack
 	t := time.NewTimer(bound)
 	defer t.Stop()
 	select {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -65,7 +66,7 @@ func (g *Server) answerTask(ctx context.Context, msg rpcMessage, info *callInfo)
 		return rpcError(msg.ID, mcp.INVALID_PARAMS, msg.Method+": params.taskId (a string) is required")
 	}
 	t, err := g.taskBus.Task(ctx, p.TaskID)
-	if errors.Is(err, queue.ErrNoTask) || err == nil && t.Caller != callerFrom(ctx) {
+	if errors.Is(err, queue.ErrNoTask) || err == nil && t.Caller != dispatch.CallerFrom(ctx) {
 		return rpcError(msg.ID, mcp.INVALID_PARAMS, fmt.Sprintf("task %q not found", p.TaskID))
 	}
 	if err != nil {
@@ -98,14 +99,14 @@ func (g *Server) createTask(ctx context.Context, id json.RawMessage, info *callI
 	if !tools.Executes(info.tool) {
 		return rpcError(id, mcp.METHOD_NOT_FOUND, fmt.Sprintf("tool %q does not support task augmentation (it answers at once)", info.tool))
 	}
-	qb := g.cfg.Backend.(*QueueBackend)
+	qb := g.cfg.Backend.(*dispatch.QueueBackend)
 	now := time.Now().UTC()
-	t := queue.Task{ID: uuid.NewString(), Tool: info.tool, Caller: callerFrom(ctx), Created: now}
+	t := queue.Task{ID: uuid.NewString(), Tool: info.tool, Caller: dispatch.CallerFrom(ctx), Created: now}
 	t.JobID = t.ID
 	if g.cfg.AuditLog != nil {
 		t.Digests, _ = json.Marshal(digestsOf(info.tool, info.args))
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatch.SubmitTimeout)
 	defer cancel()
 	if err := g.taskBus.CreateTask(sctx, t); err != nil {
 		g.log.Warn("task not stored", "tool", info.tool, "caller", t.Caller, "err", err)
@@ -172,8 +173,8 @@ func (g *Server) cancelTask(ctx context.Context, id json.RawMessage, t queue.Tas
 	if cur.Status.IsTerminal() {
 		return rpcError(id, mcp.INVALID_PARAMS, fmt.Sprintf("task %q is already %s", t.ID, cur.Status))
 	}
-	qb := g.cfg.Backend.(*QueueBackend)
-	if err := qb.cancel(ctx, t.JobID); err != nil {
+	qb := g.cfg.Backend.(*dispatch.QueueBackend)
+	if err := qb.Cancel(ctx, t.JobID); err != nil {
 		return rpcError(id, mcp.INTERNAL_ERROR, "cancel failed (the job queue is unavailable): "+err.Error())
 	}
 	t, err = g.taskBus.MarkTaskCancelled(ctx, t.ID, time.Now())
@@ -186,7 +187,7 @@ func (g *Server) cancelTask(ctx context.Context, id json.RawMessage, t queue.Tas
 // taskResult waits for t's job to end (as long as the request lasts) and
 // answers with its tool result, as a tools/call would have.
 func (g *Server) taskResult(ctx context.Context, id json.RawMessage, t queue.Task) mcp.JSONRPCMessage {
-	qb := g.cfg.Backend.(*QueueBackend)
+	qb := g.cfg.Backend.(*dispatch.QueueBackend)
 	res, err := qb.Client.Wait(ctx, t.JobID, nil)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 )
@@ -241,7 +242,7 @@ func TestTasksAcrossGatewayRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer client.Close()
-	gb := s.newGateway(t, Config{Backend: &QueueBackend{Client: client, Timeout: time.Minute}})
+	gb := s.newGateway(t, Config{Backend: &dispatch.QueueBackend{Client: client, Timeout: time.Minute}})
 	b := &taskClient{r: newRawStdio(t, gb)}
 	b.waitStatus(done, "completed")
 	if got := b.toolResult(done); got["result"] != float64(42) || got["job_id"] != done {
@@ -341,7 +342,7 @@ func TestTaskAudit(t *testing.T) {
 // task's worker cached its result (docs/tools.md §7).
 func TestTaskCache(t *testing.T) {
 	s := sharedStack(t)
-	g := s.newGateway(t, Config{Backend: &QueueBackend{Client: s.Client, Timeout: time.Minute, Cache: true, CacheScope: "tasks " + t.Name()}})
+	g := s.newGateway(t, Config{Backend: &dispatch.QueueBackend{Client: s.Client, Timeout: time.Minute, Cache: true, CacheScope: "tasks " + t.Name()}})
 	c := &taskClient{r: newRawStdio(t, g)}
 	c.result("initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"tasks","version":"1"}}`)
 	const args = `{"source":"fn main() -> Int { 6 * 9 }"}`

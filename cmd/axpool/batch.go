@@ -22,8 +22,8 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	"github.com/axpool/axpool/gateway"
 	"github.com/axpool/axpool/gateway/batch"
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/worker"
 )
 
@@ -222,17 +222,17 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	// a cached answer meanwhile, so that their lookups share requests —
 	// not with --ordered (its window bounds the results held back) or
 	// --fail-fast (the items after a failure must not have run).
-	gate := gateway.NewJobGate(conc)
+	gate := dispatch.NewJobGate(conc)
 	window := conc
 	if !bf.ordered && !bf.failFast {
 		window = max(conc, batchLookahead)
 	}
 	runErr := batch.Run(ctx, items, batch.Options{
 		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
-			return n.gw.CallItem(gateway.WithJobGate(ctx, gate), tool, args) // checked by batch.Parse
+			return n.gw.CallItem(dispatch.WithJobGate(ctx, gate), tool, args) // checked by batch.Parse
 		},
 		Script: func(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
-			return n.gw.CallScript(gateway.WithJobGate(ctx, gate), name, args)
+			return n.gw.CallScript(dispatch.WithJobGate(ctx, gate), name, args)
 		},
 		Concurrency:      window,
 		MaxInFlightBytes: lookaheadBytes(conc),
@@ -517,7 +517,7 @@ func readLine(br *bufio.Reader, limit int) (line []byte, size int64, read bool, 
 // batchLookahead is how many items `axpool batch` (without --ordered and
 // --fail-fast) has in flight at once, of which at most --concurrency run
 // jobs: the others wait for a cached answer, or for a job slot after a
-// miss (gateway.JobGate). It matches the keys one cache lookup round asks
+// miss (dispatch.JobGate). It matches the keys one cache lookup round asks
 // for (queue.Bus.CachedResult). batchLookaheadBytes bounds the arguments
 // those items hold together (lookaheadBytes).
 const (

@@ -8,10 +8,10 @@
 // themselves on rootCmd in an init function.
 //
 // Imports: compiler, compiler/syntax, gateway, gateway/batch,
-// internal/engine, internal/jsonenc, internal/limitread, internal/mask,
-// internal/version, libs, policy, queue, scripts, templates, tools,
-// tools/framework, tools/repair, tools/template, tools/workflow, vm, wire,
-// worker and worker/handlers.
+// gateway/dispatch, internal/engine, internal/jsonenc, internal/limitread,
+// internal/mask, internal/version, libs, policy, queue, scripts,
+// templates, tools, tools/framework, tools/repair, tools/template,
+// tools/workflow, vm, wire, worker and worker/handlers.
 package main
 
 import (

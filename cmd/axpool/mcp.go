@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/version"
 	"github.com/axpool/axpool/policy"
@@ -89,7 +90,7 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&nf.maxOut, "max-output-bytes", 0, "ceiling on a call's output limit in bytes (0 = no ceiling)")
 	fs.StringVar(&nf.ceilingPolicy, "ceiling-policy", "", "operator ceiling policy file; every call's policy is intersected with it")
 	fs.Int64Var(&nf.queueDepth, "queue-depth", 1000, "jobs the queue holds before calls get queue_full, at least 1")
-	fs.DurationVar(&nf.jobTimeout, "job-timeout", gateway.DefaultJobTimeout, "deadline of a job, counted from submission: a job still queued or running then ends with error_kind deadline_exceeded")
+	fs.DurationVar(&nf.jobTimeout, "job-timeout", dispatch.DefaultJobTimeout, "deadline of a job, counted from submission: a job still queued or running then ends with error_kind deadline_exceeded")
 	fs.StringVar(&nf.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	fs.StringArrayVar(&nf.secretEnv, "secret-env", nil, secretEnvUsage)
 	nf.grants.register(fs)
@@ -512,7 +513,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 		n.close()
 		return nil, printFail(cmd, exitFail, "%s: %v", name, err)
 	}
-	backend := &gateway.QueueBackend{Client: n.client, Timeout: nf.jobTimeout, Logger: log,
+	backend := &dispatch.QueueBackend{Client: n.client, Timeout: nf.jobTimeout, Logger: log,
 		Cache: nf.cacheTTL > 0, CacheScope: nodeCacheScope(nf, env), MaxInflightPerCaller: nf.maxInflightPerCaller}
 	if n.emb != nil {
 		emb := n.emb
@@ -564,7 +565,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	}
 	n.gw, err = gateway.New(gateway.Config{
 		Backend:  backend,
-		Local:    gateway.ToolsLocal(env),
+		Local:    dispatch.ToolsLocal(env),
 		Executes: tools.Executes,
 		Version:  version.Read().String(),
 		Logger:   log,
@@ -611,7 +612,7 @@ func (n *node) startWorkersOnce() error {
 	return n.workersErr
 }
 
-// nodeCacheScope is the result cache's scope of a node (gateway.CacheScope,
+// nodeCacheScope is the result cache's scope of a node (dispatch.CacheScope,
 // tools.CacheKey): every operator setting that changes a result — the
 // ceilings, the ceiling policy (canonical form), the libs directory, the
 // handler set (mock values differ from live ones; live capability calls
@@ -628,7 +629,7 @@ func nodeCacheScope(nf *nodeFlags, env *tools.Env) string {
 	if err != nil {
 		libs = nf.libsDir
 	}
-	return gateway.CacheScope("steps="+strconv.FormatInt(nf.maxSteps, 10), "wall_ms="+strconv.FormatInt(nf.maxWallMs, 10),
+	return dispatch.CacheScope("steps="+strconv.FormatInt(nf.maxSteps, 10), "wall_ms="+strconv.FormatInt(nf.maxWallMs, 10),
 		"memory_mb="+strconv.FormatInt(nf.maxMemoryMB, 10), "output_bytes="+strconv.FormatInt(nf.maxOut, 10),
 		"policy="+pol, "libs="+libs, "handlers="+nf.grants.handlers)
 }

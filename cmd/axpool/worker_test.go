@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/tools"
@@ -291,14 +292,14 @@ func TestQueueStatsNodeGone(t *testing.T) {
 // and gateway.New accept (their invariants: StateTTL above MaxAge, the job
 // timeout within MaxAge).
 func TestQueueConfigFollowsJobTimeout(t *testing.T) {
-	for _, timeout := range []time.Duration{time.Second, gateway.DefaultJobTimeout, 30 * time.Minute, 3 * time.Hour} {
+	for _, timeout := range []time.Duration{time.Second, dispatch.DefaultJobTimeout, 30 * time.Minute, 3 * time.Hour} {
 		cfg := queueConfig(&nodeFlags{queueDepth: 5, jobTimeout: timeout})
 		if cfg.MaxDepth != 5 || cfg.MaxAge != max(queue.DefaultMaxAge, timeout) || cfg.StateTTL <= cfg.MaxAge {
 			t.Errorf("job timeout %v: queue config %+v", timeout, cfg)
 		}
 		s := queuetest.Start(t, queuetest.Options{Config: cfg})
-		if _, err := gateway.New(gateway.Config{Backend: &gateway.QueueBackend{Client: s.Client, Timeout: timeout},
-			Local: gateway.ToolsLocal(&tools.Env{}), Executes: tools.Executes, Logger: queuetest.Logger()}); err != nil {
+		if _, err := gateway.New(gateway.Config{Backend: &dispatch.QueueBackend{Client: s.Client, Timeout: timeout},
+			Local: dispatch.ToolsLocal(&tools.Env{}), Executes: tools.Executes, Logger: queuetest.Logger()}); err != nil {
 			t.Errorf("job timeout %v: %v", timeout, err)
 		}
 	}

@@ -73,7 +73,9 @@ var allowed = map[string][]string{
 	"internal/pooltest": {"internal/engine", "queue", "queue/queuetest", "tools", "worker"},
 	// The live capability handlers: worker side, never the gateway.
 	"worker/handlers": {"internal/text", "policy", "vm"},
-	"gateway":         {"gateway/agentdocs", "gateway/batch", "gateway/dispatch/fairshare", "internal/limitread", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
+	// The job client of the gateway and of axpool batch: no MCP.
+	"gateway/dispatch": {"gateway/dispatch/fairshare", "internal/text", "queue", "tools", "wire"},
+	"gateway":          {"gateway/agentdocs", "gateway/batch", "gateway/dispatch", "internal/limitread", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
 	// Fair share of the queue between a gateway's callers: no queue, no MCP.
 	"gateway/dispatch/fairshare": {"wire"},
 	// The agent docs: embedded files and the libraries' surfaces, no MCP.
@@ -81,7 +83,7 @@ var allowed = map[string][]string{
 	// batch runs calls through a function it is given: no queue, no MCP.
 	"gateway/batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 
-	"cmd/axpool": {"internal/engine", "gateway/batch", "compiler", "compiler/syntax", "gateway", "worker/handlers", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
+	"cmd/axpool": {"gateway/dispatch", "internal/engine", "gateway/batch", "compiler", "compiler/syntax", "gateway", "worker/handlers", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
 		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
 }
 
@@ -94,6 +96,7 @@ var thirdParty = map[string][]string{
 	"queue":            {"github.com/google/uuid", "github.com/nats-io/", "golang.org/x/crypto/"},
 	"queue/queuetest":  {"github.com/nats-io/"},
 	"worker":           {"github.com/google/uuid", "github.com/prometheus/client_golang/"},
+	"gateway/dispatch": {"github.com/google/uuid"},
 	"gateway":          {"github.com/fsnotify/fsnotify", "github.com/google/uuid", "github.com/mark3labs/mcp-go/", "github.com/prometheus/client_golang/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
 	"worker/handlers":  {"github.com/ncruces/go-sqlite3"},

@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"bytes"
@@ -25,15 +25,15 @@ import (
 // deadline on the queue and how long the gateway waits for its result.
 const DefaultJobTimeout = 5 * time.Minute
 
-// waitGrace is how long the gateway keeps waiting past a job's deadline
+// WaitGrace is how long the gateway keeps waiting past a job's deadline
 // for the worker's own deadline result before declaring the job lost.
-const waitGrace = 5 * time.Second
+const WaitGrace = 5 * time.Second
 
 // cancelTimeout bounds the queue.Cancel sent when a call is cancelled.
 const cancelTimeout = 5 * time.Second
 
-// submitTimeout bounds a job's submission (the stream's acknowledgement).
-const submitTimeout = 10 * time.Second
+// SubmitTimeout bounds a job's submission (the stream's acknowledgement).
+const SubmitTimeout = 10 * time.Second
 
 // QueueBackend is the production Backend: each executing call is a job on
 // the queue, run by a worker process (docs/architecture.md "Jobs").
@@ -88,23 +88,24 @@ func (b *QueueBackend) admission() *fairshare.Admission {
 	return b.adm
 }
 
-// validate checks b for New: a Client, a Timeout ≥ 0 and within the
-// queue's MaxAge.
-func (b *QueueBackend) validate() error {
+// Validate checks b: a Client, a Timeout ≥ 0 and within the queue's
+// MaxAge, a MaxInflightPerCaller ≥ 0 (gateway.New and the batch's node
+// call it).
+func (b *QueueBackend) Validate() error {
 	switch {
 	case b.Client == nil:
-		return errors.New("gateway: QueueBackend.Client is required")
+		return errors.New("dispatch: QueueBackend.Client is required")
 	case b.Timeout < 0:
-		return fmt.Errorf("gateway: QueueBackend.Timeout must be ≥ 0 (0 means the default %v), got %v", DefaultJobTimeout, b.Timeout)
+		return fmt.Errorf("dispatch: QueueBackend.Timeout must be ≥ 0 (0 means the default %v), got %v", DefaultJobTimeout, b.Timeout)
 	case b.MaxInflightPerCaller < 0:
-		return fmt.Errorf("gateway: QueueBackend.MaxInflightPerCaller must be ≥ 0 (0 means no bound), got %d", b.MaxInflightPerCaller)
+		return fmt.Errorf("dispatch: QueueBackend.MaxInflightPerCaller must be ≥ 0 (0 means no bound), got %d", b.MaxInflightPerCaller)
 	}
 	timeout := b.Timeout
 	if timeout == 0 {
 		timeout = DefaultJobTimeout
 	}
 	if age := b.Client.Bus().MaxAge(); age > 0 && timeout > age {
-		return fmt.Errorf("gateway: QueueBackend.Timeout (%v) exceeds the queue's MaxAge (%v): a job would leave the queue before its deadline", timeout, age)
+		return fmt.Errorf("dispatch: QueueBackend.Timeout (%v) exceeds the queue's MaxAge (%v): a job would leave the queue before its deadline", timeout, age)
 	}
 	return nil
 }
@@ -146,11 +147,11 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 			return nil, err
 		}
 		defer release()
-		digest := idempotencyDigest(callerFrom(ctx), tool, key)
+		digest := idempotencyDigest(CallerFrom(ctx), tool, key)
 		argsDigest := argsDigest(tool, rest)
 		for attempt := 0; ; attempt++ {
 			job.ID = uuid.NewString()
-			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), SubmitTimeout)
 			rec, created, rev, err := bus.ClaimIdempotency(cctx, digest, queue.IdempotencyRecord{JobID: job.ID, Args: argsDigest})
 			ccancel()
 			if err != nil {
@@ -274,7 +275,7 @@ func (b *QueueBackend) cached(ctx context.Context, digest, jobID string) (json.R
 		return nil, false
 	}
 	if jobID != "" {
-		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), SubmitTimeout)
 		defer scancel()
 		if _, err := b.Client.Bus().StoreResult(sctx, jobID, out); err != nil {
 			b.log().Warn("store the cached answer of an idempotency key", "err", err)
@@ -303,7 +304,7 @@ func (b *QueueBackend) join(ctx context.Context, jobID string, progress func(ste
 	if timeout <= 0 {
 		timeout = DefaultJobTimeout
 	}
-	wctx, cancel := context.WithTimeout(ctx, timeout+waitGrace)
+	wctx, cancel := context.WithTimeout(ctx, timeout+WaitGrace)
 	defer cancel()
 	res, err := b.Client.Wait(wctx, jobID, progress)
 	switch {
@@ -312,7 +313,7 @@ func (b *QueueBackend) join(ctx context.Context, jobID string, progress func(ste
 	case ctx.Err() != nil:
 		return nil, &JobError{Outcome: wire.OutcomeCancelled, JobID: jobID, Err: ctx.Err()}
 	case wctx.Err() != nil:
-		err = fmt.Errorf("the job of this idempotency_key returned no result within %s", timeout+waitGrace)
+		err = fmt.Errorf("the job of this idempotency_key returned no result within %s", timeout+WaitGrace)
 	}
 	return nil, &JobError{Outcome: wire.OutcomeWorkerLost, JobID: jobID, Err: err}
 }
@@ -349,8 +350,8 @@ func (b *QueueBackend) freeKey(ctx context.Context, digest string, rev uint64, j
 	defer fcancel()
 	bus := b.Client.Bus()
 	if je, ok := err.(*JobError); ok && (je.JobID == "" || je.Outcome == wire.OutcomeWorkerLost) {
-		o := je.envelope()
-		setJobFields(o, je.JobID, je.QueueMs, je.RunMs, je.Worker)
+		o := je.Envelope()
+		SetJobFields(o, je.JobID, je.QueueMs, je.RunMs, je.Worker)
 		if env, merr := o.MarshalJSON(); merr == nil { // strings, bools and numbers only
 			if _, serr := bus.StoreResult(fctx, jobID, env); serr != nil {
 				b.log().Warn("store the failure of an idempotency key's call", "err", serr)
@@ -467,7 +468,7 @@ func (b *QueueBackend) Slots(ctx context.Context) int {
 //     the worker and run time of a job that had started
 //     (cancelledMeta). The
 //     submission itself is not cut short by ctx (it is bounded by
-//     submitTimeout): a publish interrupted after the stream stored the
+//     SubmitTimeout): a publish interrupted after the stream stored the
 //     job would leave a job nobody cancels. A ctx that ends during the
 //     submission cancels the job as soon as it is stored; a submission that
 //     fails for another reason is cancelled too (by its ID), in case the
@@ -481,7 +482,7 @@ func (b *QueueBackend) Slots(ctx context.Context) int {
 //   - A job the queue refuses as invalid (too large) is
 //     *JobError{Outcome: invalid_args}; a job the bus did not accept for
 //     any other reason (NATS down, no acknowledgement within
-//     submitTimeout) is *JobError{Outcome: queue_unavailable} with the
+//     SubmitTimeout) is *JobError{Outcome: queue_unavailable} with the
 //     queue's RetryAfter — at once, with the reconnect wait, while the
 //     NATS connection is known to be down (queue.DisconnectedError).
 func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMessage, job queue.Job,
@@ -508,7 +509,7 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	// The caller's turn in the stream (package fairshare); queue_ms counts
 	// the wait for it.
 	adm := b.admission()
-	release, err := adm.Acquire(ctx, callerFrom(ctx))
+	release, err := adm.Acquire(ctx, CallerFrom(ctx))
 	if err != nil {
 		var refused *fairshare.RefusedError
 		if errors.As(err, &refused) { // no job was created: job_id "" (docs/tools.md §5)
@@ -518,8 +519,8 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	}
 	defer release()
 	job.Tool, job.Args, job.Submitted, job.Deadline = tool, args, start, start.Add(timeout)
-	job.Progress, job.Principal = progress != nil, callerFrom(ctx)
-	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+	job.Progress, job.Principal = progress != nil, CallerFrom(ctx)
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), SubmitTimeout)
 	id, err := b.Client.Submit(sctx, job)
 	scancel()
 	if err != nil {
@@ -538,20 +539,20 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 		// connection was down). A failed cancel goes to the log only.
 		var cerr error
 		if !errors.As(err, new(*queue.DisconnectedError)) {
-			cerr = b.cancel(ctx, job.ID)
+			cerr = b.Cancel(ctx, job.ID)
 		}
 		if ctx.Err() != nil {
 			return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err(), CancelErr: cerr}
 		}
 		return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, b.Client.Bus()), Err: err, CancelErr: cerr}
 	}
-	wctx, cancel := context.WithDeadline(ctx, job.Deadline.Add(waitGrace))
+	wctx, cancel := context.WithDeadline(ctx, job.Deadline.Add(WaitGrace))
 	defer cancel()
 	res, err = b.Client.Wait(wctx, id, progress)
 	if err == nil {
 		return res, nil
 	}
-	cerr := b.cancel(ctx, id)
+	cerr := b.Cancel(ctx, id)
 	elapsed := time.Since(start).Milliseconds()
 	if ctx.Err() != nil {
 		je := &JobError{Outcome: wire.OutcomeCancelled, JobID: id, QueueMs: elapsed, Err: ctx.Err()}
@@ -569,7 +570,7 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 			msg := "job timed out after " + text.Duration(timeout) + " (job timeout) before a worker started it"
 			return wire.FailureResult(wire.DeadlineExceeded(msg), wire.JobMeta{JobID: id, Queue: time.Since(start)}), nil
 		}
-		err = fmt.Errorf("no worker returned a result within %s", timeout+waitGrace)
+		err = fmt.Errorf("no worker returned a result within %s", timeout+WaitGrace)
 	}
 	return nil, &JobError{Outcome: wire.OutcomeWorkerLost, JobID: id, QueueMs: elapsed, Err: err}
 }
@@ -630,7 +631,7 @@ func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.
 		return &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, b.Client.Bus()), Err: err}
 	}
 	start := time.Now()
-	job := queue.Job{ID: jobID, Tool: tool, Args: args, Submitted: start, Deadline: start.Add(timeout), Principal: callerFrom(ctx)}
+	job := queue.Job{ID: jobID, Tool: tool, Args: args, Submitted: start, Deadline: start.Add(timeout), Principal: CallerFrom(ctx)}
 	if bus := b.Client.Bus(); b.Cache && bus.HasCache() {
 		_, rest := splitIdempotencyKey(args)
 		if digest, ok := tools.CacheKeyChecked(tool, rest, b.CacheScope); ok {
@@ -645,7 +646,7 @@ func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.
 			return &JobError{Err: err} // no job was created: job_id ""
 		}
 	}
-	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), submitTimeout)
+	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), SubmitTimeout)
 	defer scancel()
 	if _, err := b.Client.Submit(sctx, job); err != nil {
 		var full *queue.QueueFullError
@@ -659,7 +660,7 @@ func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.
 		}
 		var cerr error
 		if !errors.As(err, new(*queue.DisconnectedError)) {
-			cerr = b.cancel(ctx, jobID)
+			cerr = b.Cancel(ctx, jobID)
 		}
 		return &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, b.Client.Bus()), Err: err, CancelErr: cerr}
 	}
@@ -699,9 +700,9 @@ func unavailableRetry(err error, bus *queue.Bus) time.Duration {
 	return bus.RetryAfter()
 }
 
-// cancel cancels job id on the queue (queue.Cancel), bounded by
+// Cancel cancels job id on the queue (queue.Client.Cancel), bounded by
 // cancelTimeout whatever ctx.
-func (b *QueueBackend) cancel(ctx context.Context, id string) error {
+func (b *QueueBackend) Cancel(ctx context.Context, id string) error {
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), cancelTimeout)
 	defer ccancel()
 	return b.Client.Cancel(cctx, id)

@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/axpool/axpool/internal/pooltest"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/wire"
@@ -18,9 +19,7 @@ import (
 // within one slot turn — at most as many of A's jobs start between B's
 // call and B's job as there are slots — on real worker processes.
 func TestFairShare(t *testing.T) {
-	t.Setenv(envSlots, "2")
-	s := newStack(t, 2, queue.Config{MaxDepth: 5000})
-	defer s.close()
+	s := pooltest.Start(t, pooltest.Options{Workers: 2, Slots: 2, Stack: queuetest.Options{Config: queue.Config{MaxDepth: 5000}}})
 	b := &QueueBackend{Client: s.Client, Timeout: 5 * time.Minute}
 	queuetest.WaitFor(t, 10*time.Second, "4 slots", func() bool { return s.Client.Slots() == 4 })
 	const slots, backlog = 4, 2000
@@ -30,7 +29,7 @@ func TestFairShare(t *testing.T) {
 		res    map[string]any
 		err    error
 	}
-	ctxA, cancelA := context.WithCancel(context.WithValue(context.Background(), callerKey{}, "A"))
+	ctxA, cancelA := context.WithCancel(WithCaller(context.Background(), "A"))
 	defer cancelA()
 	results := make(chan done, backlog)
 	for range backlog {
@@ -52,7 +51,7 @@ func TestFairShare(t *testing.T) {
 		aDone = append(aDone, <-results)
 	}
 	bCalled := time.Now()
-	raw, err := b.Run(context.WithValue(context.Background(), callerKey{}, "B"), "boruna_run", job, nil)
+	raw, err := b.Run(WithCaller(context.Background(), "B"), "boruna_run", job, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,11 +100,9 @@ func TestFairShare(t *testing.T) {
 // quota_exceeded at once, retryable, with retry_after_ms; another caller
 // is not affected.
 func TestQuotaExceeded(t *testing.T) {
-	s := newStack(t, 0, queue.Config{RetryAfter: 400 * time.Millisecond})
-	defer s.close()
+	s := pooltest.Start(t, pooltest.Options{Stack: queuetest.Options{Config: queue.Config{RetryAfter: 400 * time.Millisecond}}})
 	b := &QueueBackend{Client: s.Client, Timeout: time.Minute, MaxInflightPerCaller: 3}
-	g := s.newGateway(t, Config{Backend: b})
-	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), callerKey{}, "alice"))
+	ctx, cancel := context.WithCancel(WithCaller(context.Background(), "alice"))
 	defer cancel()
 	job := json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`)
 	var wg sync.WaitGroup
@@ -115,18 +112,21 @@ func TestQuotaExceeded(t *testing.T) {
 	adm := b.admission()
 	queuetest.WaitFor(t, 10*time.Second, "alice's 3 calls in flight", func() bool { return adm.Inflight("alice") == 3 })
 	_, err := b.Run(ctx, "boruna_run", job, nil)
-	got := string(g.failure(ctx, "boruna_run", err))
 	var je *JobError
 	if !errors.As(err, &je) || je.JobID != "" {
 		t.Fatalf("4th call: %v (job %q), want no job", err, je.JobID)
 	}
+	o := je.Envelope()
+	SetJobFields(o, je.JobID, je.QueueMs, je.RunMs, je.Worker)
+	gotb, _ := o.MarshalJSON()
+	got := string(gotb)
 	// No job was created: job_id "" (docs/tools.md §5).
 	want := `{"success":false,"protocol_version":1,"error_kind":"quota_exceeded","message":"the caller \"alice\" has 3 calls in flight, the most allowed (--max-inflight-per-caller); retry after 400 ms","outcome":"quota_exceeded","retryable":true,"retry_after_ms":400,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
 	if got != want {
 		t.Errorf("quota_exceeded:\n got: %s\nwant: %s", got, want)
 	}
 	// Bob still gets in line (he waits for a worker like alice's calls).
-	bctx, bcancel := context.WithTimeout(context.WithValue(context.Background(), callerKey{}, "bob"), 300*time.Millisecond)
+	bctx, bcancel := context.WithTimeout(WithCaller(context.Background(), "bob"), 300*time.Millisecond)
 	defer bcancel()
 	if _, err := b.Run(bctx, "boruna_run", job, nil); !errors.As(err, &je) || je.Outcome != wire.OutcomeCancelled {
 		t.Errorf("bob's call: %v, want waiting until cancelled", err)

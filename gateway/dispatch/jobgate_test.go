@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/internal/pooltest"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -29,8 +29,7 @@ func (c *doneCancelsCtx) Done() <-chan struct{} {
 // submitting anything, and when its ctx ends it is answered cancelled with
 // no job (job_id ""); the queue stays empty.
 func TestJobGateFull(t *testing.T) {
-	s := newStack(t, 0, queue.Config{})
-	defer s.close()
+	s := pooltest.Start(t, pooltest.Options{})
 	b := &QueueBackend{Client: s.Client, Timeout: 0}
 	g := NewJobGate(1)
 	g.slots <- struct{}{} // taken by another call
@@ -70,7 +69,7 @@ func TestJobGateFull(t *testing.T) {
 // TestJobGateFree: with a slot free the call runs its job, holding the
 // slot only while it does.
 func TestJobGateFree(t *testing.T) {
-	s := sharedStack(t)
+	s := pooltest.Start(t, pooltest.Options{Workers: 1, Slots: 2})
 	b := &QueueBackend{Client: s.Client, Timeout: 0}
 	g := NewJobGate(1)
 	res, err := b.Run(WithJobGate(context.Background(), g), "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 41 + 1 }"}`), nil)
@@ -92,7 +91,7 @@ func TestJobGateFree(t *testing.T) {
 // replays its result (the same job_id, "replayed":true) — none waits
 // for a job still held at the gate, none is worker_lost.
 func TestJobGateSharedKey(t *testing.T) {
-	s := sharedStack(t)
+	s := pooltest.Start(t, pooltest.Options{Workers: 1, Slots: 2})
 	b := &QueueBackend{Client: s.Client, Timeout: 0}
 	g := NewJobGate(1)
 	args := json.RawMessage(`{"source":"fn main() -> Int { 6 * 7 }","idempotency_key":"` + t.Name() + `"}`)
@@ -101,7 +100,9 @@ func TestJobGateSharedKey(t *testing.T) {
 	errs := make([]error, calls)
 	var wg sync.WaitGroup
 	for i := range calls {
-		wg.Go(func() { res[i], errs[i] = b.Run(WithJobGate(context.Background(), g), "boruna_run", args, nil) })
+		wg.Go(func() {
+			res[i], errs[i] = b.Run(WithJobGate(context.Background(), g), "boruna_run", args, nil)
+		})
 	}
 	wg.Wait()
 	jobs := map[string]int{}

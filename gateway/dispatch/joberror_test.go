@@ -1,0 +1,42 @@
+package dispatch
+
+import (
+	"os"
+	"strconv"
+	"testing"
+
+	"github.com/axpool/axpool/internal/pooltest"
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/wire"
+)
+
+func TestMain(m *testing.M) {
+	pooltest.RunChild()
+	os.Exit(m.Run())
+}
+
+// TestInvalidJobError: a job the queue refused is invalid_args; one over
+// its message limit gets the caller's message — from the sizes Submit
+// measured, or from the server's words when the server refused it — and
+// any other refusal keeps the queue's error.
+func TestInvalidJobError(t *testing.T) {
+	for _, c := range []struct {
+		err  *queue.InvalidJobError
+		want string
+	}{
+		{&queue.InvalidJobError{Field: "size", Reason: "r", Err: queue.ErrJobTooLarge, Size: 5000, Limit: 4096},
+			"the job is 5000 bytes once encoded (source and arguments, JSON-escaped), above the queue's message limit of 4096 bytes; send a shorter source or fewer or smaller arguments"},
+		{&queue.InvalidJobError{Field: "size", Reason: "message size exceeds maximum allowed", Err: queue.ErrJobTooLarge},
+			"the job is above the queue's message limit (message size exceeds maximum allowed); send a shorter source or fewer or smaller arguments"},
+		{&queue.InvalidJobError{Field: "args", Reason: "the encoded job nests arrays and objects more than 10000 deep (the arguments 9999 at most)"},
+			"invalid_args: queue: invalid job args: the encoded job nests arrays and objects more than 10000 deep (the arguments 9999 at most)"},
+	} {
+		var err error = c.err // as Submit returns it
+		je := invalidJobError(c.err, err)
+		env, _ := je.Envelope().MarshalJSON()
+		want := `{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":` + strconv.Quote(c.want) + `,"outcome":"invalid_args","retryable":false}`
+		if je.Outcome != wire.OutcomeInvalidArgs || je.Err != err || string(env) != want {
+			t.Errorf("invalidJobError(%v) = %+v, envelope\n%s\nwant\n%s", c.err, je, env, want)
+		}
+	}
+}
