@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/axpool/axpool/gateway/dispatch"
 )
 
 // TestBatchProgressReachesTotal: axpool_batch's last notifications/progress,
@@ -45,7 +47,7 @@ func TestBatchProgressReachesTotal(t *testing.T) {
 // TestBatchResultsBudget: axpool_batch's results are bounded, so that a
 // batch of items with large results cannot make the gateway hold (and
 // send) items × 8 MiB. With one item in flight at a time, items 1 and 2
-// (3 MiB results each) fit in MaxBatchResultBytes; item 3's would take the
+// (3 MiB results each) fit in dispatch.MaxBatchResultBytes; item 3's would take the
 // results past it, so its result is an output_limit failure that keeps its
 // job metadata and says how to get it; item 4, small, still fits.
 func TestBatchResultsBudget(t *testing.T) {
@@ -88,7 +90,7 @@ func TestBatchResultsBudget(t *testing.T) {
 	if o := got.Summary.Outcomes; o["ok"] != 3 || o["output_limit"] != 1 {
 		t.Errorf("summary outcomes %v, want ok 3, output_limit 1", o)
 	}
-	if len(b) > MaxBatchResultBytes+4096 {
-		t.Errorf("answer of %d bytes, over the budget %d", len(b), MaxBatchResultBytes)
+	if len(b) > dispatch.MaxBatchResultBytes+4096 {
+		t.Errorf("answer of %d bytes, over the budget %d", len(b), dispatch.MaxBatchResultBytes)
 	}
 }

@@ -180,7 +180,6 @@
 // does, to compile scripts; the gateway only reads its catalogue and
 // submits script jobs).
 //
-// Imports: gateway/agentdocs, gateway/batch, gateway/dispatch,
-// internal/limitread, internal/mask, internal/text, queue, scripts, tools
-// and wire.
+// Imports: gateway/agentdocs, gateway/dispatch, internal/limitread,
+// internal/mask, queue, scripts, tools and wire.
 package gateway

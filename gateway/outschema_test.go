@@ -97,7 +97,7 @@ func TestOutputSchemasOverStdio(t *testing.T) {
 		{"boruna_capability_list", `{}`, true},
 		{"boruna_policy_validate", `{"policy_json":"{}"}`, true},
 		{"boruna_policy_validate", `{"policy_json":"{}","x":1}`, false},
-		{BatchTool, `{"items":[{"id":"a","source":` + q(fibSrc) + `},{"id":"b","tool":"boruna_check","source":` + q(compileErrSrc) + `},` +
+		{dispatch.BatchTool, `{"items":[{"id":"a","source":` + q(fibSrc) + `},{"id":"b","tool":"boruna_check","source":` + q(compileErrSrc) + `},` +
 			`{"id":"c","source":` + q(loopSrc) + `,"max_steps":1000},{"id":"a","source":"x"},{"id":"d","tool":"boruna_compile","source":` + q(compileErrSrc) + `}]}`, true},
 	}
 	seen := map[string]bool{}
@@ -110,7 +110,7 @@ func TestOutputSchemasOverStdio(t *testing.T) {
 		if got["success"] != tc.success || res.IsError == tc.success {
 			t.Errorf("%s %s: success %v isError %v, want success %v", tc.tool, tc.args, got["success"], res.IsError, tc.success)
 		}
-		if tc.tool == BatchTool {
+		if tc.tool == dispatch.BatchTool {
 			checkBatchItems(t, res, []string{"a:boruna_run:ok", "b:boruna_check:ok", "c:boruna_run:step_limit", "a::invalid_args", "d:boruna_compile:compile_error"})
 		}
 		seen[tc.tool] = true
@@ -206,7 +206,7 @@ func TestOutputSchemasServiceFailures(t *testing.T) {
 					continue // a dispatch.LocalFunc never returns the queue's errors
 				}
 			}
-			b := s.gw.failure(context.Background(), tool, err)
+			b := s.gw.d.Failure(context.Background(), tool, err)
 			if verr := tools.ValidateResult(tool, b, true); verr != nil {
 				t.Errorf("%s, %v: %v\n%s", tool, err, verr, b)
 			}

@@ -179,7 +179,7 @@ func TestJobErrorEnvelope(t *testing.T) {
 		{errors.New("gateway: boruna_run executes user code and must run on a worker"),
 			head + `"error_kind":"internal_error","message":"gateway: boruna_run executes user code and must run on a worker","outcome":"runtime_error","retryable":false,` + noJob},
 	} {
-		if got := string(s.gw.failure(context.Background(), "boruna_run", c.err)); got != c.want {
+		if got := string(s.gw.d.Failure(context.Background(), "boruna_run", c.err)); got != c.want {
 			t.Errorf("%v:\n got: %s\nwant: %s", c.err, got, c.want)
 		}
 	}
@@ -187,12 +187,12 @@ func TestJobErrorEnvelope(t *testing.T) {
 	// full queue (answered at once anyway).
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	got := string(s.gw.failure(ctx, "boruna_run", &dispatch.JobError{Outcome: wire.OutcomeWorkerLost, JobID: "j4", Err: errors.New("x")}))
+	got := string(s.gw.d.Failure(ctx, "boruna_run", &dispatch.JobError{Outcome: wire.OutcomeWorkerLost, JobID: "j4", Err: errors.New("x")}))
 	if want := head + `"error_kind":"cancelled","message":"the request was cancelled; its job was stopped","outcome":"cancelled","retryable":false,"job_id":"j4","queue_ms":0,"run_ms":0,"worker":""}`; got != want {
 		t.Errorf("cancelled call:\n got: %s\nwant: %s", got, want)
 	}
 	// A tool that runs in the gateway carries no job metadata.
-	got = string(s.gw.failure(context.Background(), "boruna_template_list", errors.New("broken")))
+	got = string(s.gw.d.Failure(context.Background(), "boruna_template_list", errors.New("broken")))
 	if want := head + `"error_kind":"internal_error","message":"broken","outcome":"runtime_error","retryable":false}`; got != want {
 		t.Errorf("local tool:\n got: %s\nwant: %s", got, want)
 	}
@@ -230,11 +230,11 @@ func TestStreamFullNoJob(t *testing.T) {
 	b := &dispatch.QueueBackend{Client: s.Client, Timeout: time.Minute}
 	const want = `{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"the job queue is full; retry after 600 ms","outcome":"queue_full","retryable":true,"retry_after_ms":600,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
 	_, err := b.Run(context.Background(), "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`), nil)
-	if got := string(s.gw.failure(context.Background(), "boruna_run", err)); got != want {
+	if got := string(s.gw.d.Failure(context.Background(), "boruna_run", err)); got != want {
 		t.Errorf("Run:\n got: %s\nwant: %s", got, want)
 	}
 	err = b.Start(context.Background(), "task-1", "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`))
-	if got := string(s.gw.failure(context.Background(), "boruna_run", err)); got != want {
+	if got := string(s.gw.d.Failure(context.Background(), "boruna_run", err)); got != want {
 		t.Errorf("Start:\n got: %s\nwant: %s", got, want)
 	}
 }
@@ -336,7 +336,7 @@ func TestCancelledRunningJob(t *testing.T) {
 		t.Errorf("cancelled running job: worker %q (workers %+v), queue_ms %d, run_ms %d; want a worker's ID and 1 ≤ run_ms, queue_ms+run_ms ≤ %d",
 			je.Worker, st.Workers, je.QueueMs, je.RunMs, el)
 	}
-	got := string(s.gw.failure(ctx, "boruna_run", je))
+	got := string(s.gw.d.Failure(ctx, "boruna_run", je))
 	want := fmt.Sprintf(`{"success":false,"protocol_version":1,"error_kind":"cancelled","message":"the request was cancelled; its job was stopped","outcome":"cancelled","retryable":false,"job_id":"%s","queue_ms":%d,"run_ms":%d,"worker":"%s"}`,
 		je.JobID, je.QueueMs, je.RunMs, je.Worker)
 	if got != want {

@@ -17,7 +17,6 @@ import (
 	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
-	"github.com/axpool/axpool/wire"
 )
 
 // Named scripts as tools (docs/scripts.md): every public script of the
@@ -47,53 +46,20 @@ type ScriptsConfig struct {
 	ReloadDelay time.Duration
 }
 
-// scriptState is the gateway's scripts side.
+// scriptState is the gateway's scripts side: the catalogue itself is the
+// dispatcher's (dispatch.Scripts); the gateway watches its directory.
 type scriptState struct {
 	cfg     ScriptsConfig
-	allowed map[string]bool
+	set     *dispatch.Scripts
 	mu      sync.Mutex // serialises reloads
-	cat     atomicCatalogue
 	watcher *fsnotify.Watcher
 	done    chan struct{}
 	wg      sync.WaitGroup
 }
 
-// atomicCatalogue holds the current catalogue.
-type atomicCatalogue struct {
-	mu  sync.RWMutex
-	cat *scripts.Catalogue
-}
-
-func (a *atomicCatalogue) load() *scripts.Catalogue {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	return a.cat
-}
-
-func (a *atomicCatalogue) store(c *scripts.Catalogue) {
-	a.mu.Lock()
-	a.cat = c
-	a.mu.Unlock()
-}
-
-// scriptTool returns the public script called name in the current
-// catalogue.
-func (g *Server) scriptTool(name string) (*scripts.Script, *scripts.Catalogue, bool) {
-	if g.scripts == nil {
-		return nil, nil, false
-	}
-	cat := g.scripts.cat.load()
-	s, ok := cat.Lookup(name)
-	return s, cat, ok
-}
-
 // isScript reports whether name is a script tool now (false for a nil g).
 func (g *Server) isScript(name string) bool {
-	if g == nil {
-		return false
-	}
-	_, _, ok := g.scriptTool(name)
-	return ok
+	return g != nil && g.d.Scripts().IsScript(name)
 }
 
 // unknownToolMessage is tools.UnknownToolMessage, suggesting a script
@@ -104,28 +70,20 @@ func (g *Server) unknownToolMessage(name string) string {
 	if g == nil || g.scripts == nil || strings.Contains(msg, "did you mean") {
 		return msg
 	}
-	if s, ok := g.scripts.cat.load().Suggest(name); ok {
+	if s, ok := g.scripts.set.Catalogue().Suggest(name); ok {
 		msg += fmt.Sprintf(" (did you mean %q?)", s)
 	}
 	return msg
 }
 
-// caller returns the Caller of cat, running jobs on the Backend.
-func (g *Server) caller(cat *scripts.Catalogue) *scripts.Caller {
-	return &scripts.Caller{Catalogue: cat, Allowed: g.scripts.allowed,
-		Run: func(ctx context.Context, job json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
-			return g.cfg.Backend.Run(ctx, scripts.JobKind, job, progress)
-		}}
-}
-
 // contextInstructions runs the context script and returns the text
 // appended to Instructions ("" when there is none).
 func (g *Server) contextInstructions() string {
-	cat := g.scripts.cat.load()
+	cat := g.scripts.set.Catalogue()
 	if cat.Context == nil {
 		return ""
 	}
-	text, detail := g.caller(cat).ContextText(context.Background())
+	text, detail := g.d.Caller(cat).ContextText(context.Background())
 	if detail != "" {
 		g.log.Warn("context script failed; proceeding without project context", "script", cat.Context.Name, "err", detail)
 	}
@@ -174,30 +132,16 @@ func (g *Server) allTools(cat *scripts.Catalogue) []server.ServerTool {
 // and results alike are tool results (Server.result sets isError when
 // success is false).
 func (g *Server) callScript(ctx context.Context, req mcp.CallToolRequest, info *callInfo, s *scripts.Script, cat *scripts.Catalogue, raw json.RawMessage) ([]byte, json.RawMessage, error) {
-	caller := g.caller(cat)
-	args, refusal := caller.Check(s, raw)
-	if refusal != nil {
-		dispatch.SetJobFields(refusal, "", 0, 0, "")
-		b, _ := refusal.MarshalJSON() // strings, bools and numbers only
-		g.log.Debug("script call refused", "tool", s.Name, "caller", dispatch.CallerFrom(ctx))
-		return b, raw, nil
-	}
 	relay := g.newRelay(ctx, info, req)
 	var progress func(steps, total int64)
 	if relay != nil {
 		progress = relay.update
 	}
-	out, err := caller.Call(ctx, s, args, progress)
+	out, args := g.d.Script(ctx, s, cat, raw, progress)
 	if relay != nil {
 		relay.stop()
 	}
-	if err != nil {
-		out = g.failure(ctx, s.Name, err)
-		if o, perr := wire.ParseObject(out); perr == nil {
-			out, _ = scripts.WithScriptFields(s, o).MarshalJSON()
-		}
-	}
-	return out, raw, nil
+	return out, args, nil
 }
 
 // startWatch watches the scripts directory (and its subdirectories).
@@ -274,7 +218,7 @@ func (g *Server) reloadScripts() {
 	st := g.scripts
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	old := st.cat.load()
+	old := st.set.Catalogue()
 	cat, err := scripts.Load(old.Dir, scripts.Options{LibsDir: st.cfg.LibsDir, Previous: old})
 	if err != nil {
 		g.log.Warn("reload scripts: keeping the loaded scripts", "err", err)
@@ -286,7 +230,7 @@ func (g *Server) reloadScripts() {
 	for _, d := range cat.Diagnostics {
 		g.log.Warn("script not loaded: " + d.String())
 	}
-	st.cat.store(cat)
+	st.set.Store(cat)
 	g.log.Info("scripts reloaded", "tools", len(cat.Tools), "compiled", cat.Compiled, "failed", len(cat.Failed))
 	if cat.ToolsVersion() != old.ToolsVersion() {
 		g.mcp.SetTools(g.allTools(cat)...)

@@ -319,7 +319,7 @@ func TestScriptHotReload(t *testing.T) {
 		}
 		var names []string
 		for _, tool := range list.Tools {
-			if !strings.HasPrefix(tool.Name, "boruna_") && tool.Name != BatchTool {
+			if !strings.HasPrefix(tool.Name, "boruna_") && tool.Name != dispatch.BatchTool {
 				names = append(names, tool.Name)
 			}
 		}
@@ -417,7 +417,7 @@ func BenchmarkScriptVsRun(b *testing.B) {
 func TestBatchScriptItems(t *testing.T) {
 	s := sharedStack(t)
 	c := stdioClient(t, scriptsGateway(t, s, scriptsDir(t)))
-	res, err := call(t, c, BatchTool, `{"items":[`+
+	res, err := call(t, c, dispatch.BatchTool, `{"items":[`+
 		`{"id":"d","script":"deploy","args":{"env":"Prod","replicas":2,"tags":["a","b"]}},`+
 		`{"id":"l","script":"leak","args":{"x":"sk-live-1234567"}},`+
 		`{"id":"c","script":"clean"},`+
@@ -456,7 +456,7 @@ func TestBatchScriptItems(t *testing.T) {
 	}
 
 	plain := stdioClient(t, s.gw)
-	res, err = call(t, plain, BatchTool, `{"items":[{"id":"d","script":"deploy","args":{}}]}`, nil)
+	res, err = call(t, plain, dispatch.BatchTool, `{"items":[{"id":"d","script":"deploy","args":{}}]}`, nil)
 	m = envelope(t, res)
 	if err != nil {
 		t.Fatal(err)

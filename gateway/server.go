@@ -18,7 +18,6 @@ import (
 	"github.com/axpool/axpool/gateway/agentdocs"
 	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/mask"
-	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -85,6 +84,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	mask    *mask.Masker
+	d       *dispatch.Dispatcher
 	mcp     *server.MCPServer
 	scripts *scriptState // nil without Config.Scripts
 	// taskBus stores MCP tasks (tasks.go); nil unless Backend is a
@@ -182,11 +182,6 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("gateway: Config.ProgressInterval must be ≥ 0 (0 means the default %v), got %v",
 			DefaultProgressInterval, cfg.ProgressInterval)
 	}
-	if qb, ok := cfg.Backend.(*dispatch.QueueBackend); ok {
-		if err := qb.Validate(); err != nil {
-			return nil, err
-		}
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -200,17 +195,22 @@ func New(cfg Config) (*Server, error) {
 		cfg.Version = "dev"
 	}
 	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker}
-	g.stopCtx, g.stopCalls = context.WithCancel(context.Background())
-	instructions := Instructions
+	dcfg := dispatch.Config{Backend: cfg.Backend, Local: cfg.Local, Executes: cfg.Executes, Masker: cfg.Masker,
+		Observe: g.observe, Logger: cfg.Logger}
 	if sc := cfg.Scripts; sc != nil {
 		if sc.Catalogue == nil {
 			return nil, errors.New("gateway: Config.Scripts.Catalogue is required")
 		}
-		g.scripts = &scriptState{cfg: *sc, allowed: map[string]bool{}}
-		for _, n := range sc.AllowDestructive {
-			g.scripts.allowed[n] = true
-		}
-		g.scripts.cat.store(sc.Catalogue)
+		g.scripts = &scriptState{cfg: *sc, set: dispatch.NewScripts(sc.Catalogue, sc.AllowDestructive)}
+		dcfg.Scripts = g.scripts.set
+	}
+	var err error
+	if g.d, err = dispatch.New(dcfg); err != nil {
+		return nil, err
+	}
+	g.stopCtx, g.stopCalls = context.WithCancel(context.Background())
+	instructions := Instructions
+	if g.scripts != nil {
 		instructions += ScriptsInstructions + g.contextInstructions()
 	}
 	opts := []server.ServerOption{
@@ -236,7 +236,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	if g.scripts != nil {
-		if ts := g.scriptTools(g.scripts.cat.load()); len(ts) > 0 {
+		if ts := g.scriptTools(g.scripts.set.Catalogue()); len(ts) > 0 {
 			g.mcp.AddTools(ts...)
 		}
 		if cfg.Scripts.Watch {
@@ -252,6 +252,9 @@ func New(cfg Config) (*Server, error) {
 // scripts.
 const ScriptsInstructions = "\n\nThe other tools are this project's named scripts: their arguments are typed by the input schema and checked before anything runs; " +
 	"a refused or failed call is a result with isError true (a failure may carry fix_suggestion). The tool list can change while you work (notifications/tools/list_changed)."
+
+// Dispatcher returns the dispatcher that answers the gateway's calls.
+func (g *Server) Dispatcher() *dispatch.Dispatcher { return g.d }
 
 // MCPServer returns the underlying mcp-go server (for in-process clients).
 func (g *Server) MCPServer() *server.MCPServer { return g.mcp }
@@ -286,10 +289,10 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	defer cancel()
 	defer context.AfterFunc(g.stopCtx, cancel)()
 	if g.draining.Load() && g.cfg.Executes(tool) && g.stopCtx.Err() == nil {
-		return g.failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeQueueUnavailable, Err: errShuttingDown, RetryAfter: shutdownRetryAfter}), nil, nil
+		return g.d.Failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeQueueUnavailable, Err: errShuttingDown, RetryAfter: shutdownRetryAfter}), nil, nil
 	}
 	if ctx.Err() != nil { // cancelled before it started: nothing is submitted
-		return g.failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}), nil, nil
+		return g.d.Failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}), nil, nil
 	}
 	if m := req.Params.Meta; info == nil && m != nil && m.ProgressToken != nil {
 		b, err := json.Marshal(m.ProgressToken)
@@ -304,7 +307,7 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	if err != nil {
 		return nil, nil, err
 	}
-	if s, cat, ok := g.scriptTool(tool); ok {
+	if s, cat, ok := g.d.Scripts().Lookup(tool); ok {
 		return g.callScript(ctx, req, info, s, cat, raw)
 	}
 	args, err := checkArgsOnce(info, tool, raw)
@@ -312,7 +315,7 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 		var ae *tools.ArgError
 		if errors.As(err, &ae) && !ae.Protocol() {
 			g.log.Debug("tool call refused", "tool", tool, "caller", dispatch.CallerFrom(ctx), "arg", ae.Arg)
-			return g.refusal(tool, ae), raw, nil
+			return g.d.Refusal(tool, ae), raw, nil
 		}
 		// Only reachable in-process (the transports answer these with
 		// invalid_params): mcp-go reports handler errors as -32603.
@@ -324,13 +327,13 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 		progress = relay.update
 	}
 	var out []byte
-	if tool == BatchTool {
-		out = g.runBatch(ctx, args, progress)
+	if tool == dispatch.BatchTool {
+		out = g.d.Batch(ctx, args, progress)
 		if relay != nil {
 			relay.finish() // the count of items done reaches the total
 		}
 	} else {
-		out = g.run(ctx, tool, args, progress)
+		out = g.d.Run(ctx, tool, args, progress)
 	}
 	if relay != nil {
 		relay.stop()
@@ -339,119 +342,6 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 		g.log.Debug("tool call", "tool", tool, "caller", dispatch.CallerFrom(ctx), "ms", time.Since(start).Milliseconds(), "bytes", len(out))
 	}
 	return out, args, nil
-}
-
-// run answers a checked call of an executing tool (Backend) or of one the
-// gateway answers itself (Local), unmasked: a Backend or Local failure
-// becomes its envelope (failure).
-func (g *Server) run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) []byte {
-	var out []byte
-	var err error
-	if g.cfg.Executes(tool) {
-		out, err = g.cfg.Backend.Run(ctx, tool, args, progress)
-	} else {
-		out, err = g.cfg.Local(ctx, tool, args)
-	}
-	if err != nil {
-		out = g.failure(ctx, tool, err)
-	}
-	return out
-}
-
-// call answers one call made inside the gateway (an axpool_batch item,
-// Call), unmasked: its arguments are checked, and every refusal — a
-// mistyped argument too, which a transport would answer with JSON-RPC
-// invalid_params — is a success:false result (refusal). The call is
-// counted and audited as a call of its tool (observe).
-func (g *Server) call(ctx context.Context, tool string, raw json.RawMessage) []byte {
-	if ctx.Err() != nil {
-		return g.failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
-	}
-	args, err := tools.CheckArgs(tool, raw)
-	if err != nil {
-		var ae *tools.ArgError
-		if !errors.As(err, &ae) {
-			ae = &tools.ArgError{Kind: tools.ArgNotObject, Tool: tool, Msg: err.Error()}
-		}
-		out := g.refusal(tool, ae)
-		if _, known := tools.SpecOf(tool); known {
-			g.observe(ctx, tool, raw, out) // an unknown name is no metric label
-		}
-		return out
-	}
-	return g.callChecked(ctx, tool, args)
-}
-
-// callChecked is call for arguments tools.CheckArgs returned (a batch
-// item's, batch.Parse): they are not checked again.
-func (g *Server) callChecked(ctx context.Context, tool string, args json.RawMessage) []byte {
-	if ctx.Err() != nil {
-		return g.failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
-	}
-	if tool == BatchTool {
-		o := wire.InvalidArgs(wire.KindInvalidArgs, "axpool_batch cannot run inside a batch")
-		b, _ := o.MarshalJSON()
-		return b
-	}
-	out := g.run(ctx, tool, args, nil)
-	g.observe(ctx, tool, args, out)
-	return out
-}
-
-// callScriptItem answers a batch's script item (batch.Item.Script): a call
-// of the named script with arguments raw, unmasked, as the script's tool
-// would answer it (refusals included). A name that is not a script of the
-// current catalogue is invalid_args, with "did you mean" when a script's
-// name is near.
-func (g *Server) callScriptItem(ctx context.Context, name string, raw json.RawMessage) []byte {
-	if ctx.Err() != nil {
-		return g.failure(ctx, name, &dispatch.JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
-	}
-	s, cat, ok := g.scriptTool(name)
-	if !ok {
-		msg := fmt.Sprintf("no named scripts are loaded, so no script %q (give --scripts-dir DIR; docs/scripts.md)", clipName(name))
-		if g.scripts != nil {
-			msg = fmt.Sprintf("unknown script %q", clipName(name))
-			if near, ok := g.scripts.cat.load().Suggest(name); ok {
-				msg += fmt.Sprintf(" (did you mean %q?)", near)
-			}
-		}
-		o := wire.InvalidArgs(wire.KindInvalidArgs, msg)
-		dispatch.SetJobFields(o, "", 0, 0, "")
-		b, _ := o.MarshalJSON() // strings, bools and numbers only
-		return b
-	}
-	out, args, _ := g.callScript(ctx, mcp.CallToolRequest{}, nil, s, cat, raw) // no progress token: no relay
-	g.observe(ctx, name, args, out)
-	return out
-}
-
-// clipName is a name for a message (at most 128 bytes shown).
-func clipName(name string) string { return text.Clip(name, 128) }
-
-// CallScript is Call for a named script (docs/scripts.md): `axpool batch`
-// runs its script items ({id, script, args}) with it. The result is the
-// script tool's, masked; a name that is not a script is invalid_args.
-func (g *Server) CallScript(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
-	return g.mask.JSON(g.callScriptItem(ctx, name, args))
-}
-
-// Call answers one tool call in process, as a transport's tools/call
-// would, and returns the result object, masked (docs/tools.md §1, §4):
-// what `axpool batch` runs each item with. Every refusal of the arguments
-// is a success:false result, including those a transport answers with
-// JSON-RPC invalid_params (an unknown tool, a mistyped argument). When
-// ctx ends the call's job is cancelled and the result says cancelled.
-func (g *Server) Call(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
-	return g.mask.JSON(g.call(ctx, tool, args))
-}
-
-// CallItem is Call for a batch item's call (batch.Item, Tool and Args as
-// batch.Parse made them): its arguments are tools.CheckArgs's output, so
-// they are not checked again. Arguments that are not are a caller's bug:
-// use Call.
-func (g *Server) CallItem(ctx context.Context, tool string, checked json.RawMessage) json.RawMessage {
-	return g.mask.JSON(g.callChecked(ctx, tool, checked))
 }
 
 // rawArguments returns the call's arguments as JSON.
@@ -497,47 +387,4 @@ func succeeded(obj []byte) bool {
 		Success bool `json:"success"`
 	}
 	return json.Unmarshal(obj, &v) == nil && v.Success
-}
-
-// refusal is the success:false result of an argument refused without a
-// JSON-RPC error: an unknown argument (invalid_args) or a policy over
-// tools.MaxPolicyBytes (invalid_policy).
-func (g *Server) refusal(tool string, ae *tools.ArgError) []byte {
-	o := wire.InvalidArgs(ae.ErrorKind(), ae.Msg)
-	if g.cfg.Executes(tool) {
-		dispatch.SetJobFields(o, "", 0, 0, "")
-	}
-	b, _ := o.MarshalJSON() // strings, bools and numbers only
-	return b
-}
-
-// failure is the result of a call whose Backend or dispatch.LocalFunc failed: a
-// *dispatch.JobError's envelope, any other error wire.Internal (a Backend or
-// dispatch.LocalFunc bug), cancelled whenever the call's ctx has ended (except a
-// full queue, which answers at once anyway).
-func (g *Server) failure(ctx context.Context, tool string, err error) []byte {
-	var je *dispatch.JobError
-	if !errors.As(err, &je) {
-		je = &dispatch.JobError{Err: err}
-	}
-	if ctx.Err() != nil && je.Outcome != wire.OutcomeQueueFull && je.Outcome != wire.OutcomeCancelled {
-		je = &dispatch.JobError{Outcome: wire.OutcomeCancelled, JobID: je.JobID, QueueMs: je.QueueMs, RunMs: je.RunMs,
-			Worker: je.Worker, Err: je.Err, CancelErr: je.CancelErr}
-	}
-	o := je.Envelope()
-	if g.cfg.Executes(tool) || g.isScript(tool) {
-		dispatch.SetJobFields(o, je.JobID, je.QueueMs, je.RunMs, je.Worker)
-	}
-	outcome, _ := o.Get("outcome")
-	level := slog.LevelWarn
-	if outcome == wire.OutcomeCancelled || outcome == wire.OutcomeQueueFull || outcome == wire.OutcomeQuotaExceeded {
-		level = slog.LevelInfo
-	}
-	attrs := []any{"tool", tool, "caller", dispatch.CallerFrom(ctx), "job", je.JobID, "outcome", outcome, "err", err}
-	if je.CancelErr != nil {
-		attrs = append(attrs, "cancel_err", je.CancelErr)
-	}
-	g.log.Log(ctx, level, "tool call failed", attrs...)
-	b, _ := o.MarshalJSON() // strings, bools and numbers only
-	return b
 }

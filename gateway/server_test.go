@@ -11,6 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/tools"
 )
 
@@ -18,7 +19,7 @@ func TestToolTableMatchesEngine(t *testing.T) {
 	if !slices.Equal(ToolNames(), tools.Names()) {
 		t.Fatalf("gateway tools %v\nengine tools %v", ToolNames(), tools.Names())
 	}
-	if len(ToolNames()) != 15 || ToolNames()[14] != BatchTool {
+	if len(ToolNames()) != 15 || ToolNames()[14] != dispatch.BatchTool {
 		t.Fatalf("%d tools (%v), want the 14 boruna_* tools and axpool_batch", len(ToolNames()), ToolNames())
 	}
 }
@@ -108,7 +109,7 @@ func checkToolList(t *testing.T, c *client.Client, live bool) {
 		if !slices.Equal(sch.Required, wantReq) {
 			t.Errorf("%s: required %v, want %v", tool.Name, sch.Required, wantReq)
 		}
-		runs := tool.Name == "boruna_run" || tool.Name == "boruna_run_sealed" || tool.Name == BatchTool
+		runs := tool.Name == "boruna_run" || tool.Name == "boruna_run_sealed" || tool.Name == dispatch.BatchTool
 		want := map[string]any{
 			"readOnlyHint":    !runs,
 			"destructiveHint": false,

@@ -116,12 +116,12 @@ func (g *Server) createTask(ctx context.Context, id json.RawMessage, info *callI
 	if info.err != nil {
 		var ae *tools.ArgError
 		if errors.As(info.err, &ae) {
-			out = g.refusal(info.tool, ae)
+			out = g.d.Refusal(info.tool, ae)
 		} else {
-			out = g.failure(ctx, info.tool, info.err)
+			out = g.d.Failure(ctx, info.tool, info.err)
 		}
 	} else if err := qb.Start(ctx, t.JobID, info.tool, info.args); err != nil {
-		out = g.failure(ctx, info.tool, err)
+		out = g.d.Failure(ctx, info.tool, err)
 	}
 	if out != nil {
 		// The job's result is the failure, so that tasks/result answers it.

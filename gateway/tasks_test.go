@@ -373,7 +373,7 @@ func TestBatchItemsAudited(t *testing.T) {
 	audit, path := openAudit(t)
 	c := stdioClient(t, s.newGateway(t, Config{AuditLog: audit}))
 	const src = "fn main() -> Int { 6 * 7 }"
-	res, err := call(t, c, BatchTool, `{"concurrency":1,"items":[{"id":"a","source":"`+src+`"},{"id":"b","tool":"boruna_check","source":"`+src+`"},{"id":"c","sorce":"x"},{"id":"d","source":"`+src+`","max_steps":"many"}]}`, nil)
+	res, err := call(t, c, dispatch.BatchTool, `{"concurrency":1,"items":[{"id":"a","source":"`+src+`"},{"id":"b","tool":"boruna_check","source":"`+src+`"},{"id":"c","sorce":"x"},{"id":"d","source":"`+src+`","max_steps":"many"}]}`, nil)
 	if m := envelope(t, res); err != nil || m["success"] != true {
 		t.Fatalf("axpool_batch = %v, %v", m, err)
 	}

@@ -229,10 +229,10 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	}
 	runErr := batch.Run(ctx, items, batch.Options{
 		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
-			return n.gw.CallItem(dispatch.WithJobGate(ctx, gate), tool, args) // checked by batch.Parse
+			return n.gw.Dispatcher().CallItem(dispatch.WithJobGate(ctx, gate), tool, args) // checked by batch.Parse
 		},
 		Script: func(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
-			return n.gw.CallScript(dispatch.WithJobGate(ctx, gate), name, args)
+			return n.gw.Dispatcher().CallScript(dispatch.WithJobGate(ctx, gate), name, args)
 		},
 		Concurrency:      window,
 		MaxInFlightBytes: lookaheadBytes(conc),

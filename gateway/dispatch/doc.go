@@ -10,6 +10,6 @@
 // dispatch knows nothing of MCP: the gateway turns its answers into MCP
 // results, `axpool batch` into result lines.
 //
-// Imports: gateway/dispatch/fairshare, internal/text, queue, tools and
-// wire.
+// Imports: gateway/batch, gateway/dispatch/fairshare, internal/mask,
+// internal/text, queue, scripts, tools and wire.
 package dispatch

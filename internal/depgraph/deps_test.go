@@ -74,8 +74,8 @@ var allowed = map[string][]string{
 	// The live capability handlers: worker side, never the gateway.
 	"worker/handlers": {"internal/text", "policy", "vm"},
 	// The job client of the gateway and of axpool batch: no MCP.
-	"gateway/dispatch": {"gateway/dispatch/fairshare", "internal/text", "queue", "tools", "wire"},
-	"gateway":          {"gateway/agentdocs", "gateway/batch", "gateway/dispatch", "internal/limitread", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
+	"gateway/dispatch": {"gateway/batch", "gateway/dispatch/fairshare", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
+	"gateway":          {"gateway/agentdocs", "gateway/dispatch", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},
 	// Fair share of the queue between a gateway's callers: no queue, no MCP.
 	"gateway/dispatch/fairshare": {"wire"},
 	// The agent docs: embedded files and the libraries' surfaces, no MCP.

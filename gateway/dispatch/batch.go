@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"context"
@@ -9,13 +9,9 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/gateway/batch"
-	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
-
-// BatchTool is the name of the batch tool (docs/tools.md §7).
-const BatchTool = "axpool_batch"
 
 // defaultBatchConcurrency is axpool_batch's concurrency when the Backend
 // cannot tell its slots.
@@ -31,12 +27,12 @@ const defaultBatchConcurrency = 8
 const MaxBatchResultBytes = tools.DefaultMaxResponseBytes
 
 // slotCounter is a Backend that knows how many jobs its pool runs at once
-// (dispatch.QueueBackend.Slots).
+// (QueueBackend.Slots).
 type slotCounter interface {
 	Slots(ctx context.Context) int
 }
 
-// runBatch answers axpool_batch (docs/tools.md §7) with checked args: each
+// Batch answers axpool_batch (docs/tools.md §7) with checked args: each
 // item is checked (batch.Parse, duplicate ids refused) and run as its own
 // call (call: cache, idempotency keys, the queue), at most `concurrency`
 // at once (default: the pool's slots). progress, when set, receives the
@@ -48,7 +44,7 @@ type slotCounter interface {
 // invalid_args and carries "item": its 1-based position). When ctx ends
 // every item in flight is cancelled and the answer is cancelled (the
 // transports send no response for a cancelled request).
-func (g *Server) runBatch(ctx context.Context, args json.RawMessage, progress func(done, total int64)) []byte {
+func (d *Dispatcher) Batch(ctx context.Context, args json.RawMessage, progress func(done, total int64)) []byte {
 	var a struct {
 		Items       []json.RawMessage `json:"items"`
 		Concurrency int               `json:"concurrency"`
@@ -66,7 +62,7 @@ func (g *Server) runBatch(ctx context.Context, args json.RawMessage, progress fu
 	conc := a.Concurrency
 	if conc <= 0 {
 		conc = defaultBatchConcurrency
-		if sc, ok := g.cfg.Backend.(slotCounter); ok {
+		if sc, ok := d.cfg.Backend.(slotCounter); ok {
 			conc = sc.Slots(ctx)
 		}
 	}
@@ -79,10 +75,10 @@ func (g *Server) runBatch(ctx context.Context, args json.RawMessage, progress fu
 	err := batch.Run(ctx, slices.Values(items), batch.Options{
 		Concurrency: conc,
 		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
-			return g.callChecked(ctx, tool, args) // checked by batch.Parse
+			return d.callChecked(ctx, tool, args) // checked by batch.Parse
 		},
 		Script: func(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
-			return g.callScriptItem(ctx, name, args)
+			return d.callScriptItem(ctx, name, args)
 		},
 		OnResult: func(r batch.Result) {
 			line := batch.Line(r, "item")
@@ -131,7 +127,7 @@ func overBudget(r batch.Result, n int) batch.Result {
 	}
 	o.Set("outcome", wire.OutcomeOutputLimit).Set("retryable", false)
 	if f.JobID != "" {
-		dispatch.SetJobFields(o, f.JobID, max(f.QueueMs, 0), max(f.RunMs, 0), f.Worker)
+		SetJobFields(o, f.JobID, max(f.QueueMs, 0), max(f.RunMs, 0), f.Worker)
 	}
 	if f.Cached {
 		o.Set("cached", true)
