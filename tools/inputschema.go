@@ -78,7 +78,7 @@ func objectSchema(params []Param) *wire.Object {
 const policyDefPrefix = "policy_"
 
 // policySubschemas returns the object form of policy.schema.json
-// as a subschema of a tool's input schema (docs/md §1: boruna_run's
+// as a subschema of a tool's input schema (docs/tools.md §1: boruna_run's
 // policy parameter carries the real policy schema): its $defs move to the
 // tool schema's root under policyDefPrefix, its $refs follow them, and its
 // $schema and $id go (an input schema is one document).
@@ -152,7 +152,7 @@ func propSchema(p Param) *wire.Object {
 			o.Set(k, v)
 		}
 	case ParamSchema:
-		// anyOf, not a type array (docs/md §1).
+		// anyOf, not a type array (docs/tools.md §1).
 		o.Set("anyOf", []any{
 			wire.NewObject().Set("type", "object"),
 			wire.NewObject().Set("type", "boolean"),
@@ -160,7 +160,7 @@ func propSchema(p Param) *wire.Object {
 	case ParamPolicy:
 		// The shorthands, the object form of policy.schema.json, or null
 		// (= absent). Whatever a client sends anyway reaches the tool, which
-		// answers invalid_policy or a policy.* kind (docs/md §3).
+		// answers invalid_policy or a policy.* kind (docs/tools.md §3).
 		o.Set("anyOf", []any{
 			wire.NewObject().Set("type", "string").Set("enum", []string{"allow-all", "deny-all"}),
 			func() *wire.Object { o, _ := policySubschemas(); return o }(),
