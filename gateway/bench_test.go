@@ -93,9 +93,9 @@ func BenchmarkToolsCallFilter(b *testing.B) {
 func benchHTTP(b *testing.B, g *Server, workers func() []int) {
 	const clients = 50
 	// The benchmark process is the gateway process: collect garbage as
-	// `axpool serve` does (TuneGC). The HTTP clients share the setting.
-	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	TuneGC()
+	// `axpool serve` does (GOGC 400: internal/node's TuneGC). The HTTP
+	// clients share the setting.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	url := httpServer(b, g, HTTPConfig{})
 	cs := make([]*client.Client, clients)
 	for i := range cs {

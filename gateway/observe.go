@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"log/slog"
 	"time"
 
 	"github.com/axpool/axpool/gateway/dispatch"
@@ -23,14 +24,25 @@ func digest(b []byte) string {
 	return hex.EncodeToString(d[:])
 }
 
-// observe counts an answered (or cancelled) call and writes its audit
+// Observer counts answered calls in Metrics and writes them to AuditLog;
+// either may be nil. The gateway observes its own calls with one;
+// `axpool batch` hands one's Observe to its dispatcher
+// (dispatch.Config.Observe).
+type Observer struct {
+	Metrics  *Metrics
+	AuditLog *AuditLog
+	// Logger receives a failed audit write; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Observe counts an answered (or cancelled) call and writes its audit
 // line. args are the arguments as checked (nil when refused before);
-// out is the result object.
-func (g *Server) observe(ctx context.Context, tool string, args json.RawMessage, out []byte) {
-	if g.cfg.Metrics == nil && g.cfg.AuditLog == nil {
+// out is the result object. A nil o observes nothing.
+func (o *Observer) Observe(ctx context.Context, tool string, args json.RawMessage, out []byte) {
+	if o == nil || o.Metrics == nil && o.AuditLog == nil {
 		return
 	}
-	g.observeDigests(ctx, tool, func() callDigests { return digestsOf(tool, args) }, out)
+	o.observeDigests(ctx, tool, func() callDigests { return digestsOf(tool, args) }, out)
 }
 
 // callDigests are the SHA-256 digests of a call's arguments that its
@@ -50,14 +62,21 @@ func digestsOf(tool string, args json.RawMessage) callDigests {
 
 // observeDigests is observe with the digests computed by dig (called only
 // when there is an audit log).
-func (g *Server) observeDigests(ctx context.Context, tool string, dig func() callDigests, out []byte) {
-	m, audit := g.cfg.Metrics, g.cfg.AuditLog
+func (o *Observer) observeDigests(ctx context.Context, tool string, dig func() callDigests, out []byte) {
+	if o == nil {
+		return
+	}
+	m, audit := o.Metrics, o.AuditLog
 	if m == nil && audit == nil {
 		return
 	}
+	log := o.Logger
+	if log == nil {
+		log = slog.Default()
+	}
 	sum, err := wire.Summarize(out)
 	if err != nil {
-		g.log.Error("observe: result is not a JSON object", "tool", tool, "err", err)
+		log.Error("observe: result is not a JSON object", "tool", tool, "err", err)
 		return
 	}
 	outcome := sum.OutcomeLabel()
@@ -82,7 +101,7 @@ func (g *Server) observeDigests(ctx context.Context, tool string, dig func() cal
 		e.RunMs = &sum.RunMs
 	}
 	if err := audit.Write(e); err != nil {
-		g.log.Error("audit log write failed", "tool", tool, "caller", caller, "err", err)
+		log.Error("audit log write failed", "tool", tool, "caller", caller, "err", err)
 	}
 }
 

@@ -85,6 +85,7 @@ type Server struct {
 	log     *slog.Logger
 	mask    *mask.Masker
 	d       *dispatch.Dispatcher
+	obs     *Observer
 	mcp     *server.MCPServer
 	scripts *scriptState // nil without Config.Scripts
 	// taskBus stores MCP tasks (tasks.go); nil unless Backend is a
@@ -194,9 +195,10 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker}
+	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker,
+		obs: &Observer{Metrics: cfg.Metrics, AuditLog: cfg.AuditLog, Logger: cfg.Logger}}
 	dcfg := dispatch.Config{Backend: cfg.Backend, Local: cfg.Local, Executes: cfg.Executes, Masker: cfg.Masker,
-		Observe: g.observe, Logger: cfg.Logger}
+		Observe: g.obs.Observe, Logger: cfg.Logger}
 	if sc := cfg.Scripts; sc != nil {
 		if sc.Catalogue == nil {
 			return nil, errors.New("gateway: Config.Scripts.Catalogue is required")
@@ -272,7 +274,7 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		return nil, err
 	}
 	// Counted and audited before the response leaves (observe.go).
-	g.observe(ctx, req.Params.Name, args, out)
+	g.obs.Observe(ctx, req.Params.Name, args, out)
 	return g.result(out)
 }
 

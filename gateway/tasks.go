@@ -197,7 +197,7 @@ func (g *Server) taskResult(ctx context.Context, id json.RawMessage, t queue.Tas
 	}
 	// Counted and audited when its result is answered, as a tools/call,
 	// with the digests stored at its creation.
-	g.observeDigests(ctx, t.Tool, func() callDigests {
+	g.obs.observeDigests(ctx, t.Tool, func() callDigests {
 		var d callDigests
 		_ = json.Unmarshal(t.Digests, &d)
 		return d

@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/axpool/axpool/gateway/batch"
 	"github.com/axpool/axpool/gateway/dispatch"
-	"github.com/axpool/axpool/worker"
 )
 
 // `axpool batch IN.jsonl [-o OUT.jsonl]`: many calls through the queue
@@ -197,14 +195,14 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	if bf.node.nats != "" && cmd.Flags().Changed("cache-dir") {
 		fmt.Fprintln(cmd.ErrOrStderr(), "axpool batch: --cache-dir is ignored with --nats: the fleet's cache bucket (AXPOOL_CACHE) holds the results")
 	}
-	n, err := startNode(cmd, "axpool batch", &bf.node, nodeOptions{storeDir: storeDir, lazyWorkers: true})
+	n, err := startNode(cmd, "axpool batch", &bf.node, nodeOptions{storeDir: storeDir, lazyWorkers: true, noGateway: true})
 	if err != nil {
 		return err
 	}
-	defer n.close()
+	defer n.Close()
 	conc := bf.concurrency
 	if conc == 0 {
-		conc = poolSlots(ctx, n, &bf.node)
+		conc = n.PoolSlots(ctx)
 	}
 
 	stderr := cmd.ErrOrStderr()
@@ -229,10 +227,10 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	}
 	runErr := batch.Run(ctx, items, batch.Options{
 		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
-			return n.gw.Dispatcher().CallItem(dispatch.WithJobGate(ctx, gate), tool, args) // checked by batch.Parse
+			return n.Dispatcher.CallItem(dispatch.WithJobGate(ctx, gate), tool, args) // checked by batch.Parse
 		},
 		Script: func(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
-			return n.gw.Dispatcher().CallScript(dispatch.WithJobGate(ctx, gate), name, args)
+			return n.Dispatcher.CallScript(dispatch.WithJobGate(ctx, gate), name, args)
 		},
 		Concurrency:      window,
 		MaxInFlightBytes: lookaheadBytes(conc),
@@ -534,33 +532,6 @@ const (
 // from 390 MB to 618 MB. 1,024 items of up to 16 KiB still fit.
 func lookaheadBytes(conc int) int64 {
 	return max(batchLookaheadBytes, int64(conc)*batch.MaxLineBytes)
-}
-
-// poolSlots is the default --concurrency: the pool's worker slots. In
-// single-node mode they are known before the workers start (each process
-// of --workers gets --slots, or the default for its share of the CPUs,
-// worker.SlotsFor); in fleet mode the queue's statistics count them.
-func poolSlots(ctx context.Context, n *node, nf *nodeFlags) int {
-	if n.emb != nil {
-		per := nf.slots
-		if per <= 0 {
-			cpus := (runtime.NumCPU() + nf.workers - 1) / nf.workers
-			per = worker.SlotsFor(cpus, nf.maxMemoryMB)
-		}
-		return max(nf.workers*per, 1)
-	}
-	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	st, err := n.client.Stats(sctx)
-	switch {
-	case err != nil:
-		n.log.Warn("cannot count the fleet's worker slots; running 8 items at once (set --concurrency)", "err", err)
-		return 8
-	case st.Slots <= 0:
-		n.log.Warn("no worker answered the fleet's status round; running 8 items at once (set --concurrency)")
-		return 8
-	}
-	return st.Slots
 }
 
 // batchProgress shows a batch's progress on stderr: a progress bar on a

@@ -638,7 +638,7 @@ func TestCacheMaxBytesFlag(t *testing.T) {
 			t.Errorf("%s --cache-max-bytes: usage %q, default %q; want %q, 268435456", c.Name(), f.Usage, f.DefValue, usage)
 		}
 	}
-	if got := queueConfig(&nodeFlags{cacheMaxBytes: 5 << 20}).CacheMaxBytes; got != 5<<20 {
+	if got := (&nodeFlags{cacheMaxBytes: 5 << 20}).config(nil, nodeOptions{}).Queue().CacheMaxBytes; got != 5<<20 {
 		t.Errorf("queueConfig: CacheMaxBytes %d, want %d", got, 5<<20)
 	}
 	token := writeToken(t, "t.token", "cache-token")

@@ -21,6 +21,7 @@ import (
 	"github.com/ncruces/go-sqlite3"
 
 	"github.com/axpool/axpool/internal/mcptest"
+	"github.com/axpool/axpool/internal/node"
 	"github.com/axpool/axpool/queue/queuetest"
 )
 
@@ -81,7 +82,7 @@ func TestE2ELiveCapabilities(t *testing.T) {
 	db.Close()
 
 	var stderr queuetest.Buffer
-	c := startStdioEnv(t, &stderr, []string{LLMKeyEnv + "=" + key},
+	c := startStdioEnv(t, &stderr, []string{node.LLMKeyEnv + "=" + key},
 		"--workers", "1", "--slots", "1", "--allow-net", "127.0.0.1", "--allow-private-net", "127.0.0.1/32",
 		"--fs-root", root, "--fs-read-only", "--db", dbPath, "--db-read-only",
 		"--llm-url", llm.URL+"/v1/chat/completions", "--llm-model", "m")

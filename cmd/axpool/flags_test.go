@@ -1,7 +1,6 @@
 package main
 
 import (
-	"math"
 	"strings"
 	"testing"
 
@@ -101,20 +100,6 @@ func TestLimitFlagErrors(t *testing.T) {
 		stdout, stderr, code := runCLI(t, c.args...)
 		if code != c.code || stdout != c.stdout || stderr != c.stderr {
 			t.Errorf("axpool %v: code %d stdout %q stderr %q; want %d %q %q", c.args, code, stdout, stderr, c.code, c.stdout, c.stderr)
-		}
-	}
-}
-
-func TestScaled(t *testing.T) {
-	for _, c := range []struct{ v, unit, want int64 }{
-		{0, 1 << 20, 0},
-		{3, 1 << 20, 3 << 20},
-		{1 << 43, 1 << 20, math.MaxInt64},
-		{math.MaxInt64, 1_000_000, math.MaxInt64},
-		{9_223_372_036_854, 1_000_000, 9_223_372_036_854_000_000},
-	} {
-		if got := scaled(c.v, c.unit); got != c.want {
-			t.Errorf("scaled(%d, %d) = %d, want %d", c.v, c.unit, got, c.want)
 		}
 	}
 }

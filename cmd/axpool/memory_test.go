@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/axpool/axpool/internal/node"
 	"github.com/axpool/axpool/queue/queuetest"
 )
 
@@ -14,8 +15,8 @@ import (
 // DefaultMemoryCeilingMB, and their help says what the ceiling does and
 // that 0 removes it.
 func TestMemoryCeilingFlags(t *testing.T) {
-	if DefaultMemoryCeilingMB != 1024 {
-		t.Fatalf("DefaultMemoryCeilingMB = %d", DefaultMemoryCeilingMB)
+	if node.DefaultMemoryCeilingMB != 1024 {
+		t.Fatalf("DefaultMemoryCeilingMB = %d", node.DefaultMemoryCeilingMB)
 	}
 	for _, name := range []string{"mcp", "serve", "worker"} {
 		c, _, err := rootCmd.Find([]string{name})
@@ -40,7 +41,8 @@ func TestWorkerArgs(t *testing.T) {
 	var nf nodeFlags
 	nf.register(pflag.NewFlagSet("node", pflag.ContinueOnError)) // sets the defaults
 	nf.libsDir, nf.templatesDir = "libs", "templates"            // as startNode resolves them
-	got := workerArgs("nats://127.0.0.1:4222", &nf)
+	cfg := nf.config(nil, nodeOptions{})
+	got := node.WorkerArgs("nats://127.0.0.1:4222", &cfg)
 	want := []string{"worker", "--nats", "nats://127.0.0.1:4222", "--libs-dir", "libs", "--templates-dir", "templates",
 		"--max-steps", "0", "--max-wall-ms", "0", "--max-memory-mb", "1024", "--max-output-bytes", "0", "--log-level", "info", "--shutdown-grace", "10s",
 		"--handlers", "live"}
@@ -48,9 +50,10 @@ func TestWorkerArgs(t *testing.T) {
 		t.Errorf("default workerArgs =\n%q\nwant\n%q", got, want)
 	}
 	nf.maxMemoryMB, nf.slots, nf.ceilingPolicy, nf.secretEnv = 0, 3, "ceiling.json", []string{"DB_URL", "OTHER"}
-	nf.grants = grantFlags{handlers: "live", allowNet: []string{"api.example.com", "*.example.org"}, allowPrivateNet: []string{"127.0.0.1/32"},
-		fsRoot: "/srv/files", fsReadOnly: true, db: "/srv/app.db", dbReadOnly: true, llmURL: "http://127.0.0.1:9/v1/chat/completions", llmModel: "m"}
-	got = workerArgs("nats://x", &nf)
+	nf.grants = node.Grants{Handlers: "live", AllowNet: []string{"api.example.com", "*.example.org"}, AllowPrivateNet: []string{"127.0.0.1/32"},
+		FSRoot: "/srv/files", FSReadOnly: true, DB: "/srv/app.db", DBReadOnly: true, LLMURL: "http://127.0.0.1:9/v1/chat/completions", LLMModel: "m"}
+	cfg = nf.config(nil, nodeOptions{})
+	got = node.WorkerArgs("nats://x", &cfg)
 	want = []string{"worker", "--nats", "nats://x", "--libs-dir", "libs", "--templates-dir", "templates",
 		"--max-steps", "0", "--max-wall-ms", "0", "--max-memory-mb", "0", "--max-output-bytes", "0", "--log-level", "info",
 		"--shutdown-grace", "10s", "--slots", "3", "--ceiling-policy", "ceiling.json", "--secret-env", "DB_URL", "--secret-env", "OTHER",

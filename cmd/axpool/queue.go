@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/axpool/axpool/internal/node"
 	"github.com/axpool/axpool/queue"
 )
 
@@ -188,8 +189,8 @@ func runQueueConfigure(cmd *cobra.Command, _ []string) error {
 		s.MaxDepth = &qf.queueDepth
 	}
 	if f.Changed("job-timeout") {
-		age := queueMaxAge(qf.jobTimeout)
-		ttl := queueStateTTL(age)
+		age := node.QueueMaxAge(qf.jobTimeout)
+		ttl := node.QueueStateTTL(age)
 		s.MaxAge, s.StateTTL = &age, &ttl
 	}
 	if f.Changed("ack-wait") {

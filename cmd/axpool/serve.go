@@ -124,8 +124,8 @@ func runServe(cmd *cobra.Command, _ []string) error {
 		ln.Close()
 		return err
 	}
-	defer n.close()
-	h, err := n.gw.NewHTTPServer(gateway.HTTPConfig{
+	defer n.Close()
+	h, err := n.Gateway.NewHTTPServer(gateway.HTTPConfig{
 		Tokens:       tokens,
 		AllowedHosts: serveFlags.allowedHosts,
 		MaxBodyBytes: serveFlags.maxBody,
@@ -139,7 +139,7 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	for i, t := range tokens {
 		names[i] = t.Name
 	}
-	n.log.Info("serving Streamable HTTP", "url", "http://"+ln.Addr().String()+gateway.EndpointPath, "callers", names)
+	n.Log.Info("serving Streamable HTTP", "url", "http://"+ln.Addr().String()+gateway.EndpointPath, "callers", names)
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
@@ -154,7 +154,7 @@ func runServe(cmd *cobra.Command, _ []string) error {
 		// Stop accepting connections at once; the calls in flight get
 		// the grace (drain), then the server closes.
 		go func() { _ = h.Shutdown(context.Background()) }()
-		n.drain(sig, serveFlags.node.shutdownGrace)
+		n.Drain(sig, serveFlags.node.shutdownGrace)
 		err = closeHTTP(h, errc)
 	}
 	if err != nil {

@@ -1,23 +1,18 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"log/slog"
-	"math"
 	"os"
-	"os/exec"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/axpool/axpool/internal/engine"
+	"github.com/axpool/axpool/internal/node"
 	"github.com/axpool/axpool/policy"
-	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
-	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/worker"
 )
 
@@ -43,7 +38,7 @@ var workerFlags struct {
 	secretEnv      []string
 	replicas       int
 	connectTimeout time.Duration
-	grants         grantFlags
+	grants         node.Grants
 	metricsAddr    string
 }
 
@@ -95,7 +90,7 @@ func init() {
 	f := workerCmd.Flags()
 	f.StringVar(&workerFlags.nats, "nats", "", "NATS server URL(s), comma-separated (required)")
 	f.StringVar(&workerFlags.natsCreds, "nats-creds", "", "NATS .creds file (overrides AXPOOL_NATS_CREDS)")
-	f.IntVar(&workerFlags.slots, "slots", worker.DefaultSlots(DefaultMemoryCeilingMB),
+	f.IntVar(&workerFlags.slots, "slots", worker.DefaultSlots(node.DefaultMemoryCeilingMB),
 		"jobs run at once (default: 8 per CPU the process schedules on (GOMAXPROCS), fewer if slots × the memory ceiling (or, without one, --default-memory-mb) would exceed half its memory)")
 	libsData.register(f, &workerFlags.libsDir, libsDirUsage)
 	templatesData.register(f, &workerFlags.templatesDir, templatesDirUsage)
@@ -103,7 +98,7 @@ func init() {
 	f.DurationVar(&workerFlags.shutdownGrace, "shutdown-grace", worker.DefaultShutdownGrace, "how long running jobs may finish on shutdown")
 	f.Int64Var(&workerFlags.maxSteps, "max-steps", 0, "ceiling on a job's max_steps (0 = no ceiling)")
 	f.Int64Var(&workerFlags.maxWallMs, "max-wall-ms", 0, "ceiling on a job's wall-clock limit in ms (0 = no ceiling)")
-	f.Int64Var(&workerFlags.maxMemoryMB, "max-memory-mb", DefaultMemoryCeilingMB, memoryCeilingUsage)
+	f.Int64Var(&workerFlags.maxMemoryMB, "max-memory-mb", node.DefaultMemoryCeilingMB, memoryCeilingUsage)
 	f.Int64Var(&workerFlags.maxOutputBytes, "max-output-bytes", 0, "ceiling on a job's output limit in bytes (0 = no ceiling)")
 	f.Int64Var(&workerFlags.defaultMemMB, "default-memory-mb", tools.DefaultMemoryMB, "memory limit in MB of a job that sets none, at least 1")
 	f.StringVar(&workerFlags.ceilingPolicy, "ceiling-policy", "", "operator ceiling policy file; every job's policy is intersected with it")
@@ -111,7 +106,7 @@ func init() {
 	f.StringArrayVar(&workerFlags.secretEnv, "secret-env", nil, secretEnvUsage)
 	f.IntVar(&workerFlags.replicas, "replicas", 0, "replication the queue is expected to have, 1 to 5, or 0 = no check: where its stream and buckets differ is logged, never changed")
 	f.DurationVar(&workerFlags.connectTimeout, "connect-timeout", 0, "how long start-up waits for NATS and the job queue, retrying with backoff (0 = forever)")
-	workerFlags.grants.register(f)
+	registerGrants(f, &workerFlags.grants)
 	f.StringVar(&workerFlags.metricsAddr, "metrics-addr", "", metricsAddrUsage)
 	rootCmd.AddCommand(workerCmd)
 }
@@ -150,146 +145,48 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	if workerFlags.connectTimeout < 0 {
 		return printFail(cmd, exitUsage, "axpool worker: --connect-timeout must not be negative")
 	}
-	if err := workerFlags.grants.check(cmd.Flags()); err != nil {
+	if err := checkGrants(cmd.Flags(), &workerFlags.grants); err != nil {
 		return printFail(cmd, exitUsage, "axpool worker: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-
-	env := &tools.Env{
-		LibsDir:      workerFlags.libsDir,
-		TemplatesDir: workerFlags.templatesDir,
-		Ceilings: vm.Limits{
-			MaxSteps:  workerFlags.maxSteps,
-			MaxWall:   time.Duration(scaled(workerFlags.maxWallMs, int64(time.Millisecond))),
-			MaxMemory: scaled(workerFlags.maxMemoryMB, 1<<20),
-			MaxOutput: workerFlags.maxOutputBytes,
-		},
-		DefaultMemoryMB: workerFlags.defaultMemMB,
-	}
 	if workerFlags.ceilingPolicy != "" {
-		p, err := policy.LoadFile(workerFlags.ceilingPolicy)
-		if err != nil {
+		if _, err := policy.LoadFile(workerFlags.ceilingPolicy); err != nil {
 			return printFail(cmd, exitFail, "axpool worker: --ceiling-policy: %v", err)
 		}
-		env.CeilingPolicy = p
 	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
 	if os.Getenv(worker.EnvSupervisorPID) == "" {
-		return superviseWorker(cmd, log) // its lines say component=supervisor
-	}
-	// The worker process itself: every line says component=worker
-	// (docs/operations.md "Logs").
-	log = log.With("component", "worker")
-	masker := newMasker(log, workerFlags.secretEnv)
-	set, closeSet, err := workerFlags.grants.handlerSet()
-	if err != nil {
-		return printFail(cmd, exitFail, "axpool worker: %v", err)
-	}
-	defer closeSet()
-	logGrants(log, set)
-	env.Handlers = set
-	// The default slot count is bounded by the memory a job may use: the
-	// operator's ceiling, or the default limit of a job that sets none.
-	jobMemMB := workerFlags.defaultMemMB
-	if workerFlags.maxMemoryMB > 0 {
-		jobMemMB = workerFlags.maxMemoryMB
+		// Started by an operator: run the same command line as a
+		// supervised child (node.SuperviseWorker); its lines say
+		// component=supervisor.
+		err := node.SuperviseWorker(ctx, commandLine, workerFlags.shutdownGrace+worker.ShutdownSlack, exitFail, cmd.ErrOrStderr(), log)
+		if err != nil {
+			if errors.Is(err, node.ErrNoExecutable) {
+				return printFail(cmd, exitFail, "axpool worker: %v", err)
+			}
+			return silentExit(exitFail) // the child said why
+		}
+		return nil
 	}
 	slots := workerFlags.slots
 	if !cmd.Flags().Changed("slots") {
-		slots = 0 // worker.DefaultSlots(jobMemMB)
+		slots = 0 // worker.DefaultSlots of the memory per job
 	}
-	creds := queue.CredentialsFromEnv()
-	if workerFlags.natsCreds != "" {
-		creds.CredsFile = workerFlags.natsCreds
-	}
-
-	var metrics *worker.Metrics
-	health := &worker.Health{}
-	if workerFlags.metricsAddr != "" {
-		ln, err := listenOps(workerFlags.metricsAddr)
-		if err != nil {
-			return printFail(cmd, exitFail, "axpool worker: --metrics-addr %s: %v", workerFlags.metricsAddr, err)
-		}
-		reg := newRegistry()
-		if metrics, err = worker.NewMetrics(reg); err != nil {
-			ln.Close()
-			return printFail(cmd, exitFail, "axpool worker: %v", err)
-		}
-		ops := serveOps(ln, reg, func(context.Context) error { return health.Ready() }, log)
-		defer ops.close()
-	}
-
-	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	go tools.RuntimeVersion() // the cache's runtime version, read before the first job needs it
-	err = worker.RunProcess(ctx, worker.ProcessOptions{
-		NATSURL:        workerFlags.nats,
-		Credentials:    creds,
-		ConnectTimeout: workerFlags.connectTimeout,
-		Replicas:       workerFlags.replicas,
-		Health:         health,
-		Worker: worker.Options{
-			ID:            workerFlags.id,
-			Slots:         slots,
-			JobMemoryMB:   jobMemMB,
-			Executor:      engine.New(env),
-			ShutdownGrace: workerFlags.shutdownGrace,
-			Logger:        log,
-			Mask:          masker.JSON,
-			Metrics:       metrics,
-		},
+	// The worker process itself: every line says component=worker
+	// (docs/operations.md "Logs").
+	err := node.RunWorker(ctx, node.WorkerConfig{
+		Logger: log.With("component", "worker"), NATS: workerFlags.nats, NATSCreds: workerFlags.natsCreds,
+		ConnectTimeout: workerFlags.connectTimeout, ID: workerFlags.id, Slots: slots, Replicas: workerFlags.replicas,
+		ShutdownGrace: workerFlags.shutdownGrace,
+		Ceilings: node.Ceilings{MaxSteps: workerFlags.maxSteps, MaxWallMs: workerFlags.maxWallMs,
+			MaxMemoryMB: workerFlags.maxMemoryMB, MaxOutputBytes: workerFlags.maxOutputBytes},
+		DefaultMemoryMB: workerFlags.defaultMemMB, CeilingPolicy: workerFlags.ceilingPolicy,
+		LibsDir: workerFlags.libsDir, TemplatesDir: workerFlags.templatesDir, SecretEnv: workerFlags.secretEnv,
+		Grants: workerFlags.grants, MetricsAddr: workerFlags.metricsAddr,
 	})
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool worker: %v", err)
 	}
 	return nil
-}
-
-// superviseWorker is `axpool worker` started by an operator (not by a
-// supervisor): it runs the worker itself — the same command line — as
-// its one child process under a worker.Supervisor, as the single-node
-// gateway runs its workers, so that a worker that stops heartbeating
-// (SIGSTOP, a hung job engine) is killed and replaced within 5 s, and one
-// that dies (a crash, SIGKILL, the OOM killer) is restarted. The child's
-// output is copied as is. A child that exits by itself with status 0 or
-// 1 (its shutdown, or a failure it reported: NATS or the queue still
-// missing after --connect-timeout, bad credentials…) is not restarted;
-// this process then exits with the same status. SIGTERM or SIGINT here
-// is passed on as SIGTERM, within the child's shutdown grace.
-func superviseWorker(cmd *cobra.Command, log *slog.Logger) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return printFail(cmd, exitFail, "axpool worker: cannot find its own executable to supervise: %v", err)
-	}
-	args := append([]string(nil), commandLine...)
-	grace := workerFlags.shutdownGrace + worker.ShutdownSlack
-	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM, os.Interrupt)
-	defer stop()
-	err = worker.Supervise(ctx, worker.SupervisorOptions{
-		N:           1,
-		Command:     func(int) *exec.Cmd { return exec.Command(exe, args...) },
-		Stderr:      cmd.ErrOrStderr(),
-		Prefix:      func(int) string { return "" },
-		WorkerGrace: grace,
-		StopGrace:   grace + 5*time.Second,
-		GOMAXPROCS:  -1, // the child's own (the CPUs its cgroup allows)
-		Final: func(_ int, err error) bool {
-			var ee *exec.ExitError
-			return err == nil || errors.As(err, &ee) && ee.ExitCode() == exitFail
-		},
-		Logger: log,
-	})
-	if err != nil {
-		return silentExit(exitFail) // the child said why
-	}
-	return nil
-}
-
-// scaled returns v×unit for v ≥ 0, saturating at math.MaxInt64: a huge
-// ceiling flag must stay a huge ceiling, not wrap around to a negative value
-// that would mean no ceiling at all.
-func scaled(v, unit int64) int64 {
-	if v > math.MaxInt64/unit {
-		return math.MaxInt64
-	}
-	return v * unit
 }

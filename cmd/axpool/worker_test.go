@@ -293,7 +293,8 @@ func TestQueueStatsNodeGone(t *testing.T) {
 // timeout within MaxAge).
 func TestQueueConfigFollowsJobTimeout(t *testing.T) {
 	for _, timeout := range []time.Duration{time.Second, dispatch.DefaultJobTimeout, 30 * time.Minute, 3 * time.Hour} {
-		cfg := queueConfig(&nodeFlags{queueDepth: 5, jobTimeout: timeout})
+		nc := (&nodeFlags{queueDepth: 5, jobTimeout: timeout}).config(nil, nodeOptions{})
+		cfg := nc.Queue()
 		if cfg.MaxDepth != 5 || cfg.MaxAge != max(queue.DefaultMaxAge, timeout) || cfg.StateTTL <= cfg.MaxAge {
 			t.Errorf("job timeout %v: queue config %+v", timeout, cfg)
 		}

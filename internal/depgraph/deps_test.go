@@ -69,6 +69,8 @@ var allowed = map[string][]string{
 	"worker": {"internal/text", "queue", "wire"},
 	// The executor of tool and script jobs, wired into the worker by cmd.
 	"internal/engine": {"queue", "scripts", "tools", "wire", "worker"},
+	// The assembly of a node (embedded NATS, queue, workers, gateway) for cmd.
+	"internal/node": {"gateway", "gateway/dispatch", "internal/engine", "internal/mask", "internal/version", "policy", "queue", "scripts", "tools", "vm", "worker", "worker/handlers"},
 	// A real worker pool for tests (imported by tests only).
 	"internal/pooltest": {"internal/engine", "queue", "queue/queuetest", "tools", "worker"},
 	// The live capability handlers: worker side, never the gateway.
@@ -83,8 +85,7 @@ var allowed = map[string][]string{
 	// batch runs calls through a function it is given: no queue, no MCP.
 	"gateway/batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 
-	"cmd/axpool": {"gateway/dispatch", "internal/engine", "gateway/batch", "compiler", "compiler/syntax", "gateway", "worker/handlers", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools",
-		"tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker"},
+	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "gateway/batch", "gateway/dispatch", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/node", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools", "tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker", "worker/handlers"},
 }
 
 // thirdParty lists the import path prefixes outside the standard library
@@ -100,7 +101,8 @@ var thirdParty = map[string][]string{
 	"gateway":          {"github.com/fsnotify/fsnotify", "github.com/google/uuid", "github.com/mark3labs/mcp-go/", "github.com/prometheus/client_golang/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
 	"worker/handlers":  {"github.com/ncruces/go-sqlite3"},
-	"cmd/axpool":       {"github.com/nats-io/", "github.com/prometheus/client_golang/", "github.com/schollz/progressbar/", "github.com/spf13/", "golang.org/x/term"},
+	"cmd/axpool":       {"github.com/schollz/progressbar/", "github.com/spf13/", "golang.org/x/term"},
+	"internal/node":    {"github.com/nats-io/", "github.com/prometheus/client_golang/"},
 }
 
 type pkg struct {

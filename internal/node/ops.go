@@ -1,4 +1,4 @@
-package main
+package node
 
 import (
 	"context"
@@ -18,9 +18,6 @@ import (
 // (--metrics-addr, off by default; docs/operations.md "Metrics"): GET
 // /metrics (Prometheus text format), /healthz (the process is up) and
 // /readyz (ready to serve: the bus reachable, workers alive).
-
-// metricsAddrUsage is the help text of --metrics-addr.
-const metricsAddrUsage = "serve Prometheus /metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:9090; off when empty)"
 
 // readyTimeout bounds one /readyz check.
 const readyTimeout = 3 * time.Second

@@ -1,4 +1,4 @@
-package gateway
+package node
 
 import (
 	"os"
@@ -22,7 +22,7 @@ const GCPercent = 400
 // at 400 the whole pipeline's CPU per call dropped by about 6 %. The price is
 // memory: up to 5× the live heap, a few tens of MB at that load; the live
 // heap itself is bounded per call by the request body cap
-// (DefaultMaxBodyBytes) and the largest result the queue carries. A
+// (gateway.DefaultMaxBodyBytes) and the largest result the queue carries. A
 // GOMEMLIMIT set by the operator still bounds the heap. Worker processes
 // keep the default: their live heap is the running jobs' memory, up to the
 // per-job limit, which a higher GOGC would multiply.

@@ -1,4 +1,4 @@
-package gateway
+package node
 
 import (
 	"runtime/debug"

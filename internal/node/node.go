@@ -1,0 +1,643 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/internal/mask"
+	"github.com/axpool/axpool/internal/version"
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/scripts"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/worker"
+)
+
+// DefaultMemoryCeilingMB is the default of --max-memory-mb of `axpool mcp`,
+// `serve` and `worker`: the most memory one call may use, in MB, whatever
+// its limits.max_memory_mb asks (tools clamps a larger request to the
+// ceiling; docs/tools.md §2 "an operator may set server-wide ceilings"). It
+// also bounds a worker's default slot count (worker.DefaultSlots), so that
+// every slot can hold a job at the ceiling. 0 removes the ceiling.
+const DefaultMemoryCeilingMB = 1024
+
+// DefaultGatewayConnectTimeout is the default --connect-timeout of
+// `axpool mcp` and `serve` with --nats. Workers wait forever by default.
+const DefaultGatewayConnectTimeout = 60 * time.Second
+
+// embeddedWait bounds the start of the queue on the embedded server.
+const embeddedWait = 30 * time.Second
+
+// Ceilings are the operator's ceilings on a call's limits (the --max-*
+// flags); 0 means no ceiling.
+type Ceilings struct {
+	MaxSteps, MaxWallMs, MaxMemoryMB, MaxOutputBytes int64
+}
+
+// Config is a node as the flags of `axpool mcp`, `serve` and `batch` give
+// it (docs/operations.md). The zero value of a field is the flag's zero,
+// not its default: the command sets every field.
+type Config struct {
+	// Logger is the base logger (untagged: each part tags its own lines
+	// with component=…). Required.
+	Logger *slog.Logger
+	// LogLevel is the workers' --log-level.
+	LogLevel string
+	// LibsDir and TemplatesDir are resolved directories.
+	LibsDir, TemplatesDir string
+	// Workers and Slots are the worker processes of single-node mode and
+	// the jobs each runs at once (0: the worker's default).
+	Workers, Slots int
+	// NATS, when set, is fleet mode: the external servers' URLs, with
+	// NATSCreds a .creds file (else AXPOOL_NATS_* variables); no embedded
+	// server and no workers. ConnectTimeout bounds the wait for them (0:
+	// forever).
+	NATS, NATSCreds string
+	ConnectTimeout  time.Duration
+	Ceilings        Ceilings
+	// CeilingPolicy is the operator's ceiling policy file ("" for none).
+	CeilingPolicy string
+	QueueDepth    int64
+	JobTimeout    time.Duration
+	Replicas      int
+	CacheTTL      time.Duration
+	CacheMaxBytes int64
+	// SecretEnv names variables masked in every result (--secret-env).
+	SecretEnv            []string
+	MaxInflightPerCaller int
+	ShutdownGrace        time.Duration
+	Grants               Grants
+	// MetricsAddr and AuditLog: --metrics-addr, --audit-log ("" for none).
+	MetricsAddr, AuditLog string
+	// ScriptsDir exposes a scripts directory ("" for none), with the
+	// destructive scripts AllowDestructive names.
+	ScriptsDir       string
+	AllowDestructive []string
+	// StoreDir, when set, is the embedded server's persistent store and
+	// the cache bucket is kept in it (`axpool batch --cache-dir`). A
+	// directory in use by another axpool falls back to a private store,
+	// with a warning.
+	StoreDir string
+	// LazyWorkers starts the worker processes before the first job is
+	// submitted instead of at start: a batch answered from the cache
+	// starts none.
+	LazyWorkers bool
+	// Gateway builds the MCP gateway (mcp, serve); without it the node
+	// answers calls through its Dispatcher only (batch).
+	Gateway bool
+}
+
+// Node is a running node: the queue client and, in single-node mode, the
+// embedded NATS server and the supervisor of the worker processes, the
+// dispatcher of calls and, with Config.Gateway, the MCP gateway. Make one
+// with Start; Close stops it.
+type Node struct {
+	// Log is the node's logger (component=gateway).
+	Log *slog.Logger
+	// Dispatcher answers calls (`axpool batch` runs its items with it).
+	Dispatcher *dispatch.Dispatcher
+	// Gateway is the MCP server (nil without Config.Gateway).
+	Gateway *gateway.Server
+
+	cfg    Config
+	base   *slog.Logger
+	emb    *queue.Embedded
+	nc     *nats.Conn
+	client *queue.Client
+
+	// closers run in reverse order of their registration (Close).
+	closeMu   sync.Mutex
+	closers   []func()
+	closeOnce sync.Once
+
+	// The workers of single-node mode, started by Start or, with
+	// LazyWorkers, before the first job (startWorkersOnce).
+	workersMu  sync.Mutex
+	sup        *worker.Supervisor
+	workersErr error
+	closed     bool
+	// reg is the --metrics-addr registry (nil without one): workers
+	// started late register their supervisor's metrics in it.
+	reg *prometheus.Registry
+}
+
+// onClose registers f to run when the node closes, before everything
+// registered earlier.
+func (n *Node) onClose(f func()) {
+	n.closeMu.Lock()
+	n.closers = append(n.closers, f)
+	n.closeMu.Unlock()
+}
+
+// Close stops everything Start started, in the reverse order of their
+// start: the gateway's script watcher, the workers, the metrics listener,
+// the queue client, the connection, the embedded server (which removes its
+// store directory) and the audit log. Safe on a node whose Start failed
+// midway, and more than once.
+func (n *Node) Close() {
+	n.closeOnce.Do(func() {
+		n.workersMu.Lock()
+		n.closed = true // no lazy start after close
+		n.workersMu.Unlock()
+		n.closeMu.Lock()
+		closers := n.closers
+		n.closeMu.Unlock()
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	})
+}
+
+// Start starts a node: the operator's ceilings and grants are checked
+// (the grants here, so that a bad --fs-root stops the node at once, not
+// each worker), the metrics listener bound, NATS started (embedded) or
+// waited for (--nats, up to ConnectTimeout), the queue opened, the
+// workers started (unless LazyWorkers), the scripts loaded and the
+// gateway built. Errors say what failed ("connect to NATS: …",
+// "--scripts-dir: …"); whatever had started is closed.
+func Start(ctx context.Context, cfg Config) (n *Node, err error) {
+	// The cache's runtime version (for an unstamped build, the
+	// executable's build ID, or a hash of it where it has none: tens of
+	// ms) is read while the node starts, not by the first call.
+	if cfg.CacheTTL > 0 {
+		go tools.RuntimeVersion()
+	}
+	n = &Node{cfg: cfg, base: cfg.Logger, Log: cfg.Logger.With("component", "gateway")}
+	defer func() {
+		if err != nil {
+			n.Close()
+			n = nil
+		}
+	}()
+	TuneGC()
+	env, err := n.toolsEnv()
+	if err != nil {
+		return n, err
+	}
+	var metrics *gateway.Metrics
+	if cfg.MetricsAddr != "" {
+		ln, lerr := listenOps(cfg.MetricsAddr)
+		if lerr != nil {
+			return n, fmt.Errorf("--metrics-addr %s: %v", cfg.MetricsAddr, lerr)
+		}
+		// Served once the node is ready (below); closed with the node.
+		var ops *opsServer
+		n.onClose(func() {
+			if ops != nil {
+				ops.close()
+			} else {
+				ln.Close()
+			}
+		})
+		defer func() {
+			if err == nil {
+				ops = serveOps(ln, n.reg, n.ready, n.Log)
+			}
+		}()
+		n.reg = newRegistry()
+		if metrics, err = gateway.NewMetrics(n.reg); err != nil {
+			return n, err
+		}
+	}
+	var audit *gateway.AuditLog
+	if cfg.AuditLog != "" {
+		if audit, err = gateway.OpenAuditLog(cfg.AuditLog); err != nil {
+			return n, fmt.Errorf("--audit-log: %v", err)
+		}
+		n.onClose(func() {
+			if err := audit.Close(); err != nil {
+				n.Log.Warn("close audit log", "err", err)
+			}
+		})
+	}
+	bus, secretsEnv, err := n.openQueue(ctx)
+	if err != nil {
+		return n, err
+	}
+	if metrics != nil {
+		if err := n.reg.Register(gateway.NewQueueCollector(bus)); err != nil {
+			return n, err
+		}
+	}
+	backend := &dispatch.QueueBackend{Client: n.client, Timeout: cfg.JobTimeout, Logger: n.Log,
+		Cache: cfg.CacheTTL > 0, CacheScope: cacheScope(&cfg, env), MaxInflightPerCaller: cfg.MaxInflightPerCaller}
+	if n.emb != nil {
+		if cfg.LazyWorkers {
+			backend.BeforeSubmit = n.startWorkersOnce
+		} else if err := n.startWorkersOnce(); err != nil {
+			return n, err
+		}
+	}
+	var sc *gateway.ScriptsConfig
+	if cfg.ScriptsDir != "" {
+		cat, err := scripts.Load(cfg.ScriptsDir, scripts.Options{LibsDir: cfg.LibsDir})
+		if err != nil {
+			return n, fmt.Errorf("--scripts-dir: %v", err)
+		}
+		for _, d := range cat.Diagnostics {
+			n.Log.Warn("script not loaded: " + d.String())
+		}
+		n.Log.Info("scripts loaded", "dir", cfg.ScriptsDir, "tools", len(cat.Tools), "failed", len(cat.Failed))
+		sc = &gateway.ScriptsConfig{Catalogue: cat, LibsDir: cfg.LibsDir, AllowDestructive: cfg.AllowDestructive, Watch: true}
+	}
+	masker := newMasker(n.Log, cfg.SecretEnv, secretsEnv...)
+	if cfg.Gateway {
+		n.Gateway, err = gateway.New(gateway.Config{
+			Backend:  backend,
+			Local:    dispatch.ToolsLocal(env),
+			Executes: tools.Executes,
+			Version:  version.Read().String(),
+			Logger:   n.Log,
+			Masker:   masker,
+			// In fleet mode --handlers states what the workers run.
+			LiveCapabilities: cfg.Grants.Live(),
+			Metrics:          metrics,
+			AuditLog:         audit,
+			Scripts:          sc,
+		})
+		if err != nil {
+			return n, err
+		}
+		n.onClose(n.Gateway.Close)
+		n.Dispatcher = n.Gateway.Dispatcher()
+	} else {
+		dc := dispatch.Config{Backend: backend, Local: dispatch.ToolsLocal(env), Executes: tools.Executes, Masker: masker,
+			Observe: (&gateway.Observer{Metrics: metrics, AuditLog: audit, Logger: n.Log}).Observe, Logger: n.Log}
+		if sc != nil {
+			dc.Scripts = dispatch.NewScripts(sc.Catalogue, sc.AllowDestructive)
+		}
+		if n.Dispatcher, err = dispatch.New(dc); err != nil {
+			return n, err
+		}
+	}
+	mode, workers := "single-node", cfg.Workers
+	if n.emb == nil {
+		mode, workers = "fleet", 0
+	}
+	n.Log.Info("gateway ready", "mode", mode, "workers", workers, "version", version.Read().String())
+	return n, nil
+}
+
+// toolsEnv is the Env of the tools the gateway answers itself: the data
+// directories, the ceiling policy and what the grants allow. In
+// single-node mode the grants are checked here (handlers.NewLive), so
+// that a bad --fs-root or --db stops the node at once, not each worker.
+func (n *Node) toolsEnv() (*tools.Env, error) {
+	cfg := &n.cfg
+	env := &tools.Env{LibsDir: cfg.LibsDir, TemplatesDir: cfg.TemplatesDir}
+	if cfg.CeilingPolicy != "" {
+		p, err := policy.LoadFile(cfg.CeilingPolicy)
+		if err != nil {
+			return nil, fmt.Errorf("--ceiling-policy: %v", err)
+		}
+		env.CeilingPolicy = p
+	}
+	if cfg.NATS != "" {
+		return env, nil
+	}
+	set, closeSet, err := cfg.Grants.HandlerSet()
+	if err != nil {
+		return nil, err
+	}
+	logGrants(n.Log, set)
+	env.Granted = grantedBy(set)
+	closeSet()
+	return env, nil
+}
+
+// openQueue starts the embedded server (single-node mode) or waits for
+// the external one (fleet mode, up to ConnectTimeout), opens the queue
+// and its client. secretsEnv holds the embedded server's credentials, to
+// be masked.
+func (n *Node) openQueue(ctx context.Context) (bus *queue.Bus, secretsEnv []string, err error) {
+	cfg := &n.cfg
+	qcfg := cfg.Queue()
+	if cfg.NATS == "" {
+		eopts := queue.EmbeddedOptions{Logger: n.base, StoreDir: cfg.StoreDir}
+		n.emb, err = queue.StartEmbedded(eopts)
+		if errors.Is(err, queue.ErrStoreDirLocked) {
+			n.Log.Warn("the cache directory is in use by another axpool; this run's cache is private", "dir", cfg.StoreDir)
+			eopts.StoreDir = ""
+			n.emb, err = queue.StartEmbedded(eopts)
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("start embedded NATS: %v", err)
+		}
+		emb := n.emb
+		n.onClose(func() {
+			if err := emb.Close(); err != nil {
+				n.Log.Warn("close embedded NATS", "err", err)
+			}
+		})
+		qcfg.CacheOnDisk = eopts.StoreDir != ""
+		qcfg.Storage = queue.MemoryStorage
+		secretsEnv = n.emb.Credentials().Env()
+	}
+	// Start-up waits for NATS and the queue (fleet mode: the cluster may
+	// be starting, or electing a leader).
+	wait := embeddedWait
+	if cfg.NATS != "" {
+		wait = cfg.ConnectTimeout
+	}
+	wctx, cancel := waitContext(ctx, wait)
+	defer cancel()
+	if n.emb != nil {
+		n.nc, err = n.emb.Connect(queue.WithName("axpool-gateway"), queue.WithLogger(n.base))
+	} else {
+		creds := queue.CredentialsFromEnv()
+		if cfg.NATSCreds != "" {
+			creds.CredsFile = cfg.NATSCreds
+		}
+		n.nc, err = queue.ConnectWait(wctx, cfg.NATS, queue.WithCredentials(creds), queue.WithName("axpool-gateway"), queue.WithLogger(n.base))
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("connect to NATS: %v", err)
+	}
+	nc := n.nc
+	n.onClose(func() { drainConn(nc) })
+	if bus, err = queue.OpenWait(wctx, n.nc, qcfg, n.Log); err != nil {
+		return nil, nil, fmt.Errorf("set up the job queue: %v", err)
+	}
+	if n.client, err = queue.NewClient(bus, queue.ClientOptions{Logger: n.Log}); err != nil {
+		return nil, nil, err
+	}
+	client := n.client
+	n.onClose(func() {
+		if err := client.Close(); err != nil {
+			n.Log.Warn("close queue client", "err", err)
+		}
+	})
+	return bus, secretsEnv, nil
+}
+
+// drainConn drains nc and waits (at most 2 s) until it is closed.
+func drainConn(nc *nats.Conn) {
+	if nc.IsClosed() {
+		return
+	}
+	if err := nc.Drain(); err != nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		nc.Close()
+	}
+	for i := 0; i < 100 && !nc.IsClosed(); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startWorkersOnce starts the worker processes of a single-node node the
+// first time it is called and returns that start's error every time; it
+// starts none once the node is closed. Their supervisor stops before the
+// queue client and the server close.
+func (n *Node) startWorkersOnce() error {
+	n.workersMu.Lock()
+	defer n.workersMu.Unlock()
+	if n.sup != nil || n.workersErr != nil || n.closed || n.emb == nil {
+		return n.workersErr
+	}
+	n.sup, n.workersErr = startWorkers(n.emb, &n.cfg, n.base)
+	if n.workersErr != nil {
+		n.workersErr = fmt.Errorf("start workers: %w", n.workersErr)
+		return n.workersErr
+	}
+	sup := n.sup
+	n.onClose(sup.Stop)
+	if n.reg != nil {
+		if err := worker.RegisterSupervisorMetrics(n.reg, sup); err != nil {
+			n.Log.Warn("worker metrics not registered", "err", err)
+		}
+	}
+	return nil
+}
+
+// supervisor returns the workers' supervisor (nil before they start).
+func (n *Node) supervisor() *worker.Supervisor {
+	n.workersMu.Lock()
+	defer n.workersMu.Unlock()
+	return n.sup
+}
+
+// shutdownSlack bounds how long the calls cancelled at the end of a
+// shutdown grace take to be answered.
+const shutdownSlack = time.Second
+
+// Drain is the first part of a shutdown on sig, for every transport: the
+// gateway stops taking calls, the workers are told to stop (they finish
+// their running jobs for the same grace, then answer the rest cancelled,
+// and are never restarted), the calls in flight get grace to finish, then
+// are cancelled (their callers get outcome cancelled) and get
+// shutdownSlack to be answered. The transport is closed after it, then
+// the node.
+func (n *Node) Drain(sig os.Signal, grace time.Duration) {
+	n.Log.Info("signal received; shutting down", "signal", signalName(sig), "grace", grace)
+	n.Gateway.BeginShutdown()
+	if sup := n.supervisor(); sup != nil {
+		go sup.Stop()
+	}
+	gctx, cancel := context.WithTimeout(context.Background(), grace)
+	err := n.Gateway.WaitCalls(gctx)
+	cancel()
+	if err != nil {
+		n.Log.Warn("shutdown grace elapsed; cancelling the calls still running")
+		n.Gateway.CancelCalls()
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownSlack)
+		if n.Gateway.WaitCalls(sctx) != nil {
+			n.Log.Warn("calls still running after they were cancelled; exiting without them")
+		}
+		cancel()
+	}
+}
+
+// signalName names sig as the log shows it: "SIGTERM", "SIGINT".
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case os.Interrupt:
+		return "SIGINT"
+	}
+	return sig.String()
+}
+
+// ready is a gateway's readiness (/readyz): the job queue answers and at
+// least one worker process is alive.
+func (n *Node) ready(ctx context.Context) error {
+	st, err := n.client.Bus().Stats(ctx)
+	switch {
+	case err != nil:
+		return fmt.Errorf("job queue unreachable: %v", err)
+	case st.WorkersAlive == 0:
+		return errors.New("no worker alive")
+	}
+	return nil
+}
+
+// PoolSlots is the pool's worker slots (the default --concurrency of
+// `axpool batch`). In single-node mode they are known before the workers
+// start (each process of Workers gets Slots, or the default for its share
+// of the CPUs, worker.SlotsFor); in fleet mode the queue's statistics
+// count them, and 8 is answered (with a warning) when none can be counted.
+func (n *Node) PoolSlots(ctx context.Context) int {
+	cfg := &n.cfg
+	if n.emb != nil {
+		per := cfg.Slots
+		if per <= 0 {
+			cpus := (runtime.NumCPU() + cfg.Workers - 1) / cfg.Workers
+			per = worker.SlotsFor(cpus, cfg.Ceilings.MaxMemoryMB)
+		}
+		return max(cfg.Workers*per, 1)
+	}
+	sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st, err := n.client.Stats(sctx)
+	switch {
+	case err != nil:
+		n.Log.Warn("cannot count the fleet's worker slots; running 8 items at once (set --concurrency)", "err", err)
+		return 8
+	case st.Slots <= 0:
+		n.Log.Warn("no worker answered the fleet's status round; running 8 items at once (set --concurrency)")
+		return 8
+	}
+	return st.Slots
+}
+
+// cacheScope is the result cache's scope of a node (dispatch.CacheScope,
+// tools.CacheKey): every operator setting that changes a result — the
+// ceilings, the ceiling policy (canonical form), the libs directory, the
+// handler set (mock values differ from live ones; live capability calls
+// are never cached) — so that nodes configured differently never share
+// cached results. In fleet mode these are the gateway's flags: give the
+// workers the same.
+func cacheScope(cfg *Config, env *tools.Env) string {
+	pol := ""
+	if env.CeilingPolicy != nil {
+		b, _ := env.CeilingPolicy.MarshalJSON()
+		pol = string(b)
+	}
+	libs, err := filepath.Abs(cfg.LibsDir)
+	if err != nil {
+		libs = cfg.LibsDir
+	}
+	c := cfg.Ceilings
+	return dispatch.CacheScope("steps="+strconv.FormatInt(c.MaxSteps, 10), "wall_ms="+strconv.FormatInt(c.MaxWallMs, 10),
+		"memory_mb="+strconv.FormatInt(c.MaxMemoryMB, 10), "output_bytes="+strconv.FormatInt(c.MaxOutputBytes, 10),
+		"policy="+pol, "libs="+libs, "handlers="+cfg.Grants.Handlers)
+}
+
+// Queue is the queue of a gateway started with cfg: QueueDepth jobs, kept
+// at least JobTimeout (queue.Config.MaxAge, which the dispatcher checks
+// against the job timeout), their claims and cancel markers longer still
+// (StateTTL above MaxAge), cached results CacheTTL (the default when 0)
+// within CacheMaxBytes, idempotency keys and results at least as long.
+func (cfg Config) Queue() queue.Config {
+	c := queue.Config{MaxDepth: cfg.QueueDepth, MaxAge: QueueMaxAge(cfg.JobTimeout), Replicas: cfg.Replicas,
+		CacheTTL: cfg.CacheTTL, CacheMaxBytes: cfg.CacheMaxBytes}
+	// Idempotency keys (state) replay results (results) for --cache-ttl.
+	c.StateTTL = max(QueueStateTTL(c.MaxAge), cfg.CacheTTL)
+	c.ResultTTL = max(queue.DefaultResultTTL, cfg.CacheTTL)
+	return c
+}
+
+// QueueMaxAge is the stream's MaxAge for a gateway's --job-timeout: a job
+// is kept at least that long (and queue.DefaultMaxAge at least).
+func QueueMaxAge(jobTimeout time.Duration) time.Duration { return max(queue.DefaultMaxAge, jobTimeout) }
+
+// QueueStateTTL is the state bucket's TTL for a stream MaxAge: claims and
+// cancel markers outlive the jobs (queue.Config.StateTTL).
+func QueueStateTTL(maxAge time.Duration) time.Duration { return max(queue.DefaultStateTTL, 2*maxAge) }
+
+// waitContext is parent bounded by d, or by nothing for d = 0 (a
+// --connect-timeout of 0 waits forever).
+func waitContext(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d > 0 {
+		return context.WithTimeout(parent, d)
+	}
+	return context.WithCancel(parent)
+}
+
+// newMasker is the masker of a process (docs/tools.md §4): the secrets of
+// its environment and of extra (NAME=value entries it holds itself, such
+// as the embedded server's credentials), and the variables named by
+// --secret-env; one of those that is unset or too short to be masked is
+// logged.
+func newMasker(log *slog.Logger, names []string, extra ...string) *mask.Masker {
+	for _, v := range names {
+		if value, ok := os.LookupEnv(v); !ok {
+			log.Warn("--secret-env names a variable that is not set", "name", v)
+		} else if len(value) < mask.MinSecretLen {
+			log.Warn(fmt.Sprintf("--secret-env value under %d bytes is not masked", mask.MinSecretLen), "name", v)
+		}
+	}
+	return mask.New(append(os.Environ(), extra...), names...)
+}
+
+// startWorkers supervises cfg.Workers `axpool worker` processes of this
+// binary against the embedded server. The credentials travel in the
+// environment, never on the command line. log is the untagged base logger
+// (the supervisor adds component=supervisor).
+func startWorkers(emb *queue.Embedded, cfg *Config, log *slog.Logger) (*worker.Supervisor, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable: %w", err)
+	}
+	args := WorkerArgs(emb.URL(), cfg)
+	return worker.StartSupervisor(worker.SupervisorOptions{
+		N: cfg.Workers,
+		Command: func(int) *exec.Cmd {
+			c := exec.Command(self, args...)
+			c.Env = append(os.Environ(), emb.Credentials().Env()...)
+			dieWithParent(c)
+			return c
+		},
+		Stderr: os.Stderr,
+		// The workers run with --shutdown-grace (WorkerArgs): Stop gives
+		// them that long to finish their jobs, and the slack to answer
+		// the rest, before it kills them.
+		WorkerGrace: cfg.ShutdownGrace + worker.ShutdownSlack,
+		StopGrace:   cfg.ShutdownGrace + worker.ShutdownSlack + 500*time.Millisecond,
+		Logger:      log,
+	})
+}
+
+// WorkerArgs is the command line of the `axpool worker` processes of a
+// single-node node: every operator ceiling is passed on explicitly (each
+// --max-* value, including --max-memory-mb's default and an explicit 0,
+// so the workers enforce exactly the gateway's ceilings), and so are the
+// handler set and the grants (Grants.Args). Each process schedules on its
+// share of the CPUs (the supervisor sets GOMAXPROCS) and, unless Slots is
+// set, picks its slot count from that share and the memory ceiling
+// (worker.DefaultSlots).
+func WorkerArgs(natsURL string, cfg *Config) []string {
+	args := []string{"worker", "--nats", natsURL,
+		"--libs-dir", cfg.LibsDir, "--templates-dir", cfg.TemplatesDir,
+		"--max-steps", strconv.FormatInt(cfg.Ceilings.MaxSteps, 10),
+		"--max-wall-ms", strconv.FormatInt(cfg.Ceilings.MaxWallMs, 10),
+		"--max-memory-mb", strconv.FormatInt(cfg.Ceilings.MaxMemoryMB, 10),
+		"--max-output-bytes", strconv.FormatInt(cfg.Ceilings.MaxOutputBytes, 10),
+		"--log-level", cfg.LogLevel,
+		"--shutdown-grace", cfg.ShutdownGrace.String(),
+	}
+	if cfg.Slots > 0 {
+		args = append(args, "--slots", strconv.Itoa(cfg.Slots))
+	}
+	if cfg.CeilingPolicy != "" {
+		args = append(args, "--ceiling-policy", cfg.CeilingPolicy)
+	}
+	for _, v := range cfg.SecretEnv {
+		args = append(args, "--secret-env", v)
+	}
+	return append(args, cfg.Grants.Args()...)
+}
