@@ -61,7 +61,7 @@ func TestDataDirResolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(got, filepath.Join(cache, "axpool", "libs-")) || !libsData.holds(got) {
+	if !strings.HasPrefix(got, filepath.Join(cache, "axpool", "libs-")) || !libsData.Holds(got) {
 		t.Fatalf("embedded copy at %q", got)
 	}
 	if b, err := os.ReadFile(filepath.Join(got, "std-json", "src", "core.ax")); err != nil || len(b) == 0 {
@@ -77,14 +77,14 @@ func TestDataDirResolve(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh, err := libsData.resolve(fs, *v)
-	if err != nil || fresh == got || !libsData.holds(fresh) {
+	if err != nil || fresh == got || !libsData.Holds(fresh) {
 		t.Errorf("after tampering: %q, %v", fresh, err)
 	}
 	// An extra file makes a copy unusable too.
 	if err := os.WriteFile(filepath.Join(fresh, "extra"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if libsData.holds(fresh) {
+	if libsData.Holds(fresh) {
 		t.Error("a copy with an extra file holds the embedded files")
 	}
 

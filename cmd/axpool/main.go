@@ -8,10 +8,11 @@
 // themselves on rootCmd in an init function.
 //
 // Imports: compiler, compiler/syntax, gateway, gateway/batch,
-// gateway/dispatch, internal/jsonenc, internal/limitread, internal/mask,
-// internal/node, internal/version, libs, policy, queue, scripts,
-// templates, tools, tools/framework, tools/repair, tools/template,
-// tools/workflow, vm, wire, worker and worker/handlers.
+// gateway/dispatch, internal/datadir, internal/jsonenc,
+// internal/limitread, internal/mask, internal/node, internal/version,
+// libs, policy, queue, scripts, templates, tools, tools/framework,
+// tools/repair, tools/template, tools/workflow, vm, wire, worker and
+// worker/handlers.
 package main
 
 import (
