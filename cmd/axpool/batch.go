@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -154,15 +151,15 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 			return printFail(cmd, exitFail, "axpool batch: %v", err)
 		}
 		defer f.Close()
-		if total, err = countLines(f); err != nil {
+		if total, err = batch.CountLines(f); err != nil {
 			return printFail(cmd, exitFail, "axpool batch: read %s: %v", in, err)
 		}
 		input = f
 	}
-	done := resumeState{ids: map[string]bool{}, lines: map[int]bool{}}
+	done := batch.NewResumeState()
 	var out io.Writer = cmd.OutOrStdout()
 	if bf.output != "-" {
-		f, err := openOutput(bf.output, bf.resume, &done)
+		f, err := batch.OpenOutput(bf.output, bf.resume, done)
 		if err != nil {
 			return printFail(cmd, exitFail, "axpool batch: %v", err)
 		}
@@ -208,22 +205,22 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	stderr := cmd.ErrOrStderr()
 	var skipped int
 	var readErr error
-	items := readItems(input, &done, &skipped, &readErr)
+	items := batch.ReadItems(input, done, batchWhere, &skipped, &readErr)
 	if total >= 0 {
-		total = max(total-len(done.ids)-len(done.lines), 0)
+		total = max(total-len(done.IDs)-len(done.Lines), 0)
 	}
 	prog := newBatchProgress(stderr, bf.progress, bf.interval, total)
 	sum := batch.NewSummary()
 	var writeErr error
 	start := time.Now()
-	// At most conc items run jobs (the gate); up to batchLookahead look for
+	// At most conc items run jobs (the gate); up to batch.Lookahead look for
 	// a cached answer meanwhile, so that their lookups share requests —
 	// not with --ordered (its window bounds the results held back) or
 	// --fail-fast (the items after a failure must not have run).
 	gate := dispatch.NewJobGate(conc)
 	window := conc
 	if !bf.ordered && !bf.failFast {
-		window = max(conc, batchLookahead)
+		window = max(conc, batch.Lookahead)
 	}
 	runErr := batch.Run(ctx, items, batch.Options{
 		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
@@ -233,7 +230,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 			return n.Dispatcher.CallScript(dispatch.WithJobGate(ctx, gate), name, args)
 		},
 		Concurrency:      window,
-		MaxInFlightBytes: lookaheadBytes(conc),
+		MaxInFlightBytes: batch.LookaheadBytes(conc),
 		Ordered:          bf.ordered,
 		FailFast:         bf.failFast,
 		OnResult: func(r batch.Result) {
@@ -326,212 +323,6 @@ func sameFile(a, b string) bool {
 	sa, err1 := os.Stat(a)
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
-}
-
-// countLines counts the non-blank lines of f, then rewinds it.
-func countLines(f *os.File) (int, error) {
-	r := bufio.NewReaderSize(f, 1<<16)
-	n := 0
-	blank := true
-	for {
-		b, err := r.ReadSlice('\n')
-		if len(bytes.TrimSpace(b)) > 0 {
-			blank = false
-		}
-		if err == nil || (err == io.EOF && len(b) > 0) {
-			if err == nil && !blank {
-				n++
-				blank = true
-			}
-		}
-		switch {
-		case err == io.EOF:
-			if !blank {
-				n++
-			}
-			_, serr := f.Seek(0, io.SeekStart)
-			return n, serr
-		case errors.Is(err, bufio.ErrBufferFull):
-			continue
-		case err != nil:
-			return 0, err
-		}
-	}
-}
-
-// resumeState is what OUT already holds: the ids of the items with a
-// result, and the lines whose malformed-line result is written.
-type resumeState struct {
-	ids   map[string]bool
-	lines map[int]bool
-}
-
-// maxResultLineBytes bounds a line of OUT that --resume reads: an item's
-// id (its input line is at most batch.MaxLineBytes) and a result (a
-// message of the queue, at most as large) fit in it with room to spare;
-// a longer line was not written by a batch and is passed over in bounded
-// memory.
-const maxResultLineBytes = 3 * batch.MaxLineBytes
-
-// openOutput opens OUT: truncated, or with resume read into done and
-// opened for appending, a last line cut short by a crash removed.
-func openOutput(path string, resume bool, done *resumeState) (*os.File, error) {
-	if !resume {
-		return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, err
-	}
-	r := bufio.NewReaderSize(f, 1<<16)
-	var good int64 // bytes up to the last complete line
-	for {
-		line, size, _, err := readLine(r, maxResultLineBytes)
-		if err == io.EOF {
-			break // the end, or an incomplete last line: dropped below
-		}
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		good += size + 1
-		if line == nil {
-			continue // longer than any line a batch writes: not a result
-		}
-		var rec struct {
-			ID        *string `json:"id"`
-			InputLine *int    `json:"input_line"`
-		}
-		if json.Unmarshal(line, &rec) != nil {
-			continue
-		}
-		// A malformed line's report is known by its input_line (no
-		// envelope has one) and stands for that line, whatever its id (a
-		// duplicate id names another item's); any other line is the
-		// result of its id.
-		switch {
-		case rec.InputLine != nil:
-			done.lines[*rec.InputLine] = true
-		case rec.ID != nil:
-			done.ids[*rec.ID] = true
-		}
-	}
-	if err := f.Truncate(good); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
-}
-
-// readItems yields the items of r, one per non-blank line, checked
-// (batch.Parse, duplicate ids refused), leaving out those done already
-// holds; *skipped counts those, *readErr is the error that ended the
-// input early. r is read as the batch asks for items.
-func readItems(r io.Reader, done *resumeState, skipped *int, readErr *error) iter.Seq[batch.Item] {
-	return func(yield func(batch.Item) bool) {
-		br := bufio.NewReaderSize(r, 1<<16)
-		var seen batch.Seen
-		pos := 0
-		for {
-			line, size, read, err := readLine(br, batch.MaxLineBytes)
-			if read {
-				pos++
-				if pos == 1 {
-					line = bytes.TrimPrefix(line, utf8BOM)
-				}
-				if line == nil || len(bytes.TrimSpace(line)) > 0 {
-					var it batch.Item
-					if line == nil {
-						it = batch.TooLong(pos, size, batchWhere)
-					} else {
-						it = batch.Parse(line, pos, batchWhere)
-					}
-					seen.Check(&it, batchWhere)
-					switch {
-					case it.Malformed() && done.lines[pos], !it.Malformed() && done.ids[it.ID]:
-						*skipped++
-					default:
-						if !yield(it) {
-							return
-						}
-					}
-				}
-			}
-			if err != nil {
-				if err != io.EOF {
-					*readErr = err
-				}
-				return
-			}
-		}
-	}
-}
-
-// utf8BOM is the byte order mark some editors put at the start of a UTF-8
-// file; the first line of IN may start with it (RFC 8259 §8.1 lets a
-// parser ignore it).
-var utf8BOM = []byte("\xef\xbb\xbf")
-
-// readLine reads the next line of br, holding at most limit bytes of it:
-// line is the line without its newline ("\r\n" too) and size its length
-// in bytes without the "\n"; read is false at the end of the input. A
-// line over limit bytes is read to its end and dropped, in bounded
-// memory: line is then nil. err is as for bufio.Reader.ReadBytes.
-func readLine(br *bufio.Reader, limit int) (line []byte, size int64, read bool, err error) {
-	over := false
-	for {
-		frag, err := br.ReadSlice('\n')
-		size += int64(len(frag))
-		read = read || len(frag) > 0
-		if !over && len(line)+len(frag) <= limit+2 { // +2: "\r\n"
-			line = append(line, frag...)
-		} else {
-			over, line = true, nil
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err == nil {
-			size-- // the newline
-		}
-		if over {
-			return nil, size, read, err
-		}
-		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
-		if len(line) > limit {
-			return nil, size, read, err
-		}
-		if line == nil && read {
-			line = []byte{}
-		}
-		return line, size, read, err
-	}
-}
-
-// batchLookahead is how many items `axpool batch` (without --ordered and
-// --fail-fast) has in flight at once, of which at most --concurrency run
-// jobs: the others wait for a cached answer, or for a job slot after a
-// miss (dispatch.JobGate). It matches the keys one cache lookup round asks
-// for (queue.Bus.CachedResult). batchLookaheadBytes bounds the arguments
-// those items hold together (lookaheadBytes).
-const (
-	batchLookahead      = 1024
-	batchLookaheadBytes = 2 * batch.MaxLineBytes
-)
-
-// lookaheadBytes is batch.Options.MaxInFlightBytes for conc jobs at once:
-// batchLookaheadBytes (16 MiB), or conc lines of batch.MaxLineBytes (what
-// the window held before it had a lookahead) if that is more. The
-// arguments held are live heap, which the gateway's GC target
-// (gateway.GCPercent, 400) lets grow 5× before a collection: a bound of
-// 64 MiB raised the peak RSS of 40 lines of 3.6 MiB at --concurrency 1
-// from 390 MB to 618 MB. 1,024 items of up to 16 KiB still fit.
-func lookaheadBytes(conc int) int64 {
-	return max(batchLookaheadBytes, int64(conc)*batch.MaxLineBytes)
 }
 
 // batchProgress shows a batch's progress on stderr: a progress bar on a

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,46 +14,6 @@ import (
 // Hostile input of `axpool batch` (docs/operations.md "axpool batch"):
 // lines too long to hold, a byte order mark, CRLF, and flags that would
 // overwrite the input or the results.
-
-// TestReadLine: readLine returns each line without "\n" or "\r\n", its
-// size, and nil for a line over the limit, whose bytes it skips — also
-// when the line is longer than the reader's buffer and has no newline.
-func TestReadLine(t *testing.T) {
-	in := "abc\r\n" + "\n" + strings.Repeat("x", 100) + "\n" + "12345678\n" + "123456789\n" + strings.Repeat("y", 50)
-	br := bufio.NewReaderSize(strings.NewReader(in), 16)
-	type got struct {
-		line string
-		nil_ bool
-		size int64
-		read bool
-	}
-	var all []got
-	for {
-		line, size, read, err := readLine(br, 8)
-		all = append(all, got{string(line), line == nil, size, read})
-		if err != nil {
-			break
-		}
-	}
-	want := []got{
-		{"abc", false, 4, true},
-		{"", false, 0, true},
-		{"", true, 100, true},
-		{"12345678", false, 8, true},
-		{"", true, 9, true},
-		{"", true, 50, true},
-	}
-	if !slices.Equal(all, want) {
-		t.Errorf("readLine:\n got %+v\nwant %+v", all, want)
-	}
-	br = bufio.NewReaderSize(strings.NewReader("ab"), 16)
-	if line, size, read, err := readLine(br, 8); string(line) != "ab" || size != 2 || !read || err == nil {
-		t.Errorf("last line without newline: %q %d %v %v", line, size, read, err)
-	}
-	if line, size, read, err := readLine(br, 8); line != nil || size != 0 || read || err == nil {
-		t.Errorf("at EOF: %q %d %v %v", line, size, read, err)
-	}
-}
 
 // TestBatchHostileLines: a line over batch.MaxLineBytes is answered
 // invalid_args with its line number and size (and the batch goes on); a
@@ -172,7 +131,7 @@ func TestBatchOutputFull(t *testing.T) {
 }
 
 // TestBatchResumeLongOutLine: --resume passes over an OUT line longer than
-// any result line (maxResultLineBytes) in bounded memory, keeps it, and
+// any result line (batch.MaxResultLineBytes) in bounded memory, keeps it, and
 // still counts the results around it.
 func TestBatchResumeLongOutLine(t *testing.T) {
 	dir := t.TempDir()
@@ -182,7 +141,7 @@ func TestBatchResumeLongOutLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out.jsonl")
-	long := `{"id":"c","pad":"` + strings.Repeat("x", maxResultLineBytes) + `"}`
+	long := `{"id":"c","pad":"` + strings.Repeat("x", batch.MaxResultLineBytes) + `"}`
 	prior := `{"id":"a","success":true,"outcome":"ok"}` + "\n" + long + "\n" + `{"id":"b","success":true,"outcome":"ok"}` + "\n"
 	if err := os.WriteFile(out, []byte(prior), 0o644); err != nil {
 		t.Fatal(err)
@@ -198,21 +157,5 @@ func TestBatchResumeLongOutLine(t *testing.T) {
 	rest, ok := strings.CutPrefix(string(b), prior)
 	if !ok || !strings.HasPrefix(rest, `{"id":"c","success":true,`) || strings.Count(rest, "\n") != 1 {
 		t.Errorf("OUT after the resume: the %d bytes before, then %.200q", len(prior), strings.TrimPrefix(string(b), prior))
-	}
-}
-
-// TestLookaheadBytes: the arguments the lookahead holds are bounded by
-// 16 MiB, or --concurrency lines of 8 MiB when that is more (what the
-// window held before the lookahead). 64 MiB, under the gateway's GC
-// target of 5× the live heap, raised the peak RSS of 40 lines of 3.6 MiB
-// at --concurrency 1 from 390 MB to 618 MB.
-func TestLookaheadBytes(t *testing.T) {
-	for _, c := range []struct {
-		conc int
-		want int64
-	}{{1, 16 << 20}, {2, 16 << 20}, {3, 24 << 20}, {16, 128 << 20}} {
-		if got := lookaheadBytes(c.conc); got != c.want {
-			t.Errorf("lookaheadBytes(%d) = %d, want %d", c.conc, got, c.want)
-		}
 	}
 }

@@ -4,7 +4,10 @@
 // (queue_full, queue_unavailable, quota_exceeded) after their retry_after_ms (Run), writes
 // their output lines (Line) and counts them (Summary). `axpool batch` and
 // the gateway's axpool_batch tool share it; both give it a Call that goes
-// through the gateway's job path (cache, idempotency keys, the queue).
+// through the job path of package dispatch (cache, idempotency keys, the
+// queue). For `axpool batch` it also reads and writes the JSONL files
+// (jsonl.go): the items of IN as the batch asks for them, OUT opened for
+// --resume with the ids it already answers, the lookahead's bounds.
 //
 // batch runs nothing itself and knows nothing of NATS or MCP.
 //
