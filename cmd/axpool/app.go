@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/internal/limitread"
 	"github.com/axpool/axpool/tools/framework"
 	"github.com/axpool/axpool/vm"
 )
@@ -185,7 +186,7 @@ func appMessages(list, file string) ([]string, error) {
 		out = append(out, strings.Split(list, ",")...)
 	}
 	if file != "" {
-		b, err := ReadFileLimit(file, "messages file", MaxMessagesFileBytes)
+		b, err := limitread.FileNamed(file, "messages file", MaxMessagesFileBytes)
 		if err != nil {
 			return nil, fail(exitUsage, "error: --messages-file: %v", err)
 		}

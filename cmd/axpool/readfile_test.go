@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/axpool/axpool/gateway"
+	"github.com/axpool/axpool/internal/limitread"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/tools/template"
@@ -32,23 +33,23 @@ func TestFileLimitsMatchMCP(t *testing.T) {
 	}
 }
 
-func TestReadFileLimit(t *testing.T) {
+func TestFileNamed(t *testing.T) {
 	dir := t.TempDir()
 	f := writeFile(t, dir, "f.txt", "12345")
-	if data, err := ReadFileLimit(f, "source", 5); err != nil || string(data) != "12345" {
+	if data, err := limitread.FileNamed(f, "source", 5); err != nil || string(data) != "12345" {
 		t.Fatalf("at the limit: %q, %v", data, err)
 	}
-	_, err := ReadFileLimit(f, "source", 4)
-	var tl *FileTooLargeError
+	_, err := limitread.FileNamed(f, "source", 4)
+	var tl *limitread.FileTooLargeError
 	if !errors.As(err, &tl) || tl.Path != f || tl.What != "source" || tl.Limit != 4 ||
 		err.Error() != f+": source exceeds 4-byte limit (4 bytes)" {
 		t.Fatalf("over the limit: %v", err)
 	}
-	_, err = ReadFileLimit("/dev/zero", "workflow", 8<<20)
+	_, err = limitread.FileNamed("/dev/zero", "workflow", 8<<20)
 	if err == nil || err.Error() != "/dev/zero: workflow exceeds 8 MB limit (8388608 bytes)" {
 		t.Fatalf("/dev/zero: %v", err)
 	}
-	if _, err := ReadFileLimit(filepath.Join(dir, "missing"), "source", 5); !errors.Is(err, os.ErrNotExist) {
+	if _, err := limitread.FileNamed(filepath.Join(dir, "missing"), "source", 5); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing: %v", err)
 	}
 	// ReadSourceFile's error is an exit error with the full message.

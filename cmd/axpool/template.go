@@ -45,7 +45,7 @@ With --json, prints the boruna_template_list response on stdout.`,
 		if err := resolveDataDirs(cmd, nil, &templateDir); err != nil {
 			return err
 		}
-		if err := checkTemplateFiles(templateDir, ""); err != nil {
+		if err := template.CheckFiles(templateDir, "", MaxTemplateFileBytes); err != nil {
 			return templateFileError(cmd, templateListJSON, err)
 		}
 		if templateListJSON {
@@ -98,7 +98,7 @@ stdout instead of the source.`,
 			return err
 		}
 		if _, err := template.ParseArgs(kv); err == nil { // a bad argument is reported first
-			if err := checkTemplateFiles(templateDir, name); err != nil {
+			if err := template.CheckFiles(templateDir, name, MaxTemplateFileBytes); err != nil {
 				return templateFileError(cmd, templateApply.json, err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/axpool/axpool/internal/limitread"
 	"github.com/axpool/axpool/tools/workflow"
 )
 
@@ -34,7 +35,7 @@ With --json, prints the boruna_workflow_validate response on stdout, with
 the same exit codes.`,
 	Args: oneFile,
 	RunE: func(cmd *cobra.Command, args []string) error {
-		data, err := ReadFileLimit(args[0], "workflow", MaxWorkflowFileBytes)
+		data, err := limitread.FileNamed(args[0], "workflow", MaxWorkflowFileBytes)
 		if err != nil {
 			return fail(exitFail, "error: %v", err)
 		}

@@ -50,7 +50,7 @@ var allowed = map[string][]string{
 	// The tool engines.
 	"tools/toolwire":  {"compiler", "internal/text", "policy", "vm", "wire"},
 	"tools/workflow":  {"internal/text", "wire"},
-	"tools/template":  {"compiler", "wire"},
+	"tools/template":  {"compiler", "internal/limitread", "wire"},
 	"tools/sealed":    {"compiler", "internal/text", "policy", "tools/toolwire", "vm", "wire"},
 	"tools/framework": {"compiler", "compiler/syntax", "internal/text", "policy", "tools/toolwire", "vm", "wire"},
 	"tools/repair":    {"compiler", "compiler/syntax", "internal/spell", "tools/toolwire", "vm", "wire"},

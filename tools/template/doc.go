@@ -38,5 +38,5 @@
 // template uses compiler for apply's validate option; it knows nothing of
 // NATS or MCP.
 //
-// Imports: compiler and wire.
+// Imports: compiler, internal/limitread and wire.
 package template
