@@ -18,4 +18,3 @@ func TestScaled(t *testing.T) {
 		}
 	}
 }
-
