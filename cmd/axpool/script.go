@@ -130,12 +130,6 @@ func contextNote(c *scripts.Catalogue) string {
 	return fmt.Sprintf(", context script %s", c.Context.Name)
 }
 
-// annotationsJSON renders derived annotations as MCP's hint names.
-func annotationsJSON(a scripts.Annotations) *wire.Object {
-	return wire.NewObject().Set("readOnlyHint", a.ReadOnly).Set("destructiveHint", a.Destructive).
-		Set("idempotentHint", a.Idempotent).Set("openWorldHint", a.OpenWorld)
-}
-
 func runScriptList(cmd *cobra.Command, _ []string) error {
 	c, err := loadScripts(cmd, "axpool script list")
 	if err != nil {
@@ -143,40 +137,7 @@ func runScriptList(cmd *cobra.Command, _ []string) error {
 	}
 	w := cmd.OutOrStdout()
 	if scriptFlags.json {
-		list := make([]*wire.Object, 0, len(c.Tools))
-		for _, s := range c.Tools {
-			o := wire.NewObject().Set("name", s.Name).Set("path", s.Path).Set("description", s.Description).
-				Set("input_schema", scripts.InputSchema(s.Params)).Set("annotations", annotationsJSON(s.Annotations())).
-				Set("script_digest", s.Digest)
-			if s.Confirm != "" {
-				o.Set("confirm", s.Confirm)
-			}
-			if s.OnFailure != "" {
-				o.Set("on_failure", s.OnFailure)
-			}
-			if s.TimeoutMs > 0 {
-				o.Set("timeout_ms", s.TimeoutMs)
-			}
-			if s.PolicyJSON != nil {
-				o.Set("policy", s.PolicyJSON)
-			}
-			list = append(list, o)
-		}
-		failed := make([]*wire.Object, 0, len(c.Failed))
-		for _, f := range c.Failed {
-			errs := make([]string, len(f.Diagnostics))
-			for i, d := range f.Diagnostics {
-				errs[i] = d.String()
-			}
-			failed = append(failed, wire.NewObject().Set("name", f.Name).Set("path", f.Path).Set("errors", errs))
-		}
-		out := wire.NewObject().Set("scripts", list)
-		if c.Context != nil {
-			out.Set("context", c.Context.Name)
-		} else {
-			out.Set("context", nil)
-		}
-		out.Set("failed", failed)
+		out := c.ListJSON()
 		b, err := out.Pretty()
 		if err != nil {
 			return fail(exitFail, "error: %v", err)
@@ -249,7 +210,7 @@ func runScriptRun(cmd *cobra.Command, argv []string) error {
 		}
 		return printFail(cmd, exitUsage, "%s", msg)
 	}
-	args, err := cliArgs(s, scriptFlags.argsJSON, argv[1:])
+	args, err := scripts.CLIArgs(s, scriptFlags.argsJSON, argv[1:])
 	if err != nil {
 		return printFail(cmd, exitUsage, "axpool script run: %v", err)
 	}
@@ -289,71 +250,6 @@ func runScriptRun(cmd *cobra.Command, argv []string) error {
 		return silentExit(exitFail)
 	}
 	return nil
-}
-
-// cliArgs builds a call's JSON arguments from --args-json and key=value
-// pairs, each value parsed by its parameter's type. A value that does not
-// parse is passed on as a string, so the checker reports it with the
-// message an MCP call gets.
-func cliArgs(s *scripts.Script, argsJSON string, pairs []string) (json.RawMessage, error) {
-	obj := wire.NewObject()
-	if argsJSON != "" {
-		o, err := wire.ParseObject([]byte(argsJSON))
-		if err != nil || !json.Valid([]byte(argsJSON)) {
-			return nil, fmt.Errorf("--args-json must be one JSON object")
-		}
-		obj = o
-	}
-	seen := map[string]bool{}
-	for _, kv := range pairs {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return nil, fmt.Errorf("argument %q: want key=value", kv)
-		}
-		var t *scripts.Type
-		for _, p := range s.Params {
-			if p.Name == k {
-				t = p.Type
-			}
-		}
-		if seen[k] {
-			return nil, fmt.Errorf("argument %q given twice", k)
-		}
-		seen[k] = true
-		obj.Set(k, cliValue(t, v))
-	}
-	return obj.MarshalJSON()
-}
-
-// cliValue converts a key=value value by type t (nil: an unknown
-// argument, left to the checker).
-func cliValue(t *scripts.Type, v string) json.RawMessage {
-	str := func() json.RawMessage { b, _ := json.Marshal(v); return b }
-	if t == nil {
-		return str()
-	}
-	if t.Kind == scripts.KindOption {
-		t = t.Elem
-	}
-	switch t.Kind {
-	case scripts.KindInt, scripts.KindFloat, scripts.KindBool, scripts.KindRecord:
-		if json.Valid([]byte(v)) && v != "" && strings.TrimSpace(v) == v && !strings.HasPrefix(v, "\"") {
-			return json.RawMessage(v)
-		}
-	case scripts.KindList:
-		if strings.HasPrefix(v, "[") && json.Valid([]byte(v)) {
-			return json.RawMessage(v)
-		}
-		items := []json.RawMessage{}
-		if v != "" {
-			for _, part := range strings.Split(v, ",") {
-				items = append(items, cliValue(t.Elem, part))
-			}
-		}
-		b, _ := json.Marshal(items)
-		return b
-	}
-	return str()
 }
 
 // reportScript prints a script result (compact JSON, masked) and reports

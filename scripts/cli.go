@@ -1,0 +1,125 @@
+package scripts
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/axpool/axpool/wire"
+)
+
+// The command line's side of named scripts (docs/scripts.md "CLI"): a
+// call's arguments from key=value pairs, and the catalogue as JSON.
+
+// CLIArgs builds a call's JSON arguments from --args-json and key=value
+// pairs (`axpool script run`), each value parsed by its parameter's type. A value that does not
+// parse is passed on as a string, so the checker reports it with the
+// message an MCP call gets.
+func CLIArgs(s *Script, argsJSON string, pairs []string) (json.RawMessage, error) {
+	obj := wire.NewObject()
+	if argsJSON != "" {
+		o, err := wire.ParseObject([]byte(argsJSON))
+		if err != nil || !json.Valid([]byte(argsJSON)) {
+			return nil, fmt.Errorf("--args-json must be one JSON object")
+		}
+		obj = o
+	}
+	seen := map[string]bool{}
+	for _, kv := range pairs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("argument %q: want key=value", kv)
+		}
+		var t *Type
+		for _, p := range s.Params {
+			if p.Name == k {
+				t = p.Type
+			}
+		}
+		if seen[k] {
+			return nil, fmt.Errorf("argument %q given twice", k)
+		}
+		seen[k] = true
+		obj.Set(k, cliValue(t, v))
+	}
+	return obj.MarshalJSON()
+}
+
+// cliValue converts a key=value value by type t (nil: an unknown
+// argument, left to the checker).
+func cliValue(t *Type, v string) json.RawMessage {
+	str := func() json.RawMessage { b, _ := json.Marshal(v); return b }
+	if t == nil {
+		return str()
+	}
+	if t.Kind == KindOption {
+		t = t.Elem
+	}
+	switch t.Kind {
+	case KindInt, KindFloat, KindBool, KindRecord:
+		if json.Valid([]byte(v)) && v != "" && strings.TrimSpace(v) == v && !strings.HasPrefix(v, "\"") {
+			return json.RawMessage(v)
+		}
+	case KindList:
+		if strings.HasPrefix(v, "[") && json.Valid([]byte(v)) {
+			return json.RawMessage(v)
+		}
+		items := []json.RawMessage{}
+		if v != "" {
+			for _, part := range strings.Split(v, ",") {
+				items = append(items, cliValue(t.Elem, part))
+			}
+		}
+		b, _ := json.Marshal(items)
+		return b
+	}
+	return str()
+}
+
+// JSON renders the annotations as MCP's hint names.
+func (a Annotations) JSON() *wire.Object {
+	return wire.NewObject().Set("readOnlyHint", a.ReadOnly).Set("destructiveHint", a.Destructive).
+		Set("idempotentHint", a.Idempotent).Set("openWorldHint", a.OpenWorld)
+}
+
+// ListJSON is the catalogue as `axpool script list --json` prints it:
+// {"scripts": [{name, path, description, input_schema, annotations,
+// script_digest, confirm?, on_failure?, timeout_ms?, policy?}, …],
+// "context": name or null, "failed": [{name, path, errors}, …]}.
+func (c *Catalogue) ListJSON() *wire.Object {
+	list := make([]*wire.Object, 0, len(c.Tools))
+	for _, s := range c.Tools {
+		o := wire.NewObject().Set("name", s.Name).Set("path", s.Path).Set("description", s.Description).
+			Set("input_schema", InputSchema(s.Params)).Set("annotations", s.Annotations().JSON()).
+			Set("script_digest", s.Digest)
+		if s.Confirm != "" {
+			o.Set("confirm", s.Confirm)
+		}
+		if s.OnFailure != "" {
+			o.Set("on_failure", s.OnFailure)
+		}
+		if s.TimeoutMs > 0 {
+			o.Set("timeout_ms", s.TimeoutMs)
+		}
+		if s.PolicyJSON != nil {
+			o.Set("policy", s.PolicyJSON)
+		}
+		list = append(list, o)
+	}
+	failed := make([]*wire.Object, 0, len(c.Failed))
+	for _, f := range c.Failed {
+		errs := make([]string, len(f.Diagnostics))
+		for i, d := range f.Diagnostics {
+			errs[i] = d.String()
+		}
+		failed = append(failed, wire.NewObject().Set("name", f.Name).Set("path", f.Path).Set("errors", errs))
+	}
+	out := wire.NewObject().Set("scripts", list)
+	if c.Context != nil {
+		out.Set("context", c.Context.Name)
+	} else {
+		out.Set("context", nil)
+	}
+	out.Set("failed", failed)
+	return out
+}
