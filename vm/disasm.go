@@ -2,6 +2,7 @@ package vm
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/axpool/axpool/internal/text"
@@ -180,4 +181,47 @@ func instrComment(m *Module, in Instr) string {
 		return fmt.Sprintf("requires #%d", in.B+1)
 	}
 	return ""
+}
+
+// WriteSummary writes the summary of m that `axpool compile` prints: its
+// name, entry, functions (parameters, capabilities, locals, stack, code
+// length, file), types and constant count, one line each.
+func WriteSummary(w io.Writer, m *Module) {
+	entry := "none"
+	if m.Entry >= 0 {
+		entry = fmt.Sprintf("%s (function %d)", m.Functions[m.Entry].Name, m.Entry)
+	}
+	fmt.Fprintf(w, "module %s\n", m.Name)
+	fmt.Fprintf(w, "entry: %s\n", entry)
+	fmt.Fprintf(w, "functions: %d\n", len(m.Functions))
+	for i, f := range m.Functions {
+		file := ""
+		if f.File > 0 && f.File < len(m.Files) {
+			file = " [" + m.Files[f.File] + "]"
+		}
+		caps := ""
+		if len(f.Caps) > 0 {
+			names := make([]string, len(f.Caps))
+			for j, c := range f.Caps {
+				names[j] = c.String()
+			}
+			caps = " !{" + strings.Join(names, ", ") + "}"
+		}
+		fmt.Fprintf(w, "  %d %s(%s)%s params=%d locals=%d stack=%d code=%d%s\n",
+			i, f.Name, strings.Join(f.ParamNames, ", "), caps, f.NumParams, f.NumLocals, f.MaxStack, len(f.Code), file)
+	}
+	fmt.Fprintf(w, "types: %d\n", len(m.Types))
+	for _, t := range m.Types {
+		switch t.Kind {
+		case RecordType:
+			fmt.Fprintf(w, "  %d record %s { %s }\n", t.ID, t.Name, strings.Join(t.Fields, ", "))
+		default:
+			names := make([]string, len(t.Variants))
+			for i, v := range t.Variants {
+				names[i] = v.Name
+			}
+			fmt.Fprintf(w, "  %d enum %s { %s }\n", t.ID, t.Name, strings.Join(names, ", "))
+		}
+	}
+	fmt.Fprintf(w, "constants: %d\n", len(m.Constants))
 }

@@ -35,7 +35,7 @@ Warnings are printed on stderr; errors make the command exit 1.`,
 			if err != nil {
 				return err
 			}
-			writeSummary(cmd.OutOrStdout(), m)
+			vm.WriteSummary(cmd.OutOrStdout(), m)
 			return nil
 		},
 	}
@@ -96,47 +96,6 @@ func compileFile(cmd *cobra.Command, path string) (*vm.Module, error) {
 		return nil, silentExit(exitFail)
 	}
 	return m, nil
-}
-
-// writeSummary prints the module summary of `axpool compile`.
-func writeSummary(w io.Writer, m *vm.Module) {
-	entry := "none"
-	if m.Entry >= 0 {
-		entry = fmt.Sprintf("%s (function %d)", m.Functions[m.Entry].Name, m.Entry)
-	}
-	fmt.Fprintf(w, "module %s\n", m.Name)
-	fmt.Fprintf(w, "entry: %s\n", entry)
-	fmt.Fprintf(w, "functions: %d\n", len(m.Functions))
-	for i, f := range m.Functions {
-		file := ""
-		if f.File > 0 && f.File < len(m.Files) {
-			file = " [" + m.Files[f.File] + "]"
-		}
-		caps := ""
-		if len(f.Caps) > 0 {
-			names := make([]string, len(f.Caps))
-			for j, c := range f.Caps {
-				names[j] = c.String()
-			}
-			caps = " !{" + strings.Join(names, ", ") + "}"
-		}
-		fmt.Fprintf(w, "  %d %s(%s)%s params=%d locals=%d stack=%d code=%d%s\n",
-			i, f.Name, strings.Join(f.ParamNames, ", "), caps, f.NumParams, f.NumLocals, f.MaxStack, len(f.Code), file)
-	}
-	fmt.Fprintf(w, "types: %d\n", len(m.Types))
-	for _, t := range m.Types {
-		switch t.Kind {
-		case vm.RecordType:
-			fmt.Fprintf(w, "  %d record %s { %s }\n", t.ID, t.Name, strings.Join(t.Fields, ", "))
-		default:
-			names := make([]string, len(t.Variants))
-			for i, v := range t.Variants {
-				names[i] = v.Name
-			}
-			fmt.Fprintf(w, "  %d enum %s { %s }\n", t.ID, t.Name, strings.Join(names, ", "))
-		}
-	}
-	fmt.Fprintf(w, "constants: %d\n", len(m.Constants))
 }
 
 func runAST(cmd *cobra.Command, args []string) error {
