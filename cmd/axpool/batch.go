@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -213,26 +211,10 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	sum := batch.NewSummary()
 	var writeErr error
 	start := time.Now()
-	// At most conc items run jobs (the gate); up to batch.Lookahead look for
-	// a cached answer meanwhile, so that their lookups share requests —
-	// not with --ordered (its window bounds the results held back) or
-	// --fail-fast (the items after a failure must not have run).
-	gate := dispatch.NewJobGate(conc)
-	window := conc
-	if !bf.ordered && !bf.failFast {
-		window = max(conc, batch.Lookahead)
-	}
-	runErr := batch.Run(ctx, items, batch.Options{
-		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
-			return n.Dispatcher.CallItem(dispatch.WithJobGate(ctx, gate), tool, args) // checked by batch.Parse
-		},
-		Script: func(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
-			return n.Dispatcher.CallScript(dispatch.WithJobGate(ctx, gate), name, args)
-		},
-		Concurrency:      window,
-		MaxInFlightBytes: batch.LookaheadBytes(conc),
-		Ordered:          bf.ordered,
-		FailFast:         bf.failFast,
+	runErr := n.Dispatcher.RunItems(ctx, items, dispatch.ItemsOptions{
+		Concurrency: conc,
+		Ordered:     bf.ordered,
+		FailFast:    bf.failFast,
 		OnResult: func(r batch.Result) {
 			line := append(batch.Line(r, batchPosField), '\n')
 			if _, err := out.Write(line); err != nil && writeErr == nil {

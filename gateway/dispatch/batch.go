@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"slices"
 	"sync"
 	"time"
@@ -138,4 +139,43 @@ func overBudget(r batch.Result, n int) batch.Result {
 	env, _ := o.MarshalJSON() // strings, bools and numbers only
 	r.Envelope, r.Outcome = env, string(wire.OutcomeOutputLimit)
 	return r
+}
+
+// ItemsOptions configure RunItems.
+type ItemsOptions struct {
+	// Concurrency is the most items running jobs at once (at least 1).
+	Concurrency int
+	// Ordered and FailFast are batch.Options'.
+	Ordered, FailFast bool
+	// OnResult receives each item's result (batch.Options.OnResult).
+	OnResult func(batch.Result)
+}
+
+// RunItems runs the items of a batch file (batch.ReadItems: checked by
+// batch.Parse) through d, as `axpool batch` does: at most Concurrency of
+// them run jobs at once (a JobGate); without Ordered (whose window bounds
+// the results held back) and FailFast (the items after a failure must not
+// have run), up to batch.Lookahead items are in flight, the others waiting
+// for a cached answer or for a job slot, so that their cache lookups share
+// requests (queue.Bus.CachedResult), holding at most
+// batch.LookaheadBytes(Concurrency) of arguments. Errors: batch.Run's.
+func (d *Dispatcher) RunItems(ctx context.Context, items iter.Seq[batch.Item], opts ItemsOptions) error {
+	gate := NewJobGate(opts.Concurrency)
+	window := opts.Concurrency
+	if !opts.Ordered && !opts.FailFast {
+		window = max(opts.Concurrency, batch.Lookahead)
+	}
+	return batch.Run(ctx, items, batch.Options{
+		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
+			return d.CallItem(WithJobGate(ctx, gate), tool, args) // checked by batch.Parse
+		},
+		Script: func(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
+			return d.CallScript(WithJobGate(ctx, gate), name, args)
+		},
+		Concurrency:      window,
+		MaxInFlightBytes: batch.LookaheadBytes(opts.Concurrency),
+		Ordered:          opts.Ordered,
+		FailFast:         opts.FailFast,
+		OnResult:         opts.OnResult,
+	})
 }
