@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -55,7 +54,7 @@ type Config struct {
 	// Logger receives the gateway's logs; nil means slog.Default().
 	Logger *slog.Logger
 	// Masker masks secrets in every result; nil means
-	// mask.New(os.Environ()).
+	// mask.FromEnviron().
 	Masker *mask.Masker
 	// LiveCapabilities reports that workers run live capability handlers:
 	// the run tools are then annotated open-world and not idempotent.
@@ -187,7 +186,7 @@ func New(cfg Config) (*Server, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Masker == nil {
-		cfg.Masker = mask.New(os.Environ())
+		cfg.Masker = mask.FromEnviron()
 	}
 	if cfg.ProgressInterval == 0 {
 		cfg.ProgressInterval = DefaultProgressInterval

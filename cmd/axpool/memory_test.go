@@ -9,6 +9,7 @@ import (
 
 	"github.com/axpool/axpool/internal/node"
 	"github.com/axpool/axpool/queue/queuetest"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 // TestMemoryCeilingFlags: mcp, serve and worker default --max-memory-mb to
@@ -50,8 +51,9 @@ func TestWorkerArgs(t *testing.T) {
 		t.Errorf("default workerArgs =\n%q\nwant\n%q", got, want)
 	}
 	nf.maxMemoryMB, nf.slots, nf.ceilingPolicy, nf.secretEnv = 0, 3, "ceiling.json", []string{"DB_URL", "OTHER"}
-	nf.grants = node.Grants{Handlers: "live", AllowNet: []string{"api.example.com", "*.example.org"}, AllowPrivateNet: []string{"127.0.0.1/32"},
-		FSRoot: "/srv/files", FSReadOnly: true, DB: "/srv/app.db", DBReadOnly: true, LLMURL: "http://127.0.0.1:9/v1/chat/completions", LLMModel: "m"}
+	nf.grants = node.Grants{Handlers: "live", AllowPrivateNet: []string{"127.0.0.1/32"},
+		Grants: handlers.Grants{AllowNet: []string{"api.example.com", "*.example.org"}, FSRoot: "/srv/files", FSReadOnly: true,
+			DB: "/srv/app.db", DBReadOnly: true, LLMURL: "http://127.0.0.1:9/v1/chat/completions", LLMModel: "m"}}
 	cfg = nf.config(nil, nodeOptions{})
 	got = node.WorkerArgs("nats://x", &cfg)
 	want = []string{"worker", "--nats", "nats://x", "--libs-dir", "libs", "--templates-dir", "templates",

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/text"
@@ -30,7 +29,7 @@ type Config struct {
 	// (docs/scripts.md).
 	Scripts *Scripts
 	// Masker masks secrets in the results of Call, CallItem and
-	// CallScript; nil means mask.New(os.Environ()).
+	// CallScript; nil means mask.FromEnviron().
 	Masker *mask.Masker
 	// Observe, when set, is told of every call made in process (Call,
 	// CallItem, CallScript, a batch's items) once it is answered, with its
@@ -68,7 +67,7 @@ func New(cfg Config) (*Dispatcher, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Masker == nil {
-		cfg.Masker = mask.New(os.Environ())
+		cfg.Masker = mask.FromEnviron()
 	}
 	return &Dispatcher{cfg: cfg, log: cfg.Logger, mask: cfg.Masker}, nil
 }

@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"os"
 	"strconv"
 	"testing"
 
@@ -10,10 +9,7 @@ import (
 	"github.com/axpool/axpool/wire"
 )
 
-func TestMain(m *testing.M) {
-	pooltest.RunChild()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { pooltest.Main(m) }
 
 // TestInvalidJobError: a job the queue refused is invalid_args; one over
 // its message limit gets the caller's message — from the sizes Submit

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -25,10 +24,7 @@ import (
 // Real-engine tests: the worker processes of a pool run boruna_run jobs
 // through the Executor (tools.Call → compiler → VM).
 
-func TestMain(m *testing.M) {
-	pooltest.RunChild()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { pooltest.Main(m) }
 
 func submit(t *testing.T, p *pooltest.Pool, job queue.Job) string {
 	t.Helper()
@@ -65,11 +61,10 @@ type result struct {
 
 func decodeResult(t *testing.T, raw []byte) result {
 	t.Helper()
-	var r result
+	r := result{Raw: string(raw)}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		t.Fatalf("result %s: %v", raw, err)
 	}
-	r.Raw = string(raw)
 	return r
 }
 

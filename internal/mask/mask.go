@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -65,6 +66,10 @@ func IsSecretName(name string) bool {
 	}
 	return false
 }
+
+// FromEnviron is New(os.Environ(), names...): the masker of this
+// process's environment.
+func FromEnviron(names ...string) *Masker { return New(os.Environ(), names...) }
 
 // New builds a Masker from "NAME=value" entries (os.Environ()): the
 // values of the variables whose names look secret (IsSecretName) or are

@@ -21,25 +21,21 @@ const LLMKeyEnv = "AXPOOL_LLM_API_KEY"
 // grants it. The grants sit with the workers; a single-node node checks
 // them at start and passes them to its worker processes (Args).
 type Grants struct {
-	Handlers        string
-	AllowNet        []string
-	AllowPrivateNet []string // CIDRs, as given
-	FSRoot          string
-	FSReadOnly      bool
-	DB              string
-	DBReadOnly      bool
-	LLMURL          string
-	LLMModel        string
+	// Handlers is "live" or "mock".
+	Handlers string
+	// AllowPrivateNet are the CIDRs of --allow-private-net, as given.
+	AllowPrivateNet []string
+	// Grants holds the other grants; its AllowPrivateNet and LLMKey are
+	// set by HandlerSet (the key from LLMKeyEnv).
+	handlers.Grants
 }
 
 // handlerGrants converts g to handlers.Grants, reading the LLM key from
 // the environment. Errors: an --allow-private-net value that is not a
 // CIDR.
 func (g *Grants) handlerGrants() (handlers.Grants, error) {
-	out := handlers.Grants{
-		AllowNet: g.AllowNet, FSRoot: g.FSRoot, FSReadOnly: g.FSReadOnly,
-		DB: g.DB, DBReadOnly: g.DBReadOnly, LLMURL: g.LLMURL, LLMModel: g.LLMModel,
-	}
+	out := g.Grants
+	out.AllowPrivateNet = nil
 	for _, s := range g.AllowPrivateNet {
 		p, err := handlers.ParsePrivateNet(s)
 		if err != nil {

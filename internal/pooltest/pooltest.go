@@ -42,6 +42,13 @@ const envProgress = "AXPOOL_POOLTEST_PROGRESS"
 // engine.New(&tools.Env{}).
 func RunChild() { queuetest.RunChild(child) }
 
+// Main is the TestMain of a package whose tests use pools and need
+// nothing else there: RunChild, then the tests.
+func Main(m *testing.M) {
+	RunChild()
+	os.Exit(m.Run())
+}
+
 func child() int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
