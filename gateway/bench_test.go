@@ -30,10 +30,17 @@ func (b inProcessBackend) Run(ctx context.Context, tool string, args json.RawMes
 	return tools.Call(ctx, b.env, tool, args, progress).MarshalJSON()
 }
 
+// Per-call work on the HTTP path: the checks decode a tools/call's message
+// once and its params once, read _meta only when its text may hold a
+// progress token, and check the arguments once. mcp-go then decodes the
+// message several times more on its own (including the tool's input
+// schema, for x-mcp-header bindings), which dominates the CPU of serving
+// a call.
+
 // BenchmarkRunHTTPQueue: boruna_run of a trivial program over Streamable
 // HTTP, 50 concurrent clients, through the queue to 2 worker processes
 // started as single-node mode starts them (the supervisor's GOMAXPROCS
-// share, the default slot count; AXPOOL_GATEWAY_TEST_SLOTS overrides the
+// share, the default slot count; AXPOOL_POOLTEST_SLOTS overrides the
 // slots). Reports calls/s, p50/p99 latency and the CPU time of the whole
 // pipeline per call. The targets (on an otherwise idle 2-core machine):
 // at least 1,000 calls/s with p99 at most 50 ms.
@@ -43,7 +50,7 @@ func (b inProcessBackend) Run(ctx context.Context, tool string, args json.RawMes
 // 1024 MB ceiling, which the memory rule of worker.DefaultSlots lowers to
 // 5 on a 2-core, 24 GB machine (measured there: about 7 % fewer calls/s
 // than 8 slots, p99 unchanged) and to 2 with 8 GB (about 25 % fewer
-// calls/s, p99 at the target). Measure with AXPOOL_GATEWAY_TEST_SLOTS=n.
+// calls/s, p99 at the target). Measure with AXPOOL_POOLTEST_SLOTS=n.
 //
 //	go test -run '^$' -bench . -benchtime 10000x ./gateway/
 //

@@ -1,25 +1,18 @@
-// Package gateway is axpool's MCP server (mcp-go v1.2.1): the input schemas
-// of the 14 boruna_* tools and axpool_batch (built from tools.Specs), the transport side of
+// Package gateway is axpool's MCP server (mcp-go v1.2.1) and nothing
+// else: the two transports (stdio, and Streamable HTTP behind bearer-token
+// auth and Host/Origin checks), sessions, the registration of the 14
+// boruna_* tools, axpool_batch and the named scripts (input schemas from
+// tools.InputSchema), resources and the prompt, the transport side of
 // argument checks (tools.CheckArgs decides, the gateway picks JSON-RPC
-// invalid_params or a success:false result), the response envelope, secret
-// masking, the progress and cancellation relays, and the two transports
-// (stdio, and Streamable HTTP behind bearer-token auth and Host/Origin
-// checks).
+// invalid_params or a success:false result), the progress and
+// cancellation relays, MCP tasks, secret masking of results, metrics and
+// the audit log. Server's BeginShutdown, WaitCalls and CancelCalls stage a
+// shutdown.
 //
-// The gateway never runs a VM. Executing tools (those for which
-// tools.Executes is true) go to a Backend — in production the job queue
-// (dispatch.QueueBackend), which also answers from the result cache and through
-// idempotency keys (docs/tools.md §7); the others are answered in-process
-// by tools.Call. axpool_batch (batch.go) runs its items as calls of their
-// own through the same path; Server.Call offers that path to `axpool
-// batch`.
-//
-// dispatch.QueueBackend shares the queue fairly between callers (package
-// fairshare: each caller's calls wait in the gateway and enter the stream's window
-// round-robin, so one caller's backlog never starves another's call),
-// answers queue_full and quota_exceeded (MaxInflightPerCaller) at once
-// with retry_after_ms from the measured drain rate, and Server's
-// BeginShutdown, WaitCalls and CancelCalls stage a shutdown.
+// A checked call goes to the gateway's dispatch.Dispatcher, which runs
+// executing tools as jobs (dispatch.QueueBackend: idempotency keys, the
+// result cache, fair share between callers, the queue) and answers the
+// others in process; the gateway never runs a VM.
 //
 // # Transports
 //
@@ -135,26 +128,16 @@
 //     answered (HTTP 200) with the JSON-RPC error SessionLimitCode.
 //     Shutdown forgets sessions without cancelling their calls.
 //
-// Per-call work on the HTTP path (gateway/bench_test.go measures it): the
-// checks decode a tools/call's message once and its params once, read
-// _meta only when its text may hold a progress token, and check the
-// arguments once. mcp-go then decodes the message several times more on
-// its own (including the tool's input schema, for x-mcp-header bindings),
-// which dominates the CPU of serving a call.
-//
 // # MCP tasks (tasks.go)
 //
-// A tools/call with params.task (revision 2025-11-25) becomes a
-// queue.Task in the queue's durable store before it is answered; the
-// transports answer tasks/get, tasks/result and tasks/cancel from that
-// store themselves, never from mcp-go's in-memory tasks, so any gateway
-// answers for any task (docs/tools.md §7 "Tasks").
+// Tasks live in the queue's durable store, so any gateway answers for any
+// task (docs/tools.md §7 "Tasks").
 //
 // # Metrics and audit (metrics.go, observe.go)
 //
 // Every answered call is counted (Config.Metrics) and written to the audit
-// log (Config.AuditLog), both in metrics.go, before its response
-// leaves the gateway (docs/operations.md "Metrics", "Audit log").
+// log (Config.AuditLog) by an Observer before its response leaves the
+// gateway (docs/operations.md "Metrics", "Audit log").
 //
 // # Agent docs (agentdocs.go)
 //
@@ -169,16 +152,10 @@
 //
 // Named scripts (scripts.go, docs/scripts.md): with Config.Scripts every
 // public script of a scripts directory is a tool too, with the schema and
-// derived annotations of package scripts; its calls go through
-// scripts.Caller to the Backend as script jobs; every refusal (a
-// destructive script without its grant, invalid arguments) and every
-// failure is a result with isError true, never a JSON-RPC error; the
-// directory is watched (fsnotify) and a change sends
-// notifications/tools/list_changed (the server declares tools.listChanged).
-//
-// The gateway never runs a VM: it does not import compiler or vm (scripts
-// does, to compile scripts; the gateway only reads its catalogue and
-// submits script jobs).
+// derived annotations of package scripts, called through the dispatcher
+// as script jobs; every refusal and failure is a result with isError
+// true, never a JSON-RPC error; the directory is watched (fsnotify) and a
+// change sends notifications/tools/list_changed.
 //
 // Imports: gateway/agentdocs, gateway/dispatch, internal/limitread,
 // internal/mask, queue, scripts, tools and wire.

@@ -17,11 +17,8 @@ import (
 // The test binary doubles as a worker process: started by a pool
 // (pooltest) it runs worker.RunProcess against the pool's server,
 // executing jobs with the production engine, exactly as `axpool worker`
-// does. envSlots sets the slots of each worker process (default: the
-// production default). With queuetest.EnvCPUProfile set each writes a CPU
-// profile.
-const envSlots = pooltest.EnvSlots
-
+// does (pooltest.EnvSlots sets the slots of each worker process; with
+// queuetest.EnvCPUProfile set each writes a CPU profile).
 func TestMain(m *testing.M) {
 	pooltest.RunChild()
 	code := m.Run()

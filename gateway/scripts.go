@@ -4,13 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
@@ -52,9 +49,7 @@ type scriptState struct {
 	cfg     ScriptsConfig
 	set     *dispatch.Scripts
 	mu      sync.Mutex // serialises reloads
-	watcher *fsnotify.Watcher
-	done    chan struct{}
-	wg      sync.WaitGroup
+	watcher *scripts.Watcher
 }
 
 // isScript reports whether name is a script tool now (false for a nil g).
@@ -144,69 +139,16 @@ func (g *Server) callScript(ctx context.Context, req mcp.CallToolRequest, info *
 	return out, args, nil
 }
 
-// startWatch watches the scripts directory (and its subdirectories).
+// startWatch watches the scripts directory (scripts.Watch): a change
+// reloads the catalogue.
 func (st *scriptState) startWatch(g *Server) error {
-	w, err := fsnotify.NewWatcher()
+	w, err := scripts.Watch(st.cfg.Catalogue.Dir, st.cfg.ReloadDelay, g.reloadScripts,
+		func(err error) { g.log.Warn("watching the scripts directory", "err", err) })
 	if err != nil {
 		return fmt.Errorf("gateway: watch scripts: %w", err)
 	}
-	st.watcher, st.done = w, make(chan struct{})
-	if err := addTree(w, st.cfg.Catalogue.Dir); err != nil {
-		w.Close()
-		return fmt.Errorf("gateway: watch scripts: %w", err)
-	}
-	delay := st.cfg.ReloadDelay
-	if delay <= 0 {
-		delay = 100 * time.Millisecond
-	}
-	st.wg.Go(func() {
-		timer := time.NewTimer(time.Hour)
-		timer.Stop()
-		for {
-			select {
-			case <-st.done:
-				timer.Stop()
-				return
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				if ev.Has(fsnotify.Create) {
-					if fi, err := os.Stat(ev.Name); err == nil && fi.IsDir() && !strings.HasPrefix(filepath.Base(ev.Name), ".") {
-						_ = addTree(w, ev.Name)
-					}
-				}
-				timer.Reset(delay)
-			case err, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-				g.log.Warn("watching the scripts directory", "err", err)
-			case <-timer.C:
-				g.reloadScripts()
-			}
-		}
-	})
+	st.watcher = w
 	return nil
-}
-
-// addTree watches dir and its subdirectories (dot directories skipped).
-func addTree(w *fsnotify.Watcher, dir string) error {
-	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			if p == dir {
-				return err
-			}
-			return nil
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		if p != dir && strings.HasPrefix(d.Name(), ".") {
-			return filepath.SkipDir
-		}
-		return w.Add(p)
-	})
 }
 
 // reloadScripts rebuilds the catalogue and, when a tool changed (its
@@ -238,18 +180,9 @@ func (g *Server) reloadScripts() {
 }
 
 // Close stops watching the scripts directory. Calls in flight are not
-// affected.
+// affected. Idempotent.
 func (g *Server) Close() {
-	st := g.scripts
-	if st == nil || st.watcher == nil {
-		return
+	if st := g.scripts; st != nil && st.watcher != nil {
+		st.watcher.Close()
 	}
-	select {
-	case <-st.done:
-		return
-	default:
-	}
-	close(st.done)
-	st.watcher.Close()
-	st.wg.Wait()
 }

@@ -20,7 +20,10 @@
 //     ceiling;
 //   - the call (call.go): Caller is shared by the gateway and `axpool
 //     script run`: the destructive grant, the checks, the job, the failure
-//     hook (fix_suggestion), and the context script's text.
+//     hook (fix_suggestion), and the context script's text;
+//   - the command line (cli.go): a call's arguments from key=value pairs
+//     and the catalogue as JSON; and the watch of a scripts directory for
+//     hot reload (watch.go, fsnotify).
 //
 // scripts compiles scripts and reads main's types (compiler,
 // compiler/syntax for positions), suggests names (internal/spell), clips

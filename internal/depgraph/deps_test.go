@@ -100,9 +100,10 @@ var thirdParty = map[string][]string{
 	"queue/queuetest":  {"github.com/nats-io/"},
 	"worker":           {"github.com/google/uuid", "github.com/prometheus/client_golang/"},
 	"gateway/dispatch": {"github.com/google/uuid"},
-	"gateway":          {"github.com/fsnotify/fsnotify", "github.com/google/uuid", "github.com/mark3labs/mcp-go/", "github.com/prometheus/client_golang/"},
+	"gateway":          {"github.com/google/uuid", "github.com/mark3labs/mcp-go/", "github.com/prometheus/client_golang/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
 	"worker/handlers":  {"github.com/ncruces/go-sqlite3"},
+	"scripts":          {"github.com/fsnotify/fsnotify"},
 	"cmd/axpool":       {"github.com/schollz/progressbar/", "github.com/spf13/", "golang.org/x/term"},
 	"internal/node":    {"github.com/nats-io/", "github.com/prometheus/client_golang/"},
 }
