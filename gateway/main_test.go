@@ -65,6 +65,9 @@ func sharedStack(t testing.TB) *stack {
 // it.
 func newStack(t testing.TB, n int, qcfg queue.Config) *stack {
 	t.Helper()
+	if n > 0 {
+		pooltest.SkipShort(t)
+	}
 	p, err := pooltest.New(pooltest.Options{Workers: n, ProgressInterval: testProgressInterval / 2, Stack: queuetest.Options{Config: qcfg}})
 	if err != nil {
 		t.Fatal(err)

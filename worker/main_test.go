@@ -249,6 +249,9 @@ func (h *harness) startWorkers(n, slots int, grace time.Duration) *Supervisor {
 // entries, without waiting for them.
 func (h *harness) startProcesses(n, slots int, grace time.Duration, extraEnv ...string) *Supervisor {
 	h.t.Helper()
+	if testing.Short() {
+		h.t.Skip("starts worker processes: skipped with -short")
+	}
 	env := append([]string{envTestSlots + "=" + strconv.Itoa(slots), envTestGrace + "=" + grace.String()}, extraEnv...)
 	sup, err := StartSupervisor(SupervisorOptions{
 		N:          n,

@@ -63,7 +63,7 @@ func writeItems(b *testing.B, n int, src string) string {
 func benchBatch(b *testing.B, in string, n int, args ...string) {
 	b.Helper()
 	sum := filepath.Join(b.TempDir(), "summary.json")
-	cmd := exec.Command(axpoolBin, append([]string{"batch", in, "-o", os.DevNull, "--progress", "none", "--summary", sum}, args...)...)
+	cmd := exec.Command(bin(b), append([]string{"batch", in, "-o", os.DevNull, "--progress", "none", "--summary", sum}, args...)...)
 	cmd.Dir = golden.RepoRoot(b)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
@@ -137,7 +137,7 @@ func BenchmarkRunLoop(b *testing.B) {
 	kids0 := childCPU()
 	start := time.Now()
 	for i := range b.N {
-		cmd := exec.Command(axpoolBin, "run", filepath.Join(dir, fmt.Sprint(i, ".ax")))
+		cmd := exec.Command(bin(b), "run", filepath.Join(dir, fmt.Sprint(i, ".ax")))
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("axpool run: %v\n%s", err, out)
 		}

@@ -42,7 +42,7 @@ func runBatchBin(t *testing.T, args ...string) (stdout, stderr string, code int)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, axpoolBin, append([]string{"batch", "--workers", "2", "--progress", "none"}, args...)...)
+	cmd := exec.CommandContext(ctx, bin(t), append([]string{"batch", "--workers", "2", "--progress", "none"}, args...)...)
 	cmd.Dir = golden.RepoRoot(t)
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 	var out, errb bytes.Buffer
@@ -217,7 +217,7 @@ func TestBatchOrdered(t *testing.T) {
 // (its stderr in errb).
 func startBatch(t *testing.T, errb *bytes.Buffer, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(axpoolBin, append([]string{"batch", "--workers", "2", "--progress", "none"}, args...)...)
+	cmd := exec.Command(bin(t), append([]string{"batch", "--workers", "2", "--progress", "none"}, args...)...)
 	cmd.Dir = golden.RepoRoot(t)
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 	cmd.Stderr = errb
@@ -529,7 +529,7 @@ func TestBatchFailFast(t *testing.T) {
 func TestBatchPlainProgress(t *testing.T) {
 	in := writeFile(t, t.TempDir(), "items.jsonl", `{"id":"endless","source":"fn main() -> Int {\n let mut i = 0\n while true { i = i + 1 }\n i\n}","max_steps":1000000000000000,"max_wall_ms":600000}`+"\n")
 	var errb queuetest.Buffer
-	cmd := exec.Command(axpoolBin, "batch", in, "--workers", "1", "--cache-dir", "", "--progress", "plain", "--progress-interval", "20ms")
+	cmd := exec.Command(bin(t), "batch", in, "--workers", "1", "--cache-dir", "", "--progress", "plain", "--progress-interval", "20ms")
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {

@@ -197,7 +197,7 @@ func TestE2EMockHandlers(t *testing.T) {
 		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--db", "/nonexistent/x.db", "--db-read-only"}, 1, "axpool worker: --db /nonexistent/x.db: "},
 	}
 	for _, tc := range cases {
-		cmd := exec.Command(axpoolBin, tc.args...)
+		cmd := exec.Command(bin(t), tc.args...)
 		cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 		var errOut bytes.Buffer
 		cmd.Stderr = &errOut

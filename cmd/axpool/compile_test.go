@@ -20,7 +20,7 @@ func runBin(t *testing.T, dir string, args ...string) (stdout, stderr string, co
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, axpoolBin, args...)
+	cmd := exec.CommandContext(ctx, bin(t), args...)
 	cmd.Dir = dir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -106,7 +106,7 @@ func checkExampleScripts(t *testing.T, c *client.Client, init *mcp.InitializeRes
 func TestE2EScriptsStdio(t *testing.T) {
 	dir := copyExamples(t)
 	var stderr queuetest.Buffer
-	c, err := client.NewStdioMCPClientWithOptions(axpoolBin, []string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH")},
+	c, err := client.NewStdioMCPClientWithOptions(bin(t), []string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH")},
 		[]string{"mcp", "--workers", "1", "--handlers", "mock", "--scripts-dir", dir, "--libs-dir", "../../libs"}, transport.WithCommandStderrWriter(&stderr))
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -33,11 +34,26 @@ import (
 // `axpool serve --http` over Streamable HTTP, each with its embedded NATS
 // server and worker processes, driven by mcp-go's clients.
 
-// axpoolBin is the binary built once by TestMain.
+// axpoolBin is the binary built once by TestMain ("" with -short, which
+// builds nothing: the end-to-end tests that run it are skipped).
 var axpoolBin string
+
+// bin returns the binary built by TestMain, and skips t with -short: an
+// end-to-end test of the built binary is not part of the fast tier.
+func bin(t testing.TB) string {
+	t.Helper()
+	if axpoolBin == "" {
+		t.Skip("end-to-end test of the built binary: skipped with -short")
+	}
+	return axpoolBin
+}
 
 func TestMain(m *testing.M) {
 	queuetest.RunChild(func() int { return run(os.Args[1:]) })
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "axpool-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -216,7 +232,7 @@ func checkProgress(t *testing.T, c *client.Client, token string) {
 func TestE2EStdio(t *testing.T) {
 	tmp := t.TempDir()
 	var stderr queuetest.Buffer
-	c, err := client.NewStdioMCPClientWithOptions(axpoolBin, []string{"TMPDIR=" + tmp, "PATH=" + os.Getenv("PATH")},
+	c, err := client.NewStdioMCPClientWithOptions(bin(t), []string{"TMPDIR=" + tmp, "PATH=" + os.Getenv("PATH")},
 		[]string{"mcp", "--workers", "1", "--slots", "1"}, transport.WithCommandStderrWriter(&stderr))
 	if err != nil {
 		t.Fatal(err)
@@ -312,7 +328,7 @@ func startStdioEnv(t *testing.T, stderr *queuetest.Buffer, env []string, flags .
 // for the test's) and env added to its environment.
 func startStdioIn(t *testing.T, dir string, env []string, stderr *queuetest.Buffer, flags ...string) *client.Client {
 	t.Helper()
-	c, err := client.NewStdioMCPClientWithOptions(axpoolBin, append([]string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...),
+	c, err := client.NewStdioMCPClientWithOptions(bin(t), append([]string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}, env...),
 		append([]string{"mcp"}, flags...), transport.WithCommandStderrWriter(stderr),
 		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
@@ -353,7 +369,7 @@ func startServe(t testing.TB, tokenFiles []string, extra ...string) *server {
 	}
 	args = append(args, extra...)
 	s := &server{stderr: &queuetest.Buffer{}, done: make(chan error, 1)}
-	s.cmd = exec.Command(axpoolBin, args...)
+	s.cmd = exec.Command(bin(t), args...)
 	s.cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	// A group of its own, as a shell gives a foreground job: a test can
 	// send it a terminal's Ctrl-C (SIGINT to the group).
@@ -514,7 +530,7 @@ func TestE2EServeUsage(t *testing.T) {
 		{[]string{"mcp", "--log-level", "loud"}, "--log-level"},
 	}
 	for _, tc := range cases {
-		cmd := exec.Command(axpoolBin, tc.args...)
+		cmd := exec.Command(bin(t), tc.args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()
@@ -534,7 +550,7 @@ func TestE2EServeUsage(t *testing.T) {
 // Stdout of `axpool mcp` carries only JSON-RPC messages, even while the
 // embedded server and the workers log; the logs go to stderr.
 func TestE2EStdoutIsProtocolOnly(t *testing.T) {
-	cmd := exec.Command(axpoolBin, "mcp", "--workers", "1", "--slots", "1", "--log-level", "debug")
+	cmd := exec.Command(bin(t), "mcp", "--workers", "1", "--slots", "1", "--log-level", "debug")
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -714,7 +730,7 @@ func TestE2ESecretEnv(t *testing.T) {
 		{"serve", "--http", "--token-file", writeToken(t, "t.token", "tok-0123456789"), "--secret-env", ""},
 		{"worker", "--nats", "nats://127.0.0.1:1", "--secret-env", "X=1"},
 	} {
-		cmd := exec.Command(axpoolBin, args...)
+		cmd := exec.Command(bin(t), args...)
 		var out bytes.Buffer
 		cmd.Stderr = &out
 		err := cmd.Run()
@@ -755,7 +771,7 @@ func TestE2ENATSFlagUsage(t *testing.T) {
 		{with(worker, "--nats", "nats://127.0.0.1:1", "--replicas", "-1"), "axpool worker: --replicas -1: want 1 to 5, or 0 for no check\n"},
 	}
 	for _, tc := range cases {
-		cmd := exec.Command(axpoolBin, tc.args...)
+		cmd := exec.Command(bin(t), tc.args...)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		err := cmd.Run()

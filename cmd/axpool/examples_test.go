@@ -164,7 +164,7 @@ func runExample(t *testing.T, dir string, args []string) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, axpoolBin, args...)
+	cmd := exec.CommandContext(ctx, bin(t), args...)
 	cmd.Dir = dir
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

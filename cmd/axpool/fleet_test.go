@@ -25,7 +25,7 @@ import (
 // is stopped (SIGTERM) when the test ends.
 func startFleetWorker(t *testing.T, url string, stderr *queuetest.Buffer, extra ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(axpoolBin, append([]string{"worker", "--nats", url}, extra...)...)
+	cmd := exec.Command(bin(t), append([]string{"worker", "--nats", url}, extra...)...)
 	cmd.Env = os.Environ()
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {

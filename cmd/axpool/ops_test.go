@@ -29,7 +29,7 @@ import (
 // process.
 func startMCPProcess(t *testing.T, stderr *queuetest.Buffer, flags ...string) (*client.Client, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(axpoolBin, append([]string{"mcp"}, flags...)...)
+	cmd := exec.Command(bin(t), append([]string{"mcp"}, flags...)...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()

@@ -138,7 +138,7 @@ func TestE2EServeCtrlC(t *testing.T) {
 func TestE2EStdioSIGTERM(t *testing.T) {
 	var stderr queuetest.Buffer
 	var cmd *exec.Cmd
-	c, err := client.NewStdioMCPClientWithOptions(axpoolBin, nil,
+	c, err := client.NewStdioMCPClientWithOptions(bin(t), nil,
 		[]string{"mcp", "--workers", "2", "--slots", "1", "--shutdown-grace", shutdownGrace.String()},
 		transport.WithCommandStderrWriter(&stderr),
 		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {

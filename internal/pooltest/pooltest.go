@@ -133,15 +133,28 @@ func New(opts Options) (*Pool, error) {
 	}
 }
 
-// Start is New for t: the pool is closed when t ends; errors fail t.
+// Start is New for t: the pool is closed when t ends; errors fail t. A
+// pool with worker processes skips t with -short (SkipShort).
 func Start(t testing.TB, opts Options) *Pool {
 	t.Helper()
+	if opts.Workers > 0 {
+		SkipShort(t)
+	}
 	p, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(p.Close)
 	return p
+}
+
+// SkipShort skips t with -short: a test that starts processes is not part
+// of the fast tier (`go test -short ./...`).
+func SkipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts worker processes: skipped with -short")
+	}
 }
 
 // Close stops the workers (their grace, then SIGKILL), the client and the

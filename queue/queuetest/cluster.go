@@ -44,9 +44,13 @@ type clusterNode struct {
 // StartCluster starts the cluster for t, waits until JetStream has a meta
 // leader that every node follows (WaitMetaLeader), and shuts it down when
 // t ends. Client and route ports are random free loopback ports. Errors
-// fail t.
+// fail t. With -short it skips t: the fleet tests are not part of the fast
+// tier (`go test -short ./...`).
 func StartCluster(t testing.TB) *Cluster {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a 3-node cluster: skipped with -short")
+	}
 	id := randomHex(t, 4)
 	c := &Cluster{t: t, name: "axpool-test-" + id,
 		creds: queue.Credentials{User: "axpool", Password: randomHex(t, 16)}}
