@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/internal/axtest"
 	"github.com/axpool/axpool/vm"
 )
 
@@ -39,8 +40,8 @@ func TestCompileRecyclesSafely(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range splitCases(string(b)) {
-			srcs = append(srcs, c.src, c.src[:len(c.src)/2])
+		for _, c := range axtest.Parse(f, string(b)) {
+			srcs = append(srcs, c.Src, c.Src[:len(c.Src)/2])
 		}
 	}
 	srcs = append(srcs, program20, program200())
@@ -84,9 +85,9 @@ func FuzzCompileRecycled(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		for _, c := range splitCases(string(src)) {
-			if len(c.src) < 4096 {
-				f.Add([]byte(c.src))
+		for _, c := range axtest.Parse(file, string(src)) {
+			if len(c.Src) < 4096 {
+				f.Add([]byte(c.Src))
 			}
 		}
 	}

@@ -2,7 +2,6 @@ package libs_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/internal/axtest"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/vm"
 )
@@ -258,96 +258,6 @@ func TestLibraryNames(t *testing.T) {
 	check("type", typeOwners, sharedTypes)
 }
 
-// scriptCase is one case of a libs/<dir>/tests/*.ax file: cases are
-// separated by a line that is exactly `---`; expectations are comments:
-//
-//	// want: <compact JSON>        the result, encoded as in docs/tools.md §2
-//	// want brief: <compact JSON>  the result in the brief encoding (vm.EncodeBrief)
-//	// want runtime: <message>     the run fails with this error message
-//	// want error: E003 2:5 msg    compilation fails; its first errors, in order
-//	// want main: <compact JSON>   the library's own src/core.ax, run as the
-//	                               program, returns this (the case has no source)
-//
-// Runs use allow-all, the mock handler and default limits; imports resolve
-// against libs/. Line numbers in errors are relative to the case.
-type scriptCase struct {
-	file    string
-	line    int
-	src     string
-	want    *string
-	brief   *string
-	runtime *string
-	main    *string
-	errors  []string
-}
-
-func (c *scriptCase) expectations() int {
-	n := len(c.errors)
-	for _, p := range []*string{c.want, c.brief, c.runtime, c.main} {
-		if p != nil {
-			n++
-		}
-	}
-	return n
-}
-
-func splitCases(t *testing.T, file string) []scriptCase {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(b), "\n")
-	var out []scriptCase
-	start := 0
-	flush := func(end int) {
-		body := strings.Join(lines[start:end], "\n")
-		if strings.TrimSpace(body) == "" {
-			return
-		}
-		c := scriptCase{file: file, line: start + 1, src: body}
-		for _, l := range lines[start:end] {
-			rest, ok := strings.CutPrefix(strings.TrimSpace(l), "// want")
-			if !ok {
-				continue
-			}
-			set := func(p **string, prefix string) bool {
-				if v, ok := strings.CutPrefix(rest, prefix); ok {
-					v = strings.TrimSpace(v)
-					*p = &v
-					return true
-				}
-				return false
-			}
-			if v, ok := strings.CutPrefix(rest, " error:"); ok {
-				c.errors = append(c.errors, strings.TrimSpace(v))
-				continue
-			}
-			if !set(&c.want, ":") && !set(&c.brief, " brief:") && !set(&c.runtime, " runtime:") && !set(&c.main, " main:") {
-				t.Errorf("%s:%d: unknown expectation %q", file, start+1, l)
-			}
-		}
-		out = append(out, c)
-	}
-	for i, l := range lines {
-		if strings.TrimRight(l, "\r") == "---" {
-			flush(i)
-			start = i + 1
-		}
-	}
-	flush(len(lines))
-	return out
-}
-
-func compactJSON(t *testing.T, where, s string) string {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, []byte(s)); err != nil {
-		t.Fatalf("%s: expectation is not JSON: %v", where, err)
-	}
-	return buf.String()
-}
-
 // TestLibraryScripts runs every case of every libs/<dir>/tests/*.ax file,
 // checks that the cases of a library call each of its functions, and
 // that the examples.ax files hold documentedExamples cases.
@@ -363,9 +273,12 @@ func TestLibraryScripts(t *testing.T) {
 			t.Errorf("%s: no tests/*.ax files", dir)
 			continue
 		}
-		var cases []scriptCase
+		var cases []axtest.Case
 		for _, f := range files {
-			cs := splitCases(t, f)
+			cs, err := axtest.ParseFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if filepath.Base(f) == "examples.ax" {
 				examples += len(cs)
 			}
@@ -375,7 +288,7 @@ func TestLibraryScripts(t *testing.T) {
 		checkCoverage(t, dir, cases)
 		t.Run(dir, func(t *testing.T) {
 			for _, c := range cases {
-				t.Run(fmt.Sprintf("%s:%d", filepath.Base(c.file), c.line), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s:%d", filepath.Base(c.File), c.Line), func(t *testing.T) {
 					t.Parallel()
 					runCase(t, libs, dir, c)
 				})
@@ -390,7 +303,7 @@ func TestLibraryScripts(t *testing.T) {
 
 // checkCoverage reports the functions of dir's core.ax that no test case
 // calls (an identifier followed by "("); a `want main` case calls main.
-func checkCoverage(t *testing.T, dir string, cases []scriptCase) {
+func checkCoverage(t *testing.T, dir string, cases []axtest.Case) {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join(dir, "src", "core.ax"))
 	if err != nil {
@@ -400,10 +313,10 @@ func checkCoverage(t *testing.T, dir string, cases []scriptCase) {
 	called := map[string]bool{}
 	call := regexp.MustCompile(`\b([a-z_][a-z0-9_]*)\(`)
 	for _, c := range cases {
-		for _, m := range call.FindAllStringSubmatch(c.src, -1) {
+		for _, m := range call.FindAllStringSubmatch(c.Src, -1) {
 			called[m[1]] = true
 		}
-		called["main"] = called["main"] || c.main != nil
+		called["main"] = called["main"] || c.Exp.Main != nil
 	}
 	for _, f := range p.Functions {
 		if !called[f.Name] {
@@ -412,71 +325,18 @@ func checkCoverage(t *testing.T, dir string, cases []scriptCase) {
 	}
 }
 
-// formatDiag renders a compile error as in expectations: `E003 3:9 msg`,
-// with the file name (relative to libs/) before the position when it is
-// not the case itself.
-func formatDiag(libs string, e *compiler.Error) string {
-	file := ""
-	if e.File != "case.ax" {
-		rel, err := filepath.Rel(libs, e.File)
-		if err != nil {
-			rel = e.File
-		}
-		file = filepath.ToSlash(rel) + ":"
+// runCase runs c with the one .ax harness (internal/axtest): imports
+// resolve against libs/, programs compile as scripts, a `want main` case
+// runs the library's own src/core.ax, and any other case must import a
+// library.
+func runCase(t *testing.T, libs, dir string, c axtest.Case) {
+	if c.Exp.Main == nil && !strings.Contains(c.Src, `import "`) {
+		t.Fatalf("%s:%d: case imports no library", c.File, c.Line)
 	}
-	return fmt.Sprintf("%s %s%d:%d %s", e.Code, file, e.Pos.Line, e.Pos.Col, e.Msg)
-}
-
-func runCase(t *testing.T, libs, dir string, c scriptCase) {
-	where := fmt.Sprintf("%s:%d", c.file, c.line)
-	if c.expectations() == 0 || c.main != nil && c.expectations() > 1 {
-		t.Fatalf("%s: a case needs expectations, and `want main` stands alone", where)
+	main := func() ([]byte, string, error) {
+		file := filepath.Join(libs, dir, "src", "core.ax")
+		src, err := os.ReadFile(file)
+		return src, file, err
 	}
-	src, file := []byte(c.src), "case.ax"
-	if c.main != nil {
-		var err error
-		file = filepath.Join(libs, dir, "src", "core.ax")
-		if src, err = os.ReadFile(file); err != nil {
-			t.Fatal(err)
-		}
-		c.want = c.main
-	} else if !strings.Contains(c.src, `import "`) {
-		t.Fatalf("%s: case imports no library", where)
-	}
-	m, errs := compiler.Compile(src, compiler.Options{File: file, LibsDir: libs, Script: true})
-	if len(c.errors) > 0 {
-		var got []string
-		for _, e := range errs {
-			got = append(got, formatDiag(libs, e))
-		}
-		if len(got) < len(c.errors) || !slices.Equal(got[:len(c.errors)], c.errors) {
-			t.Fatalf("%s: errors\n got: %s\nwant: %s", where, strings.Join(got, "\n      "), strings.Join(c.errors, "\n      "))
-		}
-		return
-	}
-	if errs != nil {
-		t.Fatalf("%s: compile: %v", where, errs)
-	}
-	res, err := vm.Run(context.Background(), m, vm.Options{Policy: policy.AllowAll()})
-	if c.runtime != nil {
-		if err == nil || err.Error() != *c.runtime {
-			t.Fatalf("%s: run error %v, want %q", where, err, *c.runtime)
-		}
-		return
-	}
-	if err != nil {
-		t.Fatalf("%s: run: %v", where, err)
-	}
-	if c.want != nil {
-		got, _ := res.Value.MarshalJSON()
-		if want := compactJSON(t, where, *c.want); string(got) != want {
-			t.Errorf("%s: result\n got: %s\nwant: %s", where, got, want)
-		}
-	}
-	if c.brief != nil {
-		got := vm.EncodeBrief(res.Value)
-		if want := compactJSON(t, where, *c.brief); string(got) != want {
-			t.Errorf("%s: brief result\n got: %s\nwant: %s", where, got, want)
-		}
-	}
+	axtest.Run(t, axtest.Config{LibsDir: libs, Script: true, Main: main}, c)
 }

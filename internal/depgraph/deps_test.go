@@ -19,8 +19,8 @@ const module = "github.com/axpool/axpool"
 // allowed lists, for every package of the module (relative import paths),
 // the module packages its non-test files may import. A package missing
 // from the table fails the test. Tests may import more (the helpers
-// internal/golden, internal/mcptest, internal/pooltest, queue/queuetest,
-// and worker from the gateway's tests).
+// internal/axtest, internal/golden, internal/mcptest, internal/pooltest,
+// queue/queuetest).
 var allowed = map[string][]string{
 	// Leaves: the standard library only.
 	"internal/arena":     nil,
@@ -73,6 +73,8 @@ var allowed = map[string][]string{
 	"internal/datadir": {"libs", "templates"},
 	// The assembly of a node (embedded NATS, queue, workers, gateway) for cmd.
 	"internal/node": {"gateway", "gateway/dispatch", "internal/engine", "internal/mask", "internal/version", "policy", "queue", "scripts", "tools", "vm", "worker", "worker/handlers"},
+	// The one .ax test-case harness (imported by tests only).
+	"internal/axtest": {"compiler", "policy", "vm"},
 	// A real worker pool for tests (imported by tests only).
 	"internal/pooltest": {"internal/engine", "queue", "queue/queuetest", "tools", "worker"},
 	// The live capability handlers: worker side, never the gateway.

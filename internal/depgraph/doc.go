@@ -8,9 +8,9 @@
 //
 // The rules keep the layers apart (docs/architecture.md): compiler, vm and
 // policy know nothing of NATS or MCP, queue knows nothing of MCP, the
-// gateway never runs a VM, and the test helpers (internal/golden,
-// internal/mcptest, internal/pooltest, queue/queuetest) are imported by
-// tests only.
+// gateway never runs a VM, and the test helpers (internal/axtest,
+// internal/golden, internal/mcptest, internal/pooltest, queue/queuetest)
+// are imported by tests only.
 //
 // Imports: nothing from the module.
 package depgraph
