@@ -221,6 +221,7 @@ func checkIdempotencyJoin(t *testing.T, c *client.Client, token string) {
 }
 
 func TestE2EBatchStdio(t *testing.T) {
+	t.Parallel()
 	var stderr queuetest.Buffer
 	c := startStdio(t, &stderr, "--workers", "1", "--slots", "3", "--metrics-addr", "127.0.0.1:0")
 	checkBatchTool(t, c, "stdio-batch")
@@ -229,6 +230,7 @@ func TestE2EBatchStdio(t *testing.T) {
 }
 
 func TestE2EBatchHTTP(t *testing.T) {
+	t.Parallel()
 	tok := writeToken(t, "carol.token", "carol-secret-token")
 	s := startServe(t, []string{tok}, "--workers", "1", "--slots", "3", "--metrics-addr", "127.0.0.1:0")
 	c := httpMCP(t, s.url, "carol-secret-token", false)

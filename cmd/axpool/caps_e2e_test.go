@@ -47,6 +47,7 @@ func callAny(t *testing.T, c *client.Client, tool, args string) (map[string]any,
 // root, query SQLite and ask a fake LLM; what is not granted is refused
 // naming the flag; the LLM key reaches no result.
 func TestE2ELiveCapabilities(t *testing.T) {
+	t.Parallel()
 	var hits, llmHits atomic.Int64
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
@@ -160,6 +161,7 @@ func grantsOf(m map[string]any) string {
 // TestE2EGrantsListed: `axpool mcp --allow-net HOST` says in
 // boruna_capability_list what it grants and which flag the others need.
 func TestE2EGrantsListed(t *testing.T) {
+	t.Parallel()
 	var stderr queuetest.Buffer
 	c := startStdio(t, &stderr, "--workers", "1", "--slots", "1", "--allow-net", "example.com")
 	m, text := callAny(t, c, "boruna_capability_list", `{}`)
@@ -172,6 +174,7 @@ func TestE2EGrantsListed(t *testing.T) {
 // and says so; grant flags next to it, or a bad grant, stop the node at
 // start.
 func TestE2EMockHandlers(t *testing.T) {
+	t.Parallel()
 	var stderr queuetest.Buffer
 	c := startStdio(t, &stderr, "--workers", "1", "--slots", "1", "--handlers", "mock")
 	m, text := callAny(t, c, "boruna_run", `{"source":`+jstr(`fn main() -> Int !{time.now} { now_ms() }`)+`}`)

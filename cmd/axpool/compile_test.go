@@ -40,6 +40,7 @@ func runBin(t *testing.T, dir string, args ...string) (stdout, stderr string, co
 }
 
 func TestCompileCommands(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "libs", "std-greet", "src"), 0o755); err != nil {
 		t.Fatal(err)

@@ -104,6 +104,7 @@ func checkExampleScripts(t *testing.T, c *client.Client, init *mcp.InitializeRes
 }
 
 func TestE2EScriptsStdio(t *testing.T) {
+	t.Parallel()
 	dir := copyExamples(t)
 	var stderr queuetest.Buffer
 	c, err := client.NewStdioMCPClientWithOptions(bin(t), []string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH")},
@@ -143,6 +144,7 @@ func TestE2EScriptsStdio(t *testing.T) {
 }
 
 func TestE2EScriptsHTTP(t *testing.T) {
+	t.Parallel()
 	dir := copyExamples(t)
 	tok := writeToken(t, "alice.token", "alice-secret-token")
 	s := startServe(t, []string{tok}, "--workers", "1", "--handlers", "mock", "--scripts-dir", dir, "--libs-dir", "../../libs", "--allow-destructive", "clean")

@@ -436,6 +436,7 @@ func writeToken(t testing.TB, name, secret string) string {
 }
 
 func TestE2EHTTP(t *testing.T) {
+	t.Parallel()
 	alice := writeToken(t, "alice.token", "alice-secret-token")
 	bob := writeToken(t, "bob.token", "bob-secret-token")
 	s := startServe(t, []string{alice, bob}, "--workers", "2", "--slots", "2")
@@ -510,6 +511,7 @@ func TestE2EHTTPConcurrentSessions(t *testing.T) {
 }
 
 func TestE2EServeUsage(t *testing.T) {
+	t.Parallel()
 	empty := writeToken(t, "empty.token", "  ")
 	good := writeToken(t, "good.token", "good-token")
 	shared := writeToken(t, "shared.token", "shared-token")
@@ -550,6 +552,7 @@ func TestE2EServeUsage(t *testing.T) {
 // Stdout of `axpool mcp` carries only JSON-RPC messages, even while the
 // embedded server and the workers log; the logs go to stderr.
 func TestE2EStdoutIsProtocolOnly(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(bin(t), "mcp", "--workers", "1", "--slots", "1", "--log-level", "debug")
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	stdin, err := cmd.StdinPipe()
@@ -715,6 +718,7 @@ func TestLogKeys(t *testing.T) {
 // --secret-env that is not a variable name is a usage error (mcp, serve
 // and worker), and one naming an unset variable is logged.
 func TestE2ESecretEnv(t *testing.T) {
+	t.Parallel()
 	var stderr queuetest.Buffer
 	c := startStdioEnv(t, &stderr, []string{"APP_DB_URL=postgres://u:pw@db/app", "OAUTH_CALLBACK_PORT=8080", "APP_PIN_SECRET=7351"},
 		"--workers", "1", "--slots", "1", "--secret-env", "APP_DB_URL", "--secret-env", "NOT_SET_ANYWHERE")
@@ -746,6 +750,7 @@ func TestE2ESecretEnv(t *testing.T) {
 // the bad value — never a silent single-node start, never a connect
 // retried until --connect-timeout (each case has --connect-timeout 10m).
 func TestE2ENATSFlagUsage(t *testing.T) {
+	t.Parallel()
 	good := writeToken(t, "good.token", "good-token")
 	serve := []string{"serve", "--http", "--token-file", good, "--connect-timeout", "10m"}
 	worker := []string{"worker", "--connect-timeout", "10m"}

@@ -15,6 +15,7 @@ import (
 // templates and compiles and runs `import "std-json"`, from the copies
 // built into the binary (written under XDG_CACHE_HOME).
 func TestE2EEmbeddedLibsAndTemplates(t *testing.T) {
+	t.Parallel()
 	empty, cache := t.TempDir(), t.TempDir()
 	var stderr queuetest.Buffer
 	c := startStdioIn(t, empty, []string{"XDG_CACHE_HOME=" + cache}, &stderr, "--workers", "1")

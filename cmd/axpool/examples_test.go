@@ -38,6 +38,7 @@ const exampleCommandPrefix = "// $ "
 // example without its .out and an .out without its example fail the test.
 // -update rewrites the .out files.
 func TestExamples(t *testing.T) {
+	t.Parallel()
 	root := golden.RepoRoot(t)
 	cases, outs := exampleCases(t, root)
 

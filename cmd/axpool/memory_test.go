@@ -72,6 +72,7 @@ func TestWorkerArgs(t *testing.T) {
 // so a string that doubles until memory runs out stops at 1024 MB; a call
 // asking less than the ceiling keeps its own limit.
 func TestE2EMemoryCeilingDefault(t *testing.T) {
+	t.Parallel()
 	var stderr queuetest.Buffer
 	c := startStdio(t, &stderr, "--workers", "1")
 

@@ -118,6 +118,7 @@ func sha(s string) string {
 // every answered call in the audit log (docs/operations.md "Metrics",
 // "Audit log").
 func TestMetricsAndAuditLog(t *testing.T) {
+	t.Parallel()
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
 	var stderr queuetest.Buffer
 	c, cmd := startMCPProcess(t, &stderr, "--workers", "1", "--slots", "2", "--metrics-addr", "127.0.0.1:0", "--audit-log", audit)
