@@ -3,8 +3,11 @@
 // module packages each package may import (and the third-party modules it
 // may use), checks it against `go list -json` of every package, and checks
 // that each package's doc comment states the same rule in its "Imports:"
-// paragraph. A new package, or a new import across packages, therefore
-// starts with a line in that table and in the package's doc.
+// paragraph; maps_test.go checks that the README's Layout section names
+// every package and that docs/architecture.md's package table has a row
+// per package whose last column is its rule. A new package, or a new
+// import across packages, therefore starts with a line in that table, in
+// the package's doc and on both maps.
 //
 // The rules keep the layers apart (docs/architecture.md): compiler, vm and
 // policy know nothing of NATS or MCP, queue knows nothing of MCP, the
