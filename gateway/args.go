@@ -9,13 +9,14 @@ import (
 
 // callInfo is what a transport's checks found out about one tools/call
 // (precheckCall), handed to the call's handler in the request context: the
-// outcome of CheckArgs, so that a call's arguments are checked once, and the
+// outcome of tools.Check, so that a call's arguments are checked once and
+// passed on in their checked form, and the
 // progress token exactly as the client wrote it (mcp-go would decode a
 // numeric one into float64, altering 2^70 or 1.50).
 type callInfo struct {
 	tool  string
 	raw   json.RawMessage // the arguments checked, as sent
-	args  json.RawMessage // tools.CheckArgs(tool, raw)
+	args  *tools.Args     // tools.Check(tool, raw)
 	err   error
 	token json.RawMessage // _meta.progressToken as sent; nil when none
 	task  bool            // params.task is present and not null: a task-augmented call (tasks.go)
@@ -25,12 +26,12 @@ type callInfo struct {
 // HTTP.
 type callInfoKey struct{}
 
-// checkArgsOnce returns tools.CheckArgs(tool, raw), reusing the outcome
-// the transport computed for the call when info is for the same tool and
-// byte-identical arguments (CheckArgs depends on nothing else).
-func checkArgsOnce(info *callInfo, tool string, raw json.RawMessage) (json.RawMessage, error) {
+// checkArgsOnce returns tools.Check(tool, raw), reusing the outcome the
+// transport computed for the call when info is for the same tool and
+// byte-identical arguments (Check depends on nothing else).
+func checkArgsOnce(info *callInfo, tool string, raw json.RawMessage) (*tools.Args, error) {
 	if info != nil && info.tool == tool && bytes.Equal(info.raw, raw) {
 		return info.args, info.err
 	}
-	return tools.CheckArgs(tool, raw)
+	return tools.Check(tool, raw)
 }

@@ -26,8 +26,9 @@ import (
 // gateways never run a VM.
 type inProcessBackend struct{ env *tools.Env }
 
-func (b inProcessBackend) Run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
-	return tools.Call(ctx, b.env, tool, args, progress).MarshalJSON()
+func (b inProcessBackend) Run(ctx context.Context, call *tools.Args, progress func(steps, total int64)) (json.RawMessage, error) {
+	resp, _ := tools.CallArgs(ctx, b.env, call, progress)
+	return resp.MarshalJSON()
 }
 
 // Per-call work on the HTTP path: the checks decode a tools/call's message

@@ -98,7 +98,7 @@ func TestCheckArgsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	marker := json.RawMessage(`{"marker":true}`)
+	marker := checked("boruna_run", json.RawMessage(`{"source":"marker"}`))
 	info := &callInfo{tool: "boruna_run", raw: raw, args: marker}
 	for _, tc := range []struct {
 		info *callInfo
@@ -106,14 +106,14 @@ func TestCheckArgsOnce(t *testing.T) {
 		raw  json.RawMessage
 		want json.RawMessage
 	}{
-		{info, "boruna_run", append(json.RawMessage(nil), raw...), marker},
+		{info, "boruna_run", append(json.RawMessage(nil), raw...), marker.JSON()},
 		{info, "boruna_run", json.RawMessage(`{"source": "fn main() -> Int { 1 }"}`), want},
 		{info, "boruna_compile", raw, mustCheck(t, "boruna_compile", raw)},
 		{nil, "boruna_run", raw, want},
 	} {
 		got, err := checkArgsOnce(tc.info, tc.tool, tc.raw)
-		if err != nil || !bytes.Equal(got, tc.want) {
-			t.Errorf("checkArgsOnce(%s, %s) = %s, %v; want %s", tc.tool, tc.raw, got, err, tc.want)
+		if err != nil || !bytes.Equal(got.JSON(), tc.want) {
+			t.Errorf("checkArgsOnce(%s, %s) = %s, %v; want %s", tc.tool, tc.raw, got.JSON(), err, tc.want)
 		}
 	}
 	// A refusal the transport forwarded (an unknown argument) is reused too.
@@ -142,13 +142,13 @@ type ctxBackend struct {
 	args  []json.RawMessage
 }
 
-func (b *ctxBackend) Run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
+func (b *ctxBackend) Run(ctx context.Context, call *tools.Args, progress func(steps, total int64)) (json.RawMessage, error) {
 	c, _ := ctx.Value(callInfoKey{}).(*callInfo)
 	b.mu.Lock()
 	b.seen = append(b.seen, c)
-	b.args = append(b.args, args)
+	b.args = append(b.args, call.JSON())
 	b.mu.Unlock()
-	return b.inner.Run(ctx, tool, args, progress)
+	return b.inner.Run(ctx, call, progress)
 }
 
 // Over stdio and HTTP, in both protocol eras, the handler receives the
@@ -183,8 +183,8 @@ func TestArgumentsCheckedOnce(t *testing.T) {
 	for i, c := range be.seen {
 		if c == nil {
 			t.Errorf("call %d: the handler got no checked arguments", i)
-		} else if c.tool != "boruna_run" || !bytes.Equal(c.raw, sent) || !bytes.Equal(c.args, want) || c.err != nil {
-			t.Errorf("call %d: checked %s %s → %s, %v; want %s", i, c.tool, c.raw, c.args, c.err, want)
+		} else if c.tool != "boruna_run" || !bytes.Equal(c.raw, sent) || c.args == nil || !bytes.Equal(c.args.JSON(), want) || c.err != nil {
+			t.Errorf("call %d: checked %s %s → %v, %v; want %s", i, c.tool, c.raw, c.args, c.err, want)
 		}
 		if !bytes.Equal(be.args[i], want) {
 			t.Errorf("call %d: backend got %s, want %s", i, be.args[i], want)

@@ -371,7 +371,7 @@ func precheckCall(msg rpcMessage, g *Server) (*callInfo, mcp.JSONRPCMessage) {
 	if script {
 		return &callInfo{tool: p.tool, raw: p.Arguments, token: p.token}, nil
 	}
-	args, err := tools.CheckArgs(p.tool, p.Arguments)
+	args, err := tools.Check(p.tool, p.Arguments)
 	var ae *tools.ArgError
 	if errors.As(err, &ae) && ae.Protocol() {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, ae.Msg)

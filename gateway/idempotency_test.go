@@ -35,7 +35,7 @@ func TestIdempotencyJoinRefusedOwner(t *testing.T) {
 	// The caller's one call in flight: queued, no worker ever takes it.
 	holdCtx, holdCancel := context.WithCancel(ctx)
 	defer holdCancel()
-	go b.Run(holdCtx, "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 0 }"}`), nil)
+	go b.Run(holdCtx, checked("boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 0 }"}`)), nil)
 	for {
 		if st, err := bus.Counts(ctx); err == nil && st.Depth == 1 {
 			break
@@ -52,7 +52,7 @@ func TestIdempotencyJoinRefusedOwner(t *testing.T) {
 	}
 	owner := make(chan answer, 1)
 	go func() {
-		res, err := b.Run(ctx, "boruna_run", keyed, nil)
+		res, err := b.Run(ctx, checked("boruna_run", keyed), nil)
 		owner <- answer{res, err}
 	}()
 	<-entered
@@ -61,7 +61,7 @@ func TestIdempotencyJoinRefusedOwner(t *testing.T) {
 	base := nc.Stats().OutMsgs
 	joiner := make(chan answer, 1)
 	go func() {
-		res, err := b.Run(ctx, "boruna_run", keyed, nil)
+		res, err := b.Run(ctx, checked("boruna_run", keyed), nil)
 		joiner <- answer{res, err}
 	}()
 	for nc.Stats().OutMsgs < base+3 && ctx.Err() == nil {

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"os"
 	"sync"
 	"testing"
@@ -110,3 +111,13 @@ func (s *stack) newGateway(t testing.TB, cfg Config) *Server {
 }
 
 func (s *stack) close() { s.Pool.Close() }
+
+// checked is tools.Check of arguments a test knows are valid (it panics
+// otherwise; safe on any goroutine).
+func checked(tool string, raw json.RawMessage) *tools.Args {
+	a, err := tools.Check(tool, raw)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}

@@ -229,11 +229,11 @@ func TestStreamFullNoJob(t *testing.T) {
 	}
 	b := &dispatch.QueueBackend{Client: s.Client, Timeout: time.Minute}
 	const want = `{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"the job queue is full; retry after 600 ms","outcome":"queue_full","retryable":true,"retry_after_ms":600,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`
-	_, err := b.Run(context.Background(), "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`), nil)
+	_, err := b.Run(context.Background(), checked("boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`)), nil)
 	if got := string(s.gw.d.Failure(context.Background(), "boruna_run", err)); got != want {
 		t.Errorf("Run:\n got: %s\nwant: %s", got, want)
 	}
-	err = b.Start(context.Background(), "task-1", "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`))
+	err = b.Start(context.Background(), "task-1", checked("boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`)))
 	if got := string(s.gw.d.Failure(context.Background(), "boruna_run", err)); got != want {
 		t.Errorf("Start:\n got: %s\nwant: %s", got, want)
 	}
@@ -278,7 +278,7 @@ func TestQueueUnavailableNATSDown(t *testing.T) {
 	cb := &dispatch.QueueBackend{Client: client, Timeout: time.Minute, Cache: true}
 	for _, args := range []string{`{"source":"fn main() -> Int { 1 }"}`, `{"source":"fn main() -> Int { 1 }","idempotency_key":"k1"}`} {
 		start = time.Now()
-		_, err = cb.Run(ctx, "boruna_run", json.RawMessage(args), nil)
+		_, err = cb.Run(ctx, checked("boruna_run", json.RawMessage(args)), nil)
 		var je *dispatch.JobError
 		if !errors.As(err, &je) || je.Outcome != wire.OutcomeQueueUnavailable || je.RetryAfter != 350*time.Millisecond || je.JobID != "" ||
 			je.Err.Error() != "queue: job queue unavailable: NATS connection lost, reconnecting to "+emb.URL() {
@@ -287,7 +287,7 @@ func TestQueueUnavailableNATSDown(t *testing.T) {
 		queuetest.Within(t, "queue_unavailable with the cache on and NATS down", time.Since(start), 3*time.Second)
 	}
 	start = time.Now()
-	err = cb.Start(ctx, "t0", "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`))
+	err = cb.Start(ctx, "t0", checked("boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`)))
 	if je := (*dispatch.JobError)(nil); !errors.As(err, &je) || je.Outcome != wire.OutcomeQueueUnavailable {
 		t.Errorf("Start with the cache on and NATS down: %v", err)
 	}
@@ -318,7 +318,7 @@ func TestCancelledRunningJob(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	_, err := b.Run(ctx, "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { let mut i = 0\n while i < 2000000000 { i = i + 1 }\n i }","max_steps":100000000000}`), progress)
+	_, err := b.Run(ctx, checked("boruna_run", json.RawMessage(`{"source":"fn main() -> Int { let mut i = 0\n while i < 2000000000 { i = i + 1 }\n i }","max_steps":100000000000}`)), progress)
 	el := time.Since(start).Milliseconds()
 	var je *dispatch.JobError
 	if !errors.As(err, &je) || je.Outcome != wire.OutcomeCancelled {
@@ -354,7 +354,7 @@ func TestJobTimeoutNoWorker(t *testing.T) {
 	defer cancel()
 	_, _, bus, client := workerlessStack(t)
 	b := &dispatch.QueueBackend{Client: client, Timeout: time.Second}
-	res, err := b.Run(ctx, "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`), nil)
+	res, err := b.Run(ctx, checked("boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`)), nil)
 	if err != nil {
 		t.Fatalf("no worker: %v", err)
 	}

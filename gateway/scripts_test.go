@@ -19,6 +19,7 @@ import (
 	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/scripts"
+	"github.com/axpool/axpool/tools"
 )
 
 // Named scripts as tools, through real worker processes, over stdio and
@@ -347,8 +348,8 @@ type gatedBackend struct {
 	release chan struct{}
 }
 
-func (b *gatedBackend) Run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
-	if tool == scripts.JobKind && strings.Contains(string(args), `"script":"version"`) {
+func (b *gatedBackend) Run(ctx context.Context, call *tools.Args, progress func(steps, total int64)) (json.RawMessage, error) {
+	if call.Tool() == scripts.JobKind && strings.Contains(string(call.JSON()), `"script":"version"`) {
 		first := false
 		b.once.Do(func() { first = true })
 		if first {
@@ -356,7 +357,7 @@ func (b *gatedBackend) Run(ctx context.Context, tool string, args json.RawMessag
 			<-b.release
 		}
 	}
-	return b.inner.Run(ctx, tool, args, progress)
+	return b.inner.Run(ctx, call, progress)
 }
 
 // BenchmarkScriptVsRun compares a script call with boruna_run of the same

@@ -329,12 +329,12 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	}
 	var out []byte
 	if tool == dispatch.BatchTool {
-		out = g.d.Batch(ctx, args, progress)
+		out = g.d.Batch(ctx, args.JSON(), progress)
 		if relay != nil {
 			relay.finish() // the count of items done reaches the total
 		}
 	} else {
-		out = g.d.Run(ctx, tool, args, progress)
+		out = g.d.Run(ctx, args, progress)
 	}
 	if relay != nil {
 		relay.stop()
@@ -342,7 +342,7 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	if g.log.Enabled(ctx, slog.LevelDebug) {
 		g.log.Debug("tool call", "tool", tool, "caller", dispatch.CallerFrom(ctx), "ms", time.Since(start).Milliseconds(), "bytes", len(out))
 	}
-	return out, args, nil
+	return out, args.JSON(), nil
 }
 
 // rawArguments returns the call's arguments as JSON.

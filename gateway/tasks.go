@@ -104,7 +104,7 @@ func (g *Server) createTask(ctx context.Context, id json.RawMessage, info *callI
 	t := queue.Task{ID: uuid.NewString(), Tool: info.tool, Caller: dispatch.CallerFrom(ctx), Created: now}
 	t.JobID = t.ID
 	if g.cfg.AuditLog != nil {
-		t.Digests, _ = json.Marshal(digestsOf(info.tool, info.args))
+		t.Digests, _ = json.Marshal(digestsOf(info.tool, info.args.JSON()))
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatch.SubmitTimeout)
 	defer cancel()
@@ -120,7 +120,7 @@ func (g *Server) createTask(ctx context.Context, id json.RawMessage, info *callI
 		} else {
 			out = g.d.Failure(ctx, info.tool, info.err)
 		}
-	} else if err := qb.Start(ctx, t.JobID, info.tool, info.args); err != nil {
+	} else if err := qb.Start(ctx, t.JobID, info.args); err != nil {
 		out = g.d.Failure(ctx, info.tool, err)
 	}
 	if out != nil {

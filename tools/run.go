@@ -121,18 +121,27 @@ func (c CallLimits) effective(env *Env) runLimits {
 // worker's watchdog answers a job whose engine is still running well past
 // this limit (docs/architecture.md "Jobs").
 func WallLimit(env *Env, tool string, rawArgs json.RawMessage) time.Duration {
+	if tool != "boruna_run" && tool != "boruna_run_sealed" {
+		return wallLimit(env, tool, nil)
+	}
+	obj, aerr := checkArgs(tool, rawArgs)
+	if aerr != nil {
+		return wallLimit(env, "", nil) // the ceiling
+	}
+	return wallLimit(env, tool, &args{obj: obj})
+}
+
+// wallLimit is WallLimit for checked arguments a (nil: the tool's
+// arguments do not matter, the ceiling applies).
+func wallLimit(env *Env, tool string, a *args) time.Duration {
 	if env == nil {
 		env = &Env{}
 	}
 	ceiling := max(env.Ceilings.MaxWall, 0)
-	if tool != "boruna_run" && tool != "boruna_run_sealed" {
+	if a == nil || tool != "boruna_run" && tool != "boruna_run_sealed" {
 		return ceiling
 	}
-	obj, aerr := checkArgs(tool, rawArgs)
-	if aerr != nil {
-		return ceiling
-	}
-	l := effectiveLimits(env, &args{obj: obj})
+	l := effectiveLimits(env, a)
 	switch {
 	case !l.hasWall:
 		return 0

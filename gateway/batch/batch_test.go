@@ -135,7 +135,8 @@ func TestRunWindowAndRetry(t *testing.T) {
 	var refusals sync.Map
 	var slept []time.Duration
 	var smu sync.Mutex
-	call := func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
+	call := func(ctx context.Context, it *Item) json.RawMessage {
+		args := it.Args
 		n := inFlight.Add(1)
 		defer inFlight.Add(-1)
 		for {
@@ -202,7 +203,8 @@ func TestRunWindowAndRetry(t *testing.T) {
 func TestRunOrdered(t *testing.T) {
 	release := make(chan struct{})
 	var started atomic.Int64
-	call := func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
+	call := func(ctx context.Context, it *Item) json.RawMessage {
+		args := it.Args
 		i := srcOf(args)
 		started.Add(1)
 		if i == 0 {
@@ -243,7 +245,8 @@ func TestRunOrdered(t *testing.T) {
 func TestRunStopAndFailFast(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var handed atomic.Int64
-	call := func(cctx context.Context, tool string, args json.RawMessage) json.RawMessage {
+	call := func(cctx context.Context, it *Item) json.RawMessage {
+		args := it.Args
 		if srcOf(args) < 5 {
 			return okEnv(1)
 		}
@@ -263,7 +266,8 @@ func TestRunStopAndFailFast(t *testing.T) {
 	}
 
 	var results []Result
-	fail := func(_ context.Context, _ string, args json.RawMessage) json.RawMessage {
+	fail := func(_ context.Context, it *Item) json.RawMessage {
+		args := it.Args
 		if srcOf(args) == 3 {
 			return json.RawMessage(`{"success":false,"protocol_version":1,"error_kind":"runtime_error","outcome":"runtime_error","retryable":false}`)
 		}
@@ -311,7 +315,8 @@ func TestRunScriptItems(t *testing.T) {
 	var got []string
 	var mu sync.Mutex
 	record := func(kind string) Call {
-		return func(_ context.Context, tool string, args json.RawMessage) json.RawMessage {
+		return func(_ context.Context, it *Item) json.RawMessage {
+			tool, args := it.Tool, it.Args
 			mu.Lock()
 			got = append(got, kind+" "+tool+" "+string(args))
 			mu.Unlock()
@@ -346,7 +351,8 @@ func TestRunQuotaRetry(t *testing.T) {
 	var inFlight atomic.Int64
 	refused := make(chan struct{}) // closed at the first refusal
 	var once sync.Once
-	call := func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
+	call := func(ctx context.Context, it *Item) json.RawMessage {
+		args := it.Args
 		if inFlight.Add(1) > 1 {
 			inFlight.Add(-1)
 			once.Do(func() { close(refused) })
@@ -402,7 +408,8 @@ func TestRunMaxInFlightBytes(t *testing.T) {
 		sizes := []int{60, 30, 50, 200, 10}
 		var mu sync.Mutex
 		running := map[int]chan struct{}{}
-		call := func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
+		call := func(ctx context.Context, it *Item) json.RawMessage {
+			args := it.Args
 			i := slices.Index(sizes, len(args))
 			release := make(chan struct{})
 			mu.Lock()

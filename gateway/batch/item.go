@@ -37,6 +37,9 @@ type Item struct {
 	// ({} when absent).
 	Tool string
 	Args json.RawMessage
+	// Call is a tool item's call as tools.Check checked it (nil for a
+	// script item or a malformed one): run it without checking it again.
+	Call *tools.Args
 	// Script reports a script item: {id, script, args}, a call of a named
 	// script (docs/scripts.md), run by Options.Script.
 	Script bool
@@ -199,7 +202,7 @@ func Parse(raw []byte, pos int, where string) Item {
 	// The tool's own check (a mistyped or unknown argument, a source over
 	// 1 MB): refused here, so that its result carries the position like
 	// every other malformed item (docs/tools.md §7).
-	checked, err := tools.CheckArgs(tool, b)
+	call, err := tools.Check(tool, b)
 	if err != nil {
 		kind := wire.KindInvalidArgs
 		var ae *tools.ArgError
@@ -209,7 +212,7 @@ func Parse(raw []byte, pos int, where string) Item {
 		it.Err = wire.InvalidArgs(kind, fmt.Sprintf("%s %d: %v", where, pos, err))
 		return it
 	}
-	it.Args = checked
+	it.Args, it.Call = call.JSON(), call
 	return it
 }
 

@@ -14,11 +14,13 @@ import (
 	"github.com/axpool/axpool/wire"
 )
 
-// Call runs one call and returns its result envelope: a JSON object with
-// success, outcome and, for an executing tool, the job metadata
-// (docs/tools.md §5). It never returns nil. When ctx ends it returns
-// promptly (the job is cancelled; the envelope then says cancelled).
-type Call func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage
+// Call runs one item's call and returns its result envelope: a JSON
+// object with success, outcome and, for an executing tool, the job
+// metadata (docs/tools.md §5). It never returns nil. When ctx ends it
+// returns promptly (the job is cancelled; the envelope then says
+// cancelled). A tool item's call is it.Call, checked once by Parse; a
+// script item's is it.Tool (the script) with it.Args.
+type Call func(ctx context.Context, it *Item) json.RawMessage
 
 // Result is the result of one item: its envelope and the fields of it the
 // summary counts.
@@ -41,9 +43,8 @@ func (r *Result) OK() bool { return r.Outcome == string(wire.OutcomeOK) }
 type Options struct {
 	// Call runs one item (required).
 	Call Call
-	// Script runs one script item (Item.Script): tool is the script's
-	// name, args its arguments. Nil: script items are answered
-	// invalid_args (ScriptsUnavailable).
+	// Script runs one script item (Item.Script). Nil: script items are
+	// answered invalid_args (ScriptsUnavailable).
 	Script Call
 	// Concurrency bounds the items in flight (at least 1).
 	Concurrency int
@@ -220,7 +221,7 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		go func() {
 			defer wg.Done()
 			for {
-				env := call(runCtx, it.Tool, it.Args)
+				env := call(runCtx, &it)
 				r := resultOf(it, env)
 				if runCtx.Err() != nil {
 					// Stopped: whatever came back, the item did not finish

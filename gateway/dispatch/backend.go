@@ -1,7 +1,6 @@
 package dispatch
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -127,14 +126,15 @@ func (b *QueueBackend) Validate() error {
 // — refused by the queue, cancelled, lost — frees its key, so a retry
 // runs again. A joining call that is cancelled stops waiting but leaves
 // the job to the call that started it.
-func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
+func (b *QueueBackend) Run(ctx context.Context, call *tools.Args, progress func(steps, total int64)) (json.RawMessage, error) {
+	tool := call.Tool()
 	bus := b.Client.Bus()
 	if err := bus.Connected(); err != nil {
 		// NATS known down: answer now rather than after the cache
 		// lookup's or the key claim's timeout.
 		return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, bus), Err: err}
 	}
-	key, rest := splitIdempotencyKey(args)
+	key := call.Key()
 	var job queue.Job
 	var done func(res json.RawMessage, err error) // set when this call owns an idempotency key
 	if key != "" {
@@ -148,7 +148,7 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 		}
 		defer release()
 		digest := idempotencyDigest(CallerFrom(ctx), tool, key)
-		argsDigest := argsDigest(tool, rest)
+		argsDigest := call.Digest()
 		for attempt := 0; ; attempt++ {
 			job.ID = uuid.NewString()
 			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), SubmitTimeout)
@@ -189,7 +189,7 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 		}
 	}
 	if b.Cache && bus.HasCache() {
-		if digest, ok := tools.CacheKeyChecked(tool, rest, b.CacheScope); ok {
+		if digest, ok := call.CacheKey(b.CacheScope); ok {
 			if out, ok := b.cached(ctx, digest, job.ID); ok {
 				if done != nil {
 					done(out, nil)
@@ -206,7 +206,7 @@ func (b *QueueBackend) Run(ctx context.Context, tool string, args json.RawMessag
 		}
 		defer release()
 	}
-	return b.runJob(ctx, tool, args, job, progress, done)
+	return b.runJob(ctx, tool, call.JSON(), job, progress, done)
 }
 
 // JobGate bounds how many jobs the calls made with it (WithJobGate) run at
@@ -363,32 +363,6 @@ func (b *QueueBackend) freeKey(ctx context.Context, digest string, rev uint64, j
 	}
 }
 
-// splitIdempotencyKey returns the idempotency_key of checked arguments
-// (CheckArgs output: compact, one member per name) and the arguments
-// without it. Arguments without the key come back as they are, unparsed.
-func splitIdempotencyKey(args json.RawMessage) (key string, rest json.RawMessage) {
-	if !bytes.Contains(args, []byte(`"idempotency_key"`)) {
-		return "", args
-	}
-	obj, err := wire.ParseObject(args)
-	if err != nil {
-		return "", args
-	}
-	v, ok := obj.Get("idempotency_key")
-	if !ok {
-		return "", args
-	}
-	if json.Unmarshal(v.(json.RawMessage), &key) != nil {
-		return "", args
-	}
-	obj.Delete("idempotency_key")
-	out, err := obj.MarshalJSON()
-	if err != nil {
-		return "", args
-	}
-	return key, out
-}
-
 // idempotencyDigest is the cache-bucket digest of an idempotency key: the
 // SHA-256 of the caller, the tool and the key, so that two callers (two
 // bearer tokens) never share a key.
@@ -399,18 +373,6 @@ func idempotencyDigest(caller, tool, key string) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// argsDigest is the SHA-256 of a call's checked arguments without its
-// idempotency key, normalised as the result cache compares calls
-// (tools.CanonicalArgs: member order, defaults given or not, the
-// wall-clock limit's two spellings do not count).
-func argsDigest(tool string, rest json.RawMessage) string {
-	if canon, ok := tools.CanonicalArgs(tool, rest); ok {
-		rest = canon
-	}
-	sum := sha256.Sum256(rest)
-	return hex.EncodeToString(sum[:])
 }
 
 // clipKey is an idempotency key for a message (at most 64 bytes shown).
@@ -622,7 +584,8 @@ func (b *QueueBackend) cancelledMeta(ctx context.Context, je *JobError) {
 // here: a task always runs its own job. Errors are *JobError as for Run
 // (queue_full, invalid_args, queue_unavailable; a submission that failed
 // otherwise is cancelled by its ID).
-func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.RawMessage) error {
+func (b *QueueBackend) Start(ctx context.Context, jobID string, call *tools.Args) error {
+	tool, args := call.Tool(), call.JSON()
 	timeout := b.Timeout
 	if timeout <= 0 {
 		timeout = DefaultJobTimeout
@@ -633,8 +596,7 @@ func (b *QueueBackend) Start(ctx context.Context, jobID, tool string, args json.
 	start := time.Now()
 	job := queue.Job{ID: jobID, Tool: tool, Args: args, Submitted: start, Deadline: start.Add(timeout), Principal: CallerFrom(ctx)}
 	if bus := b.Client.Bus(); b.Cache && bus.HasCache() {
-		_, rest := splitIdempotencyKey(args)
-		if digest, ok := tools.CacheKeyChecked(tool, rest, b.CacheScope); ok {
+		if digest, ok := call.CacheKey(b.CacheScope); ok {
 			if _, ok := b.cached(ctx, digest, jobID); ok {
 				return nil
 			}

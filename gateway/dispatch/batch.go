@@ -75,11 +75,11 @@ func (d *Dispatcher) Batch(ctx context.Context, args json.RawMessage, progress f
 	var used int // bytes of results kept (MaxBatchResultBytes)
 	err := batch.Run(ctx, slices.Values(items), batch.Options{
 		Concurrency: conc,
-		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
-			return d.callChecked(ctx, tool, args) // checked by batch.Parse
+		Call: func(ctx context.Context, it *batch.Item) json.RawMessage {
+			return d.callChecked(ctx, it.Call) // checked by batch.Parse
 		},
-		Script: func(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
-			return d.callScriptItem(ctx, name, args)
+		Script: func(ctx context.Context, it *batch.Item) json.RawMessage {
+			return d.callScriptItem(ctx, it.Tool, it.Args)
 		},
 		OnResult: func(r batch.Result) {
 			line := batch.Line(r, "item")
@@ -166,11 +166,11 @@ func (d *Dispatcher) RunItems(ctx context.Context, items iter.Seq[batch.Item], o
 		window = max(opts.Concurrency, batch.Lookahead)
 	}
 	return batch.Run(ctx, items, batch.Options{
-		Call: func(ctx context.Context, tool string, args json.RawMessage) json.RawMessage {
-			return d.CallItem(WithJobGate(ctx, gate), tool, args) // checked by batch.Parse
+		Call: func(ctx context.Context, it *batch.Item) json.RawMessage {
+			return d.CallItem(WithJobGate(ctx, gate), it.Call) // checked by batch.Parse
 		},
-		Script: func(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
-			return d.CallScript(WithJobGate(ctx, gate), name, args)
+		Script: func(ctx context.Context, it *batch.Item) json.RawMessage {
+			return d.CallScript(WithJobGate(ctx, gate), it.Tool, it.Args)
 		},
 		Concurrency:      window,
 		MaxInFlightBytes: batch.LookaheadBytes(opts.Concurrency),

@@ -84,17 +84,18 @@ func (d *Dispatcher) Masker() *mask.Masker { return d.mask }
 // Scripts returns the named scripts (nil without any).
 func (d *Dispatcher) Scripts() *Scripts { return d.cfg.Scripts }
 
-// Run answers a checked call of an executing tool (Backend) or of one the
-// gateway answers itself (Local), unmasked: a Backend or Local failure
-// becomes its envelope (Failure). progress, when set, receives the job's
-// steps and step ceiling.
-func (d *Dispatcher) Run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) []byte {
+// Run answers a call checked once (tools.Check) of an executing tool
+// (Backend) or of one the gateway answers itself (Local), unmasked: a
+// Backend or Local failure becomes its envelope (Failure). progress, when
+// set, receives the job's steps and step ceiling.
+func (d *Dispatcher) Run(ctx context.Context, call *tools.Args, progress func(steps, total int64)) []byte {
+	tool := call.Tool()
 	var out []byte
 	var err error
 	if d.cfg.Executes(tool) {
-		out, err = d.cfg.Backend.Run(ctx, tool, args, progress)
+		out, err = d.cfg.Backend.Run(ctx, call, progress)
 	} else {
-		out, err = d.cfg.Local(ctx, tool, args)
+		out, err = d.cfg.Local(ctx, call)
 	}
 	if err != nil {
 		out = d.Failure(ctx, tool, err)
@@ -111,7 +112,7 @@ func (d *Dispatcher) call(ctx context.Context, tool string, raw json.RawMessage)
 	if ctx.Err() != nil {
 		return d.Failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
 	}
-	args, err := tools.CheckArgs(tool, raw)
+	call, err := tools.Check(tool, raw)
 	if err != nil {
 		var ae *tools.ArgError
 		if !errors.As(err, &ae) {
@@ -123,12 +124,13 @@ func (d *Dispatcher) call(ctx context.Context, tool string, raw json.RawMessage)
 		}
 		return out
 	}
-	return d.callChecked(ctx, tool, args)
+	return d.callChecked(ctx, call)
 }
 
-// callChecked is call for arguments tools.CheckArgs returned (a batch
-// item's, batch.Parse): they are not checked again.
-func (d *Dispatcher) callChecked(ctx context.Context, tool string, args json.RawMessage) []byte {
+// callChecked is call for arguments tools.Check returned (a batch item's,
+// batch.Parse): they are not checked again.
+func (d *Dispatcher) callChecked(ctx context.Context, call *tools.Args) []byte {
+	tool := call.Tool()
 	if ctx.Err() != nil {
 		return d.Failure(ctx, tool, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
 	}
@@ -137,8 +139,8 @@ func (d *Dispatcher) callChecked(ctx context.Context, tool string, args json.Raw
 		b, _ := o.MarshalJSON()
 		return b
 	}
-	out := d.Run(ctx, tool, args, nil)
-	d.observe(ctx, tool, args, out)
+	out := d.Run(ctx, call, nil)
+	d.observe(ctx, tool, call.JSON(), out)
 	return out
 }
 
@@ -197,12 +199,10 @@ func (d *Dispatcher) Call(ctx context.Context, tool string, args json.RawMessage
 	return d.mask.JSON(d.call(ctx, tool, args))
 }
 
-// CallItem is Call for a batch item's call (batch.Item, Tool and Args as
-// batch.Parse made them): its arguments are tools.CheckArgs's output, so
-// they are not checked again. Arguments that are not are a caller's bug:
-// use Call.
-func (d *Dispatcher) CallItem(ctx context.Context, tool string, checked json.RawMessage) json.RawMessage {
-	return d.mask.JSON(d.callChecked(ctx, tool, checked))
+// CallItem is Call for a batch item's call (batch.Item.Call, checked by
+// batch.Parse): it is not checked again.
+func (d *Dispatcher) CallItem(ctx context.Context, call *tools.Args) json.RawMessage {
+	return d.mask.JSON(d.callChecked(ctx, call))
 }
 
 // Refusal is the success:false result of an argument refused without a

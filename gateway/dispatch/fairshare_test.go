@@ -37,7 +37,7 @@ func TestFairShare(t *testing.T) {
 	for range backlog {
 		go func() {
 			called := time.Now()
-			raw, err := b.Run(ctxA, "boruna_run", job, nil)
+			raw, err := b.Run(ctxA, checked("boruna_run", job), nil)
 			returned.Add(1)
 			var m map[string]any
 			if err == nil {
@@ -58,7 +58,7 @@ func TestFairShare(t *testing.T) {
 		aDone = append(aDone, <-results)
 	}
 	bCalled := time.Now()
-	raw, err := b.Run(WithCaller(context.Background(), "B"), "boruna_run", job, nil)
+	raw, err := b.Run(WithCaller(context.Background(), "B"), checked("boruna_run", job), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,11 +114,11 @@ func TestQuotaExceeded(t *testing.T) {
 	job := json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`)
 	var wg sync.WaitGroup
 	for range 3 { // no workers: they wait
-		wg.Go(func() { b.Run(ctx, "boruna_run", job, nil) })
+		wg.Go(func() { b.Run(ctx, checked("boruna_run", job), nil) })
 	}
 	adm := b.admission()
 	queuetest.WaitFor(t, 10*time.Second, "alice's 3 calls in flight", func() bool { return adm.Inflight("alice") == 3 })
-	_, err := b.Run(ctx, "boruna_run", job, nil)
+	_, err := b.Run(ctx, checked("boruna_run", job), nil)
 	var je *JobError
 	if !errors.As(err, &je) || je.JobID != "" {
 		t.Fatalf("4th call: %v (job %q), want no job", err, je.JobID)
@@ -135,7 +135,7 @@ func TestQuotaExceeded(t *testing.T) {
 	// Bob still gets in line (he waits for a worker like alice's calls).
 	bctx, bcancel := context.WithTimeout(WithCaller(context.Background(), "bob"), 300*time.Millisecond)
 	defer bcancel()
-	if _, err := b.Run(bctx, "boruna_run", job, nil); !errors.As(err, &je) || je.Outcome != wire.OutcomeCancelled {
+	if _, err := b.Run(bctx, checked("boruna_run", job), nil); !errors.As(err, &je) || je.Outcome != wire.OutcomeCancelled {
 		t.Errorf("bob's call: %v, want waiting until cancelled", err)
 	}
 	cancel()

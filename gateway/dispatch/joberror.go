@@ -8,24 +8,25 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
 
 // Backend runs executing tools as jobs.
 type Backend interface {
-	// Run runs tool with args (already checked and normalised by CheckArgs)
-	// and returns the tool's result object as compact JSON, job metadata
-	// included. progress, when non-nil, receives cumulative VM steps and the
-	// step ceiling, from any goroutine. When ctx ends, Run cancels the job
-	// and returns an error wrapping ctx.Err(). Failures that produce no
-	// tool result are *JobError.
-	Run(ctx context.Context, tool string, args json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error)
+	// Run runs a call checked once (tools.Check; a named script's job is
+	// tools.Opaque) and returns the tool's result object as compact JSON,
+	// job metadata included. progress, when non-nil, receives cumulative VM
+	// steps and the step ceiling, from any goroutine. When ctx ends, Run
+	// cancels the job and returns an error wrapping ctx.Err(). Failures
+	// that produce no tool result are *JobError.
+	Run(ctx context.Context, call *tools.Args, progress func(steps, total int64)) (json.RawMessage, error)
 }
 
-// LocalFunc answers a tool that executes no user code (template_list,
-// workflow_validate, policy_validate, capability_list) in the gateway
-// process, returning the result object as compact JSON.
-type LocalFunc func(ctx context.Context, tool string, args json.RawMessage) (json.RawMessage, error)
+// LocalFunc answers a checked call of a tool that executes no user code
+// (template_list, workflow_validate, policy_validate, capability_list) in
+// the gateway process, returning the result object as compact JSON.
+type LocalFunc func(ctx context.Context, call *tools.Args) (json.RawMessage, error)
 
 // JobError is a Backend failure that produced no tool result: the queue was
 // full or unavailable, the job was invalid, cancelled, or lost. The

@@ -1,11 +1,13 @@
 package dispatch
 
 import (
+	"encoding/json"
 	"strconv"
 	"testing"
 
 	"github.com/axpool/axpool/internal/pooltest"
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -35,4 +37,14 @@ func TestInvalidJobError(t *testing.T) {
 			t.Errorf("invalidJobError(%v) = %+v, envelope\n%s\nwant\n%s", c.err, je, env, want)
 		}
 	}
+}
+
+// checked is tools.Check of arguments a test knows are valid (it panics
+// otherwise; safe on any goroutine).
+func checked(tool string, raw json.RawMessage) *tools.Args {
+	a, err := tools.Check(tool, raw)
+	if err != nil {
+		panic(err)
+	}
+	return a
 }

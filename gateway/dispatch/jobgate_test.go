@@ -36,7 +36,7 @@ func TestJobGateFull(t *testing.T) {
 	base, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ctx := &doneCancelsCtx{Context: base, cancel: cancel}
-	_, err := b.Run(WithJobGate(ctx, g), "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`), nil)
+	_, err := b.Run(WithJobGate(ctx, g), checked("boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`)), nil)
 	var je *JobError
 	if !errors.As(err, &je) || je.Outcome != wire.OutcomeCancelled || je.JobID != "" {
 		t.Fatalf("Run at a full gate: %#v (%v), want a cancelled JobError with no job", je, err)
@@ -57,7 +57,7 @@ func TestJobGateFull(t *testing.T) {
 	defer cancel2()
 	ctx2 := &doneCancelsCtx{Context: base2, cancel: cancel2}
 	sent := nc.Stats().OutMsgs
-	_, err = b.Run(WithJobGate(ctx2, g), "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }","idempotency_key":"k"}`), nil)
+	_, err = b.Run(WithJobGate(ctx2, g), checked("boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 1 }","idempotency_key":"k"}`)), nil)
 	if !errors.As(err, &je) || je.Outcome != wire.OutcomeCancelled || je.JobID != "" {
 		t.Fatalf("keyed Run at a full gate: %#v (%v), want a cancelled JobError with no job", je, err)
 	}
@@ -72,7 +72,7 @@ func TestJobGateFree(t *testing.T) {
 	s := pooltest.Start(t, pooltest.Options{Workers: 1, Slots: 2})
 	b := &QueueBackend{Client: s.Client, Timeout: 0}
 	g := NewJobGate(1)
-	res, err := b.Run(WithJobGate(context.Background(), g), "boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 41 + 1 }"}`), nil)
+	res, err := b.Run(WithJobGate(context.Background(), g), checked("boruna_run", json.RawMessage(`{"source":"fn main() -> Int { 41 + 1 }"}`)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,7 @@ func TestJobGateSharedKey(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range calls {
 		wg.Go(func() {
-			res[i], errs[i] = b.Run(WithJobGate(context.Background(), g), "boruna_run", args, nil)
+			res[i], errs[i] = b.Run(WithJobGate(context.Background(), g), checked("boruna_run", args), nil)
 		})
 	}
 	wg.Wait()

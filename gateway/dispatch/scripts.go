@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/axpool/axpool/scripts"
+	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -70,7 +71,7 @@ func (s *Scripts) IsScript(name string) bool {
 func (d *Dispatcher) Caller(cat *scripts.Catalogue) *scripts.Caller {
 	return &scripts.Caller{Catalogue: cat, Allowed: d.cfg.Scripts.allowed,
 		Run: func(ctx context.Context, job json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
-			return d.cfg.Backend.Run(ctx, scripts.JobKind, job, progress)
+			return d.cfg.Backend.Run(ctx, tools.Opaque(scripts.JobKind, job), progress)
 		}}
 }
 

@@ -11,6 +11,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -61,28 +62,53 @@ func (e *Executor) Env(maxResult int) *tools.Env {
 	return e.sized
 }
 
-// Prepare implements worker.Executor: the job's wall-clock limit is
-// tools.WallLimit's; its result may be cached when the call was
+// Prepare implements worker.Executor: a tool job's arguments are checked
+// once (tools.Check) — its wall-clock limit and its run both read the
+// checked form; a job whose arguments do not check runs nothing and is
+// answered as tools.Call answers them (invalid_args, or invalid_policy for
+// a policy over its limit). Its result may be cached when the call was
 // deterministic (tools.Report) and job.CacheVersion is this build's
-// tools.RuntimeVersion. A script job is never cached.
+// tools.RuntimeVersion. A script job (scripts.JobKind) is never cached.
 func (e *Executor) Prepare(job *queue.Job, maxResult int) worker.Prepared {
 	env := e.Env(maxResult)
+	if job.Tool == scripts.JobKind {
+		return worker.Prepared{
+			WallLimit: tools.WallLimit(env, job.Tool, nil),
+			Run: func(ctx context.Context, progress func(steps, total int64)) worker.Result {
+				return result(scripts.Execute(ctx, env, job.Args, progress), tools.Report{}, job)
+			},
+		}
+	}
+	call, err := tools.Check(job.Tool, job.Args)
+	if err != nil {
+		var ae *tools.ArgError
+		resp := wire.Internal(err.Error())
+		if errors.As(err, &ae) {
+			resp = wire.InvalidArgs(ae.ErrorKind(), ae.Msg)
+		}
+		return worker.Prepared{
+			WallLimit: tools.WallLimit(env, "", nil),
+			Run: func(context.Context, func(int64, int64)) worker.Result {
+				return result(resp, tools.Report{}, job)
+			},
+		}
+	}
 	return worker.Prepared{
-		WallLimit: tools.WallLimit(env, job.Tool, job.Args),
+		WallLimit: call.WallLimit(env),
 		Run: func(ctx context.Context, progress func(steps, total int64)) worker.Result {
-			var obj *wire.Object
-			var rep tools.Report
-			if job.Tool == scripts.JobKind {
-				obj = scripts.Execute(ctx, env, job.Args, progress)
-			} else {
-				obj, rep = tools.CallReport(ctx, env, job.Tool, job.Args, progress)
-			}
-			b, err := obj.MarshalJSON()
-			if err != nil {
-				b, _ = wire.Internal(fmt.Sprintf("internal error: cannot encode the response: %v", err)).MarshalJSON()
-				return worker.Result{Envelope: b}
-			}
-			return worker.Result{Envelope: b, Cacheable: rep.Deterministic && job.Cache != "" && job.CacheVersion == tools.RuntimeVersion()}
+			resp, rep := tools.CallArgs(ctx, env, call, progress)
+			return result(resp, rep, job)
 		},
 	}
+}
+
+// result encodes a job's response: cacheable when the call was
+// deterministic and the job asks to cache for this build.
+func result(resp *wire.Object, rep tools.Report, job *queue.Job) worker.Result {
+	b, err := resp.MarshalJSON()
+	if err != nil {
+		b, _ = wire.Internal(fmt.Sprintf("internal error: cannot encode the response: %v", err)).MarshalJSON()
+		return worker.Result{Envelope: b}
+	}
+	return worker.Result{Envelope: b, Cacheable: rep.Deterministic && job.Cache != "" && job.CacheVersion == tools.RuntimeVersion()}
 }

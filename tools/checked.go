@@ -1,0 +1,147 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/axpool/axpool/tools/toolwire"
+	"github.com/axpool/axpool/wire"
+)
+
+// Args are one call's arguments, parsed and checked once (Check) and
+// passed on in that form: the gateway, the dispatcher's idempotency key
+// and result cache, and the worker's watchdog and engine all read them
+// without parsing or checking them again. An Args is immutable and safe
+// for concurrent use; the engine that runs it keeps its notes (Report)
+// apart.
+type Args struct {
+	tool string
+	spec *ToolSpec    // nil for an opaque call (Opaque)
+	obj  *wire.Object // the checked arguments (checkArgs), split
+	json json.RawMessage
+	key  string // idempotency_key, "" when absent
+
+	restOnce sync.Once
+	rest     json.RawMessage // json without idempotency_key
+}
+
+// Check parses and checks raw as the arguments of tool (CheckArgs: the
+// same refusals, *ArgError) and returns them in their checked form.
+func Check(tool string, raw json.RawMessage) (*Args, error) {
+	obj, aerr := checkArgs(tool, raw)
+	if aerr != nil {
+		return nil, aerr
+	}
+	b, err := obj.MarshalJSON()
+	if err != nil { // raw JSON values and strings only: cannot fail
+		return nil, &ArgError{Kind: ArgNotObject, Tool: tool, Msg: fmt.Sprintf("arguments of tool %q: %v", tool, err)}
+	}
+	spec, _ := SpecOf(tool)
+	a := &Args{tool: tool, spec: spec, obj: obj, json: b}
+	if v, ok := obj.Get(idempotencyParam.Name); ok {
+		_ = json.Unmarshal(v.(json.RawMessage), &a.key) // a string: checked
+	}
+	return a, nil
+}
+
+// Opaque wraps arguments that are not a tool's (a named script's job,
+// scripts.JobKind): JSON returns them as they are; they have no
+// idempotency key and no cache key, and they cannot be run by CallArgs.
+func Opaque(tool string, raw json.RawMessage) *Args {
+	return &Args{tool: tool, json: raw}
+}
+
+// Tool returns the tool the arguments are for.
+func (a *Args) Tool() string { return a.tool }
+
+// JSON returns the checked arguments as compact JSON (CheckArgs' output),
+// or an opaque call's as given.
+func (a *Args) JSON() json.RawMessage { return a.json }
+
+// Key returns the idempotency_key argument, "" when there is none.
+func (a *Args) Key() string { return a.key }
+
+// Rest returns JSON without its idempotency_key member (JSON itself when
+// it has none).
+func (a *Args) Rest() json.RawMessage {
+	if a.obj == nil {
+		return a.json
+	}
+	if _, ok := a.obj.Get(idempotencyParam.Name); !ok {
+		return a.json
+	}
+	a.restOnce.Do(func() {
+		o := wire.NewObject()
+		for _, k := range a.obj.Keys() {
+			if k != idempotencyParam.Name {
+				v, _ := a.obj.Get(k)
+				o.Set(k, v)
+			}
+		}
+		a.rest, _ = o.MarshalJSON() // raw JSON values and strings only
+	})
+	return a.rest
+}
+
+// CacheKey is CacheKey's digest of the call, from the checked form: ok is
+// false for a tool that is not Cacheable, an opaque call, or a policy that
+// does not parse.
+func (a *Args) CacheKey(scope string) (digest string, ok bool) {
+	if a.spec == nil || !a.spec.Cacheable {
+		return "", false
+	}
+	return cacheKey(a.spec, a.tool, a.obj, len(a.json), scope)
+}
+
+// Digest is the SHA-256 of the call's arguments without its idempotency
+// key, normalised as the result cache compares calls (CanonicalArgs:
+// member order, defaults given or not, the wall-clock limit's two
+// spellings do not count), in lower-case hex: what an idempotency key
+// compares.
+func (a *Args) Digest() string {
+	rest := a.Rest()
+	if a.spec != nil {
+		if norm, ok := canonicalArgs(a.spec.Params, a.obj); ok {
+			mergeWall(norm)
+			if b, err := norm.MarshalJSON(); err == nil {
+				rest = b
+			}
+		}
+	}
+	sum := sha256.Sum256(rest)
+	return hex.EncodeToString(sum[:])
+}
+
+// WallLimit is WallLimit for the checked call (the ceiling for an opaque
+// one, as WallLimit answers an unknown tool).
+func (a *Args) WallLimit(env *Env) time.Duration {
+	if a.spec == nil {
+		return wallLimit(env, a.tool, nil) // the ceiling
+	}
+	return wallLimit(env, a.tool, &args{obj: a.obj})
+}
+
+// CallArgs is CallReport for arguments Check returned: they are not
+// checked again. An opaque call is answered invalid_args.
+func CallArgs(ctx context.Context, env *Env, a *Args, progress ProgressFunc) (resp *wire.Object, rep Report) {
+	defer toolwire.Recover(a.tool, &resp)
+	if env == nil {
+		env = &Env{}
+	}
+	eng, ok := engines[a.tool]
+	switch {
+	case a.spec == nil:
+		return wire.InvalidArgs(wire.KindInvalidArgs, fmt.Sprintf("unknown tool %q", a.tool)), Report{}
+	case !ok:
+		return wire.InvalidArgs(wire.KindInvalidArgs, fmt.Sprintf("tool %q runs other tools' calls and is served by the gateway", a.tool)), Report{}
+	}
+	ea := &args{obj: a.obj}
+	resp = eng(ctx, env, ea, progress)
+	rep.Deterministic = a.spec.Cacheable && !ea.effects && repeatable(resp)
+	return resp, rep
+}
