@@ -27,7 +27,7 @@
 // tools shares the response shapes with framework and sealed through
 // tools/toolwire; it knows nothing of NATS or MCP.
 //
-// Imports: compiler, compiler/syntax, internal/spell, internal/text,
-// policy, tools/framework, tools/repair, tools/sealed, tools/template,
-// tools/toolwire, tools/workflow, vm and wire.
+// Imports: compiler, compiler/syntax, internal/jsonenc, internal/spell,
+// internal/text, policy, tools/framework, tools/repair, tools/sealed,
+// tools/template, tools/toolwire, tools/workflow, vm and wire.
 package tools

@@ -6,11 +6,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
-	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -160,161 +158,20 @@ func reportPolicyFileError(cmd *cobra.Command, err error) error {
 	return silentExit(exitFail)
 }
 
-// reportRun prints a boruna_run response and returns the exit status.
+// reportRun prints a boruna_run response — its JSON with --json, else its
+// text (tools.WriteRunText) — and returns the exit status.
 func reportRun(stdout, stderr io.Writer, path string, resp *wire.Object) error {
-	success := field[bool](resp, "success")
 	if runFlags.json {
 		b, err := resp.Pretty()
 		if err != nil {
 			return fail(exitFail, "error: %v", err)
 		}
 		fmt.Fprintln(stdout, string(b))
-		if !success {
-			return silentExit(exitFail)
-		}
-		return nil
+	} else {
+		tools.WriteRunText(stdout, stderr, path, runFlags.libsDir, resp)
 	}
-	// The program's debug output (__builtin_debug, debug_output) goes to
-	// stderr first, as it was written.
-	if lines, ok := resp.Get("debug_output"); ok {
-		for _, line := range lines.([]string) {
-			fmt.Fprintln(stderr, line)
-		}
-	}
-	if success {
-		fmt.Fprintln(stdout, compactJSON(mustGet(resp, "result")))
-		if ui, ok := resp.Get("ui_output"); ok {
-			for _, v := range ui.([]json.RawMessage) {
-				fmt.Fprintln(stdout, compactJSON(v))
-			}
-		}
-		if tr, ok := resp.Get("trace"); ok {
-			for _, line := range tr.([]string) {
-				fmt.Fprintln(stderr, line)
-			}
-			if field[bool](resp, "trace_truncated") {
-				fmt.Fprintf(stderr, "(trace truncated after %d entries)\n", tools.TraceLimit)
-			}
-		}
-		fmt.Fprintf(stdout, "steps: %d\n", field[int64](resp, "steps"))
-		return nil
-	}
-	if errs, ok := resp.Get("errors"); ok && !has(resp, "error_kind") {
-		for _, e := range errs.([]*wire.Object) {
-			file := path
-			if f, ok := e.Get("file"); ok {
-				file = filepath.Join(runFlags.libsDir, f.(string)) // library files are relative to the libs dir
-			}
-			sev := ""
-			if field[string](e, "severity") == "warning" {
-				sev = "warning: "
-			}
-			fmt.Fprintf(stderr, "%s: %s%s %s\n", position(file, e), sev, field[string](e, "code"), field[string](e, "message"))
-		}
+	if success, _ := resp.Get("success"); success != true {
 		return silentExit(exitFail)
 	}
-	kind := field[string](resp, "error_kind")
-	msg := field[string](resp, "message")
-	switch kind {
-	case "runtime_error", "limit_exceeded":
-		file := path
-		if f, ok := resp.Get("file"); ok {
-			file = filepath.Join(runFlags.libsDir, f.(string))
-		}
-		label := "runtime error"
-		if kind == "limit_exceeded" {
-			label = "limit exceeded"
-		}
-		fmt.Fprintf(stderr, "%s: %s: %s\n", position(file, resp), label, msg)
-		printStack(stderr, resp, path)
-	default:
-		fmt.Fprintf(stderr, "error: %s\n", msg)
-		if errs, ok := resp.Get("errors"); ok {
-			if list, ok := errs.([]*wire.Object); ok {
-				for _, e := range list {
-					fmt.Fprintf(stderr, "  at %q: %s\n", field[string](e, "path"), field[string](e, "message"))
-				}
-			}
-		}
-	}
-	return silentExit(exitFail)
-}
-
-// printStack writes the call stack of a failed run (the response's stack
-// field) after its error line, outermost frame first, when it has more
-// than one frame (a single frame is the error line itself):
-//
-//	call stack (most recent call last):
-//	  prog.ax:7:3: in main
-//	  … 968 frames elided …
-//	  prog.ax:3:6: in div
-func printStack(w io.Writer, resp *wire.Object, path string) {
-	v, _ := resp.Get("stack")
-	frames, _ := v.([]*wire.Object)
-	if len(frames) < 2 {
-		return
-	}
-	fmt.Fprintln(w, "call stack (most recent call last):")
-	for _, f := range frames {
-		if n, ok := f.Get("elided"); ok {
-			fmt.Fprintf(w, "  … %v frames elided …\n", n)
-			continue
-		}
-		file := path
-		if lf, ok := f.Get("file"); ok {
-			file = filepath.Join(runFlags.libsDir, lf.(string))
-		}
-		fmt.Fprintf(w, "  %s: in %s\n", position(file, f), field[string](f, "function"))
-	}
-}
-
-// position renders `file:line:col` (or `file` when the object has no line).
-func position(file string, o *wire.Object) string {
-	if !has(o, "line") {
-		return file
-	}
-	return fmt.Sprintf("%s:%v:%v", file, mustGet(o, "line"), mustGet(o, "col"))
-}
-
-// field returns o[key] as a T (the zero T when absent or of another type).
-func field[T any](o *wire.Object, key string) T {
-	var zero T
-	v, ok := o.Get(key)
-	if !ok {
-		return zero
-	}
-	switch x := v.(type) {
-	case T:
-		return x
-	}
-	// Integers are stored as int or int32 by some engines.
-	if _, isInt := any(zero).(int64); isInt {
-		switch n := v.(type) {
-		case int:
-			return any(int64(n)).(T)
-		case int32:
-			return any(int64(n)).(T)
-		}
-	}
-	return zero
-}
-
-func has(o *wire.Object, key string) bool {
-	_, ok := o.Get(key)
-	return ok
-}
-
-func mustGet(o *wire.Object, key string) any {
-	v, _ := o.Get(key)
-	return v
-}
-
-// compactJSON renders a value stored in a response object compactly,
-// without HTML escaping.
-func compactJSON(v any) string {
-	b, err := jsonenc.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
+	return nil
 }

@@ -54,7 +54,7 @@ var allowed = map[string][]string{
 	"tools/sealed":    {"compiler", "internal/text", "policy", "tools/toolwire", "vm", "wire"},
 	"tools/framework": {"compiler", "compiler/syntax", "internal/text", "policy", "tools/toolwire", "vm", "wire"},
 	"tools/repair":    {"compiler", "compiler/syntax", "internal/spell", "tools/toolwire", "vm", "wire"},
-	"tools": {"compiler", "compiler/syntax", "internal/spell", "internal/text", "policy", "tools/framework",
+	"tools": {"compiler", "compiler/syntax", "internal/jsonenc", "internal/spell", "internal/text", "policy", "tools/framework",
 		"tools/repair", "tools/sealed", "tools/template", "tools/toolwire", "tools/workflow", "vm", "wire"},
 
 	// Named scripts: compiled and checked here, run through the tool
