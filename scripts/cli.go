@@ -3,6 +3,7 @@ package scripts
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/axpool/axpool/wire"
@@ -122,4 +123,74 @@ func (c *Catalogue) ListJSON() *wire.Object {
 	}
 	out.Set("failed", failed)
 	return out
+}
+
+// WriteResultText writes a script's result (its compact JSON envelope)
+// as `axpool script run` shows it without --json, and reports success: on
+// success the result on stdout (a string as is), each ui_output value and
+// "steps: N"; on failure "FILE:LINE:COL: CODE msg" per compile error, or
+// "[FILE:LINE:COL: ]error_kind: message", then the fix suggestion of a
+// failure hook, on stderr.
+func WriteResultText(stdout, stderr io.Writer, out []byte) bool {
+	o, err := wire.ParseObject(out)
+	if err != nil {
+		fmt.Fprintf(stderr, "error: the result is not JSON: %v\n", err)
+		return false
+	}
+	get := func(k string) json.RawMessage {
+		v, _ := o.Get(k)
+		raw, _ := v.(json.RawMessage)
+		return raw
+	}
+	text := func(k string) string {
+		var s string
+		_ = json.Unmarshal(get(k), &s)
+		return s
+	}
+	success := string(get("success")) == "true"
+	show := func(raw json.RawMessage) string {
+		if len(raw) > 0 && raw[0] == '"' {
+			var s string
+			_ = json.Unmarshal(raw, &s)
+			return s
+		}
+		return string(raw)
+	}
+	if success {
+		fmt.Fprintln(stdout, show(get("result")))
+		var ui []json.RawMessage
+		_ = json.Unmarshal(get("ui_output"), &ui)
+		for _, u := range ui {
+			fmt.Fprintln(stdout, show(u))
+		}
+		fmt.Fprintf(stdout, "steps: %s\n", get("steps"))
+		return true
+	}
+	if errs := get("errors"); errs != nil && get("error_kind") == nil {
+		var list []struct {
+			Code, Message, File string
+			Line, Col           int
+		}
+		_ = json.Unmarshal(errs, &list)
+		for _, e := range list {
+			fmt.Fprintf(stderr, "%s:%d:%d: %s %s\n", e.File, e.Line, e.Col, e.Code, e.Message)
+		}
+	} else {
+		pos := ""
+		if line := get("line"); line != nil {
+			file := text("file")
+			if file == "" {
+				file = text("script")
+			}
+			pos = fmt.Sprintf("%s:%s:%s: ", file, line, get("col"))
+		}
+		fmt.Fprintf(stderr, "%s%s: %s\n", pos, text("error_kind"), text("message"))
+	}
+	if s := text("fix_suggestion"); s != "" {
+		fmt.Fprintf(stderr, "fix suggestion:\n%s\n", s)
+	}
+	if s := text("fix_suggestion_error"); s != "" {
+		fmt.Fprintf(stderr, "warning: %s\n", s)
+	}
+	return false
 }

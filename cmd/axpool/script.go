@@ -252,74 +252,18 @@ func runScriptRun(cmd *cobra.Command, argv []string) error {
 	return nil
 }
 
-// reportScript prints a script result (compact JSON, masked) and reports
-// whether it succeeded.
+// reportScript prints a script's result: its JSON with --json, else its
+// text (scripts.WriteResultText). It reports success.
 func reportScript(stdout, stderr io.Writer, out []byte) bool {
-	o, err := wire.ParseObject(out)
-	if err != nil {
-		fmt.Fprintf(stderr, "error: the result is not JSON: %v\n", err)
-		return false
-	}
-	get := func(k string) json.RawMessage {
-		v, _ := o.Get(k)
-		raw, _ := v.(json.RawMessage)
-		return raw
-	}
-	text := func(k string) string {
-		var s string
-		_ = json.Unmarshal(get(k), &s)
-		return s
-	}
-	success := string(get("success")) == "true"
 	if scriptFlags.json {
 		var pretty bytes.Buffer
-		_ = json.Indent(&pretty, out, "", "  ")
+		if err := json.Indent(&pretty, out, "", "  "); err != nil {
+			fmt.Fprintf(stderr, "error: the result is not JSON: %v\n", err)
+			return false
+		}
 		fmt.Fprintln(stdout, pretty.String())
-		return success
+		f, err := wire.Summarize(out)
+		return err == nil && f.Success
 	}
-	show := func(raw json.RawMessage) string {
-		if len(raw) > 0 && raw[0] == '"' {
-			var s string
-			_ = json.Unmarshal(raw, &s)
-			return s
-		}
-		return string(raw)
-	}
-	if success {
-		fmt.Fprintln(stdout, show(get("result")))
-		var ui []json.RawMessage
-		_ = json.Unmarshal(get("ui_output"), &ui)
-		for _, u := range ui {
-			fmt.Fprintln(stdout, show(u))
-		}
-		fmt.Fprintf(stdout, "steps: %s\n", get("steps"))
-		return true
-	}
-	if errs := get("errors"); errs != nil && get("error_kind") == nil {
-		var list []struct {
-			Code, Message, File string
-			Line, Col           int
-		}
-		_ = json.Unmarshal(errs, &list)
-		for _, e := range list {
-			fmt.Fprintf(stderr, "%s:%d:%d: %s %s\n", e.File, e.Line, e.Col, e.Code, e.Message)
-		}
-	} else {
-		pos := ""
-		if line := get("line"); line != nil {
-			file := text("file")
-			if file == "" {
-				file = text("script")
-			}
-			pos = fmt.Sprintf("%s:%s:%s: ", file, line, get("col"))
-		}
-		fmt.Fprintf(stderr, "%s%s: %s\n", pos, text("error_kind"), text("message"))
-	}
-	if s := text("fix_suggestion"); s != "" {
-		fmt.Fprintf(stderr, "fix suggestion:\n%s\n", s)
-	}
-	if s := text("fix_suggestion_error"); s != "" {
-		fmt.Fprintf(stderr, "warning: %s\n", s)
-	}
-	return false
+	return scripts.WriteResultText(stdout, stderr, out)
 }
