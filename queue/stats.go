@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sort"
 	"time"
 
@@ -265,4 +266,33 @@ func (b *Bus) Counts(ctx context.Context) (Counts, error) {
 		return Counts{}, fmt.Errorf("queue: consumer info: %w", err)
 	}
 	return Counts{Depth: ci.NumPending, InFlight: ci.NumAckPending, Redelivered: ci.NumRedelivered}, nil
+}
+
+// WriteText writes s as `axpool queue stats` prints it: one "name: value"
+// line each (the stream's replicas, depth, jobs in flight, redeliveries
+// and stored results, or what is wrong with the stream), then the live
+// workers with one line each.
+func (s Stats) WriteText(w io.Writer) {
+	if s.Stream != StreamOK {
+		fmt.Fprintf(w, "stream:        %s\n", s.Stream)
+	} else {
+		fmt.Fprintf(w, "stream:        ok (%d %s)\n", s.Replicas, plural(s.Replicas, "replica"))
+		fmt.Fprintf(w, "depth:         %d / %d\n", s.Depth, s.MaxDepth)
+		fmt.Fprintf(w, "in flight:     %d\n", s.InFlight)
+		fmt.Fprintf(w, "redelivered:   %d\n", s.Redelivered)
+		fmt.Fprintf(w, "stored:        %d\n", s.Stored)
+	}
+	fmt.Fprintf(w, "workers alive: %d (slots %d, busy %d)\n", s.WorkersAlive, s.Slots, s.BusySlots)
+	for _, wk := range s.Workers {
+		fmt.Fprintf(w, "  %s  host=%s pid=%d slots=%d busy=%d done=%d up=%s\n",
+			wk.ID, wk.Host, wk.PID, wk.Slots, wk.Busy, wk.Done, time.Since(wk.Started).Round(time.Second))
+	}
+}
+
+// plural is "1 replica", "3 replicas".
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
 }

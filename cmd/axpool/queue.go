@@ -230,31 +230,17 @@ func runQueueConfigure(cmd *cobra.Command, _ []string) error {
 // replica change waits for the cluster's placement).
 const configureTimeout = 30 * time.Second
 
-// printQueueStats writes st as text (one "name: value" line each, then one
-// line per worker) or as indented JSON.
+// printQueueStats writes st as indented JSON, or as text (Stats.WriteText).
 func printQueueStats(w io.Writer, st queue.Stats, asJSON bool) error {
-	if asJSON {
-		b, err := json.MarshalIndent(st, "", "  ")
-		if err != nil {
-			return fail(exitFail, "axpool queue stats: %v", err)
-		}
-		fmt.Fprintln(w, string(b))
+	if !asJSON {
+		st.WriteText(w)
 		return nil
 	}
-	if st.Stream != queue.StreamOK {
-		fmt.Fprintf(w, "stream:        %s\n", st.Stream)
-	} else {
-		fmt.Fprintf(w, "stream:        ok (%d %s)\n", st.Replicas, workflowPlural(st.Replicas, "replica"))
-		fmt.Fprintf(w, "depth:         %d / %d\n", st.Depth, st.MaxDepth)
-		fmt.Fprintf(w, "in flight:     %d\n", st.InFlight)
-		fmt.Fprintf(w, "redelivered:   %d\n", st.Redelivered)
-		fmt.Fprintf(w, "stored:        %d\n", st.Stored)
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fail(exitFail, "axpool queue stats: %v", err)
 	}
-	fmt.Fprintf(w, "workers alive: %d (slots %d, busy %d)\n", st.WorkersAlive, st.Slots, st.BusySlots)
-	for _, wk := range st.Workers {
-		fmt.Fprintf(w, "  %s  host=%s pid=%d slots=%d busy=%d done=%d up=%s\n",
-			wk.ID, wk.Host, wk.PID, wk.Slots, wk.Busy, wk.Done, time.Since(wk.Started).Round(time.Second))
-	}
+	fmt.Fprintln(w, string(b))
 	return nil
 }
 
