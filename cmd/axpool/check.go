@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -95,7 +93,7 @@ func runCheck(cmd *cobra.Command, args []string) error {
 			return err
 		}
 	} else {
-		writeDiagnostics(stdout, ds)
+		repair.WriteText(stdout, ds)
 	}
 	for i := range ds {
 		if ds[i].IsError() {
@@ -103,29 +101,6 @@ func runCheck(cmd *cobra.Command, args []string) error {
 		}
 	}
 	return nil
-}
-
-// writeDiagnostics prints diagnostics in the human form of `axpool check`.
-func writeDiagnostics(w io.Writer, ds []repair.Diagnostic) {
-	if len(ds) == 0 {
-		fmt.Fprintln(w, "no diagnostics")
-		return
-	}
-	for i := range ds {
-		d := &ds[i]
-		msg := d.Message
-		if !d.IsError() {
-			msg = d.Severity + ": " + msg
-		}
-		if l := d.Location; l != nil {
-			fmt.Fprintf(w, "[%s] %s:%d:%d: %s\n", d.ID, l.File, l.Line, l.Col, msg)
-		} else {
-			fmt.Fprintf(w, "[%s] %s\n", d.ID, msg)
-		}
-		for _, p := range d.Patches {
-			fmt.Fprintf(w, "  fix(%s): %s [confidence: %s]\n", p.ID, p.Description, p.Confidence)
-		}
-	}
 }
 
 func runRepair(cmd *cobra.Command, args []string) error {
@@ -147,7 +122,7 @@ func runRepair(cmd *cobra.Command, args []string) error {
 		return fail(exitUsage, "axpool: %v", err)
 	}
 	if repairFlags.write && res.RepairedSource != string(src) {
-		if err := writeFileAtomic(path, []byte(res.RepairedSource)); err != nil {
+		if err := repair.WriteFile(path, []byte(res.RepairedSource)); err != nil {
 			return fail(exitFail, "error: %v", err)
 		}
 	}
@@ -172,7 +147,7 @@ func runRepair(cmd *cobra.Command, args []string) error {
 		}
 		fmt.Fprintf(stderr, "verify %s: %d diagnostics before, %d after\n", verdict, res.DiagnosticsBefore, res.DiagnosticsAfter)
 		if !res.VerifyPassed {
-			writeDiagnostics(stderr, res.After)
+			repair.WriteText(stderr, res.After)
 		}
 	}
 	if !res.VerifyPassed {
@@ -188,37 +163,5 @@ func printJSON(w io.Writer, o *wire.Object) error {
 		return fail(exitFail, "error: %v", err)
 	}
 	fmt.Fprintln(w, string(text))
-	return nil
-}
-
-// writeFileAtomic replaces path with data through a temporary file in the
-// same directory, keeping path's permission bits.
-func writeFileAtomic(path string, data []byte) error {
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		mode = st.Mode().Perm()
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".axpool-repair-*")
-	if err != nil {
-		return err
-	}
-	name := tmp.Name()
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(name)
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(name)
-		return err
-	}
-	if err := os.Chmod(name, mode); err != nil {
-		os.Remove(name)
-		return err
-	}
-	if err := os.Rename(name, path); err != nil {
-		os.Remove(name)
-		return err
-	}
 	return nil
 }
