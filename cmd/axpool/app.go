@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -76,16 +73,20 @@ func init() {
 	rootCmd.AddCommand(appCmd)
 }
 
+// appSource reads an App's source file and resolves --libs-dir.
+func appSource(cmd *cobra.Command, path string) (src []byte, libs string, err error) {
+	if src, err = ReadSourceFile(path); err == nil {
+		err = resolveDataDirs(cmd, &appFlags.libsDir, nil)
+	}
+	return src, appFlags.libsDir, err
+}
+
 func runAppValidate(cmd *cobra.Command, argv []string) error {
 	path := argv[0]
-	src, err := ReadSourceFile(path)
+	src, libs, err := appSource(cmd, path)
 	if err != nil {
 		return err
 	}
-	if err := resolveDataDirs(cmd, &appFlags.libsDir, nil); err != nil {
-		return err
-	}
-	libs := appFlags.libsDir
 	if appFlags.json {
 		out := framework.ValidateAppTool(string(src), libs)
 		if err := printEnvelope(cmd, out); err != nil {
@@ -126,18 +127,11 @@ func runAppTest(cmd *cobra.Command, argv []string) error {
 	if err != nil {
 		return err
 	}
-	src, err := ReadSourceFile(path)
+	src, libs, err := appSource(cmd, path)
 	if err != nil {
 		return err
 	}
-	if err := resolveDataDirs(cmd, &appFlags.libsDir, nil); err != nil {
-		return err
-	}
-	libs := appFlags.libsDir
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
+	ctx := cmd.Context() // never nil under rootCmd.Execute
 	if appFlags.json {
 		return printEnvelope(cmd, framework.FrameworkTest(ctx, string(src), msgs, framework.Options{LibsDir: libs}))
 	}
@@ -190,16 +184,7 @@ func appMessages(list, file string) ([]string, error) {
 		if err != nil {
 			return nil, fail(exitUsage, "error: --messages-file: %v", err)
 		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Buffer(make([]byte, 0, 64<<10), len(b)+1)
-		for sc.Scan() {
-			if line := strings.TrimRight(sc.Text(), "\r"); strings.TrimSpace(line) != "" {
-				out = append(out, line)
-			}
-		}
-		if err := sc.Err(); err != nil {
-			return nil, fail(exitUsage, "error: --messages-file: %v", err)
-		}
+		out = append(out, framework.MessageLines(b)...)
 	}
 	return out, nil
 }

@@ -40,16 +40,7 @@ the same exit codes.`,
 			return fail(exitFail, "error: %v", err)
 		}
 		if workflowValidateJSON {
-			out := workflow.ValidateTool(string(data))
-			text, err := out.Pretty()
-			if err != nil {
-				return fail(exitFail, "error: %v", err)
-			}
-			fmt.Fprintln(cmd.OutOrStdout(), string(text))
-			if ok, _ := out.Get("success"); ok != true {
-				return silentExit(exitFail)
-			}
-			return nil
+			return printEnvelope(cmd, workflow.ValidateTool(string(data)))
 		}
 		w, err := workflow.Parse(data)
 		if err != nil {
