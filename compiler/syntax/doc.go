@@ -1,8 +1,11 @@
 // Package syntax is the front end of the .ax compiler: the lexer
 // (scanner.go, token.go), the recursive-descent parser (parser.go), the
 // abstract syntax tree (ast.go) and the memory it lives in (arena.go), its
-// JSON encoding for `axpool ast` and the boruna_ast tool (json.go), and the
-// "did you mean" helper shared with the type checker (suggest.go).
+// JSON encoding for `axpool ast` and the boruna_ast tool (json.go), and
+// what other languages have and .ax does not (foreign.go): the notes of
+// lexer and parser messages (`|x| x * 2`, `(1, 2)`, `fn id<T>`, `x += 2`)
+// and Foreign, the one table of names from other languages (println, max,
+// and, …) that the type checker also consults for an undefined name.
 //
 // The accepted language is the union of the formal .ax 1.0 syntax and the
 // syntax the reference implementation accepts (docs/language.md "Syntax").

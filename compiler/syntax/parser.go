@@ -74,6 +74,7 @@ type parser struct {
 	nahead   int
 	prevEnd  Pos       // end of the last consumed token
 	prevKind tokenKind // kind of the last consumed token
+	prevHi   int32     // byte offset just after the last consumed token
 
 	errs     ErrorList
 	skipping bool // resynchronising after an error: lexer errors are not reported
@@ -121,7 +122,10 @@ func seq(c *int32) numbered {
 
 // next advances to the next token. A lexer error becomes the current error.
 func (p *parser) next() {
-	p.prevEnd, p.prevKind = p.tok.end, p.tok.kind
+	p.prevEnd, p.prevKind, p.prevHi = p.tok.end, p.tok.kind, p.tok.hi
+	if p.tok.kind == tString {
+		p.prevHi++ // the closing quote
+	}
 	if p.nahead > 0 {
 		p.tok = p.ahead[0]
 		copy(p.ahead[:], p.ahead[1:p.nahead])
@@ -184,6 +188,10 @@ func (p *parser) failExpected(what string, candidates ...string) {
 	case what == "expression" && p.prevKind.isKeyword() && (p.tok.nl || endsOperand(p.tok.kind)):
 		after = " after " + p.prevKind.String()
 		note = " (" + p.prevKind.String() + " is a keyword)"
+	case what == "expression" && p.tok.kind == tOrOr: // `|| 1`
+		note = ": " + noClosures
+	case what == "expression" && p.tok.kind == tFn: // `fn(x: Int) -> Int { x }`
+		note = ": " + noAnonymous
 	}
 	msg := "expected " + what + after + ", found " + p.describe(&p.tok) + note
 	if p.tok.kind == tIdent && len(candidates) > 0 {
@@ -192,6 +200,12 @@ func (p *parser) failExpected(what string, candidates ...string) {
 		}
 	}
 	p.fail(p.tok.pos, p.tok.end, "%s", msg)
+}
+
+// failExpectedNote reports "expected WHAT, found TOKEN: NOTE" at the
+// current token: what the language has instead of what was written.
+func (p *parser) failExpectedNote(what, note string) {
+	p.fail(p.tok.pos, p.tok.end, "expected %s, found %s: %s", what, p.describe(&p.tok), note)
 }
 
 // endsOperand reports whether a token of kind k ends a construct rather
@@ -270,6 +284,18 @@ func (p *parser) restore(c ctx) { p.noLit, p.parenLev = c.noLit, c.parenLev }
 func (p *parser) sameLine() bool { return !p.tok.nl || p.parenLev > 0 }
 
 func isUpper(name string) bool { return name != "" && name[0] >= 'A' && name[0] <= 'Z' }
+
+// notOperand reports whether a token of kind k after the name `not` on
+// its line makes it the operator of other languages (`not a`, `not
+// done`) rather than a name: `(` would call it, `[` index it, `{` begin a
+// literal or block, `-` subtract from it.
+func notOperand(k tokenKind) bool {
+	switch k {
+	case tLParen, tLBracket, tLBrace, tMinus:
+		return false
+	}
+	return canStartExpr(k)
+}
 
 // canStartExpr reports whether a token of kind k can begin an expression.
 func canStartExpr(k tokenKind) bool {
@@ -435,6 +461,9 @@ func (p *parser) parseFn(start token, exported bool) *FnDecl {
 	p.next() // fn
 	d := alloc(&p.n.fns, FnDecl{Exported: exported})
 	d.Name = p.parseIdent("function name")
+	if p.tok.kind == tLt {
+		p.failExpectedNote("'('", NoTypeParams)
+	}
 	p.expect(tLParen)
 	params := p.l.params.mark()
 	for p.tok.kind != tRParen {
@@ -569,6 +598,9 @@ func (p *parser) parseRecordDecl(start token, exported, recordKw bool) *RecordDe
 	p.next() // type / record
 	d := &RecordDecl{Exported: exported, RecordKeyword: recordKw}
 	d.Name = p.parseIdent("type name")
+	if p.tok.kind == tLt {
+		p.failExpectedNote("'{'", NoTypeParams)
+	}
 	p.expect(tLBrace)
 	fields := p.l.fieldDecls.mark()
 	p.braceItems(false, func() { p.l.fieldDecls.push(p.parseFieldDecl()) })
@@ -581,6 +613,9 @@ func (p *parser) parseEnumDecl(start token, exported bool) *EnumDecl {
 	p.next() // enum
 	d := &EnumDecl{Exported: exported}
 	d.Name = p.parseIdent("enum name")
+	if p.tok.kind == tLt {
+		p.failExpectedNote("'{'", NoTypeParams)
+	}
 	p.expect(tLBrace)
 	variants := p.l.variants.mark()
 	p.braceItems(false, func() {
@@ -590,6 +625,9 @@ func (p *parser) parseEnumDecl(start token, exported bool) *EnumDecl {
 		case tLParen:
 			p.next()
 			v.Payload = p.parseType()
+			if p.tok.kind == tComma {
+				p.failExpectedNote("')'", fmt.Sprintf("a variant has one payload; for several values declare a struct variant `%s { first: Int, second: Int }`", text.Clip(v.Name.Name, maxQuoted)))
+			}
 			p.expect(tRParen)
 		case tLBrace:
 			p.next()
@@ -624,7 +662,19 @@ func (p *parser) parseType0() Type {
 	switch p.tok.kind {
 	case tLParen:
 		p.next()
-		p.expect(tRParen)
+		if p.tok.kind != tRParen {
+			// `(Int, String)`: a tuple type. Other text is reported as
+			// the missing ')' it is.
+			inner := p.tok
+			if inner.kind == tIdent {
+				p.parseType()
+				if p.tok.kind == tComma {
+					p.failExpectedNote("')'", noTuples)
+				}
+			}
+			p.fail(inner.pos, inner.end, "expected ')', found %s", p.describe(&inner))
+		}
+		p.next()
 		p.h = 0
 		return alloc(&p.n.namedTypes, NamedType{Span: Span{start.pos, p.prevEnd}, Name: alloc(&p.n.idents, Ident{Span: Span{start.pos, p.prevEnd}, Name: "Unit"}), Paren: true})
 	case tIdent:
@@ -811,6 +861,9 @@ func (p *parser) parseBindName() *Ident {
 		p.next()
 		return id
 	}
+	if p.tok.kind == tLParen { // `let (a, b) = …`
+		p.failExpectedNote("identifier", noTuples)
+	}
 	return p.parseIdent("identifier")
 }
 
@@ -928,6 +981,14 @@ func (p *parser) parseBinary(minPrec int) Expr {
 	last := 0
 	for {
 		op, prec := binaryOp(p.tok.kind)
+		if prec == 0 && p.tok.kind == tIdent && !p.tok.nl {
+			// `a and b`, `if a or b {`: an operator word after an operand
+			// (not a match arm's binding pattern `and =>`).
+			if w := p.text(&p.tok); (w == "and" || w == "or") && p.peek(1) != tFatArrow {
+				msg, _, _ := Foreign(w)
+				p.fail(p.tok.pos, p.tok.end, "%s", msg)
+			}
+		}
 		if prec < minPrec || prec == 0 {
 			break
 		}
@@ -941,6 +1002,14 @@ func (p *parser) parseBinary(minPrec int) Expr {
 		}
 		opTok := p.tok
 		p.next()
+		if p.tok.kind == tAssign && p.tok.off == opTok.hi && op != OpEq && op != OpNe && prec != precCmp {
+			p.failCompound(x, opTok)
+		}
+		if op == OpConcat && x.End() == opTok.pos && (endsOperand(p.tok.kind) || p.tok.nl && !canStartExpr(p.tok.kind)) {
+			if n, ok := x.(*NameExpr); ok { // `i++` at the end of a statement
+				p.fail(opTok.pos, opTok.end, "%s", IncrementMessage(n.Name))
+			}
+		}
 		y := p.parseBinary(prec + 1)
 		// A chain costs one level (passes loop along BinaryExpr.X), its
 		// right operands one more each.
@@ -955,6 +1024,27 @@ func (p *parser) parseBinary(minPrec int) Expr {
 	}
 	p.h = hx
 	return x
+}
+
+// failCompound reports `x += e` (the current token is the `=` right
+// after the operator opTok): .ax assigns only with `x = e`. The message
+// repeats x and e when x is a name and e fits on its line.
+func (p *parser) failCompound(x Expr, opTok token) {
+	op := p.text(&opTok)
+	pos := opTok.pos
+	end := p.tok.end
+	p.next() // =
+	rhs, start, nerr := "e", p.tok.off, len(p.errs)
+	if p.protect(func() { p.parseExpr() }) {
+		if t := p.sc.text[start:p.prevHi]; len(t) <= maxQuoted && !strings.ContainsAny(t, "\r\n") {
+			rhs = t
+		}
+	}
+	p.errs = p.errs[:nerr]
+	if n, ok := x.(*NameExpr); ok && len(n.Name) <= maxQuoted {
+		p.fail(pos, end, "'%s=' is not part of .ax: write `%s = %s %s %s` (%s must be a `let mut` local)", op, n.Name, n.Name, op, rhs, n.Name)
+	}
+	p.fail(pos, end, "'%s=' is not part of .ax: write `x = x %s %s`, where x is a `let mut` local", op, op, rhs)
 }
 
 func (p *parser) parseUnary() Expr {
@@ -1034,6 +1124,9 @@ func (p *parser) parseArgs() ([]Expr, int) {
 		p.l.exprs.push(p.parseExpr())
 		h = max(h, p.h)
 		if p.tok.kind != tComma {
+			if p.tok.kind == tFatArrow { // `list_map(xs, x => x * 2)`
+				p.failExpectedNote("',' or ')'", noClosures)
+			}
 			if p.tok.kind != tRParen {
 				p.failExpected("',' or ')'")
 			}
@@ -1113,6 +1206,10 @@ func (p *parser) parsePrimary() Expr {
 		if p.tok.kind == tColonColon {
 			return p.parseEnumLit(t)
 		}
+		if p.text(&t) == "not" && !p.tok.nl && notOperand(p.tok.kind) {
+			msg, _, _ := Foreign("not") // `not a`
+			p.fail(t.pos, t.end, "%s", msg)
+		}
 		if isUpper(p.text(&t)) && p.tok.kind == tLBrace && !p.noLit && p.sameLine() {
 			return p.parseRecordLit(t)
 		}
@@ -1130,6 +1227,9 @@ func (p *parser) parsePrimary() Expr {
 		c := p.openParen()
 		x := p.parseExpr()
 		p.restore(c)
+		if p.tok.kind == tComma {
+			p.failExpectedNote("')'", noTuples)
+		}
 		p.expect(tRParen)
 		p.leave()
 		e := alloc(&p.n.parens, ParenExpr{Span: Span{t.pos, p.prevEnd}, X: x})
@@ -1493,6 +1593,8 @@ func (p *parser) parsePattern0() Pattern {
 			return p.parseVariantPattern(t, nil, alloc(&p.n.idents, Ident{Span: span, Name: p.text(&t)}))
 		}
 		return alloc(&p.n.bindPats, BindingPattern{Span: span, numbered: seq(&p.seq.bindPats), Name: p.text(&t)})
+	case tLParen:
+		p.failExpectedNote("pattern", noTuples)
 	}
 	p.failExpected("pattern")
 	return nil

@@ -218,6 +218,20 @@ var exprCases = []struct{ src, want string }{
 	{"let x = 1 // comment\nlet y = 2", `(let x 1); (let y 2)`},
 	{"// only a comment", ``},
 	{"f(x) // c1\n// c2\n\n\n  g(y)", `(call f x); (call g y)`},
+
+	// The operator words of other languages stay names where a name is
+	// what the parser sees (foreign.go): only `a and b` and `not a` are
+	// errors.
+	{`let not = 1 not`, `(let not 1); not`},
+	{`f(and, or, not)`, `(call f and or not)`},
+	{`not(x)`, `(call not x)`},
+	{"let x = not\ny", `(let x not); y`},
+	{`not - 1`, `(- not 1)`},
+	{`match v { and => 1, or => 2 }`, `(match v (and => 1) (or => 2))`},
+	{`match v { 1 => x and => 2 }`, `(match v (1 => x) (and => 2))`},
+	{"let s = t ++\n  \"u\"", `(let s (++ t "u"))`},
+	{"let s = t++\nu", `(let s (++ t u))`},
+	{"x = x ||\n y", `(= x (|| x y))`},
 }
 
 func TestParseExprs(t *testing.T) {

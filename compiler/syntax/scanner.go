@@ -235,6 +235,10 @@ func (s *scanner) scan(t *token) {
 	case '|':
 		if next != '|' {
 			s.off = off
+			if s.closureParams(start) {
+				s.illegal(t, "unexpected character '|': %s", noClosures)
+				return
+			}
 			s.illegal(t, "unexpected character '|' (did you mean '||'?)")
 			return
 		}
@@ -277,6 +281,33 @@ func (s *scanner) scan(t *token) {
 	s.off = off
 	t.hi = int32(off)
 	t.end = s.pos(off)
+}
+
+// closureParams reports whether the '|' at offset i opens the parameters
+// of a closure of other languages: it follows `(`, `,`, `=` or the start
+// of its line, and a closing '|' follows on the same line after
+// parameter text (names, types, commas), as in `f(xs, |x| x * 2)` or
+// `let add = |a: Int, b: Int| a + b`.
+func (s *scanner) closureParams(i int) bool {
+	j := i - 1
+	for j >= 0 && (s.src[j] == ' ' || s.src[j] == '\t') {
+		j--
+	}
+	if j >= 0 && !strings.ContainsRune("(,=\n", rune(s.src[j])) {
+		return false
+	}
+	name := false
+	for k := i + 1; k < len(s.src); k++ {
+		switch c := s.src[k]; {
+		case c == '|':
+			return name
+		case identChar[c]:
+			name = true
+		case !strings.ContainsRune(" \t,:<>", rune(c)):
+			return false
+		}
+	}
+	return false
 }
 
 // skipComment skips a `//` comment up to (not including) the newline. It
