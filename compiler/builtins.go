@@ -224,27 +224,6 @@ var builtinSynonyms = map[string]string{
 	"float_from_string": "float_parse", "bool_to_str": "bool_to_string",
 }
 
-// notInLanguage are the E003 messages of words other languages have and
-// .ax does not (docs/language.md "Statements"), used when they are not
-// defined names.
-var notInLanguage = map[string]string{
-	"break":    "'break' is not part of .ax: end the loop with its condition (a `let mut done = false` flag that the condition tests) or return from the function",
-	"continue": "'continue' is not part of .ax: put the rest of the loop body under an `if`",
-}
-
-// conversionNames are generic to-string conversions of other languages.
-var conversionNames = map[string]bool{"to_string": true, "tostring": true, "toString": true, "to_str": true, "str": true}
-
-// conversionGuess returns, for a generic conversion name (to_string,
-// str, …), the built-in to suggest (int_to_string) and the hint that
-// names the typed ones; "", "" for other names.
-func conversionGuess(name string) (suggestion, hint string) {
-	if !conversionNames[name] {
-		return "", ""
-	}
-	return "int_to_string", " (did you mean 'int_to_string'? .ax has no generic conversion: int_to_string(n: Int), float_to_string(x: Float), bool_to_string(b: Bool))"
-}
-
 // builtinFamily returns the family a name belongs to by its first word
 // (after a __builtin_ prefix; str counts as string) and the name rewritten
 // with that family's word, or "", name.

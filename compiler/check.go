@@ -747,6 +747,9 @@ func (c *checker) resolveType(t syntax.Type) *Type {
 				return tError
 			}
 			hint, s := c.suggest(name, c.typeCandidates)
+			if s == "" && len(name) == 1 && name[0] >= 'A' && name[0] <= 'Z' {
+				hint = ": " + syntax.NoTypeParams // `fn f(x: T)`
+			}
 			e := c.errorf(t.Name, CodeUndefined, "unknown type '%s'%s", name, hint)
 			e.Subject, e.Suggestion = name, s
 			return tError

@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/policy"
@@ -380,14 +381,13 @@ func (c *checker) undefined(n syntax.Node, name string) {
 		e.Subject, e.Suggestion = name, qualified
 		return
 	}
-	if msg, ok := notInLanguage[name]; ok {
-		e := c.errorf(n, CodeUndefined, "%s", msg)
-		e.Subject = name
-		return
-	}
-	if g, hint := conversionGuess(name); g != "" {
-		e := c.errorf(n, CodeUndefined, "undefined name '%s'%s", name, hint)
-		e.Subject, e.Suggestion = name, g
+	if msg, s, ok := syntax.Foreign(name); ok { // println, max, and, break, …
+		listing := ""
+		if strings.Contains(name, "_") {
+			listing = familyListing(name, "") // list_map: the list built-ins
+		}
+		e := c.errorf(n, CodeUndefined, "%s%s", msg, listing)
+		e.Subject, e.Suggestion = name, s
 		return
 	}
 	hint, s := c.suggest(name, c.nameCandidates)
@@ -464,6 +464,11 @@ func (c *checker) binaryOp(e *syntax.BinaryExpr, xt *Type) *Type {
 	yt := c.expr(e.Y)
 	switch op {
 	case syntax.OpConcat:
+		if n, ok := e.X.(*syntax.NameExpr); ok && n.End() == e.OpPos && e.Y.Pos().Line > e.OpPos.Line && prune(xt).kind == KindInt {
+			// `i++⏎ i`: an increment of other languages took the next line.
+			c.errorAt(e.OpPos, syntax.Pos{Line: e.OpPos.Line, Col: e.OpPos.Col + 2}, CodeType, "%s", syntax.IncrementMessage(n.Name))
+			return tError
+		}
 		for i, t := range [2]*Type{xt, yt} {
 			x := [2]syntax.Expr{e.X, e.Y}[i]
 			c.expectType(x, tString, t, func() string {
