@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -62,7 +63,7 @@ func (c *checker) checkFunc(f *funcSym) {
 				if es, ok := at.(*syntax.ExprStmt); ok {
 					c.errorf(es.X, CodeType, "type mismatch: function '%s' returns '%s' but its body has type '%s'", f.name, f.result, prune(bt))
 				} else {
-					c.errorf(at, CodeType, "type mismatch: function '%s' returns '%s' but its body ends without a value", f.name, f.result)
+					c.errorf(at, CodeType, "type mismatch: function '%s' returns '%s' but its body ends without a value%s", f.name, f.result, tookNextLine(at))
 				}
 			}
 		}
@@ -79,6 +80,51 @@ func (c *checker) checkFunc(f *funcSym) {
 		c.pop()
 	}
 	c.finishFunc(f)
+}
+
+// tookNextLine explains a body that ends with `let v = emit⏎ x`: a
+// keyword at the end of its line takes the next line as its operand, so
+// the line the author meant as the body's value is inside the `let`. It
+// returns the explanation, after ": ", or "" for other statements.
+func tookNextLine(s syntax.Node) string {
+	var x syntax.Expr
+	switch s := s.(type) {
+	case *syntax.LetStmt:
+		x = s.Value
+	case *syntax.AssignStmt:
+		x = s.Value
+	}
+	for x != nil { // the leftmost operand: `emit⏎ a + 1` is `(emit a) + 1`
+		var kw string
+		var operand syntax.Expr
+		switch e := x.(type) {
+		case *syntax.BinaryExpr:
+			x = e.X
+			continue
+		case *syntax.FieldExpr:
+			x = e.X
+			continue
+		case *syntax.CallExpr:
+			x = e.Fn
+			continue
+		case *syntax.EmitExpr:
+			kw, operand = "emit", e.X
+		case *syntax.SpawnExpr:
+			kw, operand = "spawn", e.Fn
+		}
+		if kw == "" || operand.Pos().Line == x.Pos().Line {
+			return ""
+		}
+		return fmt.Sprintf(": '%s' at the end of line %d takes line %d as its operand, so the body ends with this statement ('%s' is a keyword: %s)",
+			kw, x.Pos().Line, operand.Pos().Line, kw, keywordUse[kw])
+	}
+	return ""
+}
+
+// keywordUse says what the expression keywords do, for tookNextLine.
+var keywordUse = map[string]string{
+	"emit":  "`emit e` appends e to ui_output and has the value e",
+	"spawn": "`spawn f` starts the function f as an actor",
 }
 
 // finishFunc runs the checks that need the function's types resolved:
