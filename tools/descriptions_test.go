@@ -119,9 +119,10 @@ func TestDescriptionsTellTheTruth(t *testing.T) {
 				return nil
 			}},
 		}},
-		{"boruna_check", "", "Always success:true; inspect diagnostics_count.", []claimCall{
-			{src(rsBadParse), fields("success", true, "diagnostics_count", 1)},
-			{src(rsMain), fields("success", true, "diagnostics_count", 0)},
+		{"boruna_check", "", "Always success:true, also for source with errors: errors_count is 0 when the source passes, and summary says so in words.", []claimCall{
+			{src(rsBadParse), fields("success", true, "diagnostics_count", 1, "errors_count", 1, "outcome", "ok",
+				"summary", `1 error: the source does not pass the check and would not run; fix the errors listed in diagnostics (outcome "ok" only says that the check itself ran)`)},
+			{src(rsMain), fields("success", true, "diagnostics_count", 0, "errors_count", 0, "summary", "no errors or warnings: the source compiles")},
 		}},
 		{"boruna_repair", "", "returns repaired_source, the applied and skipped patches and verify_passed", []claimCall{
 			{src(rsMain), fields("success", true, "repaired_source", rsMain, "applied", []any{}, "verify_passed", true)},

@@ -143,7 +143,9 @@ func TestScriptMainTakesNoParameters(t *testing.T) {
 	}
 	// boruna_check reports it for a script (not for an App).
 	got = call(t, nil, "boruna_check", src)
-	if want := `{"success":true,"protocol_version":1,"file":"<source>","diagnostics_count":1,"diagnostics":[{"id":"E009","severity":"error",` +
+	if want := `{"success":true,"protocol_version":1,"file":"<source>","diagnostics_count":1,"errors_count":1,"warnings_count":0,` +
+		`"summary":"1 error: the source does not pass the check and would not run; fix the errors listed in diagnostics (outcome \"ok\" only says that the check itself ran)",` +
+		`"diagnostics":[{"id":"E009","severity":"error",` +
 		`"message":"main must take no parameters: a program run as a script calls main() without arguments",` +
 		`"location":{"file":"<source>","line":1,"col":4,"end_line":1,"end_col":8}}],"outcome":"ok","retryable":false}`; got != want {
 		t.Errorf("check:\n got %s\nwant %s", got, want)

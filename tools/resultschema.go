@@ -397,6 +397,9 @@ var toolShapes = map[string][]shape{
 		{title: "diagnostics", success: true, fields: []field{
 			req("file", sString()),
 			req("diagnostics_count", sCount()),
+			req("errors_count", describe(sCount(), "Error diagnostics found (0: the source passes the check).")),
+			req("warnings_count", describe(sCount(), "Warning diagnostics found.")),
+			req("summary", describe(sString(), `The counts in words: the outcome "ok" only says that the check ran.`)),
 			req("diagnostics", sArray(diagnosticSchema())),
 			opt("diagnostics_truncated", sBool()),
 			opt("diagnostics_total", sCount()),

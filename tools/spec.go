@@ -236,7 +236,7 @@ var specs = withIdempotencyKey([]ToolSpec{
 	},
 	{
 		Name: "boruna_check", Title: "Diagnose .ax source", Executes: true, Cacheable: true,
-		Description: "Run diagnostics on .ax source: every error and warning with its id (E001–E009, MISSING_MAIN), location and suggested patches. Always success:true; inspect diagnostics_count.",
+		Description: "Run diagnostics on .ax source: every error and warning with its id (E001–E009, MISSING_MAIN), location and suggested patches. Always success:true, also for source with errors: errors_count is 0 when the source passes, and summary says so in words.",
 		Params:      []Param{sourceParam, fileNameParam},
 	},
 	{

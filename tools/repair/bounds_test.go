@@ -99,6 +99,11 @@ func TestCheckToolBoundsTheResponse(t *testing.T) {
 		resp["diagnostics_truncated"] != true || resp["diagnostics_total"] != 1000.0 {
 		t.Fatalf("count %v, listed %d, truncated %v, total %v", resp["diagnostics_count"], len(list), resp["diagnostics_truncated"], resp["diagnostics_total"])
 	}
+	// The counts and the summary are of every diagnostic found.
+	if resp["errors_count"] != 1000.0 || resp["warnings_count"] != 0.0 ||
+		resp["summary"] != `1000 errors: the source does not pass the check and would not run; fix the errors listed in diagnostics (outcome "ok" only says that the check itself ran)` {
+		t.Fatalf("errors_count %v, warnings_count %v, summary %q", resp["errors_count"], resp["warnings_count"], resp["summary"])
+	}
 	// The listed diagnostics are the first ones, and the next would not
 	// have fitted.
 	ds := Diagnose([]byte(src), compiler.Options{File: name})

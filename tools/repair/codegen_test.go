@@ -27,7 +27,9 @@ func TestCodegenLimitDiagnosed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"success":true,"protocol_version":1,"file":"<source>","diagnostics_count":1,"diagnostics":[` +
+	want := `{"success":true,"protocol_version":1,"file":"<source>","diagnostics_count":1,"errors_count":1,"warnings_count":0,` +
+		`"summary":"1 error: the source does not pass the check and would not run; fix the errors listed in diagnostics (outcome \"ok\" only says that the check itself ran)",` +
+		`"diagnostics":[` +
 		`{"id":"E008","severity":"error","message":"function 'main' needs 70000 operand stack slots; the limit is 65535",` +
 		`"location":{"file":"<source>","line":1,"col":4,"end_line":1,"end_col":8}}]}`
 	if string(b) != want {

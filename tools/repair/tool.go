@@ -2,6 +2,7 @@ package repair
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/axpool/axpool/compiler"
 	"github.com/axpool/axpool/tools/toolwire"
@@ -24,8 +25,13 @@ const MaxDiagnosticsBytes = 1 << 20
 // mcp-contract §3.6): always success, even when errors are found —
 //
 //	{success:true, protocol_version:1, file, diagnostics_count,
+//	 errors_count, warnings_count, summary,
 //	 diagnostics:[{id, severity, message, location?, patches?}],
 //	 diagnostics_truncated?, diagnostics_total?}
+//
+// errors_count and warnings_count count every diagnostic found (listed or
+// not); summary says in words what they mean (CheckSummary), since the
+// outcome "ok" the caller appends only says that the check ran.
 //
 // location is {file, line, col, end_line, end_col} (end_* null when
 // unknown; file relative to libsDir for a finding in an imported library).
@@ -49,14 +55,51 @@ func CheckTool(source, fileName, libsDir string) *wire.Object {
 	}
 	ds := Diagnose([]byte(source), compiler.Options{File: fileName, LibsDir: libsDir})
 	list, truncated := boundedDiagnostics(ds, fileName, libsDir, MaxDiagnosticsBytes)
+	errs := countErrors(ds)
+	warns := 0
+	for i := range ds {
+		if ds[i].Severity == SeverityWarning {
+			warns++
+		}
+	}
 	o := wire.Envelope(true).
 		Set("file", fileName).
 		Set("diagnostics_count", len(list)).
+		Set("errors_count", errs).
+		Set("warnings_count", warns).
+		Set("summary", CheckSummary(errs, warns)).
 		Set("diagnostics", list)
 	if truncated {
 		o.Set("diagnostics_truncated", true).Set("diagnostics_total", len(ds))
 	}
 	return o
+}
+
+// CheckSummary is boruna_check's summary of a source with errs errors and
+// warns warnings: "2 errors, 1 warning: the source does not pass the check
+// and would not run; fix the errors listed in diagnostics (outcome \"ok\"
+// only says that the check itself ran)", "no errors, 1 warning: the source
+// compiles", "no errors or warnings: the source compiles".
+func CheckSummary(errs, warns int) string {
+	switch {
+	case errs > 0:
+		n := plural(errs, "error")
+		if warns > 0 {
+			n += ", " + plural(warns, "warning")
+		}
+		return n + ": the source does not pass the check and would not run; fix the errors listed in diagnostics (outcome \"ok\" only says that the check itself ran)"
+	case warns > 0:
+		return "no errors, " + plural(warns, "warning") + ": the source compiles"
+	}
+	return "no errors or warnings: the source compiles"
+}
+
+// plural is "1 error", "2 errors".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
 }
 
 // boundedDiagnostics encodes the first diagnostics of ds whose list fits
