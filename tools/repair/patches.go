@@ -13,8 +13,10 @@ import (
 // Patch ids and confidences (decisions; docs/tools.md §2 fixes the casing):
 //
 //	E003-rename-<x>    undefined name/type/variant/library with a unique
-//	                   close candidate: replace that occurrence (by position).
-//	                   High when the edit distance is 1, Medium when 2.
+//	                   close candidate, or a name of another language with
+//	                   what .ax has instead (println → debug, syntax.Foreign):
+//	                   replace that occurrence (by position). High when the
+//	                   edit distance is 1, Medium otherwise.
 //	E006-rename-<f>    unknown field with a close name: rename that field
 //	                   occurrence (a shorthand pattern field `{ f }` becomes
 //	                   `{ g: f }` so the binding keeps its name). High.
@@ -70,11 +72,15 @@ func (a *analysis) renamePatches(cd *compiler.Diagnostic) []Patch {
 	if dist == 1 {
 		conf = High
 	}
+	why := fmt.Sprintf("'%s' is not defined; did you mean '%s'? (edit distance: %d)", subj, sugg, dist)
+	if _, s, ok := syntax.Foreign(subj); ok && s == sugg {
+		why = fmt.Sprintf("'%s' is not part of .ax; '%s' is what .ax has instead", subj, sugg)
+	}
 	return []Patch{{
 		ID:          "E003-rename-" + subj,
 		Description: fmt.Sprintf("rename '%s' to '%s'", subj, sugg),
 		Confidence:  conf,
-		Rationale:   fmt.Sprintf("'%s' is not defined; did you mean '%s'? (edit distance: %d)", subj, sugg, dist),
+		Rationale:   why,
 		Edits:       []Edit{a.edit(off, off+len(subj), sugg)},
 	}}
 }
