@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/axpool/axpool/internal/spell"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/tools/typed"
 	"github.com/axpool/axpool/vm"
 )
 
@@ -406,7 +408,7 @@ func (c *Catalogue) analyze(u *unit, src []byte, libsDir string) {
 	u.onFailurePos = d.onFailurePos
 	s.Params = paramsOf(main, d.params, diag)
 	for pname, pos := range d.paramPos {
-		if !contains(main.ParamNames, pname) {
+		if !slices.Contains(main.ParamNames, pname) {
 			msg := fmt.Sprintf("directive \"param\" names %q, which is not a parameter of main", pname)
 			if sug, ok := spell.Nearest(pname, main.ParamNames); ok {
 				msg += fmt.Sprintf(" (did you mean %q?)", sug)
@@ -439,12 +441,12 @@ func (c *Catalogue) analyze(u *unit, src []byte, libsDir string) {
 // a type a script cannot take is reported at the parameter's type.
 func paramsOf(main *compiler.FuncInfo, descs map[string]string, diag func(p lineCol, format string, args ...any)) []*Param {
 	var out []*Param
-	conv := &typeConv{records: map[*compiler.TypeDecl]bool{}}
+	conv := typed.NewConverter("main", "a script parameter")
 	for i, pname := range main.ParamNames {
-		t, terr := typeOf(main.Params[i], pname, 0, conv)
+		t, terr := conv.TypeOf(main.Params[i], pname)
 		if terr != nil {
 			tp := main.Decl.Params[i].Type.Pos()
-			diag(lineCol{int(tp.Line), int(tp.Col)}, "%s", terr.msg)
+			diag(lineCol{int(tp.Line), int(tp.Col)}, "%s", terr.Error())
 			continue
 		}
 		out = append(out, &Param{Name: pname, Type: t, Description: descs[pname]})

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/axpool/axpool/tools/typed"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -31,7 +32,7 @@ func CLIArgs(s *Script, argsJSON string, pairs []string) (json.RawMessage, error
 		if !ok || k == "" {
 			return nil, fmt.Errorf("argument %q: want key=value", kv)
 		}
-		var t *Type
+		var t *typed.Type
 		for _, p := range s.Params {
 			if p.Name == k {
 				t = p.Type
@@ -48,20 +49,20 @@ func CLIArgs(s *Script, argsJSON string, pairs []string) (json.RawMessage, error
 
 // cliValue converts a key=value value by type t (nil: an unknown
 // argument, left to the checker).
-func cliValue(t *Type, v string) json.RawMessage {
+func cliValue(t *typed.Type, v string) json.RawMessage {
 	str := func() json.RawMessage { b, _ := json.Marshal(v); return b }
 	if t == nil {
 		return str()
 	}
-	if t.Kind == KindOption {
+	if t.Kind == typed.KindOption {
 		t = t.Elem
 	}
 	switch t.Kind {
-	case KindInt, KindFloat, KindBool, KindRecord:
+	case typed.KindInt, typed.KindFloat, typed.KindBool, typed.KindRecord:
 		if json.Valid([]byte(v)) && v != "" && strings.TrimSpace(v) == v && !strings.HasPrefix(v, "\"") {
 			return json.RawMessage(v)
 		}
-	case KindList:
+	case typed.KindList:
 		if strings.HasPrefix(v, "[") && json.Valid([]byte(v)) {
 			return json.RawMessage(v)
 		}

@@ -27,9 +27,11 @@
 //
 // scripts compiles scripts and reads main's types (compiler,
 // compiler/syntax for positions), suggests names (internal/spell), clips
-// quoted values (internal/text), and runs script jobs through the tool
-// engine (tools, tools/toolwire, vm); it knows nothing of NATS or MCP.
+// quoted values (internal/text), converts parameter types and arguments
+// through the one table of typed values (tools/typed), and runs script
+// jobs through the tool engine (tools, tools/toolwire, vm); it knows
+// nothing of NATS or MCP.
 //
 // Imports: compiler, compiler/syntax, internal/limitread, internal/spell, internal/text,
-// policy, tools, tools/toolwire, vm and wire.
+// policy, tools, tools/toolwire, tools/typed, vm and wire.
 package scripts

@@ -6,14 +6,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strconv"
 
 	"github.com/axpool/axpool/compiler"
 	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/tools/toolwire"
-	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/tools/typed"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -111,7 +110,7 @@ func execute(ctx context.Context, env *tools.Env, j *Job, progress tools.Progres
 	if aerr != nil {
 		return wire.InvalidArgs(wire.KindInvalidArgs, aerr.Msg)
 	}
-	values, err := argValues(m, params, args)
+	values, err := typed.Values(m, fields(params), args)
 	if err != nil {
 		return wire.Internal(fmt.Sprintf("script %q: %v", j.Script, err))
 	}
@@ -152,118 +151,4 @@ func withScript(j *Job, o *wire.Object) *wire.Object {
 		out.Set(k, v)
 	}
 	return out
-}
-
-// argValues converts checked arguments to main's argument values.
-func argValues(m *vm.Module, params []*Param, args json.RawMessage) ([]vm.Value, error) {
-	obj, err := wire.ParseObject(args)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]vm.Value, len(params))
-	for i, p := range params {
-		raw := json.RawMessage("null")
-		if v, ok := obj.Get(p.Name); ok {
-			raw = v.(json.RawMessage)
-		}
-		if out[i], err = toValue(m, p.Type, raw); err != nil {
-			return nil, fmt.Errorf("argument %q: %w", p.Name, err)
-		}
-	}
-	return out, nil
-}
-
-// toValue converts one checked JSON value of type t (null only for an
-// Option) to an .ax value.
-func toValue(m *vm.Module, t *Type, raw json.RawMessage) (vm.Value, error) {
-	switch t.Kind {
-	case KindString:
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return vm.Value{}, err
-		}
-		return vm.Str(s), nil
-	case KindInt:
-		n, err := strconv.ParseInt(string(raw), 10, 64)
-		return vm.Int(n), err
-	case KindFloat:
-		f, ok := parseFloat(raw)
-		if !ok {
-			return vm.Value{}, fmt.Errorf("not a finite number: %s", raw)
-		}
-		return vm.Float(f), nil
-	case KindBool:
-		return vm.Bool(string(raw) == "true"), nil
-	case KindEnum:
-		td, err := typeDesc(m, t, vm.EnumType)
-		if err != nil {
-			return vm.Value{}, err
-		}
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return vm.Value{}, err
-		}
-		for i, v := range td.Variants {
-			if v.Name == s {
-				return vm.NewEnum(td, i, vm.Unit()), nil
-			}
-		}
-		return vm.Value{}, fmt.Errorf("enum %s has no variant %q", td.Name, s)
-	case KindList:
-		var items []json.RawMessage
-		if err := json.Unmarshal(raw, &items); err != nil {
-			return vm.Value{}, err
-		}
-		elems := make([]vm.Value, len(items))
-		for i, it := range items {
-			v, err := toValue(m, t.Elem, it)
-			if err != nil {
-				return vm.Value{}, err
-			}
-			elems[i] = v
-		}
-		return vm.NewList(elems), nil
-	case KindOption:
-		if string(raw) == "null" {
-			return vm.None(), nil
-		}
-		v, err := toValue(m, t.Elem, raw)
-		if err != nil {
-			return vm.Value{}, err
-		}
-		return vm.Some(v), nil
-	case KindRecord:
-		td, err := typeDesc(m, t, vm.RecordType)
-		if err != nil {
-			return vm.Value{}, err
-		}
-		obj, err := wire.ParseObject(raw)
-		if err != nil {
-			return vm.Value{}, err
-		}
-		fields := make([]vm.Value, len(t.Fields))
-		for i, f := range t.Fields {
-			fr := json.RawMessage("null")
-			if v, ok := obj.Get(f.Name); ok {
-				fr = v.(json.RawMessage)
-			}
-			if fields[i], err = toValue(m, f.Type, fr); err != nil {
-				return vm.Value{}, err
-			}
-		}
-		return vm.NewRecord(td, fields...), nil
-	}
-	return vm.Value{}, fmt.Errorf("unsupported parameter kind %d", t.Kind)
-}
-
-// typeDesc returns the module's descriptor of t's record or enum.
-func typeDesc(m *vm.Module, t *Type, kind vm.TypeKind) (*vm.TypeDesc, error) {
-	if t.TypeID < 0 || t.TypeID >= len(m.Types) || m.Types[t.TypeID].Name != t.Name || m.Types[t.TypeID].Kind != kind {
-		return nil, fmt.Errorf("type %s not found in the module", t.Name)
-	}
-	td := m.Types[t.TypeID]
-	if kind == vm.RecordType && len(td.Fields) != len(t.Fields) {
-		return nil, fmt.Errorf("record %s has %d fields, want %d", t.Name, len(td.Fields), len(t.Fields))
-	}
-	return td, nil
 }

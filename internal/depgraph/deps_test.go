@@ -49,6 +49,7 @@ var allowed = map[string][]string{
 
 	// The tool engines.
 	"tools/toolwire":  {"compiler", "internal/text", "policy", "vm", "wire"},
+	"tools/typed":     {"compiler", "internal/spell", "internal/text", "vm", "wire"},
 	"tools/workflow":  {"internal/text", "wire"},
 	"tools/template":  {"compiler", "internal/limitread", "wire"},
 	"tools/sealed":    {"compiler", "internal/text", "policy", "tools/toolwire", "vm", "wire"},
@@ -59,7 +60,7 @@ var allowed = map[string][]string{
 
 	// Named scripts: compiled and checked here, run through the tool
 	// engine on the workers.
-	"scripts": {"compiler", "compiler/syntax", "internal/limitread", "internal/spell", "internal/text", "policy", "tools", "tools/toolwire", "vm", "wire"},
+	"scripts": {"compiler", "compiler/syntax", "internal/limitread", "internal/spell", "internal/text", "policy", "tools", "tools/toolwire", "tools/typed", "vm", "wire"},
 
 	// The service: queue knows nothing of MCP or the tools; the gateway
 	// never runs a VM (no compiler, no vm).
