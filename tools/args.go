@@ -101,7 +101,7 @@ func CheckArgs(tool string, raw json.RawMessage) (json.RawMessage, error) {
 // checkArgs is CheckArgs returning the normalised object: values are
 // json.RawMessage, nested objects *wire.Object.
 func checkArgs(tool string, raw json.RawMessage) (*wire.Object, *ArgError) {
-	spec, ok := SpecOf(tool)
+	spec, ok := lookupSpec(tool)
 	if !ok {
 		return nil, &ArgError{Kind: ArgUnknownTool, Tool: tool, Msg: UnknownToolMessage(tool)}
 	}

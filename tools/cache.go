@@ -42,7 +42,7 @@ const cacheKeyVersion = 1
 // Cacheable, for arguments CheckArgs refuses, and for a policy that does
 // not parse (the call is answered at once with invalid_policy anyway).
 func CacheKey(tool string, rawArgs json.RawMessage, scope string) (digest string, ok bool) {
-	spec, found := SpecOf(tool)
+	spec, found := lookupSpec(tool)
 	if !found || !spec.Cacheable {
 		return "", false
 	}
@@ -58,7 +58,7 @@ func CacheKey(tool string, rawArgs json.RawMessage, scope string) (digest string
 // again. Arguments that are not such an object give a digest of their
 // own or none, never another call's.
 func CacheKeyChecked(tool string, checked json.RawMessage, scope string) (digest string, ok bool) {
-	spec, found := SpecOf(tool)
+	spec, found := lookupSpec(tool)
 	if !found || !spec.Cacheable {
 		return "", false
 	}

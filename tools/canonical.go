@@ -11,7 +11,7 @@ import "encoding/json"
 // members are ordered or spelled — what an idempotency key compares. ok is
 // false for arguments CheckArgs refuses or a policy that does not parse.
 func CanonicalArgs(tool string, raw json.RawMessage) (canon []byte, ok bool) {
-	spec, found := SpecOf(tool)
+	spec, found := lookupSpec(tool)
 	if !found {
 		return nil, false
 	}

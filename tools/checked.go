@@ -41,7 +41,7 @@ func Check(tool string, raw json.RawMessage) (*Args, error) {
 	if err != nil { // raw JSON values and strings only: cannot fail
 		return nil, &ArgError{Kind: ArgNotObject, Tool: tool, Msg: fmt.Sprintf("arguments of tool %q: %v", tool, err)}
 	}
-	spec, _ := SpecOf(tool)
+	spec, _ := lookupSpec(tool)
 	a := &Args{tool: tool, spec: spec, obj: obj, json: b}
 	if v, ok := obj.Get(idempotencyParam.Name); ok {
 		_ = json.Unmarshal(v.(json.RawMessage), &a.key) // a string: checked

@@ -121,7 +121,7 @@ func (c CallLimits) effective(env *Env) runLimits {
 // worker's watchdog answers a job whose engine is still running well past
 // this limit (docs/architecture.md "Jobs").
 func WallLimit(env *Env, tool string, rawArgs json.RawMessage) time.Duration {
-	if tool != "boruna_run" && tool != "boruna_run_sealed" {
+	if !runsWithLimits(tool) {
 		return wallLimit(env, tool, nil)
 	}
 	obj, aerr := checkArgs(tool, rawArgs)
@@ -138,7 +138,7 @@ func wallLimit(env *Env, tool string, a *args) time.Duration {
 		env = &Env{}
 	}
 	ceiling := max(env.Ceilings.MaxWall, 0)
-	if a == nil || tool != "boruna_run" && tool != "boruna_run_sealed" {
+	if a == nil || !runsWithLimits(tool) {
 		return ceiling
 	}
 	l := effectiveLimits(env, a)
@@ -149,6 +149,13 @@ func wallLimit(env *Env, tool string, a *args) time.Duration {
 		return math.MaxInt64
 	}
 	return time.Duration(l.wallMs) * time.Millisecond
+}
+
+// runsWithLimits reports the tools whose calls carry boruna_run's limits
+// (max_steps, max_wall_ms, limits): boruna_run, boruna_run_sealed and the
+// grade job.
+func runsWithLimits(tool string) bool {
+	return tool == "boruna_run" || tool == "boruna_run_sealed" || tool == GradeKind
 }
 
 // vmLimits converts the effective limits to the VM's units. The output
@@ -224,6 +231,10 @@ type mainRun struct {
 	// effects, when not nil, is set when the run made a live capability
 	// call (liveEffects): the call is then not Report.Deterministic.
 	effects *bool
+	// entry is the function called ("" = main); value, when not nil,
+	// receives its value after a successful run.
+	entry string
+	value *vm.Value
 }
 
 // runMain runs m's main with r.args under r.policy (intersected with the
@@ -248,6 +259,7 @@ func runMain(ctx context.Context, env *Env, m *vm.Module, r mainRun, progress Pr
 		Handler:       h,
 		Trace:         r.trace,
 		Args:          r.args,
+		Entry:         r.entry,
 		Debug:         debug,
 		MaxDebugBytes: MaxDebugOutputBytes,
 		InternalLog:   internalLog{},
@@ -270,6 +282,9 @@ func runMain(ctx context.Context, env *Env, m *vm.Module, r mainRun, progress Pr
 	result, ui, err := encodeOutput(env, res, lim)
 	if err != nil {
 		return debug.set(runFailure(env, err, facts)), nil, res.Steps
+	}
+	if r.value != nil {
+		*r.value = res.Value
 	}
 	o := wire.Envelope(true).
 		Set("result", result).

@@ -352,6 +352,15 @@ var specIndex = func() map[string]int {
 // not modify.
 func Specs() []ToolSpec { return append([]ToolSpec(nil), specs...) }
 
+// lookupSpec is SpecOf that also knows the internal job kinds that take
+// checked arguments (GradeKind), which are no MCP tools.
+func lookupSpec(tool string) (*ToolSpec, bool) {
+	if tool == GradeKind {
+		return &gradeSpec, true
+	}
+	return SpecOf(tool)
+}
+
 // SpecOf returns the spec of tool, or false for an unknown tool. The spec
 // is shared and must not be modified.
 func SpecOf(tool string) (*ToolSpec, bool) {

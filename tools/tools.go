@@ -92,6 +92,7 @@ var engines = map[string]engine{
 	"boruna_template_apply":    templateApplyTool,
 	"boruna_capability_list":   capabilityListTool,
 	"boruna_policy_validate":   policyValidateTool,
+	GradeKind:                  gradeTool,
 }
 
 // Names returns the names of the 15 tools in registration order.
@@ -108,7 +109,7 @@ func Names() []string {
 // (workflow_validate, template_list, capability_list, policy_validate) may
 // be answered by the gateway. Unknown tools report false.
 func Executes(tool string) bool {
-	s, ok := SpecOf(tool)
+	s, ok := lookupSpec(tool)
 	return ok && s.Executes
 }
 
@@ -163,7 +164,7 @@ func CallReport(ctx context.Context, env *Env, tool string, rawArgs json.RawMess
 	}
 	a := &args{obj: obj}
 	resp = eng(ctx, env, a, progress)
-	spec, _ := SpecOf(tool)
+	spec, _ := lookupSpec(tool)
 	rep.Deterministic = spec.Cacheable && !a.effects && repeatable(resp)
 	return resp, rep
 }

@@ -63,8 +63,12 @@ func TestNamesAndExecutes(t *testing.T) {
 			t.Errorf("%s: RunsProgram = %v", n, s.RunsProgram)
 		}
 	}
-	if len(engines) != len(want) || len(Specs()) != len(want)+1 {
-		t.Errorf("%d engines, %d specs, want %d engines and axpool_batch", len(engines), len(Specs()), len(want))
+	if len(engines) != len(want)+1 || len(Specs()) != len(want)+1 {
+		t.Errorf("%d engines, %d specs, want %d engines (the grade job's too) and axpool_batch", len(engines), len(Specs()), len(want)+1)
+	}
+	// The grade job is no MCP tool: SpecOf does not know it, it executes.
+	if _, ok := SpecOf(GradeKind); ok || !Executes(GradeKind) || engines[GradeKind] == nil {
+		t.Errorf("grade: SpecOf ok %v, Executes %v", ok, Executes(GradeKind))
 	}
 	// axpool_batch is served by the gateway: Call refuses it.
 	if b, ok := SpecOf("axpool_batch"); !ok || !b.Batch || b.Executes || engines["axpool_batch"] != nil {

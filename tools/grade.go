@@ -1,0 +1,324 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/tools/toolwire"
+	"github.com/axpool/axpool/tools/typed"
+	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/wire"
+)
+
+// GradeKind is the job kind (queue.Job.Tool) of a graded batch item whose
+// grading needs the program's functions (docs/operations.md "Graded
+// batches"): `tests` with `entry` (call a function with typed arguments,
+// as a named script's main is called) or `check` (call a checker on main's
+// result). It is no MCP tool: SpecOf and Names do not list it, and only
+// package batch makes its calls. Its expectations never travel in the
+// job: the worker returns what ran (each test's result, the checker's
+// answer) and the batch compares, so a cached run serves any expectation.
+const GradeKind = "grade"
+
+// MaxTests is the most tests one graded item may carry.
+const MaxTests = 1000
+
+// gradeSpec is the spec of GradeKind: boruna_run's source, policy and
+// limits, with what to call instead of (tests) or after (check) main.
+var gradeSpec = ToolSpec{
+	Name: GradeKind, Title: "Run a graded batch item", Executes: true, RunsProgram: true, Cacheable: true,
+	Params: []Param{
+		sourceParam, policyParam, maxStepsParam, maxWallParam, limitsParam, seedParam,
+		{Name: "entry", Type: ParamString, MaxBytes: MaxNameBytes, Description: "The function each test calls."},
+		{Name: "tests", Type: ParamItems, MaxItems: MaxTests, Description: "Each test's arguments: an array of JSON values, one per parameter of entry."},
+		{Name: "check", Type: ParamString, Source: true, Description: ".ax source defining fn check(result: T) -> Bool, T being main's return type."},
+		idempotencyParam,
+	},
+}
+
+// gradeTool runs a GradeKind job. With tests and entry it compiles the
+// source (main is not required), converts each test's arguments to the
+// parameter types of entry exactly as a named script's arguments are
+// converted (tools/typed), and calls entry once per test:
+//
+//	{"success":true,"protocol_version":1,"tests":[{"result":9,"steps":12},
+//	 {"outcome":"runtime_error","message":"division by zero","steps":4}],"steps":16,"outcome":"ok","retryable":false}
+//
+// With check it runs main as boruna_run does and then check(result) on the
+// program compiled together with the checker, adding check_passed (true or
+// false) or check_error (one line) before outcome.
+//
+// max_steps bounds each run (each test, main, the checker) on its own;
+// max_wall_ms bounds the whole job. The program's faults are boruna_run's
+// failures (compile errors, MISSING_MAIN; a missing entry is the compile
+// error MISSING_ENTRY); tests or a checker that cannot be used are
+// invalid_args (`test 2: function "add" takes 2 arguments, got 3`,
+// `check does not compile: line 1:20: E003 …`), outcome invalid_args.
+func gradeTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wire.Object {
+	lim := effectiveLimits(env, a)
+	pol, err := policy.ParseRunArg(a.raw("policy"))
+	if err != nil {
+		return PolicyFailure(err)
+	}
+	g := &grader{env: env, a: a, lim: lim, pol: pol, start: time.Now(), progress: progress}
+	switch {
+	case a.has("tests") && a.has("entry"):
+		return g.tests(ctx)
+	case a.has("check"):
+		return g.check(ctx)
+	}
+	return wire.InvalidArgs(wire.KindInvalidArgs, "a grade job needs tests with entry, or check")
+}
+
+// grader holds one grade job's settings.
+type grader struct {
+	env      *Env
+	a        *args
+	lim      runLimits
+	pol      *policy.Policy
+	start    time.Time
+	progress ProgressFunc
+	steps    int64 // steps of the runs so far, for progress
+}
+
+// run runs fn of m with args under the job's limits (the wall-clock
+// budget what is left of the job's), as runMain does.
+func (g *grader) run(ctx context.Context, m *vm.Module, fn string, args []vm.Value, pol *policy.Policy, value *vm.Value) (*wire.Object, int64) {
+	lim := g.lim
+	if lim.hasWall {
+		left := lim.wallMs - time.Since(g.start).Milliseconds()
+		lim.wallMs = max(left, 0)
+	}
+	var progress ProgressFunc
+	if g.progress != nil {
+		base := g.steps
+		progress = func(steps, total int64) { g.progress(base+steps, total) }
+	}
+	o, _, steps := runMain(ctx, g.env, m, mainRun{args: args, policy: pol, lim: lim, seed: seedArg(g.a),
+		effects: &g.a.effects, entry: fn, value: value}, progress)
+	g.steps += max(steps, 0)
+	return o, steps
+}
+
+// tests runs each test of the job (gradeTool).
+func (g *grader) tests(ctx context.Context) *wire.Object {
+	entry := g.a.str("entry", "")
+	var tests []json.RawMessage
+	if err := json.Unmarshal(g.a.raw("tests"), &tests); err != nil { // an array: checked
+		return wire.InvalidArgs(wire.KindInvalidArgs, "tests: "+err.Error())
+	}
+	p := compiler.Analyze([]byte(g.a.str("source", "")), compiler.Options{File: SourceFile, LibsDir: g.env.LibsDir})
+	if errs := p.Errors(); errs != nil {
+		return toolwire.CompileFailure(errs, g.env.LibsDir)
+	}
+	fn := p.Func(entry)
+	if fn == nil {
+		return missingEntry(entry)
+	}
+	conv := typed.NewConverter(entry, "a parameter of a tested function")
+	params := make([]typed.Field, len(fn.Params))
+	for i, t := range fn.Params {
+		tt, err := conv.TypeOf(t, fn.ParamNames[i])
+		if err != nil {
+			return wire.InvalidArgs(wire.KindInvalidArgs, fmt.Sprintf("entry %q: %v", clipName(entry), err))
+		}
+		params[i] = typed.Field{Name: fn.ParamNames[i], Type: tt}
+	}
+	m, errs := p.Compile()
+	if errs != nil {
+		return toolwire.CompileFailure(errs, g.env.LibsDir)
+	}
+	// Every test's arguments are checked before any runs: a test that
+	// cannot be called makes the item ungradable, whatever the others do.
+	subject := fmt.Sprintf("function %q", clipName(entry))
+	values := make([][]vm.Value, len(tests))
+	for i, raw := range tests {
+		vals, msg := testArgs(m, subject, params, raw)
+		if msg != "" {
+			return wire.InvalidArgs(wire.KindInvalidArgs, fmt.Sprintf("test %d: %s", i+1, msg))
+		}
+		values[i] = vals
+	}
+	results := make([]*wire.Object, len(tests))
+	var total, size int64
+	budget := g.env.maxResponse()
+	for i := range tests {
+		var v vm.Value
+		o, steps := g.run(ctx, m, entry, values[i], g.pol, &v)
+		total += max(steps, 0)
+		out, _ := o.Get("outcome")
+		if out == wire.OutcomeCancelled {
+			return o
+		}
+		r := wire.NewObject()
+		if out == wire.OutcomeOK {
+			res, _ := o.Get("result")
+			r.Set("result", res)
+		} else {
+			r.Set("outcome", out)
+			if lk, ok := o.Get("limit_kind"); ok {
+				r.Set("limit_kind", lk)
+			}
+			msg, _ := o.Get("message")
+			r.Set("message", msg)
+		}
+		r.Set("steps", steps)
+		if b, err := r.MarshalJSON(); err == nil {
+			size += int64(len(b))
+		}
+		if budget > 0 && size > budget {
+			e := &toolwire.OutputError{Limit: budget, Steps: total,
+				Msg: fmt.Sprintf("the results of tests 1 to %d take more than %d bytes (the largest response the queue carries)", i+1, budget)}
+			return runFailure(g.env, e, toolwire.HandlerFacts{})
+		}
+		results[i] = r
+	}
+	return wire.WithOutcome(wire.Envelope(true).Set("tests", results).Set("steps", total), wire.OutcomeOK)
+}
+
+// testArgs converts one test's arguments (raw: a JSON array, one value per
+// parameter) to values of m, or says why it cannot: `function "add" takes
+// 2 arguments, got 3`, or typed.CheckObject's message.
+func testArgs(m *vm.Module, subject string, params []typed.Field, raw json.RawMessage) ([]vm.Value, string) {
+	var list []json.RawMessage
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &list) != nil {
+		return nil, fmt.Sprintf("the arguments must be an array, got %s", wire.JSONType(raw))
+	}
+	if len(list) != len(params) {
+		return nil, fmt.Sprintf("%s takes %d %s, got %d", subject, len(params), plural(len(params), "argument"), len(list))
+	}
+	obj := wire.NewObject()
+	for i, p := range params {
+		obj.Set(p.Name, list[i])
+	}
+	b, err := obj.MarshalJSON()
+	if err != nil {
+		return nil, err.Error() // raw JSON values: cannot happen
+	}
+	checked, aerr := typed.CheckObject(subject, params, b)
+	if aerr != nil {
+		return nil, aerr.Msg
+	}
+	vals, verr := typed.Values(m, params, checked)
+	if verr != nil {
+		return nil, verr.Error()
+	}
+	return vals, ""
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return word
+	}
+	return word + "s"
+}
+
+// clipName is a function name for a message.
+func clipName(s string) string { return strings.ToValidUTF8(s[:min(len(s), maxQuotedArgName)], "") }
+
+// CodeMissingEntry is the diagnostic code of a graded item whose `entry`
+// names no function of its source.
+const CodeMissingEntry = "MISSING_ENTRY"
+
+// missingEntry is the compile-errors response of a tested program without
+// the function its tests call.
+func missingEntry(entry string) *wire.Object {
+	e := wire.NewObject().Set("severity", compiler.SeverityError).Set("code", CodeMissingEntry).
+		Set("message", fmt.Sprintf("no function %q to test (the item's entry)", clipName(entry))).
+		Set("line", 1).Set("col", 1)
+	return wire.WithOutcome(wire.Envelope(false).Set("errors", []*wire.Object{e}), wire.OutcomeCompileError)
+}
+
+// check runs main, then the checker on its result (gradeTool).
+func (g *grader) check(ctx context.Context) *wire.Object {
+	src := g.a.str("source", "")
+	m, failed := compileSource(g.env, src, "module", true)
+	if failed != nil {
+		return failed
+	}
+	if m.Entry < 0 {
+		return toolwire.MissingMain()
+	}
+	// The checker is compiled with the program, after it, so that T may
+	// be any of the program's types; the program's lines come first and
+	// keep their numbers.
+	if !strings.HasSuffix(src, "\n") {
+		src += "\n"
+	}
+	offset := int32(strings.Count(src, "\n"))
+	p := compiler.Analyze([]byte(src+g.a.str("check", "")), compiler.Options{File: SourceFile, LibsDir: g.env.LibsDir, Script: true})
+	if errs := p.Errors(); errs != nil {
+		return invalidCheck(checkCompileMessage(errs[0], offset))
+	}
+	fn, main := p.Func("check"), p.Func("main")
+	if fn == nil {
+		return invalidCheck("check defines no function `check`")
+	}
+	want := "fn check(result: " + main.Result.String() + ") -> Bool"
+	if len(fn.Params) != 1 || fn.Params[0].String() != main.Result.String() || fn.Result.String() != "Bool" {
+		return invalidCheck(fmt.Sprintf("check must be `%s` (main returns %s), got `%s`", want, main.Result.String(), fn.Signature()))
+	}
+	cm, errs := p.Compile()
+	if errs != nil {
+		return invalidCheck(checkCompileMessage(errs[0], offset))
+	}
+	var result vm.Value
+	o, _ := g.run(ctx, cm, "", nil, g.pol, &result)
+	if out, _ := o.Get("outcome"); out != wire.OutcomeOK {
+		return o
+	}
+	// The checker may not reach outside the VM: deny-all.
+	co, _ := g.run(ctx, cm, "check", []vm.Value{result}, policy.DenyAll(), nil)
+	switch out, _ := co.Get("outcome"); out {
+	case wire.OutcomeOK:
+		r, _ := co.Get("result")
+		setBeforeOutcome(o, "check_passed", json.RawMessage(r.(json.RawMessage)))
+	case wire.OutcomeCancelled:
+		return co
+	default:
+		msg, _ := co.Get("message")
+		line := fmt.Sprintf("check failed: %v: %v", out, msg)
+		if lk, ok := co.Get("limit_kind"); ok {
+			line = fmt.Sprintf("check failed: %v (%v)", out, lk)
+		}
+		setBeforeOutcome(o, "check_error", toolwire.ClipMessage(line))
+	}
+	return o
+}
+
+// checkCompileMessage is the one line of a checker that does not compile:
+// its first error, at its line in the checker (or in the program, when
+// the two clash there).
+func checkCompileMessage(e *compiler.Error, offset int32) string {
+	where := ""
+	switch {
+	case !e.Pos.IsValid():
+	case e.Pos.Line > offset:
+		where = fmt.Sprintf("line %d:%d: ", e.Pos.Line-offset, e.Pos.Col)
+	default:
+		where = fmt.Sprintf("program line %d:%d: ", e.Pos.Line, e.Pos.Col)
+	}
+	return toolwire.ClipMessage("check does not compile: " + where + e.Code + " " + e.Msg)
+}
+
+// invalidCheck is the invalid_args answer of a checker that cannot be used.
+func invalidCheck(msg string) *wire.Object {
+	return wire.InvalidArgs(wire.KindInvalidArgs, msg)
+}
+
+// setBeforeOutcome adds key to o before its outcome and retryable.
+func setBeforeOutcome(o *wire.Object, key string, v any) {
+	out, has := o.Get("outcome")
+	retry, _ := o.Get("retryable")
+	o.Delete("outcome")
+	o.Delete("retryable")
+	o.Set(key, v)
+	if has {
+		o.Set("outcome", out).Set("retryable", retry)
+	}
+}

@@ -1,0 +1,145 @@
+package tools
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// gradeArgs builds the arguments of a grade job around source; extra is a
+// JSON fragment of further members.
+func gradeArgs(source, extra string) string {
+	src, _ := json.Marshal(source)
+	return `{"source":` + string(src) + `,` + extra + `}`
+}
+
+const addSource = "fn add(a: Int, b: Int) -> Int { a + b }\nfn div(a: Int, b: Int) -> Int { a / b }\n"
+
+// TestGradeTests: each test calls entry with its arguments converted to
+// the parameter types; a test's result or failure is its entry in tests,
+// steps the sum; main is not required.
+func TestGradeTests(t *testing.T) {
+	got := call(t, nil, GradeKind, gradeArgs(addSource, `"entry":"div","tests":[[6,3],[1,0],[9,1.0]]`))
+	want := `{"success":true,"protocol_version":1,"tests":[{"result":2,"steps":4},` +
+		`{"outcome":"runtime_error","message":"division by zero","steps":3},{"result":9,"steps":4}],"steps":11,"outcome":"ok","retryable":false}`
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// TestGradeTestsTyped: records, enums, lists and options are converted as
+// a named script's arguments are; the result is vm's encoding.
+func TestGradeTestsTyped(t *testing.T) {
+	src := "enum Color { Red, Green }\ntype P { x: Int, c: Color }\n" +
+		"fn f(ps: List<P>, n: Option<Int>) -> Option<P> { if list_len(ps) == 0 { None } else { Some(P { x: list_get(ps, 0).x + 1, c: Color::Green }) } }\n"
+	got := call(t, nil, GradeKind, gradeArgs(src, `"entry":"f","tests":[[[{"x":1,"c":"Red"}],null],[[],5]]`))
+	if !strings.Contains(got, `"tests":[{"result":{"option":"Some","value":{"type":"record","type_id":1,"name":"P","fields":[2,{"type":"enum","type_id":0,"variant":"Green","payload":null}],"field_names":["x","c"]}},"steps":15}`) ||
+		!strings.Contains(got, `{"result":{"option":"None"}`) {
+		t.Errorf("got %s", got)
+	}
+}
+
+// TestGradeTestsRefused: tests that cannot call entry make the job
+// invalid_args before any runs; a missing entry is the program's
+// compile error MISSING_ENTRY; a compile error is boruna_run's.
+func TestGradeTestsRefused(t *testing.T) {
+	for _, c := range []struct{ source, extra, want string }{
+		{addSource, `"entry":"add","tests":[[1,2],[1,2,3]]`,
+			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"test 2: function \"add\" takes 2 arguments, got 3","outcome":"invalid_args","retryable":false}`},
+		{addSource, `"entry":"add","tests":[[1,"x"]]`,
+			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"test 1: function \"add\": invalid value \"x\" for parameter \"b\" (expected an integer)","outcome":"invalid_args","retryable":false}`},
+		{addSource, `"entry":"add","tests":[{"a":1}]`,
+			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"test 1: the arguments must be an array, got object","outcome":"invalid_args","retryable":false}`},
+		{"fn f(m: Map<String, Int>) -> Int { 1 }", `"entry":"f","tests":[[{}]]`,
+			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"entry \"f\": parameter \"m\" has type Map<String, Int>; a parameter of a tested function must be String, Int, Float, Bool, an enum without payloads, List<T>, Option<T> or a record of these","outcome":"invalid_args","retryable":false}`},
+		{addSource, `"entry":"mul","tests":[[1,2]]`,
+			`{"success":false,"protocol_version":1,"errors":[{"severity":"error","code":"MISSING_ENTRY","message":"no function \"mul\" to test (the item's entry)","line":1,"col":1}],"outcome":"compile_error","retryable":false}`},
+		{"fn add(a: Int) -> Int { a + }", `"entry":"add","tests":[[1]]`, ""},
+	} {
+		got := call(t, nil, GradeKind, gradeArgs(c.source, c.extra))
+		if c.want == "" {
+			if !strings.Contains(got, `"outcome":"compile_error"`) || !strings.Contains(got, `"code":"E002"`) {
+				t.Errorf("%s: got %s", c.extra, got)
+			}
+			continue
+		}
+		if got != c.want {
+			t.Errorf("%s:\ngot  %s\nwant %s", c.extra, got, c.want)
+		}
+	}
+}
+
+// TestGradeTestsSteps: max_steps bounds each test on its own.
+func TestGradeTestsSteps(t *testing.T) {
+	src := "fn loop(n: Int) -> Int { let mut i = 0\n while i < n { i = i + 1 }\n i }"
+	got := call(t, nil, GradeKind, gradeArgs(src, `"entry":"loop","tests":[[1],[1000]],"max_steps":100`))
+	want := `"tests":[{"result":1,"steps":`
+	if !strings.Contains(got, want) || !strings.Contains(got, `{"outcome":"step_limit","limit_kind":"steps","message":"max execution steps exceeded (100)","steps":101}`) {
+		t.Errorf("got %s", got)
+	}
+}
+
+// TestGradeCheck: check runs on main's result, which may be any of the
+// program's types; check_passed is its answer.
+func TestGradeCheck(t *testing.T) {
+	src := "type P { x: Int }\nfn main() -> P { P { x: 3 } }"
+	for _, c := range []struct{ check, want string }{
+		{"fn check(result: P) -> Bool { result.x == 3 }", `"check_passed":true,"outcome":"ok"`},
+		{"fn check(result: P) -> Bool { result.x > 3 }", `"check_passed":false,"outcome":"ok"`},
+		{"fn check(result: P) -> Bool { 1 / (result.x - 3) == 0 }", `"check_error":"check failed: runtime_error: division by zero","outcome":"ok"`},
+	} {
+		chk, _ := json.Marshal(c.check)
+		got := call(t, nil, GradeKind, gradeArgs(src, `"check":`+string(chk)))
+		if !strings.HasPrefix(got, `{"success":true,"protocol_version":1,"result":{"type":"record"`) || !strings.Contains(got, c.want) {
+			t.Errorf("%s:\ngot %s\nwant …%s…", c.check, got, c.want)
+		}
+	}
+}
+
+// TestGradeCheckRefused: a checker that does not compile or has the wrong
+// signature is invalid_args naming its line; the program's own failures
+// are boruna_run's.
+func TestGradeCheckRefused(t *testing.T) {
+	for _, c := range []struct{ source, check, want string }{
+		{"fn main() -> Int { 3 }", "fn check(result: Int) -> Bool {\n  result == nope\n}",
+			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"check does not compile: line 2:13: E003 undefined name 'nope'","outcome":"invalid_args","retryable":false}`},
+		{"fn main() -> Int { 3 }", "fn check(result: String) -> Bool { true }",
+			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"check must be ` + "`fn check(result: Int) -> Bool` (main returns Int), got `fn check(result: String) -> Bool`" + `","outcome":"invalid_args","retryable":false}`},
+		{"fn main() -> Int { 3 }", "fn chk(result: Int) -> Bool { true }",
+			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"check defines no function ` + "`check`" + `","outcome":"invalid_args","retryable":false}`},
+		{"fn f() -> Int { 3 }", "fn check(result: Int) -> Bool { true }",
+			`{"success":false,"protocol_version":1,"errors":[{"severity":"error","code":"MISSING_MAIN","message":"` + MissingMainMessage + `","line":1,"col":1}],"outcome":"compile_error","retryable":false}`},
+		{"fn main() -> Int { 1 / 0 }", "fn check(result: Int) -> Bool { true }", `"outcome":"runtime_error"`},
+	} {
+		chk, _ := json.Marshal(c.check)
+		got := call(t, nil, GradeKind, gradeArgs(c.source, `"check":`+string(chk)))
+		if got != c.want && !(strings.HasPrefix(c.want, `"`) && strings.Contains(got, c.want)) {
+			t.Errorf("%s:\ngot  %s\nwant %s", c.check, got, c.want)
+		}
+	}
+}
+
+// TestGradeCacheKey: the cache key of a grade job covers what it runs
+// (tests' arguments, the checker), so two jobs differing there never
+// share a cached result.
+func TestGradeCacheKey(t *testing.T) {
+	key := func(args string) string {
+		a, err := Check(GradeKind, json.RawMessage(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, ok := a.CacheKey("s")
+		if !ok {
+			t.Fatalf("%s: not cacheable", args)
+		}
+		return k
+	}
+	a := key(gradeArgs(addSource, `"entry":"add","tests":[[1,2]]`))
+	b := key(gradeArgs(addSource, `"entry":"add","tests":[[1,3]]`))
+	c := key(gradeArgs(addSource, `"entry":"div","tests":[[1,2]]`))
+	d := key(gradeArgs(addSource, `"check":"fn check(result: Int) -> Bool { true }"`))
+	e := key(gradeArgs(addSource, `"check":"fn check(result: Int) -> Bool { false }"`))
+	if a == b || a == c || b == c || d == e {
+		t.Errorf("keys not distinct: %s %s %s %s %s", a, b, c, d, e)
+	}
+}
