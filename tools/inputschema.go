@@ -140,7 +140,10 @@ func propSchema(p Param) *wire.Object {
 		}
 		o.Set("type", "array").Set("items", items)
 	case ParamItems:
-		o.Set("type", "array").Set("maxItems", p.MaxItems).Set("items", objectSchema(p.Props))
+		o.Set("type", "array").Set("maxItems", p.MaxItems)
+		if p.Props != nil {
+			o.Set("items", objectSchema(p.Props))
+		}
 	case ParamObject:
 		if p.Props == nil {
 			o.Set("type", "object") // any object

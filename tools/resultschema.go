@@ -505,6 +505,8 @@ func batchSummarySchema() *wire.Object {
 		return describe(sObject(req("n", sCount()), req("p50", sCount()), req("p95", sCount()), req("p99", sCount()), req("max", sCount())),
 			"Nearest-rank percentiles of "+d+" over the results that carry it (all 0 when n is 0).")
 	}
+	passAt := describe(sType("object").Set("additionalProperties", sType("number").Set("minimum", 0).Set("maximum", 1)),
+		`pass@k by k ("1", "5", …): the unbiased estimator, the mean over tasks with at least k samples.`)
 	return describe(sObject(
 		req("items", sCount()), req("ok", sCount()), req("failed", sCount()),
 		req("outcomes", describe(sType("object").Set("additionalProperties", sCount()), "Items by outcome (docs/tools.md §5).")),
@@ -512,7 +514,13 @@ func batchSummarySchema() *wire.Object {
 		req("run_ms", p("run_ms")), req("queue_ms", p("queue_ms")), req("steps", p("steps")),
 		req("wall_ms", sCount()), req("items_per_s", sType("number").Set("minimum", 0)),
 		req("interrupted", sBool()),
-	), "Counts by outcome and percentiles (docs/tools.md §7).")
+		opt("kept", sCount()),
+		opt("verdicts", describe(sObject(req("pass", sCount()), req("fail", sCount()), req("error", sCount())),
+			"Graded items by verdict (present when an item is graded).")),
+		opt("pass_at", passAt),
+		opt("tasks", describe(sType("object").Set("additionalProperties", sObject(req("n", sCount()), req("c", sCount()), req("pass_at", passAt))),
+			"Each named task: n graded samples, c passed, pass@k for each k ≤ n.")),
+	), "Counts by outcome and percentiles, and for graded items verdicts, pass@k and tasks (docs/tools.md §7).")
 }
 
 // cycleSchema is one cycle of boruna_framework_test.

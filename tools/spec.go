@@ -55,11 +55,14 @@ const (
 	// answers invalid_policy for the wrong shapes (docs/tools.md §3).
 	ParamPolicy
 	// ParamItems is an array of at most Param.MaxItems JSON values. The
-	// schema advertises objects with the members Param.Props; CheckArgs
-	// checks only the array and its length, and the tool judges each item
-	// on its own (axpool_batch answers a malformed item in that item's
-	// result, docs/tools.md §7).
+	// schema advertises objects with the members Param.Props (any values
+	// without Props); CheckArgs checks only the array and its length, and
+	// the tool judges each item on its own (axpool_batch answers a
+	// malformed item in that item's result, docs/tools.md §7).
 	ParamItems
+	// ParamAny is any JSON value, null included (a graded batch item's
+	// expected result); the schema says nothing of its type.
+	ParamAny
 )
 
 // Param describes one tool argument. The same table produces the
@@ -295,15 +298,21 @@ var specs = withIdempotencyKey([]ToolSpec{
 		Description: "Run up to 1,000 items through the worker pool at once and return each item's result envelope (in input order) and a summary by outcome. " +
 			"An item is {id, source, tool?} (tool boruna_run by default, or boruna_check, boruna_compile) with boruna_run's optional policy, max_steps, max_wall_ms, limits, seed, idempotency_key, " +
 			"or {id, script, args}: a call of one of this server's named scripts; " +
-			"a malformed item gets its own invalid_args result. Send _meta.progressToken to receive notifications/progress (progress = items done, total = items); notifications/cancelled cancels every item.",
+			"a malformed item gets its own invalid_args result. An item with expect (main's result), tests with entry (calls of a function) or check (a checker of the result) is graded: " +
+			"its result gains verdict pass|fail|error and verdict_reason, and the summary verdicts, pass_at (over task groups) and tasks. Send _meta.progressToken to receive notifications/progress (progress = items done, total = items); notifications/cancelled cancels every item.",
 		Params: []Param{
 			{Name: "items", Type: ParamItems, Required: true, MaxItems: MaxBatchItems, Props: BatchItemParams,
 				Description: "The calls to run (at most 1,000), each with a unique id."},
 			{Name: "concurrency", Type: ParamInteger, Min: 1,
 				Description: "Most items in flight at once; default: the pool's worker slots."},
+			{Name: "pass_at", Type: ParamItems, MaxItems: MaxPassAt,
+				Description: "The k of pass@k over the graded items' tasks (positive integers; default [1])."},
 		},
 	},
 })
+
+// MaxPassAt is the most values of k one batch computes pass@k for.
+const MaxPassAt = 20
 
 // MaxBatchItems is the most items one axpool_batch call takes
 // (docs/tools.md §7).
@@ -319,6 +328,14 @@ var BatchItemParams = []Param{
 	{Name: "source", Type: ParamString, Description: ".ax source code (at most 1,048,576 bytes)."},
 	{Name: "script", Type: ParamString, MaxBytes: MaxNameBytes, Description: "A named script to run instead of source (with args)."},
 	{Name: "args", Type: ParamObject, Description: "The script's arguments."},
+	{Name: "expect", Type: ParamAny, Description: "Grade the item: main's result must equal this JSON value as the result envelope encodes it (numbers compared by value). Adds verdict and verdict_reason to its result."},
+	{Name: "tests", Type: ParamItems, MaxItems: MaxTests, Props: []Param{
+		{Name: "args", Type: ParamAny, Required: true, Description: "The arguments of entry, an array: converted to its parameter types as a named script's arguments are."},
+		{Name: "expect", Type: ParamAny, Required: true, Description: "The expected result of this call."},
+	}, Description: "Grade the item by calling entry once per test (at most 1,000, in one job); main is not required."},
+	{Name: "entry", Type: ParamString, MaxBytes: MaxNameBytes, Description: "The function tests call."},
+	{Name: "check", Type: ParamString, Description: ".ax source defining fn check(result: T) -> Bool, T being main's return type: the item passes when it returns true."},
+	{Name: "task", Type: ParamString, MaxBytes: MaxNameBytes, Description: "The task the item is a sample of, for pass@k (items without one are tasks of their own)."},
 	policyParam,
 	maxStepsParam,
 	maxWallParam,

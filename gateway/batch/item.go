@@ -48,7 +48,16 @@ type Item struct {
 	// is wire.InvalidArgs (error_kind invalid_args) with the position in
 	// its message.
 	Err *wire.Object
+	// Grade, when not nil, is how the item is graded (expect, tests or
+	// check): its result gets a verdict (Judge). A malformed item that has
+	// one of those members is graded too (verdict error).
+	Grade *Grade
+	// Task is the item's `task` ("" when none: a task of its own).
+	Task string
 }
+
+// Graded reports whether the item's result gets a verdict.
+func (it *Item) Graded() bool { return it.Grade != nil }
 
 // Malformed reports whether the item is refused without running.
 func (it *Item) Malformed() bool { return it.Err != nil }
@@ -67,7 +76,11 @@ var itemMembers = func() []string {
 const ScriptsUnavailable = "script items cannot run here: no named scripts"
 
 // scriptMembers are the members a script item may have.
-var scriptMembers = map[string]bool{"id": true, "script": true, "args": true}
+var scriptMembers = map[string]bool{"id": true, "script": true, "args": true, "expect": true, "task": true}
+
+// gradeMembers are the members that say how an item is graded, and task;
+// they are the batch's, never passed to the tool.
+var gradeMembers = map[string]bool{"expect": true, "tests": true, "entry": true, "check": true, "task": true}
 
 // MaxLineBytes is the longest item `axpool batch` reads from one line of
 // its input, in bytes without the newline: 8 MiB, the most one MCP
@@ -92,12 +105,18 @@ const maxShownID = 128
 // where names the position in messages: "line" or "item". A malformed
 // item's Err says what is wrong, e.g. `line 3: the item has no "id"`.
 // Duplicate ids are the caller's to find (Seen).
-func Parse(raw []byte, pos int, where string) Item {
+func Parse(raw []byte, pos int, where string) (out Item) {
 	it := Item{Pos: pos}
 	bad := func(format string, args ...any) Item {
 		it.Err = wire.InvalidArgs(wire.KindInvalidArgs, fmt.Sprintf("%s %d: ", where, pos)+fmt.Sprintf(format, args...))
 		return it
 	}
+	graded := false // a member that grades the item was seen
+	defer func() {
+		if graded && out.Grade == nil {
+			out.Grade = &Grade{} // malformed: graded, verdict error
+		}
+	}()
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return bad("empty line: want a JSON object")
@@ -141,9 +160,23 @@ func Parse(raw []byte, pos int, where string) Item {
 	var scriptArgs json.RawMessage
 	var other []string // members a script item may not have
 	args := wire.NewObject()
+	grading := map[string]json.RawMessage{}
+	for _, k := range obj.Keys() {
+		if gradeMembers[k] && k != "task" {
+			graded = true
+		}
+	}
 	for _, k := range obj.Keys() {
 		v, _ := obj.Get(k)
 		raw := v.(json.RawMessage)
+		switch {
+		case gradeMembers[k]:
+			grading[k] = raw
+			if !scriptMembers[k] {
+				other = append(other, k)
+			}
+			continue
+		}
 		switch k {
 		case "id":
 			continue
@@ -177,10 +210,16 @@ func Parse(raw []byte, pos int, where string) Item {
 		}
 		args.Set(k, raw)
 	}
+	g, task, msg := parseGrade(grading)
+	if msg != "" {
+		return bad("%s", msg)
+	}
+	it.Task = task
 	switch {
 	case hasScript && hasSource:
 		return bad(`give "source" or "script", not both`)
 	case hasScript:
+		it.Grade = g
 		return parseScript(it, script, scriptArgs, hasTool, other, bad)
 	case hasArgs:
 		return bad(`"args" goes with "script"; a source item takes the tool's arguments as members`)
@@ -195,6 +234,26 @@ func Parse(raw []byte, pos int, where string) Item {
 		return bad("%s", unknownName("tool", "for a batch item", tool, Tools, "want "))
 	}
 	it.Tool = tool
+	if g != nil {
+		if tool != DefaultTool {
+			return bad(`a graded item runs its program: "tool" must be %s, got %q`, DefaultTool, text.Clip(tool, maxShownID))
+		}
+		// Deterministic verdicts: the same random values on every run.
+		if _, ok := args.Get("seed"); !ok {
+			args.Set("seed", SeedOf(it.ID))
+		}
+		if g.Kind != GradeExpect {
+			tool = tools.GradeKind
+			for _, k := range []string{"entry", "tests", "check"} {
+				if v, ok := grading[k]; ok {
+					if k == "tests" {
+						v = testArgsOf(v)
+					}
+					args.Set(k, v)
+				}
+			}
+		}
+	}
 	b, err := args.MarshalJSON()
 	if err != nil {
 		return bad("%v", err) // raw JSON values only: cannot happen
@@ -203,6 +262,19 @@ func Parse(raw []byte, pos int, where string) Item {
 	// 1 MB): refused here, so that its result carries the position like
 	// every other malformed item (docs/tools.md §7).
 	call, err := tools.Check(tool, b)
+	if err != nil && tool == tools.GradeKind {
+		// The refusal as the item's tool would word it: the grading
+		// members were checked by parseGrade.
+		plain := args
+		for _, k := range []string{"entry", "tests", "check"} {
+			plain.Delete(k)
+		}
+		if pb, perr := plain.MarshalJSON(); perr == nil {
+			if _, perr := tools.Check(DefaultTool, pb); perr != nil {
+				err = perr
+			}
+		}
+	}
 	if err != nil {
 		kind := wire.KindInvalidArgs
 		var ae *tools.ArgError
@@ -212,7 +284,7 @@ func Parse(raw []byte, pos int, where string) Item {
 		it.Err = wire.InvalidArgs(kind, fmt.Sprintf("%s %d: %v", where, pos, err))
 		return it
 	}
-	it.Args, it.Call = call.JSON(), call
+	it.Tool, it.Args, it.Call, it.Grade = tool, call.JSON(), call, g
 	return it
 }
 
@@ -239,10 +311,13 @@ func parseScript(it Item, name string, args json.RawMessage, hasTool bool, other
 	case hasTool:
 		return bad(`"tool" does not go with "script": a script item runs the named script`)
 	case len(other) > 0:
-		return bad(`%q does not go with "script": a script runs with its declared capabilities and directives (docs/scripts.md); a script item has only id, script and args`, other[0])
+		return bad(`%q does not go with "script": a script runs with its declared capabilities and directives (docs/scripts.md); a script item has only id, script, args, expect and task`, other[0])
 	}
 	if _, ok := tools.SpecOf(name); ok {
 		return bad(`%q is a tool, not a script: give it as "tool" with "source"`, text.Clip(name, maxShownID))
+	}
+	if it.Grade != nil && it.Grade.Kind != GradeExpect {
+		return bad(`a script item is graded with "expect" only`)
 	}
 	if args == nil {
 		args = json.RawMessage(`{}`)

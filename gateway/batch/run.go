@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"strconv"
 	"sync"
@@ -34,6 +35,9 @@ type Result struct {
 	RunMs, QueueMs, Steps int64
 	// Cached and Replayed are the envelope's flags (docs/tools.md §7).
 	Cached, Replayed bool
+	// Verdict and Reason are a graded item's verdict (pass, fail, error;
+	// Judge) and, for anything but pass, why; "" for an item not graded.
+	Verdict, Reason string
 }
 
 // OK reports whether the item succeeded: outcome "ok".
@@ -264,12 +268,22 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 	return nil
 }
 
-// resultOf reads the fields of env the summary counts (wire.Summarize).
+// resultOf reads the fields of env the summary counts (wire.Summarize)
+// and grades a graded item (Judge; a malformed one is an error whose
+// reason is its message).
 func resultOf(it Item, env json.RawMessage) Result {
 	r := Result{Item: it, Envelope: env, RunMs: -1, QueueMs: -1, Steps: -1}
 	if f, err := wire.Summarize(env); err == nil {
 		r.Outcome, r.Cached, r.Replayed = string(f.Outcome), f.Cached, f.Replayed
 		r.RunMs, r.QueueMs, r.Steps = f.RunMs, f.QueueMs, f.Steps
+	}
+	if it.Grade != nil {
+		if it.Malformed() {
+			msg, _ := it.Err.Get("message")
+			r.Verdict, r.Reason = VerdictError, oneLine(fmt.Sprint(msg))
+		} else {
+			r.Verdict, r.Reason = Judge(it.Grade, env)
+		}
 	}
 	return r
 }
@@ -301,6 +315,12 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // (axpool batch: "input_line", axpool_batch: "item"; docs/tools.md §7).
 // posField must be a name no envelope has: the position of a malformed
 // item is told apart from a run's "line" by it.
+//
+// A graded item's line also has "task" after "id" (when it has one), and
+// after the envelope's fields "run_digest" (the SHA-256 of what ran, which
+// --regrade compares; absent for a malformed item), "verdict" and, for
+// anything but pass, "verdict_reason" (docs/operations.md "Graded
+// batches").
 func Line(r Result, posField string) []byte {
 	env := bytes.TrimSpace(r.Envelope)
 	id, _ := jsonenc.Marshal(r.Item.ID)
@@ -310,9 +330,27 @@ func Line(r Result, posField string) []byte {
 	out := make([]byte, 0, len(env)+len(id)+32)
 	out = append(out, `{"id":`...)
 	out = append(out, id...)
+	if r.Item.Task != "" && r.Verdict != "" {
+		out = append(out, `,"task":`...)
+		out = append(out, mustString(r.Item.Task)...)
+	}
 	if len(env) > 2 {
 		out = append(out, ',')
 		out = append(out, env[1:len(env)-1]...)
+	}
+	if r.Verdict != "" {
+		if d := RunDigest(&r.Item); d != "" {
+			out = append(out, `,"run_digest":"`...)
+			out = append(out, d...)
+			out = append(out, '"')
+		}
+		out = append(out, `,"verdict":"`...)
+		out = append(out, r.Verdict...)
+		out = append(out, '"')
+		if r.Reason != "" {
+			out = append(out, `,"verdict_reason":`...)
+			out = append(out, mustString(r.Reason)...)
+		}
 	}
 	if r.Item.Malformed() {
 		out = append(out, `,"`...)
@@ -321,6 +359,12 @@ func Line(r Result, posField string) []byte {
 		out = appendInt(out, int64(r.Item.Pos))
 	}
 	return append(out, '}')
+}
+
+// mustString is s as a JSON string.
+func mustString(s string) []byte {
+	b, _ := jsonenc.Marshal(s) // a string: cannot fail
+	return b
 }
 
 func appendInt(b []byte, n int64) []byte { return strconv.AppendInt(b, n, 10) }

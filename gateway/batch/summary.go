@@ -3,11 +3,14 @@ package batch
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -38,8 +41,38 @@ type Summary struct {
 	// Interrupted reports a batch stopped before every item ran (ctx ended,
 	// fail-fast).
 	Interrupted bool `json:"interrupted"`
+	// Kept counts the results an --resume found in OUT and counted (Add
+	// with kept), which the rate leaves out.
+	Kept int `json:"kept,omitempty"`
 
-	runMs, queueMs, steps []int64
+	// Verdicts counts the graded items by verdict (Graded of them); PassAt
+	// is the mean pass@k over tasks for each k of the summary's
+	// (NewSummary), Tasks the named tasks. All three are left out of
+	// Object when no item was graded.
+	Graded   int
+	Verdicts Verdicts
+	PassAt   map[int]float64
+	Tasks    map[string]*Task
+
+	runMs, queueMs, steps Dist
+	ks                    []int
+	// single and singlePass count the graded items without a task (each
+	// a task of n = 1) and those that passed.
+	single, singlePass int
+}
+
+// Verdicts counts graded items by verdict.
+type Verdicts struct {
+	Pass  int `json:"pass"`
+	Fail  int `json:"fail"`
+	Error int `json:"error"`
+}
+
+// Task is one named task: N graded samples, C of them passed, and its
+// pass@k for each k ≤ N (PassAtK).
+type Task struct {
+	N, C   int
+	PassAt map[int]float64
 }
 
 // Percentiles are nearest-rank percentiles of a set of values; all zero
@@ -52,12 +85,23 @@ type Percentiles struct {
 	Max int64 `json:"max"`
 }
 
-// NewSummary returns an empty summary.
-func NewSummary() *Summary { return &Summary{Outcomes: map[string]int{}} }
+// NewSummary returns an empty summary that computes pass@k for each of
+// ks (nil: k = 1), which must be positive.
+func NewSummary(ks ...int) *Summary {
+	if len(ks) == 0 {
+		ks = []int{1}
+	}
+	ks = slices.Clone(ks)
+	slices.Sort(ks)
+	return &Summary{Outcomes: map[string]int{}, ks: slices.Compact(ks), Tasks: map[string]*Task{}}
+}
 
 // Add counts r.
 func (s *Summary) Add(r Result) {
 	s.Items++
+	if r.Verdict != "" {
+		s.addVerdict(r.Item.Task, r.Verdict)
+	}
 	out := r.Outcome
 	if out == "" {
 		out = "none"
@@ -75,39 +119,107 @@ func (s *Summary) Add(r Result) {
 		s.Replayed++
 	}
 	if r.RunMs >= 0 {
-		s.runMs = append(s.runMs, r.RunMs)
+		s.runMs.Add(r.RunMs)
 	}
 	if r.QueueMs >= 0 {
-		s.queueMs = append(s.queueMs, r.QueueMs)
+		s.queueMs.Add(r.QueueMs)
 	}
 	if r.Steps >= 0 {
-		s.steps = append(s.steps, r.Steps)
+		s.steps.Add(r.Steps)
 	}
 }
 
-// Finish computes the percentiles and the rate for a batch that took wall.
+// AddKept counts r, a result --resume found in OUT: as Add, and as kept.
+func (s *Summary) AddKept(r Result) {
+	s.Add(r)
+	s.Kept++
+}
+
+func (s *Summary) addVerdict(task, verdict string) {
+	s.Graded++
+	pass := verdict == VerdictPass
+	switch verdict {
+	case VerdictPass:
+		s.Verdicts.Pass++
+	case VerdictFail:
+		s.Verdicts.Fail++
+	default:
+		s.Verdicts.Error++
+	}
+	if task == "" {
+		s.single++
+		if pass {
+			s.singlePass++
+		}
+		return
+	}
+	t := s.Tasks[task]
+	if t == nil {
+		t = &Task{}
+		s.Tasks[task] = t
+	}
+	t.N++
+	if pass {
+		t.C++
+	}
+}
+
+// Finish computes the percentiles, pass@k and the rate for a batch that
+// took wall.
 func (s *Summary) Finish(wall time.Duration, interrupted bool) {
-	s.RunMs, s.QueueMs, s.Steps = percentiles(s.runMs), percentiles(s.queueMs), percentiles(s.steps)
+	s.RunMs, s.QueueMs, s.Steps = s.runMs.Percentiles(), s.queueMs.Percentiles(), s.steps.Percentiles()
 	s.WallMs = wall.Milliseconds()
 	if wall > 0 {
-		s.ItemsPerSec = float64(s.Items) / wall.Seconds()
+		s.ItemsPerSec = float64(s.Items-s.Kept) / wall.Seconds()
 	}
 	s.Interrupted = interrupted
+	s.PassAt = map[int]float64{}
+	for _, k := range s.ks {
+		sum, tasks := 0.0, 0
+		if k == 1 {
+			sum, tasks = float64(s.singlePass), s.single
+		}
+		for _, t := range s.Tasks {
+			if t.PassAt == nil {
+				t.PassAt = map[int]float64{}
+			}
+			if t.N >= k {
+				p := PassAtK(t.N, t.C, k)
+				t.PassAt[k] = roundP(p)
+				sum += p
+				tasks++
+			}
+		}
+		if tasks > 0 {
+			s.PassAt[k] = roundP(sum / float64(tasks))
+		}
+	}
 }
 
-func percentiles(v []int64) Percentiles {
-	if len(v) == 0 {
-		return Percentiles{}
+// RunMsDist and StepsDist are the distributions behind RunMs and Steps
+// (for the report's histograms).
+func (s *Summary) RunMsDist() *Dist { return &s.runMs }
+
+// StepsDist is the distribution behind Steps.
+func (s *Summary) StepsDist() *Dist { return &s.steps }
+
+// PassAtK is the unbiased estimator of pass@k for a task of n samples of
+// which c passed (Chen et al. 2021): 1 − C(n−c, k)/C(n, k), computed as
+// 1 − ∏_{i=n−c+1}^{n} (1 − k/i). It needs 1 ≤ k ≤ n.
+func PassAtK(n, c, k int) float64 {
+	if n-c < k {
+		return 1
 	}
-	slices.Sort(v)
-	rank := func(q float64) int64 {
-		// Nearest rank: the smallest value with at least q of the values
-		// at or below it.
-		i := int(q*float64(len(v))+0.999999999) - 1
-		return v[min(max(i, 0), len(v)-1)]
+	p := 1.0
+	for i := n - c + 1; i <= n; i++ {
+		p *= 1 - float64(k)/float64(i)
 	}
-	return Percentiles{N: len(v), P50: rank(0.50), P95: rank(0.95), P99: rank(0.99), Max: v[len(v)-1]}
+	return 1 - p
 }
+
+// roundP keeps a probability to 6 decimals, so that summaries compare
+// equal across runs and machines whatever the order of the sums.
+func roundP(p float64) float64 { return math.Round(p*1e6) / 1e6 }
 
 // Object is s as an ordered JSON object, for axpool_batch's result.
 func (s *Summary) Object() *wire.Object {
@@ -118,11 +230,52 @@ func (s *Summary) Object() *wire.Object {
 	p := func(p Percentiles) *wire.Object {
 		return wire.NewObject().Set("n", p.N).Set("p50", p.P50).Set("p95", p.P95).Set("p99", p.P99).Set("max", p.Max)
 	}
-	return wire.NewObject().Set("items", s.Items).Set("ok", s.OK).Set("failed", s.Failed).
+	o := wire.NewObject().Set("items", s.Items).Set("ok", s.OK).Set("failed", s.Failed).
 		Set("outcomes", outs).Set("cached", s.Cached).Set("replayed", s.Replayed).
 		Set("run_ms", p(s.RunMs)).Set("queue_ms", p(s.QueueMs)).Set("steps", p(s.Steps)).
 		Set("wall_ms", s.WallMs).Set("items_per_s", roundRate(s.ItemsPerSec)).Set("interrupted", s.Interrupted)
+	if s.Kept > 0 {
+		o.Set("kept", s.Kept)
+	}
+	if s.Graded == 0 {
+		return o
+	}
+	o.Set("verdicts", wire.NewObject().Set("pass", s.Verdicts.Pass).Set("fail", s.Verdicts.Fail).Set("error", s.Verdicts.Error))
+	o.Set("pass_at", passAtObject(s.PassAt))
+	tasks := wire.NewObject()
+	for _, name := range s.TaskNames() {
+		t := s.Tasks[name]
+		tasks.Set(name, wire.NewObject().Set("n", t.N).Set("c", t.C).Set("pass_at", passAtObject(t.PassAt)))
+	}
+	return o.Set("tasks", tasks)
 }
+
+// passAtObject is {"1": p, "5": p, …} in increasing k.
+func passAtObject(m map[int]float64) *wire.Object {
+	ks := make([]int, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	o := wire.NewObject()
+	for _, k := range ks {
+		o.Set(strconv.Itoa(k), m[k])
+	}
+	return o
+}
+
+// TaskNames lists the named tasks in order of name.
+func (s *Summary) TaskNames() []string {
+	names := make([]string, 0, len(s.Tasks))
+	for n := range s.Tasks {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Ks are the k of pass@k, increasing.
+func (s *Summary) Ks() []int { return s.ks }
 
 // roundRate keeps a rate to one decimal (a float that always has a
 // fractional part in JSON is not needed: rates are shown, not compared).
@@ -182,5 +335,56 @@ func (s *Summary) WriteText(w io.Writer) {
 		if row.p.N > 0 {
 			fmt.Fprintf(w, "  %-8s p50 %d  p95 %d  p99 %d  max %d\n", row.name, row.p.P50, row.p.P95, row.p.P99, row.p.Max)
 		}
+	}
+	s.writeVerdicts(w)
+}
+
+// maxTaskRows bounds the tasks WriteText lists (the --summary file has
+// them all).
+const maxTaskRows = 20
+
+// writeVerdicts writes the verdicts, pass@k and the table of tasks.
+func (s *Summary) writeVerdicts(w io.Writer) {
+	if s.Graded == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  verdicts: %d pass, %d fail, %d error (%.1f%% pass)\n",
+		s.Verdicts.Pass, s.Verdicts.Fail, s.Verdicts.Error, 100*float64(s.Verdicts.Pass)/float64(s.Graded))
+	var parts []string
+	for _, k := range s.ks {
+		if p, ok := s.PassAt[k]; ok {
+			parts = append(parts, fmt.Sprintf("pass@%d %.3f", k, p))
+		} else {
+			parts = append(parts, fmt.Sprintf("pass@%d -", k))
+		}
+	}
+	fmt.Fprintf(w, "  %s  (%d tasks: %d named, %d single items)\n", strings.Join(parts, "  "), len(s.Tasks)+s.single, len(s.Tasks), s.single)
+	if len(s.Tasks) == 0 {
+		return
+	}
+	names := s.TaskNames()
+	width := 4
+	for _, n := range names[:min(len(names), maxTaskRows)] {
+		width = max(width, min(len(n), 40))
+	}
+	fmt.Fprintf(w, "  %-*s %6s %6s", width, "task", "n", "c")
+	for _, k := range s.ks {
+		fmt.Fprintf(w, " %8s", fmt.Sprintf("pass@%d", k))
+	}
+	fmt.Fprintln(w)
+	for _, n := range names[:min(len(names), maxTaskRows)] {
+		t := s.Tasks[n]
+		fmt.Fprintf(w, "  %-*s %6d %6d", width, text.Clip(n, 40), t.N, t.C)
+		for _, k := range s.ks {
+			if p, ok := t.PassAt[k]; ok {
+				fmt.Fprintf(w, " %8.3f", p)
+			} else {
+				fmt.Fprintf(w, " %8s", "-")
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	if len(names) > maxTaskRows {
+		fmt.Fprintf(w, "  … and %d more tasks (all in --summary FILE)\n", len(names)-maxTaskRows)
 	}
 }

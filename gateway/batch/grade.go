@@ -1,0 +1,494 @@
+package batch
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/axpool/axpool/internal/text"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/wire"
+)
+
+// Graded batches (docs/operations.md "Graded batches"): an item may say
+// what it should return (expect), tests to call (tests with entry) or a
+// checker of its result (check); its result line then carries a verdict.
+
+// The verdicts of a graded item.
+const (
+	// VerdictPass: the program did what the item expects.
+	VerdictPass = "pass"
+	// VerdictFail: the program's fault — a wrong result, a compile error,
+	// a runtime error or a limit.
+	VerdictFail = "fail"
+	// VerdictError: the item could not be graded — an invalid item or
+	// expectation, a checker that does not compile, an infrastructure
+	// outcome (worker_lost, cancelled, …).
+	VerdictError = "error"
+)
+
+// GradeKind says how an item is graded.
+type GradeKind uint8
+
+// The ways of grading an item.
+const (
+	// GradeExpect compares main's result with Grade.Expect.
+	GradeExpect GradeKind = iota + 1
+	// GradeTests compares each test's result with Grade.Tests.
+	GradeTests
+	// GradeCheck reads the checker's answer (check_passed).
+	GradeCheck
+)
+
+// Grade is what a graded item's result is judged against (Judge). The
+// expectations stay here, in the batch: the job carries only what runs.
+type Grade struct {
+	Kind GradeKind
+	// Expect is the expected result (GradeExpect), raw JSON.
+	Expect json.RawMessage
+	// Tests are each test's expected result (GradeTests), raw JSON.
+	Tests []json.RawMessage
+}
+
+// maxReasonBytes bounds a verdict_reason; maxShownValue each value it
+// quotes.
+const (
+	maxReasonBytes = 300
+	maxShownValue  = 100
+)
+
+// Bounds of the grading members, as the grade job's (tools).
+const (
+	maxNameBytes   = tools.MaxNameBytes
+	maxSourceBytes = tools.MaxSourceBytes
+	maxTests       = tools.MaxTests
+)
+
+// Judge returns the verdict of a graded item's result envelope env, and
+// for anything but pass a one-line reason: "test 2: expected 9, got 3",
+// "step_limit", "check returned false", "runtime_error: division by zero",
+// "worker_lost". env is a result as the batch received it (masked: a
+// secret in a result reads "***" and never matches an expectation).
+func Judge(g *Grade, env []byte) (verdict, reason string) {
+	e := readEnvelope(env)
+	switch wire.Outcome(e.outcome) {
+	case wire.OutcomeOK:
+	case wire.OutcomeCompileError, wire.OutcomeRuntimeError, wire.OutcomeStepLimit, wire.OutcomeWallLimit,
+		wire.OutcomeMemoryLimit, wire.OutcomeOutputLimit, wire.OutcomePolicyDenied:
+		return VerdictFail, oneLine(failureReason(e))
+	case wire.OutcomeInvalidArgs:
+		return VerdictError, oneLine(e.message)
+	default:
+		if e.outcome == "" {
+			return VerdictError, "the result has no outcome"
+		}
+		r := e.outcome
+		if e.message != "" {
+			r += ": " + e.message
+		}
+		return VerdictError, oneLine(r)
+	}
+	switch g.Kind {
+	case GradeExpect:
+		if e.result == nil {
+			return VerdictError, "the result has no result field"
+		}
+		return compare(g.Expect, e.result, "")
+	case GradeTests:
+		var tests []json.RawMessage
+		if e.tests == nil || json.Unmarshal(e.tests, &tests) != nil || len(tests) != len(g.Tests) {
+			return VerdictError, fmt.Sprintf("the result does not hold the results of %d tests", len(g.Tests))
+		}
+		for i, raw := range tests {
+			t := readEnvelope(raw)
+			prefix := fmt.Sprintf("test %d: ", i+1)
+			if t.result == nil {
+				return VerdictFail, oneLine(prefix + failureReason(t))
+			}
+			if v, r := compare(g.Tests[i], t.result, prefix); v != VerdictPass {
+				return v, r
+			}
+		}
+		return VerdictPass, ""
+	case GradeCheck:
+		switch {
+		case e.checkError != "":
+			return VerdictError, oneLine(e.checkError)
+		case string(e.checkPassed) == "true":
+			return VerdictPass, ""
+		case string(e.checkPassed) == "false":
+			return VerdictFail, "check returned false"
+		}
+		return VerdictError, "the result has no answer of the check"
+	}
+	return VerdictError, "unknown kind of grading"
+}
+
+// compare judges a result against its expectation.
+func compare(want, got json.RawMessage, prefix string) (verdict, reason string) {
+	eq, err := EqualJSON(want, got)
+	switch {
+	case err != nil:
+		return VerdictError, oneLine(prefix + "cannot compare: " + err.Error())
+	case eq:
+		return VerdictPass, ""
+	}
+	return VerdictFail, oneLine(fmt.Sprintf("%sexpected %s, got %s", prefix, showJSON(want), showJSON(got)))
+}
+
+// failureReason is the reason of a failed run: its outcome, with the
+// message for an error whose message says what went wrong
+// ("runtime_error: division by zero", "compile_error: line 1:20: E003
+// undefined name 'x'"); a limit is its outcome alone ("step_limit").
+func failureReason(e envelope) string {
+	switch wire.Outcome(e.outcome) {
+	case wire.OutcomeRuntimeError, wire.OutcomePolicyDenied:
+		return e.outcome + ": " + e.message
+	case wire.OutcomeCompileError:
+		return e.outcome + ": " + e.firstError
+	case "":
+		return "no result"
+	}
+	return e.outcome
+}
+
+// oneLine makes s one line of at most maxReasonBytes (text.Clip).
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return text.Clip(s, maxReasonBytes)
+}
+
+// showJSON is a value for a reason: compact, clipped.
+func showJSON(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) == nil {
+		raw = buf.Bytes()
+	}
+	return text.Clip(string(raw), maxShownValue)
+}
+
+// envelope holds the members of a result envelope (or of one test's
+// entry) that grading reads.
+type envelope struct {
+	outcome, message, checkError, firstError string
+	result, tests, checkPassed               json.RawMessage
+}
+
+// readEnvelope reads env's top-level members without decoding the rest.
+func readEnvelope(env []byte) envelope {
+	var e envelope
+	wire.SplitObject(bytes.TrimSpace(env), func(key string, raw json.RawMessage) {
+		switch key {
+		case "outcome":
+			_ = json.Unmarshal(raw, &e.outcome)
+		case "message":
+			_ = json.Unmarshal(raw, &e.message)
+		case "check_error":
+			_ = json.Unmarshal(raw, &e.checkError)
+		case "result":
+			e.result = raw
+		case "tests":
+			e.tests = raw
+		case "check_passed":
+			e.checkPassed = raw
+		case "errors":
+			var errs []struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+				Line    int    `json:"line"`
+				Col     int    `json:"col"`
+			}
+			if json.Unmarshal(raw, &errs) == nil && len(errs) > 0 {
+				f := errs[0]
+				e.firstError = f.Code + " " + f.Message
+				if f.Line > 0 {
+					e.firstError = fmt.Sprintf("line %d:%d: %s", f.Line, f.Col, e.firstError)
+				}
+			}
+		}
+	})
+	return e
+}
+
+// EqualJSON reports whether the JSON values a and b are equal: the same
+// type, strings equal after decoding, numbers equal by value (1, 1.0 and
+// 1e0 are equal; compared exactly as decimals, never through float64),
+// arrays element by element, objects with the same member names (in any
+// order; a repeated name counts once, its last value) and equal values.
+// Errors: either is not valid JSON, or nests deeper than encoding/json
+// decodes.
+func EqualJSON(a, b []byte) (bool, error) {
+	if bytes.Equal(bytes.TrimSpace(a), bytes.TrimSpace(b)) {
+		return json.Valid(a), validErr(a)
+	}
+	va, err := decodeJSON(a)
+	if err != nil {
+		return false, fmt.Errorf("expectation: %w", err)
+	}
+	vb, err := decodeJSON(b)
+	if err != nil {
+		return false, fmt.Errorf("result: %w", err)
+	}
+	return equalValue(va, vb), nil
+}
+
+func validErr(a []byte) error {
+	if json.Valid(a) {
+		return nil
+	}
+	_, err := decodeJSON(a)
+	return err
+}
+
+func decodeJSON(b []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if err := d.Decode(&v); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+func equalValue(a, b any) bool {
+	switch x := a.(type) {
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && equalNumber(x, y)
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case nil:
+		return b == nil
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalValue(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !equalValue(v, w) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// equalNumber compares two JSON numbers exactly by value, in time
+// linear in their text (1e999999999 is not expanded).
+func equalNumber(a, b json.Number) bool {
+	if a == b {
+		return true
+	}
+	x, y := normNumber(string(a)), normNumber(string(b))
+	return x.neg == y.neg && x.digits == y.digits && x.exp.Cmp(&y.exp) == 0
+}
+
+// decimal is a number as 0.digits × 10^exp, digits without leading or
+// trailing zeros; zero has no digits and is never negative.
+type decimal struct {
+	neg    bool
+	digits string
+	exp    big.Int
+}
+
+// normNumber normalises a JSON number (valid: decoded by encoding/json).
+func normNumber(s string) decimal {
+	var d decimal
+	if strings.HasPrefix(s, "-") {
+		d.neg, s = true, s[1:]
+	}
+	mant, expText, _ := strings.Cut(strings.ToLower(s), "e")
+	intPart, frac, _ := strings.Cut(mant, ".")
+	if expText != "" {
+		d.exp.SetString(strings.TrimPrefix(expText, "+"), 10)
+	}
+	all := intPart + frac
+	lead := len(all) - len(strings.TrimLeft(all, "0"))
+	digits := strings.TrimRight(all[lead:], "0")
+	if digits == "" {
+		return decimal{}
+	}
+	d.digits = digits
+	// value = 0.all × 10^(len(intPart)) × 10^exp; dropping lead zeros
+	// moves the point left by lead.
+	d.exp.Add(&d.exp, big.NewInt(int64(len(intPart)-lead)))
+	return d
+}
+
+// SeedOf is the seed a graded item without `seed` runs with: the first 63
+// bits of SHA-256("axpool batch seed\x00" + id), so that reruns, resumes
+// and other machines give the item the same random values, and so the
+// same verdict.
+func SeedOf(id string) int64 {
+	sum := sha256.Sum256([]byte("axpool batch seed\x00" + id))
+	return int64(binary.BigEndian.Uint64(sum[:8]) >> 1)
+}
+
+// parseGrade reads the grading members of an item (expect, tests, entry,
+// check; and task): g is nil for an item without expect, tests or check;
+// msg, when not "", says why the members are refused (`"tests" needs
+// "entry": the function each test calls`).
+func parseGrade(m map[string]json.RawMessage) (g *Grade, task, msg string) {
+	str := func(name string) (string, string) {
+		raw := m[name]
+		var s string
+		if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+			return "", fmt.Sprintf("%q must be a string, got %s", name, wire.JSONType(raw))
+		}
+		if s == "" {
+			return "", fmt.Sprintf("%q must not be empty", name)
+		}
+		return s, ""
+	}
+	if _, ok := m["task"]; ok {
+		if task, msg = str("task"); msg != "" {
+			return nil, "", msg
+		}
+		if len(task) > maxNameBytes {
+			return nil, "", fmt.Sprintf(`"task" is %d bytes, at most %d`, len(task), maxNameBytes)
+		}
+	}
+	var kinds []string
+	for _, k := range []string{"expect", "tests", "check"} {
+		if _, ok := m[k]; ok {
+			kinds = append(kinds, k)
+		}
+	}
+	_, hasEntry := m["entry"]
+	switch {
+	case len(kinds) > 1:
+		return nil, "", fmt.Sprintf(`give one of "expect", "tests" or "check", not %q and %q`, kinds[0], kinds[1])
+	case hasEntry && (len(kinds) == 0 || kinds[0] != "tests"):
+		return nil, "", `"entry" goes with "tests": the function each test calls`
+	case len(kinds) == 0:
+		return nil, task, ""
+	}
+	switch kinds[0] {
+	case "expect":
+		return &Grade{Kind: GradeExpect, Expect: m["expect"]}, task, ""
+	case "check":
+		src, msg := str("check")
+		if msg != "" {
+			return nil, "", msg
+		}
+		if len(src) > maxSourceBytes {
+			return nil, "", fmt.Sprintf(`"check" is %d bytes, at most %d`, len(src), maxSourceBytes)
+		}
+		return &Grade{Kind: GradeCheck}, task, ""
+	}
+	if !hasEntry {
+		return nil, "", `"tests" needs "entry": the function each test calls`
+	}
+	entry, msg := str("entry")
+	if msg != "" {
+		return nil, "", msg
+	}
+	if len(entry) > maxNameBytes {
+		return nil, "", fmt.Sprintf(`"entry" is %d bytes, at most %d`, len(entry), maxNameBytes)
+	}
+	raw := m["tests"]
+	var tests []json.RawMessage
+	if raw[0] != '[' || json.Unmarshal(raw, &tests) != nil {
+		return nil, "", fmt.Sprintf(`"tests" must be an array, got %s`, wire.JSONType(raw))
+	}
+	switch {
+	case len(tests) == 0:
+		return nil, "", `"tests" is empty: give at least one {"args": [...], "expect": value}`
+	case len(tests) > maxTests:
+		return nil, "", fmt.Sprintf(`"tests" has %d tests, at most %d`, len(tests), maxTests)
+	}
+	g = &Grade{Kind: GradeTests, Tests: make([]json.RawMessage, len(tests))}
+	for i, t := range tests {
+		bad := func(format string, args ...any) (*Grade, string, string) {
+			return nil, "", fmt.Sprintf("test %d: ", i+1) + fmt.Sprintf(format, args...)
+		}
+		if t[0] != '{' {
+			return bad(`a test must be an object {"args": [...], "expect": value}, got %s`, wire.JSONType(t))
+		}
+		var args, expect json.RawMessage
+		var unknown string
+		wire.SplitObject(t, func(key string, v json.RawMessage) {
+			switch key {
+			case "args":
+				args = v
+			case "expect":
+				expect = v
+			default:
+				if unknown == "" {
+					unknown = key
+				}
+			}
+		})
+		switch {
+		case unknown != "":
+			return bad("%s", unknownName("member", "of a test", unknown, []string{"args", "expect"}, "known members: "))
+		case args == nil:
+			return bad(`the test has no "args"`)
+		case args[0] != '[':
+			return bad(`"args" must be an array, got %s`, wire.JSONType(args))
+		case expect == nil:
+			return bad(`the test has no "expect"`)
+		}
+		g.Tests[i] = expect
+	}
+	return g, task, ""
+}
+
+// testArgsOf is the tests member of a grade job: each test's args.
+func testArgsOf(raw json.RawMessage) json.RawMessage {
+	var tests []json.RawMessage
+	_ = json.Unmarshal(raw, &tests) // checked by parseGrade
+	out := make([]json.RawMessage, len(tests))
+	for i, t := range tests {
+		wire.SplitObject(t, func(key string, v json.RawMessage) {
+			if key == "args" {
+				out[i] = v
+			}
+		})
+	}
+	b, _ := json.Marshal(out) // raw JSON values
+	return b
+}
+
+// RunDigest is the SHA-256 (lower-case hex) of what a graded item runs —
+// its call normalised as the result cache compares calls
+// (tools.Args.Digest: the source, policy, limits, seed, the tests'
+// arguments, the checker), or its script and arguments — without its
+// expectations: --regrade compares it with the line's run_digest to know
+// that a saved result is the result of this item. "" for a malformed item.
+func RunDigest(it *Item) string {
+	switch {
+	case it.Malformed():
+		return ""
+	case it.Call != nil:
+		return it.Call.Digest()
+	}
+	b, _ := json.Marshal(struct {
+		Script string          `json:"script"`
+		Args   json.RawMessage `json:"args"`
+	}{it.Tool, it.Args})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}

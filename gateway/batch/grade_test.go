@@ -1,0 +1,158 @@
+package batch
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/axpool/axpool/tools"
+)
+
+// TestParseGraded: the grading members are the batch's: an expect item
+// runs as boruna_run, a tests or check item as the grade job, each with
+// the seed derived from its id unless it gives one; refusals name the
+// member.
+func TestParseGraded(t *testing.T) {
+	seedA, _ := json.Marshal(SeedOf("a"))
+	for _, tc := range []struct{ line, tool, args, err string }{
+		{`{"id":"a","source":"s","expect":3}`, "boruna_run", `{"source":"s","seed":` + string(seedA) + `}`, ""},
+		{`{"id":"a","source":"s","expect":null,"seed":5,"task":"t"}`, "boruna_run", `{"source":"s","seed":5}`, ""},
+		{`{"id":"a","source":"s","tests":[{"args":[1,2],"expect":3},{"expect":0,"args":[]}],"entry":"add"}`, tools.GradeKind,
+			`{"source":"s","seed":` + string(seedA) + `,"entry":"add","tests":[[1,2],[]]}`, ""},
+		{`{"id":"a","source":"s","check":"fn check(result: Int) -> Bool { true }","seed":1}`, tools.GradeKind,
+			`{"source":"s","seed":1,"check":"fn check(result: Int) -> Bool { true }"}`, ""},
+		{`{"id":"a","script":"deploy","args":{"env":"Prod"},"expect":"ok","task":"t"}`, "deploy", `{"env":"Prod"}`, ""},
+		{`{"id":"a","source":"s","task":"t"}`, "boruna_run", `{"source":"s"}`, ""},
+
+		{`{"id":"a","source":"s","expect":1,"check":"c"}`, "", "", `line 2: give one of "expect", "tests" or "check", not "expect" and "check"`},
+		{`{"id":"a","source":"s","entry":"f"}`, "", "", `line 2: "entry" goes with "tests": the function each test calls`},
+		{`{"id":"a","source":"s","tests":[{"args":[],"expect":1}]}`, "", "", `line 2: "tests" needs "entry": the function each test calls`},
+		{`{"id":"a","source":"s","tests":{},"entry":"f"}`, "", "", `line 2: "tests" must be an array, got object`},
+		{`{"id":"a","source":"s","tests":[],"entry":"f"}`, "", "", `line 2: "tests" is empty: give at least one {"args": [...], "expect": value}`},
+		{`{"id":"a","source":"s","tests":[{"args":[],"expect":1},[1]],"entry":"f"}`, "", "", `line 2: test 2: a test must be an object {"args": [...], "expect": value}, got array`},
+		{`{"id":"a","source":"s","tests":[{"args":{},"expect":1}],"entry":"f"}`, "", "", `line 2: test 1: "args" must be an array, got object`},
+		{`{"id":"a","source":"s","tests":[{"args":[]}],"entry":"f"}`, "", "", `line 2: test 1: the test has no "expect"`},
+		{`{"id":"a","source":"s","tests":[{"expect":1}],"entry":"f"}`, "", "", `line 2: test 1: the test has no "args"`},
+		{`{"id":"a","source":"s","tests":[{"args":[],"expected":1}],"entry":"f"}`, "", "", `line 2: test 1: unknown member "expected" of a test (did you mean "expect"?)`},
+		{`{"id":"a","source":"s","tests":[{"args":[],"expect":1}],"entry":7}`, "", "", `line 2: "entry" must be a string, got number`},
+		{`{"id":"a","source":"s","check":""}`, "", "", `line 2: "check" must not be empty`},
+		{`{"id":"a","source":"s","task":""}`, "", "", `line 2: "task" must not be empty`},
+		{`{"id":"a","source":"s","task":3}`, "", "", `line 2: "task" must be a string, got number`},
+		{`{"id":"a","source":"s","expect":1,"tool":"boruna_check"}`, "", "", `line 2: a graded item runs its program: "tool" must be boruna_run, got "boruna_check"`},
+		{`{"id":"a","script":"deploy","check":"c"}`, "", "", `line 2: "check" does not go with "script": a script runs with its declared capabilities and directives (docs/scripts.md); a script item has only id, script, args, expect and task`},
+		{`{"id":"a","source":"s","expect":1,"max_steps":"x"}`, "", "", `line 2: invalid argument "max_steps" for tool "boruna_run": expected a non-negative integer (at most 9223372036854775807), got string`},
+	} {
+		it := Parse([]byte(tc.line), 2, "line")
+		if tc.err != "" {
+			msg, _ := it.Err.Get("message")
+			if !it.Malformed() || msg != tc.err {
+				t.Errorf("%s:\n got %v\nwant %s", tc.line, msg, tc.err)
+			}
+			if strings.Contains(tc.line, `"task":""`) || strings.Contains(tc.line, `"task":3`) {
+				continue // not graded: no expect, tests or check
+			}
+			if !it.Graded() {
+				t.Errorf("%s: a malformed item with a grading member is graded", tc.line)
+			}
+			continue
+		}
+		if it.Malformed() || it.Tool != tc.tool || string(it.Args) != tc.args {
+			b, _ := json.Marshal(it.Err)
+			t.Errorf("%s:\n got %s %s %s\nwant %s %s", tc.line, it.Tool, it.Args, b, tc.tool, tc.args)
+		}
+		if want := strings.Contains(tc.line, "expect") || strings.Contains(tc.line, "check"); it.Graded() != want {
+			t.Errorf("%s: Graded() = %v", tc.line, it.Graded())
+		}
+	}
+}
+
+// TestJudge: every verdict and its reason.
+func TestJudge(t *testing.T) {
+	expect := func(v string) *Grade { return &Grade{Kind: GradeExpect, Expect: json.RawMessage(v)} }
+	tests := &Grade{Kind: GradeTests, Tests: []json.RawMessage{json.RawMessage(`3`), json.RawMessage(`9`)}}
+	check := &Grade{Kind: GradeCheck}
+	for _, c := range []struct {
+		g               *Grade
+		env             string
+		verdict, reason string
+	}{
+		{expect(`3`), `{"success":true,"result":3,"outcome":"ok"}`, "pass", ""},
+		{expect(`3.0`), `{"success":true,"result":3,"outcome":"ok"}`, "pass", ""},
+		{expect(`{"b":[1,2e0],"a":"x"}`), `{"success":true,"result":{"a":"x","b":[1,2]},"outcome":"ok"}`, "pass", ""},
+		{expect(`9`), `{"success":true,"result":3,"outcome":"ok"}`, "fail", "expected 9, got 3"},
+		{expect(`"hunter22"`), `{"success":true,"result":"***","outcome":"ok"}`, "fail", `expected "hunter22", got "***"`},
+		{expect(`null`), `{"success":true,"result":null,"outcome":"ok"}`, "pass", ""},
+		{expect(`3`), `{"success":false,"error_kind":"runtime_error","message":"division by zero","steps":4,"outcome":"runtime_error"}`, "fail", "runtime_error: division by zero"},
+		{expect(`3`), `{"success":false,"error_kind":"runtime_error","limit_kind":"steps","message":"max execution steps exceeded (5)","outcome":"step_limit"}`, "fail", "step_limit"},
+		{expect(`3`), `{"success":false,"errors":[{"severity":"error","code":"E003","message":"undefined name 'x'","line":1,"col":20}],"outcome":"compile_error"}`, "fail", "compile_error: line 1:20: E003 undefined name 'x'"},
+		{expect(`3`), `{"success":false,"error_kind":"worker_lost","message":"the worker died","outcome":"worker_lost"}`, "error", "worker_lost: the worker died"},
+		{expect(`3`), `{"success":false,"error_kind":"cancelled","message":"execution cancelled","outcome":"cancelled"}`, "error", "cancelled: execution cancelled"},
+		{expect(`3`), `{"success":false,"error_kind":"invalid_args","message":"check does not compile: line 1:3: E002 x","outcome":"invalid_args"}`, "error", "check does not compile: line 1:3: E002 x"},
+		{tests, `{"success":true,"tests":[{"result":3,"steps":1},{"result":9,"steps":1}],"steps":2,"outcome":"ok"}`, "pass", ""},
+		{tests, `{"success":true,"tests":[{"result":3,"steps":1},{"result":3,"steps":1}],"steps":2,"outcome":"ok"}`, "fail", "test 2: expected 9, got 3"},
+		{tests, `{"success":true,"tests":[{"outcome":"step_limit","limit_kind":"steps","message":"m","steps":6},{"result":9,"steps":1}],"outcome":"ok"}`, "fail", "test 1: step_limit"},
+		{tests, `{"success":true,"tests":[{"result":3}],"outcome":"ok"}`, "error", "the result does not hold the results of 2 tests"},
+		{check, `{"success":true,"result":3,"check_passed":true,"outcome":"ok"}`, "pass", ""},
+		{check, `{"success":true,"result":3,"check_passed":false,"outcome":"ok"}`, "fail", "check returned false"},
+		{check, `{"success":true,"result":3,"check_error":"check failed: runtime_error: division by zero","outcome":"ok"}`, "error", "check failed: runtime_error: division by zero"},
+		{expect(`"` + strings.Repeat("x", 200) + `"`), `{"success":true,"result":"y","outcome":"ok"}`, "fail", `expected "` + strings.Repeat("x", 99) + `…, got "y"`},
+	} {
+		v, r := Judge(c.g, []byte(c.env))
+		if v != c.verdict || r != c.reason {
+			t.Errorf("%s:\n got %s %q\nwant %s %q", c.env, v, r, c.verdict, c.reason)
+		}
+	}
+}
+
+// TestEqualJSON: numbers by value, exactly; objects in any order.
+func TestEqualJSON(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		eq   bool
+	}{
+		{`1`, `1.0`, true}, {`1e3`, `1000`, true}, {`-0`, `0`, true}, {`0.1`, `1e-1`, true},
+		{`100e-2`, `1`, true}, {`0.0010`, `1e-3`, true},
+		{`0.1`, `0.1000000000000000055511151231257827`, false},
+		{`9007199254740993`, `9007199254740992`, false},
+		{`1e999999999`, `1e999999999`, true}, {`1e999999999`, `1e999999998`, false},
+		{`"a"`, `"\u0061"`, true}, {`[1,2]`, `[2,1]`, false}, {`{"a":1,"b":2}`, `{"b":2,"a":1}`, true},
+		{`{"a":1}`, `{"a":1,"b":2}`, false}, {`null`, `false`, false}, {`1`, `"1"`, false}, {`true`, `true`, true},
+	} {
+		eq, err := EqualJSON([]byte(c.a), []byte(c.b))
+		if err != nil || eq != c.eq {
+			t.Errorf("EqualJSON(%s, %s) = %v, %v", c.a, c.b, eq, err)
+		}
+	}
+	if _, err := EqualJSON([]byte(strings.Repeat("[", 20000)+strings.Repeat("]", 20000)), []byte(`1`)); err == nil {
+		t.Error("a value nested 20,000 deep: no error")
+	}
+}
+
+// TestSeedOf: a fixed function of the id, in seed's range.
+func TestSeedOf(t *testing.T) {
+	if got := SeedOf("a"); got != 1924781328105211714 {
+		t.Errorf("SeedOf(a) = %d", got)
+	}
+	if SeedOf("a") == SeedOf("b") || SeedOf("x") < 0 {
+		t.Error("seeds")
+	}
+}
+
+// TestLineGraded: task after id; run_digest, verdict and verdict_reason
+// after the envelope.
+func TestLineGraded(t *testing.T) {
+	it := Parse([]byte(`{"id":"a","task":"t","source":"s","expect":2,"seed":1}`), 1, "line")
+	r := resultOf(it, json.RawMessage(`{"success":true,"result":3,"outcome":"ok"}`))
+	want := `{"id":"a","task":"t","success":true,"result":3,"outcome":"ok","run_digest":"` + it.Call.Digest() + `","verdict":"fail","verdict_reason":"expected 2, got 3"}`
+	if got := string(Line(r, "input_line")); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	bad := Parse([]byte(`{"id":"b","source":"s","expect":2,"tool":"boruna_check"}`), 7, "line")
+	env, _ := bad.Err.MarshalJSON()
+	r = resultOf(bad, env)
+	want = `{"id":"b","success":false,"protocol_version":1,"error_kind":"invalid_args","message":"line 7: a graded item runs its program: \"tool\" must be boruna_run, got \"boruna_check\"","outcome":"invalid_args","retryable":false,` +
+		`"verdict":"error","verdict_reason":"line 7: a graded item runs its program: \"tool\" must be boruna_run, got \"boruna_check\"","input_line":7}`
+	if got := string(Line(r, "input_line")); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
