@@ -9,6 +9,15 @@
 // (jsonl.go): the items of IN as the batch asks for them, OUT opened for
 // --resume with the ids it already answers, the lookahead's bounds.
 //
+// Graded batches (grade.go, docs/operations.md "Graded batches"): an item
+// with expect, tests and entry, or check is graded — its result is judged
+// here (Judge), never on a worker, so a cached run serves any expectation
+// and --regrade (regrade.go) recomputes verdicts from saved results; the
+// summary counts verdicts and pass@k over task groups; report.go writes
+// the HTML report. Memory stays bounded by what is in flight: ids are
+// kept as hashes (idset.go; a file's are checked before the batch by
+// ScanIDs), percentiles in a bounded Dist.
+//
 // batch runs nothing itself and knows nothing of NATS or MCP.
 //
 // Imports: internal/jsonenc, internal/spell, internal/text, tools and

@@ -76,12 +76,11 @@ const (
 // secret in a result reads "***" and never matches an expectation).
 func Judge(g *Grade, env []byte) (verdict, reason string) {
 	e := readEnvelope(env)
-	switch wire.Outcome(e.outcome) {
-	case wire.OutcomeOK:
-	case wire.OutcomeCompileError, wire.OutcomeRuntimeError, wire.OutcomeStepLimit, wire.OutcomeWallLimit,
-		wire.OutcomeMemoryLimit, wire.OutcomeOutputLimit, wire.OutcomePolicyDenied:
+	switch {
+	case e.outcome == string(wire.OutcomeOK):
+	case programFault(e.outcome):
 		return VerdictFail, oneLine(failureReason(e))
-	case wire.OutcomeInvalidArgs:
+	case e.outcome == string(wire.OutcomeInvalidArgs):
 		return VerdictError, oneLine(e.message)
 	default:
 		if e.outcome == "" {
@@ -127,6 +126,17 @@ func Judge(g *Grade, env []byte) (verdict, reason string) {
 		return VerdictError, "the result has no answer of the check"
 	}
 	return VerdictError, "unknown kind of grading"
+}
+
+// programFault reports the outcomes that are the program's fault (verdict
+// fail): a compile or runtime error, a limit, a denied capability.
+func programFault(outcome string) bool {
+	switch wire.Outcome(outcome) {
+	case wire.OutcomeCompileError, wire.OutcomeRuntimeError, wire.OutcomeStepLimit, wire.OutcomeWallLimit,
+		wire.OutcomeMemoryLimit, wire.OutcomeOutputLimit, wire.OutcomePolicyDenied:
+		return true
+	}
+	return false
 }
 
 // compare judges a result against its expectation.

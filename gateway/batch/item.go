@@ -334,28 +334,3 @@ func findParam(name string) *tools.Param {
 	}
 	return nil
 }
-
-// Seen finds duplicate ids: Check refuses the second item with an id
-// seen before, naming the first position. The zero value is ready; it
-// keeps every id (a few dozen bytes each).
-type Seen struct {
-	first map[string]int
-}
-
-// Check marks it as seen, or turns it into a malformed item when its id
-// was seen before (`line 5: duplicate id "a" (first on line 2)`). where is
-// as for Parse. Malformed items are left alone.
-func (s *Seen) Check(it *Item, where string) {
-	if it.Malformed() {
-		return
-	}
-	if s.first == nil {
-		s.first = map[string]int{}
-	}
-	if p, dup := s.first[it.ID]; dup {
-		it.Err = wire.InvalidArgs(wire.KindInvalidArgs,
-			fmt.Sprintf("%s %d: duplicate id %q (first on %s %d)", where, it.Pos, text.Clip(it.ID, maxShownID), where, p))
-		return
-	}
-	s.first[it.ID] = it.Pos
-}

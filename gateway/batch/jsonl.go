@@ -8,13 +8,16 @@ import (
 	"io"
 	"iter"
 	"os"
+
+	"github.com/axpool/axpool/wire"
 )
 
 // The JSONL files of `axpool batch` (docs/operations.md "axpool batch"):
 // IN, one item per line, read as the batch asks for items; OUT, one
 // result line per item, which --resume reads back.
 
-// CountLines counts the non-blank lines of f, then rewinds it.
+// CountLines counts the non-blank lines of f, then rewinds it (ScanIDs
+// counts them too).
 func CountLines(f *os.File) (int, error) {
 	r := bufio.NewReaderSize(f, 1<<16)
 	n := 0
@@ -46,16 +49,20 @@ func CountLines(f *os.File) (int, error) {
 }
 
 // ResumeState is what OUT already holds: the ids of the items with a
-// result, and the lines whose malformed-line result is written.
+// result (hashed: 16 bytes an id, IDSet), and the lines whose
+// malformed-line result is written.
 type ResumeState struct {
-	IDs   map[string]bool
+	IDs   IDSet
 	Lines map[int]bool
 }
 
 // NewResumeState returns an empty ResumeState.
 func NewResumeState() *ResumeState {
-	return &ResumeState{IDs: map[string]bool{}, Lines: map[int]bool{}}
+	return &ResumeState{Lines: map[int]bool{}}
 }
+
+// Done is the number of results OUT holds.
+func (d *ResumeState) Done() int { return d.IDs.Len() + len(d.Lines) }
 
 // MaxResultLineBytes bounds a line of OUT that --resume reads: an item's
 // id (its input line is at most MaxLineBytes) and a result (a
@@ -65,8 +72,10 @@ func NewResumeState() *ResumeState {
 const MaxResultLineBytes = 3 * MaxLineBytes
 
 // OpenOutput opens OUT: truncated, or with resume read into done and
-// opened for appending, a last line cut short by a crash removed.
-func OpenOutput(path string, resume bool, done *ResumeState) (*os.File, error) {
+// opened for appending, a last line cut short by a crash removed; kept,
+// when not nil, receives each result line kept (for the summary of the
+// whole file, ResultOfLine).
+func OpenOutput(path string, resume bool, done *ResumeState, kept func(line []byte)) (*os.File, error) {
 	if !resume {
 		return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	}
@@ -104,9 +113,15 @@ func OpenOutput(path string, resume bool, done *ResumeState) (*os.File, error) {
 		case rec.InputLine != nil:
 			done.Lines[*rec.InputLine] = true
 		case rec.ID != nil:
-			done.IDs[*rec.ID] = true
+			done.IDs.Add(*rec.ID)
+		default:
+			continue
+		}
+		if kept != nil {
+			kept(line)
 		}
 	}
+	done.IDs.Freeze()
 	if err := f.Truncate(good); err != nil {
 		f.Close()
 		return nil, err
@@ -119,10 +134,11 @@ func OpenOutput(path string, resume bool, done *ResumeState) (*os.File, error) {
 }
 
 // ReadItems yields the items of r, one per non-blank line, checked
-// (Parse, duplicate ids refused), leaving out those done already
-// holds; *skipped counts those, *readErr is the error that ended the
-// input early. r is read as the batch asks for items.
-func ReadItems(r io.Reader, done *ResumeState, where string, skipped *int, readErr *error) iter.Seq[Item] {
+// (Parse; with checkDups, a repeated id refused in place, Seen — a file
+// is checked before the batch instead, ScanIDs), leaving out those done
+// already holds; *skipped counts those, *readErr is the error that ended
+// the input early. r is read as the batch asks for items.
+func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, skipped *int, readErr *error) iter.Seq[Item] {
 	return func(yield func(Item) bool) {
 		br := bufio.NewReaderSize(r, 1<<16)
 		var seen Seen
@@ -141,9 +157,11 @@ func ReadItems(r io.Reader, done *ResumeState, where string, skipped *int, readE
 					} else {
 						it = Parse(line, pos, where)
 					}
-					seen.Check(&it, where)
+					if checkDups {
+						seen.Check(&it, where)
+					}
 					switch {
-					case it.Malformed() && done.Lines[pos], !it.Malformed() && done.IDs[it.ID]:
+					case it.Malformed() && done.Lines[pos], !it.Malformed() && done.IDs.Has(it.ID):
 						*skipped++
 					default:
 						if !yield(it) {
@@ -223,4 +241,24 @@ const (
 // from 390 MB to 618 MB. 1,024 items of up to 16 KiB still fit.
 func LookaheadBytes(conc int) int64 {
 	return max(lookaheadFloor, int64(conc)*MaxLineBytes)
+}
+
+// ResultOfLine is the Result a line of OUT stands for, for a summary of
+// the whole file (--resume) or a report: its outcome, job fields, task
+// and verdict (Item holds the id and task only).
+func ResultOfLine(line []byte) Result {
+	r := resultOf(Item{}, line)
+	wire.SplitObject(line, func(key string, raw json.RawMessage) {
+		switch key {
+		case "id":
+			_ = json.Unmarshal(raw, &r.Item.ID)
+		case "task":
+			_ = json.Unmarshal(raw, &r.Item.Task)
+		case "verdict":
+			_ = json.Unmarshal(raw, &r.Verdict)
+		case "verdict_reason":
+			_ = json.Unmarshal(raw, &r.Reason)
+		}
+	})
+	return r
 }

@@ -59,6 +59,36 @@ type Summary struct {
 	// single and singlePass count the graded items without a task (each
 	// a task of n = 1) and those that passed.
 	single, singlePass int
+	// ungradedFail and ungradedError count the items not graded whose
+	// outcome is not ok: the program's fault, or not (FailOn).
+	ungradedFail, ungradedError int
+}
+
+// The values of --fail-on: which items make `axpool batch` exit 1
+// (Summary.Fails).
+const (
+	// FailOnFail: any item that is not pass — a graded item whose verdict
+	// is fail or error, an ungraded one whose outcome is not ok (the
+	// default).
+	FailOnFail = "fail"
+	// FailOnError: only items that could not be graded or run — verdict
+	// error, or an ungraded item's infrastructure outcome (worker_lost,
+	// cancelled, …).
+	FailOnError = "error"
+	// FailOnNone: no item; only an interrupted batch or an I/O error.
+	FailOnNone = "none"
+)
+
+// Fails reports whether the items counted make a batch fail under the
+// rule failOn (FailOnFail, FailOnError, FailOnNone).
+func (s *Summary) Fails(failOn string) bool {
+	switch failOn {
+	case FailOnNone:
+		return false
+	case FailOnError:
+		return s.Verdicts.Error > 0 || s.ungradedError > 0
+	}
+	return s.Verdicts.Fail > 0 || s.Verdicts.Error > 0 || s.ungradedFail > 0 || s.ungradedError > 0
 }
 
 // Verdicts counts graded items by verdict.
@@ -99,8 +129,14 @@ func NewSummary(ks ...int) *Summary {
 // Add counts r.
 func (s *Summary) Add(r Result) {
 	s.Items++
-	if r.Verdict != "" {
+	switch {
+	case r.Verdict != "":
 		s.addVerdict(r.Item.Task, r.Verdict)
+	case r.OK():
+	case programFault(r.Outcome):
+		s.ungradedFail++
+	default:
+		s.ungradedError++
 	}
 	out := r.Outcome
 	if out == "" {

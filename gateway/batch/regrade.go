@@ -1,0 +1,148 @@
+package batch
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+
+	"github.com/axpool/axpool/wire"
+)
+
+// RegradeStats says how the lines of a regrade were found.
+type RegradeStats struct {
+	// Items is the number of items of ITEMS; Missing the graded ones
+	// without a result in OLD (each written with verdict error), Skipped
+	// the ungraded ones without one (not written).
+	Items, Missing, Skipped int
+	// Changed counts the graded items whose OLD result is of another run
+	// (a run_digest that differs, or none): verdict error.
+	Changed int
+	// Unmatched counts the results of OLD whose id is no item of ITEMS
+	// (left out of NEW).
+	Unmatched int
+}
+
+// Regrade recomputes the verdicts of the saved results old (the OUT of an
+// earlier `axpool batch`) against the expectations of the items in items
+// (a file of items, whose ids ScanIDs found unique), running nothing
+// (docs/operations.md "Graded batches"). emit receives one Result and its
+// output line per item, in the order of items:
+//
+//   - a malformed item: its refusal, as a batch answers it;
+//   - an item with a result in old: that result with the verdict Judge
+//     gives it now — or, for a graded item whose line's run_digest is not
+//     the item's RunDigest (its source, arguments, tests' arguments or
+//     checker changed, or it ran ungraded), verdict error `OLD holds the
+//     result of another run of this item (…): run it again`;
+//   - a graded item without one: a line of its id with verdict error
+//     `no result in OLD: …`; an ungraded one is left out.
+//
+// It holds an offset per line of old (the id and 8 bytes) and one item at
+// a time. Errors: reading either file, or emit's.
+func Regrade(items io.Reader, old *os.File, emit func(Result, []byte) error) (RegradeStats, error) {
+	var st RegradeStats
+	type saved struct {
+		off  int64
+		used bool
+	}
+	index := map[string]*saved{}
+	br := bufio.NewReaderSize(old, 1<<16)
+	var off int64
+	for {
+		line, size, read, err := ReadLine(br, MaxResultLineBytes)
+		start := off
+		off += size
+		if err == nil {
+			off++
+		}
+		if read && line != nil {
+			var rec struct {
+				ID        *string `json:"id"`
+				InputLine *int    `json:"input_line"`
+			}
+			if json.Unmarshal(line, &rec) == nil && rec.ID != nil && rec.InputLine == nil {
+				index[*rec.ID] = &saved{off: start}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return st, err
+		}
+	}
+	var emitErr error
+	err := eachLine(items, func(pos int, line []byte) {
+		st.Items++
+		var it Item
+		if line == nil {
+			it = TooLong(pos, 0, "line")
+		} else {
+			it = Parse(line, pos, "line")
+		}
+		var r Result
+		switch s := index[it.ID]; {
+		case it.Malformed():
+			env, _ := it.Err.MarshalJSON() // plain values: cannot fail
+			r = resultOf(it, env)
+		case s == nil && !it.Graded():
+			st.Skipped++
+			return
+		case s == nil:
+			st.Missing++
+			r = Result{Item: it, Envelope: json.RawMessage(`{}`), RunMs: -1, QueueMs: -1, Steps: -1,
+				Verdict: VerdictError, Reason: "no result in OLD: run the item (axpool batch ITEMS -o OLD --resume), then regrade"}
+		default:
+			s.used = true
+			oldLine, digest := savedEnvelope(old, s.off)
+			r = resultOf(it, oldLine)
+			if it.Graded() && digest != RunDigest(&it) {
+				st.Changed++
+				r.Verdict, r.Reason = VerdictError, "OLD holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again"
+			}
+		}
+		if emit != nil && emitErr == nil {
+			emitErr = emit(r, Line(r, "input_line"))
+		}
+	})
+	if err == nil {
+		err = emitErr
+	}
+	for _, s := range index {
+		if !s.used {
+			st.Unmatched++
+		}
+	}
+	return st, err
+}
+
+// savedEnvelope reads the line of old at off and returns its envelope (the
+// line without the members a batch adds: id, task, run_digest, verdict,
+// verdict_reason) and its run_digest.
+func savedEnvelope(old *os.File, off int64) (json.RawMessage, string) {
+	br := bufio.NewReaderSize(io.NewSectionReader(old, off, 1<<62), 1<<16)
+	line, _, _, _ := ReadLine(br, MaxResultLineBytes)
+	var digest string
+	var out bytes.Buffer
+	out.WriteByte('{')
+	wire.SplitObject(line, func(key string, raw json.RawMessage) {
+		switch key {
+		case "id", "task", "verdict", "verdict_reason":
+			return
+		case "run_digest":
+			_ = json.Unmarshal(raw, &digest)
+			return
+		}
+		if out.Len() > 1 {
+			out.WriteByte(',')
+		}
+		k, _ := json.Marshal(key)
+		out.Write(k)
+		out.WriteByte(':')
+		out.Write(raw)
+	})
+	out.WriteByte('}')
+	return out.Bytes(), digest
+}

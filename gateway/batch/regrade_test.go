@@ -1,0 +1,76 @@
+package batch
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestRegrade: verdicts recomputed from saved results against the items'
+// expectations, in the items' order; a changed item, a missing result and
+// a malformed item are errors; ungraded items keep their result.
+func TestRegrade(t *testing.T) {
+	dir := t.TempDir()
+	item := func(line string) Item { return Parse([]byte(line), 1, "line") }
+	// OLD: the lines a batch wrote for a (expect 3, result 3), b (tests),
+	// c (ungraded), d (expect, result of another source).
+	a := item(`{"id":"a","source":"fn main() -> Int { 3 }","expect":3}`)
+	b := item(`{"id":"b","source":"fn f(x: Int) -> Int { x }","entry":"f","tests":[{"args":[1],"expect":1},{"args":[2],"expect":2}]}`)
+	c := item(`{"id":"c","source":"fn main() -> Int { 1 }"}`)
+	dOld := item(`{"id":"d","source":"fn main() -> Int { 4 }","expect":4}`)
+	old := strings.Join([]string{
+		string(Line(resultOf(b, json.RawMessage(`{"success":true,"protocol_version":1,"tests":[{"result":1,"steps":2},{"result":2,"steps":2}],"steps":4,"outcome":"ok","retryable":false}`)), "input_line")),
+		string(Line(resultOf(a, json.RawMessage(`{"success":true,"protocol_version":1,"result":3,"steps":1,"outcome":"ok","retryable":false}`)), "input_line")),
+		string(Line(resultOf(c, json.RawMessage(`{"success":true,"protocol_version":1,"result":1,"steps":1,"outcome":"ok","retryable":false}`)), "input_line")),
+		string(Line(resultOf(dOld, json.RawMessage(`{"success":true,"protocol_version":1,"result":4,"steps":1,"outcome":"ok","retryable":false}`)), "input_line")),
+		`{"id":"gone","success":true,"protocol_version":1,"result":1,"outcome":"ok","retryable":false}`,
+	}, "\n") + "\n"
+	oldPath := filepath.Join(dir, "old.jsonl")
+	if err := os.WriteFile(oldPath, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	items := strings.Join([]string{
+		`{"id":"a","source":"fn main() -> Int { 3 }","expect":4}`, // new expectation: fail
+		`{"id":"b","source":"fn f(x: Int) -> Int { x }","entry":"f","tests":[{"args":[1],"expect":1},{"args":[2],"expect":2}]}`,
+		`{"id":"c","source":"fn main() -> Int { 1 }"}`,
+		`{"id":"d","source":"fn main() -> Int { 5 }","expect":4}`, // the source changed
+		`{"id":"e","source":"fn main() -> Int { 1 }","expect":1}`, // never ran
+		`{"id":"f","source":"s","expect":1,"check":"c"}`,          // malformed
+		`{"id":"g","source":"fn main() -> Int { 1 }"}`,            // ungraded, never ran
+	}, "\n") + "\n"
+	f, err := os.Open(oldPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var got []string
+	st, err := Regrade(strings.NewReader(items), f, func(r Result, line []byte) error {
+		got = append(got, r.Item.ID+" "+r.Verdict+" "+r.Reason)
+		if r.Item.ID == "c" && string(line) != `{"id":"c","success":true,"protocol_version":1,"result":1,"steps":1,"outcome":"ok","retryable":false}` {
+			t.Errorf("c: %s", line)
+		}
+		if r.Item.ID == "a" && !strings.HasPrefix(string(line), `{"id":"a","success":true,"protocol_version":1,"result":3,"steps":1,"outcome":"ok","retryable":false,"run_digest":"`) {
+			t.Errorf("a: %s", line)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"a fail expected 4, got 3",
+		"b pass ",
+		"c  ",
+		"d error OLD holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again",
+		"e error no result in OLD: run the item (axpool batch ITEMS -o OLD --resume), then regrade",
+		`f error line 6: give one of "expect", "tests" or "check", not "expect" and "check"`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if st != (RegradeStats{Items: 7, Missing: 1, Skipped: 1, Changed: 1, Unmatched: 1}) {
+		t.Errorf("stats %+v", st)
+	}
+}
