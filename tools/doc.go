@@ -29,5 +29,6 @@
 //
 // Imports: compiler, compiler/syntax, internal/jsonenc, internal/spell,
 // internal/text, policy, tools/framework, tools/repair, tools/sealed,
-// tools/template, tools/toolwire, tools/workflow, vm and wire.
+// tools/template, tools/toolwire, tools/typed, tools/workflow, vm and
+// wire.
 package tools

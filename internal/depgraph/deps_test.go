@@ -56,7 +56,7 @@ var allowed = map[string][]string{
 	"tools/framework": {"compiler", "compiler/syntax", "internal/text", "policy", "tools/toolwire", "vm", "wire"},
 	"tools/repair":    {"compiler", "compiler/syntax", "internal/spell", "tools/toolwire", "vm", "wire"},
 	"tools": {"compiler", "compiler/syntax", "internal/jsonenc", "internal/spell", "internal/text", "policy", "tools/framework",
-		"tools/repair", "tools/sealed", "tools/template", "tools/toolwire", "tools/workflow", "vm", "wire"},
+		"tools/repair", "tools/sealed", "tools/template", "tools/toolwire", "tools/typed", "tools/workflow", "vm", "wire"},
 
 	// Named scripts: compiled and checked here, run through the tool
 	// engine on the workers.
