@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -34,6 +36,10 @@ var batchFlags struct {
 	cacheDir    string
 	progress    string
 	interval    time.Duration
+	passAt      string
+	failOn      string
+	report      string
+	regrade     string
 }
 
 var batchCmd = &cobra.Command{
@@ -74,9 +80,19 @@ Ctrl-C (or SIGTERM) stops submitting, cancels the items running, keeps the
 lines written, and prints how to resume: --resume skips the ids (and
 malformed lines) OUT already holds and appends the rest.
 
-Exit status: 0 when every item's outcome is ok, 1 when some failed or the
-batch was interrupted (--fail-fast stops at the first failure), 2 on usage
-errors.`,
+An item with "expect" (main's result), "tests" and "entry" (calls of a
+function) or "check" (a checker of the result) is graded: its line gains
+"verdict" (pass, fail or error) and "verdict_reason"; items may carry
+"task", and --pass-at 1,5,10 computes pass@k over tasks. The summary adds
+verdicts, pass@k and the tasks; --report FILE writes them as one HTML
+page. --regrade OLD.jsonl recomputes the verdicts of saved results against
+IN's expectations without running anything. A duplicate id in IN is
+refused before anything runs.
+
+Exit status: 0 when every item passed (an ungraded item: outcome ok), 1
+when some did not (--fail-on error: only items that could not be graded or
+run; none: never) or the batch was interrupted (--fail-fast stops at the
+first failure), 2 on usage errors and duplicate ids.`,
 	Args: positional(1, 1, "one IN.jsonl argument (- = stdin)"),
 	RunE: runBatch,
 }
@@ -97,6 +113,10 @@ func init() {
 	f.StringVar(&batchFlags.cacheDir, "cache-dir", defaultCacheDir(), `directory of the embedded server's result cache, kept between runs ("" = in memory, for this run only)`)
 	f.StringVar(&batchFlags.progress, "progress", "auto", "auto (a bar on a terminal, else plain lines), bar, plain or none")
 	f.DurationVar(&batchFlags.interval, "progress-interval", 5*time.Second, "time between two plain progress lines")
+	f.StringVar(&batchFlags.passAt, "pass-at", "1", "the k of pass@k over the graded items' tasks, comma-separated (1,5,10)")
+	f.StringVar(&batchFlags.failOn, "fail-on", batch.FailOnFail, "items that make the exit status 1: fail (any not passing), error (only those that could not be graded or run) or none")
+	f.StringVar(&batchFlags.report, "report", "", "also write the batch's report to this file: one self-contained HTML page (pass rates, pass@k, histograms, failing items)")
+	f.StringVar(&batchFlags.regrade, "regrade", "", "recompute the verdicts of the results in this file (an earlier OUT) against IN's expectations, running nothing")
 	rootCmd.AddCommand(batchCmd)
 }
 
@@ -140,6 +160,18 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	default:
 		return printFail(cmd, exitUsage, "axpool batch: --progress %q: want auto, bar, plain or none", bf.progress)
 	}
+	ks, err := batch.ParsePassAt(bf.passAt)
+	if err != nil {
+		return printFail(cmd, exitUsage, "axpool batch: --pass-at: %v", err)
+	}
+	switch bf.failOn {
+	case batch.FailOnFail, batch.FailOnError, batch.FailOnNone:
+	default:
+		return printFail(cmd, exitUsage, "axpool batch: --fail-on %q: want fail, error or none", bf.failOn)
+	}
+	if bf.regrade != "" {
+		return runRegrade(cmd, in, ks)
+	}
 
 	var input io.Reader = cmd.InOrStdin()
 	total := -1
@@ -149,36 +181,42 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 			return printFail(cmd, exitFail, "axpool batch: %v", err)
 		}
 		defer f.Close()
-		if total, err = batch.CountLines(f); err != nil {
+		// Every id is checked before anything runs (in bounded memory).
+		var dup *batch.DuplicateError
+		if total, err = batch.ScanIDs(f); errors.As(err, &dup) {
+			return printFail(cmd, exitUsage, "axpool batch: %v", err)
+		} else if err != nil {
 			return printFail(cmd, exitFail, "axpool batch: read %s: %v", in, err)
 		}
 		input = f
 	}
 	done := batch.NewResumeState()
+	sum := batch.NewSummary(ks...)
+	var failures batch.Failures
 	var out io.Writer = cmd.OutOrStdout()
 	if bf.output != "-" {
-		f, err := batch.OpenOutput(bf.output, bf.resume, done)
+		// --resume: the summary, the report and the exit status are the
+		// whole file's, the lines kept and the new ones.
+		f, err := batch.OpenOutput(bf.output, bf.resume, done, func(line []byte) {
+			r := batch.ResultOfLine(line)
+			sum.AddKept(r)
+			failures.Add(r)
+		})
 		if err != nil {
 			return printFail(cmd, exitFail, "axpool batch: %v", err)
 		}
 		defer f.Close()
 		out = f
 	}
-	// The summary is written at the end: a --summary that names IN or OUT
-	// would overwrite it, one that cannot be written would fail only after
-	// the whole batch ran. Both are found now.
-	var summary *os.File
-	if bf.summary != "" {
-		if (in != "-" && sameFile(bf.summary, in)) || (bf.output != "-" && sameFile(bf.summary, bf.output)) {
-			return printFail(cmd, exitUsage, "axpool batch: --summary %s is IN or OUT; give the summary a file of its own", bf.summary)
-		}
-		f, err := os.OpenFile(bf.summary, os.O_WRONLY|os.O_CREATE, 0o644)
-		if err != nil {
-			return printFail(cmd, exitFail, "axpool batch: --summary: %v", err)
-		}
-		defer f.Close()
-		summary = f
+	// The summary and the report are written at the end: one that names
+	// IN or OUT would overwrite it, one that cannot be written would fail
+	// only after the whole batch ran. Both are found now.
+	summary, report, err := openBatchReports(cmd, in, bf.output)
+	if err != nil {
+		return err
 	}
+	defer summary.Close()
+	defer report.Close()
 
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -203,12 +241,11 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	stderr := cmd.ErrOrStderr()
 	var skipped int
 	var readErr error
-	items := batch.ReadItems(input, done, batchWhere, &skipped, &readErr)
+	items := batch.ReadItems(input, done, batchWhere, in == "-", &skipped, &readErr)
 	if total >= 0 {
-		total = max(total-len(done.IDs)-len(done.Lines), 0)
+		total = max(total-done.Done(), 0)
 	}
 	prog := newBatchProgress(stderr, bf.progress, bf.interval, total)
-	sum := batch.NewSummary()
 	var writeErr error
 	start := time.Now()
 	runErr := n.Dispatcher.RunItems(ctx, items, dispatch.ItemsOptions{
@@ -222,6 +259,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 				stop() // no use running what cannot be written
 			}
 			sum.Add(r)
+			failures.Add(r)
 			prog.add(sum)
 		},
 	})
@@ -232,12 +270,8 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	if skipped > 0 {
 		fmt.Fprintf(stderr, "  skipped %d items already in %s (--resume)\n", skipped, bf.output)
 	}
-	if summary != nil {
-		b, _ := sum.Object().Pretty() // plain values: cannot fail
-		if err := writeSummaryFile(summary, append(b, '\n')); err != nil {
-			fmt.Fprintf(stderr, "axpool batch: --summary: %v\n", err)
-			return silentExit(exitFail)
-		}
+	if err := writeBatchReports(cmd, summary, report, in, sum, &failures); err != nil {
+		return err
 	}
 	switch {
 	case readErr != nil:
@@ -253,7 +287,138 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	case interrupted && ctx.Err() != nil:
 		fmt.Fprintf(stderr, "interrupted: the results written so far are kept; to finish, run:\n  %s\n", resumeCommand(in, bf.output))
 		return silentExit(exitFail)
-	case sum.Failed > 0 || interrupted:
+	case interrupted || sum.Fails(bf.failOn):
+		return silentExit(exitFail)
+	}
+	return nil
+}
+
+// openBatchReports opens the files of --summary and --report (nil when
+// not asked for), refusing one that is IN, OUT or the other.
+func openBatchReports(cmd *cobra.Command, in, out string) (summary, report *os.File, err error) {
+	bf := &batchFlags
+	open := func(flag, path string, others ...string) (*os.File, error) {
+		if path == "" {
+			return nil, nil
+		}
+		for _, o := range append([]string{in, out}, others...) {
+			if o != "-" && o != "" && sameFile(path, o) {
+				return nil, printFail(cmd, exitUsage, "axpool batch: --%s %s is IN or OUT; give the %s a file of its own", flag, path, flag)
+			}
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, printFail(cmd, exitFail, "axpool batch: --%s: %v", flag, err)
+		}
+		return f, nil
+	}
+	if summary, err = open("summary", bf.summary, bf.regrade); err != nil {
+		return nil, nil, err
+	}
+	if report, err = open("report", bf.report, bf.regrade, bf.summary); err != nil {
+		summary.Close()
+		return nil, nil, err
+	}
+	return summary, report, nil
+}
+
+// writeBatchReports writes the summary file and the report (each when
+// opened).
+func writeBatchReports(cmd *cobra.Command, summary, report *os.File, in string, sum *batch.Summary, failures *batch.Failures) error {
+	stderr := cmd.ErrOrStderr()
+	if summary != nil {
+		b, _ := sum.Object().Pretty() // plain values: cannot fail
+		if err := writeSummaryFile(summary, append(b, '\n')); err != nil {
+			fmt.Fprintf(stderr, "axpool batch: --summary: %v\n", err)
+			return silentExit(exitFail)
+		}
+	}
+	if report != nil {
+		var page bytes.Buffer
+		title := "axpool batch " + in
+		if batchFlags.regrade != "" {
+			title += " --regrade " + batchFlags.regrade
+		}
+		_ = batch.WriteReport(&page, title, sum, failures) // to memory: cannot fail
+		if err := writeSummaryFile(report, page.Bytes()); err != nil {
+			fmt.Fprintf(stderr, "axpool batch: --report: %v\n", err)
+			return silentExit(exitFail)
+		}
+	}
+	return nil
+}
+
+// runRegrade is `axpool batch ITEMS --regrade OLD [-o NEW]`: verdicts and
+// the summary recomputed from OLD's results against ITEMS'
+// expectations (batch.Regrade), with no node, no NATS and no worker.
+func runRegrade(cmd *cobra.Command, in string, ks []int) error {
+	bf := &batchFlags
+	switch {
+	case in == "-":
+		return printFail(cmd, exitUsage, "axpool batch: --regrade needs IN as a file (its ids are checked before the regrade)")
+	case bf.resume:
+		return printFail(cmd, exitUsage, "axpool batch: --regrade runs nothing; it does not go with --resume")
+	case sameFile(in, bf.regrade):
+		return printFail(cmd, exitUsage, "axpool batch: IN and --regrade OLD are the same file")
+	case bf.output != "-" && sameFile(bf.output, bf.regrade):
+		return printFail(cmd, exitUsage, "axpool batch: OUT and --regrade OLD are the same file; write the new results to another file")
+	}
+	items, err := os.Open(in)
+	if err != nil {
+		return printFail(cmd, exitFail, "axpool batch: %v", err)
+	}
+	defer items.Close()
+	var dup *batch.DuplicateError
+	if _, err := batch.ScanIDs(items); errors.As(err, &dup) {
+		return printFail(cmd, exitUsage, "axpool batch: %v", err)
+	} else if err != nil {
+		return printFail(cmd, exitFail, "axpool batch: read %s: %v", in, err)
+	}
+	old, err := os.Open(bf.regrade)
+	if err != nil {
+		return printFail(cmd, exitFail, "axpool batch: --regrade: %v", err)
+	}
+	defer old.Close()
+	summary, report, err := openBatchReports(cmd, in, bf.output)
+	if err != nil {
+		return err
+	}
+	defer summary.Close()
+	defer report.Close()
+	var out io.Writer = cmd.OutOrStdout()
+	if bf.output != "-" {
+		f, err := os.OpenFile(bf.output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return printFail(cmd, exitFail, "axpool batch: %v", err)
+		}
+		defer f.Close()
+		out = f
+	}
+	w := bufio.NewWriterSize(out, 1<<16)
+	sum := batch.NewSummary(ks...)
+	var failures batch.Failures
+	start := time.Now()
+	st, err := batch.Regrade(items, old, func(r batch.Result, line []byte) error {
+		sum.Add(r)
+		failures.Add(r)
+		_, err := w.Write(append(line, '\n'))
+		return err
+	})
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return printFail(cmd, exitFail, "axpool batch: --regrade: %v", err)
+	}
+	sum.Finish(time.Since(start), false)
+	stderr := cmd.ErrOrStderr()
+	sum.WriteText(stderr)
+	fmt.Fprintf(stderr, "  regraded from %s: %d items; %d changed since it was written, %d graded items without a result (verdict error); %d ungraded items without one and %d results without an item left out\n",
+		bf.regrade, st.Items, st.Changed, st.Missing, st.Skipped, st.Unmatched)
+	if err := writeBatchReports(cmd, summary, report, in, sum, &failures); err != nil {
+		return err
+	}
+	if sum.Fails(bf.failOn) {
 		return silentExit(exitFail)
 	}
 	return nil

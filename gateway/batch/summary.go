@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/internal/text"
+	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -423,4 +424,22 @@ func (s *Summary) writeVerdicts(w io.Writer) {
 	if len(names) > maxTaskRows {
 		fmt.Fprintf(w, "  … and %d more tasks (all in --summary FILE)\n", len(names)-maxTaskRows)
 	}
+}
+
+// ParsePassAt reads the k of pass@k from a comma-separated list
+// (`--pass-at 1,5,10`): positive integers, at most tools.MaxPassAt of
+// them. Errors name what is wrong.
+func ParsePassAt(s string) ([]int, error) {
+	var ks []int
+	for part := range strings.SplitSeq(s, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil || k < 1 {
+			return nil, fmt.Errorf("want positive integers separated by commas (1,5,10), got %q", text.Clip(part, 32))
+		}
+		ks = append(ks, k)
+	}
+	if len(ks) > tools.MaxPassAt {
+		return nil, fmt.Errorf("at most %d values of k, got %d", tools.MaxPassAt, len(ks))
+	}
+	return ks, nil
 }
