@@ -7,9 +7,9 @@ package examples
 
 import "embed"
 
-// FS holds the examples (*.ax, their expected *.out, README.md, policies/
-// workflows/ and scripts/), by slash path relative to this directory
+// FS holds the examples (*.ax, their expected *.out, README.md, policies/,
+// workflows/, scripts/ and graded/), by slash path relative to this directory
 // ("hello.ax", "policies/clock-and-random.json").
 //
-//go:embed *.ax *.out README.md policies workflows all:scripts
+//go:embed *.ax *.out README.md policies workflows all:scripts graded
 var FS embed.FS

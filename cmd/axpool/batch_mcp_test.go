@@ -220,11 +220,63 @@ func checkIdempotencyJoin(t *testing.T, c *client.Client, token string) {
 	}
 }
 
+// checkBatchGraded: graded items through axpool_batch: each result's
+// verdict and reason, and the summary's verdicts, pass@k and tasks.
+func checkBatchGraded(t *testing.T, c *client.Client) {
+	t.Helper()
+	args := `{"items":[` +
+		`{"id":"p1","task":"six","source":"fn main() -> Int { 6 }","expect":6.0},` +
+		`{"id":"p2","task":"six","source":"fn main() -> Int { 5 }","expect":6},` +
+		`{"id":"t1","task":"add","source":"fn add(a: Int, b: Int) -> Int { a + b }","entry":"add","tests":[{"args":[1,2],"expect":3},{"args":[-1,1],"expect":0}]},` +
+		`{"id":"c1","source":"fn main() -> String { \"ab\" }","check":"fn check(result: String) -> Bool { result == \"ba\" }"},` +
+		`{"id":"bad","source":"fn main() -> Int { 1 }","expect":1,"check":"x"},` +
+		`{"id":"plain","source":"fn main() -> Int { 1 }"}` +
+		`],"pass_at":[1,2]}`
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	got, err := callTool(ctx, c, "axpool_batch", args, nil)
+	if err != nil || got["success"] != true {
+		t.Fatalf("axpool_batch = %v, %v", got, err)
+	}
+	want := []struct{ id, verdict, reason string }{
+		{"p1", "pass", ""}, {"p2", "fail", "expected 6, got 5"}, {"t1", "pass", ""},
+		{"c1", "fail", "check returned false"},
+		{"bad", "error", `item 5: give one of "expect", "tests" or "check", not "expect" and "check"`},
+		{"plain", "", ""},
+	}
+	results, _ := got["results"].([]any)
+	if len(results) != len(want) {
+		t.Fatalf("%d results: %v", len(results), got)
+	}
+	for i, w := range want {
+		r := results[i].(map[string]any)
+		v, _ := r["verdict"].(string)
+		reason, _ := r["verdict_reason"].(string)
+		if r["id"] != w.id || v != w.verdict || reason != w.reason {
+			b, _ := json.Marshal(r)
+			t.Errorf("result %d = %s, want %s %q", i, b, w.verdict, w.reason)
+		}
+	}
+	sum, _ := json.Marshal(got["summary"])
+	// pass@1: (1/2 + 1 + 0 + 0) / 4 tasks; pass@2: task six alone.
+	for _, s := range []string{`"verdicts":{"error":1,"fail":2,"pass":2}`, `"pass_at":{"1":0.375,"2":1}`,
+		`"tasks":{"add":{"c":1,"n":1,"pass_at":{"1":1}},"six":{"c":1,"n":2,"pass_at":{"1":0.5,"2":1}}}`} {
+		if !strings.Contains(string(sum), s) {
+			t.Errorf("summary %s lacks %s", sum, s)
+		}
+	}
+	bad, err := callTool(ctx, c, "axpool_batch", `{"items":[],"pass_at":[0]}`, nil)
+	if err != nil || bad["message"] != `invalid argument "pass_at" for tool "axpool_batch": expected positive integers, got 0 at index 0` {
+		t.Errorf("pass_at [0]: %v, %v", bad, err)
+	}
+}
+
 func TestE2EBatchStdio(t *testing.T) {
 	t.Parallel()
 	var stderr queuetest.Buffer
 	c := startStdio(t, &stderr, "--workers", "1", "--slots", "3", "--metrics-addr", "127.0.0.1:0")
 	checkBatchTool(t, c, "stdio-batch")
+	checkBatchGraded(t, c)
 	checkIdempotencyJoin(t, c, "stdio-join")
 	checkBatchCancel(t, c, "stdio-batch-cancel", metricsURL(t, &stderr))
 }
@@ -235,6 +287,7 @@ func TestE2EBatchHTTP(t *testing.T) {
 	s := startServe(t, []string{tok}, "--workers", "1", "--slots", "3", "--metrics-addr", "127.0.0.1:0")
 	c := httpMCP(t, s.url, "carol-secret-token", false)
 	checkBatchTool(t, c, "http-batch")
+	checkBatchGraded(t, c)
 	checkIdempotencyJoin(t, c, "http-join")
 	checkBatchCancel(t, c, "http-batch-cancel", metricsURL(t, s.stderr))
 }

@@ -40,10 +40,25 @@ func batchFile(name string) string { return filepath.Join("testdata", "batch", n
 // XDG_CACHE_HOME.
 func runBatchBin(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runBatchStdin(t, "", args...)
+}
+
+// runBatchStdin is runBatchBin with stdin read from the file in ("":
+// none).
+func runBatchStdin(t *testing.T, in string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin(t), append([]string{"batch", "--workers", "2", "--progress", "none"}, args...)...)
 	cmd.Dir = golden.RepoRoot(t)
+	if in != "" {
+		f, err := os.Open(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -131,13 +146,15 @@ func resField(t *testing.T, line, key string) any {
 
 // TestBatchMixedOutcomes: every outcome a batch meets — ok, compile and
 // runtime errors, each limit, a denied capability, the check and compile
-// tools, malformed lines, a duplicate id, a mistyped argument, script
-// items of --scripts-dir (ok, failing, misspelt, mistyped) — with the
-// expected lines (compared as sets: completion order), the summary file
-// and exit status 1.
+// tools, malformed lines, a duplicate id (read from stdin, where it is
+// answered in place; a file's is refused before the batch,
+// TestBatchDuplicateIDs), a mistyped argument, script items of
+// --scripts-dir (ok, failing, misspelt, mistyped) — with the expected
+// lines (compared as sets: completion order), the summary file and exit
+// status 1.
 func TestBatchMixedOutcomes(t *testing.T) {
 	sumPath := filepath.Join(t.TempDir(), "summary.json")
-	out, stderr, code := runBatchBin(t, abs(t, "mixed.jsonl"), "--cache-dir", "", "--summary", sumPath, "--scripts-dir", abs(t, "scripts"))
+	out, stderr, code := runBatchStdin(t, abs(t, "mixed.jsonl"), "-", "--cache-dir", "", "--summary", sumPath, "--scripts-dir", abs(t, "scripts"))
 	if code != 1 {
 		t.Fatalf("exit %d, want 1\n%s", code, stderr)
 	}
@@ -389,12 +406,13 @@ func TestBatchResumeFailedItems(t *testing.T) {
 	})], "line"); l != 1.0 {
 		t.Errorf(`a's runtime error has "line" %v, want 1`, l)
 	}
+	// The resume reports on the whole file: its 6 results, 3 failed.
 	for range 2 {
 		stdout, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "", "--resume")
-		if code != 0 || stdout != "" {
+		if code != 1 || stdout != "" {
 			t.Fatalf("resume: exit %d, stdout %q\n%s", code, stdout, stderr)
 		}
-		if !strings.Contains(stderr, "batch done: 0 items") || !strings.Contains(stderr, "skipped 6 items already in "+out+" (--resume)") {
+		if !strings.Contains(stderr, "batch done: 6 items, 2 ok, 4 failed") || !strings.Contains(stderr, "skipped 6 items already in "+out+" (--resume)") {
 			t.Errorf("resume stderr:\n%s", stderr)
 		}
 		after, err := os.ReadFile(out)
@@ -572,6 +590,11 @@ func TestBatchUsage(t *testing.T) {
 		{[]string{"x.jsonl", "--concurrency", "0"}, "axpool batch: --concurrency must be at least 1"},
 		{[]string{"x.jsonl", "--progress", "fancy"}, `axpool batch: --progress "fancy": want auto, bar, plain or none`},
 		{[]string{"x.jsonl", "--cache-ttl", "-1s"}, "axpool batch: --cache-ttl must not be negative"},
+		{[]string{"x.jsonl", "--pass-at", "1,x"}, `axpool batch: --pass-at: want positive integers separated by commas (1,5,10), got "x"` + "\n"},
+		{[]string{"x.jsonl", "--pass-at", "0"}, `axpool batch: --pass-at: want positive integers separated by commas (1,5,10), got "0"` + "\n"},
+		{[]string{"x.jsonl", "--fail-on", "warn"}, `axpool batch: --fail-on "warn": want fail, error or none` + "\n"},
+		{[]string{"-", "--regrade", "old.jsonl"}, "axpool batch: --regrade needs IN as a file (its ids are checked before the regrade)\n"},
+		{[]string{"x.jsonl", "--regrade", "old.jsonl", "--resume", "-o", "y"}, "axpool batch: --regrade runs nothing; it does not go with --resume\n"},
 		{[]string{"x.jsonl", "--cache-max-bytes", "0"}, "axpool batch: --cache-max-bytes must be at least 1 (--cache-ttl 0 turns the result cache off)\n"},
 		{[]string{}, "axpool batch: want one IN.jsonl argument (- = stdin), got 0 (see axpool batch --help)"},
 		{[]string{"a.jsonl", "b.jsonl"}, "axpool batch: want one IN.jsonl argument (- = stdin), got 2 (see axpool batch --help)"},

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,16 @@ var update = flag.Bool("update", false, "rewrite the expected outputs (.out) of 
 // scriptsExample is the scripts directory of examples/, run as one
 // example: `axpool script list --scripts-dir examples/scripts`.
 const scriptsExample = "examples/scripts"
+
+// gradedExample is the graded batch of examples/ (docs/operations.md
+// "Graded batches"), run as one example: its saved results re-graded
+// against its items, which runs nothing and so prints the same verdicts
+// every time (the wall time and rate aside, wallTime).
+const gradedExample = "examples/graded"
+
+// wallTime is the wall time and rate of a batch's summary line, which
+// differ from run to run.
+var wallTime = regexp.MustCompile(` in [0-9.]+s \([0-9.]+ items/s\)`)
 
 // exampleCommandPrefix starts the first line of an .ax example that names
 // the command it is run with: `// $ axpool run --policy examples/policies/clock-and-random.json examples/capabilities.ax`.
@@ -63,6 +74,9 @@ func TestExamples(t *testing.T) {
 		delete(outs, c.out)
 		t.Run(c.file, func(t *testing.T) {
 			got := runExample(t, root, c.args)
+			if c.file == gradedExample {
+				got = wallTime.ReplaceAll(got, []byte(" in 0.0s (0.0 items/s)"))
+			}
 			golden.Check(t, filepath.Join(root, filepath.FromSlash(c.out)), got, *update)
 		})
 	}
@@ -98,6 +112,11 @@ func exampleCases(t *testing.T, root string) ([]exampleCase, map[string]bool) {
 				// A scripts directory (docs/scripts.md) is one example, its
 				// catalogue; the scripts themselves run in script_test.go.
 				cases = append(cases, exampleCase{file: rel, out: rel + ".out", args: []string{"script", "list", "--scripts-dir", rel}})
+				return filepath.SkipDir
+			}
+			if rel == gradedExample {
+				cases = append(cases, exampleCase{file: rel, out: rel + ".out",
+					args: []string{"batch", rel + "/evals.jsonl", "--regrade", rel + "/results.jsonl", "--pass-at", "1,2"}})
 				return filepath.SkipDir
 			}
 			return nil

@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/axpool/axpool/internal/golden"
+)
+
+// Graded batches with the built binary (docs/operations.md "Graded
+// batches"): verdicts, pass@k, the report, deterministic reruns,
+// --fail-on, --regrade, --resume over the whole file and duplicate ids.
+
+// gradedLines are the normalised lines of out, sorted (completion order).
+func gradedLines(t *testing.T, out string) []string {
+	t.Helper()
+	var got []string
+	for _, l := range lines(t, out) {
+		got = append(got, normalize(t, l))
+	}
+	slices.Sort(got)
+	return got
+}
+
+// gradedSummary are the summary file's graded parts.
+type gradedSummary struct {
+	Items    int                       `json:"items"`
+	Kept     int                       `json:"kept"`
+	Verdicts map[string]int            `json:"verdicts"`
+	PassAt   map[string]float64        `json:"pass_at"`
+	Tasks    map[string]map[string]any `json:"tasks"`
+}
+
+func readGradedSummary(t *testing.T, path string) (gradedSummary, string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s gradedSummary
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s, string(b)
+}
+
+// TestBatchGraded: the graded lines (golden), the summary's verdicts,
+// pass@k and tasks, the terminal table, the report's tables; a second
+// run gives the same verdicts and reasons (the random item included);
+// --fail-on changes the exit status.
+func TestBatchGraded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := abs(t, "graded.jsonl")
+	sumPath, report := filepath.Join(dir, "summary.json"), filepath.Join(dir, "report.html")
+	out, stderr, code := runBatchBin(t, in, "--cache-dir", "", "--pass-at", "1,2", "--summary", sumPath, "--report", report)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, stderr)
+	}
+	got := gradedLines(t, out)
+	golden.Check(t, batchFile("graded.out.jsonl"), []byte(strings.Join(got, "\n")+"\n"), *updateBatch)
+
+	sum, raw := readGradedSummary(t, sumPath)
+	// pass@1 over 8 tasks: add 2/3, div 1/2, and six single items of which
+	// point and record pass: (2/3 + 1/2 + 2) / 8 = 0.395833.
+	if sum.Items != 12 || !mapsEqual(sum.Verdicts, map[string]int{"pass": 5, "fail": 4, "error": 2}) ||
+		sum.PassAt["1"] != 0.395833 || sum.PassAt["2"] != 1 || len(sum.Tasks) != 2 {
+		t.Errorf("summary:\n%s", raw)
+	}
+	if !strings.Contains(raw, `"add": {
+      "n": 3,
+      "c": 2,
+      "pass_at": {
+        "1": 0.666667,
+        "2": 1
+      }`) {
+		t.Errorf("summary's task add:\n%s", raw)
+	}
+	for _, s := range []string{
+		"  verdicts: 5 pass, 4 fail, 2 error (45.5% pass)\n",
+		"  pass@1 0.396  pass@2 1.000  (8 tasks: 2 named, 6 single items)\n",
+		"  task      n      c   pass@1   pass@2\n  add       3      2    0.667    1.000\n  div       2      1    0.500    1.000\n",
+	} {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, stderr)
+		}
+	}
+	page, err := os.ReadFile(report)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := reportTables(t, page)
+	if v := tables["verdicts"]; len(v) != 2 || strings.Join(v[1], " ") != "5 4 2 45.5%" {
+		t.Errorf("report verdicts %q", v)
+	}
+	if f := tables["failures"]; len(f) != 7 || !slices.ContainsFunc(f, func(r []string) bool { return strings.Join(r, "|") == "dice||fail|expected 4, got 5" }) {
+		t.Errorf("report failures %q", f)
+	}
+
+	// A rerun (no cache) gives the same lines but for the job fields.
+	out2, _, code := runBatchBin(t, in, "--cache-dir", "", "--pass-at", "1,2", "--fail-on", "none")
+	if code != 0 {
+		t.Errorf("--fail-on none: exit %d", code)
+	}
+	if got2 := gradedLines(t, out2); !slices.Equal(got2, got) {
+		t.Errorf("the rerun differs:\n%s\nwant\n%s", strings.Join(got2, "\n"), strings.Join(got, "\n"))
+	}
+	if _, stderr, code := runBatchBin(t, in, "--cache-dir", "", "--fail-on", "error", "-o", os.DevNull); code != 1 {
+		t.Errorf("--fail-on error with 2 errors: exit %d\n%s", code, stderr)
+	}
+}
+
+// reportTables parses the report page (encoding/xml in its HTML mode) into
+// the cells of each table with an id, row by row, and fails on a script or
+// a URL in it.
+func reportTables(t *testing.T, page []byte) map[string][][]string {
+	t.Helper()
+	d := xml.NewDecoder(bytes.NewReader(page))
+	d.Strict, d.AutoClose, d.Entity = false, xml.HTMLAutoClose, xml.HTMLEntity
+	tables := map[string][][]string{}
+	var table string
+	var row []string
+	var cell *strings.Builder
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return tables
+		}
+		if err != nil {
+			t.Fatalf("the report does not parse: %v", err)
+		}
+		switch x := tok.(type) {
+		case xml.StartElement:
+			if x.Name.Local == "script" || x.Name.Local == "link" || x.Name.Local == "img" {
+				t.Errorf("the report has a <%s>", x.Name.Local)
+			}
+			for _, a := range x.Attr {
+				if strings.Contains(a.Value, "://") {
+					t.Errorf("the report refers to %s", a.Value)
+				}
+				if x.Name.Local == "table" && a.Name.Local == "id" {
+					table = a.Value
+				}
+			}
+			switch x.Name.Local {
+			case "tr":
+				row = nil
+			case "td", "th":
+				cell = &strings.Builder{}
+			}
+		case xml.CharData:
+			if cell != nil {
+				cell.Write(x)
+			}
+		case xml.EndElement:
+			switch x.Name.Local {
+			case "td", "th":
+				row = append(row, strings.TrimSpace(cell.String()))
+				cell = nil
+			case "tr":
+				tables[table] = append(tables[table], row)
+			}
+		}
+	}
+}
+
+// TestBatchRegrade: --regrade recomputes verdicts from saved results
+// against changed expectations without NATS or workers (an unreachable
+// --nats is never dialled); a changed source is an error, an item
+// without a result too; the summary and exit status follow.
+func TestBatchRegrade(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	items := filepath.Join(dir, "items.jsonl")
+	write := func(path, content string) {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(items, `{"id":"a","source":"fn main() -> Int { 3 }","expect":3}
+{"id":"b","source":"fn main() -> Int { 4 }","expect":4}
+{"id":"c","source":"fn sq(x: Int) -> Int { x * x }","entry":"sq","tests":[{"args":[3],"expect":9}]}
+`)
+	old := filepath.Join(dir, "old.jsonl")
+	if _, stderr, code := runBatchBin(t, items, "--cache-dir", "", "-o", old); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	// New expectations: a's now fails, c's test expects 8; b's source
+	// changed; d never ran.
+	write(items, `{"id":"a","source":"fn main() -> Int { 3 }","expect":2}
+{"id":"b","source":"fn main() -> Int { 5 }","expect":4}
+{"id":"c","source":"fn sq(x: Int) -> Int { x * x }","entry":"sq","tests":[{"args":[3],"expect":8}]}
+{"id":"d","source":"fn main() -> Int { 1 }","expect":1}
+`)
+	newPath, sumPath := filepath.Join(dir, "new.jsonl"), filepath.Join(dir, "sum.json")
+	stdout, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", newPath, "--summary", sumPath, "--nats", "nats://127.0.0.1:1")
+	if code != 1 || stdout != "" {
+		t.Fatalf("regrade: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(newPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, l := range lines(t, string(b)) {
+		v, _ := resField(t, l, "verdict").(string)
+		r, _ := resField(t, l, "verdict_reason").(string)
+		got = append(got, resField(t, l, "id").(string)+" "+v+" "+r)
+	}
+	want := []string{"a fail expected 2, got 3",
+		"b error OLD holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again",
+		"c fail test 1: expected 8, got 9",
+		"d error no result in OLD: run the item (axpool batch ITEMS -o OLD --resume), then regrade"}
+	if !slices.Equal(got, want) {
+		t.Errorf("regraded:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(stderr, "  verdicts: 0 pass, 2 fail, 2 error (0.0% pass)\n") ||
+		!strings.Contains(stderr, "  regraded from "+old+": 4 items; 1 changed since it was written, 1 graded items without a result (verdict error); 0 ungraded items without one and 0 results without an item left out\n") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+	if sum, raw := readGradedSummary(t, sumPath); sum.Items != 4 || sum.Verdicts["error"] != 2 {
+		t.Errorf("summary %s", raw)
+	}
+	// The old expectations: everything passes again, exit 0.
+	write(items, `{"id":"a","source":"fn main() -> Int { 3 }","expect":3}
+{"id":"b","source":"fn main() -> Int { 4 }","expect":4}
+{"id":"c","source":"fn sq(x: Int) -> Int { x * x }","entry":"sq","tests":[{"args":[3],"expect":9}]}
+`)
+	if _, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", newPath); code != 0 || !strings.Contains(stderr, "verdicts: 3 pass, 0 fail, 0 error") {
+		t.Errorf("regrade with the old expectations: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", old); code != 2 ||
+		stderr != "axpool batch: OUT and --regrade OLD are the same file; write the new results to another file\n" {
+		t.Errorf("-o OLD: exit %d, %q", code, stderr)
+	}
+}
+
+// TestBatchGradedResume: a --resume reports and exits on the whole output
+// file: the summary counts the kept lines (kept) and the new ones.
+func TestBatchGradedResume(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	all, err := os.ReadFile(batchFile("graded.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := filepath.Join(dir, "first.jsonl")
+	if err := os.WriteFile(first, []byte(strings.Join(strings.SplitAfter(string(all), "\n")[:3], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.jsonl")
+	if _, stderr, code := runBatchBin(t, first, "--cache-dir", "", "-o", out); code != 1 { // add-2 fails
+		t.Fatalf("first part: exit %d\n%s", code, stderr)
+	}
+	sumPath := filepath.Join(dir, "sum.json")
+	_, stderr, code := runBatchBin(t, abs(t, "graded.jsonl"), "--cache-dir", "", "-o", out, "--resume", "--summary", sumPath, "--pass-at", "1,2")
+	if code != 1 {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	sum, raw := readGradedSummary(t, sumPath)
+	if sum.Items != 12 || sum.Kept != 3 || !mapsEqual(sum.Verdicts, map[string]int{"pass": 5, "fail": 4, "error": 2}) || sum.PassAt["1"] != 0.395833 {
+		t.Errorf("summary of the whole file:\n%s", raw)
+	}
+	if n := len(lines(t, mustRead(t, out))); n != 12 {
+		t.Errorf("%d lines in OUT, want 12", n)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestBatchDuplicateIDs: a duplicate id in IN is refused before anything
+// runs: exit 2 naming both lines, OUT not created.
+func TestBatchDuplicateIDs(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl")
+	if err := os.WriteFile(in, []byte(`{"id":"a","source":"fn main() -> Int { 1 }"}
+{"id":"b","source":"fn main() -> Int { 1 }"}
+{"id":"a","source":"fn main() -> Int { 2 }"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runBatchBin(t, in, "-o", out)
+	if code != 2 || stdout != "" || stderr != "axpool batch: line 3: duplicate id \"a\" (first on line 1)\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("OUT was created: %v", err)
+	}
+}
