@@ -107,7 +107,7 @@ func init() {
 	f.StringVarP(&batchFlags.output, "output", "o", "-", "file the result lines go to (- = stdout)")
 	f.BoolVar(&batchFlags.ordered, "ordered", false, "write results in input order (memory stays bounded: at most 2×concurrency results wait)")
 	f.BoolVar(&batchFlags.resume, "resume", false, "skip the items whose results OUT already holds, and append to it")
-	f.BoolVar(&batchFlags.failFast, "fail-fast", false, "stop at the first item whose outcome is not ok")
+	f.BoolVar(&batchFlags.failFast, "fail-fast", false, "stop at the first item that does not pass (outcome not ok, or a verdict other than pass)")
 	f.IntVar(&batchFlags.concurrency, "concurrency", 0, "items running jobs at once (default: the pool's worker slots)")
 	f.StringVar(&batchFlags.summary, "summary", "", "also write the summary to this file as JSON")
 	f.StringVar(&batchFlags.cacheDir, "cache-dir", defaultCacheDir(), `directory of the embedded server's result cache, kept between runs ("" = in memory, for this run only)`)

@@ -29,7 +29,13 @@ import (
 //   - BenchmarkBatchFib20: fib(20) per item, VM-bound (compare with 2 ×
 //     the single-run speed, BenchmarkBatchFib20Single: the same items one
 //     at a time on one worker, whose p50 run_ms is the single-run time);
-//   - BenchmarkRunLoop: `axpool run` once per item, the shell-loop way.
+//   - BenchmarkRunLoop: `axpool run` once per item, the shell-loop way;
+//   - BenchmarkBatchGraded: BenchmarkBatchTrivial's items, each with
+//     `expect` (its verdict pass): the cost of grading over running
+//     (docs/operations.md "Graded batches");
+//   - BenchmarkBatchGradedTests: the same programs as a function called by
+//     one test each (the grade job), BenchmarkBatchGradedCheck with a
+//     checker of main's result.
 
 const fib20 = "fn fib(n: Int) -> Int { if n < 2 { n } else { fib(n - 1) + fib(n - 2) } }\nfn main() -> Int { fib(20) + %d }"
 
@@ -43,12 +49,19 @@ func childCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// writeItems writes n items whose source is fmt.Sprintf(src, i).
-func writeItems(b *testing.B, n int, src string) string {
+// writeItems writes n items whose source is fmt.Sprintf(src, i), with
+// the members grade(i) returns (nil: none).
+func writeItems(b *testing.B, n int, src string, grade ...func(i int) map[string]any) string {
 	b.Helper()
 	var buf bytes.Buffer
 	for i := range n {
-		line, _ := json.Marshal(map[string]string{"id": fmt.Sprint("i", i), "source": fmt.Sprintf(src, i)})
+		item := map[string]any{"id": fmt.Sprint("i", i), "source": fmt.Sprintf(src, i)}
+		for _, g := range grade {
+			for k, v := range g(i) {
+				item[k] = v
+			}
+		}
+		line, _ := json.Marshal(item)
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
@@ -84,15 +97,18 @@ func benchBatch(b *testing.B, in string, n int, args ...string) {
 		RunMs struct {
 			P50 float64 `json:"p50"`
 		} `json:"run_ms"`
-		Cached int `json:"cached"`
+		Cached   int `json:"cached"`
+		Verdicts struct {
+			Pass int `json:"pass"`
+		} `json:"verdicts"`
 	}
 	data, err := os.ReadFile(sum)
 	if err != nil {
 		b.Fatal(err)
 	}
 	_ = json.Unmarshal(data, &s)
-	if s.OK != n {
-		b.Fatalf("%d of %d items ok:\n%s", s.OK, n, data)
+	if s.OK != n || (bytes.Contains(data, []byte(`"verdicts"`)) && s.Verdicts.Pass != n) {
+		b.Fatalf("%d of %d items ok (%d pass):\n%s", s.OK, n, s.Verdicts.Pass, data)
 	}
 	b.ReportMetric(float64(n)/el.Seconds(), "items/s")
 	b.ReportMetric(s.RunMs.P50, "p50-run-ms")
@@ -102,6 +118,28 @@ func benchBatch(b *testing.B, in string, n int, args ...string) {
 
 func BenchmarkBatchTrivial(b *testing.B) {
 	in := writeItems(b, b.N, "fn main() -> Int { %d }")
+	b.ResetTimer()
+	benchBatch(b, in, b.N, "--cache-dir", b.TempDir())
+}
+
+func BenchmarkBatchGraded(b *testing.B) {
+	in := writeItems(b, b.N, "fn main() -> Int { %d }", func(i int) map[string]any { return map[string]any{"expect": i} })
+	b.ResetTimer()
+	benchBatch(b, in, b.N, "--cache-dir", b.TempDir())
+}
+
+func BenchmarkBatchGradedTests(b *testing.B) {
+	in := writeItems(b, b.N, "fn f() -> Int { %d }", func(i int) map[string]any {
+		return map[string]any{"entry": "f", "tests": []any{map[string]any{"args": []any{}, "expect": i}}}
+	})
+	b.ResetTimer()
+	benchBatch(b, in, b.N, "--cache-dir", b.TempDir())
+}
+
+func BenchmarkBatchGradedCheck(b *testing.B) {
+	in := writeItems(b, b.N, "fn main() -> Int { %d }", func(i int) map[string]any {
+		return map[string]any{"check": fmt.Sprintf("fn check(result: Int) -> Bool { result == %d }", i)}
+	})
 	b.ResetTimer()
 	benchBatch(b, in, b.N, "--cache-dir", b.TempDir())
 }

@@ -43,6 +43,15 @@ type Result struct {
 // OK reports whether the item succeeded: outcome "ok".
 func (r *Result) OK() bool { return r.Outcome == string(wire.OutcomeOK) }
 
+// Passed reports whether the item passed: a graded item's verdict is
+// pass, an ungraded one's outcome ok.
+func (r *Result) Passed() bool {
+	if r.Verdict != "" {
+		return r.Verdict == VerdictPass
+	}
+	return r.OK()
+}
+
 // Options configure Run.
 type Options struct {
 	// Call runs one item (required).
@@ -61,7 +70,8 @@ type Options struct {
 	// completion order. Memory stays bounded: no item starts more than
 	// 2×Concurrency positions ahead of the oldest unfinished one.
 	Ordered bool
-	// FailFast stops submitting at the first result that is not ok and
+	// FailFast stops submitting at the first result that did not pass
+	// (Passed: not ok, or a graded item's verdict other than pass) and
 	// cancels the items in flight.
 	FailFast bool
 	// OnResult receives every finished item, one call at a time (never
@@ -187,7 +197,7 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		inFlight--
 		inBytes -= int64(len(r.Item.Args))
 		deliver(seq, r, drop)
-		if !drop && opts.FailFast && !r.OK() {
+		if !drop && opts.FailFast && !r.Passed() {
 			stopped = true
 			cancel()
 		}
