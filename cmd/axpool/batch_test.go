@@ -374,13 +374,15 @@ func testResume(t *testing.T, sig os.Signal) {
 
 // TestBatchResumeFailedItems: failed items are results too. A runtime
 // error and a step limit carry the program's "line" and "col"; a malformed
-// line's report carries "input_line". A --resume after a complete run runs
-// nothing again: the file keeps exactly one line per id (and one per
-// malformed line), byte for byte as before.
+// line's report carries "input_line" — a duplicate id's too, which stands
+// for its line, not for the id (IN is read from stdin, where a duplicate
+// is answered in place). A --resume after a complete run runs nothing
+// again: the file keeps exactly one line per id (and one per malformed
+// line), byte for byte as before.
 func TestBatchResumeFailedItems(t *testing.T) {
 	in := abs(t, "resume_failed.jsonl")
 	out := filepath.Join(t.TempDir(), "out.jsonl")
-	_, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "")
+	_, stderr, code := runBatchStdin(t, in, "-", "-o", out, "--cache-dir", "")
 	if code != 1 {
 		t.Fatalf("first run: exit %d, want 1\n%s", code, stderr)
 	}
@@ -408,7 +410,7 @@ func TestBatchResumeFailedItems(t *testing.T) {
 	}
 	// The resume reports on the whole file: its 6 results, 3 failed.
 	for range 2 {
-		stdout, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "", "--resume")
+		stdout, stderr, code := runBatchStdin(t, in, "-", "-o", out, "--cache-dir", "", "--resume")
 		if code != 1 || stdout != "" {
 			t.Fatalf("resume: exit %d, stdout %q\n%s", code, stdout, stderr)
 		}
