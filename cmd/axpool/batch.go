@@ -9,14 +9,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/axpool/axpool/gateway/batch"
 	"github.com/axpool/axpool/gateway/dispatch"
@@ -147,7 +143,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		return printFail(cmd, exitUsage, "axpool batch: --concurrency must be at least 1")
 	case bf.resume && bf.output == "-":
 		return printFail(cmd, exitUsage, "axpool batch: --resume needs -o OUT.jsonl (the results so far are read from it)")
-	case in != "-" && bf.output != "-" && sameFile(in, bf.output):
+	case in != "-" && bf.output != "-" && batch.SameFile(in, bf.output):
 		return printFail(cmd, exitUsage, "axpool batch: IN and OUT are the same file")
 	case bf.interval <= 0:
 		return printFail(cmd, exitUsage, "axpool batch: --progress-interval must be positive")
@@ -245,7 +241,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	if total >= 0 {
 		total = max(total-done.Done(), 0)
 	}
-	prog := newBatchProgress(stderr, bf.progress, bf.interval, total)
+	prog := batch.NewProgress(stderr, bf.progress, bf.interval, total)
 	var writeErr error
 	start := time.Now()
 	runErr := n.Dispatcher.RunItems(ctx, items, dispatch.ItemsOptions{
@@ -260,10 +256,10 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 			}
 			sum.Add(r)
 			failures.Add(r)
-			prog.add(sum)
+			prog.Add(sum)
 		},
 	})
-	prog.finish(sum)
+	prog.Finish(sum)
 	interrupted := errors.Is(runErr, batch.ErrStopped)
 	sum.Finish(time.Since(start), interrupted)
 	sum.WriteText(stderr)
@@ -285,7 +281,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		fmt.Fprintf(stderr, "axpool batch: write %s: %v\n", bf.output, writeErr)
 		return silentExit(exitFail)
 	case interrupted && ctx.Err() != nil:
-		fmt.Fprintf(stderr, "interrupted: the results written so far are kept; to finish, run:\n  %s\n", resumeCommand(in, bf.output))
+		fmt.Fprintf(stderr, "interrupted: the results written so far are kept; to finish, run:\n  %s\n", batch.ResumeCommand(os.Args, in, bf.output))
 		return silentExit(exitFail)
 	case interrupted || sum.Fails(bf.failOn):
 		return silentExit(exitFail)
@@ -302,7 +298,7 @@ func openBatchReports(cmd *cobra.Command, in, out string) (summary, report *os.F
 			return nil, nil
 		}
 		for _, o := range append([]string{in, out}, others...) {
-			if o != "-" && o != "" && sameFile(path, o) {
+			if o != "-" && o != "" && batch.SameFile(path, o) {
 				return nil, printFail(cmd, exitUsage, "axpool batch: --%s %s is IN or OUT; give the %s a file of its own", flag, path, flag)
 			}
 		}
@@ -328,7 +324,7 @@ func writeBatchReports(cmd *cobra.Command, summary, report *os.File, in string, 
 	stderr := cmd.ErrOrStderr()
 	if summary != nil {
 		b, _ := sum.Object().Pretty() // plain values: cannot fail
-		if err := writeSummaryFile(summary, append(b, '\n')); err != nil {
+		if err := batch.WriteSummaryFile(summary, append(b, '\n')); err != nil {
 			fmt.Fprintf(stderr, "axpool batch: --summary: %v\n", err)
 			return silentExit(exitFail)
 		}
@@ -340,7 +336,7 @@ func writeBatchReports(cmd *cobra.Command, summary, report *os.File, in string, 
 			title += " --regrade " + batchFlags.regrade
 		}
 		_ = batch.WriteReport(&page, title, sum, failures) // to memory: cannot fail
-		if err := writeSummaryFile(report, page.Bytes()); err != nil {
+		if err := batch.WriteSummaryFile(report, page.Bytes()); err != nil {
 			fmt.Fprintf(stderr, "axpool batch: --report: %v\n", err)
 			return silentExit(exitFail)
 		}
@@ -358,9 +354,9 @@ func runRegrade(cmd *cobra.Command, in string, ks []int) error {
 		return printFail(cmd, exitUsage, "axpool batch: --regrade needs IN as a file (its ids are checked before the regrade)")
 	case bf.resume:
 		return printFail(cmd, exitUsage, "axpool batch: --regrade runs nothing; it does not go with --resume")
-	case sameFile(in, bf.regrade):
+	case batch.SameFile(in, bf.regrade):
 		return printFail(cmd, exitUsage, "axpool batch: IN and --regrade OLD are the same file")
-	case bf.output != "-" && sameFile(bf.output, bf.regrade):
+	case bf.output != "-" && batch.SameFile(bf.output, bf.regrade):
 		return printFail(cmd, exitUsage, "axpool batch: OUT and --regrade OLD are the same file; write the new results to another file")
 	}
 	items, err := os.Open(in)
@@ -422,163 +418,4 @@ func runRegrade(cmd *cobra.Command, in string, ks []int) error {
 		return silentExit(exitFail)
 	}
 	return nil
-}
-
-// writeSummaryFile replaces the content of f, the --summary file, with b.
-func writeSummaryFile(f *os.File, b []byte) error {
-	if err := f.Truncate(0); err != nil {
-		return err
-	}
-	if _, err := f.WriteAt(b, 0); err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// resumeCommand is the command line that finishes an interrupted batch:
-// this one with --resume, the program named as it was invoked ("./axpool"
-// stays "./axpool"; a `go run` build, in the Go build cache, is "axpool").
-func resumeCommand(in, out string) string {
-	prog := "axpool"
-	if len(os.Args) > 0 && os.Args[0] != "" && !strings.Contains(os.Args[0], "go-build") {
-		prog = shellQuote(os.Args[0])
-	}
-	if out == "-" {
-		return fmt.Sprintf("%s batch %s -o OUT.jsonl (write to a file to be able to resume)", prog, in)
-	}
-	args := []string{prog}
-	for _, a := range os.Args[1:] {
-		if a != "--resume" {
-			args = append(args, shellQuote(a))
-		}
-	}
-	return strings.Join(append(args, "--resume"), " ")
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,@%+", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-// sameFile reports whether paths a and b name one existing file.
-func sameFile(a, b string) bool {
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
-}
-
-// batchProgress shows a batch's progress on stderr: a progress bar on a
-// terminal, plain lines every interval otherwise, or nothing.
-type batchProgress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	bar   *progressbar.ProgressBar
-	total int
-	start time.Time
-	last  *batch.Summary
-	stop  chan struct{}
-	wg    sync.WaitGroup
-}
-
-func newBatchProgress(w io.Writer, mode string, interval time.Duration, total int) *batchProgress {
-	p := &batchProgress{w: w, total: total, start: time.Now(), stop: make(chan struct{})}
-	if mode == "auto" {
-		mode = "plain"
-		if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-			mode = "bar"
-		}
-	}
-	switch mode {
-	case "bar":
-		p.bar = progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription("batch"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionShowIts(),
-			progressbar.OptionSetItsString("items"),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionSetWidth(30),
-		)
-	case "plain":
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			t := time.NewTicker(interval)
-			defer t.Stop()
-			for {
-				select {
-				case <-p.stop:
-					return
-				case <-t.C:
-					p.plainLine()
-				}
-			}
-		}()
-	}
-	return p
-}
-
-// add records that one more item finished; sum holds the counts so far.
-func (p *batchProgress) add(sum *batch.Summary) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.last = sum
-	if p.bar != nil {
-		desc := "batch"
-		if f := sum.Failures(); f != "" {
-			desc = "batch (" + f + ")"
-		}
-		p.bar.Describe(desc)
-		_ = p.bar.Add(1)
-	}
-}
-
-// plainLine writes one progress line: done/total, rate, ETA, failures.
-func (p *batchProgress) plainLine() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	done := 0
-	fails := ""
-	if p.last != nil {
-		done, fails = p.last.Items, p.last.Failures()
-	}
-	el := time.Since(p.start).Seconds()
-	rate := float64(done) / max(el, 1e-9)
-	line := fmt.Sprintf("batch: %d", done)
-	if p.total >= 0 {
-		line += fmt.Sprintf("/%d", p.total)
-	}
-	line += fmt.Sprintf(" items, %.1f items/s", rate)
-	if p.total > 0 && rate > 0 && done < p.total {
-		line += fmt.Sprintf(", ETA %s", time.Duration(float64(p.total-done)/rate*float64(time.Second)).Round(time.Second))
-	}
-	if fails != "" {
-		line += ", failures: " + fails
-	}
-	fmt.Fprintln(p.w, line)
-}
-
-// finish ends the display; the summary follows. A bar whose items are
-// all done is drawn full (done = total: a throttled last frame would stay
-// short of it) and left on screen; a bar of an interrupted batch stays
-// as it was.
-func (p *batchProgress) finish(sum *batch.Summary) {
-	close(p.stop)
-	p.wg.Wait()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.bar != nil {
-		if p.total >= 0 && sum.Items >= p.total {
-			_ = p.bar.Finish()
-		} else {
-			_ = p.bar.Exit()
-		}
-		fmt.Fprintln(p.w)
-	}
 }

@@ -20,7 +20,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/axpool/axpool/gateway/batch"
 	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/wire"
@@ -608,30 +607,6 @@ func TestBatchUsage(t *testing.T) {
 	}
 }
 
-// TestBatchBarReachesTotal: the progress bar's last frame shows every
-// item done (120/120, 100%), though its frames are throttled to one per
-// 100 ms and 120 items finish well within one; an interrupted batch's bar
-// is not drawn full.
-func TestBatchBarReachesTotal(t *testing.T) {
-	run := func(n, total int) string {
-		var buf bytes.Buffer
-		p := newBatchProgress(&buf, "bar", time.Hour, total)
-		sum := batch.NewSummary()
-		for range n {
-			sum.Add(batch.Result{Envelope: json.RawMessage(`{"success":true,"outcome":"ok"}`), Outcome: "ok", RunMs: 1, QueueMs: 1, Steps: 1})
-			p.add(sum)
-		}
-		p.finish(sum)
-		return buf.String()
-	}
-	if out := run(120, 120); !strings.Contains(out, "100%") || !strings.Contains(out, "120/120") {
-		t.Errorf("bar of a finished batch:\n%q\nwant a last frame of 100%% (120/120)", out)
-	}
-	if out := run(60, 120); strings.Contains(out, "100%") || strings.Contains(out, "120/120") {
-		t.Errorf("bar of an interrupted batch is drawn full:\n%q", out)
-	}
-}
-
 // TestCacheTTLHelp: --cache-ttl's help says what it does on every command
 // that has it: any positive TTL is the cache's (TestBatchCacheHitsAndExpiry
 // runs one of seconds); the 1 h floor is the idempotency replay window's.
@@ -685,29 +660,6 @@ func TestCacheMaxBytesFlag(t *testing.T) {
 	stdout, stderr, code := runBin(t, t.TempDir(), "mcp", "--cache-max-bytes", "1GiB")
 	if want := "axpool: invalid argument \"1GiB\" for \"--cache-max-bytes\" flag: strconv.ParseInt: parsing \"1GiB\": invalid syntax\n"; code != exitUsage || stderr != want || stdout != "" {
 		t.Errorf("axpool mcp --cache-max-bytes 1GiB: exit %d, stdout %q, stderr %q; want 2, %q", code, stdout, stderr, want)
-	}
-}
-
-// TestResumeCommand: the resume hint names the program as it was invoked
-// (quoted for a shell), "axpool" for a `go run` build, and drops an
-// earlier --resume.
-func TestResumeCommand(t *testing.T) {
-	saved := os.Args
-	defer func() { os.Args = saved }()
-	for _, c := range []struct {
-		args []string
-		out  string
-		want string
-	}{
-		{[]string{"./axpool", "batch", "in.jsonl", "-o", "out.jsonl"}, "out.jsonl", "./axpool batch in.jsonl -o out.jsonl --resume"},
-		{[]string{"/opt/my tools/axpool", "batch", "in.jsonl", "-o", "o.jsonl", "--resume"}, "o.jsonl", "'/opt/my tools/axpool' batch in.jsonl -o o.jsonl --resume"},
-		{[]string{"/tmp/go-build123/b001/exe/axpool", "batch", "in.jsonl", "-o", "o.jsonl"}, "o.jsonl", "axpool batch in.jsonl -o o.jsonl --resume"},
-		{[]string{"./axpool", "batch", "in.jsonl"}, "-", "./axpool batch in.jsonl -o OUT.jsonl (write to a file to be able to resume)"},
-	} {
-		os.Args = c.args
-		if got := resumeCommand("in.jsonl", c.out); got != c.want {
-			t.Errorf("resumeCommand for %q = %q, want %q", c.args, got, c.want)
-		}
 	}
 }
 

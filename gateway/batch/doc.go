@@ -7,7 +7,8 @@
 // through the job path of package dispatch (cache, idempotency keys, the
 // queue). For `axpool batch` it also reads and writes the JSONL files
 // (jsonl.go): the items of IN as the batch asks for them, OUT opened for
-// --resume with the ids it already answers, the lookahead's bounds.
+// --resume with the ids it already answers, the lookahead's bounds — and
+// shows its progress (progress.go: a bar on a terminal, else plain lines).
 //
 // Graded batches (grade.go, docs/operations.md "Graded batches"): an item
 // with expect, tests and entry, or check is graded — its result is judged

@@ -107,7 +107,8 @@ var thirdParty = map[string][]string{
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
 	"worker/handlers":  {"github.com/ncruces/go-sqlite3"},
 	"scripts":          {"github.com/fsnotify/fsnotify"},
-	"cmd/axpool":       {"github.com/schollz/progressbar/", "github.com/spf13/", "golang.org/x/term"},
+	"gateway/batch":    {"github.com/schollz/progressbar/", "golang.org/x/term"},
+	"cmd/axpool":       {"github.com/spf13/"},
 	"internal/node":    {"github.com/nats-io/", "github.com/prometheus/client_golang/"},
 }
 

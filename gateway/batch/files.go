@@ -1,0 +1,55 @@
+package batch
+
+import (
+	"fmt"
+	"os"
+	"strings"
+)
+
+// WriteSummaryFile replaces the content of f, the --summary file, with b.
+func WriteSummaryFile(f *os.File, b []byte) error {
+	if err := f.Truncate(0); err != nil {
+		return err
+	}
+	if _, err := f.WriteAt(b, 0); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// ResumeCommand is the command line that finishes an interrupted batch:
+// argv (the process's os.Args) with --resume, the program named as it was invoked ("./axpool"
+// stays "./axpool"; a `go run` build, in the Go build cache, is "axpool").
+func ResumeCommand(argv []string, in, out string) string {
+	prog := "axpool"
+	if len(argv) > 0 && argv[0] != "" && !strings.Contains(argv[0], "go-build") {
+		prog = ShellQuote(argv[0])
+	}
+	if out == "-" {
+		return fmt.Sprintf("%s batch %s -o OUT.jsonl (write to a file to be able to resume)", prog, in)
+	}
+	args := []string{prog}
+	for _, a := range argv[1:] {
+		if a != "--resume" {
+			args = append(args, ShellQuote(a))
+		}
+	}
+	return strings.Join(append(args, "--resume"), " ")
+}
+
+// ShellQuote quotes s for a POSIX shell when it needs it.
+func ShellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,@%+", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// SameFile reports whether paths a and b name one existing file.
+func SameFile(a, b string) bool {
+	sa, err1 := os.Stat(a)
+	sb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}

@@ -1,0 +1,23 @@
+package batch
+
+import "testing"
+
+// TestResumeCommand: the resume hint names the program as it was invoked
+// (quoted for a shell), "axpool" for a `go run` build, and drops an
+// earlier --resume.
+func TestResumeCommand(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		out  string
+		want string
+	}{
+		{[]string{"./axpool", "batch", "in.jsonl", "-o", "out.jsonl"}, "out.jsonl", "./axpool batch in.jsonl -o out.jsonl --resume"},
+		{[]string{"/opt/my tools/axpool", "batch", "in.jsonl", "-o", "o.jsonl", "--resume"}, "o.jsonl", "'/opt/my tools/axpool' batch in.jsonl -o o.jsonl --resume"},
+		{[]string{"/tmp/go-build123/b001/exe/axpool", "batch", "in.jsonl", "-o", "o.jsonl"}, "o.jsonl", "axpool batch in.jsonl -o o.jsonl --resume"},
+		{[]string{"./axpool", "batch", "in.jsonl"}, "-", "./axpool batch in.jsonl -o OUT.jsonl (write to a file to be able to resume)"},
+	} {
+		if got := ResumeCommand(c.args, "in.jsonl", c.out); got != c.want {
+			t.Errorf("ResumeCommand for %q = %q, want %q", c.args, got, c.want)
+		}
+	}
+}
