@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -674,5 +675,58 @@ func TestBatchCacheDirWithNATS(t *testing.T) {
 	want := "axpool batch: --cache-dir is ignored with --nats: the fleet's cache bucket (AXPOOL_CACHE) holds the results\n"
 	if code != 1 || !strings.HasPrefix(stderr, want) {
 		t.Errorf("exit %d, stderr %q; want 1 and a first line %q", code, stderr, want)
+	}
+}
+
+// TestBatchCoalescing: a batch of 50 distinct programs × 10 copies each,
+// interleaved, with a result cache for this run only, runs each program
+// once: the other 450 items are answered from the cache — those made
+// while the first copy ran waited for it (in-flight coalescing) — and
+// every item has its program's value.
+func TestBatchCoalescing(t *testing.T) {
+	const programs, copies = 50, 10
+	var b strings.Builder
+	for c := range copies {
+		for p := range programs {
+			src := fmt.Sprintf("fn main() -> Int { %d * 1000 + 7 }", p)
+			line, _ := json.Marshal(map[string]string{"id": fmt.Sprintf("p%d-c%d", p, c), "source": src})
+			b.Write(append(line, '\n'))
+		}
+	}
+	dir := t.TempDir()
+	in, sumPath := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "summary.json")
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runBatchBin(t, in, "--cache-dir", "", "--summary", sumPath)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	ls := lines(t, out)
+	if len(ls) != programs*copies {
+		t.Fatalf("%d result lines, want %d", len(ls), programs*copies)
+	}
+	for _, l := range ls {
+		var p, c int
+		if _, err := fmt.Sscanf(resField(t, l, "id").(string), "p%d-c%d", &p, &c); err != nil {
+			t.Fatal(err)
+		}
+		if got := resField(t, l, "result"); got != float64(p*1000+7) {
+			t.Errorf("item p%d-c%d: result %v, want %d", p, c, got, p*1000+7)
+		}
+	}
+	raw, err := os.ReadFile(sumPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Items  int `json:"items"`
+		Cached int `json:"cached"`
+	}
+	if err := json.Unmarshal(raw, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Items != programs*copies || sum.Cached != programs*(copies-1) {
+		t.Errorf("summary: %d items, %d cached; want %d and %d\n%s", sum.Items, sum.Cached, programs*copies, programs*(copies-1), raw)
 	}
 }

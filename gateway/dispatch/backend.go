@@ -76,6 +76,65 @@ type QueueBackend struct {
 
 	admitOnce sync.Once
 	adm       *fairshare.Admission // fair share between callers
+
+	flights flights // cacheable calls running, by cache key
+}
+
+// flights are the cacheable calls of a QueueBackend running now, by
+// cache key: the first of identical calls leads (looks the cache up and
+// runs the job), the others wait for it to leave. The zero value is
+// ready; safe for concurrent use.
+type flights struct {
+	mu      sync.Mutex
+	m       map[string]chan struct{} // closed when the leader leaves
+	waiting int                      // calls waiting for a leader
+}
+
+// join makes the caller the leader of key's flight when none is running
+// (lead true: call leave when done); else it returns wait, which blocks
+// until the leader leaves or ctx ends (a cancelled *JobError, no job).
+func (f *flights) join(key string) (lead bool, wait func(ctx context.Context) error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if ch, ok := f.m[key]; ok {
+		return false, func(ctx context.Context) error {
+			f.mu.Lock()
+			f.waiting++
+			f.mu.Unlock()
+			defer func() {
+				f.mu.Lock()
+				f.waiting--
+				f.mu.Unlock()
+			}()
+			select {
+			case <-ch:
+				return nil
+			case <-ctx.Done():
+				return &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}
+			}
+		}
+	}
+	if f.m == nil {
+		f.m = map[string]chan struct{}{}
+	}
+	f.m[key] = make(chan struct{})
+	return true, nil
+}
+
+// leave ends key's flight: its waiting calls go on.
+func (f *flights) leave(key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	close(f.m[key])
+	delete(f.m, key)
+}
+
+// inFlight is the number of flights running and of calls waiting for
+// them (tests).
+func (f *flights) inFlight() (flights, waiting int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.m), f.waiting
 }
 
 // admission returns the backend's fair-share state, made on first use.
@@ -112,7 +171,11 @@ func (b *QueueBackend) Validate() error {
 // Run answers one executing call (docs/tools.md §5, §7): through its
 // idempotency key when it has one that an earlier call claimed (joining or
 // replaying the key's job), from the result cache when Cache is on and the
-// call is cached, else as a new job (runJob).
+// call is cached, else as a new job (runJob). With Cache on, identical
+// cacheable calls (one tools.CacheKey) made at the same time run once:
+// the first runs its job, the others wait for it and are answered from
+// the cache ("cached":true), or run their own job when its result was not
+// cached (not deterministic, cancelled, failed).
 //
 // A call with idempotency_key: the key (scoped to the caller, see
 // callerFrom, and the tool) is claimed in the queue's state bucket with
@@ -190,6 +253,20 @@ func (b *QueueBackend) Run(ctx context.Context, call *tools.Args, progress func(
 	}
 	if b.Cache && bus.HasCache() {
 		if digest, ok := call.CacheKey(b.CacheScope); ok {
+			// In-flight coalescing: of the identical calls made at the
+			// same time, the first looks the cache up and runs the job;
+			// the others wait for it to end and then look the cache up,
+			// where the worker stored a deterministic result before it
+			// answered. A call that finds nothing then runs its own job.
+			lead, wait := b.flights.join(digest)
+			if lead {
+				defer b.flights.leave(digest)
+			} else if err := wait(ctx); err != nil {
+				if done != nil {
+					done(nil, err)
+				}
+				return nil, err
+			}
 			if out, ok := b.cached(ctx, digest, job.ID); ok {
 				if done != nil {
 					done(out, nil)
