@@ -39,7 +39,9 @@ type ScriptsConfig struct {
 	// Watch reloads the catalogue when a file of its directory changes.
 	Watch bool
 	// ReloadDelay is how long a reload waits for more changes after the
-	// first one (editors write in several steps); 0 means 100 ms.
+	// first one (editors write in several steps); 0 means 100 ms. Changes
+	// that never pause are reloaded 1 s after the first
+	// (scripts.DefaultMaxReloadDelay).
 	ReloadDelay time.Duration
 }
 
@@ -142,7 +144,7 @@ func (g *Server) callScript(ctx context.Context, req mcp.CallToolRequest, info *
 // startWatch watches the scripts directory (scripts.Watch): a change
 // reloads the catalogue.
 func (st *scriptState) startWatch(g *Server) error {
-	w, err := scripts.Watch(st.cfg.Catalogue.Dir, st.cfg.ReloadDelay, g.reloadScripts,
+	w, err := scripts.Watch(st.cfg.Catalogue.Dir, st.cfg.ReloadDelay, 0, g.reloadScripts,
 		func(err error) { g.log.Warn("watching the scripts directory", "err", err) })
 	if err != nil {
 		return fmt.Errorf("gateway: watch scripts: %w", err)

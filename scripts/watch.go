@@ -11,8 +11,13 @@ import (
 )
 
 // DefaultReloadDelay is how long Watch waits for more changes after the
-// first one (editors write in several steps).
-const DefaultReloadDelay = 100 * time.Millisecond
+// first one (editors write in several steps); DefaultMaxReloadDelay is the
+// longest a change waits for its reload while changes keep coming (a file
+// rewritten every 30 ms never leaves a quiet 100 ms).
+const (
+	DefaultReloadDelay    = 100 * time.Millisecond
+	DefaultMaxReloadDelay = time.Second
+)
 
 // Watcher watches a scripts directory (Watch). Close stops it.
 type Watcher struct {
@@ -25,9 +30,11 @@ type Watcher struct {
 // Watch watches dir and its subdirectories (dot directories skipped; new
 // ones are added as they appear) and calls reload, from one goroutine,
 // once no change has come for delay after a change (0 means
-// DefaultReloadDelay). onErr receives the watcher's errors. Errors: dir
-// cannot be watched.
-func Watch(dir string, delay time.Duration, reload func(), onErr func(error)) (*Watcher, error) {
+// DefaultReloadDelay), and at the latest maxDelay after the first change
+// not yet reloaded (0 means DefaultMaxReloadDelay), so that changes that
+// never pause are reloaded too. onErr receives the watcher's errors.
+// Errors: dir cannot be watched.
+func Watch(dir string, delay, maxDelay time.Duration, reload func(), onErr func(error)) (*Watcher, error) {
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
@@ -39,10 +46,14 @@ func Watch(dir string, delay time.Duration, reload func(), onErr func(error)) (*
 	if delay <= 0 {
 		delay = DefaultReloadDelay
 	}
+	if maxDelay <= 0 {
+		maxDelay = DefaultMaxReloadDelay
+	}
 	w := &Watcher{w: fw, done: make(chan struct{})}
 	w.wg.Go(func() {
 		timer := time.NewTimer(time.Hour)
 		timer.Stop()
+		var first time.Time // the first change not reloaded yet; zero if none
 		for {
 			select {
 			case <-w.done:
@@ -57,13 +68,18 @@ func Watch(dir string, delay time.Duration, reload func(), onErr func(error)) (*
 						_ = addTree(fw, ev.Name)
 					}
 				}
-				timer.Reset(delay)
+				now := time.Now()
+				if first.IsZero() {
+					first = now
+				}
+				timer.Reset(max(0, min(delay, first.Add(maxDelay).Sub(now))))
 			case err, ok := <-fw.Errors:
 				if !ok {
 					return
 				}
 				onErr(err)
 			case <-timer.C:
+				first = time.Time{}
 				reload()
 			}
 		}
