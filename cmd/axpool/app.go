@@ -76,7 +76,7 @@ func init() {
 // appSource reads an App's source file and resolves --libs-dir.
 func appSource(cmd *cobra.Command, path string) (src []byte, libs string, err error) {
 	if src, err = ReadSourceFile(path); err == nil {
-		err = resolveDataDirs(cmd, &appFlags.libsDir, nil)
+		err = resolveDataDirs(cmd, nil, &appFlags.libsDir, nil)
 	}
 	return src, appFlags.libsDir, err
 }

@@ -78,7 +78,7 @@ func runCheck(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := resolveDataDirs(cmd, &checkFlags.libsDir, nil); err != nil {
+	if err := resolveDataDirs(cmd, nil, &checkFlags.libsDir, nil); err != nil {
 		return err
 	}
 	libs := checkFlags.libsDir
@@ -114,7 +114,7 @@ func runRepair(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := resolveDataDirs(cmd, &repairFlags.libsDir, nil); err != nil {
+	if err := resolveDataDirs(cmd, nil, &repairFlags.libsDir, nil); err != nil {
 		return err
 	}
 	res, err := repair.Repair(src, compiler.Options{File: path, LibsDir: repairFlags.libsDir}, repairFlags.strategy, repairFlags.patchID)

@@ -73,7 +73,7 @@ func compileFile(cmd *cobra.Command, path string) (*vm.Module, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := resolveDataDirs(cmd, &compileFlags.libsDir, nil); err != nil {
+	if err := resolveDataDirs(cmd, nil, &compileFlags.libsDir, nil); err != nil {
 		return nil, err
 	}
 	opts := compiler.Options{

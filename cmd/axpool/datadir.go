@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -12,9 +13,10 @@ import (
 // dataDir is a directory of data that the binary also embeds: the std
 // libraries (--libs-dir) and the App templates (--templates-dir). A
 // command uses, in this order, the directory its flag names (which must
-// exist), the directory of that name in the working directory, or the
-// embedded copy written out under the user's cache directory
-// (docs/operations.md "Libraries and templates").
+// exist), the directory of that name in the working directory when it is
+// a folder of that kind (datadir.Dir.Recognizes), or the embedded copy
+// written out under the user's cache directory (docs/operations.md
+// "Libraries and templates").
 type dataDir struct {
 	flag string // the flag naming it: "libs-dir"
 	datadir.Dir
@@ -25,34 +27,26 @@ var (
 	templatesData = dataDir{flag: "templates-dir", Dir: datadir.Templates}
 )
 
-// dataDirDefault is the default text of the --libs-dir and
-// --templates-dir flags.
-const dataDirDefault = "./%s if it exists, else the copy built into axpool"
-
-// usage returns the help text of the flag with its default.
-func (d dataDir) usage(what string) string {
-	return what + " (default " + fmt.Sprintf(dataDirDefault, d.Name) + ")"
-}
-
-// register adds the flag to fs with the empty default that resolve
+// register adds the flag to flags with the empty default that resolve
 // replaces.
 func (d dataDir) register(flags *pflag.FlagSet, p *string, what string) {
-	flags.StringVar(p, d.flag, "", d.usage(what))
+	flags.StringVar(p, d.flag, "", fmt.Sprintf("%s (default ./%s if it is an axpool %s, else the copy built into axpool)", what, d.Name, d.Kind))
 }
 
 // resolve returns the directory a command uses (datadir.Dir.Resolve):
-// value when the flag was given, else ./Name or the embedded copy.
-func (d dataDir) resolve(flags *pflag.FlagSet, value string) (string, error) {
-	f := flags.Lookup(d.flag)
-	return d.Resolve(value, f != nil && f.Changed, d.flag)
+// value when the flag was given, else ./Name or the embedded copy; the
+// choice is logged on log when it is not nil.
+func (d dataDir) resolve(flags *pflag.FlagSet, value string, log *slog.Logger) (string, error) {
+	return d.Resolve(value, flags.Changed(d.flag), d.flag, log)
 }
 
 // resolveDataDirs replaces the value of the command's --libs-dir (when
 // libsDir is not nil) and --templates-dir (when templatesDir is not nil)
-// by the directory it uses (dataDir.resolve). An explicitly given
+// by the directory it uses (dataDir.resolve), logging the choice on log
+// (the node and worker commands; nil for the others). An explicitly given
 // directory that does not exist is a usage error naming the flag:
 // `axpool run: --libs-dir /x: no such directory`.
-func resolveDataDirs(cmd *cobra.Command, libsDir, templatesDir *string) error {
+func resolveDataDirs(cmd *cobra.Command, log *slog.Logger, libsDir, templatesDir *string) error {
 	for _, r := range []struct {
 		d dataDir
 		p *string
@@ -60,7 +54,7 @@ func resolveDataDirs(cmd *cobra.Command, libsDir, templatesDir *string) error {
 		if r.p == nil {
 			continue
 		}
-		dir, err := r.d.resolve(cmd.Flags(), *r.p)
+		dir, err := r.d.resolve(cmd.Flags(), *r.p, log)
 		if err != nil {
 			return printFail(cmd, exitUsage, "%s: %v", cmd.CommandPath(), err)
 		}

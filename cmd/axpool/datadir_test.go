@@ -42,22 +42,22 @@ func TestDataDirResolve(t *testing.T) {
 		{[]string{"--libs-dir", file}, "--libs-dir " + file + ": not a directory"},
 	} {
 		fs, v := flagSet(t, libsData, c.args...)
-		if _, err := libsData.resolve(fs, *v); err == nil || err.Error() != c.want {
+		if _, err := libsData.resolve(fs, *v, nil); err == nil || err.Error() != c.want {
 			t.Errorf("%v: err %v, want %q", c.args, err, c.want)
 		}
 	}
 	fs, v := flagSet(t, libsData, "--libs-dir", work)
-	if got, err := libsData.resolve(fs, *v); err != nil || got != work {
+	if got, err := libsData.resolve(fs, *v, nil); err != nil || got != work {
 		t.Errorf("explicit dir: %q, %v", got, err)
 	}
 	fs, v = flagSet(t, libsData, "--libs-dir", "")
-	if got, err := libsData.resolve(fs, *v); err != nil || got != "" {
+	if got, err := libsData.resolve(fs, *v, nil); err != nil || got != "" {
 		t.Errorf("explicit empty: %q, %v", got, err)
 	}
 
 	// No flag, no ./libs: the embedded copy, written once.
 	fs, v = flagSet(t, libsData)
-	got, err := libsData.resolve(fs, *v)
+	got, err := libsData.resolve(fs, *v, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestDataDirResolve(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(got, "std-json", "src", "core.ax")); err != nil || len(b) == 0 {
 		t.Fatalf("std-json: %v", err)
 	}
-	again, err := libsData.resolve(fs, *v)
+	again, err := libsData.resolve(fs, *v, nil)
 	if err != nil || again != got {
 		t.Errorf("second resolve %q, %v; want %q", again, err, got)
 	}
@@ -76,7 +76,7 @@ func TestDataDirResolve(t *testing.T) {
 	if err := os.WriteFile(core, []byte("fn evil() -> Int { 0 }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fresh, err := libsData.resolve(fs, *v)
+	fresh, err := libsData.resolve(fs, *v, nil)
 	if err != nil || fresh == got || !libsData.Holds(fresh) {
 		t.Errorf("after tampering: %q, %v", fresh, err)
 	}
@@ -88,11 +88,19 @@ func TestDataDirResolve(t *testing.T) {
 		t.Error("a copy with an extra file holds the embedded files")
 	}
 
-	// ./libs wins over the embedded copy.
-	if err := os.Mkdir(filepath.Join(work, "libs"), 0o755); err != nil {
-		t.Fatal(err)
+	// An unrelated ./libs (issue 26 item 14) does not replace the
+	// embedded copy; an axpool library folder there does.
+	for _, d := range []string{"vendor", "std-mine/src"} {
+		if err := os.MkdirAll(filepath.Join(work, "libs", d), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if got, err := libsData.resolve(fs, *v); err != nil || got != "libs" {
+	if got, err := libsData.resolve(fs, *v, nil); err != nil || !libsData.Holds(got) {
+		t.Errorf("with an unrelated ./libs: %q, %v; want an embedded copy", got, err)
+	}
+	writeFile(t, filepath.Join(work, "libs", "std-mine"), "package.ax.json", "{}")
+	writeFile(t, filepath.Join(work, "libs", "std-mine", "src"), "core.ax", "fn one() -> Int { 1 }\n")
+	if got, err := libsData.resolve(fs, *v, nil); err != nil || got != "libs" {
 		t.Errorf("with ./libs: %q, %v", got, err)
 	}
 }
@@ -102,7 +110,7 @@ func TestDataDirTemplates(t *testing.T) {
 	t.Chdir(t.TempDir())
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	flags, v := flagSet(t, templatesData)
-	dir, err := templatesData.resolve(flags, *v)
+	dir, err := templatesData.resolve(flags, *v, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

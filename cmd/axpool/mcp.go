@@ -254,9 +254,6 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if len(opts) > 0 {
 		no = opts[0]
 	}
-	if err := resolveDataDirs(cmd, &nf.libsDir, &nf.templatesDir); err != nil {
-		return nil, err
-	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(nf.logLevel)); err != nil {
 		return nil, printFail(cmd, exitUsage, "%s: --log-level %q: want debug, info, warn or error", name, nf.logLevel)
@@ -311,6 +308,9 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	// Each part tags its own lines with component=…: hand the node the
 	// untagged base logger (slog prints an attribute added twice twice).
 	base := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	if err := resolveDataDirs(cmd, base.With("component", "gateway"), &nf.libsDir, &nf.templatesDir); err != nil {
+		return nil, err
+	}
 	if nf.nats != "" {
 		for _, f := range grantFlagNames {
 			if cmd.Flags().Changed(f) {

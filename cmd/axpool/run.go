@@ -85,7 +85,7 @@ func runRun(cmd *cobra.Command, argv []string) error {
 	if runFlags.maxMemoryMB < 1 {
 		return printFail(cmd, exitUsage, "axpool run: --max-memory-mb must be at least 1")
 	}
-	if err := resolveDataDirs(cmd, &runFlags.libsDir, nil); err != nil {
+	if err := resolveDataDirs(cmd, nil, &runFlags.libsDir, nil); err != nil {
 		return err
 	}
 	src, err := ReadSourceFile(path)

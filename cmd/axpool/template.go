@@ -42,7 +42,7 @@ name, version, description, arguments (* = required) and capabilities.
 With --json, prints the boruna_template_list response on stdout.`,
 	Args: noArgs,
 	RunE: func(cmd *cobra.Command, args []string) error {
-		if err := resolveDataDirs(cmd, nil, &templateDir); err != nil {
+		if err := resolveDataDirs(cmd, nil, nil, &templateDir); err != nil {
 			return err
 		}
 		if err := template.CheckFiles(templateDir, "", MaxTemplateFileBytes); err != nil {
@@ -94,7 +94,7 @@ stdout instead of the source.`,
 	Args: positional(1, -1, "a template NAME argument, then key=value arguments"),
 	RunE: func(cmd *cobra.Command, args []string) error {
 		name, kv := args[0], args[1:]
-		if err := resolveDataDirs(cmd, &templateApply.libsDir, &templateDir); err != nil {
+		if err := resolveDataDirs(cmd, nil, &templateApply.libsDir, &templateDir); err != nil {
 			return err
 		}
 		if _, err := template.ParseArgs(kv); err == nil { // a bad argument is reported first

@@ -129,9 +129,6 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	if workerFlags.defaultMemMB < 1 {
 		return printFail(cmd, exitUsage, "axpool worker: --default-memory-mb must be at least 1")
 	}
-	if err := resolveDataDirs(cmd, &workerFlags.libsDir, &workerFlags.templatesDir); err != nil {
-		return err
-	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(workerFlags.logLevel)); err != nil {
 		return printFail(cmd, exitUsage, "axpool worker: --log-level %q: want debug, info, warn or error", workerFlags.logLevel)
@@ -149,6 +146,13 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 		return printFail(cmd, exitUsage, "axpool worker: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	var dataLog *slog.Logger // the supervised child says which data directories it uses
+	if os.Getenv(worker.EnvSupervisorPID) != "" {
+		dataLog = log.With("component", "worker")
+	}
+	if err := resolveDataDirs(cmd, dataLog, &workerFlags.libsDir, &workerFlags.templatesDir); err != nil {
+		return err
+	}
 	if workerFlags.ceilingPolicy != "" {
 		if _, err := policy.LoadFile(workerFlags.ceilingPolicy); err != nil {
 			return printFail(cmd, exitFail, "axpool worker: --ceiling-policy: %v", err)

@@ -1,22 +1,27 @@
 // Package datadir holds the data directories axpool also embeds in its
 // binary — the std libraries and the App templates — and where a process
 // finds them (docs/operations.md "Libraries and templates"): a directory
-// given by a flag, the directory of that name in the working directory, or
-// the embedded copy written out once under the user's cache directory.
+// given by a flag, the directory of that name in the working directory
+// when it is a folder of that kind (an unrelated libs/ or templates/ of
+// the client's project is not), or the embedded copy written out once
+// under the user's cache directory.
 //
 // Imports: libs and templates.
 package datadir
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/axpool/axpool/libs"
 	"github.com/axpool/axpool/templates"
@@ -27,23 +32,39 @@ type Dir struct {
 	// Name is the directory of the working directory used by default,
 	// and the base of the extracted copy's name: "libs".
 	Name string
+	// Kind names a folder of this kind in messages: "library folder".
+	Kind string
+	// Marker lists the files (slash-separated paths) that one entry of a
+	// folder of this kind holds: a directory is such a folder when one of
+	// its subdirectories holds them all (Recognizes).
+	Marker []string
 	// Files is the embedded copy.
 	Files fs.FS
 }
 
-// The std libraries and the App templates.
+// The std libraries and the App templates. An axpool library folder holds
+// a library: a subdirectory with a package.ax.json manifest and the
+// src/core.ax that `import "name"` loads. An axpool templates folder holds
+// a template: a subdirectory with a template.json manifest and its
+// app.ax.template.
 var (
-	Libs      = Dir{Name: "libs", Files: libs.FS}
-	Templates = Dir{Name: "templates", Files: templates.FS}
+	Libs      = Dir{Name: "libs", Kind: "library folder", Marker: []string{"package.ax.json", "src/core.ax"}, Files: libs.FS}
+	Templates = Dir{Name: "templates", Kind: "templates folder", Marker: []string{"template.json", "app.ax.template"}, Files: templates.FS}
 )
 
 // Resolve returns the directory a process uses: given when set (the
 // empty value means none; an error naming flag when it is not a
-// directory: "--libs-dir /x: no such directory"), else ./Name when it is a
-// directory, else the embedded copy (Extract).
-func (d Dir) Resolve(given string, set bool, flag string) (string, error) {
+// directory: "--libs-dir /x: no such directory"), else ./Name when it is
+// a folder of this kind (Recognizes), else the embedded copy (Extract).
+// log, when not nil, is told the choice: at Info level (Debug for a
+// flag's directory), with the ./Name it passed over and why, such as
+// `msg="std libraries" dir=… from="built-in copy" skipped=./libs
+// reason="not an axpool library folder: no subdirectory holds
+// package.ax.json and src/core.ax"`.
+func (d Dir) Resolve(given string, set bool, flag string, log *slog.Logger) (string, error) {
 	if set {
 		if given == "" {
+			d.report(log, slog.LevelDebug, "", "--"+flag+` ""`)
 			return "", nil
 		}
 		st, err := os.Stat(given)
@@ -55,12 +76,67 @@ func (d Dir) Resolve(given string, set bool, flag string) (string, error) {
 		case !st.IsDir():
 			return "", fmt.Errorf("--%s %s: not a directory", flag, given)
 		}
+		d.report(log, slog.LevelDebug, given, "--"+flag)
 		return given, nil
 	}
-	if st, err := os.Stat(d.Name); err == nil && st.IsDir() {
+	st, err := os.Stat(d.Name)
+	if err == nil && st.IsDir() && d.Recognizes(d.Name) {
+		d.report(log, slog.LevelInfo, d.Name, "working directory")
 		return d.Name, nil
 	}
-	return d.Extract()
+	dir, err := d.Extract()
+	if err != nil {
+		return "", err
+	}
+	var skipped []any
+	if st != nil && st.IsDir() {
+		skipped = []any{"skipped", "./" + d.Name, "reason", fmt.Sprintf("not an axpool %s: no subdirectory holds %s",
+			d.Kind, strings.Join(d.Marker, " and "))}
+	}
+	d.report(log, slog.LevelInfo, dir, "built-in copy", skipped...)
+	return dir, nil
+}
+
+// report logs the choice of Resolve on l (nil: nothing).
+func (d Dir) report(l *slog.Logger, level slog.Level, dir, from string, more ...any) {
+	if l == nil {
+		return
+	}
+	what := "std libraries"
+	if d.Name != "libs" {
+		what = "App " + d.Name
+	}
+	l.Log(context.Background(), level, what, append([]any{"dir", dir, "from", from}, more...)...)
+}
+
+// Recognizes reports whether dir is a folder of d's kind: one of its
+// subdirectories (dot directories skipped) holds every file of d.Marker
+// as a regular file (symbolic links followed).
+func (d Dir) Recognizes(dir string) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		sub := filepath.Join(dir, e.Name())
+		if st, err := os.Stat(sub); err != nil || !st.IsDir() {
+			continue
+		}
+		all := true
+		for _, m := range d.Marker {
+			if st, err := os.Stat(filepath.Join(sub, filepath.FromSlash(m))); err != nil || !st.Mode().IsRegular() {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // Extract writes the embedded copy to <cache>/axpool/<local>-<digest>
