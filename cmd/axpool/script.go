@@ -81,7 +81,7 @@ exit 2. Secrets are masked as in MCP results.`,
 func init() {
 	for _, c := range []*cobra.Command{scriptListCmd, scriptCheckCmd, scriptRunCmd} {
 		c.Flags().StringVar(&scriptFlags.dir, "scripts-dir", "scripts", scriptsDirUsage)
-		c.Flags().StringVar(&scriptFlags.libsDir, "libs-dir", "libs", libsDirUsage)
+		libsData.register(c.Flags(), &scriptFlags.libsDir, libsDirUsage)
 	}
 	scriptListCmd.Flags().BoolVar(&scriptFlags.json, "json", false, "print the catalogue as JSON")
 	f := scriptRunCmd.Flags()
@@ -98,6 +98,9 @@ func init() {
 // script (no tool, no context script, no file that failed) is said on
 // stderr, and is not an error (docs/scripts.md "CLI").
 func loadScripts(cmd *cobra.Command, name string) (*scripts.Catalogue, error) {
+	if err := resolveDataDirs(cmd, nil, &scriptFlags.libsDir, nil); err != nil {
+		return nil, err
+	}
 	c, err := scripts.Load(scriptFlags.dir, scripts.Options{LibsDir: scriptFlags.libsDir})
 	if err != nil {
 		return nil, printFail(cmd, exitFail, "%s: %v (set --scripts-dir)", name, err)

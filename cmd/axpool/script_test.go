@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -137,5 +138,37 @@ func TestScriptCLIEmptyDir(t *testing.T) {
 	stdout, stderr, code = runCLI(t, "script", "check", "--scripts-dir", dir)
 	if stdout != "ok: 0 tools\n" || stderr != "axpool script check: no scripts in "+dir+" (a scripts directory holds .ax files; set --scripts-dir)\n" || code != 0 {
 		t.Errorf("check: %q %q %d", stdout, stderr, code)
+	}
+}
+
+// TestScriptCLIBuiltinLibs: outside the repository (no ./libs), without
+// --libs-dir, `axpool script check|list|run` resolve `import "std-json"`
+// against the built-in libraries, as `axpool mcp` does for the same
+// scripts (issue 26 item 15); an unrelated ./libs does not hide them.
+func TestScriptCLIBuiltinLibs(t *testing.T) {
+	work := t.TempDir()
+	t.Chdir(work)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	dir := filepath.Join(work, "scripts")
+	if err := os.MkdirAll(filepath.Join(work, "libs", "vendor"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "field.ax", "import \"std-json\"\n\n// One JSON field.\nfn main(key: String) -> String { json_string_field(key, \"v\") }\n")
+	for _, c := range []struct {
+		args           []string
+		stdout, stderr string
+		code           int
+	}{
+		{[]string{"script", "check"}, "ok: 1 tools\n", "", 0},
+		{[]string{"script", "list"}, "field  [read-only, idempotent]\n    One JSON field.\n  key: String\n", "", 0},
+		{[]string{"script", "run", "field", "key=k"}, "\"k\": \"v\"\nsteps: 14\n", "", 0},
+	} {
+		stdout, stderr, code := runCLI(t, c.args...)
+		if stdout != c.stdout || stderr != c.stderr || code != c.code {
+			t.Errorf("axpool %v: stdout %q stderr %q code %d; want %q %q %d", c.args, stdout, stderr, code, c.stdout, c.stderr, c.code)
+		}
 	}
 }
