@@ -143,3 +143,99 @@ func TestDeepDebug(t *testing.T) {
 		t.Fatalf("debug = %q", out.String())
 	}
 }
+
+// siblingChain returns [[…[[], 0]…, 0], 0] with n+1 levels: every level
+// has a child still to compare after the deep one.
+func siblingChain(n int) Value {
+	v := NewList(nil)
+	for range n {
+		v = NewList([]Value{v, Int(0)})
+	}
+	return v
+}
+
+// chain returns [[…[]…]] with n+1 levels (the deep child is the only one).
+func chain(n int) Value {
+	v := NewList(nil)
+	for range n {
+		v = NewList([]Value{v})
+	}
+	return v
+}
+
+// TestEqualWorkStack: the comparison's work stack is charged to the run's
+// memory (issue 26 item 7: `a == b` on two 1M-deep values peaked at 385
+// MB under a 256 MB limit). A level whose deep child is its last pair
+// takes no room on the stack, so a 1,000,000-deep chain compares with no
+// charge at all; a 100,000-deep chain with a sibling at every level needs
+// a stack of 131,072 entries, charged with the 65,536 of the array it
+// replaces while it is copied: the comparison runs under a limit of
+// exactly that plus the root actor's 256 bytes, and fails one byte below.
+func TestEqualWorkStack(t *testing.T) {
+	machineWith := func(limit int64) *machine {
+		return &machine{token: &runToken{}, memLimit: limit, root: &actor{}}
+	}
+	a, b := chain(1_000_000), chain(1_000_000)
+	if eq, err := equal(a, b, machineWith(actorOverhead)); !eq || err != nil {
+		t.Fatalf("1,000,000-deep chains: %v, %v", eq, err)
+	}
+	if eq, err := equal(a, b.Index(0), machineWith(actorOverhead)); eq || err != nil {
+		t.Fatalf("chains of different depths: %v, %v", eq, err)
+	}
+
+	x, y := siblingChain(100_000), siblingChain(100_000)
+	need := actorOverhead + (131_072+65_536)*eqPairBytes
+	if need != 11_010_304 {
+		t.Errorf("need = %d", need)
+	}
+	m := machineWith(need)
+	if eq, err := equal(x, y, m); !eq || err != nil {
+		t.Fatalf("under %d bytes: %v, %v", need, eq, err)
+	}
+	if m.scratch != 0 || m.memPeak != actorOverhead+131_072*eqPairBytes {
+		t.Errorf("after: scratch %d, peak %d", m.scratch, m.memPeak)
+	}
+	_, err := equal(x, y, machineWith(need-1))
+	var le *LimitError
+	if !errors.As(err, &le) || le.Kind != LimitMemoryMB || le.Msg != "memory limit of 11010303 bytes exceeded" {
+		t.Fatalf("under %d bytes: %v", need-1, err)
+	}
+	// Different at the deepest level: found, with the same charge.
+	z := NewList(nil)
+	for i := range 100_000 {
+		z = NewList([]Value{z, Int(int64(min(i, 1)))})
+	}
+	if eq, err := equal(x, z, machineWith(need)); eq || err != nil {
+		t.Fatalf("unequal: %v, %v", eq, err)
+	}
+	if !Equal(x, y) || Equal(x, z) {
+		t.Error("Equal disagrees")
+	}
+}
+
+// TestEqualMemoryLimit: a run comparing two 200,000-deep values with a
+// sibling at every level fails with the memory limit when the values fit
+// but their comparison's stack does not, and compares them under a limit
+// with room for both, 80 MB (the EQ instruction, as `a == b` compiles).
+func TestEqualMemoryLimit(t *testing.T) {
+	// 0: i = 0; a = []; b = []
+	// loop: if i >= n: return a == b; a = [a, 0]; b = [b, 0]; i = i + 1
+	m := module([]Value{Int(0), Int(200_000), Int(1)}, fn("main", 0, 3, code(
+		"CONST 0; STORE 0; MAKE_LIST 0; STORE 1; MAKE_LIST 0; STORE 2",
+		"LOAD 0; CONST 1; GE_INT; JMP_FALSE 14",
+		"LOAD 1; LOAD 2; EQ; RET",
+		"LOAD 1; CONST 0; MAKE_LIST 2; STORE 1",
+		"LOAD 2; CONST 0; MAKE_LIST 2; STORE 2",
+		"LOAD 0; CONST 2; ADD_INT; STORE 0; JMP 6")))
+	values := 2 * siblingChain(200_000).MemSize()
+	stack := (262_144 + 131_072) * eqPairBytes
+	if values != 44_800_176 || stack != 22_020_096 {
+		t.Fatalf("values %d, stack %d", values, stack)
+	}
+	_, err := run(t, m, Options{Limits: Limits{MaxMemory: 48 << 20, MaxSteps: 1 << 30}})
+	limitErr(t, err, LimitMemoryMB, 48, "memory limit of 48 MB exceeded")
+	res := mustRun(t, m, Options{Limits: Limits{MaxMemory: 80 << 20, MaxSteps: 1 << 30}})
+	if !res.Value.AsBool() || res.MemoryPeak < values+262_144*eqPairBytes {
+		t.Fatalf("under 80 MB: %v, peak %d", res.Value, res.MemoryPeak)
+	}
+}

@@ -148,7 +148,10 @@ type machine struct {
 	events     []Event
 	eventCount int64
 	eventBytes int64
-	maxEvents  int
+	// scratch is the work memory the running instruction holds outside
+	// any value (holdScratch), counted by measure.
+	scratch   int64
+	maxEvents int
 
 	trace          []string
 	tracing        bool
@@ -772,7 +775,11 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 
 		case EQ, NE:
 			x, y := stack[sp-2], stack[sp-1]
-			r := Equal(x, y)
+			r, e := equal(x, y, m)
+			if e != nil {
+				err, errPC = e, pc
+				goto fail
+			}
 			if x.k >= KindString {
 				// The comparison reads at most the smaller value; values
 				// under heavyBytes compare for their one step.

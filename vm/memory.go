@@ -59,7 +59,8 @@ func (m *machine) chargeValue(v Value) error {
 }
 
 // measure returns the live logical size of the run's roots: ui_output, the
-// event log, and for every live actor its fixed overhead, frames, operand
+// event log, the work memory of the running instruction (holdScratch), and
+// for every live actor its fixed overhead, frames, operand
 // stack (all of its slots, locals included), the values below its stack
 // pointer and its mailbox (slots and pending messages). It is O(live
 // actors + their stack and mailbox slots), never O(actors ever spawned).
@@ -69,7 +70,7 @@ func (m *machine) chargeValue(v Value) error {
 // they may still refer to values built earlier; measure clears them so
 // that memory it does not count is not kept reachable either.
 func (m *machine) measure() int64 {
-	total := m.uiBytes + m.eventBytes + m.root.memSize()
+	total := m.uiBytes + m.eventBytes + m.scratch + m.root.memSize()
 	for _, a := range m.actors {
 		total += a.memSize()
 	}
@@ -95,6 +96,29 @@ func (a *actor) memSize() int64 {
 		total += s.memSize()
 	}
 	return total
+}
+
+// holdScratch records that the running instruction now holds n bytes of
+// work memory that no value holds (a comparison's work stack; 0 when it
+// is done): measure counts them while they are held, and growth is
+// charged before it is allocated. Errors: the memory limit's.
+func (m *machine) holdScratch(n int64) error {
+	if grow := n - m.scratch; grow > 0 {
+		if err := m.charge(grow); err != nil {
+			return err
+		}
+	}
+	m.scratch = n
+	return nil
+}
+
+// releaseScratch ends holdScratch's work memory, recording the peak it
+// reached (Result.MemoryPeak) first.
+func (m *machine) releaseScratch() {
+	if m.scratch > 0 {
+		m.sampleMemory()
+		m.scratch = 0
+	}
 }
 
 // frameBytes is the size of one saved frame.

@@ -518,52 +518,93 @@ func (v Value) Payload() Value {
 // Equal reports structural equality (docs/language.md "Semantics"): same kind and
 // equal contents; Float compares by IEEE == (0.0 == -0.0, NaN != NaN).
 // Records and enums must have the same type. The comparison is iterative:
-// values of any depth compare in time linear in their size.
+// values of any depth compare in time linear in their size, and in space
+// linear in the number of nested containers that still have children to
+// compare (a chain nested a million deep through its last child compares
+// in constant space).
 func Equal(a, b Value) bool {
+	eq, _ := equal(a, b, nil)
+	return eq
+}
+
+// eqPair is an entry of equal's work stack: the children of two open
+// containers and the index of the next pair of them to compare.
+type eqPair struct {
+	x, y []Value
+	i    int
+}
+
+// eqPairBytes is the size of one entry of equal's work stack.
+const eqPairBytes = int64(unsafe.Sizeof(eqPair{}))
+
+// eqPollPairs is how many pairs of values equal compares between two
+// polls of the run's clock (machine.poll).
+const eqPollPairs = 1 << 14
+
+// equal compares a and b as Equal does. With a run's machine m it charges
+// its work stack to the run's memory (machine.holdScratch: the stack is
+// counted while it lives, and an allocation over the limit stops the
+// comparison with the memory error before it is made) and polls the
+// clock every eqPollPairs pairs (wall limit, cancellation). A container's
+// entry leaves the stack when its last pair of children is taken, so the
+// stack only holds containers with children still to compare.
+func equal(a, b Value, m *machine) (bool, error) {
 	eq, descend := equalShallow(a, b)
 	if !descend {
-		return eq
+		return eq, nil
 	}
-	// Pairs of open containers whose children are compared in order.
-	type pair struct {
-		x, y []Value
-		i    int
-	}
-	var buf [8]pair
+	var buf [8]eqPair
 	stack := buf[:0]
-	push := func(a, b Value) bool {
+	if m != nil {
+		defer m.releaseScratch()
+	}
+	push := func(a, b Value) (bool, error) {
 		x, y, ok := childrenToCompare(a, b)
-		if !ok {
-			return false
+		if !ok || len(x) == 0 {
+			return ok, nil
 		}
-		if len(x) > 0 {
-			stack = append(stack, pair{x: x, y: y})
+		if len(stack) == cap(stack) && m != nil {
+			// The old and the new array both live while it is copied.
+			n := int64(2*cap(stack)) * eqPairBytes
+			if err := m.holdScratch(n + int64(cap(stack))*eqPairBytes); err != nil {
+				return false, err
+			}
+			stack = append(make([]eqPair, 0, 2*cap(stack)), stack...)
+			if err := m.holdScratch(n); err != nil {
+				return false, err
+			}
 		}
-		return true
+		stack = append(stack, eqPair{x: x, y: y})
+		return true, nil
 	}
-	if !push(a, b) {
-		return false
+	if ok, err := push(a, b); !ok || err != nil {
+		return false, err
 	}
+	compared := 0
 	for len(stack) > 0 {
 		p := &stack[len(stack)-1]
-		if p.i == len(p.x) {
-			stack = stack[:len(stack)-1]
-			continue
-		}
 		x, y := p.x[p.i], p.y[p.i]
-		p.i++
+		if p.i++; p.i == len(p.x) {
+			stack[len(stack)-1] = eqPair{}
+			stack = stack[:len(stack)-1]
+		}
+		if compared++; m != nil && compared%eqPollPairs == 0 {
+			if err := m.poll(); err != nil {
+				return false, err
+			}
+		}
 		eq, descend := equalShallow(x, y)
 		if !descend {
 			if !eq {
-				return false
+				return false, nil
 			}
 			continue
 		}
-		if !push(x, y) {
-			return false
+		if ok, err := push(x, y); !ok || err != nil {
+			return false, err
 		}
 	}
-	return true
+	return true, nil
 }
 
 // equalShallow compares a and b as far as it can without looking at their
