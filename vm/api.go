@@ -21,8 +21,9 @@ type Limits struct {
 	// `max execution steps exceeded (MaxSteps)` and Steps = MaxSteps+1.
 	MaxSteps int64
 	// MaxWall bounds wall-clock time since Run was called; 0 means no limit.
-	// Checked every 1,024 steps and after every instruction whose work is
-	// over 64 KiB (so after at most one such instruction).
+	// Checked every 1,024 steps, after every instruction whose work is
+	// over 64 KiB, and inside long operations (copies, scans, sorts and
+	// comparisons of large values) every MiB or so of their work.
 	MaxWall time.Duration
 	// MaxMemory bounds the bytes held by the values the run keeps live
 	// (Value.MemSize of every live actor's operand stack, locals, frames and

@@ -146,8 +146,12 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 			return Value{}, err
 		}
 		r := make([]Value, len(elems))
+		tick := m.pollEvery()
 		for i, e := range elems {
 			r[len(elems)-1-i] = e
+			if err := tick(); err != nil {
+				return Value{}, err
+			}
 		}
 		m.work(len(elems) * int(slotSize))
 		return listValue(r), nil
@@ -166,13 +170,22 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		if s := args[0].heapSize() + args[1].heapSize(); s > m.memLimit {
 			return Value{}, m.memError()
 		}
-		r := make([]Value, 0, n)
-		r = append(append(r, x...), y...)
+		r := make([]Value, n)
+		if err := m.copyValues(r, x); err != nil {
+			return Value{}, err
+		}
+		if err := m.copyValues(r[len(x):], y); err != nil {
+			return Value{}, err
+		}
 		m.work(int(n * slotSize))
 		return listValue(r), nil
 
 	case BMapGet:
-		if v, ok := m.mapView(args[0].mapo()).get(args[1].str()); ok {
+		o, err := m.mapView(args[0].mapo())
+		if err != nil {
+			return Value{}, err
+		}
+		if v, ok := o.get(args[1].str()); ok {
 			if err := m.charge(boxOverhead); err != nil {
 				return Value{}, err
 			}
@@ -184,14 +197,24 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 	case BMapRemove:
 		return m.mapRemove(args[0], args[1].str())
 	case BMapContainsKey:
-		_, ok := m.mapView(args[0].mapo()).get(args[1].str())
+		o, err := m.mapView(args[0].mapo())
+		if err != nil {
+			return Value{}, err
+		}
+		_, ok := o.get(args[1].str())
 		return Bool(ok), nil
 	case BMapKeys:
-		o := m.mapView(args[0].mapo())
+		o, err := m.mapView(args[0].mapo())
+		if err != nil {
+			return Value{}, err
+		}
 		if err := m.charge(listOverhead + slotSize*int64(o.len())); err != nil {
 			return Value{}, err
 		}
-		keys, _ := o.entries()
+		keys, _, err := o.entriesPolled(m)
+		if err != nil {
+			return Value{}, err
+		}
 		r := make([]Value, len(keys))
 		for i, k := range keys {
 			r[i] = Str(k)
@@ -199,11 +222,17 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		m.work(len(r) * int(slotSize))
 		return listValue(r), nil
 	case BMapValues:
-		o := m.mapView(args[0].mapo())
+		o, err := m.mapView(args[0].mapo())
+		if err != nil {
+			return Value{}, err
+		}
 		if err := m.charge(listOverhead + slotSize*int64(o.len())); err != nil {
 			return Value{}, err
 		}
-		_, vals := o.entries()
+		_, vals, err := o.entriesPolled(m)
+		if err != nil {
+			return Value{}, err
+		}
 		m.work(len(vals) * int(slotSize))
 		return listValue(vals), nil
 	case BMapLen:
@@ -295,7 +324,11 @@ func (m *machine) listTail(o *listObj) (Value, error) {
 			return Value{}, err
 		}
 		m.work(len(rest) * int(slotSize))
-		rest, hidden = append([]Value(nil), rest...), 0
+		c := make([]Value, len(rest))
+		if err := m.copyValues(c, rest); err != nil {
+			return Value{}, err
+		}
+		rest, hidden = c, 0
 	} else if err := m.charge(listOverhead); err != nil {
 		return Value{}, err
 	}
@@ -333,7 +366,9 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 		return Value{}, err
 	}
 	elems := make([]Value, n+1, newCap)
-	copy(elems, o.elems)
+	if err := m.copyValues(elems, o.elems); err != nil {
+		return Value{}, err
+	}
 	elems[n] = x
 	m.work(n * int(slotSize))
 	t := &listTail{used: n + 1, owner: m.token, budget: size}
@@ -343,27 +378,37 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 // mapView returns o ready to read: a version of a store the run owns
 // whose path to the root is long is rerooted first (mapnode.go), so that
 // the reads that follow are O(1); any other version is read as it is.
-func (m *machine) mapView(o *mapObj) *mapObj {
+// Errors: machine.poll's (a long reroot copies).
+func (m *machine) mapView(o *mapObj) (*mapObj, error) {
 	root, l := o.rootOf()
 	if l > 8 && root.st.owner == m.token {
-		r, touched := o.own(m.token, false)
+		r, touched, err := o.own(m, false)
+		if err != nil {
+			return nil, err
+		}
 		m.work(touched * int(slotSize))
-		return r
+		return r, nil
 	}
-	return o
+	return o, nil
 }
 
 // mapUpdate applies one update (set or remove) to o: in place on the root
 // of a store the run owns when its budget allows, else on a fresh copy.
 func (m *machine) mapUpdate(o *mapObj, update func(*mapObj) (*mapObj, bool)) (Value, error) {
-	r, touched := o.own(m.token, false)
+	r, touched, err := o.own(m, false)
+	if err != nil {
+		return Value{}, err
+	}
 	if err := m.charge(mapOverhead + int64(touched)*mapEntryBytes); err != nil {
 		return Value{}, err
 	}
 	m.work(touched * int(slotSize))
 	nr, ok := update(r)
 	if !ok {
-		c, n := r.own(m.token, true)
+		c, n, err := r.own(m, true)
+		if err != nil {
+			return Value{}, err
+		}
 		if err := m.charge(int64(n) * mapEntryBytes); err != nil {
 			return Value{}, err
 		}
@@ -433,11 +478,19 @@ func (m *machine) stringJoin(elems []Value, sep string) (Value, error) {
 	}
 	var sb strings.Builder
 	sb.Grow(int(total))
+	tick := m.pollEvery()
 	for i, e := range elems {
 		if i > 0 {
-			sb.WriteString(sep)
+			if err := m.writeChunks(&sb, sep); err != nil {
+				return Value{}, err
+			}
 		}
-		sb.WriteString(e.str())
+		if err := m.writeChunks(&sb, e.str()); err != nil {
+			return Value{}, err
+		}
+		if err := tick(); err != nil {
+			return Value{}, err
+		}
 	}
 	m.work(int(total) + len(elems)*int(slotSize))
 	return Str(sb.String()), nil
@@ -537,7 +590,11 @@ func (m *machine) substr(s, sub string) (Value, error) {
 		return Value{}, err
 	}
 	m.work(len(sub))
-	return Str(strings.Clone(sub)), nil
+	c, err := m.clone(sub)
+	if err != nil {
+		return Value{}, err
+	}
+	return Str(c), nil
 }
 
 // detached returns p as a String value that shares no memory with a larger

@@ -764,7 +764,12 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 					err, errPC = e, pc
 					goto fail
 				}
-				stack[sp-2] = Str(x + y)
+				r, e := m.concat(x, y)
+				if e != nil {
+					err, errPC = e, pc
+					goto fail
+				}
+				stack[sp-2] = Str(r)
 				if n := len(x) + len(y); n >= BytesPerStep {
 					m.work(n)
 					left = m.takeWork(left)

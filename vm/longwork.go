@@ -18,6 +18,13 @@ import (
 // limit and cancellation are honoured within one chunk's time, not one
 // call's.
 
+// Copies too: one copy of hundreds of MB (joining two strings, copying a
+// list) takes tens to hundreds of milliseconds, and being one memmove it
+// also holds up every goroutine of the process at the garbage collector's
+// next stop-the-world — the other jobs of the worker and its watchdog
+// included. Copies of more than copyChunkBytes are made in chunks of
+// pollBytes, polling between them (writeChunks, copyValues).
+
 // pollBytes is the work between two polls of a long built-in;
 // asciiPollBytes the bytes between two polls of the ASCII case-mapping
 // loop (about 1 ns a byte), a power of two.
@@ -25,6 +32,9 @@ const (
 	pollBytes      = 1 << 20
 	asciiPollBytes = 4 << 20
 )
+
+// copyChunkBytes is the size above which a copy is made in chunks.
+const copyChunkBytes = 2 * pollBytes
 
 // poll checks cancellation and the wall limit in the middle of a long
 // built-in (the checks of checkClock).
@@ -163,4 +173,71 @@ func (m *machine) contains(s, sub string) (bool, error) {
 			return false, err
 		}
 	}
+}
+
+// writeChunks writes s to b, in chunks of pollBytes with a poll between
+// two when s is longer than copyChunkBytes.
+func (m *machine) writeChunks(b *strings.Builder, s string) error {
+	if len(s) <= copyChunkBytes {
+		b.WriteString(s)
+		return nil
+	}
+	for len(s) > pollBytes {
+		b.WriteString(s[:pollBytes])
+		s = s[pollBytes:]
+		if err := m.poll(); err != nil {
+			return err
+		}
+	}
+	b.WriteString(s)
+	return nil
+}
+
+// concat returns x + y, copied in chunks when it is long (writeChunks).
+func (m *machine) concat(x, y string) (string, error) {
+	if len(x)+len(y) <= copyChunkBytes {
+		return x + y, nil
+	}
+	var b strings.Builder
+	b.Grow(len(x) + len(y))
+	if err := m.writeChunks(&b, x); err != nil {
+		return "", err
+	}
+	if err := m.writeChunks(&b, y); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// clone returns a copy of s (strings.Clone), in chunks when it is long.
+func (m *machine) clone(s string) (string, error) {
+	if len(s) <= copyChunkBytes {
+		return strings.Clone(s), nil
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	if err := m.writeChunks(&b, s); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// copyValues copies src into dst (which is at least as long), in chunks
+// of pollBytes with a poll between two when src is longer than
+// copyChunkBytes.
+func (m *machine) copyValues(dst, src []Value) error {
+	const chunk = pollBytes / int(slotSize)
+	if int64(len(src))*slotSize <= copyChunkBytes {
+		copy(dst, src)
+		return nil
+	}
+	for len(src) > chunk {
+		copy(dst, src[:chunk])
+		dst, src = dst[chunk:], src[chunk:]
+		if err := m.poll(); err != nil {
+			return err
+		}
+	}
+	copy(dst, src)
+	return nil
 }

@@ -3,6 +3,7 @@ package vm
 import (
 	"iter"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -147,15 +148,33 @@ func (o *mapObj) all() iter.Seq2[string, Value] {
 // for keys a slice the caller must not change), without changing any
 // version (safe on any goroutine).
 func (o *mapObj) entries() ([]string, []Value) {
+	keys, vals, _ := o.entriesPolled(nil)
+	return keys, vals
+}
+
+// entriesPolled is entries for the run of m (nil: none): a long one polls
+// m's clock as it goes (machine.pollEvery, sortedKeysPolled). Errors:
+// machine.poll's, with nothing changed.
+func (o *mapObj) entriesPolled(m *machine) ([]string, []Value, error) {
 	root, l := o.rootOf()
 	st := root.st
-	keys := st.sortedKeys()
+	keys, err := st.sortedKeysPolled(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	tick := func() error { return nil }
+	if m != nil {
+		tick = m.pollEvery()
+	}
 	if l == 0 {
 		vals := make([]Value, len(keys))
 		for i, k := range keys {
 			vals[i] = st.m[k]
+			if err := tick(); err != nil {
+				return nil, nil, err
+			}
 		}
-		return keys, vals
+		return keys, vals, nil
 	}
 	// The path's diffs overlay the root's content; the first diff of a
 	// key (nearest to o) wins.
@@ -194,22 +213,41 @@ func (o *mapObj) entries() ([]string, []Value) {
 			i++
 		}
 		emit(k)
+		if err := tick(); err != nil {
+			return nil, nil, err
+		}
 	}
 	for ; i < len(extra); i++ {
 		emit(extra[i])
 	}
-	return outK, outV
+	return outK, outV, nil
 }
 
-// sortedKeys returns the root's keys in order (a slice shared with the
-// store: read-only).
-func (st *mstore) sortedKeys() []string {
+// sortedKeysPolled returns the root's keys in order (a slice shared with
+// the store: read-only). The keys added since the last sort are sorted and
+// merged in; for the run of m (nil: none) in chunks (sortChunked), with
+// polls of m's clock. Errors: machine.poll's; the store is then left as it
+// was.
+func (st *mstore) sortedKeysPolled(m *machine) ([]string, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if len(st.pending) == 0 && !st.stale {
-		return st.keys
+		return st.keys, nil
 	}
-	slices.Sort(st.pending)
+	pending := st.pending
+	if m == nil {
+		slices.Sort(pending)
+	} else {
+		// A copy: a sort stopped half-way must leave pending whole.
+		pending = slices.Clone(pending)
+		if err := sortChunked(m, pending, strings.Compare, false); err != nil {
+			return nil, err
+		}
+	}
+	tick := func() error { return nil }
+	if m != nil {
+		tick = m.pollEvery()
+	}
 	merged := make([]string, 0, len(st.m))
 	i, j := 0, 0
 	add := func(k string) {
@@ -220,67 +258,82 @@ func (st *mstore) sortedKeys() []string {
 			merged = append(merged, k)
 		}
 	}
-	for i < len(st.keys) || j < len(st.pending) {
-		if j == len(st.pending) || (i < len(st.keys) && st.keys[i] <= st.pending[j]) {
+	for i < len(st.keys) || j < len(pending) {
+		if j == len(pending) || (i < len(st.keys) && st.keys[i] <= pending[j]) {
 			add(st.keys[i])
 			i++
 		} else {
-			add(st.pending[j])
+			add(pending[j])
 			j++
+		}
+		if err := tick(); err != nil {
+			return nil, err
 		}
 	}
 	st.keys, st.pending, st.stale = merged, nil, false
-	return merged
+	return merged, nil
 }
 
 // --- updates (the run's goroutine) ----------------------------------------
 
 // own returns a version with o's content that is the root of a store
-// owned by tok, and the elements the call touched (for pricing): o itself
-// when it is already such a root; o rerooted when its path is short; else
-// (or with fresh) a copy in a new store (o itself is left as it is unless
-// tok owns its store).
-func (o *mapObj) own(tok *runToken, fresh bool) (*mapObj, int) {
+// owned by m's run (m.token), and the elements the call touched (for
+// pricing): o itself when it is already such a root; o rerooted when its
+// path is short; else (or with fresh) a copy in a new store (o itself is
+// left as it is unless the run owns its store). A copy polls m's clock as
+// it goes (machine.pollEvery). Errors: machine.poll's, with o unchanged.
+func (o *mapObj) own(m *machine, fresh bool) (*mapObj, int, error) {
+	tok := m.token
 	root, l := o.rootOf()
 	st := root.st
 	if st.owner == tok && !fresh {
 		if l == 0 {
-			return o, 0
+			return o, 0, nil
 		}
 		if l <= o.n/4+8 {
 			o.reroot()
-			return o, l
+			return o, l, nil
 		}
 	}
+	tick := m.pollEvery()
 	if l == 0 {
 		// A root: clone its Go map and its key order as they are.
 		st.mu.Lock()
+		defer st.mu.Unlock()
 		// Room for the growth the new store's budget allows (up to
 		// about three times its size) saves the Go map's rehashing.
 		cm := make(map[string]Value, 2*len(st.m))
 		for k, v := range st.m {
 			cm[k] = v
+			if err := tick(); err != nil {
+				return nil, 0, err
+			}
 		}
 		c := newStore(cm, slices.Clone(st.keys), o.n, o.size, tok)
 		c.st.pending, c.st.stale = slices.Clone(st.pending), st.stale
-		st.mu.Unlock()
-		return c, o.n
+		return c, o.n, nil
 	}
 	// Copy o's content into a fresh store owned by tok.
-	keys, vals := o.entries()
-	m := make(map[string]Value, len(keys))
-	for i, k := range keys {
-		m[k] = vals[i]
+	keys, vals, err := o.entriesPolled(m)
+	if err != nil {
+		return nil, 0, err
 	}
-	c := newStore(m, append([]string(nil), keys...), o.n, o.size, tok)
+	cm := make(map[string]Value, len(keys))
+	for i, k := range keys {
+		cm[k] = vals[i]
+		if err := tick(); err != nil {
+			return nil, 0, err
+		}
+	}
+	c := newStore(cm, append([]string(nil), keys...), o.n, o.size, tok)
 	if st.owner == tok && l > 0 {
 		// o may change: it becomes the new store's root (its content
 		// is the same, so versions pointing to o stay right).
 		o.st, o.next, o.dkey, o.dval = c.st, nil, "", Value{}
 		c.st.root = o
-		return o, len(keys) + l
+		return o, len(keys) + l, nil
 	}
-	return c, len(keys) + l
+	return c, len(keys) + l, nil
 }
 
 // reroot makes o (a version of a store the running run owns) the root:

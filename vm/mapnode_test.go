@@ -75,7 +75,10 @@ func TestMapVersions(t *testing.T) {
 		}
 		if r.Intn(5) == 0 { // read an old version through the run
 			old := r.Intn(len(versions))
-			o := m.mapView(versions[old].mapo())
+			o, err := m.mapView(versions[old].mapo())
+			if err != nil {
+				t.Fatal(err)
+			}
 			checkVersion(t, "view "+strconv.Itoa(old), mapFrom(o), refs[old])
 		}
 		versions, refs = append(versions, nv), append(refs, ref)

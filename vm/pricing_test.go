@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // containsLoop: for i in 0..n { str_contains(s, "zz") }; returns n.
@@ -276,5 +277,158 @@ func TestListSortChunked(t *testing.T) {
 	pollHook = nil
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled sort: %v", err)
+	}
+}
+
+// BenchmarkDoublingWallLimit measures, over 20 runs, how far a run that
+// doubles a string under a 200 ms wall limit and a 1 GiB memory limit
+// (issue 26 item 6: `s = s ++ s` up to hundreds of MB) overshoots its
+// limit, and the longest a bystander goroutine of the same process waited
+// for a 1 ms sleep meanwhile (one copy of hundreds of MB holds up every
+// goroutine at the garbage collector's stop-the-world). Metrics: overshoot
+// p50/p99/max and the bystander's longest gap, in ms. Run with
+//
+//	go test ./vm -run '^$' -bench DoublingWallLimit -benchtime 1x
+func BenchmarkDoublingWallLimit(b *testing.B) {
+	m := module([]Value{Str("xxxxxxxxxxxxxxxx")}, fn("main", 0, 1, code("CONST 0; STORE 0; LOAD 0; LOAD 0; CONCAT; STORE 0; JMP 2")))
+	const runs = 20
+	for b.Loop() {
+		var over []float64
+		var gap time.Duration
+		for range runs {
+			stop := make(chan struct{})
+			done := make(chan time.Duration)
+			go func() {
+				var longest time.Duration
+				last := time.Now()
+				for {
+					select {
+					case <-stop:
+						done <- longest
+						return
+					case <-time.After(time.Millisecond):
+					}
+					now := time.Now()
+					longest = max(longest, now.Sub(last))
+					last = now
+				}
+			}()
+			start := time.Now()
+			_, err := Run(context.Background(), m, Options{Limits: Limits{MaxSteps: 1 << 60, MaxWall: 200 * time.Millisecond, MaxMemory: 1 << 30}})
+			el := time.Since(start)
+			close(stop)
+			gap = max(gap, <-done)
+			var le *LimitError
+			if !errors.As(err, &le) {
+				b.Fatalf("err = %v", err)
+			}
+			if le.Kind == LimitWallMs {
+				over = append(over, float64(el-200*time.Millisecond)/1e6)
+			}
+		}
+		slices.Sort(over)
+		if len(over) == 0 {
+			b.Fatal("no run reached the wall limit")
+		}
+		b.ReportMetric(over[len(over)/2], "overshoot-p50-ms")
+		b.ReportMetric(over[min(len(over)-1, len(over)*99/100)], "overshoot-p99-ms")
+		b.ReportMetric(over[len(over)-1], "overshoot-max-ms")
+		b.ReportMetric(float64(len(over)), "wall-limited-runs")
+		b.ReportMetric(float64(gap)/1e6, "bystander-max-gap-ms")
+	}
+}
+
+// TestLongCopiesPoll: the instructions that copy or compare much data —
+// string ++, list_concat, list_reverse, list_push and list_tail when they
+// copy, string_join, string_slice, ==, and on a map of 100,000 entries
+// whose keys were never sorted map_keys, map_values, map_set when it
+// copies and == — work in chunks and poll the clock
+// between them (issue 26 item 6), so a cancelled run (or one past its wall
+// limit) stops inside one of them, at its first poll; uncancelled, each
+// gives the result of the plain operation.
+func TestLongCopiesPoll(t *testing.T) {
+	const n = 3 << 20 // bytes: over copyChunkBytes
+	xs, ys := strings.Repeat("a", n), strings.Repeat("b", n)
+	ints := func(k int, from int64) []Value {
+		out := make([]Value, k)
+		for i := range out {
+			out[i] = Int(from + int64(i))
+		}
+		return out
+	}
+	const k = 100_000 // elements: 2.4 MB of slots, over copyChunkBytes
+	la, lb := NewList(ints(k, 0)), NewList(ints(k, k))
+	same := NewList(ints(k, 0))
+	// A list whose tail is copied: it hides more than it holds.
+	hiding := Value{k: KindList, p: unsafe.Pointer(&listObj{elems: ints(k, 0), size: listOverhead + k*slotSize, hidden: 1 << 40})}
+	// A map built by map_set in place: its keys are sorted (in chunks) at
+	// its first read in order; another run copies it to update it.
+	built := func() Value {
+		mm := testMachine()
+		v := mapValue(nil, nil)
+		for i := range k {
+			var err error
+			if v, err = mm.mapSet(v.mapo(), itoa(i), Int(int64(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return v
+	}
+	cases := []struct {
+		name   string
+		code   string
+		consts []Value
+		check  func(Value) bool
+	}{
+		{"concat", "CONST 0; CONST 1; CONCAT; RET", []Value{Str(xs), Str(ys)},
+			func(v Value) bool { return v.AsString() == xs+ys }},
+		{"list_concat", "CONST 0; CONST 1; " + op(BListConcat) + "; RET", []Value{la, lb},
+			func(v Value) bool { return Equal(v, NewList(ints(2*k, 0))) }},
+		{"list_reverse", "CONST 0; " + op(BListReverse) + "; RET", []Value{la},
+			func(v Value) bool { return v.Len() == k && v.Index(0).AsInt() == k-1 && v.Index(k-1).AsInt() == 0 }},
+		{"list_push", "CONST 0; CONST 1; " + op(BListPush) + "; RET", []Value{la, Int(-1)},
+			func(v Value) bool { return v.Len() == k+1 && v.Index(k-1).AsInt() == k-1 && v.Index(k).AsInt() == -1 }},
+		{"list_tail", "CONST 0; " + op(BListTail) + "; RET", []Value{hiding},
+			func(v Value) bool { return Equal(v, NewList(ints(k-1, 1))) }},
+		{"string_join", "CONST 0; CONST 1; " + op(BStringJoin) + "; RET", []Value{NewList([]Value{Str(xs), Str(ys)}), Str(",")},
+			func(v Value) bool { return v.AsString() == xs+","+ys }},
+		{"string_slice", "CONST 0; CONST 1; CONST 2; " + op(BStringSlice) + "; RET", []Value{Str(xs + ys), Int(1), Int(2*n - 1)},
+			func(v Value) bool { return v.AsString() == (xs + ys)[1:2*n-1] }},
+		{"eq", "CONST 0; CONST 1; EQ; RET", []Value{la, same},
+			func(v Value) bool { return v.AsBool() }},
+		// consts nil: two maps built afresh for each run, and "new".
+		{"map_keys", "CONST 0; " + op(BMapKeys) + "; RET", nil,
+			func(v Value) bool {
+				return v.Len() == k && v.Index(0).AsString() == "0" && v.Index(k-1).AsString() == "99999"
+			}},
+		{"map_values", "CONST 0; " + op(BMapValues) + "; RET", nil,
+			func(v Value) bool { return v.Len() == k && v.Index(1).AsInt() == 1 && v.Index(2).AsInt() == 10 }},
+		{"map_set", "CONST 0; CONST 1; CONST 1; " + op(BMapSet) + "; RET", nil,
+			func(v Value) bool { return v.Len() == k+1 }},
+		{"eq maps", "CONST 0; CONST 2; EQ; RET", nil,
+			func(v Value) bool { return v.AsBool() }},
+	}
+	for _, c := range cases {
+		consts := func() []Value {
+			if c.consts != nil {
+				return c.consts
+			}
+			return []Value{built(), Str("new"), built()}
+		}
+		mod := module(consts(), fn("main", 0, 0, code(c.code)))
+		res := mustRun(t, mod, Options{})
+		if !c.check(res.Value) {
+			t.Errorf("%s: wrong result", c.name)
+		}
+		mod = module(consts(), fn("main", 0, 0, code(c.code)))
+		ctx, cancel := context.WithCancel(context.Background())
+		polled := 0
+		pollHook = func() { polled++; cancel() }
+		res, err := Run(ctx, mod, Options{})
+		pollHook = nil
+		cancel()
+		if !errors.Is(err, context.Canceled) || polled != 1 || res.Steps != int64(len(mod.Functions[0].Code)-1) {
+			t.Errorf("%s: err = %v after %d polls, steps %d", c.name, err, polled, res.Steps)
+		}
 	}
 }

@@ -559,9 +559,9 @@ func equal(a, b Value, m *machine) (bool, error) {
 		defer m.releaseScratch()
 	}
 	push := func(a, b Value) (bool, error) {
-		x, y, ok := childrenToCompare(a, b)
-		if !ok || len(x) == 0 {
-			return ok, nil
+		x, y, ok, err := childrenToCompare(a, b, m)
+		if !ok || len(x) == 0 || err != nil {
+			return ok && err == nil, err
 		}
 		if len(stack) == cap(stack) && m != nil {
 			// The old and the new array both live while it is copied.
@@ -642,44 +642,52 @@ func equalShallow(a, b Value) (eq, descend bool) {
 
 // childrenToCompare returns the children of containers a and b (same kind,
 // see equalShallow) to compare pairwise, or ok=false when their shapes
-// already differ (lengths, map keys, types, variants).
-func childrenToCompare(a, b Value) (x, y []Value, ok bool) {
+// already differ (lengths, map keys, types, variants). The keys of maps
+// are read with polls of m's clock (entriesPolled; m nil: none). Errors:
+// machine.poll's.
+func childrenToCompare(a, b Value, m *machine) (x, y []Value, ok bool, err error) {
 	switch a.k {
 	case KindOption, KindResult:
-		return unsafe.Slice(&(*boxObj)(a.p).v, 1), unsafe.Slice(&(*boxObj)(b.p).v, 1), true
+		return unsafe.Slice(&(*boxObj)(a.p).v, 1), unsafe.Slice(&(*boxObj)(b.p).v, 1), true, nil
 	case KindList:
 		x, y = (*listObj)(a.p).elems, (*listObj)(b.p).elems
-		return x, y, len(x) == len(y)
+		return x, y, len(x) == len(y), nil
 	case KindMap:
 		mx, my := (*mapObj)(a.p), (*mapObj)(b.p)
 		if mx.len() != my.len() {
-			return nil, nil, false
+			return nil, nil, false, nil
 		}
-		xk, xv := mx.entries()
-		yk, yv := my.entries()
+		xk, xv, err := mx.entriesPolled(m)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		yk, yv, err := my.entriesPolled(m)
+		if err != nil {
+			return nil, nil, false, err
+		}
 		for i := range xk {
 			if xk[i] != yk[i] {
-				return nil, nil, false
+				return nil, nil, false, nil
 			}
 		}
-		return xv, yv, true
+		return xv, yv, true, nil
 	case KindRecord:
 		rx, ry := (*recordObj)(a.p), (*recordObj)(b.p)
 		if !sameType(rx.typ, ry.typ) || len(rx.fields) != len(ry.fields) {
-			return nil, nil, false
+			return nil, nil, false, nil
 		}
-		return rx.fields, ry.fields, true
+		return rx.fields, ry.fields, true, nil
 	case KindEnum:
 		ex, ey := (*enumObj)(a.p), (*enumObj)(b.p)
 		if !sameType(ex.typ, ey.typ) || ex.variant != ey.variant || len(ex.fields) != len(ey.fields) {
-			return nil, nil, false
+			return nil, nil, false, nil
 		}
 		if ex.fields != nil || ey.fields != nil {
-			return ex.fields, ey.fields, true
+			return ex.fields, ey.fields, true, nil
 		}
-		return unsafe.Slice(&ex.payload, 1), unsafe.Slice(&ey.payload, 1), true
+		return unsafe.Slice(&ex.payload, 1), unsafe.Slice(&ey.payload, 1), true, nil
 	}
-	return nil, nil, false
+	return nil, nil, false, nil
 }
 
 func sameType(a, b *TypeDesc) bool {
