@@ -510,16 +510,20 @@ func (m *machine) progress(s int64) {
 	m.progressAt = time.Now()
 }
 
+// checkClock returns the wall limit's error once it has passed, else
+// CancelledError once the run's context is done. The limit comes first: a
+// run cancelled because it ran past its limit (a worker's watchdog) ends
+// as the limit it exceeded.
 func (m *machine) checkClock() error {
+	if m.maxWall > 0 && time.Since(m.start) > m.maxWall {
+		return m.wallError()
+	}
 	if m.done != nil {
 		select {
 		case <-m.done:
 			return cancelled(m.ctx)
 		default:
 		}
-	}
-	if m.maxWall > 0 && time.Since(m.start) > m.maxWall {
-		return m.wallError()
 	}
 	return nil
 }

@@ -162,6 +162,33 @@ func TestCancellation(t *testing.T) {
 	}
 }
 
+// TestCancelledPastWallLimit: a run cancelled once its wall-clock limit
+// has passed (a worker's watchdog stopping a run that overran) ends as the
+// wall limit it exceeded, not as cancelled; one cancelled within its
+// limit ends cancelled (issue 26 item 6).
+func TestCancelledPastWallLimit(t *testing.T) {
+	m := module(nil, fn("main", 0, 0, code("JMP 0")))
+	run := func(wall, sleep time.Duration) error {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		_, err := Run(ctx, m, Options{Limits: Limits{MaxSteps: 1 << 60, MaxWall: wall}, ProgressEvery: 1000, Progress: func(s int64) {
+			if s == 100_000 {
+				time.Sleep(sleep)
+				cancel()
+			}
+		}})
+		return err
+	}
+	var le *LimitError
+	if err := run(10*time.Millisecond, 30*time.Millisecond); !errors.As(err, &le) || le.Kind != LimitWallMs {
+		t.Errorf("cancelled past its wall limit: %v, want the wall limit", err)
+	}
+	var ce *CancelledError
+	if err := run(time.Hour, 0); !errors.As(err, &ce) {
+		t.Errorf("cancelled within its wall limit: %v, want cancelled", err)
+	}
+}
+
 func TestTraceFormat(t *testing.T) {
 	res := mustRun(t, fibModule(1), Options{Trace: true})
 	want := []string{

@@ -16,10 +16,11 @@
 // worker holding the job's claim whether it still runs it. Storing a
 // claim or an answer is retried with backoff until the job's deadline
 // (the bus may be electing a leader); only then is the job handed back,
-// with a delay. A watchdog answers a job worker_lost once its wall-clock
-// limit, counted from its first start, has passed by WatchdogSlack: an
-// engine that ignores its cancellation for HungGrace more makes the
-// process unhealthy. On shutdown the slots stop pulling at once, running
+// with a delay. A watchdog cancels a job once its wall-clock limit,
+// counted from its first start, has passed by WatchdogSlack; an engine
+// that stops within StopGrace answers it (wall_limit), one that does not
+// is answered worker_lost, and one that ignores its cancellation for
+// HungGrace makes the process unhealthy. On shutdown the slots stop pulling at once, running
 // jobs get ShutdownGrace, then are cancelled and answered `cancelled`;
 // nothing is handed back to run again.
 //

@@ -3,6 +3,7 @@ package worker
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -79,9 +80,13 @@ func TestHungHandlerReplaced(t *testing.T) {
 	started := time.Now()
 	r := h.wait(id, 30*time.Second)
 	queuetest.Within(t, "hung engine → answer after the job's start (wall limit 1 s + 2 s)", time.Since(started), time.Second+2*time.Second)
-	want := "the job's engine did not stop within 1s after its wall-clock limit of 1s; its worker is replaced"
-	if r.Success || r.Outcome != "worker_lost" || !r.Retryable || r.Message != want {
-		t.Errorf("result = %s, want worker_lost: %s", r.Raw, want)
+	// "the job ran 1.5s past its wall-clock limit of 1s; its engine did not
+	// stop within 500ms after it was cancelled (its worker process is
+	// replaced if it has not stopped 1s after)"
+	if r.Success || r.Outcome != "worker_lost" || !r.Retryable ||
+		!strings.HasPrefix(r.Message, "the job ran ") ||
+		!strings.HasSuffix(r.Message, " past its wall-clock limit of 1s; its engine did not stop within 500ms after it was cancelled (its worker process is replaced if it has not stopped 1s after)") {
+		t.Errorf("result = %s, want worker_lost: the job ran … past its wall-clock limit of 1s; its engine did not stop …", r.Raw)
 	}
 	queuetest.WaitFor(t, 30*time.Second, "the hung worker replaced", func() bool {
 		pids := sup.PIDs()
@@ -91,6 +96,33 @@ func TestHungHandlerReplaced(t *testing.T) {
 	// The replacement works.
 	if r := h.wait(h.submit(queue.Job{Tool: "echo"}), 10*time.Second); !r.Success {
 		t.Errorf("echo after the replacement: %s", r.Raw)
+	}
+	waitEmpty(t, h.bus)
+}
+
+// TestWatchdogStoppedEngineKeepsNeighbours (issue 26 item 6): a job whose
+// engine runs past its wall-clock limit but stops when the watchdog
+// cancels it is answered wall_limit (limit_exceeded, limit_kind wall_ms),
+// not worker_lost; the job running beside it in the same worker process
+// keeps its own outcome, and the process stays healthy: not replaced.
+func TestWatchdogStoppedEngineKeepsNeighbours(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	sup := h.startWorkers(1, 2, 5*time.Second)
+	over := h.submit(queue.Job{Tool: "spin", Args: json.RawMessage(`{"ms":60000,"wall_ms":300}`)})
+	victim := h.waitStarted(over)
+	neighbour := h.submit(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":2500,"wall_ms":5000}`)})
+	r := h.wait(over, 30*time.Second)
+	if r.Success || r.Outcome != "wall_limit" || r.Kind != "limit_exceeded" || r.Retryable ||
+		!strings.HasPrefix(r.Message, "wall-clock execution limit of 300ms exceeded: the job ran ") ||
+		!strings.HasSuffix(r.Message, " past it and was stopped by its worker's watchdog") {
+		t.Errorf("overrunning job = %s, want wall_limit stopped by the watchdog", r.Raw)
+	}
+	n := h.wait(neighbour, 30*time.Second)
+	if !n.Success || n.PID != victim {
+		t.Errorf("neighbour = %s, want success from pid %d (the same process)", n.Raw, victim)
+	}
+	if got := sup.Restarts(); got != 0 || !slices.Contains(sup.PIDs(), victim) {
+		t.Errorf("restarts = %d, pids = %v: the process of a job that stopped when cancelled was replaced", got, sup.PIDs())
 	}
 	waitEmpty(t, h.bus)
 }

@@ -130,13 +130,20 @@ const ShutdownSlack = time.Second
 
 // WatchdogSlack is how long past its wall-clock limit, counted from when
 // the job first started on any worker (queue.Claim.FirstStart), a job's
-// engine may run before its worker answers it `worker_lost` (a hung
-// handler, or a run again after a lost worker that cannot finish in the
-// caller's time). HungGrace is how long the engine then has to return
-// once cancelled: an engine still running after it marks the process
-// unhealthy (Healthy), and its supervisor replaces it.
+// engine may run before its worker's watchdog cancels it (a hung handler,
+// a machine too loaded to run the engine to its own limit, or a run again
+// after a lost worker that cannot finish in the caller's time). StopGrace
+// is how long the watchdog then waits for the engine's own answer: an
+// engine that stops in time answers the job (the VM with wall_limit; a
+// cancelled run is answered wall_limit by the worker, or worker_lost for
+// a run again after a lost worker); else the job is answered
+// `worker_lost`. HungGrace is how long the engine has to return once
+// cancelled: an engine still running after it marks the process
+// unhealthy (Healthy), and its supervisor replaces it — the only case in
+// which the other jobs of the process are lost.
 const (
 	WatchdogSlack = time.Second
+	StopGrace     = 500 * time.Millisecond
 	HungGrace     = time.Second
 )
 
@@ -509,8 +516,22 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	term := ""
 	switch cause := context.Cause(jobCtx); {
 	case overdue:
-		log().Warn("job past its wall-clock limit; answering worker_lost", "wall_limit", wall, "lost_worker", claim.Previous)
-		res, term, cacheable = wire.FailureResult(wire.WorkerLost(watchdogMessage(wall, claim.Previous != "")), meta), "past its wall-clock limit", false
+		over := time.Since(claim.FirstStart) - wall
+		log().Warn("job past its wall-clock limit and its engine did not stop when cancelled; answering worker_lost",
+			"wall_limit", wall, "over", over, "lost_worker", claim.Previous)
+		res, term, cacheable = wire.FailureResult(wire.WorkerLost(overdueMessage(wall, over, claim.Previous != "")), meta), "past its wall-clock limit", false
+	case errors.Is(cause, errWatchdog) && stoppedByWatchdog(res):
+		// The engine stopped when the watchdog cancelled it, without an
+		// answer of its own (a run the VM had not yet found past its limit,
+		// another engine): the job ran past its wall-clock limit.
+		over := time.Since(claim.FirstStart) - wall
+		log().Warn("job past its wall-clock limit; its engine stopped when cancelled", "wall_limit", wall, "over", over, "lost_worker", claim.Previous)
+		if claim.Previous != "" {
+			res = wire.FailureResult(wire.WorkerLost(watchdogMessage(wall, true)), meta)
+		} else {
+			res = wire.FailureResult(wallLimit(wall, over), meta)
+		}
+		term, cacheable = "past its wall-clock limit", false
 	case errors.Is(cause, errShutdown):
 		log().Info("job cancelled: the worker is shutting down")
 		res, cacheable = wire.FailureResult(wire.Cancelled("job cancelled: the worker shut down before it finished"), meta), false
@@ -578,9 +599,11 @@ func (w *Worker) prepare(job *queue.Job, log func() *slog.Logger) (p Prepared) {
 }
 
 // run executes the job; with a watchdog time it runs the engine on a
-// goroutine of its own and, at that time, cancels it and returns
-// overdue (the caller answers worker_lost at once). An engine that then
-// does not return within HungGrace is counted as hung (Healthy).
+// goroutine of its own and, at that time, cancels it (cause errWatchdog)
+// and waits StopGrace for its answer, returned as the job's (never
+// cacheable); without one it returns overdue (the caller answers
+// worker_lost at once). An engine that does not return within HungGrace
+// of the cancellation is counted as hung (Healthy).
 func (w *Worker) run(ctx context.Context, cancel context.CancelCauseFunc, job *queue.Job, runJob func(context.Context, func(int64, int64)) Result,
 	progress func(steps, total int64), log func() *slog.Logger, watchdog time.Time) (res json.RawMessage, cacheable, overdue bool) {
 	if watchdog.IsZero() {
@@ -604,11 +627,21 @@ func (w *Worker) run(ctx context.Context, cancel context.CancelCauseFunc, job *q
 	case <-t.C:
 	}
 	cancel(errWatchdog)
+	stopped := time.NewTimer(StopGrace)
+	defer stopped.Stop()
+	select {
+	case o := <-done:
+		// The engine stopped when asked: its answer is the job's (the
+		// caller looks at what it says; a run stopped by the watchdog is
+		// never cached).
+		return o.res, false, false
+	case <-stopped.C:
+	}
 	go func() {
 		select {
 		case <-done:
 			return
-		case <-time.After(HungGrace):
+		case <-time.After(HungGrace - StopGrace):
 		}
 		w.hung.Add(1)
 		log().Error("job engine did not return after it was cancelled; this worker needs replacing", "hung_grace", HungGrace)
@@ -619,16 +652,51 @@ func (w *Worker) run(ctx context.Context, cancel context.CancelCauseFunc, job *q
 	return nil, false, true
 }
 
-// watchdogMessage is the message of a job answered worker_lost by the
-// watchdog: its engine ran past the wall limit, or a run after a lost
-// worker could not finish within it.
+// stoppedByWatchdog reports whether res, the answer of an engine the
+// watchdog cancelled, is no answer of the job's own: a cancellation, or
+// not an envelope.
+func stoppedByWatchdog(res json.RawMessage) bool {
+	f, err := wire.Summarize(res)
+	return err != nil || f.Outcome == wire.OutcomeCancelled || f.Outcome == ""
+}
+
+// wallLimit is the answer of a job whose engine the watchdog stopped:
+// limit_exceeded, limit_kind wall_ms (outcome wall_limit), as the VM
+// answers a run past its wall-clock limit.
+func wallLimit(wall, over time.Duration) *wire.Object {
+	return wire.WithOutcome(wire.Envelope(false).
+		Set("error_kind", wire.KindLimitExceeded).
+		Set("limit_kind", wire.LimitWallMs).
+		Set("limit", wall.Milliseconds()).
+		Set("message", "wall-clock execution limit of "+text.Duration(wall)+" exceeded: the job ran "+
+			text.Duration(over)+" past it and was stopped by its worker's watchdog"),
+		wire.OutcomeWallLimit)
+}
+
+// watchdogMessage is the message of a job answered worker_lost because a
+// run after a lost worker could not finish within its wall-clock limit,
+// counted from its first start.
 func watchdogMessage(wall time.Duration, rerun bool) string {
 	if rerun {
 		return "the worker running this job was lost, and running it again did not finish within its wall-clock limit of " +
 			text.Duration(wall) + " counted from its first start"
 	}
-	return "the job's engine did not stop within " + text.Duration(WatchdogSlack) + " after its wall-clock limit of " +
-		text.Duration(wall) + "; its worker is replaced"
+	return "the job ran past its wall-clock limit of " + text.Duration(wall) + " counted from its first start"
+}
+
+// overdueMessage is the message of a job answered worker_lost because its
+// engine, cancelled by the watchdog over past its wall-clock limit, did
+// not stop within StopGrace: it says what happened, and that the worker
+// process is replaced only if the engine is still running HungGrace after
+// the cancellation (Healthy).
+func overdueMessage(wall, over time.Duration, rerun bool) string {
+	msg := "the job ran " + text.Duration(over) + " past its wall-clock limit of " + text.Duration(wall)
+	if rerun {
+		msg = "the worker first running this job was lost, and running it again ran " + text.Duration(over) +
+			" past its wall-clock limit of " + text.Duration(wall) + " counted from its first start"
+	}
+	return msg + "; its engine did not stop within " + text.Duration(StopGrace) +
+		" after it was cancelled (its worker process is replaced if it has not stopped " + text.Duration(HungGrace) + " after)"
 }
 
 // timeoutMessage is the message of a job stopped by its deadline

@@ -126,6 +126,35 @@ func TestEngineLimitsNeverKillTheWorker(t *testing.T) {
 	}
 }
 
+// TestEngineDoublingWallLimit (issue 26 item 6): the string doubling of
+// the issue — each s ++ s one long copy — scaled to a CI machine (24
+// doublings, 96 MiB at the end, under the default 256 MB memory limit;
+// a wall-clock limit of 5 ms that it always passes) ends as the VM's own
+// wall_limit, not the watchdog's worker_lost, while a job running beside
+// it on the same worker process answers its own result, and the process
+// is not replaced.
+func TestEngineDoublingWallLimit(t *testing.T) {
+	p := pooltest.Start(t, pooltest.Options{Workers: 1, Slots: 2})
+	sup := p.Supervisor
+	pid := sup.PIDs()[0]
+	const src = "fn main() -> String { let mut s = \"000001\"\n let mut i = 0\n while i < 24 { s = s ++ s\n i = i + 1 }\n s }"
+	for range 3 {
+		big := submit(t, p, queue.Job{Tool: "boruna_run", Args: runArgs(t, src, map[string]any{"max_wall_ms": 5})})
+		small := submit(t, p, queue.Job{Tool: "boruna_run", Args: runArgs(t, srcAnswer, nil)})
+		r := wait(t, p, big, 30*time.Second)
+		if r.Success || r.Kind != "limit_exceeded" || r.LimitKind != "wall_ms" || r.Outcome != "wall_limit" ||
+			r.Message != "wall-clock execution limit of 5 ms exceeded" {
+			t.Errorf("doubling under a 5 ms wall limit = %s, want the VM's wall_limit", r.Raw)
+		}
+		if r := wait(t, p, small, 30*time.Second); !r.Success || string(r.Result) != "42" || r.Outcome != "ok" {
+			t.Errorf("the job beside it = %s, want 42", r.Raw)
+		}
+	}
+	if sup.Restarts() != 0 || sup.PIDs()[0] != pid {
+		t.Errorf("worker restarted: restarts %d, pids %v (was %d)", sup.Restarts(), sup.PIDs(), pid)
+	}
+}
+
 // TestEngineCancelAndProgress: a running VM job reports progress (total =
 // max_steps) and stops soon after Cancel (forever otherwise).
 func TestEngineCancelAndProgress(t *testing.T) {
