@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -276,6 +277,9 @@ type Bus struct {
 	results jetstream.KeyValue
 	state   jetstream.KeyValue
 	cache   jetstream.KeyValue // nil when Attach found no cache bucket
+	// cacheStoresOff is set by the first cache store that fails
+	// (StoreCached): the bus stores no more.
+	cacheStoresOff atomic.Bool
 	// lookups batches CachedResult's lookups (made on first use).
 	lookups     *cacheLookups
 	lookupsOnce sync.Once

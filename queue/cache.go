@@ -29,6 +29,9 @@ var (
 	// ErrNoCache: the bus has no cache bucket (Attach to a queue set up
 	// without one).
 	ErrNoCache = errors.New("queue: no cache bucket")
+	// ErrCacheStoresOff: an earlier store of this bus failed, so it stores
+	// no more (StoreCached); the failing store's error wraps it too.
+	ErrCacheStoresOff = errors.New("queue: cache stores are off after a failed store")
 )
 
 // validDigest reports whether s can be a cache or idempotency digest: a
@@ -60,8 +63,17 @@ func (b *Bus) CachedResult(ctx context.Context, digest string) ([]byte, error) {
 // (Config.CacheMaxBytes) makes room by evicting the entries stored longest
 // ago, so a store never fails for want of room. It returns once the
 // server has stored it, so that a call made after the job's result
-// arrived finds it. Errors: ErrNoCache, an invalid digest, NATS errors
-// (wrapped).
+// arrived finds it.
+//
+// A store that fails — the server's error (a full disk under --cache-dir:
+// "insufficient resources", or no answer at all once the bucket's file
+// store had a write error), or ctx ending first — turns the bus's stores
+// off for good: it logs one warning, and every later StoreCached returns
+// ErrCacheStoresOff at once, sending nothing (a cache only saves work;
+// stores that each wait out a timeout cost a batch far more). Lookups
+// (CachedResult) go on: a full disk still reads the entries stored
+// before. Errors: ErrNoCache, an invalid digest, NATS errors (wrapped,
+// with ErrCacheStoresOff), ErrCacheStoresOff.
 func (b *Bus) StoreCached(ctx context.Context, digest string, env []byte) error {
 	if b.cache == nil {
 		return ErrNoCache
@@ -69,11 +81,22 @@ func (b *Bus) StoreCached(ctx context.Context, digest string, env []byte) error 
 	if !validDigest(digest) {
 		return fmt.Errorf("queue: cache digest %q is not 1-128 characters of [A-Za-z0-9_-]", digest)
 	}
+	if b.cacheStoresOff.Load() {
+		return ErrCacheStoresOff
+	}
 	if _, err := b.cache.Put(ctx, cacheKey(digest), env); err != nil {
-		return fmt.Errorf("queue: store cache %s: %w", digest, err)
+		if b.cacheStoresOff.CompareAndSwap(false, true) {
+			b.log.Warn("a result cache store failed; this process stores no more results in the cache (lookups go on)",
+				"bucket", CacheBucket, "err", err)
+		}
+		return fmt.Errorf("queue: store cache %s: %w (%w)", digest, err, ErrCacheStoresOff)
 	}
 	return nil
 }
+
+// CacheStoresOff reports whether a failed store turned the bus's cache
+// stores off (StoreCached).
+func (b *Bus) CacheStoresOff() bool { return b.cacheStoresOff.Load() }
 
 // HasCache reports whether the bus has a cache bucket.
 func (b *Bus) HasCache() bool { return b.cache != nil }

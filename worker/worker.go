@@ -373,6 +373,13 @@ func (w *Worker) slot(ctx, runCtx context.Context) {
 // opTimeout bounds each attempt of a bus operation of the job lifecycle.
 const opTimeout = 10 * time.Second
 
+// cacheStoreTimeout bounds a cache store (finishCached): a store takes
+// milliseconds, and one the server does not answer — its cache bucket's
+// file store failed to write (a full --cache-dir disk) — turns the cache
+// stores off (queue.Bus.StoreCached) after holding up its job this long,
+// once per process.
+const cacheStoreTimeout = 2 * time.Second
+
 // livenessTimeout bounds the question to a job's previous claim holder
 // whether it still runs the job (queue.Bus.WorkerRunning).
 const livenessTimeout = time.Second
@@ -796,8 +803,10 @@ func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.Ra
 
 // finishCached is finish for a result that may be cached: it is also
 // stored under job.Cache once it is the job's result, before the result
-// event, so that a call made after the result arrived finds it. A failed
-// cache store is logged; the job is answered all the same.
+// event, so that a call made after the result arrived finds it, within
+// cacheStoreTimeout. A failed cache store turns the process's cache stores
+// off (queue.Bus.StoreCached logs it once); the job is answered all the
+// same.
 func (w *Worker) finishCached(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, log func() *slog.Logger) {
 	w.finishJob(d, job, hb, res, "", log, true)
 }
@@ -820,8 +829,11 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 		return
 	}
 	if cache && string(stored) == string(res) {
-		cctx, ccancel := context.WithTimeout(context.Background(), opTimeout)
-		if err := w.bus.StoreCached(cctx, job.Cache, stored); err != nil {
+		cctx, ccancel := context.WithTimeout(context.Background(), cacheStoreTimeout)
+		if err := w.bus.StoreCached(cctx, job.Cache, stored); errors.Is(err, queue.ErrCacheStoresOff) {
+			// The bus logged the failure that turned its stores off, once.
+			log().Debug("cache store", "err", err)
+		} else if err != nil {
 			log().Warn("cache store", "err", err)
 		}
 		ccancel()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -728,5 +729,79 @@ func TestBatchCoalescing(t *testing.T) {
 	}
 	if sum.Items != programs*copies || sum.Cached != programs*(copies-1) {
 		t.Errorf("summary: %d items, %d cached; want %d and %d\n%s", sum.Items, sum.Cached, programs*copies, programs*(copies-1), raw)
+	}
+}
+
+// TestBatchCacheStoreFails (issue 26 item 5): with a --cache-dir whose
+// cache bucket cannot write — its next block file is made a directory
+// once the bucket exists, which fails like a full disk (the server logs a
+// critical write error and answers no more stores), even as root — every
+// item is still answered, the first failing store turns the worker's
+// stores off with one warning, and no other store waits out the timeout
+// (no "cache store" warning per item).
+func TestBatchCacheStoreFails(t *testing.T) {
+	dir := t.TempDir()
+	var in strings.Builder
+	const n = 300 // ~150 kB of results: past the first block
+	for i := range n {
+		fmt.Fprintf(&in, `{"id":"b%d","source":"fn main() -> String { \"%s%d\" }"}`+"\n", i, strings.Repeat("b", 300), i)
+	}
+	// A bound of 100 kB gives the bucket's file store 32 kB blocks. The
+	// items come on stdin once the bucket exists and its next block is a
+	// directory (a store directory with one at start fails to load).
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin(t), "batch", "-", "--workers", "1", "--progress", "none",
+		"--cache-dir", dir, "--cache-max-bytes", "100000")
+	cmd.Dir = golden.RepoRoot(t)
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	msgs := filepath.Join(dir, "jetstream", "$G", "streams", "KV_AXPOOL_CACHE", "msgs")
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(msgs, "1.blk")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			stdin.Close()
+			cmd.Wait()
+			t.Fatalf("no cache bucket in %s after 60 s\n%s", dir, errb.String())
+		}
+	}
+	if err := os.Mkdir(filepath.Join(msgs, "2.blk"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(stdin, in.String()); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("batch: %v\n%s", err, errb.String())
+	}
+	stderr := errb.String()
+	ok := 0
+	for _, l := range lines(t, out.String()) {
+		if resField(t, l, "success") == true {
+			ok++
+		}
+	}
+	if ok != n {
+		t.Errorf("%d of %d items ok\n%s", ok, n, stderr)
+	}
+	if !strings.Contains(stderr, "critical write error") {
+		t.Errorf("the cache bucket's writes did not fail\n%s", stderr)
+	}
+	if got := strings.Count(stderr, "a result cache store failed; this process stores no more results in the cache"); got != 1 {
+		t.Errorf("%d warnings of the cache turned off, want 1\n%s", got, stderr)
+	}
+	if got := strings.Count(stderr, `msg="cache store"`); got != 0 {
+		t.Errorf("%d warnings of single cache stores, want 0\n%s", got, stderr)
 	}
 }
