@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dop251/goja"
 	lua "github.com/yuin/gopher-lua"
 	"go.starlark.net/starlark"
 	"go.starlark.net/syntax"
@@ -47,6 +48,17 @@ def loop(n):
     for i in range(n):
         s += i
     return s
+`
+	jsFib = `
+function fib(n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+function run(n) { return fib(n); }
+`
+	jsLoop = `
+function run(n) {
+    var s = 0;
+    for (var i = 0; i < n; i++) { s += i; }
+    return s;
+}
 `
 	luaFib = `
 function fib(n)
@@ -166,12 +178,48 @@ func runLua(b *testing.B, src, name string, arg int, want int64) {
 	}
 }
 
+// gojaFunc runs a JavaScript source in a fresh goja runtime and returns
+// its global function `run`.
+func gojaFunc(tb testing.TB, src string) goja.Callable {
+	tb.Helper()
+	rt := goja.New()
+	if _, err := rt.RunString(src); err != nil {
+		tb.Fatal(err)
+	}
+	run, ok := goja.AssertFunction(rt.Get("run"))
+	if !ok {
+		tb.Fatal("goja: no function run")
+	}
+	return run
+}
+
+func gojaCall(tb testing.TB, run goja.Callable, arg int) int64 {
+	tb.Helper()
+	v, err := run(goja.Undefined(), goja.New().ToValue(arg))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v.ToInteger()
+}
+
+func runGoja(b *testing.B, src string, arg int, want int64) {
+	run := gojaFunc(b, src)
+	b.ReportAllocs()
+	defer reportCPU(b)()
+	for b.Loop() {
+		if got := gojaCall(b, run, arg); got != want {
+			b.Fatalf("got %d", got)
+		}
+	}
+}
+
 func BenchmarkFib27(b *testing.B) {
 	m := compileAx(b, fmt.Sprintf(axFib, fibN))
 	b.Run("axpool", func(b *testing.B) { runAx(b, m, plainOptions(), fibWant) })
 	b.Run("axpool-limits", func(b *testing.B) { runAx(b, m, limitedOptions(), fibWant) })
 	b.Run("starlark", func(b *testing.B) { runStarlark(b, starFib, "fib", fibN, fibWant) })
 	b.Run("gopherlua", func(b *testing.B) { runLua(b, luaFib, "fib", fibN, fibWant) })
+	b.Run("goja", func(b *testing.B) { runGoja(b, jsFib, fibN, fibWant) })
 }
 
 func BenchmarkLoop1M(b *testing.B) {
@@ -180,6 +228,7 @@ func BenchmarkLoop1M(b *testing.B) {
 	b.Run("axpool-limits", func(b *testing.B) { runAx(b, m, limitedOptions(), loopWant) })
 	b.Run("starlark", func(b *testing.B) { runStarlark(b, starLoop, "loop", loopN, loopWant) })
 	b.Run("gopherlua", func(b *testing.B) { runLua(b, luaLoop, "loop", loopN, loopWant) })
+	b.Run("goja", func(b *testing.B) { runGoja(b, jsLoop, loopN, loopWant) })
 }
 
 // program returns an .ax program of about `lines` lines: records, an enum,
@@ -259,6 +308,12 @@ func TestSameResults(t *testing.T) {
 	}
 	if got := luaCall(t, L, "loop", 1000); got != 499500 {
 		t.Fatalf("lua loop = %d", got)
+	}
+	if got := gojaCall(t, gojaFunc(t, jsFib), 15); got != 610 {
+		t.Fatalf("goja fib = %d", got)
+	}
+	if got := gojaCall(t, gojaFunc(t, jsLoop), 1000); got != 499500 {
+		t.Fatalf("goja loop = %d", got)
 	}
 	for _, lines := range []int{20, 200} {
 		src := program(lines)

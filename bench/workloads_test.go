@@ -23,8 +23,12 @@ import (
 //	Join100k:     join 100,000 decimal strings with ","
 //	FieldRead1M:  1,000,000 reads of a record field
 //	Rebuild1M:    1,000,000 rebuilds of a two-field record
+//	Concat100k:   naive concatenation, s = s ++ one digit, 100,000 times
+//	MergeSort50k: bottom-up merge sort of 50,000 Ints, each pass building
+//	              its output with list_push (append)
 //
-// Records are dicts in starlark, tables in Lua and maps in tengo. tengo
+// Records are dicts in starlark, tables in Lua, maps in tengo and objects
+// in goja (JavaScript). tengo
 // has no sort built-in: its Sort100k row runs a bottom-up merge sort
 // written in tengo. Run all rows with
 //
@@ -33,6 +37,7 @@ type workload struct {
 	name          string
 	ax, star, lua string // star and lua: a function `run(n)`
 	tengo         string // a script reading n, writing out
+	js            string // goja: a function `run(n)`
 	n             int
 	want          int64
 }
@@ -85,6 +90,15 @@ m := {}
 for i := 0; i < n; i++ { m["k" + string(i)] = i }
 out = 0
 for i := 0; i < n; i++ { out += m["k" + string(i)] }
+`,
+		js: `
+function run(n) {
+    var m = {};
+    for (var i = 0; i < n; i++) { m["k" + i] = i; }
+    var s = 0;
+    for (var j = 0; j < n; j++) { s += m["k" + j]; }
+    return s;
+}
 `,
 	},
 	{
@@ -156,6 +170,15 @@ for w < n {
 }
 out = src[0] + src[n / 2] + src[n - 1]
 `,
+		js: `
+function run(n) {
+    var xs = [];
+    var x = 1;
+    for (var i = 0; i < n; i++) { x = ` + lcg + `; xs.push(x); }
+    xs.sort(function (a, b) { return a - b; });
+    return xs[0] + xs[n / 2] + xs[n - 1];
+}
+`,
 	},
 	{
 		name: "Join100k", n: 100_000, want: 588889,
@@ -187,6 +210,13 @@ text := import("text")
 xs := []
 for i := 0; i < n; i++ { xs = append(xs, string(i)) }
 out = len(text.join(xs, ","))
+`,
+		js: `
+function run(n) {
+    var xs = [];
+    for (var i = 0; i < n; i++) { xs.push(String(i)); }
+    return xs.join(",").length;
+}
 `,
 	},
 	{
@@ -223,6 +253,14 @@ p := {x: 3, y: 4}
 out = 0
 for i := 0; i < n; i++ { out += p.x }
 `,
+		js: `
+function run(n) {
+    var p = {x: 3, y: 4};
+    var s = 0;
+    for (var i = 0; i < n; i++) { s += p.x; }
+    return s;
+}
+`,
 	},
 	{
 		name: "Rebuild1M", n: 1_000_000, want: 1_000_004,
@@ -255,15 +293,231 @@ p := {x: 0, y: 4}
 for i := 0; i < n; i++ { p = {x: p.x + 1, y: p.y} }
 out = p.x + p.y
 `,
+		js: `
+function run(n) {
+    var p = {x: 0, y: 4};
+    for (var i = 0; i < n; i++) { p = {x: p.x + 1, y: p.y}; }
+    return p.x + p.y;
+}
+`,
+	},
+	{
+		name: "Concat100k", n: 100_000, want: 100_000,
+		ax: `fn main() -> Int {
+    let mut s = ""
+    let mut i = 0
+    while i < %[1]d {
+        s = s ++ __builtin_int_to_string(i %% 10)
+        i = i + 1
+    }
+    __builtin_string_len(s)
+}`,
+		star: `
+def run(n):
+    s = ""
+    for i in range(n):
+        s += str(i % 10)
+    return len(s)
+`,
+		lua: `
+function run(n)
+    local s = ""
+    for i = 0, n - 1 do s = s .. tostring(i % 10) end
+    return #s
+end
+`,
+		tengo: `
+s := ""
+for i := 0; i < n; i++ { s += string(i % 10) }
+out = len(s)
+`,
+		js: `
+function run(n) {
+    var s = "";
+    for (var i = 0; i < n; i++) { s += String(i % 10); }
+    return s.length;
+}
+`,
+	},
+	{
+		name: "MergeSort50k", n: 50_000, want: 3220429977,
+		ax: `fn merge_pass(src: List<Int>, n: Int, w: Int) -> List<Int> {
+    let mut dst: List<Int> = []
+    let mut lo = 0
+    while lo < n {
+        let mid = if lo + w < n { lo + w } else { n }
+        let hi = if lo + 2 * w < n { lo + 2 * w } else { n }
+        let mut l = lo
+        let mut r = mid
+        while l < mid && r < hi {
+            let a = list_get(src, l)
+            let b = list_get(src, r)
+            if b < a {
+                dst = list_push(dst, b)
+                r = r + 1
+            } else {
+                dst = list_push(dst, a)
+                l = l + 1
+            }
+        }
+        while l < mid {
+            dst = list_push(dst, list_get(src, l))
+            l = l + 1
+        }
+        while r < hi {
+            dst = list_push(dst, list_get(src, r))
+            r = r + 1
+        }
+        lo = lo + 2 * w
+    }
+    dst
+}
+
+fn main() -> Int {
+    let mut xs: List<Int> = []
+    let mut x = 1
+    let mut i = 0
+    while i < %[1]d {
+        x = ` + axLcg + `
+        xs = list_push(xs, x)
+        i = i + 1
+    }
+    let mut w = 1
+    while w < %[1]d {
+        xs = merge_pass(xs, %[1]d, w)
+        w = w * 2
+    }
+    list_get(xs, 0) + list_get(xs, %[1]d / 2) + list_get(xs, %[1]d - 1)
+}`,
+		star: `
+def merge_pass(src, n, w):
+    dst = []
+    for lo in range(0, n, 2 * w):
+        mid = min(lo + w, n)
+        hi = min(lo + 2 * w, n)
+        l = lo
+        r = mid
+        for _ in range(hi - lo):
+            if l < mid and (r >= hi or src[r] >= src[l]):
+                dst.append(src[l])
+                l += 1
+            else:
+                dst.append(src[r])
+                r += 1
+    return dst
+
+def run(n):
+    xs = []
+    x = 1
+    for i in range(n):
+        x = ` + lcg + `
+        xs.append(x)
+    w = 1
+    for _ in range(64):
+        if w >= n:
+            break
+        xs = merge_pass(xs, n, w)
+        w *= 2
+    return xs[0] + xs[n // 2] + xs[n - 1]
+`,
+		lua: `
+local function merge_pass(src, n, w)
+    local dst = {}
+    local k = 1
+    for lo = 0, n - 1, 2 * w do
+        local mid = math.min(lo + w, n)
+        local hi = math.min(lo + 2 * w, n)
+        local l, r = lo, mid
+        while l < mid and r < hi do
+            local a, b = src[l + 1], src[r + 1]
+            if b < a then dst[k] = b; r = r + 1 else dst[k] = a; l = l + 1 end
+            k = k + 1
+        end
+        while l < mid do dst[k] = src[l + 1]; l = l + 1; k = k + 1 end
+        while r < hi do dst[k] = src[r + 1]; r = r + 1; k = k + 1 end
+    end
+    return dst
+end
+
+function run(n)
+    local xs = {}
+    local x = 1
+    for i = 1, n do
+        x = ` + lcg + `
+        xs[i] = x
+    end
+    local w = 1
+    while w < n do
+        xs = merge_pass(xs, n, w)
+        w = w * 2
+    end
+    return xs[1] + xs[n / 2 + 1] + xs[n]
+end
+`,
+		tengo: `
+merge_pass := func(src, n, w) {
+    dst := []
+    for lo := 0; lo < n; lo += 2 * w {
+        mid := lo + w
+        if mid > n { mid = n }
+        hi := lo + 2 * w
+        if hi > n { hi = n }
+        l := lo
+        r := mid
+        for l < mid && r < hi {
+            if src[r] < src[l] { dst = append(dst, src[r]); r++ } else { dst = append(dst, src[l]); l++ }
+        }
+        for l < mid { dst = append(dst, src[l]); l++ }
+        for r < hi { dst = append(dst, src[r]); r++ }
+    }
+    return dst
+}
+xs := []
+x := 1
+for i := 0; i < n; i++ {
+    x = ` + lcg + `
+    xs = append(xs, x)
+}
+w := 1
+for w < n {
+    xs = merge_pass(xs, n, w)
+    w *= 2
+}
+out = xs[0] + xs[n / 2] + xs[n - 1]
+`,
+		js: `
+function merge_pass(src, n, w) {
+    var dst = [];
+    for (var lo = 0; lo < n; lo += 2 * w) {
+        var mid = Math.min(lo + w, n);
+        var hi = Math.min(lo + 2 * w, n);
+        var l = lo, r = mid;
+        while (l < mid && r < hi) {
+            if (src[r] < src[l]) { dst.push(src[r]); r++; } else { dst.push(src[l]); l++; }
+        }
+        while (l < mid) { dst.push(src[l]); l++; }
+        while (r < hi) { dst.push(src[r]); r++; }
+    }
+    return dst;
+}
+
+function run(n) {
+    var xs = [];
+    var x = 1;
+    for (var i = 0; i < n; i++) { x = ` + lcg + `; xs.push(x); }
+    for (var w = 1; w < n; w *= 2) { xs = merge_pass(xs, n, w); }
+    return xs[0] + xs[n / 2] + xs[n - 1];
+}
+`,
 	},
 }
 
-// luaState opens the base, table and string libraries.
+// luaState opens the base, table, string and math libraries.
 func luaState(tb testing.TB, src string) *lua.LState {
 	tb.Helper()
 	// table.concat of 100,000 strings needs a larger registry.
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, RegistrySize: 1 << 18})
-	for _, open := range []lua.LGFunction{lua.OpenBase, lua.OpenTable, lua.OpenString} {
+	for _, open := range []lua.LGFunction{lua.OpenBase, lua.OpenTable, lua.OpenString, lua.OpenMath} {
 		L.Push(L.NewFunction(open))
 		L.Call(0, 0)
 	}
@@ -328,6 +582,7 @@ func BenchmarkWorkloads(b *testing.B) {
 					}
 				}
 			})
+			b.Run("goja", func(b *testing.B) { runGoja(b, w.js, w.n, w.want) })
 		})
 	}
 }
@@ -353,6 +608,9 @@ func TestWorkloadsAgree(t *testing.T) {
 			}
 			if got := runTengo(t, tengoScript(t, w.tengo, w.n)); got != w.want {
 				t.Fatalf("tengo: %d", got)
+			}
+			if got := gojaCall(t, gojaFunc(t, w.js), w.n); got != w.want {
+				t.Fatalf("goja: %d", got)
 			}
 		})
 	}
