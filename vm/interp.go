@@ -164,6 +164,9 @@ type machine struct {
 	memLimit   int64
 	memCharged int64
 	memPeak    int64
+	// sbuf is the buffer of the run's newest ++ result (see concat):
+	// len is that string's length, cap the buffer's.
+	sbuf []byte
 
 	debug      io.Writer
 	debugLeft  int
@@ -768,13 +771,13 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 					err, errPC = e, pc
 					goto fail
 				}
-				r, e := m.concat(x, y)
+				r, n, e := m.concat(x, y)
 				if e != nil {
 					err, errPC = e, pc
 					goto fail
 				}
 				stack[sp-2] = Str(r)
-				if n := len(x) + len(y); n >= BytesPerStep {
+				if n >= BytesPerStep {
 					m.work(n)
 					left = m.takeWork(left)
 				}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"golang.org/x/text/cases"
 	"golang.org/x/text/language"
@@ -193,20 +194,71 @@ func (m *machine) writeChunks(b *strings.Builder, s string) error {
 	return nil
 }
 
-// concat returns x + y, copied in chunks when it is long (writeChunks).
-func (m *machine) concat(x, y string) (string, error) {
-	if len(x)+len(y) <= copyChunkBytes {
-		return x + y, nil
+// concat returns x ++ y for a non-empty x and y, and the number of bytes
+// it copied (the work to price). Long copies are made in chunks
+// (copyBytes).
+//
+// The run's newest concatenation result is kept with its buffer
+// (machine.sbuf: len the string's length, cap the buffer's). When x is
+// that string — the same bytes and the same length, so no longer string
+// has been built on them — y is written into the buffer's spare capacity
+// and the result is the longer prefix of the buffer: the slice-append
+// trick. x, and every other value in the buffer, is a shorter prefix and
+// never sees a byte change, because bytes at or past len(sbuf) belong to
+// no value. When x is the newest result but the spare capacity is too
+// small, the result gets a buffer of twice its length, so a string built
+// by ++ in a loop costs amortised O(len(y)) per step; any other x is
+// copied as before, into a buffer of exactly the result's length.
+//
+// Memory: a buffer's spare capacity is charged when the buffer is made
+// (or the buffer is made without spare when the limit does not allow it)
+// and measure counts sbuf's while sbuf holds it. Every string in a
+// buffer is at least as long as the first one built in it, half the
+// buffer's capacity, so a buffer that is no longer sbuf holds at most
+// twice the bytes the strings that keep it reachable are counted for.
+func (m *machine) concat(x, y string) (string, int, error) {
+	need := len(x) + len(y)
+	var b []byte
+	if s := m.sbuf; len(s) == len(x) && unsafe.StringData(x) == unsafe.SliceData(s) {
+		if need <= cap(s) {
+			b = s[:need]
+			if err := m.copyBytes(b[len(x):], y); err != nil {
+				return "", 0, err
+			}
+			m.sbuf = b
+			return unsafe.String(unsafe.SliceData(b), need), len(y), nil
+		}
+		if m.tryCharge(int64(need)) {
+			b = make([]byte, need, 2*need)
+		}
 	}
-	var b strings.Builder
-	b.Grow(len(x) + len(y))
-	if err := m.writeChunks(&b, x); err != nil {
-		return "", err
+	if b == nil {
+		b = make([]byte, need)
 	}
-	if err := m.writeChunks(&b, y); err != nil {
-		return "", err
+	if err := m.copyBytes(b, x); err != nil {
+		return "", 0, err
 	}
-	return b.String(), nil
+	if err := m.copyBytes(b[len(x):], y); err != nil {
+		return "", 0, err
+	}
+	m.sbuf = b
+	return unsafe.String(unsafe.SliceData(b), need), need, nil
+}
+
+// copyBytes copies s into dst (which is at least as long), in chunks of
+// pollBytes with a poll between two when s is longer than copyChunkBytes.
+func (m *machine) copyBytes(dst []byte, s string) error {
+	if len(s) > copyChunkBytes {
+		for len(s) > pollBytes {
+			copy(dst, s[:pollBytes])
+			dst, s = dst[pollBytes:], s[pollBytes:]
+			if err := m.poll(); err != nil {
+				return err
+			}
+		}
+	}
+	copy(dst, s)
+	return nil
 }
 
 // clone returns a copy of s (strings.Clone), in chunks when it is long.

@@ -27,7 +27,8 @@ import (
 // dropped; a mailbox reclaims its consumed prefix (actor.popMessage);
 // string built-ins never return a proper substring that shares its parent's
 // bytes (builtins.go substr); list_tail and in-place list_push bound what a
-// list's backing array holds beyond the list (listTail, listPush); the
+// list's backing array holds beyond the list (listTail, listPush) and a
+// string's buffer beyond the strings in it (machine.concat); the
 // event log is charged for its backing array.
 
 // actorOverhead approximates an actor's fixed Go memory.
@@ -59,7 +60,8 @@ func (m *machine) chargeValue(v Value) error {
 }
 
 // measure returns the live logical size of the run's roots: ui_output, the
-// event log, the work memory of the running instruction (holdScratch), and
+// event log, the work memory of the running instruction (holdScratch), the
+// spare capacity of the newest string buffer (machine.concat), and
 // for every live actor its fixed overhead, frames, operand
 // stack (all of its slots, locals included), the values below its stack
 // pointer and its mailbox (slots and pending messages). It is O(live
@@ -70,7 +72,7 @@ func (m *machine) chargeValue(v Value) error {
 // they may still refer to values built earlier; measure clears them so
 // that memory it does not count is not kept reachable either.
 func (m *machine) measure() int64 {
-	total := m.uiBytes + m.eventBytes + m.scratch + m.root.memSize()
+	total := m.uiBytes + m.eventBytes + m.scratch + int64(cap(m.sbuf)-len(m.sbuf)) + m.root.memSize()
 	for _, a := range m.actors {
 		total += a.memSize()
 	}
@@ -96,6 +98,17 @@ func (a *actor) memSize() int64 {
 		total += s.memSize()
 	}
 	return total
+}
+
+// tryCharge charges n bytes if the limit allows them and reports whether
+// it did; when it does not, nothing is charged (an optional allocation,
+// such as spare capacity, is then made smaller instead).
+func (m *machine) tryCharge(n int64) bool {
+	if m.charge(n) == nil {
+		return true
+	}
+	m.memCharged -= n
+	return false
 }
 
 // holdScratch records that the running instruction now holds n bytes of
