@@ -359,9 +359,7 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 		elems[n] = x
 		t.used++
 		t.pinned += xs
-		r := t.newList(n)
-		*r = listObj{elems: elems, tail: t, size: size}
-		return Value{k: KindList, p: unsafe.Pointer(r)}, nil
+		return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: o.tail, size: size})}, nil
 	}
 	newCap := max(4, 2*n)
 	if err := m.charge(listOverhead + slotSize*int64(newCap)); err != nil {

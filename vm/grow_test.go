@@ -59,34 +59,3 @@ func TestConcatInPlace(t *testing.T) {
 		t.Fatalf("near the limit: %v, cap %d, charged %d", err, cap(m.sbuf), m.memCharged)
 	}
 }
-
-// TestListPushHeaders: list_push in a loop takes the headers of its
-// in-place appends from a slab (listTail.newList) instead of allocating
-// one per push: 10,000 pushes allocate 14 backing arrays, 14 tails and
-// about 10,000/32 slabs, far fewer than one header each; every list keeps
-// its own length and elements.
-func TestListPushHeaders(t *testing.T) {
-	m := testMachine()
-	var lists []Value
-	allocs := testing.AllocsPerRun(1, func() {
-		lists = lists[:0]
-		l := NewList(nil)
-		for i := range 10_000 {
-			var err error
-			if l, err = m.listPush(l, Int(int64(i))); err != nil {
-				t.Fatal(err)
-			}
-			if i%1000 == 999 {
-				lists = append(lists, l)
-			}
-		}
-	})
-	if allocs > 600 {
-		t.Fatalf("%v allocations for 10,000 pushes", allocs)
-	}
-	for k, l := range lists {
-		if n := (k + 1) * 1000; l.Len() != n || l.Index(n-1).AsInt() != int64(n-1) {
-			t.Fatalf("list %d: length %d", k, l.Len())
-		}
-	}
-}

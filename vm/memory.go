@@ -27,9 +27,7 @@ import (
 // dropped; a mailbox reclaims its consumed prefix (actor.popMessage);
 // string built-ins never return a proper substring that shares its parent's
 // bytes (builtins.go substr); list_tail and in-place list_push bound what a
-// list's backing array holds beyond the list (listTail, listPush; the
-// headers an in-place list_push takes from a slab weigh at most 3 bytes
-// per element, listTail.newList) and a
+// list's backing array holds beyond the list (listTail, listPush) and a
 // string's buffer beyond the strings in it (machine.concat); the
 // event log is charged for its backing array.
 

@@ -102,29 +102,6 @@ type listTail struct {
 	owner  *runToken
 	budget int64
 	pinned int64
-	// slab holds list headers made ahead for the in-place appends of
-	// this backing array (see newList), so that a push in a loop does not
-	// allocate each time.
-	slab []listObj
-}
-
-// newList returns a header for the list of the first n+1 slots of t's
-// backing array, from t.slab. A slab has room for n/16 headers (at most
-// 32, none below 32 elements): the headers a live list keeps reachable
-// beyond its own weigh at most 3 bytes per element (1.5 KB in all), and
-// they all refer to the same backing array, so they keep nothing else
-// reachable.
-func (t *listTail) newList(n int) *listObj {
-	if len(t.slab) == 0 {
-		k := min(n/16, 32)
-		if k < 2 {
-			return new(listObj)
-		}
-		t.slab = make([]listObj, k)
-	}
-	o := &t.slab[0]
-	t.slab = t.slab[1:]
-	return o
 }
 
 // Overheads (bytes) charged per heap object on top of its slots, roughly the
