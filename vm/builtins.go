@@ -371,7 +371,8 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 	}
 	elems[n] = x
 	m.work(n * int(slotSize))
-	t := &listTail{used: n + 1, owner: m.token, budget: size}
+	t := &listTail{used: n + 1, cap: newCap, owner: m.token, budget: size}
+	m.ltail = t
 	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: t, size: size})}, nil
 }
 

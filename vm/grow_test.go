@@ -59,3 +59,29 @@ func TestConcatInPlace(t *testing.T) {
 		t.Fatalf("near the limit: %v, cap %d, charged %d", err, cap(m.sbuf), m.memCharged)
 	}
 }
+
+// TestListSpareCounted: measure counts the spare capacity of the newest
+// backing array list_push made (issue 31 item 2).
+func TestListSpareCounted(t *testing.T) {
+	m := testMachine()
+	m.root = &actor{}
+	base := m.measure()
+	l := NewList(nil)
+	for i := range 9 {
+		var err error
+		if l, err = m.listPush(l, Int(int64(i))); err != nil {
+			t.Fatal(err)
+		}
+		// Capacity 4, then 8, then 16.
+		capacity := int64(16)
+		switch {
+		case i < 4:
+			capacity = 4
+		case i < 8:
+			capacity = 8
+		}
+		if got, want := m.measure()-base, (capacity-int64(i)-1)*slotSize; got != want {
+			t.Fatalf("after %d pushes: measure counts %d, want %d", i+1, got, want)
+		}
+	}
+}

@@ -167,6 +167,9 @@ type machine struct {
 	// sbuf is the buffer of the run's newest ++ result (see concat):
 	// len is that string's length, cap the buffer's.
 	sbuf []byte
+	// ltail is the tail of the newest backing array list_push made:
+	// measure counts its spare capacity.
+	ltail *listTail
 
 	debug      io.Writer
 	debugLeft  int

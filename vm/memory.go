@@ -61,7 +61,8 @@ func (m *machine) chargeValue(v Value) error {
 
 // measure returns the live logical size of the run's roots: ui_output, the
 // event log, the work memory of the running instruction (holdScratch), the
-// spare capacity of the newest string buffer (machine.concat), and
+// spare capacity of the newest string buffer (machine.concat) and of the
+// newest list backing array (machine.listPush), and
 // for every live actor its fixed overhead, frames, operand
 // stack (all of its slots, locals included), the values below its stack
 // pointer and its mailbox (slots and pending messages). It is O(live
@@ -73,6 +74,12 @@ func (m *machine) chargeValue(v Value) error {
 // that memory it does not count is not kept reachable either.
 func (m *machine) measure() int64 {
 	total := m.uiBytes + m.eventBytes + m.scratch + int64(cap(m.sbuf)-len(m.sbuf)) + m.root.memSize()
+	if t := m.ltail; t != nil {
+		// Counted while ltail holds it, even after the lists of the
+		// array die (one array at most); ltail does not keep the array
+		// reachable.
+		total += int64(t.cap-t.used) * slotSize
+	}
 	for _, a := range m.actors {
 		total += a.memSize()
 	}

@@ -99,6 +99,7 @@ type (
 // heap bytes appended in place since (see listPush).
 type listTail struct {
 	used   int
+	cap    int // the backing array's capacity
 	owner  *runToken
 	budget int64
 	pinned int64
