@@ -7,7 +7,7 @@ import "testing"
 func TestRunResultOverResponseBound(t *testing.T) {
 	src := "fn main() -> List<String> { let mut s = \"abcdefghabcdefgh\"\n let mut i = 0\n while i < 21 { s = s ++ s\n i = i + 1 }\n [s, s, s, s, s, s, s] }"
 	got := runJSON(t, nil, src, "")
-	want := `{"success":false,"protocol_version":1,"error_kind":"limit_exceeded","limit_kind":"output_bytes","phase":"serialization","limit":8387584,"message":"serialized output exceeded 8387584 bytes (the largest response the queue carries)","steps":1048865,"outcome":"output_limit","retryable":false}`
+	want := `{"success":false,"protocol_version":1,"error_kind":"limit_exceeded","limit_kind":"output_bytes","phase":"serialization","limit":8387584,"message":"serialized output exceeded 8387584 bytes (the largest response the queue carries)","steps":699340,"outcome":"output_limit","retryable":false}`
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
