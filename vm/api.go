@@ -92,9 +92,11 @@ const (
 // (vm/builtin_table.go) and must return a value of the effect's result
 // type; a wrong shape becomes a runtime error. A returned error becomes the
 // runtime error "capability error: <text>", except a *CapabilityError (the
-// call is refused: outcome policy_denied) and ErrMemoryLimit (the run's
-// memory limit), each possibly wrapped. ctx carries the run's cancellation
-// and wall-clock deadline, and MemoryLeft. Call runs on the run's
+// call is refused: outcome policy_denied), ErrMemoryLimit (the run's
+// memory limit) and ErrStepLimit (the run's step limit), each possibly
+// wrapped. ctx carries the run's cancellation and wall-clock deadline,
+// MemoryLeft, and the step budget a handler charges its own work to
+// (StepsLeft, ChargeSteps). Call runs on the run's
 // goroutine; a handler value may be shared by concurrent runs only if it is
 // safe for that.
 type Handler interface {

@@ -41,7 +41,7 @@ const (
 // on Kind:
 //
 //	cap_call        Capability, Effect, Args
-//	cap_result      Capability, Effect, Value (the result)
+//	cap_result      Capability, Effect, Value (the result), Steps (what the handler's work cost: ChargeSteps)
 //	actor_spawn     Actor (the new actor's id), Function
 //	message_send    From, To, Value (the payload)
 //	message_receive Actor (the receiver), Value (the payload)
@@ -52,6 +52,7 @@ type Event struct {
 	Kind       EventKind
 	Capability policy.Capability
 	Effect     Effect
+	Passed     bool // beside the two bytes above: an event's size counts against the run's memory
 	Args       []Value
 	Value      Value
 	Actor      int64
@@ -59,14 +60,15 @@ type Event struct {
 	Function   string
 	Contract   string
 	Index      int
-	Passed     bool
 	Round      int64
+	Steps      int64
 }
 
 // MarshalJSON encodes e as in reference mcp-contract §3.5, with an "event"
 // tag first and values encoded per docs/tools.md §2:
 // {"event":"cap_call","capability":"net.fetch","args":[…]},
-// {"event":"cap_result","capability":"net.fetch","result":v},
+// {"event":"cap_result","capability":"net.fetch","result":v} (with
+// "steps":n after the result when the handler charged steps),
 // {"event":"actor_spawn","actor_id":1,"function":"worker"},
 // {"event":"message_send","from":0,"to":1,"payload":v},
 // {"event":"message_receive","actor_id":1,"payload":v},
@@ -104,6 +106,10 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		b = jsonenc.AppendString(b, e.Capability.String())
 		b = append(b, `,"result":`...)
 		b = val(b, e.Value)
+		if e.Steps != 0 {
+			b = append(b, `,"steps":`...)
+			b = strconv.AppendInt(b, e.Steps, 10)
+		}
 	case EventActorSpawn:
 		b = append(b, `,"actor_id":`...)
 		b = strconv.AppendInt(b, e.Actor, 10)
@@ -211,8 +217,19 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 		m.memCharged = live
 		m.hbudget.memLeft = max(m.memLimit-live, 0) / 2
 	}
+	m.hbudget.stepsLeft, m.hbudget.steps = max(m.maxSteps-m.steps, 0), 0
 	r, err := m.handler.Call(m.hctx, e, own)
+	charged := m.hbudget.steps
+	m.hbudget.steps = 0
+	m.extra += charged // taken when CAPCALL completes or fails
 	if err != nil {
+		if errors.Is(err, ErrStepLimit) || charged > m.hbudget.stepsLeft {
+			m.extra = m.maxSteps + 1 - m.steps
+			if cerr := m.checkClock(); cerr != nil {
+				return Value{}, cerr
+			}
+			return Value{}, m.stepError()
+		}
 		return Value{}, m.handlerError(c, err)
 	}
 	if err := checkEffectResult(e, own, r); err != nil {
@@ -226,7 +243,7 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 			return Value{}, err
 		}
 	}
-	m.logEvent(Event{Kind: EventCapResult, Capability: c, Effect: e, Value: r})
+	m.logEvent(Event{Kind: EventCapResult, Capability: c, Effect: e, Value: r, Steps: charged})
 	return r, nil
 }
 
@@ -431,15 +448,18 @@ func (MockHandler) Call(_ context.Context, e Effect, args []Value) (Value, error
 	return Value{}, fmt.Errorf("mock handler: unknown effect %s", e.Name())
 }
 
-// ReplayCall is one recorded capability call and its result.
+// ReplayCall is one recorded capability call, its result and the steps
+// its handler charged (Event.Steps).
 type ReplayCall struct {
 	Effect Effect
 	Args   []Value
 	Result Value
+	Steps  int64
 }
 
 // ReplayHandler answers capability calls with recorded results, in order,
-// for sealed runs (boruna_run_sealed). A call that differs from the
+// for sealed runs (boruna_run_sealed), charging the steps each recorded
+// call cost (ChargeSteps), so that a replay takes the recorded steps. A call that differs from the
 // recording (another effect, other arguments, or one call too many) is an
 // error: `replay divergence at call N: …`. Not safe for concurrent use; use
 // one per run.
@@ -464,7 +484,7 @@ func ReplayCallsFromEvents(events []Event) []ReplayCall {
 			pending = e
 		case EventCapResult:
 			if pending != nil {
-				out = append(out, ReplayCall{Effect: pending.Effect, Args: pending.Args, Result: e.Value})
+				out = append(out, ReplayCall{Effect: pending.Effect, Args: pending.Args, Result: e.Value, Steps: e.Steps})
 				pending = nil
 			}
 		}
@@ -473,7 +493,7 @@ func ReplayCallsFromEvents(events []Event) []ReplayCall {
 }
 
 // Call implements Handler.
-func (h *ReplayHandler) Call(_ context.Context, e Effect, args []Value) (Value, error) {
+func (h *ReplayHandler) Call(ctx context.Context, e Effect, args []Value) (Value, error) {
 	n := h.next + 1
 	if h.next >= len(h.calls) {
 		return Value{}, fmt.Errorf("replay divergence at call %d: %s called but only %d calls were recorded", n, e.Name(), len(h.calls))
@@ -486,6 +506,9 @@ func (h *ReplayHandler) Call(_ context.Context, e Effect, args []Value) (Value, 
 		return Value{}, fmt.Errorf("replay divergence at call %d: %s called with other arguments", n, e.Name())
 	}
 	h.next++
+	if err := ChargeSteps(ctx, rc.Steps); err != nil {
+		return Value{}, err
+	}
 	return rc.Result, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -312,5 +313,85 @@ func TestActorsRoundRobinDeterministic(t *testing.T) {
 	var re *RuntimeError
 	if !errors.As(err, &re) || re.Msg != "division by zero" || re.Func != "boom" {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestChargeSteps: a handler's own work counts in the run's steps and
+// against its step limit (StepsLeft, ChargeSteps, ErrStepLimit), and the
+// event log records what each call cost.
+func TestChargeSteps(t *testing.T) {
+	if left, ok := StepsLeft(context.Background()); ok || left != 0 {
+		t.Errorf("StepsLeft outside a call = %d, %v", left, ok)
+	}
+	if err := ChargeSteps(context.Background(), 5); err != nil {
+		t.Errorf("ChargeSteps outside a call = %v", err)
+	}
+	var seen []int64
+	charging := func(n int64, fail error) Handler {
+		return funcHandler(func(ctx context.Context, _ Effect, _ []Value) (Value, error) {
+			left, _ := StepsLeft(ctx)
+			seen = append(seen, left)
+			if err := ChargeSteps(ctx, n); err != nil {
+				return Value{}, fmt.Errorf("wrapped: %w", err)
+			}
+			if fail != nil {
+				return Value{}, fail
+			}
+			return Int(1), nil
+		})
+	}
+	m := capModule(ENowMs, nil, policy.TimeNow) // CAPCALL, RET
+	plain := mustRun(t, m, Options{Limits: Limits{MaxSteps: 1000}})
+	if plain.Steps != 2 {
+		t.Fatalf("steps without charges = %d, want 2", plain.Steps)
+	}
+	for _, c := range []struct {
+		charge    int64
+		fail      error
+		wantSteps int64
+		wantErr   string
+	}{
+		{0, nil, 2, ""},
+		{998, nil, 1000, ""}, // exactly the limit
+		{999, nil, 1001, "max execution steps exceeded (1000)"},  // RET is one too many
+		{1000, nil, 1001, "max execution steps exceeded (1000)"}, // the handler's own work is
+		{1 << 40, nil, 1001, "max execution steps exceeded (1000)"},
+		{50, errors.New("boom"), 51, "capability error: boom"},
+	} {
+		seen = nil
+		res, err := run(t, m, Options{Limits: Limits{MaxSteps: 1000}, Handler: charging(c.charge, c.fail)})
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.wantErr || res.Steps != c.wantSteps || len(seen) != 1 || seen[0] != 999 {
+			t.Errorf("charge %d: steps %d, err %q, StepsLeft %v; want steps %d, err %q, StepsLeft [999]",
+				c.charge, res.Steps, got, seen, c.wantSteps, c.wantErr)
+		}
+		var le *LimitError
+		if c.wantErr != "" && c.fail == nil && (!errors.As(err, &le) || le.Kind != LimitSteps) {
+			t.Errorf("charge %d: err %T %v, want a steps *LimitError", c.charge, err, err)
+		}
+		if err == nil {
+			if ev := res.Events[1]; ev.Kind != EventCapResult || ev.Steps != c.charge {
+				t.Errorf("charge %d: cap_result %+v", c.charge, ev)
+			}
+		}
+	}
+
+	// A replay charges the recorded steps: the same count, the same log.
+	first := mustRun(t, m, Options{Handler: charging(7, nil)})
+	calls := ReplayCallsFromEvents(first.Events)
+	if first.Steps != 9 || len(calls) != 1 || calls[0].Steps != 7 {
+		t.Fatalf("recorded: steps %d, calls %+v", first.Steps, calls)
+	}
+	second := mustRun(t, m, Options{Handler: NewReplayHandler(calls)})
+	a, _ := json.Marshal(first.Events)
+	b, _ := json.Marshal(second.Events)
+	if second.Steps != 9 || string(a) != string(b) {
+		t.Errorf("replay: steps %d, events\n%s\nwant\n%s", second.Steps, b, a)
+	}
+	if want := `[{"event":"cap_call","capability":"time.now","args":[]},{"event":"cap_result","capability":"time.now","result":1,"steps":7}]`; string(a) != want {
+		t.Errorf("event log = %s, want %s", a, want)
 	}
 }

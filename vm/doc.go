@@ -16,8 +16,9 @@
 // interp.go (Run, the dispatch loop, the actor scheduler), typespec.go
 // (TypeSpec: run-time type checks of received messages), builtins.go,
 // capability.go (capability calls, events, MockHandler, ReplayHandler),
-// handlerset.go (HandlerSet, RunInfo, MemoryLeft, ErrMemoryLimit: what the
-// worker's handler sets implement and use),
+// handlerset.go (HandlerSet, RunInfo, MemoryLeft, ErrMemoryLimit,
+// StepsLeft, ChargeSteps, ErrStepLimit: what the worker's handler sets
+// implement and use),
 // memory.go (memory accounting), errors.go, disasm.go.
 //
 // Fused superinstructions are internal: Prepare rewrites common sequences

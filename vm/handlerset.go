@@ -3,6 +3,7 @@ package vm
 import (
 	"context"
 	"errors"
+	"math"
 
 	"github.com/axpool/axpool/policy"
 )
@@ -64,9 +65,53 @@ func MemoryLeft(ctx context.Context) (int64, bool) {
 	return b.memLeft, true
 }
 
-// callBudget is what MemoryLeft reads; the machine refreshes it before each
-// handler call that may return a large result.
-type callBudget struct{ memLeft int64 }
+// ErrStepLimit is what a Handler returns (possibly wrapped) when ChargeSteps
+// has refused its work: the call then fails with the run's step-limit
+// *LimitError (`max execution steps exceeded (N)`, Steps = MaxSteps+1),
+// exactly as one instruction too many would.
+var ErrStepLimit = errors.New("the capability's work exceeds the run's step limit")
+
+// StepsLeft returns the steps the run calling a Handler may still take
+// before its step limit (Limits.MaxSteps) trips, less what the call has
+// charged so far (ChargeSteps): a handler doing work of its own (SQLite's
+// virtual machine) stops once it has done that much. It reports false
+// outside a handler call of a run; it must be called during the call, on
+// its goroutine.
+func StepsLeft(ctx context.Context) (int64, bool) {
+	b, ok := ctx.Value(callBudgetKey{}).(*callBudget)
+	if !ok {
+		return 0, false
+	}
+	return b.stepsLeft - b.steps, true
+}
+
+// ChargeSteps charges n ≥ 0 steps of work a Handler does for the run
+// calling it: they count in the run's steps (the result's steps, progress)
+// and against its step limit like the program's own instructions, whatever
+// the call returns. Once the call's charges exceed StepsLeft at the call's
+// start, it returns ErrStepLimit: the handler should stop and return that
+// error. Outside a handler call of a run it does nothing and returns nil;
+// it must be called during the call, on its goroutine.
+func ChargeSteps(ctx context.Context, n int64) error {
+	b, ok := ctx.Value(callBudgetKey{}).(*callBudget)
+	if !ok || n <= 0 {
+		return nil
+	}
+	b.steps = min(b.steps+n, math.MaxInt64/2)
+	if b.steps > b.stepsLeft {
+		return ErrStepLimit
+	}
+	return nil
+}
+
+// callBudget is what MemoryLeft, StepsLeft and ChargeSteps use; the machine
+// refreshes it before each handler call (memLeft only before one that may
+// return a large result) and takes the steps charged after it.
+type callBudget struct {
+	memLeft   int64
+	stepsLeft int64 // steps the run had left when the call began
+	steps     int64 // steps the call has charged
+}
 
 type callBudgetKey struct{}
 

@@ -472,8 +472,7 @@ func (m *machine) checkpoint(a *actor) (bool, error) {
 	s := m.steps
 	if s >= m.maxSteps {
 		m.steps = m.maxSteps + 1
-		return false, &LimitError{Kind: LimitSteps, Limit: m.maxSteps,
-			Msg: fmt.Sprintf("max execution steps exceeded (%d)", m.maxSteps)}
+		return false, m.stepError()
 	}
 	if s >= m.nextProgress {
 		m.progress(s)
@@ -532,6 +531,12 @@ func (m *machine) checkClock() error {
 		}
 	}
 	return nil
+}
+
+// stepError is the step limit's *LimitError.
+func (m *machine) stepError() error {
+	return &LimitError{Kind: LimitSteps, Limit: m.maxSteps,
+		Msg: fmt.Sprintf("max execution steps exceeded (%d)", m.maxSteps)}
 }
 
 // wallError is the wall-clock limit's *LimitError.
@@ -1025,6 +1030,8 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			m.steps = m.boundary - left
 			r, e := m.capCall(fn, Effect(in.a), stack[sp-n:sp])
 			if e != nil {
+				left -= m.extra // the steps the handler charged (ChargeSteps)
+				m.extra = 0
 				err, errPC = e, pc
 				goto fail
 			}
