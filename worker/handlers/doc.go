@@ -20,9 +20,14 @@
 //   - fs.read, fs.write (fs.go): os.Root under --fs-root (no "..", absolute
 //     path or symlink escape), opened without blocking, regular files only.
 //   - db.query (db.go): SQLite through github.com/ncruces/go-sqlite3 (pure
-//     Go, no cgo), one connection per run, one statement per call, an
-//     authorizer that refuses ATTACH and setting pragmas, read-only mode
-//     refusing any statement that writes, interrupted by the job's context.
+//     Go, no cgo), one connection per run, one statement per call in its
+//     own transaction (an authorizer refuses BEGIN, COMMIT, ROLLBACK,
+//     SAVEPOINT, RELEASE, ATTACH and setting pragmas), read-only mode
+//     refusing any statement that writes; each instruction of SQLite's
+//     virtual machine costs the run a step (vm.ChargeSteps), and SQLite is
+//     interrupted at the run's step limit, its wall-clock limit or its
+//     cancellation; a database locked by another run's statement is
+//     waited for at most 5 s.
 //   - llm.call (llm.go): a Provider; OpenAIChat speaks the OpenAI-compatible
 //     chat completions API. The key never reaches a program or a result.
 //   - time.now is the real clock; random is a PCG generator seeded per run

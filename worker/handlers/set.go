@@ -10,8 +10,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ncruces/go-sqlite3"
-
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/vm"
 )
@@ -129,7 +127,7 @@ type liveRun struct {
 	set        *Live
 	info       vm.RunInfo
 	rng        *rand.Rand
-	conn       *sqlite3.Conn
+	conn       *dbConn
 	writeQuota int64 // bytes fs.write may still write
 }
 
