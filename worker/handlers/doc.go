@@ -18,7 +18,9 @@
 //     counting against net_policy.max_response_bytes and the run's memory
 //     (vm.MemoryLeft); net_policy.timeout_ms and the job's context bound it.
 //   - fs.read, fs.write (fs.go): os.Root under --fs-root (no "..", absolute
-//     path or symlink escape), opened without blocking, regular files only.
+//     path or symlink escape), opened without blocking, regular files only;
+//     a run writes at most its memory limit, each file or directory it
+//     creates counting EntryCost bytes.
 //   - db.query (db.go): SQLite through github.com/ncruces/go-sqlite3 (pure
 //     Go, no cgo), one connection per run, one statement per call in its
 //     own transaction (an authorizer refuses BEGIN, COMMIT, ROLLBACK,

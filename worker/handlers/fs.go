@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/vm"
 )
@@ -124,37 +125,68 @@ func (f *files) read(left int64, path string) (vm.Value, error) {
 	return vm.Ok(vm.Str(string(data))), nil
 }
 
+// EntryCost is what creating a file or a directory costs of a run's
+// write quota (its memory limit), in bytes: about what a new entry takes
+// on disk (an inode and a block), so that a run's creations are bounded
+// however small its files — at the default 256 MB, 65,536 files or
+// directories.
+const EntryCost = 4096
+
 // write is fs_write(path, content): creates the file (and its missing
-// parent directories) or truncates it, Ok(()) once written. quota is what
-// the run may still write (Err when content exceeds it).
-func (f *files) write(quota int64, path, content string) (vm.Value, error) {
+// parent directories) or truncates it, Ok(()) once written. *quota is what
+// the run may still write, in bytes: the content's bytes plus EntryCost
+// for each file or directory created are taken from it; a write that
+// would exceed it is an Err and creates nothing.
+func (f *files) write(quota *int64, path, content string) (vm.Value, error) {
 	if err := pathRefusal(policy.FsWrite, path); err != nil {
 		return vm.Value{}, err
-	}
-	if int64(len(content)) > quota {
-		return errValue("fs_write: %q: %d bytes exceed what this run may still write (%d bytes; a run writes at most its memory limit)", path, len(content), quota), nil
 	}
 	// Refuse a special file before opening it (opening a FIFO for writing
 	// without blocking fails without a reader); the check after the open is
 	// the one that counts.
-	if st, err := f.root.Stat(path); err == nil {
+	st, err := f.root.Stat(path)
+	switch {
+	case err == nil:
 		if v, err, ok := checkRegular(policy.FsWrite, "fs_write", path, st); !ok {
 			return v, err
 		}
-	} else if escapes(err) {
+	case escapes(err):
 		return openError(policy.FsWrite, "fs_write", path, err)
+	}
+	dirs := f.missingDirs(path)
+	newEntries := dirs
+	if err != nil {
+		newEntries++ // the file
+	}
+	if need := int64(len(content)) + newEntries*EntryCost; need > *quota {
+		what := fmt.Sprintf("%d bytes", len(content))
+		switch newEntries {
+		case 0:
+		case 1:
+			what += fmt.Sprintf(" and 1 new file or directory (%d bytes)", EntryCost)
+		default:
+			what += fmt.Sprintf(" and %d new files or directories (%d bytes each)", newEntries, EntryCost)
+		}
+		return errValue("fs_write: %q: %s exceed what this run may still write (%d bytes; a run writes at most its memory limit)",
+			text.Clip(path, maxShownReason), what, *quota), nil
 	}
 	if dir := filepath.Dir(path); dir != "." {
 		if err := f.root.MkdirAll(dir, 0o755); err != nil {
 			return openError(policy.FsWrite, "fs_write", path, err)
 		}
+		*quota -= EntryCost * dirs
 	}
-	fh, err := f.root.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|openNonBlock, 0o644)
+	fh, err := f.root.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNonBlock, 0o644)
+	if err == nil {
+		*quota -= EntryCost
+	} else if errors.Is(err, fs.ErrExist) {
+		fh, err = f.root.OpenFile(path, os.O_WRONLY|os.O_TRUNC|openNonBlock, 0)
+	}
 	if err != nil {
 		return openError(policy.FsWrite, "fs_write", path, err)
 	}
 	defer fh.Close()
-	st, err := fh.Stat()
+	st, err = fh.Stat()
 	if err != nil {
 		return openError(policy.FsWrite, "fs_write", path, err)
 	}
@@ -167,5 +199,48 @@ func (f *files) write(quota int64, path, content string) (vm.Value, error) {
 	if err := fh.Close(); err != nil {
 		return errValue("fs_write: %q: %v", path, err), nil
 	}
+	*quota -= int64(len(content))
 	return vm.Ok(vm.Unit()), nil
+}
+
+// missingDirs returns how many directories of path do not exist yet:
+// 2 for "a/b/c.txt" when "a" is missing. It walks the path once, a
+// directory at a time ("..": back up one). From a component it cannot
+// open as a directory inside the root (a file, a link that leaves the
+// directory it is in) on, every component counts as missing: the count
+// may be too high, never too low.
+func (f *files) missingDirs(path string) int64 {
+	parts := strings.Split(path, "/")
+	parts = parts[:len(parts)-1]
+	stack := []*os.Root{f.root}
+	defer func() {
+		for _, r := range stack[1:] {
+			r.Close()
+		}
+	}()
+	for i, name := range parts {
+		switch name {
+		case "", ".":
+			continue
+		case "..":
+			if len(stack) > 1 {
+				stack[len(stack)-1].Close()
+				stack = stack[:len(stack)-1]
+				continue
+			}
+		default:
+			if sub, err := stack[len(stack)-1].OpenRoot(name); err == nil {
+				stack = append(stack, sub)
+				continue
+			}
+		}
+		var n int64
+		for _, rest := range parts[i:] {
+			if rest != "" && rest != "." && rest != ".." {
+				n++
+			}
+		}
+		return n
+	}
+	return 0
 }

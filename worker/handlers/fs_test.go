@@ -125,14 +125,72 @@ func TestFilesSizes(t *testing.T) {
 		t.Errorf("big read: %v", m)
 	}
 	// A run writes at most its memory limit in all (the event log, which
-	// holds each write's content, usually stops it first).
-	h, done := set.ForRun(vm.RunInfo{MaxMemory: 10})
+	// holds each write's content, usually stops it first): 4,096 bytes to
+	// create q.txt and 4 for its content, 4 again to overwrite it.
+	h, done := set.ForRun(vm.RunInfo{MaxMemory: handlers.EntryCost + 10})
 	defer done()
 	for i, want := range []string{`{"result":"Ok","value":null}`, `{"result":"Ok","value":null}`,
 		`{"result":"Err","value":"fs_write: \"q.txt\": 4 bytes exceed what this run may still write (2 bytes; a run writes at most its memory limit)"}`} {
 		v, err := h.Call(context.Background(), vm.EFsWrite, []vm.Value{vm.Str("q.txt"), vm.Str("four")})
 		if b, _ := v.MarshalJSON(); err != nil || string(b) != want {
 			t.Errorf("write %d = %s, %v; want %s", i+1, b, err, want)
+		}
+	}
+}
+
+// Creating files and directories costs the run's write quota
+// (handlers.EntryCost each), whatever their size (issue 26, item 8:
+// 100,000 empty files or a 3,000-deep directory chain per run).
+func TestFilesEntryCost(t *testing.T) {
+	root := t.TempDir()
+	set := live(t, handlers.Grants{FSRoot: root}, handlers.Options{})
+	// Empty files until the quota refuses one: 16 MB / 4,096 bytes.
+	const files = `fn main() -> Result<Int, String> !{fs.write} {
+  let mut i = 0
+  let mut err = ""
+  while i < 100000 && err == "" {
+    match fs_write("f" ++ int_to_string(i), "") { Ok(_) => { i = i + 1 }, Err(e) => { err = e } }
+  }
+  if err == "" { Ok(i) } else { Err(int_to_string(i) ++ " files, then: " ++ err) }
+}`
+	if got := errValue(t, run(t, set, files, `"limits":{"max_memory_mb":16}`)); got !=
+		`4096 files, then: fs_write: "f4096": 0 bytes and 1 new file or directory (4096 bytes) exceed what this run may still write (0 bytes; a run writes at most its memory limit)` {
+		t.Errorf("empty files: %q", got)
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 4096 {
+		t.Errorf("%d files created, want 4096", len(entries))
+	}
+
+	// A 3,000-deep chain costs 3,001 entries: refused whole under 4 MB
+	// (the message quotes the path's first 300 bytes), written with 12 MB
+	// to spare; ".." does not hide directories from the count.
+	chain := strings.Repeat("d/", 3000) + "leaf.txt"
+	want := `fs_write: "` + chain[:300] + `…": 1 bytes and 3001 new files or directories (4096 bytes each) exceed what this run may still write (4194304 bytes; a run writes at most its memory limit)`
+	deep := t.TempDir()
+	dset := live(t, handlers.Grants{FSRoot: deep}, handlers.Options{})
+	if got := errValue(t, run(t, dset, writeSrc(chain, "x"), `"limits":{"max_memory_mb":4}`)); got != want {
+		t.Errorf("deep chain under 4 MB:\n got %q\nwant %q", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(deep, "d")); err == nil {
+		t.Error("the refused chain created a directory")
+	}
+	h, done := dset.ForRun(vm.RunInfo{MaxMemory: 3001*handlers.EntryCost + 1 + handlers.EntryCost + 1 + 1 + 100})
+	defer done()
+	for i, c := range []struct {
+		path string
+		want string
+	}{
+		{chain, `{"result":"Ok","value":null}`},
+		{"d/d/other.txt", `{"result":"Ok","value":null}`}, // one new file
+		{chain, `{"result":"Ok","value":null}`},           // nothing new
+		{"e/f/g.txt", `{"result":"Err","value":"fs_write: \"e/f/g.txt\": 1 bytes and 3 new files or directories (4096 bytes each) exceed what this run may still write (100 bytes; a run writes at most its memory limit)"}`},
+		{"d/../n1/n2/x.txt", `{"result":"Err","value":"fs_write: \"d/../n1/n2/x.txt\": 1 bytes and 3 new files or directories (4096 bytes each) exceed what this run may still write (100 bytes; a run writes at most its memory limit)"}`},
+		{"d/../d/d/../d/x.txt", `{"result":"Err","value":"fs_write: \"d/../d/d/../d/x.txt\": 1 bytes and 1 new file or directory (4096 bytes) exceed what this run may still write (100 bytes; a run writes at most its memory limit)"}`},
+		{"d/d/d", `{"result":"Err","value":"fs_write: \"d/d/d\" is a directory"}`},
+	} {
+		v, err := h.Call(context.Background(), vm.EFsWrite, []vm.Value{vm.Str(c.path), vm.Str("x")})
+		if b, _ := v.MarshalJSON(); err != nil || string(b) != c.want {
+			t.Errorf("write %d (%.20s…) = %s, %v; want %s", i+1, c.path, b, err, c.want)
 		}
 	}
 }

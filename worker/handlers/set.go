@@ -128,7 +128,7 @@ type liveRun struct {
 	info       vm.RunInfo
 	rng        *rand.Rand
 	conn       *dbConn
-	writeQuota int64 // bytes fs.write may still write
+	writeQuota int64 // bytes fs.write may still write (files.write)
 }
 
 // Call implements vm.Handler.
@@ -149,12 +149,7 @@ func (r *liveRun) Call(ctx context.Context, e vm.Effect, args []vm.Value) (vm.Va
 	case vm.EFsRead:
 		return r.set.files.read(left, args[0].AsString())
 	case vm.EFsWrite:
-		content := args[1].AsString()
-		v, err := r.set.files.write(r.writeQuota, args[0].AsString(), content)
-		if err == nil && v.IsOk() {
-			r.writeQuota -= int64(len(content))
-		}
-		return v, err
+		return r.set.files.write(&r.writeQuota, args[0].AsString(), args[1].AsString())
 	case vm.EDbQuery:
 		if r.conn == nil {
 			c, err := r.set.db.open(r.info.MaxMemory)
