@@ -79,7 +79,7 @@ var allowed = map[string][]string{
 	// A real worker pool for tests (imported by tests only).
 	"internal/pooltest": {"internal/engine", "queue", "queue/queuetest", "tools", "worker"},
 	// The live capability handlers: worker side, never the gateway.
-	"worker/handlers": {"internal/text", "policy", "vm"},
+	"worker/handlers": {"internal/mask", "internal/text", "policy", "vm"},
 	// The job client of the gateway and of axpool batch: no MCP.
 	"gateway/dispatch": {"gateway/batch", "gateway/dispatch/fairshare", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
 	"gateway":          {"gateway/agentdocs", "gateway/dispatch", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},

@@ -1,9 +1,11 @@
 // Package mask hides secrets in what axpool sends to agents
 // (docs/tools.md §4): a Masker replaces the values of secret-looking
 // environment variables (IsSecretName) and of those named by --secret-env
-// with "***" in text and in JSON documents. The gateway masks every result
-// with it, the workers every result envelope, `axpool script run` what it
-// prints.
+// — every run of MinSecretLen bytes of them, so that a secret cut short
+// by a size bound leaks nothing either — with "***" in text and in JSON
+// documents. The gateway masks every result with it, the workers every
+// result envelope, the LLM provider its key in replies and errors,
+// `axpool run` and `axpool script run` what they print.
 //
 // Imports: internal/jsonenc.
 package mask
@@ -14,8 +16,8 @@ import (
 	"io"
 	"os"
 	"slices"
-	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/axpool/axpool/internal/jsonenc"
 )
@@ -42,14 +44,22 @@ const MinSecretLen = 8
 // Mask is what a secret is replaced with.
 const Mask = "***"
 
-// Masker replaces the values of secret-looking environment variables with
-// "***" in everything the gateway sends to agents. The zero value and nil
+// Masker replaces secrets with "***" in everything the gateway sends to
+// agents: not only whole secrets but every run of MinSecretLen or more
+// consecutive bytes of one (raw, or as it appears inside a JSON string),
+// so that a secret cut by a size bound (a response body clipped to 1 KiB)
+// or echoed in part leaks no 8 bytes of itself. The zero value and nil
 // mask nothing. A Masker is immutable and safe for concurrent use.
 type Masker struct {
-	secrets  []string // longest first
-	escaped  []string // JSON-escaped forms that differ from the raw form
-	replacer *strings.Replacer
+	// windows holds every MinSecretLen-byte window of every secret and
+	// of its JSON-escaped form (little-endian); filter is a bitset of
+	// their hashes that rejects almost every other window at once.
+	windows map[uint64]struct{}
+	filter  *[filterBits / 64]uint64
 }
+
+// filterBits is the size of Masker.filter, in bits.
+const filterBits = 1 << 16
 
 // IsSecretName reports whether an environment variable named name holds a
 // secret (docs/tools.md §4; exemptions as Rune's: SSH_AUTH_SOCK, GIT_AUTHOR_*,
@@ -74,49 +84,104 @@ func FromEnviron(names ...string) *Masker { return New(os.Environ(), names...) }
 // New builds a Masker from "NAME=value" entries (os.Environ()): the
 // values of the variables whose names look secret (IsSecretName) or are
 // among names (`--secret-env NAME`). Multi-line values are masked line by
-// line; lines under MinSecretLen bytes are never masked; when secrets
-// overlap the longest wins.
+// line; lines under MinSecretLen bytes are never masked.
 func New(environ []string, names ...string) *Masker {
-	seen := map[string]bool{}
-	var secrets []string
+	var values []string
 	for _, kv := range environ {
 		name, value, ok := strings.Cut(kv, "=")
-		if !ok || !IsSecretName(name) && !slices.Contains(names, name) {
-			continue
+		if ok && (IsSecretName(name) || slices.Contains(names, name)) {
+			values = append(values, value)
 		}
+	}
+	return Values(values...)
+}
+
+// Values builds a Masker of the given secrets, each masked line by line
+// as in New (lines under MinSecretLen bytes are never masked).
+func Values(secrets ...string) *Masker {
+	m := &Masker{}
+	add := func(s string) {
+		for i := 0; i+MinSecretLen <= len(s); i++ {
+			w := window(s, i)
+			if m.windows == nil {
+				m.windows = map[uint64]struct{}{}
+				m.filter = new([filterBits / 64]uint64)
+			}
+			m.windows[w] = struct{}{}
+			h := filterHash(w)
+			m.filter[h/64] |= 1 << (h % 64)
+		}
+	}
+	for _, value := range secrets {
 		for _, line := range strings.Split(value, "\n") {
 			line = strings.TrimSuffix(line, "\r")
-			if len(line) < MinSecretLen || seen[line] {
+			if len(line) < MinSecretLen {
 				continue
 			}
-			seen[line] = true
-			secrets = append(secrets, line)
+			add(line)
+			if e := jsonEscape(line); e != line {
+				add(e)
+			}
 		}
 	}
-	if len(secrets) == 0 {
-		return &Masker{}
+	return m
+}
+
+// window is the MinSecretLen bytes of s at i, little-endian.
+func window(s string, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// filterHash is w's bit in Masker.filter.
+func filterHash(w uint64) uint64 { return (w * 0x9E3779B97F4A7C15) >> (64 - 16) }
+
+// secretAt reports whether the MinSecretLen bytes of s at i are a run of
+// a secret.
+func (m *Masker) secretAt(s string, i int) bool {
+	w := window(s, i)
+	h := filterHash(w)
+	if m.filter[h/64]&(1<<(h%64)) == 0 {
+		return false
 	}
-	sort.SliceStable(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
-	pairs := make([]string, 0, 2*len(secrets))
-	var escaped []string
-	for _, s := range secrets {
-		pairs = append(pairs, s, Mask)
-		if e := jsonEscape(s); e != s {
-			escaped = append(escaped, e)
-		}
-	}
-	return &Masker{secrets: secrets, escaped: escaped, replacer: strings.NewReplacer(pairs...)}
+	_, ok := m.windows[w]
+	return ok
 }
 
 // Empty reports whether m masks nothing.
-func (m *Masker) Empty() bool { return m == nil || len(m.secrets) == 0 }
+func (m *Masker) Empty() bool { return m == nil || len(m.windows) == 0 }
 
-// String masks s.
+// String masks s: each maximal stretch of s covered by runs of
+// MinSecretLen bytes of a secret becomes "***".
 func (m *Masker) String(s string) string {
 	if m.Empty() {
 		return s
 	}
-	return m.replacer.Replace(s)
+	var b strings.Builder
+	copied, end := 0, -1 // s[:copied] is written; [start, end) is the stretch being masked
+	start := 0
+	for i := 0; i+MinSecretLen <= len(s); i++ {
+		if !m.secretAt(s, i) {
+			continue
+		}
+		if i > end { // a new stretch: flush the previous one
+			if end >= 0 {
+				b.WriteString(s[copied:start])
+				b.WriteString(Mask)
+				copied = end
+			}
+			start = i
+		}
+		end = i + MinSecretLen
+	}
+	if end < 0 {
+		return s
+	}
+	b.WriteString(s[copied:start])
+	b.WriteString(Mask)
+	b.WriteString(s[end:])
+	return b.String()
 }
 
 // JSON masks every string (keys included) and every number literal of a
@@ -134,15 +199,12 @@ func (m *Masker) JSON(doc []byte) []byte {
 	return out
 }
 
-// mentions reports whether doc may contain a secret, raw or JSON-escaped.
+// mentions reports whether doc may contain a run of a secret, raw or
+// JSON-escaped.
 func (m *Masker) mentions(doc []byte) bool {
-	for _, s := range m.secrets {
-		if bytes.Contains(doc, []byte(s)) {
-			return true
-		}
-	}
-	for _, s := range m.escaped {
-		if bytes.Contains(doc, []byte(s)) {
+	s := unsafe.String(unsafe.SliceData(doc), len(doc))
+	for i := 0; i+MinSecretLen <= len(s); i++ {
+		if m.secretAt(s, i) {
 			return true
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -35,7 +36,7 @@ func TestMaskerString(t *testing.T) {
 		"abc stays":              "abc stays",
 		"line-one, line-two, xy": "***, ***, xy",
 		"/root is not secret":    "/root is not secret",
-		"abcd1234abcd1234":       "******",
+		"abcd1234abcd1234":       "***", // two runs side by side: one stretch
 		"":                       "",
 	} {
 		if got := m.String(in); got != want {
@@ -110,4 +111,52 @@ func FuzzMaskerJSON(f *testing.F) {
 			t.Fatalf("valid %q masked to invalid %q", doc, out)
 		}
 	})
+}
+
+// No MinSecretLen bytes of a secret survive, whatever part of it a text
+// holds (issue 26, item 3: an LLM endpoint's HTTP 400 body echoing the
+// Authorization header, clipped to 1 KiB before masking, showed 64 of an
+// 80-character key).
+func TestMaskerRuns(t *testing.T) {
+	key := "sk-proj-" + strings.Repeat("Ab3dEf7h", 9) // 80 bytes
+	m := Values(key)
+	body := strings.Repeat("p", 1024-64-len(" auth=Bearer ")) + " auth=Bearer " + key
+	clipped := body[:1024] // the key's first 64 bytes
+	if got, want := m.String(clipped), strings.Repeat("p", 1024-64-len(" auth=Bearer "))+" auth=Bearer ***"; got != want {
+		t.Errorf("clipped body: %q", got[len(got)-40:])
+	}
+	for a := 0; a < len(key); a++ {
+		for b := a + MinSecretLen; b <= len(key); b++ {
+			in := "x " + key[a:b] + " y"
+			out := m.String(in)
+			if out != "x *** y" {
+				t.Fatalf("String(%q) = %q, want %q", in, out, "x *** y")
+			}
+			doc, _ := json.Marshal(map[string]string{"message": in})
+			if got := string(m.JSON(doc)); got != `{"message":"x *** y"}` {
+				t.Fatalf("JSON(%s) = %s", doc, got)
+			}
+		}
+	}
+	// Seven bytes are not a run; a secret split by other text is two.
+	for in, want := range map[string]string{
+		key[:7] + " " + key[7:14]:     key[:7] + " " + key[7:14],
+		key[:10] + "…" + key[40:50]:   "***…***",
+		"nothing here, " + key[70:77]: "nothing here, " + key[70:77],
+	} {
+		if got := m.String(in); got != want {
+			t.Errorf("String(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// BenchmarkMaskerString: a megabyte with no secret in it, against two
+// secrets (the gateway masks every result).
+func BenchmarkMaskerString(b *testing.B) {
+	m := New([]string{"X_TOKEN=sk-proj-" + strings.Repeat("Ab3dEf7h", 9), "AXPOOL_NATS_PASSWORD=9f8e7d6c5b4a39281706"})
+	s := strings.Repeat(`{"name":"ada","score":3.5,"note":"lorem ipsum dolor sit amet"},`, 1<<20/64)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		m.String(s)
+	}
 }

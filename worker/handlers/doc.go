@@ -47,5 +47,5 @@
 // (the worker runs programs with it; mcp and serve check the grants at
 // start): the gateway never performs a capability call.
 //
-// Imports: internal/text, policy and vm.
+// Imports: internal/mask, internal/text, policy and vm.
 package handlers

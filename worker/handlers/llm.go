@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"time"
 
+	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/vm"
 )
@@ -32,8 +32,9 @@ const MaxLLMResponseBytes = 16 << 20
 // endpoint: POST URL with {"model": Model, "messages": [{"role": "user",
 // "content": prompt}]} and, when Key is set, `Authorization: Bearer Key`;
 // the reply is choices[0].message.content. Redirects are not followed (the
-// key would travel with them). The key is replaced by *** in every message
-// and reply, whatever the server echoes.
+// key would travel with them). Every run of 8 bytes of the key is replaced
+// by *** in every message and reply (internal/mask), whatever the server
+// echoes, before anything is clipped.
 type OpenAIChat struct {
 	URL, Model, Key string
 	// Client sends the requests; nil means a client with default transport
@@ -109,11 +110,13 @@ func (p *OpenAIChat) Complete(ctx context.Context, prompt string, maxBytes int64
 	var cr chatResponse
 	jerr := json.Unmarshal(data, &cr)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		detail := text.Clip(string(data), maxShownBody)
+		detail := string(data)
 		if jerr == nil && cr.Error != nil && cr.Error.Message != "" {
 			detail = cr.Error.Message
 		}
-		return "", p.mask(fmt.Errorf("llm: HTTP %s: %s", resp.Status, detail))
+		// Masked before it is clipped: a key cut by the clip would
+		// otherwise escape the mask.
+		return "", fmt.Errorf("llm: HTTP %s: %s", resp.Status, text.Clip(p.maskText(detail), maxShownBody))
 	}
 	if jerr != nil {
 		return "", p.mask(fmt.Errorf("llm: the response is not chat completions JSON: %v", jerr))
@@ -124,19 +127,20 @@ func (p *OpenAIChat) Complete(ctx context.Context, prompt string, maxBytes int64
 	return p.maskText(cr.Choices[0].Message.Content), nil
 }
 
-// mask replaces the key in err's message.
+// mask replaces the key in err's message (every run of
+// mask.MinSecretLen bytes of it).
 func (p *OpenAIChat) mask(err error) error {
-	if p.Key == "" || !strings.Contains(err.Error(), p.Key) {
-		return err
+	if m := p.maskText(err.Error()); m != err.Error() {
+		return errors.New(m)
 	}
-	return errors.New(p.maskText(err.Error()))
+	return err
 }
 
 func (p *OpenAIChat) maskText(s string) string {
 	if p.Key == "" {
 		return s
 	}
-	return strings.ReplaceAll(s, p.Key, "***")
+	return mask.Values(p.Key).String(s)
 }
 
 // complete is llm_complete(prompt) through p: Ok(reply), or Err for a

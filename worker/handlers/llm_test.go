@@ -112,3 +112,36 @@ func TestLLM(t *testing.T) {
 		t.Errorf("no model: %v", err)
 	}
 }
+
+// An endpoint answering HTTP 400 with `<prompt> auth=<Authorization>`
+// (issue 26, item 3): the body is masked before it is clipped to 1 KiB,
+// so not one 8-byte run of the 80-byte key reaches the program.
+func TestLLMKeyMaskedBeforeClip(t *testing.T) {
+	key := "sk-proj-" + strings.Repeat("Zq8xWv2k", 9)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Messages []struct{ Content string } }
+		json.NewDecoder(r.Body).Decode(&req)
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, "%s auth=%s", req.Messages[0].Content, r.Header.Get("Authorization"))
+	}))
+	defer srv.Close()
+	set := live(t, handlers.Grants{LLMURL: srv.URL + "/v1/chat/completions", LLMModel: "m", LLMKey: key}, handlers.Options{})
+	// The unmasked body's first 1,024 bytes end 64 bytes into the key.
+	prompt := strings.Repeat("p", 1024-64-len(" auth=Bearer "))
+	m := run(t, set, llmSrc(prompt), "")
+	if got, want := errValue(t, m), "llm: HTTP 400 Bad Request: "+prompt+" auth=Bearer ***"; got != want {
+		t.Errorf("error:\n got %q\nwant %q", got, want)
+	}
+	b, _ := json.Marshal(m)
+	for i := 0; i+8 <= len(key); i++ {
+		if strings.Contains(string(b), key[i:i+8]) {
+			t.Fatalf("the result holds %q of the key: %s", key[i:i+8], b)
+		}
+	}
+	// A longer prompt: the masked body is clipped (and the message, to
+	// vm.MaxShownMessage), still without the key.
+	long := strings.Repeat("q", 2000)
+	if got, want := errValue(t, run(t, set, llmSrc(long), "")), ("llm: HTTP 400 Bad Request: " + long)[:1024]+"…"; got != want {
+		t.Errorf("long prompt: %q", got)
+	}
+}
