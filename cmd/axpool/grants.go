@@ -23,7 +23,7 @@ func registerGrants(fs *pflag.FlagSet, g *node.Grants) {
 	fs.BoolVar(&g.FSReadOnly, "fs-read-only", false, "with --fs-root: grant fs.read only")
 	fs.StringVar(&g.DB, "db", "", "grant db.query on this SQLite `FILE` (created if missing, unless --db-read-only)")
 	fs.BoolVar(&g.DBReadOnly, "db-read-only", false, "with --db: refuse every statement that writes")
-	fs.StringVar(&g.LLMURL, "llm-url", "", "grant llm.call through this OpenAI-compatible chat completions `URL` (key from "+node.LLMKeyEnv+")")
+	fs.StringVar(&g.LLMURL, "llm-url", "", "grant llm.call through this OpenAI-compatible API: its base `URL` (https://api.openai.com/v1) or its …/chat/completions endpoint (key from "+node.LLMKeyEnv+")")
 	fs.StringVar(&g.LLMModel, "llm-model", "", "the `MODEL` llm.call asks --llm-url for")
 }
 

@@ -123,5 +123,9 @@ func logGrants(log *slog.Logger, set vm.HandlerSet) {
 			not = append(not, c.String()+" ("+flag+")")
 		}
 	}
-	log.Info("capability handlers", "handlers", set.Kind(), "granted", strings.Join(granted, ","), "not_granted", strings.Join(not, ", "))
+	attrs := []any{"handlers", set.Kind(), "granted", strings.Join(granted, ","), "not_granted", strings.Join(not, ", ")}
+	if ep := l.LLMEndpoint(); ep != "" {
+		attrs = append(attrs, "llm_endpoint", ep)
+	}
+	log.Info("capability handlers", attrs...)
 }

@@ -33,9 +33,10 @@ type Grants struct {
 	DB         string
 	DBReadOnly bool
 	// LLMURL grants llm.call through an OpenAI-compatible chat completions
-	// endpoint (--llm-url, the full URL of …/chat/completions) with model
-	// LLMModel (--llm-model) and the bearer key LLMKey (AXPOOL_LLM_API_KEY;
-	// empty: no Authorization header).
+	// endpoint (--llm-url: the API's base URL, such as
+	// https://api.openai.com/v1, or the full URL of …/chat/completions;
+	// ChatCompletionsURL) with model LLMModel (--llm-model) and the bearer
+	// key LLMKey (AXPOOL_LLM_API_KEY; empty: no Authorization header).
 	LLMURL   string
 	LLMModel string
 	LLMKey   string

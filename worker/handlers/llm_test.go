@@ -145,3 +145,41 @@ func TestLLMKeyMaskedBeforeClip(t *testing.T) {
 		t.Errorf("long prompt: %q", got)
 	}
 }
+
+// --llm-url takes the API's base URL, as every OpenAI-compatible client
+// does (issue 26, item 17: https://host/v1 was posted to as is), or the
+// full endpoint.
+func TestChatCompletionsURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://host/v1":                   "https://host/v1/chat/completions",
+		"https://host/v1/":                  "https://host/v1/chat/completions",
+		"http://localhost:11434/v1":         "http://localhost:11434/v1/chat/completions",
+		"https://host":                      "https://host/chat/completions",
+		"https://host/":                     "https://host/chat/completions",
+		"https://host/v1/chat/completions":  "https://host/v1/chat/completions",
+		"https://host/v1/chat/completions/": "https://host/v1/chat/completions/",
+		"https://x.openai.azure.com/openai/deployments/d?api-version=2024-06-01":                  "https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-06-01",
+		"https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-06-01": "https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=2024-06-01",
+	} {
+		if got, err := handlers.ChatCompletionsURL(in); err != nil || got != want {
+			t.Errorf("ChatCompletionsURL(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"host/v1", "ftp://host/v1", "https://", "://x"} {
+		want := fmt.Sprintf("--llm-url %q: want an http(s) URL: the API's base URL (https://api.openai.com/v1) or its chat completions endpoint", in)
+		if _, err := handlers.ChatCompletionsURL(in); err == nil || err.Error() != want {
+			t.Errorf("ChatCompletionsURL(%q): %v", in, err)
+		}
+	}
+	// The base URL reaches the fake server's /v1/chat/completions.
+	f := newFakeLLM(t)
+	for _, base := range []string{f.URL + "/v1", f.URL + "/v1/", f.URL + "/v1/chat/completions"} {
+		set := live(t, handlers.Grants{LLMURL: base, LLMModel: "test-model", LLMKey: testKey}, handlers.Options{})
+		if got := okValue(t, run(t, set, llmSrc("hi"), "")); got != "echo: hi" {
+			t.Errorf("--llm-url %s: %q", base, got)
+		}
+		if got := set.LLMEndpoint(); got != f.URL+"/v1/chat/completions" {
+			t.Errorf("--llm-url %s posts to %s", base, got)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/axpool/axpool/policy"
@@ -77,18 +78,45 @@ func NewLive(g Grants, opts Options) (*Live, error) {
 		l.llm = opts.LLM
 		l.grants.llmProvider = true
 	case g.LLMURL != "":
-		u, err := url.Parse(g.LLMURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		endpoint, err := ChatCompletionsURL(g.LLMURL)
+		if err != nil {
 			l.Close()
-			return nil, fmt.Errorf("--llm-url %q: want an http(s) URL of a chat completions endpoint", g.LLMURL)
+			return nil, err
 		}
 		if g.LLMModel == "" {
 			l.Close()
 			return nil, errors.New("--llm-url needs --llm-model")
 		}
-		l.llm = NewOpenAIChat(g.LLMURL, g.LLMModel, g.LLMKey)
+		l.llm = NewOpenAIChat(endpoint, g.LLMModel, g.LLMKey)
 	}
 	return l, nil
+}
+
+// ChatCompletionsURL returns the chat completions endpoint --llm-url
+// names: the URL itself when its path ends in /chat/completions, else the
+// API's base URL (what every OpenAI-compatible client takes:
+// https://api.openai.com/v1, http://localhost:11434/v1) with
+// /chat/completions appended to its path; the query is kept. Errors: not
+// an http(s) URL with a host.
+func ChatCompletionsURL(s string) (string, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("--llm-url %q: want an http(s) URL: the API's base URL (https://api.openai.com/v1) or its chat completions endpoint", s)
+	}
+	if p := strings.TrimSuffix(u.Path, "/"); !strings.HasSuffix(p, "/chat/completions") {
+		u.Path = p + "/chat/completions"
+		u.RawPath = ""
+	}
+	return u.String(), nil
+}
+
+// LLMEndpoint returns the URL llm.call posts to ("" when it is not granted
+// through --llm-url): what `axpool worker` logs at start.
+func (l *Live) LLMEndpoint() string {
+	if p, ok := l.llm.(*OpenAIChat); ok {
+		return p.URL
+	}
+	return ""
 }
 
 // Kind implements vm.HandlerSet: vm.HandlersLive.
