@@ -37,7 +37,9 @@ type SupervisorOptions struct {
 	// exec.Command(os.Executable(), "worker", "--nats", url) with the
 	// credentials in Env (queue.Credentials.Env), never on the command line.
 	// The Supervisor sets Stdout, Stderr and adds EnvSupervisorPID to Env
-	// (inheriting os.Environ() when Env is nil).
+	// (inheriting os.Environ() when Env is nil). Files in ExtraFiles are
+	// the process's: the Supervisor closes its own copies once the process
+	// has started (or failed to).
 	Command func(i int) *exec.Cmd
 	// Stderr receives the processes' stdout and stderr, each line prefixed
 	// with "[worker i] "; default os.Stderr. Never the MCP stdout.
@@ -331,7 +333,9 @@ func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, st
 	cmd.Env = append(cmd.Env, EnvHeartbeatFD+"="+strconv.Itoa(2+len(cmd.ExtraFiles)))
 	cmd.WaitDelay = time.Second
 	err = cmd.Start()
-	beatW.Close() // the child holds its own copy
+	for _, f := range cmd.ExtraFiles {
+		f.Close() // the child holds its own copies
+	}
 	if err != nil {
 		return false, 0, err.Error(), err
 	}

@@ -163,10 +163,58 @@ func grantsOf(m map[string]any) string {
 func TestE2EGrantsListed(t *testing.T) {
 	t.Parallel()
 	var stderr queuetest.Buffer
-	c := startStdio(t, &stderr, "--workers", "1", "--slots", "1", "--allow-net", "example.com")
+	c := startStdio(t, &stderr, "--workers", "1", "--slots", "1", "--allow-net", "example.com", "--allow-private-net", "0.0.0.0/0,::/0")
 	m, text := callAny(t, c, "boruna_capability_list", `{}`)
 	if got := grantsOf(m); got != "actor.send actor.spawn db.query=--db fs.read=--fs-root fs.write=--fs-root llm.call=--llm-url net.fetch random step.input time.now ui.render" {
 		t.Errorf("capability_list grants: %s\n%s", got, text)
+	}
+	// The catch-all ranges are warned about (issue 26, item 9).
+	for _, w := range []string{`level=WARN msg="--allow-private-net 0.0.0.0/0 covers every IPv4 address: every program may reach`,
+		`level=WARN msg="--allow-private-net ::/0 covers every IPv6 address: every program may reach`} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("no warning %q in:\n%s", w, stderr.String())
+		}
+	}
+}
+
+// The worker processes of `axpool mcp` get the LLM key and the NATS
+// credentials on a pipe: llm.call sends the key, yet no worker's
+// /proc/PID/environ holds it (issue 26, item 9).
+func TestE2EWorkerSecrets(t *testing.T) {
+	t.Parallel()
+	const key = "sk-e2e-pipe-5a4b3c2d1e0f"
+	var auth atomic.Value
+	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth.Store(r.Header.Get("Authorization"))
+		fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":"ok"}}]}`)
+	}))
+	defer llm.Close()
+	var stderr queuetest.Buffer
+	c := startStdioEnv(t, &stderr, []string{node.LLMKeyEnv + "=" + key, "E2E_DEPLOY_TOKEN=deploy-token-0123456789"},
+		"--workers", "1", "--slots", "1", "--llm-url", llm.URL+"/v1", "--llm-model", "m")
+	m, text := callAny(t, c, "boruna_run", `{"source":`+jstr(`fn main() -> Result<String, String> !{llm.call} { llm_complete("hi") }`)+`}`)
+	if m["success"] != true || auth.Load() != "Bearer "+key {
+		t.Fatalf("llm call: %s (the server saw %v)\nstderr:\n%s", text, auth.Load(), stderr.String())
+	}
+	id, _ := m["worker"].(string) // host-pid-random
+	parts := strings.Split(id, "-")
+	if len(parts) < 3 {
+		t.Fatalf("worker id %q", id)
+	}
+	environ, err := os.ReadFile("/proc/" + parts[len(parts)-2] + "/environ")
+	if err != nil {
+		t.Skipf("cannot read the worker's environment: %v", err)
+	}
+	for _, s := range []string{key, node.LLMKeyEnv, "AXPOOL_NATS_PASSWORD", "deploy-token-0123456789", "E2E_DEPLOY_TOKEN"} {
+		if strings.Contains(string(environ), s) {
+			t.Errorf("the worker's environment holds %q", s)
+		}
+	}
+	if !strings.Contains(string(environ), "AXPOOL_SECRETS_FD=3") {
+		t.Errorf("the worker's environment has no secrets pipe: %q", environ)
+	}
+	if !strings.Contains(stderr.String(), "llm_endpoint="+llm.URL+"/v1/chat/completions") {
+		t.Errorf("the endpoint is not logged:\n%s", stderr.String())
 	}
 }
 
@@ -194,8 +242,14 @@ func TestE2EMockHandlers(t *testing.T) {
 		{[]string{"mcp", "--handlers", "mock", "--allow-net", "x.example"}, 2, "axpool mcp: --allow-net has no effect with --handlers mock"},
 		{[]string{"mcp", "--handlers", "fake"}, 2, `axpool mcp: --handlers "fake": want live or mock`},
 		{[]string{"mcp", "--fs-read-only"}, 2, "axpool mcp: --fs-read-only needs --fs-root"},
-		{[]string{"mcp", "--allow-private-net", "ten"}, 1, `axpool mcp: --allow-private-net: "ten" is not a CIDR range (e.g. 127.0.0.1/32) or an IP address`},
-		{[]string{"mcp", "--allow-net", "bad host"}, 1, `axpool mcp: --allow-net: "bad host" is not a host name, *.domain wildcard, IP address or *`},
+		{[]string{"mcp", "--allow-private-net", "ten"}, 2, `axpool mcp: --allow-private-net: "ten" is not a CIDR range (e.g. 127.0.0.1/32) or an IP address`},
+		{[]string{"mcp", "--allow-net", "bad host"}, 2, `axpool mcp: --allow-net: "bad host" is not a host name, *.domain wildcard, IP address or *`},
+		// Issue 26, item 9: "*." became *, ".com" was a host, / was a root.
+		{[]string{"mcp", "--allow-net", "*."}, 2, `axpool mcp: --allow-net: "*.": a wildcard needs a domain: *.example.com for the subdomains of example.com, or * for any public host`},
+		{[]string{"mcp", "--allow-net", ".com"}, 2, `axpool mcp: --allow-net: ".com": a host name cannot start with "." (did you mean "*.com", the subdomains of com?)`},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--allow-net", "*."}, 2, `axpool worker: --allow-net: "*.": a wildcard needs a domain`},
+		{[]string{"mcp", "--llm-url", "https://api.example.com/v1"}, 2, "axpool mcp: --llm-url needs --llm-model"},
+		{[]string{"mcp", "--fs-root", "/"}, 1, "axpool mcp: --fs-root / contains /proc (every process's environment, command line and memory, this worker's secrets included); give a directory that holds only what programs may read and write"},
 		{[]string{"mcp", "--fs-root", "/nonexistent/root"}, 1, "axpool mcp: --fs-root: open /nonexistent/root: no such file or directory"},
 		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--db", "/nonexistent/x.db", "--db-read-only"}, 1, "axpool worker: --db /nonexistent/x.db: "},
 	}

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/spf13/pflag"
 
 	"github.com/axpool/axpool/internal/node"
@@ -25,33 +22,4 @@ func registerGrants(fs *pflag.FlagSet, g *node.Grants) {
 	fs.BoolVar(&g.DBReadOnly, "db-read-only", false, "with --db: refuse every statement that writes")
 	fs.StringVar(&g.LLMURL, "llm-url", "", "grant llm.call through this OpenAI-compatible API: its base `URL` (https://api.openai.com/v1) or its …/chat/completions endpoint (key from "+node.LLMKeyEnv+")")
 	fs.StringVar(&g.LLMModel, "llm-model", "", "the `MODEL` llm.call asks --llm-url for")
-}
-
-// grantFlagNames are the flags that grant something (all but --handlers).
-var grantFlagNames = []string{"allow-net", "allow-private-net", "fs-root", "fs-read-only", "db", "db-read-only", "llm-url", "llm-model"}
-
-// checkGrants validates the flags without opening anything: the handler
-// kind, the grants that need a companion, and that mock handlers get no
-// grants.
-func checkGrants(fs *pflag.FlagSet, g *node.Grants) error {
-	switch vm.HandlerKind(g.Handlers) {
-	case vm.HandlersLive:
-	case vm.HandlersMock:
-		for _, name := range grantFlagNames {
-			if fs.Changed(name) {
-				return fmt.Errorf("--%s has no effect with --handlers mock", name)
-			}
-		}
-	default:
-		return fmt.Errorf("--handlers %q: want live or mock", g.Handlers)
-	}
-	switch {
-	case g.FSReadOnly && g.FSRoot == "":
-		return errors.New("--fs-read-only needs --fs-root")
-	case g.DBReadOnly && g.DB == "":
-		return errors.New("--db-read-only needs --db")
-	case g.LLMModel != "" && g.LLMURL == "":
-		return errors.New("--llm-model needs --llm-url")
-	}
-	return nil
 }

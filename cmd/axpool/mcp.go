@@ -244,6 +244,8 @@ type nodeOptions struct {
 	lazyWorkers bool
 	// noGateway: a node without the MCP gateway (axpool batch).
 	noGateway bool
+	// tokenFiles: node.Config.TokenFiles (`axpool serve --token-file`).
+	tokenFiles []string
 }
 
 // startNode validates the flags and starts the node (internal/node):
@@ -299,7 +301,7 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if nf.maxInflightPerCaller < 0 {
 		return nil, printFail(cmd, exitUsage, "%s: --max-inflight-per-caller must not be negative", name)
 	}
-	if err := checkGrants(cmd.Flags(), &nf.grants); err != nil {
+	if err := nf.grants.Check(); err != nil {
 		return nil, printFail(cmd, exitUsage, "%s: %v", name, err)
 	}
 	if len(nf.allowDestructive) > 0 && nf.scriptsDir == "" {
@@ -311,13 +313,8 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if err := resolveDataDirs(cmd, base.With("component", "gateway"), &nf.libsDir, &nf.templatesDir); err != nil {
 		return nil, err
 	}
-	if nf.nats != "" {
-		for _, f := range grantFlagNames {
-			if cmd.Flags().Changed(f) {
-				base.With("component", "gateway").Warn("grant flags apply to the workers: in fleet mode give --" + f + " to axpool worker")
-				break
-			}
-		}
+	if f := nf.grants.FirstFlag(); nf.nats != "" && f != "" {
+		base.With("component", "gateway").Warn("grant flags apply to the workers: in fleet mode give --" + f + " to axpool worker")
 	}
 	n, err := node.Start(cmd.Context(), nf.config(base, no))
 	if err != nil {
@@ -336,7 +333,7 @@ func (nf *nodeFlags) config(base *slog.Logger, no nodeOptions) node.Config {
 		CacheTTL: nf.cacheTTL, CacheMaxBytes: nf.cacheMaxBytes, SecretEnv: nf.secretEnv,
 		MaxInflightPerCaller: nf.maxInflightPerCaller, ShutdownGrace: nf.shutdownGrace, Grants: nf.grants,
 		MetricsAddr: nf.metricsAddr, AuditLog: nf.auditLog, ScriptsDir: nf.scriptsDir, AllowDestructive: nf.allowDestructive,
-		StoreDir: no.storeDir, LazyWorkers: no.lazyWorkers, Gateway: !no.noGateway,
+		StoreDir: no.storeDir, LazyWorkers: no.lazyWorkers, Gateway: !no.noGateway, TokenFiles: no.tokenFiles,
 	}
 }
 

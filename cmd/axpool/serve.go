@@ -119,7 +119,7 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool serve: listen on %s: %v", serveFlags.addr, err)
 	}
-	n, err := startNode(cmd, "axpool serve", &serveFlags.node)
+	n, err := startNode(cmd, "axpool serve", &serveFlags.node, nodeOptions{tokenFiles: serveFlags.tokenFiles})
 	if err != nil {
 		ln.Close()
 		return err

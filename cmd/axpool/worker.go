@@ -142,7 +142,7 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	if workerFlags.connectTimeout < 0 {
 		return printFail(cmd, exitUsage, "axpool worker: --connect-timeout must not be negative")
 	}
-	if err := checkGrants(cmd.Flags(), &workerFlags.grants); err != nil {
+	if err := workerFlags.grants.Check(); err != nil {
 		return printFail(cmd, exitUsage, "axpool worker: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
@@ -164,7 +164,7 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 		// Started by an operator: run the same command line as a
 		// supervised child (node.SuperviseWorker); its lines say
 		// component=supervisor.
-		err := node.SuperviseWorker(ctx, commandLine, workerFlags.shutdownGrace+worker.ShutdownSlack, exitFail, cmd.ErrOrStderr(), log)
+		err := node.SuperviseWorker(ctx, commandLine, workerFlags.secretEnv, workerFlags.shutdownGrace+worker.ShutdownSlack, exitFail, cmd.ErrOrStderr(), log)
 		if err != nil {
 			if errors.Is(err, node.ErrNoExecutable) {
 				return printFail(cmd, exitFail, "axpool worker: %v", err)

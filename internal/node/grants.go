@@ -1,9 +1,9 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 
 	"github.com/axpool/axpool/policy"
@@ -30,10 +30,92 @@ type Grants struct {
 	handlers.Grants
 }
 
-// handlerGrants converts g to handlers.Grants, reading the LLM key from
-// the environment. Errors: an --allow-private-net value that is not a
-// CIDR.
-func (g *Grants) handlerGrants() (handlers.Grants, error) {
+// Check checks the grants as the flags give them, without opening
+// anything (a usage error): the handler kind, that mock handlers get no
+// grant, the grants that need a companion, each --allow-net host pattern
+// (handlers.ParseHostPattern: "*." and ".com" are refused) and
+// --allow-private-net range, and --llm-url's form. Errors name the flag:
+// "--allow-net: \"*.\": a wildcard needs a domain: …".
+func (g *Grants) Check() error {
+	switch vm.HandlerKind(g.Handlers) {
+	case vm.HandlersLive:
+	case vm.HandlersMock:
+		if f := g.FirstFlag(); f != "" {
+			return fmt.Errorf("--%s has no effect with --handlers mock", f)
+		}
+	default:
+		return fmt.Errorf("--handlers %q: want live or mock", g.Handlers)
+	}
+	switch {
+	case g.FSReadOnly && g.FSRoot == "":
+		return errors.New("--fs-read-only needs --fs-root")
+	case g.DBReadOnly && g.DB == "":
+		return errors.New("--db-read-only needs --db")
+	case g.LLMModel != "" && g.LLMURL == "":
+		return errors.New("--llm-model needs --llm-url")
+	case g.LLMURL != "" && g.LLMModel == "":
+		return errors.New("--llm-url needs --llm-model")
+	}
+	for _, h := range g.AllowNet {
+		if _, err := handlers.ParseHostPattern(h); err != nil {
+			return fmt.Errorf("--allow-net: %v", err)
+		}
+	}
+	if _, err := g.handlerGrants(""); err != nil {
+		return err
+	}
+	if g.LLMURL != "" {
+		if _, err := handlers.ChatCompletionsURL(g.LLMURL); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FirstFlag returns the name (without dashes) of the first grant flag g
+// sets, in the order of the flags' help, or "" when it sets none.
+func (g *Grants) FirstFlag() string {
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{
+		{"allow-net", len(g.AllowNet) > 0}, {"allow-private-net", len(g.AllowPrivateNet) > 0},
+		{"fs-root", g.FSRoot != ""}, {"fs-read-only", g.FSReadOnly},
+		{"db", g.DB != ""}, {"db-read-only", g.DBReadOnly},
+		{"llm-url", g.LLMURL != ""}, {"llm-model", g.LLMModel != ""},
+	} {
+		if f.set {
+			return f.name
+		}
+	}
+	return ""
+}
+
+// Warnings returns what the operator must hear at start about grants that
+// pass Check: an --allow-private-net range wider than any private range
+// (0.0.0.0/0, ::/0; handlers.PrivateNetWarning).
+func (g *Grants) Warnings() []string {
+	var out []string
+	for _, s := range g.AllowPrivateNet {
+		if p, err := handlers.ParsePrivateNet(s); err == nil {
+			if w := handlers.PrivateNetWarning(p); w != "" {
+				out = append(out, w)
+			}
+		}
+	}
+	return out
+}
+
+// logWarnings logs g's Warnings.
+func (g *Grants) logWarnings(log *slog.Logger) {
+	for _, w := range g.Warnings() {
+		log.Warn(w)
+	}
+}
+
+// handlerGrants converts g to handlers.Grants with the LLM key llmKey.
+// Errors: an --allow-private-net value that is not a CIDR.
+func (g *Grants) handlerGrants(llmKey string) (handlers.Grants, error) {
 	out := g.Grants
 	out.AllowPrivateNet = nil
 	for _, s := range g.AllowPrivateNet {
@@ -44,23 +126,24 @@ func (g *Grants) handlerGrants() (handlers.Grants, error) {
 		out.AllowPrivateNet = append(out.AllowPrivateNet, p)
 	}
 	if g.LLMURL != "" {
-		out.LLMKey = os.Getenv(LLMKeyEnv)
+		out.LLMKey = llmKey
 	}
 	return out, nil
 }
 
 // HandlerSet builds the handler set g names: the mock set, or the live
-// set with the grants (handlers.NewLive checks them: --fs-root a
-// directory, --db a SQLite file, …). close releases it.
-func (g *Grants) HandlerSet() (set vm.HandlerSet, close func(), err error) {
+// set with the grants and the LLM key llmKey (handlers.NewLive checks
+// them: --fs-root a directory that holds neither /proc nor own, --db a
+// SQLite file, …). close releases it.
+func (g *Grants) HandlerSet(llmKey string, own []handlers.OwnPath) (set vm.HandlerSet, close func(), err error) {
 	if vm.HandlerKind(g.Handlers) == vm.HandlersMock {
 		return handlers.Mock(), func() {}, nil
 	}
-	gr, err := g.handlerGrants()
+	gr, err := g.handlerGrants(llmKey)
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := handlers.NewLive(gr, handlers.Options{})
+	l, err := handlers.NewLive(gr, handlers.Options{OwnData: own})
 	if err != nil {
 		return nil, nil, err
 	}

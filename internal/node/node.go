@@ -26,6 +26,7 @@ import (
 	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/worker"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 // DefaultMemoryCeilingMB is the default of --max-memory-mb of `axpool mcp`,
@@ -100,6 +101,49 @@ type Config struct {
 	// Gateway builds the MCP gateway (mcp, serve); without it the node
 	// answers calls through its Dispatcher only (batch).
 	Gateway bool
+	// TokenFiles are the bearer token files of `axpool serve`, which
+	// --fs-root must not contain (ownData).
+	TokenFiles []string
+}
+
+// ownData are the files and directories of a node that --fs-root must not
+// contain (handlers.Options.OwnData): its credentials, its data and the
+// code and settings every later run depends on.
+func (cfg *Config) ownData() []handlers.OwnPath {
+	own := ownData(cfg.Grants.DB, cfg.LibsDir, cfg.TemplatesDir, cfg.CeilingPolicy, cfg.NATSCreds)
+	add := func(what, path string) {
+		if path != "" {
+			own = append(own, handlers.OwnPath{What: what, Path: path})
+		}
+	}
+	add("the audit log (--audit-log)", cfg.AuditLog)
+	add("the scripts (--scripts-dir)", cfg.ScriptsDir)
+	add("the result cache (--cache-dir)", cfg.StoreDir)
+	for _, t := range cfg.TokenFiles {
+		add("a bearer token file (--token-file)", t)
+	}
+	return own
+}
+
+// ownData are the files and directories every process with grants uses:
+// the database, the libraries and templates, the ceiling policy, the NATS
+// credentials file and the axpool executable.
+func ownData(db, libs, templates, ceilingPolicy, natsCreds string) []handlers.OwnPath {
+	var own []handlers.OwnPath
+	add := func(what, path string) {
+		if path != "" {
+			own = append(own, handlers.OwnPath{What: what, Path: path})
+		}
+	}
+	add("the --db file", db)
+	add("the standard libraries (--libs-dir)", libs)
+	add("the App templates (--templates-dir)", templates)
+	add("the ceiling policy (--ceiling-policy)", ceilingPolicy)
+	add("the NATS credentials (--nats-creds)", natsCreds)
+	if exe, err := os.Executable(); err == nil {
+		add("the axpool executable", exe)
+	}
+	return own
 }
 
 // Node is a running node: the queue client and, in single-node mode, the
@@ -310,11 +354,12 @@ func (n *Node) toolsEnv() (*tools.Env, error) {
 	if cfg.NATS != "" {
 		return env, nil
 	}
-	set, closeSet, err := cfg.Grants.HandlerSet()
+	set, closeSet, err := cfg.Grants.HandlerSet(os.Getenv(LLMKeyEnv), cfg.ownData())
 	if err != nil {
 		return nil, err
 	}
 	logGrants(n.Log, set)
+	cfg.Grants.logWarnings(n.Log)
 	env.Granted = grantedBy(set)
 	closeSet()
 	return env, nil
@@ -570,12 +615,12 @@ func waitContext(parent context.Context, d time.Duration) (context.Context, cont
 
 // newMasker is the masker of a process (docs/tools.md §4): the secrets of
 // its environment and of extra (NAME=value entries it holds itself, such
-// as the embedded server's credentials), and the variables named by
-// --secret-env; one of those that is unset or too short to be masked is
-// logged.
+// as the embedded server's credentials or a worker's secrets pipe), and
+// the variables named by --secret-env; one of those that is unset or too
+// short to be masked is logged.
 func newMasker(log *slog.Logger, names []string, extra ...string) *mask.Masker {
 	for _, v := range names {
-		if value, ok := os.LookupEnv(v); !ok {
+		if value, ok := secretEnv(extra).lookup(v); !ok {
 			log.Warn("--secret-env names a variable that is not set", "name", v)
 		} else if len(value) < mask.MinSecretLen {
 			log.Warn(fmt.Sprintf("--secret-env value under %d bytes is not masked", mask.MinSecretLen), "name", v)
@@ -585,9 +630,11 @@ func newMasker(log *slog.Logger, names []string, extra ...string) *mask.Masker {
 }
 
 // startWorkers supervises cfg.Workers `axpool worker` processes of this
-// binary against the embedded server. The credentials travel in the
-// environment, never on the command line. log is the untagged base logger
-// (the supervisor adds component=supervisor).
+// binary against the embedded server. The credentials, the LLM key and
+// every other secret of this process's environment travel on a pipe
+// (withSecrets), never on the command line or in the workers'
+// environment. log is the untagged base logger (the supervisor adds
+// component=supervisor).
 func startWorkers(emb *queue.Embedded, cfg *Config, log *slog.Logger) (*worker.Supervisor, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -598,7 +645,9 @@ func startWorkers(emb *queue.Embedded, cfg *Config, log *slog.Logger) (*worker.S
 		N: cfg.Workers,
 		Command: func(int) *exec.Cmd {
 			c := exec.Command(self, args...)
-			c.Env = append(os.Environ(), emb.Credentials().Env()...)
+			if err := withSecrets(c, append(os.Environ(), emb.Credentials().Env()...), cfg.SecretEnv); err != nil {
+				log.Error("worker process started without its secrets: it will exit and be restarted", "err", err)
+			}
 			dieWithParent(c)
 			return c
 		},

@@ -13,7 +13,6 @@ import (
 
 	"github.com/axpool/axpool/internal/engine"
 	"github.com/axpool/axpool/policy"
-	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/worker"
@@ -52,9 +51,12 @@ type WorkerConfig struct {
 
 // RunWorker runs one worker process (worker.RunProcess) with the
 // production engine (internal/engine) under the operator's ceilings and
-// grants until ctx ends. Errors say what failed ("--ceiling-policy: …",
-// "--metrics-addr …: …", a grant handlers.NewLive refused, NATS or the
-// queue missing after ConnectTimeout).
+// grants until ctx ends. Its secrets (NATS credentials, the LLM key, what
+// it masks) come from the pipe EnvSecretsFD names when its parent gave one
+// (readSecrets), else from its environment. Errors say what failed
+// ("--ceiling-policy: …", "--metrics-addr …: …", the secrets pipe, a grant
+// handlers.NewLive refused, NATS or the queue missing after
+// ConnectTimeout).
 func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	log := cfg.Logger
 	env := &tools.Env{
@@ -75,13 +77,19 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 		}
 		env.CeilingPolicy = p
 	}
-	masker := newMasker(log, cfg.SecretEnv)
-	set, closeSet, err := cfg.Grants.HandlerSet()
+	secrets, err := readSecrets()
+	if err != nil {
+		return err
+	}
+	masker := newMasker(log, cfg.SecretEnv, secrets...)
+	own := ownData(cfg.Grants.DB, cfg.LibsDir, cfg.TemplatesDir, cfg.CeilingPolicy, cfg.NATSCreds)
+	set, closeSet, err := cfg.Grants.HandlerSet(secrets.Getenv(LLMKeyEnv), own)
 	if err != nil {
 		return err
 	}
 	defer closeSet()
 	logGrants(log, set)
+	cfg.Grants.logWarnings(log)
 	env.Handlers = set
 	// The default slot count is bounded by the memory a job may use: the
 	// operator's ceiling, or the default limit of a job that sets none.
@@ -89,7 +97,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 	if cfg.Ceilings.MaxMemoryMB > 0 {
 		jobMemMB = cfg.Ceilings.MaxMemoryMB
 	}
-	creds := queue.CredentialsFromEnv()
+	creds := secrets.credentials()
 	if cfg.NATSCreds != "" {
 		creds.CredsFile = cfg.NATSCreds
 	}
@@ -134,7 +142,10 @@ var ErrNoExecutable = errors.New("cannot find its own executable to supervise")
 
 // SuperviseWorker is `axpool worker` started by an operator (not by a
 // supervisor): it runs this executable with args — the same command line
-// — as its one child process under a worker.Supervisor, as the
+// — as its one child process under a worker.Supervisor, its secrets (the
+// variables whose names look secret, secretNames from --secret-env, the
+// NATS credentials and the LLM key) on a pipe instead of in its
+// environment (withSecrets), as the
 // single-node gateway runs its workers, so that a worker that stops
 // heartbeating (SIGSTOP, a hung job engine) is killed and replaced within
 // 5 s, and one that dies (a crash, SIGKILL, the OOM killer) is restarted.
@@ -144,14 +155,20 @@ var ErrNoExecutable = errors.New("cannot find its own executable to supervise")
 // credentials…) is not restarted, and SuperviseWorker returns its error
 // (nil for status 0). When ctx ends the child gets SIGTERM, within grace
 // (its shutdown grace plus slack).
-func SuperviseWorker(ctx context.Context, args []string, grace time.Duration, failStatus int, stderr io.Writer, log *slog.Logger) error {
+func SuperviseWorker(ctx context.Context, args, secretNames []string, grace time.Duration, failStatus int, stderr io.Writer, log *slog.Logger) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNoExecutable, err)
 	}
 	return worker.Supervise(ctx, worker.SupervisorOptions{
-		N:           1,
-		Command:     func(int) *exec.Cmd { return exec.Command(exe, args...) },
+		N: 1,
+		Command: func(int) *exec.Cmd {
+			c := exec.Command(exe, args...)
+			if err := withSecrets(c, os.Environ(), secretNames); err != nil {
+				log.Error("worker process started without its secrets: it will exit and be restarted", "err", err)
+			}
+			return c
+		},
 		Stderr:      stderr,
 		Prefix:      func(int) string { return "" },
 		WorkerGrace: grace,

@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"fmt"
 	"net/netip"
+	"strings"
 	"testing"
 )
 
@@ -77,15 +79,35 @@ func TestControlHook(t *testing.T) {
 	}
 }
 
+// --allow-net entries: normalised, or refused with the fix (issue 26,
+// item 9: "*." became "*", ".com" was a host).
 func TestParseGrants(t *testing.T) {
+	generic := func(s string) string {
+		return fmt.Sprintf("%q is not a host name, *.domain wildcard, IP address or *", s)
+	}
 	for in, want := range map[string]string{
-		"API.Example.com.": "api.example.com", "*.Example.com": "*.example.com", "*": "*",
-		"[::1]": "::1", "127.0.0.1": "127.0.0.1", "bad host": "error", "a:80": "error",
-		"*.": "*", "": "error", "http://x": "error",
+		"API.Example.com.": "api.example.com", "*.Example.com": "*.example.com", "*": "*", " * ": "*",
+		"[::1]": "::1", "127.0.0.1": "127.0.0.1", "localhost": "localhost", "*.com": "*.com",
+		"my_host.internal": "my_host.internal", "xn--bcher-kva.example": "xn--bcher-kva.example",
+		"*.":                             `"*.": a wildcard needs a domain: *.example.com for the subdomains of example.com, or * for any public host`,
+		".com":                           `".com": a host name cannot start with "." (did you mean "*.com", the subdomains of com?)`,
+		".":                              generic("."),
+		"a..b":                           generic("a..b"),
+		"*..com":                         generic("*..com"),
+		"*.*.com":                        generic("*.*.com"),
+		"a.*.com":                        generic("a.*.com"),
+		"-a.com":                         generic("-a.com"),
+		"a-.com":                         generic("a-.com"),
+		"bad host":                       generic("bad host"),
+		"":                               generic(""),
+		"a:80":                           `"a:80": give a host without a port`,
+		"http://x":                       generic("http://x"),
+		"u@x.com":                        generic("u@x.com"),
+		strings.Repeat("a", 64) + ".com": generic(strings.Repeat("a", 64) + ".com"),
 	} {
 		got, err := ParseHostPattern(in)
 		if err != nil {
-			got = "error"
+			got = err.Error()
 		}
 		if got != want {
 			t.Errorf("ParseHostPattern(%q) = %q, want %q", in, got, want)
@@ -102,6 +124,26 @@ func TestParseGrants(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("ParsePrivateNet(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// Catch-all and other wide --allow-private-net ranges are warned about at
+// start (issue 26, item 9: 0.0.0.0/0 and ::/0 passed silently).
+func TestPrivateNetWarning(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.0.0.1/32": "", "10.0.0.0/8": "", "fc00::/7": "", "fd00::/8": "", "::1/128": "", "::ffff:10.0.0.0/104": "",
+		"0.0.0.0/0":         "--allow-private-net 0.0.0.0/0 covers every IPv4 address: every program may reach this host's own services (loopback), the private networks around it and the cloud metadata endpoint (169.254.169.254, fd00:ec2::254); name only the ranges programs need",
+		"::/0":              "--allow-private-net ::/0 covers every IPv6 address: every program may reach this host's own services (loopback), the private networks around it and the cloud metadata endpoint (169.254.169.254, fd00:ec2::254); name only the ranges programs need",
+		"0.0.0.0/1":         "--allow-private-net 0.0.0.0/1 covers wider than any private range: every program may reach this host's own services (loopback), the private networks around it and the cloud metadata endpoint (169.254.169.254, fd00:ec2::254); name only the ranges programs need",
+		"::ffff:0.0.0.0/96": "--allow-private-net ::ffff:0.0.0.0/96 covers every IPv4 address: every program may reach this host's own services (loopback), the private networks around it and the cloud metadata endpoint (169.254.169.254, fd00:ec2::254); name only the ranges programs need",
+	} {
+		p, err := ParsePrivateNet(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := PrivateNetWarning(p); got != want {
+			t.Errorf("PrivateNetWarning(%s) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -22,6 +22,60 @@ type files struct {
 	root *os.Root
 }
 
+// kernelDirs are the kernel's views of the system that no --fs-root may
+// contain or lie inside: /proc shows every process's environment (this
+// worker's secrets among them), command line and memory maps, /sys the
+// kernel's and the devices' settings.
+var kernelDirs = []OwnPath{
+	{"/proc (every process's environment, command line and memory, this worker's secrets included)", "/proc"},
+	{"/sys (the kernel's and the devices' settings)", "/sys"},
+}
+
+// checkFSRoot refuses an --fs-root that contains or lies inside one of
+// kernelDirs, or contains one of own: programs could read them (secrets)
+// or change them (axpool's data). Paths are compared after resolving
+// symbolic links; one that does not exist is compared as written.
+func checkFSRoot(root string, own []OwnPath) error {
+	r := resolved(root)
+	for _, k := range kernelDirs {
+		kp := resolved(k.Path)
+		if within(kp, r) {
+			return fmt.Errorf("--fs-root %s contains %s; give a directory that holds only what programs may read and write", root, k.What)
+		}
+		if within(r, kp) {
+			return fmt.Errorf("--fs-root %s is inside %s; give a directory that holds only what programs may read and write", root, k.What)
+		}
+	}
+	for _, o := range own {
+		if o.Path != "" && within(resolved(o.Path), r) {
+			return fmt.Errorf("--fs-root %s contains %s (%s): programs could read or change it; give a directory that holds only what programs may read and write", root, o.What, o.Path)
+		}
+	}
+	return nil
+}
+
+// resolved is p absolute, clean and with its symbolic links resolved (as
+// far as it exists).
+func resolved(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return filepath.Clean(p)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
+}
+
+// within reports whether path is dir or below it (both clean and
+// absolute).
+func within(path, dir string) bool {
+	if dir == string(filepath.Separator) {
+		return true
+	}
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+}
+
 // escapes reports whether err is os.Root's refusal of a path that leaves
 // the root (its error is not exported; its text is fixed in the os
 // package).
@@ -112,6 +166,9 @@ func (f *files) read(left int64, path string) (vm.Value, error) {
 	if v, err, ok := checkRegular(policy.FsRead, "fs_read", path, st); !ok {
 		return v, err
 	}
+	if err := checkFileSystem(policy.FsRead, path, fh); err != nil {
+		return vm.Value{}, err
+	}
 	if st.Size() > left {
 		return vm.Value{}, fmt.Errorf("fs_read %q (%d bytes): %w", path, st.Size(), vm.ErrMemoryLimit)
 	}
@@ -180,7 +237,9 @@ func (f *files) write(quota *int64, path, content string) (vm.Value, error) {
 	if err == nil {
 		*quota -= EntryCost
 	} else if errors.Is(err, fs.ErrExist) {
-		fh, err = f.root.OpenFile(path, os.O_WRONLY|os.O_TRUNC|openNonBlock, 0)
+		// Truncated below, once the file is known to be a regular file on
+		// an ordinary file system.
+		fh, err = f.root.OpenFile(path, os.O_WRONLY|openNonBlock, 0)
 	}
 	if err != nil {
 		return openError(policy.FsWrite, "fs_write", path, err)
@@ -192,6 +251,12 @@ func (f *files) write(quota *int64, path, content string) (vm.Value, error) {
 	}
 	if v, err, ok := checkRegular(policy.FsWrite, "fs_write", path, st); !ok {
 		return v, err
+	}
+	if err := checkFileSystem(policy.FsWrite, path, fh); err != nil {
+		return vm.Value{}, err
+	}
+	if err := fh.Truncate(0); err != nil {
+		return errValue("fs_write: %q: %v", path, err), nil
 	}
 	if _, err := io.WriteString(fh, content); err != nil {
 		return errValue("fs_write: %q: %v", path, err), nil

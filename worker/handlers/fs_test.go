@@ -194,3 +194,62 @@ func TestFilesEntryCost(t *testing.T) {
 		}
 	}
 }
+
+// An --fs-root holding /proc or /sys, inside them, or holding axpool's own
+// data is refused at start (issue 26, item 9: with --fs-root / a program
+// read the LLM key and the NATS password from /proc/self/environ).
+func TestFSRootRefused(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "data", "app.db")
+	must(t, os.MkdirAll(filepath.Dir(db), 0o755))
+	must(t, os.Symlink("/", filepath.Join(dir, "slash")))
+	own := []handlers.OwnPath{{What: "the --db file", Path: db}, {What: "the libraries (--libs-dir)", Path: filepath.Join(dir, "libs")}}
+	const fix = "; give a directory that holds only what programs may read and write"
+	for root, want := range map[string]string{
+		"/":                           "--fs-root / contains /proc (every process's environment, command line and memory, this worker's secrets included)" + fix,
+		filepath.Join(dir, "slash"):   "--fs-root " + filepath.Join(dir, "slash") + " contains /proc (every process's environment, command line and memory, this worker's secrets included)" + fix,
+		"/proc/self":                  "--fs-root /proc/self is inside /proc (every process's environment, command line and memory, this worker's secrets included)" + fix,
+		"/sys/kernel":                 "--fs-root /sys/kernel is inside /sys (the kernel's and the devices' settings)" + fix,
+		dir:                           "--fs-root " + dir + " contains the --db file (" + db + "): programs could read or change it" + fix,
+		filepath.Join(dir, "data"):    "--fs-root " + filepath.Join(dir, "data") + " contains the --db file (" + db + "): programs could read or change it" + fix,
+		filepath.Join(dir, "data/.."): "--fs-root " + filepath.Join(dir, "data/..") + " contains the --db file (" + db + "): programs could read or change it" + fix,
+	} {
+		_, err := handlers.NewLive(handlers.Grants{FSRoot: root}, handlers.Options{OwnData: own})
+		if err == nil || err.Error() != want {
+			t.Errorf("--fs-root %s: %v\nwant %s", root, err, want)
+		}
+	}
+	// A directory beside them is fine.
+	files := filepath.Join(dir, "files")
+	must(t, os.Mkdir(files, 0o755))
+	live(t, handlers.Grants{FSRoot: files}, handlers.Options{OwnData: own})
+}
+
+// A file on a kernel pseudo file system is refused once open, wherever it
+// is mounted (checkFileSystem); the root's check cannot see a mount inside
+// it. Unprivileged, the test cannot mount proc in a root: it reads through
+// a root opened on /proc/self directly, which NewLive would refuse.
+func TestFSPseudoFileSystem(t *testing.T) {
+	if _, err := os.Stat("/proc/self/environ"); err != nil {
+		t.Skip("no /proc")
+	}
+	h, done := handlers.FilesForTest(t, "/proc/self")
+	defer done()
+	for _, c := range []struct {
+		e    vm.Effect
+		args []vm.Value
+		want string
+	}{
+		{vm.EFsRead, []vm.Value{vm.Str("environ")}, `capability denied: fs.read ("environ" is on the kernel's proc file system)`},
+		{vm.EFsRead, []vm.Value{vm.Str("cmdline")}, `capability denied: fs.read ("cmdline" is on the kernel's proc file system)`},
+		{vm.EFsWrite, []vm.Value{vm.Str("comm"), vm.Str("pwned")}, `capability denied: fs.write ("comm" is on the kernel's proc file system)`},
+	} {
+		_, err := h.Call(context.Background(), c.e, c.args)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%s %v: %v, want %s", c.e.Name(), c.args, err, c.want)
+		}
+	}
+	if comm, _ := os.ReadFile("/proc/self/comm"); strings.Contains(string(comm), "pwned") {
+		t.Errorf("the write reached /proc/self/comm: %q", comm)
+	}
+}

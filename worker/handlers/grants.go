@@ -100,9 +100,12 @@ func (g *Grants) allowsAddr(a netip.Addr) bool {
 // ParseHostPattern checks one --allow-net entry: "*", a host name, a
 // "*.suffix" wildcard or an IP literal (IPv6 with or without brackets).
 // It returns the entry in the form the matcher uses (lower case, no
-// trailing dot, no brackets).
+// trailing dot, no brackets). A host name is dot-separated labels of
+// letters, digits, "-" and "_" (1 to 63 bytes, not starting or ending with
+// "-"), 253 bytes at most; "*.", ".com" and "a..b" are refused, with the
+// fix when there is one.
 func ParseHostPattern(s string) (string, error) {
-	p := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(s)), ".")
+	p := strings.ToLower(strings.TrimSpace(s))
 	if p == "*" {
 		return p, nil
 	}
@@ -112,14 +115,39 @@ func ParseHostPattern(s string) (string, error) {
 	if a, err := netip.ParseAddr(p); err == nil {
 		return a.String(), nil
 	}
-	name := strings.TrimPrefix(p, "*.")
-	if name == "" || strings.ContainsAny(name, "*/:@ ") || strings.Contains(name, "..") {
-		return "", fmt.Errorf("%q is not a host name, *.domain wildcard, IP address or *", s)
-	}
-	if strings.Contains(p, ":") {
+	switch {
+	case p == "*." || p == "*":
+		return "", fmt.Errorf("%q: a wildcard needs a domain: *.example.com for the subdomains of example.com, or * for any public host", s)
+	case strings.HasPrefix(p, ".") && len(p) > 1:
+		return "", fmt.Errorf("%q: a host name cannot start with \".\" (did you mean %q, the subdomains of %s?)", s, "*"+p, p[1:])
+	case strings.Contains(p, ":") && !strings.ContainsAny(p, "/@ "):
 		return "", fmt.Errorf("%q: give a host without a port", s)
 	}
-	return p, nil
+	name := strings.TrimSuffix(strings.TrimPrefix(p, "*."), ".")
+	if !validHostName(name) {
+		return "", fmt.Errorf("%q is not a host name, *.domain wildcard, IP address or *", s)
+	}
+	return strings.TrimSuffix(p, "."), nil
+}
+
+// validHostName reports whether name is dot-separated labels of letters,
+// digits, "-" and "_" (each 1 to 63 bytes, not starting or ending with
+// "-"), 253 bytes at most.
+func validHostName(name string) bool {
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for label := range strings.SplitSeq(name, ".") {
+		if label == "" || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for _, c := range []byte(label) {
+			if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // ParsePrivateNet checks one --allow-private-net entry: a CIDR range
@@ -134,6 +162,30 @@ func ParsePrivateNet(s string) (netip.Prefix, error) {
 		return netip.PrefixFrom(a, a.BitLen()), nil
 	}
 	return netip.Prefix{}, fmt.Errorf("%q is not a CIDR range (e.g. 127.0.0.1/32) or an IP address", s)
+}
+
+// PrivateNetWarning returns the warning an --allow-private-net range
+// deserves at start, or "": one wider than /8 (IPv4, IPv4-mapped IPv6
+// included) or /7 (IPv6) spans more than any one private range — 0.0.0.0/0
+// and ::/0 are catch-alls — and opens every loopback, private and
+// link-local address it holds to every program: the host's own services
+// and the cloud metadata endpoint (169.254.169.254) among them.
+func PrivateNetWarning(p netip.Prefix) string {
+	bits, family, wide := p.Bits(), "IPv6", 7
+	switch {
+	case p.Addr().Is4():
+		family, wide = "IPv4", 8
+	case p.Addr().Is4In6() && bits >= 96:
+		bits, family, wide = bits-96, "IPv4", 8
+	}
+	if bits >= wide {
+		return ""
+	}
+	what := "wider than any private range"
+	if bits == 0 {
+		what = "every " + family + " address"
+	}
+	return fmt.Sprintf("--allow-private-net %s covers %s: every program may reach this host's own services (loopback), the private networks around it and the cloud metadata endpoint (169.254.169.254, fd00:ec2::254); name only the ranges programs need", p, what)
 }
 
 // denied is the refusal of a call to c: `capability denied: <c> (<why>)`,

@@ -24,6 +24,16 @@ type Options struct {
 	LLM Provider
 	// Now is the clock of time.now; nil means time.Now.
 	Now func() time.Time
+	// OwnData are axpool's own files and directories (the database, the
+	// scripts, the libraries, credentials, the executable…) that --fs-root
+	// must not contain: programs could read or change them.
+	OwnData []OwnPath
+}
+
+// OwnPath is a file or directory of axpool's own (Options.OwnData): What
+// names it in the refusal ("the --db file"), Path locates it.
+type OwnPath struct {
+	What, Path string
 }
 
 // Live is the live handler set (docs/capabilities.md): real effects under
@@ -39,7 +49,9 @@ type Live struct {
 }
 
 // NewLive checks the grants and returns the live set: --fs-root must be a
-// directory, --db a SQLite file that opens (created unless DBReadOnly),
+// directory that neither contains nor lies inside /proc or /sys and
+// contains none of opts.OwnData (checkFSRoot), --db a SQLite file that
+// opens (created unless DBReadOnly),
 // --llm-url an http(s) URL with a --llm-model, every --allow-net entry a
 // host pattern (ParseHostPattern). Errors name the flag.
 func NewLive(g Grants, opts Options) (*Live, error) {
@@ -61,6 +73,10 @@ func NewLive(g Grants, opts Options) (*Live, error) {
 		root, err := os.OpenRoot(g.FSRoot)
 		if err != nil {
 			return nil, fmt.Errorf("--fs-root: %v", err)
+		}
+		if err := checkFSRoot(g.FSRoot, opts.OwnData); err != nil {
+			root.Close()
+			return nil, err
 		}
 		l.files = &files{root: root}
 	}
