@@ -184,6 +184,29 @@ func (m *Masker) String(s string) string {
 	return b.String()
 }
 
+// Writer returns a writer that masks what each Write carries (String)
+// before it writes it to w: for text written a line at a time
+// (fmt.Fprintln), since a secret split across two writes is masked only
+// where 8 of its bytes are in one. It reports len(p) written on success.
+func (m *Masker) Writer(w io.Writer) io.Writer {
+	if m.Empty() {
+		return w
+	}
+	return maskWriter{m, w}
+}
+
+type maskWriter struct {
+	m *Masker
+	w io.Writer
+}
+
+func (mw maskWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(mw.w, mw.m.String(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
 // JSON masks every string (keys included) and every number literal of a
 // JSON document, keeping its structure and key order; a number whose text
 // contains a secret becomes the masked string. The result is compact.

@@ -3,7 +3,9 @@ package mask
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 )
@@ -160,3 +162,31 @@ func BenchmarkMaskerString(b *testing.B) {
 		m.String(s)
 	}
 }
+
+// A Masker's Writer masks each write; an empty Masker's is w itself.
+func TestMaskerWriter(t *testing.T) {
+	var out strings.Builder
+	if w := Values().Writer(&out); w != io.Writer(&out) {
+		t.Errorf("an empty Masker's Writer is %T, want w itself", w)
+	}
+	const secret = "s3cr3t-value-0123"
+	w := Values(secret).Writer(&out)
+	for _, line := range []string{"the token is " + secret + "\n", "no secret\n", secret[:8] + "|" + secret[8:] + "\n"} {
+		n, err := fmt.Fprint(w, line)
+		if n != len(line) || err != nil {
+			t.Errorf("Write(%q) = %d, %v; want %d, nil", line, n, err, len(line))
+		}
+	}
+	if got, want := out.String(), "the token is ***\nno secret\n***|***\n"; got != want {
+		t.Errorf("written %q, want %q", got, want)
+	}
+	if n, err := Values(secret).Writer(failWriter{}).Write([]byte("x")); n != 0 || err != errFail {
+		t.Errorf("Write to a failing writer = %d, %v; want 0, %v", n, err, errFail)
+	}
+}
+
+var errFail = errors.New("write failed")
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errFail }
