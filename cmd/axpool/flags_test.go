@@ -19,7 +19,7 @@ func TestLibsDirHelp(t *testing.T) {
 		{"mcp", `      --libs-dir string               directory that import "std-x" resolves against (default ./libs if it is an axpool library folder, else the copy built into axpool)`},
 		{"worker", `      --libs-dir string            directory that import "std-x" resolves against (default ./libs if it is an axpool library folder, else the copy built into axpool)`},
 		{"serve", `      --libs-dir string               directory that import "std-x" resolves against (default ./libs if it is an axpool library folder, else the copy built into axpool)`},
-		{"run", `      --libs-dir string        directory that import "std-x" resolves against (default ./libs if it is an axpool library folder, else the copy built into axpool)`},
+		{"run", `      --libs-dir string          directory that import "std-x" resolves against (default ./libs if it is an axpool library folder, else the copy built into axpool)`},
 	}
 	for _, c := range cases {
 		stdout, stderr, code := runCLI(t, c.cmd, "--help")

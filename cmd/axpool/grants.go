@@ -7,7 +7,7 @@ import (
 	"github.com/axpool/axpool/vm"
 )
 
-// The live-capability flags of `axpool mcp`, `serve` and `worker`
+// The live-capability flags of `axpool mcp`, `serve`, `worker` and `run`
 // (docs/capabilities.md): which handler set runs programs and what the
 // operator grants it, into a node.Grants.
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,14 +10,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/axpool/axpool/internal/mask"
+	"github.com/axpool/axpool/internal/node"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
-	"github.com/axpool/axpool/worker/handlers"
 )
 
 // `axpool run FILE`: compile and run a program locally with the engine of
-// boruna_run (tools.Call), the mock capability handlers and no queue.
+// boruna_run (tools.Call), the grants of `axpool mcp` and no queue.
 
 var runFlags struct {
 	json           bool
@@ -27,6 +29,8 @@ var runFlags struct {
 	maxOutputBytes int64
 	trace          bool
 	libsDir        string
+	seed           int64
+	grants         node.Grants
 }
 
 var runCmd = &cobra.Command{
@@ -45,9 +49,14 @@ first, "FILE:LINE:COL: in FUNC" per frame, the middle of a stack deeper than
 With --json: prints exactly the JSON object boruna_run returns (pretty) and
 exits 0 on success, 1 on failure. Usage errors exit 2.
 
-Capabilities get the mock handlers (the reference's deterministic values;
-the --json result says "handlers":"mock"); live capabilities are for
-axpool mcp, serve and worker (docs/capabilities.md).
+Capabilities run with the live handlers and the grants of axpool mcp
+(docs/capabilities.md), like deno run: time.now and random always, the
+others only with --allow-net HOST,…, --fs-root DIR, --db FILE or
+--llm-url URL --llm-model MODEL (key from AXPOOL_LLM_API_KEY);
+--handlers mock gives the reference's deterministic values instead (the
+--json result says "handlers":"mock"). A live --json result carries
+its random_seed; --seed N runs with that seed again. Output is masked
+like a server's answers (docs/tools.md §4).
 
 The limit flags are boruna_run's max_steps and limits.* (docs/tools.md §2),
 and 0 is a real limit, not "none": --max-steps 0 stops the program at its
@@ -68,14 +77,16 @@ func init() {
 	f.Int64Var(&runFlags.maxMemoryMB, "max-memory-mb", tools.DefaultMemoryMB, "memory limit in MB, at least 1")
 	f.Int64Var(&runFlags.maxOutputBytes, "max-output-bytes", 0, fmt.Sprintf("limit on the JSON size of result plus ui_output (default %d, the largest response the queue carries; 0 = no output fits, every run fails)", tools.DefaultMaxResponseBytes))
 	f.BoolVar(&runFlags.trace, "trace", false, "record the first 500 executed instructions (stderr without --json)")
+	f.Int64Var(&runFlags.seed, "seed", 0, "seed of random_int and random_float with the live handlers (boruna_run's seed: the random_seed of a --json result gives its values again; default a fresh seed)")
 	libsData.register(f, &runFlags.libsDir, libsDirUsage)
+	registerGrants(f, &runFlags.grants)
 	rootCmd.AddCommand(runCmd)
 }
 
 func runRun(cmd *cobra.Command, argv []string) error {
 	path := argv[0]
 	flags := cmd.Flags()
-	for _, name := range []string{"max-steps", "max-wall-ms", "max-memory-mb", "max-output-bytes"} {
+	for _, name := range []string{"max-steps", "max-wall-ms", "max-memory-mb", "max-output-bytes", "seed"} {
 		if v, _ := flags.GetInt64(name); v < 0 {
 			return printFail(cmd, exitUsage, "axpool run: --%s must not be negative", name)
 		}
@@ -85,6 +96,9 @@ func runRun(cmd *cobra.Command, argv []string) error {
 	if runFlags.maxMemoryMB < 1 {
 		return printFail(cmd, exitUsage, "axpool run: --max-memory-mb must be at least 1")
 	}
+	if err := runFlags.grants.Check(); err != nil {
+		return printFail(cmd, exitUsage, "axpool run: %v", err)
+	}
 	if err := resolveDataDirs(cmd, nil, &runFlags.libsDir, nil); err != nil {
 		return err
 	}
@@ -92,7 +106,12 @@ func runRun(cmd *cobra.Command, argv []string) error {
 	if err != nil {
 		return err
 	}
-	env := &tools.Env{LibsDir: runFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB, Handlers: handlers.Mock()}
+	set, closeSet, err := runFlags.grants.LocalHandlers(runFlags.libsDir, cmd.ErrOrStderr())
+	if err != nil {
+		return printFail(cmd, exitFail, "axpool run: %v", err)
+	}
+	defer closeSet()
+	env := &tools.Env{LibsDir: runFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB, Handlers: set}
 	if resp := tools.InvalidUTF8(env, src); resp != nil {
 		return reportRun(cmd.OutOrStdout(), cmd.ErrOrStderr(), path, resp)
 	}
@@ -132,6 +151,9 @@ func runRun(cmd *cobra.Command, argv []string) error {
 	if runFlags.trace {
 		args.Set("trace", true)
 	}
+	if flags.Changed("seed") {
+		args.Set("seed", runFlags.seed)
+	}
 	raw, err := args.MarshalJSON()
 	if err != nil {
 		return fail(exitFail, "error: %v", err)
@@ -159,16 +181,25 @@ func reportPolicyFileError(cmd *cobra.Command, err error) error {
 }
 
 // reportRun prints a boruna_run response — its JSON with --json, else its
-// text (tools.WriteRunText) — and returns the exit status.
+// text (tools.WriteRunText) — masked (mask.FromEnviron), and returns the
+// exit status.
 func reportRun(stdout, stderr io.Writer, path string, resp *wire.Object) error {
+	masker := mask.FromEnviron()
 	if runFlags.json {
 		b, err := resp.Pretty()
 		if err != nil {
 			return fail(exitFail, "error: %v", err)
 		}
+		if masked := masker.JSON(b); !bytes.Equal(masked, b) { // compact
+			var out bytes.Buffer
+			if err := json.Indent(&out, masked, "", "  "); err != nil {
+				return fail(exitFail, "error: %v", err)
+			}
+			b = out.Bytes()
+		}
 		fmt.Fprintln(stdout, string(b))
 	} else {
-		tools.WriteRunText(stdout, stderr, path, runFlags.libsDir, resp)
+		tools.WriteRunText(masker.Writer(stdout), masker.Writer(stderr), path, runFlags.libsDir, resp)
 	}
 	if success, _ := resp.Get("success"); success != true {
 		return silentExit(exitFail)

@@ -3,11 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ncruces/go-sqlite3"
+
+	"github.com/axpool/axpool/internal/node"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/worker/handlers"
 )
@@ -89,7 +96,7 @@ func TestRunCLIJSON(t *testing.T) {
 	if !strings.Contains(string(want), `"handlers": "mock"`) {
 		t.Fatalf("the run's result does not say its handlers: %s", want)
 	}
-	stdout, stderr, code := runCLI(t, "run", "--json", "--max-steps", "100", "--trace", add)
+	stdout, stderr, code := runCLI(t, "run", "--json", "--handlers", "mock", "--max-steps", "100", "--trace", add)
 	if stdout != string(want)+"\n" || stderr != "" || code != 0 {
 		t.Fatalf("--json:\n%s\nwant\n%s\n(stderr %q, code %d)", stdout, want, stderr, code)
 	}
@@ -114,5 +121,129 @@ func TestRunCLIUsage(t *testing.T) {
 		if _, _, code := runCLI(t, args...); code != 2 {
 			t.Errorf("axpool %v exit %d, want 2", args, code)
 		}
+	}
+}
+
+// `axpool run` takes the grants of `axpool mcp`, live by default like
+// `deno run` (issue 26, item 16), and masks what it prints.
+func TestRunGrants(t *testing.T) {
+	dir := t.TempDir()
+	root := filepath.Join(dir, "files")
+	if err := os.Mkdir(root, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, root, "note.txt", "file says hi")
+	const token = "run-test-token-0123456789"
+	t.Setenv("RUN_TEST_TOKEN", token)
+	writeFile(t, root, "leak.txt", "the token is "+token)
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "web says hi") }))
+	defer web.Close()
+	const key = "sk-run-key-0123456789"
+	t.Setenv(node.LLMKeyEnv, key)
+	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer "+key {
+			http.Error(w, "no", http.StatusBadRequest)
+			return
+		}
+		fmt.Fprint(w, `{"choices":[{"message":{"role":"assistant","content":"model says hi"}}]}`)
+	}))
+	defer llm.Close()
+	db := filepath.Join(dir, "app.db")
+
+	now := writeFile(t, dir, "now.ax", "fn main() -> Bool !{time.now} { now_ms() > 1700000000 }\n")
+	read := writeFile(t, dir, "read.ax", "fn main() -> Result<String, String> !{fs.read} { fs_read(\"note.txt\") }\n")
+	leak := writeFile(t, dir, "leak.ax", "fn main() -> Result<String, String> !{fs.read} { fs_read(\"leak.txt\") }\n")
+	fetch := writeFile(t, dir, "fetch.ax", fmt.Sprintf("fn main() -> Result<String, String> !{net.fetch} { http_get(%q) }\n", web.URL))
+	query := writeFile(t, dir, "query.ax", "fn main() -> Result<List<Map<String, String>>, String> !{db.query} { db_query(\"SELECT 40 + 2 AS n\") }\n")
+	ask := writeFile(t, dir, "ask.ax", "fn main() -> Result<String, String> !{llm.call} { llm_complete(\"hi\") }\n")
+	for _, c := range []struct {
+		args           []string
+		stdout, stderr string
+		code           int
+	}{
+		{[]string{"run", now}, "true\nsteps: 4\n", "", 0}, // the real clock
+		{[]string{"run", "--handlers", "mock", now}, "false\nsteps: 4\n", "", 0},
+		{[]string{"run", "--fs-root", root, read}, `{"result":"Ok","value":"file says hi"}` + "\nsteps: 3\n", "", 0},
+		{[]string{"run", "--fs-root", root, leak}, `{"result":"Ok","value":"the token is ***"}` + "\nsteps: 3\n", "", 0},
+		{[]string{"run", "--allow-net", "127.0.0.1", "--allow-private-net", "127.0.0.1/32", fetch}, `{"result":"Ok","value":"web says hi"}` + "\nsteps: 3\n", "", 0},
+		{[]string{"run", "--db", db, query}, `{"result":"Ok","value":[{"n":"42"}]}` + "\nsteps: " + strconv.Itoa(3+sqlSteps(t, "SELECT 40 + 2 AS n")) + "\n", "", 0},
+		{[]string{"run", "--llm-url", llm.URL + "/v1", "--llm-model", "m", ask}, `{"result":"Ok","value":"model says hi"}` + "\nsteps: 3\n", "", 0},
+		{[]string{"run", fetch}, "", fetch + ":1:52: runtime error: capability denied: net.fetch (not granted by this server; see --allow-net)\n", 1},
+		{[]string{"run", "--handlers", "mock", "--fs-root", root, read}, "", "axpool run: --fs-root has no effect with --handlers mock\n", 2},
+		{[]string{"run", "--llm-url", llm.URL + "/v1", ask}, "", "axpool run: --llm-url needs --llm-model\n", 2},
+		{[]string{"run", "--seed", "-1", now}, "", "axpool run: --seed must not be negative\n", 2},
+		{[]string{"run", "--allow-net", "*.", fetch}, "", "axpool run: --allow-net: \"*.\": a wildcard needs a domain: *.example.com for the subdomains of example.com, or * for any public host\n", 2},
+		{[]string{"run", "--fs-root", "/", read}, "", "axpool run: --fs-root / contains /proc (every process's environment, command line and memory, this worker's secrets included); give a directory that holds only what programs may read and write\n", 1},
+		{[]string{"run", "--fs-root", dir, "--db", db, query}, "", "axpool run: --fs-root " + dir + " contains the --db file (" + db + "): programs could read or change it; give a directory that holds only what programs may read and write\n", 1},
+		{[]string{"run", "--allow-net", "127.0.0.1", "--allow-private-net", "0.0.0.0/0", fetch}, `{"result":"Ok","value":"web says hi"}` + "\nsteps: 3\n",
+			"warning: --allow-private-net 0.0.0.0/0 covers every IPv4 address: every program may reach this host's own services (loopback), the private networks around it and the cloud metadata endpoint (169.254.169.254, fd00:ec2::254); name only the ranges programs need\n", 0},
+	} {
+		stdout, stderr, code := runCLI(t, c.args...)
+		if stdout != c.stdout || stderr != c.stderr || code != c.code {
+			t.Errorf("axpool %v:\n stdout %q\n stderr %q\n code %d\nwant\n stdout %q\n stderr %q\n code %d",
+				c.args[1:], stdout, stderr, code, c.stdout, c.stderr, c.code)
+		}
+	}
+	// --json: live results carry random_seed, masked like any answer.
+	stdout, _, code := runCLI(t, "run", "--json", "--fs-root", root, leak)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil || code != 0 || m["random_seed"] == nil || m["handlers"] != nil ||
+		strings.Contains(stdout, token) || !strings.Contains(stdout, "\n  \"result\": {\n    \"result\": \"Ok\",\n    \"value\": \"the token is ***\"\n  },") {
+		t.Errorf("--json: %s (code %d)", stdout, code)
+	}
+}
+
+// sqlSteps is what SQLite's instructions for sql cost a run (one step
+// each), on an empty database.
+func sqlSteps(t *testing.T, sql string) int {
+	t.Helper()
+	c, err := sqlite3.Open(":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	stmt, _, err := c.Prepare(sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stmt.Close()
+	for stmt.Step() {
+	}
+	return stmt.Status(sqlite3.STMTSTATUS_VM_STEP, false)
+}
+
+// `axpool run --seed N` runs with boruna_run's seed N: the random values of
+// a live run with that seed, which its --json result gives as random_seed.
+func TestRunSeed(t *testing.T) {
+	src := "fn main() -> List<Int> !{random} { [random_int(0, 1000000), random_int(0, 1000000)] }\n"
+	rnd := writeFile(t, t.TempDir(), "rnd.ax", src)
+	live, err := handlers.NewLive(handlers.Grants{}, handlers.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	args, _ := json.Marshal(map[string]any{"source": src, "seed": 7})
+	resp := tools.Call(context.Background(), &tools.Env{Handlers: live}, "boruna_run", args, nil)
+	want, _ := resp.Get("result")
+	wantJSON, _ := json.Marshal(want)
+	if seed, _ := resp.Get("random_seed"); fmt.Sprint(seed) != "7" {
+		t.Fatalf("boruna_run with seed 7: random_seed %v", seed)
+	}
+	steps, _ := resp.Get("steps")
+	wantText := fmt.Sprintf("%s\nsteps: %v\n", wantJSON, steps)
+	if wantText != "[605411,874276]\nsteps: 8\n" { // seed 7's values, as in every replay
+		t.Fatalf("boruna_run with seed 7: %s", wantText)
+	}
+	stdout, stderr, code := runCLI(t, "run", "--seed", "7", rnd)
+	if stdout != wantText || stderr != "" || code != 0 {
+		t.Errorf("--seed 7: stdout %q stderr %q code %d, want stdout %q", stdout, stderr, code, wantText)
+	}
+	stdout, _, code = runCLI(t, "run", "--json", "--seed", "7", rnd)
+	var m map[string]any
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil || code != 0 || fmt.Sprint(m["random_seed"]) != "7" {
+		t.Fatalf("--json --seed 7: %s (code %d)", stdout, code)
+	}
+	if got, _ := json.Marshal(m["result"]); string(got) != string(wantJSON) {
+		t.Errorf("--json --seed 7: result %s, want %s", got, wantJSON)
 	}
 }

@@ -7,8 +7,10 @@
 // the reverse order, once. Drain is the first half of a shutdown on a
 // signal. RunWorker and SuperviseWorker are the two halves of `axpool
 // worker`. WorkerArgs is the worker command line a single-node node gives
-// its processes; Grants carries the operator's capability grants from the
-// flags to the handler set and to that command line.
+// its processes, whose secrets travel on a pipe, not in their environment
+// (secrets.go); Grants carries the operator's capability grants from the
+// flags — checked (Check) and warned about (Warnings) — to the handler
+// set, to that command line, and to `axpool run` (LocalHandlers).
 //
 // node holds no product rule of its own beyond assembly: the queue's
 // timeouts follow the job timeout (Config.Queue), the result cache's scope

@@ -3,7 +3,9 @@ package node
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/axpool/axpool/policy"
@@ -15,11 +17,12 @@ import (
 // --llm-url (never a flag: other local users can read a command line).
 const LLMKeyEnv = "AXPOOL_LLM_API_KEY"
 
-// Grants are the live-capability settings of `axpool mcp`, `serve` and
-// `worker` as their flags give them (docs/capabilities.md): which handler
-// set runs programs (Handlers: "live" or "mock") and what the operator
-// grants it. The grants sit with the workers; a single-node node checks
-// them at start and passes them to its worker processes (Args).
+// Grants are the live-capability settings of `axpool mcp`, `serve`,
+// `worker` and `run` as their flags give them (docs/capabilities.md):
+// which handler set runs programs (Handlers: "live" or "mock") and what
+// the operator grants it. The grants sit with the workers; a single-node
+// node checks them at start and passes them to its worker processes
+// (Args); `axpool run` builds its handler set itself (LocalHandlers).
 type Grants struct {
 	// Handlers is "live" or "mock".
 	Handlers string
@@ -148,6 +151,18 @@ func (g *Grants) HandlerSet(llmKey string, own []handlers.OwnPath) (set vm.Handl
 		return nil, nil, err
 	}
 	return l, func() { l.Close() }, nil
+}
+
+// LocalHandlers is the handler set of a run in this process (`axpool
+// run`): g's, checked by Check first, with the LLM key of this process's
+// environment; --fs-root must not hold /proc, libsDir, the --db file or
+// the executable (ownData). Each of g's Warnings is written to warn, as
+// "warning: …" lines. close releases the set.
+func (g *Grants) LocalHandlers(libsDir string, warn io.Writer) (set vm.HandlerSet, close func(), err error) {
+	for _, w := range g.Warnings() {
+		fmt.Fprintln(warn, "warning: "+w)
+	}
+	return g.HandlerSet(os.Getenv(LLMKeyEnv), ownData(g.DB, libsDir, "", "", ""))
 }
 
 // Live reports whether g selects live handlers.

@@ -11,9 +11,9 @@ import (
 )
 
 // Grants are the operator's grants of live capabilities (docs/capabilities.md
-// "Grants"), the flags of `axpool mcp`, `serve` and `worker`. A capability
-// without its grant is refused whatever the caller's policy says;
-// time.now, random, ui.render, actor.* and step.input need none.
+// "Grants"), the flags of `axpool mcp`, `serve`, `worker` and `run`. A
+// capability without its grant is refused whatever the caller's policy
+// says; time.now, random, ui.render, actor.* and step.input need none.
 type Grants struct {
 	// AllowNet grants net.fetch to the hosts it lists (--allow-net):
 	// "api.example.com" (that host), "*.example.com" (its subdomains, not
