@@ -141,14 +141,6 @@ func (c *callCount) wait(ctx context.Context) error {
 	}
 }
 
-// shutdownRetryAfter is the retry_after_ms of a call refused because the
-// gateway is shutting down: another gateway (or this one, restarted) can
-// take it.
-const shutdownRetryAfter = time.Second
-
-// errShuttingDown is the cause of a call refused during shutdown.
-var errShuttingDown = errors.New("the server is shutting down")
-
 // BeginShutdown makes the gateway stop taking calls: from now on a call of
 // an executing tool is answered at once with outcome queue_unavailable
 // (retryable, retry_after_ms 1000: "the job queue is unavailable (the
@@ -162,7 +154,9 @@ func (g *Server) WaitCalls(ctx context.Context) error { return g.calls.wait(ctx)
 
 // CancelCalls cancels every tool call in flight, as a client's
 // notifications/cancelled would, except that each still gets its
-// response: outcome cancelled (its job is cancelled on the queue). Calls
+// response: outcome cancelled, retryable, retry_after_ms 1000, "the
+// server is shutting down: the call was cut off and its job stopped; call
+// again (retry after 1000 ms)" (its job is cancelled on the queue). Calls
 // that start afterwards are cancelled at once. For the end of a shutdown
 // grace.
 func (g *Server) CancelCalls() {
@@ -286,11 +280,11 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	info, _ := ctx.Value(callInfoKey{}).(*callInfo)
 	g.calls.add()
 	defer g.calls.done()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(g.stopCtx, cancel)()
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	defer context.AfterFunc(g.stopCtx, func() { cancel(dispatch.ErrShuttingDown) })()
 	if g.draining.Load() && g.cfg.Executes(tool) && g.stopCtx.Err() == nil {
-		return g.d.Failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeQueueUnavailable, Err: errShuttingDown, RetryAfter: shutdownRetryAfter}), nil, nil
+		return g.d.Failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeQueueUnavailable, Err: dispatch.ErrShuttingDown, RetryAfter: dispatch.ShutdownRetryAfter}), nil, nil
 	}
 	if ctx.Err() != nil { // cancelled before it started: nothing is submitted
 		return g.d.Failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}), nil, nil

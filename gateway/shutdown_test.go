@@ -11,8 +11,9 @@ import (
 
 // TestShutdownStages: after BeginShutdown a new executing call is answered
 // queue_unavailable at once while one already running goes on; WaitCalls
-// waits for it; CancelCalls answers it cancelled (its job is cancelled on
-// the queue, whose worker then answers too late to matter).
+// waits for it; CancelCalls answers it cancelled, retryable, saying the
+// server is shutting down (its job is cancelled on the queue, whose worker
+// then answers too late to matter).
 func TestShutdownStages(t *testing.T) {
 	s := newStack(t, 1, queue.Config{})
 	defer s.close()
@@ -61,7 +62,15 @@ func TestShutdownStages(t *testing.T) {
 		t.Errorf("WaitCalls after CancelCalls = %v", err)
 	}
 	wg.Wait()
-	if running["outcome"] != "cancelled" || running["success"] != false {
-		t.Errorf("the running call = %v, want cancelled", running)
+	// Cut off by the shutdown: cancelled, but retryable, and it says why.
+	want = map[string]any{"success": false, "error_kind": "cancelled", "outcome": "cancelled", "retryable": true, "retry_after_ms": float64(1000),
+		"message": "the server is shutting down: the call was cut off and its job stopped; call again (retry after 1000 ms)"}
+	for k, v := range want {
+		if running[k] != v {
+			t.Errorf("the running call: %s = %#v, want %#v (%v)", k, running[k], v, running)
+		}
+	}
+	if id, _ := running["job_id"].(string); id == "" {
+		t.Errorf("the running call has no job_id: %v", running)
 	}
 }

@@ -115,6 +115,15 @@ func Cancelled(message string) *Object {
 	return failure(KindCancelled, OutcomeCancelled, message)
 }
 
+// CancelledByShutdown is a call the server cut off because it is shutting
+// down (the end of its shutdown grace): error_kind and outcome
+// "cancelled", but retryable — the call itself was fine; another gateway,
+// or this one once restarted, can run it — with retry_after_ms =
+// RetryAfterMs(after).
+func CancelledByShutdown(message string, after time.Duration) *Object {
+	return failure(KindCancelled, OutcomeCancelled, message).Set("retryable", true).Set("retry_after_ms", RetryAfterMs(after))
+}
+
 // DeadlineExceeded is a job stopped by its deadline (the gateway's
 // --job-timeout, queue.Job.Deadline) before or while it ran: error_kind
 // "deadline_exceeded", outcome "cancelled" (the caller stopped waiting),

@@ -73,6 +73,7 @@ func TestServiceFailures(t *testing.T) {
 		want string
 	}{
 		{Cancelled(MsgExecutionCancelled), head + `"error_kind":"cancelled","message":"execution cancelled","outcome":"cancelled","retryable":false}`},
+		{CancelledByShutdown("down", time.Second), head + `"error_kind":"cancelled","message":"down","outcome":"cancelled","retryable":true,"retry_after_ms":1000}`},
 		{DeadlineExceeded("job timed out after 1s (job timeout)"), head + `"error_kind":"deadline_exceeded","message":"job timed out after 1s (job timeout)","outcome":"cancelled","retryable":false}`},
 		{WorkerLost("lost"), head + `"error_kind":"worker_lost","message":"lost","outcome":"worker_lost","retryable":true}`},
 		{QueueFull("full", 750*time.Millisecond), head + `"error_kind":"queue_full","message":"full","outcome":"queue_full","retryable":true,"retry_after_ms":750}`},

@@ -192,7 +192,7 @@ output joins the instructions, and edits are picked up at once
 (notifications/tools/list_changed).
 axpool stops cleanly when stdin closes. On SIGTERM/SIGINT it stops taking
 calls (they get queue_unavailable), lets the running ones finish for
---shutdown-grace, cancels the rest (their callers get outcome cancelled)
+--shutdown-grace, cancels the rest (their callers get outcome cancelled, retryable)
 and exits within the grace + 2 s; its workers, in a process group of their
 own, get the same grace and are never restarted once shutdown began.`,
 	Args: noArgs,

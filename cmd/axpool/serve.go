@@ -63,7 +63,7 @@ reading the body. A request's headers and its body must each arrive within
 Node flags (embedded NATS and workers, or --nats for fleet mode) are those
 of ` + "`axpool mcp`" + `. On SIGTERM/SIGINT the server stops accepting
 connections and calls, lets the running calls finish for --shutdown-grace,
-cancels the rest (their callers get outcome cancelled) and exits within the
+cancels the rest (their callers get outcome cancelled, retryable) and exits within the
 grace + 2 s.`,
 	Args: noArgs,
 	RunE: runServe,

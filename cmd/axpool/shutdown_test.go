@@ -97,14 +97,18 @@ func checkShutdownLog(t *testing.T, logs, sig string) {
 }
 
 // checkTwo checks the answers: the short call finished, the long one was
-// cancelled.
+// cut off by the shutdown (cancelled, retryable: the server says so).
 func checkTwo(t *testing.T, long, short map[string]any) {
 	t.Helper()
 	if short["outcome"] != "ok" || short["success"] != true {
 		t.Errorf("short call = %v, want ok", short)
 	}
-	if long["outcome"] != "cancelled" || long["success"] != false || long["retryable"] != false {
-		t.Errorf("long call = %v, want cancelled", long)
+	want := map[string]any{"success": false, "error_kind": "cancelled", "outcome": "cancelled", "retryable": true, "retry_after_ms": float64(1000),
+		"message": "the server is shutting down: the call was cut off and its job stopped; call again (retry after 1000 ms)"}
+	for k, v := range want {
+		if long[k] != v {
+			t.Errorf("long call: %s = %#v, want %#v (%v)", k, long[k], v, long)
+		}
 	}
 }
 

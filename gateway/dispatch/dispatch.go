@@ -231,6 +231,12 @@ func (d *Dispatcher) Failure(ctx context.Context, tool string, err error) []byte
 		je = &JobError{Outcome: wire.OutcomeCancelled, JobID: je.JobID, QueueMs: je.QueueMs, RunMs: je.RunMs,
 			Worker: je.Worker, Err: je.Err, CancelErr: je.CancelErr}
 	}
+	if cause := context.Cause(ctx); je.Outcome == wire.OutcomeCancelled && errors.Is(cause, ErrShuttingDown) && !errors.Is(je.Err, ErrShuttingDown) {
+		// Cut off by the server's shutdown, not by its caller.
+		c := *je
+		c.Err = errors.Join(cause, je.Err)
+		je = &c
+	}
 	o := je.Envelope()
 	if d.cfg.Executes(tool) || d.cfg.Scripts.IsScript(tool) {
 		SetJobFields(o, je.JobID, je.QueueMs, je.RunMs, je.Worker)

@@ -56,6 +56,17 @@ type JobError struct {
 	CancelErr error
 }
 
+// ErrShuttingDown is the cause of a call refused or cut off because its
+// server is shutting down: a JobError with Outcome queue_unavailable
+// wrapping it was refused before its job was submitted; one with Outcome
+// cancelled was cancelled at the end of the shutdown grace (its job is
+// stopped) and is retryable (wire.CancelledByShutdown).
+var ErrShuttingDown = errors.New("the server is shutting down")
+
+// ShutdownRetryAfter is the retry_after_ms of a call refused or cut off
+// by a shutdown: another gateway (or this one, restarted) can take it.
+const ShutdownRetryAfter = time.Second
+
 // defaultRetryAfter is the retry_after_ms of a JobError without RetryAfter.
 const defaultRetryAfter = 250 * time.Millisecond
 
@@ -66,7 +77,9 @@ const defaultRetryAfter = 250 * time.Millisecond
 //	queue_unavailable → wire.QueueUnavailable("the job queue is unavailable (<cause>); retry after N ms", RetryAfter)
 //	quota_exceeded    → wire.QuotaExceeded("the <cause>; retry after N ms", RetryAfter)
 //	invalid_args      → wire.InvalidArgs(invalid_args, e.Error())
-//	cancelled         → wire.Cancelled("the request was cancelled; its job was stopped")
+//	cancelled         → wire.Cancelled("the request was cancelled; its job was stopped"),
+//	                    or, with Err wrapping ErrShuttingDown,
+//	                    wire.CancelledByShutdown("the server is shutting down: the call was cut off and its job stopped; call again (retry after N ms)", RetryAfter or ShutdownRetryAfter)
 //	worker_lost       → wire.WorkerLost(the cause's message, without "worker_lost: ")
 //	anything else     → wire.Internal(e.Error())
 func (e *JobError) Envelope() *wire.Object {
@@ -97,6 +110,13 @@ func (e *JobError) Envelope() *wire.Object {
 	case wire.OutcomeInvalidArgs:
 		return wire.InvalidArgs(wire.KindInvalidArgs, e.Error())
 	case wire.OutcomeCancelled:
+		if errors.Is(e.Err, ErrShuttingDown) {
+			if e.RetryAfter <= 0 {
+				retry = ShutdownRetryAfter
+			}
+			return wire.CancelledByShutdown(fmt.Sprintf("the server is shutting down: the call was cut off and its job stopped; call again (retry after %d ms)",
+				wire.RetryAfterMs(retry)), retry)
+		}
 		return wire.Cancelled("the request was cancelled; its job was stopped")
 	case wire.OutcomeWorkerLost:
 		// The outcome is the envelope's own field: the message is the

@@ -483,7 +483,7 @@ const shutdownSlack = time.Second
 // gateway stops taking calls, the workers are told to stop (they finish
 // their running jobs for the same grace, then answer the rest cancelled,
 // and are never restarted), the calls in flight get grace to finish, then
-// are cancelled (their callers get outcome cancelled) and get
+// are cancelled (their callers get outcome cancelled, retryable) and get
 // shutdownSlack to be answered. The transport is closed after it, then
 // the node.
 func (n *Node) Drain(sig os.Signal, grace time.Duration) {
