@@ -97,6 +97,13 @@
 //     message that is not an object, or whose id is an object, an array or
 //     a boolean ("invalid request: id must be a string, a number or null,
 //     got object"; JSON-RPC 2.0 §4, §5). Over HTTP these get status 400.
+//   - A tool result is written by the transport in pieces, in place of
+//     placeholders in mcp-go's response (send.go, outbound.Slot), never
+//     encoded whole; the results being written hold at most
+//     Config.MaxResultBytes (256 MiB), and a caller's MaxResultBytesPerCaller
+//     (64 MiB): a result beyond them waits. Over HTTP a client must take
+//     each piece within HTTPConfig.SendTimeout (30 s) or loses its
+//     connection, and the result's bytes go back.
 //   - At stdin EOF, the requests already read are answered before
 //     ServeStdio returns (bounded by the job timeout plus 10 s).
 //
@@ -157,6 +164,7 @@
 // true, never a JSON-RPC error; the directory is watched (fsnotify) and a
 // change sends notifications/tools/list_changed.
 //
-// Imports: gateway/agentdocs, gateway/dispatch, internal/limitread,
-// internal/mask, queue, scripts, tools and wire.
+// Imports: gateway/agentdocs, gateway/dispatch, gateway/outbound,
+// internal/jsonenc, internal/limitread, internal/mask, queue, scripts,
+// tools and wire.
 package gateway

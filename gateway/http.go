@@ -29,6 +29,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/gateway/outbound"
 	"github.com/axpool/axpool/internal/limitread"
 )
 
@@ -195,6 +196,10 @@ type HTTPConfig struct {
 	// request's headers and body and an idle keep-alive connection
 	// (DefaultHeaderTimeout, DefaultBodyTimeout, DefaultIdleTimeout).
 	HeaderTimeout, BodyTimeout, IdleTimeout time.Duration
+	// SendTimeout bounds each write of a tool result to its client
+	// (DefaultSendTimeout): one that reads nothing for that long loses
+	// its connection, and the result's bytes go back to the budget.
+	SendTimeout time.Duration
 }
 
 // HTTPServer serves the gateway over Streamable HTTP at /mcp
@@ -224,6 +229,7 @@ func (g *Server) NewHTTPServer(cfg HTTPConfig) (*HTTPServer, error) {
 	def(&cfg.HeaderTimeout, DefaultHeaderTimeout)
 	def(&cfg.BodyTimeout, DefaultBodyTimeout)
 	def(&cfg.IdleTimeout, DefaultIdleTimeout)
+	def(&cfg.SendTimeout, DefaultSendTimeout)
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
@@ -374,6 +380,9 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			ctx = context.WithValue(ctx, callInfoKey{}, info)
+			hw.slot, hw.timeout = outbound.NewSlot(), h.cfg.SendTimeout
+			ctx = context.WithValue(ctx, slotKey{}, hw.slot)
+			defer hw.slot.Done()
 			if calls != nil {
 				defer calls.release(calls.add(string(msg.ID), cancel))
 			}
@@ -410,6 +419,9 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	hr.Context = ctx
 	h.mcpHTTP.Handle(hw, hr)
+	if hw.deadline {
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	}
 	if ctx.Err() != nil && r.Context().Err() == nil && !hw.wrote.Load() {
 		// Cancelled (notifications/cancelled, DELETE): no response, an
 		// event stream that ends at once (docs/tools.md §2).
@@ -465,12 +477,16 @@ func refuse(w http.ResponseWriter, status int, text string) {
 }
 
 // httpWriter is the server.HTTPResponseWriter mcp-go writes a response
-// to: it records whether anything was written, and puts back a request id
-// mcp-go would alter (exactID).
+// to: it records whether anything was written, puts back a request id
+// mcp-go would alter (exactID), and writes a tools/call's result itself
+// (sendSlot), each piece within timeout (HTTPConfig.SendTimeout).
 type httpWriter struct {
 	w        http.ResponseWriter
 	wrote    atomic.Bool
 	from, to []byte // placeholder id → the client's id
+	slot     *outbound.Slot
+	timeout  time.Duration
+	deadline bool // a write deadline is set
 }
 
 func (hw *httpWriter) Header() http.Header { return hw.w.Header() }
@@ -482,12 +498,28 @@ func (hw *httpWriter) WriteHeader(status int) {
 
 func (hw *httpWriter) Write(p []byte) (int, error) {
 	hw.wrote.Store(true)
+	n := len(p)
 	if hw.from != nil && bytes.Contains(p, hw.from) {
-		_, err := hw.w.Write(bytes.Replace(p, hw.from, hw.to, 1))
-		return len(p), err
+		p = bytes.Replace(p, hw.from, hw.to, 1)
 	}
+	if hw.slot.Holds(p) {
+		return n, hw.slot.WriteTo(writeFunc(hw.writeTimed), p)
+	}
+	_, err := hw.w.Write(p)
+	return n, err
+}
+
+// writeTimed writes p to the client within hw.timeout.
+func (hw *httpWriter) writeTimed(p []byte) (int, error) {
+	hw.deadline = true
+	_ = http.NewResponseController(hw.w).SetWriteDeadline(time.Now().Add(hw.timeout))
 	return hw.w.Write(p)
 }
+
+// writeFunc is a function as an io.Writer.
+type writeFunc func([]byte) (int, error)
+
+func (f writeFunc) Write(p []byte) (int, error) { return f(p) }
 
 func (hw *httpWriter) Flush() { http.NewResponseController(hw.w).Flush() }
 

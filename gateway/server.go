@@ -2,11 +2,13 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/axpool/axpool/gateway/agentdocs"
 	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/gateway/outbound"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
@@ -68,6 +71,13 @@ type Config struct {
 	// AuditLog, when set, gets one line per answered call
 	// (OpenAuditLog).
 	AuditLog *AuditLog
+	// MaxResultBytes and MaxResultBytesPerCaller bound the bytes of the
+	// results the transports are writing at once, for all callers and
+	// for each (docs/operations.md "Memory"): a result that would go over
+	// waits until earlier ones are written (bytebudget). 0 means
+	// DefaultMaxResultBytes (256 MiB) and DefaultMaxResultBytesPerCaller
+	// (64 MiB); a negative value, no bound.
+	MaxResultBytes, MaxResultBytesPerCaller int64
 	// Scripts, when set, exposes a directory of named scripts as tools
 	// (scripts.go, docs/scripts.md); the server then declares
 	// tools.listChanged. New runs the context script (at most 10 s) and
@@ -87,6 +97,8 @@ type Server struct {
 	obs     *Observer
 	mcp     *server.MCPServer
 	scripts *scriptState // nil without Config.Scripts
+	// budget bounds the bytes of results being written (send.go).
+	budget *outbound.Budget
 	// taskBus stores MCP tasks (tasks.go); nil unless Backend is a
 	// *dispatch.QueueBackend, whose queue is durable.
 	taskBus *queue.Bus
@@ -189,7 +201,11 @@ func New(cfg Config) (*Server, error) {
 		cfg.Version = "dev"
 	}
 	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker,
-		obs: &Observer{Metrics: cfg.Metrics, AuditLog: cfg.AuditLog, Logger: cfg.Logger}}
+		obs:    &Observer{Metrics: cfg.Metrics, AuditLog: cfg.AuditLog, Logger: cfg.Logger},
+		budget: outbound.New(cmp.Or(cfg.MaxResultBytes, DefaultMaxResultBytes), cmp.Or(cfg.MaxResultBytesPerCaller, DefaultMaxResultBytesPerCaller))}
+	// Once large results are sent, their memory goes back to the system
+	// (else it stays with the process until it is needed again).
+	g.budget.Idle, g.budget.IdleAfter = debug.FreeOSMemory, freeAfterBytes
 	dcfg := dispatch.Config{Backend: cfg.Backend, Local: cfg.Local, Executes: cfg.Executes, Masker: cfg.Masker,
 		Observe: g.obs.Observe, Logger: cfg.Logger}
 	if sc := cfg.Scripts; sc != nil {
@@ -268,8 +284,15 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	}
 	// Counted and audited before the response leaves (observe.go).
 	g.obs.Observe(ctx, req.Params.Name, args, out)
+	if s, ok := ctx.Value(slotKey{}).(*outbound.Slot); ok {
+		return g.streamed(ctx, s, req.Params.Name, out)
+	}
 	return g.result(out)
 }
+
+// ResultBytes returns the state of the budget of results being written
+// (Config.MaxResultBytes).
+func (g *Server) ResultBytes() outbound.Stats { return g.budget.Stats() }
 
 // answer computes the result object of a call, and returns the arguments
 // as checked (nil for a call refused before its check). An error is a

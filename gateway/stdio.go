@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/gateway/outbound"
 )
 
 // stdioNotificationBuffer is how many notifications (progress, list
@@ -46,7 +47,7 @@ func (g *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	defer g.mcp.UnregisterSession(ctx, s.id)
 	ctx, cancel := context.WithCancel(g.mcp.WithContext(ctx, s))
 	defer cancel()
-	c := &stdioConn{g: g, s: s, calls: newCallTable(false), lines: make(chan []byte), stop: make(chan struct{})}
+	c := &stdioConn{g: g, s: s, calls: newCallTable(false), lines: make(chan outLine), stop: make(chan struct{})}
 	werr := make(chan error, 1)
 	go func() { werr <- c.writeLoop(out, cancel) }()
 	rerr := make(chan error, 1)
@@ -100,7 +101,7 @@ type stdioConn struct {
 	g     *Server
 	s     *stdioSession
 	calls *callTable
-	lines chan []byte   // complete lines for the writer (unbuffered)
+	lines chan outLine  // complete lines for the writer (unbuffered)
 	stop  chan struct{} // closed when nothing more is sent
 
 	mu     sync.Mutex
@@ -114,7 +115,7 @@ func (c *stdioConn) readLoop(ctx context.Context, in io.Reader) error {
 	lr := newLineReader(in, MaxMessageBytes)
 	tooLong := func(prefix []byte) {
 		c.g.log.Warn("stdio message refused", "reason", "too large", "limit_bytes", MaxMessageBytes)
-		c.send(tooLargeResponse(prefix), nil)
+		c.send(tooLargeResponse(prefix), nil, nil)
 	}
 	for {
 		line, err := lr.next(tooLong)
@@ -149,20 +150,23 @@ func (c *stdioConn) dispatch(ctx context.Context, body []byte) {
 	task := resp == nil && c.g.isTaskRequest(msg, info)
 	switch {
 	case resp != nil:
-		c.send(resp, nil)
+		c.send(resp, nil, nil)
 	case msg.Method == string(mcp.MethodNotificationCancelled) && !hasID(msg.ID):
 		if id, ok := cancelledID(msg.Params); ok {
 			c.calls.cancel(id, time.Now())
 		}
 	case !hasID(msg.ID):
-		c.send(c.g.mcp.HandleMessage(ctx, body), nil)
+		c.send(c.g.mcp.HandleMessage(ctx, body), nil, nil)
 	default:
 		ctx, cancel := context.WithCancel(ctx)
 		var call *callRecord
+		var slot *outbound.Slot
 		if msg.Method == string(mcp.MethodToolsCall) {
 			// Entered before the call starts, so that a cancel read right
 			// behind it finds it.
 			call = c.calls.add(string(msg.ID), cancel)
+			slot = outbound.NewSlot()
+			ctx = context.WithValue(ctx, slotKey{}, slot)
 		}
 		if !c.start() {
 			cancel()
@@ -178,9 +182,10 @@ func (c *stdioConn) dispatch(ctx context.Context, body []byte) {
 				resp = c.serve(ctx, msg.ID, body)
 			}
 			if call != nil && c.calls.release(call) {
+				slot.Done()
 				return // cancelled: no response (docs/tools.md §2)
 			}
-			c.send(resp, msg.ID)
+			c.send(resp, msg.ID, slot)
 		}()
 	}
 }
@@ -251,20 +256,31 @@ func (c *stdioConn) drain(ctx context.Context) {
 	}
 }
 
+// outLine is a line for the writer: an encoded message, and the slot of
+// the tools/call result it stands for (nil for any other message).
+type outLine struct {
+	b    []byte
+	slot *outbound.Slot
+}
+
 // send queues m for the writer as one line, with id (when not nil) written
-// as the client wrote it. Nothing is sent for a nil m.
-func (c *stdioConn) send(m mcp.JSONRPCMessage, id json.RawMessage) {
+// as the client wrote it; the writer writes slot's result in it (send.go)
+// and then ends the slot. Nothing is sent for a nil m.
+func (c *stdioConn) send(m mcp.JSONRPCMessage, id json.RawMessage, slot *outbound.Slot) {
 	if m == nil {
+		slot.Done()
 		return
 	}
 	b, err := encodeLine(withID(m, id))
 	if err != nil {
 		c.g.log.Error("stdio response not encodable", "err", err)
+		slot.Done()
 		return
 	}
 	select {
-	case c.lines <- b:
+	case c.lines <- outLine{b, slot}:
 	case <-c.stop:
+		slot.Done()
 	}
 }
 
@@ -290,7 +306,7 @@ func (c *stdioConn) writeLoop(out io.Writer, fail func()) error {
 		select {
 		case n := <-c.s.notes:
 			note(n)
-		case b := <-c.lines:
+		case l := <-c.lines:
 			for queued := true; queued; {
 				select {
 				case n := <-c.s.notes:
@@ -299,7 +315,16 @@ func (c *stdioConn) writeLoop(out io.Writer, fail func()) error {
 					queued = false
 				}
 			}
-			write(b)
+			if l.slot.Holds(l.b) {
+				if werr == nil {
+					if werr = l.slot.WriteTo(out, l.b); werr != nil {
+						fail()
+					}
+				}
+			} else {
+				write(l.b)
+			}
+			l.slot.Done()
 		case <-c.stop:
 			return werr
 		}

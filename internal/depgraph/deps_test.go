@@ -82,7 +82,9 @@ var allowed = map[string][]string{
 	"worker/handlers": {"internal/mask", "internal/text", "policy", "vm"},
 	// The job client of the gateway and of axpool batch: no MCP.
 	"gateway/dispatch": {"gateway/batch", "gateway/dispatch/fairshare", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
-	"gateway":          {"gateway/agentdocs", "gateway/dispatch", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},
+	"gateway":          {"gateway/agentdocs", "gateway/dispatch", "gateway/outbound", "internal/jsonenc", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},
+	// The byte budget of results being sent and their streamed writing: no MCP.
+	"gateway/outbound": {"internal/jsonenc"},
 	// Fair share of the queue between a gateway's callers: no queue, no MCP.
 	"gateway/dispatch/fairshare": {"wire"},
 	// The agent docs: embedded files and the libraries' surfaces, no MCP.
@@ -103,6 +105,7 @@ var thirdParty = map[string][]string{
 	"queue/queuetest":  {"github.com/nats-io/"},
 	"worker":           {"github.com/google/uuid", "github.com/prometheus/client_golang/"},
 	"gateway/dispatch": {"github.com/google/uuid"},
+	"gateway/outbound": {"github.com/google/uuid"},
 	"gateway":          {"github.com/google/uuid", "github.com/mark3labs/mcp-go/", "github.com/prometheus/client_golang/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
 	"worker/handlers":  {"github.com/ncruces/go-sqlite3"},
