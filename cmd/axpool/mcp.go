@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/axpool/axpool/gateway"
 	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/node"
 	"github.com/axpool/axpool/queue"
@@ -45,6 +46,8 @@ type nodeFlags struct {
 	connectTimeout        time.Duration
 	shutdownGrace         time.Duration
 	maxInflightPerCaller  int
+	maxResultBytes        int64
+	maxResultBytesCaller  int64
 	grants                node.Grants
 	cacheTTL              time.Duration
 	cacheMaxBytes         int64
@@ -84,6 +87,10 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 		"on SIGTERM/SIGINT, how long running calls may finish before they are cancelled (the workers get the same)")
 	fs.IntVar(&nf.maxInflightPerCaller, "max-inflight-per-caller", 0,
 		"most calls one caller (a token's name; stdio is one caller) may have in flight; beyond it calls get quota_exceeded (0 = no bound)")
+	fs.Int64Var(&nf.maxResultBytes, "max-inflight-result-bytes", gateway.DefaultMaxResultBytes,
+		"most bytes of results being sent at once; a result beyond them waits (0 = no bound); also sets the soft memory limit to 256 MiB + twice this")
+	fs.Int64Var(&nf.maxResultBytesCaller, "max-inflight-result-bytes-per-caller", gateway.DefaultMaxResultBytesPerCaller,
+		"most bytes of one caller's results being sent at once; a result beyond them waits (0 = no bound)")
 }
 
 // metricsAddrUsage is the help text of --metrics-addr.
@@ -298,8 +305,8 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if nf.shutdownGrace < 0 {
 		return nil, printFail(cmd, exitUsage, "%s: --shutdown-grace must not be negative", name)
 	}
-	if nf.maxInflightPerCaller < 0 {
-		return nil, printFail(cmd, exitUsage, "%s: --max-inflight-per-caller must not be negative", name)
+	if nf.maxInflightPerCaller < 0 || nf.maxResultBytes < 0 || nf.maxResultBytesCaller < 0 {
+		return nil, printFail(cmd, exitUsage, "%s: --max-inflight-per-caller, --max-inflight-result-bytes and --max-inflight-result-bytes-per-caller must not be negative", name)
 	}
 	if err := nf.grants.Check(); err != nil {
 		return nil, printFail(cmd, exitUsage, "%s: %v", name, err)
@@ -332,6 +339,7 @@ func (nf *nodeFlags) config(base *slog.Logger, no nodeOptions) node.Config {
 		CeilingPolicy: nf.ceilingPolicy, QueueDepth: nf.queueDepth, JobTimeout: nf.jobTimeout, Replicas: nf.replicas,
 		CacheTTL: nf.cacheTTL, CacheMaxBytes: nf.cacheMaxBytes, SecretEnv: nf.secretEnv,
 		MaxInflightPerCaller: nf.maxInflightPerCaller, ShutdownGrace: nf.shutdownGrace, Grants: nf.grants,
+		MaxResultBytes: nf.maxResultBytes, MaxResultBytesPerCaller: nf.maxResultBytesCaller,
 		MetricsAddr: nf.metricsAddr, AuditLog: nf.auditLog, ScriptsDir: nf.scriptsDir, AllowDestructive: nf.allowDestructive,
 		StoreDir: no.storeDir, LazyWorkers: no.lazyWorkers, Gateway: !no.noGateway, TokenFiles: no.tokenFiles,
 	}

@@ -81,8 +81,13 @@ type Config struct {
 	// SecretEnv names variables masked in every result (--secret-env).
 	SecretEnv            []string
 	MaxInflightPerCaller int
-	ShutdownGrace        time.Duration
-	Grants               Grants
+	// MaxResultBytes and MaxResultBytesPerCaller bound the bytes of the
+	// results the gateway is sending, in all and per caller
+	// (gateway.Config; 0 = no bound); MaxResultBytes also sets the
+	// process's soft memory limit (LimitMemory).
+	MaxResultBytes, MaxResultBytesPerCaller int64
+	ShutdownGrace                           time.Duration
+	Grants                                  Grants
 	// MetricsAddr and AuditLog: --metrics-addr, --audit-log ("" for none).
 	MetricsAddr, AuditLog string
 	// ScriptsDir exposes a scripts directory ("" for none), with the
@@ -273,6 +278,13 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err != nil {
 		return n, err
 	}
+	if cfg.Gateway {
+		// After the embedded server's start: JetStream sizes its memory
+		// from the limit in force then.
+		if limit := LimitMemory(cfg.MaxResultBytes); limit > 0 {
+			n.Log.Debug("soft memory limit set", "bytes", limit)
+		}
+	}
 	if metrics != nil {
 		if err := n.reg.Register(gateway.NewQueueCollector(bus)); err != nil {
 			return n, err
@@ -309,10 +321,12 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 			Logger:   n.Log,
 			Masker:   masker,
 			// In fleet mode --handlers states what the workers run.
-			LiveCapabilities: cfg.Grants.Live(),
-			Metrics:          metrics,
-			AuditLog:         audit,
-			Scripts:          sc,
+			LiveCapabilities:        cfg.Grants.Live(),
+			Metrics:                 metrics,
+			AuditLog:                audit,
+			Scripts:                 sc,
+			MaxResultBytes:          noBoundIfZero(cfg.MaxResultBytes),
+			MaxResultBytesPerCaller: noBoundIfZero(cfg.MaxResultBytesPerCaller),
 		})
 		if err != nil {
 			return n, err
@@ -335,6 +349,15 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	}
 	n.Log.Info("gateway ready", "mode", mode, "workers", workers, "version", version.Read().String())
 	return n, nil
+}
+
+// noBoundIfZero is a flag's bound (0 = none) as gateway.Config takes it
+// (0 = its default, negative = none).
+func noBoundIfZero(n int64) int64 {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // toolsEnv is the Env of the tools the gateway answers itself: the data

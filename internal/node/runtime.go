@@ -5,6 +5,31 @@ import (
 	"runtime/debug"
 )
 
+// MemoryLimitBase is the part of a gateway's soft memory limit
+// (LimitMemory) that is not results being sent: the runtime, the embedded
+// NATS server's buffers and stores, the calls' state.
+const MemoryLimitBase = 256 << 20
+
+// LimitMemory gives a gateway process whose results being sent hold at
+// most resultBytes (--max-inflight-result-bytes) the soft memory limit
+// MemoryLimitBase + 2 × resultBytes (768 MiB at the default 256 MiB),
+// runtime/debug.SetMemoryLimit, and returns it. GCPercent's headroom of 5×
+// the live heap suits the small heap of ordinary calls; with results of
+// megabytes in flight it multiplied them (2.8 GB of memory for 40 calls of
+// a 6 MiB result): under the limit the collector runs earlier instead.
+// Nothing is set (0 is returned) when the operator set GOMEMLIMIT, which
+// then wins, or when resultBytes is 0 (no bound). Call it once the
+// embedded NATS server has started: JetStream sizes its memory from the
+// limit in force at its start.
+func LimitMemory(resultBytes int64) int64 {
+	if os.Getenv("GOMEMLIMIT") != "" || resultBytes <= 0 {
+		return 0
+	}
+	limit := MemoryLimitBase + 2*resultBytes
+	debug.SetMemoryLimit(limit)
+	return limit
+}
+
 // GCPercent is the garbage-collection target (GOGC) that TuneGC gives a
 // gateway process: the heap may grow to 5× the live heap between
 // collections instead of the default 2×.
