@@ -109,19 +109,23 @@
 //
 // HTTP, in the order ServeHTTP applies them:
 //
-//   - At most HTTPConfig.MaxConns connections are open at once
-//     (DefaultMaxConns: half the file-descriptor limit, at most 10,000);
-//     further ones wait in the kernel's accept queue. The headers of a
-//     request must arrive within HeaderTimeout (10 s) of the connection's
-//     start or of a later request's first byte, its body within BodyTimeout
-//     (10 s; else 408), and a keep-alive connection is closed after
-//     IdleTimeout (30 s) without a request.
+//   - At most HTTPConfig.MaxConns connections are open at once (by
+//     default the file descriptors free when NewHTTPServer is called,
+//     less 16, at most 10,000; too few refuse the start); further ones
+//     wait in the kernel's accept queue. At most MaxUnauthConns of them
+//     (a quarter) have not authenticated: the oldest of those is closed
+//     to make room once it is a second old, and their first request's
+//     headers must arrive within UnauthHeaderTimeout (3 s). Package
+//     connlimit. The headers of a request on an authenticated connection
+//     must arrive within HeaderTimeout (10 s) of its first byte, its body
+//     within BodyTimeout (10 s; else 408), and a keep-alive connection is
+//     closed after IdleTimeout (30 s) without a request.
 //   - A request whose Host or Origin is not loopback (or an allowed host)
 //     gets 403, one without a valid bearer token 401 (with
 //     WWW-Authenticate), one whose body is over MaxBodyBytes 413 (before
 //     reading it when Content-Length says so). These, and 408, are written
 //     without reading the body, with Connection: close: an unauthenticated
-//     connection lives at most HeaderTimeout. OPTIONS (also OPTIONS *)
+//     connection lives at most UnauthHeaderTimeout. OPTIONS (also OPTIONS *)
 //     needs the token like every other request.
 //   - Sessions (Mcp-Session-Id, protocol versions up to 2025-11-25;
 //     session_hardening.go) are bound to the token that created them:
@@ -164,7 +168,7 @@
 // true, never a JSON-RPC error; the directory is watched (fsnotify) and a
 // change sends notifications/tools/list_changed.
 //
-// Imports: gateway/agentdocs, gateway/dispatch, gateway/outbound,
-// internal/jsonenc, internal/limitread, internal/mask, queue, scripts,
-// tools and wire.
+// Imports: gateway/agentdocs, gateway/connlimit, gateway/dispatch,
+// gateway/outbound, internal/jsonenc, internal/limitread, internal/mask,
+// queue, scripts, tools and wire.
 package gateway

@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
 )
 
 // Hostile HTTP clients on raw sockets (doc.go "Hostile or sloppy
@@ -226,24 +229,38 @@ func TestHTTPFlood(t *testing.T) {
 	}
 }
 
-// At most MaxConns connections are open: one more waits to be accepted
-// until one closes, then it is served.
+// authedConn opens a connection and sends one authenticated request on it
+// (a 404: the connection is authenticated and kept alive).
+func authedConn(t *testing.T, addr string) (net.Conn, *bufio.Reader) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	r := bufio.NewReader(c)
+	io.WriteString(c, "GET /other HTTP/1.1\r\nHost: "+addr+"\r\nAuthorization: Bearer "+testToken+"\r\n\r\n")
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("authenticated request: %v, %v", resp, err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	return c, r
+}
+
+// At most MaxConns connections are open: with that many authenticated, one
+// more waits to be accepted until one closes, then it is served.
 func TestHTTPMaxConns(t *testing.T) {
 	s := sharedStack(t)
 	h, url := httpServerH(t, s.gw, HTTPConfig{MaxConns: 3})
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), EndpointPath)
 	var held []net.Conn
 	for range 3 {
-		c, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer c.Close()
+		c, _ := authedConn(t, addr)
 		held = append(held, c)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for h.OpenConns() < 3 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	if open, unauth := h.Conns(); open != 3 || unauth != 0 {
+		t.Fatalf("connections = %d open, %d unauthenticated; want 3 and 0", open, unauth)
 	}
 	answered := make(chan string, 1)
 	go func() {
@@ -276,6 +293,209 @@ func TestHTTPMaxConns(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the fourth connection was not served after one closed")
+	}
+}
+
+// partialPOST is the hardening issue's unauthenticated request: a request
+// line and a Host header, and nothing more.
+func partialPOST(addr string) string { return "POST /mcp HTTP/1.1\r\nHost: " + addr + "\r\n" }
+
+// rawInitialize sends an authenticated initialize on a new connection and
+// checks that it is answered (200, a session id, the version).
+func rawInitialize(t *testing.T, url string) {
+	t.Helper()
+	client := &http.Client{Timeout: 2 * time.Minute}
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("initialize: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" || !strings.Contains(string(body), `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize: %d %q %s", resp.StatusCode, resp.Header, body)
+	}
+}
+
+// TestHTTPUnauthenticatedHeld: the hardening issue's attack, held still.
+// On a server of MaxConns 8 and MaxUnauthConns 4, with header deadlines
+// of an hour, 4 authenticated keep-alive connections are open and 4 that
+// sent only "POST /mcp HTTP/1.1\r\nHost: …\r\n" fill the unauthenticated
+// budget and the server. An authenticated initialize is still answered:
+// the oldest held connection, and it alone, is closed to make room; the
+// authenticated ones stay open and are served. Before, the initialize
+// waited in the accept queue for an attacker's header deadline (8–9.5 s
+// at the default 10 s; an hour here).
+func TestHTTPUnauthenticatedHeld(t *testing.T) {
+	s := newStack(t, 0, queue.Config{})
+	defer s.close()
+	h, url := httpServerH(t, s.gw, HTTPConfig{MaxConns: 8, MaxUnauthConns: 4,
+		HeaderTimeout: time.Hour, UnauthHeaderTimeout: time.Hour, BodyTimeout: time.Hour, IdleTimeout: time.Hour})
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), EndpointPath)
+	type authed struct {
+		c net.Conn
+		r *bufio.Reader
+	}
+	var good []authed
+	for range 4 {
+		c, r := authedConn(t, addr)
+		good = append(good, authed{c, r})
+	}
+	var held []net.Conn
+	var closed []chan struct{}
+	for range 4 {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		io.WriteString(c, partialPOST(addr))
+		done := make(chan struct{})
+		go func() { io.Copy(io.Discard, c); close(done) }() // until the server closes it
+		held, closed = append(held, c), append(closed, done)
+	}
+	queuetest.WaitFor(t, time.Minute, "the held connections accepted", func() bool {
+		open, unauth := h.Conns()
+		return open == 8 && unauth == 4
+	})
+	rawInitialize(t, url)
+	select {
+	case <-closed[0]:
+	case <-time.After(time.Minute):
+		t.Fatal("the oldest held connection was not closed")
+	}
+	// The initialize's connection is open and authenticated (kept alive
+	// by the client), the three younger held ones open.
+	if open, unauth := h.Conns(); open != 8 || unauth != 3 {
+		t.Errorf("after the initialize: %d open, %d unauthenticated; want 8 and 3", open, unauth)
+	}
+	for i, done := range closed[1:] {
+		select {
+		case <-done:
+			t.Errorf("held connection %d closed, want only the oldest", i+1)
+		default:
+		}
+	}
+	for i, a := range good {
+		io.WriteString(a.c, "GET /other HTTP/1.1\r\nHost: "+addr+"\r\nAuthorization: Bearer "+testToken+"\r\n\r\n")
+		a.c.SetReadDeadline(time.Now().Add(time.Minute))
+		resp, err := http.ReadResponse(a.r, nil)
+		if err != nil || resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("authenticated connection %d after the initialize: %v, %v", i, resp, err)
+		}
+		io.Copy(io.Discard, resp.Body)
+	}
+}
+
+// TestHTTPUnauthenticatedFlood: the hardening issue's attack as reported —
+// 100 connections that send only "POST /mcp HTTP/1.1\r\nHost: …\r\n" and
+// are reopened when dropped, against MaxConns 64 (MaxUnauthConns 16) and
+// header deadlines of an hour — fills the server, yet an authenticated
+// initialize is answered; the attackers' connections are the ones the
+// server closed to make room, and it never held more than 64.
+func TestHTTPUnauthenticatedFlood(t *testing.T) {
+	s := newStack(t, 0, queue.Config{})
+	defer s.close()
+	h, url := httpServerH(t, s.gw, HTTPConfig{MaxConns: 64, MaxUnauthConns: 16,
+		HeaderTimeout: time.Hour, UnauthHeaderTimeout: time.Hour, BodyTimeout: time.Hour})
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), EndpointPath)
+	var mu sync.Mutex
+	conns := map[net.Conn]bool{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var opened, closedByServer atomic.Int64
+	for range 100 {
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+				if err != nil {
+					continue
+				}
+				mu.Lock()
+				conns[c] = true
+				mu.Unlock()
+				select {
+				case <-stop: // opened as the test ended: not in its list
+					c.Close()
+					return
+				default:
+				}
+				opened.Add(1)
+				io.WriteString(c, partialPOST(addr))
+				if _, err := io.Copy(io.Discard, c); err == nil {
+					select {
+					case <-stop: // closed by the test
+					default:
+						closedByServer.Add(1)
+					}
+				}
+				mu.Lock()
+				delete(conns, c)
+				mu.Unlock()
+				c.Close()
+			}
+		})
+	}
+	defer func() {
+		close(stop)
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	}()
+	queuetest.WaitFor(t, time.Minute, "the attackers fill the server", func() bool { open, _ := h.Conns(); return open == 64 })
+	t0 := time.Now()
+	rawInitialize(t, url)
+	el := time.Since(t0) // reported, not asserted
+	open, unauth := h.Conns()
+	if open > 64 || unauth > 64 {
+		t.Errorf("%d connections open, %d unauthenticated: over the cap of 64", open, unauth)
+	}
+	// 100 attackers and the initialize cannot all have a place among 64
+	// without a header deadline: attackers' connections were closed (the
+	// attackers see it as they get to run).
+	queuetest.WaitFor(t, time.Minute, "attackers' connections closed by the server", func() bool { return closedByServer.Load() > 0 })
+	t.Logf("initialize answered in %v; %d attacking connections opened, %d closed by the server; %d open, %d unauthenticated after the initialize", el, opened.Load(), closedByServer.Load(), open, unauth)
+}
+
+// TestHTTPUnauthHeaderDeadline: a connection that has not authenticated
+// has UnauthHeaderTimeout for its first request's headers (here half a
+// second, against a HeaderTimeout of an hour): the server closes it. An
+// authenticated keep-alive connection is held to HeaderTimeout only: its
+// next request, begun before that connection was opened and finished
+// after it was closed, is answered.
+func TestHTTPUnauthHeaderDeadline(t *testing.T) {
+	s := newStack(t, 0, queue.Config{})
+	defer s.close()
+	_, url := httpServerH(t, s.gw, HTTPConfig{HeaderTimeout: time.Hour, UnauthHeaderTimeout: 500 * time.Millisecond, IdleTimeout: time.Hour})
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), EndpointPath)
+	a, r := authedConn(t, addr)
+	io.WriteString(a, "GET /other HTTP/1.1\r\nHost: "+addr+"\r\n")
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, partialPOST(addr))
+	c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+	if n, err := io.Copy(io.Discard, c); err != nil || n != 0 {
+		t.Fatalf("an unauthenticated connection's partial headers: %d bytes, %v; want it closed by the server without an answer", n, err)
+	}
+	io.WriteString(a, "Authorization: Bearer "+testToken+"\r\n\r\n")
+	a.SetReadDeadline(time.Now().Add(time.Minute))
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil || resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("a slow second request on an authenticated connection: %v, %v", resp, err)
 	}
 }
 

@@ -19,15 +19,14 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
+	"github.com/axpool/axpool/gateway/connlimit"
 	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/gateway/outbound"
 	"github.com/axpool/axpool/internal/limitread"
@@ -156,21 +155,7 @@ const (
 	DefaultBodyTimeout = 10 * time.Second
 	// DefaultIdleTimeout closes a keep-alive connection with no request.
 	DefaultIdleTimeout = 30 * time.Second
-	// MaxDefaultConns caps DefaultMaxConns.
-	MaxDefaultConns = 10000
 )
-
-// DefaultMaxConns is the default cap on open HTTP connections: half the
-// process's file-descriptor limit (RLIMIT_NOFILE, which Go raises to the
-// hard limit at start), leaving the rest to workers, NATS and files; at
-// least 64 and at most MaxDefaultConns.
-func DefaultMaxConns() int {
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-		return 1024
-	}
-	return int(min(max(rl.Cur/2, 64), MaxDefaultConns))
-}
 
 // HTTPConfig configures the Streamable HTTP transport. Zero fields take
 // the defaults named on them.
@@ -189,9 +174,16 @@ type HTTPConfig struct {
 	// MaxSessionsPerToken caps the live sessions of one token
 	// (DefaultMaxSessionsPerToken, 1,000).
 	MaxSessionsPerToken int
-	// MaxConns caps the connections open at once (DefaultMaxConns()):
-	// beyond it new connections wait in the kernel's accept queue.
-	MaxConns int
+	// MaxConns caps the connections open at once (0: the file
+	// descriptors free when NewHTTPServer is called, less
+	// connlimit.Reserve, at most connlimit.MaxDefault): beyond it new
+	// connections wait in the kernel's accept queue. MaxUnauthConns caps
+	// those that have not authenticated (0: a quarter of MaxConns), whose
+	// first request's headers must arrive within UnauthHeaderTimeout
+	// (0: connlimit.DefaultUnauthHeaderTimeout, 3 s); the oldest is
+	// closed to make room for a new connection (package connlimit).
+	MaxConns, MaxUnauthConns int
+	UnauthHeaderTimeout      time.Duration
 	// HeaderTimeout, BodyTimeout and IdleTimeout bound the reading of a
 	// request's headers and body and an idle keep-alive connection
 	// (DefaultHeaderTimeout, DefaultBodyTimeout, DefaultIdleTimeout).
@@ -212,14 +204,24 @@ type HTTPServer struct {
 	srv      *http.Server
 	allowed  map[string]bool
 	sessions *sessionTable
-	conns    chan struct{} // one token per open connection (MaxConns)
+	conns    connlimit.Config
+	ln       atomic.Pointer[connlimit.Listener] // set by Serve
 }
 
-// NewHTTPServer builds the HTTP transport of g.
+// NewHTTPServer builds the HTTP transport of g; call it once the rest of
+// the process has started (the default MaxConns counts the file
+// descriptors free then). Errors: no token; *connlimit.FileLimitError
+// when the open-file limit leaves fewer than connlimit.MinConns
+// connections, or fewer than MaxConns.
 func (g *Server) NewHTTPServer(cfg HTTPConfig) (*HTTPServer, error) {
 	if len(cfg.Tokens) == 0 {
 		return nil, errors.New("gateway: HTTP needs at least one bearer token")
 	}
+	conns, err := connlimit.Config{Max: cfg.MaxConns, MaxUnauth: cfg.MaxUnauthConns, UnauthHeaderTimeout: cfg.UnauthHeaderTimeout}.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	cfg.MaxConns, cfg.MaxUnauthConns, cfg.UnauthHeaderTimeout = conns.Max, conns.MaxUnauth, conns.UnauthHeaderTimeout
 	def := func(v *time.Duration, d time.Duration) {
 		if *v <= 0 {
 			*v = d
@@ -236,10 +238,7 @@ func (g *Server) NewHTTPServer(cfg HTTPConfig) (*HTTPServer, error) {
 	if cfg.MaxSessionsPerToken <= 0 {
 		cfg.MaxSessionsPerToken = DefaultMaxSessionsPerToken
 	}
-	if cfg.MaxConns <= 0 {
-		cfg.MaxConns = DefaultMaxConns()
-	}
-	h := &HTTPServer{g: g, cfg: cfg, allowed: map[string]bool{}, conns: make(chan struct{}, cfg.MaxConns),
+	h := &HTTPServer{g: g, cfg: cfg, allowed: map[string]bool{}, conns: conns,
 		sessions: newSessionTable(cfg.MaxSessionsPerToken, cfg.SessionIdleTTL)}
 	for _, a := range cfg.AllowedHosts {
 		h.allowed[strings.ToLower(a)] = true
@@ -251,11 +250,7 @@ func (g *Server) NewHTTPServer(cfg HTTPConfig) (*HTTPServer, error) {
 		// OPTIONS * reaches ServeHTTP, which wants a token like any request.
 		DisableGeneralOptionsHandler: true,
 		ErrorLog:                     newStdLogger(g.log),
-		ConnState: func(_ net.Conn, st http.ConnState) {
-			if st == http.StateClosed || st == http.StateHijacked {
-				<-h.conns
-			}
-		},
+		ConnContext:                  connlimit.ConnContext,
 	}
 	h.mcpHTTP = server.NewStreamableHTTPServer(g.mcp,
 		server.WithEndpointPath(EndpointPath),
@@ -267,12 +262,15 @@ func (g *Server) NewHTTPServer(cfg HTTPConfig) (*HTTPServer, error) {
 }
 
 // Serve accepts connections on ln (at most HTTPConfig.MaxConns open at
-// once) until Shutdown, expiring idle sessions meanwhile.
+// once, package connlimit) until Shutdown, expiring idle sessions
+// meanwhile.
 func (h *HTTPServer) Serve(ln net.Listener) error {
 	stop := make(chan struct{})
 	defer close(stop)
 	go h.sweepLoop(stop)
-	err := h.srv.Serve(&connLimit{Listener: ln, slots: h.conns, done: make(chan struct{})})
+	l := connlimit.Wrap(ln, h.conns)
+	h.ln.Store(l)
+	err := h.srv.Serve(l)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -288,7 +286,20 @@ func (h *HTTPServer) Shutdown(ctx context.Context) error { return h.mcpHTTP.Shut
 func (h *HTTPServer) Close() error { return h.srv.Close() }
 
 // OpenConns returns the number of connections open now.
-func (h *HTTPServer) OpenConns() int { return len(h.conns) }
+func (h *HTTPServer) OpenConns() int { n, _ := h.Conns(); return n }
+
+// Conns returns the connections open now and how many of them have not
+// authenticated.
+func (h *HTTPServer) Conns() (open, unauth int) {
+	if l := h.ln.Load(); l != nil {
+		return l.Open()
+	}
+	return 0, 0
+}
+
+// Limits returns the connection limits in force (HTTPConfig's, defaults
+// resolved).
+func (h *HTTPServer) Limits() connlimit.Config { return h.conns }
 
 // ServeHTTP applies the stages of doc.go "Hostile or sloppy clients" in
 // order, then hands the request to mcp-go with a context that ends when
@@ -307,6 +318,7 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusUnauthorized, "unauthorized")
 		return
 	}
+	connlimit.Authenticated(r.Context())
 	if r.URL.Path != EndpointPath {
 		http.NotFound(w, r)
 		return
@@ -553,35 +565,6 @@ func keptID(id json.RawMessage) bool {
 	}
 	b, err := json.Marshal(v)
 	return err == nil && bytes.Equal(b, id)
-}
-
-// connLimit is a listener with at most cap(slots) connections open
-// (http.Server.ConnState gives a slot back when one closes): Accept waits
-// while the cap is reached, leaving new connections in the kernel's accept
-// queue, so that a flood cannot use up the process's file descriptors.
-type connLimit struct {
-	net.Listener
-	slots chan struct{}
-	done  chan struct{}
-	once  sync.Once
-}
-
-func (l *connLimit) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.slots
-	}
-	return c, err
-}
-
-func (l *connLimit) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return l.Listener.Close()
 }
 
 // sessionGate admits a legacy-era request to session sid of owner: it

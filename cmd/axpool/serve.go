@@ -38,6 +38,7 @@ var serveFlags struct {
 	allowedHosts     []string
 	maxBody          int64
 	maxConns         int
+	maxUnauthConns   int
 }
 
 var serveCmd = &cobra.Command{
@@ -57,8 +58,10 @@ non-loopback --addr unless --allow-non-loopback is given. Requests whose
 Host or Origin is not loopback (or an --allowed-host) get 403, bodies over
 --max-body-bytes get 413; both, and 401, close the connection without
 reading the body. A request's headers and its body must each arrive within
-10 s, an idle keep-alive connection is closed after 30 s, and at most
---max-conns connections are open at once (more wait to be accepted).
+10 s (3 s for the first request of a connection), an idle keep-alive
+connection is closed after 30 s, and at most --max-conns connections are
+open at once (more wait to be accepted), of which --max-unauth-conns have
+not authenticated (the oldest is closed to make room).
 
 Node flags (embedded NATS and workers, or --nats for fleet mode) are those
 of ` + "`axpool mcp`" + `. On SIGTERM/SIGINT the server stops accepting
@@ -79,7 +82,8 @@ func init() {
 	f.BoolVar(&serveFlags.allowNonLoopback, "allow-non-loopback", false, "allow --addr to bind a non-loopback interface")
 	f.StringArrayVar(&serveFlags.allowedHosts, "allowed-host", nil, "extra Host/Origin host name to accept (repeatable)")
 	f.Int64Var(&serveFlags.maxBody, "max-body-bytes", gateway.DefaultMaxBodyBytes, "largest accepted request body")
-	f.IntVar(&serveFlags.maxConns, "max-conns", gateway.DefaultMaxConns(), "most HTTP connections open at once, more wait to be accepted (by default half the open-file limit, at most 10000)")
+	f.IntVar(&serveFlags.maxConns, "max-conns", 0, "most HTTP connections open at once, more wait to be accepted (0 = the file descriptors free at start less 16, at most 10000; fewer than 8 free: serve refuses to start)")
+	f.IntVar(&serveFlags.maxUnauthConns, "max-unauth-conns", 0, "most connections open that have not authenticated yet; the oldest is closed to make room (0 = a quarter of --max-conns)")
 	rootCmd.AddCommand(serveCmd)
 }
 
@@ -111,8 +115,8 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	if serveFlags.maxBody < 1 {
 		return printFail(cmd, exitUsage, "axpool serve: --max-body-bytes must be positive")
 	}
-	if serveFlags.maxConns < 1 {
-		return printFail(cmd, exitUsage, "axpool serve: --max-conns must be at least 1")
+	if serveFlags.maxConns < 0 || serveFlags.maxUnauthConns < 0 {
+		return printFail(cmd, exitUsage, "axpool serve: --max-conns and --max-unauth-conns must not be negative")
 	}
 	// Bind before starting the node so a busy port fails fast.
 	ln, err := net.Listen("tcp", serveFlags.addr)
@@ -126,10 +130,11 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	}
 	defer n.Close()
 	h, err := n.Gateway.NewHTTPServer(gateway.HTTPConfig{
-		Tokens:       tokens,
-		AllowedHosts: serveFlags.allowedHosts,
-		MaxBodyBytes: serveFlags.maxBody,
-		MaxConns:     serveFlags.maxConns,
+		Tokens:         tokens,
+		AllowedHosts:   serveFlags.allowedHosts,
+		MaxBodyBytes:   serveFlags.maxBody,
+		MaxConns:       serveFlags.maxConns,
+		MaxUnauthConns: serveFlags.maxUnauthConns,
 	})
 	if err != nil {
 		ln.Close()
@@ -139,7 +144,9 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	for i, t := range tokens {
 		names[i] = t.Name
 	}
-	n.Log.Info("serving Streamable HTTP", "url", "http://"+ln.Addr().String()+gateway.EndpointPath, "callers", names)
+	lim := h.Limits()
+	n.Log.Info("serving Streamable HTTP", "url", "http://"+ln.Addr().String()+gateway.EndpointPath, "callers", names,
+		"max_conns", lim.Max, "max_unauth_conns", lim.MaxUnauth, "fd_limit", lim.FileLimit, "fds_open", lim.FilesOpen)
 
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)

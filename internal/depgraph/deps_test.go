@@ -82,7 +82,10 @@ var allowed = map[string][]string{
 	"worker/handlers": {"internal/mask", "internal/text", "policy", "vm"},
 	// The job client of the gateway and of axpool batch: no MCP.
 	"gateway/dispatch": {"gateway/batch", "gateway/dispatch/fairshare", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
-	"gateway":          {"gateway/agentdocs", "gateway/dispatch", "gateway/outbound", "internal/jsonenc", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},
+	"gateway":          {"gateway/agentdocs", "gateway/connlimit", "gateway/dispatch", "gateway/outbound", "internal/jsonenc", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},
+	// The HTTP server's connections: caps, the unauthenticated ones, the
+	// file descriptors free.
+	"gateway/connlimit": nil,
 	// The byte budget of results being sent and their streamed writing: no MCP.
 	"gateway/outbound": {"internal/jsonenc"},
 	// Fair share of the queue between a gateway's callers: no queue, no MCP.
