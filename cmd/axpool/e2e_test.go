@@ -363,6 +363,13 @@ var urlRE = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+/mcp)`)
 // given token files and extra flags, and waits for its URL.
 func startServe(t testing.TB, tokenFiles []string, extra ...string) *server {
 	t.Helper()
+	return startServeIn(t, nil, tokenFiles, extra...)
+}
+
+// startServeIn is startServe with the binary run by the command wrapper
+// (a shell that sets ulimit -n, then execs its arguments), when not nil.
+func startServeIn(t testing.TB, wrapper []string, tokenFiles []string, extra ...string) *server {
+	t.Helper()
 	args := []string{"serve", "--http", "--addr", "127.0.0.1:0"}
 	for _, f := range tokenFiles {
 		args = append(args, "--token-file", f)
@@ -370,6 +377,9 @@ func startServe(t testing.TB, tokenFiles []string, extra ...string) *server {
 	args = append(args, extra...)
 	s := &server{stderr: &queuetest.Buffer{}, done: make(chan error, 1)}
 	s.cmd = exec.Command(bin(t), args...)
+	if wrapper != nil {
+		s.cmd = exec.Command(wrapper[0], append(append(wrapper[1:], bin(t)), args...)...)
+	}
 	s.cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 	// A group of its own, as a shell gives a foreground job: a test can
 	// send it a terminal's Ctrl-C (SIGINT to the group).
