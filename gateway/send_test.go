@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"io"
 	"net"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/mcptest"
 	"github.com/axpool/axpool/queue/queuetest"
 )
@@ -47,6 +49,23 @@ func holdCall(t *testing.T, url, token string) net.Conn {
 	return c
 }
 
+// bigGateway is a gateway for bigSource's calls: storing and sending a
+// 6 MiB result takes a loaded 2-core machine under the race detector long
+// enough that the jobs get 5 minutes (bigCall waits as long).
+func bigGateway(t *testing.T, s *stack, cfg Config) *Server {
+	t.Helper()
+	cfg.Backend = &dispatch.QueueBackend{Client: s.Client, Timeout: 5 * time.Minute}
+	return s.newGateway(t, cfg)
+}
+
+// bigCall calls boruna_run with source on c, waiting up to 6 minutes.
+func bigCall(t *testing.T, c *client.Client, source string, extra string, meta *mcp.Meta) (*mcp.CallToolResult, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	return mcptest.Call(ctx, c, "boruna_run", `{"source":`+src(source)+extra+`}`, meta)
+}
+
 // checkBig checks a call's answer to bigSource: the whole 6 MiB string,
 // in the text item and in structuredContent alike (envelope).
 func checkBig(t *testing.T, who string, res *mcp.CallToolResult, err error) {
@@ -69,12 +88,12 @@ func checkBig(t *testing.T, who string, res *mcp.CallToolResult, err error) {
 // written, whole.
 func TestResultBudget(t *testing.T) {
 	s := sharedStack(t)
-	g := s.newGateway(t, Config{MaxResultBytesPerCaller: 8 << 20})
+	g := bigGateway(t, s, Config{MaxResultBytesPerCaller: 8 << 20})
 	alice, _ := NewToken("alice", "alice-token-0123456789")
 	bob, _ := NewToken("bob", "bob-token-0123456789")
 	_, url := httpServerH(t, g, HTTPConfig{Tokens: []Token{alice, bob}, SendTimeout: 5 * time.Minute})
 	held := holdCall(t, url, "alice-token-0123456789")
-	queuetest.WaitFor(t, 2*time.Minute, "alice's first result being written", func() bool { return g.ResultBytes().InFlight > 6<<20 })
+	queuetest.WaitFor(t, 5*time.Minute, "alice's first result being written", func() bool { return g.ResultBytes().InFlight > 6<<20 })
 	if st := g.ResultBytes(); st.InFlight > 7<<20 || st.Callers != 1 || st.Waiting != 0 {
 		t.Fatalf("budget with alice's first result held: %+v", st)
 	}
@@ -84,10 +103,10 @@ func TestResultBudget(t *testing.T) {
 		err error
 	}
 	var wg sync.WaitGroup
-	wg.Go(func() { second.res, second.err = call(t, ac, "boruna_run", `{"source":`+src(bigSource)+`}`, nil) })
-	queuetest.WaitFor(t, 2*time.Minute, "alice's second result waiting", func() bool { return g.ResultBytes().Waiting == 1 })
+	wg.Go(func() { second.res, second.err = bigCall(t, ac, bigSource, "", nil) })
+	queuetest.WaitFor(t, 5*time.Minute, "alice's second result waiting", func() bool { return g.ResultBytes().Waiting == 1 })
 	bc := httpClientToken(t, url, "bob-token-0123456789")
-	res, err := call(t, bc, "boruna_run", `{"source":`+src(bigSource)+`}`, nil)
+	res, err := bigCall(t, bc, bigSource, "", nil)
 	checkBig(t, "bob, while alice's results wait", res, err)
 	if st := g.ResultBytes(); st.Waiting != 1 || st.Callers != 1 {
 		t.Fatalf("budget after bob's call: %+v, want alice's second result still waiting", st)
@@ -105,10 +124,10 @@ func TestResultBudget(t *testing.T) {
 // its connection after SendTimeout, and the result's bytes go back.
 func TestResultSendTimeout(t *testing.T) {
 	s := sharedStack(t)
-	g := s.newGateway(t, Config{})
+	g := bigGateway(t, s, Config{})
 	_, url := httpServerH(t, g, HTTPConfig{SendTimeout: 500 * time.Millisecond})
 	held := holdCall(t, url, testToken)
-	queuetest.WaitFor(t, 2*time.Minute, "the result being written", func() bool { return g.ResultBytes().InFlight > 6<<20 })
+	queuetest.WaitFor(t, 5*time.Minute, "the result being written", func() bool { return g.ResultBytes().InFlight > 6<<20 })
 	queuetest.WaitFor(t, time.Minute, "the result's bytes given back", func() bool { return g.ResultBytes().InFlight == 0 })
 	// The connection was closed with the response cut short.
 	held.SetReadDeadline(time.Now().Add(time.Minute))
@@ -124,8 +143,9 @@ func TestResultSendTimeout(t *testing.T) {
 // object indented by 2 spaces.
 func TestResultStreamed(t *testing.T) {
 	s := sharedStack(t)
-	url := httpServer(t, s.gw, HTTPConfig{})
-	res, err := call(t, stdioClient(t, s.gw), "boruna_run", `{"source":`+src(bigSource)+`}`, nil)
+	g := bigGateway(t, s, Config{})
+	url := httpServer(t, g, HTTPConfig{})
+	res, err := bigCall(t, stdioClient(t, g), bigSource, "", nil)
 	checkBig(t, "stdio", res, err)
 	text := res.Content[0].(mcp.TextContent).Text
 	if !strings.HasPrefix(text, "{\n  \"success\": true,\n  \"protocol_version\": 1,\n  \"result\": \"000001") {
@@ -143,7 +163,7 @@ func TestResultStreamed(t *testing.T) {
 		}
 	})
 	slow := strings.Replace(bigSource, "let mut i = 0\n", "let mut i = 0\n let mut j = 0\n while j < 1000000 { j = j + 1 }\n", 1)
-	res, err = call(t, c, "boruna_run", `{"source":`+src(slow)+`,"max_steps":100000000}`, &mcp.Meta{ProgressToken: "p"})
+	res, err = bigCall(t, c, slow, `,"max_steps":100000000`, &mcp.Meta{ProgressToken: "p"})
 	checkBig(t, "http with progress", res, err)
 	mu.Lock()
 	defer mu.Unlock()
