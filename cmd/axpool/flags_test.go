@@ -16,9 +16,9 @@ func TestLibsDirHelp(t *testing.T) {
 		cmd  string
 		want string
 	}{
-		{"mcp", `      --libs-dir string               directory that import "std-x" resolves against (default ./libs if it is an axpool library folder, else the copy built into axpool)`},
+		{"mcp", `      --libs-dir string                            directory that import "std-x" resolves against (default ./libs if it is an axpool library folder, else the copy built into axpool)`},
 		{"worker", `      --libs-dir string            directory that import "std-x" resolves against (default ./libs if it is an axpool library folder, else the copy built into axpool)`},
-		{"serve", `      --libs-dir string               directory that import "std-x" resolves against (default ./libs if it is an axpool library folder, else the copy built into axpool)`},
+		{"serve", `      --libs-dir string                            directory that import "std-x" resolves against (default ./libs if it is an axpool library folder, else the copy built into axpool)`},
 		{"run", `      --libs-dir string          directory that import "std-x" resolves against (default ./libs if it is an axpool library folder, else the copy built into axpool)`},
 	}
 	for _, c := range cases {
