@@ -10,16 +10,18 @@ import (
 )
 
 // addAgentDocs registers the agent docs (package agentdocs, docs/tools.md
-// §7 "agent docs") on s: each as a text resource, and the prompt
-// write_ax_program.
-func addAgentDocs(s *server.MCPServer) error {
+// §7 "agent docs") on s: each as a text resource (its URI in g.resources),
+// and the prompt write_ax_program.
+func (g *Server) addAgentDocs(s *server.MCPServer) error {
 	docs, err := agentdocs.Resources()
 	if err != nil {
 		return err
 	}
 	res := make([]server.ServerResource, 0, len(docs))
+	g.resources = make(map[string]bool, len(docs))
 	for _, d := range docs {
 		res = append(res, textResource(d))
+		g.resources[d.URI] = true
 	}
 	s.AddResources(res...)
 	s.AddPrompt(mcp.NewPrompt(agentdocs.WriteProgramPrompt,

@@ -157,6 +157,6 @@
 // true, never a JSON-RPC error; the directory is watched (fsnotify) and a
 // change sends notifications/tools/list_changed.
 //
-// Imports: gateway/agentdocs, gateway/dispatch, internal/limitread,
+// Imports: gateway/agentdocs, gateway/dispatch, gateway/mcpver, internal/limitread,
 // internal/mask, queue, scripts, tools and wire.
 package gateway

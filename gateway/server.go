@@ -16,6 +16,7 @@ import (
 
 	"github.com/axpool/axpool/gateway/agentdocs"
 	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/gateway/mcpver"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
@@ -73,6 +74,9 @@ type Config struct {
 	// tools.listChanged. New runs the context script (at most 10 s) and
 	// appends its output to the instructions.
 	Scripts *ScriptsConfig
+	// Tools are the built-in tools listed and callable (tools.ToolList:
+	// --tools); nil means all of them.
+	Tools []string
 }
 
 // DefaultProgressInterval is Config.ProgressInterval's default.
@@ -87,6 +91,11 @@ type Server struct {
 	obs     *Observer
 	mcp     *server.MCPServer
 	scripts *scriptState // nil without Config.Scripts
+	// resources are the URIs of the resources (addAgentDocs).
+	resources map[string]bool
+	// toolsChanged is when the tool list last changed (UnixNano; 0 for a
+	// fixed list): it drives tools/list's ttlMs (mcpver.ToolsTTL).
+	toolsChanged atomic.Int64
 	// taskBus stores MCP tasks (tasks.go); nil unless Backend is a
 	// *dispatch.QueueBackend, whose queue is durable.
 	taskBus *queue.Bus
@@ -214,7 +223,18 @@ func New(cfg Config) (*Server, error) {
 	if g.scripts != nil {
 		instructions += ScriptsInstructions + g.contextInstructions()
 	}
+	hooks := &server.Hooks{}
+	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+		if server.IsModernRequest(ctx) {
+			res.SetCacheHints(mcpver.ToolsTTL(time.Unix(0, g.toolsChanged.Load()), time.Now()).Milliseconds(), mcp.CacheScopePublic)
+		}
+	})
 	opts := []server.ServerOption{
+		server.WithHooks(hooks),
+		server.WithToolFilter(listOrder),
+		// The docs, examples and prompt are embedded: fixed for the life of
+		// the process, the same for every caller.
+		server.WithCacheHints(mcpver.MaxToolsTTL.Milliseconds(), mcp.CacheScopePublic),
 		server.WithToolCapabilities(g.scripts != nil),
 		server.WithResourceCapabilities(false, false),
 		server.WithPromptCapabilities(false),
@@ -226,17 +246,12 @@ func New(cfg Config) (*Server, error) {
 		opts = append(opts, server.WithTaskCapabilities(false, true, true))
 	}
 	g.mcp = server.NewMCPServer(ServerName, cfg.Version, opts...)
-	for i := range specs {
-		tool := buildTool(&specs[i], cfg.LiveCapabilities)
-		if g.taskBus != nil && specs[i].Executes {
-			tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
-		}
-		g.mcp.AddTool(tool, g.handle)
-	}
-	if err := addAgentDocs(g.mcp); err != nil {
+	g.mcp.AddTools(g.builtinTools()...)
+	if err := g.addAgentDocs(g.mcp); err != nil {
 		return nil, err
 	}
 	if g.scripts != nil {
+		g.toolsChanged.Store(time.Now().UnixNano())
 		if ts := g.scriptTools(g.scripts.set.Catalogue()); len(ts) > 0 {
 			g.mcp.AddTools(ts...)
 		}

@@ -1,7 +1,11 @@
 package gateway
 
 import (
+	"context"
+	"slices"
+
 	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/axpool/axpool/gateway/agentdocs"
 	"github.com/axpool/axpool/tools"
@@ -50,3 +54,40 @@ func buildTool(s *tools.ToolSpec, live bool) mcp.Tool {
 		},
 	}
 }
+
+// builtinTools are the built-in tools of Config.Tools (all when nil).
+func (g *Server) builtinTools() []server.ServerTool {
+	var out []server.ServerTool
+	for i := range specs {
+		if !g.listed(specs[i].Name) {
+			continue
+		}
+		tool := buildTool(&specs[i], g.cfg.LiveCapabilities)
+		if g.taskBus != nil && specs[i].Executes {
+			tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
+		}
+		out = append(out, server.ServerTool{Tool: tool, Handler: g.handle})
+	}
+	return out
+}
+
+// listed reports whether built-in tool name is in Config.Tools.
+func (g *Server) listed(name string) bool {
+	return g == nil || g.cfg.Tools == nil || slices.Contains(g.cfg.Tools, name)
+}
+
+// listOrder orders tools/list (a server.ToolFilterFunc): the built-in
+// tools in tools.ListOrder, then the scripts by name (as mcp-go sorts
+// them).
+func listOrder(_ context.Context, ts []mcp.Tool) []mcp.Tool {
+	rank := func(name string) int {
+		if i := slices.Index(listRank, name); i >= 0 {
+			return i
+		}
+		return len(listRank)
+	}
+	slices.SortStableFunc(ts, func(a, b mcp.Tool) int { return rank(a.Name) - rank(b.Name) })
+	return ts
+}
+
+var listRank = tools.ListOrder()

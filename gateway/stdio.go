@@ -146,7 +146,7 @@ func (c *stdioConn) dispatch(ctx context.Context, body []byte) {
 			ctx = context.WithValue(ctx, callInfoKey{}, info)
 		}
 	}
-	task := resp == nil && c.g.isTaskRequest(msg, info)
+	local := resp == nil && c.g.isLocal(msg, info)
 	switch {
 	case resp != nil:
 		c.send(resp, nil)
@@ -172,8 +172,8 @@ func (c *stdioConn) dispatch(ctx context.Context, body []byte) {
 			defer c.wg.Done()
 			defer cancel()
 			var resp mcp.JSONRPCMessage
-			if task {
-				resp = c.g.answerTask(ctx, msg, info)
+			if local {
+				resp = c.g.answerLocal(ctx, msg, info)
 			} else {
 				resp = c.serve(ctx, msg.ID, body)
 			}

@@ -81,7 +81,9 @@ var allowed = map[string][]string{
 	"worker/handlers": {"internal/text", "policy", "vm"},
 	// The job client of the gateway and of axpool batch: no MCP.
 	"gateway/dispatch": {"gateway/batch", "gateway/dispatch/fairshare", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
-	"gateway":          {"gateway/agentdocs", "gateway/dispatch", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},
+	"gateway":          {"gateway/agentdocs", "gateway/dispatch", "gateway/mcpver", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},
+	// What each request's protocol revision asks: MCP's wire, no axpool.
+	"gateway/mcpver": {},
 	// Fair share of the queue between a gateway's callers: no queue, no MCP.
 	"gateway/dispatch/fairshare": {"wire"},
 	// The agent docs: embedded files and the libraries' surfaces, no MCP.
@@ -104,6 +106,7 @@ var thirdParty = map[string][]string{
 	"gateway/dispatch": {"github.com/google/uuid"},
 	"gateway":          {"github.com/google/uuid", "github.com/mark3labs/mcp-go/", "github.com/prometheus/client_golang/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
+	"gateway/mcpver":   {"github.com/mark3labs/mcp-go/"},
 	"worker/handlers":  {"github.com/ncruces/go-sqlite3"},
 	"scripts":          {"github.com/fsnotify/fsnotify"},
 	"cmd/axpool":       {"github.com/schollz/progressbar/", "github.com/spf13/", "golang.org/x/term"},
