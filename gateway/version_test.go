@@ -10,6 +10,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/axpool/axpool/gateway/agentdocs"
 	"github.com/axpool/axpool/tools"
 )
 
@@ -158,5 +159,51 @@ func TestToolsProfile(t *testing.T) {
 	r.send(toolCallMsg("4", "boruna_run", `{"source":"fn main() -> Int { 41 + 1 }"}`, ""))
 	if got := r.response(); !strings.Contains(fmt.Sprint(got["result"]), "42") {
 		t.Errorf("listed tool: %v", got)
+	}
+}
+
+// The limits of docs/tools.md §1 "Tool lists": every agent session reads
+// tools/list before its first call, so the built-in tools' list (the
+// result as written on the wire) is at most 24,000 characters, and the
+// agent list (--tools agent) at most 8,000.
+func TestToolsListSize(t *testing.T) {
+	s := sharedStack(t)
+	agent, _ := tools.ToolList("agent")
+	for _, tc := range []struct {
+		g   *Server
+		max int
+	}{{s.gw, 24000}, {s.newGateway(t, Config{Tools: agent}), 8000}} {
+		r := newRawStdio(t, tc.g)
+		r.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+		var m struct {
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(r.nextRaw(), &m); err != nil {
+			t.Fatal(err)
+		}
+		n := len([]rune(string(m.Result)))
+		t.Logf("tools/list of %d tools: %d characters", len(toolNamesOf(map[string]any{"tools": decodeTools(t, m.Result)})), n)
+		if n > tc.max {
+			t.Errorf("tools/list is %d characters, want at most %d", n, tc.max)
+		}
+	}
+}
+
+func decodeTools(t *testing.T, result json.RawMessage) []any {
+	var r struct {
+		Tools []any `json:"tools"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Tools
+}
+
+// The policy parameters name the resource serving the policy schema.
+func TestPolicyParamNamesSchemaResource(t *testing.T) {
+	for _, name := range []string{"boruna_run", "boruna_run_sealed"} {
+		if !strings.Contains(string(tools.InputSchema(name)), `resource `+agentdocs.PolicySchemaURI) {
+			t.Errorf("%s: the policy parameter does not name %s", name, agentdocs.PolicySchemaURI)
+		}
 	}
 }

@@ -36,8 +36,12 @@ const (
 	// standard library ("axpool://libs/std-json"; tools.LibrarySurface).
 	LibsURIPrefix = "axpool://libs/"
 	// PolicySchemaURI is policy/policy.schema.json, the JSON Schema of the
-	// object form of a policy.
-	PolicySchemaURI = "axpool://policy/policy.schema.json"
+	// object form of a policy, which the tools' policy parameters name.
+	PolicySchemaURI = tools.PolicySchemaURI
+	// ResultSchemaURIPrefix prefixes the full result schema of each tool
+	// ("axpool://schemas/results/boruna_run"), which its compact
+	// outputSchema names (tools.OutputSchema).
+	ResultSchemaURIPrefix = tools.ResultSchemaURIPrefix
 )
 
 // The prompt that hands an agent the language guide and a task.
@@ -105,6 +109,11 @@ func Resources() ([]Resource, error) {
 	res = append(res, Resource{URI: PolicySchemaURI, Name: "policy.schema.json",
 		Description: "The JSON Schema (Draft 2020-12) of the object form of a policy (axpool://docs/policy).",
 		MIMEType:    "application/json", Text: string(tools.PolicySchemaJSON())})
+	for _, name := range tools.Names() {
+		res = append(res, Resource{URI: ResultSchemaURIPrefix + name, Name: name + ".result.schema.json",
+			Description: "The full JSON Schema of " + name + "'s result object: every success and failure shape and field (its outputSchema is the compact form).",
+			MIMEType:    "application/schema+json", Text: string(tools.ResultSchema(name))})
+	}
 	ex, err := exampleResources()
 	if err != nil {
 		return nil, err
