@@ -128,10 +128,11 @@
 //     answered (HTTP 200) with the JSON-RPC error SessionLimitCode.
 //     Shutdown forgets sessions without cancelling their calls.
 //
-// # MCP tasks (tasks.go)
+// # MCP tasks (tasks.go, package tasks)
 //
 // Tasks live in the queue's durable store, so any gateway answers for any
-// task (docs/tools.md §7 "Tasks").
+// task (docs/tools.md §7 "Tasks"): the Tasks extension for 2026-07-28
+// requests, the task API of 2025-11-25 for older ones.
 //
 // # Metrics and audit (metrics.go, observe.go)
 //
@@ -157,6 +158,6 @@
 // true, never a JSON-RPC error; the directory is watched (fsnotify) and a
 // change sends notifications/tools/list_changed.
 //
-// Imports: gateway/agentdocs, gateway/dispatch, gateway/mcpver, internal/limitread,
-// internal/mask, queue, scripts, tools and wire.
+// Imports: gateway/agentdocs, gateway/dispatch, gateway/mcpver, gateway/tasks,
+// internal/limitread, internal/mask, queue, scripts, tools and wire.
 package gateway

@@ -376,14 +376,14 @@ func precheckCall(msg rpcMessage, g *Server) (*callInfo, mcp.JSONRPCMessage) {
 	if bad := progressTokenType(p.token); bad != "" {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, bad)
 	}
+	task := len(bytes.TrimSpace(p.Task)) > 0 && !bytes.Equal(bytes.TrimSpace(p.Task), []byte("null"))
 	if script {
-		return &callInfo{tool: p.tool, raw: p.Arguments, token: p.token}, nil
+		return &callInfo{tool: p.tool, raw: p.Arguments, token: p.token, task: task}, nil
 	}
 	args, err := tools.Check(p.tool, p.Arguments)
 	var ae *tools.ArgError
 	if errors.As(err, &ae) && ae.Protocol() {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, ae.Msg)
 	}
-	task := len(bytes.TrimSpace(p.Task)) > 0 && !bytes.Equal(bytes.TrimSpace(p.Task), []byte("null"))
 	return &callInfo{tool: p.tool, raw: p.Arguments, args: args, err: err, token: p.token, task: task}, nil
 }

@@ -96,7 +96,12 @@ func (g *Server) scriptTools(cat *scripts.Catalogue) []server.ServerTool {
 		schema = g.mask.JSON(schema) // `param` descriptions
 		a := s.Annotations()
 		title := s.Name
+		var exec *mcp.ToolExecution
+		if g.tasks != nil && s.Task != scripts.TaskNever {
+			exec = &mcp.ToolExecution{TaskSupport: mcp.TaskSupport(s.Task)}
+		}
 		out = append(out, server.ServerTool{Tool: mcp.Tool{
+			Execution:      exec,
 			Name:           s.Name,
 			Title:          title,
 			Description:    g.mask.String(s.Description),

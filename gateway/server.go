@@ -17,8 +17,8 @@ import (
 	"github.com/axpool/axpool/gateway/agentdocs"
 	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/gateway/mcpver"
+	"github.com/axpool/axpool/gateway/tasks"
 	"github.com/axpool/axpool/internal/mask"
-	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
@@ -96,9 +96,10 @@ type Server struct {
 	// toolsChanged is when the tool list last changed (UnixNano; 0 for a
 	// fixed list): it drives tools/list's ttlMs (mcpver.ToolsTTL).
 	toolsChanged atomic.Int64
-	// taskBus stores MCP tasks (tasks.go); nil unless Backend is a
+	// tasks stores MCP tasks (tasks.go); nil unless Backend is a
 	// *dispatch.QueueBackend, whose queue is durable.
-	taskBus *queue.Bus
+	tasks       *tasks.Store
+	taskHandler *tasks.Handler
 
 	// Shutdown (BeginShutdown, WaitCalls, CancelCalls).
 	draining  atomic.Bool
@@ -242,10 +243,19 @@ func New(cfg Config) (*Server, error) {
 		server.WithRecovery(),
 	}
 	if qb, ok := cfg.Backend.(*dispatch.QueueBackend); ok && qb.Client != nil {
-		g.taskBus = qb.Client.Bus()
-		opts = append(opts, server.WithTaskCapabilities(false, true, true))
+		g.tasks = &tasks.Store{Bus: qb.Client.Bus(), Backend: qb, Log: cfg.Logger}
+		// The tasks of 2025-11-25 (capabilities.tasks) and the Tasks
+		// extension of 2026-07-28, whose discover must not show the former.
+		hooks.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+			res.Capabilities.Tasks = nil
+		})
+		opts = append(opts, server.WithTaskCapabilities(false, true, true),
+			server.WithExtensions(map[string]any{mcpver.TasksExtension: map[string]any{}}))
 	}
 	g.mcp = server.NewMCPServer(ServerName, cfg.Version, opts...)
+	if g.tasks != nil {
+		g.taskHandler = g.newTaskHandler()
+	}
 	g.mcp.AddTools(g.builtinTools()...)
 	if err := g.addAgentDocs(g.mcp); err != nil {
 		return nil, err

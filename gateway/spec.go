@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/axpool/axpool/gateway/agentdocs"
+	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
 )
 
@@ -70,7 +71,7 @@ func (g *Server) builtinTools() []server.ServerTool {
 			continue
 		}
 		tool := buildTool(&specs[i], g.cfg.LiveCapabilities)
-		if g.taskBus != nil && specs[i].Executes {
+		if g.tasks != nil && g.taskSupport(specs[i].Name) != scripts.TaskNever {
 			tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
 		}
 		out = append(out, server.ServerTool{Tool: tool, Handler: g.handle})

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -461,7 +462,7 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	}
 	start := time.Now()
 	if job.ID == "" {
-		job.ID = uuid.NewString()
+		job.ID = cmp.Or(jobIDFrom(ctx), uuid.NewString())
 	}
 	if b.BeforeSubmit != nil {
 		if err := b.BeforeSubmit(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/axpool/axpool/queue"
@@ -155,4 +156,30 @@ func CallerFrom(ctx context.Context) string {
 		return s
 	}
 	return "stdio"
+}
+
+// jobIDSlot is the job ID WithJobID hands to one job.
+type jobIDSlot struct {
+	id   string
+	used atomic.Bool
+}
+
+type jobIDKey struct{}
+
+// WithJobID makes the first job submitted with ctx that does not join an
+// idempotency key take id as its job ID (a queue.ValidID), and the later
+// ones a fresh ID as usual: a task's call runs its job under an ID the
+// task record names, so that any gateway can cancel it (a script's
+// failure hook, a batch's other items get their own IDs).
+func WithJobID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, jobIDKey{}, &jobIDSlot{id: id})
+}
+
+// jobIDFrom takes the job ID of WithJobID, once; "" when there is none
+// or it was taken.
+func jobIDFrom(ctx context.Context) string {
+	if s, ok := ctx.Value(jobIDKey{}).(*jobIDSlot); ok && s.used.CompareAndSwap(false, true) {
+		return s.id
+	}
+	return ""
 }

@@ -81,9 +81,11 @@ var allowed = map[string][]string{
 	"worker/handlers": {"internal/text", "policy", "vm"},
 	// The job client of the gateway and of axpool batch: no MCP.
 	"gateway/dispatch": {"gateway/batch", "gateway/dispatch/fairshare", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
-	"gateway":          {"gateway/agentdocs", "gateway/dispatch", "gateway/mcpver", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},
+	"gateway":          {"gateway/agentdocs", "gateway/dispatch", "gateway/mcpver", "gateway/tasks", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},
 	// What each request's protocol revision asks: MCP's wire, no axpool.
 	"gateway/mcpver": {},
+	// MCP tasks on the queue's durable store: no transport.
+	"gateway/tasks": {"gateway/dispatch", "gateway/mcpver", "queue", "tools", "wire"},
 	// Fair share of the queue between a gateway's callers: no queue, no MCP.
 	"gateway/dispatch/fairshare": {"wire"},
 	// The agent docs: embedded files and the libraries' surfaces, no MCP.
@@ -107,6 +109,7 @@ var thirdParty = map[string][]string{
 	"gateway":          {"github.com/google/uuid", "github.com/mark3labs/mcp-go/", "github.com/prometheus/client_golang/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
 	"gateway/mcpver":   {"github.com/mark3labs/mcp-go/"},
+	"gateway/tasks":    {"github.com/google/uuid", "github.com/mark3labs/mcp-go/"},
 	"worker/handlers":  {"github.com/ncruces/go-sqlite3"},
 	"scripts":          {"github.com/fsnotify/fsnotify"},
 	"cmd/axpool":       {"github.com/schollz/progressbar/", "github.com/spf13/", "golang.org/x/term"},
