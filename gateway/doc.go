@@ -110,7 +110,8 @@
 //     (10 s; else 408), and a keep-alive connection is closed after
 //     IdleTimeout (30 s) without a request.
 //   - A request whose Host or Origin is not loopback (or an allowed host)
-//     gets 403, one without a valid bearer token 401 (with
+//     gets 403; the server card (card.go, ServerCardPath) is then served
+//     without a token; any other request without a valid bearer token gets 401 (with
 //     WWW-Authenticate), one whose body is over MaxBodyBytes 413 (before
 //     reading it when Content-Length says so). These, and 408, are written
 //     without reading the body, with Connection: close: an unauthenticated

@@ -295,6 +295,10 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden, "forbidden: "+msg)
 		return
 	}
+	if isCardPath(r.URL.Path) { // public: no token (card.go)
+		h.serveCard(w, r)
+		return
+	}
 	caller, owner, ok := h.authenticate(r)
 	if !ok {
 		h.g.log.Warn("http request unauthorized", "remote", r.RemoteAddr, "path", r.URL.Path)

@@ -100,6 +100,9 @@ type Server struct {
 	// *dispatch.QueueBackend, whose queue is durable.
 	tasks       *tasks.Store
 	taskHandler *tasks.Handler
+	// extensions are the identifiers under capabilities.extensions (the
+	// server card lists them).
+	extensions []string
 
 	// Shutdown (BeginShutdown, WaitCalls, CancelCalls).
 	draining  atomic.Bool
@@ -249,6 +252,7 @@ func New(cfg Config) (*Server, error) {
 		hooks.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
 			res.Capabilities.Tasks = nil
 		})
+		g.extensions = append(g.extensions, mcpver.TasksExtension)
 		opts = append(opts, server.WithTaskCapabilities(false, true, true),
 			server.WithExtensions(map[string]any{mcpver.TasksExtension: map[string]any{}}))
 	}
