@@ -150,7 +150,9 @@
 // binary; relative links in served markdown name the resources' URIs. The
 // prompt write_ax_program hands over the language guide with a task
 // (docs/tools.md §7 "agent docs"). Package agentdocs makes them; the
-// gateway registers them on its MCP server.
+// gateway registers them on its MCP server, the libraries also as the
+// template axpool://libs/{lib}. completion/complete (completions.go)
+// completes the prompt's task and the template's lib.
 //
 // Named scripts (scripts.go, docs/scripts.md): with Config.Scripts every
 // public script of a scripts directory is a tool too, with the schema and

@@ -11,9 +11,11 @@ import (
 )
 
 // The requests both transports answer themselves, before mcp-go sees them
-// (isLocal, answerLocal): the task requests (tasks.go) and a resources/read
+// (isLocal, answerLocal): the task requests (tasks.go), a resources/read
 // of an unknown resource, whose error carries data.uri (2026-07-28,
-// SEP-2164), which mcp-go's does not.
+// SEP-2164), which mcp-go's does not, and a completion/complete that names
+// an unknown prompt, template or argument or a reference type that does
+// not exist (-32602; mcp-go would answer -32603 or -32600).
 
 // isLocal reports whether the transports must hand msg (already
 // prechecked; info for a tools/call) to answerLocal.
@@ -24,13 +26,20 @@ func (g *Server) isLocal(msg rpcMessage, info *callInfo) bool {
 		}
 		return json.Unmarshal(msg.Params, &p) == nil && !g.resources[p.URI]
 	}
+	if msg.Method == string(mcp.MethodCompletionComplete) && hasID(msg.ID) {
+		return g.completionRefusal(msg.Params) != nil
+	}
 	return g.isTaskRequest(msg, info)
 }
 
 // answerLocal answers a request isLocal chose. ctx carries the caller; the
 // response's id is the transport's to set.
 func (g *Server) answerLocal(ctx context.Context, msg rpcMessage, info *callInfo) mcp.JSONRPCMessage {
-	if msg.Method != string(mcp.MethodResourcesRead) {
+	switch msg.Method {
+	case string(mcp.MethodCompletionComplete):
+		return rpcErrorOf(msg.ID, g.completionRefusal(msg.Params))
+	case string(mcp.MethodResourcesRead):
+	default:
 		return g.answerTask(ctx, msg, info)
 	}
 	var p struct {

@@ -100,6 +100,10 @@ type Server struct {
 	// *dispatch.QueueBackend, whose queue is durable.
 	tasks       *tasks.Store
 	taskHandler *tasks.Handler
+	// libNames (sorted) and libDocs are the standard libraries of the
+	// template axpool://libs/{lib} (completions.go).
+	libNames []string
+	libDocs  map[string]agentdocs.Resource
 	// extensions are the identifiers under capabilities.extensions (the
 	// server card lists them).
 	extensions []string
@@ -242,6 +246,9 @@ func New(cfg Config) (*Server, error) {
 		server.WithToolCapabilities(g.scripts != nil),
 		server.WithResourceCapabilities(false, false),
 		server.WithPromptCapabilities(false),
+		server.WithCompletions(),
+		server.WithPromptCompletionProvider(completer{g}),
+		server.WithResourceCompletionProvider(completer{g}),
 		server.WithInstructions(instructions),
 		server.WithRecovery(),
 	}
