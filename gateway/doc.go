@@ -135,6 +135,14 @@
 // task (docs/tools.md §7 "Tasks"): the Tasks extension for 2026-07-28
 // requests, the task API of 2025-11-25 for older ones.
 //
+// # Logging (logging.go)
+//
+// With logging/setLevel debug (a stdio connection's or an HTTP session's
+// level) or a 2026-07-28 request's _meta level debug, a call's job is
+// asked for its debug lines (queue.WithDebugSink), which go to the client
+// as notifications/message (logger ProgramLogger) while the job runs
+// (docs/tools.md §7 "Logging").
+//
 // # Metrics and audit (metrics.go, observe.go)
 //
 // Every answered call is counted (Config.Metrics) and written to the audit

@@ -247,6 +247,7 @@ func New(cfg Config) (*Server, error) {
 		server.WithResourceCapabilities(false, false),
 		server.WithPromptCapabilities(false),
 		server.WithCompletions(),
+		server.WithLogging(),
 		server.WithPromptCompletionProvider(completer{g}),
 		server.WithResourceCompletionProvider(completer{g}),
 		server.WithInstructions(instructions),
@@ -343,6 +344,9 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	raw, err := rawArguments(req)
 	if err != nil {
 		return nil, nil, err
+	}
+	if tool != dispatch.BatchTool {
+		ctx = g.withProgramLog(ctx)
 	}
 	if s, cat, ok := g.d.Scripts().Lookup(tool); ok {
 		return g.callScript(ctx, req, info, s, cat, raw)

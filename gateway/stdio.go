@@ -86,6 +86,7 @@ type stdioSession struct {
 	id    string
 	notes chan mcp.JSONRPCNotification
 	ready atomic.Bool
+	level atomic.Value // string: logging/setLevel's level (logging.go)
 }
 
 func (s *stdioSession) Initialize()                                         { s.ready.Store(true) }

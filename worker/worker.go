@@ -500,11 +500,24 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		}
 		pp.startFlush()
 	}
+	var dp *debugPub
+	if job.Debug && job.Reply != "" {
+		dp = &debugPub{interval: w.opts.ProgressInterval, publish: func(lines []string) {
+			if err := w.bus.PublishEvent(job.Reply, &queue.Event{JobID: job.ID, Type: queue.EventDebug,
+				Lines: lines, Worker: w.id}); err != nil {
+				log().Debug("debug event", "err", err)
+			}
+		}}
+		jobCtx = wire.WithDebugLine(jobCtx, dp.line)
+	}
 	hb.start()
 	runStart := time.Now()
 	res, cacheable, overdue := w.run(jobCtx, cancelJob, job, prep.Run, pp.update, log, watchdog)
 	meta.Run = time.Since(runStart)
 	pp.close()
+	if dp != nil {
+		dp.close() // its last lines before the result
+	}
 
 	term := ""
 	switch cause := context.Cause(jobCtx); {
