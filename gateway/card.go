@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/axpool/axpool/gateway/mcpver"
+	"github.com/mark3labs/mcp-go/mcp"
 )
 
 // ServerCardPath is where the HTTP transport serves its server card
@@ -74,7 +74,9 @@ func (g *Server) ServerCard(url string) ServerCard {
 			Type: "streamable-http", URL: url,
 			Headers: []CardHeader{{Name: "Authorization", Description: "Bearer <token>: the content of one of the server's token files (--token-file)",
 				IsRequired: true, IsSecret: true}},
-			SupportedProtocolVersions: slices.Clone(mcpver.Versions),
+			// What server/discover lists and initialize accepts (mcp-go's
+			// revisions: mcpver.Versions and 2024-11-05).
+			SupportedProtocolVersions: slices.Clone(mcp.ValidProtocolVersions),
 		}},
 		Meta: map[string]any{MetaExtensions: ext, MetaTransports: []string{"stdio", "streamable-http"}},
 	}

@@ -24,7 +24,7 @@ func TestServerCard(t *testing.T) {
 		`"description":"Runs sandboxed .ax programs and named scripts for AI agents, as jobs on a pool of workers.",` +
 		`"title":"axpool","remotes":[{"type":"streamable-http","url":"` + url + `",` +
 		`"headers":[{"name":"Authorization","description":"Bearer <token>: the content of one of the server's token files (--token-file)","isRequired":true,"isSecret":true}],` +
-		`"supportedProtocolVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"]}],` +
+		`"supportedProtocolVersions":["2026-07-28","2025-11-25","2025-06-18","2025-03-26","2024-11-05"]}],` +
 		`"_meta":{"io.github.axpool/extensions":{"io.modelcontextprotocol/tasks":{}},"io.github.axpool/transports":["stdio","streamable-http"]}}` + "\n"
 	for _, p := range []string{ServerCardPath, EndpointPath + "/server-card"} {
 		resp, err := http.Get(base + p)
