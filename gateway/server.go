@@ -348,6 +348,16 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	if tool != dispatch.BatchTool {
 		ctx = g.withProgramLog(ctx)
 	}
+	if m := req.Params.Meta; m != nil {
+		// W3C trace context (SEP-414): to the job and its worker's log lines.
+		if tp, _ := m.AdditionalFields["traceparent"].(string); mcpver.ValidTraceParent(tp) {
+			ts, _ := m.AdditionalFields["tracestate"].(string)
+			if len(ts) > maxTraceState {
+				ts = "" // W3C: a vendor may drop a tracestate it cannot keep
+			}
+			ctx = dispatch.WithTrace(ctx, tp, ts)
+		}
+	}
 	if s, cat, ok := g.d.Scripts().Lookup(tool); ok {
 		return g.callScript(ctx, req, info, s, cat, raw)
 	}
@@ -384,6 +394,11 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	}
 	return out, args.JSON(), nil
 }
+
+// maxTraceState is the longest tracestate carried to a job (W3C Trace
+// Context: 32 list members of at most 256 bytes; 512 bytes is what the
+// recommendation asks to propagate at least).
+const maxTraceState = 512
 
 // rawArguments returns the call's arguments as JSON.
 func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {

@@ -44,6 +44,11 @@ type Job struct {
 	// debug events while it runs (batched, at most ~5 events/s; the
 	// result's debug_output still holds them all).
 	Debug bool `json:"debug,omitempty"`
+	// TraceParent and TraceState are the W3C trace context of the request
+	// that made the job (MCP _meta traceparent, tracestate), "" for none;
+	// the worker puts them on the job's log lines.
+	TraceParent string `json:"traceparent,omitempty"`
+	TraceState  string `json:"tracestate,omitempty"`
 	// Principal names the caller (e.g. the bearer token's name), for logs.
 	Principal string `json:"principal,omitempty"`
 	// Cache, when set, is the digest under which the worker caches the

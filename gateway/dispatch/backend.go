@@ -484,6 +484,7 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	job.Tool, job.Args, job.Submitted, job.Deadline = tool, args, start, start.Add(timeout)
 	job.Progress, job.Principal = progress != nil, CallerFrom(ctx)
 	job.Debug = queue.DebugSink(ctx) != nil // its lines go to the sink (queue.Client.Wait)
+	job.TraceParent, job.TraceState = TraceFrom(ctx)
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), SubmitTimeout)
 	id, err := b.Client.Submit(sctx, job)
 	scancel()

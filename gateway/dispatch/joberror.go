@@ -149,6 +149,23 @@ func WithCaller(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, callerKey{}, name)
 }
 
+// traceKey carries the W3C trace context of WithTrace.
+type traceKey struct{}
+
+// WithTrace returns ctx carrying a W3C trace context (a valid traceparent
+// and its tracestate, "" for none), which the jobs submitted under ctx
+// carry to their worker's log lines (queue.Job.TraceParent).
+func WithTrace(ctx context.Context, parent, state string) context.Context {
+	return context.WithValue(ctx, traceKey{}, [2]string{parent, state})
+}
+
+// TraceFrom returns the trace context WithTrace put in ctx ("", "" when
+// none did).
+func TraceFrom(ctx context.Context) (parent, state string) {
+	t, _ := ctx.Value(traceKey{}).([2]string)
+	return t[0], t[1]
+}
+
 // CallerFrom returns the caller WithCaller put in ctx, "stdio" when none
 // did (an stdio connection is one caller).
 func CallerFrom(ctx context.Context) string {
