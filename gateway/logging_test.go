@@ -184,3 +184,19 @@ func TestSetLevelRefusal(t *testing.T) {
 		t.Errorf("setLevel debug: %s", got)
 	}
 }
+
+// The conformance fixture test_tool_with_logging (a named script) sends its
+// three debug lines to a stdio client that set the level to debug.
+func TestLoggingFixture(t *testing.T) {
+	c := stdioClient(t, conformanceGateway(t))
+	setLevel(t, c, mcp.LoggingLevelDebug)
+	l := newProgramLog(c)
+	res, err := call(t, c, "test_tool_with_logging", `{}`, nil)
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	want := []any{`"Tool execution started"`, `"Tool processing data"`, `"Tool execution completed"`}
+	if data, _ := l.got(); !reflect.DeepEqual(data, want) {
+		t.Errorf("messages %q, want %q", data, want)
+	}
+}

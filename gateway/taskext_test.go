@@ -18,7 +18,9 @@ import (
 // The Tasks extension (SEP-2663) for 2026-07-28 requests, over stdio and
 // HTTP, with the fixture scripts of the conformance run
 // (testdata/conformance/scripts: greet never a task, slow_compute
-// optional, failing_job required) and the built-in tools.
+// optional, failing_job required; test_tool_with_logging,
+// test_tool_with_progress and test_logging_tool never) and the built-in
+// tools.
 
 // extMeta is the _meta of a 2026-07-28 request declaring the extension;
 // modernMetaJSON declares none.
@@ -34,7 +36,7 @@ func conformanceGateway(t *testing.T) *Server {
 	t.Helper()
 	s := sharedStack(t)
 	cat, err := scripts.Load("testdata/conformance/scripts", scripts.Options{LibsDir: "../libs"})
-	if err != nil || len(cat.Diagnostics) > 0 || len(cat.Tools) != 3 {
+	if err != nil || len(cat.Diagnostics) > 0 || len(cat.Tools) != 6 {
 		t.Fatalf("fixture scripts: %v %v", err, cat.Diagnostics)
 	}
 	return s.newGateway(t, Config{Scripts: &ScriptsConfig{Catalogue: cat}})

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite against `axpool serve --http` with
 # the fixture scripts of this directory, for both requirement sets
-# (2025-11-25 and 2026-07-28), and prints each scenario's checks. Not part
+# (2025-11-25 and 2026-07-28), and prints each scenario's checks. The
+# fixtures are the suite's tools that .ax can express: greet, slow_compute,
+# failing_job, test_tool_with_logging, test_tool_with_progress and
+# test_logging_tool. Not part
 # of .ci/run: it installs Node 22 and the suite from npm into a scratch
 # directory (outside the repository). The suite cannot send a bearer token,
 # so proxy.mjs (loopback only) adds it.
