@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -10,18 +12,30 @@ import (
 )
 
 // addAgentDocs registers the agent docs (package agentdocs, docs/tools.md
-// §7 "agent docs") on s: each as a text resource, and the prompt
-// write_ax_program.
-func addAgentDocs(s *server.MCPServer) error {
+// §7 "agent docs") on s: each as a text resource (its URI in g.resources),
+// and the prompt write_ax_program.
+func (g *Server) addAgentDocs(s *server.MCPServer) error {
 	docs, err := agentdocs.Resources()
 	if err != nil {
 		return err
 	}
 	res := make([]server.ServerResource, 0, len(docs))
+	g.resources = make(map[string]bool, len(docs))
+	g.libDocs = map[string]agentdocs.Resource{}
 	for _, d := range docs {
 		res = append(res, textResource(d))
+		g.resources[d.URI] = true
+		if name, ok := strings.CutPrefix(d.URI, agentdocs.LibsURIPrefix); ok {
+			g.libNames = append(g.libNames, name)
+			g.libDocs[name] = d
+		}
 	}
+	slices.Sort(g.libNames)
 	s.AddResources(res...)
+	s.AddResourceTemplate(mcp.NewResourceTemplate(agentdocs.LibsTemplate, "std-lib",
+		mcp.WithTemplateTitle("Standard library surface"),
+		mcp.WithTemplateDescription("The public surface of a standard library (import \"<lib>\"): its records and functions with their types and docs. completion/complete lists the libraries."),
+		mcp.WithTemplateMIMEType("text/markdown")), g.libTemplateHandler)
 	s.AddPrompt(mcp.NewPrompt(agentdocs.WriteProgramPrompt,
 		mcp.WithPromptTitle(agentdocs.WriteProgramTitle),
 		mcp.WithPromptDescription(agentdocs.WriteProgramDescription),

@@ -121,7 +121,8 @@
 //     within BodyTimeout (10 s; else 408), and a keep-alive connection is
 //     closed after IdleTimeout (30 s) without a request.
 //   - A request whose Host or Origin is not loopback (or an allowed host)
-//     gets 403, one without a valid bearer token 401 (with
+//     gets 403; the server card (card.go, ServerCardPath) is then served
+//     without a token; any other request without a valid bearer token gets 401 (with
 //     WWW-Authenticate), one whose body is over MaxBodyBytes 413 (before
 //     reading it when Content-Length says so). These, and 408, are written
 //     without reading the body, with Connection: close: an unauthenticated
@@ -139,10 +140,19 @@
 //     answered (HTTP 200) with the JSON-RPC error SessionLimitCode.
 //     Shutdown forgets sessions without cancelling their calls.
 //
-// # MCP tasks (tasks.go)
+// # MCP tasks (tasks.go, package tasks)
 //
 // Tasks live in the queue's durable store, so any gateway answers for any
-// task (docs/tools.md §7 "Tasks").
+// task (docs/tools.md §7 "Tasks"): the Tasks extension for 2026-07-28
+// requests, the task API of 2025-11-25 for older ones.
+//
+// # Logging (logging.go)
+//
+// With logging/setLevel debug (a stdio connection's or an HTTP session's
+// level) or a 2026-07-28 request's _meta level debug, a call's job is
+// asked for its debug lines (queue.WithDebugSink), which go to the client
+// as notifications/message (logger ProgramLogger) while the job runs
+// (docs/tools.md §7 "Logging").
 //
 // # Metrics and audit (metrics.go, observe.go)
 //
@@ -159,7 +169,9 @@
 // binary; relative links in served markdown name the resources' URIs. The
 // prompt write_ax_program hands over the language guide with a task
 // (docs/tools.md §7 "agent docs"). Package agentdocs makes them; the
-// gateway registers them on its MCP server.
+// gateway registers them on its MCP server, the libraries also as the
+// template axpool://libs/{lib}. completion/complete (completions.go)
+// completes the prompt's task and the template's lib.
 //
 // Named scripts (scripts.go, docs/scripts.md): with Config.Scripts every
 // public script of a scripts directory is a tool too, with the schema and
@@ -169,6 +181,6 @@
 // change sends notifications/tools/list_changed.
 //
 // Imports: gateway/agentdocs, gateway/connlimit, gateway/dispatch,
-// gateway/outbound, internal/jsonenc, internal/limitread, internal/mask,
-// queue, scripts, tools and wire.
+// gateway/mcpver, gateway/outbound, gateway/tasks, internal/jsonenc,
+// internal/limitread, internal/mask, queue, scripts, tools and wire.
 package gateway

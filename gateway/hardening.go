@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/axpool/axpool/gateway/mcpver"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
@@ -201,6 +202,13 @@ func rpcError(id json.RawMessage, code int, msg string) mcp.JSONRPCMessage {
 	return rpcResponse{JSONRPC: mcp.JSONRPC_VERSION, ID: id, Error: &e}
 }
 
+// rpcErrorOf is rpcError of e, with its data.
+func rpcErrorOf(id json.RawMessage, e *mcpver.Error) mcp.JSONRPCMessage {
+	m := rpcError(id, e.Code, e.Message).(rpcResponse)
+	m.Error.Data = e.Data
+	return m
+}
+
 // withID returns mcp-go's response m with its id replaced by id, the
 // client's own bytes. Other messages and a nil id are returned as they are.
 func withID(m mcp.JSONRPCMessage, id json.RawMessage) mcp.JSONRPCMessage {
@@ -359,7 +367,7 @@ func precheckCall(msg rpcMessage, g *Server) (*callInfo, mcp.JSONRPCMessage) {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, bad)
 	}
 	script := g.isScript(p.tool)
-	if _, ok := tools.SpecOf(p.tool); !ok && !script {
+	if _, ok := tools.SpecOf(p.tool); !script && (!ok || !g.listed(p.tool)) {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, g.unknownToolMessage(p.tool))
 	}
 	if len(p.token) > MaxProgressTokenBytes {
@@ -368,14 +376,14 @@ func precheckCall(msg rpcMessage, g *Server) (*callInfo, mcp.JSONRPCMessage) {
 	if bad := progressTokenType(p.token); bad != "" {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, bad)
 	}
+	task := len(bytes.TrimSpace(p.Task)) > 0 && !bytes.Equal(bytes.TrimSpace(p.Task), []byte("null"))
 	if script {
-		return &callInfo{tool: p.tool, raw: p.Arguments, token: p.token}, nil
+		return &callInfo{tool: p.tool, raw: p.Arguments, token: p.token, task: task}, nil
 	}
 	args, err := tools.Check(p.tool, p.Arguments)
 	var ae *tools.ArgError
 	if errors.As(err, &ae) && ae.Protocol() {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, ae.Msg)
 	}
-	task := len(bytes.TrimSpace(p.Task)) > 0 && !bytes.Equal(bytes.TrimSpace(p.Task), []byte("null"))
 	return &callInfo{tool: p.tool, raw: p.Arguments, args: args, err: err, token: p.token, task: task}, nil
 }

@@ -28,6 +28,7 @@ import (
 
 	"github.com/axpool/axpool/gateway/connlimit"
 	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/gateway/mcpver"
 	"github.com/axpool/axpool/gateway/outbound"
 	"github.com/axpool/axpool/internal/limitread"
 )
@@ -311,6 +312,10 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		refuse(w, http.StatusForbidden, "forbidden: "+msg)
 		return
 	}
+	if isCardPath(r.URL.Path) { // public: no token (card.go)
+		h.serveCard(w, r)
+		return
+	}
 	caller, owner, ok := h.authenticate(r)
 	if !ok {
 		h.g.log.Warn("http request unauthorized", "remote", r.RemoteAddr, "path", r.URL.Path)
@@ -344,6 +349,12 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if resp != nil {
 			writeRPC(w, http.StatusBadRequest, resp)
 			return
+		}
+		if meta := mcpver.Parse(msg.Params); hasID(msg.ID) && mcpver.ModernHTTP(r.Header, meta) {
+			if e := mcpver.CheckHTTP(r.Header, msg.Method, msg.Params, meta); e != nil {
+				writeRPC(w, http.StatusBadRequest, rpcErrorOf(msg.ID, e))
+				return
+			}
 		}
 		legacy := !modern && !modernMeta(msg.Params)
 		var calls *callTable // the session's calls (cancel.go)
@@ -399,10 +410,10 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				defer calls.release(calls.add(string(msg.ID), cancel))
 			}
 		}
-		if h.g.isTaskRequest(msg, info) {
-			// Answered from the durable task store, never by mcp-go
-			// (tasks.go).
-			writeRPC(w, http.StatusOK, withID(h.g.answerTask(ctx, msg, info), msg.ID))
+		if h.g.isLocal(msg, info) {
+			// Answered by the gateway, never by mcp-go (local.go).
+			resp := withID(h.g.answerLocal(ctx, msg, info), msg.ID)
+			writeRPC(w, httpStatus(resp, modern || modernMeta(msg.Params)), resp)
 			return
 		}
 		if hasID(msg.ID) && !keptID(msg.ID) {

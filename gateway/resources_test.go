@@ -39,6 +39,9 @@ func checkAgentDocs(t *testing.T, c *client.Client) {
 	want := map[string]string{ // URI → file in the repository
 		agentdocs.PolicySchemaURI: "policy/policy.schema.json",
 	}
+	for _, name := range tools.Names() {
+		want[agentdocs.ResultSchemaURIPrefix+name] = "" // checked below
+	}
 	pages, _ := filepath.Glob(filepath.Join("..", "docs", "*.md"))
 	if len(pages) < 8 {
 		t.Fatalf("%d pages in docs/", len(pages))
@@ -65,7 +68,7 @@ func checkAgentDocs(t *testing.T, c *client.Client) {
 		t.Fatal(err)
 	}
 	if len(listed) != len(want) {
-		t.Errorf("%d resources listed, want %d (every page, library and example file, the policy schema)", len(listed), len(want))
+		t.Errorf("%d resources listed, want %d (every page, library and example file, the policy schema, each tool's result schema)", len(listed), len(want))
 	}
 	for uri, file := range want {
 		r, ok := listed[uri]
@@ -101,6 +104,12 @@ func checkAgentDocs(t *testing.T, c *client.Client) {
 		}
 		if !strings.HasSuffix(file, ".md") && tc.Text != string(disk) {
 			t.Errorf("%s: contents differ from %s", uri, file)
+		}
+	}
+	// Each tool's full result schema, which its compact outputSchema names.
+	for _, name := range tools.Names() {
+		if got := served[agentdocs.ResultSchemaURIPrefix+name]; got != string(tools.ResultSchema(name)) {
+			t.Errorf("%s: result schema resource is not tools.ResultSchema: %.100s", name, got)
 		}
 	}
 	// Every relative link of a served page names a served resource.

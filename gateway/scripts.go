@@ -98,7 +98,12 @@ func (g *Server) scriptTools(cat *scripts.Catalogue) []server.ServerTool {
 		schema = g.mask.JSON(schema) // `param` descriptions
 		a := s.Annotations()
 		title := s.Name
+		var exec *mcp.ToolExecution
+		if g.tasks != nil && s.Task != scripts.TaskNever {
+			exec = &mcp.ToolExecution{TaskSupport: mcp.TaskSupport(s.Task)}
+		}
 		out = append(out, server.ServerTool{Tool: mcp.Tool{
+			Execution:      exec,
 			Name:           s.Name,
 			Title:          title,
 			Description:    g.mask.String(s.Description),
@@ -115,13 +120,9 @@ func (g *Server) scriptTools(cat *scripts.Catalogue) []server.ServerTool {
 	return out
 }
 
-// allTools is the full tool list: the 14 boruna_* tools, then the scripts.
+// allTools is the full tool list: the built-in tools, then the scripts.
 func (g *Server) allTools(cat *scripts.Catalogue) []server.ServerTool {
-	out := make([]server.ServerTool, 0, len(specs)+len(cat.Tools))
-	for i := range specs {
-		out = append(out, server.ServerTool{Tool: buildTool(&specs[i], g.cfg.LiveCapabilities), Handler: g.handle})
-	}
-	return append(out, g.scriptTools(cat)...)
+	return append(g.builtinTools(), g.scriptTools(cat)...)
 }
 
 // callScript answers a call of script s (the current catalogue's, cat)
@@ -177,6 +178,7 @@ func (g *Server) reloadScripts() {
 	st.set.Store(cat)
 	g.log.Info("scripts reloaded", "tools", len(cat.Tools), "compiled", cat.Compiled, "failed", len(cat.Failed))
 	if cat.ToolsVersion() != old.ToolsVersion() {
+		g.toolsChanged.Store(time.Now().UnixNano())
 		g.mcp.SetTools(g.allTools(cat)...)
 	}
 }

@@ -18,9 +18,10 @@ import (
 
 	"github.com/axpool/axpool/gateway/agentdocs"
 	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/gateway/mcpver"
 	"github.com/axpool/axpool/gateway/outbound"
+	"github.com/axpool/axpool/gateway/tasks"
 	"github.com/axpool/axpool/internal/mask"
-	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
@@ -83,6 +84,9 @@ type Config struct {
 	// tools.listChanged. New runs the context script (at most 10 s) and
 	// appends its output to the instructions.
 	Scripts *ScriptsConfig
+	// Tools are the built-in tools listed and callable (tools.ToolList:
+	// --tools); nil means all of them.
+	Tools []string
 }
 
 // DefaultProgressInterval is Config.ProgressInterval's default.
@@ -99,9 +103,22 @@ type Server struct {
 	scripts *scriptState // nil without Config.Scripts
 	// budget bounds the bytes of results being written (send.go).
 	budget *outbound.Budget
-	// taskBus stores MCP tasks (tasks.go); nil unless Backend is a
+	// resources are the URIs of the resources (addAgentDocs).
+	resources map[string]bool
+	// toolsChanged is when the tool list last changed (UnixNano; 0 for a
+	// fixed list): it drives tools/list's ttlMs (mcpver.ToolsTTL).
+	toolsChanged atomic.Int64
+	// tasks stores MCP tasks (tasks.go); nil unless Backend is a
 	// *dispatch.QueueBackend, whose queue is durable.
-	taskBus *queue.Bus
+	tasks       *tasks.Store
+	taskHandler *tasks.Handler
+	// libNames (sorted) and libDocs are the standard libraries of the
+	// template axpool://libs/{lib} (completions.go).
+	libNames []string
+	libDocs  map[string]agentdocs.Resource
+	// extensions are the identifiers under capabilities.extensions (the
+	// server card lists them).
+	extensions []string
 
 	// Shutdown (BeginShutdown, WaitCalls, CancelCalls).
 	draining  atomic.Bool
@@ -224,29 +241,49 @@ func New(cfg Config) (*Server, error) {
 	if g.scripts != nil {
 		instructions += ScriptsInstructions + g.contextInstructions()
 	}
+	hooks := &server.Hooks{}
+	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
+		if server.IsModernRequest(ctx) {
+			res.SetCacheHints(mcpver.ToolsTTL(time.Unix(0, g.toolsChanged.Load()), time.Now()).Milliseconds(), mcp.CacheScopePublic)
+		}
+	})
 	opts := []server.ServerOption{
+		server.WithHooks(hooks),
+		server.WithToolFilter(listOrder),
+		// The docs, examples and prompt are embedded: fixed for the life of
+		// the process, the same for every caller.
+		server.WithCacheHints(mcpver.MaxToolsTTL.Milliseconds(), mcp.CacheScopePublic),
 		server.WithToolCapabilities(g.scripts != nil),
 		server.WithResourceCapabilities(false, false),
 		server.WithPromptCapabilities(false),
+		server.WithCompletions(),
+		server.WithLogging(),
+		server.WithPromptCompletionProvider(completer{g}),
+		server.WithResourceCompletionProvider(completer{g}),
 		server.WithInstructions(instructions),
 		server.WithRecovery(),
 	}
 	if qb, ok := cfg.Backend.(*dispatch.QueueBackend); ok && qb.Client != nil {
-		g.taskBus = qb.Client.Bus()
-		opts = append(opts, server.WithTaskCapabilities(false, true, true))
+		g.tasks = &tasks.Store{Bus: qb.Client.Bus(), Backend: qb, Log: cfg.Logger}
+		// The tasks of 2025-11-25 (capabilities.tasks) and the Tasks
+		// extension of 2026-07-28, whose discover must not show the former.
+		hooks.AddAfterDiscover(func(_ context.Context, _ any, _ *mcp.DiscoverRequest, res *mcp.DiscoverResult) {
+			res.Capabilities.Tasks = nil
+		})
+		g.extensions = append(g.extensions, mcpver.TasksExtension)
+		opts = append(opts, server.WithTaskCapabilities(false, true, true),
+			server.WithExtensions(map[string]any{mcpver.TasksExtension: map[string]any{}}))
 	}
 	g.mcp = server.NewMCPServer(ServerName, cfg.Version, opts...)
-	for i := range specs {
-		tool := buildTool(&specs[i], cfg.LiveCapabilities)
-		if g.taskBus != nil && specs[i].Executes {
-			tool.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional}
-		}
-		g.mcp.AddTool(tool, g.handle)
+	if g.tasks != nil {
+		g.taskHandler = g.newTaskHandler()
 	}
-	if err := addAgentDocs(g.mcp); err != nil {
+	g.mcp.AddTools(g.builtinTools()...)
+	if err := g.addAgentDocs(g.mcp); err != nil {
 		return nil, err
 	}
 	if g.scripts != nil {
+		g.toolsChanged.Store(time.Now().UnixNano())
 		if ts := g.scriptTools(g.scripts.set.Catalogue()); len(ts) > 0 {
 			g.mcp.AddTools(ts...)
 		}
@@ -325,6 +362,19 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	if err != nil {
 		return nil, nil, err
 	}
+	if tool != dispatch.BatchTool {
+		ctx = g.withProgramLog(ctx)
+	}
+	if m := req.Params.Meta; m != nil {
+		// W3C trace context (SEP-414): to the job and its worker's log lines.
+		if tp, _ := m.AdditionalFields["traceparent"].(string); mcpver.ValidTraceParent(tp) {
+			ts, _ := m.AdditionalFields["tracestate"].(string)
+			if len(ts) > maxTraceState {
+				ts = "" // W3C: a vendor may drop a tracestate it cannot keep
+			}
+			ctx = dispatch.WithTrace(ctx, tp, ts)
+		}
+	}
 	if s, cat, ok := g.d.Scripts().Lookup(tool); ok {
 		return g.callScript(ctx, req, info, s, cat, raw)
 	}
@@ -361,6 +411,11 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	}
 	return out, args.JSON(), nil
 }
+
+// maxTraceState is the longest tracestate carried to a job (W3C Trace
+// Context: 32 list members of at most 256 bytes; 512 bytes is what the
+// recommendation asks to propagate at least).
+const maxTraceState = 512
 
 // rawArguments returns the call's arguments as JSON.
 func rawArguments(req mcp.CallToolRequest) (json.RawMessage, error) {

@@ -110,16 +110,19 @@ func checkToolList(t *testing.T, c *client.Client, live bool) {
 			t.Errorf("%s: required %v, want %v", tool.Name, sch.Required, wantReq)
 		}
 		runs := tool.Name == "boruna_run" || tool.Name == "boruna_run_sealed" || tool.Name == dispatch.BatchTool
-		want := map[string]any{
-			"readOnlyHint":    !runs,
-			"destructiveHint": false,
-			"idempotentHint":  !(runs && live),
-			"openWorldHint":   runs && live,
+		// Only the hints that are not MCP's defaults (readOnly false,
+		// destructive true, idempotent false, openWorld true), and
+		// destructive and idempotent only where they mean something (a tool
+		// that is not read-only): buildTool.
+		want := map[string]any{"openWorldHint": false, "readOnlyHint": true}
+		switch {
+		case runs && live:
+			want = map[string]any{"destructiveHint": false}
+		case runs:
+			want = map[string]any{"destructiveHint": false, "idempotentHint": true, "openWorldHint": false}
 		}
-		for k, v := range want {
-			if ann[k] != v {
-				t.Errorf("%s: %s = %v, want %v", tool.Name, k, ann[k], v)
-			}
+		if !reflect.DeepEqual(ann, want) {
+			t.Errorf("%s: annotations %v, want %v", tool.Name, ann, want)
 		}
 		if tool.Description == "" {
 			t.Errorf("%s: no description", tool.Name)

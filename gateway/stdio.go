@@ -87,6 +87,7 @@ type stdioSession struct {
 	id    string
 	notes chan mcp.JSONRPCNotification
 	ready atomic.Bool
+	level atomic.Value // string: logging/setLevel's level (logging.go)
 }
 
 func (s *stdioSession) Initialize()                                         { s.ready.Store(true) }
@@ -147,7 +148,7 @@ func (c *stdioConn) dispatch(ctx context.Context, body []byte) {
 			ctx = context.WithValue(ctx, callInfoKey{}, info)
 		}
 	}
-	task := resp == nil && c.g.isTaskRequest(msg, info)
+	local := resp == nil && c.g.isLocal(msg, info)
 	switch {
 	case resp != nil:
 		c.send(resp, nil, nil)
@@ -176,8 +177,8 @@ func (c *stdioConn) dispatch(ctx context.Context, body []byte) {
 			defer c.wg.Done()
 			defer cancel()
 			var resp mcp.JSONRPCMessage
-			if task {
-				resp = c.g.answerTask(ctx, msg, info)
+			if local {
+				resp = c.g.answerLocal(ctx, msg, info)
 			} else {
 				resp = c.serve(ctx, msg.ID, body)
 			}

@@ -250,7 +250,17 @@ type rawStdio struct {
 	done  chan struct{} // closed when ServeStdio has returned
 }
 
+// newRawStdio returns a raw stdio connection initialized with 2025-11-25.
 func newRawStdio(t testing.TB, g *Server) *rawStdio {
+	r := newRawStdioBare(t, g)
+	r.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	r.next()
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return r
+}
+
+// newRawStdioBare returns a raw stdio connection that has sent nothing.
+func newRawStdioBare(t testing.TB, g *Server) *rawStdio {
 	sr, cw := io.Pipe()
 	cr, sw := io.Pipe()
 	done := make(chan struct{})
@@ -276,9 +286,6 @@ func newRawStdio(t testing.TB, g *Server) *rawStdio {
 			t.Error("ServeStdio did not stop at EOF")
 		}
 	})
-	r.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	r.next()
-	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return r
 }
 

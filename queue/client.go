@@ -90,6 +90,29 @@ type pendingJob struct {
 	result     json.RawMessage
 	done       chan struct{}
 	progress   chan [2]int64 // capacity 1, latest value wins
+	debug      chan []string // debug lines, capacity debugBacklog; dropped when full
+}
+
+// debugBacklog is how many debug events a job's waiter may fall behind by
+// before further ones are dropped (debug lines are a courtesy: the result
+// holds them all).
+const debugBacklog = 64
+
+// debugSinkKey carries the function WithDebugSink sets.
+type debugSinkKey struct{}
+
+// WithDebugSink returns ctx carrying fn: Client.Wait with that context
+// calls fn with the lines of each debug event of the job (Job.Debug asks a
+// worker for them), on Wait's goroutine, in order. DebugSink tells a
+// submitter whether to set Job.Debug.
+func WithDebugSink(ctx context.Context, fn func(lines []string)) context.Context {
+	return context.WithValue(ctx, debugSinkKey{}, fn)
+}
+
+// DebugSink returns the function of WithDebugSink, or nil.
+func DebugSink(ctx context.Context) func(lines []string) {
+	fn, _ := ctx.Value(debugSinkKey{}).(func(lines []string))
+	return fn
 }
 
 // The defaults of ClientOptions' zero fields.
@@ -342,7 +365,8 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 }
 
 func newPending() *pendingJob {
-	return &pendingJob{created: time.Now(), done: make(chan struct{}), progress: make(chan [2]int64, 1)}
+	return &pendingJob{created: time.Now(), done: make(chan struct{}), progress: make(chan [2]int64, 1),
+		debug: make(chan []string, debugBacklog)}
 }
 
 // Wait blocks until the result of jobID is known and returns it: the
@@ -351,6 +375,9 @@ func newPending() *pendingJob {
 // Wait's goroutine with the latest cumulative step count and the step
 // ceiling, at most about 5 times a second and never after the result; a
 // progress event that arrives while onProgress runs replaces older ones.
+// With a ctx of WithDebugSink, the job's debug events go to its function
+// the same way, each one, in order, the last before Wait returns (up to
+// 64 events may wait; later ones are dropped while it falls behind).
 //
 // The result comes from the job's result event; if that event is lost (a
 // reconnect, a slow consumer) Wait reads the results bucket: immediately
@@ -379,6 +406,20 @@ func (c *Client) Wait(ctx context.Context, jobID string, onProgress func(steps, 
 	fromSubmit := p.fromSubmit
 	c.mu.Unlock()
 	defer c.release(jobID, p)
+	onDebug := DebugSink(ctx)
+	// done hands over the debug lines received before the result, then it.
+	done := func(res json.RawMessage) (json.RawMessage, error) {
+		for {
+			select {
+			case lines := <-p.debug:
+				if onDebug != nil {
+					onDebug(lines)
+				}
+			default:
+				return res, nil
+			}
+		}
+	}
 
 	check := func() json.RawMessage {
 		res, err := c.bus.Result(ctx, jobID)
@@ -401,7 +442,7 @@ func (c *Client) Wait(ctx context.Context, jobID string, onProgress func(steps, 
 	for {
 		select {
 		case <-p.done:
-			return p.result, nil
+			return done(p.result)
 		default:
 		}
 		c.mu.Lock()
@@ -409,20 +450,24 @@ func (c *Client) Wait(ctx context.Context, jobID string, onProgress func(steps, 
 		c.mu.Unlock()
 		select {
 		case <-p.done:
-			return p.result, nil
+			return done(p.result)
 		case pr := <-p.progress:
 			if onProgress != nil {
 				onProgress(pr[0], pr[1])
 			}
+		case lines := <-p.debug:
+			if onDebug != nil {
+				onDebug(lines)
+			}
 		case <-timer.C:
 			if res := check(); res != nil {
-				return res, nil
+				return done(res)
 			}
 			interval = min(2*interval, c.pollMax)
 			timer.Reset(interval)
 		case <-poke:
 			if res := check(); res != nil {
-				return res, nil
+				return done(res)
 			}
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -580,6 +625,12 @@ func (c *Client) onEvent(m *nats.Msg) {
 		default:
 		}
 		p.progress <- [2]int64{ev.Steps, ev.Total}
+	case EventDebug:
+		select {
+		case p.debug <- ev.Lines:
+		default:
+			c.log.Debug("debug event dropped: the waiter is behind", "job", ev.JobID)
+		}
 	}
 }
 

@@ -40,6 +40,15 @@ type Job struct {
 	Reply string `json:"reply,omitempty"`
 	// Progress asks the worker to publish progress events (at most ~5/s).
 	Progress bool `json:"progress,omitempty"`
+	// Debug asks the worker to publish the run's debug output lines as
+	// debug events while it runs (batched, at most ~5 events/s; the
+	// result's debug_output still holds them all).
+	Debug bool `json:"debug,omitempty"`
+	// TraceParent and TraceState are the W3C trace context of the request
+	// that made the job (MCP _meta traceparent, tracestate), "" for none;
+	// the worker puts them on the job's log lines.
+	TraceParent string `json:"traceparent,omitempty"`
+	TraceState  string `json:"tracestate,omitempty"`
 	// Principal names the caller (e.g. the bearer token's name), for logs.
 	Principal string `json:"principal,omitempty"`
 	// Cache, when set, is the digest under which the worker caches the
@@ -58,6 +67,9 @@ type EventType string
 const (
 	EventProgress EventType = "progress"
 	EventResult   EventType = "result"
+	// EventDebug carries debug output lines of a job that asked for them
+	// (Job.Debug), in the order the program wrote them.
+	EventDebug EventType = "debug"
 )
 
 // Event is sent by a worker (or by Client.Cancel) on a job's Reply subject.
@@ -70,6 +82,8 @@ type Event struct {
 	// (progress events).
 	Steps int64 `json:"steps,omitempty"`
 	Total int64 `json:"total,omitempty"`
+	// Lines are debug output lines, without their newline (debug events).
+	Lines []string `json:"lines,omitempty"`
 	// Result is the full response envelope, job metadata included (result
 	// events). It equals what is stored in the results bucket.
 	Result json.RawMessage `json:"result,omitempty"`

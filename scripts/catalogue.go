@@ -1,6 +1,7 @@
 package scripts
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -57,6 +58,9 @@ type Script struct {
 	OnFailure string
 	// TimeoutMs is the script's own wall-clock limit (0: none).
 	TimeoutMs int64
+	// Task says whether a call may, must or must not run as an MCP task
+	// (`//! task required|optional|never`; TaskOptional when absent).
+	Task TaskSupport
 	// Policy is the sidecar NAME.policy.json, nil when there is none.
 	// PolicyJSON is its normalised JSON.
 	Policy     *policy.Policy
@@ -403,7 +407,7 @@ func (c *Catalogue) analyze(u *unit, src []byte, libsDir string) {
 		Caps:        main.Caps, Confirm: d.confirm,
 		Private:   d.private || isPrivatePath(u.path),
 		Context:   d.context,
-		OnFailure: d.onFailure, TimeoutMs: d.timeoutMs,
+		OnFailure: d.onFailure, TimeoutMs: d.timeoutMs, Task: cmp.Or(d.task, TaskOptional),
 	}
 	u.onFailurePos = d.onFailurePos
 	s.Params = paramsOf(main, d.params, diag)
@@ -600,3 +604,19 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(out)
 	return out
 }
+
+// TaskSupport is a script's `//! task` directive (docs/scripts.md): whether
+// a call runs as an MCP task (docs/tools.md §7 "Tasks").
+type TaskSupport string
+
+// The values of TaskSupport.
+const (
+	// TaskRequired: every call is a task; a client that did not negotiate
+	// tasks is refused (-32021).
+	TaskRequired TaskSupport = "required"
+	// TaskOptional: a call is a task when the client negotiated tasks (the
+	// default).
+	TaskOptional TaskSupport = "optional"
+	// TaskNever: a call always answers at once.
+	TaskNever TaskSupport = "never"
+)

@@ -103,6 +103,9 @@ func (c *Catalogue) ListJSON() *wire.Object {
 		if s.TimeoutMs > 0 {
 			o.Set("timeout_ms", s.TimeoutMs)
 		}
+		if s.Task != TaskOptional {
+			o.Set("task", string(s.Task))
+		}
 		if s.PolicyJSON != nil {
 			o.Set("policy", s.PolicyJSON)
 		}

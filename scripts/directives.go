@@ -22,7 +22,7 @@ const MaxDescriptionBytes = 8 << 10
 const MaxTimeoutMs = 24 * 60 * 60 * 1000
 
 // directiveNames are the known directives, in documentation order.
-var directiveNames = []string{"returns", "param", "confirm", "private", "context", "on_failure", "timeout_ms"}
+var directiveNames = []string{"returns", "param", "confirm", "private", "context", "on_failure", "timeout_ms", "task"}
 
 // directives is what the comment block above main declares.
 type directives struct {
@@ -36,6 +36,7 @@ type directives struct {
 	onFailure    string
 	onFailurePos lineCol
 	timeoutMs    int64
+	task         TaskSupport
 }
 
 // lineCol is a 1-based position in a script file (Col counts bytes).
@@ -274,6 +275,24 @@ func (p *dirParser) directive(d *directives, seen map[string]int) {
 			return
 		}
 		d.timeoutMs = n
+		p.ok = true
+	case "task":
+		if dup() {
+			return
+		}
+		p.skipSpace()
+		wat := p.pos()
+		w := p.token()
+		switch TaskSupport(w) {
+		case TaskRequired, TaskOptional, TaskNever:
+		default:
+			p.diag(wat, "directive \"task\" needs required, optional or never, got %q", w)
+			return
+		}
+		if !p.end(name) {
+			return
+		}
+		d.task = TaskSupport(w)
 		p.ok = true
 	default:
 		msg := fmt.Sprintf("unknown directive %q", name)

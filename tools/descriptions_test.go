@@ -48,21 +48,21 @@ func TestDescriptionsTellTheTruth(t *testing.T) {
 	src := func(s string) string { return `{"source":` + q(s) + `}` }
 	bigAST := strings.Repeat("fn f() -> Int { 1 + 2 + 3 + 4 + 5 }\n", 2000) + rsMain
 	claims := []claim{
-		{"boruna_run", "", `runtime_error (also the step limit: limit_kind "steps", message "max execution steps exceeded (N)")`, []claimCall{
+		{"boruna_run", "", "runtime_error (the step limit: limit_kind steps)", []claimCall{
 			{`{"source":` + q(rsLoop) + `,"max_steps":100}`, fields("success", false, "error_kind", "runtime_error", "limit_kind", "steps",
 				"message", "max execution steps exceeded (100)", "outcome", "step_limit")},
 			{src(rsDivZero), fields("success", false, "error_kind", "runtime_error")},
 		}},
-		{"boruna_run", "", "limit_exceeded (the wall-clock, memory and output limits: limit_kind wall_ms, memory_mb or output_bytes)", []claimCall{
+		{"boruna_run", "", "limit_exceeded (limit_kind wall_ms, memory_mb, output_bytes)", []claimCall{
 			{`{"source":` + q(rsLoop) + `,"limits":{"max_wall_ms":1}}`, fields("error_kind", "limit_exceeded", "limit_kind", "wall_ms")},
 			{`{"source":` + q(rsBig) + `,"limits":{"max_memory_mb":1}}`, fields("error_kind", "limit_exceeded", "limit_kind", "memory_mb")},
 			{`{"source":` + q(rsMain) + `,"limits":{"max_output_bytes":0}}`, fields("error_kind", "limit_exceeded", "limit_kind", "output_bytes")},
 		}},
-		{"boruna_run", "", "invalid_policy or a policy.* kind", []claimCall{
+		{"boruna_run", "", "invalid_policy or policy.*", []claimCall{
 			{`{"source":` + q(rsMain) + `,"policy":42}`, fields("error_kind", "invalid_policy")},
 			{`{"source":` + q(rsMain) + `,"policy":{"bogus":1}}`, fields("error_kind", "policy.unknown_field")},
 		}},
-		{"boruna_run", "", "Returns result, steps and ui_output. On failure, success:false with the compile errors array", []claimCall{
+		{"boruna_run", "", "Returns result, steps and ui_output; a failure has the compile errors", []claimCall{
 			{src(rsMain), fields("success", true, "result", 3, "steps", 4, "ui_output", []any{})},
 			{src(rsBadParse), func(m map[string]any) error {
 				if errs, _ := m["errors"].([]any); len(errs) != 1 || m["success"] != false {

@@ -1,8 +1,8 @@
 package tools
 
 import (
-	"bytes"
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/axpool/axpool/wire"
@@ -33,27 +33,8 @@ var inputSchemas = sync.OnceValue(func() map[string]json.RawMessage {
 })
 
 // schemaOf returns the JSON Schema of a parameter list (an object schema with
-// additionalProperties false). A tool with a policy parameter, also one
-// inside an object or an item (axpool_batch's items), gets the $defs of the
-// policy schema (policySubschemas) at its root.
-func schemaOf(params []Param) *wire.Object {
-	o := objectSchema(params)
-	if hasPolicy(params) {
-		_, defs := policySubschemas()
-		o.Set("$defs", defs)
-	}
-	return o
-}
-
-// hasPolicy reports a ParamPolicy in params or in their Props.
-func hasPolicy(params []Param) bool {
-	for _, p := range params {
-		if p.Type == ParamPolicy || hasPolicy(p.Props) {
-			return true
-		}
-	}
-	return false
-}
+// additionalProperties false).
+func schemaOf(params []Param) *wire.Object { return objectSchema(params) }
 
 // objectSchema is schemaOf without the root's $defs (also used for nested
 // objects).
@@ -71,47 +52,6 @@ func objectSchema(params []Param) *wire.Object {
 		o.Set("required", required)
 	}
 	return o.Set("additionalProperties", false)
-}
-
-// policyDefPrefix names the policy schema's $defs at the root of a tool's
-// input schema ("#/$defs/policy_rule", …).
-const policyDefPrefix = "policy_"
-
-// policySubschemas returns the object form of policy.schema.json
-// as a subschema of a tool's input schema (docs/tools.md §1: boruna_run's
-// policy parameter carries the real policy schema): its $defs move to the
-// tool schema's root under policyDefPrefix, its $refs follow them, and its
-// $schema and $id go (an input schema is one document).
-var policySubschemas = sync.OnceValues(policySubschema)
-
-// policySubschema makes the object and the $defs of policySubschemas.
-func policySubschema() (*wire.Object, *wire.Object) {
-	doc, err := wire.ParseObject(rewriteRefs(PolicySchemaJSON()))
-	if err != nil {
-		panic("tools: policy schema: " + err.Error()) // embedded; cannot fail
-	}
-	defs := wire.NewObject()
-	if d, ok := doc.Get("$defs"); ok {
-		raw, _ := json.Marshal(d)
-		in, err := wire.ParseObject(raw)
-		if err != nil {
-			panic("tools: policy schema $defs: " + err.Error())
-		}
-		for _, k := range in.Keys() {
-			v, _ := in.Get(k)
-			defs.Set(policyDefPrefix+k, v)
-		}
-	}
-	for _, k := range []string{"$schema", "$id", "$defs"} {
-		doc.Delete(k)
-	}
-	return doc, defs
-}
-
-// rewriteRefs points the policy schema's "#/$defs/x" references at
-// "#/$defs/policy_x".
-func rewriteRefs(schema []byte) []byte {
-	return bytes.ReplaceAll(schema, []byte(`"#/$defs/`), []byte(`"#/$defs/`+policyDefPrefix))
 }
 
 func propSchema(p Param) *wire.Object {
@@ -142,7 +82,15 @@ func propSchema(p Param) *wire.Object {
 	case ParamItems:
 		o.Set("type", "array").Set("maxItems", p.MaxItems)
 		if p.Props != nil {
-			o.Set("items", objectSchema(p.Props))
+			// boruna_run's parameters are described there (the items'
+			// description says so), not once more here.
+			props := slices.Clone(p.Props)
+			for i := range props {
+				if props[i].Type == ParamPolicy || slices.ContainsFunc(runParams, func(r Param) bool { return r.Name == props[i].Name }) {
+					props[i].Description = ""
+				}
+			}
+			o.Set("items", objectSchema(props))
 		}
 	case ParamObject:
 		if p.Props == nil {
@@ -161,12 +109,14 @@ func propSchema(p Param) *wire.Object {
 			wire.NewObject().Set("type", "boolean"),
 		})
 	case ParamPolicy:
-		// The shorthands, the object form of policy.schema.json, or null
-		// (= absent). Whatever a client sends anyway reaches the tool, which
-		// answers invalid_policy or a policy.* kind (docs/tools.md §3).
+		// The shorthands, an object (policy.schema.json, which the
+		// description names: served once as a resource rather than
+		// repeated in each tool), or null (= absent). The tool checks the
+		// object strictly: invalid_policy or a policy.* kind (docs/tools.md
+		// §3).
 		o.Set("anyOf", []any{
 			wire.NewObject().Set("type", "string").Set("enum", []string{"allow-all", "deny-all"}),
-			func() *wire.Object { o, _ := policySubschemas(); return o }(),
+			wire.NewObject().Set("type", "object"),
 			wire.NewObject().Set("type", "null"),
 		})
 	}
@@ -178,3 +128,6 @@ func propSchema(p Param) *wire.Object {
 	}
 	return o
 }
+
+// runParams are the parameters of boruna_run a batch item shares.
+var runParams = []Param{maxStepsParam, maxWallParam, limitsParam, seedParam, idempotencyParam}

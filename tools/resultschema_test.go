@@ -224,6 +224,9 @@ func TestResultSchemas(t *testing.T) {
 		if err := ValidateResult(tc.tool, res, false); err != nil {
 			t.Errorf("%s: open schema refuses what the strict one accepts: %v", tc.tool, err)
 		}
+		if err := compiledOutput(t, tc.tool).Validate(mustInstance(t, res)); err != nil {
+			t.Errorf("%s %s: result does not match the compact outputSchema: %v\n%s", tc.tool, clip([]byte(tc.args)), err, clip(res))
+		}
 		// An additive field is allowed by the published schema, refused by
 		// the strict one (so the strict check is what lists every field).
 		extra := append(bytes.TrimSuffix(bytes.Clone(res), []byte("}")), `,"zz_added":1}`...)

@@ -252,7 +252,7 @@ func runMain(ctx context.Context, env *Env, m *vm.Module, r mainRun, progress Pr
 	vl := lim.vmLimits()
 	h, facts, done := toolwire.RunHandler(env.Handlers, pol, r.seed, vl.MaxMemory)
 	defer done()
-	debug := &debugLines{}
+	debug := &debugLines{onLine: wire.DebugLine(ctx)}
 	opts := vm.Options{
 		Limits:        vl,
 		Policy:        pol,
@@ -377,8 +377,9 @@ const MaxDebugOutputBytes = 64 << 10
 // debugLines collects a run's debug output (vm.Options.Debug), one string
 // per line without its newline.
 type debugLines struct {
-	lines []string
-	part  []byte
+	lines  []string
+	part   []byte
+	onLine func(string) // wire.DebugLine of the run's context, or nil
 }
 
 func (d *debugLines) Write(p []byte) (int, error) {
@@ -386,6 +387,9 @@ func (d *debugLines) Write(p []byte) (int, error) {
 		if c == '\n' {
 			d.lines = append(d.lines, string(d.part))
 			d.part = d.part[:0]
+			if d.onLine != nil {
+				d.onLine(d.lines[len(d.lines)-1])
+			}
 			continue
 		}
 		d.part = append(d.part, c)

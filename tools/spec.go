@@ -132,14 +132,13 @@ type ToolSpec struct {
 
 var sourceParam = Param{
 	Name: "source", Type: ParamString, Required: true, Source: true,
-	Description: ".ax source code (UTF-8, at most 1,048,576 bytes).",
+	Description: ".ax source code (at most 1 MB).",
 }
 
 var policyParam = Param{
 	Name: "policy", Type: ParamPolicy, Default: "allow-all",
-	Description: `Capability policy: "allow-all", "deny-all", or a policy object ` +
-		`{"schema_version":1,"default_allow":bool,"rules":{"<capability>":{"allow":bool,"budget":N}},"net_policy":{...}}. ` +
-		`Absent or null means allow-all. The server's operator ceiling always applies.`,
+	Description: `"allow-all" (absent or null), "deny-all", or a policy object {"schema_version":1,"default_allow":bool,"rules":{…}} ` +
+		`(JSON Schema: resource ` + PolicySchemaURI + `). The operator's ceiling applies.`,
 }
 
 var maxStepsParam = Param{
@@ -161,8 +160,7 @@ var maxWallParam = Param{
 // (docs/tools.md §6).
 var seedParam = Param{
 	Name: "seed", Type: ParamInteger,
-	Description: "Seed of random_int/random_float under the server's live handlers: pass a result's random_seed to reproduce its random values. " +
-		"Absent: a fresh seed per run. Mock handlers ignore it.",
+	Description: "Seed of random_int/random_float with live handlers: a result's random_seed reproduces its values (absent: a fresh seed).",
 }
 
 // MaxIdempotencyKeyBytes bounds an idempotency_key, in UTF-8 bytes.
@@ -173,9 +171,7 @@ const MaxIdempotencyKeyBytes = 256
 // repeated key with the first call's job.
 var idempotencyParam = Param{
 	Name: "idempotency_key", Type: ParamString, MaxBytes: MaxIdempotencyKeyBytes, Exact: true,
-	Description: "Any non-empty string up to 256 bytes of valid UTF-8: a call repeating the key of a call still running joins it; " +
-		"one after it finished gets its result again with replayed:true (for the server's --cache-ttl, at least 1 h). " +
-		"The same key with other arguments is refused (invalid_args).",
+	Description: "A repeat joins the running call or replays its result (axpool://docs/tools §7).",
 }
 
 // limitsParam is the `limits` object of boruna_run and boruna_run_sealed
@@ -184,12 +180,11 @@ var idempotencyParam = Param{
 var limitsParam = Param{
 	Name: "limits", Type: ParamObject, Description: "Resource limits; each may only lower the server's ceiling.", Props: []Param{
 		{Name: "max_wall_ms", Type: ParamInteger, Description: "Wall-clock limit in milliseconds."},
-		{Name: "max_output_bytes", Type: ParamInteger, Description: "Limit on the compact-JSON size of result plus ui_output, in bytes."},
+		{Name: "max_output_bytes", Type: ParamInteger, Description: "Limit on the JSON size of result plus ui_output, in bytes."},
 		// 0 steps, 0 ms and 0 bytes are limits a run can meet
 		// (reference §4); 0 MB cannot hold any program, so the
 		// schema and the check both start at 1.
-		{Name: "max_memory_mb", Type: ParamInteger, Min: 1, Description: "Memory limit of the run in MB (enforced; at least 1, since 0 MB cannot hold a program). " +
-			"Absent means the server default (256 MB unless the operator changed it)."},
+		{Name: "max_memory_mb", Type: ParamInteger, Min: 1, Description: "Memory limit of the run in MB (default 256, or the operator's)."},
 	},
 }
 
@@ -216,10 +211,8 @@ var specs = withIdempotencyKey([]ToolSpec{
 	{
 		Name: "boruna_run", Title: "Run an .ax program", Executes: true, RunsProgram: true, Cacheable: true,
 		Description: "Compile and run .ax source (its `main`) in the sandboxed VM under a capability policy and limits, on a worker. " +
-			"Returns result, steps and ui_output. On failure, success:false with the compile errors array, or an error_kind: " +
-			"runtime_error (also the step limit: limit_kind \"steps\", message \"max execution steps exceeded (N)\"), " +
-			"limit_exceeded (the wall-clock, memory and output limits: limit_kind wall_ms, memory_mb or output_bytes), " +
-			"invalid_policy or a policy.* kind. Send _meta.progressToken to receive notifications/progress (progress = VM steps, total = step ceiling).",
+			"Returns result, steps and ui_output; a failure has the compile errors, or error_kind runtime_error (the step limit: limit_kind steps), " +
+			"limit_exceeded (limit_kind wall_ms, memory_mb, output_bytes), invalid_policy or policy.*. _meta.progressToken: notifications/progress in VM steps.",
 		Params: []Param{
 			sourceParam,
 			policyParam,
@@ -227,7 +220,8 @@ var specs = withIdempotencyKey([]ToolSpec{
 			maxWallParam,
 			{Name: "trace", Type: ParamBoolean, Default: false, Description: "Include the first 500 executed instructions as trace (plus trace_truncated)."},
 			limitsParam,
-			{Name: "output_schema", Type: ParamSchema, Description: "JSON Schema (Draft 2020-12, self-contained, at most 262144 bytes, 2048 JSON values and 64 levels of nesting) the encoded result must satisfy after a successful run. Validation is bounded: a schema whose subschemas (counting every branch and every $ref expansion) would be applied more than 1000000 times to the result is refused with invalid_output_schema before validating, so keep recursive $refs for small tree-shaped results."},
+			{Name: "output_schema", Type: ParamSchema, Description: "JSON Schema (2020-12, self-contained; ≤ 262144 bytes, 2048 values, 64 levels) the result of a successful run must satisfy. " +
+				"One whose subschemas would be applied over 1000000 times is refused (invalid_output_schema)."},
 			seedParam,
 		},
 	},
@@ -295,14 +289,13 @@ var specs = withIdempotencyKey([]ToolSpec{
 	},
 	{
 		Name: "axpool_batch", Title: "Run many calls as one batch", Batch: true, RunsProgram: true,
-		Description: "Run up to 1,000 items through the worker pool at once and return each item's result envelope (in input order) and a summary by outcome. " +
-			"An item is {id, source, tool?} (tool boruna_run by default, or boruna_check, boruna_compile) with boruna_run's optional policy, max_steps, max_wall_ms, limits, seed, idempotency_key, " +
-			"or {id, script, args}: a call of one of this server's named scripts; " +
-			"a malformed item gets its own invalid_args result. An item with expect (main's result), tests with entry (calls of a function) or check (a checker of the result) is graded: " +
-			"its result gains verdict pass|fail|error and verdict_reason, and the summary verdicts, pass_at (over task groups) and tasks. Send _meta.progressToken to receive notifications/progress (progress = items done, total = items); notifications/cancelled cancels every item.",
+		Description: "Run up to 1,000 items through the worker pool and return each item's result (in input order) and a summary by outcome. " +
+			"An item is {id, source, tool?} (boruna_run, boruna_check or boruna_compile) or {id, script, args} (a named script); a malformed item gets its own invalid_args result. " +
+			"An item with expect, tests and entry, or check is graded: its result gains verdict (pass, fail, error) and verdict_reason, the summary verdicts and pass_at. " +
+			"Progress counts items done; notifications/cancelled cancels every item.",
 		Params: []Param{
 			{Name: "items", Type: ParamItems, Required: true, MaxItems: MaxBatchItems, Props: BatchItemParams,
-				Description: "The calls to run (at most 1,000), each with a unique id."},
+				Description: "The calls to run (at most 1,000), each with a unique id; policy, max_steps, max_wall_ms, limits, seed and idempotency_key are boruna_run's."},
 			{Name: "concurrency", Type: ParamInteger, Min: 1,
 				Description: "Most items in flight at once; default: the pool's worker slots."},
 			{Name: "pass_at", Type: ParamItems, MaxItems: MaxPassAt,

@@ -141,6 +141,7 @@ const (
 	ERandomFloat
 	ELlmComplete
 	EUiRender
+	ESleepMs
 
 	NumEffects
 )
@@ -162,6 +163,8 @@ var effectInfo = [NumEffects]struct {
 	ERandomFloat: {FuncInfo{[]string{"random_float"}, "() -> Float", "a random Float in [0, 1)"}, policy.Random},
 	ELlmComplete: {FuncInfo{[]string{"llm_complete"}, "(prompt: String) -> Result<String, String>", "a completion of the prompt by a language model"}, policy.LlmCall},
 	EUiRender:    {FuncInfo{[]string{"ui_render"}, "(node: T) -> Unit", "appends node to `ui_output`"}, policy.UiRender},
+	ESleepMs: {FuncInfo{[]string{"sleep_ms"}, "(ms: Int) -> Unit", "waits ms milliseconds without counting steps (the VM waits, under every handler set); " +
+		"wakes at once when the run is cancelled or reaches its wall-clock limit, which then ends it; a negative ms is the runtime error `sleep_ms: negative duration <ms> ms`"}, policy.TimeNow},
 }
 
 // builtinArity and effectArity count the parameters of each Sig.

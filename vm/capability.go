@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"time"
 	"unsafe"
 
 	"github.com/axpool/axpool/internal/jsonenc"
@@ -218,7 +219,16 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 		m.hbudget.memLeft = max(m.memLimit-live, 0) / 2
 	}
 	m.hbudget.stepsLeft, m.hbudget.steps = max(m.maxSteps-m.steps, 0), 0
-	r, err := m.handler.Call(m.hctx, e, own)
+	var r Value
+	var err error
+	if e == ESleepMs {
+		if ms := own[0].AsInt(); ms < 0 {
+			return Value{}, rtErr(fmt.Sprintf("sleep_ms: negative duration %d ms", ms))
+		}
+		r, err = Unit(), m.sleep(own[0].AsInt())
+	} else {
+		r, err = m.handler.Call(m.hctx, e, own)
+	}
 	charged := m.hbudget.steps
 	m.hbudget.steps = 0
 	m.extra += charged // taken when CAPCALL completes or fails
@@ -245,6 +255,24 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 	}
 	m.logEvent(Event{Kind: EventCapResult, Capability: c, Effect: e, Value: r, Steps: charged})
 	return r, nil
+}
+
+// maxSleep bounds one sleep_ms: the longest time.Duration.
+const maxSleep = math.MaxInt64 / int64(time.Millisecond)
+
+// sleep waits ms (≥ 0) milliseconds for sleep_ms, on the handlers'
+// context (the run's cancellation and wall limit): it counts no steps and
+// ends early with the context's error, which handlerError turns into the
+// run's cancellation or its wall limit.
+func (m *machine) sleep(ms int64) error {
+	t := time.NewTimer(time.Duration(min(ms, maxSleep)) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-m.hctx.Done():
+		return m.hctx.Err()
+	}
 }
 
 // handlerError is the run failure of a handler's error: the run's own
@@ -308,7 +336,7 @@ func checkEffectResult(e Effect, args []Value, r Value) error {
 		ok = r.k == KindInt && r.AsInt() >= args[0].AsInt() && r.AsInt() <= args[1].AsInt()
 	case ERandomFloat:
 		ok = r.k == KindFloat
-	case EUiRender:
+	case EUiRender, ESleepMs:
 		ok = r.k == KindUnit
 	}
 	if !ok {
@@ -442,7 +470,7 @@ func (MockHandler) Call(_ context.Context, e Effect, args []Value) (Value, error
 		return Float(0.42), nil
 	case ELlmComplete:
 		return Ok(Str(`{"mock": true, "status": "ok"}`)), nil
-	case EUiRender:
+	case EUiRender, ESleepMs: // both in-VM
 		return Unit(), nil
 	}
 	return Value{}, fmt.Errorf("mock handler: unknown effect %s", e.Name())

@@ -3,7 +3,9 @@
 // its one Executor (in production internal/engine's, which compiles and
 // runs .ax programs in the VM; the worker knows nothing of what a job
 // does), heartbeats while they run, publishes throttled
-// progress and the result, and acknowledges them. It recovers from its
+// progress, the program's debug lines when the job asks (queue.Job.Debug;
+// the Executor's engine finds the worker's function with wire.DebugLine
+// on the run's context) and the result, and acknowledges them. It recovers from its
 // own and its peers' crashes: a panic in a job becomes an internal_error
 // result, a job whose worker died is redelivered and, on its last
 // delivery, ends as worker_lost; a janitor answers jobs that exhausted

@@ -38,7 +38,9 @@ func startInproc(t *testing.T, h *harness, opts Options, exec ExecutorFunc) *inp
 	if opts.PullWait == 0 {
 		opts.PullWait = 100 * time.Millisecond
 	}
-	opts.Logger = queuetest.Logger()
+	if opts.Logger == nil {
+		opts.Logger = queuetest.Logger()
+	}
 	w, err := New(h.bus, opts)
 	if err != nil {
 		t.Fatal(err)

@@ -407,7 +407,11 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	meta := wire.JobMeta{JobID: job.ID, Queue: start.Sub(job.Submitted), Worker: w.id}
 	// The job's logger is built on first use: most jobs log nothing.
 	log := sync.OnceValue(func() *slog.Logger {
-		return w.log.With("job", job.ID, "tool", job.Tool, "delivery", d.NumDelivered)
+		l := w.log.With("job", job.ID, "tool", job.Tool, "delivery", d.NumDelivered)
+		if job.TraceParent != "" {
+			l = l.With(traceAttrs(job)...)
+		}
+		return l
 	})
 	hb := &beat{w: w, d: d}
 	defer hb.stop()
@@ -514,11 +518,24 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		}
 		pp.startFlush()
 	}
+	var dp *debugPub
+	if job.Debug && job.Reply != "" {
+		dp = &debugPub{interval: w.opts.ProgressInterval, publish: func(lines []string) {
+			if err := w.bus.PublishEvent(job.Reply, &queue.Event{JobID: job.ID, Type: queue.EventDebug,
+				Lines: lines, Worker: w.id}); err != nil {
+				log().Debug("debug event", "err", err)
+			}
+		}}
+		jobCtx = wire.WithDebugLine(jobCtx, dp.line)
+	}
 	hb.start()
 	runStart := time.Now()
 	res, cacheable, overdue := w.run(jobCtx, cancelJob, job, prep.Run, pp.update, log, watchdog)
 	meta.Run = time.Since(runStart)
 	pp.close()
+	if dp != nil {
+		dp.close() // its last lines before the result
+	}
 
 	term := ""
 	switch cause := context.Cause(jobCtx); {
@@ -816,7 +833,7 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 		res = w.opts.Mask(res)
 	}
 	if log == nil {
-		log = func() *slog.Logger { return w.log.With("job", job.ID) }
+		log = func() *slog.Logger { return w.log.With(append([]any{"job", job.ID}, traceAttrs(job)...)...) }
 	}
 	var stored []byte
 	err := w.retry(job, hb, log, "store the answer", func(ctx context.Context) (err error) {
@@ -852,6 +869,9 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 	if err != nil {
 		// The result is stored: a redelivery re-publishes it.
 		log().Warn("ack", "err", err)
+	}
+	if w.log.Enabled(context.Background(), slog.LevelDebug) {
+		log().Debug("job answered", "bytes", len(res))
 	}
 	w.done.Add(1)
 }
@@ -950,6 +970,21 @@ func (p *progressPub) close() {
 	if p.timer != nil {
 		p.timer.Stop()
 	}
+}
+
+// traceAttrs are the log attributes of a job's W3C trace context
+// (queue.Job.TraceParent, "00-<trace id>-<parent id>-<flags>"): trace_id,
+// parent_id and tracestate when set; none without a traceparent.
+func traceAttrs(job *queue.Job) []any {
+	parts := strings.Split(job.TraceParent, "-")
+	if len(parts) != 4 {
+		return nil
+	}
+	attrs := []any{"trace_id", parts[1], "parent_id", parts[2]}
+	if job.TraceState != "" {
+		attrs = append(attrs, "tracestate", job.TraceState)
+	}
+	return attrs
 }
 
 // mustJSON encodes an envelope built from plain values (cannot fail).

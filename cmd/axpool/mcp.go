@@ -17,6 +17,7 @@ import (
 	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/node"
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/worker"
 )
 
@@ -53,6 +54,7 @@ type nodeFlags struct {
 	cacheMaxBytes         int64
 	metricsAddr, auditLog string
 	scriptsDir            string
+	tools                 string
 	allowDestructive      []string
 }
 
@@ -79,6 +81,7 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&nf.metricsAddr, "metrics-addr", "", metricsAddrUsage)
 	fs.StringVar(&nf.auditLog, "audit-log", "", "append one JSON line per answered tool call to this file (created 0600)")
 	fs.StringVar(&nf.scriptsDir, "scripts-dir", "", scriptsDirUsage+"; watched, so edits take effect at once")
+	fs.StringVar(&nf.tools, "tools", "all", `built-in tools listed: "all", "agent" (boruna_capability_list, boruna_check, boruna_run) or names separated by commas`)
 	fs.StringSliceVar(&nf.allowDestructive, "allow-destructive", nil, "destructive (confirm) scripts agents may run, by name (comma-separated or repeated; no blanket switch)")
 	fs.IntVar(&nf.replicas, "replicas", 0, replicasUsage)
 	fs.DurationVar(&nf.connectTimeout, "connect-timeout", node.DefaultGatewayConnectTimeout,
@@ -311,6 +314,10 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if err := nf.grants.Check(); err != nil {
 		return nil, printFail(cmd, exitUsage, "%s: %v", name, err)
 	}
+	toolList, err := tools.ToolList(nf.tools)
+	if err != nil {
+		return nil, printFail(cmd, exitUsage, "%s: %v", name, err)
+	}
 	if len(nf.allowDestructive) > 0 && nf.scriptsDir == "" {
 		return nil, printFail(cmd, exitUsage, "%s: --allow-destructive needs --scripts-dir", name)
 	}
@@ -323,7 +330,9 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if f := nf.grants.FirstFlag(); nf.nats != "" && f != "" {
 		base.With("component", "gateway").Warn("grant flags apply to the workers: in fleet mode give --" + f + " to axpool worker")
 	}
-	n, err := node.Start(cmd.Context(), nf.config(base, no))
+	cfg := nf.config(base, no)
+	cfg.Tools = toolList
+	n, err := node.Start(cmd.Context(), cfg)
 	if err != nil {
 		return nil, printFail(cmd, exitFail, "%s: %v", name, err)
 	}

@@ -35,9 +35,19 @@ const (
 	// LibsURIPrefix + a library directory name is the public surface of a
 	// standard library ("axpool://libs/std-json"; tools.LibrarySurface).
 	LibsURIPrefix = "axpool://libs/"
+	// LibsTemplate is the resource template of the standard libraries'
+	// surfaces: LibsURIPrefix + "{" + LibsTemplateVar + "}".
+	LibsTemplate = LibsURIPrefix + "{" + LibsTemplateVar + "}"
+	// LibsTemplateVar is LibsTemplate's one variable: a library directory
+	// name ("std-json").
+	LibsTemplateVar = "lib"
 	// PolicySchemaURI is policy/policy.schema.json, the JSON Schema of the
-	// object form of a policy.
-	PolicySchemaURI = "axpool://policy/policy.schema.json"
+	// object form of a policy, which the tools' policy parameters name.
+	PolicySchemaURI = tools.PolicySchemaURI
+	// ResultSchemaURIPrefix prefixes the full result schema of each tool
+	// ("axpool://schemas/results/boruna_run"), which its compact
+	// outputSchema names (tools.OutputSchema).
+	ResultSchemaURIPrefix = tools.ResultSchemaURIPrefix
 )
 
 // The prompt that hands an agent the language guide and a task.
@@ -53,6 +63,21 @@ const (
 	// WriteProgramTaskDescription is the description of the task argument.
 	WriteProgramTaskDescription = "What the program should do, e.g. \"sum the squares of 1..100\"."
 )
+
+// WriteProgramTasks are the sample tasks completion/complete offers for
+// the task argument of WriteProgramPrompt: things an .ax program can do,
+// each naming what it needs (a library, a capability).
+var WriteProgramTasks = []string{
+	"sum the squares of 1..100",
+	"count the words of a text and print the five most frequent",
+	"parse a list of numbers from a string and print their mean",
+	"build a JSON object with std-json and print it",
+	"validate the fields of a record with std-validation",
+	"spawn two actors that exchange messages",
+	"fetch a URL and report its status (needs net.fetch)",
+	"ask an LLM to summarise a text (needs llm.call)",
+	"wait for a second with sleep_ms and print the time (needs time.now)",
+}
 
 // Resource is one agent doc: a resource whose contents are text fixed in
 // the binary.
@@ -105,6 +130,11 @@ func Resources() ([]Resource, error) {
 	res = append(res, Resource{URI: PolicySchemaURI, Name: "policy.schema.json",
 		Description: "The JSON Schema (Draft 2020-12) of the object form of a policy (axpool://docs/policy).",
 		MIMEType:    "application/json", Text: string(tools.PolicySchemaJSON())})
+	for _, name := range tools.Names() {
+		res = append(res, Resource{URI: ResultSchemaURIPrefix + name, Name: name + ".result.schema.json",
+			Description: "The full JSON Schema of " + name + "'s result object: every success and failure shape and field (its outputSchema is the compact form).",
+			MIMEType:    "application/schema+json", Text: string(tools.ResultSchema(name))})
+	}
 	ex, err := exampleResources()
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -538,7 +539,7 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	}
 	start := time.Now()
 	if job.ID == "" {
-		job.ID = uuid.NewString()
+		job.ID = cmp.Or(jobIDFrom(ctx), uuid.NewString())
 	}
 	if b.BeforeSubmit != nil {
 		if err := b.BeforeSubmit(); err != nil {
@@ -559,6 +560,8 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	defer release()
 	job.Tool, job.Args, job.Submitted, job.Deadline = tool, args, start, start.Add(timeout)
 	job.Progress, job.Principal = progress != nil, CallerFrom(ctx)
+	job.Debug = queue.DebugSink(ctx) != nil // its lines go to the sink (queue.Client.Wait)
+	job.TraceParent, job.TraceState = TraceFrom(ctx)
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), SubmitTimeout)
 	id, err := b.Client.Submit(sctx, job)
 	scancel()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/axpool/axpool/queue"
@@ -168,6 +169,23 @@ func WithCaller(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, callerKey{}, name)
 }
 
+// traceKey carries the W3C trace context of WithTrace.
+type traceKey struct{}
+
+// WithTrace returns ctx carrying a W3C trace context (a valid traceparent
+// and its tracestate, "" for none), which the jobs submitted under ctx
+// carry to their worker's log lines (queue.Job.TraceParent).
+func WithTrace(ctx context.Context, parent, state string) context.Context {
+	return context.WithValue(ctx, traceKey{}, [2]string{parent, state})
+}
+
+// TraceFrom returns the trace context WithTrace put in ctx ("", "" when
+// none did).
+func TraceFrom(ctx context.Context) (parent, state string) {
+	t, _ := ctx.Value(traceKey{}).([2]string)
+	return t[0], t[1]
+}
+
 // CallerFrom returns the caller WithCaller put in ctx, "stdio" when none
 // did (an stdio connection is one caller).
 func CallerFrom(ctx context.Context) string {
@@ -175,4 +193,30 @@ func CallerFrom(ctx context.Context) string {
 		return s
 	}
 	return "stdio"
+}
+
+// jobIDSlot is the job ID WithJobID hands to one job.
+type jobIDSlot struct {
+	id   string
+	used atomic.Bool
+}
+
+type jobIDKey struct{}
+
+// WithJobID makes the first job submitted with ctx that does not join an
+// idempotency key take id as its job ID (a queue.ValidID), and the later
+// ones a fresh ID as usual: a task's call runs its job under an ID the
+// task record names, so that any gateway can cancel it (a script's
+// failure hook, a batch's other items get their own IDs).
+func WithJobID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, jobIDKey{}, &jobIDSlot{id: id})
+}
+
+// jobIDFrom takes the job ID of WithJobID, once; "" when there is none
+// or it was taken.
+func jobIDFrom(ctx context.Context) string {
+	if s, ok := ctx.Value(jobIDKey{}).(*jobIDSlot); ok && s.used.CompareAndSwap(false, true) {
+		return s.id
+	}
+	return ""
 }

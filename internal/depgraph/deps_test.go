@@ -82,12 +82,16 @@ var allowed = map[string][]string{
 	"worker/handlers": {"internal/mask", "internal/text", "policy", "vm"},
 	// The job client of the gateway and of axpool batch: no MCP.
 	"gateway/dispatch": {"gateway/batch", "gateway/dispatch/fairshare", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
-	"gateway":          {"gateway/agentdocs", "gateway/connlimit", "gateway/dispatch", "gateway/outbound", "internal/jsonenc", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},
+	"gateway":          {"gateway/agentdocs", "gateway/connlimit", "gateway/dispatch", "gateway/mcpver", "gateway/outbound", "gateway/tasks", "internal/jsonenc", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},
 	// The HTTP server's connections: caps, the unauthenticated ones, the
 	// file descriptors free.
 	"gateway/connlimit": nil,
 	// The byte budget of results being sent and their streamed writing: no MCP.
 	"gateway/outbound": {"internal/jsonenc"},
+	// What each request's protocol revision asks: MCP's wire, no axpool.
+	"gateway/mcpver": {},
+	// MCP tasks on the queue's durable store: no transport.
+	"gateway/tasks": {"gateway/dispatch", "gateway/mcpver", "queue", "tools", "wire"},
 	// Fair share of the queue between a gateway's callers: no queue, no MCP.
 	"gateway/dispatch/fairshare": {"wire"},
 	// The agent docs: embedded files and the libraries' surfaces, no MCP.
@@ -111,6 +115,8 @@ var thirdParty = map[string][]string{
 	"gateway/outbound": {"github.com/google/uuid"},
 	"gateway":          {"github.com/google/uuid", "github.com/mark3labs/mcp-go/", "github.com/prometheus/client_golang/"},
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
+	"gateway/mcpver":   {"github.com/mark3labs/mcp-go/"},
+	"gateway/tasks":    {"github.com/google/uuid", "github.com/mark3labs/mcp-go/"},
 	"worker/handlers":  {"github.com/ncruces/go-sqlite3"},
 	"scripts":          {"github.com/fsnotify/fsnotify"},
 	"gateway/batch":    {"github.com/schollz/progressbar/", "golang.org/x/term"},

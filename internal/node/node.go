@@ -94,6 +94,9 @@ type Config struct {
 	// destructive scripts AllowDestructive names.
 	ScriptsDir       string
 	AllowDestructive []string
+	// Tools are the built-in tools the gateway lists (--tools,
+	// tools.ToolList); nil means all.
+	Tools []string
 	// StoreDir, when set, is the embedded server's persistent store and
 	// the cache bucket is kept in it (`axpool batch --cache-dir`). A
 	// directory in use by another axpool falls back to a private store,
@@ -327,6 +330,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 			Scripts:                 sc,
 			MaxResultBytes:          noBoundIfZero(cfg.MaxResultBytes),
 			MaxResultBytesPerCaller: noBoundIfZero(cfg.MaxResultBytesPerCaller),
+			Tools:                   cfg.Tools,
 		})
 		if err != nil {
 			return n, err

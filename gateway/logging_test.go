@@ -1,0 +1,202 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/axpool/axpool/internal/mcptest"
+	"github.com/axpool/axpool/queue"
+)
+
+// programLog collects the notifications/message of ProgramLogger a client
+// receives.
+type programLog struct {
+	mu     sync.Mutex
+	data   []any
+	levels []string
+	more   chan struct{} // one send per message (buffered)
+}
+
+func newProgramLog(c *client.Client) *programLog {
+	l := &programLog{more: make(chan struct{}, 100)}
+	c.OnNotification(func(n mcp.JSONRPCNotification) {
+		if n.Method != "notifications/message" || n.Params.AdditionalFields["logger"] != ProgramLogger {
+			return
+		}
+		l.mu.Lock()
+		l.data = append(l.data, n.Params.AdditionalFields["data"])
+		l.levels = append(l.levels, fmt.Sprint(n.Params.AdditionalFields["level"]))
+		l.mu.Unlock()
+		select {
+		case l.more <- struct{}{}:
+		default:
+		}
+	})
+	return l
+}
+
+func (l *programLog) got() ([]any, []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]any(nil), l.data...), append([]string(nil), l.levels...)
+}
+
+// sleepyDebug writes two debug lines, then sleeps up to its wall limit:
+// its messages can only arrive while it runs.
+var sleepyDebug = `{"source":` + src("fn main() -> Int !{time.now} {\n  debug_msg(\"step\", 1)\n  debug(\"two\")\n  sleep_ms(30000)\n  7\n}") +
+	`,"max_wall_ms":30000}`
+
+// quickDebug writes one debug line and returns.
+var quickDebug = `{"source":` + src("fn main() -> Int {\n  debug(\"x\")\n  1\n}") + `}`
+
+// wantDebug are sleepyDebug's lines.
+var wantDebug = []any{"step 1", `"two"`} // a string's display form is quoted
+
+// checkProgramLog calls sleepyDebug on c, which asked for debug messages
+// (logging/setLevel debug, or meta's level): both lines arrive as
+// notifications/message (level debug, logger axpool.program) while the
+// call has not answered; then the test cancels the call.
+func checkProgramLog(t *testing.T, name string, c *client.Client, meta *mcp.Meta) {
+	t.Helper()
+	l := newProgramLog(c)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		res, err := mcptest.Call(ctx, c, "boruna_run", sleepyDebug, meta)
+		if ctx.Err() == nil {
+			t.Errorf("%s: answered before it was cancelled: %v %+v", name, err, res)
+		}
+	}()
+	deadline := time.After(60 * time.Second)
+	for {
+		if data, _ := l.got(); len(data) >= len(wantDebug) {
+			break
+		}
+		select {
+		case <-done:
+			t.Fatalf("%s: the call answered before its debug lines arrived", name)
+		case <-deadline:
+			data, _ := l.got()
+			t.Fatalf("%s: debug messages within 60 s: %q, want %q", name, data, wantDebug)
+		case <-l.more:
+		}
+	}
+	select {
+	case <-done:
+		t.Errorf("%s: the call answered; it sleeps 30 s", name)
+	default:
+	}
+	data, levels := l.got()
+	if !reflect.DeepEqual(data, wantDebug) || !reflect.DeepEqual(levels, []string{"debug", "debug"}) {
+		t.Errorf("%s: messages %q levels %q, want %q at debug", name, data, levels, wantDebug)
+	}
+	cancel()
+	<-done
+}
+
+// checkNoProgramLog calls quickDebug on c, which did not ask for debug
+// messages: the result has its debug_output and no message came before it.
+func checkNoProgramLog(t *testing.T, name string, c *client.Client, meta *mcp.Meta) {
+	t.Helper()
+	l := newProgramLog(c)
+	res, err := call(t, c, "boruna_run", quickDebug, meta)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	env := envelope(t, res)
+	if !reflect.DeepEqual(env["debug_output"], []any{`"x"`}) {
+		t.Errorf("%s: debug_output %#v", name, env["debug_output"])
+	}
+	if data, _ := l.got(); len(data) != 0 {
+		t.Errorf("%s: unasked debug messages %q", name, data)
+	}
+}
+
+// modernLogMeta is the _meta of a 2026-07-28 request asking for messages of
+// level or above.
+func modernLogMeta(level string) *mcp.Meta {
+	return &mcp.Meta{AdditionalFields: map[string]any{"io.modelcontextprotocol/logLevel": level}}
+}
+
+func setLevel(t *testing.T, c *client.Client, level mcp.LoggingLevel) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var req mcp.SetLevelRequest
+	req.Params.Level = level
+	if err := c.SetLevel(ctx, req); err != nil {
+		t.Fatalf("logging/setLevel %s: %v", level, err)
+	}
+}
+
+// A program's debug output reaches the client as notifications/message
+// while it runs, when the client asked for debug messages: with
+// logging/setLevel (stdio, a legacy HTTP session) or the request's
+// _meta level (2026-07-28 over HTTP); never otherwise, nor at level info.
+func TestProgramLog(t *testing.T) {
+	s := sharedStack(t)
+	url := httpServer(t, s.gw, HTTPConfig{})
+
+	c := stdioClient(t, s.gw)
+	checkNoProgramLog(t, "stdio before setLevel", c, nil)
+	setLevel(t, c, mcp.LoggingLevelInfo)
+	checkNoProgramLog(t, "stdio at info", c, nil)
+	setLevel(t, c, mcp.LoggingLevelDebug)
+	checkProgramLog(t, "stdio", c, nil)
+
+	legacy := httpClient(t, url, true)
+	checkNoProgramLog(t, "http legacy before setLevel", legacy, nil)
+	setLevel(t, legacy, mcp.LoggingLevelDebug)
+	checkProgramLog(t, "http legacy", legacy, nil)
+
+	modern := httpClient(t, url, false)
+	checkNoProgramLog(t, "http modern without a level", modern, nil)
+	checkNoProgramLog(t, "http modern at info", modern, modernLogMeta("info"))
+	checkProgramLog(t, "http modern", modern, modernLogMeta("debug"))
+}
+
+// logging is declared; logging/setLevel refuses a level MCP does not have.
+func TestSetLevelRefusal(t *testing.T) {
+	s := newStack(t, 0, queue.Config{})
+	defer s.close()
+	if caps := initialize(t, stdioClient(t, s.gw)).Capabilities; caps.Logging == nil {
+		t.Error("capabilities.logging is missing")
+	}
+	r := newRawStdio(t, s.gw)
+	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	r.next()
+	r.send(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"loud"}}`)
+	want := rpcErrLine(t, "2", -32602, "invalid logging level 'loud'")
+	if got := string(r.nextRaw()); got != want {
+		t.Errorf("setLevel loud:\n got %s\nwant %s", got, want)
+	}
+	r.send(`{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"debug"}}`)
+	if got := string(r.nextRaw()); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {
+		t.Errorf("setLevel debug: %s", got)
+	}
+}
+
+// The conformance fixture test_tool_with_logging (a named script) sends its
+// three debug lines to a stdio client that set the level to debug.
+func TestLoggingFixture(t *testing.T) {
+	c := stdioClient(t, conformanceGateway(t))
+	setLevel(t, c, mcp.LoggingLevelDebug)
+	l := newProgramLog(c)
+	res, err := call(t, c, "test_tool_with_logging", `{}`, nil)
+	if err != nil || res.IsError {
+		t.Fatalf("call: %v %+v", err, res)
+	}
+	want := []any{`"Tool execution started"`, `"Tool processing data"`, `"Tool execution completed"`}
+	if data, _ := l.got(); !reflect.DeepEqual(data, want) {
+		t.Errorf("messages %q, want %q", data, want)
+	}
+}

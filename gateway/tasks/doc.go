@@ -1,0 +1,18 @@
+// Package tasks keeps MCP tasks (docs/tools.md §7 "Tasks") in the queue's
+// durable store, so that every gateway of a fleet answers for every task
+// and a restarted gateway still knows them: a task (queue.Task in the
+// AXPOOL_TASKS bucket) is stored before its handle is answered, its result
+// is stored under the task's ID in the results bucket — by the worker for
+// a built-in tool's job (submitted under the task's ID), by the gateway
+// that runs a script's or a batch's call (Store.Run) — and its state is
+// read from both (Store.State): working until a result is stored, then
+// completed (a tool result, isError for a failure), cancelled (tasks/cancel
+// or a cancelled run) or failed (a protocol error: no tool result could be
+// made). It also holds the wire forms of both task APIs: the Tasks
+// extension of 2026-07-28 (SEP-2663: a flat CreateTaskResult, tasks/get
+// inlining the result, an empty tasks/cancel ack; Flat) and the task
+// status of 2025-11-25 (mcp-go's types). Handler answers the task requests
+// a transport hands it; the gateway writes its answers as JSON-RPC.
+//
+// Imports: gateway/dispatch, gateway/mcpver, queue, tools and wire.
+package tasks

@@ -1,0 +1,253 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/gateway/mcpver"
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/wire"
+)
+
+// PollInterval is the pollInterval suggested in every task.
+const PollInterval = time.Second
+
+// Methods are the requests Handler answers besides tools/call.
+var Methods = map[string]bool{
+	string(mcp.MethodTasksGet): true, string(mcp.MethodTasksResult): true,
+	string(mcp.MethodTasksCancel): true, string(mcp.MethodTasksList): true, MethodUpdate: true,
+}
+
+// MethodUpdate is tasks/update of the Tasks extension (input for a task
+// that waits for it; an axpool task never does).
+const MethodUpdate = "tasks/update"
+
+// Call is a tools/call to run as a task, as the gateway checked it.
+type Call struct {
+	Tool   string
+	Raw    json.RawMessage // the arguments as sent
+	Args   *tools.Args     // tools.Check's, for a built-in tool; nil for a script
+	ArgErr error           // tools.Check's refusal (a domain failure), or nil
+}
+
+// Handler answers the task requests of one gateway (docs/tools.md §7
+// "Tasks"): for a request of 2026-07-28 (mcpver.Request.Modern) the Tasks
+// extension, else the task API of 2025-11-25. Its answers are results to
+// write, or JSON-RPC errors (*mcpver.Error). Safe for concurrent use.
+type Handler struct {
+	Store      *Store
+	Dispatcher *dispatch.Dispatcher
+	// ServerInfo is written in the _meta of the extension's results.
+	ServerInfo mcp.Implementation
+	// Result turns a result object into the CallToolResult the gateway
+	// sends (masked; docs/tools.md §1).
+	Result func(obj []byte) (*mcp.CallToolResult, error)
+	// Run answers a call of a script or a batch as a tools/call would, and
+	// counts it (metrics, audit).
+	Run func(ctx context.Context, c Call) []byte
+	// Observe counts and audits a built-in tool's task result when it is
+	// answered, with the digests stored at its creation.
+	Observe func(ctx context.Context, t queue.Task, res []byte)
+	// Digests returns what the audit log writes of a call's arguments (nil
+	// without an audit log).
+	Digests func(c Call) json.RawMessage
+	Log     *slog.Logger
+}
+
+func errorf(code int, format string, a ...any) *mcpver.Error {
+	return &mcpver.Error{Code: code, Message: fmt.Sprintf(format, a...)}
+}
+
+// Answer answers a task request: method with params, c for a tools/call
+// the gateway makes a task of (or refuses for want of the extension). ctx
+// carries the caller (dispatch.WithCaller).
+func (h *Handler) Answer(ctx context.Context, method string, params json.RawMessage, c *Call) (any, *mcpver.Error) {
+	m := mcpver.Parse(params)
+	ext := m.Modern
+	switch {
+	case ext && (method == string(mcp.MethodTasksResult) || method == string(mcp.MethodTasksList)):
+		return nil, errorf(mcp.METHOD_NOT_FOUND, "%s was removed in 2026-07-28 (the Tasks extension): tasks/get inlines the result, and a client keeps the IDs of its tasks", method)
+	case ext && !m.Has(mcpver.TasksExtension):
+		what := method
+		if c != nil {
+			what = fmt.Sprintf("tool %q runs only as a task: it", c.Tool)
+		}
+		e := errorf(mcpver.CodeMissingCapability, "%s needs the client capability extensions[%q] (declare it in _meta %s)",
+			what, mcpver.TasksExtension, mcp.MetaKeyClientCapabilities)
+		e.Data = map[string]any{"requiredCapabilities": map[string]any{"extensions": map[string]any{mcpver.TasksExtension: map[string]any{}}}}
+		return nil, e
+	case method == string(mcp.MethodToolsCall):
+		t, err := h.create(ctx, *c)
+		if err != nil {
+			return nil, errorf(mcp.INTERNAL_ERROR, "the task could not be stored (the job queue is unavailable); retry, or call without a task: %v", err)
+		}
+		st := State{Task: t, Status: Working, Updated: t.Created}
+		if ext {
+			return h.flat(st, "task", nil), nil
+		}
+		return mcp.CreateTaskResult{Task: h.v1(st)}, nil
+	case method == string(mcp.MethodTasksList):
+		return nil, errorf(mcp.METHOD_NOT_FOUND, "tasks/list is not supported: a client keeps the IDs of its tasks")
+	case method == MethodUpdate && !ext:
+		return nil, errorf(mcp.METHOD_NOT_FOUND, "tasks/update is part of the Tasks extension of 2026-07-28")
+	}
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
+		return nil, errorf(mcp.INVALID_PARAMS, "%s: params.taskId (a string) is required", method)
+	}
+	t, err := h.Store.Lookup(ctx, p.TaskID, dispatch.CallerFrom(ctx))
+	if errors.Is(err, ErrNotFound) {
+		return nil, errorf(mcp.INVALID_PARAMS, "task %q not found", p.TaskID)
+	}
+	if err != nil {
+		return nil, errorf(mcp.INTERNAL_ERROR, "task store unavailable: %v", err)
+	}
+	var st State
+	switch method {
+	case MethodUpdate:
+		return nil, errorf(mcp.INVALID_PARAMS, "task %q is not waiting for input", t.ID)
+	case string(mcp.MethodTasksCancel):
+		if st, err = h.Store.State(ctx, t); err == nil && st.Status.Terminal() && !ext {
+			return nil, errorf(mcp.INVALID_PARAMS, "task %q is already %s", t.ID, st.Status)
+		}
+		if err == nil {
+			st, err = h.Store.Cancel(ctx, t)
+		}
+		if err == nil && ext { // an empty ack, also for a task that had ended
+			return map[string]any{"resultType": "complete", "_meta": h.meta()}, nil
+		}
+	case string(mcp.MethodTasksGet):
+		st, err = h.Store.State(ctx, t)
+	default:
+		return h.result(ctx, t)
+	}
+	switch {
+	case err != nil:
+		return nil, errorf(mcp.INTERNAL_ERROR, "%v", err)
+	case !ext && method == string(mcp.MethodTasksCancel):
+		return mcp.CancelTaskResult{Task: h.v1(st)}, nil
+	case !ext:
+		return mcp.GetTaskResult{Task: h.v1(st)}, nil
+	}
+	var inline json.RawMessage
+	if st.Result != nil && st.Status == Completed {
+		h.observe(ctx, t, st.Result)
+		r, err := h.Result(st.Result)
+		if err != nil {
+			return nil, errorf(mcp.INTERNAL_ERROR, "%v", err)
+		}
+		inline, _ = json.Marshal(r)
+	}
+	return h.flat(st, "complete", inline), nil
+}
+
+func (h *Handler) meta() map[string]any {
+	return map[string]any{mcp.MetaKeyServerInfo: h.ServerInfo}
+}
+
+// flat is st in the Tasks extension's form, with the server's identity.
+func (h *Handler) flat(st State, resultType string, result json.RawMessage) Flat {
+	f := FlatOf(st, resultType, h.Store.TTL(), PollInterval, result)
+	f.Meta = h.meta()
+	return f
+}
+
+// v1 is st in the form of 2025-11-25.
+func (h *Handler) v1(st State) mcp.Task {
+	ttl, poll := h.Store.TTL().Milliseconds(), PollInterval.Milliseconds()
+	return mcp.Task{
+		TaskId: st.Task.ID, Status: mcp.TaskStatus(st.Status), StatusMessage: st.Message,
+		CreatedAt: Timestamp(st.Task.Created), LastUpdatedAt: Timestamp(st.Updated),
+		TTL: &ttl, PollInterval: &poll,
+	}
+}
+
+// create stores the task of c, then starts it: a built-in tool's job is
+// submitted under the task's ID (the worker stores its result, which any
+// gateway then reads); a script or a batch runs on this gateway
+// (Store.Run), which stores its result. So a task is answered only once it
+// is stored, and a client that polls another gateway at once finds it. A
+// call that cannot become a job (a refused argument, a full or unavailable
+// queue) is still a task, whose result is that failure. Errors: the
+// store's.
+func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
+	t := queue.Task{ID: uuid.NewString(), Tool: c.Tool, Caller: dispatch.CallerFrom(ctx), Created: time.Now().UTC()}
+	builtin := tools.Executes(c.Tool)
+	if !builtin {
+		t.JobID = t.ID + "-run" // the run's first job; its result is stored under t.ID
+	}
+	if h.Digests != nil {
+		t.Digests = h.Digests(c)
+	}
+	if err := h.Store.Create(ctx, &t); err != nil {
+		h.Log.Warn("task not stored", "tool", c.Tool, "caller", t.Caller, "err", err)
+		return t, err
+	}
+	h.Log.Debug("task created", "task", t.ID, "tool", t.Tool, "caller", t.Caller)
+	if !builtin {
+		h.Store.Run(ctx, t, func(ctx context.Context) []byte { return h.Run(ctx, c) })
+		return t, nil
+	}
+	var out []byte
+	var ae *tools.ArgError
+	switch {
+	case errors.As(c.ArgErr, &ae):
+		out = h.Dispatcher.Refusal(c.Tool, ae)
+	case c.ArgErr != nil:
+		out = h.Dispatcher.Failure(ctx, c.Tool, c.ArgErr)
+	default:
+		if err := h.Store.Backend.Start(ctx, t.JobID, c.Args); err != nil {
+			out = h.Dispatcher.Failure(ctx, c.Tool, err)
+		}
+	}
+	if out != nil {
+		h.Store.Finish(ctx, t.ID, out)
+	}
+	return t, nil
+}
+
+// observe counts a built-in tool's task result (a script's or batch's run
+// counted itself).
+func (h *Handler) observe(ctx context.Context, t queue.Task, res []byte) {
+	if t.JobID == t.ID && h.Observe != nil {
+		h.Observe(ctx, t, res)
+	}
+}
+
+// result answers tasks/result of 2025-11-25: it waits for t's result (as
+// long as the request lasts) and answers with its tool result, as a
+// tools/call would have.
+func (h *Handler) result(ctx context.Context, t queue.Task) (any, *mcpver.Error) {
+	res, err := h.Store.Backend.Client.Wait(ctx, t.ID, nil)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, errorf(mcp.REQUEST_INTERRUPTED, "tasks/result interrupted: %v", ctx.Err())
+		}
+		return nil, errorf(mcp.INTERNAL_ERROR, "task result unavailable: %v", err)
+	}
+	if _, err := wire.Summarize(res); err != nil {
+		return nil, errorf(mcp.INTERNAL_ERROR, "the task failed without a tool result")
+	}
+	h.observe(ctx, t, res)
+	r, err := h.Result(res)
+	if err != nil {
+		return nil, errorf(mcp.INTERNAL_ERROR, "%v", err)
+	}
+	return mcp.TaskResultResult{
+		Result:            mcp.Result{Meta: mcp.WithRelatedTask(t.ID)},
+		Content:           r.Content,
+		StructuredContent: r.StructuredContent,
+		IsError:           r.IsError,
+	}, nil
+}

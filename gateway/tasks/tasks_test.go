@@ -1,0 +1,134 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
+)
+
+// newStore is a Store on a real embedded bus (no workers).
+func newStore(t *testing.T) *Store {
+	st := queuetest.Start(t, queuetest.Options{})
+	return &Store{Bus: st.Bus, Backend: &dispatch.QueueBackend{Client: st.Client, Timeout: time.Minute}, Log: queuetest.Logger()}
+}
+
+func newTask(t *testing.T, s *Store, id, caller string) queue.Task {
+	t.Helper()
+	task := queue.Task{ID: id, Tool: "slow", Caller: caller, Created: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	if err := s.Create(context.Background(), &task); err != nil {
+		t.Fatal(err)
+	}
+	return task
+}
+
+func state(t *testing.T, s *Store, task queue.Task) State {
+	t.Helper()
+	st, err := s.State(context.Background(), task)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// A task's state follows its stored result: working, then completed
+// (success or a tool error), cancelled (a cancelled run), or failed (a
+// protocol error, no tool result).
+func TestState(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	cases := []struct {
+		id, result string
+		status     Status
+		message    string
+		err        *ProtocolError
+	}{
+		{"t-ok", `{"success":true,"protocol_version":1,"result":1}`, Completed, "", nil},
+		{"t-tool-error", `{"success":false,"protocol_version":1,"error_kind":"runtime_error","outcome":"runtime_error"}`, Completed, "", nil},
+		{"t-cancelled", `{"success":false,"protocol_version":1,"error_kind":"cancelled","message":"x","outcome":"cancelled","retryable":true}`, Cancelled, "cancelled", nil},
+		{"t-failed", `{"error":{"code":-32603,"message":"internal error: the task's run failed"}}`, Failed, "", &ProtocolError{-32603, "internal error: the task's run failed"}},
+		{"t-garbage", `[1]`, Failed, "", &ProtocolError{-32603, "internal error: the task's stored result is not a tool result"}},
+	}
+	for _, tc := range cases {
+		task := newTask(t, s, tc.id, "alice")
+		if st := state(t, s, task); st.Status != Working || !st.Updated.Equal(task.Created) || st.Result != nil {
+			t.Errorf("%s before its result: %+v", tc.id, st)
+		}
+		s.Finish(ctx, tc.id, []byte(tc.result))
+		st := state(t, s, task)
+		wantResult := json.RawMessage(tc.result)
+		if tc.status == Failed {
+			wantResult = nil
+		}
+		if st.Status != tc.status || st.Message != tc.message || !reflect.DeepEqual(st.Err, tc.err) || string(st.Result) != string(wantResult) {
+			t.Errorf("%s: %+v", tc.id, st)
+		}
+		if !st.Status.Terminal() {
+			t.Errorf("%s: not terminal", tc.id)
+		}
+	}
+	// A task is only its caller's.
+	if _, err := s.Lookup(ctx, "t-ok", "bob"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("another caller: %v", err)
+	}
+	for _, id := range []string{"nope", "", "a/b"} {
+		if _, err := s.Lookup(ctx, id, "alice"); !errors.Is(err, ErrNotFound) {
+			t.Errorf("Lookup(%q): %v", id, err)
+		}
+	}
+	if task, err := s.Lookup(ctx, "t-ok", "alice"); err != nil || task.Tool != "slow" {
+		t.Errorf("Lookup: %v %v", task, err)
+	}
+}
+
+// Run stores what its call returns, a panic as the protocol error -32603;
+// Cancel stops a run of this gateway, records the cancel and is a no-op
+// on an ended task.
+func TestRunAndCancel(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	task := newTask(t, s, "r-ok", "alice")
+	s.Run(ctx, task, func(context.Context) []byte { return []byte(`{"success":true,"protocol_version":1}`) })
+	boom := newTask(t, s, "r-panic", "alice")
+	s.Run(ctx, boom, func(context.Context) []byte { panic("boom") })
+	long := newTask(t, s, "r-long", "alice")
+	started := make(chan struct{})
+	s.Run(ctx, long, func(ctx context.Context) []byte {
+		close(started)
+		<-ctx.Done() // until cancelled
+		return []byte(`{"success":false,"protocol_version":1,"error_kind":"cancelled","outcome":"cancelled"}`)
+	})
+	<-started
+	st, err := s.Cancel(ctx, long)
+	if err != nil || st.Status != Cancelled || st.Message != "cancelled by tasks/cancel" {
+		t.Fatalf("Cancel: %+v %v", st, err)
+	}
+	s.Close() // waits for the runs to store their results
+	if st := state(t, s, task); st.Status != Completed {
+		t.Errorf("run: %+v", st)
+	}
+	if st := state(t, s, boom); st.Status != Failed || st.Err == nil || st.Err.Message != "internal error: the task's run failed" {
+		t.Errorf("panicking run: %+v", st)
+	}
+	// Cancelling an ended task changes nothing.
+	if st, err := s.Cancel(ctx, task); err != nil || st.Status != Completed {
+		t.Errorf("Cancel of an ended task: %+v %v", st, err)
+	}
+}
+
+// The flat form of the extension: whole milliseconds, RFC 3339 times.
+func TestFlatOf(t *testing.T) {
+	created := time.Date(2026, 12, 1, 12, 0, 0, 5, time.UTC)
+	st := State{Task: queue.Task{ID: "x", Created: created}, Status: Working, Updated: created}
+	b, _ := json.Marshal(FlatOf(st, "task", time.Hour, time.Second, nil))
+	want := `{"resultType":"task","taskId":"x","status":"working","createdAt":"2026-12-01T12:00:00.000000005Z","lastUpdatedAt":"2026-12-01T12:00:00.000000005Z","ttlMs":3600000,"pollIntervalMs":1000}`
+	if string(b) != want {
+		t.Errorf("FlatOf:\n got %s\nwant %s", b, want)
+	}
+}
