@@ -23,7 +23,12 @@ func InputSchema(tool string) json.RawMessage {
 var inputSchemas = sync.OnceValue(func() map[string]json.RawMessage {
 	m := make(map[string]json.RawMessage, len(specs))
 	for i := range specs {
-		raw, err := json.Marshal(schemaOf(specs[i].Params))
+		params := specs[i].Params
+		if specs[i].Name == "boruna_run_sealed" {
+			// Its description says that these are boruna_run's.
+			params = undescribedRunParams(params, false)
+		}
+		raw, err := json.Marshal(schemaOf(params))
 		if err != nil {
 			panic("tools: input schema of " + specs[i].Name + ": " + err.Error()) // static data; cannot fail
 		}
@@ -84,13 +89,7 @@ func propSchema(p Param) *wire.Object {
 		if p.Props != nil {
 			// boruna_run's parameters are described there (the items'
 			// description says so), not once more here.
-			props := slices.Clone(p.Props)
-			for i := range props {
-				if props[i].Type == ParamPolicy || slices.ContainsFunc(runParams, func(r Param) bool { return r.Name == props[i].Name }) {
-					props[i].Description = ""
-				}
-			}
-			o.Set("items", objectSchema(props))
+			o.Set("items", objectSchema(undescribedRunParams(p.Props, true)))
 		}
 	case ParamObject:
 		if p.Props == nil {
@@ -127,6 +126,27 @@ func propSchema(p Param) *wire.Object {
 		o.Set("default", p.Default)
 	}
 	return o
+}
+
+// undescribedRunParams returns a copy of params whose parameters of
+// boruna_run (runParams, and the policy when policy is true) have no
+// descriptions, nested ones included: a tool list describes them once, under boruna_run (tools/list's
+// size, docs/tools.md §1 "Tool lists").
+func undescribedRunParams(params []Param, policy bool) []Param {
+	params = slices.Clone(params)
+	for i := range params {
+		if policy && params[i].Type == ParamPolicy || slices.ContainsFunc(runParams, func(r Param) bool { return r.Name == params[i].Name }) {
+			params[i].Description = ""
+			if params[i].Props != nil {
+				props := slices.Clone(params[i].Props)
+				for j := range props {
+					props[j].Description = ""
+				}
+				params[i].Props = props
+			}
+		}
+	}
+	return params
 }
 
 // runParams are the parameters of boruna_run a batch item shares.

@@ -228,7 +228,7 @@ var specs = withIdempotencyKey([]ToolSpec{
 	{
 		Name: "boruna_run_sealed", Title: "Run and seal with replay verification", Executes: true, RunsProgram: true,
 		Description: "Run .ax source twice (record, then replay of the recorded capability results) and return the result, the event log, its SHA-256 digest and whether the replay matched. " +
-			"max_steps, max_wall_ms and limits apply to each of the two executions.",
+			"max_steps, max_wall_ms, limits and seed are boruna_run's; max_steps, max_wall_ms and limits apply to each of the two executions.",
 		Params: []Param{sourceParam, policyParam, maxStepsParam, maxWallParam, limitsParam, seedParam},
 	},
 	{
@@ -291,7 +291,7 @@ var specs = withIdempotencyKey([]ToolSpec{
 		Name: "axpool_batch", Title: "Run many calls as one batch", Batch: true, RunsProgram: true,
 		Description: "Run up to 1,000 items through the worker pool and return each item's result (in input order) and a summary by outcome. " +
 			"An item is {id, source, tool?} (boruna_run, boruna_check or boruna_compile) or {id, script, args} (a named script); a malformed item gets its own invalid_args result. " +
-			"An item with expect, tests and entry, or check is graded: its result gains verdict (pass, fail, error) and verdict_reason, the summary verdicts and pass_at. " +
+			"Items with expect, tests and entry, or check are graded: verdict (pass, fail, error) and verdict_reason; the summary adds verdicts and pass_at. " +
 			"Progress counts items done; notifications/cancelled cancels every item.",
 		Params: []Param{
 			{Name: "items", Type: ParamItems, Required: true, MaxItems: MaxBatchItems, Props: BatchItemParams,
@@ -299,7 +299,7 @@ var specs = withIdempotencyKey([]ToolSpec{
 			{Name: "concurrency", Type: ParamInteger, Min: 1,
 				Description: "Most items in flight at once; default: the pool's worker slots."},
 			{Name: "pass_at", Type: ParamItems, MaxItems: MaxPassAt,
-				Description: "The k of pass@k over the graded items' tasks (positive integers; default [1])."},
+				Description: "The k of pass@k over tasks (default [1])."},
 		},
 	},
 })
@@ -321,14 +321,14 @@ var BatchItemParams = []Param{
 	{Name: "source", Type: ParamString, Description: ".ax source code (at most 1,048,576 bytes)."},
 	{Name: "script", Type: ParamString, MaxBytes: MaxNameBytes, Description: "A named script to run instead of source (with args)."},
 	{Name: "args", Type: ParamObject, Description: "The script's arguments."},
-	{Name: "expect", Type: ParamAny, Description: "Grade the item: main's result must equal this JSON value as the result envelope encodes it (numbers compared by value). Adds verdict and verdict_reason to its result."},
+	{Name: "expect", Type: ParamAny, Description: "Grade: main's result must equal this JSON value as the envelope encodes it (numbers compared by value)."},
 	{Name: "tests", Type: ParamItems, MaxItems: MaxTests, Props: []Param{
-		{Name: "args", Type: ParamAny, Required: true, Description: "The arguments of entry, an array: converted to its parameter types as a named script's arguments are."},
-		{Name: "expect", Type: ParamAny, Required: true, Description: "The expected result of this call."},
-	}, Description: "Grade the item by calling entry once per test (at most 1,000, in one job); main is not required."},
+		{Name: "args", Type: ParamAny, Required: true, Description: "entry's arguments (an array), converted as a named script's are."},
+		{Name: "expect", Type: ParamAny, Required: true, Description: "The call's expected result."},
+	}, Description: "Grade by calling entry once per test (at most 1,000); main is not required."},
 	{Name: "entry", Type: ParamString, MaxBytes: MaxNameBytes, Description: "The function tests call."},
-	{Name: "check", Type: ParamString, Description: ".ax source defining fn check(result: T) -> Bool, T being main's return type: the item passes when it returns true."},
-	{Name: "task", Type: ParamString, MaxBytes: MaxNameBytes, Description: "The task the item is a sample of, for pass@k (items without one are tasks of their own)."},
+	{Name: "check", Type: ParamString, Description: ".ax source of fn check(result: T) -> Bool, T main's return type: true passes."},
+	{Name: "task", Type: ParamString, MaxBytes: MaxNameBytes, Description: "The item's task, for pass@k (none: a task of its own)."},
 	policyParam,
 	maxStepsParam,
 	maxWallParam,
