@@ -137,10 +137,12 @@ func checkBatchTool(t *testing.T, c *client.Client, token string) {
 // gets a slot at once.
 func checkBatchCancel(t *testing.T, c *client.Client, token, metrics string) {
 	t.Helper()
-	endless := func(id string) string {
-		return fmt.Sprintf(`{"id":%q,"source":"fn main() -> Int {\n let mut i = 0\n while true { i = i + 1 }\n i\n}","max_steps":1000000000000000,"max_wall_ms":600000}`, id)
+	// Three distinct programs: identical ones would run once (in-flight
+	// coalescing).
+	endless := func(id string, start int) string {
+		return fmt.Sprintf(`{"id":%q,"source":"fn main() -> Int {\n let mut i = %d\n while true { i = i + 1 }\n i\n}","max_steps":1000000000000000,"max_wall_ms":600000}`, id, start)
 	}
-	args := `{"items":[` + endless("e1") + `,` + endless("e2") + `,` + endless("e3") + `],"concurrency":3}`
+	args := `{"items":[` + endless("e1", 1) + `,` + endless("e2", 2) + `,` + endless("e3", 3) + `],"concurrency":3}`
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {

@@ -46,6 +46,8 @@ func TestCompileCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(dir, "libs", "std-greet", "src"), "core.ax", "fn greet(n: String) -> String { \"hi \" ++ n }\n")
+	// A manifest makes ./libs an axpool library folder (internal/datadir).
+	writeFile(t, filepath.Join(dir, "libs", "std-greet"), "package.ax.json", `{"name": "std.greet", "version": "1.0.0", "exposed_modules": ["core"]}`+"\n")
 	writeFile(t, dir, "prog.ax", `import "std-greet"
 type P { x: Int }
 fn fetch() -> Result<String, String> !{net.fetch} { http_get("u") }
