@@ -228,7 +228,7 @@ var specs = withIdempotencyKey([]ToolSpec{
 	{
 		Name: "boruna_run_sealed", Title: "Run and seal with replay verification", Executes: true, RunsProgram: true,
 		Description: "Run .ax source twice (record, then replay of the recorded capability results) and return the result, the event log, its SHA-256 digest and whether the replay matched. " +
-			"max_steps, max_wall_ms, limits and seed are boruna_run's; max_steps, max_wall_ms and limits apply to each of the two executions.",
+			"max_steps, max_wall_ms, limits, seed and idempotency_key are boruna_run's; max_steps, max_wall_ms and limits apply to each of the two executions.",
 		Params: []Param{sourceParam, policyParam, maxStepsParam, maxWallParam, limitsParam, seedParam},
 	},
 	{
