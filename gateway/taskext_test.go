@@ -256,6 +256,14 @@ func TestTasksExtensionRefusals(t *testing.T) {
 			{"tasks/get", `{"taskId":"no-such-task"}`, extMeta, 400, -32602, `task "no-such-task" not found`, ""},
 			{"tasks/get", `{"taskId":"../x"}`, extMeta, 400, -32602, `task "../x" not found`, ""},
 			{"tasks/cancel", `{}`, extMeta, 400, -32602, "tasks/cancel: params.taskId (a string) is required", ""},
+			// The task parameter of 2025-11-25 in a 2026-07-28 request without
+			// the extension: refused (mcp-go would keep a task of its own in
+			// memory that never runs), for a tool that may be a task and for
+			// one that never is.
+			{"tools/call", `{"name":"boruna_run","arguments":{"source":"fn main() -> Int { 1 }"},"task":{"ttl":9000000000000}}`, modernMetaJSON, 400, -32602,
+				`params.task is the task parameter of 2025-11-25; a 2026-07-28 request runs as a task when it declares the client capability extensions["io.modelcontextprotocol/tasks"] (in _meta io.modelcontextprotocol/clientCapabilities)`, ""},
+			{"tools/call", `{"name":"greet","arguments":{"name":"W"},"task":{}}`, modernMetaJSON, 400, -32602,
+				`params.task is the task parameter of 2025-11-25; a 2026-07-28 request runs as a task when it declares the client capability extensions["io.modelcontextprotocol/tasks"] (in _meta io.modelcontextprotocol/clientCapabilities)`, ""},
 		} {
 			status, m := rpc(tc.method, tc.params, tc.meta)
 			e := errorOf(t, tc.method, m)

@@ -52,6 +52,11 @@ func (g *Server) isTaskRequest(msg rpcMessage, info *callInfo) bool {
 	switch support := g.taskSupport(info.tool); {
 	case !m.Modern:
 		return info.task
+	case info.task && !m.Has(mcpver.TasksExtension):
+		// A 2026-07-28 request with the task parameter of 2025-11-25 and
+		// without the extension is refused here (answerTask): mcp-go would
+		// keep a task of its own in memory that never runs.
+		return true
 	case support == scripts.TaskRequired:
 		return true
 	default:
@@ -63,6 +68,9 @@ func (g *Server) isTaskRequest(msg rpcMessage, info *callInfo) bool {
 func (g *Server) answerTask(ctx context.Context, msg rpcMessage, info *callInfo) mcp.JSONRPCMessage {
 	var c *tasks.Call
 	if info != nil {
+		if m := mcpver.Parse(msg.Params); info.task && m.Modern && !m.Has(mcpver.TasksExtension) {
+			return rpcError(msg.ID, mcp.INVALID_PARAMS, "params.task is the task parameter of 2025-11-25; a 2026-07-28 request runs as a task when it declares the client capability extensions[\"io.modelcontextprotocol/tasks\"] (in _meta io.modelcontextprotocol/clientCapabilities)")
+		}
 		if g.taskSupport(info.tool) == scripts.TaskNever { // a task parameter of 2025-11-25
 			return rpcError(msg.ID, mcp.METHOD_NOT_FOUND, fmt.Sprintf("tool %q does not support task augmentation (it answers at once)", info.tool))
 		}
