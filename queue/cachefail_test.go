@@ -1,7 +1,6 @@
 package queue_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,24 +15,6 @@ import (
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 )
-
-// lockedBuffer is a log sink safe for the bus's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestCacheStoreFailureTurnsStoresOff (issue 26 item 5): a cache bucket
 // on disk whose file store cannot write — its next block file, 2.blk, is
@@ -57,7 +38,7 @@ func TestCacheStoreFailureTurnsStoresOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	var logs lockedBuffer
+	var logs queuetest.Buffer
 	bus, err := queue.Attach(context.Background(), nc, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
