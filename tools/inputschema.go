@@ -24,8 +24,7 @@ var inputSchemas = sync.OnceValue(func() map[string]json.RawMessage {
 	m := make(map[string]json.RawMessage, len(specs))
 	for i := range specs {
 		params := specs[i].Params
-		if specs[i].Name == "boruna_run_sealed" {
-			// Its description says that these are boruna_run's.
+		if specs[i].SharesRunParams {
 			params = undescribedRunParams(params, false)
 		}
 		raw, err := json.Marshal(schemaOf(params))

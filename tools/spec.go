@@ -128,6 +128,11 @@ type ToolSpec struct {
 	// Batch reports a tool that runs other tools' calls (axpool_batch):
 	// the gateway serves it itself; Call refuses it.
 	Batch bool
+	// SharesRunParams reports a tool whose boruna_run parameters
+	// (max_steps, max_wall_ms, limits, seed, idempotency_key) are listed
+	// without descriptions in its input schema, its description saying
+	// they are boruna_run's: a tool list describes them once.
+	SharesRunParams bool
 }
 
 var sourceParam = Param{
@@ -226,7 +231,7 @@ var specs = withIdempotencyKey([]ToolSpec{
 		},
 	},
 	{
-		Name: "boruna_run_sealed", Title: "Run and seal with replay verification", Executes: true, RunsProgram: true,
+		Name: "boruna_run_sealed", Title: "Run and seal with replay verification", Executes: true, RunsProgram: true, SharesRunParams: true,
 		Description: "Run .ax source twice (record, then replay of the recorded capability results) and return the result, the event log, its SHA-256 digest and whether the replay matched. " +
 			"max_steps, max_wall_ms, limits, seed and idempotency_key are boruna_run's; max_steps, max_wall_ms and limits apply to each of the two executions.",
 		Params: []Param{sourceParam, policyParam, maxStepsParam, maxWallParam, limitsParam, seedParam},
