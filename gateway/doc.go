@@ -181,6 +181,6 @@
 // change sends notifications/tools/list_changed.
 //
 // Imports: gateway/agentdocs, gateway/connlimit, gateway/dispatch,
-// gateway/mcpver, gateway/outbound, gateway/tasks, internal/jsonenc,
-// internal/limitread, internal/mask, queue, scripts, tools and wire.
+// gateway/mcpver, gateway/outbound, gateway/tasks, gateway/upstream,
+// internal/jsonenc, internal/limitread, internal/mask, queue, scripts, tools and wire.
 package gateway

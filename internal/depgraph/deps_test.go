@@ -73,7 +73,7 @@ var allowed = map[string][]string{
 	// The data directories the binary embeds, and where a process finds them.
 	"internal/datadir": {"libs", "templates"},
 	// The assembly of a node (embedded NATS, queue, workers, gateway) for cmd.
-	"internal/node": {"gateway", "gateway/dispatch", "internal/engine", "internal/mask", "internal/version", "policy", "queue", "scripts", "tools", "vm", "worker", "worker/handlers"},
+	"internal/node": {"gateway", "gateway/dispatch", "gateway/upstream", "internal/engine", "internal/mask", "internal/version", "policy", "queue", "scripts", "tools", "vm", "worker", "worker/handlers"},
 	// The one .ax test-case harness (imported by tests only).
 	"internal/axtest": {"compiler", "policy", "vm"},
 	// A real worker pool for tests (imported by tests only).
@@ -82,10 +82,12 @@ var allowed = map[string][]string{
 	"worker/handlers": {"internal/mask", "internal/text", "policy", "vm"},
 	// The job client of the gateway and of axpool batch: no MCP.
 	"gateway/dispatch": {"gateway/batch", "gateway/dispatch/fairshare", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
-	"gateway":          {"gateway/agentdocs", "gateway/connlimit", "gateway/dispatch", "gateway/mcpver", "gateway/outbound", "gateway/tasks", "internal/jsonenc", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},
+	"gateway":          {"gateway/agentdocs", "gateway/connlimit", "gateway/dispatch", "gateway/mcpver", "gateway/outbound", "gateway/tasks", "gateway/upstream", "internal/jsonenc", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},
 	// The HTTP server's connections: caps, the unauthenticated ones, the
 	// file descriptors free.
 	"gateway/connlimit": nil,
+	// The upstream MCP servers of code mode: mcp-go clients, no NATS.
+	"gateway/upstream": {"internal/mask"},
 	// The byte budget of results being sent and their streamed writing: no MCP.
 	"gateway/outbound": {"internal/jsonenc"},
 	// What each request's protocol revision asks: MCP's wire, no axpool.
@@ -117,6 +119,7 @@ var thirdParty = map[string][]string{
 	"internal/mcptest": {"github.com/mark3labs/mcp-go/"},
 	"gateway/mcpver":   {"github.com/mark3labs/mcp-go/"},
 	"gateway/tasks":    {"github.com/google/uuid", "github.com/mark3labs/mcp-go/"},
+	"gateway/upstream": {"github.com/mark3labs/mcp-go/"},
 	"worker/handlers":  {"github.com/ncruces/go-sqlite3"},
 	"scripts":          {"github.com/fsnotify/fsnotify"},
 	"gateway/batch":    {"github.com/schollz/progressbar/", "golang.org/x/term"},

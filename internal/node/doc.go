@@ -16,7 +16,7 @@
 // timeouts follow the job timeout (Config.Queue), the result cache's scope
 // is every setting that changes a result (cacheScope).
 //
-// Imports: gateway, gateway/dispatch, internal/engine, internal/mask,
-// internal/version, policy, queue, scripts, tools, vm, worker and
+// Imports: gateway, gateway/dispatch, gateway/upstream, internal/engine,
+// internal/mask, internal/version, policy, queue, scripts, tools, vm, worker and
 // worker/handlers.
 package node
