@@ -1,0 +1,357 @@
+package upstream
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Separator joins an upstream's name and one of its tools' names into the
+// name programs call it by: "github" and "create_issue" make
+// "github__create_issue". Server names never contain it, so the first
+// occurrence splits a full name.
+const Separator = "__"
+
+// MaxNameLen is the longest server name, in bytes.
+const MaxNameLen = 64
+
+// MaxConfigBytes is the largest upstreams file ReadConfig reads.
+const MaxConfigBytes = 1 << 20
+
+// Server is one upstream MCP server of the upstreams file, its `${VAR}`
+// references expanded. Exactly one of Command (stdio) and URL (Streamable
+// HTTP) is set.
+type Server struct {
+	// Name is the key under "mcpServers": 1–64 characters from
+	// [A-Za-z0-9_-], without "__".
+	Name string
+	// Command, Args and Env start a stdio server: the program, its
+	// arguments, and the variables added to its environment (which holds
+	// axpool's own variables except those whose names look secret:
+	// docs/code-mode.md).
+	Command string
+	Args    []string
+	Env     map[string]string
+	// URL and Headers reach a Streamable HTTP server: an http:// or
+	// https:// URL, and the headers sent with every request.
+	URL     string
+	Headers map[string]string
+}
+
+// Config is a parsed upstreams file: its servers in name order and the
+// values its `${VAR}` references took (the secrets to mask).
+type Config struct {
+	Servers []Server
+	// Secrets are the values of the variables the file references, in
+	// the order first referenced, each once.
+	Secrets []string
+}
+
+// serverFields are the members a server entry may have. "type" is what
+// `.mcp.json` files of other clients carry ("stdio" or "http").
+var serverFields = []string{"command", "args", "env", "url", "headers", "type"}
+
+// ReadConfig reads and parses the upstreams file path, expanding `${VAR}`
+// from this process's environment (ParseConfig). Errors name the file:
+// "--upstreams up.json: server \"gh\": …"; a file over MaxConfigBytes is
+// refused.
+func ReadConfig(path string) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--upstreams: %v", err)
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(io.LimitReader(f, MaxConfigBytes+1)); err != nil {
+		return nil, fmt.Errorf("--upstreams %s: %v", path, err)
+	}
+	if buf.Len() > MaxConfigBytes {
+		return nil, fmt.Errorf("--upstreams %s: the file exceeds %d bytes", path, MaxConfigBytes)
+	}
+	cfg, err := ParseConfig(buf.Bytes(), os.LookupEnv)
+	if err != nil {
+		return nil, fmt.Errorf("--upstreams %s: %v", path, err)
+	}
+	return cfg, nil
+}
+
+// ParseConfig parses an upstreams file (the `.mcp.json` format:
+// `{"mcpServers": {"NAME": {"command", "args", "env"} | {"url",
+// "headers"}}}`). In every string of a server — command, args, env
+// values, url, header values — `${VAR}` is replaced by the variable's
+// value as lookup finds it (`${VAR:-default}` by default when it is unset
+// or empty); `$` elsewhere is kept. Errors, exactly (server entries are
+// checked in name order):
+//
+//	invalid JSON: <decoder error>
+//	the file must be a JSON object with "mcpServers"
+//	unknown field "servers" (the file has only "mcpServers")
+//	"mcpServers" must be an object of servers by name
+//	server name "a b": use 1–64 characters from A-Z a-z 0-9 _ -
+//	server name "a__b": must not contain "__" (it separates server and tool in NAME__TOOL)
+//	server "gh": must be an object
+//	server "gh": unknown field "cmd" (fields: command, args, env, url, headers, type)
+//	server "gh": needs "command" (a stdio server) or "url" (a Streamable HTTP server)
+//	server "gh": has both "command" and "url"; give one
+//	server "gh": "headers" is for a "url" server
+//	server "gh": "args" and "env" are for a "command" server
+//	server "gh": "type" must be "stdio" or "http", got "sse" (only stdio and Streamable HTTP are supported)
+//	server "gh": "type" is "http" but the server has a "command"
+//	server "gh": "command" must be a non-empty string
+//	server "gh": "args" must be an array of strings
+//	server "gh": "env" must be an object of strings
+//	server "gh": url "ftp://x": must be an http:// or https:// URL
+//	server "gh": headers.Authorization: ${GH_TOKEN} is not set in axpool's environment
+//	server "gh": env.TOKEN: unterminated "${" (write $${ for a literal)
+//
+// No message quotes a value that came from the environment.
+func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		var probe any
+		if json.Unmarshal(data, &probe) == nil {
+			return nil, fmt.Errorf(`the file must be a JSON object with "mcpServers"`)
+		}
+		return nil, fmt.Errorf("invalid JSON: %v", err)
+	}
+	for _, k := range sortedKeys(top) {
+		if k != "mcpServers" {
+			return nil, fmt.Errorf(`unknown field %q (the file has only "mcpServers")`, k)
+		}
+	}
+	raw, ok := top["mcpServers"]
+	if !ok {
+		return nil, fmt.Errorf(`the file must be a JSON object with "mcpServers"`)
+	}
+	var servers map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &servers); err != nil || servers == nil {
+		return nil, fmt.Errorf(`"mcpServers" must be an object of servers by name`)
+	}
+	cfg := &Config{}
+	x := &expander{lookup: lookup}
+	for _, name := range sortedKeys(servers) {
+		if err := checkName(name); err != nil {
+			return nil, err
+		}
+		s, err := parseServer(name, servers[name], x)
+		if err != nil {
+			return nil, fmt.Errorf("server %q: %v", name, err)
+		}
+		cfg.Servers = append(cfg.Servers, s)
+	}
+	cfg.Secrets = x.secrets
+	return cfg, nil
+}
+
+// checkName checks a server name.
+func checkName(name string) error {
+	if name == "" || len(name) > MaxNameLen || strings.IndexFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}) >= 0 {
+		return fmt.Errorf("server name %q: use 1–%d characters from A-Z a-z 0-9 _ -", name, MaxNameLen)
+	}
+	if strings.Contains(name, Separator) {
+		return fmt.Errorf("server name %q: must not contain %q (it separates server and tool in NAME__TOOL)", name, Separator)
+	}
+	return nil
+}
+
+// parseServer parses one server entry.
+func parseServer(name string, raw json.RawMessage, x *expander) (Server, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return Server{}, fmt.Errorf("must be an object")
+	}
+	for _, k := range sortedKeys(m) {
+		if !slices.Contains(serverFields, k) {
+			return Server{}, fmt.Errorf("unknown field %q (fields: %s)", k, strings.Join(serverFields, ", "))
+		}
+	}
+	_, hasCmd := m["command"]
+	_, hasURL := m["url"]
+	switch {
+	case !hasCmd && !hasURL:
+		return Server{}, fmt.Errorf(`needs "command" (a stdio server) or "url" (a Streamable HTTP server)`)
+	case hasCmd && hasURL:
+		return Server{}, fmt.Errorf(`has both "command" and "url"; give one`)
+	}
+	if t, ok := m["type"]; ok {
+		var typ string
+		if json.Unmarshal(t, &typ) != nil || typ != "stdio" && typ != "http" {
+			return Server{}, fmt.Errorf(`"type" must be "stdio" or "http", got %s (only stdio and Streamable HTTP are supported)`, clipRaw(t))
+		}
+		if typ == "http" && hasCmd {
+			return Server{}, fmt.Errorf(`"type" is "http" but the server has a "command"`)
+		}
+		if typ == "stdio" && hasURL {
+			return Server{}, fmt.Errorf(`"type" is "stdio" but the server has a "url"`)
+		}
+	}
+	s := Server{Name: name}
+	if hasCmd {
+		if _, ok := m["headers"]; ok {
+			return Server{}, fmt.Errorf(`"headers" is for a "url" server`)
+		}
+		var cmd string
+		if json.Unmarshal(m["command"], &cmd) != nil || strings.TrimSpace(cmd) == "" {
+			return Server{}, fmt.Errorf(`"command" must be a non-empty string`)
+		}
+		var err error
+		if s.Command, err = x.expand("command", cmd); err != nil {
+			return Server{}, err
+		}
+		if a, ok := m["args"]; ok {
+			var args []string
+			if json.Unmarshal(a, &args) != nil {
+				return Server{}, fmt.Errorf(`"args" must be an array of strings`)
+			}
+			for i, arg := range args {
+				v, err := x.expand(fmt.Sprintf("args[%d]", i), arg)
+				if err != nil {
+					return Server{}, err
+				}
+				s.Args = append(s.Args, v)
+			}
+		}
+		if s.Env, err = x.expandMap(m, "env"); err != nil {
+			return Server{}, err
+		}
+		return s, nil
+	}
+	if _, ok := m["args"]; ok {
+		return Server{}, fmt.Errorf(`"args" and "env" are for a "command" server`)
+	}
+	if _, ok := m["env"]; ok {
+		return Server{}, fmt.Errorf(`"args" and "env" are for a "command" server`)
+	}
+	var u string
+	if json.Unmarshal(m["url"], &u) != nil {
+		return Server{}, fmt.Errorf(`"url" must be a string`)
+	}
+	expanded, err := x.expand("url", u)
+	if err != nil {
+		return Server{}, err
+	}
+	if pu, err := url.Parse(expanded); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+		shown := u // as written: the expanded URL may hold a secret
+		if len(shown) > 200 {
+			shown = shown[:200] + "…"
+		}
+		return Server{}, fmt.Errorf("url %q: must be an http:// or https:// URL", shown)
+	}
+	s.URL = expanded
+	if s.Headers, err = x.expandMap(m, "headers"); err != nil {
+		return Server{}, err
+	}
+	return s, nil
+}
+
+// clipRaw is a JSON value as quoted in a message, at most 64 bytes.
+func clipRaw(v json.RawMessage) string {
+	s := string(bytes.TrimSpace(v))
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	return s
+}
+
+// expander expands `${VAR}` and remembers the values it used.
+type expander struct {
+	lookup  func(string) (string, bool)
+	secrets []string
+}
+
+// expandMap expands the object of strings m[field] ("env", "headers").
+func (x *expander) expandMap(m map[string]json.RawMessage, field string) (map[string]string, error) {
+	raw, ok := m[field]
+	if !ok {
+		return nil, nil
+	}
+	var in map[string]string
+	if json.Unmarshal(raw, &in) != nil || in == nil {
+		return nil, fmt.Errorf("%q must be an object of strings", field)
+	}
+	out := make(map[string]string, len(in))
+	for _, k := range sortedKeys(in) {
+		v, err := x.expand(field+"."+k, in[k])
+		if err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// expand replaces every `${VAR}` (and `${VAR:-default}`) of s; "$${" is
+// a literal "${". where names the string in errors.
+func (x *expander) expand(where, s string) (string, error) {
+	if !strings.Contains(s, "${") {
+		return s, nil
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String(), nil
+		}
+		if i > 0 && s[i-1] == '$' { // $${ is a literal ${
+			b.WriteString(s[:i-1] + "${")
+			s = s[i+2:]
+			continue
+		}
+		b.WriteString(s[:i])
+		end := strings.IndexByte(s[i:], '}')
+		if end < 0 {
+			return "", fmt.Errorf(`%s: unterminated "${" (write $${ for a literal)`, where)
+		}
+		ref := s[i+2 : i+end]
+		name, def, hasDef := strings.Cut(ref, ":-")
+		if !validVarName(name) {
+			return "", fmt.Errorf(`%s: ${%s} is not a variable reference (a name from A-Z a-z 0-9 _)`, where, clipName(name))
+		}
+		v, ok := x.lookup(name)
+		switch {
+		case (!ok || v == "") && hasDef:
+			v = def
+		case !ok:
+			return "", fmt.Errorf("%s: ${%s} is not set in axpool's environment", where, name)
+		default:
+			if !slices.Contains(x.secrets, v) && v != "" {
+				x.secrets = append(x.secrets, v)
+			}
+		}
+		b.WriteString(v)
+		s = s[i+end+1:]
+	}
+}
+
+// validVarName reports whether s is an environment variable name.
+func validVarName(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_')
+	}) < 0
+}
+
+// clipName is a would-be variable name as quoted, at most 64 bytes.
+func clipName(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
