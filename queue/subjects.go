@@ -27,6 +27,10 @@ const (
 	// eventSubjectPrefix + <gatewayID> + "." + <jobID> carries the progress
 	// and result events of one job to the gateway that submitted it.
 	eventSubjectPrefix = "axpool.evt."
+	// toolsSubjectPrefix + <gatewayID> carries the tool calls of running
+	// programs to the gateway that submitted their job (tools.go), and
+	// toolsSubjectPrefix + <gatewayID> + ".cancel" their cancellations.
+	toolsSubjectPrefix = "axpool.tools."
 	// cancelSubjectPrefix + <jobID> asks the worker running a job to stop.
 	cancelSubjectPrefix = "axpool.cancel."
 
