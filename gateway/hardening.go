@@ -366,7 +366,7 @@ func precheckCall(msg rpcMessage, g *Server) (*callInfo, mcp.JSONRPCMessage) {
 	if bad != "" {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, bad)
 	}
-	script := g.isScript(p.tool)
+	script := g.isScript(p.tool) || g.isToolSearch(p.tool)
 	if _, ok := tools.SpecOf(p.tool); !script && (!ok || !g.listed(p.tool)) {
 		return nil, rpcError(msg.ID, mcp.INVALID_PARAMS, g.unknownToolMessage(p.tool))
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/axpool/axpool/gateway/mcpver"
 	"github.com/axpool/axpool/gateway/outbound"
 	"github.com/axpool/axpool/gateway/tasks"
+	"github.com/axpool/axpool/gateway/upstream"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -87,6 +88,10 @@ type Config struct {
 	// Tools are the built-in tools listed and callable (tools.ToolList:
 	// --tools); nil means all of them.
 	Tools []string
+	// Upstreams, when set, are the upstream MCP servers of code mode
+	// (upstreams.go, docs/code-mode.md): boruna_tool_search is listed and
+	// CallTool answers programs' tool calls. The caller closes it.
+	Upstreams *upstream.Manager
 }
 
 // DefaultProgressInterval is Config.ProgressInterval's default.
@@ -241,6 +246,9 @@ func New(cfg Config) (*Server, error) {
 	if g.scripts != nil {
 		instructions += ScriptsInstructions + g.contextInstructions()
 	}
+	if cfg.Upstreams != nil {
+		instructions += UpstreamInstructions
+	}
 	hooks := &server.Hooks{}
 	hooks.AddAfterListTools(func(ctx context.Context, _ any, _ *mcp.ListToolsRequest, res *mcp.ListToolsResult) {
 		if server.IsModernRequest(ctx) {
@@ -279,6 +287,9 @@ func New(cfg Config) (*Server, error) {
 		g.taskHandler = g.newTaskHandler()
 	}
 	g.mcp.AddTools(g.builtinTools()...)
+	if cfg.Upstreams != nil {
+		g.mcp.AddTools(g.toolSearchTool())
+	}
 	if err := g.addAgentDocs(g.mcp); err != nil {
 		return nil, err
 	}
@@ -374,6 +385,9 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 			}
 			ctx = dispatch.WithTrace(ctx, tp, ts)
 		}
+	}
+	if g.isToolSearch(tool) {
+		return g.toolSearch(raw), raw, nil
 	}
 	if s, cat, ok := g.d.Scripts().Lookup(tool); ok {
 		return g.callScript(ctx, req, info, s, cat, raw)

@@ -1,0 +1,168 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/axpool/axpool/gateway/upstream"
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/wire"
+)
+
+// Code mode (docs/code-mode.md): with Config.Upstreams the gateway holds
+// the connections to the operator's upstream MCP servers. Their tools are
+// never listed in tools/list — an agent finds them with
+// boruna_tool_search, and programs call them through the gateway's tool
+// service (CallTool, on queue.ToolsSubject) — so the tool list is the
+// same with 5 upstream tools or 500.
+
+// ToolSearchName is the tool that searches the upstreams' tools; listed
+// only when the gateway has upstreams.
+const ToolSearchName = "boruna_tool_search"
+
+// toolSearchDescription is boruna_tool_search's description: short, as
+// the tool list is read by every session (docs/tools.md §1 "Tool lists").
+const toolSearchDescription = "Find the tools of this server's upstream MCP servers (not in this list) by words of their names and descriptions: each with its input schema and an .ax call example."
+
+// toolSearchSchema is boruna_tool_search's input schema.
+const toolSearchSchema = `{"type":"object","properties":{` +
+	`"query":{"type":"string","description":"words to find; empty lists all"},` +
+	`"limit":{"type":"integer","minimum":1,"maximum":50,"description":"default 10"}},` +
+	`"required":["query"],"additionalProperties":false}`
+
+// UpstreamInstructions is added to Instructions when the server has
+// upstream MCP servers.
+const UpstreamInstructions = "\n\nThis server also reaches upstream MCP servers whose tools are not in the tool list: find them with " + ToolSearchName +
+	"(query), which answers each tool's input schema and an .ax call example; a program calls them as tool_call(\"NAME__TOOL\", args)."
+
+// toolSearchTool is boruna_tool_search's mcp.Tool.
+func (g *Server) toolSearchTool() server.ServerTool {
+	ro, closed := true, false
+	return server.ServerTool{Tool: mcp.Tool{
+		Name:           ToolSearchName,
+		Title:          "Search upstream tools",
+		Description:    toolSearchDescription,
+		RawInputSchema: json.RawMessage(toolSearchSchema),
+		Annotations:    mcp.ToolAnnotation{ReadOnlyHint: &ro, OpenWorldHint: &closed},
+	}, Handler: g.handle}
+}
+
+// isToolSearch reports whether name is boruna_tool_search on a gateway
+// with upstreams (false for a nil g).
+func (g *Server) isToolSearch(name string) bool {
+	return g != nil && g.cfg.Upstreams != nil && name == ToolSearchName
+}
+
+// toolSearch answers boruna_tool_search: its arguments are checked here,
+// and a bad one is an invalid_args result (isError), like a script's.
+func (g *Server) toolSearch(raw json.RawMessage) []byte {
+	var args map[string]json.RawMessage
+	if err := json.Unmarshal(orEmpty(raw), &args); err != nil || args == nil {
+		return refusal("arguments must be a JSON object")
+	}
+	query, limit := "", 0
+	for k, v := range args {
+		switch k {
+		case "query":
+			if json.Unmarshal(v, &query) != nil {
+				return refusal(`query must be a string, got ` + wire.JSONType(v))
+			}
+		case "limit":
+			if string(v) == "null" {
+				continue
+			}
+			if json.Unmarshal(v, &limit) != nil || limit < 1 || limit > upstream.MaxSearchLimit {
+				return refusal(fmt.Sprintf("limit must be an integer from 1 to %d, got %s", upstream.MaxSearchLimit, clipJSON(v)))
+			}
+		default:
+			return refusal(fmt.Sprintf("unknown argument %q for tool %q (arguments: query, limit)", k, ToolSearchName))
+		}
+	}
+	if _, ok := args["query"]; !ok {
+		return refusal(`missing required argument "query"`)
+	}
+	type annotations struct {
+		ReadOnly    *bool `json:"readOnlyHint,omitempty"`
+		Destructive *bool `json:"destructiveHint,omitempty"`
+		Idempotent  *bool `json:"idempotentHint,omitempty"`
+		OpenWorld   *bool `json:"openWorldHint,omitempty"`
+	}
+	type found struct {
+		Name        string          `json:"name"`
+		Title       string          `json:"title,omitempty"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+		Annotations annotations     `json:"annotations"`
+		Example     string          `json:"example"`
+	}
+	up := g.cfg.Upstreams
+	matches := up.Search(query, limit)
+	list := make([]found, len(matches))
+	for i, m := range matches {
+		h := m.Hints
+		list[i] = found{Name: m.Name, Title: m.Title, Description: m.Description, InputSchema: m.InputSchema, Example: m.Example,
+			Annotations: annotations{ReadOnly: h.ReadOnly, Destructive: h.Destructive, Idempotent: h.Idempotent, OpenWorld: h.OpenWorld}}
+	}
+	o := wire.Envelope(true).Set("query", query).Set("tools", list).Set("total_tools", len(up.Tools())).Set("upstreams", up.Servers())
+	b, err := o.MarshalJSON()
+	if err != nil {
+		return refusal("internal error: " + err.Error())
+	}
+	return b
+}
+
+// refusal is an invalid_args result of boruna_tool_search.
+func refusal(msg string) []byte {
+	b, _ := wire.InvalidArgs(wire.KindInvalidArgs, msg).MarshalJSON()
+	return b
+}
+
+func orEmpty(raw json.RawMessage) json.RawMessage {
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
+// clipJSON is a JSON value as quoted in a message, at most 64 bytes.
+func clipJSON(v json.RawMessage) string {
+	s := string(bytes.TrimSpace(v))
+	if len(s) > 64 {
+		s = s[:64] + "…"
+	}
+	return s
+}
+
+// CallTool answers a running program's tool call (a queue.ToolHandler,
+// served on queue.ToolsSubject(gateway ID) by the node): an upstream's
+// tool by its name NAME__TOOL, through Config.Upstreams, bound to ctx
+// (the call's deadline and its cancellation). The value is masked with
+// the gateway's masker besides the upstreams' secrets. A gateway without
+// upstreams, or another name, answers code unknown_tool.
+func (g *Server) CallTool(ctx context.Context, req *queue.ToolRequest) queue.ToolResult {
+	start := time.Now()
+	up := g.cfg.Upstreams
+	if up == nil {
+		return queue.ToolResult{Code: upstream.CodeUnknownTool, Error: fmt.Sprintf("unknown tool %q: this server has no upstream MCP servers (--upstreams)", g.mask.String(req.Name))}
+	}
+	res, err := up.Call(ctx, req.Name, req.Args)
+	if g.log.Enabled(ctx, slog.LevelDebug) {
+		g.log.Debug("upstream tool call", "tool", up.Mask(req.Name), "job", req.JobID, "ms", time.Since(start).Milliseconds(), "is_error", res.IsError, "err", err)
+	}
+	if err != nil {
+		var e *upstream.Error
+		if !errors.As(err, &e) {
+			e = &upstream.Error{Code: upstream.CodeUpstreamError, Msg: up.Mask(err.Error())}
+		}
+		return queue.ToolResult{Code: e.Code, Error: g.mask.String(e.Msg)}
+	}
+	return queue.ToolResult{Value: g.mask.JSON(res.Value), IsError: res.IsError, Text: g.mask.String(res.Text)}
+}
