@@ -50,6 +50,9 @@ type Config struct {
 	// Secrets are the values of the variables the file references, in
 	// the order first referenced, each once.
 	Secrets []string
+	// Vars are the names of the variables the file references, sorted:
+	// the worker processes are started without them.
+	Vars []string
 }
 
 // serverFields are the members a server entry may have. "type" is what
@@ -145,6 +148,8 @@ func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, erro
 		cfg.Servers = append(cfg.Servers, s)
 	}
 	cfg.Secrets = x.secrets
+	cfg.Vars = x.vars
+	slices.Sort(cfg.Vars)
 	return cfg, nil
 }
 
@@ -264,6 +269,7 @@ func clipRaw(v json.RawMessage) string {
 type expander struct {
 	lookup  func(string) (string, bool)
 	secrets []string
+	vars    []string
 }
 
 // expandMap expands the object of strings m[field] ("env", "headers").
@@ -316,6 +322,9 @@ func (x *expander) expand(where, s string) (string, error) {
 			return "", fmt.Errorf(`%s: ${%s} is not a variable reference (a name from A-Z a-z 0-9 _)`, where, clipName(name))
 		}
 		v, ok := x.lookup(name)
+		if !slices.Contains(x.vars, name) {
+			x.vars = append(x.vars, name)
+		}
 		switch {
 		case (!ok || v == "") && hasDef:
 			v = def

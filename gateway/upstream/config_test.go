@@ -26,7 +26,7 @@ func TestParseConfig(t *testing.T) {
 		{Name: "fs", Command: "npx", Args: []string{"-y", "server-fs", "/srv"}, Env: map[string]string{"TOKEN": "ghp_0123456789abcdef"}},
 		{Name: "plain", Command: "srv"},
 		{Name: "web", URL: "https://api.example.com/mcp", Headers: map[string]string{"Authorization": "Bearer ghp_0123456789abcdef", "X-Lit": "${NOT}"}},
-	}, Secrets: []string{"ghp_0123456789abcdef", "api.example.com"}}
+	}, Secrets: []string{"ghp_0123456789abcdef", "api.example.com"}, Vars: []string{"EMPTY", "GH_TOKEN", "HOST"}}
 	if !reflect.DeepEqual(cfg, want) {
 		t.Errorf("got  %+v\nwant %+v", cfg, want)
 	}

@@ -213,7 +213,8 @@ func (m *Manager) Close() {
 	m.wg.Wait()
 }
 
-// Masker masks a string as every string from an upstream is masked.
+// Mask masks s as every string from an upstream is masked (the
+// config's secrets and Options.Masker's).
 func (m *Manager) Mask(s string) string { return m.masks.str(s) }
 
 // Servers reports every upstream's state, by name.
