@@ -56,6 +56,14 @@ type nodeFlags struct {
 	scriptsDir            string
 	tools                 string
 	allowDestructive      []string
+	upstreams             string // mcp and serve only (registerUpstreams)
+}
+
+// registerUpstreams adds --upstreams (code mode, docs/code-mode.md) to the
+// commands with an MCP gateway.
+func (nf *nodeFlags) registerUpstreams(fs *pflag.FlagSet) {
+	fs.StringVar(&nf.upstreams, "upstreams", "", "upstream MCP servers file (the .mcp.json format; ${VAR} from the environment, masked): "+
+		"programs call their tools through the gateway, agents find them with boruna_tool_search (docs/code-mode.md)")
 }
 
 // register adds the node flags to fs.
@@ -200,6 +208,13 @@ its input schema comes from main's parameter types, destructive (confirm)
 scripts run only when named in --allow-destructive, the context script's
 output joins the instructions, and edits are picked up at once
 (notifications/tools/list_changed).
+
+With --upstreams FILE (the .mcp.json format) axpool connects to those MCP
+servers (stdio or Streamable HTTP), keeps them connected, and lets programs
+call their tools; they are not listed in tools/list: boruna_tool_search
+finds them. ${VAR} values come from the environment and are masked
+everywhere (docs/code-mode.md).
+
 axpool stops cleanly when stdin closes. On SIGTERM/SIGINT it stops taking
 calls (they get queue_unavailable), lets the running ones finish for
 --shutdown-grace, cancels the rest (their callers get outcome cancelled, retryable)
@@ -211,6 +226,7 @@ own, get the same grace and are never restarted once shutdown began.`,
 
 func init() {
 	mcpFlags.register(mcpCmd.Flags())
+	mcpFlags.registerUpstreams(mcpCmd.Flags())
 	rootCmd.AddCommand(mcpCmd)
 }
 
@@ -351,6 +367,7 @@ func (nf *nodeFlags) config(base *slog.Logger, no nodeOptions) node.Config {
 		MaxResultBytes: nf.maxResultBytes, MaxResultBytesPerCaller: nf.maxResultBytesCaller,
 		MetricsAddr: nf.metricsAddr, AuditLog: nf.auditLog, ScriptsDir: nf.scriptsDir, AllowDestructive: nf.allowDestructive,
 		StoreDir: no.storeDir, LazyWorkers: no.lazyWorkers, Gateway: !no.noGateway, TokenFiles: no.tokenFiles,
+		Upstreams: nf.upstreams,
 	}
 }
 

@@ -75,6 +75,7 @@ grace + 2 s.`,
 func init() {
 	f := serveCmd.Flags()
 	serveFlags.node.register(f)
+	serveFlags.node.registerUpstreams(f)
 	f.BoolVar(&serveFlags.http, "http", false, "serve Streamable HTTP (required; the only transport of serve)")
 	f.StringVar(&serveFlags.addr, "addr", "127.0.0.1:8765", "listen address host:port")
 	f.StringArrayVar(&serveFlags.tokenFiles, "token-file", nil, "bearer token file (repeatable: one token per caller); must not be readable or writable by group or others (chmod 600)")

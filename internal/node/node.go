@@ -9,7 +9,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/axpool/axpool/gateway"
 	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/gateway/upstream"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/version"
 	"github.com/axpool/axpool/policy"
@@ -112,7 +115,20 @@ type Config struct {
 	// TokenFiles are the bearer token files of `axpool serve`, which
 	// --fs-root must not contain (ownData).
 	TokenFiles []string
+	// Upstreams is the upstream MCP servers file of code mode
+	// (--upstreams, docs/code-mode.md; "" for none), read by a node with
+	// a Gateway: the gateway connects to them, lists boruna_tool_search
+	// and answers programs' tool calls on queue.ToolsSubject. The worker
+	// processes are started without the variables it references.
+	Upstreams string
+
+	// upstreamVars are the variables the Upstreams file references.
+	upstreamVars []string
 }
+
+// upstreamWait bounds how long start-up waits for the upstreams' first
+// connection attempts; one still connecting then joins later.
+const upstreamWait = 10 * time.Second
 
 // ownData are the files and directories of a node that --fs-root must not
 // contain (handlers.Options.OwnData): its credentials, its data and the
@@ -127,6 +143,7 @@ func (cfg *Config) ownData() []handlers.OwnPath {
 	add("the audit log (--audit-log)", cfg.AuditLog)
 	add("the scripts (--scripts-dir)", cfg.ScriptsDir)
 	add("the result cache (--cache-dir)", cfg.StoreDir)
+	add("the upstream MCP servers file (--upstreams)", cfg.Upstreams)
 	for _, t := range cfg.TokenFiles {
 		add("a bearer token file (--token-file)", t)
 	}
@@ -241,6 +258,14 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err != nil {
 		return n, err
 	}
+	var upstreams *upstream.Config
+	if cfg.Upstreams != "" && cfg.Gateway {
+		// Read before anything starts: a bad file stops the node at once.
+		if upstreams, err = upstream.ReadConfig(cfg.Upstreams); err != nil {
+			return n, err
+		}
+		n.cfg.upstreamVars = upstreams.Vars
+	}
 	var metrics *gateway.Metrics
 	if cfg.MetricsAddr != "" {
 		ln, lerr := listenOps(cfg.MetricsAddr)
@@ -315,14 +340,19 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		sc = &gateway.ScriptsConfig{Catalogue: cat, LibsDir: cfg.LibsDir, AllowDestructive: cfg.AllowDestructive, Watch: true}
 	}
 	masker := newMasker(n.Log, cfg.SecretEnv, secretsEnv...)
+	var ups *upstream.Manager
+	if upstreams != nil {
+		ups = n.startUpstreams(ctx, upstreams, masker)
+	}
 	if cfg.Gateway {
 		n.Gateway, err = gateway.New(gateway.Config{
-			Backend:  backend,
-			Local:    dispatch.ToolsLocal(env),
-			Executes: tools.Executes,
-			Version:  version.Read().String(),
-			Logger:   n.Log,
-			Masker:   masker,
+			Upstreams: ups,
+			Backend:   backend,
+			Local:     dispatch.ToolsLocal(env),
+			Executes:  tools.Executes,
+			Version:   version.Read().String(),
+			Logger:    n.Log,
+			Masker:    masker,
 			// In fleet mode --handlers states what the workers run.
 			LiveCapabilities:        cfg.Grants.Live(),
 			Metrics:                 metrics,
@@ -337,6 +367,14 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		}
 		n.onClose(n.Gateway.Close)
 		n.Dispatcher = n.Gateway.Dispatcher()
+		if ups != nil {
+			// Stopped before the manager closes (closers run in reverse).
+			svc, err := n.client.Bus().ServeTools(n.client.GatewayID(), n.Gateway.CallTool, n.Log)
+			if err != nil {
+				return n, err
+			}
+			n.onClose(svc.Stop)
+		}
 	} else {
 		dc := dispatch.Config{Backend: backend, Local: dispatch.ToolsLocal(env), Executes: tools.Executes, Masker: masker,
 			Observe: (&gateway.Observer{Metrics: metrics, AuditLog: audit, Logger: n.Log}).Observe, Logger: n.Log}
@@ -353,6 +391,25 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	}
 	n.Log.Info("gateway ready", "mode", mode, "workers", workers, "version", version.Read().String())
 	return n, nil
+}
+
+// startUpstreams connects to the upstream MCP servers of cfg (closed
+// with the node) and waits up to upstreamWait for their first attempts,
+// logging each one's state.
+func (n *Node) startUpstreams(ctx context.Context, cfg *upstream.Config, masker *mask.Masker) *upstream.Manager {
+	m := upstream.Start(cfg, upstream.Options{Logger: n.base, Masker: masker, Version: version.Read().String()})
+	n.onClose(m.Close)
+	wctx, cancel := context.WithTimeout(ctx, upstreamWait)
+	m.WaitFirst(wctx)
+	cancel()
+	up := 0
+	for _, st := range m.Servers() {
+		if st.State == upstream.StateUp {
+			up++
+		}
+	}
+	n.Log.Info("upstream MCP servers", "file", n.cfg.Upstreams, "servers", len(cfg.Servers), "up", up, "tools", len(m.Tools()))
+	return m
 }
 
 // noBoundIfZero is a flag's bound (0 = none) as gateway.Config takes it
@@ -672,7 +729,7 @@ func startWorkers(emb *queue.Embedded, cfg *Config, log *slog.Logger) (*worker.S
 		N: cfg.Workers,
 		Command: func(int) *exec.Cmd {
 			c := exec.Command(self, args...)
-			if err := withSecrets(c, append(os.Environ(), emb.Credentials().Env()...), cfg.SecretEnv); err != nil {
+			if err := withSecrets(c, append(withoutVars(os.Environ(), cfg.upstreamVars), emb.Credentials().Env()...), cfg.SecretEnv); err != nil {
 				log.Error("worker process started without its secrets: it will exit and be restarted", "err", err)
 			}
 			dieWithParent(c)
@@ -686,6 +743,22 @@ func startWorkers(emb *queue.Embedded, cfg *Config, log *slog.Logger) (*worker.S
 		StopGrace:   cfg.ShutdownGrace + worker.ShutdownSlack + 500*time.Millisecond,
 		Logger:      log,
 	})
+}
+
+// withoutVars is environ without the variables names: the upstreams'
+// credentials stay in the gateway's process.
+func withoutVars(environ, names []string) []string {
+	if len(names) == 0 {
+		return environ
+	}
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // WorkerArgs is the command line of the `axpool worker` processes of a

@@ -2,6 +2,7 @@ package node
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -16,5 +17,17 @@ func TestScaled(t *testing.T) {
 		if got := scaled(c.v, c.unit); got != c.want {
 			t.Errorf("scaled(%d, %d) = %d, want %d", c.v, c.unit, got, c.want)
 		}
+	}
+}
+
+// The worker processes are started without the variables the upstreams
+// file references (withoutVars).
+func TestWithoutVars(t *testing.T) {
+	env := []string{"PATH=/bin", "GH=ghp_secret", "HOME=/root", "GH_X=1"}
+	if got := withoutVars(env, []string{"GH", "NOPE"}); strings.Join(got, " ") != "PATH=/bin HOME=/root GH_X=1" {
+		t.Errorf("got %v", got)
+	}
+	if got := withoutVars(env, nil); len(got) != 4 {
+		t.Errorf("got %v", got)
 	}
 }
