@@ -180,6 +180,12 @@
 // true, never a JSON-RPC error; the directory is watched (fsnotify) and a
 // change sends notifications/tools/list_changed.
 //
+// Code mode (upstreams.go, docs/code-mode.md): with Config.Upstreams (a
+// gateway/upstream.Manager) the gateway lists boruna_tool_search — never
+// the upstream tools themselves, so tools/list does not grow with them —
+// and answers programs' tool calls (CallTool, served on the queue's tool
+// subject by internal/node).
+//
 // Imports: gateway/agentdocs, gateway/connlimit, gateway/dispatch,
 // gateway/mcpver, gateway/outbound, gateway/tasks, gateway/upstream,
 // internal/jsonenc, internal/limitread, internal/mask, queue, scripts, tools and wire.

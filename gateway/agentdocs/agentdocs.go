@@ -104,6 +104,7 @@ var docPages = []docPage{
 	{"capabilities", "Live capabilities", "What each capability does with real effects, and which server flag grants it (--allow-net, --fs-root, --db, --llm-url)."},
 	{"workflow", "workflow.json", "The workflow definition that boruna_workflow_validate checks."},
 	{"scripts", "Named scripts", "Named scripts: .ax files of a scripts directory served as typed MCP tools."},
+	{"code-mode", "Code mode", "Upstream MCP servers (--upstreams): their file and secrets, connections, boruna_tool_search, how programs' tool calls travel."},
 	{"operations", "Running axpool", "Commands, flags, modes (single node, fleet), limits and exit codes of the axpool binary."},
 	{"architecture", "Architecture", "For people changing axpool: packages, processes, the job path."},
 }
