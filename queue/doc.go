@@ -14,7 +14,10 @@
 //   - the versioned messages (Job, Event);
 //   - the gateway's client API (Client: Submit, Wait, Cancel, Result, Stats);
 //   - the worker-side primitives (Puller, Delivery, Bus.Claim,
-//     Bus.StoreResult, Bus.PublishEvent, …) that package worker builds on.
+//     Bus.StoreResult, Bus.PublishEvent, …) that package worker builds on;
+//   - the tool calls of running programs to the gateway that submitted
+//     their job (tools.go: Bus.CallTool on the worker side, Bus.ServeTools
+//     on the gateway's).
 //
 // queue knows nothing of MCP, the compiler or the VM: a job's arguments and
 // its result are opaque JSON. It uses wire (a leaf package) for the
