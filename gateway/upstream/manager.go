@@ -634,7 +634,8 @@ func (u *upstream) startHTTP(c *conn, log *slog.Logger) error {
 
 // startStdio starts the server process on pipes of its own, so that its
 // exit is seen at once (it marks the connection lost) and its stderr is
-// logged line by line, masked.
+// logged line by line, masked; on Linux in a process group of its own,
+// killed with the connection, and sent SIGTERM if axpool dies.
 func (u *upstream) startStdio(c *conn, log *slog.Logger) error {
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -657,6 +658,7 @@ func (u *upstream) startStdio(c *conn, log *slog.Logger) error {
 	cmd := exec.Command(u.srv.Command, u.srv.Args...)
 	cmd.Env = childEnv(os.Environ(), u.srv.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
+	detach(cmd)
 	err = cmd.Start()
 	inR.Close()
 	outW.Close()
@@ -690,14 +692,16 @@ func (u *upstream) startStdio(c *conn, log *slog.Logger) error {
 		select {
 		case <-exited:
 		case <-stop.C:
-			cmd.Process.Signal(syscall.SIGTERM)
+			signalGroup(cmd, syscall.SIGTERM)
 			select {
 			case <-exited:
 			case <-time.After(2 * time.Second):
-				cmd.Process.Kill()
+				signalGroup(cmd, syscall.SIGKILL)
 				<-exited
 			}
 		}
+		// What the server started is stopped with it.
+		signalGroup(cmd, syscall.SIGKILL)
 		outR.Close()
 		errR.Close()
 		<-logged
