@@ -44,8 +44,10 @@ const (
 	// MaxErrorBytes bounds the text of a tool error or a call error, in
 	// bytes, once masked (a longer one ends in "…").
 	MaxErrorBytes = 4096
-	// maxLogLine bounds one logged stderr line of an upstream, in bytes.
-	maxLogLine = 1024
+	// maxLogLine bounds one logged stderr line of an upstream, in bytes
+	// (once masked), and maxLineRead what is read of one.
+	maxLogLine  = 1024
+	maxLineRead = 64 << 10
 	// stableAfter is how long a connection must have lived for its loss
 	// to be reconnected at once; a shorter one waits the backoff first.
 	stableAfter = 10 * time.Second
@@ -682,7 +684,7 @@ func (u *upstream) startStdio(c *conn, log *slog.Logger) error {
 	logged := make(chan struct{})
 	go func() {
 		defer close(logged)
-		logStderr(errR, log)
+		logStderr(errR, log, u.m.masks)
 	}()
 	c.c = client.NewClient(transport.NewIO(outR, inW, nil))
 	c.close = func() {
@@ -713,26 +715,27 @@ func (u *upstream) startStdio(c *conn, log *slog.Logger) error {
 	return nil
 }
 
-// logStderr logs each line of a server's stderr (at most maxLogLine
-// bytes of each) until it ends.
-func logStderr(r io.Reader, log *slog.Logger) {
-	br := bufio.NewReaderSize(r, maxLogLine)
+// logStderr logs each line of a server's stderr until it ends: masked
+// first, then clipped to maxLogLine bytes (a line over maxLineRead bytes
+// is cut there, the rest skipped).
+func logStderr(r io.Reader, log *slog.Logger, ms maskers) {
+	br := bufio.NewReaderSize(r, maxLineRead)
 	for {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
-			s := strings.TrimRight(string(line), "\r\n")
-			if errors.Is(err, bufio.ErrBufferFull) {
-				s = clip(s+"…", maxLogLine)
-				// Skip the rest of the long line.
-				for errors.Is(err, bufio.ErrBufferFull) {
-					_, err = br.ReadSlice('\n')
-				}
+			s := ms.str(strings.TrimRight(string(line), "\r\n"))
+			long := errors.Is(err, bufio.ErrBufferFull)
+			for errors.Is(err, bufio.ErrBufferFull) { // skip the rest of a long line
+				_, err = br.ReadSlice('\n')
 			}
-			if s != "" {
+			if long {
+				s += "…"
+			}
+			if s = clip(s, maxLogLine); s != "" {
 				log.Info("upstream stderr", "line", s)
 			}
 		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+		if err != nil {
 			return
 		}
 	}

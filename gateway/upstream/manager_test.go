@@ -282,6 +282,8 @@ func TestSecretsMasked(t *testing.T) {
 		t.Errorf("error = %v", err)
 	}
 	logs.waitLog(t, "secret is ***")
+	// A long line is masked, then clipped: the secret at the cut is gone.
+	logs.waitLog(t, `line="long: `+strings.Repeat("x", 1010)+`***yy…"`)
 	if strings.Contains(logs.String(), testSecret) || strings.Contains(logs.String(), testSecret[:8]) {
 		t.Errorf("the log shows the secret:\n%s", logs)
 	}

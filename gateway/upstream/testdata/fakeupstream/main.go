@@ -11,7 +11,7 @@
 //     when the call is cancelled;
 //   - crash: exits the process (status 3) in the middle of the call;
 //   - secret: → the value of $FAKE_SECRET as text, and the same line on
-//     stderr; secret_error → isError "bad credentials <value>".
+//     stderr, then a line "long: " + 1010 "x" + the value + 2000 "y"; secret_error → isError "bad credentials <value>".
 //
 // With -many N it serves N tools instead: tool_0000 … ("Tool number i of
 // the many."), listed 100 per page. -name sets the server's name.
@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -100,6 +101,7 @@ func addTools(s *server.MCPServer) {
 	s.AddTool(mcp.NewTool("secret", mcp.WithDescription("Echo $FAKE_SECRET.")),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			fmt.Fprintln(os.Stderr, "secret is "+os.Getenv("FAKE_SECRET"))
+			fmt.Fprintln(os.Stderr, "long: "+strings.Repeat("x", 1010)+os.Getenv("FAKE_SECRET")+strings.Repeat("y", 2000))
 			return mcp.NewToolResultText("the secret is " + os.Getenv("FAKE_SECRET")), nil
 		})
 	s.AddTool(mcp.NewTool("secret_error", mcp.WithDescription("Fail with $FAKE_SECRET in the error.")),
