@@ -183,6 +183,13 @@ func CheckHTTP(h http.Header, method string, params json.RawMessage, req Request
 	mismatch := func(header, format string, a ...any) *Error {
 		return &Error{Code: CodeHeaderMismatch, Message: "header mismatch: " + header + ": " + fmt.Sprintf(format, a...)}
 	}
+	// A routing header sent twice is refused: an intermediary and axpool
+	// could read different copies.
+	for _, name := range []string{mcp.HeaderMethod, mcp.HeaderName, mcp.HeaderProtocolVersion} {
+		if len(h.Values(name)) > 1 {
+			return mismatch(name, "repeated header")
+		}
+	}
 	m := get(mcp.HeaderMethod)
 	switch {
 	case m == "":
