@@ -406,7 +406,7 @@ func (c *checker) typeCandidates() []string {
 	return out
 }
 
-var builtinTypeNames = []string{"Int", "Float", "String", "Bool", "Unit", "Option", "Result", "List", "Map", "Fn", "ActorId"}
+var builtinTypeNames = []string{"Int", "Float", "String", "Bool", "Unit", "Option", "Result", "List", "Map", "Fn", "ActorId", "Json"}
 
 func isBuiltinTypeName(name string) bool {
 	for _, n := range builtinTypeNames {
@@ -692,11 +692,13 @@ func (c *checker) resolveType(t syntax.Type) *Type {
 			return false
 		}
 		switch name {
-		case "Int", "Float", "String", "Bool", "Unit", "ActorId":
+		case "Int", "Float", "String", "Bool", "Unit", "ActorId", "Json":
 			if !want(0) {
 				return tError
 			}
 			switch name {
+			case "Json":
+				return tJson
 			case "Int":
 				return tInt
 			case "Float":

@@ -78,14 +78,26 @@ func (f *wframe) open(v Value) {
 				f.kids = unsafe.Slice(&o.payload, 1)
 			}
 		}
+	case KindJSON:
+		f.levels = 1
+		o := (*jsonObj)(v.p)
+		f.keys, f.kids = o.keys, o.elems
 	default:
 		f.levels = 0
 	}
 }
 
-// isContainer reports whether v has a frame in a walk.
-func isContainer(k Kind) bool {
-	return k == KindOption || k == KindResult || k == KindList || k == KindMap || k == KindRecord || k == KindEnum
+// isContainer reports whether v has a frame in a walk: an Option,
+// Result, List, Map, Record, Enum, or a Json array or object (whose
+// children are its elements, or its values with their keys alongside).
+func isContainer(v Value) bool {
+	switch v.k {
+	case KindOption, KindResult, KindList, KindMap, KindRecord, KindEnum:
+		return true
+	case KindJSON:
+		return v.j == JSONArray || v.j == JSONObject
+	}
+	return false
 }
 
 // leafLevels is the JSON depth of a non-container value's encoding.
@@ -108,6 +120,13 @@ type visitor interface {
 	stop() bool
 }
 
+// skipper is a visitor that may skip the children of a container: when
+// skip(v) is true right after enter(v, f), the walk leaves v without
+// visiting them (its frame's kids and keys are cleared).
+type skipper interface {
+	skip(v Value) bool
+}
+
 // walkValue walks v depth-first with vis, iteratively. With maxDepth > 0
 // it stops with EncodeDepthError as soon as the JSON depth of what it has
 // entered exceeds maxDepth (before entering the value that is too deep).
@@ -115,8 +134,9 @@ func walkValue(v Value, vis visitor, maxDepth int) error {
 	var buf [16]wframe
 	stack := buf[:0]
 	depth := 0
+	skip, _ := vis.(skipper)
 	enter := func(v Value) error {
-		if !isContainer(v.k) {
+		if !isContainer(v) {
 			if maxDepth > 0 && depth+leafLevels(v.k) > maxDepth {
 				return EncodeDepthError()
 			}
@@ -131,6 +151,9 @@ func walkValue(v Value, vis visitor, maxDepth int) error {
 			return EncodeDepthError()
 		}
 		vis.enter(v, f)
+		if skip != nil && skip.skip(v) {
+			f.kids, f.keys = nil, nil
+		}
 		return nil
 	}
 	if err := enter(v); err != nil {
@@ -222,7 +245,7 @@ func (p publicVisitor) stop() bool      { return false }
 // MaxEncodeDepth (so MarshalJSON would fail), else nil. It walks v: O(size
 // of v), stopping at the first level too deep.
 func CheckEncodeDepth(v Value) error {
-	if !isContainer(v.k) {
+	if !isContainer(v) {
 		return nil
 	}
 	var d depthVisitor
