@@ -354,6 +354,9 @@ func noMethods(k Kind, field string) string {
 	if guess == "" && vm.IsBuiltinName(w+"_"+field) {
 		guess = w + "_" + field
 	}
+	if guess == "" && k == KindJson {
+		guess = "json_get" // j.name reads a member: json_get(j, "name")
+	}
 	if refs, ok = moveFirst(refs, guess); ok {
 		b.WriteString("; call ")
 		b.WriteString(callForm(refs[0].info.Names[0], refs[0].sig))
