@@ -341,6 +341,15 @@ func (v Value) JSONRaw() ([]byte, error) {
 	return w.b, nil
 }
 
+// JSONStringText returns the text of a Json string (false for any other
+// value).
+func JSONStringText(v Value) (string, bool) {
+	if v.k != KindJSON || v.j != JSONString {
+		return "", false
+	}
+	return v.jsonStr(), true
+}
+
 // JSONKind returns the kind of a Json value (JSONNull for other kinds).
 func (v Value) JSONKind() JSONKind {
 	if v.k != KindJSON {
