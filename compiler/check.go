@@ -478,7 +478,9 @@ func (c *checker) declareTypes(u *unit) {
 		if name == nil {
 			continue
 		}
-		if isBuiltinTypeName(name.Name) {
+		// Json is a built-in type newer than the programs that may declare
+		// their own: a declared Json is the program's type (resolveType).
+		if isBuiltinTypeName(name.Name) && name.Name != "Json" {
 			c.errorf(name, CodeType, "type name '%s' is reserved for the built-in type", name.Name)
 			continue
 		}
@@ -692,13 +694,11 @@ func (c *checker) resolveType(t syntax.Type) *Type {
 			return false
 		}
 		switch name {
-		case "Int", "Float", "String", "Bool", "Unit", "ActorId", "Json":
+		case "Int", "Float", "String", "Bool", "Unit", "ActorId":
 			if !want(0) {
 				return tError
 			}
 			switch name {
-			case "Json":
-				return tJson
 			case "Int":
 				return tInt
 			case "Float":
@@ -743,6 +743,12 @@ func (c *checker) resolveType(t syntax.Type) *Type {
 		if amb != nil {
 			c.ambiguousType(t.Name, name, amb)
 			return tError
+		}
+		if d == nil && name == "Json" { // the built-in, unless declared
+			if !want(0) {
+				return tError
+			}
+			return tJson
 		}
 		if d == nil {
 			if c.u.brokenImport {
