@@ -59,6 +59,9 @@ type jsonParser struct {
 	built, held int64
 	nodes       int
 	sb          strings.Builder
+	// keys holds one copy of each object key seen (maxInternedKeys at
+	// most).
+	keys map[string]string
 }
 
 // pframe is an open array or object.
@@ -112,7 +115,7 @@ func (p *jsonParser) parse() (v Value, err error) {
 			}
 			continue
 		case '"':
-			s, err := p.str()
+			s, err := p.str(false)
 			if err != nil {
 				return Value{}, err
 			}
@@ -219,7 +222,7 @@ func (p *jsonParser) key(f *pframe) error {
 	if p.src[p.i] != '"' {
 		return p.errAt(p.i, "expected a string key, found "+p.found(p.i))
 	}
-	k, err := p.str()
+	k, err := p.str(true)
 	if err != nil {
 		return err
 	}
@@ -336,9 +339,13 @@ func (p *jsonParser) number() (Value, error) {
 	return Value{k: KindJSON, j: JSONFloat, n: math.Float64bits(f)}, nil
 }
 
+// maxInternedKeys bounds the distinct object keys a parse shares.
+const maxInternedKeys = 4096
+
 // str parses a string at p.i (its opening quote) and returns its text,
-// a copy that shares no memory with src.
-func (p *jsonParser) str() (string, error) {
+// a copy that shares no memory with src; an object key (key) without
+// escapes is shared with the earlier occurrences of the same key.
+func (p *jsonParser) str(key bool) (string, error) {
 	s := p.src
 	start := p.i + 1
 	i := start
@@ -347,7 +354,21 @@ func (p *jsonParser) str() (string, error) {
 	}
 	if i < len(s) && s[i] == '"' {
 		p.i = i + 1
-		return strings.Clone(s[start:i]), nil
+		if !key {
+			return strings.Clone(s[start:i]), nil
+		}
+		// The keys of an array of objects repeat: one copy each.
+		if k, ok := p.keys[s[start:i]]; ok {
+			return k, nil
+		}
+		k := strings.Clone(s[start:i])
+		if p.keys == nil {
+			p.keys = make(map[string]string)
+		}
+		if len(p.keys) < maxInternedKeys {
+			p.keys[k] = k
+		}
+		return k, nil
 	}
 	b := &p.sb
 	b.Reset()

@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"math"
@@ -293,6 +294,52 @@ func TestJSONFunctionValue(t *testing.T) {
 		want := b.Name() + ": a function value has no JSON form"
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v, want %s", b.Name(), err, want)
+		}
+	}
+}
+
+// benchDoc is a document of n order lines, about 70 bytes each.
+func benchDoc(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"lines":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"id":` + itoa(i) + `,"item":"item ` + itoa(i) + `","price":1.5,"tags":["a","b"]}`)
+	}
+	b.WriteString(`]}`)
+	return b.String()
+}
+
+// BenchmarkJSONParse: json_parse in a run (memory-accounted, polling)
+// of a document of 10,000 lines (about 700 KB).
+func BenchmarkJSONParse(b *testing.B) {
+	doc := benchDoc(10_000)
+	m := module([]Value{Str(doc)}, fn("main", 0, 0, code("CONST 0", "BUILTIN "+itoa(int(BJSONParse))+" 1", "RET")))
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := Run(context.Background(), m, Options{})
+		if err != nil || !res.Value.IsOk() {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkJSONEncode: the JSON text of the same document's value.
+func BenchmarkJSONEncode(b *testing.B) {
+	doc := benchDoc(10_000)
+	v, err := JSONFromRaw([]byte(doc))
+	if err != nil {
+		b.Fatal(err)
+	}
+	m := module([]Value{v}, fn("main", 0, 0, code("CONST 0", "BUILTIN "+itoa(int(BJSONEncode))+" 1", "RET")))
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Run(context.Background(), m, Options{}); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
