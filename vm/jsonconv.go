@@ -212,6 +212,9 @@ func toJSON(v Value, m *machine) (Value, error) {
 	if b.err != nil {
 		return Value{}, b.err
 	}
+	if m != nil {
+		m.work(b.nodes * int(slotSize)) // a value visited counts as a slot
+	}
 	return b.root, nil
 }
 

@@ -343,3 +343,32 @@ func BenchmarkJSONEncode(b *testing.B) {
 		}
 	}
 }
+
+// TestJSONWorkSteps: the Json built-ins that walk or build data count
+// their work in steps (one per 64 bytes, a value as a 24-byte slot).
+func TestJSONWorkSteps(t *testing.T) {
+	elems := make([]Value, 10_000)
+	for i := range elems {
+		elems[i] = Int(int64(i))
+	}
+	doc := "[" + strings.Repeat("1,", 9_999) + "1]"
+	raw, err := NewList(elems).JSONRaw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		b     Builtin
+		arg   Value
+		least int64
+	}{
+		{BToJSON, NewList(elems), 10_001 * 24 / 64},
+		{BJSONEncode, NewList(elems), int64(len(raw)) / 64},
+		{BJSONParse, Str(doc), int64(len(doc)) / 64},
+	} {
+		m := module([]Value{c.arg}, fn("main", 0, 0, code("CONST 0", "BUILTIN "+itoa(int(c.b))+" 1", "RET")))
+		res := mustRun(t, m, Options{})
+		if res.Steps < c.least {
+			t.Errorf("%s: %d steps, want at least %d", c.b.Name(), res.Steps, c.least)
+		}
+	}
+}
