@@ -194,12 +194,12 @@ func (p *jsonParser) parse() (v Value, err error) {
 					if err := p.add(extra); err != nil {
 						return Value{}, err
 					}
-					v = newJSONObject(f.ob.keys, f.ob.vals)
+					v = newJSONObject(exact(f.ob.keys), exact(f.ob.vals))
 				} else {
 					if err := p.add(jsonObjOverhead); err != nil {
 						return Value{}, err
 					}
-					v = newJSONArray(f.elems)
+					v = newJSONArray(exact(f.elems))
 				}
 				stack[len(stack)-1] = pframe{}
 				stack = stack[:len(stack)-1]
@@ -211,6 +211,16 @@ func (p *jsonParser) parse() (v Value, err error) {
 			return Value{}, p.errAt(p.i, "expected ',' or ']' after an array element, found "+p.found(p.i))
 		}
 	}
+}
+
+// exact returns s, or a copy of it without spare capacity when the
+// spare capacity is more than an eighth: the values a parse builds hold
+// about the memory they are counted for (Value.heapSize counts lengths).
+func exact[T any](s []T) []T {
+	if cap(s)-len(s) <= len(s)/8+4 {
+		return s
+	}
+	return append(make([]T, 0, len(s)), s...)
 }
 
 // key parses an object key and its colon into f.key.
