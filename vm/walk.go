@@ -197,9 +197,10 @@ func (d *depthVisitor) leave(f *wframe)    { d.cur -= f.levels }
 func (d *depthVisitor) stop() bool         { return false }
 
 // Depth returns the nesting depth of v's JSON encoding (docs/tools.md §2):
-// 0 for Unit, Bool, Int, Float and String, 1 for ActorId, FnRef, None and
-// an empty list or map, one more per enclosing list, map, Option, Result or
-// tuple variant, two more per record, three per struct variant. It walks
+// 0 for Unit, Bool, Int, Float, String and a Json scalar, 1 for ActorId,
+// FnRef, None and an empty list, map or Json array or object, one more per
+// enclosing list, map, Option, Result, tuple variant or Json array or
+// object, two more per record, three per struct variant. It walks
 // v: O(size of v), any depth.
 func (v Value) Depth() int {
 	var d depthVisitor
@@ -209,12 +210,13 @@ func (v Value) Depth() int {
 
 // Visitor receives the depth-first walk of Walk. Enter is called for every
 // value. For a container — an Option or Result (None included), List,
-// Map, Record or Enum — its children follow, each preceded by Child
-// (parent the container, i the child's index, key its map key or ""), and
-// Leave is called after the last. The children are: the payload of
-// Some/Ok/Err; a list's elements; a map's values in key order; a record's
-// fields; a tuple variant's payload; a struct variant's fields (a unit
-// variant has none).
+// Map, Record, Enum, or Json array or object — its children follow, each
+// preceded by Child (parent the container, i the child's index, key its
+// map or Json object key or ""), and Leave is called after the last. The
+// children are: the payload of Some/Ok/Err; a list's elements; a map's
+// values in key order; a record's fields; a tuple variant's payload; a
+// struct variant's fields (a unit variant has none); a Json array's
+// elements; a Json object's values in their order.
 type Visitor interface {
 	Enter(v Value)
 	Child(parent Value, i int, key string)
