@@ -372,3 +372,33 @@ func TestJSONWorkSteps(t *testing.T) {
 		}
 	}
 }
+
+// FuzzJSONParse: JSONFromRaw never panics; what it accepts is valid JSON
+// (encoding/json agrees), and the encoding of what it built parses back
+// to an equal value.
+func FuzzJSONParse(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2.5,"x",null,true]}`, `[]`, `"\ud83d\ude00"`, `-0.0e-0`, `{"a":1,"a":2}`, `[[[[`, "\"\xff\"", `1e400`, `0`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := JSONFromRaw(b)
+		if err != nil {
+			var se *JSONSyntaxError
+			if !errors.As(err, &se) || se.Line < 1 || se.Col < 1 {
+				t.Fatalf("error %v", err)
+			}
+			return
+		}
+		if !json.Valid(b) {
+			t.Fatalf("accepted %q, which encoding/json refuses", b)
+		}
+		raw, err := v.JSONRaw()
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := JSONFromRaw(raw)
+		if err != nil || !Equal(v, w) {
+			t.Fatalf("%q → %s → %v", b, raw, err)
+		}
+	})
+}
