@@ -108,6 +108,14 @@ func (p *jsonParser) parse() (v Value, err error) {
 				break
 			}
 			stack = append(stack, pframe{obj: c == '{'})
+			if f := &stack[len(stack)-1]; f.obj {
+				f.ob.keys, f.ob.vals = make([]string, 0, 4), make([]Value, 0, 4)
+			} else {
+				f.elems = make([]Value, 0, 4)
+			}
+			if err := p.add(4 * slotSize); err != nil {
+				return Value{}, err
+			}
 			if c == '{' {
 				if err := p.key(&stack[len(stack)-1]); err != nil {
 					return Value{}, err
