@@ -132,6 +132,8 @@ func sigType(t syntax.Type) (*Type, error) {
 			return tUnit, nil
 		case name == "ActorId" && n == 0:
 			return tActor, nil
+		case name == "Json" && n == 0:
+			return tJson, nil
 		case name == "List" && n == 1:
 			return listOf(args[0]), nil
 		case name == "Option" && n == 1:
@@ -190,7 +192,8 @@ type builtinRef struct {
 var families = func() map[string][]builtinRef {
 	out := map[string][]builtinRef{}
 	add := func(f vm.FuncInfo, s *builtinSig) {
-		if i := strings.IndexByte(f.Names[0], '_'); i > 0 {
+		// to_json is a conversion, not the start of a "to" family.
+		if i := strings.IndexByte(f.Names[0], '_'); i > 0 && f.Names[0][:i] != "to" {
 			w := f.Names[0][:i]
 			out[w] = append(out[w], builtinRef{f, s})
 		}
@@ -308,6 +311,7 @@ func listBuiltins(refs []builtinRef) string {
 // fields, by the Kind of the value: string_split for a String.
 var kindFamilies = map[Kind]string{
 	KindString: "string", KindList: "list", KindMap: "map", KindInt: "int", KindFloat: "float", KindBool: "bool",
+	KindJson: "json",
 }
 
 // takesFirst lists the pure built-ins whose first parameter is of kind k
@@ -350,6 +354,9 @@ func noMethods(k Kind, field string) string {
 	if guess == "" && vm.IsBuiltinName(w+"_"+field) {
 		guess = w + "_" + field
 	}
+	if guess == "" && k == KindJson {
+		guess = "json_get" // j.name reads a member: json_get(j, "name")
+	}
 	if refs, ok = moveFirst(refs, guess); ok {
 		b.WriteString("; call ")
 		b.WriteString(callForm(refs[0].info.Names[0], refs[0].sig))
@@ -366,7 +373,7 @@ func noMethods(k Kind, field string) string {
 
 // kindArticle is "a String", "a List", "an Int"….
 func kindArticle(k Kind) string {
-	n := map[Kind]string{KindString: "String", KindList: "List", KindMap: "Map", KindInt: "Int", KindFloat: "Float", KindBool: "Bool"}[k]
+	n := map[Kind]string{KindString: "String", KindList: "List", KindMap: "Map", KindInt: "Int", KindFloat: "Float", KindBool: "Bool", KindJson: "Json"}[k]
 	if strings.ContainsRune("AEIOU", rune(n[0])) {
 		return "an " + n
 	}

@@ -24,6 +24,8 @@ func argFor(t string) string {
 		return `""`
 	case t == "Bool":
 		return "true"
+	case t == "Json":
+		return "to_json([1])"
 	case strings.HasPrefix(t, "List<"):
 		return "[" + argFor(t[5:len(t)-1]) + "]"
 	case strings.HasPrefix(t, "Option<"):

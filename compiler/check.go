@@ -406,7 +406,7 @@ func (c *checker) typeCandidates() []string {
 	return out
 }
 
-var builtinTypeNames = []string{"Int", "Float", "String", "Bool", "Unit", "Option", "Result", "List", "Map", "Fn", "ActorId"}
+var builtinTypeNames = []string{"Int", "Float", "String", "Bool", "Unit", "Option", "Result", "List", "Map", "Fn", "ActorId", "Json"}
 
 func isBuiltinTypeName(name string) bool {
 	for _, n := range builtinTypeNames {
@@ -478,7 +478,9 @@ func (c *checker) declareTypes(u *unit) {
 		if name == nil {
 			continue
 		}
-		if isBuiltinTypeName(name.Name) {
+		// Json is a built-in type newer than the programs that may declare
+		// their own: a declared Json is the program's type (resolveType).
+		if isBuiltinTypeName(name.Name) && name.Name != "Json" {
 			c.errorf(name, CodeType, "type name '%s' is reserved for the built-in type", name.Name)
 			continue
 		}
@@ -741,6 +743,12 @@ func (c *checker) resolveType(t syntax.Type) *Type {
 		if amb != nil {
 			c.ambiguousType(t.Name, name, amb)
 			return tError
+		}
+		if d == nil && name == "Json" { // the built-in, unless declared
+			if !want(0) {
+				return tError
+			}
+			return tJson
 		}
 		if d == nil {
 			if c.u.brokenImport {

@@ -33,6 +33,9 @@ const (
 	KindFn     // Fn(A..) -> R: Args[:n-1] params, Args[n-1] result
 	KindRecord // user record: Decl
 	KindEnum   // user enum: Decl
+	// KindJson is the built-in type Json, a JSON document
+	// (docs/language.md "Json").
+	KindJson
 	// kindGeneric is a type parameter of a built-in signature; it never
 	// escapes the built-in table (each use is instantiated fresh).
 	kindGeneric
@@ -63,6 +66,7 @@ var (
 	tBool   = &Type{kind: KindBool}
 	tUnit   = &Type{kind: KindUnit}
 	tActor  = &Type{kind: KindActor}
+	tJson   = &Type{kind: KindJson}
 )
 
 func optionOf(t *Type) *Type    { return compound1(KindOption, t) }
@@ -181,6 +185,8 @@ func writeType(b *strings.Builder, t *Type, depth int) {
 		b.WriteString("Unit")
 	case KindActor:
 		b.WriteString("ActorId")
+	case KindJson:
+		b.WriteString("Json")
 	case KindOption, KindResult, KindList, KindMap:
 		b.WriteString([...]string{KindOption: "Option", KindResult: "Result", KindList: "List", KindMap: "Map"}[t.kind])
 		b.WriteByte('<')

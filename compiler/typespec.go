@@ -63,6 +63,8 @@ func (g *gen) spec(t *Type, depth int) int32 {
 			s.Kind, key = vm.KindActor, "ActorId"
 		case KindFn:
 			s.Kind, key = vm.KindFn, "Fn"
+		case KindJson:
+			s.Kind, key = vm.KindJSON, "Json"
 		case KindRecord, KindEnum:
 			s.Kind = vm.KindRecord
 			if t.kind == KindEnum {

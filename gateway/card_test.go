@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -55,6 +58,31 @@ func TestServerCard(t *testing.T) {
 	status, body = rawDo(t, http.MethodGet, base+ServerCardPath, map[string]string{"Origin": "http://evil.example"}, "")
 	if status != http.StatusForbidden || body != "forbidden: origin \"http://evil.example\" is not allowed\n" {
 		t.Errorf("foreign origin: %d %q", status, body)
+	}
+	// A Host with junk after its port, a port of 6 digits, or two Origin
+	// headers (only the first was checked) are refused, never echoed in the
+	// card.
+	addr := strings.TrimPrefix(base, "http://")
+	for _, c := range []struct{ head, want string }{
+		{"Host: localhost:8765junk\r\n", "forbidden: host \"localhost:8765junk\" is not allowed\n"},
+		{"Host: 127.0.0.1:123456\r\n", "forbidden: host \"127.0.0.1:123456\" is not allowed\n"},
+		{"Host: " + addr + "\r\nOrigin: http://localhost\r\nOrigin: http://evil.example\r\n", "forbidden: repeated Origin header\n"},
+		{"Host: " + addr + "\r\nOrigin: http://localhost:1x\r\n", "forbidden: origin \"http://localhost:1x\" is not allowed\n"},
+	} {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\n%sConnection: close\r\n\r\n", ServerCardPath, c.head)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("%q: %v", c.head, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		conn.Close()
+		if resp.StatusCode != http.StatusForbidden || string(b) != c.want {
+			t.Errorf("%q: %d %q, want 403 %q", c.head, resp.StatusCode, b, c.want)
+		}
 	}
 	// Everything else still needs the token.
 	status, _ = rawDo(t, http.MethodGet, base+"/.well-known/mcp/other", nil, "")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/axpool/axpool/gateway/agentdocs"
 	"github.com/axpool/axpool/gateway/mcpver"
+	"github.com/axpool/axpool/internal/text"
 )
 
 // MaxCompletionValues is the most values one completion/complete answer
@@ -46,11 +47,11 @@ func (g *Server) complete(prompt bool, ref, arg, value string) (*mcp.Completion,
 			}
 		}
 	case prompt && ref != agentdocs.WriteProgramPrompt:
-		return nil, &mcpver.Error{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("unknown prompt %q", ref), Data: map[string]string{"name": ref}}
+		return nil, &mcpver.Error{Code: mcp.INVALID_PARAMS, Message: "unknown prompt " + text.Quote(ref), Data: map[string]string{"name": text.Clip(ref, text.MaxEcho)}}
 	case !prompt && ref != agentdocs.LibsTemplate:
-		return nil, &mcpver.Error{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("unknown resource template %q", ref), Data: map[string]string{"uri": ref}}
+		return nil, &mcpver.Error{Code: mcp.INVALID_PARAMS, Message: "unknown resource template " + text.Quote(ref), Data: map[string]string{"uri": text.Clip(ref, text.MaxEcho)}}
 	default:
-		return nil, &mcpver.Error{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("%q has no argument %q", ref, arg), Data: map[string]string{"argument": arg}}
+		return nil, &mcpver.Error{Code: mcp.INVALID_PARAMS, Message: text.Quote(ref) + " has no argument " + text.Quote(arg), Data: map[string]string{"argument": text.Clip(arg, text.MaxEcho)}}
 	}
 	c := &mcp.Completion{Values: values, Total: len(values)}
 	if c.Values == nil {
@@ -93,7 +94,7 @@ func (g *Server) completionRefusal(params json.RawMessage) *mcpver.Error {
 		_, e := g.complete(false, p.Ref.URI, p.Argument.Name, p.Argument.Value)
 		return e
 	}
-	return &mcpver.Error{Code: mcp.INVALID_PARAMS, Message: fmt.Sprintf("completion/complete: ref.type must be \"ref/prompt\" or \"ref/resource\", got %q", p.Ref.Type)}
+	return &mcpver.Error{Code: mcp.INVALID_PARAMS, Message: "completion/complete: ref.type must be \"ref/prompt\" or \"ref/resource\", got " + text.Quote(p.Ref.Type)}
 }
 
 // completer is the gateway's server.PromptCompletionProvider and

@@ -118,6 +118,9 @@ func TestCompletionRefusals(t *testing.T) {
 			`{"code":-32602,"message":"unknown resource template \"axpool://docs/{page}\"","data":{"uri":"axpool://docs/{page}"}}`},
 		{`{"ref":{"type":"ref/resource","uri":"axpool://libs/{lib}"},"argument":{"name":"library","value":"std"}}`,
 			`{"code":-32602,"message":"\"axpool://libs/{lib}\" has no argument \"library\"","data":{"argument":"library"}}`},
+		// Names are quoted and echoed clipped to 128 bytes.
+		{`{"ref":{"type":"ref/prompt","name":"write_ax_program"},"argument":{"name":"` + strings.Repeat("a", 3000) + `","value":""}}`,
+			`{"code":-32602,"message":"\"write_ax_program\" has no argument \"` + strings.Repeat("a", 128) + `…\"","data":{"argument":"` + strings.Repeat("a", 128) + `…"}}`},
 		{`{"ref":{"type":"ref/tool","name":"boruna_run"},"argument":{"name":"source","value":""}}`,
 			`{"code":-32602,"message":"completion/complete: ref.type must be \"ref/prompt\" or \"ref/resource\", got \"ref/tool\""}`},
 	}
@@ -141,5 +144,42 @@ func TestCompletionRefusals(t *testing.T) {
 		`{"ref":{"type":"ref/resource","uri":"axpool://libs/{lib}"},"argument":{"name":"lib","value":"std-j"}}`))
 	if status != http.StatusOK || !strings.Contains(got, `"completion":{"values":["std-json"],"total":1}`) || !strings.Contains(got, `"resultType":"complete"`) {
 		t.Errorf("http modern good: %d %s", status, got)
+	}
+}
+
+// A prompts/get of write_ax_program without its task — absent, blank, not
+// a string — is -32602 naming the argument, over stdio and HTTP (both
+// eras); mcp-go alone answers a prompt handler's error with -32603.
+func TestPromptRefusals(t *testing.T) {
+	s := newStack(t, 0, queue.Config{})
+	defer s.close()
+	r := newRawStdio(t, s.gw)
+	url := httpServer(t, s.gw, HTTPConfig{})
+	legacy := legacySession(t, url, testToken)
+	const want = `{"code":-32602,"message":"prompt write_ax_program: argument \"task\" is required (what the program should do)","data":{"argument":"task"}}`
+	for i, params := range []string{
+		`{"name":"write_ax_program"}`,
+		`{"name":"write_ax_program","arguments":{}}`,
+		`{"name":"write_ax_program","arguments":{"task":" \t\n"}}`,
+		`{"name":"write_ax_program","arguments":{"task":7}}`,
+	} {
+		id := 60 + i
+		want := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"error":` + want + `}`
+		msg := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"prompts/get","params":` + params + `}`
+		r.send(msg)
+		if got := string(r.nextRaw()); got != want {
+			t.Errorf("stdio %s:\n got %s\nwant %s", params, got, want)
+		}
+		if status, got := rawDo(t, http.MethodPost, url, legacy, msg); status != http.StatusOK || got != want+"\n" {
+			t.Errorf("http legacy %s: %d\n got %s\nwant %s", params, status, got, want)
+		}
+		if status, got := rawDo(t, http.MethodPost, url, modernHdr("prompts/get", "write_ax_program"), modernReq(id, "prompts/get", params)); status != http.StatusBadRequest || got != want+"\n" {
+			t.Errorf("http modern %s: %d\n got %s\nwant %s", params, status, got, want)
+		}
+	}
+	// A task is mcp-go's answer: the guide, then the task.
+	r.send(`{"jsonrpc":"2.0","id":70,"method":"prompts/get","params":{"name":"write_ax_program","arguments":{"task":"add 2 and 3"}}}`)
+	if got := string(r.nextRaw()); !strings.Contains(got, `"id":70,"result":{`) || !strings.Contains(got, `add 2 and 3`) {
+		t.Errorf("stdio good prompt: %.300s", got)
 	}
 }

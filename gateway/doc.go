@@ -56,6 +56,15 @@
 //     "boruna_run" (did you mean "max_steps"?)`. docs/tools.md §1 lists the
 //     only invalid_params cases and an unknown argument is not among them;
 //     as a result the agent sees the hint in its context window.
+//   - A log level MCP does not have is -32602 before mcp-go sees it: a
+//     logging/setLevel's params.level (`logging/setLevel: params.level must
+//     be one of "debug", …; got 5`) and any request's per-request _meta
+//     io.modelcontextprotocol/logLevel. So is a prompts/get of
+//     write_ax_program without its task (local.go).
+//   - A client's value quoted in a protocol error (a task ID, a header, a
+//     version, a prompt or argument name) is clipped to text.MaxEcho (128)
+//     bytes, in the message and in data: the answer to a 7 MB task ID is
+//     not 7 MB.
 //   - JSON null for an optional argument means "absent".
 //   - Request ids of any size and form are echoed byte for byte, and
 //     progress tokens too (mcp-go decodes both as float64: 2^53+1 would come
@@ -188,5 +197,6 @@
 //
 // Imports: gateway/agentdocs, gateway/connlimit, gateway/dispatch,
 // gateway/mcpver, gateway/outbound, gateway/tasks, gateway/upstream,
-// internal/jsonenc, internal/limitread, internal/mask, queue, scripts, tools and wire.
+// internal/jsonenc, internal/limitread, internal/mask, internal/text,
+// queue, scripts, tools and wire.
 package gateway

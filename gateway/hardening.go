@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/axpool/axpool/gateway/mcpver"
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
@@ -340,7 +341,10 @@ func precheck(body []byte) (rpcMessage, mcp.JSONRPCMessage) {
 	case t[0] != '{':
 		return msg, rpcError(nil, mcp.INVALID_REQUEST, "invalid request: a message must be a JSON object, got "+wire.JSONType(t))
 	case err == nil:
-		return msg, checkID(msg.ID)
+		if resp := checkID(msg.ID); resp != nil {
+			return msg, resp
+		}
+		return msg, checkLogLevels(msg)
 	case errors.As(err, &ute):
 		if resp := checkID(msg.ID); resp != nil {
 			return msg, resp
@@ -348,6 +352,69 @@ func precheck(body []byte) (rpcMessage, mcp.JSONRPCMessage) {
 		return msg, rpcError(msg.ID, mcp.INVALID_REQUEST, "invalid request: "+ute.Field+" must be a string, got "+ute.Value)
 	}
 	return msg, rpcError(nil, mcp.INVALID_REQUEST, "invalid request: "+err.Error())
+}
+
+// logLevels are MCP's log levels (RFC 5424's), least severe first.
+var logLevels = []mcp.LoggingLevel{mcp.LoggingLevelDebug, mcp.LoggingLevelInfo, mcp.LoggingLevelNotice,
+	mcp.LoggingLevelWarning, mcp.LoggingLevelError, mcp.LoggingLevelCritical, mcp.LoggingLevelAlert, mcp.LoggingLevelEmergency}
+
+// msgLogLevels ends the message of a log level that is not one of
+// logLevels.
+const msgLogLevels = `must be one of "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"`
+
+// badLogLevel describes raw (a log level as sent; nil when absent) when it
+// is not a string naming one of logLevels: `"verbose"`, `5`; else "".
+func badLogLevel(raw json.RawMessage) string {
+	if raw == nil {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return text.Clip(string(bytes.TrimSpace(raw)), text.MaxEcho)
+	}
+	for _, l := range logLevels {
+		if string(l) == s {
+			return ""
+		}
+	}
+	return text.Quote(s)
+}
+
+// checkLogLevels refuses, with JSON-RPC invalid_params (-32602), a request
+// whose log level is not one of MCP's: a logging/setLevel whose
+// params.level is missing or not a level (`logging/setLevel: params.level
+// must be one of "debug", …; got 5` — mcp-go alone answers -32600 for a
+// non-string), and any request whose per-request _meta level
+// (io.modelcontextprotocol/logLevel, 2026-07-28) is not a level (mcp-go
+// alone ignores it). Else nil.
+func checkLogLevels(msg rpcMessage) mcp.JSONRPCMessage {
+	setLevel := msg.Method == string(mcp.MethodSetLogLevel)
+	// A key spelled with escapes is not looked for (mcp-go then reads it as
+	// an unknown level and sends nothing): the check costs nothing on a
+	// call without the key.
+	if !hasID(msg.ID) || !setLevel && !bytes.Contains(msg.Params, []byte(mcp.MetaKeyLogLevel)) {
+		return nil
+	}
+	var p struct {
+		Level json.RawMessage            `json:"level"`
+		Meta  map[string]json.RawMessage `json:"_meta"`
+	}
+	if len(msg.Params) > 0 && json.Unmarshal(msg.Params, &p) != nil {
+		return nil // params of the wrong shape: mcp-go's answer
+	}
+	if bad := badLogLevel(p.Meta[mcp.MetaKeyLogLevel]); bad != "" {
+		return rpcError(msg.ID, mcp.INVALID_PARAMS, "_meta "+mcp.MetaKeyLogLevel+" "+msgLogLevels+"; got "+bad)
+	}
+	if !setLevel {
+		return nil
+	}
+	if p.Level == nil {
+		return rpcError(msg.ID, mcp.INVALID_PARAMS, "logging/setLevel: params.level is required and "+msgLogLevels)
+	}
+	if bad := badLogLevel(p.Level); bad != "" {
+		return rpcError(msg.ID, mcp.INVALID_PARAMS, "logging/setLevel: params.level "+msgLogLevels+"; got "+bad)
+	}
+	return nil
 }
 
 // precheckCall checks a tools/call request. It returns the JSON-RPC

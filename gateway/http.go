@@ -31,6 +31,7 @@ import (
 	"github.com/axpool/axpool/gateway/mcpver"
 	"github.com/axpool/axpool/gateway/outbound"
 	"github.com/axpool/axpool/internal/limitread"
+	"github.com/axpool/axpool/internal/text"
 )
 
 // EndpointPath is the Streamable HTTP endpoint (docs/tools.md §4).
@@ -669,16 +670,40 @@ func (h *HTTPServer) checkHostOrigin(r *http.Request) string {
 		// A non-loopback listener accepts its own address as Host.
 		return local != nil && host == strings.ToLower(hostOnly(local.String()))
 	}
-	if !accept(hostOnly(r.Host)) {
-		return fmt.Sprintf("host %q is not allowed", r.Host)
+	if !validPort(r.Host) || !accept(hostOnly(r.Host)) {
+		return "host " + text.Quote(r.Host) + " is not allowed"
 	}
-	if o := r.Header.Get("Origin"); o != "" {
+	origins := r.Header.Values("Origin")
+	if len(origins) > 1 {
+		return "repeated Origin header"
+	}
+	if len(origins) == 1 && origins[0] != "" {
+		o := origins[0]
 		u, err := url.Parse(o)
-		if err != nil || u.Host == "" || !accept(hostOnly(u.Host)) {
-			return fmt.Sprintf("origin %q is not allowed", o)
+		if err != nil || u.Host == "" || !validPort(u.Host) || !accept(hostOnly(u.Host)) {
+			return "origin " + text.Quote(o) + " is not allowed"
 		}
 	}
 	return ""
+}
+
+// validPort reports whether hostport has no port or a port of 1 to 5
+// digits: "localhost:8765junk" has junk where its port should be (net's
+// SplitHostPort accepts any text there).
+func validPort(hostport string) bool {
+	_, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return true // no port: hostOnly and accept judge the host
+	}
+	if len(port) == 0 || len(port) > 5 {
+		return false
+	}
+	for _, c := range port {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // hostOnly strips the port and IPv6 brackets from a host[:port].

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/axpool/axpool/gateway/agentdocs"
 	"github.com/axpool/axpool/gateway/mcpver"
 )
 
@@ -15,7 +17,9 @@ import (
 // of an unknown resource, whose error carries data.uri (2026-07-28,
 // SEP-2164), which mcp-go's does not, and a completion/complete that names
 // an unknown prompt, template or argument or a reference type that does
-// not exist (-32602; mcp-go would answer -32603 or -32600).
+// not exist (-32602; mcp-go would answer -32603 or -32600), and a
+// prompts/get of write_ax_program without its task argument (-32602;
+// mcp-go answers a prompt handler's error with -32603).
 
 // isLocal reports whether the transports must hand msg (already
 // prechecked; info for a tools/call) to answerLocal.
@@ -29,6 +33,9 @@ func (g *Server) isLocal(msg rpcMessage, info *callInfo) bool {
 	if msg.Method == string(mcp.MethodCompletionComplete) && hasID(msg.ID) {
 		return g.completionRefusal(msg.Params) != nil
 	}
+	if msg.Method == string(mcp.MethodPromptsGet) && hasID(msg.ID) {
+		return promptRefusal(msg.Params) != nil
+	}
 	return g.isTaskRequest(msg, info)
 }
 
@@ -38,6 +45,8 @@ func (g *Server) answerLocal(ctx context.Context, msg rpcMessage, info *callInfo
 	switch msg.Method {
 	case string(mcp.MethodCompletionComplete):
 		return rpcErrorOf(msg.ID, g.completionRefusal(msg.Params))
+	case string(mcp.MethodPromptsGet):
+		return rpcErrorOf(msg.ID, promptRefusal(msg.Params))
 	case string(mcp.MethodResourcesRead):
 	default:
 		return g.answerTask(ctx, msg, info)
@@ -68,4 +77,24 @@ func httpStatus(m mcp.JSONRPCMessage, modern bool) int {
 		return http.StatusBadRequest
 	}
 	return http.StatusOK
+}
+
+// promptRefusal is the -32602 error of a prompts/get of write_ax_program
+// whose task argument is missing, not a string or blank; nil for any other
+// request (an unknown prompt is mcp-go's -32602).
+func promptRefusal(params json.RawMessage) *mcpver.Error {
+	var p struct {
+		Name      string                     `json:"name"`
+		Arguments map[string]json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Name != agentdocs.WriteProgramPrompt {
+		return nil
+	}
+	var task string
+	if raw := p.Arguments[agentdocs.WriteProgramTaskArg]; raw == nil || json.Unmarshal(raw, &task) != nil || strings.TrimSpace(task) == "" {
+		return &mcpver.Error{Code: mcp.INVALID_PARAMS,
+			Message: "prompt " + agentdocs.WriteProgramPrompt + ": argument \"task\" is required (what the program should do)",
+			Data:    map[string]string{"argument": agentdocs.WriteProgramTaskArg}}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -164,7 +165,8 @@ func TestProgramLog(t *testing.T) {
 	checkProgramLog(t, "http modern", modern, modernLogMeta("debug"))
 }
 
-// logging is declared; logging/setLevel refuses a level MCP does not have.
+// logging is declared; logging/setLevel and a request's _meta level
+// refuse a level MCP does not have (-32602, the value quoted clipped).
 func TestSetLevelRefusal(t *testing.T) {
 	s := newStack(t, 0, queue.Config{})
 	defer s.close()
@@ -174,10 +176,25 @@ func TestSetLevelRefusal(t *testing.T) {
 	r := newRawStdio(t, s.gw)
 	r.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	r.next()
-	r.send(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"loud"}}`)
-	want := rpcErrLine(t, "2", -32602, "invalid logging level 'loud'")
-	if got := string(r.nextRaw()); got != want {
-		t.Errorf("setLevel loud:\n got %s\nwant %s", got, want)
+	levels := `must be one of "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"`
+	for i, c := range []struct{ msg, want string }{
+		{`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"loud"}}`, `logging/setLevel: params.level ` + levels + `; got "loud"`},
+		// mcp-go alone answered -32600 for a level of the wrong type.
+		{`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":5}}`, `logging/setLevel: params.level ` + levels + `; got 5`},
+		{`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{}}`, `logging/setLevel: params.level is required and ` + levels},
+		{`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel"}`, `logging/setLevel: params.level is required and ` + levels},
+		{`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"` + strings.Repeat("L", 500) + `"}}`,
+			`logging/setLevel: params.level ` + levels + `; got "` + strings.Repeat("L", 128) + `…"`},
+		// The per-request level of 2026-07-28 is checked on any request.
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/logLevel":"verbose"}}}`,
+			`_meta io.modelcontextprotocol/logLevel ` + levels + `; got "verbose"`},
+		{`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"boruna_run","arguments":{"source":"x"},"_meta":{"io.modelcontextprotocol/logLevel":["debug"]}}}`,
+			`_meta io.modelcontextprotocol/logLevel ` + levels + `; got ["debug"]`},
+	} {
+		r.send(c.msg)
+		if got, want := string(r.nextRaw()), rpcErrLine(t, "2", -32602, c.want); got != want {
+			t.Errorf("%d %s:\n got %s\nwant %s", i, c.msg, got, want)
+		}
 	}
 	r.send(`{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"debug"}}`)
 	if got := string(r.nextRaw()); got != `{"jsonrpc":"2.0","id":3,"result":{}}` {

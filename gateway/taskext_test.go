@@ -255,6 +255,7 @@ func TestTasksExtensionRefusals(t *testing.T) {
 				"tasks/list was removed in 2026-07-28 (the Tasks extension): tasks/get inlines the result, and a client keeps the IDs of its tasks", ""},
 			{"tasks/get", `{"taskId":"no-such-task"}`, extMeta, 400, -32602, `task "no-such-task" not found`, ""},
 			{"tasks/get", `{"taskId":"../x"}`, extMeta, 400, -32602, `task "../x" not found`, ""},
+			{"tasks/get", `{"taskId":"` + strings.Repeat("q", 4000) + `"}`, extMeta, 400, -32602, `task "` + strings.Repeat("q", 128) + `…" not found`, ""},
 			{"tasks/cancel", `{}`, extMeta, 400, -32602, "tasks/cancel: params.taskId (a string) is required", ""},
 			// The task parameter of 2025-11-25 in a 2026-07-28 request without
 			// the extension: refused (mcp-go would keep a task of its own in

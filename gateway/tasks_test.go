@@ -186,6 +186,9 @@ func TestTasks(t *testing.T) {
 		msg            string
 	}{
 		{"tasks/get", `{"taskId":"nope"}`, -32602, `task "nope" not found`},
+		// A client's ID is quoted clipped to 128 bytes (a red team's 7 MB ID
+		// was echoed whole).
+		{"tasks/get", `{"taskId":"` + strings.Repeat("z", 1<<20) + `"}`, -32602, `task "` + strings.Repeat("z", 128) + `…" not found`},
 		{"tasks/result", `{"taskId":"00000000-0000-0000-0000-000000000000"}`, -32602, `task "00000000-0000-0000-0000-000000000000" not found`},
 		{"tasks/get", `{}`, -32602, "tasks/get: params.taskId (a string) is required"},
 		{"tasks/list", `{}`, -32601, "tasks/list is not supported: a client keeps the IDs of its tasks"},

@@ -824,3 +824,60 @@ func TestRunDebugOutput(t *testing.T) {
 		t.Fatalf("%d lines, %d bytes, last %v", n, total, d[len(d)-1])
 	}
 }
+
+// jsonTotal totals the numbers of a JSON list, as issue #30's agent
+// wanted to (without writing a parser).
+const jsonTotal = `fn main() -> Float {
+    let doc = "[1, 2, 3.5]"
+    match json_parse(doc) {
+        Ok(j) => {
+            let mut total = 0.0
+            let mut i = 0
+            while i < json_len(j) {
+                total = total + match json_at(j, i) { Some(x) => match json_float(x) { Some(f) => f, None => 0.0 }, None => 0.0 }
+                i = i + 1
+            }
+            total
+        },
+        Err(_) => -1.0,
+    }
+}`
+
+// TestRunJSON: boruna_run of programs that read and return Json values.
+// A Json result and a Json in ui_output are the documents themselves (keys
+// in their order), and output_schema validates the document.
+func TestRunJSON(t *testing.T) {
+	cases := []struct{ name, source, want string }{
+		{"total", jsonTotal, `6.5`},
+		{"json result", `fn main() -> Json { match json_parse("{\"z\": [1, 2.0, null], \"a\": \"x\"}") { Ok(j) => j, Err(e) => to_json(e) } }`,
+			`{"z":[1,2.0,null],"a":"x"}`},
+		{"parse error", `fn main() -> Result<Json, String> { json_parse("[1,") }`,
+			`{"result":"Err","value":"json: line 1 col 4: unexpected end of input"}`},
+		{"encode", "type P { x: Int, tags: List<String> }\nfn main() -> String { json_encode(P { x: 1, tags: [\"a\"] }) }",
+			`"{\"x\":1,\"tags\":[\"a\"]}"`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			text := runJSON(t, nil, c.source, "")
+			if m := decode(t, text); m["success"] != true {
+				t.Fatalf("run failed: %s", text)
+			}
+			o, err := wire.ParseObject([]byte(text))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := o.Get("result")
+			if string(got.(json.RawMessage)) != c.want {
+				t.Fatalf("result = %s, want %s", got, c.want)
+			}
+		})
+	}
+	m := decode(t, runJSON(t, nil, "fn main() -> Int { emit to_json({\"b\": [true]})\n 0 }", `"policy":"deny-all"`))
+	if got, _ := json.Marshal(m["ui_output"]); m["success"] != true || string(got) != `[{"b":[true]}]` {
+		t.Fatalf("ui_output: %v", m)
+	}
+	src := `fn main() -> Json { to_json({"n": 1}) }`
+	if m := decode(t, runJSON(t, nil, src, `"output_schema":{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}}`)); m["success"] != true {
+		t.Fatalf("output_schema: %v", m)
+	}
+}

@@ -69,6 +69,18 @@ const (
 	BFloatToInt
 	BListSort
 	BListSortBy
+	BJSONParse
+	BJSONGet
+	BJSONAt
+	BJSONLen
+	BJSONKeys
+	BJSONKind
+	BJSONInt
+	BJSONFloat
+	BJSONStr
+	BJSONBool
+	BJSONEncode
+	BToJSON
 
 	NumBuiltins
 )
@@ -122,6 +134,22 @@ var builtinInfo = [NumBuiltins]FuncInfo{
 	BFloatToInt: {[]string{"float_to_int", "__builtin_float_to_int"}, "(x: Float) -> Int", "truncates toward zero; NaN, infinities and values outside the Int range are the runtime error `cannot convert Float <x> to Int`"},
 	BListSort:   {[]string{"list_sort"}, "(list: List<T>) -> List<T>", "the list sorted ascending, stable; T must be Int, Float or String (a compile error otherwise): Ints numerically, Strings by their bytes (as `<`), Floats numerically with -0.0 equal to 0.0 and every NaN after every number"},
 	BListSortBy: {[]string{"list_sort_by"}, "(list: List<T>, less: Fn(T, T) -> Bool) -> List<T>", "the list sorted by less(a, b), true when a goes before b (a strict order, like `a < b`); stable; each comparison is a call of less, with its steps"},
+
+	BJSONParse: {[]string{"json_parse"}, "(s: String) -> Result<Json, String>", "the JSON document s (RFC 8259, strictly) as a Json value, or `Err(\"json: line L col C: <what is wrong>\")`: " +
+		"empty input, trailing text, comments, trailing commas, NaN, leading zeros, control characters in strings, lone surrogates and numbers beyond the float range (`1e400`) are errors; " +
+		"a repeated object key keeps its first position and its last value; nesting deeper than 5000 levels is an error; a document too big for the memory limit fails the run with the memory error"},
+	BJSONGet:   {[]string{"json_get"}, "(j: Json, key: String) -> Option<Json>", "the value under key of a Json object, or `None` (no such key, or j is not an object)"},
+	BJSONAt:    {[]string{"json_at"}, "(j: Json, index: Int) -> Option<Json>", "the element at a 0-based index of a Json array, or `None` (out of range, or j is not an array)"},
+	BJSONLen:   {[]string{"json_len"}, "(j: Json) -> Int", "the number of elements of a Json array or members of a Json object; 0 for every other Json value"},
+	BJSONKeys:  {[]string{"json_keys"}, "(j: Json) -> List<String>", "the keys of a Json object in document order (`[]` for other values)"},
+	BJSONKind:  {[]string{"json_kind"}, "(j: Json) -> String", "one of `\"null\"`, `\"bool\"`, `\"int\"` (a number without fraction or exponent that fits an Int), `\"float\"` (every other number), `\"string\"`, `\"array\"`, `\"object\"`"},
+	BJSONInt:   {[]string{"json_int"}, "(j: Json) -> Option<Int>", "`Some(n)` for an int, and for a float with an integral value in the Int range (`3.0` gives `Some(3)`); `None` otherwise (`3.5`, `1e300`, `\"3\"`)"},
+	BJSONFloat: {[]string{"json_float"}, "(j: Json) -> Option<Float>", "`Some(x)` for a float, and for an int as a Float (`2` gives `Some(2.0)`); `None` otherwise"},
+	BJSONStr:   {[]string{"json_str"}, "(j: Json) -> Option<String>", "`Some(s)` for a JSON string, `None` otherwise (no conversion: `1` gives `None`)"},
+	BJSONBool:  {[]string{"json_bool"}, "(j: Json) -> Option<Bool>", "`Some(b)` for true or false, `None` otherwise"},
+	BJSONEncode: {[]string{"json_encode"}, "(v: T) -> String", "compact JSON text of any value: records and maps become objects (fields in declaration order, map keys sorted), lists arrays, `None` and `()` null, `Some(x)` x, `Ok(x)` `{\"ok\":x}`, `Err(e)` `{\"err\":e}`, " +
+		"a unit enum variant its name, `V(x)` `{\"V\":x}`, `V { f: x }` `{\"V\":{\"f\":x}}`, an ActorId its number, a Json value itself; floats keep a fraction (`3.0`), NaN and infinities are null; a function value is a runtime error"},
+	BToJSON: {[]string{"to_json"}, "(v: T) -> Json", "the Json value of any value, in json_encode's form (`json_encode(to_json(v)) == json_encode(v)`)"},
 }
 
 // Effect identifies a built-in that performs an effect through the

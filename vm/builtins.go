@@ -268,6 +268,9 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 	case BListSort:
 		return m.listSort(args[0])
 
+	case BJSONParse, BJSONGet, BJSONAt, BJSONLen, BJSONKeys, BJSONKind, BJSONInt, BJSONFloat, BJSONStr, BJSONBool, BJSONEncode, BToJSON:
+		return m.jsonBuiltin(b, args)
+
 	case BIntToFloat:
 		return Float(float64(int64(args[0].n))), nil
 	case BFloatToInt:

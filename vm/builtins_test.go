@@ -8,6 +8,13 @@ import (
 
 func TestBuiltins(t *testing.T) {
 	i, s, f, l := Int, Str, Float, func(vs ...Value) Value { return NewList(vs) }
+	jr := func(doc string) Value {
+		v, err := JSONFromRaw([]byte(doc))
+		if err != nil {
+			t.Fatalf("JSONFromRaw(%s): %v", doc, err)
+		}
+		return v
+	}
 	mp := func(kv ...any) Value {
 		m := map[string]Value{}
 		for k := 0; k < len(kv); k += 2 {
@@ -98,6 +105,50 @@ func TestBuiltins(t *testing.T) {
 		{BListSort, []Value{l(f(2), f(math.NaN()), f(-0.5))}, `[-0.5,2.0,null]`},
 		{BListSort, []Value{l(s("b"), s("a"), s("B"))}, `["B","a","b"]`},
 		{BListSort, []Value{l()}, `[]`},
+
+		{BJSONParse, []Value{s(`{"a": [1, 2.5]}`)}, `{"result":"Ok","value":{"a":[1,2.5]}}`},
+		{BJSONParse, []Value{s(`[1,]`)}, `{"result":"Err","value":"json: line 1 col 4: expected a value, found ']'"}`},
+		{BJSONGet, []Value{jr(`{"a": 1, "b": 2}`), s("b")}, `{"option":"Some","value":2}`},
+		{BJSONGet, []Value{jr(`{"a": 1}`), s("c")}, `{"option":"None"}`},
+		{BJSONGet, []Value{jr(`[1]`), s("0")}, `{"option":"None"}`},
+		{BJSONAt, []Value{jr(`[1, "x"]`), i(1)}, `{"option":"Some","value":"x"}`},
+		{BJSONAt, []Value{jr(`[1, "x"]`), i(2)}, `{"option":"None"}`},
+		{BJSONAt, []Value{jr(`[1, "x"]`), i(-1)}, `{"option":"None"}`},
+		{BJSONAt, []Value{jr(`{"0": 1}`), i(0)}, `{"option":"None"}`},
+		{BJSONLen, []Value{jr(`[1, [2, 3]]`)}, `2`},
+		{BJSONLen, []Value{jr(`{"a": 1, "b": 2, "c": 3}`)}, `3`},
+		{BJSONLen, []Value{jr(`"abc"`)}, `0`},
+		{BJSONLen, []Value{jr(`null`)}, `0`},
+		{BJSONKeys, []Value{jr(`{"z": 1, "a": 2, "m": 3}`)}, `["z","a","m"]`},
+		{BJSONKeys, []Value{jr(`[1]`)}, `[]`},
+		{BJSONKind, []Value{jr(`-0`)}, `"int"`},
+		{BJSONKind, []Value{jr(`9223372036854775807`)}, `"int"`},
+		{BJSONKind, []Value{jr(`9223372036854775808`)}, `"float"`},
+		{BJSONKind, []Value{jr(`1.0`)}, `"float"`},
+		{BJSONKind, []Value{jr(`1e2`)}, `"float"`},
+		{BJSONKind, []Value{jr(`{}`)}, `"object"`},
+		{BJSONInt, []Value{jr(`42`)}, `{"option":"Some","value":42}`},
+		{BJSONInt, []Value{jr(`3.0`)}, `{"option":"Some","value":3}`},
+		{BJSONInt, []Value{jr(`-1e3`)}, `{"option":"Some","value":-1000}`},
+		{BJSONInt, []Value{jr(`3.5`)}, `{"option":"None"}`},
+		{BJSONInt, []Value{jr(`1e300`)}, `{"option":"None"}`},
+		{BJSONInt, []Value{jr(`9223372036854775808`)}, `{"option":"None"}`},
+		{BJSONInt, []Value{jr(`"3"`)}, `{"option":"None"}`},
+		{BJSONFloat, []Value{jr(`2`)}, `{"option":"Some","value":2.0}`},
+		{BJSONFloat, []Value{jr(`0.1`)}, `{"option":"Some","value":0.1}`},
+		{BJSONFloat, []Value{jr(`true`)}, `{"option":"None"}`},
+		{BJSONStr, []Value{jr(`"hé"`)}, `{"option":"Some","value":"hé"}`},
+		{BJSONStr, []Value{jr(`1`)}, `{"option":"None"}`},
+		{BJSONBool, []Value{jr(`false`)}, `{"option":"Some","value":false}`},
+		{BJSONBool, []Value{jr(`0`)}, `{"option":"None"}`},
+		{BJSONEncode, []Value{l(i(1), f(2), s("a\"\n"), Unit(), Some(i(3)), None())}, `"[1,2.0,\"a\\\"\\n\",null,3,null]"`},
+		{BJSONEncode, []Value{mp("b", Ok(i(1)), "a", Err(s("e")))}, `"{\"a\":{\"err\":\"e\"},\"b\":{\"ok\":1}}"`},
+		{BJSONEncode, []Value{l(f(math.NaN()), f(math.Inf(-1)), f(1e16), f(math.Copysign(0, -1)))}, `"[null,null,1e16,-0.0]"`},
+		{BJSONEncode, []Value{jr(` { "z" : [ 1 , { } ] , "a" : "\u0041" } `)}, `"{\"z\":[1,{}],\"a\":\"A\"}"`},
+		{BJSONEncode, []Value{s("")}, `"\"\""`},
+		{BToJSON, []Value{l(i(1), Some(s("x")), None(), mp("k", Bool(true)))}, `[1,"x",null,{"k":true}]`},
+		{BToJSON, []Value{jr(`{"b": 1, "a": 2}`)}, `{"b":1,"a":2}`},
+		{BToJSON, []Value{f(math.NaN())}, `null`},
 	}
 	seen := map[Builtin]bool{BListSortBy: true} // TestListSortBy: it needs a function
 	for _, c := range cases {

@@ -12,6 +12,9 @@
 // in-place hash store), sort.go (list_sort, list_sort_by), longwork.go
 // (built-ins that poll the clock between chunks),
 // json.go (docs/tools.md §2 value encoding, brief encoding, EncodedSize),
+// jsonvalue.go, jsonparse.go and jsonconv.go (the Json type: its values,
+// json_parse, json_encode and to_json, and JSONFromRaw, JSONFromGo and
+// Value.JSONRaw for Go code that exchanges Json values with programs),
 // prepare.go (verification, stack depths, fused superinstructions),
 // interp.go (Run, the dispatch loop, the actor scheduler), typespec.go
 // (TypeSpec: run-time type checks of received messages), builtins.go,

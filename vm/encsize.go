@@ -45,6 +45,17 @@ func (w *sizeWalker) enter(v Value, f *wframe) {
 		w.n += int64(len(`{"result":"Ok","value":}`))
 	case KindList, KindMap:
 		w.n += 2
+	case KindJSON:
+		switch v.j {
+		case JSONArray, JSONObject:
+			w.n += 2
+		case JSONInt, JSONFloat:
+			w.n++
+		case JSONString:
+			w.n += int64(v.n) + 2
+		default:
+			w.n += 4
+		}
 	case KindRecord:
 		o := (*recordObj)(v.p)
 		w.n += recordLowerBound(o.typ.Name, o.typ.Fields)

@@ -23,7 +23,8 @@ import (
 //	Record → {"type":"record","type_id":N,"name":"P","fields":[...],"field_names":[...]};
 //	Enum → {"type":"enum","type_id":N,"variant":"Red","payload":null|v}, a
 //	struct variant's payload being {"type":"record","type_id":N,"name":"V","fields":[...],"field_names":[...]}
-//	with the enum's type_id; ActorId → {"actor_id":n}; FnRef → {"fn_ref":n}.
+//	with the enum's type_id; ActorId → {"actor_id":n}; FnRef → {"fn_ref":n};
+//	Json → the JSON document itself (its object keys in their order).
 //
 // The walk is iterative, so v may nest to any depth; the only error is
 // EncodeDepthError, for a value whose encoding nests deeper than
@@ -75,6 +76,8 @@ func appendScalarJSON(b []byte, v Value) []byte {
 	case KindFn:
 		b = append(b, `{"fn_ref":`...)
 		return append(strconv.AppendUint(b, v.n, 10), '}')
+	case KindJSON:
+		return appendJSONScalar(b, v)
 	}
 	return append(b, "null"...)
 }
@@ -122,6 +125,8 @@ func (w *jsonVisitor) enter(v Value, f *wframe) {
 		b = append(b, '[')
 	case KindMap:
 		b = append(b, '{')
+	case KindJSON:
+		b = appendJSONOpen(b, v)
 	case KindRecord:
 		o := (*recordObj)(v.p)
 		b = appendRecordHead(b, o.typ.ID, o.typ.Name)
@@ -145,6 +150,8 @@ func (w *jsonVisitor) leave(f *wframe) {
 	switch v := f.v; v.k {
 	case KindList:
 		w.b = append(w.b, ']')
+	case KindJSON:
+		w.b = appendJSONClose(w.b, v)
 	case KindRecord:
 		w.b = appendRecordTail(w.b, (*recordObj)(v.p).typ.Fields)
 	case KindEnum:
@@ -155,6 +162,22 @@ func (w *jsonVisitor) leave(f *wframe) {
 	default: // Option, Result, Map
 		w.b = append(w.b, '}')
 	}
+}
+
+// appendJSONOpen appends the opening bracket of a Json array or object.
+func appendJSONOpen(b []byte, v Value) []byte {
+	if v.j == JSONArray {
+		return append(b, '[')
+	}
+	return append(b, '{')
+}
+
+// appendJSONClose appends the closing bracket of a Json array or object.
+func appendJSONClose(b []byte, v Value) []byte {
+	if v.j == JSONArray {
+		return append(b, ']')
+	}
+	return append(b, '}')
 }
 
 // unitVariant reports whether o has no payload in a walk (a unit variant,
@@ -239,6 +262,8 @@ func (w *briefVisitor) enter(v Value, f *wframe) {
 		b = append(b, '[')
 	case KindMap:
 		b = append(b, '{')
+	case KindJSON:
+		b = appendJSONOpen(b, v)
 	case KindEnum:
 		o := (*enumObj)(v.p)
 		b = append(b, `{"variant":`...)
@@ -261,6 +286,8 @@ func (w *briefVisitor) leave(f *wframe) {
 		}
 	case KindList, KindRecord:
 		w.b = append(w.b, ']')
+	case KindJSON:
+		w.b = appendJSONClose(w.b, v)
 	case KindEnum:
 		if _, ok := structVariant((*enumObj)(v.p)); ok {
 			w.b = append(w.b, ']')
@@ -299,6 +326,12 @@ func (w *exactSizeVisitor) enter(v Value, f *wframe) {
 		switch v.k {
 		case KindString:
 			w.n += jsonenc.StringSize(v.str())
+		case KindJSON:
+			if v.j == JSONString {
+				w.n += jsonenc.StringSize(v.jsonStr())
+			} else {
+				w.n += int64(len(appendJSONScalar(num[:0], v)))
+			}
 		case KindUnit:
 			w.n += 4
 		default:
@@ -319,7 +352,7 @@ func (w *exactSizeVisitor) enter(v Value, f *wframe) {
 		} else {
 			w.n += int64(len(`{"result":"Err","value":}`))
 		}
-	case KindList, KindMap:
+	case KindList, KindMap, KindJSON:
 		w.n += 2
 	case KindRecord:
 		o := (*recordObj)(v.p)

@@ -26,7 +26,8 @@ const KindAny Kind = 0xFF
 // run-time checks. Which fields are used depends on Kind:
 //
 //	KindUnit, KindBool, KindInt, KindFloat, KindString,
-//	KindActor (ActorId), KindFn (any function value), KindAny   no other field
+//	KindActor (ActorId), KindFn (any function value), KindJSON,
+//	KindAny                                                    no other field
 //	KindRecord, KindEnum   Type: the declaration, one of the module's Types
 //	KindOption             Elem: T of Option<T>
 //	KindList               Elem: T of List<T>
@@ -123,7 +124,7 @@ func verifyTypeSpecs(m *Module) error {
 		state[s] = onPath
 		var elem, errSpec, typ bool
 		switch s.Kind {
-		case KindUnit, KindBool, KindInt, KindFloat, KindString, KindActor, KindFn, KindAny:
+		case KindUnit, KindBool, KindInt, KindFloat, KindString, KindActor, KindFn, KindJSON, KindAny:
 		case KindRecord, KindEnum:
 			typ = true
 			t := s.Type

@@ -28,12 +28,14 @@ const (
 	KindEnum        // a variant of a user enum
 	KindActor       // ActorId
 	KindFn          // FnRef: a function value (index into Module.Functions)
+	KindJSON        // Json: a JSON document (jsonvalue.go)
 )
 
 var kindNames = [...]string{
 	KindUnit: "Unit", KindBool: "Bool", KindInt: "Int", KindFloat: "Float", KindString: "String",
 	KindOption: "Option", KindResult: "Result", KindList: "List", KindMap: "Map",
 	KindRecord: "Record", KindEnum: "Enum", KindActor: "ActorId", KindFn: "FnRef",
+	KindJSON: "Json",
 }
 
 // String returns the kind's name ("Int", "List", …).
@@ -52,11 +54,15 @@ func (k Kind) String() string {
 // Option/Result tag) or a String's byte length; p points to a String's bytes
 // or to the heap object of a Some/Ok/Err box, List, Map, Record or Enum.
 // Every access through p is guarded by k, so a Value is never reinterpreted
-// as another kind.
+// as another kind. A Json value (KindJSON) also uses j, its JSONKind, in
+// what would be padding: null, bool, int and float keep their scalar in n,
+// a string is laid out as a String, an array or object points to its
+// jsonObj (jsonvalue.go).
 type Value struct {
 	p unsafe.Pointer
 	n uint64
 	k Kind
+	j JSONKind
 }
 
 // Heap objects. Each carries the logical size of the value in bytes (the
@@ -349,6 +355,16 @@ func (v Value) heapSize() int64 {
 		return (*recordObj)(v.p).size
 	case KindEnum:
 		return (*enumObj)(v.p).size
+	case KindJSON:
+		switch v.j {
+		case JSONString:
+			if v.n == 0 {
+				return 0
+			}
+			return strOverhead + int64(v.n)
+		case JSONArray, JSONObject:
+			return (*jsonObj)(v.p).size
+		}
 	}
 	return 0
 }
@@ -637,6 +653,26 @@ func equalShallow(a, b Value) (eq, descend bool) {
 			return true, false
 		}
 		return false, true
+	case KindJSON:
+		// Json: same JSON kind and value; 1 and 1.0 differ (int and
+		// float), objects compare by key whatever their order.
+		if a.j != b.j {
+			return false, false
+		}
+		switch a.j {
+		case JSONNull:
+			return true, false
+		case JSONBool, JSONInt:
+			return a.n == b.n, false
+		case JSONFloat:
+			return a.AsFloat() == b.AsFloat(), false
+		case JSONString:
+			return a.n == b.n && (a.p == b.p || a.jsonStr() == b.jsonStr()), false
+		}
+		if a.p == b.p {
+			return true, false
+		}
+		return false, true
 	}
 	return false, false
 }
@@ -687,6 +723,8 @@ func childrenToCompare(a, b Value, m *machine) (x, y []Value, ok bool, err error
 			return ex.fields, ey.fields, true, nil
 		}
 		return unsafe.Slice(&ex.payload, 1), unsafe.Slice(&ey.payload, 1), true, nil
+	case KindJSON:
+		return jsonChildrenToCompare(a, b, m)
 	}
 	return nil, nil, false, nil
 }
@@ -702,7 +740,8 @@ func sameType(a, b *TypeDesc) bool {
 // __builtin_float_to_string), `"text"` (quoted, unescaped), `None`,
 // `Some(1)`, `Ok(1)`, `Err("e")`, `[1, 2]`, `{"k": 1}`,
 // `Point { x: 1, y: 2 }`, `Color::Red`, `Shape::Circle(1.5)`,
-// `Shape::Rect { w: 1, h: 2 }`, `Actor#1`, `Fn#3`.
+// `Shape::Rect { w: 1, h: 2 }`, `Actor#1`, `Fn#3`; a Json value as its
+// document, laid out like lists and maps: `{"a": [1, 2.5, "x", null]}`.
 func (v Value) String() string {
 	w := dispWriter{left: -1}
 	v.display(&w)
@@ -866,6 +905,20 @@ func (d *displayVisitor) enter(v Value, f *wframe) {
 	case KindFn:
 		w.writeString("Fn#")
 		w.writeString(strconv.FormatUint(v.n, 10))
+	case KindJSON:
+		switch v.j {
+		case JSONArray:
+			w.writeByte('[')
+		case JSONObject:
+			w.writeByte('{')
+		case JSONString:
+			w.writeByte('"')
+			w.writeString(v.jsonStr())
+			w.writeByte('"')
+		default:
+			var buf [32]byte
+			w.writeString(string(appendJSONScalar(buf[:0], v)))
+		}
 	}
 }
 
@@ -917,6 +970,12 @@ func (d *displayVisitor) leave(f *wframe) {
 		w.writeByte(']')
 	case KindMap:
 		w.writeByte('}')
+	case KindJSON:
+		if v.j == JSONArray {
+			w.writeByte(']')
+		} else {
+			w.writeByte('}')
+		}
 	case KindRecord:
 		if len(f.kids) > 0 {
 			w.writeString(" }")

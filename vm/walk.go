@@ -78,14 +78,26 @@ func (f *wframe) open(v Value) {
 				f.kids = unsafe.Slice(&o.payload, 1)
 			}
 		}
+	case KindJSON:
+		f.levels = 1
+		o := (*jsonObj)(v.p)
+		f.keys, f.kids = o.keys, o.elems
 	default:
 		f.levels = 0
 	}
 }
 
-// isContainer reports whether v has a frame in a walk.
-func isContainer(k Kind) bool {
-	return k == KindOption || k == KindResult || k == KindList || k == KindMap || k == KindRecord || k == KindEnum
+// isContainer reports whether v has a frame in a walk: an Option,
+// Result, List, Map, Record, Enum, or a Json array or object (whose
+// children are its elements, or its values with their keys alongside).
+func isContainer(v Value) bool {
+	switch v.k {
+	case KindOption, KindResult, KindList, KindMap, KindRecord, KindEnum:
+		return true
+	case KindJSON:
+		return v.j == JSONArray || v.j == JSONObject
+	}
+	return false
 }
 
 // leafLevels is the JSON depth of a non-container value's encoding.
@@ -108,6 +120,13 @@ type visitor interface {
 	stop() bool
 }
 
+// skipper is a visitor that may skip the children of a container: when
+// skip(v) is true right after enter(v, f), the walk leaves v without
+// visiting them (its frame's kids and keys are cleared).
+type skipper interface {
+	skip(v Value) bool
+}
+
 // walkValue walks v depth-first with vis, iteratively. With maxDepth > 0
 // it stops with EncodeDepthError as soon as the JSON depth of what it has
 // entered exceeds maxDepth (before entering the value that is too deep).
@@ -115,8 +134,9 @@ func walkValue(v Value, vis visitor, maxDepth int) error {
 	var buf [16]wframe
 	stack := buf[:0]
 	depth := 0
+	skip, _ := vis.(skipper)
 	enter := func(v Value) error {
-		if !isContainer(v.k) {
+		if !isContainer(v) {
 			if maxDepth > 0 && depth+leafLevels(v.k) > maxDepth {
 				return EncodeDepthError()
 			}
@@ -131,6 +151,9 @@ func walkValue(v Value, vis visitor, maxDepth int) error {
 			return EncodeDepthError()
 		}
 		vis.enter(v, f)
+		if skip != nil && skip.skip(v) {
+			f.kids, f.keys = nil, nil
+		}
 		return nil
 	}
 	if err := enter(v); err != nil {
@@ -174,9 +197,10 @@ func (d *depthVisitor) leave(f *wframe)    { d.cur -= f.levels }
 func (d *depthVisitor) stop() bool         { return false }
 
 // Depth returns the nesting depth of v's JSON encoding (docs/tools.md §2):
-// 0 for Unit, Bool, Int, Float and String, 1 for ActorId, FnRef, None and
-// an empty list or map, one more per enclosing list, map, Option, Result or
-// tuple variant, two more per record, three per struct variant. It walks
+// 0 for Unit, Bool, Int, Float, String and a Json scalar, 1 for ActorId,
+// FnRef, None and an empty list, map or Json array or object, one more per
+// enclosing list, map, Option, Result, tuple variant or Json array or
+// object, two more per record, three per struct variant. It walks
 // v: O(size of v), any depth.
 func (v Value) Depth() int {
 	var d depthVisitor
@@ -186,12 +210,13 @@ func (v Value) Depth() int {
 
 // Visitor receives the depth-first walk of Walk. Enter is called for every
 // value. For a container — an Option or Result (None included), List,
-// Map, Record or Enum — its children follow, each preceded by Child
-// (parent the container, i the child's index, key its map key or ""), and
-// Leave is called after the last. The children are: the payload of
-// Some/Ok/Err; a list's elements; a map's values in key order; a record's
-// fields; a tuple variant's payload; a struct variant's fields (a unit
-// variant has none).
+// Map, Record, Enum, or Json array or object — its children follow, each
+// preceded by Child (parent the container, i the child's index, key its
+// map or Json object key or ""), and Leave is called after the last. The
+// children are: the payload of Some/Ok/Err; a list's elements; a map's
+// values in key order; a record's fields; a tuple variant's payload; a
+// struct variant's fields (a unit variant has none); a Json array's
+// elements; a Json object's values in their order.
 type Visitor interface {
 	Enter(v Value)
 	Child(parent Value, i int, key string)
@@ -222,7 +247,7 @@ func (p publicVisitor) stop() bool      { return false }
 // MaxEncodeDepth (so MarshalJSON would fail), else nil. It walks v: O(size
 // of v), stopping at the first level too deep.
 func CheckEncodeDepth(v Value) error {
-	if !isContainer(v.k) {
+	if !isContainer(v) {
 		return nil
 	}
 	var d depthVisitor

@@ -650,6 +650,8 @@ func TestCacheMaxBytesFlag(t *testing.T) {
 	}{
 		{[]string{"mcp", "--cache-max-bytes", "0"}, "axpool mcp: --cache-max-bytes must be at least 1 (--cache-ttl 0 turns the result cache off)\n"},
 		{[]string{"mcp", "--cache-max-bytes", "-1"}, "axpool mcp: --cache-max-bytes must be at least 1 (--cache-ttl 0 turns the result cache off)\n"},
+		{[]string{"mcp", "--pprof"}, "axpool mcp: --pprof needs --metrics-addr (the profiles are served on its listener)\n"},
+		{[]string{"worker", "--nats", "nats://127.0.0.1:1", "--pprof"}, "axpool worker: --pprof needs --metrics-addr (the profiles are served on its listener)\n"},
 		{[]string{"serve", "--http", "--token-file", token, "--cache-max-bytes", "-5"},
 			"axpool serve: --cache-max-bytes must be at least 1 (--cache-ttl 0 turns the result cache off)\n"},
 	} {

@@ -53,6 +53,7 @@ type nodeFlags struct {
 	cacheTTL              time.Duration
 	cacheMaxBytes         int64
 	metricsAddr, auditLog string
+	pprof                 bool
 	scriptsDir            string
 	tools                 string
 	allowDestructive      []string
@@ -87,6 +88,7 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&nf.cacheTTL, "cache-ttl", queue.DefaultCacheTTL, cacheTTLUsage)
 	fs.Int64Var(&nf.cacheMaxBytes, "cache-max-bytes", queue.DefaultCacheMaxBytes, cacheMaxBytesUsage)
 	fs.StringVar(&nf.metricsAddr, "metrics-addr", "", metricsAddrUsage)
+	fs.BoolVar(&nf.pprof, "pprof", false, pprofUsage)
 	fs.StringVar(&nf.auditLog, "audit-log", "", "append one JSON line per answered tool call to this file (created 0600)")
 	fs.StringVar(&nf.scriptsDir, "scripts-dir", "", scriptsDirUsage+"; watched, so edits take effect at once")
 	fs.StringVar(&nf.tools, "tools", "all", `built-in tools listed: "all", "agent" (boruna_capability_list, boruna_check, boruna_run) or names separated by commas`)
@@ -103,6 +105,9 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.Int64Var(&nf.maxResultBytesCaller, "max-inflight-result-bytes-per-caller", gateway.DefaultMaxResultBytesPerCaller,
 		"most bytes of one caller's results being sent at once; a result beyond them waits (0 = no bound)")
 }
+
+// pprofUsage is the help text of --pprof.
+const pprofUsage = "with --metrics-addr: also serve Go's CPU, heap and goroutine profiles under /debug/pprof/ (for go tool pprof)"
 
 // metricsAddrUsage is the help text of --metrics-addr.
 const metricsAddrUsage = "serve Prometheus /metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:9090; off when empty)"
@@ -309,6 +314,9 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if err := checkCacheFlags(cmd, name, nf); err != nil {
 		return nil, err
 	}
+	if nf.pprof && nf.metricsAddr == "" {
+		return nil, printFail(cmd, exitUsage, "%s: --pprof needs --metrics-addr (the profiles are served on its listener)", name)
+	}
 	if err := checkSecretEnv(cmd, name, nf.secretEnv); err != nil {
 		return nil, err
 	}
@@ -365,7 +373,7 @@ func (nf *nodeFlags) config(base *slog.Logger, no nodeOptions) node.Config {
 		CacheTTL: nf.cacheTTL, CacheMaxBytes: nf.cacheMaxBytes, SecretEnv: nf.secretEnv,
 		MaxInflightPerCaller: nf.maxInflightPerCaller, ShutdownGrace: nf.shutdownGrace, Grants: nf.grants,
 		MaxResultBytes: nf.maxResultBytes, MaxResultBytesPerCaller: nf.maxResultBytesCaller,
-		MetricsAddr: nf.metricsAddr, AuditLog: nf.auditLog, ScriptsDir: nf.scriptsDir, AllowDestructive: nf.allowDestructive,
+		MetricsAddr: nf.metricsAddr, Pprof: nf.pprof, AuditLog: nf.auditLog, ScriptsDir: nf.scriptsDir, AllowDestructive: nf.allowDestructive,
 		StoreDir: no.storeDir, LazyWorkers: no.lazyWorkers, Gateway: !no.noGateway, TokenFiles: no.tokenFiles,
 		Upstreams: nf.upstreams,
 	}

@@ -40,6 +40,7 @@ var workerFlags struct {
 	connectTimeout time.Duration
 	grants         node.Grants
 	metricsAddr    string
+	pprof          bool
 }
 
 var workerCmd = &cobra.Command{
@@ -108,6 +109,7 @@ func init() {
 	f.DurationVar(&workerFlags.connectTimeout, "connect-timeout", 0, "how long start-up waits for NATS and the job queue, retrying with backoff (0 = forever)")
 	registerGrants(f, &workerFlags.grants)
 	f.StringVar(&workerFlags.metricsAddr, "metrics-addr", "", metricsAddrUsage)
+	f.BoolVar(&workerFlags.pprof, "pprof", false, pprofUsage)
 	rootCmd.AddCommand(workerCmd)
 }
 
@@ -117,6 +119,9 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 	}
 	if workerFlags.nats == "" {
 		return printFail(cmd, exitUsage, "axpool worker: --nats URL is required")
+	}
+	if workerFlags.pprof && workerFlags.metricsAddr == "" {
+		return printFail(cmd, exitUsage, "axpool worker: --pprof needs --metrics-addr (the profiles are served on its listener)")
 	}
 	if workerFlags.slots < 1 {
 		return printFail(cmd, exitUsage, "axpool worker: --slots must be at least 1")
@@ -187,7 +192,7 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 			MaxMemoryMB: workerFlags.maxMemoryMB, MaxOutputBytes: workerFlags.maxOutputBytes},
 		DefaultMemoryMB: workerFlags.defaultMemMB, CeilingPolicy: workerFlags.ceilingPolicy,
 		LibsDir: workerFlags.libsDir, TemplatesDir: workerFlags.templatesDir, SecretEnv: workerFlags.secretEnv,
-		Grants: workerFlags.grants, MetricsAddr: workerFlags.metricsAddr,
+		Grants: workerFlags.grants, MetricsAddr: workerFlags.metricsAddr, Pprof: workerFlags.pprof,
 	})
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool worker: %v", err)

@@ -71,6 +71,7 @@ var WriteProgramTasks = []string{
 	"sum the squares of 1..100",
 	"count the words of a text and print the five most frequent",
 	"parse a list of numbers from a string and print their mean",
+	"read a JSON document with json_parse and total the numbers of a list in it",
 	"build a JSON object with std-json and print it",
 	"validate the fields of a record with std-validation",
 	"spawn two actors that exchange messages",

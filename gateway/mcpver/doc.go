@@ -10,5 +10,5 @@
 // (SEP-2127, Card). It answers nothing itself: the gateway writes what it
 // returns.
 //
-// Imports: nothing from the module.
+// Imports: internal/text.
 package mcpver

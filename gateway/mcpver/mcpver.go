@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/axpool/axpool/internal/text"
 	"github.com/mark3labs/mcp-go/mcp"
 )
 
@@ -182,12 +183,19 @@ func CheckHTTP(h http.Header, method string, params json.RawMessage, req Request
 	mismatch := func(header, format string, a ...any) *Error {
 		return &Error{Code: CodeHeaderMismatch, Message: "header mismatch: " + header + ": " + fmt.Sprintf(format, a...)}
 	}
+	// A routing header sent twice is refused: an intermediary and axpool
+	// could read different copies.
+	for _, name := range []string{mcp.HeaderMethod, mcp.HeaderName, mcp.HeaderProtocolVersion} {
+		if len(h.Values(name)) > 1 {
+			return mismatch(name, "repeated header")
+		}
+	}
 	m := get(mcp.HeaderMethod)
 	switch {
 	case m == "":
 		return mismatch(mcp.HeaderMethod, "missing required header")
 	case m != method:
-		return mismatch(mcp.HeaderMethod, "header value %q does not match body value %q", m, method)
+		return mismatch(mcp.HeaderMethod, "header value %s does not match body value %s", text.Quote(m), text.Quote(method))
 	}
 	body, named := mcp.ExtractHeaderName(mcp.MCPMethod(method), params)
 	if nameHeaderTasks[method] {
@@ -202,11 +210,11 @@ func CheckHTTP(h http.Header, method string, params json.RawMessage, req Request
 		decoded, ok := mcp.DecodeHeaderValue(n)
 		switch {
 		case n == "":
-			return mismatch(mcp.HeaderName, "missing required header for method %q", method)
+			return mismatch(mcp.HeaderName, "missing required header for method %s", text.Quote(method))
 		case !ok:
 			return mismatch(mcp.HeaderName, "invalid Base64 encoding")
 		case decoded != body:
-			return mismatch(mcp.HeaderName, "header value %q does not match body value %q", decoded, body)
+			return mismatch(mcp.HeaderName, "header value %s does not match body value %s", text.Quote(decoded), text.Quote(body))
 		}
 	}
 	hv := get(mcp.HeaderProtocolVersion)
@@ -216,11 +224,11 @@ func CheckHTTP(h http.Header, method string, params json.RawMessage, req Request
 	case req.Version == "":
 		return &Error{Code: mcp.INVALID_PARAMS, Message: "missing or invalid _meta field " + mcp.MetaKeyProtocolVersion}
 	case hv != req.Version:
-		return mismatch(mcp.HeaderProtocolVersion, "header value %q does not match _meta value %q", hv, req.Version)
+		return mismatch(mcp.HeaderProtocolVersion, "header value %s does not match _meta value %s", text.Quote(hv), text.Quote(req.Version))
 	case !slices.Contains(Versions, req.Version):
 		return &Error{Code: CodeUnsupportedVersion,
-			Message: fmt.Sprintf("unsupported protocol version %q (supported: %s)", req.Version, strings.Join(Versions, ", ")),
-			Data:    mcp.UnsupportedProtocolVersionData{Supported: Versions, Requested: req.Version}}
+			Message: fmt.Sprintf("unsupported protocol version %s (supported: %s)", text.Quote(req.Version), strings.Join(Versions, ", ")),
+			Data:    mcp.UnsupportedProtocolVersionData{Supported: Versions, Requested: text.Clip(req.Version, text.MaxEcho)}}
 	}
 	return nil
 }

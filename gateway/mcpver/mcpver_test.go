@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -82,6 +83,10 @@ func TestCheckHTTP(t *testing.T) {
 			`header mismatch: Mcp-Name: missing required header for method "tools/call"`},
 		{"other name", h("Mcp-Method", "tools/call", "Mcp-Name", "wrong_tool_name"), "tools/call", call, meta, -32020,
 			`header mismatch: Mcp-Name: header value "wrong_tool_name" does not match body value "boruna_run"`},
+		{"repeated name", http.Header{"Mcp-Method": {"tools/call"}, "Mcp-Name": {"boruna_run", "boruna_compile"}, "Mcp-Protocol-Version": {"2026-07-28"}},
+			"tools/call", call, meta, -32020, "header mismatch: Mcp-Name: repeated header"},
+		{"repeated method", http.Header{"Mcp-Method": {"tools/list", "tools/list"}, "Mcp-Protocol-Version": {"2026-07-28"}},
+			"tools/list", nil, meta, -32020, "header mismatch: Mcp-Method: repeated header"},
 		{"bad base64", h("Mcp-Method", "tools/call", "Mcp-Name", "=?base64?!!?="), "tools/call", call, meta, -32020,
 			"header mismatch: Mcp-Name: invalid Base64 encoding"},
 		{"task name", h("Mcp-Method", "tasks/get", "Mcp-Name", "t-1"), "tasks/get", task, meta, 0, ""},
@@ -94,6 +99,16 @@ func TestCheckHTTP(t *testing.T) {
 		{"versions differ", h("Mcp-Method", "tools/list", "MCP-Protocol-Version", "2026-07-28"), "tools/list", nil,
 			Request{Version: "2027-01-01", Modern: true}, -32020,
 			`header mismatch: Mcp-Protocol-Version: header value "2026-07-28" does not match _meta value "2027-01-01"`},
+		// A client's value is quoted clipped to text.MaxEcho (128) bytes: a
+		// 200 KB version is not echoed whole.
+		{"long meta version", h("Mcp-Method", "tools/list", "MCP-Protocol-Version", "2026-07-28"), "tools/list", nil,
+			Request{Version: strings.Repeat("9", 200_000), Modern: true}, -32020,
+			`header mismatch: Mcp-Protocol-Version: header value "2026-07-28" does not match _meta value "` + strings.Repeat("9", 128) + `…"`},
+		{"long unsupported", h("Mcp-Method", "tools/list", "MCP-Protocol-Version", strings.Repeat("é", 100_000)), "tools/list", nil,
+			Request{Version: strings.Repeat("é", 100_000), Modern: true}, -32022,
+			`unsupported protocol version "` + strings.Repeat("é", 64) + `…" (supported: 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26)`},
+		{"long name", h("Mcp-Method", "tools/call", "Mcp-Name", strings.Repeat("n", 5000)), "tools/call", call, meta, -32020,
+			`header mismatch: Mcp-Name: header value "` + strings.Repeat("n", 128) + `…" does not match body value "boruna_run"`},
 		{"unsupported", h("Mcp-Method", "tools/list", "MCP-Protocol-Version", "2027-01-01"), "tools/list", nil,
 			Request{Version: "2027-01-01", Modern: true}, -32022,
 			`unsupported protocol version "2027-01-01" (supported: 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26)`},
@@ -110,6 +125,11 @@ func TestCheckHTTP(t *testing.T) {
 	e := CheckHTTP(h("Mcp-Method", "tools/list", "MCP-Protocol-Version", "2027-01-01"), "tools/list", nil, Request{Version: "2027-01-01", Modern: true})
 	if b, _ := json.Marshal(e.Data); string(b) != `{"supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"],"requested":"2027-01-01"}` {
 		t.Errorf("data = %s", b)
+	}
+	long := strings.Repeat("v", 300)
+	e = CheckHTTP(h("Mcp-Method", "tools/list", "MCP-Protocol-Version", long), "tools/list", nil, Request{Version: long, Modern: true})
+	if b, _ := json.Marshal(e.Data); string(b) != `{"supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"],"requested":"`+strings.Repeat("v", 128)+`…"}` {
+		t.Errorf("data of a 300-byte version = %s", b)
 	}
 }
 

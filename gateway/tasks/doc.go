@@ -14,5 +14,6 @@
 // status of 2025-11-25 (mcp-go's types). Handler answers the task requests
 // a transport hands it; the gateway writes its answers as JSON-RPC.
 //
-// Imports: gateway/dispatch, gateway/mcpver, queue, tools and wire.
+// Imports: gateway/dispatch, gateway/mcpver, internal/text, queue, tools
+// and wire.
 package tasks

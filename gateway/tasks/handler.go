@@ -13,6 +13,7 @@ import (
 
 	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/gateway/mcpver"
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
@@ -108,7 +109,7 @@ func (h *Handler) Answer(ctx context.Context, method string, params json.RawMess
 	}
 	t, err := h.Store.Lookup(ctx, p.TaskID, dispatch.CallerFrom(ctx))
 	if errors.Is(err, ErrNotFound) {
-		return nil, errorf(mcp.INVALID_PARAMS, "task %q not found", p.TaskID)
+		return nil, errorf(mcp.INVALID_PARAMS, "task %s not found", text.Quote(p.TaskID))
 	}
 	if err != nil {
 		return nil, errorf(mcp.INTERNAL_ERROR, "task store unavailable: %v", err)

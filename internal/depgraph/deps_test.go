@@ -82,7 +82,7 @@ var allowed = map[string][]string{
 	"worker/handlers": {"internal/mask", "internal/text", "policy", "vm"},
 	// The job client of the gateway and of axpool batch: no MCP.
 	"gateway/dispatch": {"gateway/batch", "gateway/dispatch/fairshare", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
-	"gateway":          {"gateway/agentdocs", "gateway/connlimit", "gateway/dispatch", "gateway/mcpver", "gateway/outbound", "gateway/tasks", "gateway/upstream", "internal/jsonenc", "internal/limitread", "internal/mask", "queue", "scripts", "tools", "wire"},
+	"gateway":          {"gateway/agentdocs", "gateway/connlimit", "gateway/dispatch", "gateway/mcpver", "gateway/outbound", "gateway/tasks", "gateway/upstream", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/text", "queue", "scripts", "tools", "wire"},
 	// The HTTP server's connections: caps, the unauthenticated ones, the
 	// file descriptors free.
 	"gateway/connlimit": nil,
@@ -91,9 +91,9 @@ var allowed = map[string][]string{
 	// The byte budget of results being sent and their streamed writing: no MCP.
 	"gateway/outbound": {"internal/jsonenc"},
 	// What each request's protocol revision asks: MCP's wire, no axpool.
-	"gateway/mcpver": {},
+	"gateway/mcpver": {"internal/text"},
 	// MCP tasks on the queue's durable store: no transport.
-	"gateway/tasks": {"gateway/dispatch", "gateway/mcpver", "queue", "tools", "wire"},
+	"gateway/tasks": {"gateway/dispatch", "gateway/mcpver", "internal/text", "queue", "tools", "wire"},
 	// Fair share of the queue between a gateway's callers: no queue, no MCP.
 	"gateway/dispatch/fairshare": {"wire"},
 	// The agent docs: embedded files and the libraries' surfaces, no MCP.

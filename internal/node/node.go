@@ -93,6 +93,9 @@ type Config struct {
 	Grants                                  Grants
 	// MetricsAddr and AuditLog: --metrics-addr, --audit-log ("" for none).
 	MetricsAddr, AuditLog string
+	// Pprof serves Go's profiles under /debug/pprof/ on MetricsAddr
+	// (--pprof).
+	Pprof bool
 	// ScriptsDir exposes a scripts directory ("" for none), with the
 	// destructive scripts AllowDestructive names.
 	ScriptsDir       string
@@ -283,7 +286,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		})
 		defer func() {
 			if err == nil {
-				ops = serveOps(ln, n.reg, n.ready, n.Log)
+				ops = serveOps(ln, n.reg, n.ready, cfg.Pprof, n.Log)
 			}
 		}()
 		n.reg = newRegistry()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,7 +18,9 @@ import (
 // The operations listener of `axpool mcp`, `serve` and `worker`
 // (--metrics-addr, off by default; docs/operations.md "Metrics"): GET
 // /metrics (Prometheus text format), /healthz (the process is up) and
-// /readyz (ready to serve: the bus reachable, workers alive).
+// /readyz (ready to serve: the bus reachable, workers alive); with --pprof
+// also Go's profiles under /debug/pprof/ (net/http/pprof), for a heap or
+// CPU profile of the running binary.
 
 // readyTimeout bounds one /readyz check.
 const readyTimeout = 3 * time.Second
@@ -47,9 +50,17 @@ func listenOps(addr string) (net.Listener, error) {
 }
 
 // serveOps serves reg and the probes on ln until close. ready reports
-// why the process is not ready (nil: ready).
-func serveOps(ln net.Listener, reg *prometheus.Registry, ready func(context.Context) error, log *slog.Logger) *opsServer {
+// why the process is not ready (nil: ready); withPprof adds Go's profiles
+// under /debug/pprof/.
+func serveOps(ln net.Listener, reg *prometheus.Registry, ready func(context.Context) error, withPprof bool, log *slog.Logger) *opsServer {
 	mux := http.NewServeMux()
+	if withPprof {
+		mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+		mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	}
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slogErrorLog{log}}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "ok")

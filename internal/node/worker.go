@@ -47,6 +47,8 @@ type WorkerConfig struct {
 	Grants                Grants
 	// MetricsAddr serves the worker's metrics and probes ("" for none).
 	MetricsAddr string
+	// Pprof serves Go's profiles under /debug/pprof/ on MetricsAddr.
+	Pprof bool
 }
 
 // RunWorker runs one worker process (worker.RunProcess) with the
@@ -113,7 +115,7 @@ func RunWorker(ctx context.Context, cfg WorkerConfig) error {
 			ln.Close()
 			return err
 		}
-		ops := serveOps(ln, reg, func(context.Context) error { return health.Ready() }, log)
+		ops := serveOps(ln, reg, func(context.Context) error { return health.Ready() }, cfg.Pprof, log)
 		defer ops.close()
 	}
 	go tools.RuntimeVersion() // the cache's runtime version, read before the first job needs it

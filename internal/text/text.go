@@ -11,6 +11,7 @@
 package text
 
 import (
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -27,6 +28,17 @@ func Clip(s string, n int) string {
 		return s
 	}
 	return Cut(s, n) + Ellipsis
+}
+
+// MaxEcho is the most bytes of a client's value (a task ID, a header, a
+// version, an argument name) that a protocol error message quotes: the
+// answer to a 7 MB task ID must not be 7 MB.
+const MaxEcho = 128
+
+// Quote is Clip(s, MaxEcho) quoted as Go's %q does: the form protocol
+// error messages quote a client's value in ("task \"t-1\" not found").
+func Quote(s string) string {
+	return strconv.Quote(Clip(s, MaxEcho))
 }
 
 // Cut returns the longest prefix of s that has at most n bytes and does not

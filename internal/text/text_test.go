@@ -76,3 +76,19 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+// TestQuote: a client's value quoted in a protocol error, clipped to
+// MaxEcho bytes on a rune boundary.
+func TestQuote(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"t-1", `"t-1"`},
+		{"a\"b\n", `"a\"b\n"`},
+		{strings.Repeat("x", 128), `"` + strings.Repeat("x", 128) + `"`},
+		{strings.Repeat("x", 129), `"` + strings.Repeat("x", 128) + `…"`},
+		{"x" + strings.Repeat("é", 100), `"x` + strings.Repeat("é", 63) + `…"`},
+	} {
+		if got := Quote(c.in); got != c.want {
+			t.Errorf("Quote(%.20q…) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}

@@ -498,6 +498,8 @@ func (a *analysis) synthType(t *compiler.Type, depth int) (string, bool) {
 		return "false", true
 	case compiler.KindUnit:
 		return "()", true
+	case compiler.KindJson:
+		return "to_json(())", true
 	case compiler.KindList:
 		return "[]", true
 	case compiler.KindMap:
@@ -597,6 +599,8 @@ func (a *analysis) synthSyntax(t syntax.Type, depth int) (string, bool) {
 		return "false", true
 	case "Unit":
 		return "()", true
+	case "Json":
+		return "to_json(())", true
 	case "List":
 		return "[]", true
 	case "Map":

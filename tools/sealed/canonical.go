@@ -37,7 +37,8 @@ const EventLogVersion = 2
 //     {"Map":{"k":V…}} (keys sorted), {"Record":{"type_id":N,"fields":[V…]}},
 //     {"Enum":{"type_id":N,"variant":I,"payload":V}} (I the variant index;
 //     a struct variant's payload is {"Record":{"type_id":N,"fields":[…]}},
-//     a unit variant's "Unit"), {"ActorId":n}, {"FnRef":n};
+//     a unit variant's "Unit"), {"ActorId":n}, {"FnRef":n}, {"Json":D} (D
+//     the Json value's document: object keys in their order, untagged);
 //   - strings are escaped as serde_json does: \" \\ \b \f \n \r \t, other
 //     control characters as \u00XX (lower-case hex), everything else
 //     literal; invalid UTF-8 bytes become U+FFFD.
@@ -187,7 +188,12 @@ func appendValue(b []byte, v vm.Value) []byte {
 }
 
 // taggedWriter writes the externally tagged form of a value (a vm.Visitor).
-type taggedWriter struct{ b []byte }
+// json counts the open Json arrays and objects: a Json value is written
+// {"Json":<its document>}, its nodes untagged.
+type taggedWriter struct {
+	b    []byte
+	json int
+}
 
 func (w *taggedWriter) tag(t string) {
 	w.b = append(w.b, `{"`...)
@@ -253,6 +259,27 @@ func (w *taggedWriter) Enter(v vm.Value) {
 	case vm.KindFn:
 		w.tag("FnRef")
 		w.b = append(strconv.AppendInt(w.b, int64(v.AsFnRef()), 10), '}')
+	case vm.KindJSON:
+		if w.json == 0 {
+			w.tag("Json")
+		}
+		switch v.JSONKind() {
+		case vm.JSONArray:
+			w.b = append(w.b, '[')
+			w.json++
+		case vm.JSONObject:
+			w.b = append(w.b, '{')
+			w.json++
+		case vm.JSONString:
+			str, _ := vm.JSONStringText(v)
+			w.b = appendString(w.b, str)
+		default:
+			raw, _ := v.JSONRaw() // null, a bool or a number: cannot fail
+			w.b = append(w.b, raw...)
+		}
+		if w.json == 0 {
+			w.b = append(w.b, '}')
+		}
 	default:
 		w.b = append(w.b, `"Unit"`...)
 	}
@@ -268,7 +295,7 @@ func (w *taggedWriter) Child(parent vm.Value, i int, key string) {
 	if i > 0 {
 		w.b = append(w.b, ',')
 	}
-	if parent.Kind() == vm.KindMap {
+	if parent.Kind() == vm.KindMap || parent.Kind() == vm.KindJSON && parent.JSONKind() == vm.JSONObject {
 		w.b = appendString(w.b, key)
 		w.b = append(w.b, ':')
 	}
@@ -293,6 +320,15 @@ func (w *taggedWriter) Leave(v vm.Value) {
 			w.b = append(w.b, "]}}"...)
 		}
 		w.b = append(w.b, "}}"...)
+	case vm.KindJSON:
+		if v.JSONKind() == vm.JSONArray {
+			w.b = append(w.b, ']')
+		} else {
+			w.b = append(w.b, '}')
+		}
+		if w.json--; w.json == 0 {
+			w.b = append(w.b, '}')
+		}
 	}
 }
 

@@ -41,8 +41,18 @@ func TestReferenceDigests(t *testing.T) {
 	}
 }
 
+// mustJSON parses a JSON document into a Json value.
+func mustJSON(t *testing.T, doc string) vm.Value {
+	t.Helper()
+	v, err := vm.JSONFromRaw([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // TestCanonicalValues locks the canonical form of every value kind and
-// event kind.
+// event kind; a Json value is {"Json": its document}.
 func TestCanonicalValues(t *testing.T) {
 	rec := &vm.TypeDesc{ID: 1, Name: "P", Kind: vm.RecordType, Fields: []string{"x", "y"}}
 	enum := &vm.TypeDesc{ID: 2, Name: "S", Kind: vm.EnumType, Variants: []vm.VariantDesc{
@@ -54,6 +64,7 @@ func TestCanonicalValues(t *testing.T) {
 		vm.NewRecord(rec, vm.Int(1), vm.Int(2)),
 		vm.NewEnum(enum, 0, vm.Unit()), vm.NewEnum(enum, 1, vm.Float(1.5)), vm.NewStructEnum(enum, 2, vm.Int(3), vm.Int(4)),
 		vm.ActorID(2), vm.FnRef(5), vm.Str("bad\xffutf8"),
+		mustJSON(t, `{"z":[1,2.5,{"k":"v"},[]],"a":{}}`), mustJSON(t, `"s\n"`), mustJSON(t, `null`), vm.Some(mustJSON(t, `-7`)),
 	})
 	events := []vm.Event{
 		{Kind: vm.EventUIEmit, Value: v},
@@ -74,7 +85,8 @@ func TestCanonicalValues(t *testing.T) {
 		`{"Map":{"a":{"Int":1},"b":{"Int":2}}},{"Record":{"type_id":1,"fields":[{"Int":1},{"Int":2}]}},` +
 		`{"Enum":{"type_id":2,"variant":0,"payload":"Unit"}},{"Enum":{"type_id":2,"variant":1,"payload":{"Float":1.5}}},` +
 		`{"Enum":{"type_id":2,"variant":2,"payload":{"Record":{"type_id":2,"fields":[{"Int":3},{"Int":4}]}}}},` +
-		`{"ActorId":2},{"FnRef":5},{"String":"bad` + "\uFFFD" + `utf8"}]}}},` +
+		`{"ActorId":2},{"FnRef":5},{"String":"bad` + "\uFFFD" + `utf8"},` +
+		`{"Json":{"z":[1,2.5,{"k":"v"},[]],"a":{}}},{"Json":"s\n"},{"Json":null},{"Some":{"Json":-7}}]}}},` +
 		`{"ActorSpawn":{"actor_id":1,"function":"worker"}},{"MessageSend":{"from":0,"to":1,"payload":{"Int":5}}},` +
 		`{"MessageReceive":{"actor_id":1,"payload":{"Int":5}}},{"SchedulerTick":{"round":3,"active_actor":1}},` +
 		`{"ContractCheck":{"function":"f","kind":"requires","index":0,"passed":true}},` +
