@@ -36,7 +36,7 @@ func callErr(t *testing.T, what string, err error, code, msg string) {
 }
 
 func TestToolCalls(t *testing.T) {
-	_, bus, _ := StartTestStack(t, Config{}, ClientOptions{})
+	emb, bus, _ := StartTestStack(t, Config{}, ClientOptions{})
 	started := make(chan struct{}, 1)
 	ended := make(chan error, 1)
 	svc, err := bus.ServeTools("gw-a", func(ctx context.Context, req *ToolRequest) ToolResult {
@@ -65,6 +65,21 @@ func TestToolCalls(t *testing.T) {
 	res, err := bus.CallTool(ctx, "gw-a", "job-1", "up__echo", json.RawMessage(`{"k":1}`))
 	if err != nil || string(res.Value) != `{"job":"job-1","args":{"k":1},"deadline_set":true}` || res.IsError {
 		t.Errorf("echo = %+v, %v", res, err)
+	}
+	// A worker's own connection (another process in fleet mode) reaches
+	// the gateway's service the same way.
+	nc2, err := emb.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc2.Close()
+	bus2, err := Attach(ctx, nc2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err = bus2.CallTool(ctx, "gw-a", "job-9", "up__echo", json.RawMessage(`{}`))
+	if err != nil || string(res.Value) != `{"job":"job-9","args":{},"deadline_set":true}` {
+		t.Errorf("echo from another connection = %+v, %v", res, err)
 	}
 	res, err = bus.CallTool(ctx, "gw-a", "job-1", "up__fail", nil)
 	if err != nil || !res.IsError || res.Text != "no" || string(res.Value) != `"no"` {
