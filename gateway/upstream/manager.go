@@ -527,9 +527,11 @@ func (u *upstream) run() {
 			u.set(StateConnecting, nil, "retrying after: "+err.Error())
 			continue
 		}
+		// Logged before calls can use it: a call that succeeds finds the
+		// line written.
+		log.Info("upstream connected", "tools", len(c.list))
 		u.set(StateUp, c, "")
 		firstDone()
-		log.Info("upstream connected", "tools", len(c.list))
 		select {
 		case <-c.gone:
 		case <-m.ctx.Done():
