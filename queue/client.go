@@ -89,6 +89,8 @@ type pendingJob struct {
 	waiters    int
 	result     json.RawMessage
 	done       chan struct{}
+	cache      string        // the job's cache digest (Job.Cache), from Submit
+	keep       bool          // Job.Keep, from Submit: the results bucket holds the result
 	progress   chan [2]int64 // capacity 1, latest value wins
 	debug      chan []string // debug lines, capacity debugBacklog; dropped when full
 }
@@ -335,7 +337,7 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 		c.pending[job.ID] = p
 	}
 	wasSubmitted := p.fromSubmit
-	p.fromSubmit, p.reply, p.submitted = true, job.Reply, job.Submitted
+	p.fromSubmit, p.reply, p.submitted, p.cache, p.keep = true, job.Reply, job.Submitted, job.Cache, job.Keep
 	c.mu.Unlock()
 
 	ack, err := c.bus.js.PublishMsg(ctx, &nats.Msg{Subject: JobSubject(job.Tool), Data: data},
@@ -541,6 +543,18 @@ func (c *Client) Cancel(ctx context.Context, jobID string) error {
 		if seq == 0 {
 			return nil
 		}
+		if info, err := c.bus.cons.Info(ctx); err == nil && seq <= info.Delivered.Stream {
+			// Delivered: a worker runs it without a claim (a first
+			// delivery claims nothing) and stops it on the cancel
+			// publish, or heard the publish before it took the job and
+			// answers it cancelled without running it. Publish again
+			// for a worker that took it between the two; a redelivery
+			// finds the marker.
+			if err := c.bus.nc.Publish(CancelSubject(jobID), nil); err != nil {
+				return fmt.Errorf("queue: cancel %s: %w", jobID, err)
+			}
+			return nil
+		}
 		if err := c.bus.stream.DeleteMsg(ctx, seq); err != nil {
 			// Already delivered (the worker sees the marker) or gone.
 			return nil
@@ -583,6 +597,11 @@ func (c *Client) Close() error {
 	c.closed = true
 	close(c.done)
 	c.mu.Unlock()
+	// The cache stores of the results this client received go through
+	// before it returns (a process that exits after its calls).
+	fctx, fcancel := context.WithTimeout(context.Background(), cacheStoreTimeout)
+	_ = c.bus.FlushCacheStores(fctx)
+	fcancel()
 	err := c.sub.Unsubscribe()
 	if uerr := c.upSub.Unsubscribe(); err == nil {
 		err = uerr
@@ -602,6 +621,23 @@ func (c *Client) onEvent(m *nats.Msg) {
 		c.log.Warn("bad event", "subject", m.Subject, "err", err)
 		return
 	}
+	if ev.Type == EventResult && m.Reply != "" {
+		// A worker waits for the answer (Bus.PublishResult): "+" when this
+		// client holds the result now, so that the worker stores nothing.
+		taken := c.takeResult(ev)
+		answer := resultNotMine
+		if taken {
+			answer = resultTaken
+		}
+		if err := m.Respond(answer); err != nil {
+			c.log.Debug("answer a result event", "job", ev.JobID, "err", err)
+		}
+		return
+	}
+	if ev.Type == EventResult {
+		c.takeResult(ev)
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.pending[ev.JobID]
@@ -609,16 +645,6 @@ func (c *Client) onEvent(m *nats.Msg) {
 		return
 	}
 	switch ev.Type {
-	case EventResult:
-		if len(ev.Result) == 0 {
-			c.log.Warn("result event without result", "job", ev.JobID)
-			return
-		}
-		p.result = ev.Result
-		close(p.done)
-		if p.waiters == 0 {
-			delete(c.pending, ev.JobID)
-		}
 	case EventProgress:
 		select {
 		case <-p.progress:
@@ -632,6 +658,40 @@ func (c *Client) onEvent(m *nats.Msg) {
 			c.log.Debug("debug event dropped: the waiter is behind", "job", ev.JobID)
 		}
 	}
+}
+
+// takeResult hands the result event ev to the job's pending entry and
+// reports whether this client holds the job's result now (it had one
+// already, or takes this one). A cacheable result (Event.Cacheable) of a
+// job submitted with a cache digest is stored under it, off the caller's
+// path, before any Wait returns it (Bus.StoreCachedLater: this process's
+// lookups find it at once).
+func (c *Client) takeResult(ev *Event) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pending[ev.JobID]
+	if p == nil {
+		return false
+	}
+	if p.result != nil {
+		return true
+	}
+	if len(ev.Result) == 0 {
+		c.log.Warn("result event without result", "job", ev.JobID)
+		return false
+	}
+	if ev.Cacheable && p.cache != "" {
+		c.bus.StoreCachedLater(p.cache, ev.Result)
+	}
+	p.result = ev.Result
+	close(p.done)
+	// A result that nobody waits for yet is kept for the Wait that follows
+	// Submit — unless the results bucket holds it (a kept job: Wait reads
+	// it there) or this client did not submit the job.
+	if p.waiters == 0 && (!p.fromSubmit || p.keep) {
+		delete(c.pending, ev.JobID)
+	}
+	return true
 }
 
 // monitor wakes every Wait when events may have been lost (reconnect,

@@ -58,6 +58,14 @@ type Job struct {
 	// stores nothing.
 	Cache        string `json:"cache,omitempty"`
 	CacheVersion string `json:"cache_version,omitempty"`
+	// Keep asks the worker to store the job's result in the results
+	// bucket (Bus.StoreResult) before it answers, whoever waits for it:
+	// the gateway sets it for a result read later or elsewhere — an MCP
+	// task's, an idempotency key's. Without it the result goes to the
+	// caller on core NATS only, and is stored only when the caller does
+	// not confirm it (Bus.PublishResult: nobody listens on Reply, the
+	// listener does not hold the job, no confirmation in time).
+	Keep bool `json:"keep,omitempty"`
 }
 
 // EventType is the kind of an Event.
@@ -90,6 +98,11 @@ type Event struct {
 	// Worker is the ID of the worker that sent the event ("" for events
 	// written by a gateway).
 	Worker string `json:"worker,omitempty"`
+	// Cacheable marks a result event whose result may be cached under the
+	// job's Cache digest (the worker found the run deterministic, under
+	// the job's CacheVersion): the Client that submitted the job stores it
+	// there (Bus.StoreCachedLater), off the caller's path.
+	Cacheable bool `json:"cacheable,omitempty"`
 }
 
 // DecodeJob decodes a job message. A message of another version returns the
