@@ -284,9 +284,9 @@ type Bus struct {
 	lookups     *cacheLookups
 	lookupsOnce sync.Once
 	// stores are the cache stores of StoreCachedLater (cachestore.go).
-	stores cacheStores
-	tasks       jetstream.KeyValue // nil for a Bus from Attach (workers use no tasks)
-	taskTTL     time.Duration
+	stores  cacheStores
+	tasks   jetstream.KeyValue // nil for a Bus from Attach (workers use no tasks)
+	taskTTL time.Duration
 
 	ackWait       time.Duration
 	maxDeliver    int
