@@ -502,10 +502,16 @@ func (c *Client) Result(ctx context.Context, jobID string) (json.RawMessage, err
 // context at once; the VM stops at its next slice, the worker stores a
 // cancelled result and acks), then writes a cancel marker in the state
 // bucket:
-//   - Queued (no worker has claimed it): the marker keeps any worker from
-//     running it; if this client submitted it, Cancel also deletes it from
-//     the stream and stores the result itself (error_kind and outcome
-//     "cancelled", worker "").
+//   - Not claimed: the marker keeps a redelivery from running it, and a
+//     worker that pulls it on its first delivery answers it cancelled:
+//     it heard the publish, or it reads the marker of a job published
+//     before it listened. If this client submitted it and the stream
+//     has not delivered it yet (the consumer's delivered sequence is
+//     below the job's), Cancel also deletes it from the stream and
+//     stores the result itself (error_kind and outcome "cancelled",
+//     worker ""); a delivered job runs unclaimed on its first delivery,
+//     and its worker stops it and answers it (the publish is sent again
+//     for a worker that took it meanwhile).
 //   - Claimed (running, or awaiting redelivery after its worker died): the
 //     marker replaces the claim, so a redelivery is answered cancelled
 //     without running; a second publish reaches a worker that took the

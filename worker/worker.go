@@ -51,9 +51,10 @@ type Result struct {
 	// protocol_version (docs/tools.md §1).
 	Envelope json.RawMessage
 	// Cacheable reports that the result may be stored under job.Cache
-	// (queue.Job.Cache, docs/tools.md §7): the worker then stores it, job
-	// metadata included, with Bus.StoreCached before it answers the job.
-	// Ignored for a job without a cache key.
+	// (queue.Job.Cache, docs/tools.md §7): the worker marks its result
+	// event so (queue.Event.Cacheable), and the Client that submitted the
+	// job stores it, job metadata included, under the digest, off the
+	// response path. Ignored for a job without a cache key.
 	Cacheable bool
 }
 
