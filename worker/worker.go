@@ -527,7 +527,9 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		if md := uint64(w.bus.MaxDeliver()); md > 0 &&
 			(d.NumDelivered > md || d.NumDelivered == md && rerun) {
 			log().Warn("worker lost; not running the job again", "lost_worker", previous)
-			meta.Worker = previous
+			if previous != "" { // else the lost worker is unknown: this one answers
+				meta.Worker = previous
+			}
 			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(lostMessage(d.NumDelivered-1)), meta), "worker lost", log)
 			return
 		}
@@ -542,7 +544,9 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		watchdog = firstStart.Add(wall + WatchdogSlack)
 		if !time.Now().Before(watchdog) {
 			log().Warn("worker lost; no wall-clock time left to run the job again", "lost_worker", previous, "wall_limit", wall)
-			meta.Worker = previous
+			if previous != "" { // else the lost worker is unknown: this one answers
+				meta.Worker = previous
+			}
 			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(watchdogMessage(wall, rerun)), meta), "worker lost", log)
 			return
 		}
