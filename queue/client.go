@@ -333,7 +333,7 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	}
 	p := c.pending[job.ID]
 	if p == nil {
-		p = newPending()
+		p = newPending(job.Debug)
 		c.pending[job.ID] = p
 	}
 	wasSubmitted := p.fromSubmit
@@ -366,9 +366,15 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	return job.ID, nil
 }
 
-func newPending() *pendingJob {
-	return &pendingJob{created: time.Now(), done: make(chan struct{}), progress: make(chan [2]int64, 1),
-		debug: make(chan []string, debugBacklog)}
+// newPending returns the entry of a job; its debug backlog is made only
+// when debug lines are wanted (a job submitted with Job.Debug, a Wait with
+// a DebugSink): the debug events of an entry without one are dropped.
+func newPending(debug bool) *pendingJob {
+	p := &pendingJob{created: time.Now(), done: make(chan struct{}), progress: make(chan [2]int64, 1)}
+	if debug {
+		p.debug = make(chan []string, debugBacklog)
+	}
+	return p
 }
 
 // Wait blocks until the result of jobID is known and returns it: the
@@ -401,7 +407,7 @@ func (c *Client) Wait(ctx context.Context, jobID string, onProgress func(steps, 
 	}
 	p := c.pending[jobID]
 	if p == nil {
-		p = newPending()
+		p = newPending(DebugSink(ctx) != nil)
 		c.pending[jobID] = p
 	}
 	p.waiters++
@@ -658,6 +664,9 @@ func (c *Client) onEvent(m *nats.Msg) {
 		}
 		p.progress <- [2]int64{ev.Steps, ev.Total}
 	case EventDebug:
+		if p.debug == nil {
+			return // not wanted (newPending)
+		}
 		select {
 		case p.debug <- ev.Lines:
 		default:
