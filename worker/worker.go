@@ -186,7 +186,7 @@ type Worker struct {
 	// heard holds the cancels heard on the cancel subscription (job ID →
 	// when), so that a job delivered after its cancel is not run: a
 	// first delivery claims nothing, so it meets no cancel marker unless
-	// it reads one (mayHaveMissedCancel). Bounded by maxHeard.
+	// it reads one (markedCancelled). Bounded by maxHeard.
 	heard map[string]time.Time
 	// heardFrom is the job stream's last sequence when the cancel
 	// subscription was last known complete: a job above it was published
