@@ -1,7 +1,9 @@
 package queue
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -110,5 +112,35 @@ func TestStoreCachedLaterBatches(t *testing.T) {
 	}
 	if bus.CacheStoresOff() {
 		t.Error("stores turned off")
+	}
+}
+
+// TestMarshalEventAsEncodingJSON: the event encoder writes the bytes
+// encoding/json writes (without HTML escaping) for every kind of event,
+// and refuses a result that is not JSON.
+func TestMarshalEventAsEncodingJSON(t *testing.T) {
+	for _, ev := range []Event{
+		{V: 1, JobID: "j", Type: EventResult, Result: []byte(`{"success":true, "x": [1, 2], "s":"<a&b> \u2028"}`), Worker: "w-1"},
+		{V: 1, JobID: "j\"2", Type: EventProgress, Steps: 5, Total: -7},
+		{V: 1, JobID: "j3", Type: EventDebug, Lines: []string{"a", "tab\there", "<html>", "\xff"}, Worker: "w"},
+		{V: 2, JobID: "", Type: "", Lines: []string{}},
+		{V: 1, JobID: "j4", Type: EventResult, Result: []byte(`"plain"`), Cacheable: true},
+	} {
+		got, err := marshalEvent(&ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&ev); err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != strings.TrimSuffix(want.String(), "\n") {
+			t.Errorf("marshalEvent = %s\nencoding/json: %s", got, want.Bytes())
+		}
+	}
+	if _, err := marshalEvent(&Event{V: 1, Result: []byte(`{"x":`)}); err == nil || err.Error() != "queue: encode event: the result is not valid JSON" {
+		t.Errorf("bad result: %v", err)
 	}
 }
