@@ -91,6 +91,7 @@ type pendingJob struct {
 	done       chan struct{}
 	cache      string        // the job's cache digest (Job.Cache), from Submit
 	keep       bool          // Job.Keep, from Submit: the results bucket holds the result
+	waited     bool          // a Wait has registered (the result is no longer kept for the first one)
 	progress   chan [2]int64 // capacity 1, latest value wins
 	debug      chan []string // debug lines, capacity debugBacklog; dropped when full
 }
@@ -411,6 +412,7 @@ func (c *Client) Wait(ctx context.Context, jobID string, onProgress func(steps, 
 		c.pending[jobID] = p
 	}
 	p.waiters++
+	p.waited = true
 	fromSubmit := p.fromSubmit
 	c.mu.Unlock()
 	defer c.release(jobID, p)
@@ -690,6 +692,12 @@ func (c *Client) takeResult(ev *Event) bool {
 	}
 	if p.result != nil {
 		return true
+	}
+	if p.waiters == 0 && p.waited && !p.keep {
+		// Its waits are over (a cancelled call): the worker stores the
+		// result, for a Wait still to come (the call's metadata).
+		delete(c.pending, ev.JobID)
+		return false
 	}
 	if len(ev.Result) == 0 {
 		c.log.Warn("result event without result", "job", ev.JobID)

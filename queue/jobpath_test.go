@@ -144,3 +144,32 @@ func TestMarshalEventAsEncodingJSON(t *testing.T) {
 		t.Errorf("bad result: %v", err)
 	}
 }
+
+// TestResultAfterWaitsEnded: the result of a job whose only Wait ended
+// (its call was cancelled) is not confirmed, so that the worker stores it
+// for a Wait still to come (the cancelled call's metadata), which reads it
+// from the bucket.
+func TestResultAfterWaitsEnded(t *testing.T) {
+	_, bus, c := testBus(t, Config{})
+	ctx := ctxT(t)
+	id, err := c.Submit(ctx, Job{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.Wait(wctx, id, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait with an ended ctx = %v", err)
+	}
+	env := []byte(`{"success":true,"protocol_version":1,"job_id":"` + id + `"}`)
+	ok, err := bus.PublishResult(EventSubject(c.GatewayID(), id), &Event{JobID: id, Type: EventResult, Result: env}, 10*time.Second)
+	if err != nil || ok {
+		t.Fatalf("PublishResult after the waits ended = %v, %v; want unconfirmed", ok, err)
+	}
+	if _, err := bus.StoreResult(ctx, id, env); err != nil { // as the worker does
+		t.Fatal(err)
+	}
+	if got, err := c.Wait(ctx, id, nil); err != nil || string(got) != string(env) {
+		t.Errorf("a later Wait = %s, %v", got, err)
+	}
+}
