@@ -307,7 +307,7 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	if !ValidReply(job.Reply) {
 		return "", &InvalidJobError{Field: "reply", Reason: replyProblem(job.Reply)}
 	}
-	data, err := jsonenc.Marshal(&job)
+	data, err := marshalJob(&job)
 	if err != nil {
 		return "", &InvalidJobError{Field: "args", Reason: err.Error()}
 	}

@@ -173,3 +173,37 @@ func TestResultAfterWaitsEnded(t *testing.T) {
 		t.Errorf("a later Wait = %s, %v", got, err)
 	}
 }
+
+// TestMarshalJobAsEncodingJSON: the job encoder writes the bytes
+// encoding/json writes (without HTML escaping) for jobs with every field
+// set, none set, and odd strings and times, and encoding/json's error for
+// arguments that are not JSON.
+func TestMarshalJobAsEncodingJSON(t *testing.T) {
+	at := time.Date(2026, 12, 5, 8, 30, 1, 123456789, time.UTC)
+	for _, j := range []Job{
+		{V: 1, ID: "j1", Tool: "boruna_run", Args: []byte(`{"source": "fn main() -> Int { 1 }", "x":[1, 2]}`), Submitted: at,
+			Deadline: at.Add(time.Minute), Reply: "axpool.evt.gw.j1", Progress: true, Debug: true, TraceParent: "00-a-b-01",
+			TraceState: "k=v", Principal: "tok<&>", Cache: "abc", CacheVersion: "axpool 1", Keep: true},
+		{},
+		{V: 1, ID: "j\"2", Tool: "t", Submitted: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Principal: "\u2028\xff"},
+	} {
+		got, err := marshalJob(&j)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&j); err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != strings.TrimSuffix(want.String(), "\n") {
+			t.Errorf("marshalJob = %s\nencoding/json: %s", got, want.Bytes())
+		}
+	}
+	_, err := marshalJob(&Job{Args: []byte(`{"x":`)})
+	_, want := json.Marshal(&Job{Args: []byte(`{"x":`)})
+	if err == nil || want == nil || err.Error() != want.Error() {
+		t.Errorf("bad args: %v, want %v", err, want)
+	}
+}
