@@ -283,8 +283,10 @@ type Bus struct {
 	// lookups batches CachedResult's lookups (made on first use).
 	lookups     *cacheLookups
 	lookupsOnce sync.Once
-	tasks       jetstream.KeyValue // nil for a Bus from Attach (workers use no tasks)
-	taskTTL     time.Duration
+	// stores are the cache stores of StoreCachedLater (cachestore.go).
+	stores  cacheStores
+	tasks   jetstream.KeyValue // nil for a Bus from Attach (workers use no tasks)
+	taskTTL time.Duration
 
 	ackWait       time.Duration
 	maxDeliver    int
@@ -421,4 +423,45 @@ func (b *Bus) PublishEvent(subject string, ev *Event) error {
 		return fmt.Errorf("queue: publish event: %w", err)
 	}
 	return nil
+}
+
+// Answers of a Client to a result event sent with Bus.PublishResult.
+var (
+	// resultTaken: the client holds the job (it submitted it, or waits for
+	// it) and now its result.
+	resultTaken = []byte("+")
+	// resultNotMine: the client knows nothing of the job; the result must
+	// be stored for whoever looks for it.
+	resultNotMine = []byte("-")
+)
+
+// PublishResult sends the result event ev (V is set) on subject as a core
+// NATS request and reports whether the job's Client confirmed that it
+// holds the result, waiting at most wait for the confirmation. It is not
+// confirmed — and the worker must store the result (StoreResult) for a
+// later Wait or Result — when nobody listens on subject (the server's
+// "no responders", at once), the listener does not hold the job (a
+// Client that never submitted or waited for it), or no answer comes in
+// time (an event or its answer lost, a stalled gateway). The reply
+// subject's listener is a Client's event subscription (NewClient); a
+// plain subscriber (a foreign submitter) never confirms.
+// Errors: a subject ValidReply refuses (nothing is sent), the connection
+// closed; both unconfirmed.
+func (b *Bus) PublishResult(subject string, ev *Event, wait time.Duration) (bool, error) {
+	if !ValidReply(subject) {
+		return false, fmt.Errorf("queue: publish result: reply subject %s", replyProblem(subject))
+	}
+	ev.V = MessageVersion
+	data, err := marshalEvent(ev)
+	if err != nil {
+		return false, err
+	}
+	m, err := b.nc.Request(subject, data, wait)
+	switch {
+	case err == nil:
+		return len(m.Data) == 1 && m.Data[0] == resultTaken[0], nil
+	case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout):
+		return false, nil
+	}
+	return false, fmt.Errorf("queue: publish result: %w", err)
 }

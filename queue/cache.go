@@ -50,8 +50,12 @@ func (b *Bus) CachedResult(ctx context.Context, digest string) ([]byte, error) {
 	if !validDigest(digest) {
 		return nil, fmt.Errorf("queue: cache digest %q is not 1-128 characters of [A-Za-z0-9_-]", digest)
 	}
+	key := cacheKey(digest)
+	if val, ok := b.pendingCached(key); ok {
+		return val, nil // stored later (StoreCachedLater), not yet acknowledged
+	}
 	b.lookupsOnce.Do(func() { b.lookups = newCacheLookups(b) })
-	val, err := b.lookups.get(ctx, cacheKey(digest))
+	val, err := b.lookups.get(ctx, key)
 	if err != nil && !errors.Is(err, ErrNotCached) {
 		return nil, fmt.Errorf("queue: read cache %s: %w", digest, err)
 	}

@@ -89,6 +89,9 @@ type pendingJob struct {
 	waiters    int
 	result     json.RawMessage
 	done       chan struct{}
+	cache      string        // the job's cache digest (Job.Cache), from Submit
+	keep       bool          // Job.Keep, from Submit: the results bucket holds the result
+	waited     bool          // a Wait has registered (the result is no longer kept for the first one)
 	progress   chan [2]int64 // capacity 1, latest value wins
 	debug      chan []string // debug lines, capacity debugBacklog; dropped when full
 }
@@ -304,7 +307,7 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	if !ValidReply(job.Reply) {
 		return "", &InvalidJobError{Field: "reply", Reason: replyProblem(job.Reply)}
 	}
-	data, err := jsonenc.Marshal(&job)
+	data, err := marshalJob(&job)
 	if err != nil {
 		return "", &InvalidJobError{Field: "args", Reason: err.Error()}
 	}
@@ -331,11 +334,11 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	}
 	p := c.pending[job.ID]
 	if p == nil {
-		p = newPending()
+		p = newPending(job.Debug)
 		c.pending[job.ID] = p
 	}
 	wasSubmitted := p.fromSubmit
-	p.fromSubmit, p.reply, p.submitted = true, job.Reply, job.Submitted
+	p.fromSubmit, p.reply, p.submitted, p.cache, p.keep = true, job.Reply, job.Submitted, job.Cache, job.Keep
 	c.mu.Unlock()
 
 	ack, err := c.bus.js.PublishMsg(ctx, &nats.Msg{Subject: JobSubject(job.Tool), Data: data},
@@ -364,9 +367,15 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	return job.ID, nil
 }
 
-func newPending() *pendingJob {
-	return &pendingJob{created: time.Now(), done: make(chan struct{}), progress: make(chan [2]int64, 1),
-		debug: make(chan []string, debugBacklog)}
+// newPending returns the entry of a job; its debug backlog is made only
+// when debug lines are wanted (a job submitted with Job.Debug, a Wait with
+// a DebugSink): the debug events of an entry without one are dropped.
+func newPending(debug bool) *pendingJob {
+	p := &pendingJob{created: time.Now(), done: make(chan struct{}), progress: make(chan [2]int64, 1)}
+	if debug {
+		p.debug = make(chan []string, debugBacklog)
+	}
+	return p
 }
 
 // Wait blocks until the result of jobID is known and returns it: the
@@ -399,10 +408,11 @@ func (c *Client) Wait(ctx context.Context, jobID string, onProgress func(steps, 
 	}
 	p := c.pending[jobID]
 	if p == nil {
-		p = newPending()
+		p = newPending(DebugSink(ctx) != nil)
 		c.pending[jobID] = p
 	}
 	p.waiters++
+	p.waited = true
 	fromSubmit := p.fromSubmit
 	c.mu.Unlock()
 	defer c.release(jobID, p)
@@ -500,10 +510,16 @@ func (c *Client) Result(ctx context.Context, jobID string) (json.RawMessage, err
 // context at once; the VM stops at its next slice, the worker stores a
 // cancelled result and acks), then writes a cancel marker in the state
 // bucket:
-//   - Queued (no worker has claimed it): the marker keeps any worker from
-//     running it; if this client submitted it, Cancel also deletes it from
-//     the stream and stores the result itself (error_kind and outcome
-//     "cancelled", worker "").
+//   - Not claimed: the marker keeps a redelivery from running it, and a
+//     worker that pulls it on its first delivery answers it cancelled:
+//     it heard the publish, or it reads the marker of a job published
+//     before it listened. If this client submitted it and the stream
+//     has not delivered it yet (the consumer's delivered sequence is
+//     below the job's), Cancel also deletes it from the stream and
+//     stores the result itself (error_kind and outcome "cancelled",
+//     worker ""); a delivered job runs unclaimed on its first delivery,
+//     and its worker stops it and answers it (the publish is sent again
+//     for a worker that took it meanwhile).
 //   - Claimed (running, or awaiting redelivery after its worker died): the
 //     marker replaces the claim, so a redelivery is answered cancelled
 //     without running; a second publish reaches a worker that took the
@@ -539,6 +555,18 @@ func (c *Client) Cancel(ctx context.Context, jobID string) error {
 		// Not claimed: no worker will run it. Remove it from the queue if
 		// we know where it is, and answer for it.
 		if seq == 0 {
+			return nil
+		}
+		if info, err := c.bus.cons.Info(ctx); err == nil && seq <= info.Delivered.Stream {
+			// Delivered: a worker runs it without a claim (a first
+			// delivery claims nothing) and stops it on the cancel
+			// publish, or heard the publish before it took the job and
+			// answers it cancelled without running it. Publish again
+			// for a worker that took it between the two; a redelivery
+			// finds the marker.
+			if err := c.bus.nc.Publish(CancelSubject(jobID), nil); err != nil {
+				return fmt.Errorf("queue: cancel %s: %w", jobID, err)
+			}
 			return nil
 		}
 		if err := c.bus.stream.DeleteMsg(ctx, seq); err != nil {
@@ -583,6 +611,11 @@ func (c *Client) Close() error {
 	c.closed = true
 	close(c.done)
 	c.mu.Unlock()
+	// The cache stores of the results this client received go through
+	// before it returns (a process that exits after its calls).
+	fctx, fcancel := context.WithTimeout(context.Background(), cacheStoreTimeout)
+	_ = c.bus.FlushCacheStores(fctx)
+	fcancel()
 	err := c.sub.Unsubscribe()
 	if uerr := c.upSub.Unsubscribe(); err == nil {
 		err = uerr
@@ -602,6 +635,23 @@ func (c *Client) onEvent(m *nats.Msg) {
 		c.log.Warn("bad event", "subject", m.Subject, "err", err)
 		return
 	}
+	if ev.Type == EventResult && m.Reply != "" {
+		// A worker waits for the answer (Bus.PublishResult): "+" when this
+		// client holds the result now, so that the worker stores nothing.
+		taken := c.takeResult(ev)
+		answer := resultNotMine
+		if taken {
+			answer = resultTaken
+		}
+		if err := m.Respond(answer); err != nil {
+			c.log.Debug("answer a result event", "job", ev.JobID, "err", err)
+		}
+		return
+	}
+	if ev.Type == EventResult {
+		c.takeResult(ev)
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p := c.pending[ev.JobID]
@@ -609,16 +659,6 @@ func (c *Client) onEvent(m *nats.Msg) {
 		return
 	}
 	switch ev.Type {
-	case EventResult:
-		if len(ev.Result) == 0 {
-			c.log.Warn("result event without result", "job", ev.JobID)
-			return
-		}
-		p.result = ev.Result
-		close(p.done)
-		if p.waiters == 0 {
-			delete(c.pending, ev.JobID)
-		}
 	case EventProgress:
 		select {
 		case <-p.progress:
@@ -626,12 +666,55 @@ func (c *Client) onEvent(m *nats.Msg) {
 		}
 		p.progress <- [2]int64{ev.Steps, ev.Total}
 	case EventDebug:
+		if p.debug == nil {
+			return // not wanted (newPending)
+		}
 		select {
 		case p.debug <- ev.Lines:
 		default:
 			c.log.Debug("debug event dropped: the waiter is behind", "job", ev.JobID)
 		}
 	}
+}
+
+// takeResult hands the result event ev to the job's pending entry and
+// reports whether this client holds the job's result now (it had one
+// already, or takes this one). A cacheable result (Event.Cacheable) of a
+// job submitted with a cache digest is stored under it, off the caller's
+// path, before any Wait returns it (Bus.StoreCachedLater: this process's
+// lookups find it at once).
+func (c *Client) takeResult(ev *Event) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.pending[ev.JobID]
+	if p == nil {
+		return false
+	}
+	if p.result != nil {
+		return true
+	}
+	if p.waiters == 0 && p.waited && !p.keep {
+		// Its waits are over (a cancelled call): the worker stores the
+		// result, for a Wait still to come (the call's metadata).
+		delete(c.pending, ev.JobID)
+		return false
+	}
+	if len(ev.Result) == 0 {
+		c.log.Warn("result event without result", "job", ev.JobID)
+		return false
+	}
+	if ev.Cacheable && p.cache != "" {
+		c.bus.StoreCachedLater(p.cache, ev.Result)
+	}
+	p.result = ev.Result
+	close(p.done)
+	// A result that nobody waits for yet is kept for the Wait that follows
+	// Submit — unless the results bucket holds it (a kept job: Wait reads
+	// it there) or this client did not submit the job.
+	if p.waiters == 0 && (!p.fromSubmit || p.keep) {
+		delete(c.pending, ev.JobID)
+	}
+	return true
 }
 
 // monitor wakes every Wait when events may have been lost (reconnect,

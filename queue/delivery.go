@@ -300,6 +300,12 @@ type Claim struct {
 	FirstStart time.Time
 	// Revision is the claim's KV revision (for ReleaseClaim).
 	Revision uint64
+	// Created: the job had no claim record; this claim is its first. On
+	// a redelivery that means the earlier delivery's worker never claimed
+	// the job (a first delivery claims only once it runs past its first
+	// heartbeat, ClaimRunning): it was lost within its first heartbeat,
+	// or handed the job back.
+	Created bool
 }
 
 // claimValue is the state value of a claim: "<workerID>@<unix ms of the
@@ -331,15 +337,23 @@ func parseClaim(v string) (workerID string, firstStart time.Time) {
 // ValidID; *UnavailableError when the state bucket does not answer now
 // (the caller retries); other KV errors, wrapped.
 func (b *Bus) Claim(ctx context.Context, jobID, workerID string) (Claim, error) {
+	return b.ClaimSince(ctx, jobID, workerID, time.Now())
+}
+
+// ClaimSince is Claim with the first start a claim it creates records
+// (Claim.FirstStart, Claim.Created): a redelivery that finds no claim
+// passes its estimate of when the earlier delivery started the job. A
+// claim taken over keeps the first start it holds.
+func (b *Bus) ClaimSince(ctx context.Context, jobID, workerID string, firstStart time.Time) (Claim, error) {
 	if !ValidID(workerID) {
 		return Claim{}, fmt.Errorf("queue: claim %s: worker ID %q is not 1-128 characters of [A-Za-z0-9_-]", jobID, workerID)
 	}
 	key := claimKey(jobID)
-	now := time.Now()
+	now := firstStart
 	for range 8 {
 		rev, err := b.state.Create(ctx, key, claimValue(workerID, now))
 		if err == nil {
-			return Claim{Revision: rev, FirstStart: now.Truncate(time.Millisecond)}, nil
+			return Claim{Revision: rev, FirstStart: now.Truncate(time.Millisecond), Created: true}, nil
 		}
 		if !errors.Is(err, jetstream.ErrKeyExists) {
 			return Claim{}, opError("claim "+jobID, err)
@@ -370,6 +384,61 @@ func (b *Bus) Claim(ctx context.Context, jobID, workerID string) (Claim, error) 
 		}
 	}
 	return Claim{}, fmt.Errorf("queue: claim %s: too much contention", jobID)
+}
+
+// ClaimRunning records workerID as the runner of jobID, which it started
+// at started on the job's first delivery, unless the job has a claim
+// record already: a first delivery runs without a claim, and writes one
+// only once it runs past its first heartbeat (so that a redelivery while
+// it still runs finds it, Bus.WorkerRunning, and a run after it is lost
+// counts from its first start). It returns the holder found instead — ""
+// when the claim is workerID's — and whether it is a cancel marker: a
+// job cancelled while queued, or taken over by a redelivery while this
+// worker stalled, must stop. Errors: workerID not ValidID;
+// *UnavailableError when the state bucket does not answer now (the caller
+// tries again at its next heartbeat); other KV errors, wrapped.
+func (b *Bus) ClaimRunning(ctx context.Context, jobID, workerID string, started time.Time) (holder string, cancelled bool, err error) {
+	if !ValidID(workerID) {
+		return "", false, fmt.Errorf("queue: claim %s: worker ID %q is not 1-128 characters of [A-Za-z0-9_-]", jobID, workerID)
+	}
+	key := claimKey(jobID)
+	_, err = b.state.Create(ctx, key, claimValue(workerID, started))
+	if err == nil {
+		return "", false, nil
+	}
+	if !errors.Is(err, jetstream.ErrKeyExists) {
+		return "", false, opError("claim "+jobID, err)
+	}
+	e, err := b.state.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return "", false, nil // released meanwhile: nobody else runs it
+	}
+	if err != nil {
+		return "", false, opError("claim "+jobID, err)
+	}
+	if string(e.Value()) == cancelMarker {
+		return "", true, nil
+	}
+	if id, _ := parseClaim(string(e.Value())); id != workerID {
+		return id, false, nil
+	}
+	return "", false, nil
+}
+
+// Cancelled reports whether jobID has a cancel marker (Client.Cancel). A
+// worker asks on a first delivery only when it may have missed the
+// cancel's publish (it was not listening yet when the job was submitted).
+// Errors: *UnavailableError when the state bucket does not answer now;
+// other KV errors, wrapped.
+func (b *Bus) Cancelled(ctx context.Context, jobID string) (bool, error) {
+	e, err := b.state.Get(ctx, claimKey(jobID))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, opError("read claim "+jobID, err)
+	}
+	return string(e.Value()) == cancelMarker, nil
 }
 
 // ClaimHolder returns the worker ID holding jobID's claim, "" if none (or
@@ -494,4 +563,17 @@ func isMsgGone(err error) bool {
 	// (ErrMsgDeleteUnsuccessful + "%s"), so the code is matched in the text.
 	return errors.Is(err, jetstream.ErrMsgDeleteUnsuccessful) &&
 		strings.Contains(err.Error(), fmt.Sprintf("err_code=%d", errCodeSequenceNotFound))
+}
+
+// LastJobSeq returns the stream sequence of the last job published so
+// far (0 for none). A worker reads it once its cancel subscription is in
+// place (after a flush): a job with a higher sequence was published
+// after that, so every cancel of it reaches the subscription. Errors:
+// *UnavailableError when the stream does not answer now.
+func (b *Bus) LastJobSeq(ctx context.Context) (uint64, error) {
+	info, err := b.stream.Info(ctx)
+	if err != nil {
+		return 0, opError("read the job stream's state", err)
+	}
+	return info.State.LastSeq, nil
 }

@@ -29,18 +29,42 @@
 // # Delivery guarantees
 //
 // A job is published once (deduplicated on its ID within Config.Duplicates)
-// and is pulled by one worker slot at a time. The final result is stored in
-// the results KV bucket (the worker waits for the server's confirmation)
-// before the result event is published and before the message is
-// acknowledged, so a lost event or a worker crash never loses a result:
-// Client.Wait falls back to reading the bucket. The acknowledgement itself
-// is fire-and-forget (Delivery.Ack): a lost ack only makes the job come
-// back after AckWait to a worker that finds the stored result and sends it
-// again.
+// and is pulled by one worker slot at a time. The happy path of a
+// synchronous call makes one replicated write, the publish:
 //
-// Per job the bus costs three round trips on the worker side — the pull,
-// the claim and the result store — plus one-way messages for the result
-// event and the ack, and one round trip (the publish) on the gateway side.
+//   - A first delivery (Delivery.NumDelivered 1) runs without a claim. A
+//     job still running at its first heartbeat (AckWait/3) is claimed then
+//     (Bus.ClaimRunning), with its start, so that a redelivery finds its
+//     worker; the claim finds a cancel marker or a redelivery's claim,
+//     and the run stops. A redelivery claims the job at once (Bus.Claim,
+//     Bus.ClaimSince): the claim dance stops a second run while the
+//     holder lives; one that finds no claim counts the earlier delivery
+//     as lost within its first heartbeat (Claim.Created).
+//   - The result goes to the caller as a core NATS request on the job's
+//     Reply (Bus.PublishResult): the Client holding the job answers "+"
+//     and the worker acknowledges the job without storing anything. The
+//     result is stored in the results bucket, before the ack, only when
+//     someone needs it later: the job asks for it (Job.Keep: tasks,
+//     idempotency keys), or the caller did not confirm it — no listener
+//     (the server's no-responders), a listener that does not hold the
+//     job, no answer within the worker's wait (a lost event): Client.Wait
+//     then finds it by reading the bucket. A kept result is stored first
+//     (the first stored result wins) and then published.
+//   - A cacheable result (Event.Cacheable) is stored in the cache bucket
+//     by the Client that receives it, in batches off the response path
+//     (Bus.StoreCachedLater; cachestore.go).
+//   - A cancel of a queued job reaches a first delivery through the
+//     cancels its worker heard on the cancel subject, or through the
+//     marker (Bus.Cancelled) when the job was published before the
+//     worker's subscription was complete (Bus.LastJobSeq).
+//
+// The acknowledgement is fire-and-forget (Delivery.Ack): a lost ack makes
+// the job come back after AckWait to a worker that re-publishes a stored
+// result, or else runs the job again — at least once; its caller keeps
+// the first answer. Per job the bus costs, on the worker side, the pull
+// and the result request (round trips) and the ack (one way), and on the
+// gateway side the publish (a round trip).
+//
 // A worker heartbeats a running job every AckWait/3; a job whose worker
 // dies is redelivered one AckWait (3 s by default) after its last
 // heartbeat, and run at most Config.MaxDeliver times: the last allowed

@@ -3,6 +3,7 @@ package queue
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,6 +59,14 @@ type Job struct {
 	// stores nothing.
 	Cache        string `json:"cache,omitempty"`
 	CacheVersion string `json:"cache_version,omitempty"`
+	// Keep asks the worker to store the job's result in the results
+	// bucket (Bus.StoreResult) before it answers, whoever waits for it:
+	// the gateway sets it for a result read later or elsewhere — an MCP
+	// task's, an idempotency key's. Without it the result goes to the
+	// caller on core NATS only, and is stored only when the caller does
+	// not confirm it (Bus.PublishResult: nobody listens on Reply, the
+	// listener does not hold the job, no confirmation in time).
+	Keep bool `json:"keep,omitempty"`
 }
 
 // EventType is the kind of an Event.
@@ -90,6 +99,70 @@ type Event struct {
 	// Worker is the ID of the worker that sent the event ("" for events
 	// written by a gateway).
 	Worker string `json:"worker,omitempty"`
+	// Cacheable marks a result event whose result may be cached under the
+	// job's Cache digest (the worker found the run deterministic, under
+	// the job's CacheVersion): the Client that submitted the job stores it
+	// there (Bus.StoreCachedLater), off the caller's path.
+	Cacheable bool `json:"cacheable,omitempty"`
+}
+
+// marshalJob encodes j as encoding/json would (the same bytes: field
+// order, omitempty and omitzero, times as RFC 3339 with nanoseconds, the
+// arguments compacted), field by field: Submit encodes every job, and
+// reflection was a measured part of its cost. Errors: arguments that are
+// not one valid JSON value, a time encoding/json refuses (a year outside
+// 0–9999) — both encoding/json's errors.
+func marshalJob(j *Job) ([]byte, error) {
+	b := make([]byte, 0, 256+len(j.Args))
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(j.V), 10)
+	b = append(b, `,"id":`...)
+	b = jsonenc.AppendString(b, j.ID)
+	b = append(b, `,"tool":`...)
+	b = jsonenc.AppendString(b, j.Tool)
+	if len(j.Args) > 0 {
+		b = append(b, `,"args":`...)
+		var ok bool
+		if b, ok = jsonenc.AppendCompact(b, j.Args); !ok {
+			return jsonenc.Marshal(j) // encoding/json's error
+		}
+	}
+	var err error
+	b = append(b, `,"submitted":"`...)
+	if b, err = j.Submitted.AppendText(b); err != nil {
+		return jsonenc.Marshal(j)
+	}
+	b = append(b, '"')
+	if !j.Deadline.IsZero() {
+		b = append(b, `,"deadline":"`...)
+		if b, err = j.Deadline.AppendText(b); err != nil {
+			return jsonenc.Marshal(j)
+		}
+		b = append(b, '"')
+	}
+	if j.Reply != "" {
+		b = append(b, `,"reply":`...)
+		b = jsonenc.AppendString(b, j.Reply)
+	}
+	if j.Progress {
+		b = append(b, `,"progress":true`...)
+	}
+	if j.Debug {
+		b = append(b, `,"debug":true`...)
+	}
+	for _, f := range []struct {
+		key, val string
+	}{{`,"traceparent":`, j.TraceParent}, {`,"tracestate":`, j.TraceState}, {`,"principal":`, j.Principal},
+		{`,"cache":`, j.Cache}, {`,"cache_version":`, j.CacheVersion}} {
+		if f.val != "" {
+			b = append(b, f.key...)
+			b = jsonenc.AppendString(b, f.val)
+		}
+	}
+	if j.Keep {
+		b = append(b, `,"keep":true`...)
+	}
+	return append(b, '}'), nil
 }
 
 // DecodeJob decodes a job message. A message of another version returns the
@@ -140,10 +213,50 @@ func DecodeEvent(data []byte) (*Event, error) {
 	return &e, nil
 }
 
+// marshalEvent encodes ev as encoding/json would (the same bytes: field
+// order, omitempty, a compacted Result), field by field: an event is sent
+// per progress tick and per result, and reflection was a measured part of
+// the worker's cost per job. Errors: a Result that is not one valid JSON
+// value.
 func marshalEvent(ev *Event) ([]byte, error) {
-	b, err := jsonenc.Marshal(ev)
-	if err != nil {
-		return nil, fmt.Errorf("queue: encode event: %w", err)
+	b := make([]byte, 0, 96+len(ev.JobID)+len(ev.Worker)+len(ev.Result))
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, int64(ev.V), 10)
+	b = append(b, `,"job_id":`...)
+	b = jsonenc.AppendString(b, ev.JobID)
+	b = append(b, `,"type":`...)
+	b = jsonenc.AppendString(b, string(ev.Type))
+	if ev.Steps != 0 {
+		b = append(b, `,"steps":`...)
+		b = strconv.AppendInt(b, ev.Steps, 10)
 	}
-	return b, nil
+	if ev.Total != 0 {
+		b = append(b, `,"total":`...)
+		b = strconv.AppendInt(b, ev.Total, 10)
+	}
+	if len(ev.Lines) > 0 {
+		b = append(b, `,"lines":[`...)
+		for i, l := range ev.Lines {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonenc.AppendString(b, l)
+		}
+		b = append(b, ']')
+	}
+	if len(ev.Result) > 0 {
+		b = append(b, `,"result":`...)
+		var ok bool
+		if b, ok = jsonenc.AppendCompact(b, ev.Result); !ok {
+			return nil, fmt.Errorf("queue: encode event: the result is not valid JSON")
+		}
+	}
+	if ev.Worker != "" {
+		b = append(b, `,"worker":`...)
+		b = jsonenc.AppendString(b, ev.Worker)
+	}
+	if ev.Cacheable {
+		b = append(b, `,"cacheable":true`...)
+	}
+	return append(b, '}'), nil
 }

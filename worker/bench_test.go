@@ -22,7 +22,9 @@ import (
 // between this process and a responder process through the same embedded
 // server. BenchmarkJobRoundTrip is one trivial job at a time (submit → a
 // worker pulls, claims, runs, stores, publishes, acks → the result event
-// reaches Wait). BenchmarkThroughput keeps 128 jobs outstanding.
+// reaches Wait). BenchmarkThroughput keeps 128 jobs outstanding, and
+// reports the writes per job to the job stream and the results and state
+// buckets (1: the publish).
 
 func percentiles(b *testing.B, lat []time.Duration) {
 	slices.Sort(lat)
@@ -94,6 +96,7 @@ func BenchmarkThroughput(b *testing.B) {
 			ctx := context.Background()
 			var next atomic.Int64
 			var wg sync.WaitGroup
+			w0 := writes(b, h.nc)
 			self0, kids0 := rusage(syscall.RUSAGE_SELF), rusage(syscall.RUSAGE_CHILDREN)
 			b.ResetTimer()
 			start := time.Now()
@@ -126,6 +129,13 @@ func BenchmarkThroughput(b *testing.B) {
 			// that cost: the throughput on an otherwise idle 2-core machine.
 			b.ReportMetric(float64(perJob.Microseconds()), "cpu-µs/job")
 			b.ReportMetric(2*float64(time.Second)/float64(perJob), "2core-jobs/s")
+			// Messages written to the job stream and the results and state
+			// buckets, per job (the happy path's replicated writes).
+			var n uint64
+			for _, d := range writesSince(w0, writes(b, h.nc)) {
+				n += d
+			}
+			b.ReportMetric(float64(n)/float64(b.N), "writes/job")
 		})
 	}
 }

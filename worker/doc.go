@@ -14,8 +14,13 @@
 // # Recovery and shutdown
 //
 // A running job is heartbeaten every AckWait/3, so a job whose worker
-// dies is redelivered one AckWait later; a redelivery first asks the
-// worker holding the job's claim whether it still runs it. Storing a
+// dies is redelivered one AckWait later. A first delivery runs unclaimed
+// and claims the job at its first heartbeat (stopping, unanswered, when a
+// redelivery claimed it meanwhile); a redelivery claims it at once, after
+// asking the worker holding the job's claim whether it still runs it. The
+// answer goes to the caller as a confirmed core NATS request and is
+// stored in the results bucket only when the job asks for it or the
+// caller does not confirm it (queue.Bus.PublishResult). Storing a
 // claim or an answer is retried with backoff until the job's deadline
 // (the bus may be electing a leader); only then is the job handed back,
 // with a delay. A watchdog cancels a job once its wall-clock limit,

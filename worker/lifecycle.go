@@ -20,6 +20,12 @@ type beat struct {
 	w *Worker
 	d *queue.Delivery
 
+	// first, when set, runs at the first beat (outside the lock) and
+	// again at each next beat until it reports done: the claim of a job
+	// running on its first delivery (Worker.claimRunning). Set it before
+	// start.
+	first func() (done bool)
+
 	mu      sync.Mutex
 	t       *time.Timer
 	stopped bool
@@ -40,14 +46,25 @@ func (b *beat) start() {
 
 func (b *beat) tick() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.stopped {
+		b.mu.Unlock()
 		return
 	}
 	if err := b.d.InProgress(); err != nil {
 		b.w.log.Warn("heartbeat", "err", err)
 	}
-	b.t.Reset(b.interval())
+	first := b.first
+	b.mu.Unlock()
+	if first != nil && first() {
+		b.mu.Lock()
+		b.first = nil
+		b.mu.Unlock()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.stopped {
+		b.t.Reset(b.interval())
+	}
 }
 
 // stop stops beating.

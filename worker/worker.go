@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -50,9 +51,10 @@ type Result struct {
 	// protocol_version (docs/tools.md §1).
 	Envelope json.RawMessage
 	// Cacheable reports that the result may be stored under job.Cache
-	// (queue.Job.Cache, docs/tools.md §7): the worker then stores it, job
-	// metadata included, with Bus.StoreCached before it answers the job.
-	// Ignored for a job without a cache key.
+	// (queue.Job.Cache, docs/tools.md §7): the worker marks its result
+	// event so (queue.Event.Cacheable), and the Client that submitted the
+	// job stores it, job metadata included, under the digest, off the
+	// response path. Ignored for a job without a cache key.
 	Cacheable bool
 }
 
@@ -153,6 +155,10 @@ var (
 	errDeadline        = errors.New("job deadline passed")
 	errShutdown        = errors.New("worker shutting down")
 	errWatchdog        = errors.New("job past its wall-clock limit")
+	// errTakenOver: a redelivery claimed the job while this worker ran
+	// it unclaimed (it stalled past AckWait before its first heartbeat):
+	// the other delivery answers it.
+	errTakenOver = errors.New("job taken over by another delivery")
 )
 
 // Worker pulls and runs jobs in Slots slots until its context ends.
@@ -177,6 +183,19 @@ type Worker struct {
 	// of its context (cancel requests arrive on one subscription).
 	mu      sync.Mutex
 	running map[string]*runningJob
+	// heard holds the cancels heard on the cancel subscription (job ID →
+	// when), so that a job delivered after its cancel is not run: a
+	// first delivery claims nothing, so it meets no cancel marker unless
+	// it reads one (markedCancelled). Bounded by maxHeard.
+	heard map[string]time.Time
+	// heardFrom is the job stream's last sequence when the cancel
+	// subscription was last known complete: a job above it was published
+	// after, so its cancels were heard. heardStale asks for a new reading
+	// (a reconnect, heard overflowed); reconnects is the connection's
+	// reconnect count at the last reading.
+	heardFrom  atomic.Uint64
+	heardStale atomic.Bool
+	reconnects atomic.Uint64
 }
 
 // runningJob is the entry of a job in Worker.running.
@@ -249,7 +268,7 @@ func New(bus *queue.Bus, opts Options) (*Worker, error) {
 		log = slog.Default()
 	}
 	return &Worker{bus: bus, opts: opts, id: opts.ID, host: host, log: log.With("worker", opts.ID),
-		running: make(map[string]*runningJob)}, nil
+		running: make(map[string]*runningJob), heard: make(map[string]time.Time)}, nil
 }
 
 // ID returns the worker's ID.
@@ -297,6 +316,12 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	defer cancels.Unsubscribe()
+	w.heardFrom.Store(math.MaxUint64) // until read: every first delivery reads its marker
+	if err := w.bus.Conn().Flush(); err == nil {
+		w.refreshHeard()
+	} else {
+		w.heardStale.Store(true)
+	}
 
 	runCtx, hardStop := context.WithCancelCause(context.Background())
 	defer hardStop(nil)
@@ -373,12 +398,12 @@ func (w *Worker) slot(ctx, runCtx context.Context) {
 // opTimeout bounds each attempt of a bus operation of the job lifecycle.
 const opTimeout = 10 * time.Second
 
-// cacheStoreTimeout bounds a cache store (finishCached): a store takes
-// milliseconds, and one the server does not answer — its cache bucket's
-// file store failed to write (a full --cache-dir disk) — turns the cache
-// stores off (queue.Bus.StoreCached) after holding up its job this long,
-// once per process.
-const cacheStoreTimeout = 2 * time.Second
+// resultConfirmWait bounds the wait for a caller's confirmation of a
+// result (queue.Bus.PublishResult); without one the result is stored.
+const resultConfirmWait = 2 * time.Second
+
+// maxHeard bounds the cancels a worker remembers (Worker.heard).
+const maxHeard = 1 << 16
 
 // livenessTimeout bounds the question to a job's previous claim holder
 // whether it still runs the job (queue.Bus.WorkerRunning).
@@ -436,7 +461,18 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		w.mu.Unlock()
 	}()
 
-	if d.NumDelivered > 1 {
+	// A first delivery runs without a claim (the happy path writes
+	// nothing but the job's publish): it claims the job only once it runs
+	// past its first heartbeat (claimRunning). A redelivery claims it at
+	// once, as the earlier delivery may still run it or have died.
+	firstStart, previous, rerun := start, "", false
+	if d.NumDelivered == 1 {
+		if w.cancelHeard(job.ID) || w.markedCancelled(d, log) {
+			w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log)
+			return
+		}
+		hb.first = func() bool { return w.claimRunning(job, start, cancelJob, log) }
+	} else {
 		opCtx, cancelOp := context.WithTimeout(context.Background(), opTimeout)
 		// A previous delivery may have stored the result and died before
 		// acking: answer with it.
@@ -462,30 +498,41 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 			}
 			return
 		}
-	}
-	var claim queue.Claim
-	err := w.retry(job, hb, log, "claim the job", func(ctx context.Context) (err error) {
-		claim, err = w.bus.Claim(ctx, job.ID, w.id)
-		return err
-	})
-	if err != nil {
-		log().Error("cannot claim the job; handing it back", "err", err, "retry_in", handBackDelay)
-		w.nakDelay(d, log)
-		return
-	}
-	if claim.Cancelled {
-		w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log)
-		return
-	}
-	// The last allowed run of a job whose previous worker died is not
-	// started (a job that kills its workers must not kill another one);
-	// the delivery after the last allowed run never runs (queue.Config).
-	if md := uint64(w.bus.MaxDeliver()); md > 0 &&
-		(d.NumDelivered > md || d.NumDelivered == md && claim.Previous != "") {
-		log().Warn("worker lost; not running the job again", "lost_worker", claim.Previous)
-		meta.Worker = claim.Previous
-		w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(lostMessage(d.NumDelivered-1)), meta), "worker lost", log)
-		return
+		// Without a claim, the earlier delivery was lost before its first
+		// heartbeat: it started the job at the latest one AckWait ago (the
+		// redelivery follows its delivery by AckWait), not before the job
+		// was submitted.
+		since := time.Now().Add(-w.bus.AckWait())
+		if since.Before(job.Submitted) {
+			since = job.Submitted
+		}
+		var claim queue.Claim
+		err = w.retry(job, hb, log, "claim the job", func(ctx context.Context) (err error) {
+			claim, err = w.bus.ClaimSince(ctx, job.ID, w.id, since)
+			return err
+		})
+		if err != nil {
+			log().Error("cannot claim the job; handing it back", "err", err, "retry_in", handBackDelay)
+			w.nakDelay(d, log)
+			return
+		}
+		if claim.Cancelled {
+			w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log)
+			return
+		}
+		firstStart, previous, rerun = claim.FirstStart, claim.Previous, claim.Previous != "" || claim.Created
+		// The last allowed run of a job whose previous worker died is not
+		// started (a job that kills its workers must not kill another one);
+		// the delivery after the last allowed run never runs (queue.Config).
+		if md := uint64(w.bus.MaxDeliver()); md > 0 &&
+			(d.NumDelivered > md || d.NumDelivered == md && rerun) {
+			log().Warn("worker lost; not running the job again", "lost_worker", previous)
+			if previous != "" { // else the lost worker is unknown: this one answers
+				meta.Worker = previous
+			}
+			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(lostMessage(d.NumDelivered-1)), meta), "worker lost", log)
+			return
+		}
 	}
 	// The watchdog: the caller is answered within its wall-clock limit
 	// (counted from the job's first start) + WatchdogSlack, whatever
@@ -493,12 +540,14 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	var watchdog time.Time
 	prep := w.prepare(job, log)
 	wall := prep.WallLimit
-	if wall > 0 && !claim.FirstStart.IsZero() {
-		watchdog = claim.FirstStart.Add(wall + WatchdogSlack)
+	if wall > 0 {
+		watchdog = firstStart.Add(wall + WatchdogSlack)
 		if !time.Now().Before(watchdog) {
-			log().Warn("worker lost; no wall-clock time left to run the job again", "lost_worker", claim.Previous, "wall_limit", wall)
-			meta.Worker = claim.Previous
-			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(watchdogMessage(wall, claim.Previous != "")), meta), "worker lost", log)
+			log().Warn("worker lost; no wall-clock time left to run the job again", "lost_worker", previous, "wall_limit", wall)
+			if previous != "" { // else the lost worker is unknown: this one answers
+				meta.Worker = previous
+			}
+			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(watchdogMessage(wall, rerun)), meta), "worker lost", log)
 			return
 		}
 	}
@@ -539,18 +588,22 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 
 	term := ""
 	switch cause := context.Cause(jobCtx); {
+	case errors.Is(cause, errTakenOver):
+		// The delivery that took the job over answers it (and acks it).
+		log().Warn("job taken over by a redelivery while this worker stalled; leaving its answer to that delivery")
+		return
 	case overdue:
-		over := time.Since(claim.FirstStart) - wall
+		over := time.Since(firstStart) - wall
 		log().Warn("job past its wall-clock limit and its engine did not stop when cancelled; answering worker_lost",
-			"wall_limit", wall, "over", over, "lost_worker", claim.Previous)
-		res, term, cacheable = wire.FailureResult(wire.WorkerLost(overdueMessage(wall, over, claim.Previous != "")), meta), "past its wall-clock limit", false
+			"wall_limit", wall, "over", over, "lost_worker", previous)
+		res, term, cacheable = wire.FailureResult(wire.WorkerLost(overdueMessage(wall, over, rerun)), meta), "past its wall-clock limit", false
 	case errors.Is(cause, errWatchdog) && stoppedByWatchdog(res):
 		// The engine stopped when the watchdog cancelled it, without an
 		// answer of its own (a run the VM had not yet found past its limit,
 		// another engine): the job ran past its wall-clock limit.
-		over := time.Since(claim.FirstStart) - wall
-		log().Warn("job past its wall-clock limit; its engine stopped when cancelled", "wall_limit", wall, "over", over, "lost_worker", claim.Previous)
-		if claim.Previous != "" {
+		over := time.Since(firstStart) - wall
+		log().Warn("job past its wall-clock limit; its engine stopped when cancelled", "wall_limit", wall, "over", over, "lost_worker", previous)
+		if rerun {
 			res = wire.FailureResult(wire.WorkerLost(watchdogMessage(wall, true)), meta)
 		} else {
 			res = wire.FailureResult(wallLimit(wall, over), meta)
@@ -578,11 +631,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		}
 		res = full
 	}
-	if cacheable {
-		w.finishCached(d, job, hb, res, log)
-		return
-	}
-	w.finish(d, job, hb, res, term, log)
+	w.finishJob(d, job, hb, res, term, log, cacheable)
 }
 
 // stillRunning asks the holder of a job's claim whether it runs the job.
@@ -749,14 +798,113 @@ func lostMessage(n uint64) string {
 	return fmt.Sprintf("the worker running this job was lost (%d earlier deliveries did not finish); it is not run again", n)
 }
 
-// cancelJob cancels the context of job id if this worker is handling it.
+// cancelJob cancels the context of job id if this worker is handling it,
+// and remembers the cancel for a delivery of the job still to come
+// (cancelHeard). Past maxHeard cancels it forgets those older than the
+// job stream's MaxAge (their jobs are gone), and all of them if that is
+// not enough — the first deliveries then read their cancel markers until
+// the next reading of the stream (markedCancelled).
 func (w *Worker) cancelJob(id string) {
+	now := time.Now()
 	w.mu.Lock()
 	entry := w.running[id]
+	w.heard[id] = now
+	if len(w.heard) > maxHeard {
+		age := w.bus.MaxAge()
+		if age <= 0 {
+			age = queue.DefaultMaxAge
+		}
+		for k, at := range w.heard {
+			if now.Sub(at) > age {
+				delete(w.heard, k)
+			}
+		}
+		if len(w.heard) > maxHeard/2 {
+			clear(w.heard)
+			w.heardStale.Store(true)
+		}
+	}
 	w.mu.Unlock()
 	if entry != nil {
 		entry.cancel(errCancelRequested)
 	}
+}
+
+// cancelHeard reports whether a cancel of job id was heard (and forgets
+// it: the job is answered cancelled now). Call it once the job is in
+// Worker.running, so that a cancel is either heard here or cancels the
+// run.
+func (w *Worker) cancelHeard(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, ok := w.heard[id]
+	if ok {
+		delete(w.heard, id)
+	}
+	return ok
+}
+
+// refreshHeard reads the job stream's last sequence (Worker.heardFrom),
+// after a flush of the cancel subscription or a reconnect.
+func (w *Worker) refreshHeard() {
+	w.reconnects.Store(w.bus.Conn().Stats().Reconnects)
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	seq, err := w.bus.LastJobSeq(ctx)
+	if err != nil {
+		w.log.Warn("read the job stream's last sequence; first deliveries read their cancel markers meanwhile", "err", err)
+		w.heardStale.Store(true)
+		return
+	}
+	w.heardFrom.Store(seq)
+	w.heardStale.Store(false)
+}
+
+// markedCancelled reports whether the first delivery d's job has a cancel
+// marker, read from the state bucket only when the worker may have missed
+// its cancel's publish: the job was published before the cancel
+// subscription was last known complete (Worker.heardFrom; a reconnect or
+// an overflow of the cancels heard renews that reading). A marker that
+// cannot be read counts as none (the job runs; a cancel published now
+// still stops it).
+func (w *Worker) markedCancelled(d *queue.Delivery, log func() *slog.Logger) bool {
+	if r := w.bus.Conn().Stats().Reconnects; r != w.reconnects.Load() || w.heardStale.Load() {
+		w.refreshHeard()
+	}
+	if d.StreamSeq > w.heardFrom.Load() {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	marked, err := w.bus.Cancelled(ctx, d.Job.ID)
+	if err != nil {
+		log().Warn("cannot read the job's cancel marker; running it", "err", err)
+	}
+	return marked
+}
+
+// claimRunning writes the claim of a job running on its first delivery,
+// started at started (queue.Bus.ClaimRunning), at its first heartbeat; it
+// stops the run (cancel) when the job was cancelled meanwhile or another
+// delivery claimed it. It reports false when the state bucket did not
+// answer (the next heartbeat tries again).
+func (w *Worker) claimRunning(job *queue.Job, started time.Time, cancel context.CancelCauseFunc, log func() *slog.Logger) bool {
+	ctx, cancelOp := context.WithTimeout(context.Background(), opTimeout)
+	defer cancelOp()
+	holder, cancelled, err := w.bus.ClaimRunning(ctx, job.ID, w.id, started)
+	switch {
+	case errors.Is(err, queue.ErrUnavailable):
+		log().Warn("cannot claim the running job; trying again at the next heartbeat", "err", err)
+		return false
+	case err != nil:
+		log().Warn("cannot claim the running job", "err", err)
+	case cancelled:
+		cancel(errCancelRequested)
+	case holder != "":
+		log().Warn("the job was claimed by another delivery while this worker ran it unclaimed; stopping it", "holder", holder)
+		cancel(errTakenOver)
+	}
+	return true
 }
 
 // execute runs a prepared job (runJob), turning a panic into an
@@ -804,74 +952,84 @@ func (w *Worker) handleUndecodable(d *queue.Delivery) {
 		return
 	}
 	w.log.Error("undecodable job", "seq", d.StreamSeq, "job", job.ID, "err", d.Err)
+	// Its submitter may not be a Client: the answer is stored.
+	kept := *job
+	kept.Keep = true
+	job = &kept
 	w.finish(d, job, nil, wire.FailureResult(wire.Internal(msg),
 		wire.JobMeta{JobID: job.ID, Worker: w.id}), "undecodable job", nil)
 }
 
-// finish stores res (unless an earlier result exists, which then wins),
-// publishes the result event and acks the job — or terminates it when
-// termReason is set. A store that fails is retried with backoff until the
-// job's deadline (retry), heartbeating meanwhile; if it still fails the
-// job is handed back with a delay (never dropped, never answered
-// without a stored answer). log may be nil.
+// finish answers the job with res (finishJob), not cacheable.
 func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger) {
 	w.finishJob(d, job, hb, res, termReason, log, false)
 }
 
-// finishCached is finish for a result that may be cached: it is also
-// stored under job.Cache once it is the job's result, before the result
-// event, so that a call made after the result arrived finds it, within
-// cacheStoreTimeout. A failed cache store turns the process's cache stores
-// off (queue.Bus.StoreCached logs it once); the job is answered all the
-// same.
-func (w *Worker) finishCached(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, log func() *slog.Logger) {
-	w.finishJob(d, job, hb, res, "", log, true)
-}
-
-func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger, cache bool) {
+// finishJob answers the job with res and acks it — or terminates it when
+// termReason is set. log may be nil.
+//
+// The result goes to the caller on core NATS (queue.Bus.PublishResult),
+// and is stored in the results bucket only when someone needs it later:
+// the job asks for it (queue.Job.Keep: a task, an idempotency key), the
+// job's reply subject is not one a Client listens on, or the caller did
+// not confirm it (gone, or the event lost). A job whose result is kept is
+// stored first (an earlier stored result then wins, and is the one
+// published). A store that fails is retried with backoff until the job's
+// deadline (retry), heartbeating meanwhile; if it still fails the job is
+// handed back with a delay (never dropped, never acked without an answer
+// its caller holds or the bucket holds). cacheable marks the event
+// (queue.Event.Cacheable): the Client that submitted the job stores the
+// result under its cache digest, off this worker's path.
+func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger, cacheable bool) {
 	if w.opts.Mask != nil {
 		res = w.opts.Mask(res)
 	}
 	if log == nil {
 		log = func() *slog.Logger { return w.log.With(append([]any{"job", job.ID}, traceAttrs(job)...)...) }
 	}
-	var stored []byte
-	err := w.retry(job, hb, log, "store the answer", func(ctx context.Context) (err error) {
-		stored, err = w.bus.StoreResult(ctx, job.ID, res)
-		return err
-	})
-	if err != nil {
-		log().Error("cannot store the job's answer; handing it back", "err", err, "retry_in", handBackDelay)
-		w.nakDelay(d, log)
-		return
-	}
-	if cache && string(stored) == string(res) {
-		cctx, ccancel := context.WithTimeout(context.Background(), cacheStoreTimeout)
-		if err := w.bus.StoreCached(cctx, job.Cache, stored); errors.Is(err, queue.ErrCacheStoresOff) {
-			// The bus logged the failure that turned its stores off, once.
-			log().Debug("cache store", "err", err)
-		} else if err != nil {
-			log().Warn("cache store", "err", err)
+	ev := &queue.Event{JobID: job.ID, Type: queue.EventResult, Result: res, Worker: w.id, Cacheable: cacheable}
+	keep := job.Keep || !queue.ValidReply(job.Reply)
+	confirmed := false
+	if !keep {
+		var err error
+		confirmed, err = w.bus.PublishResult(job.Reply, ev, resultConfirmWait)
+		if err != nil {
+			log().Warn("result event", "err", err)
 		}
-		ccancel()
 	}
-	w.opts.Metrics.finished(job.Tool, stored)
-	if err := w.bus.PublishEvent(job.Reply, &queue.Event{JobID: job.ID, Type: queue.EventResult, Result: stored, Worker: w.id}); err != nil {
-		log().Warn("result event", "err", err)
+	if !confirmed {
+		var stored []byte
+		err := w.retry(job, hb, log, "store the answer", func(ctx context.Context) (err error) {
+			stored, err = w.bus.StoreResult(ctx, job.ID, res)
+			return err
+		})
+		if err != nil {
+			log().Error("cannot store the job's answer; handing it back", "err", err, "retry_in", handBackDelay)
+			w.nakDelay(d, log)
+			return
+		}
+		if keep && job.Reply != "" {
+			ev.Result, ev.Cacheable = stored, cacheable && string(stored) == string(res)
+			if err := w.bus.PublishEvent(job.Reply, ev); err != nil {
+				log().Warn("result event", "err", err)
+			}
+		}
 	}
+	w.opts.Metrics.finished(job.Tool, res)
+	var err error
 	if termReason != "" {
 		err = d.Term(termReason)
 	} else {
-		// A plain ack: the result is stored, so a lost ack only causes a
-		// redelivery that re-publishes it (queue.Delivery.Ack).
+		// A plain ack: the caller holds the result or the bucket does, so
+		// a lost ack only causes a redelivery, which re-publishes a stored
+		// result and otherwise runs the job again (at least once).
 		err = d.Ack()
 	}
 	if err != nil {
-		// The result is stored: a redelivery re-publishes it.
 		log().Warn("ack", "err", err)
 	}
 	if w.log.Enabled(context.Background(), slog.LevelDebug) {
-		log().Debug("job answered", "bytes", len(res))
+		log().Debug("job answered", "bytes", len(res), "stored", !confirmed)
 	}
 	w.done.Add(1)
 }

@@ -561,6 +561,9 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	job.Tool, job.Args, job.Submitted, job.Deadline = tool, args, start, start.Add(timeout)
 	job.Progress, job.Principal = progress != nil, CallerFrom(ctx)
 	job.Debug = queue.DebugSink(ctx) != nil // its lines go to the sink (queue.Client.Wait)
+	// An idempotency key's job is answered to the calls that join or
+	// replay it from the results bucket: its worker stores the result.
+	job.Keep = done != nil
 	job.TraceParent, job.TraceState = TraceFrom(ctx)
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), SubmitTimeout)
 	id, err := b.Client.Submit(sctx, job)
@@ -674,7 +677,8 @@ func (b *QueueBackend) Start(ctx context.Context, jobID string, call *tools.Args
 		return &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, b.Client.Bus()), Err: err}
 	}
 	start := time.Now()
-	job := queue.Job{ID: jobID, Tool: tool, Args: args, Submitted: start, Deadline: start.Add(timeout), Principal: CallerFrom(ctx)}
+	job := queue.Job{ID: jobID, Tool: tool, Args: args, Submitted: start, Deadline: start.Add(timeout), Principal: CallerFrom(ctx),
+		Keep: true} // a task's result is read from the results bucket, by any gateway
 	if bus := b.Client.Bus(); b.Cache && bus.HasCache() {
 		if digest, ok := call.CacheKey(b.CacheScope); ok {
 			if _, ok := b.cached(ctx, digest, jobID); ok {

@@ -1,0 +1,313 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
+)
+
+// The job path's writes (issue 27): a synchronous call answered on the
+// happy path makes one replicated write, the job publish; the result is
+// stored in the results bucket only when someone needs it later.
+
+// writeStreams are the streams a job may write to: the job stream and the
+// buckets of results and state (claims, cancel markers).
+var writeStreams = []string{queue.StreamName, "KV_" + queue.ResultsBucket, "KV_" + queue.StateBucket}
+
+// writes returns the messages each of writeStreams has taken so far (its
+// last sequence: acknowledged jobs leave the stream, their sequence stays).
+func writes(t testing.TB, nc *nats.Conn) map[string]uint64 {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out := map[string]uint64{}
+	for _, name := range writeStreams {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			t.Fatalf("stream %s: %v", name, err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatalf("stream %s: %v", name, err)
+		}
+		out[name] = info.State.LastSeq
+	}
+	return out
+}
+
+// writesSince is the difference of two writes readings, per stream.
+func writesSince(before, after map[string]uint64) map[string]uint64 {
+	d := map[string]uint64{}
+	for k, v := range after {
+		d[k] = v - before[k]
+	}
+	return d
+}
+
+// TestHappyPathWritesOnlyThePublish: 20 jobs answered to the Client that
+// submitted them write 20 messages to the job stream and none to the
+// results or state buckets.
+func TestHappyPathWritesOnlyThePublish(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{}, 0)
+	startInproc(t, h, Options{Slots: 2}, okExec)
+	before := writes(t, h.nc)
+	const n = 20
+	for range n {
+		if r := h.wait(h.submit(queue.Job{Tool: "t"}), 10*time.Second); !r.Success {
+			t.Fatalf("result = %s", r.Raw)
+		}
+	}
+	waitEmpty(t, h.bus)
+	got := writesSince(before, writes(t, h.nc))
+	want := map[string]uint64{queue.StreamName: n, "KV_" + queue.ResultsBucket: 0, "KV_" + queue.StateBucket: 0}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s took %d writes for %d jobs, want %d (all: %v)", k, got[k], n, v, got)
+		}
+	}
+}
+
+// TestResultStoredWhenNeeded: the result is in the results bucket when
+// the job asks for it (Job.Keep), when nobody listens on its reply
+// subject, and when the listener is not a Client holding the job (a plain
+// subscriber, which never confirms: stored after resultConfirmWait) —
+// and each time the job is acknowledged.
+func TestResultStoredWhenNeeded(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{}, 0)
+	plain, err := h.nc.SubscribeSync(queue.EventSubject("plain", "job-plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Unsubscribe()
+	startInproc(t, h, Options{Slots: 3}, okExec)
+	ctx := context.Background()
+
+	kept := h.submit(queue.Job{Tool: "t", Keep: true})
+	if r := h.wait(kept, 10*time.Second); !r.Success {
+		t.Fatalf("kept job = %s", r.Raw)
+	}
+	if _, err := h.bus.Result(ctx, kept); err != nil {
+		t.Errorf("kept job's result: %v, want it stored", err)
+	}
+	gone := h.submit(queue.Job{ID: "job-gone", Tool: "t", Reply: queue.EventSubject("gone", "job-gone")})
+	plainID := h.submit(queue.Job{ID: "job-plain", Tool: "t", Reply: queue.EventSubject("plain", "job-plain")})
+	if m, err := plain.NextMsg(10 * time.Second); err != nil || m.Reply == "" {
+		t.Fatalf("plain subscriber: %v, %+v; want the result event as a request", err, m)
+	}
+	for _, id := range []string{gone, plainID} {
+		queuetest.WaitFor(t, 20*time.Second, "the result of "+id+" stored", func() bool {
+			_, err := h.bus.Result(ctx, id)
+			return err == nil
+		})
+		raw, _ := h.bus.Result(ctx, id)
+		if r := decodeResult(t, raw); !r.Success || r.JobID != id {
+			t.Errorf("stored result of %s = %s", id, raw)
+		}
+	}
+	waitEmpty(t, h.bus)
+	// Confirmed by the Client: not stored.
+	id := h.submit(queue.Job{Tool: "t"})
+	h.wait(id, 10*time.Second)
+	waitEmpty(t, h.bus)
+	if _, err := h.bus.Result(ctx, id); err != queue.ErrNoResult {
+		t.Errorf("a confirmed result: %v, want ErrNoResult (not stored)", err)
+	}
+}
+
+// TestClaimAtFirstHeartbeat: a job on its first delivery runs unclaimed,
+// and claims once it runs past its first heartbeat (AckWait/3), with its
+// first start, so that a redelivery finds its worker.
+func TestClaimAtFirstHeartbeat(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: 600 * time.Millisecond}, 0)
+	started, release := make(chan struct{}), make(chan struct{})
+	startInproc(t, h, Options{Slots: 1, ID: "w1"}, func(ctx context.Context, _ *queue.Job, _ func(int64, int64)) json.RawMessage {
+		close(started)
+		<-release
+		return noopEnvelope
+	})
+	ctx := context.Background()
+	id := h.submit(queue.Job{Tool: "t"})
+	<-started
+	if holder, err := h.bus.ClaimHolder(ctx, id); err != nil || holder != "" {
+		t.Errorf("claim at the start = %q, %v; want none", holder, err)
+	}
+	queuetest.WaitFor(t, 20*time.Second, "the claim at the first heartbeat", func() bool {
+		holder, err := h.bus.ClaimHolder(ctx, id)
+		return err == nil && holder == "w1"
+	})
+	close(release)
+	if r := h.wait(id, 10*time.Second); !r.Success || r.worker() != "w1" {
+		t.Errorf("result = %s", r.Raw)
+	}
+	waitEmpty(t, h.bus)
+}
+
+// TestRedeliveryWithoutClaim: a job whose first delivery left no claim
+// (its worker lost before its first heartbeat) is claimed and run again
+// on its redelivery, counted as a run after a lost worker: on the last
+// allowed delivery it is answered worker_lost without running.
+func TestRedeliveryWithoutClaim(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		maxDeliver int
+		runs       int64
+	}{
+		{"run again", 3, 1},
+		{"last delivery", 2, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarnessPayload(t, queue.Config{AckWait: 200 * time.Millisecond, MaxDeliver: tc.maxDeliver}, 0)
+			ctx := context.Background()
+			id := h.submit(queue.Job{Tool: "t"})
+			if d, err := h.bus.Next(time.Second); err != nil || d == nil || d.NumDelivered != 1 {
+				t.Fatalf("first delivery: %+v, %v", d, err) // the lost worker: no claim, no ack
+			}
+			ip := startInproc(t, h, Options{Slots: 1, ID: "live-worker"}, okExec)
+			r := h.wait(id, 10*time.Second)
+			if ip.calls.Load() != tc.runs {
+				t.Errorf("runs = %d, want %d", ip.calls.Load(), tc.runs)
+			}
+			switch tc.runs {
+			case 1:
+				if !r.Success || r.worker() != "live-worker" {
+					t.Errorf("result = %s", r.Raw)
+				}
+			default:
+				// The lost worker left no claim: the worker answering is named.
+				if r.Outcome != "worker_lost" || r.worker() != "live-worker" ||
+					r.Message != "the worker running this job was lost (1 earlier delivery did not finish); it is not run again" {
+					t.Errorf("result = %s, want worker_lost from live-worker", r.Raw)
+				}
+			}
+			if holder, _ := h.bus.ClaimHolder(ctx, id); holder != "live-worker" {
+				t.Errorf("claim holder = %q, want live-worker (a redelivery claims)", holder)
+			}
+			waitEmpty(t, h.bus)
+		})
+	}
+}
+
+// TestTakenOverWhileUnclaimed: a worker running a job unclaimed that finds
+// at its first heartbeat that another delivery claimed it (it stalled past
+// AckWait) stops the run and sends no answer: the other delivery answers.
+func TestTakenOverWhileUnclaimed(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: 3 * time.Second}, 0)
+	started := make(chan struct{})
+	var cause atomic.Value
+	startInproc(t, h, Options{Slots: 1, ID: "stalled"}, func(ctx context.Context, _ *queue.Job, _ func(int64, int64)) json.RawMessage {
+		close(started)
+		<-ctx.Done()
+		cause.Store(context.Cause(ctx).Error())
+		return noopEnvelope
+	})
+	ctx := context.Background()
+	id := h.submit(queue.Job{Tool: "t"})
+	<-started
+	// The redelivery's claim, before the first heartbeat (at 1 s).
+	if cl, err := h.bus.Claim(ctx, id, "other"); err != nil || !cl.Created {
+		t.Fatalf("claim = %+v, %v", cl, err)
+	}
+	queuetest.WaitFor(t, 20*time.Second, "the run stopped", func() bool { return cause.Load() != nil })
+	if got := cause.Load(); got != errTakenOver.Error() {
+		t.Errorf("cause = %v, want %v", got, errTakenOver)
+	}
+	if err := h.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	if raw, err := h.c.Wait(wctx, id, nil); err == nil {
+		t.Errorf("the stalled worker answered: %s", raw)
+	}
+	if st, err := h.bus.Stats(ctx); err != nil || st.InFlight != 1 {
+		t.Errorf("stats = %+v, %v; want the job in flight (not acked by the stalled worker)", st, err)
+	}
+}
+
+// TestQueuedJobCancelledByAnotherGateway: a job cancelled while queued by
+// a client that did not submit it (so the cancel cannot remove it from
+// the stream) is answered cancelled without running — by a worker that
+// heard the cancel, and by one that started after it (and reads the
+// marker).
+func TestQueuedJobCancelledByAnotherGateway(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{}, 0)
+	other, err := queue.NewClient(h.bus, queue.ClientOptions{GatewayID: "other", Logger: queuetest.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	ctx := context.Background()
+	check := func(id string, ip *inproc) {
+		t.Helper()
+		r := h.wait(id, 10*time.Second)
+		if r.Outcome != "cancelled" || r.Message != "job cancelled before it started" {
+			t.Errorf("result = %s, want cancelled before it started", r.Raw)
+		}
+		if n := ip.calls.Load(); n != 0 {
+			t.Errorf("the cancelled job ran (%d calls)", n)
+		}
+	}
+
+	// No worker yet: the marker is all there is.
+	early := h.submit(queue.Job{Tool: "t"})
+	if err := other.Cancel(ctx, early); err != nil {
+		t.Fatal(err)
+	}
+	check(early, startInproc(t, h, Options{Slots: 1}, okExec))
+	waitEmpty(t, h.bus)
+}
+
+// TestQueuedJobCancelHeard: a worker that heard the cancel of a job still
+// queued behind its busy slot answers it cancelled without running it.
+func TestQueuedJobCancelHeard(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{}, 0)
+	other, err := queue.NewClient(h.bus, queue.ClientOptions{GatewayID: "other", Logger: queuetest.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	var runs atomic.Int64
+	startInproc(t, h, Options{Slots: 1}, func(ctx context.Context, job *queue.Job, _ func(int64, int64)) json.RawMessage {
+		runs.Add(1)
+		if job.Tool == "block" {
+			started <- struct{}{}
+			<-release
+		}
+		return noopEnvelope
+	})
+	ctx := context.Background()
+	busy := h.submit(queue.Job{Tool: "block"})
+	<-started
+	queued := h.submit(queue.Job{Tool: "t"})
+	if err := other.Cancel(ctx, queued); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := h.bus.Stats(ctx); err != nil || st.Depth != 1 {
+		t.Fatalf("stats = %+v, %v; want the cancelled job still queued", st, err)
+	}
+	close(release)
+	if r := h.wait(busy, 10*time.Second); !r.Success {
+		t.Errorf("busy job = %s", r.Raw)
+	}
+	r := h.wait(queued, 10*time.Second)
+	if r.Outcome != "cancelled" || r.Message != "job cancelled before it started" || r.worker() == "" {
+		t.Errorf("result = %s, want cancelled before it started, by the worker", r.Raw)
+	}
+	if n := runs.Load(); n != 1 {
+		t.Errorf("runs = %d, want 1 (the cancelled job never ran)", n)
+	}
+	waitEmpty(t, h.bus)
+}
