@@ -256,7 +256,9 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 			n = nil
 		}
 	}()
-	TuneGC()
+	if cfg.Gateway {
+		TuneGC()
+	}
 	env, err := n.toolsEnv()
 	if err != nil {
 		return n, err
