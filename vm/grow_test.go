@@ -85,3 +85,60 @@ func TestListSpareCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestListFlatHeader: the lists in-place pushes of scalars build share one
+// header (listObj.size) and allocate nothing; each keeps its length, its
+// elements and its exact size; a push of a value with heap bytes onto the
+// shared array gets a header of its own, and the lists before it stay as
+// they were (issue 31).
+func TestListFlatHeader(t *testing.T) {
+	m := testMachine()
+	m.root = &actor{}
+	var lists []Value
+	l := NewList(nil)
+	for i := range 6 {
+		var err error
+		if l, err = m.listPush(l, Int(int64(i))); err != nil {
+			t.Fatal(err)
+		}
+		lists = append(lists, l)
+	}
+	// Capacity 4, then 8: the lists of 5 and 6 elements share a header.
+	if lists[4].p != lists[5].p || lists[3].p == lists[4].p || !lists[5].list().flat() {
+		t.Fatal("the lists of one backing array do not share a flat header")
+	}
+	for i, l := range lists {
+		if l.Len() != i+1 || l.Index(i) != Int(int64(i)) || l.MemSize() != slotSize+listOverhead+slotSize*int64(i+1) {
+			t.Fatalf("list %d: length %d, size %d", i, l.Len(), l.MemSize())
+		}
+	}
+	l = lists[5]
+	if allocs := testing.AllocsPerRun(1, func() { l, _ = m.listPush(l, Int(int64(l.Len()))) }); allocs != 0 {
+		t.Fatalf("an in-place push of a scalar allocated %v times", allocs)
+	}
+	if l.p != lists[5].p || l.Len() != 8 || l.Index(7) != Int(7) || lists[5].Len() != 6 {
+		t.Fatal("the pushes did not share the header")
+	}
+	// The array is full: the next push copies into a new one, flat too.
+	l9, err := m.listPush(l, Int(8))
+	if err != nil || l9.p == l.p || !l9.list().flat() || cap(l9.list().elems) != 16 {
+		t.Fatalf("push onto a full array: %v", err)
+	}
+	// A string with bytes: its own header, its size counted.
+	s, err := m.listPush(l9, Str("abc"))
+	if err != nil || s.p == l9.p || s.list().flat() || s.Len() != 10 || &s.list().elems[0] != &l9.list().elems[0] {
+		t.Fatalf("push of a string: %v", err)
+	}
+	if got, want := s.MemSize(), l9.MemSize()+slotSize+strOverhead+3; got != want {
+		t.Fatalf("size with a string %d, want %d", got, want)
+	}
+	// l9 is no longer the newest list: pushing to it copies, and neither
+	// s nor l9 changes.
+	l10, _ := m.listPush(l9, Int(9))
+	if l10.p == l9.p || l10.Index(9) != Int(9) || s.Index(9).AsString() != "abc" || l9.Len() != 9 {
+		t.Fatal("a push onto an older list changed a value")
+	}
+	if Equal(lists[4], lists[5]) || !Equal(lists[5], NewList([]Value{Int(0), Int(1), Int(2), Int(3), Int(4), Int(5)})) {
+		t.Fatal("lists sharing a header compare by their own lengths")
+	}
+}

@@ -981,6 +981,24 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			fn, code, pc, base = f.fn, f.fn.code, int(f.pc), int(f.base)
 			a.frames = a.frames[:len(a.frames)-1]
 		case BUILTIN:
+			// list_get within bounds and list_len read without leaving
+			// the loop (the other cases, errors included, take the
+			// general path below).
+			switch Builtin(in.a) {
+			case BListGet:
+				if lv := stack[sp-2]; lv.k == KindList && stack[sp-1].n < lv.n {
+					stack[sp-2] = (*listObj)(lv.p).elems[stack[sp-1].n]
+					sp--
+					pc++
+					continue
+				}
+			case BListLen:
+				if lv := stack[sp-1]; lv.k == KindList {
+					stack[sp-1] = Int(int64(lv.n))
+					pc++
+					continue
+				}
+			}
 			n := int(in.b)
 			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
 			m.steps = m.boundary - left
@@ -1119,7 +1137,7 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			}
 			lo := (*listObj)(lv.p)
 			idx := &stack[base+int(in.a)+1]
-			if idx.n < uint64(len(lo.elems)) {
+			if idx.n < lv.n {
 				stack[sp] = lo.elems[idx.n]
 				sp++
 				idx.n++
@@ -1380,7 +1398,7 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			}
 			lo := (*listObj)(lv.p)
 			idx := &stack[base+int(in.a)+1]
-			if idx.n < uint64(len(lo.elems)) {
+			if idx.n < lv.n {
 				left--
 				stack[base+int(in.d)] = lo.elems[idx.n]
 				idx.n++

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 )
 
 // containsLoop: for i in 0..n { str_contains(s, "zz") }; returns n.
@@ -360,7 +359,7 @@ func TestLongCopiesPoll(t *testing.T) {
 	la, lb := NewList(ints(k, 0)), NewList(ints(k, k))
 	same := NewList(ints(k, 0))
 	// A list whose tail is copied: it hides more than it holds.
-	hiding := Value{k: KindList, p: unsafe.Pointer(&listObj{elems: ints(k, 0), size: listOverhead + k*slotSize, hidden: 1 << 40})}
+	hiding := listOf(&listObj{elems: ints(k, 0), size: listOverhead + k*slotSize, hidden: 1 << 40}, k)
 	// A map built by map_set in place: its keys are sorted (in chunks) at
 	// its first read in order; another run copies it to update it.
 	built := func() Value {

@@ -34,21 +34,21 @@ import (
 // and NaNs, are equal but distinguishable). Sorting runs in chunks with
 // polls between them (sortChunked).
 func (m *machine) listSort(l Value) (Value, error) {
-	o := l.list()
-	n := len(o.elems)
+	src := l.listElems()
+	n := len(src)
 	if err := m.charge(listOverhead + slotSize*int64(n)); err != nil {
 		return Value{}, err
 	}
 	m.work(n * int(slotSize))
 	if n < 2 {
-		return listValue(append([]Value(nil), o.elems...)), nil
+		return listValue(append([]Value(nil), src...)), nil
 	}
 	elems := make([]Value, n)
 	var err error
-	switch o.elems[0].k {
+	switch src[0].k {
 	case KindInt:
 		keys := make([]int64, n)
-		for i, e := range o.elems {
+		for i, e := range src {
 			keys[i] = int64(e.n)
 		}
 		err = sortChunked(m, keys, cmp.Compare[int64], false)
@@ -58,7 +58,7 @@ func (m *machine) listSort(l Value) (Value, error) {
 	case KindString:
 		keys := make([]string, n)
 		scanned := 0
-		for i, e := range o.elems {
+		for i, e := range src {
 			keys[i] = e.str()
 			scanned += len(keys[i])
 		}
@@ -69,10 +69,10 @@ func (m *machine) listSort(l Value) (Value, error) {
 			elems[i] = Str(k)
 		}
 	case KindFloat:
-		copy(elems, o.elems)
+		copy(elems, src)
 		err = sortChunked(m, elems, func(a, b Value) int { return compareFloats(a.AsFloat(), b.AsFloat()) }, true)
 	default:
-		panic(typeConfusion{"a list of Int, Float or String", o.elems[0].k})
+		panic(typeConfusion{"a list of Int, Float or String", src[0].k})
 	}
 	if err != nil {
 		return Value{}, err
@@ -212,11 +212,10 @@ func (s *sortState) memSize() int64 {
 // newSortState starts list_sort_by(l, fn): it returns the state to run
 // sortByFunc with. The caller charges its memory.
 func newSortState(l, fn Value) *sortState {
-	o := l.list()
-	elems := o.elems
+	elems := l.listElems()
 	n := len(elems)
 	s := &sortState{src: append([]Value(nil), elems...), dst: make([]Value, n), width: 1, fn: fn,
-		elemBytes: o.size - listOverhead - slotSize*int64(n)}
+		elemBytes: listSize(l) - listOverhead - slotSize*int64(n)}
 	s.startMerge(0)
 	return s
 }
