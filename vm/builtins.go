@@ -362,15 +362,13 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 		t.used++
 		t.pinned += xs
 		if o.flat() && flat {
-			// The lists sharing o have at most n elements: n == len(o.elems).
-			o.elems = o.elems[:n+1]
 			o.elems[n] = x
 			return listOf(o, n+1), nil
 		}
 		elems := o.elems[:n+1]
 		elems[n] = x
 		if flat {
-			return listOf(&listObj{elems: elems, tail: t, size: flatSize}, n+1), nil
+			return listOf(&listObj{elems: elems[:cap(elems)], tail: t, size: flatSize}, n+1), nil
 		}
 		return listOf(&listObj{elems: elems, tail: t, size: size}, n+1), nil
 	}
@@ -387,7 +385,7 @@ func (m *machine) listPush(l, x Value) (Value, error) {
 	t := &listTail{used: n + 1, cap: newCap, owner: m.token, budget: size}
 	m.ltail = t
 	if flat {
-		size = flatSize
+		elems, size = elems[:newCap], flatSize
 	}
 	return listOf(&listObj{elems: elems, tail: t, size: size}, n+1), nil
 }

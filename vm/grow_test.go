@@ -1,6 +1,7 @@
 package vm
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unsafe"
@@ -140,5 +141,41 @@ func TestListFlatHeader(t *testing.T) {
 	}
 	if Equal(lists[4], lists[5]) || !Equal(lists[5], NewList([]Value{Int(0), Int(1), Int(2), Int(3), Int(4), Int(5)})) {
 		t.Fatal("lists sharing a header compare by their own lengths")
+	}
+}
+
+// TestListOpsInLoop: list_push, list_get and list_len read or pushed in
+// the dispatch loop (fListPush, fListGet, fListLen) give the results,
+// steps, memory peaks and memory errors of the built-ins they stand for:
+// a loop pushing n Ints, then reading one back and the length, runs with
+// fusion on and off under memory limits from too small to enough.
+func TestListOpsInLoop(t *testing.T) {
+	const n = 3000
+	consts := []Value{Int(0), Int(n), Int(1), Int(n - 1)}
+	main := fn("main", 0, 2, code(
+		"MAKE_LIST 0; STORE 0; CONST 0; STORE 1",         // 0-3: xs = [], i = 0
+		"LOAD 1; CONST 1; LT_INT; JMP_FALSE 17",          // 4-7: while i < n
+		"LOAD 0; LOAD 1; BUILTIN list_push 2; STORE 0",   // 8-11: xs = list_push(xs, i)
+		"LOAD 1; CONST 2; ADD_INT; STORE 1",              // 12-15: i = i + 1
+		"JMP 4",                                          // 16
+		"LOAD 0; CONST 3; BUILTIN list_get 2",            // 17-19: list_get(xs, n-1)
+		"LOAD 0; BUILTIN list_len 1; ADD_INT",            // 20-22: + list_len(xs)
+		"LOAD 0; CONST 1; BUILTIN list_get 2; POP; RET")) // 23-27: list_get(xs, n) fails
+	defer func() { fusionEnabled = true }()
+	outcomes := map[string]int{}
+	for limit := int64(60_000); limit <= 260_000; limit += 4_000 {
+		var got [2]string
+		for i, fused := range []bool{true, false} {
+			fusionEnabled = fused
+			res, err := run(t, module(consts, main), Options{Limits: Limits{MaxMemory: limit}})
+			got[i] = fmt.Sprintf("%v steps=%d peak=%d", err, res.Steps, res.MemoryPeak)
+		}
+		if got[0] != got[1] {
+			t.Fatalf("limit %d: fused %s, unfused %s", limit, got[0], got[1])
+		}
+		outcomes[got[0][:10]]++
+	}
+	if len(outcomes) != 2 {
+		t.Fatalf("want both the memory error and the index error among the outcomes: %v", outcomes)
 	}
 }

@@ -981,24 +981,6 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			fn, code, pc, base = f.fn, f.fn.code, int(f.pc), int(f.base)
 			a.frames = a.frames[:len(a.frames)-1]
 		case BUILTIN:
-			// list_get within bounds and list_len read without leaving
-			// the loop (the other cases, errors included, take the
-			// general path below).
-			switch Builtin(in.a) {
-			case BListGet:
-				if lv := stack[sp-2]; lv.k == KindList && stack[sp-1].n < lv.n {
-					stack[sp-2] = (*listObj)(lv.p).elems[stack[sp-1].n]
-					sp--
-					pc++
-					continue
-				}
-			case BListLen:
-				if lv := stack[sp-1]; lv.k == KindList {
-					stack[sp-1] = Int(int64(lv.n))
-					pc++
-					continue
-				}
-			}
 			n := int(in.b)
 			a.stack, a.sp, a.fn, a.pc, a.base = stack, sp, fn, pc, base
 			m.steps = m.boundary - left
@@ -1386,6 +1368,43 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 				m.work(moved * int(slotSize))
 				left = m.takeWork(left)
 			}
+		case fListGet:
+			if lv := stack[sp-2]; lv.k == KindList && stack[sp-1].n < lv.n {
+				stack[sp-2] = (*listObj)(lv.p).elems[stack[sp-1].n]
+				sp--
+				pc++
+				continue
+			}
+			op = BUILTIN // (out of bounds: the error)
+			goto dispatch
+		case fListLen:
+			if lv := stack[sp-1]; lv.k == KindList {
+				stack[sp-1] = Int(int64(lv.n))
+				pc++
+				continue
+			}
+			op = BUILTIN
+			goto dispatch
+		case fListPush:
+			// listPush's in-place push of a scalar (p nil: no heap bytes)
+			// onto the newest list of a flat header, when its charge
+			// stays under the limit; any other push takes BUILTIN.
+			if lv, x := stack[sp-2], stack[sp-1]; lv.k == KindList && x.p == nil {
+				o, n := (*listObj)(lv.p), lv.n
+				if t := o.tail; o.size == flatSize && t != nil && t.owner == m.token && uint64(t.used) == n &&
+					n < uint64(len(o.elems)) && t.pinned <= t.budget &&
+					listOverhead+slotSize*int64(n+1) <= m.memLimit && m.memCharged+listOverhead+slotSize <= m.memLimit {
+					m.memCharged += listOverhead + slotSize
+					t.used++
+					o.elems[n] = x
+					stack[sp-2] = listOf(o, int(n)+1)
+					sp--
+					pc++
+					continue
+				}
+			}
+			op = BUILTIN
+			goto dispatch
 		case fForStore:
 			if left < 1 {
 				op = in.base

@@ -37,6 +37,9 @@ const (
 	fLRet                                // LOAD a; RET
 	fJmpRet                              // JMP a where code[a] is RET
 	fForStore                            // FOR_NEXT a b; STORE d (2 steps, or 1 when the loop ends)
+	fListGet                             // BUILTIN list_get, read in the loop when in bounds
+	fListLen                             // BUILTIN list_len, read in the loop
+	fListPush                            // BUILTIN list_push, in place in the loop when listPush would push a scalar onto a flat header
 	numAllOpcodes
 )
 
@@ -47,7 +50,7 @@ var fusedNames = [...]string{
 	"LOAD_CONST_NE_JMP_FALSE", "LOAD_CONST_ADD_INT_STORE", "LOAD_CONST_SUB_INT_STORE",
 	"LOAD_LOAD_ADD_INT_STORE", "LOAD_LOAD_SUB_INT_STORE", "LOAD_CONST_ADD_INT",
 	"LOAD_CONST_SUB_INT", "LOAD_LOAD_ADD_INT", "LOAD_LOAD_SUB_INT", "LOAD_LOAD", "LOAD_RET",
-	"JMP_RET", "FOR_NEXT_STORE",
+	"JMP_RET", "FOR_NEXT_STORE", "LIST_GET", "LIST_LEN", "LIST_PUSH",
 }
 
 // MaxLocals bounds Function.NumLocals.
@@ -522,6 +525,15 @@ func fuse(m *Module, pf *pfunc) {
 		case FOR_NEXT:
 			if seq(i, FOR_NEXT, STORE) {
 				in.op, in.d = fForStore, code[i+1].a
+			}
+		case BUILTIN:
+			switch Builtin(in.a) {
+			case BListGet:
+				in.op = fListGet
+			case BListLen:
+				in.op = fListLen
+			case BListPush:
+				in.op = fListPush
 			}
 		}
 	}

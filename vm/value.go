@@ -77,14 +77,15 @@ type (
 		// tail is shared by the lists that share elems' backing array; it
 		// enables amortised O(1) list_push within one run (see listPush).
 		tail *listTail
-		// size is the list's logical size, or flatSize: every element
-		// of elems is a scalar (heapSize 0) and hidden is 0, so a list's
-		// size follows from its length (listOverhead + slotSize per
-		// element) and one header serves the lists of every length up to
-		// len(elems) — the lists in-place list_push calls build share
-		// it, so such a push allocates no header. len(elems) then grows
-		// as those pushes add elements; the elements below it never
-		// change.
+		// size is the list's logical size, or flatSize: the elements of
+		// the lists sharing this header are all scalars (heapSize 0)
+		// and hidden is 0, so a list's size follows from its length
+		// (listOverhead + slotSize per element) and one header serves
+		// lists of any length — the lists in-place list_push calls
+		// build share it, so such a push allocates no header. A flat
+		// header's elems spans its whole backing array (len == cap);
+		// its lists hold its first listTail.used elements at most, and
+		// those never change.
 		size int64
 		// hidden counts the bytes of the elements before elems in its
 		// backing array (dropped by list_tail), reachable but not counted.
