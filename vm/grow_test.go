@@ -144,38 +144,67 @@ func TestListFlatHeader(t *testing.T) {
 	}
 }
 
+// listLoopModule pushes the Ints 0..n-1 onto a list, then reads element
+// at (n-1, or n when oob: an index error) and returns it plus the length.
+func listLoopModule(n int64, oob bool) *Module {
+	at := n - 1
+	if oob {
+		at = n
+	}
+	consts := []Value{Int(0), Int(n), Int(1), Int(at)}
+	return module(consts, fn("main", 0, 2, code(
+		"MAKE_LIST 0; STORE 0; CONST 0; STORE 1",       // 0-3: xs = [], i = 0
+		"LOAD 1; CONST 1; LT_INT; JMP_FALSE 17",        // 4-7: while i < n
+		"LOAD 0; LOAD 1; BUILTIN list_push 2; STORE 0", // 8-11: xs = list_push(xs, i)
+		"LOAD 1; CONST 2; ADD_INT; STORE 1",            // 12-15: i = i + 1
+		"JMP 4",                                        // 16
+		"CONST 3; STORE 1",                             // 17-18: i = at
+		"LOAD 0; LOAD 1; BUILTIN list_get 2; STORE 1",  // 19-22: i = list_get(xs, i)
+		"LOAD 1; LOAD 0; BUILTIN list_len 1; ADD_INT",  // 23-26: i + list_len(xs)
+		"LOAD 0; CONST 0; BUILTIN list_get 2; ADD_INT", // 27-30: + list_get(xs, 0)
+		"RET")))
+}
+
 // TestListOpsInLoop: list_push, list_get and list_len read or pushed in
-// the dispatch loop (fListPush, fListGet, fListLen) give the results,
-// steps, memory peaks and memory errors of the built-ins they stand for:
-// a loop pushing n Ints, then reading one back and the length, runs with
-// fusion on and off under memory limits from too small to enough.
+// the dispatch loop (fListPush, fListGet, fListLen, fLLGetSt, fLLPushSt)
+// give the results, steps, memory peaks and errors of the instructions
+// they stand for: a loop pushing Ints, then reading them back, runs with
+// fusion on and off under memory limits from too small to enough, and
+// under every step limit up to its length.
 func TestListOpsInLoop(t *testing.T) {
-	const n = 3000
-	consts := []Value{Int(0), Int(n), Int(1), Int(n - 1)}
-	main := fn("main", 0, 2, code(
-		"MAKE_LIST 0; STORE 0; CONST 0; STORE 1",         // 0-3: xs = [], i = 0
-		"LOAD 1; CONST 1; LT_INT; JMP_FALSE 17",          // 4-7: while i < n
-		"LOAD 0; LOAD 1; BUILTIN list_push 2; STORE 0",   // 8-11: xs = list_push(xs, i)
-		"LOAD 1; CONST 2; ADD_INT; STORE 1",              // 12-15: i = i + 1
-		"JMP 4",                                          // 16
-		"LOAD 0; CONST 3; BUILTIN list_get 2",            // 17-19: list_get(xs, n-1)
-		"LOAD 0; BUILTIN list_len 1; ADD_INT",            // 20-22: + list_len(xs)
-		"LOAD 0; CONST 1; BUILTIN list_get 2; POP; RET")) // 23-27: list_get(xs, n) fails
 	defer func() { fusionEnabled = true }()
-	outcomes := map[string]int{}
-	for limit := int64(60_000); limit <= 260_000; limit += 4_000 {
+	// (A module is prepared, and fused, once: each run gets its own.)
+	outcome := func(n int64, oob bool, lim Limits) [2]string {
 		var got [2]string
 		for i, fused := range []bool{true, false} {
 			fusionEnabled = fused
-			res, err := run(t, module(consts, main), Options{Limits: Limits{MaxMemory: limit}})
-			got[i] = fmt.Sprintf("%v steps=%d peak=%d", err, res.Steps, res.MemoryPeak)
+			res, err := run(t, listLoopModule(n, oob), Options{Limits: lim})
+			got[i] = fmt.Sprintf("%v %s steps=%d peak=%d", err, res.Value, res.Steps, res.MemoryPeak)
 		}
 		if got[0] != got[1] {
-			t.Fatalf("limit %d: fused %s, unfused %s", limit, got[0], got[1])
+			t.Fatalf("limits %+v: fused %s, unfused %s", lim, got[0], got[1])
 		}
-		outcomes[got[0][:10]]++
+		return got
 	}
-	if len(outcomes) != 2 {
-		t.Fatalf("want both the memory error and the index error among the outcomes: %v", outcomes)
+	seen := map[string]int{}
+	for limit := int64(60_000); limit <= 260_000; limit += 4_000 {
+		for _, oob := range []bool{false, true} {
+			got := outcome(3000, oob, Limits{MaxMemory: limit})
+			seen[got[0][:12]]++
+		}
 	}
+	if len(seen) != 3 || seen["<nil> 5999 s"] == 0 {
+		t.Fatalf("want the memory error, the index error and the result 5999 among the outcomes: %v", seen)
+	}
+	for steps := int64(1); ; steps++ {
+		got := outcome(6, false, Limits{MaxSteps: steps})
+		if !strings.HasPrefix(got[0], "<nil>") {
+			continue
+		}
+		if !strings.HasPrefix(got[0], "<nil> 11 steps="+itoa(int(steps))) {
+			t.Fatalf("at the step limit %d: %s", steps, got[0])
+		}
+		break
+	}
+	outcome(6, true, Limits{})
 }

@@ -1405,6 +1405,35 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			}
 			op = BUILTIN
 			goto dispatch
+		case fLLGetSt:
+			if left >= 3 {
+				if lv, iv := stack[base+int(in.a)], stack[base+int(in.c)]; lv.k == KindList && iv.n < lv.n {
+					left -= 3
+					stack[base+int(in.d)] = (*listObj)(lv.p).elems[iv.n]
+					pc += 4
+					continue
+				}
+			}
+			op = in.base
+			goto dispatch
+		case fLLPushSt:
+			// As fListPush, with the list and the value in locals.
+			if lv, x := stack[base+int(in.a)], stack[base+int(in.c)]; left >= 3 && lv.k == KindList && x.p == nil {
+				o, n := (*listObj)(lv.p), lv.n
+				if t := o.tail; o.size == flatSize && t != nil && t.owner == m.token && uint64(t.used) == n &&
+					n < uint64(len(o.elems)) && t.pinned <= t.budget &&
+					listOverhead+slotSize*int64(n+1) <= m.memLimit && m.memCharged+listOverhead+slotSize <= m.memLimit {
+					left -= 3
+					m.memCharged += listOverhead + slotSize
+					t.used++
+					o.elems[n] = x
+					stack[base+int(in.d)] = listOf(o, int(n)+1)
+					pc += 4
+					continue
+				}
+			}
+			op = in.base
+			goto dispatch
 		case fForStore:
 			if left < 1 {
 				op = in.base

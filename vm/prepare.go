@@ -40,6 +40,8 @@ const (
 	fListGet                             // BUILTIN list_get, read in the loop when in bounds
 	fListLen                             // BUILTIN list_len, read in the loop
 	fListPush                            // BUILTIN list_push, in place in the loop when listPush would push a scalar onto a flat header
+	fLLGetSt                             // LOAD a; LOAD c; BUILTIN list_get; STORE d (in bounds)
+	fLLPushSt                            // LOAD a; LOAD c; BUILTIN list_push; STORE d (as fListPush)
 	numAllOpcodes
 )
 
@@ -51,6 +53,7 @@ var fusedNames = [...]string{
 	"LOAD_LOAD_ADD_INT_STORE", "LOAD_LOAD_SUB_INT_STORE", "LOAD_CONST_ADD_INT",
 	"LOAD_CONST_SUB_INT", "LOAD_LOAD_ADD_INT", "LOAD_LOAD_SUB_INT", "LOAD_LOAD", "LOAD_RET",
 	"JMP_RET", "FOR_NEXT_STORE", "LIST_GET", "LIST_LEN", "LIST_PUSH",
+	"LOAD_LOAD_LIST_GET_STORE", "LOAD_LOAD_LIST_PUSH_STORE",
 }
 
 // MaxLocals bounds Function.NumLocals.
@@ -515,6 +518,10 @@ func fuse(m *Module, pf *pfunc) {
 				in.op, in.c = fLlSub, code[i+1].a
 			case seq(i, LOAD, RET):
 				in.op = fLRet
+			case seq(i, LOAD, LOAD, BUILTIN, STORE) && code[i+2].a == int32(BListGet):
+				in.op, in.c, in.d = fLLGetSt, code[i+1].a, code[i+3].a
+			case seq(i, LOAD, LOAD, BUILTIN, STORE) && code[i+2].a == int32(BListPush):
+				in.op, in.c, in.d = fLLPushSt, code[i+1].a, code[i+3].a
 			case seq(i, LOAD, LOAD):
 				in.op, in.c = fLL, code[i+1].a
 			}
