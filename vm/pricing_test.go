@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -253,6 +254,20 @@ func TestListSortChunked(t *testing.T) {
 	for i, w := range want {
 		if res.Value.Index(i).AsInt() != w {
 			t.Fatalf("ints[%d] = %d, want %d", i, res.Value.Index(i).AsInt(), w)
+		}
+	}
+	// Strings, byte-wise (sorted with <, as strings.Compare orders them).
+	strs := make([]Value, n)
+	wantS := make([]string, n)
+	for i := range strs {
+		wantS[i] = strconv.Itoa(int(r.Int63n(1000))) + []string{"e", "é", ""}[r.Intn(3)]
+		strs[i] = Str(wantS[i])
+	}
+	slices.SortFunc(wantS, strings.Compare)
+	res = mustRun(t, module([]Value{NewList(strs)}, fn("main", 0, 0, code("CONST 0; "+op(BListSort)+"; RET"))), Options{})
+	for i, w := range wantS {
+		if res.Value.Index(i).AsString() != w {
+			t.Fatalf("strs[%d] = %q, want %q", i, res.Value.Index(i).AsString(), w)
 		}
 	}
 	// Floats: 0.0 and -0.0 alternate; a stable sort keeps their order.

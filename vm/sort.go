@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"strings"
 )
 
 // Sorting built-ins (docs/language.md "Built-in functions"):
@@ -51,7 +50,7 @@ func (m *machine) listSort(l Value) (Value, error) {
 		for i, e := range src {
 			keys[i] = int64(e.n)
 		}
-		err = sortChunked(m, keys, cmp.Compare[int64], false)
+		err = sortChunkedOrdered(m, keys)
 		for i, k := range keys {
 			elems[i] = Int(k)
 		}
@@ -63,7 +62,7 @@ func (m *machine) listSort(l Value) (Value, error) {
 			scanned += len(keys[i])
 		}
 		m.work(scanned) // the bytes compared, once per pass at most
-		err = sortChunked(m, keys, strings.Compare, false)
+		err = sortChunkedOrdered(m, keys)
 		// The values keep their own strings (Str does not copy).
 		for i, k := range keys {
 			elems[i] = Str(k)
@@ -90,14 +89,25 @@ const sortChunkLen = 1 << 16
 // element on ties, so stable too), polling between runs and merges so a
 // long sort honours the wall limit and cancellation.
 func sortChunked[T any](m *machine, xs []T, compare func(a, b T) int, stable bool) error {
+	sortRun := func(run []T) { slices.SortFunc(run, compare) }
+	if stable {
+		sortRun = func(run []T) { slices.SortStableFunc(run, compare) }
+	}
+	return sortRuns(m, xs, sortRun, compare)
+}
+
+// sortChunkedOrdered is sortChunked for keys whose equal values are
+// indistinguishable (Ints, Strings): its runs are sorted by slices.Sort,
+// which compares with < instead of calling a function.
+func sortChunkedOrdered[T int64 | string](m *machine, xs []T) error {
+	return sortRuns(m, xs, slices.Sort[[]T], cmp.Compare[T])
+}
+
+// sortRuns is sortChunked with the runs sorted by sortRun.
+func sortRuns[T any](m *machine, xs []T, sortRun func([]T), compare func(a, b T) int) error {
 	n := len(xs)
 	for lo := 0; lo < n; lo += sortChunkLen {
-		run := xs[lo:min(lo+sortChunkLen, n)]
-		if stable {
-			slices.SortStableFunc(run, compare)
-		} else {
-			slices.SortFunc(run, compare)
-		}
+		sortRun(xs[lo:min(lo+sortChunkLen, n)])
 		if n > sortChunkLen {
 			if err := m.poll(); err != nil {
 				return err
