@@ -1405,6 +1405,26 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			}
 			op = BUILTIN
 			goto dispatch
+		case fLlLtJfp:
+			if left < 3 {
+				op = in.base
+				goto dispatch
+			}
+			left -= 3
+			if int64(stack[base+int(in.a)].n) < int64(stack[base+int(in.c)].n) {
+				pc += 4
+			} else {
+				stack[sp] = Bool(false)
+				sp++
+				pc = int(in.d)
+			}
+		case fJmpJmp:
+			if left < 1 {
+				op = in.base
+				goto dispatch
+			}
+			left--
+			pc = int(code[in.a].a)
 		case fLLGetSt:
 			if left >= 3 {
 				if lv, iv := stack[base+int(in.a)], stack[base+int(in.c)]; lv.k == KindList && iv.n < lv.n {

@@ -124,6 +124,13 @@ func TestOpcodes(t *testing.T) {
 				"STORE 2; LOAD 3; LOAD 2; ADD_INT; STORE 3; JMP 6", // 7-12
 				"LOAD 3; RET"}, // 13-14
 			want: `6`, steps: 6 + 3*7 + 1 + 2},
+		{name: "LT_INT JMP_FALSE_OR_POP true", consts: []Value{i(1), i(2), i(7)}, locals: 2,
+			code: []string{"CONST 0; STORE 0; CONST 1; STORE 1; LOAD 0; LOAD 1; LT_INT; JMP_FALSE_OR_POP 10; CONST 2; RET; RET"},
+			want: `7`, steps: 10},
+		{name: "LT_INT JMP_FALSE_OR_POP false", consts: []Value{i(2), i(1), i(7)}, locals: 2,
+			code: []string{"CONST 0; STORE 0; CONST 1; STORE 1; LOAD 0; LOAD 1; LT_INT; JMP_FALSE_OR_POP 10; CONST 2; RET; RET"},
+			want: `false`, steps: 9},
+		{name: "JMP to JMP", consts: []Value{i(5)}, code: []string{"JMP 2; NOP; JMP 3; CONST 0; RET"}, want: `5`, steps: 4},
 		{name: "EMIT yields", consts: []Value{i(5)}, code: []string{"CONST 0; EMIT; RET"}, want: `5`, steps: 3},
 		{name: "ASSERT passes", consts: []Value{Bool(true), i(1)}, code: []string{"CONST 0; ASSERT 0 0; CONST 1; RET"}, want: `1`, steps: 4},
 	}

@@ -42,6 +42,8 @@ const (
 	fListPush                            // BUILTIN list_push, in place in the loop when listPush would push a scalar onto a flat header
 	fLLGetSt                             // LOAD a; LOAD c; BUILTIN list_get; STORE d (in bounds)
 	fLLPushSt                            // LOAD a; LOAD c; BUILTIN list_push; STORE d (as fListPush)
+	fLlLtJfp                             // LOAD a; LOAD c; LT_INT; JMP_FALSE_OR_POP d
+	fJmpJmp                              // JMP a where code[a] is JMP: 2 steps, to code[a]'s target
 	numAllOpcodes
 )
 
@@ -53,7 +55,8 @@ var fusedNames = [...]string{
 	"LOAD_LOAD_ADD_INT_STORE", "LOAD_LOAD_SUB_INT_STORE", "LOAD_CONST_ADD_INT",
 	"LOAD_CONST_SUB_INT", "LOAD_LOAD_ADD_INT", "LOAD_LOAD_SUB_INT", "LOAD_LOAD", "LOAD_RET",
 	"JMP_RET", "FOR_NEXT_STORE", "LIST_GET", "LIST_LEN", "LIST_PUSH",
-	"LOAD_LOAD_LIST_GET_STORE", "LOAD_LOAD_LIST_PUSH_STORE",
+	"LOAD_LOAD_LIST_GET_STORE", "LOAD_LOAD_LIST_PUSH_STORE", "LOAD_LOAD_LT_INT_JMP_FALSE_OR_POP",
+	"JMP_JMP",
 }
 
 // MaxLocals bounds Function.NumLocals.
@@ -494,6 +497,10 @@ func fuse(m *Module, pf *pfunc) {
 					in.op, in.c, in.d = f, code[i+1].a, code[i+3].a
 					continue
 				}
+				if code[i+2].base == LT_INT && code[i+3].base == JMP_FALSE_OR_POP {
+					in.op, in.c, in.d = fLlLtJfp, code[i+1].a, code[i+3].a
+					continue
+				}
 			}
 			switch {
 			case seq(i, LOAD, CONST, EQ, JMP_FALSE):
@@ -526,8 +533,11 @@ func fuse(m *Module, pf *pfunc) {
 				in.op, in.c = fLL, code[i+1].a
 			}
 		case JMP:
-			if code[in.a].base == RET {
+			switch code[in.a].base {
+			case RET:
 				in.op = fJmpRet
+			case JMP:
+				in.op = fJmpJmp
 			}
 		case FOR_NEXT:
 			if seq(i, FOR_NEXT, STORE) {
