@@ -1425,6 +1425,28 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			}
 			left--
 			pc = int(code[in.a].a)
+		case fMapMatch:
+			// (prepare.go fuse: BUILTIN map_get; STORE; LOAD; TEST_TAG,
+			// PAYLOAD at in.c.) As map_get, for a version mapView reads as
+			// it is; the local keeps its older value, which nothing reads.
+			if mv, kv := stack[sp-2], stack[sp-1]; left >= 4 && mv.k == KindMap && kv.k == KindString {
+				o := (*mapObj)(mv.p)
+				if root, l := o.rootOf(); l <= 8 || root.st.owner != m.token {
+					if v, ok := o.get(kv.AsString()); ok {
+						left -= 4
+						stack[sp-2] = v
+						pc = int(in.c) + 1
+					} else {
+						left -= 3
+						stack[sp-2] = Value{k: KindOption}
+						pc += 4
+					}
+					sp--
+					continue
+				}
+			}
+			op = in.base
+			goto dispatch
 		case fLLGetSt:
 			if left >= 3 {
 				if lv, iv := stack[base+int(in.a)], stack[base+int(in.c)]; lv.k == KindList && iv.n < lv.n {

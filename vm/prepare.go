@@ -44,6 +44,7 @@ const (
 	fLLPushSt                            // LOAD a; LOAD c; BUILTIN list_push; STORE d (as fListPush)
 	fLlLtJfp                             // LOAD a; LOAD c; LT_INT; JMP_FALSE_OR_POP d
 	fJmpJmp                              // JMP a where code[a] is JMP: 2 steps, to code[a]'s target
+	fMapMatch                            // BUILTIN map_get; STORE s; LOAD s; TEST_TAG c 0 with PAYLOAD at c (see fuse)
 	numAllOpcodes
 )
 
@@ -56,7 +57,7 @@ var fusedNames = [...]string{
 	"LOAD_CONST_SUB_INT", "LOAD_LOAD_ADD_INT", "LOAD_LOAD_SUB_INT", "LOAD_LOAD", "LOAD_RET",
 	"JMP_RET", "FOR_NEXT_STORE", "LIST_GET", "LIST_LEN", "LIST_PUSH",
 	"LOAD_LOAD_LIST_GET_STORE", "LOAD_LOAD_LIST_PUSH_STORE", "LOAD_LOAD_LT_INT_JMP_FALSE_OR_POP",
-	"JMP_JMP",
+	"JMP_JMP", "MAP_GET_MATCH",
 }
 
 // MaxLocals bounds Function.NumLocals.
@@ -480,6 +481,17 @@ func fuse(m *Module, pf *pfunc) {
 		return true
 	}
 	isIntConst := func(idx int32) bool { return m.Constants[idx].k == KindInt }
+	// loads counts the instructions that read each local.
+	loads := make([]int, pf.numLocals)
+	for _, in := range code {
+		switch in.base {
+		case LOAD:
+			loads[in.a]++
+		case FOR_NEXT:
+			loads[in.a]++
+			loads[in.a+1]++
+		}
+	}
 	cmpConst := map[Opcode]Opcode{LT_INT: fLcLtJf, LE_INT: fLcLeJf, GT_INT: fLcGtJf, GE_INT: fLcGeJf}
 	cmpLocal := map[Opcode]Opcode{LT_INT: fLlLtJf, LE_INT: fLlLeJf, GT_INT: fLlGtJf, GE_INT: fLlGeJf}
 	for i := 0; i < n; i++ {
@@ -544,6 +556,19 @@ func fuse(m *Module, pf *pfunc) {
 				in.op, in.d = fForStore, code[i+1].a
 			}
 		case BUILTIN:
+			// match map_get(m, k) { Some(v) => …, None => … }: the
+			// Option goes through a local that nothing else reads (not
+			// a parameter: contract messages show those), tested for
+			// None, its payload taken at the Some branch; the fused
+			// instruction takes the payload without building the
+			// Option (5 steps) or leaves None (4 steps).
+			if Builtin(in.a) == BMapGet && seq(i, BUILTIN, STORE, LOAD, TEST_TAG) {
+				sl, tt := code[i+1].a, code[i+3]
+				if code[i+2].a == sl && int(sl) >= pf.numParams && loads[sl] == 1 && tt.b == 0 && code[tt.a].base == PAYLOAD {
+					in.op, in.c = fMapMatch, tt.a
+					continue
+				}
+			}
 			switch Builtin(in.a) {
 			case BListGet:
 				in.op = fListGet
