@@ -208,3 +208,43 @@ func TestListOpsInLoop(t *testing.T) {
 	}
 	outcome(6, true, Limits{})
 }
+
+// TestCatItoaInLoop: "k" ++ int_to_string(i) fused (fCatItoa) gives the
+// results, steps, memory peaks and memory errors of the three
+// instructions it stands for, and its result is the newest ++ result, so
+// the ++ "!" after it extends it in place as unfused: n keys pushed onto
+// a list, fused and unfused, under memory limits from too small to enough.
+func TestCatItoaInLoop(t *testing.T) {
+	defer func() { fusionEnabled = true }()
+	const n = 2000
+	mod := func() *Module {
+		consts := []Value{Int(0), Int(n), Int(1), Str("k"), Str("!")}
+		return module(consts, fn("main", 0, 2, code(
+			"MAKE_LIST 0; STORE 0; CONST 0; STORE 1",                                    // 0-3: xs = [], i = 0
+			"LOAD 1; CONST 1; LT_INT; JMP_FALSE 22",                                     // 4-7: while i < n
+			"LOAD 0; CONST 3; LOAD 1; BUILTIN int_to_string 1; CONCAT; CONST 4; CONCAT", // 8-14
+			"BUILTIN list_push 2; STORE 0",                                              // 15-16: xs = list_push(xs, "k" ++ int_to_string(i) ++ "!")
+			"LOAD 1; CONST 2; ADD_INT; STORE 1",                                         // 17-20: i = i + 1
+			"JMP 4",                                                                     // 21
+			"LOAD 0; RET")))                                                             // 22-23
+	}
+	seen := map[bool]int{}
+	for limit := int64(100_000); limit <= 500_000; limit += 10_000 {
+		var got [2]string
+		for i, fused := range []bool{true, false} {
+			fusionEnabled = fused
+			res, err := run(t, mod(), Options{Limits: Limits{MaxMemory: limit}})
+			got[i] = fmt.Sprintf("%v %d steps=%d peak=%d", err, len(res.Value.String()), res.Steps, res.MemoryPeak)
+			if err == nil && (res.Value.Len() != n || res.Value.Index(n-1).AsString() != "k1999!") {
+				t.Fatalf("result %s", res.Value.ShortString(100))
+			}
+		}
+		if got[0] != got[1] {
+			t.Fatalf("limit %d: fused %s, unfused %s", limit, got[0], got[1])
+		}
+		seen[strings.HasPrefix(got[0], "<nil>")]++
+	}
+	if len(seen) != 2 {
+		t.Fatalf("want both the memory error and the result among the outcomes: %v", seen)
+	}
+}

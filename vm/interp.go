@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
@@ -1425,6 +1426,31 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			}
 			left--
 			pc = int(code[in.a].a)
+		case fCatItoa:
+			// As int_to_string then ++ (machine.concat: the constant is
+			// never the newest ++ result, so the result gets a buffer
+			// of its exact length, which becomes the newest), with the
+			// same two charges, when both fit under the limit.
+			if iv := stack[base+int(in.c)]; left >= 3 && iv.k == KindInt {
+				x := consts[in.a].AsString()
+				var digits [20]byte
+				d := strconv.AppendInt(digits[:0], int64(iv.n), 10)
+				need := len(x) + len(d)
+				charge := 2*strOverhead + int64(len(d)+need)
+				if need < BytesPerStep && m.memCharged+charge <= m.memLimit {
+					left -= 3
+					m.memCharged += charge
+					b := make([]byte, need)
+					copy(b[copy(b, x):], d)
+					m.sbuf = b
+					stack[sp] = Str(unsafe.String(&b[0], need))
+					sp++
+					pc += 4
+					continue
+				}
+			}
+			op = in.base
+			goto dispatch
 		case fMapMatch:
 			// (prepare.go fuse: BUILTIN map_get; STORE; LOAD; TEST_TAG,
 			// PAYLOAD at in.c.) As map_get, for a version mapView reads as

@@ -45,6 +45,7 @@ const (
 	fLlLtJfp                             // LOAD a; LOAD c; LT_INT; JMP_FALSE_OR_POP d
 	fJmpJmp                              // JMP a where code[a] is JMP: 2 steps, to code[a]'s target
 	fMapMatch                            // BUILTIN map_get; STORE s; LOAD s; TEST_TAG c 0 with PAYLOAD at c (see fuse)
+	fCatItoa                             // CONST a (a String); LOAD c; BUILTIN int_to_string; CONCAT
 	numAllOpcodes
 )
 
@@ -57,7 +58,7 @@ var fusedNames = [...]string{
 	"LOAD_CONST_SUB_INT", "LOAD_LOAD_ADD_INT", "LOAD_LOAD_SUB_INT", "LOAD_LOAD", "LOAD_RET",
 	"JMP_RET", "FOR_NEXT_STORE", "LIST_GET", "LIST_LEN", "LIST_PUSH",
 	"LOAD_LOAD_LIST_GET_STORE", "LOAD_LOAD_LIST_PUSH_STORE", "LOAD_LOAD_LT_INT_JMP_FALSE_OR_POP",
-	"JMP_JMP", "MAP_GET_MATCH",
+	"JMP_JMP", "MAP_GET_MATCH", "CONST_LOAD_INT_TO_STRING_CONCAT",
 }
 
 // MaxLocals bounds Function.NumLocals.
@@ -543,6 +544,13 @@ func fuse(m *Module, pf *pfunc) {
 				in.op, in.c, in.d = fLLPushSt, code[i+1].a, code[i+3].a
 			case seq(i, LOAD, LOAD):
 				in.op, in.c = fLL, code[i+1].a
+			}
+		case CONST:
+			// "prefix" ++ int_to_string(i), short enough that ++ does
+			// no extra work steps.
+			if k := m.Constants[in.a]; k.k == KindString && k.n > 0 && k.n+20 < BytesPerStep &&
+				seq(i, CONST, LOAD, BUILTIN, CONCAT) && code[i+2].a == int32(BIntToString) {
+				in.op, in.c = fCatItoa, code[i+1].a
 			}
 		case JMP:
 			switch code[in.a].base {
