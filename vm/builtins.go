@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/axpool/axpool/internal/text"
 )
@@ -23,9 +22,9 @@ type runToken struct{ _ byte }
 func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, error) {
 	switch b {
 	case BListLen:
-		return Int(int64(len(args[0].list().elems))), nil
+		return Int(int64(len(args[0].listElems()))), nil
 	case BListGet:
-		elems := args[0].list().elems
+		elems := args[0].listElems()
 		i := int64(args[1].n)
 		if i < 0 || i >= int64(len(elems)) {
 			return Value{}, rtErrf("list index out of bounds: index %d, length %d", i, len(elems))
@@ -94,7 +93,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		m.work(len(s) - len(t))
 		return m.substr(s, t)
 	case BStringJoin:
-		return m.stringJoin(args[0].list().elems, args[1].str())
+		return m.stringJoin(args[0].listElems(), args[1].str())
 	case BStringSplit:
 		return m.stringSplit(args[0].str(), args[1].str())
 	case BStringReplace:
@@ -128,9 +127,9 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		return Some(Float(f)), nil
 
 	case BListIsEmpty:
-		return Bool(len(args[0].list().elems) == 0), nil
+		return Bool(len(args[0].listElems()) == 0), nil
 	case BListHead:
-		elems := args[0].list().elems
+		elems := args[0].listElems()
 		if len(elems) == 0 {
 			return None(), nil
 		}
@@ -139,9 +138,9 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		}
 		return Some(elems[0]), nil
 	case BListTail:
-		return m.listTail(args[0].list())
+		return m.listTail(args[0])
 	case BListReverse:
-		elems := args[0].list().elems
+		elems := args[0].listElems()
 		if err := m.charge(listOverhead + slotSize*int64(len(elems))); err != nil {
 			return Value{}, err
 		}
@@ -156,7 +155,7 @@ func (m *machine) builtin(a *actor, fn *pfunc, b Builtin, args []Value) (Value, 
 		m.work(len(elems) * int(slotSize))
 		return listValue(r), nil
 	case BListConcat:
-		x, y := args[0].list().elems, args[1].list().elems
+		x, y := args[0].listElems(), args[1].listElems()
 		if len(y) == 0 {
 			return args[0], nil
 		}
@@ -313,14 +312,14 @@ func (m *machine) newString(s string) (Value, error) {
 // but does not count (the dropped heads, listObj.hidden) would outweigh
 // the ones it counts; then it gets its own copy. So a list never holds
 // more than about twice the memory it is charged for.
-func (m *machine) listTail(o *listObj) (Value, error) {
-	elems := o.elems
+func (m *machine) listTail(l Value) (Value, error) {
+	o, elems := l.list(), l.listElems()
 	if len(elems) <= 1 {
 		return listValue(nil), nil
 	}
 	head := elems[0].heapSize()
 	rest := elems[1:len(elems):len(elems)]
-	size := o.size - slotSize - head
+	size := listSize(l) - slotSize - head
 	hidden := o.hidden + slotSize + head
 	if hidden > size {
 		if err := m.charge(listOverhead + slotSize*int64(len(rest))); err != nil {
@@ -335,7 +334,7 @@ func (m *machine) listTail(o *listObj) (Value, error) {
 	} else if err := m.charge(listOverhead); err != nil {
 		return Value{}, err
 	}
-	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: rest, size: size, hidden: hidden})}, nil
+	return listOf(&listObj{elems: rest, size: size, hidden: hidden}, len(rest)), nil
 }
 
 // listPush returns l with x appended. Within one run, appending to the
@@ -345,38 +344,53 @@ func (m *machine) listTail(o *listObj) (Value, error) {
 // place after it reachable without counting them, so in-place appends to
 // one backing array are limited to the size of the list that created it
 // (listTail.budget): a list never holds more than about twice the memory
-// it is charged for.
+// it is charged for. While a list's elements are all scalars its header
+// is flat (listObj.size): the lists the in-place appends build share it,
+// so such an append allocates nothing.
 func (m *machine) listPush(l, x Value) (Value, error) {
 	o := l.list()
-	n := len(o.elems)
-	size := o.size + slotSize + x.heapSize()
+	n := int(l.n)
+	lsize := listSize(l)
+	xs := x.heapSize()
+	size := lsize + slotSize + xs
 	if size > m.memLimit {
 		return Value{}, m.memError()
 	}
-	xs := x.heapSize()
+	// flat: the result's elements are all scalars.
+	flat := xs == 0 && o.hidden == 0 && lsize == listOverhead+slotSize*int64(n)
 	if t := o.tail; t != nil && t.owner == m.token && t.used == n && n < cap(o.elems) && t.pinned+xs <= t.budget {
 		if err := m.charge(listOverhead + slotSize); err != nil {
 			return Value{}, err
 		}
-		elems := o.elems[:n+1]
-		elems[n] = x
 		t.used++
 		t.pinned += xs
-		return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: o.tail, size: size})}, nil
+		if o.flat() && flat {
+			o.elems[n] = x
+			return listOf(o, n+1), nil
+		}
+		elems := o.elems[:n+1]
+		elems[n] = x
+		if flat {
+			return listOf(&listObj{elems: elems[:cap(elems)], tail: t, size: flatSize}, n+1), nil
+		}
+		return listOf(&listObj{elems: elems, tail: t, size: size}, n+1), nil
 	}
 	newCap := max(4, 2*n)
 	if err := m.charge(listOverhead + slotSize*int64(newCap)); err != nil {
 		return Value{}, err
 	}
 	elems := make([]Value, n+1, newCap)
-	if err := m.copyValues(elems, o.elems); err != nil {
+	if err := m.copyValues(elems, l.listElems()); err != nil {
 		return Value{}, err
 	}
 	elems[n] = x
 	m.work(n * int(slotSize))
 	t := &listTail{used: n + 1, cap: newCap, owner: m.token, budget: size}
 	m.ltail = t
-	return Value{k: KindList, p: unsafe.Pointer(&listObj{elems: elems, tail: t, size: size})}, nil
+	if flat {
+		elems, size = elems[:newCap], flatSize
+	}
+	return listOf(&listObj{elems: elems, tail: t, size: size}, n+1), nil
 }
 
 // mapView returns o ready to read: a version of a store the run owns

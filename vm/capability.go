@@ -317,7 +317,7 @@ func checkEffectResult(e Effect, args []Value, r Value) error {
 				ok = isStr(in)
 			} else if in.k == KindList {
 				ok = true
-				for _, row := range in.list().elems {
+				for _, row := range in.listElems() {
 					if row.k != KindMap {
 						ok = false
 						break

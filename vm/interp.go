@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/policy"
@@ -1119,7 +1120,7 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			}
 			lo := (*listObj)(lv.p)
 			idx := &stack[base+int(in.a)+1]
-			if idx.n < uint64(len(lo.elems)) {
+			if idx.n < lv.n {
 				stack[sp] = lo.elems[idx.n]
 				sp++
 				idx.n++
@@ -1368,6 +1369,139 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 				m.work(moved * int(slotSize))
 				left = m.takeWork(left)
 			}
+		case fListGet:
+			if lv := stack[sp-2]; lv.k == KindList && stack[sp-1].n < lv.n {
+				stack[sp-2] = (*listObj)(lv.p).elems[stack[sp-1].n]
+				sp--
+				pc++
+				continue
+			}
+			op = BUILTIN // (out of bounds: the error)
+			goto dispatch
+		case fListLen:
+			if lv := stack[sp-1]; lv.k == KindList {
+				stack[sp-1] = Int(int64(lv.n))
+				pc++
+				continue
+			}
+			op = BUILTIN
+			goto dispatch
+		case fListPush:
+			// listPush's in-place push of a scalar (p nil: no heap bytes)
+			// onto the newest list of a flat header, when its charge
+			// stays under the limit; any other push takes BUILTIN.
+			if lv, x := stack[sp-2], stack[sp-1]; lv.k == KindList && x.p == nil {
+				o, n := (*listObj)(lv.p), lv.n
+				if t := o.tail; o.size == flatSize && t != nil && t.owner == m.token && uint64(t.used) == n &&
+					n < uint64(len(o.elems)) && t.pinned <= t.budget &&
+					listOverhead+slotSize*int64(n+1) <= m.memLimit && m.memCharged+listOverhead+slotSize <= m.memLimit {
+					m.memCharged += listOverhead + slotSize
+					t.used++
+					o.elems[n] = x
+					stack[sp-2] = listOf(o, int(n)+1)
+					sp--
+					pc++
+					continue
+				}
+			}
+			op = BUILTIN
+			goto dispatch
+		case fLlLtJfp:
+			if left < 3 {
+				op = in.base
+				goto dispatch
+			}
+			left -= 3
+			if int64(stack[base+int(in.a)].n) < int64(stack[base+int(in.c)].n) {
+				pc += 4
+			} else {
+				stack[sp] = Bool(false)
+				sp++
+				pc = int(in.d)
+			}
+		case fJmpJmp:
+			if left < 1 {
+				op = in.base
+				goto dispatch
+			}
+			left--
+			pc = int(code[in.a].a)
+		case fCatItoa:
+			// As int_to_string then ++ (machine.concat: the constant is
+			// never the newest ++ result, so the result gets a buffer
+			// of its exact length, which becomes the newest), with the
+			// same two charges, when both fit under the limit.
+			if iv := stack[base+int(in.c)]; left >= 3 && iv.k == KindInt {
+				x := consts[in.a].AsString()
+				var digits [20]byte
+				d := strconv.AppendInt(digits[:0], int64(iv.n), 10)
+				need := len(x) + len(d)
+				charge := 2*strOverhead + int64(len(d)+need)
+				if need < BytesPerStep && m.memCharged+charge <= m.memLimit {
+					left -= 3
+					m.memCharged += charge
+					b := make([]byte, need)
+					copy(b[copy(b, x):], d)
+					m.sbuf = b
+					stack[sp] = Str(unsafe.String(&b[0], need))
+					sp++
+					pc += 4
+					continue
+				}
+			}
+			op = in.base
+			goto dispatch
+		case fMapMatch:
+			// (prepare.go fuse: BUILTIN map_get; STORE; LOAD; TEST_TAG,
+			// PAYLOAD at in.c.) As map_get, for a version mapView reads as
+			// it is; the local keeps its older value, which nothing reads.
+			if mv, kv := stack[sp-2], stack[sp-1]; left >= 4 && mv.k == KindMap && kv.k == KindString {
+				o := (*mapObj)(mv.p)
+				if root, l := o.rootOf(); l <= 8 || root.st.owner != m.token {
+					if v, ok := o.get(kv.AsString()); ok {
+						left -= 4
+						stack[sp-2] = v
+						pc = int(in.c) + 1
+					} else {
+						left -= 3
+						stack[sp-2] = Value{k: KindOption}
+						pc += 4
+					}
+					sp--
+					continue
+				}
+			}
+			op = in.base
+			goto dispatch
+		case fLLGetSt:
+			if left >= 3 {
+				if lv, iv := stack[base+int(in.a)], stack[base+int(in.c)]; lv.k == KindList && iv.n < lv.n {
+					left -= 3
+					stack[base+int(in.d)] = (*listObj)(lv.p).elems[iv.n]
+					pc += 4
+					continue
+				}
+			}
+			op = in.base
+			goto dispatch
+		case fLLPushSt:
+			// As fListPush, with the list and the value in locals.
+			if lv, x := stack[base+int(in.a)], stack[base+int(in.c)]; left >= 3 && lv.k == KindList && x.p == nil {
+				o, n := (*listObj)(lv.p), lv.n
+				if t := o.tail; o.size == flatSize && t != nil && t.owner == m.token && uint64(t.used) == n &&
+					n < uint64(len(o.elems)) && t.pinned <= t.budget &&
+					listOverhead+slotSize*int64(n+1) <= m.memLimit && m.memCharged+listOverhead+slotSize <= m.memLimit {
+					left -= 3
+					m.memCharged += listOverhead + slotSize
+					t.used++
+					o.elems[n] = x
+					stack[base+int(in.d)] = listOf(o, int(n)+1)
+					pc += 4
+					continue
+				}
+			}
+			op = in.base
+			goto dispatch
 		case fForStore:
 			if left < 1 {
 				op = in.base
@@ -1380,7 +1514,7 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			}
 			lo := (*listObj)(lv.p)
 			idx := &stack[base+int(in.a)+1]
-			if idx.n < uint64(len(lo.elems)) {
+			if idx.n < lv.n {
 				left--
 				stack[base+int(in.d)] = lo.elems[idx.n]
 				idx.n++

@@ -310,7 +310,11 @@ func (o *mapObj) own(m *machine, fresh bool) (*mapObj, int, error) {
 			}
 		}
 		c := newStore(cm, slices.Clone(st.keys), o.n, o.size, tok)
-		c.st.pending, c.st.stale = slices.Clone(st.pending), st.stale
+		// pending gets room for the keys that growth may add, so that
+		// map_set does not regrow it (and copy it) on the way.
+		pending := make([]string, len(st.pending), len(st.pending)+2*len(st.m))
+		copy(pending, st.pending)
+		c.st.pending, c.st.stale = pending, st.stale
 		return c, o.n, nil
 	}
 	// Copy o's content into a fresh store owned by tok.

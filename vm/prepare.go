@@ -37,6 +37,15 @@ const (
 	fLRet                                // LOAD a; RET
 	fJmpRet                              // JMP a where code[a] is RET
 	fForStore                            // FOR_NEXT a b; STORE d (2 steps, or 1 when the loop ends)
+	fListGet                             // BUILTIN list_get, read in the loop when in bounds
+	fListLen                             // BUILTIN list_len, read in the loop
+	fListPush                            // BUILTIN list_push, in place in the loop when listPush would push a scalar onto a flat header
+	fLLGetSt                             // LOAD a; LOAD c; BUILTIN list_get; STORE d (in bounds)
+	fLLPushSt                            // LOAD a; LOAD c; BUILTIN list_push; STORE d (as fListPush)
+	fLlLtJfp                             // LOAD a; LOAD c; LT_INT; JMP_FALSE_OR_POP d
+	fJmpJmp                              // JMP a where code[a] is JMP: 2 steps, to code[a]'s target
+	fMapMatch                            // BUILTIN map_get; STORE s; LOAD s; TEST_TAG c 0 with PAYLOAD at c (see fuse)
+	fCatItoa                             // CONST a (a String); LOAD c; BUILTIN int_to_string; CONCAT
 	numAllOpcodes
 )
 
@@ -47,7 +56,9 @@ var fusedNames = [...]string{
 	"LOAD_CONST_NE_JMP_FALSE", "LOAD_CONST_ADD_INT_STORE", "LOAD_CONST_SUB_INT_STORE",
 	"LOAD_LOAD_ADD_INT_STORE", "LOAD_LOAD_SUB_INT_STORE", "LOAD_CONST_ADD_INT",
 	"LOAD_CONST_SUB_INT", "LOAD_LOAD_ADD_INT", "LOAD_LOAD_SUB_INT", "LOAD_LOAD", "LOAD_RET",
-	"JMP_RET", "FOR_NEXT_STORE",
+	"JMP_RET", "FOR_NEXT_STORE", "LIST_GET", "LIST_LEN", "LIST_PUSH",
+	"LOAD_LOAD_LIST_GET_STORE", "LOAD_LOAD_LIST_PUSH_STORE", "LOAD_LOAD_LT_INT_JMP_FALSE_OR_POP",
+	"JMP_JMP", "MAP_GET_MATCH", "CONST_LOAD_INT_TO_STRING_CONCAT",
 }
 
 // MaxLocals bounds Function.NumLocals.
@@ -471,6 +482,17 @@ func fuse(m *Module, pf *pfunc) {
 		return true
 	}
 	isIntConst := func(idx int32) bool { return m.Constants[idx].k == KindInt }
+	// loads counts the instructions that read each local.
+	loads := make([]int, pf.numLocals)
+	for _, in := range code {
+		switch in.base {
+		case LOAD:
+			loads[in.a]++
+		case FOR_NEXT:
+			loads[in.a]++
+			loads[in.a+1]++
+		}
+	}
 	cmpConst := map[Opcode]Opcode{LT_INT: fLcLtJf, LE_INT: fLcLeJf, GT_INT: fLcGtJf, GE_INT: fLcGeJf}
 	cmpLocal := map[Opcode]Opcode{LT_INT: fLlLtJf, LE_INT: fLlLeJf, GT_INT: fLlGtJf, GE_INT: fLlGeJf}
 	for i := 0; i < n; i++ {
@@ -486,6 +508,10 @@ func fuse(m *Module, pf *pfunc) {
 			if i+3 < n && seq(i, LOAD, LOAD) && !isTarget[i+2] && !isTarget[i+3] {
 				if f, ok := cmpLocal[code[i+2].base]; ok && code[i+3].base == JMP_FALSE {
 					in.op, in.c, in.d = f, code[i+1].a, code[i+3].a
+					continue
+				}
+				if code[i+2].base == LT_INT && code[i+3].base == JMP_FALSE_OR_POP {
+					in.op, in.c, in.d = fLlLtJfp, code[i+1].a, code[i+3].a
 					continue
 				}
 			}
@@ -512,16 +538,52 @@ func fuse(m *Module, pf *pfunc) {
 				in.op, in.c = fLlSub, code[i+1].a
 			case seq(i, LOAD, RET):
 				in.op = fLRet
+			case seq(i, LOAD, LOAD, BUILTIN, STORE) && code[i+2].a == int32(BListGet):
+				in.op, in.c, in.d = fLLGetSt, code[i+1].a, code[i+3].a
+			case seq(i, LOAD, LOAD, BUILTIN, STORE) && code[i+2].a == int32(BListPush):
+				in.op, in.c, in.d = fLLPushSt, code[i+1].a, code[i+3].a
 			case seq(i, LOAD, LOAD):
 				in.op, in.c = fLL, code[i+1].a
 			}
+		case CONST:
+			// "prefix" ++ int_to_string(i), short enough that ++ does
+			// no extra work steps.
+			if k := m.Constants[in.a]; k.k == KindString && k.n > 0 && k.n+20 < BytesPerStep &&
+				seq(i, CONST, LOAD, BUILTIN, CONCAT) && code[i+2].a == int32(BIntToString) {
+				in.op, in.c = fCatItoa, code[i+1].a
+			}
 		case JMP:
-			if code[in.a].base == RET {
+			switch code[in.a].base {
+			case RET:
 				in.op = fJmpRet
+			case JMP:
+				in.op = fJmpJmp
 			}
 		case FOR_NEXT:
 			if seq(i, FOR_NEXT, STORE) {
 				in.op, in.d = fForStore, code[i+1].a
+			}
+		case BUILTIN:
+			// match map_get(m, k) { Some(v) => …, None => … }: the
+			// Option goes through a local that nothing else reads (not
+			// a parameter: contract messages show those), tested for
+			// None, its payload taken at the Some branch; the fused
+			// instruction takes the payload without building the
+			// Option (5 steps) or leaves None (4 steps).
+			if Builtin(in.a) == BMapGet && seq(i, BUILTIN, STORE, LOAD, TEST_TAG) {
+				sl, tt := code[i+1].a, code[i+3]
+				if code[i+2].a == sl && int(sl) >= pf.numParams && loads[sl] == 1 && tt.b == 0 && code[tt.a].base == PAYLOAD {
+					in.op, in.c = fMapMatch, tt.a
+					continue
+				}
+			}
+			switch Builtin(in.a) {
+			case BListGet:
+				in.op = fListGet
+			case BListLen:
+				in.op = fListLen
+			case BListPush:
+				in.op = fListPush
 			}
 		}
 	}

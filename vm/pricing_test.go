@@ -6,10 +6,10 @@ import (
 	"math"
 	"math/rand"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unsafe"
 )
 
 // containsLoop: for i in 0..n { str_contains(s, "zz") }; returns n.
@@ -256,6 +256,20 @@ func TestListSortChunked(t *testing.T) {
 			t.Fatalf("ints[%d] = %d, want %d", i, res.Value.Index(i).AsInt(), w)
 		}
 	}
+	// Strings, byte-wise (sorted with <, as strings.Compare orders them).
+	strs := make([]Value, n)
+	wantS := make([]string, n)
+	for i := range strs {
+		wantS[i] = strconv.Itoa(int(r.Int63n(1000))) + []string{"e", "é", ""}[r.Intn(3)]
+		strs[i] = Str(wantS[i])
+	}
+	slices.SortFunc(wantS, strings.Compare)
+	res = mustRun(t, module([]Value{NewList(strs)}, fn("main", 0, 0, code("CONST 0; "+op(BListSort)+"; RET"))), Options{})
+	for i, w := range wantS {
+		if res.Value.Index(i).AsString() != w {
+			t.Fatalf("strs[%d] = %q, want %q", i, res.Value.Index(i).AsString(), w)
+		}
+	}
 	// Floats: 0.0 and -0.0 alternate; a stable sort keeps their order.
 	floats := make([]Value, n)
 	for i := range floats {
@@ -360,7 +374,7 @@ func TestLongCopiesPoll(t *testing.T) {
 	la, lb := NewList(ints(k, 0)), NewList(ints(k, k))
 	same := NewList(ints(k, 0))
 	// A list whose tail is copied: it hides more than it holds.
-	hiding := Value{k: KindList, p: unsafe.Pointer(&listObj{elems: ints(k, 0), size: listOverhead + k*slotSize, hidden: 1 << 40})}
+	hiding := listOf(&listObj{elems: ints(k, 0), size: listOverhead + k*slotSize, hidden: 1 << 40}, k)
 	// A map built by map_set in place: its keys are sorted (in chunks) at
 	// its first read in order; another run copies it to update it.
 	built := func() Value {

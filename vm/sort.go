@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/bits"
 	"slices"
-	"strings"
 )
 
 // Sorting built-ins (docs/language.md "Built-in functions"):
@@ -34,45 +33,45 @@ import (
 // and NaNs, are equal but distinguishable). Sorting runs in chunks with
 // polls between them (sortChunked).
 func (m *machine) listSort(l Value) (Value, error) {
-	o := l.list()
-	n := len(o.elems)
+	src := l.listElems()
+	n := len(src)
 	if err := m.charge(listOverhead + slotSize*int64(n)); err != nil {
 		return Value{}, err
 	}
 	m.work(n * int(slotSize))
 	if n < 2 {
-		return listValue(append([]Value(nil), o.elems...)), nil
+		return listValue(append([]Value(nil), src...)), nil
 	}
 	elems := make([]Value, n)
 	var err error
-	switch o.elems[0].k {
+	switch src[0].k {
 	case KindInt:
 		keys := make([]int64, n)
-		for i, e := range o.elems {
+		for i, e := range src {
 			keys[i] = int64(e.n)
 		}
-		err = sortChunked(m, keys, cmp.Compare[int64], false)
+		err = sortChunkedOrdered(m, keys)
 		for i, k := range keys {
 			elems[i] = Int(k)
 		}
 	case KindString:
 		keys := make([]string, n)
 		scanned := 0
-		for i, e := range o.elems {
+		for i, e := range src {
 			keys[i] = e.str()
 			scanned += len(keys[i])
 		}
 		m.work(scanned) // the bytes compared, once per pass at most
-		err = sortChunked(m, keys, strings.Compare, false)
+		err = sortChunkedOrdered(m, keys)
 		// The values keep their own strings (Str does not copy).
 		for i, k := range keys {
 			elems[i] = Str(k)
 		}
 	case KindFloat:
-		copy(elems, o.elems)
+		copy(elems, src)
 		err = sortChunked(m, elems, func(a, b Value) int { return compareFloats(a.AsFloat(), b.AsFloat()) }, true)
 	default:
-		panic(typeConfusion{"a list of Int, Float or String", o.elems[0].k})
+		panic(typeConfusion{"a list of Int, Float or String", src[0].k})
 	}
 	if err != nil {
 		return Value{}, err
@@ -90,14 +89,25 @@ const sortChunkLen = 1 << 16
 // element on ties, so stable too), polling between runs and merges so a
 // long sort honours the wall limit and cancellation.
 func sortChunked[T any](m *machine, xs []T, compare func(a, b T) int, stable bool) error {
+	sortRun := func(run []T) { slices.SortFunc(run, compare) }
+	if stable {
+		sortRun = func(run []T) { slices.SortStableFunc(run, compare) }
+	}
+	return sortRuns(m, xs, sortRun, compare)
+}
+
+// sortChunkedOrdered is sortChunked for keys whose equal values are
+// indistinguishable (Ints, Strings): its runs are sorted by slices.Sort,
+// which compares with < instead of calling a function.
+func sortChunkedOrdered[T int64 | string](m *machine, xs []T) error {
+	return sortRuns(m, xs, slices.Sort[[]T], cmp.Compare[T])
+}
+
+// sortRuns is sortChunked with the runs sorted by sortRun.
+func sortRuns[T any](m *machine, xs []T, sortRun func([]T), compare func(a, b T) int) error {
 	n := len(xs)
 	for lo := 0; lo < n; lo += sortChunkLen {
-		run := xs[lo:min(lo+sortChunkLen, n)]
-		if stable {
-			slices.SortStableFunc(run, compare)
-		} else {
-			slices.SortFunc(run, compare)
-		}
+		sortRun(xs[lo:min(lo+sortChunkLen, n)])
 		if n > sortChunkLen {
 			if err := m.poll(); err != nil {
 				return err
@@ -212,11 +222,10 @@ func (s *sortState) memSize() int64 {
 // newSortState starts list_sort_by(l, fn): it returns the state to run
 // sortByFunc with. The caller charges its memory.
 func newSortState(l, fn Value) *sortState {
-	o := l.list()
-	elems := o.elems
+	elems := l.listElems()
 	n := len(elems)
 	s := &sortState{src: append([]Value(nil), elems...), dst: make([]Value, n), width: 1, fn: fn,
-		elemBytes: o.size - listOverhead - slotSize*int64(n)}
+		elemBytes: listSize(l) - listOverhead - slotSize*int64(n)}
 	s.startMerge(0)
 	return s
 }

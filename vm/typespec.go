@@ -203,7 +203,7 @@ func conforms(v Value, s *TypeSpec, work *int) bool {
 		if s.Elem.Kind == KindAny {
 			return true
 		}
-		for _, e := range (*listObj)(v.p).elems {
+		for _, e := range v.listElems() {
 			if !conforms(e, s.Elem, work) {
 				return false
 			}
@@ -292,7 +292,7 @@ func writeTypeOf(sb *strings.Builder, v Value, s *TypeSpec) {
 		}
 		e, ok := pick(func(yield func(Value) bool) {
 			if v.k == KindList {
-				for _, e := range (*listObj)(v.p).elems {
+				for _, e := range v.listElems() {
 					if !yield(e) {
 						return
 					}

@@ -51,7 +51,8 @@ func (k Kind) String() string {
 //
 // Representation (24 bytes, no allocation for scalars): k is the kind; n
 // holds the scalar (Int, Float bits, Bool, ActorId, FnRef index, the
-// Option/Result tag) or a String's byte length; p points to a String's bytes
+// Option/Result tag), a String's byte length or a List's length (its
+// elements are the first n of its listObj's); p points to a String's bytes
 // or to the heap object of a Some/Ok/Err box, List, Map, Record or Enum.
 // Every access through p is guarded by k, so a Value is never reinterpreted
 // as another kind. A Json value (KindJSON) also uses j, its JSONKind, in
@@ -75,11 +76,22 @@ type (
 		v    Value
 		size int64
 	}
+	// listObj is the header of a list: the list's elements are the first
+	// Value.n of elems (Value.listElems).
 	listObj struct {
 		elems []Value
 		// tail is shared by the lists that share elems' backing array; it
-		// enables amortised O(1) list_push within one run (see listAppend).
+		// enables amortised O(1) list_push within one run (see listPush).
 		tail *listTail
+		// size is the list's logical size, or flatSize: the elements of
+		// the lists sharing this header are all scalars (heapSize 0)
+		// and hidden is 0, so a list's size follows from its length
+		// (listOverhead + slotSize per element) and one header serves
+		// lists of any length — the lists in-place list_push calls
+		// build share it, so such a push allocates no header. A flat
+		// header's elems spans its whole backing array (len == cap);
+		// its lists hold its first listTail.used elements at most, and
+		// those never change.
 		size int64
 		// hidden counts the bytes of the elements before elems in its
 		// backing array (dropped by list_tail), reachable but not counted.
@@ -256,8 +268,34 @@ func listValue(elems []Value) Value {
 	for i := range elems {
 		o.size += elems[i].heapSize()
 	}
-	return Value{k: KindList, p: unsafe.Pointer(o)}
+	return listOf(o, len(elems))
 }
+
+// listOf returns the list of the first n elements of o.
+func listOf(o *listObj, n int) Value {
+	return Value{k: KindList, n: uint64(n), p: unsafe.Pointer(o)}
+}
+
+// listElems returns the elements of a List (capacity cut to its length,
+// so an append never writes into a shared backing array).
+func (v Value) listElems() []Value {
+	n := int(v.n)
+	return v.list().elems[:n:n]
+}
+
+// listSize is the logical size of the List v (heapSize).
+func listSize(v Value) int64 {
+	o := (*listObj)(v.p)
+	if o.size == flatSize {
+		return listOverhead + slotSize*int64(v.n)
+	}
+	return o.size
+}
+
+// flatSize is the size of a flat list header (listObj.size).
+const flatSize = -1
+
+func (o *listObj) flat() bool { return o.size == flatSize }
 
 func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
 
@@ -348,7 +386,7 @@ func (v Value) heapSize() int64 {
 		}
 		return (*boxObj)(v.p).size
 	case KindList:
-		return (*listObj)(v.p).size
+		return listSize(v)
 	case KindMap:
 		return mapOverhead + (*mapObj)(v.p).size
 	case KindRecord:
@@ -427,7 +465,7 @@ func (v Value) Inner() Value {
 func (v Value) Len() int {
 	switch v.k {
 	case KindList:
-		return len((*listObj)(v.p).elems)
+		return int(v.n)
 	case KindMap:
 		return (*mapObj)(v.p).len()
 	case KindString:
@@ -440,14 +478,14 @@ func (v Value) Len() int {
 
 // Index returns element i of a List; it panics if v is not a List or i is
 // out of range.
-func (v Value) Index(i int) Value { return v.list().elems[i] }
+func (v Value) Index(i int) Value { return v.listElems()[i] }
 
 // Elems returns a copy of a List's elements (nil for other kinds).
 func (v Value) Elems() []Value {
 	if v.k != KindList {
 		return nil
 	}
-	return append([]Value(nil), (*listObj)(v.p).elems...)
+	return append([]Value(nil), v.listElems()...)
 }
 
 // MapKeys returns a Map's keys in sorted order (nil for other kinds).
@@ -649,7 +687,7 @@ func equalShallow(a, b Value) (eq, descend bool) {
 		}
 		return false, true
 	case KindList, KindMap, KindRecord, KindEnum:
-		if a.p == b.p {
+		if a.p == b.p && a.n == b.n { // (n: a List's length, else 0)
 			return true, false
 		}
 		return false, true
@@ -687,7 +725,7 @@ func childrenToCompare(a, b Value, m *machine) (x, y []Value, ok bool, err error
 	case KindOption, KindResult:
 		return unsafe.Slice(&(*boxObj)(a.p).v, 1), unsafe.Slice(&(*boxObj)(b.p).v, 1), true, nil
 	case KindList:
-		x, y = (*listObj)(a.p).elems, (*listObj)(b.p).elems
+		x, y = a.listElems(), b.listElems()
 		return x, y, len(x) == len(y), nil
 	case KindMap:
 		mx, my := (*mapObj)(a.p), (*mapObj)(b.p)

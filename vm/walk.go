@@ -60,7 +60,7 @@ func (f *wframe) open(v Value) {
 		}
 	case KindList:
 		f.levels = 1
-		f.kids = (*listObj)(v.p).elems
+		f.kids = v.listElems()
 	case KindMap:
 		f.levels = 1
 		f.keys, f.kids = (*mapObj)(v.p).entries()
