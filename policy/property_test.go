@@ -387,6 +387,15 @@ func TestIntersectExamples(t *testing.T) {
 			`{"schema_version":1,"default_allow":true,"rules":{},"net_policy":{"allowed_domains":["api.example.com"],"allowed_methods":["GET","POST"],"max_response_bytes":100,"timeout_ms":30000,"allow_redirects":false}}`},
 		{`{"default_allow":true,"net_policy":{"allowed_domains":["a.com"]}}`, `{"default_allow":true,"net_policy":{"allowed_domains":["b.com"]}}`,
 			`{"schema_version":1,"default_allow":true,"rules":{"net.fetch":{"allow":false,"budget":0}},"net_policy":{"allowed_domains":[],"allowed_methods":[],"max_response_bytes":10485760,"timeout_ms":30000,"allow_redirects":true}}`},
+		// Tool policies: a pattern inside the other's is kept; budgets of
+		// tool.call take the smaller; no common tool denies tool.call.
+		{`{"default_allow":true,"rules":{"tool.call":{"allow":true,"budget":10}},"tool_policy":{"allowed_tools":["gh__*","fs__read"]}}`,
+			`{"default_allow":true,"rules":{"tool.call":{"allow":true,"budget":3}},"tool_policy":{"allowed_tools":["gh__get_*","fs__*","db__q"]}}`,
+			`{"schema_version":1,"default_allow":true,"rules":{"tool.call":{"allow":true,"budget":3}},"tool_policy":{"allowed_tools":["fs__read","gh__get_*"]}}`},
+		{`{"default_allow":true}`, `{"default_allow":true,"tool_policy":{"allowed_tools":["*"]}}`,
+			`{"schema_version":1,"default_allow":true,"rules":{},"tool_policy":{"allowed_tools":["*"]}}`},
+		{`{"default_allow":true,"tool_policy":{"allowed_tools":["a__x"]}}`, `{"default_allow":true,"tool_policy":{"allowed_tools":["b__*"]}}`,
+			`{"schema_version":1,"default_allow":true,"rules":{"tool.call":{"allow":false,"budget":0}},"tool_policy":{"allowed_tools":["a__x"]}}`},
 	}
 	for _, c := range cases {
 		got := string(mustJSON(Intersect(parse(c.caller), parse(c.ceiling))))
