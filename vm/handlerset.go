@@ -119,7 +119,7 @@ type callBudgetKey struct{}
 // does not know in advance (MemoryLeft is refreshed before it).
 func largeResult(e Effect) bool {
 	switch e {
-	case EHTTPGet, EHTTPRequest, EFsRead, EDbQuery, ELlmComplete:
+	case EHTTPGet, EHTTPRequest, EFsRead, EDbQuery, ELlmComplete, EToolCall:
 		return true
 	}
 	return false
