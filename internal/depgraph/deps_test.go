@@ -69,7 +69,7 @@ var allowed = map[string][]string{
 	// The worker is generic: it runs whatever its Executor does.
 	"worker": {"internal/text", "queue", "wire"},
 	// The executor of tool and script jobs, wired into the worker by cmd.
-	"internal/engine": {"queue", "scripts", "tools", "wire", "worker"},
+	"internal/engine": {"queue", "scripts", "tools", "vm", "wire", "worker"},
 	// The data directories the binary embeds, and where a process finds them.
 	"internal/datadir": {"libs", "templates"},
 	// The assembly of a node (embedded NATS, queue, workers, gateway) for cmd.
