@@ -146,12 +146,20 @@ func clipJSON(v json.RawMessage) string {
 // tool by its name NAME__TOOL, through Config.Upstreams, bound to ctx
 // (the call's deadline and its cancellation). The value is masked with
 // the gateway's masker besides the upstreams' secrets. A gateway without
-// upstreams, or another name, answers code unknown_tool.
+// upstreams, or another name, answers code unknown_tool. A destructive
+// tool (upstream.Tool.NeedsApproval) that Config.ApproveTools does not
+// pre-approve needs the caller's approval, which a program's call cannot
+// ask for yet: code approval_required, upstream.ApprovalMessage
+// (upstream.Manager.Decide makes the decision).
 func (g *Server) CallTool(ctx context.Context, req *queue.ToolRequest) queue.ToolResult {
 	start := time.Now()
 	up := g.cfg.Upstreams
 	if up == nil {
 		return queue.ToolResult{Code: upstream.CodeUnknownTool, Error: fmt.Sprintf("unknown tool %q: this server has no upstream MCP servers (--upstreams)", g.mask.String(req.Name))}
+	}
+	if up.Decide(req.Name, g.cfg.ApproveTools) == upstream.NeedsApproval {
+		g.log.Info("upstream tool call needs approval", "tool", up.Mask(req.Name), "job", req.JobID)
+		return queue.ToolResult{Code: upstream.CodeApprovalRequired, Error: g.mask.String(upstream.ApprovalMessage(req.Name))}
 	}
 	res, err := up.Call(ctx, req.Name, req.Args)
 	if g.log.Enabled(ctx, slog.LevelDebug) {
