@@ -163,7 +163,7 @@ func TestToolSearch(t *testing.T) {
 	}
 	first := res.Tools[0]
 	if first.Name != "many__tool_0042" || first.Description != "Tool number 42 of the many." ||
-		first.Example != `tool_call("many__tool_0042", json_parse("{\"x\": \"\"}")?)` || first.InputSchema["type"] != "object" {
+		first.Example != `match json_parse("{\"x\": \"\"}") { Ok(args) => tool_call("many__tool_0042", args), Err(e) => Err(e) }` || first.InputSchema["type"] != "object" {
 		t.Errorf("first match = %+v", first)
 	}
 	if up := res.Upstreams; up[0].Name != "gone" || up[0].State == upstream.StateUp || up[0].Error == "" ||

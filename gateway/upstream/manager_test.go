@@ -319,13 +319,13 @@ func TestSearch(t *testing.T) {
 			t.Errorf("Search(%q, %d) = %s\nwant %s", tc.q, tc.limit, got, tc.want)
 		}
 	}
-	if got := m.Search("echo", 1)[0].Example; got != `tool_call("fake__echo", json_parse("{\"text\": \"\"}")?)` {
+	if got := m.Search("echo", 1)[0].Example; got != `match json_parse("{\"text\": \"\"}") { Ok(args) => tool_call("fake__echo", args), Err(e) => Err(e) }` {
 		t.Errorf("example = %s", got)
 	}
-	if got := m.Search("add", 1)[0].Example; got != `tool_call("fake__add", json_parse("{\"a\": 0, \"b\": 0}")?)` {
+	if got := m.Search("add", 1)[0].Example; got != `match json_parse("{\"a\": 0, \"b\": 0}") { Ok(args) => tool_call("fake__add", args), Err(e) => Err(e) }` {
 		t.Errorf("example = %s", got)
 	}
-	if got := m.Search("crash", 1)[0].Example; got != `tool_call("fake__crash", json_parse("{}")?)` {
+	if got := m.Search("crash", 1)[0].Example; got != `match json_parse("{}") { Ok(args) => tool_call("fake__crash", args), Err(e) => Err(e) }` {
 		t.Errorf("example = %s", got)
 	}
 }
