@@ -150,18 +150,14 @@ func clipJSON(v json.RawMessage) string {
 // tool (upstream.Tool.NeedsApproval) that Config.ApproveTools does not
 // pre-approve needs the caller's approval, which a program's call cannot
 // ask for yet: code approval_required, upstream.ApprovalMessage
-// (upstream.Manager.Decide makes the decision).
+// (upstream.Decide, applied by upstream.Manager.CallDecided).
 func (g *Server) CallTool(ctx context.Context, req *queue.ToolRequest) queue.ToolResult {
 	start := time.Now()
 	up := g.cfg.Upstreams
 	if up == nil {
 		return queue.ToolResult{Code: upstream.CodeUnknownTool, Error: fmt.Sprintf("unknown tool %q: this server has no upstream MCP servers (--upstreams)", g.mask.String(req.Name))}
 	}
-	if up.Decide(req.Name, g.cfg.ApproveTools) == upstream.NeedsApproval {
-		g.log.Info("upstream tool call needs approval", "tool", up.Mask(req.Name), "job", req.JobID)
-		return queue.ToolResult{Code: upstream.CodeApprovalRequired, Error: g.mask.String(upstream.ApprovalMessage(req.Name))}
-	}
-	res, err := up.Call(ctx, req.Name, req.Args)
+	res, err := up.CallDecided(ctx, req.Name, req.Args, g.cfg.ApproveTools)
 	if g.log.Enabled(ctx, slog.LevelDebug) {
 		g.log.Debug("upstream tool call", "tool", up.Mask(req.Name), "job", req.JobID, "ms", time.Since(start).Milliseconds(), "is_error", res.IsError, "err", err)
 	}

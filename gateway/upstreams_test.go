@@ -294,7 +294,7 @@ func TestUpstreamApprovals(t *testing.T) {
 			t.Errorf("%s: %+v", name, res)
 		}
 	}
-	if d := m.Decide("fake__nope", nil); d != upstream.Allow {
-		t.Errorf("Decide(unknown) = %v, want Allow (Call answers unknown_tool)", d)
+	if res := strict.CallTool(ctx, &queue.ToolRequest{Name: "fake__nope"}); res.Code != upstream.CodeUnknownTool {
+		t.Errorf("unknown tool: %+v", res)
 	}
 }

@@ -80,15 +80,14 @@ const (
 	NeedsApproval
 )
 
-// Decide says whether a call of the tool called name may run as it is:
-// NeedsApproval for a tool that NeedsApproval and that no pattern of
-// approved (--approve-tools) matches; Allow otherwise — also for a tool
-// it does not know (Call answers unknown_tool). It is the one place the
-// gateway decides approvals; asking the caller (MCP elicitation, a task's
-// input_required) would follow a NeedsApproval.
-func (m *Manager) Decide(name string, approved []string) Decision {
-	t, ok := m.Lookup(name)
-	if !ok || !t.NeedsApproval() || MatchAny(approved, name) {
+// Decide says whether a call of tool t may run as it is: NeedsApproval
+// for a tool that NeedsApproval and that no pattern of approved
+// (--approve-tools) matches; Allow otherwise. It is the one place
+// approvals are decided (CallDecided applies it to the tool as its
+// upstream lists it when the call is made); asking the caller (MCP
+// elicitation, a task's input_required) would follow a NeedsApproval.
+func Decide(t *Tool, approved []string) Decision {
+	if !t.NeedsApproval() || MatchAny(approved, t.Name) {
 		return Allow
 	}
 	return NeedsApproval

@@ -38,3 +38,28 @@ func TestMatchAny(t *testing.T) {
 		t.Error("nil or *")
 	}
 }
+
+func TestDecide(t *testing.T) {
+	yes, no := true, false
+	for _, c := range []struct {
+		hints    Hints
+		approved []string
+		want     Decision
+	}{
+		{Hints{Destructive: &yes}, nil, NeedsApproval},
+		{Hints{Destructive: &yes, ReadOnly: &no}, []string{"x__*"}, NeedsApproval},
+		{Hints{Destructive: &yes}, []string{"a__*"}, Allow},
+		{Hints{Destructive: &yes}, []string{"a__del"}, Allow},
+		{Hints{Destructive: &yes, ReadOnly: &yes}, nil, Allow},
+		{Hints{Destructive: &no}, nil, Allow},
+		{Hints{}, nil, Allow},
+	} {
+		tool := Tool{Name: "a__del", Hints: c.hints}
+		if got := Decide(&tool, c.approved); got != c.want {
+			t.Errorf("Decide(%+v, %q) = %v, want %v", c.hints, c.approved, got, c.want)
+		}
+	}
+	if got := ApprovalMessage("fs__delete"); got != `tool_call: "fs__delete" needs the caller's approval (destructiveHint) and this call cannot ask for it; the operator can pre-approve it with --approve-tools fs__delete` {
+		t.Errorf("ApprovalMessage = %s", got)
+	}
+}
