@@ -221,7 +221,9 @@ With --upstreams FILE (the .mcp.json format) axpool connects to those MCP
 servers (stdio or Streamable HTTP), keeps them connected, and lets programs
 call their tools; they are not listed in tools/list: boruna_tool_search
 finds them. ${VAR} values come from the environment and are masked
-everywhere (docs/code-mode.md).
+everywhere (docs/code-mode.md). A program's call of a destructive tool
+(destructiveHint) is refused unless --approve-tools names it
+(NAME__TOOL or a prefix ending in *).
 
 axpool stops cleanly when stdin closes. On SIGTERM/SIGINT it stops taking
 calls (they get queue_unavailable), lets the running ones finish for
