@@ -92,6 +92,10 @@ type Config struct {
 	// (upstreams.go, docs/code-mode.md): boruna_tool_search is listed and
 	// CallTool answers programs' tool calls. The caller closes it.
 	Upstreams *upstream.Manager
+	// ApproveTools are the operator's pre-approved upstream tools
+	// (--approve-tools; patterns checked by upstream.ParsePatterns): a
+	// destructive tool they match runs without the caller's approval.
+	ApproveTools []string
 }
 
 // DefaultProgressInterval is Config.ProgressInterval's default.

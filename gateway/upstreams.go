@@ -146,14 +146,18 @@ func clipJSON(v json.RawMessage) string {
 // tool by its name NAME__TOOL, through Config.Upstreams, bound to ctx
 // (the call's deadline and its cancellation). The value is masked with
 // the gateway's masker besides the upstreams' secrets. A gateway without
-// upstreams, or another name, answers code unknown_tool.
+// upstreams, or another name, answers code unknown_tool. A destructive
+// tool (upstream.Tool.NeedsApproval) that Config.ApproveTools does not
+// pre-approve needs the caller's approval, which a program's call cannot
+// ask for yet: code approval_required, upstream.ApprovalMessage
+// (upstream.Decide, applied by upstream.Manager.CallDecided).
 func (g *Server) CallTool(ctx context.Context, req *queue.ToolRequest) queue.ToolResult {
 	start := time.Now()
 	up := g.cfg.Upstreams
 	if up == nil {
 		return queue.ToolResult{Code: upstream.CodeUnknownTool, Error: fmt.Sprintf("unknown tool %q: this server has no upstream MCP servers (--upstreams)", g.mask.String(req.Name))}
 	}
-	res, err := up.Call(ctx, req.Name, req.Args)
+	res, err := up.CallDecided(ctx, req.Name, req.Args, g.cfg.ApproveTools)
 	if g.log.Enabled(ctx, slog.LevelDebug) {
 		g.log.Debug("upstream tool call", "tool", up.Mask(req.Name), "job", req.JobID, "ms", time.Since(start).Milliseconds(), "is_error", res.IsError, "err", err)
 	}

@@ -163,7 +163,7 @@ func TestToolSearch(t *testing.T) {
 	}
 	first := res.Tools[0]
 	if first.Name != "many__tool_0042" || first.Description != "Tool number 42 of the many." ||
-		first.Example != `tool_call("many__tool_0042", json_parse("{\"x\": \"\"}")?)` || first.InputSchema["type"] != "object" {
+		first.Example != `match json_parse("{\"x\": \"\"}") { Ok(args) => tool_call("many__tool_0042", args), Err(e) => Err(e) }` || first.InputSchema["type"] != "object" {
 		t.Errorf("first match = %+v", first)
 	}
 	if up := res.Upstreams; up[0].Name != "gone" || up[0].State == upstream.StateUp || up[0].Error == "" ||
@@ -206,7 +206,8 @@ func TestUpstreamToolService(t *testing.T) {
 	m, logs := startUpstreams(t, `{"mcpServers": {
 		"fake": {"command": `+jsonString(bin)+`, "env": {"FAKE_SECRET": "${FAKE_SECRET}"}},
 		"gone": {"command": "/nonexistent/axpool-fake-server"}}}`, map[string]string{"FAKE_SECRET": secret})
-	g := s.newGateway(t, Config{Upstreams: m})
+	// Every tool pre-approved: approvals are TestUpstreamApprovals'.
+	g := s.newGateway(t, Config{Upstreams: m, ApproveTools: []string{"*"}})
 	gw := s.Client.GatewayID()
 	svc, err := s.Bus.ServeTools(gw, g.CallTool, nil)
 	if err != nil {
@@ -260,5 +261,40 @@ func TestUpstreamToolService(t *testing.T) {
 	if res := plain.CallTool(ctx, &queue.ToolRequest{Name: "fake__add"}); res.Code != upstream.CodeUnknownTool ||
 		res.Error != `unknown tool "fake__add": this server has no upstream MCP servers (--upstreams)` {
 		t.Errorf("no upstreams: %+v", res)
+	}
+}
+
+// A destructive upstream tool (destructiveHint true, not readOnlyHint)
+// needs the caller's approval: without --approve-tools a program's call
+// is refused with approval_required and the exact message; a matching
+// --approve-tools pattern lets it run; read-only tools and tools without
+// the hint run either way.
+func TestUpstreamApprovals(t *testing.T) {
+	s := newStack(t, 0, queue.Config{})
+	defer s.close()
+	bin := fakeUpstream(t)
+	m, _ := startUpstreams(t, `{"mcpServers": {"fake": {"command": `+jsonString(bin)+`}}}`, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	strict := s.newGateway(t, Config{Upstreams: m})
+	approved := s.newGateway(t, Config{Upstreams: m, ApproveTools: []string{"fake__delete_*"}})
+	other := s.newGateway(t, Config{Upstreams: m, ApproveTools: []string{"fake__echo", "x__*"}})
+	req := &queue.ToolRequest{Name: "fake__delete_repo", Args: json.RawMessage(`{"repo": "r1"}`)}
+	want := `tool_call: "fake__delete_repo" needs the caller's approval (destructiveHint) and this call cannot ask for it; the operator can pre-approve it with --approve-tools fake__delete_repo`
+	for _, g := range []*Server{strict, other} {
+		if res := g.CallTool(ctx, req); res.Code != upstream.CodeApprovalRequired || res.Error != want || res.Value != nil {
+			t.Errorf("not approved: %+v", res)
+		}
+	}
+	if res := approved.CallTool(ctx, req); res.Code != "" || string(res.Value) != `"deleted r1"` {
+		t.Errorf("approved: %+v", res)
+	}
+	for _, name := range []string{"fake__echo", "fake__fail"} {
+		if res := strict.CallTool(ctx, &queue.ToolRequest{Name: name, Args: json.RawMessage(`{"text": "hi", "reason": "r"}`)}); res.Code != "" {
+			t.Errorf("%s: %+v", name, res)
+		}
+	}
+	if res := strict.CallTool(ctx, &queue.ToolRequest{Name: "fake__nope"}); res.Code != upstream.CodeUnknownTool {
+		t.Errorf("unknown tool: %+v", res)
 	}
 }

@@ -7,7 +7,9 @@ import "github.com/axpool/axpool/internal/spell"
 // capability_set_hash.
 type Capability uint8
 
-// The 11 canonical capabilities, ids frozen (docs/tools.md §3).
+// The 12 canonical capabilities, ids frozen (docs/tools.md §3); tool.call
+// (code mode: a program's call of an upstream MCP server's tool,
+// docs/code-mode.md) was added after the first 11.
 const (
 	NetFetch   Capability = 0
 	FsRead     Capability = 1
@@ -20,21 +22,22 @@ const (
 	ActorSpawn Capability = 8
 	ActorSend  Capability = 9
 	StepInput  Capability = 10
+	ToolCall   Capability = 11
 
 	// NumCapabilities is the number of canonical capabilities.
-	NumCapabilities = 11
+	NumCapabilities = 12
 )
 
 var capNames = [NumCapabilities]string{
 	"net.fetch", "fs.read", "fs.write", "db.query", "ui.render", "time.now",
-	"random", "llm.call", "actor.spawn", "actor.send", "step.input",
+	"random", "llm.call", "actor.spawn", "actor.send", "step.input", "tool.call",
 }
 
 // debugNames are the CamelCase names the seed uses in messages such as
 // `CapabilityBudgetExceeded(LlmCall)` (docs/tools.md §2 "budget exceeded").
 var debugNames = [NumCapabilities]string{
 	"NetFetch", "FsRead", "FsWrite", "DbQuery", "UiRender", "TimeNow",
-	"Random", "LlmCall", "ActorSpawn", "ActorSend", "StepInput",
+	"Random", "LlmCall", "ActorSpawn", "ActorSend", "StepInput", "ToolCall",
 }
 
 // aliases are accepted in `!{...}` annotations by the reference but refused

@@ -21,6 +21,64 @@ type Policy struct {
 	Rules map[Capability]Rule
 	// Net holds network controls; nil means the defaults (DefaultNetPolicy).
 	Net *NetPolicy
+	// Tools narrows which upstream tools tool.call may call; nil means any
+	// (docs/code-mode.md "Policy").
+	Tools *ToolPolicy
+}
+
+// ToolPolicy restricts tool.call when it is allowed (tool_policy in a
+// policy document).
+//
+// AllowedTools is a non-empty list of patterns over tool names
+// ("NAME__TOOL"): a pattern is a name ("github__get_issue"), or a prefix
+// ending in the only "*" ("github__*" for every tool of github, "*" for
+// every tool). Names compare exactly (case-sensitive, as MCP tool names
+// do). See AllowsTool.
+type ToolPolicy struct {
+	AllowedTools []string
+}
+
+// Clone returns a deep copy of t (nil for nil).
+func (t *ToolPolicy) Clone() *ToolPolicy {
+	if t == nil {
+		return nil
+	}
+	return &ToolPolicy{AllowedTools: slices.Clone(t.AllowedTools)}
+}
+
+// AllowsTool reports whether the tool called name may be called under t
+// (nil: any tool): name matches one of AllowedTools.
+func (t *ToolPolicy) AllowsTool(name string) bool {
+	if t == nil {
+		return true
+	}
+	for _, p := range t.AllowedTools {
+		if ToolPatternMatches(p, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// ToolPatternMatches reports whether the tool pattern p (a name, or a
+// prefix ending in "*") matches the tool name.
+func ToolPatternMatches(p, name string) bool {
+	if prefix, ok := strings.CutSuffix(p, "*"); ok {
+		return strings.HasPrefix(name, prefix)
+	}
+	return p == name
+}
+
+// toolPatternCovers reports whether every name matched by a is matched by
+// b. Two patterns are nested or disjoint, so pairwise intersection is
+// exact (as for net_policy domains).
+func toolPatternCovers(a, b string) bool {
+	bp, bw := strings.CutSuffix(b, "*")
+	if !bw {
+		return a == b
+	}
+	ap, _ := strings.CutSuffix(a, "*")
+	return strings.HasPrefix(ap, bp)
 }
 
 // Rule is the per-capability rule of a policy.
@@ -109,6 +167,7 @@ func (p *Policy) Clone() *Policy {
 		}
 	}
 	q.Net = p.Net.Clone()
+	q.Tools = p.Tools.Clone()
 	return q
 }
 
@@ -187,7 +246,10 @@ func patternCovers(a, b string) bool {
 //   - net policy: allowed domains and methods are intersected (empty means
 //     any), byte and time limits take the smaller value, redirects are
 //     followed only if both allow them. When the domain or method sets have
-//     no common element, net.fetch is denied outright.
+//     no common element, net.fetch is denied outright;
+//   - tool policy: the tools both allow (a pattern of one inside a
+//     pattern of the other is kept); when none is, tool.call is denied
+//     outright.
 //
 // A nil caller or ceiling means allow-all. The result is a new, valid
 // policy; the arguments are not modified.
@@ -206,11 +268,13 @@ func Intersect(caller, ceiling *Policy) *Policy {
 		r.Net, ok = intersectNet(caller.EffectiveNet(), ceiling.EffectiveNet())
 		netOK = ok
 	}
+	toolsOK := true
+	r.Tools, toolsOK = intersectTools(caller.toolPolicy(), ceiling.toolPolicy())
 	for _, c := range All() {
 		ca, cb := caller.Decide(c)
 		ea, eb := ceiling.Decide(c)
 		allow := ca && ea
-		if c == NetFetch && !netOK {
+		if c == NetFetch && !netOK || c == ToolCall && !toolsOK {
 			allow = false
 		}
 		var budget uint64
@@ -222,6 +286,47 @@ func Intersect(caller, ceiling *Policy) *Policy {
 		}
 	}
 	return r
+}
+
+// toolPolicy is p's tool policy (nil for a nil p: any tool).
+func (p *Policy) toolPolicy() *ToolPolicy {
+	if p == nil {
+		return nil
+	}
+	return p.Tools
+}
+
+// intersectTools narrows two tool policies (nil = any tool). ok is false
+// when no tool is allowed by both.
+func intersectTools(a, b *ToolPolicy) (t *ToolPolicy, ok bool) {
+	switch {
+	case a == nil:
+		return b.Clone(), true
+	case b == nil:
+		return a.Clone(), true
+	}
+	set := map[string]bool{}
+	for _, x := range a.AllowedTools {
+		for _, y := range b.AllowedTools {
+			switch {
+			case toolPatternCovers(x, y):
+				set[x] = true
+			case toolPatternCovers(y, x):
+				set[y] = true
+			}
+		}
+	}
+	t = &ToolPolicy{}
+	for p := range set {
+		t.AllowedTools = append(t.AllowedTools, p)
+	}
+	slices.Sort(t.AllowedTools)
+	if len(t.AllowedTools) == 0 {
+		// Nothing is allowed: keep a's list so the policy stays valid;
+		// tool.call itself is denied.
+		return a.Clone(), false
+	}
+	return t, true
 }
 
 func minNonZero(a, b uint64) uint64 {

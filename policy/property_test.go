@@ -192,6 +192,28 @@ func randomPolicyJSON(r *rand.Rand, mutate bool) string {
 			m["net_policy"] = pick(r, []any{nil, []any{}, 3})
 		}
 	}
+	if r.IntN(3) == 0 {
+		tp := map[string]any{"allowed_tools": pick(r, []any{
+			[]any{"*"}, []any{"a__x"}, []any{"a__*"}, []any{"a__x*", "b__y"}, []any{"b__*", "c__z"}, []any{"a__y", "c__*"}})}
+		if bad() {
+			switch r.IntN(5) {
+			case 0:
+				tp["allowed_tools"] = pick(r, []any{[]any{}, []any{""}, []any{"*__x"}, []any{"get"}, []any{"a__"}, []any{"a/b__c"}})
+			case 1:
+				tp["allowed_tools"] = pick(r, []any{"a__x", []any{1}, nil})
+			case 2:
+				delete(tp, "allowed_tools")
+			case 3:
+				tp["allowed_tool"] = []any{"a__x"}
+			case 4:
+				tp["allowed_tools"] = []any{"a__" + strings.Repeat("x", 198)}
+			}
+		}
+		m["tool_policy"] = tp
+		if bad() {
+			m["tool_policy"] = pick(r, []any{[]any{}, 3, "a__*"})
+		}
+	}
 	if bad() {
 		m[pick(r, []any{"foo", "default_alow", "rule"}).(string)] = 1
 	}
@@ -229,6 +251,9 @@ func randomPolicy(r *rand.Rand) *Policy {
 	return p
 }
 
+// testTools are tool names checked against random tool policies.
+var testTools = []string{"a__x", "a__xy", "a__y", "b__y", "b__yy", "c__z", "d__w"}
+
 var testHosts = []string{"a.com", "x.a.com", "y.x.a.com", "b.a.com", "b.org", "c.org", "org", "z.com", "A.com"}
 
 // TestIntersectProperties checks, over many random policy pairs, that the
@@ -259,6 +284,15 @@ func TestIntersectProperties(t *testing.T) {
 				// Allowed only if some request could satisfy both net policies.
 				wantAllow = anyCommonHost(netA, netB) && anyCommonMethod(netA, netB)
 			}
+			if c == ToolCall && wantAllow && !ga {
+				// Denied only when no tool is allowed by both tool policies.
+				for _, n := range testTools {
+					if caller.toolPolicy().AllowsTool(n) && ceiling.toolPolicy().AllowsTool(n) {
+						t.Fatalf("tool.call denied although both allow %s\n%s", n, ctx)
+					}
+				}
+				continue
+			}
 			if ga != wantAllow {
 				t.Fatalf("%s: allow = %v want %v\n%s", c, ga, wantAllow, ctx)
 			}
@@ -284,6 +318,13 @@ func TestIntersectProperties(t *testing.T) {
 			for _, m := range HTTPMethods {
 				if netC.AllowsMethod(m) != (netA.AllowsMethod(m) && netB.AllowsMethod(m)) {
 					t.Fatalf("method %s\n%s", m, ctx)
+				}
+			}
+		}
+		if a, _ := got.Decide(ToolCall); a {
+			for _, n := range testTools {
+				if got.Tools.AllowsTool(n) != (caller.toolPolicy().AllowsTool(n) && ceiling.toolPolicy().AllowsTool(n)) {
+					t.Fatalf("tool %s: result %v, caller %v, ceiling %v\n%s", n, got.Tools.AllowsTool(n), caller.toolPolicy().AllowsTool(n), ceiling.toolPolicy().AllowsTool(n), ctx)
 				}
 			}
 		}
@@ -387,6 +428,15 @@ func TestIntersectExamples(t *testing.T) {
 			`{"schema_version":1,"default_allow":true,"rules":{},"net_policy":{"allowed_domains":["api.example.com"],"allowed_methods":["GET","POST"],"max_response_bytes":100,"timeout_ms":30000,"allow_redirects":false}}`},
 		{`{"default_allow":true,"net_policy":{"allowed_domains":["a.com"]}}`, `{"default_allow":true,"net_policy":{"allowed_domains":["b.com"]}}`,
 			`{"schema_version":1,"default_allow":true,"rules":{"net.fetch":{"allow":false,"budget":0}},"net_policy":{"allowed_domains":[],"allowed_methods":[],"max_response_bytes":10485760,"timeout_ms":30000,"allow_redirects":true}}`},
+		// Tool policies: a pattern inside the other's is kept; budgets of
+		// tool.call take the smaller; no common tool denies tool.call.
+		{`{"default_allow":true,"rules":{"tool.call":{"allow":true,"budget":10}},"tool_policy":{"allowed_tools":["gh__*","fs__read"]}}`,
+			`{"default_allow":true,"rules":{"tool.call":{"allow":true,"budget":3}},"tool_policy":{"allowed_tools":["gh__get_*","fs__*","db__q"]}}`,
+			`{"schema_version":1,"default_allow":true,"rules":{"tool.call":{"allow":true,"budget":3}},"tool_policy":{"allowed_tools":["fs__read","gh__get_*"]}}`},
+		{`{"default_allow":true}`, `{"default_allow":true,"tool_policy":{"allowed_tools":["*"]}}`,
+			`{"schema_version":1,"default_allow":true,"rules":{},"tool_policy":{"allowed_tools":["*"]}}`},
+		{`{"default_allow":true,"tool_policy":{"allowed_tools":["a__x"]}}`, `{"default_allow":true,"tool_policy":{"allowed_tools":["b__*"]}}`,
+			`{"schema_version":1,"default_allow":true,"rules":{"tool.call":{"allow":false,"budget":0}},"tool_policy":{"allowed_tools":["a__x"]}}`},
 	}
 	for _, c := range cases {
 		got := string(mustJSON(Intersect(parse(c.caller), parse(c.ceiling))))

@@ -21,7 +21,8 @@ import (
 //
 // Rules are listed by capability name; `Rules: (none)` when there are
 // none. A set net policy is printed field by field (`(any)` for an empty
-// domain or method list).
+// domain or method list); a set tool policy as `Tool policy:` and its
+// allowed_tools.
 func Show(p *Policy) string {
 	if p == nil {
 		p = AllowAll()
@@ -66,6 +67,9 @@ func Show(p *Policy) string {
 		fmt.Fprintf(&b, "  timeout_ms: %d\n", n.TimeoutMs)
 		fmt.Fprintf(&b, "  allow_redirects: %t\n", n.AllowRedirects)
 	}
+	if p.Tools != nil {
+		fmt.Fprintf(&b, "Tool policy:\n  allowed_tools: %s\n", strings.Join(p.Tools.AllowedTools, ", "))
+	}
 	return b.String()
 }
 
@@ -83,7 +87,8 @@ func ruleOrder(rules map[Capability]Rule) []Capability {
 // (the policy digest): compact, fields in the order
 // schema_version, default_allow, rules (keys sorted by name; each
 // {"allow","budget"}), net_policy (only when set; allowed_domains,
-// allowed_methods, max_response_bytes, timeout_ms, allow_redirects).
+// allowed_methods, max_response_bytes, timeout_ms, allow_redirects),
+// tool_policy (only when set; allowed_tools).
 // Equal policies encode to equal bytes, and Parse accepts the output.
 // A nil policy encodes as the allow-all policy.
 func (p *Policy) MarshalJSON() ([]byte, error) {
@@ -107,6 +112,11 @@ func (p *Policy) MarshalJSON() ([]byte, error) {
 		writeStrings(&b, n.AllowedMethods)
 		fmt.Fprintf(&b, `,"max_response_bytes":%d,"timeout_ms":%d,"allow_redirects":%t}`,
 			n.MaxResponseBytes, n.TimeoutMs, n.AllowRedirects)
+	}
+	if t := p.Tools; t != nil {
+		b.WriteString(`,"tool_policy":{"allowed_tools":`)
+		writeStrings(&b, t.AllowedTools)
+		b.WriteByte('}')
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil

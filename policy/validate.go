@@ -24,6 +24,7 @@ const (
 	KindUnknownSchemaVersion = "policy.unknown_schema_version"
 	KindInvalidCapability    = "policy.invalid_capability"
 	KindInvalidNetPolicy     = "policy.invalid_net_policy"
+	KindInvalidToolPolicy    = "policy.invalid_tool_policy"
 	// KindIOError is reported only when a policy file cannot be read.
 	KindIOError = "policy.io_error"
 	// KindInvalidPolicy is the legacy kind boruna_run reports for a policy
@@ -70,7 +71,7 @@ func (e *ValidationError) Unwrap() error { return e.Err }
 // and `axpool policy validate --json` (reference §3.14): error_kind,
 // message, and the kind's extras — path (unknown_field), found and hint
 // (invalid_capability; hint only when there is one), field
-// (invalid_net_policy), found (unknown_schema_version, a number). A hint
+// (invalid_net_policy, invalid_tool_policy), found (unknown_schema_version, a number). A hint
 // on unknown_field is additive.
 func (e *ValidationError) Details() map[string]any {
 	m := map[string]any{"error_kind": e.Kind, "message": e.Message}
@@ -85,7 +86,7 @@ func (e *ValidationError) Details() map[string]any {
 		if e.Hint != "" {
 			m["hint"] = e.Hint
 		}
-	case KindInvalidNetPolicy:
+	case KindInvalidNetPolicy, KindInvalidToolPolicy:
 		m["field"] = e.Field
 	case KindUnknownSchemaVersion:
 		m["found"] = e.Found
@@ -112,7 +113,8 @@ func newErr(kind, path, format string, args ...any) *ValidationError {
 
 // Allowed keys of the strict schema (reference §5.3 step 2).
 var (
-	topFields  = []string{"default_allow", "net_policy", "rules", "schema_version"}
+	topFields  = []string{"default_allow", "net_policy", "rules", "schema_version", "tool_policy"}
+	toolFields = []string{"allowed_tools"}
 	netFields  = []string{"allow_redirects", "allowed_domains", "allowed_methods", "max_response_bytes", "timeout_ms"}
 	ruleFields = []string{"allow", "budget"}
 )
@@ -131,7 +133,9 @@ var (
 //  5. rule keys that are not canonical capability names →
 //     policy.invalid_capability (with a hint for aliases such as "net");
 //  6. net_policy values (max_response_bytes and timeout_ms > 0, methods
-//     upper-case and known) → policy.invalid_net_policy with Field.
+//     upper-case and known) → policy.invalid_net_policy with Field;
+//  7. tool_policy values (allowed_tools a non-empty list of tool
+//     patterns, checkToolPattern) → policy.invalid_tool_policy with Field.
 //
 // Between steps 1 and 2, a member name repeated in any object of the
 // document is refused with policy.parse_error, `duplicate key "<k>" at
@@ -265,6 +269,12 @@ func parseValue(v any) (*Policy, error) {
 		}
 		p.Net = raw.net
 	}
+	if raw.tools != nil {
+		if err := checkTools(raw.tools); err != nil {
+			return nil, err
+		}
+		p.Tools = raw.tools
+	}
 	return p, nil
 }
 
@@ -306,6 +316,67 @@ func checkNet(n *NetPolicy) error {
 		return netErr("allowed_methods", fmt.Sprintf("unknown HTTP method %q; allowed: %s", m, strings.Join(HTTPMethods, ", ")))
 	}
 	return nil
+}
+
+// MaxToolPatterns bounds tool_policy.allowed_tools, and MaxToolPattern
+// the bytes of one pattern.
+const (
+	MaxToolPatterns = 256
+	MaxToolPattern  = 200
+)
+
+// checkTools validates a tool policy (step 7): allowed_tools must list 1
+// to MaxToolPatterns patterns, each valid (checkToolPattern).
+func checkTools(t *ToolPolicy) error {
+	toolErr := func(field, reason string) error {
+		e := newErr(KindInvalidToolPolicy, "tool_policy."+field, "tool_policy.%s: %s", field, reason)
+		e.Field = "allowed_tools"
+		return e
+	}
+	switch n := len(t.AllowedTools); {
+	case n == 0:
+		return toolErr("allowed_tools", `must list at least one tool pattern (omit tool_policy to allow every tool; a rule {"tool.call": {"allow": false, "budget": 0}} allows none)`)
+	case n > MaxToolPatterns:
+		return toolErr("allowed_tools", fmt.Sprintf("lists %d patterns; at most %d", n, MaxToolPatterns))
+	}
+	for i, p := range t.AllowedTools {
+		if reason := checkToolPattern(p); reason != "" {
+			return toolErr(fmt.Sprintf("allowed_tools[%d]", i), fmt.Sprintf("%q %s", text.Clip(p, maxShownValue), reason))
+		}
+	}
+	return nil
+}
+
+// checkToolPattern says what is wrong with a tool pattern ("" when
+// nothing): it must be 1 to MaxToolPattern bytes of A-Z a-z 0-9 _ - . and
+// at most one "*", which ends it; a pattern without "*" must be a name
+// NAME__TOOL (contain "__" with text on both sides).
+func checkToolPattern(p string) string {
+	if p == "" {
+		return "is empty; write a tool name NAME__TOOL or a prefix ending in * (\"github__*\")"
+	}
+	if len(p) > MaxToolPattern {
+		return fmt.Sprintf("is %d bytes long; at most %d", len(p), MaxToolPattern)
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '*':
+			if i != len(p)-1 {
+				return `has a "*" before its end: a "*" may only end a pattern (a prefix such as "github__*")`
+			}
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-', c == '.':
+		default:
+			return fmt.Sprintf("has the character %q: tool names are made of A-Z a-z 0-9 _ - .", rune(p[i]))
+		}
+	}
+	if !strings.HasSuffix(p, "*") {
+		srv, tool, ok := strings.Cut(p, "__")
+		if !ok || srv == "" || tool == "" {
+			return `matches no tool: an upstream tool is named NAME__TOOL ("github__get_issue"); end a prefix with * ("github__*")`
+		}
+	}
+	return ""
 }
 
 // syntaxError describes why data is not valid JSON, with a 1-based line and
@@ -358,6 +429,14 @@ func checkUnknownFields(v any) error {
 					}
 				}
 			}
+		case "tool_policy":
+			if obj, ok := top[k].(map[string]any); ok {
+				for _, f := range sortedKeys(obj) {
+					if !slices.Contains(toolFields, f) {
+						return unknownField(f, "tool_policy."+f, toolFields)
+					}
+				}
+			}
 		case "rules":
 			if rules, ok := top[k].(map[string]any); ok {
 				for _, c := range sortedKeys(rules) {
@@ -387,6 +466,7 @@ type rawPolicy struct {
 	defaultAllow  bool
 	rules         map[string]Rule
 	net           *NetPolicy
+	tools         *ToolPolicy
 }
 
 // decode is step 3. Fields are visited in sorted order, so the first error
@@ -412,6 +492,10 @@ func decode(v any) (*rawPolicy, error) {
 		case "schema_version":
 			if val != nil {
 				raw.schemaVersion, err = asUint(k, val)
+			}
+		case "tool_policy":
+			if val != nil {
+				raw.tools, err = decodeTools(val)
 			}
 		}
 		if err != nil {
@@ -482,6 +566,23 @@ func decodeNet(v any) (*NetPolicy, error) {
 		}
 	}
 	return n, nil
+}
+
+func decodeTools(v any) (*ToolPolicy, error) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, typeError("tool_policy", v, "a tool_policy object")
+	}
+	t := &ToolPolicy{}
+	val, ok := obj["allowed_tools"]
+	if !ok {
+		return nil, newErr(KindParseError, "tool_policy", "tool_policy: missing field %q", "allowed_tools")
+	}
+	var err error
+	if t.AllowedTools, err = asStrings("tool_policy.allowed_tools", val); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 func asBool(path string, v any) (bool, error) {

@@ -35,7 +35,9 @@ var validatorCases = []validatorCase{
 	{name: "integral float budget", in: `{"rules":{"random":{"allow":true,"budget":2.0}}}`},
 	{name: "exponent budget", in: `{"rules":{"random":{"allow":true,"budget":1e2}}}`},
 	{name: "max u64 budget", in: `{"rules":{"random":{"allow":true,"budget":18446744073709551615}}}`},
-	{name: "all capabilities", in: `{"rules":{"net.fetch":{"allow":true,"budget":1},"fs.read":{"allow":true,"budget":1},"fs.write":{"allow":true,"budget":1},"db.query":{"allow":true,"budget":1},"ui.render":{"allow":true,"budget":1},"time.now":{"allow":true,"budget":1},"random":{"allow":true,"budget":1},"llm.call":{"allow":true,"budget":1},"actor.spawn":{"allow":true,"budget":1},"actor.send":{"allow":true,"budget":1},"step.input":{"allow":true,"budget":1}}}`},
+	{name: "all capabilities", in: `{"rules":{"net.fetch":{"allow":true,"budget":1},"fs.read":{"allow":true,"budget":1},"fs.write":{"allow":true,"budget":1},"db.query":{"allow":true,"budget":1},"ui.render":{"allow":true,"budget":1},"time.now":{"allow":true,"budget":1},"random":{"allow":true,"budget":1},"llm.call":{"allow":true,"budget":1},"actor.spawn":{"allow":true,"budget":1},"actor.send":{"allow":true,"budget":1},"step.input":{"allow":true,"budget":1},"tool.call":{"allow":true,"budget":1}}}`},
+	{name: "tool policy", in: `{"rules":{"tool.call":{"allow":true,"budget":3}},"tool_policy":{"allowed_tools":["github__get_issue","files__read_*","*","a___b"]}}`},
+	{name: "null tool_policy", in: `{"tool_policy":null}`},
 	{name: "every method", in: `{"net_policy":{"allowed_methods":["GET","POST","PUT","DELETE","PATCH","HEAD","OPTIONS"]}}`},
 	{name: "whitespace", in: " \n{ \"default_allow\" : true }\n"},
 
@@ -155,6 +157,36 @@ var validatorCases = []validatorCase{
 		msg: `policy.invalid_net_policy: net_policy.allowed_methods: method "get" must be upper-case ("GET")`, details: map[string]any{"field": "allowed_methods"}},
 	{name: "unknown method", in: `{"net_policy":{"allowed_methods":["FETCH"]}}`, kind: KindInvalidNetPolicy,
 		msg: `policy.invalid_net_policy: net_policy.allowed_methods: unknown HTTP method "FETCH"; allowed: GET, POST, PUT, DELETE, PATCH, HEAD, OPTIONS`, details: map[string]any{"field": "allowed_methods"}},
+
+	// 7. Tool policy (its fields and types are checked in steps 2 and 3).
+	{name: "tool_policy field", in: `{"tool_policy":{"allowed_tool":["a__b"]}}`, kind: KindUnknownField,
+		msg: `policy.unknown_field: unknown field "allowed_tool" at tool_policy.allowed_tool`, details: map[string]any{"path": "tool_policy.allowed_tool", "hint": "allowed_tools"}},
+	{name: "tool_policy type", in: `{"tool_policy":["a__b"]}`, kind: KindParseError,
+		msg: `policy.parse_error: tool_policy: invalid type: sequence, expected a tool_policy object`},
+	{name: "tool_policy missing allowed_tools", in: `{"tool_policy":{}}`, kind: KindParseError,
+		msg: `policy.parse_error: tool_policy: missing field "allowed_tools"`},
+	{name: "allowed_tools type", in: `{"tool_policy":{"allowed_tools":"a__*"}}`, kind: KindParseError,
+		msg: `policy.parse_error: tool_policy.allowed_tools: invalid type: string "a__*", expected an array of strings`},
+	{name: "allowed_tools element type", in: `{"tool_policy":{"allowed_tools":["a__b",1]}}`, kind: KindParseError,
+		msg: `policy.parse_error: tool_policy.allowed_tools[1]: invalid type: integer 1, expected a string`},
+	{name: "capability beats tool policy", in: `{"rules":{"tool.cal":{"allow":true,"budget":0}},"tool_policy":{"allowed_tools":[]}}`, kind: KindInvalidCapability,
+		msg: `policy.invalid_capability: unknown capability "tool.cal" — did you mean "tool.call"?`, details: map[string]any{"found": "tool.cal", "hint": "tool.call"}},
+	{name: "net policy beats tool policy", in: `{"net_policy":{"timeout_ms":0},"tool_policy":{"allowed_tools":[]}}`, kind: KindInvalidNetPolicy,
+		msg: `policy.invalid_net_policy: net_policy.timeout_ms: must be > 0`, details: map[string]any{"field": "timeout_ms"}},
+	{name: "empty allowed_tools", in: `{"tool_policy":{"allowed_tools":[]}}`, kind: KindInvalidToolPolicy,
+		msg: `policy.invalid_tool_policy: tool_policy.allowed_tools: must list at least one tool pattern (omit tool_policy to allow every tool; a rule {"tool.call": {"allow": false, "budget": 0}} allows none)`, details: map[string]any{"field": "allowed_tools"}},
+	{name: "empty tool pattern", in: `{"tool_policy":{"allowed_tools":["a__b",""]}}`, kind: KindInvalidToolPolicy,
+		msg: `policy.invalid_tool_policy: tool_policy.allowed_tools[1]: "" is empty; write a tool name NAME__TOOL or a prefix ending in * ("github__*")`, details: map[string]any{"field": "allowed_tools"}},
+	{name: "star inside a tool pattern", in: `{"tool_policy":{"allowed_tools":["*__search"]}}`, kind: KindInvalidToolPolicy,
+		msg: `policy.invalid_tool_policy: tool_policy.allowed_tools[0]: "*__search" has a "*" before its end: a "*" may only end a pattern (a prefix such as "github__*")`, details: map[string]any{"field": "allowed_tools"}},
+	{name: "bad character in a tool pattern", in: `{"tool_policy":{"allowed_tools":["github/get_issue"]}}`, kind: KindInvalidToolPolicy,
+		msg: `policy.invalid_tool_policy: tool_policy.allowed_tools[0]: "github/get_issue" has the character '/': tool names are made of A-Z a-z 0-9 _ - .`, details: map[string]any{"field": "allowed_tools"}},
+	{name: "tool pattern without server", in: `{"tool_policy":{"allowed_tools":["get_issue"]}}`, kind: KindInvalidToolPolicy,
+		msg: `policy.invalid_tool_policy: tool_policy.allowed_tools[0]: "get_issue" matches no tool: an upstream tool is named NAME__TOOL ("github__get_issue"); end a prefix with * ("github__*")`, details: map[string]any{"field": "allowed_tools"}},
+	{name: "tool pattern with empty tool", in: `{"tool_policy":{"allowed_tools":["github__"]}}`, kind: KindInvalidToolPolicy,
+		msg: `policy.invalid_tool_policy: tool_policy.allowed_tools[0]: "github__" matches no tool: an upstream tool is named NAME__TOOL ("github__get_issue"); end a prefix with * ("github__*")`, details: map[string]any{"field": "allowed_tools"}},
+	{name: "long tool pattern", in: `{"tool_policy":{"allowed_tools":["a__` + strings.Repeat("b", 198) + `"]}}`, kind: KindInvalidToolPolicy,
+		msg: `policy.invalid_tool_policy: tool_policy.allowed_tools[0]: "a__` + strings.Repeat("b", 61) + `…" is 201 bytes long; at most 200`, details: map[string]any{"field": "allowed_tools"}},
 }
 
 // documentCases are validator inputs outside what a JSON Schema sees (a
@@ -511,6 +543,40 @@ Net policy:
 	}
 }
 
+func TestToolPolicy(t *testing.T) {
+	p, err := Parse([]byte(`{"default_allow":true,"tool_policy":{"allowed_tools":["gh__get_*","fs__read","db*"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{
+		"gh__get_issue": true, "gh__get_": true, "gh__create_issue": false, "GH__get_issue": false,
+		"fs__read": true, "fs__read2": false, "fs__rea": false, "db__query": true, "dbx__y": true, "": false,
+	} {
+		if got := p.Tools.AllowsTool(name); got != want {
+			t.Errorf("AllowsTool(%q) = %v", name, got)
+		}
+	}
+	var none *ToolPolicy
+	if !none.AllowsTool("anything__at_all") {
+		t.Error("nil tool policy refuses a tool")
+	}
+	got, _ := json.Marshal(p)
+	want := `{"schema_version":1,"default_allow":true,"rules":{},"tool_policy":{"allowed_tools":["gh__get_*","fs__read","db*"]}}`
+	if string(got) != want {
+		t.Fatalf("MarshalJSON = %s", got)
+	}
+	if back, err := Parse(got); err != nil || !reflect.DeepEqual(back, p) {
+		t.Fatalf("round trip = %#v, %v", back, err)
+	}
+	if c := p.Clone(); !reflect.DeepEqual(c, p) || &c.Tools.AllowedTools[0] == &p.Tools.AllowedTools[0] {
+		t.Fatal("Clone shares or differs")
+	}
+	wantShow := "Schema version: 1\nDefault behavior: allow\nRules: (none)\nNet policy: (default)\nTool policy:\n  allowed_tools: gh__get_*, fs__read, db*\n"
+	if s := Show(p); s != wantShow {
+		t.Fatalf("Show = %q", s)
+	}
+}
+
 func TestAllowsHostAndMethod(t *testing.T) {
 	n := &NetPolicy{AllowedDomains: []string{"api.openai.com", "*.Example.com"}, AllowedMethods: []string{"GET"}}
 	for host, want := range map[string]bool{
@@ -532,7 +598,7 @@ func TestAllowsHostAndMethod(t *testing.T) {
 
 func TestCapabilityNames(t *testing.T) {
 	want := []string{"net.fetch", "fs.read", "fs.write", "db.query", "ui.render", "time.now",
-		"random", "llm.call", "actor.spawn", "actor.send", "step.input"}
+		"random", "llm.call", "actor.spawn", "actor.send", "step.input", "tool.call"}
 	for i, c := range All() {
 		if int(c) != i || c.String() != want[i] {
 			t.Fatalf("capability %d = %d %s", i, c, c)
@@ -541,7 +607,7 @@ func TestCapabilityNames(t *testing.T) {
 			t.Fatalf("ParseCapability(%s)", want[i])
 		}
 	}
-	if LlmCall.DebugName() != "LlmCall" || Capability(11).String() != "capability(11)" || Capability(11).Valid() {
+	if LlmCall.DebugName() != "LlmCall" || Capability(12).String() != "capability(12)" || Capability(12).Valid() {
 		t.Fatal("names")
 	}
 	if _, ok := Suggest("net"); ok {

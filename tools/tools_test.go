@@ -164,7 +164,7 @@ func TestArgsAcceptNullsAndIntegralFloats(t *testing.T) {
 }
 
 func TestCapabilityList(t *testing.T) {
-	if got := CapabilitySetHash(); got != "sha256:980d017dc54e30c39c329484b501fbe46914d9ad344bfcb4610b0280f4300a67" {
+	if got := CapabilitySetHash(); got != "sha256:29d7b1e5e348fa759018d776361bc0a289c2c4f88d67a7cfab79f9f9d7265120" {
 		t.Fatalf("capability_set_hash = %s", got)
 	}
 	got := call(t, nil, "boruna_capability_list", `{}`)
@@ -172,8 +172,8 @@ func TestCapabilityList(t *testing.T) {
 		`{"name":"actor.send","version":"1"},{"name":"actor.spawn","version":"1"},{"name":"db.query","version":"1"},` +
 		`{"name":"fs.read","version":"1"},{"name":"fs.write","version":"1"},{"name":"llm.call","version":"1"},` +
 		`{"name":"net.fetch","version":"1"},{"name":"random","version":"1"},{"name":"step.input","version":"1"},` +
-		`{"name":"time.now","version":"1"},{"name":"ui.render","version":"1"}],` +
-		`"capability_set_hash":"sha256:980d017dc54e30c39c329484b501fbe46914d9ad344bfcb4610b0280f4300a67"}`
+		`{"name":"time.now","version":"1"},{"name":"tool.call","version":"1"},{"name":"ui.render","version":"1"}],` +
+		`"capability_set_hash":"sha256:29d7b1e5e348fa759018d776361bc0a289c2c4f88d67a7cfab79f9f9d7265120"}`
 	if got != want {
 		t.Fatalf("capability_list =\n%s\nwant\n%s", got, want)
 	}
@@ -192,8 +192,8 @@ func TestCapabilityListGranted(t *testing.T) {
 		`{"name":"llm.call","version":"1","granted":false,"grant_flag":"--llm-url"},` +
 		`{"name":"net.fetch","version":"1","granted":true},{"name":"random","version":"1","granted":true},` +
 		`{"name":"step.input","version":"1","granted":true},{"name":"time.now","version":"1","granted":true},` +
-		`{"name":"ui.render","version":"1","granted":true}],` +
-		`"capability_set_hash":"sha256:980d017dc54e30c39c329484b501fbe46914d9ad344bfcb4610b0280f4300a67"}`
+		`{"name":"tool.call","version":"1","granted":true},{"name":"ui.render","version":"1","granted":true}],` +
+		`"capability_set_hash":"sha256:29d7b1e5e348fa759018d776361bc0a289c2c4f88d67a7cfab79f9f9d7265120"}`
 	if got != want {
 		t.Fatalf("capability_list =\n%s\nwant\n%s", got, want)
 	}

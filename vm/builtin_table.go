@@ -170,6 +170,7 @@ const (
 	ELlmComplete
 	EUiRender
 	ESleepMs
+	EToolCall
 
 	NumEffects
 )
@@ -193,6 +194,8 @@ var effectInfo = [NumEffects]struct {
 	EUiRender:    {FuncInfo{[]string{"ui_render"}, "(node: T) -> Unit", "appends node to `ui_output`"}, policy.UiRender},
 	ESleepMs: {FuncInfo{[]string{"sleep_ms"}, "(ms: Int) -> Unit", "waits ms milliseconds without counting steps (the VM waits, under every handler set); " +
 		"wakes at once when the run is cancelled or reaches its wall-clock limit, which then ends it; a negative ms is the runtime error `sleep_ms: negative duration <ms> ms`"}, policy.TimeNow},
+	EToolCall: {FuncInfo{[]string{"tool_call"}, "(name: String, args: Json) -> Result<Json, String>", "calls the tool `NAME__TOOL` of an upstream MCP server with args (a Json object) (docs/code-mode.md): " +
+		"`Ok` of its structuredContent, else its text parsed as JSON, else the text as a Json string; `Err` of its error text, or of why the call got no result (an unknown tool, an upstream down, an approval needed); the mock handlers answer `Ok({\"mock\": true, \"tool\": name})`"}, policy.ToolCall},
 }
 
 // builtinArity and effectArity count the parameters of each Sig.

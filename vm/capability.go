@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -195,6 +196,19 @@ func (m *machine) authorize(c policy.Capability) error {
 	return nil
 }
 
+// allowTool applies the policy's tool_policy.allowed_tools to a
+// tool_call of name: a tool it does not allow is refused like a denied
+// capability, `capability denied: tool.call (tool "x__y" is not in
+// tool_policy.allowed_tools: a__*, b__c)`.
+func (m *machine) allowTool(name string) error {
+	if m.policy == nil || m.policy.Tools.AllowsTool(name) {
+		return nil
+	}
+	list := text.Clip(strings.Join(m.policy.Tools.AllowedTools, ", "), MaxShownMessage/2)
+	return &CapabilityError{Capability: policy.ToolCall,
+		Msg: fmt.Sprintf("capability denied: tool.call (tool %s is not in tool_policy.allowed_tools: %s)", strconv.Quote(text.Clip(name, MaxShownValue)), list)}
+}
+
 // capCall runs one effect built-in through the gateway.
 func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 	c := e.Capability()
@@ -203,6 +217,11 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 	}
 	if err := m.authorize(c); err != nil {
 		return Value{}, err
+	}
+	if e == EToolCall {
+		if err := m.allowTool(args[0].AsString()); err != nil {
+			return Value{}, err
+		}
 	}
 	own := append([]Value(nil), args...)
 	m.logEvent(Event{Kind: EventCapCall, Capability: c, Effect: e, Args: own})
@@ -338,6 +357,8 @@ func checkEffectResult(e Effect, args []Value, r Value) error {
 		ok = r.k == KindFloat
 	case EUiRender, ESleepMs:
 		ok = r.k == KindUnit
+	case EToolCall:
+		ok = r.k == KindResult && ((r.IsOk() && r.Inner().k == KindJSON) || (r.IsErr() && isStr(r.Inner())))
 	}
 	if !ok {
 		return fmt.Errorf("handler returned an invalid result for %s: %s", e.Name(), r.ShortString(MaxShownValue))
@@ -436,8 +457,10 @@ func (m *machine) send(from *actor, target, msg Value) error {
 // Ok("mock file content for <path>"); fs_write → Ok(()); db_query → Ok([]);
 // now_ms → 1700000000; random_int(lo, hi) → lo + ⌊(hi−lo)·0.42⌋;
 // random_float → 0.42; llm_complete → Ok("{\"mock\": true, \"status\": \"ok\"}");
-// ui_render → () (the gateway appends the value to ui_output). It is
-// stateless and safe for concurrent use.
+// ui_render → () (the gateway appends the value to ui_output);
+// tool_call(name, args) → Ok of the Json object {"mock": true, "tool":
+// name} (no upstream is called). It is stateless and safe for concurrent
+// use.
 type MockHandler struct{}
 
 // Call implements Handler.
@@ -472,6 +495,8 @@ func (MockHandler) Call(_ context.Context, e Effect, args []Value) (Value, error
 		return Ok(Str(`{"mock": true, "status": "ok"}`)), nil
 	case EUiRender, ESleepMs: // both in-VM
 		return Unit(), nil
+	case EToolCall:
+		return Ok(NewJSONObject([]string{"mock", "tool"}, []Value{JSONBoolValue(true), JSONStringValue(args[0].AsString())})), nil
 	}
 	return Value{}, fmt.Errorf("mock handler: unknown effect %s", e.Name())
 }

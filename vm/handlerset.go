@@ -119,8 +119,31 @@ type callBudgetKey struct{}
 // does not know in advance (MemoryLeft is refreshed before it).
 func largeResult(e Effect) bool {
 	switch e {
-	case EHTTPGet, EHTTPRequest, EFsRead, EDbQuery, ELlmComplete:
+	case EHTTPGet, EHTTPRequest, EFsRead, EDbQuery, ELlmComplete, EToolCall:
 		return true
 	}
 	return false
+}
+
+// ToolCallFunc calls the upstream MCP tool name ("NAME__TOOL") with args
+// (a JSON object) for the run, within ctx (the run's deadline and
+// cancellation): value is the tool's result as JSON; isError and text
+// report a tool that answered an error; err is a call that got no result
+// (an unknown tool, an upstream down, an approval needed, the gateway
+// gone…; its message says why). The worker provides it, for the job it
+// runs, through WithToolCall; the live handler of tool_call uses it.
+type ToolCallFunc func(ctx context.Context, name string, args []byte) (value []byte, isError bool, text string, err error)
+
+type toolCallKey struct{}
+
+// WithToolCall returns ctx carrying fn, the run's way to call tools.
+func WithToolCall(ctx context.Context, fn ToolCallFunc) context.Context {
+	return context.WithValue(ctx, toolCallKey{}, fn)
+}
+
+// ToolCall returns the function of WithToolCall, or nil when the run has
+// none (it does not run as a job of a gateway).
+func ToolCall(ctx context.Context) ToolCallFunc {
+	fn, _ := ctx.Value(toolCallKey{}).(ToolCallFunc)
+	return fn
 }

@@ -577,6 +577,9 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		}}
 		jobCtx = wire.WithDebugLine(jobCtx, dp.line)
 	}
+	if gw, ok := queue.GatewayOfReply(job.Reply); ok {
+		jobCtx = wire.WithToolCall(jobCtx, w.toolCaller(gw, job.ID))
+	}
 	hb.start()
 	runStart := time.Now()
 	res, cacheable, overdue := w.run(jobCtx, cancelJob, job, prep.Run, pp.update, log, watchdog)
@@ -1152,4 +1155,18 @@ func mustJSON(o *wire.Object) json.RawMessage {
 		panic(err)
 	}
 	return b
+}
+
+// toolCaller is how a job submitted by gateway gw calls that gateway's
+// upstream MCP tools (code mode, docs/code-mode.md): queue.Bus.CallTool,
+// bound to the caller's ctx (its deadline travels with the request; its
+// cancellation cancels the call on the gateway).
+func (w *Worker) toolCaller(gw, jobID string) wire.ToolCallFunc {
+	return func(ctx context.Context, name string, args []byte) ([]byte, bool, string, error) {
+		res, err := w.bus.CallTool(ctx, gw, jobID, name, args)
+		if err != nil {
+			return nil, false, "", err
+		}
+		return res.Value, res.IsError, res.Text, nil
+	}
 }

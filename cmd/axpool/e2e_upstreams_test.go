@@ -64,10 +64,10 @@ func TestE2EUpstreams(t *testing.T) {
 		Total int                              `json:"total_tools"`
 	}
 	json.Unmarshal(b, &out)
-	if len(out.Tools) != 1 || out.Tools[0].Name != "fake__secret" || out.Tools[0].Example != `tool_call("fake__secret", json_parse("{}")?)` || out.Total != 9 {
+	if len(out.Tools) != 1 || out.Tools[0].Name != "fake__secret" || out.Tools[0].Example != `match json_parse("{}") { Ok(args) => tool_call("fake__secret", args), Err(e) => Err(e) }` || out.Total != 10 {
 		t.Errorf("search = %s", b)
 	}
-	if !strings.Contains(stderr.String(), "msg=\"upstream MCP servers\" component=gateway file="+file+" servers=1 up=1 tools=9") {
+	if !strings.Contains(stderr.String(), "msg=\"upstream MCP servers\" component=gateway file="+file+" servers=1 up=1 tools=10") {
 		t.Errorf("no start line:\n%s", stderr.String())
 	}
 

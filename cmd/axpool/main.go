@@ -8,7 +8,7 @@
 // themselves on rootCmd in an init function.
 //
 // Imports: compiler, compiler/syntax, gateway, gateway/batch,
-// gateway/dispatch, internal/datadir, internal/jsonenc,
+// gateway/dispatch, gateway/upstream, internal/datadir, internal/jsonenc,
 // internal/limitread, internal/mask, internal/node, internal/version,
 // libs, policy, queue, scripts, templates, tools, tools/framework,
 // tools/repair, tools/template, tools/workflow, vm, wire, worker and

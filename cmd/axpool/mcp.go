@@ -15,6 +15,7 @@ import (
 
 	"github.com/axpool/axpool/gateway"
 	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/gateway/upstream"
 	"github.com/axpool/axpool/internal/node"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
@@ -58,6 +59,7 @@ type nodeFlags struct {
 	tools                 string
 	allowDestructive      []string
 	upstreams             string // mcp and serve only (registerUpstreams)
+	approveTools          []string
 }
 
 // registerUpstreams adds --upstreams (code mode, docs/code-mode.md) to the
@@ -65,6 +67,7 @@ type nodeFlags struct {
 func (nf *nodeFlags) registerUpstreams(fs *pflag.FlagSet) {
 	fs.StringVar(&nf.upstreams, "upstreams", "", "upstream MCP servers file (the .mcp.json format; ${VAR} from the environment, masked): "+
 		"programs call their tools through the gateway, agents find them with boruna_tool_search (docs/code-mode.md)")
+	fs.StringSliceVar(&nf.approveTools, "approve-tools", nil, "destructive upstream tools programs may call without the caller's approval: NAME__TOOL or a prefix ending in * (comma-separated or repeated)")
 }
 
 // register adds the node flags to fs.
@@ -218,7 +221,9 @@ With --upstreams FILE (the .mcp.json format) axpool connects to those MCP
 servers (stdio or Streamable HTTP), keeps them connected, and lets programs
 call their tools; they are not listed in tools/list: boruna_tool_search
 finds them. ${VAR} values come from the environment and are masked
-everywhere (docs/code-mode.md).
+everywhere (docs/code-mode.md). A program's call of a destructive tool
+(destructiveHint) is refused unless --approve-tools names it
+(NAME__TOOL or a prefix ending in *).
 
 axpool stops cleanly when stdin closes. On SIGTERM/SIGINT it stops taking
 calls (they get queue_unavailable), lets the running ones finish for
@@ -342,6 +347,14 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if err != nil {
 		return nil, printFail(cmd, exitUsage, "%s: %v", name, err)
 	}
+	if len(nf.approveTools) > 0 {
+		if nf.upstreams == "" {
+			return nil, printFail(cmd, exitUsage, "%s: --approve-tools needs --upstreams", name)
+		}
+		if nf.approveTools, err = upstream.ParsePatterns("--approve-tools", nf.approveTools); err != nil {
+			return nil, printFail(cmd, exitUsage, "%s: %v", name, err)
+		}
+	}
 	if len(nf.allowDestructive) > 0 && nf.scriptsDir == "" {
 		return nil, printFail(cmd, exitUsage, "%s: --allow-destructive needs --scripts-dir", name)
 	}
@@ -375,7 +388,7 @@ func (nf *nodeFlags) config(base *slog.Logger, no nodeOptions) node.Config {
 		MaxResultBytes: nf.maxResultBytes, MaxResultBytesPerCaller: nf.maxResultBytesCaller,
 		MetricsAddr: nf.metricsAddr, Pprof: nf.pprof, AuditLog: nf.auditLog, ScriptsDir: nf.scriptsDir, AllowDestructive: nf.allowDestructive,
 		StoreDir: no.storeDir, LazyWorkers: no.lazyWorkers, Gateway: !no.noGateway, TokenFiles: no.tokenFiles,
-		Upstreams: nf.upstreams,
+		Upstreams: nf.upstreams, ApproveTools: nf.approveTools,
 	}
 }
 

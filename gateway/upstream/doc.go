@@ -6,8 +6,10 @@
 // HTTP — kept connected, with a reconnect after a crash and a down
 // upstream reported but never fatal (Manager), the tools each lists
 // (with their annotations, for approvals), calls by the name
-// `NAME__TOOL` bound to the caller's context (Manager.Call), and a
-// ranked search over the tools (Manager.Search). Every string an
+// `NAME__TOOL` bound to the caller's context (Manager.Call), the
+// approval decision for destructive tools (Decide, --approve-tools
+// patterns: ParsePatterns; Manager.CallDecided applies it), and a ranked
+// search over the tools (Manager.Search). Every string an
 // upstream sends back — results, errors, its log lines — is masked of
 // the secrets before anything else looks at it.
 //

@@ -278,6 +278,26 @@ func (m *Manager) Lookup(name string) (Tool, bool) {
 //	tool "a__y": cancelled / deadline exceeded
 //	upstream "a": <its JSON-RPC error>
 func (m *Manager) Call(ctx context.Context, name string, args json.RawMessage) (Result, error) {
+	return m.call(ctx, name, args, nil)
+}
+
+// CallDecided is Call with the approval decision: once the tool's
+// upstream is up and lists the tool, Decide(tool, approved) must Allow
+// it, else the call is refused, without reaching the upstream, with the
+// *Error CodeApprovalRequired, ApprovalMessage(name). (The decision is
+// made on the connection the call uses, so a call that waited for a
+// reconnection is decided on the tool as the upstream lists it now.)
+func (m *Manager) CallDecided(ctx context.Context, name string, args json.RawMessage, approved []string) (Result, error) {
+	return m.call(ctx, name, args, func(t *Tool) error {
+		if Decide(t, approved) == NeedsApproval {
+			return m.fail(CodeApprovalRequired, ApprovalMessage(name))
+		}
+		return nil
+	})
+}
+
+// call is Call, with check, when not nil, deciding on the tool found.
+func (m *Manager) call(ctx context.Context, name string, args json.RawMessage, check func(*Tool) error) (Result, error) {
 	srv, tool, ok := strings.Cut(name, Separator)
 	u := m.byName[srv]
 	if !ok || u == nil {
@@ -295,8 +315,14 @@ func (m *Manager) Call(ctx context.Context, name string, args json.RawMessage) (
 	if err != nil {
 		return Result{}, err
 	}
-	if _, ok := c.tools[tool]; !ok {
+	t, ok := c.tools[tool]
+	if !ok {
 		return Result{}, m.fail(CodeUnknownTool, fmt.Sprintf("unknown tool %q: upstream %q has no tool %q", name, srv, tool))
+	}
+	if check != nil {
+		if err := check(&t); err != nil {
+			return Result{}, err
+		}
 	}
 	req := mcp.CallToolRequest{}
 	req.Params.Name = tool

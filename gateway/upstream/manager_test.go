@@ -118,7 +118,7 @@ func TestToolsListed(t *testing.T) {
 	for _, tl := range m.Tools() {
 		names = append(names, tl.Name)
 	}
-	want := "fake__add fake__crash fake__delete_repo fake__echo fake__fail fake__json_text fake__secret fake__secret_error fake__slow"
+	want := "fake__add fake__count fake__crash fake__delete_repo fake__echo fake__fail fake__json_text fake__secret fake__secret_error fake__slow"
 	if strings.Join(names, " ") != want {
 		t.Errorf("tools = %s\nwant    %s", strings.Join(names, " "), want)
 	}
@@ -133,7 +133,7 @@ func TestToolsListed(t *testing.T) {
 	if want := `{"properties":{"text":{"description":"what to echo","type":"string"}},"required":["text"],"type":"object"}`; string(echo.InputSchema) != want {
 		t.Errorf("echo schema = %s\nwant %s", echo.InputSchema, want)
 	}
-	if st := m.Servers(); len(st) != 1 || st[0] != (Status{Name: "fake", Transport: "stdio", State: StateUp, Tools: 9}) {
+	if st := m.Servers(); len(st) != 1 || st[0] != (Status{Name: "fake", Transport: "stdio", State: StateUp, Tools: 10}) {
 		t.Errorf("servers = %+v", st)
 	}
 }
@@ -204,7 +204,7 @@ func TestCrashReconnect(t *testing.T) {
 	if n := strings.Count(logs.String(), "upstream connected"); n != 2 {
 		t.Errorf("%d connects, want 2:\n%s", n, logs)
 	}
-	if st := m.Servers(); st[0].State != StateUp || st[0].Tools != 9 {
+	if st := m.Servers(); st[0].State != StateUp || st[0].Tools != 10 {
 		t.Errorf("servers = %+v", st)
 	}
 }
@@ -311,7 +311,7 @@ func TestSearch(t *testing.T) {
 		{"sleep", 0, "fake__slow:1"},
 		{"structured sum", 0, "fake__add:2"},
 		{"nothing-like-it", 0, ""},
-		{"", 3, "fake__add:0 fake__crash:0 fake__delete_repo:0"},
+		{"", 3, "fake__add:0 fake__count:0 fake__crash:0"},
 		{"fake", 2, "fake__secret:10 fake__secret_error:10"},
 		{"fake", 3, "fake__secret:10 fake__secret_error:10 fake__add:9"},
 	} {
@@ -319,13 +319,13 @@ func TestSearch(t *testing.T) {
 			t.Errorf("Search(%q, %d) = %s\nwant %s", tc.q, tc.limit, got, tc.want)
 		}
 	}
-	if got := m.Search("echo", 1)[0].Example; got != `tool_call("fake__echo", json_parse("{\"text\": \"\"}")?)` {
+	if got := m.Search("echo", 1)[0].Example; got != `match json_parse("{\"text\": \"\"}") { Ok(args) => tool_call("fake__echo", args), Err(e) => Err(e) }` {
 		t.Errorf("example = %s", got)
 	}
-	if got := m.Search("add", 1)[0].Example; got != `tool_call("fake__add", json_parse("{\"a\": 0, \"b\": 0}")?)` {
+	if got := m.Search("add", 1)[0].Example; got != `match json_parse("{\"a\": 0, \"b\": 0}") { Ok(args) => tool_call("fake__add", args), Err(e) => Err(e) }` {
 		t.Errorf("example = %s", got)
 	}
-	if got := m.Search("crash", 1)[0].Example; got != `tool_call("fake__crash", json_parse("{}")?)` {
+	if got := m.Search("crash", 1)[0].Example; got != `match json_parse("{}") { Ok(args) => tool_call("fake__crash", args), Err(e) => Err(e) }` {
 		t.Errorf("example = %s", got)
 	}
 }

@@ -103,9 +103,10 @@ func words(s string) []string {
 	return out
 }
 
-// CallExample is an .ax call of tool name whose input schema is schema:
+// CallExample is an .ax call of tool name whose input schema is schema,
+// an expression of type Result<Json, String>:
 //
-//	tool_call("github__create_issue", json_parse("{\"title\": \"\", \"body\": \"\"}")?)
+//	match json_parse("{\"title\": \"\", \"body\": \"\"}") { Ok(args) => tool_call("github__create_issue", args), Err(e) => Err(e) }
 //
 // The arguments object holds the schema's required properties (all of
 // them when none is required, at most 8), each with a placeholder of its
@@ -138,7 +139,7 @@ func CallExample(name string, schema json.RawMessage) string {
 		b.WriteString(placeholder(s.Properties[k].Type))
 	}
 	b.WriteByte('}')
-	return "tool_call(" + strconv.Quote(name) + ", json_parse(" + strconv.Quote(b.String()) + ")?)"
+	return "match json_parse(" + strconv.Quote(b.String()) + ") { Ok(args) => tool_call(" + strconv.Quote(name) + ", args), Err(e) => Err(e) }"
 }
 
 // placeholder is the example value of a JSON schema type (a string, or

@@ -69,7 +69,7 @@ var allowed = map[string][]string{
 	// The worker is generic: it runs whatever its Executor does.
 	"worker": {"internal/text", "queue", "wire"},
 	// The executor of tool and script jobs, wired into the worker by cmd.
-	"internal/engine": {"queue", "scripts", "tools", "wire", "worker"},
+	"internal/engine": {"queue", "scripts", "tools", "vm", "wire", "worker"},
 	// The data directories the binary embeds, and where a process finds them.
 	"internal/datadir": {"libs", "templates"},
 	// The assembly of a node (embedded NATS, queue, workers, gateway) for cmd.
@@ -101,7 +101,7 @@ var allowed = map[string][]string{
 	// batch runs calls through a function it is given: no queue, no MCP.
 	"gateway/batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 
-	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "gateway/batch", "gateway/dispatch", "internal/datadir", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/node", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools", "tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker", "worker/handlers"},
+	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "gateway/batch", "gateway/dispatch", "gateway/upstream", "internal/datadir", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/node", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools", "tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker", "worker/handlers"},
 }
 
 // thirdParty lists the import path prefixes outside the standard library

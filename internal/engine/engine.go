@@ -6,7 +6,11 @@
 // The worker itself knows nothing of tools or scripts; internal/node wires
 // an Executor into it.
 //
-// Imports: queue, scripts, tools, wire and worker.
+// A job's context may carry the worker's way to call the tools of the
+// gateway that submitted it (wire.ToolCall); the engine hands it to the
+// capability handlers as vm.ToolCall (withToolCall).
+//
+// Imports: queue, scripts, tools, vm, wire and worker.
 package engine
 
 import (
@@ -18,6 +22,7 @@ import (
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
 	"github.com/axpool/axpool/worker"
 )
@@ -75,7 +80,7 @@ func (e *Executor) Prepare(job *queue.Job, maxResult int) worker.Prepared {
 		return worker.Prepared{
 			WallLimit: tools.WallLimit(env, job.Tool, nil),
 			Run: func(ctx context.Context, progress func(steps, total int64)) worker.Result {
-				return result(scripts.Execute(ctx, env, job.Args, progress), tools.Report{}, job)
+				return result(scripts.Execute(withToolCall(ctx), env, job.Args, progress), tools.Report{}, job)
 			},
 		}
 	}
@@ -96,10 +101,20 @@ func (e *Executor) Prepare(job *queue.Job, maxResult int) worker.Prepared {
 	return worker.Prepared{
 		WallLimit: call.WallLimit(env),
 		Run: func(ctx context.Context, progress func(steps, total int64)) worker.Result {
-			resp, rep := tools.CallArgs(ctx, env, call, progress)
+			resp, rep := tools.CallArgs(withToolCall(ctx), env, call, progress)
 			return result(resp, rep, job)
 		},
 	}
+}
+
+// withToolCall returns ctx carrying, for the capability handlers, the
+// worker's tool caller of the job (wire.ToolCall as vm.ToolCall); ctx
+// itself when it has none.
+func withToolCall(ctx context.Context) context.Context {
+	if fn := wire.ToolCall(ctx); fn != nil {
+		return vm.WithToolCall(ctx, vm.ToolCallFunc(fn))
+	}
+	return ctx
 }
 
 // result encodes a job's response: cacheable when the call was

@@ -124,6 +124,9 @@ type Config struct {
 	// and answers programs' tool calls on queue.ToolsSubject. The worker
 	// processes are started without the variables it references.
 	Upstreams string
+	// ApproveTools are the pre-approved destructive upstream tools
+	// (--approve-tools; gateway.Config.ApproveTools).
+	ApproveTools []string
 
 	// upstreamVars are the variables the Upstreams file references.
 	upstreamVars []string
@@ -351,13 +354,14 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	}
 	if cfg.Gateway {
 		n.Gateway, err = gateway.New(gateway.Config{
-			Upstreams: ups,
-			Backend:   backend,
-			Local:     dispatch.ToolsLocal(env),
-			Executes:  tools.Executes,
-			Version:   version.Read().String(),
-			Logger:    n.Log,
-			Masker:    masker,
+			Upstreams:    ups,
+			ApproveTools: cfg.ApproveTools,
+			Backend:      backend,
+			Local:        dispatch.ToolsLocal(env),
+			Executes:     tools.Executes,
+			Version:      version.Read().String(),
+			Logger:       n.Log,
+			Masker:       masker,
 			// In fleet mode --handlers states what the workers run.
 			LiveCapabilities:        cfg.Grants.Live(),
 			Metrics:                 metrics,
@@ -417,6 +421,25 @@ func (n *Node) startUpstreams(ctx context.Context, cfg *upstream.Config, masker 
 	return m
 }
 
+// withToolGrant is granted with tool.call reported as the gateway grants
+// it: with --upstreams (hasUpstreams), else not, flag --upstreams (the
+// workers would perform any call; the gateway has no tool to answer it).
+// nil stays nil (the mock set).
+func withToolGrant(granted func(policy.Capability) (bool, string), hasUpstreams bool) func(policy.Capability) (bool, string) {
+	if granted == nil {
+		return nil
+	}
+	return func(c policy.Capability) (bool, string) {
+		if c == policy.ToolCall {
+			if hasUpstreams {
+				return true, ""
+			}
+			return false, "--upstreams"
+		}
+		return granted(c)
+	}
+}
+
 // noBoundIfZero is a flag's bound (0 = none) as gateway.Config takes it
 // (0 = its default, negative = none).
 func noBoundIfZero(n int64) int64 {
@@ -449,7 +472,7 @@ func (n *Node) toolsEnv() (*tools.Env, error) {
 	}
 	logGrants(n.Log, set)
 	cfg.Grants.logWarnings(n.Log)
-	env.Granted = grantedBy(set)
+	env.Granted = withToolGrant(grantedBy(set), cfg.Upstreams != "")
 	closeSet()
 	return env, nil
 }

@@ -181,6 +181,50 @@ func TestHandlerResultsReplayed(t *testing.T) {
 	}
 }
 
+// toolHandler answers tool_call with the Json {"n": <call number>,
+// "tool": name}, and Err("down") for a tool named "x__down": an upstream
+// that never answers the same way twice.
+type toolHandler struct{ n int64 }
+
+func (h *toolHandler) Call(_ context.Context, e vm.Effect, args []vm.Value) (vm.Value, error) {
+	if e != vm.EToolCall {
+		return vm.Value{}, context.Canceled
+	}
+	h.n++
+	if args[0].AsString() == "x__down" {
+		return vm.Err(vm.Str("down")), nil
+	}
+	return vm.Ok(vm.NewJSONObject([]string{"n", "tool"}, []vm.Value{vm.JSONIntValue(h.n), vm.JSONStringValue(args[0].AsString())})), nil
+}
+
+// TestToolCallsReplayed: tool_call results (Json and Err) are recorded in
+// the event log and the replay answers with them without calling the
+// handler again.
+func TestToolCallsReplayed(t *testing.T) {
+	src := `fn main() -> String !{tool.call} {
+    let a = match tool_call("x__a", to_json({"k": 1})) { Ok(j) => json_encode(j), Err(e) => e }
+    let b = match tool_call("x__down", to_json(2)) { Ok(j) => json_encode(j), Err(e) => "err " + e }
+    a + " " + b
+}`
+	h := &toolHandler{}
+	o := sealed.Run(context.Background(), src, nil, sealed.Options{MaxSteps: 10000, Handler: h})
+	b, _ := o.MarshalJSON()
+	for _, want := range []string{
+		`"result":"{\"n\":1,\"tool\":\"x__a\"} err down"`, `"replay_verified":true`,
+		`{"event":"cap_call","capability":"tool.call","args":["x__a",{"k":1}]}`,
+		`{"event":"cap_result","capability":"tool.call","result":{"result":"Ok","value":{"n":1,"tool":"x__a"}}}`,
+		`{"event":"cap_call","capability":"tool.call","args":["x__down",2]}`,
+		`{"event":"cap_result","capability":"tool.call","result":{"result":"Err","value":"down"}}`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("response lacks %s:\n%s", want, b)
+		}
+	}
+	if h.n != 2 {
+		t.Fatalf("the handler was called %d times, want 2 (the replay must not call it)", h.n)
+	}
+}
+
 // TestCeilingPolicy: the operator's ceiling narrows the caller's policy.
 func TestCeilingPolicy(t *testing.T) {
 	o := sealed.Run(context.Background(), `fn main() -> Int !{time.now} { now_ms() }`, json.RawMessage(`"allow-all"`),

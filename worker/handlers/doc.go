@@ -32,6 +32,11 @@
 //     waited for at most 5 s.
 //   - llm.call (llm.go): a Provider; OpenAIChat speaks the OpenAI-compatible
 //     chat completions API. The key never reaches a program or a result.
+//   - tool.call (tool.go): through the gateway that submitted the job,
+//     which holds the upstream MCP connections (vm.ToolCall, set by the
+//     worker): the value becomes a Json value, a tool error or a call
+//     without result an Err; the worker grants it always (the gateway
+//     decides which tools exist and which need approval).
 //   - time.now is the real clock; random is a PCG generator seeded per run
 //     (vm.RunInfo.Seed, the result's random_seed).
 //

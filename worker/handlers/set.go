@@ -205,6 +205,8 @@ func (r *liveRun) Call(ctx context.Context, e vm.Effect, args []vm.Value) (vm.Va
 		return r.set.db.query(ctx, r.conn, left, args[0].AsString())
 	case vm.ELlmComplete:
 		return complete(ctx, r.set.llm, left, args[0].AsString())
+	case vm.EToolCall:
+		return callTool(ctx, left, args[0].AsString(), args[1])
 	case vm.ENowMs:
 		return vm.Int(r.set.now().UnixMilli()), nil
 	case vm.ERandomInt:

@@ -2,16 +2,26 @@
 // package upstream (built by them with `go build`). Its tools:
 //
 //   - echo (read-only): {"text"} → the text;
+//
 //   - add: {"a", "b"} → structuredContent {"sum": a+b};
-//   - json_text: → the text `{"items": [1, 2]}`;
-//   - fail: {"reason"} → isError with "failed: <reason>";
+//
+//   - json_text (read-only): → the text `{"items": [1, 2]}`;
+//
+//   - fail (read-only): {"reason"} → isError with "failed: <reason>";
+//
 //   - delete_repo (destructiveHint true): {"repo"} → "deleted <repo>";
+//
 //   - slow: {"ms"} → writes "slow: started" to stderr, then answers
 //     "slept" after ms milliseconds (0: never) or writes "slow: cancelled"
 //     when the call is cancelled;
+//
 //   - crash: exits the process (status 3) in the middle of the call;
+//
 //   - secret: → the value of $FAKE_SECRET as text, and the same line on
 //     stderr, then a line "long: " + 1010 "x" + the value + 2000 "y"; secret_error → isError "bad credentials <value>".
+//
+//   - count (read-only): {"tool"} → structuredContent {"calls": n}, the
+//     calls of that tool this process answered (count's own included).
 //
 // With -many N it serves N tools instead: tool_0000 … ("Tool number i of
 // the many."), listed 100 per page. -name sets the server's name.
@@ -23,6 +33,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -52,7 +63,32 @@ func main() {
 	}
 }
 
-func addTools(s *server.MCPServer) {
+// calls counts the calls of each tool (the count tool).
+var (
+	callsMu sync.Mutex
+	calls   = map[string]int{}
+)
+
+// counted wraps a tool's handler to count its calls.
+func counted(name string, h server.ToolHandlerFunc) server.ToolHandlerFunc {
+	return func(ctx context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		callsMu.Lock()
+		calls[name]++
+		callsMu.Unlock()
+		return h(ctx, r)
+	}
+}
+
+func addTools(srv *server.MCPServer) {
+	s := countingServer{srv}
+	s.AddTool(mcp.NewTool("count", mcp.WithDescription("How many calls a tool got."), mcp.WithReadOnlyHintAnnotation(true),
+		mcp.WithString("tool", mcp.Required())),
+		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			callsMu.Lock()
+			n := calls[r.GetString("tool", "")]
+			callsMu.Unlock()
+			return mcp.NewToolResultStructured(map[string]any{"calls": n}, fmt.Sprint(n)), nil
+		})
 	s.AddTool(mcp.NewTool("echo", mcp.WithDescription("Echo the text back."), mcp.WithReadOnlyHintAnnotation(true),
 		mcp.WithString("text", mcp.Required(), mcp.Description("what to echo"))),
 		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -64,11 +100,11 @@ func addTools(s *server.MCPServer) {
 			sum := r.GetFloat("a", 0) + r.GetFloat("b", 0)
 			return mcp.NewToolResultStructured(map[string]any{"sum": sum}, fmt.Sprint(sum)), nil
 		})
-	s.AddTool(mcp.NewTool("json_text", mcp.WithDescription("Answer JSON as text.")),
+	s.AddTool(mcp.NewTool("json_text", mcp.WithDescription("Answer JSON as text."), mcp.WithReadOnlyHintAnnotation(true)),
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultText(`{"items": [1, 2]}`), nil
 		})
-	s.AddTool(mcp.NewTool("fail", mcp.WithDescription("Always fail."), mcp.WithString("reason")),
+	s.AddTool(mcp.NewTool("fail", mcp.WithDescription("Always fail."), mcp.WithReadOnlyHintAnnotation(true), mcp.WithString("reason")),
 		func(_ context.Context, r mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultError("failed: " + r.GetString("reason", "")), nil
 		})
@@ -108,4 +144,11 @@ func addTools(s *server.MCPServer) {
 		func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return mcp.NewToolResultError("bad credentials " + os.Getenv("FAKE_SECRET")), nil
 		})
+}
+
+// countingServer adds tools whose calls are counted.
+type countingServer struct{ *server.MCPServer }
+
+func (s countingServer) AddTool(t mcp.Tool, h server.ToolHandlerFunc) {
+	s.MCPServer.AddTool(t, counted(t.Name, h))
 }

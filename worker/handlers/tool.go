@@ -1,0 +1,52 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/axpool/axpool/internal/text"
+	"github.com/axpool/axpool/vm"
+)
+
+// callTool performs tool_call(name, args) through the run's
+// vm.ToolCallFunc (the gateway that submitted the job, docs/code-mode.md):
+//
+//   - the tool's value → Ok of it as a Json value (vm.JSONFromRaw), a
+//     value over left — the run's memory still free — being the run's
+//     memory limit (vm.ErrMemoryLimit) before it is parsed;
+//   - a tool that answered isError → Err(its text);
+//   - a call that got no result → Err(its message: unknown tool,
+//     upstream down, approval needed, gateway gone, busy…), or, when the
+//     run's context ended (its cancellation, its wall-clock limit), that
+//     error, which ends the run as such;
+//   - a run without a way to call tools (not a gateway's job) →
+//     Err(`tool_call "x__y": this run cannot call tools: …`).
+//
+// args is the Json value the program passed; a gateway refuses one that
+// is not an object (invalid_args).
+func callTool(ctx context.Context, left int64, name string, args vm.Value) (vm.Value, error) {
+	call := vm.ToolCall(ctx)
+	if call == nil {
+		return vm.Err(vm.Str(fmt.Sprintf("tool_call %q: this run cannot call tools: only a job submitted through a gateway with upstream MCP servers (--upstreams) can", text.Clip(name, maxShownReason)))), nil
+	}
+	raw, err := args.JSONRaw()
+	if err != nil {
+		return vm.Value{}, err
+	}
+	value, isError, msg, err := call(ctx, name, raw)
+	switch {
+	case ctx.Err() != nil:
+		return vm.Value{}, ctx.Err()
+	case err != nil:
+		return vm.Err(vm.Str(err.Error())), nil
+	case isError:
+		return vm.Err(vm.Str(msg)), nil
+	case int64(len(value)) > left:
+		return vm.Value{}, fmt.Errorf("tool_call %q: a result of %d bytes: %w", name, len(value), vm.ErrMemoryLimit)
+	}
+	v, err := vm.JSONFromRaw(value)
+	if err != nil {
+		return vm.Err(vm.Str(fmt.Sprintf("tool_call %q: the gateway answered a value that is not JSON: %v", text.Clip(name, maxShownReason), err))), nil
+	}
+	return vm.Ok(v), nil
+}
