@@ -94,8 +94,14 @@ func TestWorkerCLI(t *testing.T) {
 	}
 
 	// The worker's metrics: its two jobs, by outcome; its slots; the probes.
+	// A job is counted once answered and acked, after its caller got the
+	// answer: wait for the second count and the slot's release.
 	murl := metricsURL(t, &stderr)
 	m := scrape(t, murl)
+	for deadline := time.Now().Add(30 * time.Second); (m[`axpool_worker_job_run_seconds_count{tool="boruna_run"}`] < 2 || m[`axpool_worker_busy_slots`] != 0) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		m = scrape(t, murl)
+	}
 	for k, v := range map[string]float64{
 		`axpool_worker_jobs_total{outcome="ok",tool="boruna_run"}`:         1,
 		`axpool_worker_jobs_total{outcome="step_limit",tool="boruna_run"}`: 1,
