@@ -9,13 +9,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/axpool/axpool/gateway/upstream"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/tools"
 )
 
@@ -30,43 +30,15 @@ func fakeUpstream(t *testing.T) string {
 	return bin
 }
 
-// syncBuf collects log lines, safe for concurrent use.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *syncBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *syncBuf) waitFor(t *testing.T, s string) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if strings.Contains(l.String(), s) {
-			return
-		}
-	}
-	t.Fatalf("the log never showed %q:\n%s", s, l.String())
-}
-
 // startUpstreams starts a manager of the upstreams file text cfg, waits
 // for the first attempts and closes it with t.
-func startUpstreams(t *testing.T, cfg string, vars map[string]string) (*upstream.Manager, *syncBuf) {
+func startUpstreams(t *testing.T, cfg string, vars map[string]string) (*upstream.Manager, *queuetest.Buffer) {
 	t.Helper()
 	c, err := upstream.ParseConfig([]byte(cfg), func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuf{}
+	logs := &queuetest.Buffer{}
 	m := upstream.Start(c, upstream.Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Masker: mask.Values(), MinBackoff: time.Millisecond, MaxBackoff: 50 * time.Millisecond})
 	t.Cleanup(m.Close)
@@ -252,7 +224,7 @@ func TestUpstreamToolService(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != "deadline_exceeded" || e.Msg != `tool "fake__slow": deadline exceeded` {
 		t.Errorf("slow: %v", err)
 	}
-	logs.waitFor(t, "slow: cancelled")
+	logs.WaitFor(t, "slow: cancelled")
 	if strings.Contains(logs.String(), secret) {
 		t.Errorf("the log shows the secret")
 	}

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/axpool/axpool/internal/mask"
+	"github.com/axpool/axpool/queue/queuetest"
 )
 
 // fakeBin is the fakeupstream command, built once by TestMain.
@@ -44,41 +43,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// logBuf collects log lines, safe for concurrent use.
-type logBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitLog waits (at most 30 s) until the log holds s.
-func (l *logBuf) waitLog(t *testing.T, s string) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if strings.Contains(l.String(), s) {
-			return
-		}
-	}
-	t.Fatalf("the log never showed %q:\n%s", s, l.String())
-}
-
 const testSecret = "tok-9f8e7d6c5b4a"
 
 // start starts a manager of the servers of the config text cfg (with
 // $FAKE and $FAKE_SECRET set), waits for their first attempts and
 // closes it with the test.
-func start(t *testing.T, cfg string, vars map[string]string) (*Manager, *logBuf) {
+func start(t *testing.T, cfg string, vars map[string]string) (*Manager, *queuetest.Buffer) {
 	t.Helper()
 	all := map[string]string{"FAKE_SECRET": testSecret}
 	cfg = strings.ReplaceAll(cfg, `"FAKE"`, strconvQuote(fakeBin))
@@ -89,7 +59,7 @@ func start(t *testing.T, cfg string, vars map[string]string) (*Manager, *logBuf)
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &logBuf{}
+	logs := &queuetest.Buffer{}
 	m := Start(c, Options{Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Masker: mask.Values(), MinBackoff: time.Millisecond, MaxBackoff: 20 * time.Millisecond})
 	t.Cleanup(m.Close)
@@ -200,7 +170,7 @@ func TestCrashReconnect(t *testing.T) {
 	if err != nil || string(res.Value) != `"back"` {
 		t.Fatalf("after the crash: %s, %v", res.Value, err)
 	}
-	logs.waitLog(t, "upstream connection lost; reconnecting")
+	logs.WaitFor(t, "upstream connection lost; reconnecting")
 	if n := strings.Count(logs.String(), "upstream connected"); n != 2 {
 		t.Errorf("%d connects, want 2:\n%s", n, logs)
 	}
@@ -218,14 +188,14 @@ func TestCallCancelled(t *testing.T) {
 		_, err := m.Call(ctx, "fake__slow", json.RawMessage(`{"ms": 0}`))
 		done <- err
 	}()
-	logs.waitLog(t, "slow: started")
+	logs.WaitFor(t, "slow: started")
 	cancel()
 	err := <-done
 	var e *Error
 	if !errors.As(err, &e) || e.Code != CodeCancelled || e.Msg != `tool "fake__slow": cancelled` {
 		t.Errorf("got %v", err)
 	}
-	logs.waitLog(t, "slow: cancelled")
+	logs.WaitFor(t, "slow: cancelled")
 	// The connection is still up.
 	if res, err := call(t, m, "fake__echo", `{"text": "still"}`); err != nil || string(res.Value) != `"still"` {
 		t.Errorf("after cancel: %s, %v", res.Value, err)
@@ -258,7 +228,7 @@ func TestOneUpstreamDown(t *testing.T) {
 	if got := m.Search("echo", 5); len(got) != 2 || got[0].Name != "fake__echo" || got[1].Name != "fake__secret" {
 		t.Errorf("search = %+v", got)
 	}
-	logs.waitLog(t, `msg="upstream down" component=upstream upstream=gone`)
+	logs.WaitFor(t, `msg="upstream down" component=upstream upstream=gone`)
 }
 
 // The config's secrets never come back: not in a result, an error, a log
@@ -281,9 +251,9 @@ func TestSecretsMasked(t *testing.T) {
 	if err == nil || err.Error() != `unknown tool "fake__***": upstream "fake" has no tool "***"` {
 		t.Errorf("error = %v", err)
 	}
-	logs.waitLog(t, "secret is ***")
+	logs.WaitFor(t, "secret is ***")
 	// A long line is masked, then clipped: the secret at the cut is gone.
-	logs.waitLog(t, `line="long: `+strings.Repeat("x", 1010)+`***yy…"`)
+	logs.WaitFor(t, `line="long: `+strings.Repeat("x", 1010)+`***yy…"`)
 	if strings.Contains(logs.String(), testSecret) || strings.Contains(logs.String(), testSecret[:8]) {
 		t.Errorf("the log shows the secret:\n%s", logs)
 	}

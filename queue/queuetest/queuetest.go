@@ -299,6 +299,18 @@ func (b *Buffer) String() string {
 	return b.b.String()
 }
 
+// WaitFor waits (at most 30 s, for a loaded machine) until what was
+// written holds s, and fails t with everything written if it never does.
+func (b *Buffer) WaitFor(t testing.TB, s string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if strings.Contains(b.String(), s) {
+			return
+		}
+	}
+	t.Fatalf("never written: %q; written:\n%s", s, b.String())
+}
+
 // errNoLeader is the error of a cluster without a JetStream meta leader.
 var errNoLeader = errors.New("queuetest: no JetStream meta leader")
 
