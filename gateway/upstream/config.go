@@ -97,6 +97,7 @@ func ReadConfig(path string) (*Config, error) {
 //	"mcpServers" must be an object of servers by name
 //	server name "a b": use 1–64 characters from A-Z a-z 0-9 _ -
 //	server name "a__b": must not contain "__" (it separates server and tool in NAME__TOOL)
+//	server name "f_": must not end with "_" (its tools' NAME__TOOL would read as another server's)
 //	server "gh": must be an object
 //	server "gh": unknown field "cmd" (fields: command, args, env, url, headers, type)
 //	server "gh": needs "command" (a stdio server) or "url" (a Streamable HTTP server)
@@ -162,6 +163,9 @@ func checkName(name string) error {
 	}
 	if strings.Contains(name, Separator) {
 		return fmt.Errorf("server name %q: must not contain %q (it separates server and tool in NAME__TOOL)", name, Separator)
+	}
+	if strings.HasSuffix(name, "_") {
+		return fmt.Errorf("server name %q: must not end with \"_\" (its tools' NAME__TOOL would read as another server's)", name)
 	}
 	return nil
 }

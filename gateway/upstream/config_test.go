@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -44,6 +45,8 @@ func TestParseConfigErrors(t *testing.T) {
 		{`{"mcpServers": {"": {"command": "x"}}}`, `server name "": use 1–64 characters from A-Z a-z 0-9 _ -`},
 		{`{"mcpServers": {"` + strings.Repeat("a", 65) + `": {"command": "x"}}}`, `server name "` + strings.Repeat("a", 65) + `": use 1–64 characters from A-Z a-z 0-9 _ -`},
 		{`{"mcpServers": {"a__b": {"command": "x"}}}`, `server name "a__b": must not contain "__" (it separates server and tool in NAME__TOOL)`},
+		// f_'s tool dup would be f___dup, which reads as server f, tool _dup.
+		{`{"mcpServers": {"f_": {"command": "x"}, "f": {"command": "y"}}}`, `server name "f_": must not end with "_" (its tools' NAME__TOOL would read as another server's)`},
 		{`{"mcpServers": {"gh": 1}}`, `server "gh": must be an object`},
 		{`{"mcpServers": {"gh": {"cmd": "x"}}}`, `server "gh": unknown field "cmd" (fields: command, args, env, url, headers, type)`},
 		{`{"mcpServers": {"gh": {}}}`, `server "gh": needs "command" (a stdio server) or "url" (a Streamable HTTP server)`},
@@ -89,5 +92,17 @@ func TestReadConfig(t *testing.T) {
 	}
 	if _, err := ReadConfig(filepath.Join(dir, "none.json")); err == nil || err.Error() != "--upstreams: open "+filepath.Join(dir, "none.json")+": no such file or directory" {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestChildEnv: a stdio server's environment has neither the variables
+// whose names look secret nor those the upstreams file references (another
+// server's credential); its own env entries win.
+func TestChildEnv(t *testing.T) {
+	environ := []string{"PATH=/bin", "HOME=/h", "GH=verysecretapikey999", "MYTOKEN=t0k", "PLAIN=p", "OWN=old"}
+	got := childEnv(environ, []string{"GH", "OWN"}, map[string]string{"OWN": "mine", "EXTRA": "x"})
+	want := []string{"PATH=/bin", "HOME=/h", "PLAIN=p", "EXTRA=x", "OWN=mine"}
+	if !slices.Equal(got, want) {
+		t.Errorf("childEnv = %q, want %q", got, want)
 	}
 }

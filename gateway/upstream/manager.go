@@ -149,6 +149,7 @@ func (e *Error) Error() string { return e.Msg }
 // tools. Make one with Start; it is safe for concurrent use.
 type Manager struct {
 	opts   Options
+	vars   []string // the variables the file references (Config.Vars)
 	log    *slog.Logger
 	masks  maskers
 	ctx    context.Context
@@ -170,7 +171,7 @@ func Start(cfg *Config, opts Options) *Manager {
 	opts.ConnectTimeout = orDefault(opts.ConnectTimeout, DefaultConnectTimeout)
 	opts.MinBackoff = orDefault(opts.MinBackoff, DefaultMinBackoff)
 	opts.MaxBackoff = max(orDefault(opts.MaxBackoff, DefaultMaxBackoff), opts.MinBackoff)
-	m := &Manager{opts: opts, byName: map[string]*upstream{}}
+	m := &Manager{opts: opts, vars: cfg.Vars, byName: map[string]*upstream{}}
 	m.masks = maskers{opts.Masker, mask.Values(cfg.Secrets...)}
 	m.log = slog.New(&maskHandler{h: opts.Logger.Handler(), masks: m.masks}).With("component", "upstream")
 	m.ctx, m.cancel = context.WithCancel(context.Background())
@@ -686,7 +687,7 @@ func (u *upstream) startStdio(c *conn, log *slog.Logger) error {
 		return err
 	}
 	cmd := exec.Command(u.srv.Command, u.srv.Args...)
-	cmd.Env = childEnv(os.Environ(), u.srv.Env)
+	cmd.Env = childEnv(os.Environ(), u.m.vars, u.srv.Env)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 	detach(cmd)
 	err = cmd.Start()
@@ -770,13 +771,15 @@ func logStderr(r io.Reader, log *slog.Logger, ms maskers) {
 }
 
 // childEnv is a stdio server's environment: this process's variables
-// except those whose names look secret (mask.IsSecretName), then the
-// server's own env entries (which win).
-func childEnv(environ []string, extra map[string]string) []string {
+// except those whose names look secret (mask.IsSecretName) and those the
+// upstreams file references (vars: their values are secrets, meant for
+// the servers whose entries name them — a server gets one only through
+// its own env), then the server's own env entries (which win).
+func childEnv(environ, vars []string, extra map[string]string) []string {
 	var env []string
 	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
-		if _, own := extra[name]; own || mask.IsSecretName(name) {
+		if _, own := extra[name]; own || mask.IsSecretName(name) || slices.Contains(vars, name) {
 			continue
 		}
 		env = append(env, kv)
