@@ -63,6 +63,11 @@ func (g *Server) isToolSearch(name string) bool {
 
 // toolSearch answers boruna_tool_search: its arguments are checked here,
 // and a bad one is an invalid_args result (isError), like a script's.
+// MaxSearchQueryBytes caps boruna_tool_search's query (an invalid_args
+// refusal above it): a few words find a tool; a megabyte only made the
+// answer, which echoes the query, a megabyte.
+const MaxSearchQueryBytes = 1024
+
 func (g *Server) toolSearch(raw json.RawMessage) []byte {
 	var args map[string]json.RawMessage
 	if err := json.Unmarshal(orEmpty(raw), &args); err != nil || args == nil {
@@ -72,8 +77,11 @@ func (g *Server) toolSearch(raw json.RawMessage) []byte {
 	for k, v := range args {
 		switch k {
 		case "query":
-			if json.Unmarshal(v, &query) != nil {
+			if string(v) == "null" || json.Unmarshal(v, &query) != nil {
 				return refusal(`query must be a string, got ` + wire.JSONType(v))
+			}
+			if len(query) > MaxSearchQueryBytes {
+				return refusal(fmt.Sprintf("query exceeds %d bytes (%d bytes): give a few words", MaxSearchQueryBytes, len(query)))
 			}
 		case "limit":
 			if string(v) == "null" {

@@ -143,12 +143,14 @@ func TestToolSearch(t *testing.T) {
 		t.Errorf("upstreams = %+v", up)
 	}
 	for args, want := range map[string]string{
-		`{"query": 1}`:                  "query must be a string, got number",
-		`{"query": "x", "limit": 0}`:    "limit must be an integer from 1 to 50, got 0",
-		`{"query": "x", "limit": 2.5}`:  "limit must be an integer from 1 to 50, got 2.5",
-		`{"q": "x"}`:                    `unknown argument "q" for tool "boruna_tool_search" (arguments: query, limit)`,
-		`{}`:                            `missing required argument "query"`,
-		`{"query": "x", "limit": null}`: "",
+		`{"query": 1}`:    "query must be a string, got number",
+		`{"query": null}`: "query must be a string, got null",
+		`{"query": "` + strings.Repeat("w", 1025) + `"}`: "query exceeds 1024 bytes (1025 bytes): give a few words",
+		`{"query": "x", "limit": 0}`:                     "limit must be an integer from 1 to 50, got 0",
+		`{"query": "x", "limit": 2.5}`:                   "limit must be an integer from 1 to 50, got 2.5",
+		`{"q": "x"}`:                                     `unknown argument "q" for tool "boruna_tool_search" (arguments: query, limit)`,
+		`{}`:                                             `missing required argument "query"`,
+		`{"query": "x", "limit": null}`:                  "",
 	} {
 		res, err := call(t, c, ToolSearchName, args, nil)
 		if err != nil {
