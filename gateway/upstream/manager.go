@@ -713,7 +713,7 @@ func (u *upstream) startStdio(c *conn, log *slog.Logger) error {
 	logged := make(chan struct{})
 	go func() {
 		defer close(logged)
-		logStderr(errR, log, u.m.masks)
+		logStderr(errR, log, u.m.masks, time.Now)
 	}()
 	c.c = client.NewClient(transport.NewIO(outR, inW, nil))
 	c.close = func() {
@@ -744,10 +744,56 @@ func (u *upstream) startStdio(c *conn, log *slog.Logger) error {
 	return nil
 }
 
+// The stderr lines of one upstream logged at most: stderrBurst at once,
+// then stderrRate a second; the lines beyond are counted and the count is
+// logged ("upstream stderr lines dropped") before the next line logged and
+// when the stream ends. A server flooding its stderr (a red team's wrote
+// 16 MB of axpool's log in 12 s) costs the log a few lines a second.
+const (
+	stderrBurst = 100
+	stderrRate  = 10
+)
+
+// lineLimiter is the token bucket of stderrBurst and stderrRate, on the
+// clock now.
+type lineLimiter struct {
+	now     func() time.Time
+	tokens  float64
+	last    time.Time
+	dropped int
+}
+
+// allow reports whether a line may be logged now; a refused one is counted
+// in dropped.
+func (l *lineLimiter) allow() bool {
+	t := l.now()
+	if l.last.IsZero() {
+		l.tokens = stderrBurst
+	} else {
+		l.tokens = min(stderrBurst, l.tokens+t.Sub(l.last).Seconds()*stderrRate)
+	}
+	l.last = t
+	if l.tokens >= 1 {
+		l.tokens--
+		return true
+	}
+	l.dropped++
+	return false
+}
+
 // logStderr logs each line of a server's stderr until it ends: masked
 // first, then clipped to maxLogLine bytes (a line over maxLineRead bytes
-// is cut there, the rest skipped).
-func logStderr(r io.Reader, log *slog.Logger, ms maskers) {
+// is cut there, the rest skipped), at most as lineLimiter allows on the
+// clock now.
+func logStderr(r io.Reader, log *slog.Logger, ms maskers, now func() time.Time) {
+	lim := &lineLimiter{now: now}
+	flush := func() {
+		if lim.dropped > 0 {
+			log.Warn("upstream stderr lines dropped", "lines", lim.dropped, "most_per_second", stderrRate)
+			lim.dropped = 0
+		}
+	}
+	defer flush()
 	br := bufio.NewReaderSize(r, maxLineRead)
 	for {
 		line, err := br.ReadSlice('\n')
@@ -760,7 +806,8 @@ func logStderr(r io.Reader, log *slog.Logger, ms maskers) {
 			if long {
 				s += "…"
 			}
-			if s = clip(s, maxLogLine); s != "" {
+			if s = clip(s, maxLogLine); s != "" && lim.allow() {
+				flush()
 				log.Info("upstream stderr", "line", s)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -328,3 +329,49 @@ func TestHTTPUpstream(t *testing.T) {
 type authKey struct{}
 
 func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// TestStderrRateLimited: a flooding server's stderr is logged for
+// stderrBurst lines, then stderrRate a second of its clock; the lines
+// beyond are counted in one warning before the next line logged and at
+// the end.
+func TestStderrRateLimited(t *testing.T) {
+	var in strings.Builder
+	for i := range 250 {
+		fmt.Fprintf(&in, "line %d\n", i)
+	}
+	clock := time.Unix(1000, 0)
+	reads := 0
+	now := func() time.Time {
+		// 150 lines at the first instant, the other 100 a second later.
+		if reads++; reads > 150 {
+			return clock.Add(time.Second)
+		}
+		return clock
+	}
+	var logs queuetest.Buffer
+	logStderr(strings.NewReader(in.String()), slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}})), maskers{}, now)
+	var got []string
+	for line := range strings.Lines(logs.String()) {
+		got = append(got, strings.TrimSuffix(line, "\n"))
+	}
+	// 100 logged at once, 50 dropped; a second later 10 tokens: the
+	// count, lines 150–159, then 90 dropped, counted at the end.
+	want := []string{}
+	for i := range 100 {
+		want = append(want, fmt.Sprintf(`level=INFO msg="upstream stderr" line="line %d"`, i))
+	}
+	want = append(want, `level=WARN msg="upstream stderr lines dropped" lines=50 most_per_second=10`)
+	for i := 150; i < 160; i++ {
+		want = append(want, fmt.Sprintf(`level=INFO msg="upstream stderr" line="line %d"`, i))
+	}
+	want = append(want, `level=WARN msg="upstream stderr lines dropped" lines=90 most_per_second=10`)
+	if !slices.Equal(got, want) {
+		t.Errorf("logged %d lines:\n%s\nwant %d:\n%s", len(got), strings.Join(got, "\n"), len(want), strings.Join(want, "\n"))
+	}
+}
