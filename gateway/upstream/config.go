@@ -98,6 +98,10 @@ func ReadConfig(path string) (*Config, error) {
 //	server name "a b": use 1–64 characters from A-Z a-z 0-9 _ -
 //	server name "a__b": must not contain "__" (it separates server and tool in NAME__TOOL)
 //	server name "f_": must not end with "_" (its tools' NAME__TOOL would read as another server's)
+//	server "h": headers "A\r\nX": not a valid HTTP header name
+//	server "h": headers "X": its value must not contain CR, LF or NUL
+//	server "s": env "A=B": a variable's name must be non-empty without "=" or NUL, and its value without NUL
+//	server "s": "command" and "args" must not contain a NUL byte
 //	server "gh": must be an object
 //	server "gh": unknown field "cmd" (fields: command, args, env, url, headers, type)
 //	server "gh": needs "command" (a stdio server) or "url" (a Streamable HTTP server)
@@ -230,6 +234,14 @@ func parseServer(name string, raw json.RawMessage, x *expander) (Server, error) 
 		if s.Env, err = x.expandMap(m, "env"); err != nil {
 			return Server{}, err
 		}
+		if strings.ContainsRune(s.Command, 0) || slices.ContainsFunc(s.Args, func(a string) bool { return strings.ContainsRune(a, 0) }) {
+			return Server{}, fmt.Errorf(`"command" and "args" must not contain a NUL byte`)
+		}
+		for _, k := range sortedKeys(s.Env) {
+			if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(s.Env[k], 0) {
+				return Server{}, fmt.Errorf(`env %q: a variable's name must be non-empty without "=" or NUL, and its value without NUL`, clip(k, 64))
+			}
+		}
 		return s, nil
 	}
 	if _, ok := m["args"]; ok {
@@ -256,6 +268,14 @@ func parseServer(name string, raw json.RawMessage, x *expander) (Server, error) 
 	s.URL = expanded
 	if s.Headers, err = x.expandMap(m, "headers"); err != nil {
 		return Server{}, err
+	}
+	for _, k := range sortedKeys(s.Headers) {
+		if !validHeaderName(k) {
+			return Server{}, fmt.Errorf(`headers %q: not a valid HTTP header name`, clip(k, 64))
+		}
+		if strings.ContainsAny(s.Headers[k], "\r\n\x00") {
+			return Server{}, fmt.Errorf(`headers %q: its value must not contain CR, LF or NUL`, k)
+		}
 	}
 	return s, nil
 }
@@ -367,4 +387,19 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// validHeaderName reports whether k is an HTTP header name: one or more
+// token characters (RFC 9110 §5.6.2).
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }

@@ -45,6 +45,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{`{"mcpServers": {"": {"command": "x"}}}`, `server name "": use 1–64 characters from A-Z a-z 0-9 _ -`},
 		{`{"mcpServers": {"` + strings.Repeat("a", 65) + `": {"command": "x"}}}`, `server name "` + strings.Repeat("a", 65) + `": use 1–64 characters from A-Z a-z 0-9 _ -`},
 		{`{"mcpServers": {"a__b": {"command": "x"}}}`, `server name "a__b": must not contain "__" (it separates server and tool in NAME__TOOL)`},
+		{`{"mcpServers": {"h": {"url": "http://127.0.0.1:1/mcp", "headers": {"A\r\nX-Inj": "v"}}}}`, `server "h": headers "A\r\nX-Inj": not a valid HTTP header name`},
+		{`{"mcpServers": {"h": {"url": "http://127.0.0.1:1/mcp", "headers": {"X": "a\r\nX-Inj: b"}}}}`, `server "h": headers "X": its value must not contain CR, LF or NUL`},
+		{`{"mcpServers": {"s": {"command": "x", "env": {"A=B": "v"}}}}`, `server "s": env "A=B": a variable's name must be non-empty without "=" or NUL, and its value without NUL`},
+		{`{"mcpServers": {"s": {"command": "x", "env": {"": "v"}}}}`, `server "s": env "": a variable's name must be non-empty without "=" or NUL, and its value without NUL`},
+		{`{"mcpServers": {"s": {"command": "x\u0000y"}}}`, `server "s": "command" and "args" must not contain a NUL byte`},
 		// f_'s tool dup would be f___dup, which reads as server f, tool _dup.
 		{`{"mcpServers": {"f_": {"command": "x"}, "f": {"command": "y"}}}`, `server name "f_": must not end with "_" (its tools' NAME__TOOL would read as another server's)`},
 		{`{"mcpServers": {"gh": 1}}`, `server "gh": must be an object`},
