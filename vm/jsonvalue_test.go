@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -488,4 +489,27 @@ func TestJSONStepsExact(t *testing.T) {
 			t.Errorf("%s: %d steps, want %d", c.b.Name(), res.Steps, c.want)
 		}
 	}
+}
+
+// TestJSONParseHeldMemory: a parsed document of many small objects holds
+// no more memory than it is counted for (its heapSize, what the memory
+// limit sees): 100,000 × {"a":1} in an array.
+func TestJSONParseHeldMemory(t *testing.T) {
+	doc := []byte("[" + strings.Repeat(`{"a":1},`, 100_000) + "0]")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	v, err := JSONFromRaw(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	counted := v.heapSize()
+	t.Logf("held %d bytes, counted %d", held, counted)
+	if held > counted {
+		t.Errorf("the parsed document holds %d bytes, counted %d", held, counted)
+	}
+	runtime.KeepAlive(v)
 }
