@@ -32,17 +32,67 @@ func fnNoJSON(builtin string) *RuntimeError {
 // plainJSON writes the plain JSON form of a value. With m set it reports
 // its buffer to the run's memory accounting as it grows and polls the
 // clock; its first error (also a function value's) ends the walk.
+//
+// Its work memory — the output buffer and the walk's frame stack — is
+// held as the run's scratch (machine.holdScratch): the buffer's growth is
+// charged before it is allocated (reserve), so an output larger than the
+// memory limit fails once it passes the limit, not after it is built.
+// The clock is polled every pollBytes of output and every 4096 values
+// (so one call of a shared value with large strings stops within one
+// chunk's time when the run is cancelled or out of wall time).
 type plainJSON struct {
-	b     []byte
-	m     *machine
-	name  string // the built-in, for the function value's error
-	err   error
-	nodes int
+	b      []byte
+	m      *machine
+	name   string // the built-in, for the function value's error
+	err    error
+	nodes  int   // callbacks since the start, for the node poll
+	values int   // values entered (the step price)
+	stack  int64 // bytes of the walk's frame stack
+	polled int   // len(b) at the last poll
 }
 
 func (w *plainJSON) stop() bool { return w.err != nil }
 
+// holdStack accounts for the walk's frame stack (stackHolder).
+func (w *plainJSON) holdStack(n int64) error {
+	if w.m == nil {
+		return nil
+	}
+	w.stack = n
+	return w.m.holdScratch(w.stack + int64(cap(w.b)))
+}
+
+// reserve makes room for n more bytes in the buffer, charging a larger
+// buffer (twice the old capacity, or what is needed) before it is made;
+// both arrays count while the old one is copied.
+func (w *plainJSON) reserve(n int) {
+	if w.m == nil || w.err != nil || len(w.b)+n <= cap(w.b) {
+		return
+	}
+	c := max(2*cap(w.b), len(w.b)+n, 64)
+	if err := w.m.holdScratch(w.stack + int64(c+cap(w.b))); err != nil {
+		w.err = err
+		return
+	}
+	nb := make([]byte, len(w.b), c)
+	if err := w.m.copyBytes(nb, unsafe.String(unsafe.SliceData(w.b), len(w.b))); err != nil {
+		w.err = err
+		return
+	}
+	w.b = nb
+	if err := w.m.holdScratch(w.stack + int64(c)); err != nil {
+		w.err = err
+	}
+}
+
 func (w *plainJSON) enter(v Value, f *wframe) {
+	w.values++
+	if v.k == KindString {
+		w.reserve(int(v.n) + 2) // at least its bytes and quotes
+		if w.err != nil {
+			return
+		}
+	}
 	old := cap(w.b)
 	b := w.b
 	switch v.k {
@@ -103,6 +153,12 @@ func (w *plainJSON) child(f *wframe, i int) {
 			w.b = append(w.b, ',')
 		}
 	case KindMap, KindJSON:
+		if f.keys != nil {
+			if w.reserve(len(f.keys[i]) + 4); w.err != nil {
+				return
+			}
+			old = cap(w.b)
+		}
 		if i > 0 {
 			w.b = append(w.b, ',')
 		}
@@ -146,39 +202,51 @@ func (w *plainJSON) leave(f *wframe) {
 	w.grew(old)
 }
 
-// grew reports the buffer's growth past old capacity to the run (the
-// buffer is work memory until the string is made) and polls the clock
-// every few thousand values.
+// grew reports the buffer's growth past old capacity by an append (a
+// string's escapes beyond what reserve made room for, small writes) to
+// the run, and polls the clock every pollBytes of output and every 4096
+// callbacks.
 func (w *plainJSON) grew(old int) {
 	if w.m == nil || w.err != nil {
 		return
 	}
 	if c := cap(w.b); c != old {
 		// Both arrays live while append copies.
-		if err := w.m.holdScratch(int64(c + old)); err != nil {
+		if err := w.m.holdScratch(w.stack + int64(c+old)); err != nil {
 			w.err = err
 			return
 		}
-		if err := w.m.holdScratch(int64(c)); err != nil {
+		if err := w.m.holdScratch(w.stack + int64(c)); err != nil {
 			w.err = err
 			return
 		}
 	}
-	if w.nodes++; w.nodes%4096 == 0 {
+	if w.nodes++; w.nodes%4096 == 0 || len(w.b)-w.polled >= pollBytes {
+		w.polled = len(w.b)
 		w.err = w.m.poll()
 	}
 }
 
+// jsonValueBytes is the work of visiting one value in json_encode and
+// to_json, in bytes of plain scanning (BytesPerStep a step): one step a
+// value, on top of json_encode's output bytes; to_json, which allocates a
+// Json value per value, counts twice that (docs/language.md "Json").
+const jsonValueBytes = BytesPerStep
+
 // jsonEncode is json_encode: the plain JSON text of v as a String, charged
-// to the run.
+// to the run; its work is one step per value visited plus one per
+// BytesPerStep bytes of output.
 func (m *machine) jsonEncode(v Value) (Value, error) {
 	w := plainJSON{m: m, name: "json_encode"}
 	defer m.releaseScratch()
-	_ = walkValue(v, &w, 0)
-	if w.err != nil {
-		return Value{}, w.err
+	err := walkValue(v, &w, 0)
+	if err == nil {
+		err = w.err
 	}
-	m.work(len(w.b))
+	m.work(w.values*jsonValueBytes + len(w.b))
+	if err != nil {
+		return Value{}, err
+	}
 	if len(w.b) == 0 {
 		return Str(""), nil
 	}
@@ -208,25 +276,43 @@ func toJSON(v Value, m *machine) (Value, error) {
 		defer m.releaseScratch()
 	}
 	b := jsonBuilder{m: m}
-	_ = walkValue(v, &b, 0)
-	if b.err != nil {
-		return Value{}, b.err
+	err := walkValue(v, &b, 0)
+	if err == nil {
+		err = b.err
 	}
 	if m != nil {
-		m.work(b.nodes * int(slotSize)) // a value visited counts as a slot
+		m.work(b.nodes * 2 * jsonValueBytes) // two steps a value visited
+	}
+	if err != nil {
+		return Value{}, err
 	}
 	return b.root, nil
 }
 
 // jsonBuilder builds the Json form of a walked value: one entry of vals
 // per open container collects its converted children.
+//
+// Its work memory — the values built, the walk's frame stack and the
+// stack of open containers (vals) — is held as the run's scratch and
+// charged before the stacks grow; the clock is polled every 4096 values.
 type jsonBuilder struct {
 	m     *machine
 	vals  [][]Value
 	root  Value
 	built int64
+	stack int64 // bytes of the walk's frames and the vals entries
 	nodes int
 	err   error
+}
+
+// holdStack accounts for the walk's frame stack and as many vals
+// entries (stackHolder).
+func (b *jsonBuilder) holdStack(n int64) error {
+	if b.m == nil {
+		return nil
+	}
+	b.stack = n + n/wframeBytes*int64(unsafe.Sizeof([]Value(nil)))
+	return b.m.holdScratch(b.built + b.stack)
 }
 
 func (b *jsonBuilder) stop() bool { return b.err != nil }
@@ -325,7 +411,7 @@ func (b *jsonBuilder) deliver(j Value, n int64) {
 		return
 	}
 	b.built += n
-	if err := b.m.holdScratch(b.built); err != nil {
+	if err := b.m.holdScratch(b.built + b.stack); err != nil {
 		b.err = err
 		return
 	}

@@ -221,11 +221,14 @@ func (p *jsonParser) parse() (v Value, err error) {
 	}
 }
 
-// exact returns s, or a copy of it without spare capacity when the
-// spare capacity is more than an eighth: the values a parse builds hold
-// about the memory they are counted for (Value.heapSize counts lengths).
+// exact returns s, or a copy of it without spare capacity when it has
+// spare capacity and is short (under 32 elements: a document of many
+// small objects would otherwise hold its start capacity of 4 per object,
+// 1.7 times what it is counted for) or the spare is more than an eighth:
+// the values a parse builds hold about the memory they are counted for
+// (Value.heapSize counts lengths).
 func exact[T any](s []T) []T {
-	if cap(s)-len(s) <= len(s)/8+4 {
+	if spare := cap(s) - len(s); spare == 0 || len(s) >= 32 && spare <= len(s)/8 {
 		return s
 	}
 	return append(make([]T, 0, len(s)), s...)

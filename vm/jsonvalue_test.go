@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -401,4 +402,114 @@ func FuzzJSONParse(f *testing.F) {
 			t.Fatalf("%q → %s → %v", b, raw, err)
 		}
 	})
+}
+
+// sharedBig is a list of n references to [s], s a 64,000-byte string:
+// a small value whose plain JSON is n × 64 KB.
+func sharedBig(n int) Value {
+	big := NewList([]Value{Str(strings.Repeat("a", 64_000))})
+	l := make([]Value, n)
+	for i := range l {
+		l[i] = big
+	}
+	return NewList(l)
+}
+
+// TestJSONEncodeSharedPolls: json_encode of a small value that shares a
+// large string polls the clock every pollBytes of output, so a cancelled
+// run stops at the first poll (about 1 MB into the 12.8 MB text of 200
+// references, far fewer than the 4096 values between two polls by count),
+// directly and through to_json.
+func TestJSONEncodeSharedPolls(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		code string
+	}{
+		{"json_encode", "CONST 0; " + op(BJSONEncode) + "; RET"},
+		{"json_encode(to_json)", "CONST 0; " + op(BToJSON) + "; " + op(BJSONEncode) + "; RET"},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		polled := 0
+		pollHook = func() { polled++; cancel() }
+		_, err := Run(ctx, module([]Value{sharedBig(200)}, fn("main", 0, 0, code(c.code))), Options{})
+		pollHook = nil
+		if !errors.Is(err, context.Canceled) || polled != 1 {
+			t.Errorf("%s: err = %v after %d polls", c.name, err, polled)
+		}
+	}
+}
+
+// TestJSONEncodeMemory: json_encode's output buffer is charged before it
+// grows, so the 64 MB text of a small shared value fails with the memory
+// limit once the buffer would pass it; the walk's frame stack counts too,
+// so a 1,000,000-deep list (a 2 MB text, a frame stack of about 100 MB)
+// fails under a 64 MB limit (to_json's 1,000,000 arrays alone pass it).
+func TestJSONEncodeMemory(t *testing.T) {
+	deep := NewList(nil)
+	for range 1_000_000 {
+		deep = NewList([]Value{deep})
+	}
+	for _, c := range []struct {
+		name string
+		arg  Value
+		b    Builtin
+		mb   int64
+	}{
+		{"shared json_encode", sharedBig(1000), BJSONEncode, 16},
+		{"deep json_encode", deep, BJSONEncode, 64},
+		{"deep to_json", deep, BToJSON, 64},
+	} {
+		m := module([]Value{c.arg}, fn("main", 0, 0, code("CONST 0; "+op(c.b)+"; RET")))
+		_, err := Run(context.Background(), m, Options{Limits: Limits{MaxMemory: c.mb << 20}})
+		var le *LimitError
+		if !errors.As(err, &le) || le.Kind != LimitMemoryMB || err.Error() != "memory limit of "+itoa(int(c.mb))+" MB exceeded" {
+			t.Errorf("%s: err = %v", c.name, err)
+		}
+	}
+	// Under a limit they fit, they succeed: 64,000,000 bytes of a's, the
+	// quotes, brackets and commas.
+	res := mustRun(t, module([]Value{sharedBig(1000)}, fn("main", 0, 0, code("CONST 0; "+op(BJSONEncode)+"; "+op(BStringLen)+"; RET"))), Options{Limits: Limits{MaxMemory: 256 << 20}})
+	if got := res.Value.AsInt(); got != 1000*(64_000+4)+999+2 {
+		t.Errorf("shared json_encode: length %d", got)
+	}
+}
+
+// TestJSONStepsExact: json_encode counts one step per value visited plus
+// one per 64 bytes of output; to_json two steps per value. [1,2,3] is 4
+// values and 7 bytes: json_encode 4 + 7/64 → 4 steps, to_json 8, on top
+// of the 3 instructions.
+func TestJSONStepsExact(t *testing.T) {
+	l := NewList([]Value{Int(1), Int(2), Int(3)})
+	for _, c := range []struct {
+		b    Builtin
+		want int64
+	}{{BJSONEncode, 3 + 4}, {BToJSON, 3 + 8}} {
+		res := mustRun(t, module([]Value{l}, fn("main", 0, 0, code("CONST 0; "+op(c.b)+"; RET"))), Options{})
+		if res.Steps != c.want {
+			t.Errorf("%s: %d steps, want %d", c.b.Name(), res.Steps, c.want)
+		}
+	}
+}
+
+// TestJSONParseHeldMemory: a parsed document of many small objects holds
+// no more memory than it is counted for (its heapSize, what the memory
+// limit sees): 100,000 × {"a":1} in an array.
+func TestJSONParseHeldMemory(t *testing.T) {
+	doc := []byte("[" + strings.Repeat(`{"a":1},`, 100_000) + "0]")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	v, err := JSONFromRaw(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	counted := v.heapSize()
+	t.Logf("held %d bytes, counted %d", held, counted)
+	if held > counted {
+		t.Errorf("the parsed document holds %d bytes, counted %d", held, counted)
+	}
+	runtime.KeepAlive(v)
 }

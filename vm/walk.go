@@ -127,14 +127,28 @@ type skipper interface {
 	skip(v Value) bool
 }
 
+// stackHolder is a visitor that accounts for the walk's own frame stack
+// (a run's built-ins, whose work memory counts toward its limit): before
+// the stack grows, holdStack(n) is told its new size n in bytes, and an
+// error ends the walk with that error before the stack is allocated.
+type stackHolder interface {
+	holdStack(n int64) error
+}
+
+// wframeBytes is the size of one walk frame.
+const wframeBytes = int64(unsafe.Sizeof(wframe{}))
+
 // walkValue walks v depth-first with vis, iteratively. With maxDepth > 0
 // it stops with EncodeDepthError as soon as the JSON depth of what it has
 // entered exceeds maxDepth (before entering the value that is too deep).
+// A stackHolder visitor is told the stack's size before each growth (the
+// stack doubles) and its error ends the walk.
 func walkValue(v Value, vis visitor, maxDepth int) error {
 	var buf [16]wframe
 	stack := buf[:0]
 	depth := 0
 	skip, _ := vis.(skipper)
+	holder, _ := vis.(stackHolder)
 	enter := func(v Value) error {
 		if !isContainer(v) {
 			if maxDepth > 0 && depth+leafLevels(v.k) > maxDepth {
@@ -142,6 +156,15 @@ func walkValue(v Value, vis visitor, maxDepth int) error {
 			}
 			vis.enter(v, nil)
 			return nil
+		}
+		if holder != nil && len(stack) == cap(stack) {
+			n := 2 * cap(stack)
+			if err := holder.holdStack(int64(n) * wframeBytes); err != nil {
+				return err
+			}
+			grown := make([]wframe, len(stack), n)
+			copy(grown, stack)
+			stack = grown
 		}
 		stack = append(stack, wframe{})
 		f := &stack[len(stack)-1]
