@@ -87,16 +87,7 @@ func TestRunSuccessShapes(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			text := runJSON(t, nil, c.source, "")
-			if m := decode(t, text); m["success"] != true {
-				t.Fatalf("run failed: %v", m)
-			}
-			o, err := wire.ParseObject([]byte(text))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := o.Get("result")
-			if string(got.(json.RawMessage)) != c.want {
+			if got := runResult(t, c.source); got != c.want {
 				t.Fatalf("result = %s, want %s", got, c.want)
 			}
 		})
@@ -858,16 +849,7 @@ func TestRunJSON(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			text := runJSON(t, nil, c.source, "")
-			if m := decode(t, text); m["success"] != true {
-				t.Fatalf("run failed: %s", text)
-			}
-			o, err := wire.ParseObject([]byte(text))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, _ := o.Get("result")
-			if string(got.(json.RawMessage)) != c.want {
+			if got := runResult(t, c.source); got != c.want {
 				t.Fatalf("result = %s, want %s", got, c.want)
 			}
 		})
@@ -880,4 +862,21 @@ func TestRunJSON(t *testing.T) {
 	if m := decode(t, runJSON(t, nil, src, `"output_schema":{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}}`)); m["success"] != true {
 		t.Fatalf("output_schema: %v", m)
 	}
+}
+
+// runResult runs source with boruna_run's defaults and returns its
+// result as the envelope carries it (the JSON text), failing t when the
+// run does not succeed.
+func runResult(t *testing.T, source string) string {
+	t.Helper()
+	text := runJSON(t, nil, source, "")
+	if m := decode(t, text); m["success"] != true {
+		t.Fatalf("run failed: %s", text)
+	}
+	o, err := wire.ParseObject([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := o.Get("result")
+	return string(got.(json.RawMessage))
 }
