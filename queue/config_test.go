@@ -11,7 +11,7 @@ import (
 // zero Config is DefaultConfig.
 func TestConfigValidated(t *testing.T) {
 	def := DefaultConfig()
-	want := Config{MaxDepth: 1000, MaxBytes: 1 << 30, MaxAge: 15 * time.Minute, MaxMsgSize: 4 << 20, Duplicates: 2 * time.Minute,
+	want := Config{MaxDepth: 1000, MaxBytes: 1 << 30, MaxAge: 15 * time.Minute, MaxMsgSize: 4 << 20, Duplicates: 30 * time.Second,
 		AckWait: 3 * time.Second, MaxDeliver: 3, MaxAckPending: 4096, MaxWaiting: 4096, ResultTTL: time.Hour, StateTTL: time.Hour,
 		CacheTTL: time.Hour, CacheMaxBytes: 256 << 20, RetryAfter: time.Second, PlacementWait: 10 * time.Second}
 	if def != want {
@@ -36,7 +36,7 @@ func TestConfigValidated(t *testing.T) {
 		{Config{PlacementWait: -time.Second}, "queue: Config.PlacementWait must be ≥ 0 (0 means the default 10s), got -1s"},
 		{Config{Storage: 7}, "queue: Config.Storage must be queue.FileStorage or queue.MemoryStorage, got 7"},
 		{Config{Replicas: 6}, "queue: Config.Replicas must be at most 5, got 6"},
-		{Config{MaxAge: time.Minute}, "queue: Config.Duplicates (2m0s) must not exceed MaxAge (1m0s)"},
+		{Config{MaxAge: 20 * time.Second, StateTTL: time.Minute}, "queue: Config.Duplicates (30s) must not exceed MaxAge (20s)"},
 		{Config{StateTTL: 10 * time.Minute}, "queue: Config.StateTTL (10m0s) must exceed MaxAge (15m0s): a job's claim and cancel marker must outlive the job in the queue"},
 		{Config{MaxAge: 2 * time.Hour}, "queue: Config.StateTTL (1h0m0s) must exceed MaxAge (2h0m0s): a job's claim and cancel marker must outlive the job in the queue"},
 		{Config{CacheTTL: -time.Second}, "queue: Config.CacheTTL must be ≥ 0 (0 means the default 1h0m0s), got -1s"},

@@ -423,6 +423,12 @@ func diff[T comparable](ds []difference, field string, have, want T) []differenc
 	return ds
 }
 
+// formerDuplicates is the dedup window of job streams created before
+// DefaultDuplicates was lowered to 30 s. checkStream does not log it as a
+// difference from the default: it only costs the server memory, and
+// `axpool queue configure` does not change it.
+const formerDuplicates = 2 * time.Minute
+
 // checkStream refuses an existing stream that is not axpool's job stream
 // and logs where its settings differ from cfg.
 func checkStream(have jetstream.StreamConfig, cfg Config, log *slog.Logger) error {
@@ -438,7 +444,9 @@ func checkStream(have jetstream.StreamConfig, cfg Config, log *slog.Logger) erro
 	ds = diff(ds, "max_bytes", have.MaxBytes, cfg.MaxBytes)
 	ds = diff(ds, "max_msg_size", have.MaxMsgSize, cfg.MaxMsgSize)
 	ds = diff(ds, "max_age", have.MaxAge, cfg.MaxAge)
-	ds = diff(ds, "duplicates", have.Duplicates, cfg.Duplicates)
+	if have.Duplicates != formerDuplicates || cfg.Duplicates != DefaultDuplicates {
+		ds = diff(ds, "duplicates", have.Duplicates, cfg.Duplicates)
+	}
 	ds = diff(ds, "storage", have.Storage, cfg.Storage.jetstream())
 	logDifferences(log, "job stream "+StreamName, ds)
 	return nil

@@ -369,3 +369,33 @@ func TestAskAgain(t *testing.T) {
 		}
 	})
 }
+
+// TestFormerDuplicatesNotLogged: a job stream created with the former
+// 2-minute dedup window is not reported as a difference from the default
+// 30 s (Configure cannot change it, and it only costs memory), but a
+// window that differs from one this process asks for is.
+func TestFormerDuplicatesNotLogged(t *testing.T) {
+	nc, err := StartTestServer(t).Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t)
+	if _, err := Open(ctx, nc, Config{Storage: MemoryStorage, Duplicates: 2 * time.Minute}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := Open(ctx, nc, Config{Storage: MemoryStorage}, textLog(&buf)); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); got != "" {
+		t.Errorf("log of an Open with the default window:\n%s\nwant nothing", got)
+	}
+	buf.Reset()
+	if _, err := Open(ctx, nc, Config{Storage: MemoryStorage, Duplicates: time.Minute}, textLog(&buf)); err != nil {
+		t.Fatal(err)
+	}
+	want := "level=WARN msg=\"job stream AXPOOL_JOBS exists with another configuration; kept as it is (change it with `axpool queue configure`)\" differences=\"duplicates 2m0s (this process: 1m0s)\"\n"
+	if got := buf.String(); got != want {
+		t.Errorf("log of an Open with a 1-minute window:\n%s\nwant\n%s", got, want)
+	}
+}
