@@ -3,7 +3,9 @@ package batch
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
@@ -16,10 +18,12 @@ import (
 
 // Ids in bounded memory (docs/operations.md "axpool batch", memory): a
 // batch of a million items must not keep a million id strings. A set of
-// ids keeps 128-bit hashes (16 bytes an id, against 60 to 100 for a Go
-// string in a map); two different ids hash alike with probability about
-// n²/2^129 — 10^-27 for a million ids — and the pre-pass over a file
-// (ScanIDs) checks every clash against the ids themselves anyway.
+// ids keeps hashes: IDSet (OUT's ids for --resume) a 64-bit hash and the
+// offset of the id's line, and checks every hash it finds against the id
+// on that line, so that no item is ever taken for another; ScanIDs (a
+// file's duplicates) checks every clash against the ids themselves; Seen
+// (stdin, which cannot be read twice) keeps 128-bit hashes — two ids
+// hash alike with probability about n²/2^129, 10^-27 for a million ids.
 
 // idHash is an id's 128-bit hash: two independent 64-bit maphashes.
 type idHash [2]uint64
@@ -30,54 +34,126 @@ func hashID(id string) idHash {
 	return idHash{maphash.String(idSeeds[0], id), maphash.String(idSeeds[1], id)}
 }
 
-func (a idHash) less(b idHash) bool { return a[0] < b[0] || a[0] == b[0] && a[1] < b[1] }
+// hashID64 is an id's 64-bit hash (a variable: the tests make every id
+// clash).
+var hashID64 = func(id string) uint64 { return maphash.String(idSeeds[0], id) }
 
-// IDSet is a set of ids built once and then queried (OUT's ids for
-// --resume): sorted hashes, 16 bytes an id. Add every id, then Freeze
-// before Has.
+// IDSet is the set of ids of the results in OUT (--resume): for each id a
+// 64-bit hash and the offset of its line, 16 bytes an id. Add every id
+// with the offset of its line, Freeze with the file, then ask Has: a hash
+// found is checked against the id its line holds, read again from the
+// file (so a check costs a read of one line; the lines of OUT are short),
+// and two ids that hash alike are never taken for each other.
 type IDSet struct {
-	h      []idHash
+	e      []idEntry
+	src    io.ReaderAt
 	frozen bool
+	err    error
 }
 
-// Add adds id.
-func (s *IDSet) Add(id string) { s.h = append(s.h, hashID(id)); s.frozen = false }
+// idEntry is one id of an IDSet: its hash and its line's offset.
+type idEntry struct {
+	h   uint64
+	off int64
+}
 
-// Freeze sorts the set; Has needs it.
-func (s *IDSet) Freeze() {
-	slices.SortFunc(s.h, func(a, b idHash) int {
-		switch {
-		case a.less(b):
-			return -1
-		case b.less(a):
-			return 1
+// Add adds id, whose line starts at byte off of the file Freeze is given.
+func (s *IDSet) Add(id string, off int64) {
+	s.e = append(s.e, idEntry{hashID64(id), off})
+	s.frozen = false
+}
+
+// Freeze sorts the set and drops the repeated ids (an id on two lines of
+// src); Has needs it. src is the file whose lines the offsets of Add are
+// in; it is read again by Has. Errors: reading src (also kept for Err).
+func (s *IDSet) Freeze(src io.ReaderAt) error {
+	s.src = src
+	slices.SortFunc(s.e, func(a, b idEntry) int {
+		if c := cmp.Compare(a.h, b.h); c != 0 {
+			return c
 		}
-		return 0
+		return cmp.Compare(a.off, b.off)
 	})
-	s.h = slices.Compact(s.h)
-	s.frozen = true
-}
-
-// Has reports whether id was added (the set must be frozen).
-func (s *IDSet) Has(id string) bool {
-	if !s.frozen {
-		s.Freeze()
+	// Entries of one hash: read their ids, keep the first line of each.
+	kept := s.e[:0]
+	for i := 0; i < len(s.e); {
+		j := i + 1
+		for j < len(s.e) && s.e[j].h == s.e[i].h {
+			j++
+		}
+		if j-i == 1 {
+			kept = append(kept, s.e[i])
+			i = j
+			continue
+		}
+		ids := map[string]bool{}
+		for _, en := range s.e[i:j] {
+			id, err := s.idAt(en.off)
+			if err != nil {
+				s.err = err
+				return err
+			}
+			if !ids[id] {
+				ids[id] = true
+				kept = append(kept, en)
+			}
+		}
+		i = j
 	}
-	h := hashID(id)
-	_, found := slices.BinarySearchFunc(s.h, h, func(a, b idHash) int {
-		switch {
-		case a.less(b):
-			return -1
-		case b.less(a):
-			return 1
-		}
-		return 0
-	})
-	return found
+	s.e = slices.Clip(kept)
+	s.frozen = true
+	return nil
 }
+
+// idAt is the id of the result line at off of the set's file.
+func (s *IDSet) idAt(off int64) (string, error) {
+	br := bufio.NewReaderSize(io.NewSectionReader(s.src, off, MaxResultLineBytes+2), 4096)
+	line, _, _, err := ReadLine(br, MaxResultLineBytes)
+	if err != nil && err != io.EOF {
+		return "", fmt.Errorf("read the line at byte %d of the output again: %w", off, err)
+	}
+	var rec struct {
+		ID *string `json:"id"`
+	}
+	if line == nil || json.Unmarshal(line, &rec) != nil || rec.ID == nil {
+		return "", fmt.Errorf("read the line at byte %d of the output again: it is no longer a result line (was the file changed during the batch?)", off)
+	}
+	return *rec.ID, nil
+}
+
+// Has reports whether id was added. A failure to read the file again
+// answers true — the item is not run — and is kept for Err, which the
+// caller must check; so is asking a set that was added to and not frozen
+// since.
+func (s *IDSet) Has(id string) bool {
+	if !s.frozen && len(s.e) > 0 {
+		if s.err == nil {
+			s.err = errors.New("batch: IDSet.Has before Freeze")
+		}
+		return true
+	}
+	h := hashID64(id)
+	i, _ := slices.BinarySearchFunc(s.e, h, func(en idEntry, h uint64) int { return cmp.Compare(en.h, h) })
+	for ; i < len(s.e) && s.e[i].h == h; i++ {
+		got, err := s.idAt(s.e[i].off)
+		if err != nil {
+			if s.err == nil {
+				s.err = err
+			}
+			return true
+		}
+		if got == id {
+			return true
+		}
+	}
+	return false
+}
+
+// Err is the first error of reading the file again (Freeze, Has).
+func (s *IDSet) Err() error { return s.err }
 
 // Len is the number of distinct ids (after Freeze).
-func (s *IDSet) Len() int { return len(s.h) }
+func (s *IDSet) Len() int { return len(s.e) }
 
 // DuplicateError is a file of items in which an id appears twice: the
 // message names both lines, `line 3: duplicate id "a" (first on line 1)`,
@@ -114,7 +190,7 @@ func ScanIDs(f *os.File) (n int, err error) {
 	err = eachLine(f, func(pos int, line []byte) {
 		n++
 		if id, ok := lineID(line); ok {
-			entries = append(entries, entry{maphash.String(idSeeds[0], id), uint32(pos)})
+			entries = append(entries, entry{hashID64(id), uint32(pos)})
 		}
 	})
 	if err != nil {

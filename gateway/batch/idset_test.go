@@ -64,15 +64,53 @@ func TestScanIDsMany(t *testing.T) {
 	}
 }
 
-// TestIDSet: membership of hashed ids.
+// TestIDSet: membership of the ids of a file of result lines, exact
+// however the ids hash: with every id hashing alike too, ids that are not
+// in the file are not found, an id on two lines counts once, and a line
+// changed under the set is an error (Err), its item not run.
 func TestIDSet(t *testing.T) {
-	var s IDSet
-	for i := range 1000 {
-		s.Add(fmt.Sprint("id", i))
-	}
-	s.Add("id5")
-	s.Freeze()
-	if s.Len() != 1000 || !s.Has("id999") || !s.Has("id0") || s.Has("id1000") || s.Has("") {
-		t.Errorf("IDSet: len %d", s.Len())
+	for _, clash := range []bool{false, true} {
+		if clash {
+			defer func(h func(string) uint64) { hashID64 = h }(hashID64)
+			hashID64 = func(string) uint64 { return 7 }
+		}
+		var b strings.Builder
+		var s IDSet
+		add := func(id string) {
+			s.Add(id, int64(b.Len()))
+			fmt.Fprintf(&b, "{\"id\":%q,\"outcome\":\"ok\"}\n", id)
+		}
+		n := 1000
+		if clash {
+			n = 100 // every Has reads every line of its hash
+		}
+		for i := range n {
+			add(fmt.Sprint("id", i))
+		}
+		add("id5")
+		p := filepath.Join(t.TempDir(), "out.jsonl")
+		if err := os.WriteFile(p, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if err := s.Freeze(f); err != nil {
+			t.Fatal(err)
+		}
+		last := fmt.Sprint("id", n-1)
+		if s.Len() != n || !s.Has(last) || !s.Has("id0") || !s.Has("id5") || s.Has(fmt.Sprint("id", n)) || s.Has("") || s.Has("id") || s.Err() != nil {
+			t.Errorf("clash %v: len %d, err %v", clash, s.Len(), s.Err())
+		}
+		// The file changed under the set: the first line is no longer a
+		// result.
+		if _, err := f.WriteAt([]byte("xxxx"), 0); err != nil {
+			t.Fatal(err)
+		}
+		if !s.Has("id0") || s.Err() == nil || s.Err().Error() != "read the line at byte 0 of the output again: it is no longer a result line (was the file changed during the batch?)" {
+			t.Errorf("clash %v: after the change: err %v", clash, s.Err())
+		}
 	}
 }

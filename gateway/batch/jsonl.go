@@ -49,8 +49,8 @@ func CountLines(f *os.File) (int, error) {
 }
 
 // ResumeState is what OUT already holds: the ids of the items with a
-// result (hashed: 16 bytes an id, IDSet), and the lines whose
-// malformed-line result is written.
+// result (a hash and the line's offset: 16 bytes an id, IDSet), and the
+// lines whose malformed-line result is written.
 type ResumeState struct {
 	IDs   IDSet
 	Lines map[int]bool
@@ -72,9 +72,10 @@ func (d *ResumeState) Done() int { return d.IDs.Len() + len(d.Lines) }
 const MaxResultLineBytes = 3 * MaxLineBytes
 
 // OpenOutput opens OUT: truncated, or with resume read into done and
-// opened for appending, a last line cut short by a crash removed; kept,
-// when not nil, receives each result line kept (for the summary of the
-// whole file, ResultOfLine).
+// opened for appending, a last line cut short by a crash removed (done's
+// ids read their lines again from the file returned: keep it open while
+// done is asked); kept, when not nil, receives each result line kept (for
+// the summary of the whole file, ResultOfLine).
 func OpenOutput(path string, resume bool, done *ResumeState, kept func(line []byte)) (*os.File, error) {
 	if !resume {
 		return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -94,6 +95,7 @@ func OpenOutput(path string, resume bool, done *ResumeState, kept func(line []by
 			f.Close()
 			return nil, err
 		}
+		start := good
 		good += size + 1
 		if line == nil {
 			continue // longer than any line a batch writes: not a result
@@ -113,7 +115,7 @@ func OpenOutput(path string, resume bool, done *ResumeState, kept func(line []by
 		case rec.InputLine != nil:
 			done.Lines[*rec.InputLine] = true
 		case rec.ID != nil:
-			done.IDs.Add(*rec.ID)
+			done.IDs.Add(*rec.ID, start)
 		default:
 			continue
 		}
@@ -121,7 +123,10 @@ func OpenOutput(path string, resume bool, done *ResumeState, kept func(line []by
 			kept(line)
 		}
 	}
-	done.IDs.Freeze()
+	if err := done.IDs.Freeze(f); err != nil {
+		f.Close()
+		return nil, err
+	}
 	if err := f.Truncate(good); err != nil {
 		f.Close()
 		return nil, err
@@ -162,6 +167,10 @@ func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, ski
 					}
 					switch {
 					case it.Malformed() && done.Lines[pos], !it.Malformed() && done.IDs.Has(it.ID):
+						if err := done.IDs.Err(); err != nil {
+							*readErr = err
+							return
+						}
 						*skipped++
 					default:
 						if !yield(it) {
