@@ -300,14 +300,14 @@ func TestCacheBoundFollowed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 32 entries of 128,576 bytes in all, bounded to 64 KiB: 16 evicted,
+	// 32 entries of 127,232 bytes in all, bounded to 64 KiB: 16 evicted,
 	// said at Warn level (a default log level shows it).
-	want := "level=WARN msg=\"bucket max bytes lowered below its contents: its oldest entries were evicted\" bucket=AXPOOL_CACHE from=none to=65536 held_bytes=128576 evicted=16 kept=16\n"
+	want := "level=WARN msg=\"bucket bounds lowered below its contents: its oldest entries were evicted\" bucket=AXPOOL_CACHE from=none to=65536 entries_from=none entries_to=16 held_bytes=127232 held_entries=32 evicted=16 kept=16\n"
 	if got := buf.String(); !strings.HasSuffix(got, want) || strings.Contains(got, "TTL changed") || strings.Count(got, "WARN") != 1 {
 		t.Errorf("log of the Open:\n%s\nwant it to end with\n%s", got, want)
 	}
 	scfg, st := cacheState(t, bus)
-	if scfg.MaxBytes != bound || scfg.Discard != jetstream.DiscardOld || scfg.MaxAge != time.Hour || scfg.Duplicates != 2*time.Minute ||
+	if scfg.MaxBytes != bound || scfg.MaxMsgs != bound/CacheEntryBytes || scfg.Discard != jetstream.DiscardOld || scfg.MaxAge != time.Hour || scfg.Duplicates != 2*time.Minute ||
 		scfg.Storage != jetstream.FileStorage || scfg.MaxMsgsPerSubject != 1 {
 		t.Errorf("bounded cache bucket: MaxBytes %d, Discard %v, MaxAge %v, Duplicates %v, Storage %v, history %d; want %d, DiscardOld, 1h, 2m, File, 1",
 			scfg.MaxBytes, scfg.Discard, scfg.MaxAge, scfg.Duplicates, scfg.Storage, scfg.MaxMsgsPerSubject, bound)
@@ -338,13 +338,95 @@ func TestCacheBoundFollowed(t *testing.T) {
 	if bus, err = Open(ctx, nc, cfg, textLog(&buf)); err != nil {
 		t.Fatal(err)
 	}
-	want = "level=INFO msg=\"bucket max bytes changed\" bucket=AXPOOL_CACHE from=65536 to=268435456 discard=DiscardOld\n"
+	want = "level=INFO msg=\"bucket bounds changed\" bucket=AXPOOL_CACHE from=65536 to=268435456 entries_from=16 entries_to=65536 discard=DiscardOld\n"
 	if got := buf.String(); got != want {
 		t.Errorf("log of the Open with the default bound:\n%s\nwant\n%s", got, want)
 	}
-	if scfg, st := cacheState(t, bus); scfg.MaxBytes != DefaultCacheMaxBytes || scfg.Discard != jetstream.DiscardOld || st.Msgs != kept {
+	if scfg, st := cacheState(t, bus); scfg.MaxBytes != DefaultCacheMaxBytes || scfg.MaxMsgs != 65536 || scfg.Discard != jetstream.DiscardOld || st.Msgs != kept {
 		t.Errorf("after the default bound: MaxBytes %d, Discard %v, %d entries; want %d, DiscardOld, %d", scfg.MaxBytes, scfg.Discard, st.Msgs,
 			int64(DefaultCacheMaxBytes), kept)
+	}
+}
+
+// TestCacheEntriesBounded: a cache of small entries is bounded by their
+// number too, one per CacheEntryBytes of CacheMaxBytes (the server keeps
+// every key in memory): a new bucket bounded to 128 KiB holds at most 32
+// entries, the newest 32 of 50 entries of 100 bytes (5,000 bytes in
+// all); a bucket of 50 such entries bounded by bytes alone (an axpool
+// before the entry bound) gets the entry bound at the next Open, its 18
+// oldest entries evicted at once and logged at Warn level.
+func TestCacheEntriesBounded(t *testing.T) {
+	const bound, size, n, kept = 128 << 10, 100, 50, 32
+	if got := CacheMaxEntries(bound); got != kept {
+		t.Fatalf("CacheMaxEntries(%d) = %d, want %d", bound, got, kept)
+	}
+	for _, c := range []struct{ bytes, want int64 }{{0, 0}, {-1, 0}, {1, 1}, {4095, 1}, {8192, 2}, {DefaultCacheMaxBytes, 65536}} {
+		if got := CacheMaxEntries(c.bytes); got != c.want {
+			t.Errorf("CacheMaxEntries(%d) = %d, want %d", c.bytes, got, c.want)
+		}
+	}
+	_, bus, _ := testBus(t, Config{CacheMaxBytes: bound})
+	ctx := ctxT(t)
+	if cfg, _ := cacheState(t, bus); cfg.MaxBytes != bound || cfg.MaxMsgs != kept || cfg.Discard != jetstream.DiscardOld {
+		t.Fatalf("new cache bucket: MaxBytes %d, MaxMsgs %d, Discard %v; want %d, %d, DiscardOld", cfg.MaxBytes, cfg.MaxMsgs, cfg.Discard, bound, kept)
+	}
+	for i := range n {
+		d, v := cacheEntry(i, size)
+		if err := bus.StoreCached(ctx, d, v); err != nil {
+			t.Fatalf("store %d of %d: %v", i, n, err)
+		}
+	}
+	if _, st := cacheState(t, bus); st.Msgs != kept {
+		t.Errorf("cache holds %d entries, want %d", st.Msgs, kept)
+	}
+	checkNewestCached(t, bus, n, kept, size)
+
+	// A bucket bounded by bytes alone.
+	e := StartTestServer(t)
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: CacheBucket, Description: "axpool result cache (docs/tools.md §7)",
+		History: 1, TTL: time.Hour, MaxBytes: bound, Storage: jetstream.MemoryStorage, Replicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		d, v := cacheEntry(i, size)
+		if _, err := old.Put(ctx, cacheKey(d), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if bus, err = Open(ctx, nc, Config{Storage: MemoryStorage, CacheMaxBytes: bound}, textLog(&buf)); err != nil {
+		t.Fatal(err)
+	}
+	prefix := "level=WARN msg=\"bucket bounds lowered below its contents: its oldest entries were evicted\" bucket=AXPOOL_CACHE from=131072 to=131072 entries_from=none entries_to=32 held_bytes="
+	suffix := " held_entries=50 evicted=18 kept=32\n"
+	if got := buf.String(); !strings.Contains(got, prefix) || !strings.HasSuffix(got, suffix) {
+		t.Errorf("log of the Open:\n%s\nwant it to end with\n%s…%s", got, prefix, suffix)
+	}
+	if cfg, st := cacheState(t, bus); cfg.MaxMsgs != kept || cfg.Discard != jetstream.DiscardOld || st.Msgs != kept {
+		t.Errorf("bounded cache bucket: MaxMsgs %d, Discard %v, %d entries; want %d, DiscardOld, %d", cfg.MaxMsgs, cfg.Discard, st.Msgs, kept, kept)
+	}
+	checkNewestCached(t, bus, n, kept, size)
+}
+
+// TestCacheKey: a cache key is "result." and the first 128 bits of the
+// digest's SHA-256 in base64url, 29 characters whatever the digest.
+func TestCacheKey(t *testing.T) {
+	for _, c := range []struct{ digest, want string }{
+		{strings.Repeat("0", 64), "result.YOBb0bGVry-UES-nGXpciA"},
+		{"a", "result.ypeBEsobvcr6wjGzmiPcTQ"},
+	} {
+		if got := cacheKey(c.digest); got != c.want {
+			t.Errorf("cacheKey(%q) = %q, want %q", c.digest, got, c.want)
+		}
 	}
 }
 

@@ -488,11 +488,16 @@ type BucketSpec struct {
 	// one when it is full (DiscardOld): right for a cache only, whose
 	// entries save work, never for values a caller waits for.
 	MaxBytes int64
-	// Follow changes an existing bucket's TTL and MaxBytes (with its
-	// discard policy) to the spec's, logging each change at Info level,
-	// instead of keeping them: the result cache, whose entries only save
-	// work, follows the --cache-ttl and --cache-max-bytes of the process
-	// that opens it.
+	// MaxEntries bounds the bucket's entries (its stream's MaxMsgs, one
+	// per key with History 1); 0 means no bound. Like MaxBytes, a bucket
+	// bounded so discards its oldest values to store a new one when it is
+	// full (DiscardOld).
+	MaxEntries int64
+	// Follow changes an existing bucket's TTL, MaxBytes and MaxEntries
+	// (with its discard policy) to the spec's, logging each change at
+	// Info level, instead of keeping them: the result cache, whose entries
+	// only save work, follows the --cache-ttl and --cache-max-bytes of the
+	// process that opens it.
 	Follow bool
 }
 
@@ -528,11 +533,11 @@ func streamMaxBytes(n int64) int64 {
 	return n
 }
 
-// bucketDiscard is the discard policy of a bucket bounded by maxBytes:
-// DiscardOld when bounded (a full cache evicts), else DiscardNew (the KV
-// default).
-func bucketDiscard(maxBytes int64) jetstream.DiscardPolicy {
-	if maxBytes > 0 {
+// bucketDiscard is the discard policy of spec's bucket: DiscardOld when
+// it is bounded by MaxBytes or MaxEntries (a full cache evicts), else
+// DiscardNew (the KV default).
+func bucketDiscard(spec BucketSpec) jetstream.DiscardPolicy {
+	if spec.MaxBytes > 0 || spec.MaxEntries > 0 {
 		return jetstream.DiscardOld
 	}
 	return jetstream.DiscardNew
@@ -548,8 +553,8 @@ func bucketDuplicates(ttl time.Duration) time.Duration {
 	return 2 * time.Minute
 }
 
-// boundString renders a stream's MaxBytes for a log line: "none" for no
-// bound, else the bytes.
+// boundString renders a stream's MaxBytes or MaxMsgs for a log line:
+// "none" for no bound, else the number.
 func boundString(n int64) string {
 	if n <= 0 {
 		return "none"
@@ -575,7 +580,37 @@ func tasksBucket(ttl time.Duration) BucketSpec {
 
 func cacheBucket(ttl time.Duration, maxBytes int64, onDisk bool) BucketSpec {
 	return BucketSpec{Name: CacheBucket, Description: "axpool result cache (docs/tools.md §7)", TTL: ttl, MaxBytes: maxBytes,
-		OnDisk: onDisk, Follow: true}
+		MaxEntries: CacheMaxEntries(maxBytes), OnDisk: onDisk, Follow: true}
+}
+
+// CacheEntryBytes is how many bytes of Config.CacheMaxBytes each entry of
+// the result cache takes at least: the cache holds at most
+// CacheMaxEntries(CacheMaxBytes) entries, whatever their size. The server
+// keeps an index of every entry's key in memory (about 100 bytes, and as
+// much again for the entries written in the last 2 minutes), which the
+// bound in bytes alone left to grow with the number of small entries: a
+// 256 MiB cache of 450-byte results held 600,000 entries and about 150 MB
+// of index. With one entry per 4 KiB the index of a 256 MiB cache (65,536
+// entries) stays under about 16 MB.
+const CacheEntryBytes = 4096
+
+// CacheMaxEntries is the number of entries a result cache bounded by
+// maxBytes holds at most: maxBytes / CacheEntryBytes, at least 1; 0 (no
+// bound) for maxBytes ≤ 0.
+func CacheMaxEntries(maxBytes int64) int64 {
+	if maxBytes <= 0 {
+		return 0
+	}
+	return max(maxBytes/CacheEntryBytes, 1)
+}
+
+// streamMaxMsgs is a bucket's MaxEntries as its stream has it: -1 for no
+// bound.
+func streamMaxMsgs(n int64) int64 {
+	if n <= 0 {
+		return -1
+	}
+	return n
 }
 
 // Bucket returns the KV bucket spec describes, creating it with the
@@ -608,7 +643,7 @@ func (b *Bus) bucket(ctx context.Context, spec BucketSpec, deadline time.Time) (
 	if spec.OnDisk {
 		storage = jetstream.FileStorage
 	}
-	maxBytes, discard := streamMaxBytes(spec.MaxBytes), bucketDiscard(spec.MaxBytes)
+	maxBytes, maxMsgs, discard := streamMaxBytes(spec.MaxBytes), streamMaxMsgs(spec.MaxEntries), bucketDiscard(spec)
 	lookup := func(ctx context.Context) (jetstream.KeyValue, error) { return b.js.KeyValue(ctx, spec.Name) }
 	kv, err := askAgain(ctx, b.log, "look up bucket "+spec.Name, requestTimeout, lookup)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -638,6 +673,7 @@ func (b *Bus) bucket(ctx context.Context, spec BucketSpec, deadline time.Time) (
 	} else {
 		ds = diff(ds, "ttl", have.MaxAge, spec.TTL)
 		ds = diff(ds, "max_bytes", have.MaxBytes, maxBytes)
+		ds = diff(ds, "max_msgs", have.MaxMsgs, maxMsgs)
 		ds = diff(ds, "discard", have.Discard, discard)
 	}
 	ds = diff(ds, "history", have.MaxMsgsPerSubject, int64(history))
@@ -680,7 +716,7 @@ func (b *Bus) createBucket(ctx context.Context, spec BucketSpec, history uint8, 
 	if r != b.replicas {
 		b.log.Info("bucket created", "bucket", spec.Name, "replicas", r)
 	}
-	if discard := bucketDiscard(spec.MaxBytes); discard != jetstream.DiscardNew {
+	if discard := bucketDiscard(spec); discard != jetstream.DiscardNew {
 		s, err := askAgain(ctx, b.log, "read bucket "+spec.Name, requestTimeout, func(ctx context.Context) (jetstream.Stream, error) {
 			return b.js.Stream(ctx, kvStreamPrefix+spec.Name)
 		})
@@ -688,7 +724,7 @@ func (b *Bus) createBucket(ctx context.Context, spec BucketSpec, history uint8, 
 			return nil, setupError("read bucket "+spec.Name, err)
 		}
 		cfg := s.CachedInfo().Config
-		cfg.Discard = discard
+		cfg.Discard, cfg.MaxMsgs = discard, streamMaxMsgs(spec.MaxEntries)
 		if _, err := b.updateStream(ctx, "set the discard policy of bucket "+spec.Name, cfg); err != nil {
 			return nil, setupError("set the discard policy of bucket "+spec.Name, err)
 		}
@@ -697,22 +733,22 @@ func (b *Bus) createBucket(ctx context.Context, spec BucketSpec, history uint8, 
 }
 
 // followBucket gives the existing bucket whose stream info is info the
-// TTL and bound of spec (BucketSpec.Follow), logging each change at Info
-// level — at Warn level a bound below what the bucket held, whose oldest
-// entries are then evicted at once. It updates the stream itself, not
-// through UpdateKeyValue, which would reset the discard policy to
-// DiscardNew and every field the spec does not name. Errors: the update's
+// TTL and bounds (MaxBytes, MaxEntries) of spec (BucketSpec.Follow),
+// logging each change at Info level — at Warn level bounds below what the
+// bucket held, whose oldest entries are then evicted at once. It updates
+// the stream itself, not through UpdateKeyValue, which would reset the
+// discard policy to DiscardNew and every field the spec does not name. Errors: the update's
 // (wrapped; boundError for a bound the server cannot reserve).
 func (b *Bus) followBucket(ctx context.Context, spec BucketSpec, info *jetstream.StreamInfo) error {
 	have := info.Config
-	maxBytes, discard := streamMaxBytes(spec.MaxBytes), bucketDiscard(spec.MaxBytes)
+	maxBytes, maxMsgs, discard := streamMaxBytes(spec.MaxBytes), streamMaxMsgs(spec.MaxEntries), bucketDiscard(spec)
 	ttlChanged := have.MaxAge != spec.TTL
-	boundChanged := have.MaxBytes != maxBytes || have.Discard != discard
+	boundChanged := have.MaxBytes != maxBytes || have.MaxMsgs != maxMsgs || have.Discard != discard
 	if !ttlChanged && !boundChanged {
 		return nil
 	}
 	cfg := have
-	cfg.MaxAge, cfg.MaxBytes, cfg.Discard = spec.TTL, maxBytes, discard
+	cfg.MaxAge, cfg.MaxBytes, cfg.MaxMsgs, cfg.Discard = spec.TTL, maxBytes, maxMsgs, discard
 	if ttlChanged {
 		cfg.Duplicates = bucketDuplicates(spec.TTL)
 	}
@@ -725,14 +761,17 @@ func (b *Bus) followBucket(ctx context.Context, spec BucketSpec, info *jetstream
 	}
 	switch {
 	case !boundChanged:
-	case maxBytes > 0 && info.State.Bytes > uint64(maxBytes):
+	case maxBytes > 0 && info.State.Bytes > uint64(maxBytes) || maxMsgs > 0 && info.State.Msgs > uint64(maxMsgs):
 		left := updated.CachedInfo().State.Msgs
-		b.log.Warn("bucket max bytes lowered below its contents: its oldest entries were evicted", "bucket", spec.Name,
-			"from", boundString(have.MaxBytes), "to", boundString(maxBytes), "held_bytes", info.State.Bytes,
+		b.log.Warn("bucket bounds lowered below its contents: its oldest entries were evicted", "bucket", spec.Name,
+			"from", boundString(have.MaxBytes), "to", boundString(maxBytes),
+			"entries_from", boundString(have.MaxMsgs), "entries_to", boundString(maxMsgs),
+			"held_bytes", info.State.Bytes, "held_entries", info.State.Msgs,
 			"evicted", info.State.Msgs-min(left, info.State.Msgs), "kept", left)
 	default:
-		b.log.Info("bucket max bytes changed", "bucket", spec.Name, "from", boundString(have.MaxBytes),
-			"to", boundString(maxBytes), "discard", discard)
+		b.log.Info("bucket bounds changed", "bucket", spec.Name, "from", boundString(have.MaxBytes),
+			"to", boundString(maxBytes), "entries_from", boundString(have.MaxMsgs), "entries_to", boundString(maxMsgs),
+			"discard", discard)
 	}
 	return nil
 }

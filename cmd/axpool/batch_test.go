@@ -629,7 +629,8 @@ func TestCacheTTLHelp(t *testing.T) {
 // (TestBatchUsage has batch's).
 func TestCacheMaxBytesFlag(t *testing.T) {
 	const usage = "bytes the result cache may hold, at least 1 (256 MiB by default); when it is full, " +
-		"storing a result evicts the entries stored longest ago; an existing cache (--cache-dir, the fleet's AXPOOL_CACHE) takes this bound"
+		"storing a result evicts the entries stored longest ago; it also holds at most one entry per 4 KiB of it (65,536 by default), " +
+		"whose keys the server keeps in memory; an existing cache (--cache-dir, the fleet's AXPOOL_CACHE) takes this bound"
 	for _, c := range []*cobra.Command{mcpCmd, serveCmd, batchCmd} {
 		f := c.Flags().Lookup("cache-max-bytes")
 		if f == nil {

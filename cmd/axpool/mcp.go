@@ -140,7 +140,8 @@ const cacheTTLUsage = "how long a deterministic result stays in the result cache
 // cacheMaxBytesUsage is the help text of --cache-max-bytes of mcp, serve
 // and batch (pflag appends "(default 268435456)").
 const cacheMaxBytesUsage = "bytes the result cache may hold, at least 1 (256 MiB by default); when it is full, " +
-	"storing a result evicts the entries stored longest ago; an existing cache (--cache-dir, the fleet's AXPOOL_CACHE) takes this bound"
+	"storing a result evicts the entries stored longest ago; it also holds at most one entry per 4 KiB of it (65,536 by default), " +
+	"whose keys the server keeps in memory; an existing cache (--cache-dir, the fleet's AXPOOL_CACHE) takes this bound"
 
 // checkCacheFlags refuses a negative --cache-ttl and a --cache-max-bytes
 // below 1: `axpool mcp: --cache-max-bytes must be at least 1 (--cache-ttl 0
