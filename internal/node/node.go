@@ -314,12 +314,14 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if err != nil {
 		return n, err
 	}
+	// After the embedded server's start: JetStream sizes its memory from
+	// the limit in force then.
 	if cfg.Gateway {
-		// After the embedded server's start: JetStream sizes its memory
-		// from the limit in force then.
 		if limit := LimitMemory(cfg.MaxResultBytes); limit > 0 {
 			n.Log.Debug("soft memory limit set", "bytes", limit)
 		}
+	} else {
+		n.onClose(LimitBatchMemory())
 	}
 	if metrics != nil {
 		if err := n.reg.Register(gateway.NewQueueCollector(bus)); err != nil {

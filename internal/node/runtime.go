@@ -3,6 +3,8 @@ package node
 import (
 	"os"
 	"runtime/debug"
+	"runtime/metrics"
+	"time"
 )
 
 // MemoryLimitBase is the part of a gateway's soft memory limit
@@ -59,5 +61,73 @@ const GCPercent = 400
 func TuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(GCPercent)
+	}
+}
+
+// BatchMemoryFloor is the soft memory limit LimitBatchMemory keeps while
+// the live heap of `axpool batch` is small: 96 MiB of the Go runtime's
+// memory, about 130 MB of RSS with the executable's pages.
+const BatchMemoryFloor = 96 << 20
+
+// batchMemorySlack is the memory of the Go runtime besides the heap
+// (goroutine stacks, the collector's metadata) that batchMemoryLimit
+// allows for over the live heap and its headroom.
+const batchMemorySlack = 32 << 20
+
+// batchMemoryLimit is the soft memory limit of a batch whose live heap is
+// live bytes: BatchMemoryFloor, or the live heap, half as much again and
+// batchMemorySlack when that is more. With GOGC 100 alone the heap may
+// double between collections, and the runtime keeps the free memory from
+// the system for a while: a million trivial items peaked at 164 MB of RSS
+// with about 45 MB live. Under the limit the collector runs once the heap
+// has grown by half of what is live, or by what the floor leaves — at
+// most twice as often as GOGC 100 — and never without pause: a heap that
+// grows with large results in flight raises the limit with it.
+func batchMemoryLimit(live uint64) int64 {
+	return max(BatchMemoryFloor, int64(live)+int64(live)/2+batchMemorySlack)
+}
+
+// batchMemoryPoll is how often LimitBatchMemory reads the live heap.
+const batchMemoryPoll = time.Second
+
+// LimitBatchMemory keeps the soft memory limit of `axpool batch`
+// (runtime/debug.SetMemoryLimit) at batchMemoryLimit of its live heap,
+// read every batchMemoryPoll ("/gc/heap/live:bytes" of runtime/metrics),
+// until stop is called, which restores the limit in force before. Nothing
+// is set when the operator set GOMEMLIMIT, which then wins. Call it once
+// the embedded NATS server has started: JetStream sizes its memory from
+// the limit in force at its start.
+func LimitBatchMemory() (stop func()) {
+	if os.Getenv("GOMEMLIMIT") != "" {
+		return func() {}
+	}
+	before := debug.SetMemoryLimit(-1)
+	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	set := func() {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() == metrics.KindUint64 {
+			debug.SetMemoryLimit(batchMemoryLimit(sample[0].Value.Uint64()))
+		}
+	}
+	set()
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(batchMemoryPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				set()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+		debug.SetMemoryLimit(before)
 	}
 }

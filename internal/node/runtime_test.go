@@ -41,3 +41,37 @@ func TestLimitMemory(t *testing.T) {
 		t.Errorf("LimitMemory with GOMEMLIMIT set = %d, limit %d, want the operator's", got, debug.SetMemoryLimit(-1))
 	}
 }
+
+// batchMemoryLimit is BatchMemoryFloor (96 MiB) until 1.5 × the live heap
+// and 32 MiB exceed it, then that; LimitBatchMemory sets it and stop
+// restores the limit before, unless GOMEMLIMIT is set.
+func TestLimitBatchMemory(t *testing.T) {
+	for _, c := range []struct {
+		live uint64
+		want int64
+	}{
+		{0, 96 << 20}, {40 << 20, 96 << 20}, {(64 << 20) / 3 * 2, 96 << 20}, {45 << 20, 99<<20 + 512<<10}, {200 << 20, 332 << 20},
+	} {
+		if got := batchMemoryLimit(c.live); got != c.want {
+			t.Errorf("batchMemoryLimit(%d) = %d, want %d", c.live, got, c.want)
+		}
+	}
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	t.Setenv("GOMEMLIMIT", "")
+	debug.SetMemoryLimit(math.MaxInt64)
+	stop := LimitBatchMemory()
+	// This test's live heap is far below 42 MiB: the floor.
+	if got := debug.SetMemoryLimit(-1); got != BatchMemoryFloor {
+		t.Errorf("limit under LimitBatchMemory = %d, want %d", got, BatchMemoryFloor)
+	}
+	stop()
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("limit after stop = %d, want the one before (none)", got)
+	}
+	t.Setenv("GOMEMLIMIT", "2GiB")
+	stop = LimitBatchMemory()
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("limit with GOMEMLIMIT set = %d, want the operator's", got)
+	}
+	stop()
+}
