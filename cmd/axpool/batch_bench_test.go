@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -35,7 +37,21 @@ import (
 //     (docs/operations.md "Graded batches");
 //   - BenchmarkBatchGradedTests: the same programs as a function called by
 //     one test each (the grade job), BenchmarkBatchGradedCheck with a
-//     checker of main's result.
+//     checker of main's result;
+//   - BenchmarkBatchMemory: the peak RSS of BenchmarkBatchTrivial's batch
+//     with the default flags (default) and without the result cache
+//     (nocache), and what it grows by per item between a tenth of b.N
+//     items and b.N (issue 26 item 11: a million items within 150 MB).
+//     The growth stops at the bounds: the cache's 65,536 entries, the 30 s
+//     of job ids of the dedup window, the soft memory limit (96 MiB of
+//     the runtime's, while the live heap is small); with -benchtime
+//     20000x every item is still in the first two, so rss-B/item is the
+//     growth before them (1,851 bytes default, 414 nocache, peaks of 89
+//     and 56 MB), and a million items peak at 140 MB.
+//
+// Every one reports peak-rss-MB: the largest resident set of the batch
+// command's process (its VmHWM, read while it runs: the rusage of a child
+// counts the resident set of the test process it was forked from).
 
 const fib20 = "fn fib(n: Int) -> Int { if n < 2 { n } else { fib(n - 1) + fib(n - 2) } }\nfn main() -> Int { fib(20) + %d }"
 
@@ -72,8 +88,9 @@ func writeItems(b *testing.B, n int, src string, grade ...func(i int) map[string
 	return p
 }
 
-// benchBatch runs `axpool batch in` with args and reports its rate.
-func benchBatch(b *testing.B, in string, n int, args ...string) {
+// benchBatch runs `axpool batch in` with args and reports its rate and
+// peak RSS, which it returns in bytes.
+func benchBatch(b *testing.B, in string, n int, args ...string) (peakRSS int64) {
 	b.Helper()
 	sum := filepath.Join(b.TempDir(), "summary.json")
 	cmd := exec.Command(bin(b), append([]string{"batch", in, "-o", os.DevNull, "--progress", "none", "--summary", sum}, args...)...)
@@ -82,10 +99,22 @@ func benchBatch(b *testing.B, in string, n int, args ...string) {
 	cmd.Stderr = &errb
 	kids0 := childCPU()
 	start := time.Now()
-	if err := cmd.Run(); err != nil {
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	polled := make(chan int64)
+	stop := make(chan struct{})
+	go func() { polled <- pollHWM(cmd.Process.Pid, stop) }()
+	err := cmd.Wait()
+	close(stop)
+	peakRSS = <-polled
+	if err != nil {
 		b.Fatalf("axpool batch: %v\n%s", err, errb.String())
 	}
 	el := time.Since(start)
+	if peakRSS > 0 {
+		b.ReportMetric(float64(peakRSS)/1e6, "peak-rss-MB")
+	}
 	// The CPU of the command and of its workers (reaped by it), per item,
 	// and the rate two idle cores would sustain at that cost (as
 	// BenchmarkThroughput of package worker reports).
@@ -114,6 +143,54 @@ func benchBatch(b *testing.B, in string, n int, args ...string) {
 	b.ReportMetric(s.RunMs.P50, "p50-run-ms")
 	b.ReportMetric(float64(s.Cached), "cached")
 	b.ReportMetric(0, "ns/op")
+	return peakRSS
+}
+
+// pollHWM reads the VmHWM of process pid (/proc/pid/status) every 20 ms
+// until stop is closed, and returns the last value read in bytes: 0
+// where there is no /proc.
+func pollHWM(pid int, stop <-chan struct{}) int64 {
+	var hwm int64
+	path := fmt.Sprintf("/proc/%d/status", pid)
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if data, err := os.ReadFile(path); err == nil {
+			for line := range strings.SplitSeq(string(data), "\n") {
+				if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+					if kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64); err == nil {
+						hwm = max(hwm, kb*1024)
+					}
+				}
+			}
+		}
+		select {
+		case <-stop:
+			return hwm
+		case <-t.C:
+		}
+	}
+}
+
+func BenchmarkBatchMemory(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"default", nil},
+		{"nocache", []string{"--cache-ttl", "0"}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			small := max(b.N/10, 1)
+			base := benchBatch(b, writeItems(b, small, "fn main() -> Int { %d }"), small, append(c.args, "--cache-dir", b.TempDir())...)
+			in := writeItems(b, b.N, "fn main() -> Int { %d }")
+			b.ResetTimer()
+			peak := benchBatch(b, in, b.N, append(c.args, "--cache-dir", b.TempDir())...)
+			if b.N > small {
+				b.ReportMetric(float64(peak-base)/float64(b.N-small), "rss-B/item")
+			}
+		})
+	}
 }
 
 func BenchmarkBatchTrivial(b *testing.B) {
