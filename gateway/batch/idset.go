@@ -22,21 +22,14 @@ import (
 // offset of the id's line, and checks every hash it finds against the id
 // on that line, so that no item is ever taken for another; ScanIDs (a
 // file's duplicates) checks every clash against the ids themselves; Seen
-// (stdin, which cannot be read twice) keeps 128-bit hashes — two ids
-// hash alike with probability about n²/2^129, 10^-27 for a million ids.
+// (stdin, which cannot be read twice) keeps the ids in a temporary file
+// and checks every hash seen twice against it.
 
-// idHash is an id's 128-bit hash: two independent 64-bit maphashes.
-type idHash [2]uint64
-
-var idSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
-
-func hashID(id string) idHash {
-	return idHash{maphash.String(idSeeds[0], id), maphash.String(idSeeds[1], id)}
-}
+var idSeed = maphash.MakeSeed()
 
 // hashID64 is an id's 64-bit hash (a variable: the tests make every id
 // clash).
-var hashID64 = func(id string) uint64 { return maphash.String(idSeeds[0], id) }
+var hashID64 = func(id string) uint64 { return maphash.String(idSeed, id) }
 
 // IDSet is the set of ids of the results in OUT (--resume): for each id a
 // 64-bit hash and the offset of its line, 16 bytes an id. Add every id
@@ -318,27 +311,113 @@ func lineID(line []byte) (string, bool) {
 // Seen finds duplicate ids in a stream of items (stdin, whose lines
 // cannot be read twice; a file is checked before the batch by ScanIDs):
 // Check refuses the second item with an id seen before, naming the first
-// position. The zero value is ready; it keeps a 128-bit hash and a
-// position per id (about 40 bytes).
+// position. The zero value is ready and keeps every id (for items held in
+// memory anyway: the axpool_batch tool's); NewSpilledSeen's keeps about
+// 30 bytes an id in memory (a 64-bit hash, the position, where the id is)
+// and the ids in a temporary file, read again when a hash is seen twice,
+// so that two ids are never taken for each other.
 type Seen struct {
-	first map[idHash]int
+	exact map[string]int    // every id (zero value), or those whose hash another id has (spilled)
+	first map[uint64]seenAt // spilled: the first id of each hash
+	ids   *os.File          // spilled: the ids, one after another
+	w     *bufio.Writer
+	size  int64
+	err   error
 }
+
+// seenAt is where the first id of a hash is: its item's position and its
+// bytes in the file of ids.
+type seenAt struct {
+	pos uint32
+	n   uint32
+	off int64
+}
+
+// NewSpilledSeen returns a Seen that keeps the ids in a temporary file
+// (removed by Close). Errors: creating the file.
+func NewSpilledSeen() (*Seen, error) {
+	f, err := os.CreateTemp("", "axpool-batch-ids-*")
+	if err != nil {
+		return nil, fmt.Errorf("a temporary file for the ids: %w", err)
+	}
+	return &Seen{ids: f, w: bufio.NewWriterSize(f, 1<<16), first: map[uint64]seenAt{}, exact: map[string]int{}}, nil
+}
+
+// Close removes the file of ids of a NewSpilledSeen (nothing for the zero
+// value).
+func (s *Seen) Close() error {
+	if s.ids == nil {
+		return nil
+	}
+	err := s.ids.Close()
+	if rerr := os.Remove(s.ids.Name()); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// Err is the first error of writing or reading the file of ids: the items
+// checked since were not, and the caller must stop.
+func (s *Seen) Err() error { return s.err }
 
 // Check marks it as seen, or turns it into a malformed item when its id
 // was seen before (`line 5: duplicate id "a" (first on line 2)`). where is
 // as for Parse. Malformed items are left alone.
 func (s *Seen) Check(it *Item, where string) {
-	if it.Malformed() {
+	if it.Malformed() || s.err != nil {
 		return
 	}
-	if s.first == nil {
-		s.first = map[idHash]int{}
-	}
-	h := hashID(it.ID)
-	if p, dup := s.first[h]; dup {
+	dup := func(p int) {
 		it.Err = wire.InvalidArgs(wire.KindInvalidArgs,
 			fmt.Sprintf("%s %d: duplicate id %q (first on %s %d)", where, it.Pos, text.Clip(it.ID, maxShownID), where, p))
+	}
+	if s.exact == nil {
+		s.exact = map[string]int{}
+	}
+	if s.ids == nil {
+		if p, ok := s.exact[it.ID]; ok {
+			dup(p)
+			return
+		}
+		s.exact[it.ID] = it.Pos
 		return
 	}
-	s.first[h] = it.Pos
+	h := hashID64(it.ID)
+	e, ok := s.first[h]
+	if !ok {
+		if _, err := s.w.WriteString(it.ID); err != nil {
+			s.err = fmt.Errorf("write the ids' temporary file: %w", err)
+			return
+		}
+		s.first[h] = seenAt{pos: uint32(it.Pos), n: uint32(len(it.ID)), off: s.size}
+		s.size += int64(len(it.ID))
+		return
+	}
+	first, err := s.idAt(e)
+	if err != nil {
+		s.err = err
+		return
+	}
+	if first == it.ID {
+		dup(int(e.pos))
+		return
+	}
+	// Another id with the same hash (rare): kept whole.
+	if p, ok := s.exact[it.ID]; ok {
+		dup(p)
+		return
+	}
+	s.exact[it.ID] = it.Pos
+}
+
+// idAt reads the id e stands for from the file of ids.
+func (s *Seen) idAt(e seenAt) (string, error) {
+	if err := s.w.Flush(); err != nil {
+		return "", fmt.Errorf("write the ids' temporary file: %w", err)
+	}
+	b := make([]byte, e.n)
+	if _, err := s.ids.ReadAt(b, e.off); err != nil {
+		return "", fmt.Errorf("read the ids' temporary file: %w", err)
+	}
+	return string(b), nil
 }

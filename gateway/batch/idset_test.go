@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -111,6 +112,59 @@ func TestIDSet(t *testing.T) {
 		}
 		if !s.Has("id0") || s.Err() == nil || s.Err().Error() != "read the line at byte 0 of the output again: it is no longer a result line (was the file changed during the batch?)" {
 			t.Errorf("clash %v: after the change: err %v", clash, s.Err())
+		}
+	}
+}
+
+// TestSeenSpilled: a spilled Seen refuses exactly the repeated ids, with
+// the first position, however the ids hash (with every id hashing alike
+// too), and removes its file on Close; the zero value is exact as well.
+func TestSeenSpilled(t *testing.T) {
+	ids := []string{"a", "b", "a", "c", "b", "ab", "c"}
+	want := []string{"", "", `line 3: duplicate id "a" (first on line 1)`, "", `line 5: duplicate id "b" (first on line 2)`, "",
+		`line 7: duplicate id "c" (first on line 4)`}
+	for _, mode := range []string{"spilled", "spilled, every id clashing", "zero value"} {
+		if mode == "spilled, every id clashing" {
+			defer func(h func(string) uint64) { hashID64 = h }(hashID64)
+			hashID64 = func(string) uint64 { return 7 }
+		}
+		s := &Seen{}
+		if mode != "zero value" {
+			var err error
+			if s, err = NewSpilledSeen(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i, id := range ids {
+			it := Parse(fmt.Appendf(nil, `{"id":%q,"source":"s"}`, id), i+1, "line")
+			s.Check(&it, "line")
+			got := ""
+			if it.Malformed() {
+				var m struct {
+					Message string `json:"message"`
+				}
+				b, _ := it.Err.MarshalJSON()
+				if err := json.Unmarshal(b, &m); err != nil {
+					t.Fatal(err)
+				}
+				got = m.Message
+			}
+			if got != want[i] {
+				t.Errorf("%s: item %d (%q): %q, want %q", mode, i+1, id, got, want[i])
+			}
+		}
+		if s.Err() != nil {
+			t.Errorf("%s: Err %v", mode, s.Err())
+		}
+		name := ""
+		if s.ids != nil {
+			name = s.ids.Name()
+		}
+		if err := s.Close(); err != nil {
+			t.Errorf("%s: Close: %v", mode, err)
+		}
+		if _, err := os.Stat(name); name != "" && !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s: the ids' file %s is left: %v", mode, name, err)
 		}
 	}
 }

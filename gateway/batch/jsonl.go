@@ -139,14 +139,22 @@ func OpenOutput(path string, resume bool, done *ResumeState, kept func(line []by
 }
 
 // ReadItems yields the items of r, one per non-blank line, checked
-// (Parse; with checkDups, a repeated id refused in place, Seen — a file
-// is checked before the batch instead, ScanIDs), leaving out those done
+// (Parse; with checkDups, a repeated id refused in place, NewSpilledSeen —
+// a file is checked before the batch instead, ScanIDs), leaving out those done
 // already holds; *skipped counts those, *readErr is the error that ended
 // the input early. r is read as the batch asks for items.
 func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, skipped *int, readErr *error) iter.Seq[Item] {
 	return func(yield func(Item) bool) {
 		br := bufio.NewReaderSize(r, 1<<16)
-		var seen Seen
+		var seen *Seen
+		if checkDups {
+			var err error
+			if seen, err = NewSpilledSeen(); err != nil {
+				*readErr = err
+				return
+			}
+			defer seen.Close()
+		}
 		pos := 0
 		for {
 			line, size, read, err := ReadLine(br, MaxLineBytes)
@@ -163,7 +171,10 @@ func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, ski
 						it = Parse(line, pos, where)
 					}
 					if checkDups {
-						seen.Check(&it, where)
+						if seen.Check(&it, where); seen.Err() != nil {
+							*readErr = seen.Err()
+							return
+						}
 					}
 					switch {
 					case it.Malformed() && done.Lines[pos], !it.Malformed() && done.IDs.Has(it.ID):
