@@ -61,6 +61,10 @@ type Program struct {
 	c     *checker
 	units []*unit
 	opts  Options
+	// recycled holds the memory of a Program from AnalyzeRecycled until
+	// Recycle returns it; srcLen is the size of its source.
+	recycled *arenas
+	srcLen   int
 }
 
 // FuncInfo describes a declared function.
@@ -145,6 +149,39 @@ func (p *Program) Errors() ErrorList {
 // of that file; the checker reports all its errors in one pass).
 func Analyze(src []byte, opts Options) *Program {
 	return analyze(src, opts, new(arenas), true)
+}
+
+// AnalyzeRecycled is Analyze for a caller that compiles the program (or
+// gives up on it) and then calls p.Recycle, as the grade job does once per
+// batch item: the syntax tree and the checker's objects live in memory
+// recycled across compilations, as Compile's do, instead of fresh memory
+// the garbage collector has to reclaim. Until Recycle, p is what Analyze
+// returns.
+func AnalyzeRecycled(src []byte, opts Options) *Program {
+	a, _ := arenaPool.Get().(*arenas)
+	if a == nil {
+		a = new(arenas)
+	}
+	p := analyze(src, opts, a, true)
+	p.recycled, p.srcLen = a, len(src)
+	return p
+}
+
+// Recycle returns the memory of a Program from AnalyzeRecycled for later
+// compilations. Afterwards only p.Diagnostics and the module p.Compile
+// returned may be used: p's File, Functions and Types (and the types of
+// their signatures) are cleared, and the objects they pointed to will be
+// reused. On a Program from Analyze, or a second time, it does nothing.
+func (p *Program) Recycle() {
+	a, n := p.recycled, p.srcLen
+	if a == nil {
+		return
+	}
+	*p = Program{Diagnostics: p.Diagnostics, opts: p.opts}
+	if n <= maxPooledSource && a.check.chunks() <= maxPooledChunks {
+		a.reset()
+		arenaPool.Put(a)
+	}
 }
 
 // arenas hold the syntax tree of the user's file and the checker's objects

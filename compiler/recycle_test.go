@@ -25,10 +25,27 @@ func compileResult(m *vm.Module, errs compiler.ErrorList) string {
 	return vm.Disassemble(m)
 }
 
-// TestCompileRecyclesSafely checks the memory recycling of Compile (syntax
-// and checker arenas, side tables, generator buffers): compiling every
-// script case, and prefixes of them that fail part-way, many times from
-// several goroutines must give exactly what a fresh Analyze+Compile gives.
+// recycledResult is compileResult of AnalyzeRecycled, Compile and
+// Recycle, with the signatures of the user's functions read before Recycle.
+func recycledResult(src string, opts compiler.Options) string {
+	p := compiler.AnalyzeRecycled([]byte(src), opts)
+	var b strings.Builder
+	for _, f := range p.Functions {
+		b.WriteString(f.Signature() + "\n")
+	}
+	m, errs := p.Compile()
+	p.Recycle()
+	if p.File != nil || p.Functions != nil {
+		return "Recycle left the syntax tree or the functions"
+	}
+	return b.String() + compileResult(m, errs)
+}
+
+// TestCompileRecyclesSafely checks the memory recycling of Compile and of
+// AnalyzeRecycled (syntax and checker arenas, side tables, generator
+// buffers): compiling every script case, and prefixes of them that fail
+// part-way, many times from several goroutines, one way or the other,
+// must give exactly what a fresh Analyze+Compile gives.
 func TestCompileRecyclesSafely(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.ax"))
 	if err != nil || len(files) == 0 {
@@ -47,8 +64,15 @@ func TestCompileRecyclesSafely(t *testing.T) {
 	srcs = append(srcs, program20, program200())
 	opts := compiler.Options{File: "r.ax", LibsDir: filepath.Join("testdata", "libs")}
 	want := make([]string, len(srcs))
+	wantSigs := make([]string, len(srcs))
 	for i, src := range srcs {
-		want[i] = compileResult(compiler.Analyze([]byte(src), opts).Compile())
+		p := compiler.Analyze([]byte(src), opts)
+		var b strings.Builder
+		for _, f := range p.Functions {
+			b.WriteString(f.Signature() + "\n")
+		}
+		want[i] = compileResult(p.Compile())
+		wantSigs[i] = b.String() + want[i]
 	}
 	const workers = 4
 	var wg sync.WaitGroup
@@ -60,8 +84,14 @@ func TestCompileRecyclesSafely(t *testing.T) {
 			for round := 0; round < 3; round++ {
 				for k := range srcs {
 					i := (k*7 + w*13 + round) % len(srcs) // a different order per worker
-					if got := compileResult(compiler.Compile([]byte(srcs[i]), opts)); got != want[i] {
-						errc <- fmt.Sprintf("source %d:\n%s\ngot:\n%s\nwant:\n%s", i, srcs[i], got, want[i])
+					got, exp := "", ""
+					if (k+w)%2 == 0 {
+						got, exp = compileResult(compiler.Compile([]byte(srcs[i]), opts)), want[i]
+					} else {
+						got, exp = recycledResult(srcs[i], opts), wantSigs[i]
+					}
+					if got != exp {
+						errc <- fmt.Sprintf("source %d:\n%s\ngot:\n%s\nwant:\n%s", i, srcs[i], got, exp)
 						return
 					}
 				}

@@ -315,3 +315,24 @@ func FuzzCheckArgs(f *testing.F) {
 		}
 	})
 }
+
+// TestArgsStr: a string argument is its decoded text, read directly when
+// it has no escapes and is valid UTF-8, decoded by encoding/json
+// otherwise (escapes; invalid bytes become U+FFFD).
+func TestArgsStr(t *testing.T) {
+	for _, c := range []struct{ raw, want string }{
+		{`"fn main() -> Int { 1 }"`, "fn main() -> Int { 1 }"},
+		{`""`, ""},
+		{`"é ✓"`, "é ✓"},
+		{`"a\n\"b\"\u00e9\\"`, "a\n\"b\"é\\"},
+		{"\"a\xffb\"", "a\ufffdb"},
+	} {
+		obj, aerr := checkArgs("boruna_run", json.RawMessage(`{"source":`+c.raw+`}`))
+		if aerr != nil {
+			t.Fatalf("%s: %v", c.raw, aerr)
+		}
+		if got := (&args{obj: obj}).str("source", "x"); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.raw, got, c.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/compiler/syntax"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools/toolwire"
 	"github.com/axpool/axpool/tools/typed"
@@ -112,7 +113,8 @@ func (g *grader) tests(ctx context.Context) *wire.Object {
 	if err := json.Unmarshal(g.a.raw("tests"), &tests); err != nil { // an array: checked
 		return wire.InvalidArgs(wire.KindInvalidArgs, "tests: "+err.Error())
 	}
-	p := compiler.Analyze([]byte(g.a.str("source", "")), compiler.Options{File: SourceFile, LibsDir: g.env.LibsDir})
+	p := compiler.AnalyzeRecycled([]byte(g.a.str("source", "")), compiler.Options{File: SourceFile, LibsDir: g.env.LibsDir})
+	defer p.Recycle()
 	if errs := p.Errors(); errs != nil {
 		return toolwire.CompileFailure(errs, g.env.LibsDir)
 	}
@@ -130,6 +132,7 @@ func (g *grader) tests(ctx context.Context) *wire.Object {
 		params[i] = typed.Field{Name: fn.ParamNames[i], Type: tt}
 	}
 	m, errs := p.Compile()
+	p.Recycle() // what follows needs only m and params
 	if errs != nil {
 		return toolwire.CompileFailure(errs, g.env.LibsDir)
 	}
@@ -235,23 +238,29 @@ func missingEntry(entry string) *wire.Object {
 }
 
 // check runs main, then the checker on its result (gradeTool).
+//
+// The checker is compiled with the program, after it, so that T may be
+// any of the program's types; the program's lines come first and keep
+// their numbers. That one compilation also answers whether the program
+// compiles on its own when programStandsAlone says so; otherwise (a
+// compile error anywhere, or a checker declaring what the program might
+// use) the program is compiled alone first, and its failure is the
+// program's.
 func (g *grader) check(ctx context.Context) *wire.Object {
-	src := g.a.str("source", "")
-	m, failed := compileSource(g.env, src, "module", true)
-	if failed != nil {
-		return failed
+	src, chk := g.a.str("source", ""), g.a.str("check", "")
+	full := src
+	if !strings.HasSuffix(full, "\n") {
+		full += "\n"
 	}
-	if m.Entry < 0 {
-		return toolwire.MissingMain()
+	offset := int32(strings.Count(full, "\n"))
+	p := compiler.AnalyzeRecycled([]byte(full+chk), compiler.Options{File: SourceFile, LibsDir: g.env.LibsDir, Script: true})
+	defer p.Recycle()
+	alone := programStandsAlone(p, offset, src)
+	if !alone {
+		if failed := g.compileProgram(src); failed != nil {
+			return failed
+		}
 	}
-	// The checker is compiled with the program, after it, so that T may
-	// be any of the program's types; the program's lines come first and
-	// keep their numbers.
-	if !strings.HasSuffix(src, "\n") {
-		src += "\n"
-	}
-	offset := int32(strings.Count(src, "\n"))
-	p := compiler.Analyze([]byte(src+g.a.str("check", "")), compiler.Options{File: SourceFile, LibsDir: g.env.LibsDir, Script: true})
 	if errs := p.Errors(); errs != nil {
 		return invalidCheck(checkCompileMessage(errs[0], offset))
 	}
@@ -264,7 +273,15 @@ func (g *grader) check(ctx context.Context) *wire.Object {
 		return invalidCheck(fmt.Sprintf("check must be `%s` (main returns %s), got `%s`", want, main.Result.String(), fn.Signature()))
 	}
 	cm, errs := p.Compile()
+	p.Recycle() // cm is all that is needed now
 	if errs != nil {
+		// Code generation found what analysis did not (a limit): the
+		// program's fault when the program alone fails too.
+		if alone {
+			if failed := g.compileProgram(src); failed != nil {
+				return failed
+			}
+		}
 		return invalidCheck(checkCompileMessage(errs[0], offset))
 	}
 	var result vm.Value
@@ -289,6 +306,54 @@ func (g *grader) check(ctx context.Context) *wire.Object {
 		setBeforeOutcome(o, "check_error", toolwire.ClipMessage(line))
 	}
 	return o
+}
+
+// compileProgram compiles a checked item's program on its own, as
+// boruna_run would: its compile errors or MISSING_MAIN, or nil when it
+// compiles and has main.
+func (g *grader) compileProgram(src string) *wire.Object {
+	m, failed := compileSource(g.env, src, "module", true)
+	if failed != nil {
+		return failed
+	}
+	if m.Entry < 0 {
+		return toolwire.MissingMain()
+	}
+	return nil
+}
+
+// programStandsAlone reports whether p, the analysis of a program (its
+// lines 1 to offset) followed by a checker, proves that the program alone
+// compiles and has main — the question compileProgram answers at the cost
+// of a second compilation. It does when p has no errors; the program's
+// declarations (and main among them) lie within its lines and the
+// checker's beyond them, so the program's text parses alone into the same
+// declarations (a string or declaration the program leaves open, closed by
+// the checker, does not); and the checker declares only functions whose
+// names the program's text does not hold, so nothing the program uses
+// comes from the checker. Any doubt answers false (compileProgram then
+// decides), never a different verdict.
+func programStandsAlone(p *compiler.Program, offset int32, src string) bool {
+	if p.HasErrors() || p.File == nil {
+		return false
+	}
+	if m := p.File.Module; m != nil && m.End().Line > offset {
+		return false
+	}
+	for _, it := range p.File.Items {
+		if it.Pos().Line <= offset {
+			if it.End().Line > offset {
+				return false
+			}
+			continue
+		}
+		fn, ok := it.(*syntax.FnDecl)
+		if !ok || fn.Name == nil || strings.Contains(src, fn.Name.Name) {
+			return false
+		}
+	}
+	main := p.Func("main")
+	return main != nil && main.Pos.Line <= offset
 }
 
 // checkCompileMessage is the one line of a checker that does not compile:

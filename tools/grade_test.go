@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -141,5 +142,44 @@ func TestGradeCacheKey(t *testing.T) {
 	e := key(gradeArgs(addSource, `"check":"fn check(result: Int) -> Bool { false }"`))
 	if a == b || a == c || b == c || d == e {
 		t.Errorf("keys not distinct: %s %s %s %s %s", a, b, c, d, e)
+	}
+}
+
+// TestGradeCheckProgramAlone: the program and its checker are compiled
+// once, together, yet the verdict is still that of the program alone: a
+// program that compiles only thanks to the checker (a function or type it
+// declares, a string it closes, the main it defines) is the program's
+// compile error or MISSING_MAIN, as is a program over a limit that code
+// generation finds; a checker with helper functions passes.
+func TestGradeCheckProgramAlone(t *testing.T) {
+	var big strings.Builder
+	big.WriteString("fn main() -> Int {\n")
+	for i := range 65536 {
+		fmt.Fprintf(&big, "let v%d = 1\n", i)
+	}
+	big.WriteString("0 }")
+	const head = `{"success":false,"protocol_version":1,"errors":[`
+	const tail = `],"outcome":"compile_error","retryable":false}`
+	for _, c := range []struct{ source, check, want string }{
+		{"fn main() -> Int { helper() }", "fn helper() -> Int { 1 }\nfn check(result: Int) -> Bool { true }",
+			head + `{"severity":"error","code":"E003","message":"undefined name 'helper'","line":1,"col":20,"end_line":1,"end_col":26}` + tail},
+		{"fn main() -> P { P { x: 1 } }", "type P { x: Int }\nfn check(result: P) -> Bool { true }",
+			head + `{"severity":"error","code":"E003","message":"unknown type 'P': .ax has no type parameters (only built-ins such as List<T> and list_len are generic); use concrete types","line":1,"col":14,"end_line":1,"end_col":15},` +
+				`{"severity":"error","code":"E003","message":"unknown type 'P'","line":1,"col":18,"end_line":1,"end_col":19}` + tail},
+		{"fn main() -> String { \"a", "\" }\nfn check(result: String) -> Bool { true }",
+			head + `{"severity":"error","code":"E001","message":"unterminated string literal","line":1,"col":23,"end_line":1,"end_col":25}` + tail},
+		{"fn f() -> Int { 3 }", "fn main() -> Int { 3 }\nfn check(result: Int) -> Bool { true }",
+			head + `{"severity":"error","code":"MISSING_MAIN","message":"` + MissingMainMessage + `","line":1,"col":1}` + tail},
+		{big.String(), "fn check(result: Int) -> Bool { true }",
+			head + `{"severity":"error","code":"E008","message":"function 'main' needs 65536 local slots; the limit is 65535","line":1,"col":4,"end_line":1,"end_col":8}` + tail},
+		{"fn main() -> Int { 3 }", "fn check(result: Int) -> Bool { true }\nfn main() -> Int { 4 }",
+			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"check does not compile: line 2:4: E009 duplicate function 'main': first declared at 1:4, again at 3:4","outcome":"invalid_args","retryable":false}`},
+		{"fn main() -> Int { 3 }", "fn ok(n: Int) -> Bool { n == 3 }\nfn check(result: Int) -> Bool { ok(result) }",
+			`{"success":true,"protocol_version":1,"result":3,"steps":2,"ui_output":[],"check_passed":true,"outcome":"ok","retryable":false}`},
+	} {
+		chk, _ := json.Marshal(c.check)
+		if got := call(t, nil, GradeKind, gradeArgs(c.source, `"check":`+string(chk))); got != c.want {
+			t.Errorf("%.40q with %q:\ngot  %s\nwant %s", c.source, c.check, got, c.want)
+		}
 	}
 }

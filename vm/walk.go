@@ -144,6 +144,15 @@ const wframeBytes = int64(unsafe.Sizeof(wframe{}))
 // A stackHolder visitor is told the stack's size before each growth (the
 // stack doubles) and its error ends the walk.
 func walkValue(v Value, vis visitor, maxDepth int) error {
+	if !isContainer(v) {
+		// A scalar (most results) needs no frame stack: buf escapes to
+		// the heap, 1.5 KB allocated and cleared per walk.
+		if maxDepth > 0 && leafLevels(v.k) > maxDepth {
+			return EncodeDepthError()
+		}
+		vis.enter(v, nil)
+		return nil
+	}
 	var buf [16]wframe
 	stack := buf[:0]
 	depth := 0
