@@ -307,12 +307,19 @@ func (o *mapObj) own(m *machine, fresh bool) (*mapObj, int, error) {
 		}
 	}
 	if l == 0 {
-		// A root: copy its table (with room for the growth the new
-		// store's budget allows: inserts up to three times its size,
-		// so that the table never regrows) and share its sorted keys.
+		// A root: copy its table and share its sorted keys. A copy made
+		// because the run's store spent its budget gets room for the
+		// growth the new store's budget allows (inserts up to three
+		// times its size: the table never regrows on the way); one of
+		// a store of another run, which may be updated only once, for
+		// twice its size.
 		st.mu.Lock()
 		defer st.mu.Unlock()
-		t, err := st.t.clone(3*st.t.live, m.poll)
+		room := 2 * st.t.live
+		if st.owner == tok {
+			room = 3 * st.t.live
+		}
+		t, err := st.t.clone(room, m.poll)
 		if err != nil {
 			return nil, 0, err
 		}

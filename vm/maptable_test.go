@@ -195,3 +195,40 @@ func TestMapKeysAfterRemoves(t *testing.T) {
 		check("round " + strconv.Itoa(round))
 	}
 }
+
+// TestMapCopyRoom: a store copied because the run's store spent its
+// budget gets room for three times its entries (its budget's growth); a
+// copy of another run's store, room for twice.
+func TestMapCopyRoom(t *testing.T) {
+	a, b := testMachine(), testMachine()
+	v := NewMap(nil)
+	for i := range 100 {
+		var err error
+		if v, err = a.mapSet(v.mapo(), strconv.Itoa(i), Int(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w, err := b.mapSet(v.mapo(), "new", Int(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tb := w.mapo().st.t; tb.live != 101 || cap(tb.ents) != 200 {
+		t.Fatalf("another run's copy: %d entries, room for %d", tb.live, cap(tb.ents))
+	}
+	copies := 0
+	for i := range 2000 {
+		st := w.mapo().st
+		if w, err = b.mapSet(w.mapo(), "b"+strconv.Itoa(i), Int(3)); err != nil {
+			t.Fatal(err)
+		}
+		if w.mapo().st != st {
+			copies++
+			if tb := w.mapo().st.t; cap(tb.ents) != 3*(tb.live-1) {
+				t.Fatalf("budget copy at %d entries: room for %d", tb.live-1, cap(tb.ents))
+			}
+		}
+	}
+	if copies == 0 {
+		t.Fatal("no budget copy in 2000 inserts")
+	}
+}
