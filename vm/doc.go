@@ -9,7 +9,7 @@
 // built-in functions: names, types, capabilities, one-line docs); value.go (values, equality, display),
 // walk.go (the iterative walks every encoder, Equal and display use: values
 // nest to any depth; MaxEncodeDepth), mapnode.go (maps: versions of an
-// in-place hash store), sort.go (list_sort, list_sort_by), longwork.go
+// in-place hash store), maptable.go (the store's hash table), sort.go (list_sort, list_sort_by), longwork.go
 // (built-ins that poll the clock between chunks),
 // json.go (docs/tools.md §2 value encoding, brief encoding, EncodedSize),
 // jsonvalue.go, jsonparse.go and jsonconv.go (the Json type: its values,

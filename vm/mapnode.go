@@ -7,20 +7,20 @@ import (
 	"sync"
 )
 
-// Maps. A map value is one version of a store: a Go map holding the
-// content of one version, the store's root. Every other version of the
-// store is a diff: its content is that of the version it points to (next)
-// with one key set back to an older value or removed (Baker's shallow
-// binding). So value semantics hold — no version ever changes — while the
-// common way to build a map, m = map_set(m, k, v) in a loop, updates the
-// Go map in place: map_set and map_remove on the root version of a store
+// Maps. A map value is one version of a store: a hash table (mtable,
+// maptable.go) holding the content of one version, the store's root.
+// Every other version of the store is a diff: its content is that of the
+// version it points to (next) with one key set back to an older value or
+// removed (Baker's shallow binding). So value semantics hold — no version
+// ever changes — while the common way to build a map, m = map_set(m, k,
+// v) in a loop, updates the table in place: map_set and map_remove on the root version of a store
 // the running run owns are O(1) (plus the new version's 80 bytes), and
 // lookups in it are one hash lookup.
 //
 // Any version is read correctly: a lookup in a diff walks its path to the
 // root (O(path)). The run that owns the store makes the version it uses
-// the root first (rerooting: the diffs on the path are applied to the Go
-// map and reversed, O(path)), so alternating between versions costs their
+// the root first (rerooting: the diffs on the path are applied to the
+// table and reversed, O(path)), so alternating between versions costs their
 // distance, and the latest version is always O(1). A path longer than a
 // quarter of the map is not rerooted but copied into a fresh store
 // (O(size)); so is a version of a store the run does not own (a value
@@ -28,9 +28,10 @@ import (
 // of other runs are never mutated: they are read along their paths.
 //
 // Iteration is in key order (docs/language.md "Map iteration order is
-// key-sorted"): the store keeps its root's keys sorted lazily — keys
-// added since the last iteration are sorted and merged in when the map is
-// next iterated, so building a map then iterating it costs one sort.
+// key-sorted"): the store keeps its root's keys sorted lazily — the keys
+// of the table's entries added since the last iteration (mtable.sorted)
+// are sorted and merged in when the map is next iterated, so building a
+// map then iterating it costs one sort.
 //
 // Memory: every version caches its entry count and logical size, so MemSize
 // stays O(1). A version keeps the whole store reachable, and the diffs
@@ -55,7 +56,7 @@ type mapObj struct {
 }
 
 type mstore struct {
-	m     map[string]Value
+	t     *mtable
 	root  *mapObj
 	owner *runToken // the run that may update m in place; nil: none
 	// pinned counts the bytes in-place updates added to the store and its
@@ -63,13 +64,16 @@ type mstore struct {
 	// minSize the size of its smallest version.
 	pinned, base, minSize int64
 
-	mu      sync.Mutex // guards keys and pending (iteration may run on any goroutine)
-	keys    []string   // sorted keys of the root, once merged with pending
-	pending []string   // keys added (or re-added) since keys was sorted
-	stale   bool       // keys or pending may hold removed or duplicate keys
+	mu sync.Mutex // guards keys, stale and t.sorted (iteration may run on any goroutine)
+	// keys: the sorted keys of the root, once merged with those of
+	// t.ents[t.sorted:] (a slice never changed: a merge makes a new one,
+	// so stores may share it).
+	keys  []string
+	stale bool // keys or t.ents[t.sorted:] may hold removed or duplicate keys
 }
 
-// mapEntryBytes approximates one entry's own bytes in the Go map.
+// mapEntryBytes approximates one entry's own bytes in the table (its
+// entry, its share of the index and of the sorted keys).
 const mapEntryBytes = 64
 
 // minStoreBase is the smallest size a store's budget assumes: small maps
@@ -86,23 +90,23 @@ func entrySize(key string, val Value) int64 {
 	return mapEntryBytes + int64(len(key)) + val.heapSize()
 }
 
-// newStore returns the root of a fresh store holding m (whose entries
-// count n and weigh size), owned by owner.
-func newStore(m map[string]Value, keys []string, n int, size int64, owner *runToken) *mapObj {
+// newStore returns the root of a fresh store holding t (whose entries
+// count n and weigh size; keys: the sorted keys of t.ents[:t.sorted]),
+// owned by owner.
+func newStore(t *mtable, keys []string, n int, size int64, owner *runToken) *mapObj {
 	o := &mapObj{n: n, size: size}
-	o.st = &mstore{m: m, root: o, owner: owner, base: size, minSize: size, keys: keys}
+	o.st = &mstore{t: t, root: o, owner: owner, base: size, minSize: size, keys: keys}
 	return o
 }
 
 // mapValue builds a map from sorted, unique keys (owned by no run).
 func mapValue(keys []string, vals []Value) Value {
-	m := make(map[string]Value, len(keys))
+	t, _ := fromSorted(keys, vals, len(keys), nil)
 	var size int64
 	for i, k := range keys {
-		m[k] = vals[i]
 		size += entrySize(k, vals[i])
 	}
-	return mapFrom(newStore(m, keys, len(keys), size, nil))
+	return mapFrom(newStore(t, keys, len(keys), size, nil))
 }
 
 func mapFrom(o *mapObj) Value { return Value{k: KindMap, p: unsafePointer(o)} }
@@ -128,8 +132,7 @@ func (o *mapObj) get(key string) (Value, bool) {
 			return o.dval, o.dhas
 		}
 	}
-	v, ok := o.st.m[key]
-	return v, ok
+	return o.st.t.get(key)
 }
 
 // all iterates the entries in key order.
@@ -169,7 +172,7 @@ func (o *mapObj) entriesPolled(m *machine) ([]string, []Value, error) {
 	if l == 0 {
 		vals := make([]Value, len(keys))
 		for i, k := range keys {
-			vals[i] = st.m[k]
+			vals[i], _ = st.t.get(k)
 			if err := tick(); err != nil {
 				return nil, nil, err
 			}
@@ -190,7 +193,7 @@ func (o *mapObj) entriesPolled(m *machine) ([]string, []Value, error) {
 	}
 	var extra []string // keys o has that the root lacks
 	for k, ov := range overlay {
-		if _, inRoot := st.m[k]; ov.has && !inRoot {
+		if _, inRoot := st.t.get(k); ov.has && !inRoot {
 			extra = append(extra, k)
 		}
 	}
@@ -205,7 +208,8 @@ func (o *mapObj) entriesPolled(m *machine) ([]string, []Value, error) {
 			}
 			return
 		}
-		outK, outV = append(outK, k), append(outV, st.m[k])
+		v, _ := st.t.get(k)
+		outK, outV = append(outK, k), append(outV, v)
 	}
 	for _, k := range keys {
 		for i < len(extra) && extra[i] < k {
@@ -231,32 +235,39 @@ func (o *mapObj) entriesPolled(m *machine) ([]string, []Value, error) {
 func (st *mstore) sortedKeysPolled(m *machine) ([]string, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if len(st.pending) == 0 && !st.stale {
+	t := st.t
+	if t.sorted == len(t.ents) && !st.stale {
 		return st.keys, nil
 	}
-	pending := st.pending
+	pending := make([]string, 0, len(t.ents)-t.sorted)
+	for _, e := range t.ents[t.sorted:] {
+		if e.val.k != kindHole {
+			pending = append(pending, e.key)
+		}
+	}
 	if m == nil {
 		slices.Sort(pending)
-	} else {
-		// A copy: a sort stopped half-way must leave pending whole.
-		pending = slices.Clone(pending)
-		if err := sortChunked(m, pending, strings.Compare, false); err != nil {
-			return nil, err
-		}
+	} else if err := sortChunked(m, pending, strings.Compare, false); err != nil {
+		return nil, err
 	}
 	tick := func() error { return nil }
 	if m != nil {
 		tick = m.pollEvery()
 	}
-	merged := make([]string, 0, len(st.m))
+	// Unless stale, keys and pending are disjoint and all present.
+	stale := st.stale
+	merged := make([]string, 0, t.live)
 	i, j := 0, 0
 	add := func(k string) {
-		if n := len(merged); n > 0 && merged[n-1] == k {
-			return
+		if stale {
+			if n := len(merged); n > 0 && merged[n-1] == k {
+				return
+			}
+			if _, ok := t.get(k); !ok {
+				return
+			}
 		}
-		if _, ok := st.m[k]; ok {
-			merged = append(merged, k)
-		}
+		merged = append(merged, k)
 	}
 	for i < len(st.keys) || j < len(pending) {
 		if j == len(pending) || (i < len(st.keys) && st.keys[i] <= pending[j]) {
@@ -270,7 +281,7 @@ func (st *mstore) sortedKeysPolled(m *machine) ([]string, error) {
 			return nil, err
 		}
 	}
-	st.keys, st.pending, st.stale = merged, nil, false
+	st.keys, t.sorted, st.stale = merged, len(t.ents), false
 	return merged, nil
 }
 
@@ -295,26 +306,25 @@ func (o *mapObj) own(m *machine, fresh bool) (*mapObj, int, error) {
 			return o, l, nil
 		}
 	}
-	tick := m.pollEvery()
 	if l == 0 {
-		// A root: clone its Go map and its key order as they are.
+		// A root: copy its table and share its sorted keys. A copy made
+		// because the run's store spent its budget gets room for the
+		// growth the new store's budget allows (inserts up to three
+		// times its size: the table never regrows on the way); one of
+		// a store of another run, which may be updated only once, for
+		// twice its size.
 		st.mu.Lock()
 		defer st.mu.Unlock()
-		// Room for the growth the new store's budget allows (up to
-		// about three times its size) saves the Go map's rehashing.
-		cm := make(map[string]Value, 2*len(st.m))
-		for k, v := range st.m {
-			cm[k] = v
-			if err := tick(); err != nil {
-				return nil, 0, err
-			}
+		room := 2 * st.t.live
+		if st.owner == tok {
+			room = 3 * st.t.live
 		}
-		c := newStore(cm, slices.Clone(st.keys), o.n, o.size, tok)
-		// pending gets room for the keys that growth may add, so that
-		// map_set does not regrow it (and copy it) on the way.
-		pending := make([]string, len(st.pending), len(st.pending)+2*len(st.m))
-		copy(pending, st.pending)
-		c.st.pending, c.st.stale = pending, st.stale
+		t, err := st.t.clone(room, m.poll)
+		if err != nil {
+			return nil, 0, err
+		}
+		c := newStore(t, st.keys, o.n, o.size, tok)
+		c.st.stale = st.stale
 		return c, o.n, nil
 	}
 	// Copy o's content into a fresh store owned by tok.
@@ -322,14 +332,11 @@ func (o *mapObj) own(m *machine, fresh bool) (*mapObj, int, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	cm := make(map[string]Value, len(keys))
-	for i, k := range keys {
-		cm[k] = vals[i]
-		if err := tick(); err != nil {
-			return nil, 0, err
-		}
+	t, err := fromSorted(keys, vals, len(keys), m.pollEvery())
+	if err != nil {
+		return nil, 0, err
 	}
-	c := newStore(cm, append([]string(nil), keys...), o.n, o.size, tok)
+	c := newStore(t, keys, o.n, o.size, tok)
 	if st.owner == tok && l > 0 {
 		// o may change: it becomes the new store's root (its content
 		// is the same, so versions pointing to o stay right).
@@ -341,7 +348,7 @@ func (o *mapObj) own(m *machine, fresh bool) (*mapObj, int, error) {
 }
 
 // reroot makes o (a version of a store the running run owns) the root:
-// the diffs on its path are applied to the Go map, nearest the root
+// the diffs on its path are applied to the table, nearest the root
 // first, and reversed.
 func (o *mapObj) reroot() {
 	var path []*mapObj
@@ -352,14 +359,12 @@ func (o *mapObj) reroot() {
 	for i := len(path) - 1; i >= 0; i-- {
 		v := path[i]
 		r := v.next // the current root
-		old, had := st.m[v.dkey]
+		var old Value
+		var had bool
 		if v.dhas {
-			st.m[v.dkey] = v.dval
-			if !had {
-				st.pending = append(st.pending, v.dkey)
-			}
+			old, had = st.t.set(v.dkey, v.dval)
 		} else {
-			delete(st.m, v.dkey)
+			old, had = st.t.del(v.dkey)
 			st.stale = true
 		}
 		// r becomes the diff that undoes v's change.
@@ -374,7 +379,7 @@ func (o *mapObj) reroot() {
 // (ok=false: the caller copies first).
 func (o *mapObj) set(key string, val Value) (*mapObj, bool) {
 	st := o.st
-	old, had := st.m[key]
+	h, slot, old, had := st.t.lookup(key)
 	added := entrySize(key, val)
 	pin := added
 	size := o.size + added
@@ -391,15 +396,12 @@ func (o *mapObj) set(key string, val Value) (*mapObj, bool) {
 	}
 	st.pinned += pin
 	st.minSize = min(st.minSize, size)
-	st.m[key] = val
+	// Only the owning run updates a store, and no other goroutine reads
+	// it while that run runs: the table needs no lock here.
+	st.t.put(key, h, slot, val, had)
 	r := &mapObj{st: st, n: n, size: size}
 	st.root = r
 	o.st, o.next, o.dkey, o.dval, o.dhas = nil, r, key, old, had
-	if !had {
-		// Only the owning run updates a store, and no other goroutine
-		// reads it while that run runs: pending needs no lock here.
-		st.pending = append(st.pending, key)
-	}
 	return r, true
 }
 
@@ -407,7 +409,7 @@ func (o *mapObj) set(key string, val Value) (*mapObj, bool) {
 // the budget does not allow it in place.
 func (o *mapObj) remove(key string) (*mapObj, bool) {
 	st := o.st
-	old := st.m[key]
+	old, _ := st.t.get(key)
 	displaced := entrySize(key, old)
 	size := o.size - displaced
 	if st.pinned > 0 && !st.allows(displaced, size) {
@@ -415,7 +417,7 @@ func (o *mapObj) remove(key string) (*mapObj, bool) {
 	}
 	st.pinned += displaced
 	st.minSize = min(st.minSize, size)
-	delete(st.m, key)
+	st.t.del(key)
 	r := &mapObj{st: st, n: o.n - 1, size: size}
 	st.root = r
 	o.st, o.next, o.dkey, o.dval, o.dhas = nil, r, key, old, true
