@@ -13,6 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 
 	"github.com/axpool/axpool/gateway/upstream"
+	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/wire"
 )
@@ -96,6 +97,11 @@ func (g *Server) toolSearch(raw json.RawMessage) []byte {
 	}
 	if _, ok := args["query"]; !ok {
 		return refusal(`missing required argument "query"`)
+	}
+	if query != "" && !upstream.HasWords(query) {
+		// It would list every tool, as "" does, which is not what a
+		// query of "*" or "?" means to find.
+		return refusal(fmt.Sprintf(`query %s has no words (runs of letters or digits) to search for: give words of a tool's name or description, or "" to list every tool by name`, text.Quote(query)))
 	}
 	type annotations struct {
 		ReadOnly    *bool `json:"readOnlyHint,omitempty"`

@@ -150,6 +150,8 @@ func TestToolSearch(t *testing.T) {
 		`{"query": "x", "limit": 2.5}`:                   "limit must be an integer from 1 to 50, got 2.5",
 		`{"q": "x"}`:                                     `unknown argument "q" for tool "boruna_tool_search" (arguments: query, limit)`,
 		`{}`:                                             `missing required argument "query"`,
+		`{"query": "* ?"}`:                               `query "* ?" has no words (runs of letters or digits) to search for: give words of a tool's name or description, or "" to list every tool by name`,
+		`{"query": "  "}`:                                `query "  " has no words (runs of letters or digits) to search for: give words of a tool's name or description, or "" to list every tool by name`,
 		`{"query": "x", "limit": null}`:                  "",
 	} {
 		res, err := call(t, c, ToolSearchName, args, nil)

@@ -36,6 +36,9 @@ func TestJSONParse(t *testing.T) {
 		{`9223372036854775808`, `9.223372036854776e18`}, // beyond Int: a float
 		{`123456789012345678901234567890`, `1.2345678901234568e29`},
 		{`1e-400`, `0.0`}, // below the float range: the nearest float
+		{"0." + strings.Repeat("0", 400) + "1", `0.0`},
+		{"1" + strings.Repeat("0", 400) + "e-390", `10000000000.0`}, // 401 digits, in range
+		{"-" + strings.Repeat("9", 300) + "e-290", `-10000000000.0`},
 		{`[[[]]]`, `[[[]]]`},
 		{`[null,true,false]`, `[null,true,false]`},
 	}
@@ -86,6 +89,8 @@ func TestJSONParseErrors(t *testing.T) {
 		{`+1`, `json: line 1 col 1: expected a value, found '+'`},
 		{`1e400`, `json: line 1 col 1: number 1e400 is out of the range of a 64-bit float`},
 		{`[0, -1e400]`, `json: line 1 col 5: number -1e400 is out of the range of a 64-bit float`},
+		{"1" + strings.Repeat("0", 400), `json: line 1 col 1: number 1` + strings.Repeat("0", 99) + `… is out of the range of a 64-bit float`},
+		{"[-" + strings.Repeat("9", 399) + ".5]", `json: line 1 col 2: number -` + strings.Repeat("9", 99) + `… is out of the range of a 64-bit float`},
 		{`"abc`, `json: line 1 col 1: unterminated string`},
 		{"\"a\nb\"", `json: line 1 col 3: control character U+000A in a string (write it as an escape)`},
 		{`"\x"`, `json: line 1 col 2: invalid escape \x in a string`},

@@ -8,7 +8,11 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/axpool/axpool/internal/text"
 )
 
 // Separator joins an upstream's name and one of its tools' names into the
@@ -92,6 +96,9 @@ func ReadConfig(path string) (*Config, error) {
 // checked in name order):
 //
 //	invalid JSON: <decoder error>
+//	line 5:5: duplicate server name "gh" (first on line 2:5)
+//	line 4:9: server "gh": duplicate key "command" (first on line 3:9)
+//	line 7:1: duplicate key "mcpServers" (first on line 1:2)
 //	the file must be a JSON object with "mcpServers"
 //	unknown field "servers" (the file has only "mcpServers")
 //	"mcpServers" must be an object of servers by name
@@ -114,6 +121,7 @@ func ReadConfig(path string) (*Config, error) {
 //	server "gh": "args" must be an array of strings
 //	server "gh": "env" must be an object of strings
 //	server "gh": url "ftp://x": must be an http:// or https:// URL
+//	server "gh": url "http://h:99999/mcp": port 99999 is not from 1 to 65535
 //	server "gh": headers.Authorization: ${GH_TOKEN} is not set in axpool's environment
 //	server "gh": env.TOKEN: unterminated "${" (write $${ for a literal)
 //
@@ -139,6 +147,9 @@ func ParseConfig(data []byte, lookup func(string) (string, bool)) (*Config, erro
 	var servers map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &servers); err != nil || servers == nil {
 		return nil, fmt.Errorf(`"mcpServers" must be an object of servers by name`)
+	}
+	if err := duplicateKey(data); err != nil {
+		return nil, err
 	}
 	cfg := &Config{}
 	x := &expander{lookup: lookup}
@@ -172,6 +183,98 @@ func checkName(name string) error {
 		return fmt.Errorf("server name %q: must not end with \"_\" (its tools' NAME__TOOL would read as another server's)", name)
 	}
 	return nil
+}
+
+// duplicateKey finds the first key of a JSON object that the object
+// already has (encoding/json keeps the last one silently, so a second
+// server of the same name replaced the first): its line:col, the
+// object's place (a server name in "mcpServers", a key of a server's
+// entry) and where the first one is. nil when every key is unique, or when
+// data is not valid JSON (the decoder's error is reported instead).
+func duplicateKey(data []byte) error {
+	type frame struct {
+		keys    map[string]int // key → offset of its quote; nil in an array
+		path    []string       // the keys leading to this container
+		key     string         // the last key read
+		wantKey bool
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var stack []*frame
+	for {
+		off := int(dec.InputOffset())
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end, or invalid JSON
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.keys != nil && top.wantKey {
+			k, ok := tok.(string)
+			if !ok { // '}'
+				stack = stack[:len(stack)-1]
+				continue
+			}
+			at := off
+			for at < len(data) && data[at] != '"' {
+				at++ // the space, ',' or '{' before the key
+			}
+			if first, dup := top.keys[k]; dup {
+				return duplicateError(data, top.path, k, at, first)
+			}
+			top.keys[k], top.key, top.wantKey = at, k, false
+			continue
+		}
+		if top != nil && top.keys != nil {
+			top.wantKey = true // after this value
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			var path []string
+			if top != nil {
+				path = top.path
+				if top.keys != nil {
+					path = append(slices.Clip(path), top.key)
+				}
+			}
+			f := &frame{path: path}
+			if tok == json.Delim('{') {
+				f.keys, f.wantKey = map[string]int{}, true
+			}
+			stack = append(stack, f)
+		case json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+	}
+}
+
+// duplicateError is duplicateKey's error for key k repeated at offset at
+// (first at offset first) in the object reached by path.
+func duplicateError(data []byte, path []string, k string, at, first int) error {
+	l, c := lineCol(data, at)
+	fl, fc := lineCol(data, first)
+	k = text.Clip(k, 64)
+	switch {
+	case len(path) == 1 && path[0] == "mcpServers":
+		return fmt.Errorf("line %d:%d: duplicate server name %q (first on line %d:%d)", l, c, k, fl, fc)
+	case len(path) >= 2 && path[0] == "mcpServers":
+		in := ""
+		if len(path) > 2 {
+			in = fmt.Sprintf(" in %q", text.Clip(strings.Join(path[2:], "."), 64))
+		}
+		return fmt.Errorf("line %d:%d: server %q: duplicate key %q%s (first on line %d:%d)", l, c, text.Clip(path[1], 64), k, in, fl, fc)
+	}
+	return fmt.Errorf("line %d:%d: duplicate key %q (first on line %d:%d)", l, c, k, fl, fc)
+}
+
+// lineCol is the 1-based line and column (in characters) of offset off
+// of data.
+func lineCol(data []byte, off int) (int, int) {
+	before := data[:off]
+	nl := bytes.LastIndexByte(before, '\n')
+	return bytes.Count(before, []byte("\n")) + 1, utf8.RuneCount(before[nl+1:]) + 1
 }
 
 // parseServer parses one server entry.
@@ -239,7 +342,7 @@ func parseServer(name string, raw json.RawMessage, x *expander) (Server, error) 
 		}
 		for _, k := range sortedKeys(s.Env) {
 			if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(s.Env[k], 0) {
-				return Server{}, fmt.Errorf(`env %q: a variable's name must be non-empty without "=" or NUL, and its value without NUL`, clip(k, 64))
+				return Server{}, fmt.Errorf(`env %q: a variable's name must be non-empty without "=" or NUL, and its value without NUL`, clipName(k))
 			}
 		}
 		return s, nil
@@ -259,11 +362,12 @@ func parseServer(name string, raw json.RawMessage, x *expander) (Server, error) 
 		return Server{}, err
 	}
 	if pu, err := url.Parse(expanded); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-		shown := u // as written: the expanded URL may hold a secret
-		if len(shown) > 200 {
-			shown = shown[:200] + "…"
+		// As written: the expanded URL may hold a secret.
+		return Server{}, fmt.Errorf("url %q: must be an http:// or https:// URL", text.Clip(u, 200))
+	} else if p := pu.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return Server{}, fmt.Errorf("url %q: port %s is not from 1 to 65535", text.Clip(u, 200), text.Clip(p, 16))
 		}
-		return Server{}, fmt.Errorf("url %q: must be an http:// or https:// URL", shown)
 	}
 	s.URL = expanded
 	if s.Headers, err = x.expandMap(m, "headers"); err != nil {
@@ -271,7 +375,7 @@ func parseServer(name string, raw json.RawMessage, x *expander) (Server, error) 
 	}
 	for _, k := range sortedKeys(s.Headers) {
 		if !validHeaderName(k) {
-			return Server{}, fmt.Errorf(`headers %q: not a valid HTTP header name`, clip(k, 64))
+			return Server{}, fmt.Errorf(`headers %q: not a valid HTTP header name`, clipName(k))
 		}
 		if strings.ContainsAny(s.Headers[k], "\r\n\x00") {
 			return Server{}, fmt.Errorf(`headers %q: its value must not contain CR, LF or NUL`, k)
@@ -280,13 +384,10 @@ func parseServer(name string, raw json.RawMessage, x *expander) (Server, error) 
 	return s, nil
 }
 
-// clipRaw is a JSON value as quoted in a message, at most 64 bytes.
+// clipRaw is a JSON value as quoted in a message: at most 64 bytes of it
+// (text.Clip).
 func clipRaw(v json.RawMessage) string {
-	s := string(bytes.TrimSpace(v))
-	if len(s) > 64 {
-		s = s[:64] + "…"
-	}
-	return s
+	return text.Clip(string(bytes.TrimSpace(v)), 64)
 }
 
 // expander expands `${VAR}` and remembers the values it used.
@@ -371,13 +472,9 @@ func validVarName(s string) bool {
 	}) < 0
 }
 
-// clipName is a would-be variable name as quoted, at most 64 bytes.
-func clipName(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "…"
-	}
-	return s
-}
+// clipName is a would-be variable name as quoted: at most 64 bytes of
+// it (text.Clip).
+func clipName(s string) string { return text.Clip(s, 64) }
 
 // sortedKeys returns m's keys in order.
 func sortedKeys[V any](m map[string]V) []string {

@@ -72,6 +72,14 @@ func TestParseConfigErrors(t *testing.T) {
 		{`{"mcpServers": {"gh": {"command": "x", "env": {"TOKEN": "${SECRET_VALUE"}}}}`, `server "gh": env.TOKEN: unterminated "${" (write $${ for a literal)`},
 		{`{"mcpServers": {"gh": {"command": "x", "args": ["${A-B}"]}}}`, `server "gh": args[0]: ${A-B} is not a variable reference (a name from A-Z a-z 0-9 _)`},
 		{`{"mcpServers": {"gh": {"command": "${MISSING}"}}}`, `server "gh": command: ${MISSING} is not set in axpool's environment`},
+		{"{\"mcpServers\": {\n  \"gh\": {\"command\": \"a\"},\n  \"gh\": {\"url\": \"http://h\"}}}", `line 3:3: duplicate server name "gh" (first on line 2:3)`},
+		{`{"mcpServers": {"gh": {"command": "a", "command": "b"}}}`, `line 1:40: server "gh": duplicate key "command" (first on line 1:24)`},
+		{`{"mcpServers": {"gh": {"command": "a", "env": {"A": "1", "é": "2", "é": "3"}}}}`, `line 1:68: server "gh": duplicate key "é" in "env" (first on line 1:58)`},
+		{"{\"mcpServers\": {},\n\"mcpServers\": {\"gh\": {\"command\": \"a\"}}}", `line 2:1: duplicate key "mcpServers" (first on line 1:2)`},
+		{`{"mcpServers": {"gh": {"url": "http://h:99999/mcp"}}}`, `server "gh": url "http://h:99999/mcp": port 99999 is not from 1 to 65535`},
+		{`{"mcpServers": {"gh": {"url": "http://h", "type": "` + strings.Repeat("é", 40) + `"}}}`,
+			`server "gh": "type" must be "stdio" or "http", got "` + strings.Repeat("é", 31) + `… (only stdio and Streamable HTTP are supported)`},
+		{`{"mcpServers": {"gh": {"url": "https://h:0"}}}`, `server "gh": url "https://h:0": port 0 is not from 1 to 65535`},
 	} {
 		_, err := ParseConfig([]byte(tc.in), vars)
 		if err == nil || err.Error() != tc.want {

@@ -16,5 +16,5 @@
 // The package knows nothing of NATS or jobs: the gateway answers the
 // workers' tool calls with it.
 //
-// Imports: internal/mask.
+// Imports: internal/mask and internal/text.
 package upstream

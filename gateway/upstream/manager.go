@@ -22,6 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/axpool/axpool/internal/mask"
+	"github.com/axpool/axpool/internal/text"
 )
 
 // State is an upstream's connection state.
@@ -431,16 +432,12 @@ func (m *Manager) result(res *mcp.CallToolResult) Result {
 	return Result{Value: v, Text: text}
 }
 
-// clip cuts s to at most n bytes at a rune boundary, ending in "…".
+// clip cuts s to at most n bytes, "…" included (text.Clip).
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n - len("…")
-	for cut > 0 && cut < len(s) && s[cut]&0xC0 == 0x80 {
-		cut--
-	}
-	return s[:cut] + "…"
+	return text.Clip(s, n-len(text.Ellipsis))
 }
 
 // upstream is one server and its connection.
@@ -607,20 +604,162 @@ func (u *upstream) connect(log *slog.Logger) (*conn, error) {
 	if _, err := c.c.Initialize(ctx, init); err != nil {
 		return fail("initialize", err)
 	}
-	list, err := c.c.ListTools(ctx, mcp.ListToolsRequest{})
+	list, err := listTools(ctx, c.c, log)
 	if err != nil {
 		return fail("tools/list", err)
 	}
-	for _, t := range list.Tools {
-		tool := u.tool(t)
-		if _, dup := c.tools[t.Name]; dup {
+	for _, t := range list {
+		if why := toolNameProblem(t.Name); why != "" {
+			log.Warn("upstream tool refused", "tool", text.Clip(t.Name, MaxToolNameLen), "reason", why)
 			continue
 		}
+		if _, dup := c.tools[t.Name]; dup {
+			log.Warn("upstream tool listed twice: the first kept", "tool", t.Name)
+			continue
+		}
+		tool := u.tool(t)
 		c.tools[t.Name] = tool
 		c.list = append(c.list, tool)
 	}
 	slices.SortFunc(c.list, func(a, b Tool) int { return strings.Compare(a.Name, b.Name) })
 	return c, nil
+}
+
+// MaxToolNameLen is the longest tool name an upstream may give a tool, in
+// bytes (MCP's limit for tool names).
+const MaxToolNameLen = 128
+
+// toolNameProblem says why an upstream's tool name is refused, or "" when
+// it is not: a name has 1–MaxToolNameLen characters from A-Z a-z 0-9 _ - .
+// (MCP's tool-name characters; no spaces or control characters, which
+// would make NAME__TOOL ambiguous in a program, a log line or an
+// --approve-tools pattern) and no "__" (which separates server and tool).
+func toolNameProblem(name string) string {
+	switch {
+	case name == "":
+		return "the name is empty"
+	case len(name) > MaxToolNameLen:
+		return fmt.Sprintf("the name has %d bytes; at most %d", len(name), MaxToolNameLen)
+	case strings.IndexFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.')
+	}) >= 0:
+		return "the name has a character outside A-Z a-z 0-9 _ - ."
+	case strings.Contains(name, Separator):
+		return fmt.Sprintf("the name contains %q, which separates server and tool in NAME__TOOL", Separator)
+	}
+	return ""
+}
+
+// listTools lists the server's tools (all pages). An answer mcp-go cannot
+// decode as a whole — one tool whose inputSchema is not a JSON schema
+// object fails them all — is asked for again and read tool by tool
+// (listEach): the tools that decode are kept, each other one is logged
+// ("upstream tool skipped", with its name and why) and left out, so one
+// bad tool does not take its server down.
+func listTools(ctx context.Context, c *client.Client, log *slog.Logger) ([]mcp.Tool, error) {
+	list, err := c.ListTools(ctx, mcp.ListToolsRequest{})
+	if err == nil {
+		return list.Tools, nil
+	}
+	var typeErr *json.UnmarshalTypeError
+	var synErr *json.SyntaxError
+	if ctx.Err() != nil || !(errors.As(err, &typeErr) || errors.As(err, &synErr) || strings.Contains(err.Error(), "unmarshal")) {
+		return nil, err
+	}
+	return listEach(ctx, c.GetTransport(), log)
+}
+
+// maxListPages bounds the pages listEach reads.
+const maxListPages = 10000
+
+// listEach lists the tools with tools/list requests of its own on tr,
+// decoding each tool on its own (listTools).
+func listEach(ctx context.Context, tr transport.Interface, log *slog.Logger) ([]mcp.Tool, error) {
+	var out []mcp.Tool
+	seen := map[string]bool{}
+	cursor := ""
+	for page := 1; page <= maxListPages; page++ {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		resp, err := tr.SendRequest(ctx, transport.JSONRPCRequest{JSONRPC: mcp.JSONRPC_VERSION,
+			ID: mcp.NewRequestId(fmt.Sprintf("axpool-tools-list-%d", page)), Method: string(mcp.MethodToolsList), Params: params})
+		if err != nil {
+			return nil, err
+		}
+		if resp.Error != nil {
+			return nil, fmt.Errorf("error %d: %s", resp.Error.Code, text.Clip(resp.Error.Message, MaxErrorBytes))
+		}
+		var res struct {
+			Tools      []json.RawMessage `json:"tools"`
+			NextCursor *string           `json:"nextCursor"`
+		}
+		if json.Unmarshal(resp.Result, &res) != nil {
+			return nil, errors.New(`the answer is not an object with "tools", a list of tools, and "nextCursor", a string`)
+		}
+		for i, raw := range res.Tools {
+			var t mcp.Tool
+			if err := json.Unmarshal(raw, &t); err != nil {
+				name, why := toolProblem(raw)
+				if name == "" {
+					name = fmt.Sprintf("#%d of page %d", i+1, page)
+				}
+				log.Warn("upstream tool skipped", "tool", name, "reason", why)
+				continue
+			}
+			out = append(out, t)
+		}
+		if res.NextCursor == nil || *res.NextCursor == "" {
+			return out, nil
+		}
+		if seen[*res.NextCursor] {
+			return nil, errors.New("the pages of the tool list loop (a cursor came back)")
+		}
+		seen[*res.NextCursor] = true
+		cursor = *res.NextCursor
+	}
+	return nil, fmt.Errorf("the tool list has more than %d pages", maxListPages)
+}
+
+// toolProblem says why a listed tool does not decode: its name (clipped;
+// "" when it has none) and the reason, in words rather than the decoder's.
+func toolProblem(raw json.RawMessage) (string, string) {
+	var t struct {
+		Name        json.RawMessage `json:"name"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if json.Unmarshal(raw, &t) != nil {
+		return "", "the tool is not a JSON object"
+	}
+	var name string
+	if json.Unmarshal(t.Name, &name) != nil {
+		return "", `its "name" is not a string`
+	}
+	name = text.Clip(name, MaxToolNameLen)
+	var schema mcp.ToolInputSchema
+	switch is := bytes.TrimSpace(t.InputSchema); {
+	case len(is) > 0 && is[0] != '{':
+		return name, fmt.Sprintf(`its "inputSchema" is %s, not a JSON schema object`, jsonKind(is))
+	case len(is) > 0 && json.Unmarshal(is, &schema) != nil:
+		return name, `its "inputSchema" is not a usable JSON schema ("type" must be a string, "properties" an object, "required" a list of strings)`
+	}
+	return name, `its "title", "description" or "annotations" are not of their JSON types (strings, an object of booleans)`
+}
+
+// jsonKind names the kind of a JSON value: "a string", "a number", ….
+func jsonKind(v []byte) string {
+	switch v[0] {
+	case '"':
+		return "a string"
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
 }
 
 // tool converts an mcp.Tool, masking its strings.

@@ -67,6 +67,12 @@ func (m *Manager) Search(query string, limit int) []Match {
 	return out
 }
 
+// HasWords reports whether query has a word Search looks for (a run of
+// letters or digits); Search lists every tool for a query without one.
+func HasWords(query string) bool {
+	return strings.IndexFunc(query, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
+}
+
 // scoreTool is Search's score of t for the query words q.
 func scoreTool(t *Tool, q []string, whole string) int {
 	name := words(t.Name)

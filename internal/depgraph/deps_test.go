@@ -87,7 +87,7 @@ var allowed = map[string][]string{
 	// file descriptors free.
 	"gateway/connlimit": nil,
 	// The upstream MCP servers of code mode: mcp-go clients, no NATS.
-	"gateway/upstream": {"internal/mask"},
+	"gateway/upstream": {"internal/mask", "internal/text"},
 	// The byte budget of results being sent and their streamed writing: no MCP.
 	"gateway/outbound": {"internal/jsonenc"},
 	// What each request's protocol revision asks: MCP's wire, no axpool.
