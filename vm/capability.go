@@ -307,7 +307,10 @@ func (m *machine) handlerError(c policy.Capability, err error) error {
 		return m.wallError() // the handler's deadline is the wall limit
 	}
 	var ce *CapabilityError
+	var se *SuspendError
 	switch {
+	case errors.As(err, &se):
+		return se
 	case errors.As(err, &ce):
 		return &CapabilityError{Capability: c, Msg: text.Clip(ce.Msg, MaxShownMessage)}
 	case errors.Is(err, ErrMemoryLimit):
