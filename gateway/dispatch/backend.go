@@ -252,7 +252,7 @@ func (b *QueueBackend) Run(ctx context.Context, call *tools.Args, progress func(
 			}
 		}
 	}
-	if b.Cache && bus.HasCache() {
+	if b.Cache && bus.HasCache() && suspendFrom(ctx) == nil { // an interactive run asks its caller: never shared
 		if digest, ok := call.CacheKey(b.CacheScope); ok {
 			// In-flight coalescing: of the identical calls made at the
 			// same time, the first looks the cache up and runs the job;
@@ -565,6 +565,9 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	// replay it from the results bucket: its worker stores the result.
 	job.Keep = done != nil
 	job.TraceParent, job.TraceState = TraceFrom(ctx)
+	if sc := suspendFrom(ctx); sc != nil {
+		job.Interactive, job.Resume = sc.interactive, sc.resume
+	}
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), SubmitTimeout)
 	id, err := b.Client.Submit(sctx, job)
 	scancel()
