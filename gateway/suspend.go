@@ -45,8 +45,12 @@ const (
 )
 
 // ApproveField is the boolean field of the elicitation that asks for an
-// approval, and the key of its input request (inputRequests).
-const ApproveField = "approve"
+// approval, and the key of its input request (inputRequests); AnswerField
+// is the string field of the one that asks ask()'s question, and its key.
+const (
+	ApproveField = "approve"
+	AnswerField  = "answer"
+)
 
 // KindInvalidRequestState is the error_kind of a call whose requestState
 // is refused: changed or forged, expired or already answered, or given
@@ -151,10 +155,10 @@ func argsDigest(raw json.RawMessage) [32]byte {
 	return sha256.Sum256(c)
 }
 
-// suspends reports whether a call of tool may suspend: boruna_run on a
-// gateway with upstreams (programs call upstream tools).
+// suspends reports whether a call of tool may suspend: boruna_run (its
+// program may call a destructive upstream tool, or ask()).
 func (g *Server) suspends(tool string) bool {
-	return g.cfg.Upstreams != nil && tool == "boruna_run"
+	return tool == "boruna_run"
 }
 
 // canAsk reports whether the caller of the request in ctx can be asked
@@ -198,7 +202,7 @@ func (g *Server) resumeContext(ctx context.Context, req mcp.CallToolRequest) (_ 
 	if p == nil {
 		return ctx, refuse(why)
 	}
-	answer := answerOf(req.Params.InputResponses)
+	answer := answerOf(p.s.Kind, req.Params.InputResponses)
 	resume, err := json.Marshal(wire.Resume{State: p.s.State, Answer: answer})
 	if err != nil {
 		return ctx, refuse("internal error: " + err.Error())
@@ -206,16 +210,25 @@ func (g *Server) resumeContext(ctx context.Context, req mcp.CallToolRequest) (_ 
 	return dispatch.WithInteractive(ctx, canAsk(ctx), resume), nil
 }
 
-// answerOf reads the caller's answer to an approval from inputResponses:
-// accepted when the elicitation under ApproveField was accepted with
-// {"approve": true}; a decline, a cancel, a missing or other answer is
-// no approval.
-func answerOf(responses mcp.InputResponses) wire.ResumeAnswer {
-	res := server.ElicitationResponse(responses, ApproveField)
+// answerOf reads the caller's answer to a suspension of kind from
+// inputResponses: an approval is accepted when the elicitation under
+// ApproveField was accepted with {"approve": true}; ask() is answered
+// when the one under AnswerField was accepted with a string "answer". A
+// decline, a cancel, a missing or other answer is neither.
+func answerOf(kind string, responses mcp.InputResponses) wire.ResumeAnswer {
+	field := ApproveField
+	if kind == wire.SuspensionAsk {
+		field = AnswerField
+	}
+	res := server.ElicitationResponse(responses, field)
 	if res == nil || res.Action != mcp.ElicitationResponseActionAccept {
 		return wire.ResumeAnswer{}
 	}
 	content, _ := res.Content.(map[string]any)
+	if kind == wire.SuspensionAsk {
+		text, ok := content[AnswerField].(string)
+		return wire.ResumeAnswer{Accepted: ok, Text: text}
+	}
 	approve, _ := content[ApproveField].(bool)
 	return wire.ResumeAnswer{Accepted: approve}
 }
@@ -252,7 +265,32 @@ func (g *Server) inputRequired(ctx context.Context, req mcp.CallToolRequest, s *
 	if err != nil {
 		return g.result(g.d.Failure(ctx, req.Params.Name, &dispatch.JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: time.Second, Err: err}))
 	}
+	if s.Kind == wire.SuspensionAsk {
+		return server.NewInputRequestBuilder(state).Elicit(AnswerField, g.questionParams(s)).ToolResult(), nil
+	}
 	return server.NewInputRequestBuilder(state).Elicit(ApproveField, g.approvalParams(s)).ToolResult(), nil
+}
+
+// MaxQuestionBytes bounds ask()'s question as the caller sees it (masked
+// first, then clipped).
+const MaxQuestionBytes = 4096
+
+// questionParams is the elicitation that asks ask()'s question.
+func (g *Server) questionParams(s *wire.Suspension) mcp.ElicitationParams {
+	msg := s.Message
+	if up := g.cfg.Upstreams; up != nil {
+		msg = up.Mask(msg)
+	}
+	return mcp.ElicitationParams{
+		Message: text.Clip(g.mask.String(msg), MaxQuestionBytes),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				AnswerField: map[string]any{"type": "string", "title": "Answer", "description": "the answer the program gets (declining gives it an error)"},
+			},
+			"required": []string{AnswerField},
+		},
+	}
 }
 
 // approvalParams is the elicitation that asks for the approval of s's

@@ -15,6 +15,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/axpool/axpool/internal/engine"
+	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/mcptest"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
@@ -297,5 +298,73 @@ func TestSuspendApprovalElicitationHTTP(t *testing.T) {
 				t.Errorf("echo %d calls, delete_repo %d; want 2, %d", e, d, tc.deletes)
 			}
 		})
+	}
+}
+
+// askProgram echoes "before", then asks a question.
+const askProgram = `fn main() -> String !{tool.call, input.ask} {
+    let a = match tool_call("fake__echo", to_json({"text": "before"})) {
+        Ok(j) => json_encode(j),
+        Err(e) => "Err(" + e + ")",
+    }
+    let c = match ask("Which colour, for the API key sk-live-0123456789?") {
+        Ok(x) => x,
+        Err(e) => "Err(" + e + ")",
+    }
+    a + " | " + c
+}`
+
+// ask() asks the caller through the same paths as an approval, with one
+// string field "answer": a 2026-07-28 client and an older one with
+// elicitation get the question (masked), the answer is ask's Ok, a
+// decline its Err; the call before it is not repeated; a caller that
+// cannot be asked gets the Err at once.
+func TestSuspendAsk(t *testing.T) {
+	s := newSuspendStack(t)
+	s.g.mask = mask.Values("sk-live-0123456789")
+	url := httpServer(t, s.g, HTTPConfig{})
+	const question = "Which colour, for the API key ***?"
+	for _, tc := range []struct {
+		name   string
+		e      *elicitor
+		legacy bool
+		result string
+	}{
+		{"modern answer", &elicitor{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"answer": "blue"}}, false, `"before" | blue`},
+		{"modern decline", &elicitor{action: mcp.ElicitationResponseActionDecline}, false, `"before" | Err(ask: the caller declined to answer)`},
+		{"modern not a string", &elicitor{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"answer": 3}}, false, `"before" | Err(ask: the caller declined to answer)`},
+		{"elicitation answer", &elicitor{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"answer": ""}}, true, `"before" | `},
+		{"elicitation cancel", &elicitor{action: mcp.ElicitationResponseActionCancel}, true, `"before" | Err(ask: the caller declined to answer)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mcptestHTTPClient(t, url, tc.e, tc.legacy)
+			echo0 := s.calls(t, "echo")
+			env := mustCall(t, c, "boruna_run", `{"source":`+src(askProgram)+`}`)
+			if env["success"] != true || env["result"] != tc.result {
+				t.Errorf("result: %v", env)
+			}
+			if len(tc.e.messages) != 1 || tc.e.messages[0] != question {
+				t.Errorf("asked %q", tc.e.messages)
+			}
+			if e := s.calls(t, "echo") - echo0; e != 1 {
+				t.Errorf("echo %d calls; want 1", e)
+			}
+		})
+	}
+	// The raw InputRequiredResult of a question.
+	r := newRawStdioBare(t, s.g)
+	r.send(modernReq(1, "tools/call", `{"name":"boruna_run","arguments":{"source":`+src(askProgram)+`}}`))
+	res, _ := r.response()["result"].(map[string]any)
+	reqs, _ := json.Marshal(res["inputRequests"])
+	want := `{"answer":{"method":"elicitation/create","params":{"message":"Which colour, for the API key ***?",` +
+		`"requestedSchema":{"properties":{"answer":{"description":"the answer the program gets (declining gives it an error)","title":"Answer","type":"string"}},"required":["answer"],"type":"object"}}}}`
+	if res["resultType"] != "input_required" || string(reqs) != want {
+		t.Errorf("input required: %v\n%s", res, reqs)
+	}
+	//lint:ignore SA1019 an older client, without the elicitation capability
+	c := stdioClientWith(t, s.g, client.WithLegacyProtocolOnly())
+	env := mustCall(t, c, "boruna_run", `{"source":`+src(askProgram)+`}`)
+	if want := `"before" | Err(ask: this run cannot ask its caller: only a boruna_run whose MCP client can be asked (a 2026-07-28 client, or one that declared elicitation) can)`; env["result"] != want {
+		t.Errorf("nobody to ask: %v", env)
 	}
 }

@@ -366,6 +366,11 @@ func (h *resumeHandler) Call(ctx context.Context, e vm.Effect, args []vm.Value) 
 			return vm.Err(vm.Str(fmt.Sprintf("tool_call %q: the caller declined the call", text.Clip(name, 200)))), nil
 		}
 		return h.inner.Call(wire.WithApproved(ctx, name), e, args)
+	case vm.EAsk:
+		if !h.answer.Accepted {
+			return vm.Err(vm.Str("ask: the caller declined to answer")), nil
+		}
+		return vm.Ok(vm.Str(h.answer.Text)), nil
 	}
 	return vm.Value{}, fmt.Errorf("resume: %s cannot be answered by the caller", e.Name())
 }

@@ -25,6 +25,12 @@ type Suspension struct {
 	State json.RawMessage `json:"state"`
 }
 
+// The kinds of Suspension (vm.SuspendApproval, vm.SuspendAsk).
+const (
+	SuspensionApproval = "approval"
+	SuspensionAsk      = "ask"
+)
+
 // Resume is queue.Job.Resume: the state of a suspended run and the
 // caller's answer to its pending call.
 type Resume struct {

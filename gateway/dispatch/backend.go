@@ -252,7 +252,7 @@ func (b *QueueBackend) Run(ctx context.Context, call *tools.Args, progress func(
 			}
 		}
 	}
-	if b.Cache && bus.HasCache() && suspendFrom(ctx) == nil { // an interactive run asks its caller: never shared
+	if sc := suspendFrom(ctx); b.Cache && bus.HasCache() && (sc == nil || sc.resume == nil) { // a resumed run is never shared
 		if digest, ok := call.CacheKey(b.CacheScope); ok {
 			// In-flight coalescing: of the identical calls made at the
 			// same time, the first looks the cache up and runs the job;

@@ -234,7 +234,8 @@ type suspendKey struct{}
 // call that needs an answer suspends the run, docs/code-mode.md
 // "Suspended runs") when interactive is true, and resume the suspended
 // run of resume (queue.Job.Resume, a wire.Resume) when it is not nil.
-// Such a job is never looked up in, or shared through, the result cache.
+// A resumed job is never looked up in, or shared through, the result
+// cache.
 func WithInteractive(ctx context.Context, interactive bool, resume json.RawMessage) context.Context {
 	return context.WithValue(ctx, suspendKey{}, &suspendCtx{interactive: interactive, resume: resume})
 }

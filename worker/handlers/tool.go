@@ -62,3 +62,15 @@ func callTool(ctx context.Context, left int64, name string, args vm.Value) (vm.V
 // caller's approval (the gateway's upstream.CodeApprovalRequired; this
 // package does not import the gateway).
 const CodeApprovalRequired = "approval_required"
+
+// ask performs ask(message): in a run whose caller can be asked
+// (vm.Interactive) a *vm.SuspendError, which suspends the run until the
+// caller answers (the resumed run gets the answer, docs/code-mode.md
+// "Questions"); in any other run Err(`ask: this run cannot ask its
+// caller: …`).
+func ask(ctx context.Context, message string) (vm.Value, error) {
+	if !vm.Interactive(ctx) {
+		return vm.Err(vm.Str("ask: this run cannot ask its caller: only a boruna_run whose MCP client can be asked (a 2026-07-28 client, or one that declared elicitation) can")), nil
+	}
+	return vm.Value{}, &vm.SuspendError{Kind: vm.SuspendAsk, Message: message}
+}
