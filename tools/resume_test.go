@@ -3,7 +3,9 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -174,4 +176,83 @@ func compactJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// benchProgram makes n tool calls of x__echo and 200 × n arithmetic
+// steps of its own, then the destructive x__delete (which suspends it),
+// then one more echo.
+func benchProgram(n int) string {
+	return `fn main() -> Int !{tool.call} {
+    let mut i = 0
+    let mut acc = 0
+    while i < ` + strconv.Itoa(n) + ` {
+        match tool_call("x__echo", to_json(i)) {
+            Ok(j) => { acc = acc + 1 },
+            Err(e) => { acc = acc - 1 },
+        }
+        let mut k = 0
+        while k < 50 {
+            acc = acc + k % 3
+            k = k + 1
+        }
+        i = i + 1
+    }
+    let d = tool_call("x__delete", to_json(1))
+    let e = tool_call("x__echo", to_json(-1))
+    acc
+}`
+}
+
+// BenchmarkResume measures what a suspension costs: "suspend" is a run
+// up to its suspension (the state recorded), "resume" the resumed run —
+// the state decoded, the prefix re-run with its n recorded tool calls
+// answered from it, the approved call and the rest — and "straight" the
+// same program run at once without suspending (its calls answered by the
+// in-process handler: the resume's extra cost is the prefix, not the
+// outside calls, which a real run makes over the network). state_bytes is
+// the size of the recorded state.
+func BenchmarkResume(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		m, errs := compiler.Compile([]byte(benchProgram(n)), compiler.Options{File: "main.ax", ModuleName: "module", Script: true})
+		if errs != nil {
+			b.Fatal(errs)
+		}
+		set := &countingSet{calls: map[string]int{}}
+		env := &Env{Handlers: set}
+		ctx := vm.WithInteractive(context.Background())
+		var state json.RawMessage
+		b.Run(fmt.Sprintf("calls=%d/suspend", n), func(b *testing.B) {
+			for b.Loop() {
+				o := RunMain(ctx, env, m, MainRun{}, nil)
+				b.StopTimer()
+				raw, _ := o.MarshalJSON()
+				var v struct{ Suspension wire.Suspension }
+				if err := json.Unmarshal(raw, &v); err != nil || v.Suspension.State == nil {
+					b.Fatalf("not suspended: %s", raw)
+				}
+				state = v.Suspension.State
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(len(state)), "state_bytes")
+		})
+		resume, _ := json.Marshal(wire.Resume{State: state, Answer: wire.ResumeAnswer{Accepted: true}})
+		b.Run(fmt.Sprintf("calls=%d/resume", n), func(b *testing.B) {
+			rctx := wire.WithResume(ctx, resume)
+			for b.Loop() {
+				o := RunMain(rctx, env, m, MainRun{}, nil)
+				if raw, _ := o.MarshalJSON(); !strings.HasPrefix(string(raw), `{"success":true`) {
+					b.Fatalf("resume: %s", raw)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("calls=%d/straight", n), func(b *testing.B) {
+			sctx := wire.WithApproved(context.Background(), "x__delete")
+			for b.Loop() {
+				o := RunMain(sctx, env, m, MainRun{}, nil)
+				if raw, _ := o.MarshalJSON(); !strings.HasPrefix(string(raw), `{"success":true`) {
+					b.Fatalf("straight: %s", raw)
+				}
+			}
+		})
+	}
 }
