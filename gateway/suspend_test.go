@@ -264,6 +264,11 @@ func stdioClientWith(t *testing.T, g *Server, opts ...client.ClientOption) *clie
 		cw.Close()
 		<-done
 	})
+	// Started without a deadline: the transport answers the server's
+	// requests (elicitation/create) under its start context.
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	initialize(t, c)
 	return c
 }
@@ -366,5 +371,39 @@ func TestSuspendAsk(t *testing.T) {
 	env := mustCall(t, c, "boruna_run", `{"source":`+src(askProgram)+`}`)
 	if want := `"before" | Err(ask: this run cannot ask its caller: only a boruna_run whose MCP client can be asked (a 2026-07-28 client, or one that declared elicitation) can)`; env["result"] != want {
 		t.Errorf("nobody to ask: %v", env)
+	}
+}
+
+// An older client over stdio that declared elicitation is asked with an
+// elicitation/create request on the connection (the gateway's own stdio
+// session sends it and reads the response); approve and decline act as
+// over HTTP.
+func TestSuspendApprovalElicitationStdio(t *testing.T) {
+	s := newSuspendStack(t)
+	for _, tc := range []struct {
+		name    string
+		e       *elicitor
+		result  string
+		deletes int
+	}{
+		{"approve", &elicitor{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"approve": true}}, `"before" | "deleted r1" | "after"`, 1},
+		{"decline", &elicitor{action: mcp.ElicitationResponseActionDecline},
+			`"before" | Err(tool_call "fake__delete_repo": the caller declined the call) | "after"`, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			//lint:ignore SA1019 an older client, with the elicitation capability
+			c := stdioClientWith(t, s.g, client.WithLegacyProtocolOnly(), client.WithElicitationHandler(tc.e))
+			echo0, del0 := s.calls(t, "echo"), s.calls(t, "delete_repo")
+			env := mustCall(t, c, "boruna_run", `{"source":`+src(approvalProgram)+`}`)
+			if env["success"] != true || env["result"] != tc.result {
+				t.Errorf("result: %v", env)
+			}
+			if len(tc.e.messages) != 1 || tc.e.messages[0] != approvalMessage {
+				t.Errorf("asked %q", tc.e.messages)
+			}
+			if e, d := s.calls(t, "echo")-echo0, s.calls(t, "delete_repo")-del0; e != 2 || d != tc.deletes {
+				t.Errorf("echo %d calls, delete_repo %d; want 2, %d", e, d, tc.deletes)
+			}
+		})
 	}
 }
