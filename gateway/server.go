@@ -334,13 +334,17 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		m.CallStarted()
 		defer m.CallEnded()
 	}
+	var taken *pendingRun
 	if g.suspends(req.Params.Name) {
 		var refusal []byte
-		if ctx, refusal = g.resumeContext(ctx, req); refusal != nil {
+		if ctx, taken, refusal = g.resumeContext(ctx, req); refusal != nil {
 			return g.result(refusal)
 		}
 	}
 	out, args, err := g.answer(ctx, req)
+	if taken != nil && (err != nil || notRun(out)) {
+		g.suspended.restore(taken) // no job ran: the same state may be sent again
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -69,6 +69,7 @@ type suspendStore struct {
 // and the digest of the arguments of the suspended call) and its
 // suspension.
 type pendingRun struct {
+	id           [16]byte
 	caller, tool string
 	args         [32]byte
 	s            wire.Suspension
@@ -103,7 +104,7 @@ func (st *suspendStore) put(p *pendingRun) (string, error) {
 	}
 	var id [16]byte
 	_, _ = rand.Read(id[:])
-	p.expires = now.Add(SuspendTTL)
+	p.id, p.expires = id, now.Add(SuspendTTL)
 	st.runs[id] = p
 	return stateTag + base64.RawURLEncoding.EncodeToString(append(id[:], st.mac(id)...)), nil
 }
@@ -135,8 +136,11 @@ func (st *suspendStore) take(state, caller, tool string, args [32]byte) (*pendin
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	p := st.runs[id]
-	if p == nil || p.caller != caller || st.now().After(p.expires) {
+	if p != nil && st.now().After(p.expires) {
 		delete(st.runs, id)
+		p = nil
+	}
+	if p == nil || p.caller != caller { // another caller's state is not theirs to end
 		return nil, fmt.Sprintf("requestState has expired (after %v) or was answered already: call %s again without it", SuspendTTL, tool)
 	}
 	if p.tool != tool || p.args != args {
@@ -144,6 +148,14 @@ func (st *suspendStore) take(state, caller, tool string, args [32]byte) (*pendin
 	}
 	delete(st.runs, id)
 	return p, ""
+}
+
+// restore puts back a run take returned whose resume job never ran (the
+// queue refused it), so that the caller may retry with the same state.
+func (st *suspendStore) restore(p *pendingRun) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.runs[p.id] = p
 }
 
 // argsDigest is the SHA-256 of a call's arguments, compacted.
@@ -181,14 +193,15 @@ func canAsk(ctx context.Context) bool {
 // a requestState resumes its run (the state is taken, with the answer
 // of inputResponses), any other is interactive when its caller can be
 // asked. refusal, when not nil, is the call's result: an invalid_args
-// envelope with error_kind KindInvalidRequestState.
-func (g *Server) resumeContext(ctx context.Context, req mcp.CallToolRequest) (_ context.Context, refusal []byte) {
+// envelope with error_kind KindInvalidRequestState; taken is the
+// suspended run a resume took (restored when its job never ran).
+func (g *Server) resumeContext(ctx context.Context, req mcp.CallToolRequest) (_ context.Context, taken *pendingRun, refusal []byte) {
 	state := req.Params.RequestState
 	if state == "" {
 		if canAsk(ctx) {
-			return dispatch.WithInteractive(ctx, true, nil), nil
+			return dispatch.WithInteractive(ctx, true, nil), nil, nil
 		}
-		return ctx, nil
+		return ctx, nil, nil
 	}
 	raw, err := rawArguments(req)
 	if err != nil {
@@ -200,14 +213,28 @@ func (g *Server) resumeContext(ctx context.Context, req mcp.CallToolRequest) (_ 
 	}
 	p, why := g.suspended.take(state, dispatch.CallerFrom(ctx), req.Params.Name, argsDigest(raw))
 	if p == nil {
-		return ctx, refuse(why)
+		return ctx, nil, refuse(why)
 	}
 	answer := answerOf(p.s.Kind, req.Params.InputResponses)
 	resume, err := json.Marshal(wire.Resume{State: p.s.State, Answer: answer})
 	if err != nil {
-		return ctx, refuse("internal error: " + err.Error())
+		return ctx, nil, refuse("internal error: " + err.Error())
 	}
-	return dispatch.WithInteractive(ctx, canAsk(ctx), resume), nil
+	return dispatch.WithInteractive(ctx, canAsk(ctx), resume), p, nil
+}
+
+// notRun reports whether out is the answer of a call whose job the queue
+// never took (queue_full, queue_unavailable, quota_exceeded: retryable).
+func notRun(out []byte) bool {
+	sum, err := wire.Summarize(out)
+	if err != nil {
+		return false
+	}
+	switch sum.Outcome {
+	case wire.OutcomeQueueFull, wire.OutcomeQueueUnavailable, wire.OutcomeQuotaExceeded:
+		return true
+	}
+	return false
 }
 
 // answerOf reads the caller's answer to a suspension of kind from

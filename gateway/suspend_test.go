@@ -210,6 +210,18 @@ func TestSuspendApprovalModernHTTP(t *testing.T) {
 			}
 		})
 	}
+	// With an idempotency_key: the resume is not the key's replay (whose
+	// record holds the suspension) but a run.
+	e := &elicitor{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"approve": true}}
+	c := mcptestHTTPClient(t, url, e, false)
+	del0 := s.calls(t, "delete_repo")
+	env := mustCall(t, c, "boruna_run", `{"source":`+src(approvalProgram)+`,"idempotency_key":"k-approve-1"}`)
+	if env["result"] != `"before" | "deleted r1" | "after"` || len(e.messages) != 1 {
+		t.Errorf("with a key: %v, asked %q", env, e.messages)
+	}
+	if d := s.calls(t, "delete_repo") - del0; d != 1 {
+		t.Errorf("with a key: delete_repo %d calls", d)
+	}
 }
 
 // A caller that cannot be asked — an older client without the
@@ -405,5 +417,66 @@ func TestSuspendApprovalElicitationStdio(t *testing.T) {
 				t.Errorf("echo %d calls, delete_repo %d; want 2, %d", e, d, tc.deletes)
 			}
 		})
+	}
+}
+
+// The store of suspended runs: a state is answered once, only by its
+// caller, for its call's arguments, within SuspendTTL (an injected
+// clock); restore puts back a run whose resume never ran; MaxSuspended
+// runs wait at most, expired ones making room; notRun tells the
+// outcomes of a job the queue never took.
+func TestSuspendStore(t *testing.T) {
+	now := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	st := newSuspendStore()
+	st.now = func() time.Time { return now }
+	args := argsDigest(json.RawMessage(`{"source": "x"}`))
+	if argsDigest(json.RawMessage(`{"source":"x"}`)) != args {
+		t.Error("argsDigest depends on white space")
+	}
+	put := func() string {
+		t.Helper()
+		s, err := st.put(&pendingRun{caller: "alice", tool: "boruna_run", args: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	const expired = "requestState has expired (after 1h0m0s) or was answered already: call boruna_run again without it"
+	s := put()
+	if p, why := st.take(s, "bob", "boruna_run", args); p != nil || why != expired {
+		t.Errorf("another caller: %v %q", p, why)
+	}
+	p, why := st.take(s, "alice", "boruna_run", args)
+	if p == nil || why != "" {
+		t.Fatalf("take: %q", why)
+	}
+	if p, why := st.take(s, "alice", "boruna_run", args); p != nil || why != expired {
+		t.Errorf("twice: %v %q", p, why)
+	}
+	st.restore(p)
+	if p, _ := st.take(s, "alice", "boruna_run", args); p == nil {
+		t.Error("restored run not found")
+	}
+	s = put()
+	now = now.Add(SuspendTTL + time.Second)
+	if p, why := st.take(s, "alice", "boruna_run", args); p != nil || why != expired {
+		t.Errorf("expired: %v %q", p, why)
+	}
+	for range MaxSuspended {
+		put()
+	}
+	if _, err := st.put(&pendingRun{}); err == nil || err.Error() != "1024 runs wait for their callers' answers already" {
+		t.Errorf("full: %v", err)
+	}
+	now = now.Add(SuspendTTL + time.Second)
+	put() // the expired ones make room
+	for out, want := range map[string]bool{
+		`{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"m","outcome":"queue_full","retryable":true}`:         true,
+		`{"success":false,"protocol_version":1,"error_kind":"quota_exceeded","message":"m","outcome":"quota_exceeded","retryable":true}`: true,
+		`{"success":true,"protocol_version":1,"result":"1","outcome":"ok","retryable":false}`:                                            false,
+	} {
+		if notRun([]byte(out)) != want {
+			t.Errorf("notRun(%s) = %v", out, !want)
+		}
 	}
 }

@@ -199,6 +199,9 @@ func (b *QueueBackend) Run(ctx context.Context, call *tools.Args, progress func(
 		return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, bus), Err: err}
 	}
 	key := call.Key()
+	if sc := suspendFrom(ctx); sc != nil && sc.resume != nil {
+		key = "" // the key's record holds the suspension this job resumes
+	}
 	var job queue.Job
 	var done func(res json.RawMessage, err error) // set when this call owns an idempotency key
 	if key != "" {

@@ -235,7 +235,8 @@ type suspendKey struct{}
 // "Suspended runs") when interactive is true, and resume the suspended
 // run of resume (queue.Job.Resume, a wire.Resume) when it is not nil.
 // A resumed job is never looked up in, or shared through, the result
-// cache.
+// cache, nor joined to its call's idempotency_key (whose record holds the
+// suspension it resumes).
 func WithInteractive(ctx context.Context, interactive bool, resume json.RawMessage) context.Context {
 	return context.WithValue(ctx, suspendKey{}, &suspendCtx{interactive: interactive, resume: resume})
 }
