@@ -32,7 +32,7 @@ type suspendStack struct {
 	g *Server
 }
 
-func newSuspendStack(t *testing.T) *suspendStack {
+func newSuspendStack(t testing.TB) *suspendStack {
 	t.Helper()
 	s := newStack(t, 0, queue.Config{})
 	t.Cleanup(s.close)
@@ -60,7 +60,7 @@ func newSuspendStack(t *testing.T) *suspendStack {
 }
 
 // calls returns how many calls the fake upstream's tool got.
-func (s *suspendStack) calls(t *testing.T, tool string) int {
+func (s *suspendStack) calls(t testing.TB, tool string) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -479,4 +479,49 @@ func TestSuspendStore(t *testing.T) {
 			t.Errorf("notRun(%s) = %v", out, !want)
 		}
 	}
+}
+
+// BenchmarkSuspendResume is the cost of asking: "asked" is a boruna_run
+// of a 2026-07-28 client (raw stdio) whose program suspends at its
+// destructive call and is resumed with an approval — two tools/call
+// round trips, two jobs, the prefix (the clock and an echo) replayed —
+// and "pre-approved" the same program with --approve-tools letting the
+// call run at once (one round trip, one job). Their difference
+// is what a suspension costs end to end (the caller's own think time
+// aside).
+func BenchmarkSuspendResume(b *testing.B) {
+	s := newSuspendStack(b)
+	args := `{"name":"boruna_run","arguments":{"source":` + src(approvalProgram) + `}}`
+	approve := `,"inputResponses":{"approve":{"action":"accept","content":{"approve":true}}},"requestState":`
+	want := `"before" | "deleted r1" | "after"`
+	b.Run("asked", func(b *testing.B) {
+		r := newRawStdioBare(b, s.g)
+		id := 0
+		for b.Loop() {
+			id++
+			r.send(modernReq(id, "tools/call", args))
+			res, _ := r.response()["result"].(map[string]any)
+			state, _ := res["requestState"].(string)
+			id++
+			r.send(modernReq(id, "tools/call", strings.TrimSuffix(args, "}")+approve+jsonString(state)+`}`))
+			res, _ = r.response()["result"].(map[string]any)
+			if sc, _ := res["structuredContent"].(map[string]any); sc["result"] != want {
+				b.Fatalf("resumed: %v", res)
+			}
+		}
+	})
+	b.Run("pre-approved", func(b *testing.B) {
+		s.g.cfg.ApproveTools = []string{"fake__delete_*"}
+		defer func() { s.g.cfg.ApproveTools = nil }()
+		r := newRawStdioBare(b, s.g)
+		id := 0
+		for b.Loop() {
+			id++
+			r.send(modernReq(id, "tools/call", args))
+			res, _ := r.response()["result"].(map[string]any)
+			if sc, _ := res["structuredContent"].(map[string]any); sc["result"] != want {
+				b.Fatalf("pre-approved: %v", res)
+			}
+		}
+	})
 }
