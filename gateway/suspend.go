@@ -21,13 +21,13 @@ import (
 	"github.com/axpool/axpool/wire"
 )
 
-// Suspended runs (docs/code-mode.md "Suspended runs"). A boruna_run on a
-// gateway with upstreams whose caller can be asked — a 2026-07-28 client
-// (an InputRequiredResult, SEP-2322), or an older one that declared
-// elicitation on a session that can send it (mcp-go sends the
-// elicitation/create and calls the handler again with the answer) — runs
-// as an interactive job. When the program reaches a call that needs the
-// caller (a destructive tool's approval), its job ends with a suspension
+// Suspended runs (docs/code-mode.md "Suspended runs"). A boruna_run whose
+// caller can be asked — a 2026-07-28 request declaring elicitation (an
+// InputRequiredResult, SEP-2322), or an older client that declared it on
+// a session that can send it (mcp-go sends the elicitation/create and
+// calls the handler again with the answer) — runs as an interactive job.
+// When the program reaches a call that needs the caller (a destructive
+// tool's approval, ask()), its job ends with a suspension
 // (wire.Suspension): the gateway keeps it here, under a requestState that
 // is opaque and tamper-proof (a random ID with an HMAC-SHA256 of a key
 // only this process knows), and answers an InputRequiredResult asking the
@@ -174,12 +174,13 @@ func (g *Server) suspends(tool string) bool {
 }
 
 // canAsk reports whether the caller of the request in ctx can be asked
-// during a call: a 2026-07-28 client (InputRequiredResult), or an older
-// one whose session can send elicitation/create and that declared the
-// elicitation capability.
+// during a call: a 2026-07-28 request that declares the elicitation
+// capability in its client capabilities (an InputRequiredResult), or an
+// older client that declared it and whose session can send
+// elicitation/create.
 func canAsk(ctx context.Context) bool {
-	if server.IsModernRequest(ctx) || mcp.IsModernProtocol(server.RequestProtocolVersion(ctx)) {
-		return true
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
 	}
 	s := server.ClientSessionFromContext(ctx)
 	if _, ok := s.(server.SessionWithElicitation); !ok {

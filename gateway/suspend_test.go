@@ -103,7 +103,7 @@ func TestSuspendApprovalModernStdio(t *testing.T) {
 	r := newRawStdioBare(t, s.g)
 	echo0, del0 := s.calls(t, "echo"), s.calls(t, "delete_repo")
 	args := `{"name":"boruna_run","arguments":{"source":` + src(approvalProgram) + `}}`
-	r.send(modernReq(1, "tools/call", args))
+	r.send(elicitingReq(1, "tools/call", args))
 	m := r.response()
 	res, _ := m["result"].(map[string]any)
 	state, _ := res["requestState"].(string)
@@ -120,7 +120,7 @@ func TestSuspendApprovalModernStdio(t *testing.T) {
 	retry := func(id int, state, args string) map[string]any {
 		t.Helper()
 		p := strings.TrimSuffix(args, "}") + `,` + approve + `,"requestState":` + jsonString(state) + `}`
-		r.send(modernReq(id, "tools/call", p))
+		r.send(elicitingReq(id, "tools/call", p))
 		m := r.response()
 		res, _ := m["result"].(map[string]any)
 		sc, _ := res["structuredContent"].(map[string]any)
@@ -368,9 +368,17 @@ func TestSuspendAsk(t *testing.T) {
 			}
 		})
 	}
+	// A 2026-07-28 request without the elicitation capability is not
+	// asked: the program gets the Err.
+	r0 := newRawStdioBare(t, s.g)
+	r0.send(modernReq(1, "tools/call", `{"name":"boruna_run","arguments":{"source":`+src(askProgram)+`}}`))
+	res0, _ := r0.response()["result"].(map[string]any)
+	if sc, _ := res0["structuredContent"].(map[string]any); sc["result"] != `"before" | Err(ask: this run cannot ask its caller: only a boruna_run whose MCP client declared the elicitation capability can)` {
+		t.Errorf("modern without elicitation: %v", res0)
+	}
 	// The raw InputRequiredResult of a question.
 	r := newRawStdioBare(t, s.g)
-	r.send(modernReq(1, "tools/call", `{"name":"boruna_run","arguments":{"source":`+src(askProgram)+`}}`))
+	r.send(elicitingReq(1, "tools/call", `{"name":"boruna_run","arguments":{"source":`+src(askProgram)+`}}`))
 	res, _ := r.response()["result"].(map[string]any)
 	reqs, _ := json.Marshal(res["inputRequests"])
 	want := `{"answer":{"method":"elicitation/create","params":{"message":"Which colour, for the API key ***?",` +
@@ -381,7 +389,7 @@ func TestSuspendAsk(t *testing.T) {
 	//lint:ignore SA1019 an older client, without the elicitation capability
 	c := stdioClientWith(t, s.g, client.WithLegacyProtocolOnly())
 	env := mustCall(t, c, "boruna_run", `{"source":`+src(askProgram)+`}`)
-	if want := `"before" | Err(ask: this run cannot ask its caller: only a boruna_run whose MCP client can be asked (a 2026-07-28 client, or one that declared elicitation) can)`; env["result"] != want {
+	if want := `"before" | Err(ask: this run cannot ask its caller: only a boruna_run whose MCP client declared the elicitation capability can)`; env["result"] != want {
 		t.Errorf("nobody to ask: %v", env)
 	}
 }
@@ -499,11 +507,11 @@ func BenchmarkSuspendResume(b *testing.B) {
 		id := 0
 		for b.Loop() {
 			id++
-			r.send(modernReq(id, "tools/call", args))
+			r.send(elicitingReq(id, "tools/call", args))
 			res, _ := r.response()["result"].(map[string]any)
 			state, _ := res["requestState"].(string)
 			id++
-			r.send(modernReq(id, "tools/call", strings.TrimSuffix(args, "}")+approve+jsonString(state)+`}`))
+			r.send(elicitingReq(id, "tools/call", strings.TrimSuffix(args, "}")+approve+jsonString(state)+`}`))
 			res, _ = r.response()["result"].(map[string]any)
 			if sc, _ := res["structuredContent"].(map[string]any); sc["result"] != want {
 				b.Fatalf("resumed: %v", res)
@@ -517,11 +525,18 @@ func BenchmarkSuspendResume(b *testing.B) {
 		id := 0
 		for b.Loop() {
 			id++
-			r.send(modernReq(id, "tools/call", args))
+			r.send(elicitingReq(id, "tools/call", args))
 			res, _ := r.response()["result"].(map[string]any)
 			if sc, _ := res["structuredContent"].(map[string]any); sc["result"] != want {
 				b.Fatalf("pre-approved: %v", res)
 			}
 		}
 	})
+}
+
+// elicitingReq is modernReq from a client that declares the elicitation
+// capability (in _meta io.modelcontextprotocol/clientCapabilities).
+func elicitingReq(id int, method, params string) string {
+	return strings.Replace(modernReq(id, method, params), `"io.modelcontextprotocol/clientCapabilities":{}`,
+		`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}`, 1)
 }

@@ -70,7 +70,7 @@ const CodeApprovalRequired = "approval_required"
 // caller: …`).
 func ask(ctx context.Context, message string) (vm.Value, error) {
 	if !vm.Interactive(ctx) {
-		return vm.Err(vm.Str("ask: this run cannot ask its caller: only a boruna_run whose MCP client can be asked (a 2026-07-28 client, or one that declared elicitation) can")), nil
+		return vm.Err(vm.Str("ask: this run cannot ask its caller: only a boruna_run whose MCP client declared the elicitation capability can")), nil
 	}
 	return vm.Value{}, &vm.SuspendError{Kind: vm.SuspendAsk, Message: message}
 }
