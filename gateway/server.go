@@ -129,6 +129,10 @@ type Server struct {
 	// server card lists them).
 	extensions []string
 
+	// suspended keeps the suspended runs waiting for their callers'
+	// answers (suspend.go).
+	suspended *suspendStore
+
 	// Shutdown (BeginShutdown, WaitCalls, CancelCalls).
 	draining  atomic.Bool
 	stopCtx   context.Context // ends when CancelCalls is called
@@ -226,7 +230,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker,
+	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker, suspended: newSuspendStore(),
 		obs:    &Observer{Metrics: cfg.Metrics, AuditLog: cfg.AuditLog, Logger: cfg.Logger},
 		budget: outbound.New(cmp.Or(cfg.MaxResultBytes, DefaultMaxResultBytes), cmp.Or(cfg.MaxResultBytesPerCaller, DefaultMaxResultBytesPerCaller))}
 	// Once large results are sent, their memory goes back to the system
@@ -330,9 +334,22 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		m.CallStarted()
 		defer m.CallEnded()
 	}
+	var taken *pendingRun
+	if g.suspends(req.Params.Name) {
+		var refusal []byte
+		if ctx, taken, refusal = g.resumeContext(ctx, req); refusal != nil {
+			return g.result(refusal)
+		}
+	}
 	out, args, err := g.answer(ctx, req)
+	if taken != nil && (err != nil || notRun(out)) {
+		g.suspended.restore(taken) // no job ran: the same state may be sent again
+	}
 	if err != nil {
 		return nil, err
+	}
+	if s := suspensionOf(out); s != nil && g.suspends(req.Params.Name) {
+		return g.inputRequired(ctx, req, s)
 	}
 	// Counted and audited before the response leaves (observe.go).
 	g.obs.Observe(ctx, req.Params.Name, args, out)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -48,6 +49,7 @@ func (g *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	ctx, cancel := context.WithCancel(g.mcp.WithContext(ctx, s))
 	defer cancel()
 	c := &stdioConn{g: g, s: s, calls: newCallTable(false), lines: make(chan outLine), stop: make(chan struct{})}
+	s.conn = c
 	werr := make(chan error, 1)
 	go func() { werr <- c.writeLoop(out, cancel) }()
 	rerr := make(chan error, 1)
@@ -88,6 +90,104 @@ type stdioSession struct {
 	notes chan mcp.JSONRPCNotification
 	ready atomic.Bool
 	level atomic.Value // string: logging/setLevel's level (logging.go)
+	// info and caps are the client's (initialize), for mcp-go
+	// (server.SessionWithClientInfo): a client that declared elicitation
+	// is asked with elicitation/create (RequestElicitation, suspend.go).
+	info atomic.Value // mcp.Implementation
+	caps atomic.Value // mcp.ClientCapabilities
+	conn *stdioConn
+}
+
+func (s *stdioSession) GetClientInfo() mcp.Implementation {
+	v, _ := s.info.Load().(mcp.Implementation)
+	return v
+}
+func (s *stdioSession) SetClientInfo(i mcp.Implementation) { s.info.Store(i) }
+func (s *stdioSession) GetClientCapabilities() mcp.ClientCapabilities {
+	v, _ := s.caps.Load().(mcp.ClientCapabilities)
+	return v
+}
+func (s *stdioSession) SetClientCapabilities(c mcp.ClientCapabilities) { s.caps.Store(c) }
+
+// RequestElicitation sends the client an elicitation/create request
+// (server.SessionWithElicitation; id "axpool-elicit-N", a string no
+// client request can take from us: ids of our requests are ours) and
+// waits for its response, ctx's end or the connection's.
+func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
+	c := s.conn
+	id := fmt.Sprintf("axpool-elicit-%d", c.nextReq.Add(1))
+	ch := make(chan clientResponse, 1)
+	c.reqMu.Lock()
+	if c.pending == nil {
+		c.pending = map[string]chan clientResponse{}
+	}
+	c.pending[id] = ch
+	c.reqMu.Unlock()
+	defer func() {
+		c.reqMu.Lock()
+		delete(c.pending, id)
+		c.reqMu.Unlock()
+	}()
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": string(mcp.MethodElicitationCreate), "params": req.Params})
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case c.lines <- outLine{b: append(b, '\n')}:
+	case <-c.stop:
+		return nil, errors.New("the stdio connection is closed")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case r := <-ch:
+		if r.Error != nil {
+			return nil, fmt.Errorf("elicitation/create: the client answered error %d: %s", r.Error.Code, r.Error.Message)
+		}
+		var res mcp.ElicitationResult
+		if err := json.Unmarshal(r.Result, &res); err != nil {
+			return nil, fmt.Errorf("elicitation/create: the client's result does not decode: %v", err)
+		}
+		return &res, nil
+	case <-c.stop:
+		return nil, errors.New("the stdio connection is closed")
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// clientResponse is a client's response to a request of ours.
+type clientResponse struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// answered delivers body, a message without a method, to the request of
+// ours its id names; false when it names none.
+func (c *stdioConn) answered(body []byte, id json.RawMessage) bool {
+	var key string
+	if json.Unmarshal(id, &key) != nil {
+		return false
+	}
+	c.reqMu.Lock()
+	ch := c.pending[key]
+	c.reqMu.Unlock()
+	if ch == nil {
+		return false
+	}
+	var r clientResponse
+	if json.Unmarshal(body, &r) != nil {
+		return false
+	}
+	select {
+	case ch <- r:
+	default:
+	}
+	return true
 }
 
 func (s *stdioSession) Initialize()                                         { s.ready.Store(true) }
@@ -108,6 +208,11 @@ type stdioConn struct {
 	mu     sync.Mutex
 	closed bool
 	wg     sync.WaitGroup
+
+	// Requests of ours to the client (elicitation/create), by id.
+	nextReq atomic.Int64
+	reqMu   sync.Mutex
+	pending map[string]chan clientResponse
 }
 
 // readLoop reads and dispatches messages until in ends (nil at EOF) or ctx
@@ -150,6 +255,8 @@ func (c *stdioConn) dispatch(ctx context.Context, body []byte) {
 	}
 	local := resp == nil && c.g.isLocal(msg, info)
 	switch {
+	case resp == nil && msg.Method == "" && hasID(msg.ID) && c.answered(body, msg.ID):
+		// A response to a request of ours (elicitation/create).
 	case resp != nil:
 		c.send(resp, nil, nil)
 	case msg.Method == string(mcp.MethodNotificationCancelled) && !hasID(msg.ID):

@@ -162,16 +162,22 @@ func clipJSON(v json.RawMessage) string {
 // the gateway's masker besides the upstreams' secrets. A gateway without
 // upstreams, or another name, answers code unknown_tool. A destructive
 // tool (upstream.Tool.NeedsApproval) that Config.ApproveTools does not
-// pre-approve needs the caller's approval, which a program's call cannot
-// ask for yet: code approval_required, upstream.ApprovalMessage
-// (upstream.Decide, applied by upstream.Manager.CallDecided).
+// pre-approve needs the caller's approval: code approval_required,
+// upstream.ApprovalMessage (upstream.Decide, applied by
+// upstream.Manager.CallDecided) — the run of a caller that can be asked
+// suspends on it (suspend.go) — unless req.Approved says the caller
+// approved this very call.
 func (g *Server) CallTool(ctx context.Context, req *queue.ToolRequest) queue.ToolResult {
 	start := time.Now()
 	up := g.cfg.Upstreams
 	if up == nil {
 		return queue.ToolResult{Code: upstream.CodeUnknownTool, Error: fmt.Sprintf("unknown tool %q: this server has no upstream MCP servers (--upstreams)", g.mask.String(req.Name))}
 	}
-	res, err := up.CallDecided(ctx, req.Name, req.Args, g.cfg.ApproveTools)
+	approved := g.cfg.ApproveTools
+	if req.Approved { // the caller approved this call (a resumed run, suspend.go)
+		approved = []string{req.Name}
+	}
+	res, err := up.CallDecided(ctx, req.Name, req.Args, approved)
 	if g.log.Enabled(ctx, slog.LevelDebug) {
 		g.log.Debug("upstream tool call", "tool", up.Mask(req.Name), "job", req.JobID, "ms", time.Since(start).Milliseconds(), "is_error", res.IsError, "err", err)
 	}

@@ -21,7 +21,7 @@ import (
 
 // fakeUpstream builds gateway/upstream's fake stdio server into a
 // directory of t and returns its path.
-func fakeUpstream(t *testing.T) string {
+func fakeUpstream(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "fakeupstream")
 	if out, err := exec.Command("go", "build", "-o", bin, "./upstream/testdata/fakeupstream").CombinedOutput(); err != nil {
@@ -32,7 +32,7 @@ func fakeUpstream(t *testing.T) string {
 
 // startUpstreams starts a manager of the upstreams file text cfg, waits
 // for the first attempts and closes it with t.
-func startUpstreams(t *testing.T, cfg string, vars map[string]string) (*upstream.Manager, *queuetest.Buffer) {
+func startUpstreams(t testing.TB, cfg string, vars map[string]string) (*upstream.Manager, *queuetest.Buffer) {
 	t.Helper()
 	c, err := upstream.ParseConfig([]byte(cfg), func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	if err != nil {

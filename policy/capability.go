@@ -7,9 +7,10 @@ import "github.com/axpool/axpool/internal/spell"
 // capability_set_hash.
 type Capability uint8
 
-// The 12 canonical capabilities, ids frozen (docs/tools.md §3); tool.call
+// The 13 canonical capabilities, ids frozen (docs/tools.md §3); tool.call
 // (code mode: a program's call of an upstream MCP server's tool,
-// docs/code-mode.md) was added after the first 11.
+// docs/code-mode.md) and input.ask (a question to the run's caller) were
+// added after the first 11.
 const (
 	NetFetch   Capability = 0
 	FsRead     Capability = 1
@@ -23,14 +24,16 @@ const (
 	ActorSend  Capability = 9
 	StepInput  Capability = 10
 	ToolCall   Capability = 11
+	InputAsk   Capability = 12
 
 	// NumCapabilities is the number of canonical capabilities.
-	NumCapabilities = 12
+	NumCapabilities = 13
 )
 
 var capNames = [NumCapabilities]string{
 	"net.fetch", "fs.read", "fs.write", "db.query", "ui.render", "time.now",
 	"random", "llm.call", "actor.spawn", "actor.send", "step.input", "tool.call",
+	"input.ask",
 }
 
 // debugNames are the CamelCase names the seed uses in messages such as
@@ -38,6 +41,7 @@ var capNames = [NumCapabilities]string{
 var debugNames = [NumCapabilities]string{
 	"NetFetch", "FsRead", "FsWrite", "DbQuery", "UiRender", "TimeNow",
 	"Random", "LlmCall", "ActorSpawn", "ActorSend", "StepInput", "ToolCall",
+	"InputAsk",
 }
 
 // aliases are accepted in `!{...}` annotations by the reference but refused

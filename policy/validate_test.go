@@ -598,7 +598,10 @@ func TestAllowsHostAndMethod(t *testing.T) {
 
 func TestCapabilityNames(t *testing.T) {
 	want := []string{"net.fetch", "fs.read", "fs.write", "db.query", "ui.render", "time.now",
-		"random", "llm.call", "actor.spawn", "actor.send", "step.input", "tool.call"}
+		"random", "llm.call", "actor.spawn", "actor.send", "step.input", "tool.call", "input.ask"}
+	if len(All()) != len(want) {
+		t.Fatalf("%d capabilities; want %d", len(All()), len(want))
+	}
 	for i, c := range All() {
 		if int(c) != i || c.String() != want[i] {
 			t.Fatalf("capability %d = %d %s", i, c, c)
@@ -607,7 +610,7 @@ func TestCapabilityNames(t *testing.T) {
 			t.Fatalf("ParseCapability(%s)", want[i])
 		}
 	}
-	if LlmCall.DebugName() != "LlmCall" || Capability(12).String() != "capability(12)" || Capability(12).Valid() {
+	if LlmCall.DebugName() != "LlmCall" || InputAsk.DebugName() != "InputAsk" || Capability(13).String() != "capability(13)" || Capability(13).Valid() {
 		t.Fatal("names")
 	}
 	if _, ok := Suggest("net"); ok {

@@ -183,7 +183,8 @@ func TestMarshalJobAsEncodingJSON(t *testing.T) {
 	for _, j := range []Job{
 		{V: 1, ID: "j1", Tool: "boruna_run", Args: []byte(`{"source": "fn main() -> Int { 1 }", "x":[1, 2]}`), Submitted: at,
 			Deadline: at.Add(time.Minute), Reply: "axpool.evt.gw.j1", Progress: true, Debug: true, TraceParent: "00-a-b-01",
-			TraceState: "k=v", Principal: "tok<&>", Cache: "abc", CacheVersion: "axpool 1", Keep: true},
+			TraceState: "k=v", Principal: "tok<&>", Cache: "abc", CacheVersion: "axpool 1", Keep: true,
+			Interactive: true, Resume: []byte(`{"state": {"v": 1}, "answer": {"accepted": true}}`)},
 		{},
 		{V: 1, ID: "j\"2", Tool: "t", Submitted: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Principal: "\u2028\xff"},
 	} {

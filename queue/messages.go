@@ -67,6 +67,15 @@ type Job struct {
 	// not confirm it (Bus.PublishResult: nobody listens on Reply, the
 	// listener does not hold the job, no confirmation in time).
 	Keep bool `json:"keep,omitempty"`
+	// Interactive says the job's caller can be asked (docs/code-mode.md
+	// "Suspended runs"): a tool call that needs approval, or ask(),
+	// suspends the run — its result is a suspension the gateway turns into
+	// a question — instead of getting an Err.
+	Interactive bool `json:"interactive,omitempty"`
+	// Resume, when set, resumes a suspended run: its recorded capability
+	// results and the caller's answer (a JSON object the engine reads,
+	// opaque to the queue).
+	Resume json.RawMessage `json:"resume,omitempty"`
 }
 
 // EventType is the kind of an Event.
@@ -161,6 +170,16 @@ func marshalJob(j *Job) ([]byte, error) {
 	}
 	if j.Keep {
 		b = append(b, `,"keep":true`...)
+	}
+	if j.Interactive {
+		b = append(b, `,"interactive":true`...)
+	}
+	if len(j.Resume) > 0 {
+		b = append(b, `,"resume":`...)
+		var ok bool
+		if b, ok = jsonenc.AppendCompact(b, j.Resume); !ok {
+			return jsonenc.Marshal(j) // encoding/json's error
+		}
 	}
 	return append(b, '}'), nil
 }

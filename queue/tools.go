@@ -36,6 +36,10 @@ type ToolRequest struct {
 	// Deadline, when set, is when the caller stops waiting: the gateway
 	// bounds the call by it.
 	Deadline time.Time `json:"deadline,omitzero"`
+	// Approved says the caller approved this call (a resumed run's
+	// pending call, docs/code-mode.md "Suspended runs"): the gateway makes
+	// it without asking again.
+	Approved bool `json:"approved,omitempty"`
 }
 
 // ToolResult is a gateway's answer to a ToolRequest (JSON). Either the
@@ -65,6 +69,10 @@ type ToolCallError struct {
 }
 
 func (e *ToolCallError) Error() string { return e.Msg }
+
+// ToolCode returns Code: the capability handlers read it through an
+// interface (they do not import this package).
+func (e *ToolCallError) ToolCode() string { return e.Code }
 
 // Codes of the bus's own tool call failures (ToolCallError.Code).
 const (
@@ -122,10 +130,21 @@ func GatewayOfReply(reply string) (gatewayID string, ok bool) {
 // IsError, not an error; a call that got no result is a *ToolCallError
 // (the gateway's code, or CodeNoGateway, CodeTooLarge).
 func (b *Bus) CallTool(ctx context.Context, gatewayID, jobID, name string, args json.RawMessage) (ToolResult, error) {
+	return b.callTool(ctx, gatewayID, ToolRequest{JobID: jobID, Name: name, Args: args})
+}
+
+// CallApprovedTool is CallTool for the call the job's caller approved
+// (ToolRequest.Approved: a resumed run's pending call).
+func (b *Bus) CallApprovedTool(ctx context.Context, gatewayID, jobID, name string, args json.RawMessage) (ToolResult, error) {
+	return b.callTool(ctx, gatewayID, ToolRequest{JobID: jobID, Name: name, Args: args, Approved: true})
+}
+
+func (b *Bus) callTool(ctx context.Context, gatewayID string, req ToolRequest) (ToolResult, error) {
+	name := req.Name
 	if !ValidID(gatewayID) {
 		return ToolResult{}, &ToolCallError{Code: CodeNoGateway, Msg: fmt.Sprintf("tool %q: invalid gateway ID %q", name, gatewayID)}
 	}
-	req := ToolRequest{V: MessageVersion, ID: uuid.NewString(), JobID: jobID, Name: name, Args: args}
+	req.V, req.ID = MessageVersion, uuid.NewString()
 	if d, ok := ctx.Deadline(); ok {
 		req.Deadline = d
 	}

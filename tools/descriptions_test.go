@@ -143,9 +143,9 @@ func TestDescriptionsTellTheTruth(t *testing.T) {
 					map[string]any{"message": "add:3", "state": []any{5}, "effects": 0, "ui_tree": 5},
 				})},
 		}},
-		{"boruna_capability_list", "", "(12 capabilities with versions) and its capability_set_hash", []claimCall{
+		{"boruna_capability_list", "", "(13 capabilities with versions) and its capability_set_hash", []claimCall{
 			{`{}`, func(m map[string]any) error {
-				if cs, _ := m["capabilities"].([]any); len(cs) != 12 || !strings.HasPrefix(m["capability_set_hash"].(string), "sha256:") {
+				if cs, _ := m["capabilities"].([]any); len(cs) != 13 || !strings.HasPrefix(m["capability_set_hash"].(string), "sha256:") {
 					return fmt.Errorf("%d capabilities, hash %v", len(cs), m["capability_set_hash"])
 				}
 				return nil

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"math"
 	"strings"
@@ -250,8 +251,23 @@ func runMain(ctx context.Context, env *Env, m *vm.Module, r mainRun, progress Pr
 	}
 
 	vl := lim.vmLimits()
-	h, facts, done := toolwire.RunHandler(env.Handlers, pol, r.seed, vl.MaxMemory)
+	seed := r.seed
+	var resume *resumeHandler
+	if raw := wire.ResumeOf(ctx); raw != nil {
+		rh, s, err := newResumeHandler(nil, raw)
+		if err != nil {
+			return wire.Internal("internal error: " + err.Error()), nil, 0
+		}
+		resume, seed = rh, &s
+	}
+	h, facts, done := toolwire.RunHandler(env.Handlers, pol, seed, vl.MaxMemory)
 	defer done()
+	if resume != nil {
+		if h != nil {
+			resume.inner = h
+		}
+		h = resume
+	}
 	debug := &debugLines{onLine: wire.DebugLine(ctx)}
 	opts := vm.Options{
 		Limits:        vl,
@@ -274,6 +290,9 @@ func runMain(ctx context.Context, env *Env, m *vm.Module, r mainRun, progress Pr
 	res, err := vm.Run(ctx, m, opts)
 	if r.effects != nil && liveEffects(env, res) {
 		*r.effects = true
+	}
+	if se := (*vm.SuspendError)(nil); errors.As(err, &se) {
+		return debug.set(suspension(se, res, facts)), nil, res.Steps
 	}
 	if err != nil {
 		return debug.set(runFailure(env, err, facts)), nil, res.Steps

@@ -285,7 +285,7 @@ var specs = withIdempotencyKey([]ToolSpec{
 	},
 	{
 		Name: "boruna_capability_list", Title: "List capabilities",
-		Description: "List the capability set (12 capabilities with versions) and its capability_set_hash.",
+		Description: "List the capability set (13 capabilities with versions) and its capability_set_hash.",
 	},
 	{
 		Name: "boruna_policy_validate", Title: "Validate a policy",

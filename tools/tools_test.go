@@ -164,16 +164,16 @@ func TestArgsAcceptNullsAndIntegralFloats(t *testing.T) {
 }
 
 func TestCapabilityList(t *testing.T) {
-	if got := CapabilitySetHash(); got != "sha256:29d7b1e5e348fa759018d776361bc0a289c2c4f88d67a7cfab79f9f9d7265120" {
+	if got := CapabilitySetHash(); got != "sha256:3ab175662ce822972fb91a2a01e7ef72900421843c6f0c95f5df6fe1c2bfafdc" {
 		t.Fatalf("capability_set_hash = %s", got)
 	}
 	got := call(t, nil, "boruna_capability_list", `{}`)
 	want := `{"success":true,"protocol_version":1,"name":"boruna","version":"3.2.0","capabilities":[` +
 		`{"name":"actor.send","version":"1"},{"name":"actor.spawn","version":"1"},{"name":"db.query","version":"1"},` +
-		`{"name":"fs.read","version":"1"},{"name":"fs.write","version":"1"},{"name":"llm.call","version":"1"},` +
+		`{"name":"fs.read","version":"1"},{"name":"fs.write","version":"1"},{"name":"input.ask","version":"1"},{"name":"llm.call","version":"1"},` +
 		`{"name":"net.fetch","version":"1"},{"name":"random","version":"1"},{"name":"step.input","version":"1"},` +
 		`{"name":"time.now","version":"1"},{"name":"tool.call","version":"1"},{"name":"ui.render","version":"1"}],` +
-		`"capability_set_hash":"sha256:29d7b1e5e348fa759018d776361bc0a289c2c4f88d67a7cfab79f9f9d7265120"}`
+		`"capability_set_hash":"sha256:3ab175662ce822972fb91a2a01e7ef72900421843c6f0c95f5df6fe1c2bfafdc"}`
 	if got != want {
 		t.Fatalf("capability_list =\n%s\nwant\n%s", got, want)
 	}
@@ -188,12 +188,12 @@ func TestCapabilityListGranted(t *testing.T) {
 		`{"name":"actor.send","version":"1","granted":true},{"name":"actor.spawn","version":"1","granted":true},` +
 		`{"name":"db.query","version":"1","granted":false,"grant_flag":"--db"},` +
 		`{"name":"fs.read","version":"1","granted":false,"grant_flag":"--fs-root"},` +
-		`{"name":"fs.write","version":"1","granted":false,"grant_flag":"--fs-root"},` +
+		`{"name":"fs.write","version":"1","granted":false,"grant_flag":"--fs-root"},{"name":"input.ask","version":"1","granted":true},` +
 		`{"name":"llm.call","version":"1","granted":false,"grant_flag":"--llm-url"},` +
 		`{"name":"net.fetch","version":"1","granted":true},{"name":"random","version":"1","granted":true},` +
 		`{"name":"step.input","version":"1","granted":true},{"name":"time.now","version":"1","granted":true},` +
 		`{"name":"tool.call","version":"1","granted":true},{"name":"ui.render","version":"1","granted":true}],` +
-		`"capability_set_hash":"sha256:29d7b1e5e348fa759018d776361bc0a289c2c4f88d67a7cfab79f9f9d7265120"}`
+		`"capability_set_hash":"sha256:3ab175662ce822972fb91a2a01e7ef72900421843c6f0c95f5df6fe1c2bfafdc"}`
 	if got != want {
 		t.Fatalf("capability_list =\n%s\nwant\n%s", got, want)
 	}

@@ -307,7 +307,10 @@ func (m *machine) handlerError(c policy.Capability, err error) error {
 		return m.wallError() // the handler's deadline is the wall limit
 	}
 	var ce *CapabilityError
+	var se *SuspendError
 	switch {
+	case errors.As(err, &se):
+		return se
 	case errors.As(err, &ce):
 		return &CapabilityError{Capability: c, Msg: text.Clip(ce.Msg, MaxShownMessage)}
 	case errors.Is(err, ErrMemoryLimit):
@@ -359,6 +362,8 @@ func checkEffectResult(e Effect, args []Value, r Value) error {
 		ok = r.k == KindUnit
 	case EToolCall:
 		ok = r.k == KindResult && ((r.IsOk() && r.Inner().k == KindJSON) || (r.IsErr() && isStr(r.Inner())))
+	case EAsk:
+		ok = r.k == KindResult && isStr(r.Inner())
 	}
 	if !ok {
 		return fmt.Errorf("handler returned an invalid result for %s: %s", e.Name(), r.ShortString(MaxShownValue))
@@ -459,8 +464,8 @@ func (m *machine) send(from *actor, target, msg Value) error {
 // random_float → 0.42; llm_complete → Ok("{\"mock\": true, \"status\": \"ok\"}");
 // ui_render → () (the gateway appends the value to ui_output);
 // tool_call(name, args) → Ok of the Json object {"mock": true, "tool":
-// name} (no upstream is called). It is stateless and safe for concurrent
-// use.
+// name} (no upstream is called); ask(message) → Ok("mock answer"). It
+// is stateless and safe for concurrent use.
 type MockHandler struct{}
 
 // Call implements Handler.
@@ -497,6 +502,8 @@ func (MockHandler) Call(_ context.Context, e Effect, args []Value) (Value, error
 		return Unit(), nil
 	case EToolCall:
 		return Ok(NewJSONObject([]string{"mock", "tool"}, []Value{JSONBoolValue(true), JSONStringValue(args[0].AsString())})), nil
+	case EAsk:
+		return Ok(Str("mock answer")), nil
 	}
 	return Value{}, fmt.Errorf("mock handler: unknown effect %s", e.Name())
 }

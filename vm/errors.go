@@ -201,6 +201,8 @@ func (m *machine) setErrorContext(err error, a *actor, fn *pfunc, pc int) {
 		e.Location, e.Steps = loc, steps
 	case *CancelledError:
 		e.Location, e.Steps = loc, steps
+	case *SuspendError:
+		e.Steps = steps
 	}
 }
 

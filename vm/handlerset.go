@@ -3,6 +3,7 @@ package vm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 
 	"github.com/axpool/axpool/policy"
@@ -146,4 +147,55 @@ func WithToolCall(ctx context.Context, fn ToolCallFunc) context.Context {
 func ToolCall(ctx context.Context) ToolCallFunc {
 	fn, _ := ctx.Value(toolCallKey{}).(ToolCallFunc)
 	return fn
+}
+
+// SuspendError is what a Handler returns when its call cannot go on
+// without an answer of the run's caller (docs/code-mode.md "Suspended
+// runs"): the approval of a destructive upstream tool, or the answer to
+// ask(). The run stops at once: vm.Run returns the *SuspendError as it is
+// (with Steps, the steps taken so far) and the Result with its event log,
+// whose last event is the pending call's cap_call. The run's engine then
+// answers a suspension instead of a failure, and the run is resumed by
+// running the same program again with its recorded capability results
+// replayed in order, up to the pending call, which then gets the caller's
+// answer.
+type SuspendError struct {
+	// Kind is SuspendApproval or SuspendAsk.
+	Kind string
+	// Tool and Args are the tool call awaiting approval (SuspendApproval):
+	// NAME__TOOL and its arguments, a JSON object.
+	Tool string
+	Args []byte
+	// Message is the question of ask() (SuspendAsk).
+	Message string
+	// Steps is the run's step count when it stopped (set by the VM).
+	Steps int64
+}
+
+// The kinds of SuspendError.
+const (
+	SuspendApproval = "approval"
+	SuspendAsk      = "ask"
+)
+
+func (e *SuspendError) Error() string {
+	if e.Kind == SuspendAsk {
+		return "the run needs the caller's answer to ask()"
+	}
+	return fmt.Sprintf("tool_call %q needs the caller's approval", e.Tool)
+}
+
+type interactiveKey struct{}
+
+// WithInteractive returns ctx marking a run whose caller can be asked: a
+// tool call that needs approval, and ask(), suspend it (SuspendError)
+// instead of getting an Err.
+func WithInteractive(ctx context.Context) context.Context {
+	return context.WithValue(ctx, interactiveKey{}, true)
+}
+
+// Interactive reports whether ctx is WithInteractive's.
+func Interactive(ctx context.Context) bool {
+	b, _ := ctx.Value(interactiveKey{}).(bool)
+	return b
 }

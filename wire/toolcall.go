@@ -25,3 +25,50 @@ func ToolCall(ctx context.Context) ToolCallFunc {
 	fn, _ := ctx.Value(toolCallKey{}).(ToolCallFunc)
 	return fn
 }
+
+// Suspended runs (docs/code-mode.md "Suspended runs"): a job whose caller
+// can be asked (queue.Job.Interactive) suspends at a call that needs the
+// caller's answer, and is resumed by a job carrying its recorded calls
+// and the answer (queue.Job.Resume).
+
+type interactiveKey struct{}
+
+// WithInteractive returns ctx marking a job whose caller can be asked.
+func WithInteractive(ctx context.Context) context.Context {
+	return context.WithValue(ctx, interactiveKey{}, true)
+}
+
+// Interactive reports whether ctx is WithInteractive's.
+func Interactive(ctx context.Context) bool {
+	b, _ := ctx.Value(interactiveKey{}).(bool)
+	return b
+}
+
+type resumeKey struct{}
+
+// WithResume returns ctx carrying the resume state of a job (the JSON of
+// queue.Job.Resume, opaque here; package tools reads it).
+func WithResume(ctx context.Context, state []byte) context.Context {
+	return context.WithValue(ctx, resumeKey{}, state)
+}
+
+// ResumeOf returns the state of WithResume, or nil.
+func ResumeOf(ctx context.Context) []byte {
+	b, _ := ctx.Value(resumeKey{}).([]byte)
+	return b
+}
+
+type approvedKey struct{}
+
+// WithApproved returns ctx under which the tool call of name is the one
+// the caller approved: the worker's ToolCallFunc sends it as approved
+// (queue.ToolRequest.Approved), and the gateway makes it without asking.
+func WithApproved(ctx context.Context, name string) context.Context {
+	return context.WithValue(ctx, approvedKey{}, name)
+}
+
+// Approved returns the tool name of WithApproved, or "".
+func Approved(ctx context.Context) string {
+	s, _ := ctx.Value(approvedKey{}).(string)
+	return s
+}

@@ -579,6 +579,12 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	}
 	if gw, ok := queue.GatewayOfReply(job.Reply); ok {
 		jobCtx = wire.WithToolCall(jobCtx, w.toolCaller(gw, job.ID))
+		if job.Interactive {
+			jobCtx = wire.WithInteractive(jobCtx)
+		}
+	}
+	if len(job.Resume) > 0 {
+		jobCtx = wire.WithResume(jobCtx, job.Resume)
 	}
 	hb.start()
 	runStart := time.Now()
@@ -1163,7 +1169,11 @@ func mustJSON(o *wire.Object) json.RawMessage {
 // cancellation cancels the call on the gateway).
 func (w *Worker) toolCaller(gw, jobID string) wire.ToolCallFunc {
 	return func(ctx context.Context, name string, args []byte) ([]byte, bool, string, error) {
-		res, err := w.bus.CallTool(ctx, gw, jobID, name, args)
+		call := w.bus.CallTool
+		if a := wire.Approved(ctx); a != "" && a == name { // the caller approved it (a resumed run)
+			call = w.bus.CallApprovedTool
+		}
+		res, err := call(ctx, gw, jobID, name, args)
 		if err != nil {
 			return nil, false, "", err
 		}

@@ -113,7 +113,7 @@ func TestE2ELiveCapabilities(t *testing.T) {
 		t.Errorf("fs.write under --fs-read-only: %s", text)
 	}
 	m, text = callAny(t, c, "boruna_capability_list", `{}`)
-	if got := grantsOf(m); got != "actor.send actor.spawn db.query fs.read fs.write=--fs-root without --fs-read-only llm.call net.fetch random step.input time.now tool.call=--upstreams ui.render" {
+	if got := grantsOf(m); got != "actor.send actor.spawn db.query fs.read fs.write=--fs-root without --fs-read-only input.ask llm.call net.fetch random step.input time.now tool.call=--upstreams ui.render" {
 		t.Errorf("capability_list grants: %s\n%s", got, text)
 	}
 	m, text = callAny(t, c, "boruna_run", `{"source":`+jstr(`fn main() -> Result<String, String> !{net.fetch} { http_get("http://[::1]:1/") }`)+`}`)
@@ -166,7 +166,7 @@ func TestE2EGrantsListed(t *testing.T) {
 	var stderr queuetest.Buffer
 	c := startStdio(t, &stderr, "--workers", "1", "--slots", "1", "--allow-net", "example.com", "--allow-private-net", "0.0.0.0/0,::/0")
 	m, text := callAny(t, c, "boruna_capability_list", `{}`)
-	if got := grantsOf(m); got != "actor.send actor.spawn db.query=--db fs.read=--fs-root fs.write=--fs-root llm.call=--llm-url net.fetch random step.input time.now tool.call=--upstreams ui.render" {
+	if got := grantsOf(m); got != "actor.send actor.spawn db.query=--db fs.read=--fs-root fs.write=--fs-root input.ask llm.call=--llm-url net.fetch random step.input time.now tool.call=--upstreams ui.render" {
 		t.Errorf("capability_list grants: %s\n%s", got, text)
 	}
 	// The catch-all ranges are warned about (issue 26, item 9).
@@ -231,7 +231,7 @@ func TestE2EMockHandlers(t *testing.T) {
 		t.Errorf("mock run: %s", text)
 	}
 	m, text = callAny(t, c, "boruna_capability_list", `{}`)
-	if got := grantsOf(m); got != "actor.send? actor.spawn? db.query? fs.read? fs.write? llm.call? net.fetch? random? step.input? time.now? tool.call? ui.render?" {
+	if got := grantsOf(m); got != "actor.send? actor.spawn? db.query? fs.read? fs.write? input.ask? llm.call? net.fetch? random? step.input? time.now? tool.call? ui.render?" {
 		t.Errorf("capability_list with mock handlers: %s\n%s", got, text)
 	}
 

@@ -199,6 +199,9 @@ func (b *QueueBackend) Run(ctx context.Context, call *tools.Args, progress func(
 		return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, bus), Err: err}
 	}
 	key := call.Key()
+	if sc := suspendFrom(ctx); sc != nil && sc.resume != nil {
+		key = "" // the key's record holds the suspension this job resumes
+	}
 	var job queue.Job
 	var done func(res json.RawMessage, err error) // set when this call owns an idempotency key
 	if key != "" {
@@ -252,7 +255,7 @@ func (b *QueueBackend) Run(ctx context.Context, call *tools.Args, progress func(
 			}
 		}
 	}
-	if b.Cache && bus.HasCache() {
+	if sc := suspendFrom(ctx); b.Cache && bus.HasCache() && (sc == nil || sc.resume == nil) { // a resumed run is never shared
 		if digest, ok := call.CacheKey(b.CacheScope); ok {
 			// In-flight coalescing: of the identical calls made at the
 			// same time, the first looks the cache up and runs the job;
@@ -565,6 +568,9 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	// replay it from the results bucket: its worker stores the result.
 	job.Keep = done != nil
 	job.TraceParent, job.TraceState = TraceFrom(ctx)
+	if sc := suspendFrom(ctx); sc != nil {
+		job.Interactive, job.Resume = sc.interactive, sc.resume
+	}
 	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), SubmitTimeout)
 	id, err := b.Client.Submit(sctx, job)
 	scancel()

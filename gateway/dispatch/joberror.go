@@ -220,3 +220,28 @@ func jobIDFrom(ctx context.Context) string {
 	}
 	return ""
 }
+
+// suspendCtx is what WithInteractive puts in ctx.
+type suspendCtx struct {
+	interactive bool
+	resume      json.RawMessage
+}
+
+type suspendKey struct{}
+
+// WithInteractive returns ctx under which the jobs submitted are
+// interactive (queue.Job.Interactive: their caller can be asked, so a
+// call that needs an answer suspends the run, docs/code-mode.md
+// "Suspended runs") when interactive is true, and resume the suspended
+// run of resume (queue.Job.Resume, a wire.Resume) when it is not nil.
+// A resumed job is never looked up in, or shared through, the result
+// cache, nor joined to its call's idempotency_key (whose record holds the
+// suspension it resumes).
+func WithInteractive(ctx context.Context, interactive bool, resume json.RawMessage) context.Context {
+	return context.WithValue(ctx, suspendKey{}, &suspendCtx{interactive: interactive, resume: resume})
+}
+
+func suspendFrom(ctx context.Context) *suspendCtx {
+	s, _ := ctx.Value(suspendKey{}).(*suspendCtx)
+	return s
+}

@@ -112,7 +112,10 @@ func (e *Executor) Prepare(job *queue.Job, maxResult int) worker.Prepared {
 // itself when it has none.
 func withToolCall(ctx context.Context) context.Context {
 	if fn := wire.ToolCall(ctx); fn != nil {
-		return vm.WithToolCall(ctx, vm.ToolCallFunc(fn))
+		ctx = vm.WithToolCall(ctx, vm.ToolCallFunc(fn))
+		if wire.Interactive(ctx) {
+			ctx = vm.WithInteractive(ctx)
+		}
 	}
 	return ctx
 }

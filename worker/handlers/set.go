@@ -207,6 +207,8 @@ func (r *liveRun) Call(ctx context.Context, e vm.Effect, args []vm.Value) (vm.Va
 		return complete(ctx, r.set.llm, left, args[0].AsString())
 	case vm.EToolCall:
 		return callTool(ctx, left, args[0].AsString(), args[1])
+	case vm.EAsk:
+		return ask(ctx, args[0].AsString())
 	case vm.ENowMs:
 		return vm.Int(r.set.now().UnixMilli()), nil
 	case vm.ERandomInt:

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/axpool/axpool/internal/text"
@@ -19,6 +20,9 @@ import (
 //     upstream down, approval needed, gateway gone, busy…), or, when the
 //     run's context ended (its cancellation, its wall-clock limit), that
 //     error, which ends the run as such;
+//   - a call that needs the caller's approval (code
+//     CodeApprovalRequired) in a run whose caller can be asked
+//     (vm.Interactive) → a *vm.SuspendError: the run suspends;
 //   - a run without a way to call tools (not a gateway's job) →
 //     Err(`tool_call "x__y": this run cannot call tools: …`).
 //
@@ -34,9 +38,12 @@ func callTool(ctx context.Context, left int64, name string, args vm.Value) (vm.V
 		return vm.Value{}, err
 	}
 	value, isError, msg, err := call(ctx, name, raw)
+	var coded interface{ ToolCode() string }
 	switch {
 	case ctx.Err() != nil:
 		return vm.Value{}, ctx.Err()
+	case err != nil && errors.As(err, &coded) && coded.ToolCode() == CodeApprovalRequired && vm.Interactive(ctx):
+		return vm.Value{}, &vm.SuspendError{Kind: vm.SuspendApproval, Tool: name, Args: raw}
 	case err != nil:
 		return vm.Err(vm.Str(err.Error())), nil
 	case isError:
@@ -49,4 +56,21 @@ func callTool(ctx context.Context, left int64, name string, args vm.Value) (vm.V
 		return vm.Err(vm.Str(fmt.Sprintf("tool_call %q: the gateway answered a value that is not JSON: %v", text.Clip(name, maxShownReason), err))), nil
 	}
 	return vm.Ok(v), nil
+}
+
+// CodeApprovalRequired is the code of a tool call that needs the
+// caller's approval (the gateway's upstream.CodeApprovalRequired; this
+// package does not import the gateway).
+const CodeApprovalRequired = "approval_required"
+
+// ask performs ask(message): in a run whose caller can be asked
+// (vm.Interactive) a *vm.SuspendError, which suspends the run until the
+// caller answers (the resumed run gets the answer, docs/code-mode.md
+// "Questions"); in any other run Err(`ask: this run cannot ask its
+// caller: …`).
+func ask(ctx context.Context, message string) (vm.Value, error) {
+	if !vm.Interactive(ctx) {
+		return vm.Err(vm.Str("ask: this run cannot ask its caller: only a boruna_run whose MCP client declared the elicitation capability can")), nil
+	}
+	return vm.Value{}, &vm.SuspendError{Kind: vm.SuspendAsk, Message: message}
 }

@@ -1,0 +1,344 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/internal/jsonenc"
+	"github.com/axpool/axpool/internal/text"
+	"github.com/axpool/axpool/wire"
+)
+
+// Suspended runs (docs/code-mode.md "Suspended runs"). A boruna_run whose
+// caller can be asked — a 2026-07-28 request declaring elicitation (an
+// InputRequiredResult, SEP-2322), or an older client that declared it on
+// a session that can send it (mcp-go sends the elicitation/create and
+// calls the handler again with the answer) — runs as an interactive job.
+// When the program reaches a call that needs the caller (a destructive
+// tool's approval, ask()), its job ends with a suspension
+// (wire.Suspension): the gateway keeps it here, under a requestState that
+// is opaque and tamper-proof (a random ID with an HMAC-SHA256 of a key
+// only this process knows), and answers an InputRequiredResult asking the
+// caller. The retry carries the answer and the state: the gateway takes
+// the suspension (once: a state cannot be answered twice) and submits a
+// resume job (queue.Job.Resume) that runs the program again with its
+// recorded capability results, so no outside call is made twice.
+
+// SuspendTTL is how long a suspended run waits for its caller's answer;
+// MaxSuspended bounds the runs waiting at once (one more is refused:
+// the program gets the suspension as a failure).
+const (
+	SuspendTTL   = time.Hour
+	MaxSuspended = 1024
+)
+
+// ApproveField is the boolean field of the elicitation that asks for an
+// approval, and the key of its input request (inputRequests); AnswerField
+// is the string field of the one that asks ask()'s question, and its key.
+const (
+	ApproveField = "approve"
+	AnswerField  = "answer"
+)
+
+// KindInvalidRequestState is the error_kind of a call whose requestState
+// is refused: changed or forged, expired or already answered, or given
+// with other arguments than the call that was suspended.
+const KindInvalidRequestState = "invalid_request_state"
+
+// suspendStore keeps the suspended runs waiting for their callers.
+type suspendStore struct {
+	key  [32]byte
+	now  func() time.Time
+	mu   sync.Mutex
+	runs map[[16]byte]*pendingRun
+}
+
+// pendingRun is a suspended run: who may resume it (the caller, the tool
+// and the digest of the arguments of the suspended call) and its
+// suspension.
+type pendingRun struct {
+	id           [16]byte
+	caller, tool string
+	args         [32]byte
+	s            wire.Suspension
+	expires      time.Time
+}
+
+func newSuspendStore() *suspendStore {
+	st := &suspendStore{now: time.Now, runs: map[[16]byte]*pendingRun{}}
+	_, _ = rand.Read(st.key[:]) // never fails (crypto/rand)
+	return st
+}
+
+// stateTag is the fixed prefix of a requestState.
+const stateTag = "axs1."
+
+// put keeps p and returns its requestState: stateTag and the base64url of
+// 16 random bytes and the first 16 bytes of their HMAC-SHA256. Errors:
+// MaxSuspended runs wait already.
+func (st *suspendStore) put(p *pendingRun) (string, error) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	now := st.now()
+	if len(st.runs) >= MaxSuspended {
+		for id, r := range st.runs {
+			if now.After(r.expires) {
+				delete(st.runs, id)
+			}
+		}
+		if len(st.runs) >= MaxSuspended {
+			return "", fmt.Errorf("%d runs wait for their callers' answers already", MaxSuspended)
+		}
+	}
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	p.id, p.expires = id, now.Add(SuspendTTL)
+	st.runs[id] = p
+	return stateTag + base64.RawURLEncoding.EncodeToString(append(id[:], st.mac(id)...)), nil
+}
+
+func (st *suspendStore) mac(id [16]byte) []byte {
+	m := hmac.New(sha256.New, st.key[:])
+	m.Write([]byte(stateTag))
+	m.Write(id[:])
+	return m.Sum(nil)[:16]
+}
+
+// take removes and returns the run of state for caller's call of tool
+// with arguments digest args. The errors are the messages of
+// KindInvalidRequestState.
+func (st *suspendStore) take(state, caller, tool string, args [32]byte) (*pendingRun, string) {
+	const forged = "requestState was not issued by this server, or was changed: a requestState is opaque; send back the one the server answered, as it is"
+	raw, ok := bytes.CutPrefix([]byte(state), []byte(stateTag))
+	if !ok {
+		return nil, forged
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(string(raw))
+	if err != nil || len(b) != 32 {
+		return nil, forged
+	}
+	id := [16]byte(b[:16])
+	if !hmac.Equal(b[16:], st.mac(id)) {
+		return nil, forged
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	p := st.runs[id]
+	if p != nil && st.now().After(p.expires) {
+		delete(st.runs, id)
+		p = nil
+	}
+	if p == nil || p.caller != caller { // another caller's state is not theirs to end
+		return nil, fmt.Sprintf("requestState has expired (after %v) or was answered already: call %s again without it", SuspendTTL, tool)
+	}
+	if p.tool != tool || p.args != args {
+		return nil, fmt.Sprintf("requestState belongs to a call of %s with other arguments: send the same arguments with it", p.tool)
+	}
+	delete(st.runs, id)
+	return p, ""
+}
+
+// restore puts back a run take returned whose resume job never ran (the
+// queue refused it), so that the caller may retry with the same state.
+func (st *suspendStore) restore(p *pendingRun) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.runs[p.id] = p
+}
+
+// argsDigest is the SHA-256 of a call's arguments, compacted.
+func argsDigest(raw json.RawMessage) [32]byte {
+	c, ok := jsonenc.AppendCompact(nil, raw)
+	if !ok {
+		c = raw
+	}
+	return sha256.Sum256(c)
+}
+
+// suspends reports whether a call of tool may suspend: boruna_run (its
+// program may call a destructive upstream tool, or ask()).
+func (g *Server) suspends(tool string) bool {
+	return tool == "boruna_run"
+}
+
+// canAsk reports whether the caller of the request in ctx can be asked
+// during a call: a 2026-07-28 request that declares the elicitation
+// capability in its client capabilities (an InputRequiredResult), or an
+// older client that declared it and whose session can send
+// elicitation/create.
+func canAsk(ctx context.Context) bool {
+	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
+		return info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil
+	}
+	s := server.ClientSessionFromContext(ctx)
+	if _, ok := s.(server.SessionWithElicitation); !ok {
+		return false
+	}
+	info, ok := s.(server.SessionWithClientInfo)
+	return ok && info.GetClientCapabilities().Elicitation != nil
+}
+
+// resumeContext prepares a call of a tool that may suspend: a call with
+// a requestState resumes its run (the state is taken, with the answer
+// of inputResponses), any other is interactive when its caller can be
+// asked. refusal, when not nil, is the call's result: an invalid_args
+// envelope with error_kind KindInvalidRequestState; taken is the
+// suspended run a resume took (restored when its job never ran).
+func (g *Server) resumeContext(ctx context.Context, req mcp.CallToolRequest) (_ context.Context, taken *pendingRun, refusal []byte) {
+	state := req.Params.RequestState
+	if state == "" {
+		if canAsk(ctx) {
+			return dispatch.WithInteractive(ctx, true, nil), nil, nil
+		}
+		return ctx, nil, nil
+	}
+	raw, err := rawArguments(req)
+	if err != nil {
+		raw = nil
+	}
+	refuse := func(msg string) []byte {
+		b, _ := wire.InvalidArgs(KindInvalidRequestState, msg).MarshalJSON()
+		return b
+	}
+	p, why := g.suspended.take(state, dispatch.CallerFrom(ctx), req.Params.Name, argsDigest(raw))
+	if p == nil {
+		return ctx, nil, refuse(why)
+	}
+	answer := answerOf(p.s.Kind, req.Params.InputResponses)
+	resume, err := json.Marshal(wire.Resume{State: p.s.State, Answer: answer})
+	if err != nil {
+		return ctx, nil, refuse("internal error: " + err.Error())
+	}
+	return dispatch.WithInteractive(ctx, canAsk(ctx), resume), p, nil
+}
+
+// notRun reports whether out is the answer of a call whose job the queue
+// never took (queue_full, queue_unavailable, quota_exceeded: retryable).
+func notRun(out []byte) bool {
+	sum, err := wire.Summarize(out)
+	if err != nil {
+		return false
+	}
+	switch sum.Outcome {
+	case wire.OutcomeQueueFull, wire.OutcomeQueueUnavailable, wire.OutcomeQuotaExceeded:
+		return true
+	}
+	return false
+}
+
+// answerOf reads the caller's answer to a suspension of kind from
+// inputResponses: an approval is accepted when the elicitation under
+// ApproveField was accepted with {"approve": true}; ask() is answered
+// when the one under AnswerField was accepted with a string "answer". A
+// decline, a cancel, a missing or other answer is neither.
+func answerOf(kind string, responses mcp.InputResponses) wire.ResumeAnswer {
+	field := ApproveField
+	if kind == wire.SuspensionAsk {
+		field = AnswerField
+	}
+	res := server.ElicitationResponse(responses, field)
+	if res == nil || res.Action != mcp.ElicitationResponseActionAccept {
+		return wire.ResumeAnswer{}
+	}
+	content, _ := res.Content.(map[string]any)
+	if kind == wire.SuspensionAsk {
+		text, ok := content[AnswerField].(string)
+		return wire.ResumeAnswer{Accepted: ok, Text: text}
+	}
+	approve, _ := content[ApproveField].(bool)
+	return wire.ResumeAnswer{Accepted: approve}
+}
+
+// suspensionOf returns the suspension of a suspended run's result (nil
+// for any other result).
+func suspensionOf(out []byte) *wire.Suspension {
+	if !bytes.Contains(out, []byte(`"error_kind":"`+wire.KindSuspended+`"`)) {
+		return nil
+	}
+	var v struct {
+		ErrorKind  string           `json:"error_kind"`
+		Suspension *wire.Suspension `json:"suspension"`
+	}
+	if json.Unmarshal(out, &v) != nil || v.ErrorKind != wire.KindSuspended {
+		return nil
+	}
+	return v.Suspension
+}
+
+// MaxShownArgs bounds the arguments quoted in an approval's message, in
+// bytes (masked first, then clipped).
+const MaxShownArgs = 1024
+
+// inputRequired keeps the suspension s of a call and answers the
+// InputRequiredResult that asks its caller: an elicitation/create under
+// ApproveField with a required boolean field "approve", whose message
+// names the tool and its arguments (masked: the gateway's secrets and the
+// upstreams'), and the requestState. A suspension that cannot be kept is
+// a failure of the call.
+func (g *Server) inputRequired(ctx context.Context, req mcp.CallToolRequest, s *wire.Suspension) (*mcp.CallToolResult, error) {
+	raw, _ := rawArguments(req)
+	state, err := g.suspended.put(&pendingRun{caller: dispatch.CallerFrom(ctx), tool: req.Params.Name, args: argsDigest(raw), s: *s})
+	if err != nil {
+		return g.result(g.d.Failure(ctx, req.Params.Name, &dispatch.JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: time.Second, Err: err}))
+	}
+	if s.Kind == wire.SuspensionAsk {
+		return server.NewInputRequestBuilder(state).Elicit(AnswerField, g.questionParams(s)).ToolResult(), nil
+	}
+	return server.NewInputRequestBuilder(state).Elicit(ApproveField, g.approvalParams(s)).ToolResult(), nil
+}
+
+// MaxQuestionBytes bounds ask()'s question as the caller sees it (masked
+// first, then clipped).
+const MaxQuestionBytes = 4096
+
+// questionParams is the elicitation that asks ask()'s question.
+func (g *Server) questionParams(s *wire.Suspension) mcp.ElicitationParams {
+	msg := s.Message
+	if up := g.cfg.Upstreams; up != nil {
+		msg = up.Mask(msg)
+	}
+	return mcp.ElicitationParams{
+		Message: text.Clip(g.mask.String(msg), MaxQuestionBytes),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				AnswerField: map[string]any{"type": "string", "title": "Answer", "description": "the answer the program gets (declining gives it an error)"},
+			},
+			"required": []string{AnswerField},
+		},
+	}
+}
+
+// approvalParams is the elicitation that asks for the approval of s's
+// tool call.
+func (g *Server) approvalParams(s *wire.Suspension) mcp.ElicitationParams {
+	args := string(s.Args)
+	tool := s.Tool
+	if up := g.cfg.Upstreams; up != nil {
+		args, tool = up.Mask(args), up.Mask(tool)
+	}
+	args, tool = g.mask.String(args), g.mask.String(tool)
+	return mcp.ElicitationParams{
+		Message: fmt.Sprintf("A program wants to call the tool %s, which may change or delete data (destructiveHint), with the arguments %s. Approve this call?",
+			tool, text.Clip(args, MaxShownArgs)),
+		RequestedSchema: map[string]any{
+			"type": "object",
+			"properties": map[string]any{
+				ApproveField: map[string]any{"type": "boolean", "title": "Approve", "description": "true runs the call once; false declines it (the program gets an error)"},
+			},
+			"required": []string{ApproveField},
+		},
+	}
+}

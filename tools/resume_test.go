@@ -1,0 +1,258 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/wire"
+)
+
+// Every kind of capability result survives the resume state's encoding
+// exactly (vm.Equal), and a value no capability returns is refused.
+func TestResumeValueCodec(t *testing.T) {
+	doc, err := vm.JSONFromRaw([]byte(`{"a": [1, 2.5, -0.125, "x\u00e9", null, true, {"b": {}}], "big": 9007199254740993}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []vm.Value{
+		vm.Unit(), vm.Bool(true), vm.Bool(false), vm.Int(-5), vm.Int(math.MaxInt64), vm.Int(math.MinInt64),
+		vm.Float(0.1), vm.Float(math.Copysign(0, -1)), vm.Float(1e308), vm.Str(""), vm.Str("é\n\"x\""),
+		vm.None(), vm.Some(vm.Int(3)), vm.Ok(vm.Str("body")), vm.Err(vm.Str("no")), vm.Ok(vm.Unit()),
+		vm.Ok(vm.NewList([]vm.Value{vm.NewMapPairs([]string{"id", "name"}, []vm.Value{vm.Str("1"), vm.Str("a")}), vm.NewMap(nil)})),
+		vm.Ok(doc), vm.Err(vm.Str("tool_call: x")),
+	} {
+		b, err := encodeValue(v)
+		if err != nil {
+			t.Fatalf("encode %s: %v", v, err)
+		}
+		got, err := decodeValue(b)
+		if err != nil || !vm.Equal(got, v) || got.String() != v.String() {
+			t.Errorf("%s → %s → %s, %v", v, b, got, err)
+		}
+	}
+	if _, err := encodeValue(vm.ActorID(1)); err == nil || err.Error() != "a value of kind ActorId cannot be recorded" {
+		t.Errorf("actor: %v", err)
+	}
+	for raw, want := range map[string]string{
+		`{}`:               "a recorded value is not a tagged array: {}",
+		`["nope"]`:         `a recorded value has an unknown tag "nope"`,
+		`["ok"]`:           "a recorded ok has no value",
+		`["map",["a"],[]]`: "a recorded map has as many keys as values",
+	} {
+		if _, err := decodeValue(json.RawMessage(raw)); err == nil || err.Error() != want {
+			t.Errorf("decode %s: %v; want %q", raw, err, want)
+		}
+	}
+}
+
+// countingSet is a HandlerSet whose handler answers like the mock
+// handlers but counts each effect's calls, gives now_ms a new value each
+// call and, for a tool_call of "x__delete" that is not approved
+// (wire.Approved), suspends the run when it is interactive.
+type countingSet struct{ calls map[string]int }
+
+func (s *countingSet) Kind() vm.HandlerKind { return vm.HandlersLive }
+func (s *countingSet) ForRun(vm.RunInfo) (vm.Handler, func()) {
+	return s, func() {}
+}
+
+func (s *countingSet) Call(ctx context.Context, e vm.Effect, args []vm.Value) (vm.Value, error) {
+	name := e.Name()
+	if e == vm.EToolCall {
+		name = args[0].AsString()
+		if name == "x__delete" && wire.Approved(ctx) != name {
+			if vm.Interactive(ctx) {
+				raw, _ := args[1].JSONRaw()
+				return vm.Value{}, &vm.SuspendError{Kind: vm.SuspendApproval, Tool: name, Args: raw}
+			}
+			return vm.Err(vm.Str("needs approval")), nil
+		}
+	}
+	s.calls[name]++
+	if e == vm.ENowMs {
+		return vm.Int(int64(1000 * s.calls[name])), nil
+	}
+	return vm.MockHandler{}.Call(ctx, e, args)
+}
+
+const resumeProgram = `fn show(r: Result<Json, String>) -> String {
+    match r {
+        Ok(j) => json_encode(j),
+        Err(e) => "Err(" + e + ")",
+    }
+}
+fn main() -> String !{tool.call, time.now, random} {
+    let t = now_ms()
+    let a = show(tool_call("x__echo", to_json({"n": 1})))
+    let r = random_int(1, 6)
+    let d = show(tool_call("x__delete", to_json({"repo": "r1"})))
+    let b = show(tool_call("x__echo", to_json({"n": 2})))
+    int_to_string(t) + " " + a + " " + d + " " + b
+}`
+
+// A run that suspends answers its suspension (the pending tool call and
+// its state: the calls made before it); resumed with an approval it
+// replays those calls (the handler does not see now_ms or the first echo
+// again; random is made again, its value dropped) and makes the pending
+// call once, approved; with a decline the program gets the Err; a program
+// that differs from the suspended one diverges.
+func TestSuspendAndResume(t *testing.T) {
+	m, errs := compiler.Compile([]byte(resumeProgram), compiler.Options{File: "main.ax", ModuleName: "module", Script: true})
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	set := &countingSet{calls: map[string]int{}}
+	env := &Env{Handlers: set}
+	run := func(ctx context.Context) map[string]any {
+		t.Helper()
+		b, err := RunMain(ctx, env, m, MainRun{}, nil).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o map[string]any
+		if err := json.Unmarshal(b, &o); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	ctx := vm.WithInteractive(context.Background())
+	first := run(ctx)
+	sus, _ := first["suspension"].(map[string]any)
+	if first["success"] != false || first["error_kind"] != wire.KindSuspended || first["outcome"] != "cancelled" ||
+		sus["kind"] != "approval" || sus["tool"] != "x__delete" || compactJSON(t, sus["args"]) != `{"repo":"r1"}` ||
+		first["message"] != `tool_call "x__delete" needs the caller's approval` {
+		t.Fatalf("first run: %v", first)
+	}
+	if got := set.calls; got["now_ms"] != 1 || got["x__echo"] != 1 || got["random_int"] != 1 || got["x__delete"] != 0 {
+		t.Fatalf("first run's calls: %v", got)
+	}
+	state, _ := json.Marshal(sus["state"])
+	var st resumeState
+	if err := json.Unmarshal(state, &st); err != nil || len(st.Calls) != 3 || st.Pending.Effect != "tool_call" ||
+		st.Calls[0].Effect != "now_ms" || string(st.Calls[0].Result) != `["int","1000"]` {
+		t.Fatalf("state %s: %v", state, err)
+	}
+	resume := func(accepted bool, st json.RawMessage) map[string]any {
+		b, _ := json.Marshal(wire.Resume{State: st, Answer: wire.ResumeAnswer{Accepted: accepted}})
+		return run(wire.WithResume(ctx, b))
+	}
+	set.calls = map[string]int{}
+	if o := resume(true, state); o["success"] != true || o["result"] != `1000 {"mock":true,"tool":"x__echo"} {"mock":true,"tool":"x__delete"} {"mock":true,"tool":"x__echo"}` {
+		t.Errorf("approved: %v", o)
+	}
+	if got := set.calls; got["now_ms"] != 0 || got["x__echo"] != 1 || got["random_int"] != 1 || got["x__delete"] != 1 {
+		t.Errorf("approved run's calls: %v; want the later echo, the delete and random (its value dropped) only", got)
+	}
+	set.calls = map[string]int{}
+	if o := resume(false, state); o["success"] != true || o["result"] != `1000 {"mock":true,"tool":"x__echo"} Err(tool_call "x__delete": the caller declined the call) {"mock":true,"tool":"x__echo"}` {
+		t.Errorf("declined: %v", o)
+	}
+	if set.calls["x__delete"] != 0 {
+		t.Errorf("declined run called x__delete")
+	}
+	// Another program with the same state diverges at the call that differs.
+	other := strings.Replace(resumeProgram, `{"n": 1}`, `{"n": 7}`, 1)
+	if m, errs = compiler.Compile([]byte(other), compiler.Options{File: "main.ax", ModuleName: "module", Script: true}); errs != nil {
+		t.Fatal(errs)
+	}
+	o := resume(true, state)
+	if o["success"] != false || o["error_kind"] != "runtime_error" ||
+		o["message"] != "capability error: resume divergence at call 2: the suspended run called tool_call, the resumed run tool_call with other arguments" {
+		t.Errorf("diverged: %v", o)
+	}
+}
+
+func compactJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// benchProgram makes n tool calls of x__echo and 200 × n arithmetic
+// steps of its own, then the destructive x__delete (which suspends it),
+// then one more echo.
+func benchProgram(n int) string {
+	return `fn main() -> Int !{tool.call} {
+    let mut i = 0
+    let mut acc = 0
+    while i < ` + strconv.Itoa(n) + ` {
+        match tool_call("x__echo", to_json(i)) {
+            Ok(j) => { acc = acc + 1 },
+            Err(e) => { acc = acc - 1 },
+        }
+        let mut k = 0
+        while k < 50 {
+            acc = acc + k % 3
+            k = k + 1
+        }
+        i = i + 1
+    }
+    let d = tool_call("x__delete", to_json(1))
+    let e = tool_call("x__echo", to_json(-1))
+    acc
+}`
+}
+
+// BenchmarkResume measures what a suspension costs: "suspend" is a run
+// up to its suspension (the state recorded), "resume" the resumed run —
+// the state decoded, the prefix re-run with its n recorded tool calls
+// answered from it, the approved call and the rest — and "straight" the
+// same program run at once without suspending (its calls answered by the
+// in-process handler: the resume's extra cost is the prefix, not the
+// outside calls, which a real run makes over the network). state_bytes is
+// the size of the recorded state.
+func BenchmarkResume(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		m, errs := compiler.Compile([]byte(benchProgram(n)), compiler.Options{File: "main.ax", ModuleName: "module", Script: true})
+		if errs != nil {
+			b.Fatal(errs)
+		}
+		set := &countingSet{calls: map[string]int{}}
+		env := &Env{Handlers: set}
+		ctx := vm.WithInteractive(context.Background())
+		var state json.RawMessage
+		b.Run(fmt.Sprintf("calls=%d/suspend", n), func(b *testing.B) {
+			for b.Loop() {
+				o := RunMain(ctx, env, m, MainRun{}, nil)
+				b.StopTimer()
+				raw, _ := o.MarshalJSON()
+				var v struct{ Suspension wire.Suspension }
+				if err := json.Unmarshal(raw, &v); err != nil || v.Suspension.State == nil {
+					b.Fatalf("not suspended: %s", raw)
+				}
+				state = v.Suspension.State
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(len(state)), "state_bytes")
+		})
+		resume, _ := json.Marshal(wire.Resume{State: state, Answer: wire.ResumeAnswer{Accepted: true}})
+		b.Run(fmt.Sprintf("calls=%d/resume", n), func(b *testing.B) {
+			rctx := wire.WithResume(ctx, resume)
+			for b.Loop() {
+				o := RunMain(rctx, env, m, MainRun{}, nil)
+				if raw, _ := o.MarshalJSON(); !strings.HasPrefix(string(raw), `{"success":true`) {
+					b.Fatalf("resume: %s", raw)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("calls=%d/straight", n), func(b *testing.B) {
+			sctx := wire.WithApproved(context.Background(), "x__delete")
+			for b.Loop() {
+				o := RunMain(sctx, env, m, MainRun{}, nil)
+				if raw, _ := o.MarshalJSON(); !strings.HasPrefix(string(raw), `{"success":true`) {
+					b.Fatalf("straight: %s", raw)
+				}
+			}
+		})
+	}
+}
