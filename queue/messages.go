@@ -67,6 +67,11 @@ type Job struct {
 	// not confirm it (Bus.PublishResult: nobody listens on Reply, the
 	// listener does not hold the job, no confirmation in time).
 	Keep bool `json:"keep,omitempty"`
+	// Items are the jobs of a chunk (Tool ChunkTool, Client.SubmitChunk):
+	// several jobs in one message, each still answered on its own (its
+	// own ID, Reply, Deadline, Cache, limits); the chunk's own ID is only
+	// its publish dedup ID. Empty for any other job; an item holds none.
+	Items []Job `json:"items,omitempty"`
 }
 
 // EventType is the kind of an Event.
@@ -79,6 +84,10 @@ const (
 	// EventDebug carries debug output lines of a job that asked for them
 	// (Job.Debug), in the order the program wrote them.
 	EventDebug EventType = "debug"
+	// EventQuery asks the Client that submitted a job whether it still
+	// waits for its result (Bus.Answered), as a request; it carries
+	// nothing but the job's ID.
+	EventQuery EventType = "query"
 )
 
 // Event is sent by a worker (or by Client.Cancel) on a job's Reply subject.
@@ -161,6 +170,20 @@ func marshalJob(j *Job) ([]byte, error) {
 	}
 	if j.Keep {
 		b = append(b, `,"keep":true`...)
+	}
+	if len(j.Items) > 0 {
+		b = append(b, `,"items":[`...)
+		for i := range j.Items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			item, err := marshalJob(&j.Items[i])
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, item...)
+		}
+		b = append(b, ']')
 	}
 	return append(b, '}'), nil
 }
