@@ -91,6 +91,7 @@ type pendingJob struct {
 	done       chan struct{}
 	cache      string        // the job's cache digest (Job.Cache), from Submit
 	keep       bool          // Job.Keep, from Submit: the results bucket holds the result
+	chunk      bool          // submitted as an item of a chunk (SubmitChunk): seq is the chunk's
 	waited     bool          // a Wait has registered (the result is no longer kept for the first one)
 	progress   chan [2]int64 // capacity 1, latest value wins
 	debug      chan []string // debug lines, capacity debugBacklog; dropped when full
@@ -288,40 +289,12 @@ func (c *Client) Bus() *Bus { return c.bus }
 // Submitting the same ID twice within the dedup window queues it once.
 // Submit registers the job before publishing, so Wait never misses an event.
 func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
-	if job.ID == "" {
-		job.ID = uuid.NewString()
+	if err := c.fillJob(&job); err != nil {
+		return "", err
 	}
-	if !ValidID(job.ID) {
-		return "", &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", job.ID)}
-	}
-	if !ValidID(job.Tool) {
-		return "", &InvalidJobError{Field: "tool", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", job.Tool)}
-	}
-	job.V = MessageVersion
-	if job.Submitted.IsZero() {
-		job.Submitted = time.Now().UTC()
-	}
-	if job.Reply == "" {
-		job.Reply = EventSubject(c.gw, job.ID)
-	}
-	if !ValidReply(job.Reply) {
-		return "", &InvalidJobError{Field: "reply", Reason: replyProblem(job.Reply)}
-	}
-	data, err := marshalJob(&job)
+	data, err := c.encodeJob(&job)
 	if err != nil {
-		return "", &InvalidJobError{Field: "args", Reason: err.Error()}
-	}
-	if !jsonenc.Valid(data) {
-		// Arguments at most MaxDepth deep can be one level too deep inside
-		// the job: the workers could not decode it, and the job would be
-		// lost rather than refused.
-		return "", &InvalidJobError{Field: "args",
-			Reason: fmt.Sprintf("the encoded job nests arrays and objects more than %d deep (the arguments %d at most)", jsonenc.MaxDepth, jsonenc.MaxDepth-1)}
-	}
-	if len(data) > c.bus.maxMsgSize {
-		return "", &InvalidJobError{Field: "size",
-			Reason: fmt.Sprintf("the job is %d bytes once encoded, above the queue's message limit of %d bytes", len(data), c.bus.maxMsgSize),
-			Err:    ErrJobTooLarge, Size: len(data), Limit: c.bus.maxMsgSize}
+		return "", err
 	}
 
 	if err := c.bus.connected(); err != nil {
@@ -365,6 +338,52 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	}
 	c.mu.Unlock()
 	return job.ID, nil
+}
+
+// fillJob checks job and fills in V, ID, Submitted and Reply (Submit).
+func (c *Client) fillJob(job *Job) error {
+	if job.ID == "" {
+		job.ID = uuid.NewString()
+	}
+	if !ValidID(job.ID) {
+		return &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", job.ID)}
+	}
+	if !ValidID(job.Tool) {
+		return &InvalidJobError{Field: "tool", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", job.Tool)}
+	}
+	job.V = MessageVersion
+	if job.Submitted.IsZero() {
+		job.Submitted = time.Now().UTC()
+	}
+	if job.Reply == "" {
+		job.Reply = EventSubject(c.gw, job.ID)
+	}
+	if !ValidReply(job.Reply) {
+		return &InvalidJobError{Field: "reply", Reason: replyProblem(job.Reply)}
+	}
+	return nil
+}
+
+// encodeJob encodes a filled job (fillJob) for the stream; errors are
+// Submit's *InvalidJobError for the arguments, the nesting and the size.
+func (c *Client) encodeJob(job *Job) ([]byte, error) {
+	data, err := marshalJob(job)
+	if err != nil {
+		return nil, &InvalidJobError{Field: "args", Reason: err.Error()}
+	}
+	if !jsonenc.Valid(data) {
+		// Arguments at most MaxDepth deep can be one level too deep inside
+		// the job: the workers could not decode it, and the job would be
+		// lost rather than refused.
+		return nil, &InvalidJobError{Field: "args",
+			Reason: fmt.Sprintf("the encoded job nests arrays and objects more than %d deep (the arguments %d at most)", jsonenc.MaxDepth, jsonenc.MaxDepth-1)}
+	}
+	if len(data) > c.bus.maxMsgSize {
+		return nil, &InvalidJobError{Field: "size",
+			Reason: fmt.Sprintf("the job is %d bytes once encoded, above the queue's message limit of %d bytes", len(data), c.bus.maxMsgSize),
+			Err:    ErrJobTooLarge, Size: len(data), Limit: c.bus.maxMsgSize}
+	}
+	return data, nil
 }
 
 // newPending returns the entry of a job; its debug backlog is made only
@@ -519,7 +538,9 @@ func (c *Client) Result(ctx context.Context, jobID string) (json.RawMessage, err
 //     stores the result itself (error_kind and outcome "cancelled",
 //     worker ""); a delivered job runs unclaimed on its first delivery,
 //     and its worker stops it and answers it (the publish is sent again
-//     for a worker that took it meanwhile).
+//     for a worker that took it meanwhile). An item of a chunk
+//     (SubmitChunk) still queued is answered the same way but left in
+//     its chunk, whose worker answers it cancelled without running it.
 //   - Claimed (running, or awaiting redelivery after its worker died): the
 //     marker replaces the claim, so a redelivery is answered cancelled
 //     without running; a second publish reaches a worker that took the
@@ -537,8 +558,9 @@ func (c *Client) Cancel(ctx context.Context, jobID string) error {
 	var seq uint64
 	var reply string
 	var submitted time.Time
+	var chunk bool
 	if p := c.pending[jobID]; p != nil {
-		seq, reply, submitted = p.seq, p.reply, p.submitted
+		seq, reply, submitted, chunk = p.seq, p.reply, p.submitted, p.chunk
 	}
 	c.mu.Unlock()
 
@@ -569,10 +591,16 @@ func (c *Client) Cancel(ctx context.Context, jobID string) error {
 			}
 			return nil
 		}
-		if err := c.bus.stream.DeleteMsg(ctx, seq); err != nil {
-			// Already delivered (the worker sees the marker) or gone.
-			return nil
+		if !chunk {
+			if err := c.bus.stream.DeleteMsg(ctx, seq); err != nil {
+				// Already delivered (the worker sees the marker) or gone.
+				return nil
+			}
 		}
+		// An item of a queued chunk stays in its chunk (the other items
+		// run): it is answered now, and its worker, which meets the
+		// marker or heard the publish, answers it cancelled too without
+		// running it (the first stored answer wins).
 		res := wire.FailureResult(wire.Cancelled("job cancelled before it started"),
 			wire.JobMeta{JobID: jobID, Queue: time.Since(submitted)})
 		stored, err := c.bus.StoreResult(ctx, jobID, res)
@@ -633,6 +661,10 @@ func (c *Client) onEvent(m *nats.Msg) {
 	ev, err := DecodeEvent(m.Data)
 	if err != nil {
 		c.log.Warn("bad event", "subject", m.Subject, "err", err)
+		return
+	}
+	if ev.Type == EventQuery && m.Reply != "" {
+		c.answerQuery(m, ev.JobID)
 		return
 	}
 	if ev.Type == EventResult && m.Reply != "" {

@@ -29,6 +29,14 @@ type Delivery struct {
 
 	nc  *nats.Conn
 	msg *nats.Msg
+
+	// A chunk's item deliveries (Items): parent is the chunk's delivery,
+	// settled and delay what the item's acknowledgement said (Settle).
+	// items are a chunk's item deliveries, made by Items.
+	parent  *Delivery
+	settled int
+	delay   time.Duration
+	items   []*Delivery
 }
 
 // Peek returns the top-level "id" and "reply" string members of the
@@ -72,6 +80,9 @@ func (d *Delivery) Ack() error { return d.reply(ackBody) }
 // callers that must observe the job gone, such as tests of the stream's
 // state). Errors: ctx ends before the confirmation arrives.
 func (d *Delivery) AckSync(ctx context.Context) error {
+	if d.parent != nil {
+		return d.itemReply(ackBody, 0)
+	}
 	if _, err := d.nc.RequestWithContext(ctx, d.msg.Reply, ackBody); err != nil {
 		return fmt.Errorf("queue: ack: %w", err)
 	}
@@ -92,6 +103,9 @@ func (d *Delivery) NakWithDelay(delay time.Duration) error {
 	if delay <= 0 {
 		return d.Nak()
 	}
+	if d.parent != nil {
+		return d.itemReply(nakBody, delay)
+	}
 	return d.reply(fmt.Appendf(nil, `%s {"delay":%d}`, nakBody, delay.Nanoseconds()))
 }
 
@@ -106,6 +120,9 @@ func (d *Delivery) Term(reason string) error {
 }
 
 func (d *Delivery) reply(body []byte) error {
+	if d.parent != nil {
+		return d.itemReply(body, 0)
+	}
 	if err := d.nc.Publish(d.msg.Reply, body); err != nil {
 		return fmt.Errorf("queue: ack %s: %w", body[:4], err)
 	}

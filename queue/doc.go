@@ -11,7 +11,10 @@
 //     Configure changes it explicitly, Attach looks it up, Bus.Bucket is
 //     the one place a bucket is created, with the bus's replication);
 //     every subject and bucket name lives in subjects.go;
-//   - the versioned messages (Job, Event);
+//   - the versioned messages (Job, Event), and chunks: several jobs in
+//     one message (chunk.go: ChunkTool, Client.SubmitChunk,
+//     Delivery.Items and Settle, Bus.Answered), each item answered as
+//     its own job;
 //   - the gateway's client API (Client: Submit, Wait, Cancel, Result, Stats);
 //   - the worker-side primitives (Puller, Delivery, Bus.Claim,
 //     Bus.StoreResult, Bus.PublishEvent, …) that package worker builds on;

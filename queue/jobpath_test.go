@@ -187,6 +187,9 @@ func TestMarshalJobAsEncodingJSON(t *testing.T) {
 			Interactive: true, Resume: []byte(`{"state": {"v": 1}, "answer": {"accepted": true}}`)},
 		{},
 		{V: 1, ID: "j\"2", Tool: "t", Submitted: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Principal: "\u2028\xff"},
+		{V: 1, ID: "c1", Tool: ChunkTool, Submitted: at, Items: []Job{
+			{V: 1, ID: "i1", Tool: "boruna_run", Args: []byte(`{"source": "x"}`), Submitted: at, Deadline: at.Add(time.Second), Reply: "axpool.evt.gw.i1", Cache: "d"},
+			{V: 1, ID: "i2", Tool: "script", Submitted: at, Reply: "axpool.evt.gw.i2", Progress: true}}},
 	} {
 		got, err := marshalJob(&j)
 		if err != nil {

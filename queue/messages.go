@@ -76,6 +76,11 @@ type Job struct {
 	// results and the caller's answer (a JSON object the engine reads,
 	// opaque to the queue).
 	Resume json.RawMessage `json:"resume,omitempty"`
+	// Items are the jobs of a chunk (Tool ChunkTool, Client.SubmitChunk):
+	// several jobs in one message, each still answered on its own (its
+	// own ID, Reply, Deadline, Cache, limits); the chunk's own ID is only
+	// its publish dedup ID. Empty for any other job; an item holds none.
+	Items []Job `json:"items,omitempty"`
 }
 
 // EventType is the kind of an Event.
@@ -88,6 +93,10 @@ const (
 	// EventDebug carries debug output lines of a job that asked for them
 	// (Job.Debug), in the order the program wrote them.
 	EventDebug EventType = "debug"
+	// EventQuery asks the Client that submitted a job whether it still
+	// waits for its result (Bus.Answered), as a request; it carries
+	// nothing but the job's ID.
+	EventQuery EventType = "query"
 )
 
 // Event is sent by a worker (or by Client.Cancel) on a job's Reply subject.
@@ -180,6 +189,20 @@ func marshalJob(j *Job) ([]byte, error) {
 		if b, ok = jsonenc.AppendCompact(b, j.Resume); !ok {
 			return jsonenc.Marshal(j) // encoding/json's error
 		}
+	}
+	if len(j.Items) > 0 {
+		b = append(b, `,"items":[`...)
+		for i := range j.Items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			item, err := marshalJob(&j.Items[i])
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, item...)
+		}
+		b = append(b, ']')
 	}
 	return append(b, '}'), nil
 }

@@ -31,6 +31,13 @@
 // jobs get ShutdownGrace, then are cancelled and answered `cancelled`;
 // nothing is handed back to run again.
 //
+// A chunk (queue.ChunkTool: several jobs in one message) is run item by
+// item on its slot, each item handled as the job it is, under one
+// heartbeat of the chunk, and acknowledged once every item is answered; a
+// redelivered chunk runs only the items whose caller still waits
+// (queue.Bus.Answered), and the janitor answers a chunk's items one by
+// one (handleChunk, chunk.go).
+//
 // It also holds the Supervisor that starts N worker processes (the same
 // binary, `axpool worker`), each in a process group of its own, restarts
 // those that die with capped exponential backoff, kills and replaces one

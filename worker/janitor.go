@@ -18,8 +18,9 @@ import (
 // (go-ecosystem.md §3.4 step 7). It never deletes a job without a stored
 // answer: reading the job or storing the answer is retried like a worker's
 // answer (until the job's deadline), and a job still running on the
-// worker holding its claim is left to that worker. It runs on a goroutine
-// of its own per advisory.
+// worker holding its claim is left to that worker. A chunk's items are
+// answered so one by one, but for those whose caller holds an answer
+// (queue.Bus.Answered). It runs on a goroutine of its own per advisory.
 func (w *Worker) janitor(seq uint64) {
 	log := w.log.With("seq", seq)
 	var job *queue.Job
@@ -34,38 +35,25 @@ func (w *Worker) janitor(seq uint64) {
 			return
 		}
 	}
-	if job != nil && job.ID != "" {
-		jlog := func() *slog.Logger { return log.With("job", job.ID) }
-		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-		_, rerr := w.bus.Result(ctx, job.ID)
-		holder, herr := w.bus.ClaimHolder(ctx, job.ID)
-		running := herr == nil && holder != "" && holder != w.id && w.stillRunning(ctx, holder, job.ID)
-		cancel()
-		switch {
-		case rerr == nil:
-			// Answered already; only the message is left.
-		case !errors.Is(rerr, queue.ErrNoResult):
-			jlog().Warn("janitor: cannot read the job's result; leaving it", "err", rerr)
-			return
-		case running:
-			jlog().Info("janitor: job exhausted its deliveries but still runs on its worker; leaving it to that worker", "holder", holder)
-			return
-		default:
-			res := wire.FailureResult(wire.WorkerLost("the job exhausted its deliveries: the worker running it was lost"),
-				wire.JobMeta{JobID: job.ID, Queue: time.Since(job.Submitted), Worker: holder})
-			var stored []byte
-			if err := w.retry(job, nil, jlog, "store a worker_lost answer", func(ctx context.Context) (err error) {
-				stored, err = w.bus.StoreResult(ctx, job.ID, res)
-				return err
-			}); err != nil {
-				jlog().Error("janitor: cannot store the worker_lost answer; leaving the job", "err", err)
+	switch {
+	case job != nil && job.Tool == queue.ChunkTool && len(job.Items) > 0:
+		// A chunk: each item still unanswered is answered on its own;
+		// the items whose caller holds an answer are left alone.
+		for i := range job.Items {
+			it := &job.Items[i]
+			if !queue.ValidID(it.ID) {
+				continue
+			}
+			if done, _ := w.bus.Answered(it.Reply, it.ID, answeredWait); done {
+				continue
+			}
+			if !w.janitorJob(log, it) {
 				return
 			}
-			if err := w.bus.PublishEvent(job.Reply, &queue.Event{JobID: job.ID, Type: queue.EventResult,
-				Result: stored, Worker: w.id}); err != nil {
-				jlog().Warn("janitor: result event", "err", err)
-			}
-			jlog().Warn("janitor: job exhausted its deliveries; answered worker_lost", "lost_worker", holder)
+		}
+	case job != nil && job.ID != "":
+		if !w.janitorJob(log, job) {
+			return
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
@@ -73,4 +61,44 @@ func (w *Worker) janitor(seq uint64) {
 	if err := w.bus.DeleteJob(ctx, seq); err != nil {
 		log.Warn(fmt.Sprintf("janitor: %v", err))
 	}
+}
+
+// janitorJob answers job, one that exhausted its deliveries (or an item
+// of such a chunk), worker_lost unless it has a stored answer; it reports
+// false when the message must be left (the answer could not be read or
+// stored, or the job still runs on the worker holding its claim).
+func (w *Worker) janitorJob(log *slog.Logger, job *queue.Job) bool {
+	jlog := func() *slog.Logger { return log.With("job", job.ID) }
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	_, rerr := w.bus.Result(ctx, job.ID)
+	holder, herr := w.bus.ClaimHolder(ctx, job.ID)
+	running := herr == nil && holder != "" && holder != w.id && w.stillRunning(ctx, holder, job.ID)
+	cancel()
+	switch {
+	case rerr == nil:
+		// Answered already; only the message is left.
+	case !errors.Is(rerr, queue.ErrNoResult):
+		jlog().Warn("janitor: cannot read the job's result; leaving it", "err", rerr)
+		return false
+	case running:
+		jlog().Info("janitor: job exhausted its deliveries but still runs on its worker; leaving it to that worker", "holder", holder)
+		return false
+	default:
+		res := wire.FailureResult(wire.WorkerLost("the job exhausted its deliveries: the worker running it was lost"),
+			wire.JobMeta{JobID: job.ID, Queue: time.Since(job.Submitted), Worker: holder})
+		var stored []byte
+		if err := w.retry(job, nil, jlog, "store a worker_lost answer", func(ctx context.Context) (err error) {
+			stored, err = w.bus.StoreResult(ctx, job.ID, res)
+			return err
+		}); err != nil {
+			jlog().Error("janitor: cannot store the worker_lost answer; leaving the job", "err", err)
+			return false
+		}
+		if err := w.bus.PublishEvent(job.Reply, &queue.Event{JobID: job.ID, Type: queue.EventResult,
+			Result: stored, Worker: w.id}); err != nil {
+			jlog().Warn("janitor: result event", "err", err)
+		}
+		jlog().Warn("janitor: job exhausted its deliveries; answered worker_lost", "lost_worker", holder)
+	}
+	return true
 }

@@ -389,6 +389,8 @@ func (w *Worker) slot(ctx, runCtx context.Context) {
 			// Pulled as shutdown began: hand it back unstarted for
 			// another worker.
 			w.nak(d)
+		case d.IsChunk():
+			w.handleChunk(ctx, runCtx, d)
 		default:
 			w.handle(runCtx, d)
 		}

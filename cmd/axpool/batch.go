@@ -248,6 +248,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		Concurrency: conc,
 		Ordered:     bf.ordered,
 		FailFast:    bf.failFast,
+		// The pool's slots: its items' jobs go in chunks.
+		Pack:  bf.concurrency == 0,
+		Total: max(total, 0),
 		OnResult: func(r batch.Result) {
 			line := append(batch.Line(r, batchPosField), '\n')
 			if _, err := out.Write(line); err != nil && writeErr == nil {

@@ -549,18 +549,6 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 			return nil, &JobError{Err: err}
 		}
 	}
-	// The caller's turn in the stream (package fairshare); queue_ms counts
-	// the wait for it.
-	adm := b.admission()
-	release, err := adm.Acquire(ctx, CallerFrom(ctx))
-	if err != nil {
-		var refused *fairshare.RefusedError
-		if errors.As(err, &refused) { // no job was created: job_id "" (docs/tools.md §5)
-			return nil, &JobError{Outcome: refused.Outcome, RetryAfter: refused.RetryAfter, Err: refused.Err}
-		}
-		return nil, &JobError{Outcome: wire.OutcomeCancelled, QueueMs: time.Since(start).Milliseconds(), Err: err}
-	}
-	defer release()
 	job.Tool, job.Args, job.Submitted, job.Deadline = tool, args, start, start.Add(timeout)
 	job.Progress, job.Principal = progress != nil, CallerFrom(ctx)
 	job.Debug = queue.DebugSink(ctx) != nil // its lines go to the sink (queue.Client.Wait)
@@ -571,9 +559,35 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	if sc := suspendFrom(ctx); sc != nil {
 		job.Interactive, job.Resume = sc.interactive, sc.resume
 	}
-	sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), SubmitTimeout)
-	id, err := b.Client.Submit(sctx, job)
-	scancel()
+	// The caller's turn in the stream (package fairshare); queue_ms counts
+	// the wait for it. A batch's item (Packer) waits for its chunk's turn.
+	adm := b.admission()
+	admitted := func(err error) error {
+		var refused *fairshare.RefusedError
+		if errors.As(err, &refused) { // no job was created: job_id "" (docs/tools.md §5)
+			return &JobError{Outcome: refused.Outcome, RetryAfter: refused.RetryAfter, Err: refused.Err}
+		}
+		return &JobError{Outcome: wire.OutcomeCancelled, QueueMs: time.Since(start).Milliseconds(), Err: err}
+	}
+	var id string
+	if pk := packerFrom(ctx); pk != nil && !job.Keep {
+		var release func()
+		var refused error
+		id, release, refused, err = pk.submit(ctx, b, job)
+		if refused != nil {
+			return nil, admitted(refused)
+		}
+		defer release()
+	} else {
+		release, aerr := adm.Acquire(ctx, CallerFrom(ctx))
+		if aerr != nil {
+			return nil, admitted(aerr)
+		}
+		defer release()
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), SubmitTimeout)
+		id, err = b.Client.Submit(sctx, job)
+		scancel()
+	}
 	if err != nil {
 		var full *queue.QueueFullError
 		var invalid *queue.InvalidJobError

@@ -37,7 +37,9 @@ type slotCounter interface {
 // Batch answers axpool_batch (docs/tools.md §7) with checked args: each
 // item is checked (batch.Parse, duplicate ids refused) and run as its own
 // call (call: cache, idempotency keys, the queue), at most `concurrency`
-// at once (default: the pool's slots). progress, when set, receives the
+// at once (default: the pool's slots, whose items' jobs then go in chunks
+// of up to ChunkSize(items, slots), Packer, with that many chunks' worth
+// of items in flight). progress, when set, receives the
 // items done and the item count. The result is
 //
 //	{"success":true,"protocol_version":1,"results":[{"id":…,…envelope…},…],"summary":{…}}
@@ -72,6 +74,10 @@ func (d *Dispatcher) Batch(ctx context.Context, args json.RawMessage, progress f
 		conc = defaultBatchConcurrency
 		if sc, ok := d.cfg.Backend.(slotCounter); ok {
 			conc = sc.Slots(ctx)
+			// The pool's slots: the items' jobs go in chunks (Packer),
+			// up to ChunkSize items each, conc chunks' worth in flight.
+			ctx = WithPacker(ctx, NewPacker(len(items), conc))
+			conc *= ChunkSize(len(items), conc)
 		}
 	}
 	start := time.Now()
@@ -171,21 +177,34 @@ type ItemsOptions struct {
 	Ordered, FailFast bool
 	// OnResult receives each item's result (batch.Options.OnResult).
 	OnResult func(batch.Result)
+	// Pack packs the items' jobs into chunks (Packer; not with Ordered or
+	// FailFast, whose bounds count single jobs): Concurrency is then the
+	// pool's slots, and up to Concurrency × ChunkSize(Total, Concurrency)
+	// items hold jobs at once. Total is the batch's item count (0:
+	// unknown), for the chunk size.
+	Pack  bool
+	Total int
 }
 
 // RunItems runs the items of a batch file (batch.ReadItems: checked by
 // batch.Parse) through d, as `axpool batch` does: at most Concurrency of
-// them run jobs at once (a JobGate); without Ordered (whose window bounds
+// them run jobs at once (a JobGate; with Pack, Concurrency chunks' worth
+// of items, see ItemsOptions.Pack); without Ordered (whose window bounds
 // the results held back) and FailFast (the items after a failure must not
 // have run), up to batch.Lookahead items are in flight, the others waiting
 // for a cached answer or for a job slot, so that their cache lookups share
 // requests (queue.Bus.CachedResult), holding at most
 // batch.LookaheadBytes(Concurrency) of arguments. Errors: batch.Run's.
 func (d *Dispatcher) RunItems(ctx context.Context, items iter.Seq[batch.Item], opts ItemsOptions) error {
-	gate := NewJobGate(opts.Concurrency)
+	jobs := opts.Concurrency
+	if opts.Pack && !opts.Ordered && !opts.FailFast {
+		jobs = max(opts.Concurrency, 1) * ChunkSize(opts.Total, opts.Concurrency)
+		ctx = WithPacker(ctx, NewPacker(opts.Total, opts.Concurrency))
+	}
+	gate := NewJobGate(jobs)
 	window := opts.Concurrency
 	if !opts.Ordered && !opts.FailFast {
-		window = max(opts.Concurrency, batch.Lookahead)
+		window = max(jobs, batch.Lookahead)
 	}
 	return batch.Run(ctx, items, batch.Options{
 		Call: func(ctx context.Context, it *batch.Item) json.RawMessage {

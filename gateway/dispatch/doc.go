@@ -5,7 +5,9 @@
 // job submitted in its caller's fair-share turn (package fairshare) and
 // waited for — and JobError is every failure that produced no tool result,
 // with its envelope (docs/tools.md §5). JobGate bounds the jobs a batch
-// runs at once; ToolsLocal answers the tools that run no user code.
+// runs at once, and a Packer packs a batch's jobs into chunks (several
+// jobs in one message, queue.Client.SubmitChunk); ToolsLocal answers the
+// tools that run no user code.
 //
 // dispatch knows nothing of MCP: the gateway turns its answers into MCP
 // results, `axpool batch` into result lines.

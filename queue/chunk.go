@@ -1,0 +1,238 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ChunkTool is the Job.Tool of a chunk: one job message that carries
+// several jobs (Job.Items), published on JobSubject(ChunkTool) by
+// Client.SubmitChunk. A worker runs its items one after the other, each
+// as the job it is — its own ID, deadline, limits, cache digest, cancel
+// and answer (an event to its Reply) — and acknowledges the chunk once
+// every item is answered (Delivery.Items, Delivery.Settle). A redelivered
+// chunk (its worker died) runs only the items whose caller still waits
+// (Bus.Answered). Items save the per-job publish, acknowledgement and
+// pull of the stream: `axpool batch` and axpool_batch pack their items so
+// (docs/architecture.md "Jobs").
+const ChunkTool = "chunk"
+
+// MaxChunkItems bounds the items of one chunk (SubmitChunk).
+const MaxChunkItems = 256
+
+// SubmitChunk submits jobs as the items of one chunk message (ChunkTool):
+// each job is checked and filled in as Submit does (ID, V, Submitted,
+// Reply) and registered for Wait, then the chunk is published once,
+// deduplicated on an ID of its own. It returns the items' IDs, in order,
+// once the stream stored the chunk. Each item is then waited for
+// (Wait), cancelled (Cancel) and answered on its own; a cancelled item
+// still queued is answered at once and left in its chunk (Cancel).
+//
+// Errors are Submit's, for the whole chunk: *InvalidJobError for a bad
+// item (as Submit would refuse it alone) or a chunk whose encoding nests
+// too deep or is over Bus.MaxJobSize (the caller may submit its items one
+// by one), or for no jobs, more than MaxChunkItems, or an item that has
+// Items itself; *QueueFullError (JobID the chunk's); ErrClosed;
+// *UnavailableError. Nothing of a refused chunk is queued.
+func (c *Client) SubmitChunk(ctx context.Context, jobs []Job) ([]string, error) {
+	if len(jobs) == 0 || len(jobs) > MaxChunkItems {
+		return nil, &InvalidJobError{Field: "items", Reason: fmt.Sprintf("a chunk holds 1 to %d jobs, got %d", MaxChunkItems, len(jobs))}
+	}
+	chunk := Job{V: MessageVersion, ID: uuid.NewString(), Tool: ChunkTool, Submitted: time.Now().UTC(), Items: make([]Job, len(jobs))}
+	ids := make([]string, len(jobs))
+	for i := range jobs {
+		job := jobs[i]
+		if len(job.Items) > 0 {
+			return nil, &InvalidJobError{Field: "items", Reason: fmt.Sprintf("item %d of a chunk holds items itself", i+1)}
+		}
+		if err := c.fillJob(&job); err != nil {
+			return nil, err
+		}
+		chunk.Items[i], ids[i] = job, job.ID
+	}
+	data, err := c.encodeJob(&chunk)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.bus.connected(); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, ErrClosed
+	}
+	entries := make([]*pendingJob, len(jobs))
+	fresh := make([]bool, len(jobs)) // registered by this submission
+	for i := range chunk.Items {
+		job := &chunk.Items[i]
+		p := c.pending[job.ID]
+		if p == nil {
+			p = newPending(job.Debug)
+			c.pending[job.ID] = p
+		}
+		fresh[i] = !p.fromSubmit
+		p.fromSubmit, p.reply, p.submitted, p.cache, p.keep, p.chunk = true, job.Reply, job.Submitted, job.Cache, job.Keep, true
+		entries[i] = p
+	}
+	c.mu.Unlock()
+
+	ack, err := c.bus.js.PublishMsg(ctx, &nats.Msg{Subject: JobSubject(ChunkTool), Data: data},
+		jetstream.WithMsgID(chunk.ID), jetstream.WithExpectStream(StreamName))
+	if err != nil {
+		c.mu.Lock()
+		for i, p := range entries {
+			if fresh[i] {
+				p.fromSubmit = false
+				if p.waiters == 0 && c.pending[ids[i]] == p {
+					delete(c.pending, ids[i])
+				}
+			}
+		}
+		c.mu.Unlock()
+		err = mapPublishError(err, c.bus.retryAfter)
+		var full *QueueFullError
+		if errors.As(err, &full) {
+			full.JobID = chunk.ID
+		}
+		return nil, err
+	}
+	c.mu.Lock()
+	for _, p := range entries {
+		if p.seq == 0 {
+			p.seq = ack.Sequence
+		}
+	}
+	c.mu.Unlock()
+	return ids, nil
+}
+
+// Answers of a Client to a query sent with Bus.Answered.
+var (
+	// queryAnswered: the client holds the job's result, or does not wait
+	// for it (it knows nothing of the job).
+	queryAnswered = []byte("+")
+	// queryWaiting: the client waits for the job's result.
+	queryWaiting = []byte("w")
+)
+
+// answerQuery answers a query event (Bus.Answered) for jobID on m.
+func (c *Client) answerQuery(m *nats.Msg, jobID string) {
+	c.mu.Lock()
+	p := c.pending[jobID]
+	// As takeResult: an entry whose waits are over (a cancelled call)
+	// waits for nothing.
+	waiting := p != nil && p.result == nil && (p.fromSubmit || p.waiters > 0) && !(p.waiters == 0 && p.waited && !p.keep)
+	c.mu.Unlock()
+	answer := queryAnswered
+	if waiting {
+		answer = queryWaiting
+	}
+	if err := m.Respond(answer); err != nil {
+		c.log.Debug("answer a query event", "job", jobID, "err", err)
+	}
+}
+
+// Answered asks the Client listening on subject (a job's Reply) whether
+// it still waits for the result of jobID, waiting at most wait for the
+// answer: true when it holds the result already or does not wait for it
+// (it knows nothing of the job: its call was answered and is over). A
+// worker that takes over a redelivered chunk runs only the items whose
+// caller still waits. Every other case is false — run the job, at least
+// once: the Client waits, nobody listens (a job whose result a later
+// reader finds in the results bucket), no answer in time; the error says
+// why there was no answer when the subject is invalid or the connection
+// closed.
+func (b *Bus) Answered(subject, jobID string, wait time.Duration) (bool, error) {
+	if !ValidReply(subject) {
+		return false, fmt.Errorf("queue: query: reply subject %s", replyProblem(subject))
+	}
+	data, err := marshalEvent(&Event{V: MessageVersion, JobID: jobID, Type: EventQuery})
+	if err != nil {
+		return false, err
+	}
+	m, err := b.nc.Request(subject, data, wait)
+	switch {
+	case err == nil:
+		return len(m.Data) == 1 && m.Data[0] == queryAnswered[0], nil
+	case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout):
+		return false, nil
+	}
+	return false, fmt.Errorf("queue: query: %w", err)
+}
+
+// IsChunk reports whether d is a chunk (ChunkTool) that decoded.
+func (d *Delivery) IsChunk() bool {
+	return d.Err == nil && d.Job != nil && d.Job.Tool == ChunkTool && d.parent == nil
+}
+
+// Items returns the deliveries of a chunk's items (IsChunk), in order,
+// the same ones on every call; nil for any other delivery. An item
+// delivery has its chunk's NumDelivered and StreamSeq; an item of another
+// message version has Err set (*VersionError). Its Ack and Term record
+// that the item is answered, its Nak and NakWithDelay that it is handed
+// back, InProgress heartbeats the chunk; nothing reaches the stream
+// before Settle. The chunk and its items are used by one goroutine
+// (InProgress excepted).
+func (d *Delivery) Items() []*Delivery {
+	if !d.IsChunk() {
+		return nil
+	}
+	if d.items == nil {
+		d.items = make([]*Delivery, len(d.Job.Items))
+		for i := range d.Job.Items {
+			it := &Delivery{Job: &d.Job.Items[i], NumDelivered: d.NumDelivered, StreamSeq: d.StreamSeq, nc: d.nc, parent: d}
+			if it.Job.V != MessageVersion {
+				it.Err = &VersionError{Kind: "job", V: it.Job.V}
+			}
+			d.items[i] = it
+		}
+	}
+	return d.items
+}
+
+// Settle ends a chunk's delivery once its items are handled: it acks the
+// chunk when every item is answered (Ack or Term on the item's
+// delivery), and otherwise hands it back with the longest delay any item
+// asked for (NakWithDelay; 0 for items never handled, e.g. left by a
+// worker that began shutting down), so that a redelivery runs the items
+// still unanswered. Errors: the connection's, as Ack's.
+func (d *Delivery) Settle() error {
+	back, delay := false, time.Duration(0)
+	for _, it := range d.Items() {
+		if it.settled != settledAnswered {
+			back, delay = true, max(delay, it.delay)
+		}
+	}
+	if !back {
+		return d.Ack()
+	}
+	return d.NakWithDelay(delay)
+}
+
+// The states of an item's delivery (Delivery.settled).
+const (
+	settledNone     = iota // not handled yet
+	settledAnswered        // Ack, AckSync or Term
+	settledBack            // Nak or NakWithDelay
+)
+
+// itemReply records body, an acknowledgement of the item delivery d, for
+// its chunk's Settle; an in-progress beat goes to the chunk at once.
+func (d *Delivery) itemReply(body []byte, delay time.Duration) error {
+	switch {
+	case string(body) == string(inProgressBody):
+		return d.parent.InProgress()
+	case string(body) == string(nakBody):
+		d.settled, d.delay = settledBack, delay
+	default: // ack or term
+		d.settled = settledAnswered
+	}
+	return nil
+}

@@ -1,0 +1,226 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/axpool/axpool/queue"
+)
+
+// submitChunk submits jobs as one chunk (queue.Client.SubmitChunk) and
+// returns the items' IDs.
+func (h *harness) submitChunk(jobs ...queue.Job) []string {
+	h.t.Helper()
+	ids, err := h.c.SubmitChunk(context.Background(), jobs)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if len(ids) != len(jobs) {
+		h.t.Fatalf("SubmitChunk returned %d ids for %d jobs", len(ids), len(jobs))
+	}
+	return ids
+}
+
+// TestChunkKilledWorkerRerunsUnanswered: a worker killed with SIGKILL in
+// the middle of a chunk — three items answered, the fourth running, two
+// not started — makes the chunk's redelivery run the unanswered items
+// only: the first three ran once (their answers, held by the client, are
+// the ones returned), the fourth twice, the last two once; the stream is
+// empty after.
+func TestChunkKilledWorkerRerunsUnanswered(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	h.startWorkers(1, 1, 5*time.Second)
+	echo := func(x int) queue.Job {
+		return queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":` + strconv.Itoa(x) + `}`)}
+	}
+	ids := h.submitChunk(echo(1), echo(2), echo(3),
+		queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":1500}`)}, echo(5), echo(6))
+	victim := h.waitStarted(ids[3])
+	first := make([]result, 3)
+	for i := range 3 {
+		first[i] = h.wait(ids[i], 10*time.Second)
+	}
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The answered items are not waited for again: a Wait would make
+	// their caller wait for them anew (queue.Bus.Answered).
+	for i, id := range ids {
+		r := result{}
+		if i < 3 {
+			r = first[i]
+		} else {
+			r = h.wait(id, 60*time.Second)
+		}
+		if !r.Success || r.JobID != id {
+			t.Errorf("item %d = %s, want success with job_id %s", i+1, r.Raw, id)
+		}
+		if i < 3 && r.PID != victim {
+			t.Errorf("item %d answered by pid %d, want the killed pid %d", i+1, r.PID, victim)
+		}
+		if i >= 3 && r.PID == victim {
+			t.Errorf("item %d answered by the killed pid %d", i+1, victim)
+		}
+	}
+	for i, id := range ids {
+		want := 1
+		if i == 3 {
+			want = 2
+		}
+		if runs := h.runs(id); len(runs) != want {
+			t.Errorf("item %d ran %d times (pids %v), want %d", i+1, len(runs), runs, want)
+		}
+	}
+	waitEmpty(t, h.bus)
+}
+
+// TestChunkItemsOwnOutcomes: the items of one chunk are answered each with
+// its own outcome, limits and deadline: an ok item, one past its own
+// wall-clock limit (wall_limit, stopped by the watchdog), one whose
+// deadline had passed (deadline_exceeded, never run), one of an unknown
+// tool (invalid_args), and an ok item after them — all by one worker,
+// each result carrying its own job_id.
+func TestChunkItemsOwnOutcomes(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	h.startWorkers(1, 1, 5*time.Second)
+	past := time.Now().Add(-time.Second)
+	ids := h.submitChunk(
+		queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":1}`)},
+		queue.Job{Tool: "spin", Args: json.RawMessage(`{"ms":60000,"wall_ms":300}`)},
+		queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":3}`), Submitted: past.Add(-time.Second), Deadline: past},
+		queue.Job{Tool: "nosuch"},
+		queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":5}`)},
+	)
+	var rs []result
+	for _, id := range ids {
+		rs = append(rs, h.wait(id, 30*time.Second))
+	}
+	for i, r := range rs {
+		if r.JobID != ids[i] {
+			t.Errorf("item %d job_id = %q, want %q", i+1, r.JobID, ids[i])
+		}
+	}
+	if r := rs[0]; !r.Success || string(r.Echo) != `{"x":1}` {
+		t.Errorf("item 1 = %s, want success echoing {\"x\":1}", r.Raw)
+	}
+	if r := rs[1]; r.Success || r.Outcome != "wall_limit" || r.LimitKind != "wall_ms" ||
+		!strings.HasPrefix(r.Message, "wall-clock execution limit of 300ms exceeded: the job ran ") {
+		t.Errorf("item 2 = %s, want wall_limit of 300ms", r.Raw)
+	}
+	if r := rs[2]; r.Success || r.Kind != "deadline_exceeded" || r.Outcome != "cancelled" ||
+		r.Message != "job timed out after 1s (job timeout) before a worker started it" {
+		t.Errorf("item 3 = %s, want deadline_exceeded before a worker started it", r.Raw)
+	}
+	if r := rs[3]; r.Success || r.Kind != "invalid_args" || r.Message != "unknown test tool nosuch" {
+		t.Errorf("item 4 = %s, want invalid_args: unknown test tool nosuch", r.Raw)
+	}
+	if r := rs[4]; !r.Success || string(r.Echo) != `{"x":5}` || r.PID != rs[0].PID {
+		t.Errorf("item 5 = %s, want success echoing {\"x\":5} from pid %d", r.Raw, rs[0].PID)
+	}
+	if n := len(h.runs(ids[2])); n != 0 {
+		t.Errorf("the item past its deadline ran %d times", n)
+	}
+	waitEmpty(t, h.bus)
+}
+
+// TestChunkCancelOneItem: cancelling one item of a chunk stops that item
+// only. An item of a chunk still queued is answered at once by the client
+// ("job cancelled before it started", worker "") and never runs; in a
+// delivered chunk, a running item is answered cancelled ("job cancelled
+// while running") and one not started yet is answered so by the worker
+// when its turn comes, without running; the chunk's other items run and
+// succeed.
+func TestChunkCancelOneItem(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	h.startWorkers(1, 1, 5*time.Second)
+	ctx := context.Background()
+	cancel := func(id string) {
+		t.Helper()
+		if err := h.c.Cancel(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A queued chunk: the one slot runs another job.
+	blocker := h.submit(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":60000}`)})
+	h.waitStarted(blocker)
+	queued := h.submitChunk(
+		queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":1}`)},
+		queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":2}`)},
+		queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":3}`)},
+	)
+	cancel(queued[1])
+	if r := h.wait(queued[1], 10*time.Second); r.Success || r.Outcome != "cancelled" ||
+		r.Message != "job cancelled before it started" || r.worker() != "" {
+		t.Errorf("item of a queued chunk = %s, want cancelled before it started, worker \"\"", r.Raw)
+	}
+	cancel(blocker)
+	for _, i := range []int{0, 2} {
+		if r := h.wait(queued[i], 10*time.Second); !r.Success {
+			t.Errorf("queued chunk's item %d = %s, want success", i+1, r.Raw)
+		}
+	}
+
+	// A delivered chunk: its first item runs, the second waits its turn.
+	running := h.submitChunk(
+		queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":60000}`)},
+		queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":2}`)},
+		queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":3}`)},
+	)
+	h.waitStarted(running[0])
+	cancel(running[1])
+	cancel(running[0])
+	if r := h.wait(running[0], 10*time.Second); r.Success || r.Outcome != "cancelled" || r.Message != "job cancelled while running" {
+		t.Errorf("running item = %s, want cancelled while running", r.Raw)
+	}
+	if r := h.wait(running[1], 10*time.Second); r.Success || r.Outcome != "cancelled" ||
+		r.Message != "job cancelled before it started" || r.worker() == "" {
+		t.Errorf("item waiting in a delivered chunk = %s, want cancelled before it started by its worker", r.Raw)
+	}
+	if r := h.wait(running[2], 10*time.Second); !r.Success {
+		t.Errorf("item 3 = %s, want success", r.Raw)
+	}
+	for _, id := range []string{queued[1], running[1]} {
+		if n := len(h.runs(id)); n != 0 {
+			t.Errorf("cancelled item %s ran %d times", id, n)
+		}
+	}
+	if runs := h.runs(running[0]); len(runs) != 1 {
+		t.Errorf("the cancelled running item ran %d times, want 1", len(runs))
+	}
+	waitEmpty(t, h.bus)
+}
+
+// TestChunkSubmitErrors: SubmitChunk refuses an empty chunk, one over
+// queue.MaxChunkItems and an item holding items, naming the item, and
+// registers nothing.
+func TestChunkSubmitErrors(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	ctx := context.Background()
+	for _, c := range []struct {
+		jobs []queue.Job
+		want string
+	}{
+		{nil, "queue: invalid job items: a chunk holds 1 to 256 jobs, got 0"},
+		{make([]queue.Job, 257), "queue: invalid job items: a chunk holds 1 to 256 jobs, got 257"},
+		{[]queue.Job{{Tool: "echo"}, {Tool: "echo", Items: []queue.Job{{Tool: "echo"}}}}, "queue: invalid job items: item 2 of a chunk holds items itself"},
+		{[]queue.Job{{Tool: "echo"}, {Tool: "bad tool"}}, `queue: invalid job tool: "bad tool" is not 1-128 characters of [A-Za-z0-9_-]`},
+	} {
+		_, err := h.c.SubmitChunk(ctx, c.jobs)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("SubmitChunk(%d jobs) = %v, want %s", len(c.jobs), err, c.want)
+		}
+	}
+	st, err := h.bus.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Stored != 0 {
+		t.Errorf("refused chunks left %d messages", st.Stored)
+	}
+}
