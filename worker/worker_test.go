@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -444,41 +445,55 @@ func TestSupervisorRestartsAndStops(t *testing.T) {
 		defer mu.Unlock()
 		return out.Write(p)
 	})
-	var starts []time.Time
+	var starts int
 	var smu sync.Mutex
+	var logs queuetest.Buffer
 	sup, err := StartSupervisor(SupervisorOptions{
 		N: 1,
 		Command: func(int) *exec.Cmd {
 			return exec.Command("sh", "-c", `printf 'out line\npartial'; echo "err $AXPOOL_SUPERVISOR_PID" >&2; exit 3`)
 		},
-		Stderr:     w,
-		MinBackoff: 20 * time.Millisecond,
-		MaxBackoff: 80 * time.Millisecond,
+		Stderr:      w,
+		MinBackoff:  20 * time.Millisecond,
+		MaxBackoff:  80 * time.Millisecond,
+		StableAfter: time.Hour, // never reset by a slow machine
 		OnStart: func(int, int) {
 			smu.Lock()
-			starts = append(starts, time.Now())
+			starts++
 			smu.Unlock()
 		},
-		Logger: queuetest.Logger(),
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(600 * time.Millisecond)
+	// Wait for five starts (four restarts), however slow the machine.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		smu.Lock()
+		n := starts
+		smu.Unlock()
+		if n >= 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d starts in 30 s, want 5", n)
+		}
+	}
 	sup.Stop()
 	smu.Lock()
-	n := len(starts)
-	gaps := make([]time.Duration, 0, n)
-	for i := 1; i < n; i++ {
-		gaps = append(gaps, starts[i].Sub(starts[i-1]))
-	}
+	n := starts
 	smu.Unlock()
-	if n < 5 || sup.Restarts() != n-1 && sup.Restarts() != n {
+	if sup.Restarts() != n-1 && sup.Restarts() != n {
 		t.Errorf("%d starts, %d restarts", n, sup.Restarts())
 	}
-	// 20, 40, 80, 80 ms: doubling, capped.
-	if len(gaps) >= 4 && (gaps[0] > gaps[2] || gaps[3] > 200*time.Millisecond) {
-		t.Errorf("restart gaps %v: want doubling capped at ~80ms", gaps)
+	// The delays the supervisor chose, as it logged them: doubling from
+	// MinBackoff, capped at MaxBackoff.
+	var delays []string
+	for _, m := range regexp.MustCompile(`restart_in=(\S+)`).FindAllStringSubmatch(logs.String(), -1) {
+		delays = append(delays, m[1])
+	}
+	if len(delays) < 4 || strings.Join(delays[:4], " ") != "20ms 40ms 80ms 80ms" {
+		t.Errorf("restart delays %v, want 20ms 40ms 80ms 80ms first", delays)
 	}
 	mu.Lock()
 	text := out.String()
