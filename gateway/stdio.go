@@ -48,12 +48,12 @@ func (g *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	defer g.mcp.UnregisterSession(ctx, s.id)
 	ctx, cancel := context.WithCancel(g.mcp.WithContext(ctx, s))
 	defer cancel()
-	c := &stdioConn{g: g, s: s, calls: newCallTable(false), lines: make(chan outLine), stop: make(chan struct{})}
+	c := &stdioConn{g: g, s: s, calls: newCallTable(false), lines: make(chan outLine), stop: make(chan struct{}), inEnded: make(chan struct{})}
 	s.conn = c
 	werr := make(chan error, 1)
 	go func() { werr <- c.writeLoop(out, cancel) }()
 	rerr := make(chan error, 1)
-	go func() { rerr <- c.readLoop(ctx, in) }()
+	go func() { err := c.readLoop(ctx, in); close(c.inEnded); rerr <- err }()
 	var err error
 	select {
 	case err = <-rerr:
@@ -112,9 +112,18 @@ func (s *stdioSession) SetClientCapabilities(c mcp.ClientCapabilities) { s.caps.
 // RequestElicitation sends the client an elicitation/create request
 // (server.SessionWithElicitation; id "axpool-elicit-N", a string no
 // client request can take from us: ids of our requests are ours) and
-// waits for its response, ctx's end or the connection's.
+// waits for its response, ctx's end or the connection's. Once the client's
+// input has ended (stdin closed) nobody can answer: the request is
+// answered "cancel" at once, so the call ends (its program gets the
+// declined Err) and the drain at EOF is not held up by it.
 func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.ElicitationRequest) (*mcp.ElicitationResult, error) {
 	c := s.conn
+	cancelled := &mcp.ElicitationResult{ElicitationResponse: mcp.ElicitationResponse{Action: mcp.ElicitationResponseActionCancel}}
+	select {
+	case <-c.inEnded:
+		return cancelled, nil
+	default:
+	}
 	id := fmt.Sprintf("axpool-elicit-%d", c.nextReq.Add(1))
 	ch := make(chan clientResponse, 1)
 	c.reqMu.Lock()
@@ -136,11 +145,12 @@ func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.Elicitati
 	case c.lines <- outLine{b: append(b, '\n')}:
 	case <-c.stop:
 		return nil, errors.New("the stdio connection is closed")
+	case <-c.inEnded:
+		return cancelled, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
-	select {
-	case r := <-ch:
+	read := func(r clientResponse) (*mcp.ElicitationResult, error) {
 		if r.Error != nil {
 			return nil, fmt.Errorf("elicitation/create: the client answered error %d: %s", r.Error.Code, r.Error.Message)
 		}
@@ -149,6 +159,17 @@ func (s *stdioSession) RequestElicitation(ctx context.Context, req mcp.Elicitati
 			return nil, fmt.Errorf("elicitation/create: the client's result does not decode: %v", err)
 		}
 		return &res, nil
+	}
+	select {
+	case r := <-ch:
+		return read(r)
+	case <-c.inEnded:
+		select {
+		case r := <-ch: // answered in the input's last lines
+			return read(r)
+		default:
+			return cancelled, nil
+		}
 	case <-c.stop:
 		return nil, errors.New("the stdio connection is closed")
 	case <-ctx.Done():
@@ -204,6 +225,9 @@ type stdioConn struct {
 	calls *callTable
 	lines chan outLine  // complete lines for the writer (unbuffered)
 	stop  chan struct{} // closed when nothing more is sent
+	// inEnded is closed when in has ended (EOF or a read error): the client
+	// can answer no request of ours any more.
+	inEnded chan struct{}
 
 	mu     sync.Mutex
 	closed bool

@@ -540,3 +540,43 @@ func elicitingReq(id int, method, params string) string {
 	return strings.Replace(modernReq(id, method, params), `"io.modelcontextprotocol/clientCapabilities":{}`,
 		`"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}`, 1)
 }
+
+// An older stdio client that declared elicitation and then closes its
+// input while the approval is asked (or before it is sent) can answer
+// nothing: the request is answered "cancel", the program gets the
+// declined Err, the call's response is written and ServeStdio ends at the
+// EOF — it does not wait for an answer that cannot come (newcomer: the
+// process stayed up until SIGTERM).
+func TestSuspendApprovalStdinClosed(t *testing.T) {
+	s := newSuspendStack(t)
+	for _, waitForAsk := range []bool{true, false} {
+		r := newRawStdioBare(t, s.g)
+		r.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+		r.next()
+		r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		del0 := s.calls(t, "delete_repo")
+		r.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"boruna_run","arguments":{"source":` + src(approvalProgram) + `}}}`)
+		var m map[string]any
+		if waitForAsk {
+			if m = r.next(); m["method"] != "elicitation/create" {
+				t.Fatalf("first message: %v, want the elicitation/create request", m)
+			}
+		}
+		r.in.Close()
+		for m = r.next(); m["method"] != nil; m = r.next() { // the request, when it was sent
+		}
+		res, _ := m["result"].(map[string]any)
+		sc, _ := res["structuredContent"].(map[string]any)
+		if want := `"before" | Err(tool_call "fake__delete_repo": the caller declined the call) | "after"`; m["id"] != 2.0 || sc["result"] != want {
+			t.Errorf("waitForAsk=%v: response %v, want result %s", waitForAsk, m, want)
+		}
+		select {
+		case <-r.done:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("waitForAsk=%v: ServeStdio did not end after EOF", waitForAsk)
+		}
+		if d := s.calls(t, "delete_repo") - del0; d != 0 {
+			t.Errorf("waitForAsk=%v: delete_repo called %d times", waitForAsk, d)
+		}
+	}
+}
