@@ -216,7 +216,11 @@ func (g *Server) resumeContext(ctx context.Context, req mcp.CallToolRequest) (_ 
 	if p == nil {
 		return ctx, nil, refuse(why)
 	}
-	answer := answerOf(p.s.Kind, req.Params.InputResponses)
+	answer, bad := answerOf(p.s.Kind, req.Params.InputResponses)
+	if bad != "" {
+		g.suspended.restore(p) // a client's mistake does not use up the state
+		return ctx, nil, refuse(bad)
+	}
 	resume, err := json.Marshal(wire.Resume{State: p.s.State, Answer: answer})
 	if err != nil {
 		return ctx, nil, refuse("internal error: " + err.Error())
@@ -242,23 +246,43 @@ func notRun(out []byte) bool {
 // inputResponses: an approval is accepted when the elicitation under
 // ApproveField was accepted with {"approve": true}; ask() is answered
 // when the one under AnswerField was accepted with a string "answer". A
-// decline, a cancel, a missing or other answer is neither.
-func answerOf(kind string, responses mcp.InputResponses) wire.ResumeAnswer {
-	field := ApproveField
+// decline or a cancel is neither. bad, when not "", says what is wrong with
+// inputResponses — no response under the field, an action MCP does not
+// have, an accept without its field or with a value of another type — a
+// client's mistake, which the caller is told (the state stays usable)
+// rather than a decline.
+func answerOf(kind string, responses mcp.InputResponses) (_ wire.ResumeAnswer, bad string) {
+	field, typ := ApproveField, "boolean"
 	if kind == wire.SuspensionAsk {
-		field = AnswerField
+		field, typ = AnswerField, "string"
 	}
 	res := server.ElicitationResponse(responses, field)
-	if res == nil || res.Action != mcp.ElicitationResponseActionAccept {
-		return wire.ResumeAnswer{}
+	if res == nil {
+		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses has no response under %q: send the requestState with \"inputResponses\": {%q: {\"action\": \"accept\", \"content\": {%q: …}}} (or the action \"decline\" or \"cancel\")", field, field, field)
+	}
+	switch res.Action {
+	case mcp.ElicitationResponseActionDecline, mcp.ElicitationResponseActionCancel:
+		return wire.ResumeAnswer{}, ""
+	case mcp.ElicitationResponseActionAccept:
+	default:
+		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q].action is %s: it must be \"accept\", \"decline\" or \"cancel\"", field, text.Quote(string(res.Action)))
 	}
 	content, _ := res.Content.(map[string]any)
-	if kind == wire.SuspensionAsk {
-		text, ok := content[AnswerField].(string)
-		return wire.ResumeAnswer{Accepted: ok, Text: text}
+	v, ok := content[field]
+	switch x := v.(type) {
+	case string:
+		if kind == wire.SuspensionAsk {
+			return wire.ResumeAnswer{Accepted: true, Text: x}, ""
+		}
+	case bool:
+		if kind != wire.SuspensionAsk {
+			return wire.ResumeAnswer{Accepted: x}, ""
+		}
 	}
-	approve, _ := content[ApproveField].(bool)
-	return wire.ResumeAnswer{Accepted: approve}
+	if !ok {
+		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q] accepts without content.%s: an accept carries {%q: a %s}", field, field, field, typ)
+	}
+	return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q].content.%s must be a %s", field, field, typ)
 }
 
 // suspensionOf returns the suspension of a suspended run's result (nil

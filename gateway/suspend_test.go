@@ -117,9 +117,14 @@ func TestSuspendApprovalModernStdio(t *testing.T) {
 		t.Fatalf("before the answer: echo %d calls, delete_repo %d; want 1, 0", e, d)
 	}
 	approve := `"inputResponses":{"approve":{"action":"accept","content":{"approve":true}}}`
+	var retryWith func(id int, state, args, responses string) map[string]any
 	retry := func(id int, state, args string) map[string]any {
 		t.Helper()
-		p := strings.TrimSuffix(args, "}") + `,` + approve + `,"requestState":` + jsonString(state) + `}`
+		return retryWith(id, state, args, approve)
+	}
+	retryWith = func(id int, state, args, responses string) map[string]any {
+		t.Helper()
+		p := strings.TrimSuffix(args, "}") + `,` + responses + `,"requestState":` + jsonString(state) + `}`
 		r.send(elicitingReq(id, "tools/call", p))
 		m := r.response()
 		res, _ := m["result"].(map[string]any)
@@ -147,6 +152,16 @@ func TestSuspendApprovalModernStdio(t *testing.T) {
 	refused(retry(4, "anything", args), forged)
 	other := `{"name":"boruna_run","arguments":{"source":` + src(approvalProgram+"\n") + `}}`
 	refused(retry(5, state, other), "requestState belongs to a call of boruna_run with other arguments: send the same arguments with it")
+	// A client's malformed answer is refused and does not use up the state.
+	for i, tc := range []struct{ responses, want string }{
+		{`"inputResponses":{}`, `inputResponses has no response under "approve": send the requestState with "inputResponses": {"approve": {"action": "accept", "content": {"approve": …}}} (or the action "decline" or "cancel")`},
+		{`"inputResponses":{"answer":{"action":"accept","content":{"answer":"yes"}}}`, `inputResponses has no response under "approve": send the requestState with "inputResponses": {"approve": {"action": "accept", "content": {"approve": …}}} (or the action "decline" or "cancel")`},
+		{`"inputResponses":{"approve":{"action":"accept","content":{"approve":"true"}}}`, `inputResponses["approve"].content.approve must be a boolean`},
+		{`"inputResponses":{"approve":{"action":"accept","content":{}}}`, `inputResponses["approve"] accepts without content.approve: an accept carries {"approve": a boolean}`},
+		{`"inputResponses":{"approve":{"action":"yes"}}`, `inputResponses["approve"].action is "yes": it must be "accept", "decline" or "cancel"`},
+	} {
+		refused(retryWith(10+i, state, args, tc.responses), tc.want)
+	}
 	sc := retry(6, state, args)
 	if sc["success"] != true || sc["result"] != `"before" | "deleted r1" | "after"` {
 		t.Fatalf("resumed run: %v", sc)
@@ -349,7 +364,6 @@ func TestSuspendAsk(t *testing.T) {
 	}{
 		{"modern answer", &elicitor{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"answer": "blue"}}, false, `"before" | blue`},
 		{"modern decline", &elicitor{action: mcp.ElicitationResponseActionDecline}, false, `"before" | Err(ask: the caller declined to answer)`},
-		{"modern not a string", &elicitor{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"answer": 3}}, false, `"before" | Err(ask: the caller declined to answer)`},
 		{"elicitation answer", &elicitor{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"answer": ""}}, true, `"before" | `},
 		{"elicitation cancel", &elicitor{action: mcp.ElicitationResponseActionCancel}, true, `"before" | Err(ask: the caller declined to answer)`},
 	} {
@@ -367,6 +381,13 @@ func TestSuspendAsk(t *testing.T) {
 				t.Errorf("echo %d calls; want 1", e)
 			}
 		})
+	}
+	// An answer that is not a string is the client's mistake: refused,
+	// the program not resumed.
+	e := &elicitor{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"answer": 3}}
+	env := mustCall(t, mcptestHTTPClient(t, url, e, false), "boruna_run", `{"source":`+src(askProgram)+`}`)
+	if env["error_kind"] != KindInvalidRequestState || env["message"] != `inputResponses["answer"].content.answer must be a string` {
+		t.Errorf("an answer that is not a string: %v", env)
 	}
 	// A 2026-07-28 request without the elicitation capability is not
 	// asked: the program gets the Err.
@@ -388,7 +409,7 @@ func TestSuspendAsk(t *testing.T) {
 	}
 	//lint:ignore SA1019 an older client, without the elicitation capability
 	c := stdioClientWith(t, s.g, client.WithLegacyProtocolOnly())
-	env := mustCall(t, c, "boruna_run", `{"source":`+src(askProgram)+`}`)
+	env = mustCall(t, c, "boruna_run", `{"source":`+src(askProgram)+`}`)
 	if want := `"before" | Err(ask: this run cannot ask its caller: only a boruna_run whose MCP client declared the elicitation capability can)`; env["result"] != want {
 		t.Errorf("nobody to ask: %v", env)
 	}
