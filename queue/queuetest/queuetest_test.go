@@ -109,7 +109,7 @@ func TestCluster(t *testing.T) {
 		t.Fatalf("URLs = %v", c.URLs())
 	}
 	nc := c.Connect()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Second)
 	defer cancel()
 	// Replicas 0: min(3, the cluster's size).
 	bus, err := queue.Open(ctx, nc, queue.Config{Storage: queue.MemoryStorage}, queuetest.Logger())
@@ -151,7 +151,7 @@ func TestCluster(t *testing.T) {
 	// The stream's own leader may move too: the bus answers unavailable
 	// until it has one again, then takes the job (one job: the same ID).
 	var submitErr error
-	queuetest.WaitFor(t, 60*time.Second, "a job submitted with a node down", func() bool {
+	queuetest.WaitFor(t, 180*time.Second, "a job submitted with a node down", func() bool {
 		_, submitErr = client.Submit(ctx, queue.Job{ID: "after-failover", Tool: "t"})
 		if submitErr != nil && !errors.Is(submitErr, queue.ErrUnavailable) {
 			t.Fatalf("submit with node %d down: %v", leader+1, submitErr)
