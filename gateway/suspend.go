@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -44,6 +45,27 @@ const (
 	MaxSuspended = 1024
 )
 
+// MaxSuspendedPerCaller bounds the runs one caller has waiting, so that
+// one caller cannot take every place (red team); MaxSuspendedBytes bounds
+// the recorded state all waiting runs hold (a state may be up to a job
+// message, 1 MiB). A run beyond either is refused (suspendFullError).
+const (
+	MaxSuspendedPerCaller = 64
+	MaxSuspendedBytes     = 256 << 20
+)
+
+// suspendFullError refuses a suspension the store has no room for:
+// perCaller when the caller's own runs fill its share (quota_exceeded),
+// else the store is full (queue_full); retryAfter is when the oldest run
+// in the way expires.
+type suspendFullError struct {
+	msg        string
+	perCaller  bool
+	retryAfter time.Duration
+}
+
+func (e *suspendFullError) Error() string { return e.msg }
+
 // ApproveField is the boolean field of the elicitation that asks for an
 // approval, and the key of its input request (inputRequests); AnswerField
 // is the string field of the one that asks ask()'s question, and its key.
@@ -59,8 +81,9 @@ const KindInvalidRequestState = "invalid_request_state"
 
 // suspendStore keeps the suspended runs waiting for their callers.
 type suspendStore struct {
-	key  [32]byte
-	now  func() time.Time
+	key      [32]byte
+	now      func() time.Time
+	maxBytes int // MaxSuspendedBytes
 	mu   sync.Mutex
 	runs map[[16]byte]*pendingRun
 }
@@ -77,7 +100,7 @@ type pendingRun struct {
 }
 
 func newSuspendStore() *suspendStore {
-	st := &suspendStore{now: time.Now, runs: map[[16]byte]*pendingRun{}}
+	st := &suspendStore{now: time.Now, maxBytes: MaxSuspendedBytes, runs: map[[16]byte]*pendingRun{}}
 	_, _ = rand.Read(st.key[:]) // never fails (crypto/rand)
 	return st
 }
@@ -86,21 +109,42 @@ func newSuspendStore() *suspendStore {
 const stateTag = "axs1."
 
 // put keeps p and returns its requestState: stateTag and the base64url of
-// 16 random bytes and the first 16 bytes of their HMAC-SHA256. Errors:
-// MaxSuspended runs wait already.
+// 16 random bytes and the first 16 bytes of their HMAC-SHA256, after
+// dropping the expired runs. Errors (*suspendFullError): the caller has
+// MaxSuspendedPerCaller runs waiting, MaxSuspended runs wait, or their
+// states and p's would hold more than maxBytes.
 func (st *suspendStore) put(p *pendingRun) (string, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	now := st.now()
-	if len(st.runs) >= MaxSuspended {
-		for id, r := range st.runs {
-			if now.After(r.expires) {
-				delete(st.runs, id)
+	size := len(p.s.State)
+	mine, held := 0, size
+	var oldest, oldestMine time.Time
+	for id, r := range st.runs {
+		if now.After(r.expires) {
+			delete(st.runs, id)
+			continue
+		}
+		held += len(r.s.State)
+		if oldest.IsZero() || r.expires.Before(oldest) {
+			oldest = r.expires
+		}
+		if r.caller == p.caller {
+			mine++
+			if oldestMine.IsZero() || r.expires.Before(oldestMine) {
+				oldestMine = r.expires
 			}
 		}
-		if len(st.runs) >= MaxSuspended {
-			return "", fmt.Errorf("%d runs wait for their callers' answers already", MaxSuspended)
-		}
+	}
+	switch {
+	case mine >= MaxSuspendedPerCaller:
+		return "", &suspendFullError{perCaller: true, retryAfter: oldestMine.Sub(now),
+			msg: fmt.Sprintf("this caller has %d suspended runs waiting for its answers already (each waits up to %v): answer them, or call again once one has expired", mine, SuspendTTL)}
+	case len(st.runs) >= MaxSuspended:
+		return "", &suspendFullError{retryAfter: oldest.Sub(now), msg: fmt.Sprintf("%d runs wait for their callers' answers already", MaxSuspended)}
+	case held > st.maxBytes:
+		return "", &suspendFullError{retryAfter: oldest.Sub(now),
+			msg: fmt.Sprintf("the suspended runs waiting for their callers hold %d KiB of recorded state already (at most %d KiB)", (held-size)>>10, st.maxBytes>>10)}
 	}
 	var id [16]byte
 	_, _ = rand.Read(id[:])
@@ -315,7 +359,15 @@ func (g *Server) inputRequired(ctx context.Context, req mcp.CallToolRequest, s *
 	raw, _ := rawArguments(req)
 	state, err := g.suspended.put(&pendingRun{caller: dispatch.CallerFrom(ctx), tool: req.Params.Name, args: argsDigest(raw), s: *s})
 	if err != nil {
-		return g.result(g.d.Failure(ctx, req.Params.Name, &dispatch.JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: time.Second, Err: err}))
+		outcome, after := wire.OutcomeQueueFull, time.Second
+		var full *suspendFullError
+		if errors.As(err, &full) {
+			after = max(full.retryAfter, time.Second)
+			if full.perCaller {
+				outcome = wire.OutcomeQuotaExceeded
+			}
+		}
+		return g.result(g.d.Failure(ctx, req.Params.Name, &dispatch.JobError{Outcome: outcome, RetryAfter: after, Err: err}))
 	}
 	if s.Kind == wire.SuspensionAsk {
 		return server.NewInputRequestBuilder(state).Elicit(AnswerField, g.questionParams(s)).ToolResult(), nil

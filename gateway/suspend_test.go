@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -20,6 +22,7 @@ import (
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/wire"
 	"github.com/axpool/axpool/worker"
 	"github.com/axpool/axpool/worker/handlers"
 )
@@ -491,14 +494,44 @@ func TestSuspendStore(t *testing.T) {
 	if p, why := st.take(s, "alice", "boruna_run", args); p != nil || why != expired {
 		t.Errorf("expired: %v %q", p, why)
 	}
-	for range MaxSuspended {
-		put()
+	for i := range MaxSuspended {
+		if _, err := st.put(&pendingRun{caller: fmt.Sprint("c", i%32), tool: "boruna_run", args: args}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if _, err := st.put(&pendingRun{}); err == nil || err.Error() != "1024 runs wait for their callers' answers already" {
+	var full *suspendFullError
+	if _, err := st.put(&pendingRun{}); !errors.As(err, &full) || full.perCaller || full.retryAfter != SuspendTTL || err.Error() != "1024 runs wait for their callers' answers already" {
 		t.Errorf("full: %v", err)
 	}
 	now = now.Add(SuspendTTL + time.Second)
 	put() // the expired ones make room
+	// One caller's share: MaxSuspendedPerCaller runs, then quota; another
+	// caller still has room.
+	for range MaxSuspendedPerCaller - 1 {
+		put()
+	}
+	now = now.Add(time.Minute)
+	if _, err := st.put(&pendingRun{caller: "alice"}); !errors.As(err, &full) || !full.perCaller || full.retryAfter != SuspendTTL-time.Minute ||
+		err.Error() != "this caller has 64 suspended runs waiting for its answers already (each waits up to 1h0m0s): answer them, or call again once one has expired" {
+		t.Errorf("alice's share: %v", err)
+	}
+	if _, err := st.put(&pendingRun{caller: "bob"}); err != nil {
+		t.Errorf("bob: %v", err)
+	}
+	// The states' bytes: 3 of 1 KiB fit under 3 KiB, a fourth does not.
+	st = newSuspendStore()
+	st.now = func() time.Time { return now }
+	st.maxBytes = 3 << 10
+	kib := json.RawMessage(strings.Repeat("1", 1<<10))
+	for i := range 3 {
+		if _, err := st.put(&pendingRun{caller: fmt.Sprint("c", i), s: wire.Suspension{State: kib}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := st.put(&pendingRun{caller: "d", s: wire.Suspension{State: kib}}); !errors.As(err, &full) || full.perCaller ||
+		err.Error() != "the suspended runs waiting for their callers hold 3 KiB of recorded state already (at most 3 KiB)" {
+		t.Errorf("bytes: %v", err)
+	}
 	for out, want := range map[string]bool{
 		`{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"m","outcome":"queue_full","retryable":true}`:         true,
 		`{"success":false,"protocol_version":1,"error_kind":"quota_exceeded","message":"m","outcome":"quota_exceeded","retryable":true}`: true,
