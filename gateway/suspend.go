@@ -84,8 +84,8 @@ type suspendStore struct {
 	key      [32]byte
 	now      func() time.Time
 	maxBytes int // MaxSuspendedBytes
-	mu   sync.Mutex
-	runs map[[16]byte]*pendingRun
+	mu       sync.Mutex
+	runs     map[[16]byte]*pendingRun
 }
 
 // pendingRun is a suspended run: who may resume it (the caller, the tool
