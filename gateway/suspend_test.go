@@ -75,6 +75,25 @@ func (s *suspendStack) calls(t testing.TB, tool string) int {
 	return v.Calls
 }
 
+// runApproval runs approvalProgram through c, whose elicitation handler
+// is e, and checks its result, that e was asked approvalMessage once, and
+// the fake upstream's calls: echo twice (nothing repeated by the resume)
+// and delete_repo deletes times.
+func (s *suspendStack) runApproval(t *testing.T, c *client.Client, e *elicitor, result string, deletes int) {
+	t.Helper()
+	echo0, del0 := s.calls(t, "echo"), s.calls(t, "delete_repo")
+	env := mustCall(t, c, "boruna_run", `{"source":`+src(approvalProgram)+`}`)
+	if env["success"] != true || env["result"] != result {
+		t.Errorf("result: %v", env)
+	}
+	if len(e.messages) != 1 || e.messages[0] != approvalMessage {
+		t.Errorf("asked %q", e.messages)
+	}
+	if echo, d := s.calls(t, "echo")-echo0, s.calls(t, "delete_repo")-del0; echo != 2 || d != deletes {
+		t.Errorf("echo %d calls, delete_repo %d; want 2, %d", echo, d, deletes)
+	}
+}
+
 // approvalProgram reads the clock, echoes "before", deletes repository
 // r1 (a destructive tool: approval), echoes "after" and joins the three
 // answers.
@@ -215,17 +234,7 @@ func TestSuspendApprovalModernHTTP(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := mcptestHTTPClient(t, url, tc.e, false)
-			echo0, del0 := s.calls(t, "echo"), s.calls(t, "delete_repo")
-			env := mustCall(t, c, "boruna_run", `{"source":`+src(approvalProgram)+`}`)
-			if env["success"] != true || env["result"] != tc.result {
-				t.Errorf("result: %v", env)
-			}
-			if len(tc.e.messages) != 1 || tc.e.messages[0] != approvalMessage {
-				t.Errorf("asked %q", tc.e.messages)
-			}
-			if e, d := s.calls(t, "echo")-echo0, s.calls(t, "delete_repo")-del0; e != 2 || d != tc.deletes {
-				t.Errorf("echo %d calls, delete_repo %d; want 2, %d", e, d, tc.deletes)
-			}
+			s.runApproval(t, c, tc.e, tc.result, tc.deletes)
 		})
 	}
 	// With an idempotency_key: the resume is not the key's replay (whose
@@ -321,17 +330,7 @@ func TestSuspendApprovalElicitationHTTP(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := mcptestHTTPClient(t, url, tc.e, true)
-			echo0, del0 := s.calls(t, "echo"), s.calls(t, "delete_repo")
-			env := mustCall(t, c, "boruna_run", `{"source":`+src(approvalProgram)+`}`)
-			if env["success"] != true || env["result"] != tc.result {
-				t.Errorf("result: %v", env)
-			}
-			if len(tc.e.messages) != 1 || tc.e.messages[0] != approvalMessage {
-				t.Errorf("asked %q", tc.e.messages)
-			}
-			if e, d := s.calls(t, "echo")-echo0, s.calls(t, "delete_repo")-del0; e != 2 || d != tc.deletes {
-				t.Errorf("echo %d calls, delete_repo %d; want 2, %d", e, d, tc.deletes)
-			}
+			s.runApproval(t, c, tc.e, tc.result, tc.deletes)
 		})
 	}
 }
@@ -437,17 +436,7 @@ func TestSuspendApprovalElicitationStdio(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			//lint:ignore SA1019 an older client, with the elicitation capability
 			c := stdioClientWith(t, s.g, client.WithLegacyProtocolOnly(), client.WithElicitationHandler(tc.e))
-			echo0, del0 := s.calls(t, "echo"), s.calls(t, "delete_repo")
-			env := mustCall(t, c, "boruna_run", `{"source":`+src(approvalProgram)+`}`)
-			if env["success"] != true || env["result"] != tc.result {
-				t.Errorf("result: %v", env)
-			}
-			if len(tc.e.messages) != 1 || tc.e.messages[0] != approvalMessage {
-				t.Errorf("asked %q", tc.e.messages)
-			}
-			if e, d := s.calls(t, "echo")-echo0, s.calls(t, "delete_repo")-del0; e != 2 || d != tc.deletes {
-				t.Errorf("echo %d calls, delete_repo %d; want 2, %d", e, d, tc.deletes)
-			}
+			s.runApproval(t, c, tc.e, tc.result, tc.deletes)
 		})
 	}
 }
