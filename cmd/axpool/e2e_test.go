@@ -60,6 +60,22 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	axpoolBin = filepath.Join(dir, "axpool")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = "/usr/local/go/bin/go"
+	}
+	// The go commands below (the binary, the fake upstream) keep the
+	// user's build cache: without GOCACHE, go derives it from
+	// XDG_CACHE_HOME, set next to an empty directory, and rebuilt the
+	// standard library and every dependency (with -race, over 10 minutes
+	// on a loaded 2-core machine).
+	if os.Getenv("GOCACHE") == "" {
+		if out, err := exec.Command(goTool, "env", "GOCACHE").Output(); err == nil {
+			if c := strings.TrimSpace(string(out)); c != "" && c != "off" {
+				os.Setenv("GOCACHE", c)
+			}
+		}
+	}
 	// Commands run without --libs-dir or --templates-dir write the
 	// embedded copies under the user's cache directory: keep it inside
 	// the test's directory (child processes inherit it).
@@ -70,10 +86,6 @@ func TestMain(m *testing.M) {
 	args := []string{"build", "-o", axpoolBin}
 	if e2eRace {
 		args = append(args, "-race") // shares the test build's cache
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = "/usr/local/go/bin/go"
 	}
 	build := exec.Command(goTool, append(args, ".")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
