@@ -2,12 +2,14 @@ package queue
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -279,21 +281,7 @@ func TestCacheBoundFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := ctxT(t)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: CacheBucket, Description: "axpool result cache (docs/tools.md §7)",
-		History: 1, TTL: time.Hour, Storage: jetstream.FileStorage, Replicas: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		d, v := cacheEntry(i, size)
-		if _, err := old.Put(ctx, cacheKey(d), v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	oldCacheBucket(t, ctx, nc, jetstream.FileStorage, 0, n, size)
 	var buf bytes.Buffer
 	cfg := Config{Storage: MemoryStorage, CacheOnDisk: true, CacheMaxBytes: bound}
 	bus, err := Open(ctx, nc, cfg, textLog(&buf))
@@ -387,21 +375,7 @@ func TestCacheEntriesBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: CacheBucket, Description: "axpool result cache (docs/tools.md §7)",
-		History: 1, TTL: time.Hour, MaxBytes: bound, Storage: jetstream.MemoryStorage, Replicas: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		d, v := cacheEntry(i, size)
-		if _, err := old.Put(ctx, cacheKey(d), v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	oldCacheBucket(t, ctx, nc, jetstream.MemoryStorage, bound, n, size)
 	var buf bytes.Buffer
 	if bus, err = Open(ctx, nc, Config{Storage: MemoryStorage, CacheMaxBytes: bound}, textLog(&buf)); err != nil {
 		t.Fatal(err)
@@ -415,6 +389,29 @@ func TestCacheEntriesBounded(t *testing.T) {
 		t.Errorf("bounded cache bucket: MaxMsgs %d, Discard %v, %d entries; want %d, DiscardOld, %d", cfg.MaxMsgs, cfg.Discard, st.Msgs, kept, kept)
 	}
 	checkNewestCached(t, bus, n, kept, size)
+}
+
+// oldCacheBucket creates the cache bucket as an axpool before its entry
+// bound did (history 1, TTL 1 h, no bound on its entries; maxBytes 0: no
+// bound on its bytes either) in storage, and puts n entries of size bytes
+// into it (cacheEntry 0 … n-1, oldest first).
+func oldCacheBucket(t *testing.T, ctx context.Context, nc *nats.Conn, storage jetstream.StorageType, maxBytes int64, n, size int) {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: CacheBucket, Description: "axpool result cache (docs/tools.md §7)",
+		History: 1, TTL: time.Hour, MaxBytes: maxBytes, Storage: storage, Replicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		d, v := cacheEntry(i, size)
+		if _, err := old.Put(ctx, cacheKey(d), v); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestCacheKey: a cache key is "result." and the first 128 bits of the

@@ -125,13 +125,6 @@ func jsonObjectOwnSize(keys []string) int64 {
 	return n
 }
 
-func (v Value) jsonObj() *jsonObj {
-	if v.k != KindJSON || (v.j != JSONArray && v.j != JSONObject) {
-		panic(typeConfusion{"Json array or object", v.k})
-	}
-	return (*jsonObj)(v.p)
-}
-
 // --- public constructors -------------------------------------------------
 
 // JSONNullValue returns the Json value null.
@@ -468,11 +461,6 @@ func (v Value) jsonStr() string {
 		return ""
 	}
 	return unsafe.String((*byte)(v.p), int(v.n))
-}
-
-// isJSONContainer reports whether v is a Json array or object.
-func isJSONContainer(v Value) bool {
-	return v.k == KindJSON && (v.j == JSONArray || v.j == JSONObject)
 }
 
 // jsonChildrenToCompare returns the children of Json containers a and b

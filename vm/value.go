@@ -322,13 +322,6 @@ func enumValue(t *TypeDesc, variant int, payload Value, fields []Value) Value {
 
 // --- kind-guarded object access ---------------------------------------
 
-func (v Value) box() *boxObj {
-	if (v.k != KindOption && v.k != KindResult) || v.p == nil {
-		panic(typeConfusion{"Option/Result payload", v.k})
-	}
-	return (*boxObj)(v.p)
-}
-
 func (v Value) list() *listObj {
 	if v.k != KindList {
 		panic(typeConfusion{"List", v.k})
@@ -348,13 +341,6 @@ func (v Value) rec() *recordObj {
 		panic(typeConfusion{"Record", v.k})
 	}
 	return (*recordObj)(v.p)
-}
-
-func (v Value) enum() *enumObj {
-	if v.k != KindEnum {
-		panic(typeConfusion{"Enum", v.k})
-	}
-	return (*enumObj)(v.p)
 }
 
 func (v Value) str() string {

@@ -73,8 +73,12 @@ Progress goes to stderr: a progress bar on a terminal, a line every
 and steps, wall time and items/s.
 
 Ctrl-C (or SIGTERM) stops submitting, cancels the items running, keeps the
-lines written, and prints how to resume: --resume skips the ids (and
-malformed lines) OUT already holds and appends the rest.
+lines written, and prints how to resume: --resume skips the items OUT
+already holds (by id; a malformed line without an id by its line) and
+appends the rest, and runs again an item whose line in OUT is of another
+run (a refusal of an item now valid, or a graded item whose run_digest
+changed: its source, arguments, tests or checker). The summary counts each
+id once, by its last line.
 
 An item with "expect" (main's result), "tests" and "entry" (calls of a
 function) or "check" (a checker of the result) is graded: its line gains
@@ -102,7 +106,7 @@ func init() {
 	batchFlags.node.logLevel = "warn"
 	f.StringVarP(&batchFlags.output, "output", "o", "-", "file the result lines go to (- = stdout)")
 	f.BoolVar(&batchFlags.ordered, "ordered", false, "write results in input order (memory stays bounded: at most 2×concurrency results wait)")
-	f.BoolVar(&batchFlags.resume, "resume", false, "skip the items whose results OUT already holds, and append to it")
+	f.BoolVar(&batchFlags.resume, "resume", false, "skip the items whose results OUT already holds, run again those whose line there is of another run (changed since), and append to it")
 	f.BoolVar(&batchFlags.failFast, "fail-fast", false, "stop at the first item that does not pass (outcome not ok, or a verdict other than pass)")
 	f.IntVar(&batchFlags.concurrency, "concurrency", 0, "items running jobs at once (default: the pool's worker slots)")
 	f.StringVar(&batchFlags.summary, "summary", "", "also write the summary to this file as JSON")
@@ -192,12 +196,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	var out io.Writer = cmd.OutOrStdout()
 	if bf.output != "-" {
 		// --resume: the summary, the report and the exit status are the
-		// whole file's, the lines kept and the new ones.
-		f, err := batch.OpenOutput(bf.output, bf.resume, done, func(line []byte) {
-			r := batch.ResultOfLine(line)
-			sum.AddKept(r)
-			failures.Add(r)
-		})
+		// whole file's, the lines kept (done.EachKept, after the run) and
+		// the new ones.
+		f, err := batch.OpenOutput(bf.output, bf.resume, done)
 		if err != nil {
 			return printFail(cmd, exitFail, "axpool batch: %v", err)
 		}
@@ -263,11 +264,20 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		},
 	})
 	prog.Finish(sum)
+	// Each id once: its last line in OUT, unless its item ran again now.
+	keptErr := done.EachKept(func(line []byte) {
+		r := batch.ResultOfLine(line)
+		sum.AddKept(r)
+		failures.Add(r)
+	})
 	interrupted := errors.Is(runErr, batch.ErrStopped)
 	sum.Finish(time.Since(start), interrupted)
 	sum.WriteText(stderr)
 	if skipped > 0 {
 		fmt.Fprintf(stderr, "  skipped %d items already in %s (--resume)\n", skipped, bf.output)
+	}
+	if done.Changed > 0 {
+		fmt.Fprintf(stderr, "  ran %d items again: their lines in %s were of another run (the item changed since; the new line replaces it)\n", done.Changed, bf.output)
 	}
 	if err := writeBatchReports(cmd, summary, report, in, sum, &failures); err != nil {
 		return err
@@ -275,6 +285,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	switch {
 	case readErr != nil:
 		fmt.Fprintf(stderr, "axpool batch: read %s: %v (the items before it ran)\n", in, readErr)
+		return silentExit(exitFail)
+	case keptErr != nil:
+		fmt.Fprintf(stderr, "axpool batch: %s: %v (the summary lacks its lines kept)\n", bf.output, keptErr)
 		return silentExit(exitFail)
 	case writeErr != nil:
 		var pe *os.PathError
@@ -412,7 +425,7 @@ func runRegrade(cmd *cobra.Command, in string, ks []int) error {
 	sum.Finish(time.Since(start), false)
 	stderr := cmd.ErrOrStderr()
 	sum.WriteText(stderr)
-	fmt.Fprintf(stderr, "  regraded from %s: %d items; %d changed since it was written, %d graded items without a result (verdict error); %d ungraded items without one and %d results without an item left out\n",
+	fmt.Fprintf(stderr, "  regraded from %s: %d items; %d graded items whose run changed since it was written and %d graded items without a result (verdict error: --resume runs them); %d ungraded items without one and %d results without an item left out\n",
 		bf.regrade, st.Items, st.Changed, st.Missing, st.Skipped, st.Unmatched)
 	if err := writeBatchReports(cmd, summary, report, in, sum, &failures); err != nil {
 		return err

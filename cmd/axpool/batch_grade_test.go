@@ -174,7 +174,9 @@ func reportTables(t *testing.T, page []byte) map[string][][]string {
 // TestBatchRegrade: --regrade recomputes verdicts from saved results
 // against changed expectations without NATS or workers (an unreachable
 // --nats is never dialled); a changed source is an error, an item
-// without a result too; the summary and exit status follow.
+// without a result too; the summary and exit status follow. A --resume
+// then runs exactly those two (the changed source: its run_digest), and
+// the regrade of its output has no error left.
 func TestBatchRegrade(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -194,11 +196,12 @@ func TestBatchRegrade(t *testing.T) {
 	}
 	// New expectations: a's now fails, c's test expects 8; b's source
 	// changed; d never ran.
-	write(items, `{"id":"a","source":"fn main() -> Int { 3 }","expect":2}
+	changed := `{"id":"a","source":"fn main() -> Int { 3 }","expect":2}
 {"id":"b","source":"fn main() -> Int { 5 }","expect":4}
 {"id":"c","source":"fn sq(x: Int) -> Int { x * x }","entry":"sq","tests":[{"args":[3],"expect":8}]}
 {"id":"d","source":"fn main() -> Int { 1 }","expect":1}
-`)
+`
+	write(items, changed)
 	newPath, sumPath := filepath.Join(dir, "new.jsonl"), filepath.Join(dir, "sum.json")
 	stdout, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", newPath, "--summary", sumPath, "--nats", "nats://127.0.0.1:1")
 	if code != 1 || stdout != "" {
@@ -215,14 +218,14 @@ func TestBatchRegrade(t *testing.T) {
 		got = append(got, resField(t, l, "id").(string)+" "+v+" "+r)
 	}
 	want := []string{"a fail expected 2, got 3",
-		"b error OLD holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again",
+		"b error OLD holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again (axpool batch ITEMS -o OLD --resume runs it), then regrade",
 		"c fail test 1: expected 8, got 9",
 		"d error no result in OLD: run the item (axpool batch ITEMS -o OLD --resume), then regrade"}
 	if !slices.Equal(got, want) {
 		t.Errorf("regraded:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	if !strings.Contains(stderr, "  verdicts: 0 pass, 2 fail, 2 error (0.0% pass)\n") ||
-		!strings.Contains(stderr, "  regraded from "+old+": 4 items; 1 changed since it was written, 1 graded items without a result (verdict error); 0 ungraded items without one and 0 results without an item left out\n") {
+		!strings.Contains(stderr, "  regraded from "+old+": 4 items; 1 graded items whose run changed since it was written and 1 graded items without a result (verdict error: --resume runs them); 0 ungraded items without one and 0 results without an item left out\n") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	if sum, raw := readGradedSummary(t, sumPath); sum.Items != 4 || sum.Verdicts["error"] != 2 {
@@ -235,6 +238,31 @@ func TestBatchRegrade(t *testing.T) {
 `)
 	if _, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", newPath); code != 0 || !strings.Contains(stderr, "verdicts: 3 pass, 0 fail, 0 error") {
 		t.Errorf("regrade with the old expectations: exit %d\n%s", code, stderr)
+	}
+	// The changed items again: --resume runs b (its source changed since
+	// OLD was written) and d (no result), appending their lines; the
+	// regrade then reads the last line of each id.
+	write(items, changed)
+	if _, stderr, code := runBatchBin(t, items, "--cache-dir", "", "-o", old, "--resume"); code != 1 ||
+		!strings.Contains(stderr, "  skipped 2 items already in "+old+" (--resume)\n") ||
+		!strings.Contains(stderr, "  ran 1 items again: their lines in "+old+" were of another run (the item changed since; the new line replaces it)\n") ||
+		!strings.Contains(stderr, "batch done: 4 items, 4 ok, 0 failed") || !strings.Contains(stderr, "verdicts: 3 pass, 1 fail, 0 error") { // a and c kept: their verdicts as written
+		t.Errorf("resume of the changed items: exit %d\n%s", code, stderr)
+	}
+	if n := len(lines(t, mustRead(t, old))); n != 5 {
+		t.Errorf("OLD has %d lines after the resume, want 5 (3, b's and d's)", n)
+	}
+	stdout, stderr, code = runBatchBin(t, items, "--regrade", old, "-o", newPath)
+	got = nil
+	for _, l := range lines(t, mustRead(t, newPath)) {
+		v, _ := resField(t, l, "verdict").(string)
+		r, _ := resField(t, l, "verdict_reason").(string)
+		got = append(got, resField(t, l, "id").(string)+" "+v+" "+r)
+	}
+	want = []string{"a fail expected 2, got 3", "b fail expected 4, got 5", "c fail test 1: expected 8, got 9", "d pass "}
+	if code != 1 || stdout != "" || !slices.Equal(got, want) ||
+		!strings.Contains(stderr, "  regraded from "+old+": 4 items; 0 graded items whose run changed since it was written and 0 graded items without a result (verdict error: --resume runs them); 0 ungraded items without one and 0 results without an item left out\n") {
+		t.Errorf("regrade after the resume: exit %d\n%s\n%s", code, strings.Join(got, "\n"), stderr)
 	}
 	if _, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", old); code != 2 ||
 		stderr != "axpool batch: OUT and --regrade OLD are the same file; write the new results to another file\n" {

@@ -428,6 +428,77 @@ func TestBatchResumeFailedItems(t *testing.T) {
 	}
 }
 
+// TestBatchResumeReordered: the lines of IN moved (reordered, one item
+// inserted) between a run and its --resume: the resume finds every item by
+// its id — a malformed one with an id (bad-1, moved from line 4 to 7) too
+// — and only a line without a usable id by its line, so it runs exactly
+// the inserted item and the line without an id that moved onto a line
+// whose refusal OUT does not hold; the summary counts each item once (the
+// refusal of old line 5 is no result any more: line 5 now holds a). Ids
+// with lone surrogates are refused in place, on their lines, not as
+// duplicates of each other (they decode alike, to U+FFFD). Before, bad-1
+// ran again (a second line of its id) and the first run exited 2,
+// `line 2: duplicate id "\ufffd" (first on line 1)`.
+func TestBatchResumeReordered(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl")
+	write := func(content string) {
+		if err := os.WriteFile(in, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const (
+		sur1 = `{"id":"\ud800","source":"fn main() -> Int { 40 }"}`
+		sur2 = `{"id":"\udc00","source":"fn main() -> Int { 40 }"}`
+		a    = `{"id":"a","source":"fn main() -> Int { 40 + 1 }"}`
+		bad1 = `{"id":"bad-1","source":"fn main() -> Int { 40 + 2 }","bogus":1}`
+		b    = `{"id":"b","source":"fn main() -> Int { 40 + 3 }"}`
+		nw   = `{"id":"new","source":"fn main() -> Int { 40 + 4 }"}`
+	)
+	write(strings.Join([]string{sur1, sur2, a, bad1, "not json", b}, "\n") + "\n")
+	if _, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "", "--ordered"); code != 1 {
+		t.Fatalf("first run: exit %d, want 1\n%s", code, stderr)
+	}
+	write(strings.Join([]string{sur1, sur2, nw, b, a, "not json", bad1}, "\n") + "\n")
+	stdout, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "", "--ordered", "--resume")
+	if code != 1 || stdout != "" {
+		t.Fatalf("resume: exit %d, stdout %q\n%s", code, stdout, stderr)
+	}
+	ok := func(id string, n int) string {
+		return fmt.Sprintf(`{"id":%q,"success":true,"protocol_version":1,"result":%d,"steps":4,"ui_output":[],"outcome":"ok","retryable":false}`, id, n)
+	}
+	refused := func(id string, line int, msg string) string {
+		return fmt.Sprintf(`{"id":%s,"success":false,"protocol_version":1,"error_kind":"invalid_args","message":%q,"outcome":"invalid_args","retryable":false,"input_line":%d}`,
+			id, fmt.Sprintf("line %d: %s", line, msg), line)
+	}
+	notJSON := "not valid JSON: invalid character 'o' in literal null (expecting 'u')"
+	want := []string{
+		refused("null", 1, `"id" must be a string of valid UTF-8, got the lone surrogate \ud800 at byte 0 (it would be read as U+FFFD)`),
+		refused("null", 2, `"id" must be a string of valid UTF-8, got the lone surrogate \udc00 at byte 0 (it would be read as U+FFFD)`),
+		ok("a", 41),
+		refused(`"bad-1"`, 4, `unknown member "bogus" of a batch item (known members: id, tool, source, script, args, expect, tests, entry, check, task, policy, max_steps, max_wall_ms, limits, seed, idempotency_key)`),
+		refused("null", 5, notJSON),
+		ok("b", 43),
+		// The resume: the inserted item, and the line without an id at
+		// line 6, whose refusal OUT did not hold.
+		ok("new", 44),
+		refused("null", 6, notJSON),
+	}
+	var got []string
+	for _, l := range lines(t, mustRead(t, out)) {
+		got = append(got, normalize(t, l))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("OUT:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, s := range []string{"batch done: 7 items, 3 ok, 4 failed", "skipped 5 items already in " + out + " (--resume)"} {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("resume stderr lacks %q:\n%s", s, stderr)
+		}
+	}
+}
+
 // TestBatchCacheHitsAndExpiry: a second run of the same file is answered
 // from the cache directory (cached:true, the first run's job ids), except
 // the item that called a capability; once the entries are older than

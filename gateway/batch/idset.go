@@ -13,6 +13,7 @@ import (
 	"slices"
 
 	"github.com/axpool/axpool/internal/text"
+	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -32,13 +33,16 @@ var idSeed = maphash.MakeSeed()
 var hashID64 = func(id string) uint64 { return maphash.String(idSeed, id) }
 
 // IDSet is the set of ids of the results in OUT (--resume): for each id a
-// 64-bit hash and the offset of its line, 16 bytes an id. Add every id
-// with the offset of its line, Freeze with the file, then ask Has: a hash
-// found is checked against the id its line holds, read again from the
-// file (so a check costs a read of one line; the lines of OUT are short),
-// and two ids that hash alike are never taken for each other.
+// 64-bit hash and the offset of its last line, 16 bytes an id. Add every
+// id with the offset of its line, Freeze with the file, then ask Has or
+// lookup: a hash found is checked against the id its line holds, read
+// again from the file (so a check costs a read of one line; the lines of
+// OUT are short), and two ids that hash alike are never taken for each
+// other. An id on several lines stands for its last line (a --resume
+// appends the new result of an item that ran again after the old one).
 type IDSet struct {
 	e      []idEntry
+	gone   []uint64 // a bit per entry of e: its item ran again (supersede)
 	src    io.ReaderAt
 	frozen bool
 	err    error
@@ -57,8 +61,9 @@ func (s *IDSet) Add(id string, off int64) {
 }
 
 // Freeze sorts the set and drops the repeated ids (an id on two lines of
-// src); Has needs it. src is the file whose lines the offsets of Add are
-// in; it is read again by Has. Errors: reading src (also kept for Err).
+// src: the last line is kept); Has needs it. src is the file whose lines
+// the offsets of Add are in; it is read again by Has. Errors: reading src
+// (also kept for Err).
 func (s *IDSet) Freeze(src io.ReaderAt) error {
 	s.src = src
 	slices.SortFunc(s.e, func(a, b idEntry) int {
@@ -67,7 +72,7 @@ func (s *IDSet) Freeze(src io.ReaderAt) error {
 		}
 		return cmp.Compare(a.off, b.off)
 	})
-	// Entries of one hash: read their ids, keep the first line of each.
+	// Entries of one hash: read their ids, keep the last line of each.
 	kept := s.e[:0]
 	for i := 0; i < len(s.e); {
 		j := i + 1
@@ -80,38 +85,39 @@ func (s *IDSet) Freeze(src io.ReaderAt) error {
 			continue
 		}
 		ids := map[string]bool{}
-		for _, en := range s.e[i:j] {
-			id, err := s.idAt(en.off)
+		var group []idEntry
+		for k := j - 1; k >= i; k-- { // from the last line
+			l, err := s.lineAt(s.e[k].off)
 			if err != nil {
 				s.err = err
 				return err
 			}
-			if !ids[id] {
-				ids[id] = true
-				kept = append(kept, en)
+			if !ids[l.id] {
+				ids[l.id] = true
+				group = append(group, s.e[k])
 			}
 		}
+		kept = append(kept, group...) // i ≤ len(kept) before: group fits
 		i = j
 	}
 	s.e = slices.Clip(kept)
+	s.gone = make([]uint64, (len(s.e)+63)/64)
 	s.frozen = true
 	return nil
 }
 
-// idAt is the id of the result line at off of the set's file.
-func (s *IDSet) idAt(off int64) (string, error) {
+// lineAt reads the result line at off of the set's file again.
+func (s *IDSet) lineAt(off int64) (outLine, error) {
 	br := bufio.NewReaderSize(io.NewSectionReader(s.src, off, MaxResultLineBytes+2), 4096)
 	line, _, _, err := ReadLine(br, MaxResultLineBytes)
 	if err != nil && err != io.EOF {
-		return "", fmt.Errorf("read the line at byte %d of the output again: %w", off, err)
+		return outLine{}, fmt.Errorf("read the line at byte %d of the output again: %w", off, err)
 	}
-	var rec struct {
-		ID *string `json:"id"`
+	l, ok := parseOutLine(line)
+	if line == nil || !ok || l.id == "" {
+		return outLine{}, fmt.Errorf("read the line at byte %d of the output again: it is no longer a result line (was the file changed during the batch?)", off)
 	}
-	if line == nil || json.Unmarshal(line, &rec) != nil || rec.ID == nil {
-		return "", fmt.Errorf("read the line at byte %d of the output again: it is no longer a result line (was the file changed during the batch?)", off)
-	}
-	return *rec.ID, nil
+	return l, nil
 }
 
 // Has reports whether id was added. A failure to read the file again
@@ -119,27 +125,53 @@ func (s *IDSet) idAt(off int64) (string, error) {
 // caller must check; so is asking a set that was added to and not frozen
 // since.
 func (s *IDSet) Has(id string) bool {
+	_, _, ok := s.lookup(id)
+	return ok
+}
+
+// lookup finds id: its entry's index and what its line says. ok is as
+// Has answers (true after an error, with i -1).
+func (s *IDSet) lookup(id string) (i int, l outLine, ok bool) {
 	if !s.frozen && len(s.e) > 0 {
 		if s.err == nil {
 			s.err = errors.New("batch: IDSet.Has before Freeze")
 		}
-		return true
+		return -1, outLine{}, true
 	}
 	h := hashID64(id)
-	i, _ := slices.BinarySearchFunc(s.e, h, func(en idEntry, h uint64) int { return cmp.Compare(en.h, h) })
+	i, _ = slices.BinarySearchFunc(s.e, h, func(en idEntry, h uint64) int { return cmp.Compare(en.h, h) })
 	for ; i < len(s.e) && s.e[i].h == h; i++ {
-		got, err := s.idAt(s.e[i].off)
+		l, err := s.lineAt(s.e[i].off)
 		if err != nil {
 			if s.err == nil {
 				s.err = err
 			}
-			return true
+			return -1, outLine{}, true
 		}
-		if got == id {
-			return true
+		if l.id == id {
+			return i, l, true
 		}
 	}
-	return false
+	return -1, outLine{}, false
+}
+
+// supersede marks entry i (from lookup): its item runs again, and its line
+// is no longer the id's result (keptOffsets leaves it out).
+func (s *IDSet) supersede(i int) {
+	if i >= 0 {
+		s.gone[i/64] |= 1 << (i % 64)
+	}
+}
+
+// keptOffsets appends to dst the offsets of the lines of the set that are
+// not superseded.
+func (s *IDSet) keptOffsets(dst []int64) []int64 {
+	for i, en := range s.e {
+		if s.gone[i/64]&(1<<(i%64)) == 0 {
+			dst = append(dst, en.off)
+		}
+	}
+	return dst
 }
 
 // Err is the first error of reading the file again (Freeze, Has).
@@ -285,7 +317,11 @@ func eachLine(r io.Reader, fn func(pos int, line []byte)) error {
 }
 
 // lineID is the "id" of an item line when it is a JSON object whose id is
-// a non-empty string (as Parse reads it; other lines are malformed).
+// one Parse takes: a non-empty string of valid UTF-8 without lone
+// surrogates (tools.ExactString), at most tools.MaxNameBytes. Other lines
+// are malformed: the batch answers them, by their line. So two ids that
+// only decode alike (two lone surrogates, both read as U+FFFD) are no
+// duplicate of each other.
 func lineID(line []byte) (string, bool) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
@@ -294,18 +330,26 @@ func lineID(line []byte) (string, bool) {
 	var id *string
 	ok := wire.SplitObject(line, func(key string, raw json.RawMessage) {
 		if key == "id" {
-			var s string
-			if json.Unmarshal(raw, &s) == nil {
-				id = &s
-			} else {
-				id = nil
-			}
+			id = usableID(raw)
 		}
 	})
-	if !ok || id == nil || *id == "" {
+	if !ok || id == nil {
 		return "", false
 	}
 	return *id, true
+}
+
+// usableID is raw (a JSON value) as an item's id, nil when no item can
+// have it (as Parse refuses it): not a string, empty, not exactly
+// representable (invalid UTF-8, a lone surrogate: tools.ExactString), or
+// over tools.MaxNameBytes.
+func usableID(raw json.RawMessage) *string {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil || s == "" ||
+		tools.ExactString(raw) != "" || len(s) > tools.MaxNameBytes {
+		return nil
+	}
+	return &s
 }
 
 // Seen finds duplicate ids in a stream of items (stdin, whose lines
@@ -361,53 +405,58 @@ func (s *Seen) Close() error {
 func (s *Seen) Err() error { return s.err }
 
 // Check marks it as seen, or turns it into a malformed item when its id
-// was seen before (`line 5: duplicate id "a" (first on line 2)`). where is
-// as for Parse. Malformed items are left alone.
-func (s *Seen) Check(it *Item, where string) {
-	if it.Malformed() || s.err != nil {
-		return
+// was seen before (`line 5: duplicate id "a" (first on line 2)`; dup is
+// then true). A malformed item with an id (Parse read one: an unknown
+// member, …) counts as ScanIDs counts it: its id is seen, and repeating
+// an id makes it a duplicate. where is as for Parse. Items without an id
+// are left alone.
+func (s *Seen) Check(it *Item, where string) (dup bool) {
+	if it.ID == "" || s.err != nil {
+		return false
 	}
-	dup := func(p int) {
+	dupOf := func(p int) {
 		it.Err = wire.InvalidArgs(wire.KindInvalidArgs,
 			fmt.Sprintf("%s %d: duplicate id %q (first on %s %d)", where, it.Pos, text.Clip(it.ID, maxShownID), where, p))
+		dup = true
 	}
 	if s.exact == nil {
 		s.exact = map[string]int{}
 	}
 	if s.ids == nil {
 		if p, ok := s.exact[it.ID]; ok {
-			dup(p)
-			return
+			dupOf(p)
+			return dup
 		}
 		s.exact[it.ID] = it.Pos
-		return
+		return dup
 	}
 	h := hashID64(it.ID)
 	e, ok := s.first[h]
 	if !ok {
 		if _, err := s.w.WriteString(it.ID); err != nil {
 			s.err = fmt.Errorf("write the ids' temporary file: %w", err)
-			return
+			return dup
 		}
 		s.first[h] = seenAt{pos: uint32(it.Pos), n: uint32(len(it.ID)), off: s.size}
 		s.size += int64(len(it.ID))
-		return
+		return dup
 	}
 	first, err := s.idAt(e)
 	if err != nil {
 		s.err = err
-		return
+		return dup
 	}
 	if first == it.ID {
-		dup(int(e.pos))
-		return
+		dupOf(int(e.pos))
+		return dup
 	}
 	// Another id with the same hash (rare): kept whole.
 	if p, ok := s.exact[it.ID]; ok {
-		dup(p)
-		return
+		dupOf(p)
+		return dup
 	}
 	s.exact[it.ID] = it.Pos
+	return false
 }
 
 // idAt reads the id e stands for from the file of ids.

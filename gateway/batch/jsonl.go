@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/axpool/axpool/wire"
 )
@@ -48,21 +51,41 @@ func CountLines(f *os.File) (int, error) {
 	}
 }
 
-// ResumeState is what OUT already holds: the ids of the items with a
-// result (a hash and the line's offset: 16 bytes an id, IDSet), and the
-// lines whose malformed-line result is written.
+// ResumeState is what OUT already holds (--resume): the result of each id
+// (IDs: a hash and the offset of the id's last line, 16 bytes an id) and
+// the refusals of the malformed lines that have no usable id (none, one
+// no item can have, or a duplicate's, which is another item's), by their
+// line in IN ("input_line"). ReadItems skips the items it holds and marks
+// those that run again; EachKept then reads the lines that stay the
+// items' results.
 type ResumeState struct {
-	IDs   IDSet
-	Lines map[int]bool
+	IDs IDSet
+	// lines are the refusals of lines without a usable id: IN's line → its
+	// last refusal in OUT.
+	lines map[int]lineReport
+	// Changed counts the items ReadItems yielded although OUT holds a line
+	// of their id, because that line is not of the item as it now stands
+	// (Stale); their new lines replace it.
+	Changed int
+	src     io.ReaderAt
+	size    int64
+}
+
+// lineReport is the refusal of a line of IN in OUT: its offset, and
+// whether IN's line now holds something else (gone: not counted).
+type lineReport struct {
+	off  int64
+	gone bool
 }
 
 // NewResumeState returns an empty ResumeState.
 func NewResumeState() *ResumeState {
-	return &ResumeState{Lines: map[int]bool{}}
+	return &ResumeState{lines: map[int]lineReport{}}
 }
 
-// Done is the number of results OUT holds.
-func (d *ResumeState) Done() int { return d.IDs.Len() + len(d.Lines) }
+// Done is the number of results OUT holds: an id counted once, and a line
+// without one once.
+func (d *ResumeState) Done() int { return d.IDs.Len() + len(d.lines) }
 
 // MaxResultLineBytes bounds a line of OUT that --resume reads: an item's
 // id (its input line is at most MaxLineBytes) and a result (a
@@ -71,12 +94,76 @@ func (d *ResumeState) Done() int { return d.IDs.Len() + len(d.Lines) }
 // memory.
 const MaxResultLineBytes = 3 * MaxLineBytes
 
+// outLine is what a line of OUT says to --resume and --regrade.
+type outLine struct {
+	// id is the line's id when it is one an item can have (usableID), ""
+	// otherwise — and for the refusal of a duplicate id, which stands for
+	// its line, not for the id (another item's).
+	id string
+	// report: the line is a malformed line's refusal ("input_line", which
+	// no envelope has), pos its line in IN.
+	report bool
+	pos    int
+	// digest is the line's run_digest ("" when none: an ungraded item's).
+	digest string
+}
+
+// parseOutLine reads a line of OUT. ok is false for a line that is no
+// result: not a JSON object, or neither a refusal nor a line with a usable
+// id (a hand-made `{"id":"\ud800"}` is the result of no item: IN refuses
+// that id, Parse).
+func parseOutLine(line []byte) (l outLine, ok bool) {
+	var rec struct {
+		ID        json.RawMessage `json:"id"`
+		InputLine *int            `json:"input_line"`
+		RunDigest string          `json:"run_digest"`
+		Message   string          `json:"message"`
+	}
+	if json.Unmarshal(line, &rec) != nil {
+		return outLine{}, false
+	}
+	if id := usableID(rec.ID); id != nil {
+		l.id = *id
+	}
+	l.digest = rec.RunDigest
+	if rec.InputLine != nil {
+		l.report, l.pos = true, *rec.InputLine
+		if strings.HasPrefix(rec.Message, fmt.Sprintf("line %d: duplicate id ", l.pos)) {
+			l.id = ""
+		}
+		return l, true
+	}
+	return l, l.id != ""
+}
+
+// Stale reports whether the line l of OUT for it's id is not of the item as
+// it now stands, so --resume runs the item again: a refusal of an item now
+// valid, a result of an item now refused, or a run_digest that is not the
+// item's (RunDigest: for a graded item, its source, arguments, tests'
+// arguments or checker changed, or it ran ungraded; for an ungraded one,
+// none — the line of a graded run). An ungraded item's line has no
+// run_digest: its changes are not seen. Expectations are no part of a
+// run: a line whose verdict was given against other expectations is kept
+// (--regrade gives them again).
+func (l outLine) Stale(it *Item) bool {
+	switch {
+	case it.Malformed():
+		return !l.report
+	case l.report:
+		return true
+	}
+	want := ""
+	if it.Graded() {
+		want = RunDigest(it)
+	}
+	return l.digest != want
+}
+
 // OpenOutput opens OUT: truncated, or with resume read into done and
-// opened for appending, a last line cut short by a crash removed (done's
-// ids read their lines again from the file returned: keep it open while
-// done is asked); kept, when not nil, receives each result line kept (for
-// the summary of the whole file, ResultOfLine).
-func OpenOutput(path string, resume bool, done *ResumeState, kept func(line []byte)) (*os.File, error) {
+// opened for appending, a last line cut short by a crash removed (done
+// reads its lines again from the file returned: keep it open while done
+// is asked, EachKept included).
+func OpenOutput(path string, resume bool, done *ResumeState) (*os.File, error) {
 	if !resume {
 		return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	}
@@ -100,27 +187,17 @@ func OpenOutput(path string, resume bool, done *ResumeState, kept func(line []by
 		if line == nil {
 			continue // longer than any line a batch writes: not a result
 		}
-		var rec struct {
-			ID        *string `json:"id"`
-			InputLine *int    `json:"input_line"`
-		}
-		if json.Unmarshal(line, &rec) != nil {
+		l, ok := parseOutLine(line)
+		if !ok {
 			continue
 		}
-		// A malformed line's report is known by its input_line (no
-		// envelope has one) and stands for that line, whatever its id (a
-		// duplicate id names another item's); any other line is the
-		// result of its id.
-		switch {
-		case rec.InputLine != nil:
-			done.Lines[*rec.InputLine] = true
-		case rec.ID != nil:
-			done.IDs.Add(*rec.ID, start)
-		default:
-			continue
-		}
-		if kept != nil {
-			kept(line)
+		// A refusal with a usable id stands for its item, found by id
+		// wherever IN now has it; one without (none, or a duplicate's) for
+		// its line.
+		if l.id != "" {
+			done.IDs.Add(l.id, start)
+		} else {
+			done.lines[l.pos] = lineReport{off: start}
 		}
 	}
 	if err := done.IDs.Freeze(f); err != nil {
@@ -135,14 +212,58 @@ func OpenOutput(path string, resume bool, done *ResumeState, kept func(line []by
 		f.Close()
 		return nil, err
 	}
+	done.src, done.size = f, good
 	return f, nil
+}
+
+// EachKept calls fn with each line of OUT that stays a result after the
+// items ReadItems yielded (for the summary and the report of the whole
+// file), in the file's order: the last line of each id whose item did not
+// run again, and the refusal of each line without a usable id that IN
+// still has there (or that IN's part read did not reach). It reads the
+// lines OpenOutput found (not those appended since) once more, holding 8
+// bytes a line kept while it runs. Errors: reading the file.
+func (d *ResumeState) EachKept(fn func(line []byte)) error {
+	if d.src == nil {
+		return nil
+	}
+	offs := d.IDs.keptOffsets(make([]int64, 0, d.Done()))
+	for _, r := range d.lines {
+		if !r.gone {
+			offs = append(offs, r.off)
+		}
+	}
+	slices.Sort(offs)
+	br := bufio.NewReaderSize(io.NewSectionReader(d.src, 0, d.size), 1<<16)
+	var off int64
+	for len(offs) > 0 {
+		line, size, read, err := ReadLine(br, MaxResultLineBytes)
+		if read && off == offs[0] {
+			offs = offs[1:]
+			if line != nil {
+				fn(line)
+			}
+		}
+		off += size + 1
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read the output again: %w", err)
+		}
+	}
+	return nil
 }
 
 // ReadItems yields the items of r, one per non-blank line, checked
 // (Parse; with checkDups, a repeated id refused in place, NewSpilledSeen —
-// a file is checked before the batch instead, ScanIDs), leaving out those done
-// already holds; *skipped counts those, *readErr is the error that ended
-// the input early. r is read as the batch asks for items.
+// a file is checked before the batch instead, ScanIDs), leaving out those
+// whose results done holds: an item with an id (malformed ones too) when
+// OUT holds a line of that id that is of the item as it now stands (not
+// Stale: a stale one runs again, counted in done.Changed), a malformed
+// line without a usable id (or a duplicate) when OUT holds the refusal of
+// its line. *skipped counts those left out, *readErr is the error that
+// ended the input early. r is read as the batch asks for items.
 func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, skipped *int, readErr *error) iter.Seq[Item] {
 	return func(yield func(Item) bool) {
 		br := bufio.NewReaderSize(r, 1<<16)
@@ -170,23 +291,38 @@ func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, ski
 					} else {
 						it = Parse(line, pos, where)
 					}
+					dup := false
 					if checkDups {
-						if seen.Check(&it, where); seen.Err() != nil {
+						if dup = seen.Check(&it, where); seen.Err() != nil {
 							*readErr = seen.Err()
 							return
 						}
 					}
-					switch {
-					case it.Malformed() && done.Lines[pos], !it.Malformed() && done.IDs.Has(it.ID):
+					run := true
+					if it.ID == "" || dup {
+						run = !done.hasLine(pos)
+					} else {
+						// What OUT holds for this line of IN, if anything, is
+						// of what the line held before.
+						done.supersedeLine(pos)
+						i, l, ok := done.IDs.lookup(it.ID)
 						if err := done.IDs.Err(); err != nil {
 							*readErr = err
 							return
 						}
-						*skipped++
-					default:
-						if !yield(it) {
-							return
+						switch {
+						case !ok:
+						case l.Stale(&it):
+							done.IDs.supersede(i)
+							done.Changed++
+						default:
+							run = false
 						}
+					}
+					if !run {
+						*skipped++
+					} else if !yield(it) {
+						return
 					}
 				}
 			}
@@ -197,6 +333,21 @@ func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, ski
 				return
 			}
 		}
+	}
+}
+
+// hasLine reports whether OUT holds the refusal of line pos of IN.
+func (d *ResumeState) hasLine(pos int) bool {
+	_, ok := d.lines[pos]
+	return ok
+}
+
+// supersedeLine marks the refusal of line pos of IN, if OUT holds one, as
+// no longer a result: IN's line now holds an item with an id.
+func (d *ResumeState) supersedeLine(pos int) {
+	if r, ok := d.lines[pos]; ok {
+		r.gone = true
+		d.lines[pos] = r
 	}
 }
 

@@ -16,8 +16,12 @@ type RegradeStats struct {
 	// without a result in OLD (each written with verdict error), Skipped
 	// the ungraded ones without one (not written).
 	Items, Missing, Skipped int
-	// Changed counts the graded items whose OLD result is of another run
-	// (a run_digest that differs, or none): verdict error.
+	// Changed counts the graded items whose run changed since OLD was
+	// written: their OLD result is of another run (a run_digest that
+	// differs, or none: their source, arguments, tests' arguments or
+	// checker changed, or they ran ungraded), verdict error. Changed
+	// expectations are not counted (regrading them is the point), nor are
+	// changed ungraded items (their lines have no run_digest).
 	Changed int
 	// Unmatched counts the results of OLD whose id is no item of ITEMS
 	// (left out of NEW).
@@ -35,7 +39,8 @@ type RegradeStats struct {
 //     gives it now — or, for a graded item whose line's run_digest is not
 //     the item's RunDigest (its source, arguments, tests' arguments or
 //     checker changed, or it ran ungraded), verdict error `OLD holds the
-//     result of another run of this item (…): run it again`;
+//     result of another run of this item (…): run it again (…)`, which
+//     `axpool batch ITEMS -o OLD --resume` does (Stale);
 //   - a graded item without one: a line of its id with verdict error
 //     `no result in OLD: …`; an ungraded one is left out.
 //
@@ -58,12 +63,10 @@ func Regrade(items io.Reader, old *os.File, emit func(Result, []byte) error) (Re
 			off++
 		}
 		if read && line != nil {
-			var rec struct {
-				ID        *string `json:"id"`
-				InputLine *int    `json:"input_line"`
-			}
-			if json.Unmarshal(line, &rec) == nil && rec.ID != nil && rec.InputLine == nil {
-				index[*rec.ID] = &saved{off: start}
+			// A result of an id an item can have (as --resume reads
+			// OUT): the last line of an id is its result.
+			if l, ok := parseOutLine(line); ok && !l.report {
+				index[l.id] = &saved{off: start}
 			}
 		}
 		if err == io.EOF {
@@ -100,7 +103,7 @@ func Regrade(items io.Reader, old *os.File, emit func(Result, []byte) error) (Re
 			r = resultOf(it, oldLine)
 			if it.Graded() && digest != RunDigest(&it) {
 				st.Changed++
-				r.Verdict, r.Reason = VerdictError, "OLD holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again"
+				r.Verdict, r.Reason = VerdictError, "OLD holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again (axpool batch ITEMS -o OLD --resume runs it), then regrade"
 			}
 		}
 		if emit != nil && emitErr == nil {

@@ -63,7 +63,7 @@ func TestRegrade(t *testing.T) {
 		"a fail expected 4, got 3",
 		"b pass ",
 		"c  ",
-		"d error OLD holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again",
+		"d error OLD holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again (axpool batch ITEMS -o OLD --resume runs it), then regrade",
 		"e error no result in OLD: run the item (axpool batch ITEMS -o OLD --resume), then regrade",
 		`f error line 6: give one of "expect", "tests" or "check", not "expect" and "check"`,
 	}

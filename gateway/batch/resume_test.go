@@ -1,0 +1,286 @@
+package batch
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Tests of --resume's reading of OUT (OpenOutput, ReadItems, EachKept):
+// which items run again, which lines stay results, with real files.
+
+// okOne is the envelope of a run that returned 1.
+const okOne = `{"success":true,"protocol_version":1,"result":1,"steps":1,"outcome":"ok","retryable":false}`
+
+// outLines are the lines a batch writes for the items of in (a JSONL
+// text), each answered env (a malformed one: its refusal).
+func outLines(in string) []string {
+	var out []string
+	for i, l := range strings.Split(strings.TrimSuffix(in, "\n"), "\n") {
+		it := Parse([]byte(l), i+1, "line")
+		env := json.RawMessage(okOne)
+		if it.Malformed() {
+			env, _ = it.Err.MarshalJSON()
+		}
+		out = append(out, string(Line(resultOf(it, env), "input_line")))
+	}
+	return out
+}
+
+// resumed is what a --resume of in against the OUT lines out does: the
+// items it runs ("id@line", or "line N" for an item without an id), the
+// number skipped, done.Changed, and the lines EachKept gives.
+type resumed struct {
+	ran              []string
+	skipped, changed int
+	kept             []string
+}
+
+func resume(t *testing.T, in string, out []string) resumed {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "out.jsonl")
+	text := ""
+	if len(out) > 0 {
+		text = strings.Join(out, "\n") + "\n"
+	}
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := NewResumeState()
+	f, err := OpenOutput(p, true, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var r resumed
+	var readErr error
+	for it := range ReadItems(strings.NewReader(in), done, "line", false, &r.skipped, &readErr) {
+		if it.ID == "" {
+			r.ran = append(r.ran, fmt.Sprint("line ", it.Pos))
+		} else {
+			r.ran = append(r.ran, fmt.Sprint(it.ID, "@", it.Pos))
+		}
+		// The new line is appended, as a batch does: EachKept reads only
+		// the lines that were there.
+		if _, err := f.WriteString(`{"id":"appended","outcome":"ok"}` + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if readErr != nil {
+		t.Fatal(readErr)
+	}
+	r.changed = done.Changed
+	if err := done.EachKept(func(line []byte) { r.kept = append(r.kept, string(line)) }); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestResumeReordered: the items of IN moved (reordered, one inserted):
+// --resume finds each item by its id — a malformed item with an id too —
+// and only a malformed line without an id by its line. Before, malformed
+// items were found by their line alone: bad-1 moved from line 2 to 3 ran
+// again (a second line of its id), and the line without an id that moved
+// from 3 to 4 was skipped for what OUT said of line 3's old item.
+func TestResumeReordered(t *testing.T) {
+	first := `{"id":"a","source":"fn main() -> Int { 1 }"}
+{"id":"bad-1","source":"fn main() -> Int { 1 }","bogus":1}
+not json
+{"id":"b","source":"fn main() -> Int { 1 }"}
+`
+	out := outLines(first)
+	moved := `{"id":"b","source":"fn main() -> Int { 1 }"}
+{"id":"new","source":"fn main() -> Int { 1 }"}
+{"id":"bad-1","source":"fn main() -> Int { 1 }","bogus":1}
+not json
+{"id":"a","source":"fn main() -> Int { 1 }"}
+`
+	r := resume(t, moved, out)
+	if !slices.Equal(r.ran, []string{"new@2", "line 4"}) || r.skipped != 3 || r.changed != 0 {
+		t.Errorf("ran %v, skipped %d, changed %d; want [new@2 line 4], 3, 0", r.ran, r.skipped, r.changed)
+	}
+	// The refusal of old line 3 is no result any more: line 3 holds bad-1.
+	if want := []string{out[0], out[1], out[3]}; !slices.Equal(r.kept, want) {
+		t.Errorf("kept:\n%s\nwant\n%s", strings.Join(r.kept, "\n"), strings.Join(want, "\n"))
+	}
+	// IN as it was: nothing runs, every line stays.
+	r = resume(t, first, out)
+	if len(r.ran) != 0 || r.skipped != 4 || !slices.Equal(r.kept, out) {
+		t.Errorf("the same IN: ran %v, skipped %d, kept %d lines", r.ran, r.skipped, len(r.kept))
+	}
+}
+
+// TestResumeChanged: --resume runs again an item whose line in OUT is not
+// of the item as it now stands — a graded item whose source changed (its
+// run_digest), a refusal of an item now valid, a result of an item now
+// malformed, a graded line of an item now ungraded — and the new line
+// replaces the old one (EachKept leaves it out). A changed expectation
+// alone, and a changed ungraded item (no run_digest), are kept.
+func TestResumeChanged(t *testing.T) {
+	before := `{"id":"src","source":"fn main() -> Int { 1 }","expect":1}
+{"id":"exp","source":"fn main() -> Int { 1 }","expect":1}
+{"id":"fixed","source":"fn main() -> Int { 1 }","bogus":1}
+{"id":"broken","source":"fn main() -> Int { 1 }"}
+{"id":"plain","source":"fn main() -> Int { 1 }"}
+{"id":"ungraded","source":"fn main() -> Int { 1 }","expect":1}
+{"id":"same","source":"fn main() -> Int { 1 }","expect":1}
+`
+	out := outLines(before)
+	after := `{"id":"src","source":"fn main() -> Int { 2 }","expect":1}
+{"id":"exp","source":"fn main() -> Int { 1 }","expect":2}
+{"id":"fixed","source":"fn main() -> Int { 1 }"}
+{"id":"broken","source":"fn main() -> Int { 1 }","bogus":1}
+{"id":"plain","source":"fn main() -> Int { 2 }"}
+{"id":"ungraded","source":"fn main() -> Int { 1 }"}
+{"id":"same","source":"fn main() -> Int { 1 }","expect":1}
+`
+	r := resume(t, after, out)
+	if want := []string{"src@1", "fixed@3", "broken@4", "ungraded@6"}; !slices.Equal(r.ran, want) || r.skipped != 3 || r.changed != 4 {
+		t.Errorf("ran %v, skipped %d, changed %d; want %v, 3, 4", r.ran, r.skipped, r.changed, want)
+	}
+	if want := []string{out[1], out[4], out[6]}; !slices.Equal(r.kept, want) {
+		t.Errorf("kept:\n%s\nwant\n%s", strings.Join(r.kept, "\n"), strings.Join(want, "\n"))
+	}
+	// After the new lines are appended, the last line of each id is its
+	// result: a second resume runs nothing.
+	for i, l := range strings.Split(strings.TrimSuffix(after, "\n"), "\n") {
+		if slices.Contains([]int{0, 2, 3, 5}, i) {
+			out = append(out, outLines(strings.Repeat("\n", i) + l)[i])
+		}
+	}
+	r = resume(t, after, out)
+	if len(r.ran) != 0 || r.skipped != 7 || r.changed != 0 || len(r.kept) != 7 {
+		t.Errorf("second resume: ran %v, skipped %d, changed %d, kept %d lines", r.ran, r.skipped, r.changed, len(r.kept))
+	}
+	if want := []string{out[1], out[4], out[6], out[7], out[8], out[9], out[10]}; !slices.Equal(r.kept, want) {
+		t.Errorf("second resume kept:\n%s\nwant\n%s", strings.Join(r.kept, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestResumeEachIDOnce: an OUT that holds an id on many lines (30,003
+// lines for 3 ids) is summarised with each id once, by its last line; the
+// items are all skipped. Before, every line was counted: 30,003 items.
+func TestResumeEachIDOnce(t *testing.T) {
+	var out []string
+	for range 10_000 {
+		for _, id := range []string{"a", "b", "c"} {
+			out = append(out, fmt.Sprintf(`{"id":%q,"success":false,"error_kind":"runtime_error","outcome":"runtime_error","retryable":false}`, id))
+		}
+	}
+	out = append(out, `{"id":"a","success":true,"result":1,"outcome":"ok","retryable":false}`,
+		`{"id":"b","success":false,"error_kind":"runtime_error","limit_kind":"steps","outcome":"step_limit","retryable":false}`,
+		`{"id":"c","success":true,"result":1,"outcome":"ok","retryable":false}`)
+	r := resume(t, "{\"id\":\"a\",\"source\":\"s\"}\n{\"id\":\"b\",\"source\":\"s\"}\n{\"id\":\"c\",\"source\":\"s\"}\n", out)
+	if len(r.ran) != 0 || r.skipped != 3 {
+		t.Errorf("ran %v, skipped %d", r.ran, r.skipped)
+	}
+	sum := NewSummary()
+	for _, l := range r.kept {
+		sum.AddKept(ResultOfLine([]byte(l)))
+	}
+	if sum.Items != 3 || sum.Kept != 3 || !maps.Equal(sum.Outcomes, map[string]int{"ok": 2, "step_limit": 1}) {
+		t.Errorf("summary: %d items, %d kept, %v; want 3, 3, map[ok:2 step_limit:1]", sum.Items, sum.Kept, sum.Outcomes)
+	}
+}
+
+// TestLoneSurrogateIDs: an id that is no string of valid UTF-8 (a lone
+// surrogate, which JSON decoding reads as U+FFFD) is refused in place, on
+// its line, in IN — two different lone surrogates are no duplicate of each
+// other (ScanIDs) — and a line of OUT with such an id is the result of no
+// item: an item whose id is U+FFFD itself runs. Before, ScanIDs refused
+// the file, `line 2: duplicate id "\ufffd" (first on line 1)`, and OUT's
+// line skipped the U+FFFD item.
+func TestLoneSurrogateIDs(t *testing.T) {
+	in := `{"id":"\ud800","source":"s"}
+{"id":"\udc00","source":"s"}
+{"id":"\ud800","source":"s"}
+{"id":"\ufffd","source":"s"}
+{"id":"` + "\xff" + `","source":"s"}
+`
+	p := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(p, []byte(in), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if n, err := ScanIDs(f); n != 5 || err != nil {
+		t.Errorf("ScanIDs: %d, %v; want 5, no error", n, err)
+	}
+	var msgs []string
+	for i, l := range strings.Split(strings.TrimSuffix(in, "\n"), "\n") {
+		it := Parse([]byte(l), i+1, "line")
+		if it.Malformed() {
+			m, _ := it.Err.Get("message")
+			msgs = append(msgs, fmt.Sprint(m))
+		} else {
+			msgs = append(msgs, "ok "+it.ID)
+		}
+	}
+	want := []string{
+		`line 1: "id" must be a string of valid UTF-8, got the lone surrogate \ud800 at byte 0 (it would be read as U+FFFD)`,
+		`line 2: "id" must be a string of valid UTF-8, got the lone surrogate \udc00 at byte 0 (it would be read as U+FFFD)`,
+		`line 3: "id" must be a string of valid UTF-8, got the lone surrogate \ud800 at byte 0 (it would be read as U+FFFD)`,
+		"ok \ufffd",
+		`line 5: "id" must be a string of valid UTF-8, got invalid UTF-8 at byte 0 (it would be read as U+FFFD)`,
+	}
+	if !slices.Equal(msgs, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
+	}
+	// OUT: a hand-made result of "\ud800" (no item's) and the refusals of
+	// lines 1 and 2 as a batch writes them (id null).
+	out := append([]string{`{"id":"\ud800","success":true,"result":1,"outcome":"ok","retryable":false}`}, outLines(in)[:2]...)
+	r := resume(t, in, out)
+	if want := []string{"line 3", "\ufffd@4", "line 5"}; !slices.Equal(r.ran, want) || r.skipped != 2 {
+		t.Errorf("ran %q, skipped %d; want %q, 2", r.ran, r.skipped, want)
+	}
+	if !slices.Equal(r.kept, out[1:]) {
+		t.Errorf("kept %q, want %q", r.kept, out[1:])
+	}
+}
+
+// TestSeenMalformedIDs: from stdin, a malformed item's id counts as a
+// file's does (ScanIDs): a later item with that id is a duplicate,
+// answered in place for its line, and so is a malformed item repeating an
+// earlier id. Before, the second "x" ran, and OUT held a refusal and a
+// result of "x": each --resume found the other one stale and ran it again.
+func TestSeenMalformedIDs(t *testing.T) {
+	in := `{"id":"x","source":"fn main() -> Int { 1 }","bogus":1}
+{"id":"x","source":"fn main() -> Int { 1 }"}
+{"id":"y","source":"fn main() -> Int { 1 }"}
+{"id":"y","source":"fn main() -> Int { 1 }","bogus":1}
+`
+	var msgs []string
+	var dups []bool
+	s, err := NewSpilledSeen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i, l := range strings.Split(strings.TrimSuffix(in, "\n"), "\n") {
+		it := Parse([]byte(l), i+1, "line")
+		dups = append(dups, s.Check(&it, "line"))
+		m := "ok"
+		if it.Malformed() {
+			v, _ := it.Err.Get("message")
+			m = fmt.Sprint(v)
+		}
+		msgs = append(msgs, m)
+	}
+	want := []string{
+		`line 1: unknown member "bogus" of a batch item (known members: id, tool, source, script, args, expect, tests, entry, check, task, policy, max_steps, max_wall_ms, limits, seed, idempotency_key)`,
+		`line 2: duplicate id "x" (first on line 1)`,
+		"ok",
+		`line 4: duplicate id "y" (first on line 3)`,
+	}
+	if !slices.Equal(msgs, want) || !slices.Equal(dups, []bool{false, true, false, true}) {
+		t.Errorf("got %v\n%s\nwant [false true false true]\n%s", dups, strings.Join(msgs, "\n"), strings.Join(want, "\n"))
+	}
+}
