@@ -166,13 +166,30 @@ func clipJSON(v json.RawMessage) string {
 // upstream.ApprovalMessage (upstream.Decide, applied by
 // upstream.Manager.CallDecided) — the run of a caller that can be asked
 // suspends on it (suspend.go) — unless req.Approved says the caller
-// approved this very call.
+// approved this very call. The answer of an approved or pre-approved
+// destructive call of a job is recorded (answers.go), and the same call
+// of a rerun of the job (req.JobID, req.Seq, the same name and arguments)
+// gets it without a second call of the upstream.
 func (g *Server) CallTool(ctx context.Context, req *queue.ToolRequest) queue.ToolResult {
-	start := time.Now()
 	up := g.cfg.Upstreams
 	if up == nil {
 		return queue.ToolResult{Code: upstream.CodeUnknownTool, Error: fmt.Sprintf("unknown tool %q: this server has no upstream MCP servers (--upstreams)", g.mask.String(req.Name))}
 	}
+	if !g.recordsAnswer(req) {
+		return g.callUpstream(ctx, req)
+	}
+	key := answerKey{job: req.JobID, seq: req.Seq, digest: callDigest(req.Name, req.Args)}
+	res, replayed := g.answers.do(ctx, req.Name, key, func() queue.ToolResult { return g.callUpstream(ctx, req) })
+	if replayed {
+		g.log.Info("upstream tool call answered from its record (the job ran again)", "tool", up.Mask(req.Name), "job", req.JobID, "seq", req.Seq)
+	}
+	return res
+}
+
+// callUpstream makes the call of req on its upstream (CallTool).
+func (g *Server) callUpstream(ctx context.Context, req *queue.ToolRequest) queue.ToolResult {
+	start := time.Now()
+	up := g.cfg.Upstreams
 	approved := g.cfg.ApproveTools
 	if req.Approved { // the caller approved this call (a resumed run, suspend.go)
 		approved = []string{req.Name}
