@@ -376,7 +376,8 @@ func suspensionOf(out []byte) *wire.Suspension {
 }
 
 // MaxShownArgs bounds the arguments quoted in an approval's message, in
-// bytes (masked first, then clipped).
+// bytes (masked first, then clipped), when they are not a JSON object;
+// an object's are shown argument by argument (showArgs).
 const MaxShownArgs = 1024
 
 // inputRequired keeps the suspension s of a call and answers the
@@ -429,7 +430,8 @@ func (g *Server) questionParams(s *wire.Suspension) mcp.ElicitationParams {
 		msg = up.Mask(msg)
 	}
 	return mcp.ElicitationParams{
-		Message: text.Clip(g.mask.String(msg), MaxQuestionBytes),
+		// Newlines stay; every other control is shown as an escape.
+		Message: text.Visible(text.Clip(g.mask.String(msg), MaxQuestionBytes), true),
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -443,15 +445,15 @@ func (g *Server) questionParams(s *wire.Suspension) mcp.ElicitationParams {
 // approvalParams is the elicitation that asks for the approval of s's
 // tool call.
 func (g *Server) approvalParams(s *wire.Suspension) mcp.ElicitationParams {
-	args := string(s.Args)
-	tool := s.Tool
-	if up := g.cfg.Upstreams; up != nil {
-		args, tool = up.Mask(args), up.Mask(tool)
+	mask := func(v string) string {
+		if up := g.cfg.Upstreams; up != nil {
+			v = up.Mask(v)
+		}
+		return g.mask.String(v)
 	}
-	args, tool = g.mask.String(args), g.mask.String(tool)
 	return mcp.ElicitationParams{
 		Message: fmt.Sprintf("A program wants to call the tool %s, which may change or delete data (destructiveHint), with the arguments %s. Approve this call?",
-			tool, text.Clip(args, MaxShownArgs)),
+			text.Visible(text.Clip(mask(s.Tool), 200), false), showArgs(s.Args, mask)), // a tool's name has at most 64+2+128 bytes
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
