@@ -146,13 +146,10 @@ func orEmpty(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// clipJSON is a JSON value as quoted in a message, at most 64 bytes.
+// clipJSON is a JSON value as quoted in a message: at most 64 bytes, cut
+// on a rune boundary and marked "…" (text.Clip).
 func clipJSON(v json.RawMessage) string {
-	s := string(bytes.TrimSpace(v))
-	if len(s) > 64 {
-		s = s[:64] + "…"
-	}
-	return s
+	return text.Clip(string(bytes.TrimSpace(v)), 64)
 }
 
 // CallTool answers a running program's tool call (a queue.ToolHandler,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/axpool/axpool/gateway/upstream"
 	"github.com/axpool/axpool/internal/mask"
@@ -145,14 +146,15 @@ func TestToolSearch(t *testing.T) {
 	for args, want := range map[string]string{
 		`{"query": 1}`:    "query must be a string, got number",
 		`{"query": null}`: "query must be a string, got null",
-		`{"query": "` + strings.Repeat("w", 1025) + `"}`: "query exceeds 1024 bytes (1025 bytes): give a few words",
-		`{"query": "x", "limit": 0}`:                     "limit must be an integer from 1 to 50, got 0",
-		`{"query": "x", "limit": 2.5}`:                   "limit must be an integer from 1 to 50, got 2.5",
-		`{"q": "x"}`:                                     `unknown argument "q" for tool "boruna_tool_search" (arguments: query, limit)`,
-		`{}`:                                             `missing required argument "query"`,
-		`{"query": "* ?"}`:                               `query "* ?" has no words (runs of letters or digits) to search for: give words of a tool's name or description, or "" to list every tool by name`,
-		`{"query": "  "}`:                                `query "  " has no words (runs of letters or digits) to search for: give words of a tool's name or description, or "" to list every tool by name`,
-		`{"query": "x", "limit": null}`:                  "",
+		`{"query": "` + strings.Repeat("w", 1025) + `"}`:              "query exceeds 1024 bytes (1025 bytes): give a few words",
+		`{"query": "x", "limit": 0}`:                                  "limit must be an integer from 1 to 50, got 0",
+		`{"query": "x", "limit": 2.5}`:                                "limit must be an integer from 1 to 50, got 2.5",
+		`{"query": "x", "limit": "` + strings.Repeat("a", 62) + `é"}`: `limit must be an integer from 1 to 50, got "` + strings.Repeat("a", 62) + `…`,
+		`{"q": "x"}`:                    `unknown argument "q" for tool "boruna_tool_search" (arguments: query, limit)`,
+		`{}`:                            `missing required argument "query"`,
+		`{"query": "* ?"}`:              `query "* ?" has no words (runs of letters or digits) to search for: give words of a tool's name or description, or "" to list every tool by name`,
+		`{"query": "  "}`:               `query "  " has no words (runs of letters or digits) to search for: give words of a tool's name or description, or "" to list every tool by name`,
+		`{"query": "x", "limit": null}`: "",
 	} {
 		res, err := call(t, c, ToolSearchName, args, nil)
 		if err != nil {
@@ -272,5 +274,24 @@ func TestUpstreamApprovals(t *testing.T) {
 	}
 	if res := strict.CallTool(ctx, &queue.ToolRequest{Name: "fake__nope"}); res.Code != upstream.CodeUnknownTool {
 		t.Errorf("unknown tool: %+v", res)
+	}
+}
+
+// clipJSON cuts a value over 64 bytes on a rune boundary: a 2-byte é
+// across byte 64 is left out whole, never halved (which made the message
+// invalid UTF-8).
+func TestUpstreamClipJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		` 12 `:                                "12",
+		`"` + strings.Repeat("a", 62) + `é"`:  `"` + strings.Repeat("a", 62) + `…`,
+		`"` + strings.Repeat("a", 61) + `é"`:  `"` + strings.Repeat("a", 61) + `é…`,
+		`"` + strings.Repeat("a", 61) + `日"`:  `"` + strings.Repeat("a", 61) + `…`,
+		`"` + strings.Repeat("a", 61) + `é"}`: `"` + strings.Repeat("a", 61) + `é…`,
+		`"` + strings.Repeat("a", 62) + `"`:   `"` + strings.Repeat("a", 62) + `"`,
+	} {
+		got := clipJSON(json.RawMessage(in))
+		if got != want || !utf8.ValidString(got) {
+			t.Errorf("clipJSON(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
