@@ -31,12 +31,12 @@ const ToolSearchName = "boruna_tool_search"
 
 // toolSearchDescription is boruna_tool_search's description: short, as
 // the tool list is read by every session (docs/tools.md §1 "Tool lists").
-const toolSearchDescription = "Find the tools of this server's upstream MCP servers (not in this list) by words of their names and descriptions: each with its input schema and an .ax call example."
+const toolSearchDescription = "Find the upstream MCP servers' tools (not listed here) by words: their schemas and .ax call examples."
 
 // toolSearchSchema is boruna_tool_search's input schema.
 const toolSearchSchema = `{"type":"object","properties":{` +
-	`"query":{"type":"string","description":"words to find; empty lists all"},` +
-	`"limit":{"type":"integer","minimum":1,"maximum":50,"description":"default 10"}},` +
+	`"query":{"type":"string","description":"\"\" lists all"},` +
+	`"limit":{"type":"integer","minimum":1,"maximum":50,"default":10}},` +
 	`"required":["query"],"additionalProperties":false}`
 
 // UpstreamInstructions is added to Instructions when the server has

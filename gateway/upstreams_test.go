@@ -69,8 +69,9 @@ func rawToolsList(t *testing.T, g *Server) json.RawMessage {
 
 // Upstream tools are never listed: tools/list is byte for byte the same
 // with one upstream tool or 500; it is the built-in list (whose budget is
-// TestToolsListSize's) and boruna_tool_search, at most 600 characters;
-// with --tools agent it stays within that profile's 8,000.
+// TestToolsListSize's) and boruna_tool_search, at most 600 characters,
+// at most 24,000 characters in all; with --tools agent it stays within
+// that profile's 8,000.
 func TestUpstreamToolsNotListed(t *testing.T) {
 	s := newStack(t, 0, queue.Config{})
 	defer s.close()
@@ -94,6 +95,11 @@ func TestUpstreamToolsNotListed(t *testing.T) {
 	t.Logf("tools/list: %d characters without upstreams, %d with 500 upstream tools", base, n)
 	if n-base > 600 {
 		t.Errorf("boruna_tool_search adds %d characters to tools/list, want at most 600", n-base)
+	}
+	// The budget of docs/tools.md §1 holds with boruna_tool_search too
+	// (it was 24,467 characters, red team #30).
+	if n > 24000 {
+		t.Errorf("tools/list with upstreams is %d characters, want at most 24,000", n)
 	}
 	agent, _ := tools.ToolList("agent")
 	if n := len([]rune(string(rawToolsList(t, s.newGateway(t, Config{Upstreams: many, Tools: agent}))))); n > 8000 {
