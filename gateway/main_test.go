@@ -1,18 +1,25 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/internal/engine"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/pooltest"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/worker"
+	"github.com/axpool/axpool/worker/handlers"
 )
 
 // The test binary doubles as a worker process: started by a pool
@@ -20,7 +27,13 @@ import (
 // executing jobs with the production engine, exactly as `axpool worker`
 // does (pooltest.EnvSlots sets the slots of each worker process; with
 // queuetest.EnvCPUProfile set each writes a CPU profile).
+//
+// With envLiveWorker set the child is a worker process with the live
+// handlers instead (liveWorker), whose tool calls reach the gateway.
 func TestMain(m *testing.M) {
+	if os.Getenv(envLiveWorker) == "1" {
+		queuetest.RunChild(liveWorker)
+	}
 	pooltest.RunChild()
 	code := m.Run()
 	sharedMu.Lock()
@@ -120,4 +133,31 @@ func checked(tool string, raw json.RawMessage) *tools.Args {
 		panic(err)
 	}
 	return a
+}
+
+// envLiveWorker makes a child of Stack.Command a liveWorker.
+const envLiveWorker = "AXPOOL_GATEWAY_TEST_LIVE_WORKER"
+
+// liveWorker runs a worker process of one slot with the live handlers
+// (tool_call reaches the gateway that submitted the job), against the
+// stack's server, as `axpool worker` does.
+func liveWorker() int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	live, err := handlers.NewLive(handlers.Grants{}, handlers.Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		return 1
+	}
+	err = worker.RunProcess(ctx, worker.ProcessOptions{
+		NATSURL:     queuetest.ChildURL(),
+		Credentials: queue.CredentialsFromEnv(),
+		Worker: worker.Options{Slots: 1, Executor: engine.New(&tools.Env{Handlers: live}), Logger: queuetest.Logger(),
+			PullWait: 100 * time.Millisecond, ShutdownGrace: time.Second},
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "worker:", err)
+		return 1
+	}
+	return 0
 }

@@ -132,6 +132,9 @@ type Server struct {
 	// suspended keeps the suspended runs waiting for their callers'
 	// answers (suspend.go).
 	suspended *suspendStore
+	// answers records the answers of approved destructive upstream calls
+	// of jobs, for their reruns (answers.go).
+	answers *answerRecord
 
 	// Shutdown (BeginShutdown, WaitCalls, CancelCalls).
 	draining  atomic.Bool
@@ -230,7 +233,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Version == "" {
 		cfg.Version = "dev"
 	}
-	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker, suspended: newSuspendStore(),
+	g := &Server{cfg: cfg, log: cfg.Logger, mask: cfg.Masker, suspended: newSuspendStore(), answers: newAnswerRecord(answerTTL(cfg)),
 		obs:    &Observer{Metrics: cfg.Metrics, AuditLog: cfg.AuditLog, Logger: cfg.Logger},
 		budget: outbound.New(cmp.Or(cfg.MaxResultBytes, DefaultMaxResultBytes), cmp.Or(cfg.MaxResultBytesPerCaller, DefaultMaxResultBytesPerCaller))}
 	// Once large results are sent, their memory goes back to the system

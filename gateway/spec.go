@@ -23,8 +23,9 @@ var specs = tools.Specs()
 func ToolNames() []string { return tools.Names() }
 
 // LanguageDocLine ends the description of every executing tool: where an
-// agent learns the .ax language (docs/tools.md §7 "agent docs").
-const LanguageDocLine = "\nThe .ax language guide: resource " + agentdocs.LanguageDocURI + "."
+// agent learns the .ax language (docs/tools.md §7 "agent docs"). It is
+// short: ten tools carry it in a list every session reads.
+const LanguageDocLine = "\nGuide: " + agentdocs.LanguageDocURI + "."
 
 // buildTool turns a spec into an mcp.Tool with its raw input and output
 // schemas (tools.InputSchema, tools.OutputSchema) and honest annotations

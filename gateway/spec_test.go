@@ -32,7 +32,7 @@ func TestMemoryLimitSchema(t *testing.T) {
 		lim := sch.Properties["limits"].Properties
 		want := map[string]string{
 			"max_wall_ms":      `{"type":"integer","minimum":0,"description":"Wall-clock limit in milliseconds."}`,
-			"max_output_bytes": `{"type":"integer","minimum":0,"description":"Limit on the JSON size of result plus ui_output, in bytes."}`,
+			"max_output_bytes": `{"type":"integer","minimum":0,"description":"JSON size of result plus ui_output, in bytes."}`,
 			"max_memory_mb":    `{"type":"integer","minimum":1,"description":"Memory limit of the run in MB (default 256, or the operator's)."}`,
 		}
 		for k, w := range want {

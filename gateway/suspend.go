@@ -117,7 +117,20 @@ func (st *suspendStore) put(p *pendingRun) (string, error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	now := st.now()
-	size := len(p.s.State)
+	if err := st.full(now, p.caller, len(p.s.State)); err != nil {
+		return "", err
+	}
+	var id [16]byte
+	_, _ = rand.Read(id[:])
+	p.id, p.expires = id, now.Add(SuspendTTL)
+	st.runs[id] = p
+	return stateTag + base64.RawURLEncoding.EncodeToString(append(id[:], st.mac(id)...)), nil
+}
+
+// full drops the expired runs and says why a run of caller whose state
+// has size bytes cannot be kept now (a *suspendFullError), or nil. st.mu
+// is held.
+func (st *suspendStore) full(now time.Time, caller string, size int) error {
 	mine, held := 0, size
 	var oldest, oldestMine time.Time
 	for id, r := range st.runs {
@@ -129,7 +142,7 @@ func (st *suspendStore) put(p *pendingRun) (string, error) {
 		if oldest.IsZero() || r.expires.Before(oldest) {
 			oldest = r.expires
 		}
-		if r.caller == p.caller {
+		if r.caller == caller {
 			mine++
 			if oldestMine.IsZero() || r.expires.Before(oldestMine) {
 				oldestMine = r.expires
@@ -138,19 +151,27 @@ func (st *suspendStore) put(p *pendingRun) (string, error) {
 	}
 	switch {
 	case mine >= MaxSuspendedPerCaller:
-		return "", &suspendFullError{perCaller: true, retryAfter: oldestMine.Sub(now),
+		return &suspendFullError{perCaller: true, retryAfter: oldestMine.Sub(now),
 			msg: fmt.Sprintf("this caller has %d suspended runs waiting for its answers already (each waits up to %v): answer them, or call again once one has expired", mine, SuspendTTL)}
 	case len(st.runs) >= MaxSuspended:
-		return "", &suspendFullError{retryAfter: oldest.Sub(now), msg: fmt.Sprintf("%d runs wait for their callers' answers already", MaxSuspended)}
+		return &suspendFullError{retryAfter: oldest.Sub(now), msg: fmt.Sprintf("%d runs wait for their callers' answers already", MaxSuspended)}
 	case held > st.maxBytes:
-		return "", &suspendFullError{retryAfter: oldest.Sub(now),
+		return &suspendFullError{retryAfter: oldest.Sub(now),
 			msg: fmt.Sprintf("the suspended runs waiting for their callers hold %d KiB of recorded state already (at most %d KiB)", (held-size)>>10, st.maxBytes>>10)}
 	}
-	var id [16]byte
-	_, _ = rand.Read(id[:])
-	p.id, p.expires = id, now.Add(SuspendTTL)
-	st.runs[id] = p
-	return stateTag + base64.RawURLEncoding.EncodeToString(append(id[:], st.mac(id)...)), nil
+	return nil
+}
+
+// room says whether a run of caller could be kept now: nil, or the
+// *suspendFullError put would answer for a state of one byte. An
+// interactive job is submitted only when there is room (resumeContext),
+// so that a run that would suspend is not run for nothing: each retry of
+// a run refused after it ran would make its calls before the suspension
+// again. (A state larger than what is left can still be refused by put.)
+func (st *suspendStore) room(caller string) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.full(st.now(), caller, 1)
 }
 
 func (st *suspendStore) mac(id [16]byte) []byte {
@@ -244,6 +265,9 @@ func (g *Server) resumeContext(ctx context.Context, req mcp.CallToolRequest) (_ 
 	state := req.Params.RequestState
 	if state == "" {
 		if canAsk(ctx) {
+			if err := g.suspended.room(dispatch.CallerFrom(ctx)); err != nil {
+				return ctx, nil, g.suspendRefusal(ctx, req.Params.Name, err)
+			}
 			return dispatch.WithInteractive(ctx, true, nil), nil, nil
 		}
 		return ctx, nil, nil
@@ -268,6 +292,12 @@ func (g *Server) resumeContext(ctx context.Context, req mcp.CallToolRequest) (_ 
 	resume, err := json.Marshal(wire.Resume{State: p.s.State, Answer: answer})
 	if err != nil {
 		return ctx, nil, refuse("internal error: " + err.Error())
+	}
+	if canAsk(ctx) {
+		if err := g.suspended.room(p.caller); err != nil {
+			g.suspended.restore(p) // the state stays usable for a retry
+			return ctx, nil, g.suspendRefusal(ctx, req.Params.Name, err)
+		}
 	}
 	return dispatch.WithInteractive(ctx, canAsk(ctx), resume), p, nil
 }
@@ -346,7 +376,8 @@ func suspensionOf(out []byte) *wire.Suspension {
 }
 
 // MaxShownArgs bounds the arguments quoted in an approval's message, in
-// bytes (masked first, then clipped).
+// bytes (masked first, then clipped), when they are not a JSON object;
+// an object's are shown argument by argument (showArgs).
 const MaxShownArgs = 1024
 
 // inputRequired keeps the suspension s of a call and answers the
@@ -359,20 +390,33 @@ func (g *Server) inputRequired(ctx context.Context, req mcp.CallToolRequest, s *
 	raw, _ := rawArguments(req)
 	state, err := g.suspended.put(&pendingRun{caller: dispatch.CallerFrom(ctx), tool: req.Params.Name, args: argsDigest(raw), s: *s})
 	if err != nil {
-		outcome, after := wire.OutcomeQueueFull, time.Second
-		var full *suspendFullError
-		if errors.As(err, &full) {
-			after = max(full.retryAfter, time.Second)
-			if full.perCaller {
-				outcome = wire.OutcomeQuotaExceeded
-			}
-		}
-		return g.result(g.d.Failure(ctx, req.Params.Name, &dispatch.JobError{Outcome: outcome, RetryAfter: after, Err: err}))
+		return g.result(g.suspendRefusal(ctx, req.Params.Name, err))
 	}
 	if s.Kind == wire.SuspensionAsk {
 		return server.NewInputRequestBuilder(state).Elicit(AnswerField, g.questionParams(s)).ToolResult(), nil
 	}
 	return server.NewInputRequestBuilder(state).Elicit(ApproveField, g.approvalParams(s)).ToolResult(), nil
+}
+
+// suspendRefusal is the failure of a call of tool whose run the store has
+// no room for (err, of put or room): queue_full, or quota_exceeded for the
+// caller's own share, retryable after retry_after_ms (at least 1 s); the
+// message is the store's and "; retry after N ms".
+func (g *Server) suspendRefusal(ctx context.Context, tool string, err error) []byte {
+	after, quota := time.Second, false
+	var full *suspendFullError
+	if errors.As(err, &full) {
+		after, quota = max(full.retryAfter, time.Second), full.perCaller
+	}
+	msg := fmt.Sprintf("%s; retry after %d ms", err.Error(), wire.RetryAfterMs(after))
+	o := wire.QueueFull(msg, after)
+	if quota {
+		o = wire.QuotaExceeded(msg, after)
+	}
+	dispatch.SetJobFields(o, "", 0, 0, "")
+	g.log.Info("tool call refused: no room for its run if it suspends", "tool", tool, "caller", dispatch.CallerFrom(ctx), "quota", quota, "err", err)
+	b, _ := o.MarshalJSON() // strings, bools and numbers only
+	return b
 }
 
 // MaxQuestionBytes bounds ask()'s question as the caller sees it (masked
@@ -386,7 +430,8 @@ func (g *Server) questionParams(s *wire.Suspension) mcp.ElicitationParams {
 		msg = up.Mask(msg)
 	}
 	return mcp.ElicitationParams{
-		Message: text.Clip(g.mask.String(msg), MaxQuestionBytes),
+		// Newlines stay; every other control is shown as an escape.
+		Message: text.Visible(text.Clip(g.mask.String(msg), MaxQuestionBytes), true),
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -400,15 +445,15 @@ func (g *Server) questionParams(s *wire.Suspension) mcp.ElicitationParams {
 // approvalParams is the elicitation that asks for the approval of s's
 // tool call.
 func (g *Server) approvalParams(s *wire.Suspension) mcp.ElicitationParams {
-	args := string(s.Args)
-	tool := s.Tool
-	if up := g.cfg.Upstreams; up != nil {
-		args, tool = up.Mask(args), up.Mask(tool)
+	mask := func(v string) string {
+		if up := g.cfg.Upstreams; up != nil {
+			v = up.Mask(v)
+		}
+		return g.mask.String(v)
 	}
-	args, tool = g.mask.String(args), g.mask.String(tool)
 	return mcp.ElicitationParams{
 		Message: fmt.Sprintf("A program wants to call the tool %s, which may change or delete data (destructiveHint), with the arguments %s. Approve this call?",
-			tool, text.Clip(args, MaxShownArgs)),
+			text.Visible(text.Clip(mask(s.Tool), 200), false), showArgs(s.Args, mask)), // a tool's name has at most 64+2+128 bytes
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{

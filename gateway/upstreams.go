@@ -31,12 +31,12 @@ const ToolSearchName = "boruna_tool_search"
 
 // toolSearchDescription is boruna_tool_search's description: short, as
 // the tool list is read by every session (docs/tools.md §1 "Tool lists").
-const toolSearchDescription = "Find the tools of this server's upstream MCP servers (not in this list) by words of their names and descriptions: each with its input schema and an .ax call example."
+const toolSearchDescription = "Find the upstream MCP servers' tools (not listed here) by words: their schemas and .ax call examples."
 
 // toolSearchSchema is boruna_tool_search's input schema.
 const toolSearchSchema = `{"type":"object","properties":{` +
-	`"query":{"type":"string","description":"words to find; empty lists all"},` +
-	`"limit":{"type":"integer","minimum":1,"maximum":50,"description":"default 10"}},` +
+	`"query":{"type":"string","description":"\"\" lists all"},` +
+	`"limit":{"type":"integer","minimum":1,"maximum":50,"default":10}},` +
 	`"required":["query"],"additionalProperties":false}`
 
 // UpstreamInstructions is added to Instructions when the server has
@@ -146,13 +146,10 @@ func orEmpty(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-// clipJSON is a JSON value as quoted in a message, at most 64 bytes.
+// clipJSON is a JSON value as quoted in a message: at most 64 bytes, cut
+// on a rune boundary and marked "…" (text.Clip).
 func clipJSON(v json.RawMessage) string {
-	s := string(bytes.TrimSpace(v))
-	if len(s) > 64 {
-		s = s[:64] + "…"
-	}
-	return s
+	return text.Clip(string(bytes.TrimSpace(v)), 64)
 }
 
 // CallTool answers a running program's tool call (a queue.ToolHandler,
@@ -166,13 +163,30 @@ func clipJSON(v json.RawMessage) string {
 // upstream.ApprovalMessage (upstream.Decide, applied by
 // upstream.Manager.CallDecided) — the run of a caller that can be asked
 // suspends on it (suspend.go) — unless req.Approved says the caller
-// approved this very call.
+// approved this very call. The answer of an approved or pre-approved
+// destructive call of a job is recorded (answers.go), and the same call
+// of a rerun of the job (req.JobID, req.Seq, the same name and arguments)
+// gets it without a second call of the upstream.
 func (g *Server) CallTool(ctx context.Context, req *queue.ToolRequest) queue.ToolResult {
-	start := time.Now()
 	up := g.cfg.Upstreams
 	if up == nil {
 		return queue.ToolResult{Code: upstream.CodeUnknownTool, Error: fmt.Sprintf("unknown tool %q: this server has no upstream MCP servers (--upstreams)", g.mask.String(req.Name))}
 	}
+	if !g.recordsAnswer(req) {
+		return g.callUpstream(ctx, req)
+	}
+	key := answerKey{job: req.JobID, seq: req.Seq, digest: callDigest(req.Name, req.Args)}
+	res, replayed := g.answers.do(ctx, req.Name, key, func() queue.ToolResult { return g.callUpstream(ctx, req) })
+	if replayed {
+		g.log.Info("upstream tool call answered from its record (the job ran again)", "tool", up.Mask(req.Name), "job", req.JobID, "seq", req.Seq)
+	}
+	return res
+}
+
+// callUpstream makes the call of req on its upstream (CallTool).
+func (g *Server) callUpstream(ctx context.Context, req *queue.ToolRequest) queue.ToolResult {
+	start := time.Now()
+	up := g.cfg.Upstreams
 	approved := g.cfg.ApproveTools
 	if req.Approved { // the caller approved this call (a resumed run, suspend.go)
 		approved = []string{req.Name}

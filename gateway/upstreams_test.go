@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/axpool/axpool/gateway/upstream"
 	"github.com/axpool/axpool/internal/mask"
@@ -68,8 +69,9 @@ func rawToolsList(t *testing.T, g *Server) json.RawMessage {
 
 // Upstream tools are never listed: tools/list is byte for byte the same
 // with one upstream tool or 500; it is the built-in list (whose budget is
-// TestToolsListSize's) and boruna_tool_search, at most 600 characters;
-// with --tools agent it stays within that profile's 8,000.
+// TestToolsListSize's) and boruna_tool_search, at most 600 characters,
+// at most 24,000 characters in all; with --tools agent it stays within
+// that profile's 8,000.
 func TestUpstreamToolsNotListed(t *testing.T) {
 	s := newStack(t, 0, queue.Config{})
 	defer s.close()
@@ -93,6 +95,11 @@ func TestUpstreamToolsNotListed(t *testing.T) {
 	t.Logf("tools/list: %d characters without upstreams, %d with 500 upstream tools", base, n)
 	if n-base > 600 {
 		t.Errorf("boruna_tool_search adds %d characters to tools/list, want at most 600", n-base)
+	}
+	// The budget of docs/tools.md §1 holds with boruna_tool_search too
+	// (it was 24,467 characters, red team #30).
+	if n > 24000 {
+		t.Errorf("tools/list with upstreams is %d characters, want at most 24,000", n)
 	}
 	agent, _ := tools.ToolList("agent")
 	if n := len([]rune(string(rawToolsList(t, s.newGateway(t, Config{Upstreams: many, Tools: agent}))))); n > 8000 {
@@ -145,14 +152,15 @@ func TestToolSearch(t *testing.T) {
 	for args, want := range map[string]string{
 		`{"query": 1}`:    "query must be a string, got number",
 		`{"query": null}`: "query must be a string, got null",
-		`{"query": "` + strings.Repeat("w", 1025) + `"}`: "query exceeds 1024 bytes (1025 bytes): give a few words",
-		`{"query": "x", "limit": 0}`:                     "limit must be an integer from 1 to 50, got 0",
-		`{"query": "x", "limit": 2.5}`:                   "limit must be an integer from 1 to 50, got 2.5",
-		`{"q": "x"}`:                                     `unknown argument "q" for tool "boruna_tool_search" (arguments: query, limit)`,
-		`{}`:                                             `missing required argument "query"`,
-		`{"query": "* ?"}`:                               `query "* ?" has no words (runs of letters or digits) to search for: give words of a tool's name or description, or "" to list every tool by name`,
-		`{"query": "  "}`:                                `query "  " has no words (runs of letters or digits) to search for: give words of a tool's name or description, or "" to list every tool by name`,
-		`{"query": "x", "limit": null}`:                  "",
+		`{"query": "` + strings.Repeat("w", 1025) + `"}`:              "query exceeds 1024 bytes (1025 bytes): give a few words",
+		`{"query": "x", "limit": 0}`:                                  "limit must be an integer from 1 to 50, got 0",
+		`{"query": "x", "limit": 2.5}`:                                "limit must be an integer from 1 to 50, got 2.5",
+		`{"query": "x", "limit": "` + strings.Repeat("a", 62) + `é"}`: `limit must be an integer from 1 to 50, got "` + strings.Repeat("a", 62) + `…`,
+		`{"q": "x"}`:                    `unknown argument "q" for tool "boruna_tool_search" (arguments: query, limit)`,
+		`{}`:                            `missing required argument "query"`,
+		`{"query": "* ?"}`:              `query "* ?" has no words (runs of letters or digits) to search for: give words of a tool's name or description, or "" to list every tool by name`,
+		`{"query": "  "}`:               `query "  " has no words (runs of letters or digits) to search for: give words of a tool's name or description, or "" to list every tool by name`,
+		`{"query": "x", "limit": null}`: "",
 	} {
 		res, err := call(t, c, ToolSearchName, args, nil)
 		if err != nil {
@@ -272,5 +280,24 @@ func TestUpstreamApprovals(t *testing.T) {
 	}
 	if res := strict.CallTool(ctx, &queue.ToolRequest{Name: "fake__nope"}); res.Code != upstream.CodeUnknownTool {
 		t.Errorf("unknown tool: %+v", res)
+	}
+}
+
+// clipJSON cuts a value over 64 bytes on a rune boundary: a 2-byte é
+// across byte 64 is left out whole, never halved (which made the message
+// invalid UTF-8).
+func TestUpstreamClipJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		` 12 `:                                "12",
+		`"` + strings.Repeat("a", 62) + `é"`:  `"` + strings.Repeat("a", 62) + `…`,
+		`"` + strings.Repeat("a", 61) + `é"`:  `"` + strings.Repeat("a", 61) + `é…`,
+		`"` + strings.Repeat("a", 61) + `日"`:  `"` + strings.Repeat("a", 61) + `…`,
+		`"` + strings.Repeat("a", 61) + `é"}`: `"` + strings.Repeat("a", 61) + `é…`,
+		`"` + strings.Repeat("a", 62) + `"`:   `"` + strings.Repeat("a", 62) + `"`,
+	} {
+		got := clipJSON(json.RawMessage(in))
+		if got != want || !utf8.ValidString(got) {
+			t.Errorf("clipJSON(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

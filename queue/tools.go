@@ -27,8 +27,16 @@ type ToolRequest struct {
 	V int `json:"v"`
 	// ID identifies the call (a UUID), for its cancellation.
 	ID string `json:"id"`
-	// JobID is the job whose program calls the tool (for logs).
+	// JobID is the job whose program calls the tool. With Seq it names
+	// the call across the job's runs: a job that is delivered again (its
+	// worker died) makes the same calls in the same order, and the
+	// gateway answers a destructive call it made already with its
+	// recorded answer (docs/code-mode.md "Approvals").
 	JobID string `json:"job_id,omitempty"`
+	// Seq is the call's number among the tool calls of this run of the
+	// job, from 1 (0: not numbered; such a call is never answered from
+	// a record).
+	Seq int `json:"seq,omitempty"`
 	// Name is the tool: "NAME__TOOL" for an upstream's tool.
 	Name string `json:"name"`
 	// Args is the tool's arguments, a JSON object.
@@ -137,6 +145,13 @@ func (b *Bus) CallTool(ctx context.Context, gatewayID, jobID, name string, args 
 // (ToolRequest.Approved: a resumed run's pending call).
 func (b *Bus) CallApprovedTool(ctx context.Context, gatewayID, jobID, name string, args json.RawMessage) (ToolResult, error) {
 	return b.callTool(ctx, gatewayID, ToolRequest{JobID: jobID, Name: name, Args: args, Approved: true})
+}
+
+// CallToolRequest is CallTool for a request built by the caller (its
+// JobID, Seq, Name, Args and Approved are sent; V, ID and Deadline are
+// set here).
+func (b *Bus) CallToolRequest(ctx context.Context, gatewayID string, req ToolRequest) (ToolResult, error) {
+	return b.callTool(ctx, gatewayID, req)
 }
 
 func (b *Bus) callTool(ctx context.Context, gatewayID string, req ToolRequest) (ToolResult, error) {

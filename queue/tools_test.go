@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,8 @@ func TestToolCalls(t *testing.T) {
 			d, _ := ctx.Deadline()
 			return ToolResult{Value: json.RawMessage(`{"job":"` + req.JobID + `","args":` + string(req.Args) +
 				`,"deadline_set":` + boolText(!req.Deadline.IsZero() && !d.After(req.Deadline)) + `}`)}
+		case "up__seq":
+			return ToolResult{Value: json.RawMessage(fmt.Sprintf(`{"job":%q,"seq":%d,"approved":%v}`, req.JobID, req.Seq, req.Approved))}
 		case "up__fail":
 			return ToolResult{Value: json.RawMessage(`"no"`), IsError: true, Text: "no"}
 		case "up__big":
@@ -80,6 +83,11 @@ func TestToolCalls(t *testing.T) {
 	res, err = bus2.CallTool(ctx, "gw-a", "job-9", "up__echo", json.RawMessage(`{}`))
 	if err != nil || string(res.Value) != `{"job":"job-9","args":{},"deadline_set":true}` {
 		t.Errorf("echo from another connection = %+v, %v", res, err)
+	}
+	// CallToolRequest sends the call's number and approval.
+	res, err = bus.CallToolRequest(ctx, "gw-a", ToolRequest{JobID: "job-3", Seq: 7, Name: "up__seq", Approved: true})
+	if err != nil || string(res.Value) != `{"job":"job-3","seq":7,"approved":true}` {
+		t.Errorf("seq = %+v, %v", res, err)
 	}
 	res, err = bus.CallTool(ctx, "gw-a", "job-1", "up__fail", nil)
 	if err != nil || !res.IsError || res.Text != "no" || string(res.Value) != `"no"` {

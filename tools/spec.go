@@ -142,8 +142,8 @@ var sourceParam = Param{
 
 var policyParam = Param{
 	Name: "policy", Type: ParamPolicy, Default: "allow-all",
-	Description: `"allow-all" (absent or null), "deny-all", or a policy object {"schema_version":1,"default_allow":bool,"rules":{…}} ` +
-		`(JSON Schema: resource ` + PolicySchemaURI + `). The operator's ceiling applies.`,
+	Description: `"allow-all" (default), "deny-all" or a policy {"schema_version":1,"default_allow":bool,"rules":{…}} ` +
+		`(schema: resource ` + PolicySchemaURI + `), under the operator's ceiling.`,
 }
 
 var maxStepsParam = Param{
@@ -158,7 +158,7 @@ var fileNameParam = Param{
 
 var maxWallParam = Param{
 	Name: "max_wall_ms", Type: ParamInteger,
-	Description: "Wall-clock limit in milliseconds (same as limits.max_wall_ms; if both are given the smaller wins).",
+	Description: "Wall-clock limit in ms, as limits.max_wall_ms (given both, the smaller wins).",
 }
 
 // seedParam is the `seed` of boruna_run and boruna_run_sealed
@@ -185,7 +185,7 @@ var idempotencyParam = Param{
 var limitsParam = Param{
 	Name: "limits", Type: ParamObject, Description: "Resource limits; each may only lower the server's ceiling.", Props: []Param{
 		{Name: "max_wall_ms", Type: ParamInteger, Description: "Wall-clock limit in milliseconds."},
-		{Name: "max_output_bytes", Type: ParamInteger, Description: "Limit on the JSON size of result plus ui_output, in bytes."},
+		{Name: "max_output_bytes", Type: ParamInteger, Description: "JSON size of result plus ui_output, in bytes."},
 		// 0 steps, 0 ms and 0 bytes are limits a run can meet
 		// (reference §4); 0 MB cannot hold any program, so the
 		// schema and the check both start at 1.
@@ -225,8 +225,7 @@ var specs = withIdempotencyKey([]ToolSpec{
 			maxWallParam,
 			{Name: "trace", Type: ParamBoolean, Default: false, Description: "Include the first 500 executed instructions as trace (plus trace_truncated)."},
 			limitsParam,
-			{Name: "output_schema", Type: ParamSchema, Description: "JSON Schema (2020-12, self-contained; ≤ 262144 bytes, 2048 values, 64 levels) the result of a successful run must satisfy. " +
-				"One whose subschemas would be applied over 1000000 times is refused (invalid_output_schema)."},
+			{Name: "output_schema", Type: ParamSchema, Description: "JSON Schema (2020-12, self-contained; ≤ 262144 bytes, 2048 values, 64 levels) the result of a successful run must satisfy."},
 			seedParam,
 		},
 	},
@@ -278,7 +277,7 @@ var specs = withIdempotencyKey([]ToolSpec{
 		Name: "boruna_template_apply", Title: "Apply a template", Executes: true,
 		Description: "Render a template with key=value arguments; optionally compile the result.",
 		Params: []Param{
-			{Name: "template_name", Type: ParamString, Required: true, MaxBytes: MaxNameBytes, Description: "Template directory name, as listed by boruna_template_list (at most 4,096 bytes)."},
+			{Name: "template_name", Type: ParamString, Required: true, MaxBytes: MaxNameBytes, Description: "A name boruna_template_list lists (at most 4,096 bytes)."},
 			{Name: "args", Type: ParamStringArray, Required: true, MaxBytes: MaxItemBytes, Description: `Template arguments as "key=value" strings (each at most 65,536 bytes).`},
 			{Name: "validate", Type: ParamBoolean, Default: false, Description: "Compile the rendered source and report validation."},
 		},
@@ -300,7 +299,7 @@ var specs = withIdempotencyKey([]ToolSpec{
 			"Progress counts items done; notifications/cancelled cancels every item.",
 		Params: []Param{
 			{Name: "items", Type: ParamItems, Required: true, MaxItems: MaxBatchItems, Props: BatchItemParams,
-				Description: "The calls to run (at most 1,000), each with a unique id; policy, max_steps, max_wall_ms, limits, seed and idempotency_key are boruna_run's."},
+				Description: "At most 1,000 calls, each with a unique id; policy, max_steps, max_wall_ms, limits, seed and idempotency_key are boruna_run's."},
 			{Name: "concurrency", Type: ParamInteger, Min: 1,
 				Description: "Most items in flight at once; default: the pool's worker slots."},
 			{Name: "pass_at", Type: ParamItems, MaxItems: MaxPassAt,
@@ -323,7 +322,7 @@ const MaxBatchItems = 1000
 var BatchItemParams = []Param{
 	{Name: "id", Type: ParamString, Required: true, MaxBytes: MaxNameBytes, Description: "The item's id, unique in the batch; it starts the item's result."},
 	{Name: "tool", Type: ParamString, Default: "boruna_run", MaxBytes: MaxNameBytes, Description: "boruna_run, boruna_check or boruna_compile."},
-	{Name: "source", Type: ParamString, Description: ".ax source code (at most 1,048,576 bytes)."},
+	{Name: "source", Type: ParamString, Description: ".ax source code (at most 1 MB)."},
 	{Name: "script", Type: ParamString, MaxBytes: MaxNameBytes, Description: "A named script to run instead of source (with args)."},
 	{Name: "args", Type: ParamObject, Description: "The script's arguments."},
 	{Name: "expect", Type: ParamAny, Description: "Grade: main's result must equal this JSON value as the envelope encodes it (numbers compared by value)."},

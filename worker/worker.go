@@ -1166,16 +1166,20 @@ func mustJSON(o *wire.Object) json.RawMessage {
 }
 
 // toolCaller is how a job submitted by gateway gw calls that gateway's
-// upstream MCP tools (code mode, docs/code-mode.md): queue.Bus.CallTool,
+// upstream MCP tools (code mode, docs/code-mode.md): queue.Bus.CallToolRequest,
 // bound to the caller's ctx (its deadline travels with the request; its
-// cancellation cancels the call on the gateway).
+// cancellation cancels the call on the gateway). It is made for each run
+// of the job and numbers the run's calls (queue.ToolRequest.Seq): a run
+// of a job delivered again numbers the same calls alike, and the gateway
+// answers a destructive call the job made already from its record.
 func (w *Worker) toolCaller(gw, jobID string) wire.ToolCallFunc {
+	var seq atomic.Int64 // this run's calls, numbered from 1 (queue.ToolRequest.Seq)
 	return func(ctx context.Context, name string, args []byte) ([]byte, bool, string, error) {
-		call := w.bus.CallTool
+		req := queue.ToolRequest{JobID: jobID, Seq: int(seq.Add(1)), Name: name, Args: args}
 		if a := wire.Approved(ctx); a != "" && a == name { // the caller approved it (a resumed run)
-			call = w.bus.CallApprovedTool
+			req.Approved = true
 		}
-		res, err := call(ctx, gw, jobID, name, args)
+		res, err := w.bus.CallToolRequest(ctx, gw, req)
 		if err != nil {
 			return nil, false, "", err
 		}

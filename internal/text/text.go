@@ -1,6 +1,7 @@
 // Package text bounds user text quoted in messages: Clip cuts a string to a
 // byte budget and marks the cut with Ellipsis, Cut cuts without a mark;
-// Duration writes a duration for a message.
+// Visible escapes the characters that hide or reorder text; Duration
+// writes a duration for a message.
 // Every message of the module that quotes a name, a value or a source
 // excerpt clips it here, so all cuts look alike: on a rune boundary,
 // followed by "…".
@@ -79,4 +80,84 @@ func Duration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// Visible returns s with every character that can hide, overwrite or
+// reorder what a reader sees written as a visible escape, for text shown
+// to a person (an approval's arguments, a program's question):
+//
+//   - C0 controls U+0000–U+001F (ESC, BEL, BS, CR…) and DEL U+007F: \b
+//     \t \n \f \r for those five, \u00XX (lower-case hex) for the
+//     others — except LF, kept as it is when keepNewline;
+//   - C1 controls U+0080–U+009F: \u00XX;
+//   - the bidirectional controls U+061C, U+200E, U+200F, U+202A–U+202E and
+//     U+2066–U+2069, and the separators U+2028, U+2029: \uXXXX ("\u202e");
+//   - each byte that is not UTF-8: \xNN.
+//
+// Everything else, backslashes included, is unchanged; s is returned as
+// it is when it has nothing to escape.
+func Visible(s string, keepNewline bool) string {
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if hidden(r, n, keepNewline) {
+			break
+		}
+		i += n
+	}
+	if i == len(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !hidden(r, n, keepNewline) {
+			b.WriteString(s[i : i+n])
+			i += n
+			continue
+		}
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b.WriteString(`\x`)
+			b.WriteString(hex2(s[i]))
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		default:
+			b.WriteString(`\u`)
+			b.WriteString(hex2(byte(r >> 8)))
+			b.WriteString(hex2(byte(r)))
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// hidden reports whether the rune r of n bytes is escaped by Visible.
+func hidden(r rune, n int, keepNewline bool) bool {
+	switch {
+	case r == utf8.RuneError && n == 1:
+		return true
+	case r == '\n':
+		return !keepNewline
+	case r < 0x20, r >= 0x7f && r <= 0x9f:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x2028, r == 0x2029:
+		return true
+	}
+	return false
+}
+
+func hex2(c byte) string {
+	const digits = "0123456789abcdef"
+	return string([]byte{digits[c>>4], digits[c&15]})
 }

@@ -92,3 +92,27 @@ func TestQuote(t *testing.T) {
 		}
 	}
 }
+
+func TestVisible(t *testing.T) {
+	for _, c := range []struct {
+		s           string
+		keepNewline bool
+		want        string
+	}{
+		{"plain text, é 日本 😀 \\ \"q\"", false, "plain text, é 日本 😀 \\ \"q\""},
+		{"a\nb", true, "a\nb"},
+		{"a\nb", false, `a\nb`},
+		{"a\r\nb", true, "a\\r\nb"},
+		{"\x1b[2J\x07\x08\t\f\x00\x7f", true, `\u001b[2J\u0007\b\t\f\u0000\u007f`},
+		{"\u0085\u009b\u0080", false, `\u0085\u009b\u0080`},
+		{"\u202eprod-main", false, `\u202eprod-main`},
+		{"\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u2028\u2029", true,
+			`\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u2028\u2029`},
+		{"bad \xff\xfe byte", false, `bad \xff\xfe byte`},
+		{"\u200b zero-width space is kept", false, "\u200b zero-width space is kept"},
+	} {
+		if got := Visible(c.s, c.keepNewline); got != c.want {
+			t.Errorf("Visible(%q, %v) = %q, want %q", c.s, c.keepNewline, got, c.want)
+		}
+	}
+}
