@@ -329,22 +329,6 @@ func answerOf(kind string, responses mcp.InputResponses) (_ wire.ResumeAnswer, b
 	return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q].content.%s must be a %s", field, field, typ)
 }
 
-// suspensionOf returns the suspension of a suspended run's result (nil
-// for any other result).
-func suspensionOf(out []byte) *wire.Suspension {
-	if !bytes.Contains(out, []byte(`"error_kind":"`+wire.KindSuspended+`"`)) {
-		return nil
-	}
-	var v struct {
-		ErrorKind  string           `json:"error_kind"`
-		Suspension *wire.Suspension `json:"suspension"`
-	}
-	if json.Unmarshal(out, &v) != nil || v.ErrorKind != wire.KindSuspended {
-		return nil
-	}
-	return v.Suspension
-}
-
 // MaxShownArgs bounds the arguments quoted in an approval's message, in
 // bytes (masked first, then clipped).
 const MaxShownArgs = 1024
