@@ -35,7 +35,11 @@ import (
 // caller. The retry carries the answer and the state: the gateway takes
 // the suspension (once: a state cannot be answered twice) and submits a
 // resume job (queue.Job.Resume) that runs the program again with its
-// recorded capability results, so no outside call is made twice.
+// recorded capability results, so no outside call is made twice. A
+// boruna_run task of the Tasks extension is asked differently: its
+// suspension stays on the queue (the task's stored result), tasks/get
+// shows its inputRequests and tasks/update resumes it (package tasks,
+// with inputRequests and answerOf from here).
 
 // SuspendTTL is how long a suspended run waits for its caller's answer;
 // MaxSuspended bounds the runs waiting at once (one more is refused:
@@ -353,10 +357,19 @@ func (g *Server) inputRequired(ctx context.Context, req mcp.CallToolRequest, s *
 		}
 		return g.result(g.d.Failure(ctx, req.Params.Name, &dispatch.JobError{Outcome: outcome, RetryAfter: after, Err: err}))
 	}
+	return &mcp.CallToolResult{Result: mcp.Result{ResultType: mcp.ResultTypeInputRequired},
+		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: g.inputRequests(s), RequestState: state}}, nil
+}
+
+// inputRequests are what suspension s asks its caller, in both the
+// InputRequiredResult of a tools/call and the tasks/get of an
+// input_required task: an elicitation/create under AnswerField for ask(),
+// else under ApproveField.
+func (g *Server) inputRequests(s *wire.Suspension) mcp.InputRequests {
 	if s.Kind == wire.SuspensionAsk {
-		return server.NewInputRequestBuilder(state).Elicit(AnswerField, g.questionParams(s)).ToolResult(), nil
+		return mcp.InputRequests{AnswerField: mcp.NewElicitationInputRequest(g.questionParams(s))}
 	}
-	return server.NewInputRequestBuilder(state).Elicit(ApproveField, g.approvalParams(s)).ToolResult(), nil
+	return mcp.InputRequests{ApproveField: mcp.NewElicitationInputRequest(g.approvalParams(s))}
 }
 
 // MaxQuestionBytes bounds ask()'s question as the caller sees it (masked

@@ -35,9 +35,9 @@ type suspendStack struct {
 	g *Server
 }
 
-func newSuspendStack(t testing.TB) *suspendStack {
+func newSuspendStack(t testing.TB, qcfg ...queue.Config) *suspendStack {
 	t.Helper()
-	s := newStack(t, 0, queue.Config{})
+	s := newStack(t, 0, append(qcfg, queue.Config{})[0])
 	t.Cleanup(s.close)
 	m, _ := startUpstreams(t, `{"mcpServers": {"fake": {"command": `+jsonString(fakeUpstream(t))+`}}}`, nil)
 	g := s.newGateway(t, Config{Upstreams: m})

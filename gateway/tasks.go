@@ -12,6 +12,7 @@ import (
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/wire"
 )
 
 // MCP tasks (docs/tools.md §7 "Tasks") in the queue's durable store:
@@ -75,6 +76,9 @@ func (g *Server) answerTask(ctx context.Context, msg rpcMessage, info *callInfo)
 			return rpcError(msg.ID, mcp.METHOD_NOT_FOUND, fmt.Sprintf("tool %q does not support task augmentation (it answers at once)", info.tool))
 		}
 		c = &tasks.Call{Tool: info.tool, Raw: info.raw, Args: info.args, ArgErr: info.err}
+		// A task of the extension can ask its caller: its run suspends,
+		// the task goes input_required, tasks/update answers (suspend.go).
+		c.Interactive = g.suspends(info.tool) && mcpver.Parse(msg.Params).Has(mcpver.TasksExtension)
 	}
 	res, e := g.taskHandler.Answer(ctx, msg.Method, msg.Params, c)
 	if e != nil {
@@ -100,6 +104,10 @@ func (g *Server) newTaskHandler() *tasks.Handler {
 		},
 		Observe: func(ctx context.Context, t queue.Task, res []byte) {
 			g.obs.observeDigests(ctx, t.Tool, func() (d callDigests) { _ = json.Unmarshal(t.Digests, &d); return d }, res)
+		},
+		InputRequests: g.inputRequests,
+		ReadAnswer: func(s *wire.Suspension, responses mcp.InputResponses) (wire.ResumeAnswer, string) {
+			return answerOf(s.Kind, responses)
 		},
 	}
 	if g.cfg.AuditLog != nil {
