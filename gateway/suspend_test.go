@@ -396,7 +396,7 @@ func TestSuspendAsk(t *testing.T) {
 	r0 := newRawStdioBare(t, s.g)
 	r0.send(modernReq(1, "tools/call", `{"name":"boruna_run","arguments":{"source":`+src(askProgram)+`}}`))
 	res0, _ := r0.response()["result"].(map[string]any)
-	if sc, _ := res0["structuredContent"].(map[string]any); sc["result"] != `"before" | Err(ask: this run cannot ask its caller: only a boruna_run whose MCP client declared the elicitation capability can)` {
+	if sc, _ := res0["structuredContent"].(map[string]any); sc["result"] != `"before" | Err(`+noAsk+`)` {
 		t.Errorf("modern without elicitation: %v", res0)
 	}
 	// The raw InputRequiredResult of a question.
@@ -412,7 +412,7 @@ func TestSuspendAsk(t *testing.T) {
 	//lint:ignore SA1019 an older client, without the elicitation capability
 	c := stdioClientWith(t, s.g, client.WithLegacyProtocolOnly())
 	env = mustCall(t, c, "boruna_run", `{"source":`+src(askProgram)+`}`)
-	if want := `"before" | Err(ask: this run cannot ask its caller: only a boruna_run whose MCP client declared the elicitation capability can)`; env["result"] != want {
+	if want := `"before" | Err(` + noAsk + `)`; env["result"] != want {
 		t.Errorf("nobody to ask: %v", env)
 	}
 }

@@ -325,3 +325,23 @@ func TestTaskInputResumeTooLarge(t *testing.T) {
 		t.Errorf("too large a resume: %v", sc)
 	}
 }
+
+// noAsk is ask()'s Err in a run that cannot ask its caller.
+const noAsk = "ask: this run cannot ask its caller: only a boruna_run can, called by a 2026-07-28 client that declared the elicitation capability, " +
+	"by an older one that declared it on a session that can send elicitation/create, or as a task of the Tasks extension (io.modelcontextprotocol/tasks); a task of 2025-11-25 cannot"
+
+// A task of 2025-11-25 cannot ask, even when its client declared the
+// elicitation capability: the program gets ask()'s Err, whose text says
+// so (it said that a client declaring elicitation could).
+func TestTaskInputOldTaskCannotAsk(t *testing.T) {
+	s := newSuspendStack(t)
+	r := newRawStdioBare(t, s.g)
+	r.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	r.next()
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c := &taskClient{r: r}
+	task := c.create("boruna_run", `{"source":`+src(askProgram)+`}`)
+	if sc := c.toolResult(task["taskId"].(string)); sc["success"] != true || sc["result"] != `"before" | Err(`+noAsk+`)` {
+		t.Errorf("a task of 2025-11-25 = %v", sc)
+	}
+}
