@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -264,7 +265,7 @@ func (g *Server) resumeContext(ctx context.Context, req mcp.CallToolRequest) (_ 
 	if p == nil {
 		return ctx, nil, refuse(why)
 	}
-	answer, bad := answerOf(p.s.Kind, req.Params.InputResponses)
+	answer, bad := answerOf(p.s.Kind, "", req.Params.InputResponses)
 	if bad != "" {
 		g.suspended.restore(p) // a client's mistake does not use up the state
 		return ctx, nil, refuse(bad)
@@ -291,20 +292,25 @@ func notRun(out []byte) bool {
 }
 
 // answerOf reads the caller's answer to a suspension of kind from
-// inputResponses: an approval is accepted when the elicitation under
-// ApproveField was accepted with {"approve": true}; ask() is answered
-// when the one under AnswerField was accepted with a string "answer". A
+// inputResponses: an approval is accepted when the elicitation under key
+// ("" for ApproveField; a task's later questions have keys of their own,
+// taskInputKey) was accepted with {"approve": true}; ask() is answered
+// when the one under key ("" for AnswerField) was accepted with a string
+// "answer". A
 // decline or a cancel is neither. bad, when not "", says what is wrong with
 // inputResponses — no response under the field, an action MCP does not
 // have, an accept without its field or with a value of another type — a
 // client's mistake, which the caller is told (the state stays usable)
 // rather than a decline.
-func answerOf(kind string, responses mcp.InputResponses) (_ wire.ResumeAnswer, bad string) {
+func answerOf(kind, key string, responses mcp.InputResponses) (_ wire.ResumeAnswer, bad string) {
 	field, typ := ApproveField, "boolean"
 	if kind == wire.SuspensionAsk {
 		field, typ = AnswerField, "string"
 	}
-	res := server.ElicitationResponse(responses, field)
+	if key == "" {
+		key = field
+	}
+	res := server.ElicitationResponse(responses, key)
 	if res == nil {
 		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses has no response under %q: send the requestState with \"inputResponses\": {%q: {\"action\": \"accept\", \"content\": {%q: …}}} (or the action \"decline\" or \"cancel\")", field, field, field)
 	}
@@ -313,7 +319,7 @@ func answerOf(kind string, responses mcp.InputResponses) (_ wire.ResumeAnswer, b
 		return wire.ResumeAnswer{}, ""
 	case mcp.ElicitationResponseActionAccept:
 	default:
-		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q].action is %s: it must be \"accept\", \"decline\" or \"cancel\"", field, text.Quote(string(res.Action)))
+		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q].action is %s: it must be \"accept\", \"decline\" or \"cancel\"", key, text.Quote(string(res.Action)))
 	}
 	content, _ := res.Content.(map[string]any)
 	v, ok := content[field]
@@ -328,9 +334,9 @@ func answerOf(kind string, responses mcp.InputResponses) (_ wire.ResumeAnswer, b
 		}
 	}
 	if !ok {
-		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q] accepts without content.%s: an accept carries {%q: a %s}", field, field, field, typ)
+		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q] accepts without content.%s: an accept carries {%q: a %s}", key, field, field, typ)
 	}
-	return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q].content.%s must be a %s", field, field, typ)
+	return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q].content.%s must be a %s", key, field, typ)
 }
 
 // MaxShownArgs bounds the arguments quoted in an approval's message, in
@@ -358,18 +364,18 @@ func (g *Server) inputRequired(ctx context.Context, req mcp.CallToolRequest, s *
 		return g.result(g.d.Failure(ctx, req.Params.Name, &dispatch.JobError{Outcome: outcome, RetryAfter: after, Err: err}))
 	}
 	return &mcp.CallToolResult{Result: mcp.Result{ResultType: mcp.ResultTypeInputRequired},
-		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: g.inputRequests(s), RequestState: state}}, nil
+		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: g.inputRequests(s, ""), RequestState: state}}, nil
 }
 
 // inputRequests are what suspension s asks its caller, in both the
 // InputRequiredResult of a tools/call and the tasks/get of an
-// input_required task: an elicitation/create under AnswerField for ask(),
-// else under ApproveField.
-func (g *Server) inputRequests(s *wire.Suspension) mcp.InputRequests {
+// input_required task: an elicitation/create under key — "" for
+// AnswerField for ask(), else ApproveField.
+func (g *Server) inputRequests(s *wire.Suspension, key string) mcp.InputRequests {
 	if s.Kind == wire.SuspensionAsk {
-		return mcp.InputRequests{AnswerField: mcp.NewElicitationInputRequest(g.questionParams(s))}
+		return mcp.InputRequests{cmp.Or(key, AnswerField): mcp.NewElicitationInputRequest(g.questionParams(s))}
 	}
-	return mcp.InputRequests{ApproveField: mcp.NewElicitationInputRequest(g.approvalParams(s))}
+	return mcp.InputRequests{cmp.Or(key, ApproveField): mcp.NewElicitationInputRequest(g.approvalParams(s))}
 }
 
 // MaxQuestionBytes bounds ask()'s question as the caller sees it (masked

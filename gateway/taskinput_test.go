@@ -18,6 +18,13 @@ import (
 // tasks/update answers them and resumes the run from its recorded state —
 // on any gateway of the queue, exactly once.
 
+// noResponse is tasks/update's refusal of inputResponses without the
+// outstanding request's key.
+func noResponse(key, field string) string {
+	return `inputResponses has no response under "` + key + `" (the key of the task's outstanding input request): send tasks/update with "inputResponses": {"` +
+		key + `": {"action": "accept", "content": {"` + field + `": …}}} (or the action "decline" or "cancel")`
+}
+
 // approveRequests is the inputRequests of approvalProgram's suspension.
 var approveRequests = `{"approve":{"method":"elicitation/create","params":{"message":` + jsonString(approvalMessage) +
 	`,"requestedSchema":{"properties":{"approve":{"description":"true runs the call once; false declines it (the program gets an error)","title":"Approve","type":"boolean"}},"required":["approve"],"type":"object"}}}}`
@@ -128,8 +135,8 @@ func TestTaskInputApproval(t *testing.T) {
 				t.Fatalf("while input_required: echo %d calls, delete_repo %d; want 1, 0", e, d)
 			}
 			for _, tc := range []struct{ responses, want string }{
-				{`{}`, `inputResponses has no response under "approve": send the requestState with "inputResponses": {"approve": {"action": "accept", "content": {"approve": …}}} (or the action "decline" or "cancel")`},
-				{`{"answer":{"action":"accept","content":{"answer":"yes"}}}`, `inputResponses has no response under "approve": send the requestState with "inputResponses": {"approve": {"action": "accept", "content": {"approve": …}}} (or the action "decline" or "cancel")`},
+				{`{}`, noResponse("approve", "approve")},
+				{`{"answer":{"action":"accept","content":{"answer":"yes"}}}`, noResponse("approve", "approve")},
 				{`{"approve":{"action":"accept","content":{"approve":"true"}}}`, `inputResponses["approve"].content.approve must be a boolean`},
 				{`{"approve":{"action":"accept","content":{}}}`, `inputResponses["approve"] accepts without content.approve: an accept carries {"approve": a boolean}`},
 				{`{"approve":{"action":"yes"}}`, `inputResponses["approve"].action is "yes": it must be "accept", "decline" or "cancel"`},
@@ -197,8 +204,10 @@ func TestTaskInputAsk(t *testing.T) {
 }
 
 // A program that asks twice goes input_required twice: the second
-// question is answered from the task's second suspension (its resume
-// job's result), and the run ends with both answers.
+// question — from the task's second suspension, its resume job's result —
+// has a key of its own ("answer-2": SEP-2663 never reuses a key in a
+// task), so an answer under the first key is refused; the run ends with
+// both answers.
 func TestTaskInputTwice(t *testing.T) {
 	s := newSuspendStack(t)
 	rpc := httpExt(t, s.g)
@@ -207,18 +216,22 @@ func TestTaskInputTwice(t *testing.T) {
     let b = match ask("second?") { Ok(x) => x, Err(e) => "Err(" + e + ")" }
     a + " " + b
 }`
-	question := func(q string) string {
-		return `{"answer":{"method":"elicitation/create","params":{"message":"` + q + `",` +
+	question := func(key, q string) string {
+		return `{"` + key + `":{"method":"elicitation/create","params":{"message":"` + q + `",` +
 			`"requestedSchema":{"properties":{"answer":{"description":"the answer the program gets (declining gives it an error)","title":"Answer","type":"string"}},"required":["answer"],"type":"object"}}}}`
 	}
-	id := startTask(t, s.g, rpc, twice, question("first?"))
+	id := startTask(t, s.g, rpc, twice, question("answer", "first?"))
 	res, e := update(t, rpc, id, `{"answer":{"action":"accept","content":{"answer":"one"}}}`)
 	acked(t, res, e)
 	r := waitTaskStatus(t, rpc, id, "input_required")
-	if reqs, _ := json.Marshal(r["inputRequests"]); string(reqs) != question("second?") {
+	if reqs, _ := json.Marshal(r["inputRequests"]); string(reqs) != question("answer-2", "second?") {
 		t.Errorf("second question: %s", reqs)
 	}
 	res, e = update(t, rpc, id, `{"answer":{"action":"accept","content":{"answer":"two"}}}`)
+	refusedUpdate(t, res, e, noResponse("answer-2", "answer"))
+	res, e = update(t, rpc, id, `{"answer-2":{"action":"accept","content":{"answer":7}}}`)
+	refusedUpdate(t, res, e, `inputResponses["answer-2"].content.answer must be a string`)
+	res, e = update(t, rpc, id, `{"answer-2":{"action":"accept","content":{"answer":"two"}}}`)
 	acked(t, res, e)
 	if sc := completedResult(t, rpc, id); sc["result"] != "one two" || sc["job_id"] != id+"-r2" {
 		t.Errorf("task = %v", sc)
@@ -332,9 +345,23 @@ const noAsk = "ask: this run cannot ask its caller: only a boruna_run can, calle
 
 // A task of 2025-11-25 cannot ask, even when its client declared the
 // elicitation capability: the program gets ask()'s Err, whose text says
-// so (it said that a client declaring elicitation could).
-func TestTaskInputOldTaskCannotAsk(t *testing.T) {
+// so (it said that a client declaring elicitation could). A task of the
+// extension read through the 2025-11-25 API: tasks/get shows
+// input_required, tasks/result is refused (its stored result is the
+// suspension, which no caller sees).
+func TestTaskInputOldAPI(t *testing.T) {
 	s := newSuspendStack(t)
+	rpc := stdioExt(t, s.g)
+	id := startTask(t, s.g, rpc, approvalProgram, approveRequests)
+	_, m := rpc("tasks/get", `{"taskId":"`+id+`"}`, `{}`)
+	if r := resultOf(t, "tasks/get of 2025-11-25", m); r["status"] != "input_required" || r["taskId"] != id || r["inputRequests"] != nil {
+		t.Errorf("tasks/get of 2025-11-25 = %v", r)
+	}
+	_, m = rpc("tasks/result", `{"taskId":"`+id+`"}`, `{}`)
+	if e := errorOf(t, "tasks/result", m); e["code"] != -32602.0 ||
+		e["message"] != `task "`+id+`" is a task of the Tasks extension: tasks/result of 2025-11-25 does not answer it; tasks/get (2026-07-28, declaring the extension) inlines its result` {
+		t.Errorf("tasks/result = %v", e)
+	}
 	r := newRawStdioBare(t, s.g)
 	r.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
 	r.next()

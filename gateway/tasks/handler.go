@@ -66,13 +66,14 @@ type Handler struct {
 	// without an audit log).
 	Digests func(c Call) json.RawMessage
 	// InputRequests are what an input_required task's suspended run asks
-	// (tasks/get's inputRequests): the elicitation a tools/call's
-	// InputRequiredResult would carry. Required for interactive calls.
-	InputRequests func(s *wire.Suspension) mcp.InputRequests
-	// ReadAnswer reads the caller's answer to s from tasks/update's
-	// inputResponses; bad, when not "", says what is wrong with them.
-	// Required for interactive calls.
-	ReadAnswer func(s *wire.Suspension, responses mcp.InputResponses) (_ wire.ResumeAnswer, bad string)
+	// after round resumes (queue.Task.Resumes; tasks/get's inputRequests):
+	// the elicitation a tools/call's InputRequiredResult would carry, under
+	// a key not used before in the task. Required for interactive calls.
+	InputRequests func(s *wire.Suspension, round int) mcp.InputRequests
+	// ReadAnswer reads the caller's answer to s, asked after round resumes,
+	// from tasks/update's inputResponses; bad, when not "", says what is
+	// wrong with them. Required for interactive calls.
+	ReadAnswer func(s *wire.Suspension, round int, responses mcp.InputResponses) (_ wire.ResumeAnswer, bad string)
 	Log        *slog.Logger
 }
 
@@ -143,6 +144,9 @@ func (h *Handler) Answer(ctx context.Context, method string, params json.RawMess
 	case string(mcp.MethodTasksGet):
 		st, err = h.Store.State(ctx, t)
 	default:
+		if t.Interactive { // its stored result may be a suspension, never shown to a caller
+			return nil, errorf(mcp.INVALID_PARAMS, "task %q is a task of the Tasks extension: tasks/result of 2025-11-25 does not answer it; tasks/get (2026-07-28, declaring the extension) inlines its result", t.ID)
+		}
 		return h.result(ctx, t)
 	}
 	switch {
@@ -164,7 +168,7 @@ func (h *Handler) Answer(ctx context.Context, method string, params json.RawMess
 	}
 	f := h.flat(st, "complete", inline)
 	if st.Status == InputRequired {
-		f.InputRequests, _ = json.Marshal(h.InputRequests(st.Input))
+		f.InputRequests, _ = json.Marshal(h.InputRequests(st.Input, t.Resumes))
 	}
 	return f, nil
 }
@@ -198,7 +202,7 @@ func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessa
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, errorf(mcp.INVALID_PARAMS, "tasks/update: params.inputResponses must be an object of the responses, by the keys of the task's inputRequests")
 	}
-	answer, bad := h.ReadAnswer(st.Input, p.InputResponses)
+	answer, bad := h.ReadAnswer(st.Input, t.Resumes, p.InputResponses)
 	if bad != "" {
 		return nil, errorf(mcp.INVALID_PARAMS, "%s", bad)
 	}
