@@ -65,9 +65,15 @@ func newSuspendStack(t testing.TB, qcfg ...queue.Config) *suspendStack {
 // calls returns how many calls the fake upstream's tool got.
 func (s *suspendStack) calls(t testing.TB, tool string) int {
 	t.Helper()
+	return fakeCalls(t, s.g, tool)
+}
+
+// fakeCalls returns how many calls the tool of g's fake upstream got.
+func fakeCalls(t testing.TB, g *Server, tool string) int {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res := s.g.CallTool(ctx, &queue.ToolRequest{Name: "fake__count", Args: json.RawMessage(`{"tool": "` + tool + `"}`)})
+	res := g.CallTool(ctx, &queue.ToolRequest{Name: "fake__count", Args: json.RawMessage(`{"tool": "` + tool + `"}`)})
 	var v struct{ Calls int }
 	if err := json.Unmarshal(res.Value, &v); err != nil || res.Code != "" {
 		t.Fatalf("count %s: %+v", tool, res)

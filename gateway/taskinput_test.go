@@ -8,8 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
 )
 
 // A task of the Tasks extension whose run suspends (docs/tools.md
@@ -239,15 +241,33 @@ func TestTaskInputTwice(t *testing.T) {
 }
 
 // The suspension is kept on the queue, not in a gateway: another gateway
-// of the same queue shows the task input_required and resumes it; two
-// tasks/update racing on two gateways resume it once (one ack, one "not
-// waiting for input", the delete made once).
+// of the same queue — its own queue client (gateway ID, tool service) and
+// its own fake upstream process — shows the task input_required and
+// resumes it, the resumed run's calls going to its upstream; two
+// tasks/update racing on the two gateways resume it once (one ack, one
+// "not waiting for input", one delete in all).
 func TestTaskInputAnyGateway(t *testing.T) {
 	s := newSuspendStack(t)
-	b := s.newGateway(t, Config{})
+	cb, err := queue.NewClient(s.Bus, queue.ClientOptions{Logger: queuetest.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cb.Close() })
+	m, _ := startUpstreams(t, `{"mcpServers": {"fake": {"command": `+jsonString(fakeUpstream(t))+`}}}`, nil)
+	b := s.newGateway(t, Config{Upstreams: m, Backend: &dispatch.QueueBackend{Client: cb, Timeout: time.Minute}})
+	svc, err := s.Bus.ServeTools(cb.GatewayID(), b.CallTool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Stop)
+	if cb.GatewayID() == s.Client.GatewayID() {
+		t.Fatal("the two gateways share an ID")
+	}
 	ra, rb := httpExt(t, s.g), httpExt(t, b)
+	count := func(tool string) (onA, onB int) { return s.calls(t, tool), fakeCalls(t, b, tool) }
 	for round := range 3 {
-		del0 := s.calls(t, "delete_repo")
+		echoA, echoB := count("echo")
+		delA, delB := count("delete_repo")
 		id := startTask(t, s.g, ra, approvalProgram, approveRequests)
 		_, m := rb("tasks/get", `{"taskId":"`+id+`"}`, extMeta)
 		r := resultOf(t, "tasks/get on b", m)
@@ -270,23 +290,31 @@ func TestTaskInputAnyGateway(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		acks, refusals := 0, 0
-		for _, a := range answers {
+		acks, refusals, winner := 0, 0, -1
+		for i, a := range answers {
 			switch {
 			case a.res != nil && a.res["resultType"] == "complete":
-				acks++
+				acks, winner = acks+1, i
 			case a.e != nil && a.e["code"] == -32602.0 && a.e["message"] == `task "`+id+`" is not waiting for input`:
 				refusals++
 			}
 		}
 		if wantRefusals := min(round, 1); acks != 1 || refusals != wantRefusals {
-			t.Errorf("round %d: %d acks, %d refusals; want 1, %d: %+v", round, acks, refusals, wantRefusals, answers)
+			t.Fatalf("round %d: %d acks, %d refusals; want 1, %d: %+v", round, acks, refusals, wantRefusals, answers)
 		}
-		if sc := completedResult(t, ra, id); sc["result"] != `"before" | "deleted r1" | "after"` {
+		if sc := completedResult(t, rb, id); sc["result"] != `"before" | "deleted r1" | "after"` {
 			t.Errorf("round %d: task = %v", round, sc)
 		}
-		if d := s.calls(t, "delete_repo") - del0; d != 1 {
-			t.Errorf("round %d: delete_repo made %d times; want 1", round, d)
+		// The echo before the suspension went through a; the delete and the
+		// echo after it through the gateway that resumed the run.
+		ea, eb := count("echo")
+		da, db := count("delete_repo")
+		want := [4]int{2, 0, 1, 0} // a resumed: echo a, echo b, delete a, delete b
+		if winner == 1 {
+			want = [4]int{1, 1, 0, 1}
+		}
+		if got := [4]int{ea - echoA, eb - echoB, da - delA, db - delB}; got != want {
+			t.Errorf("round %d (resumed on %s): echo on a, on b, delete on a, on b = %v, want %v", round, []string{"a", "b"}[winner], got, want)
 		}
 	}
 }
