@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
+	"github.com/axpool/axpool/wire"
 )
 
 // A task of the Tasks extension whose run suspends (docs/tools.md
@@ -338,6 +340,38 @@ func TestTaskInputCancel(t *testing.T) {
 	refusedUpdate(t, res, e, `task "`+id+`" is not waiting for input`)
 	if d := s.calls(t, "delete_repo") - del0; d != 0 {
 		t.Errorf("delete_repo called %d times", d)
+	}
+	// Cancelled while its resume job runs (a loop after the approved
+	// call): the resume job is the one cancelled.
+	const loop = `fn main() -> Int !{tool.call} {
+    let d = tool_call("fake__delete_repo", to_json({"repo": "r2"}))
+    let mut i = 0
+    while true { i = i + 1 }
+    i
+}`
+	_, m = rpc("tools/call", `{"name":"boruna_run","arguments":{"source":`+src(loop)+`,"max_steps":100000000000000}}`, extMeta)
+	id = checkCreated(t, s.g, resultOf(t, "looping task", m))
+	waitTaskStatus(t, rpc, id, "input_required")
+	del0 = s.calls(t, "delete_repo")
+	res, e = update(t, rpc, id, approveTrue)
+	acked(t, res, e)
+	for deadline := time.Now().Add(2 * time.Minute); s.calls(t, "delete_repo") == del0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) { // the resume job is in its loop once the delete is made
+			t.Fatal("the resumed run made no delete")
+		}
+	}
+	waitTaskStatus(t, rpc, id, "working")
+	_, m = rpc("tasks/cancel", `{"taskId":"`+id+`"}`, extMeta)
+	resultOf(t, "tasks/cancel of a resumed task", m)
+	if r := waitTaskStatus(t, rpc, id, "cancelled"); r["statusMessage"] != "cancelled by tasks/cancel" {
+		t.Errorf("cancelled resumed task = %v", r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := s.Client.Wait(ctx, id+"-r1", nil) // the resume job's own result: it was stopped
+	if sum, serr := wire.Summarize(out); err != nil || serr != nil || sum.ErrorKind != "cancelled" || sum.Outcome != wire.OutcomeCancelled ||
+		!strings.Contains(string(out), `"message":"job cancelled while running"`) {
+		t.Errorf("the resume job: %s %v", out, err)
 	}
 }
 
