@@ -351,7 +351,7 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 	if err != nil {
 		return nil, err
 	}
-	if s := suspensionOf(out); s != nil && g.suspends(req.Params.Name) {
+	if s := wire.SuspensionOf(out); s != nil && g.suspends(req.Params.Name) {
 		return g.inputRequired(ctx, req, s)
 	}
 	// Counted and audited before the response leaves (observe.go).

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -35,7 +36,11 @@ import (
 // caller. The retry carries the answer and the state: the gateway takes
 // the suspension (once: a state cannot be answered twice) and submits a
 // resume job (queue.Job.Resume) that runs the program again with its
-// recorded capability results, so no outside call is made twice.
+// recorded capability results, so no outside call is made twice. A
+// boruna_run task of the Tasks extension is asked differently: its
+// suspension stays on the queue (the task's stored result), tasks/get
+// shows its inputRequests and tasks/update resumes it (package tasks,
+// with inputRequests and answerOf from here).
 
 // SuspendTTL is how long a suspended run waits for its caller's answer;
 // MaxSuspended bounds the runs waiting at once (one more is refused:
@@ -284,7 +289,7 @@ func (g *Server) resumeContext(ctx context.Context, req mcp.CallToolRequest) (_ 
 	if p == nil {
 		return ctx, nil, refuse(why)
 	}
-	answer, bad := answerOf(p.s.Kind, req.Params.InputResponses)
+	answer, bad := answerOf(p.s.Kind, "", req.Params.InputResponses)
 	if bad != "" {
 		g.suspended.restore(p) // a client's mistake does not use up the state
 		return ctx, nil, refuse(bad)
@@ -317,20 +322,25 @@ func notRun(out []byte) bool {
 }
 
 // answerOf reads the caller's answer to a suspension of kind from
-// inputResponses: an approval is accepted when the elicitation under
-// ApproveField was accepted with {"approve": true}; ask() is answered
-// when the one under AnswerField was accepted with a string "answer". A
+// inputResponses: an approval is accepted when the elicitation under key
+// ("" for ApproveField; a task's later questions have keys of their own,
+// taskInputKey) was accepted with {"approve": true}; ask() is answered
+// when the one under key ("" for AnswerField) was accepted with a string
+// "answer". A
 // decline or a cancel is neither. bad, when not "", says what is wrong with
 // inputResponses — no response under the field, an action MCP does not
 // have, an accept without its field or with a value of another type — a
 // client's mistake, which the caller is told (the state stays usable)
 // rather than a decline.
-func answerOf(kind string, responses mcp.InputResponses) (_ wire.ResumeAnswer, bad string) {
+func answerOf(kind, key string, responses mcp.InputResponses) (_ wire.ResumeAnswer, bad string) {
 	field, typ := ApproveField, "boolean"
 	if kind == wire.SuspensionAsk {
 		field, typ = AnswerField, "string"
 	}
-	res := server.ElicitationResponse(responses, field)
+	if key == "" {
+		key = field
+	}
+	res := server.ElicitationResponse(responses, key)
 	if res == nil {
 		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses has no response under %q: send the requestState with \"inputResponses\": {%q: {\"action\": \"accept\", \"content\": {%q: …}}} (or the action \"decline\" or \"cancel\")", field, field, field)
 	}
@@ -339,7 +349,7 @@ func answerOf(kind string, responses mcp.InputResponses) (_ wire.ResumeAnswer, b
 		return wire.ResumeAnswer{}, ""
 	case mcp.ElicitationResponseActionAccept:
 	default:
-		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q].action is %s: it must be \"accept\", \"decline\" or \"cancel\"", field, text.Quote(string(res.Action)))
+		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q].action is %s: it must be \"accept\", \"decline\" or \"cancel\"", key, text.Quote(string(res.Action)))
 	}
 	content, _ := res.Content.(map[string]any)
 	v, ok := content[field]
@@ -354,25 +364,9 @@ func answerOf(kind string, responses mcp.InputResponses) (_ wire.ResumeAnswer, b
 		}
 	}
 	if !ok {
-		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q] accepts without content.%s: an accept carries {%q: a %s}", field, field, field, typ)
+		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q] accepts without content.%s: an accept carries {%q: a %s}", key, field, field, typ)
 	}
-	return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q].content.%s must be a %s", field, field, typ)
-}
-
-// suspensionOf returns the suspension of a suspended run's result (nil
-// for any other result).
-func suspensionOf(out []byte) *wire.Suspension {
-	if !bytes.Contains(out, []byte(`"error_kind":"`+wire.KindSuspended+`"`)) {
-		return nil
-	}
-	var v struct {
-		ErrorKind  string           `json:"error_kind"`
-		Suspension *wire.Suspension `json:"suspension"`
-	}
-	if json.Unmarshal(out, &v) != nil || v.ErrorKind != wire.KindSuspended {
-		return nil
-	}
-	return v.Suspension
+	return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q].content.%s must be a %s", key, field, typ)
 }
 
 // MaxShownArgs bounds the arguments quoted in an approval's message, in
@@ -392,10 +386,19 @@ func (g *Server) inputRequired(ctx context.Context, req mcp.CallToolRequest, s *
 	if err != nil {
 		return g.result(g.suspendRefusal(ctx, req.Params.Name, err))
 	}
+	return &mcp.CallToolResult{Result: mcp.Result{ResultType: mcp.ResultTypeInputRequired},
+		MultiRoundTripResult: mcp.MultiRoundTripResult{InputRequests: g.inputRequests(s, ""), RequestState: state}}, nil
+}
+
+// inputRequests are what suspension s asks its caller, in both the
+// InputRequiredResult of a tools/call and the tasks/get of an
+// input_required task: an elicitation/create under key — "" for
+// AnswerField for ask(), else ApproveField.
+func (g *Server) inputRequests(s *wire.Suspension, key string) mcp.InputRequests {
 	if s.Kind == wire.SuspensionAsk {
-		return server.NewInputRequestBuilder(state).Elicit(AnswerField, g.questionParams(s)).ToolResult(), nil
+		return mcp.InputRequests{cmp.Or(key, AnswerField): mcp.NewElicitationInputRequest(g.questionParams(s))}
 	}
-	return server.NewInputRequestBuilder(state).Elicit(ApproveField, g.approvalParams(s)).ToolResult(), nil
+	return mcp.InputRequests{cmp.Or(key, ApproveField): mcp.NewElicitationInputRequest(g.approvalParams(s))}
 }
 
 // suspendRefusal is the failure of a call of tool whose run the store has

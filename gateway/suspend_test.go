@@ -35,9 +35,9 @@ type suspendStack struct {
 	g *Server
 }
 
-func newSuspendStack(t testing.TB) *suspendStack {
+func newSuspendStack(t testing.TB, qcfg ...queue.Config) *suspendStack {
 	t.Helper()
-	s := newStack(t, 0, queue.Config{})
+	s := newStack(t, 0, append(qcfg, queue.Config{})[0])
 	t.Cleanup(s.close)
 	m, _ := startUpstreams(t, `{"mcpServers": {"fake": {"command": `+jsonString(fakeUpstream(t))+`}}}`, nil)
 	g := s.newGateway(t, Config{Upstreams: m})
@@ -65,9 +65,15 @@ func newSuspendStack(t testing.TB) *suspendStack {
 // calls returns how many calls the fake upstream's tool got.
 func (s *suspendStack) calls(t testing.TB, tool string) int {
 	t.Helper()
+	return fakeCalls(t, s.g, tool)
+}
+
+// fakeCalls returns how many calls the tool of g's fake upstream got.
+func fakeCalls(t testing.TB, g *Server, tool string) int {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res := s.g.CallTool(ctx, &queue.ToolRequest{Name: "fake__count", Args: json.RawMessage(`{"tool": "` + tool + `"}`)})
+	res := g.CallTool(ctx, &queue.ToolRequest{Name: "fake__count", Args: json.RawMessage(`{"tool": "` + tool + `"}`)})
 	var v struct{ Calls int }
 	if err := json.Unmarshal(res.Value, &v); err != nil || res.Code != "" {
 		t.Fatalf("count %s: %+v", tool, res)
@@ -396,7 +402,7 @@ func TestSuspendAsk(t *testing.T) {
 	r0 := newRawStdioBare(t, s.g)
 	r0.send(modernReq(1, "tools/call", `{"name":"boruna_run","arguments":{"source":`+src(askProgram)+`}}`))
 	res0, _ := r0.response()["result"].(map[string]any)
-	if sc, _ := res0["structuredContent"].(map[string]any); sc["result"] != `"before" | Err(ask: this run cannot ask its caller: only a boruna_run whose MCP client declared the elicitation capability can)` {
+	if sc, _ := res0["structuredContent"].(map[string]any); sc["result"] != `"before" | Err(`+noAsk+`)` {
 		t.Errorf("modern without elicitation: %v", res0)
 	}
 	// The raw InputRequiredResult of a question.
@@ -412,7 +418,7 @@ func TestSuspendAsk(t *testing.T) {
 	//lint:ignore SA1019 an older client, without the elicitation capability
 	c := stdioClientWith(t, s.g, client.WithLegacyProtocolOnly())
 	env = mustCall(t, c, "boruna_run", `{"source":`+src(askProgram)+`}`)
-	if want := `"before" | Err(ask: this run cannot ask its caller: only a boruna_run whose MCP client declared the elicitation capability can)`; env["result"] != want {
+	if want := `"before" | Err(` + noAsk + `)`; env["result"] != want {
 		t.Errorf("nobody to ask: %v", env)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/wire"
 )
 
 // MCP tasks (docs/tools.md §7 "Tasks") in the queue's durable store:
@@ -75,6 +76,9 @@ func (g *Server) answerTask(ctx context.Context, msg rpcMessage, info *callInfo)
 			return rpcError(msg.ID, mcp.METHOD_NOT_FOUND, fmt.Sprintf("tool %q does not support task augmentation (it answers at once)", info.tool))
 		}
 		c = &tasks.Call{Tool: info.tool, Raw: info.raw, Args: info.args, ArgErr: info.err}
+		// A task of the extension can ask its caller: its run suspends,
+		// the task goes input_required, tasks/update answers (suspend.go).
+		c.Interactive = g.suspends(info.tool) && mcpver.Parse(msg.Params).Has(mcpver.TasksExtension)
 	}
 	res, e := g.taskHandler.Answer(ctx, msg.Method, msg.Params, c)
 	if e != nil {
@@ -101,6 +105,20 @@ func (g *Server) newTaskHandler() *tasks.Handler {
 		Observe: func(ctx context.Context, t queue.Task, res []byte) {
 			g.obs.observeDigests(ctx, t.Tool, func() (d callDigests) { _ = json.Unmarshal(t.Digests, &d); return d }, res)
 		},
+		InputRequests: func(s *wire.Suspension, round int) mcp.InputRequests {
+			return g.inputRequests(s, taskInputKey(s.Kind, round))
+		},
+		ReadAnswer: func(s *wire.Suspension, round int, responses mcp.InputResponses) (wire.ResumeAnswer, string) {
+			key := taskInputKey(s.Kind, round)
+			if _, ok := responses[key]; !ok {
+				field := ApproveField
+				if s.Kind == wire.SuspensionAsk {
+					field = AnswerField
+				}
+				return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses has no response under %q (the key of the task's outstanding input request): send tasks/update with \"inputResponses\": {%q: {\"action\": \"accept\", \"content\": {%q: …}}} (or the action \"decline\" or \"cancel\")", key, key, field)
+			}
+			return answerOf(s.Kind, key, responses)
+		},
 	}
 	if g.cfg.AuditLog != nil {
 		h.Digests = func(c tasks.Call) json.RawMessage {
@@ -112,4 +130,20 @@ func (g *Server) newTaskHandler() *tasks.Handler {
 		}
 	}
 	return h
+}
+
+// taskInputKey is the inputRequests key of the question a task's run asks
+// after round resumes: ApproveField (an approval) or AnswerField (ask())
+// for the first, then "approve-2", "answer-3", … — a key is never used
+// twice in one task (SEP-2663), so that an answer to an earlier question
+// is never taken for a later one's.
+func taskInputKey(kind string, round int) string {
+	field := ApproveField
+	if kind == wire.SuspensionAsk {
+		field = AnswerField
+	}
+	if round == 0 {
+		return field
+	}
+	return fmt.Sprintf("%s-%d", field, round+1)
 }

@@ -37,11 +37,43 @@ type Task struct {
 	Cancelled bool `json:"cancelled,omitempty"`
 	// CancelledAt is when.
 	CancelledAt time.Time `json:"cancelled_at,omitzero"`
+	// Interactive is set for a task whose run may suspend to ask its
+	// caller (a boruna_run task of the Tasks extension, docs/tools.md
+	// "Tasks"): a suspended run's result makes the task input_required,
+	// and tasks/update resumes it (ResumeTask). Args are then the call's
+	// checked arguments (a JSON object), which every resume job runs
+	// again.
+	Interactive bool            `json:"interactive,omitempty"`
+	Args        json.RawMessage `json:"args,omitempty"`
+	// Resumes counts the resume jobs of the task (ResumeTask); the task's
+	// result is that of its run RunID. ResumedAt is when the last was
+	// recorded.
+	Resumes   int       `json:"resumes,omitempty"`
+	ResumedAt time.Time `json:"resumed_at,omitzero"`
 }
+
+// RunID is the ID of the job whose result is the task's result now: the
+// task's ID before any resume (a built-in tool's job runs under it; a
+// script's or a batch's run stores its result under it), then ID-rN for
+// the Nth resume job (Resumes).
+func (t Task) RunID() string {
+	if t.Resumes == 0 {
+		return t.ID
+	}
+	return fmt.Sprintf("%s-r%d", t.ID, t.Resumes)
+}
+
+// ErrTaskNotWaiting: ResumeTask found the task resumed already (by
+// another tasks/update, on any gateway) or cancelled.
+var ErrTaskNotWaiting = errors.New("queue: the task is not waiting for input")
 
 // ErrNoTask: no task is stored under the ID (unknown, or expired after
 // Config.ResultTTL).
 var ErrNoTask = errors.New("queue: no such task")
+
+// ErrTaskTooLarge: CreateTask's task (with its Args) is over the
+// server's message limit, and cannot be stored as one value.
+var ErrTaskTooLarge = errors.New("queue: task too large")
 
 // ErrNoTasks: the Bus came from Attach and has no tasks bucket.
 var ErrNoTasks = errors.New("queue: this bus has no tasks bucket (Attach)")
@@ -50,7 +82,8 @@ var ErrNoTasks = errors.New("queue: this bus has no tasks bucket (Attach)")
 func (b *Bus) TaskTTL() time.Duration { return b.taskTTL }
 
 // CreateTask stores t (V is set) and returns once the server confirmed
-// it. Errors: ErrNoTasks; an existing task with the ID; NATS errors;
+// it. Errors: ErrNoTasks; ErrTaskTooLarge (wrapped, with the sizes); an
+// existing task with the ID; NATS errors;
 // *UnavailableError wrapping *DisconnectedError at once while the
 // connection is down.
 func (b *Bus) CreateTask(ctx context.Context, t Task) error {
@@ -67,6 +100,9 @@ func (b *Bus) CreateTask(ctx context.Context, t Task) error {
 	data, err := jsonenc.Marshal(&t)
 	if err != nil {
 		return err
+	}
+	if limit := b.nc.MaxPayload(); limit > 0 && int64(len(data)) > limit {
+		return fmt.Errorf("queue: store task %s: %w: %d bytes, above the server's message limit of %d bytes", t.ID, ErrTaskTooLarge, len(data), limit)
 	}
 	if _, err := b.tasks.Create(ctx, t.ID, data); err != nil {
 		return fmt.Errorf("queue: store task %s: %w", t.ID, err)
@@ -111,6 +147,37 @@ func (b *Bus) MarkTaskCancelled(ctx context.Context, id string, at time.Time) (T
 			return t, err
 		}
 		t.Cancelled, t.CancelledAt = true, at.UTC()
+		data, err := jsonenc.Marshal(&t)
+		if err != nil {
+			return Task{}, err
+		}
+		_, err = b.tasks.Update(ctx, id, data, rev)
+		if err == nil {
+			return t, nil
+		}
+		if !isWrongLastSequence(err) {
+			return Task{}, fmt.Errorf("queue: update task %s: %w", id, err)
+		}
+	}
+	return Task{}, fmt.Errorf("queue: update task %s: too many concurrent updates", id)
+}
+
+// ResumeTask records the resume of interactive task id whose run RunID
+// suspended after from resumes (compare-and-set on the task's revision:
+// of two gateways resuming the same suspension, one wins, and the other
+// gets ErrTaskNotWaiting), and returns the task after, whose RunID is
+// the ID of the resume job to submit. Errors: ErrTaskNotWaiting (Resumes
+// is no longer from, or the task was cancelled), ErrNoTask, NATS errors.
+func (b *Bus) ResumeTask(ctx context.Context, id string, from int, at time.Time) (Task, error) {
+	for range 5 {
+		t, rev, err := b.task(ctx, id)
+		if err != nil {
+			return Task{}, err
+		}
+		if t.Resumes != from || t.Cancelled {
+			return Task{}, ErrTaskNotWaiting
+		}
+		t.Resumes, t.ResumedAt = from+1, at.UTC()
 		data, err := jsonenc.Marshal(&t)
 		if err != nil {
 			return Task{}, err

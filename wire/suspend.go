@@ -1,6 +1,9 @@
 package wire
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
 
 // KindSuspended is the error_kind of a suspended run's result
 // (docs/code-mode.md "Suspended runs"): the run stopped at a call that
@@ -52,4 +55,20 @@ type ResumeAnswer struct {
 // caller: the gateway resumes the run).
 func Suspended(message string, s Suspension, steps int64) *Object {
 	return Envelope(false).Set("error_kind", KindSuspended).Set("message", message).Set("suspension", s).Set("steps", steps)
+}
+
+// SuspensionOf returns the suspension of a suspended run's result (a
+// Suspended envelope), nil for any other result.
+func SuspensionOf(out []byte) *Suspension {
+	if !bytes.Contains(out, []byte(`"error_kind":"`+KindSuspended+`"`)) {
+		return nil
+	}
+	var v struct {
+		ErrorKind  string      `json:"error_kind"`
+		Suspension *Suspension `json:"suspension"`
+	}
+	if json.Unmarshal(out, &v) != nil || v.ErrorKind != KindSuspended {
+		return nil
+	}
+	return v.Suspension
 }

@@ -597,7 +597,7 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 			// often as this gateway's jobs finish.
 			return nil, &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: adm.RetryAfter(full.RetryAfter), Err: err}
 		case errors.As(err, &invalid):
-			return nil, invalidJobError(invalid, err)
+			return nil, invalidJobError(invalid, err, job.Resume != nil)
 		}
 		// The stream may have stored the job without acknowledging it:
 		// make sure it never runs (unless nothing was sent: the
@@ -684,7 +684,10 @@ func (b *QueueBackend) cancelledMeta(ctx context.Context, je *JobError) {
 // cache submits nothing: the cached result ("cached":true) is stored as
 // job jobID's result; any other call asks its worker to cache a
 // deterministic result, as Run does. An idempotency_key is not honoured
-// here: a task always runs its own job. Errors are *JobError as for Run
+// here: a task always runs its own job. Under WithInteractive the job is
+// interactive (it may suspend: its suspended result is stored as any
+// other) or resumes a suspended run (never looked up in the cache).
+// Errors are *JobError as for Run
 // (queue_full, invalid_args, queue_unavailable; a submission that failed
 // otherwise is cancelled by its ID).
 func (b *QueueBackend) Start(ctx context.Context, jobID string, call *tools.Args) error {
@@ -699,7 +702,10 @@ func (b *QueueBackend) Start(ctx context.Context, jobID string, call *tools.Args
 	start := time.Now()
 	job := queue.Job{ID: jobID, Tool: tool, Args: args, Submitted: start, Deadline: start.Add(timeout), Principal: CallerFrom(ctx),
 		Keep: true} // a task's result is read from the results bucket, by any gateway
-	if bus := b.Client.Bus(); b.Cache && bus.HasCache() {
+	if sc := suspendFrom(ctx); sc != nil {
+		job.Interactive, job.Resume = sc.interactive, sc.resume
+	}
+	if bus := b.Client.Bus(); b.Cache && bus.HasCache() && job.Resume == nil {
 		if digest, ok := call.CacheKey(b.CacheScope); ok {
 			if _, ok := b.cached(ctx, digest, jobID); ok {
 				return nil
@@ -722,7 +728,7 @@ func (b *QueueBackend) Start(ctx context.Context, jobID string, call *tools.Args
 		case errors.As(err, &full):
 			return &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: full.RetryAfter, Err: err}
 		case errors.As(err, &invalid):
-			return invalidJobError(invalid, err)
+			return invalidJobError(invalid, err, job.Resume != nil)
 		}
 		var cerr error
 		if !errors.As(err, new(*queue.DisconnectedError)) {
@@ -738,9 +744,20 @@ func (b *QueueBackend) Start(ctx context.Context, jobID string, call *tools.Args
 // over the queue's message limit (queue.ErrJobTooLarge) a message that
 // says what counts and what to do — the arguments are JSON-escaped in
 // the job, so a source under its 1 MiB limit can encode to up to six
-// times its size (a control character is \u00XX).
-func invalidJobError(invalid *queue.InvalidJobError, err error) *JobError {
+// times its size (a control character is \u00XX). A resume job (resumed)
+// also carries the recorded state of the suspended run it resumes: its
+// message says so.
+func invalidJobError(invalid *queue.InvalidJobError, err error, resumed bool) *JobError {
 	je := &JobError{Outcome: wire.OutcomeInvalidArgs, Err: err}
+	if errors.Is(invalid, queue.ErrJobTooLarge) && resumed {
+		what := fmt.Sprintf("above the queue's message limit (%s)", invalid.Reason)
+		if invalid.Size > 0 {
+			what = fmt.Sprintf("%d bytes once encoded, above the queue's message limit of %d bytes", invalid.Size, invalid.Limit)
+		}
+		je.Message = "the resumed run's job — its source and arguments (JSON-escaped) and the recorded state of the suspended run (the results of its capability calls before it asked) — is " +
+			what + "; the run cannot be resumed: call again with a program that records less before it asks (fewer or smaller tool results), or a shorter source"
+		return je
+	}
 	if errors.Is(invalid, queue.ErrJobTooLarge) {
 		const advice = "; send a shorter source or fewer or smaller arguments"
 		if invalid.Size > 0 {

@@ -18,19 +18,27 @@ func TestMain(m *testing.M) { pooltest.Main(m) }
 // measured, or from the server's words when the server refused it — and
 // any other refusal keeps the queue's error.
 func TestInvalidJobError(t *testing.T) {
+	const resumed = "the resumed run's job — its source and arguments (JSON-escaped) and the recorded state of the suspended run (the results of its capability calls before it asked) — is "
+	const resumeAdvice = "; the run cannot be resumed: call again with a program that records less before it asks (fewer or smaller tool results), or a shorter source"
 	for _, c := range []struct {
-		err  *queue.InvalidJobError
-		want string
+		err     *queue.InvalidJobError
+		resumed bool
+		want    string
 	}{
-		{&queue.InvalidJobError{Field: "size", Reason: "r", Err: queue.ErrJobTooLarge, Size: 5000, Limit: 4096},
+		{&queue.InvalidJobError{Field: "size", Reason: "r", Err: queue.ErrJobTooLarge, Size: 5000, Limit: 4096}, false,
 			"the job is 5000 bytes once encoded (source and arguments, JSON-escaped), above the queue's message limit of 4096 bytes; send a shorter source or fewer or smaller arguments"},
-		{&queue.InvalidJobError{Field: "size", Reason: "message size exceeds maximum allowed", Err: queue.ErrJobTooLarge},
+		{&queue.InvalidJobError{Field: "size", Reason: "message size exceeds maximum allowed", Err: queue.ErrJobTooLarge}, false,
 			"the job is above the queue's message limit (message size exceeds maximum allowed); send a shorter source or fewer or smaller arguments"},
-		{&queue.InvalidJobError{Field: "args", Reason: "the encoded job nests arrays and objects more than 10000 deep (the arguments 9999 at most)"},
+		// A resume job (a suspended run's state with it) says so.
+		{&queue.InvalidJobError{Field: "size", Reason: "r", Err: queue.ErrJobTooLarge, Size: 5000, Limit: 4096}, true,
+			resumed + "5000 bytes once encoded, above the queue's message limit of 4096 bytes" + resumeAdvice},
+		{&queue.InvalidJobError{Field: "size", Reason: "message size exceeds maximum allowed", Err: queue.ErrJobTooLarge}, true,
+			resumed + "above the queue's message limit (message size exceeds maximum allowed)" + resumeAdvice},
+		{&queue.InvalidJobError{Field: "args", Reason: "the encoded job nests arrays and objects more than 10000 deep (the arguments 9999 at most)"}, false,
 			"invalid_args: queue: invalid job args: the encoded job nests arrays and objects more than 10000 deep (the arguments 9999 at most)"},
 	} {
 		var err error = c.err // as Submit returns it
-		je := invalidJobError(c.err, err)
+		je := invalidJobError(c.err, err, c.resumed)
 		env, _ := je.Envelope().MarshalJSON()
 		want := `{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":` + strconv.Quote(c.want) + `,"outcome":"invalid_args","retryable":false}`
 		if je.Outcome != wire.OutcomeInvalidArgs || je.Err != err || string(env) != want {

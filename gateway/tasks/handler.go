@@ -28,8 +28,8 @@ var Methods = map[string]bool{
 	string(mcp.MethodTasksCancel): true, string(mcp.MethodTasksList): true, MethodUpdate: true,
 }
 
-// MethodUpdate is tasks/update of the Tasks extension (input for a task
-// that waits for it; an axpool task never does).
+// MethodUpdate is tasks/update of the Tasks extension: the input an
+// input_required task waits for (Handler.update).
 const MethodUpdate = "tasks/update"
 
 // Call is a tools/call to run as a task, as the gateway checked it.
@@ -38,6 +38,10 @@ type Call struct {
 	Raw    json.RawMessage // the arguments as sent
 	Args   *tools.Args     // tools.Check's, for a built-in tool; nil for a script
 	ArgErr error           // tools.Check's refusal (a domain failure), or nil
+	// Interactive: the task's run may suspend to ask its caller, who
+	// answers with tasks/update (a built-in tool that may suspend, called
+	// with the Tasks extension).
+	Interactive bool
 }
 
 // Handler answers the task requests of one gateway (docs/tools.md §7
@@ -61,7 +65,16 @@ type Handler struct {
 	// Digests returns what the audit log writes of a call's arguments (nil
 	// without an audit log).
 	Digests func(c Call) json.RawMessage
-	Log     *slog.Logger
+	// InputRequests are what an input_required task's suspended run asks
+	// after round resumes (queue.Task.Resumes; tasks/get's inputRequests):
+	// the elicitation a tools/call's InputRequiredResult would carry, under
+	// a key not used before in the task. Required for interactive calls.
+	InputRequests func(s *wire.Suspension, round int) mcp.InputRequests
+	// ReadAnswer reads the caller's answer to s, asked after round resumes,
+	// from tasks/update's inputResponses; bad, when not "", says what is
+	// wrong with them. Required for interactive calls.
+	ReadAnswer func(s *wire.Suspension, round int, responses mcp.InputResponses) (_ wire.ResumeAnswer, bad string)
+	Log        *slog.Logger
 }
 
 func errorf(code int, format string, a ...any) *mcpver.Error {
@@ -117,7 +130,7 @@ func (h *Handler) Answer(ctx context.Context, method string, params json.RawMess
 	var st State
 	switch method {
 	case MethodUpdate:
-		return nil, errorf(mcp.INVALID_PARAMS, "task %q is not waiting for input", t.ID)
+		return h.update(ctx, t, params)
 	case string(mcp.MethodTasksCancel):
 		if st, err = h.Store.State(ctx, t); err == nil && st.Status.Terminal() && !ext {
 			return nil, errorf(mcp.INVALID_PARAMS, "task %q is already %s", t.ID, st.Status)
@@ -131,6 +144,9 @@ func (h *Handler) Answer(ctx context.Context, method string, params json.RawMess
 	case string(mcp.MethodTasksGet):
 		st, err = h.Store.State(ctx, t)
 	default:
+		if t.Interactive { // its stored result may be a suspension, never shown to a caller
+			return nil, errorf(mcp.INVALID_PARAMS, "task %q is a task of the Tasks extension: tasks/result of 2025-11-25 does not answer it; tasks/get (2026-07-28, declaring the extension) inlines its result", t.ID)
+		}
 		return h.result(ctx, t)
 	}
 	switch {
@@ -150,7 +166,77 @@ func (h *Handler) Answer(ctx context.Context, method string, params json.RawMess
 		}
 		inline, _ = json.Marshal(r)
 	}
-	return h.flat(st, "complete", inline), nil
+	f := h.flat(st, "complete", inline)
+	if st.Status == InputRequired {
+		f.InputRequests, _ = json.Marshal(h.InputRequests(st.Input, t.Resumes))
+	}
+	return f, nil
+}
+
+// update answers tasks/update of the Tasks extension for t: an
+// input_required task's caller answers its run's question in
+// params.inputResponses (as a tools/call retry answers an
+// InputRequiredResult). A malformed answer is refused (-32602, what is
+// wrong) and the task keeps waiting; a good one is recorded as t's next
+// resume (queue.Bus.ResumeTask: of two updates racing, on any gateways,
+// one resumes the run and the other is answered "not waiting for
+// input"), the resume job is submitted under the task's new RunID with
+// the suspended run's recorded state and the answer, and the answer is an
+// empty ack. A resume job the queue refuses (full, unavailable, too
+// large) ends the task with that failure as its result.
+func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessage) (any, *mcpver.Error) {
+	notWaiting := errorf(mcp.INVALID_PARAMS, "task %q is not waiting for input", t.ID)
+	if !t.Interactive {
+		return nil, notWaiting
+	}
+	st, err := h.Store.State(ctx, t)
+	if err != nil {
+		return nil, errorf(mcp.INTERNAL_ERROR, "%v", err)
+	}
+	if st.Status != InputRequired {
+		return nil, notWaiting
+	}
+	var p struct {
+		InputResponses mcp.InputResponses `json:"inputResponses"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, errorf(mcp.INVALID_PARAMS, "tasks/update: params.inputResponses must be an object of the responses, by the keys of the task's inputRequests")
+	}
+	answer, bad := h.ReadAnswer(st.Input, t.Resumes, p.InputResponses)
+	if bad != "" {
+		return nil, errorf(mcp.INVALID_PARAMS, "%s", bad)
+	}
+	resume, err := json.Marshal(wire.Resume{State: st.Input.State, Answer: answer})
+	if err != nil {
+		return nil, errorf(mcp.INTERNAL_ERROR, "internal error: %v", err)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatch.SubmitTimeout)
+	next, err := h.Store.Bus.ResumeTask(sctx, t.ID, t.Resumes, time.Now())
+	cancel()
+	switch {
+	case errors.Is(err, queue.ErrTaskNotWaiting):
+		return nil, notWaiting
+	case err != nil:
+		return nil, errorf(mcp.INTERNAL_ERROR, "the answer could not be recorded (the task store is unavailable); retry tasks/update: %v", err)
+	}
+	h.Log.Debug("task resumed", "task", t.ID, "job", next.RunID(), "caller", t.Caller)
+	var out []byte
+	args, aerr := tools.Check(t.Tool, t.Args)
+	var ae *tools.ArgError
+	switch {
+	case errors.As(aerr, &ae):
+		out = h.Dispatcher.Refusal(t.Tool, ae)
+	case aerr != nil:
+		out = h.Dispatcher.Failure(ctx, t.Tool, aerr)
+	default:
+		if err := h.Store.Backend.Start(dispatch.WithInteractive(ctx, true, resume), next.RunID(), args); err != nil {
+			out = h.Dispatcher.Failure(ctx, t.Tool, err)
+		}
+	}
+	if out != nil {
+		h.Store.Finish(ctx, next.RunID(), out)
+	}
+	return map[string]any{"resultType": "complete", "_meta": h.meta()}, nil
 }
 
 func (h *Handler) meta() map[string]any {
@@ -191,7 +277,17 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 	if h.Digests != nil {
 		t.Digests = h.Digests(c)
 	}
-	if err := h.Store.Create(ctx, &t); err != nil {
+	if c.Interactive && builtin && c.Args != nil && c.ArgErr == nil {
+		t.Interactive, t.Args = true, c.Args.JSON() // every resume job runs them again
+	}
+	err := h.Store.Create(ctx, &t)
+	if errors.Is(err, queue.ErrTaskTooLarge) && t.Interactive {
+		// Arguments too large to keep for a resume: the job, which
+		// carries them too, is refused as too large (its result says so).
+		t.Interactive, t.Args = false, nil
+		err = h.Store.Create(ctx, &t)
+	}
+	if err != nil {
 		h.Log.Warn("task not stored", "tool", c.Tool, "caller", t.Caller, "err", err)
 		return t, err
 	}
@@ -208,7 +304,11 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 	case c.ArgErr != nil:
 		out = h.Dispatcher.Failure(ctx, c.Tool, c.ArgErr)
 	default:
-		if err := h.Store.Backend.Start(ctx, t.JobID, c.Args); err != nil {
+		sctx := ctx
+		if t.Interactive {
+			sctx = dispatch.WithInteractive(ctx, true, nil)
+		}
+		if err := h.Store.Backend.Start(sctx, t.JobID, c.Args); err != nil {
 			out = h.Dispatcher.Failure(ctx, c.Tool, err)
 		}
 	}

@@ -17,16 +17,19 @@ import (
 // Status is a task's status on the wire.
 type Status string
 
-// The statuses axpool reports (a task never waits for input).
+// The statuses axpool reports. InputRequired is a task whose run
+// suspended to ask its caller (an interactive task, queue.Task.Interactive):
+// tasks/update answers it.
 const (
-	Working   Status = "working"
-	Completed Status = "completed"
-	Failed    Status = "failed"
-	Cancelled Status = "cancelled"
+	Working       Status = "working"
+	InputRequired Status = "input_required"
+	Completed     Status = "completed"
+	Failed        Status = "failed"
+	Cancelled     Status = "cancelled"
 )
 
 // Terminal reports whether s is an end state.
-func (s Status) Terminal() bool { return s != Working }
+func (s Status) Terminal() bool { return s != Working && s != InputRequired }
 
 // ErrNotFound: no task of the caller has the ID (unknown, expired, or
 // another caller's: a task is visible only to its caller).
@@ -49,6 +52,9 @@ type State struct {
 	// run ended cancelled); Err the protocol error of a failed task.
 	Result json.RawMessage
 	Err    *ProtocolError
+	// Input is the suspension of an input_required task's run: what it
+	// asks, and the recorded state its resume job carries.
+	Input *wire.Suspension
 }
 
 // Store keeps tasks on a queue. Safe for concurrent use.
@@ -159,19 +165,26 @@ func (s *Store) Lookup(ctx context.Context, id, caller string) (queue.Task, erro
 }
 
 // State reads t's state: cancelled when tasks/cancel marked it; working
-// until a result is stored; then failed for a stored protocol error,
-// cancelled for a result whose outcome is cancelled, else completed.
-// Errors: the store's.
+// until a result of its run (t.RunID) is stored; then input_required for
+// an interactive task's suspended run (its suspension in Input), failed
+// for a stored protocol error, cancelled for a result whose outcome is
+// cancelled, else completed. Errors: the store's.
 func (s *Store) State(ctx context.Context, t queue.Task) (State, error) {
 	if t.Cancelled {
 		return State{Task: t, Status: Cancelled, Message: "cancelled by tasks/cancel", Updated: t.CancelledAt}, nil
 	}
-	res, at, err := s.Bus.ResultAt(ctx, t.ID)
+	res, at, err := s.Bus.ResultAt(ctx, t.RunID())
 	switch {
 	case errors.Is(err, queue.ErrNoResult):
+		if t.Resumes > 0 {
+			return State{Task: t, Status: Working, Updated: t.ResumedAt}, nil
+		}
 		return State{Task: t, Status: Working, Updated: t.Created}, nil
 	case err != nil:
 		return State{}, fmt.Errorf("task store unavailable: %w", err)
+	}
+	if sp := wire.SuspensionOf(res); sp != nil && t.Interactive {
+		return State{Task: t, Status: InputRequired, Updated: at, Input: sp}, nil
 	}
 	st := State{Task: t, Status: Completed, Updated: at, Result: res}
 	var f struct {
@@ -191,16 +204,22 @@ func (s *Store) State(ctx context.Context, t queue.Task) (State, error) {
 	return st, nil
 }
 
-// Cancel cancels t: its job on the queue (from any gateway), its run when
-// this gateway runs it, and records the cancel. A task that already ended
-// is left as it is (tasks/cancel is idempotent). It returns the state
-// after. Errors: the queue's or the store's.
+// Cancel cancels t: its job on the queue (from any gateway) — its resume
+// job when it was resumed —, its run when this gateway runs it, and
+// records the cancel (an input_required task is cancelled so: nothing
+// resumes it after). A task that already ended is left as it is
+// (tasks/cancel is idempotent). It returns the state after. Errors: the
+// queue's or the store's.
 func (s *Store) Cancel(ctx context.Context, t queue.Task) (State, error) {
 	cur, err := s.State(ctx, t)
 	if err != nil || cur.Status.Terminal() {
 		return cur, err
 	}
-	if err := s.Backend.Cancel(ctx, t.JobID); err != nil {
+	job := t.JobID
+	if t.Resumes > 0 {
+		job = t.RunID()
+	}
+	if err := s.Backend.Cancel(ctx, job); err != nil {
 		return State{}, fmt.Errorf("cancel failed (the job queue is unavailable): %w", err)
 	}
 	s.mu.Lock()
@@ -212,14 +231,21 @@ func (s *Store) Cancel(ctx context.Context, t queue.Task) (State, error) {
 	if err != nil {
 		return State{}, fmt.Errorf("cancel not recorded: %w", err)
 	}
+	if t.Resumes > 0 && t.RunID() != job { // a tasks/update resumed it meanwhile
+		if err := s.Backend.Cancel(ctx, t.RunID()); err != nil {
+			return State{}, fmt.Errorf("cancel failed (the job queue is unavailable): %w", err)
+		}
+	}
 	return s.State(ctx, t)
 }
 
 // Flat is a task of the Tasks extension on the wire (SEP-2663): the
 // CreateTaskResult of a tools/call (resultType "task") and the result of
 // tasks/get (resultType "complete", with the tool's result inlined when
-// completed or the protocol error when failed). Durations are whole
-// milliseconds; there is no requestState.
+// completed, the protocol error when failed, and the outstanding input
+// requests — Multi Round-Trip Requests, answered by tasks/update — when
+// input_required). Durations are whole milliseconds; there is no
+// requestState.
 type Flat struct {
 	ResultType     string          `json:"resultType"`
 	TaskID         string          `json:"taskId"`
@@ -231,6 +257,7 @@ type Flat struct {
 	PollIntervalMs int64           `json:"pollIntervalMs"`
 	Result         json.RawMessage `json:"result,omitempty"`
 	Error          *ProtocolError  `json:"error,omitempty"`
+	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
 	Meta           map[string]any  `json:"_meta,omitempty"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,5 +131,67 @@ func TestFlatOf(t *testing.T) {
 	want := `{"resultType":"task","taskId":"x","status":"working","createdAt":"2026-12-01T12:00:00.000000005Z","lastUpdatedAt":"2026-12-01T12:00:00.000000005Z","ttlMs":3600000,"pollIntervalMs":1000}`
 	if string(b) != want {
 		t.Errorf("FlatOf:\n got %s\nwant %s", b, want)
+	}
+}
+
+// An interactive task whose run's result is a suspension is
+// input_required (the suspension in Input); ResumeTask moves it to its
+// next run once — a second resume from the same round is
+// ErrTaskNotWaiting — and it is working until that run's result, then
+// completed; a cancelled task is not resumed; a task too large to store
+// is ErrTaskTooLarge.
+func TestInputRequired(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	task := queue.Task{ID: "in-1", Tool: "boruna_run", Caller: "alice", Created: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC),
+		Interactive: true, Args: json.RawMessage(`{"source":"x"}`)}
+	if err := s.Create(ctx, &task); err != nil {
+		t.Fatal(err)
+	}
+	suspended := `{"success":false,"protocol_version":1,"error_kind":"suspended","message":"m","suspension":{"kind":"ask","message":"q?","state":{"seed":1}},"outcome":"cancelled"}`
+	s.Finish(ctx, "in-1", []byte(suspended))
+	st := state(t, s, task)
+	if st.Status != InputRequired || st.Status.Terminal() || st.Input == nil || st.Input.Kind != "ask" || st.Input.Message != "q?" ||
+		string(st.Input.State) != `{"seed":1}` || st.Result != nil {
+		t.Fatalf("suspended: %+v", st)
+	}
+	at := time.Date(2026, 12, 1, 12, 5, 0, 0, time.UTC)
+	next, err := s.Bus.ResumeTask(ctx, "in-1", 0, at)
+	if err != nil || next.Resumes != 1 || next.RunID() != "in-1-r1" || !next.ResumedAt.Equal(at) {
+		t.Fatalf("ResumeTask: %+v %v", next, err)
+	}
+	if _, err := s.Bus.ResumeTask(ctx, "in-1", 0, at); !errors.Is(err, queue.ErrTaskNotWaiting) {
+		t.Errorf("second ResumeTask: %v", err)
+	}
+	if st := state(t, s, next); st.Status != Working || !st.Updated.Equal(at) {
+		t.Errorf("resumed: %+v", st)
+	}
+	s.Finish(ctx, "in-1-r1", []byte(`{"success":true,"protocol_version":1,"result":"done"}`))
+	if st := state(t, s, next); st.Status != Completed || string(st.Result) != `{"success":true,"protocol_version":1,"result":"done"}` {
+		t.Errorf("after the resume: %+v", st)
+	}
+	// A suspended result of a task that is not interactive is not input_required.
+	plain := newTask(t, s, "in-plain", "alice")
+	s.Finish(ctx, "in-plain", []byte(suspended))
+	if st := state(t, s, plain); st.Status == InputRequired || st.Input != nil {
+		t.Errorf("not interactive: %+v", st)
+	}
+	// Cancelled while input_required: not resumed.
+	c := queue.Task{ID: "in-2", Tool: "boruna_run", Caller: "alice", Created: task.Created, Interactive: true}
+	if err := s.Create(ctx, &c); err != nil {
+		t.Fatal(err)
+	}
+	s.Finish(ctx, "in-2", []byte(suspended))
+	if st, err := s.Cancel(ctx, c); err != nil || st.Status != Cancelled {
+		t.Fatalf("Cancel: %+v %v", st, err)
+	}
+	if _, err := s.Bus.ResumeTask(ctx, "in-2", 0, at); !errors.Is(err, queue.ErrTaskNotWaiting) {
+		t.Errorf("ResumeTask of a cancelled task: %v", err)
+	}
+	limit := s.Bus.Conn().MaxPayload()
+	huge := queue.Task{ID: "in-huge", Tool: "boruna_run", Caller: "alice", Created: task.Created, Interactive: true,
+		Args: json.RawMessage(`"` + strings.Repeat("x", int(limit)) + `"`)}
+	if err := s.Create(ctx, &huge); !errors.Is(err, queue.ErrTaskTooLarge) {
+		t.Errorf("a task over the message limit: %v", err)
 	}
 }

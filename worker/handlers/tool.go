@@ -70,7 +70,7 @@ const CodeApprovalRequired = "approval_required"
 // caller: …`).
 func ask(ctx context.Context, message string) (vm.Value, error) {
 	if !vm.Interactive(ctx) {
-		return vm.Err(vm.Str("ask: this run cannot ask its caller: only a boruna_run whose MCP client declared the elicitation capability can")), nil
+		return vm.Err(vm.Str("ask: this run cannot ask its caller: only a boruna_run can, called by a 2026-07-28 client that declared the elicitation capability, by an older one that declared it on a session that can send elicitation/create, or as a task of the Tasks extension (io.modelcontextprotocol/tasks); a task of 2025-11-25 cannot")), nil
 	}
 	return vm.Value{}, &vm.SuspendError{Kind: vm.SuspendAsk, Message: message}
 }

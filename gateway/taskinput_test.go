@@ -1,0 +1,436 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/internal/mask"
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
+	"github.com/axpool/axpool/wire"
+)
+
+// A task of the Tasks extension whose run suspends (docs/tools.md
+// "Tasks", docs/code-mode.md "Asking the caller") goes input_required:
+// tasks/get carries the input requests of the InputRequiredResult path,
+// tasks/update answers them and resumes the run from its recorded state —
+// on any gateway of the queue, exactly once.
+
+// noResponse is tasks/update's refusal of inputResponses without the
+// outstanding request's key.
+func noResponse(key, field string) string {
+	return `inputResponses has no response under "` + key + `" (the key of the task's outstanding input request): send tasks/update with "inputResponses": {"` +
+		key + `": {"action": "accept", "content": {"` + field + `": …}}} (or the action "decline" or "cancel")`
+}
+
+// approveRequests is the inputRequests of approvalProgram's suspension.
+var approveRequests = `{"approve":{"method":"elicitation/create","params":{"message":` + jsonString(approvalMessage) +
+	`,"requestedSchema":{"properties":{"approve":{"description":"true runs the call once; false declines it (the program gets an error)","title":"Approve","type":"boolean"}},"required":["approve"],"type":"object"}}}}`
+
+// waitTaskStatus polls tasks/get until the task's status is want (within
+// 2 minutes, however slow the machine) and returns that answer; another
+// status that is not working fails the test.
+func waitTaskStatus(t *testing.T, rpc extRPC, id, want string) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		_, m := rpc("tasks/get", `{"taskId":"`+id+`"}`, extMeta)
+		r := resultOf(t, "tasks/get", m)
+		switch {
+		case r["status"] == want:
+			return r
+		case r["status"] != "working" || time.Now().After(deadline):
+			t.Fatalf("task %s: %v, want status %s", id, r, want)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// startTask calls boruna_run with source as a task and returns its ID
+// once tasks/get shows it input_required, having checked the exact
+// inputRequests (want) and the fields of the answer.
+func startTask(t *testing.T, g *Server, rpc extRPC, source, want string) string {
+	t.Helper()
+	_, m := rpc("tools/call", `{"name":"boruna_run","arguments":{"source":`+src(source)+`}}`, extMeta)
+	id := checkCreated(t, g, resultOf(t, "boruna_run task", m))
+	r := waitTaskStatus(t, rpc, id, "input_required")
+	reqs, _ := json.Marshal(r["inputRequests"])
+	if string(reqs) != want || r["resultType"] != "complete" || r["taskId"] != id || r["result"] != nil {
+		t.Errorf("input_required task = %v\ninputRequests %s\nwant %s", r, reqs, want)
+	}
+	if got, fields := keys(r), []string{"_meta", "createdAt", "inputRequests", "lastUpdatedAt", "pollIntervalMs", "resultType", "status", "taskId", "ttlMs"}; !reflect.DeepEqual(got, fields) {
+		t.Errorf("input_required fields %v, want %v", got, fields)
+	}
+	return id
+}
+
+// update sends tasks/update with responses and returns its result (nil)
+// or error (nil).
+func update(t *testing.T, rpc extRPC, id, responses string) (res, e map[string]any) {
+	t.Helper()
+	_, m := rpc("tasks/update", `{"taskId":"`+id+`","inputResponses":`+responses+`}`, extMeta)
+	res, _ = m["result"].(map[string]any)
+	e, _ = m["error"].(map[string]any)
+	if (res == nil) == (e == nil) {
+		t.Fatalf("tasks/update: %v", m)
+	}
+	return res, e
+}
+
+// acked checks an empty tasks/update ack.
+func acked(t *testing.T, res, e map[string]any) {
+	t.Helper()
+	if e != nil || !reflect.DeepEqual(keys(res), []string{"_meta", "resultType"}) || res["resultType"] != "complete" {
+		t.Errorf("tasks/update = %v, error %v; want an empty ack", res, e)
+	}
+}
+
+// refusedUpdate checks a -32602 answer to tasks/update.
+func refusedUpdate(t *testing.T, res, e map[string]any, want string) {
+	t.Helper()
+	if res != nil || e["code"] != -32602.0 || e["message"] != want {
+		t.Errorf("tasks/update = %v, error %v; want -32602 %q", res, e, want)
+	}
+}
+
+// completedResult waits for the task to complete and returns its
+// structuredContent.
+func completedResult(t *testing.T, rpc extRPC, id string) map[string]any {
+	t.Helper()
+	r := waitTaskStatus(t, rpc, id, "completed")
+	res, _ := r["result"].(map[string]any)
+	sc, _ := res["structuredContent"].(map[string]any)
+	if sc == nil {
+		t.Fatalf("completed task without a tool result: %v", r)
+	}
+	return sc
+}
+
+const (
+	approveTrue  = `{"approve":{"action":"accept","content":{"approve":true}}}`
+	approveFalse = `{"approve":{"action":"accept","content":{"approve":false}}}`
+	declined     = `"before" | Err(tool_call "fake__delete_repo": the caller declined the call) | "after"`
+)
+
+// Over stdio and HTTP: a task whose program needs an approval goes
+// input_required with the approval's inputRequests; malformed answers
+// are refused with the messages of the requestState path and leave it
+// waiting; approving resumes it once (the fake upstream's counts: the
+// echo before the suspension is not repeated, the delete is made once);
+// a second tasks/update is "not waiting for input"; declining gives the
+// program the declined Err and deletes nothing.
+func TestTaskInputApproval(t *testing.T) {
+	s := newSuspendStack(t)
+	for _, tr := range []struct {
+		name string
+		rpc  func(t *testing.T) extRPC
+	}{{"stdio", func(t *testing.T) extRPC { return stdioExt(t, s.g) }}, {"http", func(t *testing.T) extRPC { return httpExt(t, s.g) }}} {
+		t.Run(tr.name, func(t *testing.T) {
+			rpc := tr.rpc(t)
+			echo0, del0 := s.calls(t, "echo"), s.calls(t, "delete_repo")
+			id := startTask(t, s.g, rpc, approvalProgram, approveRequests)
+			if e, d := s.calls(t, "echo")-echo0, s.calls(t, "delete_repo")-del0; e != 1 || d != 0 {
+				t.Fatalf("while input_required: echo %d calls, delete_repo %d; want 1, 0", e, d)
+			}
+			for _, tc := range []struct{ responses, want string }{
+				{`{}`, noResponse("approve", "approve")},
+				{`{"answer":{"action":"accept","content":{"answer":"yes"}}}`, noResponse("approve", "approve")},
+				{`{"approve":{"action":"accept","content":{"approve":"true"}}}`, `inputResponses["approve"].content.approve must be a boolean`},
+				{`{"approve":{"action":"accept","content":{}}}`, `inputResponses["approve"] accepts without content.approve: an accept carries {"approve": a boolean}`},
+				{`{"approve":{"action":"yes"}}`, `inputResponses["approve"].action is "yes": it must be "accept", "decline" or "cancel"`},
+				{`"approve"`, `tasks/update: params.inputResponses must be an object of the responses, by the keys of the task's inputRequests`},
+			} {
+				res, e := update(t, rpc, id, tc.responses)
+				refusedUpdate(t, res, e, tc.want)
+			}
+			waitTaskStatus(t, rpc, id, "input_required") // still waiting
+			res, e := update(t, rpc, id, approveTrue)
+			acked(t, res, e)
+			res, e = update(t, rpc, id, approveTrue) // answered already
+			refusedUpdate(t, res, e, `task "`+id+`" is not waiting for input`)
+			if sc := completedResult(t, rpc, id); sc["success"] != true || sc["result"] != `"before" | "deleted r1" | "after"` || sc["job_id"] != id+"-r1" {
+				t.Errorf("resumed task = %v", sc)
+			}
+			if e, d := s.calls(t, "echo")-echo0, s.calls(t, "delete_repo")-del0; e != 2 || d != 1 {
+				t.Errorf("after the run: echo %d calls, delete_repo %d; want 2, 1 (nothing repeated)", e, d)
+			}
+			res, e = update(t, rpc, id, approveTrue)
+			refusedUpdate(t, res, e, `task "`+id+`" is not waiting for input`)
+			// Declined: accept with false, decline, cancel.
+			for _, answer := range []string{approveFalse, `{"approve":{"action":"decline"}}`, `{"approve":{"action":"cancel"}}`} {
+				del0 := s.calls(t, "delete_repo")
+				id := startTask(t, s.g, rpc, approvalProgram, approveRequests)
+				res, e := update(t, rpc, id, answer)
+				acked(t, res, e)
+				if sc := completedResult(t, rpc, id); sc["success"] != true || sc["result"] != declined {
+					t.Errorf("%s: task = %v", answer, sc)
+				}
+				if d := s.calls(t, "delete_repo") - del0; d != 0 {
+					t.Errorf("%s: delete_repo called %d times", answer, d)
+				}
+			}
+		})
+	}
+}
+
+// ask() through a task: the question (masked) in inputRequests under
+// "answer"; the answer is ask's Ok, a decline its Err; an answer that is
+// not a string is refused.
+func TestTaskInputAsk(t *testing.T) {
+	s := newSuspendStack(t)
+	s.g.mask = mask.Values("sk-live-0123456789")
+	rpc := httpExt(t, s.g)
+	want := `{"answer":{"method":"elicitation/create","params":{"message":"Which colour, for the API key ***?",` +
+		`"requestedSchema":{"properties":{"answer":{"description":"the answer the program gets (declining gives it an error)","title":"Answer","type":"string"}},"required":["answer"],"type":"object"}}}}`
+	for _, tc := range []struct{ responses, result string }{
+		{`{"answer":{"action":"accept","content":{"answer":"blue"}}}`, `"before" | blue`},
+		{`{"answer":{"action":"decline"}}`, `"before" | Err(ask: the caller declined to answer)`},
+	} {
+		echo0 := s.calls(t, "echo")
+		id := startTask(t, s.g, rpc, askProgram, want)
+		res, e := update(t, rpc, id, `{"answer":{"action":"accept","content":{"answer":3}}}`)
+		refusedUpdate(t, res, e, `inputResponses["answer"].content.answer must be a string`)
+		res, e = update(t, rpc, id, tc.responses)
+		acked(t, res, e)
+		if sc := completedResult(t, rpc, id); sc["result"] != tc.result {
+			t.Errorf("%s: task = %v", tc.responses, sc)
+		}
+		if e := s.calls(t, "echo") - echo0; e != 1 {
+			t.Errorf("echo %d calls; want 1", e)
+		}
+	}
+}
+
+// A program that asks twice goes input_required twice: the second
+// question — from the task's second suspension, its resume job's result —
+// has a key of its own ("answer-2": SEP-2663 never reuses a key in a
+// task), so an answer under the first key is refused; the run ends with
+// both answers.
+func TestTaskInputTwice(t *testing.T) {
+	s := newSuspendStack(t)
+	rpc := httpExt(t, s.g)
+	const twice = `fn main() -> String !{input.ask} {
+    let a = match ask("first?") { Ok(x) => x, Err(e) => "Err(" + e + ")" }
+    let b = match ask("second?") { Ok(x) => x, Err(e) => "Err(" + e + ")" }
+    a + " " + b
+}`
+	question := func(key, q string) string {
+		return `{"` + key + `":{"method":"elicitation/create","params":{"message":"` + q + `",` +
+			`"requestedSchema":{"properties":{"answer":{"description":"the answer the program gets (declining gives it an error)","title":"Answer","type":"string"}},"required":["answer"],"type":"object"}}}}`
+	}
+	id := startTask(t, s.g, rpc, twice, question("answer", "first?"))
+	res, e := update(t, rpc, id, `{"answer":{"action":"accept","content":{"answer":"one"}}}`)
+	acked(t, res, e)
+	r := waitTaskStatus(t, rpc, id, "input_required")
+	if reqs, _ := json.Marshal(r["inputRequests"]); string(reqs) != question("answer-2", "second?") {
+		t.Errorf("second question: %s", reqs)
+	}
+	res, e = update(t, rpc, id, `{"answer":{"action":"accept","content":{"answer":"two"}}}`)
+	refusedUpdate(t, res, e, noResponse("answer-2", "answer"))
+	res, e = update(t, rpc, id, `{"answer-2":{"action":"accept","content":{"answer":7}}}`)
+	refusedUpdate(t, res, e, `inputResponses["answer-2"].content.answer must be a string`)
+	res, e = update(t, rpc, id, `{"answer-2":{"action":"accept","content":{"answer":"two"}}}`)
+	acked(t, res, e)
+	if sc := completedResult(t, rpc, id); sc["result"] != "one two" || sc["job_id"] != id+"-r2" {
+		t.Errorf("task = %v", sc)
+	}
+}
+
+// The suspension is kept on the queue, not in a gateway: another gateway
+// of the same queue — its own queue client (gateway ID, tool service) and
+// its own fake upstream process — shows the task input_required and
+// resumes it, the resumed run's calls going to its upstream; two
+// tasks/update racing on the two gateways resume it once (one ack, one
+// "not waiting for input", one delete in all).
+func TestTaskInputAnyGateway(t *testing.T) {
+	s := newSuspendStack(t)
+	cb, err := queue.NewClient(s.Bus, queue.ClientOptions{Logger: queuetest.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cb.Close() })
+	m, _ := startUpstreams(t, `{"mcpServers": {"fake": {"command": `+jsonString(fakeUpstream(t))+`}}}`, nil)
+	b := s.newGateway(t, Config{Upstreams: m, Backend: &dispatch.QueueBackend{Client: cb, Timeout: time.Minute}})
+	svc, err := s.Bus.ServeTools(cb.GatewayID(), b.CallTool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Stop)
+	if cb.GatewayID() == s.Client.GatewayID() {
+		t.Fatal("the two gateways share an ID")
+	}
+	ra, rb := httpExt(t, s.g), httpExt(t, b)
+	count := func(tool string) (onA, onB int) { return s.calls(t, tool), fakeCalls(t, b, tool) }
+	for round := range 3 {
+		echoA, echoB := count("echo")
+		delA, delB := count("delete_repo")
+		id := startTask(t, s.g, ra, approvalProgram, approveRequests)
+		_, m := rb("tasks/get", `{"taskId":"`+id+`"}`, extMeta)
+		r := resultOf(t, "tasks/get on b", m)
+		if reqs, _ := json.Marshal(r["inputRequests"]); r["status"] != "input_required" || string(reqs) != approveRequests {
+			t.Errorf("tasks/get on another gateway = %v", r)
+		}
+		type answer struct{ res, e map[string]any }
+		answers := make([]answer, 2)
+		var wg sync.WaitGroup
+		for i, rpc := range []extRPC{ra, rb} {
+			if round == 0 && i == 0 {
+				continue // the first round: b alone
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, m := rpc("tasks/update", `{"taskId":"`+id+`","inputResponses":`+approveTrue+`}`, extMeta)
+				answers[i].res, _ = m["result"].(map[string]any)
+				answers[i].e, _ = m["error"].(map[string]any)
+			}()
+		}
+		wg.Wait()
+		acks, refusals, winner := 0, 0, -1
+		for i, a := range answers {
+			switch {
+			case a.res != nil && a.res["resultType"] == "complete":
+				acks, winner = acks+1, i
+			case a.e != nil && a.e["code"] == -32602.0 && a.e["message"] == `task "`+id+`" is not waiting for input`:
+				refusals++
+			}
+		}
+		if wantRefusals := min(round, 1); acks != 1 || refusals != wantRefusals {
+			t.Fatalf("round %d: %d acks, %d refusals; want 1, %d: %+v", round, acks, refusals, wantRefusals, answers)
+		}
+		if sc := completedResult(t, rb, id); sc["result"] != `"before" | "deleted r1" | "after"` {
+			t.Errorf("round %d: task = %v", round, sc)
+		}
+		// The echo before the suspension went through a; the delete and the
+		// echo after it through the gateway that resumed the run.
+		ea, eb := count("echo")
+		da, db := count("delete_repo")
+		want := [4]int{2, 0, 1, 0} // a resumed: echo a, echo b, delete a, delete b
+		if winner == 1 {
+			want = [4]int{1, 1, 0, 1}
+		}
+		if got := [4]int{ea - echoA, eb - echoB, da - delA, db - delB}; got != want {
+			t.Errorf("round %d (resumed on %s): echo on a, on b, delete on a, on b = %v, want %v", round, []string{"a", "b"}[winner], got, want)
+		}
+	}
+}
+
+// tasks/cancel of an input_required task: an empty ack; the task is
+// cancelled, tasks/update is "not waiting for input", and nothing runs.
+func TestTaskInputCancel(t *testing.T) {
+	s := newSuspendStack(t)
+	rpc := httpExt(t, s.g)
+	del0 := s.calls(t, "delete_repo")
+	id := startTask(t, s.g, rpc, approvalProgram, approveRequests)
+	_, m := rpc("tasks/cancel", `{"taskId":"`+id+`"}`, extMeta)
+	if r := resultOf(t, "tasks/cancel", m); !reflect.DeepEqual(keys(r), []string{"_meta", "resultType"}) || r["resultType"] != "complete" {
+		t.Errorf("tasks/cancel = %v", r)
+	}
+	r := waitTaskStatus(t, rpc, id, "cancelled")
+	if r["statusMessage"] != "cancelled by tasks/cancel" || r["inputRequests"] != nil || r["result"] != nil {
+		t.Errorf("cancelled task = %v", r)
+	}
+	res, e := update(t, rpc, id, approveTrue)
+	refusedUpdate(t, res, e, `task "`+id+`" is not waiting for input`)
+	if d := s.calls(t, "delete_repo") - del0; d != 0 {
+		t.Errorf("delete_repo called %d times", d)
+	}
+	// Cancelled while its resume job runs (a loop after the approved
+	// call): the resume job is the one cancelled.
+	const loop = `fn main() -> Int !{tool.call} {
+    let d = tool_call("fake__delete_repo", to_json({"repo": "r2"}))
+    let mut i = 0
+    while true { i = i + 1 }
+    i
+}`
+	_, m = rpc("tools/call", `{"name":"boruna_run","arguments":{"source":`+src(loop)+`,"max_steps":100000000000000}}`, extMeta)
+	id = checkCreated(t, s.g, resultOf(t, "looping task", m))
+	waitTaskStatus(t, rpc, id, "input_required")
+	del0 = s.calls(t, "delete_repo")
+	res, e = update(t, rpc, id, approveTrue)
+	acked(t, res, e)
+	for deadline := time.Now().Add(2 * time.Minute); s.calls(t, "delete_repo") == del0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) { // the resume job is in its loop once the delete is made
+			t.Fatal("the resumed run made no delete")
+		}
+	}
+	waitTaskStatus(t, rpc, id, "working")
+	_, m = rpc("tasks/cancel", `{"taskId":"`+id+`"}`, extMeta)
+	resultOf(t, "tasks/cancel of a resumed task", m)
+	if r := waitTaskStatus(t, rpc, id, "cancelled"); r["statusMessage"] != "cancelled by tasks/cancel" {
+		t.Errorf("cancelled resumed task = %v", r)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := s.Client.Wait(ctx, id+"-r1", nil) // the resume job's own result: it was stopped
+	if sum, serr := wire.Summarize(out); err != nil || serr != nil || sum.ErrorKind != "cancelled" || sum.Outcome != wire.OutcomeCancelled ||
+		!strings.Contains(string(out), `"message":"job cancelled while running"`) {
+		t.Errorf("the resume job: %s %v", out, err)
+	}
+}
+
+// A resume job over the queue's message limit — the program's source and
+// the recorded state of what it read before asking — ends the task with
+// invalid_args saying so (the first job fitted).
+func TestTaskInputResumeTooLarge(t *testing.T) {
+	s := newSuspendStack(t, queue.Config{MaxMsgSize: 64 << 10})
+	rpc := httpExt(t, s.g)
+	big := strings.Repeat("x", 40<<10)
+	prog := `fn main() -> String !{tool.call, input.ask} {
+    let a = match tool_call("fake__echo", to_json({"text": "` + big + `"})) { Ok(j) => "ok", Err(e) => e }
+    let c = match ask("go on?") { Ok(x) => x, Err(e) => "Err(" + e + ")" }
+    a + c
+}`
+	_, m := rpc("tools/call", `{"name":"boruna_run","arguments":{"source":`+src(prog)+`}}`, extMeta)
+	id := checkCreated(t, s.g, resultOf(t, "boruna_run task", m))
+	waitTaskStatus(t, rpc, id, "input_required")
+	res, e := update(t, rpc, id, `{"answer":{"action":"accept","content":{"answer":"yes"}}}`)
+	acked(t, res, e)
+	sc := completedResult(t, rpc, id)
+	msg, _ := sc["message"].(string)
+	if sc["success"] != false || sc["error_kind"] != "invalid_args" ||
+		!strings.HasPrefix(msg, "the resumed run's job — its source and arguments (JSON-escaped) and the recorded state of the suspended run (the results of its capability calls before it asked) — is ") ||
+		!strings.HasSuffix(msg, "bytes once encoded, above the queue's message limit of 65536 bytes; the run cannot be resumed: call again with a program that records less before it asks (fewer or smaller tool results), or a shorter source") {
+		t.Errorf("too large a resume: %v", sc)
+	}
+}
+
+// noAsk is ask()'s Err in a run that cannot ask its caller.
+const noAsk = "ask: this run cannot ask its caller: only a boruna_run can, called by a 2026-07-28 client that declared the elicitation capability, " +
+	"by an older one that declared it on a session that can send elicitation/create, or as a task of the Tasks extension (io.modelcontextprotocol/tasks); a task of 2025-11-25 cannot"
+
+// A task of 2025-11-25 cannot ask, even when its client declared the
+// elicitation capability: the program gets ask()'s Err, whose text says
+// so (it said that a client declaring elicitation could). A task of the
+// extension read through the 2025-11-25 API: tasks/get shows
+// input_required, tasks/result is refused (its stored result is the
+// suspension, which no caller sees).
+func TestTaskInputOldAPI(t *testing.T) {
+	s := newSuspendStack(t)
+	rpc := stdioExt(t, s.g)
+	id := startTask(t, s.g, rpc, approvalProgram, approveRequests)
+	_, m := rpc("tasks/get", `{"taskId":"`+id+`"}`, `{}`)
+	if r := resultOf(t, "tasks/get of 2025-11-25", m); r["status"] != "input_required" || r["taskId"] != id || r["inputRequests"] != nil {
+		t.Errorf("tasks/get of 2025-11-25 = %v", r)
+	}
+	_, m = rpc("tasks/result", `{"taskId":"`+id+`"}`, `{}`)
+	if e := errorOf(t, "tasks/result", m); e["code"] != -32602.0 ||
+		e["message"] != `task "`+id+`" is a task of the Tasks extension: tasks/result of 2025-11-25 does not answer it; tasks/get (2026-07-28, declaring the extension) inlines its result` {
+		t.Errorf("tasks/result = %v", e)
+	}
+	r := newRawStdioBare(t, s.g)
+	r.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"raw","version":"1"}}}`)
+	r.next()
+	r.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c := &taskClient{r: r}
+	task := c.create("boruna_run", `{"source":`+src(askProgram)+`}`)
+	if sc := c.toolResult(task["taskId"].(string)); sc["success"] != true || sc["result"] != `"before" | Err(`+noAsk+`)` {
+		t.Errorf("a task of 2025-11-25 = %v", sc)
+	}
+}
