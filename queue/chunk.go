@@ -198,15 +198,16 @@ func (d *Delivery) Items() []*Delivery {
 }
 
 // Settle ends a chunk's delivery once its items are handled: it acks the
-// chunk when every item is answered (Ack or Term on the item's
-// delivery), and otherwise hands it back with the longest delay any item
+// chunk when every item it still owns is answered (Ack or Term on the
+// item's delivery; the items handed off, Bus.HandOff, are another
+// chunk's), and otherwise hands it back with the longest delay any item
 // asked for (NakWithDelay; 0 for items never handled, e.g. left by a
 // worker that began shutting down), so that a redelivery runs the items
 // still unanswered. Errors: the connection's, as Ack's.
 func (d *Delivery) Settle() error {
 	back, delay := false, time.Duration(0)
 	for _, it := range d.Items() {
-		if it.settled != settledAnswered {
+		if it.settled != settledAnswered && it.settled != settledHandedOff {
 			back, delay = true, max(delay, it.delay)
 		}
 	}
@@ -218,9 +219,10 @@ func (d *Delivery) Settle() error {
 
 // The states of an item's delivery (Delivery.settled).
 const (
-	settledNone     = iota // not handled yet
-	settledAnswered        // Ack, AckSync or Term
-	settledBack            // Nak or NakWithDelay
+	settledNone      = iota // not handled yet
+	settledAnswered         // Ack, AckSync or Term
+	settledBack             // Nak or NakWithDelay
+	settledHandedOff        // handed to another chunk (Bus.HandOff)
 )
 
 // itemReply records body, an acknowledgement of the item delivery d, for

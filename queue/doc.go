@@ -14,7 +14,8 @@
 //   - the versioned messages (Job, Event), and chunks: several jobs in
 //     one message (chunk.go: ChunkTool, Client.SubmitChunk,
 //     Delivery.Items and Settle, Bus.Answered), each item answered as
-//     its own job;
+//     its own job, and the hand-off of a chunk's items not started to
+//     another slot (handoff.go: Bus.HandOff, Bus.HandedOff);
 //   - the gateway's client API (Client: Submit, Wait, Cancel, Result, Stats);
 //   - the worker-side primitives (Puller, Delivery, Bus.Claim,
 //     Bus.StoreResult, Bus.PublishEvent, …) that package worker builds on;

@@ -138,6 +138,11 @@ func workerRunningSubject(workerID string) string { return workerSubjectPrefix +
 // claimKey is the state-bucket key of a job's claim / cancel marker.
 func claimKey(jobID string) string { return "claim." + jobID }
 
+// handOffKey is the state-bucket key of a chunk's hand-off marker
+// (Bus.HandOff): "<index of the first item handed off>", with "+"
+// appended once the items' chunk is on the stream.
+func handOffKey(chunkID string) string { return "handoff." + chunkID }
+
 // cacheKey is the cache-bucket key of the cached result under digest:
 // "result." and the first 128 bits of digest's SHA-256 in unpadded
 // base64url (22 characters), whatever the digest's length. The server

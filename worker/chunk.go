@@ -2,6 +2,8 @@ package worker
 
 import (
 	"context"
+	"errors"
+	"sync"
 	"time"
 
 	"github.com/axpool/axpool/queue"
@@ -15,18 +17,30 @@ const answeredWait = time.Second
 // after the other on this slot, each handled as the job it is (handle:
 // its own deadline, cancel, claim, limits, watchdog and answer), under
 // one heartbeat of the chunk's message besides each item's own, and then
-// settles the chunk (queue.Delivery.Settle: acked once every item is
-// answered, else handed back). A redelivered chunk skips the items whose
-// caller holds an answer already (queue.Bus.Answered), so a worker that
-// died mid-chunk costs a run of the unanswered items only. Once ctx ends
-// (shutdown) no further item starts: the chunk goes back with the items
-// left, for another worker.
+// settles the chunk (queue.Delivery.Settle: acked once every item it
+// still owns is answered, else handed back).
+//
+// An item that runs past Options.HandOffAfter on a chunk's first
+// delivery has the items not started yet handed to another slot
+// (queue.Bus.HandOff: a new chunk on the stream), once per delivery, so
+// that one slow item does not hold up the items behind it. A redelivered
+// chunk leaves the items an earlier delivery handed off to their chunk
+// (queue.Bus.HandedOff) and skips the items whose caller holds an answer
+// already (queue.Bus.Answered), so a worker that died mid-chunk costs a
+// run of the unanswered items only, and each item runs in one chunk.
+// Once ctx ends (shutdown) no further item starts: the chunk goes back
+// with the items left, for another worker.
 func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 	hb := &beat{w: w, d: d}
 	hb.start()
 	defer hb.stop()
-	for _, it := range d.Items() {
-		if ctx.Err() != nil {
+	items := d.Items()
+	cr := &chunkRun{w: w, d: d, from: len(items), handed: d.NumDelivered > 1}
+	if d.NumDelivered > 1 {
+		cr.from = w.leaveHandedOff(d)
+	}
+	for i, it := range items {
+		if ctx.Err() != nil || !cr.begin(i) {
 			break
 		}
 		if d.NumDelivered > 1 && it.Err == nil {
@@ -38,9 +52,139 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 				continue
 			}
 		}
+		stop := cr.watch(i)
 		w.handle(runCtx, it)
+		stop()
 	}
+	cr.end()
+	w.settle(d)
+}
+
+// settle settles the chunk d (queue.Delivery.Settle).
+func (w *Worker) settle(d *queue.Delivery) {
 	if err := d.Settle(); err != nil {
 		w.log.Warn("settle chunk", "job", d.Job.ID, "err", err)
 	}
+}
+
+// leaveHandedOff reads, on a redelivery of chunk d, which of its items an
+// earlier delivery handed off (queue.Bus.HandedOff), records them as
+// none of this delivery's (Ack on the item: nothing is sent), and returns
+// the index of the first of them (len(items) for none): the items before
+// it are this delivery's. Items whose hand-off could not be completed
+// are handed back with handBackDelay instead — all of them, index 0,
+// when the marker could not be read.
+func (w *Worker) leaveHandedOff(d *queue.Delivery) int {
+	items := d.Items()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	from, err := w.bus.HandedOff(ctx, d.Job)
+	cancel()
+	if err != nil {
+		w.log.Warn("read or complete a chunk's hand-off; handing its items back", "job", d.Job.ID, "from", from, "err", err, "retry_in", handBackDelay)
+		for _, it := range items[from:] {
+			_ = it.NakWithDelay(handBackDelay) // recorded for Settle
+		}
+		return from
+	}
+	if from < len(items) {
+		w.log.Debug("chunk items handed off by an earlier delivery; leaving them to their chunk", "job", d.Job.ID, "from", from)
+	}
+	for _, it := range items[from:] {
+		_ = it.Ack() // another chunk's: recorded for Settle
+	}
+	return from
+}
+
+// chunkRun is the state of a chunk delivery's items shared by its slot
+// and its hand-off timer (chunkRun.watch).
+type chunkRun struct {
+	w *Worker
+	d *queue.Delivery
+
+	mu     sync.Mutex
+	next   int           // the first item not started
+	from   int           // the first item handed off (or being handed off); len(items) when none
+	handed bool          // no (further) hand-off: done, in doubt, or a redelivery
+	busy   chan struct{} // closed when the hand-off under way ends; nil when none is
+	ended  bool
+}
+
+// begin waits for a hand-off under way to end and reports whether item i
+// is still this delivery's to start (not handed off); it marks it
+// started.
+func (c *chunkRun) begin(i int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.busy != nil {
+		busy := c.busy
+		c.mu.Unlock()
+		<-busy
+		c.mu.Lock()
+	}
+	if i >= c.from {
+		return false
+	}
+	c.next = i + 1
+	return true
+}
+
+// watch hands off the items after item i (handOff) if it runs past
+// Options.HandOffAfter; the function it returns stops the watch.
+func (c *chunkRun) watch(i int) (stop func()) {
+	c.mu.Lock()
+	none := c.handed || i+1 >= c.from
+	c.mu.Unlock()
+	if none {
+		return func() {}
+	}
+	t := time.AfterFunc(c.w.opts.HandOffAfter, func() { c.handOff(i + 1) })
+	return func() { t.Stop() }
+}
+
+// handOff hands items from..end to another slot (queue.Bus.HandOff)
+// unless item from started meanwhile (the item before it ended).
+func (c *chunkRun) handOff(from int) {
+	c.mu.Lock()
+	if c.ended || c.handed || c.busy != nil || c.next != from {
+		c.mu.Unlock()
+		return
+	}
+	c.busy, c.from = make(chan struct{}), from
+	c.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	err := c.w.bus.HandOff(ctx, c.d, from)
+	cancel()
+	items := c.d.Items()
+	log := c.w.log.With("job", c.d.Job.ID, "running", items[from-1].Job.ID, "items", len(items)-from)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case err == nil:
+		c.handed = true
+		log.Info("a chunk's item runs long; handed the items not started to another slot", "after", c.w.opts.HandOffAfter)
+	case errors.Is(err, queue.ErrHandOffInDoubt):
+		// Not run here: the chunk goes back with them, and its
+		// redelivery completes the hand-off.
+		c.handed = true
+		log.Warn("hand-off of a chunk's items not known to be published; handing the chunk back once its running item ends", "err", err)
+	default:
+		c.from = len(items) // still ours: they run here
+		log.Warn("cannot hand off a chunk's items; running them on this slot", "err", err)
+	}
+	close(c.busy)
+	c.busy = nil
+}
+
+// end waits for a hand-off under way and stops any later one: the
+// chunk is about to be settled.
+func (c *chunkRun) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for c.busy != nil {
+		busy := c.busy
+		c.mu.Unlock()
+		<-busy
+		c.mu.Lock()
+	}
+	c.ended = true
 }

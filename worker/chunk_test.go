@@ -224,3 +224,47 @@ func TestChunkSubmitErrors(t *testing.T) {
 		t.Errorf("refused chunks left %d messages", st.Stored)
 	}
 }
+
+// TestChunkHandOffSurvivesKill: a worker process killed with SIGKILL
+// after it handed off its chunk's items (Options.HandOffAfter 100 ms,
+// injected) runs none of them twice. Two processes of one slot: the
+// first runs item 1 (a 60 s sleep) and hands items 2 to 4 off; the
+// second runs item 2 (an 8 s sleep) and hands items 3 and 4 off in turn.
+// The first is killed once item 2 started elsewhere, and item 1
+// cancelled: the chunk's redelivery (to the restarted process) answers
+// item 1 cancelled without running it and leaves items 2 to 4 — item 2
+// still running — to their chunks. Each item ran once.
+func TestChunkHandOffSurvivesKill(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	h.startProcesses(2, 1, 5*time.Second, envTestHandOff+"=100ms")
+	h.waitWorkers(2)
+	echo := func(x int) queue.Job {
+		return queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":` + strconv.Itoa(x) + `}`)}
+	}
+	ids := h.submitChunk(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":60000}`)},
+		queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":8000}`)}, echo(3), echo(4))
+	victim := h.waitStarted(ids[0])
+	if other := h.waitStarted(ids[1]); other == victim {
+		t.Fatalf("item 2 started on the process running item 1 (pid %d), want it handed off", victim)
+	}
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.c.Cancel(context.Background(), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.wait(ids[0], 60*time.Second); r.Success || r.Outcome != "cancelled" || r.Message != "job cancelled before it started" {
+		t.Errorf("item 1 = %s, want cancelled before it started (again)", r.Raw)
+	}
+	for i, id := range ids[1:] {
+		if r := h.wait(id, 60*time.Second); !r.Success || r.JobID != id || r.PID == victim {
+			t.Errorf("item %d = %s, want success from a process other than the killed %d", i+2, r.Raw, victim)
+		}
+	}
+	for i, id := range ids {
+		if runs := h.runs(id); len(runs) != 1 {
+			t.Errorf("item %d ran %d times (pids %v), want 1", i+1, len(runs), runs)
+		}
+	}
+	waitEmpty(t, h.bus)
+}

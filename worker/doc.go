@@ -33,10 +33,13 @@
 //
 // A chunk (queue.ChunkTool: several jobs in one message) is run item by
 // item on its slot, each item handled as the job it is, under one
-// heartbeat of the chunk, and acknowledged once every item is answered; a
-// redelivered chunk runs only the items whose caller still waits
-// (queue.Bus.Answered), and the janitor answers a chunk's items one by
-// one (handleChunk, chunk.go).
+// heartbeat of the chunk, and acknowledged once every item it still owns
+// is answered; an item that runs past Options.HandOffAfter has the items
+// not started handed to another slot (queue.Bus.HandOff); a redelivered
+// chunk leaves the items handed off to their chunk and runs only the
+// items whose caller still waits (queue.Bus.Answered), and the janitor
+// answers a chunk's items one by one, but for those handed off
+// (handleChunk, chunk.go).
 //
 // It also holds the Supervisor that starts N worker processes (the same
 // binary, `axpool worker`), each in a process group of its own, restarts

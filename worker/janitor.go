@@ -20,7 +20,8 @@ import (
 // answer (until the job's deadline), and a job still running on the
 // worker holding its claim is left to that worker. A chunk's items are
 // answered so one by one, but for those whose caller holds an answer
-// (queue.Bus.Answered). It runs on a goroutine of its own per advisory.
+// (queue.Bus.Answered) and those handed to another chunk
+// (queue.Bus.HandedOff). It runs on a goroutine of its own per advisory.
 func (w *Worker) janitor(seq uint64) {
 	log := w.log.With("seq", seq)
 	var job *queue.Job
@@ -38,8 +39,18 @@ func (w *Worker) janitor(seq uint64) {
 	switch {
 	case job != nil && job.Tool == queue.ChunkTool && len(job.Items) > 0:
 		// A chunk: each item still unanswered is answered on its own;
-		// the items whose caller holds an answer are left alone.
-		for i := range job.Items {
+		// the items whose caller holds an answer are left alone, and so
+		// are the items a delivery handed to another chunk (its hand-off
+		// completed first, queue.Bus.HandedOff).
+		from := 0
+		if err := w.retry(job, nil, func() *slog.Logger { return log }, "read a chunk's hand-off", func(ctx context.Context) (err error) {
+			from, err = w.bus.HandedOff(ctx, job)
+			return err
+		}); err != nil {
+			log.Error("janitor: cannot read or complete the chunk's hand-off; leaving it", "err", err)
+			return
+		}
+		for i := range job.Items[:from] {
 			it := &job.Items[i]
 			if !queue.ValidID(it.ID) {
 				continue

@@ -28,6 +28,9 @@ import (
 const (
 	envTestSlots = "AXPOOL_TEST_SLOTS"
 	envTestGrace = "AXPOOL_TEST_GRACE"
+	// envTestHandOff is the child worker's Options.HandOffAfter ("" for
+	// the default).
+	envTestHandOff = "AXPOOL_TEST_HANDOFF"
 	// envTestResponder makes the child a raw request/reply responder on
 	// subjEcho instead of a worker.
 	envTestResponder = "AXPOOL_TEST_RESPONDER"
@@ -65,6 +68,7 @@ func childMain() int {
 	}
 	slots, _ := strconv.Atoi(os.Getenv(envTestSlots))
 	grace, _ := time.ParseDuration(os.Getenv(envTestGrace))
+	handOff, _ := time.ParseDuration(os.Getenv(envTestHandOff))
 	err = RunProcess(ctx, ProcessOptions{
 		NATSURL:     url,
 		Credentials: creds,
@@ -73,6 +77,7 @@ func childMain() int {
 			Executor:      newTestExecutor(tnc),
 			PullWait:      250 * time.Millisecond,
 			ShutdownGrace: grace,
+			HandOffAfter:  handOff,
 			Logger:        log,
 		},
 	})

@@ -108,6 +108,11 @@ type Options struct {
 	// §4), so that secrets of the worker's own environment never leave it,
 	// whichever gateway relays the result. It must return a JSON object.
 	Mask func([]byte) []byte
+	// HandOffAfter is how long an item of a chunk (queue.ChunkTool) runs
+	// before the worker hands the chunk's items it has not started to
+	// another slot (queue.Bus.HandOff), so that a slow item does not hold
+	// up the items behind it. Default DefaultHandOffAfter.
+	HandOffAfter time.Duration
 	// Version is reported by the worker service; default "0.0.0".
 	Version string
 	// Metrics, when set, counts the worker's jobs (NewMetrics).
@@ -121,6 +126,7 @@ const (
 	DefaultPullWait         = time.Second
 	DefaultShutdownGrace    = 10 * time.Second
 	DefaultProgressInterval = 200 * time.Millisecond
+	DefaultHandOffAfter     = time.Second
 	DefaultVersion          = "0.0.0"
 )
 
@@ -219,6 +225,7 @@ func New(bus *queue.Bus, opts Options) (*Worker, error) {
 		{"PullWait", int64(opts.PullWait), DefaultPullWait},
 		{"ShutdownGrace", int64(opts.ShutdownGrace), DefaultShutdownGrace},
 		{"ProgressInterval", int64(opts.ProgressInterval), DefaultProgressInterval},
+		{"HandOffAfter", int64(opts.HandOffAfter), DefaultHandOffAfter},
 	} {
 		if f.v < 0 {
 			shown := any(f.v)
@@ -259,6 +266,9 @@ func New(bus *queue.Bus, opts Options) (*Worker, error) {
 	}
 	if opts.ProgressInterval == 0 {
 		opts.ProgressInterval = DefaultProgressInterval
+	}
+	if opts.HandOffAfter == 0 {
+		opts.HandOffAfter = DefaultHandOffAfter
 	}
 	if opts.Version == "" {
 		opts.Version = DefaultVersion

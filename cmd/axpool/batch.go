@@ -230,9 +230,15 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		return err
 	}
 	defer n.Close()
+	// The pool's slots: the default concurrency, and the least at which
+	// the items' jobs go in chunks (dispatch.PackBatch).
+	var slots int
+	if bf.concurrency == 0 || !bf.ordered && !bf.failFast {
+		slots = n.PoolSlots(ctx)
+	}
 	conc := bf.concurrency
 	if conc == 0 {
-		conc = n.PoolSlots(ctx)
+		conc = slots
 	}
 
 	stderr := cmd.ErrOrStderr()
@@ -249,9 +255,8 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		Concurrency: conc,
 		Ordered:     bf.ordered,
 		FailFast:    bf.failFast,
-		// The pool's slots: its items' jobs go in chunks.
-		Pack:  bf.concurrency == 0,
-		Total: max(total, 0),
+		Pack:        dispatch.PackBatch(conc, slots, bf.ordered, bf.failFast),
+		Total:       max(total, 0),
 		OnResult: func(r batch.Result) {
 			line := append(batch.Line(r, batchPosField), '\n')
 			if _, err := out.Write(line); err != nil && writeErr == nil {

@@ -169,6 +169,19 @@ func overBudget(r batch.Result, n int) batch.Result {
 	return r
 }
 
+// PackBatch reports whether a batch that runs concurrency items at once
+// on a pool of slots worker slots packs its items' jobs into chunks
+// (ItemsOptions.Pack, Packer): not with ordered or failFast (their bounds
+// count single jobs), and only when concurrency is at least slots. The
+// pool then bounds the items that run at once, so a chunk's hand-off (an
+// item that runs past 1 s hands the items behind it to another slot,
+// docs/architecture.md "Jobs") cannot run more than concurrency items at
+// once; below slots, each item is a job of its own, and at most
+// concurrency items run at once exactly. slots < 1 counts as 1.
+func PackBatch(concurrency, slots int, ordered, failFast bool) bool {
+	return !ordered && !failFast && concurrency >= max(slots, 1)
+}
+
 // ItemsOptions configure RunItems.
 type ItemsOptions struct {
 	// Concurrency is the most items running jobs at once (at least 1).
@@ -178,10 +191,10 @@ type ItemsOptions struct {
 	// OnResult receives each item's result (batch.Options.OnResult).
 	OnResult func(batch.Result)
 	// Pack packs the items' jobs into chunks (Packer; not with Ordered or
-	// FailFast, whose bounds count single jobs): Concurrency is then the
-	// pool's slots, and up to Concurrency × ChunkSize(Total, Concurrency)
-	// items hold jobs at once. Total is the batch's item count (0:
-	// unknown), for the chunk size.
+	// FailFast, whose bounds count single jobs; PackBatch says when):
+	// Concurrency chunks run at once, and up to Concurrency ×
+	// ChunkSize(Total, Concurrency) items hold jobs at once. Total is the
+	// batch's item count (0: unknown), for the chunk size.
 	Pack  bool
 	Total int
 }

@@ -26,6 +26,31 @@ func TestChunkSize(t *testing.T) {
 	}
 }
 
+// TestPackerBatchRule: a batch packs its items' jobs at a concurrency of
+// at least the pool's slots (slots < 1 counting as 1), never with
+// --ordered or --fail-fast.
+func TestPackerBatchRule(t *testing.T) {
+	for _, c := range []struct {
+		conc, slots       int
+		ordered, failFast bool
+		want              bool
+	}{
+		{8, 8, false, false, true},
+		{64, 8, false, false, true},
+		{7, 8, false, false, false},
+		{1, 8, false, false, false},
+		{1, 0, false, false, true},
+		{1, 1, false, false, true},
+		{8, 8, true, false, false},
+		{8, 8, false, true, false},
+		{64, 8, true, true, false},
+	} {
+		if got := PackBatch(c.conc, c.slots, c.ordered, c.failFast); got != c.want {
+			t.Errorf("PackBatch(%d, %d, ordered %v, fail-fast %v) = %v, want %v", c.conc, c.slots, c.ordered, c.failFast, got, c.want)
+		}
+	}
+}
+
 // TestPackerChunks: 8 calls of one batch (a Packer of 8 items on 1 slot)
 // that wait together for the gateway's fair-share window go out as 4 job
 // messages — chunks of ChunkSize(8, 1) = 4, then 2, 1 and 1 items — and

@@ -645,7 +645,8 @@ func (n *Node) ready(ctx context.Context) error {
 }
 
 // PoolSlots is the pool's worker slots (the default --concurrency of
-// `axpool batch`). In single-node mode they are known before the workers
+// `axpool batch`, and the least at which it packs its items' jobs into
+// chunks, dispatch.PackBatch). In single-node mode they are known before the workers
 // start (each process of Workers gets Slots, or the default for its share
 // of the CPUs, worker.SlotsFor); in fleet mode the queue's statistics
 // count them, and 8 is answered (with a warning) when none can be counted.
@@ -664,10 +665,10 @@ func (n *Node) PoolSlots(ctx context.Context) int {
 	st, err := n.client.Stats(sctx)
 	switch {
 	case err != nil:
-		n.Log.Warn("cannot count the fleet's worker slots; running 8 items at once (set --concurrency)", "err", err)
+		n.Log.Warn("cannot count the fleet's worker slots; counting 8 (set --concurrency)", "err", err)
 		return 8
 	case st.Slots <= 0:
-		n.Log.Warn("no worker answered the fleet's status round; running 8 items at once (set --concurrency)")
+		n.Log.Warn("no worker answered the fleet's status round; counting 8 slots (set --concurrency)")
 		return 8
 	}
 	return st.Slots
