@@ -15,6 +15,7 @@ import (
 	"github.com/axpool/axpool/gateway/upstream"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -156,8 +157,10 @@ func clipJSON(v json.RawMessage) string {
 }
 
 // CallTool answers a running program's tool call (a queue.ToolHandler,
-// served on queue.ToolsSubject(gateway ID) by the node): an upstream's
-// tool by its name NAME__TOOL, through Config.Upstreams, bound to ctx
+// served on queue.ToolsSubject(gateway ID) by the node): one of the
+// gateway's named scripts by its tool name (callScriptTool: its job, run
+// nested by the calling worker), else an upstream's tool by its name
+// NAME__TOOL, through Config.Upstreams, bound to ctx
 // (the call's deadline and its cancellation). The value is masked with
 // the gateway's masker besides the upstreams' secrets. A gateway without
 // upstreams, or another name, answers code unknown_tool. A destructive
@@ -169,6 +172,9 @@ func clipJSON(v json.RawMessage) string {
 // approved this very call.
 func (g *Server) CallTool(ctx context.Context, req *queue.ToolRequest) queue.ToolResult {
 	start := time.Now()
+	if s, cat, ok := g.d.Scripts().Lookup(req.Name); ok {
+		return g.callScriptTool(ctx, req, s, cat)
+	}
 	up := g.cfg.Upstreams
 	if up == nil {
 		return queue.ToolResult{Code: upstream.CodeUnknownTool, Error: fmt.Sprintf("unknown tool %q: this server has no upstream MCP servers (--upstreams)", g.mask.String(req.Name))}
@@ -189,4 +195,25 @@ func (g *Server) CallTool(ctx context.Context, req *queue.ToolRequest) queue.Too
 		return queue.ToolResult{Code: e.Code, Error: g.mask.String(e.Msg)}
 	}
 	return queue.ToolResult{Value: g.mask.JSON(res.Value), IsError: res.IsError, Text: g.mask.String(res.Text)}
+}
+
+// callScriptTool answers a program's tool call of the public script s
+// (of the catalogue cat): checked as an MCP call of s is (scripts.Caller.
+// Check: the destructive grant, then the arguments), a refusal is a tool
+// error whose text is scripts.ErrText (`script "add" failed
+// (invalid_args): invalid value "x" for parameter "a" (expected an
+// integer)`), masked; a call that passes is answered with the script's
+// job (queue.ToolResult.Script), which the calling worker runs nested in
+// the calling run, in its own slot (docs/code-mode.md "Named scripts"):
+// queueing it as a job of its own could wait for a slot that the caller
+// holds.
+func (g *Server) callScriptTool(ctx context.Context, req *queue.ToolRequest, s *scripts.Script, cat *scripts.Catalogue) queue.ToolResult {
+	checked, refusal := g.d.Caller(cat).Check(s, orEmpty(req.Args))
+	if g.log.Enabled(ctx, slog.LevelDebug) {
+		g.log.Debug("script tool call", "tool", s.Name, "job", req.JobID, "refused", refusal != nil)
+	}
+	if refusal != nil {
+		return queue.ToolResult{IsError: true, Text: g.mask.String(scripts.ErrText(s.Name, refusal))}
+	}
+	return queue.ToolResult{Script: s.NewJob(checked).Marshal()}
 }

@@ -57,6 +57,11 @@ type ToolResult struct {
 	// unknown tool, a down upstream, the deadline…); "" when it did not.
 	Code  string `json:"code,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Script, when set, answers a call of one of the gateway's named
+	// scripts: the script's job (scripts.Job JSON, its arguments checked),
+	// which the calling worker runs nested in the calling run
+	// (docs/code-mode.md "Named scripts"); Value is then empty.
+	Script json.RawMessage `json:"script,omitempty"`
 }
 
 // ToolCallError is a tool call that got no result: the gateway's Code

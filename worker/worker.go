@@ -1166,9 +1166,11 @@ func mustJSON(o *wire.Object) json.RawMessage {
 }
 
 // toolCaller is how a job submitted by gateway gw calls that gateway's
-// upstream MCP tools (code mode, docs/code-mode.md): queue.Bus.CallTool,
+// upstream MCP tools and named scripts (code mode, docs/code-mode.md): queue.Bus.CallTool,
 // bound to the caller's ctx (its deadline travels with the request; its
-// cancellation cancels the call on the gateway).
+// cancellation cancels the call on the gateway). A named script is
+// answered as its job, returned as a *wire.ScriptCall for the executor to
+// run nested.
 func (w *Worker) toolCaller(gw, jobID string) wire.ToolCallFunc {
 	return func(ctx context.Context, name string, args []byte) ([]byte, bool, string, error) {
 		call := w.bus.CallTool
@@ -1176,8 +1178,11 @@ func (w *Worker) toolCaller(gw, jobID string) wire.ToolCallFunc {
 			call = w.bus.CallApprovedTool
 		}
 		res, err := call(ctx, gw, jobID, name, args)
-		if err != nil {
+		switch {
+		case err != nil:
 			return nil, false, "", err
+		case len(res.Script) > 0: // a named script, run nested by the engine
+			return nil, false, "", &wire.ScriptCall{Name: name, Job: res.Script}
 		}
 		return res.Value, res.IsError, res.Text, nil
 	}

@@ -1,0 +1,183 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/axpool/axpool/internal/engine"
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
+	"github.com/axpool/axpool/scripts"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/worker"
+	"github.com/axpool/axpool/worker/handlers"
+)
+
+// toolScripts are the named scripts programs call with tool_call.
+var toolScripts = map[string]string{
+	"add.ax":    "// Adds two integers.\nfn main(a: Int, b: Int) -> Int { a + b }\n",
+	"fail.ax":   "// Divides ten.\nfn main(n: Int) -> Int { 10 / n }\n",
+	"clock.ax":  "// Reads the clock.\nfn main() -> Bool !{time.now} { now_ms() > 0 }\n",
+	"danger.ax": "// Wipes nothing.\n//! confirm \"Really?\"\nfn main() -> Int { 1 }\n",
+	"spin.ax":   "// Counts to n.\nfn main(n: Int) -> Int {\n  let mut i = 0\n  while i < n { i = i + 1 }\n  i\n}\n",
+	"shout.ax": "// Echoes the text through the fake upstream.\nfn main(text: String) -> String !{tool.call} {\n" +
+		"  match tool_call(\"fake__echo\", to_json({\"text\": text + \"!\"})) { Ok(j) => json_encode(j), Err(e) => \"Err(\" + e + \")\" }\n}\n",
+	"loop.ax": "// Calls itself one level deeper.\nfn main(depth: Int) -> String !{tool.call} {\n" +
+		"  match tool_call(\"loop\", to_json({\"depth\": depth + 1})) {\n" +
+		"    Ok(j) => match json_get(j, \"result\") {\n" +
+		"      Some(r) => match json_str(r) { Some(s) => s, None => \"?\" },\n" +
+		"      None => \"?\",\n" +
+		"    },\n" +
+		"    Err(e) => \"depth \" + int_to_string(depth) + \": \" + e,\n" +
+		"  }\n}\n",
+}
+
+// toolScriptStack is a stack whose gateway has the fake upstream and the
+// toolScripts, serves its tool calls, and has an in-process worker with
+// live handlers (2 slots).
+func toolScriptStack(t testing.TB) *Server {
+	t.Helper()
+	s := newStack(t, 0, queue.Config{})
+	t.Cleanup(s.close)
+	dir := t.TempDir()
+	for rel, content := range toolScripts {
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat, err := scripts.Load(dir, scripts.Options{})
+	if err != nil || len(cat.Diagnostics) > 0 {
+		t.Fatalf("load: %v %v", err, cat.Diagnostics)
+	}
+	m, _ := startUpstreams(t, `{"mcpServers": {"fake": {"command": `+jsonString(fakeUpstream(t))+`}}}`, nil)
+	g := s.newGateway(t, Config{Upstreams: m, Scripts: &ScriptsConfig{Catalogue: cat}})
+	svc, err := s.Bus.ServeTools(s.Client.GatewayID(), g.CallTool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Stop)
+	live, err := handlers.NewLive(handlers.Grants{}, handlers.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := worker.New(s.Bus, worker.Options{Slots: 2, Executor: engine.New(&tools.Env{Handlers: live}),
+		Logger: queuetest.Logger(), PullWait: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return g
+}
+
+// showResult is the .ax helpers of the tool_call programs: show gives
+// Ok(j) as "Ok(" + the json_encode of j's "result" + ")" and Err(e) as
+// "Err(" + e + ")"; args is the Json of a JSON text.
+const showResult = `fn show(r: Result<Json, String>) -> String {
+    match r {
+        Ok(j) => match json_get(j, "result") {
+            Some(v) => "Ok(" + json_encode(v) + ")",
+            None => "Ok without a result: " + json_encode(j),
+        },
+        Err(e) => "Err(" + e + ")",
+    }
+}
+fn args(s: String) -> Json {
+    match json_parse(s) { Ok(j) => j, Err(e) => to_json(e) }
+}
+`
+
+// A program's tool_call of a named script runs the script nested in the
+// program's worker slot: its value is the script's envelope (as the MCP
+// call's structuredContent), its failures and refusals are Err texts
+// naming the outcome, its capabilities are those the program has too,
+// its steps count against the program's, and scripts calling scripts
+// stop at the depth limit.
+func TestToolCallScript(t *testing.T) {
+	g := toolScriptStack(t)
+	c := stdioClient(t, g)
+	run := func(body, extra string) map[string]any {
+		t.Helper()
+		return mustCall(t, c, "boruna_run", `{"source":`+src(showResult+body)+extra+`}`)
+	}
+	const onlyToolCall = `,"policy":{"schema_version":1,"default_allow":false,"rules":{"tool.call":{"allow":true,"budget":0}}}`
+	main := func(call string) string {
+		return `fn main() -> String !{tool.call, time.now} { show(` + call + `) }`
+	}
+	cases := []struct {
+		name, body, extra, want string
+	}{
+		{"ok", main(`tool_call("add", to_json({"a": 2, "b": 40}))`), ``, `Ok(42)`},
+		{"typed args refused", main(`tool_call("add", args("{\"a\": \"x\", \"b\": 1}"))`), ``,
+			`Err(script "add" failed (invalid_args): invalid value "x" for parameter "a" (expected an integer))`},
+		{"missing argument", main(`tool_call("add", to_json({"a": 1}))`), ``,
+			`Err(script "add" failed (invalid_args): script "add" is missing required argument "b")`},
+		{"unknown argument", main(`tool_call("add", to_json({"a": 1, "b": 2, "c": 3}))`), ``,
+			`Err(script "add" failed (invalid_args): unknown argument "c" for script "add" (known arguments: a, b))`},
+		{"script fails", main(`tool_call("fail", to_json({"n": 0}))`), ``,
+			`Err(script "fail" failed (runtime_error): division by zero (at fail.ax:2:29))`},
+		{"script calls upstream", main(`tool_call("shout", to_json({"text": "hi"}))`), ``,
+			`Ok("\"hi!\"")`},
+		{"depth limit", main(`tool_call("loop", to_json({"depth": 1}))`), ``,
+			`Ok("depth 4: script \"loop\": not run: named scripts may call each other at most 4 deep (tool_call depth limit)")`},
+		{"capability the caller lacks", main(`tool_call("clock", args("{}"))`), onlyToolCall,
+			`Err(script "clock" failed (policy_denied): capability denied: time.now (at clock.ax:2:33))`},
+		{"capability the caller has", main(`tool_call("clock", args("{}"))`), ``, `Ok(true)`},
+		{"destructive script not granted", main(`tool_call("danger", args("{}"))`), ``,
+			`Err(script "danger" failed (policy_denied): script "danger" is destructive; start axpool with --allow-destructive danger to permit it)`},
+		{"within the caller's steps", main(`tool_call("spin", to_json({"n": 100}))`), `,"max_steps":10000`, `Ok(100)`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			env := run(tc.body, tc.extra)
+			if env["success"] != true || env["result"] != tc.want {
+				t.Errorf("got %v\nwant result %s", env, tc.want)
+			}
+		})
+	}
+
+	// The value is the script's envelope, as the MCP call's
+	// structuredContent.
+	env := run(`fn main() -> String !{tool.call} { match tool_call("add", to_json({"a": 2, "b": 40})) { Ok(j) => json_encode(j), Err(e) => e } }`, ``)
+	var got map[string]any
+	if r, _ := env["result"].(string); json.Unmarshal([]byte(r), &got) != nil {
+		t.Fatalf("envelope: %v", env)
+	}
+	digest := sha256.Sum256([]byte(toolScripts["add.ax"]))
+	if seed, _ := got["random_seed"].(float64); seed <= 0 {
+		t.Errorf("random_seed: %v", got)
+	}
+	delete(got, "random_seed")
+	want := map[string]any{"success": true, "protocol_version": 1.0, "script": "add", "script_digest": hex.EncodeToString(digest[:]),
+		"result": 42.0, "steps": 4.0, "ui_output": []any{}, "outcome": "ok", "retryable": false}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("envelope %v\nwant %v", got, want)
+	}
+
+	// Failures of the calling run: tool_policy.allowed_tools refuses a
+	// script's name as any tool's; a script's steps count against the
+	// caller's limit.
+	for _, tc := range []struct{ name, body, extra, outcome, msg string }{
+		{"allowed_tools", main(`tool_call("add", to_json({"a": 1, "b": 2}))`),
+			`,"policy":{"schema_version":1,"default_allow":true,"rules":{},"tool_policy":{"allowed_tools":["fake__*"]}}`,
+			"policy_denied", `capability denied: tool.call (tool "add" is not in tool_policy.allowed_tools: fake__*)`},
+		{"caller's steps", main(`tool_call("spin", to_json({"n": 100000}))`), `,"max_steps":10000`,
+			"step_limit", "max execution steps exceeded (10000)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := run(tc.body, tc.extra)
+			if env["success"] != false || env["outcome"] != tc.outcome || env["message"] != tc.msg {
+				t.Errorf("got %v", env)
+			}
+		})
+	}
+}
