@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
+
 	"github.com/axpool/axpool/internal/engine"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
@@ -41,8 +43,8 @@ var toolScripts = map[string]string{
 
 // toolScriptStack is a stack whose gateway has the fake upstream and the
 // toolScripts, serves its tool calls, and has an in-process worker with
-// live handlers (2 slots).
-func toolScriptStack(t testing.TB) *Server {
+// live handlers and slots slots.
+func toolScriptStack(t testing.TB, slots int) *Server {
 	t.Helper()
 	s := newStack(t, 0, queue.Config{})
 	t.Cleanup(s.close)
@@ -67,7 +69,7 @@ func toolScriptStack(t testing.TB) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(s.Bus, worker.Options{Slots: 2, Executor: engine.New(&tools.Env{Handlers: live}),
+	w, err := worker.New(s.Bus, worker.Options{Slots: slots, Executor: engine.New(&tools.Env{Handlers: live}),
 		Logger: queuetest.Logger(), PullWait: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +105,7 @@ fn args(s: String) -> Json {
 // its steps count against the program's, and scripts calling scripts
 // stop at the depth limit.
 func TestToolCallScript(t *testing.T) {
-	g := toolScriptStack(t)
+	g := toolScriptStack(t, 1) // one slot: a script queued as a job of its own would wait for it forever
 	c := stdioClient(t, g)
 	run := func(body, extra string) map[string]any {
 		t.Helper()
@@ -179,5 +181,43 @@ func TestToolCallScript(t *testing.T) {
 				t.Errorf("got %v", env)
 			}
 		})
+	}
+}
+
+// upstreamCalls returns how many calls the fake upstream's tool got.
+func upstreamCalls(t testing.TB, g *Server, tool string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res := g.CallTool(ctx, &queue.ToolRequest{Name: "fake__count", Args: json.RawMessage(`{"tool": "` + tool + `"}`)})
+	var v struct{ Calls int }
+	if err := json.Unmarshal(res.Value, &v); err != nil || res.Code != "" {
+		t.Fatalf("count %s: %+v", tool, res)
+	}
+	return v.Calls
+}
+
+// A run that calls a named script and then suspends for an approval is
+// resumed with the script's result as recorded: the script (which calls
+// the fake upstream's echo) is not run again, the approved call is made
+// once.
+func TestToolCallScriptResumed(t *testing.T) {
+	g := toolScriptStack(t, 2)
+	e := &elicitor{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"approve": true}}
+	c := mcptestHTTPClient(t, httpServer(t, g, HTTPConfig{}), e, false)
+	echo0, del0 := upstreamCalls(t, g, "echo"), upstreamCalls(t, g, "delete_repo")
+	env := mustCall(t, c, "boruna_run", `{"source":`+src(showResult+`fn main() -> String !{tool.call} {
+    let a = show(tool_call("shout", to_json({"text": "once"})))
+    let d = match tool_call("fake__delete_repo", to_json({"repo": "r2"})) { Ok(j) => json_encode(j), Err(e) => "Err(" + e + ")" }
+    a + " | " + d
+}`)+`}`)
+	if want := `Ok("\"once!\"") | "deleted r2"`; env["success"] != true || env["result"] != want {
+		t.Errorf("got %v\nwant result %s", env, want)
+	}
+	if len(e.messages) != 1 {
+		t.Errorf("asked %q", e.messages)
+	}
+	if echo, d := upstreamCalls(t, g, "echo")-echo0, upstreamCalls(t, g, "delete_repo")-del0; echo != 1 || d != 1 {
+		t.Errorf("echo %d calls, delete_repo %d; want 1, 1 (the script not run again by the resume)", echo, d)
 	}
 }
