@@ -221,3 +221,30 @@ func TestToolCallScriptResumed(t *testing.T) {
 		t.Errorf("echo %d calls, delete_repo %d; want 1, 1 (the script not run again by the resume)", echo, d)
 	}
 }
+
+// boruna_tool_search finds named scripts next to the upstreams' tools,
+// with a call example that runs.
+func TestToolSearchScripts(t *testing.T) {
+	g := toolScriptStack(t, 1)
+	c := stdioClient(t, g)
+	got := mustCall(t, c, ToolSearchName, `{"query": "adds two integers", "limit": 1}`)
+	b, _ := json.Marshal(got["tools"])
+	want := `[{"annotations":{"destructiveHint":false,"idempotentHint":true,"openWorldHint":false,"readOnlyHint":true},` +
+		`"description":"Adds two integers.","example":"match json_parse(\"{\\\"a\\\": 0, \\\"b\\\": 0}\") { Ok(args) =\u003e tool_call(\"add\", args), Err(e) =\u003e Err(e) }",` +
+		`"input_schema":{"additionalProperties":false,"properties":{"a":{"type":"integer"},"b":{"type":"integer"}},"required":["a","b"],"type":"object"},"name":"add"}]`
+	if string(b) != want {
+		t.Errorf("tools = %s\nwant    %s", b, want)
+	}
+	if n := got["total_tools"]; n != float64(len(toolScripts)+10) {
+		t.Errorf("total_tools = %v", n)
+	}
+	var found []struct{ Example string }
+	_ = json.Unmarshal(b, &found)
+	if len(found) != 1 {
+		t.Fatal(found)
+	}
+	env := mustCall(t, c, "boruna_run", `{"source":`+src(showResult+`fn main() -> String !{tool.call} { show(`+found[0].Example+`) }`)+`}`)
+	if env["result"] != "Ok(0)" {
+		t.Errorf("the example: %v", env)
+	}
+}

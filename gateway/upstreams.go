@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -119,14 +120,15 @@ func (g *Server) toolSearch(raw json.RawMessage) []byte {
 		Example     string          `json:"example"`
 	}
 	up := g.cfg.Upstreams
-	matches := up.Search(query, limit)
+	all := append(slices.Clip(up.Tools()), g.scriptSearchTools()...)
+	matches := upstream.SearchTools(all, query, limit)
 	list := make([]found, len(matches))
 	for i, m := range matches {
 		h := m.Hints
 		list[i] = found{Name: m.Name, Title: m.Title, Description: m.Description, InputSchema: m.InputSchema, Example: m.Example,
 			Annotations: annotations{ReadOnly: h.ReadOnly, Destructive: h.Destructive, Idempotent: h.Idempotent, OpenWorld: h.OpenWorld}}
 	}
-	o := wire.Envelope(true).Set("query", query).Set("tools", list).Set("total_tools", len(up.Tools())).Set("upstreams", up.Servers())
+	o := wire.Envelope(true).Set("query", query).Set("tools", list).Set("total_tools", len(all)).Set("upstreams", up.Servers())
 	b, err := o.MarshalJSON()
 	if err != nil {
 		return refusal("internal error: " + err.Error())
@@ -216,4 +218,23 @@ func (g *Server) callScriptTool(ctx context.Context, req *queue.ToolRequest, s *
 		return queue.ToolResult{IsError: true, Text: g.mask.String(scripts.ErrText(s.Name, refusal))}
 	}
 	return queue.ToolResult{Script: s.NewJob(checked).Marshal()}
+}
+
+// scriptSearchTools are the gateway's public named scripts as
+// boruna_tool_search finds them, next to the upstreams' tools: by their
+// tool name (which a program passes to tool_call), description (masked),
+// input schema and derived annotations; none without scripts.
+func (g *Server) scriptSearchTools() []upstream.Tool {
+	cat := g.d.Scripts().Catalogue()
+	if cat == nil {
+		return nil
+	}
+	out := make([]upstream.Tool, 0, len(cat.Tools))
+	for _, s := range cat.Tools {
+		schema, _ := scripts.InputSchema(s.Params).MarshalJSON()
+		a := s.Annotations()
+		out = append(out, upstream.Tool{Name: s.Name, Tool: s.Name, Description: g.mask.String(s.Description), InputSchema: g.mask.JSON(schema),
+			Hints: upstream.Hints{ReadOnly: &a.ReadOnly, Destructive: &a.Destructive, Idempotent: &a.Idempotent, OpenWorld: &a.OpenWorld}})
+	}
+	return out
 }
