@@ -8,12 +8,15 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/axpool/axpool/internal/engine"
+	"github.com/axpool/axpool/internal/mcptest"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/scripts"
@@ -247,4 +250,62 @@ func TestToolSearchScripts(t *testing.T) {
 	if env["result"] != "Ok(0)" {
 		t.Errorf("the example: %v", env)
 	}
+}
+
+// BenchmarkToolCallVsDirect is the overhead of code mode's tool_call
+// (docs/code-mode.md): p50 of a boruna_run making one tool_call of the
+// fake upstream's echo (an mcp-go client over stdio → gateway → queue →
+// worker → the gateway's tool service → the upstream, and back) against
+// p50 of an mcp-go client calling that echo tool of the same fake
+// upstream directly over stdio; and p50 of a boruna_run making one
+// tool_call of a named script (run nested in the worker's slot) against
+// the MCP call of that script (a job of its own).
+func BenchmarkToolCallVsDirect(b *testing.B) {
+	g := toolScriptStack(b, 2)
+	c := stdioClient(b, g)
+	p50 := func(b *testing.B, call func()) {
+		var lat []time.Duration
+		for b.Loop() {
+			t0 := time.Now()
+			call()
+			lat = append(lat, time.Since(t0))
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1e3, "p50-µs")
+	}
+	run := func(b *testing.B, body, want string) {
+		args := `{"source":` + src(showResult+body) + `}`
+		p50(b, func() {
+			if env := mustCall(b, c, "boruna_run", args); env["result"] != want {
+				b.Fatalf("boruna_run: %v", env)
+			}
+		})
+	}
+	b.Run("tool_call-upstream", func(b *testing.B) {
+		run(b, `fn main() -> String !{tool.call} { match tool_call("fake__echo", to_json({"text": "hi"})) { Ok(j) => json_encode(j), Err(e) => e } }`, `"hi"`)
+	})
+	b.Run("direct-upstream", func(b *testing.B) {
+		d, err := client.NewStdioMCPClient(fakeUpstream(b), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer d.Close()
+		initialize(b, d)
+		p50(b, func() {
+			res, err := mcptest.Call(context.Background(), d, "echo", `{"text": "hi"}`, nil)
+			if err != nil || res.IsError || len(res.Content) != 1 {
+				b.Fatalf("echo: %v %v", res, err)
+			}
+		})
+	})
+	b.Run("tool_call-script", func(b *testing.B) {
+		run(b, `fn main() -> String !{tool.call} { show(tool_call("add", to_json({"a": 2, "b": 40}))) }`, `Ok(42)`)
+	})
+	b.Run("mcp-script", func(b *testing.B) {
+		p50(b, func() {
+			if env := mustCall(b, c, "add", `{"a": 2, "b": 40}`); env["result"] != 42.0 {
+				b.Fatalf("add: %v", env)
+			}
+		})
+	})
 }
