@@ -206,7 +206,7 @@ func (g *Server) CallTool(ctx context.Context, req *queue.ToolRequest) queue.Too
 // (invalid_args): invalid value "x" for parameter "a" (expected an
 // integer)`), masked; a call that passes is answered with the script's
 // job (queue.ToolResult.Script), which the calling worker runs nested in
-// the calling run, in its own slot (docs/code-mode.md "Named scripts"):
+// the calling run, in its own slot (docs/code-mode.md "Calling named scripts"):
 // queueing it as a job of its own could wait for a slot that the caller
 // holds.
 func (g *Server) callScriptTool(ctx context.Context, req *queue.ToolRequest, s *scripts.Script, cat *scripts.Catalogue) queue.ToolResult {

@@ -60,7 +60,7 @@ type ToolResult struct {
 	// Script, when set, answers a call of one of the gateway's named
 	// scripts: the script's job (scripts.Job JSON, its arguments checked),
 	// which the calling worker runs nested in the calling run
-	// (docs/code-mode.md "Named scripts"); Value is then empty.
+	// (docs/code-mode.md "Calling named scripts"); Value is then empty.
 	Script json.RawMessage `json:"script,omitempty"`
 }
 

@@ -196,7 +196,7 @@ func WithInteractive(ctx context.Context) context.Context {
 
 // NotInteractive returns ctx marking a run whose caller cannot be asked,
 // whatever ctx said before: a named script run nested in a tool call
-// (docs/code-mode.md "Named scripts") gets an Err where its caller's run
+// (docs/code-mode.md "Calling named scripts") gets an Err where its caller's run
 // would have suspended.
 func NotInteractive(ctx context.Context) context.Context {
 	return context.WithValue(ctx, interactiveKey{}, false)

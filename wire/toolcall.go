@@ -20,7 +20,7 @@ type ToolCallFunc func(ctx context.Context, name string, args []byte) (value []b
 // ScriptCall is the error a ToolCallFunc returns when the gateway
 // answered a call of one of its named scripts with the script's job
 // (queue.ToolResult.Script) for the calling run to run nested, in its own
-// worker slot (docs/code-mode.md "Named scripts"): the engine runs it
+// worker slot (docs/code-mode.md "Calling named scripts"): the engine runs it
 // (scripts.RunNested). Name is the tool name called; Job the script job's
 // JSON (scripts.Job).
 type ScriptCall struct {
