@@ -31,6 +31,8 @@ var toolScripts = map[string]string{
 	"fail.ax":   "// Divides ten.\nfn main(n: Int) -> Int { 10 / n }\n",
 	"clock.ax":  "// Reads the clock.\nfn main() -> Bool !{time.now} { now_ms() > 0 }\n",
 	"danger.ax": "// Wipes nothing.\n//! confirm \"Really?\"\nfn main() -> Int { 1 }\n",
+	"big.ax":    "// Doubles a text n times.\nfn main(n: Int) -> Int {\n  let mut s = \"ab\"\n  let mut i = 0\n  while i < n { s = s + s\n i = i + 1 }\n  string_len(s)\n}\n",
+	"long.ax":   "// A text of n x.\nfn main(n: Int) -> String {\n  let mut s = \"\"\n  let mut i = 0\n  while i < n { s = s + \"x\"\n i = i + 1 }\n  s\n}\n",
 	"spin.ax":   "// Counts to n.\nfn main(n: Int) -> Int {\n  let mut i = 0\n  while i < n { i = i + 1 }\n  i\n}\n",
 	"shout.ax": "// Echoes the text through the fake upstream.\nfn main(text: String) -> String !{tool.call} {\n" +
 		"  match tool_call(\"fake__echo\", to_json({\"text\": text + \"!\"})) { Ok(j) => json_encode(j), Err(e) => \"Err(\" + e + \")\" }\n}\n",
@@ -139,6 +141,11 @@ func TestToolCallScript(t *testing.T) {
 		{"capability the caller has", main(`tool_call("clock", args("{}"))`), ``, `Ok(true)`},
 		{"destructive script not granted", main(`tool_call("danger", args("{}"))`), ``,
 			`Err(script "danger" failed (policy_denied): script "danger" is destructive; start axpool with --allow-destructive danger to permit it)`},
+		{"caller's memory", main(`tool_call("big", to_json({"n": 24}))`), `,"limits":{"max_memory_mb":8}`,
+			`Err(script "big" failed (memory_limit): memory limit of 4193744 bytes exceeded (at big.ax:5:23))`}, // half of what the caller has free
+
+		{"caller's output budget", main(`tool_call("long", to_json({"n": 400}))`), `,"limits":{"max_output_bytes":300}`,
+			`Err(script "long" failed (output_limit): serialized output exceeded 300 bytes)`},
 		{"within the caller's steps", main(`tool_call("spin", to_json({"n": 100}))`), `,"max_steps":10000`, `Ok(100)`},
 	}
 	for _, tc := range cases {
@@ -308,4 +315,20 @@ func BenchmarkToolCallVsDirect(b *testing.B) {
 			}
 		})
 	})
+}
+
+// boruna_run_sealed records a tool_call of a named script as one call:
+// the replay answers it from the log (the script, which calls the fake
+// upstream's echo, runs once) and verifies.
+func TestToolCallScriptSealed(t *testing.T) {
+	g := toolScriptStack(t, 1)
+	c := stdioClient(t, g)
+	echo0 := upstreamCalls(t, g, "echo")
+	env := mustCall(t, c, "boruna_run_sealed", `{"source":`+src(showResult+`fn main() -> String !{tool.call} { show(tool_call("shout", to_json({"text": "sealed"}))) }`)+`}`)
+	if env["success"] != true || env["result"] != `Ok("\"sealed!\"")` || env["replay_verified"] != true {
+		t.Errorf("sealed: %v", env)
+	}
+	if n := upstreamCalls(t, g, "echo") - echo0; n != 1 {
+		t.Errorf("echo called %d times, want 1", n)
+	}
 }
