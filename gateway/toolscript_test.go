@@ -51,6 +51,13 @@ var toolScripts = map[string]string{
 // live handlers and slots slots.
 func toolScriptStack(t testing.TB, slots int) *Server {
 	t.Helper()
+	return toolScriptStackOf(t, slots, true)
+}
+
+// toolScriptStackOf is toolScriptStack, without the fake upstream unless
+// upstreams.
+func toolScriptStackOf(t testing.TB, slots int, upstreams bool) *Server {
+	t.Helper()
 	s := newStack(t, 0, queue.Config{})
 	t.Cleanup(s.close)
 	dir := t.TempDir()
@@ -63,8 +70,11 @@ func toolScriptStack(t testing.TB, slots int) *Server {
 	if err != nil || len(cat.Diagnostics) > 0 {
 		t.Fatalf("load: %v %v", err, cat.Diagnostics)
 	}
-	m, _ := startUpstreams(t, `{"mcpServers": {"fake": {"command": `+jsonString(fakeUpstream(t))+`}}}`, nil)
-	g := s.newGateway(t, Config{Upstreams: m, Scripts: &ScriptsConfig{Catalogue: cat}})
+	cfg := Config{Scripts: &ScriptsConfig{Catalogue: cat}}
+	if upstreams {
+		cfg.Upstreams, _ = startUpstreams(t, `{"mcpServers": {"fake": {"command": `+jsonString(fakeUpstream(t))+`}}}`, nil)
+	}
+	g := s.newGateway(t, cfg)
 	svc, err := s.Bus.ServeTools(s.Client.GatewayID(), g.CallTool, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -330,5 +340,18 @@ func TestToolCallScriptSealed(t *testing.T) {
 	}
 	if n := upstreamCalls(t, g, "echo") - echo0; n != 1 {
 		t.Errorf("echo called %d times, want 1", n)
+	}
+}
+
+// A gateway with named scripts and no upstreams answers tool calls of its
+// scripts; an upstream name gets unknown_tool.
+func TestToolCallScriptWithoutUpstreams(t *testing.T) {
+	g := toolScriptStackOf(t, 1, false)
+	c := stdioClient(t, g)
+	env := mustCall(t, c, "boruna_run", `{"source":`+src(showResult+`fn main() -> String !{tool.call} {
+    show(tool_call("add", to_json({"a": 1, "b": 2}))) + " " + show(tool_call("fake__echo", to_json({"text": "x"})))
+}`)+`}`)
+	if want := `Ok(3) Err(unknown tool "fake__echo": this server has no upstream MCP servers (--upstreams))`; env["success"] != true || env["result"] != want {
+		t.Errorf("got %v\nwant result %s", env, want)
 	}
 }
