@@ -156,6 +156,8 @@ func TestToolCallScript(t *testing.T) {
 
 		{"caller's output budget", main(`tool_call("long", to_json({"n": 400}))`), `,"limits":{"max_output_bytes":300}`,
 			`Err(script "long" failed (output_limit): serialized output exceeded 300 bytes)`},
+		{"allowed_tools allowing it", main(`tool_call("add", to_json({"a": 1, "b": 2}))`),
+			`,"policy":{"schema_version":1,"default_allow":true,"rules":{},"tool_policy":{"allowed_tools":["fake__*","add*"]}}`, `Ok(3)`},
 		{"within the caller's steps", main(`tool_call("spin", to_json({"n": 100}))`), `,"max_steps":10000`, `Ok(100)`},
 	}
 	for _, tc := range cases {
