@@ -170,7 +170,7 @@ func (b *Bus) callTool(ctx context.Context, gatewayID string, req ToolRequest) (
 			return ToolResult{}, &ToolCallError{Code: "cancelled", Msg: fmt.Sprintf("tool %q: cancelled", name)}
 		}
 		if errors.Is(err, nats.ErrNoResponders) {
-			return ToolResult{}, &ToolCallError{Code: CodeNoGateway, Msg: fmt.Sprintf("tool %q: gateway %s does not answer tool calls (it is gone, or has no upstreams)", name, gatewayID)}
+			return ToolResult{}, &ToolCallError{Code: CodeNoGateway, Msg: fmt.Sprintf("tool %q: gateway %s does not answer tool calls (it is gone, or has neither upstreams nor scripts)", name, gatewayID)}
 		}
 		return ToolResult{}, fmt.Errorf("queue: tool call %q: %w", name, err)
 	}

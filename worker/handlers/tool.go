@@ -33,7 +33,7 @@ import (
 func callTool(ctx context.Context, left int64, name string, args vm.Value) (vm.Value, error) {
 	call := vm.ToolCall(ctx)
 	if call == nil {
-		return vm.Err(vm.Str(fmt.Sprintf("tool_call %q: this run cannot call tools: only a job submitted through a gateway with upstream MCP servers (--upstreams) can", text.Clip(name, maxShownReason)))), nil
+		return vm.Err(vm.Str(fmt.Sprintf("tool_call %q: this run cannot call tools: only a job submitted through a gateway with upstream MCP servers (--upstreams) or named scripts (--scripts-dir) can", text.Clip(name, maxShownReason)))), nil
 	}
 	raw, err := args.JSONRaw()
 	if err != nil {
