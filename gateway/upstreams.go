@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -15,6 +16,7 @@ import (
 	"github.com/axpool/axpool/gateway/upstream"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -118,14 +120,15 @@ func (g *Server) toolSearch(raw json.RawMessage) []byte {
 		Example     string          `json:"example"`
 	}
 	up := g.cfg.Upstreams
-	matches := up.Search(query, limit)
+	all := append(slices.Clip(up.Tools()), g.scriptSearchTools()...)
+	matches := upstream.SearchTools(all, query, limit)
 	list := make([]found, len(matches))
 	for i, m := range matches {
 		h := m.Hints
 		list[i] = found{Name: m.Name, Title: m.Title, Description: m.Description, InputSchema: m.InputSchema, Example: m.Example,
 			Annotations: annotations{ReadOnly: h.ReadOnly, Destructive: h.Destructive, Idempotent: h.Idempotent, OpenWorld: h.OpenWorld}}
 	}
-	o := wire.Envelope(true).Set("query", query).Set("tools", list).Set("total_tools", len(up.Tools())).Set("upstreams", up.Servers())
+	o := wire.Envelope(true).Set("query", query).Set("tools", list).Set("total_tools", len(all)).Set("upstreams", up.Servers())
 	b, err := o.MarshalJSON()
 	if err != nil {
 		return refusal("internal error: " + err.Error())
@@ -153,8 +156,10 @@ func clipJSON(v json.RawMessage) string {
 }
 
 // CallTool answers a running program's tool call (a queue.ToolHandler,
-// served on queue.ToolsSubject(gateway ID) by the node): an upstream's
-// tool by its name NAME__TOOL, through Config.Upstreams, bound to ctx
+// served on queue.ToolsSubject(gateway ID) by the node): one of the
+// gateway's named scripts by its tool name (callScriptTool: its job, run
+// nested by the calling worker), else an upstream's tool by its name
+// NAME__TOOL, through Config.Upstreams, bound to ctx
 // (the call's deadline and its cancellation). The value is masked with
 // the gateway's masker besides the upstreams' secrets. A gateway without
 // upstreams, or another name, answers code unknown_tool. A destructive
@@ -168,6 +173,9 @@ func clipJSON(v json.RawMessage) string {
 // of a rerun of the job (req.JobID, req.Seq, the same name and arguments)
 // gets it without a second call of the upstream.
 func (g *Server) CallTool(ctx context.Context, req *queue.ToolRequest) queue.ToolResult {
+	if s, cat, ok := g.d.Scripts().Lookup(req.Name); ok {
+		return g.callScriptTool(ctx, req, s, cat)
+	}
 	up := g.cfg.Upstreams
 	if up == nil {
 		return queue.ToolResult{Code: upstream.CodeUnknownTool, Error: fmt.Sprintf("unknown tool %q: this server has no upstream MCP servers (--upstreams)", g.mask.String(req.Name))}
@@ -203,4 +211,44 @@ func (g *Server) callUpstream(ctx context.Context, req *queue.ToolRequest) queue
 		return queue.ToolResult{Code: e.Code, Error: g.mask.String(e.Msg)}
 	}
 	return queue.ToolResult{Value: g.mask.JSON(res.Value), IsError: res.IsError, Text: g.mask.String(res.Text)}
+}
+
+// callScriptTool answers a program's tool call of the public script s
+// (of the catalogue cat): checked as an MCP call of s is (scripts.Caller.
+// Check: the destructive grant, then the arguments), a refusal is a tool
+// error whose text is scripts.ErrText (`script "add" failed
+// (invalid_args): invalid value "x" for parameter "a" (expected an
+// integer)`), masked; a call that passes is answered with the script's
+// job (queue.ToolResult.Script), which the calling worker runs nested in
+// the calling run, in its own slot (docs/code-mode.md "Calling named scripts"):
+// queueing it as a job of its own could wait for a slot that the caller
+// holds.
+func (g *Server) callScriptTool(ctx context.Context, req *queue.ToolRequest, s *scripts.Script, cat *scripts.Catalogue) queue.ToolResult {
+	checked, refusal := g.d.Caller(cat).Check(s, orEmpty(req.Args))
+	if g.log.Enabled(ctx, slog.LevelDebug) {
+		g.log.Debug("script tool call", "tool", s.Name, "job", req.JobID, "refused", refusal != nil)
+	}
+	if refusal != nil {
+		return queue.ToolResult{IsError: true, Text: g.mask.String(scripts.ErrText(s.Name, refusal))}
+	}
+	return queue.ToolResult{Script: s.NewJob(checked).Marshal()}
+}
+
+// scriptSearchTools are the gateway's public named scripts as
+// boruna_tool_search finds them, next to the upstreams' tools: by their
+// tool name (which a program passes to tool_call), description (masked),
+// input schema and derived annotations; none without scripts.
+func (g *Server) scriptSearchTools() []upstream.Tool {
+	cat := g.d.Scripts().Catalogue()
+	if cat == nil {
+		return nil
+	}
+	out := make([]upstream.Tool, 0, len(cat.Tools))
+	for _, s := range cat.Tools {
+		schema, _ := scripts.InputSchema(s.Params).MarshalJSON()
+		a := s.Annotations()
+		out = append(out, upstream.Tool{Name: s.Name, Tool: s.Name, Description: g.mask.String(s.Description), InputSchema: g.mask.JSON(schema),
+			Hints: upstream.Hints{ReadOnly: &a.ReadOnly, Destructive: &a.Destructive, Idempotent: &a.Idempotent, OpenWorld: &a.OpenWorld}})
+	}
+	return out
 }

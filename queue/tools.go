@@ -65,6 +65,11 @@ type ToolResult struct {
 	// unknown tool, a down upstream, the deadline…); "" when it did not.
 	Code  string `json:"code,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Script, when set, answers a call of one of the gateway's named
+	// scripts: the script's job (scripts.Job JSON, its arguments checked),
+	// which the calling worker runs nested in the calling run
+	// (docs/code-mode.md "Calling named scripts"); Value is then empty.
+	Script json.RawMessage `json:"script,omitempty"`
 }
 
 // ToolCallError is a tool call that got no result: the gateway's Code
@@ -180,7 +185,7 @@ func (b *Bus) callTool(ctx context.Context, gatewayID string, req ToolRequest) (
 			return ToolResult{}, &ToolCallError{Code: "cancelled", Msg: fmt.Sprintf("tool %q: cancelled", name)}
 		}
 		if errors.Is(err, nats.ErrNoResponders) {
-			return ToolResult{}, &ToolCallError{Code: CodeNoGateway, Msg: fmt.Sprintf("tool %q: gateway %s does not answer tool calls (it is gone, or has no upstreams)", name, gatewayID)}
+			return ToolResult{}, &ToolCallError{Code: CodeNoGateway, Msg: fmt.Sprintf("tool %q: gateway %s does not answer tool calls (it is gone, or has neither upstreams nor scripts)", name, gatewayID)}
 		}
 		return ToolResult{}, fmt.Errorf("queue: tool call %q: %w", name, err)
 	}

@@ -101,7 +101,7 @@ func TestToolCalls(t *testing.T) {
 		t.Errorf("big: %v", err)
 	}
 	_, err = bus.CallTool(ctx, "gw-b", "job-1", "up__echo", nil)
-	callErr(t, "no gateway", err, CodeNoGateway, `tool "up__echo": gateway gw-b does not answer tool calls (it is gone, or has no upstreams)`)
+	callErr(t, "no gateway", err, CodeNoGateway, `tool "up__echo": gateway gw-b does not answer tool calls (it is gone, or has neither upstreams nor scripts)`)
 	_, err = bus.CallTool(ctx, "gw.b", "job-1", "up__echo", nil)
 	callErr(t, "bad gateway", err, CodeNoGateway, `tool "up__echo": invalid gateway ID "gw.b"`)
 
@@ -131,7 +131,7 @@ func TestToolCalls(t *testing.T) {
 	}
 	callErr(t, "stopped", <-done, "cancelled", "cancelled")
 	_, err = bus.CallTool(ctx, "gw-a", "job-4", "up__echo", nil)
-	callErr(t, "after stop", err, CodeNoGateway, `tool "up__echo": gateway gw-a does not answer tool calls (it is gone, or has no upstreams)`)
+	callErr(t, "after stop", err, CodeNoGateway, `tool "up__echo": gateway gw-a does not answer tool calls (it is gone, or has neither upstreams nor scripts)`)
 }
 
 func boolText(b bool) string {

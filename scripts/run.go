@@ -82,10 +82,10 @@ func Execute(ctx context.Context, env *tools.Env, raw json.RawMessage, progress 
 	if err := json.Unmarshal(raw, &j); err != nil {
 		return wire.Internal("script job: " + err.Error())
 	}
-	return withScript(&j, execute(ctx, env, &j, progress))
+	return withScript(&j, execute(ctx, env, &j, progress, false))
 }
 
-func execute(ctx context.Context, env *tools.Env, j *Job, progress tools.ProgressFunc) *wire.Object {
+func execute(ctx context.Context, env *tools.Env, j *Job, progress tools.ProgressFunc, nested bool) *wire.Object {
 	sum := sha256.Sum256([]byte(j.Source))
 	if hex.EncodeToString(sum[:]) != j.Digest {
 		return wire.Internal(fmt.Sprintf("script %q: the source does not match its digest", j.Script))
@@ -131,7 +131,7 @@ func execute(ctx context.Context, env *tools.Env, j *Job, progress tools.Progres
 	if j.MaxSteps > 0 {
 		lim.MaxSteps, lim.HasMaxSteps = j.MaxSteps, true
 	}
-	return tools.RunMain(ctx, env, m, tools.MainRun{Args: values, Policy: pol, Limits: lim}, progress)
+	return tools.RunMain(ctx, env, m, tools.MainRun{Args: values, Policy: pol, Limits: lim, Nested: nested}, progress)
 }
 
 // withScript returns o with `script` and `script_digest` after

@@ -236,6 +236,51 @@ type mainRun struct {
 	// receives its value after a successful run.
 	entry string
 	value *vm.Value
+	// nested: the run is a named script's, inside a handler call of the
+	// run of ctx (MainRun.Nested).
+	nested bool
+}
+
+// outputKey carries the output budget of a run to the runs nested in its
+// handler calls (MainRun.Nested).
+type outputKey struct{}
+
+// outputBudget is a run's output budget in bytes (valid when has).
+type outputBudget struct {
+	bytes int64
+	has   bool
+}
+
+// nestedIn bounds r, a run nested in a handler call of the run of ctx,
+// by what that run has left (MainRun.Nested): its policy, steps,
+// wall-clock time, memory and output budget. It returns the policy and
+// the limits of the nested run and its memory limit in bytes (0: none
+// beyond the limits').
+func nestedIn(ctx context.Context, pol *policy.Policy, lim runLimits) (*policy.Policy, runLimits, int64) {
+	parent, ok := vm.RunPolicy(ctx)
+	if !ok {
+		parent = policy.DenyAll() // not inside a handler call: nothing to inherit
+	}
+	pol = policy.Intersect(pol, parent)
+	if left, ok := vm.StepsLeft(ctx); ok {
+		lim.maxSteps = min(lim.maxSteps, max(left, 0))
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		ms := max(time.Until(dl).Milliseconds(), 0)
+		if !lim.hasWall || ms < lim.wallMs {
+			lim.wallMs, lim.hasWall = ms, true
+		}
+	}
+	if out, ok := ctx.Value(outputKey{}).(outputBudget); ok && out.has {
+		if !lim.hasOut || out.bytes < lim.outBytes {
+			lim.outBytes, lim.hasOut = out.bytes, true
+		}
+	}
+	var mem int64
+	if left, ok := vm.MemoryLeft(ctx); ok {
+		mem = max(left, 1)
+	}
+	return pol, lim, mem
 }
 
 // runMain runs m's main with r.args under r.policy (intersected with the
@@ -249,11 +294,19 @@ func runMain(ctx context.Context, env *Env, m *vm.Module, r mainRun, progress Pr
 	if env.CeilingPolicy != nil {
 		pol = policy.Intersect(pol, env.CeilingPolicy)
 	}
+	var nestedMem int64
+	if r.nested {
+		pol, lim, nestedMem = nestedIn(ctx, pol, lim)
+		ctx = vm.NotInteractive(ctx)
+	}
 
 	vl := lim.vmLimits()
+	if nestedMem > 0 && nestedMem < vl.MaxMemory {
+		vl.MaxMemory = nestedMem
+	}
 	seed := r.seed
 	var resume *resumeHandler
-	if raw := wire.ResumeOf(ctx); raw != nil {
+	if raw := wire.ResumeOf(ctx); raw != nil && !r.nested { // a nested run is live: only its caller's calls are replayed
 		rh, s, err := newResumeHandler(nil, raw)
 		if err != nil {
 			return wire.Internal("internal error: " + err.Error()), nil, 0
@@ -287,7 +340,11 @@ func runMain(ctx context.Context, env *Env, m *vm.Module, r mainRun, progress Pr
 		total := lim.maxSteps
 		opts.Progress = func(steps int64) { progress(steps, total) }
 	}
-	res, err := vm.Run(ctx, m, opts)
+	out := outputBudget{bytes: lim.outBytes, has: lim.hasOut}
+	if b := env.maxResponse(); b > 0 && (!out.has || b < out.bytes) {
+		out = outputBudget{bytes: b, has: true}
+	}
+	res, err := vm.Run(context.WithValue(ctx, outputKey{}, out), m, opts)
 	if r.effects != nil && liveEffects(env, res) {
 		*r.effects = true
 	}
@@ -330,6 +387,17 @@ type MainRun struct {
 	Limits CallLimits
 	// Trace records the first TraceLimit instructions.
 	Trace bool
+	// Nested runs main inside a capability handler's call of the run of
+	// ctx: a named script called with tool_call (docs/code-mode.md "Named
+	// scripts"), in the caller's worker slot. Its policy is also
+	// intersected with the calling run's (vm.RunPolicy: a script never
+	// gains a capability its caller lacks); its steps, wall-clock time,
+	// memory and output are bounded by what the calling run has left
+	// (vm.StepsLeft, ctx's deadline, vm.MemoryLeft, the caller's output
+	// budget); it never resumes a suspended run's state and never
+	// suspends (vm.NotInteractive). Its steps are not charged here: the
+	// caller charges them (vm.ChargeSteps).
+	Nested bool
 }
 
 // RunMain runs a compiled module's main with arguments, as boruna_run
@@ -341,7 +409,7 @@ func RunMain(ctx context.Context, env *Env, m *vm.Module, run MainRun, progress 
 	if env == nil {
 		env = &Env{}
 	}
-	o, _, _ := runMain(ctx, env, m, mainRun{args: run.Args, policy: run.Policy, lim: run.Limits.effective(env), trace: run.Trace}, progress)
+	o, _, _ := runMain(ctx, env, m, mainRun{args: run.Args, policy: run.Policy, lim: run.Limits.effective(env), trace: run.Trace, nested: run.Nested}, progress)
 	return o
 }
 

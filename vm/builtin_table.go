@@ -195,7 +195,7 @@ var effectInfo = [NumEffects]struct {
 	EUiRender:    {FuncInfo{[]string{"ui_render"}, "(node: T) -> Unit", "appends node to `ui_output`"}, policy.UiRender},
 	ESleepMs: {FuncInfo{[]string{"sleep_ms"}, "(ms: Int) -> Unit", "waits ms milliseconds without counting steps (the VM waits, under every handler set); " +
 		"wakes at once when the run is cancelled or reaches its wall-clock limit, which then ends it; a negative ms is the runtime error `sleep_ms: negative duration <ms> ms`"}, policy.TimeNow},
-	EToolCall: {FuncInfo{[]string{"tool_call"}, "(name: String, args: Json) -> Result<Json, String>", "calls the tool `NAME__TOOL` of an upstream MCP server with args (a Json object) (docs/code-mode.md): " +
+	EToolCall: {FuncInfo{[]string{"tool_call"}, "(name: String, args: Json) -> Result<Json, String>", "calls the tool `NAME__TOOL` of an upstream MCP server, or a named script of the server by its tool name (run nested in the calling run, within its policy and budgets), with args (a Json object) (docs/code-mode.md): " +
 		"`Ok` of its structuredContent, else its text parsed as JSON, else the text as a Json string; `Err` of its error text, or of why the call got no result (an unknown tool, an upstream down, an approval needed); the mock handlers answer `Ok({\"mock\": true, \"tool\": name})`"}, policy.ToolCall},
 	EAsk: {FuncInfo{[]string{"ask"}, "(message: String) -> Result<String, String>", "asks the run's caller the question message and waits for the answer (docs/code-mode.md \"Questions\"): " +
 		"`Ok` of the answer text; `Err` when the caller declines, or cannot be asked (a client without elicitation, a batch item); the mock handlers answer `Ok(\"mock answer\")`"}, policy.InputAsk},

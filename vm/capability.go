@@ -226,7 +226,7 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 	own := append([]Value(nil), args...)
 	m.logEvent(Event{Kind: EventCapCall, Capability: c, Effect: e, Args: own})
 	if m.hctx == nil {
-		m.hctx = context.WithValue(m.ctx, callBudgetKey{}, &m.hbudget)
+		m.hctx = context.WithValue(context.WithValue(m.ctx, callBudgetKey{}, &m.hbudget), runPolicyKey{}, runPolicy{m.policy})
 		if m.maxWall > 0 {
 			m.hctx, m.hcancel = context.WithDeadline(m.hctx, m.start.Add(m.maxWall))
 		}

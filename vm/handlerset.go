@@ -194,8 +194,32 @@ func WithInteractive(ctx context.Context) context.Context {
 	return context.WithValue(ctx, interactiveKey{}, true)
 }
 
+// NotInteractive returns ctx marking a run whose caller cannot be asked,
+// whatever ctx said before: a named script run nested in a tool call
+// (docs/code-mode.md "Calling named scripts") gets an Err where its caller's run
+// would have suspended.
+func NotInteractive(ctx context.Context) context.Context {
+	return context.WithValue(ctx, interactiveKey{}, false)
+}
+
 // Interactive reports whether ctx is WithInteractive's.
 func Interactive(ctx context.Context) bool {
 	b, _ := ctx.Value(interactiveKey{}).(bool)
 	return b
+}
+
+// runPolicy is the value of runPolicyKey: the run's policy (nil =
+// allow-all), boxed so that a nil one is still found.
+type runPolicy struct{ p *policy.Policy }
+
+type runPolicyKey struct{}
+
+// RunPolicy returns the policy of the run calling a Handler
+// (Options.Policy as the run got it; nil means allow-all): what the run
+// may use, which a run nested in the call (a named script's, called with
+// tool_call) must not exceed. It reports false outside a handler call of
+// a run.
+func RunPolicy(ctx context.Context) (*policy.Policy, bool) {
+	r, ok := ctx.Value(runPolicyKey{}).(runPolicy)
+	return r.p, ok
 }

@@ -1,6 +1,10 @@
 package wire
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
 
 // toolCallKey carries the function WithToolCall sets.
 type toolCallKey struct{}
@@ -12,6 +16,21 @@ type toolCallKey struct{}
 // error; err is a call that got no result (its message says why). It has
 // the same shape as vm.ToolCallFunc, which the engine converts it to.
 type ToolCallFunc func(ctx context.Context, name string, args []byte) (value []byte, isError bool, text string, err error)
+
+// ScriptCall is the error a ToolCallFunc returns when the gateway
+// answered a call of one of its named scripts with the script's job
+// (queue.ToolResult.Script) for the calling run to run nested, in its own
+// worker slot (docs/code-mode.md "Calling named scripts"): the engine runs it
+// (scripts.RunNested). Name is the tool name called; Job the script job's
+// JSON (scripts.Job).
+type ScriptCall struct {
+	Name string
+	Job  json.RawMessage
+}
+
+func (e *ScriptCall) Error() string {
+	return fmt.Sprintf("tool_call %q: the gateway answered a named script to run here, and this run cannot run one", e.Name)
+}
 
 // WithToolCall returns ctx carrying fn: the worker sets it for a job whose
 // gateway can be asked (queue.GatewayOfReply), and the engine hands it to

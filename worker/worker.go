@@ -1176,12 +1176,14 @@ func mustJSON(o *wire.Object) json.RawMessage {
 }
 
 // toolCaller is how a job submitted by gateway gw calls that gateway's
-// upstream MCP tools (code mode, docs/code-mode.md): queue.Bus.CallToolRequest,
-// bound to the caller's ctx (its deadline travels with the request; its
-// cancellation cancels the call on the gateway). It is made for each run
-// of the job and numbers the run's calls (queue.ToolRequest.Seq): a run
-// of a job delivered again numbers the same calls alike, and the gateway
-// answers a destructive call the job made already from its record.
+// upstream MCP tools and named scripts (code mode, docs/code-mode.md):
+// queue.Bus.CallToolRequest, bound to the caller's ctx (its deadline
+// travels with the request; its cancellation cancels the call on the
+// gateway). A named script is answered as its job, returned as a
+// *wire.ScriptCall for the executor to run nested. It is made for each
+// run of the job and numbers the run's calls (queue.ToolRequest.Seq): a
+// run of a job delivered again numbers the same calls alike, and the
+// gateway answers a destructive call the job made already from its record.
 func (w *Worker) toolCaller(gw, jobID string) wire.ToolCallFunc {
 	var seq atomic.Int64 // this run's calls, numbered from 1 (queue.ToolRequest.Seq)
 	return func(ctx context.Context, name string, args []byte) ([]byte, bool, string, error) {
@@ -1190,8 +1192,11 @@ func (w *Worker) toolCaller(gw, jobID string) wire.ToolCallFunc {
 			req.Approved = true
 		}
 		res, err := w.bus.CallToolRequest(ctx, gw, req)
-		if err != nil {
+		switch {
+		case err != nil:
 			return nil, false, "", err
+		case len(res.Script) > 0: // a named script, run nested by the engine
+			return nil, false, "", &wire.ScriptCall{Name: name, Job: res.Script}
 		}
 		return res.Value, res.IsError, res.Text, nil
 	}

@@ -35,6 +35,12 @@ type Match struct {
 // query, lower-cased, is a substring of the name. Tools scoring 0 are
 // left out; ties go by name. An empty query lists the tools by name.
 func (m *Manager) Search(query string, limit int) []Match {
+	return SearchTools(m.Tools(), query, limit)
+}
+
+// SearchTools is Search over the tools list (the upstreams' with others:
+// the gateway's named scripts), by the same rule.
+func SearchTools(list []Tool, query string, limit int) []Match {
 	if limit <= 0 {
 		limit = DefaultSearchLimit
 	}
@@ -42,7 +48,7 @@ func (m *Manager) Search(query string, limit int) []Match {
 	q := words(query)
 	whole := strings.ToLower(strings.TrimSpace(query))
 	var out []Match
-	for _, t := range m.Tools() {
+	for _, t := range list {
 		score := 0
 		if len(q) > 0 {
 			score = scoreTool(&t, q, whole)

@@ -8,7 +8,9 @@
 //
 // A job's context may carry the worker's way to call the tools of the
 // gateway that submitted it (wire.ToolCall); the engine hands it to the
-// capability handlers as vm.ToolCall (withToolCall).
+// capability handlers as vm.ToolCall (withToolCall), and runs the named
+// scripts the gateway answers such a call with nested in the calling
+// run (scripts.RunNested).
 //
 // Imports: queue, scripts, tools, vm, wire and worker.
 package engine
@@ -80,7 +82,7 @@ func (e *Executor) Prepare(job *queue.Job, maxResult int) worker.Prepared {
 		return worker.Prepared{
 			WallLimit: tools.WallLimit(env, job.Tool, nil),
 			Run: func(ctx context.Context, progress func(steps, total int64)) worker.Result {
-				return result(scripts.Execute(withToolCall(ctx), env, job.Args, progress), tools.Report{}, job)
+				return result(scripts.Execute(withToolCall(ctx, env), env, job.Args, progress), tools.Report{}, job)
 			},
 		}
 	}
@@ -101,7 +103,7 @@ func (e *Executor) Prepare(job *queue.Job, maxResult int) worker.Prepared {
 	return worker.Prepared{
 		WallLimit: call.WallLimit(env),
 		Run: func(ctx context.Context, progress func(steps, total int64)) worker.Result {
-			resp, rep := tools.CallArgs(withToolCall(ctx), env, call, progress)
+			resp, rep := tools.CallArgs(withToolCall(ctx, env), env, call, progress)
 			return result(resp, rep, job)
 		},
 	}
@@ -109,10 +111,19 @@ func (e *Executor) Prepare(job *queue.Job, maxResult int) worker.Prepared {
 
 // withToolCall returns ctx carrying, for the capability handlers, the
 // worker's tool caller of the job (wire.ToolCall as vm.ToolCall); ctx
-// itself when it has none.
-func withToolCall(ctx context.Context) context.Context {
+// itself when it has none. A call the gateway answers with a named
+// script's job (*wire.ScriptCall) runs the script here, nested in the
+// calling run under env (scripts.RunNested): in the job's own slot.
+func withToolCall(ctx context.Context, env *tools.Env) context.Context {
 	if fn := wire.ToolCall(ctx); fn != nil {
-		ctx = vm.WithToolCall(ctx, vm.ToolCallFunc(fn))
+		ctx = vm.WithToolCall(ctx, func(ctx context.Context, name string, args []byte) ([]byte, bool, string, error) {
+			value, isError, text, err := fn(ctx, name, args)
+			var sc *wire.ScriptCall
+			if errors.As(err, &sc) {
+				return scripts.RunNested(ctx, env, sc.Job)
+			}
+			return value, isError, text, err
+		})
 		if wire.Interactive(ctx) {
 			ctx = vm.WithInteractive(ctx)
 		}

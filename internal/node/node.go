@@ -378,8 +378,10 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 		}
 		n.onClose(n.Gateway.Close)
 		n.Dispatcher = n.Gateway.Dispatcher()
-		if ups != nil {
-			// Stopped before the manager closes (closers run in reverse).
+		if ups != nil || sc != nil {
+			// Programs call the upstreams' tools and the named scripts
+			// (docs/code-mode.md). Stopped before the manager closes
+			// (closers run in reverse).
 			svc, err := n.client.Bus().ServeTools(n.client.GatewayID(), n.Gateway.CallTool, n.Log)
 			if err != nil {
 				return n, err
@@ -424,16 +426,17 @@ func (n *Node) startUpstreams(ctx context.Context, cfg *upstream.Config, masker 
 }
 
 // withToolGrant is granted with tool.call reported as the gateway grants
-// it: with --upstreams (hasUpstreams), else not, flag --upstreams (the
-// workers would perform any call; the gateway has no tool to answer it).
-// nil stays nil (the mock set).
-func withToolGrant(granted func(policy.Capability) (bool, string), hasUpstreams bool) func(policy.Capability) (bool, string) {
+// it: with --upstreams or --scripts-dir (hasTools: the named scripts are
+// tools a program may call), else not, flag --upstreams (the workers
+// would perform any call; the gateway has no tool to answer it). nil
+// stays nil (the mock set).
+func withToolGrant(granted func(policy.Capability) (bool, string), hasTools bool) func(policy.Capability) (bool, string) {
 	if granted == nil {
 		return nil
 	}
 	return func(c policy.Capability) (bool, string) {
 		if c == policy.ToolCall {
-			if hasUpstreams {
+			if hasTools {
 				return true, ""
 			}
 			return false, "--upstreams"
@@ -474,7 +477,7 @@ func (n *Node) toolsEnv() (*tools.Env, error) {
 	}
 	logGrants(n.Log, set)
 	cfg.Grants.logWarnings(n.Log)
-	env.Granted = withToolGrant(grantedBy(set), cfg.Upstreams != "")
+	env.Granted = withToolGrant(grantedBy(set), cfg.Upstreams != "" || cfg.ScriptsDir != "")
 	closeSet()
 	return env, nil
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/axpool/axpool/policy"
 )
 
 func TestScaled(t *testing.T) {
@@ -29,5 +31,29 @@ func TestWithoutVars(t *testing.T) {
 	}
 	if got := withoutVars(env, nil); len(got) != 4 {
 		t.Errorf("got %v", got)
+	}
+}
+
+// tool.call is granted with --upstreams or --scripts-dir (hasTools), else
+// reported with the flag --upstreams; other capabilities are granted's.
+func TestWithToolGrant(t *testing.T) {
+	granted := func(c policy.Capability) (bool, string) { return c == policy.TimeNow, "--x" }
+	for _, c := range []struct {
+		hasTools bool
+		capa     policy.Capability
+		ok       bool
+		flag     string
+	}{
+		{true, policy.ToolCall, true, ""},
+		{false, policy.ToolCall, false, "--upstreams"},
+		{true, policy.TimeNow, true, "--x"},
+		{false, policy.NetFetch, false, "--x"},
+	} {
+		if ok, flag := withToolGrant(granted, c.hasTools)(c.capa); ok != c.ok || flag != c.flag {
+			t.Errorf("withToolGrant(hasTools %v)(%s) = %v, %q; want %v, %q", c.hasTools, c.capa, ok, flag, c.ok, c.flag)
+		}
+	}
+	if withToolGrant(nil, true) != nil {
+		t.Error("withToolGrant(nil) is not nil")
 	}
 }

@@ -20,6 +20,8 @@ import (
 //     upstream down, approval needed, gateway gone, busy…), or, when the
 //     run's context ended (its cancellation, its wall-clock limit), that
 //     error, which ends the run as such;
+//   - a named script run nested (scripts.RunNested) whose steps do not
+//     fit in the run's → vm.ErrStepLimit, the run's step limit;
 //   - a call that needs the caller's approval (code
 //     CodeApprovalRequired) in a run whose caller can be asked
 //     (vm.Interactive) → a *vm.SuspendError: the run suspends;
@@ -31,7 +33,7 @@ import (
 func callTool(ctx context.Context, left int64, name string, args vm.Value) (vm.Value, error) {
 	call := vm.ToolCall(ctx)
 	if call == nil {
-		return vm.Err(vm.Str(fmt.Sprintf("tool_call %q: this run cannot call tools: only a job submitted through a gateway with upstream MCP servers (--upstreams) can", text.Clip(name, maxShownReason)))), nil
+		return vm.Err(vm.Str(fmt.Sprintf("tool_call %q: this run cannot call tools: only a job submitted through a gateway with upstream MCP servers (--upstreams) or named scripts (--scripts-dir) can", text.Clip(name, maxShownReason)))), nil
 	}
 	raw, err := args.JSONRaw()
 	if err != nil {
@@ -42,6 +44,8 @@ func callTool(ctx context.Context, left int64, name string, args vm.Value) (vm.V
 	switch {
 	case ctx.Err() != nil:
 		return vm.Value{}, ctx.Err()
+	case errors.Is(err, vm.ErrStepLimit): // a nested script's steps past the run's
+		return vm.Value{}, err
 	case err != nil && errors.As(err, &coded) && coded.ToolCode() == CodeApprovalRequired && vm.Interactive(ctx):
 		return vm.Value{}, &vm.SuspendError{Kind: vm.SuspendApproval, Tool: name, Args: raw}
 	case err != nil:

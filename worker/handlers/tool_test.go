@@ -71,7 +71,7 @@ func TestToolCall(t *testing.T) {
 
 	// No tool caller: not a job of a gateway.
 	m := run(t, set, toolSrc("up__json", `{}`), "")
-	if w := `Err: tool_call "up__json": this run cannot call tools: only a job submitted through a gateway with upstream MCP servers (--upstreams) can`; m["result"] != w {
+	if w := `Err: tool_call "up__json": this run cannot call tools: only a job submitted through a gateway with upstream MCP servers (--upstreams) or named scripts (--scripts-dir) can`; m["result"] != w {
 		t.Fatalf("without a caller: %v", m)
 	}
 }

@@ -1,0 +1,136 @@
+package scripts
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/axpool/axpool/internal/text"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/wire"
+)
+
+// A program's tool_call of a named script (docs/code-mode.md "Named
+// scripts") runs the script nested: the gateway checks the call as it
+// checks an MCP call of the script (Caller.Check) and answers the job
+// (Job) instead of a value; the worker running the calling program runs
+// the job in its own slot, inside the tool_call (RunNested), so a slot
+// never waits for a job that needs a slot.
+
+// MaxNestedDepth is how deep named scripts may call named scripts with
+// tool_call: a script a program calls is at depth 1, a script it calls at
+// depth 2, and a call that would run one at depth MaxNestedDepth+1 gets
+// an Err naming the limit (a script calling itself stops there).
+const MaxNestedDepth = 4
+
+// depthKey carries the depth of the nested script running under a
+// context (0 or absent: a top-level run).
+type depthKey struct{}
+
+// RunNested runs a script job (Job.Marshal, as the gateway answered a
+// tool_call of the script) nested in the tool_call of the run calling
+// ctx's handler, as a vm.ToolCallFunc answers (docs/code-mode.md "Named
+// scripts"):
+//
+//   - a successful run → value, the script's result envelope as the MCP
+//     call's structuredContent would be ({"success": true,
+//     "protocol_version": 1, "script": …, "script_digest": …, "result": …,
+//     "steps": …, "ui_output": […], …});
+//   - a failed run → isError and text, ErrText of its envelope;
+//   - a call past MaxNestedDepth → isError, `script "x": not run: named
+//     scripts may call each other at most 4 deep (tool_call depth limit)`;
+//   - err: vm.ErrStepLimit (wrapped) when the steps the script took do
+//     not fit in the calling run's (the caller's step limit), or a job
+//     that does not decode.
+//
+// The run is bounded by the caller's policy and what it has left
+// (tools.MainRun.Nested); its steps are charged to the caller
+// (vm.ChargeSteps).
+func RunNested(ctx context.Context, env *tools.Env, raw json.RawMessage) (value []byte, isError bool, msg string, err error) {
+	if env == nil {
+		env = &tools.Env{}
+	}
+	var j Job
+	if err := json.Unmarshal(raw, &j); err != nil {
+		return nil, false, "", fmt.Errorf("script job: %v", err)
+	}
+	depth, _ := ctx.Value(depthKey{}).(int)
+	if depth >= MaxNestedDepth {
+		return nil, true, fmt.Sprintf("script %q: not run: named scripts may call each other at most %d deep (tool_call depth limit)",
+			text.Clip(j.Script, 200), MaxNestedDepth), nil
+	}
+	b, merr := withScript(&j, execute(context.WithValue(ctx, depthKey{}, depth+1), env, &j, nil, true)).MarshalJSON()
+	if merr != nil {
+		return nil, true, fmt.Sprintf("script %q: the result does not encode: %v", j.Script, merr), nil
+	}
+	o, perr := wire.ParseObject(b) // its values as raw JSON
+	if perr != nil {
+		return nil, true, fmt.Sprintf("script %q: the result is not a JSON object: %v", j.Script, perr), nil
+	}
+	var steps int64
+	if v, ok := o.Get("steps"); ok {
+		_ = json.Unmarshal(v.(json.RawMessage), &steps)
+	}
+	if err := vm.ChargeSteps(ctx, steps); err != nil {
+		return nil, false, "", fmt.Errorf("script %q: %w", j.Script, err)
+	}
+	if !succeeded(o) {
+		return nil, true, ErrText(j.Script, o), nil
+	}
+	return b, false, "", nil
+}
+
+// succeeded reports whether a parsed envelope's success is true.
+func succeeded(o *wire.Object) bool {
+	v, _ := o.Get("success")
+	raw, _ := v.(json.RawMessage)
+	return string(raw) == "true"
+}
+
+// ErrText is the Err text a tool_call of script name gets for the failed
+// (or refused) result o: `script "name" failed (OUTCOME): MESSAGE`, the
+// message without a leading `script "name": ` of its own and, for a
+// run-time error, followed by its position ` (at fail.ax:2:27)`, e.g.
+// `script "add" failed (invalid_args): invalid value "x" for parameter
+// "a" (expected an integer)`.
+func ErrText(name string, o *wire.Object) string {
+	if b, err := o.MarshalJSON(); err == nil { // its values as raw JSON
+		if p, err := wire.ParseObject(b); err == nil {
+			o = p
+		}
+	}
+	var outcome string
+	if v, ok := o.Get("outcome"); ok {
+		raw, _ := v.(json.RawMessage)
+		_ = json.Unmarshal(raw, &outcome)
+	}
+	msg := failureMessage(o)
+	msg = strings.TrimPrefix(msg, fmt.Sprintf("script %q: ", name))
+	var at struct {
+		File      string
+		Line, Col int
+	}
+	for _, k := range []string{"file", "line", "col"} {
+		if v, ok := o.Get(k); ok {
+			raw, _ := v.(json.RawMessage)
+			switch k {
+			case "file":
+				_ = json.Unmarshal(raw, &at.File)
+			case "line":
+				_ = json.Unmarshal(raw, &at.Line)
+			case "col":
+				_ = json.Unmarshal(raw, &at.Col)
+			}
+		}
+	}
+	if at.Line > 0 {
+		if at.File != "" {
+			msg += fmt.Sprintf(" (at %s:%d:%d)", at.File, at.Line, at.Col)
+		} else {
+			msg += fmt.Sprintf(" (at %d:%d)", at.Line, at.Col)
+		}
+	}
+	return fmt.Sprintf("script %q failed (%s): %s", name, outcome, msg)
+}
