@@ -259,6 +259,7 @@ func (g *Server) NewHTTPServer(cfg HTTPConfig) (*HTTPServer, error) {
 		server.WithStreamableHTTPServer(h.srv),
 		server.WithSessionIdManagerResolver(h.sessions),
 		server.WithStreamableHTTPLogger(g.log),
+		server.WithHTTPContextFunc(skipHeaderRecheck),
 	)
 	return h, nil
 }
@@ -351,11 +352,13 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeRPC(w, http.StatusBadRequest, resp)
 			return
 		}
+		checked := false // the routing headers passed mcpver.CheckHTTP
 		if meta := mcpver.Parse(msg.Params); hasID(msg.ID) && mcpver.ModernHTTP(r.Header, meta) {
 			if e := mcpver.CheckHTTP(r.Header, msg.Method, msg.Params, meta); e != nil {
 				writeRPC(w, http.StatusBadRequest, rpcErrorOf(msg.ID, e))
 				return
 			}
+			checked = true
 		}
 		legacy := !modern && !modernMeta(msg.Params)
 		var calls *callTable // the session's calls (cancel.go)
@@ -409,6 +412,11 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			defer hw.slot.Done()
 			if calls != nil {
 				defer calls.release(calls.add(string(msg.ID), cancel))
+			}
+			if checked && h.g.toolBindsNoHeader(info.tool) {
+				// mcp-go need not check the headers again (headercheck.go).
+				hr.Header = r.Header.Clone()
+				ctx = context.WithValue(ctx, checkedHeadersKey{}, true)
 			}
 		}
 		if h.g.isLocal(msg, info) {
