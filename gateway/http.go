@@ -578,7 +578,47 @@ func (hw *httpWriter) exactID(body []byte, id json.RawMessage) []byte {
 
 // keptID reports whether mcp-go writes the JSON-RPC id back as the client
 // wrote it (it decodes an id into a float64 or a string and encodes that).
+//
+// The ids clients send — integers of up to 15 digits, strings of plain
+// ASCII — are told without decoding (keptIDShortcut).
 func keptID(id json.RawMessage) bool {
+	if kept, known := keptIDShortcut(id); known {
+		return kept
+	}
+	return keptIDDecoded(id)
+}
+
+// keptIDShortcut tells keptID for an integer of up to 15 digits written
+// without leading zeros (a float64 holds it exactly and is encoded with
+// the same digits) and for a string of printable ASCII that encoding/json
+// writes back unescaped (no \, ", <, > or &); known is false for
+// anything else.
+func keptIDShortcut(id json.RawMessage) (kept, known bool) {
+	if len(id) >= 2 && id[0] == '"' && id[len(id)-1] == '"' {
+		for _, c := range id[1 : len(id)-1] {
+			if c < 0x20 || c >= 0x7f || c == '\\' || c == '"' || c == '<' || c == '>' || c == '&' {
+				return false, false
+			}
+		}
+		return true, true
+	}
+	digits := id
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) {
+		return false, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false, false
+		}
+	}
+	return true, true
+}
+
+// keptIDDecoded is keptID by decoding id and encoding it again.
+func keptIDDecoded(id json.RawMessage) bool {
 	var v any
 	if json.Unmarshal(id, &v) != nil {
 		return false
