@@ -199,3 +199,27 @@ func BenchmarkDecodeEvent(b *testing.B) {
 		}
 	}
 }
+
+// TestValidID: 1–128 bytes of [A-Za-z0-9_-], checked byte by byte; every
+// other byte, and every byte of a multi-byte or invalid character, is
+// refused.
+func TestValidID(t *testing.T) {
+	for _, id := range []string{"a", "Z", "0", "_", "-", "job-1_A", strings.Repeat("x", 128),
+		"0f8fad5b-d9cb-469f-a165-70867728950e"} {
+		if !ValidID(id) {
+			t.Errorf("ValidID(%q) = false", id)
+		}
+	}
+	for _, id := range []string{"", strings.Repeat("x", 129), "a.b", "a b", "a*", "a>", "é", "a\xff", "a\x00",
+		"a/b", "a+b", "a=b", "ab\n", "\u0130", "\u212a"} { // the last two fold to ASCII letters
+		if ValidID(id) {
+			t.Errorf("ValidID(%q) = true", id)
+		}
+	}
+	for c := 0; c < 256; c++ {
+		want := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+		if got := ValidID("x" + string([]byte{byte(c)})); got != want {
+			t.Errorf("ValidID(x + byte %#x) = %v, want %v", c, got, want)
+		}
+	}
+}

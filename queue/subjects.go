@@ -158,11 +158,26 @@ func idempotencyKey(digest string) string { return "idem." + digest }
 // ValidID reports whether s is a valid job, tool, gateway or worker ID:
 // 1–128 characters from [A-Za-z0-9_-], so that it is one subject token and
 // a KV key part.
+//
+// It reads bytes, not runes (a byte of a multi-byte character is outside
+// the set as its character is): IDs are checked several times per job on
+// both sides.
 func ValidID(s string) bool {
 	if s == "" || len(s) > 128 {
 		return false
 	}
-	return strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-	}) < 0
+	for i := 0; i < len(s); i++ {
+		if !idByte[s[i]] {
+			return false
+		}
+	}
+	return true
 }
+
+// idByte marks the bytes of [A-Za-z0-9_-].
+var idByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+	}
+	return t
+}()
