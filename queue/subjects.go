@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"strings"
 )
 
 // Every NATS subject, stream, consumer and bucket name axpool uses is defined
@@ -105,12 +104,21 @@ func ValidReply(s string) bool {
 	if s == "" || len(s) > MaxReplyLen {
 		return false
 	}
-	for tok := range strings.SplitSeq(s, ".") {
-		if tok == "" || tok == "*" || tok == ">" {
+	// One pass over the bytes (every job's reply is checked on both
+	// sides): a byte of a multi-byte character is never white space or a
+	// control byte.
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == '.' {
+			if tok := s[start:i]; tok == "" || tok == "*" || tok == ">" {
+				return false
+			}
+			start = i + 1
+		} else if c := s[i]; c <= ' ' || c == 0x7f {
 			return false
 		}
 	}
-	return strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) < 0
+	return true
 }
 
 // replyProblem describes a reply subject ValidReply refuses, quoting at
