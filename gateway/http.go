@@ -353,7 +353,8 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		checked := false // the routing headers passed mcpver.CheckHTTP
-		if meta := mcpver.Parse(msg.Params); hasID(msg.ID) && mcpver.ModernHTTP(r.Header, meta) {
+		meta := mcpver.Parse(msg.Params)
+		if hasID(msg.ID) && mcpver.ModernHTTP(r.Header, meta) {
 			if e := mcpver.CheckHTTP(r.Header, msg.Method, msg.Params, meta); e != nil {
 				writeRPC(w, http.StatusBadRequest, rpcErrorOf(msg.ID, e))
 				return
@@ -398,6 +399,9 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
 			var resp mcp.JSONRPCMessage
 			info, resp = precheckCall(msg, h.g)
+			if info != nil {
+				info.meta = &meta
+			}
 			if resp != nil {
 				status := http.StatusOK
 				if modern {
