@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/axpool/axpool/gateway/mcpver"
 	"github.com/axpool/axpool/tools"
 )
 
@@ -20,6 +21,18 @@ type callInfo struct {
 	err   error
 	token json.RawMessage // _meta.progressToken as sent; nil when none
 	task  bool            // params.task is present and not null: a task-augmented call (tasks.go)
+	// meta is mcpver.Parse of the call's params when the transport read
+	// it (HTTP reads it for every request), nil otherwise (metaOf).
+	meta *mcpver.Request
+}
+
+// metaOf returns mcpver.Parse(params), the call's params, reading them
+// only when the transport did not (info.meta).
+func (info *callInfo) metaOf(params json.RawMessage) mcpver.Request {
+	if info != nil && info.meta != nil {
+		return *info.meta
+	}
+	return mcpver.Parse(params)
 }
 
 // callInfoKey carries the *callInfo of a tools/call that came over stdio or

@@ -33,6 +33,23 @@ func TestKeptID(t *testing.T) {
 			t.Errorf("keptID(%s) = %v, want %v", tc.id, got, tc.kept)
 		}
 	}
+	// The shortcut answers as decoding would, for every id it answers.
+	ids := []string{`1`, `-1`, `00`, `-00`, `01`, `999999999999999`, `-999999999999999`, `1000000000000000`, `1.0`, `-`, `--1`,
+		`" "`, `"~"`, "\"\x7f\"", "\"\x1f\"", `"'"`, `"a/b"`, `"<"`, `">"`, `"&"`, `"\\"`, `"\""`, `"é"`, `"\u00e9"`, `""`, `"`, `x`, `true`, `null`}
+	for c := 0; c < 128; c++ {
+		ids = append(ids, `"a`+string(rune(c))+`b"`)
+	}
+	for _, id := range ids {
+		kept, known := keptIDShortcut([]byte(id))
+		if want := keptIDDecoded([]byte(id)); known && kept != want {
+			t.Errorf("keptIDShortcut(%q) = %v, decoding says %v", id, kept, want)
+		}
+	}
+	for _, id := range []string{`7`, `-12`, `123456789012345`, `"abc"`, `"a b-c_1:2/3"`, `""`} {
+		if _, known := keptIDShortcut([]byte(id)); !known {
+			t.Errorf("keptIDShortcut(%s) does not answer", id)
+		}
+	}
 }
 
 // slowProgressToken is metaProgressToken without its shortcut.

@@ -259,6 +259,7 @@ func (g *Server) NewHTTPServer(cfg HTTPConfig) (*HTTPServer, error) {
 		server.WithStreamableHTTPServer(h.srv),
 		server.WithSessionIdManagerResolver(h.sessions),
 		server.WithStreamableHTTPLogger(g.log),
+		server.WithHTTPContextFunc(skipHeaderRecheck),
 	)
 	return h, nil
 }
@@ -351,11 +352,14 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeRPC(w, http.StatusBadRequest, resp)
 			return
 		}
-		if meta := mcpver.Parse(msg.Params); hasID(msg.ID) && mcpver.ModernHTTP(r.Header, meta) {
+		checked := false // the routing headers passed mcpver.CheckHTTP
+		meta := mcpver.Parse(msg.Params)
+		if hasID(msg.ID) && mcpver.ModernHTTP(r.Header, meta) {
 			if e := mcpver.CheckHTTP(r.Header, msg.Method, msg.Params, meta); e != nil {
 				writeRPC(w, http.StatusBadRequest, rpcErrorOf(msg.ID, e))
 				return
 			}
+			checked = true
 		}
 		legacy := !modern && !modernMeta(msg.Params)
 		var calls *callTable // the session's calls (cancel.go)
@@ -395,6 +399,9 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
 			var resp mcp.JSONRPCMessage
 			info, resp = precheckCall(msg, h.g)
+			if info != nil {
+				info.meta = &meta
+			}
 			if resp != nil {
 				status := http.StatusOK
 				if modern {
@@ -409,6 +416,11 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			defer hw.slot.Done()
 			if calls != nil {
 				defer calls.release(calls.add(string(msg.ID), cancel))
+			}
+			if checked && h.g.toolBindsNoHeader(info.tool) {
+				// mcp-go need not check the headers again (headercheck.go).
+				hr.Header = r.Header.Clone()
+				ctx = context.WithValue(ctx, checkedHeadersKey{}, true)
 			}
 		}
 		if h.g.isLocal(msg, info) {
@@ -570,7 +582,47 @@ func (hw *httpWriter) exactID(body []byte, id json.RawMessage) []byte {
 
 // keptID reports whether mcp-go writes the JSON-RPC id back as the client
 // wrote it (it decodes an id into a float64 or a string and encodes that).
+//
+// The ids clients send — integers of up to 15 digits, strings of plain
+// ASCII — are told without decoding (keptIDShortcut).
 func keptID(id json.RawMessage) bool {
+	if kept, known := keptIDShortcut(id); known {
+		return kept
+	}
+	return keptIDDecoded(id)
+}
+
+// keptIDShortcut tells keptID for an integer of up to 15 digits written
+// without leading zeros (a float64 holds it exactly and is encoded with
+// the same digits) and for a string of printable ASCII that encoding/json
+// writes back unescaped (no \, ", <, > or &); known is false for
+// anything else.
+func keptIDShortcut(id json.RawMessage) (kept, known bool) {
+	if len(id) >= 2 && id[0] == '"' && id[len(id)-1] == '"' {
+		for _, c := range id[1 : len(id)-1] {
+			if c < 0x20 || c >= 0x7f || c == '\\' || c == '"' || c == '<' || c == '>' || c == '&' {
+				return false, false
+			}
+		}
+		return true, true
+	}
+	digits := id
+	if len(digits) > 0 && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) {
+		return false, false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return false, false
+		}
+	}
+	return true, true
+}
+
+// keptIDDecoded is keptID by decoding id and encoding it again.
+func keptIDDecoded(id json.RawMessage) bool {
 	var v any
 	if json.Unmarshal(id, &v) != nil {
 		return false

@@ -110,6 +110,8 @@ type Server struct {
 	obs     *Observer
 	mcp     *server.MCPServer
 	scripts *scriptState // nil without Config.Scripts
+	// bindings caches toolBindsNoHeader (headercheck.go).
+	bindings headerBindings
 	// budget bounds the bytes of results being written (send.go).
 	budget *outbound.Budget
 	// resources are the URIs of the resources (addAgentDocs).

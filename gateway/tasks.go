@@ -49,7 +49,7 @@ func (g *Server) isTaskRequest(msg rpcMessage, info *callInfo) bool {
 	if info == nil {
 		return false
 	}
-	m := mcpver.Parse(msg.Params)
+	m := info.metaOf(msg.Params)
 	switch support := g.taskSupport(info.tool); {
 	case !m.Modern:
 		return info.task
@@ -69,7 +69,7 @@ func (g *Server) isTaskRequest(msg rpcMessage, info *callInfo) bool {
 func (g *Server) answerTask(ctx context.Context, msg rpcMessage, info *callInfo) mcp.JSONRPCMessage {
 	var c *tasks.Call
 	if info != nil {
-		if m := mcpver.Parse(msg.Params); info.task && m.Modern && !m.Has(mcpver.TasksExtension) {
+		if m := info.metaOf(msg.Params); info.task && m.Modern && !m.Has(mcpver.TasksExtension) {
 			return rpcError(msg.ID, mcp.INVALID_PARAMS, "params.task is the task parameter of 2025-11-25; a 2026-07-28 request runs as a task when it declares the client capability extensions[\"io.modelcontextprotocol/tasks\"] (in _meta io.modelcontextprotocol/clientCapabilities)")
 		}
 		if g.taskSupport(info.tool) == scripts.TaskNever { // a task parameter of 2025-11-25

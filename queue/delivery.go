@@ -161,6 +161,19 @@ type Puller struct {
 	body   []byte
 	wait   time.Duration // the expiry body was built for
 	closed bool
+
+	// The wait for an answer (waitFor): wctx, a child of the caller's
+	// context that timer cancels at the answer's deadline, is reused from
+	// request to request while the caller's context ends when it did
+	// (the same Done channel: wctx only carries cancellation) and wctx has
+	// not ended (an answer lost, the caller's context ended, or the timer
+	// fired as it was stopped) — one context and one timer per puller
+	// rather than per job, whose allocation and registration with the
+	// slots' shared parent were a measured part of a worker's cost.
+	parentDone <-chan struct{}
+	wctx       context.Context
+	wcancel    context.CancelFunc
+	timer      *time.Timer
 }
 
 // NewPuller subscribes a new inbox for a slot's pull requests. Errors: the
@@ -225,15 +238,10 @@ func (p *Puller) NextContext(ctx context.Context, wait time.Duration) (*Delivery
 	if err := p.b.nc.PublishRequest(pullSubject, reply, p.body); err != nil {
 		return nil, fmt.Errorf("queue: pull job: %w", err)
 	}
-	deadline := time.Now().Add(wait + pullMargin)
+	mctx := p.waitFor(ctx, wait+pullMargin)
+	defer p.stopWait()
 	for {
-		left := time.Until(deadline)
-		if left <= 0 {
-			left = 0
-		}
-		mctx, cancel := context.WithTimeout(ctx, left)
 		m, err := p.sub.NextMsgWithContext(mctx)
-		cancel()
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			// No answer, or ctx ended: abandon the inbox (see above).
 			if err := p.unsubscribe(); err != nil {
@@ -261,6 +269,39 @@ func (p *Puller) NextContext(ctx context.Context, wait time.Duration) (*Delivery
 	}
 }
 
+// waitFor returns the context of one request's wait: it ends when ctx
+// does or d from now (NextContext's deadline for the answer).
+func (p *Puller) waitFor(ctx context.Context, d time.Duration) context.Context {
+	if p.wctx != nil && p.parentDone == ctx.Done() && p.wctx.Err() == nil {
+		p.timer.Reset(d)
+		return p.wctx
+	}
+	p.dropWait()
+	wctx, cancel := context.WithCancel(ctx)
+	p.parentDone, p.wctx, p.wcancel = ctx.Done(), wctx, cancel
+	p.timer = time.AfterFunc(d, cancel)
+	return wctx
+}
+
+// stopWait stops the wait's timer once the request is answered; a timer
+// that fired meanwhile has cancelled (or is cancelling) the context,
+// which is then dropped rather than reused.
+func (p *Puller) stopWait() {
+	if p.timer != nil && !p.timer.Stop() {
+		p.dropWait()
+	}
+}
+
+// dropWait ends the wait's context (it no longer counts as its parent's
+// child) and forgets it.
+func (p *Puller) dropWait() {
+	if p.wcancel != nil {
+		p.timer.Stop()
+		p.wcancel()
+	}
+	p.parentDone, p.wctx, p.wcancel, p.timer = nil, nil, nil, nil
+}
+
 // delivery wraps a delivered job message.
 func (p *Puller) delivery(m *nats.Msg) *Delivery {
 	d := &Delivery{nc: p.b.nc, msg: m}
@@ -276,6 +317,7 @@ func (p *Puller) delivery(m *nats.Msg) *Delivery {
 // ErrPullerClosed. Idempotent.
 func (p *Puller) Close() error {
 	p.closed = true
+	p.dropWait()
 	return p.unsubscribe()
 }
 

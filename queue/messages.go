@@ -207,12 +207,16 @@ func marshalJob(j *Job) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// DecodeJob decodes a job message. A message of another version returns the
-// fields it could decode and a *VersionError.
+// DecodeJob decodes a job message as json.Unmarshal decodes it (a message
+// as marshalJob writes it without reflection: decodeJobFast). A message of
+// another version returns the fields it could decode and a *VersionError.
 func DecodeJob(data []byte) (*Job, error) {
 	var j Job
-	if err := json.Unmarshal(data, &j); err != nil {
-		return nil, fmt.Errorf("queue: decode job: %w", err)
+	if !decodeJobFast(data, &j) {
+		j = Job{}
+		if err := json.Unmarshal(data, &j); err != nil {
+			return nil, fmt.Errorf("queue: decode job: %w", err)
+		}
 	}
 	if j.V != MessageVersion {
 		return &j, &VersionError{Kind: "job", V: j.V}
@@ -246,8 +250,11 @@ func peekJob(data []byte) (id, reply string) {
 // DecodeEvent decodes an event message; other versions are a *VersionError.
 func DecodeEvent(data []byte) (*Event, error) {
 	var e Event
-	if err := json.Unmarshal(data, &e); err != nil {
-		return nil, fmt.Errorf("queue: decode event: %w", err)
+	if !decodeEventFast(data, &e) {
+		e = Event{}
+		if err := json.Unmarshal(data, &e); err != nil {
+			return nil, fmt.Errorf("queue: decode event: %w", err)
+		}
 	}
 	if e.V != MessageVersion {
 		return nil, &VersionError{Kind: "event", V: e.V}

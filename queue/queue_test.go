@@ -992,6 +992,8 @@ func TestPublishEventRefusesBadSubject(t *testing.T) {
 		"a.":                      `queue: publish event: reply subject "a." is not a literal NATS subject of at most 1024 bytes`,
 		"a b":                     `queue: publish event: reply subject "a b" is not a literal NATS subject of at most 1024 bytes`,
 		"a\x00b":                  `queue: publish event: reply subject "a\x00b" is not a literal NATS subject of at most 1024 bytes`,
+		"a\x7fb":                  `queue: publish event: reply subject "a\x7fb" is not a literal NATS subject of at most 1024 bytes`,
+		"a.\t":                    `queue: publish event: reply subject "a.\t" is not a literal NATS subject of at most 1024 bytes`,
 		"a\r\nPUB x 1\r\n":        `queue: publish event: reply subject "a\r\nPUB x 1\r\n" is not a literal NATS subject of at most 1024 bytes`,
 	} {
 		err := bus.PublishEvent(subj, &Event{JobID: "j", Type: EventResult, Result: json.RawMessage(`{}`)})
@@ -999,7 +1001,7 @@ func TestPublishEventRefusesBadSubject(t *testing.T) {
 			t.Errorf("PublishEvent(%.40q) = %v\nwant %s", subj, err, want)
 		}
 	}
-	for _, ok := range []string{EventSubject("gw1", strings.Repeat("j", 128)), strings.Repeat("y", 1024), "a*b.c>d", "_INBOX.x"} {
+	for _, ok := range []string{EventSubject("gw1", strings.Repeat("j", 128)), strings.Repeat("y", 1024), "a*b.c>d", "_INBOX.x", "é.\xff.b"} {
 		if !ValidReply(ok) {
 			t.Errorf("ValidReply(%.40q) = false, want true", ok)
 		}

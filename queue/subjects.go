@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
-	"strings"
 )
 
 // Every NATS subject, stream, consumer and bucket name axpool uses is defined
@@ -105,12 +104,21 @@ func ValidReply(s string) bool {
 	if s == "" || len(s) > MaxReplyLen {
 		return false
 	}
-	for tok := range strings.SplitSeq(s, ".") {
-		if tok == "" || tok == "*" || tok == ">" {
+	// One pass over the bytes (every job's reply is checked on both
+	// sides): a byte of a multi-byte character is never white space or a
+	// control byte.
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == '.' {
+			if tok := s[start:i]; tok == "" || tok == "*" || tok == ">" {
+				return false
+			}
+			start = i + 1
+		} else if c := s[i]; c <= ' ' || c == 0x7f {
 			return false
 		}
 	}
-	return strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) < 0
+	return true
 }
 
 // replyProblem describes a reply subject ValidReply refuses, quoting at
@@ -163,11 +171,26 @@ func idempotencyKey(digest string) string { return "idem." + digest }
 // ValidID reports whether s is a valid job, tool, gateway or worker ID:
 // 1–128 characters from [A-Za-z0-9_-], so that it is one subject token and
 // a KV key part.
+//
+// It reads bytes, not runes (a byte of a multi-byte character is outside
+// the set as its character is): IDs are checked several times per job on
+// both sides.
 func ValidID(s string) bool {
 	if s == "" || len(s) > 128 {
 		return false
 	}
-	return strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
-	}) < 0
+	for i := 0; i < len(s); i++ {
+		if !idByte[s[i]] {
+			return false
+		}
+	}
+	return true
 }
+
+// idByte marks the bytes of [A-Za-z0-9_-].
+var idByte = func() (t [256]bool) {
+	for c := range t {
+		t[c] = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+	}
+	return t
+}()

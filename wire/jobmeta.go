@@ -1,9 +1,13 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
+
+	"github.com/axpool/axpool/internal/jsonenc"
 )
 
 // JobMeta is the job metadata added to every result (docs/tools.md §5).
@@ -27,12 +31,29 @@ type JobMeta struct {
 // closing brace, so a result of megabytes is neither decoded nor encoded
 // again. Errors: env is not a JSON object (only its braces are checked:
 // the envelope comes from the engine's own encoder).
+//
+// The fields are appended as bytes, as setOn's Object would encode them
+// (AppendFields): every job's result passes here, and building and
+// encoding an Object was a measured part of a worker's cost per job.
 func AddJobMeta(env []byte, m JobMeta) (json.RawMessage, error) {
-	out, err := AppendFields(env, m.setOn(NewObject()))
-	if err != nil {
-		return nil, fmt.Errorf("wire: result envelope: %w", err)
+	env = bytes.TrimSpace(env)
+	if len(env) < 2 || env[0] != '{' || env[len(env)-1] != '}' {
+		return nil, fmt.Errorf("wire: result envelope: %w", errNotObject)
 	}
-	return out, nil
+	out := make([]byte, 0, len(env)+64+len(m.JobID)+len(m.Worker))
+	out = append(out, env[:len(env)-1]...)
+	if len(bytes.TrimSpace(env[1:len(env)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"job_id":`...)
+	out = jsonenc.AppendString(out, m.JobID)
+	out = append(out, `,"queue_ms":`...)
+	out = strconv.AppendInt(out, max(m.Queue.Milliseconds(), 0), 10)
+	out = append(out, `,"run_ms":`...)
+	out = strconv.AppendInt(out, max(m.Run.Milliseconds(), 0), 10)
+	out = append(out, `,"worker":`...)
+	out = jsonenc.AppendString(out, m.Worker)
+	return append(out, '}'), nil
 }
 
 // setOn sets m's fields on obj (see AddJobMeta) and returns obj.

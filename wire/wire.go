@@ -11,6 +11,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/axpool/axpool/internal/jsonenc"
@@ -405,6 +406,10 @@ func JSONType(raw []byte) string {
 	return "number"
 }
 
+// errNotObject is the error of AppendFields and AddJobMeta for an
+// envelope that is not a JSON object.
+var errNotObject = errors.New("wire: envelope: not a JSON object")
+
 // AppendFields returns the JSON object env with the members of fields
 // appended before its closing brace, keeping env's bytes and member order:
 // a result of megabytes is neither decoded nor encoded again (the job
@@ -415,7 +420,7 @@ func JSONType(raw []byte) string {
 func AppendFields(env []byte, fields *Object) (json.RawMessage, error) {
 	env = bytes.TrimSpace(env)
 	if len(env) < 2 || env[0] != '{' || env[len(env)-1] != '}' {
-		return nil, fmt.Errorf("wire: envelope: not a JSON object")
+		return nil, errNotObject
 	}
 	extra, err := fields.MarshalJSON()
 	if err != nil {

@@ -23,7 +23,12 @@ const indentChunk = 32 << 10
 // text item and as structuredContent — and a result of megabytes would
 // otherwise be copied several times over on its way out.
 func WriteIndentedString(w io.Writer, obj []byte, indent string) error {
-	iw := &indentWriter{w: w, plain: make([]byte, 0, indentChunk+64), out: make([]byte, 0, 2*indentChunk)}
+	// The buffers start at about the size a small result needs (twice
+	// obj: its layout adds a line and an indent per member) and grow by
+	// append up to a piece: a result of a few hundred bytes, the common
+	// one, no longer allocates and clears the 96 KiB two whole pieces take.
+	n := min(2*len(obj)+64, indentChunk+64)
+	iw := &indentWriter{w: w, plain: make([]byte, 0, n), out: make([]byte, 0, min(n+n/4+16, 2*indentChunk))}
 	iw.out = append(iw.out, '"')
 	needIndent := false // after { or [: the newline waits for the first element
 	depth := 0

@@ -125,8 +125,20 @@ func (w *failWriter) Write(p []byte) (int, error) {
 
 // BenchmarkWriteIndentedString: a 6 MiB result (the hardening issue's
 // program) as the text item of an answer, against json.Indent and
-// AppendString.
+// AppendString; and the result of a trivial boruna_run (small), the
+// common case, whose buffers are sized by the result.
 func BenchmarkWriteIndentedString(b *testing.B) {
+	small := []byte(`{"success":true,"protocol_version":1,"result":"3","steps":4,"ui_output":[],"outcome":"ok","retryable":false,` +
+		`"job_id":"8f0b6a52-1c1e-4f43-9a53-0d2f4b1b6f7e","queue_ms":1,"run_ms":0,"worker":"vm-1234-abcdef"}`)
+	b.Run("small", func(b *testing.B) {
+		b.SetBytes(int64(len(small)))
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := WriteIndentedString(discard{}, small, "  "); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	obj := []byte(`{"success":true,"protocol_version":1,"result":"` + strings.Repeat("000001", 1<<20) + `","steps":200,"ui_output":[],"outcome":"ok","retryable":false}`)
 	b.Run("streamed", func(b *testing.B) {
 		b.SetBytes(int64(len(obj)))

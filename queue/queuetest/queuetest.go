@@ -264,10 +264,10 @@ func RunChild(child func() int) {
 func runProfiled(child func() int) int {
 	if path := os.Getenv(EnvCPUProfile); path != "" {
 		if f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid())); err == nil {
+			defer f.Close() // deferred first: runs after StopCPUProfile has written the profile
 			if pprof.StartCPUProfile(f) == nil {
 				defer pprof.StopCPUProfile()
 			}
-			defer f.Close()
 		}
 	}
 	return child()

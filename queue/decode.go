@@ -1,0 +1,190 @@
+package queue
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/axpool/axpool/wire"
+)
+
+// The fast decoders of jobs and events: every job a worker pulls and
+// every event a Client hears was decoded by encoding/json's reflection,
+// a measured part of both sides' cost per job. They read the messages
+// this package writes (marshalJob, marshalEvent) — every member a plain
+// literal of its field's type, keys spelled as the fields' — into
+// exactly what json.Unmarshal gives, and report false for anything else
+// (a key differing from a field's only in case, a string with an escape
+// or a non-ASCII byte, a null, a number that is not a plain integer, a
+// chunk's items, a debug event's lines, invalid JSON): the caller then
+// decodes with encoding/json, for its result and its error.
+
+// decodeJobFast decodes data into j as json.Unmarshal would; ok is false
+// when it cannot tell (j is then partly set: decode again).
+func decodeJobFast(data []byte, j *Job) (ok bool) {
+	ok = true
+	valid := wire.SplitObject(data, func(key string, raw json.RawMessage) {
+		if !ok {
+			return
+		}
+		switch key {
+		case "v":
+			ok = plainInt(raw, &j.V)
+		case "id":
+			ok = plainString(raw, &j.ID)
+		case "tool":
+			ok = plainString(raw, &j.Tool)
+		case "args":
+			ok = plainRaw(raw, &j.Args)
+		case "submitted":
+			ok = plainTime(raw, &j.Submitted)
+		case "deadline":
+			ok = plainTime(raw, &j.Deadline)
+		case "reply":
+			ok = plainString(raw, &j.Reply)
+		case "progress":
+			ok = plainBool(raw, &j.Progress)
+		case "debug":
+			ok = plainBool(raw, &j.Debug)
+		case "traceparent":
+			ok = plainString(raw, &j.TraceParent)
+		case "tracestate":
+			ok = plainString(raw, &j.TraceState)
+		case "principal":
+			ok = plainString(raw, &j.Principal)
+		case "cache":
+			ok = plainString(raw, &j.Cache)
+		case "cache_version":
+			ok = plainString(raw, &j.CacheVersion)
+		case "keep":
+			ok = plainBool(raw, &j.Keep)
+		case "interactive":
+			ok = plainBool(raw, &j.Interactive)
+		case "resume":
+			ok = plainRaw(raw, &j.Resume)
+		case "items":
+			ok = false
+		default:
+			ok = !foldsTo(key, jobKeys)
+		}
+	})
+	return valid && ok
+}
+
+// decodeEventFast is decodeJobFast for an event.
+func decodeEventFast(data []byte, e *Event) (ok bool) {
+	ok = true
+	valid := wire.SplitObject(data, func(key string, raw json.RawMessage) {
+		if !ok {
+			return
+		}
+		switch key {
+		case "v":
+			ok = plainInt(raw, &e.V)
+		case "job_id":
+			ok = plainString(raw, &e.JobID)
+		case "type":
+			t := string(e.Type)
+			ok = plainString(raw, &t)
+			e.Type = EventType(t)
+		case "steps":
+			ok = plainInt(raw, &e.Steps)
+		case "total":
+			ok = plainInt(raw, &e.Total)
+		case "result":
+			ok = plainRaw(raw, &e.Result)
+		case "worker":
+			ok = plainString(raw, &e.Worker)
+		case "cacheable":
+			ok = plainBool(raw, &e.Cacheable)
+		case "lines":
+			ok = false
+		default:
+			ok = !foldsTo(key, eventKeys)
+		}
+	})
+	return valid && ok
+}
+
+// The JSON names of Job's and Event's fields.
+var (
+	jobKeys = []string{"v", "id", "tool", "args", "submitted", "deadline", "reply", "progress", "debug",
+		"traceparent", "tracestate", "principal", "cache", "cache_version", "keep", "interactive", "resume", "items"}
+	eventKeys = []string{"v", "job_id", "type", "steps", "total", "lines", "result", "worker", "cacheable"}
+)
+
+// foldsTo reports whether encoding/json might match key, which is none of
+// keys exactly, to one of them anyway: its keys match case-insensitively,
+// with Unicode folding for a non-ASCII key (an unknown key is ignored by
+// both decoders).
+func foldsTo(key string, keys []string) bool {
+	for i := 0; i < len(key); i++ {
+		if key[i] >= 0x80 {
+			return true
+		}
+	}
+	for _, k := range keys {
+		if strings.EqualFold(key, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// The plain literal decoders set *dst from raw, a valid JSON value, as
+// encoding/json sets a field of the type, and report false for anything
+// but a plain literal of it (null included).
+
+func plainString(raw []byte, dst *string) bool {
+	if len(raw) < 2 || raw[0] != '"' {
+		return false
+	}
+	for _, c := range raw[1 : len(raw)-1] {
+		if c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	*dst = string(raw[1 : len(raw)-1])
+	return true
+}
+
+func plainBool(raw []byte, dst *bool) bool {
+	switch string(raw) {
+	case "true":
+		*dst = true
+	case "false":
+		*dst = false
+	default:
+		return false
+	}
+	return true
+}
+
+func plainInt[T int | int64](raw []byte, dst *T) bool {
+	for _, c := range raw {
+		if c != '-' && (c < '0' || c > '9') {
+			return false // a fraction or an exponent: encoding/json refuses it
+		}
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	if err != nil || int64(T(n)) != n {
+		return false
+	}
+	*dst = T(n)
+	return true
+}
+
+// plainRaw copies raw, as json.RawMessage.UnmarshalJSON does.
+func plainRaw(raw []byte, dst *json.RawMessage) bool {
+	if string(raw) == "null" {
+		return false
+	}
+	*dst = append((*dst)[:0], raw...)
+	return true
+}
+
+// plainTime is what encoding/json calls for a time.Time field.
+func plainTime(raw []byte, dst *time.Time) bool {
+	return raw[0] == '"' && dst.UnmarshalJSON(raw) == nil
+}
