@@ -223,3 +223,26 @@ func TestValidID(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeKeysListEveryField: jobKeys and eventKeys name every JSON
+// field of Job and Event, in their order, so that a field added to a
+// message without a case in the fast decoders is decoded by encoding/json
+// (foldsTo) instead of being dropped.
+func TestDecodeKeysListEveryField(t *testing.T) {
+	names := func(v any) []string {
+		var out []string
+		typ := reflect.TypeOf(v)
+		for i := range typ.NumField() {
+			if tag := typ.Field(i).Tag.Get("json"); tag != "" && tag != "-" {
+				out = append(out, strings.Split(tag, ",")[0])
+			}
+		}
+		return out
+	}
+	if got := names(Job{}); !reflect.DeepEqual(got, jobKeys) {
+		t.Errorf("Job's JSON fields %q, jobKeys %q", got, jobKeys)
+	}
+	if got := names(Event{}); !reflect.DeepEqual(got, eventKeys) {
+		t.Errorf("Event's JSON fields %q, eventKeys %q", got, eventKeys)
+	}
+}
