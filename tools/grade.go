@@ -54,12 +54,20 @@ var gradeSpec = ToolSpec{
 // program compiled together with the checker, adding check_passed (true or
 // false) or check_error (one line) before outcome.
 //
+// A test whose arguments do not fit entry's signature (`function "add"
+// takes 2 arguments, got 3`, `function "add": invalid value "x" for
+// parameter "b" (expected an integer)`, or a parameter type without a
+// JSON form) does not run: its entry is {"outcome":"invalid_args",
+// "message":…,"steps":0} — the signature is the program's, so the batch
+// grades it fail.
+//
 // max_steps bounds each run (each test, main, the checker) on its own;
 // max_wall_ms bounds the whole job. The program's faults are boruna_run's
 // failures (compile errors, MISSING_MAIN; a missing entry is the compile
-// error MISSING_ENTRY); tests or a checker that cannot be used are
-// invalid_args (`test 2: function "add" takes 2 arguments, got 3`,
-// `check does not compile: line 1:20: E003 …`), outcome invalid_args.
+// error MISSING_ENTRY); tests whose arguments are no array, or a checker
+// that cannot be used, are invalid_args (`test 2: the arguments must be
+// an array, got object`, `check does not compile: line 1:20: E003 …`),
+// outcome invalid_args.
 func gradeTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wire.Object {
 	lim := effectiveLimits(env, a)
 	pol, err := policy.ParseRunArg(a.raw("policy"))
@@ -124,10 +132,14 @@ func (g *grader) tests(ctx context.Context) *wire.Object {
 	}
 	conv := typed.NewConverter(entry, "a parameter of a tested function")
 	params := make([]typed.Field, len(fn.Params))
+	// signature says why no test can call entry (a parameter type without
+	// a JSON form): the program's choice, so each test's failure.
+	signature := ""
 	for i, t := range fn.Params {
 		tt, err := conv.TypeOf(t, fn.ParamNames[i])
 		if err != nil {
-			return wire.InvalidArgs(wire.KindInvalidArgs, fmt.Sprintf("entry %q: %v", clipName(entry), err))
+			signature = fmt.Sprintf("entry %q: %v", clipName(entry), err)
+			break
 		}
 		params[i] = typed.Field{Name: fn.ParamNames[i], Type: tt}
 	}
@@ -136,21 +148,35 @@ func (g *grader) tests(ctx context.Context) *wire.Object {
 	if errs != nil {
 		return toolwire.CompileFailure(errs, g.env.LibsDir)
 	}
-	// Every test's arguments are checked before any runs: a test that
-	// cannot be called makes the item ungradable, whatever the others do.
+	// Every test's arguments are checked before any runs: arguments that
+	// are no array make the item ungradable, whatever the others do. A
+	// test whose arguments do not fit entry's signature (their number or
+	// a type) is that test's failure, as the program chose the signature.
 	subject := fmt.Sprintf("function %q", clipName(entry))
 	values := make([][]vm.Value, len(tests))
+	unfit := make([]string, len(tests))
 	for i, raw := range tests {
-		vals, msg := testArgs(m, subject, params, raw)
-		if msg != "" {
-			return wire.InvalidArgs(wire.KindInvalidArgs, fmt.Sprintf("test %d: %s", i+1, msg))
+		if len(raw) == 0 || raw[0] != '[' {
+			return wire.InvalidArgs(wire.KindInvalidArgs, fmt.Sprintf("test %d: the arguments must be an array, got %s", i+1, wire.JSONType(raw)))
 		}
-		values[i] = vals
+		if signature != "" {
+			unfit[i] = signature
+			continue
+		}
+		values[i], unfit[i] = testArgs(m, subject, params, raw)
 	}
 	results := make([]*wire.Object, len(tests))
 	var total, size int64
 	budget := g.env.maxResponse()
 	for i := range tests {
+		if unfit[i] != "" {
+			r := wire.NewObject().Set("outcome", wire.OutcomeInvalidArgs).Set("message", toolwire.ClipMessage(unfit[i])).Set("steps", 0)
+			if b, err := r.MarshalJSON(); err == nil {
+				size += int64(len(b))
+			}
+			results[i] = r
+			continue
+		}
 		var v vm.Value
 		o, steps := g.run(ctx, m, entry, values[i], g.pol, &v)
 		total += max(steps, 0)
@@ -185,12 +211,13 @@ func (g *grader) tests(ctx context.Context) *wire.Object {
 }
 
 // testArgs converts one test's arguments (raw: a JSON array, one value per
-// parameter) to values of m, or says why it cannot: `function "add" takes
-// 2 arguments, got 3`, or typed.CheckObject's message.
+// parameter) to values of m, or says why they do not fit the signature:
+// `function "add" takes 2 arguments, got 3`, or typed.CheckObject's
+// message.
 func testArgs(m *vm.Module, subject string, params []typed.Field, raw json.RawMessage) ([]vm.Value, string) {
 	var list []json.RawMessage
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &list) != nil {
-		return nil, fmt.Sprintf("the arguments must be an array, got %s", wire.JSONType(raw))
+	if err := json.Unmarshal(raw, &list); err != nil { // an array: checked
+		return nil, "the arguments must be an array: " + err.Error()
 	}
 	if len(list) != len(params) {
 		return nil, fmt.Sprintf("%s takes %d %s, got %d", subject, len(params), plural(len(params), "argument"), len(list))

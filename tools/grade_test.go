@@ -40,19 +40,22 @@ func TestGradeTestsTyped(t *testing.T) {
 	}
 }
 
-// TestGradeTestsRefused: tests that cannot call entry make the job
-// invalid_args before any runs; a missing entry is the program's
-// compile error MISSING_ENTRY; a compile error is boruna_run's.
+// TestGradeTestsRefused: tests whose arguments are no array make the job
+// invalid_args before any runs; a test whose arguments do not fit entry's
+// signature (their number, a type, a parameter type without a JSON form)
+// does not run and answers invalid_args in its entry, the others run; a
+// missing entry is the program's compile error MISSING_ENTRY; a compile
+// error is boruna_run's.
 func TestGradeTestsRefused(t *testing.T) {
 	for _, c := range []struct{ source, extra, want string }{
 		{addSource, `"entry":"add","tests":[[1,2],[1,2,3]]`,
-			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"test 2: function \"add\" takes 2 arguments, got 3","outcome":"invalid_args","retryable":false}`},
+			`{"success":true,"protocol_version":1,"tests":[{"result":3,"steps":4},{"outcome":"invalid_args","message":"function \"add\" takes 2 arguments, got 3","steps":0}],"steps":4,"outcome":"ok","retryable":false}`},
 		{addSource, `"entry":"add","tests":[[1,"x"]]`,
-			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"test 1: function \"add\": invalid value \"x\" for parameter \"b\" (expected an integer)","outcome":"invalid_args","retryable":false}`},
-		{addSource, `"entry":"add","tests":[{"a":1}]`,
-			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"test 1: the arguments must be an array, got object","outcome":"invalid_args","retryable":false}`},
+			`{"success":true,"protocol_version":1,"tests":[{"outcome":"invalid_args","message":"function \"add\": invalid value \"x\" for parameter \"b\" (expected an integer)","steps":0}],"steps":0,"outcome":"ok","retryable":false}`},
+		{addSource, `"entry":"add","tests":[[1,2],{"a":1}]`,
+			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"test 2: the arguments must be an array, got object","outcome":"invalid_args","retryable":false}`},
 		{"fn f(m: Map<String, Int>) -> Int { 1 }", `"entry":"f","tests":[[{}]]`,
-			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"entry \"f\": parameter \"m\" has type Map<String, Int>; a parameter of a tested function must be String, Int, Float, Bool, an enum without payloads, List<T>, Option<T> or a record of these","outcome":"invalid_args","retryable":false}`},
+			`{"success":true,"protocol_version":1,"tests":[{"outcome":"invalid_args","message":"entry \"f\": parameter \"m\" has type Map<String, Int>; a parameter of a tested function must be String, Int, Float, Bool, an enum without payloads, List<T>, Option<T> or a record of these","steps":0}],"steps":0,"outcome":"ok","retryable":false}`},
 		{addSource, `"entry":"mul","tests":[[1,2]]`,
 			`{"success":false,"protocol_version":1,"errors":[{"severity":"error","code":"MISSING_ENTRY","message":"no function \"mul\" to test (the item's entry)","line":1,"col":1}],"outcome":"compile_error","retryable":false}`},
 		{"fn add(a: Int) -> Int { a + }", `"entry":"add","tests":[[1]]`, ""},

@@ -24,7 +24,8 @@ const (
 	// VerdictPass: the program did what the item expects.
 	VerdictPass = "pass"
 	// VerdictFail: the program's fault — a wrong result, a compile error,
-	// a runtime error or a limit.
+	// a runtime error, a limit, a tested entry missing or whose signature
+	// does not take a test's arguments.
 	VerdictFail = "fail"
 	// VerdictError: the item could not be graded — an invalid item or
 	// expectation, a checker that does not compile, an infrastructure
@@ -161,6 +162,10 @@ func failureReason(e envelope) string {
 		return e.outcome + ": " + e.message
 	case wire.OutcomeCompileError:
 		return e.outcome + ": " + e.firstError
+	case wire.OutcomeInvalidArgs:
+		// A test whose arguments do not fit the entry's signature (the
+		// grade job's per-test answer; a job refused whole is error).
+		return e.message
 	case "":
 		return "no result"
 	}

@@ -95,6 +95,8 @@ func TestJudge(t *testing.T) {
 		{tests, `{"success":true,"tests":[{"result":3,"steps":1},{"result":3,"steps":1}],"steps":2,"outcome":"ok"}`, "fail", "test 2: expected 9, got 3"},
 		{tests, `{"success":true,"tests":[{"outcome":"step_limit","limit_kind":"steps","message":"m","steps":6},{"result":9,"steps":1}],"outcome":"ok"}`, "fail", "test 1: step_limit"},
 		{tests, `{"success":true,"tests":[{"result":3}],"outcome":"ok"}`, "error", "the result does not hold the results of 2 tests"},
+		{tests, `{"success":true,"tests":[{"result":3,"steps":1},{"outcome":"invalid_args","message":"function \"mx\" takes 2 arguments, got 1","steps":0}],"outcome":"ok"}`, "fail", `test 2: function "mx" takes 2 arguments, got 1`},
+		{tests, `{"success":false,"error_kind":"invalid_args","message":"test 2: the arguments must be an array, got object","outcome":"invalid_args"}`, "error", "test 2: the arguments must be an array, got object"},
 		{check, `{"success":true,"result":3,"check_passed":true,"outcome":"ok"}`, "pass", ""},
 		{check, `{"success":true,"result":3,"check_passed":false,"outcome":"ok"}`, "fail", "check returned false"},
 		{check, `{"success":true,"result":3,"check_error":"check failed: runtime_error: division by zero","outcome":"ok"}`, "error", "check failed: runtime_error: division by zero"},
