@@ -110,7 +110,7 @@ func TestGradeCheckRefused(t *testing.T) {
 		{"fn main() -> Int { 3 }", "fn check(result: String) -> Bool { true }",
 			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"check must be ` + "`fn check(result: Int) -> Bool` (main returns Int), got `fn check(result: String) -> Bool`" + `","outcome":"invalid_args","retryable":false}`},
 		{"fn main() -> Int { 3 }", "fn chk(result: Int) -> Bool { true }",
-			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"check defines no function ` + "`check`" + `","outcome":"invalid_args","retryable":false}`},
+			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"check defines no function ` + "`check` (did you mean `chk`?)" + `","outcome":"invalid_args","retryable":false}`},
 		{"fn f() -> Int { 3 }", "fn check(result: Int) -> Bool { true }",
 			`{"success":false,"protocol_version":1,"errors":[{"severity":"error","code":"MISSING_MAIN","message":"` + MissingMainMessage + `","line":1,"col":1}],"outcome":"compile_error","retryable":false}`},
 		{"fn main() -> Int { 1 / 0 }", "fn check(result: Int) -> Bool { true }", `"outcome":"runtime_error"`},
@@ -153,7 +153,8 @@ func TestGradeCacheKey(t *testing.T) {
 // program that compiles only thanks to the checker (a function or type it
 // declares, a string it closes, the main it defines) is the program's
 // compile error or MISSING_MAIN, as is a program over a limit that code
-// generation finds; a checker with helper functions passes.
+// generation finds; a checker with helper functions passes, and its own
+// main is its own (the program's main runs).
 func TestGradeCheckProgramAlone(t *testing.T) {
 	var big strings.Builder
 	big.WriteString("fn main() -> Int {\n")
@@ -175,8 +176,8 @@ func TestGradeCheckProgramAlone(t *testing.T) {
 			head + `{"severity":"error","code":"MISSING_MAIN","message":"` + MissingMainMessage + `","line":1,"col":1}` + tail},
 		{big.String(), "fn check(result: Int) -> Bool { true }",
 			head + `{"severity":"error","code":"E008","message":"function 'main' needs 65536 local slots; the limit is 65535","line":1,"col":4,"end_line":1,"end_col":8}` + tail},
-		{"fn main() -> Int { 3 }", "fn check(result: Int) -> Bool { true }\nfn main() -> Int { 4 }",
-			`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"check does not compile: line 2:4: E009 duplicate function 'main': first declared at 1:4, again at 3:4","outcome":"invalid_args","retryable":false}`},
+		{"fn main() -> Int { 3 }", "fn check(result: Int) -> Bool { main() == 4 }\nfn main() -> Int { 4 }",
+			`{"success":true,"protocol_version":1,"result":3,"steps":2,"ui_output":[],"check_passed":true,"outcome":"ok","retryable":false}`},
 		{"fn main() -> Int { 3 }", "fn ok(n: Int) -> Bool { n == 3 }\nfn check(result: Int) -> Bool { ok(result) }",
 			`{"success":true,"protocol_version":1,"result":3,"steps":2,"ui_output":[],"check_passed":true,"outcome":"ok","retryable":false}`},
 	} {
@@ -185,4 +186,58 @@ func TestGradeCheckProgramAlone(t *testing.T) {
 			t.Errorf("%.40q with %q:\ngot  %s\nwant %s", c.source, c.check, got, c.want)
 		}
 	}
+}
+
+// TestGradeCheckNames: a checker's declarations never clash with the
+// program's: its helper, its check and its main shadow the program's
+// functions of the same names (the checker's run; the program's still
+// serve the program), a type declared as the program declares it is the
+// program's, one declared otherwise is an error at the checker's own
+// line:col; the checker reaches the program's functions and types.
+func TestGradeCheckNames(t *testing.T) {
+	const program = "type Point { x: Int, y: Int }\nenum Color { Red, Green }\n" +
+		"fn helper(n: Int) -> Int { n + 100 }\nfn check(p: Point) -> Bool { false }\n" +
+		"fn main() -> Point { Point { x: helper(1), y: 2 } }"
+	const ok = `{"success":true,"protocol_version":1,"result":{"type":"record","type_id":0,"name":"Point","fields":[101,2],"field_names":["x","y"]},"steps":`
+	for _, c := range []struct{ check, want string }{
+		// The checker's helper (not the program's n + 100) and check (not the program's false).
+		{"fn helper(p: Point) -> Int { p.x + p.y }\nfn check(result: Point) -> Bool { helper(result) == 103 }", `"check_passed":true,"outcome":"ok"`},
+		// The program's helper, reached from the checker.
+		{"fn check(result: Point) -> Bool { result.x == helper(1) }", `"check_passed":true,"outcome":"ok"`},
+		// The same Point and Color as the program's: the program's types.
+		{"type Point { x: Int, y: Int }\nenum Color { Red, Green }\nfn check(result: Point) -> Bool { result.x == 101 && c() == Color::Red }\nfn c() -> Color { Color::Red }", `"check_passed":true,"outcome":"ok"`},
+		{"type Point {\n  x: Int,\n  y: Int,\n}\nfn check(result: Point) -> Bool { result.y == 2 }", `"check_passed":true,"outcome":"ok"`},
+	} {
+		chk, _ := json.Marshal(c.check)
+		got := call(t, nil, GradeKind, gradeArgs(program, `"check":`+string(chk)))
+		if !strings.HasPrefix(got, ok) || !strings.Contains(got, c.want) {
+			t.Errorf("%s:\ngot %s\nwant %s…%s…", c.check, got, ok, c.want)
+		}
+	}
+	for _, c := range []struct{ check, want string }{
+		{"fn check(result: Point) -> Bool { true }\ntype Point { x: Int, z: Int }",
+			"check does not compile: line 2:1: E009 type 'Point' is declared by the program with other fields (at 1:1): leave the checker's declaration out to use the program's type, declare it exactly as the program does, or give it another name"},
+		{"enum Point { A }\nfn check(result: Int) -> Bool { true }",
+			"check does not compile: line 1:1: E009 type 'Point' is declared by the program as a record (at 1:1): leave the checker's declaration out to use the program's type, declare it exactly as the program does, or give it another name"},
+		{"enum Color { Red, Blue }\nfn check(result: Point) -> Bool { true }",
+			"check does not compile: line 1:1: E009 type 'Color' is declared by the program with other variants (at 2:1): leave the checker's declaration out to use the program's type, declare it exactly as the program does, or give it another name"},
+		{"fn helper() -> Int { 1 }\nfn helper() -> Int { 2 }\nfn check(result: Point) -> Bool { true }",
+			"check does not compile: line 2:4: E009 duplicate function 'helper': first declared at 1:4, again at 2:4"},
+		{"fn chek(result: Point) -> Bool { true }", "check defines no function `check` (did you mean `chek`?)"},
+		{"fn verify(result: Point) -> Bool { true }", "check defines no function `check`"},
+	} {
+		chk, _ := json.Marshal(c.check)
+		got := call(t, nil, GradeKind, gradeArgs(program, `"check":`+string(chk)))
+		want := `{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":` + string(must(json.Marshal(c.want))) + `,"outcome":"invalid_args","retryable":false}`
+		if got != want {
+			t.Errorf("%s:\ngot  %s\nwant %s", c.check, got, want)
+		}
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
