@@ -84,8 +84,8 @@ func TestBatchGraded(t *testing.T) {
 		t.Errorf("summary's task add:\n%s", raw)
 	}
 	for _, s := range []string{
-		"  verdicts: 5 pass, 4 fail, 2 error (45.5% pass)\n",
-		"  pass@1 0.396  pass@2 1.000  (8 tasks: 2 named, 6 single items)\n",
+		"batch done: 12 items, 11 graded: 5 pass, 4 fail, 2 error (45.5% pass) in ",
+		"  pass@1 0.396 (8 tasks)  pass@2 1.000 (2 tasks with n ≥ 2)\n  8 tasks: 2 named, 6 single items\n",
 		"  task      n      c   pass@1   pass@2\n  add       3      2    0.667    1.000\n  div       2      1    0.500    1.000\n",
 	} {
 		if !strings.Contains(stderr, s) {
@@ -218,14 +218,17 @@ func TestBatchRegrade(t *testing.T) {
 		got = append(got, resField(t, l, "id").(string)+" "+v+" "+r)
 	}
 	want := []string{"a fail expected 2, got 3",
-		"b error OLD holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again (axpool batch ITEMS -o OLD --resume runs it), then regrade",
+		"b error " + old + " holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again (" + bin(t) + " batch " + items + " -o " + old + " --resume runs it), then regrade",
 		"c fail test 1: expected 8, got 9",
-		"d error no result in OLD: run the item (axpool batch ITEMS -o OLD --resume), then regrade"}
+		"d error no result in " + old + ": run the item (" + bin(t) + " batch " + items + " -o " + old + " --resume), then regrade"}
 	if !slices.Equal(got, want) {
 		t.Errorf("regraded:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if !strings.Contains(stderr, "  verdicts: 0 pass, 2 fail, 2 error (0.0% pass)\n") ||
-		!strings.Contains(stderr, "  regraded from "+old+": 4 items; 1 graded items whose run changed since it was written and 1 graded items without a result (verdict error: --resume runs them); 0 ungraded items without one and 0 results without an item left out\n") {
+	// It ran nothing: no time, rate or cache counts.
+	if !strings.HasPrefix(stderr, "batch regraded: 4 items: 0 pass, 2 fail, 2 error (0.0% pass)\n  outcomes: 3 ok, 1 failed (whether each ran to a result; a wrong result is ok)\n") ||
+		strings.Contains(stderr, "items/s") || strings.Contains(stderr, "cached:") ||
+		!strings.Contains(stderr, "  regraded from "+old+": 4 items; 1 graded item whose run changed since it was written and 1 graded item without a result (verdict error); 0 ungraded items without one and 0 results without an item left out\n"+
+			"  to run them: "+bin(t)+" batch "+items+" -o "+old+" --resume; then regrade again\n") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	if sum, raw := readGradedSummary(t, sumPath); sum.Items != 4 || sum.Verdicts["error"] != 2 {
@@ -236,17 +239,22 @@ func TestBatchRegrade(t *testing.T) {
 {"id":"b","source":"fn main() -> Int { 4 }","expect":4}
 {"id":"c","source":"fn sq(x: Int) -> Int { x * x }","entry":"sq","tests":[{"args":[3],"expect":9}]}
 `)
-	if _, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", newPath); code != 0 || !strings.Contains(stderr, "verdicts: 3 pass, 0 fail, 0 error") {
+	if _, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", newPath); code != 0 || !strings.Contains(stderr, "batch regraded: 3 items: 3 pass, 0 fail, 0 error (100.0% pass)\n") {
 		t.Errorf("regrade with the old expectations: exit %d\n%s", code, stderr)
 	}
 	// The changed items again: --resume runs b (its source changed since
-	// OLD was written) and d (no result), appending their lines; the
-	// regrade then reads the last line of each id.
+	// OLD was written) and d (no result), appending their lines; a and c,
+	// kept, are counted against their new expectations (both fail now,
+	// their lines still say pass); the regrade then reads the last line of
+	// each id.
 	write(items, changed)
 	if _, stderr, code := runBatchBin(t, items, "--cache-dir", "", "-o", old, "--resume"); code != 1 ||
 		!strings.Contains(stderr, "  skipped 2 items already in "+old+" (--resume)\n") ||
-		!strings.Contains(stderr, "  ran 1 items again: their lines in "+old+" were of another run (the item changed since; the new line replaces it)\n") ||
-		!strings.Contains(stderr, "batch done: 4 items, 4 ok, 0 failed") || !strings.Contains(stderr, "verdicts: 3 pass, 1 fail, 0 error") { // a and c kept: their verdicts as written
+		!strings.Contains(stderr, "  ran 1 item again: its line in "+old+" was of another run (the item changed since; the new line replaces it)\n") ||
+		!strings.Contains(stderr, "batch done: 4 items: 1 pass, 3 fail, 0 error (25.0% pass) in ") ||
+		!strings.Contains(stderr, "  outcomes: 4 ok, 0 failed") ||
+		!strings.Contains(stderr, "  2 kept lines have verdicts out of date with "+items+"'s expectations or tasks (counted as re-graded here; --regrade rewrites the file)\n") ||
+		strings.Contains(stderr, "no item in") {
 		t.Errorf("resume of the changed items: exit %d\n%s", code, stderr)
 	}
 	if n := len(lines(t, mustRead(t, old))); n != 5 {
@@ -261,7 +269,8 @@ func TestBatchRegrade(t *testing.T) {
 	}
 	want = []string{"a fail expected 2, got 3", "b fail expected 4, got 5", "c fail test 1: expected 8, got 9", "d pass "}
 	if code != 1 || stdout != "" || !slices.Equal(got, want) ||
-		!strings.Contains(stderr, "  regraded from "+old+": 4 items; 0 graded items whose run changed since it was written and 0 graded items without a result (verdict error: --resume runs them); 0 ungraded items without one and 0 results without an item left out\n") {
+		!strings.Contains(stderr, "  regraded from "+old+": 4 items; 0 graded items whose run changed since it was written and 0 graded items without a result (verdict error); 0 ungraded items without one and 0 results without an item left out\n") ||
+		strings.Contains(stderr, "to run them") {
 		t.Errorf("regrade after the resume: exit %d\n%s\n%s", code, strings.Join(got, "\n"), stderr)
 	}
 	if _, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", old); code != 2 ||
@@ -287,17 +296,30 @@ func TestBatchGradedResume(t *testing.T) {
 	if _, stderr, code := runBatchBin(t, first, "--cache-dir", "", "-o", out); code != 1 { // add-2 fails
 		t.Fatalf("first part: exit %d\n%s", code, stderr)
 	}
+	// A line of an id IN no longer has: kept in the file, not counted.
+	f, err := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"id":"gone","success":true,"result":1,"outcome":"ok","verdict":"pass"}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 	sumPath := filepath.Join(dir, "sum.json")
-	_, stderr, code := runBatchBin(t, abs(t, "graded.jsonl"), "--cache-dir", "", "-o", out, "--resume", "--summary", sumPath, "--pass-at", "1,2")
+	in := abs(t, "graded.jsonl")
+	_, stderr, code := runBatchBin(t, in, "--cache-dir", "", "-o", out, "--resume", "--summary", sumPath, "--pass-at", "1,2")
 	if code != 1 {
 		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "  1 line of "+out+" has no item in "+in+" (not counted)\n") || strings.Contains(stderr, "out of date") {
+		t.Errorf("resume stderr:\n%s", stderr)
 	}
 	sum, raw := readGradedSummary(t, sumPath)
 	if sum.Items != 12 || sum.Kept != 3 || !mapsEqual(sum.Verdicts, map[string]int{"pass": 5, "fail": 4, "error": 2}) || sum.PassAt["1"] != 0.395833 {
 		t.Errorf("summary of the whole file:\n%s", raw)
 	}
-	if n := len(lines(t, mustRead(t, out))); n != 12 {
-		t.Errorf("%d lines in OUT, want 12", n)
+	if n := len(lines(t, mustRead(t, out))); n != 13 {
+		t.Errorf("%d lines in OUT, want 13 (12 and gone's)", n)
 	}
 }
 

@@ -507,3 +507,20 @@ func RunDigest(it *Item) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// FailureOf is why a result envelope that is not ok failed, one line, as
+// a verdict_reason says it ("compile_error: line 1:20: E003 undefined
+// name 'x'", "runtime_error: division by zero", "step_limit",
+// "worker_lost: …"): what --fail-fast says of an ungraded item that
+// stopped the batch.
+func FailureOf(env []byte) string {
+	e := readEnvelope(env)
+	if programFault(e.outcome) {
+		return oneLine(failureReason(e))
+	}
+	r := e.outcome
+	if e.message != "" {
+		r += ": " + e.message
+	}
+	return oneLine(r)
+}
