@@ -352,3 +352,43 @@ func TestBatchDuplicateIDs(t *testing.T) {
 		t.Errorf("OUT was created: %v", err)
 	}
 }
+
+// TestBatchGradedForms: through real workers, an expectation in plain
+// form or in the tagged form with another type_id passes (a type
+// declared before P moves P's id), a checker whose helper and check
+// share the program's names passes, and a test whose arguments do not fit
+// the entry's signature (the model's choice) is fail, not error.
+func TestBatchGradedForms(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	src := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	prog := "type Q { y: Int }\ntype P { x: Int }\nenum Color { Red, Green }\nfn helper() -> Int { 7 }\nfn check(p: P) -> Bool { false }\nfn main() -> P { P { x: helper() } }"
+	items := strings.Join([]string{
+		`{"id":"tagged","source":` + src(prog) + `,"expect":{"type":"record","type_id":0,"name":"P","fields":[7],"field_names":["x"]}}`,
+		`{"id":"plain","source":` + src(prog) + `,"expect":{"x":7}}`,
+		`{"id":"enum","source":` + src("enum Color { Red, Green }\nfn main() -> Option<Color> { Some(Color::Green) }") + `,"expect":"Green"}`,
+		`{"id":"checker","source":` + src(prog) + `,"check":` + src("fn helper(p: P) -> Int { p.x * 2 }\nfn check(result: P) -> Bool { helper(result) == 14 }") + `}`,
+		`{"id":"arity","source":` + src("fn mx(a: Int) -> Int { a }") + `,"entry":"mx","tests":[{"args":[1,2],"expect":2}]}`,
+		`{"id":"type","source":` + src("fn mx(a: String) -> String { a }") + `,"entry":"mx","tests":[{"args":[1],"expect":1}]}`,
+	}, "\n") + "\n"
+	if err := os.WriteFile(in, []byte(items), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runBatchBin(t, in, "--cache-dir", "", "--ordered")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (two fail)\n%s", code, stderr)
+	}
+	var got []string
+	for _, l := range lines(t, out) {
+		v, _ := resField(t, l, "verdict").(string)
+		r, _ := resField(t, l, "verdict_reason").(string)
+		got = append(got, resField(t, l, "id").(string)+" "+v+" "+r)
+	}
+	want := []string{"tagged pass ", "plain pass ", "enum pass ", "checker pass ",
+		`arity fail test 1: function "mx" takes 1 argument, got 2`,
+		`type fail test 1: function "mx": invalid value 1 for parameter "a" (expected a string)`}
+	if !slices.Equal(got, want) {
+		t.Errorf("verdicts:\n%s\nwant\n%s\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), stderr)
+	}
+}
