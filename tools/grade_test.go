@@ -114,6 +114,9 @@ func TestGradeCheckRefused(t *testing.T) {
 		{"fn f() -> Int { 3 }", "fn check(result: Int) -> Bool { true }",
 			`{"success":false,"protocol_version":1,"errors":[{"severity":"error","code":"MISSING_MAIN","message":"` + MissingMainMessage + `","line":1,"col":1}],"outcome":"compile_error","retryable":false}`},
 		{"fn main() -> Int { 1 / 0 }", "fn check(result: Int) -> Bool { true }", `"outcome":"runtime_error"`},
+		// Both fail to parse: the program's error is the item's (its own line 1:22).
+		{"fn main() -> Int { 3 ", "fn check(result: Int) -> Bool {\n  true",
+			`{"success":false,"protocol_version":1,"errors":[{"severity":"error","code":"E002","message":"expected '}', found end of file","line":1,"col":22,"end_line":1,"end_col":22}],"outcome":"compile_error","retryable":false}`},
 	} {
 		chk, _ := json.Marshal(c.check)
 		got := call(t, nil, GradeKind, gradeArgs(c.source, `"check":`+string(chk)))
@@ -225,6 +228,7 @@ func TestGradeCheckNames(t *testing.T) {
 			"check does not compile: line 2:4: E009 duplicate function 'helper': first declared at 1:4, again at 2:4"},
 		{"fn chek(result: Point) -> Bool { true }", "check defines no function `check` (did you mean `chek`?)"},
 		{"fn verify(result: Point) -> Bool { true }", "check defines no function `check`"},
+		{"fn check(result: Point) -> Bool {\n  true", "check does not compile: line 2:7: E002 expected '}', found end of file"},
 	} {
 		chk, _ := json.Marshal(c.check)
 		got := call(t, nil, GradeKind, gradeArgs(program, `"check":`+string(chk)))
