@@ -333,3 +333,32 @@ func TestResumeOutOfDate(t *testing.T) {
 		t.Errorf("OUT changed: %s", b)
 	}
 }
+
+// TestResumeInterruptedCountsAll: a batch that stops before it read all of
+// IN cannot tell an id IN lacks from one not reached: it counts every
+// kept line (Unmatched 0).
+func TestResumeInterruptedCountsAll(t *testing.T) {
+	before := "{\"id\":\"a\",\"source\":\"s\",\"expect\":1}\n{\"id\":\"z\",\"source\":\"s\",\"expect\":1}\n"
+	p := filepath.Join(t.TempDir(), "out.jsonl")
+	if err := os.WriteFile(p, []byte(strings.Join(outLines(before), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := NewResumeState()
+	f, err := OpenOutput(p, true, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var skipped int
+	var readErr error
+	for range ReadItems(strings.NewReader("{\"id\":\"new\",\"source\":\"s\"}\n{\"id\":\"a\",\"source\":\"s\",\"expect\":1}\n"), done, "line", false, &skipped, &readErr) {
+		break // stopped at the first item
+	}
+	var got []string
+	if err := done.EachKeptResult(func(r Result) { got = append(got, r.Item.ID) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []string{"a", "z"}) || done.Unmatched != 0 {
+		t.Errorf("kept %q, unmatched %d; want [a z], 0", got, done.Unmatched)
+	}
+}
