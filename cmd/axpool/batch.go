@@ -69,8 +69,9 @@ cache ("cached": true).
 
 Progress goes to stderr: a progress bar on a terminal, a line every
 --progress-interval otherwise. At the end a summary goes to stderr (and to
---summary FILE as JSON): counts by outcome, p50/p95/p99 of run_ms, queue_ms
-and steps, wall time and items/s.
+--summary FILE as JSON): counts by outcome (led by the verdicts for a
+graded batch), p50/p95/p99 of run_ms, queue_ms and steps, wall time and
+items/s.
 
 Ctrl-C (or SIGTERM) stops submitting, cancels the items running, keeps the
 lines written, and prints how to resume: --resume skips the items OUT
@@ -78,7 +79,8 @@ already holds (by id; a malformed line without an id by its line) and
 appends the rest, and runs again an item whose line in OUT is of another
 run (a refusal of an item now valid, or a graded item whose run_digest
 changed: its source, arguments, tests or checker). The summary counts each
-id once, by its last line.
+id of IN once, by its last line, graded against IN's expectations as they
+now are; lines of ids IN no longer has are not counted.
 
 An item with "expect" (main's result), "tests" and "entry" (calls of a
 function) or "check" (a checker of the result) is graded: its line gains
@@ -92,7 +94,8 @@ refused before anything runs.
 Exit status: 0 when every item passed (an ungraded item: outcome ok), 1
 when some did not (--fail-on error: only items that could not be graded or
 run; none: never) or the batch was interrupted (--fail-fast stops at the
-first failure), 2 on usage errors and duplicate ids.`,
+first failure, names it and prints how to resume), 2 on usage errors and
+duplicate ids.`,
 	Args: positional(1, 1, "one IN.jsonl argument (- = stdin)"),
 	RunE: runBatch,
 }
