@@ -66,6 +66,9 @@ type funcSym struct {
 	// step.input to the function (reference compatibility).
 	usesStepInput bool
 	index         int // index in vm.Module.Functions
+	// vmName is the function's name in the module when not name (a
+	// checker's function, Options.Checker).
+	vmName string
 
 	paramVars []*localVar
 	resultVar *localVar // `result` inside ensures clauses

@@ -408,8 +408,12 @@ func (g *gen) function(f *funcSym, fn *vm.Function) *Error {
 	}
 	g.emit(vm.RET, 0, 0)
 
+	name := f.name
+	if f.vmName != "" {
+		name = f.vmName
+	}
 	*fn = vm.Function{
-		Name:      f.name,
+		Name:      name,
 		NumParams: len(f.params),
 		NumLocals: g.maxSlot,
 		MaxStack:  g.maxDepth,

@@ -32,6 +32,23 @@ type Options struct {
 	// error here (the run tools report MISSING_MAIN); Apps, compiled
 	// without Script, need no main.
 	Script bool
+	// Checker, when not nil, is a second file compiled with the user's
+	// file: the checker of a graded batch item (docs/operations.md
+	// "Graded batches"), named CheckerFile in positions (default
+	// "<check>"). It sees the user's functions and types as if it
+	// imported the user's file, and its own declarations shadow them, so
+	// its `check` and helpers never clash with the user's names (each
+	// file still refuses its own duplicates); Program.CheckerFunctions
+	// lists them, with the name the module gives them (FuncInfo.Entry).
+	// The user's file does not see the checker. A checker type named as
+	// one of the user's types is the user's type when declared the same
+	// way (the same fields, or variants, with the same written types;
+	// the checker's declaration is then dropped), else the error E009
+	// "type 'P' is declared by the program with other fields …" at the
+	// checker's declaration. A checker's own errors carry CheckerFile and
+	// positions in the checker.
+	Checker     []byte
+	CheckerFile string
 }
 
 // MainParamsMessage is the E009 message of a script whose `main` declares
@@ -57,6 +74,9 @@ type Program struct {
 	Types     []*TypeDecl
 	// Libraries lists the libraries that were loaded, in load order.
 	Libraries []string
+	// CheckerFunctions are the checker's declarations (Options.Checker)
+	// in source order; nil without a checker.
+	CheckerFunctions []*FuncInfo
 
 	c     *checker
 	units []*unit
@@ -82,6 +102,10 @@ type FuncInfo struct {
 	Exported bool
 	Pos      syntax.Pos
 	Decl     *syntax.FnDecl
+	// Entry is the function's name in the compiled module (what
+	// vm.Options.Entry calls): Name, but for a checker's function whose
+	// name a function of another file also has, Name + "#check".
+	Entry string
 }
 
 // Signature renders the function as `fn name(a: Int, b: String) -> Bool !{net.fetch}`.
@@ -121,6 +145,25 @@ func (p *Program) Func(name string) *FuncInfo {
 		}
 	}
 	return nil
+}
+
+// CheckerFunc returns the checker's function called name (Options.Checker),
+// or nil.
+func (p *Program) CheckerFunc(name string) *FuncInfo {
+	for _, f := range p.CheckerFunctions {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// checkerFile is Options.CheckerFile or its default.
+func (o Options) checkerFile() string {
+	if o.CheckerFile == "" {
+		return "<check>"
+	}
+	return o.CheckerFile
 }
 
 // HasErrors reports whether any diagnostic is an error.
@@ -224,10 +267,23 @@ func analyze(src []byte, opts Options, a *arenas, tooling bool) *Program {
 	user := newUnit("", file, 0, f)
 	l := &loader{libsDir: opts.LibsDir, c: c, libs: make(map[string]*unit), units: []*unit{user}}
 	l.resolveImports(user)
-	p.units = l.units
 	for _, u := range l.units[1:] {
 		p.Libraries = append(p.Libraries, u.name)
 	}
+	var chk *unit
+	if opts.Checker != nil {
+		// The arena holds both trees: its scratch is per parse.
+		cf, cerrs := syntax.ParseIn(&a.syntax, opts.checkerFile(), opts.Checker)
+		for _, e := range cerrs {
+			l.synErrs = append(l.synErrs, fromSyntax(e))
+		}
+		chk = newUnit("", opts.checkerFile(), len(l.units), cf)
+		chk.imports = []*unit{user}
+		l.units = append(l.units, chk)
+		l.resolveImports(chk)
+		l.checkerTypes(chk, user)
+	}
+	p.units = l.units
 	if len(l.synErrs) == 0 {
 		for _, u := range l.units {
 			c.declareTypes(u)
@@ -259,10 +315,30 @@ func analyze(src []byte, opts Options, a *arenas, tooling bool) *Program {
 	p.Diagnostics = diags
 
 	p.Types = user.typeList
+	if chk != nil {
+		for _, fn := range chk.funcList {
+			fn.vmName = fn.name
+			for _, u := range l.units {
+				if u != chk && u.funcs[fn.name] != nil {
+					fn.vmName = fn.name + "#check"
+				}
+			}
+		}
+	}
 	if !tooling {
 		return p
 	}
-	for _, fn := range user.funcList {
+	p.Functions = funcInfos(user.funcList)
+	if chk != nil {
+		p.CheckerFunctions = funcInfos(chk.funcList)
+	}
+	return p
+}
+
+// funcInfos describes the functions fns.
+func funcInfos(fns []*funcSym) []*FuncInfo {
+	var out []*FuncInfo
+	for _, fn := range fns {
 		fi := &FuncInfo{
 			Name: fn.name, Params: fn.params, Result: fn.result, Caps: fn.caps,
 			Requires: len(fn.decl.Requires), Ensures: len(fn.decl.Ensures),
@@ -274,9 +350,13 @@ func analyze(src []byte, opts Options, a *arenas, tooling bool) *Program {
 		if fn.decl.Intent != nil {
 			fi.Intent = fn.decl.Intent.Value
 		}
-		p.Functions = append(p.Functions, fi)
+		fi.Entry = fn.name
+		if fn.vmName != "" {
+			fi.Entry = fn.vmName
+		}
+		out = append(out, fi)
 	}
-	return p
+	return out
 }
 
 // Check analyses src and returns every finding, warnings included, sorted

@@ -347,3 +347,109 @@ func identicalTypes(a, b *Type, depth int) bool {
 	}
 	return a.kind != KindError && a.kind != KindVar
 }
+
+// checkerTypes settles the checker's types named as one of the user's
+// (Options.Checker): a declaration written the same way as the user's is
+// dropped from the checker, whose names then reach the user's type; any
+// other is the E009 error at the checker's declaration.
+func (l *loader) checkerTypes(chk, user *unit) {
+	mine := make(map[string]syntax.Item)
+	for _, it := range user.ast.Items {
+		if name := typeDeclName(it); name != "" {
+			if _, ok := mine[name]; !ok {
+				mine[name] = it
+			}
+		}
+	}
+	kept := chk.ast.Items[:0:0]
+	for _, it := range chk.ast.Items {
+		name := typeDeclName(it)
+		theirs, ok := mine[name]
+		if name == "" || !ok {
+			kept = append(kept, it)
+			continue
+		}
+		if typeDeclText(theirs) == typeDeclText(it) {
+			continue // the user's type
+		}
+		what := "fields"
+		if _, enum := theirs.(*syntax.EnumDecl); enum {
+			what = "variants"
+		}
+		kind := "record"
+		if _, enum := theirs.(*syntax.EnumDecl); enum {
+			kind = "enum"
+		}
+		if _, enum := it.(*syntax.EnumDecl); enum != (kind == "enum") {
+			what = "as " + article(kind) + " " + kind
+		} else {
+			what = "with other " + what
+		}
+		l.c.report(CodeType, SeverityError, chk.file, it.Pos(), it.End(), fmt.Sprintf(
+			"type '%s' is declared by the program %s (at %s): leave the checker's declaration out to use the program's type, declare it exactly as the program does, or give it another name",
+			name, what, posString(theirs.Pos())))
+		kept = append(kept, it) // declared: no follow-on undefined names
+	}
+	chk.ast.Items = kept
+}
+
+func article(kind string) string {
+	if kind == "enum" {
+		return "an"
+	}
+	return "a"
+}
+
+// typeDeclName is the name of a record or enum declaration, else "".
+func typeDeclName(it syntax.Item) string {
+	switch d := it.(type) {
+	case *syntax.RecordDecl:
+		if d.Name != nil {
+			return d.Name.Name
+		}
+	case *syntax.EnumDecl:
+		if d.Name != nil {
+			return d.Name.Name
+		}
+	}
+	return ""
+}
+
+// typeDeclText is a record's or enum's declaration as compared by
+// checkerTypes: its kind, fields or variants and their written types.
+func typeDeclText(it syntax.Item) string {
+	var b strings.Builder
+	fields := func(fs []*syntax.FieldDecl) {
+		b.WriteByte('{')
+		for _, f := range fs {
+			if f.Name != nil {
+				b.WriteString(f.Name.Name)
+			}
+			b.WriteByte(':')
+			b.WriteString(syntax.FormatType(f.Type))
+			b.WriteByte(',')
+		}
+		b.WriteByte('}')
+	}
+	switch d := it.(type) {
+	case *syntax.RecordDecl:
+		b.WriteString("record")
+		fields(d.Fields)
+	case *syntax.EnumDecl:
+		b.WriteString("enum{")
+		for _, v := range d.Variants {
+			if v.Name != nil {
+				b.WriteString(v.Name.Name)
+			}
+			switch {
+			case v.IsStruct:
+				fields(v.Fields)
+			case v.Payload != nil:
+				b.WriteString("(" + syntax.FormatType(v.Payload) + ")")
+			}
+			b.WriteByte(',')
+		}
+		b.WriteByte('}')
+	}
+	return b.String()
+}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/compiler"
-	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/internal/spell"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools/toolwire"
 	"github.com/axpool/axpool/tools/typed"
@@ -54,12 +54,20 @@ var gradeSpec = ToolSpec{
 // program compiled together with the checker, adding check_passed (true or
 // false) or check_error (one line) before outcome.
 //
+// A test whose arguments do not fit entry's signature (`function "add"
+// takes 2 arguments, got 3`, `function "add": invalid value "x" for
+// parameter "b" (expected an integer)`, or a parameter type without a
+// JSON form) does not run: its entry is {"outcome":"invalid_args",
+// "message":…,"steps":0} — the signature is the program's, so the batch
+// grades it fail.
+//
 // max_steps bounds each run (each test, main, the checker) on its own;
 // max_wall_ms bounds the whole job. The program's faults are boruna_run's
 // failures (compile errors, MISSING_MAIN; a missing entry is the compile
-// error MISSING_ENTRY); tests or a checker that cannot be used are
-// invalid_args (`test 2: function "add" takes 2 arguments, got 3`,
-// `check does not compile: line 1:20: E003 …`), outcome invalid_args.
+// error MISSING_ENTRY); tests whose arguments are no array, or a checker
+// that cannot be used, are invalid_args (`test 2: the arguments must be
+// an array, got object`, `check does not compile: line 1:20: E003 …`),
+// outcome invalid_args.
 func gradeTool(ctx context.Context, env *Env, a *args, progress ProgressFunc) *wire.Object {
 	lim := effectiveLimits(env, a)
 	pol, err := policy.ParseRunArg(a.raw("policy"))
@@ -124,10 +132,14 @@ func (g *grader) tests(ctx context.Context) *wire.Object {
 	}
 	conv := typed.NewConverter(entry, "a parameter of a tested function")
 	params := make([]typed.Field, len(fn.Params))
+	// signature says why no test can call entry (a parameter type without
+	// a JSON form): the program's choice, so each test's failure.
+	signature := ""
 	for i, t := range fn.Params {
 		tt, err := conv.TypeOf(t, fn.ParamNames[i])
 		if err != nil {
-			return wire.InvalidArgs(wire.KindInvalidArgs, fmt.Sprintf("entry %q: %v", clipName(entry), err))
+			signature = fmt.Sprintf("entry %q: %v", clipName(entry), err)
+			break
 		}
 		params[i] = typed.Field{Name: fn.ParamNames[i], Type: tt}
 	}
@@ -136,21 +148,35 @@ func (g *grader) tests(ctx context.Context) *wire.Object {
 	if errs != nil {
 		return toolwire.CompileFailure(errs, g.env.LibsDir)
 	}
-	// Every test's arguments are checked before any runs: a test that
-	// cannot be called makes the item ungradable, whatever the others do.
+	// Every test's arguments are checked before any runs: arguments that
+	// are no array make the item ungradable, whatever the others do. A
+	// test whose arguments do not fit entry's signature (their number or
+	// a type) is that test's failure, as the program chose the signature.
 	subject := fmt.Sprintf("function %q", clipName(entry))
 	values := make([][]vm.Value, len(tests))
+	unfit := make([]string, len(tests))
 	for i, raw := range tests {
-		vals, msg := testArgs(m, subject, params, raw)
-		if msg != "" {
-			return wire.InvalidArgs(wire.KindInvalidArgs, fmt.Sprintf("test %d: %s", i+1, msg))
+		if len(raw) == 0 || raw[0] != '[' {
+			return wire.InvalidArgs(wire.KindInvalidArgs, fmt.Sprintf("test %d: the arguments must be an array, got %s", i+1, wire.JSONType(raw)))
 		}
-		values[i] = vals
+		if signature != "" {
+			unfit[i] = signature
+			continue
+		}
+		values[i], unfit[i] = testArgs(m, subject, params, raw)
 	}
 	results := make([]*wire.Object, len(tests))
 	var total, size int64
 	budget := g.env.maxResponse()
 	for i := range tests {
+		if unfit[i] != "" {
+			r := wire.NewObject().Set("outcome", wire.OutcomeInvalidArgs).Set("message", toolwire.ClipMessage(unfit[i])).Set("steps", 0)
+			if b, err := r.MarshalJSON(); err == nil {
+				size += int64(len(b))
+			}
+			results[i] = r
+			continue
+		}
 		var v vm.Value
 		o, steps := g.run(ctx, m, entry, values[i], g.pol, &v)
 		total += max(steps, 0)
@@ -185,12 +211,13 @@ func (g *grader) tests(ctx context.Context) *wire.Object {
 }
 
 // testArgs converts one test's arguments (raw: a JSON array, one value per
-// parameter) to values of m, or says why it cannot: `function "add" takes
-// 2 arguments, got 3`, or typed.CheckObject's message.
+// parameter) to values of m, or says why they do not fit the signature:
+// `function "add" takes 2 arguments, got 3`, or typed.CheckObject's
+// message.
 func testArgs(m *vm.Module, subject string, params []typed.Field, raw json.RawMessage) ([]vm.Value, string) {
 	var list []json.RawMessage
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &list) != nil {
-		return nil, fmt.Sprintf("the arguments must be an array, got %s", wire.JSONType(raw))
+	if err := json.Unmarshal(raw, &list); err != nil { // an array: checked
+		return nil, "the arguments must be an array: " + err.Error()
 	}
 	if len(list) != len(params) {
 		return nil, fmt.Sprintf("%s takes %d %s, got %d", subject, len(params), plural(len(params), "argument"), len(list))
@@ -237,52 +264,56 @@ func missingEntry(entry string) *wire.Object {
 	return wire.WithOutcome(wire.Envelope(false).Set("errors", []*wire.Object{e}), wire.OutcomeCompileError)
 }
 
+// CheckFile names a graded item's checker in the positions of its
+// compile errors (compiler.Options.CheckerFile).
+const CheckFile = "check.ax"
+
 // check runs main, then the checker on its result (gradeTool).
 //
-// The checker is compiled with the program, after it, so that T may be
-// any of the program's types; the program's lines come first and keep
-// their numbers. That one compilation also answers whether the program
-// compiles on its own when programStandsAlone says so; otherwise (a
-// compile error anywhere, or a checker declaring what the program might
-// use) the program is compiled alone first, and its failure is the
-// program's.
+// The checker is compiled with the program as a second file
+// (compiler.Options.Checker): it sees the program's functions and types,
+// so T may be any of the program's types, and its own declarations
+// shadow the program's, so a checker shared by many samples never clashes
+// with what a sample happened to name its functions (its `check`
+// included). The program does not see the checker: an error in the
+// program's file is the program's own, reported as boruna_run would
+// (compileProgram), and so is a missing main.
 func (g *grader) check(ctx context.Context) *wire.Object {
 	src, chk := g.a.str("source", ""), g.a.str("check", "")
-	full := src
-	if !strings.HasSuffix(full, "\n") {
-		full += "\n"
-	}
-	offset := int32(strings.Count(full, "\n"))
-	p := compiler.AnalyzeRecycled([]byte(full+chk), compiler.Options{File: SourceFile, LibsDir: g.env.LibsDir, Script: true})
+	p := compiler.AnalyzeRecycled([]byte(src), compiler.Options{File: SourceFile, LibsDir: g.env.LibsDir, Script: true,
+		Checker: []byte(chk), CheckerFile: CheckFile})
 	defer p.Recycle()
-	alone := programStandsAlone(p, offset, src)
-	if !alone {
+	errs := p.Errors()
+	programFault := p.Func("main") == nil
+	for _, e := range errs {
+		programFault = programFault || e.File != CheckFile
+	}
+	if programFault {
 		if failed := g.compileProgram(src); failed != nil {
 			return failed
 		}
 	}
-	if errs := p.Errors(); errs != nil {
-		return invalidCheck(checkCompileMessage(errs[0], offset))
+	if errs != nil {
+		return invalidCheck(checkCompileMessage(errs, g.env.LibsDir))
 	}
-	fn, main := p.Func("check"), p.Func("main")
+	fn, main := p.CheckerFunc("check"), p.Func("main")
 	if fn == nil {
-		return invalidCheck("check defines no function `check`")
+		return invalidCheck(noCheckMessage(p.CheckerFunctions))
 	}
 	want := "fn check(result: " + main.Result.String() + ") -> Bool"
 	if len(fn.Params) != 1 || fn.Params[0].String() != main.Result.String() || fn.Result.String() != "Bool" {
 		return invalidCheck(fmt.Sprintf("check must be `%s` (main returns %s), got `%s`", want, main.Result.String(), fn.Signature()))
 	}
+	entry := fn.Entry
 	cm, errs := p.Compile()
 	p.Recycle() // cm is all that is needed now
 	if errs != nil {
 		// Code generation found what analysis did not (a limit): the
 		// program's fault when the program alone fails too.
-		if alone {
-			if failed := g.compileProgram(src); failed != nil {
-				return failed
-			}
+		if failed := g.compileProgram(src); failed != nil {
+			return failed
 		}
-		return invalidCheck(checkCompileMessage(errs[0], offset))
+		return invalidCheck(checkCompileMessage(errs, g.env.LibsDir))
 	}
 	var result vm.Value
 	o, _ := g.run(ctx, cm, "", nil, g.pol, &result)
@@ -290,7 +321,7 @@ func (g *grader) check(ctx context.Context) *wire.Object {
 		return o
 	}
 	// The checker may not reach outside the VM: deny-all.
-	co, _ := g.run(ctx, cm, "check", []vm.Value{result}, policy.DenyAll(), nil)
+	co, _ := g.run(ctx, cm, entry, []vm.Value{result}, policy.DenyAll(), nil)
 	switch out, _ := co.Get("outcome"); out {
 	case wire.OutcomeOK:
 		r, _ := co.Get("result")
@@ -322,53 +353,44 @@ func (g *grader) compileProgram(src string) *wire.Object {
 	return nil
 }
 
-// programStandsAlone reports whether p, the analysis of a program (its
-// lines 1 to offset) followed by a checker, proves that the program alone
-// compiles and has main — the question compileProgram answers at the cost
-// of a second compilation. It does when p has no errors; the program's
-// declarations (and main among them) lie within its lines and the
-// checker's beyond them, so the program's text parses alone into the same
-// declarations (a string or declaration the program leaves open, closed by
-// the checker, does not); and the checker declares only functions whose
-// names the program's text does not hold, so nothing the program uses
-// comes from the checker. Any doubt answers false (compileProgram then
-// decides), never a different verdict.
-func programStandsAlone(p *compiler.Program, offset int32, src string) bool {
-	if p.HasErrors() || p.File == nil {
-		return false
-	}
-	if m := p.File.Module; m != nil && m.End().Line > offset {
-		return false
-	}
-	for _, it := range p.File.Items {
-		if it.Pos().Line <= offset {
-			if it.End().Line > offset {
-				return false
-			}
-			continue
-		}
-		fn, ok := it.(*syntax.FnDecl)
-		if !ok || fn.Name == nil || strings.Contains(src, fn.Name.Name) {
-			return false
-		}
-	}
-	main := p.Func("main")
-	return main != nil && main.Pos.Line <= offset
-}
-
 // checkCompileMessage is the one line of a checker that does not compile:
-// its first error, at its line in the checker (or in the program, when
-// the two clash there).
-func checkCompileMessage(e *compiler.Error, offset int32) string {
+// its first error in the checker's own file, at the checker's line:col
+// ("check does not compile: line 2:13: E003 undefined name 'nope'"), else
+// the first error anywhere, with its file when it is not the checker's.
+func checkCompileMessage(errs compiler.ErrorList, libsDir string) string {
+	e := errs[0]
+	for _, x := range errs {
+		if x.File == CheckFile {
+			e = x
+			break
+		}
+	}
 	where := ""
 	switch {
 	case !e.Pos.IsValid():
-	case e.Pos.Line > offset:
-		where = fmt.Sprintf("line %d:%d: ", e.Pos.Line-offset, e.Pos.Col)
-	default:
+	case e.File == CheckFile:
+		where = fmt.Sprintf("line %d:%d: ", e.Pos.Line, e.Pos.Col)
+	case e.File == SourceFile:
 		where = fmt.Sprintf("program line %d:%d: ", e.Pos.Line, e.Pos.Col)
+	default:
+		where = fmt.Sprintf("%s:%d:%d: ", toolwire.DisplayFile(libsDir, e.File), e.Pos.Line, e.Pos.Col)
 	}
 	return toolwire.ClipMessage("check does not compile: " + where + e.Code + " " + e.Msg)
+}
+
+// noCheckMessage is the answer of a checker without `check`, naming the
+// nearest of its functions when one is clearly nearest
+// ("check defines no function `check` (did you mean `chek`?)").
+func noCheckMessage(fns []*compiler.FuncInfo) string {
+	msg := "check defines no function `check`"
+	names := make([]string, 0, len(fns))
+	for _, f := range fns {
+		names = append(names, f.Name)
+	}
+	if s, ok := spell.Nearest("check", names); ok {
+		msg += fmt.Sprintf(" (did you mean `%s`?)", clipName(s))
+	}
+	return msg
 }
 
 // invalidCheck is the invalid_args answer of a checker that cannot be used.

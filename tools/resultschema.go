@@ -518,6 +518,8 @@ func batchSummarySchema() *wire.Object {
 		opt("verdicts", describe(sObject(req("pass", sCount()), req("fail", sCount()), req("error", sCount())),
 			"Graded items by verdict (present when an item is graded).")),
 		opt("pass_at", passAt),
+		opt("pass_at_tasks", describe(sType("object").Set("additionalProperties", sCount()),
+			`The number of tasks each pass@k covers, by k ("1", "5", …): the tasks with at least k samples (for k = 1 the graded items without a task too).`)),
 		opt("tasks", describe(sType("object").Set("additionalProperties", sObject(req("n", sCount()), req("c", sCount()), req("pass_at", passAt))),
 			"Each named task: n graded samples, c passed, pass@k for each k ≤ n.")),
 	), "Counts by outcome and percentiles, and for graded items verdicts, pass@k and tasks (docs/tools.md §7).")

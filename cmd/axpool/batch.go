@@ -69,8 +69,9 @@ cache ("cached": true).
 
 Progress goes to stderr: a progress bar on a terminal, a line every
 --progress-interval otherwise. At the end a summary goes to stderr (and to
---summary FILE as JSON): counts by outcome, p50/p95/p99 of run_ms, queue_ms
-and steps, wall time and items/s.
+--summary FILE as JSON): counts by outcome (led by the verdicts for a
+graded batch), p50/p95/p99 of run_ms, queue_ms and steps, wall time and
+items/s.
 
 Ctrl-C (or SIGTERM) stops submitting, cancels the items running, keeps the
 lines written, and prints how to resume: --resume skips the items OUT
@@ -78,7 +79,8 @@ already holds (by id; a malformed line without an id by its line) and
 appends the rest, and runs again an item whose line in OUT is of another
 run (a refusal of an item now valid, or a graded item whose run_digest
 changed: its source, arguments, tests or checker). The summary counts each
-id once, by its last line.
+id of IN once, by its last line, graded against IN's expectations as they
+now are; lines of ids IN no longer has are not counted.
 
 An item with "expect" (main's result), "tests" and "entry" (calls of a
 function) or "check" (a checker of the result) is graded: its line gains
@@ -92,7 +94,8 @@ refused before anything runs.
 Exit status: 0 when every item passed (an ungraded item: outcome ok), 1
 when some did not (--fail-on error: only items that could not be graded or
 run; none: never) or the batch was interrupted (--fail-fast stops at the
-first failure), 2 on usage errors and duplicate ids.`,
+first failure, names it and prints how to resume), 2 on usage errors and
+duplicate ids.`,
 	Args: positional(1, 1, "one IN.jsonl argument (- = stdin)"),
 	RunE: runBatch,
 }
@@ -250,6 +253,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	}
 	prog := batch.NewProgress(stderr, bf.progress, bf.interval, total)
 	var writeErr error
+	var stoppedBy *batch.Result // --fail-fast's first item that did not pass
 	start := time.Now()
 	runErr := n.Dispatcher.RunItems(ctx, items, dispatch.ItemsOptions{
 		Concurrency: conc,
@@ -258,6 +262,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		Pack:        dispatch.PackBatch(conc, slots, bf.ordered, bf.failFast),
 		Total:       max(total, 0),
 		OnResult: func(r batch.Result) {
+			if bf.failFast && stoppedBy == nil && !r.Passed() {
+				stoppedBy = &r // the item that stops the batch
+			}
 			line := append(batch.Line(r, batchPosField), '\n')
 			if _, err := out.Write(line); err != nil && writeErr == nil {
 				writeErr = err
@@ -270,8 +277,8 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	})
 	prog.Finish(sum)
 	// Each id once: its last line in OUT, unless its item ran again now.
-	keptErr := done.EachKept(func(line []byte) {
-		r := batch.ResultOfLine(line)
+	// Only IN's ids, graded against IN's expectations as they now are.
+	keptErr := done.EachKeptResult(func(r batch.Result) {
 		sum.AddKept(r)
 		failures.Add(r)
 	})
@@ -279,10 +286,19 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	sum.Finish(time.Since(start), interrupted)
 	sum.WriteText(stderr)
 	if skipped > 0 {
-		fmt.Fprintf(stderr, "  skipped %d items already in %s (--resume)\n", skipped, bf.output)
+		fmt.Fprintf(stderr, "  skipped %s already in %s (--resume)\n", batch.Count(skipped, "item"), bf.output)
 	}
 	if done.Changed > 0 {
-		fmt.Fprintf(stderr, "  ran %d items again: their lines in %s were of another run (the item changed since; the new line replaces it)\n", done.Changed, bf.output)
+		fmt.Fprintf(stderr, "  ran %s again: %s in %s %s of another run (the item changed since; the new line replaces it)\n",
+			batch.Count(done.Changed, "item"), plural(done.Changed, "its line", "their lines"), bf.output, plural(done.Changed, "was", "were"))
+	}
+	if done.OutOfDate > 0 {
+		fmt.Fprintf(stderr, "  %s out of date with %s's expectations or tasks (counted as re-graded here; --regrade rewrites the file)\n",
+			plural(done.OutOfDate, "1 kept line has its verdict", fmt.Sprintf("%d kept lines have verdicts", done.OutOfDate)), in)
+	}
+	if done.Unmatched > 0 {
+		fmt.Fprintf(stderr, "  %s of %s %s no item in %s (not counted)\n",
+			batch.Count(done.Unmatched, "line"), bf.output, plural(done.Unmatched, "has", "have"), in)
 	}
 	if err := writeBatchReports(cmd, summary, report, in, sum, &failures); err != nil {
 		return err
@@ -304,6 +320,14 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	case interrupted && ctx.Err() != nil:
 		fmt.Fprintf(stderr, "interrupted: the results written so far are kept; to finish, run:\n  %s\n", batch.ResumeCommand(os.Args, in, bf.output))
 		return silentExit(exitFail)
+	case interrupted && stoppedBy != nil:
+		why := batch.FailureOf(stoppedBy.Envelope)
+		if stoppedBy.Verdict != "" {
+			why = "verdict " + stoppedBy.Verdict + ": " + stoppedBy.Reason
+		}
+		fmt.Fprintf(stderr, "stopped by --fail-fast at item %q (%s); the results written so far are kept; to finish, run:\n  %s\n",
+			stoppedBy.Item.ID, why, batch.ResumeCommand(os.Args, in, bf.output))
+		return silentExit(exitFail)
 	case interrupted || sum.Fails(bf.failOn):
 		return silentExit(exitFail)
 	}
@@ -318,9 +342,11 @@ func openBatchReports(cmd *cobra.Command, in, out string) (summary, report *os.F
 		if path == "" {
 			return nil, nil
 		}
-		for _, o := range append([]string{in, out}, others...) {
+		names := append([]string{"IN", "OUT"}, others...)
+		paths := []string{in, out, bf.regrade, bf.summary}
+		for i, o := range paths[:len(names)] {
 			if o != "-" && o != "" && batch.SameFile(path, o) {
-				return nil, printFail(cmd, exitUsage, "axpool batch: --%s %s is IN or OUT; give the %s a file of its own", flag, path, flag)
+				return nil, printFail(cmd, exitUsage, "axpool batch: --%s %s is %s; give the %s a file of its own", flag, path, names[i], flag)
 			}
 		}
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
@@ -329,10 +355,10 @@ func openBatchReports(cmd *cobra.Command, in, out string) (summary, report *os.F
 		}
 		return f, nil
 	}
-	if summary, err = open("summary", bf.summary, bf.regrade); err != nil {
+	if summary, err = open("summary", bf.summary, "--regrade OLD"); err != nil {
 		return nil, nil, err
 	}
-	if report, err = open("report", bf.report, bf.regrade, bf.summary); err != nil {
+	if report, err = open("report", bf.report, "--regrade OLD", "the --summary file"); err != nil {
 		summary.Close()
 		return nil, nil, err
 	}
@@ -415,7 +441,8 @@ func runRegrade(cmd *cobra.Command, in string, ks []int) error {
 	sum := batch.NewSummary(ks...)
 	var failures batch.Failures
 	start := time.Now()
-	st, err := batch.Regrade(items, old, func(r batch.Result, line []byte) error {
+	rerun := batch.RerunCommand(os.Args, in, bf.regrade)
+	st, err := batch.Regrade(items, old, batch.RegradeNames{Old: bf.regrade, Rerun: rerun}, func(r batch.Result, line []byte) error {
 		sum.Add(r)
 		failures.Add(r)
 		_, err := w.Write(append(line, '\n'))
@@ -427,11 +454,16 @@ func runRegrade(cmd *cobra.Command, in string, ks []int) error {
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool batch: --regrade: %v", err)
 	}
+	sum.Regraded = true
 	sum.Finish(time.Since(start), false)
 	stderr := cmd.ErrOrStderr()
 	sum.WriteText(stderr)
-	fmt.Fprintf(stderr, "  regraded from %s: %d items; %d graded items whose run changed since it was written and %d graded items without a result (verdict error: --resume runs them); %d ungraded items without one and %d results without an item left out\n",
-		bf.regrade, st.Items, st.Changed, st.Missing, st.Skipped, st.Unmatched)
+	fmt.Fprintf(stderr, "  regraded from %s: %s; %s whose run changed since it was written and %s without a result (verdict error); %s without one and %s without an item left out\n",
+		bf.regrade, batch.Count(st.Items, "item"), batch.Count(st.Changed, "graded item"), batch.Count(st.Missing, "graded item"),
+		batch.Count(st.Skipped, "ungraded item"), batch.Count(st.Unmatched, "result"))
+	if st.Changed+st.Missing > 0 {
+		fmt.Fprintf(stderr, "  to run them: %s; then regrade again\n", rerun)
+	}
 	if err := writeBatchReports(cmd, summary, report, in, sum, &failures); err != nil {
 		return err
 	}
@@ -439,4 +471,12 @@ func runRegrade(cmd *cobra.Command, in string, ks []int) error {
 		return silentExit(exitFail)
 	}
 	return nil
+}
+
+// plural is one for n = 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

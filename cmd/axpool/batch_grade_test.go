@@ -84,8 +84,8 @@ func TestBatchGraded(t *testing.T) {
 		t.Errorf("summary's task add:\n%s", raw)
 	}
 	for _, s := range []string{
-		"  verdicts: 5 pass, 4 fail, 2 error (45.5% pass)\n",
-		"  pass@1 0.396  pass@2 1.000  (8 tasks: 2 named, 6 single items)\n",
+		"batch done: 12 items, 11 graded: 5 pass, 4 fail, 2 error (45.5% pass) in ",
+		"  pass@1 0.396 (8 tasks)  pass@2 1.000 (2 tasks with n ≥ 2)\n  8 tasks: 2 named, 6 single items\n",
 		"  task      n      c   pass@1   pass@2\n  add       3      2    0.667    1.000\n  div       2      1    0.500    1.000\n",
 	} {
 		if !strings.Contains(stderr, s) {
@@ -218,14 +218,17 @@ func TestBatchRegrade(t *testing.T) {
 		got = append(got, resField(t, l, "id").(string)+" "+v+" "+r)
 	}
 	want := []string{"a fail expected 2, got 3",
-		"b error OLD holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again (axpool batch ITEMS -o OLD --resume runs it), then regrade",
+		"b error " + old + " holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again (" + bin(t) + " batch " + items + " -o " + old + " --resume runs it), then regrade",
 		"c fail test 1: expected 8, got 9",
-		"d error no result in OLD: run the item (axpool batch ITEMS -o OLD --resume), then regrade"}
+		"d error no result in " + old + ": run the item (" + bin(t) + " batch " + items + " -o " + old + " --resume), then regrade"}
 	if !slices.Equal(got, want) {
 		t.Errorf("regraded:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if !strings.Contains(stderr, "  verdicts: 0 pass, 2 fail, 2 error (0.0% pass)\n") ||
-		!strings.Contains(stderr, "  regraded from "+old+": 4 items; 1 graded items whose run changed since it was written and 1 graded items without a result (verdict error: --resume runs them); 0 ungraded items without one and 0 results without an item left out\n") {
+	// It ran nothing: no time, rate or cache counts.
+	if !strings.HasPrefix(stderr, "batch regraded: 4 items: 0 pass, 2 fail, 2 error (0.0% pass)\n  outcomes: 3 ok, 1 failed (whether each ran to a result; a wrong result is ok)\n") ||
+		strings.Contains(stderr, "items/s") || strings.Contains(stderr, "cached:") ||
+		!strings.Contains(stderr, "  regraded from "+old+": 4 items; 1 graded item whose run changed since it was written and 1 graded item without a result (verdict error); 0 ungraded items without one and 0 results without an item left out\n"+
+			"  to run them: "+bin(t)+" batch "+items+" -o "+old+" --resume; then regrade again\n") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	if sum, raw := readGradedSummary(t, sumPath); sum.Items != 4 || sum.Verdicts["error"] != 2 {
@@ -236,17 +239,22 @@ func TestBatchRegrade(t *testing.T) {
 {"id":"b","source":"fn main() -> Int { 4 }","expect":4}
 {"id":"c","source":"fn sq(x: Int) -> Int { x * x }","entry":"sq","tests":[{"args":[3],"expect":9}]}
 `)
-	if _, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", newPath); code != 0 || !strings.Contains(stderr, "verdicts: 3 pass, 0 fail, 0 error") {
+	if _, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", newPath); code != 0 || !strings.Contains(stderr, "batch regraded: 3 items: 3 pass, 0 fail, 0 error (100.0% pass)\n") {
 		t.Errorf("regrade with the old expectations: exit %d\n%s", code, stderr)
 	}
 	// The changed items again: --resume runs b (its source changed since
-	// OLD was written) and d (no result), appending their lines; the
-	// regrade then reads the last line of each id.
+	// OLD was written) and d (no result), appending their lines; a and c,
+	// kept, are counted against their new expectations (both fail now,
+	// their lines still say pass); the regrade then reads the last line of
+	// each id.
 	write(items, changed)
 	if _, stderr, code := runBatchBin(t, items, "--cache-dir", "", "-o", old, "--resume"); code != 1 ||
 		!strings.Contains(stderr, "  skipped 2 items already in "+old+" (--resume)\n") ||
-		!strings.Contains(stderr, "  ran 1 items again: their lines in "+old+" were of another run (the item changed since; the new line replaces it)\n") ||
-		!strings.Contains(stderr, "batch done: 4 items, 4 ok, 0 failed") || !strings.Contains(stderr, "verdicts: 3 pass, 1 fail, 0 error") { // a and c kept: their verdicts as written
+		!strings.Contains(stderr, "  ran 1 item again: its line in "+old+" was of another run (the item changed since; the new line replaces it)\n") ||
+		!strings.Contains(stderr, "batch done: 4 items: 1 pass, 3 fail, 0 error (25.0% pass) in ") ||
+		!strings.Contains(stderr, "  outcomes: 4 ok, 0 failed") ||
+		!strings.Contains(stderr, "  2 kept lines have verdicts out of date with "+items+"'s expectations or tasks (counted as re-graded here; --regrade rewrites the file)\n") ||
+		strings.Contains(stderr, "no item in") {
 		t.Errorf("resume of the changed items: exit %d\n%s", code, stderr)
 	}
 	if n := len(lines(t, mustRead(t, old))); n != 5 {
@@ -261,7 +269,8 @@ func TestBatchRegrade(t *testing.T) {
 	}
 	want = []string{"a fail expected 2, got 3", "b fail expected 4, got 5", "c fail test 1: expected 8, got 9", "d pass "}
 	if code != 1 || stdout != "" || !slices.Equal(got, want) ||
-		!strings.Contains(stderr, "  regraded from "+old+": 4 items; 0 graded items whose run changed since it was written and 0 graded items without a result (verdict error: --resume runs them); 0 ungraded items without one and 0 results without an item left out\n") {
+		!strings.Contains(stderr, "  regraded from "+old+": 4 items; 0 graded items whose run changed since it was written and 0 graded items without a result (verdict error); 0 ungraded items without one and 0 results without an item left out\n") ||
+		strings.Contains(stderr, "to run them") {
 		t.Errorf("regrade after the resume: exit %d\n%s\n%s", code, strings.Join(got, "\n"), stderr)
 	}
 	if _, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", old); code != 2 ||
@@ -287,17 +296,30 @@ func TestBatchGradedResume(t *testing.T) {
 	if _, stderr, code := runBatchBin(t, first, "--cache-dir", "", "-o", out); code != 1 { // add-2 fails
 		t.Fatalf("first part: exit %d\n%s", code, stderr)
 	}
+	// A line of an id IN no longer has: kept in the file, not counted.
+	f, err := os.OpenFile(out, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"id":"gone","success":true,"result":1,"outcome":"ok","verdict":"pass"}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
 	sumPath := filepath.Join(dir, "sum.json")
-	_, stderr, code := runBatchBin(t, abs(t, "graded.jsonl"), "--cache-dir", "", "-o", out, "--resume", "--summary", sumPath, "--pass-at", "1,2")
+	in := abs(t, "graded.jsonl")
+	_, stderr, code := runBatchBin(t, in, "--cache-dir", "", "-o", out, "--resume", "--summary", sumPath, "--pass-at", "1,2")
 	if code != 1 {
 		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "  1 line of "+out+" has no item in "+in+" (not counted)\n") || strings.Contains(stderr, "out of date") {
+		t.Errorf("resume stderr:\n%s", stderr)
 	}
 	sum, raw := readGradedSummary(t, sumPath)
 	if sum.Items != 12 || sum.Kept != 3 || !mapsEqual(sum.Verdicts, map[string]int{"pass": 5, "fail": 4, "error": 2}) || sum.PassAt["1"] != 0.395833 {
 		t.Errorf("summary of the whole file:\n%s", raw)
 	}
-	if n := len(lines(t, mustRead(t, out))); n != 12 {
-		t.Errorf("%d lines in OUT, want 12", n)
+	if n := len(lines(t, mustRead(t, out))); n != 13 {
+		t.Errorf("%d lines in OUT, want 13 (12 and gone's)", n)
 	}
 }
 
@@ -328,5 +350,45 @@ func TestBatchDuplicateIDs(t *testing.T) {
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("OUT was created: %v", err)
+	}
+}
+
+// TestBatchGradedForms: through real workers, an expectation in plain
+// form or in the tagged form with another type_id passes (a type
+// declared before P moves P's id), a checker whose helper and check
+// share the program's names passes, and a test whose arguments do not fit
+// the entry's signature (the model's choice) is fail, not error.
+func TestBatchGradedForms(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	src := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	prog := "type Q { y: Int }\ntype P { x: Int }\nenum Color { Red, Green }\nfn helper() -> Int { 7 }\nfn check(p: P) -> Bool { false }\nfn main() -> P { P { x: helper() } }"
+	items := strings.Join([]string{
+		`{"id":"tagged","source":` + src(prog) + `,"expect":{"type":"record","type_id":0,"name":"P","fields":[7],"field_names":["x"]}}`,
+		`{"id":"plain","source":` + src(prog) + `,"expect":{"x":7}}`,
+		`{"id":"enum","source":` + src("enum Color { Red, Green }\nfn main() -> Option<Color> { Some(Color::Green) }") + `,"expect":"Green"}`,
+		`{"id":"checker","source":` + src(prog) + `,"check":` + src("fn helper(p: P) -> Int { p.x * 2 }\nfn check(result: P) -> Bool { helper(result) == 14 }") + `}`,
+		`{"id":"arity","source":` + src("fn mx(a: Int) -> Int { a }") + `,"entry":"mx","tests":[{"args":[1,2],"expect":2}]}`,
+		`{"id":"type","source":` + src("fn mx(a: String) -> String { a }") + `,"entry":"mx","tests":[{"args":[1],"expect":1}]}`,
+	}, "\n") + "\n"
+	if err := os.WriteFile(in, []byte(items), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runBatchBin(t, in, "--cache-dir", "", "--ordered")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (two fail)\n%s", code, stderr)
+	}
+	var got []string
+	for _, l := range lines(t, out) {
+		v, _ := resField(t, l, "verdict").(string)
+		r, _ := resField(t, l, "verdict_reason").(string)
+		got = append(got, resField(t, l, "id").(string)+" "+v+" "+r)
+	}
+	want := []string{"tagged pass ", "plain pass ", "enum pass ", "checker pass ",
+		`arity fail test 1: function "mx" takes 1 argument, got 2`,
+		`type fail test 1: function "mx": invalid value 1 for parameter "a" (expected a string)`}
+	if !slices.Equal(got, want) {
+		t.Errorf("verdicts:\n%s\nwant\n%s\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), stderr)
 	}
 }

@@ -66,8 +66,9 @@ func TestBatchSummaryFile(t *testing.T) {
 		code   int
 		stderr string
 	}{
-		{[]string{"--summary", in, "-o", out}, 2, "axpool batch: --summary " + in + " is IN or OUT; give the summary a file of its own\n"},
-		{[]string{"--summary", out, "-o", out}, 2, "axpool batch: --summary " + out + " is IN or OUT; give the summary a file of its own\n"},
+		{[]string{"--summary", in, "-o", out}, 2, "axpool batch: --summary " + in + " is IN; give the summary a file of its own\n"},
+		{[]string{"--summary", out, "-o", out}, 2, "axpool batch: --summary " + out + " is OUT; give the summary a file of its own\n"},
+		{[]string{"--summary", out + ".r", "--report", out + ".r", "-o", out}, 2, "axpool batch: --report " + out + ".r is the --summary file; give the report a file of its own\n"},
 		{[]string{"--summary", dir}, 1, "axpool batch: --summary: open " + dir + ": is a directory\n"},
 		{[]string{"--summary", filepath.Join(dir, "no", "s.json")}, 1, "axpool batch: --summary: open " + filepath.Join(dir, "no", "s.json") + ": no such file or directory\n"},
 	} {

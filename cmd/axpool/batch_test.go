@@ -583,7 +583,9 @@ func TestBatchIdempotencyReplay(t *testing.T) {
 
 // TestBatchFailFast: --fail-fast stops at the first item whose outcome is
 // not ok (one item at a time: the items after it never start), writes
-// what finished, reports the batch interrupted and exits 1.
+// what finished, reports the batch interrupted, names the item that
+// stopped it and why, prints the command that finishes the batch (as
+// Ctrl-C does) and exits 1.
 func TestBatchFailFast(t *testing.T) {
 	in := writeFile(t, t.TempDir(), "items.jsonl", `{"id":"one","source":"fn main() -> Int { 1 }"}
 {"id":"broken","source":"fn main() -> Int { x }"}
@@ -602,7 +604,9 @@ func TestBatchFailFast(t *testing.T) {
 	if want := []any{"one", "ok", "broken", "compile_error"}; !slices.Equal(ids, want) {
 		t.Errorf("lines: %v, want %v", ids, want)
 	}
-	if !strings.Contains(stderr, "batch interrupted: 2 items, 1 ok, 1 failed") || strings.Contains(stderr, "--resume") {
+	if !strings.Contains(stderr, "batch interrupted: 2 items, 1 ok, 1 failed") ||
+		!strings.Contains(stderr, `stopped by --fail-fast at item "broken" (compile_error: line 1:20: E003 undefined name 'x'); the results written so far are kept; to finish, run:`+"\n  ") ||
+		!strings.Contains(stderr, " batch "+in+" -o OUT.jsonl (write to a file to be able to resume)\n") { // OUT is stdout here
 		t.Errorf("stderr:\n%s", stderr)
 	}
 	var sum struct {

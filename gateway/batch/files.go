@@ -21,10 +21,7 @@ func WriteSummaryFile(f *os.File, b []byte) error {
 // argv (the process's os.Args) with --resume, the program named as it was invoked ("./axpool"
 // stays "./axpool"; a `go run` build, in the Go build cache, is "axpool").
 func ResumeCommand(argv []string, in, out string) string {
-	prog := "axpool"
-	if len(argv) > 0 && argv[0] != "" && !strings.Contains(argv[0], "go-build") {
-		prog = ShellQuote(argv[0])
-	}
+	prog := progName(argv)
 	if out == "-" {
 		return fmt.Sprintf("%s batch %s -o OUT.jsonl (write to a file to be able to resume)", prog, in)
 	}
@@ -52,4 +49,20 @@ func SameFile(a, b string) bool {
 	sa, err1 := os.Stat(a)
 	sb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+}
+
+// progName is how argv (the process's os.Args) invoked axpool, quoted:
+// "./axpool" stays "./axpool"; a `go run` build is "axpool".
+func progName(argv []string) string {
+	if len(argv) > 0 && argv[0] != "" && !strings.Contains(argv[0], "go-build") {
+		return ShellQuote(argv[0])
+	}
+	return "axpool"
+}
+
+// RerunCommand is the plain command that runs the items of in that out
+// lacks or holds of another run: `axpool batch IN -o OUT --resume`, the
+// program named as argv invoked it (ResumeCommand).
+func RerunCommand(argv []string, in, out string) string {
+	return fmt.Sprintf("%s batch %s -o %s --resume", progName(argv), ShellQuote(in), ShellQuote(out))
 }

@@ -21,3 +21,14 @@ func TestResumeCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestRerunCommand: the command --regrade's reasons give, with the real
+// file names, quoted for a shell.
+func TestRerunCommand(t *testing.T) {
+	if got := RerunCommand([]string{"./axpool", "batch", "x"}, "my evals.jsonl", "old.jsonl"); got != "./axpool batch 'my evals.jsonl' -o old.jsonl --resume" {
+		t.Errorf("RerunCommand = %q", got)
+	}
+	if got := RerunCommand([]string{"/tmp/go-build1/exe/axpool"}, "in.jsonl", "o.jsonl"); got != "axpool batch in.jsonl -o o.jsonl --resume" {
+		t.Errorf("RerunCommand = %q", got)
+	}
+}

@@ -24,7 +24,8 @@ const (
 	// VerdictPass: the program did what the item expects.
 	VerdictPass = "pass"
 	// VerdictFail: the program's fault — a wrong result, a compile error,
-	// a runtime error or a limit.
+	// a runtime error, a limit, a tested entry missing or whose signature
+	// does not take a test's arguments.
 	VerdictFail = "fail"
 	// VerdictError: the item could not be graded — an invalid item or
 	// expectation, a checker that does not compile, an infrastructure
@@ -141,7 +142,7 @@ func programFault(outcome string) bool {
 
 // compare judges a result against its expectation.
 func compare(want, got json.RawMessage, prefix string) (verdict, reason string) {
-	eq, err := EqualJSON(want, got)
+	eq, err := MatchResult(want, got)
 	switch {
 	case err != nil:
 		return VerdictError, oneLine(prefix + "cannot compare: " + err.Error())
@@ -161,6 +162,10 @@ func failureReason(e envelope) string {
 		return e.outcome + ": " + e.message
 	case wire.OutcomeCompileError:
 		return e.outcome + ": " + e.firstError
+	case wire.OutcomeInvalidArgs:
+		// A test whose arguments do not fit the entry's signature (the
+		// grade job's per-test answer; a job refused whole is error).
+		return e.message
 	case "":
 		return "no result"
 	}
@@ -501,4 +506,21 @@ func RunDigest(it *Item) string {
 	}{it.Tool, it.Args})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// FailureOf is why a result envelope that is not ok failed, one line, as
+// a verdict_reason says it ("compile_error: line 1:20: E003 undefined
+// name 'x'", "runtime_error: division by zero", "step_limit",
+// "worker_lost: …"): what --fail-fast says of an ungraded item that
+// stopped the batch.
+func FailureOf(env []byte) string {
+	e := readEnvelope(env)
+	if programFault(e.outcome) {
+		return oneLine(failureReason(e))
+	}
+	r := e.outcome
+	if e.message != "" {
+		r += ": " + e.message
+	}
+	return oneLine(r)
 }

@@ -43,6 +43,7 @@ var hashID64 = func(id string) uint64 { return maphash.String(idSeed, id) }
 type IDSet struct {
 	e      []idEntry
 	gone   []uint64 // a bit per entry of e: its item ran again (supersede)
+	seen   []uint64 // a bit per entry of e: an item of IN has its id (markSeen)
 	src    io.ReaderAt
 	frozen bool
 	err    error
@@ -102,6 +103,7 @@ func (s *IDSet) Freeze(src io.ReaderAt) error {
 	}
 	s.e = slices.Clip(kept)
 	s.gone = make([]uint64, (len(s.e)+63)/64)
+	s.seen = make([]uint64, (len(s.e)+63)/64)
 	s.frozen = true
 	return nil
 }
@@ -163,15 +165,39 @@ func (s *IDSet) supersede(i int) {
 	}
 }
 
-// keptOffsets appends to dst the offsets of the lines of the set that are
-// not superseded.
-func (s *IDSet) keptOffsets(dst []int64) []int64 {
-	for i, en := range s.e {
-		if s.gone[i/64]&(1<<(i%64)) == 0 {
-			dst = append(dst, en.off)
-		}
+// markSeen marks entry i (from lookup): an item of IN has its id.
+func (s *IDSet) markSeen(i int) {
+	if i >= 0 {
+		s.seen[i/64] |= 1 << (i % 64)
 	}
-	return dst
+}
+
+// keptOffsets appends to dst the offsets of the lines of the set that are
+// not superseded; with onlySeen, only those of ids marked seen, unseen
+// counting the others.
+func (s *IDSet) keptOffsets(dst []int64, onlySeen bool) (_ []int64, unseen int) {
+	for i, en := range s.e {
+		if s.gone[i/64]&(1<<(i%64)) != 0 {
+			continue
+		}
+		if onlySeen && s.seen[i/64]&(1<<(i%64)) == 0 {
+			unseen++
+			continue
+		}
+		dst = append(dst, en.off)
+	}
+	return dst, unseen
+}
+
+// rawAt reads the result line of entry i again, as it is.
+func (s *IDSet) rawAt(i int) ([]byte, error) {
+	off := s.e[i].off
+	br := bufio.NewReaderSize(io.NewSectionReader(s.src, off, MaxResultLineBytes+2), 4096)
+	line, _, _, err := ReadLine(br, MaxResultLineBytes)
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("read the line at byte %d of the output again: %w", off, err)
+	}
+	return line, nil
 }
 
 // Err is the first error of reading the file again (Freeze, Has).

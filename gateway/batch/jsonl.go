@@ -67,8 +67,50 @@ type ResumeState struct {
 	// of their id, because that line is not of the item as it now stands
 	// (Stale); their new lines replace it.
 	Changed int
-	src     io.ReaderAt
-	size    int64
+	// OutOfDate counts the lines kept whose verdict, verdict_reason or
+	// task is not what IN's item now says (its expectations or task
+	// changed, not what it runs): EachKeptResult gives them as Judge
+	// grades them now; the file keeps what it was written with (--regrade
+	// rewrites it).
+	OutOfDate int
+	// Unmatched counts the lines of ids no item of IN has (after
+	// EachKept, when ReadItems read IN to its end): left out of the
+	// summary.
+	Unmatched int
+	// readAll: ReadItems read IN to its end, so an id it did not see is
+	// no item's.
+	readAll bool
+	// regraded are the kept lines out of date (OutOfDate) by offset: the
+	// verdict, reason and task IN's item now gives them.
+	regraded map[int64]keptGrade
+	src      io.ReaderAt
+	size     int64
+}
+
+// keptGrade is what a kept line's verdict, reason and task are now.
+type keptGrade struct{ verdict, reason, task string }
+
+// rejudge grades the line kept of entry i against it, IN's item of its
+// id, noting a verdict, reason or task that is not the line's (OutOfDate).
+func (d *ResumeState) rejudge(i int, it *Item) error {
+	if !it.Graded() || it.Malformed() || i < 0 {
+		return nil
+	}
+	line, err := d.IDs.rawAt(i)
+	if err != nil || line == nil {
+		return err
+	}
+	old := ResultOfLine(line)
+	v, reason := Judge(it.Grade, line)
+	if v == old.Verdict && reason == old.Reason && it.Task == old.Item.Task {
+		return nil
+	}
+	if d.regraded == nil {
+		d.regraded = map[int64]keptGrade{}
+	}
+	d.regraded[d.IDs.e[i].off] = keptGrade{v, reason, it.Task}
+	d.OutOfDate++
+	return nil
 }
 
 // lineReport is the refusal of a line of IN in OUT: its offset, and
@@ -223,11 +265,32 @@ func OpenOutput(path string, resume bool, done *ResumeState) (*os.File, error) {
 // still has there (or that IN's part read did not reach). It reads the
 // lines OpenOutput found (not those appended since) once more, holding 8
 // bytes a line kept while it runs. Errors: reading the file.
+//
+// When ReadItems read IN to its end, the lines of ids no item of IN has
+// are left out, counted in Unmatched.
 func (d *ResumeState) EachKept(fn func(line []byte)) error {
+	return d.eachKept(func(_ int64, line []byte) { fn(line) })
+}
+
+// EachKeptResult is EachKept with each line read as a Result
+// (ResultOfLine), a line out of date with IN's item (OutOfDate) with the
+// verdict, reason and task the item gives it now.
+func (d *ResumeState) EachKeptResult(fn func(Result)) error {
+	return d.eachKept(func(off int64, line []byte) {
+		r := ResultOfLine(line)
+		if g, ok := d.regraded[off]; ok {
+			r.Verdict, r.Reason, r.Item.Task = g.verdict, g.reason, g.task
+		}
+		fn(r)
+	})
+}
+
+func (d *ResumeState) eachKept(fn func(off int64, line []byte)) error {
 	if d.src == nil {
 		return nil
 	}
-	offs := d.IDs.keptOffsets(make([]int64, 0, d.Done()))
+	offs, unseen := d.IDs.keptOffsets(make([]int64, 0, d.Done()), d.readAll)
+	d.Unmatched = unseen
 	for _, r := range d.lines {
 		if !r.gone {
 			offs = append(offs, r.off)
@@ -241,7 +304,7 @@ func (d *ResumeState) EachKept(fn func(line []byte)) error {
 		if read && off == offs[0] {
 			offs = offs[1:]
 			if line != nil {
-				fn(line)
+				fn(off, line)
 			}
 		}
 		off += size + 1
@@ -317,6 +380,11 @@ func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, ski
 							done.Changed++
 						default:
 							run = false
+							done.IDs.markSeen(i)
+							if err := done.rejudge(i, &it); err != nil {
+								*readErr = err
+								return
+							}
 						}
 					}
 					if !run {
@@ -329,6 +397,8 @@ func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, ski
 			if err != nil {
 				if err != io.EOF {
 					*readErr = err
+				} else {
+					done.readAll = true
 				}
 				return
 			}

@@ -28,6 +28,14 @@ type RegradeStats struct {
 	Unmatched int
 }
 
+// RegradeNames are how Regrade's reasons name the file of old results
+// (Old: "old.jsonl"; "OLD" when empty) and the command that runs the items
+// it lacks (Rerun: "axpool batch evals.jsonl -o old.jsonl --resume";
+// "axpool batch ITEMS -o OLD --resume" when empty).
+type RegradeNames struct {
+	Old, Rerun string
+}
+
 // Regrade recomputes the verdicts of the saved results old (the OUT of an
 // earlier `axpool batch`) against the expectations of the items in items
 // (a file of items, whose ids ScanIDs found unique), running nothing
@@ -44,9 +52,17 @@ type RegradeStats struct {
 //   - a graded item without one: a line of its id with verdict error
 //     `no result in OLD: …`; an ungraded one is left out.
 //
+// The reasons name OLD and the command as names says (RegradeNames).
+//
 // It holds an offset per line of old (the id and 8 bytes) and one item at
 // a time. Errors: reading either file, or emit's.
-func Regrade(items io.Reader, old *os.File, emit func(Result, []byte) error) (RegradeStats, error) {
+func Regrade(items io.Reader, old *os.File, names RegradeNames, emit func(Result, []byte) error) (RegradeStats, error) {
+	if names.Old == "" {
+		names.Old = "OLD"
+	}
+	if names.Rerun == "" {
+		names.Rerun = "axpool batch ITEMS -o OLD --resume"
+	}
 	var st RegradeStats
 	type saved struct {
 		off  int64
@@ -96,14 +112,14 @@ func Regrade(items io.Reader, old *os.File, emit func(Result, []byte) error) (Re
 		case s == nil:
 			st.Missing++
 			r = Result{Item: it, Envelope: json.RawMessage(`{}`), RunMs: -1, QueueMs: -1, Steps: -1,
-				Verdict: VerdictError, Reason: "no result in OLD: run the item (axpool batch ITEMS -o OLD --resume), then regrade"}
+				Verdict: VerdictError, Reason: "no result in " + names.Old + ": run the item (" + names.Rerun + "), then regrade"}
 		default:
 			s.used = true
 			oldLine, digest := savedEnvelope(old, s.off)
 			r = resultOf(it, oldLine)
 			if it.Graded() && digest != RunDigest(&it) {
 				st.Changed++
-				r.Verdict, r.Reason = VerdictError, "OLD holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again (axpool batch ITEMS -o OLD --resume runs it), then regrade"
+				r.Verdict, r.Reason = VerdictError, names.Old+" holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again ("+names.Rerun+" runs it), then regrade"
 			}
 		}
 		if emit != nil && emitErr == nil {

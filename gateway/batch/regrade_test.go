@@ -46,7 +46,7 @@ func TestRegrade(t *testing.T) {
 	}
 	defer f.Close()
 	var got []string
-	st, err := Regrade(strings.NewReader(items), f, func(r Result, line []byte) error {
+	st, err := Regrade(strings.NewReader(items), f, RegradeNames{Old: "old.jsonl", Rerun: "axpool batch in.jsonl -o old.jsonl --resume"}, func(r Result, line []byte) error {
 		got = append(got, r.Item.ID+" "+r.Verdict+" "+r.Reason)
 		if r.Item.ID == "c" && string(line) != `{"id":"c","success":true,"protocol_version":1,"result":1,"steps":1,"outcome":"ok","retryable":false}` {
 			t.Errorf("c: %s", line)
@@ -63,8 +63,8 @@ func TestRegrade(t *testing.T) {
 		"a fail expected 4, got 3",
 		"b pass ",
 		"c  ",
-		"d error OLD holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again (axpool batch ITEMS -o OLD --resume runs it), then regrade",
-		"e error no result in OLD: run the item (axpool batch ITEMS -o OLD --resume), then regrade",
+		"d error old.jsonl holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again (axpool batch in.jsonl -o old.jsonl --resume runs it), then regrade",
+		"e error no result in old.jsonl: run the item (axpool batch in.jsonl -o old.jsonl --resume), then regrade",
 		`f error line 6: give one of "expect", "tests" or "check", not "expect" and "check"`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -48,6 +48,8 @@ type reportData struct {
 	S                     *Summary
 	PassRate              string
 	PassAt                []kv
+	PassAtTasks           []string // the tasks each k covers
+	Headline              string   // Summary.Headline
 	Tasks                 []taskRow
 	Singles               *taskRow
 	Steps, RunMs          []bar
@@ -84,7 +86,7 @@ type bar struct {
 // steps and run_ms, and the failing items with their reasons. s must be
 // Finished; f may be nil.
 func WriteReport(w io.Writer, title string, s *Summary, f *Failures) error {
-	d := reportData{Title: title, S: s, Graded: s.Graded > 0, StepsP: s.Steps, RunMsP: s.RunMs,
+	d := reportData{Title: title, S: s, Graded: s.Graded > 0, StepsP: s.Steps, RunMsP: s.RunMs, Headline: s.Headline(),
 		ItemsPerSec: fmt.Sprintf("%.1f", s.ItemsPerSec), WallSecs: fmt.Sprintf("%.1f", float64(s.WallMs)/1000)}
 	if s.Graded > 0 {
 		d.PassRate = fmt.Sprintf("%.1f%%", 100*float64(s.Verdicts.Pass)/float64(s.Graded))
@@ -95,6 +97,11 @@ func WriteReport(w io.Writer, title string, s *Summary, f *Failures) error {
 			v = strconv.FormatFloat(p, 'f', 3, 64)
 		}
 		d.PassAt = append(d.PassAt, kv{"pass@" + strconv.Itoa(k), v})
+		covers := Count(s.TasksFor(k), "task") + " with n ≥ " + strconv.Itoa(k)
+		if k == 1 {
+			covers = Count(s.TasksFor(k), "task")
+		}
+		d.PassAtTasks = append(d.PassAtTasks, covers)
 	}
 	for _, name := range s.TaskNames() {
 		t := s.Tasks[name]
@@ -164,7 +171,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p id="overview">{{.S.Items}} items, {{.S.OK}} ok, {{.S.Failed}} failed in {{.WallSecs}} s ({{.ItemsPerSec}} items/s){{if .S.Interrupted}}, interrupted{{end}}.</p>
+<p id="overview">{{.Headline}}{{if .Graded}}; outcomes: {{.S.OK}} ok, {{.S.Failed}} failed (whether each ran to a result){{end}}{{if .S.Interrupted}}, interrupted{{end}}.</p>
 {{if .Graded}}
 <h2>Verdicts</h2>
 <table id="verdicts">
@@ -175,6 +182,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 <table id="pass-at">
 <tr>{{range .PassAt}}<th class="num">{{.K}}</th>{{end}}</tr>
 <tr>{{range .PassAt}}<td class="num">{{.V}}</td>{{end}}</tr>
+<tr>{{range .PassAtTasks}}<td class="num">{{.}}</td>{{end}}</tr>
 </table>
 <h2>Tasks</h2>
 <table id="tasks">

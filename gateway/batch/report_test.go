@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"io"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -109,7 +110,11 @@ func TestWriteReport(t *testing.T) {
 	}
 	check("verdicts", [][]string{{"pass", "fail", "error", "pass rate"}, {"2", "1", "1", "50.0%"}})
 	// pass@1: (1/2 + 1 + 0) / 3 = 0.5; pass@2: task sort only, 1.
-	check("pass-at", [][]string{{"pass@1", "pass@2"}, {"0.500", "1.000"}})
+	check("pass-at", [][]string{{"pass@1", "pass@2"}, {"0.500", "1.000"}, {"3 tasks", "1 task with n ≥ 2"}})
+	if ov := regexp.MustCompile(`<p id="overview">([^<]*)</p>`).FindSubmatch(page.Bytes()); ov == nil ||
+		!regexp.MustCompile(`^\d+ items: 2 pass, 1 fail, 1 error \(50.0% pass\) in [0-9.]+s \([0-9.]+ items/s\); outcomes: \d+ ok, \d+ failed \(whether each ran to a result\)\.$`).Match(ov[1]) {
+		t.Errorf("overview %q: the verdicts first, the outcomes after", ov)
+	}
 	check("tasks", [][]string{
 		{"task", "n", "c", "pass rate", "", "pass@1", "pass@2"},
 		{"sort", "2", "1", "50.0%", "", "0.500", "1.000"},

@@ -284,3 +284,81 @@ func TestSeenMalformedIDs(t *testing.T) {
 		t.Errorf("got %v\n%s\nwant [false true false true]\n%s", dups, strings.Join(msgs, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestResumeOutOfDate: a --resume counts only IN's ids — a line of OUT
+// whose id IN no longer has is left out (Unmatched) — and grades the
+// lines it keeps against IN's expectations and tasks as they now are
+// (OutOfDate; EachKeptResult gives the new verdict, reason and task),
+// running nothing: a's expectation and c's task changed, b's did not.
+func TestResumeOutOfDate(t *testing.T) {
+	before := `{"id":"a","source":"s","expect":1}
+{"id":"b","source":"s","expect":1,"task":"t"}
+{"id":"c","source":"s","expect":1,"task":"t"}
+{"id":"z","source":"s","expect":1}
+`
+	now := `{"id":"c","source":"s","expect":1,"task":"u"}
+{"id":"b","source":"s","expect":1.0,"task":"t"}
+{"id":"a","source":"s","expect":2}
+`
+	p := filepath.Join(t.TempDir(), "out.jsonl")
+	if err := os.WriteFile(p, []byte(strings.Join(outLines(before), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := NewResumeState()
+	f, err := OpenOutput(p, true, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var skipped int
+	var readErr error
+	for it := range ReadItems(strings.NewReader(now), done, "line", false, &skipped, &readErr) {
+		t.Errorf("ran %s: its run did not change", it.ID)
+	}
+	if readErr != nil || skipped != 3 {
+		t.Fatalf("skipped %d, %v", skipped, readErr)
+	}
+	var got []string
+	if err := done.EachKeptResult(func(r Result) {
+		got = append(got, r.Item.ID+" "+r.Item.Task+" "+r.Verdict+" "+r.Reason)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a  fail expected 2, got 1", "b t pass ", "c u pass "}
+	if !slices.Equal(got, want) || done.OutOfDate != 2 || done.Unmatched != 1 {
+		t.Errorf("kept %q, out of date %d, unmatched %d; want %q, 2, 1", got, done.OutOfDate, done.Unmatched, want)
+	}
+	// The file keeps what it was written with.
+	if b, _ := os.ReadFile(p); !strings.Contains(string(b), `"id":"a"`) || strings.Contains(string(b), "expected 2") {
+		t.Errorf("OUT changed: %s", b)
+	}
+}
+
+// TestResumeInterruptedCountsAll: a batch that stops before it read all of
+// IN cannot tell an id IN lacks from one not reached: it counts every
+// kept line (Unmatched 0).
+func TestResumeInterruptedCountsAll(t *testing.T) {
+	before := "{\"id\":\"a\",\"source\":\"s\",\"expect\":1}\n{\"id\":\"z\",\"source\":\"s\",\"expect\":1}\n"
+	p := filepath.Join(t.TempDir(), "out.jsonl")
+	if err := os.WriteFile(p, []byte(strings.Join(outLines(before), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := NewResumeState()
+	f, err := OpenOutput(p, true, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var skipped int
+	var readErr error
+	for range ReadItems(strings.NewReader("{\"id\":\"new\",\"source\":\"s\"}\n{\"id\":\"a\",\"source\":\"s\",\"expect\":1}\n"), done, "line", false, &skipped, &readErr) {
+		break // stopped at the first item
+	}
+	var got []string
+	if err := done.EachKeptResult(func(r Result) { got = append(got, r.Item.ID) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, []string{"a", "z"}) || done.Unmatched != 0 {
+		t.Errorf("kept %q, unmatched %d; want [a z], 0", got, done.Unmatched)
+	}
+}

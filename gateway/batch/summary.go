@@ -45,6 +45,9 @@ type Summary struct {
 	// Kept counts the results an --resume found in OUT and counted (Add
 	// with kept), which the rate leaves out.
 	Kept int `json:"kept,omitempty"`
+	// Regraded marks the summary of --regrade, which ran nothing: its
+	// text has no wall time, rate or cache counts.
+	Regraded bool `json:"-"`
 
 	// Verdicts counts the graded items by verdict (Graded of them); PassAt
 	// is the mean pass@k over tasks for each k of the summary's
@@ -279,6 +282,11 @@ func (s *Summary) Object() *wire.Object {
 	}
 	o.Set("verdicts", wire.NewObject().Set("pass", s.Verdicts.Pass).Set("fail", s.Verdicts.Fail).Set("error", s.Verdicts.Error))
 	o.Set("pass_at", passAtObject(s.PassAt))
+	covered := wire.NewObject()
+	for _, k := range s.ks {
+		covered.Set(strconv.Itoa(k), s.TasksFor(k))
+	}
+	o.Set("pass_at_tasks", covered)
 	tasks := wire.NewObject()
 	for _, name := range s.TaskNames() {
 		t := s.Tasks[name]
@@ -350,19 +358,82 @@ func (s *Summary) Failures() string {
 	return strings.Join(parts, ", ")
 }
 
+// TasksFor is the number of tasks pass@k covers: the named tasks with at
+// least k graded samples, and for k = 1 the graded items without a task.
+func (s *Summary) TasksFor(k int) int {
+	n := 0
+	for _, t := range s.Tasks {
+		if t.N >= k {
+			n++
+		}
+	}
+	if k == 1 {
+		n += s.single
+	}
+	return n
+}
+
+// Headline is the first line of the summary without its state: for a
+// graded batch its verdicts first ("12 items: 5 pass, 4 fail, 2 error
+// (45.5% pass)", "12 items, 11 graded: …" when some were not graded),
+// else its outcomes ("12 items, 10 ok, 2 failed"); then, but for
+// --regrade, the wall time and rate (" in 1.2s (10.0 items/s)").
+func (s *Summary) Headline() string {
+	var h string
+	switch {
+	case s.Graded == 0:
+		h = fmt.Sprintf("%s, %d ok, %d failed", Count(s.Items, "item"), s.OK, s.Failed)
+	case s.Graded == s.Items:
+		h = fmt.Sprintf("%s: %s", Count(s.Items, "item"), s.verdictText())
+	default:
+		h = fmt.Sprintf("%s, %d graded: %s", Count(s.Items, "item"), s.Graded, s.verdictText())
+	}
+	if !s.Regraded {
+		h += fmt.Sprintf(" in %.1fs (%.1f items/s)", float64(s.WallMs)/1000, s.ItemsPerSec)
+	}
+	return h
+}
+
+// verdictText is "5 pass, 4 fail, 2 error (45.5% pass)".
+func (s *Summary) verdictText() string {
+	return fmt.Sprintf("%d pass, %d fail, %d error (%.1f%% pass)",
+		s.Verdicts.Pass, s.Verdicts.Fail, s.Verdicts.Error, 100*float64(s.Verdicts.Pass)/float64(s.Graded))
+}
+
+// OutcomeText is the graded batch's line of outcomes, which say whether
+// each item ran to a result, not whether it passed: "10 ok, 2 failed".
+func (s *Summary) OutcomeText() string {
+	return fmt.Sprintf("%d ok, %d failed", s.OK, s.Failed)
+}
+
+// Count is "1 item", "2 items": n and word, plural but for 1.
+func Count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
+
 // WriteText writes s for people (the summary `axpool batch` prints on
-// stderr).
+// stderr): the headline (Headline), then for a graded batch its outcomes,
+// the failures by outcome, the cache counts (not for --regrade), the
+// percentiles and the verdicts' pass@k and tasks.
 func (s *Summary) WriteText(w io.Writer) {
 	state := "done"
-	if s.Interrupted {
+	switch {
+	case s.Interrupted:
 		state = "interrupted"
+	case s.Regraded:
+		state = "regraded"
 	}
-	fmt.Fprintf(w, "batch %s: %d items, %d ok, %d failed in %.1fs (%.1f items/s)\n",
-		state, s.Items, s.OK, s.Failed, float64(s.WallMs)/1000, s.ItemsPerSec)
+	fmt.Fprintf(w, "batch %s: %s\n", state, s.Headline())
+	if s.Graded > 0 {
+		fmt.Fprintf(w, "  outcomes: %s (whether each ran to a result; a wrong result is ok)\n", s.OutcomeText())
+	}
 	if f := s.Failures(); f != "" {
 		fmt.Fprintf(w, "  failures: %s\n", f)
 	}
-	if s.Cached > 0 || s.Replayed > 0 {
+	if !s.Regraded && (s.Cached > 0 || s.Replayed > 0) {
 		fmt.Fprintf(w, "  cached: %d, replayed: %d\n", s.Cached, s.Replayed)
 	}
 	for _, row := range []struct {
@@ -385,17 +456,20 @@ func (s *Summary) writeVerdicts(w io.Writer) {
 	if s.Graded == 0 {
 		return
 	}
-	fmt.Fprintf(w, "  verdicts: %d pass, %d fail, %d error (%.1f%% pass)\n",
-		s.Verdicts.Pass, s.Verdicts.Fail, s.Verdicts.Error, 100*float64(s.Verdicts.Pass)/float64(s.Graded))
 	var parts []string
 	for _, k := range s.ks {
+		covers := fmt.Sprintf("%s with n ≥ %d", Count(s.TasksFor(k), "task"), k)
+		if k == 1 {
+			covers = Count(s.TasksFor(k), "task")
+		}
 		if p, ok := s.PassAt[k]; ok {
-			parts = append(parts, fmt.Sprintf("pass@%d %.3f", k, p))
+			parts = append(parts, fmt.Sprintf("pass@%d %.3f (%s)", k, p, covers))
 		} else {
-			parts = append(parts, fmt.Sprintf("pass@%d -", k))
+			parts = append(parts, fmt.Sprintf("pass@%d - (no task with n ≥ %d)", k, k))
 		}
 	}
-	fmt.Fprintf(w, "  %s  (%d tasks: %d named, %d single items)\n", strings.Join(parts, "  "), len(s.Tasks)+s.single, len(s.Tasks), s.single)
+	fmt.Fprintf(w, "  %s\n  %s: %d named, %s\n", strings.Join(parts, "  "),
+		Count(len(s.Tasks)+s.single, "task"), len(s.Tasks), Count(s.single, "single item"))
 	if len(s.Tasks) == 0 {
 		return
 	}

@@ -72,14 +72,35 @@ func TestSummaryVerdicts(t *testing.T) {
 	}
 	var text bytes.Buffer
 	s.WriteText(&text)
-	want := "batch done: 10 items, 10 ok, 0 failed in 1.0s (10.0 items/s)\n" +
-		"  verdicts: 4 pass, 3 fail, 2 error (44.4% pass)\n" +
-		"  pass@1 0.475  pass@5 1.000  (4 tasks: 2 named, 2 single items)\n" +
+	want := "batch done: 10 items, 9 graded: 4 pass, 3 fail, 2 error (44.4% pass) in 1.0s (10.0 items/s)\n" +
+		"  outcomes: 10 ok, 0 failed (whether each ran to a result; a wrong result is ok)\n" +
+		"  pass@1 0.475 (4 tasks)  pass@5 1.000 (1 task with n ≥ 5)\n" +
+		"  4 tasks: 2 named, 2 single items\n" +
 		"  task      n      c   pass@1   pass@5\n" +
 		"  a         5      2    0.400    1.000\n" +
 		"  b         2      1    0.500        -\n"
 	if text.String() != want {
 		t.Errorf("text:\n%s\nwant:\n%s", text.String(), want)
+	}
+	if !bytes.Contains(b, []byte(`"pass_at_tasks":{"1":4,"5":1}`)) {
+		t.Errorf("summary %s: no pass_at_tasks", b)
+	}
+	// --regrade: one item, from the cache once; no time, rate or cache
+	// counts, since it ran nothing; "1 item", "1 task".
+	r := NewSummary(1, 2)
+	one := graded("s1", "", "pass")
+	one.Cached = true
+	r.Add(one)
+	r.Regraded = true
+	r.Finish(time.Millisecond, false)
+	text.Reset()
+	r.WriteText(&text)
+	want = "batch regraded: 1 item: 1 pass, 0 fail, 0 error (100.0% pass)\n" +
+		"  outcomes: 1 ok, 0 failed (whether each ran to a result; a wrong result is ok)\n" +
+		"  pass@1 1.000 (1 task)  pass@2 - (no task with n ≥ 2)\n" +
+		"  1 task: 0 named, 1 single item\n"
+	if text.String() != want {
+		t.Errorf("regraded text:\n%s\nwant:\n%s", text.String(), want)
 	}
 	// Ungraded: no verdicts, pass_at or tasks.
 	u := NewSummary()
