@@ -20,14 +20,18 @@ const answeredWait = time.Second
 // settles the chunk (queue.Delivery.Settle: acked once every item it
 // still owns is answered, else handed back).
 //
-// An item that runs past Options.HandOffAfter on a chunk's first
-// delivery has the items not started yet handed to another slot
-// (queue.Bus.HandOff: a new chunk on the stream), once per delivery, so
-// that one slow item does not hold up the items behind it. A redelivered
-// chunk leaves the items an earlier delivery handed off to their chunk
-// (queue.Bus.HandedOff) and skips the items whose caller holds an answer
-// already (queue.Bus.Answered), so a worker that died mid-chunk costs a
-// run of the unanswered items only, and each item runs in one chunk.
+// An item that runs past Options.HandOffAfter has the items not started
+// yet handed to another slot (queue.Bus.HandOff: a new chunk on the
+// stream), once per chunk, so that one slow item does not hold up the
+// items behind it — on a redelivery too, unless an earlier delivery
+// handed off already. A redelivered chunk leaves the items an earlier
+// delivery handed off to their chunk (queue.Bus.HandedOff) and skips the
+// items whose caller holds an answer already (queue.Bus.Answered), so a
+// worker that died mid-chunk costs a run of the unanswered items only,
+// and each item runs in one chunk. A chunk handed off by a redelivery
+// (queue.Job.Redelivered) asks so too, item by item, and claims each
+// before running it: its items may have run on a stalled earlier
+// delivery (queue.Delivery.Redelivered).
 // Once ctx ends (shutdown) no further item starts: the chunk goes back
 // with the items left, for another worker.
 func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
@@ -35,15 +39,16 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 	hb.start()
 	defer hb.stop()
 	items := d.Items()
-	cr := &chunkRun{w: w, d: d, from: len(items), handed: d.NumDelivered > 1}
+	cr := &chunkRun{w: w, d: d, from: len(items)}
 	if d.NumDelivered > 1 {
 		cr.from = w.leaveHandedOff(d)
 	}
+	again := d.Redelivered()
 	for i, it := range items {
 		if ctx.Err() != nil || !cr.begin(i) {
 			break
 		}
-		if d.NumDelivered > 1 && it.Err == nil {
+		if again && it.Err == nil {
 			if done, err := w.bus.Answered(it.Job.Reply, it.Job.ID, answeredWait); err != nil {
 				w.log.Debug("ask whether a chunk's item is answered", "job", it.Job.ID, "err", err)
 			} else if done {
@@ -104,7 +109,7 @@ type chunkRun struct {
 	mu     sync.Mutex
 	next   int           // the first item not started
 	from   int           // the first item handed off (or being handed off); len(items) when none
-	handed bool          // no (further) hand-off: done, in doubt, or a redelivery
+	handed bool          // no (further) hand-off: done or in doubt
 	busy   chan struct{} // closed when the hand-off under way ends; nil when none is
 	ended  bool
 }
