@@ -254,13 +254,21 @@ func (h *harness) startWorkers(n, slots int, grace time.Duration) *Supervisor {
 // entries, without waiting for them.
 func (h *harness) startProcesses(n, slots int, grace time.Duration, extraEnv ...string) *Supervisor {
 	h.t.Helper()
+	return h.startProcessesEnv(n, slots, grace, func() []string { return extraEnv })
+}
+
+// startProcessesEnv is startProcesses with the extra environment asked
+// of extraEnv at each start of a process: a restarted one may get
+// another.
+func (h *harness) startProcessesEnv(n, slots int, grace time.Duration, extraEnv func() []string) *Supervisor {
+	h.t.Helper()
 	if testing.Short() {
 		h.t.Skip("starts worker processes: skipped with -short")
 	}
-	env := append([]string{envTestSlots + "=" + strconv.Itoa(slots), envTestGrace + "=" + grace.String()}, extraEnv...)
+	env := []string{envTestSlots + "=" + strconv.Itoa(slots), envTestGrace + "=" + grace.String()}
 	sup, err := StartSupervisor(SupervisorOptions{
 		N:          n,
-		Command:    func(int) *exec.Cmd { return h.command(nil, env...) },
+		Command:    func(int) *exec.Cmd { return h.command(nil, append(append([]string(nil), env...), extraEnv()...)...) },
 		MinBackoff: 50 * time.Millisecond,
 		MaxBackoff: 400 * time.Millisecond,
 		StopGrace:  grace + 3*time.Second,
