@@ -33,19 +33,37 @@ const answeredWait = time.Second
 // before running it: its items may have run on a stalled earlier
 // delivery (queue.Delivery.Redelivered).
 // Once ctx ends (shutdown) no further item starts: the chunk goes back
-// with the items left, for another worker.
+// with the items left, for another worker. A first delivery whose
+// heartbeat lapsed (beat.lapsed: the worker was stopped, e.g. SIGSTOP
+// on an unsupervised or frozen machine, or starved) starts no further
+// item and hands nothing off, and is left unsettled: its message may
+// have been redelivered, and the items of a first delivery run without
+// asking their caller or claiming, so running on could run again an item
+// the redelivery answered.
 func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 	hb := &beat{w: w, d: d}
 	hb.start()
 	defer hb.stop()
 	items := d.Items()
-	cr := &chunkRun{w: w, d: d, from: len(items)}
+	again := d.Redelivered()
+	cr := &chunkRun{w: w, d: d, from: len(items), hb: hb, again: again}
 	if d.NumDelivered > 1 {
 		cr.from = w.leaveHandedOff(d)
 	}
-	again := d.Redelivered()
+	left := false
 	for i, it := range items {
-		if ctx.Err() != nil || !cr.begin(i) {
+		if ctx.Err() != nil {
+			break
+		}
+		if !again && hb.lapsed() {
+			// A first delivery's items run unasked and unclaimed: once its
+			// message may be another worker's, none more starts here.
+			w.log.Warn("a chunk went unbeaten for two heartbeats (the worker was stopped or starved) and may have been redelivered; leaving its items not started to its next delivery",
+				"job", d.Job.ID, "left", len(items)-i, "ack_wait", w.bus.AckWait())
+			left = true
+			break
+		}
+		if !cr.begin(i) {
 			break
 		}
 		if again && it.Err == nil {
@@ -62,6 +80,11 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 		stop()
 	}
 	cr.end()
+	if left {
+		// Neither acked nor handed back: its redelivery (now, or one
+		// AckWait after the last beat) runs the items left.
+		return
+	}
 	w.settle(d)
 }
 
@@ -103,8 +126,10 @@ func (w *Worker) leaveHandedOff(d *queue.Delivery) int {
 // chunkRun is the state of a chunk delivery's items shared by its slot
 // and its hand-off timer (chunkRun.watch).
 type chunkRun struct {
-	w *Worker
-	d *queue.Delivery
+	w     *Worker
+	d     *queue.Delivery
+	hb    *beat // the chunk's heartbeat
+	again bool  // d is Redelivered
 
 	mu     sync.Mutex
 	next   int           // the first item not started
@@ -150,7 +175,9 @@ func (c *chunkRun) watch(i int) (stop func()) {
 // unless item from started meanwhile (the item before it ended).
 func (c *chunkRun) handOff(from int) {
 	c.mu.Lock()
-	if c.ended || c.handed || c.busy != nil || c.next != from {
+	if c.ended || c.handed || c.busy != nil || c.next != from || !c.again && c.hb.lapsed() {
+		// A first delivery that may have been redelivered hands nothing
+		// off: its new chunk's items would run unasked.
 		c.mu.Unlock()
 		return
 	}

@@ -339,3 +339,58 @@ func TestChunkRedeliveryHandsOff(t *testing.T) {
 	}
 	waitEmpty(t, h.bus)
 }
+
+// TestChunkStoppedWorkerLeavesItems: a worker process stopped (SIGSTOP,
+// its supervisor's heartbeat timeout out of the way as if unsupervised)
+// while item 1 of a chunk's first delivery runs, and continued (SIGCONT)
+// only after the chunk's redelivery — to an in-process worker — answered
+// all three items, runs none of items 2 and 3 again: its chunk
+// heartbeat lapsed, so it starts no further item of that delivery (a
+// first delivery's items run without asking their caller or claiming)
+// and leaves it unsettled. The stopped process's next job (submitted
+// once the other worker stopped) is answered by it, so it was past the
+// chunk; items 2 and 3 ran once, on the other worker.
+func TestChunkStoppedWorkerLeavesItems(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	h.heartbeatTimeout = time.Hour
+	h.startProcesses(1, 1, 5*time.Second, envTestHandOff+"=1h")
+	h.waitWorkers(1)
+	echo := func(x int) queue.Job {
+		return queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":` + strconv.Itoa(x) + `}`)}
+	}
+	ids := h.submitChunk(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":20000}`)}, echo(2), echo(3))
+	victim := h.waitStarted(ids[0])
+	if err := syscall.Kill(victim, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(victim, syscall.SIGCONT) })
+	l := newRunLog()
+	live := startInproc(t, h, Options{Slots: 1, ID: "live-worker", HandOffAfter: time.Hour}, l.exec)
+	for i, id := range ids {
+		if r := h.wait(id, 60*time.Second); !r.Success || r.worker() != "live-worker" {
+			t.Errorf("item %d = %s, want success by live-worker", i+1, r.Raw)
+		}
+	}
+	waitEmpty(t, h.bus)
+	live.stop()
+	if err := syscall.Kill(victim, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	// Item 1 may still run on the continued process (it passed its
+	// first heartbeat before the stop): cut it short.
+	if err := h.c.Cancel(context.Background(), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	next := h.submit(echo(9))
+	if r := h.wait(next, 60*time.Second); !r.Success || r.PID != victim {
+		t.Errorf("next job = %s, want success from the continued pid %d", r.Raw, victim)
+	}
+	for i, id := range ids {
+		if runs := h.runs(id); i == 0 && (len(runs) != 1 || runs[0] != victim) || i > 0 && len(runs) != 0 {
+			t.Errorf("item %d ran on processes %v, want %v", i+1, runs, map[bool][]int{true: {victim}, false: nil}[i == 0])
+		}
+		if n := l.count(id); n != 1 {
+			t.Errorf("item %d ran %d times on live-worker, want 1", i+1, n)
+		}
+	}
+}

@@ -186,6 +186,9 @@ type harness struct {
 	bus     *queue.Bus
 	c       *queue.Client
 	sup     *Supervisor
+	// heartbeatTimeout is the supervisor's (SupervisorOptions.
+	// HeartbeatTimeout; 0 for the default) for the processes started next.
+	heartbeatTimeout time.Duration
 
 	mu      sync.Mutex
 	ran     map[string][]int // job → pids that started it
@@ -267,13 +270,14 @@ func (h *harness) startProcessesEnv(n, slots int, grace time.Duration, extraEnv 
 	}
 	env := []string{envTestSlots + "=" + strconv.Itoa(slots), envTestGrace + "=" + grace.String()}
 	sup, err := StartSupervisor(SupervisorOptions{
-		N:          n,
-		Command:    func(int) *exec.Cmd { return h.command(nil, append(append([]string(nil), env...), extraEnv()...)...) },
-		MinBackoff: 50 * time.Millisecond,
-		MaxBackoff: 400 * time.Millisecond,
-		StopGrace:  grace + 3*time.Second,
-		OnExit:     h.onExit,
-		Logger:     queuetest.Logger(),
+		N:                n,
+		Command:          func(int) *exec.Cmd { return h.command(nil, append(append([]string(nil), env...), extraEnv()...)...) },
+		HeartbeatTimeout: h.heartbeatTimeout,
+		MinBackoff:       50 * time.Millisecond,
+		MaxBackoff:       400 * time.Millisecond,
+		StopGrace:        grace + 3*time.Second,
+		OnExit:           h.onExit,
+		Logger:           queuetest.Logger(),
 	})
 	if err != nil {
 		h.t.Fatal(err)
