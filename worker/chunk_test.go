@@ -279,7 +279,9 @@ func TestChunkHandOffSurvivesKill(t *testing.T) {
 // 100 ms) takes the chunk's redelivery: it runs item 21 again and hands
 // items 22 to 31 to its other slot, which answers them all while item
 // 21 still runs (it is cancelled after: "job cancelled while running").
-// Items 1 to 20 and 22 to 31 ran once each, item 21 twice.
+// Items 1 to 20 and 22 to 31 ran once each, item 21 twice; item 31,
+// with a 500 ms wall-clock limit, runs too (its first start is when its
+// handed-off chunk claims it).
 func TestChunkRedeliveryHandsOff(t *testing.T) {
 	h := newHarness(t, queue.Config{})
 	var restarted atomic.Bool
@@ -298,6 +300,10 @@ func TestChunkRedeliveryHandsOff(t *testing.T) {
 		}
 		jobs = append(jobs, queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":` + strconv.Itoa(i+1) + `}`)})
 	}
+	// A wall-clock limit shorter than the AckWait: a handed-off item
+	// without a claim counts its first start now, not one AckWait before
+	// (which would leave it no time: worker_lost unrun).
+	jobs[30].Args = json.RawMessage(`{"x":31,"wall_ms":500}`)
 	ids := h.submitChunk(jobs...)
 	victim := h.waitStarted(ids[20])
 	// Items 1 to 20 are answered (their caller holds the answers) and
