@@ -18,7 +18,8 @@ import (
 // and answer (an event to its Reply) — and acknowledges the chunk once
 // every item is answered (Delivery.Items, Delivery.Settle). A redelivered
 // chunk (its worker died) runs only the items whose caller still waits
-// (Bus.Answered). Items save the per-job publish, acknowledgement and
+// (Bus.Answered), and so does a chunk of items it handed off
+// (Job.Redelivered, Delivery.Redelivered). Items save the per-job publish, acknowledgement and
 // pull of the stream: `axpool batch` and axpool_batch pack their items so
 // (docs/architecture.md "Jobs").
 const ChunkTool = "chunk"
@@ -170,6 +171,25 @@ func (b *Bus) Answered(subject, jobID string, wait time.Duration) (bool, error) 
 // IsChunk reports whether d is a chunk (ChunkTool) that decoded.
 func (d *Delivery) IsChunk() bool {
 	return d.Err == nil && d.Job != nil && d.Job.Tool == ChunkTool && d.parent == nil
+}
+
+// Redelivered reports whether d's job may have been delivered — run,
+// answered — before: a delivery of a message delivered before
+// (NumDelivered > 1), or of a chunk marked Job.Redelivered (a chunk
+// handed off by a redelivery, Bus.HandOff), or an item of such a chunk.
+// A worker runs such a chunk's items only once their caller says it
+// still waits (Bus.Answered), and claims such a job at once rather than
+// at its first heartbeat; a first delivery is the only one whose jobs —
+// and whose items not started yet — are sure never to have been run.
+func (d *Delivery) Redelivered() bool {
+	if d.NumDelivered > 1 {
+		return true
+	}
+	c := d
+	if d.parent != nil {
+		c = d.parent
+	}
+	return c.Job != nil && c.Job.Redelivered
 }
 
 // Items returns the deliveries of a chunk's items (IsChunk), in order,

@@ -65,6 +65,8 @@ func decodeJobFast(data []byte, j *Job) (ok bool) {
 			ok = plainRaw(raw, &j.Resume)
 		case "items":
 			ok = false
+		case "redelivered":
+			ok = plainBool(raw, &j.Redelivered)
 		default:
 			ok = !foldsTo(key, jobKeys)
 		}
@@ -110,7 +112,7 @@ func decodeEventFast(data []byte, e *Event) (ok bool) {
 // The JSON names of Job's and Event's fields.
 var (
 	jobKeys = []string{"v", "id", "tool", "args", "submitted", "deadline", "reply", "progress", "debug",
-		"traceparent", "tracestate", "principal", "cache", "cache_version", "keep", "interactive", "resume", "items"}
+		"traceparent", "tracestate", "principal", "cache", "cache_version", "keep", "interactive", "resume", "items", "redelivered"}
 	eventKeys = []string{"v", "job_id", "type", "steps", "total", "lines", "result", "worker", "cacheable"}
 )
 

@@ -23,7 +23,11 @@ import (
 // answered, and a redelivery of it (its worker died after the hand-off)
 // or the janitor reads the chunk's hand-off marker in the state bucket
 // (Bus.HandedOff) and leaves those items to the new chunk, so each item
-// runs in one chunk only.
+// runs in one chunk only. A chunk hands off at most once, whichever of
+// its deliveries does it (the marker is created, never overwritten); a
+// redelivery hands off only when no earlier delivery did, and its new
+// chunk is marked Job.Redelivered: its items ask their caller before they
+// run, as the redelivery's own do.
 //
 // The marker is written before the new chunk is published, and marked
 // published once the stream stored it: a marker not marked published
@@ -58,11 +62,13 @@ func HandOffID(chunkID string) string {
 // worker slot: it writes the chunk's hand-off marker, publishes those
 // items as a new chunk (HandOffID) and records them as no longer d's
 // (d's Settle acknowledges the chunk once the items before from are
-// answered). from is 1 to len(items) − 1. A worker hands off only on a
-// chunk's first delivery: the items of the new chunk run on its first
-// delivery, without asking whether their callers were answered
-// (Bus.Answered), which only the items after the one running on a first
-// delivery never were.
+// answered). from is 1 to len(items) − 1. The new chunk of a redelivery
+// (Delivery.Redelivered) is marked Job.Redelivered: an earlier delivery
+// may have run, or still run (a stalled worker), the items after the
+// one running now, so its items run only once their caller says it
+// still waits (Bus.Answered) and are claimed at once; only a first
+// delivery's items not started are sure never to have run, and its new
+// chunk's items run as on any first delivery.
 //
 // Errors: for a delivery that is not a chunk or a from out of range; for
 // a chunk handed off already (the marker exists, from an earlier
@@ -92,7 +98,7 @@ func (b *Bus) HandOff(ctx context.Context, d *Delivery, from int) error {
 			it.settled = settledHandedOff
 		}
 	}
-	seq, err := b.publishHandOff(ctx, d.Job, from)
+	seq, err := b.publishHandOff(ctx, d.Job, from, d.Redelivered())
 	if err != nil {
 		var full *QueueFullError
 		var invalid *InvalidJobError
@@ -121,7 +127,11 @@ func (b *Bus) HandOff(ctx context.Context, d *Delivery, from int) error {
 // another chunk by an earlier delivery (Bus.HandOff) — the items from
 // there on are not this chunk's to run or answer — and len(chunk.Items)
 // when none was. A hand-off not known to be published is completed
-// first: its chunk is published again under its ID (HandOffID).
+// first: its chunk is published again under its ID (HandOffID), marked
+// Job.Redelivered — its reader, a redelivery or the janitor, cannot tell
+// whether the delivery that handed off was a first one, and a chunk so
+// marked is safe either way (if the first publish was stored, the stream
+// drops this one as a duplicate whatever it holds).
 // Errors: *UnavailableError when the marker cannot be read now (the
 // index returned is then 0: nothing is known); a marker that does not
 // parse (index 0); a publish that failed, with the index read (the items
@@ -145,7 +155,7 @@ func (b *Bus) HandedOff(ctx context.Context, chunk *Job) (int, error) {
 	if published {
 		return from, nil
 	}
-	if _, err := b.publishHandOff(ctx, chunk, from); err != nil {
+	if _, err := b.publishHandOff(ctx, chunk, from, true); err != nil {
 		return from, fmt.Errorf("queue: complete the hand-off of chunk %s: %w", chunk.ID, err)
 	}
 	if _, err := b.state.Update(ctx, key, []byte(num+handOffPublished), e.Revision()); err != nil {
@@ -155,10 +165,12 @@ func (b *Bus) HandedOff(ctx context.Context, chunk *Job) (int, error) {
 }
 
 // publishHandOff publishes chunk's items from index from on as the chunk
-// HandOffID(chunk.ID), deduplicated on that ID, and returns its stream
+// HandOffID(chunk.ID), deduplicated on that ID and marked
+// Job.Redelivered when redelivered is true, and returns its stream
 // sequence. Errors: mapPublishError's.
-func (b *Bus) publishHandOff(ctx context.Context, chunk *Job, from int) (uint64, error) {
-	h := Job{V: MessageVersion, ID: HandOffID(chunk.ID), Tool: ChunkTool, Submitted: time.Now().UTC(), Items: chunk.Items[from:]}
+func (b *Bus) publishHandOff(ctx context.Context, chunk *Job, from int, redelivered bool) (uint64, error) {
+	h := Job{V: MessageVersion, ID: HandOffID(chunk.ID), Tool: ChunkTool, Submitted: time.Now().UTC(),
+		Items: chunk.Items[from:], Redelivered: redelivered}
 	data, err := marshalJob(&h)
 	if err != nil {
 		return 0, &InvalidJobError{Field: "items", Reason: err.Error()}

@@ -80,6 +80,11 @@ func TestChunkHandOff(t *testing.T) {
 		t.Fatalf("handed-off chunk %s (delivery %d) with %d items, want %s with 2 on its first delivery",
 			h.Job.ID, h.NumDelivered, len(h.Job.Items), HandOffID(d.Job.ID))
 	}
+	// Handed off by a first delivery: its items run as on any first one.
+	if h.Job.Redelivered || h.Redelivered() || h.Items()[0].Redelivered() {
+		t.Errorf("chunk handed off by a first delivery: Job.Redelivered %v, Redelivered() %v, item's %v; want false",
+			h.Job.Redelivered, h.Redelivered(), h.Items()[0].Redelivered())
+	}
 	for i, it := range h.Job.Items {
 		orig := d.Job.Items[2+i]
 		if it.ID != ids[2+i] || it.Reply != orig.Reply || !it.Deadline.Equal(orig.Deadline) || !it.Submitted.Equal(orig.Submitted) {
@@ -144,6 +149,11 @@ func TestChunkHandOffCompleted(t *testing.T) {
 		h.Job.Items[0].ID != ids[1] || h.Job.Items[1].ID != ids[2] {
 		t.Fatalf("Next = %+v, %v; want the hand-off of items 2 and 3", h, err)
 	}
+	// Completed by a reader, who cannot tell whether a first delivery
+	// handed off: marked, so its items ask before they run.
+	if !h.Job.Redelivered || !h.Items()[1].Redelivered() {
+		t.Errorf("completed hand-off: Job.Redelivered %v, item's Redelivered() %v; want true", h.Job.Redelivered, h.Items()[1].Redelivered())
+	}
 	if _, err := bus.state.Put(ctx, key, []byte("x+")); err != nil {
 		t.Fatal(err)
 	}
@@ -176,5 +186,52 @@ func TestChunkHandOffRefused(t *testing.T) {
 	d2, err := bus.Next(5 * time.Second)
 	if err != nil || d2 == nil || d2.Job.ID != d.Job.ID || d2.NumDelivered != 2 {
 		t.Fatalf("Next = %+v, %v; want the chunk handed back", d2, err)
+	}
+}
+
+// TestChunkHandOffRedelivery: a redelivered chunk (delivered twice) hands
+// off too, and its new chunk is marked Job.Redelivered: the chunk and its
+// items report Redelivered on their first delivery, as the redelivery and
+// its items do, while a first delivery and its items do not. The
+// hand-off chunk handed off in turn (by its first delivery) stays
+// marked.
+func TestChunkHandOffRedelivery(t *testing.T) {
+	_, bus, c := testBus(t, Config{})
+	ctx := ctxT(t)
+	d, ids := nextChunk(t, bus, c, 4)
+	if d.Redelivered() || d.Items()[0].Redelivered() {
+		t.Errorf("first delivery: Redelivered() %v, item's %v; want false", d.Redelivered(), d.Items()[0].Redelivered())
+	}
+	if err := d.Nak(); err != nil {
+		t.Fatal(err)
+	}
+	d2, err := bus.Next(5 * time.Second)
+	if err != nil || d2 == nil || d2.Job.ID != d.Job.ID || d2.NumDelivered != 2 {
+		t.Fatalf("Next = %+v, %v; want the chunk's redelivery", d2, err)
+	}
+	if !d2.Redelivered() || !d2.Items()[3].Redelivered() {
+		t.Errorf("redelivery: Redelivered() %v, item's %v; want true", d2.Redelivered(), d2.Items()[3].Redelivered())
+	}
+	if err := bus.HandOff(ctx, d2, 1); err != nil {
+		t.Fatal(err)
+	}
+	h, err := bus.Next(5 * time.Second)
+	if err != nil || h == nil || h.Job.ID != HandOffID(d.Job.ID) || h.NumDelivered != 1 || len(h.Job.Items) != 3 || h.Job.Items[0].ID != ids[1] {
+		t.Fatalf("Next = %+v, %v; want the hand-off of items 2 to 4 on its first delivery", h, err)
+	}
+	if !h.Job.Redelivered || !h.Redelivered() || !h.Items()[2].Redelivered() {
+		t.Errorf("chunk handed off by a redelivery: Job.Redelivered %v, Redelivered() %v, item's %v; want true",
+			h.Job.Redelivered, h.Redelivered(), h.Items()[2].Redelivered())
+	}
+	if err := bus.HandOff(ctx, h, 2); err != nil {
+		t.Fatal(err)
+	}
+	h2, err := bus.Next(5 * time.Second)
+	if err != nil || h2 == nil || h2.Job.ID != HandOffID(h.Job.ID) || len(h2.Job.Items) != 1 || h2.Job.Items[0].ID != ids[3] {
+		t.Fatalf("Next = %+v, %v; want the hand-off of item 4", h2, err)
+	}
+	if !h2.Job.Redelivered || !h2.Items()[0].Redelivered() {
+		t.Errorf("chunk handed off by a marked chunk: Job.Redelivered %v, item's Redelivered() %v; want true",
+			h2.Job.Redelivered, h2.Items()[0].Redelivered())
 	}
 }

@@ -81,6 +81,14 @@ type Job struct {
 	// own ID, Reply, Deadline, Cache, limits); the chunk's own ID is only
 	// its publish dedup ID. Empty for any other job; an item holds none.
 	Items []Job `json:"items,omitempty"`
+	// Redelivered marks a chunk whose items may have been run, or
+	// answered, before: the chunk of items handed off (Bus.HandOff) by a
+	// redelivered chunk (or by a chunk so marked), whose earlier delivery
+	// may still be running its items on a stalled worker. A worker runs
+	// each of its items as a redelivery (Delivery.Redelivered): it asks
+	// the item's caller whether it still waits (Bus.Answered) and claims
+	// the item before running it. False on any other job.
+	Redelivered bool `json:"redelivered,omitempty"`
 }
 
 // EventType is the kind of an Event.
@@ -203,6 +211,9 @@ func marshalJob(j *Job) ([]byte, error) {
 			b = append(b, item...)
 		}
 		b = append(b, ']')
+	}
+	if j.Redelivered {
+		b = append(b, `,"redelivered":true`...)
 	}
 	return append(b, '}'), nil
 }

@@ -20,30 +20,53 @@ const answeredWait = time.Second
 // settles the chunk (queue.Delivery.Settle: acked once every item it
 // still owns is answered, else handed back).
 //
-// An item that runs past Options.HandOffAfter on a chunk's first
-// delivery has the items not started yet handed to another slot
-// (queue.Bus.HandOff: a new chunk on the stream), once per delivery, so
-// that one slow item does not hold up the items behind it. A redelivered
-// chunk leaves the items an earlier delivery handed off to their chunk
-// (queue.Bus.HandedOff) and skips the items whose caller holds an answer
-// already (queue.Bus.Answered), so a worker that died mid-chunk costs a
-// run of the unanswered items only, and each item runs in one chunk.
+// An item that runs past Options.HandOffAfter has the items not started
+// yet handed to another slot (queue.Bus.HandOff: a new chunk on the
+// stream), once per chunk, so that one slow item does not hold up the
+// items behind it — on a redelivery too, unless an earlier delivery
+// handed off already. A redelivered chunk leaves the items an earlier
+// delivery handed off to their chunk (queue.Bus.HandedOff) and skips the
+// items whose caller holds an answer already (queue.Bus.Answered), so a
+// worker that died mid-chunk costs a run of the unanswered items only,
+// and each item runs in one chunk. A chunk handed off by a redelivery
+// (queue.Job.Redelivered) asks so too, item by item, and claims each
+// before running it: its items may have run on a stalled earlier
+// delivery (queue.Delivery.Redelivered).
 // Once ctx ends (shutdown) no further item starts: the chunk goes back
-// with the items left, for another worker.
+// with the items left, for another worker. A first delivery whose
+// heartbeat lapsed (beat.lapsed: the worker was stopped, e.g. SIGSTOP
+// on an unsupervised or frozen machine, or starved) starts no further
+// item and hands nothing off, and is left unsettled: its message may
+// have been redelivered, and the items of a first delivery run without
+// asking their caller or claiming, so running on could run again an item
+// the redelivery answered.
 func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 	hb := &beat{w: w, d: d}
 	hb.start()
 	defer hb.stop()
 	items := d.Items()
-	cr := &chunkRun{w: w, d: d, from: len(items), handed: d.NumDelivered > 1}
+	again := d.Redelivered()
+	cr := &chunkRun{w: w, d: d, from: len(items), hb: hb, again: again}
 	if d.NumDelivered > 1 {
 		cr.from = w.leaveHandedOff(d)
 	}
+	left := false
 	for i, it := range items {
-		if ctx.Err() != nil || !cr.begin(i) {
+		if ctx.Err() != nil {
 			break
 		}
-		if d.NumDelivered > 1 && it.Err == nil {
+		if !again && hb.lapsed() {
+			// A first delivery's items run unasked and unclaimed: once its
+			// message may be another worker's, none more starts here.
+			w.log.Warn("a chunk went unbeaten for two heartbeats (the worker was stopped or starved) and may have been redelivered; leaving its items not started to its next delivery",
+				"job", d.Job.ID, "left", len(items)-i, "ack_wait", w.bus.AckWait())
+			left = true
+			break
+		}
+		if !cr.begin(i) {
+			break
+		}
+		if again && it.Err == nil {
 			if done, err := w.bus.Answered(it.Job.Reply, it.Job.ID, answeredWait); err != nil {
 				w.log.Debug("ask whether a chunk's item is answered", "job", it.Job.ID, "err", err)
 			} else if done {
@@ -57,6 +80,11 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 		stop()
 	}
 	cr.end()
+	if left {
+		// Neither acked nor handed back: its redelivery (now, or one
+		// AckWait after the last beat) runs the items left.
+		return
+	}
 	w.settle(d)
 }
 
@@ -98,13 +126,15 @@ func (w *Worker) leaveHandedOff(d *queue.Delivery) int {
 // chunkRun is the state of a chunk delivery's items shared by its slot
 // and its hand-off timer (chunkRun.watch).
 type chunkRun struct {
-	w *Worker
-	d *queue.Delivery
+	w     *Worker
+	d     *queue.Delivery
+	hb    *beat // the chunk's heartbeat
+	again bool  // d is Redelivered
 
 	mu     sync.Mutex
 	next   int           // the first item not started
 	from   int           // the first item handed off (or being handed off); len(items) when none
-	handed bool          // no (further) hand-off: done, in doubt, or a redelivery
+	handed bool          // no (further) hand-off: done or in doubt
 	busy   chan struct{} // closed when the hand-off under way ends; nil when none is
 	ended  bool
 }
@@ -145,7 +175,9 @@ func (c *chunkRun) watch(i int) (stop func()) {
 // unless item from started meanwhile (the item before it ended).
 func (c *chunkRun) handOff(from int) {
 	c.mu.Lock()
-	if c.ended || c.handed || c.busy != nil || c.next != from {
+	if c.ended || c.handed || c.busy != nil || c.next != from || !c.again && c.hb.lapsed() {
+		// A first delivery that may have been redelivered hands nothing
+		// off: its new chunk's items would run unasked.
 		c.mu.Unlock()
 		return
 	}

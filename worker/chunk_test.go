@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -267,4 +268,135 @@ func TestChunkHandOffSurvivesKill(t *testing.T) {
 		}
 	}
 	waitEmpty(t, h.bus)
+}
+
+// TestChunkRedeliveryHandsOff is the red team's batch (65 items, the 20th
+// a 20 s sleep, the worker killed 0.3 s after it started: 6 items then
+// waited ≈ 24 s) made deterministic: one worker process of two slots
+// runs a chunk of 31 items whose 21st sleeps 600 s; it never hands off
+// (Options.HandOffAfter 1 h, injected), and is killed with SIGKILL once
+// item 21 started — items 1 to 20 answered. Its restart (HandOffAfter
+// 100 ms) takes the chunk's redelivery: it runs item 21 again and hands
+// items 22 to 31 to its other slot, which answers them all while item
+// 21 still runs (it is cancelled after: "job cancelled while running").
+// Items 1 to 20 and 22 to 31 ran once each, item 21 twice; item 31,
+// with a 500 ms wall-clock limit, runs too (its first start is when its
+// handed-off chunk claims it).
+func TestChunkRedeliveryHandsOff(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	var restarted atomic.Bool
+	h.startProcessesEnv(1, 2, 5*time.Second, func() []string {
+		if restarted.Load() {
+			return []string{envTestHandOff + "=100ms"}
+		}
+		return []string{envTestHandOff + "=1h"}
+	})
+	h.waitWorkers(1)
+	var jobs []queue.Job
+	for i := range 31 {
+		if i == 20 {
+			jobs = append(jobs, queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":600000}`)})
+			continue
+		}
+		jobs = append(jobs, queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":` + strconv.Itoa(i+1) + `}`)})
+	}
+	// A wall-clock limit shorter than the AckWait: a handed-off item
+	// without a claim counts its first start now, not one AckWait before
+	// (which would leave it no time: worker_lost unrun).
+	jobs[30].Args = json.RawMessage(`{"x":31,"wall_ms":500}`)
+	ids := h.submitChunk(jobs...)
+	victim := h.waitStarted(ids[20])
+	// Items 1 to 20 are answered (their caller holds the answers) and
+	// not waited for again (a Wait would make their caller wait anew).
+	for i := range 20 {
+		if r := h.wait(ids[i], 30*time.Second); !r.Success || r.PID != victim {
+			t.Errorf("item %d = %s, want success from pid %d", i+1, r.Raw, victim)
+		}
+	}
+	restarted.Store(true)
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	var queued []int64
+	for i := 21; i < 31; i++ {
+		r := h.wait(ids[i], 60*time.Second)
+		if !r.Success || r.JobID != ids[i] || r.PID == victim || r.PID == 0 {
+			t.Errorf("item %d = %s, want success from the restarted process", i+1, r.Raw)
+		}
+		if r.QueueMS != nil {
+			queued = append(queued, *r.QueueMS)
+		}
+	}
+	t.Logf("queue_ms of items 22 to 31: %v", queued)
+	if err := h.c.Cancel(context.Background(), ids[20]); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.wait(ids[20], 60*time.Second); r.Success || r.Outcome != "cancelled" || r.Message != "job cancelled while running" {
+		t.Errorf("item 21 = %s, want cancelled while running (still running when items 22 to 31 were answered)", r.Raw)
+	}
+	for i, id := range ids {
+		want := 1
+		if i == 20 {
+			want = 2
+		}
+		if runs := h.runs(id); len(runs) != want {
+			t.Errorf("item %d ran %d times (pids %v), want %d", i+1, len(runs), runs, want)
+		}
+	}
+	waitEmpty(t, h.bus)
+}
+
+// TestChunkStoppedWorkerLeavesItems: a worker process stopped (SIGSTOP,
+// its supervisor's heartbeat timeout out of the way as if unsupervised)
+// while item 1 of a chunk's first delivery runs, and continued (SIGCONT)
+// only after the chunk's redelivery — to an in-process worker — answered
+// all three items, runs none of items 2 and 3 again: its chunk
+// heartbeat lapsed, so it starts no further item of that delivery (a
+// first delivery's items run without asking their caller or claiming)
+// and leaves it unsettled. The stopped process's next job (submitted
+// once the other worker stopped) is answered by it, so it was past the
+// chunk; items 2 and 3 ran once, on the other worker.
+func TestChunkStoppedWorkerLeavesItems(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	h.heartbeatTimeout = time.Hour
+	h.startProcesses(1, 1, 5*time.Second, envTestHandOff+"=1h")
+	h.waitWorkers(1)
+	echo := func(x int) queue.Job {
+		return queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":` + strconv.Itoa(x) + `}`)}
+	}
+	ids := h.submitChunk(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":20000}`)}, echo(2), echo(3))
+	victim := h.waitStarted(ids[0])
+	if err := syscall.Kill(victim, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(victim, syscall.SIGCONT) })
+	l := newRunLog()
+	live := startInproc(t, h, Options{Slots: 1, ID: "live-worker", HandOffAfter: time.Hour}, l.exec)
+	for i, id := range ids {
+		if r := h.wait(id, 60*time.Second); !r.Success || r.worker() != "live-worker" {
+			t.Errorf("item %d = %s, want success by live-worker", i+1, r.Raw)
+		}
+	}
+	waitEmpty(t, h.bus)
+	live.stop()
+	if err := syscall.Kill(victim, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	// Item 1 may still run on the continued process (it passed its
+	// first heartbeat before the stop): cut it short.
+	if err := h.c.Cancel(context.Background(), ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	next := h.submit(echo(9))
+	if r := h.wait(next, 60*time.Second); !r.Success || r.PID != victim {
+		t.Errorf("next job = %s, want success from the continued pid %d", r.Raw, victim)
+	}
+	for i, id := range ids {
+		if runs := h.runs(id); i == 0 && (len(runs) != 1 || runs[0] != victim) || i > 0 && len(runs) != 0 {
+			t.Errorf("item %d ran on processes %v, want %v", i+1, runs, map[bool][]int{true: {victim}, false: nil}[i == 0])
+		}
+		if n := l.count(id); n != 1 {
+			t.Errorf("item %d ran %d times on live-worker, want 1", i+1, n)
+		}
+	}
 }

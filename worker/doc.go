@@ -35,9 +35,11 @@
 // item on its slot, each item handled as the job it is, under one
 // heartbeat of the chunk, and acknowledged once every item it still owns
 // is answered; an item that runs past Options.HandOffAfter has the items
-// not started handed to another slot (queue.Bus.HandOff); a redelivered
-// chunk leaves the items handed off to their chunk and runs only the
-// items whose caller still waits (queue.Bus.Answered), and the janitor
+// not started handed to another slot (queue.Bus.HandOff), on a
+// redelivery too; a redelivered chunk — and a chunk handed off by one
+// (queue.Job.Redelivered) — leaves the items handed off to their chunk
+// and runs only the items whose caller still waits (queue.Bus.Answered),
+// claiming each before it runs, and the janitor
 // answers a chunk's items one by one, but for those handed off
 // (handleChunk, chunk.go).
 //

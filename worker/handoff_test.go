@@ -149,6 +149,73 @@ func TestChunkHandOffKilledWorker(t *testing.T) {
 	waitEmpty(t, h.bus)
 }
 
+// answerAs answers item (a job of a chunk delivery) as the worker named
+// worker would have — its result event, confirmed by the client — and
+// fails the test if the client did not take it.
+func answerAs(t *testing.T, h *harness, item *queue.Job, worker string) {
+	t.Helper()
+	answer, err := wire.AddJobMeta(noopEnvelope, wire.JobMeta{JobID: item.ID, Worker: worker})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := h.bus.PublishResult(item.Reply, &queue.Event{JobID: item.ID, Type: queue.EventResult,
+		Result: answer, Worker: worker}, 5*time.Second); !ok || err != nil {
+		t.Fatalf("answer of %s: confirmed %v, %v", item.ID, ok, err)
+	}
+}
+
+// TestChunkHandOffRedelivered: a redelivered chunk (its first delivery
+// pulled and never acked, as if its worker died) whose running item 2
+// blocks hands the items after it off (Options.HandOffAfter, injected
+// 20 ms) as a chunk marked queue.Job.Redelivered, and those items are
+// answered while item 2 still blocks. Like the redelivery's own items,
+// they run only if their caller still waits: item 4, answered by the dead
+// delivery (a stalled worker that ran ahead), is not run again — its
+// caller keeps the dead worker's answer — and neither is item 1. The
+// handed-off chunk is acked with item 2 still running; each item ran at
+// most once, and the stream ends empty.
+func TestChunkHandOffRedelivered(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: 300 * time.Millisecond}, 0)
+	ids := h.submitChunk(queue.Job{Tool: "t"}, queue.Job{Tool: "block"}, queue.Job{Tool: "t"}, queue.Job{Tool: "t"}, queue.Job{Tool: "t"})
+	dead, err := h.bus.Next(5 * time.Second)
+	if err != nil || dead == nil || !dead.IsChunk() {
+		t.Fatalf("Next = %+v, %v", dead, err)
+	}
+	answerAs(t, h, &dead.Job.Items[0], "dead-worker")
+	answerAs(t, h, &dead.Job.Items[3], "dead-worker")
+	l := newRunLog()
+	startInproc(t, h, Options{Slots: 2, ID: "live-worker", HandOffAfter: 20 * time.Millisecond}, l.exec)
+	if got := <-l.started; got != ids[1] {
+		t.Fatalf("started %s, want item 2 %s", got, ids[1])
+	}
+	for _, i := range []int{2, 4} {
+		if r := h.wait(ids[i], 30*time.Second); !r.Success || r.worker() != "live-worker" {
+			t.Errorf("item %d = %s, want success by live-worker", i+1, r.Raw)
+		}
+	}
+	for _, i := range []int{0, 3} {
+		if r := h.wait(ids[i], 30*time.Second); !r.Success || r.worker() != "dead-worker" {
+			t.Errorf("item %d = %s, want the dead worker's success", i+1, r.Raw)
+		}
+	}
+	// The handed-off chunk is acked with item 2 still blocked: only the
+	// redelivered chunk is left.
+	waitStored(t, h.bus, 1, "the handed-off chunk acked")
+	if n := l.count(ids[1]); n != 1 {
+		t.Errorf("item 2 ran %d times before its release, want 1", n)
+	}
+	close(l.release)
+	if r := h.wait(ids[1], 30*time.Second); !r.Success || r.worker() != "live-worker" {
+		t.Errorf("item 2 = %s, want success by live-worker", r.Raw)
+	}
+	waitEmpty(t, h.bus)
+	for i, want := range []int{0, 1, 1, 0, 1} {
+		if n := l.count(ids[i]); n != want {
+			t.Errorf("item %d ran %d times, want %d", i+1, n, want)
+		}
+	}
+}
+
 // TestJanitorAnswersExhaustedChunk: the janitor, on the MAX_DELIVERIES
 // advisory of a chunk whose deliveries all died, answers each item it
 // still owns on its own: an item whose caller holds an answer (sent by

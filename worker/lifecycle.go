@@ -29,6 +29,8 @@ type beat struct {
 	mu      sync.Mutex
 	t       *time.Timer
 	stopped bool
+	last    time.Time // the last beat sent (start at first)
+	lapse   bool      // a beat came more than two intervals after the one before
 }
 
 // interval is the time between two beats.
@@ -41,7 +43,22 @@ func (b *beat) start() {
 	if b.t != nil || b.stopped {
 		return
 	}
+	b.last = time.Now()
 	b.t = time.AfterFunc(b.interval(), b.tick)
+}
+
+// lapsed reports whether the delivery went unbeaten for more than two
+// intervals (two thirds of AckWait) since start — now, or between two
+// beats: the process was stopped (SIGSTOP, a frozen machine) or
+// starved, and its message may have been redelivered to another worker
+// meanwhile. It stays true once so.
+func (b *beat) lapsed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.lapse && !b.last.IsZero() && time.Since(b.last) > 2*b.interval() {
+		b.lapse = true
+	}
+	return b.lapse
 }
 
 func (b *beat) tick() {
@@ -50,8 +67,14 @@ func (b *beat) tick() {
 		b.mu.Unlock()
 		return
 	}
+	now := time.Now()
+	if now.Sub(b.last) > 2*b.interval() {
+		b.lapse = true
+	}
 	if err := b.d.InProgress(); err != nil {
 		b.w.log.Warn("heartbeat", "err", err)
+	} else {
+		b.last = now
 	}
 	first := b.first
 	b.mu.Unlock()

@@ -186,6 +186,9 @@ type harness struct {
 	bus     *queue.Bus
 	c       *queue.Client
 	sup     *Supervisor
+	// heartbeatTimeout is the supervisor's (SupervisorOptions.
+	// HeartbeatTimeout; 0 for the default) for the processes started next.
+	heartbeatTimeout time.Duration
 
 	mu      sync.Mutex
 	ran     map[string][]int // job → pids that started it
@@ -254,18 +257,27 @@ func (h *harness) startWorkers(n, slots int, grace time.Duration) *Supervisor {
 // entries, without waiting for them.
 func (h *harness) startProcesses(n, slots int, grace time.Duration, extraEnv ...string) *Supervisor {
 	h.t.Helper()
+	return h.startProcessesEnv(n, slots, grace, func() []string { return extraEnv })
+}
+
+// startProcessesEnv is startProcesses with the extra environment asked
+// of extraEnv at each start of a process: a restarted one may get
+// another.
+func (h *harness) startProcessesEnv(n, slots int, grace time.Duration, extraEnv func() []string) *Supervisor {
+	h.t.Helper()
 	if testing.Short() {
 		h.t.Skip("starts worker processes: skipped with -short")
 	}
-	env := append([]string{envTestSlots + "=" + strconv.Itoa(slots), envTestGrace + "=" + grace.String()}, extraEnv...)
+	env := []string{envTestSlots + "=" + strconv.Itoa(slots), envTestGrace + "=" + grace.String()}
 	sup, err := StartSupervisor(SupervisorOptions{
-		N:          n,
-		Command:    func(int) *exec.Cmd { return h.command(nil, env...) },
-		MinBackoff: 50 * time.Millisecond,
-		MaxBackoff: 400 * time.Millisecond,
-		StopGrace:  grace + 3*time.Second,
-		OnExit:     h.onExit,
-		Logger:     queuetest.Logger(),
+		N:                n,
+		Command:          func(int) *exec.Cmd { return h.command(nil, append(append([]string(nil), env...), extraEnv()...)...) },
+		HeartbeatTimeout: h.heartbeatTimeout,
+		MinBackoff:       50 * time.Millisecond,
+		MaxBackoff:       400 * time.Millisecond,
+		StopGrace:        grace + 3*time.Second,
+		OnExit:           h.onExit,
+		Logger:           queuetest.Logger(),
 	})
 	if err != nil {
 		h.t.Fatal(err)

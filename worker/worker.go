@@ -476,9 +476,11 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	// A first delivery runs without a claim (the happy path writes
 	// nothing but the job's publish): it claims the job only once it runs
 	// past its first heartbeat (claimRunning). A redelivery claims it at
-	// once, as the earlier delivery may still run it or have died.
+	// once, as the earlier delivery may still run it or have died; so does
+	// an item of a chunk handed off by a redelivery (queue.Delivery.
+	// Redelivered), which a stalled earlier delivery may run.
 	firstStart, previous, rerun := start, "", false
-	if d.NumDelivered == 1 {
+	if !d.Redelivered() {
 		if w.cancelHeard(job.ID) || w.markedCancelled(d, log) {
 			w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log)
 			return
@@ -513,8 +515,15 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		// Without a claim, the earlier delivery was lost before its first
 		// heartbeat: it started the job at the latest one AckWait ago (the
 		// redelivery follows its delivery by AckWait), not before the job
-		// was submitted.
-		since := time.Now().Add(-w.bus.AckWait())
+		// was submitted. An item of a handed-off chunk on its first
+		// delivery (handedOn) had no earlier delivery of its own: the
+		// redelivery that handed it off had not started it, so without a
+		// claim it starts now, and is no rerun.
+		handedOn := d.NumDelivered == 1
+		since := time.Now()
+		if !handedOn {
+			since = since.Add(-w.bus.AckWait())
+		}
 		if since.Before(job.Submitted) {
 			since = job.Submitted
 		}
@@ -532,7 +541,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 			w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log)
 			return
 		}
-		firstStart, previous, rerun = claim.FirstStart, claim.Previous, claim.Previous != "" || claim.Created
+		firstStart, previous, rerun = claim.FirstStart, claim.Previous, claim.Previous != "" || claim.Created && !handedOn
 		// The last allowed run of a job whose previous worker died is not
 		// started (a job that kills its workers must not kill another one);
 		// the delivery after the last allowed run never runs (queue.Config).
@@ -542,7 +551,11 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 			if previous != "" { // else the lost worker is unknown: this one answers
 				meta.Worker = previous
 			}
-			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(lostMessage(d.NumDelivered-1)), meta), "worker lost", log)
+			lost := d.NumDelivered - 1
+			if handedOn { // the lost delivery was the original chunk's
+				lost = 1
+			}
+			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(lostMessage(lost)), meta), "worker lost", log)
 			return
 		}
 	}
