@@ -422,6 +422,23 @@ func (g *Server) suspendRefusal(ctx context.Context, tool string, err error) []b
 	return b
 }
 
+// approvalText is the message that asks for the approval of s's tool
+// call, whose input schema is schema: it names the tool and shows the
+// arguments as showArgs does (masked: the gateway's secrets and the
+// upstreams'), after "Not everything is shown: …" when something is
+// hidden or clipped.
+func (g *Server) approvalText(s *wire.Suspension, schema []byte) string {
+	mask := func(v string) string {
+		if up := g.cfg.Upstreams; up != nil {
+			v = up.Mask(v)
+		}
+		return g.mask.String(v)
+	}
+	args := showArgs(s.Args, schema, mask)
+	return fmt.Sprintf("%sA program wants to call the tool %s, which may change or delete data (destructiveHint), with %s. Approve this call?",
+		args.notice(), text.Visible(text.Clip(mask(s.Tool), 200), false), args.phrase()) // a tool's name has at most 64+2+128 bytes
+}
+
 // MaxQuestionBytes bounds ask()'s question as the caller sees it (masked
 // first, then clipped).
 const MaxQuestionBytes = 4096
@@ -446,17 +463,17 @@ func (g *Server) questionParams(s *wire.Suspension) mcp.ElicitationParams {
 }
 
 // approvalParams is the elicitation that asks for the approval of s's
-// tool call.
+// tool call, with approvalText's message for the input schema the tool's
+// upstream lists for it now (none when it lists no such tool).
 func (g *Server) approvalParams(s *wire.Suspension) mcp.ElicitationParams {
-	mask := func(v string) string {
-		if up := g.cfg.Upstreams; up != nil {
-			v = up.Mask(v)
+	var schema []byte
+	if up := g.cfg.Upstreams; up != nil {
+		if t, ok := up.Lookup(s.Tool); ok {
+			schema = t.InputSchema
 		}
-		return g.mask.String(v)
 	}
 	return mcp.ElicitationParams{
-		Message: fmt.Sprintf("A program wants to call the tool %s, which may change or delete data (destructiveHint), with the arguments %s. Approve this call?",
-			text.Visible(text.Clip(mask(s.Tool), 200), false), showArgs(s.Args, mask)), // a tool's name has at most 64+2+128 bytes
+		Message: g.approvalText(s, schema),
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
