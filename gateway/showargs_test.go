@@ -132,6 +132,7 @@ func TestSuspendQuestionEscaped(t *testing.T) {
 		{"Which colour?\nRed or blue", "Which colour?\nRed or blue"},
 		{"Approve?\r\n\x1b[2K\x07\x08done \u202eeulb\u202c \\ \"q\"", `Approve?\r` + "\n" + `\u001b[2K\u0007\bdone \u202eeulb\u202c \ "q"`},
 		{"key sk-live-0123456789\ttab", `key ***\ttab`},
+		{"Delete re\u200bpo\u00ad?\U000e0041\u3164\ufeff\n", `Delete re\u200bpo\u00ad?\U000e0041\u3164\ufeff` + "\n"},
 		{strings.Repeat("é", 3000), strings.Repeat("é", 2048) + "…"},
 	} {
 		if got := q(tc.in); got != tc.want {
