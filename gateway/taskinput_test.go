@@ -3,11 +3,14 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/mask"
@@ -432,5 +435,62 @@ func TestTaskInputOldAPI(t *testing.T) {
 	task := c.create("boruna_run", `{"source":`+src(askProgram)+`}`)
 	if sc := c.toolResult(task["taskId"].(string)); sc["success"] != true || sc["result"] != `"before" | Err(`+noAsk+`)` {
 		t.Errorf("a task of 2025-11-25 = %v", sc)
+	}
+}
+
+// A queue full for a moment does not end a task whose caller answered
+// (suspension review): with a queue of depth 1 held by a run blocked on
+// fake__slow (until the test cancels it), tasks/update is answered
+// -32603 with the queue's message and data {outcome, retry_after_ms};
+// the task stays input_required with the same question; once the
+// blocker is cancelled, the same tasks/update resumes it, under a job ID
+// of its own (-r2: the refused -r1 is never reused).
+func TestTaskInputResumeQueueFull(t *testing.T) {
+	s := newSuspendStack(t, queue.Config{MaxDepth: 1, RetryAfter: 750 * time.Millisecond})
+	s.g.cfg.ApproveTools = []string{"fake__slow"} // the blocker's call needs no approval
+	rpc := httpExt(t, s.g)
+	del0 := s.calls(t, "delete_repo")
+	id := startTask(t, s.g, rpc, approvalProgram, approveRequests)
+	stored := func(want uint64) {
+		t.Helper()
+		queuetest.WaitFor(t, 60*time.Second, fmt.Sprintf("%d jobs in the queue", want), func() bool {
+			st, err := s.Client.Stats(context.Background())
+			return err == nil && st.Stored == want
+		})
+	}
+	stored(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	blocked := make(chan struct{})
+	go func() {
+		defer close(blocked)
+		var req mcp.CallToolRequest
+		req.Params.Name = "boruna_run"
+		req.Params.Arguments = json.RawMessage(`{"source":` + src(`fn main() -> String !{tool.call} {
+    match tool_call("fake__slow", to_json({"ms": 0})) { Ok(j) => "done", Err(e) => e }
+}`) + `}`)
+		inProcess(t, s.g).CallTool(ctx, req)
+	}()
+	stored(1)
+	res, e := update(t, rpc, id, approveTrue)
+	data, _ := e["data"].(map[string]any)
+	if res != nil || e["code"] != -32603.0 ||
+		e["message"] != "the job queue did not take the resumed run (the job queue is full; retry after 750 ms): the task still waits for input; send the same tasks/update again" ||
+		!reflect.DeepEqual(data, map[string]any{"outcome": "queue_full", "retry_after_ms": 750.0}) {
+		t.Errorf("tasks/update on a full queue = %v, error %v", res, e)
+	}
+	r := waitTaskStatus(t, rpc, id, "input_required")
+	if reqs, _ := json.Marshal(r["inputRequests"]); string(reqs) != approveRequests {
+		t.Errorf("after the refused resume: inputRequests %s", reqs)
+	}
+	cancel()
+	<-blocked
+	stored(0)
+	res, e = update(t, rpc, id, approveTrue)
+	acked(t, res, e)
+	if sc := completedResult(t, rpc, id); sc["success"] != true || sc["result"] != `"before" | "deleted r1" | "after"` || sc["job_id"] != id+"-r2" {
+		t.Errorf("resumed task = %v", sc)
+	}
+	if d := s.calls(t, "delete_repo") - del0; d != 1 {
+		t.Errorf("delete_repo made %d times; want 1", d)
 	}
 }

@@ -66,7 +66,7 @@ type Handler struct {
 	// without an audit log).
 	Digests func(c Call) json.RawMessage
 	// InputRequests are what an input_required task's suspended run asks
-	// after round resumes (queue.Task.Resumes; tasks/get's inputRequests):
+	// after round resumes (queue.Task.Round; tasks/get's inputRequests):
 	// the elicitation a tools/call's InputRequiredResult would carry, under
 	// a key not used before in the task. Required for interactive calls.
 	InputRequests func(s *wire.Suspension, round int) mcp.InputRequests
@@ -168,7 +168,7 @@ func (h *Handler) Answer(ctx context.Context, method string, params json.RawMess
 	}
 	f := h.flat(st, "complete", inline)
 	if st.Status == InputRequired {
-		f.InputRequests, _ = json.Marshal(h.InputRequests(st.Input, t.Resumes))
+		f.InputRequests, _ = json.Marshal(h.InputRequests(st.Input, t.Round()))
 	}
 	return f, nil
 }
@@ -182,8 +182,13 @@ func (h *Handler) Answer(ctx context.Context, method string, params json.RawMess
 // one resumes the run and the other is answered "not waiting for
 // input"), the resume job is submitted under the task's new RunID with
 // the suspended run's recorded state and the answer, and the answer is an
-// empty ack. A resume job the queue refuses (full, unavailable, too
-// large) ends the task with that failure as its result.
+// empty ack. A resume job the queue did not take for now (queue_full,
+// queue_unavailable, quota_exceeded) is taken back (queue.Bus.SkipResume):
+// the task stays input_required, its question the same, and tasks/update
+// is answered -32603 with the queue's message and data {"outcome",
+// "retry_after_ms"} (skip) — retry it with the same inputResponses (the
+// next resume gets a job ID of its own). Any other refusal (a job too large)
+// ends the task with that failure as its result.
 func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessage) (any, *mcpver.Error) {
 	notWaiting := errorf(mcp.INVALID_PARAMS, "task %q is not waiting for input", t.ID)
 	if !t.Interactive {
@@ -202,7 +207,7 @@ func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessa
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, errorf(mcp.INVALID_PARAMS, "tasks/update: params.inputResponses must be an object of the responses, by the keys of the task's inputRequests")
 	}
-	answer, bad := h.ReadAnswer(st.Input, t.Resumes, p.InputResponses)
+	answer, bad := h.ReadAnswer(st.Input, t.Round(), p.InputResponses)
 	if bad != "" {
 		return nil, errorf(mcp.INVALID_PARAMS, "%s", bad)
 	}
@@ -231,12 +236,63 @@ func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessa
 	default:
 		if err := h.Store.Backend.Start(dispatch.WithInteractive(ctx, true, resume), next.RunID(), args); err != nil {
 			out = h.Dispatcher.Failure(ctx, t.Tool, err)
+			if sum, ok := notTaken(out); ok {
+				if e := h.skip(ctx, next, sum, out); e != nil {
+					return nil, e
+				}
+			}
 		}
 	}
 	if out != nil {
 		h.Store.Finish(ctx, next.RunID(), out)
 	}
 	return map[string]any{"resultType": "complete", "_meta": h.meta()}, nil
+}
+
+// notTaken reads out, the failure of a resume job's submission: its
+// summary, and whether the queue did not take the job for now
+// (queue_full, queue_unavailable, quota_exceeded: a retry may pass).
+func notTaken(out []byte) (wire.Summary, bool) {
+	sum, err := wire.Summarize(out)
+	if err != nil {
+		return sum, false
+	}
+	switch sum.Outcome {
+	case wire.OutcomeQueueFull, wire.OutcomeQueueUnavailable, wire.OutcomeQuotaExceeded:
+		return sum, true
+	}
+	return sum, false
+}
+
+// skip takes back the resume of next, whose job the queue did not take
+// (out, the failure, and sum, its summary), and returns the error
+// tasks/update answers: -32603 "the job queue did not take the resumed
+// run (MESSAGE): the task still waits for input; send the same
+// tasks/update again", MESSAGE the failure's ("the job queue is full;
+// retry after 750 ms"), data {"outcome": its outcome, "retry_after_ms":
+// its retry_after_ms, else 1000}. nil when the resume cannot be taken
+// back (a cancel or another update came meanwhile, or the store is
+// unavailable): then the failure ends the task, as before.
+func (h *Handler) skip(ctx context.Context, next queue.Task, sum wire.Summary, out []byte) *mcpver.Error {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatch.SubmitTimeout)
+	_, err := h.Store.Bus.SkipResume(sctx, next.ID, next.Resumes)
+	cancel()
+	if err != nil {
+		h.Log.Warn("a refused resume could not be taken back: the refusal ends the task", "task", next.ID, "job", next.RunID(), "err", err)
+		return nil
+	}
+	after := sum.RetryAfterMs
+	if after <= 0 {
+		after = 1000
+	}
+	var f struct {
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(out, &f) // a failure envelope: it has a message
+	h.Log.Info("task resume refused by the queue; the task waits for input again", "task", next.ID, "job", next.RunID(), "outcome", sum.Outcome)
+	e := errorf(mcp.INTERNAL_ERROR, "the job queue did not take the resumed run (%s): the task still waits for input; send the same tasks/update again", f.Message)
+	e.Data = map[string]any{"outcome": string(sum.Outcome), "retry_after_ms": after}
+	return e
 }
 
 func (h *Handler) meta() map[string]any {
