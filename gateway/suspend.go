@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -289,7 +290,7 @@ func (g *Server) resumeContext(ctx context.Context, req mcp.CallToolRequest) (_ 
 	if p == nil {
 		return ctx, nil, refuse(why)
 	}
-	answer, bad := answerOf(p.s.Kind, "", req.Params.InputResponses)
+	answer, bad := answerOf(p.s.Kind, "", req.Params.InputResponses, false)
 	if bad != "" {
 		g.suspended.restore(p) // a client's mistake does not use up the state
 		return ctx, nil, refuse(bad)
@@ -326,13 +327,15 @@ func notRun(out []byte) bool {
 // ("" for ApproveField; a task's later questions have keys of their own,
 // taskInputKey) was accepted with {"approve": true}; ask() is answered
 // when the one under key ("" for AnswerField) was accepted with a string
-// "answer". A
-// decline or a cancel is neither. bad, when not "", says what is wrong with
-// inputResponses — no response under the field, an action MCP does not
-// have, an accept without its field or with a value of another type — a
+// "answer". A decline or a cancel is neither. bad, when not "", says
+// what is wrong with inputResponses — no response under key, one that is
+// not an elicitation response, an action MCP does not have, an accept
+// without its field or with a value of another type, and for a task
+// (task: answered by tasks/update, whose messages name it; a tools/call
+// retry's name the requestState) a response under any other key — a
 // client's mistake, which the caller is told (the state stays usable)
 // rather than a decline.
-func answerOf(kind, key string, responses mcp.InputResponses) (_ wire.ResumeAnswer, bad string) {
+func answerOf(kind, key string, responses mcp.InputResponses, task bool) (_ wire.ResumeAnswer, bad string) {
 	field, typ := ApproveField, "boolean"
 	if kind == wire.SuspensionAsk {
 		field, typ = AnswerField, "string"
@@ -340,9 +343,30 @@ func answerOf(kind, key string, responses mcp.InputResponses) (_ wire.ResumeAnsw
 	if key == "" {
 		key = field
 	}
+	send, outstanding := "send the requestState with", ""
+	if task {
+		send, outstanding = "send tasks/update with", " (the key of the task's outstanding input request)"
+	}
+	shape := fmt.Sprintf("{%q: {\"action\": \"accept\", \"content\": {%q: …}}} (or the action \"decline\" or \"cancel\")", key, field)
+	if _, ok := responses[key]; !ok {
+		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses has no response under %q%s: %s \"inputResponses\": %s", key, outstanding, send, shape)
+	}
+	if task {
+		others := make([]string, 0, len(responses))
+		for k := range responses {
+			if k != key {
+				others = append(others, k)
+			}
+		}
+		if len(others) > 0 {
+			slices.Sort(others)
+			return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses has a response under %s, which is not the task's outstanding input request %q: %s only \"inputResponses\": %s",
+				text.Quote(others[0]), key, send, shape)
+		}
+	}
 	res := server.ElicitationResponse(responses, key)
 	if res == nil {
-		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses has no response under %q: send the requestState with \"inputResponses\": {%q: {\"action\": \"accept\", \"content\": {%q: …}}} (or the action \"decline\" or \"cancel\")", field, field, field)
+		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q] is not an elicitation response: %s \"inputResponses\": %s", key, send, shape)
 	}
 	switch res.Action {
 	case mcp.ElicitationResponseActionDecline, mcp.ElicitationResponseActionCancel:

@@ -187,6 +187,7 @@ func TestSuspendApprovalModernStdio(t *testing.T) {
 		{`"inputResponses":{"approve":{"action":"accept","content":{"approve":"true"}}}`, `inputResponses["approve"].content.approve must be a boolean`},
 		{`"inputResponses":{"approve":{"action":"accept","content":{}}}`, `inputResponses["approve"] accepts without content.approve: an accept carries {"approve": a boolean}`},
 		{`"inputResponses":{"approve":{"action":"yes"}}`, `inputResponses["approve"].action is "yes": it must be "accept", "decline" or "cancel"`},
+		{`"inputResponses":{"approve":"yes"}`, `inputResponses["approve"] is not an elicitation response: send the requestState with "inputResponses": {"approve": {"action": "accept", "content": {"approve": …}}} (or the action "decline" or "cancel")`},
 	} {
 		refused(retryWith(10+i, state, args, tc.responses), tc.want)
 	}

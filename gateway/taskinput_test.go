@@ -148,6 +148,11 @@ func TestTaskInputApproval(t *testing.T) {
 				{`{"approve":{"action":"accept","content":{}}}`, `inputResponses["approve"] accepts without content.approve: an accept carries {"approve": a boolean}`},
 				{`{"approve":{"action":"yes"}}`, `inputResponses["approve"].action is "yes": it must be "accept", "decline" or "cancel"`},
 				{`"approve"`, `tasks/update: params.inputResponses must be an object of the responses, by the keys of the task's inputRequests`},
+				// The task path's messages name tasks/update, never a requestState.
+				{`{"approve":"yes"}`, `inputResponses["approve"] is not an elicitation response: send tasks/update with "inputResponses": {"approve": {"action": "accept", "content": {"approve": …}}} (or the action "decline" or "cancel")`},
+				// A response under another key beside the outstanding one is refused, not ignored.
+				{`{"approve":{"action":"accept","content":{"approve":true}},"approve-2":{"action":"decline"}}`,
+					`inputResponses has a response under "approve-2", which is not the task's outstanding input request "approve": send tasks/update with only "inputResponses": {"approve": {"action": "accept", "content": {"approve": …}}} (or the action "decline" or "cancel")`},
 			} {
 				res, e := update(t, rpc, id, tc.responses)
 				refusedUpdate(t, res, e, tc.want)

@@ -109,15 +109,7 @@ func (g *Server) newTaskHandler() *tasks.Handler {
 			return g.inputRequests(s, taskInputKey(s.Kind, round))
 		},
 		ReadAnswer: func(s *wire.Suspension, round int, responses mcp.InputResponses) (wire.ResumeAnswer, string) {
-			key := taskInputKey(s.Kind, round)
-			if _, ok := responses[key]; !ok {
-				field := ApproveField
-				if s.Kind == wire.SuspensionAsk {
-					field = AnswerField
-				}
-				return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses has no response under %q (the key of the task's outstanding input request): send tasks/update with \"inputResponses\": {%q: {\"action\": \"accept\", \"content\": {%q: …}}} (or the action \"decline\" or \"cancel\")", key, key, field)
-			}
-			return answerOf(s.Kind, key, responses)
+			return answerOf(s.Kind, taskInputKey(s.Kind, round), responses, true)
 		},
 	}
 	if g.cfg.AuditLog != nil {
