@@ -54,7 +54,8 @@ const (
 // MaxSuspendedPerCaller bounds the runs one caller has waiting, so that
 // one caller cannot take every place (red team); MaxSuspendedBytes bounds
 // the recorded state all waiting runs hold (a state may be up to a job
-// message, 1 MiB). A run beyond either is refused (suspendFullError).
+// message, 4 MiB by default: the worker fails a run whose resume job
+// would not fit). A run beyond either is refused (suspendFullError).
 const (
 	MaxSuspendedPerCaller = 64
 	MaxSuspendedBytes     = 256 << 20
@@ -83,7 +84,15 @@ const (
 // KindInvalidRequestState is the error_kind of a call whose requestState
 // is refused: changed or forged, expired or already answered, or given
 // with other arguments than the call that was suspended.
-const KindInvalidRequestState = "invalid_request_state"
+const KindInvalidRequestState = dispatch.KindInvalidRequestState
+
+// answerRefused reports whether out refuses a resume for the caller's
+// answer (an answer too large for the resume job,
+// dispatch.ErrAnswerTooLarge): no job ran, and the state stays usable.
+func answerRefused(out []byte) bool {
+	sum, err := wire.Summarize(out)
+	return err == nil && sum.ErrorKind == KindInvalidRequestState
+}
 
 // suspendStore keeps the suspended runs waiting for their callers.
 type suspendStore struct {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -383,9 +385,12 @@ func TestTaskInputCancel(t *testing.T) {
 	}
 }
 
-// A resume job over the queue's message limit — the program's source and
-// the recorded state of what it read before asking — ends the task with
-// invalid_args saying so (the first job fitted).
+// A run whose resume job — the program's source and the recorded state
+// of what it read before asking — would be over the queue's message
+// limit fails when it suspends, with a message that says so, instead of
+// asking its caller and failing after (the first job fitted): a task
+// completes with that failure, never input_required; a 2026-07-28
+// tools/call gets it instead of an InputRequiredResult.
 func TestTaskInputResumeTooLarge(t *testing.T) {
 	s := newSuspendStack(t, queue.Config{MaxMsgSize: 64 << 10})
 	rpc := httpExt(t, s.g)
@@ -395,17 +400,100 @@ func TestTaskInputResumeTooLarge(t *testing.T) {
     let c = match ask("go on?") { Ok(x) => x, Err(e) => "Err(" + e + ")" }
     a + c
 }`
+	re := regexp.MustCompile(`^the run cannot be suspended to ask its caller: the job that would resume it — its source and arguments \(JSON-escaped\) and the recorded state of the run ` +
+		`\(the results of its capability calls before it asked, (\d+) bytes\) — would be (\d+) bytes once encoded, above the queue's message limit of 65536 bytes; ` +
+		`call again with a program that records less before it asks \(fewer or smaller tool results\), or a shorter source$`)
+	check := func(what string, sc map[string]any) {
+		t.Helper()
+		msg, _ := sc["message"].(string)
+		m := re.FindStringSubmatch(msg)
+		if sc["success"] != false || sc["error_kind"] != "runtime_error" || sc["outcome"] != "runtime_error" || m == nil {
+			t.Fatalf("%s: %v", what, sc)
+		}
+		state, _ := strconv.Atoi(m[1])
+		size, _ := strconv.Atoi(m[2])
+		if state < 40<<10 || size <= 65536 || size < state {
+			t.Errorf("%s: state %d bytes, job %d bytes", what, state, size)
+		}
+	}
 	_, m := rpc("tools/call", `{"name":"boruna_run","arguments":{"source":`+src(prog)+`}}`, extMeta)
 	id := checkCreated(t, s.g, resultOf(t, "boruna_run task", m))
-	waitTaskStatus(t, rpc, id, "input_required")
-	res, e := update(t, rpc, id, `{"answer":{"action":"accept","content":{"answer":"yes"}}}`)
+	check("task", completedResult(t, rpc, id))
+	r := newRawStdioBare(t, s.g)
+	r.send(elicitingReq(1, "tools/call", `{"name":"boruna_run","arguments":{"source":`+src(prog)+`}}`))
+	res, _ := r.response()["result"].(map[string]any)
+	sc, _ := res["structuredContent"].(map[string]any)
+	if res["resultType"] == "input_required" || sc == nil {
+		t.Fatalf("tools/call: %v", res)
+	}
+	check("tools/call", sc)
+}
+
+// An ask() answer too large for the resume job (5,000,000 characters,
+// the queue's limit 4 MiB) is refused before anything is lost, naming
+// its size and the limit: tasks/update -32602 with the task still
+// input_required, a tools/call retry invalid_request_state with its
+// requestState still usable; a short answer then resumes either.
+func TestTaskInputAnswerTooLarge(t *testing.T) {
+	s := newSuspendStack(t)
+	huge := strings.Repeat("a", 5_000_000)
+	re := regexp.MustCompile(`^the answer is 5000000 bytes: with it the resumed run's job would be (\d+) bytes once encoded, above the queue's message limit of 4194304 bytes; send an answer of at most (\d+) bytes \(JSON-escaped\)$`)
+	check := func(what, msg string) {
+		t.Helper()
+		m := re.FindStringSubmatch(msg)
+		if m == nil {
+			t.Fatalf("%s: %q", what, msg)
+		}
+		size, _ := strconv.Atoi(m[1])
+		most, _ := strconv.Atoi(m[2])
+		if most != 5_000_000-(size-4194304) || most <= 0 {
+			t.Errorf("%s: job %d bytes, at most %d", what, size, most)
+		}
+	}
+	const askReqs = `{"answer":{"method":"elicitation/create","params":{"message":"Which colour, for the API key sk-live-0123456789?",` +
+		`"requestedSchema":{"properties":{"answer":{"description":"the answer the program gets (declining gives it an error)","title":"Answer","type":"string"}},"required":["answer"],"type":"object"}}}}`
+	rpc := httpExt(t, s.g)
+	id := startTask(t, s.g, rpc, askProgram, askReqs)
+	res, e := update(t, rpc, id, `{"answer":{"action":"accept","content":{"answer":"`+huge+`"}}}`)
+	if res != nil || e["code"] != -32602.0 {
+		t.Fatalf("tasks/update with a huge answer = %v, error %.300v", res, e)
+	}
+	check("tasks/update", e["message"].(string))
+	r := waitTaskStatus(t, rpc, id, "input_required")
+	if reqs, _ := json.Marshal(r["inputRequests"]); string(reqs) != askReqs {
+		t.Errorf("after the refused answer: inputRequests %s", reqs)
+	}
+	res, e = update(t, rpc, id, `{"answer":{"action":"accept","content":{"answer":"blue"}}}`)
 	acked(t, res, e)
-	sc := completedResult(t, rpc, id)
-	msg, _ := sc["message"].(string)
-	if sc["success"] != false || sc["error_kind"] != "invalid_args" ||
-		!strings.HasPrefix(msg, "the resumed run's job — its source and arguments (JSON-escaped) and the recorded state of the suspended run (the results of its capability calls before it asked) — is ") ||
-		!strings.HasSuffix(msg, "bytes once encoded, above the queue's message limit of 65536 bytes; the run cannot be resumed: call again with a program that records less before it asks (fewer or smaller tool results), or a shorter source") {
-		t.Errorf("too large a resume: %v", sc)
+	if sc := completedResult(t, rpc, id); sc["result"] != `"before" | blue` || sc["job_id"] != id+"-r2" {
+		t.Errorf("resumed task = %v", sc)
+	}
+	// The requestState path.
+	raw := newRawStdioBare(t, s.g)
+	args := `{"name":"boruna_run","arguments":{"source":` + src(askProgram) + `}}`
+	raw.send(elicitingReq(1, "tools/call", args))
+	first, _ := raw.response()["result"].(map[string]any)
+	state, _ := first["requestState"].(string)
+	if first["resultType"] != "input_required" || state == "" {
+		t.Fatalf("first answer: %v", first)
+	}
+	retry := func(id int, answer string) map[string]any {
+		t.Helper()
+		raw.send(elicitingReq(id, "tools/call", strings.TrimSuffix(args, "}")+`,"inputResponses":{"answer":{"action":"accept","content":{"answer":"`+answer+`"}}},"requestState":`+jsonString(state)+`}`))
+		res, _ := raw.response()["result"].(map[string]any)
+		sc, _ := res["structuredContent"].(map[string]any)
+		if sc == nil {
+			t.Fatalf("retry %d: %.300v", id, res)
+		}
+		return sc
+	}
+	sc := retry(2, huge)
+	if sc["success"] != false || sc["error_kind"] != KindInvalidRequestState || sc["outcome"] != "invalid_args" {
+		t.Fatalf("retry with a huge answer: %.300v", sc)
+	}
+	check("retry", sc["message"].(string))
+	if sc := retry(3, "blue"); sc["success"] != true || sc["result"] != `"before" | blue` {
+		t.Errorf("retry with a short answer: %v", sc)
 	}
 }
 

@@ -188,7 +188,9 @@ func (h *Handler) Answer(ctx context.Context, method string, params json.RawMess
 // is answered -32603 with the queue's message and data {"outcome",
 // "retry_after_ms"} (skip) — retry it with the same inputResponses (the
 // next resume gets a job ID of its own). Any other refusal (a job too large)
-// ends the task with that failure as its result.
+// ends the task with that failure as its result — except an answer too
+// large for the resume job (dispatch.ErrAnswerTooLarge), refused -32602
+// with its size and the limit, the task waiting still.
 func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessage) (any, *mcpver.Error) {
 	notWaiting := errorf(mcp.INVALID_PARAMS, "task %q is not waiting for input", t.ID)
 	if !t.Interactive {
@@ -235,6 +237,12 @@ func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessa
 		out = h.Dispatcher.Failure(ctx, t.Tool, aerr)
 	default:
 		if err := h.Store.Backend.Start(dispatch.WithInteractive(ctx, true, resume), next.RunID(), args); err != nil {
+			var je *dispatch.JobError
+			if errors.Is(err, dispatch.ErrAnswerTooLarge) && errors.As(err, &je) {
+				if h.takeBack(ctx, next) {
+					return nil, errorf(mcp.INVALID_PARAMS, "%s", je.Message)
+				}
+			}
 			out = h.Dispatcher.Failure(ctx, t.Tool, err)
 			if sum, ok := notTaken(out); ok {
 				if e := h.skip(ctx, next, sum, out); e != nil {
@@ -274,11 +282,7 @@ func notTaken(out []byte) (wire.Summary, bool) {
 // back (a cancel or another update came meanwhile, or the store is
 // unavailable): then the failure ends the task, as before.
 func (h *Handler) skip(ctx context.Context, next queue.Task, sum wire.Summary, out []byte) *mcpver.Error {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatch.SubmitTimeout)
-	_, err := h.Store.Bus.SkipResume(sctx, next.ID, next.Resumes)
-	cancel()
-	if err != nil {
-		h.Log.Warn("a refused resume could not be taken back: the refusal ends the task", "task", next.ID, "job", next.RunID(), "err", err)
+	if !h.takeBack(ctx, next) {
 		return nil
 	}
 	after := sum.RetryAfterMs
@@ -293,6 +297,20 @@ func (h *Handler) skip(ctx context.Context, next queue.Task, sum wire.Summary, o
 	e := errorf(mcp.INTERNAL_ERROR, "the job queue did not take the resumed run (%s): the task still waits for input; send the same tasks/update again", f.Message)
 	e.Data = map[string]any{"outcome": string(sum.Outcome), "retry_after_ms": after}
 	return e
+}
+
+// takeBack takes back the resume of next, whose job the queue refused
+// (queue.Bus.SkipResume), and reports whether it could: false when a
+// cancel or another update came meanwhile, or the store is unavailable
+// (logged).
+func (h *Handler) takeBack(ctx context.Context, next queue.Task) bool {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatch.SubmitTimeout)
+	_, err := h.Store.Bus.SkipResume(sctx, next.ID, next.Resumes)
+	cancel()
+	if err != nil {
+		h.Log.Warn("a refused resume could not be taken back: the refusal ends the task", "task", next.ID, "job", next.RunID(), "err", err)
+	}
+	return err == nil
 }
 
 func (h *Handler) meta() map[string]any {
