@@ -587,3 +587,44 @@ func TestTaskInputResumeQueueFull(t *testing.T) {
 		t.Errorf("delete_repo made %d times; want 1", d)
 	}
 }
+
+// Interactive tasks are bounded per caller like suspended tools/call
+// runs (MaxSuspendedPerCaller, lowered to 3 here): with 3 ask() tasks
+// input_required, a 4th is created with a quota_exceeded result, never
+// run; once one of the 3 is answered and ends, the next one runs and
+// asks again.
+func TestTaskInputPerCallerCap(t *testing.T) {
+	s := newSuspendStack(t)
+	if s.g.taskHandler.MaxInteractivePerCaller != MaxSuspendedPerCaller {
+		t.Fatalf("the gateway's bound is %d", s.g.taskHandler.MaxInteractivePerCaller)
+	}
+	s.g.taskHandler.MaxInteractivePerCaller = 3
+	rpc := httpExt(t, s.g)
+	const askReqs = `{"answer":{"method":"elicitation/create","params":{"message":"Which colour, for the API key sk-live-0123456789?",` +
+		`"requestedSchema":{"properties":{"answer":{"description":"the answer the program gets (declining gives it an error)","title":"Answer","type":"string"}},"required":["answer"],"type":"object"}}}}`
+	ids := make([]string, 3)
+	for i := range ids {
+		ids[i] = startTask(t, s.g, rpc, askProgram, askReqs)
+	}
+	echo0 := s.calls(t, "echo")
+	_, m := rpc("tools/call", `{"name":"boruna_run","arguments":{"source":`+src(askProgram)+`}}`, extMeta)
+	id := checkCreated(t, s.g, resultOf(t, "boruna_run task", m))
+	sc := completedResult(t, rpc, id)
+	re := regexp.MustCompile(`^this caller has 3 tasks that wait for its answers or may ask for them already \(each waits up to 1h0m0s\): answer them, or call again once one has ended; retry after (\d+) ms$`)
+	msg, _ := sc["message"].(string)
+	mm := re.FindStringSubmatch(msg)
+	if sc["success"] != false || sc["error_kind"] != "quota_exceeded" || sc["outcome"] != "quota_exceeded" || sc["retryable"] != true || mm == nil || sc["job_id"] != "" {
+		t.Fatalf("the 4th task = %v", sc)
+	}
+	// When the oldest of the 3 expires, an hour after it was created.
+	if ms, _ := strconv.Atoi(mm[1]); sc["retry_after_ms"] != float64(ms) || ms < 1000 || ms > 3_600_000 {
+		t.Errorf("retry after %d ms, retry_after_ms %v", ms, sc["retry_after_ms"])
+	}
+	if e := s.calls(t, "echo") - echo0; e != 0 {
+		t.Errorf("the refused task ran: echo %d calls", e)
+	}
+	res, e := update(t, rpc, ids[0], `{"answer":{"action":"decline"}}`)
+	acked(t, res, e)
+	completedResult(t, rpc, ids[0])
+	startTask(t, s.g, rpc, askProgram, askReqs)
+}

@@ -89,7 +89,7 @@ func (g *Server) answerTask(ctx context.Context, msg rpcMessage, info *callInfo)
 
 // newTaskHandler is the tasks.Handler of g (g.tasks set).
 func (g *Server) newTaskHandler() *tasks.Handler {
-	h := &tasks.Handler{Store: g.tasks, Dispatcher: g.d, Log: g.log, Result: g.result,
+	h := &tasks.Handler{Store: g.tasks, Dispatcher: g.d, Log: g.log, Result: g.result, MaxInteractivePerCaller: MaxSuspendedPerCaller,
 		ServerInfo: mcp.Implementation{Name: ServerName, Version: g.cfg.Version},
 		Run: func(ctx context.Context, c tasks.Call) []byte {
 			req := mcp.CallToolRequest{}

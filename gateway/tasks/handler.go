@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -74,7 +76,16 @@ type Handler struct {
 	// from tasks/update's inputResponses; bad, when not "", says what is
 	// wrong with them. Required for interactive calls.
 	ReadAnswer func(s *wire.Suspension, round int, responses mcp.InputResponses) (_ wire.ResumeAnswer, bad string)
-	Log        *slog.Logger
+	// MaxInteractivePerCaller bounds the interactive tasks one caller has
+	// on this gateway that have not ended — working or input_required — so
+	// that one caller cannot leave any number of runs waiting for answers
+	// (the tools/call path's MaxSuspendedPerCaller): one more is created
+	// with a quota_exceeded result (create). 0: no bound.
+	MaxInteractivePerCaller int
+	Log                     *slog.Logger
+
+	mu   sync.Mutex
+	live map[string][]string // caller → the interactive tasks created here that had not ended when last looked at
 }
 
 func errorf(code int, format string, a ...any) *mcpver.Error {
@@ -351,8 +362,11 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 	if h.Digests != nil {
 		t.Digests = h.Digests(c)
 	}
+	var refused []byte
 	if c.Interactive && builtin && c.Args != nil && c.ArgErr == nil {
-		t.Interactive, t.Args = true, c.Args.JSON() // every resume job runs them again
+		if refused = h.overQuota(ctx, t.Caller); refused == nil {
+			t.Interactive, t.Args = true, c.Args.JSON() // every resume job runs them again
+		}
 	}
 	err := h.Store.Create(ctx, &t)
 	if errors.Is(err, queue.ErrTaskTooLarge) && t.Interactive {
@@ -366,6 +380,14 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 		return t, err
 	}
 	h.Log.Debug("task created", "task", t.ID, "tool", t.Tool, "caller", t.Caller)
+	if t.Interactive && h.MaxInteractivePerCaller > 0 {
+		h.mu.Lock()
+		if h.live == nil {
+			h.live = map[string][]string{}
+		}
+		h.live[t.Caller] = append(h.live[t.Caller], t.ID)
+		h.mu.Unlock()
+	}
 	if !builtin {
 		h.Store.Run(ctx, t, func(ctx context.Context) []byte { return h.Run(ctx, c) })
 		return t, nil
@@ -373,6 +395,8 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 	var out []byte
 	var ae *tools.ArgError
 	switch {
+	case refused != nil:
+		out = refused
 	case errors.As(c.ArgErr, &ae):
 		out = h.Dispatcher.Refusal(c.Tool, ae)
 	case c.ArgErr != nil:
@@ -390,6 +414,68 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 		h.Store.Finish(ctx, t.ID, out)
 	}
 	return t, nil
+}
+
+// overQuota is the result of an interactive task of caller refused
+// because caller has MaxInteractivePerCaller interactive tasks on this
+// gateway that have not ended (each read from the store: the ended and
+// the expired are forgotten), or nil: quota_exceeded, "this caller has N
+// tasks that wait for its answers or may ask for them already (each
+// waits up to TTL): answer them, or call again once one has ended; retry
+// after N ms", retry_after_ms when the oldest of them expires (at least
+// 1 s). A task whose state cannot be read counts.
+func (h *Handler) overQuota(ctx context.Context, caller string) []byte {
+	if h.MaxInteractivePerCaller <= 0 {
+		return nil
+	}
+	h.mu.Lock()
+	ids := slices.Clone(h.live[caller])
+	h.mu.Unlock()
+	if len(ids) < h.MaxInteractivePerCaller {
+		return nil
+	}
+	now := time.Now()
+	var kept []string
+	var oldest time.Time
+	for _, id := range ids {
+		t, err := h.Store.Bus.Task(ctx, id)
+		if errors.Is(err, queue.ErrNoTask) {
+			continue
+		}
+		if err == nil {
+			if st, err := h.Store.State(ctx, t); err == nil && st.Status.Terminal() {
+				continue
+			}
+		}
+		kept = append(kept, id)
+		from := t.Created
+		if t.ResumedAt.After(from) {
+			from = t.ResumedAt
+		}
+		if exp := from.Add(h.Store.TTL()); oldest.IsZero() || exp.Before(oldest) {
+			oldest = exp
+		}
+	}
+	h.mu.Lock()
+	// Tasks created meanwhile stay; the ones read as ended go.
+	cur := h.live[caller]
+	gone := func(id string) bool { return slices.Contains(ids, id) && !slices.Contains(kept, id) }
+	h.live[caller] = slices.DeleteFunc(slices.Clone(cur), gone)
+	if len(h.live[caller]) == 0 {
+		delete(h.live, caller)
+	}
+	h.mu.Unlock()
+	if len(kept) < h.MaxInteractivePerCaller {
+		return nil
+	}
+	after := max(oldest.Sub(now), time.Second)
+	msg := fmt.Sprintf("this caller has %d tasks that wait for its answers or may ask for them already (each waits up to %v): answer them, or call again once one has ended; retry after %d ms",
+		len(kept), h.Store.TTL(), wire.RetryAfterMs(after))
+	o := wire.QuotaExceeded(msg, after)
+	dispatch.SetJobFields(o, "", 0, 0, "")
+	h.Log.Info("interactive task refused: the caller's tasks waiting for answers fill its share", "caller", caller, "tasks", len(kept))
+	b, _ := o.MarshalJSON() // strings, bools and numbers only
+	return b
 }
 
 // observe counts a built-in tool's task result (a script's or batch's run
