@@ -133,7 +133,8 @@ func TestSuspendQuestionEscaped(t *testing.T) {
 		{"Approve?\r\n\x1b[2K\x07\x08done \u202eeulb\u202c \\ \"q\"", `Approve?\r` + "\n" + `\u001b[2K\u0007\bdone \u202eeulb\u202c \ "q"`},
 		{"key sk-live-0123456789\ttab", `key ***\ttab`},
 		{"Delete re\u200bpo\u00ad?\U000e0041\u3164\ufeff\n", `Delete re\u200bpo\u00ad?\U000e0041\u3164\ufeff` + "\n"},
-		{strings.Repeat("é", 3000), strings.Repeat("é", 2048) + "…"},
+		{strings.Repeat("é", 3000), "Not everything is shown: the question is clipped to 4096 bytes. " + strings.Repeat("é", 2048) + "…"},
+		{strings.Repeat("é", 2048), strings.Repeat("é", 2048)},
 	} {
 		if got := q(tc.in); got != tc.want {
 			t.Errorf("question %q:\n got %q\nwant %q", tc.in, got, tc.want)

@@ -473,7 +473,8 @@ func (g *Server) approvalText(s *wire.Suspension, schema []byte) string {
 }
 
 // MaxQuestionBytes bounds ask()'s question as the caller sees it (masked
-// first, then clipped).
+// first, then clipped; a clipped one is preceded by "Not everything is
+// shown: the question is clipped to 4096 bytes. ").
 const MaxQuestionBytes = 4096
 
 // questionParams is the elicitation that asks ask()'s question.
@@ -482,9 +483,14 @@ func (g *Server) questionParams(s *wire.Suspension) mcp.ElicitationParams {
 	if up := g.cfg.Upstreams; up != nil {
 		msg = up.Mask(msg)
 	}
+	msg = g.mask.String(msg)
+	notice := ""
+	if len(msg) > MaxQuestionBytes { // said first, where it cannot be missed
+		notice = fmt.Sprintf("Not everything is shown: the question is clipped to %d bytes. ", MaxQuestionBytes)
+	}
 	return mcp.ElicitationParams{
 		// Newlines stay; every other control is shown as an escape.
-		Message: text.Visible(text.Clip(g.mask.String(msg), MaxQuestionBytes), true),
+		Message: notice + text.Visible(text.Clip(msg, MaxQuestionBytes), true),
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
