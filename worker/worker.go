@@ -1080,7 +1080,7 @@ func (w *Worker) unresumable(job *queue.Job, res json.RawMessage, meta wire.JobM
 	if sp == nil {
 		return nil, false
 	}
-	resume, err := json.Marshal(wire.Resume{State: sp.State})
+	resume, err := json.Marshal(wire.Resume{State: sp.State}) // a decline: "accepted":false, the longer of the empty answers
 	if err != nil {
 		return nil, false
 	}
