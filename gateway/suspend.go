@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -53,7 +54,8 @@ const (
 // MaxSuspendedPerCaller bounds the runs one caller has waiting, so that
 // one caller cannot take every place (red team); MaxSuspendedBytes bounds
 // the recorded state all waiting runs hold (a state may be up to a job
-// message, 1 MiB). A run beyond either is refused (suspendFullError).
+// message, 4 MiB by default: the worker fails a run whose resume job
+// would not fit). A run beyond either is refused (suspendFullError).
 const (
 	MaxSuspendedPerCaller = 64
 	MaxSuspendedBytes     = 256 << 20
@@ -82,7 +84,15 @@ const (
 // KindInvalidRequestState is the error_kind of a call whose requestState
 // is refused: changed or forged, expired or already answered, or given
 // with other arguments than the call that was suspended.
-const KindInvalidRequestState = "invalid_request_state"
+const KindInvalidRequestState = dispatch.KindInvalidRequestState
+
+// answerRefused reports whether out refuses a resume for the caller's
+// answer (an answer too large for the resume job,
+// dispatch.ErrAnswerTooLarge): no job ran, and the state stays usable.
+func answerRefused(out []byte) bool {
+	sum, err := wire.Summarize(out)
+	return err == nil && sum.ErrorKind == KindInvalidRequestState
+}
 
 // suspendStore keeps the suspended runs waiting for their callers.
 type suspendStore struct {
@@ -289,7 +299,7 @@ func (g *Server) resumeContext(ctx context.Context, req mcp.CallToolRequest) (_ 
 	if p == nil {
 		return ctx, nil, refuse(why)
 	}
-	answer, bad := answerOf(p.s.Kind, "", req.Params.InputResponses)
+	answer, bad := answerOf(p.s.Kind, "", req.Params.InputResponses, false)
 	if bad != "" {
 		g.suspended.restore(p) // a client's mistake does not use up the state
 		return ctx, nil, refuse(bad)
@@ -326,13 +336,15 @@ func notRun(out []byte) bool {
 // ("" for ApproveField; a task's later questions have keys of their own,
 // taskInputKey) was accepted with {"approve": true}; ask() is answered
 // when the one under key ("" for AnswerField) was accepted with a string
-// "answer". A
-// decline or a cancel is neither. bad, when not "", says what is wrong with
-// inputResponses — no response under the field, an action MCP does not
-// have, an accept without its field or with a value of another type — a
+// "answer". A decline or a cancel is neither. bad, when not "", says
+// what is wrong with inputResponses — no response under key, one that is
+// not an elicitation response, an action MCP does not have, an accept
+// without its field or with a value of another type, and for a task
+// (task: answered by tasks/update, whose messages name it; a tools/call
+// retry's name the requestState) a response under any other key — a
 // client's mistake, which the caller is told (the state stays usable)
 // rather than a decline.
-func answerOf(kind, key string, responses mcp.InputResponses) (_ wire.ResumeAnswer, bad string) {
+func answerOf(kind, key string, responses mcp.InputResponses, task bool) (_ wire.ResumeAnswer, bad string) {
 	field, typ := ApproveField, "boolean"
 	if kind == wire.SuspensionAsk {
 		field, typ = AnswerField, "string"
@@ -340,9 +352,30 @@ func answerOf(kind, key string, responses mcp.InputResponses) (_ wire.ResumeAnsw
 	if key == "" {
 		key = field
 	}
+	send, outstanding := "send the requestState with", ""
+	if task {
+		send, outstanding = "send tasks/update with", " (the key of the task's outstanding input request)"
+	}
+	shape := fmt.Sprintf("{%q: {\"action\": \"accept\", \"content\": {%q: …}}} (or the action \"decline\" or \"cancel\")", key, field)
+	if _, ok := responses[key]; !ok {
+		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses has no response under %q%s: %s \"inputResponses\": %s", key, outstanding, send, shape)
+	}
+	if task {
+		others := make([]string, 0, len(responses))
+		for k := range responses {
+			if k != key {
+				others = append(others, k)
+			}
+		}
+		if len(others) > 0 {
+			slices.Sort(others)
+			return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses has a response under %s, which is not the task's outstanding input request %q: %s only \"inputResponses\": %s",
+				text.Quote(others[0]), key, send, shape)
+		}
+	}
 	res := server.ElicitationResponse(responses, key)
 	if res == nil {
-		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses has no response under %q: send the requestState with \"inputResponses\": {%q: {\"action\": \"accept\", \"content\": {%q: …}}} (or the action \"decline\" or \"cancel\")", field, field, field)
+		return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses[%q] is not an elicitation response: %s \"inputResponses\": %s", key, send, shape)
 	}
 	switch res.Action {
 	case mcp.ElicitationResponseActionDecline, mcp.ElicitationResponseActionCancel:
@@ -422,8 +455,26 @@ func (g *Server) suspendRefusal(ctx context.Context, tool string, err error) []b
 	return b
 }
 
+// approvalText is the message that asks for the approval of s's tool
+// call, whose input schema is schema: it names the tool and shows the
+// arguments as showArgs does (masked: the gateway's secrets and the
+// upstreams'), after "Not everything is shown: …" when something is
+// hidden or clipped.
+func (g *Server) approvalText(s *wire.Suspension, schema []byte) string {
+	mask := func(v string) string {
+		if up := g.cfg.Upstreams; up != nil {
+			v = up.Mask(v)
+		}
+		return g.mask.String(v)
+	}
+	args := showArgs(s.Args, schema, mask)
+	return fmt.Sprintf("%sA program wants to call the tool %s, which may change or delete data (destructiveHint), with %s. Approve this call?",
+		args.notice(), text.Visible(text.Clip(mask(s.Tool), 200), false), args.phrase()) // a tool's name has at most 64+2+128 bytes
+}
+
 // MaxQuestionBytes bounds ask()'s question as the caller sees it (masked
-// first, then clipped).
+// first, then clipped; a clipped one is preceded by "Not everything is
+// shown: the question is clipped to 4096 bytes. ").
 const MaxQuestionBytes = 4096
 
 // questionParams is the elicitation that asks ask()'s question.
@@ -432,9 +483,14 @@ func (g *Server) questionParams(s *wire.Suspension) mcp.ElicitationParams {
 	if up := g.cfg.Upstreams; up != nil {
 		msg = up.Mask(msg)
 	}
+	msg = g.mask.String(msg)
+	notice := ""
+	if len(msg) > MaxQuestionBytes { // said first, where it cannot be missed
+		notice = fmt.Sprintf("Not everything is shown: the question is clipped to %d bytes. ", MaxQuestionBytes)
+	}
 	return mcp.ElicitationParams{
 		// Newlines stay; every other control is shown as an escape.
-		Message: text.Visible(text.Clip(g.mask.String(msg), MaxQuestionBytes), true),
+		Message: notice + text.Visible(text.Clip(msg, MaxQuestionBytes), true),
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -446,17 +502,17 @@ func (g *Server) questionParams(s *wire.Suspension) mcp.ElicitationParams {
 }
 
 // approvalParams is the elicitation that asks for the approval of s's
-// tool call.
+// tool call, with approvalText's message for the input schema the tool's
+// upstream lists for it now (none when it lists no such tool).
 func (g *Server) approvalParams(s *wire.Suspension) mcp.ElicitationParams {
-	mask := func(v string) string {
-		if up := g.cfg.Upstreams; up != nil {
-			v = up.Mask(v)
+	var schema []byte
+	if up := g.cfg.Upstreams; up != nil {
+		if t, ok := up.Lookup(s.Tool); ok {
+			schema = t.InputSchema
 		}
-		return g.mask.String(v)
 	}
 	return mcp.ElicitationParams{
-		Message: fmt.Sprintf("A program wants to call the tool %s, which may change or delete data (destructiveHint), with the arguments %s. Approve this call?",
-			text.Visible(text.Clip(mask(s.Tool), 200), false), showArgs(s.Args, mask)), // a tool's name has at most 64+2+128 bytes
+		Message: g.approvalText(s, schema),
 		RequestedSchema: map[string]any{
 			"type": "object",
 			"properties": map[string]any{

@@ -187,6 +187,7 @@ func TestSuspendApprovalModernStdio(t *testing.T) {
 		{`"inputResponses":{"approve":{"action":"accept","content":{"approve":"true"}}}`, `inputResponses["approve"].content.approve must be a boolean`},
 		{`"inputResponses":{"approve":{"action":"accept","content":{}}}`, `inputResponses["approve"] accepts without content.approve: an accept carries {"approve": a boolean}`},
 		{`"inputResponses":{"approve":{"action":"yes"}}`, `inputResponses["approve"].action is "yes": it must be "accept", "decline" or "cancel"`},
+		{`"inputResponses":{"approve":"yes"}`, `inputResponses["approve"] is not an elicitation response: send the requestState with "inputResponses": {"approve": {"action": "accept", "content": {"approve": …}}} (or the action "decline" or "cancel")`},
 	} {
 		refused(retryWith(10+i, state, args, tc.responses), tc.want)
 	}
@@ -627,5 +628,47 @@ func TestSuspendApprovalStdinClosed(t *testing.T) {
 		if d := s.calls(t, "delete_repo") - del0; d != 0 {
 			t.Errorf("waitForAsk=%v: delete_repo called %d times", waitForAsk, d)
 		}
+	}
+}
+
+// The red team's program: a call of delete_repo with a fake "re\u200bpo"
+// and 31 padding arguments before the real target. Through a real
+// upstream, whose delete_repo declares "repo", the caller is shown the
+// real target first and the zero-width space escaped; declined, nothing
+// is deleted.
+func TestSuspendApprovalRedTeamArguments(t *testing.T) {
+	s := newSuspendStack(t)
+	pad := make([]string, 31)
+	for i := range pad {
+		pad[i] = fmt.Sprintf(`\"z%02d\": \"\"`, i)
+	}
+	program := `fn main() -> String !{tool.call} {
+    match json_parse("{\"re\\u200bpo\": \"test-sandbox\", ` + strings.Join(pad, ", ") + `, \"repo\": \"prod-main\"}") {
+        Ok(args) => match tool_call("fake__delete_repo", args) {
+            Ok(j) => json_encode(j),
+            Err(e) => "Err(" + e + ")",
+        },
+        Err(e) => "bad json: " + e,
+    }
+}`
+	e := &elicitor{action: mcp.ElicitationResponseActionDecline}
+	//lint:ignore SA1019 an older client, with the elicitation capability
+	c := stdioClientWith(t, s.g, client.WithLegacyProtocolOnly(), client.WithElicitationHandler(e))
+	del0 := s.calls(t, "delete_repo")
+	env := mustCall(t, c, "boruna_run", `{"source":`+src(program)+`}`)
+	if want := `Err(tool_call "fake__delete_repo": the caller declined the call)`; env["result"] != want {
+		t.Errorf("result: %v", env)
+	}
+	shown := make([]string, 31)
+	for i := range shown {
+		shown[i] = fmt.Sprintf(`"z%02d":""`, i)
+	}
+	want := `A program wants to call the tool fake__delete_repo, which may change or delete data (destructiveHint), with the arguments {"repo":"prod-main"}` +
+		` and the arguments its input schema does not declare {"re\u200bpo":"test-sandbox",` + strings.Join(shown, ",") + `}. Approve this call?`
+	if len(e.messages) != 1 || e.messages[0] != want {
+		t.Errorf("asked %q\nwant %q", e.messages, want)
+	}
+	if d := s.calls(t, "delete_repo") - del0; d != 0 {
+		t.Errorf("delete_repo made %d times", d)
 	}
 }

@@ -3,11 +3,16 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"reflect"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/mask"
@@ -145,6 +150,11 @@ func TestTaskInputApproval(t *testing.T) {
 				{`{"approve":{"action":"accept","content":{}}}`, `inputResponses["approve"] accepts without content.approve: an accept carries {"approve": a boolean}`},
 				{`{"approve":{"action":"yes"}}`, `inputResponses["approve"].action is "yes": it must be "accept", "decline" or "cancel"`},
 				{`"approve"`, `tasks/update: params.inputResponses must be an object of the responses, by the keys of the task's inputRequests`},
+				// The task path's messages name tasks/update, never a requestState.
+				{`{"approve":"yes"}`, `inputResponses["approve"] is not an elicitation response: send tasks/update with "inputResponses": {"approve": {"action": "accept", "content": {"approve": …}}} (or the action "decline" or "cancel")`},
+				// A response under another key beside the outstanding one is refused, not ignored.
+				{`{"approve":{"action":"accept","content":{"approve":true}},"approve-2":{"action":"decline"}}`,
+					`inputResponses has a response under "approve-2", which is not the task's outstanding input request "approve": send tasks/update with only "inputResponses": {"approve": {"action": "accept", "content": {"approve": …}}} (or the action "decline" or "cancel")`},
 			} {
 				res, e := update(t, rpc, id, tc.responses)
 				refusedUpdate(t, res, e, tc.want)
@@ -375,9 +385,12 @@ func TestTaskInputCancel(t *testing.T) {
 	}
 }
 
-// A resume job over the queue's message limit — the program's source and
-// the recorded state of what it read before asking — ends the task with
-// invalid_args saying so (the first job fitted).
+// A run whose resume job — the program's source and the recorded state
+// of what it read before asking — would be over the queue's message
+// limit fails when it suspends, with a message that says so, instead of
+// asking its caller and failing after (the first job fitted): a task
+// completes with that failure, never input_required; a 2026-07-28
+// tools/call gets it instead of an InputRequiredResult.
 func TestTaskInputResumeTooLarge(t *testing.T) {
 	s := newSuspendStack(t, queue.Config{MaxMsgSize: 64 << 10})
 	rpc := httpExt(t, s.g)
@@ -387,17 +400,100 @@ func TestTaskInputResumeTooLarge(t *testing.T) {
     let c = match ask("go on?") { Ok(x) => x, Err(e) => "Err(" + e + ")" }
     a + c
 }`
+	re := regexp.MustCompile(`^the run cannot be suspended to ask its caller: the job that would resume it — its source and arguments \(JSON-escaped\) and the recorded state of the run ` +
+		`\(the results of its capability calls before it asked, (\d+) bytes\) — would be (\d+) bytes once encoded, above the queue's message limit of 65536 bytes; ` +
+		`call again with a program that records less before it asks \(fewer or smaller tool results\), or a shorter source$`)
+	check := func(what string, sc map[string]any) {
+		t.Helper()
+		msg, _ := sc["message"].(string)
+		m := re.FindStringSubmatch(msg)
+		if sc["success"] != false || sc["error_kind"] != "runtime_error" || sc["outcome"] != "runtime_error" || m == nil {
+			t.Fatalf("%s: %v", what, sc)
+		}
+		state, _ := strconv.Atoi(m[1])
+		size, _ := strconv.Atoi(m[2])
+		if state < 40<<10 || size <= 65536 || size < state {
+			t.Errorf("%s: state %d bytes, job %d bytes", what, state, size)
+		}
+	}
 	_, m := rpc("tools/call", `{"name":"boruna_run","arguments":{"source":`+src(prog)+`}}`, extMeta)
 	id := checkCreated(t, s.g, resultOf(t, "boruna_run task", m))
-	waitTaskStatus(t, rpc, id, "input_required")
-	res, e := update(t, rpc, id, `{"answer":{"action":"accept","content":{"answer":"yes"}}}`)
+	check("task", completedResult(t, rpc, id))
+	r := newRawStdioBare(t, s.g)
+	r.send(elicitingReq(1, "tools/call", `{"name":"boruna_run","arguments":{"source":`+src(prog)+`}}`))
+	res, _ := r.response()["result"].(map[string]any)
+	sc, _ := res["structuredContent"].(map[string]any)
+	if res["resultType"] == "input_required" || sc == nil {
+		t.Fatalf("tools/call: %v", res)
+	}
+	check("tools/call", sc)
+}
+
+// An ask() answer too large for the resume job (5,000,000 characters,
+// the queue's limit 4 MiB) is refused before anything is lost, naming
+// its size and the limit: tasks/update -32602 with the task still
+// input_required, a tools/call retry invalid_request_state with its
+// requestState still usable; a short answer then resumes either.
+func TestTaskInputAnswerTooLarge(t *testing.T) {
+	s := newSuspendStack(t)
+	huge := strings.Repeat("a", 5_000_000)
+	re := regexp.MustCompile(`^the answer is 5000000 bytes: with it the resumed run's job would be (\d+) bytes once encoded, above the queue's message limit of 4194304 bytes; send an answer of at most (\d+) bytes \(JSON-escaped\)$`)
+	check := func(what, msg string) {
+		t.Helper()
+		m := re.FindStringSubmatch(msg)
+		if m == nil {
+			t.Fatalf("%s: %q", what, msg)
+		}
+		size, _ := strconv.Atoi(m[1])
+		most, _ := strconv.Atoi(m[2])
+		if most != 5_000_000-(size-4194304) || most <= 0 {
+			t.Errorf("%s: job %d bytes, at most %d", what, size, most)
+		}
+	}
+	const askReqs = `{"answer":{"method":"elicitation/create","params":{"message":"Which colour, for the API key sk-live-0123456789?",` +
+		`"requestedSchema":{"properties":{"answer":{"description":"the answer the program gets (declining gives it an error)","title":"Answer","type":"string"}},"required":["answer"],"type":"object"}}}}`
+	rpc := httpExt(t, s.g)
+	id := startTask(t, s.g, rpc, askProgram, askReqs)
+	res, e := update(t, rpc, id, `{"answer":{"action":"accept","content":{"answer":"`+huge+`"}}}`)
+	if res != nil || e["code"] != -32602.0 {
+		t.Fatalf("tasks/update with a huge answer = %v, error %.300v", res, e)
+	}
+	check("tasks/update", e["message"].(string))
+	r := waitTaskStatus(t, rpc, id, "input_required")
+	if reqs, _ := json.Marshal(r["inputRequests"]); string(reqs) != askReqs {
+		t.Errorf("after the refused answer: inputRequests %s", reqs)
+	}
+	res, e = update(t, rpc, id, `{"answer":{"action":"accept","content":{"answer":"blue"}}}`)
 	acked(t, res, e)
-	sc := completedResult(t, rpc, id)
-	msg, _ := sc["message"].(string)
-	if sc["success"] != false || sc["error_kind"] != "invalid_args" ||
-		!strings.HasPrefix(msg, "the resumed run's job — its source and arguments (JSON-escaped) and the recorded state of the suspended run (the results of its capability calls before it asked) — is ") ||
-		!strings.HasSuffix(msg, "bytes once encoded, above the queue's message limit of 65536 bytes; the run cannot be resumed: call again with a program that records less before it asks (fewer or smaller tool results), or a shorter source") {
-		t.Errorf("too large a resume: %v", sc)
+	if sc := completedResult(t, rpc, id); sc["result"] != `"before" | blue` || sc["job_id"] != id+"-r2" {
+		t.Errorf("resumed task = %v", sc)
+	}
+	// The requestState path.
+	raw := newRawStdioBare(t, s.g)
+	args := `{"name":"boruna_run","arguments":{"source":` + src(askProgram) + `}}`
+	raw.send(elicitingReq(1, "tools/call", args))
+	first, _ := raw.response()["result"].(map[string]any)
+	state, _ := first["requestState"].(string)
+	if first["resultType"] != "input_required" || state == "" {
+		t.Fatalf("first answer: %v", first)
+	}
+	retry := func(id int, answer string) map[string]any {
+		t.Helper()
+		raw.send(elicitingReq(id, "tools/call", strings.TrimSuffix(args, "}")+`,"inputResponses":{"answer":{"action":"accept","content":{"answer":"`+answer+`"}}},"requestState":`+jsonString(state)+`}`))
+		res, _ := raw.response()["result"].(map[string]any)
+		sc, _ := res["structuredContent"].(map[string]any)
+		if sc == nil {
+			t.Fatalf("retry %d: %.300v", id, res)
+		}
+		return sc
+	}
+	sc := retry(2, huge)
+	if sc["success"] != false || sc["error_kind"] != KindInvalidRequestState || sc["outcome"] != "invalid_args" {
+		t.Fatalf("retry with a huge answer: %.300v", sc)
+	}
+	check("retry", sc["message"].(string))
+	if sc := retry(3, "blue"); sc["success"] != true || sc["result"] != `"before" | blue` {
+		t.Errorf("retry with a short answer: %v", sc)
 	}
 }
 
@@ -433,4 +529,102 @@ func TestTaskInputOldAPI(t *testing.T) {
 	if sc := c.toolResult(task["taskId"].(string)); sc["success"] != true || sc["result"] != `"before" | Err(`+noAsk+`)` {
 		t.Errorf("a task of 2025-11-25 = %v", sc)
 	}
+}
+
+// A queue full for a moment does not end a task whose caller answered
+// (suspension review): with a queue of depth 1 held by a run blocked on
+// fake__slow (until the test cancels it), tasks/update is answered
+// -32603 with the queue's message and data {outcome, retry_after_ms};
+// the task stays input_required with the same question; once the
+// blocker is cancelled, the same tasks/update resumes it, under a job ID
+// of its own (-r2: the refused -r1 is never reused).
+func TestTaskInputResumeQueueFull(t *testing.T) {
+	s := newSuspendStack(t, queue.Config{MaxDepth: 1, RetryAfter: 750 * time.Millisecond})
+	s.g.cfg.ApproveTools = []string{"fake__slow"} // the blocker's call needs no approval
+	rpc := httpExt(t, s.g)
+	del0 := s.calls(t, "delete_repo")
+	id := startTask(t, s.g, rpc, approvalProgram, approveRequests)
+	stored := func(want uint64) {
+		t.Helper()
+		queuetest.WaitFor(t, 60*time.Second, fmt.Sprintf("%d jobs in the queue", want), func() bool {
+			st, err := s.Client.Stats(context.Background())
+			return err == nil && st.Stored == want
+		})
+	}
+	stored(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	blocked := make(chan struct{})
+	go func() {
+		defer close(blocked)
+		var req mcp.CallToolRequest
+		req.Params.Name = "boruna_run"
+		req.Params.Arguments = json.RawMessage(`{"source":` + src(`fn main() -> String !{tool.call} {
+    match tool_call("fake__slow", to_json({"ms": 0})) { Ok(j) => "done", Err(e) => e }
+}`) + `}`)
+		inProcess(t, s.g).CallTool(ctx, req)
+	}()
+	stored(1)
+	res, e := update(t, rpc, id, approveTrue)
+	data, _ := e["data"].(map[string]any)
+	if res != nil || e["code"] != -32603.0 ||
+		e["message"] != "the job queue did not take the resumed run (the job queue is full; retry after 750 ms): the task still waits for input; send the same tasks/update again" ||
+		!reflect.DeepEqual(data, map[string]any{"outcome": "queue_full", "retry_after_ms": 750.0}) {
+		t.Errorf("tasks/update on a full queue = %v, error %v", res, e)
+	}
+	r := waitTaskStatus(t, rpc, id, "input_required")
+	if reqs, _ := json.Marshal(r["inputRequests"]); string(reqs) != approveRequests {
+		t.Errorf("after the refused resume: inputRequests %s", reqs)
+	}
+	cancel()
+	<-blocked
+	stored(0)
+	res, e = update(t, rpc, id, approveTrue)
+	acked(t, res, e)
+	if sc := completedResult(t, rpc, id); sc["success"] != true || sc["result"] != `"before" | "deleted r1" | "after"` || sc["job_id"] != id+"-r2" {
+		t.Errorf("resumed task = %v", sc)
+	}
+	if d := s.calls(t, "delete_repo") - del0; d != 1 {
+		t.Errorf("delete_repo made %d times; want 1", d)
+	}
+}
+
+// Interactive tasks are bounded per caller like suspended tools/call
+// runs (MaxSuspendedPerCaller, lowered to 3 here): with 3 ask() tasks
+// input_required, a 4th is created with a quota_exceeded result, never
+// run; once one of the 3 is answered and ends, the next one runs and
+// asks again.
+func TestTaskInputPerCallerCap(t *testing.T) {
+	s := newSuspendStack(t)
+	if s.g.taskHandler.MaxInteractivePerCaller != MaxSuspendedPerCaller {
+		t.Fatalf("the gateway's bound is %d", s.g.taskHandler.MaxInteractivePerCaller)
+	}
+	s.g.taskHandler.MaxInteractivePerCaller = 3
+	rpc := httpExt(t, s.g)
+	const askReqs = `{"answer":{"method":"elicitation/create","params":{"message":"Which colour, for the API key sk-live-0123456789?",` +
+		`"requestedSchema":{"properties":{"answer":{"description":"the answer the program gets (declining gives it an error)","title":"Answer","type":"string"}},"required":["answer"],"type":"object"}}}}`
+	ids := make([]string, 3)
+	for i := range ids {
+		ids[i] = startTask(t, s.g, rpc, askProgram, askReqs)
+	}
+	echo0 := s.calls(t, "echo")
+	_, m := rpc("tools/call", `{"name":"boruna_run","arguments":{"source":`+src(askProgram)+`}}`, extMeta)
+	id := checkCreated(t, s.g, resultOf(t, "boruna_run task", m))
+	sc := completedResult(t, rpc, id)
+	re := regexp.MustCompile(`^this caller has 3 tasks that wait for its answers or may ask for them already \(each waits up to 1h0m0s\): answer them, or call again once one has ended; retry after (\d+) ms$`)
+	msg, _ := sc["message"].(string)
+	mm := re.FindStringSubmatch(msg)
+	if sc["success"] != false || sc["error_kind"] != "quota_exceeded" || sc["outcome"] != "quota_exceeded" || sc["retryable"] != true || mm == nil || sc["job_id"] != "" {
+		t.Fatalf("the 4th task = %v", sc)
+	}
+	// When the oldest of the 3 expires, an hour after it was created.
+	if ms, _ := strconv.Atoi(mm[1]); sc["retry_after_ms"] != float64(ms) || ms < 1000 || ms > 3_600_000 {
+		t.Errorf("retry after %d ms, retry_after_ms %v", ms, sc["retry_after_ms"])
+	}
+	if e := s.calls(t, "echo") - echo0; e != 0 {
+		t.Errorf("the refused task ran: echo %d calls", e)
+	}
+	res, e := update(t, rpc, ids[0], `{"answer":{"action":"decline"}}`)
+	acked(t, res, e)
+	completedResult(t, rpc, ids[0])
+	startTask(t, s.g, rpc, askProgram, askReqs)
 }

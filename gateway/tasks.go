@@ -89,7 +89,7 @@ func (g *Server) answerTask(ctx context.Context, msg rpcMessage, info *callInfo)
 
 // newTaskHandler is the tasks.Handler of g (g.tasks set).
 func (g *Server) newTaskHandler() *tasks.Handler {
-	h := &tasks.Handler{Store: g.tasks, Dispatcher: g.d, Log: g.log, Result: g.result,
+	h := &tasks.Handler{Store: g.tasks, Dispatcher: g.d, Log: g.log, Result: g.result, MaxInteractivePerCaller: MaxSuspendedPerCaller,
 		ServerInfo: mcp.Implementation{Name: ServerName, Version: g.cfg.Version},
 		Run: func(ctx context.Context, c tasks.Call) []byte {
 			req := mcp.CallToolRequest{}
@@ -109,15 +109,7 @@ func (g *Server) newTaskHandler() *tasks.Handler {
 			return g.inputRequests(s, taskInputKey(s.Kind, round))
 		},
 		ReadAnswer: func(s *wire.Suspension, round int, responses mcp.InputResponses) (wire.ResumeAnswer, string) {
-			key := taskInputKey(s.Kind, round)
-			if _, ok := responses[key]; !ok {
-				field := ApproveField
-				if s.Kind == wire.SuspensionAsk {
-					field = AnswerField
-				}
-				return wire.ResumeAnswer{}, fmt.Sprintf("inputResponses has no response under %q (the key of the task's outstanding input request): send tasks/update with \"inputResponses\": {%q: {\"action\": \"accept\", \"content\": {%q: …}}} (or the action \"decline\" or \"cancel\")", key, key, field)
-			}
-			return answerOf(s.Kind, key, responses)
+			return answerOf(s.Kind, taskInputKey(s.Kind, round), responses, true)
 		},
 	}
 	if g.cfg.AuditLog != nil {

@@ -132,6 +132,14 @@ type Event struct {
 	Cacheable bool `json:"cacheable,omitempty"`
 }
 
+// JobSize is the size in bytes of j as Submit encodes it, to compare
+// with Bus.MaxJobSize (a worker checks that a suspended run's resume job
+// will fit). Errors: arguments that are not JSON.
+func JobSize(j *Job) (int, error) {
+	b, err := marshalJob(j)
+	return len(b), err
+}
+
 // marshalJob encodes j as encoding/json would (the same bytes: field
 // order, omitempty and omitzero, times as RFC 3339 with nanoseconds, the
 // arguments compacted), field by field: Submit encodes every job, and

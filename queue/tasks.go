@@ -45,22 +45,30 @@ type Task struct {
 	// again.
 	Interactive bool            `json:"interactive,omitempty"`
 	Args        json.RawMessage `json:"args,omitempty"`
-	// Resumes counts the resume jobs of the task (ResumeTask); the task's
-	// result is that of its run RunID. ResumedAt is when the last was
-	// recorded.
+	// Resumes counts the resumes recorded for the task (ResumeTask), each
+	// with a job ID of its own (ID-rN), Skipped the last ones the queue
+	// refused (SkipResume), whose jobs never ran: the task's result is
+	// that of its run RunID, the Round()th. ResumedAt is when the last
+	// resume was recorded.
 	Resumes   int       `json:"resumes,omitempty"`
+	Skipped   int       `json:"skipped,omitempty"`
 	ResumedAt time.Time `json:"resumed_at,omitzero"`
 }
 
+// Round is the number of the run whose result is the task's result now:
+// 0 for its first run, N for the run of the resume ID-rN (Resumes less
+// the Skipped ones that never ran).
+func (t Task) Round() int { return t.Resumes - t.Skipped }
+
 // RunID is the ID of the job whose result is the task's result now: the
-// task's ID before any resume (a built-in tool's job runs under it; a
-// script's or a batch's run stores its result under it), then ID-rN for
-// the Nth resume job (Resumes).
+// task's ID before any resume that ran (a built-in tool's job runs under
+// it; a script's or a batch's run stores its result under it), then
+// ID-rN for the run of the Nth resume (Round).
 func (t Task) RunID() string {
-	if t.Resumes == 0 {
+	if t.Round() == 0 {
 		return t.ID
 	}
-	return fmt.Sprintf("%s-r%d", t.ID, t.Resumes)
+	return fmt.Sprintf("%s-r%d", t.ID, t.Round())
 }
 
 // ErrTaskNotWaiting: ResumeTask found the task resumed already (by
@@ -166,18 +174,49 @@ func (b *Bus) MarkTaskCancelled(ctx context.Context, id string, at time.Time) (T
 // suspended after from resumes (compare-and-set on the task's revision:
 // of two gateways resuming the same suspension, one wins, and the other
 // gets ErrTaskNotWaiting), and returns the task after, whose RunID is
-// the ID of the resume job to submit. Errors: ErrTaskNotWaiting (Resumes
+// the ID of the resume job to submit (ID-r(from+1): never the ID of a
+// job submitted before, not even a refused one, which the queue's
+// publish deduplication could drop). Errors: ErrTaskNotWaiting (Resumes
 // is no longer from, or the task was cancelled), ErrNoTask, NATS errors.
 func (b *Bus) ResumeTask(ctx context.Context, id string, from int, at time.Time) (Task, error) {
+	return b.updateTask(ctx, id, func(t *Task) error {
+		if t.Resumes != from || t.Cancelled {
+			return ErrTaskNotWaiting
+		}
+		t.Resumes, t.Skipped, t.ResumedAt = from+1, 0, at.UTC()
+		return nil
+	})
+}
+
+// SkipResume takes back the resume resumes of task id (the one
+// ResumeTask recorded, from resumes-1) whose job the queue refused, so
+// that it never ran: it counts as skipped, and the task's run is again
+// the one that suspended (RunID), waiting for input; its next resume is
+// resumes+1 (compare-and-set on the revision, as ResumeTask). Errors:
+// ErrTaskNotWaiting (another resume or a cancel came meanwhile),
+// ErrNoTask, NATS errors.
+func (b *Bus) SkipResume(ctx context.Context, id string, resumes int) (Task, error) {
+	return b.updateTask(ctx, id, func(t *Task) error {
+		if t.Resumes != resumes || t.Cancelled {
+			return ErrTaskNotWaiting
+		}
+		t.Skipped++
+		return nil
+	})
+}
+
+// updateTask applies change to task id, compare-and-set on its revision
+// (5 attempts), and returns the task after. Errors: change's, ErrNoTask,
+// NATS errors.
+func (b *Bus) updateTask(ctx context.Context, id string, change func(*Task) error) (Task, error) {
 	for range 5 {
 		t, rev, err := b.task(ctx, id)
 		if err != nil {
 			return Task{}, err
 		}
-		if t.Resumes != from || t.Cancelled {
-			return Task{}, ErrTaskNotWaiting
+		if err := change(&t); err != nil {
+			return Task{}, err
 		}
-		t.Resumes, t.ResumedAt = from+1, at.UTC()
 		data, err := jsonenc.Marshal(&t)
 		if err != nil {
 			return Task{}, err

@@ -659,6 +659,12 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 			log().Error("executor returned a bad envelope", "err", err)
 			full, cacheable = wire.FailureResult(wire.Internal("internal error: the engine returned an invalid response"), meta), false
 		}
+		if job.Interactive {
+			if f, ok := w.unresumable(job, full, meta); ok {
+				log().Info("suspended run refused: its resume job would be over the queue's message limit")
+				full, cacheable = f, false
+			}
+		}
 		if limit := w.bus.MaxResultSize(); len(full) > limit {
 			log().Warn("result too large for the queue", "bytes", len(full), "limit", limit)
 			full, cacheable = tooLarge(len(full), limit, meta), false
@@ -1070,6 +1076,45 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 
 // tooLarge is the result that replaces one the queue cannot carry
 // (docs/tools.md §2: limit_exceeded, limit_kind output_bytes).
+// unresumable checks a suspended run's result res (wire.SuspensionOf) of
+// job: when the job that would resume it — job with a 128-character ID
+// (the longest), the recorded state and an empty answer — is over the
+// queue's message limit (Bus.MaxJobSize), the run fails now instead of
+// asking its caller for an answer it could never get to: runtime_error,
+// "the run cannot be suspended to ask its caller: the job that would
+// resume it — its source and arguments (JSON-escaped) and the recorded
+// state of the run (the results of its capability calls before it
+// asked, N bytes) — would be S bytes once encoded, above the queue's
+// message limit of L bytes; call again with a program that records less
+// before it asks (fewer or smaller tool results), or a shorter source",
+// with the suspended result's steps. ok is false for any other result.
+func (w *Worker) unresumable(job *queue.Job, res json.RawMessage, meta wire.JobMeta) (_ json.RawMessage, ok bool) {
+	sp := wire.SuspensionOf(res)
+	if sp == nil {
+		return nil, false
+	}
+	resume, err := json.Marshal(wire.Resume{State: sp.State}) // a decline: "accepted":false, the longer of the empty answers
+	if err != nil {
+		return nil, false
+	}
+	rj := *job
+	rj.ID, rj.Items, rj.Resume, rj.Keep = strings.Repeat("r", 128), nil, resume, true
+	size, err := queue.JobSize(&rj)
+	limit := w.bus.MaxJobSize()
+	if err != nil || size <= limit {
+		return nil, false
+	}
+	var f struct {
+		Steps int64 `json:"steps"`
+	}
+	_ = json.Unmarshal(res, &f)
+	msg := fmt.Sprintf("the run cannot be suspended to ask its caller: the job that would resume it — its source and arguments (JSON-escaped) and the recorded state of the run "+
+		"(the results of its capability calls before it asked, %d bytes) — would be %d bytes once encoded, above the queue's message limit of %d bytes; "+
+		"call again with a program that records less before it asks (fewer or smaller tool results), or a shorter source", len(sp.State), size, limit)
+	o := wire.Envelope(false).Set("error_kind", wire.KindRuntimeError).Set("message", msg).Set("steps", f.Steps)
+	return wire.FailureResult(wire.WithOutcome(o, wire.OutcomeRuntimeError), meta), true
+}
+
 func tooLarge(size, limit int, meta wire.JobMeta) json.RawMessage {
 	return wire.FailureResult(wire.WithOutcome(wire.Envelope(false).
 		Set("error_kind", wire.KindLimitExceeded).

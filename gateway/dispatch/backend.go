@@ -597,6 +597,9 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 			// often as this gateway's jobs finish.
 			return nil, &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: adm.RetryAfter(full.RetryAfter), Err: err}
 		case errors.As(err, &invalid):
+			if je := answerTooLarge(invalid, err, job.Resume); je != nil {
+				return nil, je
+			}
 			return nil, invalidJobError(invalid, err, job.Resume != nil)
 		}
 		// The stream may have stored the job without acknowledging it:
@@ -728,6 +731,9 @@ func (b *QueueBackend) Start(ctx context.Context, jobID string, call *tools.Args
 		case errors.As(err, &full):
 			return &JobError{Outcome: wire.OutcomeQueueFull, RetryAfter: full.RetryAfter, Err: err}
 		case errors.As(err, &invalid):
+			if je := answerTooLarge(invalid, err, job.Resume); je != nil {
+				return je
+			}
 			return invalidJobError(invalid, err, job.Resume != nil)
 		}
 		var cerr error
@@ -770,6 +776,43 @@ func invalidJobError(invalid *queue.InvalidJobError, err error, resumed bool) *J
 		}
 	}
 	return je
+}
+
+// ErrAnswerTooLarge is the cause of a resume job refused for the size of
+// the caller's answer (answerTooLarge): the suspended run can still be
+// resumed with a shorter one.
+var ErrAnswerTooLarge = errors.New("the answer is too large for the resumed run's job")
+
+// KindInvalidRequestState is the error_kind of a resume refused for the
+// caller's answer (a JobError with Outcome invalid_args and Kind set).
+const KindInvalidRequestState = "invalid_request_state"
+
+// answerTooLarge is the refusal of a resume job (resume, its wire.Resume)
+// over the queue's message limit because of the caller's answer — one
+// whose JSON-escaped text is more than the bytes by which the job is over
+// (without it the job would fit; a run's state is checked to fit when it
+// suspends) — or nil: invalid_args with error_kind
+// KindInvalidRequestState, Err wrapping ErrAnswerTooLarge, and the
+// message "the answer is N bytes: with it the resumed run's job would be
+// S bytes once encoded, above the queue's message limit of L bytes; send
+// an answer of at most K bytes (JSON-escaped)".
+func answerTooLarge(invalid *queue.InvalidJobError, err error, resume json.RawMessage) *JobError {
+	if len(resume) == 0 || !errors.Is(invalid, queue.ErrJobTooLarge) || invalid.Size <= 0 {
+		return nil
+	}
+	var r wire.Resume
+	if json.Unmarshal(resume, &r) != nil || r.Answer.Text == "" {
+		return nil
+	}
+	enc, _ := json.Marshal(r.Answer.Text)
+	escaped := len(enc) - 2 // the bytes the answer adds to the job
+	over := invalid.Size - invalid.Limit
+	if escaped < over {
+		return nil
+	}
+	return &JobError{Outcome: wire.OutcomeInvalidArgs, Kind: KindInvalidRequestState, Err: fmt.Errorf("%w: %w", ErrAnswerTooLarge, err),
+		Message: fmt.Sprintf("the answer is %d bytes: with it the resumed run's job would be %d bytes once encoded, above the queue's message limit of %d bytes; send an answer of at most %d bytes (JSON-escaped)",
+			len(r.Answer.Text), invalid.Size, invalid.Limit, escaped-over)}
 }
 
 // unavailableRetry is the retry_after of a submission the bus did not

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -52,6 +53,9 @@ type JobError struct {
 	// Message, when set, is the envelope's message instead of one made
 	// from Outcome and Err (a refusal the backend words itself).
 	Message string
+	// Kind, when set, is the error_kind of an invalid_args Outcome instead
+	// of invalid_args (KindInvalidRequestState).
+	Kind string
 	// CancelErr, if set, is the failure of the cancel sent for a job whose
 	// submission failed; it is logged, never shown to the caller.
 	CancelErr error
@@ -109,7 +113,7 @@ func (e *JobError) Envelope() *wire.Object {
 		}
 		return wire.QuotaExceeded(fmt.Sprintf("%s; retry after %d ms", msg, wire.RetryAfterMs(retry)), retry)
 	case wire.OutcomeInvalidArgs:
-		return wire.InvalidArgs(wire.KindInvalidArgs, e.Error())
+		return wire.InvalidArgs(cmp.Or(e.Kind, wire.KindInvalidArgs), e.Error())
 	case wire.OutcomeCancelled:
 		if errors.Is(e.Err, ErrShuttingDown) {
 			if e.RetryAfter <= 0 {

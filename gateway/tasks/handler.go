@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -66,7 +68,7 @@ type Handler struct {
 	// without an audit log).
 	Digests func(c Call) json.RawMessage
 	// InputRequests are what an input_required task's suspended run asks
-	// after round resumes (queue.Task.Resumes; tasks/get's inputRequests):
+	// after round resumes (queue.Task.Round; tasks/get's inputRequests):
 	// the elicitation a tools/call's InputRequiredResult would carry, under
 	// a key not used before in the task. Required for interactive calls.
 	InputRequests func(s *wire.Suspension, round int) mcp.InputRequests
@@ -74,7 +76,16 @@ type Handler struct {
 	// from tasks/update's inputResponses; bad, when not "", says what is
 	// wrong with them. Required for interactive calls.
 	ReadAnswer func(s *wire.Suspension, round int, responses mcp.InputResponses) (_ wire.ResumeAnswer, bad string)
-	Log        *slog.Logger
+	// MaxInteractivePerCaller bounds the interactive tasks one caller has
+	// on this gateway that have not ended — working or input_required — so
+	// that one caller cannot leave any number of runs waiting for answers
+	// (the tools/call path's MaxSuspendedPerCaller): one more is created
+	// with a quota_exceeded result (create). 0: no bound.
+	MaxInteractivePerCaller int
+	Log                     *slog.Logger
+
+	mu   sync.Mutex
+	live map[string][]string // caller → the interactive tasks created here that had not ended when last looked at
 }
 
 func errorf(code int, format string, a ...any) *mcpver.Error {
@@ -168,7 +179,7 @@ func (h *Handler) Answer(ctx context.Context, method string, params json.RawMess
 	}
 	f := h.flat(st, "complete", inline)
 	if st.Status == InputRequired {
-		f.InputRequests, _ = json.Marshal(h.InputRequests(st.Input, t.Resumes))
+		f.InputRequests, _ = json.Marshal(h.InputRequests(st.Input, t.Round()))
 	}
 	return f, nil
 }
@@ -182,8 +193,15 @@ func (h *Handler) Answer(ctx context.Context, method string, params json.RawMess
 // one resumes the run and the other is answered "not waiting for
 // input"), the resume job is submitted under the task's new RunID with
 // the suspended run's recorded state and the answer, and the answer is an
-// empty ack. A resume job the queue refuses (full, unavailable, too
-// large) ends the task with that failure as its result.
+// empty ack. A resume job the queue did not take for now (queue_full,
+// queue_unavailable, quota_exceeded) is taken back (queue.Bus.SkipResume):
+// the task stays input_required, its question the same, and tasks/update
+// is answered -32603 with the queue's message and data {"outcome",
+// "retry_after_ms"} (skip) — retry it with the same inputResponses (the
+// next resume gets a job ID of its own). Any other refusal (a job too large)
+// ends the task with that failure as its result — except an answer too
+// large for the resume job (dispatch.ErrAnswerTooLarge), refused -32602
+// with its size and the limit, the task waiting still.
 func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessage) (any, *mcpver.Error) {
 	notWaiting := errorf(mcp.INVALID_PARAMS, "task %q is not waiting for input", t.ID)
 	if !t.Interactive {
@@ -202,7 +220,7 @@ func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessa
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, errorf(mcp.INVALID_PARAMS, "tasks/update: params.inputResponses must be an object of the responses, by the keys of the task's inputRequests")
 	}
-	answer, bad := h.ReadAnswer(st.Input, t.Resumes, p.InputResponses)
+	answer, bad := h.ReadAnswer(st.Input, t.Round(), p.InputResponses)
 	if bad != "" {
 		return nil, errorf(mcp.INVALID_PARAMS, "%s", bad)
 	}
@@ -230,13 +248,80 @@ func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessa
 		out = h.Dispatcher.Failure(ctx, t.Tool, aerr)
 	default:
 		if err := h.Store.Backend.Start(dispatch.WithInteractive(ctx, true, resume), next.RunID(), args); err != nil {
+			var je *dispatch.JobError
+			if errors.Is(err, dispatch.ErrAnswerTooLarge) && errors.As(err, &je) {
+				if h.takeBack(ctx, next) {
+					return nil, errorf(mcp.INVALID_PARAMS, "%s", je.Message)
+				}
+			}
 			out = h.Dispatcher.Failure(ctx, t.Tool, err)
+			if sum, ok := notTaken(out); ok {
+				if e := h.skip(ctx, next, sum, out); e != nil {
+					return nil, e
+				}
+			}
 		}
 	}
 	if out != nil {
 		h.Store.Finish(ctx, next.RunID(), out)
 	}
 	return map[string]any{"resultType": "complete", "_meta": h.meta()}, nil
+}
+
+// notTaken reads out, the failure of a resume job's submission: its
+// summary, and whether the queue did not take the job for now
+// (queue_full, queue_unavailable, quota_exceeded: a retry may pass).
+func notTaken(out []byte) (wire.Summary, bool) {
+	sum, err := wire.Summarize(out)
+	if err != nil {
+		return sum, false
+	}
+	switch sum.Outcome {
+	case wire.OutcomeQueueFull, wire.OutcomeQueueUnavailable, wire.OutcomeQuotaExceeded:
+		return sum, true
+	}
+	return sum, false
+}
+
+// skip takes back the resume of next, whose job the queue did not take
+// (out, the failure, and sum, its summary), and returns the error
+// tasks/update answers: -32603 "the job queue did not take the resumed
+// run (MESSAGE): the task still waits for input; send the same
+// tasks/update again", MESSAGE the failure's ("the job queue is full;
+// retry after 750 ms"), data {"outcome": its outcome, "retry_after_ms":
+// its retry_after_ms, else 1000}. nil when the resume cannot be taken
+// back (a cancel or another update came meanwhile, or the store is
+// unavailable): then the failure ends the task, as before.
+func (h *Handler) skip(ctx context.Context, next queue.Task, sum wire.Summary, out []byte) *mcpver.Error {
+	if !h.takeBack(ctx, next) {
+		return nil
+	}
+	after := sum.RetryAfterMs
+	if after <= 0 {
+		after = 1000
+	}
+	var f struct {
+		Message string `json:"message"`
+	}
+	_ = json.Unmarshal(out, &f) // a failure envelope: it has a message
+	h.Log.Info("task resume refused by the queue; the task waits for input again", "task", next.ID, "job", next.RunID(), "outcome", sum.Outcome)
+	e := errorf(mcp.INTERNAL_ERROR, "the job queue did not take the resumed run (%s): the task still waits for input; send the same tasks/update again", f.Message)
+	e.Data = map[string]any{"outcome": string(sum.Outcome), "retry_after_ms": after}
+	return e
+}
+
+// takeBack takes back the resume of next, whose job the queue refused
+// (queue.Bus.SkipResume), and reports whether it could: false when a
+// cancel or another update came meanwhile, or the store is unavailable
+// (logged).
+func (h *Handler) takeBack(ctx context.Context, next queue.Task) bool {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatch.SubmitTimeout)
+	_, err := h.Store.Bus.SkipResume(sctx, next.ID, next.Resumes)
+	cancel()
+	if err != nil {
+		h.Log.Warn("a refused resume could not be taken back: the refusal ends the task", "task", next.ID, "job", next.RunID(), "err", err)
+	}
+	return err == nil
 }
 
 func (h *Handler) meta() map[string]any {
@@ -277,8 +362,11 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 	if h.Digests != nil {
 		t.Digests = h.Digests(c)
 	}
+	var refused []byte
 	if c.Interactive && builtin && c.Args != nil && c.ArgErr == nil {
-		t.Interactive, t.Args = true, c.Args.JSON() // every resume job runs them again
+		if refused = h.overQuota(ctx, t.Caller); refused == nil {
+			t.Interactive, t.Args = true, c.Args.JSON() // every resume job runs them again
+		}
 	}
 	err := h.Store.Create(ctx, &t)
 	if errors.Is(err, queue.ErrTaskTooLarge) && t.Interactive {
@@ -292,6 +380,14 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 		return t, err
 	}
 	h.Log.Debug("task created", "task", t.ID, "tool", t.Tool, "caller", t.Caller)
+	if t.Interactive && h.MaxInteractivePerCaller > 0 {
+		h.mu.Lock()
+		if h.live == nil {
+			h.live = map[string][]string{}
+		}
+		h.live[t.Caller] = append(h.live[t.Caller], t.ID)
+		h.mu.Unlock()
+	}
 	if !builtin {
 		h.Store.Run(ctx, t, func(ctx context.Context) []byte { return h.Run(ctx, c) })
 		return t, nil
@@ -299,6 +395,8 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 	var out []byte
 	var ae *tools.ArgError
 	switch {
+	case refused != nil:
+		out = refused
 	case errors.As(c.ArgErr, &ae):
 		out = h.Dispatcher.Refusal(c.Tool, ae)
 	case c.ArgErr != nil:
@@ -316,6 +414,68 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 		h.Store.Finish(ctx, t.ID, out)
 	}
 	return t, nil
+}
+
+// overQuota is the result of an interactive task of caller refused
+// because caller has MaxInteractivePerCaller interactive tasks on this
+// gateway that have not ended (each read from the store: the ended and
+// the expired are forgotten), or nil: quota_exceeded, "this caller has N
+// tasks that wait for its answers or may ask for them already (each
+// waits up to TTL): answer them, or call again once one has ended; retry
+// after N ms", retry_after_ms when the oldest of them expires (at least
+// 1 s). A task whose state cannot be read counts.
+func (h *Handler) overQuota(ctx context.Context, caller string) []byte {
+	if h.MaxInteractivePerCaller <= 0 {
+		return nil
+	}
+	h.mu.Lock()
+	ids := slices.Clone(h.live[caller])
+	h.mu.Unlock()
+	if len(ids) < h.MaxInteractivePerCaller {
+		return nil
+	}
+	now := time.Now()
+	var kept []string
+	var oldest time.Time
+	for _, id := range ids {
+		t, err := h.Store.Bus.Task(ctx, id)
+		if errors.Is(err, queue.ErrNoTask) {
+			continue
+		}
+		if err == nil {
+			if st, err := h.Store.State(ctx, t); err == nil && st.Status.Terminal() {
+				continue
+			}
+		}
+		kept = append(kept, id)
+		from := t.Created
+		if t.ResumedAt.After(from) {
+			from = t.ResumedAt
+		}
+		if exp := from.Add(h.Store.TTL()); oldest.IsZero() || exp.Before(oldest) {
+			oldest = exp
+		}
+	}
+	h.mu.Lock()
+	// Tasks created meanwhile stay; the ones read as ended go.
+	cur := h.live[caller]
+	gone := func(id string) bool { return slices.Contains(ids, id) && !slices.Contains(kept, id) }
+	h.live[caller] = slices.DeleteFunc(slices.Clone(cur), gone)
+	if len(h.live[caller]) == 0 {
+		delete(h.live, caller)
+	}
+	h.mu.Unlock()
+	if len(kept) < h.MaxInteractivePerCaller {
+		return nil
+	}
+	after := max(oldest.Sub(now), time.Second)
+	msg := fmt.Sprintf("this caller has %d tasks that wait for its answers or may ask for them already (each waits up to %v): answer them, or call again once one has ended; retry after %d ms",
+		len(kept), h.Store.TTL(), wire.RetryAfterMs(after))
+	o := wire.QuotaExceeded(msg, after)
+	dispatch.SetJobFields(o, "", 0, 0, "")
+	h.Log.Info("interactive task refused: the caller's tasks waiting for answers fill its share", "caller", caller, "tasks", len(kept))
+	b, _ := o.MarshalJSON() // strings, bools and numbers only
+	return b
 }
 
 // observe counts a built-in tool's task result (a script's or batch's run

@@ -176,7 +176,7 @@ func (s *Store) State(ctx context.Context, t queue.Task) (State, error) {
 	res, at, err := s.Bus.ResultAt(ctx, t.RunID())
 	switch {
 	case errors.Is(err, queue.ErrNoResult):
-		if t.Resumes > 0 {
+		if t.Round() > 0 {
 			return State{Task: t, Status: Working, Updated: t.ResumedAt}, nil
 		}
 		return State{Task: t, Status: Working, Updated: t.Created}, nil
@@ -216,7 +216,7 @@ func (s *Store) Cancel(ctx context.Context, t queue.Task) (State, error) {
 		return cur, err
 	}
 	job := t.JobID
-	if t.Resumes > 0 {
+	if t.Round() > 0 {
 		job = t.RunID()
 	}
 	if err := s.Backend.Cancel(ctx, job); err != nil {
@@ -231,7 +231,7 @@ func (s *Store) Cancel(ctx context.Context, t queue.Task) (State, error) {
 	if err != nil {
 		return State{}, fmt.Errorf("cancel not recorded: %w", err)
 	}
-	if t.Resumes > 0 && t.RunID() != job { // a tasks/update resumed it meanwhile
+	if t.Round() > 0 && t.RunID() != job { // a tasks/update resumed it meanwhile
 		if err := s.Backend.Cancel(ctx, t.RunID()); err != nil {
 			return State{}, fmt.Errorf("cancel failed (the job queue is unavailable): %w", err)
 		}

@@ -195,3 +195,47 @@ func TestInputRequired(t *testing.T) {
 		t.Errorf("a task over the message limit: %v", err)
 	}
 }
+
+// A resume the queue refused is taken back (Bus.SkipResume): the task is
+// input_required again with the same suspension and Round, and its next
+// resume gets a fresh job ID (-r2), never the refused -r1 (the queue's
+// publish deduplication could drop a reused one); a cancel or another
+// resume in between makes SkipResume ErrTaskNotWaiting.
+func TestSuspendSkipResume(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	task := queue.Task{ID: "sk-1", Tool: "boruna_run", Caller: "alice", Created: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC), Interactive: true}
+	if err := s.Create(ctx, &task); err != nil {
+		t.Fatal(err)
+	}
+	suspended := `{"success":false,"protocol_version":1,"error_kind":"suspended","message":"m","suspension":{"kind":"ask","message":"q?","state":{"seed":1}},"outcome":"cancelled"}`
+	s.Finish(ctx, "sk-1", []byte(suspended))
+	at := time.Date(2026, 12, 1, 12, 5, 0, 0, time.UTC)
+	next, err := s.Bus.ResumeTask(ctx, "sk-1", 0, at)
+	if err != nil || next.RunID() != "sk-1-r1" || next.Round() != 1 {
+		t.Fatalf("ResumeTask: %+v %v", next, err)
+	}
+	back, err := s.Bus.SkipResume(ctx, "sk-1", 1)
+	if err != nil || back.Resumes != 1 || back.Skipped != 1 || back.Round() != 0 || back.RunID() != "sk-1" {
+		t.Fatalf("SkipResume: %+v %v", back, err)
+	}
+	if st := state(t, s, back); st.Status != InputRequired || st.Input == nil || st.Input.Message != "q?" {
+		t.Errorf("after the skip: %+v", st)
+	}
+	if _, err := s.Bus.ResumeTask(ctx, "sk-1", 0, at); !errors.Is(err, queue.ErrTaskNotWaiting) {
+		t.Errorf("a resume from the old count: %v", err)
+	}
+	again, err := s.Bus.ResumeTask(ctx, "sk-1", back.Resumes, at)
+	if err != nil || again.Resumes != 2 || again.Skipped != 0 || again.RunID() != "sk-1-r2" || again.Round() != 2 {
+		t.Fatalf("the next ResumeTask: %+v %v", again, err)
+	}
+	if _, err := s.Bus.SkipResume(ctx, "sk-1", 1); !errors.Is(err, queue.ErrTaskNotWaiting) {
+		t.Errorf("a skip of an old resume: %v", err)
+	}
+	if _, err := s.Bus.MarkTaskCancelled(ctx, "sk-1", at); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Bus.SkipResume(ctx, "sk-1", 2); !errors.Is(err, queue.ErrTaskNotWaiting) {
+		t.Errorf("a skip of a cancelled task: %v", err)
+	}
+}

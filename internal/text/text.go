@@ -1,6 +1,6 @@
 // Package text bounds user text quoted in messages: Clip cuts a string to a
 // byte budget and marks the cut with Ellipsis, Cut cuts without a mark;
-// Visible escapes the characters that hide or reorder text; Duration
+// Visible escapes the characters that hide, fake or reorder text; Duration
 // writes a duration for a message.
 // Every message of the module that quotes a name, a value or a source
 // excerpt clips it here, so all cuts look alike: on a rune boundary,
@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -90,8 +91,15 @@ func Duration(d time.Duration) string {
 //     \t \n \f \r for those five, \u00XX (lower-case hex) for the
 //     others — except LF, kept as it is when keepNewline;
 //   - C1 controls U+0080–U+009F: \u00XX;
-//   - the bidirectional controls U+061C, U+200E, U+200F, U+202A–U+202E and
-//     U+2066–U+2069, and the separators U+2028, U+2029: \uXXXX ("\u202e");
+//   - every format character (Unicode category Cf): the bidirectional
+//     controls U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069, the
+//     zero-width characters U+200B–U+200D, U+2060–U+2064, U+FEFF, the
+//     soft hyphen U+00AD and the others (U+0600–U+0605, U+180E…):
+//     \uXXXX ("\u202e", "\u200b");
+//   - the whole tag block U+E0000–U+E007F, which renders as nothing:
+//     \UXXXXXXXX ("\U000e0041"), as every escaped character above U+FFFF;
+//   - the Hangul fillers U+115F, U+1160, U+3164, U+FFA0, blank yet not
+//     spaces, and the separators U+2028, U+2029: \uXXXX;
 //   - each byte that is not UTF-8: \xNN.
 //
 // Everything else, backslashes included, is unchanged; s is returned as
@@ -132,6 +140,11 @@ func Visible(s string, keepNewline bool) string {
 			b.WriteString(`\f`)
 		case r == '\r':
 			b.WriteString(`\r`)
+		case r > 0xffff:
+			b.WriteString(`\U00`)
+			b.WriteString(hex2(byte(r >> 16)))
+			b.WriteString(hex2(byte(r >> 8)))
+			b.WriteString(hex2(byte(r)))
 		default:
 			b.WriteString(`\u`)
 			b.WriteString(hex2(byte(r >> 8)))
@@ -151,10 +164,12 @@ func hidden(r rune, n int, keepNewline bool) bool {
 		return !keepNewline
 	case r < 0x20, r >= 0x7f && r <= 0x9f:
 		return true
-	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x2028, r == 0x2029:
+	case r < 0xad:
+		return false
+	case r >= 0xe0000 && r <= 0xe007f, r == 0x115f, r == 0x1160, r == 0x3164, r == 0xffa0, r == 0x2028, r == 0x2029:
 		return true
 	}
-	return false
+	return unicode.Is(unicode.Cf, r)
 }
 
 func hex2(c byte) string {

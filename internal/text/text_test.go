@@ -109,7 +109,13 @@ func TestVisible(t *testing.T) {
 		{"\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u2028\u2029", true,
 			`\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069\u200e\u200f\u061c\u2028\u2029`},
 		{"bad \xff\xfe byte", false, `bad \xff\xfe byte`},
-		{"\u200b zero-width space is kept", false, "\u200b zero-width space is kept"},
+		// Format characters (Cf), tags and Hangul fillers (red team: "re\u200bpo" read as "repo").
+		{"re\u200bpo", false, `re\u200bpo`},
+		{"\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u0600\u180e\u206a\ufff9", true,
+			`\u200b\u200c\u200d\u2060\u2061\u2062\u2063\u2064\ufeff\u00ad\u0600\u180e\u206a\ufff9`},
+		{"\U000e0000\U000e0001\U000e0041\U000e007f\U000e0080", false, `\U000e0000\U000e0001\U000e0041\U000e007f` + "\U000e0080"},
+		{"\u115f\u1160\u3164\uffa0", false, `\u115f\u1160\u3164\uffa0`},
+		{"\u00ac\u00ae \u3000 \U0001d173", false, "\u00ac\u00ae \u3000 " + `\U0001d173`},
 	} {
 		if got := Visible(c.s, c.keepNewline); got != c.want {
 			t.Errorf("Visible(%q, %v) = %q, want %q", c.s, c.keepNewline, got, c.want)
