@@ -95,10 +95,15 @@ func TestWorkerCLI(t *testing.T) {
 
 	// The worker's metrics: its two jobs, by outcome; its slots; the probes.
 	// A job is counted once answered and acked, after its caller got the
-	// answer: wait for the second count and the slot's release.
+	// answer: wait for both counts and the slot's release (one scrape may
+	// read the outcome counter before a job's count and the run-time
+	// histogram after it, so each is waited for).
 	murl := metricsURL(t, &stderr)
 	m := scrape(t, murl)
-	for deadline := time.Now().Add(30 * time.Second); (m[`axpool_worker_job_run_seconds_count{tool="boruna_run"}`] < 2 || m[`axpool_worker_busy_slots`] != 0) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(30 * time.Second); (m[`axpool_worker_job_run_seconds_count{tool="boruna_run"}`] < 2 ||
+		m[`axpool_worker_jobs_total{outcome="ok",tool="boruna_run"}`] < 1 ||
+		m[`axpool_worker_jobs_total{outcome="step_limit",tool="boruna_run"}`] < 1 ||
+		m[`axpool_worker_busy_slots`] != 0) && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 		m = scrape(t, murl)
 	}
