@@ -149,26 +149,24 @@ func (b *Bus) task(ctx context.Context, id string) (Task, uint64, error) {
 // its revision) and returns the updated task. Errors: ErrNoTask, NATS
 // errors.
 func (b *Bus) MarkTaskCancelled(ctx context.Context, id string, at time.Time) (Task, error) {
-	for range 5 {
-		t, rev, err := b.task(ctx, id)
-		if err != nil || t.Cancelled {
-			return t, err
+	var was Task
+	t, err := b.updateTask(ctx, id, func(t *Task) error {
+		if t.Cancelled {
+			was = *t
+			return errTaskUnchanged
 		}
 		t.Cancelled, t.CancelledAt = true, at.UTC()
-		data, err := jsonenc.Marshal(&t)
-		if err != nil {
-			return Task{}, err
-		}
-		_, err = b.tasks.Update(ctx, id, data, rev)
-		if err == nil {
-			return t, nil
-		}
-		if !isWrongLastSequence(err) {
-			return Task{}, fmt.Errorf("queue: update task %s: %w", id, err)
-		}
+		return nil
+	})
+	if errors.Is(err, errTaskUnchanged) {
+		return was, nil
 	}
-	return Task{}, fmt.Errorf("queue: update task %s: too many concurrent updates", id)
+	return t, err
 }
+
+// errTaskUnchanged is how MarkTaskCancelled's change leaves a cancelled
+// task as it is (updateTask writes nothing when change fails).
+var errTaskUnchanged = errors.New("queue: the task is unchanged")
 
 // ResumeTask records the resume of interactive task id whose run RunID
 // suspended after from resumes (compare-and-set on the task's revision:
