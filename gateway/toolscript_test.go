@@ -159,6 +159,8 @@ func TestToolCallScript(t *testing.T) {
 		{"allowed_tools allowing it", main(`tool_call("add", to_json({"a": 1, "b": 2}))`),
 			`,"policy":{"schema_version":1,"default_allow":true,"rules":{},"tool_policy":{"allowed_tools":["fake__*","add*"]}}`, `Ok(3)`},
 		{"within the caller's steps", main(`tool_call("spin", to_json({"n": 100}))`), `,"max_steps":10000`, `Ok(100)`},
+		{"misspelled script", main(`tool_call("ad", to_json({"a": 1, "b": 2}))`), ``,
+			`Err(unknown tool "ad": no upstream named "ad" (upstreams: fake); did you mean the named script "add"?)`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

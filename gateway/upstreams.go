@@ -176,6 +176,20 @@ func (g *Server) CallTool(ctx context.Context, req *queue.ToolRequest) queue.Too
 	if s, cat, ok := g.d.Scripts().Lookup(req.Name); ok {
 		return g.callScriptTool(ctx, req, s, cat)
 	}
+	res := g.callUpstreamTool(ctx, req)
+	if res.Code == upstream.CodeUnknownTool {
+		if cat := g.d.Scripts().Catalogue(); cat != nil {
+			if near, ok := cat.Suggest(req.Name); ok {
+				res.Error += fmt.Sprintf("; did you mean the named script %q?", near)
+			}
+		}
+	}
+	return res
+}
+
+// callUpstreamTool is CallTool of a name that is no named script: an
+// upstream tool's.
+func (g *Server) callUpstreamTool(ctx context.Context, req *queue.ToolRequest) queue.ToolResult {
 	up := g.cfg.Upstreams
 	if up == nil {
 		return queue.ToolResult{Code: upstream.CodeUnknownTool, Error: fmt.Sprintf("unknown tool %q: this server has no upstream MCP servers (--upstreams)", g.mask.String(req.Name))}
