@@ -361,6 +361,12 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			checked = true
 		}
+		if hasID(msg.ID) && meta.Version != "" {
+			if e := mcpver.CheckMetaVersion(meta.Version); e != nil {
+				writeRPC(w, http.StatusBadRequest, rpcErrorOf(msg.ID, e))
+				return
+			}
+		}
 		legacy := !modern && !modernMeta(msg.Params)
 		var calls *callTable // the session's calls (cancel.go)
 		switch {

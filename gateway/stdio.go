@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/axpool/axpool/gateway/mcpver"
+
 	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -271,6 +273,11 @@ func (c *stdioConn) readLoop(ctx context.Context, in io.Reader) error {
 // on its own goroutine.
 func (c *stdioConn) dispatch(ctx context.Context, body []byte) {
 	msg, resp := precheck(body)
+	if resp == nil && hasID(msg.ID) && mayContainKey(msg.Params, mcp.MetaKeyProtocolVersion) {
+		if e := mcpver.CheckMetaVersion(mcpver.Parse(msg.Params).Version); e != nil {
+			resp = rpcErrorOf(msg.ID, e)
+		}
+	}
 	var info *callInfo
 	if resp == nil && msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
 		if info, resp = precheckCall(msg, c.g); resp == nil {

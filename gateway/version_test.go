@@ -64,6 +64,24 @@ func TestModernHeadersCheckedFirst(t *testing.T) {
 	if status != http.StatusBadRequest || got != want+"\n" {
 		t.Errorf("version: %d %s\nwant %s", status, got, want)
 	}
+	// An unknown date before 2026-07-28 too (mcp-go takes it for an older
+	// era: it was refused for a missing session), over both transports.
+	h[mcp.HeaderProtocolVersion] = "2026-06-30"
+	status, got = rawDo(t, http.MethodPost, url, h, strings.Replace(modernReq(11, "tools/list", `{}`), "2026-07-28", "2026-06-30", 1))
+	want = `{"jsonrpc":"2.0","id":11,"error":{"code":-32022,"message":"unsupported protocol version \"2026-06-30\" (supported: 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26)","data":{"supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"],"requested":"2026-06-30"}}}`
+	if status != http.StatusBadRequest || got != want+"\n" {
+		t.Errorf("version 2026-06-30: %d %s\nwant %s", status, got, want)
+	}
+	r := newRawStdio(t, s.gw)
+	r.send(strings.Replace(modernReq(11, "tools/list", `{}`), "2026-07-28", "2026-06-30", 1))
+	if got := string(r.nextRaw()); got != want {
+		t.Errorf("stdio version 2026-06-30:\n got %s\nwant %s", got, want)
+	}
+	// A served revision in _meta of a legacy request is served as before.
+	r.send(`{"jsonrpc":"2.0","id":12,"method":"ping","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`)
+	if got := string(r.nextRaw()); got != `{"jsonrpc":"2.0","id":12,"result":{}}` {
+		t.Errorf("stdio ping with 2025-11-25 in _meta: %s", got)
+	}
 }
 
 // A resource that does not exist is -32602 with data.uri for a 2026-07-28

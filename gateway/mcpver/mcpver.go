@@ -226,11 +226,32 @@ func CheckHTTP(h http.Header, method string, params json.RawMessage, req Request
 	case hv != req.Version:
 		return mismatch(mcp.HeaderProtocolVersion, "header value %s does not match _meta value %s", text.Quote(hv), text.Quote(req.Version))
 	case !slices.Contains(Versions, req.Version):
-		return &Error{Code: CodeUnsupportedVersion,
-			Message: fmt.Sprintf("unsupported protocol version %s (supported: %s)", text.Quote(req.Version), strings.Join(Versions, ", ")),
-			Data:    mcp.UnsupportedProtocolVersionData{Supported: Versions, Requested: text.Clip(req.Version, text.MaxEcho)}}
+		return unsupported(req.Version)
 	}
 	return nil
+}
+
+// unsupported is the CodeUnsupportedVersion error of a request naming
+// revision v.
+func unsupported(v string) *Error {
+	return &Error{Code: CodeUnsupportedVersion,
+		Message: fmt.Sprintf("unsupported protocol version %s (supported: %s)", text.Quote(v), strings.Join(Versions, ", ")),
+		Data:    mcp.UnsupportedProtocolVersionData{Supported: Versions, Requested: text.Clip(v, text.MaxEcho)}}
+}
+
+// CheckMetaVersion refuses a request whose _meta names, as v, a revision
+// axpool does not serve and that mcp-go would take for an older era — a
+// date before 2026-07-28 that is no revision ("2026-06-30",
+// "2025-11-26") — with CodeUnsupportedVersion, as CheckHTTP answers an
+// unknown later one (such a request was served as a legacy one, over
+// HTTP refused for its missing session). nil for no version, a revision
+// of Versions, 2024-11-05 (which initialize accepts) and any version of
+// the 2026-07-28 era (CheckHTTP and mcp-go check those).
+func CheckMetaVersion(v string) *Error {
+	if v == "" || v == "2024-11-05" || mcp.IsModernProtocol(v) || slices.Contains(Versions, v) {
+		return nil
+	}
+	return unsupported(v)
 }
 
 // MaxToolsTTL caps the cache lifetime of the tool list.
