@@ -347,7 +347,7 @@ func TestTaskInputCancel(t *testing.T) {
 		t.Errorf("cancelled task = %v", r)
 	}
 	res, e := update(t, rpc, id, approveTrue)
-	refusedUpdate(t, res, e, `task "`+id+`" is not waiting for input`)
+	refusedUpdate(t, res, e, `task "`+id+`" is not waiting for input: it was cancelled`)
 	if d := s.calls(t, "delete_repo") - del0; d != 0 {
 		t.Errorf("delete_repo called %d times", d)
 	}

@@ -211,6 +211,9 @@ func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessa
 	if err != nil {
 		return nil, errorf(mcp.INTERNAL_ERROR, "%v", err)
 	}
+	if st.Status == Cancelled {
+		return nil, errorf(mcp.INVALID_PARAMS, "task %q is not waiting for input: it was cancelled", t.ID)
+	}
 	if st.Status != InputRequired {
 		return nil, notWaiting
 	}
