@@ -158,6 +158,8 @@ func TestToolCallScript(t *testing.T) {
 			`Err(script "long" failed (output_limit): serialized output exceeded 300 bytes)`},
 		{"allowed_tools allowing it", main(`tool_call("add", to_json({"a": 1, "b": 2}))`),
 			`,"policy":{"schema_version":1,"default_allow":true,"rules":{},"tool_policy":{"allowed_tools":["fake__*","add*"]}}`, `Ok(3)`},
+		{"allowed_tools naming it exactly", main(`tool_call("add", to_json({"a": 1, "b": 2}))`),
+			`,"policy":{"schema_version":1,"default_allow":true,"rules":{},"tool_policy":{"allowed_tools":["add"]}}`, `Ok(3)`},
 		{"within the caller's steps", main(`tool_call("spin", to_json({"n": 100}))`), `,"max_steps":10000`, `Ok(100)`},
 		{"misspelled script", main(`tool_call("ad", to_json({"a": 1, "b": 2}))`), ``,
 			`Err(unknown tool "ad": no upstream named "ad" (upstreams: fake); did you mean the named script "add"?)`},

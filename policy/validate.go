@@ -349,8 +349,10 @@ func checkTools(t *ToolPolicy) error {
 
 // checkToolPattern says what is wrong with a tool pattern ("" when
 // nothing): it must be 1 to MaxToolPattern bytes of A-Z a-z 0-9 _ - . and
-// at most one "*", which ends it; a pattern without "*" must be a name
-// NAME__TOOL (contain "__" with text on both sides).
+// at most one "*", which ends it; a pattern without "*" is a name: an
+// upstream tool's NAME__TOOL, or a named script's ("add", "ops__deploy"),
+// so it may not begin or end with "__" (an upstream's name or its tool's
+// left out).
 func checkToolPattern(p string) string {
 	if p == "" {
 		return "is empty; write a tool name NAME__TOOL or a prefix ending in * (\"github__*\")"
@@ -370,11 +372,8 @@ func checkToolPattern(p string) string {
 			return fmt.Sprintf("has the character %q: tool names are made of A-Z a-z 0-9 _ - .", rune(p[i]))
 		}
 	}
-	if !strings.HasSuffix(p, "*") {
-		srv, tool, ok := strings.Cut(p, "__")
-		if !ok || srv == "" || tool == "" {
-			return `matches no tool: an upstream tool is named NAME__TOOL ("github__get_issue"); end a prefix with * ("github__*")`
-		}
+	if !strings.HasSuffix(p, "*") && (strings.HasPrefix(p, "__") || strings.HasSuffix(p, "__")) {
+		return `matches no tool: an upstream tool is named NAME__TOOL ("github__get_issue"), with text on both sides of "__"; end a prefix with * ("github__*")`
 	}
 	return ""
 }

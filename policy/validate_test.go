@@ -181,10 +181,10 @@ var validatorCases = []validatorCase{
 		msg: `policy.invalid_tool_policy: tool_policy.allowed_tools[0]: "*__search" has a "*" before its end: a "*" may only end a pattern (a prefix such as "github__*")`, details: map[string]any{"field": "allowed_tools"}},
 	{name: "bad character in a tool pattern", in: `{"tool_policy":{"allowed_tools":["github/get_issue"]}}`, kind: KindInvalidToolPolicy,
 		msg: `policy.invalid_tool_policy: tool_policy.allowed_tools[0]: "github/get_issue" has the character '/': tool names are made of A-Z a-z 0-9 _ - .`, details: map[string]any{"field": "allowed_tools"}},
-	{name: "tool pattern without server", in: `{"tool_policy":{"allowed_tools":["get_issue"]}}`, kind: KindInvalidToolPolicy,
-		msg: `policy.invalid_tool_policy: tool_policy.allowed_tools[0]: "get_issue" matches no tool: an upstream tool is named NAME__TOOL ("github__get_issue"); end a prefix with * ("github__*")`, details: map[string]any{"field": "allowed_tools"}},
+	{name: "tool pattern without server", in: `{"tool_policy":{"allowed_tools":["__get_issue"]}}`, kind: KindInvalidToolPolicy,
+		msg: `policy.invalid_tool_policy: tool_policy.allowed_tools[0]: "__get_issue" matches no tool: an upstream tool is named NAME__TOOL ("github__get_issue"), with text on both sides of "__"; end a prefix with * ("github__*")`, details: map[string]any{"field": "allowed_tools"}},
 	{name: "tool pattern with empty tool", in: `{"tool_policy":{"allowed_tools":["github__"]}}`, kind: KindInvalidToolPolicy,
-		msg: `policy.invalid_tool_policy: tool_policy.allowed_tools[0]: "github__" matches no tool: an upstream tool is named NAME__TOOL ("github__get_issue"); end a prefix with * ("github__*")`, details: map[string]any{"field": "allowed_tools"}},
+		msg: `policy.invalid_tool_policy: tool_policy.allowed_tools[0]: "github__" matches no tool: an upstream tool is named NAME__TOOL ("github__get_issue"), with text on both sides of "__"; end a prefix with * ("github__*")`, details: map[string]any{"field": "allowed_tools"}},
 	{name: "long tool pattern", in: `{"tool_policy":{"allowed_tools":["a__` + strings.Repeat("b", 198) + `"]}}`, kind: KindInvalidToolPolicy,
 		msg: `policy.invalid_tool_policy: tool_policy.allowed_tools[0]: "a__` + strings.Repeat("b", 61) + `…" is 201 bytes long; at most 200`, details: map[string]any{"field": "allowed_tools"}},
 }
@@ -544,13 +544,14 @@ Net policy:
 }
 
 func TestToolPolicy(t *testing.T) {
-	p, err := Parse([]byte(`{"default_allow":true,"tool_policy":{"allowed_tools":["gh__get_*","fs__read","db*"]}}`))
+	p, err := Parse([]byte(`{"default_allow":true,"tool_policy":{"allowed_tools":["gh__get_*","fs__read","db*","add"]}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]bool{
 		"gh__get_issue": true, "gh__get_": true, "gh__create_issue": false, "GH__get_issue": false,
 		"fs__read": true, "fs__read2": false, "fs__rea": false, "db__query": true, "dbx__y": true, "": false,
+		"add": true, "adder": false, "ad": false, // a named script's name, exactly
 	} {
 		if got := p.Tools.AllowsTool(name); got != want {
 			t.Errorf("AllowsTool(%q) = %v", name, got)
@@ -561,7 +562,7 @@ func TestToolPolicy(t *testing.T) {
 		t.Error("nil tool policy refuses a tool")
 	}
 	got, _ := json.Marshal(p)
-	want := `{"schema_version":1,"default_allow":true,"rules":{},"tool_policy":{"allowed_tools":["gh__get_*","fs__read","db*"]}}`
+	want := `{"schema_version":1,"default_allow":true,"rules":{},"tool_policy":{"allowed_tools":["gh__get_*","fs__read","db*","add"]}}`
 	if string(got) != want {
 		t.Fatalf("MarshalJSON = %s", got)
 	}
@@ -571,7 +572,7 @@ func TestToolPolicy(t *testing.T) {
 	if c := p.Clone(); !reflect.DeepEqual(c, p) || &c.Tools.AllowedTools[0] == &p.Tools.AllowedTools[0] {
 		t.Fatal("Clone shares or differs")
 	}
-	wantShow := "Schema version: 1\nDefault behavior: allow\nRules: (none)\nNet policy: (default)\nTool policy:\n  allowed_tools: gh__get_*, fs__read, db*\n"
+	wantShow := "Schema version: 1\nDefault behavior: allow\nRules: (none)\nNet policy: (default)\nTool policy:\n  allowed_tools: gh__get_*, fs__read, db*, add\n"
 	if s := Show(p); s != wantShow {
 		t.Fatalf("Show = %q", s)
 	}
