@@ -219,6 +219,8 @@ func CheckHTTP(h http.Header, method string, params json.RawMessage, req Request
 	}
 	hv := get(mcp.HeaderProtocolVersion)
 	switch {
+	case hv == "" && req.Version != "":
+		return mismatch(mcp.HeaderProtocolVersion, "required for requests carrying %s (send %s, the _meta value)", mcp.MetaKeyProtocolVersion, text.Quote(req.Version))
 	case hv == "":
 		return mismatch(mcp.HeaderProtocolVersion, "required for requests carrying %s", mcp.MetaKeyProtocolVersion)
 	case req.Version == "":

@@ -93,6 +93,8 @@ func TestCheckHTTP(t *testing.T) {
 		{"task other name", h("Mcp-Method", "tasks/cancel", "Mcp-Name", "t-2"), "tasks/cancel", task, meta, -32020,
 			`header mismatch: Mcp-Name: header value "t-2" does not match body value "t-1"`},
 		{"no version header", http.Header{"Mcp-Method": {"tools/list"}}, "tools/list", nil, meta, -32020,
+			`header mismatch: Mcp-Protocol-Version: required for requests carrying io.modelcontextprotocol/protocolVersion (send "2026-07-28", the _meta value)`},
+		{"no version header nor meta version", http.Header{"Mcp-Method": {"tools/list"}}, "tools/list", nil, Request{}, -32020,
 			"header mismatch: Mcp-Protocol-Version: required for requests carrying io.modelcontextprotocol/protocolVersion"},
 		{"no meta version", h("Mcp-Method", "tools/list"), "tools/list", nil, Request{}, -32602,
 			"missing or invalid _meta field io.modelcontextprotocol/protocolVersion"},
