@@ -96,41 +96,24 @@ func succeeded(o *wire.Object) bool {
 // `script "add" failed (invalid_args): invalid value "x" for parameter
 // "a" (expected an integer)`.
 func ErrText(name string, o *wire.Object) string {
-	if b, err := o.MarshalJSON(); err == nil { // its values as raw JSON
+	var f struct {
+		Outcome string `json:"outcome"`
+		File    string `json:"file"`
+		Line    int    `json:"line"`
+		Col     int    `json:"col"`
+	}
+	if b, err := o.MarshalJSON(); err == nil {
 		if p, err := wire.ParseObject(b); err == nil {
-			o = p
+			o = p // its values as raw JSON, for failureMessage
 		}
+		_ = json.Unmarshal(b, &f) // a member of another type is left out
 	}
-	var outcome string
-	if v, ok := o.Get("outcome"); ok {
-		raw, _ := v.(json.RawMessage)
-		_ = json.Unmarshal(raw, &outcome)
+	msg := strings.TrimPrefix(failureMessage(o), fmt.Sprintf("script %q: ", name))
+	switch {
+	case f.Line > 0 && f.File != "":
+		msg += fmt.Sprintf(" (at %s:%d:%d)", f.File, f.Line, f.Col)
+	case f.Line > 0:
+		msg += fmt.Sprintf(" (at %d:%d)", f.Line, f.Col)
 	}
-	msg := failureMessage(o)
-	msg = strings.TrimPrefix(msg, fmt.Sprintf("script %q: ", name))
-	var at struct {
-		File      string
-		Line, Col int
-	}
-	for _, k := range []string{"file", "line", "col"} {
-		if v, ok := o.Get(k); ok {
-			raw, _ := v.(json.RawMessage)
-			switch k {
-			case "file":
-				_ = json.Unmarshal(raw, &at.File)
-			case "line":
-				_ = json.Unmarshal(raw, &at.Line)
-			case "col":
-				_ = json.Unmarshal(raw, &at.Col)
-			}
-		}
-	}
-	if at.Line > 0 {
-		if at.File != "" {
-			msg += fmt.Sprintf(" (at %s:%d:%d)", at.File, at.Line, at.Col)
-		} else {
-			msg += fmt.Sprintf(" (at %d:%d)", at.Line, at.Col)
-		}
-	}
-	return fmt.Sprintf("script %q failed (%s): %s", name, outcome, msg)
+	return fmt.Sprintf("script %q failed (%s): %s", name, f.Outcome, msg)
 }
