@@ -50,12 +50,7 @@ func TestSuspendApprovedCallOnceWhenWorkersKilled(t *testing.T) {
 	s := newStack(t, 0, queue.Config{})
 	t.Cleanup(s.close)
 	m, _ := startUpstreams(t, `{"mcpServers": {"fake": {"command": `+jsonString(fakeUpstream(t))+`}}}`, nil)
-	g := s.newGateway(t, Config{Upstreams: m})
-	svc, err := s.Bus.ServeTools(s.Client.GatewayID(), g.CallTool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Stop)
+	g := s.toolGateway(t, Config{Upstreams: m})
 	sup, err := worker.StartSupervisor(worker.SupervisorOptions{N: 2,
 		Command:   func(int) *exec.Cmd { return s.Command(nil, envLiveWorker+"=1") },
 		StopGrace: 5 * time.Second, Logger: queuetest.Logger()})

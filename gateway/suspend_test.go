@@ -40,12 +40,7 @@ func newSuspendStack(t testing.TB, qcfg ...queue.Config) *suspendStack {
 	s := newStack(t, 0, append(qcfg, queue.Config{})[0])
 	t.Cleanup(s.close)
 	m, _ := startUpstreams(t, `{"mcpServers": {"fake": {"command": `+jsonString(fakeUpstream(t))+`}}}`, nil)
-	g := s.newGateway(t, Config{Upstreams: m})
-	svc, err := s.Bus.ServeTools(s.Client.GatewayID(), g.CallTool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Stop)
+	g := s.toolGateway(t, Config{Upstreams: m})
 	live, err := handlers.NewLive(handlers.Grants{}, handlers.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -66,6 +61,19 @@ func newSuspendStack(t testing.TB, qcfg ...queue.Config) *suspendStack {
 func (s *suspendStack) calls(t testing.TB, tool string) int {
 	t.Helper()
 	return fakeCalls(t, s.g, tool)
+}
+
+// toolGateway is a gateway of s with cfg that answers its workers' tool
+// calls (queue.Bus.ServeTools, stopped at the test's end).
+func (s *stack) toolGateway(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	g := s.newGateway(t, cfg)
+	svc, err := s.Bus.ServeTools(s.Client.GatewayID(), g.CallTool, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Stop)
+	return g
 }
 
 // fakeCalls returns how many calls the tool of g's fake upstream got.

@@ -74,12 +74,7 @@ func toolScriptStackOf(t testing.TB, slots int, upstreams bool) *Server {
 	if upstreams {
 		cfg.Upstreams, _ = startUpstreams(t, `{"mcpServers": {"fake": {"command": `+jsonString(fakeUpstream(t))+`}}}`, nil)
 	}
-	g := s.newGateway(t, cfg)
-	svc, err := s.Bus.ServeTools(s.Client.GatewayID(), g.CallTool, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(svc.Stop)
+	g := s.toolGateway(t, cfg)
 	live, err := handlers.NewLive(handlers.Grants{}, handlers.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -210,19 +205,6 @@ func TestToolCallScript(t *testing.T) {
 	}
 }
 
-// upstreamCalls returns how many calls the fake upstream's tool got.
-func upstreamCalls(t testing.TB, g *Server, tool string) int {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	res := g.CallTool(ctx, &queue.ToolRequest{Name: "fake__count", Args: json.RawMessage(`{"tool": "` + tool + `"}`)})
-	var v struct{ Calls int }
-	if err := json.Unmarshal(res.Value, &v); err != nil || res.Code != "" {
-		t.Fatalf("count %s: %+v", tool, res)
-	}
-	return v.Calls
-}
-
 // A run that calls a named script and then suspends for an approval is
 // resumed with the script's result as recorded: the script (which calls
 // the fake upstream's echo) is not run again, the approved call is made
@@ -231,7 +213,7 @@ func TestToolCallScriptResumed(t *testing.T) {
 	g := toolScriptStack(t, 2)
 	e := &elicitor{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"approve": true}}
 	c := mcptestHTTPClient(t, httpServer(t, g, HTTPConfig{}), e, false)
-	echo0, del0 := upstreamCalls(t, g, "echo"), upstreamCalls(t, g, "delete_repo")
+	echo0, del0 := fakeCalls(t, g, "echo"), fakeCalls(t, g, "delete_repo")
 	env := mustCall(t, c, "boruna_run", `{"source":`+src(showResult+`fn main() -> String !{tool.call} {
     let a = show(tool_call("shout", to_json({"text": "once"})))
     let d = match tool_call("fake__delete_repo", to_json({"repo": "r2"})) { Ok(j) => json_encode(j), Err(e) => "Err(" + e + ")" }
@@ -243,7 +225,7 @@ func TestToolCallScriptResumed(t *testing.T) {
 	if len(e.messages) != 1 {
 		t.Errorf("asked %q", e.messages)
 	}
-	if echo, d := upstreamCalls(t, g, "echo")-echo0, upstreamCalls(t, g, "delete_repo")-del0; echo != 1 || d != 1 {
+	if echo, d := fakeCalls(t, g, "echo")-echo0, fakeCalls(t, g, "delete_repo")-del0; echo != 1 || d != 1 {
 		t.Errorf("echo %d calls, delete_repo %d; want 1, 1 (the script not run again by the resume)", echo, d)
 	}
 }
@@ -339,12 +321,12 @@ func BenchmarkToolCallVsDirect(b *testing.B) {
 func TestToolCallScriptSealed(t *testing.T) {
 	g := toolScriptStack(t, 1)
 	c := stdioClient(t, g)
-	echo0 := upstreamCalls(t, g, "echo")
+	echo0 := fakeCalls(t, g, "echo")
 	env := mustCall(t, c, "boruna_run_sealed", `{"source":`+src(showResult+`fn main() -> String !{tool.call} { show(tool_call("shout", to_json({"text": "sealed"}))) }`)+`}`)
 	if env["success"] != true || env["result"] != `Ok("\"sealed!\"")` || env["replay_verified"] != true {
 		t.Errorf("sealed: %v", env)
 	}
-	if n := upstreamCalls(t, g, "echo") - echo0; n != 1 {
+	if n := fakeCalls(t, g, "echo") - echo0; n != 1 {
 		t.Errorf("echo called %d times, want 1", n)
 	}
 }
