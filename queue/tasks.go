@@ -187,18 +187,19 @@ func (b *Bus) ResumeTask(ctx context.Context, id string, from int, at time.Time)
 }
 
 // SkipResume takes back the resume resumes of task id (the one
-// ResumeTask recorded, from resumes-1) whose job the queue refused, so
-// that it never ran: it counts as skipped, and the task's run is again
-// the one that suspended (RunID), waiting for input; its next resume is
+// ResumeTask recorded, from resumes-1, when the task's Round was round)
+// whose job the queue refused, so that it never ran: the resumes since
+// round's run count as skipped, and the task's run is again round's, the
+// one that suspended (RunID), waiting for input; its next resume is
 // resumes+1 (compare-and-set on the revision, as ResumeTask). Errors:
 // ErrTaskNotWaiting (another resume or a cancel came meanwhile),
 // ErrNoTask, NATS errors.
-func (b *Bus) SkipResume(ctx context.Context, id string, resumes int) (Task, error) {
+func (b *Bus) SkipResume(ctx context.Context, id string, resumes, round int) (Task, error) {
 	return b.updateTask(ctx, id, func(t *Task) error {
 		if t.Resumes != resumes || t.Cancelled {
 			return ErrTaskNotWaiting
 		}
-		t.Skipped++
+		t.Skipped = t.Resumes - round // not Skipped+1: ResumeTask cleared it, and two refused resumes in a row would point at a run that never ran
 		return nil
 	})
 }

@@ -253,13 +253,13 @@ func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessa
 		if err := h.Store.Backend.Start(dispatch.WithInteractive(ctx, true, resume), next.RunID(), args); err != nil {
 			var je *dispatch.JobError
 			if errors.Is(err, dispatch.ErrAnswerTooLarge) && errors.As(err, &je) {
-				if h.takeBack(ctx, next) {
+				if h.takeBack(ctx, next, t.Round()) {
 					return nil, errorf(mcp.INVALID_PARAMS, "%s", je.Message)
 				}
 			}
 			out = h.Dispatcher.Failure(ctx, t.Tool, err)
 			if sum, ok := notTaken(out); ok {
-				if e := h.skip(ctx, next, sum, out); e != nil {
+				if e := h.skip(ctx, next, t.Round(), sum, out); e != nil {
 					return nil, e
 				}
 			}
@@ -295,8 +295,8 @@ func notTaken(out []byte) (wire.Summary, bool) {
 // its retry_after_ms, else 1000}. nil when the resume cannot be taken
 // back (a cancel or another update came meanwhile, or the store is
 // unavailable): then the failure ends the task, as before.
-func (h *Handler) skip(ctx context.Context, next queue.Task, sum wire.Summary, out []byte) *mcpver.Error {
-	if !h.takeBack(ctx, next) {
+func (h *Handler) skip(ctx context.Context, next queue.Task, round int, sum wire.Summary, out []byte) *mcpver.Error {
+	if !h.takeBack(ctx, next, round) {
 		return nil
 	}
 	after := sum.RetryAfterMs
@@ -313,13 +313,13 @@ func (h *Handler) skip(ctx context.Context, next queue.Task, sum wire.Summary, o
 	return e
 }
 
-// takeBack takes back the resume of next, whose job the queue refused
-// (queue.Bus.SkipResume), and reports whether it could: false when a
+// takeBack takes back the resume of next, whose job the queue refused,
+// to the run of round, which suspended (queue.Bus.SkipResume), and reports whether it could: false when a
 // cancel or another update came meanwhile, or the store is unavailable
 // (logged).
-func (h *Handler) takeBack(ctx context.Context, next queue.Task) bool {
+func (h *Handler) takeBack(ctx context.Context, next queue.Task, round int) bool {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dispatch.SubmitTimeout)
-	_, err := h.Store.Bus.SkipResume(sctx, next.ID, next.Resumes)
+	_, err := h.Store.Bus.SkipResume(sctx, next.ID, next.Resumes, round)
 	cancel()
 	if err != nil {
 		h.Log.Warn("a refused resume could not be taken back: the refusal ends the task", "task", next.ID, "job", next.RunID(), "err", err)

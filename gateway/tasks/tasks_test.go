@@ -215,7 +215,7 @@ func TestSuspendSkipResume(t *testing.T) {
 	if err != nil || next.RunID() != "sk-1-r1" || next.Round() != 1 {
 		t.Fatalf("ResumeTask: %+v %v", next, err)
 	}
-	back, err := s.Bus.SkipResume(ctx, "sk-1", 1)
+	back, err := s.Bus.SkipResume(ctx, "sk-1", 1, 0)
 	if err != nil || back.Resumes != 1 || back.Skipped != 1 || back.Round() != 0 || back.RunID() != "sk-1" {
 		t.Fatalf("SkipResume: %+v %v", back, err)
 	}
@@ -229,13 +229,22 @@ func TestSuspendSkipResume(t *testing.T) {
 	if err != nil || again.Resumes != 2 || again.Skipped != 0 || again.RunID() != "sk-1-r2" || again.Round() != 2 {
 		t.Fatalf("the next ResumeTask: %+v %v", again, err)
 	}
-	if _, err := s.Bus.SkipResume(ctx, "sk-1", 1); !errors.Is(err, queue.ErrTaskNotWaiting) {
+	if _, err := s.Bus.SkipResume(ctx, "sk-1", 1, 0); !errors.Is(err, queue.ErrTaskNotWaiting) {
 		t.Errorf("a skip of an old resume: %v", err)
+	}
+	// A second refused resume in a row goes back to the run that
+	// suspended, not to the first refused one.
+	twice, err := s.Bus.SkipResume(ctx, "sk-1", 2, 0)
+	if err != nil || twice.Resumes != 2 || twice.Skipped != 2 || twice.Round() != 0 || twice.RunID() != "sk-1" {
+		t.Fatalf("a second SkipResume: %+v %v", twice, err)
+	}
+	if st := state(t, s, twice); st.Status != InputRequired || st.Input == nil || st.Input.Message != "q?" {
+		t.Errorf("after the second skip: %+v", st)
 	}
 	if _, err := s.Bus.MarkTaskCancelled(ctx, "sk-1", at); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Bus.SkipResume(ctx, "sk-1", 2); !errors.Is(err, queue.ErrTaskNotWaiting) {
+	if _, err := s.Bus.SkipResume(ctx, "sk-1", 2, 0); !errors.Is(err, queue.ErrTaskNotWaiting) {
 		t.Errorf("a skip of a cancelled task: %v", err)
 	}
 }
