@@ -273,14 +273,18 @@ func (c *stdioConn) readLoop(ctx context.Context, in io.Reader) error {
 // on its own goroutine.
 func (c *stdioConn) dispatch(ctx context.Context, body []byte) {
 	msg, resp := precheck(body)
+	var meta *mcpver.Request // the request's _meta, read once when it names a revision
 	if resp == nil && hasID(msg.ID) && mayContainKey(msg.Params, mcp.MetaKeyProtocolVersion) {
-		if e := mcpver.CheckMetaVersion(mcpver.Parse(msg.Params).Version); e != nil {
+		m := mcpver.Parse(msg.Params)
+		meta = &m
+		if e := mcpver.CheckMetaVersion(m.Version); e != nil {
 			resp = rpcErrorOf(msg.ID, e)
 		}
 	}
 	var info *callInfo
 	if resp == nil && msg.Method == string(mcp.MethodToolsCall) && hasID(msg.ID) {
 		if info, resp = precheckCall(msg, c.g); resp == nil {
+			info.meta = meta // nil: metaOf reads it (no revision key: nothing to read)
 			ctx = context.WithValue(ctx, callInfoKey{}, info)
 		}
 	}
