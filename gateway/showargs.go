@@ -270,6 +270,9 @@ func showArgs(raw, schema []byte, mask func(string) string) shownArgs {
 // visible (text.Visible).
 func quoteShown(s string, n int) string {
 	s = text.Clip(s, n)
-	s = strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
+	s = quoteEscaper.Replace(s)
 	return `"` + text.Visible(s, false) + `"`
 }
+
+// quoteEscaper escapes `\` and `"` for quoteShown.
+var quoteEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`)

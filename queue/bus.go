@@ -139,10 +139,14 @@ const (
 // one Submit: the dedup guards against one job published twice, which
 // can only be a publish repeated within a Client.Submit (nats.go repeats
 // a publish that found no responders, twice 250 ms apart), bounded by
-// the Submit's context — the gateway's SubmitTimeout, 10 s. Nothing
-// publishes a job ID again after its Submit returned: a Submit that
+// the Submit's context — the gateway's SubmitTimeout, 10 s. A Submit that
 // failed is cancelled, and the call retried gets a new job ID (a task's
-// job ID is used once). 30 s is three times that. The 2 minutes of
+// job ID is used once). One message is published again later: a chunk's
+// hand-off (HandOff), which a redelivery or the janitor completes under
+// the same ID when its publish was in doubt — past the window the stream
+// may then hold it twice, and the hand-off chunk's items, flagged
+// redelivered, ask their gateway and claim before they run, so none runs
+// twice. 30 s is three times a Submit's bound. The 2 minutes of
 // JetStream's default held 21.5 MB of job IDs in the embedded server of
 // `axpool batch` 90 s into a batch of 2,200 items/s (about 100 bytes an
 // ID); 30 s holds 4.5 MB.

@@ -1074,8 +1074,6 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 	w.done.Add(1)
 }
 
-// tooLarge is the result that replaces one the queue cannot carry
-// (docs/tools.md §2: limit_exceeded, limit_kind output_bytes).
 // unresumable checks a suspended run's result res (wire.SuspensionOf) of
 // job: when the job that would resume it — job with a 128-character ID
 // (the longest), the recorded state and an empty answer — is over the
@@ -1115,6 +1113,8 @@ func (w *Worker) unresumable(job *queue.Job, res json.RawMessage, meta wire.JobM
 	return wire.FailureResult(wire.WithOutcome(o, wire.OutcomeRuntimeError), meta), true
 }
 
+// tooLarge is the result that replaces one the queue cannot carry
+// (docs/tools.md §2: limit_exceeded, limit_kind output_bytes).
 func tooLarge(size, limit int, meta wire.JobMeta) json.RawMessage {
 	return wire.FailureResult(wire.WithOutcome(wire.Envelope(false).
 		Set("error_kind", wire.KindLimitExceeded).
