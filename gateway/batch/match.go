@@ -1,11 +1,5 @@
 package batch
 
-import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-)
-
 // MatchResult reports whether got, a result as the result envelope
 // encodes it (docs/tools.md "value encoding"), meets want, an item's
 // expectation (docs/operations.md "Graded batches", "Comparison"). The
@@ -32,20 +26,7 @@ import (
 // "fields" (or "type":"enum" and "variant") is read as the tagged form
 // of a record (an enum), never as the plain form of a record with such
 // field names. Errors are EqualJSON's: either is not valid JSON.
-func MatchResult(want, got []byte) (bool, error) {
-	if bytes.Equal(bytes.TrimSpace(want), bytes.TrimSpace(got)) {
-		return json.Valid(want), validErr(want)
-	}
-	w, err := decodeJSON(want)
-	if err != nil {
-		return false, fmt.Errorf("expectation: %w", err)
-	}
-	g, err := decodeJSON(got)
-	if err != nil {
-		return false, fmt.Errorf("result: %w", err)
-	}
-	return matchValue(w, g), nil
-}
+func MatchResult(want, got []byte) (bool, error) { return compareJSON(want, got, matchValue) }
 
 // matchValue is MatchResult on decoded values.
 func matchValue(want, got any) bool {
