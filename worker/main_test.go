@@ -191,7 +191,9 @@ type harness struct {
 	heartbeatTimeout time.Duration
 
 	mu      sync.Mutex
-	ran     map[string][]int // job → pids that started it
+	ran     map[string][]int         // job → pids that started it
+	settles map[string]chan struct{} // settle's markers, closed when recorded
+	settleN int                      // settle's markers so far
 	started chan ran
 	allPIDs map[int]bool
 	onExit  func(i, pid int, err error)
@@ -229,7 +231,12 @@ func (h *harness) subscribe() {
 	if _, err := h.nc.Subscribe(subjRan, func(m *nats.Msg) {
 		r := record(m)
 		h.mu.Lock()
-		h.ran[r.Job] = append(h.ran[r.Job], r.PID)
+		if done, ok := h.settles[r.Job]; ok {
+			close(done)
+			delete(h.settles, r.Job)
+		} else {
+			h.ran[r.Job] = append(h.ran[r.Job], r.PID)
+		}
 		h.mu.Unlock()
 	}); err != nil {
 		t.Fatal(err)
@@ -387,10 +394,40 @@ func (r result) worker() string {
 	return *r.Worker
 }
 
+// runs returns the pids that started job id, once every report the
+// server took before the call is recorded (settle): an executor reports
+// before its job answers, but on another connection than the answer's,
+// so the answer can reach the test first.
 func (h *harness) runs(id string) []int {
+	h.settle()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return append([]int(nil), h.ran[id]...)
+}
+
+// settle waits until the report subscription has recorded every report
+// the server took before now: a marker published now on the same subject
+// reaches the subscription after them.
+func (h *harness) settle() {
+	h.t.Helper()
+	h.mu.Lock()
+	if h.settles == nil {
+		h.settles = map[string]chan struct{}{}
+	}
+	h.settleN++
+	key := fmt.Sprintf("settle-%d", h.settleN)
+	done := make(chan struct{})
+	h.settles[key] = done
+	h.mu.Unlock()
+	b, _ := json.Marshal(ran{Job: key})
+	if err := h.nc.Publish(subjRan, b); err != nil {
+		h.t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		h.t.Fatal("the report subscription did not receive a marker within 60 s")
+	}
 }
 
 // waitStarted returns the pid that started job id.
