@@ -45,6 +45,26 @@ func TestHeaderRecheckSkipped(t *testing.T) {
 	if g.toolBindsNoHeader("no_such_tool") {
 		t.Error("toolBindsNoHeader of an unknown tool = true")
 	}
+	// A tool replaced under the same name is read again: with a schema
+	// binding a header it is false, and with the first schema's bytes in a
+	// new slice true again.
+	const name = "boruna_run"
+	orig := g.mcp.GetTool(name)
+	if orig == nil {
+		t.Fatalf("the gateway lists no %s", name)
+	}
+	noop := func(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error) { return nil, nil }
+	g.mcp.AddTool(mcp.Tool{Name: name, RawInputSchema: json.RawMessage(
+		`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)}, noop)
+	if g.toolBindsNoHeader(name) {
+		t.Errorf("toolBindsNoHeader(%s) = true after its schema was replaced by one binding a header", name)
+	}
+	again := orig.Tool
+	again.RawInputSchema = append(json.RawMessage(nil), orig.Tool.RawInputSchema...)
+	g.mcp.AddTool(again, noop)
+	if !g.toolBindsNoHeader(name) {
+		t.Errorf("toolBindsNoHeader(%s) = false with its first schema back", name)
+	}
 
 	// The mechanism, on a server of its own with a tool that binds one.
 	s := server.NewMCPServer("hdr", "1")
