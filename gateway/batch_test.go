@@ -1,11 +1,13 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/axpool/axpool/gateway/dispatch"
 )
@@ -92,5 +94,74 @@ func TestBatchResultsBudget(t *testing.T) {
 	}
 	if len(b) > dispatch.MaxBatchResultBytes+4096 {
 		t.Errorf("answer of %d bytes, over the budget %d", len(b), dispatch.MaxBatchResultBytes)
+	}
+}
+
+// TestBatchPacksAtConcurrency: axpool_batch packs its items' jobs into
+// chunks at an explicit concurrency of at least the pool's slots, as it
+// does at its default (dispatch.PackBatch, as `axpool batch` does): 8 ×
+// slots distinct items at concurrency = slots go out in fewer job
+// messages than items (the stream's Submitted count), every item ok with
+// its own value; below the slots (concurrency 1) each item is a job
+// message of its own.
+func TestBatchPacksAtConcurrency(t *testing.T) {
+	s := sharedStack(t)
+	c := inProcess(t, s.gw)
+	ctx := context.Background()
+	st, err := s.Client.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slots := st.Slots
+	if slots < 2 {
+		t.Fatalf("the shared stack counts %d slots; the test needs at least 2", slots)
+	}
+	nonce := time.Now().UnixNano() // distinct programs: no cached answer
+	for _, tc := range []struct {
+		name       string
+		conc, n    int
+		wantPacked bool
+	}{
+		{"at the slots", slots, 8 * slots, true},
+		{"below the slots", 1, 12, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var items []string
+			for i := range tc.n {
+				items = append(items, fmt.Sprintf(`{"id":"i%d","source":%s}`, i,
+					src(fmt.Sprintf("fn main() -> Int { %d + %d - %d }", nonce, i, nonce))))
+			}
+			before, err := s.Client.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := call(t, c, "axpool_batch", fmt.Sprintf(`{"items":[%s],"concurrency":%d}`, strings.Join(items, ","), tc.conc), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			after, err := s.Client.Stats(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got struct {
+				Results []map[string]any `json:"results"`
+			}
+			b, _ := json.Marshal(res.StructuredContent)
+			if err := json.Unmarshal(b, &got); err != nil || len(got.Results) != tc.n {
+				t.Fatalf("axpool_batch: %.500s (%v)", b, err)
+			}
+			for i, r := range got.Results {
+				if r["outcome"] != "ok" || r["result"] != float64(i) || r["id"] != fmt.Sprintf("i%d", i) {
+					t.Fatalf("item %d: %v", i, r)
+				}
+			}
+			msgs := int(after.Submitted - before.Submitted)
+			if tc.wantPacked && (msgs < 1 || msgs >= tc.n) {
+				t.Errorf("%d items at concurrency %d (%d slots) took %d job messages, want fewer than the items", tc.n, tc.conc, slots, msgs)
+			}
+			if !tc.wantPacked && msgs != tc.n {
+				t.Errorf("%d items at concurrency %d (%d slots) took %d job messages, want one per item", tc.n, tc.conc, slots, msgs)
+			}
+		})
 	}
 }

@@ -37,9 +37,10 @@ type slotCounter interface {
 // Batch answers axpool_batch (docs/tools.md §7) with checked args: each
 // item is checked (batch.Parse, duplicate ids refused) and run as its own
 // call (call: cache, idempotency keys, the queue), at most `concurrency`
-// at once (default: the pool's slots, whose items' jobs then go in chunks
-// of up to ChunkSize(items, slots), Packer, with that many chunks' worth
-// of items in flight). progress, when set, receives the
+// at once (default: the pool's slots). At a concurrency of at least the
+// pool's slots (PackBatch) the items' jobs go in chunks of up to
+// ChunkSize(items, concurrency), Packer, with concurrency chunks' worth of
+// items in flight. progress, when set, receives the
 // items done and the item count. The result is
 //
 //	{"success":true,"protocol_version":1,"results":[{"id":…,…envelope…},…],"summary":{…}}
@@ -70,15 +71,19 @@ func (d *Dispatcher) Batch(ctx context.Context, args json.RawMessage, progress f
 		seen.Check(&items[i], "item")
 	}
 	conc := a.Concurrency
+	sc, counts := d.cfg.Backend.(slotCounter)
 	if conc <= 0 {
 		conc = defaultBatchConcurrency
-		if sc, ok := d.cfg.Backend.(slotCounter); ok {
+		if counts {
 			conc = sc.Slots(ctx)
-			// The pool's slots: the items' jobs go in chunks (Packer),
-			// up to ChunkSize items each, conc chunks' worth in flight.
-			ctx = WithPacker(ctx, NewPacker(len(items), conc))
-			conc *= ChunkSize(len(items), conc)
 		}
+	}
+	if counts && PackBatch(conc, sc.Slots(ctx), false, false) {
+		// At least the pool's slots (by default, the slots): the items'
+		// jobs go in chunks (Packer), up to ChunkSize items each, conc
+		// chunks' worth in flight — as `axpool batch` packs them.
+		ctx = WithPacker(ctx, NewPacker(len(items), conc))
+		conc *= ChunkSize(len(items), conc)
 	}
 	start := time.Now()
 	lines := make([]json.RawMessage, len(items))
