@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ChunkTool is the Job.Tool of a chunk: one job message that carries
@@ -84,8 +83,7 @@ func (c *Client) SubmitChunk(ctx context.Context, jobs []Job) ([]string, error) 
 	}
 	c.mu.Unlock()
 
-	ack, err := c.bus.js.PublishMsg(ctx, &nats.Msg{Subject: JobSubject(ChunkTool), Data: data},
-		jetstream.WithMsgID(chunk.ID), jetstream.WithExpectStream(StreamName))
+	seq, err := c.bus.publishJob(ctx, JobSubject(ChunkTool), chunk.ID, data)
 	if err != nil {
 		c.mu.Lock()
 		for i, p := range entries {
@@ -97,17 +95,12 @@ func (c *Client) SubmitChunk(ctx context.Context, jobs []Job) ([]string, error) 
 			}
 		}
 		c.mu.Unlock()
-		err = mapPublishError(err, c.bus.retryAfter)
-		var full *QueueFullError
-		if errors.As(err, &full) {
-			full.JobID = chunk.ID
-		}
 		return nil, err
 	}
 	c.mu.Lock()
 	for _, p := range entries {
 		if p.seq == 0 {
-			p.seq = ack.Sequence
+			p.seq = seq
 		}
 	}
 	c.mu.Unlock()

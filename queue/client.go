@@ -314,8 +314,7 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 	p.fromSubmit, p.reply, p.submitted, p.cache, p.keep = true, job.Reply, job.Submitted, job.Cache, job.Keep
 	c.mu.Unlock()
 
-	ack, err := c.bus.js.PublishMsg(ctx, &nats.Msg{Subject: JobSubject(job.Tool), Data: data},
-		jetstream.WithMsgID(job.ID), jetstream.WithExpectStream(StreamName))
+	seq, err := c.bus.publishJob(ctx, JobSubject(job.Tool), job.ID, data)
 	if err != nil {
 		c.mu.Lock()
 		if !wasSubmitted {
@@ -325,16 +324,11 @@ func (c *Client) Submit(ctx context.Context, job Job) (string, error) {
 			}
 		}
 		c.mu.Unlock()
-		err = mapPublishError(err, c.bus.retryAfter)
-		var full *QueueFullError
-		if errors.As(err, &full) {
-			full.JobID = job.ID
-		}
 		return "", err
 	}
 	c.mu.Lock()
 	if p.seq == 0 {
-		p.seq = ack.Sequence
+		p.seq = seq
 	}
 	c.mu.Unlock()
 	return job.ID, nil

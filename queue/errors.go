@@ -170,6 +170,24 @@ func setupError(what string, err error) error {
 	return fmt.Errorf("queue: %s: %w", what, err)
 }
 
+// publishJob publishes the encoded job message data (a job, a chunk, a
+// hand-off) on subject to the job stream, deduplicated on id (the
+// stream's Nats-Msg-Id), and returns its stream sequence. Errors:
+// mapPublishError's, a *QueueFullError carrying id as its JobID.
+func (b *Bus) publishJob(ctx context.Context, subject, id string, data []byte) (uint64, error) {
+	ack, err := b.js.PublishMsg(ctx, &nats.Msg{Subject: subject, Data: data},
+		jetstream.WithMsgID(id), jetstream.WithExpectStream(StreamName))
+	if err != nil {
+		err = mapPublishError(err, b.retryAfter)
+		var full *QueueFullError
+		if errors.As(err, &full) {
+			full.JobID = id
+		}
+		return 0, err
+	}
+	return ack.Sequence, nil
+}
+
 // mapPublishError turns a JetStream publish error into *QueueFullError or
 // *InvalidJobError (ErrJobTooLarge) where it is one, else into
 // *UnavailableError.

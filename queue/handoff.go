@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -167,7 +166,7 @@ func (b *Bus) HandedOff(ctx context.Context, chunk *Job) (int, error) {
 // publishHandOff publishes chunk's items from index from on as the chunk
 // HandOffID(chunk.ID), deduplicated on that ID and marked
 // Job.Redelivered when redelivered is true, and returns its stream
-// sequence. Errors: mapPublishError's.
+// sequence. Errors: publishJob's.
 func (b *Bus) publishHandOff(ctx context.Context, chunk *Job, from int, redelivered bool) (uint64, error) {
 	h := Job{V: MessageVersion, ID: HandOffID(chunk.ID), Tool: ChunkTool, Submitted: time.Now().UTC(),
 		Items: chunk.Items[from:], Redelivered: redelivered}
@@ -175,10 +174,5 @@ func (b *Bus) publishHandOff(ctx context.Context, chunk *Job, from int, redelive
 	if err != nil {
 		return 0, &InvalidJobError{Field: "items", Reason: err.Error()}
 	}
-	ack, err := b.js.PublishMsg(ctx, &nats.Msg{Subject: JobSubject(ChunkTool), Data: data},
-		jetstream.WithMsgID(h.ID), jetstream.WithExpectStream(StreamName))
-	if err != nil {
-		return 0, mapPublishError(err, b.retryAfter)
-	}
-	return ack.Sequence, nil
+	return b.publishJob(ctx, JobSubject(ChunkTool), h.ID, data)
 }
