@@ -194,7 +194,7 @@ func TestPullerAbandonsUnansweredInbox(t *testing.T) {
 	// Its late answer goes nowhere; request 2 (a new inbox) gets the
 	// server's timeout status.
 	late := nats.NewMsg("axpool.jobs.t")
-	late.Reply = "$JS.ACK.AXPOOL_JOBS.axpool-workers.1.1.1.1.0"
+	late.Reply = "fake.ack.1" // a client may not send a reply subject under $JS.ACK
 	late.Data = []byte(`{"v":1,"id":"late","tool":"t"}`)
 	if err := nc.PublishMsg(&nats.Msg{Subject: r1.Reply, Reply: late.Reply, Data: late.Data}); err != nil {
 		t.Fatal(err)
