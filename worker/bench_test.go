@@ -132,6 +132,10 @@ func BenchmarkThroughput(b *testing.B) {
 			// worker processes — per job, and the rate 2 cores could sustain at
 			// that cost: the throughput on an otherwise idle 2-core machine.
 			b.ReportMetric(float64(perJob.Microseconds()), "cpu-µs/job")
+			// Its two parts: this process (the server and the Client) and
+			// the worker processes.
+			b.ReportMetric(float64((self1-self0).Microseconds())/float64(b.N), "srv-cpu-µs/job")
+			b.ReportMetric(float64((kids1-kids0).Microseconds())/float64(b.N), "wrk-cpu-µs/job")
 			b.ReportMetric(2*float64(time.Second)/float64(perJob), "2core-jobs/s")
 			// Messages written to the job stream and the results and state
 			// buckets, per job (the happy path's replicated writes).
