@@ -58,6 +58,7 @@ var (
 	ackBody        = []byte("+ACK")
 	nakBody        = []byte("-NAK")
 	inProgressBody = []byte("+WPI")
+	ackNextPrefix  = "+NXT"
 	termPrefix     = "+TERM "
 )
 
@@ -162,6 +163,14 @@ type Puller struct {
 	wait   time.Duration // the expiry body was built for
 	closed bool
 
+	// A request sent with an ack (AckNext) that the next NextContext
+	// waits for instead of sending one: open is its reply subject (""
+	// when none is open), openWait its expiry. ackNext is "+NXT " and
+	// the request body (for wait).
+	open     string
+	openWait time.Duration
+	ackNext  []byte
+
 	// The wait for an answer (waitFor): wctx, a child of the caller's
 	// context that timer cancels at the answer's deadline, is reused from
 	// request to request while the caller's context ends when it did
@@ -216,7 +225,9 @@ func (p *Puller) Next(wait time.Duration) (*Delivery, error) {
 // NextContext is Next, returning (nil, nil) as soon as ctx ends (a worker
 // shutting down stops its idle slots at once): the inbox is then
 // abandoned, as for a lost answer, so a job the server sends it after all
-// is redelivered after AckWait, never run by this slot.
+// is redelivered after AckWait, never run by this slot. After AckNext it
+// sends no request: it waits for the answer to the one AckNext sent, for
+// that request's expiry (wait is then unused) + 1 s.
 func (p *Puller) NextContext(ctx context.Context, wait time.Duration) (*Delivery, error) {
 	if wait <= 0 {
 		wait = time.Second
@@ -229,14 +240,16 @@ func (p *Puller) NextContext(ctx context.Context, wait time.Duration) (*Delivery
 			return nil, err
 		}
 	}
-	if wait != p.wait || p.body == nil {
-		p.body = fmt.Appendf(nil, `{"batch":1,"expires":%d}`, wait.Nanoseconds())
-		p.wait = wait
-	}
-	p.n++
-	reply := p.prefix + strconv.FormatUint(p.n, 10)
-	if err := p.b.nc.PublishRequest(pullSubject, reply, p.body); err != nil {
-		return nil, fmt.Errorf("queue: pull job: %w", err)
+	reply := p.open
+	if reply != "" {
+		// Sent with the last job's ack (AckNext).
+		wait, p.open = p.openWait, ""
+	} else {
+		p.setWait(wait)
+		reply = p.nextReply()
+		if err := p.b.nc.PublishRequest(pullSubject, reply, p.body); err != nil {
+			return nil, fmt.Errorf("queue: pull job: %w", err)
+		}
 	}
 	mctx := p.waitFor(ctx, wait+pullMargin)
 	defer p.stopWait()
@@ -267,6 +280,64 @@ func (p *Puller) NextContext(ctx context.Context, wait time.Duration) (*Delivery
 		}
 		return nil, fmt.Errorf("queue: pull job: server answered %s %s", status, m.Header.Get(descriptionHeader))
 	}
+}
+
+// setWait builds the request bodies for an expiry of wait.
+func (p *Puller) setWait(wait time.Duration) {
+	if wait != p.wait || p.body == nil {
+		p.body = fmt.Appendf(nil, `{"batch":1,"expires":%d}`, wait.Nanoseconds())
+		p.ackNext = append(append(append(p.ackNext[:0], ackNextPrefix...), ' '), p.body...)
+		p.wait = wait
+	}
+}
+
+// nextReply numbers a new request and returns its reply subject.
+func (p *Puller) nextReply() string {
+	p.n++
+	return p.prefix + strconv.FormatUint(p.n, 10)
+}
+
+// AckNext acknowledges d and, in the same message, asks for the next
+// job: "+NXT {"batch":1,"expires":<wait in ns>}" sent to d's ack subject
+// with this puller's inbox as its reply subject (the JetStream ack that
+// requests the next message), so that a slot that finished a job and goes
+// on pulling sends one message where Ack and NextContext sent two. The
+// next NextContext then waits for the answer to that request (with the
+// expiry wait, not its own) instead of sending one. The server processes
+// the ack first whatever becomes of the request: a request it refuses
+// (e.g. 409 Exceeded MaxWaiting) is answered on the inbox, as a pull
+// request's refusal is, and NextContext returns that error. Like Ack it
+// does not wait for the server (see Ack for why a lost ack is safe): a
+// lost message loses the request too, and NextContext abandons the inbox
+// after wait + 1 s as it does for any unanswered request.
+//
+// d is acked plainly (Ack), with no request sent, when it is a chunk's
+// item (its ack is recorded for the chunk's Settle), when the puller is
+// closed or has a request open already, or when its abandoned inbox
+// cannot be replaced (that error is returned by the next NextContext).
+// A slot that will not pull again (shutting down) calls Ack instead:
+// a request nobody waits for would take a job off the stream for AckWait.
+// Errors: the message could not be sent (the connection is closed; its
+// ack is then lost as well).
+func (p *Puller) AckNext(d *Delivery, wait time.Duration) error {
+	if wait <= 0 {
+		wait = time.Second // as NextContext
+	}
+	if d.parent != nil || p.closed || p.open != "" {
+		return d.Ack()
+	}
+	if p.sub == nil {
+		if err := p.subscribe(); err != nil {
+			return d.Ack()
+		}
+	}
+	p.setWait(wait)
+	reply := p.nextReply()
+	if err := p.b.nc.PublishRequest(d.msg.Reply, reply, p.ackNext); err != nil {
+		return fmt.Errorf("queue: ack %s: %w", ackNextPrefix, err)
+	}
+	p.open, p.openWait = reply, wait
+	return nil
 }
 
 // waitFor returns the context of one request's wait: it ends when ctx
@@ -316,7 +387,7 @@ func (p *Puller) delivery(m *nats.Msg) *Delivery {
 // Close unsubscribes the puller's inbox; Next then fails with
 // ErrPullerClosed. Idempotent.
 func (p *Puller) Close() error {
-	p.closed = true
+	p.closed, p.open = true, ""
 	p.dropWait()
 	return p.unsubscribe()
 }
@@ -324,7 +395,7 @@ func (p *Puller) Close() error {
 // unsubscribe drops the current inbox (the next Next subscribes a new one).
 func (p *Puller) unsubscribe() error {
 	sub := p.sub
-	p.sub = nil
+	p.sub, p.open = nil, ""
 	if sub == nil {
 		return nil
 	}

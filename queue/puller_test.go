@@ -194,7 +194,7 @@ func TestPullerAbandonsUnansweredInbox(t *testing.T) {
 	// Its late answer goes nowhere; request 2 (a new inbox) gets the
 	// server's timeout status.
 	late := nats.NewMsg("axpool.jobs.t")
-	late.Reply = "$JS.ACK.AXPOOL_JOBS.axpool-workers.1.1.1.1.0"
+	late.Reply = "fake.ack.1" // a client may not send a reply subject under $JS.ACK
 	late.Data = []byte(`{"v":1,"id":"late","tool":"t"}`)
 	if err := nc.PublishMsg(&nats.Msg{Subject: r1.Reply, Reply: late.Reply, Data: late.Data}); err != nil {
 		t.Fatal(err)
@@ -237,5 +237,247 @@ func TestPullerAbandonsUnansweredInbox(t *testing.T) {
 	case r := <-reqs:
 		t.Errorf("closed puller sent a pull request: %q", r.Data)
 	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+// drained waits until the job stream holds no job, queued or in flight.
+func drained(t *testing.T, bus *Bus) {
+	t.Helper()
+	ctx := ctxT(t)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		st, err := bus.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Depth == 0 && st.InFlight == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("acked job still in the stream: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestPullerAckNext: AckNext acks a job and asks for the next in one
+// message — the next job (queued already) or the server's timeout at the
+// expiry AckNext gave reaches the next NextContext, which sends no request
+// of its own; a request the server refuses still acks the job, and
+// NextContext returns the refusal; a chunk's item and a closed puller
+// get a plain ack.
+func TestPullerAckNext(t *testing.T) {
+	_, bus, c := testBus(t, Config{AckWait: 30 * time.Second})
+	ctx := ctxT(t)
+	p, err := bus.NewPuller()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	inbox := p.sub.Subject
+	id1, err := c.Submit(ctx, Job{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id2, err := c.Submit(ctx, Job{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := p.Next(time.Second)
+	if err != nil || d == nil || d.Job.ID != id1 {
+		t.Fatalf("Next = %+v, %v; want job %s", d, err, id1)
+	}
+	if err := p.AckNext(d, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	d, err = p.NextContext(ctx, time.Minute)
+	if err != nil || d == nil || d.Job.ID != id2 || d.NumDelivered != 1 {
+		t.Fatalf("NextContext after AckNext = %+v, %v; want job %s", d, err, id2)
+	}
+	if st, err := bus.Stats(ctx); err != nil || st.Depth != 0 || st.InFlight != 1 {
+		t.Errorf("after AckNext of job 1: %+v, %v; want job 2 alone in flight", st, err)
+	}
+	// Nothing queued: the request AckNext sent expires after 150 ms, not
+	// after NextContext's minute.
+	if err := p.AckNext(d, 150*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	d, err = p.NextContext(context.Background(), time.Minute)
+	if el := time.Since(start); d != nil || err != nil || el > 30*time.Second {
+		t.Fatalf("idle NextContext after AckNext = %+v, %v after %v; want nil, nil at the 150 ms expiry", d, err, el)
+	}
+	drained(t, bus)
+	if p.sub == nil || p.sub.Subject != inbox {
+		t.Error("AckNext replaced the inbox")
+	}
+
+	// A request the server refuses (past the consumer's MaxRequestExpires).
+	cons, err := bus.stream.Consumer(ctx, ConsumerName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := cons.CachedInfo().Config
+	cfg.MaxRequestExpires = time.Second
+	if _, err := bus.stream.UpdateConsumer(ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	id3, err := c.Submit(ctx, Job{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err = p.Next(500 * time.Millisecond); err != nil || d == nil || d.Job.ID != id3 {
+		t.Fatalf("Next = %+v, %v; want job %s", d, err, id3)
+	}
+	if err := p.AckNext(d, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := p.NextContext(ctx, time.Second); d != nil || err == nil ||
+		err.Error() != "queue: pull job: server answered 409 Exceeded MaxRequestExpires of 1s" {
+		t.Fatalf("NextContext after a refused AckNext = %+v, %v", d, err)
+	}
+	drained(t, bus)
+
+	// A chunk's item: recorded for Settle, no request sent.
+	if _, err := c.SubmitChunk(ctx, []Job{{Tool: "t"}, {Tool: "t"}}); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = p.Next(500 * time.Millisecond); err != nil || d == nil || !d.IsChunk() {
+		t.Fatalf("Next = %+v, %v; want the chunk", d, err)
+	}
+	items := d.Items()
+	for _, it := range items {
+		if err := p.AckNext(it, 500*time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if it.settled != settledAnswered || p.open != "" {
+			t.Fatalf("item after AckNext: settled %d, open request %q; want answered, none", it.settled, p.open)
+		}
+	}
+	if err := d.Settle(); err != nil {
+		t.Fatal(err)
+	}
+	drained(t, bus)
+
+	// A closed puller acks plainly.
+	id5, err := c.Submit(ctx, Job{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, err = p.Next(500 * time.Millisecond); err != nil || d == nil || d.Job.ID != id5 {
+		t.Fatalf("Next = %+v, %v; want job %s", d, err, id5)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AckNext(d, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	drained(t, bus)
+	if _, err := p.NextContext(ctx, time.Second); !errors.Is(err, ErrPullerClosed) {
+		t.Fatalf("NextContext after Close: %v", err)
+	}
+}
+
+// TestPullerAckNextWire: what AckNext sends — "+NXT" and the request body
+// to the delivery's ack subject, replied to on the puller's inbox (a new
+// one after an abandoned inbox), and no pull request from the next
+// NextContext; a plain "+ACK" from a closed puller. A plain NATS server
+// stands in for JetStream: the test answers the requests itself.
+func TestPullerAckNextWire(t *testing.T) {
+	nc, err := StartTestServer(t).Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reqs := make(chan *nats.Msg, 4)
+	sub, err := nc.ChanSubscribe(pullSubject, reqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	acks := make(chan *nats.Msg, 4)
+	asub, err := nc.ChanSubscribe("fake.ack.>", acks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer asub.Unsubscribe()
+	bus := &Bus{nc: nc, log: slog.New(slog.DiscardHandler)}
+	p, err := bus.NewPuller()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	first := strings.TrimSuffix(p.sub.Subject, "*")
+	const ackSubject = "fake.ack.1" // a client may not send a reply subject under $JS.ACK
+	deliver := func(to string) {
+		if err := nc.PublishMsg(&nats.Msg{Subject: to, Reply: ackSubject, Data: []byte(`{"v":1,"id":"j1","tool":"t"}`)}); err != nil {
+			t.Error(err)
+		}
+	}
+	expire := func(to string) {
+		m := nats.NewMsg(to)
+		m.Header.Set("Status", "408")
+		m.Header.Set("Description", "Request Timeout")
+		if err := nc.PublishMsg(m); err != nil {
+			t.Error(err)
+		}
+	}
+	go func() { deliver((<-reqs).Reply) }()
+	d, err := p.Next(time.Second)
+	if err != nil || d == nil || d.Job == nil || d.Job.ID != "j1" {
+		t.Fatalf("Next = %+v, %v", d, err)
+	}
+
+	if err := p.AckNext(d, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	a := <-acks
+	if a.Subject != ackSubject || string(a.Data) != `+NXT {"batch":1,"expires":100000000}` || a.Reply != first+"2" {
+		t.Fatalf("AckNext sent %q to %s replied to %q; want +NXT and the request to %s replied to %q", a.Data, a.Subject, a.Reply, ackSubject, first+"2")
+	}
+	expire(a.Reply)
+	if d, err := p.NextContext(context.Background(), time.Minute); d != nil || err != nil {
+		t.Fatalf("NextContext after AckNext = %+v, %v; want the expiry: nil, nil", d, err)
+	}
+	select {
+	case r := <-reqs:
+		t.Fatalf("NextContext after AckNext sent a pull request: %q", r.Data)
+	default:
+	}
+
+	// An unanswered request abandons the inbox; AckNext subscribes a new one.
+	if err := p.AckNext(d, 100*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	<-acks
+	if d, err := p.NextContext(context.Background(), time.Minute); d != nil || err != nil || p.sub != nil {
+		t.Fatalf("unanswered NextContext = %+v, %v, inbox kept %v", d, err, p.sub != nil)
+	}
+	if err := p.AckNext(d, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	a = <-acks
+	if p.sub == nil || strings.HasPrefix(a.Reply, first) || a.Reply != strings.TrimSuffix(p.sub.Subject, "*")+"4" ||
+		string(a.Data) != `+NXT {"batch":1,"expires":1000000000}` {
+		t.Fatalf("AckNext after an abandoned inbox sent %q replied to %q (inbox %v)", a.Data, a.Reply, p.sub)
+	}
+	deliver(a.Reply)
+	if d, err := p.NextContext(context.Background(), time.Second); err != nil || d == nil || d.Job.ID != "j1" {
+		t.Fatalf("NextContext = %+v, %v", d, err)
+	}
+
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AckNext(d, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-acks; string(a.Data) != "+ACK" || a.Reply != "" {
+		t.Fatalf("closed puller's AckNext sent %q replied to %q; want a plain +ACK", a.Data, a.Reply)
+	}
+	select {
+	case r := <-reqs:
+		t.Errorf("AckNext sent a pull request: %q", r.Data)
+	default:
 	}
 }

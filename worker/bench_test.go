@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
+
 	"github.com/axpool/axpool/queue"
 )
 
@@ -24,7 +26,8 @@ import (
 // worker pulls, claims, runs, stores, publishes, acks → the result event
 // reaches Wait). BenchmarkThroughput keeps 128 jobs outstanding, and
 // reports the writes per job to the job stream and the results and state
-// buckets (1: the publish).
+// buckets (1: the publish) and the messages the server took in and sent
+// out per job.
 
 func percentiles(b *testing.B, lat []time.Duration) {
 	slices.Sort(lat)
@@ -97,6 +100,7 @@ func BenchmarkThroughput(b *testing.B) {
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			w0 := writes(b, h.nc)
+			v0 := varz(b, h)
 			self0, kids0 := rusage(syscall.RUSAGE_SELF), rusage(syscall.RUSAGE_CHILDREN)
 			b.ResetTimer()
 			start := time.Now()
@@ -128,6 +132,10 @@ func BenchmarkThroughput(b *testing.B) {
 			// worker processes — per job, and the rate 2 cores could sustain at
 			// that cost: the throughput on an otherwise idle 2-core machine.
 			b.ReportMetric(float64(perJob.Microseconds()), "cpu-µs/job")
+			// Its two parts: this process (the server and the Client) and
+			// the worker processes.
+			b.ReportMetric(float64((self1-self0).Microseconds())/float64(b.N), "srv-cpu-µs/job")
+			b.ReportMetric(float64((kids1-kids0).Microseconds())/float64(b.N), "wrk-cpu-µs/job")
 			b.ReportMetric(2*float64(time.Second)/float64(perJob), "2core-jobs/s")
 			// Messages written to the job stream and the results and state
 			// buckets, per job (the happy path's replicated writes).
@@ -136,8 +144,24 @@ func BenchmarkThroughput(b *testing.B) {
 				n += d
 			}
 			b.ReportMetric(float64(n)/float64(b.N), "writes/job")
+			// Messages the server took in and sent out per job (all of the
+			// pipeline's protocol traffic, JetStream's own and the
+			// cluster's none: one server), whose handling is most of each
+			// process's CPU.
+			v1 := varz(b, h)
+			b.ReportMetric(float64(v1.InMsgs-v0.InMsgs)/float64(b.N), "msgs-in/job")
+			b.ReportMetric(float64(v1.OutMsgs-v0.OutMsgs)/float64(b.N), "msgs-out/job")
 		})
 	}
+}
+
+// varz returns the embedded server's message counters.
+func varz(b *testing.B, h *harness) *server.Varz {
+	v, err := h.emb.Server().Varz(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return v
 }
 
 // rusage returns the user+system CPU time of who.

@@ -76,7 +76,7 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 			}
 		}
 		stop := cr.watch(i)
-		w.handle(runCtx, it)
+		w.handle(runCtx, it, nil)
 		stop()
 	}
 	cr.end()

@@ -515,3 +515,75 @@ func TestLongReplyAnswered(t *testing.T) {
 		t.Errorf("a job after them = %s", r.Raw)
 	}
 }
+
+// TestSlotAckAsksForNext: a slot's ack of a finished job asks for its
+// next job in the same message (queue.Puller.AckNext: "+NXT" and a pull
+// request, replied to on the slot's inbox) while the slot goes on
+// pulling; a job that finishes once the worker is shutting down is acked
+// plainly, at once (its job leaves the stream long before an AckWait of
+// a minute would redeliver it).
+func TestSlotAckAsksForNext(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: time.Minute}, 0)
+	acks := make(chan *nats.Msg, 64)
+	sub, err := h.nc.ChanSubscribe("$JS.ACK.>", acks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	nextAck := func() *nats.Msg {
+		t.Helper()
+		for {
+			select {
+			case a := <-acks:
+				if string(a.Data) != "+WPI" {
+					return a
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("no ack within 10 s")
+			}
+		}
+	}
+	started, release := make(chan string, 1), make(chan struct{})
+	w, err := New(h.bus, Options{Slots: 1, PullWait: 100 * time.Millisecond, ShutdownGrace: time.Minute, Logger: queuetest.Logger(),
+		Executor: ExecutorFunc(func(_ context.Context, job *queue.Job, _ func(int64, int64)) json.RawMessage {
+			if job.Tool == "hold" {
+				started <- job.ID
+				<-release
+			}
+			return noopEnvelope
+		})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+
+	for i := range 3 {
+		if r := h.wait(h.submit(queue.Job{Tool: "t"}), 10*time.Second); !r.Success {
+			t.Fatalf("job %d: %s", i, r.Raw)
+		}
+		if a := nextAck(); string(a.Data) != `+NXT {"batch":1,"expires":100000000}` || !strings.HasPrefix(a.Reply, "_INBOX.") {
+			t.Errorf("job %d acked with %q replied to %q; want +NXT and the slot's pull request, replied to on its inbox", i, a.Data, a.Reply)
+		}
+	}
+
+	id := h.submit(queue.Job{Tool: "hold"})
+	<-started
+	cancel()
+	for w.stopBy.Load() == 0 { // Run saw ctx end: the slot pulls no more
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if r := h.wait(id, 10*time.Second); !r.Success {
+		t.Fatalf("held job: %s", r.Raw)
+	}
+	if a := nextAck(); string(a.Data) != "+ACK" || a.Reply != "" {
+		t.Errorf("job finished during shutdown acked with %q replied to %q; want a plain +ACK", a.Data, a.Reply)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	waitEmpty(t, h.bus)
+}

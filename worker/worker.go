@@ -374,11 +374,13 @@ func (w *Worker) slot(ctx, runCtx context.Context) {
 			}
 		}
 	}()
+	sp := &slotPull{ctx: ctx, wait: w.opts.PullWait}
 	for ctx.Err() == nil {
 		var d *queue.Delivery
 		var err error
 		if p == nil {
 			p, err = w.bus.NewPuller()
+			sp.p = p
 		}
 		if err == nil {
 			d, err = p.NextContext(ctx, w.opts.PullWait)
@@ -402,9 +404,33 @@ func (w *Worker) slot(ctx, runCtx context.Context) {
 		case d.IsChunk():
 			w.handleChunk(ctx, runCtx, d)
 		default:
-			w.handle(runCtx, d)
+			w.handle(runCtx, d, sp)
 		}
 	}
+}
+
+// slotPull is a slot's puller as the jobs it runs see it: a finished job's
+// ack carries the slot's next pull request (queue.Puller.AckNext), one
+// message where an ack and a pull request were two, while the slot goes
+// on pulling.
+type slotPull struct {
+	ctx  context.Context // the slot's: once it ends, the slot pulls no more
+	p    *queue.Puller   // nil until the slot has one
+	wait time.Duration   // Options.PullWait
+}
+
+// ack acks d: with the slot's next pull request while the slot goes on
+// pulling, else (sp nil, the slot stopping, or without a puller) plainly,
+// so that a slot that stops after a job acks it at once all the same.
+// The slot's next NextContext waits for the answer to the request. A
+// shutdown that begins between the ack and that wait abandons the
+// request's inbox as one during the wait does: a job the server sent it
+// is redelivered after AckWait (queue.Puller.NextContext).
+func (sp *slotPull) ack(d *queue.Delivery) error {
+	if sp == nil || sp.p == nil || sp.ctx.Err() != nil {
+		return d.Ack()
+	}
+	return sp.p.AckNext(d, sp.wait)
 }
 
 // opTimeout bounds each attempt of a bus operation of the job lifecycle.
@@ -422,10 +448,11 @@ const maxHeard = 1 << 16
 const livenessTimeout = time.Second
 
 // handle runs one delivery to its end: answer stored, event sent, message
-// acked (or terminated) — or handed back with a delay when the answer
+// acked (with sp's next pull request, slotPull.ack; sp is nil for a
+// chunk's item) or terminated — or handed back with a delay when the answer
 // cannot be stored before the job's deadline, or when the job still runs
 // on the worker that claimed it.
-func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
+func (w *Worker) handle(runCtx context.Context, d *queue.Delivery, sp *slotPull) {
 	w.busy.Add(1)
 	defer w.busy.Add(-1)
 	if m := w.opts.Metrics; m != nil {
@@ -438,7 +465,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	start := time.Now()
 	job := d.Job
 	if d.Err != nil {
-		w.handleUndecodable(d)
+		w.handleUndecodable(d, sp)
 		return
 	}
 	meta := wire.JobMeta{JobID: job.ID, Queue: start.Sub(job.Submitted), Worker: w.id}
@@ -454,7 +481,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	defer hb.stop()
 
 	if !job.Deadline.IsZero() && !start.Before(job.Deadline) {
-		w.finish(d, job, hb, wire.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, false)), meta), "", log)
+		w.finish(d, job, hb, wire.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, false)), meta), "", log, sp)
 		return
 	}
 
@@ -482,7 +509,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	firstStart, previous, rerun := start, "", false
 	if !d.Redelivered() {
 		if w.cancelHeard(job.ID) || w.markedCancelled(d, log) {
-			w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log)
+			w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log, sp)
 			return
 		}
 		hb.first = func() bool { return w.claimRunning(job, start, cancelJob, log) }
@@ -500,7 +527,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		switch {
 		case err == nil:
 			log().Info("result already stored; re-publishing")
-			w.finish(d, job, hb, res, "", log)
+			w.finish(d, job, hb, res, "", log, sp)
 			return
 		case running:
 			// Redelivered while its worker still runs it (heartbeats were
@@ -538,7 +565,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 			return
 		}
 		if claim.Cancelled {
-			w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log)
+			w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log, sp)
 			return
 		}
 		firstStart, previous, rerun = claim.FirstStart, claim.Previous, claim.Previous != "" || claim.Created && !handedOn
@@ -555,7 +582,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 			if handedOn { // the lost delivery was the original chunk's
 				lost = 1
 			}
-			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(lostMessage(lost)), meta), "worker lost", log)
+			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(lostMessage(lost)), meta), "worker lost", log, sp)
 			return
 		}
 	}
@@ -572,7 +599,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 			if previous != "" { // else the lost worker is unknown: this one answers
 				meta.Worker = previous
 			}
-			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(watchdogMessage(wall, rerun)), meta), "worker lost", log)
+			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(watchdogMessage(wall, rerun)), meta), "worker lost", log, sp)
 			return
 		}
 	}
@@ -671,7 +698,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		}
 		res = full
 	}
-	w.finishJob(d, job, hb, res, term, log, cacheable)
+	w.finishJob(d, job, hb, res, term, log, cacheable, sp)
 }
 
 // stillRunning asks the holder of a job's claim whether it runs the job.
@@ -973,7 +1000,7 @@ func (w *Worker) execute(ctx context.Context, job *queue.Job, runJob func(contex
 // reply of a message json.Unmarshal refused are read from its top level
 // alone (queue.Delivery.Peek). Only a message without a valid id is
 // terminated unanswered: there is nobody to answer.
-func (w *Worker) handleUndecodable(d *queue.Delivery) {
+func (w *Worker) handleUndecodable(d *queue.Delivery, sp *slotPull) {
 	job, msg := d.Job, d.Err.Error()
 	if job == nil {
 		id, reply := d.Peek()
@@ -997,16 +1024,17 @@ func (w *Worker) handleUndecodable(d *queue.Delivery) {
 	kept.Keep = true
 	job = &kept
 	w.finish(d, job, nil, wire.FailureResult(wire.Internal(msg),
-		wire.JobMeta{JobID: job.ID, Worker: w.id}), "undecodable job", nil)
+		wire.JobMeta{JobID: job.ID, Worker: w.id}), "undecodable job", nil, sp)
 }
 
 // finish answers the job with res (finishJob), not cacheable.
-func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger) {
-	w.finishJob(d, job, hb, res, termReason, log, false)
+func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger, sp *slotPull) {
+	w.finishJob(d, job, hb, res, termReason, log, false, sp)
 }
 
-// finishJob answers the job with res and acks it — or terminates it when
-// termReason is set. log may be nil.
+// finishJob answers the job with res and acks it (with sp's next pull
+// request, slotPull.ack) — or terminates it when termReason is set. log
+// and sp may be nil.
 //
 // The result goes to the caller on core NATS (queue.Bus.PublishResult),
 // and is stored in the results bucket only when someone needs it later:
@@ -1020,7 +1048,7 @@ func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.Ra
 // its caller holds or the bucket holds). cacheable marks the event
 // (queue.Event.Cacheable): the Client that submitted the job stores the
 // result under its cache digest, off this worker's path.
-func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger, cacheable bool) {
+func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger, cacheable bool, sp *slotPull) {
 	if w.opts.Mask != nil {
 		res = w.opts.Mask(res)
 	}
@@ -1060,10 +1088,11 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 	if termReason != "" {
 		err = d.Term(termReason)
 	} else {
-		// A plain ack: the caller holds the result or the bucket does, so
-		// a lost ack only causes a redelivery, which re-publishes a stored
-		// result and otherwise runs the job again (at least once).
-		err = d.Ack()
+		// An ack without confirmation: the caller holds the result or the
+		// bucket does, so a lost ack only causes a redelivery, which
+		// re-publishes a stored result and otherwise runs the job again
+		// (at least once).
+		err = sp.ack(d)
 	}
 	if err != nil {
 		log().Warn("ack", "err", err)
