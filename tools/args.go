@@ -127,9 +127,10 @@ func checkArgs(tool string, raw json.RawMessage) (*wire.Object, *ArgError) {
 		if !p.Source {
 			continue
 		}
+		// Decoded only when long enough to be over (tooLong): a source
+		// of a batch item was decoded here on each of its two checks.
 		if v, ok := ms.get(p.Name); ok && v[0] == '"' {
-			var s string
-			if json.Unmarshal(v, &s) == nil && len(s) > MaxSourceBytes {
+			if _, over := tooLong(v, MaxSourceBytes); over {
 				return nil, &ArgError{Kind: ArgSourceTooLarge, Tool: tool, Arg: p.Name, Msg: "source exceeds 1 MB limit"}
 			}
 		}
@@ -168,7 +169,7 @@ func (ms members) get(name string) (json.RawMessage, bool) {
 // parseMembers decodes a JSON object into its members, in linear time
 // whatever the number of members.
 func parseMembers(data []byte) (members, error) {
-	var ms members
+	ms := make(members, 0, 8) // a call's arguments: grown once at most
 	var index map[string]int
 	split := func(name string, v json.RawMessage) {
 		if len(ms) >= 8 && index == nil {
