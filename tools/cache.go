@@ -103,6 +103,18 @@ func cacheKey(spec *ToolSpec, tool string, obj *wire.Object, size int, scope str
 	return hex.EncodeToString(sum[:]), true
 }
 
+// keyOf is CacheKey's digest of the canonical arguments canon
+// (canonicalArgs with mergeWall, as compact JSON) of tool: the same
+// bytes cacheKey hashes, streamed into the hash.
+func keyOf(scope, tool string, canon []byte) string {
+	h := sha256.New()
+	h.Write(keyPrefix(scope, tool))
+	h.Write(canon)
+	h.Write([]byte{'}'})
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))
+}
+
 // keyPrefixes holds keyPrefix's answers: one per scope and tool a
 // process uses.
 var keyPrefixes sync.Map // scope + "\x00" + tool → []byte

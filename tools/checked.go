@@ -28,6 +28,12 @@ type Args struct {
 
 	restOnce sync.Once
 	rest     json.RawMessage // json without idempotency_key
+
+	// canon is the canonical form of the call (canonicalArgs with
+	// mergeWall, as compact JSON; nil when the policy does not parse),
+	// made once for both CacheKey and Digest.
+	canonOnce sync.Once
+	canon     []byte
 }
 
 // Check parses and checks raw as the arguments of tool (CheckArgs: the
@@ -95,7 +101,29 @@ func (a *Args) CacheKey(scope string) (digest string, ok bool) {
 	if a.spec == nil || !a.spec.Cacheable {
 		return "", false
 	}
-	return cacheKey(a.spec, a.tool, a.obj, len(a.json), scope)
+	canon := a.canonical()
+	if canon == nil {
+		return "", false
+	}
+	return keyOf(scope, a.tool, canon), true
+}
+
+// canonical is the call's canonical form (CanonicalArgs' output), made on
+// first use; nil for an opaque call or a policy that does not parse.
+func (a *Args) canonical() []byte {
+	if a.spec == nil {
+		return nil
+	}
+	a.canonOnce.Do(func() {
+		norm, ok := canonicalArgs(a.spec.Params, a.obj)
+		if !ok {
+			return
+		}
+		mergeWall(norm)
+		// raw JSON and strings only: cannot fail
+		a.canon, _ = norm.AppendJSON(make([]byte, 0, len(a.json)+128))
+	})
+	return a.canon
 }
 
 // Digest is the SHA-256 of the call's arguments without its idempotency
@@ -103,17 +131,14 @@ func (a *Args) CacheKey(scope string) (digest string, ok bool) {
 // member order, defaults given or not, the wall-clock limit's two
 // spellings do not count), in lower-case hex: what an idempotency key
 // compares.
+//
+// The canonical form is the one CacheKey hashes, made once for both.
 func (a *Args) Digest() string {
-	rest := a.Rest()
-	if a.spec != nil {
-		if norm, ok := canonicalArgs(a.spec.Params, a.obj); ok {
-			mergeWall(norm)
-			if b, err := norm.MarshalJSON(); err == nil {
-				rest = b
-			}
-		}
+	b := a.canonical()
+	if b == nil {
+		b = a.Rest()
 	}
-	sum := sha256.Sum256(rest)
+	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 
