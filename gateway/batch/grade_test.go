@@ -161,3 +161,17 @@ func TestLineGraded(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestDecodeString: a string read without encoding/json is what
+// encoding/json reads; escapes, invalid UTF-8 and other types go through
+// it (a non-string leaves the destination as it was).
+func TestDecodeString(t *testing.T) {
+	for _, raw := range []string{`"runtime_error"`, `""`, `"d\u00e9j\u00e0 \"vu\""`, `"déjà"`, "\"bad \xff byte\"", `"\ud800"`, `null`, `12`, `{"a":1}`} {
+		got, want := "kept", "kept"
+		decodeString([]byte(raw), &got)
+		_ = json.Unmarshal([]byte(raw), &want)
+		if got != want {
+			t.Errorf("decodeString(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
