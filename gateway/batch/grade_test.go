@@ -175,3 +175,21 @@ func TestDecodeString(t *testing.T) {
 		}
 	}
 }
+
+// TestJobTests: a grade job's tests are what json.Marshal makes of the
+// tests' args, with or without the bytes it rewrites.
+func TestJobTests(t *testing.T) {
+	for _, c := range [][]string{
+		{`[]`}, {`[1,2]`, `[]`, `["a",{"b":[null]}]`}, {`[1, 2]`}, {`["<b>&"]`}, {"[\"\u2028\"]", `[true]`}, {`["é",-1.5e3]`},
+		{"[\n1\t]"},
+	} {
+		args := make([]json.RawMessage, len(c))
+		for i, a := range c {
+			args[i] = json.RawMessage(a)
+		}
+		want, _ := json.Marshal(args)
+		if got := jobTests(args); string(got) != string(want) {
+			t.Errorf("jobTests(%q) = %s, want %s", c, got, want)
+		}
+	}
+}

@@ -249,7 +249,7 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 			for _, k := range []string{"entry", "tests", "check"} {
 				if v, ok := grading[k]; ok {
 					if k == "tests" {
-						v = testArgsOf(v)
+						v = g.testArgs
 					}
 					args.Set(k, v)
 				}
