@@ -363,6 +363,9 @@ func (c *checker) value(p *Param, raw json.RawMessage, path string) (any, bool) 
 			})
 			return nil, false
 		}
+		if plainInt(raw) {
+			return raw, true // already as FormatInt writes it
+		}
 		return json.RawMessage(strconv.FormatInt(n, 10)), true
 	case ParamStringArray:
 		var items []json.RawMessage
@@ -456,6 +459,17 @@ func nonNegInt(raw json.RawMessage) (int64, bool) {
 		return 0, false
 	}
 	return int64(f), true
+}
+
+// plainInt reports whether raw is a non-negative integer in digits
+// alone (valid JSON: no leading zero), as strconv.FormatInt writes it.
+func plainInt(raw []byte) bool {
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(raw) > 0
 }
 
 // unknownMessage is the refusal of an undeclared argument, naming the

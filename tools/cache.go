@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/wire"
 )
@@ -195,11 +195,11 @@ func canonicalJSON(raw json.RawMessage) any {
 			return s
 		}
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return raw
+	// jsonenc.AppendCompact gives json.Compact's bytes, in one pass.
+	if b, ok := jsonenc.AppendCompact(nil, raw); ok {
+		return json.RawMessage(b)
 	}
-	return json.RawMessage(buf.Bytes())
+	return raw
 }
 
 // absentPolicy is the canonical JSON of the policy of a call that gives
