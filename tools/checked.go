@@ -23,8 +23,13 @@ type Args struct {
 	tool string
 	spec *ToolSpec    // nil for an opaque call (Opaque)
 	obj  *wire.Object // the checked arguments (checkArgs), split
-	json json.RawMessage
-	key  string // idempotency_key, "" when absent
+	key  string       // idempotency_key, "" when absent
+
+	// json is obj as compact JSON, made on first use (JSON): the worker,
+	// which has the job's arguments as sent, never asks for it. An
+	// opaque call's, as given.
+	jsonOnce sync.Once
+	json     json.RawMessage
 
 	restOnce sync.Once
 	rest     json.RawMessage // json without idempotency_key
@@ -43,12 +48,8 @@ func Check(tool string, raw json.RawMessage) (*Args, error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	b, err := obj.MarshalJSON()
-	if err != nil { // raw JSON values and strings only: cannot fail
-		return nil, &ArgError{Kind: ArgNotObject, Tool: tool, Msg: fmt.Sprintf("arguments of tool %q: %v", tool, err)}
-	}
 	spec, _ := lookupSpec(tool)
-	a := &Args{tool: tool, spec: spec, obj: obj, json: b}
+	a := &Args{tool: tool, spec: spec, obj: obj}
 	if v, ok := obj.Get(idempotencyParam.Name); ok {
 		_ = json.Unmarshal(v.(json.RawMessage), &a.key) // a string: checked
 	}
@@ -67,7 +68,15 @@ func (a *Args) Tool() string { return a.tool }
 
 // JSON returns the checked arguments as compact JSON (CheckArgs' output),
 // or an opaque call's as given.
-func (a *Args) JSON() json.RawMessage { return a.json }
+func (a *Args) JSON() json.RawMessage {
+	if a.obj == nil {
+		return a.json
+	}
+	a.jsonOnce.Do(func() {
+		a.json, _ = a.obj.MarshalJSON() // raw JSON values and strings only: cannot fail
+	})
+	return a.json
+}
 
 // Key returns the idempotency_key argument, "" when there is none.
 func (a *Args) Key() string { return a.key }
@@ -79,7 +88,7 @@ func (a *Args) Rest() json.RawMessage {
 		return a.json
 	}
 	if _, ok := a.obj.Get(idempotencyParam.Name); !ok {
-		return a.json
+		return a.JSON()
 	}
 	a.restOnce.Do(func() {
 		o := wire.NewObject()
@@ -121,7 +130,7 @@ func (a *Args) canonical() []byte {
 		}
 		mergeWall(norm)
 		// raw JSON and strings only: cannot fail
-		a.canon, _ = norm.AppendJSON(make([]byte, 0, len(a.json)+128))
+		a.canon, _ = norm.AppendJSON(make([]byte, 0, 256))
 	})
 	return a.canon
 }
