@@ -127,9 +127,10 @@ func checkArgs(tool string, raw json.RawMessage) (*wire.Object, *ArgError) {
 		if !p.Source {
 			continue
 		}
+		// Decoded only when long enough to be over (tooLong): a source
+		// of a batch item was decoded here on each of its two checks.
 		if v, ok := ms.get(p.Name); ok && v[0] == '"' {
-			var s string
-			if json.Unmarshal(v, &s) == nil && len(s) > MaxSourceBytes {
+			if _, over := tooLong(v, MaxSourceBytes); over {
 				return nil, &ArgError{Kind: ArgSourceTooLarge, Tool: tool, Arg: p.Name, Msg: "source exceeds 1 MB limit"}
 			}
 		}
@@ -168,7 +169,7 @@ func (ms members) get(name string) (json.RawMessage, bool) {
 // parseMembers decodes a JSON object into its members, in linear time
 // whatever the number of members.
 func parseMembers(data []byte) (members, error) {
-	var ms members
+	ms := make(members, 0, 8) // a call's arguments: grown once at most
 	var index map[string]int
 	split := func(name string, v json.RawMessage) {
 		if len(ms) >= 8 && index == nil {
@@ -362,6 +363,9 @@ func (c *checker) value(p *Param, raw json.RawMessage, path string) (any, bool) 
 			})
 			return nil, false
 		}
+		if plainInt(raw) {
+			return raw, true // already as FormatInt writes it
+		}
 		return json.RawMessage(strconv.FormatInt(n, 10)), true
 	case ParamStringArray:
 		var items []json.RawMessage
@@ -455,6 +459,17 @@ func nonNegInt(raw json.RawMessage) (int64, bool) {
 		return 0, false
 	}
 	return int64(f), true
+}
+
+// plainInt reports whether raw is a non-negative integer in digits
+// alone (valid JSON: no leading zero), as strconv.FormatInt writes it.
+func plainInt(raw []byte) bool {
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return len(raw) > 0
 }
 
 // unknownMessage is the refusal of an undeclared argument, naming the

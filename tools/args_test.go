@@ -34,6 +34,7 @@ func TestCheckArgs(t *testing.T) {
 			`{"source":"x","max_steps":1000,"limits":{"max_memory_mb":64,"max_wall_ms":0}}`},
 		{"zero limits", "boruna_run", `{"source":"x","max_steps":0,"max_wall_ms":0,"limits":{"max_output_bytes":0,"max_memory_mb":1}}`, 0, "",
 			`{"source":"x","max_steps":0,"max_wall_ms":0,"limits":{"max_output_bytes":0,"max_memory_mb":1}}`},
+		{"negative zero", "boruna_run", `{"source":"x","max_steps":-0,"seed":0}`, 0, "", `{"source":"x","max_steps":0,"seed":0}`},
 		{"max int", "boruna_run", `{"source":"x","max_steps":9223372036854775807}`, 0, "", `{"source":"x","max_steps":9223372036854775807}`},
 		{"policy any type reaches the tool", "boruna_run", `{"source":"x","policy":42}`, 0, "", `{"source":"x","policy":42}`},
 		{"policy compacted", "boruna_run_sealed", `{"source":"x","policy":{ "default_allow" : true }}`, 0, "", `{"source":"x","policy":{"default_allow":true}}`},

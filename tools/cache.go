@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"debug/elf"
 	"encoding/hex"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/wire"
 )
@@ -103,6 +103,18 @@ func cacheKey(spec *ToolSpec, tool string, obj *wire.Object, size int, scope str
 	return hex.EncodeToString(sum[:]), true
 }
 
+// keyOf is CacheKey's digest of the canonical arguments canon
+// (canonicalArgs with mergeWall, as compact JSON) of tool: the same
+// bytes cacheKey hashes, streamed into the hash.
+func keyOf(scope, tool string, canon []byte) string {
+	h := sha256.New()
+	h.Write(keyPrefix(scope, tool))
+	h.Write(canon)
+	h.Write([]byte{'}'})
+	var sum [sha256.Size]byte
+	return hex.EncodeToString(h.Sum(sum[:0]))
+}
+
 // keyPrefixes holds keyPrefix's answers: one per scope and tool a
 // process uses.
 var keyPrefixes sync.Map // scope + "\x00" + tool → []byte
@@ -183,11 +195,11 @@ func canonicalJSON(raw json.RawMessage) any {
 			return s
 		}
 	}
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return raw
+	// jsonenc.AppendCompact gives json.Compact's bytes, in one pass.
+	if b, ok := jsonenc.AppendCompact(nil, raw); ok {
+		return json.RawMessage(b)
 	}
-	return json.RawMessage(buf.Bytes())
+	return raw
 }
 
 // absentPolicy is the canonical JSON of the policy of a call that gives

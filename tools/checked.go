@@ -23,11 +23,22 @@ type Args struct {
 	tool string
 	spec *ToolSpec    // nil for an opaque call (Opaque)
 	obj  *wire.Object // the checked arguments (checkArgs), split
-	json json.RawMessage
-	key  string // idempotency_key, "" when absent
+	key  string       // idempotency_key, "" when absent
+
+	// json is obj as compact JSON, made on first use (JSON): the worker,
+	// which has the job's arguments as sent, never asks for it. An
+	// opaque call's, as given.
+	jsonOnce sync.Once
+	json     json.RawMessage
 
 	restOnce sync.Once
 	rest     json.RawMessage // json without idempotency_key
+
+	// canon is the canonical form of the call (canonicalArgs with
+	// mergeWall, as compact JSON; nil when the policy does not parse),
+	// made once for both CacheKey and Digest.
+	canonOnce sync.Once
+	canon     []byte
 }
 
 // Check parses and checks raw as the arguments of tool (CheckArgs: the
@@ -37,12 +48,8 @@ func Check(tool string, raw json.RawMessage) (*Args, error) {
 	if aerr != nil {
 		return nil, aerr
 	}
-	b, err := obj.MarshalJSON()
-	if err != nil { // raw JSON values and strings only: cannot fail
-		return nil, &ArgError{Kind: ArgNotObject, Tool: tool, Msg: fmt.Sprintf("arguments of tool %q: %v", tool, err)}
-	}
 	spec, _ := lookupSpec(tool)
-	a := &Args{tool: tool, spec: spec, obj: obj, json: b}
+	a := &Args{tool: tool, spec: spec, obj: obj}
 	if v, ok := obj.Get(idempotencyParam.Name); ok {
 		_ = json.Unmarshal(v.(json.RawMessage), &a.key) // a string: checked
 	}
@@ -61,7 +68,15 @@ func (a *Args) Tool() string { return a.tool }
 
 // JSON returns the checked arguments as compact JSON (CheckArgs' output),
 // or an opaque call's as given.
-func (a *Args) JSON() json.RawMessage { return a.json }
+func (a *Args) JSON() json.RawMessage {
+	if a.obj == nil {
+		return a.json
+	}
+	a.jsonOnce.Do(func() {
+		a.json, _ = a.obj.MarshalJSON() // raw JSON values and strings only: cannot fail
+	})
+	return a.json
+}
 
 // Key returns the idempotency_key argument, "" when there is none.
 func (a *Args) Key() string { return a.key }
@@ -73,7 +88,7 @@ func (a *Args) Rest() json.RawMessage {
 		return a.json
 	}
 	if _, ok := a.obj.Get(idempotencyParam.Name); !ok {
-		return a.json
+		return a.JSON()
 	}
 	a.restOnce.Do(func() {
 		o := wire.NewObject()
@@ -95,7 +110,29 @@ func (a *Args) CacheKey(scope string) (digest string, ok bool) {
 	if a.spec == nil || !a.spec.Cacheable {
 		return "", false
 	}
-	return cacheKey(a.spec, a.tool, a.obj, len(a.json), scope)
+	canon := a.canonical()
+	if canon == nil {
+		return "", false
+	}
+	return keyOf(scope, a.tool, canon), true
+}
+
+// canonical is the call's canonical form (CanonicalArgs' output), made on
+// first use; nil for an opaque call or a policy that does not parse.
+func (a *Args) canonical() []byte {
+	if a.spec == nil {
+		return nil
+	}
+	a.canonOnce.Do(func() {
+		norm, ok := canonicalArgs(a.spec.Params, a.obj)
+		if !ok {
+			return
+		}
+		mergeWall(norm)
+		// raw JSON and strings only: cannot fail
+		a.canon, _ = norm.AppendJSON(make([]byte, 0, 256))
+	})
+	return a.canon
 }
 
 // Digest is the SHA-256 of the call's arguments without its idempotency
@@ -103,17 +140,14 @@ func (a *Args) CacheKey(scope string) (digest string, ok bool) {
 // member order, defaults given or not, the wall-clock limit's two
 // spellings do not count), in lower-case hex: what an idempotency key
 // compares.
+//
+// The canonical form is the one CacheKey hashes, made once for both.
 func (a *Args) Digest() string {
-	rest := a.Rest()
-	if a.spec != nil {
-		if norm, ok := canonicalArgs(a.spec.Params, a.obj); ok {
-			mergeWall(norm)
-			if b, err := norm.MarshalJSON(); err == nil {
-				rest = b
-			}
-		}
+	b := a.canonical()
+	if b == nil {
+		b = a.Rest()
 	}
-	sum := sha256.Sum256(rest)
+	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
 

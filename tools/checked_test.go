@@ -25,6 +25,8 @@ func TestArgsSameAsRaw(t *testing.T) {
 		{"boruna_compile", `{"source":"fn main() -> Int { x }","idempotency_key":"z"}`},
 		{"boruna_check", `{"source":"fn main() -> Int { 1 }"}`},
 		{"boruna_template_list", `{}`},
+		{"boruna_run", `{"source":"fn main() -> Int { 1 }","policy":42}`}, // a policy that does not parse: no canonical form
+		{GradeKind, `{"source":"fn main() -> Int { 4 }","check":"fn check(result: Int) -> Bool { result == 4 }","seed":9}`},
 	} {
 		raw := json.RawMessage(c.raw)
 		a, err := Check(c.tool, raw)
@@ -58,6 +60,14 @@ func TestArgsSameAsRaw(t *testing.T) {
 		sum := sha256.Sum256(canon)
 		if a.Digest() != hex.EncodeToString(sum[:]) {
 			t.Errorf("%s: Digest %s, want the SHA-256 of %s", c.raw, a.Digest(), canon)
+		}
+		// The canonical form is made once for both, whichever asks first.
+		b, _ := Check(c.tool, raw)
+		if d := b.Digest(); d != a.Digest() {
+			t.Errorf("%s: Digest first %s, after CacheKey %s", c.raw, d, a.Digest())
+		}
+		if k, ok := b.CacheKey("scope"); k != wantKey || ok != wantOK {
+			t.Errorf("%s: CacheKey after Digest %q %v, want %q %v", c.raw, k, ok, wantKey, wantOK)
 		}
 		if got, want := a.WallLimit(env), WallLimit(env, c.tool, raw); got != want {
 			t.Errorf("%s: WallLimit %v, want %v", c.raw, got, want)

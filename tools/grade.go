@@ -117,9 +117,9 @@ func (g *grader) run(ctx context.Context, m *vm.Module, fn string, args []vm.Val
 // tests runs each test of the job (gradeTool).
 func (g *grader) tests(ctx context.Context) *wire.Object {
 	entry := g.a.str("entry", "")
-	var tests []json.RawMessage
-	if err := json.Unmarshal(g.a.raw("tests"), &tests); err != nil { // an array: checked
-		return wire.InvalidArgs(wire.KindInvalidArgs, "tests: "+err.Error())
+	tests, ok := wire.SplitArray(g.a.raw("tests"))
+	if !ok { // an array: checked
+		return wire.InvalidArgs(wire.KindInvalidArgs, "tests: not a JSON array")
 	}
 	p := compiler.AnalyzeRecycled([]byte(g.a.str("source", "")), compiler.Options{File: SourceFile, LibsDir: g.env.LibsDir})
 	defer p.Recycle()
@@ -215,9 +215,9 @@ func (g *grader) tests(ctx context.Context) *wire.Object {
 // `function "add" takes 2 arguments, got 3`, or typed.CheckObject's
 // message.
 func testArgs(m *vm.Module, subject string, params []typed.Field, raw json.RawMessage) ([]vm.Value, string) {
-	var list []json.RawMessage
-	if err := json.Unmarshal(raw, &list); err != nil { // an array: checked
-		return nil, "the arguments must be an array: " + err.Error()
+	list, ok := wire.SplitArray(raw)
+	if !ok { // an array: checked
+		return nil, "the arguments must be an array"
 	}
 	if len(list) != len(params) {
 		return nil, fmt.Sprintf("%s takes %d %s, got %d", subject, len(params), plural(len(params), "argument"), len(list))

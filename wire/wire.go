@@ -219,6 +219,33 @@ func SplitObject(data []byte, member func(key string, val json.RawMessage)) bool
 	}
 }
 
+// SplitArray returns the elements of the JSON array data, in order, each
+// the value's bytes (a sub-slice of data, without surrounding white
+// space) — what json.Unmarshal into a []json.RawMessage gives, without
+// its reflection. ok is false, and elems nil, when data is not one valid
+// JSON array.
+func SplitArray(data []byte) (elems []json.RawMessage, ok bool) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' || !jsonenc.Valid(data) {
+		return nil, false
+	}
+	// data is valid JSON starting with '[': one array, then white space.
+	elems = []json.RawMessage{}
+	i = skipSpace(data, i+1)
+	if data[i] == ']' {
+		return elems, true
+	}
+	for {
+		end, _ := valueEnd(data, i)
+		elems = append(elems, json.RawMessage(data[i:end:end]))
+		i = skipSpace(data, end)
+		if data[i] == ']' {
+			return elems, true
+		}
+		i = skipSpace(data, i+1) // the ','
+	}
+}
+
 // ScanObject calls member for each top-level member of data, read as a
 // JSON object that may be invalid or nested beyond any limit: for a
 // message that does not decode, to read what it can (the id and reply of

@@ -315,6 +315,26 @@ func checkSplit(t *testing.T, data []byte) {
 	}
 }
 
+// TestSplitArray: the elements json.Unmarshal into a []json.RawMessage
+// gives, white space and nesting included; not an array, or not valid,
+// is refused.
+func TestSplitArray(t *testing.T) {
+	for _, c := range []string{`[]`, ` [ ] `, `[1]`, `[[]]`, `[ 1 , "a,]" ,{"b":[2,3]}, [ [] ],null,true,-1.5e3 ]`, "[\"\\\"]\",\n\"x\"]",
+		`[1,]`, `[1 2]`, `[`, `{"a":1}`, `"[]"`, ``, `[] []`, `[nul]`} {
+		got, ok := SplitArray([]byte(c))
+		var want []json.RawMessage
+		werr := json.Unmarshal([]byte(c), &want)
+		if ok != (werr == nil) || (ok && (len(got) != len(want) || got == nil)) {
+			t.Fatalf("SplitArray(%s) = %q %v; json.Unmarshal %q %v", c, got, ok, want, werr)
+		}
+		for i := range got {
+			if string(got[i]) != string(want[i]) {
+				t.Errorf("SplitArray(%s)[%d] = %s, want %s", c, i, got[i], want[i])
+			}
+		}
+	}
+}
+
 var summaryCases = []string{
 	`{"success":false,"protocol_version":1,"error_kind":"runtime_error","limit_kind":"steps","limit":100,"steps":101,"outcome":"step_limit","job_id":"j","queue_ms":3,"run_ms":9,"worker":"w"}`,
 	`{"success":true,"protocol_version":1,"ok":true}`, `{}`, `[1]`, `{"success":"yes"}`, `{"Success":true}`,

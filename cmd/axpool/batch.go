@@ -77,7 +77,7 @@ Ctrl-C (or SIGTERM) stops submitting, cancels the items running, keeps the
 lines written, and prints how to resume: --resume skips the items OUT
 already holds (by id; a malformed line without an id by its line) and
 appends the rest, and runs again an item whose line in OUT is of another
-run (a refusal of an item now valid, or a graded item whose run_digest
+run (a refusal of an item now valid, or an item whose run_digest
 changed: its source, arguments, tests or checker). The summary counts each
 id of IN once, by its last line, graded against IN's expectations as they
 now are; lines of ids IN no longer has are not counted.
@@ -265,7 +265,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 			if bf.failFast && stoppedBy == nil && !r.Passed() {
 				stoppedBy = &r // the item that stops the batch
 			}
-			line := append(batch.Line(r, batchPosField), '\n')
+			line := append(batch.OutLine(r, batchPosField), '\n')
 			if _, err := out.Write(line); err != nil && writeErr == nil {
 				writeErr = err
 				stop() // no use running what cannot be written

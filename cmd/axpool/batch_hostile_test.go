@@ -21,9 +21,8 @@ import (
 func TestBatchHostileLines(t *testing.T) {
 	dir := t.TempDir()
 	big := `{"id":"big","source":"` + strings.Repeat("a", batch.MaxLineBytes) + `"}`
-	in := "\xef\xbb\xbf" + `{"id":"a","source":"fn main() -> Int { 1 }"}` + "\r\n" +
-		big + "\n" +
-		`{"id":"c","source":"fn main() -> Int { 3 }"}`
+	const a, c = `{"id":"a","source":"fn main() -> Int { 1 }"}`, `{"id":"c","source":"fn main() -> Int { 3 }"}`
+	in := "\xef\xbb\xbf" + a + "\r\n" + big + "\n" + c
 	path := filepath.Join(dir, "in.jsonl")
 	if err := os.WriteFile(path, []byte(in), 0o644); err != nil {
 		t.Fatal(err)
@@ -38,8 +37,8 @@ func TestBatchHostileLines(t *testing.T) {
 	}
 	slices.Sort(got)
 	want := []string{
-		`{"id":"a","success":true,"protocol_version":1,"result":1,"steps":2,"ui_output":[],"outcome":"ok","retryable":false}`,
-		`{"id":"c","success":true,"protocol_version":1,"result":3,"steps":2,"ui_output":[],"outcome":"ok","retryable":false}`,
+		digested(t, `{"id":"a","success":true,"protocol_version":1,"result":1,"steps":2,"ui_output":[],"outcome":"ok","retryable":false}`, a),
+		digested(t, `{"id":"c","success":true,"protocol_version":1,"result":3,"steps":2,"ui_output":[],"outcome":"ok","retryable":false}`, c),
 		fmt.Sprintf(`{"id":null,"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"line 2: the line is %d bytes, at most 8388608 (8 MiB)","outcome":"invalid_args","retryable":false,"input_line":2}`, len(big)),
 	}
 	if !slices.Equal(got, want) {
@@ -88,8 +87,9 @@ func TestBatchSummaryFile(t *testing.T) {
 func TestBatchQuotaRetried(t *testing.T) {
 	dir := t.TempDir()
 	var in strings.Builder
+	item := func(i int) string { return fmt.Sprintf(`{"id":"q%d","source":"fn main() -> Int { %d }"}`, i, i) }
 	for i := range 6 {
-		fmt.Fprintf(&in, `{"id":"q%d","source":"fn main() -> Int { %d }"}`+"\n", i, i)
+		in.WriteString(item(i) + "\n")
 	}
 	path := filepath.Join(dir, "in.jsonl")
 	if err := os.WriteFile(path, []byte(in.String()), 0o644); err != nil {
@@ -103,7 +103,7 @@ func TestBatchQuotaRetried(t *testing.T) {
 	slices.Sort(got)
 	var want []string
 	for i := range 6 {
-		want = append(want, fmt.Sprintf(`{"id":"q%d","success":true,"protocol_version":1,"result":%d,"steps":2,"ui_output":[],"outcome":"ok","retryable":false}`, i, i))
+		want = append(want, digested(t, fmt.Sprintf(`{"id":"q%d","success":true,"protocol_version":1,"result":%d,"steps":2,"ui_output":[],"outcome":"ok","retryable":false}`, i, i), item(i)))
 	}
 	if code != 0 || !slices.Equal(got, want) {
 		t.Errorf("exit %d, lines:\n%s\nwant:\n%s\nstderr:\n%s", code, strings.Join(got, "\n"), strings.Join(want, "\n"), stderr)

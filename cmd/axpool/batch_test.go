@@ -22,6 +22,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/axpool/axpool/gateway/batch"
 	"github.com/axpool/axpool/internal/golden"
 	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/wire"
@@ -117,6 +118,18 @@ func normalize(t *testing.T, line string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// digested is the normalised line of an ungraded item that ran: line
+// (its envelope, "id" first) with the run_digest of the item item (a line
+// of IN), which every line of OUT of an item that ran carries.
+func digested(t *testing.T, line, item string) string {
+	t.Helper()
+	it := batch.Parse([]byte(item), 1, "line")
+	if it.Malformed() {
+		t.Fatalf("item %s: %v", item, it.Err)
+	}
+	return strings.TrimSuffix(line, "}") + `,"run_digest":"` + batch.RunDigest(&it) + `"}`
 }
 
 // lines splits output into its lines (each must be a whole JSON object).
@@ -465,8 +478,8 @@ func TestBatchResumeReordered(t *testing.T) {
 	if code != 1 || stdout != "" {
 		t.Fatalf("resume: exit %d, stdout %q\n%s", code, stdout, stderr)
 	}
-	ok := func(id string, n int) string {
-		return fmt.Sprintf(`{"id":%q,"success":true,"protocol_version":1,"result":%d,"steps":4,"ui_output":[],"outcome":"ok","retryable":false}`, id, n)
+	ok := func(id string, n int, item string) string {
+		return digested(t, fmt.Sprintf(`{"id":%q,"success":true,"protocol_version":1,"result":%d,"steps":4,"ui_output":[],"outcome":"ok","retryable":false}`, id, n), item)
 	}
 	refused := func(id string, line int, msg string) string {
 		return fmt.Sprintf(`{"id":%s,"success":false,"protocol_version":1,"error_kind":"invalid_args","message":%q,"outcome":"invalid_args","retryable":false,"input_line":%d}`,
@@ -476,13 +489,13 @@ func TestBatchResumeReordered(t *testing.T) {
 	want := []string{
 		refused("null", 1, `"id" must be a string of valid UTF-8, got the lone surrogate \ud800 at byte 0 (it would be read as U+FFFD)`),
 		refused("null", 2, `"id" must be a string of valid UTF-8, got the lone surrogate \udc00 at byte 0 (it would be read as U+FFFD)`),
-		ok("a", 41),
+		ok("a", 41, a),
 		refused(`"bad-1"`, 4, `unknown member "bogus" of a batch item (known members: id, tool, source, script, args, expect, tests, entry, check, task, policy, max_steps, max_wall_ms, limits, seed, idempotency_key)`),
 		refused("null", 5, notJSON),
-		ok("b", 43),
+		ok("b", 43, b),
 		// The resume: the inserted item, and the line without an id at
 		// line 6, whose refusal OUT did not hold.
-		ok("new", 44),
+		ok("new", 44, nw),
 		refused("null", 6, notJSON),
 	}
 	var got []string

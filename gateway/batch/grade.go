@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/tools"
@@ -54,6 +55,9 @@ type Grade struct {
 	Expect json.RawMessage
 	// Tests are each test's expected result (GradeTests), raw JSON.
 	Tests []json.RawMessage
+	// testArgs is the grade job's tests member (GradeTests, from
+	// parseGrade): each test's args, a JSON array of them.
+	testArgs json.RawMessage
 }
 
 // maxReasonBytes bounds a verdict_reason; maxShownValue each value it
@@ -100,8 +104,8 @@ func Judge(g *Grade, env []byte) (verdict, reason string) {
 		}
 		return compare(g.Expect, e.result, "")
 	case GradeTests:
-		var tests []json.RawMessage
-		if e.tests == nil || json.Unmarshal(e.tests, &tests) != nil || len(tests) != len(g.Tests) {
+		tests, ok := wire.SplitArray(e.tests)
+		if !ok || len(tests) != len(g.Tests) {
 			return VerdictError, fmt.Sprintf("the result does not hold the results of %d tests", len(g.Tests))
 		}
 		for i, raw := range tests {
@@ -200,11 +204,11 @@ func readEnvelope(env []byte) envelope {
 	wire.SplitObject(bytes.TrimSpace(env), func(key string, raw json.RawMessage) {
 		switch key {
 		case "outcome":
-			_ = json.Unmarshal(raw, &e.outcome)
+			decodeString(raw, &e.outcome)
 		case "message":
-			_ = json.Unmarshal(raw, &e.message)
+			decodeString(raw, &e.message)
 		case "check_error":
-			_ = json.Unmarshal(raw, &e.checkError)
+			decodeString(raw, &e.checkError)
 		case "result":
 			e.result = raw
 		case "tests":
@@ -228,6 +232,19 @@ func readEnvelope(env []byte) envelope {
 		}
 	})
 	return e
+}
+
+// decodeString sets *dst to the JSON string raw as json.Unmarshal does
+// (anything but a string leaves it as it is); a string without escapes
+// in valid UTF-8 is its bytes between the quotes, without encoding/json's
+// reflection (what an outcome, a message or an item's members mostly
+// are).
+func decodeString(raw []byte, dst *string) {
+	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		*dst = string(raw[1 : len(raw)-1])
+		return
+	}
+	_ = json.Unmarshal(raw, dst)
 }
 
 // EqualJSON reports whether the JSON values a and b are equal: the same
@@ -373,10 +390,11 @@ func SeedOf(id string) int64 {
 func parseGrade(m map[string]json.RawMessage) (g *Grade, task, msg string) {
 	str := func(name string) (string, string) {
 		raw := m[name]
-		var s string
-		if raw[0] != '"' || json.Unmarshal(raw, &s) != nil {
+		if raw[0] != '"' {
 			return "", fmt.Sprintf("%q must be a string, got %s", name, wire.JSONType(raw))
 		}
+		var s string
+		decodeString(raw, &s) // valid JSON (Parse): a string decodes
 		if s == "" {
 			return "", fmt.Sprintf("%q must not be empty", name)
 		}
@@ -429,8 +447,8 @@ func parseGrade(m map[string]json.RawMessage) (g *Grade, task, msg string) {
 		return nil, "", fmt.Sprintf(`"entry" is %d bytes, at most %d`, len(entry), maxNameBytes)
 	}
 	raw := m["tests"]
-	var tests []json.RawMessage
-	if raw[0] != '[' || json.Unmarshal(raw, &tests) != nil {
+	tests, ok := wire.SplitArray(raw)
+	if !ok {
 		return nil, "", fmt.Sprintf(`"tests" must be an array, got %s`, wire.JSONType(raw))
 	}
 	switch {
@@ -440,6 +458,7 @@ func parseGrade(m map[string]json.RawMessage) (g *Grade, task, msg string) {
 		return nil, "", fmt.Sprintf(`"tests" has %d tests, at most %d`, len(tests), maxTests)
 	}
 	g = &Grade{Kind: GradeTests, Tests: make([]json.RawMessage, len(tests))}
+	args := make([]json.RawMessage, len(tests))
 	for i, t := range tests {
 		bad := func(format string, args ...any) (*Grade, string, string) {
 			return nil, "", fmt.Sprintf("test %d: ", i+1) + fmt.Sprintf(format, args...)
@@ -447,12 +466,12 @@ func parseGrade(m map[string]json.RawMessage) (g *Grade, task, msg string) {
 		if t[0] != '{' {
 			return bad(`a test must be an object {"args": [...], "expect": value}, got %s`, wire.JSONType(t))
 		}
-		var args, expect json.RawMessage
+		var expect json.RawMessage
 		var unknown string
 		wire.SplitObject(t, func(key string, v json.RawMessage) {
 			switch key {
 			case "args":
-				args = v
+				args[i] = v
 			case "expect":
 				expect = v
 			default:
@@ -464,32 +483,41 @@ func parseGrade(m map[string]json.RawMessage) (g *Grade, task, msg string) {
 		switch {
 		case unknown != "":
 			return bad("%s", unknownName("member", "of a test", unknown, []string{"args", "expect"}, "known members: "))
-		case args == nil:
+		case args[i] == nil:
 			return bad(`the test has no "args"`)
-		case args[0] != '[':
-			return bad(`"args" must be an array, got %s`, wire.JSONType(args))
+		case args[i][0] != '[':
+			return bad(`"args" must be an array, got %s`, wire.JSONType(args[i]))
 		case expect == nil:
 			return bad(`the test has no "expect"`)
 		}
 		g.Tests[i] = expect
 	}
+	g.testArgs = jobTests(args)
 	return g, task, ""
 }
 
-// testArgsOf is the tests member of a grade job: each test's args.
-func testArgsOf(raw json.RawMessage) json.RawMessage {
-	var tests []json.RawMessage
-	_ = json.Unmarshal(raw, &tests) // checked by parseGrade
-	out := make([]json.RawMessage, len(tests))
-	for i, t := range tests {
-		wire.SplitObject(t, func(key string, v json.RawMessage) {
-			if key == "args" {
-				out[i] = v
-			}
-		})
+// jobTests is the tests member of a grade job: the tests' args (valid
+// JSON arrays) in an array, as json.Marshal writes them — compacted, with
+// <, >, &, U+2028 and U+2029 escaped, so that the job and its run_digest
+// stay what they were. Args without those bytes or white space are
+// appended as they are, without json.Marshal's reflection.
+func jobTests(args []json.RawMessage) json.RawMessage {
+	size := 2
+	for _, a := range args {
+		size += len(a) + 1
+		if bytes.ContainsAny(a, "<>&\u2028\u2029 \t\n\r") {
+			b, _ := json.Marshal(args) // raw JSON values
+			return b
+		}
 	}
-	b, _ := json.Marshal(out) // raw JSON values
-	return b
+	out := append(make([]byte, 0, size), '[')
+	for i, a := range args {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, a...)
+	}
+	return append(out, ']')
 }
 
 // RunDigest is the SHA-256 (lower-case hex) of what a graded item runs —

@@ -161,3 +161,35 @@ func TestLineGraded(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+// TestDecodeString: a string read without encoding/json is what
+// encoding/json reads; escapes, invalid UTF-8 and other types go through
+// it (a non-string leaves the destination as it was).
+func TestDecodeString(t *testing.T) {
+	for _, raw := range []string{`"runtime_error"`, `""`, `"d\u00e9j\u00e0 \"vu\""`, `"déjà"`, "\"bad \xff byte\"", `"\ud800"`, `null`, `12`, `{"a":1}`} {
+		got, want := "kept", "kept"
+		decodeString([]byte(raw), &got)
+		_ = json.Unmarshal([]byte(raw), &want)
+		if got != want {
+			t.Errorf("decodeString(%s) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+// TestJobTests: a grade job's tests are what json.Marshal makes of the
+// tests' args, with or without the bytes it rewrites.
+func TestJobTests(t *testing.T) {
+	for _, c := range [][]string{
+		{`[]`}, {`[1,2]`, `[]`, `["a",{"b":[null]}]`}, {`[1, 2]`}, {`["<b>&"]`}, {"[\"\u2028\"]", `[true]`}, {`["é",-1.5e3]`},
+		{"[\n1\t]"},
+	} {
+		args := make([]json.RawMessage, len(c))
+		for i, a := range c {
+			args[i] = json.RawMessage(a)
+		}
+		want, _ := json.Marshal(args)
+		if got := jobTests(args); string(got) != string(want) {
+			t.Errorf("jobTests(%q) = %s, want %s", c, got, want)
+		}
+	}
+}

@@ -135,16 +135,18 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 	}
 	// The id first, so that every other refusal can name it.
 	if v, ok := obj.Get("id"); ok {
-		var id string
-		if err := json.Unmarshal(v.(json.RawMessage), &id); err != nil {
-			return bad(`"id" must be a string, got %s`, wire.JSONType(v.(json.RawMessage)))
+		rawID := v.(json.RawMessage)
+		if rawID[0] != '"' {
+			return bad(`"id" must be a string, got %s`, wire.JSONType(rawID))
 		}
+		var id string
+		decodeString(rawID, &id) // valid JSON: a string decodes
 		if id == "" {
 			return bad(`"id" must not be empty`)
 		}
 		// Matched byte for byte against its result: an id that would not
 		// decode to itself is refused rather than echoed altered.
-		if problem := tools.ExactString(v.(json.RawMessage)); problem != "" {
+		if problem := tools.ExactString(rawID); problem != "" {
 			return bad(`"id" must be a string of valid UTF-8, got %s (it would be read as U+FFFD)`, problem)
 		}
 		if len(id) > tools.MaxNameBytes {
@@ -247,7 +249,7 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 			for _, k := range []string{"entry", "tests", "check"} {
 				if v, ok := grading[k]; ok {
 					if k == "tests" {
-						v = testArgsOf(v)
+						v = g.testArgs
 					}
 					args.Set(k, v)
 				}

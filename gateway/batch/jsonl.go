@@ -146,8 +146,12 @@ type outLine struct {
 	// no envelope has), pos its line in IN.
 	report bool
 	pos    int
-	// digest is the line's run_digest ("" when none: an ungraded item's).
+	// digest is the line's run_digest ("" when none: a malformed item's,
+	// or an ungraded item's line written by --regrade or before OutLine
+	// gave them one).
 	digest string
+	// graded: the line has a verdict.
+	graded bool
 }
 
 // parseOutLine reads a line of OUT. ok is false for a line that is no
@@ -159,6 +163,7 @@ func parseOutLine(line []byte) (l outLine, ok bool) {
 		ID        json.RawMessage `json:"id"`
 		InputLine *int            `json:"input_line"`
 		RunDigest string          `json:"run_digest"`
+		Verdict   *string         `json:"verdict"`
 		Message   string          `json:"message"`
 	}
 	if json.Unmarshal(line, &rec) != nil {
@@ -167,7 +172,7 @@ func parseOutLine(line []byte) (l outLine, ok bool) {
 	if id := usableID(rec.ID); id != nil {
 		l.id = *id
 	}
-	l.digest = rec.RunDigest
+	l.digest, l.graded = rec.RunDigest, rec.Verdict != nil
 	if rec.InputLine != nil {
 		l.report, l.pos = true, *rec.InputLine
 		if strings.HasPrefix(rec.Message, fmt.Sprintf("line %d: duplicate id ", l.pos)) {
@@ -180,25 +185,44 @@ func parseOutLine(line []byte) (l outLine, ok bool) {
 
 // Stale reports whether the line l of OUT for it's id is not of the item as
 // it now stands, so --resume runs the item again: a refusal of an item now
-// valid, a result of an item now refused, or a run_digest that is not the
-// item's (RunDigest: for a graded item, its source, arguments, tests'
-// arguments or checker changed, or it ran ungraded; for an ungraded one,
-// none — the line of a graded run). An ungraded item's line has no
-// run_digest: its changes are not seen. Expectations are no part of a
-// run: a line whose verdict was given against other expectations is kept
-// (--regrade gives them again).
+// valid, a result of an item now refused, a run_digest that is not the
+// item's (RunDigest: its source, arguments, tests' arguments or checker
+// changed, or it ran graded and now is not, or the other way round), or a
+// graded line (a verdict) of an item now ungraded. A line without
+// run_digest is stale for a graded item; for an ungraded one it was
+// written by --regrade or before OutLine gave ungraded items theirs, and
+// is kept: its changes are not seen. Expectations are no part of a run: a line whose
+// verdict was given against other expectations is kept (--regrade gives
+// them again).
 func (l outLine) Stale(it *Item) bool {
 	switch {
 	case it.Malformed():
 		return !l.report
 	case l.report:
 		return true
+	case it.Graded():
+		return l.digest != RunDigest(it)
+	case l.graded:
+		return true
 	}
-	want := ""
-	if it.Graded() {
-		want = RunDigest(it)
+	return l.digest != "" && l.digest != RunDigest(it)
+}
+
+// OutLine is the line of OUT for r (Line, position member posField),
+// with "run_digest" (RunDigest) for an ungraded item too, after the
+// envelope's fields, so that --resume sees that the item changed (Stale).
+// A malformed item's line has none.
+func OutLine(r Result, posField string) []byte {
+	line := Line(r, posField)
+	if r.Verdict != "" || r.Item.Malformed() {
+		return line // a graded item's has it (Line); a malformed one has none
 	}
-	return l.digest != want
+	d := RunDigest(&r.Item)
+	out := make([]byte, 0, len(line)+len(`,"run_digest":""`)+len(d))
+	out = append(out, line[:len(line)-1]...)
+	out = append(out, `,"run_digest":"`...)
+	out = append(out, d...)
+	return append(out, `"}`...)
 }
 
 // OpenOutput opens OUT: truncated, or with resume read into done and

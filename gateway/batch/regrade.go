@@ -21,7 +21,8 @@ type RegradeStats struct {
 	// differs, or none: their source, arguments, tests' arguments or
 	// checker changed, or they ran ungraded), verdict error. Changed
 	// expectations are not counted (regrading them is the point), nor are
-	// changed ungraded items (their lines have no run_digest).
+	// changed ungraded items (they get no verdict; --resume runs them
+	// again).
 	Changed int
 	// Unmatched counts the results of OLD whose id is no item of ITEMS
 	// (left out of NEW).

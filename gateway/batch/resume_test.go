@@ -6,6 +6,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ import (
 const okOne = `{"success":true,"protocol_version":1,"result":1,"steps":1,"outcome":"ok","retryable":false}`
 
 // outLines are the lines a batch writes for the items of in (a JSONL
-// text), each answered env (a malformed one: its refusal).
+// text, OutLine), each answered okOne (a malformed one: its refusal).
 func outLines(in string) []string {
 	var out []string
 	for i, l := range strings.Split(strings.TrimSuffix(in, "\n"), "\n") {
@@ -27,7 +28,7 @@ func outLines(in string) []string {
 		if it.Malformed() {
 			env, _ = it.Err.MarshalJSON()
 		}
-		out = append(out, string(Line(resultOf(it, env), "input_line")))
+		out = append(out, string(OutLine(resultOf(it, env), "input_line")))
 	}
 	return out
 }
@@ -116,11 +117,13 @@ not json
 }
 
 // TestResumeChanged: --resume runs again an item whose line in OUT is not
-// of the item as it now stands — a graded item whose source changed (its
-// run_digest), a refusal of an item now valid, a result of an item now
-// malformed, a graded line of an item now ungraded — and the new line
-// replaces the old one (EachKept leaves it out). A changed expectation
-// alone, and a changed ungraded item (no run_digest), are kept.
+// of the item as it now stands — a graded or ungraded item whose source
+// changed (its run_digest), a refusal of an item now valid, a result of an
+// item now malformed, a graded line of an item now ungraded — and the new
+// line replaces the old one (EachKept leaves it out). A changed
+// expectation alone is kept, and so is a changed ungraded item whose line
+// has no run_digest (written before ungraded lines had one). Before, a
+// changed ungraded item was never run again.
 func TestResumeChanged(t *testing.T) {
 	before := `{"id":"src","source":"fn main() -> Int { 1 }","expect":1}
 {"id":"exp","source":"fn main() -> Int { 1 }","expect":1}
@@ -129,8 +132,14 @@ func TestResumeChanged(t *testing.T) {
 {"id":"plain","source":"fn main() -> Int { 1 }"}
 {"id":"ungraded","source":"fn main() -> Int { 1 }","expect":1}
 {"id":"same","source":"fn main() -> Int { 1 }","expect":1}
+{"id":"legacy","source":"fn main() -> Int { 1 }"}
 `
 	out := outLines(before)
+	legacy := regexp.MustCompile(`,"run_digest":"[0-9a-f]{64}"`)
+	if !legacy.MatchString(out[4]) {
+		t.Fatalf("an ungraded item's line has no run_digest: %s", out[4])
+	}
+	out[7] = legacy.ReplaceAllString(out[7], "")
 	after := `{"id":"src","source":"fn main() -> Int { 2 }","expect":1}
 {"id":"exp","source":"fn main() -> Int { 1 }","expect":2}
 {"id":"fixed","source":"fn main() -> Int { 1 }"}
@@ -138,26 +147,27 @@ func TestResumeChanged(t *testing.T) {
 {"id":"plain","source":"fn main() -> Int { 2 }"}
 {"id":"ungraded","source":"fn main() -> Int { 1 }"}
 {"id":"same","source":"fn main() -> Int { 1 }","expect":1}
+{"id":"legacy","source":"fn main() -> Int { 2 }"}
 `
 	r := resume(t, after, out)
-	if want := []string{"src@1", "fixed@3", "broken@4", "ungraded@6"}; !slices.Equal(r.ran, want) || r.skipped != 3 || r.changed != 4 {
-		t.Errorf("ran %v, skipped %d, changed %d; want %v, 3, 4", r.ran, r.skipped, r.changed, want)
+	if want := []string{"src@1", "fixed@3", "broken@4", "plain@5", "ungraded@6"}; !slices.Equal(r.ran, want) || r.skipped != 3 || r.changed != 5 {
+		t.Errorf("ran %v, skipped %d, changed %d; want %v, 3, 5", r.ran, r.skipped, r.changed, want)
 	}
-	if want := []string{out[1], out[4], out[6]}; !slices.Equal(r.kept, want) {
+	if want := []string{out[1], out[6], out[7]}; !slices.Equal(r.kept, want) {
 		t.Errorf("kept:\n%s\nwant\n%s", strings.Join(r.kept, "\n"), strings.Join(want, "\n"))
 	}
 	// After the new lines are appended, the last line of each id is its
 	// result: a second resume runs nothing.
 	for i, l := range strings.Split(strings.TrimSuffix(after, "\n"), "\n") {
-		if slices.Contains([]int{0, 2, 3, 5}, i) {
+		if slices.Contains([]int{0, 2, 3, 4, 5}, i) {
 			out = append(out, outLines(strings.Repeat("\n", i) + l)[i])
 		}
 	}
 	r = resume(t, after, out)
-	if len(r.ran) != 0 || r.skipped != 7 || r.changed != 0 || len(r.kept) != 7 {
+	if len(r.ran) != 0 || r.skipped != 8 || r.changed != 0 || len(r.kept) != 8 {
 		t.Errorf("second resume: ran %v, skipped %d, changed %d, kept %d lines", r.ran, r.skipped, r.changed, len(r.kept))
 	}
-	if want := []string{out[1], out[4], out[6], out[7], out[8], out[9], out[10]}; !slices.Equal(r.kept, want) {
+	if want := []string{out[1], out[6], out[7], out[8], out[9], out[10], out[11], out[12]}; !slices.Equal(r.kept, want) {
 		t.Errorf("second resume kept:\n%s\nwant\n%s", strings.Join(r.kept, "\n"), strings.Join(want, "\n"))
 	}
 }
