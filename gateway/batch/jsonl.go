@@ -217,7 +217,10 @@ func OutLine(r Result, posField string) []byte {
 	if r.Verdict != "" || r.Item.Malformed() {
 		return line // a graded item's has it (Line); a malformed one has none
 	}
-	d := RunDigest(&r.Item)
+	d := r.digest()
+	if d == "" {
+		return line
+	}
 	out := make([]byte, 0, len(line)+len(`,"run_digest":""`)+len(d))
 	out = append(out, line[:len(line)-1]...)
 	out = append(out, `,"run_digest":"`...)

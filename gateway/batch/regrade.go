@@ -53,7 +53,11 @@ type RegradeNames struct {
 //   - a graded item without one: a line of its id with verdict error
 //     `no result in OLD: …`; an ungraded one is left out.
 //
-// The reasons name OLD and the command as names says (RegradeNames).
+// Each line carries the run_digest of the run its result is of — OLD's
+// line's, none for an item without a result (Result.Saved) — never the
+// item's current one: a later --resume of NEW runs a changed item, or one
+// that never ran, instead of keeping its line. The reasons name OLD and
+// the command as names says (RegradeNames).
 //
 // It holds an offset per line of old (the id and 8 bytes) and one item at
 // a time. Errors: reading either file, or emit's.
@@ -112,19 +116,20 @@ func Regrade(items io.Reader, old *os.File, names RegradeNames, emit func(Result
 			return
 		case s == nil:
 			st.Missing++
-			r = Result{Item: it, Envelope: json.RawMessage(`{}`), RunMs: -1, QueueMs: -1, Steps: -1,
+			r = Result{Item: it, Envelope: json.RawMessage(`{}`), RunMs: -1, QueueMs: -1, Steps: -1, Saved: true, // no run: no run_digest
 				Verdict: VerdictError, Reason: "no result in " + names.Old + ": run the item (" + names.Rerun + "), then regrade"}
 		default:
 			s.used = true
 			oldLine, digest := savedEnvelope(old, s.off)
 			r = resultOf(it, oldLine)
+			r.Saved, r.SavedDigest = true, digest
 			if it.Graded() && digest != RunDigest(&it) {
 				st.Changed++
 				r.Verdict, r.Reason = VerdictError, names.Old+" holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again ("+names.Rerun+" runs it), then regrade"
 			}
 		}
 		if emit != nil && emitErr == nil {
-			emitErr = emit(r, Line(r, "input_line"))
+			emitErr = emit(r, OutLine(r, "input_line"))
 		}
 	})
 	if err == nil {
@@ -140,7 +145,8 @@ func Regrade(items io.Reader, old *os.File, names RegradeNames, emit func(Result
 
 // savedEnvelope reads the line of old at off and returns its envelope (the
 // line without the members a batch adds: id, task, run_digest, verdict,
-// verdict_reason) and its run_digest.
+// verdict_reason) and its run_digest ("" when it has none, or one that is
+// not 64 lower-case hex digits).
 func savedEnvelope(old *os.File, off int64) (json.RawMessage, string) {
 	br := bufio.NewReaderSize(io.NewSectionReader(old, off, 1<<62), 1<<16)
 	line, _, _, _ := ReadLine(br, MaxResultLineBytes)
@@ -152,7 +158,9 @@ func savedEnvelope(old *os.File, off int64) (json.RawMessage, string) {
 		case "id", "task", "verdict", "verdict_reason":
 			return
 		case "run_digest":
-			_ = json.Unmarshal(raw, &digest)
+			if json.Unmarshal(raw, &digest) != nil || !validDigest(digest) {
+				digest = "" // not one a batch wrote: none
+			}
 			return
 		}
 		if out.Len() > 1 {
@@ -165,4 +173,18 @@ func savedEnvelope(old *os.File, off int64) (json.RawMessage, string) {
 	})
 	out.WriteByte('}')
 	return out.Bytes(), digest
+}
+
+// validDigest reports whether d is a run_digest as RunDigest writes it:
+// 64 lower-case hex digits.
+func validDigest(d string) bool {
+	if len(d) != 64 {
+		return false
+	}
+	for i := range len(d) {
+		if c := d[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -46,8 +46,10 @@ func TestRegrade(t *testing.T) {
 	}
 	defer f.Close()
 	var got []string
+	lines := map[string]string{}
 	st, err := Regrade(strings.NewReader(items), f, RegradeNames{Old: "old.jsonl", Rerun: "axpool batch in.jsonl -o old.jsonl --resume"}, func(r Result, line []byte) error {
 		got = append(got, r.Item.ID+" "+r.Verdict+" "+r.Reason)
+		lines[r.Item.ID] = string(line)
 		if r.Item.ID == "c" && string(line) != `{"id":"c","success":true,"protocol_version":1,"result":1,"steps":1,"outcome":"ok","retryable":false}` {
 			t.Errorf("c: %s", line)
 		}
@@ -72,5 +74,53 @@ func TestRegrade(t *testing.T) {
 	}
 	if st != (RegradeStats{Items: 7, Missing: 1, Skipped: 1, Changed: 1, Unmatched: 1}) {
 		t.Errorf("stats %+v", st)
+	}
+	// Each line carries the digest of the run its result is of: d's is
+	// OLD's (the source it ran, not the changed one), e's none (it never
+	// ran), so that --resume of NEW runs both again.
+	dNew := item(`{"id":"d","source":"fn main() -> Int { 5 }","expect":4}`)
+	if want := `"run_digest":"` + RunDigest(&dOld) + `"`; !strings.Contains(lines["d"], want) || RunDigest(&dOld) == RunDigest(&dNew) {
+		t.Errorf("d: %s\nwant OLD's %s", lines["d"], want)
+	}
+	if strings.Contains(lines["e"], "run_digest") {
+		t.Errorf("e, which never ran: %s", lines["e"])
+	}
+	if want := `"run_digest":"` + RunDigest(&a) + `"`; !strings.Contains(lines["a"], want) {
+		t.Errorf("a: %s\nwant %s", lines["a"], want)
+	}
+}
+
+// TestRegradeKeepsOnlyValidDigests: a saved line's run_digest is written
+// back only as RunDigest writes one (64 lower-case hex digits); anything
+// else in OLD, a quote or a newline included, is dropped, as if the line
+// had none.
+func TestRegradeKeepsOnlyValidDigests(t *testing.T) {
+	for _, c := range []struct{ digest, want string }{
+		{`"` + strings.Repeat("ab", 32) + `"`, `,"run_digest":"` + strings.Repeat("ab", 32) + `"`},
+		{`"` + strings.Repeat("AB", 32) + `"`, ""},
+		{`"` + strings.Repeat("a", 63) + `"`, ""},
+		{`"x\"y\nz"`, ""},
+	} {
+		old := filepath.Join(t.TempDir(), "old.jsonl")
+		line := `{"id":"u","success":true,"protocol_version":1,"result":1,"steps":1,"outcome":"ok","retryable":false,"run_digest":` + c.digest + "}\n"
+		if err := os.WriteFile(old, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		_, err = Regrade(strings.NewReader(`{"id":"u","source":"fn main() -> Int { 1 }"}`+"\n"), f, RegradeNames{}, func(_ Result, line []byte) error {
+			got = string(line)
+			return nil
+		})
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `{"id":"u","success":true,"protocol_version":1,"result":1,"steps":1,"outcome":"ok","retryable":false` + c.want + "}"; got != want {
+			t.Errorf("run_digest %s: line\n%s\nwant\n%s", c.digest, got, want)
+		}
 	}
 }

@@ -38,6 +38,22 @@ type Result struct {
 	// Verdict and Reason are a graded item's verdict (pass, fail, error;
 	// Judge) and, for anything but pass, why; "" for an item not graded.
 	Verdict, Reason string
+	// Saved marks a result read back from a file (Regrade): its line
+	// carries SavedDigest as its run_digest — the digest of the run the
+	// result is of, "" for none — instead of the item's RunDigest, so
+	// that a later --resume of that file runs the item again when what it
+	// runs changed, or when it never ran.
+	Saved       bool
+	SavedDigest string
+}
+
+// digest is the run_digest r's line carries: SavedDigest for a saved
+// result, else the item's RunDigest.
+func (r *Result) digest() string {
+	if r.Saved {
+		return r.SavedDigest
+	}
+	return RunDigest(&r.Item)
 }
 
 // OK reports whether the item succeeded: outcome "ok".
@@ -349,7 +365,7 @@ func Line(r Result, posField string) []byte {
 		out = append(out, env[1:len(env)-1]...)
 	}
 	if r.Verdict != "" {
-		if d := RunDigest(&r.Item); d != "" {
+		if d := r.digest(); d != "" {
 			out = append(out, `,"run_digest":"`...)
 			out = append(out, d...)
 			out = append(out, '"')
