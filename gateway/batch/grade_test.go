@@ -18,6 +18,8 @@ func TestParseGraded(t *testing.T) {
 	seedA, _ := json.Marshal(SeedOf("a"))
 	for _, tc := range []struct{ line, tool, args, err string }{
 		{`{"id":"a","source":"s","expect":3}`, "boruna_run", `{"source":"s","seed":` + string(seedA) + `}`, ""},
+		// A null seed is no seed (docs/tools.md §1): the id's, not a fresh one each run.
+		{`{"id":"a","source":"s","seed":null,"expect":3}`, "boruna_run", `{"source":"s","seed":` + string(seedA) + `}`, ""},
 		{`{"id":"a","source":"s","expect":null,"seed":5,"task":"t"}`, "boruna_run", `{"source":"s","seed":5}`, ""},
 		{`{"id":"a","source":"s","tests":[{"args":[1,2],"expect":3},{"expect":0,"args":[]}],"entry":"add"}`, tools.GradeKind,
 			`{"source":"s","seed":` + string(seedA) + `,"entry":"add","tests":[[1,2],[]]}`, ""},
