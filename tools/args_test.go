@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/axpool/axpool/wire"
 )
 
 func TestCheckArgs(t *testing.T) {
@@ -336,4 +339,49 @@ func TestArgsStr(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", c.raw, got, c.want)
 		}
 	}
+}
+
+// FuzzIntegerArgument: an integer argument is checked to the digits
+// strconv.FormatInt writes of its value however it is written (1e3,
+// 1000.0, -0), kept as given when it already is them (plainInt), and the
+// call's cache key and digest are those of the call written with them.
+func FuzzIntegerArgument(f *testing.F) {
+	for _, s := range []string{"0", "-0", "7", "1e3", "1E3", "1000.0", "10000e-1", "0.0", "-0.0", "1e400", "1e-400", "9223372036854775807",
+		"9223372036854775808", "99999999999999999999", "00", "+1", "-1", "0x10", " 5", "5 ", "1_000", "9007199254740993"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, num string) {
+		if !json.Valid([]byte(num)) || wire.JSONType([]byte(num)) != "number" {
+			return // one number, that CheckArgs takes or refuses by its value
+		}
+		raw := `{"source":"x","max_steps":` + num + `,"limits":{"max_memory_mb":` + num + `}}`
+		a, err := Check("boruna_run", json.RawMessage(raw))
+		n, ok := nonNegInt(json.RawMessage(strings.TrimSpace(num)))
+		if !ok {
+			if err == nil {
+				t.Fatalf("%s: accepted, nonNegInt refuses it", raw)
+			}
+			return
+		}
+		if n < 1 { // max_memory_mb is at least 1
+			return
+		}
+		want := strconv.FormatInt(n, 10)
+		plain := `{"source":"x","max_steps":` + want + `,"limits":{"max_memory_mb":` + want + `}}`
+		if err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		b, err := Check("boruna_run", json.RawMessage(plain))
+		if err != nil {
+			t.Fatalf("%s: %v", plain, err)
+		}
+		if string(a.JSON()) != plain || a.Digest() != b.Digest() {
+			t.Fatalf("%s: checked %s digest %s; want %s digest %s", raw, a.JSON(), a.Digest(), plain, b.Digest())
+		}
+		ka, _ := a.CacheKey("s")
+		kb, _ := b.CacheKey("s")
+		if ka != kb {
+			t.Fatalf("%s: cache key %s; %s has %s", raw, ka, plain, kb)
+		}
+	})
 }

@@ -335,6 +335,31 @@ func TestSplitArray(t *testing.T) {
 	}
 }
 
+// FuzzSplitArray: SplitArray gives the elements json.Unmarshal into a
+// []json.RawMessage gives for every text that starts (after white space)
+// with '[', and refuses every other text.
+func FuzzSplitArray(f *testing.F) {
+	for _, c := range []string{`[]`, ` [ ] `, `[1,]`, `[1 2]`, `null`, `[null]`, "[\"\\u2028\",\"\xff\",\"\\ud800\"]",
+		"\t[\r\n1e400 ,-0,0.0,1E2,{\"a\":1,\"a\":2}]\n", `[[[[]]]]`, "\ufeff[]", "[]\x00", `[1e400]`, `[00]`, `[+1]`,
+		strings.Repeat("[", 10000) + strings.Repeat("]", 10000), strings.Repeat("[", 10001) + strings.Repeat("]", 10001)} {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, ok := SplitArray(data)
+		var want []json.RawMessage
+		werr := json.Unmarshal(data, &want)
+		wantOK := werr == nil && JSONType(data) == "array"
+		if ok != wantOK || (ok && (got == nil || len(got) != len(want))) {
+			t.Fatalf("SplitArray(%q) = %q, %v; json.Unmarshal %q, %v", data, got, ok, want, werr)
+		}
+		for i := range got {
+			if string(got[i]) != string(want[i]) {
+				t.Fatalf("SplitArray(%q)[%d] = %s; json.Unmarshal %s", data, i, got[i], want[i])
+			}
+		}
+	})
+}
+
 var summaryCases = []string{
 	`{"success":false,"protocol_version":1,"error_kind":"runtime_error","limit_kind":"steps","limit":100,"steps":101,"outcome":"step_limit","job_id":"j","queue_ms":3,"run_ms":9,"worker":"w"}`,
 	`{"success":true,"protocol_version":1,"ok":true}`, `{}`, `[1]`, `{"success":"yes"}`, `{"Success":true}`,

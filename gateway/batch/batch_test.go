@@ -32,6 +32,7 @@ func TestParse(t *testing.T) {
 		{`{"source":"s"}`, "", "", `line 4: the item has no "id"`},
 		{`{"id":7,"source":"s"}`, "", "", `line 4: "id" must be a string, got number`},
 		{`{"id":"","source":"s"}`, "", "", `line 4: "id" must not be empty`},
+		{`{"id":null,"source":"s"}`, "", "", `line 4: "id" must be a string, got null`},
 		// An id is matched byte for byte against its result: one that would
 		// not decode to itself (read as U+FFFD) is refused.
 		{"{\"id\":\"a\xff\",\"source\":\"s\"}", "", "", `line 4: "id" must be a string of valid UTF-8, got invalid UTF-8 at byte 1 (it would be read as U+FFFD)`},

@@ -1,11 +1,13 @@
 package batch
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/wire"
 )
 
 // TestParseGraded: the grading members are the batch's: an expect item
@@ -16,6 +18,8 @@ func TestParseGraded(t *testing.T) {
 	seedA, _ := json.Marshal(SeedOf("a"))
 	for _, tc := range []struct{ line, tool, args, err string }{
 		{`{"id":"a","source":"s","expect":3}`, "boruna_run", `{"source":"s","seed":` + string(seedA) + `}`, ""},
+		// A null seed is no seed (docs/tools.md §1): the id's, not a fresh one each run.
+		{`{"id":"a","source":"s","seed":null,"expect":3}`, "boruna_run", `{"source":"s","seed":` + string(seedA) + `}`, ""},
 		{`{"id":"a","source":"s","expect":null,"seed":5,"task":"t"}`, "boruna_run", `{"source":"s","seed":5}`, ""},
 		{`{"id":"a","source":"s","tests":[{"args":[1,2],"expect":3},{"expect":0,"args":[]}],"entry":"add"}`, tools.GradeKind,
 			`{"source":"s","seed":` + string(seedA) + `,"entry":"add","tests":[[1,2],[]]}`, ""},
@@ -192,4 +196,51 @@ func TestJobTests(t *testing.T) {
 			t.Errorf("jobTests(%q) = %s, want %s", c, got, want)
 		}
 	}
+}
+
+// stringSeeds are JSON texts the string fuzzers start from: escapes of
+// every kind, a lone surrogate, invalid and overlong UTF-8, U+2028, a
+// BOM, NUL, and values of other types.
+var stringSeeds = []string{
+	`""`, `"ok"`, `"a\u0000b"`, `"\u2028"`, "\"\u2028\"", `"\ud800"`, `"\udc00x"`, `"\ud834\udd1e"`, "\"\xff\"", "\"\xc0\xaf\"",
+	"\"\xed\xa0\x80\"", "\"\xef\xbb\xbfbom\"", `"\"\\\/\b\f\n\r\t"`, `"<a>&"`, "\"\x7f\"", `null`, `1e400`, `-0`, `[]`, `{"a":"b"}`,
+}
+
+// FuzzDecodeString: for any JSON value without white space around it
+// (what its callers pass: a member's value as wire.SplitObject gives it),
+// decodeString sets what json.Unmarshal sets.
+func FuzzDecodeString(f *testing.F) {
+	for _, s := range stringSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) || len(bytes.TrimSpace(raw)) != len(raw) {
+			return
+		}
+		got, want := "kept", "kept"
+		decodeString(raw, &got)
+		_ = json.Unmarshal(raw, &want)
+		if got != want {
+			t.Fatalf("decodeString(%q) = %q; json.Unmarshal %q", raw, got, want)
+		}
+	})
+}
+
+// FuzzJobTests: jobTests writes what json.Marshal writes of the elements
+// of any JSON array (a graded item's tests' args).
+func FuzzJobTests(f *testing.F) {
+	for _, s := range stringSeeds {
+		f.Add([]byte("[[" + s + "], [1, 2] ,[" + s + "," + s + "]]"))
+	}
+	f.Add([]byte("[[\"\xe2\x80\xa9\"],[\"\xf0\xe2\x80\xa8\"]]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		args, ok := wire.SplitArray(data)
+		if !ok {
+			return
+		}
+		want, err := json.Marshal(args)
+		if got := jobTests(args); err != nil || string(got) != string(want) {
+			t.Fatalf("jobTests(%q) = %q; json.Marshal %q, %v", args, got, want, err)
+		}
+	})
 }

@@ -240,8 +240,9 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 		if tool != DefaultTool {
 			return bad(`a graded item runs its program: "tool" must be %s, got %q`, DefaultTool, text.Clip(tool, maxShownID))
 		}
-		// Deterministic verdicts: the same random values on every run.
-		if _, ok := args.Get("seed"); !ok {
+		// Deterministic verdicts: the same random values on every run. A
+		// null seed is none (docs/tools.md §1), not a fresh one each run.
+		if v, ok := args.Get("seed"); !ok || string(v.(json.RawMessage)) == "null" {
 			args.Set("seed", SeedOf(it.ID))
 		}
 		if g.Kind != GradeExpect {
