@@ -129,8 +129,12 @@ func (a *Args) canonical() []byte {
 			return
 		}
 		mergeWall(norm)
-		// raw JSON and strings only: cannot fail
-		a.canon, _ = norm.AppendJSON(make([]byte, 0, 256))
+		// Raw JSON and strings only: cannot fail. Were it to, the call
+		// would have no canonical form (nil: not cacheable), never an
+		// empty one that every such call would share as its cache key.
+		if canon, err := norm.AppendJSON(make([]byte, 0, 256)); err == nil {
+			a.canon = canon
+		}
 	})
 	return a.canon
 }
