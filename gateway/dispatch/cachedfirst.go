@@ -1,0 +1,205 @@
+package dispatch
+
+import (
+	"context"
+	"iter"
+	"sync"
+
+	"github.com/axpool/axpool/gateway/batch"
+	"github.com/axpool/axpool/wire"
+)
+
+// A warm batch — every item answered from the result cache — spent most
+// of its time on the machinery of a call per item: a goroutine, its
+// context, the in-flight coalescing, one lookup waiting for its round.
+// RunItems looks the items up a chunk at a time instead (cachedFirst): the
+// items read while the previous chunk was answered, up to
+// cachedFirstItems of them and cachedFirstBytes of arguments, go to the
+// cache in one request (queue.Bus.CachedResults), and those it holds
+// reach batch.Run answered (batch.Item.Answer), with the very envelope
+// their call would have returned. The others are called as before, their
+// lookup included: an item whose identical item ran meanwhile is still
+// answered from the cache.
+
+// cachedFirstItems and cachedFirstBytes bound a chunk: the keys of one
+// batched lookup (queue.MaxLookupBatch), and the bytes of arguments its
+// items hold. At most three chunks are read ahead of batch.Run: the one
+// being handed on, the one being looked up and the one being read.
+const (
+	cachedFirstItems = 1024
+	cachedFirstBytes = 4 << 20
+)
+
+// cachedFirst returns items with those found in the result cache
+// answered (batch.Item.Answer), when d's Backend is a QueueBackend with
+// the cache on; else items as they are. The items are read on a goroutine
+// of their own, and looked up on another, a chunk or two ahead of what
+// has been handed on; each chunk is taken as soon as one item is there:
+// a batch from stdin is never held back for lines to come.
+func (d *Dispatcher) cachedFirst(ctx context.Context, items iter.Seq[batch.Item]) iter.Seq[batch.Item] {
+	qb, ok := d.cfg.Backend.(*QueueBackend)
+	if !ok || !qb.Cache || !qb.Client.Bus().HasCache() {
+		return items
+	}
+	return func(yield func(batch.Item) bool) {
+		q := newChunks(items)
+		// Each chunk is looked up on a goroutine of its own while the one
+		// before is handed on: the wait for the server's answer overlaps
+		// with batch.Run's work.
+		looked := make(chan []batch.Item)
+		quit := make(chan struct{})
+		lookerDone := make(chan struct{})
+		go func() {
+			defer close(lookerDone)
+			defer close(looked)
+			for {
+				chunk := q.next()
+				if chunk == nil {
+					return
+				}
+				d.answerCached(ctx, qb, chunk)
+				select {
+				case looked <- chunk:
+				case <-quit:
+					return
+				}
+			}
+		}()
+		defer func() {
+			close(quit)
+			q.stop()
+			<-lookerDone
+		}()
+		for chunk := range looked {
+			for _, it := range chunk {
+				if !yield(it) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// answerCached sets the Answer of each item of chunk that qb's result
+// cache holds: what d.CallItem would return for it (qb.Run's cached
+// envelope, observed and masked). Items with an idempotency_key, script
+// items, malformed ones and calls of tools that do not execute are left
+// to their call, as is every item when the lookup fails or ctx has ended.
+func (d *Dispatcher) answerCached(ctx context.Context, qb *QueueBackend, chunk []batch.Item) {
+	bus := qb.Client.Bus()
+	if ctx.Err() != nil || bus.Connected() != nil {
+		return
+	}
+	if sc := suspendFrom(ctx); sc != nil && sc.resume != nil {
+		return
+	}
+	digests := make([]string, len(chunk))
+	var asked []string
+	for i := range chunk {
+		it := &chunk[i]
+		if it.Malformed() || it.Script || it.Call == nil {
+			continue
+		}
+		if tool := it.Call.Tool(); tool == BatchTool || !d.cfg.Executes(tool) || it.Call.Key() != "" {
+			continue
+		}
+		if digest, ok := it.Call.CacheKey(qb.CacheScope); ok {
+			digests[i] = digest
+			asked = append(asked, digest)
+		}
+	}
+	if len(asked) == 0 {
+		return
+	}
+	found, err := bus.CachedResults(ctx, asked)
+	if err != nil || len(found) == 0 {
+		return // the calls look again, and log what fails
+	}
+	for i := range chunk {
+		hit, ok := found[digests[i]]
+		if digests[i] == "" || !ok {
+			continue
+		}
+		out, err := wire.AppendFields(hit, wire.NewObject().Set("cached", true))
+		if err != nil {
+			continue
+		}
+		call := chunk[i].Call
+		d.observe(ctx, call.Tool(), call.JSON(), out)
+		chunk[i].Answer = d.mask.JSON(out)
+	}
+}
+
+// chunks reads an item sequence on a goroutine of its own into chunks of
+// at most cachedFirstItems items and cachedFirstBytes of arguments (an
+// item larger than that goes alone).
+type chunks struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	items   []batch.Item
+	bytes   int64
+	closed  bool // every item was read
+	stopped bool // the reader is asked to stop
+	done    chan struct{}
+}
+
+func newChunks(items iter.Seq[batch.Item]) *chunks {
+	q := &chunks{done: make(chan struct{})}
+	q.cond = sync.NewCond(&q.mu)
+	go q.read(items)
+	return q
+}
+
+func (q *chunks) read(items iter.Seq[batch.Item]) {
+	defer close(q.done)
+	defer func() {
+		q.mu.Lock()
+		q.closed = true
+		q.cond.Broadcast()
+		q.mu.Unlock()
+	}()
+	for it := range items {
+		size := int64(len(it.Args))
+		q.mu.Lock()
+		for !q.stopped && len(q.items) > 0 && (len(q.items) >= cachedFirstItems || q.bytes+size > cachedFirstBytes) {
+			q.cond.Wait()
+		}
+		if q.stopped {
+			q.mu.Unlock()
+			return
+		}
+		q.items = append(q.items, it)
+		q.bytes += size
+		q.cond.Broadcast()
+		q.mu.Unlock()
+	}
+}
+
+// next returns the items read since the last call, waiting for one when
+// there is none yet; nil once every item has been returned, or once stop
+// was called.
+func (q *chunks) next() []batch.Item {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.items) == 0 && !q.closed && !q.stopped {
+		q.cond.Wait()
+	}
+	if q.stopped {
+		return nil
+	}
+	chunk := q.items
+	q.items, q.bytes = nil, 0
+	q.cond.Broadcast()
+	return chunk
+}
+
+// stop asks the reader to stop and waits until it has: the item sequence
+// is done with once it returns (it returns when the item being read is,
+// as a range over the sequence would).
+func (q *chunks) stop() {
+	q.mu.Lock()
+	q.stopped = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+	<-q.done
+}
