@@ -76,6 +76,7 @@ func (d *Dispatcher) cachedFirst(ctx context.Context, items iter.Seq[batch.Item]
 					return
 				}
 			}
+			q.recycle(chunk)
 		}
 	}
 }
@@ -120,7 +121,7 @@ func (d *Dispatcher) answerCached(ctx context.Context, qb *QueueBackend, chunk [
 		if digests[i] == "" || !ok {
 			continue
 		}
-		out, err := wire.AppendFields(hit, wire.NewObject().Set("cached", true))
+		out, err := wire.AppendFields(hit, cachedMember)
 		if err != nil {
 			continue
 		}
@@ -129,6 +130,9 @@ func (d *Dispatcher) answerCached(ctx context.Context, qb *QueueBackend, chunk [
 		chunk[i].Answer = d.mask.JSON(out)
 	}
 }
+
+// cachedMember is what a cached answer gains (QueueBackend.cached).
+var cachedMember = wire.NewObject().Set("cached", true)
 
 // chunks reads an item sequence on a goroutine of its own into chunks of
 // at most cachedFirstItems items and cachedFirstBytes of arguments (an
@@ -141,6 +145,9 @@ type chunks struct {
 	closed  bool // every item was read
 	stopped bool // the reader is asked to stop
 	done    chan struct{}
+	// spare is a chunk handed on and done with (recycle), whose array
+	// the next chunk reuses.
+	spare []batch.Item
 }
 
 func newChunks(items iter.Seq[batch.Item]) *chunks {
@@ -168,6 +175,9 @@ func (q *chunks) read(items iter.Seq[batch.Item]) {
 			q.mu.Unlock()
 			return
 		}
+		if q.items == nil && q.spare != nil {
+			q.items, q.spare = q.spare, nil
+		}
 		q.items = append(q.items, it)
 		q.bytes += size
 		q.cond.Broadcast()
@@ -191,6 +201,15 @@ func (q *chunks) next() []batch.Item {
 	q.items, q.bytes = nil, 0
 	q.cond.Broadcast()
 	return chunk
+}
+
+// recycle gives back a chunk whose items have all been handed on: the
+// next chunk is read into its array.
+func (q *chunks) recycle(chunk []batch.Item) {
+	clear(chunk) // its items' arguments and answers are not kept alive
+	q.mu.Lock()
+	q.spare = chunk[:0]
+	q.mu.Unlock()
 }
 
 // stop asks the reader to stop and waits until it has: the item sequence
