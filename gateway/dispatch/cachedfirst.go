@@ -23,8 +23,8 @@ import (
 
 // cachedFirstItems and cachedFirstBytes bound a chunk: the keys of one
 // batched lookup (queue.MaxLookupBatch), and the bytes of arguments its
-// items hold. At most three chunks are read ahead of batch.Run: the one
-// being handed on, the one being looked up and the one being read.
+// items hold. At most four chunks are read ahead of batch.Run besides the
+// one being handed on: two being looked up, one waiting, one being read.
 const (
 	cachedFirstItems = 1024
 	cachedFirstBytes = 4 << 20
@@ -33,9 +33,9 @@ const (
 // cachedFirst returns items with those found in the result cache
 // answered (batch.Item.Answer), when d's Backend is a QueueBackend with
 // the cache on; else items as they are. The items are read on a goroutine
-// of their own, and looked up on another, a chunk or two ahead of what
-// has been handed on; each chunk is taken as soon as one item is there:
-// a batch from stdin is never held back for lines to come.
+// of their own, and each chunk looked up on another, up to three chunks
+// ahead of what has been handed on; each chunk is taken as soon as one
+// item is there: a batch from stdin is never held back for lines to come.
 func (d *Dispatcher) cachedFirst(ctx context.Context, items iter.Seq[batch.Item]) iter.Seq[batch.Item] {
 	qb, ok := d.cfg.Backend.(*QueueBackend)
 	if !ok || !qb.Cache || !qb.Client.Bus().HasCache() {
@@ -43,23 +43,33 @@ func (d *Dispatcher) cachedFirst(ctx context.Context, items iter.Seq[batch.Item]
 	}
 	return func(yield func(batch.Item) bool) {
 		q := newChunks(items)
-		// Each chunk is looked up on a goroutine of its own while the one
-		// before is handed on: the wait for the server's answer overlaps
-		// with batch.Run's work.
-		looked := make(chan []batch.Item)
+		// Each chunk is looked up on a goroutine of its own, as soon as it
+		// is read: the server answers one chunk while the keys of the next
+		// are computed and batch.Run takes the one before.
+		type lookup struct {
+			chunk []batch.Item
+			done  chan struct{}
+		}
+		looked := make(chan lookup, 1)
 		quit := make(chan struct{})
 		lookerDone := make(chan struct{})
 		go func() {
 			defer close(lookerDone)
 			defer close(looked)
+			var wg sync.WaitGroup
+			defer wg.Wait()
 			for {
 				chunk := q.next()
 				if chunk == nil {
 					return
 				}
-				d.answerCached(ctx, qb, chunk)
+				lk := lookup{chunk, make(chan struct{})}
+				wg.Go(func() {
+					defer close(lk.done)
+					d.answerCached(ctx, qb, lk.chunk)
+				})
 				select {
-				case looked <- chunk:
+				case looked <- lk:
 				case <-quit:
 					return
 				}
@@ -70,13 +80,14 @@ func (d *Dispatcher) cachedFirst(ctx context.Context, items iter.Seq[batch.Item]
 			q.stop()
 			<-lookerDone
 		}()
-		for chunk := range looked {
-			for _, it := range chunk {
+		for lk := range looked {
+			<-lk.done
+			for _, it := range lk.chunk {
 				if !yield(it) {
 					return
 				}
 			}
-			q.recycle(chunk)
+			q.recycle(lk.chunk)
 		}
 	}
 }
