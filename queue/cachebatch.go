@@ -109,6 +109,72 @@ func (l *cacheLookups) get(ctx context.Context, key string) ([]byte, error) {
 	}
 }
 
+// CachedResults looks the digests up in the result cache with one
+// request, in the caller's goroutine, and returns the results it found by
+// digest, each exactly as StoreCached stored it: a digest it does not
+// hold is one of none found, or one the round left out (the server
+// answers one request with at most lookupMaxBytes of results, and at
+// most MaxLookupBatch digests are asked for: the later ones are left
+// out), which its caller looks up again (CachedResult) if it must know.
+// `axpool batch` answers the items of a warm batch with it, a chunk of
+// items at a time, without a call each. A server that cannot answer a
+// batched lookup (older than 2.11) finds nothing here. Invalid digests
+// are never found. Errors: ErrNoCache, NATS errors (wrapped).
+func (b *Bus) CachedResults(ctx context.Context, digests []string) (map[string][]byte, error) {
+	if b.cache == nil {
+		return nil, ErrNoCache
+	}
+	b.lookupsOnce.Do(func() { b.lookups = newCacheLookups(b) })
+	l := b.lookups
+	l.mu.Lock()
+	batched := l.batched
+	l.mu.Unlock()
+	found := make(map[string][]byte, len(digests))
+	var lks []*lookup
+	var of []string // of[i] is the digest of lks[i]
+	for _, d := range digests {
+		if !validDigest(d) {
+			continue
+		}
+		key := cacheKey(d)
+		if val, ok := b.pendingCached(key); ok {
+			found[d] = val // stored later (StoreCachedLater), not yet acknowledged
+			continue
+		}
+		if batched && len(lks) < MaxLookupBatch {
+			lks = append(lks, &lookup{subject: l.prefix + key, done: make(chan struct{})})
+			of = append(of, d)
+		}
+	}
+	if len(lks) == 0 {
+		return found, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return found, err
+	}
+	left, err := l.round(lks)
+	var unsupported *unsupportedBatchError
+	if errors.As(err, &unsupported) {
+		l.mu.Lock()
+		l.batched = false // as rounds does: later lookups go key by key
+		l.mu.Unlock()
+		return found, nil
+	}
+	if err != nil {
+		return found, err
+	}
+	unanswered := make(map[*lookup]bool, len(left))
+	for _, lk := range left {
+		unanswered[lk] = true
+	}
+	for i, lk := range lks {
+		if !unanswered[lk] && lk.err == nil && lk.val != nil {
+			found[of[i]] = lk.val
+		}
+	}
+	return found, nil
+}
+
 // single is a plain KV get of key.
 func (l *cacheLookups) single(ctx context.Context, key string) ([]byte, error) {
 	e, err := l.b.cache.Get(ctx, key)

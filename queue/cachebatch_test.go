@@ -213,6 +213,123 @@ func TestCacheLookupsRefused(t *testing.T) {
 	}
 }
 
+// TestCachedResults: one request answers the digests it is given — hits
+// by digest, exactly as stored; a miss, a deleted key and an invalid
+// digest absent — and digests past MaxLookupBatch or the byte bound are
+// left out (absent, not asked for or left by the server), never wrong.
+func TestCachedResults(t *testing.T) {
+	e, bus, _ := testBus(t, Config{})
+	ctx := ctxT(t)
+	d := func(i int) string { return fmt.Sprintf("%064d", i) }
+	for i := range 1100 {
+		if err := bus.StoreCached(ctx, d(i), fmt.Appendf(nil, `{"r":%d}`, i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bus.cache.Delete(ctx, cacheKey(d(7))); err != nil {
+		t.Fatal(err)
+	}
+	requests := directGets(t, e)
+	got, err := bus.CachedResults(ctx, []string{d(1), d(2000), d(7), "not a digest", d(3), d(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || string(got[d(1)]) != `{"r":1}` || string(got[d(3)]) != `{"r":3}` {
+		t.Errorf("CachedResults = %q; want %s and %s only", got, `{"r":1}`, `{"r":3}`)
+	}
+	if r := requests(); len(r) != 1 || r[0] != 4 {
+		t.Errorf("requests = %v; want one of 4 keys (1, 2000, 7, 3)", r)
+	}
+
+	// 1,100 digests: the first MaxLookupBatch are asked for, in one request.
+	many := make([]string, 1100)
+	for i := range many {
+		many[i] = d(i)
+	}
+	got, err = bus.CachedResults(ctx, many)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != MaxLookupBatch-1 { // all but the deleted 7
+		t.Errorf("%d found of 1,100 digests; want %d", len(got), MaxLookupBatch-1)
+	}
+	for i := range MaxLookupBatch {
+		if v, ok := got[d(i)]; i != 7 && string(v) != fmt.Sprintf(`{"r":%d}`, i) {
+			t.Fatalf("digest %d = %q, %v", i, v, ok)
+		}
+	}
+	if r := requests(); len(r) != 2 || r[1] != MaxLookupBatch {
+		t.Errorf("requests = %v; want a second of %d keys", r, MaxLookupBatch)
+	}
+
+	// A byte bound of about 9 entries: what the server left out is absent.
+	bus.lookups.maxBytes = 90
+	got, err = bus.CachedResults(ctx, many[:50])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) == 0 || len(got) >= 49 {
+		t.Errorf("%d found under a byte bound of 90; want some and not all", len(got))
+	}
+	for k, v := range got {
+		var r struct{ R int }
+		if json.Unmarshal(v, &r) != nil || d(r.R) != k {
+			t.Errorf("digest %s = %s", k, v)
+		}
+	}
+
+	// A store not yet acknowledged (StoreCachedLater) is found without a
+	// request, as CachedResult finds it.
+	bus.stores.mu.Lock()
+	bus.stores.pending = map[string][]byte{cacheKey(d(5000)): []byte(`{"r":"later"}`)}
+	bus.stores.mu.Unlock()
+	before := len(requests())
+	got, err = bus.CachedResults(ctx, []string{d(5000)})
+	if err != nil || len(got) != 1 || string(got[d(5000)]) != `{"r":"later"}` {
+		t.Errorf("CachedResults of a pending store = %q, %v", got, err)
+	}
+	if r := requests(); len(r) != before {
+		t.Errorf("requests = %v; want none for a pending store", r[before:])
+	}
+}
+
+// TestCachedResultsRefused: a server that refuses the batched request
+// (older than 2.11) finds nothing, and turns later lookups key by key.
+func TestCachedResultsRefused(t *testing.T) {
+	e, bus, _ := testBus(t, Config{})
+	ctx := ctxT(t)
+	if err := bus.StoreCached(ctx, fmt.Sprintf("%064d", 1), []byte(`{"r":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	const fake = "$JS.API.DIRECT.GET.KV_OLD_SERVER"
+	_, err = nc.Subscribe(fake, func(m *nats.Msg) {
+		r := nats.NewMsg(m.Reply)
+		r.Header.Set("Status", "408")
+		r.Header.Set("Description", "Empty Request")
+		_ = nc.PublishMsg(r)
+	})
+	if err != nil || nc.Flush() != nil {
+		t.Fatal(err)
+	}
+	bus.lookupsOnce.Do(func() { bus.lookups = newCacheLookups(bus) })
+	bus.lookups.api = fake
+	got, err := bus.CachedResults(ctx, []string{fmt.Sprintf("%064d", 1)})
+	if err != nil || len(got) != 0 {
+		t.Errorf("CachedResults = %q, %v; want none found, no error", got, err)
+	}
+	if bus.lookups.batched {
+		t.Error("still batched after the server refused")
+	}
+	if got, err := bus.CachedResult(ctx, fmt.Sprintf("%064d", 1)); err != nil || string(got) != `{"r":1}` {
+		t.Errorf("a later lookup = %s, %v", got, err)
+	}
+}
+
 // TestCacheLookupCancelled: a lookup whose ctx ends returns at once with
 // the ctx's error; the round it waited for still answers the others.
 func TestCacheLookupCancelled(t *testing.T) {

@@ -252,7 +252,10 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		total = max(total-done.Done(), 0)
 	}
 	prog := batch.NewProgress(stderr, bf.progress, bf.interval, total)
-	var writeErr error
+	// The lines go out as they come, those that come together in one
+	// write; the first write that fails stops the batch (no use running
+	// what cannot be written).
+	lines := batch.NewLineWriter(out, func(error) { stop() })
 	var stoppedBy *batch.Result // --fail-fast's first item that did not pass
 	start := time.Now()
 	runErr := n.Dispatcher.RunItems(ctx, items, dispatch.ItemsOptions{
@@ -265,16 +268,13 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 			if bf.failFast && stoppedBy == nil && !r.Passed() {
 				stoppedBy = &r // the item that stops the batch
 			}
-			line := append(batch.OutLine(r, batchPosField), '\n')
-			if _, err := out.Write(line); err != nil && writeErr == nil {
-				writeErr = err
-				stop() // no use running what cannot be written
-			}
+			lines.WriteLine(batch.OutLine(r, batchPosField))
 			sum.Add(r)
 			failures.Add(r)
 			prog.Add(sum)
 		},
 	})
+	writeErr := lines.Close() // every line written before the summary
 	prog.Finish(sum)
 	// Each id once: its last line in OUT, unless its item ran again now.
 	// Only IN's ids, graded against IN's expectations as they now are.

@@ -54,6 +54,11 @@ type Item struct {
 	Grade *Grade
 	// Task is the item's `task` ("" when none: a task of its own).
 	Task string
+	// Answer, when not nil, is the envelope of the item's call, found
+	// before Run reached it (dispatch answers the items of a chunk that
+	// the result cache holds with one lookup): Run hands it over as the
+	// item's result without calling.
+	Answer json.RawMessage
 }
 
 // Graded reports whether the item's result gets a verdict.

@@ -243,6 +243,10 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 			finish(seq, resultOf(it, b), false)
 			continue
 		}
+		if it.Answer != nil {
+			finish(seq, resultOf(it, it.Answer), false)
+			continue
+		}
 		call := opts.Call
 		if it.Script {
 			call = opts.Script

@@ -219,17 +219,19 @@ func (d *Dispatcher) RunItems(ctx context.Context, items iter.Seq[batch.Item], o
 		jobs = max(opts.Concurrency, 1) * ChunkSize(opts.Total, opts.Concurrency)
 		ctx = WithPacker(ctx, NewPacker(opts.Total, opts.Concurrency))
 	}
-	gate := NewJobGate(jobs)
+	// One gate for the batch, in the ctx every call gets (a context of
+	// its own per item cost an allocation each).
+	ctx = WithJobGate(ctx, NewJobGate(jobs))
 	window := opts.Concurrency
 	if !opts.Ordered && !opts.FailFast {
 		window = max(jobs, batch.Lookahead)
 	}
-	return batch.Run(ctx, items, batch.Options{
+	return batch.Run(ctx, d.cachedFirst(ctx, items), batch.Options{
 		Call: func(ctx context.Context, it *batch.Item) json.RawMessage {
-			return d.CallItem(WithJobGate(ctx, gate), it.Call) // checked by batch.Parse
+			return d.CallItem(ctx, it.Call) // checked by batch.Parse
 		},
 		Script: func(ctx context.Context, it *batch.Item) json.RawMessage {
-			return d.CallScript(WithJobGate(ctx, gate), it.Tool, it.Args)
+			return d.CallScript(ctx, it.Tool, it.Args)
 		},
 		Concurrency:      window,
 		MaxInFlightBytes: batch.LookaheadBytes(opts.Concurrency),

@@ -1,0 +1,111 @@
+package batch
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// recordWriter records each Write; the first one waits for release (when
+// set) after saying it started.
+type recordWriter struct {
+	mu      sync.Mutex
+	writes  []string
+	started chan struct{}
+	release chan struct{}
+	err     error
+}
+
+func (w *recordWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	first := len(w.writes) == 0
+	w.writes = append(w.writes, string(p))
+	w.mu.Unlock()
+	if first && w.release != nil {
+		close(w.started)
+		<-w.release
+	}
+	if w.err != nil {
+		return 0, w.err
+	}
+	return len(p), nil
+}
+
+// TestLineWriter: each line is written whole with its newline, in order;
+// the lines queued while a Write runs go together in the next one; Close
+// returns once all are written.
+func TestLineWriter(t *testing.T) {
+	w := &recordWriter{started: make(chan struct{}), release: make(chan struct{})}
+	lw := NewLineWriter(w, nil)
+	lw.WriteLine([]byte(`{"id":"a"}`))
+	<-w.started // the first line is being written
+	for _, id := range []string{"b", "c", "d"} {
+		lw.WriteLine([]byte(`{"id":"` + id + `"}`))
+	}
+	close(w.release)
+	if err := lw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"{\"id\":\"a\"}\n", "{\"id\":\"b\"}\n{\"id\":\"c\"}\n{\"id\":\"d\"}\n"}
+	if len(w.writes) != 2 || w.writes[0] != want[0] || w.writes[1] != want[1] {
+		t.Errorf("writes %q, want %q", w.writes, want)
+	}
+}
+
+// TestLineWriterError: the first failed write is handed to onErr once and
+// returned by Close; the lines after it are still written.
+func TestLineWriterError(t *testing.T) {
+	errFull := errors.New("no space left on device")
+	w := &recordWriter{err: errFull}
+	var told []error
+	lw := NewLineWriter(w, func(err error) { told = append(told, err) })
+	for _, id := range []string{"a", "b"} {
+		lw.WriteLine([]byte(id))
+	}
+	if err := lw.Close(); err != errFull {
+		t.Errorf("Close = %v, want %v", err, errFull)
+	}
+	if len(told) != 1 || told[0] != errFull {
+		t.Errorf("onErr told %v, want [%v] once", told, errFull)
+	}
+	if got := strings.Join(w.writes, ""); got != "a\nb\n" {
+		t.Errorf("written %q, want every line attempted: %q", got, "a\nb\n")
+	}
+}
+
+// TestLineWriterBound: no more than lineWriterMax bytes of lines wait: a
+// line that would pass it waits for the lines before to be written, and
+// a line longer than the bound is written alone.
+func TestLineWriterBound(t *testing.T) {
+	w := &recordWriter{started: make(chan struct{}), release: make(chan struct{})}
+	lw := NewLineWriter(w, nil)
+	lw.WriteLine([]byte("first"))
+	<-w.started
+	half := bytes.Repeat([]byte("h"), lineWriterMax/2)
+	big := bytes.Repeat([]byte("b"), lineWriterMax+10)
+	lw.WriteLine(half) // waits with "first" being written
+	queued := make(chan struct{})
+	go func() {
+		lw.WriteLine(big) // over the bound with half waiting: waits for it
+		close(queued)
+	}()
+	close(w.release)
+	<-queued
+	if err := lw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"first\n", string(half) + "\n", string(big) + "\n"}
+	if len(w.writes) != 3 || w.writes[0] != want[0] || w.writes[1] != want[1] || w.writes[2] != want[2] {
+		t.Errorf("%d writes of %d bytes; want 3 of %d, %d and %d", len(w.writes), lens(w.writes), len(want[0]), len(want[1]), len(want[2]))
+	}
+}
+
+func lens(ss []string) []int {
+	var n []int
+	for _, s := range ss {
+		n = append(n, len(s))
+	}
+	return n
+}
