@@ -400,12 +400,9 @@ func parseGrade(m map[string]json.RawMessage) (g *Grade, task, msg string) {
 		}
 		return s, ""
 	}
-	if _, ok := m["task"]; ok {
-		if task, msg = str("task"); msg != "" {
+	if raw, ok := m["task"]; ok {
+		if task, msg = parseTask(raw); msg != "" {
 			return nil, "", msg
-		}
-		if len(task) > maxNameBytes {
-			return nil, "", fmt.Sprintf(`"task" is %d bytes, at most %d`, len(task), maxNameBytes)
 		}
 	}
 	var kinds []string
@@ -494,6 +491,23 @@ func parseGrade(m map[string]json.RawMessage) (g *Grade, task, msg string) {
 	}
 	g.testArgs = jobTests(args)
 	return g, task, ""
+}
+
+// parseTask reads an item's `task` (raw: valid JSON): a non-empty string
+// of at most maxNameBytes, or msg says why not (`"task" must not be
+// empty`).
+func parseTask(raw json.RawMessage) (task, msg string) {
+	if raw[0] != '"' {
+		return "", fmt.Sprintf("%q must be a string, got %s", "task", wire.JSONType(raw))
+	}
+	decodeString(raw, &task) // valid JSON (Parse): a string decodes
+	switch {
+	case task == "":
+		return "", `"task" must not be empty`
+	case len(task) > maxNameBytes:
+		return "", fmt.Sprintf(`"task" is %d bytes, at most %d`, len(task), maxNameBytes)
+	}
+	return task, ""
 }
 
 // jobTests is the tests member of a grade job: the tests' args (valid

@@ -244,3 +244,39 @@ func FuzzJobTests(f *testing.F) {
 		}
 	})
 }
+
+// TestMalformedKeepsTask: a malformed graded item whose "task" is a valid
+// string keeps it — on its line, and so in the summary's tasks and pass@k
+// — whatever else is wrong with it; an invalid task is none. Before, a
+// refusal found before the task was read (an unknown member, a "tests"
+// that is no array, …) had no task: each such item was a task of its own.
+func TestMalformedKeepsTask(t *testing.T) {
+	for _, tc := range []struct{ line, task string }{
+		{`{"id":"err-1","task":"errs","source":"s","tests":{},"entry":"f"}`, "errs"},
+		{`{"id":"err-2","task":"errs","source":"s","expect":1,"sorce":"s"}`, "errs"},
+		{`{"id":"err-3","task":"errs","source":"s","expect":1,"tool":7}`, "errs"},
+		{`{"id":"err-4","task":"errs","source":"s","expect":1,"check":"c"}`, "errs"},
+		{`{"id":"err-5","task":"errs","script":"s","args":[],"expect":1}`, "errs"},
+		{`{"id":"err-6","task":"","source":"s","expect":1,"sorce":"s"}`, ""},
+		{`{"id":"err-7","task":3,"source":"s","expect":1,"sorce":"s"}`, ""},
+	} {
+		it := Parse([]byte(tc.line), 103, "line")
+		if !it.Malformed() || !it.Graded() || it.Task != tc.task {
+			t.Errorf("%s: malformed %v, graded %v, task %q; want true, true, %q", tc.line, it.Malformed(), it.Graded(), it.Task, tc.task)
+		}
+	}
+	it := Parse([]byte(`{"id":"err-1","task":"errs","source":"s","tests":{},"entry":"f"}`), 103, "line")
+	env, _ := it.Err.MarshalJSON()
+	r := resultOf(it, env)
+	want := `{"id":"err-1","task":"errs","success":false,"protocol_version":1,"error_kind":"invalid_args","message":"line 103: \"tests\" must be an array, got object","outcome":"invalid_args","retryable":false,` +
+		`"verdict":"error","verdict_reason":"line 103: \"tests\" must be an array, got object","input_line":103}`
+	if got := string(Line(r, "input_line")); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	s := NewSummary(1)
+	s.Add(r)
+	s.Add(resultOf(Parse([]byte(`{"id":"ok-1","task":"errs","source":"s","expect":1}`), 104, "line"), json.RawMessage(okOne)))
+	if tk := s.Tasks["errs"]; tk == nil || tk.N != 2 || tk.C != 1 || s.single != 0 {
+		t.Errorf("tasks %v, single %d; want errs n 2 c 1, 0 single", s.Tasks, s.single)
+	}
+}

@@ -117,9 +117,15 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 		return it
 	}
 	graded := false // a member that grades the item was seen
+	var rawTask json.RawMessage
 	defer func() {
 		if graded && out.Grade == nil {
 			out.Grade = &Grade{} // malformed: graded, verdict error
+		}
+		// A malformed item keeps a valid task, whatever was refused
+		// before it was read: it is still a sample of its task.
+		if out.Task == "" && rawTask != nil {
+			out.Task, _ = parseTask(rawTask)
 		}
 	}()
 	raw = bytes.TrimSpace(raw)
@@ -172,6 +178,9 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 		if gradeMembers[k] && k != "task" {
 			graded = true
 		}
+	}
+	if v, ok := obj.Get("task"); ok {
+		rawTask = v.(json.RawMessage)
 	}
 	for _, k := range obj.Keys() {
 		v, _ := obj.Get(k)

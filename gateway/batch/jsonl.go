@@ -92,8 +92,12 @@ type keptGrade struct{ verdict, reason, task string }
 
 // rejudge grades the line kept of entry i against it, IN's item of its
 // id, noting a verdict, reason or task that is not the line's (OutOfDate).
+//
+// A malformed item's line (its refusal, kept) keeps its verdict and
+// reason; only its task is noted when it is not the item's (a line written
+// before a malformed item kept its task has none).
 func (d *ResumeState) rejudge(i int, it *Item) error {
-	if !it.Graded() || it.Malformed() || i < 0 {
+	if !it.Graded() || i < 0 {
 		return nil
 	}
 	line, err := d.IDs.rawAt(i)
@@ -101,7 +105,12 @@ func (d *ResumeState) rejudge(i int, it *Item) error {
 		return err
 	}
 	old := ResultOfLine(line)
-	v, reason := Judge(it.Grade, line)
+	var v, reason string
+	if it.Malformed() {
+		v, reason = old.Verdict, old.Reason
+	} else {
+		v, reason = Judge(it.Grade, line)
+	}
 	if v == old.Verdict && reason == old.Reason && it.Task == old.Item.Task {
 		return nil
 	}

@@ -372,3 +372,43 @@ func TestResumeInterruptedCountsAll(t *testing.T) {
 		t.Errorf("kept %q, unmatched %d; want [a z], 0", got, done.Unmatched)
 	}
 }
+
+// TestResumeKeptMalformedTask: a kept refusal of a graded item that is
+// still malformed counts in its task as IN now gives it — a line written
+// before malformed items kept their task has none (out of date, counted
+// once) — with the verdict and reason the line has.
+func TestResumeKeptMalformedTask(t *testing.T) {
+	in := `{"id":"err-1","task":"errs","source":"s","tests":{},"entry":"f"}
+{"id":"err-2","task":"errs","source":"s","tests":{},"entry":"f"}
+`
+	lines := outLines(in)
+	old := strings.Replace(lines[0], `"task":"errs",`, "", 1) // as written before
+	p := filepath.Join(t.TempDir(), "out.jsonl")
+	if err := os.WriteFile(p, []byte(old+"\n"+lines[1]+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := NewResumeState()
+	f, err := OpenOutput(p, true, done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var skipped int
+	var readErr error
+	for it := range ReadItems(strings.NewReader(in), done, "line", false, &skipped, &readErr) {
+		t.Errorf("ran %s: still malformed, its refusal is kept", it.ID)
+	}
+	if readErr != nil || skipped != 2 {
+		t.Fatalf("skipped %d, %v", skipped, readErr)
+	}
+	var got []string
+	if err := done.EachKeptResult(func(r Result) {
+		got = append(got, r.Item.ID+" "+r.Item.Task+" "+r.Verdict+" "+r.Reason)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`err-1 errs error line 1: "tests" must be an array, got object`, `err-2 errs error line 2: "tests" must be an array, got object`}
+	if !slices.Equal(got, want) || done.OutOfDate != 1 {
+		t.Errorf("kept %q, out of date %d; want %q, 1", got, done.OutOfDate, want)
+	}
+}
