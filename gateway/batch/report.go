@@ -171,7 +171,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p id="overview">{{.Headline}}{{if .Graded}}; outcomes: {{.S.OK}} ok, {{.S.Failed}} failed (whether each ran to a result){{end}}{{if .S.Interrupted}}, interrupted{{end}}.</p>
+<p id="overview">{{.Headline}}{{if .Graded}}; outcomes: {{.S.OutcomeText}} (whether each ran to a result){{end}}{{if .S.Interrupted}}, interrupted{{end}}.</p>
 {{if .Graded}}
 <h2>Verdicts</h2>
 <table id="verdicts">

@@ -20,12 +20,14 @@ import (
 // Finish it.
 type Summary struct {
 	// Items is the number of items handed to Add; OK those with outcome
-	// ok, Failed the others.
-	Items  int `json:"items"`
-	OK     int `json:"ok"`
-	Failed int `json:"failed"`
-	// Outcomes counts items by outcome (an envelope without one counts as
-	// "none").
+	// ok, Failed those with another outcome, NoResult those without one
+	// (a graded item --regrade found no result for: nothing ran, so it has
+	// no outcome; "no_result" in Object, left out when 0).
+	Items    int `json:"items"`
+	OK       int `json:"ok"`
+	Failed   int `json:"failed"`
+	NoResult int `json:"no_result,omitempty"`
+	// Outcomes counts the items with an outcome by outcome.
 	Outcomes map[string]int `json:"outcomes"`
 	// Cached and Replayed count results from the cache and replays of an
 	// idempotency key.
@@ -142,15 +144,16 @@ func (s *Summary) Add(r Result) {
 	default:
 		s.ungradedError++
 	}
-	out := r.Outcome
-	if out == "" {
-		out = "none"
-	}
-	s.Outcomes[out]++
-	if r.OK() {
+	switch {
+	case r.Outcome == "":
+		s.NoResult++
+	case r.OK():
 		s.OK++
-	} else {
+	default:
 		s.Failed++
+	}
+	if r.Outcome != "" {
+		s.Outcomes[r.Outcome]++
 	}
 	if r.Cached {
 		s.Cached++
@@ -270,8 +273,11 @@ func (s *Summary) Object() *wire.Object {
 	p := func(p Percentiles) *wire.Object {
 		return wire.NewObject().Set("n", p.N).Set("p50", p.P50).Set("p95", p.P95).Set("p99", p.P99).Set("max", p.Max)
 	}
-	o := wire.NewObject().Set("items", s.Items).Set("ok", s.OK).Set("failed", s.Failed).
-		Set("outcomes", outs).Set("cached", s.Cached).Set("replayed", s.Replayed).
+	o := wire.NewObject().Set("items", s.Items).Set("ok", s.OK).Set("failed", s.Failed)
+	if s.NoResult > 0 {
+		o.Set("no_result", s.NoResult)
+	}
+	o.Set("outcomes", outs).Set("cached", s.Cached).Set("replayed", s.Replayed).
 		Set("run_ms", p(s.RunMs)).Set("queue_ms", p(s.QueueMs)).Set("steps", p(s.Steps)).
 		Set("wall_ms", s.WallMs).Set("items_per_s", roundRate(s.ItemsPerSec)).Set("interrupted", s.Interrupted)
 	if s.Kept > 0 {
@@ -382,7 +388,7 @@ func (s *Summary) Headline() string {
 	var h string
 	switch {
 	case s.Graded == 0:
-		h = fmt.Sprintf("%s, %d ok, %d failed", Count(s.Items, "item"), s.OK, s.Failed)
+		h = fmt.Sprintf("%s, %s", Count(s.Items, "item"), s.OutcomeText())
 	case s.Graded == s.Items:
 		h = fmt.Sprintf("%s: %s", Count(s.Items, "item"), s.verdictText())
 	default:
@@ -401,9 +407,15 @@ func (s *Summary) verdictText() string {
 }
 
 // OutcomeText is the graded batch's line of outcomes, which say whether
-// each item ran to a result, not whether it passed: "10 ok, 2 failed".
+// each item ran to a result, not whether it passed: "10 ok, 2 failed",
+// and "10 ok, 0 failed, 2 without a result" when some had none
+// (NoResult).
 func (s *Summary) OutcomeText() string {
-	return fmt.Sprintf("%d ok, %d failed", s.OK, s.Failed)
+	t := fmt.Sprintf("%d ok, %d failed", s.OK, s.Failed)
+	if s.NoResult > 0 {
+		t += fmt.Sprintf(", %d without a result", s.NoResult)
+	}
+	return t
 }
 
 // Count is "1 item", "2 items": n and word, plural but for 1.

@@ -163,3 +163,38 @@ func TestDist(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryNoResult: a result without an outcome — a graded item
+// --regrade found no result for — has no outcome: it is counted as
+// without a result ("no_result"), never as an outcome "none" or as failed.
+func TestSummaryNoResult(t *testing.T) {
+	s := NewSummary()
+	s.Regraded = true
+	s.Add(graded("a", "", "pass"))
+	rt := graded("b", "", "fail")
+	rt.Outcome = "runtime_error"
+	s.Add(rt)
+	s.Add(Result{Item: Item{ID: "c", Grade: &Grade{}}, Envelope: json.RawMessage(`{}`), Verdict: "error", Reason: "no result in OLD", RunMs: -1, QueueMs: -1, Steps: -1})
+	s.Finish(0, false)
+	var text bytes.Buffer
+	s.WriteText(&text)
+	want := "batch regraded: 3 items: 1 pass, 1 fail, 1 error (33.3% pass)\n" +
+		"  outcomes: 1 ok, 1 failed, 1 without a result (whether each ran to a result; a wrong result is ok)\n" +
+		"  failures: runtime_error 1\n" +
+		"  pass@1 0.333 (3 tasks)\n" +
+		"  3 tasks: 0 named, 3 single items\n"
+	if text.String() != want {
+		t.Errorf("text:\n%s\nwant:\n%s", text.String(), want)
+	}
+	b, _ := s.Object().MarshalJSON()
+	if wantJSON := `{"items":3,"ok":1,"failed":1,"no_result":1,"outcomes":{"ok":1,"runtime_error":1},`; !bytes.HasPrefix(b, []byte(wantJSON)) {
+		t.Errorf("summary %s\nwant %s…", b, wantJSON)
+	}
+	var page bytes.Buffer
+	if err := WriteReport(&page, "batch evals.jsonl", s, &Failures{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := `<p id="overview">3 items: 1 pass, 1 fail, 1 error (33.3% pass); outcomes: 1 ok, 1 failed, 1 without a result (whether each ran to a result).</p>`; !bytes.Contains(page.Bytes(), []byte(want)) {
+		t.Errorf("report without %s", want)
+	}
+}
