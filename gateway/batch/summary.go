@@ -48,7 +48,8 @@ type Summary struct {
 	// with kept), which the rate leaves out.
 	Kept int `json:"kept,omitempty"`
 	// Regraded marks the summary of --regrade, which ran nothing: its
-	// text has no wall time, rate or cache counts.
+	// text has no wall time, rate or cache counts, its Object no wall_ms
+	// or items_per_s.
 	Regraded bool `json:"-"`
 
 	// Verdicts counts the graded items by verdict (Graded of them); PassAt
@@ -278,8 +279,11 @@ func (s *Summary) Object() *wire.Object {
 		o.Set("no_result", s.NoResult)
 	}
 	o.Set("outcomes", outs).Set("cached", s.Cached).Set("replayed", s.Replayed).
-		Set("run_ms", p(s.RunMs)).Set("queue_ms", p(s.QueueMs)).Set("steps", p(s.Steps)).
-		Set("wall_ms", s.WallMs).Set("items_per_s", roundRate(s.ItemsPerSec)).Set("interrupted", s.Interrupted)
+		Set("run_ms", p(s.RunMs)).Set("queue_ms", p(s.QueueMs)).Set("steps", p(s.Steps))
+	if !s.Regraded { // a regrade ran nothing: no time, no rate
+		o.Set("wall_ms", s.WallMs).Set("items_per_s", roundRate(s.ItemsPerSec))
+	}
+	o.Set("interrupted", s.Interrupted)
 	if s.Kept > 0 {
 		o.Set("kept", s.Kept)
 	}

@@ -190,6 +190,10 @@ func TestSummaryNoResult(t *testing.T) {
 	if wantJSON := `{"items":3,"ok":1,"failed":1,"no_result":1,"outcomes":{"ok":1,"runtime_error":1},`; !bytes.HasPrefix(b, []byte(wantJSON)) {
 		t.Errorf("summary %s\nwant %s…", b, wantJSON)
 	}
+	// A regrade ran nothing: no wall time or rate in its JSON either.
+	if wantJSON := `"steps":{"n":0,"p50":0,"p95":0,"p99":0,"max":0},"interrupted":false,"verdicts":`; !bytes.Contains(b, []byte(wantJSON)) {
+		t.Errorf("summary %s\nwant …%s…", b, wantJSON)
+	}
 	var page bytes.Buffer
 	if err := WriteReport(&page, "batch evals.jsonl", s, &Failures{}); err != nil {
 		t.Fatal(err)
