@@ -458,8 +458,14 @@ func runRegrade(cmd *cobra.Command, in string, ks []int) error {
 	sum.Finish(time.Since(start), false)
 	stderr := cmd.ErrOrStderr()
 	sum.WriteText(stderr)
-	fmt.Fprintf(stderr, "  regraded from %s: %s; %s whose run changed since it was written and %s without a result (verdict error); %s without one and %s without an item left out\n",
-		bf.regrade, batch.Count(st.Items, "item"), batch.Count(st.Changed, "graded item"), batch.Count(st.Missing, "graded item"),
+	// The items of IN and those written (the summary's: the ungraded
+	// items without a result are left out), so that the two counts add up.
+	dest := bf.output
+	if dest == "-" {
+		dest = "stdout"
+	}
+	fmt.Fprintf(stderr, "  regraded from %s: %s in %s, %d written to %s; %s whose run changed since it was written and %s without a result (verdict error); %s without one and %s without an item left out\n",
+		bf.regrade, batch.Count(st.Items, "item"), in, sum.Items, dest, batch.Count(st.Changed, "graded item"), batch.Count(st.Missing, "graded item"),
 		batch.Count(st.Skipped, "ungraded item"), batch.Count(st.Unmatched, "result"))
 	if st.Changed+st.Missing > 0 {
 		fmt.Fprintf(stderr, "  to run them: %s; then regrade again\n", rerun)

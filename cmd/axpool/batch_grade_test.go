@@ -230,7 +230,7 @@ func TestBatchRegrade(t *testing.T) {
 	if !strings.HasPrefix(stderr, "batch regraded: 4 items: 0 pass, 2 fail, 2 error (0.0% pass)\n  outcomes: 3 ok, 0 failed, 1 without a result (whether each ran to a result; a wrong result is ok)\n") ||
 		strings.Contains(stderr, "failures:") ||
 		strings.Contains(stderr, "items/s") || strings.Contains(stderr, "cached:") ||
-		!strings.Contains(stderr, "  regraded from "+old+": 4 items; 1 graded item whose run changed since it was written and 1 graded item without a result (verdict error); 0 ungraded items without one and 0 results without an item left out\n"+
+		!strings.Contains(stderr, "  regraded from "+old+": 4 items in "+items+", 4 written to "+newPath+"; 1 graded item whose run changed since it was written and 1 graded item without a result (verdict error); 0 ungraded items without one and 0 results without an item left out\n"+
 			"  to run them: "+bin(t)+" batch "+items+" -o "+old+" --resume; then regrade again\n") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
@@ -245,6 +245,14 @@ func TestBatchRegrade(t *testing.T) {
 	if sum.Items != 4 || sum.Verdicts["error"] != 2 || counts.OK != 3 || counts.Failed != 0 || counts.NoResult != 1 ||
 		!maps.Equal(counts.Outcomes, map[string]int{"ok": 3}) || strings.Contains(raw, "wall_ms") || strings.Contains(raw, "items_per_s") {
 		t.Errorf("summary %s", raw)
+	}
+	// An ungraded item without a result is left out of NEW: the summary's
+	// first line counts the items written, the last line both.
+	withU := filepath.Join(dir, "with-u.jsonl")
+	write(withU, changed+`{"id":"u","source":"fn main() -> Int { 1 }"}`+"\n")
+	if _, stderr, _ := runBatchBin(t, withU, "--regrade", old); !strings.HasPrefix(stderr, "batch regraded: 4 items: ") ||
+		!strings.Contains(stderr, "  regraded from "+old+": 5 items in "+withU+", 4 written to stdout; 1 graded item whose run changed since it was written and 1 graded item without a result (verdict error); 1 ungraded item without one and 0 results without an item left out\n") {
+		t.Errorf("regrade with an ungraded item without a result:\n%s", stderr)
 	}
 	// The old expectations: everything passes again, exit 0.
 	write(items, `{"id":"a","source":"fn main() -> Int { 3 }","expect":3}
@@ -281,7 +289,7 @@ func TestBatchRegrade(t *testing.T) {
 	}
 	want = []string{"a fail expected 2, got 3", "b fail expected 4, got 5", "c fail test 1: expected 8, got 9", "d pass "}
 	if code != 1 || stdout != "" || !slices.Equal(got, want) ||
-		!strings.Contains(stderr, "  regraded from "+old+": 4 items; 0 graded items whose run changed since it was written and 0 graded items without a result (verdict error); 0 ungraded items without one and 0 results without an item left out\n") ||
+		!strings.Contains(stderr, "  regraded from "+old+": 4 items in "+items+", 4 written to "+newPath+"; 0 graded items whose run changed since it was written and 0 graded items without a result (verdict error); 0 ungraded items without one and 0 results without an item left out\n") ||
 		strings.Contains(stderr, "to run them") {
 		t.Errorf("regrade after the resume: exit %d\n%s\n%s", code, strings.Join(got, "\n"), stderr)
 	}
