@@ -207,6 +207,10 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		}
 		defer f.Close()
 		out = f
+		if done.CutShort > 0 {
+			fmt.Fprintf(cmd.ErrOrStderr(), "axpool batch: --resume dropped line %d of %s, cut short (%s without a newline: the batch writing it was killed)\n",
+				done.CutShortLine, bf.output, batch.Count(int(done.CutShort), "byte"))
+		}
 	}
 	// The summary and the report are written at the end: one that names
 	// IN or OUT would overwrite it, one that cannot be written would fail

@@ -896,3 +896,33 @@ func TestBatchCacheStoreFails(t *testing.T) {
 		t.Errorf("%d warnings of single cache stores, want 0\n%s", got, stderr)
 	}
 }
+
+// TestBatchResumeCutShort: --resume drops a last line of OUT cut short
+// (a batch killed while writing it) and says so — which line, how many
+// bytes — where it dropped it silently; the item of that line runs.
+func TestBatchResumeCutShort(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := writeFile(t, dir, "items.jsonl", `{"id":"a","source":"fn main() -> Int { 1 }"}
+{"id":"b","source":"fn main() -> Int { 2 }"}
+`)
+	out := filepath.Join(dir, "out.jsonl")
+	if _, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", ""); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	all := lines(t, mustRead(t, out))
+	keep := all[0]
+	if !strings.Contains(keep, `"id":"a"`) {
+		keep = all[1]
+	}
+	torn := `{"id":"b","success":tr`
+	writeFile(t, dir, "out.jsonl", keep+"\n"+torn)
+	_, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "", "--resume")
+	if code != 0 || !strings.Contains(stderr, "axpool batch: --resume dropped line 2 of "+out+", cut short (22 bytes without a newline: the batch writing it was killed)\n") ||
+		!strings.Contains(stderr, "  skipped 1 item already in "+out+" (--resume)\n") {
+		t.Errorf("resume: exit %d\n%s", code, stderr)
+	}
+	if ids := idsOf(t, out); !slices.Equal(ids, []string{"a", "b"}) {
+		t.Errorf("ids %q, want a, b", ids)
+	}
+}

@@ -77,6 +77,12 @@ type ResumeState struct {
 	// EachKept, when ReadItems read IN to its end): left out of the
 	// summary.
 	Unmatched int
+	// CutShort is the size in bytes of the last line of OUT when
+	// OpenOutput dropped it, cut short (no newline: a batch killed while
+	// writing it), and CutShortLine its line number, 1-based; both 0 when
+	// OUT ended in a newline.
+	CutShort     int64
+	CutShortLine int
 	// readAll: ReadItems read IN to its end, so an id it did not see is
 	// no item's.
 	readAll bool
@@ -238,9 +244,10 @@ func OutLine(r Result, posField string) []byte {
 }
 
 // OpenOutput opens OUT: truncated, or with resume read into done and
-// opened for appending, a last line cut short by a crash removed (done
-// reads its lines again from the file returned: keep it open while done
-// is asked, EachKept included).
+// opened for appending, a last line cut short by a crash removed (its
+// line and size in done.CutShortLine and done.CutShort; done reads its
+// lines again from the file returned: keep it open while done is asked,
+// EachKept included).
 func OpenOutput(path string, resume bool, done *ResumeState) (*os.File, error) {
 	if !resume {
 		return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -251,15 +258,21 @@ func OpenOutput(path string, resume bool, done *ResumeState) (*os.File, error) {
 	}
 	r := bufio.NewReaderSize(f, 1<<16)
 	var good int64 // bytes up to the last complete line
+	lines := 0
 	for {
 		line, size, _, err := ReadLine(r, MaxResultLineBytes)
 		if err == io.EOF {
-			break // the end, or an incomplete last line: dropped below
+			// The end, or an incomplete last line: dropped below.
+			if size > 0 {
+				done.CutShort, done.CutShortLine = size, lines+1
+			}
+			break
 		}
 		if err != nil {
 			f.Close()
 			return nil, err
 		}
+		lines++
 		start := good
 		good += size + 1
 		if line == nil {

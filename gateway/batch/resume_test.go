@@ -412,3 +412,39 @@ func TestResumeKeptMalformedTask(t *testing.T) {
 		t.Errorf("kept %q, out of date %d; want %q, 1", got, done.OutOfDate, want)
 	}
 }
+
+// TestOpenOutputCutShort: --resume drops a last line cut short (no
+// newline: a batch killed while writing it) and says which line and how
+// many bytes (ResumeState.CutShort), for stderr; a file that ends in a
+// newline drops nothing.
+func TestOpenOutputCutShort(t *testing.T) {
+	lines := outLines("{\"id\":\"a\",\"source\":\"s\"}\n{\"id\":\"b\",\"source\":\"s\"}\n")
+	whole := lines[0] + "\n" + lines[1] + "\n"
+	for _, tc := range []struct {
+		text      string
+		line      int
+		bytes     int64
+		size      int64
+		keptLines int
+	}{
+		{whole + `{"id":"c","succ`, 3, 15, int64(len(whole)), 2},
+		{whole, 0, 0, int64(len(whole)), 2},
+		{`{"id":"a"`, 1, 9, 0, 0},
+	} {
+		p := filepath.Join(t.TempDir(), "out.jsonl")
+		if err := os.WriteFile(p, []byte(tc.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		done := NewResumeState()
+		f, err := OpenOutput(p, true, done)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fi, _ := f.Stat()
+		f.Close()
+		if done.CutShortLine != tc.line || done.CutShort != tc.bytes || fi.Size() != tc.size || done.IDs.Len() != tc.keptLines {
+			t.Errorf("%q: cut short line %d, %d bytes, file %d bytes, %d ids; want %d, %d, %d, %d",
+				tc.text, done.CutShortLine, done.CutShort, fi.Size(), done.IDs.Len(), tc.line, tc.bytes, tc.size, tc.keptLines)
+		}
+	}
+}
