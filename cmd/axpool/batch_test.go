@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -919,7 +920,8 @@ func TestBatchResumeCutShort(t *testing.T) {
 	writeFile(t, dir, "out.jsonl", keep+"\n"+torn)
 	_, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "", "--resume")
 	if code != 0 || !strings.Contains(stderr, "axpool batch: --resume dropped line 2 of "+out+", cut short (22 bytes without a newline: the batch writing it was killed)\n") ||
-		!strings.Contains(stderr, "  skipped 1 item already in "+out+" (--resume)\n") {
+		!strings.Contains(stderr, "  skipped 1 item already in "+out+" (--resume)\n") ||
+		!regexp.MustCompile(`(?m)^batch done: 2 items, 2 ok, 0 failed in [0-9.]+s \(1 item run: [0-9.]+ items/s; 1 kept\)$`).MatchString(stderr) {
 		t.Errorf("resume: exit %d\n%s", code, stderr)
 	}
 	if ids := idsOf(t, out); !slices.Equal(ids, []string{"a", "b"}) {

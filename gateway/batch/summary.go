@@ -387,7 +387,9 @@ func (s *Summary) TasksFor(k int) int {
 // graded batch its verdicts first ("12 items: 5 pass, 4 fail, 2 error
 // (45.5% pass)", "12 items, 11 graded: …" when some were not graded),
 // else its outcomes ("12 items, 10 ok, 2 failed"); then, but for
-// --regrade, the wall time and rate (" in 1.2s (10.0 items/s)").
+// --regrade, the wall time and rate (" in 1.2s (10.0 items/s)"; after
+// --resume, of the items run now: " in 1.2s (2 items run: 1.7 items/s;
+// 10 kept)").
 func (s *Summary) Headline() string {
 	var h string
 	switch {
@@ -398,7 +400,12 @@ func (s *Summary) Headline() string {
 	default:
 		h = fmt.Sprintf("%s, %d graded: %s", Count(s.Items, "item"), s.Graded, s.verdictText())
 	}
-	if !s.Regraded {
+	switch {
+	case s.Regraded:
+	case s.Kept > 0: // the rate is of the items run now, not of the kept
+		h += fmt.Sprintf(" in %.1fs (%s run: %.1f items/s; %d kept)", float64(s.WallMs)/1000,
+			Count(s.Items-s.Kept, "item"), s.ItemsPerSec, s.Kept)
+	default:
 		h += fmt.Sprintf(" in %.1fs (%.1f items/s)", float64(s.WallMs)/1000, s.ItemsPerSec)
 	}
 	return h

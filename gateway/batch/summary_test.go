@@ -202,3 +202,23 @@ func TestSummaryNoResult(t *testing.T) {
 		t.Errorf("report without %s", want)
 	}
 }
+
+// TestSummaryKeptRate: after --resume the headline counts the whole file
+// but its rate only the items run now, and says so: "(2 items run: 1.0
+// items/s; 3 kept)" — it read "(1.0 items/s)" beside "5 items".
+func TestSummaryKeptRate(t *testing.T) {
+	s := NewSummary()
+	for _, id := range []string{"k1", "k2", "k3"} {
+		s.AddKept(Result{Item: Item{ID: id}, Outcome: "ok", RunMs: -1, QueueMs: -1, Steps: -1})
+	}
+	s.Add(Result{Item: Item{ID: "a"}, Outcome: "ok", RunMs: -1, QueueMs: -1, Steps: -1})
+	s.Add(Result{Item: Item{ID: "b"}, Outcome: "runtime_error", RunMs: -1, QueueMs: -1, Steps: -1})
+	s.Finish(2*time.Second, false)
+	if got, want := s.Headline(), "5 items, 4 ok, 1 failed in 2.0s (2 items run: 1.0 items/s; 3 kept)"; got != want {
+		t.Errorf("headline %q, want %q", got, want)
+	}
+	b, _ := s.Object().MarshalJSON()
+	if want := `"wall_ms":2000,"items_per_s":1,"interrupted":false,"kept":3`; !bytes.Contains(b, []byte(want)) {
+		t.Errorf("summary %s\nwant …%s…", b, want)
+	}
+}
