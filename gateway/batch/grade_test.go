@@ -87,7 +87,15 @@ func TestJudge(t *testing.T) {
 		{expect(`"hunter22"`), `{"success":true,"result":"***","outcome":"ok"}`, "fail", `expected "hunter22", got "***"`},
 		{expect(`null`), `{"success":true,"result":null,"outcome":"ok"}`, "pass", ""},
 		{expect(`{"type":"record","type_id":0,"name":"P","fields":[1],"field_names":["x"]}`), `{"success":true,"result":{"type":"record","type_id":1,"name":"P","fields":[1],"field_names":["x"]},"outcome":"ok"}`, "pass", ""},
-		{expect(`{"x":2}`), `{"success":true,"result":{"type":"record","type_id":1,"name":"P","fields":[1],"field_names":["x"]},"outcome":"ok"}`, "fail", `expected {"x":2}, got {"type":"record","type_id":1,"name":"P","fields":[1],"field_names":["x"]}`},
+		{expect(`{"x":2}`), `{"success":true,"result":{"type":"record","type_id":1,"name":"P","fields":[1],"field_names":["x"]},"outcome":"ok"}`, "fail", `expected {"x":2}, got {"x":1}`},
+		// A fail reason shows what came in the plain form when the
+		// expectation is written plain throughout, as it came otherwise.
+		{expect(`"Red"`), `{"success":true,"result":{"type":"enum","type_id":0,"variant":"Green","payload":null},"outcome":"ok"}`, "fail", `expected "Red", got "Green"`},
+		{expect(`[null,2,{"a<b":"Red"}]`), `{"success":true,"result":[{"option":"Some","value":1},{"option":"None"},{"a<b":{"type":"enum","type_id":0,"variant":"Red","payload":null}}],"outcome":"ok"}`, "fail", `expected [null,2,{"a<b":"Red"}], got [1,null,{"a<b":"Red"}]`},
+		{expect(`"Red"`), `{"success":true,"result":{"type":"enum","type_id":1,"variant":"Circle","payload":[{"option":"None"}]},"outcome":"ok"}`, "fail", `expected "Red", got {"type":"enum","type_id":1,"variant":"Circle","payload":[null]}`},
+		{expect(`null`), `{"success":true,"result":{"option":"Some","value":{"option":"None"}},"outcome":"ok"}`, "fail", `expected null, got {"option":"Some","value":{"option":"None"}}`},
+		{expect(`{"type":"record","type_id":0,"name":"P","fields":[2],"field_names":["x"]}`), `{"success":true,"result":{"type":"record","type_id":1,"name":"P","fields":[1],"field_names":["x"]},"outcome":"ok"}`, "fail", `expected {"type":"record","type_id":0,"name":"P","fields":[2],"field_names":["x"]}, got {"type":"record","type_id":1,"name":"P","fields":[1],"field_names":["x"]}`},
+		{expect(`{"x":{"y":2}}`), `{"success":true,"result":{"type":"record","type_id":1,"name":"P","fields":[{"type":"record","type_id":0,"name":"Q","fields":[{"option":"Some","value":3}],"field_names":["y"]}],"field_names":["x"]},"outcome":"ok"}`, "fail", `expected {"x":{"y":2}}, got {"x":{"y":3}}`},
 		{&Grade{Kind: GradeTests, Tests: []json.RawMessage{json.RawMessage(`"Red"`)}}, `{"success":true,"tests":[{"result":{"type":"enum","type_id":0,"variant":"Red","payload":null}}],"outcome":"ok"}`, "pass", ""},
 		{expect(`3`), `{"success":false,"error_kind":"runtime_error","message":"division by zero","steps":4,"outcome":"runtime_error"}`, "fail", "runtime_error: division by zero"},
 		{expect(`3`), `{"success":false,"error_kind":"runtime_error","limit_kind":"steps","message":"max execution steps exceeded (5)","outcome":"step_limit"}`, "fail", "step_limit"},
