@@ -204,12 +204,25 @@ func (c *Cluster) Restart(nodes ...int) {
 // 2 cores); then it fails the test.
 func (c *Cluster) WaitMetaLeader() {
 	c.t.Helper()
-	WaitFor(c.t, 180*time.Second, "JetStream meta leader", func() bool { return c.metaLeader() == nil })
+	const limit = 180 * time.Second
+	deadline := time.Now().Add(limit)
+	for {
+		err := c.metaLeader()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			// What was missing, for whoever reads a failed run.
+			c.t.Fatalf("queuetest: JetStream meta leader: not after %v: %v", limit, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // metaLeader returns nil when exactly one running node leads the meta
 // group, all running nodes are current and the leader can place streams
-// on all of them, else errNoLeader.
+// on all of them, else errNoLeader wrapped with what is missing (a node
+// not current, the count of leaders, the nodes the leader has heard).
 func (c *Cluster) metaLeader() error {
 	leaders, running, placeable := 0, 0, 0
 	for i := range c.nodes {
@@ -219,15 +232,20 @@ func (c *Cluster) metaLeader() error {
 		}
 		running++
 		if !srv.JetStreamIsCurrent() {
-			return errNoLeader
+			return fmt.Errorf("%w: node %d is not current with the meta group", errNoLeader, i+1)
 		}
 		if srv.JetStreamIsLeader() {
 			leaders++
 			placeable = len(srv.JetStreamClusterPeers())
 		}
 	}
-	if running == 0 || leaders != 1 || placeable < running {
-		return errNoLeader
+	switch {
+	case running == 0:
+		return fmt.Errorf("%w: no node runs", errNoLeader)
+	case leaders != 1:
+		return fmt.Errorf("%w: %d of the %d running nodes lead", errNoLeader, leaders, running)
+	case placeable < running:
+		return fmt.Errorf("%w: the leader has heard %d of the %d running nodes", errNoLeader, placeable, running)
 	}
 	return nil
 }
