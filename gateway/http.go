@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
@@ -425,7 +426,10 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			if checked && h.g.toolBindsNoHeader(info.tool) {
 				// mcp-go need not check the headers again (headercheck.go).
-				hr.Header = r.Header.Clone()
+				// A copy of the map alone: skipHeaderRecheck deletes a key
+				// of it, and nothing writes into the values (mcp-go reads
+				// them), which Header.Clone would copy too.
+				hr.Header = maps.Clone(r.Header)
 				ctx = context.WithValue(ctx, checkedHeadersKey{}, true)
 			}
 		}
