@@ -260,8 +260,11 @@ func parseCallParams(raw json.RawMessage) (callParams, string) {
 	if raw[0] != '{' {
 		return p, "params of tools/call must be an object, got " + wire.JSONType(raw)
 	}
-	if err := json.Unmarshal(raw, &p); err != nil {
-		return p, fmt.Sprintf("params of tools/call: %v", err)
+	if !splitCallParams(raw, &p) {
+		p = callParams{}
+		if err := json.Unmarshal(raw, &p); err != nil {
+			return p, fmt.Sprintf("params of tools/call: %v", err)
+		}
 	}
 	name := bytes.TrimSpace(p.Name)
 	switch {
@@ -270,9 +273,51 @@ func parseCallParams(raw json.RawMessage) (callParams, string) {
 	case name[0] != '"':
 		return p, "tool name must be a string, got " + wire.JSONType(name)
 	}
-	_ = json.Unmarshal(name, &p.tool) // a JSON string: cannot fail
+	if plainString(name) {
+		p.tool = string(name[1 : len(name)-1])
+	} else {
+		_ = json.Unmarshal(name, &p.tool) // a JSON string: cannot fail
+	}
 	p.token = metaProgressToken(p.Meta)
 	return p, ""
+}
+
+// splitCallParams fills in p's members from raw, the params of a
+// tools/call, as json.Unmarshal does, without reflection — when raw is a
+// valid JSON object whose keys are all spelled exactly as callParams'
+// (encoding/json would also take "NAME" or "Name"); else it reports false,
+// p possibly half filled, and the caller decodes raw with encoding/json.
+// The members are sub-slices of raw.
+func splitCallParams(raw json.RawMessage, p *callParams) bool {
+	ok := true
+	return wire.SplitObject(raw, func(key string, val json.RawMessage) {
+		switch key {
+		case "name":
+			p.Name = val
+		case "arguments":
+			p.Arguments = val
+		case "_meta":
+			p.Meta = val
+		case "task":
+			p.Task = val
+		default:
+			ok = false
+		}
+	}) && ok
+}
+
+// plainString reports whether the JSON text s is a string without escapes
+// and of ASCII only, so that its content is its value.
+func plainString(s []byte) bool {
+	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
+		return false
+	}
+	for _, c := range s[1 : len(s)-1] {
+		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // progressTokenType returns the -32602 message for a progress token (as
@@ -330,6 +375,13 @@ const msgBatch = "invalid request: JSON-RPC batches are not supported; send one 
 // method that is not a string.
 func precheck(body []byte) (rpcMessage, mcp.JSONRPCMessage) {
 	var msg rpcMessage
+	if splitMessage(body, &msg) {
+		if resp := checkID(msg.ID); resp != nil {
+			return msg, resp
+		}
+		return msg, checkLogLevels(msg)
+	}
+	msg = rpcMessage{}
 	err := json.Unmarshal(body, &msg)
 	if resp := parseErrorResponse(body, err); resp != nil {
 		return msg, resp
@@ -352,6 +404,34 @@ func precheck(body []byte) (rpcMessage, mcp.JSONRPCMessage) {
 		return msg, rpcError(msg.ID, mcp.INVALID_REQUEST, "invalid request: "+ute.Field+" must be a string, got "+ute.Value)
 	}
 	return msg, rpcError(nil, mcp.INVALID_REQUEST, "invalid request: "+err.Error())
+}
+
+// splitMessage fills in msg from body as json.Unmarshal does, without
+// reflection, when body is a valid JSON object whose keys are all spelled
+// exactly as rpcMessage's or "jsonrpc" (encoding/json would also take
+// "ID" or "Method") and whose method is a plain string (plainString); else
+// it reports false, msg possibly half filled, and precheck decodes body
+// with encoding/json for its value or error. The members are sub-slices of
+// body.
+func splitMessage(body []byte, msg *rpcMessage) bool {
+	ok := true
+	return wire.SplitObject(body, func(key string, val json.RawMessage) {
+		switch key {
+		case "jsonrpc":
+		case "id":
+			msg.ID = val
+		case "params":
+			msg.Params = val
+		case "method":
+			if plainString(val) {
+				msg.Method = string(val[1 : len(val)-1])
+			} else {
+				ok = false
+			}
+		default:
+			ok = false
+		}
+	}) && ok
 }
 
 // logLevels are MCP's log levels (RFC 5424's), least severe first.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"mime"
 	"net"
 	"net/http"
@@ -425,7 +426,10 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			}
 			if checked && h.g.toolBindsNoHeader(info.tool) {
 				// mcp-go need not check the headers again (headercheck.go).
-				hr.Header = r.Header.Clone()
+				// A copy of the map alone: skipHeaderRecheck deletes a key
+				// of it, and nothing writes into the values (mcp-go reads
+				// them), which Header.Clone would copy too.
+				hr.Header = maps.Clone(r.Header)
 				ctx = context.WithValue(ctx, checkedHeadersKey{}, true)
 			}
 		}
@@ -716,7 +720,7 @@ func (h *HTTPServer) authenticate(r *http.Request) (string, int, bool) {
 // refusing, or "".
 func (h *HTTPServer) checkHostOrigin(r *http.Request) string {
 	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	loopbackListener := local == nil || isLoopback(hostOnly(local.String()))
+	loopbackListener := local == nil || loopbackAddr(local)
 	accept := func(host string) bool {
 		host = strings.ToLower(host)
 		if h.allowed[host] || isLoopback(host) {
@@ -743,6 +747,16 @@ func (h *HTTPServer) checkHostOrigin(r *http.Request) string {
 		}
 	}
 	return ""
+}
+
+// loopbackAddr reports whether a listener's address is a loopback one:
+// isLoopback(hostOnly(local.String())), read from a TCP address's IP
+// without writing it out (the address is checked on every request).
+func loopbackAddr(local net.Addr) bool {
+	if t, ok := local.(*net.TCPAddr); ok {
+		return t.IP.IsLoopback()
+	}
+	return isLoopback(hostOnly(local.String()))
 }
 
 // validPort reports whether hostport has no port or a port of 1 to 5

@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -148,6 +149,30 @@ func TestIsLoopbackAddr(t *testing.T) {
 	} {
 		if got := IsLoopbackAddr(addr); got != want {
 			t.Errorf("IsLoopbackAddr(%q) = %v", addr, got)
+		}
+	}
+}
+
+// TestLoopbackAddr: a listener's TCP address is judged from its IP as its
+// text would be (isLoopback(hostOnly(String()))): IPv4 and IPv6 loopback,
+// IPv4 in IPv6, zones, unspecified and no IP; other addresses by their text.
+func TestLoopbackAddr(t *testing.T) {
+	for _, a := range []struct {
+		addr net.Addr
+		want bool
+	}{
+		{&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8765}, true},
+		{&net.TCPAddr{IP: net.IPv4(127, 9, 8, 7).To4(), Port: 1}, true},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 1}, true},
+		{&net.TCPAddr{IP: net.IPv6loopback, Port: 1, Zone: "lo"}, true},
+		{&net.TCPAddr{IP: net.IPv4(10, 1, 2, 3), Port: 80}, false},
+		{&net.TCPAddr{IP: net.IPv4zero, Port: 80}, false},
+		{&net.TCPAddr{IP: net.ParseIP("fe80::1"), Port: 80, Zone: "eth0"}, false},
+		{&net.TCPAddr{Port: 80}, false},
+		{&net.UnixAddr{Name: "/tmp/s", Net: "unix"}, false},
+	} {
+		if got, text := loopbackAddr(a.addr), isLoopback(hostOnly(a.addr.String())); got != a.want || text != a.want {
+			t.Errorf("loopbackAddr(%v) = %v, from its text %v; want %v", a.addr, got, text, a.want)
 		}
 	}
 }
