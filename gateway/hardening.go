@@ -273,8 +273,8 @@ func parseCallParams(raw json.RawMessage) (callParams, string) {
 	case name[0] != '"':
 		return p, "tool name must be a string, got " + wire.JSONType(name)
 	}
-	if plainString(name) {
-		p.tool = string(name[1 : len(name)-1])
+	if tool, plain := wire.PlainString(name); plain {
+		p.tool = tool
 	} else {
 		_ = json.Unmarshal(name, &p.tool) // a JSON string: cannot fail
 	}
@@ -304,20 +304,6 @@ func splitCallParams(raw json.RawMessage, p *callParams) bool {
 			ok = false
 		}
 	}) && ok
-}
-
-// plainString reports whether the JSON text s is a string without escapes
-// and of ASCII only, so that its content is its value.
-func plainString(s []byte) bool {
-	if len(s) < 2 || s[0] != '"' || s[len(s)-1] != '"' {
-		return false
-	}
-	for _, c := range s[1 : len(s)-1] {
-		if c == '\\' || c == '"' || c < 0x20 || c >= 0x80 {
-			return false
-		}
-	}
-	return true
 }
 
 // progressTokenType returns the -32602 message for a progress token (as
@@ -423,11 +409,8 @@ func splitMessage(body []byte, msg *rpcMessage) bool {
 		case "params":
 			msg.Params = val
 		case "method":
-			if plainString(val) {
-				msg.Method = string(val[1 : len(val)-1])
-			} else {
-				ok = false
-			}
+			m, plain := wire.PlainString(val)
+			msg.Method, ok = m, ok && plain
 		default:
 			ok = false
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/axpool/axpool/wire"
 )
 
 // splitSeeds are messages and params for the split fast paths: the
@@ -80,10 +82,10 @@ func checkSplitAsUnmarshal(t *testing.T, data []byte) {
 			t.Fatalf("split params %q: %+v, json.Unmarshal %+v", data, pf, ps)
 		}
 	}
-	if plainString(data) {
+	if v, plain := wire.PlainString(data); plain && json.Valid(data) { // PlainString reads valid JSON values
 		var s string
-		if err := json.Unmarshal(data, &s); err != nil || s != string(data[1:len(data)-1]) {
-			t.Fatalf("plainString %q: json.Unmarshal gives %q, %v", data, s, err)
+		if err := json.Unmarshal(data, &s); err != nil || s != v {
+			t.Fatalf("wire.PlainString %q = %q: json.Unmarshal gives %q, %v", data, v, s, err)
 		}
 	}
 }

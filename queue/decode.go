@@ -139,16 +139,11 @@ func foldsTo(key string, keys []string) bool {
 // but a plain literal of it (null included).
 
 func plainString(raw []byte, dst *string) bool {
-	if len(raw) < 2 || raw[0] != '"' {
-		return false
+	v, ok := wire.PlainString(raw)
+	if ok {
+		*dst = v
 	}
-	for _, c := range raw[1 : len(raw)-1] {
-		if c == '\\' || c >= 0x80 {
-			return false
-		}
-	}
-	*dst = string(raw[1 : len(raw)-1])
-	return true
+	return ok
 }
 
 func plainBool(raw []byte, dst *bool) bool {

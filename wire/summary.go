@@ -92,14 +92,14 @@ var summaryFields = []struct {
 // literal of the type.
 
 func literalString(raw []byte, dst *string) bool {
-	switch {
-	case string(raw) == "null":
-	case len(raw) >= 2 && raw[0] == '"' && simpleString(raw):
-		*dst = string(raw[1 : len(raw)-1])
-	default:
-		return false
+	if string(raw) == "null" {
+		return true
 	}
-	return true
+	v, ok := PlainString(raw)
+	if ok {
+		*dst = v
+	}
+	return ok
 }
 
 func literalBool(raw []byte, dst *bool) bool {

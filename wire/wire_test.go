@@ -427,3 +427,28 @@ func TestScanObject(t *testing.T) {
 		}
 	}
 }
+
+// TestPlainString: the value of a string without an escape, of ASCII
+// only; nothing for any other string or value.
+func TestPlainString(t *testing.T) {
+	for _, c := range []struct {
+		raw, want string
+		ok        bool
+	}{
+		{`"boruna_run"`, "boruna_run", true},
+		{`""`, "", true},
+		{`"a b/c"`, "a b/c", true},
+		{`"a\"b"`, "", false},
+		{`"\u0041"`, "", false},
+		{`"é"`, "", false},
+		{`null`, "", false},
+		{`7`, "", false},
+		{`"`, "", false},
+		{`"" `, "", false},
+		{``, "", false},
+	} {
+		if got, ok := PlainString([]byte(c.raw)); got != c.want || ok != c.ok {
+			t.Errorf("PlainString(%s) = %q, %v; want %q, %v", c.raw, got, ok, c.want, c.ok)
+		}
+	}
+}
