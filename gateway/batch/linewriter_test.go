@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // recordWriter records each Write; the first one waits for release (when
@@ -91,6 +92,13 @@ func TestLineWriterBound(t *testing.T) {
 		lw.WriteLine(big) // over the bound with half waiting: waits for it
 		close(queued)
 	}()
+	// While "first" is being written, big must wait: a WriteLine past the
+	// bound that returned would queue it beside half.
+	select {
+	case <-queued:
+		t.Fatal("a line past the bound was queued while the lines before it waited")
+	case <-time.After(50 * time.Millisecond):
+	}
 	close(w.release)
 	<-queued
 	if err := lw.Close(); err != nil {

@@ -113,7 +113,7 @@ func TestCachedFirstTakesWhatIsThere(t *testing.T) {
 	next := make(chan struct{})
 	read := 0
 	items := func(yield func(batch.Item) bool) {
-		for i := range 3000 {
+		for i := range 8 * cachedFirstItems { // more than a reader that stops reads
 			if i == 1 {
 				<-next // the second line comes once the first was handed on
 			}
