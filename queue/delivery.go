@@ -165,11 +165,10 @@ type Puller struct {
 
 	// A request sent with an ack (AckNext) that the next NextContext
 	// waits for instead of sending one: open is its reply subject (""
-	// when none is open), openWait its expiry. ackNext is "+NXT " and
+	// when none is open), sent with the expiry wait. ackNext is "+NXT " and
 	// the request body (for wait).
-	open     string
-	openWait time.Duration
-	ackNext  []byte
+	open    string
+	ackNext []byte
 
 	// The wait for an answer (waitFor): wctx, a child of the caller's
 	// context that timer cancels at the answer's deadline, is reused from
@@ -243,7 +242,7 @@ func (p *Puller) NextContext(ctx context.Context, wait time.Duration) (*Delivery
 	reply := p.open
 	if reply != "" {
 		// Sent with the last job's ack (AckNext).
-		wait, p.open = p.openWait, ""
+		wait, p.open = p.wait, "" // AckNext's (setWait)
 	} else {
 		p.setWait(wait)
 		reply = p.nextReply()
@@ -336,7 +335,7 @@ func (p *Puller) AckNext(d *Delivery, wait time.Duration) error {
 	if err := p.b.nc.PublishRequest(d.msg.Reply, reply, p.ackNext); err != nil {
 		return fmt.Errorf("queue: ack %s: %w", ackNextPrefix, err)
 	}
-	p.open, p.openWait = reply, wait
+	p.open = reply
 	return nil
 }
 
