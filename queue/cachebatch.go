@@ -152,27 +152,34 @@ func (b *Bus) CachedResults(ctx context.Context, digests []string) (map[string][
 	if err := ctx.Err(); err != nil {
 		return found, err
 	}
-	left, err := l.round(lks)
-	var unsupported *unsupportedBatchError
-	if errors.As(err, &unsupported) {
-		l.mu.Lock()
-		l.batched = false // as rounds does: later lookups go key by key
-		l.mu.Unlock()
+	// The lookups round leaves for a next round stay unanswered (no
+	// value, no error): absent from found.
+	if _, err := l.round(lks); l.refused(err) {
 		return found, nil
-	}
-	if err != nil {
+	} else if err != nil {
 		return found, err
 	}
-	unanswered := make(map[*lookup]bool, len(left))
-	for _, lk := range left {
-		unanswered[lk] = true
-	}
 	for i, lk := range lks {
-		if !unanswered[lk] && lk.err == nil && lk.val != nil {
+		if lk.err == nil && lk.val != nil {
 			found[of[i]] = lk.val
 		}
 	}
 	return found, nil
+}
+
+// refused reports whether err is the server's refusal of batched lookups
+// (unsupportedBatchError); it then logs it and turns later lookups key by
+// key.
+func (l *cacheLookups) refused(err error) bool {
+	var unsupported *unsupportedBatchError
+	if !errors.As(err, &unsupported) {
+		return false
+	}
+	l.b.log.Warn("the NATS server refused a batched cache lookup; looking keys up one at a time", "err", err)
+	l.mu.Lock()
+	l.batched = false
+	l.mu.Unlock()
+	return true
 }
 
 // single is a plain KV get of key.
@@ -208,12 +215,7 @@ func (l *cacheLookups) rounds() {
 		var err error
 		if batched {
 			left, err = l.round(round)
-			var unsupported *unsupportedBatchError
-			if errors.As(err, &unsupported) {
-				l.b.log.Warn("the NATS server refused a batched cache lookup; looking keys up one at a time", "err", err)
-				l.mu.Lock()
-				l.batched = false
-				l.mu.Unlock()
+			if l.refused(err) {
 				batched, err = false, nil
 			}
 		}
