@@ -174,21 +174,22 @@ func hasTagged(raw json.RawMessage) bool {
 			}
 			return
 		}
-		var typ, fields, variant, option bool
+		var typ string
+		var fields, variant, option bool
 		wire.SplitObject(raw, func(key string, v json.RawMessage) {
 			switch key {
 			case "type":
-				typ = typ || string(v) == `"record"` || string(v) == `"enum"`
+				typ = string(v)
 			case "fields":
 				fields = true
 			case "variant":
 				variant = true
 			case "option":
-				option = true
+				option = isOptionTag(v)
 			}
 			walk(v)
 		})
-		found = found || typ && (fields || variant) || option
+		found = found || typ == `"record"` && fields || typ == `"enum"` && variant || option
 	}
 	walk(raw)
 	return found
@@ -272,11 +273,19 @@ func plainOf(raw json.RawMessage) json.RawMessage {
 	return append(out, '}')
 }
 
-// isOptionJSON reports whether raw is the tagged form of an option.
+// isOptionJSON reports whether raw is the tagged form of an option (an
+// "option" of "None" or "Some", as isOption reads decoded values).
 func isOptionJSON(raw json.RawMessage) bool {
 	option := false
-	wire.SplitObject(raw, func(key string, _ json.RawMessage) { option = option || key == "option" })
+	wire.SplitObject(raw, func(key string, v json.RawMessage) { option = option || key == "option" && isOptionTag(v) })
 	return option
+}
+
+// isOptionTag reports whether v, the JSON value of an "option" member, is
+// "None" or "Some".
+func isOptionTag(v json.RawMessage) bool {
+	s, _ := wire.PlainString(v)
+	return s == "None" || s == "Some"
 }
 
 // failureReason is the reason of a failed run: its outcome, with the
