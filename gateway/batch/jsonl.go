@@ -223,25 +223,11 @@ func (l outLine) Stale(it *Item) bool {
 	return l.digest != "" && l.digest != RunDigest(it)
 }
 
-// OutLine is the line of OUT for r (Line, position member posField),
-// with "run_digest" (RunDigest) for an ungraded item too, after the
-// envelope's fields, so that --resume sees that the item changed (Stale).
-// A malformed item's line has none.
-func OutLine(r Result, posField string) []byte {
-	line := Line(r, posField)
-	if r.Verdict != "" || r.Item.Malformed() {
-		return line // a graded item's has it (Line); a malformed one has none
-	}
-	d := r.digest()
-	if d == "" {
-		return line
-	}
-	out := make([]byte, 0, len(line)+len(`,"run_digest":""`)+len(d))
-	out = append(out, line[:len(line)-1]...)
-	out = append(out, `,"run_digest":"`...)
-	out = append(out, d...)
-	return append(out, `"}`...)
-}
+// OutLine is the line of OUT for r: Line's, with "run_digest"
+// (RunDigest) for an ungraded item too, after the envelope's fields, so
+// that --resume sees that the item changed (Stale). A malformed item's
+// line has none.
+func OutLine(r Result, posField string) []byte { return line(r, posField, true) }
 
 // OpenOutput opens OUT: truncated, or with resume read into done and
 // opened for appending, a last line cut short by a crash removed (its

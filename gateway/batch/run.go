@@ -351,7 +351,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // --regrade compares; absent for a malformed item), "verdict" and, for
 // anything but pass, "verdict_reason" (docs/operations.md "Graded
 // batches").
-func Line(r Result, posField string) []byte {
+func Line(r Result, posField string) []byte { return line(r, posField, false) }
+
+// line is Line, with run_digest for an ungraded item too when
+// everyDigest is set (OutLine).
+func line(r Result, posField string, everyDigest bool) []byte {
 	env := bytes.TrimSpace(r.Envelope)
 	id, _ := jsonenc.Marshal(r.Item.ID)
 	if r.Item.ID == "" && r.Item.Malformed() {
@@ -368,12 +372,14 @@ func Line(r Result, posField string) []byte {
 		out = append(out, ',')
 		out = append(out, env[1:len(env)-1]...)
 	}
-	if r.Verdict != "" {
+	if r.Verdict != "" || everyDigest && !r.Item.Malformed() {
 		if d := r.digest(); d != "" {
 			out = append(out, `,"run_digest":"`...)
 			out = append(out, d...)
 			out = append(out, '"')
 		}
+	}
+	if r.Verdict != "" {
 		out = append(out, `,"verdict":"`...)
 		out = append(out, r.Verdict...)
 		out = append(out, '"')
