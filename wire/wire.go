@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/axpool/axpool/internal/jsonenc"
 )
@@ -360,6 +361,19 @@ func valueEnd(data []byte, i int) (int, bool) {
 		j++
 	}
 	return j, true
+}
+
+// DecodeString sets *dst to the JSON string raw as json.Unmarshal does
+// (anything but a string leaves *dst as it is): a string without an
+// escape in valid UTF-8 is taken between its quotes, without
+// encoding/json's reflection (most strings of a grade job's arguments,
+// a batch item and a result envelope), any other through encoding/json.
+func DecodeString(raw []byte, dst *string) {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		*dst = string(raw[1 : len(raw)-1])
+		return
+	}
+	_ = json.Unmarshal(raw, dst)
 }
 
 // PlainString returns the value of raw, a valid JSON value without white

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math/big"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/internal/text"
@@ -336,11 +335,11 @@ func readEnvelope(env []byte) envelope {
 	wire.SplitObject(bytes.TrimSpace(env), func(key string, raw json.RawMessage) {
 		switch key {
 		case "outcome":
-			decodeString(raw, &e.outcome)
+			wire.DecodeString(raw, &e.outcome)
 		case "message":
-			decodeString(raw, &e.message)
+			wire.DecodeString(raw, &e.message)
 		case "check_error":
-			decodeString(raw, &e.checkError)
+			wire.DecodeString(raw, &e.checkError)
 		case "result":
 			e.result = raw
 		case "tests":
@@ -364,19 +363,6 @@ func readEnvelope(env []byte) envelope {
 		}
 	})
 	return e
-}
-
-// decodeString sets *dst to the JSON string raw as json.Unmarshal does
-// (anything but a string leaves it as it is); a string without escapes
-// in valid UTF-8 is its bytes between the quotes, without encoding/json's
-// reflection (what an outcome, a message or an item's members mostly
-// are).
-func decodeString(raw []byte, dst *string) {
-	if len(raw) >= 2 && raw[0] == '"' && bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-		*dst = string(raw[1 : len(raw)-1])
-		return
-	}
-	_ = json.Unmarshal(raw, dst)
 }
 
 // EqualJSON reports whether the JSON values a and b are equal: the same
@@ -526,7 +512,7 @@ func parseGrade(m map[string]json.RawMessage) (g *Grade, task, msg string) {
 			return "", fmt.Sprintf("%q must be a string, got %s", name, wire.JSONType(raw))
 		}
 		var s string
-		decodeString(raw, &s) // valid JSON (Parse): a string decodes
+		wire.DecodeString(raw, &s) // valid JSON (Parse): a string decodes
 		if s == "" {
 			return "", fmt.Sprintf("%q must not be empty", name)
 		}
@@ -632,7 +618,7 @@ func parseTask(raw json.RawMessage) (task, msg string) {
 	if raw[0] != '"' {
 		return "", fmt.Sprintf("%q must be a string, got %s", "task", wire.JSONType(raw))
 	}
-	decodeString(raw, &task) // valid JSON (Parse): a string decodes
+	wire.DecodeString(raw, &task) // valid JSON (Parse): a string decodes
 	switch {
 	case task == "":
 		return "", `"task" must not be empty`

@@ -181,10 +181,10 @@ func TestLineGraded(t *testing.T) {
 func TestDecodeString(t *testing.T) {
 	for _, raw := range []string{`"runtime_error"`, `""`, `"d\u00e9j\u00e0 \"vu\""`, `"déjà"`, "\"bad \xff byte\"", `"\ud800"`, `null`, `12`, `{"a":1}`} {
 		got, want := "kept", "kept"
-		decodeString([]byte(raw), &got)
+		wire.DecodeString([]byte(raw), &got)
 		_ = json.Unmarshal([]byte(raw), &want)
 		if got != want {
-			t.Errorf("decodeString(%s) = %q, want %q", raw, got, want)
+			t.Errorf("wire.DecodeString(%s) = %q, want %q", raw, got, want)
 		}
 	}
 }
@@ -227,10 +227,10 @@ func FuzzDecodeString(f *testing.F) {
 			return
 		}
 		got, want := "kept", "kept"
-		decodeString(raw, &got)
+		wire.DecodeString(raw, &got)
 		_ = json.Unmarshal(raw, &want)
 		if got != want {
-			t.Fatalf("decodeString(%q) = %q; json.Unmarshal %q", raw, got, want)
+			t.Fatalf("wire.DecodeString(%q) = %q; json.Unmarshal %q", raw, got, want)
 		}
 	})
 }

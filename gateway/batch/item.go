@@ -151,7 +151,7 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 			return bad(`"id" must be a string, got %s`, wire.JSONType(rawID))
 		}
 		var id string
-		decodeString(rawID, &id) // valid JSON: a string decodes
+		wire.DecodeString(rawID, &id) // valid JSON: a string decodes
 		if id == "" {
 			return bad(`"id" must not be empty`)
 		}
