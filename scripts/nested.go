@@ -61,32 +61,22 @@ func RunNested(ctx context.Context, env *tools.Env, raw json.RawMessage) (value 
 		return nil, true, fmt.Sprintf("script %q: not run: named scripts may call each other at most %d deep (tool_call depth limit)",
 			text.Clip(j.Script, 200), MaxNestedDepth), nil
 	}
-	b, merr := withScript(&j, execute(context.WithValue(ctx, depthKey{}, depth+1), env, &j, nil, true)).MarshalJSON()
+	res := withScript(&j, execute(context.WithValue(ctx, depthKey{}, depth+1), env, &j, nil, true))
+	b, merr := res.MarshalJSON()
 	if merr != nil {
 		return nil, true, fmt.Sprintf("script %q: the result does not encode: %v", j.Script, merr), nil
 	}
-	o, perr := wire.ParseObject(b) // its values as raw JSON
-	if perr != nil {
-		return nil, true, fmt.Sprintf("script %q: the result is not a JSON object: %v", j.Script, perr), nil
+	sum, serr := wire.Summarize(b)
+	if serr != nil {
+		return nil, true, fmt.Sprintf("script %q: the result is not a JSON object: %v", j.Script, serr), nil
 	}
-	var steps int64
-	if v, ok := o.Get("steps"); ok {
-		_ = json.Unmarshal(v.(json.RawMessage), &steps)
-	}
-	if err := vm.ChargeSteps(ctx, steps); err != nil {
+	if err := vm.ChargeSteps(ctx, max(sum.Steps, 0)); err != nil { // Steps -1: none
 		return nil, false, "", fmt.Errorf("script %q: %w", j.Script, err)
 	}
-	if !succeeded(o) {
-		return nil, true, ErrText(j.Script, o), nil
+	if !sum.Success {
+		return nil, true, ErrText(j.Script, res), nil
 	}
 	return b, false, "", nil
-}
-
-// succeeded reports whether a parsed envelope's success is true.
-func succeeded(o *wire.Object) bool {
-	v, _ := o.Get("success")
-	raw, _ := v.(json.RawMessage)
-	return string(raw) == "true"
 }
 
 // ErrText is the Err text a tool_call of script name gets for the failed
