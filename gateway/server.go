@@ -347,7 +347,7 @@ func (g *Server) handle(ctx context.Context, req mcp.CallToolRequest) (*mcp.Call
 		}
 	}
 	out, args, err := g.answer(ctx, req)
-	if taken != nil && (err != nil || notRun(out) || answerRefused(out)) {
+	if taken != nil && (err != nil || notRunHere(out)) {
 		g.suspended.restore(taken) // no job ran: the same state may be sent again
 	}
 	if err != nil {

@@ -86,12 +86,14 @@ const (
 // with other arguments than the call that was suspended.
 const KindInvalidRequestState = dispatch.KindInvalidRequestState
 
-// answerRefused reports whether out refuses a resume for the caller's
-// answer (an answer too large for the resume job,
-// dispatch.ErrAnswerTooLarge): no job ran, and the state stays usable.
-func answerRefused(out []byte) bool {
-	sum, err := wire.Summarize(out)
-	return err == nil && sum.ErrorKind == KindInvalidRequestState
+// notRunHere reports whether out, the answer of a resumed call, ran no
+// job, so that the same suspended state may be sent again: the queue
+// never took it (dispatch.NotRun), or the caller's answer was refused
+// (KindInvalidRequestState: an answer too large for the resume job,
+// dispatch.ErrAnswerTooLarge).
+func notRunHere(out []byte) bool {
+	sum, notRun := dispatch.NotRun(out)
+	return notRun || sum.ErrorKind == KindInvalidRequestState
 }
 
 // suspendStore keeps the suspended runs waiting for their callers.
@@ -315,20 +317,6 @@ func (g *Server) resumeContext(ctx context.Context, req mcp.CallToolRequest) (_ 
 		}
 	}
 	return dispatch.WithInteractive(ctx, canAsk(ctx), resume), p, nil
-}
-
-// notRun reports whether out is the answer of a call whose job the queue
-// never took (queue_full, queue_unavailable, quota_exceeded: retryable).
-func notRun(out []byte) bool {
-	sum, err := wire.Summarize(out)
-	if err != nil {
-		return false
-	}
-	switch sum.Outcome {
-	case wire.OutcomeQueueFull, wire.OutcomeQueueUnavailable, wire.OutcomeQuotaExceeded:
-		return true
-	}
-	return false
 }
 
 // answerOf reads the caller's answer to a suspension of kind from

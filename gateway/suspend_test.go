@@ -16,6 +16,7 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/engine"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/mcptest"
@@ -541,8 +542,8 @@ func TestSuspendStore(t *testing.T) {
 		`{"success":false,"protocol_version":1,"error_kind":"quota_exceeded","message":"m","outcome":"quota_exceeded","retryable":true}`: true,
 		`{"success":true,"protocol_version":1,"result":"1","outcome":"ok","retryable":false}`:                                            false,
 	} {
-		if notRun([]byte(out)) != want {
-			t.Errorf("notRun(%s) = %v", out, !want)
+		if _, notRun := dispatch.NotRun([]byte(out)); notRun != want {
+			t.Errorf("dispatch.NotRun(%s) = %v", out, !want)
 		}
 	}
 }

@@ -408,12 +408,25 @@ func answered(res json.RawMessage) bool {
 	if err != nil {
 		return false
 	}
-	switch f.Outcome {
-	case wire.OutcomeCancelled, wire.OutcomeWorkerLost,
-		wire.OutcomeQueueFull, wire.OutcomeQueueUnavailable, wire.OutcomeQuotaExceeded:
-		return false
+	return f.Outcome != wire.OutcomeCancelled && f.Outcome != wire.OutcomeWorkerLost && !notRunOutcome(f.Outcome)
+}
+
+// NotRun reads out, a call's answer: its summary, and whether the queue
+// never took the call's job (queue_full, queue_unavailable,
+// quota_exceeded: no job ran, a retry may pass). false for an answer that
+// is not a JSON object.
+func NotRun(out []byte) (wire.Summary, bool) {
+	sum, err := wire.Summarize(out)
+	return sum, err == nil && notRunOutcome(sum.Outcome)
+}
+
+// notRunOutcome reports whether outcome says the queue never took the job.
+func notRunOutcome(outcome wire.Outcome) bool {
+	switch outcome {
+	case wire.OutcomeQueueFull, wire.OutcomeQueueUnavailable, wire.OutcomeQuotaExceeded:
+		return true
 	}
-	return true
+	return false
 }
 
 // freeKey frees the idempotency key digest (its record at revision rev)

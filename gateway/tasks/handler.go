@@ -258,7 +258,7 @@ func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessa
 				}
 			}
 			out = h.Dispatcher.Failure(ctx, t.Tool, err)
-			if sum, ok := notTaken(out); ok {
+			if sum, ok := dispatch.NotRun(out); ok {
 				if e := h.skip(ctx, next, t.Round(), sum, out); e != nil {
 					return nil, e
 				}
@@ -269,21 +269,6 @@ func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessa
 		h.Store.Finish(ctx, next.RunID(), out)
 	}
 	return map[string]any{"resultType": "complete", "_meta": h.meta()}, nil
-}
-
-// notTaken reads out, the failure of a resume job's submission: its
-// summary, and whether the queue did not take the job for now
-// (queue_full, queue_unavailable, quota_exceeded: a retry may pass).
-func notTaken(out []byte) (wire.Summary, bool) {
-	sum, err := wire.Summarize(out)
-	if err != nil {
-		return sum, false
-	}
-	switch sum.Outcome {
-	case wire.OutcomeQueueFull, wire.OutcomeQueueUnavailable, wire.OutcomeQuotaExceeded:
-		return sum, true
-	}
-	return sum, false
 }
 
 // skip takes back the resume of next, whose job the queue did not take
