@@ -97,11 +97,7 @@ func WriteReport(w io.Writer, title string, s *Summary, f *Failures) error {
 			v = strconv.FormatFloat(p, 'f', 3, 64)
 		}
 		d.PassAt = append(d.PassAt, kv{"pass@" + strconv.Itoa(k), v})
-		covers := Count(s.TasksFor(k), "task") + " with n ≥ " + strconv.Itoa(k)
-		if k == 1 {
-			covers = Count(s.TasksFor(k), "task")
-		}
-		d.PassAtTasks = append(d.PassAtTasks, covers)
+		d.PassAtTasks = append(d.PassAtTasks, s.passAtCovers(k))
 	}
 	for _, name := range s.TaskNames() {
 		t := s.Tasks[name]

@@ -474,6 +474,15 @@ func (s *Summary) WriteText(w io.Writer) {
 // them all).
 const maxTaskRows = 20
 
+// passAtCovers says which tasks pass@k is the mean over: "3 tasks with
+// n ≥ 2" ("3 tasks" for k = 1, which every task counts in).
+func (s *Summary) passAtCovers(k int) string {
+	if k == 1 {
+		return Count(s.TasksFor(k), "task")
+	}
+	return fmt.Sprintf("%s with n ≥ %d", Count(s.TasksFor(k), "task"), k)
+}
+
 // writeVerdicts writes the verdicts, pass@k and the table of tasks.
 func (s *Summary) writeVerdicts(w io.Writer) {
 	if s.Graded == 0 {
@@ -481,12 +490,8 @@ func (s *Summary) writeVerdicts(w io.Writer) {
 	}
 	var parts []string
 	for _, k := range s.ks {
-		covers := fmt.Sprintf("%s with n ≥ %d", Count(s.TasksFor(k), "task"), k)
-		if k == 1 {
-			covers = Count(s.TasksFor(k), "task")
-		}
 		if p, ok := s.PassAt[k]; ok {
-			parts = append(parts, fmt.Sprintf("pass@%d %.3f (%s)", k, p, covers))
+			parts = append(parts, fmt.Sprintf("pass@%d %.3f (%s)", k, p, s.passAtCovers(k)))
 		} else {
 			parts = append(parts, fmt.Sprintf("pass@%d - (no task with n ≥ %d)", k, k))
 		}
