@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -36,15 +35,19 @@ type JobMeta struct {
 // (AppendFields): every job's result passes here, and building and
 // encoding an Object was a measured part of a worker's cost per job.
 func AddJobMeta(env []byte, m JobMeta) (json.RawMessage, error) {
-	env = bytes.TrimSpace(env)
-	if len(env) < 2 || env[0] != '{' || env[len(env)-1] != '}' {
-		return nil, fmt.Errorf("wire: result envelope: %w", errNotObject)
+	env, err := trimObject(env)
+	if err != nil {
+		return nil, fmt.Errorf("wire: result envelope: %w", err)
 	}
-	out := make([]byte, 0, len(env)+64+len(m.JobID)+len(m.Worker))
-	out = append(out, env[:len(env)-1]...)
-	if len(bytes.TrimSpace(env[1:len(env)-1])) > 0 {
-		out = append(out, ',')
-	}
+	out := openObject(make([]byte, 0, len(env)+64+len(m.JobID)+len(m.Worker)), env)
+	out = m.appendMembers(out)
+	return append(out, '}'), nil
+}
+
+// appendMembers appends to out m's four members — job_id, queue_ms,
+// run_ms and worker, comma-separated, without braces — encoded as setOn's
+// Object would encode them (TestAddJobMetaMatchesAppendFields).
+func (m JobMeta) appendMembers(out []byte) []byte {
 	out = append(out, `"job_id":`...)
 	out = jsonenc.AppendString(out, m.JobID)
 	out = append(out, `,"queue_ms":`...)
@@ -52,11 +55,11 @@ func AddJobMeta(env []byte, m JobMeta) (json.RawMessage, error) {
 	out = append(out, `,"run_ms":`...)
 	out = strconv.AppendInt(out, max(m.Run.Milliseconds(), 0), 10)
 	out = append(out, `,"worker":`...)
-	out = jsonenc.AppendString(out, m.Worker)
-	return append(out, '}'), nil
+	return jsonenc.AppendString(out, m.Worker)
 }
 
-// setOn sets m's fields on obj (see AddJobMeta) and returns obj.
+// setOn sets m's fields on obj (see AddJobMeta) and returns obj: the
+// members appendMembers writes as bytes.
 func (m JobMeta) setOn(obj *Object) *Object {
 	return obj.Set("job_id", m.JobID).
 		Set("queue_ms", max(m.Queue.Milliseconds(), 0)).

@@ -49,6 +49,46 @@ func TestJobMeta(t *testing.T) {
 	}
 }
 
+// TestAddJobMetaMatchesAppendFields: AddJobMeta writes the job metadata as
+// bytes, and FailureResult sets it on an Object (setOn); both must give the
+// bytes AppendFields gives for the members setOn sets, for any metadata
+// (zero, all set, partial, negative and sub-millisecond durations, strings
+// to escape) on any envelope (with members, empty, white space around).
+func TestAddJobMetaMatchesAppendFields(t *testing.T) {
+	metas := []JobMeta{
+		{},
+		{JobID: "0f8fad5b-d9cb-469f-a165-70867728950e", Queue: 1500 * time.Millisecond, Run: 2 * time.Hour, Worker: "host-1-abc"},
+		{JobID: "j"},
+		{Worker: "w"},
+		{Queue: 3 * time.Millisecond},
+		{JobID: "j", Run: 999 * time.Microsecond, Worker: "w"},
+		{Queue: -time.Second, Run: -time.Nanosecond},
+		{Queue: -time.Nanosecond, Run: -2 * time.Second},
+		{JobID: "a\"b\\c\n\u0001", Worker: "h<1>&\u2028é\x01\t"},
+	}
+	envs := []string{
+		`{"success":true,"protocol_version":1,"result":{"b":1,"a":2},"outcome":"ok"}`,
+		`{}`,
+		`{ }`,
+		" {\"result\":\"a<b\",\"f\":1.50} \n",
+	}
+	for _, m := range metas {
+		for _, env := range envs {
+			got, err := AddJobMeta([]byte(env), m)
+			if err != nil {
+				t.Fatalf("AddJobMeta(%q, %+v): %v", env, m, err)
+			}
+			want, err := AppendFields([]byte(env), m.setOn(NewObject()))
+			if err != nil {
+				t.Fatalf("AppendFields(%q, %+v): %v", env, m, err)
+			}
+			if string(got) != string(want) {
+				t.Errorf("AddJobMeta(%q, %+v) = %s\nAppendFields gives %s", env, m, got, want)
+			}
+		}
+	}
+}
+
 // BenchmarkAddJobMeta: the job metadata added to a result of 1 MiB.
 //
 //	go test -run '^$' -bench AddJobMeta ./wire/

@@ -465,9 +465,9 @@ var errNotObject = errors.New("wire: envelope: not a JSON object")
 // (only its braces are checked: envelopes come from axpool's own encoder),
 // a field value that cannot be encoded.
 func AppendFields(env []byte, fields *Object) (json.RawMessage, error) {
-	env = bytes.TrimSpace(env)
-	if len(env) < 2 || env[0] != '{' || env[len(env)-1] != '}' {
-		return nil, errNotObject
+	env, err := trimObject(env)
+	if err != nil {
+		return nil, err
 	}
 	extra, err := fields.MarshalJSON()
 	if err != nil {
@@ -476,10 +476,28 @@ func AppendFields(env []byte, fields *Object) (json.RawMessage, error) {
 	if len(extra) == 2 { // {}
 		return append(json.RawMessage(nil), env...), nil
 	}
-	out := make([]byte, 0, len(env)+len(extra))
+	out := openObject(make([]byte, 0, len(env)+len(extra)), env)
+	return append(out, extra[1:]...), nil
+}
+
+// trimObject returns env without the white space around it, or
+// errNotObject when it is not a JSON object (only its braces are checked).
+// It is the check of AppendFields and AddJobMeta.
+func trimObject(env []byte) ([]byte, error) {
+	env = bytes.TrimSpace(env)
+	if len(env) < 2 || env[0] != '{' || env[len(env)-1] != '}' {
+		return nil, errNotObject
+	}
+	return env, nil
+}
+
+// openObject appends to out the object env (as trimObject returns it)
+// without its closing brace, and a comma when env has members: the place
+// where AppendFields and AddJobMeta append their members and the brace.
+func openObject(out, env []byte) []byte {
 	out = append(out, env[:len(env)-1]...)
 	if len(bytes.TrimSpace(env[1:len(env)-1])) > 0 {
 		out = append(out, ',')
 	}
-	return append(out, extra[1:]...), nil
+	return out
 }
