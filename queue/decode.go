@@ -20,90 +20,96 @@ import (
 // chunk's items, a debug event's lines, invalid JSON): the caller then
 // decodes with encoding/json, for its result and its error.
 
-// decodeJobFast decodes data into j as json.Unmarshal would; ok is false
-// when it cannot tell (j is then partly set: decode again).
-func decodeJobFast(data []byte, j *Job) (ok bool) {
-	ok = true
-	valid := wire.SplitObject(data, func(key string, raw json.RawMessage) {
-		if !ok {
-			return
-		}
+// decodeJobFast decodes data into j as json.Unmarshal would; it reports
+// false when it cannot tell (j is then partly set: decode again).
+func decodeJobFast(data []byte, j *Job) bool {
+	return decodeFast(data, func(key string, raw json.RawMessage) bool {
 		switch key {
 		case "v":
-			ok = plainInt(raw, &j.V)
+			return plainInt(raw, &j.V)
 		case "id":
-			ok = plainString(raw, &j.ID)
+			return plainString(raw, &j.ID)
 		case "tool":
-			ok = plainString(raw, &j.Tool)
+			return plainString(raw, &j.Tool)
 		case "args":
-			ok = plainRaw(raw, &j.Args)
+			return plainRaw(raw, &j.Args)
 		case "submitted":
-			ok = plainTime(raw, &j.Submitted)
+			return plainTime(raw, &j.Submitted)
 		case "deadline":
-			ok = plainTime(raw, &j.Deadline)
+			return plainTime(raw, &j.Deadline)
 		case "reply":
-			ok = plainString(raw, &j.Reply)
+			return plainString(raw, &j.Reply)
 		case "progress":
-			ok = plainBool(raw, &j.Progress)
+			return plainBool(raw, &j.Progress)
 		case "debug":
-			ok = plainBool(raw, &j.Debug)
+			return plainBool(raw, &j.Debug)
 		case "traceparent":
-			ok = plainString(raw, &j.TraceParent)
+			return plainString(raw, &j.TraceParent)
 		case "tracestate":
-			ok = plainString(raw, &j.TraceState)
+			return plainString(raw, &j.TraceState)
 		case "principal":
-			ok = plainString(raw, &j.Principal)
+			return plainString(raw, &j.Principal)
 		case "cache":
-			ok = plainString(raw, &j.Cache)
+			return plainString(raw, &j.Cache)
 		case "cache_version":
-			ok = plainString(raw, &j.CacheVersion)
+			return plainString(raw, &j.CacheVersion)
 		case "keep":
-			ok = plainBool(raw, &j.Keep)
+			return plainBool(raw, &j.Keep)
 		case "interactive":
-			ok = plainBool(raw, &j.Interactive)
+			return plainBool(raw, &j.Interactive)
 		case "resume":
-			ok = plainRaw(raw, &j.Resume)
+			return plainRaw(raw, &j.Resume)
 		case "items":
-			ok = false
+			return false
 		case "redelivered":
-			ok = plainBool(raw, &j.Redelivered)
+			return plainBool(raw, &j.Redelivered)
 		default:
-			ok = !foldsTo(key, jobKeys)
+			return !foldsTo(key, jobKeys)
 		}
 	})
-	return valid && ok
 }
 
 // decodeEventFast is decodeJobFast for an event.
-func decodeEventFast(data []byte, e *Event) (ok bool) {
-	ok = true
-	valid := wire.SplitObject(data, func(key string, raw json.RawMessage) {
-		if !ok {
-			return
-		}
+func decodeEventFast(data []byte, e *Event) bool {
+	return decodeFast(data, func(key string, raw json.RawMessage) bool {
 		switch key {
 		case "v":
-			ok = plainInt(raw, &e.V)
+			return plainInt(raw, &e.V)
 		case "job_id":
-			ok = plainString(raw, &e.JobID)
+			return plainString(raw, &e.JobID)
 		case "type":
 			t := string(e.Type)
-			ok = plainString(raw, &t)
+			ok := plainString(raw, &t)
 			e.Type = EventType(t)
+			return ok
 		case "steps":
-			ok = plainInt(raw, &e.Steps)
+			return plainInt(raw, &e.Steps)
 		case "total":
-			ok = plainInt(raw, &e.Total)
+			return plainInt(raw, &e.Total)
 		case "result":
-			ok = plainRaw(raw, &e.Result)
+			return plainRaw(raw, &e.Result)
 		case "worker":
-			ok = plainString(raw, &e.Worker)
+			return plainString(raw, &e.Worker)
 		case "cacheable":
-			ok = plainBool(raw, &e.Cacheable)
+			return plainBool(raw, &e.Cacheable)
 		case "lines":
-			ok = false
+			return false
 		default:
-			ok = !foldsTo(key, eventKeys)
+			return !foldsTo(key, eventKeys)
+		}
+	})
+}
+
+// decodeFast is the loop of the fast decoders: it hands each member of
+// the JSON object data to field, which decodes it into its place and
+// reports whether it could, and reports true when data is one valid JSON
+// object and field took every member. After the first member field
+// refuses, the rest are skipped (the caller decodes data again anyway).
+func decodeFast(data []byte, field func(key string, raw json.RawMessage) bool) bool {
+	ok := true
+	valid := wire.SplitObject(data, func(key string, raw json.RawMessage) {
+		if ok {
+			ok = field(key, raw)
 		}
 	})
 	return valid && ok

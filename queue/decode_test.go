@@ -79,8 +79,14 @@ func TestDecodeJobAsEncodingJSON(t *testing.T) {
 			}
 		}
 	}
+	// The job BenchmarkDecodeJob decodes takes the fast path too: the
+	// benchmark measures the decoder it is meant to.
+	bench := benchJobMessage(t)
+	if !decodeJobFast(bench, new(Job)) {
+		t.Errorf("decodeJobFast refused the benchmark's job %s", bench)
+	}
 	const sub = `"submitted":"2026-12-05T08:30:01Z"`
-	msgs = append(msgs,
+	msgs = append(msgs, string(bench),
 		`{"v":1,"ID":"x","tool":"t",`+sub+`}`,
 		`{"v":1,"id":"x","Tool":"t","TOOL":"u",`+sub+`}`,
 		`{"v":1,"id":"x","tool":"t",`+sub+`,"cache_Version":"c"}`,
@@ -145,7 +151,12 @@ func TestDecodeEventAsEncodingJSON(t *testing.T) {
 			}
 		}
 	}
-	msgs = append(msgs,
+	// The event BenchmarkDecodeEvent decodes takes the fast path too.
+	bench := benchEventMessage(t)
+	if !decodeEventFast(bench, new(Event)) {
+		t.Errorf("decodeEventFast refused the benchmark's event %s", bench)
+	}
+	msgs = append(msgs, string(bench),
 		`{"v":1,"Job_ID":"j","type":"result"}`,
 		`{"v":1,"job_id":"j","type":"result","result":null,"worker":null}`,
 		`{"v":1,"job_id":"j","type":"result","steps":1.5}`,
@@ -166,17 +177,12 @@ func TestDecodeEventAsEncodingJSON(t *testing.T) {
 }
 
 // BenchmarkDecodeJob: the job message of a trivial boruna_run as Submit
-// writes it.
+// writes it (benchJobMessage; TestDecodeJobAsEncodingJSON checks that it
+// takes the fast path).
 //
 //	go test -run '^$' -bench Decode ./queue/
 func BenchmarkDecodeJob(b *testing.B) {
-	at := time.Date(2026, 12, 5, 8, 30, 1, 123456789, time.UTC)
-	data, err := marshalJob(&Job{V: 1, ID: "0f8fad5b-d9cb-469f-a165-70867728950e", Tool: "boruna_run",
-		Args: []byte(`{"source":"fn main() -> Int { 1 + 2 }"}`), Submitted: at, Deadline: at.Add(time.Minute),
-		Reply: "axpool.evt.gw.0f8fad5b-d9cb-469f-a165-70867728950e", Cache: strings.Repeat("ab", 32), CacheVersion: "axpool 1"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	data := benchJobMessage(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := DecodeJob(data); err != nil {
@@ -185,21 +191,45 @@ func BenchmarkDecodeJob(b *testing.B) {
 	}
 }
 
-// BenchmarkDecodeEvent: the result event of a trivial boruna_run.
+// BenchmarkDecodeEvent: the result event of a trivial boruna_run
+// (benchEventMessage; TestDecodeEventAsEncodingJSON checks that it takes
+// the fast path).
 func BenchmarkDecodeEvent(b *testing.B) {
-	data, err := marshalEvent(&Event{V: 1, JobID: "0f8fad5b-d9cb-469f-a165-70867728950e", Type: EventResult,
-		Result: []byte(`{"success":true,"protocol_version":1,"result":"3","steps":4,"ui_output":[],"outcome":"ok","retryable":false,` +
-			`"job_id":"0f8fad5b-d9cb-469f-a165-70867728950e","queue_ms":1,"run_ms":0,"worker":"vm-1234-abcdef"}`),
-		Worker: "vm-1234-abcdef"})
-	if err != nil {
-		b.Fatal(err)
-	}
+	data := benchEventMessage(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := DecodeEvent(data); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// benchJobMessage is the job message BenchmarkDecodeJob decodes: a
+// trivial boruna_run as Submit writes it.
+func benchJobMessage(tb testing.TB) []byte {
+	tb.Helper()
+	at := time.Date(2026, 12, 5, 8, 30, 1, 123456789, time.UTC)
+	data, err := marshalJob(&Job{V: 1, ID: "0f8fad5b-d9cb-469f-a165-70867728950e", Tool: "boruna_run",
+		Args: []byte(`{"source":"fn main() -> Int { 1 + 2 }"}`), Submitted: at, Deadline: at.Add(time.Minute),
+		Reply: "axpool.evt.gw.0f8fad5b-d9cb-469f-a165-70867728950e", Cache: strings.Repeat("ab", 32), CacheVersion: "axpool 1"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
+}
+
+// benchEventMessage is the event message BenchmarkDecodeEvent decodes:
+// the result event of a trivial boruna_run.
+func benchEventMessage(tb testing.TB) []byte {
+	tb.Helper()
+	data, err := marshalEvent(&Event{V: 1, JobID: "0f8fad5b-d9cb-469f-a165-70867728950e", Type: EventResult,
+		Result: []byte(`{"success":true,"protocol_version":1,"result":"3","steps":4,"ui_output":[],"outcome":"ok","retryable":false,` +
+			`"job_id":"0f8fad5b-d9cb-469f-a165-70867728950e","queue_ms":1,"run_ms":0,"worker":"vm-1234-abcdef"}`),
+		Worker: "vm-1234-abcdef"})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
 }
 
 // TestValidID: 1–128 bytes of [A-Za-z0-9_-], checked byte by byte; every
