@@ -27,8 +27,9 @@ type Delivery struct {
 	// StreamSeq is the message's stream sequence.
 	StreamSeq uint64
 
-	nc  *nats.Conn
-	msg *nats.Msg
+	nc     *nats.Conn
+	msg    *nats.Msg
+	puller *Puller // the puller that pulled d (AckNext); nil for a chunk's item
 
 	// A chunk's item deliveries (Items): parent is the chunk's delivery,
 	// settled and delay what the item's acknowledgement said (Settle).
@@ -76,6 +77,20 @@ func (d *Delivery) InProgress() error { return d.reply(inProgressBody) }
 // runs twice to completion, nothing is lost. Waiting for the confirmation
 // (AckSync) would cost every job one more round trip for that rare case.
 func (d *Delivery) Ack() error { return d.reply(ackBody) }
+
+// AckNext acknowledges the job with the next pull request of the Puller
+// that pulled it, Puller.AckNext(d, wait) — for a slot that finished a
+// job and goes on pulling, which need not carry its puller to where the
+// job is acked. Call it on the goroutine that uses the puller. A chunk's
+// item (its ack is recorded for the chunk's Settle) and a job pulled by
+// Bus.Next (its puller is closed) are acked plainly, as by Ack. Errors:
+// as Puller.AckNext.
+func (d *Delivery) AckNext(wait time.Duration) error {
+	if d.puller == nil {
+		return d.Ack()
+	}
+	return d.puller.AckNext(d, wait)
+}
 
 // AckSync acknowledges the job and waits for the server to confirm it (for
 // callers that must observe the job gone, such as tests of the stream's
@@ -374,7 +389,7 @@ func (p *Puller) dropWait() {
 
 // delivery wraps a delivered job message.
 func (p *Puller) delivery(m *nats.Msg) *Delivery {
-	d := &Delivery{nc: p.b.nc, msg: m}
+	d := &Delivery{nc: p.b.nc, msg: m, puller: p}
 	if md, err := m.Metadata(); err == nil {
 		d.NumDelivered = md.NumDelivered
 		d.StreamSeq = md.Sequence.Stream

@@ -264,8 +264,8 @@ func drained(t *testing.T, bus *Bus) {
 // message — the next job (queued already) or the server's timeout at the
 // expiry AckNext gave reaches the next NextContext, which sends no request
 // of its own; a request the server refuses still acks the job, and
-// NextContext returns the refusal; a chunk's item and a closed puller
-// get a plain ack.
+// NextContext returns the refusal; a chunk's item (by Puller.AckNext and
+// by Delivery.AckNext) and a closed puller get a plain ack.
 func TestPullerAckNext(t *testing.T) {
 	_, bus, c := testBus(t, Config{AckWait: 30 * time.Second})
 	ctx := ctxT(t)
@@ -346,12 +346,16 @@ func TestPullerAckNext(t *testing.T) {
 		t.Fatalf("Next = %+v, %v; want the chunk", d, err)
 	}
 	items := d.Items()
-	for _, it := range items {
-		if err := p.AckNext(it, 500*time.Millisecond); err != nil {
+	for i, it := range items {
+		ack := p.AckNext // and the item's own AckNext (it has no puller)
+		if i == 1 {
+			ack = func(it *Delivery, wait time.Duration) error { return it.AckNext(wait) }
+		}
+		if err := ack(it, 500*time.Millisecond); err != nil {
 			t.Fatal(err)
 		}
 		if it.settled != settledAnswered || p.open != "" {
-			t.Fatalf("item after AckNext: settled %d, open request %q; want answered, none", it.settled, p.open)
+			t.Fatalf("item %d after AckNext: settled %d, open request %q; want answered, none", i, it.settled, p.open)
 		}
 	}
 	if err := d.Settle(); err != nil {
@@ -382,8 +386,11 @@ func TestPullerAckNext(t *testing.T) {
 // TestPullerAckNextWire: what AckNext sends — "+NXT" and the request body
 // to the delivery's ack subject, replied to on the puller's inbox (a new
 // one after an abandoned inbox), and no pull request from the next
-// NextContext; a plain "+ACK" from a closed puller. A plain NATS server
-// stands in for JetStream: the test answers the requests itself.
+// NextContext; the same from Delivery.AckNext, on the puller that pulled
+// the delivery; a plain "+ACK" from a closed puller, and from
+// Delivery.AckNext of a closed puller's job or of one Bus.Next pulled. A
+// plain NATS server stands in for JetStream: the test answers the
+// requests itself.
 func TestPullerAckNextWire(t *testing.T) {
 	nc, err := StartTestServer(t).Connect()
 	if err != nil {
@@ -466,6 +473,20 @@ func TestPullerAckNextWire(t *testing.T) {
 		t.Fatalf("NextContext = %+v, %v", d, err)
 	}
 
+	// Delivery.AckNext is AckNext on the puller that pulled the delivery.
+	if err := d.AckNext(100 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	a = <-acks
+	if second := strings.TrimSuffix(p.sub.Subject, "*"); a.Subject != ackSubject || a.Reply != second+"5" ||
+		string(a.Data) != `+NXT {"batch":1,"expires":100000000}` {
+		t.Fatalf("Delivery.AckNext sent %q to %s replied to %q; want +NXT and the request to %s replied to %q", a.Data, a.Subject, a.Reply, ackSubject, second+"5")
+	}
+	expire(a.Reply)
+	if d, err := p.NextContext(context.Background(), time.Minute); d != nil || err != nil {
+		t.Fatalf("NextContext after Delivery.AckNext = %+v, %v; want the expiry: nil, nil", d, err)
+	}
+
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -474,6 +495,24 @@ func TestPullerAckNextWire(t *testing.T) {
 	}
 	if a := <-acks; string(a.Data) != "+ACK" || a.Reply != "" {
 		t.Fatalf("closed puller's AckNext sent %q replied to %q; want a plain +ACK", a.Data, a.Reply)
+	}
+	if err := d.AckNext(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-acks; string(a.Data) != "+ACK" || a.Reply != "" {
+		t.Fatalf("Delivery.AckNext of a closed puller sent %q replied to %q; want a plain +ACK", a.Data, a.Reply)
+	}
+	// A job pulled by Bus.Next, whose puller is closed once it returns:
+	// a plain +ACK.
+	go func() { deliver((<-reqs).Reply) }()
+	if d, err = bus.Next(time.Second); err != nil || d == nil || d.Job == nil || d.Job.ID != "j1" {
+		t.Fatalf("Bus.Next = %+v, %v", d, err)
+	}
+	if err := d.AckNext(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if a := <-acks; string(a.Data) != "+ACK" || a.Reply != "" {
+		t.Fatalf("Delivery.AckNext of a job from Bus.Next sent %q replied to %q; want a plain +ACK", a.Data, a.Reply)
 	}
 	select {
 	case r := <-reqs:

@@ -76,7 +76,7 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 			}
 		}
 		stop := cr.watch(i)
-		w.handle(runCtx, it, nil)
+		w.handle(runCtx, it)
 		stop()
 	}
 	cr.end()

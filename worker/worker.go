@@ -184,6 +184,9 @@ type Worker struct {
 	// stopBy is the UnixNano by which answers must be stored once
 	// shutdown began (ShutdownGrace + ShutdownSlack), 0 before.
 	stopBy atomic.Int64
+	// stopping is Run's ctx.Done(): closed once shutdown begins, when the
+	// slots pull no more (ack).
+	stopping <-chan struct{}
 
 	// running maps the ID of each job being handled to the cancel function
 	// of its context (cancel requests arrive on one subscription).
@@ -308,6 +311,7 @@ func (w *Worker) Healthy() bool { return w.hung.Load() == 0 }
 // shutdown, an error only if the worker could not start.
 func (w *Worker) Run(ctx context.Context) error {
 	w.started = time.Now().UTC()
+	w.stopping = ctx.Done()
 	if m := w.opts.Metrics; m != nil {
 		m.slots.Set(float64(w.opts.Slots))
 	}
@@ -374,13 +378,11 @@ func (w *Worker) slot(ctx, runCtx context.Context) {
 			}
 		}
 	}()
-	sp := &slotPull{ctx: ctx, wait: w.opts.PullWait}
 	for ctx.Err() == nil {
 		var d *queue.Delivery
 		var err error
 		if p == nil {
 			p, err = w.bus.NewPuller()
-			sp.p = p
 		}
 		if err == nil {
 			d, err = p.NextContext(ctx, w.opts.PullWait)
@@ -404,33 +406,27 @@ func (w *Worker) slot(ctx, runCtx context.Context) {
 		case d.IsChunk():
 			w.handleChunk(ctx, runCtx, d)
 		default:
-			w.handle(runCtx, d, sp)
+			w.handle(runCtx, d)
 		}
 	}
 }
 
-// slotPull is a slot's puller as the jobs it runs see it: a finished job's
-// ack carries the slot's next pull request (queue.Puller.AckNext), one
-// message where an ack and a pull request were two, while the slot goes
-// on pulling.
-type slotPull struct {
-	ctx  context.Context // the slot's: once it ends, the slot pulls no more
-	p    *queue.Puller   // nil until the slot has one
-	wait time.Duration   // Options.PullWait
-}
-
-// ack acks d: with the slot's next pull request while the slot goes on
-// pulling, else (sp nil, the slot stopping, or without a puller) plainly,
-// so that a slot that stops after a job acks it at once all the same.
-// The slot's next NextContext waits for the answer to the request. A
-// shutdown that begins between the ack and that wait abandons the
-// request's inbox as one during the wait does: a job the server sent it
-// is redelivered after AckWait (queue.Puller.NextContext).
-func (sp *slotPull) ack(d *queue.Delivery) error {
-	if sp == nil || sp.p == nil || sp.ctx.Err() != nil {
+// ack acks d, a finished job: with its slot's next pull request
+// (queue.Delivery.AckNext, one message where an ack and a pull request
+// were two) while the worker goes on pulling, else (shutdown began)
+// plainly, so that a slot that stops after a job acks it at once all the
+// same; a chunk's item is acked plainly (recorded for the chunk's
+// Settle). The slot's next NextContext waits for the answer to the
+// request. A shutdown that begins between the ack and that wait abandons
+// the request's inbox as one during the wait does: a job the server sent
+// it is redelivered after AckWait (queue.Puller.NextContext).
+func (w *Worker) ack(d *queue.Delivery) error {
+	select {
+	case <-w.stopping:
 		return d.Ack()
+	default:
+		return d.AckNext(w.opts.PullWait)
 	}
-	return sp.p.AckNext(d, sp.wait)
 }
 
 // opTimeout bounds each attempt of a bus operation of the job lifecycle.
@@ -448,11 +444,11 @@ const maxHeard = 1 << 16
 const livenessTimeout = time.Second
 
 // handle runs one delivery to its end: answer stored, event sent, message
-// acked (with sp's next pull request, slotPull.ack; sp is nil for a
-// chunk's item) or terminated — or handed back with a delay when the answer
-// cannot be stored before the job's deadline, or when the job still runs
-// on the worker that claimed it.
-func (w *Worker) handle(runCtx context.Context, d *queue.Delivery, sp *slotPull) {
+// acked (with its slot's next pull request, Worker.ack) or terminated —
+// or handed back with a delay when the answer cannot be stored before the
+// job's deadline, or when the job still runs on the worker that claimed
+// it.
+func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	w.busy.Add(1)
 	defer w.busy.Add(-1)
 	if m := w.opts.Metrics; m != nil {
@@ -465,7 +461,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery, sp *slotPull)
 	start := time.Now()
 	job := d.Job
 	if d.Err != nil {
-		w.handleUndecodable(d, sp)
+		w.handleUndecodable(d)
 		return
 	}
 	meta := wire.JobMeta{JobID: job.ID, Queue: start.Sub(job.Submitted), Worker: w.id}
@@ -481,7 +477,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery, sp *slotPull)
 	defer hb.stop()
 
 	if !job.Deadline.IsZero() && !start.Before(job.Deadline) {
-		w.finish(d, job, hb, wire.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, false)), meta), "", log, sp)
+		w.finish(d, job, hb, wire.FailureResult(wire.DeadlineExceeded(timeoutMessage(job, false)), meta), "", log)
 		return
 	}
 
@@ -509,7 +505,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery, sp *slotPull)
 	firstStart, previous, rerun := start, "", false
 	if !d.Redelivered() {
 		if w.cancelHeard(job.ID) || w.markedCancelled(d, log) {
-			w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log, sp)
+			w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log)
 			return
 		}
 		hb.first = func() bool { return w.claimRunning(job, start, cancelJob, log) }
@@ -527,7 +523,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery, sp *slotPull)
 		switch {
 		case err == nil:
 			log().Info("result already stored; re-publishing")
-			w.finish(d, job, hb, res, "", log, sp)
+			w.finish(d, job, hb, res, "", log)
 			return
 		case running:
 			// Redelivered while its worker still runs it (heartbeats were
@@ -565,7 +561,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery, sp *slotPull)
 			return
 		}
 		if claim.Cancelled {
-			w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log, sp)
+			w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log)
 			return
 		}
 		firstStart, previous, rerun = claim.FirstStart, claim.Previous, claim.Previous != "" || claim.Created && !handedOn
@@ -582,7 +578,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery, sp *slotPull)
 			if handedOn { // the lost delivery was the original chunk's
 				lost = 1
 			}
-			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(lostMessage(lost)), meta), "worker lost", log, sp)
+			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(lostMessage(lost)), meta), "worker lost", log)
 			return
 		}
 	}
@@ -599,7 +595,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery, sp *slotPull)
 			if previous != "" { // else the lost worker is unknown: this one answers
 				meta.Worker = previous
 			}
-			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(watchdogMessage(wall, rerun)), meta), "worker lost", log, sp)
+			w.finish(d, job, hb, wire.FailureResult(wire.WorkerLost(watchdogMessage(wall, rerun)), meta), "worker lost", log)
 			return
 		}
 	}
@@ -698,7 +694,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery, sp *slotPull)
 		}
 		res = full
 	}
-	w.finishJob(d, job, hb, res, term, log, cacheable, sp)
+	w.finishJob(d, job, hb, res, term, log, cacheable)
 }
 
 // stillRunning asks the holder of a job's claim whether it runs the job.
@@ -1000,7 +996,7 @@ func (w *Worker) execute(ctx context.Context, job *queue.Job, runJob func(contex
 // reply of a message json.Unmarshal refused are read from its top level
 // alone (queue.Delivery.Peek). Only a message without a valid id is
 // terminated unanswered: there is nobody to answer.
-func (w *Worker) handleUndecodable(d *queue.Delivery, sp *slotPull) {
+func (w *Worker) handleUndecodable(d *queue.Delivery) {
 	job, msg := d.Job, d.Err.Error()
 	if job == nil {
 		id, reply := d.Peek()
@@ -1024,17 +1020,17 @@ func (w *Worker) handleUndecodable(d *queue.Delivery, sp *slotPull) {
 	kept.Keep = true
 	job = &kept
 	w.finish(d, job, nil, wire.FailureResult(wire.Internal(msg),
-		wire.JobMeta{JobID: job.ID, Worker: w.id}), "undecodable job", nil, sp)
+		wire.JobMeta{JobID: job.ID, Worker: w.id}), "undecodable job", nil)
 }
 
 // finish answers the job with res (finishJob), not cacheable.
-func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger, sp *slotPull) {
-	w.finishJob(d, job, hb, res, termReason, log, false, sp)
+func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger) {
+	w.finishJob(d, job, hb, res, termReason, log, false)
 }
 
-// finishJob answers the job with res and acks it (with sp's next pull
-// request, slotPull.ack) — or terminates it when termReason is set. log
-// and sp may be nil.
+// finishJob answers the job with res and acks it (with its slot's next
+// pull request, Worker.ack) — or terminates it when termReason is set.
+// log may be nil.
 //
 // The result goes to the caller on core NATS (queue.Bus.PublishResult),
 // and is stored in the results bucket only when someone needs it later:
@@ -1048,7 +1044,7 @@ func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.Ra
 // its caller holds or the bucket holds). cacheable marks the event
 // (queue.Event.Cacheable): the Client that submitted the job stores the
 // result under its cache digest, off this worker's path.
-func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger, cacheable bool, sp *slotPull) {
+func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger, cacheable bool) {
 	if w.opts.Mask != nil {
 		res = w.opts.Mask(res)
 	}
@@ -1092,7 +1088,7 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 		// bucket does, so a lost ack only causes a redelivery, which
 		// re-publishes a stored result and otherwise runs the job again
 		// (at least once).
-		err = sp.ack(d)
+		err = w.ack(d)
 	}
 	if err != nil {
 		log().Warn("ack", "err", err)
