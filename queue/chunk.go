@@ -185,6 +185,16 @@ func (d *Delivery) Redelivered() bool {
 	return c.Job != nil && c.Job.Redelivered
 }
 
+// HandedOn reports whether d is Redelivered on its message's first
+// delivery (NumDelivered 1): a chunk handed off by a redelivery
+// (Job.Redelivered), or an item of one. Its jobs had no earlier delivery
+// of their own — the redelivery that handed them off had not started
+// them — though a stalled delivery before that redelivery may have run
+// them.
+func (d *Delivery) HandedOn() bool {
+	return d.NumDelivered == 1 && d.Redelivered()
+}
+
 // Items returns the deliveries of a chunk's items (IsChunk), in order,
 // the same ones on every call; nil for any other delivery. An item
 // delivery has its chunk's NumDelivered and StreamSeq; an item of another

@@ -192,15 +192,18 @@ func TestChunkHandOffRefused(t *testing.T) {
 // TestChunkHandOffRedelivery: a redelivered chunk (delivered twice) hands
 // off too, and its new chunk is marked Job.Redelivered: the chunk and its
 // items report Redelivered on their first delivery, as the redelivery and
-// its items do, while a first delivery and its items do not. The
-// hand-off chunk handed off in turn (by its first delivery) stays
-// marked.
+// its items do, while a first delivery and its items do not; they are
+// HandedOn (Redelivered on their first delivery), which neither the
+// first delivery nor the redelivery is. The hand-off chunk handed off in
+// turn (by its first delivery) stays marked, and its redelivery is no
+// longer HandedOn.
 func TestChunkHandOffRedelivery(t *testing.T) {
 	_, bus, c := testBus(t, Config{})
 	ctx := ctxT(t)
 	d, ids := nextChunk(t, bus, c, 4)
-	if d.Redelivered() || d.Items()[0].Redelivered() {
-		t.Errorf("first delivery: Redelivered() %v, item's %v; want false", d.Redelivered(), d.Items()[0].Redelivered())
+	if d.Redelivered() || d.Items()[0].Redelivered() || d.HandedOn() || d.Items()[0].HandedOn() {
+		t.Errorf("first delivery: Redelivered() %v, item's %v, HandedOn() %v, item's %v; want false",
+			d.Redelivered(), d.Items()[0].Redelivered(), d.HandedOn(), d.Items()[0].HandedOn())
 	}
 	if err := d.Nak(); err != nil {
 		t.Fatal(err)
@@ -212,6 +215,9 @@ func TestChunkHandOffRedelivery(t *testing.T) {
 	if !d2.Redelivered() || !d2.Items()[3].Redelivered() {
 		t.Errorf("redelivery: Redelivered() %v, item's %v; want true", d2.Redelivered(), d2.Items()[3].Redelivered())
 	}
+	if d2.HandedOn() || d2.Items()[3].HandedOn() {
+		t.Errorf("redelivery: HandedOn() %v, item's %v; want false", d2.HandedOn(), d2.Items()[3].HandedOn())
+	}
 	if err := bus.HandOff(ctx, d2, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -219,9 +225,9 @@ func TestChunkHandOffRedelivery(t *testing.T) {
 	if err != nil || h == nil || h.Job.ID != HandOffID(d.Job.ID) || h.NumDelivered != 1 || len(h.Job.Items) != 3 || h.Job.Items[0].ID != ids[1] {
 		t.Fatalf("Next = %+v, %v; want the hand-off of items 2 to 4 on its first delivery", h, err)
 	}
-	if !h.Job.Redelivered || !h.Redelivered() || !h.Items()[2].Redelivered() {
-		t.Errorf("chunk handed off by a redelivery: Job.Redelivered %v, Redelivered() %v, item's %v; want true",
-			h.Job.Redelivered, h.Redelivered(), h.Items()[2].Redelivered())
+	if !h.Job.Redelivered || !h.Redelivered() || !h.Items()[2].Redelivered() || !h.HandedOn() || !h.Items()[2].HandedOn() {
+		t.Errorf("chunk handed off by a redelivery: Job.Redelivered %v, Redelivered() %v, item's %v, HandedOn() %v, item's %v; want true",
+			h.Job.Redelivered, h.Redelivered(), h.Items()[2].Redelivered(), h.HandedOn(), h.Items()[2].HandedOn())
 	}
 	if err := bus.HandOff(ctx, h, 2); err != nil {
 		t.Fatal(err)
@@ -230,8 +236,21 @@ func TestChunkHandOffRedelivery(t *testing.T) {
 	if err != nil || h2 == nil || h2.Job.ID != HandOffID(h.Job.ID) || len(h2.Job.Items) != 1 || h2.Job.Items[0].ID != ids[3] {
 		t.Fatalf("Next = %+v, %v; want the hand-off of item 4", h2, err)
 	}
-	if !h2.Job.Redelivered || !h2.Items()[0].Redelivered() {
-		t.Errorf("chunk handed off by a marked chunk: Job.Redelivered %v, item's Redelivered() %v; want true",
-			h2.Job.Redelivered, h2.Items()[0].Redelivered())
+	if !h2.Job.Redelivered || !h2.Items()[0].Redelivered() || !h2.Items()[0].HandedOn() {
+		t.Errorf("chunk handed off by a marked chunk: Job.Redelivered %v, item's Redelivered() %v, HandedOn() %v; want true",
+			h2.Job.Redelivered, h2.Items()[0].Redelivered(), h2.Items()[0].HandedOn())
+	}
+	// Its redelivery is Redelivered, and no longer HandedOn: it had a
+	// delivery of its own.
+	if err := h2.Nak(); err != nil {
+		t.Fatal(err)
+	}
+	h3, err := bus.Next(5 * time.Second)
+	if err != nil || h3 == nil || h3.Job.ID != h2.Job.ID || h3.NumDelivered != 2 {
+		t.Fatalf("Next = %+v, %v; want the hand-off's redelivery", h3, err)
+	}
+	if !h3.Redelivered() || !h3.Items()[0].Redelivered() || h3.HandedOn() || h3.Items()[0].HandedOn() {
+		t.Errorf("redelivered hand-off: Redelivered() %v, item's %v (want true), HandedOn() %v, item's %v (want false)",
+			h3.Redelivered(), h3.Items()[0].Redelivered(), h3.HandedOn(), h3.Items()[0].HandedOn())
 	}
 }

@@ -539,10 +539,10 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		// heartbeat: it started the job at the latest one AckWait ago (the
 		// redelivery follows its delivery by AckWait), not before the job
 		// was submitted. An item of a handed-off chunk on its first
-		// delivery (handedOn) had no earlier delivery of its own: the
-		// redelivery that handed it off had not started it, so without a
-		// claim it starts now, and is no rerun.
-		handedOn := d.NumDelivered == 1
+		// delivery (queue.Delivery.HandedOn) had no earlier delivery of
+		// its own: the redelivery that handed it off had not started it,
+		// so without a claim it starts now, and is no rerun.
+		handedOn := d.HandedOn()
 		since := time.Now()
 		if !handedOn {
 			since = since.Add(-w.bus.AckWait())
