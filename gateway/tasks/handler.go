@@ -459,11 +459,8 @@ func (h *Handler) overQuota(ctx context.Context, caller string) []byte {
 	after := max(oldest.Sub(now), time.Second)
 	msg := fmt.Sprintf("this caller has %d tasks that wait for its answers or may ask for them already (each waits up to %v): answer them, or call again once one has ended; retry after %d ms",
 		len(kept), h.Store.TTL(), wire.RetryAfterMs(after))
-	o := wire.QuotaExceeded(msg, after)
-	dispatch.SetJobFields(o, "", 0, 0, "")
 	h.Log.Info("interactive task refused: the caller's tasks waiting for answers fill its share", "caller", caller, "tasks", len(kept))
-	b, _ := o.MarshalJSON() // strings, bools and numbers only
-	return b
+	return dispatch.Unsubmitted(wire.QuotaExceeded(msg, after))
 }
 
 // observe counts a built-in tool's task result (a script's or batch's run
