@@ -437,10 +437,8 @@ func (g *Server) suspendRefusal(ctx context.Context, tool string, err error) []b
 	if quota {
 		o = wire.QuotaExceeded(msg, after)
 	}
-	dispatch.SetJobFields(o, "", 0, 0, "")
 	g.log.Info("tool call refused: no room for its run if it suspends", "tool", tool, "caller", dispatch.CallerFrom(ctx), "quota", quota, "err", err)
-	b, _ := o.MarshalJSON() // strings, bools and numbers only
-	return b
+	return dispatch.Unsubmitted(o)
 }
 
 // approvalText is the message that asks for the approval of s's tool

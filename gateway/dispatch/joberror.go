@@ -162,6 +162,17 @@ func SetJobFields(o *wire.Object, id string, queueMs, runMs int64, worker string
 	o.Set("job_id", id).Set("queue_ms", queueMs).Set("run_ms", runMs).Set("worker", worker)
 }
 
+// Unsubmitted is the result object of a call refused before any job was
+// created — o, a failure such as wire.QueueFull or wire.QuotaExceeded,
+// with the job fields of no job (SetJobFields: job_id "", queue_ms and
+// run_ms 0, worker "") — encoded. o must hold only strings, bools and
+// numbers (every wire constructor's does), so it always encodes.
+func Unsubmitted(o *wire.Object) []byte {
+	SetJobFields(o, "", 0, 0, "")
+	b, _ := o.MarshalJSON() // strings, bools and numbers only
+	return b
+}
+
 // callerKey carries the authenticated caller's name (HTTP token name).
 type callerKey struct{}
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/axpool/axpool/internal/pooltest"
 	"github.com/axpool/axpool/queue"
@@ -43,6 +44,24 @@ func TestInvalidJobError(t *testing.T) {
 		want := `{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":` + strconv.Quote(c.want) + `,"outcome":"invalid_args","retryable":false}`
 		if je.Outcome != wire.OutcomeInvalidArgs || je.Err != err || string(env) != want {
 			t.Errorf("invalidJobError(%v) = %+v, envelope\n%s\nwant\n%s", c.err, je, env, want)
+		}
+	}
+}
+
+// TestUnsubmitted: a refusal before any job was created carries the job
+// fields of none after its own.
+func TestUnsubmitted(t *testing.T) {
+	for _, c := range []struct {
+		o    *wire.Object
+		want string
+	}{
+		{wire.QuotaExceeded("too many; retry after 1500 ms", 1500*time.Millisecond),
+			`{"success":false,"protocol_version":1,"error_kind":"quota_exceeded","message":"too many; retry after 1500 ms","outcome":"quota_exceeded","retryable":true,"retry_after_ms":1500,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`},
+		{wire.QueueFull("full; retry after 1000 ms", time.Second),
+			`{"success":false,"protocol_version":1,"error_kind":"queue_full","message":"full; retry after 1000 ms","outcome":"queue_full","retryable":true,"retry_after_ms":1000,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`},
+	} {
+		if got := string(Unsubmitted(c.o)); got != c.want {
+			t.Errorf("Unsubmitted =\n%s\nwant\n%s", got, c.want)
 		}
 	}
 }

@@ -84,9 +84,28 @@ type Handler struct {
 	MaxInteractivePerCaller int
 	Log                     *slog.Logger
 
-	mu   sync.Mutex
-	live map[string][]string // caller → the interactive tasks created here that had not ended when last looked at
+	mu sync.Mutex
+	// live: caller → its interactive tasks created here (or being
+	// created: pending) not known to have ended, at most
+	// MaxInteractivePerCaller; a caller with none has no entry.
+	live map[string][]liveTask
+	// sweepAbove: a create first sweeps live when it has more callers
+	// (at least sweepFloor); sweeping: a sweep is under way.
+	sweepAbove int
+	sweeping   bool
 }
+
+// liveTask is a task of Handler.live: pending while it is being stored
+// (reserve to Create), when reading it finds no task yet.
+type liveTask struct {
+	id      string
+	pending bool
+}
+
+// sweepFloor is the least number of callers Handler.live holds before a
+// create sweeps it; after a sweep, the next comes at twice the callers
+// left.
+const sweepFloor = 64
 
 func errorf(code int, format string, a ...any) *mcpver.Error {
 	return &mcpver.Error{Code: code, Message: fmt.Sprintf(format, a...)}
@@ -144,12 +163,14 @@ func (h *Handler) Answer(ctx context.Context, method string, params json.RawMess
 		return h.update(ctx, t, params)
 	case string(mcp.MethodTasksCancel):
 		if st, err = h.Store.State(ctx, t); err == nil && st.Status.Terminal() && !ext {
+			h.seen(t, st)
 			return nil, errorf(mcp.INVALID_PARAMS, "task %q is already %s", t.ID, st.Status)
 		}
 		if err == nil {
 			st, err = h.Store.Cancel(ctx, t)
 		}
 		if err == nil && ext { // an empty ack, also for a task that had ended
+			h.seen(t, st)
 			return map[string]any{"resultType": "complete", "_meta": h.meta()}, nil
 		}
 	case string(mcp.MethodTasksGet):
@@ -159,6 +180,9 @@ func (h *Handler) Answer(ctx context.Context, method string, params json.RawMess
 			return nil, errorf(mcp.INVALID_PARAMS, "task %q is a task of the Tasks extension: tasks/result of 2025-11-25 does not answer it; tasks/get (2026-07-28, declaring the extension) inlines its result", t.ID)
 		}
 		return h.result(ctx, t)
+	}
+	if err == nil {
+		h.seen(t, st)
 	}
 	switch {
 	case err != nil:
@@ -267,6 +291,7 @@ func (h *Handler) update(ctx context.Context, t queue.Task, params json.RawMessa
 	}
 	if out != nil {
 		h.Store.Finish(ctx, next.RunID(), out)
+		h.forget(t.Caller, t.ID) // the failure ends the task
 	}
 	return map[string]any{"resultType": "complete", "_meta": h.meta()}, nil
 }
@@ -351,10 +376,19 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 		t.Digests = h.Digests(c)
 	}
 	var refused []byte
+	reserved := false // t holds a place among its caller's live tasks, pending
 	if c.Interactive && builtin && c.Args != nil && c.ArgErr == nil {
-		if refused = h.overQuota(ctx, t.Caller); refused == nil {
+		if refused = h.reserve(ctx, t.Caller, t.ID); refused == nil {
 			t.Interactive, t.Args = true, c.Args.JSON() // every resume job runs them again
+			reserved = h.MaxInteractivePerCaller > 0
 		}
+	}
+	if reserved {
+		defer func() {
+			if reserved { // Create panicked
+				h.forget(t.Caller, t.ID)
+			}
+		}()
 	}
 	err := h.Store.Create(ctx, &t)
 	if errors.Is(err, queue.ErrTaskTooLarge) && t.Interactive {
@@ -363,19 +397,19 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 		t.Interactive, t.Args = false, nil
 		err = h.Store.Create(ctx, &t)
 	}
+	if reserved {
+		if err == nil && t.Interactive {
+			h.created(t.Caller, t.ID)
+		} else { // not stored, or stored as not interactive
+			h.forget(t.Caller, t.ID)
+		}
+		reserved = false
+	}
 	if err != nil {
 		h.Log.Warn("task not stored", "tool", c.Tool, "caller", t.Caller, "err", err)
 		return t, err
 	}
 	h.Log.Debug("task created", "task", t.ID, "tool", t.Tool, "caller", t.Caller)
-	if t.Interactive && h.MaxInteractivePerCaller > 0 {
-		h.mu.Lock()
-		if h.live == nil {
-			h.live = map[string][]string{}
-		}
-		h.live[t.Caller] = append(h.live[t.Caller], t.ID)
-		h.mu.Unlock()
-	}
 	if !builtin {
 		h.Store.Run(ctx, t, func(ctx context.Context) []byte { return h.Run(ctx, c) })
 		return t, nil
@@ -400,42 +434,55 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 	}
 	if out != nil {
 		h.Store.Finish(ctx, t.ID, out)
+		h.forget(t.Caller, t.ID) // the failure ends the task
 	}
 	return t, nil
 }
 
-// overQuota is the result of an interactive task of caller refused
-// because caller has MaxInteractivePerCaller interactive tasks on this
-// gateway that have not ended (each read from the store: the ended and
-// the expired are forgotten), or nil: quota_exceeded, "this caller has N
-// tasks that wait for its answers or may ask for them already (each
-// waits up to TTL): answer them, or call again once one has ended; retry
-// after N ms", retry_after_ms when the oldest of them expires (at least
-// 1 s). A task whose state cannot be read counts.
-func (h *Handler) overQuota(ctx context.Context, caller string) []byte {
+// reserve takes a place for task id (about to be created) among
+// caller's interactive tasks on this gateway, pending until created, and
+// returns nil; or, when caller has MaxInteractivePerCaller of them that
+// have not ended (each read from the store when they fill the bound: the
+// ended and the expired are forgotten; one being created, or whose state
+// cannot be read, counts), returns the task's result, refused:
+// quota_exceeded, "this caller has N tasks that wait for its answers or
+// may ask for them already (each waits up to TTL): answer them, or call
+// again once one has ended; retry after N ms", retry_after_ms when the
+// oldest of them expires (at least 1 s). The bound's check and the place
+// are taken under one lock, so tasks created at once never exceed it.
+// With no bound (0) it takes no place. A create first sweeps live when
+// it holds many callers (sweep).
+func (h *Handler) reserve(ctx context.Context, caller, id string) []byte {
 	if h.MaxInteractivePerCaller <= 0 {
 		return nil
 	}
 	h.mu.Lock()
-	ids := slices.Clone(h.live[caller])
+	due := len(h.live) > max(h.sweepAbove, sweepFloor) && !h.sweeping
 	h.mu.Unlock()
-	if len(ids) < h.MaxInteractivePerCaller {
+	if due {
+		h.sweep(ctx)
+	}
+	h.mu.Lock()
+	if h.place(caller, id) {
+		h.mu.Unlock()
 		return nil
 	}
+	var ids []string
+	for _, lt := range h.live[caller] {
+		if !lt.pending {
+			ids = append(ids, lt.id)
+		}
+	}
+	h.mu.Unlock()
 	now := time.Now()
-	var kept []string
 	var oldest time.Time
+	ended := map[string]bool{}
 	for _, id := range ids {
-		t, err := h.Store.Bus.Task(ctx, id)
-		if errors.Is(err, queue.ErrNoTask) {
+		t, end := h.ended(ctx, id)
+		if end {
+			ended[id] = true
 			continue
 		}
-		if err == nil {
-			if st, err := h.Store.State(ctx, t); err == nil && st.Status.Terminal() {
-				continue
-			}
-		}
-		kept = append(kept, id)
 		from := t.Created
 		if t.ResumedAt.After(from) {
 			from = t.ResumedAt
@@ -445,25 +492,138 @@ func (h *Handler) overQuota(ctx context.Context, caller string) []byte {
 		}
 	}
 	h.mu.Lock()
-	// Tasks created meanwhile stay; the ones read as ended go.
-	cur := h.live[caller]
-	gone := func(id string) bool { return slices.Contains(ids, id) && !slices.Contains(kept, id) }
-	h.live[caller] = slices.DeleteFunc(slices.Clone(cur), gone)
-	if len(h.live[caller]) == 0 {
-		delete(h.live, caller)
-	}
+	h.drop(caller, ended) // tasks created meanwhile stay
+	ok := h.place(caller, id)
+	n := len(h.live[caller])
 	h.mu.Unlock()
-	if len(kept) < h.MaxInteractivePerCaller {
+	if ok {
 		return nil
+	}
+	if oldest.IsZero() { // all of them being created now
+		oldest = now.Add(h.Store.TTL())
 	}
 	after := max(oldest.Sub(now), time.Second)
 	msg := fmt.Sprintf("this caller has %d tasks that wait for its answers or may ask for them already (each waits up to %v): answer them, or call again once one has ended; retry after %d ms",
-		len(kept), h.Store.TTL(), wire.RetryAfterMs(after))
-	o := wire.QuotaExceeded(msg, after)
-	dispatch.SetJobFields(o, "", 0, 0, "")
-	h.Log.Info("interactive task refused: the caller's tasks waiting for answers fill its share", "caller", caller, "tasks", len(kept))
-	b, _ := o.MarshalJSON() // strings, bools and numbers only
-	return b
+		n, h.Store.TTL(), wire.RetryAfterMs(after))
+	h.Log.Info("interactive task refused: the caller's tasks waiting for answers fill its share", "caller", caller, "tasks", n)
+	return dispatch.Unsubmitted(wire.QuotaExceeded(msg, after))
+}
+
+// place adds task id, pending, to caller's live tasks when they are
+// fewer than MaxInteractivePerCaller, and reports whether it did. h.mu
+// is held.
+func (h *Handler) place(caller, id string) bool {
+	if len(h.live[caller]) >= h.MaxInteractivePerCaller {
+		return false
+	}
+	if h.live == nil {
+		h.live = map[string][]liveTask{}
+	}
+	h.live[caller] = append(h.live[caller], liveTask{id: id, pending: true})
+	return true
+}
+
+// created marks caller's live task id stored (no longer pending).
+func (h *Handler) created(caller, id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i := range h.live[caller] {
+		if h.live[caller][i].id == id {
+			h.live[caller][i].pending = false
+		}
+	}
+}
+
+// forget removes task id from caller's live tasks: it ended, or it was
+// not created as an interactive task.
+func (h *Handler) forget(caller, id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.live[caller] == nil {
+		return
+	}
+	h.live[caller] = slices.DeleteFunc(h.live[caller], func(lt liveTask) bool { return lt.id == id })
+	if len(h.live[caller]) == 0 {
+		delete(h.live, caller)
+	}
+}
+
+// drop removes caller's live tasks that ended (read so, hence not
+// pending), and caller's entry when none is left. h.mu is held.
+func (h *Handler) drop(caller string, ended map[string]bool) {
+	if h.live[caller] == nil {
+		return
+	}
+	h.live[caller] = slices.DeleteFunc(h.live[caller], func(lt liveTask) bool { return !lt.pending && ended[lt.id] })
+	if len(h.live[caller]) == 0 {
+		delete(h.live, caller)
+	}
+}
+
+// seen forgets t when st, its state as the handler read it, has ended.
+func (h *Handler) seen(t queue.Task, st State) {
+	if t.Interactive && st.Status.Terminal() {
+		h.forget(t.Caller, t.ID)
+	}
+}
+
+// ended reads task id from the store and reports whether it has ended
+// (or expired: no such task), with the task read. A task that cannot be
+// read has not.
+func (h *Handler) ended(ctx context.Context, id string) (queue.Task, bool) {
+	t, err := h.Store.Bus.Task(ctx, id)
+	if errors.Is(err, queue.ErrNoTask) {
+		return t, true
+	}
+	if err == nil {
+		if st, err := h.Store.State(ctx, t); err == nil && st.Status.Terminal() {
+			return t, true
+		}
+	}
+	return t, false
+}
+
+// sweep reads every task of live that is not pending and forgets the
+// ended and the expired — the tasks of callers who never looked at them
+// again — so that live keeps no caller whose tasks all ended (the next
+// sweep comes when it holds twice as many callers as this one left, at
+// least sweepFloor: a create reads a bounded number of tasks on average).
+// One sweep runs at a time; another call meanwhile returns at once.
+func (h *Handler) sweep(ctx context.Context) {
+	h.mu.Lock()
+	if h.sweeping {
+		h.mu.Unlock()
+		return
+	}
+	h.sweeping = true
+	type ref struct{ caller, id string }
+	var refs []ref
+	for caller, lts := range h.live {
+		for _, lt := range lts {
+			if !lt.pending {
+				refs = append(refs, ref{caller, lt.id})
+			}
+		}
+	}
+	h.mu.Unlock()
+	ended := map[string]map[string]bool{}
+	for _, r := range refs {
+		if _, end := h.ended(ctx, r.id); end {
+			if ended[r.caller] == nil {
+				ended[r.caller] = map[string]bool{}
+			}
+			ended[r.caller][r.id] = true
+		}
+	}
+	h.mu.Lock()
+	for caller, ids := range ended {
+		h.drop(caller, ids)
+	}
+	left := len(h.live)
+	h.sweepAbove = max(2*left, sweepFloor)
+	h.sweeping = false
+	h.mu.Unlock()
+	h.Log.Debug("interactive tasks swept", "read", len(refs), "callers", left)
 }
 
 // observe counts a built-in tool's task result (a script's or batch's run
