@@ -161,6 +161,44 @@ func (b *Bus) Answered(subject, jobID string, wait time.Duration) (bool, error) 
 	return false, fmt.Errorf("queue: query: %w", err)
 }
 
+// ConfirmResults asks the Client listening on subject (the Reply of one
+// of jobIDs) which of jobIDs it holds the result of, waiting at most wait
+// for the answer: held[i] is true when it holds jobIDs[i]'s. A worker
+// sends a chunk's item results without waiting (PublishEvent with
+// Event.Later) and confirms them together with one request, where each
+// result was a request of its own (PublishResult); it stores the results
+// not held. Every job is not held when nobody listens, no answer comes in
+// time or the answer is not one byte per job (a Client of an older
+// version ignores the question); the error says why there was no answer
+// when the subject is invalid or the connection closed.
+func (b *Bus) ConfirmResults(subject string, jobIDs []string, wait time.Duration) (held []bool, err error) {
+	held = make([]bool, len(jobIDs))
+	if !ValidReply(subject) {
+		return held, fmt.Errorf("queue: confirm results: reply subject %s", replyProblem(subject))
+	}
+	data, err := marshalEvent(&Event{V: MessageVersion, Type: EventConfirm, Jobs: jobIDs})
+	if err != nil {
+		return held, err
+	}
+	m, err := b.nc.Request(subject, data, wait)
+	switch {
+	case err == nil:
+		if len(m.Data) == len(jobIDs) {
+			for i, c := range m.Data {
+				held[i] = c == resultTaken[0]
+			}
+		}
+		return held, nil
+	case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout):
+		return held, nil
+	}
+	return held, fmt.Errorf("queue: confirm results: %w", err)
+}
+
+// Chunk returns the chunk whose item d is (Items), nil for a delivery
+// that is not a chunk's item.
+func (d *Delivery) Chunk() *Delivery { return d.parent }
+
 // IsChunk reports whether d is a chunk (ChunkTool) that decoded.
 func (d *Delivery) IsChunk() bool {
 	return d.Err == nil && d.Job != nil && d.Job.Tool == ChunkTool && d.parent == nil

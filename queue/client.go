@@ -76,6 +76,13 @@ type Client struct {
 	closed  bool
 	done    chan struct{}
 	wg      sync.WaitGroup
+
+	// taken holds, by job ID, when this client took the result of a
+	// result event sent without waiting (Event.Later), until the worker
+	// asks whether it holds it (EventConfirm) or takenTTL passes (the
+	// worker died before asking: its redelivery asks Bus.Answered).
+	// Guarded by mu.
+	taken map[string]time.Time
 }
 
 // pendingJob tracks one job this client submitted or waits for. Fields are
@@ -674,8 +681,19 @@ func (c *Client) onEvent(m *nats.Msg) {
 		}
 		return
 	}
+	if ev.Type == EventConfirm && m.Reply != "" {
+		c.answerConfirm(m, ev.Jobs)
+		return
+	}
 	if ev.Type == EventResult {
-		c.takeResult(ev)
+		if c.takeResult(ev) && ev.Later {
+			c.mu.Lock()
+			if c.taken == nil {
+				c.taken = map[string]time.Time{}
+			}
+			c.taken[ev.JobID] = time.Now()
+			c.mu.Unlock()
+		}
 		return
 	}
 	c.mu.Lock()
@@ -794,7 +812,8 @@ func (c *Client) monitor() {
 }
 
 // sweep forgets submitted jobs that nobody waited for and that got no
-// result within age.
+// result within age, and taken results no worker asked about within
+// takenTTL.
 func (c *Client) sweep(age time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -802,5 +821,39 @@ func (c *Client) sweep(age time.Duration) {
 		if p.waiters == 0 && time.Since(p.created) > age {
 			delete(c.pending, id)
 		}
+	}
+	for id, at := range c.taken {
+		if time.Since(at) > takenTTL {
+			delete(c.taken, id)
+		}
+	}
+}
+
+// takenTTL is how long a Client remembers that it took a result sent
+// without waiting (Event.Later) for the worker's question (EventConfirm),
+// which comes once the worker's chunk ends or within confirmAfter of the
+// result (package worker); a worker that died before asking has its
+// chunk redelivered, whose worker asks Bus.Answered instead.
+const takenTTL = 5 * time.Minute
+
+// answerConfirm answers a confirm event (Bus.ConfirmResults) for jobs on
+// m: one byte per job, resultTaken when this client holds the job's
+// result (it took a result sent without waiting, or holds one still),
+// resultNotMine otherwise — the worker then stores that result.
+func (c *Client) answerConfirm(m *nats.Msg, jobs []string) {
+	answer := make([]byte, len(jobs))
+	c.mu.Lock()
+	for i, id := range jobs {
+		answer[i] = resultNotMine[0]
+		if _, ok := c.taken[id]; ok {
+			delete(c.taken, id)
+			answer[i] = resultTaken[0]
+		} else if p := c.pending[id]; p != nil && p.result != nil {
+			answer[i] = resultTaken[0]
+		}
+	}
+	c.mu.Unlock()
+	if err := m.Respond(answer); err != nil {
+		c.log.Debug("answer a confirm event", "jobs", len(jobs), "err", err)
 	}
 }

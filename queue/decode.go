@@ -17,8 +17,9 @@ import (
 // exactly what json.Unmarshal gives, and report false for anything else
 // (a key differing from a field's only in case, a string with an escape
 // or a non-ASCII byte, a null, a number that is not a plain integer, a
-// chunk's items, a debug event's lines, invalid JSON): the caller then
-// decodes with encoding/json, for its result and its error.
+// chunk's items, a debug event's lines, a confirm event's jobs, invalid
+// JSON): the caller then decodes with encoding/json, for its result and
+// its error.
 
 // decodeJobFast decodes data into j as json.Unmarshal would; it reports
 // false when it cannot tell (j is then partly set: decode again).
@@ -92,7 +93,9 @@ func decodeEventFast(data []byte, e *Event) bool {
 			return plainString(raw, &e.Worker)
 		case "cacheable":
 			return plainBool(raw, &e.Cacheable)
-		case "lines":
+		case "later":
+			return plainBool(raw, &e.Later)
+		case "lines", "jobs":
 			return false
 		default:
 			return !foldsTo(key, eventKeys)
@@ -119,7 +122,7 @@ func decodeFast(data []byte, field func(key string, raw json.RawMessage) bool) b
 var (
 	jobKeys = []string{"v", "id", "tool", "args", "submitted", "deadline", "reply", "progress", "debug",
 		"traceparent", "tracestate", "principal", "cache", "cache_version", "keep", "interactive", "resume", "items", "redelivered"}
-	eventKeys = []string{"v", "job_id", "type", "steps", "total", "lines", "result", "worker", "cacheable"}
+	eventKeys = []string{"v", "job_id", "type", "steps", "total", "lines", "result", "worker", "cacheable", "later", "jobs"}
 )
 
 // foldsTo reports whether encoding/json might match key, which is none of

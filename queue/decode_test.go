@@ -136,6 +136,8 @@ func TestDecodeEventAsEncodingJSON(t *testing.T) {
 		{V: 1, JobID: "j3", Type: EventDebug, Lines: []string{"a", "tab\there", "<html>", "\xff"}, Worker: "w"},
 		{V: 2, JobID: "", Type: ""},
 		{V: 1, JobID: "j4", Type: EventResult, Result: []byte(`"plain"`), Cacheable: true},
+		{V: 1, JobID: "j5", Type: EventResult, Result: []byte(`{"success":true}`), Worker: "w", Later: true},
+		{V: 1, Type: EventConfirm, Jobs: []string{"a", "b\"c"}},
 	}
 	var msgs []string
 	for i, ev := range events {
@@ -144,7 +146,7 @@ func TestDecodeEventAsEncodingJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		msgs = append(msgs, string(b))
-		if i < 2 {
+		if i < 2 || ev.Later { // a chunk item's result: one per item
 			var fast Event
 			if !decodeEventFast(b, &fast) {
 				t.Errorf("decodeEventFast refused %s", b)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +126,8 @@ func TestMarshalEventAsEncodingJSON(t *testing.T) {
 		{V: 1, JobID: "j3", Type: EventDebug, Lines: []string{"a", "tab\there", "<html>", "\xff"}, Worker: "w"},
 		{V: 2, JobID: "", Type: "", Lines: []string{}},
 		{V: 1, JobID: "j4", Type: EventResult, Result: []byte(`"plain"`), Cacheable: true},
+		{V: 1, JobID: "j5", Type: EventResult, Result: []byte(`{"success":true}`), Worker: "w", Cacheable: true, Later: true},
+		{V: 1, Type: EventConfirm, Jobs: []string{"a", "b\"c", "<d>"}},
 	} {
 		got, err := marshalEvent(&ev)
 		if err != nil {
@@ -209,5 +212,61 @@ func TestMarshalJobAsEncodingJSON(t *testing.T) {
 	_, want := json.Marshal(&Job{Args: []byte(`{"x":`)})
 	if err == nil || want == nil || err.Error() != want.Error() {
 		t.Errorf("bad args: %v, want %v", err, want)
+	}
+}
+
+// TestConfirmResults: results sent without waiting (Event.Later) are
+// confirmed together — held when the client took them, whether or not
+// its Wait has returned since (and once only: the client forgets the
+// take when asked), not held for a job it took no result of, a job whose
+// waits had ended (a cancelled call: the worker stores that result) or a
+// job it never submitted; nobody listening holds nothing; an invalid
+// subject is an error with nothing held.
+func TestConfirmResults(t *testing.T) {
+	_, bus, c := testBus(t, Config{})
+	ctx := ctxT(t)
+	var ids []string
+	for range 4 {
+		id, err := c.Submit(ctx, Job{Tool: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	env := func(id string) []byte { return []byte(`{"success":true,"protocol_version":1,"job_id":"` + id + `"}`) }
+	wctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.Wait(wctx, ids[3], nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Wait with an ended ctx = %v", err)
+	}
+	for _, i := range []int{0, 1, 3} {
+		ev := &Event{JobID: ids[i], Type: EventResult, Result: env(ids[i]), Later: true}
+		if err := bus.PublishEvent(EventSubject(c.GatewayID(), ids[i]), ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The results reach the client before the question (one publisher,
+	// one subscription); job 0's Wait returns before it is asked.
+	if got, err := c.Wait(ctx, ids[0], nil); err != nil || string(got) != string(env(ids[0])) {
+		t.Fatalf("Wait = %s, %v", got, err)
+	}
+	ask := append(slices.Clone(ids), "never-submitted")
+	held, err := bus.ConfirmResults(EventSubject(c.GatewayID(), ids[2]), ask, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []bool{true, true, false, false, false}; !slices.Equal(held, want) {
+		t.Errorf("ConfirmResults = %v, want %v", held, want)
+	}
+	// Job 1's Wait is still to come: it holds that result still; job 0's
+	// take is forgotten once confirmed.
+	if held, err = bus.ConfirmResults(EventSubject(c.GatewayID(), ids[0]), ids[:2], 10*time.Second); err != nil || !slices.Equal(held, []bool{false, true}) {
+		t.Errorf("asked again = %v, %v; want [false true]", held, err)
+	}
+	if held, err = bus.ConfirmResults("axpool.evt.nobody.x", ids[:2], 10*time.Second); err != nil || !slices.Equal(held, []bool{false, false}) {
+		t.Errorf("nobody listening = %v, %v; want [false false], no error", held, err)
+	}
+	if held, err = bus.ConfirmResults("bad subject", ids[:1], time.Second); err == nil || err.Error() != `queue: confirm results: reply subject "bad subject" is not a literal NATS subject of at most 1024 bytes` || !slices.Equal(held, []bool{false}) {
+		t.Errorf("invalid subject = %v, %v", held, err)
 	}
 }

@@ -105,6 +105,11 @@ const (
 	// waits for its result (Bus.Answered), as a request; it carries
 	// nothing but the job's ID.
 	EventQuery EventType = "query"
+	// EventConfirm asks the Client that submitted jobs, as a request,
+	// which of them (Event.Jobs) it holds the result of: a worker that
+	// sent a chunk's item results without waiting (Event.Later) confirms
+	// them together (Bus.ConfirmResults).
+	EventConfirm EventType = "confirm"
 )
 
 // Event is sent by a worker (or by Client.Cancel) on a job's Reply subject.
@@ -130,6 +135,12 @@ type Event struct {
 	// the job's CacheVersion): the Client that submitted the job stores it
 	// there (Bus.StoreCachedLater), off the caller's path.
 	Cacheable bool `json:"cacheable,omitempty"`
+	// Later marks a result event sent without waiting for the Client's
+	// answer (a chunk's item): the worker asks later, for several such
+	// results at once, which the Client holds (EventConfirm).
+	Later bool `json:"later,omitempty"`
+	// Jobs are the IDs of the jobs an EventConfirm asks about.
+	Jobs []string `json:"jobs,omitempty"`
 }
 
 // JobSize is the size in bytes of j as Submit encodes it, to compare
@@ -325,6 +336,19 @@ func marshalEvent(ev *Event) ([]byte, error) {
 	}
 	if ev.Cacheable {
 		b = append(b, `,"cacheable":true`...)
+	}
+	if ev.Later {
+		b = append(b, `,"later":true`...)
+	}
+	if len(ev.Jobs) > 0 {
+		b = append(b, `,"jobs":[`...)
+		for i, id := range ev.Jobs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonenc.AppendString(b, id)
+		}
+		b = append(b, ']')
 	}
 	return append(b, '}'), nil
 }

@@ -3,6 +3,8 @@ package worker
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,7 +20,11 @@ const answeredWait = time.Second
 // its own deadline, cancel, claim, limits, watchdog and answer), under
 // one heartbeat of the chunk's message besides each item's own, and then
 // settles the chunk (queue.Delivery.Settle: acked once every item it
-// still owns is answered, else handed back).
+// still owns is answered, else handed back). An item's result is sent
+// without waiting for its caller's answer and confirmed with the
+// chunk's others (chunkRun.confirm: one request for many results, where
+// a job's result is a request of its own), before the chunk settles or
+// within confirmAfter.
 //
 // An item that runs past Options.HandOffAfter has the items not started
 // yet handed to another slot (queue.Bus.HandOff: a new chunk on the
@@ -47,6 +53,8 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 	items := d.Items()
 	again := d.Redelivered()
 	cr := &chunkRun{w: w, d: d, from: len(items), hb: hb, again: again}
+	w.chunks.Store(d, cr)
+	defer w.chunks.Delete(d)
 	if d.NumDelivered > 1 {
 		cr.from = w.leaveHandedOff(d)
 	}
@@ -80,6 +88,7 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 		stop()
 	}
 	cr.end()
+	cr.confirm()
 	if left {
 		// Neither acked nor handed back: its redelivery (now, or one
 		// AckWait after the last beat) runs the items left.
@@ -130,6 +139,14 @@ type chunkRun struct {
 	d     *queue.Delivery
 	hb    *beat // the chunk's heartbeat
 	again bool  // d is Redelivered
+
+	// Results sent without waiting, to confirm (confirmLater): confirming
+	// holds one round at a time (the slot's, and the timer's within
+	// confirmAfter); lmu guards later and timer.
+	confirming sync.Mutex
+	lmu        sync.Mutex
+	later      []laterResult
+	timer      *time.Timer
 
 	mu     sync.Mutex
 	next   int           // the first item not started
@@ -219,4 +236,104 @@ func (c *chunkRun) end() {
 		c.mu.Lock()
 	}
 	c.ended = true
+}
+
+// confirmAfter bounds how long a chunk item's result sent without
+// waiting (queue.Event.Later) waits for its confirmation while the items
+// after it run; maxLater bounds how many wait.
+const (
+	confirmAfter = 200 * time.Millisecond
+	maxLater     = 256
+)
+
+// laterResult is a chunk item's result sent without waiting, with what
+// Worker.answered needs to end the item once it is confirmed.
+type laterResult struct {
+	d         *queue.Delivery
+	job       *queue.Job
+	res       []byte
+	ev        *queue.Event
+	log       func() *slog.Logger
+	cacheable bool
+}
+
+// chunkRunOf returns the chunkRun of the chunk whose item d is, nil for
+// a delivery that is not the item of a chunk this worker runs.
+func (w *Worker) chunkRunOf(d *queue.Delivery) *chunkRun {
+	if d.Chunk() == nil {
+		return nil
+	}
+	cr, _ := w.chunks.Load(d.Chunk())
+	c, _ := cr.(*chunkRun)
+	return c
+}
+
+// confirmLater keeps r until its confirmation: the chunk's end, or
+// confirmAfter after the oldest result kept, or at once when maxLater
+// wait.
+func (c *chunkRun) confirmLater(r laterResult) {
+	c.lmu.Lock()
+	c.later = append(c.later, r)
+	n := len(c.later)
+	if n == 1 {
+		c.timer = time.AfterFunc(confirmAfter, c.confirm)
+	}
+	c.lmu.Unlock()
+	if n >= maxLater {
+		c.confirm()
+	}
+}
+
+// confirm asks the callers of the results kept which of them they hold
+// (queue.Bus.ConfirmResults: one request per reply subject's listener),
+// and ends each item (Worker.answered): acked, its result stored first
+// when its caller does not hold it. It returns once every result kept
+// before the call is ended, the ones a concurrent call took included.
+func (c *chunkRun) confirm() {
+	c.confirming.Lock()
+	defer c.confirming.Unlock()
+	c.lmu.Lock()
+	rs := c.later
+	c.later = nil
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	c.lmu.Unlock()
+	for len(rs) > 0 {
+		// The results whose reply subjects share a listener's prefix
+		// (queue.EventSubject: one per gateway) are asked about together:
+		// the events of one publisher reach a subscription in order, so
+		// the question comes after every result it names.
+		prefix := replyPrefix(rs[0].job)
+		var group, rest []laterResult
+		for _, r := range rs {
+			if replyPrefix(r.job) == prefix {
+				group = append(group, r)
+			} else {
+				rest = append(rest, r)
+			}
+		}
+		ids := make([]string, len(group))
+		for i, r := range group {
+			ids[i] = r.job.ID
+		}
+		held, err := c.w.bus.ConfirmResults(group[0].job.Reply, ids, resultConfirmWait)
+		if err != nil {
+			c.w.log.Warn("confirm a chunk's results", "job", c.d.Job.ID, "results", len(ids), "err", err)
+		}
+		for i, r := range group {
+			c.w.answered(r.d, r.job, c.hb, r.res, r.ev, false, held[i], r.cacheable, "", r.log)
+		}
+		rs = rest
+	}
+}
+
+// replyPrefix is job's reply subject without its last token (the job's
+// ID on a gateway's event subject).
+func replyPrefix(job *queue.Job) string {
+	if i := strings.LastIndexByte(job.Reply, '.'); i >= 0 {
+		return job.Reply[:i]
+	}
+	return job.Reply
 }

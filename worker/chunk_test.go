@@ -3,12 +3,18 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/axpool/axpool/queue"
 )
@@ -399,4 +405,97 @@ func TestChunkStoppedWorkerLeavesItems(t *testing.T) {
 			t.Errorf("item %d ran %d times on live-worker, want 1", i+1, n)
 		}
 	}
+}
+
+// TestChunkResultsConfirmedTogether: a chunk's items send their results
+// without waiting (queue.Event.Later, no reply subject), and the worker
+// asks their caller which it holds with confirm requests that name each
+// item exactly once, after its result; the caller held them all, so
+// none is stored in the results bucket.
+func TestChunkResultsConfirmedTogether(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	var mu sync.Mutex
+	var seen []string // "result <id> later=<bool> reply=<bool>" or "confirm <id>"
+	if _, err := h.nc.Subscribe(queue.EventWildcard("gw"), func(m *nats.Msg) {
+		ev, err := queue.DecodeEvent(m.Data)
+		if err != nil {
+			t.Errorf("event %s: %v", m.Data, err)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev.Type {
+		case queue.EventResult:
+			seen = append(seen, fmt.Sprintf("result %s later=%t reply=%t", ev.JobID, ev.Later, m.Reply != ""))
+		case queue.EventConfirm:
+			if m.Reply == "" {
+				t.Errorf("confirm event without a reply subject: %s", m.Data)
+			}
+			for _, id := range ev.Jobs {
+				seen = append(seen, "confirm "+id)
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	h.startWorkers(1, 1, 5*time.Second)
+	var jobs []queue.Job
+	for x := range 6 {
+		jobs = append(jobs, queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":` + strconv.Itoa(x) + `}`)})
+	}
+	ids := h.submitChunk(jobs...)
+	for x, id := range ids {
+		if r := h.wait(id, 30*time.Second); !r.Success || r.JobID != id || string(r.Echo) != `{"x":`+strconv.Itoa(x)+`}` {
+			t.Errorf("item %d = %s", x, r.Raw)
+		}
+	}
+	waitEmpty(t, h.bus) // settled: every confirm was answered
+	if err := h.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range ids {
+		res := slices.Index(seen, "result "+id+" later=true reply=false")
+		conf := slices.Index(seen, "confirm "+id)
+		if res < 0 || conf < res || slices.Index(seen[conf+1:], "confirm "+id) >= 0 {
+			t.Errorf("item %s: want its later result then one confirm naming it; events: %q", id, seen)
+		}
+		if _, err := h.bus.Result(context.Background(), id); !errors.Is(err, queue.ErrNoResult) {
+			t.Errorf("item %s: stored result: %v, want none (its caller held it)", id, err)
+		}
+	}
+	if len(seen) != 2*len(ids) {
+		t.Errorf("events %q, want one result and one confirm per item", seen)
+	}
+}
+
+// TestChunkResultsStoredWhenNotHeld: a chunk whose caller no longer
+// listens has every item's result stored in the results bucket (nobody
+// confirmed them), and the chunk is acked.
+func TestChunkResultsStoredWhenNotHeld(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	ids := h.submitChunk(
+		queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":1}`)},
+		queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":2}`)},
+		queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":3}`)})
+	if err := h.c.Close(); err != nil { // the caller is gone before any item runs
+		t.Fatal(err)
+	}
+	h.startWorkers(1, 1, 5*time.Second)
+	for x, id := range ids {
+		var raw []byte
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var err error
+			if raw, err = h.bus.Result(context.Background(), id); err == nil || !errors.Is(err, queue.ErrNoResult) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if r := decodeResult(t, raw); !r.Success || r.JobID != id || string(r.Echo) != `{"x":`+strconv.Itoa(x+1)+`}` {
+			t.Errorf("item %d stored %s", x+1, raw)
+		}
+	}
+	waitEmpty(t, h.bus)
 }

@@ -205,6 +205,11 @@ type Worker struct {
 	heardFrom  atomic.Uint64
 	heardStale atomic.Bool
 	reconnects atomic.Uint64
+
+	// chunks maps each chunk being run (its *queue.Delivery) to its
+	// *chunkRun, where its items' results wait to be confirmed together
+	// (chunkRun.confirmLater).
+	chunks sync.Map
 }
 
 // runningJob is the entry of a job in Worker.running.
@@ -1043,7 +1048,9 @@ func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.Ra
 // handed back with a delay (never dropped, never acked without an answer
 // its caller holds or the bucket holds). cacheable marks the event
 // (queue.Event.Cacheable): the Client that submitted the job stores the
-// result under its cache digest, off this worker's path.
+// result under its cache digest, off this worker's path. A chunk's item
+// sends its result without waiting (queue.Event.Later) and is ended by
+// its chunk (chunkRun.confirm) once its caller says whether it holds it.
 func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger, cacheable bool) {
 	if w.opts.Mask != nil {
 		res = w.opts.Mask(res)
@@ -1053,6 +1060,21 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 	}
 	ev := &queue.Event{JobID: job.ID, Type: queue.EventResult, Result: res, Worker: w.id, Cacheable: cacheable}
 	keep := job.Keep || !queue.ValidReply(job.Reply)
+	if !keep && termReason == "" {
+		if cr := w.chunkRunOf(d); cr != nil {
+			// A chunk's item: sent without waiting, confirmed with the
+			// chunk's other results (chunkRun.confirm), which ends it.
+			ev.Later = true
+			err := w.bus.PublishEvent(job.Reply, ev)
+			if err == nil {
+				cr.confirmLater(laterResult{d: d, job: job, res: res, ev: ev, log: log, cacheable: cacheable})
+				return
+			}
+			log().Warn("result event", "err", err)
+			w.answered(d, job, hb, res, ev, false, false, cacheable, "", log)
+			return
+		}
+	}
 	confirmed := false
 	if !keep {
 		var err error
@@ -1061,6 +1083,14 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 			log().Warn("result event", "err", err)
 		}
 	}
+	w.answered(d, job, hb, res, ev, keep, confirmed, cacheable, termReason, log)
+}
+
+// answered ends finishJob for job, whose result event ev was sent (and
+// confirmed when confirmed): it stores the result unless the caller
+// confirmed it, publishes a kept job's stored result, and acks or
+// terminates the delivery d.
+func (w *Worker) answered(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, ev *queue.Event, keep, confirmed, cacheable bool, termReason string, log func() *slog.Logger) {
 	if !confirmed {
 		var stored []byte
 		err := w.retry(job, hb, log, "store the answer", func(ctx context.Context) (err error) {
