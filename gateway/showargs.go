@@ -10,6 +10,7 @@ import (
 
 	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/internal/text"
+	"github.com/axpool/axpool/wire"
 )
 
 // How an approval's message quotes the arguments of the call (red team,
@@ -91,51 +92,34 @@ func (a *shownArgs) phrase() string {
 // in the order an approval shows them: the required ones in the order
 // of "properties" (then required ones "properties" lacks, in the order
 // of "required"), then the other properties in their order. A schema
-// that is not an object, or has neither, declares none.
+// that is not one JSON object (wire.SplitObject: an upstream's input
+// schema is always one, compact), whose "properties" is not an object,
+// or that has neither, declares none; a "required" that is not a list of
+// names requires nothing.
 func schemaArgs(schema []byte) []string {
 	var props, required []string
-	dec := json.NewDecoder(bytes.NewReader(schema))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil
-	}
-	for dec.More() {
-		tok, err := dec.Token()
-		key, _ := tok.(string)
-		if err != nil {
-			return nil
-		}
+	bad := false // "properties" is not an object
+	ok := wire.SplitObject(schema, func(key string, val json.RawMessage) {
 		switch key {
 		case "properties":
-			if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-				return nil
-			}
-			for dec.More() {
-				tok, err := dec.Token()
-				name, ok := tok.(string)
-				var skip json.RawMessage
-				if err != nil || !ok || dec.Decode(&skip) != nil {
-					return nil
-				}
+			if !wire.SplitObject(val, func(name string, _ json.RawMessage) {
 				if !slices.Contains(props, name) {
 					props = append(props, name)
 				}
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil
+			}) {
+				bad = true
 			}
 		case "required":
 			var r []string
-			if dec.Decode(&r) != nil {
+			if json.Unmarshal(val, &r) != nil {
 				required = nil // not a list of names: nothing is required
 			} else {
 				required = r
 			}
-		default:
-			var skip json.RawMessage
-			if dec.Decode(&skip) != nil {
-				return nil
-			}
 		}
+	})
+	if !ok || bad {
+		return nil
 	}
 	out := make([]string, 0, len(props)+len(required))
 	for _, p := range props {

@@ -108,6 +108,10 @@ func TestApprovalSchemaArgs(t *testing.T) {
 		`{"properties":{"p":{}},"required":"p"}`:                                                "p",
 		`{"type":"object"}`:                                                                     "",
 		`{"properties":[1]}`:                                                                    "",
+		`{"properties":{"a":{},"b":{}},"properties":{"a":{},"c":{}},"required":["c"]}`:          "c,a,b",
+		`{"required":["r"],"properties":{"p":{}},"required":null}`:                              "p",
+		`{"required":["r"],"properties":{"p":{}},"properties":5}`:                               "",
+		`{"properties":{"p":{}},"required":["p"`:                                                "",
 		`[]`:                                                                                    "",
 		``:                                                                                      "",
 	} {

@@ -89,22 +89,36 @@ func splitChecked(params []Param, raw []byte) (*wire.Object, bool) {
 
 // cacheKey hashes the checked arguments obj of tool (CacheKey).
 func cacheKey(spec *ToolSpec, tool string, obj *wire.Object, size int, scope string) (string, bool) {
-	norm, ok := canonicalArgs(spec.Params, obj)
+	prefix := keyPrefix(scope, tool)
+	b, ok := appendCanonical(append(make([]byte, 0, len(prefix)+size+128), prefix...), spec.Params, obj)
 	if !ok {
 		return "", false
-	}
-	mergeWall(norm)
-	prefix := keyPrefix(scope, tool)
-	b, err := norm.AppendJSON(append(make([]byte, 0, len(prefix)+size+128), prefix...))
-	if err != nil {
-		return "", false // raw JSON and strings only: cannot happen
 	}
 	sum := sha256.Sum256(append(b, '}'))
 	return hex.EncodeToString(sum[:]), true
 }
 
+// appendCanonical appends to dst the canonical form of the checked
+// arguments obj of params — canonicalArgs with mergeWall, as compact
+// JSON: what CacheKey hashes, CanonicalArgs returns and Digest sums. ok
+// is false, with dst unchanged, for a policy that does not parse (or, were
+// it possible, an encoding error: the arguments are raw JSON and strings
+// only), so no such call shares one canonical form.
+func appendCanonical(dst []byte, params []Param, obj *wire.Object) ([]byte, bool) {
+	norm, ok := canonicalArgs(params, obj)
+	if !ok {
+		return dst, false
+	}
+	mergeWall(norm)
+	b, err := norm.AppendJSON(dst)
+	if err != nil {
+		return dst, false
+	}
+	return b, true
+}
+
 // keyOf is CacheKey's digest of the canonical arguments canon
-// (canonicalArgs with mergeWall, as compact JSON) of tool: the same
+// (appendCanonical's bytes) of tool: the same
 // bytes cacheKey hashes, streamed into the hash.
 func keyOf(scope, tool string, canon []byte) string {
 	h := sha256.New()

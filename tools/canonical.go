@@ -19,14 +19,5 @@ func CanonicalArgs(tool string, raw json.RawMessage) (canon []byte, ok bool) {
 	if aerr != nil {
 		return nil, false
 	}
-	norm, ok := canonicalArgs(spec.Params, obj)
-	if !ok {
-		return nil, false
-	}
-	mergeWall(norm)
-	b, err := norm.MarshalJSON()
-	if err != nil {
-		return nil, false // raw JSON and strings only: cannot happen
-	}
-	return b, true
+	return appendCanonical(nil, spec.Params, obj)
 }

@@ -34,8 +34,8 @@ type Args struct {
 	restOnce sync.Once
 	rest     json.RawMessage // json without idempotency_key
 
-	// canon is the canonical form of the call (canonicalArgs with
-	// mergeWall, as compact JSON; nil when the policy does not parse),
+	// canon is the canonical form of the call (appendCanonical; nil
+	// when the policy does not parse),
 	// made once for both CacheKey and Digest.
 	canonOnce sync.Once
 	canon     []byte
@@ -124,15 +124,10 @@ func (a *Args) canonical() []byte {
 		return nil
 	}
 	a.canonOnce.Do(func() {
-		norm, ok := canonicalArgs(a.spec.Params, a.obj)
-		if !ok {
-			return
-		}
-		mergeWall(norm)
-		// Raw JSON and strings only: cannot fail. Were it to, the call
-		// would have no canonical form (nil: not cacheable), never an
-		// empty one that every such call would share as its cache key.
-		if canon, err := norm.AppendJSON(make([]byte, 0, 256)); err == nil {
+		// Not ok: the call has no canonical form (nil: not cacheable),
+		// never an empty one that every such call would share as its
+		// cache key.
+		if canon, ok := appendCanonical(make([]byte, 0, 256), a.spec.Params, a.obj); ok {
 			a.canon = canon
 		}
 	})

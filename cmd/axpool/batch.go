@@ -260,7 +260,6 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	// write; the first write that fails stops the batch (no use running
 	// what cannot be written).
 	lines := batch.NewLineWriter(out, func(error) { stop() })
-	var stoppedBy *batch.Result // --fail-fast's first item that did not pass
 	start := time.Now()
 	runErr := n.Dispatcher.RunItems(ctx, items, dispatch.ItemsOptions{
 		Concurrency: conc,
@@ -269,9 +268,6 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		Pack:        dispatch.PackBatch(conc, slots, bf.ordered, bf.failFast),
 		Total:       max(total, 0),
 		OnResult: func(r batch.Result) {
-			if bf.failFast && stoppedBy == nil && !r.Passed() {
-				stoppedBy = &r // the item that stops the batch
-			}
 			lines.WriteLine(batch.OutLine(r, batchPosField))
 			sum.Add(r)
 			failures.Add(r)
@@ -287,6 +283,8 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		failures.Add(r)
 	})
 	interrupted := errors.Is(runErr, batch.ErrStopped)
+	var failFast *batch.FailFastError // the item that stopped the batch
+	errors.As(runErr, &failFast)
 	sum.Finish(time.Since(start), interrupted)
 	sum.WriteText(stderr)
 	if skipped > 0 {
@@ -324,13 +322,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	case interrupted && ctx.Err() != nil:
 		fmt.Fprintf(stderr, "interrupted: the results written so far are kept; to finish, run:\n  %s\n", batch.ResumeCommand(os.Args, in, bf.output))
 		return silentExit(exitFail)
-	case interrupted && stoppedBy != nil:
-		why := batch.FailureOf(stoppedBy.Envelope)
-		if stoppedBy.Verdict != "" {
-			why = "verdict " + stoppedBy.Verdict + ": " + stoppedBy.Reason
-		}
+	case failFast != nil:
 		fmt.Fprintf(stderr, "stopped by --fail-fast at item %q (%s); the results written so far are kept; to finish, run:\n  %s\n",
-			stoppedBy.Item.ID, why, batch.ResumeCommand(os.Args, in, bf.output))
+			failFast.By.Item.ID, failFast.Why(), batch.ResumeCommand(os.Args, in, bf.output))
 		return silentExit(exitFail)
 	case interrupted || sum.Fails(bf.failOn):
 		return silentExit(exitFail)

@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -276,8 +277,34 @@ func TestRunStopAndFailFast(t *testing.T) {
 	}
 	err = Run(context.Background(), seqOf(100), Options{Call: fail, Concurrency: 1, FailFast: true,
 		OnResult: func(r Result) { results = append(results, r) }})
-	if err != ErrStopped || len(results) != 4 || results[3].Outcome != "runtime_error" {
-		t.Errorf("fail-fast: err %v, %d results", err, len(results))
+	var ff *FailFastError
+	if !errors.Is(err, ErrStopped) || !errors.As(err, &ff) || len(results) != 4 || results[3].Outcome != "runtime_error" {
+		t.Fatalf("fail-fast: err %v, %d results", err, len(results))
+	}
+	// The error names the failure handed over.
+	if ff.By.Item.ID != "i3" || ff.By.Outcome != "runtime_error" {
+		t.Errorf("fail-fast: stopped by %q (%s), want \"i3\" (runtime_error)", ff.By.Item.ID, ff.By.Outcome)
+	}
+}
+
+// TestFailFastErrorWhy: what --fail-fast says of the item that stopped
+// the batch — a graded item's verdict and reason, an ungraded one's
+// failure (FailureOf) — and that the error is an ErrStopped.
+func TestFailFastErrorWhy(t *testing.T) {
+	graded := &FailFastError{By: Result{Item: Item{ID: "g"}, Verdict: VerdictFail, Reason: "expected 2, got 1"}}
+	if got, want := graded.Why(), "verdict fail: expected 2, got 1"; got != want {
+		t.Errorf("graded: Why() = %q, want %q", got, want)
+	}
+	if got, want := graded.Error(), `batch: stopped at item "g", which did not pass (verdict fail: expected 2, got 1)`; got != want {
+		t.Errorf("graded: Error() = %q, want %q", got, want)
+	}
+	env := json.RawMessage(`{"success":false,"protocol_version":1,"error_kind":"runtime_error","outcome":"runtime_error","message":"division by zero","retryable":false}`)
+	ungraded := &FailFastError{By: resultOf(Item{ID: "u"}, env)}
+	if got, want := ungraded.Why(), "runtime_error: division by zero"; got != want {
+		t.Errorf("ungraded: Why() = %q, want %q", got, want)
+	}
+	if !errors.Is(fmt.Errorf("run: %w", ungraded), ErrStopped) {
+		t.Error("a FailFastError is not an ErrStopped")
 	}
 }
 

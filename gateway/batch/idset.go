@@ -88,7 +88,7 @@ func (s *IDSet) Freeze(src io.ReaderAt) error {
 		ids := map[string]bool{}
 		var group []idEntry
 		for k := j - 1; k >= i; k-- { // from the last line
-			l, err := s.lineAt(s.e[k].off)
+			l, _, err := s.lineAt(s.e[k].off)
 			if err != nil {
 				s.err = err
 				return err
@@ -108,18 +108,19 @@ func (s *IDSet) Freeze(src io.ReaderAt) error {
 	return nil
 }
 
-// lineAt reads the result line at off of the set's file again.
-func (s *IDSet) lineAt(off int64) (outLine, error) {
+// lineAt reads the result line at off of the set's file again: what it
+// says, and the line as it is.
+func (s *IDSet) lineAt(off int64) (outLine, []byte, error) {
 	br := bufio.NewReaderSize(io.NewSectionReader(s.src, off, MaxResultLineBytes+2), 4096)
 	line, _, _, err := ReadLine(br, MaxResultLineBytes)
 	if err != nil && err != io.EOF {
-		return outLine{}, fmt.Errorf("read the line at byte %d of the output again: %w", off, err)
+		return outLine{}, nil, fmt.Errorf("read the line at byte %d of the output again: %w", off, err)
 	}
 	l, ok := parseOutLine(line)
 	if line == nil || !ok || l.id == "" {
-		return outLine{}, fmt.Errorf("read the line at byte %d of the output again: it is no longer a result line (was the file changed during the batch?)", off)
+		return outLine{}, nil, fmt.Errorf("read the line at byte %d of the output again: it is no longer a result line (was the file changed during the batch?)", off)
 	}
-	return l, nil
+	return l, line, nil
 }
 
 // Has reports whether id was added. A failure to read the file again
@@ -127,34 +128,35 @@ func (s *IDSet) lineAt(off int64) (outLine, error) {
 // caller must check; so is asking a set that was added to and not frozen
 // since.
 func (s *IDSet) Has(id string) bool {
-	_, _, ok := s.lookup(id)
+	_, _, _, ok := s.lookup(id)
 	return ok
 }
 
-// lookup finds id: its entry's index and what its line says. ok is as
-// Has answers (true after an error, with i -1).
-func (s *IDSet) lookup(id string) (i int, l outLine, ok bool) {
+// lookup finds id: its entry's index, what its line says and the line as
+// it is (read once, for Stale and rejudge both). ok is as Has answers
+// (true after an error, with i -1 and line nil).
+func (s *IDSet) lookup(id string) (i int, l outLine, line []byte, ok bool) {
 	if !s.frozen && len(s.e) > 0 {
 		if s.err == nil {
 			s.err = errors.New("batch: IDSet.Has before Freeze")
 		}
-		return -1, outLine{}, true
+		return -1, outLine{}, nil, true
 	}
 	h := hashID64(id)
 	i, _ = slices.BinarySearchFunc(s.e, h, func(en idEntry, h uint64) int { return cmp.Compare(en.h, h) })
 	for ; i < len(s.e) && s.e[i].h == h; i++ {
-		l, err := s.lineAt(s.e[i].off)
+		l, line, err := s.lineAt(s.e[i].off)
 		if err != nil {
 			if s.err == nil {
 				s.err = err
 			}
-			return -1, outLine{}, true
+			return -1, outLine{}, nil, true
 		}
 		if l.id == id {
-			return i, l, true
+			return i, l, line, true
 		}
 	}
-	return -1, outLine{}, false
+	return -1, outLine{}, nil, false
 }
 
 // supersede marks entry i (from lookup): its item runs again, and its line
@@ -187,17 +189,6 @@ func (s *IDSet) keptOffsets(dst []int64, onlySeen bool) (_ []int64, unseen int) 
 		dst = append(dst, en.off)
 	}
 	return dst, unseen
-}
-
-// rawAt reads the result line of entry i again, as it is.
-func (s *IDSet) rawAt(i int) ([]byte, error) {
-	off := s.e[i].off
-	br := bufio.NewReaderSize(io.NewSectionReader(s.src, off, MaxResultLineBytes+2), 4096)
-	line, _, _, err := ReadLine(br, MaxResultLineBytes)
-	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("read the line at byte %d of the output again: %w", off, err)
-	}
-	return line, nil
 }
 
 // Err is the first error of reading the file again (Freeze, Has).

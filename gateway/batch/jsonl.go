@@ -96,19 +96,16 @@ type ResumeState struct {
 // keptGrade is what a kept line's verdict, reason and task are now.
 type keptGrade struct{ verdict, reason, task string }
 
-// rejudge grades the line kept of entry i against it, IN's item of its
-// id, noting a verdict, reason or task that is not the line's (OutOfDate).
+// rejudge grades line, the line kept of entry i (as lookup read it),
+// against it, IN's item of its id, noting a verdict, reason or task that
+// is not the line's (OutOfDate).
 //
 // A malformed item's line (its refusal, kept) keeps its verdict and
 // reason; only its task is noted when it is not the item's (a line written
 // before a malformed item kept its task has none).
-func (d *ResumeState) rejudge(i int, it *Item) error {
-	if !it.Graded() || i < 0 {
-		return nil
-	}
-	line, err := d.IDs.rawAt(i)
-	if err != nil || line == nil {
-		return err
+func (d *ResumeState) rejudge(i int, line []byte, it *Item) {
+	if !it.Graded() || i < 0 || line == nil {
+		return
 	}
 	old := ResultOfLine(line)
 	var v, reason string
@@ -118,14 +115,13 @@ func (d *ResumeState) rejudge(i int, it *Item) error {
 		v, reason = Judge(it.Grade, line)
 	}
 	if v == old.Verdict && reason == old.Reason && it.Task == old.Item.Task {
-		return nil
+		return
 	}
 	if d.regraded == nil {
 		d.regraded = map[int64]keptGrade{}
 	}
 	d.regraded[d.IDs.e[i].off] = keptGrade{v, reason, it.Task}
 	d.OutOfDate++
-	return nil
 }
 
 // lineReport is the refusal of a line of IN in OUT: its offset, and
@@ -403,7 +399,7 @@ func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, ski
 						// What OUT holds for this line of IN, if anything, is
 						// of what the line held before.
 						done.supersedeLine(pos)
-						i, l, ok := done.IDs.lookup(it.ID)
+						i, l, kept, ok := done.IDs.lookup(it.ID)
 						if err := done.IDs.Err(); err != nil {
 							*readErr = err
 							return
@@ -416,10 +412,7 @@ func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, ski
 						default:
 							run = false
 							done.IDs.markSeen(i)
-							if err := done.rejudge(i, &it); err != nil {
-								*readErr = err
-								return
-							}
+							done.rejudge(i, kept, &it)
 						}
 					}
 					if !run {

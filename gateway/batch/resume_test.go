@@ -42,13 +42,12 @@ type resumed struct {
 	kept             []string
 }
 
-func resume(t *testing.T, in string, out []string) resumed {
+// openOut writes text as OUT (in a temporary directory) and opens it for
+// --resume (OpenOutput), the file closed when the test ends: the state
+// read, the file to append to, and its path.
+func openOut(t *testing.T, text string) (*ResumeState, *os.File, string) {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "out.jsonl")
-	text := ""
-	if len(out) > 0 {
-		text = strings.Join(out, "\n") + "\n"
-	}
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +56,48 @@ func resume(t *testing.T, in string, out []string) resumed {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	t.Cleanup(func() { f.Close() })
+	return done, f, p
+}
+
+// outText is the lines out as a file's text, each ended by a newline.
+func outText(out []string) string {
+	if len(out) == 0 {
+		return ""
+	}
+	return strings.Join(out, "\n") + "\n"
+}
+
+// runNone reads IN in against done (ReadItems) expecting every item to be
+// skipped, why naming what keeps them; it returns how many were.
+func runNone(t *testing.T, done *ResumeState, in, why string) (skipped int) {
+	t.Helper()
+	var readErr error
+	for it := range ReadItems(strings.NewReader(in), done, "line", false, &skipped, &readErr) {
+		t.Errorf("ran %s: %s", it.ID, why)
+	}
+	if readErr != nil {
+		t.Fatal(readErr)
+	}
+	return skipped
+}
+
+// keptResults are the results EachKeptResult gives, each as
+// "id task verdict reason".
+func keptResults(t *testing.T, done *ResumeState) []string {
+	t.Helper()
+	var got []string
+	if err := done.EachKeptResult(func(r Result) {
+		got = append(got, r.Item.ID+" "+r.Item.Task+" "+r.Verdict+" "+r.Reason)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func resume(t *testing.T, in string, out []string) resumed {
+	t.Helper()
+	done, f, _ := openOut(t, outText(out))
 	var r resumed
 	var readErr error
 	for it := range ReadItems(strings.NewReader(in), done, "line", false, &r.skipped, &readErr) {
@@ -310,30 +350,11 @@ func TestResumeOutOfDate(t *testing.T) {
 {"id":"b","source":"s","expect":1.0,"task":"t"}
 {"id":"a","source":"s","expect":2}
 `
-	p := filepath.Join(t.TempDir(), "out.jsonl")
-	if err := os.WriteFile(p, []byte(strings.Join(outLines(before), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
+	done, _, p := openOut(t, outText(outLines(before)))
+	if skipped := runNone(t, done, now, "its run did not change"); skipped != 3 {
+		t.Fatalf("skipped %d, want 3", skipped)
 	}
-	done := NewResumeState()
-	f, err := OpenOutput(p, true, done)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var skipped int
-	var readErr error
-	for it := range ReadItems(strings.NewReader(now), done, "line", false, &skipped, &readErr) {
-		t.Errorf("ran %s: its run did not change", it.ID)
-	}
-	if readErr != nil || skipped != 3 {
-		t.Fatalf("skipped %d, %v", skipped, readErr)
-	}
-	var got []string
-	if err := done.EachKeptResult(func(r Result) {
-		got = append(got, r.Item.ID+" "+r.Item.Task+" "+r.Verdict+" "+r.Reason)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	got := keptResults(t, done)
 	want := []string{"a  fail expected 2, got 1", "b t pass ", "c u pass "}
 	if !slices.Equal(got, want) || done.OutOfDate != 2 || done.Unmatched != 1 {
 		t.Errorf("kept %q, out of date %d, unmatched %d; want %q, 2, 1", got, done.OutOfDate, done.Unmatched, want)
@@ -349,16 +370,7 @@ func TestResumeOutOfDate(t *testing.T) {
 // kept line (Unmatched 0).
 func TestResumeInterruptedCountsAll(t *testing.T) {
 	before := "{\"id\":\"a\",\"source\":\"s\",\"expect\":1}\n{\"id\":\"z\",\"source\":\"s\",\"expect\":1}\n"
-	p := filepath.Join(t.TempDir(), "out.jsonl")
-	if err := os.WriteFile(p, []byte(strings.Join(outLines(before), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	done := NewResumeState()
-	f, err := OpenOutput(p, true, done)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	done, _, _ := openOut(t, outText(outLines(before)))
 	var skipped int
 	var readErr error
 	for range ReadItems(strings.NewReader("{\"id\":\"new\",\"source\":\"s\"}\n{\"id\":\"a\",\"source\":\"s\",\"expect\":1}\n"), done, "line", false, &skipped, &readErr) {
@@ -383,30 +395,11 @@ func TestResumeKeptMalformedTask(t *testing.T) {
 `
 	lines := outLines(in)
 	old := strings.Replace(lines[0], `"task":"errs",`, "", 1) // as written before
-	p := filepath.Join(t.TempDir(), "out.jsonl")
-	if err := os.WriteFile(p, []byte(old+"\n"+lines[1]+"\n"), 0o644); err != nil {
-		t.Fatal(err)
+	done, _, _ := openOut(t, outText([]string{old, lines[1]}))
+	if skipped := runNone(t, done, in, "still malformed, its refusal is kept"); skipped != 2 {
+		t.Fatalf("skipped %d, want 2", skipped)
 	}
-	done := NewResumeState()
-	f, err := OpenOutput(p, true, done)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var skipped int
-	var readErr error
-	for it := range ReadItems(strings.NewReader(in), done, "line", false, &skipped, &readErr) {
-		t.Errorf("ran %s: still malformed, its refusal is kept", it.ID)
-	}
-	if readErr != nil || skipped != 2 {
-		t.Fatalf("skipped %d, %v", skipped, readErr)
-	}
-	var got []string
-	if err := done.EachKeptResult(func(r Result) {
-		got = append(got, r.Item.ID+" "+r.Item.Task+" "+r.Verdict+" "+r.Reason)
-	}); err != nil {
-		t.Fatal(err)
-	}
+	got := keptResults(t, done)
 	want := []string{`err-1 errs error line 1: "tests" must be an array, got object`, `err-2 errs error line 2: "tests" must be an array, got object`}
 	if !slices.Equal(got, want) || done.OutOfDate != 1 {
 		t.Errorf("kept %q, out of date %d; want %q, 1", got, done.OutOfDate, want)
@@ -431,17 +424,8 @@ func TestOpenOutputCutShort(t *testing.T) {
 		{whole, 0, 0, int64(len(whole)), 2},
 		{`{"id":"a"`, 1, 9, 0, 0},
 	} {
-		p := filepath.Join(t.TempDir(), "out.jsonl")
-		if err := os.WriteFile(p, []byte(tc.text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		done := NewResumeState()
-		f, err := OpenOutput(p, true, done)
-		if err != nil {
-			t.Fatal(err)
-		}
+		done, f, _ := openOut(t, tc.text)
 		fi, _ := f.Stat()
-		f.Close()
 		if done.CutShortLine != tc.line || done.CutShort != tc.bytes || fi.Size() != tc.size || done.IDs.Len() != tc.keptLines {
 			t.Errorf("%q: cut short line %d, %d bytes, file %d bytes, %d ids; want %d, %d, %d, %d",
 				tc.text, done.CutShortLine, done.CutShort, fi.Size(), done.IDs.Len(), tc.line, tc.bytes, tc.size, tc.keptLines)

@@ -123,6 +123,29 @@ const (
 // ctx ended or FailFast met a failure.
 var ErrStopped = errors.New("batch: stopped before every item ran")
 
+// FailFastError is Run's error when FailFast stopped it: By is the first
+// result handed over (OnResult, in the order results are handed over)
+// that did not pass — the item `axpool batch --fail-fast` names as the
+// one that stopped the batch. errors.Is(err, ErrStopped) holds.
+type FailFastError struct{ By Result }
+
+func (e *FailFastError) Error() string {
+	return fmt.Sprintf("batch: stopped at item %q, which did not pass (%s)", e.By.Item.ID, e.Why())
+}
+
+// Is makes a FailFastError an ErrStopped.
+func (e *FailFastError) Is(target error) bool { return target == ErrStopped }
+
+// Why is why By did not pass, one line: "verdict fail: expected 2, got 1"
+// for a graded item, its envelope's FailureOf for an ungraded one
+// ("compile_error: line 1:20: E003 undefined name 'x'").
+func (e *FailFastError) Why() string {
+	if e.By.Verdict != "" {
+		return "verdict " + e.By.Verdict + ": " + e.By.Reason
+	}
+	return FailureOf(e.By.Envelope)
+}
+
 // Run runs items, at most opts.Concurrency at once, handing each result to
 // opts.OnResult, and returns once every started item has finished. Items
 // are read from items as the window allows (a JSONL file is never read
@@ -134,7 +157,8 @@ var ErrStopped = errors.New("batch: stopped before every item ran")
 // When ctx ends, Run stops reading items, the items in flight are
 // cancelled (their Call returns), and Run returns ErrStopped once they
 // have; their results are dropped. FailFast does the same after the first
-// result that is not ok (that result is handed over).
+// result that did not pass (that result is handed over), and Run then
+// returns a *FailFastError naming it.
 func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 	if opts.Concurrency < 1 {
 		opts.Concurrency = 1
@@ -159,16 +183,29 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		emitSeq  int
 		pending  = map[int]Result{}
 		emitting bool
+		// failed is FailFast's first result handed over that did not
+		// pass (FailFastError.By).
+		failed *Result
 	)
 	window := opts.Concurrency
 	if opts.Ordered {
 		window = 2 * opts.Concurrency
+	}
+	// handOver notes r, a result handed over, when it is FailFast's
+	// first that did not pass. It runs under mu.
+	handOver := func(r *Result) {
+		if opts.FailFast && failed == nil && !r.Passed() {
+			failed = r
+		}
 	}
 	// deliver hands r (sequence seq) over, in order when Ordered. It runs
 	// under mu and releases it around OnResult.
 	var deliver func(seq int, r Result, drop bool)
 	deliver = func(seq int, r Result, drop bool) {
 		if !opts.Ordered {
+			if !drop {
+				handOver(&r)
+			}
 			if !drop && opts.OnResult != nil {
 				for emitting {
 					cond.Wait()
@@ -196,6 +233,9 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 			}
 			delete(pending, emitSeq)
 			emitSeq++
+			if pr.Envelope != nil {
+				handOver(&pr)
+			}
 			if pr.Envelope != nil && opts.OnResult != nil {
 				mu.Unlock()
 				opts.OnResult(pr)
@@ -291,6 +331,9 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 	defer mu.Unlock()
 	for emitting {
 		cond.Wait()
+	}
+	if failed != nil {
+		return &FailFastError{By: *failed}
 	}
 	if stopped || ctx.Err() != nil {
 		return ErrStopped

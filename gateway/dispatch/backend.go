@@ -351,7 +351,7 @@ func (b *QueueBackend) cached(ctx context.Context, digest, jobID string) (json.R
 		}
 		return nil, false
 	}
-	out, err := wire.AppendFields(hit, wire.NewObject().Set("cached", true))
+	out, err := cachedAnswer(hit)
 	if err != nil {
 		return nil, false
 	}

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 	"sync"
 
@@ -132,7 +133,7 @@ func (d *Dispatcher) answerCached(ctx context.Context, qb *QueueBackend, chunk [
 		if digests[i] == "" || !ok {
 			continue
 		}
-		out, err := wire.AppendFields(hit, cachedMember)
+		out, err := cachedAnswer(hit)
 		if err != nil {
 			continue
 		}
@@ -142,7 +143,15 @@ func (d *Dispatcher) answerCached(ctx context.Context, qb *QueueBackend, chunk [
 	}
 }
 
-// cachedMember is what a cached answer gains (QueueBackend.cached).
+// cachedAnswer is hit, a result envelope the cache holds, as a call is
+// answered with it: with "cached":true appended (wire.AppendFields) — the
+// answer of QueueBackend.cached and of answerCached alike. Errors: hit is
+// not a JSON object.
+func cachedAnswer(hit json.RawMessage) (json.RawMessage, error) {
+	return wire.AppendFields(hit, cachedMember)
+}
+
+// cachedMember is what a cached answer gains (cachedAnswer); read only.
 var cachedMember = wire.NewObject().Set("cached", true)
 
 // chunks reads an item sequence on a goroutine of its own into chunks of

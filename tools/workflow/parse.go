@@ -282,8 +282,8 @@ func parseSteps(raw json.RawMessage) (map[string]*Step, error) {
 	if !ok {
 		return nil, structural("field `steps`: expected an object mapping step ids to steps, got %s", typeOf(v))
 	}
-	if n := countKeys(raw); n != len(bodies) {
-		return nil, structural("duplicate step id '%s' in `steps`", firstDuplicateKey(raw))
+	if id, dup := duplicateKey(raw); dup {
+		return nil, structural("duplicate step id '%s' in `steps`", id)
 	}
 	steps := make(map[string]*Step, len(bodies))
 	for _, id := range sortedKeys(bodies) {
@@ -315,59 +315,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// objectKeys calls f with the raw (still quoted) text of each key of the
-// well-formed JSON object raw, in document order, until f returns false.
-// It is a single linear scan that tracks nesting depth and strings.
-func objectKeys(raw []byte, f func(quoted []byte) bool) {
-	depth := 0
-	expectKey := false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; c {
-		case '"':
-			j := i + 1
-			for ; j < len(raw) && raw[j] != '"'; j++ {
-				if raw[j] == '\\' {
-					j++
-				}
-			}
-			if depth == 1 && expectKey {
-				if !f(raw[i : j+1]) {
-					return
-				}
-				expectKey = false
-			}
-			i = j
-		case '{', '[':
-			depth++
-			expectKey = c == '{' && depth == 1
-		case '}', ']':
-			depth--
-		case ',':
-			expectKey = depth == 1
-		}
-	}
-}
-
-func countKeys(raw []byte) int {
-	n := 0
-	objectKeys(raw, func([]byte) bool { n++; return true })
-	return n
-}
-
-func firstDuplicateKey(raw []byte) string {
-	seen := make(map[string]bool)
-	dup := ""
-	objectKeys(raw, func(quoted []byte) bool {
-		var k string
-		_ = json.Unmarshal(quoted, &k) // quoted is a well-formed JSON string
-		if seen[k] {
-			dup = k
-			return false
+// duplicateKey is the first key of the JSON object raw that an earlier
+// member of it already has, in document order (dup false when every key
+// is unique, or raw is not one JSON object). Keys are compared decoded,
+// as encoding/json decodes them (wire.SplitObject), so "a" and "\u0061"
+// are one key, as in the decoded map.
+func duplicateKey(raw []byte) (key string, dup bool) {
+	seen := map[string]bool{}
+	wire.SplitObject(raw, func(k string, _ json.RawMessage) {
+		if !dup && seen[k] {
+			key, dup = k, true
 		}
 		seen[k] = true
-		return true
 	})
-	return dup
+	return key, dup
 }
 
 func parseStep(id string, v any) (*Step, error) {
