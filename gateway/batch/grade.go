@@ -294,9 +294,9 @@ func isOptionTag(v json.RawMessage) bool {
 func failureReason(e envelope) string {
 	switch wire.Outcome(e.outcome) {
 	case wire.OutcomeRuntimeError, wire.OutcomePolicyDenied:
-		return e.outcome + ": " + e.message
+		return withDetail(e.outcome, e.message)
 	case wire.OutcomeCompileError:
-		return e.outcome + ": " + e.firstError
+		return withDetail(e.outcome, e.firstError)
 	case wire.OutcomeInvalidArgs:
 		// A test whose arguments do not fit the entry's signature (the
 		// grade job's per-test answer; a job refused whole is error).
@@ -305,6 +305,15 @@ func failureReason(e envelope) string {
 		return "no result"
 	}
 	return e.outcome
+}
+
+// withDetail is "outcome: detail", or the outcome alone when there is no
+// detail to show.
+func withDetail(outcome, detail string) string {
+	if strings.TrimSpace(detail) == "" {
+		return outcome
+	}
+	return outcome + ": " + detail
 }
 
 // oneLine makes s one line of at most maxReasonBytes (text.Clip).
@@ -683,9 +692,5 @@ func FailureOf(env []byte) string {
 	if programFault(e.outcome) {
 		return oneLine(failureReason(e))
 	}
-	r := e.outcome
-	if e.message != "" {
-		r += ": " + e.message
-	}
-	return oneLine(r)
+	return oneLine(withDetail(e.outcome, e.message))
 }

@@ -99,6 +99,10 @@ func TestJudge(t *testing.T) {
 		{expect(`{"x":{"y":2}}`), `{"success":true,"result":{"type":"record","type_id":1,"name":"P","fields":[{"type":"record","type_id":0,"name":"Q","fields":[{"option":"Some","value":3}],"field_names":["y"]}],"field_names":["x"]},"outcome":"ok"}`, "fail", `expected {"x":{"y":2}}, got {"x":{"y":3}}`},
 		{&Grade{Kind: GradeTests, Tests: []json.RawMessage{json.RawMessage(`"Red"`)}}, `{"success":true,"tests":[{"result":{"type":"enum","type_id":0,"variant":"Red","payload":null}}],"outcome":"ok"}`, "pass", ""},
 		{expect(`3`), `{"success":false,"error_kind":"runtime_error","message":"division by zero","steps":4,"outcome":"runtime_error"}`, "fail", "runtime_error: division by zero"},
+		// An outcome without its detail has no dangling colon.
+		{expect(`3`), `{"success":false,"error_kind":"runtime_error","message":"","outcome":"runtime_error"}`, "fail", "runtime_error"},
+		{expect(`3`), `{"success":false,"error_kind":"policy_denied","outcome":"policy_denied"}`, "fail", "policy_denied"},
+		{expect(`3`), `{"success":false,"errors":[],"outcome":"compile_error"}`, "fail", "compile_error"},
 		{expect(`3`), `{"success":false,"error_kind":"runtime_error","limit_kind":"steps","message":"max execution steps exceeded (5)","outcome":"step_limit"}`, "fail", "step_limit"},
 		{expect(`3`), `{"success":false,"errors":[{"severity":"error","code":"E003","message":"undefined name 'x'","line":1,"col":20}],"outcome":"compile_error"}`, "fail", "compile_error: line 1:20: E003 undefined name 'x'"},
 		{expect(`3`), `{"success":false,"error_kind":"worker_lost","message":"the worker died","outcome":"worker_lost"}`, "error", "worker_lost: the worker died"},
