@@ -633,6 +633,82 @@ func TestBatchFailFast(t *testing.T) {
 	}
 }
 
+// TestBatchFailFastResume: writing to a file, --fail-fast's hint gives
+// the command that finishes the batch (without --fail-fast: it runs every
+// item left, through the next failure) and the one that goes on to the
+// next item that does not pass (with it); each does what it says.
+func TestBatchFailFastResume(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "items.jsonl", `{"id":"one","source":"fn main() -> Int { 1 }"}
+{"id":"broken","source":"fn main() -> Int { x }"}
+{"id":"three","source":"fn main() -> Int { 3 }"}
+{"id":"broken2","source":"fn main() -> Int { y }"}
+{"id":"five","source":"fn main() -> Int { 5 }"}
+`)
+	outPath := filepath.Join(dir, "out.jsonl")
+	_, stderr, code := runBatchBin(t, in, "--fail-fast", "--concurrency", "1", "--cache-ttl", "0", "-o", outPath)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, stderr)
+	}
+	finish, goOn := hintAfter(t, stderr, "; to finish, run:\n  "), hintAfter(t, stderr, "or, to go on and stop at the next item that does not pass:\n  ")
+	prefix := " batch --workers 2 --progress none " + in
+	if want := prefix + " --concurrency 1 --cache-ttl 0 -o " + outPath + " --resume"; !strings.HasSuffix(finish, want) {
+		t.Errorf("finish command %q, want it to end %q", finish, want)
+	}
+	if want := prefix + " --fail-fast --concurrency 1 --cache-ttl 0 -o " + outPath + " --resume"; !strings.HasSuffix(goOn, want) {
+		t.Errorf("go-on command %q, want it to end %q", goOn, want)
+	}
+	idsOf := func() []string {
+		b, err := os.ReadFile(outPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, l := range lines(t, string(b)) {
+			ids = append(ids, resField(t, l, "id").(string))
+		}
+		return ids
+	}
+	if got, want := idsOf(), []string{"one", "broken"}; !slices.Equal(got, want) {
+		t.Fatalf("after the first run: %v, want %v", got, want)
+	}
+	run := func(command string) (string, int) {
+		c := exec.Command("sh", "-c", command)
+		c.Dir = golden.RepoRoot(t)
+		c.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+		b, err := c.CombinedOutput()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return string(b), c.ProcessState.ExitCode()
+	}
+	if msg, code := run(goOn); code != 1 || !strings.Contains(msg, `stopped by --fail-fast at item "broken2"`) {
+		t.Fatalf("go-on command: exit %d\n%s", code, msg)
+	}
+	if got, want := idsOf(), []string{"one", "broken", "three", "broken2"}; !slices.Equal(got, want) {
+		t.Fatalf("after going on: %v, want %v", got, want)
+	}
+	if msg, code := run(finish); code != 1 || strings.Contains(msg, "stopped by --fail-fast") {
+		t.Fatalf("finish command: exit %d\n%s", code, msg)
+	}
+	if got, want := idsOf(), []string{"one", "broken", "three", "broken2", "five"}; !slices.Equal(got, want) {
+		t.Fatalf("after finishing: %v, want %v", got, want)
+	}
+}
+
+// hintAfter is the line of stderr after marker (a command the batch
+// printed), failing the test when it is not there.
+func hintAfter(t *testing.T, stderr, marker string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(stderr, marker)
+	if !ok {
+		t.Fatalf("stderr has no %q:\n%s", marker, stderr)
+	}
+	line, _, _ := strings.Cut(rest, "\n")
+	return line
+}
+
 // TestBatchPlainProgress: with --progress plain, stderr gets a line every
 // --progress-interval while the batch runs (done/total, rate; no ETA
 // while nothing is done). The one item runs until Ctrl-C.

@@ -3,6 +3,7 @@ package batch
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -19,15 +20,17 @@ func WriteSummaryFile(f *os.File, b []byte) error {
 
 // ResumeCommand is the command line that finishes an interrupted batch:
 // argv (the process's os.Args) with --resume, the program named as it was invoked ("./axpool"
-// stays "./axpool"; a `go run` build, in the Go build cache, is "axpool").
-func ResumeCommand(argv []string, in, out string) string {
+// stays "./axpool"; a `go run` build, in the Go build cache, is "axpool"),
+// without the boolean flags named in drop ("--fail-fast" drops
+// "--fail-fast" and "--fail-fast=…").
+func ResumeCommand(argv []string, in, out string, drop ...string) string {
 	prog := progName(argv)
 	if out == "-" {
 		return fmt.Sprintf("%s batch %s -o OUT.jsonl (write to a file to be able to resume)", prog, in)
 	}
 	args := []string{prog}
 	for _, a := range argv[1:] {
-		if a != "--resume" {
+		if a != "--resume" && !slices.ContainsFunc(drop, func(f string) bool { return a == f || strings.HasPrefix(a, f+"=") }) {
 			args = append(args, ShellQuote(a))
 		}
 	}

@@ -4,19 +4,23 @@ import "testing"
 
 // TestResumeCommand: the resume hint names the program as it was invoked
 // (quoted for a shell), "axpool" for a `go run` build, and drops an
-// earlier --resume.
+// earlier --resume, and the flags asked to be dropped in either spelling.
 func TestResumeCommand(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		out  string
+		drop []string
 		want string
 	}{
-		{[]string{"./axpool", "batch", "in.jsonl", "-o", "out.jsonl"}, "out.jsonl", "./axpool batch in.jsonl -o out.jsonl --resume"},
-		{[]string{"/opt/my tools/axpool", "batch", "in.jsonl", "-o", "o.jsonl", "--resume"}, "o.jsonl", "'/opt/my tools/axpool' batch in.jsonl -o o.jsonl --resume"},
-		{[]string{"/tmp/go-build123/b001/exe/axpool", "batch", "in.jsonl", "-o", "o.jsonl"}, "o.jsonl", "axpool batch in.jsonl -o o.jsonl --resume"},
-		{[]string{"./axpool", "batch", "in.jsonl"}, "-", "./axpool batch in.jsonl -o OUT.jsonl (write to a file to be able to resume)"},
+		{[]string{"./axpool", "batch", "in.jsonl", "-o", "out.jsonl"}, "out.jsonl", nil, "./axpool batch in.jsonl -o out.jsonl --resume"},
+		{[]string{"/opt/my tools/axpool", "batch", "in.jsonl", "-o", "o.jsonl", "--resume"}, "o.jsonl", nil, "'/opt/my tools/axpool' batch in.jsonl -o o.jsonl --resume"},
+		{[]string{"/tmp/go-build123/b001/exe/axpool", "batch", "in.jsonl", "-o", "o.jsonl"}, "o.jsonl", nil, "axpool batch in.jsonl -o o.jsonl --resume"},
+		{[]string{"./axpool", "batch", "in.jsonl"}, "-", nil, "./axpool batch in.jsonl -o OUT.jsonl (write to a file to be able to resume)"},
+		{[]string{"./axpool", "batch", "in.jsonl", "--fail-fast", "-o", "o.jsonl", "--fail-fast=true", "--resume"}, "o.jsonl", []string{"--fail-fast"}, "./axpool batch in.jsonl -o o.jsonl --resume"},
+		{[]string{"./axpool", "batch", "in.jsonl", "--fail-fast", "-o", "o.jsonl"}, "o.jsonl", nil, "./axpool batch in.jsonl --fail-fast -o o.jsonl --resume"},
+		{[]string{"./axpool", "batch", "in.jsonl", "--fail-fast-ish", "-o", "o.jsonl"}, "o.jsonl", []string{"--fail-fast"}, "./axpool batch in.jsonl --fail-fast-ish -o o.jsonl --resume"},
 	} {
-		if got := ResumeCommand(c.args, "in.jsonl", c.out); got != c.want {
+		if got := ResumeCommand(c.args, "in.jsonl", c.out, c.drop...); got != c.want {
 			t.Errorf("ResumeCommand for %q = %q, want %q", c.args, got, c.want)
 		}
 	}
