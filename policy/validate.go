@@ -749,7 +749,7 @@ func ParseRunArg(raw json.RawMessage) (*Policy, error) {
 			return DenyAll(), nil
 		}
 		return nil, &ValidationError{Kind: KindInvalidPolicy, Found: s, Message: fmt.Sprintf(
-			"policy string must be 'allow-all' or 'deny-all' (got '%s'); pass an object for fine-grained policy — see docs/policy.md", text.Clip(s, maxShownValue))}
+			"policy string must be 'allow-all' or 'deny-all' (got '%s'%s); pass an object for fine-grained policy — see docs/policy.md", text.Clip(s, maxShownValue), shorthandHint(s))}
 	case '{':
 		return Parse(t)
 	case '[':
@@ -817,4 +817,17 @@ func LoadFile(path string) (*Policy, error) {
 		return nil, err
 	}
 	return Parse(data)
+}
+
+// shorthandHint is "; did you mean 'allow-all'?" when s is a shorthand
+// spelt in another case or one spell.Nearest finds, else "".
+func shorthandHint(s string) string {
+	shorthands := []string{"allow-all", "deny-all"}
+	if lower := strings.ToLower(s); slices.Contains(shorthands, lower) {
+		return "; did you mean '" + lower + "'?"
+	}
+	if near, ok := spell.Nearest(s, shorthands); ok {
+		return "; did you mean '" + near + "'?"
+	}
+	return ""
 }

@@ -366,9 +366,15 @@ func TestParseRunArg(t *testing.T) {
 		{in: `{}`, want: DenyAll()},
 		{in: `{"default_allow":true}`, want: AllowAll()},
 		{in: `"Allow-All"`, kind: KindInvalidPolicy,
-			msg: "policy string must be 'allow-all' or 'deny-all' (got 'Allow-All'); pass an object for fine-grained policy — see docs/policy.md"},
+			msg: "policy string must be 'allow-all' or 'deny-all' (got 'Allow-All'; did you mean 'allow-all'?); pass an object for fine-grained policy — see docs/policy.md"},
 		{in: `"alow-all"`, kind: KindInvalidPolicy,
-			msg: "policy string must be 'allow-all' or 'deny-all' (got 'alow-all'); pass an object for fine-grained policy — see docs/policy.md"},
+			msg: "policy string must be 'allow-all' or 'deny-all' (got 'alow-all'; did you mean 'allow-all'?); pass an object for fine-grained policy — see docs/policy.md"},
+		{in: `"allow-al"`, kind: KindInvalidPolicy,
+			msg: "policy string must be 'allow-all' or 'deny-all' (got 'allow-al'; did you mean 'allow-all'?); pass an object for fine-grained policy — see docs/policy.md"},
+		{in: `"DENY-ALL"`, kind: KindInvalidPolicy, // case alone: further than Nearest's 2 edits
+			msg: "policy string must be 'allow-all' or 'deny-all' (got 'DENY-ALL'; did you mean 'deny-all'?); pass an object for fine-grained policy — see docs/policy.md"},
+		{in: `"deny"`, kind: KindInvalidPolicy, // 4 edits from deny-all: no hint
+			msg: "policy string must be 'allow-all' or 'deny-all' (got 'deny'); pass an object for fine-grained policy — see docs/policy.md"},
 		{in: `""`, kind: KindInvalidPolicy,
 			msg: "policy string must be 'allow-all' or 'deny-all' (got ''); pass an object for fine-grained policy — see docs/policy.md"},
 		{in: `42`, kind: KindInvalidPolicy, msg: "policy must be a string ('allow-all'/'deny-all') or an object; got number"},
@@ -384,7 +390,7 @@ func TestParseRunArg(t *testing.T) {
 		{in: "\ufeff{\"default_allow\":true}", want: AllowAll()},
 		{in: "\ufeff null", want: AllowAll()},
 		{in: `"\ufeffallow-all"`, kind: KindInvalidPolicy, // a BOM inside the string is not a leading one
-			msg: "policy string must be 'allow-all' or 'deny-all' (got '\ufeffallow-all'); pass an object for fine-grained policy — see docs/policy.md"},
+			msg: "policy string must be 'allow-all' or 'deny-all' (got '\ufeffallow-all'; did you mean 'allow-all'?); pass an object for fine-grained policy — see docs/policy.md"},
 		{in: `{"default_allow":true,"default_allow":false}`, kind: KindParseError,
 			msg: `policy.parse_error: duplicate key "default_allow" at default_allow`},
 	}

@@ -320,7 +320,7 @@ func TestRunPolicies(t *testing.T) {
 func TestRunPolicyErrors(t *testing.T) {
 	cases := []struct{ policy, want string }{
 		{`42`, `{"success":false,"protocol_version":1,"error_kind":"invalid_policy","message":"policy must be a string ('allow-all'/'deny-all') or an object; got number","outcome":"invalid_args","retryable":false}`},
-		{`"Allow-All"`, `{"success":false,"protocol_version":1,"error_kind":"invalid_policy","message":"policy string must be 'allow-all' or 'deny-all' (got 'Allow-All'); pass an object for fine-grained policy — see docs/policy.md","outcome":"invalid_args","retryable":false}`},
+		{`"Allow-All"`, `{"success":false,"protocol_version":1,"error_kind":"invalid_policy","message":"policy string must be 'allow-all' or 'deny-all' (got 'Allow-All'; did you mean 'allow-all'?); pass an object for fine-grained policy — see docs/policy.md","outcome":"invalid_args","retryable":false}`},
 		{`[]`, `{"success":false,"protocol_version":1,"error_kind":"invalid_policy","message":"policy must be a string ('allow-all'/'deny-all') or an object; got array","outcome":"invalid_args","retryable":false}`},
 		{`{"default_allow":"yes","foo":1}`, `{"success":false,"protocol_version":1,"error_kind":"policy.unknown_field","message":"policy.unknown_field: unknown field \"foo\" at foo","path":"foo","outcome":"invalid_args","retryable":false}`},
 		{`{"rules":{"net":{"allow":true,"budget":0}}}`, `{"success":false,"protocol_version":1,"error_kind":"policy.invalid_capability","message":"policy.invalid_capability: unknown capability \"net\" — did you mean \"net.fetch\"?","found":"net","hint":"net.fetch","outcome":"invalid_args","retryable":false}`},
