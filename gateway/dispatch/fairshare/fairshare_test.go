@@ -193,15 +193,23 @@ func TestAdmissionTurns(t *testing.T) {
 		t.Errorf("cancelled wait: %v", err)
 	}
 	// One job at a time finishes: the turns go round the waiting callers.
+	// The fourth admitted is held while the turns are read: its release
+	// admits the next (A again).
 	releases[0]()
-	for range 4 {
-		(<-admitted)()
+	var fourth func()
+	for i := range 4 {
+		if r := <-admitted; i < 3 {
+			r()
+		} else {
+			fourth = r
+		}
 	}
 	mu.Lock()
 	if got := strings.Join(order, ","); got != "A,B,D0,D1" {
 		t.Errorf("turns = %s, want A,B,D0,D1", got)
 	}
 	mu.Unlock()
+	fourth()
 	for range 5 {
 		(<-admitted)()
 	}
