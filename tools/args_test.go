@@ -53,6 +53,16 @@ func TestCheckArgs(t *testing.T) {
 		{"run_sealed limits", "boruna_run_sealed", `{"source":"x","max_steps":5,"max_wall_ms":7,"limits":{"max_wall_ms":9,"max_output_bytes":0,"max_memory_mb":2}}`, 0, "",
 			`{"source":"x","max_steps":5,"max_wall_ms":7,"limits":{"max_wall_ms":9,"max_output_bytes":0,"max_memory_mb":2}}`},
 
+		{"pass_at integers normalised", "axpool_batch", `{"items":[],"pass_at":[1e0, 5.0,20]}`, 0, "", `{"items":[],"pass_at":[1,5,20]}`},
+		{"pass_at of 0", "axpool_batch", `{"items":[],"pass_at":[1,0]}`, ArgWrongType, "pass_at[1]",
+			`invalid argument "pass_at[1]" for tool "axpool_batch": expected a positive integer (at most 9223372036854775807), got 0`},
+		{"pass_at of strings", "axpool_batch", `{"items":[],"pass_at":["2"]}`, ArgWrongType, "pass_at[0]",
+			`invalid argument "pass_at[0]" for tool "axpool_batch": expected a positive integer (at most 9223372036854775807), got string`},
+		{"pass_at over 20", "axpool_batch", `{"items":[],"pass_at":[` + strings.Repeat("1,", MaxPassAt) + `1]}`, ArgWrongType, "pass_at",
+			`invalid argument "pass_at" for tool "axpool_batch": expected at most 20 items, got 21`},
+		{"concurrency of 0", "axpool_batch", `{"items":[],"concurrency":0}`, ArgWrongType, "concurrency",
+			`invalid argument "concurrency" for tool "axpool_batch": expected a positive integer (at most 9223372036854775807), got 0`},
+
 		{"unknown tool", "boruna_nope", `{}`, ArgUnknownTool, "", `unknown tool "boruna_nope"`},
 		{"file name of 1 MB", "boruna_check", `{"source":"x","file_name":` + str(1_000_000) + `}`, ArgWrongType, "file_name",
 			`invalid argument "file_name" for tool "boruna_check": expected a string of at most 4096 bytes, got 1000000 bytes`},
@@ -179,9 +189,16 @@ func TestSpecs(t *testing.T) {
 					t.Errorf("%s.%s: props only (and always) on objects", tool, p.Name)
 				}
 			case p.Type == ParamItems && p.Props == nil:
-				// An array of any values (axpool_batch's pass_at).
+				// An array of values, of Elem when set (axpool_batch's
+				// pass_at: integers of at least 1).
+				if p.Elem != nil && (p.Elem.Type != ParamInteger || p.Elem.Props != nil || p.Elem.Elem != nil) {
+					t.Errorf("%s.%s: Elem %+v", tool, p.Name, p.Elem)
+				}
 			case (p.Type == ParamObject || p.Type == ParamItems) != (len(p.Props) > 0) || (p.Type == ParamObject && nested):
 				t.Errorf("%s.%s: props only (and always) on top-level objects and items", tool, p.Name)
+			}
+			if p.Elem != nil && (p.Type != ParamItems || p.Props != nil) {
+				t.Errorf("%s.%s: Elem only on an array of values (ParamItems without Props)", tool, p.Name)
 			}
 			if (p.Type == ParamItems) != (p.MaxItems > 0) {
 				t.Errorf("%s.%s: MaxItems %d", tool, p.Name, p.MaxItems)
