@@ -45,7 +45,8 @@ type slotCounter interface {
 //	{"success":true,"protocol_version":1,"results":[{"id":…,…envelope…},…],"summary":{…}}
 //
 // with results in the order of items (a malformed item's result says
-// invalid_args and carries "item": its 1-based position). When ctx ends
+// invalid_args and carries "item": its 1-based position; so does a script
+// item refused as invalid_args, batch.Refuse). When ctx ends
 // every item in flight is cancelled and the answer is cancelled (the
 // transports send no response for a cancelled request).
 func (d *Dispatcher) Batch(ctx context.Context, args json.RawMessage, progress func(done, total int64)) []byte {
@@ -93,7 +94,14 @@ func (d *Dispatcher) Batch(ctx context.Context, args json.RawMessage, progress f
 			return d.mask.JSON(d.callChecked(ctx, it.Call)) // checked by batch.Parse
 		},
 		Script: func(ctx context.Context, it *batch.Item) json.RawMessage {
-			return d.mask.JSON(d.callScriptItem(ctx, it.Tool, it.Args))
+			out, refused := d.scriptItem(ctx, it.Tool, it.Args)
+			out = d.mask.JSON(out)
+			if f, _ := wire.Summarize(out); refused && f.ErrorKind == wire.KindInvalidArgs {
+				// An unknown script, arguments that do not fit it: a
+				// malformed item, with its position (docs/tools.md §7).
+				return batch.Refuse(it, out, "item")
+			}
+			return out
 		},
 		OnResult: func(r batch.Result) {
 			line := batch.Line(r, "item")
