@@ -513,3 +513,31 @@ func TestBatchScriptItemRefusals(t *testing.T) {
 		t.Errorf("destructive script without its grant: message %q has a position", msg)
 	}
 }
+
+// TestBatchRefusedScriptItemsNotTimed: the summary's run_ms and queue_ms
+// percentiles count the results of jobs; a script item refused before any
+// job (job_id "", its run_ms and queue_ms 0 by convention) is not one, as
+// a malformed item is not: of 4 script items, 3 refused (an unknown
+// script, args that do not fit, a destructive script without its grant),
+// n is 1.
+func TestBatchRefusedScriptItemsNotTimed(t *testing.T) {
+	s := sharedStack(t)
+	c := stdioClient(t, scriptsGateway(t, s, scriptsDir(t)))
+	res, err := call(t, c, dispatch.BatchTool, `{"items":[`+
+		`{"id":"ok","script":"deploy","args":{"env":"Prod","replicas":1,"tags":["a"]}},`+
+		`{"id":"s2","script":"deploy","args":{"env":"Nope"}},`+
+		`{"id":"s3","script":"dploy"},`+
+		`{"id":"c","script":"clean"},`+
+		`{"id":"bad","source":"fn main() -> Int { 1 }","bogus":1}]}`, nil)
+	m := scriptEnvelope(t, res, err)
+	sum, _ := m["summary"].(map[string]any)
+	b, _ := json.Marshal(sum)
+	for _, k := range []string{"run_ms", "queue_ms", "steps"} {
+		if p, _ := sum[k].(map[string]any); p["n"] != 1.0 {
+			t.Errorf("summary %s: %s n = %v, want 1 (the one item that ran a job)", b, k, p["n"])
+		}
+	}
+	if sum["items"] != 5.0 || sum["ok"] != 1.0 || sum["failed"] != 4.0 {
+		t.Errorf("summary %s: want 5 items, 1 ok, 4 failed", b)
+	}
+}
