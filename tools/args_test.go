@@ -179,10 +179,10 @@ func TestSpecs(t *testing.T) {
 			seen[p.Name] = true
 			switch {
 			case item && p.Name == "args":
-				// A script item's args are any object, a test's any value
-				// (the batch checks it is an array).
-				if (p.Type != ParamObject && p.Type != ParamAny) || p.Props != nil {
-					t.Errorf("%s.%s: an item's args are any object", tool, p.Name)
+				// A script item's args are any object, a test's an array
+				// of any values (the batch checks both).
+				if (p.Type != ParamObject && p.Type != ParamItems) || p.Props != nil || p.Elem != nil {
+					t.Errorf("%s.%s: an item's args are any object or array", tool, p.Name)
 				}
 			case item:
 				if (p.Type == ParamObject) != (len(p.Props) > 0) && p.Type != ParamItems {
@@ -200,7 +200,9 @@ func TestSpecs(t *testing.T) {
 			if p.Elem != nil && (p.Type != ParamItems || p.Props != nil) {
 				t.Errorf("%s.%s: Elem only on an array of values (ParamItems without Props)", tool, p.Name)
 			}
-			if (p.Type == ParamItems) != (p.MaxItems > 0) {
+			// Every array of the arguments is bounded; inside an item
+			// (checked by the batch, not CheckArgs) a test's args are not.
+			if (p.Type == ParamItems) != (p.MaxItems > 0) && !(item && nested && p.Name == "args" && p.MaxItems == 0) {
 				t.Errorf("%s.%s: MaxItems %d", tool, p.Name, p.MaxItems)
 			}
 			if p.Source != (p.Name == "source" && !item) || (p.Source && (p.Type != ParamString || !p.Required)) {
@@ -401,4 +403,42 @@ func FuzzIntegerArgument(f *testing.F) {
 			t.Fatalf("%s: cache key %s; %s has %s", raw, ka, plain, kb)
 		}
 	})
+}
+
+// TestBatchItemSchema: the input schema of an axpool_batch item says what
+// its grading members take (docs/operations.md "Graded batches"): expect
+// is any JSON value, a record, enum or option in its plain form or as the
+// envelope encodes it (a test's expect too) (no type: null included, no type array); a test's
+// args are an array; pass_at's values are integers of at least 1.
+func TestBatchItemSchema(t *testing.T) {
+	var s struct {
+		Properties struct {
+			Items struct {
+				Items struct {
+					Properties map[string]json.RawMessage `json:"properties"`
+				} `json:"items"`
+			} `json:"items"`
+			PassAt json.RawMessage `json:"pass_at"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(InputSchema("axpool_batch"), &s); err != nil {
+		t.Fatal(err)
+	}
+	item := s.Properties.Items.Items.Properties
+	for _, tc := range []struct {
+		name string
+		got  json.RawMessage
+		want string
+	}{
+		{"expect", item["expect"], `{"description":"Grade: main's result must equal this JSON value (numbers by value), plain ({\"x\":1}, \"Red\", null) or as the envelope encodes it."}`},
+		{"tests", item["tests"], `{"type":"array","maxItems":1000,"items":{"type":"object","properties":{` +
+			`"args":{"type":"array","description":"entry's arguments, converted as a named script's are."},` +
+			`"expect":{"description":"The call's expected result."}},"required":["args","expect"],"additionalProperties":false},` +
+			`"description":"Grade by calling entry once per test (at most 1,000); main is not required."}`},
+		{"pass_at", s.Properties.PassAt, `{"type":"array","maxItems":20,"items":{"type":"integer","minimum":1},"description":"The k of pass@k over tasks (default [1])."}`},
+	} {
+		if string(tc.got) != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, tc.got, tc.want)
+		}
+	}
 }

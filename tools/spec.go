@@ -331,9 +331,13 @@ var BatchItemParams = []Param{
 	{Name: "source", Type: ParamString, Description: ".ax source code (at most 1 MB)."},
 	{Name: "script", Type: ParamString, MaxBytes: MaxNameBytes, Description: "A named script to run instead of source (with args)."},
 	{Name: "args", Type: ParamObject, Description: "The script's arguments."},
-	{Name: "expect", Type: ParamAny, Description: "Grade: main's result must equal this JSON value as the envelope encodes it (numbers compared by value)."},
+	// expect is any JSON value: no type (a type array is not used,
+	// docs/tools.md §1), null included (None).
+	{Name: "expect", Type: ParamAny, Description: `Grade: main's result must equal this JSON value (numbers by value), plain ({"x":1}, "Red", null) or as the envelope encodes it.`},
 	{Name: "tests", Type: ParamItems, MaxItems: MaxTests, Props: []Param{
-		{Name: "args", Type: ParamAny, Required: true, Description: "entry's arguments (an array), converted as a named script's are."},
+		// An array of any values, one per parameter of entry (package
+		// batch checks it, as an item's other members).
+		{Name: "args", Type: ParamItems, Required: true, Description: "entry's arguments, converted as a named script's are."},
 		{Name: "expect", Type: ParamAny, Required: true, Description: "The call's expected result."},
 	}, Description: "Grade by calling entry once per test (at most 1,000); main is not required."},
 	{Name: "entry", Type: ParamString, MaxBytes: MaxNameBytes, Description: "The function tests call."},
