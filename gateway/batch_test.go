@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/queue"
 )
 
 // TestBatchProgressReachesTotal: axpool_batch's last notifications/progress,
@@ -163,5 +164,45 @@ func TestBatchPacksAtConcurrency(t *testing.T) {
 				t.Errorf("%d items at concurrency %d (%d slots) took %d job messages, want one per item", tc.n, tc.conc, slots, msgs)
 			}
 		})
+	}
+}
+
+// TestBatchArgsOutsideSchema: axpool_batch's arguments that do not fit
+// its input schema are JSON-RPC invalid_params (-32602), as boruna_run's
+// are (a max_steps of -1, a limits.max_memory_mb of 0; docs/tools.md §1,
+// §7): a concurrency below 1, a pass_at value that is not an integer of
+// at least 1 (a tool result before), items that are not an array. An
+// integral pass_at value is taken in any JSON number form (1e0, 2.0),
+// which was refused before. A malformed item is not an argument of the
+// call: it gets its own result. No job runs: a pool without workers.
+func TestBatchArgsOutsideSchema(t *testing.T) {
+	s := newStack(t, 0, queue.Config{})
+	t.Cleanup(s.close)
+	r := newRawStdio(t, s.gw)
+	const positive = "expected a positive integer (at most 9223372036854775807)"
+	send := func(id int, args string) map[string]any {
+		r.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"axpool_batch","arguments":%s}}`, id, args))
+		return r.response()
+	}
+	for i, tc := range []struct{ args, msg string }{
+		{`{"items":[],"concurrency":0}`, `invalid argument "concurrency" for tool "axpool_batch": ` + positive + `, got 0`},
+		{`{"items":[],"concurrency":-3}`, `invalid argument "concurrency" for tool "axpool_batch": ` + positive + `, got -3`},
+		{`{"items":[],"pass_at":[1,0]}`, `invalid argument "pass_at[1]" for tool "axpool_batch": ` + positive + `, got 0`},
+		{`{"items":[],"pass_at":[-1]}`, `invalid argument "pass_at[0]" for tool "axpool_batch": ` + positive + `, got -1`},
+		{`{"items":[],"pass_at":[2.5]}`, `invalid argument "pass_at[0]" for tool "axpool_batch": ` + positive + `, got 2.5`},
+		{`{"items":[],"pass_at":["1"]}`, `invalid argument "pass_at[0]" for tool "axpool_batch": ` + positive + `, got string`},
+		{`{"items":[],"pass_at":3}`, `invalid argument "pass_at" for tool "axpool_batch": expected an array, got number`},
+		{`{"items":"nope"}`, `invalid argument "items" for tool "axpool_batch": expected an array, got string`},
+	} {
+		m := send(i+1, tc.args)
+		e, _ := m["error"].(map[string]any)
+		if e == nil || e["code"] != -32602.0 || e["message"] != tc.msg || m["result"] != nil {
+			t.Errorf("%s: %v\nwant error -32602 %q", tc.args, m, tc.msg)
+		}
+	}
+	m := send(100, `{"items":[{"id":"g","expect":1}],"pass_at":[1e0,2.0]}`)
+	b, _ := json.Marshal(m["result"].(map[string]any)["structuredContent"])
+	if !strings.Contains(string(b), `"pass_at_tasks":{"1":1,"2":0}`) || !strings.Contains(string(b), `"item":1,`) {
+		t.Errorf("pass_at [1e0,2.0] with a malformed graded item: %s", b)
 	}
 }

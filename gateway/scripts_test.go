@@ -449,7 +449,7 @@ func TestBatchScriptItems(t *testing.T) {
 	if get(0, "script") != "deploy" || get(0, "script_digest") == nil || get(5, "script") != nil {
 		t.Errorf("script fields: %v / %v", results[0], results[5])
 	}
-	if msg := get(3, "message"); msg != `unknown script "deplyo" (did you mean "deploy"?)` {
+	if msg := get(3, "message"); msg != `item 4: unknown script "deplyo" (did you mean "deploy"?)` || get(3, "item") != 4.0 {
 		t.Errorf("misspelt script: %q", msg)
 	}
 	if sum := m["summary"].(map[string]any); sum["ok"] != 3.0 || sum["failed"] != 3.0 {
@@ -463,7 +463,81 @@ func TestBatchScriptItems(t *testing.T) {
 		t.Fatal(err)
 	}
 	r0 := m["results"].([]any)[0].(map[string]any)
-	if r0["message"] != `no named scripts are loaded, so no script "deploy" (give --scripts-dir DIR; docs/scripts.md)` || r0["outcome"] != "invalid_args" || r0["job_id"] != "" {
+	if r0["message"] != `item 1: no named scripts are loaded, so no script "deploy" (give --scripts-dir DIR; docs/scripts.md)` || r0["outcome"] != "invalid_args" || r0["job_id"] != "" || r0["item"] != 1.0 {
 		t.Errorf("script item without scripts = %v", r0)
+	}
+}
+
+// TestBatchScriptItemRefusals: a script item its script refuses before
+// running — an unknown script, arguments that do not fit its parameters
+// — is a malformed item like any other (docs/tools.md §7): its message
+// starts with its position and its result carries "item"; a graded one
+// is an error for that reason, without run_digest. The message is masked
+// like every result. A destructive script without its grant is a policy
+// refusal, not a malformed item: no position.
+func TestBatchScriptItemRefusals(t *testing.T) {
+	s := sharedStack(t)
+	c := stdioClient(t, scriptsGateway(t, s, scriptsDir(t)))
+	res, err := call(t, c, dispatch.BatchTool, `{"items":[`+
+		`{"id":"a","script":"deploy","args":{"env":"Nope","replicas":1,"tags":[]}},`+
+		`{"id":"b","script":"deploy","args":{"env":"sk-live-1234567","replicas":1,"tags":[]}},`+
+		`{"id":"s3","script":"dploy"},`+
+		`{"id":"g","script":"dploy","expect":"x","task":"t"},`+
+		`{"id":"c","script":"clean"}]}`, nil)
+	m := scriptEnvelope(t, res, err)
+	results, _ := m["results"].([]any)
+	if len(results) != 5 {
+		t.Fatalf("axpool_batch = %v", m)
+	}
+	for i, want := range []struct {
+		id, msg, kind string
+		item          any // nil: not malformed
+		verdict       string
+	}{
+		{"a", `item 1: script "deploy": invalid value "Nope" for parameter "env" (allowed values: "Staging", "Prod")`, "invalid_args", 1.0, ""},
+		{"b", `item 2: script "deploy": invalid value "***" for parameter "env" (allowed values: "Staging", "Prod")`, "invalid_args", 2.0, ""},
+		{"s3", `item 3: unknown script "dploy" (did you mean "deploy"?)`, "invalid_args", 3.0, ""},
+		{"g", `item 4: unknown script "dploy" (did you mean "deploy"?)`, "invalid_args", 4.0, "error"},
+		{"c", "", "not_permitted", nil, ""},
+	} {
+		r := results[i].(map[string]any)
+		if r["id"] != want.id || r["success"] != false || r["error_kind"] != want.kind || r["item"] != want.item ||
+			(want.msg != "" && r["message"] != want.msg) || (want.kind == "invalid_args" && r["outcome"] != "invalid_args") {
+			t.Errorf("result %d = %v\nwant id %s, message %q, error_kind %s, item %v", i+1, r, want.id, want.msg, want.kind, want.item)
+		}
+		if want.verdict != "" && (r["verdict"] != want.verdict || r["verdict_reason"] != want.msg || r["task"] != "t" || r["run_digest"] != nil) {
+			t.Errorf("graded result %d = %v\nwant verdict %s for %q, task t, no run_digest", i+1, r, want.verdict, want.msg)
+		}
+	}
+	if msg, _ := results[4].(map[string]any)["message"].(string); strings.HasPrefix(msg, "item ") {
+		t.Errorf("destructive script without its grant: message %q has a position", msg)
+	}
+}
+
+// TestBatchRefusedScriptItemsNotTimed: the summary's run_ms and queue_ms
+// percentiles count the results of jobs; a script item refused before any
+// job (job_id "", its run_ms and queue_ms 0 by convention) is not one, as
+// a malformed item is not: of 4 script items, 3 refused (an unknown
+// script, args that do not fit, a destructive script without its grant),
+// n is 1.
+func TestBatchRefusedScriptItemsNotTimed(t *testing.T) {
+	s := sharedStack(t)
+	c := stdioClient(t, scriptsGateway(t, s, scriptsDir(t)))
+	res, err := call(t, c, dispatch.BatchTool, `{"items":[`+
+		`{"id":"ok","script":"deploy","args":{"env":"Prod","replicas":1,"tags":["a"]}},`+
+		`{"id":"s2","script":"deploy","args":{"env":"Nope"}},`+
+		`{"id":"s3","script":"dploy"},`+
+		`{"id":"c","script":"clean"},`+
+		`{"id":"bad","source":"fn main() -> Int { 1 }","bogus":1}]}`, nil)
+	m := scriptEnvelope(t, res, err)
+	sum, _ := m["summary"].(map[string]any)
+	b, _ := json.Marshal(sum)
+	for _, k := range []string{"run_ms", "queue_ms", "steps"} {
+		if p, _ := sum[k].(map[string]any); p["n"] != 1.0 {
+			t.Errorf("summary %s: %s n = %v, want 1 (the one item that ran a job)", b, k, p["n"])
+		}
+	}
+	if sum["items"] != 5.0 || sum["ok"] != 1.0 || sum["failed"] != 4.0 {
+		t.Errorf("summary %s: want 5 items, 1 ok, 4 failed", b)
 	}
 }

@@ -409,6 +409,21 @@ func (c *checker) value(p *Param, raw json.RawMessage, path string) (any, bool) 
 			})
 			return nil, false
 		}
+		if p.Elem != nil && p.Props == nil {
+			out := make([]json.RawMessage, len(items))
+			for i, it := range items {
+				v, ok := c.value(p.Elem, it, fmt.Sprintf("%s[%d]", path, i))
+				if !ok {
+					return nil, false
+				}
+				out[i], ok = v.(json.RawMessage)
+				if !ok { // an Elem of a type whose value is no raw JSON: keep it as sent
+					out[i] = it
+				}
+			}
+			b, _ := json.Marshal(out) // valid JSON values: cannot fail
+			return json.RawMessage(b), true
+		}
 	case ParamSchema:
 		if raw[0] != '{' && string(raw) != "true" && string(raw) != "false" {
 			return bad("a JSON Schema (object or boolean)")

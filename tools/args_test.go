@@ -53,6 +53,16 @@ func TestCheckArgs(t *testing.T) {
 		{"run_sealed limits", "boruna_run_sealed", `{"source":"x","max_steps":5,"max_wall_ms":7,"limits":{"max_wall_ms":9,"max_output_bytes":0,"max_memory_mb":2}}`, 0, "",
 			`{"source":"x","max_steps":5,"max_wall_ms":7,"limits":{"max_wall_ms":9,"max_output_bytes":0,"max_memory_mb":2}}`},
 
+		{"pass_at integers normalised", "axpool_batch", `{"items":[],"pass_at":[1e0, 5.0,20]}`, 0, "", `{"items":[],"pass_at":[1,5,20]}`},
+		{"pass_at of 0", "axpool_batch", `{"items":[],"pass_at":[1,0]}`, ArgWrongType, "pass_at[1]",
+			`invalid argument "pass_at[1]" for tool "axpool_batch": expected a positive integer (at most 9223372036854775807), got 0`},
+		{"pass_at of strings", "axpool_batch", `{"items":[],"pass_at":["2"]}`, ArgWrongType, "pass_at[0]",
+			`invalid argument "pass_at[0]" for tool "axpool_batch": expected a positive integer (at most 9223372036854775807), got string`},
+		{"pass_at over 20", "axpool_batch", `{"items":[],"pass_at":[` + strings.Repeat("1,", MaxPassAt) + `1]}`, ArgWrongType, "pass_at",
+			`invalid argument "pass_at" for tool "axpool_batch": expected at most 20 items, got 21`},
+		{"concurrency of 0", "axpool_batch", `{"items":[],"concurrency":0}`, ArgWrongType, "concurrency",
+			`invalid argument "concurrency" for tool "axpool_batch": expected a positive integer (at most 9223372036854775807), got 0`},
+
 		{"unknown tool", "boruna_nope", `{}`, ArgUnknownTool, "", `unknown tool "boruna_nope"`},
 		{"file name of 1 MB", "boruna_check", `{"source":"x","file_name":` + str(1_000_000) + `}`, ArgWrongType, "file_name",
 			`invalid argument "file_name" for tool "boruna_check": expected a string of at most 4096 bytes, got 1000000 bytes`},
@@ -169,21 +179,30 @@ func TestSpecs(t *testing.T) {
 			seen[p.Name] = true
 			switch {
 			case item && p.Name == "args":
-				// A script item's args are any object, a test's any value
-				// (the batch checks it is an array).
-				if (p.Type != ParamObject && p.Type != ParamAny) || p.Props != nil {
-					t.Errorf("%s.%s: an item's args are any object", tool, p.Name)
+				// A script item's args are any object, a test's an array
+				// of any values (the batch checks both).
+				if (p.Type != ParamObject && p.Type != ParamItems) || p.Props != nil || p.Elem != nil {
+					t.Errorf("%s.%s: an item's args are any object or array", tool, p.Name)
 				}
 			case item:
 				if (p.Type == ParamObject) != (len(p.Props) > 0) && p.Type != ParamItems {
 					t.Errorf("%s.%s: props only (and always) on objects", tool, p.Name)
 				}
 			case p.Type == ParamItems && p.Props == nil:
-				// An array of any values (axpool_batch's pass_at).
+				// An array of values, of Elem when set (axpool_batch's
+				// pass_at: integers of at least 1).
+				if p.Elem != nil && (p.Elem.Type != ParamInteger || p.Elem.Props != nil || p.Elem.Elem != nil) {
+					t.Errorf("%s.%s: Elem %+v", tool, p.Name, p.Elem)
+				}
 			case (p.Type == ParamObject || p.Type == ParamItems) != (len(p.Props) > 0) || (p.Type == ParamObject && nested):
 				t.Errorf("%s.%s: props only (and always) on top-level objects and items", tool, p.Name)
 			}
-			if (p.Type == ParamItems) != (p.MaxItems > 0) {
+			if p.Elem != nil && (p.Type != ParamItems || p.Props != nil) {
+				t.Errorf("%s.%s: Elem only on an array of values (ParamItems without Props)", tool, p.Name)
+			}
+			// Every array of the arguments is bounded; inside an item
+			// (checked by the batch, not CheckArgs) a test's args are not.
+			if (p.Type == ParamItems) != (p.MaxItems > 0) && !(item && nested && p.Name == "args" && p.MaxItems == 0) {
 				t.Errorf("%s.%s: MaxItems %d", tool, p.Name, p.MaxItems)
 			}
 			if p.Source != (p.Name == "source" && !item) || (p.Source && (p.Type != ParamString || !p.Required)) {
@@ -384,4 +403,42 @@ func FuzzIntegerArgument(f *testing.F) {
 			t.Fatalf("%s: cache key %s; %s has %s", raw, ka, plain, kb)
 		}
 	})
+}
+
+// TestBatchItemSchema: the input schema of an axpool_batch item says what
+// its grading members take (docs/operations.md "Graded batches"): expect
+// is any JSON value, a record, enum or option in its plain form or as the
+// envelope encodes it (a test's expect too) (no type: null included, no type array); a test's
+// args are an array; pass_at's values are integers of at least 1.
+func TestBatchItemSchema(t *testing.T) {
+	var s struct {
+		Properties struct {
+			Items struct {
+				Items struct {
+					Properties map[string]json.RawMessage `json:"properties"`
+				} `json:"items"`
+			} `json:"items"`
+			PassAt json.RawMessage `json:"pass_at"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(InputSchema("axpool_batch"), &s); err != nil {
+		t.Fatal(err)
+	}
+	item := s.Properties.Items.Items.Properties
+	for _, tc := range []struct {
+		name string
+		got  json.RawMessage
+		want string
+	}{
+		{"expect", item["expect"], `{"description":"Grade: main's result must equal this JSON value (numbers by value), plain ({\"x\":1}, \"Red\", null) or as the envelope encodes it."}`},
+		{"tests", item["tests"], `{"type":"array","maxItems":1000,"items":{"type":"object","properties":{` +
+			`"args":{"type":"array","description":"entry's arguments, converted as a named script's are."},` +
+			`"expect":{"description":"The call's expected result."}},"required":["args","expect"],"additionalProperties":false},` +
+			`"description":"Grade by calling entry once per test (at most 1,000); main is not required."}`},
+		{"pass_at", s.Properties.PassAt, `{"type":"array","maxItems":20,"items":{"type":"integer","minimum":1},"description":"The k of pass@k over tasks (default [1])."}`},
+	} {
+		if string(tc.got) != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.name, tc.got, tc.want)
+		}
+	}
 }

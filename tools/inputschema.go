@@ -84,11 +84,17 @@ func propSchema(p Param) *wire.Object {
 		}
 		o.Set("type", "array").Set("items", items)
 	case ParamItems:
-		o.Set("type", "array").Set("maxItems", p.MaxItems)
-		if p.Props != nil {
+		o.Set("type", "array")
+		if p.MaxItems > 0 {
+			o.Set("maxItems", p.MaxItems)
+		}
+		switch {
+		case p.Props != nil:
 			// boruna_run's parameters are described there (the items'
 			// description says so), not once more here.
 			o.Set("items", objectSchema(undescribedRunParams(p.Props, true)))
+		case p.Elem != nil:
+			o.Set("items", propSchema(*p.Elem))
 		}
 	case ParamObject:
 		if p.Props == nil {

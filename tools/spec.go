@@ -55,10 +55,11 @@ const (
 	// answers invalid_policy for the wrong shapes (docs/tools.md §3).
 	ParamPolicy
 	// ParamItems is an array of at most Param.MaxItems JSON values. The
-	// schema advertises objects with the members Param.Props (any values
-	// without Props); CheckArgs checks only the array and its length, and
-	// the tool judges each item on its own (axpool_batch answers a
-	// malformed item in that item's result, docs/tools.md §7).
+	// schema advertises objects with the members Param.Props, values of
+	// Param.Elem, or any values; CheckArgs checks the array, its length
+	// and each value against Elem, but not the items of Props: the tool
+	// judges each item on its own (axpool_batch answers a malformed item
+	// in that item's result, docs/tools.md §7).
 	ParamItems
 	// ParamAny is any JSON value, null included (a graded batch item's
 	// expected result); the schema says nothing of its type.
@@ -100,6 +101,11 @@ type Param struct {
 	Props []Param
 	// MaxItems bounds the length of a ParamItems array.
 	MaxItems int
+	// Elem, on a ParamItems without Props, is the parameter each value of
+	// the array must be (its Name unused): CheckArgs checks every value
+	// as it checks a parameter of that type, named "name[i]", and
+	// normalises it (axpool_batch's pass_at: integers of at least 1).
+	Elem *Param
 }
 
 // ToolSpec describes one MCP tool: its identity, its parameters and how it
@@ -302,7 +308,7 @@ var specs = withIdempotencyKey([]ToolSpec{
 				Description: "At most 1,000 calls, each with a unique id; policy, max_steps, max_wall_ms, limits, seed and idempotency_key are boruna_run's."},
 			{Name: "concurrency", Type: ParamInteger, Min: 1,
 				Description: "Most items in flight at once; default: the pool's worker slots."},
-			{Name: "pass_at", Type: ParamItems, MaxItems: MaxPassAt,
+			{Name: "pass_at", Type: ParamItems, MaxItems: MaxPassAt, Elem: &Param{Type: ParamInteger, Min: 1},
 				Description: "The k of pass@k over tasks (default [1])."},
 		},
 	},
@@ -325,9 +331,13 @@ var BatchItemParams = []Param{
 	{Name: "source", Type: ParamString, Description: ".ax source code (at most 1 MB)."},
 	{Name: "script", Type: ParamString, MaxBytes: MaxNameBytes, Description: "A named script to run instead of source (with args)."},
 	{Name: "args", Type: ParamObject, Description: "The script's arguments."},
-	{Name: "expect", Type: ParamAny, Description: "Grade: main's result must equal this JSON value as the envelope encodes it (numbers compared by value)."},
+	// expect is any JSON value: no type (a type array is not used,
+	// docs/tools.md §1), null included (None).
+	{Name: "expect", Type: ParamAny, Description: `Grade: main's result must equal this JSON value (numbers by value), plain ({"x":1}, "Red", null) or as the envelope encodes it.`},
 	{Name: "tests", Type: ParamItems, MaxItems: MaxTests, Props: []Param{
-		{Name: "args", Type: ParamAny, Required: true, Description: "entry's arguments (an array), converted as a named script's are."},
+		// An array of any values, one per parameter of entry (package
+		// batch checks it, as an item's other members).
+		{Name: "args", Type: ParamItems, Required: true, Description: "entry's arguments, converted as a named script's are."},
 		{Name: "expect", Type: ParamAny, Required: true, Description: "The call's expected result."},
 	}, Description: "Grade by calling entry once per test (at most 1,000); main is not required."},
 	{Name: "entry", Type: ParamString, MaxBytes: MaxNameBytes, Description: "The function tests call."},

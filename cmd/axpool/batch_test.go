@@ -195,7 +195,7 @@ func TestBatchMixedOutcomes(t *testing.T) {
 	}
 	want := map[string]int{"ok": 4, "compile_error": 1, "runtime_error": 2, "step_limit": 1, "wall_limit": 1,
 		"memory_limit": 1, "output_limit": 1, "policy_denied": 1, "invalid_args": 8}
-	if sum.Items != 20 || sum.OK != 4 || sum.Failed != 16 || !mapsEqual(sum.Outcomes, want) || sum.Interrupted || sum.RunMs.N != 14 {
+	if sum.Items != 20 || sum.OK != 4 || sum.Failed != 16 || !mapsEqual(sum.Outcomes, want) || sum.Interrupted || sum.RunMs.N != 12 {
 		t.Errorf("summary = %s", b)
 	}
 	for _, s := range []string{"batch done: 20 items, 4 ok, 16 failed", "failures: invalid_args 8, "} {

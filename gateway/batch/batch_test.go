@@ -314,18 +314,21 @@ func TestSummary(t *testing.T) {
 		s.Add(resultOf(Item{ID: "x"}, okEnv(i)))
 	}
 	s.Add(resultOf(Item{ID: "c"}, json.RawMessage(`{"success":false,"outcome":"compile_error"}`)))
-	s.Add(resultOf(Item{ID: "d"}, json.RawMessage(`{"success":true,"outcome":"ok","cached":true,"run_ms":5,"queue_ms":0,"steps":50}`)))
+	s.Add(resultOf(Item{ID: "d"}, json.RawMessage(`{"success":true,"outcome":"ok","cached":true,"job_id":"j0","run_ms":5,"queue_ms":0,"steps":50}`)))
+	// Refused before any job (a script's refusal): job_id "", its 0 ms
+	// not counted.
+	s.Add(resultOf(Item{ID: "r"}, json.RawMessage(`{"success":false,"outcome":"invalid_args","job_id":"","queue_ms":0,"run_ms":0,"worker":""}`)))
 	s.Finish(2*time.Second, false)
 	got, _ := s.Object().MarshalJSON()
-	want := `{"items":102,"ok":101,"failed":1,"outcomes":{"ok":101,"compile_error":1},"cached":1,"replayed":0,` +
+	want := `{"items":103,"ok":101,"failed":2,"outcomes":{"ok":101,"compile_error":1,"invalid_args":1},"cached":1,"replayed":0,` +
 		`"run_ms":{"n":101,"p50":50,"p95":95,"p99":99,"max":100},"queue_ms":{"n":101,"p50":1,"p95":1,"p99":1,"max":1},` +
-		`"steps":{"n":101,"p50":500,"p95":950,"p99":990,"max":1000},"wall_ms":2000,"items_per_s":51,"interrupted":false}`
+		`"steps":{"n":101,"p50":500,"p95":950,"p99":990,"max":1000},"wall_ms":2000,"items_per_s":51.5,"interrupted":false}`
 	if string(got) != want {
 		t.Errorf("summary\n got %s\nwant %s", got, want)
 	}
 	var sb strings.Builder
 	s.WriteText(&sb)
-	wantText := "batch done: 102 items, 101 ok, 1 failed in 2.0s (51.0 items/s)\n  failures: compile_error 1\n  cached: 1, replayed: 0\n" +
+	wantText := "batch done: 103 items, 101 ok, 2 failed in 2.0s (51.5 items/s)\n  failures: compile_error 1, invalid_args 1\n  cached: 1, replayed: 0\n" +
 		"  run_ms   p50 50  p95 95  p99 99  max 100\n  queue_ms p50 1  p95 1  p99 1  max 1\n  steps    p50 500  p95 950  p99 990  max 1000\n"
 	if sb.String() != wantText {
 		t.Errorf("text\n%s\nwant\n%s", sb.String(), wantText)

@@ -351,3 +351,30 @@ func findParam(name string) *tools.Param {
 	}
 	return nil
 }
+
+// Refuse makes it, a script item its script refused before running (an
+// unknown script, arguments that do not fit the script's parameters),
+// malformed like an item Parse refuses (docs/tools.md §7): env, the
+// refusal's envelope (a JSON object with a message), gets the position
+// at the start of its message (`item 3: unknown script "dploy" (did you
+// mean "deploy"?)`) and becomes it.Err, so that the result carries the
+// position field (Line) and a graded item is an error for that reason.
+// It returns the new envelope, for a Call to return; env unchanged when
+// it is no object.
+func Refuse(it *Item, env json.RawMessage, where string) json.RawMessage {
+	o, err := wire.ParseObject(env)
+	if err != nil {
+		return env
+	}
+	var msg string
+	if v, ok := o.Get("message"); ok {
+		wire.DecodeString(v.(json.RawMessage), &msg)
+	}
+	o.Set("message", fmt.Sprintf("%s %d: %s", where, it.Pos, msg))
+	b, err := o.MarshalJSON()
+	if err != nil {
+		return env
+	}
+	it.Err = o
+	return b
+}

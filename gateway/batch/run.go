@@ -31,7 +31,8 @@ type Result struct {
 	// Outcome is the envelope's outcome ("" when it has none).
 	Outcome string
 	// RunMs, QueueMs and Steps are the envelope's run_ms, queue_ms and
-	// steps (-1 when absent).
+	// steps (-1 when absent; RunMs and QueueMs also when it has no
+	// job_id or an empty one: no job ran).
 	RunMs, QueueMs, Steps int64
 	// Cached and Replayed are the envelope's flags (docs/tools.md §7).
 	Cached, Replayed bool
@@ -343,12 +344,17 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 
 // resultOf reads the fields of env the summary counts (wire.Summarize)
 // and grades a graded item (Judge; a malformed one is an error whose
-// reason is its message).
+// reason is its message). A call refused before any job — job_id "",
+// whose run_ms and queue_ms are 0 by convention (a script's refusal) —
+// has no times to count, as a malformed item has none.
 func resultOf(it Item, env json.RawMessage) Result {
 	r := Result{Item: it, Envelope: env, RunMs: -1, QueueMs: -1, Steps: -1}
 	if f, err := wire.Summarize(env); err == nil {
 		r.Outcome, r.Cached, r.Replayed = string(f.Outcome), f.Cached, f.Replayed
-		r.RunMs, r.QueueMs, r.Steps = f.RunMs, f.QueueMs, f.Steps
+		r.Steps = f.Steps
+		if f.JobID != "" {
+			r.RunMs, r.QueueMs = f.RunMs, f.QueueMs
+		}
 	}
 	if it.Grade != nil {
 		if it.Malformed() {

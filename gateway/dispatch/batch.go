@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/gateway/batch"
-	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
@@ -46,22 +45,18 @@ type slotCounter interface {
 //	{"success":true,"protocol_version":1,"results":[{"id":…,…envelope…},…],"summary":{…}}
 //
 // with results in the order of items (a malformed item's result says
-// invalid_args and carries "item": its 1-based position). When ctx ends
+// invalid_args and carries "item": its 1-based position; so does a script
+// item refused as invalid_args, batch.Refuse). When ctx ends
 // every item in flight is cancelled and the answer is cancelled (the
 // transports send no response for a cancelled request).
 func (d *Dispatcher) Batch(ctx context.Context, args json.RawMessage, progress func(done, total int64)) []byte {
 	var a struct {
 		Items       []json.RawMessage `json:"items"`
 		Concurrency int               `json:"concurrency"`
-		PassAt      []json.RawMessage `json:"pass_at"`
+		PassAt      []int             `json:"pass_at"` // integers ≥ 1, as CheckArgs wrote them
 	}
 	if err := json.Unmarshal(args, &a); err != nil { // checked by CheckArgs: cannot happen
 		b, _ := wire.InvalidArgs(wire.KindInvalidArgs, "axpool_batch: "+err.Error()).MarshalJSON()
-		return b
-	}
-	ks, msg := passAtArg(a.PassAt)
-	if msg != "" {
-		b, _ := wire.InvalidArgs(wire.KindInvalidArgs, msg).MarshalJSON()
 		return b
 	}
 	items := make([]batch.Item, len(a.Items))
@@ -87,7 +82,7 @@ func (d *Dispatcher) Batch(ctx context.Context, args json.RawMessage, progress f
 	}
 	start := time.Now()
 	lines := make([]json.RawMessage, len(items))
-	sum := batch.NewSummary(ks...)
+	sum := batch.NewSummary(a.PassAt...)
 	var mu sync.Mutex
 	var done int64
 	var used int // bytes of results kept (MaxBatchResultBytes)
@@ -99,7 +94,14 @@ func (d *Dispatcher) Batch(ctx context.Context, args json.RawMessage, progress f
 			return d.mask.JSON(d.callChecked(ctx, it.Call)) // checked by batch.Parse
 		},
 		Script: func(ctx context.Context, it *batch.Item) json.RawMessage {
-			return d.mask.JSON(d.callScriptItem(ctx, it.Tool, it.Args))
+			out, refused := d.scriptItem(ctx, it.Tool, it.Args)
+			out = d.mask.JSON(out)
+			if f, _ := wire.Summarize(out); refused && f.ErrorKind == wire.KindInvalidArgs {
+				// An unknown script, arguments that do not fit it: a
+				// malformed item, with its position (docs/tools.md §7).
+				return batch.Refuse(it, out, "item")
+			}
+			return out
 		},
 		OnResult: func(r batch.Result) {
 			line := batch.Line(r, "item")
@@ -126,19 +128,6 @@ func (d *Dispatcher) Batch(ctx context.Context, args json.RawMessage, progress f
 	sum.Finish(time.Since(start), false)
 	out, _ := wire.Envelope(true).Set("results", lines).Set("summary", sum.Object()).MarshalJSON() // raw JSON and plain values
 	return out
-}
-
-// passAtArg reads axpool_batch's pass_at: the k of pass@k, positive
-// integers (nil: the default, k = 1). msg says why it is refused.
-func passAtArg(raw []json.RawMessage) (ks []int, msg string) {
-	for i, v := range raw {
-		var k int
-		if err := json.Unmarshal(v, &k); err != nil || k < 1 {
-			return nil, fmt.Sprintf("invalid argument \"pass_at\" for tool %q: expected positive integers, got %s at index %d", BatchTool, text.Clip(string(v), 32), i)
-		}
-		ks = append(ks, k)
-	}
-	return ks, ""
 }
 
 // overBudget is r's result when its line, n bytes, would take the batch's

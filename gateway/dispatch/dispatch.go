@@ -150,8 +150,16 @@ func (d *Dispatcher) callChecked(ctx context.Context, call *tools.Args) []byte {
 // current catalogue is invalid_args, with "did you mean" when a script's
 // name is near.
 func (d *Dispatcher) callScriptItem(ctx context.Context, name string, raw json.RawMessage) []byte {
+	out, _ := d.scriptItem(ctx, name, raw)
+	return out
+}
+
+// scriptItem is callScriptItem that also reports a call refused before
+// any job: a name that is no script, or a refusal of the script's
+// (Dispatcher.script).
+func (d *Dispatcher) scriptItem(ctx context.Context, name string, raw json.RawMessage) (out []byte, refused bool) {
 	if ctx.Err() != nil {
-		return d.Failure(ctx, name, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()})
+		return d.Failure(ctx, name, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}), false
 	}
 	s, cat, ok := d.cfg.Scripts.Lookup(name)
 	if !ok {
@@ -165,11 +173,11 @@ func (d *Dispatcher) callScriptItem(ctx context.Context, name string, raw json.R
 		o := wire.InvalidArgs(wire.KindInvalidArgs, msg)
 		SetJobFields(o, "", 0, 0, "")
 		b, _ := o.MarshalJSON() // strings, bools and numbers only
-		return b
+		return b, true
 	}
-	out, args := d.Script(ctx, s, cat, raw, nil)
+	out, args, refused := d.script(ctx, s, cat, raw, nil)
 	d.observe(ctx, name, args, out)
-	return out
+	return out, refused
 }
 
 // clipName is a name for a message (at most 128 bytes shown).

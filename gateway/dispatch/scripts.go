@@ -82,13 +82,22 @@ func (d *Dispatcher) Caller(cat *scripts.Catalogue) *scripts.Caller {
 // the script's fields. progress, when set, receives the job's steps.
 func (d *Dispatcher) Script(ctx context.Context, s *scripts.Script, cat *scripts.Catalogue, raw json.RawMessage,
 	progress func(steps, total int64)) (out []byte, args json.RawMessage) {
+	out, args, _ = d.script(ctx, s, cat, raw, progress)
+	return out, args
+}
+
+// script is Script that also reports a call refused before any job
+// (scripts.Caller.Check: arguments that do not fit the script's
+// parameters, a destructive script without its grant).
+func (d *Dispatcher) script(ctx context.Context, s *scripts.Script, cat *scripts.Catalogue, raw json.RawMessage,
+	progress func(steps, total int64)) (out []byte, args json.RawMessage, refused bool) {
 	caller := d.Caller(cat)
 	checked, refusal := caller.Check(s, raw)
 	if refusal != nil {
 		SetJobFields(refusal, "", 0, 0, "")
 		b, _ := refusal.MarshalJSON() // strings, bools and numbers only
 		d.log.Debug("script call refused", "tool", s.Name, "caller", CallerFrom(ctx))
-		return b, raw
+		return b, raw, true
 	}
 	out, err := caller.Call(ctx, s, checked, progress)
 	if err != nil {
@@ -97,5 +106,5 @@ func (d *Dispatcher) Script(ctx context.Context, s *scripts.Script, cat *scripts
 			out, _ = scripts.WithScriptFields(s, o).MarshalJSON()
 		}
 	}
-	return out, raw
+	return out, raw, false
 }
