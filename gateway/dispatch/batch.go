@@ -94,14 +94,7 @@ func (d *Dispatcher) Batch(ctx context.Context, args json.RawMessage, progress f
 			return d.mask.JSON(d.callChecked(ctx, it.Call)) // checked by batch.Parse
 		},
 		Script: func(ctx context.Context, it *batch.Item) json.RawMessage {
-			out, refused := d.scriptItem(ctx, it.Tool, it.Args)
-			out = d.mask.JSON(out)
-			if f, _ := wire.Summarize(out); refused && f.ErrorKind == wire.KindInvalidArgs {
-				// An unknown script, arguments that do not fit it: a
-				// malformed item, with its position (docs/tools.md §7).
-				return batch.Refuse(it, out, "item")
-			}
-			return out
+			return d.batchScript(ctx, it, "item")
 		},
 		OnResult: func(r batch.Result) {
 			line := batch.Line(r, "item")
@@ -220,7 +213,7 @@ func (d *Dispatcher) RunItems(ctx context.Context, items iter.Seq[batch.Item], o
 			return d.CallItem(ctx, it.Call) // checked by batch.Parse
 		},
 		Script: func(ctx context.Context, it *batch.Item) json.RawMessage {
-			return d.CallScript(ctx, it.Tool, it.Args)
+			return d.batchScript(ctx, it, "line")
 		},
 		Concurrency:      window,
 		MaxInFlightBytes: batch.LookaheadBytes(opts.Concurrency),
@@ -228,4 +221,17 @@ func (d *Dispatcher) RunItems(ctx context.Context, items iter.Seq[batch.Item], o
 		FailFast:         opts.FailFast,
 		OnResult:         opts.OnResult,
 	})
+}
+
+// batchScript answers a batch's script item it, masked. A call refused
+// as invalid_args — an unknown script, arguments that do not fit it — is
+// a malformed item, with its position where ("item" in axpool_batch,
+// "line" in axpool batch; docs/tools.md §7, docs/operations.md).
+func (d *Dispatcher) batchScript(ctx context.Context, it *batch.Item, where string) json.RawMessage {
+	out, refused := d.scriptItem(ctx, it.Tool, it.Args)
+	out = d.mask.JSON(out)
+	if f, _ := wire.Summarize(out); refused && f.ErrorKind == wire.KindInvalidArgs {
+		return batch.Refuse(it, out, where)
+	}
+	return out
 }
