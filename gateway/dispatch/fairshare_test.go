@@ -16,9 +16,16 @@ import (
 	"github.com/axpool/axpool/wire"
 )
 
-// TestFairShare: caller A holds 2,000 calls; caller B's single call starts
-// within one slot turn — at most as many of A's jobs start between B's
-// call and B's job as there are slots — on real worker processes.
+// TestFairShare: caller A holds 2,000 calls; caller B's single call is let
+// into the stream at the next turn and starts after at most the stream's
+// window of A's jobs (slots and half again: 6 for 4 slots) — those in the
+// stream when B called (window − slots) and those let in with B in one
+// wave of finishes, whose publishes race B's (up to slots − 1), so
+// window − 1, and one more for the millisecond rounding of queue_ms in the
+// starts this test derives — on real worker processes. Without the turns
+// B would wait behind A's whole backlog. (At most slots, as this test had
+// it, failed in about 1 run of 4 on a fast machine: the slots finish
+// together, in waves.)
 func TestFairShare(t *testing.T) {
 	s := pooltest.Start(t, pooltest.Options{Workers: 2, Slots: 2, Stack: queuetest.Options{Config: queue.Config{MaxDepth: 5000}}})
 	b := &QueueBackend{Client: s.Client, Timeout: 5 * time.Minute}
@@ -87,8 +94,8 @@ func TestFairShare(t *testing.T) {
 	sort.Float64s(runMs)
 	t.Logf("B waited %v (queue_ms %v) while %d of A's jobs started; A's jobs run %v ms (median)",
 		bStart.Sub(bCalled).Round(time.Millisecond), bRes["queue_ms"], between, runMs[len(runMs)/2])
-	if between > slots {
-		t.Errorf("%d of A's jobs started between B's call and B's job, want at most %d (one slot turn)", between, slots)
+	if w := adm.Window(); between > w {
+		t.Errorf("%d of A's jobs started between B's call and B's job, want at most %d (the window)", between, w)
 	}
 	// A's backlog ends cancelled, without running.
 	for range backlog - len(aDone) {
