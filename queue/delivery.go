@@ -92,6 +92,13 @@ func (d *Delivery) AckNext(wait time.Duration) error {
 	return d.puller.AckNext(d, wait)
 }
 
+// Detach leaves d to be acknowledged away from its puller's goroutine:
+// AckNext then acks it plainly, as Ack, while the slot that pulled it
+// goes on pulling with plain pull requests (Puller.NextContext). For a
+// job whose ack waits for something after its slot moved on (package
+// worker: a result confirmed behind).
+func (d *Delivery) Detach() { d.puller = nil }
+
 // AckSync acknowledges the job and waits for the server to confirm it (for
 // callers that must observe the job gone, such as tests of the stream's
 // state). Errors: ctx ends before the confirmation arrives.

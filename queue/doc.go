@@ -44,9 +44,12 @@
 //     Bus.ClaimSince): the claim dance stops a second run while the
 //     holder lives; one that finds no claim counts the earlier delivery
 //     as lost within its first heartbeat (Claim.Created).
-//   - The result goes to the caller as a core NATS request on the job's
-//     Reply (Bus.PublishResult): the Client holding the job answers "+"
-//     and the worker acknowledges the job without storing anything. The
+//   - The result goes to the caller on the job's Reply, sent without
+//     waiting (Event.Later), and the worker asks the Client which results
+//     it holds with one request for many (Bus.ConfirmResults; a result
+//     that ends a job otherwise, e.g. terminated, is a request of its own,
+//     Bus.PublishResult): for those the Client holds it acknowledges the
+//     job without storing anything. The
 //     result is stored in the results bucket, before the ack, only when
 //     someone needs it later: the job asks for it (Job.Keep: tasks,
 //     idempotency keys), or the caller did not confirm it — no listener

@@ -17,10 +17,16 @@
 // dies is redelivered one AckWait later. A first delivery runs unclaimed
 // and claims the job at its first heartbeat (stopping, unanswered, when a
 // redelivery claimed it meanwhile); a redelivery claims it at once, after
-// asking the worker holding the job's claim whether it still runs it. The
-// answer goes to the caller as a confirmed core NATS request and is
-// stored in the results bucket only when the job asks for it or the
-// caller does not confirm it (queue.Bus.PublishResult). Storing a
+// asking the worker holding the job's claim whether it still runs it, and
+// runs it again only if its caller still waits for it (queue.Bus.Answered):
+// an earlier delivery may have sent the result. The answer goes to the
+// caller on core NATS without waiting (queue.Event.Later) and is confirmed
+// behind the slot, with the other results sent to that caller meanwhile
+// (resultConfirmer, confirm.go; queue.Bus.ConfirmResults), before the job
+// is acknowledged; it is stored in the results bucket only when the job
+// asks for it (stored first, then published) or the caller does not
+// confirm it. A result that ends its job otherwise (terminated) waits for
+// a confirmation of its own (queue.Bus.PublishResult). Storing a
 // claim or an answer is retried with backoff until the job's deadline
 // (the bus may be electing a leader); only then is the job handed back,
 // with a delay. A watchdog cancels a job once its wall-clock limit,

@@ -516,12 +516,14 @@ func TestLongReplyAnswered(t *testing.T) {
 	}
 }
 
-// TestSlotAckAsksForNext: a slot's ack of a finished job asks for its
-// next job in the same message (queue.Puller.AckNext: "+NXT" and a pull
-// request, replied to on the slot's inbox) while the slot goes on
-// pulling; a job that finishes once the worker is shutting down is acked
-// plainly, at once (its job leaves the stream long before an AckWait of
-// a minute would redeliver it).
+// TestSlotAckAsksForNext: a slot's ack of a finished job it acks itself
+// (a kept job: its result stored first) asks for its next job in the same
+// message (queue.Puller.AckNext: "+NXT" and a pull request, replied to on
+// the slot's inbox) while the slot goes on pulling; a job whose result is
+// confirmed behind its slot (confirm.go) is acked plainly once confirmed,
+// and so is one that finishes once the worker is shutting down, at once
+// (its job leaves the stream long before an AckWait of a minute would
+// redeliver it).
 func TestSlotAckAsksForNext(t *testing.T) {
 	h := newHarnessPayload(t, queue.Config{AckWait: time.Minute}, 0)
 	acks := make(chan *nats.Msg, 64)
@@ -561,12 +563,18 @@ func TestSlotAckAsksForNext(t *testing.T) {
 	go func() { done <- w.Run(ctx) }()
 
 	for i := range 3 {
-		if r := h.wait(h.submit(queue.Job{Tool: "t"}), 10*time.Second); !r.Success {
+		if r := h.wait(h.submit(queue.Job{Tool: "t", Keep: true}), 10*time.Second); !r.Success {
 			t.Fatalf("job %d: %s", i, r.Raw)
 		}
 		if a := nextAck(); string(a.Data) != `+NXT {"batch":1,"expires":100000000}` || !strings.HasPrefix(a.Reply, "_INBOX.") {
 			t.Errorf("job %d acked with %q replied to %q; want +NXT and the slot's pull request, replied to on its inbox", i, a.Data, a.Reply)
 		}
+	}
+	if r := h.wait(h.submit(queue.Job{Tool: "t"}), 10*time.Second); !r.Success {
+		t.Fatalf("job confirmed behind: %s", r.Raw)
+	}
+	if a := nextAck(); string(a.Data) != "+ACK" || a.Reply != "" {
+		t.Errorf("job confirmed behind its slot acked with %q replied to %q; want a plain +ACK", a.Data, a.Reply)
 	}
 
 	id := h.submit(queue.Job{Tool: "hold"})

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,8 +83,9 @@ func TestHappyPathWritesOnlyThePublish(t *testing.T) {
 // TestResultStoredWhenNeeded: the result is in the results bucket when
 // the job asks for it (Job.Keep), when nobody listens on its reply
 // subject, and when the listener is not a Client holding the job (a plain
-// subscriber, which never confirms: stored after resultConfirmWait) —
-// and each time the job is acknowledged.
+// subscriber, which gets the result sent without waiting and never
+// answers the question after it: stored after resultConfirmWait) — and
+// each time the job is acknowledged.
 func TestResultStoredWhenNeeded(t *testing.T) {
 	h := newHarnessPayload(t, queue.Config{}, 0)
 	plain, err := h.nc.SubscribeSync(queue.EventSubject("plain", "job-plain"))
@@ -103,8 +105,17 @@ func TestResultStoredWhenNeeded(t *testing.T) {
 	}
 	gone := h.submit(queue.Job{ID: "job-gone", Tool: "t", Reply: queue.EventSubject("gone", "job-gone")})
 	plainID := h.submit(queue.Job{ID: "job-plain", Tool: "t", Reply: queue.EventSubject("plain", "job-plain")})
+	// The result is sent without waiting (confirm.go); the question that
+	// follows it goes unanswered, so the result is stored.
+	if m, err := plain.NextMsg(10 * time.Second); err != nil || m.Reply != "" {
+		t.Fatalf("plain subscriber: %v, %+v; want the result event, sent without waiting", err, m)
+	} else if ev, err := queue.DecodeEvent(m.Data); err != nil || ev.Type != queue.EventResult || !ev.Later || ev.JobID != "job-plain" {
+		t.Fatalf("plain subscriber's first event: %+v, %v; want job-plain's result, Later", ev, err)
+	}
 	if m, err := plain.NextMsg(10 * time.Second); err != nil || m.Reply == "" {
-		t.Fatalf("plain subscriber: %v, %+v; want the result event as a request", err, m)
+		t.Fatalf("plain subscriber: %v, %+v; want the confirmation question as a request", err, m)
+	} else if ev, err := queue.DecodeEvent(m.Data); err != nil || ev.Type != queue.EventConfirm || len(ev.Jobs) != 1 || ev.Jobs[0] != "job-plain" {
+		t.Fatalf("plain subscriber's second event: %+v, %v; want the question for job-plain", ev, err)
 	}
 	for _, id := range []string{gone, plainID} {
 		queuetest.WaitFor(t, 20*time.Second, "the result of "+id+" stored", func() bool {
@@ -123,6 +134,107 @@ func TestResultStoredWhenNeeded(t *testing.T) {
 	waitEmpty(t, h.bus)
 	if _, err := h.bus.Result(ctx, id); err != queue.ErrNoResult {
 		t.Errorf("a confirmed result: %v, want ErrNoResult (not stored)", err)
+	}
+}
+
+// TestResultsConfirmedBehind: single jobs' results are sent without
+// waiting (Later) and confirmed behind their slots — fewer questions than
+// results once several finish together — and each job is acked after its
+// confirmation: 40 jobs on 4 slots, each answered once, none stored, the
+// stream empty; every question names results sent before it.
+func TestResultsConfirmedBehind(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{}, 0)
+	var mu sync.Mutex
+	var results, questions int
+	sent := map[string]bool{}
+	var misordered []string
+	sub, err := h.nc.Subscribe(queue.EventWildcard("gw"), func(m *nats.Msg) {
+		ev, err := queue.DecodeEvent(m.Data)
+		if err != nil {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch ev.Type {
+		case queue.EventResult:
+			results++
+			if !ev.Later || m.Reply != "" {
+				misordered = append(misordered, "a result waited for: "+ev.JobID)
+			}
+			sent[ev.JobID] = true
+		case queue.EventConfirm:
+			questions++
+			for _, id := range ev.Jobs {
+				if !sent[id] {
+					misordered = append(misordered, "asked before its result: "+id)
+				}
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	release := make(chan struct{})
+	startInproc(t, h, Options{Slots: 4}, func(ctx context.Context, _ *queue.Job, _ func(int64, int64)) json.RawMessage {
+		<-release // the first four finish together
+		return noopEnvelope
+	})
+	before := writes(t, h.nc)
+	const n = 40
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = h.submit(queue.Job{Tool: "t"})
+	}
+	close(release)
+	for _, id := range ids {
+		if r := h.wait(id, 10*time.Second); !r.Success || r.JobID != id {
+			t.Fatalf("result = %s", r.Raw)
+		}
+	}
+	waitEmpty(t, h.bus)
+	if err := h.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	got := writesSince(before, writes(t, h.nc))
+	if got["KV_"+queue.ResultsBucket] != 0 {
+		t.Errorf("%d results stored, want none (every caller held its result)", got["KV_"+queue.ResultsBucket])
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if results != n || questions < 1 || questions > n || len(misordered) > 0 {
+		t.Errorf("%d results, %d questions, out of order %v; want %d results, 1 to %d questions, none out of order", results, questions, misordered, n, n)
+	}
+	t.Logf("%d results confirmed with %d questions", results, questions)
+}
+
+// TestRedeliveryOfAnsweredJob: a single job whose worker sent the result
+// and died before its confirmation (here: a first delivery never acked,
+// the result sent by hand) is redelivered; the redelivery asks the
+// caller, who holds the result, and acks the job without running it.
+func TestRedeliveryOfAnsweredJob(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: 300 * time.Millisecond}, 0)
+	id := h.submit(queue.Job{Tool: "t"})
+	d, err := h.bus.Next(time.Second)
+	if err != nil || d == nil || d.Job == nil || d.Job.ID != id {
+		t.Fatalf("first delivery: %+v, %v", d, err)
+	}
+	sentBefore := json.RawMessage(`{"success":true,"protocol_version":1,"result":7,"outcome":"ok","retryable":false}`)
+	if err := h.bus.PublishEvent(d.Job.Reply, &queue.Event{JobID: id, Type: queue.EventResult, Result: sentBefore, Later: true}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if raw, err := h.c.Wait(wctx, id, nil); err != nil || string(raw) != string(sentBefore) {
+		t.Fatalf("result = %s, %v; want the one sent before", raw, err)
+	}
+	ip := startInproc(t, h, Options{Slots: 1}, okExec)
+	waitEmpty(t, h.bus)
+	if ip.calls.Load() != 0 {
+		t.Errorf("runs = %d, want 0: its caller holds the result", ip.calls.Load())
+	}
+	if _, err := h.bus.Result(context.Background(), id); err != queue.ErrNoResult {
+		t.Errorf("stored result: %v, want none", err)
 	}
 }
 

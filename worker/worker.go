@@ -210,6 +210,9 @@ type Worker struct {
 	// *chunkRun, where its items' results wait to be confirmed together
 	// (chunkRun.confirmLater).
 	chunks sync.Map
+	// confirms confirms single jobs' results behind their slots
+	// (confirm.go).
+	confirms *resultConfirmer
 }
 
 // runningJob is the entry of a job in Worker.running.
@@ -285,8 +288,10 @@ func New(bus *queue.Bus, opts Options) (*Worker, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Worker{bus: bus, opts: opts, id: opts.ID, host: host, log: log.With("worker", opts.ID),
-		running: make(map[string]*runningJob), heard: make(map[string]time.Time)}, nil
+	w := &Worker{bus: bus, opts: opts, id: opts.ID, host: host, log: log.With("worker", opts.ID),
+		running: make(map[string]*runningJob), heard: make(map[string]time.Time)}
+	w.confirms = newResultConfirmer(w)
+	return w, nil
 }
 
 // ID returns the worker's ID.
@@ -367,6 +372,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		case <-time.After(ShutdownSlack):
 			w.log.Error("jobs still running after they were cancelled; exiting without them", "running", w.busy.Load())
 		}
+	}
+	// The results of the last jobs may still wait for their callers'
+	// confirmation (confirm.go): their jobs end before the worker does.
+	if !w.confirms.wait(resultConfirmWait + ShutdownSlack) {
+		w.log.Warn("results still waiting for their callers' confirmation; their jobs are redelivered, whose callers are asked first")
 	}
 	w.log.Info("worker stopped", "done", w.done.Load())
 	return nil
@@ -537,6 +547,15 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 			log().Info("job still running on the worker that claimed it; handing this delivery back", "holder", holder)
 			if err := d.NakWithDelay(w.bus.AckWait()); err != nil {
 				log().Warn("nak", "err", err)
+			}
+			return
+		case d.Chunk() == nil && w.answeredBefore(job, log):
+			// An earlier delivery sent the result and its worker died
+			// before the confirmation (confirm.go): the caller holds it,
+			// or waits for nothing. (A chunk's items were asked already.)
+			log().Info("job answered on an earlier delivery; not running it again")
+			if err := w.ack(d); err != nil {
+				log().Warn("ack", "err", err)
 			}
 			return
 		}
@@ -1075,6 +1094,22 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 			return
 		}
 	}
+	if !keep && termReason == "" {
+		// Sent without waiting and confirmed behind the slot, which
+		// pulls its next job meanwhile (confirm.go).
+		ev.Later = true
+		if err := w.bus.PublishEvent(job.Reply, ev); err != nil {
+			log().Warn("result event", "err", err)
+			w.answered(d, job, hb, res, ev, false, false, cacheable, "", log)
+			return
+		}
+		d.Detach()
+		r := laterResult{d: d, job: job, res: res, ev: ev, log: log, cacheable: cacheable}
+		if !w.confirms.add(r) {
+			w.confirmAlone(r, hb)
+		}
+		return
+	}
 	confirmed := false
 	if !keep {
 		var err error
@@ -1084,6 +1119,33 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 		}
 	}
 	w.answered(d, job, hb, res, ev, keep, confirmed, cacheable, termReason, log)
+}
+
+// answeredBefore asks the caller of job, redelivered without a stored
+// result, whether it holds the job's result or waits for none
+// (queue.Bus.Answered): a single job's result is sent before its ack
+// (confirm.go). A kept job's result is stored before its ack, so such a
+// job is not asked; no answer is false (run it: at least once).
+func (w *Worker) answeredBefore(job *queue.Job, log func() *slog.Logger) bool {
+	if job.Keep || !queue.ValidReply(job.Reply) {
+		return false
+	}
+	done, err := w.bus.Answered(job.Reply, job.ID, answeredWait)
+	if err != nil {
+		log().Debug("ask whether the job is answered", "err", err)
+	}
+	return done
+}
+
+// confirmAlone confirms the result r sent without waiting by itself, on
+// its slot, and ends its job: for a result its Client's queue of the
+// resultConfirmer has no room for.
+func (w *Worker) confirmAlone(r laterResult, hb *beat) {
+	held, err := w.bus.ConfirmResults(r.job.Reply, []string{r.job.ID}, resultConfirmWait)
+	if err != nil {
+		r.log().Warn("confirm the result", "err", err)
+	}
+	w.answered(r.d, r.job, hb, r.res, r.ev, false, held[0], r.cacheable, "", r.log)
 }
 
 // answered ends finishJob for job, whose result event ev was sent (and

@@ -1,0 +1,117 @@
+package worker
+
+import (
+	"sync"
+	"time"
+)
+
+// A single job's result is confirmed behind its slot: the slot sends the
+// result without waiting (queue.Event.Later), leaves the delivery to the
+// worker's resultConfirmer (queue.Delivery.Detach) and pulls its next job
+// at once; the confirmer asks each caller's Client which results it holds
+// (queue.Bus.ConfirmResults: one request for every result of that Client
+// sent meanwhile), then ends each job (Worker.answered): acked, its result
+// stored first when its caller does not hold it. So a job's ack still
+// comes after its result is held by its caller or stored, as when the
+// slot waited for a confirmation of its own (queue.Bus.PublishResult),
+// but a slot no longer waits a round trip per job, and under load one
+// confirmation serves many results. A worker that dies before its
+// confirmation has the job redelivered; the redelivery asks the caller
+// (queue.Bus.Answered) before it runs the job again (Worker.handle).
+
+// maxBehindBytes bounds the bytes of results one Client's confirmation
+// may keep waiting (with maxLater results); a result beyond either is
+// confirmed by its slot, alone (Worker.confirmAlone), so a Client that is
+// slow to answer — one of an older version ignores the question, 2 s
+// each — holds the worker back instead of growing its memory.
+const maxBehindBytes = 4 << 20
+
+// resultConfirmer confirms single jobs' results sent without waiting,
+// one queue and one goroutine per Client (the reply subject's prefix:
+// one per gateway), so that a slow Client delays only its own jobs' acks.
+type resultConfirmer struct {
+	w  *Worker
+	mu sync.Mutex
+	// queues are the results waiting for their Client's confirmation, by
+	// reply prefix; a queue's goroutine runs while it has any.
+	queues map[string]*behindQueue
+	wg     sync.WaitGroup
+}
+
+// behindQueue is one Client's results waiting for confirmation.
+type behindQueue struct {
+	later []laterResult
+	bytes int
+}
+
+func newResultConfirmer(w *Worker) *resultConfirmer {
+	return &resultConfirmer{w: w, queues: map[string]*behindQueue{}}
+}
+
+// add keeps r for its Client's next confirmation and reports true, or
+// reports false — r not kept: its slot confirms it itself — when that
+// Client's queue is full (maxLater results or maxBehindBytes). A queue's
+// goroutine takes its results only after add returns (c.mu).
+func (c *resultConfirmer) add(r laterResult) bool {
+	prefix := replyPrefix(r.job)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	q := c.queues[prefix]
+	if q == nil {
+		q = &behindQueue{}
+		c.queues[prefix] = q
+		c.wg.Add(1)
+		go c.run(prefix, q)
+	}
+	if len(q.later) >= maxLater || q.bytes+len(r.res) > maxBehindBytes && len(q.later) > 0 {
+		return false
+	}
+	q.later = append(q.later, r)
+	q.bytes += len(r.res)
+	return true
+}
+
+// run confirms the results of prefix's queue q, all those kept at each
+// turn with one request, until q is empty; then q is dropped.
+func (c *resultConfirmer) run(prefix string, q *behindQueue) {
+	defer c.wg.Done()
+	for {
+		c.mu.Lock()
+		rs := q.later
+		if len(rs) == 0 {
+			delete(c.queues, prefix)
+			c.mu.Unlock()
+			return
+		}
+		q.later, q.bytes = nil, 0
+		c.mu.Unlock()
+		ids := make([]string, len(rs))
+		for i, r := range rs {
+			ids[i] = r.job.ID
+		}
+		held, err := c.w.bus.ConfirmResults(rs[0].job.Reply, ids, resultConfirmWait)
+		if err != nil {
+			c.w.log.Warn("confirm results", "results", len(ids), "err", err)
+		}
+		for i, r := range rs {
+			// The job's own heartbeat stopped with its slot's run; one
+			// beats again while a result not held is stored (Worker.retry).
+			hb := &beat{w: c.w, d: r.d}
+			c.w.answered(r.d, r.job, hb, r.res, r.ev, false, held[i], r.cacheable, "", r.log)
+			hb.stop()
+		}
+	}
+}
+
+// wait waits until every result kept is confirmed and its job ended, at
+// most d; it reports whether they were.
+func (c *resultConfirmer) wait(d time.Duration) bool {
+	done := make(chan struct{})
+	go func() { c.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}
