@@ -3,8 +3,12 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/wire"
@@ -79,5 +83,105 @@ func TestRedeliveryOfCancelledCallAnsweredCancelled(t *testing.T) {
 	}
 	if r := decodeResult(t, raw); r.Success || r.JobID != id || r.Outcome != string(wire.OutcomeCancelled) {
 		t.Errorf("stored result = %s; want outcome %q for %s", raw, wire.OutcomeCancelled, id)
+	}
+}
+
+// killOnConfirm SIGKILLs the worker process that sent job id's result
+// (its "pid") as soon as the question confirming it goes by on gateway
+// "gw" — after the result was sent without waiting, before or just after
+// its confirmation, before or just after its ack. It reports the pid.
+func killOnConfirm(t *testing.T, h *harness, id string) <-chan int {
+	killed := make(chan int, 1)
+	pid := 0
+	sub, err := h.nc.Subscribe(queue.EventWildcard("gw"), func(m *nats.Msg) {
+		ev, err := queue.DecodeEvent(m.Data)
+		if err != nil {
+			return
+		}
+		switch {
+		case ev.Type == queue.EventResult && ev.JobID == id && pid == 0:
+			var r struct {
+				PID int `json:"pid"`
+			}
+			_ = json.Unmarshal(ev.Result, &r)
+			pid = r.PID
+		case ev.Type == queue.EventConfirm && pid > 0 && slices.Contains(ev.Jobs, id):
+			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+				select {
+				case killed <- pid:
+				default:
+				}
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	return killed
+}
+
+// TestKilledAfterResultSent: a worker process SIGKILLed once its single
+// job's result was sent, at its confirmation: the caller gets that result
+// once, the job never runs again (a redelivery asks the caller, which
+// holds it), nothing is stored, the stream empties.
+func TestKilledAfterResultSent(t *testing.T) {
+	h := newHarness(t, queue.Config{AckWait: 600 * time.Millisecond, MaxDeliver: 3})
+	h.startWorkers(2, 1, 5*time.Second)
+	id := "killed-after-result"
+	killed := killOnConfirm(t, h, id)
+	h.submit(queue.Job{ID: id, Tool: "echo", Args: json.RawMessage(`{"x":1}`)})
+	var victim int
+	select {
+	case victim = <-killed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no confirmation question seen")
+	}
+	if r := h.wait(id, 30*time.Second); !r.Success || r.PID != victim || r.JobID != id {
+		t.Errorf("result = %s; want the killed pid %d's", r.Raw, victim)
+	}
+	waitEmpty(t, h.bus)
+	if runs := h.runs(id); len(runs) != 1 || runs[0] != victim {
+		t.Errorf("runs = %v, want [%d]", runs, victim)
+	}
+	if _, err := h.bus.Result(context.Background(), id); err != queue.ErrNoResult {
+		t.Errorf("stored result: %v, want none (the caller holds it)", err)
+	}
+}
+
+// TestKilledAfterResultSentToCancelledCall: as TestKilledAfterResultSent
+// for a caller whose Wait ended before the result came (a cancelled call):
+// the Client lets go of the result, so it must end up stored (by the
+// killed worker if it got that far, else by the redelivery, which runs
+// the job again), for a Wait still to come.
+func TestKilledAfterResultSentToCancelledCall(t *testing.T) {
+	h := newHarness(t, queue.Config{AckWait: 600 * time.Millisecond, MaxDeliver: 3})
+	h.startWorkers(2, 1, 5*time.Second)
+	id := "killed-after-result-cancelled"
+	killed := killOnConfirm(t, h, id)
+	h.submit(queue.Job{ID: id, Tool: "echo", Args: json.RawMessage(`{"x":1}`)})
+	cctx, ccancel := context.WithCancel(context.Background())
+	ccancel()
+	if _, err := h.c.Wait(cctx, id, nil); err != context.Canceled {
+		t.Fatalf("cancelled Wait: %v", err)
+	}
+	select {
+	case <-killed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no confirmation question seen")
+	}
+	waitEmpty(t, h.bus)
+	raw, err := h.bus.Result(context.Background(), id)
+	if err != nil {
+		t.Fatalf("stored result: %v; want one (the job acked with its result held by nobody)", err)
+	}
+	if r := decodeResult(t, raw); !r.Success || r.JobID != id {
+		t.Errorf("stored result = %s", raw)
+	}
+	if r := h.wait(id, 30*time.Second); !r.Success || r.JobID != id {
+		t.Errorf("a later Wait = %s", r.Raw)
+	}
+	if runs := h.runs(id); len(runs) < 1 || len(runs) > 2 {
+		t.Errorf("runs = %v, want 1 or 2", runs)
 	}
 }
