@@ -185,3 +185,49 @@ func TestKilledAfterResultSentToCancelledCall(t *testing.T) {
 		t.Errorf("runs = %v, want 1 or 2", runs)
 	}
 }
+
+// TestShutdownWithResultsBehind: a worker stopped while single jobs'
+// results wait for a confirmation that never comes (a plain subscriber on
+// their reply prefix) ends them before Run returns: three results, each
+// stored once the question went unanswered, every job acked.
+func TestShutdownWithResultsBehind(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{}, 0)
+	plain, err := h.nc.SubscribeSync(queue.EventWildcard("plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Unsubscribe()
+	ip := startInproc(t, h, Options{Slots: 3}, okExec)
+	ids := []string{"behind-1", "behind-2", "behind-3"}
+	for _, id := range ids {
+		h.submit(queue.Job{ID: id, Tool: "t", Reply: queue.EventSubject("plain", id)})
+	}
+	results := 0
+	for results < len(ids) {
+		m, err := plain.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatalf("after %d results: %v", results, err)
+		}
+		if ev, err := queue.DecodeEvent(m.Data); err == nil && ev.Type == queue.EventResult {
+			results++
+		}
+	}
+	ip.stop() // the questions are still unanswered (2 s each)
+	st, err := h.bus.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Stored != 0 || st.InFlight != 0 {
+		t.Errorf("stats after Run returned = %+v, want every job acked", st)
+	}
+	for _, id := range ids {
+		raw, err := h.bus.Result(context.Background(), id)
+		if err != nil {
+			t.Errorf("%s: %v, want its result stored", id, err)
+			continue
+		}
+		if r := decodeResult(t, raw); !r.Success || r.JobID != id {
+			t.Errorf("%s: stored %s", id, raw)
+		}
+	}
+}
