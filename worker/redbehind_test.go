@@ -213,13 +213,8 @@ func TestShutdownWithResultsBehind(t *testing.T) {
 		}
 	}
 	ip.stop() // the questions are still unanswered (2 s each)
-	st, err := h.bus.Stats(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Stored != 0 || st.InFlight != 0 {
-		t.Errorf("stats after Run returned = %+v, want every job acked", st)
-	}
+	// Stored (a KV put answered) before Run returned; the acks sent before
+	// it too, which the server takes in on its own time.
 	for _, id := range ids {
 		raw, err := h.bus.Result(context.Background(), id)
 		if err != nil {
@@ -230,4 +225,5 @@ func TestShutdownWithResultsBehind(t *testing.T) {
 			t.Errorf("%s: stored %s", id, raw)
 		}
 	}
+	waitEmpty(t, h.bus)
 }
