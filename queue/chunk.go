@@ -112,7 +112,9 @@ var (
 	// queryAnswered: the client holds the job's result, or does not wait
 	// for it (it knows nothing of the job).
 	queryAnswered = []byte("+")
-	// queryWaiting: the client waits for the job's result.
+	// queryWaiting: the client waits for the job's result, or its call
+	// is over (a cancelled Wait) and the result must be stored for a Wait
+	// still to come.
 	queryWaiting = []byte("w")
 )
 
@@ -120,9 +122,13 @@ var (
 func (c *Client) answerQuery(m *nats.Msg, jobID string) {
 	c.mu.Lock()
 	p := c.pending[jobID]
-	// As takeResult: an entry whose waits are over (a cancelled call)
-	// waits for nothing.
-	waiting := p != nil && p.result == nil && (p.fromSubmit || p.waiters > 0) && !(p.waiters == 0 && p.waited && !p.keep)
+	// As takeResult: an entry whose waits are over (a cancelled call), or
+	// whose result this client let go of for that reason, needs the
+	// result stored (the call's metadata, a later Wait or Result): not
+	// answered, or the job would be acked with its result held by nobody
+	// and stored nowhere.
+	_, dropped := c.dropped[jobID]
+	waiting := dropped || p != nil && p.result == nil && (p.fromSubmit || p.waiters > 0)
 	c.mu.Unlock()
 	answer := queryAnswered
 	if waiting {
@@ -139,7 +145,8 @@ func (c *Client) answerQuery(m *nats.Msg, jobID string) {
 // (it knows nothing of the job: its call was answered and is over). A
 // worker that takes over a redelivered chunk runs only the items whose
 // caller still waits. Every other case is false — run the job, at least
-// once: the Client waits, nobody listens (a job whose result a later
+// once: the Client waits, or its call is over unanswered (a cancelled
+// Wait: the result is stored for a Wait still to come), nobody listens (a job whose result a later
 // reader finds in the results bucket), no answer in time; the error says
 // why there was no answer when the subject is invalid or the connection
 // closed.

@@ -83,6 +83,12 @@ type Client struct {
 	// worker died before asking: its redelivery asks Bus.Answered).
 	// Guarded by mu.
 	taken map[string]time.Time
+	// dropped holds, by job ID, when this client let go of a result event
+	// whose call was over (takeResult: a cancelled Wait), for takenTTL:
+	// the result must be stored for a Wait still to come, so a redelivery
+	// of the job whose worker died before storing it must not count it
+	// answered (answerQuery). Guarded by mu.
+	dropped map[string]time.Time
 }
 
 // pendingJob tracks one job this client submitted or waits for. Fields are
@@ -741,6 +747,10 @@ func (c *Client) takeResult(ev *Event) bool {
 		// Its waits are over (a cancelled call): the worker stores the
 		// result, for a Wait still to come (the call's metadata).
 		delete(c.pending, ev.JobID)
+		if c.dropped == nil {
+			c.dropped = map[string]time.Time{}
+		}
+		c.dropped[ev.JobID] = time.Now()
 		return false
 	}
 	if len(ev.Result) == 0 {
@@ -825,6 +835,11 @@ func (c *Client) sweep(age time.Duration) {
 	for id, at := range c.taken {
 		if time.Since(at) > takenTTL {
 			delete(c.taken, id)
+		}
+	}
+	for id, at := range c.dropped {
+		if time.Since(at) > takenTTL {
+			delete(c.dropped, id)
 		}
 	}
 }

@@ -35,6 +35,9 @@ type resultConfirmer struct {
 	// queues are the results waiting for their Client's confirmation, by
 	// reply prefix; a queue's goroutine runs while it has any.
 	queues map[string]*behindQueue
+	// closed: wait began; add keeps nothing more (a slot that outlived
+	// Run's wait for the slots confirms its result alone).
+	closed bool
 	wg     sync.WaitGroup
 }
 
@@ -56,6 +59,9 @@ func (c *resultConfirmer) add(r laterResult) bool {
 	prefix := replyPrefix(r.job)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
 	q := c.queues[prefix]
 	if q == nil {
 		q = &behindQueue{}
@@ -104,8 +110,11 @@ func (c *resultConfirmer) run(prefix string, q *behindQueue) {
 }
 
 // wait waits until every result kept is confirmed and its job ended, at
-// most d; it reports whether they were.
+// most d; it reports whether they were. Nothing is kept after it began.
 func (c *resultConfirmer) wait(d time.Duration) bool {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
 	select {

@@ -375,7 +375,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	// The results of the last jobs may still wait for their callers'
 	// confirmation (confirm.go): their jobs end before the worker does.
-	if !w.confirms.wait(resultConfirmWait + ShutdownSlack) {
+	// A caller's queue may have a question in flight and, behind it, one
+	// for the results sent meanwhile (no more come once the slots ended):
+	// two questions' waits, then the stores of those not held. They get
+	// what is left of Run's bound, ShutdownGrace + ShutdownSlack (a
+	// supervisor kills the process then, SupervisorOptions.WorkerGrace).
+	if !w.confirms.wait(time.Until(time.Unix(0, w.stopBy.Load()))) {
 		w.log.Warn("results still waiting for their callers' confirmation; their jobs are redelivered, whose callers are asked first")
 	}
 	w.log.Info("worker stopped", "done", w.done.Load())
