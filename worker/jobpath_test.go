@@ -215,14 +215,7 @@ func TestResultsConfirmedBehind(t *testing.T) {
 func TestRedeliveryOfAnsweredJob(t *testing.T) {
 	h := newHarnessPayload(t, queue.Config{AckWait: 300 * time.Millisecond}, 0)
 	id := h.submit(queue.Job{Tool: "t"})
-	d, err := h.bus.Next(time.Second)
-	if err != nil || d == nil || d.Job == nil || d.Job.ID != id {
-		t.Fatalf("first delivery: %+v, %v", d, err)
-	}
-	sentBefore := json.RawMessage(`{"success":true,"protocol_version":1,"result":7,"outcome":"ok","retryable":false}`)
-	if err := h.bus.PublishEvent(d.Job.Reply, &queue.Event{JobID: id, Type: queue.EventResult, Result: sentBefore, Later: true}); err != nil {
-		t.Fatal(err)
-	}
+	sentBefore := sendResultByHand(t, h, lostDelivery(t, h, id))
 	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if raw, err := h.c.Wait(wctx, id, nil); err != nil || string(raw) != string(sentBefore) {
@@ -236,6 +229,29 @@ func TestRedeliveryOfAnsweredJob(t *testing.T) {
 	if _, err := h.bus.Result(context.Background(), id); err != queue.ErrNoResult {
 		t.Errorf("stored result: %v, want none", err)
 	}
+}
+
+// lostDelivery takes job id's first delivery as a worker lost before it
+// acked would: the job is redelivered one AckWait later.
+func lostDelivery(t *testing.T, h *harness, id string) *queue.Delivery {
+	t.Helper()
+	d, err := h.bus.Next(time.Second)
+	if err != nil || d == nil || d.Job == nil || d.Job.ID != id {
+		t.Fatalf("first delivery: %+v, %v", d, err)
+	}
+	return d
+}
+
+// sendResultByHand sends d's caller a result without waiting, as the
+// worker of d sends it before its confirmation (confirm.go), and returns
+// it.
+func sendResultByHand(t *testing.T, h *harness, d *queue.Delivery) json.RawMessage {
+	t.Helper()
+	res := json.RawMessage(`{"success":true,"protocol_version":1,"result":7,"outcome":"ok","retryable":false}`)
+	if err := h.bus.PublishEvent(d.Job.Reply, &queue.Event{JobID: d.Job.ID, Type: queue.EventResult, Result: res, Later: true}); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // TestClaimAtFirstHeartbeat: a job on its first delivery runs unclaimed,

@@ -29,14 +29,7 @@ func TestRedeliveryAfterCancelledWaitStoresResult(t *testing.T) {
 	if _, err := h.c.Wait(cctx, id, nil); err != context.Canceled {
 		t.Fatalf("cancelled Wait: %v", err)
 	}
-	d, err := h.bus.Next(time.Second)
-	if err != nil || d == nil || d.Job == nil || d.Job.ID != id {
-		t.Fatalf("first delivery: %+v, %v", d, err)
-	}
-	sentBefore := json.RawMessage(`{"success":true,"protocol_version":1,"result":7,"outcome":"ok","retryable":false}`)
-	if err := h.bus.PublishEvent(d.Job.Reply, &queue.Event{JobID: id, Type: queue.EventResult, Result: sentBefore, Later: true}); err != nil {
-		t.Fatal(err)
-	}
+	sendResultByHand(t, h, lostDelivery(t, h, id))
 	ip := startInproc(t, h, Options{Slots: 1}, okExec)
 	waitEmpty(t, h.bus)
 	if ip.calls.Load() != 1 {
@@ -60,10 +53,7 @@ func TestRedeliveryAfterCancelledWaitStoresResult(t *testing.T) {
 func TestRedeliveryOfCancelledCallAnsweredCancelled(t *testing.T) {
 	h := newHarnessPayload(t, queue.Config{AckWait: 300 * time.Millisecond}, 0)
 	id := h.submit(queue.Job{Tool: "t"})
-	d, err := h.bus.Next(time.Second)
-	if err != nil || d == nil || d.Job == nil || d.Job.ID != id {
-		t.Fatalf("first delivery: %+v, %v", d, err)
-	}
+	lostDelivery(t, h, id)
 	cctx, ccancel := context.WithCancel(context.Background())
 	ccancel()
 	if _, err := h.c.Wait(cctx, id, nil); err != context.Canceled {
