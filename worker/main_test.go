@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
@@ -330,13 +332,27 @@ func (h *harness) checkProcessesGone() {
 	}
 }
 
+// submit submits job, again while the bus answers it is unavailable (a
+// cluster's stream leader slow to answer on a loaded machine: retryable,
+// as a caller gets it), for up to 60 s, under one job ID.
 func (h *harness) submit(job queue.Job) string {
 	h.t.Helper()
-	id, err := h.c.Submit(context.Background(), job)
-	if err != nil {
-		h.t.Fatal(err)
+	if job.ID == "" {
+		job.ID = uuid.NewString() // one job however many tries: deduplicated on its ID
 	}
-	return id
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		id, err := h.c.Submit(context.Background(), job)
+		switch {
+		case err == nil:
+			return id
+		case errors.Is(err, queue.ErrUnavailable) && time.Now().Before(deadline):
+			h.t.Logf("submit: %v; again", err)
+			time.Sleep(100 * time.Millisecond)
+		default:
+			h.t.Fatal(err)
+		}
+	}
 }
 
 // wait waits for a job's result and decodes it.
