@@ -171,10 +171,11 @@ func (b *Bus) Answered(subject, jobID string, wait time.Duration) (bool, error) 
 // ConfirmResults asks the Client listening on subject (the Reply of one
 // of jobIDs) which of jobIDs it holds the result of, waiting at most wait
 // for the answer: held[i] is true when it holds jobIDs[i]'s. A worker
-// sends a chunk's item results without waiting (PublishEvent with
-// Event.Later) and confirms them together with one request, where each
-// result was a request of its own (PublishResult); it stores the results
-// not held. Every job is not held when nobody listens, no answer comes in
+// sends its results without waiting (PublishEvent with Event.Later) —
+// a chunk's items', and single jobs' behind their slots — and confirms
+// those sent to one Client together with one request, where each result
+// was a request of its own (PublishResult); it stores the results not
+// held. Every job is not held when nobody listens, no answer comes in
 // time or the answer is not one byte per job (a Client of an older
 // version ignores the question); the error says why there was no answer
 // when the subject is invalid or the connection closed.

@@ -64,8 +64,9 @@ type Job struct {
 	// the gateway sets it for a result read later or elsewhere — an MCP
 	// task's, an idempotency key's. Without it the result goes to the
 	// caller on core NATS only, and is stored only when the caller does
-	// not confirm it (Bus.PublishResult: nobody listens on Reply, the
-	// listener does not hold the job, no confirmation in time).
+	// not confirm it (Bus.ConfirmResults, Bus.PublishResult: nobody
+	// listens on Reply, the listener does not hold the job, no
+	// confirmation in time).
 	Keep bool `json:"keep,omitempty"`
 	// Interactive says the job's caller can be asked (docs/code-mode.md
 	// "Suspended runs"): a tool call that needs approval, or ask(),

@@ -38,7 +38,8 @@ const (
 	// ResultsBucket is the KV bucket of final results, key = job ID, value =
 	// the response envelope (compact JSON), for the results read later or
 	// elsewhere: stored when the job asks for it (Job.Keep) or its caller
-	// did not confirm the result event (Bus.PublishResult).
+	// did not confirm the result event (Bus.ConfirmResults,
+	// Bus.PublishResult).
 	ResultsBucket = "AXPOOL_RESULTS"
 	// StateBucket is the KV bucket of per-job state: key claimKey(jobID)
 	// holds the ID of the worker that claimed the job, or cancelMarker;

@@ -453,7 +453,8 @@ func (w *Worker) ack(d *queue.Delivery) error {
 const opTimeout = 10 * time.Second
 
 // resultConfirmWait bounds the wait for a caller's confirmation of a
-// result (queue.Bus.PublishResult); without one the result is stored.
+// result (queue.Bus.ConfirmResults, queue.Bus.PublishResult); without one
+// the result is stored.
 const resultConfirmWait = 2 * time.Second
 
 // maxHeard bounds the cancels a worker remembers (Worker.heard).
