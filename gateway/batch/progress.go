@@ -72,7 +72,7 @@ func (p *Progress) Add(sum *Summary) {
 	p.last = sum
 	if p.bar != nil {
 		desc := "batch"
-		if f := sum.Failures(); f != "" {
+		if f := sum.FailuresByName(); f != "" {
 			desc = "batch (" + f + ")"
 		}
 		p.bar.Describe(desc)
@@ -87,7 +87,7 @@ func (p *Progress) plainLine() {
 	done := 0
 	fails := ""
 	if p.last != nil {
-		done, fails = p.last.Items, p.last.Failures()
+		done, fails = p.last.Items, p.last.FailuresByName()
 	}
 	el := time.Since(p.start).Seconds()
 	rate := float64(done) / max(el, 1e-9)

@@ -31,3 +31,37 @@ func TestBatchBarReachesTotal(t *testing.T) {
 		t.Errorf("bar of an interrupted batch is drawn full:\n%q", out)
 	}
 }
+
+// TestProgressFailuresByName: the progress display names the failed
+// outcomes in the order of their names, whatever their counts, so that
+// they keep their places as the counts change (the summary's line puts
+// the most frequent first).
+func TestProgressFailuresByName(t *testing.T) {
+	sum := NewSummary()
+	add := func(outcome string, n int) {
+		for range n {
+			sum.Add(Result{Envelope: json.RawMessage(`{"success":false,"outcome":"` + outcome + `"}`), Outcome: outcome, Steps: 1})
+		}
+	}
+	add("ok", 2)
+	add("step_limit", 1)
+	add("runtime_error", 3)
+	if got, want := sum.FailuresByName(), "runtime_error 3, step_limit 1"; got != want {
+		t.Errorf("FailuresByName = %q, want %q", got, want)
+	}
+	add("step_limit", 4)
+	if got, want := sum.FailuresByName(), "runtime_error 3, step_limit 5"; got != want {
+		t.Errorf("FailuresByName = %q, want %q", got, want)
+	}
+	if got, want := sum.Failures(), "step_limit 5, runtime_error 3"; got != want {
+		t.Errorf("Failures = %q, want %q (most frequent first)", got, want)
+	}
+	var buf bytes.Buffer
+	p := NewProgress(&buf, "plain", time.Hour, 10)
+	p.Add(sum)
+	p.plainLine()
+	p.Finish(sum)
+	if line := buf.String(); !strings.HasSuffix(line, ", failures: runtime_error 3, step_limit 5\n") {
+		t.Errorf("plain line %q, want the failures by name", line)
+	}
+}

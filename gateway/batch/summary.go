@@ -357,10 +357,26 @@ func (s *Summary) outcomeOrder() []string {
 }
 
 // Failures formats the counts of the outcomes other than ok, e.g.
-// "runtime_error 3, step_limit 1" ("" when every item succeeded).
-func (s *Summary) Failures() string {
+// "runtime_error 3, step_limit 1" ("" when every item succeeded), the
+// most frequent first.
+func (s *Summary) Failures() string { return s.failures(s.outcomeOrder()) }
+
+// FailuresByName is Failures with the outcomes in the order of their
+// names, for the progress display: redrawn as counts change, an order by
+// count made the outcomes swap places between frames.
+func (s *Summary) FailuresByName() string {
+	keys := make([]string, 0, len(s.Outcomes))
+	for k := range s.Outcomes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return s.failures(keys)
+}
+
+// failures formats the counts of the outcomes keys names but ok.
+func (s *Summary) failures(keys []string) string {
 	var parts []string
-	for _, k := range s.outcomeOrder() {
+	for _, k := range keys {
 		if k != "ok" {
 			parts = append(parts, fmt.Sprintf("%s %d", k, s.Outcomes[k]))
 		}
