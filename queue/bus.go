@@ -54,8 +54,11 @@ type Config struct {
 	MaxDeliver int
 	// MaxAckPending bounds jobs in flight across the fleet; set it to the
 	// total worker slots or more (slots beyond it wait for work; a worker
-	// with more slots than it is refused by worker.New). Default
-	// DefaultMaxAckPending: a worker process defaults to 8 slots per CPU.
+	// with more slots than it is refused by worker.New), with room for the
+	// jobs whose results wait for their confirmation behind their slots
+	// (package worker: up to 256 per gateway and worker, usually a few).
+	// Default DefaultMaxAckPending: a worker process defaults to 8 slots
+	// per CPU.
 	MaxAckPending int
 	// MaxWaiting bounds the pull requests waiting at the consumer: one per
 	// idle worker slot across the fleet (a slot beyond it gets "409
