@@ -318,7 +318,7 @@ func (c *chunkRun) confirm() {
 		for i, r := range group {
 			ids[i] = r.job.ID
 		}
-		held, err := c.w.bus.ConfirmResults(group[0].job.Reply, ids, resultConfirmWait)
+		held, _, err := c.w.bus.ConfirmResults(group[0].job.Reply, ids, resultConfirmWait)
 		if err != nil {
 			c.w.log.Warn("confirm a chunk's results", "job", c.d.Job.ID, "results", len(ids), "err", err)
 		}

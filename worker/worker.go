@@ -1100,7 +1100,7 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 			return
 		}
 	}
-	if !keep && termReason == "" {
+	if !keep && termReason == "" && !w.confirms.isMute(replyPrefix(job)) {
 		// Sent without waiting and confirmed behind the slot, which
 		// pulls its next job meanwhile (confirm.go).
 		ev.Later = true
@@ -1147,9 +1147,11 @@ func (w *Worker) answeredBefore(job *queue.Job, log func() *slog.Logger) bool {
 // its slot, and ends its job: for a result its Client's queue of the
 // resultConfirmer has no room for.
 func (w *Worker) confirmAlone(r laterResult, hb *beat) {
-	held, err := w.bus.ConfirmResults(r.job.Reply, []string{r.job.ID}, resultConfirmWait)
+	held, answered, err := w.bus.ConfirmResults(r.job.Reply, []string{r.job.ID}, resultConfirmWait)
 	if err != nil {
 		r.log().Warn("confirm the result", "err", err)
+	} else if !answered {
+		w.confirms.markMute(replyPrefix(r.job))
 	}
 	w.answered(r.d, r.job, hb, r.res, r.ev, false, held[0], r.cacheable, "", r.log)
 }
