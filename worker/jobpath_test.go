@@ -235,8 +235,9 @@ func TestRedeliveryOfAnsweredJob(t *testing.T) {
 // question of the results sent without waiting (one of an older version,
 // which answers only a result sent as a request) has its first result
 // stored once the question goes unanswered (resultConfirmWait), and the
-// results after it sent as requests of their own, which it answers "+":
-// not stored, where each would have waited resultConfirmWait.
+// results after it — a single job's, a chunk's items' — sent as requests
+// of their own, which it answers "+": not stored, where each question
+// would have waited resultConfirmWait.
 func TestOlderGatewayAnsweredOneByOne(t *testing.T) {
 	h := newHarnessPayload(t, queue.Config{}, 0)
 	type seen struct {
@@ -270,16 +271,22 @@ func TestOlderGatewayAnsweredOneByOne(t *testing.T) {
 	waitEmpty(t, h.bus)
 	next := h.submit(queue.Job{ID: "old-next", Tool: "t", Reply: queue.EventSubject("old", "old-next")})
 	waitEmpty(t, h.bus)
-	if _, err := h.bus.Result(ctx, next); err != queue.ErrNoResult {
-		t.Errorf("the next result: %v, want not stored (the gateway answered its request)", err)
-	}
+	// A chunk's items too, while the gateway is muted.
+	items := h.submitChunk(queue.Job{ID: "old-item-1", Tool: "t", Reply: queue.EventSubject("old", "old-item-1")},
+		queue.Job{ID: "old-item-2", Tool: "t", Reply: queue.EventSubject("old", "old-item-2")})
+	waitEmpty(t, h.bus)
 	mu.Lock()
 	defer mu.Unlock()
 	if got, want := results[first], (seen{request: false, later: true}); got != want {
 		t.Errorf("first result event %+v, want %+v", got, want)
 	}
-	if got, want := results[next], (seen{request: true, later: false}); got != want {
-		t.Errorf("next result event %+v, want %+v (a request of its own)", got, want)
+	for _, id := range append([]string{next}, items...) {
+		if got, want := results[id], (seen{request: true, later: false}); got != want {
+			t.Errorf("%s: result event %+v, want %+v (a request of its own)", id, got, want)
+		}
+		if _, err := h.bus.Result(ctx, id); err != queue.ErrNoResult {
+			t.Errorf("%s: stored %v, want not stored (the gateway answered its request)", id, err)
+		}
 	}
 }
 

@@ -1085,32 +1085,26 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 	}
 	ev := &queue.Event{JobID: job.ID, Type: queue.EventResult, Result: res, Worker: w.id, Cacheable: cacheable}
 	keep := job.Keep || !queue.ValidReply(job.Reply)
-	if !keep && termReason == "" {
-		if cr := w.chunkRunOf(d); cr != nil {
-			// A chunk's item: sent without waiting, confirmed with the
-			// chunk's other results (chunkRun.confirm), which ends it.
-			ev.Later = true
-			err := w.bus.PublishEvent(job.Reply, ev)
-			if err == nil {
-				cr.confirmLater(laterResult{d: d, job: job, res: res, ev: ev, log: log, cacheable: cacheable})
-				return
-			}
-			log().Warn("result event", "err", err)
-			w.answered(d, job, hb, res, ev, false, false, cacheable, "", log)
-			return
-		}
-	}
-	if !keep && termReason == "" && !w.confirms.isMute(replyPrefix(job)) {
-		// Sent without waiting and confirmed behind the slot, which
-		// pulls its next job meanwhile (confirm.go).
+	// A gateway that did not answer a question about its results gets
+	// them as requests of their own for a while (confirm.go).
+	later := !keep && termReason == "" && !w.confirms.isMute(replyPrefix(job))
+	if later {
 		ev.Later = true
 		if err := w.bus.PublishEvent(job.Reply, ev); err != nil {
 			log().Warn("result event", "err", err)
 			w.answered(d, job, hb, res, ev, false, false, cacheable, "", log)
 			return
 		}
-		d.Detach()
 		r := laterResult{d: d, job: job, res: res, ev: ev, log: log, cacheable: cacheable}
+		if cr := w.chunkRunOf(d); cr != nil {
+			// A chunk's item: confirmed with the chunk's other results
+			// (chunkRun.confirm), which ends it.
+			cr.confirmLater(r)
+			return
+		}
+		// A single job: confirmed behind the slot, which pulls its next
+		// job meanwhile (confirm.go).
+		d.Detach()
 		if !w.confirms.add(r) {
 			w.confirmAlone(r, hb)
 		}
