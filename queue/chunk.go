@@ -175,32 +175,34 @@ func (b *Bus) Answered(subject, jobID string, wait time.Duration) (bool, error) 
 // a chunk's items', and single jobs' behind their slots — and confirms
 // those sent to one Client together with one request, where each result
 // was a request of its own (PublishResult); it stores the results not
-// held. Every job is not held when nobody listens, no answer comes in
-// time or the answer is not one byte per job (a Client of an older
-// version ignores the question); the error says why there was no answer
-// when the subject is invalid or the connection closed.
-func (b *Bus) ConfirmResults(subject string, jobIDs []string, wait time.Duration) (held []bool, err error) {
+// held. answered is false, and every job not held, when nobody listens,
+// no answer comes in time or the answer is not one byte per job (a
+// Client of an older version ignores the question: PublishResult is the
+// question it answers); the error says why there was no answer when the
+// subject is invalid or the connection closed.
+func (b *Bus) ConfirmResults(subject string, jobIDs []string, wait time.Duration) (held []bool, answered bool, err error) {
 	held = make([]bool, len(jobIDs))
 	if !ValidReply(subject) {
-		return held, fmt.Errorf("queue: confirm results: reply subject %s", replyProblem(subject))
+		return held, false, fmt.Errorf("queue: confirm results: reply subject %s", replyProblem(subject))
 	}
 	data, err := marshalEvent(&Event{V: MessageVersion, Type: EventConfirm, Jobs: jobIDs})
 	if err != nil {
-		return held, err
+		return held, false, err
 	}
 	m, err := b.nc.Request(subject, data, wait)
 	switch {
 	case err == nil:
-		if len(m.Data) == len(jobIDs) {
-			for i, c := range m.Data {
-				held[i] = c == resultTaken[0]
-			}
+		if len(m.Data) != len(jobIDs) {
+			return held, false, nil
 		}
-		return held, nil
+		for i, c := range m.Data {
+			held[i] = c == resultTaken[0]
+		}
+		return held, true, nil
 	case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout):
-		return held, nil
+		return held, false, nil
 	}
-	return held, fmt.Errorf("queue: confirm results: %w", err)
+	return held, false, fmt.Errorf("queue: confirm results: %w", err)
 }
 
 // Chunk returns the chunk whose item d is (Items), nil for a delivery

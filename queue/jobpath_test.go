@@ -220,8 +220,9 @@ func TestMarshalJobAsEncodingJSON(t *testing.T) {
 // its Wait has returned since (and once only: the client forgets the
 // take when asked), not held for a job it took no result of, a job whose
 // waits had ended (a cancelled call: the worker stores that result) or a
-// job it never submitted; nobody listening holds nothing; an invalid
-// subject is an error with nothing held.
+// job it never submitted; nobody listening, or a listener that does not
+// answer, holds nothing and did not answer; an invalid subject is an
+// error with nothing held.
 func TestConfirmResults(t *testing.T) {
 	_, bus, c := testBus(t, Config{})
 	ctx := ctxT(t)
@@ -251,22 +252,32 @@ func TestConfirmResults(t *testing.T) {
 		t.Fatalf("Wait = %s, %v", got, err)
 	}
 	ask := append(slices.Clone(ids), "never-submitted")
-	held, err := bus.ConfirmResults(EventSubject(c.GatewayID(), ids[2]), ask, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
+	held, answered, err := bus.ConfirmResults(EventSubject(c.GatewayID(), ids[2]), ask, 10*time.Second)
+	if err != nil || !answered {
+		t.Fatalf("ConfirmResults: answered %v, %v", answered, err)
 	}
 	if want := []bool{true, true, false, false, false}; !slices.Equal(held, want) {
 		t.Errorf("ConfirmResults = %v, want %v", held, want)
 	}
 	// Job 1's Wait is still to come: it holds that result still; job 0's
 	// take is forgotten once confirmed.
-	if held, err = bus.ConfirmResults(EventSubject(c.GatewayID(), ids[0]), ids[:2], 10*time.Second); err != nil || !slices.Equal(held, []bool{false, true}) {
+	if held, _, err = bus.ConfirmResults(EventSubject(c.GatewayID(), ids[0]), ids[:2], 10*time.Second); err != nil || !slices.Equal(held, []bool{false, true}) {
 		t.Errorf("asked again = %v, %v; want [false true]", held, err)
 	}
-	if held, err = bus.ConfirmResults("axpool.evt.nobody.x", ids[:2], 10*time.Second); err != nil || !slices.Equal(held, []bool{false, false}) {
-		t.Errorf("nobody listening = %v, %v; want [false false], no error", held, err)
+	if held, answered, err = bus.ConfirmResults("axpool.evt.nobody.x", ids[:2], 10*time.Second); err != nil || answered || !slices.Equal(held, []bool{false, false}) {
+		t.Errorf("nobody listening = %v, answered %v, %v; want [false false], not answered, no error", held, answered, err)
 	}
-	if held, err = bus.ConfirmResults("bad subject", ids[:1], time.Second); err == nil || err.Error() != `queue: confirm results: reply subject "bad subject" is not a literal NATS subject of at most 1024 bytes` || !slices.Equal(held, []bool{false}) {
+	// A listener that does not answer the question (a Client of an older
+	// version): not answered, nothing held, no error.
+	mute, err := bus.nc.SubscribeSync("axpool.evt.mute.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mute.Unsubscribe()
+	if held, answered, err = bus.ConfirmResults("axpool.evt.mute.x", ids[:2], 200*time.Millisecond); err != nil || answered || !slices.Equal(held, []bool{false, false}) {
+		t.Errorf("a mute listener = %v, answered %v, %v; want [false false], not answered, no error", held, answered, err)
+	}
+	if held, _, err = bus.ConfirmResults("bad subject", ids[:1], time.Second); err == nil || err.Error() != `queue: confirm results: reply subject "bad subject" is not a literal NATS subject of at most 1024 bytes` || !slices.Equal(held, []bool{false}) {
 		t.Errorf("invalid subject = %v, %v", held, err)
 	}
 }

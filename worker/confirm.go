@@ -19,6 +19,10 @@ import (
 // confirmation has the job redelivered; the redelivery asks the caller
 // (queue.Bus.Answered) before it runs the job again (Worker.handle).
 
+// A Client that leaves a question unanswered (one of an older version
+// answers only a result sent as a request) is muted for muteFor: its
+// slots send each result with queue.Bus.PublishResult, as before.
+
 // maxBehindBytes bounds the bytes of results one Client's confirmation
 // may keep waiting (with maxLater results); a result beyond either is
 // confirmed by its slot, alone (Worker.confirmAlone), so a Client that is
@@ -38,7 +42,40 @@ type resultConfirmer struct {
 	// closed: wait began; add keeps nothing more (a slot that outlived
 	// Run's wait for the slots confirms its result alone).
 	closed bool
-	wg     sync.WaitGroup
+	// mute are the reply prefixes whose Client did not answer a question
+	// (a gateway of an older version, or one too slow to answer in
+	// resultConfirmWait), with when: for muteFor their slots send each
+	// result as a request of its own (queue.Bus.PublishResult), which such
+	// a gateway answers, instead of waiting resultConfirmWait per question.
+	mute map[string]time.Time
+	wg   sync.WaitGroup
+}
+
+// muteFor is how long a gateway that did not answer a question gets its
+// results one request each; then it is asked again.
+const muteFor = time.Minute
+
+// isMute reports whether prefix's Client did not answer a question within
+// muteFor.
+func (c *resultConfirmer) isMute(prefix string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	at, ok := c.mute[prefix]
+	if ok && time.Since(at) > muteFor {
+		delete(c.mute, prefix)
+		return false
+	}
+	return ok
+}
+
+// markMute records that prefix's Client did not answer a question.
+func (c *resultConfirmer) markMute(prefix string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mute == nil {
+		c.mute = map[string]time.Time{}
+	}
+	c.mute[prefix] = time.Now()
 }
 
 // behindQueue is one Client's results waiting for confirmation.
@@ -95,9 +132,11 @@ func (c *resultConfirmer) run(prefix string, q *behindQueue) {
 		for i, r := range rs {
 			ids[i] = r.job.ID
 		}
-		held, err := c.w.bus.ConfirmResults(rs[0].job.Reply, ids, resultConfirmWait)
+		held, answered, err := c.w.bus.ConfirmResults(rs[0].job.Reply, ids, resultConfirmWait)
 		if err != nil {
 			c.w.log.Warn("confirm results", "results", len(ids), "err", err)
+		} else if !answered {
+			c.markMute(prefix)
 		}
 		for i, r := range rs {
 			// The job's own heartbeat stopped with its slot's run; one

@@ -231,6 +231,65 @@ func TestRedeliveryOfAnsweredJob(t *testing.T) {
 	}
 }
 
+// TestOlderGatewayAnsweredOneByOne: a gateway that does not answer the
+// question of the results sent without waiting (one of an older version,
+// which answers only a result sent as a request) has its first result
+// stored once the question goes unanswered (resultConfirmWait), and the
+// results after it — a single job's, a chunk's items' — sent as requests
+// of their own, which it answers "+": not stored, where each question
+// would have waited resultConfirmWait.
+func TestOlderGatewayAnsweredOneByOne(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{}, 0)
+	type seen struct {
+		request, later bool
+	}
+	var mu sync.Mutex
+	results := map[string]seen{}
+	sub, err := h.nc.Subscribe(queue.EventWildcard("old"), func(m *nats.Msg) {
+		ev, err := queue.DecodeEvent(m.Data)
+		if err != nil || ev.Type != queue.EventResult {
+			return // the question goes unanswered
+		}
+		mu.Lock()
+		results[ev.JobID] = seen{request: m.Reply != "", later: ev.Later}
+		mu.Unlock()
+		if m.Reply != "" {
+			_ = m.Respond([]byte("+"))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	startInproc(t, h, Options{Slots: 1}, okExec)
+	ctx := context.Background()
+	first := h.submit(queue.Job{ID: "old-first", Tool: "t", Reply: queue.EventSubject("old", "old-first")})
+	queuetest.WaitFor(t, 20*time.Second, "the first result stored", func() bool {
+		_, err := h.bus.Result(ctx, first)
+		return err == nil
+	})
+	waitEmpty(t, h.bus)
+	next := h.submit(queue.Job{ID: "old-next", Tool: "t", Reply: queue.EventSubject("old", "old-next")})
+	waitEmpty(t, h.bus)
+	// A chunk's items too, while the gateway is muted.
+	items := h.submitChunk(queue.Job{ID: "old-item-1", Tool: "t", Reply: queue.EventSubject("old", "old-item-1")},
+		queue.Job{ID: "old-item-2", Tool: "t", Reply: queue.EventSubject("old", "old-item-2")})
+	waitEmpty(t, h.bus)
+	mu.Lock()
+	defer mu.Unlock()
+	if got, want := results[first], (seen{request: false, later: true}); got != want {
+		t.Errorf("first result event %+v, want %+v", got, want)
+	}
+	for _, id := range append([]string{next}, items...) {
+		if got, want := results[id], (seen{request: true, later: false}); got != want {
+			t.Errorf("%s: result event %+v, want %+v (a request of its own)", id, got, want)
+		}
+		if _, err := h.bus.Result(ctx, id); err != queue.ErrNoResult {
+			t.Errorf("%s: stored %v, want not stored (the gateway answered its request)", id, err)
+		}
+	}
+}
+
 // lostDelivery takes job id's first delivery as a worker lost before it
 // acked would: the job is redelivered one AckWait later.
 func lostDelivery(t *testing.T, h *harness, id string) *queue.Delivery {

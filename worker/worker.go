@@ -1085,32 +1085,26 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 	}
 	ev := &queue.Event{JobID: job.ID, Type: queue.EventResult, Result: res, Worker: w.id, Cacheable: cacheable}
 	keep := job.Keep || !queue.ValidReply(job.Reply)
-	if !keep && termReason == "" {
-		if cr := w.chunkRunOf(d); cr != nil {
-			// A chunk's item: sent without waiting, confirmed with the
-			// chunk's other results (chunkRun.confirm), which ends it.
-			ev.Later = true
-			err := w.bus.PublishEvent(job.Reply, ev)
-			if err == nil {
-				cr.confirmLater(laterResult{d: d, job: job, res: res, ev: ev, log: log, cacheable: cacheable})
-				return
-			}
-			log().Warn("result event", "err", err)
-			w.answered(d, job, hb, res, ev, false, false, cacheable, "", log)
-			return
-		}
-	}
-	if !keep && termReason == "" {
-		// Sent without waiting and confirmed behind the slot, which
-		// pulls its next job meanwhile (confirm.go).
+	// A gateway that did not answer a question about its results gets
+	// them as requests of their own for a while (confirm.go).
+	later := !keep && termReason == "" && !w.confirms.isMute(replyPrefix(job))
+	if later {
 		ev.Later = true
 		if err := w.bus.PublishEvent(job.Reply, ev); err != nil {
 			log().Warn("result event", "err", err)
 			w.answered(d, job, hb, res, ev, false, false, cacheable, "", log)
 			return
 		}
-		d.Detach()
 		r := laterResult{d: d, job: job, res: res, ev: ev, log: log, cacheable: cacheable}
+		if cr := w.chunkRunOf(d); cr != nil {
+			// A chunk's item: confirmed with the chunk's other results
+			// (chunkRun.confirm), which ends it.
+			cr.confirmLater(r)
+			return
+		}
+		// A single job: confirmed behind the slot, which pulls its next
+		// job meanwhile (confirm.go).
+		d.Detach()
 		if !w.confirms.add(r) {
 			w.confirmAlone(r, hb)
 		}
@@ -1147,9 +1141,11 @@ func (w *Worker) answeredBefore(job *queue.Job, log func() *slog.Logger) bool {
 // its slot, and ends its job: for a result its Client's queue of the
 // resultConfirmer has no room for.
 func (w *Worker) confirmAlone(r laterResult, hb *beat) {
-	held, err := w.bus.ConfirmResults(r.job.Reply, []string{r.job.ID}, resultConfirmWait)
+	held, answered, err := w.bus.ConfirmResults(r.job.Reply, []string{r.job.ID}, resultConfirmWait)
 	if err != nil {
 		r.log().Warn("confirm the result", "err", err)
+	} else if !answered {
+		w.confirms.markMute(replyPrefix(r.job))
 	}
 	w.answered(r.d, r.job, hb, r.res, r.ev, false, held[0], r.cacheable, "", r.log)
 }
