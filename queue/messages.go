@@ -315,14 +315,7 @@ func marshalEvent(ev *Event) ([]byte, error) {
 		b = strconv.AppendInt(b, ev.Total, 10)
 	}
 	if len(ev.Lines) > 0 {
-		b = append(b, `,"lines":[`...)
-		for i, l := range ev.Lines {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, l)
-		}
-		b = append(b, ']')
+		b = appendStrings(append(b, `,"lines":`...), ev.Lines)
 	}
 	if len(ev.Result) > 0 {
 		b = append(b, `,"result":`...)
@@ -342,14 +335,19 @@ func marshalEvent(ev *Event) ([]byte, error) {
 		b = append(b, `,"later":true`...)
 	}
 	if len(ev.Jobs) > 0 {
-		b = append(b, `,"jobs":[`...)
-		for i, id := range ev.Jobs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonenc.AppendString(b, id)
-		}
-		b = append(b, ']')
+		b = appendStrings(append(b, `,"jobs":`...), ev.Jobs)
 	}
 	return append(b, '}'), nil
+}
+
+// appendStrings appends ss as a JSON array of strings.
+func appendStrings(b []byte, ss []string) []byte {
+	b = append(b, '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, s)
+	}
+	return append(b, ']')
 }
