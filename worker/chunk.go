@@ -314,19 +314,7 @@ func (c *chunkRun) confirm() {
 				rest = append(rest, r)
 			}
 		}
-		ids := make([]string, len(group))
-		for i, r := range group {
-			ids[i] = r.job.ID
-		}
-		held, answered, err := c.w.bus.ConfirmResults(group[0].job.Reply, ids, resultConfirmWait)
-		if err != nil {
-			c.w.log.Warn("confirm a chunk's results", "job", c.d.Job.ID, "results", len(ids), "err", err)
-		} else if !answered {
-			c.w.confirms.markMute(prefix)
-		}
-		for i, r := range group {
-			c.w.answered(r.d, r.job, c.hb, r.res, r.ev, false, held[i], r.cacheable, "", r.log)
-		}
+		c.w.confirmGroup(group, c.hb)
 		rs = rest
 	}
 }

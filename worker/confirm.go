@@ -25,7 +25,7 @@ import (
 
 // maxBehindBytes bounds the bytes of results one Client's confirmation
 // may keep waiting (with maxLater results); a result beyond either is
-// confirmed by its slot, alone (Worker.confirmAlone), so a Client that is
+// confirmed by its slot, alone (Worker.confirmGroup), so a Client that is
 // slow to answer — one of an older version ignores the question, 2 s
 // each — holds the worker back instead of growing its memory.
 const maxBehindBytes = 4 << 20
@@ -128,22 +128,37 @@ func (c *resultConfirmer) run(prefix string, q *behindQueue) {
 		}
 		q.later, q.bytes = nil, 0
 		c.mu.Unlock()
-		ids := make([]string, len(rs))
-		for i, r := range rs {
-			ids[i] = r.job.ID
+		// The job's own heartbeat stopped with its slot's run; one beats
+		// again while a result not held is stored (Worker.retry).
+		c.w.confirmGroup(rs, nil)
+	}
+}
+
+// confirmGroup asks the Client of rs — results of one reply prefix, sent
+// without waiting — which of them it holds (queue.Bus.ConfirmResults),
+// mutes that Client when it does not answer, and ends each job
+// (Worker.answered): acked, its result stored first when not held. hb
+// beats for the jobs while a result is stored (a chunk's beat, a slot's);
+// nil gives each job a beat of its own for that time.
+func (w *Worker) confirmGroup(rs []laterResult, hb *beat) {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.job.ID
+	}
+	held, answered, err := w.bus.ConfirmResults(rs[0].job.Reply, ids, resultConfirmWait)
+	if err != nil {
+		w.log.Warn("confirm results", "job", rs[0].job.ID, "results", len(ids), "err", err)
+	} else if !answered {
+		w.confirms.markMute(replyPrefix(rs[0].job))
+	}
+	for i, r := range rs {
+		b := hb
+		if b == nil {
+			b = &beat{w: w, d: r.d}
 		}
-		held, answered, err := c.w.bus.ConfirmResults(rs[0].job.Reply, ids, resultConfirmWait)
-		if err != nil {
-			c.w.log.Warn("confirm results", "results", len(ids), "err", err)
-		} else if !answered {
-			c.markMute(prefix)
-		}
-		for i, r := range rs {
-			// The job's own heartbeat stopped with its slot's run; one
-			// beats again while a result not held is stored (Worker.retry).
-			hb := &beat{w: c.w, d: r.d}
-			c.w.answered(r.d, r.job, hb, r.res, r.ev, false, held[i], r.cacheable, "", r.log)
-			hb.stop()
+		w.answered(r.d, r.job, b, r.res, r.ev, false, held[i], r.cacheable, "", r.log)
+		if hb == nil {
+			b.stop()
 		}
 	}
 }

@@ -1106,7 +1106,8 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 		// job meanwhile (confirm.go).
 		d.Detach()
 		if !w.confirms.add(r) {
-			w.confirmAlone(r, hb)
+			// No room behind: confirmed alone, on the slot.
+			w.confirmGroup([]laterResult{r}, hb)
 		}
 		return
 	}
@@ -1135,19 +1136,6 @@ func (w *Worker) answeredBefore(job *queue.Job, log func() *slog.Logger) bool {
 		log().Debug("ask whether the job is answered", "err", err)
 	}
 	return done
-}
-
-// confirmAlone confirms the result r sent without waiting by itself, on
-// its slot, and ends its job: for a result its Client's queue of the
-// resultConfirmer has no room for.
-func (w *Worker) confirmAlone(r laterResult, hb *beat) {
-	held, answered, err := w.bus.ConfirmResults(r.job.Reply, []string{r.job.ID}, resultConfirmWait)
-	if err != nil {
-		r.log().Warn("confirm the result", "err", err)
-	} else if !answered {
-		w.confirms.markMute(replyPrefix(r.job))
-	}
-	w.answered(r.d, r.job, hb, r.res, r.ev, false, held[0], r.cacheable, "", r.log)
 }
 
 // answered ends finishJob for job, whose result event ev was sent (and
