@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
 )
 
 // submitChunk submits jobs as one chunk (queue.Client.SubmitChunk) and
@@ -485,14 +486,11 @@ func TestChunkResultsStoredWhenNotHeld(t *testing.T) {
 	h.startWorkers(1, 1, 5*time.Second)
 	for x, id := range ids {
 		var raw []byte
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		queuetest.WaitFor(t, 30*time.Second, "item "+strconv.Itoa(x+1)+" stored", func() bool {
 			var err error
-			if raw, err = h.bus.Result(context.Background(), id); err == nil || !errors.Is(err, queue.ErrNoResult) || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			raw, err = h.bus.Result(context.Background(), id)
+			return err == nil
+		})
 		if r := decodeResult(t, raw); !r.Success || r.JobID != id || string(r.Echo) != `{"x":`+strconv.Itoa(x+1)+`}` {
 			t.Errorf("item %d stored %s", x+1, raw)
 		}
