@@ -255,6 +255,9 @@ type laterResult struct {
 	ev        *queue.Event
 	log       func() *slog.Logger
 	cacheable bool
+	// hb beats for a single job's delivery while its result waits behind
+	// its slot (resultConfirmer.add): its slot's beat stopped with the run.
+	hb *beat
 }
 
 // chunkRunOf returns the chunkRun of the chunk whose item d is, nil for

@@ -109,6 +109,11 @@ func (c *resultConfirmer) add(r laterResult) bool {
 	if len(q.later) >= maxLater || q.bytes+len(r.res) > maxBehindBytes && len(q.later) > 0 {
 		return false
 	}
+	// The job's heartbeat stopped with its slot's run; its delivery beats
+	// again until the job ends, however long the question and the store
+	// of a result not held take (AckWait is 3 s by default).
+	r.hb = &beat{w: c.w, d: r.d}
+	r.hb.start()
 	q.later = append(q.later, r)
 	q.bytes += len(r.res)
 	return true
@@ -128,8 +133,6 @@ func (c *resultConfirmer) run(prefix string, q *behindQueue) {
 		}
 		q.later, q.bytes = nil, 0
 		c.mu.Unlock()
-		// The job's own heartbeat stopped with its slot's run; one beats
-		// again while a result not held is stored (Worker.retry).
 		c.w.confirmGroup(rs, nil)
 	}
 }
@@ -138,8 +141,8 @@ func (c *resultConfirmer) run(prefix string, q *behindQueue) {
 // without waiting — which of them it holds (queue.Bus.ConfirmResults),
 // mutes that Client when it does not answer, and ends each job
 // (Worker.answered): acked, its result stored first when not held. hb
-// beats for the jobs while a result is stored (a chunk's beat, a slot's);
-// nil gives each job a beat of its own for that time.
+// beats for the jobs (a chunk's beat, a slot's); nil: each result's own
+// (laterResult.hb), stopped once its job ended.
 func (w *Worker) confirmGroup(rs []laterResult, hb *beat) {
 	ids := make([]string, len(rs))
 	for i, r := range rs {
@@ -154,7 +157,7 @@ func (w *Worker) confirmGroup(rs []laterResult, hb *beat) {
 	for i, r := range rs {
 		b := hb
 		if b == nil {
-			b = &beat{w: w, d: r.d}
+			b = r.hb
 		}
 		w.answered(r.d, r.job, b, r.res, r.ev, false, held[i], r.cacheable, "", r.log)
 		if hb == nil {

@@ -501,3 +501,27 @@ func TestQueuedJobCancelHeard(t *testing.T) {
 	}
 	waitEmpty(t, h.bus)
 }
+
+// TestResultBehindKeepsBeating: a single job whose result waits behind
+// its slot for a question its gateway never answers (resultConfirmWait,
+// 2 s, over an AckWait of 600 ms) keeps its delivery beating meanwhile:
+// it is not redelivered and run again; its result is stored once the
+// question goes unanswered.
+func TestResultBehindKeepsBeating(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: 600 * time.Millisecond}, 0)
+	plain, err := h.nc.SubscribeSync(queue.EventWildcard("plain"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Unsubscribe()
+	ip := startInproc(t, h, Options{Slots: 2}, okExec)
+	id := h.submit(queue.Job{ID: "behind-beat", Tool: "t", Reply: queue.EventSubject("plain", "behind-beat")})
+	queuetest.WaitFor(t, 20*time.Second, "the result stored", func() bool {
+		_, err := h.bus.Result(context.Background(), id)
+		return err == nil
+	})
+	waitEmpty(t, h.bus)
+	if n := ip.calls.Load(); n != 1 {
+		t.Errorf("runs = %d, want 1 (redelivered while its result waited)", n)
+	}
+}
