@@ -74,14 +74,10 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 		if !cr.begin(i) {
 			break
 		}
-		if again && it.Err == nil {
-			if done, err := w.bus.Answered(it.Job.Reply, it.Job.ID, answeredWait); err != nil {
-				w.log.Debug("ask whether a chunk's item is answered", "job", it.Job.ID, "err", err)
-			} else if done {
-				w.log.Debug("chunk item answered on an earlier delivery; not running it again", "job", it.Job.ID)
-				_ = it.Ack() // recorded for Settle; nothing is sent
-				continue
-			}
+		if again && it.Err == nil && w.answeredBefore(it.Job, func() *slog.Logger { return w.log.With("job", it.Job.ID) }) {
+			w.log.Debug("chunk item answered on an earlier delivery; not running it again", "job", it.Job.ID)
+			_ = it.Ack() // recorded for Settle; nothing is sent
+			continue
 		}
 		stop := cr.watch(i)
 		w.handle(runCtx, it)
