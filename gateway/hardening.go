@@ -273,11 +273,7 @@ func parseCallParams(raw json.RawMessage) (callParams, string) {
 	case name[0] != '"':
 		return p, "tool name must be a string, got " + wire.JSONType(name)
 	}
-	if tool, plain := wire.PlainString(name); plain {
-		p.tool = tool
-	} else {
-		_ = json.Unmarshal(name, &p.tool) // a JSON string: cannot fail
-	}
+	wire.DecodeString(name, &p.tool) // a JSON string of a valid message
 	p.token = metaProgressToken(p.Meta)
 	return p, ""
 }
