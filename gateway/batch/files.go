@@ -21,7 +21,7 @@ func WriteSummaryFile(f *os.File, b []byte) error {
 // ResumeCommand is the command line that finishes an interrupted batch:
 // argv (the process's os.Args) with --resume, the program named as it was invoked ("./axpool"
 // stays "./axpool"; a `go run` build, in the Go build cache, is "axpool"),
-// without the boolean flags named in drop ("--fail-fast" drops
+// without an earlier --resume (or --resume=…) and the boolean flags named in drop ("--fail-fast" drops
 // "--fail-fast" and "--fail-fast=…").
 func ResumeCommand(argv []string, in, out string, drop ...string) string {
 	prog := progName(argv)
@@ -29,8 +29,9 @@ func ResumeCommand(argv []string, in, out string, drop ...string) string {
 		return fmt.Sprintf("%s batch %s -o OUT.jsonl (write to a file to be able to resume)", prog, in)
 	}
 	args := []string{prog}
+	drop = append(slices.Clip(drop), "--resume")
 	for _, a := range argv[1:] {
-		if a != "--resume" && !slices.ContainsFunc(drop, func(f string) bool { return a == f || strings.HasPrefix(a, f+"=") }) {
+		if !slices.ContainsFunc(drop, func(f string) bool { return a == f || strings.HasPrefix(a, f+"=") }) {
 			args = append(args, ShellQuote(a))
 		}
 	}

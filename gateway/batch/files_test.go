@@ -19,6 +19,7 @@ func TestResumeCommand(t *testing.T) {
 		{[]string{"./axpool", "batch", "in.jsonl", "--fail-fast", "-o", "o.jsonl", "--fail-fast=true", "--resume"}, "o.jsonl", []string{"--fail-fast"}, "./axpool batch in.jsonl -o o.jsonl --resume"},
 		{[]string{"./axpool", "batch", "in.jsonl", "--fail-fast", "-o", "o.jsonl"}, "o.jsonl", nil, "./axpool batch in.jsonl --fail-fast -o o.jsonl --resume"},
 		{[]string{"./axpool", "batch", "in.jsonl", "--fail-fast-ish", "-o", "o.jsonl"}, "o.jsonl", []string{"--fail-fast"}, "./axpool batch in.jsonl --fail-fast-ish -o o.jsonl --resume"},
+		{[]string{"./axpool", "batch", "in.jsonl", "-o", "o.jsonl", "--resume=true"}, "o.jsonl", nil, "./axpool batch in.jsonl -o o.jsonl --resume"},
 	} {
 		if got := ResumeCommand(c.args, "in.jsonl", c.out, c.drop...); got != c.want {
 			t.Errorf("ResumeCommand for %q = %q, want %q", c.args, got, c.want)
