@@ -170,10 +170,7 @@ func (d *Dispatcher) scriptItem(ctx context.Context, name string, raw json.RawMe
 				msg += fmt.Sprintf(" (did you mean %q?)", near)
 			}
 		}
-		o := wire.InvalidArgs(wire.KindInvalidArgs, msg)
-		SetJobFields(o, "", 0, 0, "")
-		b, _ := o.MarshalJSON() // strings, bools and numbers only
-		return b, true
+		return Unsubmitted(wire.InvalidArgs(wire.KindInvalidArgs, msg)), true
 	}
 	out, args, refused := d.script(ctx, s, cat, raw, nil)
 	d.observe(ctx, name, args, out)
@@ -219,7 +216,7 @@ func (d *Dispatcher) CallItem(ctx context.Context, call *tools.Args) json.RawMes
 func (d *Dispatcher) Refusal(tool string, ae *tools.ArgError) []byte {
 	o := wire.InvalidArgs(ae.ErrorKind(), ae.Msg)
 	if d.cfg.Executes(tool) {
-		SetJobFields(o, "", 0, 0, "")
+		return Unsubmitted(o)
 	}
 	b, _ := o.MarshalJSON() // strings, bools and numbers only
 	return b

@@ -94,10 +94,8 @@ func (d *Dispatcher) script(ctx context.Context, s *scripts.Script, cat *scripts
 	caller := d.Caller(cat)
 	checked, refusal := caller.Check(s, raw)
 	if refusal != nil {
-		SetJobFields(refusal, "", 0, 0, "")
-		b, _ := refusal.MarshalJSON() // strings, bools and numbers only
 		d.log.Debug("script call refused", "tool", s.Name, "caller", CallerFrom(ctx))
-		return b, raw, true
+		return Unsubmitted(refusal), raw, true
 	}
 	out, err := caller.Call(ctx, s, checked, progress)
 	if err != nil {
