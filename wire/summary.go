@@ -3,7 +3,8 @@ package wire
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
+
+	"github.com/axpool/axpool/internal/jsonenc"
 )
 
 // Summary is what metrics, the audit log and batches read from a result
@@ -45,46 +46,75 @@ func Summarize(obj []byte) (Summary, error) {
 // field's type.
 func summarizeFast(obj []byte) (s Summary, ok bool) {
 	s = Summary{Steps: -1, QueueMs: -1, RunMs: -1}
-	ok = true
-	valid := SplitObject(obj, func(key string, raw json.RawMessage) {
-		for i := range summaryFields {
-			if f := &summaryFields[i]; f.key == key {
-				ok = ok && f.set(&s, raw)
-				return
-			}
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' || !jsonenc.Valid(obj) {
+		return s, false
+	}
+	// obj is valid JSON starting with '{': one object, then white space
+	// (SplitObject's walk, without a call per member or a string per key).
+	i = skipSpace(obj, i+1)
+	if obj[i] == '}' {
+		return s, true
+	}
+	for {
+		end, _ := stringEnd(obj, i)
+		key := obj[i+1 : end-1]
+		i = skipSpace(obj, end)
+		i = skipSpace(obj, i+1) // the ':'
+		vend, _ := valueEnd(obj, i)
+		if !s.setMember(key, obj[i:vend]) {
+			return s, false
 		}
-		for i := range summaryFields {
-			if strings.EqualFold(key, summaryFields[i].key) {
-				ok = false // encoding/json matches it case-insensitively
-			}
+		i = skipSpace(obj, vend)
+		if obj[i] == '}' {
+			return s, true
 		}
-	})
-	return s, valid && ok
+		i = skipSpace(obj, i+1) // the ','
+	}
 }
 
-// summaryFields are the members Summarize reads, each with how the fast
-// path sets its field from a plain literal (false: not one, decode).
-var summaryFields = []struct {
-	key string
-	set func(s *Summary, raw []byte) bool
-}{
-	{"success", func(s *Summary, raw []byte) bool { return literalBool(raw, &s.Success) }},
-	{"outcome", func(s *Summary, raw []byte) bool {
+// setMember sets the field of s that the member key (its bytes between
+// the quotes) names from raw, and reports false — the caller decodes
+// with encoding/json — when raw is not a plain literal of the field's
+// type, or when key might name a field only as encoding/json matches
+// names (case-insensitively, or spelt with escapes): a key with an upper
+// case letter, a byte over 0x7f or a backslash. Other keys are skipped.
+func (s *Summary) setMember(key, raw []byte) bool {
+	switch string(key) {
+	case "success":
+		return literalBool(raw, &s.Success)
+	case "outcome":
 		o := string(s.Outcome)
 		ok := literalString(raw, &o)
 		s.Outcome = Outcome(o)
 		return ok
-	}},
-	{"error_kind", func(s *Summary, raw []byte) bool { return literalString(raw, &s.ErrorKind) }},
-	{"limit_kind", func(s *Summary, raw []byte) bool { return literalString(raw, &s.LimitKind) }},
-	{"job_id", func(s *Summary, raw []byte) bool { return literalString(raw, &s.JobID) }},
-	{"worker", func(s *Summary, raw []byte) bool { return literalString(raw, &s.Worker) }},
-	{"steps", func(s *Summary, raw []byte) bool { return literalOptional(raw, &s.Steps) }},
-	{"queue_ms", func(s *Summary, raw []byte) bool { return literalOptional(raw, &s.QueueMs) }},
-	{"run_ms", func(s *Summary, raw []byte) bool { return literalOptional(raw, &s.RunMs) }},
-	{"retry_after_ms", func(s *Summary, raw []byte) bool { return literalInt(raw, &s.RetryAfterMs) }},
-	{"cached", func(s *Summary, raw []byte) bool { return literalBool(raw, &s.Cached) }},
-	{"replayed", func(s *Summary, raw []byte) bool { return literalBool(raw, &s.Replayed) }},
+	case "error_kind":
+		return literalString(raw, &s.ErrorKind)
+	case "limit_kind":
+		return literalString(raw, &s.LimitKind)
+	case "job_id":
+		return literalString(raw, &s.JobID)
+	case "worker":
+		return literalString(raw, &s.Worker)
+	case "steps":
+		return literalOptional(raw, &s.Steps)
+	case "queue_ms":
+		return literalOptional(raw, &s.QueueMs)
+	case "run_ms":
+		return literalOptional(raw, &s.RunMs)
+	case "retry_after_ms":
+		return literalInt(raw, &s.RetryAfterMs)
+	case "cached":
+		return literalBool(raw, &s.Cached)
+	case "replayed":
+		return literalBool(raw, &s.Replayed)
+	}
+	for _, c := range key {
+		if c == '\\' || c >= 0x80 || ('A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // The literal decoders set *dst as encoding/json would from raw (null

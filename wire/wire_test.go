@@ -367,6 +367,7 @@ var summaryCases = []string{
 	`{"steps":4,"steps":null}`, `{"run_ms":1.5}`, `{"run_ms":1e3}`, `{"run_ms":-0}`, `{"run_ms":99999999999999999999}`,
 	`{"job_id":"a\"b","worker":"é","outcome":"\u006fk"}`, `{"retry_after_ms":750,"replayed":true,"RUN_MS":4}`,
 	`{"success":true,"result":{"success":false,"steps":9},"steps":2}`, `{"success":true} trailing`,
+	`{"r\u00e9sum\u00e9":1,"steps":3}`, `{"résumé":1,"steps":3}`, `{"Result":[1],"outcome":"ok"}`, `{"ſuccess":true}`,
 }
 
 // TestSummarizeMatchesDecoder: the fast path gives what encoding/json
@@ -449,6 +450,18 @@ func TestPlainString(t *testing.T) {
 	} {
 		if got, ok := PlainString([]byte(c.raw)); got != c.want || ok != c.ok {
 			t.Errorf("PlainString(%s) = %q, %v; want %q, %v", c.raw, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// BenchmarkSummarize: a batch item's result envelope, as a worker
+// writes it.
+func BenchmarkSummarize(b *testing.B) {
+	env := []byte(`{"success":true,"protocol_version":1,"result":0,"steps":2,"ui_output":[],"random_seed":7884572891471091,"outcome":"ok","retryable":false,"job_id":"3390900e-d1e1-4dc2-b1db-8551cb33c545","queue_ms":25,"run_ms":0,"worker":"vm-16708-e46d2f","run_digest":"5e3d66816a2deadaf1cf88c76c8be875f7687bb7393e87d37d45b32cbaab664c"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if s, err := Summarize(env); err != nil || s.Steps != 2 {
+			b.Fatal(s, err)
 		}
 	}
 }
