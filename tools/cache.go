@@ -131,20 +131,33 @@ func keyOf(scope, tool string, canon []byte) string {
 
 // keyPrefixes holds keyPrefix's answers: one per scope and tool a
 // process uses.
-var keyPrefixes sync.Map // scope + "\x00" + tool → []byte
+var keyPrefixes struct {
+	sync.RWMutex
+	m map[prefixID][]byte
+}
+
+type prefixID struct{ scope, tool string }
 
 // keyPrefix is the start of the object CacheKey hashes, up to the args'
 // value: {"v":1,"runtime":…,"scope":…,"tool":…,"args":
 func keyPrefix(scope, tool string) []byte {
-	id := scope + "\x00" + tool
-	if p, ok := keyPrefixes.Load(id); ok {
-		return p.([]byte)
+	id := prefixID{scope, tool}
+	keyPrefixes.RLock()
+	p, ok := keyPrefixes.m[id]
+	keyPrefixes.RUnlock()
+	if ok {
+		return p
 	}
 	key := wire.NewObject().Set("v", cacheKeyVersion).Set("runtime", RuntimeVersion()).
 		Set("scope", scope).Set("tool", tool).Set("args", nil)
 	b, _ := key.MarshalJSON() // strings and an integer: cannot fail
-	p := b[:len(b)-len("null}")]
-	keyPrefixes.Store(id, p)
+	p = b[:len(b)-len("null}")]
+	keyPrefixes.Lock()
+	if keyPrefixes.m == nil {
+		keyPrefixes.m = map[prefixID][]byte{}
+	}
+	keyPrefixes.m[id] = p
+	keyPrefixes.Unlock()
 	return p
 }
 

@@ -202,8 +202,19 @@ func BenchmarkCacheKey(b *testing.B) {
 	}{
 		{"raw", func() (string, bool) { return CacheKey("boruna_run", raw, "scope") }},
 		{"checked", func() (string, bool) { return CacheKeyChecked("boruna_run", checked, "scope") }},
+		// An Args asked twice (a batch item's lookup, then its call).
+		{"args", func() (string, bool) {
+			a, err := Check("boruna_run", raw)
+			if err != nil {
+				b.Fatal(err)
+			}
+			k, _ := a.CacheKey("scope")
+			k2, ok := a.CacheKey("scope")
+			return k2, ok && k == k2
+		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
 			for b.Loop() {
 				if _, ok := bc.key(); !ok {
 					b.Fatal("not cacheable")

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/axpool/axpool/tools/toolwire"
@@ -39,7 +40,14 @@ type Args struct {
 	// made once for both CacheKey and Digest.
 	canonOnce sync.Once
 	canon     []byte
+
+	// cacheKey is CacheKey's last answer with its scope: a batch item's
+	// key is asked for by its cache lookup and again by its call.
+	cacheKey atomic.Pointer[scopedKey]
 }
+
+// scopedKey is a cache key and the scope it was made for.
+type scopedKey struct{ scope, digest string }
 
 // Check parses and checks raw as the arguments of tool (CheckArgs: the
 // same refusals, *ArgError) and returns them in their checked form.
@@ -110,11 +118,16 @@ func (a *Args) CacheKey(scope string) (digest string, ok bool) {
 	if a.spec == nil || !a.spec.Cacheable {
 		return "", false
 	}
+	if k := a.cacheKey.Load(); k != nil && k.scope == scope {
+		return k.digest, true
+	}
 	canon := a.canonical()
 	if canon == nil {
 		return "", false
 	}
-	return keyOf(scope, a.tool, canon), true
+	digest = keyOf(scope, a.tool, canon)
+	a.cacheKey.Store(&scopedKey{scope, digest})
+	return digest, true
 }
 
 // canonical is the call's canonical form (CanonicalArgs' output), made on
