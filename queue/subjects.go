@@ -161,8 +161,13 @@ func handOffKey(chunkID string) string { return "handoff." + chunkID }
 // bytes of the server's memory per entry. Two digests share a key with
 // probability about n²/2^129 for n entries (10^-27 for a million).
 func cacheKey(digest string) string {
-	sum := sha256.Sum256([]byte(digest))
-	return "result." + base64.RawURLEncoding.EncodeToString(sum[:16])
+	var buf [128]byte // a valid digest's length at most: on the stack
+	sum := sha256.Sum256(append(buf[:0], digest...))
+	const prefix = "result."
+	var key [len(prefix) + 22]byte // one allocation: the string
+	copy(key[:], prefix)
+	base64.RawURLEncoding.Encode(key[len(prefix):], sum[:16])
+	return string(key[:])
 }
 
 // idempotencyKey is the state-bucket key of the idempotency record under
