@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/axpool/axpool/internal/jsonenc"
@@ -175,7 +176,9 @@ func (o *Object) Pretty() ([]byte, error) {
 // as json.RawMessage. Errors: encoding/json's, for data that is not one
 // JSON object.
 func ParseObject(data []byte) (*Object, error) {
-	o := NewObject()
+	// Room for the members of a usual object (a job event, a batch item,
+	// a tool's arguments): two allocations instead of a growth each.
+	o := &Object{keys: make([]string, 0, 8), vals: make([]any, 0, 8)}
 	if SplitObject(data, func(key string, val json.RawMessage) { o.Set(key, val) }) {
 		return o, nil
 	}
@@ -202,8 +205,10 @@ func SplitObject(data []byte, member func(key string, val json.RawMessage)) bool
 	for {
 		end, _ := stringEnd(data, i)
 		key := data[i:end]
-		k, plain := PlainString(key)
-		if !plain && json.Unmarshal(key, &k) != nil {
+		var k string
+		if plainString(key) {
+			k = internKey(key[1 : len(key)-1])
+		} else if json.Unmarshal(key, &k) != nil {
 			return false // cannot happen: data is valid
 		}
 		i = skipSpace(data, end)
@@ -384,15 +389,52 @@ func DecodeString(raw []byte, dst *string) {
 // (SplitObject's keys, queue's job and event decoders, the gateway's
 // JSON-RPC reader) share it.
 func PlainString(raw []byte) (s string, ok bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+	if !plainString(raw) {
 		return "", false
+	}
+	return string(raw[1 : len(raw)-1]), true
+}
+
+// plainString reports whether raw is a JSON string that PlainString
+// reads: quoted, without escapes or bytes over 0x7f.
+func plainString(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return false
 	}
 	for _, c := range raw[1 : len(raw)-1] {
 		if c == '\\' || c >= 0x80 {
-			return "", false
+			return false
 		}
 	}
-	return string(raw[1 : len(raw)-1]), true
+	return true
+}
+
+// keyCache holds member names SplitObject has made strings of, one per
+// slot of a hash of their bytes: the few names of the objects a process
+// reads again and again — a job event's, a batch item's, a tool's
+// arguments — are made once instead of once per object. A name that
+// meets another in its slot replaces it.
+var keyCache [1024]atomic.Pointer[string]
+
+// maxCachedKey is the longest member name keyCache keeps.
+const maxCachedKey = 32
+
+// internKey returns b as a string, from keyCache when it holds it.
+func internKey(b []byte) string {
+	if len(b) > maxCachedKey {
+		return string(b)
+	}
+	h := uint32(2166136261) // FNV-1a
+	for _, c := range b {
+		h = (h ^ uint32(c)) * 16777619
+	}
+	slot := &keyCache[h%uint32(len(keyCache))]
+	if p := slot.Load(); p != nil && *p == string(b) {
+		return *p
+	}
+	s := string(b)
+	slot.Store(&s)
+	return s
 }
 
 // parseObjectDecoder is ParseObject through encoding/json's decoder: its

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 func TestEnvelopeOrderAndPretty(t *testing.T) {
@@ -463,5 +465,38 @@ func BenchmarkSummarize(b *testing.B) {
 		if s, err := Summarize(env); err != nil || s.Steps != 2 {
 			b.Fatal(s, err)
 		}
+	}
+}
+
+// TestInternKey: SplitObject's member names are the bytes they are made
+// of, whichever names share a slot, and a name read again is the string
+// made the first time.
+func TestInternKey(t *testing.T) {
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 5000 {
+				b := []byte(fmt.Sprintf("k%d_%d", i, g%2))
+				if got := internKey(b); got != string(b) {
+					t.Errorf("internKey(%q) = %q", b, got)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	long := strings.Repeat("x", maxCachedKey+1)
+	if got := internKey([]byte(long)); got != long {
+		t.Fatalf("internKey(long) = %q", got)
+	}
+	first := internKey([]byte("job_id"))
+	again := internKey([]byte("job_id"))
+	if unsafe.StringData(first) != unsafe.StringData(again) {
+		t.Fatal(`"job_id" read twice made two strings`)
+	}
+	var keys []string
+	SplitObject([]byte(`{"job_id":1,"j\u006fb_id":2,"worker":3}`), func(k string, _ json.RawMessage) { keys = append(keys, k) })
+	if fmt.Sprint(keys) != "[job_id job_id worker]" || unsafe.StringData(keys[0]) != unsafe.StringData(first) {
+		t.Fatalf("SplitObject keys %q", keys)
 	}
 }
