@@ -150,8 +150,7 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 		if rawID[0] != '"' {
 			return bad(`"id" must be a string, got %s`, wire.JSONType(rawID))
 		}
-		var id string
-		wire.DecodeString(rawID, &id) // valid JSON: a string decodes
+		id, _ := stringOf(rawID) // valid JSON: a string decodes
 		if id == "" {
 			return bad(`"id" must not be empty`)
 		}
@@ -197,14 +196,14 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 		case "id":
 			continue
 		case "tool":
-			if err := json.Unmarshal(raw, &tool); err != nil {
+			if tool, err = stringOf(raw); err != nil {
 				return bad(`"tool" must be a string, got %s`, wire.JSONType(raw))
 			}
 			hasTool = true
 			continue
 		case "script":
 			hasScript = true
-			if err := json.Unmarshal(raw, &script); err != nil {
+			if script, err = stringOf(raw); err != nil {
 				return bad(`"script" must be a string, got %s`, wire.JSONType(raw))
 			}
 		case "args":
@@ -341,6 +340,18 @@ func parseScript(it Item, name string, args json.RawMessage, hasTool bool, other
 	}
 	it.Tool, it.Args, it.Script = name, args, true
 	return it
+}
+
+// stringOf is the string raw (valid JSON) holds, as json.Unmarshal into
+// a string reads it, without a variable of its own on the heap per call;
+// an error for anything but a string.
+func stringOf(raw []byte) (string, error) {
+	if s, ok := wire.PlainString(raw); ok {
+		return s, nil
+	}
+	var s string
+	err := json.Unmarshal(raw, &s)
+	return s, err
 }
 
 func findParam(name string) *tools.Param {
