@@ -424,6 +424,15 @@ func newPending(debug bool) *pendingJob {
 // Cancel to stop it); ErrClosed; *InvalidJobError for a malformed ID.
 // Several goroutines may Wait for the same job.
 func (c *Client) Wait(ctx context.Context, jobID string, onProgress func(steps, total int64)) (json.RawMessage, error) {
+	return c.WaitUntil(ctx, jobID, time.Time{}, onProgress)
+}
+
+// WaitUntil is Wait that also gives up at deadline (none when zero),
+// having read the results bucket once more: ErrWaitDeadline. It bounds a
+// wait as a context with that deadline would, without one per wait (a
+// context of its own registers with its parent: a batch's thousand items
+// in flight took turns at their shared parent's lock).
+func (c *Client) WaitUntil(ctx context.Context, jobID string, deadline time.Time, onProgress func(steps, total int64)) (json.RawMessage, error) {
 	if !ValidID(jobID) {
 		return nil, &InvalidJobError{Field: "id", Reason: fmt.Sprintf("%q is not 1-128 characters of [A-Za-z0-9_-]", jobID)}
 	}
@@ -473,7 +482,15 @@ func (c *Client) Wait(ctx context.Context, jobID string, onProgress func(steps, 
 		}
 	}
 	interval := c.pollMin
-	timer := time.NewTimer(interval)
+	// next is the wait before the next read of the bucket: the poll's
+	// interval, or what is left before the deadline when that is less.
+	next := func() time.Duration {
+		if deadline.IsZero() {
+			return interval
+		}
+		return max(min(interval, time.Until(deadline)), 0)
+	}
+	timer := time.NewTimer(next())
 	defer timer.Stop()
 	for {
 		select {
@@ -499,8 +516,11 @@ func (c *Client) Wait(ctx context.Context, jobID string, onProgress func(steps, 
 			if res := check(); res != nil {
 				return done(res)
 			}
+			if !deadline.IsZero() && !time.Now().Before(deadline) {
+				return nil, ErrWaitDeadline
+			}
 			interval = min(2*interval, c.pollMax)
-			timer.Reset(interval)
+			timer.Reset(next())
 		case <-poke:
 			if res := check(); res != nil {
 				return done(res)

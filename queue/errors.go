@@ -23,6 +23,10 @@ var (
 	ErrNoResult = errors.New("queue: no result for job")
 	// ErrClosed: the Client was closed.
 	ErrClosed = errors.New("queue: client closed")
+	// ErrWaitDeadline: WaitUntil's deadline passed before the result was
+	// known (the job keeps running). errors.Is(err,
+	// context.DeadlineExceeded) holds.
+	ErrWaitDeadline = fmt.Errorf("queue: no result before the wait's deadline: %w", context.DeadlineExceeded)
 	// ErrNotSetUp: Attach found no job stream, consumer or bucket; the
 	// gateway (Open) has not set the queue up yet.
 	ErrNotSetUp = errors.New("queue: job stream not set up")

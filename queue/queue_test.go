@@ -366,6 +366,38 @@ func TestWaitFallsBackToResultsBucket(t *testing.T) {
 	}
 }
 
+// TestWaitUntil: WaitUntil gives up at its deadline with
+// ErrWaitDeadline (a DeadlineExceeded), having read the results bucket
+// once more: a result stored while its event was lost is still returned
+// after the deadline passed, as long as it is there at the last read.
+func TestWaitUntil(t *testing.T) {
+	_, bus, c := testBus(t, Config{})
+	ctx := ctxT(t)
+	id, err := c.Submit(ctx, Job{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.WaitUntil(ctx, id, time.Now().Add(30*time.Millisecond), nil)
+	if res != nil || !errors.Is(err, ErrWaitDeadline) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitUntil(no result) = %s, %v; want ErrWaitDeadline", res, err)
+	}
+	env := json.RawMessage(`{"success":true,"protocol_version":1}`)
+	if _, err := bus.StoreResult(ctx, id, env); err != nil {
+		t.Fatal(err)
+	}
+	// A deadline already past: the one read still finds the result.
+	res, err = c.WaitUntil(ctx, id, time.Now().Add(-time.Second), nil)
+	if err != nil || string(res) != string(env) {
+		t.Fatalf("WaitUntil(stored, past deadline) = %s, %v", res, err)
+	}
+	// ctx ending first is ctx's error, not the deadline's.
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.WaitUntil(cctx, "nothing", time.Now().Add(time.Hour), nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("WaitUntil(cancelled ctx) err = %v, want Canceled", err)
+	}
+}
+
 func TestStoreResultFirstWins(t *testing.T) {
 	_, bus, _ := testBus(t, Config{})
 	ctx := ctxT(t)

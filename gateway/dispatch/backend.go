@@ -627,9 +627,7 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 		}
 		return nil, &JobError{Outcome: wire.OutcomeQueueUnavailable, RetryAfter: unavailableRetry(err, b.Client.Bus()), Err: err, CancelErr: cerr}
 	}
-	wctx, cancel := context.WithDeadline(ctx, job.Deadline.Add(WaitGrace))
-	defer cancel()
-	res, err = b.Client.Wait(wctx, id, progress)
+	res, err = b.Client.WaitUntil(ctx, id, job.Deadline.Add(WaitGrace), progress)
 	if err == nil {
 		return res, nil
 	}
@@ -644,7 +642,7 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 		}
 		return nil, je
 	}
-	if wctx.Err() != nil {
+	if errors.Is(err, queue.ErrWaitDeadline) {
 		if cerr == nil && b.neverStarted(ctx, id) {
 			// No worker took it (a fleet without live workers): the job
 			// timed out in the queue, as a worker would have said.
