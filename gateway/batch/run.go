@@ -260,6 +260,42 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		}
 		cond.Broadcast()
 	}
+	// Each item runs on a goroutine of the batch's, at most Concurrency of
+	// them (one per item in flight): one that has answered its item takes
+	// the next from work, or ends once work is closed. A goroutine per item
+	// grew a new stack through the call's depth for every item.
+	type task struct {
+		seq  int
+		it   Item
+		call Call
+	}
+	work := make(chan task)
+	runTask := func(t task) {
+		seq, it, call := t.seq, t.it, t.call
+		for {
+			env := call(runCtx, &it)
+			r := resultOf(it, env)
+			if runCtx.Err() != nil {
+				// Stopped: whatever came back, the item did not finish
+				// on its own (a cancelled job, or a result that raced the
+				// stop, which a resume runs again).
+				finish(seq, r, true)
+				return
+			}
+			if !retryOutcome(r.Outcome) {
+				finish(seq, r, false)
+				return
+			}
+			after := retryAfter(env)
+			if opts.OnRetry != nil {
+				opts.OnRetry(it, r.Outcome, after)
+			}
+			if sleep(runCtx, after) != nil {
+				finish(seq, r, true)
+				return
+			}
+		}
+	}
 	for it := range items {
 		size := int64(len(it.Args))
 		mu.Lock()
@@ -292,34 +328,21 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		if it.Script {
 			call = opts.Script
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				env := call(runCtx, &it)
-				r := resultOf(it, env)
-				if runCtx.Err() != nil {
-					// Stopped: whatever came back, the item did not finish
-					// on its own (a cancelled job, or a result that raced the
-					// stop, which a resume runs again).
-					finish(seq, r, true)
-					return
+		t := task{seq: seq, it: it, call: call}
+		select {
+		case work <- t: // an idle goroutine takes it
+		default:
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				runTask(t)
+				for t := range work {
+					runTask(t)
 				}
-				if !retryOutcome(r.Outcome) {
-					finish(seq, r, false)
-					return
-				}
-				after := retryAfter(env)
-				if opts.OnRetry != nil {
-					opts.OnRetry(it, r.Outcome, after)
-				}
-				if sleep(runCtx, after) != nil {
-					finish(seq, r, true)
-					return
-				}
-			}
-		}()
+			}()
+		}
 	}
+	close(work)
 	// The iterator may still be wanted by a waiting goroutine: wake it.
 	go func() {
 		<-runCtx.Done()
