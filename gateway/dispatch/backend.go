@@ -302,10 +302,17 @@ func (b *QueueBackend) Run(ctx context.Context, call *tools.Args, progress func(
 // runJob starts counting); a call whose ctx ends while it waits is
 // answered cancelled, with no job (job_id ""). Safe for concurrent use.
 // Make one with NewJobGate.
-type JobGate struct{ slots chan struct{} }
+type JobGate struct {
+	slots   chan struct{}
+	release func() // frees a slot: made once, not per call
+}
 
 // NewJobGate returns a gate of n slots (at least 1).
-func NewJobGate(n int) *JobGate { return &JobGate{slots: make(chan struct{}, max(n, 1))} }
+func NewJobGate(n int) *JobGate {
+	g := &JobGate{slots: make(chan struct{}, max(n, 1))}
+	g.release = func() { <-g.slots }
+	return g
+}
 
 type jobGateKey struct{}
 
@@ -323,17 +330,20 @@ func jobGateFrom(ctx context.Context) *JobGate {
 	return g
 }
 
+// noRelease is the release of a call without a JobGate.
+func noRelease() {}
+
 // acquireGate takes a slot of ctx's JobGate, if it has one, and returns
 // the func that frees it; when ctx ends first, *JobError cancelled (no
 // job).
 func acquireGate(ctx context.Context) (release func(), err error) {
 	g := jobGateFrom(ctx)
 	if g == nil {
-		return func() {}, nil
+		return noRelease, nil
 	}
 	select {
 	case g.slots <- struct{}{}:
-		return func() { <-g.slots }, nil
+		return g.release, nil
 	case <-ctx.Done():
 		return nil, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}
 	}
