@@ -266,7 +266,7 @@ func clipArg(name string) string { return text.Cut(name, maxQuotedArgName) }
 // object checks the members ms against params and returns the normalised
 // object. prefix is "" at the top level and "limits." inside limits.
 func (c *checker) object(ms members, params []Param, prefix string) *wire.Object {
-	out := wire.NewObject()
+	out := wire.NewObjectSize(len(ms))
 	for _, m := range ms {
 		p := findParam(params, m.name)
 		if p == nil {

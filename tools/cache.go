@@ -164,7 +164,7 @@ func keyPrefix(scope, tool string) []byte {
 // canonicalArgs is the normalised form of the checked arguments obj of
 // params (CacheKey); ok is false for a policy that does not parse.
 func canonicalArgs(params []Param, obj *wire.Object) (*wire.Object, bool) {
-	out := wire.NewObject()
+	out := wire.NewObjectSize(len(params))
 	for i := range params {
 		p := &params[i]
 		if p.Name == idempotencyParam.Name {

@@ -58,6 +58,13 @@ func (o *Object) find(key string) int {
 // NewObject returns an empty ordered object.
 func NewObject() *Object { return &Object{} }
 
+// NewObjectSize returns an empty ordered object with room for n members
+// before it grows (n < 0 counts as 0).
+func NewObjectSize(n int) *Object {
+	n = max(n, 0)
+	return &Object{keys: make([]string, 0, n), vals: make([]any, 0, n)}
+}
+
 // Envelope returns an object that starts with `success` and then
 // `protocol_version: 1`, the order every tool response uses (docs/tools.md §1).
 func Envelope(success bool) *Object {
@@ -178,7 +185,7 @@ func (o *Object) Pretty() ([]byte, error) {
 func ParseObject(data []byte) (*Object, error) {
 	// Room for the members of a usual object (a job event, a batch item,
 	// a tool's arguments): two allocations instead of a growth each.
-	o := &Object{keys: make([]string, 0, 8), vals: make([]any, 0, 8)}
+	o := NewObjectSize(8)
 	if SplitObject(data, func(key string, val json.RawMessage) { o.Set(key, val) }) {
 		return o, nil
 	}
@@ -206,9 +213,10 @@ func SplitObject(data []byte, member func(key string, val json.RawMessage)) bool
 		end, _ := stringEnd(data, i)
 		key := data[i:end]
 		var k string
+		var ok bool
 		if plainString(key) {
 			k = internKey(key[1 : len(key)-1])
-		} else if json.Unmarshal(key, &k) != nil {
+		} else if k, ok = decodedString(key); !ok {
 			return false // cannot happen: data is valid
 		}
 		i = skipSpace(data, end)
@@ -271,8 +279,11 @@ func ScanObject(data []byte, member func(key string, val json.RawMessage)) {
 			return // '}', or not an object
 		}
 		end, ok := stringEnd(data, i)
-		var k string
-		if !ok || json.Unmarshal(data[i:end], &k) != nil {
+		if !ok {
+			return
+		}
+		k, ok := decodedString(data[i:end])
+		if !ok {
 			return
 		}
 		i = skipSpace(data, end)
@@ -393,6 +404,17 @@ func PlainString(raw []byte) (s string, ok bool) {
 		return "", false
 	}
 	return string(raw[1 : len(raw)-1]), true
+}
+
+// decodedString is the string raw decodes to with encoding/json, and
+// false when raw is not a JSON string. Its variable is on the heap, the
+// callers' are not.
+func decodedString(raw []byte) (string, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return "", false
+	}
+	return s, true
 }
 
 // plainString reports whether raw is a JSON string that PlainString
