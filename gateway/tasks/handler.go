@@ -376,36 +376,12 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 		t.Digests = h.Digests(c)
 	}
 	var refused []byte
-	reserved := false // t holds a place among its caller's live tasks, pending
 	if c.Interactive && builtin && c.Args != nil && c.ArgErr == nil {
 		if refused = h.reserve(ctx, t.Caller, t.ID); refused == nil {
 			t.Interactive, t.Args = true, c.Args.JSON() // every resume job runs them again
-			reserved = h.MaxInteractivePerCaller > 0
 		}
 	}
-	if reserved {
-		defer func() {
-			if reserved { // Create panicked
-				h.forget(t.Caller, t.ID)
-			}
-		}()
-	}
-	err := h.Store.Create(ctx, &t)
-	if errors.Is(err, queue.ErrTaskTooLarge) && t.Interactive {
-		// Arguments too large to keep for a resume: the job, which
-		// carries them too, is refused as too large (its result says so).
-		t.Interactive, t.Args = false, nil
-		err = h.Store.Create(ctx, &t)
-	}
-	if reserved {
-		if err == nil && t.Interactive {
-			h.created(t.Caller, t.ID)
-		} else { // not stored, or stored as not interactive
-			h.forget(t.Caller, t.ID)
-		}
-		reserved = false
-	}
-	if err != nil {
+	if err := h.store(ctx, &t); err != nil {
 		h.Log.Warn("task not stored", "tool", c.Tool, "caller", t.Caller, "err", err)
 		return t, err
 	}
@@ -434,9 +410,30 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 	}
 	if out != nil {
 		h.Store.Finish(ctx, t.ID, out)
-		h.forget(t.Caller, t.ID) // the failure ends the task
+		if t.Interactive {
+			h.forget(t.Caller, t.ID) // the failure ends the task
+		}
 	}
 	return t, nil
+}
+
+// store stores t (Store.Create) and settles the place reserve took for
+// it: an interactive task stored so keeps it (created); one not stored,
+// stored as a plain task — its arguments too large to keep for a resume:
+// the job, which carries them too, is then refused as too large (its
+// result says so) — or whose store panicked gives it back (unreserve).
+// Errors: the store's.
+func (h *Handler) store(ctx context.Context, t *queue.Task) error {
+	defer h.unreserve(t.Caller, t.ID) // no place pending after created
+	err := h.Store.Create(ctx, t)
+	if errors.Is(err, queue.ErrTaskTooLarge) && t.Interactive {
+		t.Interactive, t.Args = false, nil
+		err = h.Store.Create(ctx, t)
+	}
+	if err == nil && t.Interactive {
+		h.created(t.Caller, t.ID)
+	}
+	return err
 }
 
 // reserve takes a place for task id (about to be created) among
@@ -534,27 +531,34 @@ func (h *Handler) created(caller, id string) {
 	}
 }
 
-// forget removes task id from caller's live tasks: it ended, or it was
-// not created as an interactive task.
+// forget removes task id from caller's live tasks: it ended.
 func (h *Handler) forget(caller, id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.live[caller] == nil {
-		return
-	}
-	h.live[caller] = slices.DeleteFunc(h.live[caller], func(lt liveTask) bool { return lt.id == id })
-	if len(h.live[caller]) == 0 {
-		delete(h.live, caller)
-	}
+	h.remove(caller, func(lt liveTask) bool { return lt.id == id })
+}
+
+// unreserve removes task id from caller's live tasks when it is still
+// pending: it was not created as an interactive task.
+func (h *Handler) unreserve(caller, id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.remove(caller, func(lt liveTask) bool { return lt.pending && lt.id == id })
 }
 
 // drop removes caller's live tasks that ended (read so, hence not
-// pending), and caller's entry when none is left. h.mu is held.
+// pending). h.mu is held.
 func (h *Handler) drop(caller string, ended map[string]bool) {
+	h.remove(caller, func(lt liveTask) bool { return !lt.pending && ended[lt.id] })
+}
+
+// remove removes caller's live tasks for which del is true, and caller's
+// entry when none is left. h.mu is held.
+func (h *Handler) remove(caller string, del func(liveTask) bool) {
 	if h.live[caller] == nil {
 		return
 	}
-	h.live[caller] = slices.DeleteFunc(h.live[caller], func(lt liveTask) bool { return !lt.pending && ended[lt.id] })
+	h.live[caller] = slices.DeleteFunc(h.live[caller], del)
 	if len(h.live[caller]) == 0 {
 		delete(h.live, caller)
 	}

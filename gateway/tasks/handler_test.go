@@ -216,3 +216,32 @@ func TestInteractiveQuotaPlaceGivenBack(t *testing.T) {
 		t.Fatalf("over the bound: %+v %v", over, err)
 	}
 }
+
+// A place taken for an interactive task is given back when storing the
+// task panics (a nil bus here): with a bound of 1, the caller's next
+// interactive task is created.
+func TestInteractiveQuotaPlaceGivenBackOnPanic(t *testing.T) {
+	h := newHandler(t, 1, queuetest.Options{})
+	ctx := dispatch.WithCaller(context.Background(), "alice")
+	bus := h.Store.Bus
+	h.Store.Bus = nil
+	func() {
+		defer func() {
+			if r := recover(); r == nil {
+				t.Error("create with a nil bus did not panic")
+			}
+		}()
+		_, _ = h.create(ctx, interactiveCall(t))
+	}()
+	h.Store.Bus = bus
+	if n, callers := liveLen(h, "alice"); n != 0 || callers != 0 {
+		t.Errorf("after a panic: %d tasks, %d callers listed", n, callers)
+	}
+	task, err := h.create(ctx, interactiveCall(t))
+	if err != nil || !task.Interactive {
+		t.Fatalf("the next task: %+v %v", task, err)
+	}
+	if n, callers := liveLen(h, "alice"); n != 1 || callers != 1 {
+		t.Errorf("after the next task: %d tasks, %d callers listed", n, callers)
+	}
+}
