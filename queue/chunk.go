@@ -126,7 +126,7 @@ func (c *Client) answerQuery(m *nats.Msg, jobID string) {
 	// result stored (the call's metadata, a later Wait or Result): not
 	// answered, or the job would be acked with its result held by nobody
 	// and stored nowhere.
-	_, dropped := c.dropped[jobID]
+	dropped := !c.taken[jobID].dropped.IsZero()
 	waiting := dropped || p != nil && p.result == nil && (p.fromSubmit || p.waiters > 0)
 	c.mu.Unlock()
 	answer := queryAnswered
