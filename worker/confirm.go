@@ -80,7 +80,7 @@ func (c *resultConfirmer) markMute(prefix string) {
 
 // behindQueue is one Client's results waiting for confirmation.
 type behindQueue struct {
-	later []laterResult
+	later []jobResult
 	bytes int
 }
 
@@ -92,7 +92,7 @@ func newResultConfirmer(w *Worker) *resultConfirmer {
 // reports false — r not kept: its slot confirms it itself — when that
 // Client's queue is full (maxLater results or maxBehindBytes). A queue's
 // goroutine takes its results only after add returns (c.mu).
-func (c *resultConfirmer) add(r laterResult) bool {
+func (c *resultConfirmer) add(r jobResult) bool {
 	prefix := replyPrefix(r.job)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -142,8 +142,8 @@ func (c *resultConfirmer) run(prefix string, q *behindQueue) {
 // mutes that Client when it does not answer, and ends each job
 // (Worker.answered): acked, its result stored first when not held. hb
 // beats for the jobs (a chunk's beat, a slot's); nil: each result's own
-// (laterResult.hb), stopped once its job ended.
-func (w *Worker) confirmGroup(rs []laterResult, hb *beat) {
+// (jobResult.hb), stopped once its job ended.
+func (w *Worker) confirmGroup(rs []jobResult, hb *beat) {
 	ids := make([]string, len(rs))
 	for i, r := range rs {
 		ids[i] = r.job.ID
@@ -155,13 +155,12 @@ func (w *Worker) confirmGroup(rs []laterResult, hb *beat) {
 		w.confirms.markMute(replyPrefix(rs[0].job))
 	}
 	for i, r := range rs {
-		b := hb
-		if b == nil {
-			b = r.hb
+		if hb != nil {
+			r.hb = hb
 		}
-		w.answered(r.d, r.job, b, r.res, r.ev, false, held[i], r.cacheable, "", r.log)
+		w.answered(r, held[i])
 		if hb == nil {
-			b.stop()
+			r.hb.stop()
 		}
 	}
 }
