@@ -468,7 +468,7 @@ var (
 // Errors: a subject ValidReply refuses (nothing is sent), the connection
 // closed; both unconfirmed.
 func (b *Bus) PublishResult(subject string, ev *Event, wait time.Duration) (bool, error) {
-	reply, answered, err := b.ask("publish result", subject, ev, wait)
+	reply, answered, err := b.ask(context.Background(), "publish result", subject, ev, wait)
 	return answered && len(reply) == 1 && reply[0] == resultTaken[0], err
 }
 
@@ -485,8 +485,16 @@ func (b *Bus) PublishResult(subject string, ev *Event, wait time.Duration) (bool
 // question it answers); the error says why there was no answer when the
 // subject is invalid or the connection closed.
 func (b *Bus) ConfirmResults(subject string, jobIDs []string, wait time.Duration) (held []bool, answered bool, err error) {
+	return b.ConfirmResultsContext(context.Background(), subject, jobIDs, wait)
+}
+
+// ConfirmResultsContext is ConfirmResults that gives up when ctx ends
+// first: answered false, every job not held, and the error ctx.Err()
+// (wrapped; nothing is sent when ctx has ended already) — a worker that
+// stops (package worker: Run's bound) leaves the jobs to be redelivered.
+func (b *Bus) ConfirmResultsContext(ctx context.Context, subject string, jobIDs []string, wait time.Duration) (held []bool, answered bool, err error) {
 	held = make([]bool, len(jobIDs))
-	reply, answered, err := b.ask("confirm results", subject, &Event{Type: EventConfirm, Jobs: jobIDs}, wait)
+	reply, answered, err := b.ask(ctx, "confirm results", subject, &Event{Type: EventConfirm, Jobs: jobIDs}, wait)
 	if !answered || len(reply) != len(jobIDs) {
 		return held, false, err
 	}
@@ -497,13 +505,14 @@ func (b *Bus) ConfirmResults(subject string, jobIDs []string, wait time.Duration
 }
 
 // ask sends ev (V is set) on subject as a core NATS request and returns
-// the answer, waiting at most wait for it — the question of Answered,
-// PublishResult and ConfirmResults to a job's Client. answered is false,
-// with a nil error, when nobody listens (the server's "no responders", at
-// once) or no answer comes in time. Errors, prefixed "queue: "+what: a
-// subject ValidReply refuses (nothing is sent), the connection closed;
-// and marshalEvent's, as they are.
-func (b *Bus) ask(what, subject string, ev *Event, wait time.Duration) (reply []byte, answered bool, err error) {
+// the answer, waiting at most wait for it, or until ctx ends — the
+// question of Answered, PublishResult and ConfirmResults to a job's
+// Client. answered is false, with a nil error, when nobody listens (the
+// server's "no responders", at once) or no answer comes in time. Errors,
+// prefixed "queue: "+what: a subject ValidReply refuses (nothing is
+// sent), the connection closed, ctx ended; and marshalEvent's, as they
+// are.
+func (b *Bus) ask(ctx context.Context, what, subject string, ev *Event, wait time.Duration) (reply []byte, answered bool, err error) {
 	if !ValidReply(subject) {
 		return nil, false, fmt.Errorf("queue: %s: reply subject %s", what, replyProblem(subject))
 	}
@@ -512,7 +521,20 @@ func (b *Bus) ask(what, subject string, ev *Event, wait time.Duration) (reply []
 	if err != nil {
 		return nil, false, err
 	}
-	m, err := b.nc.Request(subject, data, wait)
+	var m *nats.Msg
+	if ctx.Done() == nil {
+		// A ctx that never ends: a plain request (which sends the
+		// question even with a wait of 0 or less, where a ctx already
+		// ended would not).
+		m, err = b.nc.Request(subject, data, wait)
+	} else {
+		rctx, cancel := context.WithTimeout(ctx, wait)
+		m, err = b.nc.RequestWithContext(rctx, subject, data)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = nats.ErrTimeout // the wait's, not ctx's
+		}
+	}
 	switch {
 	case err == nil:
 		return m.Data, true, nil

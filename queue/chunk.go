@@ -150,7 +150,7 @@ func (c *Client) answerQuery(m *nats.Msg, jobID string) {
 // why there was no answer when the subject is invalid or the connection
 // closed.
 func (b *Bus) Answered(subject, jobID string, wait time.Duration) (bool, error) {
-	reply, answered, err := b.ask("query", subject, &Event{JobID: jobID, Type: EventQuery}, wait)
+	reply, answered, err := b.ask(context.Background(), "query", subject, &Event{JobID: jobID, Type: EventQuery}, wait)
 	return answered && len(reply) == 1 && reply[0] == queryAnswered[0], err
 }
 

@@ -299,7 +299,7 @@ func (c *chunkRun) confirm() {
 				rest = append(rest, r)
 			}
 		}
-		c.w.confirmGroup(group, c.hb)
+		c.w.confirmGroup(context.Background(), group, c.hb)
 		rs = rest
 	}
 }

@@ -379,9 +379,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	// for the results sent meanwhile (no more come once the slots ended):
 	// two questions' waits, then the stores of those not held. They get
 	// what is left of Run's bound, ShutdownGrace + ShutdownSlack (a
-	// supervisor kills the process then, SupervisorOptions.WorkerGrace).
+	// supervisor kills the process then, SupervisorOptions.WorkerGrace);
+	// the jobs not ended by then are handed back, and the confirmer's
+	// goroutines end before Run returns.
 	if !w.confirms.wait(time.Until(time.Unix(0, w.stopBy.Load()))) {
-		w.log.Warn("results still waiting for their callers' confirmation; their jobs are redelivered, whose callers are asked first")
+		w.log.Warn("results still waiting for their callers' confirmation at the shutdown's bound; their jobs are handed back, whose redeliveries ask the callers first")
 	}
 	w.log.Info("worker stopped", "done", w.done.Load())
 	return nil
@@ -581,7 +583,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 			since = job.Submitted
 		}
 		var claim queue.Claim
-		err = w.retry(job, hb, log, "claim the job", func(ctx context.Context) (err error) {
+		err = w.retry(context.Background(), job, hb, log, "claim the job", func(ctx context.Context) (err error) {
 			claim, err = w.bus.ClaimSince(ctx, job.ID, w.id, since)
 			return err
 		})
@@ -1093,7 +1095,7 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 		ev.Later = true
 		if err := w.bus.PublishEvent(job.Reply, ev); err != nil {
 			log().Warn("result event", "err", err)
-			w.answered(r, false)
+			w.answered(context.Background(), r, false)
 			return
 		}
 		// Its beat is its chunk's, or the confirmer's (confirmGroup).
@@ -1109,7 +1111,7 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 		d.Detach()
 		if !w.confirms.add(r) {
 			// No room behind: confirmed alone, on the slot.
-			w.confirmGroup([]jobResult{r}, hb)
+			w.confirmGroup(context.Background(), []jobResult{r}, hb)
 		}
 		return
 	}
@@ -1121,7 +1123,7 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 			log().Warn("result event", "err", err)
 		}
 	}
-	w.answered(r, confirmed)
+	w.answered(context.Background(), r, confirmed)
 }
 
 // answeredBefore asks the caller of job, redelivered without a stored
@@ -1166,15 +1168,21 @@ type jobResult struct {
 // answered ends the job of r, whose result event r.ev was sent (and
 // confirmed when confirmed), or is sent once stored (r.keep): it stores
 // the result unless the caller confirmed it, publishes a kept job's
-// stored result, and acks or terminates the delivery.
-func (w *Worker) answered(r jobResult, confirmed bool) {
+// stored result, and acks or terminates the delivery. A store that ctx
+// ends (the resultConfirmer stopped: Run's bound) hands the job back at
+// once, unanswered: its redelivery asks the caller first (answeredBefore).
+func (w *Worker) answered(ctx context.Context, r jobResult, confirmed bool) {
 	d, job, hb, res, ev, log := r.d, r.job, r.hb, r.res, r.ev, r.log
 	if !confirmed {
 		var stored []byte
-		err := w.retry(job, hb, log, "store the answer", func(ctx context.Context) (err error) {
+		err := w.retry(ctx, job, hb, log, "store the answer", func(ctx context.Context) (err error) {
 			stored, err = w.bus.StoreResult(ctx, job.ID, res)
 			return err
 		})
+		if err != nil && ctx.Err() != nil {
+			w.nak(d)
+			return
+		}
 		if err != nil {
 			log().Error("cannot store the job's answer; handing it back", "err", err, "retry_in", handBackDelay)
 			w.nakDelay(d, log)
