@@ -183,10 +183,14 @@ func (g *Server) reloadScripts() {
 	}
 }
 
-// Close stops watching the scripts directory. Calls in flight are not
-// affected. Idempotent.
+// Close stops watching the scripts directory and stops the tasks' sweep
+// of ended interactive tasks (tasks.Handler.Close), waiting for one under
+// way. Calls in flight are not affected. Idempotent.
 func (g *Server) Close() {
 	if st := g.scripts; st != nil && st.watcher != nil {
 		st.watcher.Close()
+	}
+	if g.taskHandler != nil {
+		g.taskHandler.Close()
 	}
 }

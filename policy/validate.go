@@ -54,8 +54,10 @@ type ValidationError struct {
 	// invalid_capability, the version (uint64) for unknown_schema_version.
 	Found any
 	// Hint names what was probably meant: the canonical capability for an
-	// alias or near-miss ("net.fetch"), or the nearest known field name for
-	// unknown_field. Empty when there is no suggestion.
+	// alias or near-miss ("net.fetch"), the nearest known field name for
+	// unknown_field, the shorthand ("allow-all") for an invalid_policy
+	// string spelt in another case or nearly. Empty when there is no
+	// suggestion.
 	Hint string
 	// Err is the underlying error of an io_error.
 	Err error
@@ -748,8 +750,14 @@ func ParseRunArg(raw json.RawMessage) (*Policy, error) {
 		case "deny-all":
 			return DenyAll(), nil
 		}
-		return nil, &ValidationError{Kind: KindInvalidPolicy, Found: s, Message: fmt.Sprintf(
-			"policy string must be 'allow-all' or 'deny-all' (got '%s'%s); pass an object for fine-grained policy — see docs/policy.md", text.Clip(s, maxShownValue), shorthandHint(s))}
+		e := &ValidationError{Kind: KindInvalidPolicy, Found: s, Hint: shorthandHint(s)}
+		didYouMean := ""
+		if e.Hint != "" {
+			didYouMean = "; did you mean '" + e.Hint + "'?"
+		}
+		e.Message = fmt.Sprintf("policy string must be 'allow-all' or 'deny-all' (got '%s'%s); pass an object for fine-grained policy — see docs/policy.md",
+			text.Clip(s, maxShownValue), didYouMean)
+		return nil, e
 	case '{':
 		return Parse(t)
 	case '[':
@@ -819,15 +827,15 @@ func LoadFile(path string) (*Policy, error) {
 	return Parse(data)
 }
 
-// shorthandHint is "; did you mean 'allow-all'?" when s is a shorthand
-// spelt in another case or one spell.Nearest finds, else "".
+// shorthandHint is the shorthand ("allow-all", "deny-all") that s is
+// spelt in another case or that spell.Nearest finds for it, else "".
 func shorthandHint(s string) string {
 	shorthands := []string{"allow-all", "deny-all"}
 	if lower := strings.ToLower(s); slices.Contains(shorthands, lower) {
-		return "; did you mean '" + lower + "'?"
+		return lower
 	}
 	if near, ok := spell.Nearest(s, shorthands); ok {
-		return "; did you mean '" + near + "'?"
+		return near
 	}
 	return ""
 }

@@ -357,6 +357,7 @@ func TestParseRunArg(t *testing.T) {
 		want *Policy
 		kind string
 		msg  string
+		hint string // ValidationError.Hint
 	}{
 		{in: ``, want: AllowAll()},
 		{in: `null`, want: AllowAll()},
@@ -366,13 +367,13 @@ func TestParseRunArg(t *testing.T) {
 		{in: `{}`, want: DenyAll()},
 		{in: `{"default_allow":true}`, want: AllowAll()},
 		{in: `"Allow-All"`, kind: KindInvalidPolicy,
-			msg: "policy string must be 'allow-all' or 'deny-all' (got 'Allow-All'; did you mean 'allow-all'?); pass an object for fine-grained policy — see docs/policy.md"},
+			msg: "policy string must be 'allow-all' or 'deny-all' (got 'Allow-All'; did you mean 'allow-all'?); pass an object for fine-grained policy — see docs/policy.md", hint: "allow-all"},
 		{in: `"alow-all"`, kind: KindInvalidPolicy,
-			msg: "policy string must be 'allow-all' or 'deny-all' (got 'alow-all'; did you mean 'allow-all'?); pass an object for fine-grained policy — see docs/policy.md"},
+			msg: "policy string must be 'allow-all' or 'deny-all' (got 'alow-all'; did you mean 'allow-all'?); pass an object for fine-grained policy — see docs/policy.md", hint: "allow-all"},
 		{in: `"allow-al"`, kind: KindInvalidPolicy,
-			msg: "policy string must be 'allow-all' or 'deny-all' (got 'allow-al'; did you mean 'allow-all'?); pass an object for fine-grained policy — see docs/policy.md"},
+			msg: "policy string must be 'allow-all' or 'deny-all' (got 'allow-al'; did you mean 'allow-all'?); pass an object for fine-grained policy — see docs/policy.md", hint: "allow-all"},
 		{in: `"DENY-ALL"`, kind: KindInvalidPolicy, // case alone: further than Nearest's 2 edits
-			msg: "policy string must be 'allow-all' or 'deny-all' (got 'DENY-ALL'; did you mean 'deny-all'?); pass an object for fine-grained policy — see docs/policy.md"},
+			msg: "policy string must be 'allow-all' or 'deny-all' (got 'DENY-ALL'; did you mean 'deny-all'?); pass an object for fine-grained policy — see docs/policy.md", hint: "deny-all"},
 		{in: `"deny"`, kind: KindInvalidPolicy, // 4 edits from deny-all: no hint
 			msg: "policy string must be 'allow-all' or 'deny-all' (got 'deny'); pass an object for fine-grained policy — see docs/policy.md"},
 		{in: `""`, kind: KindInvalidPolicy,
@@ -383,14 +384,14 @@ func TestParseRunArg(t *testing.T) {
 		{in: `false`, kind: KindInvalidPolicy, msg: "policy must be a string ('allow-all'/'deny-all') or an object; got boolean"},
 		{in: `["allow-all"]`, kind: KindInvalidPolicy, msg: "policy must be a string ('allow-all'/'deny-all') or an object; got array"},
 		{in: `{"rules":{"net":{"allow":true,"budget":0}}}`, kind: KindInvalidCapability,
-			msg: `policy.invalid_capability: unknown capability "net" — did you mean "net.fetch"?`},
-		{in: `{"default_alow":true}`, kind: KindUnknownField, msg: `policy.unknown_field: unknown field "default_alow" at default_alow`},
+			msg: `policy.invalid_capability: unknown capability "net" — did you mean "net.fetch"?`, hint: "net.fetch"},
+		{in: `{"default_alow":true}`, kind: KindUnknownField, msg: `policy.unknown_field: unknown field "default_alow" at default_alow`, hint: "default_allow"},
 		{in: `tru`, kind: KindParseError, msg: "policy.parse_error: invalid character ' ' in literal true (expecting 'e') at line 1 column 3"},
 		{in: "\ufeff\"deny-all\"", want: DenyAll()},
 		{in: "\ufeff{\"default_allow\":true}", want: AllowAll()},
 		{in: "\ufeff null", want: AllowAll()},
 		{in: `"\ufeffallow-all"`, kind: KindInvalidPolicy, // a BOM inside the string is not a leading one
-			msg: "policy string must be 'allow-all' or 'deny-all' (got '\ufeffallow-all'; did you mean 'allow-all'?); pass an object for fine-grained policy — see docs/policy.md"},
+			msg: "policy string must be 'allow-all' or 'deny-all' (got '\ufeffallow-all'; did you mean 'allow-all'?); pass an object for fine-grained policy — see docs/policy.md", hint: "allow-all"},
 		{in: `{"default_allow":true,"default_allow":false}`, kind: KindParseError,
 			msg: `policy.parse_error: duplicate key "default_allow" at default_allow`},
 	}
@@ -403,8 +404,8 @@ func TestParseRunArg(t *testing.T) {
 			continue
 		}
 		var ve *ValidationError
-		if !errors.As(err, &ve) || ve.Kind != c.kind || ve.Message != c.msg {
-			t.Errorf("ParseRunArg(%s) error = %v, want %s %q", c.in, err, c.kind, c.msg)
+		if !errors.As(err, &ve) || ve.Kind != c.kind || ve.Message != c.msg || ve.Hint != c.hint {
+			t.Errorf("ParseRunArg(%s) error = %#v, want %s %q hint %q", c.in, err, c.kind, c.msg, c.hint)
 		}
 	}
 	// Long strings are clipped in the message.

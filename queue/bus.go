@@ -468,20 +468,78 @@ var (
 // Errors: a subject ValidReply refuses (nothing is sent), the connection
 // closed; both unconfirmed.
 func (b *Bus) PublishResult(subject string, ev *Event, wait time.Duration) (bool, error) {
+	reply, answered, err := b.ask(context.Background(), "publish result", subject, ev, wait)
+	return answered && len(reply) == 1 && reply[0] == resultTaken[0], err
+}
+
+// ConfirmResults asks the Client listening on subject (the Reply of one
+// of jobIDs) which of jobIDs it holds the result of, waiting at most wait
+// for the answer: held[i] is true when it holds jobIDs[i]'s. A worker
+// sends its results without waiting (PublishEvent with Event.Later) —
+// a chunk's items', and single jobs' behind their slots — and confirms
+// those sent to one Client together with one request, where each result
+// was a request of its own (PublishResult); it stores the results not
+// held. answered is false, and every job not held, when nobody listens,
+// no answer comes in time or the answer is not one byte per job (a
+// Client of an older version ignores the question: PublishResult is the
+// question it answers); the error says why there was no answer when the
+// subject is invalid or the connection closed.
+func (b *Bus) ConfirmResults(subject string, jobIDs []string, wait time.Duration) (held []bool, answered bool, err error) {
+	return b.ConfirmResultsContext(context.Background(), subject, jobIDs, wait)
+}
+
+// ConfirmResultsContext is ConfirmResults that gives up when ctx ends
+// first: answered false, every job not held, and the error ctx.Err()
+// (wrapped; nothing is sent when ctx has ended already) — a worker that
+// stops (package worker: Run's bound) leaves the jobs to be redelivered.
+func (b *Bus) ConfirmResultsContext(ctx context.Context, subject string, jobIDs []string, wait time.Duration) (held []bool, answered bool, err error) {
+	held = make([]bool, len(jobIDs))
+	reply, answered, err := b.ask(ctx, "confirm results", subject, &Event{Type: EventConfirm, Jobs: jobIDs}, wait)
+	if !answered || len(reply) != len(jobIDs) {
+		return held, false, err
+	}
+	for i, c := range reply {
+		held[i] = c == resultTaken[0]
+	}
+	return held, true, nil
+}
+
+// ask sends ev (V is set) on subject as a core NATS request and returns
+// the answer, waiting at most wait for it, or until ctx ends — the
+// question of Answered, PublishResult and ConfirmResults to a job's
+// Client. answered is false, with a nil error, when nobody listens (the
+// server's "no responders", at once) or no answer comes in time. Errors,
+// prefixed "queue: "+what: a subject ValidReply refuses (nothing is
+// sent), the connection closed, ctx ended; and marshalEvent's, as they
+// are.
+func (b *Bus) ask(ctx context.Context, what, subject string, ev *Event, wait time.Duration) (reply []byte, answered bool, err error) {
 	if !ValidReply(subject) {
-		return false, fmt.Errorf("queue: publish result: reply subject %s", replyProblem(subject))
+		return nil, false, fmt.Errorf("queue: %s: reply subject %s", what, replyProblem(subject))
 	}
 	ev.V = MessageVersion
 	data, err := marshalEvent(ev)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
-	m, err := b.nc.Request(subject, data, wait)
+	var m *nats.Msg
+	if ctx.Done() == nil {
+		// A ctx that never ends: a plain request (which sends the
+		// question even with a wait of 0 or less, where a ctx already
+		// ended would not).
+		m, err = b.nc.Request(subject, data, wait)
+	} else {
+		rctx, cancel := context.WithTimeout(ctx, wait)
+		m, err = b.nc.RequestWithContext(rctx, subject, data)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			err = nats.ErrTimeout // the wait's, not ctx's
+		}
+	}
 	switch {
 	case err == nil:
-		return len(m.Data) == 1 && m.Data[0] == resultTaken[0], nil
+		return m.Data, true, nil
 	case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout):
-		return false, nil
+		return nil, false, nil
 	}
-	return false, fmt.Errorf("queue: publish result: %w", err)
+	return nil, false, fmt.Errorf("queue: %s: %w", what, err)
 }

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -127,7 +126,7 @@ func (c *Client) answerQuery(m *nats.Msg, jobID string) {
 	// result stored (the call's metadata, a later Wait or Result): not
 	// answered, or the job would be acked with its result held by nobody
 	// and stored nowhere.
-	_, dropped := c.dropped[jobID]
+	dropped := !c.taken[jobID].dropped.IsZero()
 	waiting := dropped || p != nil && p.result == nil && (p.fromSubmit || p.waiters > 0)
 	c.mu.Unlock()
 	answer := queryAnswered
@@ -151,58 +150,8 @@ func (c *Client) answerQuery(m *nats.Msg, jobID string) {
 // why there was no answer when the subject is invalid or the connection
 // closed.
 func (b *Bus) Answered(subject, jobID string, wait time.Duration) (bool, error) {
-	if !ValidReply(subject) {
-		return false, fmt.Errorf("queue: query: reply subject %s", replyProblem(subject))
-	}
-	data, err := marshalEvent(&Event{V: MessageVersion, JobID: jobID, Type: EventQuery})
-	if err != nil {
-		return false, err
-	}
-	m, err := b.nc.Request(subject, data, wait)
-	switch {
-	case err == nil:
-		return len(m.Data) == 1 && m.Data[0] == queryAnswered[0], nil
-	case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout):
-		return false, nil
-	}
-	return false, fmt.Errorf("queue: query: %w", err)
-}
-
-// ConfirmResults asks the Client listening on subject (the Reply of one
-// of jobIDs) which of jobIDs it holds the result of, waiting at most wait
-// for the answer: held[i] is true when it holds jobIDs[i]'s. A worker
-// sends its results without waiting (PublishEvent with Event.Later) —
-// a chunk's items', and single jobs' behind their slots — and confirms
-// those sent to one Client together with one request, where each result
-// was a request of its own (PublishResult); it stores the results not
-// held. answered is false, and every job not held, when nobody listens,
-// no answer comes in time or the answer is not one byte per job (a
-// Client of an older version ignores the question: PublishResult is the
-// question it answers); the error says why there was no answer when the
-// subject is invalid or the connection closed.
-func (b *Bus) ConfirmResults(subject string, jobIDs []string, wait time.Duration) (held []bool, answered bool, err error) {
-	held = make([]bool, len(jobIDs))
-	if !ValidReply(subject) {
-		return held, false, fmt.Errorf("queue: confirm results: reply subject %s", replyProblem(subject))
-	}
-	data, err := marshalEvent(&Event{V: MessageVersion, Type: EventConfirm, Jobs: jobIDs})
-	if err != nil {
-		return held, false, err
-	}
-	m, err := b.nc.Request(subject, data, wait)
-	switch {
-	case err == nil:
-		if len(m.Data) != len(jobIDs) {
-			return held, false, nil
-		}
-		for i, c := range m.Data {
-			held[i] = c == resultTaken[0]
-		}
-		return held, true, nil
-	case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout):
-		return held, false, nil
-	}
-	return held, false, fmt.Errorf("queue: confirm results: %w", err)
+	reply, answered, err := b.ask(context.Background(), "query", subject, &Event{JobID: jobID, Type: EventQuery}, wait)
+	return answered && len(reply) == 1 && reply[0] == queryAnswered[0], err
 }
 
 // Chunk returns the chunk whose item d is (Items), nil for a delivery

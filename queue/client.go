@@ -77,18 +77,25 @@ type Client struct {
 	done    chan struct{}
 	wg      sync.WaitGroup
 
-	// taken holds, by job ID, when this client took the result of a
-	// result event sent without waiting (Event.Later), until the worker
-	// asks whether it holds it (EventConfirm) or takenTTL passes (the
-	// worker died before asking: its redelivery asks Bus.Answered).
-	// Guarded by mu.
-	taken map[string]time.Time
-	// dropped holds, by job ID, when this client let go of a result event
-	// whose call was over (takeResult: a cancelled Wait), for takenTTL:
-	// the result must be stored for a Wait still to come, so a redelivery
-	// of the job whose worker died before storing it must not count it
-	// answered (answerQuery). Guarded by mu.
-	dropped map[string]time.Time
+	// taken holds, by job ID, what this client did with result events
+	// that a worker may still ask about (takeResult), each for takenTTL
+	// (sweep). Guarded by mu.
+	taken map[string]takenResult
+}
+
+// takenResult is what a Client did with a job's result events, for the
+// workers' questions; a zero time is "not so".
+type takenResult struct {
+	// taken is when the client took a result sent without waiting
+	// (Event.Later), until the worker asks whether it holds it
+	// (EventConfirm) or takenTTL passes (the worker died before asking:
+	// its redelivery asks Bus.Answered).
+	taken time.Time
+	// dropped is when the client let go of a result event whose call was
+	// over (a cancelled Wait): the result must be stored for a Wait still
+	// to come, so a redelivery of the job whose worker died before
+	// storing it must not count it answered (answerQuery).
+	dropped time.Time
 }
 
 // pendingJob tracks one job this client submitted or waits for. Fields are
@@ -697,7 +704,7 @@ func (c *Client) onEvent(m *nats.Msg) {
 	if ev.Type == EventResult && m.Reply != "" {
 		// A worker waits for the answer (Bus.PublishResult): "+" when this
 		// client holds the result now, so that the worker stores nothing.
-		taken := c.takeResult(ev)
+		taken := c.takeResult(ev, false)
 		answer := resultNotMine
 		if taken {
 			answer = resultTaken
@@ -712,14 +719,7 @@ func (c *Client) onEvent(m *nats.Msg) {
 		return
 	}
 	if ev.Type == EventResult {
-		if c.takeResult(ev) && ev.Later {
-			c.mu.Lock()
-			if c.taken == nil {
-				c.taken = map[string]time.Time{}
-			}
-			c.taken[ev.JobID] = time.Now()
-			c.mu.Unlock()
-		}
+		c.takeResult(ev, ev.Later)
 		return
 	}
 	c.mu.Lock()
@@ -748,14 +748,42 @@ func (c *Client) onEvent(m *nats.Msg) {
 }
 
 // takeResult hands the result event ev to the job's pending entry and
-// reports whether this client holds the job's result now (it had one
-// already, or takes this one). A cacheable result (Event.Cacheable) of a
-// job submitted with a cache digest is stored under it, off the caller's
-// path, before any Wait returns it (Bus.StoreCachedLater: this process's
-// lookups find it at once).
-func (c *Client) takeResult(ev *Event) bool {
+// reports whether this client holds the job's result now (holdResult).
+// later (a result sent without waiting, Event.Later, not as a request):
+// a result held is recorded in taken for the worker's question
+// (answerConfirm).
+func (c *Client) takeResult(ev *Event, later bool) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	held := c.holdResult(ev)
+	if held && later {
+		r := c.taken[ev.JobID]
+		r.taken = time.Now()
+		c.setTaken(ev.JobID, r)
+	}
+	return held
+}
+
+// setTaken stores r as jobID's entry in taken, or deletes the entry when
+// both of r's times are zero. c.mu is held.
+func (c *Client) setTaken(jobID string, r takenResult) {
+	if r.taken.IsZero() && r.dropped.IsZero() {
+		delete(c.taken, jobID)
+		return
+	}
+	if c.taken == nil {
+		c.taken = map[string]takenResult{}
+	}
+	c.taken[jobID] = r
+}
+
+// holdResult is takeResult with c.mu held: true when this client had the
+// job's result already or takes this one; a result it lets go of (the
+// job's call is over) is recorded in taken as dropped. A cacheable result
+// (Event.Cacheable) of a job submitted with a cache digest is stored
+// under it, off the caller's path, before any Wait returns it
+// (Bus.StoreCachedLater: this process's lookups find it at once).
+func (c *Client) holdResult(ev *Event) bool {
 	p := c.pending[ev.JobID]
 	if p == nil {
 		return false
@@ -767,10 +795,9 @@ func (c *Client) takeResult(ev *Event) bool {
 		// Its waits are over (a cancelled call): the worker stores the
 		// result, for a Wait still to come (the call's metadata).
 		delete(c.pending, ev.JobID)
-		if c.dropped == nil {
-			c.dropped = map[string]time.Time{}
-		}
-		c.dropped[ev.JobID] = time.Now()
+		r := c.taken[ev.JobID]
+		r.dropped = time.Now()
+		c.setTaken(ev.JobID, r)
 		return false
 	}
 	if len(ev.Result) == 0 {
@@ -842,8 +869,7 @@ func (c *Client) monitor() {
 }
 
 // sweep forgets submitted jobs that nobody waited for and that got no
-// result within age, and taken results no worker asked about within
-// takenTTL.
+// result within age, and each time in taken after takenTTL.
 func (c *Client) sweep(age time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -852,15 +878,14 @@ func (c *Client) sweep(age time.Duration) {
 			delete(c.pending, id)
 		}
 	}
-	for id, at := range c.taken {
-		if time.Since(at) > takenTTL {
-			delete(c.taken, id)
+	for id, r := range c.taken {
+		if time.Since(r.taken) > takenTTL {
+			r.taken = time.Time{}
 		}
-	}
-	for id, at := range c.dropped {
-		if time.Since(at) > takenTTL {
-			delete(c.dropped, id)
+		if time.Since(r.dropped) > takenTTL {
+			r.dropped = time.Time{}
 		}
+		c.setTaken(id, r)
 	}
 }
 
@@ -880,8 +905,9 @@ func (c *Client) answerConfirm(m *nats.Msg, jobs []string) {
 	c.mu.Lock()
 	for i, id := range jobs {
 		answer[i] = resultNotMine[0]
-		if _, ok := c.taken[id]; ok {
-			delete(c.taken, id)
+		if r := c.taken[id]; !r.taken.IsZero() {
+			r.taken = time.Time{}
+			c.setTaken(id, r)
 			answer[i] = resultTaken[0]
 		} else if p := c.pending[id]; p != nil && p.result != nil {
 			answer[i] = resultTaken[0]

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/internal/spell"
 	"github.com/axpool/axpool/internal/text"
 	"github.com/axpool/axpool/wire"
@@ -410,19 +411,22 @@ func (c *checker) value(p *Param, raw json.RawMessage, path string) (any, bool) 
 			return nil, false
 		}
 		if p.Elem != nil && p.Props == nil {
-			out := make([]json.RawMessage, len(items))
+			out := []byte{'['}
 			for i, it := range items {
 				v, ok := c.value(p.Elem, it, fmt.Sprintf("%s[%d]", path, i))
 				if !ok {
 					return nil, false
 				}
-				out[i], ok = v.(json.RawMessage)
+				elem, ok := v.(json.RawMessage)
 				if !ok { // an Elem of a type whose value is no raw JSON: keep it as sent
-					out[i] = it
+					elem = it
 				}
+				if i > 0 {
+					out = append(out, ',')
+				}
+				out, _ = jsonenc.AppendCompact(out, elem) // valid JSON: always appended
 			}
-			b, _ := json.Marshal(out) // valid JSON values: cannot fail
-			return json.RawMessage(b), true
+			return json.RawMessage(append(out, ']')), true
 		}
 	case ParamSchema:
 		if raw[0] != '{' && string(raw) != "true" && string(raw) != "false" {

@@ -54,6 +54,8 @@ func TestCheckArgs(t *testing.T) {
 			`{"source":"x","max_steps":5,"max_wall_ms":7,"limits":{"max_wall_ms":9,"max_output_bytes":0,"max_memory_mb":2}}`},
 
 		{"pass_at integers normalised", "axpool_batch", `{"items":[],"pass_at":[1e0, 5.0,20]}`, 0, "", `{"items":[],"pass_at":[1,5,20]}`},
+		{"pass_at compacted", "axpool_batch", `{"items":[],"pass_at":[ 3 ,` + "\n\t" + `7 ]}`, 0, "", `{"items":[],"pass_at":[3,7]}`},
+		{"pass_at empty", "axpool_batch", `{"items":[],"pass_at":[ ]}`, 0, "", `{"items":[],"pass_at":[]}`},
 		{"pass_at of 0", "axpool_batch", `{"items":[],"pass_at":[1,0]}`, ArgWrongType, "pass_at[1]",
 			`invalid argument "pass_at[1]" for tool "axpool_batch": expected a positive integer (at most 9223372036854775807), got 0`},
 		{"pass_at of strings", "axpool_batch", `{"items":[],"pass_at":["2"]}`, ArgWrongType, "pass_at[0]",

@@ -141,7 +141,7 @@ type chunkRun struct {
 	// confirmAfter); lmu guards later and timer.
 	confirming sync.Mutex
 	lmu        sync.Mutex
-	later      []laterResult
+	later      []jobResult
 	timer      *time.Timer
 
 	mu     sync.Mutex
@@ -242,20 +242,6 @@ const (
 	maxLater     = 256
 )
 
-// laterResult is a chunk item's result sent without waiting, with what
-// Worker.answered needs to end the item once it is confirmed.
-type laterResult struct {
-	d         *queue.Delivery
-	job       *queue.Job
-	res       []byte
-	ev        *queue.Event
-	log       func() *slog.Logger
-	cacheable bool
-	// hb beats for a single job's delivery while its result waits behind
-	// its slot (resultConfirmer.add): its slot's beat stopped with the run.
-	hb *beat
-}
-
 // chunkRunOf returns the chunkRun of the chunk whose item d is, nil for
 // a delivery that is not the item of a chunk this worker runs.
 func (w *Worker) chunkRunOf(d *queue.Delivery) *chunkRun {
@@ -270,7 +256,7 @@ func (w *Worker) chunkRunOf(d *queue.Delivery) *chunkRun {
 // confirmLater keeps r until its confirmation: the chunk's end, or
 // confirmAfter after the oldest result kept, or at once when maxLater
 // wait.
-func (c *chunkRun) confirmLater(r laterResult) {
+func (c *chunkRun) confirmLater(r jobResult) {
 	c.lmu.Lock()
 	c.later = append(c.later, r)
 	n := len(c.later)
@@ -305,7 +291,7 @@ func (c *chunkRun) confirm() {
 		// the events of one publisher reach a subscription in order, so
 		// the question comes after every result it names.
 		prefix := replyPrefix(rs[0].job)
-		var group, rest []laterResult
+		var group, rest []jobResult
 		for _, r := range rs {
 			if replyPrefix(r.job) == prefix {
 				group = append(group, r)
@@ -313,7 +299,7 @@ func (c *chunkRun) confirm() {
 				rest = append(rest, r)
 			}
 		}
-		c.w.confirmGroup(group, c.hb)
+		c.w.confirmGroup(context.Background(), group, c.hb)
 		rs = rest
 	}
 }

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"sync"
 	"time"
 )
@@ -17,7 +18,9 @@ import (
 // but a slot no longer waits a round trip per job, and under load one
 // confirmation serves many results. A worker that dies before its
 // confirmation has the job redelivered; the redelivery asks the caller
-// (queue.Bus.Answered) before it runs the job again (Worker.handle).
+// (queue.Bus.Answered) before it runs the job again (Worker.handle). So
+// does one that stops with results unconfirmed at Run's bound: it hands
+// their jobs back (resultConfirmer.wait).
 
 // A Client that leaves a question unanswered (one of an older version
 // answers only a result sent as a request) is muted for muteFor: its
@@ -49,6 +52,10 @@ type resultConfirmer struct {
 	// a gateway answers, instead of waiting resultConfirmWait per question.
 	mute map[string]time.Time
 	wg   sync.WaitGroup
+	// ctx ends when wait gives up (Run's bound): the queues' goroutines
+	// hand back the jobs they hold, unanswered, and end.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // muteFor is how long a gateway that did not answer a question gets its
@@ -80,19 +87,20 @@ func (c *resultConfirmer) markMute(prefix string) {
 
 // behindQueue is one Client's results waiting for confirmation.
 type behindQueue struct {
-	later []laterResult
+	later []jobResult
 	bytes int
 }
 
 func newResultConfirmer(w *Worker) *resultConfirmer {
-	return &resultConfirmer{w: w, queues: map[string]*behindQueue{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &resultConfirmer{w: w, queues: map[string]*behindQueue{}, ctx: ctx, cancel: cancel}
 }
 
 // add keeps r for its Client's next confirmation and reports true, or
 // reports false — r not kept: its slot confirms it itself — when that
 // Client's queue is full (maxLater results or maxBehindBytes). A queue's
 // goroutine takes its results only after add returns (c.mu).
-func (c *resultConfirmer) add(r laterResult) bool {
+func (c *resultConfirmer) add(r jobResult) bool {
 	prefix := replyPrefix(r.job)
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -133,7 +141,7 @@ func (c *resultConfirmer) run(prefix string, q *behindQueue) {
 		}
 		q.later, q.bytes = nil, 0
 		c.mu.Unlock()
-		c.w.confirmGroup(rs, nil)
+		c.w.confirmGroup(c.ctx, rs, nil)
 	}
 }
 
@@ -142,42 +150,50 @@ func (c *resultConfirmer) run(prefix string, q *behindQueue) {
 // mutes that Client when it does not answer, and ends each job
 // (Worker.answered): acked, its result stored first when not held. hb
 // beats for the jobs (a chunk's beat, a slot's); nil: each result's own
-// (laterResult.hb), stopped once its job ended.
-func (w *Worker) confirmGroup(rs []laterResult, hb *beat) {
+// (jobResult.hb), stopped once its job ended. Once ctx ends, the jobs
+// not held are handed back unanswered (Worker.answered).
+func (w *Worker) confirmGroup(ctx context.Context, rs []jobResult, hb *beat) {
 	ids := make([]string, len(rs))
 	for i, r := range rs {
 		ids[i] = r.job.ID
 	}
-	held, answered, err := w.bus.ConfirmResults(rs[0].job.Reply, ids, resultConfirmWait)
-	if err != nil {
+	held, answered, err := w.bus.ConfirmResultsContext(ctx, rs[0].job.Reply, ids, resultConfirmWait)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
 		w.log.Warn("confirm results", "job", rs[0].job.ID, "results", len(ids), "err", err)
-	} else if !answered {
+	case !answered:
 		w.confirms.markMute(replyPrefix(rs[0].job))
 	}
 	for i, r := range rs {
-		b := hb
-		if b == nil {
-			b = r.hb
+		if hb != nil {
+			r.hb = hb
 		}
-		w.answered(r.d, r.job, b, r.res, r.ev, false, held[i], r.cacheable, "", r.log)
+		w.answered(ctx, r, held[i])
 		if hb == nil {
-			b.stop()
+			r.hb.stop()
 		}
 	}
 }
 
 // wait waits until every result kept is confirmed and its job ended, at
 // most d; it reports whether they were. Nothing is kept after it began.
+// After d the queues' goroutines stop (ctx): their jobs not ended are
+// handed back unanswered, and wait returns once the goroutines have
+// ended — at once, as nothing they do then waits.
 func (c *resultConfirmer) wait(d time.Duration) bool {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
+	defer c.cancel()
 	done := make(chan struct{})
 	go func() { c.wg.Wait(); close(done) }()
 	select {
 	case <-done:
 		return true
 	case <-time.After(d):
+		c.cancel()
+		<-done
 		return false
 	}
 }

@@ -25,7 +25,7 @@ import (
 func (w *Worker) janitor(seq uint64) {
 	log := w.log.With("seq", seq)
 	var job *queue.Job
-	err := w.retry(&queue.Job{}, nil, func() *slog.Logger { return log }, "read an exhausted job", func(ctx context.Context) (err error) {
+	err := w.retry(context.Background(), &queue.Job{}, nil, func() *slog.Logger { return log }, "read an exhausted job", func(ctx context.Context) (err error) {
 		job, err = w.bus.JobAt(ctx, seq)
 		return err
 	})
@@ -43,7 +43,7 @@ func (w *Worker) janitor(seq uint64) {
 		// are the items a delivery handed to another chunk (its hand-off
 		// completed first, queue.Bus.HandedOff).
 		from := 0
-		if err := w.retry(job, nil, func() *slog.Logger { return log }, "read a chunk's hand-off", func(ctx context.Context) (err error) {
+		if err := w.retry(context.Background(), job, nil, func() *slog.Logger { return log }, "read a chunk's hand-off", func(ctx context.Context) (err error) {
 			from, err = w.bus.HandedOff(ctx, job)
 			return err
 		}); err != nil {
@@ -98,7 +98,7 @@ func (w *Worker) janitorJob(log *slog.Logger, job *queue.Job) bool {
 		res := wire.FailureResult(wire.WorkerLost("the job exhausted its deliveries: the worker running it was lost"),
 			wire.JobMeta{JobID: job.ID, Queue: time.Since(job.Submitted), Worker: holder})
 		var stored []byte
-		if err := w.retry(job, nil, jlog, "store a worker_lost answer", func(ctx context.Context) (err error) {
+		if err := w.retry(context.Background(), job, nil, jlog, "store a worker_lost answer", func(ctx context.Context) (err error) {
 			stored, err = w.bus.StoreResult(ctx, job.ID, res)
 			return err
 		}); err != nil {

@@ -128,25 +128,32 @@ func (w *Worker) answerDeadline(job *queue.Job) time.Time {
 // retry runs op (a claim, a result store) until it succeeds, fails for a
 // reason retrying cannot fix (an error that is not queue.ErrUnavailable),
 // or the job's answerDeadline would pass, waiting with backoff from 100 ms
-// doubling to 2 s and logging each failure. Meanwhile hb (if not nil)
-// beats, so the job is not redelivered while its answer waits for the bus.
-// Each attempt has opTimeout, cut to what is left of the deadline (at
-// least 500 ms). It returns op's last error.
-func (w *Worker) retry(job *queue.Job, hb *beat, log func() *slog.Logger, what string, op func(context.Context) error) error {
+// doubling to 2 s and logging each failure, or ctx ends. Meanwhile hb (if
+// not nil) beats, so the job is not redelivered while its answer waits for
+// the bus. Each attempt has opTimeout, cut to what is left of the deadline
+// (at least 500 ms), and ends with ctx. It returns op's last error, or
+// ctx.Err() when ctx ended before an attempt.
+func (w *Worker) retry(ctx context.Context, job *queue.Job, hb *beat, log func() *slog.Logger, what string, op func(context.Context) error) error {
 	deadline := w.answerDeadline(job)
 	wait := 100 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), min(opTimeout, max(time.Until(deadline), 500*time.Millisecond)))
-		err := op(ctx)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		actx, cancel := context.WithTimeout(ctx, min(opTimeout, max(time.Until(deadline), 500*time.Millisecond)))
+		err := op(actx)
 		cancel()
-		if err == nil || !errors.Is(err, queue.ErrUnavailable) || time.Until(deadline) < wait {
+		if err == nil || !errors.Is(err, queue.ErrUnavailable) || time.Until(deadline) < wait || ctx.Err() != nil {
 			return err
 		}
 		if hb != nil {
 			hb.start()
 		}
 		log().Warn("cannot "+what+"; retrying", "attempt", attempt, "retry_in", wait, "err", err)
-		time.Sleep(wait)
+		select {
+		case <-ctx.Done():
+		case <-time.After(wait):
+		}
 		wait = min(2*wait, 2*time.Second)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -216,4 +217,64 @@ func TestShutdownWithResultsBehind(t *testing.T) {
 		}
 	}
 	waitEmpty(t, h.bus)
+}
+
+// TestShutdownHandsBackUnconfirmed: a worker stopped while a single job's
+// result waits for a confirmation its caller does not give within Run's
+// bound (a subscriber on the reply prefix takes the question and leaves
+// it unanswered; ShutdownGrace 1 ns makes the bound ShutdownSlack, 1 s,
+// short of the question's 2 s) has no confirmer goroutine left once Run
+// returns: the job is handed back unanswered, and its redelivery, whose
+// caller says it holds the result, acks it without running it. (Were the
+// question to end first, on a stalled machine, the result is stored and
+// the job acked: nothing to redeliver, the same end.)
+func TestShutdownHandsBackUnconfirmed(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{}, 0)
+	questions := make(chan struct{}, 16)
+	sub, err := h.nc.Subscribe(queue.EventWildcard("silent"), func(m *nats.Msg) {
+		ev, err := queue.DecodeEvent(m.Data)
+		switch {
+		case err != nil:
+		case ev.Type == queue.EventQuery:
+			_ = m.Respond([]byte("+")) // the caller holds the result
+		case ev.Type == queue.EventConfirm:
+			questions <- struct{}{} // left unanswered
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	w, err := New(h.bus, Options{Slots: 1, PullWait: 100 * time.Millisecond, ShutdownGrace: time.Nanosecond,
+		Logger: queuetest.Logger(), Executor: ExecutorFunc(okExec)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	id := "unconfirmed-1"
+	h.submit(queue.Job{ID: id, Tool: "t", Reply: queue.EventSubject("silent", id)})
+	select {
+	case <-questions:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no confirmation question within 10 s")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	w.confirms.mu.Lock()
+	left := len(w.confirms.queues)
+	w.confirms.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d confirmer queues still at work after Run returned, want none", left)
+	}
+	ip := startInproc(t, h, Options{Slots: 1}, okExec)
+	waitEmpty(t, h.bus)
+	ip.stop()
+	if n := ip.calls.Load(); n != 0 {
+		t.Errorf("the redelivery ran the job %d times, want 0 (its caller holds the result)", n)
+	}
 }

@@ -379,9 +379,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	// for the results sent meanwhile (no more come once the slots ended):
 	// two questions' waits, then the stores of those not held. They get
 	// what is left of Run's bound, ShutdownGrace + ShutdownSlack (a
-	// supervisor kills the process then, SupervisorOptions.WorkerGrace).
+	// supervisor kills the process then, SupervisorOptions.WorkerGrace);
+	// the jobs not ended by then are handed back, and the confirmer's
+	// goroutines end before Run returns.
 	if !w.confirms.wait(time.Until(time.Unix(0, w.stopBy.Load()))) {
-		w.log.Warn("results still waiting for their callers' confirmation; their jobs are redelivered, whose callers are asked first")
+		w.log.Warn("results still waiting for their callers' confirmation at the shutdown's bound; their jobs are handed back, whose redeliveries ask the callers first")
 	}
 	w.log.Info("worker stopped", "done", w.done.Load())
 	return nil
@@ -581,7 +583,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 			since = job.Submitted
 		}
 		var claim queue.Claim
-		err = w.retry(job, hb, log, "claim the job", func(ctx context.Context) (err error) {
+		err = w.retry(context.Background(), job, hb, log, "claim the job", func(ctx context.Context) (err error) {
 			claim, err = w.bus.ClaimSince(ctx, job.ID, w.id, since)
 			return err
 		})
@@ -1084,18 +1086,20 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 		log = func() *slog.Logger { return w.log.With(append([]any{"job", job.ID}, traceAttrs(job)...)...) }
 	}
 	ev := &queue.Event{JobID: job.ID, Type: queue.EventResult, Result: res, Worker: w.id, Cacheable: cacheable}
-	keep := job.Keep || !queue.ValidReply(job.Reply)
+	r := jobResult{d: d, job: job, hb: hb, res: res, ev: ev, log: log, cacheable: cacheable,
+		keep: job.Keep || !queue.ValidReply(job.Reply), termReason: termReason}
 	// A gateway that did not answer a question about its results gets
 	// them as requests of their own for a while (confirm.go).
-	later := !keep && termReason == "" && !w.confirms.isMute(replyPrefix(job))
+	later := !r.keep && termReason == "" && !w.confirms.isMute(replyPrefix(job))
 	if later {
 		ev.Later = true
 		if err := w.bus.PublishEvent(job.Reply, ev); err != nil {
 			log().Warn("result event", "err", err)
-			w.answered(d, job, hb, res, ev, false, false, cacheable, "", log)
+			w.answered(context.Background(), r, false)
 			return
 		}
-		r := laterResult{d: d, job: job, res: res, ev: ev, log: log, cacheable: cacheable}
+		// Its beat is its chunk's, or the confirmer's (confirmGroup).
+		r.hb = nil
 		if cr := w.chunkRunOf(d); cr != nil {
 			// A chunk's item: confirmed with the chunk's other results
 			// (chunkRun.confirm), which ends it.
@@ -1107,19 +1111,19 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 		d.Detach()
 		if !w.confirms.add(r) {
 			// No room behind: confirmed alone, on the slot.
-			w.confirmGroup([]laterResult{r}, hb)
+			w.confirmGroup(context.Background(), []jobResult{r}, hb)
 		}
 		return
 	}
 	confirmed := false
-	if !keep {
+	if !r.keep {
 		var err error
 		confirmed, err = w.bus.PublishResult(job.Reply, ev, resultConfirmWait)
 		if err != nil {
 			log().Warn("result event", "err", err)
 		}
 	}
-	w.answered(d, job, hb, res, ev, keep, confirmed, cacheable, termReason, log)
+	w.answered(context.Background(), r, confirmed)
 }
 
 // answeredBefore asks the caller of job, redelivered without a stored
@@ -1138,24 +1142,54 @@ func (w *Worker) answeredBefore(job *queue.Job, log func() *slog.Logger) bool {
 	return done
 }
 
-// answered ends finishJob for job, whose result event ev was sent (and
-// confirmed when confirmed): it stores the result unless the caller
-// confirmed it, publishes a kept job's stored result, and acks or
-// terminates the delivery d.
-func (w *Worker) answered(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, ev *queue.Event, keep, confirmed, cacheable bool, termReason string, log func() *slog.Logger) {
+// jobResult is a job's result on its way to the job's end
+// (Worker.answered), with what ends it: a result sent without waiting
+// (queue.Event.Later) waits in it for its confirmation (chunkRun.confirm,
+// resultConfirmer).
+type jobResult struct {
+	d   *queue.Delivery
+	job *queue.Job
+	// hb beats for the delivery while the result is stored (nil: none);
+	// for a single job's result waiting behind its slot, the confirmer's
+	// (resultConfirmer.add): its slot's beat stopped with the run.
+	hb        *beat
+	res       []byte
+	ev        *queue.Event // the result event (finishJob)
+	log       func() *slog.Logger
+	cacheable bool // the result may be stored under job.Cache (queue.Event.Cacheable)
+	// keep: the result is stored whatever the caller holds, then its
+	// stored version is published (queue.Job.Keep, or a reply subject
+	// queue.ValidReply refuses).
+	keep bool
+	// termReason, when set, terminates the delivery instead of acking it.
+	termReason string
+}
+
+// answered ends the job of r, whose result event r.ev was sent (and
+// confirmed when confirmed), or is sent once stored (r.keep): it stores
+// the result unless the caller confirmed it, publishes a kept job's
+// stored result, and acks or terminates the delivery. A store that ctx
+// ends (the resultConfirmer stopped: Run's bound) hands the job back at
+// once, unanswered: its redelivery asks the caller first (answeredBefore).
+func (w *Worker) answered(ctx context.Context, r jobResult, confirmed bool) {
+	d, job, hb, res, ev, log := r.d, r.job, r.hb, r.res, r.ev, r.log
 	if !confirmed {
 		var stored []byte
-		err := w.retry(job, hb, log, "store the answer", func(ctx context.Context) (err error) {
+		err := w.retry(ctx, job, hb, log, "store the answer", func(ctx context.Context) (err error) {
 			stored, err = w.bus.StoreResult(ctx, job.ID, res)
 			return err
 		})
+		if err != nil && ctx.Err() != nil {
+			w.nak(d)
+			return
+		}
 		if err != nil {
 			log().Error("cannot store the job's answer; handing it back", "err", err, "retry_in", handBackDelay)
 			w.nakDelay(d, log)
 			return
 		}
-		if keep && job.Reply != "" {
-			ev.Result, ev.Cacheable = stored, cacheable && string(stored) == string(res)
+		if r.keep && job.Reply != "" {
+			ev.Result, ev.Cacheable = stored, r.cacheable && string(stored) == string(res)
 			if err := w.bus.PublishEvent(job.Reply, ev); err != nil {
 				log().Warn("result event", "err", err)
 			}
@@ -1163,8 +1197,8 @@ func (w *Worker) answered(d *queue.Delivery, job *queue.Job, hb *beat, res json.
 	}
 	w.opts.Metrics.finished(job.Tool, res)
 	var err error
-	if termReason != "" {
-		err = d.Term(termReason)
+	if r.termReason != "" {
+		err = d.Term(r.termReason)
 	} else {
 		// An ack without confirmation: the caller holds the result or the
 		// bucket does, so a lost ack only causes a redelivery, which

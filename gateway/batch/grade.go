@@ -159,39 +159,31 @@ func compare(want, got json.RawMessage, prefix string) (verdict, reason string) 
 	return VerdictFail, oneLine(fmt.Sprintf("%sexpected %s, got %s", prefix, showJSON(want), showJSON(got)))
 }
 
-// hasTagged reports whether the JSON value raw holds, at any depth, the
-// tagged form of a record ("type":"record" with "fields"), an enum
-// ("type":"enum" with "variant") or an option ("option"), as MatchResult
-// reads them; false for a value that is not valid JSON.
+// hasTagged reports whether the JSON value raw holds, at any depth, a
+// tagged form as MatchResult reads them (form); false for a value that
+// is not valid JSON.
 func hasTagged(raw json.RawMessage) bool {
-	found := false
-	var walk func(json.RawMessage)
-	walk = func(raw json.RawMessage) {
-		if elems, ok := wire.SplitArray(raw); ok {
-			for _, e := range elems {
-				walk(e)
+	if elems, ok := wire.SplitArray(raw); ok {
+		for _, e := range elems {
+			if hasTagged(e) {
+				return true
 			}
-			return
 		}
-		var typ string
-		var fields, variant, option bool
-		wire.SplitObject(raw, func(key string, v json.RawMessage) {
-			switch key {
-			case "type":
-				typ = string(v)
-			case "fields":
-				fields = true
-			case "variant":
-				variant = true
-			case "option":
-				option = isOptionTag(v)
-			}
-			walk(v)
-		})
-		found = found || typ == `"record"` && fields || typ == `"enum"` && variant || option
+		return false
 	}
-	walk(raw)
-	return found
+	_, members, ok := splitMembers(raw)
+	if !ok {
+		return false
+	}
+	if shapeOfJSON(members).form() != untagged {
+		return true
+	}
+	for _, v := range members {
+		if hasTagged(v) {
+			return true
+		}
+	}
+	return false
 }
 
 // plainOf is the result raw as a fail reason shows it beside an
@@ -201,7 +193,8 @@ func hasTagged(raw json.RawMessage) bool {
 // Some(v) as v — as test arguments and `expect` write them. What has no
 // plain spelling stays as it came: a variant with a payload (its payload
 // shown plain), Some of an option. Lists and maps are shown element by
-// element; raw as it is when it is not valid JSON.
+// element; raw as it is when it is not valid JSON. The tagged forms are
+// told as MatchResult tells them (form).
 func plainOf(raw json.RawMessage) json.RawMessage {
 	raw = bytes.TrimSpace(raw)
 	if elems, ok := wire.SplitArray(raw); ok {
@@ -214,47 +207,36 @@ func plainOf(raw json.RawMessage) json.RawMessage {
 		}
 		return append(out, ']')
 	}
-	var keys []string
-	members := map[string]json.RawMessage{}
-	if !wire.SplitObject(raw, func(key string, v json.RawMessage) {
-		if _, dup := members[key]; !dup {
-			keys = append(keys, key)
-		}
-		members[key] = v
-	}) {
+	keys, members, ok := splitMembers(raw)
+	if !ok {
 		return raw
 	}
-	str := func(key string) string {
-		var v string
-		if json.Unmarshal(members[key], &v) != nil {
-			return ""
+	s := shapeOfJSON(members)
+	switch s.form() {
+	case recordForm:
+		if !s.fieldList {
+			break // not the record encoding: as it is
 		}
-		return v
-	}
-	switch {
-	case str("type") == "record" && members["fields"] != nil:
-		fields, ok1 := wire.SplitArray(members["fields"])
-		names, ok2 := wire.SplitArray(members["field_names"])
-		if ok1 && ok2 && len(fields) == len(names) {
-			out := []byte{'{'}
-			for i := range fields {
-				if i > 0 {
-					out = append(out, ',')
-				}
-				out = append(out, names[i]...)
-				out = append(out, ':')
-				out = append(out, plainOf(fields[i])...)
+		fields, _ := wire.SplitArray(members["fields"])
+		names, _ := wire.SplitArray(members["field_names"])
+		out := []byte{'{'}
+		for i := range fields {
+			if i > 0 {
+				out = append(out, ',')
 			}
-			return append(out, '}')
+			out = append(out, names[i]...)
+			out = append(out, ':')
+			out = append(out, plainOf(fields[i])...)
 		}
-	case str("type") == "enum" && members["variant"] != nil:
-		if p, ok := members["payload"]; !ok || string(bytes.TrimSpace(p)) == "null" {
+		return append(out, '}')
+	case enumForm:
+		if p, ok := members["payload"]; !ok || string(p) == "null" {
 			return members["variant"]
 		}
-	case str("option") == "None" && len(keys) == 1:
+	case noneForm:
 		return json.RawMessage("null")
-	case str("option") == "Some" && len(keys) == 2 && members["value"] != nil:
-		if v := members["value"]; !isOptionJSON(v) {
+	case someForm:
+		if v := members["value"]; !formOfJSON(v).isOption() {
 			return plainOf(v)
 		}
 		return raw
@@ -272,19 +254,47 @@ func plainOf(raw json.RawMessage) json.RawMessage {
 	return append(out, '}')
 }
 
-// isOptionJSON reports whether raw is the tagged form of an option (an
-// "option" of "None" or "Some", as isOption reads decoded values).
-func isOptionJSON(raw json.RawMessage) bool {
-	option := false
-	wire.SplitObject(raw, func(key string, v json.RawMessage) { option = option || key == "option" && isOptionTag(v) })
-	return option
+// splitMembers reads the JSON object raw as decoding reads it: its
+// member names in the order of their first appearance, and each one's
+// last value (wire.SplitObject's bytes); ok is false when raw is not one
+// valid JSON object.
+func splitMembers(raw json.RawMessage) (keys []string, members map[string]json.RawMessage, ok bool) {
+	members = map[string]json.RawMessage{}
+	ok = wire.SplitObject(raw, func(key string, v json.RawMessage) {
+		if _, dup := members[key]; !dup {
+			keys = append(keys, key)
+		}
+		members[key] = v
+	})
+	return keys, members, ok
 }
 
-// isOptionTag reports whether v, the JSON value of an "option" member, is
-// "None" or "Some".
-func isOptionTag(v json.RawMessage) bool {
-	s, _ := wire.PlainString(v)
-	return s == "None" || s == "Some"
+// shapeOfJSON is the shape (as shapeOf reads a decoded object) of the
+// object of members, splitMembers' values.
+func shapeOfJSON(members map[string]json.RawMessage) shape {
+	s := shape{n: len(members)}
+	wire.DecodeString(members["type"], &s.typ)
+	wire.DecodeString(members["option"], &s.option)
+	notNull := func(key string) bool {
+		v, ok := members[key]
+		return ok && string(v) != "null"
+	}
+	s.fields, s.variant = notNull("fields"), notNull("variant")
+	fields, ok1 := wire.SplitArray(members["fields"])
+	names, ok2 := wire.SplitArray(members["field_names"])
+	s.fieldList = ok1 && ok2 && len(fields) == len(names)
+	_, s.value = members["value"]
+	return s
+}
+
+// formOfJSON is the tagged form of the JSON value raw; untagged for
+// anything but a valid object.
+func formOfJSON(raw json.RawMessage) form {
+	_, members, ok := splitMembers(raw)
+	if !ok {
+		return untagged
+	}
+	return shapeOfJSON(members).form()
 }
 
 // failureReason is the reason of a failed run: its outcome, with the

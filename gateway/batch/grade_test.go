@@ -97,6 +97,10 @@ func TestJudge(t *testing.T) {
 		{expect(`{"type":"record","type_id":0,"name":"P","fields":[2],"field_names":["x"]}`), `{"success":true,"result":{"type":"record","type_id":1,"name":"P","fields":[1],"field_names":["x"]},"outcome":"ok"}`, "fail", `expected {"type":"record","type_id":0,"name":"P","fields":[2],"field_names":["x"]}, got {"type":"record","type_id":1,"name":"P","fields":[1],"field_names":["x"]}`},
 		{expect(`{"option":3,"x":2}`), `{"success":true,"result":{"type":"record","type_id":0,"name":"P","fields":[3,1],"field_names":["option","x"]},"outcome":"ok"}`, "fail", `expected {"option":3,"x":2}, got {"option":3,"x":1}`},
 		{expect(`{"x":{"y":2}}`), `{"success":true,"result":{"type":"record","type_id":1,"name":"P","fields":[{"type":"record","type_id":0,"name":"Q","fields":[{"option":"Some","value":3}],"field_names":["y"]}],"field_names":["x"]},"outcome":"ok"}`, "fail", `expected {"x":{"y":2}}, got {"x":{"y":3}}`},
+		// Tagged forms are told as MatchResult tells them: a map with an
+		// "option" member is no option, a "variant" of null no enum.
+		{expect(`{"option":"None","k":1}`), `{"success":true,"result":{"a":{"option":"None"}},"outcome":"ok"}`, "fail", `expected {"option":"None","k":1}, got {"a":null}`},
+		{expect(`1`), `{"success":true,"result":[{"type":"enum","variant":null},{"type":"record","fields":5}],"outcome":"ok"}`, "fail", `expected 1, got [{"type":"enum","variant":null},{"type":"record","fields":5}]`},
 		{&Grade{Kind: GradeTests, Tests: []json.RawMessage{json.RawMessage(`"Red"`)}}, `{"success":true,"tests":[{"result":{"type":"enum","type_id":0,"variant":"Red","payload":null}}],"outcome":"ok"}`, "pass", ""},
 		{expect(`3`), `{"success":false,"error_kind":"runtime_error","message":"division by zero","steps":4,"outcome":"runtime_error"}`, "fail", "runtime_error: division by zero"},
 		// An outcome without its detail has no dangling colon.

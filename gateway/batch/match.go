@@ -28,30 +28,93 @@ package batch
 // field names. Errors are EqualJSON's: either is not valid JSON.
 func MatchResult(want, got []byte) (bool, error) { return compareJSON(want, got, matchValue) }
 
+// form is the tagged form (MatchResult's list) that an object is read
+// as. shape.form holds the one set of rules, which MatchResult applies to
+// decoded values (shapeOf) and a fail reason to raw JSON (hasTagged,
+// plainOf, shapeOfJSON), so that a reason shows a result as it was
+// compared.
+type form uint8
+
+const (
+	untagged   form = iota
+	recordForm      // "type":"record" and "fields" that is not null
+	enumForm        // "type":"enum" and a "variant" that is not null
+	noneForm        // {"option":"None"} and nothing else
+	someForm        // {"option":"Some","value":v} and nothing else
+)
+
+// shape is what form reads of an object's members.
+type shape struct {
+	typ, option     string // the "type" and "option" members when strings, else ""
+	fields, variant bool   // "fields", "variant" members that are not null
+	value           bool   // a "value" member (null too: Some(()))
+	n               int    // the number of distinct member names
+	// fieldList: "fields" and "field_names" are arrays of one length, as
+	// a record is encoded; a record form without them is compared and
+	// shown as the object it is.
+	fieldList bool
+}
+
+// form is the tagged form of an object of shape s.
+func (s shape) form() form {
+	switch {
+	case s.typ == "record" && s.fields:
+		return recordForm
+	case s.typ == "enum" && s.variant:
+		return enumForm
+	case s.option == "None" && s.n == 1:
+		return noneForm
+	case s.option == "Some" && s.value && s.n == 2:
+		return someForm
+	}
+	return untagged
+}
+
+// isOption reports whether f is an option's form (None or Some).
+func (f form) isOption() bool { return f == noneForm || f == someForm }
+
+// shapeOf is the shape of the decoded object m.
+func shapeOf(m map[string]any) shape {
+	s := shape{n: len(m)}
+	s.typ, _ = m["type"].(string)
+	s.option, _ = m["option"].(string)
+	s.fields, s.variant = m["fields"] != nil, m["variant"] != nil
+	fields, ok1 := m["fields"].([]any)
+	names, ok2 := m["field_names"].([]any)
+	s.fieldList = ok1 && ok2 && len(fields) == len(names)
+	_, s.value = m["value"]
+	return s
+}
+
+// formOf is the tagged form of the decoded value v; untagged for
+// anything but an object.
+func formOf(v any) form {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return untagged
+	}
+	return shapeOf(m).form()
+}
+
 // matchValue is MatchResult on decoded values.
 func matchValue(want, got any) bool {
 	gm, ok := got.(map[string]any)
 	if !ok {
 		return matchPlain(want, got)
 	}
-	switch {
-	case gm["type"] == "record" && gm["fields"] != nil:
-		return matchRecord(want, gm)
-	case gm["type"] == "enum" && gm["variant"] != nil:
+	s := shapeOf(gm)
+	switch s.form() {
+	case recordForm:
+		return matchRecord(want, gm, s)
+	case enumForm:
 		return matchEnum(want, gm)
-	case gm["option"] == "None" && len(gm) == 1:
-		if want == nil {
+	case noneForm:
+		return want == nil || formOf(want) == noneForm
+	case someForm:
+		if wm, ok := want.(map[string]any); ok && shapeOf(wm).form() == someForm && matchValue(wm["value"], gm["value"]) {
 			return true
 		}
-		wm, ok := want.(map[string]any)
-		return ok && len(wm) == 1 && wm["option"] == "None"
-	case gm["option"] == "Some" && len(gm) == 2:
-		if wm, ok := want.(map[string]any); ok && len(wm) == 2 && wm["option"] == "Some" {
-			if v, ok := wm["value"]; ok && matchValue(v, gm["value"]) {
-				return true
-			}
-		}
-		if isOption(gm["value"]) {
+		if formOf(gm["value"]).isOption() {
 			return false
 		}
 		return matchValue(want, gm["value"])
@@ -91,24 +154,17 @@ func matchPlain(want, got any) bool {
 	return equalValue(want, got)
 }
 
-// isOption reports whether v is the tagged form of an option.
-func isOption(v any) bool {
-	m, ok := v.(map[string]any)
-	return ok && (m["option"] == "None" || m["option"] == "Some")
-}
-
-// matchRecord matches want against the record g.
-func matchRecord(want any, g map[string]any) bool {
+// matchRecord matches want against the record g, of shape s.
+func matchRecord(want any, g map[string]any, s shape) bool {
 	w, ok := want.(map[string]any)
 	if !ok {
 		return false
 	}
-	fields, _ := g["fields"].([]any)
-	names, _ := g["field_names"].([]any)
-	if len(names) != len(fields) {
+	if !s.fieldList {
 		return matchPlain(want, g) // not the record encoding: as it is
 	}
-	if w["type"] == "record" && w["fields"] != nil {
+	fields, names := g["fields"].([]any), g["field_names"].([]any)
+	if shapeOf(w).form() == recordForm {
 		// The tagged form: name, fields and field_names; type_id ignored.
 		if w["name"] != g["name"] || !matchValue(w["field_names"], g["field_names"]) {
 			return false
@@ -137,7 +193,7 @@ func matchRecord(want any, g map[string]any) bool {
 		name, _ := n.(string)
 		v, ok := w[name]
 		if !ok {
-			if m, isObj := fields[i].(map[string]any); isObj && len(m) == 1 && m["option"] == "None" {
+			if formOf(fields[i]) == noneForm {
 				continue // an absent Option field is None, as in arguments
 			}
 			return false
@@ -156,7 +212,7 @@ func matchEnum(want any, g map[string]any) bool {
 		return g["payload"] == nil && s == g["variant"]
 	}
 	w, ok := want.(map[string]any)
-	if !ok || w["type"] != "enum" || w["variant"] != g["variant"] {
+	if !ok || shapeOf(w).form() != enumForm || w["variant"] != g["variant"] {
 		return false
 	}
 	for k := range w {

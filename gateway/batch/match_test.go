@@ -60,6 +60,12 @@ func TestMatchResult(t *testing.T) {
 		{`["Red"]`, `[{"option":"Some","value":` + red + `}]`, true},
 		{`{"k":"Red"}`, `{"k":` + red + `}`, true},
 		{`{"k":"Red","j":1}`, `{"k":` + red + `}`, false},
+		// a map that only looks like a tagged form (form): compared as
+		// the object it is
+		{`{"x":"y","option":"Some"}`, `{"option":"Some","x":"y"}`, true},
+		{`null`, `{"option":"Some","x":"y"}`, false},
+		{`{"option":"None","k":"x"}`, `{"option":"Some","value":{"option":"None","k":"x"}}`, true},
+		{`{"fields":5,"type":"record"}`, `{"type":"record","fields":5}`, true},
 		// not tagged: EqualJSON
 		{`1e3`, `1000`, true},
 		{`"Red"`, `"Red"`, true},

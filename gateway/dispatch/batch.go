@@ -226,7 +226,10 @@ func (d *Dispatcher) RunItems(ctx context.Context, items iter.Seq[batch.Item], o
 // batchScript answers a batch's script item it, masked. A call refused
 // as invalid_args — an unknown script, arguments that do not fit it — is
 // a malformed item, with its position where ("item" in axpool_batch,
-// "line" in axpool batch; docs/tools.md §7, docs/operations.md).
+// "line" in axpool batch; docs/tools.md §7, docs/operations.md). The
+// refusal is scriptItem's word, not read from the envelope: a script job
+// the queue refuses (over its message limit) is invalid_args with job_id
+// "" too, and stays a result (TestBatchScriptQueueRefusal).
 func (d *Dispatcher) batchScript(ctx context.Context, it *batch.Item, where string) json.RawMessage {
 	out, refused := d.scriptItem(ctx, it.Tool, it.Args)
 	out = d.mask.JSON(out)

@@ -28,11 +28,11 @@ type Config struct {
 	// Scripts, when set, holds the named scripts a call may name
 	// (docs/scripts.md).
 	Scripts *Scripts
-	// Masker masks secrets in the results of Call, CallItem and
-	// CallScript; nil means mask.FromEnviron().
+	// Masker masks secrets in the results of Call, CallItem and a
+	// batch's items; nil means mask.FromEnviron().
 	Masker *mask.Masker
 	// Observe, when set, is told of every call made in process (Call,
-	// CallItem, CallScript, a batch's items) once it is answered, with its
+	// CallItem, a batch's items) once it is answered, with its
 	// arguments as checked (as sent when they were refused) and its
 	// unmasked result: the gateway counts and audits them.
 	Observe func(ctx context.Context, tool string, args json.RawMessage, out []byte)
@@ -144,19 +144,12 @@ func (d *Dispatcher) callChecked(ctx context.Context, call *tools.Args) []byte {
 	return out
 }
 
-// callScriptItem answers a batch's script item (batch.Item.Script): a call
-// of the named script with arguments raw, unmasked, as the script's tool
+// scriptItem answers a batch's script item (batch.Item.Script): a call of
+// the named script with arguments raw, unmasked, as the script's tool
 // would answer it (refusals included). A name that is not a script of the
 // current catalogue is invalid_args, with "did you mean" when a script's
-// name is near.
-func (d *Dispatcher) callScriptItem(ctx context.Context, name string, raw json.RawMessage) []byte {
-	out, _ := d.scriptItem(ctx, name, raw)
-	return out
-}
-
-// scriptItem is callScriptItem that also reports a call refused before
-// any job: a name that is no script, or a refusal of the script's
-// (Dispatcher.script).
+// name is near. refused reports a call refused before any job: a name
+// that is no script, or a refusal of the script's (Dispatcher.script).
 func (d *Dispatcher) scriptItem(ctx context.Context, name string, raw json.RawMessage) (out []byte, refused bool) {
 	if ctx.Err() != nil {
 		return d.Failure(ctx, name, &JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}), false
@@ -185,13 +178,6 @@ func (d *Dispatcher) observe(ctx context.Context, tool string, args json.RawMess
 	if d.cfg.Observe != nil {
 		d.cfg.Observe(ctx, tool, args, out)
 	}
-}
-
-// CallScript is Call for a named script (docs/scripts.md): `axpool batch`
-// runs its script items ({id, script, args}) with it. The result is the
-// script tool's, masked; a name that is not a script is invalid_args.
-func (d *Dispatcher) CallScript(ctx context.Context, name string, args json.RawMessage) json.RawMessage {
-	return d.mask.JSON(d.callScriptItem(ctx, name, args))
 }
 
 // Call answers one tool call in process, as a transport's tools/call

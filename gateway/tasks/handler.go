@@ -89,10 +89,17 @@ type Handler struct {
 	// created: pending) not known to have ended, at most
 	// MaxInteractivePerCaller; a caller with none has no entry.
 	live map[string][]liveTask
-	// sweepAbove: a create first sweeps live when it has more callers
-	// (at least sweepFloor); sweeping: a sweep is under way.
+	// sweepAbove: a create starts a sweep when live has more callers (at
+	// least sweepFloor); sweeping: a sweep is under way, stopSweep
+	// cancels it; closed: Close was called, no sweep starts.
 	sweepAbove int
 	sweeping   bool
+	stopSweep  context.CancelFunc
+	closed     bool
+	sweeps     sync.WaitGroup
+	// beforeSweep, when set (tests), is called by a sweep before it reads,
+	// with the sweep's context.
+	beforeSweep func(ctx context.Context)
 }
 
 // liveTask is a task of Handler.live: pending while it is being stored
@@ -103,8 +110,8 @@ type liveTask struct {
 }
 
 // sweepFloor is the least number of callers Handler.live holds before a
-// create sweeps it; after a sweep, the next comes at twice the callers
-// left.
+// create starts a sweep of it; after a sweep, the next comes at twice the
+// callers left.
 const sweepFloor = 64
 
 func errorf(code int, format string, a ...any) *mcpver.Error {
@@ -376,36 +383,12 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 		t.Digests = h.Digests(c)
 	}
 	var refused []byte
-	reserved := false // t holds a place among its caller's live tasks, pending
 	if c.Interactive && builtin && c.Args != nil && c.ArgErr == nil {
 		if refused = h.reserve(ctx, t.Caller, t.ID); refused == nil {
 			t.Interactive, t.Args = true, c.Args.JSON() // every resume job runs them again
-			reserved = h.MaxInteractivePerCaller > 0
 		}
 	}
-	if reserved {
-		defer func() {
-			if reserved { // Create panicked
-				h.forget(t.Caller, t.ID)
-			}
-		}()
-	}
-	err := h.Store.Create(ctx, &t)
-	if errors.Is(err, queue.ErrTaskTooLarge) && t.Interactive {
-		// Arguments too large to keep for a resume: the job, which
-		// carries them too, is refused as too large (its result says so).
-		t.Interactive, t.Args = false, nil
-		err = h.Store.Create(ctx, &t)
-	}
-	if reserved {
-		if err == nil && t.Interactive {
-			h.created(t.Caller, t.ID)
-		} else { // not stored, or stored as not interactive
-			h.forget(t.Caller, t.ID)
-		}
-		reserved = false
-	}
-	if err != nil {
+	if err := h.store(ctx, &t); err != nil {
 		h.Log.Warn("task not stored", "tool", c.Tool, "caller", t.Caller, "err", err)
 		return t, err
 	}
@@ -434,9 +417,30 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 	}
 	if out != nil {
 		h.Store.Finish(ctx, t.ID, out)
-		h.forget(t.Caller, t.ID) // the failure ends the task
+		if t.Interactive {
+			h.forget(t.Caller, t.ID) // the failure ends the task
+		}
 	}
 	return t, nil
+}
+
+// store stores t (Store.Create) and settles the place reserve took for
+// it: an interactive task stored so keeps it (created); one not stored,
+// stored as a plain task — its arguments too large to keep for a resume:
+// the job, which carries them too, is then refused as too large (its
+// result says so) — or whose store panicked gives it back (unreserve).
+// Errors: the store's.
+func (h *Handler) store(ctx context.Context, t *queue.Task) error {
+	defer h.unreserve(t.Caller, t.ID) // no place pending after created
+	err := h.Store.Create(ctx, t)
+	if errors.Is(err, queue.ErrTaskTooLarge) && t.Interactive {
+		t.Interactive, t.Args = false, nil
+		err = h.Store.Create(ctx, t)
+	}
+	if err == nil && t.Interactive {
+		h.created(t.Caller, t.ID)
+	}
+	return err
 }
 
 // reserve takes a place for task id (about to be created) among
@@ -450,19 +454,16 @@ func (h *Handler) create(ctx context.Context, c Call) (queue.Task, error) {
 // again once one has ended; retry after N ms", retry_after_ms when the
 // oldest of them expires (at least 1 s). The bound's check and the place
 // are taken under one lock, so tasks created at once never exceed it.
-// With no bound (0) it takes no place. A create first sweeps live when
-// it holds many callers (sweep).
+// With no bound (0) it takes no place. A create starts a sweep of live
+// when it holds many callers (sweep), and does not wait for it.
 func (h *Handler) reserve(ctx context.Context, caller, id string) []byte {
 	if h.MaxInteractivePerCaller <= 0 {
 		return nil
 	}
 	h.mu.Lock()
-	due := len(h.live) > max(h.sweepAbove, sweepFloor) && !h.sweeping
-	h.mu.Unlock()
-	if due {
+	if len(h.live) > max(h.sweepAbove, sweepFloor) {
 		h.sweep(ctx)
 	}
-	h.mu.Lock()
 	if h.place(caller, id) {
 		h.mu.Unlock()
 		return nil
@@ -478,7 +479,7 @@ func (h *Handler) reserve(ctx context.Context, caller, id string) []byte {
 	var oldest time.Time
 	ended := map[string]bool{}
 	for _, id := range ids {
-		t, end := h.ended(ctx, id)
+		t, end, _ := h.ended(ctx, id)
 		if end {
 			ended[id] = true
 			continue
@@ -534,27 +535,34 @@ func (h *Handler) created(caller, id string) {
 	}
 }
 
-// forget removes task id from caller's live tasks: it ended, or it was
-// not created as an interactive task.
+// forget removes task id from caller's live tasks: it ended.
 func (h *Handler) forget(caller, id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.live[caller] == nil {
-		return
-	}
-	h.live[caller] = slices.DeleteFunc(h.live[caller], func(lt liveTask) bool { return lt.id == id })
-	if len(h.live[caller]) == 0 {
-		delete(h.live, caller)
-	}
+	h.remove(caller, func(lt liveTask) bool { return lt.id == id })
+}
+
+// unreserve removes task id from caller's live tasks when it is still
+// pending: it was not created as an interactive task.
+func (h *Handler) unreserve(caller, id string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.remove(caller, func(lt liveTask) bool { return lt.pending && lt.id == id })
 }
 
 // drop removes caller's live tasks that ended (read so, hence not
-// pending), and caller's entry when none is left. h.mu is held.
+// pending). h.mu is held.
 func (h *Handler) drop(caller string, ended map[string]bool) {
+	h.remove(caller, func(lt liveTask) bool { return !lt.pending && ended[lt.id] })
+}
+
+// remove removes caller's live tasks for which del is true, and caller's
+// entry when none is left. h.mu is held.
+func (h *Handler) remove(caller string, del func(liveTask) bool) {
 	if h.live[caller] == nil {
 		return
 	}
-	h.live[caller] = slices.DeleteFunc(h.live[caller], func(lt liveTask) bool { return !lt.pending && ended[lt.id] })
+	h.live[caller] = slices.DeleteFunc(h.live[caller], del)
 	if len(h.live[caller]) == 0 {
 		delete(h.live, caller)
 	}
@@ -569,33 +577,33 @@ func (h *Handler) seen(t queue.Task, st State) {
 
 // ended reads task id from the store and reports whether it has ended
 // (or expired: no such task), with the task read. A task that cannot be
-// read has not.
-func (h *Handler) ended(ctx context.Context, id string) (queue.Task, bool) {
+// read has not; err says why (the store's).
+func (h *Handler) ended(ctx context.Context, id string) (_ queue.Task, _ bool, err error) {
 	t, err := h.Store.Bus.Task(ctx, id)
 	if errors.Is(err, queue.ErrNoTask) {
-		return t, true
+		return t, true, nil
 	}
-	if err == nil {
-		if st, err := h.Store.State(ctx, t); err == nil && st.Status.Terminal() {
-			return t, true
-		}
+	if err != nil {
+		return t, false, err
 	}
-	return t, false
+	st, err := h.Store.State(ctx, t)
+	return t, err == nil && st.Status.Terminal(), err
 }
 
-// sweep reads every task of live that is not pending and forgets the
-// ended and the expired — the tasks of callers who never looked at them
-// again — so that live keeps no caller whose tasks all ended (the next
-// sweep comes when it holds twice as many callers as this one left, at
-// least sweepFloor: a create reads a bounded number of tasks on average).
-// One sweep runs at a time; another call meanwhile returns at once.
+// sweep starts reading, in the background, every task of live that is
+// not pending, to forget the ended and the expired — the tasks of callers
+// who never looked at them again — so that live keeps no caller whose
+// tasks all ended. A sweep that read every task sets the next to come
+// when live holds twice as many callers as it left, at least sweepFloor
+// (a create costs a bounded number of reads on average); one cancelled
+// (Close) or that could not read a task forgets what it read to have
+// ended and leaves the next due at once. One sweep runs at a time, none
+// after Close; otherwise sweep does nothing. It keeps ctx's values, not
+// its end. h.mu is held.
 func (h *Handler) sweep(ctx context.Context) {
-	h.mu.Lock()
-	if h.sweeping {
-		h.mu.Unlock()
+	if h.sweeping || h.closed {
 		return
 	}
-	h.sweeping = true
 	type ref struct{ caller, id string }
 	var refs []ref
 	for caller, lts := range h.live {
@@ -605,25 +613,58 @@ func (h *Handler) sweep(ctx context.Context) {
 			}
 		}
 	}
-	h.mu.Unlock()
-	ended := map[string]map[string]bool{}
-	for _, r := range refs {
-		if _, end := h.ended(ctx, r.id); end {
-			if ended[r.caller] == nil {
-				ended[r.caller] = map[string]bool{}
-			}
-			ended[r.caller][r.id] = true
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	h.sweeping, h.stopSweep = true, cancel
+	h.sweeps.Add(1)
+	go func() {
+		defer h.sweeps.Done()
+		defer cancel()
+		if h.beforeSweep != nil {
+			h.beforeSweep(ctx)
 		}
-	}
+		ended := map[string]map[string]bool{}
+		read := 0
+		for _, r := range refs {
+			if ctx.Err() != nil {
+				break
+			}
+			_, end, err := h.ended(ctx, r.id)
+			if err != nil {
+				continue
+			}
+			read++
+			if end {
+				if ended[r.caller] == nil {
+					ended[r.caller] = map[string]bool{}
+				}
+				ended[r.caller][r.id] = true
+			}
+		}
+		h.mu.Lock()
+		for caller, ids := range ended {
+			h.drop(caller, ids)
+		}
+		left := len(h.live)
+		if read == len(refs) {
+			h.sweepAbove = max(2*left, sweepFloor)
+		}
+		h.sweeping, h.stopSweep = false, nil
+		h.mu.Unlock()
+		h.Log.Debug("interactive tasks swept", "tasks", len(refs), "read", read, "callers", left)
+	}()
+}
+
+// Close cancels a sweep of the handler's interactive tasks under way and
+// waits for it to end; no sweep starts after. The handler answers
+// requests still.
+func (h *Handler) Close() {
 	h.mu.Lock()
-	for caller, ids := range ended {
-		h.drop(caller, ids)
+	h.closed = true
+	if h.stopSweep != nil {
+		h.stopSweep()
 	}
-	left := len(h.live)
-	h.sweepAbove = max(2*left, sweepFloor)
-	h.sweeping = false
 	h.mu.Unlock()
-	h.Log.Debug("interactive tasks swept", "read", len(refs), "callers", left)
+	h.sweeps.Wait()
 }
 
 // observe counts a built-in tool's task result (a script's or batch's run

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/queue/queuetest"
@@ -19,7 +21,8 @@ import (
 
 // newHandler is a Handler on a real embedded bus (opts) with no workers
 // (a job it submits stays queued, its task working) that bounds each
-// caller's interactive tasks to max.
+// caller's interactive tasks to max; closed (a sweep under way ends)
+// before the bus.
 func newHandler(t *testing.T, max int, opts queuetest.Options) *Handler {
 	st := queuetest.Start(t, opts)
 	s := &Store{Bus: st.Bus, Backend: &dispatch.QueueBackend{Client: st.Client, Timeout: time.Minute}, Log: queuetest.Logger()}
@@ -27,7 +30,25 @@ func newHandler(t *testing.T, max int, opts queuetest.Options) *Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Handler{Store: s, Dispatcher: d, Log: queuetest.Logger(), MaxInteractivePerCaller: max}
+	h := &Handler{Store: s, Dispatcher: d, Log: queuetest.Logger(), MaxInteractivePerCaller: max}
+	t.Cleanup(h.Close)
+	return h
+}
+
+// sweepNow starts a sweep of h (unless one is under way) and waits for
+// the sweeps of h to end.
+func sweepNow(h *Handler) {
+	h.mu.Lock()
+	h.sweep(context.Background())
+	h.mu.Unlock()
+	h.sweeps.Wait()
+}
+
+// sweepState is h's sweep threshold and whether a sweep is under way.
+func sweepState(h *Handler) (above int, sweeping bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sweepAbove, h.sweeping
 }
 
 // interactiveCall is a boruna_run call that may suspend to ask its
@@ -120,9 +141,10 @@ func TestInteractiveQuotaConcurrent(t *testing.T) {
 // The handler lists no caller whose interactive tasks all ended: a task
 // ended by the caller's tasks/get seeing it end or by tasks/cancel is
 // forgotten at once; one whose result nobody read is forgotten by a
-// sweep, which a create runs when the list holds more than sweepFloor
-// callers (so 200 such callers never make it hold more than
-// sweepFloor+1). A caller whose task is still working stays listed.
+// sweep, which a create starts when the list holds more than sweepFloor
+// callers (so 200 such callers never make it hold more than sweepFloor+1
+// once that sweep ended). A caller whose task is still working stays
+// listed.
 func TestInteractiveQuotaForgetsEnded(t *testing.T) {
 	h := newHandler(t, 3, queuetest.Options{})
 	ctx := context.Background()
@@ -145,6 +167,7 @@ func TestInteractiveQuotaForgetsEnded(t *testing.T) {
 		if err != nil || !task.Interactive {
 			t.Fatalf("create of %s: %+v %v", caller, task, err)
 		}
+		h.sweeps.Wait()
 		switch {
 		case i < 20: // its caller reads it completed
 			h.Store.Finish(ctx, task.ID, done)
@@ -165,7 +188,7 @@ func TestInteractiveQuotaForgetsEnded(t *testing.T) {
 	if most > sweepFloor+1 {
 		t.Errorf("the handler listed %d callers at most; want %d at most", most, sweepFloor+1)
 	}
-	h.sweep(ctx)
+	sweepNow(h)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if len(h.live) != 1 || len(h.live["bob"]) != 1 || h.live["bob"][0] != (liveTask{id: working.ID}) {
@@ -214,5 +237,167 @@ func TestInteractiveQuotaPlaceGivenBack(t *testing.T) {
 	over, err := h.create(ctx, interactiveCall(t))
 	if err != nil || over.Interactive {
 		t.Fatalf("over the bound: %+v %v", over, err)
+	}
+}
+
+// A place taken for an interactive task is given back when storing the
+// task panics (a nil bus here): with a bound of 1, the caller's next
+// interactive task is created.
+func TestInteractiveQuotaPlaceGivenBackOnPanic(t *testing.T) {
+	h := newHandler(t, 1, queuetest.Options{})
+	ctx := dispatch.WithCaller(context.Background(), "alice")
+	bus := h.Store.Bus
+	h.Store.Bus = nil
+	func() {
+		defer func() {
+			if r := recover(); r == nil {
+				t.Error("create with a nil bus did not panic")
+			}
+		}()
+		_, _ = h.create(ctx, interactiveCall(t))
+	}()
+	h.Store.Bus = bus
+	if n, callers := liveLen(h, "alice"); n != 0 || callers != 0 {
+		t.Errorf("after a panic: %d tasks, %d callers listed", n, callers)
+	}
+	task, err := h.create(ctx, interactiveCall(t))
+	if err != nil || !task.Interactive {
+		t.Fatalf("the next task: %+v %v", task, err)
+	}
+	if n, callers := liveLen(h, "alice"); n != 1 || callers != 1 {
+		t.Errorf("after the next task: %d tasks, %d callers listed", n, callers)
+	}
+}
+
+// createCallers creates an interactive task for each of n callers named
+// prefix-0…, whose run ended (a result stored, which nobody read) when
+// ended; it fails t when one is not created interactive.
+func createCallers(t *testing.T, h *Handler, prefix string, n int, ended bool) {
+	t.Helper()
+	for i := range n {
+		task, err := h.create(dispatch.WithCaller(context.Background(), fmt.Sprintf("%s-%d", prefix, i)), interactiveCall(t))
+		if err != nil || !task.Interactive {
+			t.Fatalf("create of %s-%d: %+v %v", prefix, i, task, err)
+		}
+		if ended {
+			h.Store.Finish(context.Background(), task.ID, []byte(`{"success":true,"protocol_version":1,"result":1}`))
+		}
+	}
+}
+
+// A create whose caller's request is already cancelled still sweeps: the
+// sweep runs in the background, not with the request's end. 40 callers
+// with a working task and 25 whose task ended fill the list to 65; the
+// next create (cancelled) starts a sweep, which forgets the 25 and sets
+// the next sweep at twice the 41 callers left. (Run with the request, it
+// read nothing and set it at 132, forgetting none.)
+func TestInteractiveSweepCancelledRequest(t *testing.T) {
+	h := newHandler(t, 3, queuetest.Options{})
+	createCallers(t, h, "working", 40, false)
+	createCallers(t, h, "ended", 25, true)
+	if above, sweeping := sweepState(h); above != 0 || sweeping {
+		t.Fatalf("before: sweepAbove %d, sweeping %v; want 0, false", above, sweeping)
+	}
+	ctx, cancel := context.WithCancel(dispatch.WithCaller(context.Background(), "late"))
+	cancel()
+	task, err := h.create(ctx, interactiveCall(t))
+	if err != nil || !task.Interactive {
+		t.Fatalf("the cancelled create: %+v %v", task, err)
+	}
+	h.sweeps.Wait()
+	if _, callers := liveLen(h, "late"); callers != 41 {
+		t.Errorf("after the sweep the handler lists %d callers; want 41", callers)
+	}
+	if above, sweeping := sweepState(h); above != 82 || sweeping {
+		t.Errorf("after the sweep: sweepAbove %d, sweeping %v; want 82, false", above, sweeping)
+	}
+}
+
+// A create does not wait for the sweep it starts: with the sweep held
+// (beforeSweep), the create that started it returns, and so does one
+// more, which starts no second sweep. Close cancels the held sweep, which
+// read nothing: it forgets nothing and leaves the next sweep due (its
+// threshold unchanged); after Close no sweep starts.
+func TestInteractiveSweepInBackground(t *testing.T) {
+	h := newHandler(t, 3, queuetest.Options{})
+	started := make(chan struct{}, 3)
+	h.beforeSweep = func(ctx context.Context) {
+		started <- struct{}{}
+		<-ctx.Done() // held until Close
+	}
+	createCallers(t, h, "ended", 65, true)
+	created := make(chan error, 1)
+	go func() {
+		task, err := h.create(dispatch.WithCaller(context.Background(), "first"), interactiveCall(t))
+		if err == nil && !task.Interactive {
+			err = fmt.Errorf("not interactive: %+v", task)
+		}
+		created <- err
+	}()
+	select {
+	case err := <-created:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the create waited for the sweep it started")
+	}
+	select {
+	case <-started:
+	case <-time.After(time.Minute):
+		t.Fatal("no sweep started")
+	}
+	if above, sweeping := sweepState(h); above != 0 || !sweeping {
+		t.Errorf("with the sweep held: sweepAbove %d, sweeping %v; want 0, true", above, sweeping)
+	}
+	createCallers(t, h, "second", 1, false)
+	if _, callers := liveLen(h, "first"); callers != 67 {
+		t.Errorf("with the sweep held the handler lists %d callers; want 67", callers)
+	}
+	h.Close()
+	if above, sweeping := sweepState(h); above != 0 || sweeping {
+		t.Errorf("after Close: sweepAbove %d, sweeping %v; want 0, false", above, sweeping)
+	}
+	createCallers(t, h, "third", 1, false)
+	if _, callers := liveLen(h, "first"); callers != 68 {
+		t.Errorf("after Close the handler lists %d callers; want 68", callers)
+	}
+	if n := len(started); n != 0 {
+		t.Errorf("%d more sweeps started; want none", n)
+	}
+}
+
+// A sweep that cannot read one of the tasks (a record that does not
+// decode) forgets the ended tasks it read but leaves the next sweep due:
+// of 65 callers whose tasks ended, the one unreadable stays listed, with
+// the caller of the create that started the sweep, and the threshold is
+// unchanged.
+func TestInteractiveSweepUnreadable(t *testing.T) {
+	h := newHandler(t, 3, queuetest.Options{})
+	createCallers(t, h, "ended", 65, true)
+	h.mu.Lock()
+	bad := h.live["ended-7"][0].id
+	h.mu.Unlock()
+	ctx := context.Background()
+	js, err := jetstream.New(h.Store.Bus.Conn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctx, queue.TasksBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, bad, []byte("not a task")); err != nil {
+		t.Fatal(err)
+	}
+	createCallers(t, h, "late", 1, false)
+	h.sweeps.Wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.live) != 2 || len(h.live["ended-7"]) != 1 || len(h.live["late-0"]) != 1 {
+		t.Errorf("after the sweep the handler lists %v; want ended-7's and late-0's tasks", h.live)
+	}
+	if h.sweepAbove != 0 || h.sweeping {
+		t.Errorf("after the sweep: sweepAbove %d, sweeping %v; want 0, false", h.sweepAbove, h.sweeping)
 	}
 }
