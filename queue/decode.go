@@ -23,7 +23,12 @@ import (
 
 // decodeJobFast decodes data into j as json.Unmarshal would; it reports
 // false when it cannot tell (j is then partly set: decode again).
-func decodeJobFast(data []byte, j *Job) bool {
+func decodeJobFast(data []byte, j *Job) bool { return decodeJobFastIn(data, j, true) }
+
+// decodeJobFastIn is decodeJobFast; a chunk's items (withItems) are read
+// the same way, each item of them without items of its own (an item's
+// items, which no Client writes, go to encoding/json).
+func decodeJobFastIn(data []byte, j *Job, withItems bool) bool {
 	return decodeFast(data, func(key string, raw json.RawMessage) bool {
 		switch key {
 		case "v":
@@ -61,13 +66,34 @@ func decodeJobFast(data []byte, j *Job) bool {
 		case "resume":
 			return plainRaw(raw, &j.Resume)
 		case "items":
-			return false
+			return withItems && plainItems(raw, &j.Items)
 		case "redelivered":
 			return plainBool(raw, &j.Redelivered)
 		default:
 			return !foldsTo(key, jobKeys)
 		}
 	})
+}
+
+// plainItems decodes raw, a chunk's items, into *dst as json.Unmarshal
+// would — each item with decodeJobFastIn — and reports false for
+// anything but an array of items it reads (null among them).
+func plainItems(raw json.RawMessage, dst *[]Job) bool {
+	if len(raw) == 0 || raw[0] != '[' {
+		return false
+	}
+	elems, ok := wire.SplitArray(raw)
+	if !ok {
+		return false
+	}
+	items := make([]Job, len(elems))
+	for i, e := range elems {
+		if !decodeJobFastIn(e, &items[i], false) {
+			return false
+		}
+	}
+	*dst = items
+	return true
 }
 
 // decodeEventFast is decodeJobFast for an event.

@@ -72,7 +72,7 @@ func TestDecodeJobAsEncodingJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		msgs = append(msgs, string(b))
-		if i < 2 { // plain literals only: read without reflection
+		if i < 2 || j.Tool == ChunkTool { // plain literals only: read without reflection
 			var fast Job
 			if !decodeJobFast(b, &fast) {
 				t.Errorf("decodeJobFast refused %s", b)
@@ -114,6 +114,12 @@ func TestDecodeJobAsEncodingJSON(t *testing.T) {
 		`{"v":1,"id":"x","tool":"t",`+sub+`,"args":"text","resume":7}`,
 		`{"v":1,"id":"x","tool":"t",`+sub+`,"items":[]}`,
 		`{"v":1,"id":"x","tool":"t",`+sub+`,"items":null}`,
+		`{"v":1,"id":"x","tool":"t",`+sub+`,"items":[null]}`,
+		`{"v":1,"id":"x","tool":"t",`+sub+`,"items":[{"v":1,"id":"a"},{"v":1,"ID":"b"}]}`,
+		`{"v":1,"id":"x","tool":"t",`+sub+`,"items":[{"v":1,"id":"a","items":[{"v":1,"id":"n"}]}]}`,
+		`{"v":1,"id":"x","tool":"t",`+sub+`,"items":[{"v":1,"id":"a"}],"items":[{"v":1,"id":"b"},{"v":1,"id":"c"}]}`,
+		`{"v":1,"id":"x","tool":"t",`+sub+`,"items":[{"v":1,"id":"a"},5]}`,
+		`{"v":1,"id":"x","tool":"t",`+sub+`,"items":{"v":1}}`,
 		` { "v" : 1 , "id" : "x" , "tool":"t" , `+sub+` } `,
 		`{"v":1,"id":"x","tool":"t",`+sub+`} x`,
 		`{"v":1,"id":"x","tool":"t",`+sub,
@@ -188,6 +194,29 @@ func BenchmarkDecodeJob(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := DecodeJob(data); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeChunk: a chunk of 32 of BenchmarkDecodeJob's jobs (the
+// most a batch packs), as SubmitChunk writes it.
+func BenchmarkDecodeChunk(b *testing.B) {
+	one, err := DecodeJob(benchJobMessage(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	chunk := Job{V: 1, ID: "c", Tool: ChunkTool, Submitted: one.Submitted, Deadline: one.Deadline}
+	for range 32 {
+		chunk.Items = append(chunk.Items, *one)
+	}
+	data, err := marshalJob(&chunk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if j, err := DecodeJob(data); err != nil || len(j.Items) != 32 {
 			b.Fatal(err)
 		}
 	}
