@@ -213,6 +213,31 @@ func TestMarshalJobAsEncodingJSON(t *testing.T) {
 	if err == nil || want == nil || err.Error() != want.Error() {
 		t.Errorf("bad args: %v, want %v", err, want)
 	}
+	// An item's bad arguments fail the chunk with encoding/json's error.
+	chunk := &Job{V: 1, ID: "c", Tool: ChunkTool, Items: []Job{{V: 1, ID: "a"}, {V: 1, ID: "b", Args: []byte(`{"x":`)}}}
+	got, err := marshalJob(chunk)
+	_, want = json.Marshal(chunk)
+	if got != nil || err == nil || want == nil || err.Error() != want.Error() {
+		t.Errorf("chunk with bad args: %s, %v, want %v", got, err, want)
+	}
+}
+
+// BenchmarkMarshalChunk: a chunk of 32 trivial jobs, as SubmitChunk
+// encodes it.
+func BenchmarkMarshalChunk(b *testing.B) {
+	at := time.Date(2026, 12, 5, 8, 30, 1, 123456789, time.UTC)
+	chunk := Job{V: 1, ID: "c", Tool: ChunkTool, Submitted: at, Deadline: at.Add(time.Minute)}
+	for i := range 32 {
+		chunk.Items = append(chunk.Items, Job{V: 1, ID: fmt.Sprint("0f8fad5b-d9cb-469f-a165-7086772895", i), Tool: "boruna_run",
+			Args: []byte(`{"source":"fn main() -> Int { 1 + 2 }"}`), Submitted: at, Deadline: at.Add(time.Minute),
+			Reply: "axpool.evt.gw.0f8fad5b", Cache: strings.Repeat("ab", 32), CacheVersion: "axpool 1"})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := marshalJob(&chunk); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // TestConfirmResults: results sent without waiting (Event.Later) are

@@ -159,7 +159,33 @@ func JobSize(j *Job) (int, error) {
 // not one valid JSON value, a time encoding/json refuses (a year outside
 // 0–9999) — both encoding/json's errors.
 func marshalJob(j *Job) ([]byte, error) {
-	b := make([]byte, 0, 256+len(j.Args))
+	return appendJob(make([]byte, 0, jobSizeHint(j)), j)
+}
+
+// jobSizeHint is about the bytes marshalJob writes for j: its arguments,
+// its resume state and 256 for the rest, for each of its items too.
+func jobSizeHint(j *Job) int {
+	n := 256 + len(j.Args) + len(j.Resume)
+	for i := range j.Items {
+		n += jobSizeHint(&j.Items[i])
+	}
+	return n
+}
+
+// appendMarshal appends j as encoding/json encodes it, or returns its
+// error (the fallback of appendJob).
+func appendMarshal(b []byte, j *Job) ([]byte, error) {
+	m, err := jsonenc.Marshal(j)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, m...), nil
+}
+
+// appendJob appends marshalJob's encoding of j to b (the items of a
+// chunk go straight into the chunk's buffer). On an error it returns nil.
+func appendJob(b []byte, j *Job) ([]byte, error) {
+	start := len(b)
 	b = append(b, `{"v":`...)
 	b = strconv.AppendInt(b, int64(j.V), 10)
 	b = append(b, `,"id":`...)
@@ -170,19 +196,19 @@ func marshalJob(j *Job) ([]byte, error) {
 		b = append(b, `,"args":`...)
 		var ok bool
 		if b, ok = jsonenc.AppendCompact(b, j.Args); !ok {
-			return jsonenc.Marshal(j) // encoding/json's error
+			return appendMarshal(b[:start], j) // encoding/json's error
 		}
 	}
 	var err error
 	b = append(b, `,"submitted":"`...)
 	if b, err = j.Submitted.AppendText(b); err != nil {
-		return jsonenc.Marshal(j)
+		return appendMarshal(b[:start], j)
 	}
 	b = append(b, '"')
 	if !j.Deadline.IsZero() {
 		b = append(b, `,"deadline":"`...)
 		if b, err = j.Deadline.AppendText(b); err != nil {
-			return jsonenc.Marshal(j)
+			return appendMarshal(b[:start], j)
 		}
 		b = append(b, '"')
 	}
@@ -215,7 +241,7 @@ func marshalJob(j *Job) ([]byte, error) {
 		b = append(b, `,"resume":`...)
 		var ok bool
 		if b, ok = jsonenc.AppendCompact(b, j.Resume); !ok {
-			return jsonenc.Marshal(j) // encoding/json's error
+			return appendMarshal(b[:start], j) // encoding/json's error
 		}
 	}
 	if len(j.Items) > 0 {
@@ -224,11 +250,9 @@ func marshalJob(j *Job) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			item, err := marshalJob(&j.Items[i])
-			if err != nil {
+			if b, err = appendJob(b, &j.Items[i]); err != nil {
 				return nil, err
 			}
-			b = append(b, item...)
 		}
 		b = append(b, ']')
 	}
