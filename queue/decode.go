@@ -29,7 +29,8 @@ func decodeJobFast(data []byte, j *Job) bool { return decodeJobFastIn(data, j, t
 // the same way, each item of them without items of its own (an item's
 // items, which no Client writes, go to encoding/json).
 func decodeJobFastIn(data []byte, j *Job, withItems bool) bool {
-	return decodeFast(data, func(key string, raw json.RawMessage) bool {
+	// An item (!withItems) was checked with its chunk.
+	return decodeFastWith(withItems, data, func(key string, raw json.RawMessage) bool {
 		switch key {
 		case "v":
 			return plainInt(raw, &j.V)
@@ -82,7 +83,7 @@ func plainItems(raw json.RawMessage, dst *[]Job) bool {
 	if len(raw) == 0 || raw[0] != '[' {
 		return false
 	}
-	elems, ok := wire.SplitArray(raw)
+	elems, ok := wire.SplitValidArray(raw) // checked with its chunk
 	if !ok {
 		return false
 	}
@@ -135,13 +136,22 @@ func decodeEventFast(data []byte, e *Event) bool {
 // object and field took every member. After the first member field
 // refuses, the rest are skipped (the caller decodes data again anyway).
 func decodeFast(data []byte, field func(key string, raw json.RawMessage) bool) bool {
+	return decodeFastWith(true, data, field)
+}
+
+// decodeFastWith is decodeFast; without check, data is known to be valid
+// JSON (wire.SplitValidObject: a chunk's item, checked with its chunk).
+func decodeFastWith(check bool, data []byte, field func(key string, raw json.RawMessage) bool) bool {
 	ok := true
-	valid := wire.SplitObject(data, func(key string, raw json.RawMessage) {
+	member := func(key string, raw json.RawMessage) {
 		if ok {
 			ok = field(key, raw)
 		}
-	})
-	return valid && ok
+	}
+	if check {
+		return wire.SplitObject(data, member) && ok
+	}
+	return wire.SplitValidObject(data, member) && ok
 }
 
 // The JSON names of Job's and Event's fields.

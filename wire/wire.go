@@ -10,6 +10,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -200,8 +201,21 @@ func ParseObject(data []byte) (*Object, error) {
 // message). Keys are decoded as encoding/json decodes them (invalid UTF-8
 // and lone surrogates become U+FFFD).
 func SplitObject(data []byte, member func(key string, val json.RawMessage)) bool {
+	return splitObject(data, member, true)
+}
+
+// SplitValidObject is SplitObject for data known to be valid JSON — a
+// value SplitObject or SplitArray passed on, taken from data they
+// checked — which it does not check again: only that it is an object.
+// On data that is not valid JSON its result is not defined (it may
+// panic).
+func SplitValidObject(data []byte, member func(key string, val json.RawMessage)) bool {
+	return splitObject(data, member, false)
+}
+
+func splitObject(data []byte, member func(key string, val json.RawMessage), check bool) bool {
 	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' || !jsonenc.Valid(data) {
+	if i >= len(data) || data[i] != '{' || (check && !jsonenc.Valid(data)) {
 		return false
 	}
 	// data is valid JSON starting with '{': one object, then white space.
@@ -237,8 +251,18 @@ func SplitObject(data []byte, member func(key string, val json.RawMessage)) bool
 // its reflection. ok is false, and elems nil, when data is not one valid
 // JSON array.
 func SplitArray(data []byte) (elems []json.RawMessage, ok bool) {
+	return splitArray(data, true)
+}
+
+// SplitValidArray is SplitArray for data known to be valid JSON, as
+// SplitValidObject is SplitObject.
+func SplitValidArray(data []byte) (elems []json.RawMessage, ok bool) {
+	return splitArray(data, false)
+}
+
+func splitArray(data []byte, check bool) (elems []json.RawMessage, ok bool) {
 	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '[' || !jsonenc.Valid(data) {
+	if i >= len(data) || data[i] != '[' || (check && !jsonenc.Valid(data)) {
 		return nil, false
 	}
 	// data is valid JSON starting with '[': one array, then white space.
@@ -321,15 +345,34 @@ func skipSpace(data []byte, i int) int {
 // stringEnd returns the position just past the JSON string that starts
 // with the '"' at i, and false when data ends inside it.
 func stringEnd(data []byte, i int) (int, bool) {
-	for j := i + 1; j < len(data); j++ {
+	j := i + 1
+	for {
+		// Eight bytes at a time while none is a quote or a backslash.
+		for j+8 <= len(data) && !quoteOrBackslash8(binary.LittleEndian.Uint64(data[j:])) {
+			j += 8
+		}
+		if j >= len(data) {
+			return len(data), false
+		}
 		switch data[j] {
 		case '\\':
-			j++
+			j += 2
 		case '"':
 			return j + 1, true
+		default:
+			j++
 		}
 	}
-	return len(data), false
+}
+
+// quoteOrBackslash8 reports whether one of the 8 bytes of x is '"' or
+// '\\' (the has-zero-byte test of x with each byte of them xored in:
+// exact as a boolean).
+func quoteOrBackslash8(x uint64) bool {
+	const lows, highs = 0x0101010101010101, 0x8080808080808080
+	q := x ^ ('"' * lows)
+	b := x ^ ('\\' * lows)
+	return ((q-lows)&^q|(b-lows)&^b)&highs != 0
 }
 
 // valueEnd returns the position just past the JSON value that starts at i

@@ -500,3 +500,61 @@ func TestInternKey(t *testing.T) {
 		t.Fatalf("SplitObject keys %q", keys)
 	}
 }
+
+// TestStringEnd: stringEnd's eight-byte steps find the closing quote
+// where a byte-by-byte walk does, whatever the offset of a quote, an
+// escaped quote or a backslash, and on data cut inside the string.
+func TestStringEnd(t *testing.T) {
+	ref := func(data []byte, i int) (int, bool) {
+		for j := i + 1; j < len(data); j++ {
+			switch data[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1, true
+			}
+		}
+		return len(data), false
+	}
+	for n := range 24 {
+		for _, mid := range []string{`"`, `\"`, `\\`, `\`, "é\"", "\x00\""} {
+			for cut := 0; cut <= n+len(mid)+3; cut++ {
+				data := []byte(`"` + strings.Repeat("a", n) + mid + `bc"x`)
+				if cut < len(data) {
+					data = data[:cut]
+				}
+				if len(data) == 0 {
+					continue
+				}
+				gotEnd, gotOK := stringEnd(data, 0)
+				wantEnd, wantOK := ref(data, 0)
+				if gotEnd != wantEnd || gotOK != wantOK {
+					t.Fatalf("stringEnd(%q) = %d, %v; byte by byte %d, %v", data, gotEnd, gotOK, wantEnd, wantOK)
+				}
+			}
+		}
+	}
+}
+
+// TestSplitValid: SplitValidObject and SplitValidArray split valid data
+// as SplitObject and SplitArray do.
+func TestSplitValid(t *testing.T) {
+	for _, c := range []string{`{}`, ` {"a":1,"b":[1,{"c":"\"}"}],"d\u0041":null} `, `{"x":"y"}`} {
+		var got, want []string
+		SplitObject([]byte(c), func(k string, v json.RawMessage) { want = append(want, k+"="+string(v)) })
+		if !SplitValidObject([]byte(c), func(k string, v json.RawMessage) { got = append(got, k+"="+string(v)) }) ||
+			fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("SplitValidObject(%s) = %q, SplitObject %q", c, got, want)
+		}
+	}
+	for _, c := range []string{`[]`, ` [1, "a]", {"b":[2]}, null] `} {
+		got, gok := SplitValidArray([]byte(c))
+		want, wok := SplitArray([]byte(c))
+		if gok != wok || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("SplitValidArray(%s) = %s, %v; SplitArray %s, %v", c, got, gok, want, wok)
+		}
+	}
+	if SplitValidObject([]byte(`[1]`), func(string, json.RawMessage) {}) {
+		t.Error("SplitValidObject took an array")
+	}
+}
