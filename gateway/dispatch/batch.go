@@ -38,8 +38,8 @@ type slotCounter interface {
 // call (call: cache, idempotency keys, the queue), at most `concurrency`
 // at once (default: the pool's slots). At a concurrency of at least the
 // pool's slots (PackBatch) the items' jobs go in chunks of up to
-// ChunkSize(items, concurrency), Packer, with concurrency chunks' worth of
-// items in flight. progress, when set, receives the
+// ChunkSize(items, concurrency), Packer, with ChunksPerSlot × concurrency
+// chunks' worth of items in flight. progress, when set, receives the
 // items done and the item count. The result is
 //
 //	{"success":true,"protocol_version":1,"results":[{"id":…,…envelope…},…],"summary":{…}}
@@ -75,10 +75,11 @@ func (d *Dispatcher) Batch(ctx context.Context, args json.RawMessage, progress f
 	}
 	if counts && PackBatch(conc, sc.Slots(ctx), false, false) {
 		// At least the pool's slots (by default, the slots): the items'
-		// jobs go in chunks (Packer), up to ChunkSize items each, conc
-		// chunks' worth in flight — as `axpool batch` packs them.
+		// jobs go in chunks (Packer), up to ChunkSize items each,
+		// ChunksPerSlot × conc chunks' worth in flight — as `axpool
+		// batch` packs them.
 		ctx = WithPacker(ctx, NewPacker(len(items), conc))
-		conc *= ChunkSize(len(items), conc)
+		conc *= ChunksPerSlot * ChunkSize(len(items), conc)
 	}
 	start := time.Now()
 	lines := make([]json.RawMessage, len(items))
@@ -180,7 +181,8 @@ type ItemsOptions struct {
 	// Pack packs the items' jobs into chunks (Packer; not with Ordered or
 	// FailFast, whose bounds count single jobs; PackBatch says when):
 	// Concurrency chunks run at once, and up to Concurrency ×
-	// ChunkSize(Total, Concurrency) items hold jobs at once. Total is the
+	// ChunksPerSlot × ChunkSize(Total, Concurrency) items hold jobs at
+	// once (the next chunk of each slot waits in the queue). Total is the
 	// batch's item count (0: unknown), for the chunk size.
 	Pack  bool
 	Total int
@@ -188,7 +190,7 @@ type ItemsOptions struct {
 
 // RunItems runs the items of a batch file (batch.ReadItems: checked by
 // batch.Parse) through d, as `axpool batch` does: at most Concurrency of
-// them run jobs at once (a JobGate; with Pack, Concurrency chunks' worth
+// them run jobs at once (a JobGate; with Pack, ChunksPerSlot × Concurrency chunks' worth
 // of items, see ItemsOptions.Pack); without Ordered (whose window bounds
 // the results held back) and FailFast (the items after a failure must not
 // have run), up to batch.Lookahead items are in flight, the others waiting
@@ -198,7 +200,7 @@ type ItemsOptions struct {
 func (d *Dispatcher) RunItems(ctx context.Context, items iter.Seq[batch.Item], opts ItemsOptions) error {
 	jobs := opts.Concurrency
 	if opts.Pack && !opts.Ordered && !opts.FailFast {
-		jobs = max(opts.Concurrency, 1) * ChunkSize(opts.Total, opts.Concurrency)
+		jobs = max(opts.Concurrency, 1) * ChunksPerSlot * ChunkSize(opts.Total, opts.Concurrency)
 		ctx = WithPacker(ctx, NewPacker(opts.Total, opts.Concurrency))
 	}
 	// One gate for the batch, in the ctx every call gets (a context of

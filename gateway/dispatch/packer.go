@@ -13,6 +13,14 @@ import (
 // MaxChunk is the most items a Packer puts in one job message.
 const MaxChunk = 32
 
+// ChunksPerSlot is how many chunks' worth of a packed batch's items hold
+// jobs at once per slot of its concurrency: the chunk a slot runs and the
+// next, waiting in the queue, which the slot pulls as soon as it is done
+// (with one, a slot idled while its chunk's last results came back and
+// the next chunk was packed and published; and chunks went out small, a
+// few items freed at a time). ChunkSize splits a batch the same way.
+const ChunksPerSlot = 2
+
 // ChunkSize is the k of a batch's chunks: min(MaxChunk, max(1,
 // remaining / (2 × slots))), so that a small batch still spreads over
 // every worker slot (two chunks per slot) and a large one sends MaxChunk
