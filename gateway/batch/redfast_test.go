@@ -1,0 +1,93 @@
+package batch
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// stallSeq yields n items; the first stall of them a millisecond apart
+// (reading a file while the output is blocked), and before item check it
+// waits until every earlier item was handed over (handed) and calls at.
+func stallSeq(n, stall, check int, handed *atomic.Int64, at func()) iter.Seq[Item] {
+	return func(yield func(Item) bool) {
+		for i, it := range seqOfIndexed(n) {
+			if i < stall {
+				time.Sleep(time.Millisecond)
+			}
+			if i == check {
+				for deadline := time.Now().Add(30 * time.Second); handed.Load() < int64(check) && time.Now().Before(deadline); {
+					time.Sleep(time.Millisecond)
+				}
+				at()
+			}
+			if !yield(it) {
+				return
+			}
+		}
+	}
+}
+
+func seqOfIndexed(n int) iter.Seq2[int, Item] {
+	return func(yield func(int, Item) bool) {
+		i := 0
+		for it := range seqOf(n) {
+			if !yield(i, it) {
+				return
+			}
+			i++
+		}
+	}
+}
+
+// blockFirst returns an OnResult whose first call blocks until started
+// reaches want (at most 5 s), counting the results handed over.
+func blockFirst(started *atomic.Int64, want int64, handed *atomic.Int64) func(Result) {
+	var first atomic.Bool
+	return func(Result) {
+		if first.CompareAndSwap(false, true) {
+			for deadline := time.Now().Add(5 * time.Second); started.Load() < want && time.Now().Before(deadline); {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		handed.Add(1)
+	}
+}
+
+// TestRunGoroutinesAfterStall: once a stall of OnResult is over and every
+// item before the check has been handed over, the batch is back to about
+// Concurrency goroutines. Since 65ca038 (goroutines kept, taking the next
+// item from a channel) each goroutine started during the stall stays
+// alive, idle, until Run returns (on main they ended with their item).
+func TestRunGoroutinesAfterStall(t *testing.T) {
+	const conc = 2
+	var started, handed atomic.Int64
+	call := func(ctx context.Context, it *Item) json.RawMessage {
+		started.Add(1)
+		return okEnv(1)
+	}
+	base := runtime.NumGoroutine()
+	extra := -1
+	at := func() {
+		// Generous: goroutines that are ending get up to 5 s to go.
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			extra = runtime.NumGoroutine() - base
+			if extra <= conc+2 || time.Now().After(deadline) {
+				return
+			}
+		}
+	}
+	err := Run(context.Background(), stallSeq(400, 150, 300, &handed, at), Options{Call: call, Concurrency: conc,
+		OnResult: blockFirst(&started, 60, &handed)})
+	if err != nil || handed.Load() != 400 {
+		t.Fatalf("Run: %v, %d handed over", err, handed.Load())
+	}
+	if extra > conc+2 {
+		t.Errorf("%d goroutines over the %d before Run once the stall was over (Concurrency %d); want at most %d",
+			extra, base, conc, conc+2)
+	}
+}
