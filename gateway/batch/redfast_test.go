@@ -91,3 +91,35 @@ func TestRunGoroutinesAfterStall(t *testing.T) {
 			extra, base, conc, conc+2)
 	}
 }
+
+// TestRunSlowOnResultBounded: while OnResult is blocked (stdout a full
+// pipe), an unordered batch does not keep starting items: each one that
+// finishes waits for its turn on a goroutine of its own, holding its
+// envelope, and is no longer counted in flight (finish decrements inFlight
+// before deliver waits for emitting). Pre-existing: fails on main too.
+func TestRunSlowOnResultBounded(t *testing.T) {
+	const conc = 2
+	var started, handed atomic.Int64
+	call := func(ctx context.Context, it *Item) json.RawMessage {
+		started.Add(1)
+		return okEnv(1)
+	}
+	var during int64 = -1
+	onResult := blockFirst(&started, 100, &handed)
+	var first atomic.Bool
+	err := Run(context.Background(), stallSeq(300, 300, -1, &handed, nil), Options{Call: call, Concurrency: conc,
+		OnResult: func(r Result) {
+			if first.CompareAndSwap(false, true) {
+				onResult(r) // blocks: until 100 started, or 5 s
+				during = started.Load()
+				return
+			}
+			onResult(r)
+		}})
+	if err != nil || handed.Load() != 300 {
+		t.Fatalf("Run: %v, %d handed over", err, handed.Load())
+	}
+	if during > 2*conc {
+		t.Errorf("%d items started while the first result waited to be handed over (Concurrency %d)", during, conc)
+	}
+}
