@@ -150,7 +150,7 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 		if rawID[0] != '"' {
 			return bad(`"id" must be a string, got %s`, wire.JSONType(rawID))
 		}
-		id, _ := stringOf(rawID) // valid JSON: a string decodes
+		id, _ := stringOf(rawID, "") // valid JSON: a string decodes
 		if id == "" {
 			return bad(`"id" must not be empty`)
 		}
@@ -196,14 +196,14 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 		case "id":
 			continue
 		case "tool":
-			if tool, err = stringOf(raw); err != nil {
+			if tool, err = stringOf(raw, tool); err != nil {
 				return bad(`"tool" must be a string, got %s`, wire.JSONType(raw))
 			}
 			hasTool = true
 			continue
 		case "script":
 			hasScript = true
-			if script, err = stringOf(raw); err != nil {
+			if script, err = stringOf(raw, script); err != nil {
 				return bad(`"script" must be a string, got %s`, wire.JSONType(raw))
 			}
 		case "args":
@@ -342,14 +342,15 @@ func parseScript(it Item, name string, args json.RawMessage, hasTool bool, other
 	return it
 }
 
-// stringOf is the string raw (valid JSON) holds, as json.Unmarshal into
-// a string reads it, without a variable of its own on the heap per call;
-// an error for anything but a string.
-func stringOf(raw []byte) (string, error) {
+// stringOf is what json.Unmarshal of raw (valid JSON) into a string
+// holding was leaves in it — raw's string, was for null (absent,
+// docs/tools.md §1) — without a variable of its own on the heap per call;
+// an error for anything but a string or null.
+func stringOf(raw []byte, was string) (string, error) {
 	if s, ok := wire.PlainString(raw); ok {
 		return s, nil
 	}
-	var s string
+	s := was
 	err := json.Unmarshal(raw, &s)
 	return s, err
 }

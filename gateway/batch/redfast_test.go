@@ -45,12 +45,14 @@ func seqOfIndexed(n int) iter.Seq2[int, Item] {
 }
 
 // blockFirst returns an OnResult whose first call blocks until started
-// reaches want (at most 5 s), counting the results handed over.
+// reaches want (at most 1 s: a bounded batch never reaches it, and an
+// unbounded one does within milliseconds), counting the results handed
+// over.
 func blockFirst(started *atomic.Int64, want int64, handed *atomic.Int64) func(Result) {
 	var first atomic.Bool
 	return func(Result) {
 		if first.CompareAndSwap(false, true) {
-			for deadline := time.Now().Add(5 * time.Second); started.Load() < want && time.Now().Before(deadline); {
+			for deadline := time.Now().Add(time.Second); started.Load() < want && time.Now().Before(deadline); {
 				time.Sleep(time.Millisecond)
 			}
 		}
@@ -110,7 +112,7 @@ func TestRunSlowOnResultBounded(t *testing.T) {
 	err := Run(context.Background(), stallSeq(300, 300, -1, &handed, nil), Options{Call: call, Concurrency: conc,
 		OnResult: func(r Result) {
 			if first.CompareAndSwap(false, true) {
-				onResult(r) // blocks: until 100 started, or 5 s
+				onResult(r) // blocks: until 100 started, or 1 s
 				during = started.Load()
 				return
 			}

@@ -9,6 +9,7 @@ import (
 	"iter"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/axpool/axpool/internal/jsonenc"
@@ -251,25 +252,44 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 	finish := func(seq int, r Result, drop bool) {
 		mu.Lock()
 		defer mu.Unlock()
+		// Still in flight while it waits for its turn to be handed over:
+		// an OnResult that blocks (a full pipe) holds the batch back
+		// instead of every item after it waiting with its result.
+		deliver(seq, r, drop)
 		inFlight--
 		inBytes -= int64(len(r.Item.Args))
-		deliver(seq, r, drop)
 		if !drop && opts.FailFast && !r.Passed() {
 			stopped = true
 			cancel()
 		}
 		cond.Broadcast()
 	}
-	// Each item runs on a goroutine of the batch's, at most Concurrency of
+	// Each item runs on a goroutine of the batch's, about Concurrency of
 	// them (one per item in flight): one that has answered its item takes
-	// the next from work, or ends once work is closed. A goroutine per item
-	// grew a new stack through the call's depth for every item.
+	// the next from work, or ends once work is closed — or at once when
+	// the batch has more than Concurrency (one started while the others
+	// were between their items). A goroutine per item grew a new stack
+	// through the call's depth for every item.
 	type task struct {
 		seq  int
 		it   Item
 		call Call
 	}
 	work := make(chan task)
+	// live counts the batch's goroutines; surplus ends one (counted out)
+	// when there are more than Concurrency.
+	var live atomic.Int64
+	surplus := func() bool {
+		for {
+			n := live.Load()
+			if n <= int64(opts.Concurrency) {
+				return false
+			}
+			if live.CompareAndSwap(n, n-1) {
+				return true
+			}
+		}
+	}
 	runTask := func(t task) {
 		seq, it, call := t.seq, t.it, t.call
 		for {
@@ -333,10 +353,16 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		case work <- t: // an idle goroutine takes it
 		default:
 			wg.Add(1)
+			live.Add(1)
 			go func() {
 				defer wg.Done()
 				runTask(t)
-				for t := range work {
+				for !surplus() {
+					t, ok := <-work
+					if !ok {
+						live.Add(-1)
+						return
+					}
 					runTask(t)
 				}
 			}()
