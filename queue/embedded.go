@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -218,6 +219,7 @@ func (e *Embedded) Close() error {
 	for _, nc := range conns {
 		Drain(nc, 5*time.Second)
 	}
+	e.dropMemoryConsumers()
 	e.ns.Shutdown()
 	e.ns.WaitForShutdown()
 	if e.lock != nil {
@@ -227,6 +229,51 @@ func (e *Embedded) Close() error {
 		return fmt.Errorf("queue: remove embedded store: %w", err)
 	}
 	return nil
+}
+
+// dropConsumersWait bounds dropMemoryConsumers.
+const dropConsumersWait = time.Second
+
+// dropMemoryConsumers deletes the consumers of the server's memory
+// streams (the job stream's among them), which go with this single server
+// anyway, before it shuts down: a consumer with pull requests pending —
+// the workers' last pulls — made the shutdown wait 50 ms (nats-server
+// tells each puller it is going away and gives that time to leave), paid
+// by every `axpool run` and `axpool batch`. A failure only leaves the
+// wait; it takes at most dropConsumersWait.
+func (e *Embedded) dropMemoryConsumers() {
+	nc, err := Connect("", WithLogger(e.log), WithCredentials(e.creds), WithNATSOptions(nats.InProcessServer(e.ns)))
+	if err != nil {
+		return
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), dropConsumersWait)
+	defer cancel()
+	var memory []string
+	streams := js.ListStreams(ctx)
+	for info := range streams.Info() {
+		if info.Config.Storage == jetstream.MemoryStorage {
+			memory = append(memory, info.Config.Name)
+		}
+	}
+	for _, name := range memory {
+		stream, err := js.Stream(ctx, name)
+		if err != nil {
+			continue
+		}
+		consumers := stream.ListConsumers(ctx)
+		var names []string
+		for c := range consumers.Info() {
+			names = append(names, c.Name)
+		}
+		for _, c := range names {
+			_ = stream.DeleteConsumer(ctx, c)
+		}
+	}
 }
 
 // Drain drains nc (its subscriptions finish the messages they hold, its

@@ -1,0 +1,66 @@
+package queue
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// TestDropMemoryConsumers: before the embedded server shuts down, the
+// consumers of its memory streams are deleted — one with a pull request
+// pending made the shutdown wait 50 ms — and those of its file streams
+// (the cache bucket's, in a store directory that outlives the server)
+// are kept.
+func TestDropMemoryConsumers(t *testing.T) {
+	e, err := StartEmbedded(EmbeddedOptions{StoreDir: t.TempDir(), TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, s := range []struct {
+		name    string
+		storage jetstream.StorageType
+	}{{"MEM", jetstream.MemoryStorage}, {"FILE", jetstream.FileStorage}} {
+		stream, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: s.name, Subjects: []string{s.name + ".>"}, Storage: s.storage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := stream.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "workers", AckPolicy: jetstream.AckExplicitPolicy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A pull request left pending, as a worker's last pull is.
+		if _, err := c.Fetch(1, jetstream.FetchMaxWait(time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.FetchNoWait(1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.dropMemoryConsumers()
+	for name, want := range map[string]int{"MEM": 0, "FILE": 1} {
+		stream, err := js.Stream(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := stream.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Consumers != want {
+			t.Errorf("stream %s has %d consumers after dropMemoryConsumers, want %d", name, info.State.Consumers, want)
+		}
+	}
+}
