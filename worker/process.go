@@ -111,7 +111,9 @@ func RunProcess(ctx context.Context, po ProcessOptions) error {
 		}
 		return err
 	}
-	defer queue.Drain(nc, drainTimeout)
+	// At exit, Run having answered or handed back every job it took: what
+	// the connection holds is flushed (its last acks) and it is closed.
+	defer queue.FlushClose(nc, drainTimeout)
 	if po.Health != nil {
 		conn := func() error {
 			if !nc.IsConnected() {
@@ -170,5 +172,5 @@ func RunProcess(ctx context.Context, po ProcessOptions) error {
 	return nil
 }
 
-// drainTimeout bounds the drain of a worker process's connection at exit.
+// drainTimeout bounds the flush of a worker process's connection at exit.
 const drainTimeout = 2 * time.Second

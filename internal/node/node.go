@@ -531,9 +531,10 @@ func (n *Node) openQueue(ctx context.Context) (bus *queue.Bus, secretsEnv []stri
 		return nil, nil, fmt.Errorf("connect to NATS: %v", err)
 	}
 	nc := n.nc
-	// Drained (at most 2 s): checked every 5 ms, where a 20 ms sleep
-	// made every axpool batch wait one out.
-	n.onClose(func() { queue.Drain(nc, 2*time.Second) })
+	// Flushed (at most 2 s) and closed after the client (closed first:
+	// its calls answered, its cache stores acknowledged), where a drain
+	// checked every 20 ms made every axpool batch wait one out.
+	n.onClose(func() { queue.FlushClose(nc, 2*time.Second) })
 	if bus, err = queue.OpenWait(wctx, n.nc, qcfg, n.Log); err != nil {
 		return nil, nil, fmt.Errorf("set up the job queue: %v", err)
 	}
