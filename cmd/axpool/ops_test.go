@@ -152,7 +152,14 @@ func TestMetricsAndAuditLog(t *testing.T) {
 		results = append(results, mustTool(t, c, call.tool, call.args))
 	}
 
+	// A job is acknowledged after its result was sent and its caller
+	// confirmed holding it (docs/architecture.md "Jobs"): the last one's
+	// ack may reach the stream after its call returned. Wait for it.
 	m := scrape(t, url)
+	for deadline := time.Now().Add(30 * time.Second); m["axpool_queue_in_flight"] != 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		m = scrape(t, url)
+	}
 	want := map[string]float64{
 		`axpool_gateway_calls_total{outcome="ok",tool="boruna_run"}`:                   2,
 		`axpool_gateway_calls_total{outcome="compile_error",tool="boruna_run"}`:        1,
