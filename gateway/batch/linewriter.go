@@ -66,7 +66,10 @@ func (l *LineWriter) run() {
 			return // closed, every line written
 		}
 		b := l.buf
-		l.buf = l.spare[:0]
+		// The spare is handed out once: the buffer written next may not
+		// be kept (over the bound), and a spare kept past its handing
+		// out would be handed out again while it is being written.
+		l.buf, l.spare = l.spare[:0], nil
 		l.cond.Broadcast() // room for the lines waiting to be queued
 		l.mu.Unlock()
 		_, err := l.w.Write(b)
