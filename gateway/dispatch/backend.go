@@ -645,9 +645,10 @@ func (b *QueueBackend) runJob(ctx context.Context, tool string, args json.RawMes
 	elapsed := time.Since(start).Milliseconds()
 	if ctx.Err() != nil {
 		je := &JobError{Outcome: wire.OutcomeCancelled, JobID: id, QueueMs: elapsed, Err: ctx.Err()}
-		if cerr != nil {
+		switch {
+		case cerr != nil:
 			je.Err = errors.Join(ctx.Err(), cerr)
-		} else {
+		case !inBatch(ctx):
 			b.cancelledMeta(ctx, je)
 		}
 		return nil, je
@@ -678,6 +679,14 @@ func (b *QueueBackend) neverStarted(ctx context.Context, id string) bool {
 	sum, err := wire.Summarize(res)
 	return err == nil && sum.JobID == id && sum.Outcome == wire.OutcomeCancelled && sum.Worker == "" && sum.RunMs <= 0
 }
+
+// inBatch reports whether ctx is a batch item's call (a JobGate or a
+// Packer: axpool batch, axpool_batch). A batch drops the result of an
+// item cancelled because it stopped (batch.Run), so such a call does not
+// wait for its cancelled job's metadata (cancelledMeta): a stopped batch
+// — a closed output pipe, Ctrl-C, --fail-fast — waited up to
+// cancelResultWait for it before its workers were stopped.
+func inBatch(ctx context.Context) bool { return jobGateFrom(ctx) != nil || packerFrom(ctx) != nil }
 
 // cancelResultWait bounds how long a cancelled call waits for its job's
 // cancelled result, for the job metadata (cancelledMeta).

@@ -124,3 +124,23 @@ func TestJobGateSharedKey(t *testing.T) {
 		t.Errorf("jobs %v, %d replayed, %d gate slots taken after; want one job, %d replayed, 0", jobs, replayed, len(g.slots), calls-1)
 	}
 }
+
+// TestInBatch: a call under a JobGate or a Packer is a batch item's (its
+// cancelled job's metadata is not waited for); a plain call is not.
+func TestInBatch(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		want bool
+	}{
+		{"plain", ctx, false},
+		{"gate", WithJobGate(ctx, NewJobGate(2)), true},
+		{"packer", WithPacker(ctx, NewPacker(10, 2)), true},
+		{"nil gate and packer", WithPacker(WithJobGate(ctx, nil), nil), false},
+	} {
+		if got := inBatch(c.ctx); got != c.want {
+			t.Errorf("%s: inBatch = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
