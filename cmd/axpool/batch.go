@@ -317,7 +317,14 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		if errors.As(writeErr, &pe) {
 			writeErr = pe.Err // the path is said once: OUT as given
 		}
-		fmt.Fprintf(stderr, "axpool batch: write %s: %v\n", bf.output, writeErr)
+		out, why := bf.output, ""
+		if out == "-" {
+			out = "standard output"
+		}
+		if errors.Is(writeErr, syscall.EPIPE) {
+			why = " (its reader closed it; the batch stopped)"
+		}
+		fmt.Fprintf(stderr, "axpool batch: write %s: %v%s\n", out, writeErr, why)
 		return silentExit(exitFail)
 	case interrupted && ctx.Err() != nil:
 		fmt.Fprintf(stderr, "interrupted: the results written so far are kept; to finish, run:\n  %s\n", batch.ResumeCommand(os.Args, in, bf.output))

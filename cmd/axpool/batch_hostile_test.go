@@ -1,14 +1,21 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/axpool/axpool/gateway/batch"
+	"github.com/axpool/axpool/internal/golden"
 )
 
 // Hostile input of `axpool batch` (docs/operations.md "axpool batch"):
@@ -128,6 +135,50 @@ func TestBatchOutputFull(t *testing.T) {
 	}
 	if strings.Contains(stderr, "[worker") || strings.Contains(stderr, "context canceled") {
 		t.Errorf("worker shutdown noise on stderr:\n%s", stderr)
+	}
+}
+
+// TestBatchStdoutClosed: standard output whose reader goes away (`| head
+// -1`) stops the batch with exit 1 and one line that says so; the items in
+// flight are cancelled without waiting for their cancelled jobs'
+// metadata (a batch drops their results: dispatch.inBatch).
+func TestBatchStdoutClosed(t *testing.T) {
+	var buf bytes.Buffer
+	for i := range 3000 { // ~1 MB of result lines: more than a pipe holds
+		fmt.Fprintf(&buf, `{"id":"p%d","source":"fn main() -> Int { %d }"}`+"\n", i, i)
+	}
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin(t), "batch", "--workers", "2", "--progress", "none", "--cache-ttl", "0", in)
+	cmd.Dir = golden.RepoRoot(t)
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	first, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(first, `{"id":"p`) {
+		t.Fatalf("first line %q, %v", first, err)
+	}
+	stdout.Close() // the reader goes away
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	code := -1
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	}
+	lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+	if want := "axpool batch: write standard output: broken pipe (its reader closed it; the batch stopped)"; code != 1 || lines[len(lines)-1] != want {
+		t.Errorf("exit %d (%v), stderr:\n%s\nwant last line %q", code, err, errb.String(), want)
 	}
 }
 
