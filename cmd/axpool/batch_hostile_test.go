@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -179,6 +180,79 @@ func TestBatchStdoutClosed(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
 	if want := "axpool batch: write standard output: broken pipe (its reader closed it; the batch stopped)"; code != 1 || lines[len(lines)-1] != want {
 		t.Errorf("exit %d (%v), stderr:\n%s\nwant last line %q", code, err, errb.String(), want)
+	}
+}
+
+// TestBatchWarmOutputWhole: a warm batch — 20,000 items answered from the
+// cache, a burst of lines far faster than a slow reader takes them —
+// writes every item's line once, whole and its own. Its lines used to
+// outrun the writer past 1 MiB and the line writer then handed out a
+// buffer being written (batch.LineWriter): lines lost, repeated, cut or
+// mixed in a third of such runs, with the summary saying all ok.
+func TestBatchWarmOutputWhole(t *testing.T) {
+	const n = 20000
+	var buf bytes.Buffer
+	for i := range n {
+		fmt.Fprintf(&buf, `{"id":"w%d","source":"fn main() -> Int { %d }"}`+"\n", i, i)
+	}
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	if _, stderr, code := runBatchBin(t, in, "-o", filepath.Join(t.TempDir(), "cold.jsonl"), "--cache-dir", cache); code != 0 {
+		t.Fatalf("cold run: exit %d\n%s", code, stderr)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin(t), "batch", "--workers", "2", "--progress", "none", "--cache-dir", cache, in)
+	cmd.Dir = golden.RepoRoot(t)
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// A slow reader: small reads, a pause every 64 of them, so that the
+	// lines pile up behind a write in progress.
+	var out bytes.Buffer
+	chunk := make([]byte, 4096)
+	for reads := 1; ; reads++ {
+		k, err := stdout.Read(chunk)
+		out.Write(chunk[:k])
+		if err != nil {
+			break
+		}
+		if reads%64 == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("warm run: %v\n%s", err, errb.String())
+	}
+	seen := make([]bool, n)
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != n {
+		t.Errorf("%d lines, want %d", len(lines), n)
+	}
+	for i, l := range lines {
+		var r struct {
+			ID     string `json:"id"`
+			Result int    `json:"result"`
+			Cached bool   `json:"cached"`
+		}
+		var k int
+		if err := json.Unmarshal([]byte(l), &r); err != nil || !r.Cached {
+			t.Fatalf("line %d %.80q: %v (cached %v)", i+1, l, err, r.Cached)
+		}
+		if _, err := fmt.Sscanf(r.ID, "w%d", &k); err != nil || k < 0 || k >= n || seen[k] || r.Result != k {
+			t.Fatalf("line %d: id %q with result %d (seen before: %v)", i+1, r.ID, r.Result, k >= 0 && k < n && seen[k])
+		}
+		seen[k] = true
 	}
 }
 
