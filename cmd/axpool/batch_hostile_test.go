@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/axpool/axpool/gateway/batch"
-	"github.com/axpool/axpool/internal/golden"
 )
 
 // Hostile input of `axpool batch` (docs/operations.md "axpool batch"):
@@ -152,20 +150,7 @@ func TestBatchStdoutClosed(t *testing.T) {
 	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin(t), "batch", "--workers", "2", "--progress", "none", "--cache-ttl", "0", in)
-	cmd.Dir = golden.RepoRoot(t)
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout, errb := startBatchPipe(t, "--cache-ttl", "0", in)
 	first, err := bufio.NewReader(stdout).ReadString('\n')
 	if err != nil || !strings.HasPrefix(first, `{"id":"p`) {
 		t.Fatalf("first line %q, %v", first, err)
@@ -203,20 +188,7 @@ func TestBatchWarmOutputWhole(t *testing.T) {
 	if _, stderr, code := runBatchBin(t, in, "-o", filepath.Join(t.TempDir(), "cold.jsonl"), "--cache-dir", cache); code != 0 {
 		t.Fatalf("cold run: exit %d\n%s", code, stderr)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin(t), "batch", "--workers", "2", "--progress", "none", "--cache-dir", cache, in)
-	cmd.Dir = golden.RepoRoot(t)
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout, errb := startBatchPipe(t, "--cache-dir", cache, in)
 	// A slow reader: small reads, a pause every 64 of them, so that the
 	// lines pile up behind a write in progress.
 	var out bytes.Buffer

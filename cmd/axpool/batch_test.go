@@ -52,8 +52,7 @@ func runBatchStdin(t *testing.T, in string, args ...string) (stdout, stderr stri
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin(t), append([]string{"batch", "--workers", "2", "--progress", "none"}, args...)...)
-	cmd.Dir = golden.RepoRoot(t)
+	cmd := batchCommand(ctx, t, args...)
 	if in != "" {
 		f, err := os.Open(in)
 		if err != nil {
@@ -62,7 +61,6 @@ func runBatchStdin(t *testing.T, in string, args ...string) (stdout, stderr stri
 		defer f.Close()
 		cmd.Stdin = f
 	}
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -78,6 +76,37 @@ func runBatchStdin(t *testing.T, in string, args ...string) (stdout, stderr stri
 		t.Fatalf("run %v: %v", args, err)
 	}
 	return out.String(), errb.String(), code
+}
+
+// batchCommand is the command of `axpool batch --workers 2 --progress none
+// args…` from the repository root (for --libs-dir and --templates-dir)
+// with the test's temp dirs as TMPDIR and XDG_CACHE_HOME, ended with ctx.
+func batchCommand(ctx context.Context, t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, bin(t), append([]string{"batch", "--workers", "2", "--progress", "none"}, args...)...)
+	cmd.Dir = golden.RepoRoot(t)
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	return cmd
+}
+
+// startBatchPipe starts `axpool batch args…` (batchCommand, 120 s at
+// most) with its standard output a pipe the test reads and its standard
+// error kept in the returned buffer (read it after Wait).
+func startBatchPipe(t *testing.T, args ...string) (cmd *exec.Cmd, stdout io.ReadCloser, stderr *bytes.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	t.Cleanup(cancel)
+	cmd = batchCommand(ctx, t, args...)
+	stderr = new(bytes.Buffer)
+	cmd.Stderr = stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd, stdout, stderr
 }
 
 // abs is a batch file's path from the repository root.
