@@ -417,12 +417,7 @@ func TestChunkResultsConfirmedTogether(t *testing.T) {
 	h := newHarness(t, queue.Config{})
 	var mu sync.Mutex
 	var seen []string // "result <id> later=<bool> reply=<bool>" or "confirm <id>"
-	if _, err := h.nc.Subscribe(queue.EventWildcard("gw"), func(m *nats.Msg) {
-		ev, err := queue.DecodeEvent(m.Data)
-		if err != nil {
-			t.Errorf("event %s: %v", m.Data, err)
-			return
-		}
+	h.watchEvents("gw", func(ev *queue.Event, m *nats.Msg) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Type {
@@ -436,9 +431,7 @@ func TestChunkResultsConfirmedTogether(t *testing.T) {
 				seen = append(seen, "confirm "+id)
 			}
 		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	h.startWorkers(1, 1, 5*time.Second)
 	var jobs []queue.Job
 	for x := range 6 {

@@ -25,11 +25,7 @@ func TestChunkKilledBeforeConfirm(t *testing.T) {
 	var mu sync.Mutex
 	results := map[string]int{} // result events per item
 	confirms := 0
-	if _, err := h.nc.Subscribe(queue.EventWildcard("gw"), func(m *nats.Msg) {
-		ev, err := queue.DecodeEvent(m.Data)
-		if err != nil {
-			return
-		}
+	h.watchEvents("gw", func(ev *queue.Event, _ *nats.Msg) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Type {
@@ -38,9 +34,7 @@ func TestChunkKilledBeforeConfirm(t *testing.T) {
 		case queue.EventConfirm:
 			confirms++
 		}
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	h.startWorkers(1, 1, 5*time.Second)
 	echo := func(x int) queue.Job {
 		return queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":` + strconv.Itoa(x) + `}`)}

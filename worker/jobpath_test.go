@@ -149,11 +149,7 @@ func TestResultsConfirmedBehind(t *testing.T) {
 	var results, questions int
 	sent := map[string]bool{}
 	var misordered []string
-	sub, err := h.nc.Subscribe(queue.EventWildcard("gw"), func(m *nats.Msg) {
-		ev, err := queue.DecodeEvent(m.Data)
-		if err != nil {
-			return
-		}
+	h.watchEvents("gw", func(ev *queue.Event, m *nats.Msg) {
 		mu.Lock()
 		defer mu.Unlock()
 		switch ev.Type {
@@ -172,10 +168,6 @@ func TestResultsConfirmedBehind(t *testing.T) {
 			}
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
 	release := make(chan struct{})
 	startInproc(t, h, Options{Slots: 4}, func(ctx context.Context, _ *queue.Job, _ func(int64, int64)) json.RawMessage {
 		<-release // the first four finish together
@@ -246,9 +238,8 @@ func TestOlderGatewayAnsweredOneByOne(t *testing.T) {
 	}
 	var mu sync.Mutex
 	results := map[string]seen{}
-	sub, err := h.nc.Subscribe(queue.EventWildcard("old"), func(m *nats.Msg) {
-		ev, err := queue.DecodeEvent(m.Data)
-		if err != nil || ev.Type != queue.EventResult {
+	h.watchEvents("old", func(ev *queue.Event, m *nats.Msg) {
+		if ev.Type != queue.EventResult {
 			return // the question goes unanswered
 		}
 		mu.Lock()
@@ -258,10 +249,6 @@ func TestOlderGatewayAnsweredOneByOne(t *testing.T) {
 			_ = m.Respond([]byte("+"))
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
 	startInproc(t, h, Options{Slots: 1}, okExec)
 	ctx := context.Background()
 	first := h.submit(queue.Job{ID: "old-first", Tool: "t", Reply: queue.EventSubject("old", "old-first")})

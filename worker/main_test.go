@@ -447,6 +447,26 @@ func (h *harness) settle() {
 }
 
 // waitStarted returns the pid that started job id.
+// watchEvents calls fn with each event published to the event subjects of
+// gateway gw (queue.EventWildcard) and its message (for its reply
+// subject), on the subscription's goroutine, until the test ends; an
+// event that does not decode fails the test.
+func (h *harness) watchEvents(gw string, fn func(ev *queue.Event, m *nats.Msg)) {
+	h.t.Helper()
+	sub, err := h.nc.Subscribe(queue.EventWildcard(gw), func(m *nats.Msg) {
+		ev, err := queue.DecodeEvent(m.Data)
+		if err != nil {
+			h.t.Errorf("event %s: %v", m.Data, err)
+			return
+		}
+		fn(ev, m)
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { _ = sub.Unsubscribe() })
+}
+
 func (h *harness) waitStarted(id string) int {
 	h.t.Helper()
 	timeout := time.After(15 * time.Second)

@@ -84,11 +84,7 @@ func TestRedeliveryOfCancelledCallAnsweredCancelled(t *testing.T) {
 func killOnConfirm(t *testing.T, h *harness, id string) <-chan int {
 	killed := make(chan int, 1)
 	pid := 0
-	sub, err := h.nc.Subscribe(queue.EventWildcard("gw"), func(m *nats.Msg) {
-		ev, err := queue.DecodeEvent(m.Data)
-		if err != nil {
-			return
-		}
+	h.watchEvents("gw", func(ev *queue.Event, _ *nats.Msg) {
 		switch {
 		case ev.Type == queue.EventResult && ev.JobID == id && pid == 0:
 			var r struct {
@@ -105,10 +101,6 @@ func killOnConfirm(t *testing.T, h *harness, id string) <-chan int {
 			}
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	return killed
 }
 
@@ -231,20 +223,14 @@ func TestShutdownWithResultsBehind(t *testing.T) {
 func TestShutdownHandsBackUnconfirmed(t *testing.T) {
 	h := newHarnessPayload(t, queue.Config{}, 0)
 	questions := make(chan struct{}, 16)
-	sub, err := h.nc.Subscribe(queue.EventWildcard("silent"), func(m *nats.Msg) {
-		ev, err := queue.DecodeEvent(m.Data)
+	h.watchEvents("silent", func(ev *queue.Event, m *nats.Msg) {
 		switch {
-		case err != nil:
 		case ev.Type == queue.EventQuery:
 			_ = m.Respond([]byte("+")) // the caller holds the result
 		case ev.Type == queue.EventConfirm:
 			questions <- struct{}{} // left unanswered
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
 	w, err := New(h.bus, Options{Slots: 1, PullWait: 100 * time.Millisecond, ShutdownGrace: time.Nanosecond,
 		Logger: queuetest.Logger(), Executor: ExecutorFunc(okExec)})
 	if err != nil {

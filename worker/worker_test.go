@@ -31,18 +31,13 @@ func TestThousandJobsThreeWorkers(t *testing.T) {
 	h.startWorkers(3, 2, 5*time.Second)
 	var mu sync.Mutex
 	resultEvents := map[string]int{}
-	sub, err := h.nc.Subscribe(queue.EventWildcard("gw"), func(m *nats.Msg) {
-		ev, err := queue.DecodeEvent(m.Data)
-		if err == nil && ev.Type == queue.EventResult {
+	h.watchEvents("gw", func(ev *queue.Event, _ *nats.Msg) {
+		if ev.Type == queue.EventResult {
 			mu.Lock()
 			resultEvents[ev.JobID]++
 			mu.Unlock()
 		}
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Unsubscribe()
 
 	const n = 1000
 	ids := make([]string, n)
