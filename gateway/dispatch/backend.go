@@ -680,13 +680,21 @@ func (b *QueueBackend) neverStarted(ctx context.Context, id string) bool {
 	return err == nil && sum.JobID == id && sum.Outcome == wire.OutcomeCancelled && sum.Worker == "" && sum.RunMs <= 0
 }
 
-// inBatch reports whether ctx is a batch item's call (a JobGate or a
-// Packer: axpool batch, axpool_batch). A batch drops the result of an
-// item cancelled because it stopped (batch.Run), so such a call does not
-// wait for its cancelled job's metadata (cancelledMeta): a stopped batch
-// — a closed output pipe, Ctrl-C, --fail-fast — waited up to
-// cancelResultWait for it before its workers were stopped.
-func inBatch(ctx context.Context) bool { return jobGateFrom(ctx) != nil || packerFrom(ctx) != nil }
+type batchItemKey struct{}
+
+// withBatchItems marks ctx as the context of a batch's item calls
+// (RunItems: axpool batch; Batch: axpool_batch).
+func withBatchItems(ctx context.Context) context.Context {
+	return context.WithValue(ctx, batchItemKey{}, true)
+}
+
+// inBatch reports whether ctx is a batch item's call (withBatchItems). A
+// batch drops the result of an item cancelled because it stopped
+// (batch.Run), so such a call does not wait for its cancelled job's
+// metadata (cancelledMeta): a stopped batch — a closed output pipe,
+// Ctrl-C, --fail-fast — waited up to cancelResultWait for it before its
+// workers were stopped.
+func inBatch(ctx context.Context) bool { return ctx.Value(batchItemKey{}) != nil }
 
 // cancelResultWait bounds how long a cancelled call waits for its job's
 // cancelled result, for the job metadata (cancelledMeta).

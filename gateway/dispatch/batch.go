@@ -89,7 +89,7 @@ func (d *Dispatcher) Batch(ctx context.Context, args json.RawMessage, progress f
 	var used int // bytes of results kept (MaxBatchResultBytes)
 	// Results are masked before they are graded, as `axpool batch`'s are:
 	// a verdict never depends on a secret (docs/tools.md §4).
-	err := batch.Run(ctx, slices.Values(items), batch.Options{
+	err := batch.Run(withBatchItems(ctx), slices.Values(items), batch.Options{
 		Concurrency: conc,
 		Call: func(ctx context.Context, it *batch.Item) json.RawMessage {
 			return d.mask.JSON(d.callChecked(ctx, it.Call)) // checked by batch.Parse
@@ -205,7 +205,7 @@ func (d *Dispatcher) RunItems(ctx context.Context, items iter.Seq[batch.Item], o
 	}
 	// One gate for the batch, in the ctx every call gets (a context of
 	// its own per item cost an allocation each).
-	ctx = WithJobGate(ctx, NewJobGate(jobs))
+	ctx = withBatchItems(WithJobGate(ctx, NewJobGate(jobs)))
 	window := opts.Concurrency
 	if !opts.Ordered && !opts.FailFast {
 		window = max(jobs, batch.Lookahead)

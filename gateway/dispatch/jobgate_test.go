@@ -125,8 +125,9 @@ func TestJobGateSharedKey(t *testing.T) {
 	}
 }
 
-// TestInBatch: a call under a JobGate or a Packer is a batch item's (its
-// cancelled job's metadata is not waited for); a plain call is not.
+// TestInBatch: a call made with withBatchItems is a batch item's (its
+// cancelled job's metadata is not waited for), whatever else its context
+// holds; a plain call, or one with a JobGate or a Packer alone, is not.
 func TestInBatch(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -135,9 +136,10 @@ func TestInBatch(t *testing.T) {
 		want bool
 	}{
 		{"plain", ctx, false},
-		{"gate", WithJobGate(ctx, NewJobGate(2)), true},
-		{"packer", WithPacker(ctx, NewPacker(10, 2)), true},
-		{"nil gate and packer", WithPacker(WithJobGate(ctx, nil), nil), false},
+		{"gate alone", WithJobGate(ctx, NewJobGate(2)), false},
+		{"packer alone", WithPacker(ctx, NewPacker(10, 2)), false},
+		{"batch items", withBatchItems(ctx), true},
+		{"batch items with a gate", withBatchItems(WithJobGate(ctx, NewJobGate(2))), true},
 	} {
 		if got := inBatch(c.ctx); got != c.want {
 			t.Errorf("%s: inBatch = %v, want %v", c.name, got, c.want)
