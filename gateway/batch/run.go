@@ -9,7 +9,6 @@ import (
 	"iter"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/axpool/axpool/internal/jsonenc"
@@ -194,10 +193,12 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		window = 2 * opts.Concurrency
 	}
 	// handOver notes r, a result handed over, when it is FailFast's
-	// first that did not pass. It runs under mu.
+	// first that did not pass (a copy: r stays on its caller's stack). It
+	// runs under mu.
 	handOver := func(r *Result) {
 		if opts.FailFast && failed == nil && !r.Passed() {
-			failed = r
+			f := *r
+			failed = &f
 		}
 	}
 	// deliver hands r (sequence seq) over, in order when Ordered. It runs
@@ -265,10 +266,8 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		cond.Broadcast()
 	}
 	// Each item runs on a goroutine of the batch's, about Concurrency of
-	// them (one per item in flight): one that has answered its item takes
-	// the next from work, or ends once work is closed — or at once when
-	// the batch has more than Concurrency (one started while the others
-	// were between their items). A goroutine per item grew a new stack
+	// them: one that has answered its item takes the next from work, and
+	// ends once work is closed. A goroutine per item grew a new stack
 	// through the call's depth for every item.
 	type task struct {
 		seq  int
@@ -276,20 +275,11 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		call Call
 	}
 	work := make(chan task)
-	// live counts the batch's goroutines; surplus ends one (counted out)
-	// when there are more than Concurrency.
-	var live atomic.Int64
-	surplus := func() bool {
-		for {
-			n := live.Load()
-			if n <= int64(opts.Concurrency) {
-				return false
-			}
-			if live.CompareAndSwap(n, n-1) {
-				return true
-			}
-		}
-	}
+	// started counts the goroutines (this loop's alone). An item leaves
+	// inFlight once handed over (finish), after which its goroutine only
+	// goes back to work: with Concurrency of them started, an admitted
+	// item waits for one at the send, briefly.
+	started := 0
 	runTask := func(t task) {
 		seq, it, call := t.seq, t.it, t.call
 		for {
@@ -352,20 +342,19 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		select {
 		case work <- t: // an idle goroutine takes it
 		default:
+			if started == opts.Concurrency {
+				work <- t // one is on its way back
+				break
+			}
+			started++
 			wg.Add(1)
-			live.Add(1)
-			go func() {
+			go func(t task) {
 				defer wg.Done()
 				runTask(t)
-				for !surplus() {
-					t, ok := <-work
-					if !ok {
-						live.Add(-1)
-						return
-					}
+				for t := range work {
 					runTask(t)
 				}
-			}()
+			}(t)
 		}
 	}
 	close(work)
