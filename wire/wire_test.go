@@ -380,6 +380,23 @@ func TestSummarizeMatchesDecoder(t *testing.T) {
 	}
 }
 
+// TestSummarizeFastPath: the envelopes axpool writes are read by the fast
+// path (no decoder), and keys encoding/json might match otherwise —
+// another case, escapes, bytes over 0x7f — are left to the decoder.
+func TestSummarizeFastPath(t *testing.T) {
+	env := `{"success":true,"protocol_version":1,"result":0,"steps":2,"ui_output":[],"outcome":"ok","retryable":false,` +
+		`"job_id":"j-1","queue_ms":25,"run_ms":0,"worker":"vm-1","cached":true}`
+	want := Summary{Success: true, Outcome: OutcomeOK, JobID: "j-1", Steps: 2, QueueMs: 25, RunMs: 0, Worker: "vm-1", Cached: true}
+	if got, ok := summarizeFast([]byte(env)); !ok || got != want {
+		t.Errorf("summarizeFast(envelope) = %+v, %v; want %+v, true", got, ok, want)
+	}
+	for _, c := range []string{`{"Result":[1],"outcome":"ok"}`, `{"r\u00e9sum\u00e9":1,"steps":3}`, `{"résumé":1}`, `{"steps":"2"}`} {
+		if _, ok := summarizeFast([]byte(c)); ok {
+			t.Errorf("summarizeFast(%s) took it; want the decoder", c)
+		}
+	}
+}
+
 func FuzzSummarize(f *testing.F) {
 	for _, c := range summaryCases {
 		f.Add([]byte(c))

@@ -7,9 +7,7 @@ import (
 
 // TestParseToolNull: a null "tool" is an absent one (docs/tools.md §1: a
 // JSON null for an optional argument means the argument is absent), so the
-// item runs the default tool — as on main, where json.Unmarshal of null
-// left tool at DefaultTool. Since 3779646 (stringOf) it is refused:
-// `unknown tool "" for a batch item`.
+// item runs the default tool, not `unknown tool ""`.
 func TestParseToolNull(t *testing.T) {
 	for _, line := range []string{
 		`{"id":"a","source":"fn main() -> Int { 1 }","tool":null}`,

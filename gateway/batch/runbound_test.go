@@ -61,10 +61,9 @@ func blockFirst(started *atomic.Int64, want int64, handed *atomic.Int64) func(Re
 }
 
 // TestRunGoroutinesAfterStall: once a stall of OnResult is over and every
-// item before the check has been handed over, the batch is back to about
-// Concurrency goroutines. Since 65ca038 (goroutines kept, taking the next
-// item from a channel) each goroutine started during the stall stays
-// alive, idle, until Run returns (on main they ended with their item).
+// item before the check has been handed over, the batch has at most
+// Concurrency goroutines (and two to spare): none started during the
+// stall is left over, idle, until Run returns.
 func TestRunGoroutinesAfterStall(t *testing.T) {
 	const conc = 2
 	var started, handed atomic.Int64
@@ -95,10 +94,9 @@ func TestRunGoroutinesAfterStall(t *testing.T) {
 }
 
 // TestRunSlowOnResultBounded: while OnResult is blocked (stdout a full
-// pipe), an unordered batch does not keep starting items: each one that
-// finishes waits for its turn on a goroutine of its own, holding its
-// envelope, and is no longer counted in flight (finish decrements inFlight
-// before deliver waits for emitting). Pre-existing: fails on main too.
+// pipe), an unordered batch does not keep starting items: an item that
+// finished still counts in flight while it waits for its turn to be
+// handed over, so at most 2 × Concurrency start meanwhile.
 func TestRunSlowOnResultBounded(t *testing.T) {
 	const conc = 2
 	var started, handed atomic.Int64
