@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -365,6 +368,46 @@ func TestJanitorAnswersExhaustedJob(t *testing.T) {
 	waitEmpty(t, h.bus)
 	if ip.calls.Load() != 0 {
 		t.Error("job was run")
+	}
+}
+
+// TestJanitorLeavesHeldJob: an exhausted job whose caller holds its
+// result (its last delivery sent it and died before the ack) is removed
+// by the janitor without a worker_lost answer: the caller is asked first.
+func TestJanitorLeavesHeldJob(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: 200 * time.Millisecond, MaxDeliver: 1}, 0)
+	ctx := context.Background()
+	var mu sync.Mutex
+	var seen []string
+	h.watchEvents("held", func(ev *queue.Event, m *nats.Msg) {
+		mu.Lock()
+		seen = append(seen, string(ev.Type))
+		mu.Unlock()
+		if ev.Type == queue.EventQuery {
+			_ = m.Respond([]byte("+")) // the caller holds the result
+		}
+	})
+	id := h.submit(queue.Job{ID: "held-1", Tool: "t", Reply: queue.EventSubject("held", "held-1")})
+	for n := uint64(1); n <= 2; n++ {
+		d, err := h.bus.Next(2 * time.Second)
+		if err != nil || d == nil || d.NumDelivered != n {
+			t.Fatalf("delivery %d: %+v, %v", n, d, err)
+		}
+		if n == 1 {
+			if _, err := h.bus.Claim(ctx, id, "dead-worker"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ip := startInproc(t, h, Options{Slots: 1}, okExec)
+	waitEmpty(t, h.bus)
+	if _, err := h.bus.Result(ctx, id); !errors.Is(err, queue.ErrNoResult) {
+		t.Errorf("result stored for a held job: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(seen) != "[query]" || ip.calls.Load() != 0 {
+		t.Errorf("events %v, runs %d; want one query, no run", seen, ip.calls.Load())
 	}
 }
 

@@ -55,7 +55,7 @@ func (w *Worker) janitor(seq uint64) {
 			if !queue.ValidID(it.ID) {
 				continue
 			}
-			if done, _ := w.bus.Answered(it.Reply, it.ID, answeredWait); done {
+			if w.answeredBefore(it, func() *slog.Logger { return log }) {
 				continue
 			}
 			if !w.janitorJob(log, it) {
@@ -63,7 +63,9 @@ func (w *Worker) janitor(seq uint64) {
 			}
 		}
 	case job != nil && job.ID != "":
-		if !w.janitorJob(log, job) {
+		// Its last delivery may have sent its result and died before
+		// the ack: a caller holding it is not answered worker_lost.
+		if !w.answeredBefore(job, func() *slog.Logger { return log }) && !w.janitorJob(log, job) {
 			return
 		}
 	}
