@@ -446,7 +446,6 @@ func (h *harness) settle() {
 	}
 }
 
-// waitStarted returns the pid that started job id.
 // watchEvents calls fn with each event published to the event subjects of
 // gateway gw (queue.EventWildcard) and its message (for its reply
 // subject), on the subscription's goroutine, until the test ends; an
@@ -467,6 +466,7 @@ func (h *harness) watchEvents(gw string, fn func(ev *queue.Event, m *nats.Msg)) 
 	h.t.Cleanup(func() { _ = sub.Unsubscribe() })
 }
 
+// waitStarted returns the pid that started job id.
 func (h *harness) waitStarted(id string) int {
 	h.t.Helper()
 	timeout := time.After(15 * time.Second)
