@@ -37,15 +37,19 @@ func TestDropMemoryConsumers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := stream.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "workers", AckPolicy: jetstream.AckExplicitPolicy})
+		_, err = stream.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "workers", AckPolicy: jetstream.AckExplicitPolicy})
 		if err != nil {
 			t.Fatal(err)
 		}
-		// A pull request left pending, as a worker's last pull is (Fetch
-		// returns at once; the request waits a minute at the server).
-		if _, err := c.Fetch(1, jetstream.FetchMaxWait(time.Minute)); err != nil {
+		// A pull request left pending at the server for a minute, as a
+		// worker's last pull is.
+		if err := nc.PublishRequest("$JS.API.CONSUMER.MSG.NEXT."+s.name+".workers", nc.NewRespInbox(),
+			[]byte(`{"batch":1,"expires":60000000000}`)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if err := nc.Flush(); err != nil { // the pull requests are at the server
+		t.Fatal(err)
 	}
 	e.dropMemoryConsumers()
 	for name, want := range map[string]int{"MEM": 0, "FILE": 1} {
