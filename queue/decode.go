@@ -23,14 +23,18 @@ import (
 
 // decodeJobFast decodes data into j as json.Unmarshal would; it reports
 // false when it cannot tell (j is then partly set: decode again).
-func decodeJobFast(data []byte, j *Job) bool { return decodeJobFastIn(data, j, true) }
+func decodeJobFast(data []byte, j *Job) bool { return decodeJobMembers(data, j, true) }
 
-// decodeJobFastIn is decodeJobFast; a chunk's items (withItems) are read
-// the same way, each item of them without items of its own (an item's
-// items, which no Client writes, go to encoding/json).
-func decodeJobFastIn(data []byte, j *Job, withItems bool) bool {
-	// An item (!withItems) was checked with its chunk.
-	return decodeFastWith(withItems, data, func(key string, raw json.RawMessage) bool {
+// decodeItemFast is decodeJobFast for a chunk's item, data known to be
+// valid JSON (checked with its chunk: not checked again) and without items
+// of its own (an item's items, which no Client writes, go to
+// encoding/json).
+func decodeItemFast(data []byte, j *Job) bool { return decodeJobMembers(data, j, false) }
+
+// decodeJobMembers is decodeJobFast (chunk: data is checked and may have
+// items) or decodeItemFast (!chunk).
+func decodeJobMembers(data []byte, j *Job, chunk bool) bool {
+	return decodeFastWith(chunk, data, func(key string, raw json.RawMessage) bool {
 		switch key {
 		case "v":
 			return plainInt(raw, &j.V)
@@ -67,7 +71,7 @@ func decodeJobFastIn(data []byte, j *Job, withItems bool) bool {
 		case "resume":
 			return plainRaw(raw, &j.Resume)
 		case "items":
-			return withItems && plainItems(raw, &j.Items)
+			return chunk && plainItems(raw, &j.Items)
 		case "redelivered":
 			return plainBool(raw, &j.Redelivered)
 		default:
@@ -77,7 +81,7 @@ func decodeJobFastIn(data []byte, j *Job, withItems bool) bool {
 }
 
 // plainItems decodes raw, a chunk's items, into *dst as json.Unmarshal
-// would — each item with decodeJobFastIn — and reports false for
+// would — each item with decodeItemFast — and reports false for
 // anything but an array of items it reads (null among them).
 func plainItems(raw json.RawMessage, dst *[]Job) bool {
 	if len(raw) == 0 || raw[0] != '[' {
@@ -89,7 +93,7 @@ func plainItems(raw json.RawMessage, dst *[]Job) bool {
 	}
 	items := make([]Job, len(elems))
 	for i, e := range elems {
-		if !decodeJobFastIn(e, &items[i], false) {
+		if !decodeItemFast(e, &items[i]) {
 			return false
 		}
 	}
