@@ -191,9 +191,7 @@ func (e *Embedded) Connect(opts ...ConnectOption) (*nats.Conn, error) {
 	if e.done {
 		return nil, errors.New("queue: embedded server closed")
 	}
-	all := append(append([]ConnectOption{WithLogger(e.log)}, opts...),
-		WithCredentials(e.creds), WithNATSOptions(nats.InProcessServer(e.ns)))
-	nc, err := Connect("", all...)
+	nc, err := e.dial(opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -201,8 +199,17 @@ func (e *Embedded) Connect(opts ...ConnectOption) (*nats.Conn, error) {
 	return nc, nil
 }
 
+// dial connects to the server in process with its credentials (Connect,
+// without its bookkeeping: also while Close runs).
+func (e *Embedded) dial(opts ...ConnectOption) (*nats.Conn, error) {
+	all := append(append([]ConnectOption{WithLogger(e.log)}, opts...),
+		WithCredentials(e.creds), WithNATSOptions(nats.InProcessServer(e.ns)))
+	return Connect("", all...)
+}
+
 // Close shuts the server down in the safe order: drain the connections made
-// by e.Connect, shut the server down and wait for it, then remove the
+// by e.Connect, delete the consumers of the memory streams
+// (dropMemoryConsumers), shut the server down and wait for it, then remove the
 // private store directory (a StoreDir is kept and unlocked). Other clients are disconnected by the shutdown. Close is
 // idempotent; it returns the error of removing the directory, if any.
 func (e *Embedded) Close() error {
@@ -242,7 +249,7 @@ const dropConsumersWait = time.Second
 // by every `axpool run` and `axpool batch`. A failure only leaves the
 // wait; it takes at most dropConsumersWait.
 func (e *Embedded) dropMemoryConsumers() {
-	nc, err := Connect("", WithLogger(e.log), WithCredentials(e.creds), WithNATSOptions(nats.InProcessServer(e.ns)))
+	nc, err := e.dial()
 	if err != nil {
 		return
 	}
