@@ -79,7 +79,7 @@ func (d *Dispatcher) Batch(ctx context.Context, args json.RawMessage, progress f
 		// ChunksPerSlot × conc chunks' worth in flight — as `axpool
 		// batch` packs them.
 		ctx = WithPacker(ctx, NewPacker(len(items), conc))
-		conc *= ChunksPerSlot * ChunkSize(len(items), conc)
+		conc = PackedJobs(len(items), conc)
 	}
 	start := time.Now()
 	lines := make([]json.RawMessage, len(items))
@@ -200,7 +200,7 @@ type ItemsOptions struct {
 func (d *Dispatcher) RunItems(ctx context.Context, items iter.Seq[batch.Item], opts ItemsOptions) error {
 	jobs := opts.Concurrency
 	if opts.Pack && !opts.Ordered && !opts.FailFast {
-		jobs = max(opts.Concurrency, 1) * ChunksPerSlot * ChunkSize(opts.Total, opts.Concurrency)
+		jobs = PackedJobs(opts.Total, opts.Concurrency)
 		ctx = WithPacker(ctx, NewPacker(opts.Total, opts.Concurrency))
 	}
 	// One gate for the batch, in the ctx every call gets (a context of

@@ -22,15 +22,22 @@ const MaxChunk = 32
 const ChunksPerSlot = 2
 
 // ChunkSize is the k of a batch's chunks: min(MaxChunk, max(1,
-// remaining / (2 × slots))), so that a small batch still spreads over
-// every worker slot (two chunks per slot) and a large one sends MaxChunk
-// items per message. remaining ≤ 0 (unknown) is MaxChunk; slots < 1
-// counts as 1.
+// remaining / (ChunksPerSlot × slots))), so that a small batch still
+// spreads over every worker slot (two chunks per slot) and a large one
+// sends MaxChunk items per message. remaining ≤ 0 (unknown) is MaxChunk;
+// slots < 1 counts as 1.
 func ChunkSize(remaining, slots int) int {
 	if remaining <= 0 {
 		return MaxChunk
 	}
-	return min(MaxChunk, max(1, remaining/(2*max(slots, 1))))
+	return min(MaxChunk, max(1, remaining/(ChunksPerSlot*max(slots, 1))))
+}
+
+// PackedJobs is how many of a packed batch's total items (0: unknown)
+// hold jobs at once at concurrency conc: ChunksPerSlot chunks of
+// ChunkSize(total, conc) per slot (conc < 1 counts as 1).
+func PackedJobs(total, conc int) int {
+	return max(conc, 1) * ChunksPerSlot * ChunkSize(total, conc)
 }
 
 // Packer packs the jobs of one batch's items into chunks

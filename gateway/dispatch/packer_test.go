@@ -26,6 +26,17 @@ func TestChunkSize(t *testing.T) {
 	}
 }
 
+// TestPackedJobs: two chunks' worth of items per slot hold jobs at once.
+func TestPackedJobs(t *testing.T) {
+	for _, c := range []struct{ total, conc, want int }{
+		{1000, 4, 256}, {10, 4, 8}, {0, 0, 64}, {100, 2, 100},
+	} {
+		if got := PackedJobs(c.total, c.conc); got != c.want {
+			t.Errorf("PackedJobs(%d, %d) = %d, want %d", c.total, c.conc, got, c.want)
+		}
+	}
+}
+
 // TestPackerBatchRule: a batch packs its items' jobs at a concurrency of
 // at least the pool's slots (slots < 1 counting as 1), never with
 // --ordered or --fail-fast.
