@@ -15,6 +15,28 @@ import (
 // cache key, the idempotency digest, the wall-clock limit and the call's
 // response and Report — so that passing it on changes nothing but the
 // work.
+// TestArgsCacheKeyPerScope: an Args keeps its last cache key with its
+// scope — asked again for another scope, it makes that one, and back the
+// first again — each the key CacheKey makes from the raw arguments.
+func TestArgsCacheKeyPerScope(t *testing.T) {
+	raw := json.RawMessage(`{"source":"fn main() -> Int { 1 }"}`)
+	a, err := Check("boruna_run", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, scope := range []string{"s1", "s2", "s1", "s1", "s2"} {
+		want, _ := CacheKey("boruna_run", raw, scope)
+		if got, ok := a.CacheKey(scope); !ok || got != want {
+			t.Errorf("CacheKey(%q) = %q, %v; want %q", scope, got, ok, want)
+		}
+	}
+	k1, _ := a.CacheKey("s1")
+	k2, _ := a.CacheKey("s2")
+	if k1 == k2 {
+		t.Errorf("scopes s1 and s2 share the key %s", k1)
+	}
+}
+
 func TestArgsSameAsRaw(t *testing.T) {
 	env := &Env{}
 	env.Ceilings.MaxWall = 9 * time.Second

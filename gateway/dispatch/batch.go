@@ -235,7 +235,10 @@ func (d *Dispatcher) RunItems(ctx context.Context, items iter.Seq[batch.Item], o
 func (d *Dispatcher) batchScript(ctx context.Context, it *batch.Item, where string) json.RawMessage {
 	out, refused := d.scriptItem(ctx, it.Tool, it.Args)
 	out = d.mask.JSON(out)
-	if f, _ := wire.Summarize(out); refused && f.ErrorKind == wire.KindInvalidArgs {
+	if !refused {
+		return out
+	}
+	if f, _ := wire.Summarize(out); f.ErrorKind == wire.KindInvalidArgs {
 		return batch.Refuse(it, out, where)
 	}
 	return out
