@@ -278,9 +278,7 @@ func TestBatchOrdered(t *testing.T) {
 // (its stderr in errb).
 func startBatch(t *testing.T, errb *bytes.Buffer, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(bin(t), append([]string{"batch", "--workers", "2", "--progress", "none"}, args...)...)
-	cmd.Dir = golden.RepoRoot(t)
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd := batchCommand(context.Background(), t, args...)
 	cmd.Stderr = errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -687,18 +685,7 @@ func TestBatchFailFastResume(t *testing.T) {
 	if want := prefix + " --fail-fast --concurrency 1 --cache-ttl 0 -o " + outPath + " --resume"; !strings.HasSuffix(goOn, want) {
 		t.Errorf("go-on command %q, want it to end %q", goOn, want)
 	}
-	idsOf := func() []string {
-		b, err := os.ReadFile(outPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for _, l := range lines(t, string(b)) {
-			ids = append(ids, resField(t, l, "id").(string))
-		}
-		return ids
-	}
-	if got, want := idsOf(), []string{"one", "broken"}; !slices.Equal(got, want) {
+	if got, want := idsOf(t, outPath), []string{"one", "broken"}; !slices.Equal(got, want) {
 		t.Fatalf("after the first run: %v, want %v", got, want)
 	}
 	run := func(command string) (string, int) {
@@ -715,13 +702,13 @@ func TestBatchFailFastResume(t *testing.T) {
 	if msg, code := run(goOn); code != 1 || !strings.Contains(msg, `stopped by --fail-fast at item "broken2"`) {
 		t.Fatalf("go-on command: exit %d\n%s", code, msg)
 	}
-	if got, want := idsOf(), []string{"one", "broken", "three", "broken2"}; !slices.Equal(got, want) {
+	if got, want := idsOf(t, outPath), []string{"one", "broken", "three", "broken2"}; !slices.Equal(got, want) {
 		t.Fatalf("after going on: %v, want %v", got, want)
 	}
 	if msg, code := run(finish); code != 1 || strings.Contains(msg, "stopped by --fail-fast") {
 		t.Fatalf("finish command: exit %d\n%s", code, msg)
 	}
-	if got, want := idsOf(), []string{"one", "broken", "three", "broken2", "five"}; !slices.Equal(got, want) {
+	if got, want := idsOf(t, outPath), []string{"one", "broken", "three", "broken2", "five"}; !slices.Equal(got, want) {
 		t.Fatalf("after finishing: %v, want %v", got, want)
 	}
 }
