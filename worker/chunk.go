@@ -138,10 +138,12 @@ type chunkRun struct {
 
 	// Results sent without waiting, to confirm (confirmLater): confirming
 	// holds one round at a time (the slot's, and the timer's within
-	// confirmAfter); lmu guards later and timer.
+	// confirmAfter); lmu guards later, laterBytes (their results' bytes)
+	// and timer.
 	confirming sync.Mutex
 	lmu        sync.Mutex
 	later      []jobResult
+	laterBytes int
 	timer      *time.Timer
 
 	mu     sync.Mutex
@@ -255,16 +257,19 @@ func (w *Worker) chunkRunOf(d *queue.Delivery) *chunkRun {
 
 // confirmLater keeps r until its confirmation: the chunk's end, or
 // confirmAfter after the oldest result kept, or at once when maxLater
-// wait.
+// results or maxBehindBytes of them wait (the bounds of a single job's
+// confirmer: a chunk of large results does not grow the worker's memory
+// either).
 func (c *chunkRun) confirmLater(r jobResult) {
 	c.lmu.Lock()
 	c.later = append(c.later, r)
-	n := len(c.later)
+	c.laterBytes += len(r.res)
+	n, bytes := len(c.later), c.laterBytes
 	if n == 1 {
 		c.timer = time.AfterFunc(confirmAfter, c.confirm)
 	}
 	c.lmu.Unlock()
-	if n >= maxLater {
+	if n >= maxLater || bytes >= maxBehindBytes {
 		c.confirm()
 	}
 }
@@ -279,7 +284,7 @@ func (c *chunkRun) confirm() {
 	defer c.confirming.Unlock()
 	c.lmu.Lock()
 	rs := c.later
-	c.later = nil
+	c.later, c.laterBytes = nil, 0
 	if c.timer != nil {
 		c.timer.Stop()
 		c.timer = nil

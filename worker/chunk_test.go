@@ -490,3 +490,49 @@ func TestChunkResultsStoredWhenNotHeld(t *testing.T) {
 	}
 	waitEmpty(t, h.bus)
 }
+
+// TestChunkResultsBoundedInBytes: a chunk's results waiting for their
+// confirmation stay within maxBehindBytes — a confirmation is asked once
+// they reach it, not only at the chunk's end or confirmAfter — so six
+// results of 1.5 MiB are never asked about more than three at a time.
+func TestChunkResultsBoundedInBytes(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	big := strings.Repeat("r", 3<<19) // 1.5 MiB
+	startInproc(t, h, Options{Slots: 1}, func(context.Context, *queue.Job, func(int64, int64)) json.RawMessage {
+		return json.RawMessage(`{"success":true,"protocol_version":1,"result":"` + big + `","outcome":"ok","retryable":false}`)
+	})
+	var mu sync.Mutex
+	var asked []int // the items each confirmation names
+	h.watchEvents("gw", func(ev *queue.Event, _ *nats.Msg) {
+		if ev.Type == queue.EventConfirm {
+			mu.Lock()
+			asked = append(asked, len(ev.Jobs))
+			mu.Unlock()
+		}
+	})
+	var jobs []queue.Job
+	for range 6 {
+		jobs = append(jobs, queue.Job{Tool: "t"})
+	}
+	for _, id := range h.submitChunk(jobs...) {
+		if r := h.wait(id, 30*time.Second); !r.Success {
+			t.Errorf("item %s = %.200s", id, r.Raw)
+		}
+	}
+	waitEmpty(t, h.bus)
+	if err := h.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	total := 0
+	for _, n := range asked {
+		total += n
+		if n > 3 {
+			t.Errorf("a confirmation named %d results of 1.5 MiB (%v); want at most 3 (maxBehindBytes 4 MiB)", n, asked)
+		}
+	}
+	if total != 6 {
+		t.Errorf("confirmations %v name %d items, want 6", asked, total)
+	}
+}

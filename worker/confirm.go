@@ -27,10 +27,13 @@ import (
 // slots send each result with queue.Bus.PublishResult, as before.
 
 // maxBehindBytes bounds the bytes of results one Client's confirmation
-// may keep waiting (with maxLater results); a result beyond either is
-// confirmed by its slot, alone (Worker.confirmGroup), so a Client that is
-// slow to answer — one of an older version ignores the question, 2 s
-// each — holds the worker back instead of growing its memory.
+// may keep waiting (with maxLater results) while its question before is
+// in flight — so at most twice the two per Client, that question's and
+// the next's; a result beyond either is confirmed by its slot, alone
+// (Worker.confirmGroup), so a Client that is slow to answer — one of an
+// older version ignores the question, 2 s each — holds the worker back
+// instead of growing its memory. A chunk keeps its items' results within
+// the same bounds (chunkRun.confirmLater).
 const maxBehindBytes = 4 << 20
 
 // resultConfirmer confirms single jobs' results sent without waiting,
