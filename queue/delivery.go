@@ -82,9 +82,9 @@ func (d *Delivery) Ack() error { return d.reply(ackBody) }
 // that pulled it, Puller.AckNext(d, wait) — for a slot that finished a
 // job and goes on pulling, which need not carry its puller to where the
 // job is acked. Call it on the goroutine that uses the puller. A chunk's
-// item (its ack is recorded for the chunk's Settle) and a job pulled by
-// Bus.Next (its puller is closed) are acked plainly, as by Ack. Errors:
-// as Puller.AckNext.
+// item (its ack is recorded for the chunk's Settle), a detached delivery
+// (Detach: its slot pulls on) and a job pulled by Bus.Next (its puller is
+// closed) are acked plainly, as by Ack. Errors: as Puller.AckNext.
 func (d *Delivery) AckNext(wait time.Duration) error {
 	if d.puller == nil {
 		return d.Ack()

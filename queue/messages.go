@@ -108,8 +108,8 @@ const (
 	EventQuery EventType = "query"
 	// EventConfirm asks the Client that submitted jobs, as a request,
 	// which of them (Event.Jobs) it holds the result of: a worker that
-	// sent a chunk's item results without waiting (Event.Later) confirms
-	// them together (Bus.ConfirmResults).
+	// sent results without waiting (Event.Later) — single jobs' and a
+	// chunk's items' — confirms them together (Bus.ConfirmResults).
 	EventConfirm EventType = "confirm"
 )
 
@@ -137,8 +137,8 @@ type Event struct {
 	// there (Bus.StoreCachedLater), off the caller's path.
 	Cacheable bool `json:"cacheable,omitempty"`
 	// Later marks a result event sent without waiting for the Client's
-	// answer (a chunk's item): the worker asks later, for several such
-	// results at once, which the Client holds (EventConfirm).
+	// answer: the worker asks later, for several such results at once,
+	// which the Client holds (EventConfirm).
 	Later bool `json:"later,omitempty"`
 	// Jobs are the IDs of the jobs an EventConfirm asks about.
 	Jobs []string `json:"jobs,omitempty"`

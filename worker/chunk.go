@@ -11,8 +11,9 @@ import (
 	"github.com/axpool/axpool/queue"
 )
 
-// answeredWait bounds a redelivered chunk's question to an item's caller
-// whether it still waits for the item (queue.Bus.Answered).
+// answeredWait bounds the question to a redelivered job's caller — a
+// single job's or a chunk item's — whether it still waits for it
+// (Worker.answeredBefore, queue.Bus.Answered).
 const answeredWait = time.Second
 
 // handleChunk runs a chunk (queue.ChunkTool) to its end: its items one

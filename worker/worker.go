@@ -467,8 +467,8 @@ const maxHeard = 1 << 16
 const livenessTimeout = time.Second
 
 // handle runs one delivery to its end: answer stored, event sent, message
-// acked (with its slot's next pull request, Worker.ack) or terminated —
-// or handed back with a delay when the answer cannot be stored before the
+// acked or terminated (finishJob: once its caller confirmed it, behind the
+// slot, which detaches the delivery and pulls on) — or handed back with a delay when the answer cannot be stored before the
 // job's deadline, or when the job still runs on the worker that claimed
 // it.
 func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
@@ -1060,12 +1060,10 @@ func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.Ra
 	w.finishJob(d, job, hb, res, termReason, log, false)
 }
 
-// finishJob answers the job with res and acks it (with its slot's next
-// pull request, Worker.ack) — or terminates it when termReason is set.
-// log may be nil.
+// finishJob answers the job with res and acks it — or terminates it when
+// termReason is set. log may be nil.
 //
-// The result goes to the caller on core NATS (queue.Bus.PublishResult),
-// and is stored in the results bucket only when someone needs it later:
+// The result goes to the caller on core NATS, and is stored in the results bucket only when someone needs it later:
 // the job asks for it (queue.Job.Keep: a task, an idempotency key), the
 // job's reply subject is not one a Client listens on, or the caller did
 // not confirm it (gone, or the event lost). A job whose result is kept is
@@ -1075,9 +1073,13 @@ func (w *Worker) finish(d *queue.Delivery, job *queue.Job, hb *beat, res json.Ra
 // handed back with a delay (never dropped, never acked without an answer
 // its caller holds or the bucket holds). cacheable marks the event
 // (queue.Event.Cacheable): the Client that submitted the job stores the
-// result under its cache digest, off this worker's path. A chunk's item
-// sends its result without waiting (queue.Event.Later) and is ended by
-// its chunk (chunkRun.confirm) once its caller says whether it holds it.
+// result under its cache digest, off this worker's path. A result goes
+// without waiting (queue.Event.Later) unless the job is kept or
+// terminated, or its Client is muted (then as a request,
+// queue.Bus.PublishResult); it is ended once its caller says whether it
+// holds it — a chunk's item by its chunk (chunkRun.confirm), a single
+// job's behind its slot (resultConfirmer), or by its slot alone when the
+// confirmer's queue is full.
 func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json.RawMessage, termReason string, log func() *slog.Logger, cacheable bool) {
 	if w.opts.Mask != nil {
 		res = w.opts.Mask(res)
@@ -1202,8 +1204,9 @@ func (w *Worker) answered(ctx context.Context, r jobResult, confirmed bool) {
 	} else {
 		// An ack without confirmation: the caller holds the result or the
 		// bucket does, so a lost ack only causes a redelivery, which
-		// re-publishes a stored result and otherwise runs the job again
-		// (at least once).
+		// re-publishes a stored result, else asks the caller
+		// (answeredBefore) and runs the job again when it waits (at least
+		// once).
 		err = w.ack(d)
 	}
 	if err != nil {
