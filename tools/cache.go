@@ -89,13 +89,11 @@ func splitChecked(params []Param, raw []byte) (*wire.Object, bool) {
 
 // cacheKey hashes the checked arguments obj of tool (CacheKey).
 func cacheKey(spec *ToolSpec, tool string, obj *wire.Object, size int, scope string) (string, bool) {
-	prefix := keyPrefix(scope, tool)
-	b, ok := appendCanonical(append(make([]byte, 0, len(prefix)+size+128), prefix...), spec.Params, obj)
+	canon, ok := appendCanonical(make([]byte, 0, size+128), spec.Params, obj)
 	if !ok {
 		return "", false
 	}
-	sum := sha256.Sum256(append(b, '}'))
-	return hex.EncodeToString(sum[:]), true
+	return keyOf(scope, tool, canon), true
 }
 
 // appendCanonical appends to dst the canonical form of the checked
