@@ -3,8 +3,6 @@ package wire
 import (
 	"encoding/json"
 	"strconv"
-
-	"github.com/axpool/axpool/internal/jsonenc"
 )
 
 // Summary is what metrics, the audit log and batches read from a result
@@ -46,31 +44,12 @@ func Summarize(obj []byte) (Summary, error) {
 // field's type.
 func summarizeFast(obj []byte) (s Summary, ok bool) {
 	s = Summary{Steps: -1, QueueMs: -1, RunMs: -1}
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' || !jsonenc.Valid(obj) {
+	if !isObject(obj, true) {
 		return s, false
 	}
-	// obj is valid JSON starting with '{': one object, then white space
-	// (SplitObject's walk, without a call per member or a string per key).
-	i = skipSpace(obj, i+1)
-	if obj[i] == '}' {
-		return s, true
-	}
-	for {
-		end, _ := stringEnd(obj, i)
-		key := obj[i+1 : end-1]
-		i = skipSpace(obj, end)
-		i = skipSpace(obj, i+1) // the ':'
-		vend, _ := valueEnd(obj, i)
-		if !s.setMember(key, obj[i:vend]) {
-			return s, false
-		}
-		i = skipSpace(obj, vend)
-		if obj[i] == '}' {
-			return s, true
-		}
-		i = skipSpace(obj, i+1) // the ','
-	}
+	// SplitObject's walk, without a string per key.
+	ok = walkObject(obj, func(key, val []byte) bool { return s.setMember(key[1:len(key)-1], val) })
+	return s, ok
 }
 
 // setMember sets the field of s that the member key (its bytes between

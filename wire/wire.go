@@ -214,18 +214,10 @@ func SplitValidObject(data []byte, member func(key string, val json.RawMessage))
 }
 
 func splitObject(data []byte, member func(key string, val json.RawMessage), check bool) bool {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' || (check && !jsonenc.Valid(data)) {
+	if !isObject(data, check) {
 		return false
 	}
-	// data is valid JSON starting with '{': one object, then white space.
-	i = skipSpace(data, i+1)
-	if data[i] == '}' {
-		return true
-	}
-	for {
-		end, _ := stringEnd(data, i)
-		key := data[i:end]
+	return walkObject(data, func(key, val []byte) bool {
 		var k string
 		var ok bool
 		if plainString(key) {
@@ -233,10 +225,36 @@ func splitObject(data []byte, member func(key string, val json.RawMessage), chec
 		} else if k, ok = decodedString(key); !ok {
 			return false // cannot happen: data is valid
 		}
+		member(k, json.RawMessage(val))
+		return true
+	})
+}
+
+// isObject reports whether data starts, after white space, with '{' and
+// (check) is valid JSON: one object, then white space.
+func isObject(data []byte, check bool) bool {
+	i := skipSpace(data, 0)
+	return i < len(data) && data[i] == '{' && (!check || jsonenc.Valid(data))
+}
+
+// walkObject calls member with each member of data — one valid JSON
+// object (isObject) — in order: its key as written (quotes and escapes
+// included) and its value's bytes (capacity cut at their end), until
+// member returns false; it reports whether member took every member.
+func walkObject(data []byte, member func(key, val []byte) bool) bool {
+	i := skipSpace(data, skipSpace(data, 0)+1)
+	if data[i] == '}' {
+		return true
+	}
+	for {
+		end, _ := stringEnd(data, i)
+		key := data[i:end]
 		i = skipSpace(data, end)
 		i = skipSpace(data, i+1) // the ':'
 		vend, _ := valueEnd(data, i)
-		member(k, json.RawMessage(data[i:vend:vend]))
+		if !member(key, data[i:vend:vend]) {
+			return false
+		}
 		i = skipSpace(data, vend)
 		if data[i] == '}' {
 			return true
