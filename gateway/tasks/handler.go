@@ -593,11 +593,11 @@ func (h *Handler) ended(ctx context.Context, id string) (_ queue.Task, _ bool, e
 // sweep starts reading, in the background, every task of live that is
 // not pending, to forget the ended and the expired — the tasks of callers
 // who never looked at them again — so that live keeps no caller whose
-// tasks all ended. A sweep that read every task sets the next to come
-// when live holds twice as many callers as it left, at least sweepFloor
-// (a create costs a bounded number of reads on average); one cancelled
-// (Close) or that could not read a task forgets what it read to have
-// ended and leaves the next due at once. One sweep runs at a time, none
+// tasks all ended. A sweep sets the next to come when live holds twice as
+// many callers as it left (the tasks it could not read among them), at
+// least sweepFloor (a create costs a bounded number of reads on average);
+// one cancelled (Close) forgets what it read to have ended and sets
+// nothing. One sweep runs at a time, none
 // after Close; otherwise sweep does nothing. It keeps ctx's values, not
 // its end. h.mu is held.
 func (h *Handler) sweep(ctx context.Context) {
@@ -645,7 +645,12 @@ func (h *Handler) sweep(ctx context.Context) {
 			h.drop(caller, ids)
 		}
 		left := len(h.live)
-		if read == len(refs) {
+		if ctx.Err() == nil {
+			// Tasks it could not read stay listed and count in left:
+			// the next sweep waits for twice as many callers all the
+			// same, so a record that never reads does not make every
+			// create sweep (a create costs a bounded number of reads
+			// on average). A sweep Close cancelled sets nothing.
 			h.sweepAbove = max(2*left, sweepFloor)
 		}
 		h.sweeping, h.stopSweep = false, nil

@@ -368,10 +368,10 @@ func TestInteractiveSweepInBackground(t *testing.T) {
 }
 
 // A sweep that cannot read one of the tasks (a record that does not
-// decode) forgets the ended tasks it read but leaves the next sweep due:
-// of 65 callers whose tasks ended, the one unreadable stays listed, with
-// the caller of the create that started the sweep, and the threshold is
-// unchanged.
+// decode) forgets the ended tasks it read and keeps the unreadable one
+// listed: of 65 callers whose tasks ended, it stays, with the caller of
+// the create that started the sweep, and the next sweep waits for the
+// floor's callers (2 × 2 left is under sweepFloor), not the next create.
 func TestInteractiveSweepUnreadable(t *testing.T) {
 	h := newHandler(t, 3, queuetest.Options{})
 	createCallers(t, h, "ended", 65, true)
@@ -397,7 +397,7 @@ func TestInteractiveSweepUnreadable(t *testing.T) {
 	if len(h.live) != 2 || len(h.live["ended-7"]) != 1 || len(h.live["late-0"]) != 1 {
 		t.Errorf("after the sweep the handler lists %v; want ended-7's and late-0's tasks", h.live)
 	}
-	if h.sweepAbove != 0 || h.sweeping {
-		t.Errorf("after the sweep: sweepAbove %d, sweeping %v; want 0, false", h.sweepAbove, h.sweeping)
+	if h.sweepAbove != sweepFloor || h.sweeping {
+		t.Errorf("after the sweep: sweepAbove %d, sweeping %v; want %d, false", h.sweepAbove, h.sweeping, sweepFloor)
 	}
 }
