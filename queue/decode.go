@@ -126,8 +126,10 @@ func decodeEventFast(data []byte, e *Event) bool {
 			return plainBool(raw, &e.Cacheable)
 		case "later":
 			return plainBool(raw, &e.Later)
-		case "lines", "jobs":
-			return false
+		case "lines":
+			return plainStrings(raw, &e.Lines)
+		case "jobs":
+			return plainStrings(raw, &e.Jobs)
 		default:
 			return !foldsTo(key, eventKeys)
 		}
@@ -193,6 +195,28 @@ func plainString(raw []byte, dst *string) bool {
 		*dst = v
 	}
 	return ok
+}
+
+// plainStrings decodes an array of plain strings (wire.PlainString: no
+// escapes) into dst, as encoding/json would; null and anything else are
+// left to it. An event's lines and a confirm question's job IDs
+// (Event.Lines, Event.Jobs): a worker asks about every job it answered.
+func plainStrings(raw []byte, dst *[]string) bool {
+	if len(raw) == 0 || raw[0] != '[' {
+		return false
+	}
+	elems, ok := wire.SplitValidArray(raw) // checked with its object
+	if !ok {
+		return false
+	}
+	out := make([]string, len(elems))
+	for i, e := range elems {
+		if out[i], ok = wire.PlainString(e); !ok {
+			return false
+		}
+	}
+	*dst = out
+	return true
 }
 
 func plainBool(raw []byte, dst *bool) bool {

@@ -144,6 +144,8 @@ func TestDecodeEventAsEncodingJSON(t *testing.T) {
 		{V: 1, JobID: "j4", Type: EventResult, Result: []byte(`"plain"`), Cacheable: true},
 		{V: 1, JobID: "j5", Type: EventResult, Result: []byte(`{"success":true}`), Worker: "w", Later: true},
 		{V: 1, Type: EventConfirm, Jobs: []string{"a", "b\"c"}},
+		{V: 1, Type: EventConfirm, Jobs: []string{"01JD2", "01JD3", "01JD4"}},
+		{V: 1, JobID: "j6", Type: EventDebug, Lines: []string{"plain", ""}},
 	}
 	var msgs []string
 	for i, ev := range events {
@@ -152,7 +154,9 @@ func TestDecodeEventAsEncodingJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		msgs = append(msgs, string(b))
-		if i < 2 || ev.Later { // a chunk item's result: one per item
+		// A chunk item's result (one per item) and a confirm question (one
+		// per job answered).
+		if i < 2 || ev.Later || ev.Type == EventConfirm && !strings.Contains(string(b), `\`) {
 			var fast Event
 			if !decodeEventFast(b, &fast) {
 				t.Errorf("decodeEventFast refused %s", b)
@@ -171,6 +175,12 @@ func TestDecodeEventAsEncodingJSON(t *testing.T) {
 		`{"v":1,"job_id":"j","type":"result","steps":99999999999999999999}`,
 		`{"v":1,"job_id":"j","type":"progress","steps":-3,"total":9,"steps":4}`,
 		`{"v":1,"job_id":"j","type":"debug","lines":[]}`,
+		`{"v":1,"job_id":"j","type":"debug","lines":null}`,
+		`{"v":1,"job_id":"j","type":"debug","lines":["a",1]}`,
+		`{"v":1,"job_id":"j","type":"debug","lines":["\u00e9", "b"]}`,
+		`{"v":1,"type":"confirm","jobs":["x"],"jobs":["y","z"]}`,
+		`{"v":1,"type":"confirm","jobs":[ "x" , "y" ]}`,
+		`{"v":1,"type":"confirm","jobs":{"x":1}}`,
 		`{"v":1,"job_id":"j","type":"result","cacheable":1}`,
 		`{"v":1,"job_id":"j","type":"r\u00e9sult"}`,
 		`{"v":1,"job_id":"j","type":"result","extra":{"v":2}}`,
