@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats-server/v2/server/sysmem"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/crypto/bcrypt"
@@ -43,11 +44,34 @@ type EmbeddedOptions struct {
 	// DefaultMaxPayload (a 1 MiB source plus args, JSON-escaped, must fit).
 	MaxPayload int32
 	// JetStreamMaxMemory / JetStreamMaxStore bound JetStream memory and file
-	// storage in bytes; 0 means the server default (75% of RAM / free disk).
+	// storage in bytes; 0 means the default: DefaultJetStreamMaxMemory() /
+	// the server's (free disk).
 	JetStreamMaxMemory, JetStreamMaxStore int64
 	// Logger receives the server's log; nil means slog.Default(). Notices
 	// are logged at Debug level, warnings and errors at their level.
 	Logger *slog.Logger
+}
+
+// MinJetStreamMaxMemory is the least JetStream memory bound of an
+// embedded server (DefaultJetStreamMaxMemory): 4 GiB, room for the
+// reservations of the default memory streams — the job stream's
+// DefaultMaxBytes and the cache bucket's DefaultCacheMaxBytes — and the
+// buckets bounded only by their TTL.
+const MinJetStreamMaxMemory = 4 << 30
+
+// DefaultJetStreamMaxMemory is the JetStream memory bound of an embedded
+// server whose EmbeddedOptions leave it 0, in bytes: three quarters of the
+// machine's memory, as nats-server's own default, but at least
+// MinJetStreamMaxMemory, and never cut to a GOMEMLIMIT. nats-server cuts
+// its default to three quarters of the process's soft memory limit, which
+// refused the job stream's 1 GiB reservation whenever GOMEMLIMIT was under
+// 1.4 GiB ("insufficient memory resources available": `GOMEMLIMIT=1GiB
+// axpool batch` did not start). The bound checks reservations, not memory
+// in use: each memory stream holds at most its MaxBytes (Config), and
+// GOMEMLIMIT is a target of Go's collector for the whole process, which
+// axpool honours (docs/operations.md).
+func DefaultJetStreamMaxMemory() int64 {
+	return max(sysmem.Memory()/4*3, MinJetStreamMaxMemory)
 }
 
 // DefaultMaxPayload is the embedded server's maximum message size (8 MiB).
@@ -131,6 +155,10 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 	if maxPayload == 0 {
 		maxPayload = DefaultMaxPayload
 	}
+	maxMemory := opts.JetStreamMaxMemory
+	if maxMemory == 0 {
+		maxMemory = DefaultJetStreamMaxMemory()
+	}
 	name, _ := randomHex(4)
 	sopts := &server.Options{
 		ServerName:             "axpool-" + name,
@@ -139,7 +167,7 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 		NoSigs:                 true,
 		JetStream:              true,
 		StoreDir:               dir,
-		JetStreamMaxMemory:     opts.JetStreamMaxMemory,
+		JetStreamMaxMemory:     maxMemory,
 		JetStreamMaxStore:      opts.JetStreamMaxStore,
 		DisableJetStreamBanner: true,
 		MaxPayload:             maxPayload,

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -64,5 +65,37 @@ func TestDropMemoryConsumers(t *testing.T) {
 		if info.State.Consumers != want {
 			t.Errorf("stream %s has %d consumers after dropMemoryConsumers, want %d", name, info.State.Consumers, want)
 		}
+	}
+}
+
+// TestEmbeddedUnderGOMEMLIMIT: with a soft memory limit of 512 MiB set in
+// the process (GOMEMLIMIT=512MiB), the embedded server still opens the
+// default queue in memory — the job stream reserves DefaultMaxBytes (1
+// GiB) and the cache bucket DefaultCacheMaxBytes. nats-server's default
+// cut its memory bound to 384 MiB and refused the job stream
+// ("insufficient memory resources available"); DefaultJetStreamMaxMemory
+// does not follow the limit.
+func TestEmbeddedUnderGOMEMLIMIT(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(512 << 20))
+	e, err := StartEmbedded(EmbeddedOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	bus, err := Open(ctx, nc, Config{Storage: MemoryStorage}, nil)
+	if err != nil {
+		t.Fatalf("Open under a 512 MiB memory limit: %v", err)
+	}
+	if !bus.HasCache() {
+		t.Error("the default queue has no cache bucket")
+	}
+	if got, want := DefaultJetStreamMaxMemory(), int64(MinJetStreamMaxMemory); got < want {
+		t.Errorf("DefaultJetStreamMaxMemory() = %d, want at least %d", got, want)
 	}
 }
