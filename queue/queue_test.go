@@ -50,6 +50,12 @@ func TestEmbeddedAuthAndCleanup(t *testing.T) {
 	if _, err := Connect(e.URL(), WithCredentials(Credentials{User: "axpool", Password: "wrong"})); !errors.Is(err, nats.ErrAuthorization) {
 		t.Errorf("connect with a wrong password: err = %v, want ErrAuthorization", err)
 	}
+	// A password of the same length, one character off.
+	pw := []byte(e.Credentials().Password)
+	pw[len(pw)-1] ^= 1
+	if _, err := Connect(e.URL(), WithCredentials(Credentials{User: "axpool", Password: string(pw)})); !errors.Is(err, nats.ErrAuthorization) {
+		t.Errorf("connect with a password one character off: err = %v, want ErrAuthorization", err)
+	}
 	nc, err := Connect(e.URL(), WithCredentials(e.Credentials()))
 	if err != nil {
 		t.Fatal(err)
