@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -438,6 +440,44 @@ func TestDefaultSlots(t *testing.T) {
 	}
 	if n := DefaultSlots(0); n < 1 || n > SlotsPerCPU*runtime.GOMAXPROCS(0) {
 		t.Errorf("DefaultSlots(0) = %d", n)
+	}
+}
+
+// TestSlotsForEnvBudget: SlotsFor sizes the slots of worker processes to
+// start from the GOMEMLIMIT they inherit, not from this process's own soft
+// memory limit — `axpool batch` keeps one of 96 MiB, which counted 1 slot
+// per worker (1024 MB jobs) where each runs 5 or more.
+func TestSlotsForEnvBudget(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(96 << 20))
+	t.Setenv("GOMEMLIMIT", "")
+	want := defaultSlots(1, 1024, 0)
+	if total := physicalMemory(); total > 0 {
+		want = defaultSlots(1, 1024, total/int64(runtime.NumCPU()))
+	}
+	if got := SlotsFor(1, 1024); got != want {
+		t.Errorf("SlotsFor(1, 1024) under this process's 96 MiB limit = %d, want %d (the physical memory's share)", got, want)
+	}
+	t.Setenv("GOMEMLIMIT", "6GiB")
+	if got := SlotsFor(1, 1024); got != 3 { // 3 GiB usable / 1 GiB
+		t.Errorf("SlotsFor(1, 1024) with GOMEMLIMIT=6GiB = %d, want 3", got)
+	}
+}
+
+// TestParseMemoryLimit: GOMEMLIMIT's syntax, as the runtime reads it.
+func TestParseMemoryLimit(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+	}{
+		{"", math.MaxInt64}, {"off", math.MaxInt64},
+		{"1073741824", 1 << 30}, {"7B", 7}, {"100KiB", 100 << 10}, {"512MiB", 512 << 20},
+		{"2GiB", 2 << 30}, {"1TiB", 1 << 40}, {"0", 0},
+		{"1GB", math.MaxInt64}, {"-1", math.MaxInt64}, {"1.5GiB", math.MaxInt64}, {"GiB", math.MaxInt64},
+		{"9999999999TiB", math.MaxInt64},
+	} {
+		if got := parseMemoryLimit(tc.in); got != tc.want {
+			t.Errorf("parseMemoryLimit(%q) = %d, want %d", tc.in, got, tc.want)
+		}
 	}
 }
 

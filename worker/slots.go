@@ -2,8 +2,10 @@ package worker
 
 import (
 	"math"
+	"os"
 	"runtime"
-	"runtime/debug"
+	"strconv"
+	"strings"
 )
 
 // SlotsPerCPU is the default number of slots per CPU that a worker process
@@ -44,10 +46,14 @@ func DefaultSlots(jobMemMB int64) int { return SlotsFor(runtime.GOMAXPROCS(0), j
 // CPUs (its GOMAXPROCS), as computed in another process: the default slot
 // count of the processes a Supervisor starts, whose GOMAXPROCS is
 // SupervisorOptions.GOMAXPROCS (`axpool batch` sizes its window with it).
-// The memory budget is this process's GOMEMLIMIT when one is set (the
-// workers inherit it), else the cpus' share of physical memory.
+// The memory budget is the GOMEMLIMIT of the environment when one is set
+// (the workers inherit it; EnvMemoryLimit), else the cpus' share of
+// physical memory — never the soft memory limit this process set itself:
+// `axpool batch` keeps its own at 96 MiB while its heap is small, which
+// counted 1 slot per worker process where each runs 5 or more, so that
+// --concurrency was no bound (docs/operations.md).
 func SlotsFor(cpus int, jobMemMB int64) int {
-	budget := debug.SetMemoryLimit(-1)
+	budget := EnvMemoryLimit()
 	if budget == math.MaxInt64 {
 		budget = 0
 		if total := physicalMemory(); total > 0 {
@@ -55,6 +61,35 @@ func SlotsFor(cpus int, jobMemMB int64) int {
 		}
 	}
 	return defaultSlots(cpus, jobMemMB, budget)
+}
+
+// EnvMemoryLimit is the soft memory limit, in bytes, that the GOMEMLIMIT
+// environment variable gives a Go process started with this environment:
+// math.MaxInt64 when it is unset, empty or "off". Its syntax is the
+// runtime's: an integer number of bytes with an optional unit suffix B,
+// KiB, MiB, GiB or TiB. A value the runtime would refuse (a process does
+// not start with one) also answers math.MaxInt64.
+func EnvMemoryLimit() int64 {
+	return parseMemoryLimit(os.Getenv("GOMEMLIMIT"))
+}
+
+// parseMemoryLimit reads a GOMEMLIMIT value (EnvMemoryLimit).
+func parseMemoryLimit(v string) int64 {
+	if v == "" || v == "off" {
+		return math.MaxInt64
+	}
+	shift := 0
+	for i, unit := range []string{"TiB", "GiB", "MiB", "KiB", "B"} {
+		if n, ok := strings.CutSuffix(v, unit); ok {
+			v, shift = n, []int{40, 30, 20, 10, 0}[i]
+			break
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64>>shift {
+		return math.MaxInt64
+	}
+	return n << shift
 }
 
 // defaultSlots is DefaultSlots for cpus CPUs and a memory budget in bytes

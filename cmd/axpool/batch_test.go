@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -271,6 +272,44 @@ func TestBatchOrdered(t *testing.T) {
 	slices.Sort(unordered)
 	if want := []string{"", "fast-2", "fast-4", "fast-6", "fast-8", "slow-1", "slow-3", "slow-7"}; !slices.Equal(unordered, want) {
 		t.Errorf("ids = %v, want %v in some order", unordered, want)
+	}
+}
+
+// TestBatchConcurrencyBound: --concurrency 1 below the pool's slots runs
+// the items one at a time — each item's run, [start, end] by the clock of
+// the one worker process, ends before the next starts. The batch counted
+// the pool's slots under its own 96 MiB soft memory limit (1 per worker
+// process, which runs 5 or more): --concurrency 1 was not below them, the
+// items were packed, and two ran at once.
+func TestBatchConcurrencyBound(t *testing.T) {
+	var in bytes.Buffer
+	for i := range 4 {
+		fmt.Fprintf(&in, `{"id":"s%d","source":"fn main() -> List<Int> !{time.now} { let a = now_ms(); sleep_ms(150); [a, now_ms()] }"}`+"\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(path, in.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runBatchBin(t, path, "--cache-dir", "", "--workers", "1", "--concurrency", "1")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	var runs [][2]float64
+	for _, l := range lines(t, out) {
+		r, _ := resField(t, l, "result").([]any)
+		if len(r) != 2 {
+			t.Fatalf("result of %s: want [start, end]", l)
+		}
+		runs = append(runs, [2]float64{r[0].(float64), r[1].(float64)})
+	}
+	if len(runs) != 4 {
+		t.Fatalf("%d lines, want 4:\n%s", len(runs), out)
+	}
+	slices.SortFunc(runs, func(a, b [2]float64) int { return cmp.Compare(a[0], b[0]) })
+	for i := 1; i < len(runs); i++ {
+		if runs[i][0] < runs[i-1][1] {
+			t.Errorf("with --concurrency 1, a run started at %v before the one before it ended at %v: %v", runs[i][0], runs[i-1][1], runs)
+		}
 	}
 }
 
