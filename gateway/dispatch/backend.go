@@ -262,9 +262,18 @@ func (b *QueueBackend) Run(ctx context.Context, call *tools.Args, progress func(
 			// the others wait for it to end and then look the cache up,
 			// where the worker stored a deterministic result before it
 			// answered. A call that finds nothing then runs its own job.
+			//
+			// A call with a key holds its job slot (JobGate) already: it
+			// does not wait for a flight, whose leader may be waiting for
+			// that very slot — with every slot held so, neither ever went
+			// on (`axpool batch`: a keyed and an unkeyed item of the same
+			// call at --concurrency 1). It looks the cache up and runs its
+			// own job, as a call without a flight does.
 			lead, wait := b.flights.join(digest)
 			if lead {
 				defer b.flights.leave(digest)
+			} else if key != "" && jobGateFrom(ctx) != nil {
+				// holds a slot: no wait
 			} else if err := wait(ctx); err != nil {
 				if done != nil {
 					done(nil, err)
@@ -297,7 +306,8 @@ func (b *QueueBackend) Run(ctx context.Context, call *tools.Args, progress func(
 // --concurrency, so that their cache lookups share requests
 // (queue.Bus.CachedResult), while at most --concurrency of them run jobs.
 // A call with an idempotency_key takes its slot before it claims the key,
-// so that the calls joining the key wait for a job that is submitted. The
+// so that the calls joining the key wait for a job that is submitted, and
+// then never waits for an identical call's flight (it runs its own job). The
 // wait is not part of the job's queue_ms (Run takes the slot before
 // runJob starts counting); a call whose ctx ends while it waits is
 // answered cancelled, with no job (job_id ""). Safe for concurrent use.

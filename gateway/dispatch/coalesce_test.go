@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -143,5 +145,72 @@ func TestCoalescingLeaderFails(t *testing.T) {
 	}
 	if n, w := b.flights.inFlight(); n != 0 || w != 0 {
 		t.Errorf("%d flights and %d waiting calls left, want 0", n, w)
+	}
+}
+
+// TestCoalescingKeyedHoldsSlot: a call with an idempotency_key, which
+// takes its JobGate slot first, and an identical call without a key,
+// which leads the calls' flight and waits for a slot, both end with the
+// program's value: the keyed call, holding the gate's one slot, does not
+// wait for the flight (whose leader waits for that slot) but runs its own
+// job, then the unkeyed call runs. Before, each waited for the other
+// until ctx ended (`axpool batch --concurrency 1` hung).
+func TestCoalescingKeyedHoldsSlot(t *testing.T) {
+	s := pooltest.Start(t, pooltest.Options{Workers: 1, Slots: 2})
+	b := &QueueBackend{Client: s.Client, Timeout: time.Minute, Cache: true, CacheScope: t.Name()}
+	g := NewJobGate(1)
+	g.slots <- struct{}{} // another job of the batch holds the one slot
+	ctx, cancel := context.WithTimeout(WithJobGate(context.Background(), g), 2*time.Minute)
+	defer cancel()
+	src := `{"source":"fn main() -> Int { 6 * 7 }"`
+	type answer struct {
+		name string
+		res  json.RawMessage
+		err  error
+	}
+	done := make(chan answer, 2)
+	call := func(name string, args string) {
+		res, err := b.Run(ctx, checked("boruna_run", json.RawMessage(args)), nil)
+		done <- answer{name, res, err}
+	}
+	go call("keyed", src+`,"idempotency_key":"k-`+t.Name()+`"}`)
+	waitFor(t, func() bool { return goroutinesIn("dispatch.acquireGate") == 1 }) // the keyed call waits for the slot
+	go call("plain", src+`}`)
+	// The plain call leads the flight and waits for the slot too.
+	waitFor(t, func() bool { n, _ := b.flights.inFlight(); return n == 1 && goroutinesIn("dispatch.acquireGate") == 2 })
+	<-g.slots // the other job ends: the first call waiting (keyed) takes the slot
+	for range 2 {
+		a := <-done // a deadlock ends only with ctx (2 minutes): cancelled
+		if a.err != nil {
+			t.Fatalf("%s call: %v", a.name, a.err)
+		}
+		var v struct {
+			Success bool            `json:"success"`
+			Result  json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(a.res, &v); err != nil || !v.Success || string(v.Result) != "42" {
+			t.Errorf("%s call answered %s, want success with result 42", a.name, a.res)
+		}
+	}
+	if n, w := b.flights.inFlight(); n != 0 || w != 0 {
+		t.Errorf("%d flights and %d waiting calls left after the calls, want 0", n, w)
+	}
+}
+
+// goroutinesIn is how many goroutines have fn (a "package.Func" name) on
+// their stack.
+func goroutinesIn(fn string) int {
+	buf := make([]byte, 1<<20)
+	return strings.Count(string(buf[:runtime.Stack(buf, true)]), fn+"(")
+}
+
+// waitFor polls cond every millisecond until it holds (or fails the test
+// after a minute).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within a minute")
+		}
 	}
 }
