@@ -80,6 +80,13 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 			_ = it.Ack() // recorded for Settle; nothing is sent
 			continue
 		}
+		if again {
+			cr.mu.Lock()
+			if cr.lead == nil {
+				cr.lead = it
+			}
+			cr.mu.Unlock()
+		}
 		stop := cr.watch(i)
 		w.handle(runCtx, it)
 		stop()
@@ -147,7 +154,11 @@ type chunkRun struct {
 	laterBytes int
 	timer      *time.Timer
 
-	mu     sync.Mutex
+	mu sync.Mutex
+	// lead is, on a redelivery, the first item this delivery runs: the
+	// one an earlier delivery may have been running when it was lost
+	// (Worker.notStartedBefore).
+	lead   *queue.Delivery
 	next   int           // the first item not started
 	from   int           // the first item handed off (or being handed off); len(items) when none
 	handed bool          // no (further) hand-off: done or in doubt
@@ -308,6 +319,24 @@ func (c *chunkRun) confirm() {
 		c.w.confirmGroup(context.Background(), group, c.hb)
 		rs = rest
 	}
+}
+
+// notStartedBefore reports whether d is an item of a redelivered chunk
+// this worker runs that no earlier delivery of the chunk started: one
+// after its lead. The items of a chunk delivery run one after the other,
+// each answered before the next starts, and the redelivery skips those
+// whose caller holds their answer, so an earlier delivery was running at
+// most the first item the redelivery runs; a later one that it had
+// started has a claim (it ran past its first heartbeat) or a stored
+// result. An item handed off to a chunk of its own is HandedOn instead.
+func (w *Worker) notStartedBefore(d *queue.Delivery) bool {
+	c := w.chunkRunOf(d)
+	if c == nil || !c.again {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lead != nil && c.lead != d
 }
 
 // replyPrefix is job's reply subject without its last token (the job's

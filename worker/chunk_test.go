@@ -87,6 +87,44 @@ func TestChunkKilledWorkerRerunsUnanswered(t *testing.T) {
 	waitEmpty(t, h.bus)
 }
 
+// TestChunkRedeliveryNotStartedItems: the items of a chunk that its
+// killed worker had not started run on the redelivery with their whole
+// wall-clock limit: two items of 1000 ms after the one running at the
+// kill succeed, each run once. They were answered worker_lost ("running
+// it again did not finish within its wall-clock limit") without a run:
+// the redelivery charged every item without a claim one AckWait, as if
+// each had started then.
+func TestChunkRedeliveryNotStartedItems(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	// No hand-off: the items after the sleep stay the chunk's.
+	h.startProcesses(1, 1, 5*time.Second, envTestHandOff+"=1h")
+	h.waitWorkers(1)
+	echo := func(x int) queue.Job {
+		return queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":` + strconv.Itoa(x) + `,"wall_ms":1000}`)}
+	}
+	ids := h.submitChunk(echo(1), queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":3000}`)}, echo(3), echo(4))
+	victim := h.waitStarted(ids[1])
+	first := h.wait(ids[0], 10*time.Second)
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		r := first
+		if i > 0 {
+			r = h.wait(id, 60*time.Second)
+		}
+		if !r.Success || r.JobID != id {
+			t.Errorf("item %d = %s, want success with job_id %s", i+1, r.Raw, id)
+		}
+	}
+	for i, want := range []int{1, 2, 1, 1} {
+		if runs := h.runs(ids[i]); len(runs) != want {
+			t.Errorf("item %d ran %d times (pids %v), want %d", i+1, len(runs), runs, want)
+		}
+	}
+	waitEmpty(t, h.bus)
+}
+
 // TestChunkItemsOwnOutcomes: the items of one chunk are answered each with
 // its own outcome, limits and deadline: an ok item, one past its own
 // wall-clock limit (wall_limit, stopped by the watchdog), one whose

@@ -573,10 +573,17 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		// was submitted. An item of a handed-off chunk on its first
 		// delivery (queue.Delivery.HandedOn) had no earlier delivery of
 		// its own: the redelivery that handed it off had not started it,
-		// so without a claim it starts now, and is no rerun.
+		// so without a claim it starts now, and is no rerun. So does an
+		// item of a redelivered chunk after the first one this delivery
+		// runs (chunkRun.lead): a chunk's items run one after the other,
+		// so an earlier delivery that started it had ended the one
+		// before, whose caller would hold its answer — without a claim it
+		// was not started (it was answered worker_lost, or charged an
+		// AckWait of its wall-clock limit, though it never ran).
 		handedOn := d.HandedOn()
+		fresh := handedOn || w.notStartedBefore(d)
 		since := time.Now()
-		if !handedOn {
+		if !fresh {
 			since = since.Add(-w.bus.AckWait())
 		}
 		if since.Before(job.Submitted) {
@@ -596,7 +603,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 			w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log)
 			return
 		}
-		firstStart, previous, rerun = claim.FirstStart, claim.Previous, claim.Previous != "" || claim.Created && !handedOn
+		firstStart, previous, rerun = claim.FirstStart, claim.Previous, claim.Previous != "" || claim.Created && !fresh
 		// The last allowed run of a job whose previous worker died is not
 		// started (a job that kills its workers must not kill another one);
 		// the delivery after the last allowed run never runs (queue.Config).
