@@ -39,8 +39,10 @@ const answeredWait = time.Second
 // (queue.Job.Redelivered) asks so too, item by item, and claims each
 // before running it: its items may have run on a stalled earlier
 // delivery (queue.Delivery.Redelivered).
-// Once ctx ends (shutdown) no further item starts: the chunk goes back
-// with the items left, for another worker. A first delivery whose
+// Once ctx ends (shutdown) no further item starts: the items left go to
+// another slot as a chunk of their own (handOff), or, when none of the
+// chunk's items ran yet or it was handed off already, the chunk goes back
+// with them, for another worker. A first delivery whose
 // heartbeat lapsed (beat.lapsed: the worker was stopped, e.g. SIGSTOP
 // on an unsupervised or frozen machine, or starved) starts no further
 // item and hands nothing off, and is left unsettled: its message may
@@ -62,6 +64,19 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 	left := false
 	for i, it := range items {
 		if ctx.Err() != nil {
+			// Shutdown: the items not started go to another slot as a
+			// chunk of their own (handOff), whose items start afresh with
+			// their whole wall-clock limit; handed back with this chunk,
+			// the first of them would count as started on this delivery
+			// (Worker.notStartedBefore: one AckWait of its limit, and a
+			// rerun at the last allowed delivery). At the first item, or
+			// when the chunk was handed off already, the chunk goes back.
+			cr.mu.Lock()
+			once := cr.from == len(items) && !cr.handed // a chunk is handed off once
+			cr.mu.Unlock()
+			if i > 0 && once {
+				cr.handOff(i, "the worker is stopping; handed a chunk's items not started to another slot")
+			}
 			break
 		}
 		if !again && hb.lapsed() {
@@ -194,13 +209,14 @@ func (c *chunkRun) watch(i int) (stop func()) {
 	if none {
 		return func() {}
 	}
-	t := time.AfterFunc(c.w.opts.HandOffAfter, func() { c.handOff(i + 1) })
+	t := time.AfterFunc(c.w.opts.HandOffAfter, func() { c.handOff(i+1, "a chunk's item runs long; handed the items not started to another slot") })
 	return func() { t.Stop() }
 }
 
 // handOff hands items from..end to another slot (queue.Bus.HandOff)
-// unless item from started meanwhile (the item before it ended).
-func (c *chunkRun) handOff(from int) {
+// unless item from started meanwhile (the item before it ended), and
+// logs done (at Info level) once they are.
+func (c *chunkRun) handOff(from int, done string) {
 	c.mu.Lock()
 	if c.ended || c.handed || c.busy != nil || c.next != from || !c.again && c.hb.lapsed() {
 		// A first delivery that may have been redelivered hands nothing
@@ -220,7 +236,7 @@ func (c *chunkRun) handOff(from int) {
 	switch {
 	case err == nil:
 		c.handed = true
-		log.Info("a chunk's item runs long; handed the items not started to another slot", "after", c.w.opts.HandOffAfter)
+		log.Info(done, "after", c.w.opts.HandOffAfter)
 	case errors.Is(err, queue.ErrHandOffInDoubt):
 		// Not run here: the chunk goes back with them, and its
 		// redelivery completes the hand-off.

@@ -125,6 +125,40 @@ func TestChunkRedeliveryNotStartedItems(t *testing.T) {
 	waitEmpty(t, h.bus)
 }
 
+// TestChunkShutdownHandsOff: a worker process stopped with SIGTERM while
+// the first item of a chunk runs finishes that item within its grace and
+// hands the items not started to another slot as a chunk of their own:
+// two items of 1000 ms wall-clock limit then run once each and succeed.
+// Handed back with their chunk instead, the first of them was answered
+// worker_lost without a run: its redelivery charged it one AckWait, as an
+// item the stopped worker might have started.
+func TestChunkShutdownHandsOff(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	h.startProcesses(1, 1, 30*time.Second, envTestHandOff+"=1h")
+	h.waitWorkers(1)
+	echo := func(x int) queue.Job {
+		return queue.Job{Tool: "echo", Args: json.RawMessage(`{"x":` + strconv.Itoa(x) + `,"wall_ms":1000}`)}
+	}
+	ids := h.submitChunk(queue.Job{Tool: "sleep", Args: json.RawMessage(`{"ms":3000}`)}, echo(2), echo(3))
+	victim := h.waitStarted(ids[0])
+	if err := syscall.Kill(victim, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids {
+		r := h.wait(id, 60*time.Second)
+		if !r.Success || r.JobID != id {
+			t.Errorf("item %d = %s, want success with job_id %s", i+1, r.Raw, id)
+		}
+		if i == 0 && r.PID != victim {
+			t.Errorf("item 1 answered by pid %d, want the stopped pid %d (it ran within the grace)", r.PID, victim)
+		}
+		if runs := h.runs(id); len(runs) != 1 {
+			t.Errorf("item %d ran %d times (pids %v), want 1", i+1, len(runs), runs)
+		}
+	}
+	waitEmpty(t, h.bus)
+}
+
 // TestChunkItemsOwnOutcomes: the items of one chunk are answered each with
 // its own outcome, limits and deadline: an ok item, one past its own
 // wall-clock limit (wall_limit, stopped by the watchdog), one whose
