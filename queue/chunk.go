@@ -192,6 +192,22 @@ func (d *Delivery) HandedOn() bool {
 	return d.NumDelivered == 1 && d.Redelivered()
 }
 
+// FirstSeq returns the stream sequence d's job was first published at:
+// for a chunk handed off (Bus.HandOff), or an item of one, the sequence
+// of the chunk its items were submitted in (Job.FirstSeq); otherwise
+// StreamSeq. A worker whose cancel subscription started after that
+// sequence may have missed the job's cancel, however late the hand-off.
+func (d *Delivery) FirstSeq() uint64 {
+	c := d
+	if d.parent != nil {
+		c = d.parent
+	}
+	if c.Job != nil && c.Job.FirstSeq != 0 {
+		return c.Job.FirstSeq
+	}
+	return d.StreamSeq
+}
+
 // Items returns the deliveries of a chunk's items (IsChunk), in order,
 // the same ones on every call; nil for any other delivery. An item
 // delivery has its chunk's NumDelivered and StreamSeq; an item of another

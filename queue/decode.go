@@ -74,6 +74,8 @@ func decodeJobMembers(data []byte, j *Job, chunk bool) bool {
 			return chunk && plainItems(raw, &j.Items)
 		case "redelivered":
 			return plainBool(raw, &j.Redelivered)
+		case "first_seq":
+			return plainUint(raw, &j.FirstSeq)
 		default:
 			return !foldsTo(key, jobKeys)
 		}
@@ -163,7 +165,8 @@ func decodeFastWith(check bool, data []byte, field func(key string, raw json.Raw
 // The JSON names of Job's and Event's fields.
 var (
 	jobKeys = []string{"v", "id", "tool", "args", "submitted", "deadline", "reply", "progress", "debug",
-		"traceparent", "tracestate", "principal", "cache", "cache_version", "keep", "interactive", "resume", "items", "redelivered"}
+		"traceparent", "tracestate", "principal", "cache", "cache_version", "keep", "interactive", "resume", "items", "redelivered",
+		"first_seq"}
 	eventKeys = []string{"v", "job_id", "type", "steps", "total", "lines", "result", "worker", "cacheable", "later", "jobs"}
 )
 
@@ -242,6 +245,20 @@ func plainInt[T int | int64](raw []byte, dst *T) bool {
 		return false
 	}
 	*dst = T(n)
+	return true
+}
+
+func plainUint(raw []byte, dst *uint64) bool {
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return false // a sign, a fraction or an exponent: encoding/json refuses it
+		}
+	}
+	n, err := strconv.ParseUint(string(raw), 10, 64)
+	if err != nil {
+		return false
+	}
+	*dst = n
 	return true
 }
 

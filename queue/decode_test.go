@@ -57,12 +57,12 @@ func TestDecodeJobAsEncodingJSON(t *testing.T) {
 		{V: 1, ID: "j1", Tool: "boruna_run", Args: []byte(`{"source": "fn main() -> Int { 1 }", "x":[1, 2]}`), Submitted: at,
 			Deadline: at.Add(time.Minute), Reply: "axpool.evt.gw.j1", Progress: true, Debug: true, TraceParent: "00-a-b-01",
 			TraceState: "k=v", Principal: "tok<&>", Cache: "abc", CacheVersion: "axpool 1", Keep: true,
-			Interactive: true, Resume: []byte(`{"state": {"v": 1}, "answer": {"accepted": true}}`), Redelivered: true},
+			Interactive: true, Resume: []byte(`{"state": {"v": 1}, "answer": {"accepted": true}}`), Redelivered: true, FirstSeq: 18446744073709551615},
 		{V: 1, ID: "plain", Tool: "noop", Submitted: at, Reply: "axpool.evt.gw.plain"},
 		{},
 		{V: 1, ID: "j\"2", Tool: "t", Submitted: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Principal: "\u2028\xff"},
 		{V: 2, ID: "later", Tool: "t", Submitted: at},
-		{V: 1, ID: "c1", Tool: ChunkTool, Submitted: at, Redelivered: true, Items: []Job{
+		{V: 1, ID: "c1", Tool: ChunkTool, Submitted: at, Redelivered: true, FirstSeq: 7, Items: []Job{
 			{V: 1, ID: "i1", Tool: "boruna_run", Args: []byte(`{"source": "x"}`), Submitted: at, Reply: "axpool.evt.gw.i1", Cache: "d"}}},
 	}
 	var msgs []string
@@ -107,6 +107,11 @@ func TestDecodeJobAsEncodingJSON(t *testing.T) {
 		`{"v":1,"id":"x","tool":"t",`+sub+`,"progress":"yes"}`,
 		`{"v":1,"id":"x","tool":"t",`+sub+`,"redelivered":"yes"}`,
 		`{"v":1,"id":"x","tool":"t",`+sub+`,"Redelivered":true,"redelivered":false}`,
+		`{"v":1,"id":"x","tool":"t",`+sub+`,"first_seq":-1}`,
+		`{"v":1,"id":"x","tool":"t",`+sub+`,"first_seq":18446744073709551616}`,
+		`{"v":1,"id":"x","tool":"t",`+sub+`,"first_seq":1e3}`,
+		`{"v":1,"id":"x","tool":"t",`+sub+`,"first_seq":"3"}`,
+		`{"v":1,"id":"x","tool":"t",`+sub+`,"First_Seq":3,"first_seq":4}`,
 		`{"v":1,"id":"x","tool":"t","submitted":"yesterday"}`,
 		`{"v":1,"id":"x","tool":"t","submitted":"2026-12-05 08:30:01Z"}`,
 		`{"v":1,"id":"x","tool":"t","submitted":5}`,

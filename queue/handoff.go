@@ -17,7 +17,10 @@ import (
 // not hold up the items queued behind it in its chunk. The items not
 // started go out as a new chunk (HandOffID) on the stream, each still
 // the job it is (its ID, reply, deadline, limits, cache digest; cancels
-// reach it by its ID wherever it runs), and the original chunk no longer
+// reach it by its ID wherever it runs — the new chunk carries the stream
+// sequence its items were first published at, Job.FirstSeq, so that a
+// worker whose cancel subscription is younger than that reads their
+// cancel markers), and the original chunk no longer
 // owns them: its delivery is acknowledged once the items it kept are
 // answered, and a redelivery of it (its worker died after the hand-off)
 // or the janitor reads the chunk's hand-off marker in the state bucket
@@ -97,7 +100,7 @@ func (b *Bus) HandOff(ctx context.Context, d *Delivery, from int) error {
 			it.settled = settledHandedOff
 		}
 	}
-	seq, err := b.publishHandOff(ctx, d.Job, from, d.Redelivered())
+	seq, err := b.publishHandOff(ctx, d.Job, from, d.Redelivered(), d.FirstSeq())
 	if err != nil {
 		var full *QueueFullError
 		var invalid *InvalidJobError
@@ -154,7 +157,7 @@ func (b *Bus) HandedOff(ctx context.Context, chunk *Job) (int, error) {
 	if published {
 		return from, nil
 	}
-	if _, err := b.publishHandOff(ctx, chunk, from, true); err != nil {
+	if _, err := b.publishHandOff(ctx, chunk, from, true, chunk.FirstSeq); err != nil {
 		return from, fmt.Errorf("queue: complete the hand-off of chunk %s: %w", chunk.ID, err)
 	}
 	if _, err := b.state.Update(ctx, key, []byte(num+handOffPublished), e.Revision()); err != nil {
@@ -164,12 +167,12 @@ func (b *Bus) HandedOff(ctx context.Context, chunk *Job) (int, error) {
 }
 
 // publishHandOff publishes chunk's items from index from on as the chunk
-// HandOffID(chunk.ID), deduplicated on that ID and marked
-// Job.Redelivered when redelivered is true, and returns its stream
-// sequence. Errors: publishJob's.
-func (b *Bus) publishHandOff(ctx context.Context, chunk *Job, from int, redelivered bool) (uint64, error) {
+// HandOffID(chunk.ID), deduplicated on that ID, marked Job.Redelivered
+// when redelivered is true and carrying firstSeq (Job.FirstSeq; 0 when
+// unknown), and returns its stream sequence. Errors: publishJob's.
+func (b *Bus) publishHandOff(ctx context.Context, chunk *Job, from int, redelivered bool, firstSeq uint64) (uint64, error) {
 	h := Job{V: MessageVersion, ID: HandOffID(chunk.ID), Tool: ChunkTool, Submitted: time.Now().UTC(),
-		Items: chunk.Items[from:], Redelivered: redelivered}
+		Items: chunk.Items[from:], Redelivered: redelivered, FirstSeq: firstSeq}
 	data, err := marshalJob(&h)
 	if err != nil {
 		return 0, &InvalidJobError{Field: "items", Reason: err.Error()}

@@ -39,7 +39,10 @@ func stored(t *testing.T, bus *Bus) uint64 {
 // the chunk HandOffID(chunk), the same jobs (IDs, replies, deadlines),
 // and the original chunk's Settle then acks it once the items it kept
 // are answered; HandedOff reports the index to a later reader, and a
-// second hand-off of the chunk is refused. Bad calls name their fault.
+// second hand-off of the chunk is refused. The handed-off chunk, its
+// items and the chunk it hands off in turn carry the original chunk's
+// stream sequence (Delivery.FirstSeq), where any other delivery has its
+// own. Bad calls name their fault.
 func TestChunkHandOff(t *testing.T) {
 	_, bus, c := testBus(t, Config{})
 	ctx := ctxT(t)
@@ -85,6 +88,12 @@ func TestChunkHandOff(t *testing.T) {
 		t.Errorf("chunk handed off by a first delivery: Job.Redelivered %v, Redelivered() %v, item's %v; want false",
 			h.Job.Redelivered, h.Redelivered(), h.Items()[0].Redelivered())
 	}
+	if d.FirstSeq() != d.StreamSeq || d.Items()[3].FirstSeq() != d.StreamSeq || plain.FirstSeq() != plain.StreamSeq ||
+		h.StreamSeq <= d.StreamSeq || h.Job.FirstSeq != d.StreamSeq || h.FirstSeq() != d.StreamSeq || h.Items()[1].FirstSeq() != d.StreamSeq {
+		t.Errorf("FirstSeq: chunk %d (seq %d), its item %d, plain job %d (seq %d); hand-off %d (Job.FirstSeq %d, seq %d), its item %d; want the chunk's seq",
+			d.FirstSeq(), d.StreamSeq, d.Items()[3].FirstSeq(), plain.FirstSeq(), plain.StreamSeq,
+			h.FirstSeq(), h.Job.FirstSeq, h.StreamSeq, h.Items()[1].FirstSeq())
+	}
 	for i, it := range h.Job.Items {
 		orig := d.Job.Items[2+i]
 		if it.ID != ids[2+i] || it.Reply != orig.Reply || !it.Deadline.Equal(orig.Deadline) || !it.Submitted.Equal(orig.Submitted) {
@@ -104,13 +113,26 @@ func TestChunkHandOff(t *testing.T) {
 	if err := d.Settle(); err != nil {
 		t.Fatal(err)
 	}
-	for _, it := range h.Items() {
-		_ = it.Ack()
-	}
-	if err := h.Settle(); err != nil {
+	// The hand-off hands off in turn: its chunk keeps the first sequence.
+	if err := bus.HandOff(ctx, h, 1); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "both chunks acked", func() bool { return stored(t, bus) == 0 })
+	h2, err := bus.Next(5 * time.Second)
+	if err != nil || h2 == nil || h2.Job.ID != HandOffID(h.Job.ID) || len(h2.Job.Items) != 1 {
+		t.Fatalf("Next = %+v, %v; want the hand-off of the hand-off", h2, err)
+	}
+	if h2.Job.FirstSeq != d.StreamSeq || h2.Items()[0].FirstSeq() != d.StreamSeq {
+		t.Errorf("second hand-off: Job.FirstSeq %d, its item's FirstSeq %d; want %d", h2.Job.FirstSeq, h2.Items()[0].FirstSeq(), d.StreamSeq)
+	}
+	for _, c := range []*Delivery{h, h2} {
+		for _, it := range c.Items() {
+			_ = it.Ack()
+		}
+		if err := c.Settle(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, 10*time.Second, "the chunks acked", func() bool { return stored(t, bus) == 0 })
 }
 
 // TestChunkHandOffCompleted: a hand-off marker not marked published (its

@@ -187,10 +187,10 @@ func TestMarshalJobAsEncodingJSON(t *testing.T) {
 		{V: 1, ID: "j1", Tool: "boruna_run", Args: []byte(`{"source": "fn main() -> Int { 1 }", "x":[1, 2]}`), Submitted: at,
 			Deadline: at.Add(time.Minute), Reply: "axpool.evt.gw.j1", Progress: true, Debug: true, TraceParent: "00-a-b-01",
 			TraceState: "k=v", Principal: "tok<&>", Cache: "abc", CacheVersion: "axpool 1", Keep: true,
-			Interactive: true, Resume: []byte(`{"state": {"v": 1}, "answer": {"accepted": true}}`), Redelivered: true},
+			Interactive: true, Resume: []byte(`{"state": {"v": 1}, "answer": {"accepted": true}}`), Redelivered: true, FirstSeq: 18446744073709551615},
 		{},
 		{V: 1, ID: "j\"2", Tool: "t", Submitted: time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600)), Principal: "\u2028\xff"},
-		{V: 1, ID: "c1", Tool: ChunkTool, Submitted: at, Redelivered: true, Items: []Job{
+		{V: 1, ID: "c1", Tool: ChunkTool, Submitted: at, Redelivered: true, FirstSeq: 7, Items: []Job{
 			{V: 1, ID: "i1", Tool: "boruna_run", Args: []byte(`{"source": "x"}`), Submitted: at, Deadline: at.Add(time.Second), Reply: "axpool.evt.gw.i1", Cache: "d"},
 			{V: 1, ID: "i2", Tool: "script", Submitted: at, Reply: "axpool.evt.gw.i2", Progress: true}}},
 	} {

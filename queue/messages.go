@@ -90,6 +90,12 @@ type Job struct {
 	// the item's caller whether it still waits (Bus.Answered) and claims
 	// the item before running it. False on any other job.
 	Redelivered bool `json:"redelivered,omitempty"`
+	// FirstSeq is, on a chunk of items handed off (Bus.HandOff), the
+	// stream sequence of the chunk its items were first published in: a
+	// cancel of an item may be older than the hand-off, and a worker
+	// compares this sequence, not the new chunk's, with the start of its
+	// cancel subscription (Delivery.FirstSeq). 0 on any other job.
+	FirstSeq uint64 `json:"first_seq,omitempty"`
 }
 
 // EventType is the kind of an Event.
@@ -258,6 +264,10 @@ func appendJob(b []byte, j *Job) ([]byte, error) {
 	}
 	if j.Redelivered {
 		b = append(b, `,"redelivered":true`...)
+	}
+	if j.FirstSeq != 0 {
+		b = append(b, `,"first_seq":`...)
+		b = strconv.AppendUint(b, j.FirstSeq, 10)
 	}
 	return append(b, '}'), nil
 }

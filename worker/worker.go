@@ -966,14 +966,17 @@ func (w *Worker) refreshHeard() {
 // marker, read from the state bucket only when the worker may have missed
 // its cancel's publish: the job was published before the cancel
 // subscription was last known complete (Worker.heardFrom; a reconnect or
-// an overflow of the cancels heard renews that reading). A marker that
+// an overflow of the cancels heard renews that reading) — first
+// published: an item handed off (queue.Bus.HandOff) is compared by the
+// sequence of the chunk it was submitted in (queue.Delivery.FirstSeq),
+// as its cancel may be older than its new chunk. A marker that
 // cannot be read counts as none (the job runs; a cancel published now
 // still stops it).
 func (w *Worker) markedCancelled(d *queue.Delivery, log func() *slog.Logger) bool {
 	if r := w.bus.Conn().Stats().Reconnects; r != w.reconnects.Load() || w.heardStale.Load() {
 		w.refreshHeard()
 	}
-	if d.StreamSeq > w.heardFrom.Load() {
+	if d.FirstSeq() > w.heardFrom.Load() {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
