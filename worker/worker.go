@@ -197,14 +197,11 @@ type Worker struct {
 	// first delivery claims nothing, so it meets no cancel marker unless
 	// it reads one (markedCancelled). Bounded by maxHeard.
 	heard map[string]time.Time
-	// heardFrom is the job stream's last sequence when the cancel
-	// subscription was last known complete: a job above it was published
-	// after, so its cancels were heard. heardStale asks for a new reading
-	// (a reconnect, heard overflowed); reconnects is the connection's
-	// reconnect count at the last reading.
-	heardFrom  atomic.Uint64
-	heardStale atomic.Bool
-	reconnects atomic.Uint64
+	// reading is the last reading of the job stream taken once the
+	// cancel subscription was complete (heardFrom), nil until one
+	// succeeded; overflows counts the times heard was cleared.
+	reading   atomic.Pointer[cancelReading]
+	overflows atomic.Uint64
 
 	// chunks maps each chunk being run (its *queue.Delivery) to its
 	// *chunkRun, where its items' results wait to be confirmed together
@@ -340,11 +337,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	defer cancels.Unsubscribe()
-	w.heardFrom.Store(math.MaxUint64) // until read: every first delivery reads its marker
-	if err := w.bus.Conn().Flush(); err == nil {
-		w.refreshHeard()
-	} else {
-		w.heardStale.Store(true)
+	// Read now, off the first job's path; without a reading every first
+	// delivery reads its marker until one succeeds (heardFrom).
+	if rc, of := w.bus.Conn().Stats().Reconnects, w.overflows.Load(); w.bus.Conn().Flush() == nil {
+		w.refreshHeard(rc, of)
 	}
 
 	runCtx, hardStop := context.WithCancelCause(context.Background())
@@ -905,7 +901,7 @@ func lostMessage(n uint64) string {
 // (cancelHeard). Past maxHeard cancels it forgets those older than the
 // job stream's MaxAge (their jobs are gone), and all of them if that is
 // not enough — the first deliveries then read their cancel markers until
-// the next reading of the stream (markedCancelled).
+// the next reading of the stream (heardFrom).
 func (w *Worker) cancelJob(id string) {
 	now := time.Now()
 	w.mu.Lock()
@@ -923,7 +919,7 @@ func (w *Worker) cancelJob(id string) {
 		}
 		if len(w.heard) > maxHeard/2 {
 			clear(w.heard)
-			w.heardStale.Store(true)
+			w.overflows.Add(1)
 		}
 	}
 	w.mu.Unlock()
@@ -946,37 +942,56 @@ func (w *Worker) cancelHeard(id string) bool {
 	return ok
 }
 
-// refreshHeard reads the job stream's last sequence (Worker.heardFrom),
-// after a flush of the cancel subscription or a reconnect.
-func (w *Worker) refreshHeard() {
-	w.reconnects.Store(w.bus.Conn().Stats().Reconnects)
+// cancelReading is a reading of the job stream's last sequence (seq)
+// taken once the cancel subscription was complete: a job published above
+// seq had its cancels heard, as long as the connection's reconnect count
+// and Worker.overflows are still those taken before the reading.
+type cancelReading struct {
+	seq, reconnects, overflows uint64
+}
+
+// heardFrom returns the job stream's last sequence when the cancel
+// subscription was last known complete — a job published above it had
+// its cancels heard (Worker.heard) —, reading it again (refreshHeard)
+// when the connection reconnected or heard was cleared since the last
+// reading. Without a fresh reading (none succeeded since) it returns
+// math.MaxUint64: every first delivery reads its cancel marker.
+func (w *Worker) heardFrom() uint64 {
+	rc, of := w.bus.Conn().Stats().Reconnects, w.overflows.Load()
+	if r := w.reading.Load(); r != nil && r.reconnects == rc && r.overflows == of {
+		return r.seq
+	}
+	return w.refreshHeard(rc, of)
+}
+
+// refreshHeard reads the job stream's last sequence, and keeps it as
+// taken after the reconnect count rc and the overflow count of (read
+// before the flush of the cancel subscription, or before this reading).
+// It returns the sequence, or math.MaxUint64 when the reading failed.
+func (w *Worker) refreshHeard(rc, of uint64) uint64 {
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	seq, err := w.bus.LastJobSeq(ctx)
 	if err != nil {
 		w.log.Warn("read the job stream's last sequence; first deliveries read their cancel markers meanwhile", "err", err)
-		w.heardStale.Store(true)
-		return
+		return math.MaxUint64
 	}
-	w.heardFrom.Store(seq)
-	w.heardStale.Store(false)
+	w.reading.Store(&cancelReading{seq: seq, reconnects: rc, overflows: of})
+	return seq
 }
 
 // markedCancelled reports whether the first delivery d's job has a cancel
 // marker, read from the state bucket only when the worker may have missed
 // its cancel's publish: the job was published before the cancel
-// subscription was last known complete (Worker.heardFrom; a reconnect or
-// an overflow of the cancels heard renews that reading) — first
+// subscription was last known complete (heardFrom; a reconnect or an
+// overflow of the cancels heard renews that reading) — first
 // published: an item handed off (queue.Bus.HandOff) is compared by the
 // sequence of the chunk it was submitted in (queue.Delivery.FirstSeq),
 // as its cancel may be older than its new chunk. A marker that
 // cannot be read counts as none (the job runs; a cancel published now
 // still stops it).
 func (w *Worker) markedCancelled(d *queue.Delivery, log func() *slog.Logger) bool {
-	if r := w.bus.Conn().Stats().Reconnects; r != w.reconnects.Load() || w.heardStale.Load() {
-		w.refreshHeard()
-	}
-	if d.FirstSeq() > w.heardFrom.Load() {
+	if d.FirstSeq() > w.heardFrom() {
 		return false
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
