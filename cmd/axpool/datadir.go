@@ -45,7 +45,9 @@ func (d dataDir) resolve(flags *pflag.FlagSet, value string, log *slog.Logger) (
 // by the directory it uses (dataDir.resolve), logging the choice on log
 // (the node and worker commands; nil for the others). An explicitly given
 // directory that does not exist is a usage error naming the flag:
-// `axpool run: --libs-dir /x: no such directory`.
+// `axpool run: --libs-dir /x: no such directory`; a built-in copy that
+// can be written neither under the user's cache directory nor under the
+// temporary directory fails with exit status 1.
 func resolveDataDirs(cmd *cobra.Command, log *slog.Logger, libsDir, templatesDir *string) error {
 	for _, r := range []struct {
 		d dataDir
@@ -56,7 +58,11 @@ func resolveDataDirs(cmd *cobra.Command, log *slog.Logger, libsDir, templatesDir
 		}
 		dir, err := r.d.resolve(cmd.Flags(), *r.p, log)
 		if err != nil {
-			return printFail(cmd, exitUsage, "%s: %v", cmd.CommandPath(), err)
+			code := exitUsage
+			if !cmd.Flags().Changed(r.d.flag) { // the built-in copy could not be written
+				code = exitFail
+			}
+			return printFail(cmd, code, "%s: %v", cmd.CommandPath(), err)
 		}
 		*r.p = dir
 	}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,5 +119,41 @@ func TestDataDirTemplates(t *testing.T) {
 	ms, err := fs.Glob(os.DirFS(dir), "*/template.json")
 	if err != nil || len(ms) != 5 {
 		t.Errorf("templates %v, %v", ms, err)
+	}
+}
+
+// TestBuiltinCopyUnwritable: a user's cache directory that cannot be
+// written gives the built-in copy under the temporary directory, so `axpool
+// run` works (it exited 2, `axpool run: write the built-in libs: mkdir …:
+// not a directory`, even for a program that imports nothing); when the
+// temporary directory cannot be written either, the run fails with exit
+// status 1, an environment failure and no usage error.
+func TestBuiltinCopyUnwritable(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	writeFile(t, dir, "file", "")
+	writeFile(t, dir, "main.ax", "import \"std-json\"\nfn main() -> Int { 1 + 2 }\n")
+	run := func(tmp string) (string, string, int) {
+		t.Helper()
+		cmd := exec.Command(bin(t), "run", "main.ax")
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "XDG_CACHE_HOME="+file, "TMPDIR="+tmp)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if err != nil && !errors.As(err, &ee) {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+	}
+	if out, errs, code := run(t.TempDir()); out != "3\nsteps: 4\n" || errs != "" || code != 0 {
+		t.Errorf("cache directory a file: stdout %q, stderr %q, exit %d; want \"3\\nsteps: 4\\n\", \"\", 0", out, errs, code)
+	}
+	want := "axpool run: write the built-in libs: in the user's cache directory: mkdir " + file + ": not a directory; " +
+		"in the temporary directory: mkdir " + file + ": not a directory (set XDG_CACHE_HOME or TMPDIR to a writable directory, or pass --libs-dir)\n"
+	if out, errs, code := run(file); out != "" || errs != want || code != 1 {
+		t.Errorf("nowhere to write: stdout %q, stderr %q, exit %d; want \"\", %q, 1", out, errs, code, want)
 	}
 }

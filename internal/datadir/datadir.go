@@ -55,7 +55,9 @@ var (
 // Resolve returns the directory a process uses: given when set (the
 // empty value means none; an error naming flag when it is not a
 // directory: "--libs-dir /x: no such directory"), else ./Name when it is
-// a folder of this kind (Recognizes), else the embedded copy (Extract).
+// a folder of this kind (Recognizes), else the embedded copy (Extract;
+// an error naming where it could not be written, and what to do, when it
+// could be written nowhere).
 // log, when not nil, is told the choice: at Info level (Debug for a
 // flag's directory), with the ./Name it passed over and why, such as
 // `msg="std libraries" dir=… from="built-in copy" skipped=./libs
@@ -86,7 +88,7 @@ func (d Dir) Resolve(given string, set bool, flag string, log *slog.Logger) (str
 	}
 	dir, err := d.Extract()
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%w (set XDG_CACHE_HOME or TMPDIR to a writable directory, or pass --%s)", err, flag)
 	}
 	var skipped []any
 	if st != nil && st.IsDir() {
@@ -140,35 +142,66 @@ func (d Dir) Recognizes(dir string) bool {
 }
 
 // Extract writes the embedded copy to <cache>/axpool/<local>-<digest>
-// (the user's cache directory, else the temporary directory) once and
-// returns that directory. A directory found there is used only when it
-// holds exactly the embedded files, byte for byte; otherwise, and when
-// two processes race, a fresh private copy next to it is used.
+// (the user's cache directory) once and returns that directory; when the
+// cache directory is unset or cannot be written (a read-only home, an
+// XDG_CACHE_HOME that is a file), to <temp>/axpool-<uid>/… instead. A
+// directory found there is used only when it holds exactly the embedded
+// files, byte for byte; otherwise, and when two processes race, a private
+// copy next to it is used: one an earlier process wrote when it holds
+// them too, else a fresh one.
 func (d Dir) Extract() (string, error) {
 	sum, err := d.digest()
 	if err != nil {
 		return "", err
 	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = filepath.Join(os.TempDir(), "axpool-"+strconv.Itoa(os.Getuid()))
-	} else {
-		base = filepath.Join(base, "axpool")
+	var errs []string
+	if cache, err := os.UserCacheDir(); err == nil {
+		dir, err := d.extractIn(filepath.Join(cache, "axpool"), sum, false)
+		if err == nil {
+			return dir, nil
+		}
+		errs = append(errs, "in the user's cache directory: "+err.Error())
+	}
+	dir, err := d.extractIn(filepath.Join(os.TempDir(), "axpool-"+strconv.Itoa(os.Getuid())), sum, true)
+	if err == nil {
+		return dir, nil
+	}
+	errs = append(errs, "in the temporary directory: "+err.Error())
+	return "", fmt.Errorf("write the built-in %s: %s", d.Name, strings.Join(errs, "; "))
+}
+
+// extractIn is Extract in the directory base; shared when base is in the
+// temporary directory, which must then be private to this user.
+func (d Dir) extractIn(base, sum string, shared bool) (string, error) {
+	if err := os.MkdirAll(base, 0o700); err != nil {
+		return "", err
+	}
+	if shared {
+		if err := private(base); err != nil {
+			return "", err
+		}
 	}
 	dir := filepath.Join(base, d.Name+"-"+sum)
 	if d.Holds(dir) {
 		return dir, nil
 	}
-	if err := os.MkdirAll(base, 0o700); err != nil {
-		return "", fmt.Errorf("write the built-in %s: %w", d.Name, err)
+	// A copy that was changed stays (a process may be using it); every
+	// process after it would write a fresh private copy of its own, and
+	// never remove it, without this: the private copies are reused.
+	if ents, err := os.ReadDir(base); err == nil {
+		for _, e := range ents {
+			if p := filepath.Join(base, e.Name()); e.IsDir() && strings.HasPrefix(e.Name(), d.Name+"-new-") && d.Holds(p) {
+				return p, nil
+			}
+		}
 	}
 	tmp, err := os.MkdirTemp(base, d.Name+"-new-")
 	if err != nil {
-		return "", fmt.Errorf("write the built-in %s: %w", d.Name, err)
+		return "", err
 	}
 	if err := d.write(tmp); err != nil {
 		os.RemoveAll(tmp)
-		return "", fmt.Errorf("write the built-in %s: %w", d.Name, err)
+		return "", err
 	}
 	if os.Rename(tmp, dir) == nil {
 		return dir, nil

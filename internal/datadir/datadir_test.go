@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -150,5 +151,76 @@ func TestResolveLogs(t *testing.T) {
 	// Without a logger nothing is logged, and the choice is the same.
 	if got, err := Libs.Resolve("", false, "libs-dir", nil); err != nil || got != "libs" {
 		t.Errorf("without a logger: %q, %v", got, err)
+	}
+}
+
+// TestExtractFallsBack: a user's cache directory that cannot be written
+// (here an XDG_CACHE_HOME that is a file; a read-only home does the same)
+// gives the copy under the temporary directory, where every command
+// failed — `axpool run hello.ax` included, exit 2: `write the built-in
+// libs: mkdir …: read-only file system`. When neither can be written the
+// error names both, and Resolve says what to do.
+func TestExtractFallsBack(t *testing.T) {
+	t.Chdir(t.TempDir())
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", file)
+	t.Setenv("TMPDIR", tmp)
+	sum, err := Libs.digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Libs.Extract()
+	want := filepath.Join(tmp, "axpool-"+strconv.Itoa(os.Getuid()), "libs-"+sum)
+	if err != nil || got != want || !Libs.Holds(got) {
+		t.Fatalf("Extract() = %q, %v; want %q", got, err, want)
+	}
+
+	t.Setenv("TMPDIR", file)
+	_, err = Libs.Resolve("", false, "libs-dir", nil)
+	wantErr := "write the built-in libs: in the user's cache directory: mkdir " + file + ": not a directory; " +
+		"in the temporary directory: mkdir " + file + ": not a directory" +
+		" (set XDG_CACHE_HOME or TMPDIR to a writable directory, or pass --libs-dir)"
+	if err == nil || err.Error() != wantErr {
+		t.Errorf("nowhere to write: %v\nwant %s", err, wantErr)
+	}
+}
+
+// TestExtractReusesPrivateCopy: once the copy under the cache directory
+// was changed, every process wrote a fresh private copy of its own next
+// to it and never removed it (one more directory at every `axpool run`);
+// the first private copy is used again.
+func TestExtractReusesPrivateCopy(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	dir, err := Libs.Extract()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "std-json", "src", "core.ax"), []byte("// changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, err := Libs.Extract()
+	if err != nil || first == dir || !Libs.Holds(first) {
+		t.Fatalf("after a change: %q, %v", first, err)
+	}
+	for range 3 {
+		if again, err := Libs.Extract(); err != nil || again != first {
+			t.Errorf("Extract() = %q, %v; want the private copy %q again", again, err, first)
+		}
+	}
+	ents, err := os.ReadDir(filepath.Join(cache, "axpool"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if want := []string{filepath.Base(dir), filepath.Base(first)}; strings.Join(names, " ") != strings.Join(want, " ") {
+		t.Errorf("cache holds %v, want %v", names, want)
 	}
 }
