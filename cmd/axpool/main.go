@@ -18,6 +18,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -97,12 +98,41 @@ func main() {
 // with (worker.go).
 var commandLine []string
 
-// run executes the command line args and returns the exit status.
+// stdoutWriter is the standard output of the commands (cobra's
+// OutOrStdout) when run has none set: it keeps the first write error.
+type stdoutWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stdoutWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return n, err
+}
+
+// run executes the command line args and returns the exit status. A
+// command that succeeded but could not write its standard output (a full
+// disk, /dev/full) fails, exit status 1: `axpool run: write standard
+// output: no space left on device`, where it exited 0 with its output
+// lost.
 func run(args []string) int {
 	commandLine = args
 	rootCmd.SetArgs(args)
-	err := rootCmd.Execute()
+	var stdout *stdoutWriter
+	if rootCmd.OutOrStdout() == os.Stdout {
+		stdout = &stdoutWriter{w: os.Stdout}
+		rootCmd.SetOut(stdout)
+		defer rootCmd.SetOut(nil)
+	}
+	cmd, err := rootCmd.ExecuteC()
 	if err == nil {
+		if stdout != nil && stdout.err != nil {
+			fmt.Fprintf(os.Stderr, "%s: write standard output: %v\n", cmd.CommandPath(), unwrapPathError(stdout.err))
+			return exitFail
+		}
 		return exitOK
 	}
 	var ee *exitError
@@ -115,4 +145,13 @@ func run(args []string) int {
 	// Anything else comes from cobra's argument/flag parsing: a usage error.
 	fmt.Fprintf(os.Stderr, "axpool: %v\n", err)
 	return exitUsage
+}
+
+// unwrapPathError drops the "write /dev/stdout: " of an *os.PathError.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
