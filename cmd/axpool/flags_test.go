@@ -76,6 +76,10 @@ func TestLimitFlagErrors(t *testing.T) {
 		{[]string{"worker", "--nats", "nats://x", "--default-memory-mb", "0"}, "axpool worker: --default-memory-mb must be at least 1\n"},
 		{[]string{"mcp", "--workers", "0"}, "axpool mcp: --workers must be at least 1\n"},
 		{[]string{"mcp", "--slots", "0"}, "axpool mcp: --slots must be at least 1\n"},
+		// More slots than the queue's MaxAckPending: every worker exited at
+		// start and was restarted for ever, the batch never ended.
+		{[]string{"batch", "--slots", "100000000", add}, "axpool batch: --slots 100000000: at most 4096 (the jobs the queue lets be in flight at once)\n"},
+		{[]string{"mcp", "--slots", "4097"}, "axpool mcp: --slots 4097: at most 4096 (the jobs the queue lets be in flight at once)\n"},
 		{[]string{"mcp", "--queue-depth", "0"}, "axpool mcp: --queue-depth must be at least 1\n"},
 		{[]string{"mcp", "--job-timeout", "0s"}, "axpool mcp: --job-timeout must be positive\n"},
 		{[]string{"mcp", "--max-wall-ms", "-5"}, "axpool mcp: --max-wall-ms must not be negative\n"},

@@ -311,6 +311,11 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if nf.nats == "" && cmd.Flags().Changed("slots") && nf.slots < 1 {
 		return nil, printFail(cmd, exitUsage, "%s: --slots must be at least 1", name)
 	}
+	// A worker refuses more slots than the embedded queue lets it hold
+	// jobs, and exits at start: restarted for ever, no call was answered.
+	if nf.nats == "" && nf.slots > queue.DefaultMaxAckPending {
+		return nil, printFail(cmd, exitUsage, "%s: --slots %d: at most %d (the jobs the queue lets be in flight at once)", name, nf.slots, queue.DefaultMaxAckPending)
+	}
 	if nf.queueDepth < 1 {
 		return nil, printFail(cmd, exitUsage, "%s: --queue-depth must be at least 1", name)
 	}
