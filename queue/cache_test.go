@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -427,6 +428,54 @@ func TestCacheKey(t *testing.T) {
 	}
 }
 
+// TestCacheOnDiskFallsBack: a store whose disk cannot hold the cache's
+// bound (here JetStream's file storage is bounded at 64 MiB, the cache at
+// 128 MiB) keeps the cache in memory, with a warning, where Open failed
+// and no embedded command started (`axpool batch --cache-dir` on a
+// nearly full disk).
+func TestCacheOnDiskFallsBack(t *testing.T) {
+	e, err := StartEmbedded(EmbeddedOptions{StoreDir: t.TempDir(), TempDir: t.TempDir(), JetStreamMaxStore: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	b, err := Open(ctxT(t), nc, Config{Storage: MemoryStorage, CacheOnDisk: true, CacheMaxBytes: 128 << 20}, log)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if !b.HasCache() {
+		t.Fatal("no cache bucket")
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := js.Stream(ctxT(t), "KV_"+CacheBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := s.CachedInfo().Config.Storage; st != jetstream.MemoryStorage {
+		t.Errorf("cache bucket storage = %v, want memory", st)
+	}
+	want := `level=WARN msg="the cache directory's disk cannot hold the result cache's bound; this run's cache is in memory and is not kept (free some space, or lower --cache-max-bytes)" bound_bytes=134217728`
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("log:\n%s\nwant a line with\n%s", logs.String(), want)
+	}
+	if err := b.StoreCached(ctxT(t), strings.Repeat("a", 64), []byte(`{"success":true}`)); err != nil {
+		t.Fatalf("StoreCached: %v", err)
+	}
+	got, err := b.CachedResult(ctxT(t), strings.Repeat("a", 64))
+	if err != nil || string(got) != `{"success":true}` {
+		t.Errorf("CachedResult = %s, %v; want the stored entry", got, err)
+	}
+}
+
 // TestCacheBoundTooLarge: a cache bound the server cannot reserve
 // (JetStream reserves a bounded stream's bytes up front) fails Open with
 // the bound named and what to lower.
@@ -443,7 +492,7 @@ func TestCacheBoundTooLarge(t *testing.T) {
 	const bound = 1 << 50 // a pebibyte: more than any test machine's disk
 	_, err = Open(ctxT(t), nc, Config{MaxBytes: 1 << 20, CacheMaxBytes: bound}, nil)
 	want := "queue: open bucket AXPOOL_CACHE: nats: API error: code=500 err_code=10047 description=insufficient storage resources available" +
-		": the server cannot reserve this bucket's bound of 1125899906842624 bytes; lower Config.CacheMaxBytes (--cache-max-bytes)"
+		": the server cannot reserve this bucket's bound of 1125899906842624 bytes; lower --cache-max-bytes (Config.CacheMaxBytes)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open with CacheMaxBytes %d: err = %v\nwant %s", bound, err, want)
 	}

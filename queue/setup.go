@@ -90,7 +90,16 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bu
 	if b.tasks, err = b.bucket(ctx, tasksBucket(cfg.ResultTTL), deadline); err != nil {
 		return nil, err
 	}
-	if b.cache, err = b.bucket(ctx, cacheBucket(cfg.CacheTTL, cfg.CacheMaxBytes, cfg.CacheOnDisk), deadline); err != nil {
+	b.cache, err = b.bucket(ctx, cacheBucket(cfg.CacheTTL, cfg.CacheMaxBytes, cfg.CacheOnDisk), deadline)
+	if errors.As(err, new(*reserveError)) && cfg.CacheOnDisk && cfg.Storage == MemoryStorage {
+		// The disk of the store (`axpool batch --cache-dir`) cannot hold
+		// the cache's bound: this run's cache lives in memory, as it does
+		// without a store directory, rather than no run starting.
+		log.Warn("the cache directory's disk cannot hold the result cache's bound; this run's cache is in memory and is not kept (free some space, or lower --cache-max-bytes)",
+			"bound_bytes", cfg.CacheMaxBytes, "err", err)
+		b.cache, err = b.bucket(ctx, cacheBucket(cfg.CacheTTL, cfg.CacheMaxBytes, false), deadline)
+	}
+	if err != nil {
 		return nil, err
 	}
 	b.taskTTL = cfg.ResultTTL
@@ -519,10 +528,17 @@ func boundError(err error, spec BucketSpec) error {
 	}
 	hint := "lower its MaxBytes"
 	if spec.Name == CacheBucket {
-		hint = "lower Config.CacheMaxBytes (--cache-max-bytes)"
+		hint = "lower --cache-max-bytes (Config.CacheMaxBytes)"
 	}
-	return fmt.Errorf("%w: the server cannot reserve this bucket's bound of %d bytes; %s", err, spec.MaxBytes, hint)
+	return &reserveError{fmt.Errorf("%w: the server cannot reserve this bucket's bound of %d bytes; %s", err, spec.MaxBytes, hint)}
 }
+
+// reserveError is boundError's error: the server cannot reserve a
+// bucket's bound in bytes.
+type reserveError struct{ err error }
+
+func (e *reserveError) Error() string { return e.err.Error() }
+func (e *reserveError) Unwrap() error { return e.err }
 
 // streamMaxBytes is a bucket's MaxBytes as its stream has it: -1 for no
 // bound.
