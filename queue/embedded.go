@@ -180,7 +180,7 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 		cleanup()
 		return nil, fmt.Errorf("queue: embedded server: %w", err)
 	}
-	ns.SetLoggerV2(ServerLogger(log.With("component", "nats-server")), false, false, false)
+	ns.SetLoggerV2(&slogAdapter{log: log.With("component", "nats-server"), randomPassword: true}, false, false, false)
 	ns.Start()
 	if !ns.ReadyForConnections(10 * time.Second) {
 		ns.Shutdown()
@@ -359,12 +359,28 @@ func randomHex(n int) (string, error) {
 // at Debug level, warnings at Warn, errors and fatal errors at Error.
 func ServerLogger(log *slog.Logger) server.Logger { return &slogAdapter{log: log} }
 
-// slogAdapter implements server.Logger on top of slog.
-type slogAdapter struct{ log *slog.Logger }
+// slogAdapter implements server.Logger on top of slog. With
+// randomPassword (the embedded server's), nats-server's advice against a
+// plaintext password is a Debug line: it is for passwords people choose,
+// not 256 random bits (StartEmbedded).
+type slogAdapter struct {
+	log            *slog.Logger
+	randomPassword bool
+}
+
+// plaintextWarning is nats-server's warning about a password kept as it
+// is.
+const plaintextWarning = "Plaintext passwords detected, use nkeys or bcrypt"
 
 func (l *slogAdapter) Noticef(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
-func (l *slogAdapter) Warnf(format string, v ...any)   { l.log.Warn(fmt.Sprintf(format, v...)) }
-func (l *slogAdapter) Fatalf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
-func (l *slogAdapter) Errorf(format string, v ...any)  { l.log.Error(fmt.Sprintf(format, v...)) }
-func (l *slogAdapter) Debugf(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
-func (l *slogAdapter) Tracef(format string, v ...any)  { l.log.Debug(fmt.Sprintf(format, v...)) }
+func (l *slogAdapter) Warnf(format string, v ...any) {
+	if l.randomPassword && format == plaintextWarning {
+		l.log.Debug(format)
+		return
+	}
+	l.log.Warn(fmt.Sprintf(format, v...))
+}
+func (l *slogAdapter) Fatalf(format string, v ...any) { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l *slogAdapter) Errorf(format string, v ...any) { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l *slogAdapter) Debugf(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
+func (l *slogAdapter) Tracef(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }

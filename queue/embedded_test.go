@@ -1,7 +1,9 @@
 package queue
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"runtime/debug"
 	"testing"
 	"time"
@@ -97,5 +99,30 @@ func TestEmbeddedUnderGOMEMLIMIT(t *testing.T) {
 	}
 	if got, want := DefaultJetStreamMaxMemory(), int64(MinJetStreamMaxMemory); got < want {
 		t.Errorf("DefaultJetStreamMaxMemory() = %d, want at least %d", got, want)
+	}
+}
+
+// TestEmbeddedQuietStart: the embedded server starts, takes a client and
+// stops without a line at Warn level or above — nats-server's advice
+// against a plaintext password ("Plaintext passwords detected, use nkeys
+// or bcrypt"), about its 256 random bits, is a Debug line — so that a
+// command's stderr holds only what concerns its user.
+func TestEmbeddedQuietStart(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	e, err := StartEmbedded(EmbeddedOptions{TempDir: t.TempDir(), Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc.Close()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if logs.Len() != 0 {
+		t.Errorf("the embedded server logged at Warn level or above:\n%s", logs.String())
 	}
 }
