@@ -476,6 +476,41 @@ func TestCacheOnDiskFallsBack(t *testing.T) {
 	}
 }
 
+// TestCacheOnDiskBoundRaised: a cache kept on disk whose bound is raised
+// past what the disk can hold fails Open with the bound named and what to
+// lower — it is not replaced by one in memory.
+func TestCacheOnDiskBoundRaised(t *testing.T) {
+	dir := t.TempDir()
+	for i, bound := range []int64{32 << 20, 128 << 20} {
+		e, err := StartEmbedded(EmbeddedOptions{StoreDir: dir, TempDir: t.TempDir(), JetStreamMaxStore: 64 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		nc, err := e.Connect()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var logs bytes.Buffer
+		log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		_, err = Open(ctxT(t), nc, Config{Storage: MemoryStorage, CacheOnDisk: true, CacheMaxBytes: bound}, log)
+		e.Close()
+		if i == 0 {
+			if err != nil {
+				t.Fatalf("Open with a bound of 32 MiB: %v", err)
+			}
+			continue
+		}
+		want := "queue: change the TTL and bound of bucket AXPOOL_CACHE: nats: API error: code=500 err_code=10047 description=insufficient storage resources available" +
+			": the server cannot reserve this bucket's bound of 134217728 bytes; lower --cache-max-bytes (Config.CacheMaxBytes)"
+		if err == nil || err.Error() != want {
+			t.Errorf("Open with the bound raised to 128 MiB: err = %v\nwant %s", err, want)
+		}
+		if logs.Len() != 0 {
+			t.Errorf("log:\n%s\nwant nothing (no cache in memory instead)", logs.String())
+		}
+	}
+}
+
 // TestCacheBoundTooLarge: a cache bound the server cannot reserve
 // (JetStream reserves a bounded stream's bytes up front) fails Open with
 // the bound named and what to lower.

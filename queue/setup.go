@@ -91,10 +91,12 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bu
 		return nil, err
 	}
 	b.cache, err = b.bucket(ctx, cacheBucket(cfg.CacheTTL, cfg.CacheMaxBytes, cfg.CacheOnDisk), deadline)
-	if errors.As(err, new(*reserveError)) && cfg.CacheOnDisk && cfg.Storage == MemoryStorage {
+	if errors.As(err, new(*reserveError)) && cfg.CacheOnDisk && cfg.Storage == MemoryStorage && !b.hasBucket(ctx, CacheBucket) {
 		// The disk of the store (`axpool batch --cache-dir`) cannot hold
 		// the cache's bound: this run's cache lives in memory, as it does
-		// without a store directory, rather than no run starting.
+		// without a store directory, rather than no run starting. (A
+		// cache kept there already, whose bound was raised past what the
+		// disk holds, fails: the error says to lower the bound.)
 		log.Warn("the cache directory's disk cannot hold the result cache's bound; this run's cache is in memory and is not kept (free some space, or lower --cache-max-bytes)",
 			"bound_bytes", cfg.CacheMaxBytes, "err", err)
 		b.cache, err = b.bucket(ctx, cacheBucket(cfg.CacheTTL, cfg.CacheMaxBytes, false), deadline)
@@ -531,6 +533,13 @@ func boundError(err error, spec BucketSpec) error {
 		hint = "lower --cache-max-bytes (Config.CacheMaxBytes)"
 	}
 	return &reserveError{fmt.Errorf("%w: the server cannot reserve this bucket's bound of %d bytes; %s", err, spec.MaxBytes, hint)}
+}
+
+// hasBucket reports whether the bucket name exists (false also when it
+// cannot be looked up).
+func (b *Bus) hasBucket(ctx context.Context, name string) bool {
+	_, err := b.js.KeyValue(ctx, name)
+	return err == nil
 }
 
 // reserveError is boundError's error: the server cannot reserve a
