@@ -119,6 +119,10 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 			return nil, err
 		}
 	} else if dir, err = newStoreDir(opts.TempDir); err != nil {
+		if opts.TempDir == "" {
+			// The temporary directory is the environment's: say which.
+			return nil, fmt.Errorf("queue: embedded store dir: %w (the temporary directory: set TMPDIR to a writable directory)", err)
+		}
 		return nil, fmt.Errorf("queue: embedded store dir: %w", err)
 	}
 	// cleanup undoes the store of a server that did not start.

@@ -126,3 +126,15 @@ func TestEmbeddedQuietStart(t *testing.T) {
 		t.Errorf("the embedded server logged at Warn level or above:\n%s", logs.String())
 	}
 }
+
+// TestEmbeddedTMPDIRUnusable: a private store that cannot be made in the
+// temporary directory names it and TMPDIR, where the error said only
+// "stat /nonexistent: no such file or directory".
+func TestEmbeddedTMPDIRUnusable(t *testing.T) {
+	t.Setenv("TMPDIR", "/nonexistent-axpool-tmp")
+	_, err := StartEmbedded(EmbeddedOptions{})
+	want := "queue: embedded store dir: stat /nonexistent-axpool-tmp: no such file or directory (the temporary directory: set TMPDIR to a writable directory)"
+	if err == nil || err.Error() != want {
+		t.Errorf("StartEmbedded with TMPDIR missing: err = %v, want %s", err, want)
+	}
+}
