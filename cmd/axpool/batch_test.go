@@ -579,6 +579,40 @@ func TestBatchResumeReordered(t *testing.T) {
 	}
 }
 
+// TestBatchResumeBadLineDeleted: a malformed line without an id that was
+// deleted from IN after a run is no item of IN: --resume's summary and
+// exit status are IN's one item (the refusal left in OUT is said not
+// counted). Before, the refusal counted for ever: `2 items, 1 ok, 1
+// failed`, exit 1.
+func TestBatchResumeBadLineDeleted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	const a = `{"id":"a","source":"fn main() -> Int { 1 }"}`
+	in := writeFile(t, dir, "in.jsonl", a+"\nnot json\n")
+	out, sumPath := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "s.json")
+	if _, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", ""); code != 1 {
+		t.Fatalf("first run: exit %d, want 1\n%s", code, stderr)
+	}
+	writeFile(t, dir, "in.jsonl", a+"\n")
+	_, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "", "--resume", "--summary", sumPath)
+	if code != 0 {
+		t.Fatalf("resume: exit %d, want 0\n%s", code, stderr)
+	}
+	for _, s := range []string{"batch done: 1 item, 1 ok, 0 failed", "skipped 1 item already in " + out + " (--resume)",
+		"1 line of " + out + " has no item in " + in + " (not counted)"} {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("resume stderr lacks %q:\n%s", s, stderr)
+		}
+	}
+	var sum struct{ Items, OK, Failed int }
+	if err := json.Unmarshal([]byte(mustRead(t, sumPath)), &sum); err != nil || sum.Items != 1 || sum.OK != 1 || sum.Failed != 0 {
+		t.Errorf("summary %+v (%v), want 1 item, 1 ok, 0 failed", sum, err)
+	}
+	if n := len(lines(t, mustRead(t, out))); n != 2 {
+		t.Errorf("OUT has %d lines, want the 2 of the first run", n)
+	}
+}
+
 // TestBatchCacheHitsAndExpiry: a second run of the same file is answered
 // from the cache directory (cached:true, the first run's job ids), except
 // the item that called a capability; once the entries are older than

@@ -74,7 +74,9 @@ type ResumeState struct {
 	// rewrites it).
 	OutOfDate int
 	// Unmatched counts the lines of ids no item of IN has (after
-	// EachKept, when ReadItems read IN to its end): left out of the
+	// EachKept, when ReadItems read IN to its end), and the refusals of
+	// lines without an id that IN no longer has there (the line now holds
+	// an item with an id, is blank, or is past IN's end): left out of the
 	// summary.
 	Unmatched int
 	// CutShort is the size in bytes of the last line of OUT when
@@ -84,8 +86,9 @@ type ResumeState struct {
 	CutShort     int64
 	CutShortLine int
 	// readAll: ReadItems read IN to its end, so an id it did not see is
-	// no item's.
-	readAll bool
+	// no item's, and a line past lastLine (IN's last line) none of IN's.
+	readAll  bool
+	lastLine int
 	// regraded are the kept lines out of date (OutOfDate) by offset: the
 	// verdict, reason and task IN's item now gives them.
 	regraded map[int64]keptGrade
@@ -125,7 +128,8 @@ func (d *ResumeState) rejudge(i int, line []byte, it *Item) {
 }
 
 // lineReport is the refusal of a line of IN in OUT: its offset, and
-// whether IN's line now holds something else (gone: not counted).
+// whether IN's line now holds something else — an item with an id, or
+// nothing (blank) — (gone: not counted).
 type lineReport struct {
 	off  int64
 	gone bool
@@ -298,7 +302,9 @@ func OpenOutput(path string, resume bool, done *ResumeState) (*os.File, error) {
 // bytes a line kept while it runs. Errors: reading the file.
 //
 // When ReadItems read IN to its end, the lines of ids no item of IN has
-// are left out, counted in Unmatched.
+// are left out, counted in Unmatched, and so are the refusals of lines IN
+// no longer has (past its end). The refusal of a line that now holds an
+// item with an id, or is blank, is left out and counted there too.
 func (d *ResumeState) EachKept(fn func(line []byte)) error {
 	return d.eachKept(func(_ int64, line []byte) { fn(line) })
 }
@@ -322,10 +328,12 @@ func (d *ResumeState) eachKept(fn func(off int64, line []byte)) error {
 	}
 	offs, unseen := d.IDs.keptOffsets(make([]int64, 0, d.Done()), d.readAll)
 	d.Unmatched = unseen
-	for _, r := range d.lines {
-		if !r.gone {
-			offs = append(offs, r.off)
+	for pos, r := range d.lines {
+		if r.gone || d.readAll && pos > d.lastLine {
+			d.Unmatched++
+			continue
 		}
+		offs = append(offs, r.off)
 	}
 	slices.Sort(offs)
 	br := bufio.NewReaderSize(io.NewSectionReader(d.src, 0, d.size), 1<<16)
@@ -420,13 +428,17 @@ func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, ski
 					} else if !yield(it) {
 						return
 					}
+				} else {
+					// A blank line: what OUT holds for it is of what it
+					// held before.
+					done.supersedeLine(pos)
 				}
 			}
 			if err != nil {
 				if err != io.EOF {
 					*readErr = err
 				} else {
-					done.readAll = true
+					done.readAll, done.lastLine = true, pos
 				}
 				return
 			}
@@ -441,7 +453,7 @@ func (d *ResumeState) hasLine(pos int) bool {
 }
 
 // supersedeLine marks the refusal of line pos of IN, if OUT holds one, as
-// no longer a result: IN's line now holds an item with an id.
+// no longer a result: IN's line now holds an item with an id, or is blank.
 func (d *ResumeState) supersedeLine(pos int) {
 	if r, ok := d.lines[pos]; ok {
 		r.gone = true

@@ -432,3 +432,45 @@ func TestOpenOutputCutShort(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeLineGone: the refusal of a line without an id counts only
+// while IN still has a line without an id there: a line deleted since (IN
+// shorter), or blank, is no result of IN's items — left out of the
+// summary, counted in Unmatched. Before, every such refusal counted for
+// ever: `--resume` after the bad line was deleted said `2 items, 1 ok, 1
+// failed` and exited 1. A batch that stopped before it read IN's end
+// cannot tell a line removed from one not reached: it keeps the refusal.
+func TestResumeLineGone(t *testing.T) {
+	first := `{"id":"a","source":"fn main() -> Int { 1 }"}
+not json
+also bad
+third bad
+`
+	out := outLines(first)
+	now := "{\"id\":\"a\",\"source\":\"fn main() -> Int { 1 }\"}\n\nalso bad\n"
+	done, _, _ := openOut(t, outText(out))
+	if skipped := runNone(t, done, now, "its line's refusal is in OUT"); skipped != 2 {
+		t.Fatalf("skipped %d, want 2", skipped)
+	}
+	var kept []string
+	if err := done.EachKept(func(l []byte) { kept = append(kept, string(l)) }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{out[0], out[2]}; !slices.Equal(kept, want) || done.Unmatched != 2 {
+		t.Errorf("kept %d lines, unmatched %d; want 2, 2:\n%s\nwant\n%s", len(kept), done.Unmatched, strings.Join(kept, "\n"), strings.Join(want, "\n"))
+	}
+	// Stopped at the first item: the lines not read are kept.
+	done, _, _ = openOut(t, outText(out))
+	var skipped int
+	var readErr error
+	for range ReadItems(strings.NewReader("{\"id\":\"new\",\"source\":\"s\"}\n"+now), done, "line", false, &skipped, &readErr) {
+		break
+	}
+	kept = nil
+	if err := done.EachKept(func(l []byte) { kept = append(kept, string(l)) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(kept, out) || done.Unmatched != 0 {
+		t.Errorf("stopped: kept %d lines, unmatched %d; want 4, 0", len(kept), done.Unmatched)
+	}
+}
