@@ -229,7 +229,7 @@ func ScanIDs(f *os.File) (n int, err error) {
 		line uint32 // the line's position, 1-based
 	}
 	var entries []entry
-	err = eachLine(f, func(pos int, line []byte) {
+	err = eachLine(f, func(pos int, line []byte, _ int64) {
 		n++
 		if id, ok := lineID(line); ok {
 			entries = append(entries, entry{hashID64(id), uint32(pos)})
@@ -276,7 +276,7 @@ func ScanIDs(f *os.File) (n int, err error) {
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return 0, err
 		}
-		err = eachLine(f, func(pos int, line []byte) {
+		err = eachLine(f, func(pos int, line []byte, _ int64) {
 			if _, ok := want[uint32(pos)]; ok {
 				want[uint32(pos)], _ = lineID(line)
 			}
@@ -308,20 +308,21 @@ func ScanIDs(f *os.File) (n int, err error) {
 	return n, nil
 }
 
-// eachLine calls fn with each non-blank line of r and its position
-// (1-based, blank lines counted), nil for a line over MaxLineBytes.
-func eachLine(r io.Reader, fn func(pos int, line []byte)) error {
+// eachLine calls fn with each non-blank line of r, its position (1-based,
+// blank lines counted) and its size in bytes without its newline; line is
+// nil for a line over MaxLineBytes.
+func eachLine(r io.Reader, fn func(pos int, line []byte, size int64)) error {
 	br := bufio.NewReaderSize(r, 1<<16)
 	pos := 0
 	for {
-		line, _, read, err := ReadLine(br, MaxLineBytes)
+		line, size, read, err := ReadLine(br, MaxLineBytes)
 		if read {
 			pos++
 			if pos == 1 {
 				line = bytes.TrimPrefix(line, utf8BOM)
 			}
 			if line == nil || len(bytes.TrimSpace(line)) > 0 {
-				fn(pos, line)
+				fn(pos, line, size)
 			}
 		}
 		if err == io.EOF {

@@ -98,11 +98,11 @@ func Regrade(items io.Reader, old *os.File, names RegradeNames, emit func(Result
 		}
 	}
 	var emitErr error
-	err := eachLine(items, func(pos int, line []byte) {
+	err := eachLine(items, func(pos int, line []byte, size int64) {
 		st.Items++
 		var it Item
 		if line == nil {
-			it = TooLong(pos, 0, "line")
+			it = TooLong(pos, size, "line")
 		} else {
 			it = Parse(line, pos, "line")
 		}

@@ -124,3 +124,24 @@ func TestRegradeKeepsOnlyValidDigests(t *testing.T) {
 		}
 	}
 }
+
+// TestRegradeTooLong: a line of ITEMS over MaxLineBytes is refused with
+// its real size, as a batch refuses it. Before, --regrade said "the line
+// is 0 bytes".
+func TestRegradeTooLong(t *testing.T) {
+	old, err := os.Create(filepath.Join(t.TempDir(), "old.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer old.Close()
+	items := `{"id":"a","source":"s"}` + "\n" + strings.Repeat("x", MaxLineBytes+5) + "\n"
+	var got []string
+	st, err := Regrade(strings.NewReader(items), old, RegradeNames{}, func(r Result, line []byte) error {
+		got = append(got, string(line))
+		return nil
+	})
+	want := `{"id":null,"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"line 2: the line is 8388613 bytes, at most 8388608 (8 MiB)","outcome":"invalid_args","retryable":false,"input_line":2}`
+	if err != nil || len(got) != 1 || got[0] != want || st != (RegradeStats{Items: 2, Skipped: 1}) {
+		t.Errorf("err %v, stats %+v, lines\n%s\nwant\n%s", err, st, strings.Join(got, "\n"), want)
+	}
+}
