@@ -330,8 +330,8 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		fmt.Fprintf(stderr, "interrupted: the results written so far are kept; to finish, run:\n  %s\n", batch.ResumeCommand(os.Args, in, bf.output))
 		return silentExit(exitFail)
 	case failFast != nil:
-		fmt.Fprintf(stderr, "stopped by --fail-fast at item %q (%s); the results written so far are kept; to finish, run:\n  %s\n",
-			failFast.By.Item.ID, failFast.Why(), batch.ResumeCommand(os.Args, in, bf.output, "--fail-fast"))
+		fmt.Fprintf(stderr, "stopped by --fail-fast at %s (%s); the results written so far are kept; to finish, run:\n  %s\n",
+			failFast.Name(batchWhere), failFast.Why(), batch.ResumeCommand(os.Args, in, bf.output, "--fail-fast"))
 		if bf.output != "-" {
 			fmt.Fprintf(stderr, "or, to go on and stop at the next item that does not pass:\n  %s\n", batch.ResumeCommand(os.Args, in, bf.output))
 		}

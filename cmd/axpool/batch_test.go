@@ -733,6 +733,20 @@ func TestBatchFailFast(t *testing.T) {
 	}
 }
 
+// TestBatchFailFastLineWithoutID: --fail-fast stopped by a malformed line
+// without an id names it by its line. Before: `at item ""`.
+func TestBatchFailFastLineWithoutID(t *testing.T) {
+	t.Parallel()
+	in := writeFile(t, t.TempDir(), "items.jsonl", "{\"id\":\"one\",\"source\":\"fn main() -> Int { 1 }\"}\nnot json\n{\"id\":\"three\",\"source\":\"fn main() -> Int { 3 }\"}\n")
+	out, stderr, code := runBatchBin(t, in, "--fail-fast", "--concurrency", "1", "--cache-dir", "")
+	if code != 1 || len(lines(t, out)) != 2 {
+		t.Fatalf("exit %d, want 1; %d lines, want 2\n%s\n%s", code, len(lines(t, out)), out, stderr)
+	}
+	if want := "stopped by --fail-fast at line 2 (invalid_args: line 2: not valid JSON: invalid character 'o' in literal null (expecting 'u')); the results written so far are kept; to finish, run:\n"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, stderr)
+	}
+}
+
 // TestBatchFailFastResume: writing to a file, --fail-fast's hint gives
 // the command that finishes the batch (without --fail-fast: it runs every
 // item left, through the next failure) and the one that goes on to the

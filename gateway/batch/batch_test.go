@@ -308,6 +308,24 @@ func TestFailFastErrorWhy(t *testing.T) {
 	}
 }
 
+// TestFailFastErrorName: the item that stopped the batch is named by its
+// id, or by its position when it has none (a malformed line without an
+// id). Before, such a line was named `item ""`.
+func TestFailFastErrorName(t *testing.T) {
+	bad := Parse([]byte("not json"), 4, "line")
+	env, _ := bad.Err.MarshalJSON()
+	e := &FailFastError{By: resultOf(bad, env)}
+	if got, want := e.Name("line"), "line 4"; got != want {
+		t.Errorf("Name = %q, want %q", got, want)
+	}
+	if got, want := e.Error(), "batch: stopped at position 4, which did not pass (invalid_args: line 4: not valid JSON: invalid character 'o' in literal null (expecting 'u'))"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	if got, want := (&FailFastError{By: Result{Item: Item{ID: "a", Pos: 4}}}).Name("line"), `item "a"`; got != want {
+		t.Errorf("Name = %q, want %q", got, want)
+	}
+}
+
 func TestSummary(t *testing.T) {
 	s := NewSummary()
 	for i := 1; i <= 100; i++ {

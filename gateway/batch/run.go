@@ -131,7 +131,17 @@ var ErrStopped = errors.New("batch: stopped before every item ran")
 type FailFastError struct{ By Result }
 
 func (e *FailFastError) Error() string {
-	return fmt.Sprintf("batch: stopped at item %q, which did not pass (%s)", e.By.Item.ID, e.Why())
+	return fmt.Sprintf("batch: stopped at %s, which did not pass (%s)", e.Name("position"), e.Why())
+}
+
+// Name names By: `item "add-2"` by its id, or by its position when it
+// has none (a malformed line without one), where naming the position:
+// `line 4` for where "line".
+func (e *FailFastError) Name(where string) string {
+	if e.By.Item.ID == "" {
+		return fmt.Sprintf("%s %d", where, e.By.Item.Pos)
+	}
+	return fmt.Sprintf("item %q", e.By.Item.ID)
 }
 
 // Is makes a FailFastError an ErrStopped.
