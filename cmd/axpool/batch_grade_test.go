@@ -412,3 +412,42 @@ func TestBatchGradedForms(t *testing.T) {
 		t.Errorf("verdicts:\n%s\nwant\n%s\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"), stderr)
 	}
 }
+
+// TestBatchRegradeScriptRefusals: script items refused when they ran (an
+// unknown script; arguments the script does not take, graded) keep their
+// refusal in --regrade, byte for byte as the batch wrote it, the graded
+// one with verdict error and the refusal's message. Before, both were
+// without a result: s2 left out, s3 `no result in OLD: run the item (…
+// --resume), then regrade` — which running it again never changed.
+func TestBatchRegradeScriptRefusals(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	items := writeFile(t, dir, "items.jsonl", `{"id":"s1","script":"deploy","args":{"env":"Prod","replicas":2,"tags":["a"]},"expect":"https://www.example.test"}
+{"id":"s2","script":"dploy","args":{}}
+{"id":"s3","script":"deploy","args":{"env":"qa","replicas":2,"tags":[]},"expect":"x"}
+`)
+	old, newPath := filepath.Join(dir, "old.jsonl"), filepath.Join(dir, "new.jsonl")
+	if _, stderr, code := runBatchBin(t, items, "--cache-dir", "", "--scripts-dir", "examples/scripts", "-o", old); code != 1 {
+		t.Fatalf("first run: exit %d, want 1\n%s", code, stderr)
+	}
+	byID := func(path string) map[string]string {
+		m := map[string]string{}
+		for _, l := range lines(t, mustRead(t, path)) {
+			m[resField(t, l, "id").(string)] = l
+		}
+		return m
+	}
+	before := byID(old)
+	if !strings.HasSuffix(before["s3"], `,"verdict":"error","verdict_reason":"line 3: script \"deploy\": invalid value \"qa\" for parameter \"env\" (allowed values: \"Staging\", \"Prod\")","input_line":3}`) ||
+		!strings.HasSuffix(before["s2"], `"message":"line 2: unknown script \"dploy\" (did you mean \"deploy\"?)","outcome":"invalid_args","retryable":false,"job_id":"","queue_ms":0,"run_ms":0,"worker":"","input_line":2}`) {
+		t.Fatalf("first run:\n%s\n%s", before["s2"], before["s3"])
+	}
+	_, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", newPath)
+	if code != 1 || !strings.HasPrefix(stderr, "batch regraded: 3 items, 2 graded: 1 pass, 0 fail, 1 error (50.0% pass)\n") ||
+		!strings.Contains(stderr, "  regraded from "+old+": 3 items in "+items+", 3 written to "+newPath+"; 0 graded items whose run changed since it was written and 0 graded items without a result (verdict error); 0 ungraded items without one and 0 results without an item left out\n") {
+		t.Errorf("regrade: exit %d\n%s", code, stderr)
+	}
+	if after := byID(newPath); !maps.Equal(after, before) {
+		t.Errorf("regraded:\n%v\nwant OLD's lines\n%v", after, before)
+	}
+}

@@ -44,6 +44,11 @@ type RegradeNames struct {
 // output line per item, in the order of items:
 //
 //   - a malformed item: its refusal, as a batch answers it;
+//   - a script item whose line in old is the refusal of its call (an
+//     unknown script, arguments it does not take: callRefusal): that
+//     refusal, as the batch answered it (Refuse; graded: verdict error,
+//     the refusal's message) — running it again refuses it again. The
+//     refusal of an item malformed then, valid now, is of another run;
 //   - an item with a result in old: that result with the verdict Judge
 //     gives it now — or, for a graded item whose line's run_digest is not
 //     the item's RunDigest (its source, arguments, tests' arguments or
@@ -72,6 +77,8 @@ func Regrade(items io.Reader, old *os.File, names RegradeNames, emit func(Result
 	type saved struct {
 		off  int64
 		used bool
+		// report: the line is a refusal ("input_line").
+		report bool
 	}
 	index := map[string]*saved{}
 	br := bufio.NewReaderSize(old, 1<<16)
@@ -84,10 +91,11 @@ func Regrade(items io.Reader, old *os.File, names RegradeNames, emit func(Result
 			off++
 		}
 		if read && line != nil {
-			// A result of an id an item can have (as --resume reads
-			// OUT): the last line of an id is its result.
-			if l, ok := parseOutLine(line); ok && !l.report {
-				index[l.id] = &saved{off: start}
+			// A result of an id an item can have, a refusal with one
+			// too (as --resume reads OUT): the last line of an id is its
+			// result.
+			if l, ok := parseOutLine(line); ok && l.id != "" {
+				index[l.id] = &saved{off: start, report: l.report}
 			}
 		}
 		if err == io.EOF {
@@ -121,6 +129,17 @@ func Regrade(items io.Reader, old *os.File, names RegradeNames, emit func(Result
 		default:
 			s.used = true
 			oldLine, digest := savedEnvelope(old, s.off)
+			if s.report && it.Script {
+				if env, ok := callRefusal(oldLine); ok {
+					// Refused when it ran (an unknown script, arguments
+					// that do not fit it): its result, as the batch
+					// answered it (Refuse).
+					it.Err = refusalOf(env)
+					r = resultOf(it, env)
+					r.Saved = true
+					break
+				}
+			}
 			r = resultOf(it, oldLine)
 			r.Saved, r.SavedDigest = true, digest
 			if it.Graded() && digest != RunDigest(&it) {
@@ -141,6 +160,38 @@ func Regrade(items io.Reader, old *os.File, names RegradeNames, emit func(Result
 		}
 	}
 	return st, err
+}
+
+// callRefusal reports whether env, the envelope of a refusal in OLD
+// (savedEnvelope), is the refusal of a call — a script item refused when
+// it ran, which has "job_id" (""), as a call's envelope has — rather than
+// of a malformed line, and returns it without its "input_line" (Line
+// writes the item's).
+func callRefusal(env json.RawMessage) (json.RawMessage, bool) {
+	o, err := wire.ParseObject(env)
+	if err != nil {
+		return nil, false
+	}
+	if _, ok := o.Get("job_id"); !ok {
+		return nil, false
+	}
+	o.Delete("input_line")
+	b, err := o.MarshalJSON()
+	return b, err == nil
+}
+
+// refusalOf is env, a refusal's envelope, as Item.Err holds one: its
+// message a string (Refuse).
+func refusalOf(env json.RawMessage) *wire.Object {
+	o, _ := wire.ParseObject(env) // callRefusal parsed it
+	if v, ok := o.Get("message"); ok {
+		if raw, ok := v.(json.RawMessage); ok {
+			var msg string
+			wire.DecodeString(raw, &msg)
+			o.Set("message", msg)
+		}
+	}
+	return o
 }
 
 // savedEnvelope reads the line of old at off and returns its envelope (the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -143,5 +144,59 @@ func TestRegradeTooLong(t *testing.T) {
 	want := `{"id":null,"success":false,"protocol_version":1,"error_kind":"invalid_args","message":"line 2: the line is 8388613 bytes, at most 8388608 (8 MiB)","outcome":"invalid_args","retryable":false,"input_line":2}`
 	if err != nil || len(got) != 1 || got[0] != want || st != (RegradeStats{Items: 2, Skipped: 1}) {
 		t.Errorf("err %v, stats %+v, lines\n%s\nwant\n%s", err, st, strings.Join(got, "\n"), want)
+	}
+}
+
+// TestRegradeScriptRefusals: a script item refused when it ran (an
+// unknown script, arguments that do not fit it: its line in OLD has "id"
+// and "input_line") keeps that refusal, byte for byte as the batch wrote
+// it — a graded one with verdict error and the refusal's message — and an
+// item refused when it was malformed, valid now, is of another run. Before,
+// OLD's refusals were not read: s2 was left out, s3 got `no result in
+// OLD` for ever (running it again refuses it again), fixed too.
+func TestRegradeScriptRefusals(t *testing.T) {
+	items := `{"id":"s2","script":"dploy","args":{}}
+{"id":"s3","script":"deploy","args":{"env":"qa"},"expect":"x"}
+{"id":"fixed","source":"fn main() -> Int { 1 }","expect":1}
+`
+	refused := func(line string, pos int, msg string) string {
+		it := Parse([]byte(line), pos, "line")
+		env := Refuse(&it, json.RawMessage(`{"success":false,"protocol_version":1,"error_kind":"invalid_args","message":`+string(mustString(msg))+
+			`,"outcome":"invalid_args","retryable":false,"job_id":"","queue_ms":0,"run_ms":0,"worker":""}`), "line")
+		return string(OutLine(resultOf(it, env), "input_line"))
+	}
+	ls := strings.Split(strings.TrimSuffix(items, "\n"), "\n")
+	bad := Parse([]byte(`{"id":"fixed","source":"fn main() -> Int { 1 }","expect":1,"bogus":1}`), 3, "line")
+	badEnv, _ := bad.Err.MarshalJSON()
+	oldLines := []string{
+		refused(ls[0], 1, `unknown script "dploy" (did you mean "deploy"?)`),
+		refused(ls[1], 2, `script "deploy": invalid value "qa" for parameter "env"`),
+		string(OutLine(resultOf(bad, badEnv), "input_line")),
+	}
+	if !strings.HasSuffix(oldLines[1], `"verdict":"error","verdict_reason":"line 2: script \"deploy\": invalid value \"qa\" for parameter \"env\"","input_line":2}`) {
+		t.Fatalf("OLD's s3: %s", oldLines[1])
+	}
+	oldPath := filepath.Join(t.TempDir(), "old.jsonl")
+	if err := os.WriteFile(oldPath, []byte(strings.Join(oldLines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(oldPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var got []string
+	st, err := Regrade(strings.NewReader(items), f, RegradeNames{Old: "old.jsonl", Rerun: "R"}, func(r Result, line []byte) error {
+		got = append(got, string(line))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{oldLines[0], oldLines[1],
+		`{"id":"fixed","success":false,"protocol_version":1,"error_kind":"invalid_args","message":"line 3: unknown member \"bogus\" of a batch item (known members: id, tool, source, script, args, expect, tests, entry, check, task, policy, max_steps, max_wall_ms, limits, seed, idempotency_key)","outcome":"invalid_args","retryable":false,"input_line":3,` +
+			`"verdict":"error","verdict_reason":"old.jsonl holds the result of another run of this item (its source, arguments, tests' arguments or check changed, or it ran ungraded): run it again (R runs it), then regrade"}`}
+	if !slices.Equal(got, want) || st != (RegradeStats{Items: 3, Changed: 1}) {
+		t.Errorf("stats %+v, want {Items:3 Changed:1}; lines\n%s\nwant\n%s", st, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
