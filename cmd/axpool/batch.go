@@ -269,6 +269,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		Total:       max(total, 0),
 		OnResult: func(r batch.Result) {
 			lines.WriteLine(batch.OutLine(r, batchPosField))
+			done.Ran(&r.Item)
 			sum.Add(r)
 			failures.Add(r)
 			prog.Add(sum)

@@ -800,6 +800,50 @@ func TestBatchFailFastResume(t *testing.T) {
 	}
 }
 
+// TestBatchResumeFailFastRanAgain: a --resume --fail-fast that stops at
+// the first item it runs again counts only that item as run again; the
+// changed items read ahead (the result cache's lookup reads IN ahead of
+// what runs) but never run keep their old lines, in the summary and for
+// the next resume. Before: `ran 3 items again: their lines … were`, and
+// a summary of 2 items (one and four), the old lines of two and three
+// dropped.
+func TestBatchResumeFailFastRanAgain(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	item := func(id, body string) string {
+		return fmt.Sprintf(`{"id":%q,"source":"fn main() -> Int { %s }"}`, id, body)
+	}
+	in := writeFile(t, dir, "in.jsonl", strings.Join([]string{item("one", "1"), item("two", "2"), item("three", "3"), item("four", "4")}, "\n")+"\n")
+	out, sumPath := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "s.json")
+	if _, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", ""); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	writeFile(t, dir, "in.jsonl", strings.Join([]string{item("one", "x"), item("two", "20"), item("three", "30"), item("four", "4")}, "\n")+"\n")
+	_, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "", "--resume", "--fail-fast", "--concurrency", "1", "--summary", sumPath)
+	if code != 1 {
+		t.Fatalf("resume: exit %d, want 1\n%s", code, stderr)
+	}
+	for _, s := range []string{"batch interrupted: 4 items, 3 ok, 1 failed", `stopped by --fail-fast at item "one" (compile_error: `,
+		"  ran 1 item again: its line in " + out + " was of another run (the item changed since; the new line replaces it)\n"} {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("resume stderr lacks %q:\n%s", s, stderr)
+		}
+	}
+	var sum struct{ Items, OK, Failed int }
+	if err := json.Unmarshal([]byte(mustRead(t, sumPath)), &sum); err != nil || sum.Items != 4 || sum.OK != 3 || sum.Failed != 1 {
+		t.Errorf("summary %+v (%v), want 4 items, 3 ok, 1 failed", sum, err)
+	}
+	if got := idsOf(t, out); !slices.Equal(got[4:], []string{"one"}) {
+		t.Errorf("the resume appended %v, want [one]", got[4:])
+	}
+	// Going on runs the two changed items it had read, and only them.
+	_, stderr, code = runBatchBin(t, in, "-o", out, "--cache-dir", "", "--resume", "--concurrency", "1", "--summary", sumPath)
+	if code != 1 || !strings.Contains(stderr, "batch done: 4 items, 3 ok, 1 failed") ||
+		!strings.Contains(stderr, "  ran 2 items again: their lines in "+out+" were of another run") {
+		t.Errorf("second resume: exit %d\n%s", code, stderr)
+	}
+}
+
 // hintAfter is the line of stderr after marker (a command the batch
 // printed), failing the test when it is not there.
 func hintAfter(t *testing.T, stderr, marker string) string {

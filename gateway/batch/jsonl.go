@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/axpool/axpool/wire"
 )
@@ -63,10 +64,18 @@ type ResumeState struct {
 	// lines are the refusals of lines without a usable id: IN's line → its
 	// last refusal in OUT.
 	lines map[int]lineReport
-	// Changed counts the items ReadItems yielded although OUT holds a line
-	// of their id, because that line is not of the item as it now stands
-	// (Stale); their new lines replace it.
+	// Changed counts the items that ran again (Ran: their result was
+	// written) although OUT holds a line of their id, because that line is
+	// not of the item as it now stands (Stale); their new lines replace
+	// it. An item ReadItems yielded that never ran (the batch stopped
+	// first) keeps its old line.
 	Changed int
+	// mu guards rerun and Changed: ReadItems and Ran run on goroutines of
+	// their own.
+	mu sync.Mutex
+	// rerun are the items ReadItems yielded to run again, by their
+	// position in IN: the entry of IDs their new line replaces (Ran).
+	rerun map[int]int
 	// OutOfDate counts the lines kept whose verdict, verdict_reason or
 	// task is not what IN's item now says (its expectations or task
 	// changed, not what it runs): EachKeptResult gives them as Judge
@@ -362,10 +371,11 @@ func (d *ResumeState) eachKept(fn func(off int64, line []byte)) error {
 // a file is checked before the batch instead, ScanIDs), leaving out those
 // whose results done holds: an item with an id (malformed ones too) when
 // OUT holds a line of that id that is of the item as it now stands (not
-// Stale: a stale one runs again, counted in done.Changed), a malformed
-// line without a usable id (or a duplicate) when OUT holds the refusal of
-// its line. *skipped counts those left out, *readErr is the error that
-// ended the input early. r is read as the batch asks for items.
+// Stale: a stale one runs again, counted in done.Changed once it ran), a
+// malformed line without a usable id (or a duplicate) when OUT holds the
+// refusal of its line. *skipped counts those left out, *readErr is the
+// error that ended the input early. r is read as the batch asks for
+// items. Tell done of each item that ran (Ran).
 func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, skipped *int, readErr *error) iter.Seq[Item] {
 	return func(yield func(Item) bool) {
 		br := bufio.NewReaderSize(r, 1<<16)
@@ -415,8 +425,10 @@ func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, ski
 						switch {
 						case !ok:
 						case l.Stale(&it):
-							done.IDs.supersede(i)
-							done.Changed++
+							// Its line stays its result until the new one
+							// is written (Ran).
+							done.IDs.markSeen(i)
+							done.runAgain(it.Pos, i)
 						default:
 							run = false
 							done.IDs.markSeen(i)
@@ -443,6 +455,32 @@ func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, ski
 				return
 			}
 		}
+	}
+}
+
+// runAgain notes that the item at position pos of IN, whose line in OUT
+// is entry i of IDs, runs again.
+func (d *ResumeState) runAgain(pos, i int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.rerun == nil {
+		d.rerun = map[int]int{}
+	}
+	d.rerun[pos] = i
+}
+
+// Ran tells d that it, an item ReadItems yielded, ran: its result is
+// written. When OUT held a line of its id of another run (Stale), the new
+// line replaces it — EachKept leaves the old one out — and Changed counts
+// it. An item yielded that never ran (the batch stopped first, with items
+// read ahead) keeps its old line. Safe for use beside ReadItems.
+func (d *ResumeState) Ran(it *Item) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if i, ok := d.rerun[it.Pos]; ok {
+		delete(d.rerun, it.Pos)
+		d.IDs.supersede(i)
+		d.Changed++
 	}
 }
 

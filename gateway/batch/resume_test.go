@@ -111,6 +111,7 @@ func resume(t *testing.T, in string, out []string) resumed {
 		if _, err := f.WriteString(`{"id":"appended","outcome":"ok"}` + "\n"); err != nil {
 			t.Fatal(err)
 		}
+		done.Ran(&it)
 	}
 	if readErr != nil {
 		t.Fatal(readErr)
@@ -472,5 +473,40 @@ third bad
 	}
 	if !slices.Equal(kept, out) || done.Unmatched != 0 {
 		t.Errorf("stopped: kept %d lines, unmatched %d; want 4, 0", len(kept), done.Unmatched)
+	}
+}
+
+// TestResumeRanOnly: an item read to run again (its line in OUT is of
+// another run) replaces its old line and counts in Changed only once it
+// ran (Ran); one read but never run — the batch stopped first, with items
+// read ahead — keeps its old line, counted. Before, every item read
+// counted: `ran 3 items again` after one ran, and the summary lost the
+// old lines of the two that never ran.
+func TestResumeRanOnly(t *testing.T) {
+	out := outLines(`{"id":"a","source":"fn main() -> Int { 1 }"}
+{"id":"b","source":"fn main() -> Int { 1 }"}
+{"id":"c","source":"fn main() -> Int { 1 }"}
+`)
+	done, _, _ := openOut(t, outText(out))
+	var skipped int
+	var readErr error
+	var read []Item
+	for it := range ReadItems(strings.NewReader(`{"id":"a","source":"fn main() -> Int { 2 }"}
+{"id":"b","source":"fn main() -> Int { 2 }"}
+{"id":"c","source":"fn main() -> Int { 2 }"}
+`), done, "line", false, &skipped, &readErr) {
+		read = append(read, it)
+	}
+	if readErr != nil || len(read) != 3 || skipped != 0 || done.Changed != 0 {
+		t.Fatalf("read %d items, skipped %d, changed %d (%v); want 3, 0, 0", len(read), skipped, done.Changed, readErr)
+	}
+	done.Ran(&read[1]) // b alone ran
+	done.Ran(&read[1]) // told twice: counted once
+	var kept []string
+	if err := done.EachKept(func(l []byte) { kept = append(kept, string(l)) }); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{out[0], out[2]}; done.Changed != 1 || !slices.Equal(kept, want) || done.Unmatched != 0 {
+		t.Errorf("changed %d, unmatched %d, kept\n%s\nwant 1, 0,\n%s", done.Changed, done.Unmatched, strings.Join(kept, "\n"), strings.Join(want, "\n"))
 	}
 }
