@@ -225,6 +225,10 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ignoreSIGPIPE()
+	if in == "-" {
+		// Stdin may wait for its next line for ever: a stop must not.
+		input = batch.UntilDone(ctx, input)
+	}
 	storeDir := ""
 	if bf.node.nats == "" && bf.node.cacheTTL > 0 {
 		storeDir = bf.cacheDir
@@ -283,6 +287,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		sum.AddKept(r)
 		failures.Add(r)
 	})
+	if errors.Is(readErr, batch.ErrInputStopped) {
+		readErr = nil // the batch stopped: its input with it
+	}
 	interrupted := errors.Is(runErr, batch.ErrStopped)
 	var failFast *batch.FailFastError // the item that stopped the batch
 	errors.As(runErr, &failFast)

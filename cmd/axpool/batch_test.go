@@ -453,6 +453,66 @@ func testResume(t *testing.T, sig os.Signal) {
 	}
 }
 
+// TestBatchInterruptStdinOpen: SIGTERM stops a batch reading stdin while
+// stdin stays open (no line to come, not closed): it cancels the item
+// running, writes its summary and the command that finishes it, and
+// exits 1 — with the result cache on (its lookup reads the items ahead)
+// and off. Before, it went on waiting for stdin's next line or its end.
+func TestBatchInterruptStdinOpen(t *testing.T) {
+	for _, c := range []struct{ name, ttl string }{{"cache", "1h"}, {"nocache", "0"}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			out := filepath.Join(t.TempDir(), "out.jsonl")
+			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+			defer cancel()
+			cmd := batchCommand(ctx, t, "-", "-o", out, "--cache-dir", "", "--cache-ttl", c.ttl, "--concurrency", "2")
+			var errb bytes.Buffer
+			cmd.Stderr = &errb
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			if _, err := io.WriteString(stdin, `{"id":"quick","source":"fn main() -> Int { 1 }"}`+"\n"+
+				`{"id":"slow","source":"fn main() -> Int !{time.now} { sleep_ms(600000); 1 }"}`+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			waitLines(t, out, 1, exited)
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err = <-exited:
+			case <-time.After(60 * time.Second):
+				stdin.Close()
+				<-exited
+				t.Fatalf("still running 60 s after SIGTERM, stdin open:\n%s", errb.String())
+			}
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+				t.Fatalf("exit after SIGTERM: %v\n%s", err, errb.String())
+			}
+			stderr := errb.String()
+			for _, s := range []string{"batch interrupted: 1 item, 1 ok, 0 failed", "interrupted: the results written so far are kept; to finish, run:\n", " --resume\n"} {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+			if strings.Contains(stderr, "read -") {
+				t.Errorf("stderr says stdin failed:\n%s", stderr)
+			}
+			if got := idsOf(t, out); !slices.Equal(got, []string{"quick"}) {
+				t.Errorf("OUT holds %v, want [quick]", got)
+			}
+		})
+	}
+}
+
 // TestBatchResumeFailedItems: failed items are results too. A runtime
 // error and a step limit carry the program's "line" and "col"; a malformed
 // line's report carries "input_line" — a duplicate id's too, which stands

@@ -1,7 +1,10 @@
 package batch
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -69,4 +72,24 @@ func progName(argv []string) string {
 // program named as argv invoked it (ResumeCommand).
 func RerunCommand(argv []string, in, out string) string {
 	return fmt.Sprintf("%s batch %s -o %s --resume", progName(argv), ShellQuote(in), ShellQuote(out))
+}
+
+// ErrInputStopped is what a reader of UntilDone returns once its context
+// has ended: the batch stopped, and reads no more input.
+var ErrInputStopped = errors.New("batch: the input is no longer read: the batch stopped")
+
+// UntilDone returns a reader of r whose reads end with ErrInputStopped
+// as soon as ctx ends, a read waiting for r included: a batch reading
+// stdin, which waits for a line as long as stdin stays open, stops at
+// Ctrl-C or SIGTERM without waiting for the next line. r is read on a
+// goroutine of its own, which a read of r that never returns leaves
+// behind.
+func UntilDone(ctx context.Context, r io.Reader) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, r)
+		pw.CloseWithError(err) // nil: io.EOF
+	}()
+	context.AfterFunc(ctx, func() { pw.CloseWithError(ErrInputStopped) })
+	return pr
 }

@@ -1,6 +1,12 @@
 package batch
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
 
 // TestResumeCommand: the resume hint names the program as it was invoked
 // (quoted for a shell), "axpool" for a `go run` build, and drops an
@@ -35,5 +41,28 @@ func TestRerunCommand(t *testing.T) {
 	}
 	if got := RerunCommand([]string{"/tmp/go-build1/exe/axpool"}, "in.jsonl", "o.jsonl"); got != "axpool batch in.jsonl -o o.jsonl --resume" {
 		t.Errorf("RerunCommand = %q", got)
+	}
+}
+
+// TestUntilDone: a reader of UntilDone reads r through to its end; once
+// its context ends, a read waiting for input that never comes returns
+// ErrInputStopped.
+func TestUntilDone(t *testing.T) {
+	b, err := io.ReadAll(UntilDone(context.Background(), strings.NewReader("a\nb\n")))
+	if string(b) != "a\nb\n" || err != nil {
+		t.Errorf("read %q, %v; want \"a\\nb\\n\", no error", b, err)
+	}
+	never, w := io.Pipe() // written once, never closed
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := UntilDone(ctx, never)
+	go w.Write([]byte("x"))
+	buf := make([]byte, 8)
+	if n, err := r.Read(buf); string(buf[:n]) != "x" || err != nil {
+		t.Fatalf("read %q, %v; want \"x\", no error", buf[:n], err)
+	}
+	cancel() // the next read waits for input that never comes
+	if n, err := r.Read(buf); n != 0 || !errors.Is(err, ErrInputStopped) {
+		t.Errorf("read %q, %v after the end of ctx; want ErrInputStopped", buf[:n], err)
 	}
 }
