@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,6 +68,10 @@ func TestFlagPlaceholders(t *testing.T) {
 func TestLimitFlagErrors(t *testing.T) {
 	dir := t.TempDir()
 	add := writeFile(t, dir, "add.ax", "fn main() -> Int { 1 + 2 }\n")
+	tok := filepath.Join(dir, "token")
+	if err := os.WriteFile(tok, []byte("a-token-of-32-characters-or-more-0123456789\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args   []string
 		stderr string
@@ -83,6 +89,13 @@ func TestLimitFlagErrors(t *testing.T) {
 		{[]string{"mcp", "--queue-depth", "0"}, "axpool mcp: --queue-depth must be at least 1\n"},
 		{[]string{"mcp", "--job-timeout", "0s"}, "axpool mcp: --job-timeout must be positive\n"},
 		{[]string{"mcp", "--max-wall-ms", "-5"}, "axpool mcp: --max-wall-ms must not be negative\n"},
+		// Listen addresses: refused before the start-up, where the listen
+		// failed with exit status 1.
+		{[]string{"serve", "--http", "--token-file", tok, "--addr", "127.0.0.1:99999"}, "axpool serve: --addr \"127.0.0.1:99999\": port \"99999\": want 0 to 65535\n"},
+		{[]string{"serve", "--http", "--token-file", tok, "--addr", "127.0.0.1:-1"}, "axpool serve: --addr \"127.0.0.1:-1\": port \"-1\": want 0 to 65535\n"},
+		{[]string{"serve", "--http", "--token-file", tok, "--addr", "nonsense"}, "axpool serve: --addr \"nonsense\": address nonsense: missing port in address\n"},
+		{[]string{"batch", "--metrics-addr", "nonsense", add}, "axpool batch: --metrics-addr \"nonsense\": address nonsense: missing port in address\n"},
+		{[]string{"mcp", "--metrics-addr", "127.0.0.1:70000"}, "axpool mcp: --metrics-addr \"127.0.0.1:70000\": port \"70000\": want 0 to 65535\n"},
 	}
 	for _, c := range cases {
 		stdout, stderr, code := runCLI(t, c.args...)

@@ -325,6 +325,11 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if err := checkCacheFlags(cmd, name, nf); err != nil {
 		return nil, err
 	}
+	if nf.metricsAddr != "" {
+		if err := checkListenAddr(nf.metricsAddr); err != nil {
+			return nil, printFail(cmd, exitUsage, "%s: --metrics-addr %q: %v", name, nf.metricsAddr, err)
+		}
+	}
 	if nf.pprof && nf.metricsAddr == "" {
 		return nil, printFail(cmd, exitUsage, "%s: --pprof needs --metrics-addr (the profiles are served on its listener)", name)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/signal"
@@ -107,7 +108,7 @@ func runServe(cmd *cobra.Command, _ []string) error {
 		}
 		tokens = append(tokens, t)
 	}
-	if _, _, err := net.SplitHostPort(serveFlags.addr); err != nil {
+	if err := checkListenAddr(serveFlags.addr); err != nil {
 		return printFail(cmd, exitUsage, "axpool serve: --addr %q: %v", serveFlags.addr, err)
 	}
 	if !gateway.IsLoopbackAddr(serveFlags.addr) && !serveFlags.allowNonLoopback {
@@ -167,6 +168,22 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	}
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool serve: %v", err)
+	}
+	return nil
+}
+
+// checkListenAddr checks a listen address host:port as a usage error
+// would: a port that is not 0 to 65535 (or a service name of the local
+// services file) is refused before anything starts, where the listen
+// failed with exit status 1 after the start-up ("listen tcp: address
+// 99999: invalid port").
+func checkListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("port %q: want 0 to 65535", port)
 	}
 	return nil
 }
