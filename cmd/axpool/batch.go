@@ -208,7 +208,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		defer f.Close()
 		out = f
 		if done.CutShort > 0 {
-			fmt.Fprintf(cmd.ErrOrStderr(), "axpool batch: --resume dropped line %d of %s, cut short (%s without a newline: the batch writing it was killed)\n",
+			fmt.Fprintf(cmd.ErrOrStderr(), "axpool batch: --resume dropped line %d of %s, cut short (%s without a newline: the batch writing it was killed or could not write it whole)\n",
 				done.CutShortLine, bf.output, batch.Count(int(done.CutShort), "byte"))
 		}
 	}
@@ -262,8 +262,11 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	prog := batch.NewProgress(stderr, bf.progress, bf.interval, total)
 	// The lines go out as they come, those that come together in one
 	// write; the first write that fails stops the batch (no use running
-	// what cannot be written).
+	// what cannot be written). A result counts (the summary, the report,
+	// --resume's lines replaced) once its line is written whole: what
+	// OUT holds, which a --resume goes on from.
 	lines := batch.NewLineWriter(out, func(error) { stop() })
+	ran, written := 0, 0 // results handed over; their lines written whole
 	start := time.Now()
 	runErr := n.Dispatcher.RunItems(ctx, items, dispatch.ItemsOptions{
 		Concurrency: conc,
@@ -272,11 +275,14 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		Pack:        dispatch.PackBatch(conc, slots, bf.ordered, bf.failFast),
 		Total:       max(total, 0),
 		OnResult: func(r batch.Result) {
-			lines.WriteLine(batch.OutLine(r, batchPosField))
-			done.Ran(&r.Item)
-			sum.Add(r)
-			failures.Add(r)
-			prog.Add(sum)
+			ran++
+			lines.WriteLine(batch.OutLine(r, batchPosField), func() {
+				written++
+				done.Ran(&r.Item)
+				sum.Add(r)
+				failures.Add(r)
+				prog.Add(sum)
+			})
 		},
 	})
 	writeErr := lines.Close() // every line written before the summary
@@ -325,14 +331,17 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		if errors.As(writeErr, &pe) {
 			writeErr = pe.Err // the path is said once: OUT as given
 		}
-		out, why := bf.output, ""
+		out := bf.output
 		if out == "-" {
 			out = "standard output"
 		}
 		if errors.Is(writeErr, syscall.EPIPE) {
-			why = " (its reader closed it; the batch stopped)"
+			fmt.Fprintf(stderr, "axpool batch: write %s: %v (its reader closed it; the batch stopped)\n", out, writeErr)
+			return silentExit(exitFail)
 		}
-		fmt.Fprintf(stderr, "axpool batch: write %s: %v%s\n", out, writeErr, why)
+		fmt.Fprintf(stderr, "axpool batch: write %s: %v: the output could not be written (%d of %s written whole; the summary counts those)",
+			out, writeErr, written, batch.Count(ran, "result line"))
+		fmt.Fprintf(stderr, "; the results written so far are kept; to finish, once it can be written, run:\n  %s\n", batch.ResumeCommand(os.Args, in, bf.output))
 		return silentExit(exitFail)
 	case interrupted && ctx.Err() != nil:
 		fmt.Fprintf(stderr, "interrupted: the results written so far are kept; to finish, run:\n  %s\n", batch.ResumeCommand(os.Args, in, bf.output))

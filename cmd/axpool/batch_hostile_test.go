@@ -3,13 +3,16 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -128,8 +131,7 @@ func TestBatchOutputFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout, stderr, code := runBatchBin(t, in, "-o", "/dev/full", "--cache-ttl", "0")
-	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
-	if code != 1 || stdout != "" || lines[len(lines)-1] != "axpool batch: write /dev/full: no space left on device" {
+	if code != 1 || stdout != "" || !regexp.MustCompile(`\naxpool batch: write /dev/full: no space left on device: the output could not be written \(0 of [12] result lines? written whole; the summary counts those\); the results written so far are kept; to finish, once it can be written, run:\n  .* --resume\n$`).MatchString(stderr) {
 		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
 	}
 	if strings.Contains(stderr, "[worker") || strings.Contains(stderr, "context canceled") {
@@ -256,4 +258,79 @@ func TestBatchResumeLongOutLine(t *testing.T) {
 	if !ok || !strings.HasPrefix(rest, `{"id":"c","success":true,`) || strings.Count(rest, "\n") != 1 {
 		t.Errorf("OUT after the resume: the %d bytes before, then %.200q", len(prior), strings.TrimPrefix(string(b), prior))
 	}
+}
+
+// TestBatchOutputFillsUp: OUT that fills up in the middle of a batch
+// (here a file size limit, RLIMIT_FSIZE: the write that passes it writes
+// what fits and fails, as a full disk does) — the summary counts the
+// results whose lines OUT holds whole, not the one cut short nor those
+// after it; stderr says how many were written of how many and prints the
+// command that finishes the batch; that --resume drops the line cut
+// short without saying the batch was killed, and finishes with each item
+// once. The summary counted the line cut short (and the lines after it)
+// as ok, and no resume command was printed.
+func TestBatchOutputFillsUp(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("no prlimit to limit the size of OUT")
+	}
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	var want []string
+	for i := range 20 {
+		fmt.Fprintf(&buf, `{"id":"f%02d","source":"fn main() -> Int { %d }"}`+"\n", i, i)
+		want = append(want, fmt.Sprintf("f%02d", i))
+	}
+	in := writeFile(t, dir, "in.jsonl", buf.String())
+	out := filepath.Join(dir, "out.jsonl")
+	const limit = 2000 // bytes: about 7 of the 20 lines
+	args := []string{in, "-o", out, "--cache-dir", ""}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := batchCommand(ctx, t, args...)
+	axArgs := cmd.Args // axpool batch --workers 2 --progress none args…
+	cmd.Path, cmd.Args = prlimit, append([]string{"prlimit", fmt.Sprintf("--fsize=%d", limit), "--"}, axArgs...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	err = cmd.Run()
+	stderr := errb.String()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("limited run: %v, want exit 1\n%s", err, stderr)
+	}
+	held := mustRead(t, out)
+	if len(held) != limit {
+		t.Fatalf("OUT holds %d bytes, want the limit, %d", len(held), limit)
+	}
+	whole := strings.Count(held, "\n")
+	cut := len(held) - (strings.LastIndex(held, "\n") + 1)
+	if !regexp.MustCompile(fmt.Sprintf(`(?m)^batch \w+: %d items, %d ok, 0 failed in `, whole, whole)).MatchString(stderr) {
+		t.Errorf("summary does not count the %d lines OUT holds whole:\n%s", whole, stderr)
+	}
+	m := regexp.MustCompile(`axpool batch: write (.*): file too large: the output could not be written \((\d+) of (\d+) result lines written whole; the summary counts those\); the results written so far are kept; to finish, once it can be written, run:\n  (.*)\n`).FindStringSubmatch(stderr)
+	resume := batch.ResumeCommand(axArgs, in, out)
+	if m == nil || m[1] != out || m[2] != strconv.Itoa(whole) || atoi(t, m[3]) <= whole || m[4] != resume {
+		t.Fatalf("stderr does not say %d result lines of more were written to %s, then %q:\n%s", whole, out, resume, stderr)
+	}
+
+	_, stderr, code := runBatchBin(t, append(args, "--resume")...)
+	dropped := fmt.Sprintf("axpool batch: --resume dropped line %d of %s, cut short (%d bytes without a newline: the batch writing it was killed or could not write it whole)\n", whole+1, out, cut)
+	if code != 0 || cut > 0 && !strings.Contains(stderr, dropped) ||
+		!regexp.MustCompile(fmt.Sprintf(`(?m)^batch done: 20 items, 20 ok, 0 failed in [0-9.]+s \(%d items run: [0-9.]+ items/s; %d kept\)$`, 20-whole, whole)).MatchString(stderr) {
+		t.Errorf("resume: exit %d, want 0, %q and 20 items ok, %d kept:\n%s", code, dropped, whole, stderr)
+	}
+	ids := idsOf(t, out)
+	slices.Sort(ids)
+	if !slices.Equal(ids, want) {
+		t.Errorf("ids %q, want each of f00…f19 once", ids)
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

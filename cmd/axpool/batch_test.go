@@ -1202,7 +1202,7 @@ func TestBatchResumeCutShort(t *testing.T) {
 	torn := `{"id":"b","success":tr`
 	writeFile(t, dir, "out.jsonl", keep+"\n"+torn)
 	_, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "", "--resume")
-	if code != 0 || !strings.Contains(stderr, "axpool batch: --resume dropped line 2 of "+out+", cut short (22 bytes without a newline: the batch writing it was killed)\n") ||
+	if code != 0 || !strings.Contains(stderr, "axpool batch: --resume dropped line 2 of "+out+", cut short (22 bytes without a newline: the batch writing it was killed or could not write it whole)\n") ||
 		!strings.Contains(stderr, "  skipped 1 item already in "+out+" (--resume)\n") ||
 		!regexp.MustCompile(`(?m)^batch done: 2 items, 2 ok, 0 failed in [0-9.]+s \(1 item run: [0-9.]+ items/s; 1 kept\)$`).MatchString(stderr) {
 		t.Errorf("resume: exit %d\n%s", code, stderr)

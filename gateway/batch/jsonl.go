@@ -90,7 +90,8 @@ type ResumeState struct {
 	Unmatched int
 	// CutShort is the size in bytes of the last line of OUT when
 	// OpenOutput dropped it, cut short (no newline: a batch killed while
-	// writing it), and CutShortLine its line number, 1-based; both 0 when
+	// writing it, or whose write of it failed: a full disk), and
+	// CutShortLine its line number, 1-based; both 0 when
 	// OUT ended in a newline.
 	CutShort     int64
 	CutShortLine int

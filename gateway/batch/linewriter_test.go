@@ -3,7 +3,7 @@ package batch
 import (
 	"bytes"
 	"errors"
-	"strings"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -40,10 +40,10 @@ func (w *recordWriter) Write(p []byte) (int, error) {
 func TestLineWriter(t *testing.T) {
 	w := &recordWriter{started: make(chan struct{}), release: make(chan struct{})}
 	lw := NewLineWriter(w, nil)
-	lw.WriteLine([]byte(`{"id":"a"}`))
+	lw.WriteLine([]byte(`{"id":"a"}`), nil)
 	<-w.started // the first line is being written
 	for _, id := range []string{"b", "c", "d"} {
-		lw.WriteLine([]byte(`{"id":"` + id + `"}`))
+		lw.WriteLine([]byte(`{"id":"`+id+`"}`), nil)
 	}
 	close(w.release)
 	if err := lw.Close(); err != nil {
@@ -55,24 +55,81 @@ func TestLineWriter(t *testing.T) {
 	}
 }
 
+// fillWriter is an output that holds room bytes (a disk filling up): a
+// Write past them writes what fits and fails as a full disk does. The
+// first Write waits for release (when set) after saying it started.
+type fillWriter struct {
+	room             int
+	out              bytes.Buffer
+	writes           int
+	started, release chan struct{}
+}
+
+var errFull = errors.New("no space left on device")
+
+func (w *fillWriter) Write(p []byte) (int, error) {
+	w.writes++
+	if w.writes == 1 && w.release != nil {
+		close(w.started)
+		<-w.release
+	}
+	n := min(len(p), w.room-w.out.Len())
+	w.out.Write(p[:n])
+	if n < len(p) {
+		return n, errFull
+	}
+	return n, nil
+}
+
 // TestLineWriterError: the first failed write is handed to onErr once and
-// returned by Close; the lines after it are still written.
+// returned by Close; the lines after it are not written.
 func TestLineWriterError(t *testing.T) {
-	errFull := errors.New("no space left on device")
-	w := &recordWriter{err: errFull}
+	w := &fillWriter{room: 0, started: make(chan struct{}), release: make(chan struct{})}
 	var told []error
 	lw := NewLineWriter(w, func(err error) { told = append(told, err) })
-	for _, id := range []string{"a", "b"} {
-		lw.WriteLine([]byte(id))
-	}
+	lw.WriteLine([]byte("a"), nil)
+	<-w.started // "a" is being written: "b" and "c" wait for the next write
+	lw.WriteLine([]byte("b"), nil)
+	lw.WriteLine([]byte("c"), nil)
+	close(w.release)
 	if err := lw.Close(); err != errFull {
 		t.Errorf("Close = %v, want %v", err, errFull)
 	}
 	if len(told) != 1 || told[0] != errFull {
 		t.Errorf("onErr told %v, want [%v] once", told, errFull)
 	}
-	if got := strings.Join(w.writes, ""); got != "a\nb\n" {
-		t.Errorf("written %q, want every line attempted: %q", got, "a\nb\n")
+	if w.writes != 1 || w.out.Len() != 0 {
+		t.Errorf("%d writes, %q written; want 1 write (none after the failed one), nothing written", w.writes, w.out.String())
+	}
+}
+
+// TestLineWriterFillsUp: an output that fills up in the middle of a
+// write (a disk filling up) — only the lines written whole, with their
+// newline, are told written; the line cut short and those after it are
+// not, nor written after it. A batch's summary counts the lines told
+// written: it counted the line cut short, and the lines after it were
+// written after the cut, glued to it.
+func TestLineWriterFillsUp(t *testing.T) {
+	// Room for "aaaa\n", "bbbb\n" and "cc" of "cccc\n".
+	w := &fillWriter{room: 12, started: make(chan struct{}), release: make(chan struct{})}
+	var written []string
+	lw := NewLineWriter(w, nil)
+	add := func(s string) { lw.WriteLine([]byte(s), func() { written = append(written, s) }) }
+	add("aaaa")
+	<-w.started // "aaaa" is being written: the others go in the next write
+	for _, s := range []string{"bbbb", "cccc", "dddd"} {
+		add(s)
+	}
+	close(w.release)
+	add("eeee") // after the failed write, or in it: never written
+	if err := lw.Close(); err != errFull {
+		t.Errorf("Close = %v, want %v", err, errFull)
+	}
+	if !slices.Equal(written, []string{"aaaa", "bbbb"}) {
+		t.Errorf("told written %q, want [aaaa bbbb]", written)
+	}
+	if got := w.out.String(); got != "aaaa\nbbbb\ncc" || w.writes != 2 {
+		t.Errorf("%d writes, output %q; want 2, %q", w.writes, got, "aaaa\nbbbb\ncc")
 	}
 }
 
@@ -82,14 +139,14 @@ func TestLineWriterError(t *testing.T) {
 func TestLineWriterBound(t *testing.T) {
 	w := &recordWriter{started: make(chan struct{}), release: make(chan struct{})}
 	lw := NewLineWriter(w, nil)
-	lw.WriteLine([]byte("first"))
+	lw.WriteLine([]byte("first"), nil)
 	<-w.started
 	half := bytes.Repeat([]byte("h"), lineWriterMax/2)
 	big := bytes.Repeat([]byte("b"), lineWriterMax+10)
-	lw.WriteLine(half) // waits with "first" being written
+	lw.WriteLine(half, nil) // waits with "first" being written
 	queued := make(chan struct{})
 	go func() {
-		lw.WriteLine(big) // over the bound with half waiting: waits for it
+		lw.WriteLine(big, nil) // over the bound with half waiting: waits for it
 		close(queued)
 	}()
 	// While "first" is being written, big must wait: a WriteLine past the
@@ -144,15 +201,15 @@ func TestLineWriterBufferNotShared(t *testing.T) {
 	g := &gateWriter{entered: make(chan struct{}), release: make(chan struct{})}
 	l := NewLineWriter(g, nil)
 	step := func() { g.release <- struct{}{}; <-g.entered }
-	l.WriteLine([]byte("a"))
+	l.WriteLine([]byte("a"), nil)
 	<-g.entered // write 1: "a\n"
 	big := bytes.Repeat([]byte("b"), 2*lineWriterMax)
-	l.WriteLine(big) // waits alone: its buffer's cap is over the bound
-	step()           // write 2: the big line
-	l.WriteLine([]byte("x1"))
-	l.WriteLine([]byte("x2"))
+	l.WriteLine(big, nil) // waits alone: its buffer's cap is over the bound
+	step()                // write 2: the big line
+	l.WriteLine([]byte("x1"), nil)
+	l.WriteLine([]byte("x2"), nil)
 	step() // write 3: x1 x2
-	l.WriteLine([]byte("YY"))
+	l.WriteLine([]byte("YY"), nil)
 	done := make(chan error)
 	go func() { done <- l.Close() }()
 	step() // write 4: YY
