@@ -296,7 +296,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	if errors.Is(readErr, batch.ErrInputStopped) {
 		readErr = nil // the batch stopped: its input with it
 	}
-	interrupted := errors.Is(runErr, batch.ErrStopped)
+	// A batch whose output failed stopped there, whether or not every
+	// item had run: the results it could not write are not counted.
+	interrupted := errors.Is(runErr, batch.ErrStopped) || writeErr != nil
 	var failFast *batch.FailFastError // the item that stopped the batch
 	errors.As(runErr, &failFast)
 	sum.Finish(time.Since(start), interrupted)

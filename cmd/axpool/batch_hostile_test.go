@@ -119,23 +119,60 @@ func TestBatchQuotaRetried(t *testing.T) {
 	}
 }
 
-// TestBatchOutputFull: OUT that cannot take the results (/dev/full) stops
-// the batch with exit 1 and one line naming OUT once and the reason; the
-// workers it had started stop without a word.
+// TestBatchOutputFull: an output that cannot take the results
+// (/dev/full), as -o OUT or as standard output, stops the batch with exit
+// 1; both say the same, true thing: the batch was interrupted, no item's
+// line reached the output (the summary, and the --summary file, count
+// none), the write failed, and how to finish. The workers it had started
+// stop without a word. Standard output on /dev/full said "batch done: 1
+// item, 1 ok", -o /dev/full "batch interrupted".
 func TestBatchOutputFull(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full on this system")
 	}
-	in := filepath.Join(t.TempDir(), "in.jsonl")
-	if err := os.WriteFile(in, []byte(`{"id":"a","source":"fn main() -> Int { 1 }"}`+"\n"+`{"id":"b","source":"fn main() -> Int { 2 }"}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	stdout, stderr, code := runBatchBin(t, in, "-o", "/dev/full", "--cache-ttl", "0")
-	if code != 1 || stdout != "" || !regexp.MustCompile(`\naxpool batch: write /dev/full: no space left on device: the output could not be written \(0 of [12] result lines? written whole; the summary counts those\); the results written so far are kept; to finish, once it can be written, run:\n  .* --resume\n$`).MatchString(stderr) {
-		t.Errorf("exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
-	}
-	if strings.Contains(stderr, "[worker") || strings.Contains(stderr, "context canceled") {
-		t.Errorf("worker shutdown noise on stderr:\n%s", stderr)
+	dir := t.TempDir()
+	in := writeFile(t, dir, "in.jsonl", `{"id":"a","source":"fn main() -> Int { 1 }"}`+"\n")
+	for _, mode := range []struct{ name, out, resume string }{
+		{"-o", "/dev/full", " --resume"},
+		{"stdout", "standard output", " -o OUT.jsonl (write to a file to be able to resume)"},
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			summary := filepath.Join(t.TempDir(), "summary.json")
+			args := []string{in, "--cache-ttl", "0", "--summary", summary}
+			if mode.name == "-o" {
+				args = append(args, "-o", "/dev/full")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+			defer cancel()
+			cmd := batchCommand(ctx, t, args...)
+			full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer full.Close()
+			var errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = full, &errb
+			err = cmd.Run()
+			stderr := errb.String()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+				t.Fatalf("%v, want exit 1\n%s", err, stderr)
+			}
+			resume := regexp.QuoteMeta(cmd.Args[0]+" batch") + ".*" + regexp.QuoteMeta(mode.resume)
+			want := `^batch interrupted: 0 items, 0 ok, 0 failed in [0-9.]+s \(0\.0 items/s\)\n` +
+				`axpool batch: write ` + mode.out + `: no space left on device: the output could not be written \(0 of 1 result line written whole; the summary counts those\); ` +
+				`the results written so far are kept; to finish, once it can be written, run:\n  ` + resume + `\n$`
+			if !regexp.MustCompile(want).MatchString(stderr) {
+				t.Errorf("stderr:\n%s\nwant it to match %s", stderr, want)
+			}
+			var sum struct {
+				Items, OK   int
+				Interrupted bool
+			}
+			if err := json.Unmarshal([]byte(mustRead(t, summary)), &sum); err != nil || sum.Items != 0 || sum.OK != 0 || !sum.Interrupted {
+				t.Errorf("--summary %+v (%v), want 0 items, 0 ok, interrupted", sum, err)
+			}
+		})
 	}
 }
 
@@ -304,7 +341,7 @@ func TestBatchOutputFillsUp(t *testing.T) {
 	}
 	whole := strings.Count(held, "\n")
 	cut := len(held) - (strings.LastIndex(held, "\n") + 1)
-	if !regexp.MustCompile(fmt.Sprintf(`(?m)^batch \w+: %d items, %d ok, 0 failed in `, whole, whole)).MatchString(stderr) {
+	if !regexp.MustCompile(fmt.Sprintf(`(?m)^batch interrupted: %d items, %d ok, 0 failed in `, whole, whole)).MatchString(stderr) {
 		t.Errorf("summary does not count the %d lines OUT holds whole:\n%s", whole, stderr)
 	}
 	m := regexp.MustCompile(`axpool batch: write (.*): file too large: the output could not be written \((\d+) of (\d+) result lines written whole; the summary counts those\); the results written so far are kept; to finish, once it can be written, run:\n  (.*)\n`).FindStringSubmatch(stderr)

@@ -42,7 +42,8 @@ type Summary struct {
 	WallMs      int64   `json:"wall_ms"`
 	ItemsPerSec float64 `json:"items_per_s"`
 	// Interrupted reports a batch stopped before every item ran (ctx ended,
-	// fail-fast).
+	// fail-fast), or before every result was written (axpool batch: its
+	// output failed).
 	Interrupted bool `json:"interrupted"`
 	// Kept counts the results an --resume found in OUT and counted (Add
 	// with kept), which the rate leaves out.
