@@ -19,9 +19,12 @@ type Progress struct {
 	bar   *progressbar.ProgressBar
 	total int
 	start time.Time
-	last  *Summary
-	stop  chan struct{}
-	wg    sync.WaitGroup
+	// done, failed and fails are the counts of the last Add: items,
+	// failed items, and their outcomes (Summary.FailuresByName).
+	done, failed int
+	fails        string
+	stop         chan struct{}
+	wg           sync.WaitGroup
 }
 
 // NewProgress starts the display of mode (auto, bar, plain or none) for
@@ -69,7 +72,13 @@ func NewProgress(w io.Writer, mode string, interval time.Duration, total int) *P
 func (p *Progress) Add(sum *Summary) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.last = sum
+	// The plain line's counts, copied here: the ticker's goroutine must
+	// not read sum while the caller's next Add changes it. The failures
+	// are formatted again only when their count changed.
+	p.done = sum.Items
+	if p.bar == nil && sum.Failed != p.failed {
+		p.failed, p.fails = sum.Failed, sum.FailuresByName()
+	}
 	if p.bar != nil {
 		desc := "batch"
 		if f := sum.FailuresByName(); f != "" {
@@ -84,11 +93,7 @@ func (p *Progress) Add(sum *Summary) {
 func (p *Progress) plainLine() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	done := 0
-	fails := ""
-	if p.last != nil {
-		done, fails = p.last.Items, p.last.FailuresByName()
-	}
+	done, fails := p.done, p.fails
 	el := time.Since(p.start).Seconds()
 	rate := float64(done) / max(el, 1e-9)
 	line := fmt.Sprintf("batch: %d", done)

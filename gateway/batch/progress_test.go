@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -64,4 +65,48 @@ func TestProgressFailuresByName(t *testing.T) {
 	if line := buf.String(); !strings.HasSuffix(line, ", failures: runtime_error 3, step_limit 5\n") {
 		t.Errorf("plain line %q, want the failures by name", line)
 	}
+}
+
+// TestProgressPlainWhileAdding: plain lines drawn every millisecond while
+// items are added read the counts of the last Add, not the summary being
+// changed (the ticker's goroutine read sum's fields and outcomes as the
+// caller's goroutine wrote them: a data race, under -race a failed test);
+// the last line counts every item and its failures.
+func TestProgressPlainWhileAdding(t *testing.T) {
+	var buf syncBuffer
+	p := NewProgress(&buf, "plain", time.Millisecond, 3000)
+	sum := NewSummary()
+	for i := range 3000 {
+		outcome := "ok"
+		if i%3 == 0 {
+			outcome = "runtime_error"
+		}
+		sum.Add(Result{Envelope: json.RawMessage(`{"outcome":"` + outcome + `"}`), Outcome: outcome, Steps: 1})
+		p.Add(sum)
+	}
+	p.plainLine()
+	p.Finish(sum)
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "batch: 3000/3000 items, ") || !strings.HasSuffix(last, ", failures: runtime_error 1000") {
+		t.Errorf("last plain line %q, want 3000/3000 items and failures: runtime_error 1000", last)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
