@@ -150,8 +150,16 @@ func (c *Client) answerQuery(m *nats.Msg, jobID string) {
 // why there was no answer when the subject is invalid or the connection
 // closed.
 func (b *Bus) Answered(subject, jobID string, wait time.Duration) (bool, error) {
+	held, _, err := b.AnsweredReplied(subject, jobID, wait)
+	return held, err
+}
+
+// AnsweredReplied is Answered that also reports whether the Client
+// replied: held is then its answer, for sure; without a reply (nobody
+// listens, no answer in time, an error) held is false and says nothing.
+func (b *Bus) AnsweredReplied(subject, jobID string, wait time.Duration) (held, replied bool, err error) {
 	reply, answered, err := b.ask(context.Background(), "query", subject, &Event{JobID: jobID, Type: EventQuery}, wait)
-	return answered && len(reply) == 1 && reply[0] == queryAnswered[0], err
+	return answered && len(reply) == 1 && reply[0] == queryAnswered[0], answered, err
 }
 
 // Chunk returns the chunk whose item d is (Items), nil for a delivery

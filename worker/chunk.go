@@ -71,10 +71,14 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 			// (Worker.notStartedBefore: one AckWait of its limit, and a
 			// rerun at the last allowed delivery). At the first item, or
 			// when the chunk was handed off already, the chunk goes back.
+			// A redelivery hands off only past a lead known (leadSure):
+			// before it, the item the lost delivery was running may be
+			// among those left, and must count as started.
 			cr.mu.Lock()
 			once := cr.from == len(items) && !cr.handed // a chunk is handed off once
+			started := !again || cr.leadSure
 			cr.mu.Unlock()
-			if i > 0 && once {
+			if i > 0 && once && started {
 				cr.handOff(i, "the worker is stopping; handed a chunk's items not started to another slot")
 			}
 			break
@@ -90,15 +94,19 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 		if !cr.begin(i) {
 			break
 		}
-		if again && it.Err == nil && w.answeredBefore(it.Job, func() *slog.Logger { return w.log.With("job", it.Job.ID) }) {
-			w.log.Debug("chunk item answered on an earlier delivery; not running it again", "job", it.Job.ID)
-			_ = it.Ack() // recorded for Settle; nothing is sent
-			continue
-		}
-		if again {
+		if again && it.Err == nil {
+			held, sure := w.answeredBeforeSure(it.Job, func() *slog.Logger { return w.log.With("job", it.Job.ID) })
+			if held {
+				w.log.Debug("chunk item answered on an earlier delivery; not running it again", "job", it.Job.ID)
+				_ = it.Ack() // recorded for Settle; nothing is sent
+				continue
+			}
 			cr.mu.Lock()
-			if cr.lead == nil {
-				cr.lead = it
+			if !cr.leadSure {
+				// The item the lost delivery was running is this one or
+				// a later one: the lead moves on until its caller says
+				// for sure it holds no answer (Worker.notStartedBefore).
+				cr.lead, cr.leadSure = it, sure
 			}
 			cr.mu.Unlock()
 		}
@@ -170,15 +178,18 @@ type chunkRun struct {
 	timer      *time.Timer
 
 	mu sync.Mutex
-	// lead is, on a redelivery, the first item this delivery runs: the
-	// one an earlier delivery may have been running when it was lost
-	// (Worker.notStartedBefore).
-	lead   *queue.Delivery
-	next   int           // the first item not started
-	from   int           // the first item handed off (or being handed off); len(items) when none
-	handed bool          // no (further) hand-off: done or in doubt
-	busy   chan struct{} // closed when the hand-off under way ends; nil when none is
-	ended  bool
+	// lead is, on a redelivery, the item an earlier delivery may have
+	// been running when it was lost: the first this delivery runs whose
+	// caller said for sure it holds no answer (leadSure; until then the
+	// last one run) and that had no stored result (Worker.
+	// notStartedBefore, Worker.storedAnswer).
+	lead     *queue.Delivery
+	leadSure bool
+	next     int           // the first item not started
+	from     int           // the first item handed off (or being handed off); len(items) when none
+	handed   bool          // no (further) hand-off: done or in doubt
+	busy     chan struct{} // closed when the hand-off under way ends; nil when none is
+	ended    bool
 }
 
 // begin waits for a hand-off under way to end and reports whether item i
@@ -341,10 +352,13 @@ func (c *chunkRun) confirm() {
 // this worker runs that no earlier delivery of the chunk started: one
 // after its lead. The items of a chunk delivery run one after the other,
 // each answered before the next starts, and the redelivery skips those
-// whose caller holds their answer, so an earlier delivery was running at
-// most the first item the redelivery runs; a later one that it had
-// started has a claim (it ran past its first heartbeat) or a stored
-// result. An item handed off to a chunk of its own is HandedOn instead.
+// whose caller holds their answer and answers those with a stored result
+// from it, so an earlier delivery was running at most the first item
+// whose caller says for sure it holds no answer (chunkRun.lead); a later
+// one that it had started has a claim (it ran past its first heartbeat)
+// or a stored result. While no caller answered for sure (a question
+// unanswered, an undecodable item) every item counts as possibly
+// started. An item handed off to a chunk of its own is HandedOn instead.
 func (w *Worker) notStartedBefore(d *queue.Delivery) bool {
 	c := w.chunkRunOf(d)
 	if c == nil || !c.again {
@@ -352,7 +366,21 @@ func (w *Worker) notStartedBefore(d *queue.Delivery) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lead != nil && c.lead != d
+	return c.leadSure && c.lead != d
+}
+
+// storedAnswer records that d, an item of a redelivered chunk, was
+// answered with the result an earlier delivery stored: that delivery
+// finished it, so it is not the lead (the item it was running comes
+// later).
+func (w *Worker) storedAnswer(d *queue.Delivery) {
+	if c := w.chunkRunOf(d); c != nil {
+		c.mu.Lock()
+		if c.lead == d {
+			c.lead, c.leadSure = nil, false
+		}
+		c.mu.Unlock()
+	}
 }
 
 // replyPrefix is job's reply subject without its last token (the job's

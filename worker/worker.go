@@ -541,6 +541,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		cancelOp()
 		switch {
 		case err == nil:
+			w.storedAnswer(d)
 			log().Info("result already stored; re-publishing")
 			w.finish(d, job, hb, res, "", log)
 			return
@@ -1159,14 +1160,23 @@ func (w *Worker) finishJob(d *queue.Delivery, job *queue.Job, hb *beat, res json
 // (confirm.go). A kept job's result is stored before its ack, so such a
 // job is not asked; no answer is false (run it: at least once).
 func (w *Worker) answeredBefore(job *queue.Job, log func() *slog.Logger) bool {
+	held, _ := w.answeredBeforeSure(job, log)
+	return held
+}
+
+// answeredBeforeSure is answeredBefore that also reports whether the
+// answer is sure: the caller answered the question, or the job's result
+// is stored whatever the caller holds (Keep, a reply subject that cannot
+// be asked) — not a question left unanswered.
+func (w *Worker) answeredBeforeSure(job *queue.Job, log func() *slog.Logger) (held, sure bool) {
 	if job.Keep || !queue.ValidReply(job.Reply) {
-		return false
+		return false, true
 	}
-	done, err := w.bus.Answered(job.Reply, job.ID, answeredWait)
+	held, replied, err := w.bus.AnsweredReplied(job.Reply, job.ID, answeredWait)
 	if err != nil {
 		log().Debug("ask whether the job is answered", "err", err)
 	}
-	return done
+	return held, replied
 }
 
 // jobResult is a job's result on its way to the job's end
