@@ -42,7 +42,10 @@ type SupervisorOptions struct {
 	// has started (or failed to).
 	Command func(i int) *exec.Cmd
 	// Stderr receives the processes' stdout and stderr, each line prefixed
-	// with "[worker i] "; default os.Stderr. Never the MCP stdout.
+	// with "[worker i] "; default os.Stderr. Never the MCP stdout. Until
+	// its first heartbeat a process's output is cut after StartOutputLimit
+	// bytes (one line says so): a process that crashes at every start (a
+	// Go runtime trace when it cannot create a thread) would fill the log.
 	Stderr io.Writer
 	// MinBackoff and MaxBackoff bound the delay before restarting a process
 	// that died; the delay doubles on each consecutive failure. Defaults
@@ -77,6 +80,15 @@ type SupervisorOptions struct {
 	// (Worker.Healthy) — is killed with SIGKILL and restarted. A process
 	// that never sent one is not watched. Default DefaultHeartbeatTimeout.
 	HeartbeatTimeout time.Duration
+	// MaxStartFailures, when above 0, ends the supervision when process
+	// i failed at start that many times in a row — it could not be
+	// started (a pipe or a fork refused: EMFILE, EAGAIN) or it exited
+	// before its first heartbeat — while no process has ever sent one:
+	// no job would ever be answered. The other processes are then
+	// stopped, Done is closed and Err returns a *StartError (Supervise
+	// returns it). Once any process has sent a heartbeat, every process
+	// that dies is restarted, as with 0 (never give up).
+	MaxStartFailures int
 	// OnStart and OnExit, if set, are called when process i started with
 	// pid, and when it exited (err as from exec.Cmd.Wait: nil for exit
 	// status 0). For metrics and tests; they must return quickly.
@@ -109,6 +121,30 @@ const (
 	DefaultHeartbeatTimeout = 3 * time.Second
 )
 
+// StartOutputLimit bounds the output a process writes before its first
+// heartbeat that the Supervisor copies to SupervisorOptions.Stderr, per
+// start of the process.
+const StartOutputLimit = 4 << 10
+
+// StartError is the error of a supervision that gave up
+// (SupervisorOptions.MaxStartFailures): worker process Worker failed at
+// start Attempts times in a row, no process having ever sent a
+// heartbeat. Status says how the last attempt ended ("pipe2: too many
+// open files", "exit status 2"); Err is that attempt's error (from
+// exec.Cmd.Start, or exec.Cmd.Wait's; nil for an exit with status 0), so
+// that errors.Is(err, syscall.EMFILE) tells a lack of file descriptors.
+type StartError struct {
+	Worker, Attempts int
+	Status           string
+	Err              error
+}
+
+func (e *StartError) Error() string {
+	return fmt.Sprintf("worker process %d failed at start %d times in a row, never ready (last: %s)", e.Worker, e.Attempts, e.Status)
+}
+
+func (e *StartError) Unwrap() error { return e.Err }
+
 // Supervisor keeps N worker processes running. Each runs in a process
 // group of its own, so that a terminal's Ctrl-C (SIGINT to the foreground
 // group) reaches only the parent, which stops them in order (Stop); once
@@ -121,9 +157,10 @@ type Supervisor struct {
 	stopping chan struct{}
 	stopOnce sync.Once
 	wg       sync.WaitGroup
-	ended    chan struct{} // closed when a process's exit was Final
+	ended    chan struct{} // closed when a process's exit was Final, or by giving up
 	endOnce  sync.Once
 	endErr   error
+	ready    atomic.Bool // a process has sent a heartbeat
 
 	mu       sync.Mutex
 	pids     []int
@@ -179,6 +216,9 @@ func StartSupervisor(opts SupervisorOptions) (*Supervisor, error) {
 	if opts.HeartbeatTimeout == 0 {
 		opts.HeartbeatTimeout = DefaultHeartbeatTimeout
 	}
+	if opts.MaxStartFailures < 0 {
+		return nil, fmt.Errorf("worker: SupervisorOptions.MaxStartFailures must be ≥ 0 (0 means never give up), got %d", opts.MaxStartFailures)
+	}
 	if opts.WorkerGrace > 0 && opts.StopGrace <= opts.WorkerGrace {
 		return nil, fmt.Errorf("worker: SupervisorOptions.StopGrace (%v) must exceed WorkerGrace (%v): Stop would kill workers still answering their jobs", opts.StopGrace, opts.WorkerGrace)
 	}
@@ -232,6 +272,22 @@ func Supervise(ctx context.Context, opts SupervisorOptions) error {
 	}
 }
 
+// Done is closed when the supervision ended by itself: a process's exit
+// was Final, or the Supervisor gave up (MaxStartFailures). Err says why.
+// Stop does not close it.
+func (s *Supervisor) Done() <-chan struct{} { return s.ended }
+
+// Err returns, once Done is closed, the Final exit's error (nil for exit
+// status 0) or the *StartError of giving up; nil before.
+func (s *Supervisor) Err() error {
+	select {
+	case <-s.ended:
+		return s.endErr
+	default:
+		return nil
+	}
+}
+
 // PIDs returns the PID of each worker process, 0 for one not running now.
 func (s *Supervisor) PIDs() []int {
 	s.mu.Lock()
@@ -250,14 +306,17 @@ func (s *Supervisor) Restarts() int {
 // StopGrace, and returns once all have exited and their output is copied.
 // Idempotent.
 func (s *Supervisor) Stop() {
-	s.stopOnce.Do(func() { close(s.stopping) })
+	s.beginStop()
 	s.wg.Wait()
 }
+
+func (s *Supervisor) beginStop() { s.stopOnce.Do(func() { close(s.stopping) }) }
 
 // keep runs worker process i until Stop.
 func (s *Supervisor) keep(i int) {
 	log := s.log.With("worker", i)
 	backoff := s.opts.MinBackoff
+	failures := 0 // in a row, at start
 	for {
 		select {
 		case <-s.stopping:
@@ -265,7 +324,7 @@ func (s *Supervisor) keep(i int) {
 		default:
 		}
 		started := time.Now()
-		stopped, pid, status, err := s.runOnce(i, log)
+		stopped, pid, status, err, ready := s.runOnce(i, log)
 		if stopped {
 			return
 		}
@@ -276,6 +335,16 @@ func (s *Supervisor) keep(i int) {
 		}
 		if time.Since(started) >= s.opts.StableAfter {
 			backoff = s.opts.MinBackoff
+		}
+		if failures++; ready {
+			failures = 0
+		}
+		if limit := s.opts.MaxStartFailures; limit > 0 && failures >= limit && !s.ready.Load() {
+			log.Error("worker process failed at start too many times; giving up", "attempts", failures, "err", status)
+			serr := &StartError{Worker: i, Attempts: failures, Status: status, Err: err}
+			s.endOnce.Do(func() { s.endErr = serr; close(s.ended) })
+			s.beginStop()
+			return
 		}
 		if pid != 0 {
 			log.Warn("worker process exited; restarting", "pid", pid, "status", status, "restart_in", backoff)
@@ -300,9 +369,9 @@ const heartbeatCheck = 100 * time.Millisecond
 
 // runOnce starts process i and waits until it exits: stopped when Stop
 // ended it, else its pid (0 if it did not start), how it ended (or why it
-// did not start) and exec.Cmd.Wait's error. A process that stops
-// heartbeating is killed.
-func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, status string, werr error) {
+// did not start), exec.Cmd.Start's or Wait's error, and whether it sent a
+// heartbeat. A process that stops heartbeating is killed.
+func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, status string, werr error, ready bool) {
 	cmd := s.opts.Command(i)
 	// Separate writers (two pipes) so partial lines of stdout and stderr
 	// never merge.
@@ -310,8 +379,10 @@ func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, st
 	if s.opts.Prefix != nil {
 		prefix = []byte(s.opts.Prefix(i))
 	}
-	pwOut := &prefixWriter{prefix: prefix, out: s.out}
-	pwErr := &prefixWriter{prefix: prefix, out: s.out}
+	early := &startOutput{}
+	early.left.Store(StartOutputLimit)
+	pwOut := &prefixWriter{prefix: prefix, out: s.out, early: early}
+	pwErr := &prefixWriter{prefix: prefix, out: s.out, early: early}
 	cmd.Stdout, cmd.Stderr = pwOut, pwErr
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
@@ -326,7 +397,7 @@ func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, st
 	cmd.SysProcAttr.Setpgid = true // Ctrl-C reaches only the supervisor
 	beats, beatW, err := os.Pipe()
 	if err != nil {
-		return false, 0, "heartbeat pipe: " + err.Error(), err
+		return false, 0, "heartbeat pipe: " + err.Error(), err, false
 	}
 	defer beats.Close()
 	cmd.ExtraFiles = append(cmd.ExtraFiles, beatW)
@@ -337,7 +408,7 @@ func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, st
 		f.Close() // the child holds its own copies
 	}
 	if err != nil {
-		return false, 0, err.Error(), err
+		return false, 0, err.Error(), err, false
 	}
 	pid = cmd.Process.Pid
 	s.setPID(i, pid)
@@ -346,15 +417,32 @@ func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, st
 		s.opts.OnStart(i, pid)
 	}
 	var last atomic.Int64 // UnixNano of the last heartbeat, 0 before the first
+	beatsDone := make(chan struct{})
 	go func() {
+		defer close(beatsDone)
 		buf := make([]byte, 64)
 		for {
 			if _, err := beats.Read(buf); err != nil {
 				return
 			}
-			last.Store(time.Now().UnixNano())
+			if last.Swap(time.Now().UnixNano()) == 0 {
+				early.ready.Store(true)
+				s.ready.Store(true)
+			}
 		}
 	}()
+	// sentBeat reports whether the process, now exited, sent a heartbeat:
+	// one it wrote just before it exited is read first (the pipe's end,
+	// unless a child of the process still holds it).
+	sentBeat := func() bool {
+		if last.Load() == 0 {
+			select {
+			case <-beatsDone:
+			case <-time.After(time.Second):
+			}
+		}
+		return last.Load() != 0
+	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	check := time.NewTicker(heartbeatCheck)
@@ -369,7 +457,7 @@ func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, st
 			if s.opts.OnExit != nil {
 				s.opts.OnExit(i, pid, err)
 			}
-			return false, pid, exitStatus(err), err
+			return false, pid, exitStatus(err), err, sentBeat()
 		case <-s.stopping:
 			err := s.stop(cmd, exited, log)
 			pwOut.Flush()
@@ -378,7 +466,7 @@ func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, st
 			if s.opts.OnExit != nil {
 				s.opts.OnExit(i, pid, err)
 			}
-			return true, pid, exitStatus(err), err
+			return true, pid, exitStatus(err), err, last.Load() != 0
 		case <-check.C:
 			l := last.Load()
 			if silent := time.Since(time.Unix(0, l)); l != 0 && !killed && silent > s.opts.HeartbeatTimeout {
@@ -498,6 +586,14 @@ type prefixWriter struct {
 	prefix []byte
 	out    *lockedWriter
 	buf    []byte
+	early  *startOutput // nil: no limit
+}
+
+// startOutput is what a process's two writers share of StartOutputLimit.
+type startOutput struct {
+	ready atomic.Bool  // the process sent a heartbeat: no limit
+	left  atomic.Int64 // bytes it may still write before
+	cut   atomic.Bool  // the line saying so was written
 }
 
 func (p *prefixWriter) Write(b []byte) (int, error) {
@@ -518,8 +614,15 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 }
 
 func (p *prefixWriter) emit(line []byte) {
+	defer func() { p.buf = p.buf[:0] }()
+	if e := p.early; e != nil && !e.ready.Load() && e.left.Add(-int64(len(line))) < 0 {
+		if e.cut.CompareAndSwap(false, true) {
+			p.out.write(fmt.Appendf(append([]byte(nil), p.prefix...),
+				"[the rest of this start's output is not shown: over %d KiB before the process was ready]\n", StartOutputLimit>>10))
+		}
+		return
+	}
 	p.out.write(append(append([]byte(nil), p.prefix...), line...))
-	p.buf = p.buf[:0]
 }
 
 // Flush writes a last partial line.

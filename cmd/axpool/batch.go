@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -241,6 +242,17 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		return err
 	}
 	defer n.Close()
+	// Worker processes that cannot start (a low open-file limit…) stop the
+	// batch, where each item waited its --job-timeout.
+	runCtx, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	go func() {
+		select {
+		case <-n.Failed():
+			cancelRun()
+		case <-runCtx.Done():
+		}
+	}()
 	// The pool's slots: the default concurrency, and the least at which
 	// the items' jobs go in chunks (dispatch.PackBatch).
 	var slots int
@@ -268,7 +280,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	lines := batch.NewLineWriter(out, func(error) { stop() })
 	ran, written := 0, 0 // results handed over; their lines written whole
 	start := time.Now()
-	runErr := n.Dispatcher.RunItems(ctx, items, dispatch.ItemsOptions{
+	runErr := n.Dispatcher.RunItems(runCtx, items, dispatch.ItemsOptions{
 		Concurrency: conc,
 		Ordered:     bf.ordered,
 		FailFast:    bf.failFast,
@@ -322,6 +334,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		return err
 	}
 	switch {
+	case n.Err() != nil:
+		fmt.Fprintf(stderr, "axpool batch: %v\n", n.Err())
+		return silentExit(exitFail)
 	case readErr != nil:
 		fmt.Fprintf(stderr, "axpool batch: read %s: %v (the items before it ran)\n", in, readErr)
 		return silentExit(exitFail)

@@ -261,6 +261,12 @@ func runMCP(cmd *cobra.Command, _ []string) error {
 		n.Drain(sig, mcpFlags.shutdownGrace)
 		cancel()
 		err = <-served
+	case <-n.Failed():
+		// No call could ever be answered: stop, rather than serve.
+		err = n.Err()
+		n.Gateway.CancelCalls()
+		cancel()
+		<-served
 	}
 	n.Close()
 	if err != nil {

@@ -165,6 +165,11 @@ func runServe(cmd *cobra.Command, _ []string) error {
 		go func() { _ = h.Shutdown(context.Background()) }()
 		n.Drain(sig, serveFlags.node.shutdownGrace)
 		err = closeHTTP(h, errc)
+	case <-n.Failed():
+		// No call could ever be answered: stop, rather than serve.
+		n.Gateway.CancelCalls()
+		_ = closeHTTP(h, errc)
+		err = n.Err()
 	}
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool serve: %v", err)

@@ -171,7 +171,7 @@ func runWorker(cmd *cobra.Command, _ []string) error {
 		// component=supervisor.
 		err := node.SuperviseWorker(ctx, commandLine, workerFlags.secretEnv, workerFlags.shutdownGrace+worker.ShutdownSlack, exitFail, cmd.ErrOrStderr(), log)
 		if err != nil {
-			if errors.Is(err, node.ErrNoExecutable) {
+			if se := (*worker.StartError)(nil); errors.Is(err, node.ErrNoExecutable) || errors.As(err, &se) {
 				return printFail(cmd, exitFail, "axpool worker: %v", err)
 			}
 			return silentExit(exitFail) // the child said why

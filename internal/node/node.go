@@ -206,6 +206,10 @@ type Node struct {
 	sup        *worker.Supervisor
 	workersErr error
 	closed     bool
+	// failed is closed when the workers cannot start (their supervisor
+	// gave up), failErr says why.
+	failed  chan struct{}
+	failErr error
 	// reg is the --metrics-addr registry (nil without one): workers
 	// started late register their supervisor's metrics in it.
 	reg *prometheus.Registry
@@ -252,7 +256,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if cfg.CacheTTL > 0 {
 		go tools.RuntimeVersion()
 	}
-	n = &Node{cfg: cfg, base: cfg.Logger, Log: cfg.Logger.With("component", "gateway")}
+	n = &Node{cfg: cfg, base: cfg.Logger, Log: cfg.Logger.With("component", "gateway"), failed: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			n.Close()
@@ -551,12 +555,15 @@ func (n *Node) openQueue(ctx context.Context) (bus *queue.Bus, secretsEnv []stri
 }
 
 // startWorkersOnce starts the worker processes of a single-node node the
-// first time it is called and returns that start's error every time; it
-// starts none once the node is closed. Their supervisor stops before the
+// first time it is called and returns that start's error every time (or,
+// once they failed at start, Err); it starts none once the node is closed. Their supervisor stops before the
 // queue client and the server close.
 func (n *Node) startWorkersOnce() error {
 	n.workersMu.Lock()
 	defer n.workersMu.Unlock()
+	if n.failErr != nil {
+		return n.failErr
+	}
 	if n.sup != nil || n.workersErr != nil || n.closed || n.emb == nil {
 		return n.workersErr
 	}
@@ -567,12 +574,65 @@ func (n *Node) startWorkersOnce() error {
 	}
 	sup := n.sup
 	n.onClose(sup.Stop)
+	closing := make(chan struct{})
+	n.onClose(func() { close(closing) }) // before sup.Stop
+	go func() {
+		select {
+		case <-sup.Done():
+			n.workersMu.Lock()
+			n.failErr = startFailure(sup.Err())
+			n.workersMu.Unlock()
+			close(n.failed)
+		case <-closing:
+		}
+	}()
 	if n.reg != nil {
 		if err := worker.RegisterSupervisorMetrics(n.reg, sup); err != nil {
 			n.Log.Warn("worker metrics not registered", "err", err)
 		}
 	}
 	return nil
+}
+
+// maxStartFailures is how many times in a row a worker process of a
+// single-node node may fail at start (worker.SupervisorOptions) before
+// the node gives up: about 1.5 s of retries with the supervisor's default
+// backoff.
+const maxStartFailures = 5
+
+// Failed is closed when the worker processes of a single-node node cannot
+// start: each failed at start maxStartFailures times in a row before any
+// was ever ready (a file-descriptor or process limit, a broken
+// executable), so that no call would ever be answered; the workers are
+// stopped and Err says why and what to do. Never closed otherwise (fleet
+// mode, workers that started).
+func (n *Node) Failed() <-chan struct{} { return n.failed }
+
+// Err is, once Failed is closed, why the worker processes cannot start:
+// "the worker processes cannot start: worker process 0 failed at start 5
+// times in a row, never ready (last: pipe2: too many open files); the
+// open-file limit (ulimit -n) is 16: raise the limit (ulimit -n 1024)".
+// nil before.
+func (n *Node) Err() error {
+	n.workersMu.Lock()
+	defer n.workersMu.Unlock()
+	return n.failErr
+}
+
+// startFailure is the error of workers whose supervisor gave up with err
+// (a *worker.StartError), with what to do about a limit that caused it.
+func startFailure(err error) error {
+	var rl syscall.Rlimit
+	switch {
+	case (errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE)) && syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl) == nil:
+		return fmt.Errorf("the worker processes cannot start: %w; the open-file limit (ulimit -n) is %d: raise the limit (ulimit -n %d)",
+			err, rl.Cur, max(1024, 2*rl.Cur))
+	case errors.Is(err, syscall.EAGAIN):
+		return fmt.Errorf("the worker processes cannot start: %w; the system refused a new process or thread: raise the process limit (ulimit -u) or free memory", err)
+	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
+		return fmt.Errorf("the worker processes cannot start: %w; raise the open-file limit (ulimit -n 1024)", err)
+	}
+	return fmt.Errorf("the worker processes cannot start: %w; their output above says why", err)
 }
 
 // supervisor returns the workers' supervisor (nil before they start).
@@ -763,9 +823,10 @@ func startWorkers(emb *queue.Embedded, cfg *Config, log *slog.Logger) (*worker.S
 		// The workers run with --shutdown-grace (WorkerArgs): Stop gives
 		// them that long to finish their jobs, and the slack to answer
 		// the rest, before it kills them.
-		WorkerGrace: cfg.ShutdownGrace + worker.ShutdownSlack,
-		StopGrace:   cfg.ShutdownGrace + worker.ShutdownSlack + 500*time.Millisecond,
-		Logger:      log,
+		WorkerGrace:      cfg.ShutdownGrace + worker.ShutdownSlack,
+		StopGrace:        cfg.ShutdownGrace + worker.ShutdownSlack + 500*time.Millisecond,
+		MaxStartFailures: maxStartFailures,
+		Logger:           log,
 	})
 }
 

@@ -155,14 +155,17 @@ var ErrNoExecutable = errors.New("cannot find its own executable to supervise")
 // itself with status 0 or failStatus (its shutdown, or a failure it
 // reported: NATS or the queue still missing after --connect-timeout, bad
 // credentials…) is not restarted, and SuperviseWorker returns its error
-// (nil for status 0). When ctx ends the child gets SIGTERM, within grace
+// (nil for status 0). A child that fails at start maxStartFailures times
+// in a row, never ready, is not restarted either: SuperviseWorker returns
+// an error wrapping the *worker.StartError that says what to do (the
+// open-file limit…). When ctx ends the child gets SIGTERM, within grace
 // (its shutdown grace plus slack).
 func SuperviseWorker(ctx context.Context, args, secretNames []string, grace time.Duration, failStatus int, stderr io.Writer, log *slog.Logger) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNoExecutable, err)
 	}
-	return worker.Supervise(ctx, worker.SupervisorOptions{
+	err = worker.Supervise(ctx, worker.SupervisorOptions{
 		N: 1,
 		Command: func(int) *exec.Cmd {
 			c := exec.Command(exe, args...)
@@ -180,8 +183,13 @@ func SuperviseWorker(ctx context.Context, args, secretNames []string, grace time
 			var ee *exec.ExitError
 			return err == nil || errors.As(err, &ee) && ee.ExitCode() == failStatus
 		},
-		Logger: log,
+		MaxStartFailures: maxStartFailures,
+		Logger:           log,
 	})
+	if se := (*worker.StartError)(nil); errors.As(err, &se) {
+		return startFailure(err)
+	}
+	return err
 }
 
 // scaled returns v×unit for v ≥ 0, saturating at math.MaxInt64: a huge
