@@ -156,6 +156,8 @@ type Supervisor struct {
 
 	stopping chan struct{}
 	stopOnce sync.Once
+	killing  chan struct{} // closed by Kill
+	killOnce sync.Once
 	wg       sync.WaitGroup
 	ended    chan struct{} // closed when a process's exit was Final, or by giving up
 	endOnce  sync.Once
@@ -231,6 +233,7 @@ func StartSupervisor(opts SupervisorOptions) (*Supervisor, error) {
 		log:      log.With("component", "supervisor"),
 		out:      &lockedWriter{w: opts.Stderr},
 		stopping: make(chan struct{}),
+		killing:  make(chan struct{}),
 		ended:    make(chan struct{}),
 		pids:     make([]int, opts.N),
 	}
@@ -308,6 +311,14 @@ func (s *Supervisor) Restarts() int {
 func (s *Supervisor) Stop() {
 	s.beginStop()
 	s.wg.Wait()
+}
+
+// Kill is Stop without the grace: every process's group gets SIGKILL at
+// once (a second signal: stop now), also those Stop already sent SIGTERM.
+// It returns once all have exited. Idempotent.
+func (s *Supervisor) Kill() {
+	s.killOnce.Do(func() { close(s.killing) })
+	s.Stop()
 }
 
 func (s *Supervisor) beginStop() { s.stopOnce.Do(func() { close(s.stopping) }) }
@@ -500,7 +511,8 @@ func hasEnv(env []string, name string) bool {
 	return false
 }
 
-// stop ends one process: SIGTERM, then SIGKILL after StopGrace.
+// stop ends one process: SIGTERM, then SIGKILL after StopGrace or on
+// Kill.
 func (s *Supervisor) stop(cmd *exec.Cmd, exited <-chan error, log *slog.Logger) error {
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		log.Debug("sigterm", "err", err)
@@ -514,6 +526,10 @@ func (s *Supervisor) stop(cmd *exec.Cmd, exited <-chan error, log *slog.Logger) 
 	case <-t.C:
 		log.Warn("worker process ignored SIGTERM; killing it", "pid", cmd.Process.Pid)
 		_ = cmd.Process.Kill()
+		return <-exited
+	case <-s.killing:
+		log.Debug("killing worker process", "pid", cmd.Process.Pid)
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // its process group
 		return <-exited
 	}
 }

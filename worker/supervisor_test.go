@@ -159,3 +159,34 @@ func TestSupervisorMaxStartFailuresOption(t *testing.T) {
 		t.Errorf("err = %v, want %s", err, want)
 	}
 }
+
+// TestSupervisorKill: Kill stops a process that ignores SIGTERM at once,
+// SIGKILL, where Stop (begun before it) would wait StopGrace (10 minutes
+// here; the test waits 2).
+func TestSupervisorKill(t *testing.T) {
+	exited := make(chan error, 1)
+	var out queuetest.Buffer
+	sup, err := StartSupervisor(SupervisorOptions{
+		N:         1,
+		Command:   func(int) *exec.Cmd { return exec.Command("sh", "-c", `trap "" TERM; echo trapped; exec sleep 600`) },
+		StopGrace: 10 * time.Minute,
+		OnExit:    func(_, _ int, err error) { exited <- err },
+		Stderr:    &out,
+		Logger:    queuetest.Logger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queuetest.WaitFor(t, 60*time.Second, "the trap", func() bool { return out.String() == "[worker 0] trapped\n" })
+	go sup.Stop()
+	killed := make(chan struct{})
+	go func() { sup.Kill(); close(killed) }()
+	select {
+	case <-killed:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Kill did not return in 2 minutes")
+	}
+	if st := exitStatus(<-exited); st != "signal: killed" {
+		t.Errorf("exit status = %q, want signal: killed", st)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/axpool/axpool/gateway/batch"
 	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/internal/node"
 )
 
 // `axpool batch IN.jsonl [-o OUT.jsonl]`: many calls through the queue
@@ -223,8 +225,23 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	defer summary.Close()
 	defer report.Close()
 
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	// The first Ctrl-C or SIGTERM stops the batch (ctx); a second one
+	// kills the workers (node.Node.Hurry) rather than wait for them.
+	ctx, stop := context.WithCancel(cmd.Context())
 	defer stop()
+	sigs := make(chan os.Signal, 2) // a second one is heard too
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var started atomic.Pointer[node.Node]
+	go func() {
+		<-sigs
+		stop()
+		onSecondSignal(cmd, "axpool batch", sigs, func() {
+			if n := started.Load(); n != nil {
+				n.Hurry()
+			}
+		})
+	}()
 	ignoreSIGPIPE()
 	if in == "-" {
 		// Stdin may wait for its next line for ever: a stop must not.
@@ -242,6 +259,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		return err
 	}
 	defer n.Close()
+	started.Store(n)
 	// Worker processes that cannot start (a low open-file limit…) stop the
 	// batch, where each item waited its --job-timeout.
 	runCtx, cancelRun := context.WithCancel(ctx)

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -230,7 +232,8 @@ axpool stops cleanly when stdin closes. On SIGTERM/SIGINT it stops taking
 calls (they get queue_unavailable), lets the running ones finish for
 --shutdown-grace, cancels the rest (their callers get outcome cancelled, retryable)
 and exits within the grace + 2 s; its workers, in a process group of their
-own, get the same grace and are never restarted once shutdown began.`,
+own, get the same grace and are never restarted once shutdown began. A
+second signal stops at once (workers killed), exit status 1.`,
 	Args: noArgs,
 	RunE: runMCP,
 }
@@ -247,17 +250,19 @@ func runMCP(cmd *cobra.Command, _ []string) error {
 	if err != nil {
 		return err
 	}
-	sigs := make(chan os.Signal, 1)
+	sigs := make(chan os.Signal, 2) // a second one is heard too
 	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
 	defer signal.Stop(sigs)
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- n.Gateway.ServeStdio(ctx, cmd.InOrStdin(), os.Stdout) }()
+	again := func() bool { return false }
 	select {
 	case err = <-served:
 		n.Log.Info("stdio closed; shutting down")
 	case sig := <-sigs:
+		again = onSecondSignal(cmd, "axpool mcp", sigs, n.Hurry)
 		n.Drain(sig, mcpFlags.shutdownGrace)
 		cancel()
 		err = <-served
@@ -269,6 +274,9 @@ func runMCP(cmd *cobra.Command, _ []string) error {
 		<-served
 	}
 	n.Close()
+	if again() {
+		return silentExit(exitFail) // onSecondSignal said so
+	}
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool mcp: %v", err)
 	}
@@ -407,6 +415,22 @@ func (nf *nodeFlags) config(base *slog.Logger, no nodeOptions) node.Config {
 		StoreDir: no.storeDir, LazyWorkers: no.lazyWorkers, Gateway: !no.noGateway, TokenFiles: no.tokenFiles,
 		Upstreams: nf.upstreams, ApproveTools: nf.approveTools,
 	}
+}
+
+// onSecondSignal watches sigs once a first signal began a graceful
+// shutdown: a second one is said on stderr ("axpool mcp: second signal
+// (SIGTERM): stopping now") and calls hurry (node.Node.Hurry: no more
+// waiting for calls or workers). The function returned reports whether
+// one came: the command then exits 1.
+func onSecondSignal(cmd *cobra.Command, name string, sigs <-chan os.Signal, hurry func()) (came func() bool) {
+	var got atomic.Bool
+	go func() {
+		sig := <-sigs
+		got.Store(true)
+		fmt.Fprintf(cmd.ErrOrStderr(), "%s: second signal (%s): stopping now\n", name, node.SignalName(sig))
+		hurry()
+	}()
+	return got.Load
 }
 
 // ignoreSIGPIPE keeps a client that closed our stdout or stderr from

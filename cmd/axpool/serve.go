@@ -68,7 +68,7 @@ Node flags (embedded NATS and workers, or --nats for fleet mode) are those
 of ` + "`axpool mcp`" + `. On SIGTERM/SIGINT the server stops accepting
 connections and calls, lets the running calls finish for --shutdown-grace,
 cancels the rest (their callers get outcome cancelled, retryable) and exits within the
-grace + 2 s.`,
+grace + 2 s. A second signal stops at once (workers killed), exit status 1.`,
 	Args: noArgs,
 	RunE: runServe,
 }
@@ -150,7 +150,7 @@ func runServe(cmd *cobra.Command, _ []string) error {
 	n.Log.Info("serving Streamable HTTP", "url", "http://"+ln.Addr().String()+gateway.EndpointPath, "callers", names,
 		"max_conns", lim.Max, "max_unauth_conns", lim.MaxUnauth, "fd_limit", lim.FileLimit, "fds_open", lim.FilesOpen)
 
-	sigs := make(chan os.Signal, 1)
+	sigs := make(chan os.Signal, 2) // a second one is heard too
 	signal.Notify(sigs, syscall.SIGTERM, os.Interrupt)
 	defer signal.Stop(sigs)
 	errc := make(chan error, 1)
@@ -163,8 +163,13 @@ func runServe(cmd *cobra.Command, _ []string) error {
 		// Stop accepting connections at once; the calls in flight get
 		// the grace (drain), then the server closes.
 		go func() { _ = h.Shutdown(context.Background()) }()
+		again := onSecondSignal(cmd, "axpool serve", sigs, n.Hurry)
 		n.Drain(sig, serveFlags.node.shutdownGrace)
 		err = closeHTTP(h, errc)
+		if again() {
+			n.Close()
+			return silentExit(exitFail) // onSecondSignal said so
+		}
 	case <-n.Failed():
 		// No call could ever be answered: stop, rather than serve.
 		n.Gateway.CancelCalls()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -178,4 +179,116 @@ func TestE2EStdioSIGTERM(t *testing.T) {
 	}
 	checkTwo(t, long, short)
 	checkShutdownLog(t, stderr.String(), "SIGTERM")
+}
+
+// TestE2EStdioSecondSIGTERM: a second SIGTERM during the graceful
+// shutdown stops at once — the call still running is cancelled, the
+// workers killed — with exit status 1 and one line saying so, where the
+// process waited out its --shutdown-grace (10 minutes here; the test
+// waits 2).
+func TestE2EStdioSecondSIGTERM(t *testing.T) {
+	var stderr queuetest.Buffer
+	var cmd *exec.Cmd
+	c, err := client.NewStdioMCPClientWithOptions(bin(t), nil,
+		[]string{"mcp", "--workers", "1", "--slots", "1", "--shutdown-grace", "10m"},
+		transport.WithCommandStderrWriter(&stderr),
+		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
+			cmd = exec.CommandContext(ctx, command, args...)
+			cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+			return cmd, nil
+		}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	initClient(t, c)
+	running := make(chan struct{}, 1)
+	c.OnNotification(func(mcp.JSONRPCNotification) {
+		select {
+		case running <- struct{}{}:
+		default:
+		}
+	})
+	go callTool(context.Background(), c, "boruna_run", loopArgs(2_000_000_000), &mcp.Meta{ProgressToken: "long"})
+	select {
+	case <-running:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the call did not start:\n%s", stderr.String())
+	}
+	exited := make(chan int, 1)
+	go func() {
+		cmd.Wait()
+		exited <- cmd.ProcessState.ExitCode()
+	}()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	queuetest.WaitFor(t, 60*time.Second, "the graceful shutdown", func() bool {
+		return strings.Contains(stderr.String(), `msg="signal received; shutting down" component=gateway signal=SIGTERM grace=10m0s`)
+	})
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-exited:
+		if code != 1 {
+			t.Errorf("exit status %d, want 1", code)
+		}
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		t.Fatalf("mcp did not exit after the second SIGTERM:\n%s", stderr.String())
+	}
+	logs := stderr.String()
+	if strings.Count(logs, "axpool mcp: second signal (SIGTERM): stopping now\n") != 1 {
+		t.Errorf("stderr lacks the second signal's line, once:\n%s", logs)
+	}
+	if strings.Contains(logs, "restarting") || strings.Contains(logs, "panic") {
+		t.Errorf("stderr:\n%s", logs)
+	}
+}
+
+// TestE2EServeSecondCtrlC: the same for serve, with two Ctrl-C (SIGINT to
+// its process group).
+func TestE2EServeSecondCtrlC(t *testing.T) {
+	tok := writeToken(t, "again.token", "again-token-123456")
+	s := startServe(t, []string{tok}, "--workers", "1", "--slots", "1", "--shutdown-grace", "10m")
+	c := httpMCP(t, s.url, "again-token-123456", false)
+	running := make(chan struct{}, 1)
+	c.OnNotification(func(mcp.JSONRPCNotification) {
+		select {
+		case running <- struct{}{}:
+		default:
+		}
+	})
+	go callTool(context.Background(), c, "boruna_run", loopArgs(2_000_000_000), &mcp.Meta{ProgressToken: "long"})
+	select {
+	case <-running:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the call did not start:\n%s", s.stderr.String())
+	}
+	if err := syscall.Kill(-s.cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	queuetest.WaitFor(t, 60*time.Second, "the graceful shutdown", func() bool {
+		return strings.Contains(s.stderr.String(), `msg="signal received; shutting down" component=gateway signal=SIGINT grace=10m0s`)
+	})
+	if err := syscall.Kill(-s.cmd.Process.Pid, syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("exit: %v, want status 1", err)
+		}
+	case <-time.After(2 * time.Minute):
+		s.cmd.Process.Kill()
+		t.Fatalf("serve did not exit after the second SIGINT:\n%s", s.stderr.String())
+	}
+	if logs := s.stderr.String(); strings.Count(logs, "axpool serve: second signal (SIGINT): stopping now\n") != 1 {
+		t.Errorf("stderr lacks the second signal's line, once:\n%s", logs)
+	}
 }

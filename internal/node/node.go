@@ -210,6 +210,9 @@ type Node struct {
 	// gave up), failErr says why.
 	failed  chan struct{}
 	failErr error
+	// hurry is closed by Hurry.
+	hurry     chan struct{}
+	hurryOnce sync.Once
 	// reg is the --metrics-addr registry (nil without one): workers
 	// started late register their supervisor's metrics in it.
 	reg *prometheus.Registry
@@ -256,7 +259,8 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	if cfg.CacheTTL > 0 {
 		go tools.RuntimeVersion()
 	}
-	n = &Node{cfg: cfg, base: cfg.Logger, Log: cfg.Logger.With("component", "gateway"), failed: make(chan struct{})}
+	n = &Node{cfg: cfg, base: cfg.Logger, Log: cfg.Logger.With("component", "gateway"),
+		failed: make(chan struct{}), hurry: make(chan struct{})}
 	defer func() {
 		if err != nil {
 			n.Close()
@@ -652,16 +656,28 @@ const shutdownSlack = time.Second
 // and are never restarted), the calls in flight get grace to finish, then
 // are cancelled (their callers get outcome cancelled, retryable) and get
 // shutdownSlack to be answered. The transport is closed after it, then
-// the node.
+// the node. Hurry (a second signal) ends it at once.
 func (n *Node) Drain(sig os.Signal, grace time.Duration) {
-	n.Log.Info("signal received; shutting down", "signal", signalName(sig), "grace", grace)
+	n.Log.Info("signal received; shutting down", "signal", SignalName(sig), "grace", grace)
 	n.Gateway.BeginShutdown()
 	if sup := n.supervisor(); sup != nil {
 		go sup.Stop()
 	}
 	gctx, cancel := context.WithTimeout(context.Background(), grace)
+	go func() {
+		select {
+		case <-n.hurry:
+			cancel()
+		case <-gctx.Done():
+		}
+	}()
 	err := n.Gateway.WaitCalls(gctx)
 	cancel()
+	select {
+	case <-n.hurry:
+		return // the calls are cancelled, the workers killed: no waiting
+	default:
+	}
 	if err != nil {
 		n.Log.Warn("shutdown grace elapsed; cancelling the calls still running")
 		n.Gateway.CancelCalls()
@@ -673,8 +689,28 @@ func (n *Node) Drain(sig os.Signal, grace time.Duration) {
 	}
 }
 
-// signalName names sig as the log shows it: "SIGTERM", "SIGINT".
-func signalName(sig os.Signal) string {
+// Hurry ends a shutdown at once, on a second signal: the calls still
+// running are cancelled (their callers get outcome cancelled, as at the
+// end of the grace), the worker processes killed (SIGKILL to their
+// process groups: their jobs end with them) and never restarted, and
+// Drain returns without waiting for either; Close then waits for no
+// worker's grace. Idempotent.
+func (n *Node) Hurry() {
+	n.hurryOnce.Do(func() { close(n.hurry) })
+	if n.Gateway != nil {
+		n.Gateway.CancelCalls()
+	}
+	n.workersMu.Lock()
+	n.closed = true // none started after this
+	sup := n.sup
+	n.workersMu.Unlock()
+	if sup != nil {
+		go sup.Kill()
+	}
+}
+
+// SignalName names sig as the log shows it: "SIGTERM", "SIGINT".
+func SignalName(sig os.Signal) string {
 	switch sig {
 	case syscall.SIGTERM:
 		return "SIGTERM"
