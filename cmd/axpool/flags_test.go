@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -155,4 +158,28 @@ func TestPositionalArgs(t *testing.T) {
 		}
 	}
 	visit(rootCmd)
+}
+
+// TestUnknownFlagSuggestion: an unknown flag is a usage error that names
+// the command's flag it most likely means, by the rule of every "did you
+// mean" (internal/spell), and none when no flag is clearly nearest.
+func TestUnknownFlagSuggestion(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"batch", "in.jsonl", "--concurency", "2"}, "axpool: unknown flag: --concurency (did you mean --concurrency?)\n"},
+		{[]string{"run", "--max-step", "3", "x.ax"}, "axpool: unknown flag: --max-step (did you mean --max-steps?)\n"},
+		{[]string{"mcp", "--cache-tll", "1h"}, "axpool: unknown flag: --cache-tll (did you mean --cache-ttl?)\n"},
+		{[]string{"run", "--zzzzzz", "x.ax"}, "axpool: unknown flag: --zzzzzz\n"},
+	} {
+		cmd := exec.Command(bin(t), c.args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || stderr.String() != c.stderr || stdout.Len() != 0 {
+			t.Errorf("axpool %v: %v, stdout %q stderr %q; want exit status 2, %q", c.args, err, stdout.String(), stderr.String(), c.stderr)
+		}
+	}
 }

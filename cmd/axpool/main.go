@@ -20,8 +20,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/axpool/axpool/internal/spell"
 )
 
 // Exit codes shared by every subcommand.
@@ -87,6 +91,31 @@ var rootCmd = &cobra.Command{
 	Short:         "Sandboxed worker pool for .ax programs, exposed to AI agents over MCP",
 	SilenceUsage:  true,
 	SilenceErrors: true,
+}
+
+func init() {
+	rootCmd.SetFlagErrorFunc(suggestFlag)
+}
+
+// suggestFlag adds to an unknown flag's error the command's flag it most
+// likely means (internal/spell: the rule of every "did you mean"):
+// `axpool: unknown flag: --concurency (did you mean --concurrency?)`.
+// Subcommands inherit it from the root command.
+func suggestFlag(c *cobra.Command, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
+	if !ok {
+		return err
+	}
+	var names []string
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden {
+			names = append(names, f.Name)
+		}
+	})
+	if near, ok := spell.Nearest(name, names); ok {
+		return fmt.Errorf("%w (did you mean --%s?)", err, near)
+	}
+	return err
 }
 
 func main() {
