@@ -346,7 +346,7 @@ func TestSummary(t *testing.T) {
 	}
 	var sb strings.Builder
 	s.WriteText(&sb)
-	wantText := "batch done: 103 items, 101 ok, 2 failed in 2.0s (51.5 items/s)\n  failures: compile_error 1, invalid_args 1\n  cached: 1, replayed: 0\n" +
+	wantText := "batch done: 103 items, 101 ok, 2 failed in 2.0s (51.5 items/s)\n  failures: compile_error 1, invalid_args 1\n  cached: 1, replayed: 0 (their run_ms and queue_ms are their first run's)\n" +
 		"  run_ms   p50 50  p95 95  p99 99  max 100\n  queue_ms p50 1  p95 1  p99 1  max 1\n  steps    p50 500  p95 950  p99 990  max 1000\n"
 	if sb.String() != wantText {
 		t.Errorf("text\n%s\nwant\n%s", sb.String(), wantText)

@@ -474,7 +474,7 @@ func (s *Summary) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "  failures: %s\n", f)
 	}
 	if !s.Regraded && (s.Cached > 0 || s.Replayed > 0) {
-		fmt.Fprintf(w, "  cached: %d, replayed: %d\n", s.Cached, s.Replayed)
+		fmt.Fprintf(w, "  cached: %d, replayed: %d (their run_ms and queue_ms are their first run's)\n", s.Cached, s.Replayed)
 	}
 	for _, row := range []struct {
 		name string
