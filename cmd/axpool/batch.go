@@ -145,6 +145,11 @@ const (
 	batchPosField = "input_line"
 )
 
+// secondSignalExit bounds how long `axpool batch` goes on after a second
+// signal: the workers are killed at once, and the process exits, exit
+// status 1, if it has not ended by then (an output write blocked for ever).
+const secondSignalExit = 2 * time.Second
+
 func runBatch(cmd *cobra.Command, argv []string) error {
 	bf := &batchFlags
 	in := argv[0]
@@ -240,6 +245,11 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 			if n := started.Load(); n != nil {
 				n.Hurry()
 			}
+			// A write to an output nobody reads (a pipe, a FIFO) does not
+			// end: the batch would outlive "stopping now". Whatever still
+			// runs after secondSignalExit ends with the process (a private
+			// store left behind is removed by the next start).
+			time.AfterFunc(secondSignalExit, func() { os.Exit(exitFail) })
 		})
 	}()
 	ignoreSIGPIPE()

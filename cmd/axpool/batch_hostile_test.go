@@ -371,3 +371,78 @@ func atoi(t *testing.T, s string) int {
 	}
 	return n
 }
+
+// TestBatchSecondSignalStuckOutput: a batch whose standard output is a
+// pipe nobody reads — its writes blocked for ever once the pipe is full —
+// ends after a second SIGINT, exit status 1, having said "second signal
+// (SIGINT): stopping now"; it outlived both signals until the pipe's
+// reader went away.
+func TestBatchSecondSignalStuckOutput(t *testing.T) {
+	var in bytes.Buffer
+	long := strings.Repeat("x", 8000)
+	for i := range 200 { // 1.6 MB of results: far more than a pipe holds
+		fmt.Fprintf(&in, `{"id":"s%d","source":"fn main() -> String { \"%s%d\" }"}`+"\n", i, long, i)
+	}
+	path := filepath.Join(t.TempDir(), "in.jsonl")
+	if err := os.WriteFile(path, in.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := batchCommand(ctx, t, path, "--cache-ttl", "0", "--progress", "plain", "--progress-interval", "100ms")
+	r, w, err := os.Pipe() // read by nobody
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd.Stdout = w
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	lines := make(chan string, 100)
+	var all strings.Builder
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	for l := range lines { // the first progress line: results are being written
+		all.WriteString(l + "\n")
+		if strings.HasPrefix(l, "batch: ") {
+			break
+		}
+	}
+	// SIGINT until the process ends: two sent at once may reach it as one
+	// (a pending signal is not queued twice).
+	exited := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-exited:
+				return
+			case <-time.After(200 * time.Millisecond):
+				_ = cmd.Process.Signal(os.Interrupt)
+			}
+		}
+	}()
+	_ = cmd.Process.Signal(os.Interrupt)
+	for l := range lines {
+		all.WriteString(l + "\n")
+	}
+	err = cmd.Wait()
+	close(exited)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || ctx.Err() != nil {
+		t.Fatalf("axpool batch after two SIGINTs: %v (ctx %v), want exit status 1\n%s", err, ctx.Err(), all.String())
+	}
+	if !strings.Contains(all.String(), "axpool batch: second signal (SIGINT): stopping now\n") {
+		t.Errorf("stderr:\n%s\nwant the second signal's line", all.String())
+	}
+}
