@@ -358,9 +358,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		fmt.Fprintf(stderr, "  %s of %s %s no item in %s (not counted)\n",
 			batch.Count(done.Unmatched, "line"), bf.output, plural(done.Unmatched, "has", "have"), in)
 	}
-	if err := writeBatchReports(cmd, summary, report, in, sum, &failures); err != nil {
-		return err
-	}
+	// A report that cannot be written fails the command, after what
+	// the batch itself has to say (why it stopped, how to finish it).
+	reportErr := writeBatchReports(cmd, summary, report, in, sum, &failures)
 	switch {
 	case n.Err() != nil:
 		fmt.Fprintf(stderr, "axpool batch: %v\n", n.Err())
@@ -401,7 +401,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	case interrupted || sum.Fails(bf.failOn):
 		return silentExit(exitFail)
 	}
-	return nil
+	return reportErr
 }
 
 // openBatchReports opens the files of --summary and --report (nil when
@@ -439,11 +439,12 @@ func openBatchReports(cmd *cobra.Command, in, out string) (summary, report *os.F
 // opened).
 func writeBatchReports(cmd *cobra.Command, summary, report *os.File, in string, sum *batch.Summary, failures *batch.Failures) error {
 	stderr := cmd.ErrOrStderr()
+	var failed error // each file is written, whichever failed
 	if summary != nil {
 		b, _ := sum.Object().Pretty() // plain values: cannot fail
 		if err := batch.WriteSummaryFile(summary, append(b, '\n')); err != nil {
 			fmt.Fprintf(stderr, "axpool batch: --summary: %v\n", err)
-			return silentExit(exitFail)
+			failed = silentExit(exitFail)
 		}
 	}
 	if report != nil {
@@ -455,10 +456,10 @@ func writeBatchReports(cmd *cobra.Command, summary, report *os.File, in string, 
 		_ = batch.WriteReport(&page, title, sum, failures) // to memory: cannot fail
 		if err := batch.WriteSummaryFile(report, page.Bytes()); err != nil {
 			fmt.Fprintf(stderr, "axpool batch: --report: %v\n", err)
-			return silentExit(exitFail)
+			failed = silentExit(exitFail)
 		}
 	}
-	return nil
+	return failed
 }
 
 // runRegrade is `axpool batch ITEMS --regrade OLD [-o NEW]`: verdicts and

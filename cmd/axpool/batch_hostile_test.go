@@ -320,8 +320,10 @@ func TestBatchOutputFillsUp(t *testing.T) {
 	}
 	in := writeFile(t, dir, "in.jsonl", buf.String())
 	out := filepath.Join(dir, "out.jsonl")
-	const limit = 2000 // bytes: about 7 of the 20 lines
-	args := []string{in, "-o", out, "--cache-dir", ""}
+	const limit = 1000 // bytes: about 3 of the 20 lines, less than the report
+	// The report (HTML, over the limit) fails too: its error comes first,
+	// then what the batch has to say — it was left out.
+	args := []string{in, "-o", out, "--cache-dir", "", "--report", filepath.Join(dir, "r.html")}
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
 	cmd := batchCommand(ctx, t, args...)
@@ -343,6 +345,9 @@ func TestBatchOutputFillsUp(t *testing.T) {
 	cut := len(held) - (strings.LastIndex(held, "\n") + 1)
 	if !regexp.MustCompile(fmt.Sprintf(`(?m)^batch interrupted: %d items, %d ok, 0 failed in `, whole, whole)).MatchString(stderr) {
 		t.Errorf("summary does not count the %d lines OUT holds whole:\n%s", whole, stderr)
+	}
+	if !regexp.MustCompile(`(?m)^axpool batch: --report: .*file too large\n`).MatchString(stderr) {
+		t.Errorf("stderr does not say the report could not be written:\n%s", stderr)
 	}
 	m := regexp.MustCompile(`axpool batch: write (.*): file too large: the output could not be written \((\d+) of (\d+) result lines written whole; the summary counts those\); the results written so far are kept; to finish, once it can be written, run:\n  (.*)\n`).FindStringSubmatch(stderr)
 	resume := batch.ResumeCommand(axArgs, in, out)
