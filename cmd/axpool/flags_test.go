@@ -87,8 +87,12 @@ func TestLimitFlagErrors(t *testing.T) {
 		{[]string{"mcp", "--slots", "0"}, "axpool mcp: --slots must be at least 1\n"},
 		// More slots than the queue's MaxAckPending: every worker exited at
 		// start and was restarted for ever, the batch never ended.
-		{[]string{"batch", "--slots", "100000000", add}, "axpool batch: --slots 100000000: at most 4096 (the jobs the queue lets be in flight at once)\n"},
-		{[]string{"mcp", "--slots", "4097"}, "axpool mcp: --slots 4097: at most 4096 (the jobs the queue lets be in flight at once)\n"},
+		{[]string{"batch", "--slots", "100000000", add}, "axpool batch: --slots 100000000 × --workers 2: at most 4096 slots in all (the jobs the queue lets be in flight at once)\n"},
+		{[]string{"mcp", "--slots", "4097", "--workers", "1"}, "axpool mcp: --slots 4097 × --workers 1: at most 4096 slots in all (the jobs the queue lets be in flight at once)\n"},
+		// Slots in all, not per worker: 4096 × 2 pull requests flooded the
+		// log with the server's "409 Exceeded MaxWaiting".
+		{[]string{"batch", "--slots", "4096", add}, "axpool batch: --slots 4096 × --workers 2: at most 4096 slots in all (the jobs the queue lets be in flight at once)\n"},
+		{[]string{"mcp", "--slots", "1500", "--workers", "3"}, "axpool mcp: --slots 1500 × --workers 3: at most 4096 slots in all (the jobs the queue lets be in flight at once)\n"},
 		{[]string{"mcp", "--queue-depth", "0"}, "axpool mcp: --queue-depth must be at least 1\n"},
 		{[]string{"mcp", "--job-timeout", "0s"}, "axpool mcp: --job-timeout must be positive\n"},
 		{[]string{"mcp", "--max-wall-ms", "-5"}, "axpool mcp: --max-wall-ms must not be negative\n"},

@@ -325,10 +325,14 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	if nf.nats == "" && cmd.Flags().Changed("slots") && nf.slots < 1 {
 		return nil, printFail(cmd, exitUsage, "%s: --slots must be at least 1", name)
 	}
-	// A worker refuses more slots than the embedded queue lets it hold
-	// jobs, and exits at start: restarted for ever, no call was answered.
-	if nf.nats == "" && nf.slots > queue.DefaultMaxAckPending {
-		return nil, printFail(cmd, exitUsage, "%s: --slots %d: at most %d (the jobs the queue lets be in flight at once)", name, nf.slots, queue.DefaultMaxAckPending)
+	// The embedded queue lets at most DefaultMaxAckPending jobs be in
+	// flight and DefaultMaxWaiting pull requests wait, one per slot: a
+	// worker with more slots exits at start (restarted for ever, no call
+	// answered), and more slots in all flood the log with the server's
+	// "409 Exceeded MaxWaiting".
+	if nf.nats == "" && int64(nf.slots)*int64(max(nf.workers, 1)) > queue.DefaultMaxAckPending {
+		return nil, printFail(cmd, exitUsage, "%s: --slots %d × --workers %d: at most %d slots in all (the jobs the queue lets be in flight at once)",
+			name, nf.slots, max(nf.workers, 1), queue.DefaultMaxAckPending)
 	}
 	if nf.queueDepth < 1 {
 		return nil, printFail(cmd, exitUsage, "%s: --queue-depth must be at least 1", name)
