@@ -515,3 +515,51 @@ func TestRunMaxInFlightBytes(t *testing.T) {
 		}
 	})
 }
+
+// TestRunOrderedFailFast: with Ordered, FailFast stops at the first item
+// in input order that does not pass, once the items before it are handed
+// over, and nothing after it is: the results are a prefix of the items
+// (i0, i1, then i2, which failed), which a resume goes on from. It
+// stopped when a failure finished first — i2 or i5 while i0 and i1 still
+// ran — cancelled i0 and i1 and handed over i2, i3, i4…: gaps, and a
+// result file out of order after a resume.
+func TestRunOrderedFailFast(t *testing.T) {
+	release := make(chan struct{})
+	var started atomic.Int64
+	failEnv := json.RawMessage(`{"success":false,"protocol_version":1,"error_kind":"runtime_error","outcome":"runtime_error","retryable":false}`)
+	call := func(ctx context.Context, it *Item) json.RawMessage {
+		i := srcOf(it.Args)
+		started.Add(1)
+		switch i {
+		case 0, 1:
+			select { // held until the failures after them finished
+			case <-release:
+			case <-ctx.Done():
+				b, _ := wire.Cancelled("the request was cancelled").MarshalJSON()
+				return b
+			}
+		case 2, 5:
+			return failEnv
+		}
+		return okEnv(i)
+	}
+	var got []string
+	done := make(chan error)
+	go func() {
+		done <- Run(context.Background(), seqOf(8), Options{Call: call, Concurrency: 4, Ordered: true, FailFast: true,
+			OnResult: func(r Result) { got = append(got, r.Item.ID) }})
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for started.Load() < 6 && time.Now().Before(deadline) { // i2 and i5 ran
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(release)
+	err := <-done
+	var ff *FailFastError
+	if !errors.As(err, &ff) || ff.By.Item.ID != "i2" {
+		t.Fatalf("err %v, want a FailFastError at i2", err)
+	}
+	if want := []string{"i0", "i1", "i2"}; !slices.Equal(got, want) {
+		t.Errorf("handed over %v, want %v", got, want)
+	}
+}

@@ -194,6 +194,11 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		emitSeq  int
 		pending  = map[int]Result{}
 		emitting bool
+		// halted (Ordered): a hole (an item stopped unfinished) or
+		// FailFast's stopping result was handed over in order; nothing
+		// after it is, so that what was written is a prefix of the items
+		// in order, which a resume goes on from.
+		halted bool
 		// failed is FailFast's first result handed over that did not
 		// pass (FailFastError.By).
 		failed *Result
@@ -239,20 +244,28 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 			return // the goroutine emitting will reach it
 		}
 		emitting = true
-		for {
+		for !halted {
 			pr, ok := pending[emitSeq]
 			if !ok {
 				break
 			}
 			delete(pending, emitSeq)
 			emitSeq++
-			if pr.Envelope != nil {
-				handOver(&pr)
+			if pr.Envelope == nil {
+				halted = true // a hole: the items after it wait for a resume
+				break
 			}
-			if pr.Envelope != nil && opts.OnResult != nil {
+			handOver(&pr)
+			if opts.OnResult != nil {
 				mu.Unlock()
 				opts.OnResult(pr)
 				mu.Lock()
+			}
+			if opts.FailFast && !pr.Passed() {
+				// FailFast stops at the first item in order that did
+				// not pass, not at the first to finish.
+				halted, stopped = true, true
+				cancel()
 			}
 		}
 		emitting = false
@@ -269,7 +282,7 @@ func Run(ctx context.Context, items iter.Seq[Item], opts Options) error {
 		deliver(seq, r, drop)
 		inFlight--
 		inBytes -= int64(len(r.Item.Args))
-		if !drop && opts.FailFast && !r.Passed() {
+		if !drop && opts.FailFast && !opts.Ordered && !r.Passed() {
 			stopped = true
 			cancel()
 		}
