@@ -461,6 +461,12 @@ func TestSlotsForEnvBudget(t *testing.T) {
 	if got := SlotsFor(1, 1024); got != 3 { // 3 GiB usable / 1 GiB
 		t.Errorf("SlotsFor(1, 1024) with GOMEMLIMIT=6GiB = %d, want 3", got)
 	}
+	// 0 is a limit of no memory, not an unknown one (8 slots, as 1 byte
+	// gave 1).
+	t.Setenv("GOMEMLIMIT", "0")
+	if got := SlotsFor(1, 1024); got != 1 {
+		t.Errorf("SlotsFor(1, 1024) with GOMEMLIMIT=0 = %d, want 1", got)
+	}
 }
 
 // TestParseMemoryLimit: GOMEMLIMIT's syntax, as the runtime reads it.

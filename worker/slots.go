@@ -54,6 +54,9 @@ func DefaultSlots(jobMemMB int64) int { return SlotsFor(runtime.GOMAXPROCS(0), j
 // --concurrency was no bound (docs/operations.md).
 func SlotsFor(cpus int, jobMemMB int64) int {
 	budget := EnvMemoryLimit()
+	if budget == 0 {
+		budget = 1 // GOMEMLIMIT=0: no memory at all, not an unknown amount
+	}
 	if budget == math.MaxInt64 {
 		budget = 0
 		if total := physicalMemory(); total > 0 {
