@@ -9,10 +9,10 @@
 //
 // Imports: compiler, compiler/syntax, gateway, gateway/batch,
 // gateway/dispatch, gateway/upstream, internal/datadir, internal/jsonenc,
-// internal/limitread, internal/mask, internal/node, internal/version,
-// libs, policy, queue, scripts, templates, tools, tools/framework,
-// tools/repair, tools/template, tools/workflow, vm, wire, worker and
-// worker/handlers.
+// internal/limitread, internal/mask, internal/node, internal/spell,
+// internal/version, libs, policy, queue, scripts, templates, tools,
+// tools/framework, tools/repair, tools/template, tools/workflow, vm, wire,
+// worker and worker/handlers.
 package main
 
 import (

@@ -101,7 +101,7 @@ var allowed = map[string][]string{
 	// batch runs calls through a function it is given: no queue, no MCP.
 	"gateway/batch": {"internal/jsonenc", "internal/spell", "internal/text", "tools", "wire"},
 
-	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "gateway/batch", "gateway/dispatch", "gateway/upstream", "internal/datadir", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/node", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools", "tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker", "worker/handlers"},
+	"cmd/axpool": {"compiler", "compiler/syntax", "gateway", "gateway/batch", "gateway/dispatch", "gateway/upstream", "internal/datadir", "internal/jsonenc", "internal/limitread", "internal/mask", "internal/node", "internal/spell", "internal/version", "libs", "policy", "queue", "scripts", "templates", "tools", "tools/framework", "tools/repair", "tools/template", "tools/workflow", "vm", "wire", "worker", "worker/handlers"},
 }
 
 // thirdParty lists the import path prefixes outside the standard library
