@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/axpool/axpool/wire"
 )
@@ -243,14 +244,32 @@ func OutLine(r Result, posField string) []byte { return line(r, posField, true) 
 // opened for appending, a last line cut short by a crash removed (its
 // line and size in done.CutShortLine and done.CutShort; done reads its
 // lines again from the file returned: keep it open while done is asked,
-// EachKept included).
+// EachKept included). A regular file is locked for the batch (an
+// exclusive flock, released when the file is closed) before it is
+// truncated or read: ErrOutputBusy when another batch writes it — two
+// batches writing one OUT each said done while the file held their lines
+// mixed and cut.
 func OpenOutput(path string, resume bool, done *ResumeState) (*os.File, error) {
+	flag := os.O_RDWR | os.O_CREATE // read back by resume
 	if !resume {
-		return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		flag = os.O_WRONLY | os.O_CREATE // truncated once locked
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, flag, 0o644)
 	if err != nil {
 		return nil, err
+	}
+	if err := lockOutput(f, path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !resume {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if err := f.Truncate(0); err != nil {
+				f.Close()
+				return nil, err
+			}
+		}
+		return f, nil
 	}
 	r := bufio.NewReaderSize(f, 1<<16)
 	var good int64 // bytes up to the last complete line
@@ -301,6 +320,24 @@ func OpenOutput(path string, resume bool, done *ResumeState) (*os.File, error) {
 	}
 	done.src, done.size = f, good
 	return f, nil
+}
+
+// ErrOutputBusy is OpenOutput's error for an OUT another batch writes.
+var ErrOutputBusy = errors.New("another axpool batch is writing it (wait for it to end, or write elsewhere)")
+
+// lockOutput takes an exclusive flock of f, OUT, when it is a regular
+// file (a device such as /dev/null, a pipe, is shared by design): a lock
+// held elsewhere is ErrOutputBusy; a file system without locks is not an
+// error.
+func lockOutput(f *os.File, path string) error {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); errors.Is(err, syscall.EWOULDBLOCK) {
+		return &os.PathError{Op: "open", Path: path, Err: ErrOutputBusy}
+	}
+	return nil
 }
 
 // EachKept calls fn with each line of OUT that stays a result after the

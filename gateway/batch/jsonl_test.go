@@ -2,6 +2,9 @@ package batch
 
 import (
 	"bufio"
+	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -60,5 +63,45 @@ func TestLookaheadBytes(t *testing.T) {
 		if got := LookaheadBytes(c.conc); got != c.want {
 			t.Errorf("LookaheadBytes(%d) = %d, want %d", c.conc, got, c.want)
 		}
+	}
+}
+
+// TestOpenOutputLocked: a second batch opening an OUT that a first one
+// writes is refused (ErrOutputBusy) — with or without --resume — before it
+// truncates or reads anything, and the first batch's lines stay whole; a
+// device (/dev/null) is shared; once the first closes OUT, it opens.
+func TestOpenOutputLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.jsonl")
+	first, err := OpenOutput(path, false, NewResumeState())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := first.WriteString(`{"id":"a","success":true}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	for _, resume := range []bool{false, true} {
+		f, err := OpenOutput(path, resume, NewResumeState())
+		if want := "open " + path + ": another axpool batch is writing it (wait for it to end, or write elsewhere)"; err == nil || err.Error() != want || !errors.Is(err, ErrOutputBusy) {
+			t.Errorf("OpenOutput(resume %v) while another writes it: %v, %v; want %s", resume, f, err, want)
+		}
+	}
+	if b, _ := os.ReadFile(path); string(b) != `{"id":"a","success":true}`+"\n" {
+		t.Errorf("OUT holds %q after the refused opens, want the first batch's line", b)
+	}
+	for range 2 {
+		f, err := OpenOutput(os.DevNull, false, NewResumeState())
+		if err != nil {
+			t.Fatalf("OpenOutput(%s): %v", os.DevNull, err)
+		}
+		defer f.Close()
+	}
+	first.Close()
+	again, err := OpenOutput(path, false, NewResumeState())
+	if err != nil {
+		t.Fatalf("OpenOutput once the first closed it: %v", err)
+	}
+	again.Close()
+	if b, _ := os.ReadFile(path); len(b) != 0 {
+		t.Errorf("OUT holds %q, want it truncated", b)
 	}
 }
