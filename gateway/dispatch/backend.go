@@ -74,6 +74,14 @@ type QueueBackend struct {
 	// quota_exceeded, retryable, with retry_after_ms from the rate at which
 	// the caller's jobs finish. 0 means no bound.
 	MaxInflightPerCaller int
+	// PoolSlots, when above 0, is the pool's slots known before its
+	// workers report them (single-node mode: the supervised workers',
+	// node.Node.PoolSlots): the fair share's window counts them while
+	// the workers' status counts none (queue.Client.Slots ≤ 0) — the
+	// workers start with the first job (LazyWorkers) and report within
+	// ~350 ms, which held a batch's first jobs to a window of 2. 0: the
+	// workers' count only (fleet mode).
+	PoolSlots int
 
 	admitOnce sync.Once
 	adm       *fairshare.Admission // fair share between callers
@@ -141,7 +149,16 @@ func (f *flights) inFlight() (flights, waiting int) {
 // admission returns the backend's fair-share state, made on first use.
 func (b *QueueBackend) admission() *fairshare.Admission {
 	b.admitOnce.Do(func() {
-		b.adm = fairshare.New(fairshare.Config{Slots: b.Client.Slots, SlotsChanged: b.Client.SlotsChanged, MaxCalls: b.Client.Bus().MaxDepth(), PerCaller: b.MaxInflightPerCaller,
+		slots := b.Client.Slots
+		if pool := b.PoolSlots; pool > 0 {
+			slots = func() int {
+				if s := b.Client.Slots(); s > 0 {
+					return s
+				}
+				return pool
+			}
+		}
+		b.adm = fairshare.New(fairshare.Config{Slots: slots, SlotsChanged: b.Client.SlotsChanged, MaxCalls: b.Client.Bus().MaxDepth(), PerCaller: b.MaxInflightPerCaller,
 			RetryFloor: b.Client.Bus().RetryAfter()})
 	})
 	return b.adm

@@ -214,3 +214,21 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// TestPoolSlotsWindow: while no worker has reported its slots (a batch's
+// workers start with its first job), the fair share's window counts the
+// pool's known slots (PoolSlots 10: 15 jobs), where it was 2 — a batch's
+// first two jobs ran alone for the ~350 ms the workers took to report;
+// without PoolSlots (fleet mode) it stays the workers' count.
+func TestPoolSlotsWindow(t *testing.T) {
+	s := pooltest.Start(t, pooltest.Options{})               // no worker
+	waitFor(t, func() bool { return s.Client.Slots() == 0 }) // the first status round: none
+	b := &QueueBackend{Client: s.Client, Timeout: time.Minute, PoolSlots: 10}
+	if got := b.admission().Window(); got != 15 {
+		t.Errorf("window with PoolSlots 10 and no worker reporting = %d, want 15", got)
+	}
+	fleet := &QueueBackend{Client: s.Client, Timeout: time.Minute}
+	if got := fleet.admission().Window(); got != 2 {
+		t.Errorf("window without PoolSlots and no worker = %d, want 2", got)
+	}
+}

@@ -339,6 +339,7 @@ func Start(ctx context.Context, cfg Config) (n *Node, err error) {
 	backend := &dispatch.QueueBackend{Client: n.client, Timeout: cfg.JobTimeout, Logger: n.Log,
 		Cache: cfg.CacheTTL > 0, CacheScope: cacheScope(&cfg, env), MaxInflightPerCaller: cfg.MaxInflightPerCaller}
 	if n.emb != nil {
+		backend.PoolSlots = n.PoolSlots(ctx) // known without the network
 		if cfg.LazyWorkers {
 			backend.BeforeSubmit = n.startWorkersOnce
 		} else if err := n.startWorkersOnce(); err != nil {
