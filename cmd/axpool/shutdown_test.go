@@ -139,13 +139,15 @@ func TestE2EServeCtrlC(t *testing.T) {
 	checkShutdownLog(t, s.stderr.String(), "SIGINT")
 }
 
-// TestE2EStdioSIGTERM: the same over stdio, with SIGTERM.
-func TestE2EStdioSIGTERM(t *testing.T) {
-	var stderr queuetest.Buffer
+// startStdioMCP starts `axpool args…` (mcp) as an initialized mcp-go stdio
+// client, with the test's temp dir as TMPDIR; it returns the client
+// (closed when the test ends), the process and its stderr.
+func startStdioMCP(t *testing.T, args ...string) (*client.Client, *exec.Cmd, *queuetest.Buffer) {
+	t.Helper()
+	stderr := new(queuetest.Buffer)
 	var cmd *exec.Cmd
-	c, err := client.NewStdioMCPClientWithOptions(bin(t), nil,
-		[]string{"mcp", "--workers", "2", "--slots", "1", "--shutdown-grace", shutdownGrace.String()},
-		transport.WithCommandStderrWriter(&stderr),
+	c, err := client.NewStdioMCPClientWithOptions(bin(t), nil, args,
+		transport.WithCommandStderrWriter(stderr),
 		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 			cmd = exec.CommandContext(ctx, command, args...)
 			cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
@@ -154,11 +156,17 @@ func TestE2EStdioSIGTERM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
 	if err := c.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	initClient(t, c)
+	return c, cmd, stderr
+}
+
+// TestE2EStdioSIGTERM: the same over stdio, with SIGTERM.
+func TestE2EStdioSIGTERM(t *testing.T) {
+	c, cmd, stderr := startStdioMCP(t, "mcp", "--workers", "2", "--slots", "1", "--shutdown-grace", shutdownGrace.String())
 	exited := make(chan error, 1)
 	results := runTwo(t, c)
 	sent := time.Now()
@@ -187,24 +195,7 @@ func TestE2EStdioSIGTERM(t *testing.T) {
 // process waited out its --shutdown-grace (10 minutes here; the test
 // waits 2).
 func TestE2EStdioSecondSIGTERM(t *testing.T) {
-	var stderr queuetest.Buffer
-	var cmd *exec.Cmd
-	c, err := client.NewStdioMCPClientWithOptions(bin(t), nil,
-		[]string{"mcp", "--workers", "1", "--slots", "1", "--shutdown-grace", "10m"},
-		transport.WithCommandStderrWriter(&stderr),
-		transport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
-			cmd = exec.CommandContext(ctx, command, args...)
-			cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
-			return cmd, nil
-		}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	initClient(t, c)
+	c, cmd, stderr := startStdioMCP(t, "mcp", "--workers", "1", "--slots", "1", "--shutdown-grace", "10m")
 	running := make(chan struct{}, 1)
 	c.OnNotification(func(mcp.JSONRPCNotification) {
 		select {

@@ -154,6 +154,22 @@ func TestResolveLogs(t *testing.T) {
 	}
 }
 
+// unwritableCache makes the user's cache directory one that cannot be
+// written (XDG_CACHE_HOME the file it returns) and TMPDIR a new
+// directory, which it returns too, in a new working directory.
+func unwritableCache(t *testing.T) (file, tmp string) {
+	t.Helper()
+	t.Chdir(t.TempDir())
+	file = filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tmp = t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", file)
+	t.Setenv("TMPDIR", tmp)
+	return file, tmp
+}
+
 // TestExtractFallsBack: a user's cache directory that cannot be written
 // (here an XDG_CACHE_HOME that is a file; a read-only home does the same)
 // gives the copy under the temporary directory, where every command
@@ -161,14 +177,7 @@ func TestResolveLogs(t *testing.T) {
 // libs: mkdir …: read-only file system`. When neither can be written the
 // error names both, and Resolve says what to do.
 func TestExtractFallsBack(t *testing.T) {
-	t.Chdir(t.TempDir())
-	file := filepath.Join(t.TempDir(), "file")
-	if err := os.WriteFile(file, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", file)
-	t.Setenv("TMPDIR", tmp)
+	file, tmp := unwritableCache(t)
 	sum, err := Libs.digest()
 	if err != nil {
 		t.Fatal(err)

@@ -13,14 +13,7 @@ import (
 // written only into a directory of this user that others cannot write:
 // whoever else could write <temp>/axpool-<uid> could swap the libraries.
 func TestExtractSharedRefused(t *testing.T) {
-	t.Chdir(t.TempDir())
-	file := filepath.Join(t.TempDir(), "file")
-	if err := os.WriteFile(file, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", file)
-	t.Setenv("TMPDIR", tmp)
+	file, tmp := unwritableCache(t)
 	base := filepath.Join(tmp, "axpool-"+strconv.Itoa(os.Getuid()))
 	if err := os.Mkdir(base, 0o700); err != nil {
 		t.Fatal(err)
