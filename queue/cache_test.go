@@ -272,15 +272,7 @@ func TestCacheEvictsOldest(t *testing.T) {
 // another bound (the default) takes that one.
 func TestCacheBoundFollowed(t *testing.T) {
 	const bound, size, n, kept = 64 << 10, 3900, 32, 16
-	e, err := StartEmbedded(EmbeddedOptions{StoreDir: t.TempDir(), TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	nc, err := e.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, nc := connectEmbedded(t, EmbeddedOptions{StoreDir: t.TempDir(), TempDir: t.TempDir()})
 	ctx := ctxT(t)
 	oldCacheBucket(t, ctx, nc, jetstream.FileStorage, 0, n, size)
 	var buf bytes.Buffer
@@ -434,15 +426,7 @@ func TestCacheKey(t *testing.T) {
 // and no embedded command started (`axpool batch --cache-dir` on a
 // nearly full disk).
 func TestCacheOnDiskFallsBack(t *testing.T) {
-	e, err := StartEmbedded(EmbeddedOptions{StoreDir: t.TempDir(), TempDir: t.TempDir(), JetStreamMaxStore: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	nc, err := e.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, nc := connectEmbedded(t, EmbeddedOptions{StoreDir: t.TempDir(), TempDir: t.TempDir(), JetStreamMaxStore: 64 << 20})
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	b, err := Open(ctxT(t), nc, Config{Storage: MemoryStorage, CacheOnDisk: true, CacheMaxBytes: 128 << 20}, log)
@@ -515,17 +499,9 @@ func TestCacheOnDiskBoundRaised(t *testing.T) {
 // (JetStream reserves a bounded stream's bytes up front) fails Open with
 // the bound named and what to lower.
 func TestCacheBoundTooLarge(t *testing.T) {
-	e, err := StartEmbedded(EmbeddedOptions{TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	nc, err := e.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, nc := connectEmbedded(t, EmbeddedOptions{TempDir: t.TempDir()})
 	const bound = 1 << 50 // a pebibyte: more than any test machine's disk
-	_, err = Open(ctxT(t), nc, Config{MaxBytes: 1 << 20, CacheMaxBytes: bound}, nil)
+	_, err := Open(ctxT(t), nc, Config{MaxBytes: 1 << 20, CacheMaxBytes: bound}, nil)
 	want := "queue: open bucket AXPOOL_CACHE: nats: API error: code=500 err_code=10047 description=insufficient storage resources available" +
 		": the server cannot reserve this bucket's bound of 1125899906842624 bytes; lower --cache-max-bytes (Config.CacheMaxBytes)"
 	if err == nil || err.Error() != want {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -17,15 +18,7 @@ import (
 // (the cache bucket's, in a store directory that outlives the server)
 // are kept.
 func TestDropMemoryConsumers(t *testing.T) {
-	e, err := StartEmbedded(EmbeddedOptions{StoreDir: t.TempDir(), TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	nc, err := e.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, nc := connectEmbedded(t, EmbeddedOptions{StoreDir: t.TempDir(), TempDir: t.TempDir()})
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -79,15 +72,7 @@ func TestDropMemoryConsumers(t *testing.T) {
 // does not follow the limit.
 func TestEmbeddedUnderGOMEMLIMIT(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(512 << 20))
-	e, err := StartEmbedded(EmbeddedOptions{TempDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	nc, err := e.Connect()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, nc := connectEmbedded(t, EmbeddedOptions{TempDir: t.TempDir()})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	bus, err := Open(ctx, nc, Config{Storage: MemoryStorage}, nil)
@@ -137,4 +122,20 @@ func TestEmbeddedTMPDIRUnusable(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("StartEmbedded with TMPDIR missing: err = %v, want %s", err, want)
 	}
+}
+
+// connectEmbedded starts an embedded server with opts and connects to
+// it; both are closed when the test ends.
+func connectEmbedded(t *testing.T, opts EmbeddedOptions) (*Embedded, *nats.Conn) {
+	t.Helper()
+	e, err := StartEmbedded(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	nc, err := e.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, nc
 }
