@@ -69,18 +69,10 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 			// their whole wall-clock limit; handed back with this chunk,
 			// the first of them would count as started on this delivery
 			// (Worker.notStartedBefore: one AckWait of its limit, and a
-			// rerun at the last allowed delivery). At the first item, or
-			// when the chunk was handed off already, the chunk goes back.
-			// A redelivery hands off only past a lead known (leadSure):
-			// before it, the item the lost delivery was running may be
-			// among those left, and must count as started.
-			cr.mu.Lock()
-			once := cr.from == len(items) && !cr.handed // a chunk is handed off once
-			started := !again || cr.leadSure
-			cr.mu.Unlock()
-			if i > 0 && once && started {
-				cr.handOff(i, "the worker is stopping; handed a chunk's items not started to another slot")
-			}
+			// rerun at the last allowed delivery). When handOff does not
+			// (at the first item, once handed off, before a sure lead),
+			// the chunk goes back.
+			cr.handOff(i, "the worker is stopping; handed a chunk's items not started to another slot")
 			break
 		}
 		if !again && hb.lapsed() {
@@ -226,12 +218,17 @@ func (c *chunkRun) watch(i int) (stop func()) {
 
 // handOff hands items from..end to another slot (queue.Bus.HandOff)
 // unless item from started meanwhile (the item before it ended), and
-// logs done (at Info level) once they are.
+// logs done (at Info level) once they are. A chunk is handed off once
+// (by this delivery or an earlier one: from is then below len(items)),
+// never from its first item. A first delivery that may have been
+// redelivered hands nothing off: its new chunk's items would run
+// unasked. A redelivery hands off only past a sure lead: before it, the
+// item the lost delivery was running may be among those handed off,
+// whose items start afresh (Worker.notStartedBefore).
 func (c *chunkRun) handOff(from int, done string) {
 	c.mu.Lock()
-	if c.ended || c.handed || c.busy != nil || c.next != from || !c.again && c.hb.lapsed() {
-		// A first delivery that may have been redelivered hands nothing
-		// off: its new chunk's items would run unasked.
+	if c.ended || c.handed || c.busy != nil || c.next != from || from < 1 || c.from < len(c.d.Items()) ||
+		!c.again && c.hb.lapsed() || c.again && !c.leadSure {
 		c.mu.Unlock()
 		return
 	}

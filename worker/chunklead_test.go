@@ -161,3 +161,53 @@ func TestChunkLeadUnsure(t *testing.T) {
 	}
 	waitEmpty(t, h.bus)
 }
+
+// TestChunkLeadUnsureNoHandOff: a redelivered chunk whose lead is not
+// sure (its gateway is gone) hands nothing off when that item runs long:
+// the items after it may include the one the lost delivery was running,
+// and a chunk of their own would start them afresh. The long item's
+// timer handed them off (the shutdown path alone checked the lead).
+func TestChunkLeadUnsureNoHandOff(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: time.Minute}, 0)
+	gone, err := queue.NewClient(h.bus, queue.ClientOptions{GatewayID: "gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := gone.SubmitChunk(context.Background(), []queue.Job{{Tool: "block"}, {Tool: "t"}, {Tool: "t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone.Close()
+	d1, err := h.bus.Next(5 * time.Second)
+	if err != nil || d1 == nil || !d1.IsChunk() {
+		t.Fatalf("Next = %+v, %v", d1, err)
+	}
+	chunk := d1.Job
+	if err := d1.Nak(); err != nil {
+		t.Fatal(err)
+	}
+	l := newRunLog()
+	w, err := New(h.bus, Options{Slots: 1, ID: "next", Executor: wallExec{time.Minute, l}, HandOffAfter: 20 * time.Millisecond,
+		PullWait: 100 * time.Millisecond, Logger: queuetest.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	if id := <-l.started; id != ids[0] {
+		t.Fatalf("started %s, want the first item", id)
+	}
+	time.Sleep(time.Second) // 50 times the hand-off's wait: a hand-off would be done
+	from, err := h.bus.HandedOff(context.Background(), chunk)
+	if err != nil || from != 3 {
+		t.Errorf("HandedOff = %d, %v; want 3 (none) while the unsure lead runs long", from, err)
+	}
+	close(l.release)
+	for i, id := range ids {
+		if r := h.wait(id, 30*time.Second); !r.Success || l.count(id) != 1 {
+			t.Errorf("item %d = %s, ran %d times; want success, once", i+1, r.Raw, l.count(id))
+		}
+	}
+}
