@@ -72,7 +72,7 @@ func TestDropMemoryConsumers(t *testing.T) {
 // does not follow the limit.
 func TestEmbeddedUnderGOMEMLIMIT(t *testing.T) {
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(512 << 20))
-	_, nc := connectEmbedded(t, EmbeddedOptions{TempDir: t.TempDir()})
+	e, nc := connectEmbedded(t, EmbeddedOptions{TempDir: t.TempDir()})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	bus, err := Open(ctx, nc, Config{Storage: MemoryStorage}, nil)
@@ -82,8 +82,8 @@ func TestEmbeddedUnderGOMEMLIMIT(t *testing.T) {
 	if !bus.HasCache() {
 		t.Error("the default queue has no cache bucket")
 	}
-	if got, want := DefaultJetStreamMaxMemory(), int64(MinJetStreamMaxMemory); got < want {
-		t.Errorf("DefaultJetStreamMaxMemory() = %d, want at least %d", got, want)
+	if got, want := e.ns.JetStreamConfig().MaxMemory, DefaultJetStreamMaxMemory(); got != want {
+		t.Errorf("the server's JetStream memory bound = %d, want DefaultJetStreamMaxMemory() = %d", got, want)
 	}
 }
 
