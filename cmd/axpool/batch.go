@@ -372,10 +372,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		fmt.Fprintf(stderr, "axpool batch: %s: %v (the summary lacks its lines kept)\n", bf.output, keptErr)
 		return silentExit(exitFail)
 	case writeErr != nil:
-		var pe *os.PathError
-		if errors.As(writeErr, &pe) {
-			writeErr = pe.Err // the path is said once: OUT as given
-		}
+		writeErr = unwrapPathError(writeErr) // the path is said once: OUT as given
 		out := bf.output
 		if out == "-" {
 			out = "standard output"

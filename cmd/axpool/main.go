@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -102,10 +101,11 @@ func init() {
 // `axpool: unknown flag: --concurency (did you mean --concurrency?)`.
 // Subcommands inherit it from the root command.
 func suggestFlag(c *cobra.Command, err error) error {
-	name, ok := strings.CutPrefix(err.Error(), "unknown flag: --")
-	if !ok {
+	var ne *pflag.NotExistError
+	if !errors.As(err, &ne) {
 		return err
 	}
+	name := ne.GetSpecifiedName() // one letter for a shorthand: no suggestion
 	var names []string
 	c.Flags().VisitAll(func(f *pflag.Flag) {
 		if !f.Hidden {

@@ -287,15 +287,16 @@ func (b *QueueBackend) Run(ctx context.Context, call *tools.Args, progress func(
 			// call at --concurrency 1). It looks the cache up and runs its
 			// own job, as a call without a flight does.
 			lead, wait := b.flights.join(digest)
+			holdsSlot := key != "" && jobGateFrom(ctx) != nil
 			if lead {
 				defer b.flights.leave(digest)
-			} else if key != "" && jobGateFrom(ctx) != nil {
-				// holds a slot: no wait
-			} else if err := wait(ctx); err != nil {
-				if done != nil {
-					done(nil, err)
+			} else if !holdsSlot {
+				if err := wait(ctx); err != nil {
+					if done != nil {
+						done(nil, err)
+					}
+					return nil, err
 				}
-				return nil, err
 			}
 			if out, ok := b.cached(ctx, digest, job.ID); ok {
 				if done != nil {
