@@ -70,8 +70,9 @@ func TestProgressFailuresByName(t *testing.T) {
 // TestProgressPlainWhileAdding: plain lines drawn every millisecond while
 // items are added read the counts of the last Add, not the summary being
 // changed (the ticker's goroutine read sum's fields and outcomes as the
-// caller's goroutine wrote them: a data race, under -race a failed test);
-// the last line counts every item and its failures.
+// caller's goroutine wrote them: a data race, which fails this test under
+// -race, as the README's test command runs it — without -race the old code
+// passed it); the last line counts every item and its failures.
 func TestProgressPlainWhileAdding(t *testing.T) {
 	var buf syncBuffer
 	p := NewProgress(&buf, "plain", time.Millisecond, 3000)

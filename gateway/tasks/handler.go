@@ -545,6 +545,9 @@ func (h *Handler) forget(caller, id string) {
 // unreserve removes task id from caller's live tasks when it is still
 // pending: it was not created as an interactive task.
 func (h *Handler) unreserve(caller, id string) {
+	if h.MaxInteractivePerCaller <= 0 {
+		return // reserve took no place
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.remove(caller, func(lt liveTask) bool { return lt.pending && lt.id == id })
