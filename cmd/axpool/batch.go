@@ -88,7 +88,8 @@ now are; lines of ids IN no longer has are not counted.
 An item with "expect" (main's result), "tests" and "entry" (calls of a
 function) or "check" (a checker of the result) is graded: its line gains
 "verdict" (pass, fail or error) and "verdict_reason"; items may carry
-"task", and --pass-at 1,5,10 computes pass@k over tasks. The summary adds
+"task", and --pass-at 1,5,10 computes pass@k over tasks (an item without
+"task" is a task of its own). The summary adds
 verdicts, pass@k and the tasks; --report FILE writes them as one HTML
 page. --regrade OLD.jsonl recomputes the verdicts of saved results against
 IN's expectations without running anything. A duplicate id in IN is
