@@ -451,12 +451,18 @@ type Claim struct {
 	FirstStart time.Time
 	// Revision is the claim's KV revision (for ReleaseClaim).
 	Revision uint64
-	// Created: the job had no claim record; this claim is its first. On
-	// a redelivery that means the earlier delivery's worker never claimed
-	// the job (a first delivery claims only once it runs past its first
+	// Created: the job had no claim record, or a hand-back mark
+	// (HandedBack); this claim is its first. On a redelivery without the
+	// mark that means the earlier delivery's worker never claimed the job
+	// (a first delivery claims only once it runs past its first
 	// heartbeat, ClaimRunning): it was lost within its first heartbeat,
-	// or handed the job back.
+	// or handed the job back without marking it.
 	Created bool
+	// HandedBack: the job had a hand-back mark (MarkHandedBack): its
+	// first delivery handed it back without starting it, and no delivery
+	// claimed it since. FirstStart is then the claim's own time: the job
+	// starts now, and this is no rerun.
+	HandedBack bool
 }
 
 // claimValue is the state value of a claim: "<workerID>@<unix ms of the
@@ -465,8 +471,22 @@ func claimValue(workerID string, firstStart time.Time) []byte {
 	return fmt.Appendf(nil, "%s@%d", workerID, firstStart.UnixMilli())
 }
 
+// handedBackTag replaces the first start in the value of a hand-back
+// mark, "<workerID>@back" (MarkHandedBack): the worker that handed the
+// job back, and no start. A reader that predates the mark takes it for
+// the claim of that worker with an unknown first start (parseClaim
+// without the tag: no number after "@"), and so counts the job as it
+// counted one without a claim: started at its own estimate, a rerun.
+const handedBackTag = "back"
+
+// isHandedBack reports whether the claim value v is a hand-back mark.
+func isHandedBack(v string) bool {
+	_, tag, ok := strings.Cut(v, "@")
+	return ok && tag == handedBackTag
+}
+
 // parseClaim splits a claim value; a value without "@" (an older worker's)
-// has no first start.
+// or a hand-back mark has no first start.
 func parseClaim(v string) (workerID string, firstStart time.Time) {
 	id, ms, ok := strings.Cut(v, "@")
 	if !ok {
@@ -494,7 +514,9 @@ func (b *Bus) Claim(ctx context.Context, jobID, workerID string) (Claim, error) 
 // ClaimSince is Claim with the first start a claim it creates records
 // (Claim.FirstStart, Claim.Created): a redelivery that finds no claim
 // passes its estimate of when the earlier delivery started the job. A
-// claim taken over keeps the first start it holds.
+// claim taken over keeps the first start it holds. A hand-back mark
+// (MarkHandedBack) is replaced as no claim is, with now as the first
+// start (Claim.HandedBack): the job was not started.
 func (b *Bus) ClaimSince(ctx context.Context, jobID, workerID string, firstStart time.Time) (Claim, error) {
 	if !ValidID(workerID) {
 		return Claim{}, fmt.Errorf("queue: claim %s: worker ID %q is not 1-128 characters of [A-Za-z0-9_-]", jobID, workerID)
@@ -518,6 +540,17 @@ func (b *Bus) ClaimSince(ctx context.Context, jobID, workerID string, firstStart
 		}
 		if string(e.Value()) == cancelMarker {
 			return Claim{Cancelled: true}, nil
+		}
+		if isHandedBack(string(e.Value())) {
+			start := time.Now()
+			rev, err = b.state.Update(ctx, key, claimValue(workerID, start), e.Revision())
+			if err == nil {
+				return Claim{Revision: rev, FirstStart: start.Truncate(time.Millisecond), Created: true, HandedBack: true}, nil
+			}
+			if !isWrongLastSequence(err) {
+				return Claim{}, opError("claim "+jobID, err)
+			}
+			continue
 		}
 		prev, first := parseClaim(string(e.Value()))
 		if first.IsZero() {
@@ -545,35 +578,81 @@ func (b *Bus) ClaimSince(ctx context.Context, jobID, workerID string, firstStart
 // counts from its first start). It returns the holder found instead — ""
 // when the claim is workerID's — and whether it is a cancel marker: a
 // job cancelled while queued, or taken over by a redelivery while this
-// worker stalled, must stop. Errors: workerID not ValidID;
-// *UnavailableError when the state bucket does not answer now (the caller
-// tries again at its next heartbeat); other KV errors, wrapped.
+// worker stalled, must stop. A hand-back mark (MarkHandedBack) is no
+// claim: it is replaced by workerID's (a delivery's hand-back never
+// meets its own job's first delivery running; were it so, the claim
+// says that it runs). Errors: workerID not ValidID; *UnavailableError
+// when the state bucket does not answer now (the caller tries again at
+// its next heartbeat); other KV errors, wrapped.
 func (b *Bus) ClaimRunning(ctx context.Context, jobID, workerID string, started time.Time) (holder string, cancelled bool, err error) {
 	if !ValidID(workerID) {
 		return "", false, fmt.Errorf("queue: claim %s: worker ID %q is not 1-128 characters of [A-Za-z0-9_-]", jobID, workerID)
 	}
 	key := claimKey(jobID)
-	_, err = b.state.Create(ctx, key, claimValue(workerID, started))
-	if err == nil {
+	for range 8 {
+		_, err = b.state.Create(ctx, key, claimValue(workerID, started))
+		if err == nil {
+			return "", false, nil
+		}
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return "", false, opError("claim "+jobID, err)
+		}
+		e, err := b.state.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return "", false, nil // released meanwhile: nobody else runs it
+		}
+		if err != nil {
+			return "", false, opError("claim "+jobID, err)
+		}
+		v := string(e.Value())
+		if v == cancelMarker {
+			return "", true, nil
+		}
+		if isHandedBack(v) {
+			_, err = b.state.Update(ctx, key, claimValue(workerID, started), e.Revision())
+			if err == nil {
+				return "", false, nil
+			}
+			if !isWrongLastSequence(err) {
+				return "", false, opError("claim "+jobID, err)
+			}
+			continue // changed meanwhile: read it again
+		}
+		if id, _ := parseClaim(v); id != workerID {
+			return id, false, nil
+		}
 		return "", false, nil
 	}
-	if !errors.Is(err, jetstream.ErrKeyExists) {
-		return "", false, opError("claim "+jobID, err)
+	return "", false, fmt.Errorf("queue: claim %s: too much contention", jobID)
+}
+
+// MarkHandedBack records that workerID hands jobID back on the job's
+// first delivery without having started it (a worker that began to stop
+// as it pulled it), unless the job has a claim record already (a cancel
+// marker, a claim): it reports whether the mark was written. A
+// redelivery that finds the mark claims the job in its place as one
+// that starts afresh (Claim.HandedBack: its whole wall-clock limit, no
+// rerun), where without a claim it counts the job as possibly started
+// by the delivery before it, one AckWait earlier. Only a first delivery
+// marks (Delivery.Redelivered false: no earlier delivery may have
+// started the job), before it hands the job back; every later delivery
+// claims the job before it runs it, replacing the mark. A worker lost
+// before it writes the mark leaves none: its job is counted as possibly
+// started, as before. One write, on the hand-back path only. Errors:
+// workerID not ValidID; *UnavailableError when the state bucket does not
+// answer now; other KV errors, wrapped.
+func (b *Bus) MarkHandedBack(ctx context.Context, jobID, workerID string) (bool, error) {
+	if !ValidID(workerID) {
+		return false, fmt.Errorf("queue: mark %s handed back: worker ID %q is not 1-128 characters of [A-Za-z0-9_-]", jobID, workerID)
 	}
-	e, err := b.state.Get(ctx, key)
-	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return "", false, nil // released meanwhile: nobody else runs it
+	_, err := b.state.Create(ctx, claimKey(jobID), []byte(workerID+"@"+handedBackTag))
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, jetstream.ErrKeyExists):
+		return false, nil
 	}
-	if err != nil {
-		return "", false, opError("claim "+jobID, err)
-	}
-	if string(e.Value()) == cancelMarker {
-		return "", true, nil
-	}
-	if id, _ := parseClaim(string(e.Value())); id != workerID {
-		return id, false, nil
-	}
-	return "", false, nil
+	return false, opError("mark "+jobID+" handed back", err)
 }
 
 // Cancelled reports whether jobID has a cancel marker (Client.Cancel). A
@@ -593,8 +672,9 @@ func (b *Bus) Cancelled(ctx context.Context, jobID string) (bool, error) {
 }
 
 // ClaimHolder returns the worker ID holding jobID's claim, "" if none (or
-// if the job was cancelled). Errors: *UnavailableError when the state
-// bucket does not answer now; other KV errors, wrapped.
+// if the job was cancelled, or handed back unstarted: MarkHandedBack).
+// Errors: *UnavailableError when the state bucket does not answer now;
+// other KV errors, wrapped.
 func (b *Bus) ClaimHolder(ctx context.Context, jobID string) (string, error) {
 	e, err := b.state.Get(ctx, claimKey(jobID))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -603,7 +683,7 @@ func (b *Bus) ClaimHolder(ctx context.Context, jobID string) (string, error) {
 	if err != nil {
 		return "", opError("read claim "+jobID, err)
 	}
-	if v := string(e.Value()); v != cancelMarker {
+	if v := string(e.Value()); v != cancelMarker && !isHandedBack(v) {
 		id, _ := parseClaim(v)
 		return id, nil
 	}

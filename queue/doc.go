@@ -43,7 +43,11 @@
 //     and the run stops. A redelivery claims the job at once (Bus.Claim,
 //     Bus.ClaimSince): the claim dance stops a second run while the
 //     holder lives; one that finds no claim counts the earlier delivery
-//     as lost within its first heartbeat (Claim.Created).
+//     as lost within its first heartbeat (Claim.Created). A first
+//     delivery handed back unstarted (its worker began to stop as it
+//     pulled it) leaves a hand-back mark instead (Bus.MarkHandedBack, a
+//     write on that path only), and its redelivery starts the job afresh
+//     (Claim.HandedBack).
 //   - The result goes to the caller on the job's Reply, sent without
 //     waiting (Event.Later), and the worker asks the Client which results
 //     it holds with one request for many (Bus.ConfirmResults; a result

@@ -42,7 +42,8 @@ const (
 	// Bus.PublishResult).
 	ResultsBucket = "AXPOOL_RESULTS"
 	// StateBucket is the KV bucket of per-job state: key claimKey(jobID)
-	// holds the ID of the worker that claimed the job, or cancelMarker;
+	// holds the ID of the worker that claimed the job (claimValue), a
+	// hand-back mark (Bus.MarkHandedBack) or cancelMarker;
 	// key idempotencyKey(digest) an IdempotencyRecord.
 	StateBucket = "AXPOOL_STATE"
 	// CacheBucket is the KV bucket of the result cache (docs/tools.md §7):
