@@ -42,7 +42,8 @@ const answeredWait = time.Second
 // Once ctx ends (shutdown) no further item starts: the items left go to
 // another slot as a chunk of their own (handOff), or, when none of the
 // chunk's items ran yet or it was handed off already, the chunk goes back
-// with them, for another worker. A first delivery whose
+// with them, for another worker (a first delivery marks the first of them
+// handed back: chunkRun.stopAt, Worker.markHandedBack). A first delivery whose
 // heartbeat lapsed (beat.lapsed: the worker was stopped, e.g. SIGSTOP
 // on an unsupervised or frozen machine, or starved) starts no further
 // item and hands nothing off, and is left unsettled: its message may
@@ -71,8 +72,13 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 			// (Worker.notStartedBefore: one AckWait of its limit, and a
 			// rerun at the last allowed delivery). When handOff does not
 			// (at the first item, once handed off, before a sure lead),
-			// the chunk goes back.
+			// the chunk goes back — on a first delivery with the first
+			// of the items left marked handed back (chunkRun.stopAt), so
+			// that they start afresh all the same.
 			cr.handOff(i, "the worker is stopping; handed a chunk's items not started to another slot")
+			if it := cr.stopAt(i); it != nil {
+				w.markHandedBack(it.Job)
+			}
 			break
 		}
 		if !again && hb.lapsed() {
@@ -256,6 +262,26 @@ func (c *chunkRun) handOff(from int, done string) {
 	}
 	close(c.busy)
 	c.busy = nil
+}
+
+// stopAt ends the chunk's run before item i (as end does: no hand-off
+// after it) and returns the item to mark handed back
+// (Worker.markHandedBack) when item i and those after it go back with
+// the chunk unstarted: the first of them that decoded — on the chunk's
+// redelivery the lead, which would count as possibly started here; the
+// items after it start afresh as they are. It returns nil for a
+// redelivery (Redelivered: an earlier delivery may have started them,
+// and the mark would start them afresh), and when item i is not this
+// delivery's (handed off, or its hand-off in doubt: another chunk's
+// first delivery may run it unclaimed).
+func (c *chunkRun) stopAt(i int) *queue.Delivery {
+	c.end()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.again || i >= c.from || c.next != i {
+		return nil
+	}
+	return firstDecoded(c.d.Items()[i:c.from])
 }
 
 // end waits for a hand-off under way and stops any later one: the

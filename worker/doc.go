@@ -35,7 +35,12 @@
 // is answered worker_lost, and one that ignores its cancellation for
 // HungGrace makes the process unhealthy. On shutdown the slots stop pulling at once, running
 // jobs get ShutdownGrace, then are cancelled and answered `cancelled`;
-// nothing is handed back to run again.
+// nothing is handed back to run again. A job pulled as shutdown began
+// (or a chunk's items not started, when they cannot go to another slot)
+// is handed back unstarted, marked so on its first delivery
+// (queue.Bus.MarkHandedBack, a write on that path only): its redelivery
+// starts it afresh, where one that finds no claim counts the job as
+// possibly started one AckWait before it.
 //
 // A chunk (queue.ChunkTool: several jobs in one message) is run item by
 // item on its slot, each item handled as the job it is, under one

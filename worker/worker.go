@@ -419,8 +419,9 @@ func (w *Worker) slot(ctx, runCtx context.Context) {
 		case d == nil:
 		case ctx.Err() != nil:
 			// Pulled as shutdown began: hand it back unstarted for
-			// another worker.
-			w.nak(d)
+			// another worker, marked so that it starts afresh there
+			// (handBack).
+			w.handBack(d)
 		case d.IsChunk():
 			w.handleChunk(ctx, runCtx, d)
 		default:
@@ -577,6 +578,8 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 		// before, whose caller would hold its answer — without a claim it
 		// was not started (it was answered worker_lost, or charged an
 		// AckWait of its wall-clock limit, though it never ran).
+		// A job whose first delivery handed it back unstarted, marking it
+		// (queue.Bus.MarkHandedBack), starts now too (Claim.HandedBack).
 		handedOn := d.HandedOn()
 		fresh := handedOn || w.notStartedBefore(d)
 		since := time.Now()
@@ -600,6 +603,7 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 			w.finish(d, job, hb, wire.FailureResult(wire.Cancelled("job cancelled before it started"), meta), "", log)
 			return
 		}
+		fresh = fresh || claim.HandedBack
 		firstStart, previous, rerun = claim.FirstStart, claim.Previous, claim.Previous != "" || claim.Created && !fresh
 		// The last allowed run of a job whose previous worker died is not
 		// started (a job that kills its workers must not kill another one);
@@ -1306,6 +1310,56 @@ func tooLarge(size, limit int, meta wire.JobMeta) json.RawMessage {
 func (w *Worker) nak(d *queue.Delivery) {
 	if err := d.Nak(); err != nil {
 		w.log.Warn("nak", "err", err)
+	}
+}
+
+// handBack hands d, pulled as shutdown began, back unstarted: a job, or a
+// chunk none of whose items started. A first delivery marks it handed
+// back first (markHandedBack: the chunk's first item that decoded, the one
+// its redelivery's lead would be), so that its redelivery starts it
+// afresh rather than counting it as possibly started here.
+func (w *Worker) handBack(d *queue.Delivery) {
+	if d.Err == nil && !d.Redelivered() {
+		if !d.IsChunk() {
+			w.markHandedBack(d.Job)
+		} else if it := firstDecoded(d.Items()); it != nil {
+			w.markHandedBack(it.Job)
+		}
+	}
+	w.nak(d)
+}
+
+// firstDecoded returns the first of items that decoded, nil for none.
+func firstDecoded(items []*queue.Delivery) *queue.Delivery {
+	for _, it := range items {
+		if it.Err == nil {
+			return it
+		}
+	}
+	return nil
+}
+
+// markTimeout bounds the hand-back mark's write (markHandedBack), on a
+// worker that is stopping.
+const markTimeout = time.Second
+
+// markHandedBack records that this worker hands job back, on its first
+// delivery, without having started it (queue.Bus.MarkHandedBack): its
+// redelivery then claims it as started afresh, with its whole wall-clock
+// limit and as no rerun. Without the mark (not written: the state bucket
+// did not answer, or a claim or cancel marker is there already) the
+// redelivery counts the job as possibly started here, one AckWait before
+// it — as it does the job of a worker lost before it wrote the mark.
+// The mark is the hand-back path's only write.
+func (w *Worker) markHandedBack(job *queue.Job) {
+	ctx, cancel := context.WithTimeout(context.Background(), markTimeout)
+	marked, err := w.bus.MarkHandedBack(ctx, job.ID, w.id)
+	cancel()
+	switch {
+	case err != nil:
+		w.log.Warn("cannot mark a job handed back unstarted; its redelivery counts it as possibly started", "job", job.ID, "err", err)
+	case marked:
+		w.log.Debug("job handed back unstarted", "job", job.ID)
 	}
 }
 

@@ -1,0 +1,176 @@
+package worker
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
+)
+
+// deliveries returns how many deliveries the workers' consumer made so
+// far (its delivered consumer sequence).
+func deliveries(t *testing.T, nc *nats.Conn) uint64 {
+	t.Helper()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := js.Consumer(ctx, queue.StreamName, queue.ConsumerName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.Delivered.Consumer
+}
+
+// queuedAMinute is a job submitted a minute ago (it waited in the
+// queue): a redelivery that charges it one AckWait (a minute in these
+// tests) as started on an earlier delivery charges it in full, where it
+// charges a job submitted less than an AckWait ago only since its
+// submission.
+func queuedAMinute() queue.Job {
+	return queue.Job{Tool: "t", Submitted: time.Now().Add(-time.Minute).UTC()}
+}
+
+// stoppingSlot runs one slot of a worker "stopping" whose shutdown begins
+// once the slot has pulled (its first check passes, the next sees it):
+// the slot hands the job it pulled back unstarted.
+func stoppingSlot(t *testing.T, h *harness, l *runLog) {
+	t.Helper()
+	w, err := New(h.bus, Options{Slots: 1, ID: "stopping", Executor: wallExec{2 * time.Second, l},
+		PullWait: 5 * time.Second, Logger: queuetest.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := &errAfterCtx{Context: context.Background()}
+	ctx.n.Store(1)
+	w.slot(ctx, context.Background())
+}
+
+// TestHandBackAtShutdownRunsFresh: a job (or chunk) pulled on its first
+// delivery just as its worker began to stop is handed back unstarted,
+// with one write to the state bucket (the hand-back mark), and its
+// redelivery runs it once, with its whole wall-clock limit (2 s, under
+// an AckWait of a minute; it was submitted a minute ago), and not as a run after a lost worker (at
+// MaxDeliver 2 the redelivery is the last allowed run). Without the
+// mark it was answered worker_lost without a run: the redelivery found
+// no claim, so counted the job as started on the stopped worker one
+// AckWait before — past its limit — and, at the last allowed delivery,
+// as a rerun.
+func TestHandBackAtShutdownRunsFresh(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   queue.Config
+		items int // 0: a single job
+	}{
+		{"job wall-clock", queue.Config{AckWait: time.Minute}, 0},
+		{"job last delivery", queue.Config{AckWait: time.Minute, MaxDeliver: 2}, 0},
+		{"chunk wall-clock", queue.Config{AckWait: time.Minute}, 3},
+		{"chunk last delivery", queue.Config{AckWait: time.Minute, MaxDeliver: 2}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarnessPayload(t, tc.cfg, 0)
+			job := queuedAMinute()
+			var ids []string
+			if tc.items == 0 {
+				ids = []string{h.submit(job)}
+			} else {
+				ids = h.submitChunk(job, job, job)
+			}
+			l := newRunLog()
+			before := writes(t, h.nc)
+			stoppingSlot(t, h, l)
+			if n := deliveries(t, h.nc); n != 1 {
+				t.Fatalf("deliveries after the stopping slot = %d, want 1", n)
+			}
+			if got := writesSince(before, writes(t, h.nc))["KV_"+queue.StateBucket]; got != 1 {
+				t.Errorf("state bucket writes of the hand-back = %d, want 1 (the mark)", got)
+			}
+			runWallWorker(t, h, "next", wallExec{2 * time.Second, l})
+			for i, id := range ids {
+				r := h.wait(id, 30*time.Second)
+				if !r.Success || r.worker() != "next" || l.count(id) != 1 {
+					t.Errorf("job %d = %s, ran %d times; want success by next, once", i+1, r.Raw, l.count(id))
+				}
+			}
+			waitEmpty(t, h.bus)
+			if n := deliveries(t, h.nc); n != 2 {
+				t.Errorf("deliveries = %d, want 2 (the hand-back's and one redelivery)", n)
+			}
+		})
+	}
+}
+
+// TestChunkShutdownBeforeFirstItem: a chunk on its first delivery whose
+// worker stops before its first item starts goes back whole (nothing to
+// hand off), its first item marked handed back (one write): every item then runs
+// once on the redelivery with its whole wall-clock limit. Without the
+// mark the first item was answered worker_lost without a run (charged
+// one AckWait of its 2 s limit, as the lead of a redelivery).
+func TestChunkShutdownBeforeFirstItem(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: time.Minute}, 0)
+	ids := h.submitChunk(queuedAMinute(), queuedAMinute(), queuedAMinute())
+	d, err := h.bus.Next(5 * time.Second)
+	if err != nil || d == nil || !d.IsChunk() || d.NumDelivered != 1 {
+		t.Fatalf("Next = %+v, %v", d, err)
+	}
+	l := newRunLog()
+	w, err := New(h.bus, Options{Slots: 1, ID: "stopping", Executor: wallExec{2 * time.Second, l}, Logger: queuetest.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := &errAfterCtx{Context: context.Background()} // the first item's check sees the shutdown
+	before := writes(t, h.nc)
+	w.handleChunk(ctx, context.Background(), d)
+	if got := writesSince(before, writes(t, h.nc))["KV_"+queue.StateBucket]; got != 1 {
+		t.Errorf("state bucket writes of the hand-back = %d, want 1 (the first item's mark)", got)
+	}
+	runWallWorker(t, h, "next", wallExec{2 * time.Second, l})
+	for i, id := range ids {
+		if r := h.wait(id, 30*time.Second); !r.Success || r.worker() != "next" || l.count(id) != 1 {
+			t.Errorf("item %d = %s, ran %d times; want success by next, once", i+1, r.Raw, l.count(id))
+		}
+	}
+	waitEmpty(t, h.bus)
+}
+
+// TestHandBackOfRedeliveryKeepsCharge: a job whose first delivery was
+// lost without a claim (it may have started it) and whose redelivery is
+// pulled as its worker begins to stop is not marked handed back: its
+// next delivery still counts it as possibly started on the lost one —
+// charged one AckWait of its 2 s limit, worker_lost without a run.
+func TestHandBackOfRedeliveryKeepsCharge(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: time.Minute}, 0)
+	id := h.submit(queuedAMinute())
+	d, err := h.bus.Next(5 * time.Second)
+	if err != nil || d == nil {
+		t.Fatalf("Next = %+v, %v", d, err)
+	}
+	if err := d.Nak(); err != nil { // the first delivery, lost
+		t.Fatal(err)
+	}
+	l := newRunLog()
+	before := writes(t, h.nc)
+	stoppingSlot(t, h, l)
+	if n := deliveries(t, h.nc); n != 2 {
+		t.Fatalf("deliveries after the stopping slot = %d, want 2", n)
+	}
+	if got := writesSince(before, writes(t, h.nc))["KV_"+queue.StateBucket]; got != 0 {
+		t.Errorf("state bucket writes of a redelivery's hand-back = %d, want 0", got)
+	}
+	runWallWorker(t, h, "next", wallExec{2 * time.Second, l})
+	if r := h.wait(id, 30*time.Second); r.Outcome != "worker_lost" || l.count(id) != 0 {
+		t.Errorf("result = %s, ran %d times; want worker_lost without a run", r.Raw, l.count(id))
+	}
+	waitEmpty(t, h.bus)
+}
