@@ -163,6 +163,14 @@
 // as notifications/message (logger ProgramLogger) while the job runs
 // (docs/tools.md §7 "Logging").
 //
+// # A call's notifications over HTTP (notify.go)
+//
+// The progress and debug lines of a tools/call POST are written by the
+// gateway itself on that POST's response (an event stream before the
+// result), not queued on mcp-go's session, whose streams all read one
+// buffer (a notification could leave on the GET stream, after the result,
+// or be dropped as the call answered).
+//
 // # Metrics and audit (metrics.go, observe.go)
 //
 // Every answered call is counted (Config.Metrics) and written to the audit

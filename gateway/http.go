@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -463,8 +464,13 @@ func (h *HTTPServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.g.log.Debug("http session deleted", "caller", caller)
 		}
 	}
+	if r.Method == http.MethodPost && hw.slot != nil && hw.CanStream() {
+		// The call's notifications go on its response (notify.go).
+		ctx = withStream(ctx, hw)
+	}
 	hr.Context = ctx
 	h.mcpHTTP.Handle(hw, hr)
+	hw.closeStream()
 	if hw.deadline {
 		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 	}
@@ -526,6 +532,9 @@ func refuse(w http.ResponseWriter, status int, text string) {
 // to: it records whether anything was written, puts back a request id
 // mcp-go would alter (exactID), and writes a tools/call's result itself
 // (sendSlot), each piece within timeout (HTTPConfig.SendTimeout).
+//
+// mcp-go's writes and the call's notifications (notify.go) come from
+// several goroutines: mu orders them, each event written whole.
 type httpWriter struct {
 	w        http.ResponseWriter
 	wrote    atomic.Bool
@@ -533,17 +542,25 @@ type httpWriter struct {
 	slot     *outbound.Slot
 	timeout  time.Duration
 	deadline bool // a write deadline is set
+
+	mu        sync.Mutex
+	header    bool // the status is sent
+	sse       bool // as an event stream
+	streaming bool // notify writes the call's notifications (notify.go)
 }
 
 func (hw *httpWriter) Header() http.Header { return hw.w.Header() }
 
 func (hw *httpWriter) WriteHeader(status int) {
-	hw.wrote.Store(true)
-	hw.w.WriteHeader(status)
+	hw.mu.Lock()
+	defer hw.mu.Unlock()
+	hw.writeHeaderLocked(status)
 }
 
 func (hw *httpWriter) Write(p []byte) (int, error) {
-	hw.wrote.Store(true)
+	hw.mu.Lock()
+	defer hw.mu.Unlock()
+	hw.writeHeaderLocked(http.StatusOK)
 	n := len(p)
 	if hw.from != nil && bytes.Contains(p, hw.from) {
 		p = bytes.Replace(p, hw.from, hw.to, 1)
@@ -567,7 +584,11 @@ type writeFunc func([]byte) (int, error)
 
 func (f writeFunc) Write(p []byte) (int, error) { return f(p) }
 
-func (hw *httpWriter) Flush() { http.NewResponseController(hw.w).Flush() }
+func (hw *httpWriter) Flush() {
+	hw.mu.Lock()
+	defer hw.mu.Unlock()
+	http.NewResponseController(hw.w).Flush()
+}
 
 func (hw *httpWriter) CanStream() bool { _, ok := hw.w.(http.Flusher); return ok }
 

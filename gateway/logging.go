@@ -39,7 +39,7 @@ func (g *Server) withProgramLog(ctx context.Context) context.Context {
 	}
 	return queue.WithDebugSink(ctx, func(lines []string) {
 		for _, l := range lines {
-			err := srv.SendLogMessageToClient(ctx, mcp.NewLoggingMessageNotification(mcp.LoggingLevelDebug, ProgramLogger, g.mask.String(l)))
+			err := sendLog(ctx, srv, mcp.NewLoggingMessageNotification(mcp.LoggingLevelDebug, ProgramLogger, g.mask.String(l)))
 			if err != nil {
 				if errors.Is(err, server.ErrNotificationChannelBlocked) {
 					g.log.Debug("debug message dropped: session buffer full")
@@ -62,4 +62,14 @@ func (s *stdioSession) GetLogLevel() mcp.LoggingLevel {
 		return mcp.LoggingLevel(l)
 	}
 	return mcp.LoggingLevelError
+}
+
+// sendLog sends m to the client of the call of ctx if the level it asked
+// for lets m through: on the call's own event stream over HTTP
+// (notify.go), else as mcp-go sends it.
+func sendLog(ctx context.Context, srv *server.MCPServer, m mcp.LoggingMessageNotification) error {
+	n := notification(m.Method, map[string]any{"level": m.Params.Level, "logger": m.Params.Logger, "data": m.Params.Data})
+	return notify(ctx, n, func() error { return srv.SendLogMessageToClient(ctx, m) }, func() bool {
+		return m.Params.Level.ShouldSendTo(logLevel(ctx))
+	})
 }

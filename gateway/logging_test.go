@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"reflect"
 	"strings"
 	"sync"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/axpool/axpool/internal/mcptest"
@@ -215,5 +217,84 @@ func TestLoggingFixture(t *testing.T) {
 	want := []any{`"Tool execution started"`, `"Tool processing data"`, `"Tool execution completed"`}
 	if data, _ := l.got(); !reflect.DeepEqual(data, want) {
 		t.Errorf("messages %q, want %q", data, want)
+	}
+}
+
+// burstDebug returns the arguments of a boruna_run writing the lines
+// "<n>-0" … "<n>-7" at once and returning n: its debug lines reach the
+// gateway in one batch just before the result (a distinct n escapes the
+// result cache).
+func burstDebug(n int) (args string, want []any) {
+	var b strings.Builder
+	b.WriteString("fn main() -> Int {\n")
+	for i := range 8 {
+		fmt.Fprintf(&b, "  debug(\"%d-%d\")\n", n, i)
+		want = append(want, fmt.Sprintf(`"%d-%d"`, n, i))
+	}
+	fmt.Fprintf(&b, "  %d\n}", n)
+	return `{"source":` + src(b.String()) + `}`, want
+}
+
+// listeningClient is a legacy (2025-11-25) HTTP client that also keeps the
+// session's GET event stream open, as deployed clients do.
+func listeningClient(t *testing.T, url string) *client.Client {
+	t.Helper()
+	tr, err := transport.NewStreamableHTTP(url,
+		transport.WithHTTPBasicClient(&http.Client{Transport: mcptest.Transport, Timeout: mcptest.HTTPTimeout}),
+		transport.WithHTTPHeaders(map[string]string{"Authorization": "Bearer " + testToken}),
+		transport.WithContinuousListening())
+	if err != nil {
+		t.Fatal(err)
+	}
+	//lint:ignore SA1019 deliberately testing the session-based 2025-11-25 handshake that deployed clients still use
+	c := client.NewClient(tr, client.WithLegacyProtocolOnly())
+	t.Cleanup(func() { c.Close() })
+	mcptest.Initialize(t, c)
+	return c
+}
+
+// Every debug line of a call reaches an HTTP client on the call's own
+// stream, in order, before the call's result — also when the lines come
+// in the same batch as the result, and when the session has a GET stream
+// open. mcp-go hands a legacy session's notifications to whichever of its
+// streams reads them first, and drops one that the call's stream took off
+// the session's queue as the call answered: lines went missing ("0" of
+// 0–9 in about one call in ten) or arrived on the GET stream, after the
+// result (the conformance check tools-call-with-logging got a, c, b).
+func TestProgramLogEveryLineHTTP(t *testing.T) {
+	s := sharedStack(t)
+	url := httpServer(t, s.gw, HTTPConfig{})
+	legacy := httpClient(t, url, true)
+	setLevel(t, legacy, mcp.LoggingLevelDebug)
+	listening := listeningClient(t, url)
+	setLevel(t, listening, mcp.LoggingLevelDebug)
+	modern := httpClient(t, url, false)
+	n := int(time.Now().UnixNano() % 1e6 * 1000) // distinct from other runs' sources
+	for _, c := range []struct {
+		name string
+		c    *client.Client
+		meta *mcp.Meta
+	}{
+		{"legacy", legacy, nil},
+		{"legacy with a GET stream", listening, nil},
+		{"modern", modern, modernLogMeta("debug")},
+	} {
+		l := newProgramLog(c.c)
+		var all []any
+		for range 30 {
+			n++
+			args, want := burstDebug(n)
+			all = append(all, want...)
+			res, err := call(t, c.c, "boruna_run", args, c.meta)
+			if err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if got := envelope(t, res)["result"]; got != float64(n) {
+				t.Fatalf("%s: result %v, want %d", c.name, got, n)
+			}
+			if data, _ := l.got(); !reflect.DeepEqual(data, all) {
+				t.Fatalf("%s: after the call of %d the client has the lines\n%q\nwant\n%q", c.name, n, data[max(0, len(data)-10):], all[max(0, len(all)-10):])
+			}
+		}
 	}
 }

@@ -89,7 +89,8 @@ func (r *relay) sendLocked() {
 	if srv == nil {
 		return
 	}
-	if err := srv.SendNotificationToClient(r.ctx, "notifications/progress", params); err != nil {
+	send := func() error { return srv.SendNotificationToClient(r.ctx, "notifications/progress", params) }
+	if err := notify(r.ctx, notification("notifications/progress", params), send, nil); err != nil {
 		if errors.Is(err, server.ErrNotificationChannelBlocked) {
 			r.g.log.Debug("progress notification dropped: session buffer full", "progress", r.steps)
 		} else {

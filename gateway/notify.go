@@ -1,0 +1,122 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// A call's notifications over Streamable HTTP — its progress and its
+// program's debug lines — go on the call's own response, as events
+// before its result. mcp-go cannot be trusted with them: it queues a
+// session's notifications in one buffer that every open stream of the
+// session reads (the session's GET stream and each POST of it), so one of
+// a call's notifications could go out on another stream, after the result;
+// and a POST's reader that took one off the buffer as the call answered
+// dropped it (its response was being finished): about one call in ten
+// lost the first of debug lines written just before its result.
+
+// streamKey carries the httpWriter of the tools/call POST that the
+// context serves, while mcp-go handles the call.
+type streamKey struct{}
+
+// errNoStream is what httpWriter.notify returns when it cannot write to
+// the call's response (the call has answered, or the response is JSON):
+// the notification is then sent as mcp-go sends it.
+var errNoStream = errors.New("gateway: the call's response stream is not open")
+
+// withStream returns ctx carrying hw as the stream of its call's
+// notifications, and opens it; hw.closeStream closes it.
+func withStream(ctx context.Context, hw *httpWriter) context.Context {
+	hw.mu.Lock()
+	hw.streaming = true
+	hw.mu.Unlock()
+	return context.WithValue(ctx, streamKey{}, hw)
+}
+
+// notify sends n to the client of the call of ctx: on the call's HTTP
+// response while it is open (withStream), when allowed (nil: always)
+// allows it; otherwise fallback sends it, as mcp-go does (stdio, the
+// in-process transport, a task's later progress).
+func notify(ctx context.Context, n mcp.JSONRPCNotification, fallback func() error, allowed func() bool) error {
+	if hw, ok := ctx.Value(streamKey{}).(*httpWriter); ok {
+		if allowed != nil && !allowed() {
+			return nil
+		}
+		if err := hw.notify(ctx, n); !errors.Is(err, errNoStream) {
+			return err
+		}
+	}
+	return fallback()
+}
+
+// notify writes n to the response as an event (the format mcp-go writes),
+// first making the response an event stream (and telling mcp-go's session
+// so, so that it writes the result as an event too) when nothing of it is
+// written yet. errNoStream when the stream is closed, the response began
+// as JSON, or the session cannot be told or is not initialized.
+func (hw *httpWriter) notify(ctx context.Context, n mcp.JSONRPCNotification) error {
+	b, err := json.Marshal(n)
+	if err != nil {
+		return err
+	}
+	hw.mu.Lock()
+	defer hw.mu.Unlock()
+	if !hw.streaming {
+		return errNoStream
+	}
+	if !hw.header {
+		s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithStreamableHTTPConfig)
+		if !ok || !s.Initialized() {
+			return errNoStream
+		}
+		s.UpgradeToSSEWhenReceiveNotification()
+		h := hw.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Connection", "keep-alive")
+		h.Set("Cache-Control", "no-cache")
+		hw.writeHeaderLocked(http.StatusOK)
+	} else if !hw.sse {
+		return errNoStream
+	}
+	if _, err := hw.writeTimed(fmt.Appendf(nil, "event: message\ndata: %s\n\n", b)); err != nil {
+		return err
+	}
+	http.NewResponseController(hw.w).Flush()
+	return nil
+}
+
+// closeStream ends what withStream opened: later notifications of the
+// call take their fallback.
+func (hw *httpWriter) closeStream() {
+	hw.mu.Lock()
+	hw.streaming = false
+	hw.mu.Unlock()
+}
+
+// writeHeaderLocked sends the status once (mcp-go sends it again when a
+// notification made the response an event stream); hw.mu is held.
+func (hw *httpWriter) writeHeaderLocked(status int) {
+	if hw.header {
+		return
+	}
+	hw.header = true
+	hw.sse = strings.HasPrefix(hw.w.Header().Get("Content-Type"), "text/event-stream")
+	hw.wrote.Store(true)
+	hw.w.WriteHeader(status)
+}
+
+// notification is the JSON-RPC notification of method with params, as
+// mcp-go builds it.
+func notification(method string, params map[string]any) mcp.JSONRPCNotification {
+	return mcp.JSONRPCNotification{
+		JSONRPC:      mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}},
+	}
+}
