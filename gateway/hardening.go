@@ -445,9 +445,14 @@ func badLogLevel(raw json.RawMessage) string {
 // must be one of "debug", …; got 5` — mcp-go alone answers -32600 for a
 // non-string), and any request whose per-request _meta level
 // (io.modelcontextprotocol/logLevel, 2026-07-28) is not a level (mcp-go
-// alone ignores it). Else nil.
+// alone ignores it). Else nil — also for a logging/setLevel of the
+// 2026-07-28 era (its _meta says so), which mcp-go answers -32601: the
+// method was removed, whatever its params.
 func checkLogLevels(msg rpcMessage) mcp.JSONRPCMessage {
 	setLevel := msg.Method == string(mcp.MethodSetLogLevel)
+	if setLevel && modernMeta(msg.Params) {
+		return nil
+	}
 	// A key spelled with escapes is not looked for (mcp-go then reads it as
 	// an unknown level and sends nothing): the check costs nothing on a
 	// call without the key.

@@ -298,3 +298,38 @@ func TestProgramLogEveryLineHTTP(t *testing.T) {
 		}
 	}
 }
+
+// logging/setLevel was removed in 2026-07-28: a request of that era gets
+// -32601 (HTTP 404) whatever its params, as ping and resources/subscribe
+// do — the gateway's check of params.level (TestSetLevelRefusal) is for
+// the older revisions, where the method exists. It answered 400 -32602
+// `params.level is required` to a 2026-07-28 setLevel without a level
+// (conformance check sep-2575-http-server-method-not-found-404-logging-setlevel).
+func TestSetLevelRemovedModern(t *testing.T) {
+	s := newStack(t, 0, queue.Config{})
+	defer s.close()
+	url := httpServer(t, s.gw, HTTPConfig{})
+	r := newRawStdio(t, s.gw)
+	headers := map[string]string{
+		"Authorization":           "Bearer " + testToken,
+		mcp.HeaderProtocolVersion: mcp.ProtocolVersion20260728,
+		mcp.HeaderMethod:          string(mcp.MethodSetLogLevel),
+	}
+	for i, params := range []string{
+		`{"_meta":` + modernMetaJSON + `}`,
+		`{"level":"debug","_meta":` + modernMetaJSON + `}`,
+		`{"level":5,"_meta":` + modernMetaJSON + `}`,
+		`{"level":"loud","_meta":` + modernMetaJSON + `}`,
+	} {
+		id := fmt.Sprint(500 + i)
+		msg := `{"jsonrpc":"2.0","id":` + id + `,"method":"logging/setLevel","params":` + params + `}`
+		want := rpcErrLine(t, id, -32601, `"logging/setLevel" was removed in protocol version 2026-07-28`)
+		if status, body := rawDo(t, http.MethodPost, url, headers, msg); status != http.StatusNotFound || body != want+"\n" {
+			t.Errorf("http %s: %d\n got %s\nwant %s", params, status, body, want)
+		}
+		r.send(msg)
+		if got := string(r.nextRaw()); got != want {
+			t.Errorf("stdio %s:\n got %s\nwant %s", params, got, want)
+		}
+	}
+}
