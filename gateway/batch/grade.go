@@ -163,9 +163,15 @@ func compare(want, got json.RawMessage, prefix string) (verdict, reason string) 
 // tagged form as MatchResult reads them (form); false for a value that
 // is not valid JSON.
 func hasTagged(raw json.RawMessage) bool {
-	if elems, ok := wire.SplitArray(raw); ok {
+	return jsonenc.Valid(raw) && hasTaggedValid(raw)
+}
+
+// hasTaggedValid is hasTagged for raw known to be valid JSON: checked
+// once, at the top, its parts are not checked again.
+func hasTaggedValid(raw json.RawMessage) bool {
+	if elems, ok := wire.SplitValidArray(raw); ok {
 		for _, e := range elems {
-			if hasTagged(e) {
+			if hasTaggedValid(e) {
 				return true
 			}
 		}
@@ -179,7 +185,7 @@ func hasTagged(raw json.RawMessage) bool {
 		return true
 	}
 	for _, v := range members {
-		if hasTagged(v) {
+		if hasTaggedValid(v) {
 			return true
 		}
 	}
@@ -197,13 +203,23 @@ func hasTagged(raw json.RawMessage) bool {
 // told as MatchResult tells them (form).
 func plainOf(raw json.RawMessage) json.RawMessage {
 	raw = bytes.TrimSpace(raw)
-	if elems, ok := wire.SplitArray(raw); ok {
+	if !jsonenc.Valid(raw) {
+		return raw
+	}
+	return plainOfValid(raw)
+}
+
+// plainOfValid is plainOf for raw known to be valid JSON, without white
+// space around it: checked once, at the top, its parts are not checked
+// again.
+func plainOfValid(raw json.RawMessage) json.RawMessage {
+	if elems, ok := wire.SplitValidArray(raw); ok {
 		out := []byte{'['}
 		for i, e := range elems {
 			if i > 0 {
 				out = append(out, ',')
 			}
-			out = append(out, plainOf(e)...)
+			out = append(out, plainOfValid(e)...)
 		}
 		return append(out, ']')
 	}
@@ -217,8 +233,8 @@ func plainOf(raw json.RawMessage) json.RawMessage {
 		if !s.fieldList {
 			break // not the record encoding: as it is
 		}
-		fields, _ := wire.SplitArray(members["fields"])
-		names, _ := wire.SplitArray(members["field_names"])
+		fields, _ := wire.SplitValidArray(members["fields"])
+		names, _ := wire.SplitValidArray(members["field_names"])
 		out := []byte{'{'}
 		for i := range fields {
 			if i > 0 {
@@ -226,7 +242,7 @@ func plainOf(raw json.RawMessage) json.RawMessage {
 			}
 			out = append(out, names[i]...)
 			out = append(out, ':')
-			out = append(out, plainOf(fields[i])...)
+			out = append(out, plainOfValid(fields[i])...)
 		}
 		return append(out, '}')
 	case enumForm:
@@ -237,7 +253,7 @@ func plainOf(raw json.RawMessage) json.RawMessage {
 		return json.RawMessage("null")
 	case someForm:
 		if v := members["value"]; !formOfJSON(v).isOption() {
-			return plainOf(v)
+			return plainOfValid(v)
 		}
 		return raw
 	}
@@ -249,18 +265,18 @@ func plainOf(raw json.RawMessage) json.RawMessage {
 		kb, _ := jsonenc.Marshal(k) // a string: cannot fail
 		out = append(out, kb...)
 		out = append(out, ':')
-		out = append(out, plainOf(members[k])...)
+		out = append(out, plainOfValid(members[k])...)
 	}
 	return append(out, '}')
 }
 
-// splitMembers reads the JSON object raw as decoding reads it: its
-// member names in the order of their first appearance, and each one's
-// last value (wire.SplitObject's bytes); ok is false when raw is not one
-// valid JSON object.
+// splitMembers reads the JSON object raw, known to be valid JSON (not
+// checked again), as decoding reads it: its member names in the order of
+// their first appearance, and each one's last value
+// (wire.SplitValidObject's bytes); ok is false when raw is not an object.
 func splitMembers(raw json.RawMessage) (keys []string, members map[string]json.RawMessage, ok bool) {
 	members = map[string]json.RawMessage{}
-	ok = wire.SplitObject(raw, func(key string, v json.RawMessage) {
+	ok = wire.SplitValidObject(raw, func(key string, v json.RawMessage) {
 		if _, dup := members[key]; !dup {
 			keys = append(keys, key)
 		}
@@ -280,15 +296,15 @@ func shapeOfJSON(members map[string]json.RawMessage) shape {
 		return ok && string(v) != "null"
 	}
 	s.fields, s.variant = notNull("fields"), notNull("variant")
-	fields, ok1 := wire.SplitArray(members["fields"])
-	names, ok2 := wire.SplitArray(members["field_names"])
+	fields, ok1 := wire.SplitValidArray(members["fields"])
+	names, ok2 := wire.SplitValidArray(members["field_names"])
 	s.fieldList = ok1 && ok2 && len(fields) == len(names)
 	_, s.value = members["value"]
 	return s
 }
 
-// formOfJSON is the tagged form of the JSON value raw; untagged for
-// anything but a valid object.
+// formOfJSON is the tagged form of the JSON value raw, known to be valid
+// JSON (not checked again); untagged for anything but an object.
 func formOfJSON(raw json.RawMessage) form {
 	_, members, ok := splitMembers(raw)
 	if !ok {

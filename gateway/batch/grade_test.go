@@ -130,6 +130,40 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// TestJudgeDeep: a fail reason reads a result nested 2,000 deep, its
+// JSON checked once at the top (hasTagged, plainOf), its parts split
+// without checking them again: the tagged forms at the bottom are told
+// and shown plain, a value invalid only at the bottom is no tagged form
+// and is shown as it came.
+func TestJudgeDeep(t *testing.T) {
+	const n = 1000 // 2 levels each: 2,001 deep with the innermost value
+	wrap := func(inner string) string { return strings.Repeat(`{"a":[`, n) + inner + strings.Repeat(`]}`, n) }
+	red := `{"type":"enum","type_id":0,"variant":"Red","payload":null}`
+	got := wrap(`{"type":"record","type_id":0,"name":"P","fields":[{"option":"Some","value":` + red + `},{"option":"None"}],"field_names":["c","d"]}`)
+	plain := wrap(`{"c":"Red","d":null}`)
+	if p := string(plainOf(json.RawMessage(" " + got + "\n"))); p != plain {
+		t.Errorf("plainOf: got %d bytes %.60q…, want %d bytes %.60q…", len(p), p[len(p)/2-30:], len(plain), plain[len(plain)/2-30:])
+	}
+	for _, c := range []struct {
+		raw  string
+		want bool
+	}{{got, true}, {plain, false}, {wrap(`{"option":"None"}`), true}, {wrap(`{"option":"None"},`), false}} {
+		if h := hasTagged(json.RawMessage(c.raw)); h != c.want {
+			t.Errorf("hasTagged(%.40s…%.40s) = %v, want %v", c.raw, c.raw[len(c.raw)-40:], h, c.want)
+		}
+	}
+	invalid := wrap(`{"option":"None"},`)
+	if p := string(plainOf(json.RawMessage(invalid))); p != invalid {
+		t.Errorf("plainOf of invalid JSON: got %d bytes, want it as it came (%d bytes)", len(p), len(invalid))
+	}
+	env := `{"success":true,"result":[{"option":"Some","value":1},` + got + `],"outcome":"ok"}`
+	v, r := Judge(&Grade{Kind: GradeExpect, Expect: json.RawMessage(`[2,` + wrap(`{"c":"Blue","d":null}`) + `]`)}, []byte(env))
+	deep := strings.Repeat(`{"a":[`, 16) + `{…`
+	if want := `expected [2,` + deep + `, got [1,` + deep; v != VerdictFail || r != want {
+		t.Errorf("Judge: got %s %q\nwant fail %q", v, r, want)
+	}
+}
+
 // TestEqualJSON: numbers by value, exactly; objects in any order.
 func TestEqualJSON(t *testing.T) {
 	for _, c := range []struct {
