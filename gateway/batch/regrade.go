@@ -130,11 +130,11 @@ func Regrade(items io.Reader, old *os.File, names RegradeNames, emit func(Result
 			s.used = true
 			oldLine, digest := savedEnvelope(old, s.off)
 			if s.report && it.Script {
-				if env, ok := callRefusal(oldLine); ok {
+				if env, refusal, ok := callRefusal(oldLine); ok {
 					// Refused when it ran (an unknown script, arguments
 					// that do not fit it): its result, as the batch
 					// answered it (Refuse).
-					it.Err = refusalOf(env)
+					it.Err = refusal
 					r = resultOf(it, env)
 					r.Saved = true
 					break
@@ -166,24 +166,28 @@ func Regrade(items io.Reader, old *os.File, names RegradeNames, emit func(Result
 // (savedEnvelope), is the refusal of a call — a script item refused when
 // it ran, which has "job_id" (""), as a call's envelope has — rather than
 // of a malformed line, and returns it without its "input_line" (Line
-// writes the item's).
-func callRefusal(env json.RawMessage) (json.RawMessage, bool) {
+// writes the item's): as the envelope out, and as Item.Err holds it
+// (refusalOf), from the one parse of env.
+func callRefusal(env json.RawMessage) (out json.RawMessage, refusal *wire.Object, ok bool) {
 	o, err := wire.ParseObject(env)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	if _, ok := o.Get("job_id"); !ok {
-		return nil, false
+		return nil, nil, false
 	}
 	o.Delete("input_line")
-	b, err := o.MarshalJSON()
-	return b, err == nil
+	out, err = o.MarshalJSON() // before refusalOf changes the message
+	if err != nil {
+		return nil, nil, false
+	}
+	return out, refusalOf(o), true
 }
 
-// refusalOf is env, a refusal's envelope, as Item.Err holds one: its
-// message a string (Refuse).
-func refusalOf(env json.RawMessage) *wire.Object {
-	o, _ := wire.ParseObject(env) // callRefusal parsed it
+// refusalOf is o, a refusal's envelope as ParseObject gives it (raw
+// values), as Item.Err holds one: its message a string (Refuse). It
+// changes o.
+func refusalOf(o *wire.Object) *wire.Object {
 	if v, ok := o.Get("message"); ok {
 		if raw, ok := v.(json.RawMessage); ok {
 			var msg string
