@@ -162,7 +162,15 @@ type Supervisor struct {
 	ended    chan struct{} // closed when a process's exit was Final, or by giving up
 	endOnce  sync.Once
 	endErr   error
-	ready    atomic.Bool // a process has sent a heartbeat
+	// ready: a process — any of the N, at any start — has sent a
+	// heartbeat, and stays true through later restarts: a supervision
+	// that was ready once never gives up (MaxStartFailures), even while
+	// one process that never was fails at start beside another one that
+	// runs. It is set at that first heartbeat, not when the process
+	// exits. Each start's own "has sent a heartbeat" is its
+	// startOutput.last (runOnce's ready result; what resets keep's count
+	// of failures), which a restart begins again at 0.
+	ready atomic.Bool
 
 	mu       sync.Mutex
 	pids     []int
@@ -427,7 +435,7 @@ func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, st
 	if s.opts.OnStart != nil {
 		s.opts.OnStart(i, pid)
 	}
-	var last atomic.Int64 // UnixNano of the last heartbeat, 0 before the first
+	last := &early.last // the one record of this start's heartbeats
 	beatsDone := make(chan struct{})
 	go func() {
 		defer close(beatsDone)
@@ -437,7 +445,6 @@ func (s *Supervisor) runOnce(i int, log *slog.Logger) (stopped bool, pid int, st
 				return
 			}
 			if last.Swap(time.Now().UnixNano()) == 0 {
-				early.ready.Store(true)
 				s.ready.Store(true)
 			}
 		}
@@ -605,11 +612,15 @@ type prefixWriter struct {
 	early  *startOutput // nil: no limit
 }
 
-// startOutput is what a process's two writers share of StartOutputLimit.
+// startOutput is what a process's two writers share of StartOutputLimit,
+// per start of the process.
 type startOutput struct {
-	ready atomic.Bool  // the process sent a heartbeat: no limit
-	left  atomic.Int64 // bytes it may still write before
-	cut   atomic.Bool  // the line saying so was written
+	// last is the UnixNano of the start's last heartbeat, 0 before the
+	// first: no limit after it. runOnce watches it for a silent process
+	// and reports whether it is set (its ready result).
+	last atomic.Int64
+	left atomic.Int64 // bytes it may still write before its first heartbeat
+	cut  atomic.Bool  // the line saying so was written
 }
 
 func (p *prefixWriter) Write(b []byte) (int, error) {
@@ -631,7 +642,7 @@ func (p *prefixWriter) Write(b []byte) (int, error) {
 
 func (p *prefixWriter) emit(line []byte) {
 	defer func() { p.buf = p.buf[:0] }()
-	if e := p.early; e != nil && !e.ready.Load() && e.left.Add(-int64(len(line))) < 0 {
+	if e := p.early; e != nil && e.last.Load() == 0 && e.left.Add(-int64(len(line))) < 0 {
 		if e.cut.CompareAndSwap(false, true) {
 			p.out.write(fmt.Appendf(append([]byte(nil), p.prefix...),
 				"[the rest of this start's output is not shown: over %d KiB before the process was ready]\n", StartOutputLimit>>10))
