@@ -210,10 +210,10 @@ func (d *Delivery) FirstSeq() uint64 {
 	if d.parent != nil {
 		c = d.parent
 	}
-	if c.Job != nil && c.Job.FirstSeq != 0 {
-		return c.Job.FirstSeq
+	if c.Job == nil {
+		return d.StreamSeq
 	}
-	return d.StreamSeq
+	return c.Job.FirstSeqAt(d.StreamSeq)
 }
 
 // Items returns the deliveries of a chunk's items (IsChunk), in order,

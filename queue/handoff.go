@@ -133,13 +133,17 @@ func (b *Bus) HandOff(ctx context.Context, d *Delivery, from int) error {
 // Job.Redelivered — its reader, a redelivery or the janitor, cannot tell
 // whether the delivery that handed off was a first one, and a chunk so
 // marked is safe either way (if the first publish was stored, the stream
-// drops this one as a duplicate whatever it holds).
+// drops this one as a duplicate whatever it holds), and carrying
+// firstSeq, the stream sequence chunk's items were first published at
+// (Delivery.FirstSeq of the delivery that read chunk; Job.FirstSeqAt for
+// a chunk read at a sequence), as Bus.HandOff's chunk carries it
+// (Job.FirstSeq).
 // Errors: *UnavailableError when the marker cannot be read now (the
 // index returned is then 0: nothing is known); a marker that does not
 // parse (index 0); a publish that failed, with the index read (the items
 // from it on are not this chunk's, and not known to be published: hand
 // them back with a delay).
-func (b *Bus) HandedOff(ctx context.Context, chunk *Job) (int, error) {
+func (b *Bus) HandedOff(ctx context.Context, chunk *Job, firstSeq uint64) (int, error) {
 	key := handOffKey(chunk.ID)
 	e, err := b.state.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
@@ -157,7 +161,7 @@ func (b *Bus) HandedOff(ctx context.Context, chunk *Job) (int, error) {
 	if published {
 		return from, nil
 	}
-	if _, err := b.publishHandOff(ctx, chunk, from, true, chunk.FirstSeq); err != nil {
+	if _, err := b.publishHandOff(ctx, chunk, from, true, firstSeq); err != nil {
 		return from, fmt.Errorf("queue: complete the hand-off of chunk %s: %w", chunk.ID, err)
 	}
 	if _, err := b.state.Update(ctx, key, []byte(num+handOffPublished), e.Revision()); err != nil {
@@ -168,8 +172,9 @@ func (b *Bus) HandedOff(ctx context.Context, chunk *Job) (int, error) {
 
 // publishHandOff publishes chunk's items from index from on as the chunk
 // HandOffID(chunk.ID), deduplicated on that ID, marked Job.Redelivered
-// when redelivered is true and carrying firstSeq (Job.FirstSeq; 0 when
-// unknown), and returns its stream sequence. Errors: publishJob's.
+// when redelivered is true and carrying firstSeq (Job.FirstSeq: the
+// stream sequence its items were first published at), and returns its
+// stream sequence. Errors: publishJob's.
 func (b *Bus) publishHandOff(ctx context.Context, chunk *Job, from int, redelivered bool, firstSeq uint64) (uint64, error) {
 	h := Job{V: MessageVersion, ID: HandOffID(chunk.ID), Tool: ChunkTool, Submitted: time.Now().UTC(),
 		Items: chunk.Items[from:], Redelivered: redelivered, FirstSeq: firstSeq}

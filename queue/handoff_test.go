@@ -66,7 +66,7 @@ func TestChunkHandOff(t *testing.T) {
 			t.Errorf("HandOff(from %d) = %v, want %s", from, err, want)
 		}
 	}
-	if from, err := bus.HandedOff(ctx, d.Job); from != 4 || err != nil {
+	if from, err := bus.HandedOff(ctx, d.Job, d.FirstSeq()); from != 4 || err != nil {
 		t.Errorf("HandedOff before a hand-off = %d, %v; want 4, nil", from, err)
 	}
 	if err := bus.HandOff(ctx, d, 2); err != nil {
@@ -100,7 +100,7 @@ func TestChunkHandOff(t *testing.T) {
 			t.Errorf("handed-off item %d = %+v, want the job %+v", i, it, orig)
 		}
 	}
-	if from, err := bus.HandedOff(ctx, d.Job); from != 2 || err != nil {
+	if from, err := bus.HandedOff(ctx, d.Job, d.FirstSeq()); from != 2 || err != nil {
 		t.Errorf("HandedOff = %d, %v; want 2, nil", from, err)
 	}
 	if err := bus.HandOff(ctx, d, 1); err == nil || err.Error() != "queue: hand off chunk "+d.Job.ID+": handed off already" {
@@ -139,7 +139,10 @@ func TestChunkHandOff(t *testing.T) {
 // worker died between the marker and the publish) is completed by
 // HandedOff: the chunk is published once, under HandOffID — a publish
 // again is deduplicated by the stream — and the marker marked published.
-// A marker that does not parse is an error naming it.
+// The chunk carries the original chunk's stream sequence (first_seq), as
+// Bus.HandOff's does: before, an original chunk's completed hand-off
+// carried none and its FirstSeq was its own. A marker that does not parse
+// is an error naming it.
 func TestChunkHandOffCompleted(t *testing.T) {
 	_, bus, c := testBus(t, Config{})
 	ctx := ctxT(t)
@@ -155,7 +158,7 @@ func TestChunkHandOffCompleted(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if from, err := bus.HandedOff(ctx, d.Job); from != 1 || err != nil {
+		if from, err := bus.HandedOff(ctx, d.Job, d.FirstSeq()); from != 1 || err != nil {
 			t.Fatalf("round %d: HandedOff = %d, %v; want 1, nil", round, from, err)
 		}
 		if n := stored(t, bus); n != 2 {
@@ -176,11 +179,15 @@ func TestChunkHandOffCompleted(t *testing.T) {
 	if !h.Job.Redelivered || !h.Items()[1].Redelivered() {
 		t.Errorf("completed hand-off: Job.Redelivered %v, item's Redelivered() %v; want true", h.Job.Redelivered, h.Items()[1].Redelivered())
 	}
+	if h.Job.FirstSeq != d.StreamSeq || h.FirstSeq() != d.StreamSeq || h.Items()[0].FirstSeq() != d.StreamSeq {
+		t.Errorf("completed hand-off: Job.FirstSeq %d, FirstSeq %d, its item's %d (its own seq %d); want the chunk's %d",
+			h.Job.FirstSeq, h.FirstSeq(), h.Items()[0].FirstSeq(), h.StreamSeq, d.StreamSeq)
+	}
 	if _, err := bus.state.Put(ctx, key, []byte("x+")); err != nil {
 		t.Fatal(err)
 	}
 	want := `queue: hand-off marker of chunk ` + d.Job.ID + ` is "x+", not an item index of its 3 items`
-	if from, err := bus.HandedOff(ctx, d.Job); from != 0 || err == nil || err.Error() != want {
+	if from, err := bus.HandedOff(ctx, d.Job, d.FirstSeq()); from != 0 || err == nil || err.Error() != want {
 		t.Errorf("HandedOff with a bad marker = %d, %v; want 0, %s", from, err, want)
 	}
 }
@@ -198,7 +205,7 @@ func TestChunkHandOffRefused(t *testing.T) {
 	if !errors.As(err, &full) || errors.Is(err, ErrHandOffInDoubt) {
 		t.Fatalf("HandOff on a full queue = %v, want a *QueueFullError", err)
 	}
-	if from, err := bus.HandedOff(ctx, d.Job); from != 3 || err != nil {
+	if from, err := bus.HandedOff(ctx, d.Job, d.FirstSeq()); from != 3 || err != nil {
 		t.Errorf("HandedOff after a refused hand-off = %d, %v; want 3, nil", from, err)
 	}
 	_ = d.Items()[0].Ack()

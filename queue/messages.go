@@ -98,6 +98,17 @@ type Job struct {
 	FirstSeq uint64 `json:"first_seq,omitempty"`
 }
 
+// FirstSeqAt returns the stream sequence j's items were first published
+// at, j read at stream sequence seq: j.FirstSeq on a chunk handed off
+// (Bus.HandOff), else seq (Delivery.FirstSeq, of a job read by its
+// delivery).
+func (j *Job) FirstSeqAt(seq uint64) uint64 {
+	if j.FirstSeq != 0 {
+		return j.FirstSeq
+	}
+	return seq
+}
+
 // EventType is the kind of an Event.
 type EventType string
 

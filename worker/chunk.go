@@ -139,7 +139,7 @@ func (w *Worker) settle(d *queue.Delivery) {
 func (w *Worker) leaveHandedOff(d *queue.Delivery) int {
 	items := d.Items()
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
-	from, err := w.bus.HandedOff(ctx, d.Job)
+	from, err := w.bus.HandedOff(ctx, d.Job, d.FirstSeq())
 	cancel()
 	if err != nil {
 		w.log.Warn("read or complete a chunk's hand-off; handing its items back", "job", d.Job.ID, "from", from, "err", err, "retry_in", handBackDelay)

@@ -200,7 +200,7 @@ func TestChunkLeadUnsureNoHandOff(t *testing.T) {
 		t.Fatalf("started %s, want the first item", id)
 	}
 	time.Sleep(time.Second) // 50 times the hand-off's wait: a hand-off would be done
-	from, err := h.bus.HandedOff(context.Background(), chunk)
+	from, err := h.bus.HandedOff(context.Background(), chunk, d1.FirstSeq())
 	if err != nil || from != 3 {
 		t.Errorf("HandedOff = %d, %v; want 3 (none) while the unsure lead runs long", from, err)
 	}

@@ -44,7 +44,7 @@ func (w *Worker) janitor(seq uint64) {
 		// completed first, queue.Bus.HandedOff).
 		from := 0
 		if err := w.retry(context.Background(), job, nil, func() *slog.Logger { return log }, "read a chunk's hand-off", func(ctx context.Context) (err error) {
-			from, err = w.bus.HandedOff(ctx, job)
+			from, err = w.bus.HandedOff(ctx, job, job.FirstSeqAt(seq))
 			return err
 		}); err != nil {
 			log.Error("janitor: cannot read or complete the chunk's hand-off; leaving it", "err", err)
