@@ -16,10 +16,11 @@ import (
 // literal of its field's type, keys spelled as the fields' — into
 // exactly what json.Unmarshal gives, and report false for anything else
 // (a key differing from a field's only in case, a string with an escape
-// or a non-ASCII byte, a null, a number that is not a plain integer, a
-// chunk's items, a debug event's lines, a confirm event's jobs, invalid
-// JSON): the caller then decodes with encoding/json, for its result and
-// its error.
+// or a non-ASCII byte, a null, a number that is not a plain integer, the
+// items of a chunk's item, invalid JSON): the caller then decodes with
+// encoding/json, for its result and its error. Arrays (a chunk's items,
+// a debug event's lines, a confirm event's jobs) are read element by
+// element (plainArray).
 
 // decodeJobFast decodes data into j as json.Unmarshal would; it reports
 // false when it cannot tell (j is then partly set: decode again).
@@ -71,36 +72,15 @@ func decodeJobMembers(data []byte, j *Job, chunk bool) bool {
 		case "resume":
 			return plainRaw(raw, &j.Resume)
 		case "items":
-			return chunk && plainItems(raw, &j.Items)
+			return chunk && plainArray(raw, &j.Items, decodeItemFast)
 		case "redelivered":
 			return plainBool(raw, &j.Redelivered)
 		case "first_seq":
-			return plainUint(raw, &j.FirstSeq)
+			return plainInt(raw, &j.FirstSeq)
 		default:
 			return !foldsTo(key, jobKeys)
 		}
 	})
-}
-
-// plainItems decodes raw, a chunk's items, into *dst as json.Unmarshal
-// would — each item with decodeItemFast — and reports false for
-// anything but an array of items it reads (null among them).
-func plainItems(raw json.RawMessage, dst *[]Job) bool {
-	if len(raw) == 0 || raw[0] != '[' {
-		return false
-	}
-	elems, ok := wire.SplitValidArray(raw) // checked with its chunk
-	if !ok {
-		return false
-	}
-	items := make([]Job, len(elems))
-	for i, e := range elems {
-		if !decodeItemFast(e, &items[i]) {
-			return false
-		}
-	}
-	*dst = items
-	return true
 }
 
 // decodeEventFast is decodeJobFast for an event.
@@ -129,9 +109,9 @@ func decodeEventFast(data []byte, e *Event) bool {
 		case "later":
 			return plainBool(raw, &e.Later)
 		case "lines":
-			return plainStrings(raw, &e.Lines)
+			return plainArray(raw, &e.Lines, plainString)
 		case "jobs":
-			return plainStrings(raw, &e.Jobs)
+			return plainArray(raw, &e.Jobs, plainString)
 		default:
 			return !foldsTo(key, eventKeys)
 		}
@@ -200,21 +180,25 @@ func plainString(raw []byte, dst *string) bool {
 	return ok
 }
 
-// plainStrings decodes an array of plain strings (wire.PlainString: no
-// escapes) into dst, as encoding/json would; null and anything else are
-// left to it. An event's lines and a confirm question's job IDs
-// (Event.Lines, Event.Jobs): a worker asks about every job it answered.
-func plainStrings(raw []byte, dst *[]string) bool {
+// plainArray decodes raw, an array, into *dst as encoding/json would,
+// each element with elem (a plain literal decoder, or decodeItemFast for
+// a chunk's items); it reports false for anything else (null included)
+// and when elem refuses an element. raw was checked with its object (a
+// chunk's items with their chunk): it is not checked again. Its arrays
+// are a chunk's items (Job.Items), an event's lines and a confirm
+// question's job IDs (Event.Lines, Event.Jobs): a worker asks about every
+// job it answered.
+func plainArray[T any](raw []byte, dst *[]T, elem func([]byte, *T) bool) bool {
 	if len(raw) == 0 || raw[0] != '[' {
 		return false
 	}
-	elems, ok := wire.SplitValidArray(raw) // checked with its object
+	elems, ok := wire.SplitValidArray(raw)
 	if !ok {
 		return false
 	}
-	out := make([]string, len(elems))
+	out := make([]T, len(elems))
 	for i, e := range elems {
-		if out[i], ok = wire.PlainString(e); !ok {
+		if !elem(e, &out[i]) {
 			return false
 		}
 	}
@@ -234,31 +218,28 @@ func plainBool(raw []byte, dst *bool) bool {
 	return true
 }
 
-func plainInt[T int | int64](raw []byte, dst *T) bool {
+// plainInt decodes an integer in digits, with a sign for a signed T;
+// encoding/json refuses a fraction or an exponent in an integer field,
+// and a sign in an unsigned one (strconv.ParseUint refuses it too).
+func plainInt[T int | int64 | uint64](raw []byte, dst *T) bool {
 	for _, c := range raw {
 		if c != '-' && (c < '0' || c > '9') {
-			return false // a fraction or an exponent: encoding/json refuses it
+			return false
 		}
+	}
+	if ^T(0) > 0 { // unsigned
+		n, err := strconv.ParseUint(string(raw), 10, 64)
+		if err != nil || uint64(T(n)) != n {
+			return false
+		}
+		*dst = T(n)
+		return true
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil || int64(T(n)) != n {
 		return false
 	}
 	*dst = T(n)
-	return true
-}
-
-func plainUint(raw []byte, dst *uint64) bool {
-	for _, c := range raw {
-		if c < '0' || c > '9' {
-			return false // a sign, a fraction or an exponent: encoding/json refuses it
-		}
-	}
-	n, err := strconv.ParseUint(string(raw), 10, 64)
-	if err != nil {
-		return false
-	}
-	*dst = n
 	return true
 }
 
