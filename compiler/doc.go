@@ -28,7 +28,8 @@
 // through maps, and the walks over types visit each shared part once
 // (types.go). Exhaustiveness checking and decision trees, exponential for
 // some pattern sets, have work budgets (per match and per compilation);
-// past them a match is assumed exhaustive, or tested arm by arm.
+// past them a match needs a catch-all arm (E005 otherwise), or is tested
+// arm by arm.
 //
 // `receive` is typed from context; RECEIVE checks each message against a
 // vm.TypeSpec of that type at run time (typespec.go).

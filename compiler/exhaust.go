@@ -22,9 +22,15 @@ import (
 // Rows are grouped by their head with a map, so a split costs time in
 // proportion to the rows it keeps: a match of n literal arms is checked in
 // O(n), not O(n²). Pathological pattern sets can still make the splits
-// exponential; the work is bounded per match and per compilation, and past
-// the bound the match is assumed exhaustive (MATCH_FAIL stays as the
-// runtime safety net) and no arm is reported unreachable.
+// exponential; the work is bounded per match and per compilation. Past the
+// bound no arm is reported unreachable, and the match is accepted only when
+// an arm is a catch-all (`_` or a name) or each constructor heads an arm
+// that matches all its values (`V { .. }`), which make it exhaustive;
+// otherwise it is the E005 error that asks for a catch-all, so that a
+// match the check could not finish never compiles without being
+// exhaustive. Every
+// match gets at least exhaustFloor (plus its share per pattern), however
+// much the matches before it spent, so a simple match is always checked.
 
 const (
 	// exhaustBase and exhaustPerPat give the work budget of one match:
@@ -33,8 +39,11 @@ const (
 	// the scratch memory too).
 	exhaustBase   = 1 << 18
 	exhaustPerPat = 16
-	// exhaustTotal bounds the work of all matches of one compilation.
+	// exhaustTotal bounds the work of all matches of one compilation,
+	// beyond the exhaustFloor (plus exhaustPerPat per pattern node) that
+	// every match gets.
 	exhaustTotal = 1 << 24
+	exhaustFloor = 1 << 10
 	// maxWitnesses bounds the missing patterns collected for one match.
 	maxWitnesses = 20
 	// shownWitnesses is how many missing patterns the message lists.
@@ -68,7 +77,7 @@ type exhauster struct {
 // start begins the check of a match with nArms arms and nPats normalised
 // pattern nodes.
 func (x *exhauster) start(nArms, nPats int) {
-	x.work = min(exhaustBase+exhaustPerPat*nPats, exhaustTotal-x.spent)
+	x.work = max(min(exhaustBase+exhaustPerPat*nPats, exhaustTotal-x.spent), exhaustFloor+exhaustPerPat*nPats)
 	if cap(x.useful) < nArms {
 		x.useful = make([]bool, nArms)
 	}
@@ -342,6 +351,37 @@ func (x *exhauster) compute(rows []xrow, ts []*Type, need int) (ws [][]*pat, ok 
 	return out, true
 }
 
+// coversAll is the check of a match whose analysis ran out of budget:
+// whether an arm is a catch-all (`_` or a name), or every constructor of
+// the subject's type heads an arm whose sub-patterns all are (`V { .. }`,
+// `Some(_)`, `None`). Either makes the match exhaustive.
+func coversAll(arms []*armInfo, subject *Type) bool {
+	n := numCtors(subject)
+	seen := make([]bool, n)
+	left := n
+	for _, a := range arms {
+		p := a.pat
+		if p.kind == pWild {
+			return true
+		}
+		if p.kind != pCtor || p.ctor >= n || seen[p.ctor] {
+			continue
+		}
+		irrefutable := true
+		for _, sp := range p.subs {
+			if sp.kind != pWild {
+				irrefutable = false
+				break
+			}
+		}
+		if irrefutable {
+			seen[p.ctor] = true
+			left--
+		}
+	}
+	return n > 0 && left == 0
+}
+
 // renderPat writes a witness pattern in source syntax.
 func renderPat(b *strings.Builder, p *pat, t *Type) {
 	t = prune(t)
@@ -426,6 +466,11 @@ func (c *checker) checkExhaustive(m *matchInfo) {
 	}
 	ws, ok := x.compute(x.rows[start:len(x.rows):len(x.rows)], ts, maxWitnesses)
 	if !ok {
+		if coversAll(m.arms, m.subject) {
+			return
+		}
+		c.errorAt(m.node.Pos(), m.node.Subject.End(), CodeNonExhaustive,
+			"cannot check that this match is exhaustive: its patterns are too complex to analyse; add a catch-all arm `_ => …` as its last arm")
 		return
 	}
 	for i, a := range m.arms {

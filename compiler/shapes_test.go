@@ -98,6 +98,49 @@ var shapes = []shape{
 		b.WriteString("} }\n")
 		return b.String(), 0, fmt.Sprintf("<source>:%d:2: E005 non-exhaustive match: missing V0", n+4)
 	}},
+	{"complex matches, then a non-exhaustive one", false, func(size int) (string, int64, string) {
+		// Matches too complex to analyse within their budget (they have a
+		// catch-all arm, so they compile) spend the compilation's budget;
+		// the simple match after them is still checked. (It was once
+		// assumed exhaustive, and None failed the run with "no match
+		// found for value".)
+		head := "enum E { V { f0: Bool, f1: Bool, f2: Bool, f3: Bool, f4: Bool, f5: Bool, f6: Bool, f7: Bool, f8: Bool, f9: Bool, f10: Bool, f11: Bool, f12: Bool, f13: Bool, f14: Bool, f15: Bool } }\n"
+		arms := []string{
+			"V { f14: true, f9: true, f8: false }",
+			"V { f6: false, f2: false, f12: false }",
+			"V { f0: true, f8: true, f11: true }",
+			"V { f14: true, f13: false, f0: true }",
+			"V { f8: true, f5: false, f2: true }",
+			"V { f10: false, f11: true, f12: true }",
+			"V { f9: false, f2: false, f8: false }",
+			"V { f5: true, f14: false, f9: false }",
+			"V { f2: true, f15: true, f9: true }",
+			"V { f14: true, f9: true, f4: true }",
+			"V { f14: false, f7: false, f1: false }",
+			"V { f9: true, f13: true, f8: true }",
+			"V { f4: true, f9: false, f6: true }",
+			"V { f13: true, f3: false, f9: false }",
+			"V { f7: false, f14: true, f3: true }",
+			"V { f5: true, f4: true, f14: false }",
+			"V { f5: true, f12: true, f3: true }",
+			"V { f1: true, f12: true, f8: false }",
+			"V { f13: false, f7: true, f4: true }",
+			"V { f12: true, f15: true, f0: false }",
+			"V { f0: false, f4: false, f5: false }",
+			"V { f1: false, f8: false, f13: false }",
+			"V { f0: true, f8: false, f3: false }",
+			"V { f3: true, f0: false, f9: true }",
+		}
+		var body strings.Builder
+		for i, a := range arms {
+			fmt.Fprintf(&body, "%s => %d,\n", a, i)
+		}
+		tail := "fn h(o: Option<Int>) -> Int { match o { Some(x) => x } }\nfn main() -> Int { h(None) }\n"
+		src, n := filler(size, head, func(i int) string {
+			return fmt.Sprintf("fn g%d(e: E) -> Int { match e {\n%s_ => 0 } }\n", i, body.String())
+		}, tail)
+		return src, 0, fmt.Sprintf("<source>:%d:31: E005 non-exhaustive match: missing None", 2+n*(len(arms)+2))
+	}},
 	{"bool struct arms", false, func(size int) (string, int64, string) {
 		// Many small matches over a struct of Bools: each has an
 		// exponential decision tree and usefulness search.
