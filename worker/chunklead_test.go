@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -209,5 +210,21 @@ func TestChunkLeadUnsureNoHandOff(t *testing.T) {
 		if r := h.wait(id, 30*time.Second); !r.Success || l.count(id) != 1 {
 			t.Errorf("item %d = %s, ran %d times; want success, once", i+1, r.Raw, l.count(id))
 		}
+	}
+}
+
+// TestLargestWallLimit: a job under the largest wall-clock limit
+// (max_wall_ms 9223372036854775807 is a valid argument, the Duration
+// saturated) runs and is answered with its result. Its watchdog time,
+// the limit plus WatchdogSlack, once wrapped into the past, and the job
+// was answered worker_lost ("the job ran past its wall-clock limit of
+// 2562047h47m16.85s") without running.
+func TestLargestWallLimit(t *testing.T) {
+	h := newHarness(t, queue.Config{})
+	l := newRunLog()
+	runWallWorker(t, h, "w", wallExec{math.MaxInt64, l})
+	id := h.submit(queue.Job{Tool: "t"})
+	if r := h.wait(id, 30*time.Second); !r.Success || r.Outcome != "ok" || l.count(id) != 1 {
+		t.Errorf("result %s, ran %d times; want ok after one run", r.Raw, l.count(id))
 	}
 }

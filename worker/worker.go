@@ -629,7 +629,9 @@ func (w *Worker) handle(runCtx context.Context, d *queue.Delivery) {
 	prep := w.prepare(job, log)
 	wall := prep.WallLimit
 	if wall > 0 {
-		watchdog = firstStart.Add(wall + WatchdogSlack)
+		// A limit near the largest Duration (max_wall_ms may be up to
+		// 2^63-1) must not wrap to a watchdog time in the past.
+		watchdog = firstStart.Add(min(wall, math.MaxInt64-WatchdogSlack) + WatchdogSlack)
 		if !time.Now().Before(watchdog) {
 			log().Warn("worker lost; no wall-clock time left to run the job again", "lost_worker", previous, "wall_limit", wall)
 			if previous != "" { // else the lost worker is unknown: this one answers
