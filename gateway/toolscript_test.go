@@ -205,6 +205,38 @@ func TestToolCallScript(t *testing.T) {
 	}
 }
 
+// A named script's capability calls count against the calling run's
+// budgets too: with time.now allowed twice per run, a program calling the
+// clock script three times gets two answers and the third call's budget
+// refusal as an Err (each script run on its own would have been allowed
+// its two calls: a loop of tool_calls made any number), and a program
+// whose scripts used its budget is refused its own next call.
+func TestToolCallScriptCallerBudget(t *testing.T) {
+	g := toolScriptStack(t, 1)
+	c := stdioClient(t, g)
+	const twice = `,"policy":{"schema_version":1,"default_allow":true,"rules":{"time.now":{"allow":true,"budget":2}}}`
+	env := mustCall(t, c, "boruna_run", `{"source":`+src(showResult+`fn main() -> String !{tool.call, time.now} {
+    let a = show(tool_call("clock", args("{}")))
+    let b = show(tool_call("clock", args("{}")))
+    let c = show(tool_call("clock", args("{}")))
+    a + " | " + b + " | " + c
+}`)+twice+`}`)
+	want := `Ok(true) | Ok(true) | Err(script "clock" failed (policy_denied): capability budget exceeded: time.now (CapabilityBudgetExceeded(TimeNow)) (at clock.ax:2:33))`
+	if env["success"] != true || env["result"] != want {
+		t.Errorf("got %v\nwant result %s", env, want)
+	}
+
+	env = mustCall(t, c, "boruna_run", `{"source":`+src(showResult+`fn main() -> String !{tool.call, time.now} {
+    let a = show(tool_call("clock", args("{}")))
+    let b = show(tool_call("clock", args("{}")))
+    a + b + int_to_string(now_ms())
+}`)+twice+`}`)
+	if env["success"] != false || env["outcome"] != "policy_denied" || env["capability"] != "time.now" ||
+		env["message"] != "capability budget exceeded: time.now (CapabilityBudgetExceeded(TimeNow))" {
+		t.Errorf("the caller's own call after its scripts used its budget: %v", env)
+	}
+}
+
 // A run that calls a named script and then suspends for an approval is
 // resumed with the script's result as recorded: the script (which calls
 // the fake upstream's echo) is not run again, the approved call is made

@@ -182,7 +182,12 @@ func (m *machine) logEvent(e Event) {
 	m.memCharged += size
 }
 
-// authorize applies the policy and the per-run budget to one use of c.
+// authorize applies the policy and the per-run budget to one use of c,
+// and, in a run nested in a handler call of another run (a named script
+// called with tool_call), the budgets of the runs it is nested in: a use
+// counts against the calling run's budget too, so that calling a script
+// in a loop never makes more calls of c than the caller's budget allows.
+// A use refused by one budget is counted by none of the runs above.
 func (m *machine) authorize(c policy.Capability) error {
 	allow, budget := m.policy.Decide(c)
 	if !allow {
@@ -190,11 +195,39 @@ func (m *machine) authorize(c policy.Capability) error {
 	}
 	m.capUsed[c]++
 	if budget > 0 && m.capUsed[c] > budget {
-		return &CapabilityError{Capability: c, Budget: true, BudgetLimit: budget,
-			Msg: fmt.Sprintf("capability budget exceeded: %s (CapabilityBudgetExceeded(%s))", c, c.DebugName())}
+		return budgetExceeded(c, budget)
+	}
+	for p := m.capParent; p != nil; p = p.parent {
+		if _, b := p.policy.Decide(c); b > 0 && p.used[c] >= b {
+			return budgetExceeded(c, b)
+		}
+	}
+	for p := m.capParent; p != nil; p = p.parent {
+		p.used[c]++
 	}
 	return nil
 }
+
+// budgetExceeded is the refusal of a use of c past a budget of limit
+// calls.
+func budgetExceeded(c policy.Capability, limit uint64) *CapabilityError {
+	return &CapabilityError{Capability: c, Budget: true, BudgetLimit: limit,
+		Msg: fmt.Sprintf("capability budget exceeded: %s (CapabilityBudgetExceeded(%s))", c, c.DebugName())}
+}
+
+// capCounts are a run's capability uses and the policy whose budgets
+// bound them, and those of the run it is nested in (parent; nil for a
+// top-level run): what a run nested in one of its handler calls counts
+// its own uses against too (authorize). A handler call's context carries
+// them (capCountsKey); the calling run waits for the call, so the nested
+// run is the only one counting meanwhile.
+type capCounts struct {
+	policy *policy.Policy
+	used   *[policy.NumCapabilities]uint64
+	parent *capCounts
+}
+
+type capCountsKey struct{}
 
 // allowTool applies the policy's tool_policy.allowed_tools to a
 // tool_call of name: a tool it does not allow is refused like a denied
@@ -227,6 +260,7 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 	m.logEvent(Event{Kind: EventCapCall, Capability: c, Effect: e, Args: own})
 	if m.hctx == nil {
 		m.hctx = context.WithValue(context.WithValue(m.ctx, callBudgetKey{}, &m.hbudget), runPolicyKey{}, runPolicy{m.policy})
+		m.hctx = context.WithValue(m.hctx, capCountsKey{}, &capCounts{policy: m.policy, used: &m.capUsed, parent: m.capParent})
 		if m.maxWall > 0 {
 			m.hctx, m.hcancel = context.WithDeadline(m.hctx, m.start.Add(m.maxWall))
 		}

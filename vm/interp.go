@@ -160,6 +160,10 @@ type machine struct {
 	traceTruncated bool
 
 	capUsed [policy.NumCapabilities]uint64
+	// capParent are the capability uses of the run this one is nested in
+	// (a named script's run inside a tool_call of it), which this run's
+	// uses count against too (authorize); nil for a top-level run.
+	capParent *capCounts
 
 	token      *runToken
 	memLimit   int64
@@ -251,6 +255,7 @@ func newMachine(ctx context.Context, p *prepared, opts *Options) *machine {
 		policy: opts.Policy, handler: opts.Handler, start: time.Now(),
 		maxWall: opts.Limits.MaxWall, maxOutput: opts.Limits.MaxOutput,
 	}
+	m.capParent, _ = ctx.Value(capCountsKey{}).(*capCounts)
 	m.maxActors = opts.Limits.MaxActors
 	if m.maxActors <= 0 {
 		m.maxActors = DefaultMaxActors
