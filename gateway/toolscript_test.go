@@ -5,10 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,10 +60,19 @@ func toolScriptStack(t testing.TB, slots int) *Server {
 // upstreams.
 func toolScriptStackOf(t testing.TB, slots int, upstreams bool) *Server {
 	t.Helper()
+	return toolScriptStackWith(t, slots, upstreams, handlers.Grants{}, nil)
+}
+
+// toolScriptStackWith is toolScriptStackOf with the worker's grants and
+// more scripts (file name → source) next to toolScripts.
+func toolScriptStackWith(t testing.TB, slots int, upstreams bool, grants handlers.Grants, more map[string]string) *Server {
+	t.Helper()
 	s := newStack(t, 0, queue.Config{})
 	t.Cleanup(s.close)
 	dir := t.TempDir()
-	for rel, content := range toolScripts {
+	all := maps.Clone(toolScripts)
+	maps.Copy(all, more)
+	for rel, content := range all {
 		if err := os.WriteFile(filepath.Join(dir, rel), []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +86,7 @@ func toolScriptStackOf(t testing.TB, slots int, upstreams bool) *Server {
 		cfg.Upstreams, _ = startUpstreams(t, `{"mcpServers": {"fake": {"command": `+jsonString(fakeUpstream(t))+`}}}`, nil)
 	}
 	g := s.toolGateway(t, cfg)
-	live, err := handlers.NewLive(handlers.Grants{}, handlers.Options{})
+	live, err := handlers.NewLive(grants, handlers.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,6 +245,39 @@ func TestToolCallScriptCallerBudget(t *testing.T) {
 	if env["success"] != false || env["outcome"] != "policy_denied" || env["capability"] != "time.now" ||
 		env["message"] != "capability budget exceeded: time.now (CapabilityBudgetExceeded(TimeNow))" {
 		t.Errorf("the caller's own call after its scripts used its budget: %v", env)
+	}
+}
+
+// A named script's fs_write takes its bytes from the calling run's write
+// quota too (its memory limit: 4 MiB here): a program calling a script
+// that writes 512 KiB and a new file gets Ok seven times, then the quota's
+// Err; each script run on its own may write what its caller has free, so
+// a loop of tool_calls wrote any amount.
+func TestToolCallScriptCallerWriteQuota(t *testing.T) {
+	root := t.TempDir()
+	g := toolScriptStackWith(t, 1, false, handlers.Grants{FSRoot: root}, map[string]string{
+		"save.ax": "// Writes 2^n bytes to a file.\nfn main(name: String, n: Int) -> String !{fs.write} {\n" +
+			"  let mut s = \"x\"\n  let mut i = 0\n  while i < n { s = s ++ s\n i = i + 1 }\n" +
+			"  match fs_write(name, s) { Ok(u) => \"ok\", Err(e) => e }\n}\n",
+	})
+	c := stdioClient(t, g)
+	env := mustCall(t, c, "boruna_run", `{"source":`+src(showResult+`fn main() -> String !{tool.call} {
+    let mut out = ""
+    let mut i = 0
+    while i < 9 {
+        out = out + show(tool_call("save", args("{\"name\": \"f" + int_to_string(i) + "\", \"n\": 19}"))) + "\n"
+        i = i + 1
+    }
+    out
+}`)+`,"limits":{"max_memory_mb":4}}`)
+	refused := `Ok("fs_write: \"fN\": 524288 bytes and 1 new file or directory (4096 bytes) exceed what this run may still write (495616 bytes; a run writes at most its memory limit)")` + "\n"
+	want := strings.Repeat(`Ok("ok")`+"\n", 7) + strings.Replace(refused, "fN", "f7", 1) + strings.Replace(refused, "fN", "f8", 1)
+	if env["success"] != true || env["result"] != want {
+		t.Errorf("got %v\nwant result %s", env, want)
+	}
+	entries, err := os.ReadDir(root)
+	if err != nil || len(entries) != 7 {
+		t.Errorf("%d files written (%v), want 7", len(entries), err)
 	}
 }
 

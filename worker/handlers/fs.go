@@ -189,12 +189,45 @@ func (f *files) read(left int64, path string) (vm.Value, error) {
 // directories.
 const EntryCost = 4096
 
+// writeQuota is what a run may still write with fs.write, in bytes (its
+// memory limit at first), and the quota of the run it is nested in (a
+// named script's run inside a tool_call of that run; nil for a top-level
+// run): a nested run's writes are taken from both, so that calling a
+// script that writes in a loop never writes more than the calling run
+// may.
+type writeQuota struct {
+	left   int64
+	parent *writeQuota
+}
+
+// writeQuotaKey carries, on the context of a tool_call, the calling run's
+// *writeQuota to a named script's run nested in it.
+type writeQuotaKey struct{}
+
+// available is what q's run may still write: the least of its own quota
+// and those of the runs it is nested in.
+func (q *writeQuota) available() int64 {
+	n := q.left
+	for p := q.parent; p != nil; p = p.parent {
+		n = min(n, p.left)
+	}
+	return n
+}
+
+// take takes n bytes from q and from the quotas of the runs it is nested
+// in.
+func (q *writeQuota) take(n int64) {
+	for p := q; p != nil; p = p.parent {
+		p.left -= n
+	}
+}
+
 // write is fs_write(path, content): creates the file (and its missing
-// parent directories) or truncates it, Ok(()) once written. *quota is what
-// the run may still write, in bytes: the content's bytes plus EntryCost
-// for each file or directory created are taken from it; a write that
-// would exceed it is an Err and creates nothing.
-func (f *files) write(quota *int64, path, content string) (vm.Value, error) {
+// parent directories) or truncates it, Ok(()) once written. quota is what
+// the run may still write: the content's bytes plus EntryCost for each
+// file or directory created are taken from it; a write that would exceed
+// it is an Err and creates nothing.
+func (f *files) write(quota *writeQuota, path, content string) (vm.Value, error) {
 	if err := pathRefusal(policy.FsWrite, path); err != nil {
 		return vm.Value{}, err
 	}
@@ -215,7 +248,7 @@ func (f *files) write(quota *int64, path, content string) (vm.Value, error) {
 	if err != nil {
 		newEntries++ // the file
 	}
-	if need := int64(len(content)) + newEntries*EntryCost; need > *quota {
+	if need := int64(len(content)) + newEntries*EntryCost; need > quota.available() {
 		what := fmt.Sprintf("%d bytes", len(content))
 		switch newEntries {
 		case 0:
@@ -225,17 +258,17 @@ func (f *files) write(quota *int64, path, content string) (vm.Value, error) {
 			what += fmt.Sprintf(" and %d new files or directories (%d bytes each)", newEntries, EntryCost)
 		}
 		return errValue("fs_write: %q: %s exceed what this run may still write (%d bytes; a run writes at most its memory limit)",
-			text.Clip(path, maxShownReason), what, *quota), nil
+			text.Clip(path, maxShownReason), what, quota.available()), nil
 	}
 	if dir := filepath.Dir(path); dir != "." {
 		if err := f.root.MkdirAll(dir, 0o755); err != nil {
 			return openError(policy.FsWrite, "fs_write", path, err)
 		}
-		*quota -= EntryCost * dirs
+		quota.take(EntryCost * dirs)
 	}
 	fh, err := f.root.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|openNonBlock, 0o644)
 	if err == nil {
-		*quota -= EntryCost
+		quota.take(EntryCost)
 	} else if errors.Is(err, fs.ErrExist) {
 		// Truncated below, once the file is known to be a regular file on
 		// an ordinary file system.
@@ -264,7 +297,7 @@ func (f *files) write(quota *int64, path, content string) (vm.Value, error) {
 	if err := fh.Close(); err != nil {
 		return errValue("fs_write: %q: %v", path, err), nil
 	}
-	*quota -= int64(len(content))
+	quota.take(int64(len(content)))
 	return vm.Ok(vm.Unit()), nil
 }
 

@@ -147,7 +147,7 @@ func (l *Live) ForRun(run vm.RunInfo) (vm.Handler, func()) {
 	if mem <= 0 {
 		mem = vm.DefaultMaxMemory
 	}
-	r.writeQuota = mem
+	r.quota.left = mem
 	return r, r.close
 }
 
@@ -168,11 +168,12 @@ func (l *Live) Granted(c policy.Capability) (granted bool, flag string) {
 
 // liveRun is the handler of one run.
 type liveRun struct {
-	set        *Live
-	info       vm.RunInfo
-	rng        *rand.Rand
-	conn       *dbConn
-	writeQuota int64 // bytes fs.write may still write (files.write)
+	set    *Live
+	info   vm.RunInfo
+	rng    *rand.Rand
+	conn   *dbConn
+	quota  writeQuota // what fs.write may still write (files.write)
+	linked bool       // quota.parent has been looked up
 }
 
 // Call implements vm.Handler.
@@ -185,6 +186,12 @@ func (r *liveRun) Call(ctx context.Context, e vm.Effect, args []vm.Value) (vm.Va
 	if !ok {
 		left = vm.DefaultMaxMemory / 2
 	}
+	if !r.linked {
+		// A named script's run, nested in a tool_call of another run, also
+		// takes its writes from the calling run's quota.
+		r.quota.parent, _ = ctx.Value(writeQuotaKey{}).(*writeQuota)
+		r.linked = true
+	}
 	switch e {
 	case vm.EHTTPGet:
 		return r.set.net.fetch(ctx, request{method: "GET", url: args[0].AsString(), net: r.info.Policy.EffectiveNet()})
@@ -193,7 +200,7 @@ func (r *liveRun) Call(ctx context.Context, e vm.Effect, args []vm.Value) (vm.Va
 	case vm.EFsRead:
 		return r.set.files.read(left, args[0].AsString())
 	case vm.EFsWrite:
-		return r.set.files.write(&r.writeQuota, args[0].AsString(), args[1].AsString())
+		return r.set.files.write(&r.quota, args[0].AsString(), args[1].AsString())
 	case vm.EDbQuery:
 		if r.conn == nil {
 			c, err := r.set.db.open(r.info.MaxMemory)
@@ -206,7 +213,7 @@ func (r *liveRun) Call(ctx context.Context, e vm.Effect, args []vm.Value) (vm.Va
 	case vm.ELlmComplete:
 		return complete(ctx, r.set.llm, left, args[0].AsString())
 	case vm.EToolCall:
-		return callTool(ctx, left, args[0].AsString(), args[1])
+		return callTool(context.WithValue(ctx, writeQuotaKey{}, &r.quota), left, args[0].AsString(), args[1])
 	case vm.EAsk:
 		return ask(ctx, args[0].AsString())
 	case vm.ENowMs:
