@@ -154,6 +154,15 @@ func (f *files) read(left int64, path string) (vm.Value, error) {
 	if err := pathRefusal(policy.FsRead, path); err != nil {
 		return vm.Value{}, err
 	}
+	// Refuse a special file before opening it: opening a device acts on
+	// it (a tape rewinds, a watchdog starts, a terminal may become the
+	// worker's) or fails with the driver's error instead of the refusal.
+	// The check after the open is the one that counts.
+	if st, err := f.root.Stat(path); err == nil {
+		if v, err, ok := checkRegular(policy.FsRead, "fs_read", path, st); !ok {
+			return v, err
+		}
+	}
 	fh, err := f.root.OpenFile(path, os.O_RDONLY|openNonBlock, 0)
 	if err != nil {
 		return openError(policy.FsRead, "fs_read", path, err)

@@ -225,6 +225,26 @@ func TestFSRootRefused(t *testing.T) {
 	live(t, handlers.Grants{FSRoot: files}, handlers.Options{OwnData: own})
 }
 
+// A device is refused before it is opened: opening one acts on it. The
+// device here has no driver (major 240, for local use), so opening it
+// fails: the open gave Err("fs_read: \"dev\": no such device or
+// address") instead of the refusal. Needs CAP_MKNOD.
+func TestFilesDeviceNotOpened(t *testing.T) {
+	root, _ := fsRoot(t)
+	if err := syscall.Mknod(filepath.Join(root, "dev"), syscall.S_IFCHR|0o666, 240<<8); err != nil {
+		t.Skipf("mknod: %v", err)
+	}
+	set := live(t, handlers.Grants{FSRoot: root}, handlers.Options{})
+	for _, c := range []struct{ src, capability, want string }{
+		{readSrc("dev"), "fs.read", `capability denied: fs.read ("dev" is not a regular file (character device))`},
+		{writeSrc("dev", "x"), "fs.write", `capability denied: fs.write ("dev" is not a regular file (character device))`},
+	} {
+		if got := deniedMsg(t, run(t, set, c.src, ""), c.capability); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.src, got, c.want)
+		}
+	}
+}
+
 // A file on a kernel pseudo file system is refused once open, wherever it
 // is mounted (checkFileSystem); the root's check cannot see a mount inside
 // it. Unprivileged, the test cannot mount proc in a root: it reads through
