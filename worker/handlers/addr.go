@@ -11,7 +11,7 @@ import (
 // classes netip.Addr reports (loopback, private, link-local, multicast,
 // unspecified), it holds the special-purpose ranges of the IANA registries
 // that are not globally reachable, and the IPv6 forms that embed an IPv4
-// address (mapped, compatible, NAT64, 6to4, Teredo), which would otherwise
+// address (mapped, translated, compatible, NAT64, 6to4, Teredo), which would otherwise
 // reach a refused IPv4 address in disguise.
 var nonPublic = func() []struct {
 	prefix netip.Prefix
@@ -36,6 +36,7 @@ var nonPublic = func() []struct {
 		{"::/128", "unspecified"},
 		{"::1/128", "loopback"},
 		{"::ffff:0:0/96", "IPv4-mapped"},
+		{"::ffff:0:0:0/96", "IPv4-translated (SIIT)"}, // RFC 2765: a stateless translator maps it to the IPv4 address
 		{"::/96", "IPv4-compatible"},
 		{"64:ff9b::/96", "NAT64"},
 		{"64:ff9b:1::/48", "NAT64"},

@@ -29,6 +29,7 @@ func TestClassify(t *testing.T) {
 		{"::ffff:8.8.8.8", "IPv4-mapped"},
 		{"::127.0.0.1", "IPv4-compatible"},
 		{"64:ff9b::7f00:1", "NAT64"},
+		{"::ffff:0:10.0.0.1", "IPv4-translated (SIIT)"},
 		{"2002:7f00:1::", "6to4"},
 		{"2001::1", "Teredo"},
 		{"192.0.2.1", "documentation"},

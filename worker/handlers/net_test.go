@@ -170,6 +170,7 @@ func TestFetchSSRF(t *testing.T) {
 		{at("2130706433"), `host "2130706433" is a numeric IPv4 form; write the address as a dotted quad`},
 		{at("127.1"), `host "127.1" is a numeric IPv4 form; write the address as a dotted quad`},
 		{at("[::ffff:127.0.0.1]"), "address ::ffff:127.0.0.1 is IPv4-mapped; see --allow-private-net"},
+		{at("[::ffff:0:127.0.0.1]"), `address ::ffff:0:7f00:1 of "::ffff:0:127.0.0.1" is IPv4-translated (SIIT); see --allow-private-net`},
 		{at("rebind.test"), `address 127.0.0.1 of "rebind.test" is loopback; see --allow-private-net`},
 		{at("mixed.test"), `address 10.0.0.7 of "mixed.test" is private; see --allow-private-net`},
 		{"http://10.1.2.3/", "address 10.1.2.3 is private; see --allow-private-net"},
