@@ -311,43 +311,38 @@ func (f *files) write(quota *writeQuota, path, content string) (vm.Value, error)
 }
 
 // missingDirs returns how many directories of path do not exist yet:
-// 2 for "a/b/c.txt" when "a" is missing. It walks the path once, a
-// directory at a time ("..": back up one). From a component it cannot
-// open as a directory inside the root (a file, a link that leaves the
-// directory it is in) on, every component counts as missing: the count
-// may be too high, never too low.
+// 2 for "a/b/c.txt" when "a" is missing. Resolving the path's first k
+// components resolves the first k-1 as a directory, so the prefixes that
+// are directories inside the root come first: a binary search finds the
+// longest (root.Stat, which holds one directory open at a time), and
+// every component after it counts as missing but "." and "..". A
+// component that is a file or a link leaving the directory it is in ends
+// the prefix too: the count may be too high, never too low. (A walk
+// holding one os.Root per level held as many descriptors as the path has
+// directories, and memory growing with the square of its depth.)
 func (f *files) missingDirs(path string) int64 {
 	parts := strings.Split(path, "/")
 	parts = parts[:len(parts)-1]
-	stack := []*os.Root{f.root}
-	defer func() {
-		for _, r := range stack[1:] {
-			r.Close()
+	isDir := func(k int) bool {
+		if k == 0 {
+			return true
 		}
-	}()
-	for i, name := range parts {
-		switch name {
-		case "", ".":
-			continue
-		case "..":
-			if len(stack) > 1 {
-				stack[len(stack)-1].Close()
-				stack = stack[:len(stack)-1]
-				continue
-			}
-		default:
-			if sub, err := stack[len(stack)-1].OpenRoot(name); err == nil {
-				stack = append(stack, sub)
-				continue
-			}
-		}
-		var n int64
-		for _, rest := range parts[i:] {
-			if rest != "" && rest != "." && rest != ".." {
-				n++
-			}
-		}
-		return n
+		st, err := f.root.Stat(strings.Join(parts[:k], "/"))
+		return err == nil && st.IsDir()
 	}
-	return 0
+	lo, hi := 0, len(parts) // isDir(lo); the longest prefix is in [lo, hi]
+	for lo < hi {
+		if mid := (lo + hi + 1) / 2; isDir(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	var n int64
+	for _, name := range parts[lo:] {
+		if name != "" && name != "." && name != ".." {
+			n++
+		}
+	}
+	return n
 }

@@ -195,6 +195,33 @@ func TestFilesEntryCost(t *testing.T) {
 	}
 }
 
+// Counting the missing directories of a deep path holds a bounded number
+// of descriptors: with the process limited to 128 open files, a write into
+// an existing 600-deep chain creates one file (4,096 bytes of a 1 MiB
+// quota). Counting with one open directory per level ran out of
+// descriptors at about level 120 — the worker's other runs with it — and
+// took the ~480 levels it could not open for new directories: an Err
+// asking for 1.9 MB.
+func TestFilesDeepPathDescriptors(t *testing.T) {
+	root := t.TempDir()
+	chain := strings.Repeat("d/", 600)
+	must(t, os.MkdirAll(filepath.Join(root, chain), 0o755))
+	set := live(t, handlers.Grants{FSRoot: root}, handlers.Options{})
+	var old syscall.Rlimit
+	must(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &old))
+	low := old
+	low.Cur = 128
+	must(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &low))
+	m := run(t, set, writeSrc(chain+"leaf.txt", "x"), `"limits":{"max_memory_mb":1}`)
+	must(t, syscall.Setrlimit(syscall.RLIMIT_NOFILE, &old))
+	if r, _ := m["result"].(map[string]any); m["success"] != true || r["result"] != "Ok" {
+		t.Fatalf("write into a 600-deep chain: %v", m)
+	}
+	if b, err := os.ReadFile(filepath.Join(root, chain, "leaf.txt")); err != nil || string(b) != "x" {
+		t.Errorf("leaf.txt = %q, %v", b, err)
+	}
+}
+
 // An --fs-root holding /proc or /sys, inside them, or holding axpool's own
 // data is refused at start (issue 26, item 9: with --fs-root / a program
 // read the LLM key and the NATS password from /proc/self/environ).
