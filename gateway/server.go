@@ -23,6 +23,7 @@ import (
 	"github.com/axpool/axpool/gateway/tasks"
 	"github.com/axpool/axpool/gateway/upstream"
 	"github.com/axpool/axpool/internal/mask"
+	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
@@ -140,8 +141,8 @@ type Server struct {
 
 	// Shutdown (BeginShutdown, WaitCalls, CancelCalls).
 	draining  atomic.Bool
-	stopCtx   context.Context // ends when CancelCalls is called
-	stopCalls context.CancelFunc
+	stopCtx   context.Context // ends when CancelCalls or FailCalls is called; its cause says which
+	stopCalls context.CancelCauseFunc
 	calls     callCount
 }
 
@@ -208,7 +209,19 @@ func (g *Server) WaitCalls(ctx context.Context) error { return g.calls.wait(ctx)
 // grace.
 func (g *Server) CancelCalls() {
 	g.BeginShutdown()
-	g.stopCalls()
+	g.stopCalls(dispatch.ErrShuttingDown)
+}
+
+// FailCalls ends every tool call in flight as CancelCalls does, except
+// that each is answered with outcome queue_unavailable naming err: "the
+// job queue is unavailable (<err>); retry after 1000 ms" (retryable: the
+// queue cannot run its job, not the caller's doing). Calls that start
+// afterwards are answered so at once. For a node whose worker processes
+// cannot start, that stops rather than serve calls no worker would ever
+// answer. The first of CancelCalls and FailCalls decides the answer.
+func (g *Server) FailCalls(err error) {
+	g.BeginShutdown()
+	g.stopCalls(&queue.UnavailableError{Err: err, RetryAfter: dispatch.ShutdownRetryAfter})
 }
 
 // New builds the gateway. Errors: a required Config field is missing, a
@@ -254,7 +267,7 @@ func New(cfg Config) (*Server, error) {
 	if g.d, err = dispatch.New(dcfg); err != nil {
 		return nil, err
 	}
-	g.stopCtx, g.stopCalls = context.WithCancel(context.Background())
+	g.stopCtx, g.stopCalls = context.WithCancelCause(context.Background())
 	instructions := Instructions
 	if g.scripts != nil {
 		instructions += ScriptsInstructions + g.contextInstructions()
@@ -379,9 +392,15 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	defer g.calls.done()
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	defer context.AfterFunc(g.stopCtx, func() { cancel(dispatch.ErrShuttingDown) })()
-	if g.draining.Load() && g.cfg.Executes(tool) && g.stopCtx.Err() == nil {
-		return g.d.Failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeQueueUnavailable, Err: dispatch.ErrShuttingDown, RetryAfter: dispatch.ShutdownRetryAfter}), nil, nil
+	defer context.AfterFunc(g.stopCtx, func() { cancel(context.Cause(g.stopCtx)) })()
+	if g.draining.Load() && g.cfg.Executes(tool) {
+		var ue *queue.UnavailableError
+		switch {
+		case g.stopCtx.Err() == nil:
+			return g.d.Failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeQueueUnavailable, Err: dispatch.ErrShuttingDown, RetryAfter: dispatch.ShutdownRetryAfter}), nil, nil
+		case errors.As(context.Cause(g.stopCtx), &ue): // FailCalls
+			return g.d.Failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeQueueUnavailable, Err: ue, RetryAfter: ue.RetryAfter}), nil, nil
+		}
 	}
 	if ctx.Err() != nil { // cancelled before it started: nothing is submitted
 		return g.d.Failure(ctx, tool, &dispatch.JobError{Outcome: wire.OutcomeCancelled, Err: ctx.Err()}), nil, nil

@@ -267,9 +267,10 @@ func runMCP(cmd *cobra.Command, _ []string) error {
 		cancel()
 		err = <-served
 	case <-n.Failed():
-		// No call could ever be answered: stop, rather than serve.
+		// No call could ever be answered: stop, rather than serve. The
+		// calls waiting are answered queue_unavailable with the cause.
 		err = n.Err()
-		n.Gateway.CancelCalls()
+		failCalls(n)
 		cancel()
 		<-served
 	}
@@ -286,6 +287,20 @@ func runMCP(cmd *cobra.Command, _ []string) error {
 // shutdownSlack bounds how long closing a transport takes once its calls
 // are answered.
 const shutdownSlack = time.Second
+
+// failCalls answers every call of n's gateway, in flight or to come, with
+// outcome queue_unavailable naming n.Err() (gateway.Server.FailCalls),
+// and waits at most shutdownSlack for those in flight to be answered:
+// for a node whose worker processes cannot start (Failed), before its
+// transport closes.
+func failCalls(n *node.Node) {
+	n.Gateway.FailCalls(n.Err())
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownSlack)
+	defer cancel()
+	if n.Gateway.WaitCalls(ctx) != nil {
+		n.Log.Warn("calls still running after they were answered queue_unavailable; exiting without them")
+	}
+}
 
 // nodeOptions are what a command changes in the node startNode starts.
 type nodeOptions struct {

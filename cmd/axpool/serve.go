@@ -171,8 +171,9 @@ func runServe(cmd *cobra.Command, _ []string) error {
 			return silentExit(exitFail) // onSecondSignal said so
 		}
 	case <-n.Failed():
-		// No call could ever be answered: stop, rather than serve.
-		n.Gateway.CancelCalls()
+		// No call could ever be answered: stop, rather than serve. The
+		// calls waiting are answered queue_unavailable with the cause.
+		failCalls(n)
 		_ = closeHTTP(h, errc)
 		err = n.Err()
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"regexp"
@@ -70,6 +72,8 @@ func TestBatchWorkersCannotStart(t *testing.T) {
 
 // TestMCPWorkersCannotStart: the same for axpool mcp, its stdin left
 // open: it exits 1 rather than take calls no worker would ever answer.
+// The call it was given is answered queue_unavailable with the cause
+// first, where it was answered cancelled (not retryable, no cause).
 func TestMCPWorkersCannotStart(t *testing.T) {
 	t.Parallel()
 	in := bin(t)
@@ -83,5 +87,48 @@ func TestMCPWorkersCannotStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stdin.Close()
+	// Read once the node has started, whether the workers gave up before
+	// or after: the answer is the same.
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"boruna_run","arguments":{"source":"fn main() -> Int { 1 }"}}}
+`); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd.Stdout = &out
 	checkStartFail(t, "axpool mcp", cmd, ctx)
+	var got map[string]any
+	for line := range strings.Lines(out.String()) {
+		var r struct {
+			ID     int `json:"id"`
+			Result struct {
+				IsError bool           `json:"isError"`
+				SC      map[string]any `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if json.Unmarshal([]byte(line), &r) == nil && r.ID == 2 {
+			if !r.Result.IsError {
+				t.Errorf("call: isError false")
+			}
+			got = r.Result.SC
+		}
+	}
+	if got == nil {
+		t.Fatalf("no answer to the call on stdout:\n%s", out.String())
+	}
+	msg, _ := got["message"].(string)
+	if !callStartFailRE.MatchString(msg) {
+		t.Errorf("message %q, want it to match %s", msg, callStartFailRE)
+	}
+	for k, want := range map[string]any{"success": false, "error_kind": "queue_unavailable", "outcome": "queue_unavailable",
+		"retryable": true, "retry_after_ms": 1000.0, "run_ms": 0.0, "worker": ""} {
+		if got[k] != want {
+			t.Errorf("%s = %#v, want %#v (%v)", k, got[k], want, got)
+		}
+	}
 }
+
+// callStartFailRE is the message of a call answered by axpool mcp whose
+// worker processes cannot start under `ulimit -n 16`.
+var callStartFailRE = regexp.MustCompile(`^the job queue is unavailable \(the worker processes cannot start: worker process [01] failed at start 5 times in a row, never ready \(last: [^)]*too many open files\); the open-file limit \(ulimit -n\) is 16: raise the limit \(ulimit -n 1024\)\); retry after 1000 ms$`)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/text"
+	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
 )
@@ -211,14 +212,23 @@ func (d *Dispatcher) Refusal(tool string, ae *tools.ArgError) []byte {
 // Failure is the result of a call whose Backend or LocalFunc failed: a
 // *JobError's envelope, any other error wire.Internal (a Backend or
 // LocalFunc bug), cancelled whenever the call's ctx has ended (except a
-// full queue, which answers at once anyway). It is logged (a cancellation
-// or a refusal of the queue at Info level, anything else at Warn).
+// full queue, which answers at once anyway) — queue_unavailable naming
+// the cause when ctx ended with a *queue.UnavailableError as its cause
+// (the gateway's FailCalls: no worker will ever run the job). It is
+// logged (a cancellation or a refusal of the queue at Info level,
+// anything else at Warn).
 func (d *Dispatcher) Failure(ctx context.Context, tool string, err error) []byte {
 	var je *JobError
 	if !errors.As(err, &je) {
 		je = &JobError{Err: err}
 	}
-	if ctx.Err() != nil && je.Outcome != wire.OutcomeQueueFull && je.Outcome != wire.OutcomeCancelled {
+	var ue *queue.UnavailableError
+	if ctx.Err() != nil && errors.As(context.Cause(ctx), &ue) {
+		if je.Outcome != wire.OutcomeQueueUnavailable {
+			je = &JobError{Outcome: wire.OutcomeQueueUnavailable, JobID: je.JobID, QueueMs: je.QueueMs, RunMs: je.RunMs,
+				Worker: je.Worker, Err: ue, RetryAfter: ue.RetryAfter, CancelErr: je.CancelErr}
+		}
+	} else if ctx.Err() != nil && je.Outcome != wire.OutcomeQueueFull && je.Outcome != wire.OutcomeCancelled {
 		je = &JobError{Outcome: wire.OutcomeCancelled, JobID: je.JobID, QueueMs: je.QueueMs, RunMs: je.RunMs,
 			Worker: je.Worker, Err: je.Err, CancelErr: je.CancelErr}
 	}
