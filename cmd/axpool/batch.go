@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/axpool/axpool/gateway/batch"
 	"github.com/axpool/axpool/gateway/dispatch"
+	"github.com/axpool/axpool/internal/limitread"
 	"github.com/axpool/axpool/internal/node"
 )
 
@@ -163,6 +165,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		return printFail(cmd, exitUsage, "axpool batch: IN and OUT are the same file")
 	case bf.interval <= 0:
 		return printFail(cmd, exitUsage, "axpool batch: --progress-interval must be positive")
+	}
+	if err := checkBatchIn(cmd, in, bf.regrade == ""); err != nil {
+		return err
 	}
 	if err := checkCacheFlags(cmd, "axpool batch", &bf.node); err != nil {
 		return err
@@ -460,6 +465,38 @@ func writeBatchReports(cmd *cobra.Command, summary, report *os.File, in string, 
 	return failed
 }
 
+// checkBatchIn refuses an IN (not "-") that is a named pipe or a socket
+// at once, exit 2: IN is read twice (batch.ScanIDs checks its ids, then
+// rewinds it), which a pipe cannot be, and opening a named pipe waits for
+// a writer. It failed after the whole input was read ("seek: illegal
+// seek"). `axpool batch: IN in.fifo is a named pipe, and IN is read twice
+// (its ids are checked before anything runs): give a regular file, or the
+// pipe on stdin (axpool batch - < in.fifo)`; without the stdin advice when
+// stdin cannot be IN (--regrade).
+func checkBatchIn(cmd *cobra.Command, in string, stdinOK bool) error {
+	if in == "-" {
+		return nil
+	}
+	st, err := os.Stat(in)
+	if err != nil {
+		return nil // opening it says why
+	}
+	what := ""
+	switch {
+	case st.Mode()&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case st.Mode()&fs.ModeSocket != 0:
+		what = "a socket"
+	default:
+		return nil
+	}
+	advice := "give a regular file"
+	if stdinOK {
+		advice += fmt.Sprintf(", or the pipe on stdin (axpool batch - < %s)", in)
+	}
+	return printFail(cmd, exitUsage, "axpool batch: IN %s is %s, and IN is read twice (its ids are checked before anything runs): %s", in, what, advice)
+}
+
 // runRegrade is `axpool batch ITEMS --regrade OLD [-o NEW]`: verdicts and
 // the summary recomputed from OLD's results against ITEMS'
 // expectations (batch.Regrade), with no node, no NATS and no worker.
@@ -486,7 +523,7 @@ func runRegrade(cmd *cobra.Command, in string, ks []int) error {
 	} else if err != nil {
 		return printFail(cmd, exitFail, "axpool batch: read %s: %v", in, err)
 	}
-	old, err := os.Open(bf.regrade)
+	old, err := limitread.Open(bf.regrade)
 	if err != nil {
 		return printFail(cmd, exitFail, "axpool batch: --regrade: %v", err)
 	}

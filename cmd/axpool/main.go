@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/axpool/axpool/internal/limitread"
 	"github.com/axpool/axpool/internal/spell"
 )
 
@@ -150,6 +151,11 @@ func (s *stdoutWriter) Write(p []byte) (int, error) {
 func run(args []string) int {
 	commandLine = args
 	rootCmd.SetArgs(args)
+	name := "axpool"
+	if c, _, err := rootCmd.Find(args); err == nil {
+		name = c.CommandPath()
+	}
+	defer setPipeWait(name)()
 	var stdout *stdoutWriter
 	if rootCmd.OutOrStdout() == os.Stdout {
 		stdout = &stdoutWriter{w: os.Stdout}
@@ -174,6 +180,18 @@ func run(args []string) int {
 	// Anything else comes from cobra's argument/flag parsing: a usage error.
 	fmt.Fprintf(os.Stderr, "axpool: %v\n", err)
 	return exitUsage
+}
+
+// setPipeWait makes every file the command name reads through limitread
+// say on stderr, when it is a named pipe that nothing has opened for
+// writing after limitread.PipeWaitAfter, what it waits for: `axpool run:
+// prog.ax is a named pipe: waiting for a writer to open it`, where the
+// command hung silently. It returns the function that unsets it.
+func setPipeWait(name string) (unset func()) {
+	limitread.PipeWait = func(path string) {
+		fmt.Fprintf(os.Stderr, "%s: %s is a named pipe: waiting for a writer to open it\n", name, path)
+	}
+	return func() { limitread.PipeWait = nil }
 }
 
 // unwrapPathError drops the "write /dev/stdout: " of an *os.PathError.

@@ -1,15 +1,20 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/axpool/axpool/gateway"
 	"github.com/axpool/axpool/internal/limitread"
 	"github.com/axpool/axpool/policy"
+	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/tools/template"
 )
@@ -177,4 +182,68 @@ func dropInfoLogs(stderr string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestRunNamedPipe: `axpool run FIFO` on a named pipe nothing has opened
+// for writing says on stderr what it waits for
+// (limitread.PipeWaitAfter), where it hung silently; once a writer
+// opens the pipe the program runs as from a file.
+func TestRunNamedPipe(t *testing.T) {
+	t.Parallel()
+	in := bin(t)
+	fifo := filepath.Join(t.TempDir(), "prog.ax")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, in, "run", fifo)
+	var stdout, stderr queuetest.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	want := "axpool run: " + fifo + " is a named pipe: waiting for a writer to open it\n"
+	stderr.WaitFor(t, want)
+	if err := os.WriteFile(fifo, []byte("fn main() -> Int { 41 + 1 }\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if err != nil || stdout.String() != "42\nsteps: 4\n" || stderr.String() != want {
+		t.Errorf("axpool run FIFO: %v, stdout %q, stderr %q; want exit 0, %q, %q", err, stdout.String(), stderr.String(), "42\nsteps: 4\n", want)
+	}
+}
+
+// TestBatchNamedPipe: `axpool batch FIFO` is refused at once, exit 2,
+// naming stdin as the way to give a pipe, where it waited for a writer
+// and then failed, the whole input read ("seek: illegal seek"): IN is
+// read twice. With --regrade (no stdin IN) the advice is a file only.
+func TestBatchNamedPipe(t *testing.T) {
+	t.Parallel()
+	in := bin(t)
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "in.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"batch", "--progress", "none", fifo},
+			"axpool batch: IN " + fifo + " is a named pipe, and IN is read twice (its ids are checked before anything runs): give a regular file, or the pipe on stdin (axpool batch - < " + fifo + ")\n"},
+		{[]string{"batch", "--regrade", filepath.Join(dir, "old.jsonl"), fifo},
+			"axpool batch: IN " + fifo + " is a named pipe, and IN is read twice (its ids are checked before anything runs): give a regular file\n"},
+	} {
+		cmd := exec.CommandContext(ctx, in, c.args...)
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || stdout.String() != "" || stderr.String() != c.want {
+			t.Errorf("axpool %v: %v, stdout %q, stderr %q; want exit status 2, stderr %q", c.args, err, stdout.String(), stderr.String(), c.want)
+		}
+	}
 }

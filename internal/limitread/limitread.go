@@ -13,6 +13,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync"
+	"time"
 )
 
 // ErrTooLarge is returned by Read and File when the input holds more than
@@ -32,10 +34,49 @@ func Read(r io.Reader, limit int64) ([]byte, error) {
 	return data, nil
 }
 
+// PipeWait, when set, is told the path of a named pipe (FIFO) that Open
+// has waited on for PipeWaitAfter: opening one for reading blocks until
+// something opens it for writing, which else looks like a hang. It is
+// called at most once per Open, from another goroutine, and Open does not
+// return before it has returned. The CLI sets it to say so on stderr.
+var PipeWait func(path string)
+
+// PipeWaitAfter is how long Open waits on a named pipe before it calls
+// PipeWait: an anonymous pipe (/dev/fd/N of `<(cmd)`) or a FIFO whose
+// writer is ready opens at once.
+const PipeWaitAfter = time.Second
+
+// Open opens the file at path for reading, as os.Open, calling PipeWait
+// when it is a named pipe without a writer (see PipeWait).
+func Open(path string) (*os.File, error) {
+	wait := PipeWait
+	if wait == nil {
+		return os.Open(path)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode()&fs.ModeNamedPipe == 0 {
+		return os.Open(path)
+	}
+	var mu sync.Mutex
+	opened := false
+	t := time.AfterFunc(PipeWaitAfter, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !opened {
+			wait(path)
+		}
+	})
+	f, err := os.Open(path)
+	t.Stop()
+	mu.Lock()
+	opened = true
+	mu.Unlock()
+	return f, err
+}
+
 // File reads the file at path if it holds at most limit bytes (Read).
 // Errors: ErrTooLarge; the *os.PathError of opening or reading it.
 func File(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
