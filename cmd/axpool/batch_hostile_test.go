@@ -58,6 +58,22 @@ func TestBatchHostileLines(t *testing.T) {
 	}
 }
 
+// TestBatchEndlessLine: IN with no newline (/dev/zero) is refused once its
+// first line runs past batch.MaxSkipBytes, naming the line and the
+// bounds, exit 1, where axpool batch read it for ever and said nothing;
+// on stdin too, after the summary of the items before it.
+func TestBatchEndlessLine(t *testing.T) {
+	const msg = "axpool batch: read %s: line 1: the line runs past 1073741824 bytes (1 GiB) with no newline; an item's line holds at most 8388608 bytes (8 MiB)"
+	out, stderr, code := runBatchBin(t, "/dev/zero", "--cache-dir", "")
+	if want := fmt.Sprintf(msg, "/dev/zero") + "\n"; code != 1 || out != "" || stderr != want {
+		t.Errorf("axpool batch /dev/zero: exit %d, stdout %q, stderr %q; want exit 1, no output, %q", code, out, stderr, want)
+	}
+	out, stderr, code = runBatchStdin(t, "/dev/zero", "--cache-dir", "", "-")
+	if want := fmt.Sprintf(msg, "-") + " (the items before it ran)\n"; code != 1 || out != "" || !strings.HasPrefix(stderr, "batch done: 0 items, 0 ok, 0 failed in ") || !strings.HasSuffix(stderr, "\n"+want) {
+		t.Errorf("axpool batch - < /dev/zero: exit %d, stdout %q, stderr %q; want exit 1, no output, a summary of 0 items, then %q", code, out, stderr, want)
+	}
+}
+
 // TestBatchSummaryFile: a --summary naming IN or OUT is a usage error
 // (it would overwrite them at the end), and one that cannot be opened
 // stops the batch before anything runs; IN is left as it was.

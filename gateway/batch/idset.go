@@ -316,6 +316,9 @@ func eachLine(r io.Reader, fn func(pos int, line []byte, size int64)) error {
 	pos := 0
 	for {
 		line, size, read, err := ReadLine(br, MaxLineBytes)
+		if errors.Is(err, ErrLineRunsOn) {
+			return fmt.Errorf("line %d: %w", pos+1, err)
+		}
 		if read {
 			pos++
 			if pos == 1 {

@@ -429,6 +429,10 @@ func ReadItems(r io.Reader, done *ResumeState, where string, checkDups bool, ski
 		pos := 0
 		for {
 			line, size, read, err := ReadLine(br, MaxLineBytes)
+			if errors.Is(err, ErrLineRunsOn) {
+				*readErr = fmt.Errorf("%s %d: %w", where, pos+1, err)
+				return
+			}
 			if read {
 				pos++
 				if pos == 1 {
@@ -542,17 +546,34 @@ func (d *ResumeState) supersedeLine(pos int) {
 // parser ignore it).
 var utf8BOM = []byte("\xef\xbb\xbf")
 
+// MaxSkipBytes bounds how far ReadLine reads past a line over its limit
+// looking for its end: 1 GiB, far past any line of JSON an item or a
+// result could be, so that an input with no newline (/dev/zero, a
+// binary file) is refused, ErrLineRunsOn, where it was read for ever.
+const MaxSkipBytes = 1 << 30
+
+// ErrLineRunsOn is ReadLine's error for a line that has not ended within
+// MaxSkipBytes. Its callers name the line: `line 1: the line runs past
+// 1073741824 bytes (1 GiB) with no newline; an item's line holds at most
+// 8388608 bytes (8 MiB)`.
+var ErrLineRunsOn = fmt.Errorf("the line runs past %d bytes (1 GiB) with no newline; an item's line holds at most %d bytes (8 MiB)", MaxSkipBytes, MaxLineBytes)
+
 // ReadLine reads the next line of br, holding at most limit bytes of it:
 // line is the line without its newline ("\r\n" too) and size its length
 // in bytes without the "\n"; read is false at the end of the input. A
 // line over limit bytes is read to its end and dropped, in bounded
-// memory: line is then nil. err is as for bufio.Reader.ReadBytes.
+// memory: line is then nil. err is as for bufio.Reader.ReadBytes, or
+// ErrLineRunsOn (line nil, read true) once the line holds more than
+// MaxSkipBytes with no end.
 func ReadLine(br *bufio.Reader, limit int) (line []byte, size int64, read bool, err error) {
 	over := false
 	for {
 		frag, err := br.ReadSlice('\n')
 		size += int64(len(frag))
 		read = read || len(frag) > 0
+		if size > MaxSkipBytes && errors.Is(err, bufio.ErrBufferFull) {
+			return nil, size, true, ErrLineRunsOn
+		}
 		if !over && len(line)+len(frag) <= limit+2 { // +2: "\r\n"
 			line = append(line, frag...)
 		} else {

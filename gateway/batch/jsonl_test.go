@@ -3,6 +3,7 @@ package batch
 import (
 	"bufio"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -103,5 +104,39 @@ func TestOpenOutputLocked(t *testing.T) {
 	again.Close()
 	if b, _ := os.ReadFile(path); len(b) != 0 {
 		t.Errorf("OUT holds %q, want it truncated", b)
+	}
+}
+
+// zeros is an endless input without a newline (/dev/zero).
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestEndlessLine: a line with no newline within MaxSkipBytes ends the
+// input with ErrLineRunsOn naming the line, where ReadItems and ScanIDs
+// read it for ever; the items before it are yielded.
+func TestEndlessLine(t *testing.T) {
+	const want = "line 2: the line runs past 1073741824 bytes (1 GiB) with no newline; an item's line holds at most 8388608 bytes (8 MiB)"
+	var skipped int
+	var readErr error
+	var ids []string
+	in := io.MultiReader(strings.NewReader(`{"id":"a","source":"s"}`+"\n"), zeros{})
+	for it := range ReadItems(in, NewResumeState(), "line", false, &skipped, &readErr) {
+		ids = append(ids, it.ID)
+	}
+	if !errors.Is(readErr, ErrLineRunsOn) || readErr.Error() != want || !slices.Equal(ids, []string{"a"}) {
+		t.Errorf("ReadItems: items %q, err %v; want [a], %s", ids, readErr, want)
+	}
+	f, err := os.Open("/dev/zero")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const want1 = "line 1: the line runs past 1073741824 bytes (1 GiB) with no newline; an item's line holds at most 8388608 bytes (8 MiB)"
+	if n, err := ScanIDs(f); n != 0 || err == nil || err.Error() != want1 {
+		t.Errorf("ScanIDs(/dev/zero) = %d, %v; want 0, %s", n, err, want1)
 	}
 }
