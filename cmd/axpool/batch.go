@@ -11,6 +11,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -224,6 +226,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		if done.CutShort > 0 {
 			fmt.Fprintf(cmd.ErrOrStderr(), "axpool batch: --resume dropped line %d of %s, cut short (%s without a newline: the batch writing it was killed or could not write it whole)\n",
 				done.CutShortLine, bf.output, batch.Count(int(done.CutShort), "byte"))
+		}
+		if msg := unreadableLines(done, bf.output); msg != "" {
+			fmt.Fprintln(cmd.ErrOrStderr(), msg)
 		}
 	}
 	// The summary and the report are written at the end: one that names
@@ -463,6 +468,33 @@ func writeBatchReports(cmd *cobra.Command, summary, report *os.File, in string, 
 		}
 	}
 	return failed
+}
+
+// unreadableLines says which lines of OUT --resume passed over, not
+// being result lines (batch.ResumeState.Unreadable), "" when none: `axpool
+// batch: --resume passed over line 2 of out.jsonl, not a result line (its
+// item runs again unless another line holds its result)`, or for several
+// `… passed over 7 lines of out.jsonl, not result lines: 2, 5, 9, 11, 12
+// and 2 more (their items run again unless other lines hold their
+// results)`. They stay in the file.
+func unreadableLines(done *batch.ResumeState, out string) string {
+	switch n := done.Unreadable; {
+	case n == 0:
+		return ""
+	case n == 1:
+		return fmt.Sprintf("axpool batch: --resume passed over line %d of %s, not a result line (its item runs again unless another line holds its result)",
+			done.UnreadableLines[0], out)
+	default:
+		nums := make([]string, len(done.UnreadableLines))
+		for i, l := range done.UnreadableLines {
+			nums[i] = strconv.Itoa(l)
+		}
+		list := strings.Join(nums, ", ")
+		if more := n - len(nums); more > 0 {
+			list += fmt.Sprintf(" and %d more", more)
+		}
+		return fmt.Sprintf("axpool batch: --resume passed over %d lines of %s, not result lines: %s (their items run again unless other lines hold their results)", n, out, list)
+	}
 }
 
 // checkBatchIn refuses an IN (not "-") that is a named pipe or a socket

@@ -384,6 +384,49 @@ func TestBatchOutputFillsUp(t *testing.T) {
 	}
 }
 
+// TestBatchResumeUnreadableLine: --resume says on stderr which line of OUT
+// it passed over, not a result line (a damaged line in the middle), as it
+// says a last line cut short; the item whose result it was runs again.
+// It passed over it silently.
+func TestBatchResumeUnreadableLine(t *testing.T) {
+	dir := t.TempDir()
+	in := writeFile(t, dir, "in.jsonl", `{"id":"a","source":"fn main() -> Int { 1 }"}
+{"id":"b","source":"fn main() -> Int { 2 }"}
+{"id":"c","source":"fn main() -> Int { 3 }"}
+`)
+	out := filepath.Join(dir, "out.jsonl")
+	if _, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", ""); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	lines := strings.SplitAfter(mustRead(t, out), "\n")
+	if len(lines) != 4 || lines[3] != "" {
+		t.Fatalf("OUT holds %q, want 3 lines", lines)
+	}
+	lost := idsOf(t, out)[1]
+	lines[1] = "{\"id\":\"b\",\"succ\x00\x00\n" // damaged
+	if err := os.WriteFile(out, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", "", "--resume")
+	said := "axpool batch: --resume passed over line 2 of " + out + ", not a result line (its item runs again unless another line holds its result)\n"
+	if code != 0 || !strings.HasPrefix(stderr, said) ||
+		!regexp.MustCompile(`(?m)^batch done: 3 items, 3 ok, 0 failed in [0-9.]+s \(1 item run: [0-9.]+ items/s; 2 kept\)$`).MatchString(stderr) {
+		t.Errorf("resume: exit %d, stderr:\n%s\nwant exit 0, %q first, 1 item run, 2 kept", code, stderr, said)
+	}
+	var ids []string // of the lines that are JSON: the damaged one stays
+	for l := range strings.Lines(mustRead(t, out)) {
+		var rec struct{ ID string }
+		if json.Unmarshal([]byte(l), &rec) == nil {
+			ids = append(ids, rec.ID)
+		} else if l != lines[1] {
+			t.Errorf("OUT holds %q", l)
+		}
+	}
+	if len(ids) != 3 || ids[2] != lost {
+		t.Errorf("ids of OUT after the resume: %q, want two kept and %q, run again", ids, lost)
+	}
+}
+
 func atoi(t *testing.T, s string) int {
 	t.Helper()
 	n, err := strconv.Atoi(s)

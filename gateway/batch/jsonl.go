@@ -96,6 +96,14 @@ type ResumeState struct {
 	// OUT ended in a newline.
 	CutShort     int64
 	CutShortLine int
+	// Unreadable counts the lines of OUT, blank ones aside, that
+	// OpenOutput passed over because they are no result line (not JSON,
+	// not an object with a usable id or input_line, or longer than any
+	// line a batch writes: a file edited or damaged); UnreadableLines
+	// are the first MaxUnreadableLines of their line numbers, 1-based.
+	// Their items run again unless other lines hold their results.
+	Unreadable      int
+	UnreadableLines []int
 	// readAll: ReadItems read IN to its end, so an id it did not see is
 	// no item's, and a line past lastLine (IN's last line) none of IN's.
 	readAll  bool
@@ -290,11 +298,17 @@ func OpenOutput(path string, resume bool, done *ResumeState) (*os.File, error) {
 		lines++
 		start := good
 		good += size + 1
-		if line == nil {
-			continue // longer than any line a batch writes: not a result
+		l, ok := outLine{}, false
+		if line != nil { // else longer than any line a batch writes: not a result
+			l, ok = parseOutLine(line)
 		}
-		l, ok := parseOutLine(line)
 		if !ok {
+			if line == nil || len(bytes.TrimSpace(line)) > 0 {
+				done.Unreadable++
+				if len(done.UnreadableLines) < MaxUnreadableLines {
+					done.UnreadableLines = append(done.UnreadableLines, lines)
+				}
+			}
 			continue
 		}
 		// A refusal with a usable id stands for its item, found by id
@@ -321,6 +335,10 @@ func OpenOutput(path string, resume bool, done *ResumeState) (*os.File, error) {
 	done.src, done.size = f, good
 	return f, nil
 }
+
+// MaxUnreadableLines is how many line numbers of lines passed over
+// ResumeState.UnreadableLines keeps.
+const MaxUnreadableLines = 5
 
 // ErrOutputBusy is OpenOutput's error for an OUT another batch writes.
 var ErrOutputBusy = errors.New("another axpool batch is writing it (wait for it to end, or write elsewhere)")

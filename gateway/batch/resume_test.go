@@ -434,6 +434,30 @@ func TestOpenOutputCutShort(t *testing.T) {
 	}
 }
 
+// TestOpenOutputUnreadable: --resume counts the lines of OUT it passes
+// over, no result lines (not JSON, no usable id, over MaxResultLineBytes),
+// blank ones aside, and keeps the first MaxUnreadableLines line numbers
+// (ResumeState.Unreadable), for stderr; they passed silently.
+func TestOpenOutputUnreadable(t *testing.T) {
+	lines := outLines("{\"id\":\"a\",\"source\":\"s\"}\n{\"id\":\"b\",\"source\":\"s\"}\n")
+	big := strings.Repeat("x", MaxResultLineBytes+1)
+	for _, tc := range []struct {
+		text  string
+		n     int
+		lines []int
+		kept  int
+	}{
+		{lines[0] + "\n" + lines[1] + "\n", 0, nil, 2},
+		{lines[0] + "\n" + lines[1][:20] + "garbage\n" + lines[1] + "\n", 1, []int{2}, 2},
+		{"\n  \n" + lines[0] + "\n{\"x\":1}\n[1]\n" + big + "\nnope\n{\"id\":\"\"}\nzz\n" + lines[1] + "\n", 6, []int{4, 5, 6, 7, 8}, 2},
+	} {
+		done, _, _ := openOut(t, tc.text)
+		if done.Unreadable != tc.n || !slices.Equal(done.UnreadableLines, tc.lines) || done.IDs.Len() != tc.kept {
+			t.Errorf("%.80q: %d lines passed over %v, %d ids; want %d %v, %d", tc.text, done.Unreadable, done.UnreadableLines, done.IDs.Len(), tc.n, tc.lines, tc.kept)
+		}
+	}
+}
+
 // TestResumeLineGone: the refusal of a line without an id counts only
 // while IN still has a line without an id there: a line deleted since (IN
 // shorter), or blank, is no result of IN's items — left out of the
