@@ -91,7 +91,7 @@ func Open(ctx context.Context, nc *nats.Conn, cfg Config, log *slog.Logger) (*Bu
 		return nil, err
 	}
 	b.cache, err = b.bucket(ctx, cacheBucket(cfg.CacheTTL, cfg.CacheMaxBytes, cfg.CacheOnDisk), deadline)
-	if errors.As(err, new(*reserveError)) && cfg.CacheOnDisk && cfg.Storage == MemoryStorage && !b.hasBucket(ctx, CacheBucket) {
+	if errors.As(err, new(*BoundError)) && cfg.CacheOnDisk && cfg.Storage == MemoryStorage && !b.hasBucket(ctx, CacheBucket) {
 		// The disk of the store (`axpool batch --cache-dir`) cannot hold
 		// the cache's bound: this run's cache lives in memory, as it does
 		// without a store directory, rather than no run starting. (A
@@ -532,7 +532,8 @@ func boundError(err error, spec BucketSpec) error {
 	if spec.Name == CacheBucket {
 		hint = "lower --cache-max-bytes (Config.CacheMaxBytes)"
 	}
-	return &reserveError{fmt.Errorf("%w: the server cannot reserve this bucket's bound of %d bytes; %s", err, spec.MaxBytes, hint)}
+	return &BoundError{Bucket: spec.Name, Bound: spec.MaxBytes, Cause: err,
+		err: fmt.Errorf("%w: the server cannot reserve this bucket's bound of %d bytes; %s", err, spec.MaxBytes, hint)}
 }
 
 // hasBucket reports whether the bucket name exists (false also when it
@@ -542,12 +543,27 @@ func (b *Bus) hasBucket(ctx context.Context, name string) bool {
 	return err == nil
 }
 
-// reserveError is boundError's error: the server cannot reserve a
-// bucket's bound in bytes.
-type reserveError struct{ err error }
+// BoundError is Open's error when the server cannot reserve a bucket's
+// bound in bytes (JetStream reserves it up front from its memory or file
+// storage): a store whose disk is too full for the result cache's bound,
+// a bound larger than the server's storage. Its message says what to
+// lower (boundError); a command that knows which of its flags set the
+// bound words its own advice from the fields.
+type BoundError struct {
+	// Bucket is the bucket's name (CacheBucket for the result cache).
+	Bucket string
+	// Bound is the bound in bytes the server could not reserve.
+	Bound int64
+	// Cause is the server's refusal, wrapped with what Open was doing:
+	// "queue: change the TTL and bound of bucket AXPOOL_CACHE: nats: API
+	// error: code=500 err_code=10047 description=insufficient storage
+	// resources available".
+	Cause error
+	err   error
+}
 
-func (e *reserveError) Error() string { return e.err.Error() }
-func (e *reserveError) Unwrap() error { return e.err }
+func (e *BoundError) Error() string { return e.err.Error() }
+func (e *BoundError) Unwrap() error { return e.err }
 
 // streamMaxBytes is a bucket's MaxBytes as its stream has it: -1 for no
 // bound.

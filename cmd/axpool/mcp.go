@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -415,9 +416,41 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	cfg.Tools = toolList
 	n, err := node.Start(cmd.Context(), cfg)
 	if err != nil {
+		if be := (*queue.BoundError)(nil); errors.As(err, &be) && be.Bucket == queue.CacheBucket {
+			return nil, printFail(cmd, exitFail, "%s", cacheBoundMessage(name, be, cmd.Flags().Changed("cache-max-bytes"), nf.nats != "", no.storeDir))
+		}
 		return nil, printFail(cmd, exitFail, "%s: %v", name, err)
 	}
 	return n, nil
+}
+
+// cacheBoundMessage is the failure of a node whose server cannot reserve
+// the result cache's bound (a *queue.BoundError), with the bound in use,
+// whether --cache-max-bytes or its default set it (given), and what to
+// do where the cache is: `axpool batch: the result cache kept in DIR
+// cannot take its bound of 268435456 bytes (the default of
+// --cache-max-bytes): its disk has too little space left (<cause>); free
+// some space, give a lower --cache-max-bytes, or use --cache-dir "" for
+// a cache in memory (this run only)` (storeDir: `axpool batch
+// --cache-dir`, whose new cache moves to memory by itself: this is one
+// kept there already); in fleet mode the NATS server's storage; else
+// JetStream memory. It said "lower --cache-max-bytes" to a user who never
+// gave the flag, and nothing of --cache-dir "".
+func cacheBoundMessage(name string, be *queue.BoundError, given, fleet bool, storeDir string) string {
+	flag := "the default of --cache-max-bytes"
+	if given {
+		flag = "--cache-max-bytes"
+	}
+	switch {
+	case storeDir != "" && !fleet:
+		return fmt.Sprintf(`%s: the result cache kept in %s cannot take its bound of %d bytes (%s): its disk has too little space left (%v); free some space, give a lower --cache-max-bytes, or use --cache-dir "" for a cache in memory (this run only)`,
+			name, storeDir, be.Bound, flag, be.Cause)
+	case fleet:
+		return fmt.Sprintf("%s: the result cache (bucket %s) cannot take its bound of %d bytes (%s): the NATS server cannot reserve it (%v); give a lower --cache-max-bytes, or the server more JetStream storage",
+			name, queue.CacheBucket, be.Bound, flag, be.Cause)
+	}
+	return fmt.Sprintf("%s: the result cache cannot take its bound of %d bytes (%s): the embedded server cannot reserve it in memory (%v); give a lower --cache-max-bytes",
+		name, be.Bound, flag, be.Cause)
 }
 
 // config is the node the flags describe, logging to base.

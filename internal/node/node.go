@@ -545,7 +545,7 @@ func (n *Node) openQueue(ctx context.Context) (bus *queue.Bus, secretsEnv []stri
 	// checked every 20 ms made every axpool batch wait one out.
 	n.onClose(func() { queue.FlushClose(nc, 2*time.Second) })
 	if bus, err = queue.OpenWait(wctx, n.nc, qcfg, n.Log); err != nil {
-		return nil, nil, fmt.Errorf("set up the job queue: %v", err)
+		return nil, nil, fmt.Errorf("set up the job queue: %w", err)
 	}
 	if n.client, err = queue.NewClient(bus, queue.ClientOptions{Logger: n.Log}); err != nil {
 		return nil, nil, err
