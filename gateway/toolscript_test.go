@@ -306,6 +306,36 @@ func TestToolCallScriptResumed(t *testing.T) {
 	}
 }
 
+// A resumed run counts the capability uses of the named scripts its
+// replayed tool_calls ran against its budgets again: a program with
+// time.now allowed twice per run, calling the clock script and then
+// ask() in a loop, gets Ok twice and the budget's Err after, across its
+// resumptions; the replayed calls' uses were not counted, so each resume
+// let the script read the clock once more (Ok four times).
+func TestToolCallScriptResumedCallerBudget(t *testing.T) {
+	g := toolScriptStack(t, 2)
+	e := &elicitor{action: mcp.ElicitationResponseActionAccept, content: map[string]any{"answer": "go"}}
+	c := mcptestHTTPClient(t, httpServer(t, g, HTTPConfig{}), e, false)
+	const twice = `,"policy":{"schema_version":1,"default_allow":true,"rules":{"time.now":{"allow":true,"budget":2}}}`
+	env := mustCall(t, c, "boruna_run", `{"source":`+src(showResult+`fn main() -> String !{tool.call, time.now, input.ask} {
+    let mut out = ""
+    let mut i = 0
+    while i < 4 {
+        out = out + show(tool_call("clock", args("{}"))) + " | "
+        match ask("again?") { Ok(a) => (), Err(e) => () }
+        i = i + 1
+    }
+    out
+}`)+twice+`}`)
+	denied := `Err(script "clock" failed (policy_denied): capability budget exceeded: time.now (CapabilityBudgetExceeded(TimeNow)) (at clock.ax:2:33))`
+	if want := `Ok(true) | Ok(true) | ` + denied + ` | ` + denied + ` | `; env["success"] != true || env["result"] != want {
+		t.Errorf("got %v\nwant result %s", env, want)
+	}
+	if len(e.messages) != 4 {
+		t.Errorf("asked %q", e.messages)
+	}
+}
+
 // boruna_tool_search finds named scripts next to the upstreams' tools,
 // with a call example that runs.
 func TestToolSearchScripts(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/axpool/axpool/internal/text"
+	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools/toolwire"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
@@ -22,7 +23,11 @@ import (
 // with its recorded result, and its random seed. It is resumed by running
 // the same program again under a resumeHandler: the recorded calls are
 // answered from the state (no outside call is made again), the pending
-// call gets the caller's answer, and the calls after it are live.
+// call gets the caller's answer, and the calls after it are live. The
+// recorded calls' capability uses count against the resumed run's
+// budgets again: its own when it makes them, those of the named scripts
+// its tool_calls ran from the state (recordedCall.Uses, vm.CountUses), so
+// that suspending and resuming never gives back what a budget spent.
 
 // resumeStateVersion is the "v" of a resume state.
 const resumeStateVersion = 1
@@ -41,13 +46,21 @@ type resumeState struct {
 
 // recordedCall is one capability call of a suspended run: its effect
 // (built-in name), the SHA-256 of its arguments (argsDigest), its result
-// (encodeValue; none for the pending call) and the steps its handler
-// charged.
+// (encodeValue; none for the pending call), the steps its handler
+// charged and the capability uses of the runs nested in it (vm.Event.Uses:
+// a named script's, for tool_call), by capability name, without zeros.
+//
+// Uses came after version 1: a state made before has none, and the
+// resumed run counts nothing for its tool_calls' scripts (its own calls
+// are counted as they are made again), so a run suspended before the
+// change may use its budgets once more in the scripts it called before;
+// a worker of before the change ignores them.
 type recordedCall struct {
-	Effect string          `json:"effect"`
-	Args   string          `json:"args"`
-	Result json.RawMessage `json:"result,omitempty"`
-	Steps  int64           `json:"steps,omitempty"`
+	Effect string            `json:"effect"`
+	Args   string            `json:"args"`
+	Result json.RawMessage   `json:"result,omitempty"`
+	Steps  int64             `json:"steps,omitempty"`
+	Uses   map[string]uint64 `json:"uses,omitempty"`
 }
 
 // suspension is the result of a run that stopped with se: success false,
@@ -96,7 +109,7 @@ func recordState(res *vm.Result, seed uint64) (*resumeState, error) {
 			if err != nil {
 				return nil, fmt.Errorf("the result of %s: %w", e.Effect.Name(), err)
 			}
-			st.Calls = append(st.Calls, recordedCall{Effect: e.Effect.Name(), Args: argsDigest(pending.Args), Result: r, Steps: e.Steps})
+			st.Calls = append(st.Calls, recordedCall{Effect: e.Effect.Name(), Args: argsDigest(pending.Args), Result: r, Steps: e.Steps, Uses: encodeUses(e.Uses)})
 			pending = nil
 		}
 	}
@@ -105,6 +118,37 @@ func recordState(res *vm.Result, seed uint64) (*resumeState, error) {
 	}
 	st.Pending = recordedCall{Effect: pending.Effect.Name(), Args: argsDigest(pending.Args)}
 	return st, nil
+}
+
+// encodeUses is recordedCall.Uses of u.
+func encodeUses(u *vm.CapUses) map[string]uint64 {
+	if u == nil {
+		return nil
+	}
+	out := map[string]uint64{}
+	for c, n := range u {
+		if n > 0 {
+			out[policy.Capability(c).String()] = n
+		}
+	}
+	return out
+}
+
+// decodeUses is encodeUses's inverse; a capability name this worker does
+// not know is an error.
+func decodeUses(m map[string]uint64) (*vm.CapUses, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	u := new(vm.CapUses)
+	for name, n := range m {
+		c, ok := policy.ParseCapability(name)
+		if !ok {
+			return nil, fmt.Errorf("an unknown capability %q", text.Clip(name, 64))
+		}
+		u[c] = n
+	}
+	return u, nil
 }
 
 // argsDigest is the hex SHA-256 of a call's arguments in their JSON
@@ -303,6 +347,7 @@ type replayed struct {
 	args   string
 	result vm.Value
 	steps  int64
+	uses   *vm.CapUses
 }
 
 // newResumeHandler decodes a job's resume state (wire.Resume) into the
@@ -327,7 +372,11 @@ func newResumeHandler(inner vm.Handler, raw []byte) (*resumeHandler, uint64, err
 		if err != nil {
 			return nil, 0, fmt.Errorf("the resume state's call %d: %v", i+1, err)
 		}
-		h.calls[i] = replayed{effect: c.Effect, args: c.Args, result: v, steps: c.Steps}
+		u, err := decodeUses(c.Uses)
+		if err != nil {
+			return nil, 0, fmt.Errorf("the resume state's call %d: %v", i+1, err)
+		}
+		h.calls[i] = replayed{effect: c.Effect, args: c.Args, result: v, steps: c.Steps, uses: u}
 	}
 	return h, st.Seed, nil
 }
@@ -349,6 +398,7 @@ func (h *resumeHandler) Call(ctx context.Context, e vm.Effect, args []vm.Value) 
 		if err := vm.ChargeSteps(ctx, rc.steps); err != nil {
 			return vm.Value{}, err
 		}
+		vm.CountUses(ctx, rc.uses)
 		return rc.result, nil
 	}
 	if h.answered {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/axpool/axpool/compiler"
+	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
 )
@@ -254,5 +255,97 @@ func BenchmarkResume(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// clockSet is countingSet whose tool_call of "x__clock" runs the script
+// clock nested in the call (MainRun.Nested, as a named script runs).
+type clockSet struct {
+	countingSet
+	env   *Env
+	clock *vm.Module
+}
+
+func (s *clockSet) ForRun(vm.RunInfo) (vm.Handler, func()) { return s, func() {} }
+
+func (s *clockSet) Call(ctx context.Context, e vm.Effect, args []vm.Value) (vm.Value, error) {
+	if e == vm.EToolCall && args[0].AsString() == "x__clock" {
+		b, _ := RunMain(ctx, s.env, s.clock, MainRun{Nested: true}, nil).MarshalJSON()
+		j, err := vm.JSONFromRaw(b)
+		if err != nil {
+			return vm.Value{}, err
+		}
+		return vm.Ok(j), nil
+	}
+	return s.countingSet.Call(ctx, e, args)
+}
+
+// A resume state records the capability uses of the script a tool_call
+// ran ("uses", by capability name), and the resumed run counts them
+// against its budgets again: with time.now allowed twice, the script's
+// clock read before the suspension leaves the program one now_ms after
+// it. A state without them (made before they were recorded) counts
+// nothing for the script: both now_ms are answered. A capability this
+// worker does not know is refused.
+func TestResumeCountsScriptUses(t *testing.T) {
+	compile := func(src string) *vm.Module {
+		t.Helper()
+		m, errs := compiler.Compile([]byte(src), compiler.Options{File: "main.ax", ModuleName: "module", Script: true})
+		if errs != nil {
+			t.Fatal(errs)
+		}
+		return m
+	}
+	m := compile(`fn main() -> String !{tool.call, time.now} {
+    let a = tool_call("x__clock", to_json({}))
+    let d = tool_call("x__delete", to_json({"repo": "r1"}))
+    int_to_string(now_ms()) + " " + int_to_string(now_ms())
+}`)
+	set := &clockSet{countingSet: countingSet{calls: map[string]int{}}, clock: compile(`fn main() -> Int !{time.now} { now_ms() }`)}
+	set.env = &Env{Handlers: set}
+	pol, err := policy.Parse([]byte(`{"schema_version":1,"default_allow":true,"rules":{"time.now":{"allow":true,"budget":2}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(ctx context.Context) map[string]any {
+		t.Helper()
+		b, err := RunMain(ctx, set.env, m, MainRun{Policy: pol}, nil).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o map[string]any
+		if err := json.Unmarshal(b, &o); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	ctx := vm.WithInteractive(context.Background())
+	first := run(ctx)
+	sus, _ := first["suspension"].(map[string]any)
+	state, _ := json.Marshal(sus["state"])
+	var st resumeState
+	if err := json.Unmarshal(state, &st); err != nil || len(st.Calls) != 1 || st.Calls[0].Effect != "tool_call" ||
+		compactJSON(t, st.Calls[0].Uses) != `{"time.now":1}` || set.calls["now_ms"] != 1 {
+		t.Fatalf("state %s: %v (calls %v)", state, err, set.calls)
+	}
+	resume := func(st json.RawMessage) map[string]any {
+		b, _ := json.Marshal(wire.Resume{State: st, Answer: wire.ResumeAnswer{Accepted: true}})
+		return run(wire.WithResume(ctx, b))
+	}
+	const refused = "capability budget exceeded: time.now (CapabilityBudgetExceeded(TimeNow))"
+	if o := resume(state); o["success"] != false || o["outcome"] != "policy_denied" || o["message"] != refused {
+		t.Errorf("resumed: %v", o)
+	}
+	if set.calls["now_ms"] != 2 {
+		t.Errorf("now_ms called %d times, want 2 (the script's, the program's first)", set.calls["now_ms"])
+	}
+	old := strings.Replace(string(state), `,"uses":{"time.now":1}`, "", 1)
+	if o := resume(json.RawMessage(old)); old == string(state) || o["success"] != true || o["result"] != "3000 4000" {
+		t.Errorf("resumed from a state without uses %s: %v", old, o)
+	}
+	unknown := strings.Replace(string(state), `"time.now"`, `"time.later"`, 1)
+	if o := resume(json.RawMessage(unknown)); o["success"] != false ||
+		!strings.Contains(fmt.Sprint(o["message"]), `the resume state's call 1: an unknown capability "time.later"`) {
+		t.Errorf("an unknown capability: %v", o)
 	}
 }

@@ -43,7 +43,8 @@ const (
 // on Kind:
 //
 //	cap_call        Capability, Effect, Args
-//	cap_result      Capability, Effect, Value (the result), Steps (what the handler's work cost: ChargeSteps)
+//	cap_result      Capability, Effect, Value (the result), Steps (what the handler's work cost: ChargeSteps),
+//	                Uses (the capability uses of the runs nested in the call: CapUses)
 //	actor_spawn     Actor (the new actor's id), Function
 //	message_send    From, To, Value (the payload)
 //	message_receive Actor (the receiver), Value (the payload)
@@ -54,17 +55,29 @@ type Event struct {
 	Kind       EventKind
 	Capability policy.Capability
 	Effect     Effect
-	Passed     bool // beside the two bytes above: an event's size counts against the run's memory
+	Passed     bool  // beside the two bytes above: an event's size counts against the run's memory
+	Index      int32 // in the padding after them (an instruction's operand, Instr.B)
 	Args       []Value
 	Value      Value
 	Actor      int64
 	From, To   int64
 	Function   string
 	Contract   string
-	Index      int
 	Round      int64
 	Steps      int64
+	// Uses are the capability uses the call made through runs nested in
+	// it (a named script's, for tool_call), counted against this run's
+	// budgets (authorize) or by CountUses; nil when there were none.
+	// A resumed run gets them counted again with the call's recorded
+	// result. Not part of the event's JSON or canonical form.
+	Uses *CapUses
 }
+
+// CapUses are numbers of capability uses, by capability.
+type CapUses [policy.NumCapabilities]uint64
+
+// capUsesSize is the bytes an Event's Uses holds.
+const capUsesSize = int64(unsafe.Sizeof(CapUses{}))
 
 // MarshalJSON encodes e as in reference mcp-contract §3.5, with an "event"
 // tag first and values encoded per docs/tools.md §2:
@@ -171,6 +184,9 @@ func (m *machine) logEvent(e Event) {
 	for _, a := range e.Args {
 		size += a.MemSize()
 	}
+	if e.Uses != nil {
+		size += capUsesSize
+	}
 	if len(m.events) == cap(m.events) {
 		old := cap(m.events)
 		m.events = append(m.events, e)
@@ -229,6 +245,26 @@ type capCounts struct {
 
 type capCountsKey struct{}
 
+// CountUses counts uses, capability uses made for the call of a Handler
+// that it answers without making them again (a replayed tool_call's:
+// the uses of the named script it ran, Event.Uses, recorded in a resume
+// state), against the budgets of the run calling it and of the runs
+// that run is nested in, as authorize counted them when they were made.
+// They are counted, never refused (they were made, within the budgets of
+// their time): the run's later uses past a budget they fill are refused.
+// Outside a handler call of a run, or with nil uses, it does nothing; it
+// must be called during the call, on its goroutine.
+func CountUses(ctx context.Context, uses *CapUses) {
+	if uses == nil {
+		return
+	}
+	for p, _ := ctx.Value(capCountsKey{}).(*capCounts); p != nil; p = p.parent {
+		for c, n := range uses {
+			p.used[c] = min(p.used[c], math.MaxUint64-n) + n
+		}
+	}
+}
+
 // allowTool applies the policy's tool_policy.allowed_tools to a
 // tool_call of name: a tool it does not allow is refused like a denied
 // capability, `capability denied: tool.call (tool "x__y" is not in
@@ -272,6 +308,7 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 		m.hbudget.memLeft = max(m.memLimit-live, 0) / 2
 	}
 	m.hbudget.stepsLeft, m.hbudget.steps = max(m.maxSteps-m.steps, 0), 0
+	usedBefore := m.capUsed // what runs nested in the call add is its Uses
 	var r Value
 	var err error
 	if e == ESleepMs {
@@ -306,7 +343,14 @@ func (m *machine) capCall(fn *pfunc, e Effect, args []Value) (Value, error) {
 			return Value{}, err
 		}
 	}
-	m.logEvent(Event{Kind: EventCapResult, Capability: c, Effect: e, Value: r, Steps: charged})
+	var uses *CapUses
+	if m.capUsed != usedBefore {
+		uses = new(CapUses)
+		for i := range uses {
+			uses[i] = m.capUsed[i] - usedBefore[i]
+		}
+	}
+	m.logEvent(Event{Kind: EventCapResult, Capability: c, Effect: e, Value: r, Steps: charged, Uses: uses})
 	return r, nil
 }
 
@@ -542,21 +586,24 @@ func (MockHandler) Call(_ context.Context, e Effect, args []Value) (Value, error
 	return Value{}, fmt.Errorf("mock handler: unknown effect %s", e.Name())
 }
 
-// ReplayCall is one recorded capability call, its result and the steps
-// its handler charged (Event.Steps).
+// ReplayCall is one recorded capability call, its result, the steps
+// its handler charged (Event.Steps) and the capability uses of the runs
+// nested in it (Event.Uses).
 type ReplayCall struct {
 	Effect Effect
 	Args   []Value
 	Result Value
 	Steps  int64
+	Uses   *CapUses
 }
 
 // ReplayHandler answers capability calls with recorded results, in order,
 // for sealed runs (boruna_run_sealed), charging the steps each recorded
-// call cost (ChargeSteps), so that a replay takes the recorded steps. A call that differs from the
-// recording (another effect, other arguments, or one call too many) is an
-// error: `replay divergence at call N: …`. Not safe for concurrent use; use
-// one per run.
+// call cost (ChargeSteps), so that a replay takes the recorded steps, and
+// counting the capability uses of the runs nested in it (CountUses). A
+// call that differs from the recording (another effect, other arguments,
+// or one call too many) is an error: `replay divergence at call N: …`.
+// Not safe for concurrent use; use one per run.
 type ReplayHandler struct {
 	calls []ReplayCall
 	next  int
@@ -578,7 +625,7 @@ func ReplayCallsFromEvents(events []Event) []ReplayCall {
 			pending = e
 		case EventCapResult:
 			if pending != nil {
-				out = append(out, ReplayCall{Effect: pending.Effect, Args: pending.Args, Result: e.Value, Steps: e.Steps})
+				out = append(out, ReplayCall{Effect: pending.Effect, Args: pending.Args, Result: e.Value, Steps: e.Steps, Uses: e.Uses})
 				pending = nil
 			}
 		}
@@ -603,6 +650,7 @@ func (h *ReplayHandler) Call(ctx context.Context, e Effect, args []Value) (Value
 	if err := ChargeSteps(ctx, rc.Steps); err != nil {
 		return Value{}, err
 	}
+	CountUses(ctx, rc.Uses)
 	return rc.Result, nil
 }
 

@@ -395,3 +395,58 @@ func TestChargeSteps(t *testing.T) {
 		t.Errorf("event log = %s, want %s", a, want)
 	}
 }
+
+// nesting is a Handler whose tool_call runs nested, a named script's
+// run nested in the call (as the worker's does), and answers the mock's
+// value; its other calls are the mock's.
+type nesting struct{ nested *Module }
+
+func (h nesting) Call(ctx context.Context, e Effect, args []Value) (Value, error) {
+	if e == EToolCall {
+		if _, err := Run(ctx, h.nested, Options{}); err != nil {
+			return Err(Str(err.Error())), nil
+		}
+	}
+	return MockHandler{}.Call(ctx, e, args)
+}
+
+// A tool_call's cap_result records the capability uses of the runs
+// nested in it (Event.Uses), and a replay counts them against the run's
+// budgets again (CountUses): with time.now allowed 3 times, a script
+// reading the clock twice leaves the caller one now_ms, recorded or
+// replayed; without the count, the replay's second now_ms was allowed.
+func TestCapUsesRecordedAndReplayed(t *testing.T) {
+	args, err := JSONFromRaw([]byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := "CONST 0; CONST 1; CAPCALL " + itoa(int(EToolCall)) + " 2; POP; "
+	now := "CAPCALL " + itoa(int(ENowMs)) + " 0; POP; "
+	m := module([]Value{Str("clock"), args}, fn("main", 0, 0, code(call+now+now+"UNIT; RET"), policy.ToolCall, policy.TimeNow))
+	clock := module(nil, fn("main", 0, 0, code(now+now+"UNIT; RET"), policy.TimeNow))
+	p := &policy.Policy{SchemaVersion: 1, DefaultAllow: true, Rules: map[policy.Capability]policy.Rule{policy.TimeNow: {Allow: true, Budget: 3}}}
+	const refused = "capability budget exceeded: time.now (CapabilityBudgetExceeded(TimeNow))"
+
+	res, err := run(t, m, Options{Policy: p, Handler: nesting{clock}})
+	capErr(t, err, true, refused)
+	want := CapUses{}
+	want[policy.TimeNow] = 2
+	if len(res.Events) != 4 || res.Events[1].Kind != EventCapResult || res.Events[1].Uses == nil || *res.Events[1].Uses != want ||
+		res.Events[3].Kind != EventCapResult || res.Events[3].Uses != nil {
+		t.Fatalf("events %+v", res.Events)
+	}
+
+	// The recording with a second now_ms answered: the replay refuses it.
+	calls := append(ReplayCallsFromEvents(res.Events), ReplayCall{Effect: ENowMs, Result: Int(1)})
+	h := NewReplayHandler(calls)
+	res, err = run(t, m, Options{Policy: p, Handler: h})
+	capErr(t, err, true, refused)
+	if h.Remaining() != 1 || len(res.Events) != 4 || res.Events[1].Uses == nil || *res.Events[1].Uses != want {
+		t.Fatalf("replayed: %d calls left, events %+v", h.Remaining(), res.Events)
+	}
+	// Under a policy without the budget, both are answered.
+	res, err = run(t, m, Options{Handler: NewReplayHandler(calls)})
+	if err != nil || len(res.Events) != 6 || *res.Events[1].Uses != want {
+		t.Fatalf("replayed without a budget: %v, events %+v", err, res.Events)
+	}
+}

@@ -1195,7 +1195,7 @@ func (m *machine) exec(a *actor) (stop stopReason, err error) {
 			if in.a == AssertEnsures {
 				kind = "ensures"
 			}
-			m.logEvent(Event{Kind: EventContractCheck, Function: fn.name, Contract: kind, Index: int(in.b), Passed: ok})
+			m.logEvent(Event{Kind: EventContractCheck, Function: fn.name, Contract: kind, Index: in.b, Passed: ok})
 			if !ok {
 				err, errPC = contractError(fn, in.a, in.b, stack[base:base+fn.numParams]), pc
 				goto fail
