@@ -86,7 +86,14 @@ func keep[T any](l *listStore[T], xs []T) []T   { return l.Keep(xs) }
 // Type constructors of the checker (the free functions of types.go build
 // the shared built-in types).
 
-func (c *checker) newVar() *Type { return alloc(&c.a.types, Type{kind: KindVar}) }
+func (c *checker) newVar() *Type { return c.newType(Type{kind: KindVar}) }
+
+// newType allocates t, numbered in the order of creation (Type.serial).
+func (c *checker) newType(t Type) *Type {
+	c.made++
+	t.serial = c.made
+	return alloc(&c.a.types, t)
+}
 
 func (c *checker) optionOf(t *Type) *Type    { return c.compound1(KindOption, t) }
 func (c *checker) resultOf(t, e *Type) *Type { return c.compound2(KindResult, t, e) }
@@ -103,17 +110,17 @@ func (c *checker) fnOf(ps []*Type, r *Type) *Type {
 	args := newList(&c.a.typeLists, len(ps)+1)
 	copy(args, ps)
 	args[len(ps)] = r
-	return alloc(&c.a.types, Type{kind: KindFn, args: args})
+	return c.newType(Type{kind: KindFn, args: args})
 }
 
 func (c *checker) compound1(k Kind, a *Type) *Type {
-	t := alloc(&c.a.types, Type{kind: k, elems: [2]*Type{a}})
+	t := c.newType(Type{kind: k, elems: [2]*Type{a}})
 	t.args = t.elems[:1:1]
 	return t
 }
 
 func (c *checker) compound2(k Kind, a, b *Type) *Type {
-	t := alloc(&c.a.types, Type{kind: k, elems: [2]*Type{a, b}})
+	t := c.newType(Type{kind: k, elems: [2]*Type{a, b}})
 	t.args = t.elems[:2:2]
 	return t
 }
@@ -139,7 +146,7 @@ func (c *checker) instantiate(t *Type, vars *[3]*Type) *Type {
 		for i, a := range t.args {
 			args[i] = c.instantiate(a, vars)
 		}
-		return alloc(&c.a.types, Type{kind: t.kind, args: args})
+		return c.newType(Type{kind: t.kind, args: args})
 	}
 	return t
 }

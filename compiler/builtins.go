@@ -26,9 +26,9 @@ type builtinSig struct {
 
 // genericParams are the type parameters a Sig may name.
 var genericParams = map[string]*Type{
-	"T": {kind: kindGeneric, num: 0},
-	"V": {kind: kindGeneric, num: 1},
-	"A": {kind: kindGeneric, num: 2},
+	"T": {kind: kindGeneric, num: 0, vars: varsNone},
+	"V": {kind: kindGeneric, num: 1, vars: varsNone},
+	"A": {kind: kindGeneric, num: 2, vars: varsNone},
 }
 
 // builtinSigs and effectSigs are the signatures of the pure and the effect

@@ -493,9 +493,9 @@ func (c *checker) declareTypes(u *unit) {
 		}
 		d := alloc(&c.a.decls, TypeDecl{Name: name.Name, ID: len(c.types), Kind: kind, Pos: name.Pos(), File: u.file, unit: u, node: it, ident: name})
 		if kind == vm.RecordType {
-			d.typ = alloc(&c.a.types, Type{kind: KindRecord, decl: d})
+			d.typ = alloc(&c.a.types, Type{kind: KindRecord, decl: d, vars: varsNone})
 		} else {
-			d.typ = alloc(&c.a.types, Type{kind: KindEnum, decl: d})
+			d.typ = alloc(&c.a.types, Type{kind: KindEnum, decl: d, vars: varsNone})
 		}
 		c.types = append(c.types, d)
 		u.types[name.Name] = d

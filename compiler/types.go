@@ -46,27 +46,47 @@ const (
 // are one declaration, mergeRecords). Use String for the source form.
 type Type struct {
 	kind Kind
+	// vars and via cache what t contains of inference variables
+	// (unifier.occurs).
+	vars varsState
+	// tentative marks an inference variable bound by the unification in
+	// progress, which undoes the binding if it fails.
+	tentative bool
 	// num is the generic parameter index (kindGeneric).
-	num  int32
+	num uint8
+	// mark is the number of the last walk of occurs or escape that
+	// visited t.
+	mark uint32
+	// serial numbers the checker's types in the order they were made (0
+	// for the shared ones): a type's parts are older than it.
+	serial uint32
+	// esc: a variable that has become part of the binding of another
+	// (escape); a type all of whose variables have (cached like vars).
+	esc  bool
 	args []*Type
 	decl *TypeDecl
 	// inst is the binding of an inference variable (nil while unbound).
 	inst *Type
+	via  *Type
 	// elems holds the args of types with at most two of them, so that
 	// List<T>, Option<T>, Map<String, V> and Result<T, E> take one
 	// allocation.
 	elems [2]*Type
 }
 
+// The built-in types and the types of the built-in signatures are shared
+// by concurrent compilations: they are made with vars = varsNone, so that
+// occurs never writes to them (generic parameters are instantiated
+// before any unification and count as no variable).
 var (
-	tError  = &Type{kind: KindError}
-	tInt    = &Type{kind: KindInt}
-	tFloat  = &Type{kind: KindFloat}
-	tString = &Type{kind: KindString}
-	tBool   = &Type{kind: KindBool}
-	tUnit   = &Type{kind: KindUnit}
-	tActor  = &Type{kind: KindActor}
-	tJson   = &Type{kind: KindJson}
+	tError  = &Type{kind: KindError, vars: varsNone}
+	tInt    = &Type{kind: KindInt, vars: varsNone}
+	tFloat  = &Type{kind: KindFloat, vars: varsNone}
+	tString = &Type{kind: KindString, vars: varsNone}
+	tBool   = &Type{kind: KindBool, vars: varsNone}
+	tUnit   = &Type{kind: KindUnit, vars: varsNone}
+	tActor  = &Type{kind: KindActor, vars: varsNone}
+	tJson   = &Type{kind: KindJson, vars: varsNone}
 )
 
 func optionOf(t *Type) *Type    { return compound1(KindOption, t) }
@@ -83,19 +103,19 @@ func fnOf(ps []*Type, r *Type) *Type {
 	args := make([]*Type, len(ps)+1)
 	copy(args, ps)
 	args[len(ps)] = r
-	return &Type{kind: KindFn, args: args}
+	return &Type{kind: KindFn, args: args, vars: varsNone}
 }
 
-// compound1 returns the type of kind k with the one argument a.
+// compound1 returns the built-in type of kind k with the one argument a.
 func compound1(k Kind, a *Type) *Type {
-	t := &Type{kind: k, elems: [2]*Type{a}}
+	t := &Type{kind: k, elems: [2]*Type{a}, vars: varsNone}
 	t.args = t.elems[:1:1]
 	return t
 }
 
-// compound2 returns the type of kind k with the arguments a and b.
+// compound2 returns the built-in type of kind k with the arguments a and b.
 func compound2(k Kind, a, b *Type) *Type {
-	t := &Type{kind: k, elems: [2]*Type{a, b}}
+	t := &Type{kind: k, elems: [2]*Type{a, b}, vars: varsNone}
 	t.args = t.elems[:2:2]
 	return t
 }
@@ -349,149 +369,284 @@ func fieldNames(fs []*FieldInfo) []string {
 	return out
 }
 
+// varsState is what a type's cache says of the inference variables in it
+// (unifier.occurs).
+type varsState uint8
+
+const (
+	varsUnknown varsState = iota // not known: look at the parts
+	varsNone                     // no unbound variable: final
+	// varsVia: the variables of t are those of its part via, as all its
+	// other parts have none; true however via is bound later.
+	varsVia
+)
+
 // Types are DAGs: an expression such as `if c { Ok(a) } else { Err(a) }`
 // has the type Result<A, A>, which shares A, and repeating it makes types
-// exponential as trees. The walks over types (unify, occurs,
-// containsError) therefore switch, after walkLimit nodes, to a walk that
-// visits each shared node once.
+// exponential as trees; a chain of `let`s (`let a1 = Some(a0); let a2 =
+// Some(a1); …`) makes them as deep as the source is long, and types have
+// no depth limit (docs/language.md "Limits every run has"). The walks over
+// types (unify, occurs, containsError) therefore keep their work on
+// explicit stacks, never Go's, and visit each shared node once (unify and
+// containsError after walkLimit nodes); and occurs caches on each type
+// whether it has inference variables, and where they are, so that binding
+// a variable to a type deep or large takes time in proportion to the parts
+// of it that have two or more variables, not to its size.
 const walkLimit = 256
 
 // unifier binds inference variables; on failure it undoes the bindings it
 // made during the failed attempt, so a failed unification leaves no trace.
 type unifier struct {
 	trail []*Type
-	steps int               // nodes visited by the current unify
 	done  map[[2]*Type]bool // pairs already unified, past walkLimit steps
+	work  [][2]*Type        // unify's stack, kept for the next call
+	walk  []*Type           // occurs' stack, kept for the next call
+	marks uint32            // walks made (Type.mark)
+	made  uint32            // types made (Type.serial)
 }
 
 // unify makes a and b equal, binding inference variables. The error type
 // unifies with everything.
 func (u *unifier) unify(a, b *Type) bool {
 	mark := len(u.trail)
-	u.steps = 0
-	ok := u.unify1(a, b, 0)
+	ok := u.unify1(a, b)
 	u.done = nil
-	if ok {
-		u.trail = u.trail[:mark]
-		return true
-	}
 	for _, v := range u.trail[mark:] {
-		v.inst = nil
+		v.tentative = false
+		if !ok {
+			v.inst = nil
+		}
 	}
 	u.trail = u.trail[:mark]
-	return false
+	return ok
 }
 
-func (u *unifier) unify1(a, b *Type, depth int) bool {
-	a, b = prune(a), prune(b)
-	if a == b {
-		return true
-	}
-	if depth > 200 {
-		return false
-	}
-	if a.kind == KindVar {
-		return u.bind(a, b)
-	}
-	if b.kind == KindVar {
-		return u.bind(b, a)
-	}
-	if a.kind == KindError || b.kind == KindError {
-		return true
-	}
-	if a.kind != b.kind {
-		return false
-	}
-	switch a.kind {
-	case KindRecord, KindEnum:
-		return a.decl.canon() == b.decl.canon()
-	case KindOption, KindResult, KindList, KindMap, KindFn:
-		if len(a.args) != len(b.args) {
-			return false
+// unify1 unifies the pairs of parts of a and b in order, depth first,
+// stopping at the first that cannot be.
+func (u *unifier) unify1(a, b *Type) bool {
+	u.work = append(u.work[:0], [2]*Type{a, b})
+	steps := 0
+	for len(u.work) > 0 {
+		p := u.work[len(u.work)-1]
+		u.work = u.work[:len(u.work)-1]
+		a, b := prune(p[0]), prune(p[1])
+		if a == b {
+			continue
 		}
-		u.steps++
-		key := [2]*Type{a, b}
-		if u.steps > walkLimit {
-			if u.done == nil {
-				u.done = make(map[[2]*Type]bool)
-			}
-			if u.done[key] {
-				return true
-			}
-		}
-		for i := range a.args {
-			if !u.unify1(a.args[i], b.args[i], depth+1) {
+		if a.kind == KindVar {
+			if !u.bind(a, b) {
 				return false
 			}
+			continue
 		}
-		if u.done != nil {
-			u.done[key] = true // bindings are only added: the pair stays equal
+		if b.kind == KindVar {
+			if !u.bind(b, a) {
+				return false
+			}
+			continue
+		}
+		if a.kind == KindError || b.kind == KindError {
+			continue
+		}
+		if a.kind != b.kind {
+			return false
+		}
+		switch a.kind {
+		case KindRecord, KindEnum:
+			if a.decl.canon() != b.decl.canon() {
+				return false
+			}
+		case KindOption, KindResult, KindList, KindMap, KindFn:
+			if len(a.args) != len(b.args) {
+				return false
+			}
+			if steps++; steps > walkLimit {
+				if u.done == nil {
+					u.done = make(map[[2]*Type]bool)
+				}
+				key := [2]*Type{a, b}
+				if u.done[key] {
+					continue
+				}
+				// Marked before its parts are: a failure anywhere fails
+				// the whole unification, which then forgets done.
+				u.done[key] = true
+			}
+			for i := len(a.args) - 1; i >= 0; i-- {
+				u.work = append(u.work, [2]*Type{a.args[i], b.args[i]})
+			}
 		}
 	}
 	return true
 }
 
 func (u *unifier) bind(v, t *Type) bool {
-	if occurs(v, t) {
+	// A variable that is in no binding is only in the types made from it,
+	// which are newer than it (see escape).
+	if (v.esc || prune(t).serial > v.serial) && u.occurs(v, t) {
 		return false
 	}
+	u.escape(t)
 	v.inst = t
+	v.tentative = true
 	u.trail = append(u.trail, v)
 	return true
 }
 
-// occurs reports whether the variable v occurs in t (or t is nested deeper
-// than 200 levels).
-func occurs(v, t *Type) bool {
-	n := 0
-	if found, ok := occursSmall(v, t, 0, &n); ok {
-		return found
-	}
-	return occursShared(v, t)
-}
-
-// occursSmall is occurs by recursion; ok is false past walkLimit nodes.
-func occursSmall(v, t *Type, depth int, n *int) (found, ok bool) {
-	t = prune(t)
-	if t == v || depth > 200 {
-		return true, true
-	}
-	if *n++; *n > walkLimit {
-		return false, false
-	}
-	for _, a := range t.args {
-		if found, ok := occursSmall(v, a, depth+1, n); found || !ok {
-			return found, ok
-		}
-	}
-	return false, true
-}
-
-// occursShared is occurs visiting each node of t's DAG once (again only
-// when reached by a shorter path, for the depth bound).
-func occursShared(v, t *Type) bool {
-	type item struct {
-		t     *Type
-		depth int
-	}
-	seen := make(map[*Type]int)
-	stack := []item{{t, 0}}
+// occurs reports whether the unbound variable v occurs in t. It visits
+// each part of t's DAG once, skips the parts its cache knows have no
+// variable (varsNone) or, when v is in no binding, only variables that are
+// (esc), goes straight to the one part that has them (varsVia), and on its
+// way back caches what it found where that depends on no tentative binding
+// (which a failing unification undoes).
+func (u *unifier) occurs(v, t *Type) bool {
+	u.marks++
+	mark := u.marks
+	// The stack holds types to visit and, below their parts, types to
+	// cache (nil, type) once their parts have been visited.
+	stack := append(u.walk[:0], t)
+	defer func() { u.walk = stack[:0] }()
 	for len(stack) > 0 {
-		it := stack[len(stack)-1]
+		x := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		x := prune(it.t)
-		if x == v || it.depth > 200 {
-			return true
-		}
-		if d, ok := seen[x]; ok && d <= it.depth {
+		if x == nil {
+			x = stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			cacheVars(x)
 			continue
 		}
-		seen[x] = it.depth
-		for _, a := range x.args {
-			stack = append(stack, item{a, it.depth + 1})
+		x = follow(x)
+		if x == v {
+			return true
 		}
+		if x.kind == KindVar || x.vars == varsNone || x.mark == mark || x.esc && !v.esc {
+			continue
+		}
+		x.mark = mark
+		stack = append(stack, x, nil)
+		stack = append(stack, x.args...)
 	}
 	return false
+}
+
+// escape marks the variables of t, about to become a binding, as escaped
+// (Type.esc), and caches on the parts of t it visits that all theirs are
+// where that depends on no tentative binding. It visits the parts that
+// are not known to have no variable or only escaped ones, once. Later
+// bindings keep a type's variables escaped: each binding's are.
+func (u *unifier) escape(t *Type) {
+	u.marks++
+	mark := u.marks
+	stack := append(u.walk[:0], t)
+	defer func() { u.walk = stack[:0] }()
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if x == nil {
+			x = stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			x.esc = allEscaped(x.args)
+			continue
+		}
+		x = follow(x)
+		if x.kind == KindVar {
+			x.esc = true
+			continue
+		}
+		if x.vars == varsNone || x.esc || x.mark == mark {
+			continue
+		}
+		x.mark = mark
+		stack = append(stack, x, nil)
+		stack = append(stack, x.args...)
+	}
+}
+
+// allEscaped reports whether the variables of ts are known to be escaped
+// without a tentative binding.
+func allEscaped(ts []*Type) bool {
+	for _, a := range ts {
+		p, tent := pruneTentative(a)
+		if tent {
+			return false
+		}
+		if p.vars == varsNone || p.esc {
+			continue
+		}
+		if p.vars != varsVia {
+			return false
+		}
+		if q, tent := followTentative(p); tent || !(q.vars == varsNone || q.esc) {
+			return false
+		}
+	}
+	return true
+}
+
+// follow returns the type that has the variables of t: t pruned, or the
+// end of its chain of varsVia parts. It shortens the chain it followed
+// where no binding on it is tentative.
+func follow(t *Type) *Type {
+	x, _ := followTentative(prune(t))
+	return x
+}
+
+// followTentative is follow of x (pruned) that also reports whether the
+// chain it followed has a tentative binding.
+func followTentative(x *Type) (*Type, bool) {
+	if x.vars != varsVia {
+		return x, false
+	}
+	end, tent := x, false
+	for end.vars == varsVia {
+		var tt bool
+		end, tt = pruneTentative(end.via)
+		tent = tent || tt
+		if tent {
+			return end, true
+		}
+	}
+	for x.vars == varsVia && x != end {
+		next := prune(x.via)
+		if end.vars == varsNone {
+			x.vars, x.via = varsNone, nil
+		} else {
+			x.via = end
+		}
+		x = next
+	}
+	return end, false
+}
+
+// cacheVars records on x (not a variable) that it has no variable, or that
+// they are those of one part, when that depends on no tentative binding.
+func cacheVars(x *Type) {
+	var via *Type
+	for _, a := range x.args {
+		if p, tent := pruneTentative(a); !tent && p.vars == varsNone {
+			continue
+		}
+		if via != nil {
+			return
+		}
+		via = a
+	}
+	if via == nil {
+		x.vars = varsNone
+		return
+	}
+	x.vars, x.via = varsVia, via
+}
+
+// pruneTentative is prune that also reports whether a binding it followed
+// is tentative.
+func pruneTentative(t *Type) (*Type, bool) {
+	tent := false
+	for t.kind == KindVar && t.inst != nil {
+		tent = tent || t.tentative
+		t = t.inst
+	}
+	return t, tent
 }
 
 // isError reports whether t (resolved) is the error type.
