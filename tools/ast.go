@@ -32,9 +32,7 @@ func astTool(_ context.Context, _ *Env, a *args, _ ProgressFunc) *wire.Object {
 	if len(errs) > 0 {
 		return toolwire.CompileFailure(compiler.SyntaxErrors(errs), "")
 	}
-	// Only the first bytes of a large AST are kept (utf8.UTFMax more than
-	// the limit, to cut on a rune boundary); the rest is counted.
-	pretty, size, err := syntax.ASTIndentPrefix(f, MaxASTBytes+utf8.UTFMax)
+	pretty, size, err := ASTText(f)
 	if err != nil {
 		return wire.WithOutcome(wire.Envelope(false).
 			Set("error_kind", wire.KindSerializationError).
@@ -42,11 +40,26 @@ func astTool(_ context.Context, _ *Env, a *args, _ ProgressFunc) *wire.Object {
 	}
 	o := wire.Envelope(true)
 	if size > MaxASTBytes {
-		o.Set("truncated", true).Set("ast_size", size).Set("ast", string(text.Cut(pretty, MaxASTBytes)))
+		o.Set("truncated", true).Set("ast_size", size).Set("ast", string(pretty))
 	} else {
 		o.Set("truncated", false).Set("ast", json.RawMessage(pretty))
 	}
 	return wire.WithOutcome(o, wire.OutcomeOK)
+}
+
+// ASTText returns the text of f's tree that boruna_ast and `axpool ast`
+// give (syntax.WriteASTIndent): all of it when it has at most MaxASTBytes
+// bytes, else its first ≤ MaxASTBytes bytes, cut on a rune boundary; size
+// is the length of the whole text, which is counted, not built (a long
+// operator chain makes a text of hundreds of gigabytes).
+func ASTText(f *syntax.File) (prefix []byte, size int64, err error) {
+	// utf8.UTFMax bytes more than the limit are kept, to cut on a rune
+	// boundary.
+	pretty, size, err := syntax.ASTIndentPrefix(f, MaxASTBytes+utf8.UTFMax)
+	if err != nil {
+		return nil, 0, err
+	}
+	return text.Cut(pretty, MaxASTBytes), size, nil
 }
 
 // MarshalAST returns the whole pretty text of boruna_ast's `ast`

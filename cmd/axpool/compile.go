@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"path/filepath"
 	"strings"
 
@@ -10,6 +9,7 @@ import (
 
 	"github.com/axpool/axpool/compiler"
 	"github.com/axpool/axpool/compiler/syntax"
+	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/vm"
 )
 
@@ -57,7 +57,13 @@ Warnings are printed on stderr; errors make the command exit 1.`,
 		Short: "Parse an .ax file and print its syntax tree as JSON",
 		Long: `Parse an .ax file (no type check) and print its syntax tree as JSON with a
 2-space indent: the tree boruna_ast returns in "ast" (every node with "node",
-"pos", "end" and its fields), at any depth.`,
+"pos", "end" and its fields), at any depth.
+
+A tree whose text is over 102,400 bytes (a long operator chain makes one of
+hundreds of gigabytes) is cut as boruna_ast cuts it: its first 102,400 bytes
+(on a rune boundary), then a line
+  ... truncated: printed N of M bytes (the boruna_ast limit)
+with M the length of the whole text.`,
 		Args: oneFile,
 		RunE: runAST,
 	}
@@ -111,12 +117,17 @@ func runAST(cmd *cobra.Command, args []string) error {
 		}
 		return silentExit(exitFail)
 	}
-	// Streamed: the text of a deep tree (a long operator chain) is large.
-	out := cmd.OutOrStdout()
-	if _, err := syntax.WriteASTIndent(out, f); err != nil {
+	ast, size, err := tools.ASTText(f)
+	if err != nil {
 		return fail(exitFail, "error: %v", err)
 	}
-	if _, err := io.WriteString(out, "\n"); err != nil {
+	out := cmd.OutOrStdout()
+	if size > int64(len(ast)) {
+		_, err = fmt.Fprintf(out, "%s\n... truncated: printed %d of %d bytes (the boruna_ast limit)\n", ast, len(ast), size)
+	} else {
+		_, err = fmt.Fprintf(out, "%s\n", ast)
+	}
+	if err != nil {
 		return fail(exitFail, "error: %v", err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,5 +124,45 @@ constants: 3
 	}
 	if _, _, code := runBin(t, dir, "compile", "missing.ax"); code != 1 {
 		t.Errorf("compile missing.ax: exit %d, want 1", code)
+	}
+}
+
+// TestASTTruncated: the tree of a 200,000-operator chain is 560 GB of
+// indented JSON; `axpool ast` prints what boruna_ast returns of it, its
+// first 102,400 bytes (tools.ASTText), then a line saying so. The output
+// is read through a pipe with a bound, so a binary that prints the whole
+// tree fails the test instead of filling the memory.
+func TestASTTruncated(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, dir, "chain.ax", "fn main() -> Int { 1"+strings.Repeat(" - 1", 200000)+" }\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin(t), "ast", "chain.ax")
+	cmd.Dir = dir
+	pipe, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	const bound = 1 << 20
+	out, err := io.ReadAll(io.LimitReader(pipe, bound+1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) > bound {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("axpool ast printed over %d bytes", bound)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("axpool ast: %v", err)
+	}
+	const marker = "\n... truncated: printed 102400 of 560077689917 bytes (the boruna_ast limit)\n"
+	if len(out) != 102400+len(marker) || !strings.HasSuffix(string(out), marker) ||
+		!strings.HasPrefix(string(out), "{\n  \"node\": \"File\",") {
+		t.Fatalf("axpool ast: %d bytes, ending %q", len(out), out[max(len(out)-200, 0):])
 	}
 }
