@@ -316,7 +316,7 @@ func sameFields(a, b []*FieldInfo) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Name != b[i].Name || !identicalTypes(a[i].Type, b[i].Type, 0) {
+		if a[i].Name != b[i].Name || !identicalTypes(a[i].Type, b[i].Type) {
 			return false
 		}
 	}
@@ -325,13 +325,14 @@ func sameFields(a, b []*FieldInfo) bool {
 
 // identicalTypes reports whether two declared types are the same type
 // (records and enums by canonical declaration). Declared types contain no
-// inference variables; nesting deeper than 200 levels counts as different.
-func identicalTypes(a, b *Type, depth int) bool {
+// inference variables, and are written out in source, so their depth (and
+// this recursion's) is bounded by the parser's nesting limit.
+func identicalTypes(a, b *Type) bool {
 	a, b = prune(a), prune(b)
 	if a == b {
 		return true
 	}
-	if a.kind != b.kind || len(a.args) != len(b.args) || depth > 200 {
+	if a.kind != b.kind || len(a.args) != len(b.args) {
 		return false
 	}
 	switch a.kind {
@@ -339,7 +340,7 @@ func identicalTypes(a, b *Type, depth int) bool {
 		return a.decl.canon() == b.decl.canon()
 	case KindOption, KindResult, KindList, KindMap, KindFn:
 		for i := range a.args {
-			if !identicalTypes(a.args[i], b.args[i], depth+1) {
+			if !identicalTypes(a.args[i], b.args[i]) {
 				return false
 			}
 		}
