@@ -568,15 +568,29 @@ func (hw *httpWriter) Write(p []byte) (int, error) {
 	if hw.slot.Holds(p) {
 		return n, hw.slot.WriteTo(writeFunc(hw.writeTimed), p)
 	}
-	_, err := hw.w.Write(p)
+	_, err := hw.writeTimed(p)
 	return n, err
 }
 
-// writeTimed writes p to the client within hw.timeout.
+// writeTimed writes p to the client within hw.timeout (a tools/call's
+// response), or without a bound (no timeout).
 func (hw *httpWriter) writeTimed(p []byte) (int, error) {
+	hw.setDeadline()
+	return hw.w.Write(p)
+}
+
+// setDeadline bounds the next write or flush of a tools/call's response
+// by hw.timeout from now. Every one sets its own: a deadline left by the
+// last one would pass while the call runs on (a debug line, then a
+// minute of work), and the next write — mcp-go's elicitation/create or
+// a session notification on the call's stream, a result that is not the
+// slot's — failed at once, losing the connection. hw.mu is held.
+func (hw *httpWriter) setDeadline() {
+	if hw.timeout <= 0 {
+		return
+	}
 	hw.deadline = true
 	_ = http.NewResponseController(hw.w).SetWriteDeadline(time.Now().Add(hw.timeout))
-	return hw.w.Write(p)
 }
 
 // writeFunc is a function as an io.Writer.
@@ -587,6 +601,7 @@ func (f writeFunc) Write(p []byte) (int, error) { return f(p) }
 func (hw *httpWriter) Flush() {
 	hw.mu.Lock()
 	defer hw.mu.Unlock()
+	hw.setDeadline()
 	http.NewResponseController(hw.w).Flush()
 }
 

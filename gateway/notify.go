@@ -88,8 +88,8 @@ func (hw *httpWriter) notify(ctx context.Context, n mcp.JSONRPCNotification) err
 	if _, err := hw.writeTimed(fmt.Appendf(nil, "event: message\ndata: %s\n\n", b)); err != nil {
 		return err
 	}
-	http.NewResponseController(hw.w).Flush()
-	return nil
+	hw.setDeadline()
+	return http.NewResponseController(hw.w).Flush()
 }
 
 // closeStream ends what withStream opened: later notifications of the
