@@ -547,9 +547,22 @@ type httpWriter struct {
 	header    bool // the status is sent
 	sse       bool // as an event stream
 	streaming bool // notify writes the call's notifications (notify.go)
+
+	// own are the headers mcp-go sets while notify may write (withStream):
+	// mcp-go sets them from its goroutines without hw.mu, notify sets the
+	// response's own under hw.mu, so neither map is written by both. They
+	// are sent with the status mcp-go writes (writeHeaderLocked).
+	own http.Header
 }
 
-func (hw *httpWriter) Header() http.Header { return hw.w.Header() }
+// Header returns the headers mcp-go sets: hw.own while the call's
+// notifications may be written (notify.go), else the response's.
+func (hw *httpWriter) Header() http.Header {
+	if hw.own != nil {
+		return hw.own
+	}
+	return hw.w.Header()
+}
 
 func (hw *httpWriter) WriteHeader(status int) {
 	hw.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -36,6 +37,7 @@ var errNoStream = errors.New("gateway: the call's response stream is not open")
 func withStream(ctx context.Context, hw *httpWriter) context.Context {
 	hw.mu.Lock()
 	hw.streaming = true
+	hw.own = http.Header{} // before mcp-go has the writer: Header reads it unlocked
 	hw.mu.Unlock()
 	return context.WithValue(ctx, streamKey{}, hw)
 }
@@ -77,11 +79,11 @@ func (hw *httpWriter) notify(ctx context.Context, n mcp.JSONRPCNotification) err
 			return errNoStream
 		}
 		s.UpgradeToSSEWhenReceiveNotification()
-		h := hw.w.Header()
+		h := hw.w.Header() // never mcp-go's (hw.own)
 		h.Set("Content-Type", "text/event-stream")
 		h.Set("Connection", "keep-alive")
 		h.Set("Cache-Control", "no-cache")
-		hw.writeHeaderLocked(http.StatusOK)
+		hw.sendHeaderLocked(http.StatusOK)
 	} else if !hw.sse {
 		return errNoStream
 	}
@@ -100,12 +102,23 @@ func (hw *httpWriter) closeStream() {
 	hw.mu.Unlock()
 }
 
-// writeHeaderLocked sends the status once (mcp-go sends it again when a
-// notification made the response an event stream); hw.mu is held.
+// writeHeaderLocked sends the status mcp-go writes, with the headers it
+// set (hw.own), once (mcp-go sends it again when a notification made the
+// response an event stream); hw.mu is held, on mcp-go's goroutine.
 func (hw *httpWriter) writeHeaderLocked(status int) {
 	if hw.header {
 		return
 	}
+	h := hw.w.Header()
+	for k, v := range hw.own {
+		h[k] = slices.Clone(v)
+	}
+	hw.sendHeaderLocked(status)
+}
+
+// sendHeaderLocked sends status with the response's headers; hw.mu is
+// held.
+func (hw *httpWriter) sendHeaderLocked(status int) {
 	hw.header = true
 	hw.sse = strings.HasPrefix(hw.w.Header().Get("Content-Type"), "text/event-stream")
 	hw.wrote.Store(true)

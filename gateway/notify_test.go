@@ -2,6 +2,12 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,4 +78,66 @@ func TestNotifyNoStaleDeadline(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// The gateway's notifications and mcp-go's writes on a call's response
+// come from different goroutines, and mcp-go sets the response's headers
+// (Header().Set) without the gateway's lock, as its forwarder does before
+// writing a session notification or an elicitation/create on the call's
+// stream: notify, which made the response an event stream, set the same
+// header map under its lock only — a data race (go test -race), and a
+// "concurrent map writes" crash of the server when both came at once.
+// Here a tool's handler has notify write a line while it sets the headers
+// as mcp-go's forwarder does, then writes an event as it does: the
+// response holds the line, the event and the result, each whole.
+func TestNotifyHeadersOfMCPGo(t *testing.T) {
+	s := sharedStack(t)
+	g := s.newGateway(t, Config{})
+	tool := mcp.NewTool("boruna_run", mcp.WithString("source", mcp.Required()))
+	g.mcp.AddTool(tool, func(ctx context.Context, _ mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		hw, ok := ctx.Value(streamKey{}).(*httpWriter)
+		if !ok {
+			return nil, errors.New("no stream in the call's context")
+		}
+		var notifyErr error
+		notified := make(chan struct{})
+		go func() {
+			defer close(notified)
+			n := notification("notifications/message", map[string]any{"level": "debug", "logger": ProgramLogger, "data": "line"})
+			notifyErr = notify(ctx, n, func() error { return errors.New("sent as mcp-go sends it") }, nil)
+		}()
+		h := hw.Header() // as mcp-go's forwarder upgrades the response
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Connection", "keep-alive")
+		h.Set("Cache-Control", "no-cache")
+		<-notified
+		if notifyErr != nil {
+			return nil, notifyErr
+		}
+		hw.WriteHeader(http.StatusOK)
+		if _, err := fmt.Fprintf(hw, "event: message\ndata: %s\n\n", `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`); err != nil {
+			return nil, err
+		}
+		hw.Flush()
+		return mcp.NewToolResultText("done"), nil
+	})
+	url := httpServer(t, g, HTTPConfig{})
+	hdr := legacySession(t, url, testToken)
+	resp := rawPost(t, url, hdr, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"boruna_run","arguments":{"source":"fn main() -> Int { 1 }"}}}`)
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Errorf("Content-Type %q", ct)
+	}
+	var got []string
+	for _, m := range sseData(t, resp.Body) {
+		b, _ := json.Marshal(m)
+		got = append(got, string(b))
+	}
+	want := []string{
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"line","level":"debug","logger":"axpool.program"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`,
+		`{"id":3,"jsonrpc":"2.0","result":{"content":[{"text":"done","type":"text"}]}}`,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("the response's messages\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
