@@ -45,10 +45,14 @@ func withStream(ctx context.Context, hw *httpWriter) context.Context {
 // notify sends n to the client of the call of ctx: on the call's HTTP
 // response while it is open (withStream), when allowed (nil: always)
 // allows it; otherwise fallback sends it, as mcp-go does (stdio, the
-// in-process transport, a task's later progress).
+// in-process transport, a task's later progress). Over HTTP a call that
+// has ended (cancelled: notifications/cancelled, its connection closed)
+// sends nothing more: its response ends empty (docs/tools.md
+// "Cancellation"), though its job's last debug lines may still come in
+// while the gateway waits for the job's end.
 func notify(ctx context.Context, n mcp.JSONRPCNotification, fallback func() error, allowed func() bool) error {
 	if hw, ok := ctx.Value(streamKey{}).(*httpWriter); ok {
-		if allowed != nil && !allowed() {
+		if ctx.Err() != nil || allowed != nil && !allowed() {
 			return nil
 		}
 		if err := hw.notify(ctx, n); !errors.Is(err, errNoStream) {

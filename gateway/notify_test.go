@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
@@ -139,5 +140,22 @@ func TestNotifyHeadersOfMCPGo(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("the response's messages\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A call's notification that comes after the call was cancelled (a debug
+// line of its job while the gateway waits for the job's end) is dropped:
+// not written on its response, not handed to mcp-go's session either.
+func TestNotifyAfterCancelDropped(t *testing.T) {
+	rec := httptest.NewRecorder()
+	hw := &httpWriter{w: rec}
+	ctx, cancel := context.WithCancel(context.Background())
+	ctx = withStream(ctx, hw)
+	cancel()
+	fellBack := 0
+	err := notify(ctx, notification("notifications/message", map[string]any{"level": "debug", "data": "late"}),
+		func() error { fellBack++; return nil }, nil)
+	if err != nil || fellBack != 0 || rec.Body.Len() != 0 || hw.header {
+		t.Fatalf("notify after cancel: err %v, fallback called %d times, body %q, status sent %v; want nothing sent", err, fellBack, rec.Body.String(), hw.header)
 	}
 }
