@@ -22,6 +22,7 @@ import (
 	"github.com/axpool/axpool/internal/node"
 	"github.com/axpool/axpool/queue"
 	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/worker"
 )
 
@@ -90,7 +91,7 @@ func (nf *nodeFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&nf.jobTimeout, "job-timeout", dispatch.DefaultJobTimeout, "deadline of a job, counted from submission: a job still queued or running then ends with error_kind deadline_exceeded")
 	fs.StringVar(&nf.logLevel, "log-level", "info", "debug, info, warn or error (logs go to stderr)")
 	fs.StringArrayVar(&nf.secretEnv, "secret-env", nil, secretEnvUsage)
-	registerGrants(fs, &nf.grants)
+	registerGrants(fs, &nf.grants, vm.HandlersLive)
 	fs.DurationVar(&nf.cacheTTL, "cache-ttl", queue.DefaultCacheTTL, cacheTTLUsage)
 	fs.Int64Var(&nf.cacheMaxBytes, "cache-max-bytes", queue.DefaultCacheMaxBytes, cacheMaxBytesUsage)
 	fs.StringVar(&nf.metricsAddr, "metrics-addr", "", metricsAddrUsage)

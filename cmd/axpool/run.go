@@ -14,6 +14,7 @@ import (
 	"github.com/axpool/axpool/internal/node"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
 )
 
@@ -79,7 +80,7 @@ func init() {
 	f.BoolVar(&runFlags.trace, "trace", false, "record the first 500 executed instructions (stderr without --json)")
 	f.Int64Var(&runFlags.seed, "seed", 0, "seed of random_int and random_float with the live handlers (boruna_run's seed: the random_seed of a --json result gives its values again; default a fresh seed)")
 	libsData.register(f, &runFlags.libsDir, libsDirUsage)
-	registerGrants(f, &runFlags.grants)
+	registerGrants(f, &runFlags.grants, vm.HandlersLive)
 	rootCmd.AddCommand(runCmd)
 }
 
@@ -96,8 +97,8 @@ func runRun(cmd *cobra.Command, argv []string) error {
 	if runFlags.maxMemoryMB < 1 {
 		return printFail(cmd, exitUsage, "axpool run: --max-memory-mb must be at least 1")
 	}
-	if err := runFlags.grants.Check(); err != nil {
-		return printFail(cmd, exitUsage, "axpool run: %v", err)
+	if err := checkLocalGrants(cmd, "axpool run", &runFlags.grants); err != nil {
+		return err
 	}
 	if err := resolveDataDirs(cmd, nil, &runFlags.libsDir, nil); err != nil {
 		return err
@@ -106,9 +107,9 @@ func runRun(cmd *cobra.Command, argv []string) error {
 	if err != nil {
 		return err
 	}
-	set, closeSet, err := runFlags.grants.LocalHandlers(runFlags.libsDir, cmd.ErrOrStderr())
+	set, closeSet, err := localHandlers(cmd, "axpool run", &runFlags.grants, runFlags.libsDir)
 	if err != nil {
-		return printFail(cmd, exitFail, "axpool run: %v", err)
+		return err
 	}
 	defer closeSet()
 	env := &tools.Env{LibsDir: runFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB, Handlers: set}

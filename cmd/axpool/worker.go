@@ -13,6 +13,7 @@ import (
 	"github.com/axpool/axpool/internal/node"
 	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/worker"
 )
 
@@ -107,7 +108,7 @@ func init() {
 	f.StringArrayVar(&workerFlags.secretEnv, "secret-env", nil, secretEnvUsage)
 	f.IntVar(&workerFlags.replicas, "replicas", 0, "replication the queue is expected to have, 1 to 5, or 0 = no check: where its stream and buckets differ is logged, never changed")
 	f.DurationVar(&workerFlags.connectTimeout, "connect-timeout", 0, "how long start-up waits for NATS and the job queue, retrying with backoff (0 = forever)")
-	registerGrants(f, &workerFlags.grants)
+	registerGrants(f, &workerFlags.grants, vm.HandlersLive)
 	f.StringVar(&workerFlags.metricsAddr, "metrics-addr", "", metricsAddrUsage)
 	f.BoolVar(&workerFlags.pprof, "pprof", false, pprofUsage)
 	rootCmd.AddCommand(workerCmd)
