@@ -13,16 +13,19 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/axpool/axpool/internal/mask"
+	"github.com/axpool/axpool/internal/node"
+	"github.com/axpool/axpool/policy"
 	"github.com/axpool/axpool/scripts"
 	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/vm"
 	"github.com/axpool/axpool/wire"
-	"github.com/axpool/axpool/worker/handlers"
 )
 
 // `axpool script list|check|run` (docs/scripts.md "CLI"): the scripts of a
 // directory, their static diagnostics, and a local run through the same
-// checker, envelope and policy rules as an MCP call, with the mock
-// capability handler and no queue.
+// checker, envelope and policy rules as an MCP call, with no queue and
+// the mock capability handlers, or with --handlers live the live ones
+// under the grant flags of `axpool run`.
 
 // scriptsDirUsage is the help text of every --scripts-dir flag.
 const scriptsDirUsage = "directory of named .ax scripts, each exposed as a typed tool (docs/scripts.md)"
@@ -33,6 +36,7 @@ var scriptFlags struct {
 	argsJSON          string
 	allowDestructive  []string
 	maxSteps, maxWall int64
+	grants            node.Grants
 }
 
 var scriptCmd = &cobra.Command{
@@ -60,8 +64,19 @@ var scriptCheckCmd = &cobra.Command{
 var scriptRunCmd = &cobra.Command{
 	Use:   "run NAME [key=value ...] [--args-json JSON]",
 	Short: "Run a script locally with the checks and envelope of an MCP call",
-	Long: `Run the script NAME locally (mock capability handlers, no queue), with the
-argument checker, policy rules and result envelope of an MCP call.
+	Long: `Run the script NAME locally (no queue), with the argument checker,
+policy rules and result envelope of an MCP call.
+
+Capabilities run with the mock handlers by default: deterministic values,
+no effect (net.fetch answers {"mock": true, "url": …} without fetching);
+stderr then says so when the script declares a capability other than
+ui.render, and the --json envelope says "handlers": "mock". --handlers
+live runs them for real with the grants of axpool run and axpool mcp
+(docs/capabilities.md): time.now and random always, the others only with
+--allow-net HOST,…, --fs-root DIR, --db FILE or --llm-url URL
+--llm-model MODEL (key from AXPOOL_LLM_API_KEY); an ungranted capability
+fails the run with "capability denied: net.fetch (not granted by this
+server; see --allow-net)".
 
 Arguments are key=value pairs parsed by the parameter's type (replicas=2,
 dry_run=true, tags=a,b; a record parameter takes JSON: target={"host":"h"}),
@@ -90,6 +105,7 @@ func init() {
 	f.StringSliceVar(&scriptFlags.allowDestructive, "allow-destructive", nil, "destructive (confirm) scripts allowed to run, by name (comma-separated or repeated)")
 	f.Int64Var(&scriptFlags.maxSteps, "max-steps", 0, "lower the step limit (default 10000000)")
 	f.Int64Var(&scriptFlags.maxWall, "max-wall-ms", 0, "lower the wall-clock limit in ms (default: the script's timeout_ms, else none)")
+	registerGrants(f, &scriptFlags.grants, vm.HandlersMock)
 	scriptCmd.AddCommand(scriptListCmd, scriptCheckCmd, scriptRunCmd)
 	rootCmd.AddCommand(scriptCmd)
 }
@@ -196,6 +212,9 @@ func runScriptRun(cmd *cobra.Command, argv []string) error {
 	if scriptFlags.maxSteps < 0 || scriptFlags.maxWall < 0 {
 		return printFail(cmd, exitUsage, "axpool script run: --max-steps and --max-wall-ms must not be negative")
 	}
+	if err := checkLocalGrants(cmd, "axpool script run", &scriptFlags.grants); err != nil {
+		return err
+	}
 	c, err := loadScripts(cmd, "axpool script run")
 	if err != nil {
 		return err
@@ -221,7 +240,12 @@ func runScriptRun(cmd *cobra.Command, argv []string) error {
 	for _, n := range scriptFlags.allowDestructive {
 		allowed[strings.TrimSpace(n)] = true
 	}
-	env := &tools.Env{LibsDir: scriptFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB, Handlers: handlers.Mock()}
+	set, closeSet, err := localHandlers(cmd, "axpool script run", &scriptFlags.grants, scriptFlags.libsDir)
+	if err != nil {
+		return err
+	}
+	defer closeSet()
+	env := &tools.Env{LibsDir: scriptFlags.libsDir, DefaultMemoryMB: tools.DefaultMemoryMB, Handlers: set}
 	caller := &scripts.Caller{
 		Catalogue: c, Allowed: allowed, GrantHint: "run it with",
 		Run: func(ctx context.Context, job json.RawMessage, progress func(steps, total int64)) (json.RawMessage, error) {
@@ -243,6 +267,11 @@ func runScriptRun(cmd *cobra.Command, argv []string) error {
 		reportScript(cmd.OutOrStdout(), cmd.ErrOrStderr(), masker.JSON(b))
 		return silentExit(exitUsage)
 	}
+	if !scriptFlags.grants.Live() {
+		if caps := effectCaps(s); caps != "" {
+			fmt.Fprintf(cmd.ErrOrStderr(), "axpool script run: mock capability handlers (the default): %s gave mock values, not real effects; --handlers live with its grant runs it for real (see axpool script run --help)\n", caps)
+		}
+	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
 	out, err := caller.Call(ctx, s, checked, nil)
@@ -253,6 +282,18 @@ func runScriptRun(cmd *cobra.Command, argv []string) error {
 		return silentExit(exitFail)
 	}
 	return nil
+}
+
+// effectCaps lists the capabilities s declares whose mock handler differs
+// from a live one (all but ui.render), comma-separated; "" for none.
+func effectCaps(s *scripts.Script) string {
+	var names []string
+	for _, c := range s.Caps {
+		if c != policy.UiRender {
+			names = append(names, c.String())
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // reportScript prints a script's result: its JSON with --json, else its

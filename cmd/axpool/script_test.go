@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -38,7 +42,7 @@ func TestScriptCLIRunExamples(t *testing.T) {
 		{[]string{"script", "run", d, lib, "_diagnose"}, "", `axpool script run: unknown script "_diagnose"` + "\n", 2},
 		{[]string{"script", "run", d, lib, "clean"},
 			"", `not_permitted: script "clean" is destructive; run it with --allow-destructive clean to permit it` + "\n", 2},
-		{[]string{"script", "run", d, lib, "clean", "--allow-destructive", "deploy,clean"}, "12\nsteps: 11\n", "", 0},
+		{[]string{"script", "run", d, lib, "clean", "--allow-destructive", "deploy,clean"}, "12\nsteps: 11\n", mockNotice("fs.write"), 0},
 		{[]string{"script", "run", d, lib, "test_suite", "package=api"}, "",
 			"test_suite.ax:9:16: runtime_error: division by zero\nfix suggestion:\npost-mortem for test_suite: division by zero\n" +
 				"SUGGESTION: re-run with a smaller package, then check the fixtures\n", 1},
@@ -50,13 +54,90 @@ func TestScriptCLIRunExamples(t *testing.T) {
 			"", `invalid_args: script "ops__rollout": invalid value "x" for parameter "percentages[1]" (expected an integer)` + "\n", 2},
 		{[]string{"script", "run", d, lib, "--max-steps", "5", "ops__rollout", "strategy=Canary", "percentages=5", "dry_run=true"},
 			"", "ops/rollout.ax:7:3: runtime_error: max execution steps exceeded (5)\n", 1},
-		{[]string{"script", "run", d, lib, "summarize", "text=hello"}, `{"mock": true, "status": "ok"}` + "\nsteps: 15\n", "", 0},
+		{[]string{"script", "run", d, lib, "summarize", "text=hello"}, `{"mock": true, "status": "ok"}` + "\nsteps: 15\n", mockNotice("llm.call"), 0},
 	}
 	for _, c := range cases {
 		stdout, stderr, code := runCLI(t, c.args...)
 		if stdout != c.stdout || stderr != c.stderr || code != c.code {
 			t.Errorf("axpool %v:\n stdout %q\n stderr %q\n code %d\nwant\n stdout %q\n stderr %q\n code %d",
 				c.args[3:], stdout, stderr, code, c.stdout, c.stderr, c.code)
+		}
+	}
+}
+
+// mockNotice is what `axpool script run` says on stderr when a script
+// that declares caps ran with the mock handlers.
+func mockNotice(caps string) string {
+	return "axpool script run: mock capability handlers (the default): " + caps +
+		" gave mock values, not real effects; --handlers live with its grant runs it for real (see axpool script run --help)\n"
+}
+
+// TestScriptCLIHandlers: `axpool script run` takes the grant flags of
+// `axpool run` and --handlers; mock is its default (docs/scripts.md
+// "CLI"), said on stderr; --handlers live fetches from a loopback server
+// only with --allow-net and --allow-private-net. In process, and without
+// -short also through the built binary.
+func TestScriptCLIHandlers(t *testing.T) {
+	var hits atomic.Int64
+	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		fmt.Fprint(w, "web says hi")
+	}))
+	defer web.Close()
+	dir := t.TempDir()
+	writeFile(t, dir, "fetch.ax", "// Fetch a URL.\nfn main(url: String) -> Result<String, String> !{net.fetch} { http_get(url) }\n")
+	writeFile(t, dir, "pure.ax", "// Add one.\nfn main(n: Int) -> Int { n + 1 }\n")
+	d := "--scripts-dir=" + dir
+	url := "url=" + web.URL + "/x"
+	grant := []string{"--allow-net", "127.0.0.1", "--allow-private-net", "127.0.0.1/32"}
+	for _, c := range []struct {
+		args           []string
+		stdout, stderr string
+		code           int
+		hits           int64
+	}{
+		{[]string{d, "fetch", url}, `{"result":"Ok","value":"{\"mock\": true, \"url\": \"` + web.URL + `/x\"}"}` + "\nsteps: 3\n", mockNotice("net.fetch"), 0, 0},
+		{[]string{d, "--handlers", "mock", "fetch", url}, `{"result":"Ok","value":"{\"mock\": true, \"url\": \"` + web.URL + `/x\"}"}` + "\nsteps: 3\n", mockNotice("net.fetch"), 0, 0},
+		{[]string{d, "pure", "n=1"}, "2\nsteps: 4\n", "", 0, 0},
+		{append([]string{d, "--handlers", "live", "fetch", url}, grant...), `{"result":"Ok","value":"web says hi"}` + "\nsteps: 3\n", "", 0, 1},
+		{[]string{d, "--handlers", "live", "fetch", url}, "", "fetch.ax:2:63: runtime_error: capability denied: net.fetch (not granted by this server; see --allow-net)\n", 1, 0},
+		{[]string{d, "--handlers", "live", "--allow-net", "127.0.0.1", "fetch", url}, "", "fetch.ax:2:63: runtime_error: capability denied: net.fetch (address 127.0.0.1 is loopback; see --allow-private-net)\n", 1, 0},
+		{append([]string{d, "fetch", url}, grant...), "", "axpool script run: --allow-net has no effect with --handlers mock (mock is axpool script run's default; add --handlers live)\n", 2, 0},
+		{[]string{d, "--handlers", "mock", "--fs-root", dir, "fetch", url}, "", "axpool script run: --fs-root has no effect with --handlers mock\n", 2, 0},
+		{[]string{d, "--handlers", "real", "fetch", url}, "", "axpool script run: --handlers \"real\": want live or mock\n", 2, 0},
+		{[]string{d, "--handlers", "live", "--fs-root", "/", "fetch", url}, "", "axpool script run: --fs-root / contains /proc (every process's environment, command line and memory, this worker's secrets included); give a directory that holds only what programs may read and write\n", 1, 0},
+	} {
+		for _, binary := range []bool{false, true} {
+			if binary && axpoolBin == "" {
+				continue // -short: no built binary
+			}
+			args := append([]string{"script", "run"}, c.args...)
+			before := hits.Load()
+			var stdout, stderr string
+			var code int
+			if binary {
+				stdout, stderr, code = runBin(t, dir, args...)
+			} else {
+				stdout, stderr, code = runCLI(t, args...)
+			}
+			if stdout != c.stdout || stderr != c.stderr || code != c.code || hits.Load()-before != c.hits {
+				t.Errorf("axpool script run %v (built binary: %v):\n stdout %q\n stderr %q\n code %d hits %d\nwant\n stdout %q\n stderr %q\n code %d hits %d",
+					c.args[1:], binary, stdout, stderr, code, hits.Load()-before, c.stdout, c.stderr, c.code, c.hits)
+			}
+		}
+	}
+	// --json: the mock envelope says so; the live one does not.
+	for _, c := range []struct {
+		args     []string
+		handlers any
+	}{
+		{[]string{d, "--json", "fetch", url}, "mock"},
+		{append([]string{d, "--json", "--handlers", "live", "fetch", url}, grant...), nil},
+	} {
+		stdout, _, code := runCLI(t, append([]string{"script", "run"}, c.args...)...)
+		var m map[string]any
+		if err := json.Unmarshal([]byte(stdout), &m); err != nil || code != 0 || m["handlers"] != c.handlers {
+			t.Errorf("%v: %s (code %d)", c.args, stdout, code)
 		}
 	}
 }

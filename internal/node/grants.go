@@ -18,11 +18,12 @@ import (
 const LLMKeyEnv = "AXPOOL_LLM_API_KEY"
 
 // Grants are the live-capability settings of `axpool mcp`, `serve`,
-// `worker` and `run` as their flags give them (docs/capabilities.md):
+// `worker`, `run` and `script run` as their flags give them (docs/capabilities.md):
 // which handler set runs programs (Handlers: "live" or "mock") and what
 // the operator grants it. The grants sit with the workers; a single-node
 // node checks them at start and passes them to its worker processes
-// (Args); `axpool run` builds its handler set itself (LocalHandlers).
+// (Args); `axpool run` and `axpool script run` build their handler set
+// themselves (LocalHandlers).
 type Grants struct {
 	// Handlers is "live" or "mock".
 	Handlers string
@@ -154,7 +155,7 @@ func (g *Grants) HandlerSet(llmKey string, own []handlers.OwnPath) (set vm.Handl
 }
 
 // LocalHandlers is the handler set of a run in this process (`axpool
-// run`): g's, checked by Check first, with the LLM key of this process's
+// run`, `axpool script run`): g's, checked by Check first, with the LLM key of this process's
 // environment; --fs-root must not hold /proc, libsDir, the --db file or
 // the executable (ownData). Each of g's Warnings is written to warn, as
 // "warning: …" lines. close releases the set.
