@@ -138,6 +138,12 @@ func TestRunGrants(t *testing.T) {
 	writeFile(t, root, "leak.txt", "the token is "+token)
 	web := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "web says hi") }))
 	defer web.Close()
+	webHost := strings.TrimPrefix(web.URL, "http://") // 127.0.0.1:PORT
+	_, webPort, _ := strings.Cut(webHost, ":")
+	otherPort := "1"
+	if webPort == otherPort {
+		otherPort = "2"
+	}
 	const key = "sk-run-key-0123456789"
 	t.Setenv(node.LLMKeyEnv, key)
 	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -169,6 +175,11 @@ func TestRunGrants(t *testing.T) {
 		{[]string{"run", "--db", db, query}, `{"result":"Ok","value":[{"n":"42"}]}` + "\nsteps: " + strconv.Itoa(3+sqlSteps(t, "SELECT 40 + 2 AS n")) + "\n", "", 0},
 		{[]string{"run", "--llm-url", llm.URL + "/v1", "--llm-model", "m", ask}, `{"result":"Ok","value":"model says hi"}` + "\nsteps: 3\n", "", 0},
 		{[]string{"run", fetch}, "", fetch + ":1:52: runtime error: capability denied: net.fetch (not granted by this server; see --allow-net)\n", 1},
+		// A port in --allow-net grants that port only.
+		{[]string{"run", "--allow-net", webHost, "--allow-private-net", "127.0.0.1/32", fetch}, `{"result":"Ok","value":"web says hi"}` + "\nsteps: 3\n", "", 0},
+		{[]string{"run", "--allow-net", "127.0.0.1:" + otherPort, "--allow-private-net", "127.0.0.1/32", fetch}, "",
+			fetch + ":1:52: runtime error: capability denied: net.fetch (port " + webPort + " of host \"127.0.0.1\" not granted by this server; see --allow-net)\n", 1},
+		{[]string{"run", "--allow-net", "127.0.0.1:0", fetch}, "", "axpool run: --allow-net: \"127.0.0.1:0\": the port must be a number from 1 to 65535\n", 2},
 		{[]string{"run", "--handlers", "mock", "--fs-root", root, read}, "", "axpool run: --fs-root has no effect with --handlers mock\n", 2},
 		{[]string{"run", "--llm-url", llm.URL + "/v1", ask}, "", "axpool run: --llm-url needs --llm-model\n", 2},
 		{[]string{"run", "--seed", "-1", now}, "", "axpool run: --seed must not be negative\n", 2},

@@ -21,6 +21,9 @@ func TestGrantsCheck(t *testing.T) {
 		{live(Grants{Grants: handlers.Grants{AllowNet: []string{"api.example.com", "*.example.com", "*"}}}), ""},
 		{live(Grants{Grants: handlers.Grants{AllowNet: []string{"*."}}}), `--allow-net: "*.": a wildcard needs a domain: *.example.com for the subdomains of example.com, or * for any public host`},
 		{live(Grants{Grants: handlers.Grants{AllowNet: []string{"ok.example", ".com"}}}), `--allow-net: ".com": a host name cannot start with "." (did you mean "*.com", the subdomains of com?)`},
+		{live(Grants{Grants: handlers.Grants{AllowNet: []string{"127.0.0.1:8080", "[::1]:8080", "api.example.com:443", "*.example.com:443", "*:443"}}}), ""},
+		{live(Grants{Grants: handlers.Grants{AllowNet: []string{"127.0.0.1:0"}}}), `--allow-net: "127.0.0.1:0": the port must be a number from 1 to 65535`},
+		{live(Grants{Grants: handlers.Grants{AllowNet: []string{"api.example.com:"}}}), `--allow-net: "api.example.com:": a port is missing after ":" (HOST or HOST:PORT)`},
 		{live(Grants{AllowPrivateNet: []string{"ten"}}), `--allow-private-net: "ten" is not a CIDR range (e.g. 127.0.0.1/32) or an IP address`},
 		{live(Grants{AllowPrivateNet: []string{"0.0.0.0/0", "::/0"}}), ""}, // warned, not refused
 		{live(Grants{Grants: handlers.Grants{FSReadOnly: true}}), "--fs-read-only needs --fs-root"},
@@ -40,7 +43,12 @@ func TestGrantsCheck(t *testing.T) {
 			t.Errorf("%+v: %q, want %q", c.g, got, c.want)
 		}
 	}
-	g := live(Grants{AllowPrivateNet: []string{"127.0.0.1/32", "0.0.0.0/0", "::/0"}})
+	// Ports travel to the worker processes as given.
+	g := live(Grants{AllowPrivateNet: []string{"127.0.0.1/32"}, Grants: handlers.Grants{AllowNet: []string{"127.0.0.1:8080", "[::1]:8080"}}})
+	if got, want := g.Args(), []string{"--handlers", "live", "--allow-net", "127.0.0.1:8080,[::1]:8080", "--allow-private-net", "127.0.0.1/32"}; !slices.Equal(got, want) {
+		t.Errorf("Args = %q, want %q", got, want)
+	}
+	g = live(Grants{AllowPrivateNet: []string{"127.0.0.1/32", "0.0.0.0/0", "::/0"}})
 	want := []string{
 		"--allow-private-net 0.0.0.0/0 covers every IPv4 address: every program may reach this host's own services (loopback), the private networks around it and the cloud metadata endpoint (169.254.169.254, fd00:ec2::254); name only the ranges programs need",
 		"--allow-private-net ::/0 covers every IPv6 address: every program may reach this host's own services (loopback), the private networks around it and the cloud metadata endpoint (169.254.169.254, fd00:ec2::254); name only the ranges programs need",

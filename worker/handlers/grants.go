@@ -3,6 +3,7 @@ package handlers
 import (
 	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/axpool/axpool/internal/text"
@@ -17,7 +18,9 @@ import (
 type Grants struct {
 	// AllowNet grants net.fetch to the hosts it lists (--allow-net):
 	// "api.example.com" (that host), "*.example.com" (its subdomains, not
-	// itself), "*" (any host), or an IP literal. Empty: net.fetch is not
+	// itself), "*" (any host), or an IP literal, each optionally with a
+	// port ("api.example.com:443", "[::1]:8080", "*:443") that limits the
+	// entry to that port (without one, any port). Empty: net.fetch is not
 	// granted. Matching is case-insensitive and ignores a trailing dot.
 	AllowNet []string
 	// AllowPrivateNet lists non-public address ranges net.fetch may connect
@@ -76,15 +79,64 @@ func (g *Grants) grantFlag(c policy.Capability) string {
 	return ""
 }
 
-// allowsHost reports whether --allow-net grants host (a URL's Hostname()).
-func (g *Grants) allowsHost(host string) bool {
-	for _, p := range g.AllowNet {
-		if p == "*" {
-			return true
-		}
+// netGrant is one --allow-net entry: a host pattern ("*", a host name, a
+// "*.suffix" wildcard or an IP address without brackets) and the port it
+// grants (0: any port).
+type netGrant struct {
+	host string
+	port uint16
+}
+
+// String is the entry in its normalised form: "api.example.com",
+// "api.example.com:443", "::1", "[::1]:8080", "*:443".
+func (n netGrant) String() string {
+	if n.port == 0 {
+		return n.host
 	}
-	np := policy.NetPolicy{AllowedDomains: g.AllowNet}
+	p := strconv.Itoa(int(n.port))
+	if strings.Contains(n.host, ":") {
+		return "[" + n.host + "]:" + p
+	}
+	return n.host + ":" + p
+}
+
+// matchesHost reports whether n's host pattern matches host (a URL's
+// Hostname()), whatever the port.
+func (n netGrant) matchesHost(host string) bool {
+	if n.host == "*" {
+		return true
+	}
+	np := policy.NetPolicy{AllowedDomains: []string{n.host}}
 	return np.AllowsHost(host)
+}
+
+// hostGrant says what --allow-net grants of a host and port: the host on
+// that port (grantedPort), the host on other ports only (grantedHost), or
+// nothing.
+type hostGrant int
+
+const (
+	grantedNone hostGrant = iota
+	grantedHost           // an entry names the host, but not on this port
+	grantedPort
+)
+
+// allowsHost reports what --allow-net grants of host (a URL's Hostname())
+// on port (the URL's port, or its scheme's default). An entry without a
+// port grants every port; an entry with a port grants that port only.
+func (g *Grants) allowsHost(host string, port uint16) hostGrant {
+	out := grantedNone
+	for _, s := range g.AllowNet {
+		n, err := parseNetGrant(s)
+		if err != nil || !n.matchesHost(host) {
+			continue
+		}
+		if n.port == 0 || n.port == port {
+			return grantedPort
+		}
+		out = grantedHost
+	}
+	return out
 }
 
 // allowsAddr reports whether an --allow-private-net range holds a.
@@ -98,36 +150,93 @@ func (g *Grants) allowsAddr(a netip.Addr) bool {
 }
 
 // ParseHostPattern checks one --allow-net entry: "*", a host name, a
-// "*.suffix" wildcard or an IP literal (IPv6 with or without brackets).
-// It returns the entry in the form the matcher uses (lower case, no
-// trailing dot, no brackets). A host name is dot-separated labels of
-// letters, digits, "-" and "_" (1 to 63 bytes, not starting or ending with
-// "-"), 253 bytes at most; "*.", ".com" and "a..b" are refused, with the
-// fix when there is one.
+// "*.suffix" wildcard or an IP literal (IPv6 with or without brackets),
+// optionally followed by ":PORT" (IPv6 in brackets then: "[::1]:8080"),
+// which grants that port only. It returns the entry in the form the
+// matcher uses (lower case, no trailing dot, no brackets around an IPv6
+// address without a port, the port in decimal without leading zeros). A
+// host name is dot-separated labels of letters, digits, "-" and "_" (1 to
+// 63 bytes, not starting or ending with "-"), 253 bytes at most; "*.",
+// ".com" and "a..b" are refused, with the fix when there is one; a port is
+// a number from 1 to 65535.
 func ParseHostPattern(s string) (string, error) {
+	n, err := parseNetGrant(s)
+	if err != nil {
+		return "", err
+	}
+	return n.String(), nil
+}
+
+// parseNetGrant parses one --allow-net entry (ParseHostPattern).
+func parseNetGrant(s string) (netGrant, error) {
 	p := strings.ToLower(strings.TrimSpace(s))
+	host, port, hasPort := p, "", false
+	switch {
+	case strings.HasPrefix(p, "["):
+		// "[addr]" or "[addr]:port"; the brackets hold an IP address only.
+		end := strings.IndexByte(p, ']')
+		if end < 0 {
+			return netGrant{}, errNotHost(s)
+		}
+		if _, err := netip.ParseAddr(p[1:end]); err != nil {
+			return netGrant{}, errNotHost(s)
+		}
+		host = p[1:end]
+		if rest := p[end+1:]; rest != "" {
+			if port, hasPort = strings.CutPrefix(rest, ":"); !hasPort {
+				return netGrant{}, errNotHost(s)
+			}
+		}
+	case strings.Count(p, ":") > 1:
+		// An IPv6 address without brackets: no port.
+	case !strings.ContainsAny(p, "/@ "):
+		host, port, hasPort = strings.Cut(p, ":")
+	}
+	var n netGrant
+	if hasPort {
+		if port == "" {
+			return netGrant{}, fmt.Errorf("%q: a port is missing after \":\" (HOST or HOST:PORT)", s)
+		}
+		v, err := strconv.ParseUint(port, 10, 16)
+		if err != nil || v == 0 || strings.Trim(port, "0123456789") != "" {
+			return netGrant{}, fmt.Errorf("%q: the port must be a number from 1 to 65535", s)
+		}
+		n.port = uint16(v)
+	}
+	h, err := parseHost(host, s)
+	if err != nil {
+		return netGrant{}, err
+	}
+	n.host = h
+	return n, nil
+}
+
+// parseHost checks the host part of the --allow-net entry s: "*", a host
+// name, a "*.suffix" wildcard or an IP address (brackets already removed).
+func parseHost(p, s string) (string, error) {
 	if p == "*" {
 		return p, nil
-	}
-	if strings.HasPrefix(p, "[") && strings.HasSuffix(p, "]") {
-		p = p[1 : len(p)-1]
 	}
 	if a, err := netip.ParseAddr(p); err == nil {
 		return a.String(), nil
 	}
 	switch {
-	case p == "*." || p == "*":
+	case p == "*.":
 		return "", fmt.Errorf("%q: a wildcard needs a domain: *.example.com for the subdomains of example.com, or * for any public host", s)
 	case strings.HasPrefix(p, ".") && len(p) > 1:
 		return "", fmt.Errorf("%q: a host name cannot start with \".\" (did you mean %q, the subdomains of %s?)", s, "*"+p, p[1:])
-	case strings.Contains(p, ":") && !strings.ContainsAny(p, "/@ "):
-		return "", fmt.Errorf("%q: give a host without a port", s)
 	}
 	name := strings.TrimSuffix(strings.TrimPrefix(p, "*."), ".")
 	if !validHostName(name) {
-		return "", fmt.Errorf("%q is not a host name, *.domain wildcard, IP address or *", s)
+		return "", errNotHost(s)
 	}
 	return strings.TrimSuffix(p, "."), nil
+}
+
+// errNotHost is the refusal of an --allow-net entry that is no host
+// pattern at all.
+func errNotHost(s string) error {
+	return fmt.Errorf("%q is not a host name, *.domain wildcard, IP address or *", s)
 }
 
 // validHostName reports whether name is dot-separated labels of letters,

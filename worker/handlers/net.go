@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -245,18 +246,48 @@ func (f *fetcher) fetch(ctx context.Context, req request) (vm.Value, error) {
 
 var errTooManyRedirects = fmt.Errorf("stopped after %d redirects", MaxRedirects)
 
-// allowed checks u's host against the grants and the run's net policy.
+// allowed checks u's host and port against the grants and u's host
+// against the run's net policy.
 func (f *fetcher) allowed(np *policy.NetPolicy, method string, u *url.URL) error {
 	host := u.Hostname()
-	switch {
-	case numericIPv4Host(host):
+	if numericIPv4Host(host) {
 		return denied(policy.NetFetch, fmt.Sprintf("host %q is a numeric IPv4 form; write the address as a dotted quad", host))
-	case !f.grants.allowsHost(host):
+	}
+	port := urlPort(u)
+	switch f.grants.allowsHost(host, port) {
+	case grantedNone:
 		return denied(policy.NetFetch, fmt.Sprintf("host %q not granted by this server; see --allow-net", host))
+	case grantedHost:
+		shown := strconv.Itoa(int(port))
+		if port == 0 {
+			shown = u.Port()
+		}
+		return denied(policy.NetFetch, fmt.Sprintf("port %s of host %q not granted by this server; see --allow-net", shown, host))
+	}
+	switch {
 	case !np.AllowsHost(host):
 		return denied(policy.NetFetch, fmt.Sprintf("host %q not in net_policy.allowed_domains", host))
 	}
 	return nil
+}
+
+// urlPort returns the port a request to u connects to, as net/http
+// dials it: u's port, or 80 for http and 443 for https without one; 0 for
+// a port outside 1 to 65535 (which only an --allow-net entry without a port
+// matches, and which the dial then refuses).
+func urlPort(u *url.URL) uint16 {
+	p := u.Port()
+	if p == "" {
+		if u.Scheme == "https" {
+			return 443
+		}
+		return 80
+	}
+	v, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		return 0
+	}
+	return uint16(v)
 }
 
 // validURL returns why u cannot be fetched ("" if it can): only http and

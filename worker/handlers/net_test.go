@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -26,7 +27,11 @@ type server struct {
 	written atomic.Int64
 }
 
-func newServer(t testing.TB) *server {
+func newServer(t testing.TB) *server { return newServerOn(t, "") }
+
+// newServerOn is newServer listening on addr ("[::1]:0"; "": httptest's
+// 127.0.0.1); the test is skipped when addr cannot be listened on.
+func newServerOn(t testing.TB, addr string) *server {
 	s := &server{arrived: make(chan string, 16)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {
@@ -63,9 +68,23 @@ func newServer(t testing.TB) *server {
 		s.hits.Add(1)
 		mux.ServeHTTP(w, r)
 	})
-	s.Server = httptest.NewServer(counted)
+	s.Server = httptest.NewUnstartedServer(counted)
+	if addr != "" {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Skipf("cannot listen on %s: %v", addr, err)
+		}
+		s.Listener.Close()
+		s.Listener = l
+	}
+	s.Start()
 	t.Cleanup(s.Close)
 	return s
+}
+
+// port is the port s listens on.
+func (s *server) port() uint16 {
+	return s.Listener.Addr().(interface{ AddrPort() netip.AddrPort }).AddrPort().Port()
 }
 
 func policyArg(netPolicy string) string {
@@ -266,5 +285,101 @@ func TestFetchTimeouts(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("the cancelled run did not return")
+	}
+}
+
+// An --allow-net entry with a port grants that port only: of two servers
+// on 127.0.0.1, the granted one answers and the other is refused without
+// being contacted, on the first request and on a redirect hop alike. An
+// entry without a port still grants every port.
+func TestFetchPortGrants(t *testing.T) {
+	a, b := newServer(t), newServer(t)
+	pa, pb := a.port(), b.port()
+	loopback := []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")}
+	grant := func(entries ...string) handlers.Grants {
+		return handlers.Grants{AllowNet: entries, AllowPrivateNet: loopback}
+	}
+	res := mapResolver{"api.svc.test": {netip.MustParseAddr("127.0.0.1")}}
+	at := func(host string, port uint16, path string) string {
+		return fmt.Sprintf("http://%s:%d%s", host, port, path)
+	}
+	portDenied := func(port any, host string) string {
+		return fmt.Sprintf(`capability denied: net.fetch (port %v of host %q not granted by this server; see --allow-net)`, port, host)
+	}
+	redirect := func(from, to string) string { return from + "/redirect?to=" + url.QueryEscape(to) }
+	type want struct {
+		ok     string // the Ok value, or
+		denied string // the refusal
+		hitsA  int64  // requests a and b receive
+		hitsB  int64
+	}
+	cases := []struct {
+		name   string
+		grants handlers.Grants
+		url    string
+		want   want
+	}{
+		{"granted port", grant(fmt.Sprintf("127.0.0.1:%d", pa)), at("127.0.0.1", pa, "/ok"), want{ok: "hello GET  ", hitsA: 1}},
+		{"other port", grant(fmt.Sprintf("127.0.0.1:%d", pa)), at("127.0.0.1", pb, "/ok"), want{denied: portDenied(pb, "127.0.0.1")}},
+		{"default http port", grant(fmt.Sprintf("127.0.0.1:%d", pa)), "http://127.0.0.1/ok", want{denied: portDenied(80, "127.0.0.1")}},
+		{"default https port", grant(fmt.Sprintf("127.0.0.1:%d", pa)), "https://127.0.0.1/ok", want{denied: portDenied(443, "127.0.0.1")}},
+		{"port out of range", grant(fmt.Sprintf("127.0.0.1:%d", pa)), "http://127.0.0.1:99999/ok", want{denied: portDenied(99999, "127.0.0.1")}},
+		{"port with leading zeros", grant(fmt.Sprintf("127.0.0.1:%d", pa)), fmt.Sprintf("http://127.0.0.1:0%d/ok", pa), want{ok: "hello GET  ", hitsA: 1}},
+		{"host not granted", grant(fmt.Sprintf("127.0.0.1:%d", pa)), at("api.svc.test", pa, "/ok"),
+			want{denied: `capability denied: net.fetch (host "api.svc.test" not granted by this server; see --allow-net)`}},
+		{"redirect to the granted port", grant(fmt.Sprintf("127.0.0.1:%d", pa)), redirect(at("127.0.0.1", pa, ""), at("127.0.0.1", pa, "/ok")), want{ok: "hello GET  ", hitsA: 2}},
+		{"redirect to another port", grant(fmt.Sprintf("127.0.0.1:%d", pa)), redirect(at("127.0.0.1", pa, ""), at("127.0.0.1", pb, "/ok")), want{denied: portDenied(pb, "127.0.0.1"), hitsA: 1}},
+		{"redirect to a default port", grant(fmt.Sprintf("127.0.0.1:%d", pa)), redirect(at("127.0.0.1", pa, ""), "http://127.0.0.1/ok"), want{denied: portDenied(80, "127.0.0.1"), hitsA: 1}},
+		{"two ports", grant(fmt.Sprintf("127.0.0.1:%d", pa), fmt.Sprintf("127.0.0.1:%d", pb)), redirect(at("127.0.0.1", pa, ""), at("127.0.0.1", pb, "/ok")), want{ok: "hello GET  ", hitsA: 1, hitsB: 1}},
+		{"no port: any port", grant("127.0.0.1"), redirect(at("127.0.0.1", pa, ""), at("127.0.0.1", pb, "/ok")), want{ok: "hello GET  ", hitsA: 1, hitsB: 1}},
+		{"no port next to a port", grant(fmt.Sprintf("127.0.0.1:%d", pa), "127.0.0.1"), at("127.0.0.1", pb, "/ok"), want{ok: "hello GET  ", hitsB: 1}},
+		{"wildcard with a port", grant(fmt.Sprintf("*.svc.test:%d", pa)), at("api.svc.test", pa, "/ok"), want{ok: "hello GET  ", hitsA: 1}},
+		{"wildcard, other port", grant(fmt.Sprintf("*.svc.test:%d", pa)), at("api.svc.test", pb, "/ok"), want{denied: portDenied(pb, "api.svc.test")}},
+		{"any host with a port", grant(fmt.Sprintf("*:%d", pa)), at("api.svc.test", pa, "/ok"), want{ok: "hello GET  ", hitsA: 1}},
+		{"any host, other port", grant(fmt.Sprintf("*:%d", pa)), at("api.svc.test", pb, "/ok"), want{denied: portDenied(pb, "api.svc.test")}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			beforeA, beforeB := a.hits.Load(), b.hits.Load()
+			set := live(t, c.grants, handlers.Options{Resolver: res})
+			m := run(t, set, getSrc(c.url), "")
+			if c.want.denied != "" {
+				if got := deniedMsg(t, m, "net.fetch"); got != c.want.denied {
+					t.Errorf("message = %q\n       want %q", got, c.want.denied)
+				}
+			} else if got := okValue(t, m); got != c.want.ok {
+				t.Errorf("Ok = %q, want %q", got, c.want.ok)
+			}
+			if n := a.hits.Load() - beforeA; n != c.want.hitsA {
+				t.Errorf("server a saw %d requests, want %d", n, c.want.hitsA)
+			}
+			if n := b.hits.Load() - beforeB; n != c.want.hitsB {
+				t.Errorf("server b saw %d requests, want %d", n, c.want.hitsB)
+			}
+		})
+	}
+
+	// Without a port in the grant, a port out of range fails at the dial
+	// as it always did: an Err, not a refusal.
+	set := live(t, grant("127.0.0.1"), handlers.Options{})
+	if got := errValue(t, run(t, set, getSrc("http://127.0.0.1:99999/ok"), "")); got != "GET http://127.0.0.1:99999/ok: dial tcp: address 99999: invalid port" {
+		t.Errorf("port out of range, no port granted = %q", got)
+	}
+
+	// IPv6: "[::1]:PORT" grants that port of ::1 only.
+	v6a, v6b := newServerOn(t, "[::1]:0"), newServerOn(t, "[::1]:0")
+	set = live(t, grant(fmt.Sprintf("[::1]:%d", v6a.port())), handlers.Options{})
+	if got := okValue(t, run(t, set, getSrc(at("[::1]", v6a.port(), "/ok")), "")); got != "hello GET  " {
+		t.Errorf("[::1] granted port = %q", got)
+	}
+	if got := deniedMsg(t, run(t, set, getSrc(at("[::1]", v6b.port(), "/ok")), ""), "net.fetch"); got != portDenied(v6b.port(), "::1") {
+		t.Errorf("[::1] other port = %q", got)
+	}
+	got := deniedMsg(t, run(t, set, getSrc(redirect(at("[::1]", v6a.port(), ""), at("[::1]", v6b.port(), "/ok"))), ""), "net.fetch")
+	if got != portDenied(v6b.port(), "::1") {
+		t.Errorf("[::1] redirect to another port = %q", got)
+	}
+	if na, nb := v6a.hits.Load(), v6b.hits.Load(); na != 2 || nb != 0 {
+		t.Errorf("IPv6 servers saw %d and %d requests, want 2 and 0", na, nb)
 	}
 }
