@@ -16,7 +16,7 @@ import (
 // defaults to def (live, but mock for `axpool script run`).
 func registerGrants(fs *pflag.FlagSet, g *node.Grants, def vm.HandlerKind) {
 	fs.StringVar(&g.Handlers, "handlers", string(def), "capability handlers: live (real effects, each capability only if granted: --allow-net, --fs-root, --db, --llm-url) or mock (the reference's deterministic values; results say \"handlers\":\"mock\")")
-	fs.StringSliceVar(&g.AllowNet, "allow-net", nil, "grant net.fetch to these hosts (`HOST`[,HOST…]; *.example.com for subdomains, * for any public host; repeatable)")
+	fs.StringSliceVar(&g.AllowNet, "allow-net", nil, "grant net.fetch to these hosts (`HOST`[:PORT][,…]; *.example.com for subdomains, * for any public host; HOST:PORT or [IPv6]:PORT for that port only; repeatable)")
 	fs.StringSliceVar(&g.AllowPrivateNet, "allow-private-net", nil, "let net.fetch reach these non-public addresses (`CIDR`[,CIDR…], e.g. 127.0.0.1/32; repeatable)")
 	fs.StringVar(&g.FSRoot, "fs-root", "", "grant fs.read and fs.write inside this `DIR` (paths resolve inside it only)")
 	fs.BoolVar(&g.FSReadOnly, "fs-read-only", false, "with --fs-root: grant fs.read only")

@@ -52,7 +52,7 @@ exits 0 on success, 1 on failure. Usage errors exit 2.
 
 Capabilities run with the live handlers and the grants of axpool mcp
 (docs/capabilities.md), like deno run: time.now and random always, the
-others only with --allow-net HOST,…, --fs-root DIR, --db FILE or
+others only with --allow-net HOST[:PORT],…, --fs-root DIR, --db FILE or
 --llm-url URL --llm-model MODEL (key from AXPOOL_LLM_API_KEY);
 --handlers mock gives the reference's deterministic values instead (the
 --json result says "handlers":"mock"). A live --json result carries

@@ -73,7 +73,7 @@ stderr then says so when the script declares a capability other than
 ui.render, and the --json envelope says "handlers": "mock". --handlers
 live runs them for real with the grants of axpool run and axpool mcp
 (docs/capabilities.md): time.now and random always, the others only with
---allow-net HOST,…, --fs-root DIR, --db FILE or --llm-url URL
+--allow-net HOST[:PORT],…, --fs-root DIR, --db FILE or --llm-url URL
 --llm-model MODEL (key from AXPOOL_LLM_API_KEY); an ungranted capability
 fails the run with "capability denied: net.fetch (not granted by this
 server; see --allow-net)".

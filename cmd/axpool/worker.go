@@ -64,7 +64,7 @@ raise them (a job asking more runs with the ceiling; 0 = no ceiling).
 Memory has a ceiling by default (--max-memory-mb 1024), the others none.
 
 Programs run with live capability handlers by default, each capability
-only if granted (docs/capabilities.md): --allow-net HOST,…,
+only if granted (docs/capabilities.md): --allow-net HOST[:PORT],…,
 --allow-private-net CIDR,…, --fs-root DIR [--fs-read-only], --db FILE
 [--db-read-only], --llm-url URL --llm-model MODEL with the key in
 AXPOOL_LLM_API_KEY. --handlers mock gives the reference's deterministic
