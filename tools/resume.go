@@ -42,6 +42,15 @@ type resumeState struct {
 	Calls []recordedCall `json:"calls"`
 	// Pending is the call awaiting the caller's answer.
 	Pending recordedCall `json:"pending"`
+	// DebugLines is how many debug lines the run wrote before it
+	// suspended (its whole life's, the replayed segments' included): the
+	// lines its caller was sent already (wire.DebugLine), which the
+	// resumed run writes again as it replays and does not send again.
+	//
+	// It came after version 1: a state made before has none, and its
+	// resumed run sends its lines again, as every resumed run did; a
+	// worker of before the change ignores it and does the same.
+	DebugLines int `json:"debug_lines,omitempty"`
 }
 
 // recordedCall is one capability call of a suspended run: its effect
@@ -67,14 +76,16 @@ type recordedCall struct {
 // error_kind wire.KindSuspended, message, suspension (wire.Suspension),
 // steps, the handler facts and outcome cancelled. A run whose event log
 // was cut short (vm.DefaultMaxEvents), or holds a value that cannot be
-// recorded, cannot be resumed: its failure says so.
-func suspension(se *vm.SuspendError, res *vm.Result, facts toolwire.HandlerFacts) *wire.Object {
+// recorded, cannot be resumed: its failure says so. debugLines is how
+// many debug lines the run wrote (resumeState.DebugLines).
+func suspension(se *vm.SuspendError, res *vm.Result, facts toolwire.HandlerFacts, debugLines int) *wire.Object {
 	st, err := recordState(res, facts.Seed)
 	if err != nil {
 		o := wire.Envelope(false).Set("error_kind", wire.KindRuntimeError).
 			Set("message", "the run cannot be suspended to ask its caller: "+err.Error()).Set("steps", se.Steps)
 		return wire.WithOutcome(facts.Set(o), wire.OutcomeRuntimeError)
 	}
+	st.DebugLines = debugLines
 	b, _ := json.Marshal(st)
 	s := wire.Suspension{Kind: se.Kind, Tool: se.Tool, Message: se.Message, State: b}
 	if len(se.Args) > 0 {
@@ -339,6 +350,9 @@ type resumeHandler struct {
 	pending  recordedCall
 	answer   wire.ResumeAnswer
 	answered bool
+	// debugSent is resumeState.DebugLines: the lines of the replay not
+	// to send again.
+	debugSent int
 }
 
 // replayed is a recorded call decoded.
@@ -366,7 +380,7 @@ func newResumeHandler(inner vm.Handler, raw []byte) (*resumeHandler, uint64, err
 	if inner == nil {
 		inner = vm.MockHandler{}
 	}
-	h := &resumeHandler{inner: inner, pending: st.Pending, answer: r.Answer, calls: make([]replayed, len(st.Calls))}
+	h := &resumeHandler{inner: inner, pending: st.Pending, answer: r.Answer, calls: make([]replayed, len(st.Calls)), debugSent: max(st.DebugLines, 0)}
 	for i, c := range st.Calls {
 		v, err := decodeValue(c.Result)
 		if err != nil {

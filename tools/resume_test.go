@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -347,5 +348,62 @@ func TestResumeCountsScriptUses(t *testing.T) {
 	if o := resume(json.RawMessage(unknown)); o["success"] != false ||
 		!strings.Contains(fmt.Sprint(o["message"]), `the resume state's call 1: an unknown capability "time.later"`) {
 		t.Errorf("an unknown capability: %v", o)
+	}
+}
+
+// A suspended run's state records how many debug lines it sent
+// (debug_lines); its resumed run, which replays the program from the
+// start, sends only the lines after them (wire.DebugLine), while its
+// debug_output holds them all. A state without the count (made by a
+// worker of before it) has the resumed run send every line again.
+func TestResumeDebugLines(t *testing.T) {
+	const program = `fn main() -> Int !{tool.call} {
+    debug("a")
+    debug("b")
+    let d = tool_call("x__delete", to_json({"repo": "r1"}))
+    debug("c")
+    1
+}`
+	m, errs := compiler.Compile([]byte(program), compiler.Options{File: "main.ax", ModuleName: "module", Script: true})
+	if errs != nil {
+		t.Fatal(errs)
+	}
+	env := &Env{Handlers: &countingSet{calls: map[string]int{}}}
+	run := func(ctx context.Context) (map[string]any, []string) {
+		t.Helper()
+		var sent []string
+		ctx = wire.WithDebugLine(ctx, func(l string) { sent = append(sent, l) })
+		b, err := RunMain(ctx, env, m, MainRun{}, nil).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o map[string]any
+		if err := json.Unmarshal(b, &o); err != nil {
+			t.Fatal(err)
+		}
+		return o, sent
+	}
+	ctx := vm.WithInteractive(context.Background())
+	first, sent := run(ctx)
+	sus, _ := first["suspension"].(map[string]any)
+	state, _ := json.Marshal(sus["state"])
+	var st map[string]any
+	if err := json.Unmarshal(state, &st); err != nil || st["debug_lines"] != float64(2) || !reflect.DeepEqual(sent, []string{`"a"`, `"b"`}) {
+		t.Fatalf("first run: sent %q, state %s (%v)", sent, state, first)
+	}
+	resume := func(state []byte) (map[string]any, []string) {
+		b, _ := json.Marshal(wire.Resume{State: state, Answer: wire.ResumeAnswer{Accepted: true}})
+		return run(wire.WithResume(ctx, b))
+	}
+	all := []any{`"a"`, `"b"`, `"c"`}
+	o, sent := resume(state)
+	if o["success"] != true || !reflect.DeepEqual(o["debug_output"], all) || !reflect.DeepEqual(sent, []string{`"c"`}) {
+		t.Errorf("resumed: sent %q, %v", sent, o)
+	}
+	delete(st, "debug_lines")
+	old, _ := json.Marshal(st)
+	o, sent = resume(old)
+	if o["success"] != true || !reflect.DeepEqual(o["debug_output"], all) || !reflect.DeepEqual(sent, []string{`"a"`, `"b"`, `"c"`}) {
+		t.Errorf("resumed from a state without debug_lines: sent %q, %v", sent, o)
 	}
 }

@@ -322,6 +322,9 @@ func runMain(ctx context.Context, env *Env, m *vm.Module, r mainRun, progress Pr
 		h = resume
 	}
 	debug := &debugLines{onLine: wire.DebugLine(ctx)}
+	if resume != nil {
+		debug.skip = resume.debugSent // sent by the segments before
+	}
 	opts := vm.Options{
 		Limits:        vl,
 		Policy:        pol,
@@ -349,7 +352,7 @@ func runMain(ctx context.Context, env *Env, m *vm.Module, r mainRun, progress Pr
 		*r.effects = true
 	}
 	if se := (*vm.SuspendError)(nil); errors.As(err, &se) {
-		return debug.set(suspension(se, res, facts)), nil, res.Steps
+		return debug.set(suspension(se, res, facts, len(debug.lines))), nil, res.Steps
 	}
 	if err != nil {
 		return debug.set(runFailure(env, err, facts)), nil, res.Steps
@@ -467,6 +470,10 @@ type debugLines struct {
 	lines  []string
 	part   []byte
 	onLine func(string) // wire.DebugLine of the run's context, or nil
+	// skip is how many first lines are not given to onLine: a resumed
+	// run's replay of the lines its suspended segments sent already
+	// (resumeState.DebugLines). They stay in lines (debug_output).
+	skip int
 }
 
 func (d *debugLines) Write(p []byte) (int, error) {
@@ -474,7 +481,7 @@ func (d *debugLines) Write(p []byte) (int, error) {
 		if c == '\n' {
 			d.lines = append(d.lines, string(d.part))
 			d.part = d.part[:0]
-			if d.onLine != nil {
+			if d.onLine != nil && len(d.lines) > d.skip {
 				d.onLine(d.lines[len(d.lines)-1])
 			}
 			continue
