@@ -114,13 +114,61 @@ type pendingJob struct {
 	chunk      bool          // submitted as an item of a chunk (SubmitChunk): seq is the chunk's
 	waited     bool          // a Wait has registered (the result is no longer kept for the first one)
 	progress   chan [2]int64 // capacity 1, latest value wins
-	debug      chan []string // debug lines, capacity debugBacklog; dropped when full
+	debug      *debugLog     // nil when no debug lines are wanted (newPending)
 }
 
-// debugBacklog is how many debug events a job's waiter may fall behind by
-// before further ones are dropped (debug lines are a courtesy: the result
-// holds them all).
+// debugBacklog is how many debug events of a job its entry keeps for its
+// waiters: a waiter that falls further behind — a Wait that joins a job
+// which sent more before it, too — misses the oldest of them (debug
+// lines are a courtesy: the result holds them all).
 const debugBacklog = 64
+
+// debugLog is the debug events of a job, for each of its waiters to read
+// them all (every Wait of the job gets every line: the calls that join an
+// idempotency key's job wait with it): the last debugBacklog events,
+// numbered from 0 in order of arrival, and a channel closed when one
+// more arrives. Under Client.mu.
+type debugLog struct {
+	events [][]string // events first … first+len(events)-1
+	first  int
+	more   chan struct{}
+}
+
+func newDebugLog() *debugLog { return &debugLog{more: make(chan struct{})} }
+
+// closedChan is a closed channel: a Wait that starts with debug events to
+// hand over selects it at once.
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
+// add appends the event lines, dropping the oldest past debugBacklog,
+// and wakes the waiters.
+func (d *debugLog) add(lines []string) {
+	if len(d.events) == debugBacklog {
+		d.events[0] = nil
+		d.events = d.events[1:]
+		d.first++
+	}
+	d.events = append(d.events, lines)
+	close(d.more)
+	d.more = make(chan struct{})
+}
+
+// since returns a copy of the events from number *next on (the oldest
+// kept when *next was dropped: how many were is the second result), moves
+// *next past them, and returns the channel of the next event.
+func (d *debugLog) since(next *int) ([][]string, int, <-chan struct{}) {
+	missed := 0
+	if *next < d.first {
+		missed, *next = d.first-*next, d.first
+	}
+	out := slices.Clone(d.events[*next-d.first:]) // add changes d.events' array
+	*next += len(out)
+	return out, missed, d.more
+}
 
 // debugSinkKey carries the function WithDebugSink sets.
 type debugSinkKey struct{}
@@ -400,13 +448,13 @@ func (c *Client) encodeJob(job *Job) ([]byte, error) {
 	return data, nil
 }
 
-// newPending returns the entry of a job; its debug backlog is made only
-// when debug lines are wanted (a job submitted with Job.Debug, a Wait with
-// a DebugSink): the debug events of an entry without one are dropped.
+// newPending returns the entry of a job; its debug log is made only when
+// debug lines are wanted (a job submitted with Job.Debug, a Wait with a
+// DebugSink): the debug events of an entry without one are dropped.
 func newPending(debug bool) *pendingJob {
 	p := &pendingJob{created: time.Now(), done: make(chan struct{}), progress: make(chan [2]int64, 1)}
 	if debug {
-		p.debug = make(chan []string, debugBacklog)
+		p.debug = newDebugLog()
 	}
 	return p
 }
@@ -418,8 +466,10 @@ func newPending(debug bool) *pendingJob {
 // ceiling, at most about 5 times a second and never after the result; a
 // progress event that arrives while onProgress runs replaces older ones.
 // With a ctx of WithDebugSink, the job's debug events go to its function
-// the same way, each one, in order, the last before Wait returns (up to
-// 64 events may wait; later ones are dropped while it falls behind).
+// the same way, each one, in order, the last before Wait returns — to
+// every Wait of the job, a Wait that starts while the job runs also the
+// events before it (the entry keeps the last 64: one further behind
+// misses the oldest).
 //
 // The result comes from the job's result event; if that event is lost (a
 // reconnect, a slow consumer) Wait reads the results bucket: immediately
@@ -448,29 +498,49 @@ func (c *Client) WaitUntil(ctx context.Context, jobID string, deadline time.Time
 		c.mu.Unlock()
 		return nil, ErrClosed
 	}
+	onDebug := DebugSink(ctx)
 	p := c.pending[jobID]
 	if p == nil {
-		p = newPending(DebugSink(ctx) != nil)
+		p = newPending(onDebug != nil)
 		c.pending[jobID] = p
+	}
+	if onDebug != nil && p.debug == nil && p.result == nil {
+		p.debug = newDebugLog() // an entry a Wait without a DebugSink made
 	}
 	p.waiters++
 	p.waited = true
 	fromSubmit := p.fromSubmit
+	// moreDebug is closed when a debug event arrives that this Wait has
+	// not handed over (nil: none wanted); nextDebug numbers it.
+	var moreDebug <-chan struct{}
+	nextDebug := 0
+	if onDebug != nil && p.debug != nil {
+		moreDebug = p.debug.more
+		if len(p.debug.events) > 0 {
+			moreDebug = closedChan
+		}
+	}
 	c.mu.Unlock()
 	defer c.release(jobID, p)
-	onDebug := DebugSink(ctx)
+	// handDebug hands over the debug events this Wait has not.
+	handDebug := func() {
+		c.mu.Lock()
+		events, missed, more := p.debug.since(&nextDebug)
+		c.mu.Unlock()
+		moreDebug = more
+		if missed > 0 {
+			c.log.Debug("debug events dropped: the waiter is behind", "job", jobID, "events", missed)
+		}
+		for _, lines := range events {
+			onDebug(lines)
+		}
+	}
 	// done hands over the debug lines received before the result, then it.
 	done := func(res json.RawMessage) (json.RawMessage, error) {
-		for {
-			select {
-			case lines := <-p.debug:
-				if onDebug != nil {
-					onDebug(lines)
-				}
-			default:
-				return res, nil
-			}
+		if moreDebug != nil {
+			handDebug()
 		}
+		return res, nil
 	}
 
 	check := func() json.RawMessage {
@@ -515,10 +585,8 @@ func (c *Client) WaitUntil(ctx context.Context, jobID string, deadline time.Time
 			if onProgress != nil {
 				onProgress(pr[0], pr[1])
 			}
-		case lines := <-p.debug:
-			if onDebug != nil {
-				onDebug(lines)
-			}
+		case <-moreDebug: // nil (never) when no debug lines are wanted
+			handDebug()
 		case <-timer.C:
 			if res := check(); res != nil {
 				return done(res)
@@ -739,11 +807,7 @@ func (c *Client) onEvent(m *nats.Msg) {
 		if p.debug == nil {
 			return // not wanted (newPending)
 		}
-		select {
-		case p.debug <- ev.Lines:
-		default:
-			c.log.Debug("debug event dropped: the waiter is behind", "job", ev.JobID)
-		}
+		p.debug.add(ev.Lines)
 	}
 }
 
