@@ -109,12 +109,18 @@ type pendingJob struct {
 	waiters    int
 	result     json.RawMessage
 	done       chan struct{}
-	cache      string        // the job's cache digest (Job.Cache), from Submit
-	keep       bool          // Job.Keep, from Submit: the results bucket holds the result
-	chunk      bool          // submitted as an item of a chunk (SubmitChunk): seq is the chunk's
-	waited     bool          // a Wait has registered (the result is no longer kept for the first one)
-	progress   chan [2]int64 // capacity 1, latest value wins
-	debug      *debugLog     // nil when no debug lines are wanted (newPending)
+	cache      string // the job's cache digest (Job.Cache), from Submit
+	keep       bool   // Job.Keep, from Submit: the results bucket holds the result
+	chunk      bool   // submitted as an item of a chunk (SubmitChunk): seq is the chunk's
+	waited     bool   // a Wait has registered (the result is no longer kept for the first one)
+	// progress is the job's latest progress event, progressSeq how many
+	// have come, and moreProgress is closed when one more comes: every
+	// Wait of the job reads the latest (the calls joining an idempotency
+	// key's job wait with it), none takes it from another. Under c.mu.
+	progress     [2]int64
+	progressSeq  int
+	moreProgress chan struct{}
+	debug        *debugLog // nil when no debug lines are wanted (newPending)
 }
 
 // debugBacklog is how many debug events of a job its entry keeps for its
@@ -452,7 +458,7 @@ func (c *Client) encodeJob(job *Job) ([]byte, error) {
 // debug lines are wanted (a job submitted with Job.Debug, a Wait with a
 // DebugSink): the debug events of an entry without one are dropped.
 func newPending(debug bool) *pendingJob {
-	p := &pendingJob{created: time.Now(), done: make(chan struct{}), progress: make(chan [2]int64, 1)}
+	p := &pendingJob{created: time.Now(), done: make(chan struct{}), moreProgress: make(chan struct{})}
 	if debug {
 		p.debug = newDebugLog()
 	}
@@ -464,7 +470,9 @@ func newPending(debug bool) *pendingJob {
 // results bucket. While it waits, onProgress (if non-nil) is called from
 // Wait's goroutine with the latest cumulative step count and the step
 // ceiling, at most about 5 times a second and never after the result; a
-// progress event that arrives while onProgress runs replaces older ones.
+// progress event that arrives while onProgress runs replaces older ones
+// — for every Wait of the job with an onProgress (one that starts while
+// the job runs gets the latest at once).
 // With a ctx of WithDebugSink, the job's debug events go to its function
 // the same way, each one, in order, the last before Wait returns — to
 // every Wait of the job, a Wait that starts while the job runs also the
@@ -510,6 +518,17 @@ func (c *Client) WaitUntil(ctx context.Context, jobID string, deadline time.Time
 	p.waiters++
 	p.waited = true
 	fromSubmit := p.fromSubmit
+	// moreProgress is closed when a progress event arrives that this Wait
+	// has not handed over (nil: none wanted); seenProgress counts those
+	// it has. A Wait that starts after some hands the latest over at once.
+	var moreProgress <-chan struct{}
+	seenProgress := 0
+	if onProgress != nil {
+		moreProgress = p.moreProgress
+		if p.progressSeq > 0 {
+			moreProgress = closedChan
+		}
+	}
 	// moreDebug is closed when a debug event arrives that this Wait has
 	// not handed over (nil: none wanted); nextDebug numbers it.
 	var moreDebug <-chan struct{}
@@ -581,8 +600,13 @@ func (c *Client) WaitUntil(ctx context.Context, jobID string, deadline time.Time
 		select {
 		case <-p.done:
 			return done(p.result)
-		case pr := <-p.progress:
-			if onProgress != nil {
+		case <-moreProgress: // nil (never) without onProgress
+			c.mu.Lock()
+			pr, seq := p.progress, p.progressSeq
+			moreProgress = p.moreProgress
+			c.mu.Unlock()
+			if seq > seenProgress {
+				seenProgress = seq
 				onProgress(pr[0], pr[1])
 			}
 		case <-moreDebug: // nil (never) when no debug lines are wanted
@@ -798,11 +822,10 @@ func (c *Client) onEvent(m *nats.Msg) {
 	}
 	switch ev.Type {
 	case EventProgress:
-		select {
-		case <-p.progress:
-		default:
-		}
-		p.progress <- [2]int64{ev.Steps, ev.Total}
+		p.progress = [2]int64{ev.Steps, ev.Total}
+		p.progressSeq++
+		close(p.moreProgress)
+		p.moreProgress = make(chan struct{})
 	case EventDebug:
 		if p.debug == nil {
 			return // not wanted (newPending)

@@ -172,3 +172,82 @@ func TestDebugLogBacklog(t *testing.T) {
 		t.Errorf("caught up: %q %d", ev, missed)
 	}
 }
+
+// Every Wait of a job with an onProgress gets its progress (the calls
+// joining an idempotency key's job wait with the first): the latest
+// event, each Wait once per event it sees; a Wait that starts after some
+// gets the latest at once. One channel of one slot gave each event to
+// one of them.
+func TestWaitProgressEveryWaiter(t *testing.T) {
+	_, bus, c := testBus(t, Config{})
+	ctx := ctxT(t)
+	id, err := c.Submit(ctx, Job{Tool: "boruna_run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := bus.Next(5 * time.Second)
+	if err != nil || d == nil || d.Err != nil {
+		t.Fatalf("Next = %v, %v", d, err)
+	}
+	publish := func(steps int64) {
+		t.Helper()
+		if err := bus.PublishEvent(d.Job.Reply, &Event{JobID: id, Type: EventProgress, Steps: steps, Total: 100}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type waiter struct {
+		progress chan [2]int64
+		res      chan error
+	}
+	wait := func(withProgress bool) *waiter {
+		w := &waiter{progress: make(chan [2]int64, 100), res: make(chan error, 1)}
+		var on func(steps, total int64)
+		if withProgress {
+			on = func(steps, total int64) { w.progress <- [2]int64{steps, total} }
+		}
+		go func() {
+			_, err := c.Wait(ctx, id, on)
+			w.res <- err
+		}()
+		return w
+	}
+	next := func(name string, w *waiter, want [2]int64) {
+		t.Helper()
+		select {
+		case p := <-w.progress:
+			if p != want {
+				t.Fatalf("%s: progress %v, want %v", name, p, want)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: no progress %v after 30 s", name, want)
+		}
+	}
+	first, second, blind := wait(true), wait(true), wait(false)
+	publish(1)
+	next("first", first, [2]int64{1, 100})
+	next("second", second, [2]int64{1, 100})
+	publish(5)
+	next("first", first, [2]int64{5, 100})
+	next("second", second, [2]int64{5, 100})
+	late := wait(true)
+	next("late", late, [2]int64{5, 100})
+	if _, err := bus.StoreResult(ctx, id, json.RawMessage(`{"success":true,"protocol_version":1}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := bus.PublishEvent(d.Job.Reply, &Event{JobID: id, Type: EventResult, Result: json.RawMessage(`{"success":true,"protocol_version":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	for name, w := range map[string]*waiter{"first": first, "second": second, "blind": blind, "late": late} {
+		select {
+		case err := <-w.res:
+			if err != nil {
+				t.Fatalf("%s: Wait = %v", name, err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: Wait did not return", name)
+		}
+		if n := len(w.progress); n != 0 {
+			t.Fatalf("%s: %d more progress calls, want none", name, n)
+		}
+	}
+}
