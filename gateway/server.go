@@ -452,6 +452,9 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 	relay := g.newRelay(ctx, info, req)
 	if relay != nil {
 		progress = relay.update
+		// Stopped before the handler returns, also when the dispatcher
+		// panics (mcp-go recovers it): no progress after the answer.
+		defer relay.stop()
 	}
 	var out []byte
 	if tool == dispatch.BatchTool {
@@ -461,9 +464,6 @@ func (g *Server) answer(ctx context.Context, req mcp.CallToolRequest) ([]byte, j
 		}
 	} else {
 		out = g.d.Run(ctx, args, progress)
-	}
-	if relay != nil {
-		relay.stop()
 	}
 	if g.log.Enabled(ctx, slog.LevelDebug) {
 		g.log.Debug("tool call", "tool", tool, "caller", dispatch.CallerFrom(ctx), "ms", time.Since(start).Milliseconds(), "bytes", len(out))

@@ -475,8 +475,11 @@ func claimValue(workerID string, firstStart time.Time) []byte {
 // mark, "<workerID>@back" (MarkHandedBack): the worker that handed the
 // job back, and no start. A reader that predates the mark takes it for
 // the claim of that worker with an unknown first start (parseClaim
-// without the tag: no number after "@"), and so counts the job as it
-// counted one without a claim: started at its own estimate, a rerun.
+// without the tag: no number after "@") and takes it over as the claim
+// of a lost worker: a rerun whose lost_worker is the worker that handed
+// the job back, started at its own estimate — the charge it made before
+// the mark existed, with that worker named (a cluster of mixed
+// versions, during an upgrade).
 const handedBackTag = "back"
 
 // isHandedBack reports whether the claim value v is a hand-back mark.
