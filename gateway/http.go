@@ -537,14 +537,13 @@ func refuse(w http.ResponseWriter, status int, text string) {
 // several goroutines: mu orders them, each event written whole.
 type httpWriter struct {
 	w        http.ResponseWriter
-	wrote    atomic.Bool
-	from, to []byte // placeholder id → the client's id
+	wrote    atomic.Bool // the status is sent (sendHeaderLocked, under mu)
+	from, to []byte      // placeholder id → the client's id
 	slot     *outbound.Slot
 	timeout  time.Duration
 	deadline bool // a write deadline is set
 
 	mu        sync.Mutex
-	header    bool // the status is sent
 	sse       bool // as an event stream
 	streaming bool // notify writes the call's notifications (notify.go)
 

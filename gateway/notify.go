@@ -77,7 +77,7 @@ func (hw *httpWriter) notify(ctx context.Context, n mcp.JSONRPCNotification) err
 	if !hw.streaming {
 		return errNoStream
 	}
-	if !hw.header {
+	if !hw.wrote.Load() {
 		s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithStreamableHTTPConfig)
 		if !ok || !s.Initialized() {
 			return errNoStream
@@ -110,7 +110,7 @@ func (hw *httpWriter) closeStream() {
 // set (hw.own), once (mcp-go sends it again when a notification made the
 // response an event stream); hw.mu is held, on mcp-go's goroutine.
 func (hw *httpWriter) writeHeaderLocked(status int) {
-	if hw.header {
+	if hw.wrote.Load() {
 		return
 	}
 	h := hw.w.Header()
@@ -123,7 +123,6 @@ func (hw *httpWriter) writeHeaderLocked(status int) {
 // sendHeaderLocked sends status with the response's headers; hw.mu is
 // held.
 func (hw *httpWriter) sendHeaderLocked(status int) {
-	hw.header = true
 	hw.sse = strings.HasPrefix(hw.w.Header().Get("Content-Type"), "text/event-stream")
 	hw.wrote.Store(true)
 	hw.w.WriteHeader(status)
