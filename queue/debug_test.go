@@ -8,13 +8,11 @@ import (
 	"time"
 )
 
-// A job's debug events reach the function of WithDebugSink in order, all
-// of them before Wait returns the result, even when the result event
-// follows them at once; Job.Debug travels with the job.
-func TestWaitDebugEvents(t *testing.T) {
-	_, bus, c := testBus(t, Config{})
-	ctx := ctxT(t)
-	id, err := c.Submit(ctx, Job{Tool: "boruna_run", Debug: true})
+// submitPulled submits job with c and pulls it from bus: its ID and its
+// delivery, whose Reply takes the job's events.
+func submitPulled(t *testing.T, c *Client, bus *Bus, job Job) (string, *Delivery) {
+	t.Helper()
+	id, err := c.Submit(ctxT(t), job)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,6 +20,16 @@ func TestWaitDebugEvents(t *testing.T) {
 	if err != nil || d == nil || d.Err != nil {
 		t.Fatalf("Next = %v, %v", d, err)
 	}
+	return id, d
+}
+
+// A job's debug events reach the function of WithDebugSink in order, all
+// of them before Wait returns the result, even when the result event
+// follows them at once; Job.Debug travels with the job.
+func TestWaitDebugEvents(t *testing.T) {
+	_, bus, c := testBus(t, Config{})
+	ctx := ctxT(t)
+	id, d := submitPulled(t, c, bus, Job{Tool: "boruna_run", Debug: true})
 	if !d.Job.Debug {
 		t.Errorf("job.Debug lost: %+v", d.Job)
 	}
@@ -54,14 +62,7 @@ func TestWaitDebugEvents(t *testing.T) {
 func TestWaitDebugEventsEveryWaiter(t *testing.T) {
 	_, bus, c := testBus(t, Config{})
 	ctx := ctxT(t)
-	id, err := c.Submit(ctx, Job{Tool: "boruna_run", Debug: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := bus.Next(5 * time.Second)
-	if err != nil || d == nil || d.Err != nil {
-		t.Fatalf("Next = %v, %v", d, err)
-	}
+	id, d := submitPulled(t, c, bus, Job{Tool: "boruna_run", Debug: true})
 	publish := func(lines ...string) {
 		t.Helper()
 		if err := bus.PublishEvent(d.Job.Reply, &Event{JobID: id, Type: EventDebug, Lines: lines}); err != nil {
@@ -181,14 +182,7 @@ func TestDebugLogBacklog(t *testing.T) {
 func TestWaitProgressEveryWaiter(t *testing.T) {
 	_, bus, c := testBus(t, Config{})
 	ctx := ctxT(t)
-	id, err := c.Submit(ctx, Job{Tool: "boruna_run"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := bus.Next(5 * time.Second)
-	if err != nil || d == nil || d.Err != nil {
-		t.Fatalf("Next = %v, %v", d, err)
-	}
+	id, d := submitPulled(t, c, bus, Job{Tool: "boruna_run"})
 	publish := func(steps int64) {
 		t.Helper()
 		if err := bus.PublishEvent(d.Job.Reply, &Event{JobID: id, Type: EventProgress, Steps: steps, Total: 100}); err != nil {
