@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -288,9 +289,9 @@ func TestCacheBoundFollowed(t *testing.T) {
 		t.Errorf("log of the Open:\n%s\nwant it to end with\n%s", got, want)
 	}
 	scfg, st := cacheState(t, bus)
-	if scfg.MaxBytes != bound || scfg.MaxMsgs != bound/CacheEntryBytes || scfg.Discard != jetstream.DiscardOld || scfg.MaxAge != time.Hour || scfg.Duplicates != 2*time.Minute ||
+	if scfg.MaxBytes != bound || scfg.MaxMsgs != bound/CacheEntryBytes || scfg.Discard != jetstream.DiscardOld || scfg.MaxAge != time.Hour || scfg.Duplicates != 100*time.Millisecond ||
 		scfg.Storage != jetstream.FileStorage || scfg.MaxMsgsPerSubject != 1 {
-		t.Errorf("bounded cache bucket: MaxBytes %d, Discard %v, MaxAge %v, Duplicates %v, Storage %v, history %d; want %d, DiscardOld, 1h, 2m, File, 1",
+		t.Errorf("bounded cache bucket: MaxBytes %d, Discard %v, MaxAge %v, Duplicates %v, Storage %v, history %d; want %d, DiscardOld, 1h, 100ms, File, 1",
 			scfg.MaxBytes, scfg.Discard, scfg.MaxAge, scfg.Duplicates, scfg.Storage, scfg.MaxMsgsPerSubject, bound)
 	}
 	if st.Msgs != kept || st.Bytes > bound {
@@ -507,4 +508,76 @@ func TestCacheBoundTooLarge(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("Open with CacheMaxBytes %d: err = %v\nwant %s", bound, err, want)
 	}
+}
+
+// TestBucketDuplicateWindow: every bucket on disk has the server's least
+// duplicate window, 100 ms (no writer of a bucket sets a message ID; the
+// server reloads every message stored within the window when it restores
+// the stream), whether Open creates it or finds it with nats.go's 2
+// minutes (an axpool before, or nats.go elsewhere), its entries kept; a
+// bucket in memory keeps nats.go's window.
+func TestBucketDuplicateWindow(t *testing.T) {
+	ctx := ctxT(t)
+	windows := func(t *testing.T, bus *Bus) map[string]time.Duration {
+		t.Helper()
+		got := map[string]time.Duration{}
+		for _, name := range []string{ResultsBucket, StateBucket, TasksBucket, CacheBucket} {
+			s, err := bus.js.Stream(ctx, kvStreamPrefix+name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got[name] = s.CachedInfo().Config.Duplicates
+		}
+		return got
+	}
+	all := func(d time.Duration) map[string]time.Duration {
+		return map[string]time.Duration{ResultsBucket: d, StateBucket: d, TasksBucket: d, CacheBucket: d}
+	}
+	t.Run("created on disk", func(t *testing.T) {
+		_, nc := connectEmbedded(t, EmbeddedOptions{StoreDir: t.TempDir(), TempDir: t.TempDir()})
+		bus, err := Open(ctx, nc, Config{Storage: FileStorage, CacheOnDisk: true}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := windows(t, bus), all(100*time.Millisecond); !maps.Equal(got, want) {
+			t.Errorf("duplicate windows %v, want %v", got, want)
+		}
+	})
+	t.Run("created in memory", func(t *testing.T) {
+		_, nc := connectEmbedded(t, EmbeddedOptions{TempDir: t.TempDir()})
+		bus, err := Open(ctx, nc, Config{Storage: MemoryStorage}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := windows(t, bus), all(2*time.Minute); !maps.Equal(got, want) {
+			t.Errorf("duplicate windows %v, want %v", got, want)
+		}
+	})
+	t.Run("found with 2 minutes", func(t *testing.T) {
+		const n, size = 8, 100
+		_, nc := connectEmbedded(t, EmbeddedOptions{StoreDir: t.TempDir(), TempDir: t.TempDir()})
+		oldCacheBucket(t, ctx, nc, jetstream.FileStorage, 0, n, size)
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A results bucket as nats.go creates it (Open does not follow its
+		// bounds, as it does the cache's).
+		if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: ResultsBucket, History: 1, TTL: DefaultResultTTL,
+			Storage: jetstream.FileStorage, Replicas: 1}); err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		bus, err := Open(ctx, nc, Config{Storage: FileStorage, CacheOnDisk: true}, textLog(&buf))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := windows(t, bus), all(100*time.Millisecond); !maps.Equal(got, want) {
+			t.Errorf("duplicate windows %v, want %v", got, want)
+		}
+		checkNewestCached(t, bus, n, n, size)
+		if got := buf.String(); strings.Contains(got, "WARN") || strings.Contains(got, "ERROR") {
+			t.Errorf("Open logged:\n%s", got)
+		}
+	})
 }

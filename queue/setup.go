@@ -584,15 +584,23 @@ func bucketDiscard(spec BucketSpec) jetstream.DiscardPolicy {
 	return jetstream.DiscardNew
 }
 
-// bucketDuplicates is the duplicate window nats.go gives a bucket of TTL
-// ttl: 2 minutes, or the TTL when it is shorter (the server refuses a
-// window over the max age).
+// bucketDuplicates is the duplicate window of a bucket of TTL ttl on
+// disk: the server's least, 100 ms, or the TTL when it is shorter (the
+// server refuses a window over the max age). No writer of a bucket sets
+// a message ID, so the window dedups nothing; but the server reloads
+// every message stored within it when it restores the bucket's stream
+// (a cache of 40,000 entries stored within nats.go's default window of 2
+// minutes cost every start 50 ms). A bucket in memory keeps nats.go's
+// window: it is never restored.
 func bucketDuplicates(ttl time.Duration) time.Duration {
-	if ttl > 0 && ttl < 2*time.Minute {
+	if ttl > 0 && ttl < minDuplicates {
 		return ttl
 	}
-	return 2 * time.Minute
+	return minDuplicates
 }
+
+// minDuplicates is the least duplicate window the server accepts.
+const minDuplicates = 100 * time.Millisecond
 
 // boundString renders a stream's MaxBytes or MaxMsgs for a log line:
 // "none" for no bound, else the number.
@@ -712,6 +720,9 @@ func (b *Bus) bucket(ctx context.Context, spec BucketSpec, deadline time.Time) (
 			return nil, err
 		}
 	} else {
+		if err := b.lowerWindow(ctx, spec.Name, have); err != nil {
+			return nil, err
+		}
 		ds = diff(ds, "ttl", have.MaxAge, spec.TTL)
 		ds = diff(ds, "max_bytes", have.MaxBytes, maxBytes)
 		ds = diff(ds, "max_msgs", have.MaxMsgs, maxMsgs)
@@ -728,7 +739,9 @@ func (b *Bus) bucket(ctx context.Context, spec BucketSpec, deadline time.Time) (
 // is the job stream's and the cluster cannot place as many (createPlaced,
 // until deadline); a bounded bucket then gets DiscardOld on its stream
 // (nats.go creates every bucket DiscardNew; if that update fails the
-// bucket stays DiscardNew until the next Open with Follow sets it).
+// bucket stays DiscardNew until the next Open with Follow sets it), and
+// a bucket on disk the least duplicate window (bucketDuplicates) in the
+// same update.
 // Errors: jetstream.ErrBucketExists when another process created it
 // meanwhile; other JetStream errors, unwrapped.
 func (b *Bus) createBucket(ctx context.Context, spec BucketSpec, history uint8, storage jetstream.StorageType, deadline time.Time) (jetstream.KeyValue, error) {
@@ -757,7 +770,8 @@ func (b *Bus) createBucket(ctx context.Context, spec BucketSpec, history uint8, 
 	if r != b.replicas {
 		b.log.Info("bucket created", "bucket", spec.Name, "replicas", r)
 	}
-	if discard := bucketDiscard(spec); discard != jetstream.DiscardNew {
+	discard := bucketDiscard(spec)
+	if discard != jetstream.DiscardNew || storage == jetstream.FileStorage {
 		s, err := askAgain(ctx, b.log, "read bucket "+spec.Name, requestTimeout, func(ctx context.Context) (jetstream.Stream, error) {
 			return b.js.Stream(ctx, kvStreamPrefix+spec.Name)
 		})
@@ -766,8 +780,11 @@ func (b *Bus) createBucket(ctx context.Context, spec BucketSpec, history uint8, 
 		}
 		cfg := s.CachedInfo().Config
 		cfg.Discard, cfg.MaxMsgs = discard, streamMaxMsgs(spec.MaxEntries)
+		if storage == jetstream.FileStorage {
+			cfg.Duplicates = bucketDuplicates(spec.TTL)
+		}
 		if _, err := b.updateStream(ctx, "set the discard policy of bucket "+spec.Name, cfg); err != nil {
-			return nil, setupError("set the discard policy of bucket "+spec.Name, err)
+			return nil, setupError("set the discard policy and duplicate window of bucket "+spec.Name, err)
 		}
 	}
 	return kv, nil
@@ -786,11 +803,11 @@ func (b *Bus) followBucket(ctx context.Context, spec BucketSpec, info *jetstream
 	ttlChanged := have.MaxAge != spec.TTL
 	boundChanged := have.MaxBytes != maxBytes || have.MaxMsgs != maxMsgs || have.Discard != discard
 	if !ttlChanged && !boundChanged {
-		return nil
+		return b.lowerWindow(ctx, spec.Name, have)
 	}
 	cfg := have
 	cfg.MaxAge, cfg.MaxBytes, cfg.MaxMsgs, cfg.Discard = spec.TTL, maxBytes, maxMsgs, discard
-	if ttlChanged {
+	if ttlChanged || windowTooWide(have) {
 		cfg.Duplicates = bucketDuplicates(spec.TTL)
 	}
 	updated, err := b.updateStream(ctx, "change the TTL and bound of bucket "+spec.Name, cfg)
@@ -814,6 +831,29 @@ func (b *Bus) followBucket(ctx context.Context, spec BucketSpec, info *jetstream
 			"to", boundString(maxBytes), "entries_from", boundString(have.MaxMsgs), "entries_to", boundString(maxMsgs),
 			"discard", discard)
 	}
+	return nil
+}
+
+// windowTooWide reports whether the bucket stream of configuration cfg
+// is on disk with a duplicate window over bucketDuplicates (a bucket
+// created before the window was lowered, or by nats.go elsewhere).
+func windowTooWide(cfg jetstream.StreamConfig) bool {
+	return cfg.Storage == jetstream.FileStorage && cfg.Duplicates > bucketDuplicates(cfg.MaxAge)
+}
+
+// lowerWindow lowers the duplicate window of bucket name, whose stream's
+// configuration is have, to bucketDuplicates when windowTooWide (once:
+// the window stays). Errors: the update's (wrapped).
+func (b *Bus) lowerWindow(ctx context.Context, name string, have jetstream.StreamConfig) error {
+	if !windowTooWide(have) {
+		return nil
+	}
+	cfg := have
+	cfg.Duplicates = bucketDuplicates(have.MaxAge)
+	if _, err := b.updateStream(ctx, "lower the duplicate window of bucket "+name, cfg); err != nil {
+		return setupError("lower the duplicate window of bucket "+name, err)
+	}
+	b.log.Debug("bucket duplicate window lowered", "bucket", name, "from", have.Duplicates, "to", cfg.Duplicates)
 	return nil
 }
 
