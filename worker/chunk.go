@@ -62,9 +62,12 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 	if d.NumDelivered > 1 {
 		cr.from = w.leaveHandedOff(d)
 	}
-	left := false
+	left, ran := false, false
 	for i, it := range items {
-		if ctx.Err() != nil {
+		// On the last delivery MaxDeliver allows, the first item runs
+		// whatever: a chunk that went back whole from there would never
+		// be delivered again; after it, the items left are handed off.
+		if ctx.Err() != nil && (ran || !w.lastRun(d)) {
 			// Shutdown: the items not started go to another slot as a
 			// chunk of their own (handOff), whose items start afresh with
 			// their whole wall-clock limit; handed back with this chunk,
@@ -111,6 +114,7 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 		stop := cr.watch(i)
 		w.handle(runCtx, it)
 		stop()
+		ran = true
 	}
 	cr.end()
 	cr.confirm()

@@ -40,7 +40,10 @@
 // is handed back unstarted, marked so on its first delivery
 // (queue.Bus.MarkHandedBack, a write on that path only): its redelivery
 // starts it afresh, where one that finds no claim counts the job as
-// possibly started one AckWait before it.
+// possibly started one AckWait before it. The last delivery MaxDeliver
+// allows is never handed back (the server would not deliver it again): a
+// job runs within ShutdownGrace, a chunk its first item, the others
+// handed to another slot.
 //
 // A chunk (queue.ChunkTool: several jobs in one message) is run item by
 // item on its slot, each item handled as the job it is, under one

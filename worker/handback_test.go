@@ -174,3 +174,41 @@ func TestHandBackOfRedeliveryKeepsCharge(t *testing.T) {
 	}
 	waitEmpty(t, h.bus)
 }
+
+// TestHandBackLastDelivery: at MaxDeliver 1 the delivery a worker pulls
+// as it begins to stop is the last the server makes. A job handed back
+// from there was never delivered again (worker_lost without a run); it
+// runs on the stopping worker instead, once. A chunk runs its first item
+// there and hands the others off as a chunk of their own, which the next
+// worker runs: every item once, none lost.
+func TestHandBackLastDelivery(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		items   int      // 0: a single job
+		workers []string // which worker runs each job or item
+	}{
+		{"job", 0, []string{"stopping"}},
+		{"chunk", 3, []string{"stopping", "next", "next"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarnessPayload(t, queue.Config{AckWait: time.Minute, MaxDeliver: 1}, 0)
+			job := queuedAMinute()
+			var ids []string
+			if tc.items == 0 {
+				ids = []string{h.submit(job)}
+			} else {
+				ids = h.submitChunk(job, job, job)
+			}
+			l := newRunLog()
+			stoppingSlot(t, h, l)
+			runWallWorker(t, h, "next", wallExec{2 * time.Second, l})
+			for i, id := range ids {
+				r := h.wait(id, 30*time.Second)
+				if !r.Success || r.worker() != tc.workers[i] || l.count(id) != 1 {
+					t.Errorf("job %d = %s, ran %d times; want success by %s, once", i+1, r.Raw, l.count(id), tc.workers[i])
+				}
+			}
+			waitEmpty(t, h.bus)
+		})
+	}
+}

@@ -417,10 +417,12 @@ func (w *Worker) slot(ctx, runCtx context.Context) {
 		backoff = 100 * time.Millisecond
 		switch {
 		case d == nil:
-		case ctx.Err() != nil:
+		case ctx.Err() != nil && !w.lastRun(d):
 			// Pulled as shutdown began: hand it back unstarted for
 			// another worker, marked so that it starts afresh there
-			// (handBack).
+			// (handBack). The last delivery MaxDeliver allows runs here,
+			// within the shutdown's grace: handed back, it would never be
+			// delivered again (worker_lost without a run).
 			w.handBack(d)
 		case d.IsChunk():
 			w.handleChunk(ctx, runCtx, d)
@@ -1313,6 +1315,14 @@ func (w *Worker) nak(d *queue.Delivery) {
 	if err := d.Nak(); err != nil {
 		w.log.Warn("nak", "err", err)
 	}
+}
+
+// lastRun reports whether d is the last delivery MaxDeliver allows: the
+// server delivers a job (or chunk) handed back on it no more, and the
+// janitor answers it worker_lost (SubscribeMaxDeliveries).
+func (w *Worker) lastRun(d *queue.Delivery) bool {
+	md := uint64(w.bus.MaxDeliver())
+	return md > 0 && d.NumDelivered >= md
 }
 
 // handBack hands d, pulled as shutdown began, back unstarted: a job, or a
