@@ -75,3 +75,33 @@ func TestLimitBatchMemory(t *testing.T) {
 	}
 	stop()
 }
+
+// LimitBatchMemory sets GOGC BatchGCPercent (200) and stop restores the
+// one before, unless the operator's GOGC is set; with GOMEMLIMIT set too
+// (no limit of its own).
+func TestLimitBatchMemoryGOGC(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	for _, memlimit := range []string{"", "2GiB"} {
+		t.Setenv("GOMEMLIMIT", memlimit)
+		t.Setenv("GOGC", "")
+		debug.SetGCPercent(70)
+		stop := LimitBatchMemory()
+		if got := debug.SetGCPercent(-1); got != BatchGCPercent {
+			t.Errorf("GOMEMLIMIT %q: GOGC under LimitBatchMemory = %d, want %d", memlimit, got, BatchGCPercent)
+		}
+		debug.SetGCPercent(BatchGCPercent)
+		stop()
+		if got := debug.SetGCPercent(-1); got != 70 {
+			t.Errorf("GOMEMLIMIT %q: GOGC after stop = %d, want 70 (the one before)", memlimit, got)
+		}
+		t.Setenv("GOGC", "50")
+		debug.SetGCPercent(50)
+		stop = LimitBatchMemory()
+		if got := debug.SetGCPercent(-1); got != 50 {
+			t.Errorf("GOMEMLIMIT %q: GOGC under LimitBatchMemory with GOGC=50 = %d, want the operator's 50", memlimit, got)
+		}
+		debug.SetGCPercent(50)
+		stop()
+	}
+}
