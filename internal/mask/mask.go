@@ -56,10 +56,18 @@ type Masker struct {
 	// their hashes that rejects almost every other window at once.
 	windows map[uint64]struct{}
 	filter  *[filterBits / 64]uint64
+	// pairs is a bitset of the pairs of adjacent bytes in those windows
+	// (the first byte low): a pair of a text that is not among them
+	// rules out at once the MinSecretLen-1 windows that hold it (next).
+	pairs *[pairBits / 64]uint64
 }
 
-// filterBits is the size of Masker.filter, in bits.
-const filterBits = 1 << 16
+// filterBits is the size of Masker.filter, in bits; pairBits of
+// Masker.pairs (one per pair of bytes).
+const (
+	filterBits = 1 << 16
+	pairBits   = 1 << 16
+)
 
 // IsSecretName reports whether an environment variable named name holds a
 // secret (docs/tools.md §4; exemptions as Rune's: SSH_AUTH_SOCK, GIT_AUTHOR_*,
@@ -106,10 +114,15 @@ func Values(secrets ...string) *Masker {
 			if m.windows == nil {
 				m.windows = map[uint64]struct{}{}
 				m.filter = new([filterBits / 64]uint64)
+				m.pairs = new([pairBits / 64]uint64)
 			}
 			m.windows[w] = struct{}{}
 			h := filterHash(w)
 			m.filter[h/64] |= 1 << (h % 64)
+			for k := i; k < i+MinSecretLen-1; k++ {
+				p := pair(s, k)
+				m.pairs[p/64] |= 1 << (p % 64)
+			}
 		}
 	}
 	for _, value := range secrets {
@@ -137,6 +150,31 @@ func window(s string, i int) uint64 {
 // filterHash is w's bit in Masker.filter.
 func filterHash(w uint64) uint64 { return (w * 0x9E3779B97F4A7C15) >> (64 - 16) }
 
+// pair is the 2 bytes of s at i, the first low.
+func pair(s string, i int) uint16 { return uint16(s[i]) | uint16(s[i+1])<<8 }
+
+// next returns the first position at or after i where the MinSecretLen
+// bytes of s are a run of a secret (secretAt), or -1. When the last pair
+// of bytes of the window at i is in no secret's windows (pairs), neither
+// that window nor the MinSecretLen-2 after it, which hold the same pair,
+// is a run: all are passed over together, so a text that mentions no
+// secret costs about one look-up per MinSecretLen-1 bytes instead of one
+// per byte.
+func (m *Masker) next(s string, i int) int {
+	for i+MinSecretLen <= len(s) {
+		p := pair(s, i+MinSecretLen-2)
+		if m.pairs[p/64]&(1<<(p%64)) == 0 {
+			i += MinSecretLen - 1
+			continue
+		}
+		if m.secretAt(s, i) {
+			return i
+		}
+		i++
+	}
+	return -1
+}
+
 // secretAt reports whether the MinSecretLen bytes of s at i are a run of
 // a secret.
 func (m *Masker) secretAt(s string, i int) bool {
@@ -161,10 +199,7 @@ func (m *Masker) String(s string) string {
 	var b strings.Builder
 	copied, end := 0, -1 // s[:copied] is written; [start, end) is the stretch being masked
 	start := 0
-	for i := 0; i+MinSecretLen <= len(s); i++ {
-		if !m.secretAt(s, i) {
-			continue
-		}
+	for i := m.next(s, 0); i >= 0; i = m.next(s, i+1) {
 		if i > end { // a new stretch: flush the previous one
 			if end >= 0 {
 				b.WriteString(s[copied:start])
@@ -225,13 +260,7 @@ func (m *Masker) JSON(doc []byte) []byte {
 // mentions reports whether doc may contain a run of a secret, raw or
 // JSON-escaped.
 func (m *Masker) mentions(doc []byte) bool {
-	s := unsafe.String(unsafe.SliceData(doc), len(doc))
-	for i := 0; i+MinSecretLen <= len(s); i++ {
-		if m.secretAt(s, i) {
-			return true
-		}
-	}
-	return false
+	return m.next(unsafe.String(unsafe.SliceData(doc), len(doc)), 0) >= 0
 }
 
 // maskJSON re-emits doc token by token, masking strings and numbers.

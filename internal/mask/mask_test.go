@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -201,6 +203,57 @@ func BenchmarkMaskerJSON(b *testing.B) {
 	for b.Loop() {
 		if out := m.JSON(env); len(out) != len(env) {
 			b.Fatal("masked")
+		}
+	}
+}
+
+// TestNextFindsEveryRun: next, which passes over windows by their pairs
+// of bytes, finds every window that looking at each position in turn
+// (secretAt) finds, on random texts against random secrets drawn from a
+// small alphabet, so that runs and near misses are frequent; String and
+// JSON's look (mentions) agree with it.
+func TestNextFindsEveryRun(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = `ab"\c` + "\x00\xff\n"
+	randText := func(n, letters int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(letters)]
+		}
+		return string(b)
+	}
+	for trial := range 3000 {
+		letters := 2 + rng.IntN(len(alphabet)-1)
+		var secrets []string
+		for range 1 + rng.IntN(3) {
+			secrets = append(secrets, randText(MinSecretLen+rng.IntN(24), letters))
+		}
+		m := Values(secrets...)
+		if m.Empty() {
+			continue
+		}
+		text := randText(rng.IntN(400), letters)
+		if rng.IntN(2) == 0 && len(text) > 0 { // a piece of a secret inside
+			sec := secrets[0]
+			a := rng.IntN(len(sec))
+			at := rng.IntN(len(text))
+			text = text[:at] + sec[a:] + text[at:]
+		}
+		var want []int
+		for i := 0; i+MinSecretLen <= len(text); i++ {
+			if m.secretAt(text, i) {
+				want = append(want, i)
+			}
+		}
+		var got []int
+		for i := m.next(text, 0); i >= 0; i = m.next(text, i+1) {
+			got = append(got, i)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: secrets %q, text %q: next finds %v, secretAt %v", trial, secrets, text, got, want)
+		}
+		if m.mentions([]byte(text)) != (len(want) > 0) {
+			t.Fatalf("trial %d: mentions(%q) = %v, want %v", trial, text, !(len(want) > 0), len(want) > 0)
 		}
 	}
 }
