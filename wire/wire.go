@@ -32,9 +32,17 @@ const ProtocolVersion = 1
 // holds more than indexAfter keys, so building an object of n keys (as
 // ParseObject does for a client's arguments) takes O(n) time, not O(n²).
 type Object struct {
-	keys []string
-	vals []any
-	idx  map[string]int // key → position; nil while len(keys) <= indexAfter
+	// ms are the members in order: one slice, so that an object is two
+	// allocations (checked arguments and their canonical form make one
+	// per level of every call).
+	ms  []member
+	idx map[string]int // key → position; nil while len(ms) <= indexAfter
+}
+
+// member is one key and its value.
+type member struct {
+	key string
+	val any
 }
 
 // indexAfter is the key count above which an Object keeps an index.
@@ -48,8 +56,8 @@ func (o *Object) find(key string) int {
 		}
 		return -1
 	}
-	for i, k := range o.keys {
-		if k == key {
+	for i := range o.ms {
+		if o.ms[i].key == key {
 			return i
 		}
 	}
@@ -63,7 +71,7 @@ func NewObject() *Object { return &Object{} }
 // before it grows (n < 0 counts as 0).
 func NewObjectSize(n int) *Object {
 	n = max(n, 0)
-	return &Object{keys: make([]string, 0, n), vals: make([]any, 0, n)}
+	return &Object{ms: make([]member, 0, n)}
 }
 
 // Envelope returns an object that starts with `success` and then
@@ -76,36 +84,36 @@ func Envelope(success bool) *Object {
 // It returns o for chaining.
 func (o *Object) Set(key string, v any) *Object {
 	if i := o.find(key); i >= 0 {
-		o.vals[i] = v
+		o.ms[i].val = v
 		return o
 	}
-	o.keys = append(o.keys, key)
-	o.vals = append(o.vals, v)
+	o.ms = append(o.ms, member{key, v})
 	switch {
 	case o.idx != nil:
-		o.idx[key] = len(o.keys) - 1
-	case len(o.keys) > indexAfter:
+		o.idx[key] = len(o.ms) - 1
+	case len(o.ms) > indexAfter:
 		o.reindex()
 	}
 	return o
 }
 
-// reindex rebuilds the index from keys (or drops it for a small object).
+// reindex rebuilds the index from the members (or drops it for a small
+// object).
 func (o *Object) reindex() {
-	if len(o.keys) <= indexAfter {
+	if len(o.ms) <= indexAfter {
 		o.idx = nil
 		return
 	}
-	o.idx = make(map[string]int, len(o.keys))
-	for i, k := range o.keys {
-		o.idx[k] = i
+	o.idx = make(map[string]int, len(o.ms))
+	for i := range o.ms {
+		o.idx[o.ms[i].key] = i
 	}
 }
 
 // Get returns the value stored under key.
 func (o *Object) Get(key string) (any, bool) {
 	if i := o.find(key); i >= 0 {
-		return o.vals[i], true
+		return o.ms[i].val, true
 	}
 	return nil, false
 }
@@ -113,8 +121,7 @@ func (o *Object) Get(key string) (any, bool) {
 // Delete removes key if present.
 func (o *Object) Delete(key string) {
 	if i := o.find(key); i >= 0 {
-		o.keys = append(o.keys[:i], o.keys[i+1:]...)
-		o.vals = append(o.vals[:i], o.vals[i+1:]...)
+		o.ms = append(o.ms[:i], o.ms[i+1:]...)
 		if o.idx != nil {
 			o.reindex()
 		}
@@ -122,10 +129,19 @@ func (o *Object) Delete(key string) {
 }
 
 // Keys returns the keys in order.
-func (o *Object) Keys() []string { return append([]string(nil), o.keys...) }
+func (o *Object) Keys() []string {
+	if len(o.ms) == 0 {
+		return nil
+	}
+	keys := make([]string, len(o.ms))
+	for i := range o.ms {
+		keys[i] = o.ms[i].key
+	}
+	return keys
+}
 
 // Len returns the number of keys.
-func (o *Object) Len() int { return len(o.keys) }
+func (o *Object) Len() int { return len(o.ms) }
 
 // MarshalJSON encodes o compactly, keys in order, without HTML escaping.
 // Errors: a value encoding/json cannot encode (wrapped with its key).
@@ -139,14 +155,15 @@ func (o *Object) MarshalJSON() ([]byte, error) { return o.AppendJSON(nil) }
 func (o *Object) AppendJSON(dst []byte) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, '{')
-	for i, k := range o.keys {
+	for i := range o.ms {
+		k := o.ms[i].key
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = jsonenc.AppendString(dst, k)
 		dst = append(dst, ':')
 		var err error
-		switch v := o.vals[i].(type) {
+		switch v := o.ms[i].val.(type) {
 		case *Object:
 			if v == nil {
 				dst = append(dst, "null"...)
