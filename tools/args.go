@@ -92,7 +92,8 @@ func CheckArgs(tool string, raw json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, merr := out.MarshalJSON()
+	// Normalised, the arguments are about as long as sent: one allocation.
+	b, merr := out.AppendJSON(make([]byte, 0, len(raw)))
 	if merr != nil { // raw JSON values and strings only: cannot fail
 		return nil, &ArgError{Kind: ArgNotObject, Tool: tool, Msg: fmt.Sprintf("arguments of tool %q: %v", tool, merr)}
 	}

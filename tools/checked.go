@@ -25,6 +25,7 @@ type Args struct {
 	spec *ToolSpec    // nil for an opaque call (Opaque)
 	obj  *wire.Object // the checked arguments (checkArgs), split
 	key  string       // idempotency_key, "" when absent
+	size int          // the bytes of the arguments as sent: room for json
 
 	// json is obj as compact JSON, made on first use (JSON): the worker,
 	// which has the job's arguments as sent, never asks for it. An
@@ -57,7 +58,7 @@ func Check(tool string, raw json.RawMessage) (*Args, error) {
 		return nil, aerr
 	}
 	spec, _ := lookupSpec(tool)
-	a := &Args{tool: tool, spec: spec, obj: obj}
+	a := &Args{tool: tool, spec: spec, obj: obj, size: len(raw)}
 	if v, ok := obj.Get(idempotencyParam.Name); ok {
 		_ = json.Unmarshal(v.(json.RawMessage), &a.key) // a string: checked
 	}
@@ -81,7 +82,8 @@ func (a *Args) JSON() json.RawMessage {
 		return a.json
 	}
 	a.jsonOnce.Do(func() {
-		a.json, _ = a.obj.MarshalJSON() // raw JSON values and strings only: cannot fail
+		// Raw JSON values and strings only: cannot fail.
+		a.json, _ = a.obj.AppendJSON(make([]byte, 0, a.size))
 	})
 	return a.json
 }
