@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"sync/atomic"
 	"unicode/utf8"
 
@@ -138,6 +139,18 @@ func (o *Object) Keys() []string {
 		keys[i] = o.ms[i].key
 	}
 	return keys
+}
+
+// All yields the members in order, key and value: Keys and Get without
+// a copy of the keys or a look-up each.
+func (o *Object) All() iter.Seq2[string, any] {
+	return func(yield func(string, any) bool) {
+		for i := range o.ms {
+			if !yield(o.ms[i].key, o.ms[i].val) {
+				return
+			}
+		}
+	}
 }
 
 // Len returns the number of keys.

@@ -132,18 +132,18 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 	if len(raw) == 0 {
 		return bad("empty line: want a JSON object")
 	}
-	if !jsonenc.Valid(raw) {
-		var v any
-		err := json.Unmarshal(raw, &v)
-		return bad("not valid JSON: %s", text.Clip(err.Error(), 200))
-	}
-	if raw[0] != '{' {
+	// wire.ParseObject's object, read by SplitObject, which checks raw
+	// once: it fails on anything but one valid JSON object.
+	obj := wire.NewObjectSize(8)
+	if raw[0] != '{' || !wire.SplitObject(raw, func(k string, v json.RawMessage) { obj.Set(k, v) }) {
+		if !jsonenc.Valid(raw) {
+			var v any
+			err := json.Unmarshal(raw, &v)
+			return bad("not valid JSON: %s", text.Clip(err.Error(), 200))
+		}
 		return bad("an item must be a JSON object, got %s", wire.JSONType(raw))
 	}
-	obj, err := wire.ParseObject(raw)
-	if err != nil {
-		return bad("not valid JSON: %v", err)
-	}
+	var err error
 	// The id first, so that every other refusal can name it.
 	if v, ok := obj.Get("id"); ok {
 		rawID := v.(json.RawMessage)
@@ -170,10 +170,12 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 	var hasSource, hasScript, hasArgs, hasTool bool
 	var script string
 	var scriptArgs json.RawMessage
-	var other []string // members a script item may not have
-	args := wire.NewObject()
+	// The first member a script item may not have ("" when none: a
+	// member named "" is refused as unknown before any script is read).
+	other := ""
+	args := wire.NewObjectSize(obj.Len())
 	grading := map[string]json.RawMessage{}
-	for _, k := range obj.Keys() {
+	for k := range obj.All() {
 		if gradeMembers[k] && k != "task" {
 			graded = true
 		}
@@ -181,14 +183,13 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 	if v, ok := obj.Get("task"); ok {
 		rawTask = v.(json.RawMessage)
 	}
-	for _, k := range obj.Keys() {
-		v, _ := obj.Get(k)
+	for k, v := range obj.All() {
 		raw := v.(json.RawMessage)
 		switch {
 		case gradeMembers[k]:
 			grading[k] = raw
-			if !scriptMembers[k] {
-				other = append(other, k)
+			if !scriptMembers[k] && other == "" {
+				other = k
 			}
 			continue
 		}
@@ -217,8 +218,8 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 		case "source":
 			hasSource = true
 		}
-		if !scriptMembers[k] {
-			other = append(other, k)
+		if !scriptMembers[k] && other == "" {
+			other = k
 		}
 		if findParam(k) == nil {
 			return bad("%s", unknownName("member", "of a batch item", k, itemMembers, "known members: "))
@@ -270,7 +271,9 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 			}
 		}
 	}
-	b, err := args.MarshalJSON()
+	// The item's members other than id make the arguments: room for
+	// them in one allocation (a graded item's seed and tests may grow it).
+	b, err := args.AppendJSON(make([]byte, 0, len(raw)))
 	if err != nil {
 		return bad("%v", err) // raw JSON values only: cannot happen
 	}
@@ -318,7 +321,7 @@ func unknownName(what, where, name string, known []string, intro string) string 
 // parseScript finishes a script item: {id, script, args}. A script runs
 // under its own declared capabilities and directives (docs/scripts.md),
 // so the members of a source item other than id are refused.
-func parseScript(it Item, name string, args json.RawMessage, hasTool bool, other []string, bad func(string, ...any) Item) Item {
+func parseScript(it Item, name string, args json.RawMessage, hasTool bool, other string, bad func(string, ...any) Item) Item {
 	switch {
 	case name == "":
 		return bad(`"script" must not be empty`)
@@ -326,8 +329,8 @@ func parseScript(it Item, name string, args json.RawMessage, hasTool bool, other
 		return bad(`"script" is %d bytes, at most %d`, len(name), tools.MaxNameBytes)
 	case hasTool:
 		return bad(`"tool" does not go with "script": a script item runs the named script`)
-	case len(other) > 0:
-		return bad(`%q does not go with "script": a script runs with its declared capabilities and directives (docs/scripts.md); a script item has only id, script, args, expect and task`, other[0])
+	case other != "":
+		return bad(`%q does not go with "script": a script runs with its declared capabilities and directives (docs/scripts.md); a script item has only id, script, args, expect and task`, other)
 	}
 	if _, ok := tools.SpecOf(name); ok {
 		return bad(`%q is a tool, not a script: give it as "tool" with "source"`, text.Clip(name, maxShownID))
