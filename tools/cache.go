@@ -73,7 +73,7 @@ func CacheKeyChecked(tool string, checked json.RawMessage, scope string) (digest
 // members as json.RawMessage, an object parameter with properties as a
 // nested *wire.Object. ok is false for anything but a JSON object.
 func splitChecked(params []Param, raw []byte) (*wire.Object, bool) {
-	obj := wire.NewObject()
+	obj := wire.NewObjectSize(len(params)) // a member per parameter at most
 	ok := true
 	valid := wire.SplitObject(raw, func(key string, val json.RawMessage) {
 		if p := findParam(params, key); p != nil && p.Type == ParamObject && p.Props != nil {
@@ -124,7 +124,14 @@ func keyOf(scope, tool string, canon []byte) string {
 	h.Write(canon)
 	h.Write([]byte{'}'})
 	var sum [sha256.Size]byte
-	return hex.EncodeToString(h.Sum(sum[:0]))
+	return hexString(h.Sum(sum[:0]))
+}
+
+// hexString is hex.EncodeToString of a SHA-256 sum, with one allocation
+// (the string) instead of two.
+func hexString(sum []byte) string {
+	var buf [2 * sha256.Size]byte
+	return string(hex.AppendEncode(buf[:0], sum))
 }
 
 // keyPrefixes holds keyPrefix's answers: one per scope and tool a
@@ -172,8 +179,8 @@ func canonicalArgs(params []Param, obj *wire.Object) (*wire.Object, bool) {
 		raw, _ := v.(json.RawMessage)
 		switch p.Type {
 		case ParamPolicy:
-			if def := absentPolicy(); def != nil && (len(raw) == 0 || string(raw) == "null") {
-				out.Set(p.Name, json.RawMessage(def))
+			if def := absentPolicyValue(); def != nil && (len(raw) == 0 || string(raw) == "null") {
+				out.Set(p.Name, def)
 				continue
 			}
 			pol, err := policy.ParseRunArg(raw)
@@ -187,7 +194,7 @@ func canonicalArgs(params []Param, obj *wire.Object) (*wire.Object, bool) {
 			if p.Props != nil {
 				inner, _ := v.(*wire.Object)
 				if inner == nil {
-					inner = wire.NewObject()
+					inner = noMembers
 				}
 				norm, ok := canonicalArgs(p.Props, inner)
 				if !ok {
@@ -237,6 +244,20 @@ var absentPolicy = sync.OnceValue(func() []byte {
 	b, _ := pol.MarshalJSON() // never fails
 	return b
 })
+
+// absentPolicyValue is absentPolicy as the value canonicalArgs sets (a
+// json.RawMessage; nil when absentPolicy is), made into an interface
+// value once rather than once per call.
+var absentPolicyValue = sync.OnceValue(func() any {
+	if def := absentPolicy(); def != nil {
+		return json.RawMessage(def)
+	}
+	return nil
+})
+
+// noMembers is the checked form of an object parameter that is absent,
+// as canonicalArgs reads it; read only.
+var noMembers = wire.NewObject()
 
 // plainString reports whether raw is a JSON string of printable ASCII
 // without escapes: its encoding is already canonical.

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -162,7 +161,7 @@ func (a *Args) Digest() string {
 		b = a.Rest()
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return hexString(sum[:])
 }
 
 // WallLimit is WallLimit for the checked call (the ceiling for an opaque
