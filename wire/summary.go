@@ -63,6 +63,10 @@ func (s *Summary) setMember(key, raw []byte) bool {
 	case "success":
 		return literalBool(raw, &s.Success)
 	case "outcome":
+		if o, ok := knownOutcome(raw); ok {
+			s.Outcome = o
+			return true
+		}
 		o := string(s.Outcome)
 		ok := literalString(raw, &o)
 		s.Outcome = Outcome(o)
@@ -94,6 +98,28 @@ func (s *Summary) setMember(key, raw []byte) bool {
 		}
 	}
 	return true
+}
+
+// knownOutcome is the Outcome constant raw spells as a plain JSON string,
+// without a string made for it, and false for any other value.
+func knownOutcome(raw []byte) (Outcome, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	for _, o := range outcomes {
+		if string(o) == string(raw[1:len(raw)-1]) {
+			return o, true
+		}
+	}
+	return "", false
+}
+
+// outcomes are the Outcome constants, ok first (knownOutcome).
+var outcomes = [...]Outcome{
+	OutcomeOK, OutcomeCompileError, OutcomeRuntimeError, OutcomeStepLimit,
+	OutcomeWallLimit, OutcomeMemoryLimit, OutcomeOutputLimit, OutcomePolicyDenied,
+	OutcomeInvalidArgs, OutcomeCancelled, OutcomeQueueFull, OutcomeWorkerLost,
+	OutcomeQueueUnavailable, OutcomeQuotaExceeded,
 }
 
 // The literal decoders set *dst as encoding/json would from raw (null

@@ -570,3 +570,19 @@ func TestSplitValid(t *testing.T) {
 		t.Error("SplitValidObject took an array")
 	}
 }
+
+// TestSummarizeOutcomes: every outcome, and a string that is none,
+// reads as encoding/json reads it.
+func TestSummarizeOutcomes(t *testing.T) {
+	for _, o := range append(outcomes[:], "okay", "", "o\u006b") {
+		env, _ := NewObject().Set("success", true).Set("outcome", o).MarshalJSON()
+		got, err := Summarize(env)
+		want, derr := summarizeDecoder(env)
+		if err != nil || derr != nil || got != want || got.Outcome != o {
+			t.Errorf("Summarize(%s) = %+v, %v; encoding/json %+v, %v", env, got, err, want, derr)
+		}
+	}
+	if s, _ := Summarize([]byte(`{"outcome":"o\u006b"}`)); s.Outcome != OutcomeOK {
+		t.Errorf(`an escaped "ok" reads as %q`, s.Outcome)
+	}
+}
