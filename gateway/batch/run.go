@@ -467,13 +467,14 @@ func Line(r Result, posField string) []byte { return line(r, posField, false) }
 // everyDigest is set (OutLine).
 func line(r Result, posField string, everyDigest bool) []byte {
 	env := bytes.TrimSpace(r.Envelope)
-	id, _ := jsonenc.Marshal(r.Item.ID)
-	if r.Item.ID == "" && r.Item.Malformed() {
-		id = []byte("null")
-	}
-	out := make([]byte, 0, len(env)+len(id)+32)
+	// Room for the envelope, the id and a run_digest: one allocation.
+	out := make([]byte, 0, len(env)+len(r.Item.ID)+128)
 	out = append(out, `{"id":`...)
-	out = append(out, id...)
+	if r.Item.ID == "" && r.Item.Malformed() {
+		out = append(out, "null"...)
+	} else {
+		out = jsonenc.AppendString(out, r.Item.ID)
+	}
 	if r.Item.Task != "" && r.Verdict != "" {
 		out = append(out, `,"task":`...)
 		out = append(out, mustString(r.Item.Task)...)
