@@ -97,22 +97,22 @@ func cacheKey(spec *ToolSpec, tool string, obj *wire.Object, size int, scope str
 }
 
 // appendCanonical appends to dst the canonical form of the checked
-// arguments obj of params — canonicalArgs with mergeWall, as compact
-// JSON: what CacheKey hashes, CanonicalArgs returns and Digest sums. ok
-// is false, with dst unchanged, for a policy that does not parse (or, were
-// it possible, an encoding error: the arguments are raw JSON and strings
+// arguments obj of params, as compact JSON, written member by member
+// (appendCanonObject, the wall-clock limit merged by canonicalWall): what
+// CacheKey hashes, CanonicalArgs returns and Digest sums. ok is false,
+// with dst unchanged, for a policy that does not parse (or, were it
+// possible, an encoding error: the arguments are raw JSON and strings
 // only), so no such call shares one canonical form.
 func appendCanonical(dst []byte, params []Param, obj *wire.Object) ([]byte, bool) {
-	norm, ok := canonicalArgs(params, obj)
+	wall, merge, ok := canonicalWall(params, obj)
 	if !ok {
 		return dst, false
 	}
-	mergeWall(norm)
-	b, err := norm.AppendJSON(dst)
-	if err != nil {
+	out, ok := appendCanonObject(dst, params, obj, merge, wall)
+	if !ok {
 		return dst, false
 	}
-	return b, true
+	return out, true
 }
 
 // keyOf is CacheKey's digest of the canonical arguments canon
@@ -166,72 +166,212 @@ func keyPrefix(scope, tool string) []byte {
 	return p
 }
 
-// canonicalArgs is the normalised form of the checked arguments obj of
-// params (CacheKey); ok is false for a policy that does not parse.
-func canonicalArgs(params []Param, obj *wire.Object) (*wire.Object, bool) {
-	out := wire.NewObjectSize(len(params))
+// appendCanonObject appends the canonical form of the checked object obj
+// (nil: no members) of params: every parameter in spec order but
+// idempotency_key (appendCanonMember). With merge, a top-level object's
+// effective wall-clock limit wall (canonicalWall) is written as
+// limits.max_wall_ms and max_wall_ms is left out. ok is false for a
+// policy that does not parse.
+func appendCanonObject(dst []byte, params []Param, obj *wire.Object, merge bool, wall int64) ([]byte, bool) {
+	dst = append(dst, '{')
+	first := true
+	for i := range params {
+		p := &params[i]
+		if p.Name == idempotencyParam.Name || merge && p.Name == maxWallParam.Name {
+			continue
+		}
+		mark := len(dst)
+		if !first {
+			dst = append(dst, ',')
+		}
+		dst = jsonenc.AppendString(dst, p.Name)
+		dst = append(dst, ':')
+		var wrote, ok bool
+		if merge && isLimits(p) {
+			dst, ok = appendCanonLimits(dst, p.Props, objectMember(obj, p.Name), wall)
+			wrote = true
+		} else {
+			dst, wrote, ok = appendCanonMember(dst, p, obj)
+		}
+		switch {
+		case !ok:
+			return dst, false
+		case !wrote:
+			dst = dst[:mark]
+		default:
+			first = false
+		}
+	}
+	return append(dst, '}'), true
+}
+
+// appendCanonLimits is appendCanonObject of the limits object (params,
+// obj) of a call whose top-level max_wall_ms was given: its max_wall_ms
+// is the smaller of its own and wall, in its place, or wall at the end
+// when it has none.
+func appendCanonLimits(dst []byte, params []Param, obj *wire.Object, wall int64) ([]byte, bool) {
+	dst = append(dst, '{')
+	first, merged := true, false
 	for i := range params {
 		p := &params[i]
 		if p.Name == idempotencyParam.Name {
 			continue
 		}
-		v, given := obj.Get(p.Name)
-		raw, _ := v.(json.RawMessage)
-		switch p.Type {
-		case ParamPolicy:
-			if def := absentPolicyValue(); def != nil && (len(raw) == 0 || string(raw) == "null") {
-				out.Set(p.Name, def)
-				continue
-			}
-			pol, err := policy.ParseRunArg(raw)
-			if err != nil {
-				return nil, false
-			}
-			b, _ := pol.MarshalJSON() // never fails
-			out.Set(p.Name, json.RawMessage(b))
-			continue
-		case ParamObject:
-			if p.Props != nil {
-				inner, _ := v.(*wire.Object)
-				if inner == nil {
-					inner = noMembers
-				}
-				norm, ok := canonicalArgs(p.Props, inner)
-				if !ok {
-					return nil, false
-				}
-				out.Set(p.Name, norm)
-				continue
-			}
+		mark := len(dst)
+		if !first {
+			dst = append(dst, ',')
 		}
+		dst = jsonenc.AppendString(dst, p.Name)
+		dst = append(dst, ':')
+		val := len(dst)
+		var wrote, ok bool
+		dst, wrote, ok = appendCanonMember(dst, p, obj)
 		switch {
-		case given:
-			out.Set(p.Name, canonicalJSON(raw))
-		case p.Default != nil:
-			out.Set(p.Name, p.Default)
+		case !ok:
+			return dst, false
+		case !wrote:
+			dst = dst[:mark]
+			continue
+		}
+		first = false
+		if p.Name == maxWallParam.Name {
+			n, _ := strconv.ParseInt(string(dst[val:]), 10, 64)
+			dst = strconv.AppendInt(dst[:val], min(wall, n), 10)
+			merged = true
 		}
 	}
-	return out, true
+	if !merged {
+		if !first {
+			dst = append(dst, ',')
+		}
+		dst = jsonenc.AppendString(dst, maxWallParam.Name)
+		dst = append(dst, ':')
+		dst = strconv.AppendInt(dst, wall, 10)
+	}
+	return append(dst, '}'), true
 }
 
-// canonicalJSON re-encodes a checked JSON value: a string decoded (so
-// that "a\u0062" and "ab" are one string, re-encoded by jsonenc), any other
-// value compacted, object members in their order.
-func canonicalJSON(raw json.RawMessage) any {
+// canonicalWall is the top-level max_wall_ms of the checked arguments obj
+// of params, as an integer, when it is to be merged into limits
+// (docs/tools.md §2: given both, the smaller wins): params have a limits
+// object and the canonical form has a max_wall_ms. merge is false
+// otherwise; ok is false when that value has no canonical form.
+func canonicalWall(params []Param, obj *wire.Object) (wall int64, merge, ok bool) {
+	var top *Param
+	limits := false
+	for i := range params {
+		switch p := &params[i]; {
+		case p.Name == maxWallParam.Name:
+			top = p
+		case isLimits(p):
+			limits = true
+		}
+	}
+	if top == nil || !limits {
+		return 0, false, true
+	}
+	var buf [32]byte
+	b, wrote, ok := appendCanonMember(buf[:0], top, obj)
+	if !ok || !wrote {
+		return 0, false, ok
+	}
+	// A checked integer; anything else (arguments CacheKeyChecked was
+	// given that no check returned) reads as ParseInt reads it.
+	wall, _ = strconv.ParseInt(string(b), 10, 64)
+	return wall, true, true
+}
+
+// isLimits reports whether p is the limits object into which a top-level
+// max_wall_ms is merged.
+func isLimits(p *Param) bool {
+	return p.Name == limitsParam.Name && p.Type == ParamObject && p.Props != nil
+}
+
+// objectMember is the checked object obj's member name as a nested
+// object (nil when obj is nil, or the member is absent or not one).
+func objectMember(obj *wire.Object, name string) *wire.Object {
+	if obj == nil {
+		return nil
+	}
+	v, _ := obj.Get(name)
+	inner, _ := v.(*wire.Object)
+	return inner
+}
+
+// appendCanonMember appends the canonical value of parameter p of the
+// checked object obj (nil: no members): the policy in its canonical form
+// (absent and null: the default policy's), an object with properties
+// canonical in turn, a given value re-encoded (appendCanonJSON), an
+// absent one as its default. wrote is false, with nothing appended, for
+// an absent parameter without a default; ok is false for a policy that
+// does not parse.
+func appendCanonMember(dst []byte, p *Param, obj *wire.Object) (out []byte, wrote, ok bool) {
+	var v any
+	given := false
+	if obj != nil {
+		v, given = obj.Get(p.Name)
+	}
+	raw, _ := v.(json.RawMessage)
+	switch p.Type {
+	case ParamPolicy:
+		if def := absentPolicy(); def != nil && (len(raw) == 0 || string(raw) == "null") {
+			out, ok = appendRaw(dst, def)
+			return out, true, ok
+		}
+		pol, err := policy.ParseRunArg(raw)
+		if err != nil {
+			return dst, false, false
+		}
+		b, _ := pol.MarshalJSON() // never fails
+		out, ok = appendRaw(dst, b)
+		return out, true, ok
+	case ParamObject:
+		if p.Props != nil {
+			inner, _ := v.(*wire.Object)
+			out, ok = appendCanonObject(dst, p.Props, inner, false, 0)
+			return out, true, ok
+		}
+	}
+	switch {
+	case given:
+		out, ok = appendCanonJSON(dst, raw)
+		return out, true, ok
+	case p.Default != nil:
+		out, err := jsonenc.Append(dst, p.Default)
+		return out, true, err == nil
+	}
+	return dst, false, true
+}
+
+// appendCanonJSON appends a checked JSON value re-encoded: a string
+// decoded (so that "a\u0062" and "ab" are one string, re-encoded by
+// jsonenc), any other value compacted, object members in their order.
+func appendCanonJSON(dst []byte, raw json.RawMessage) ([]byte, bool) {
 	if plainString(raw) {
-		return raw // decoding and encoding it again gives the same bytes
+		// Decoding and encoding it again gives the same bytes.
+		return append(dst, raw...), true
 	}
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
-			return s
+			return jsonenc.AppendString(dst, s), true
 		}
 	}
-	// jsonenc.AppendCompact gives json.Compact's bytes, in one pass.
-	if b, ok := jsonenc.AppendCompact(nil, raw); ok {
-		return json.RawMessage(b)
+	return appendRaw(dst, raw)
+}
+
+// appendRaw appends raw as jsonenc.Append encodes a json.RawMessage
+// (nil: null; compacted, or through encoding/json when jsonenc does not
+// take it), without raw made into an interface value unless it must.
+func appendRaw(dst []byte, raw json.RawMessage) ([]byte, bool) {
+	if raw == nil {
+		return append(dst, "null"...), true
 	}
-	return raw
+	if out, ok := jsonenc.AppendCompact(dst, raw); ok {
+		return out, true
+	}
+	out, err := jsonenc.Append(dst, raw)
+	return out, err == nil
 }
 
 // absentPolicy is the canonical JSON of the policy of a call that gives
@@ -239,25 +379,11 @@ func canonicalJSON(raw json.RawMessage) any {
 var absentPolicy = sync.OnceValue(func() []byte {
 	pol, err := policy.ParseRunArg(nil)
 	if err != nil {
-		return nil // cannot happen; canonicalArgs then parses each time
+		return nil // cannot happen; appendCanonMember then parses each time
 	}
 	b, _ := pol.MarshalJSON() // never fails
 	return b
 })
-
-// absentPolicyValue is absentPolicy as the value canonicalArgs sets (a
-// json.RawMessage; nil when absentPolicy is), made into an interface
-// value once rather than once per call.
-var absentPolicyValue = sync.OnceValue(func() any {
-	if def := absentPolicy(); def != nil {
-		return json.RawMessage(def)
-	}
-	return nil
-})
-
-// noMembers is the checked form of an object parameter that is absent,
-// as canonicalArgs reads it; read only.
-var noMembers = wire.NewObject()
 
 // plainString reports whether raw is a JSON string of printable ASCII
 // without escapes: its encoding is already canonical.
@@ -271,31 +397,6 @@ func plainString(raw []byte) bool {
 		}
 	}
 	return true
-}
-
-// mergeWall applies "if both are given the smaller wins" (docs/tools.md §2)
-// to a normalised boruna_run argument object: the effective wall-clock
-// limit, from max_wall_ms, limits.max_wall_ms or both, is kept as
-// limits.max_wall_ms alone, so the three ways of asking for one limit hash
-// equal.
-func mergeWall(args *wire.Object) {
-	lv, _ := args.Get("limits")
-	limits, _ := lv.(*wire.Object)
-	if limits == nil {
-		return
-	}
-	top, hasTop := args.Get("max_wall_ms")
-	inner, hasInner := limits.Get("max_wall_ms")
-	if !hasTop {
-		return
-	}
-	args.Delete("max_wall_ms")
-	wall, _ := strconv.ParseInt(string(top.(json.RawMessage)), 10, 64)
-	if hasInner {
-		n, _ := strconv.ParseInt(string(inner.(json.RawMessage)), 10, 64)
-		wall = min(wall, n)
-	}
-	limits.Set("max_wall_ms", json.RawMessage(strconv.FormatInt(wall, 10)))
 }
 
 // RuntimeVersion identifies the build of the engines, for CacheKey: the
