@@ -123,6 +123,13 @@ func checkArgs(tool string, raw json.RawMessage) (*wire.Object, *ArgError) {
 		return nil, &ArgError{Kind: ArgNotObject, Tool: tool,
 			Msg: fmt.Sprintf("arguments of tool %q are not valid JSON: %v", tool, err)}
 	}
+	return checkMembers(spec, tool, ms)
+}
+
+// checkMembers is checkArgs of the members ms (their values valid compact
+// JSON, as parseMembers splits them from compact JSON) of the arguments of
+// the tool of spec.
+func checkMembers(spec *ToolSpec, tool string, ms members) (*wire.Object, *ArgError) {
 	// The source size first, as in the reference: it is the cheapest
 	// refusal of the largest payloads.
 	for _, p := range spec.Params {

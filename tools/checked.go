@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/tools/toolwire"
 	"github.com/axpool/axpool/wire"
 )
@@ -57,11 +58,76 @@ func Check(tool string, raw json.RawMessage) (*Args, error) {
 		return nil, aerr
 	}
 	spec, _ := lookupSpec(tool)
-	a := &Args{tool: tool, spec: spec, obj: obj, size: len(raw)}
+	return newArgs(tool, spec, obj, len(raw)), nil
+}
+
+// CheckMembers is Check of the arguments obj, a JSON object already split
+// into its members (a batch item's, wire.SplitObject's values: raw JSON,
+// or values obj.MarshalJSON encodes), without encoding it and parsing it
+// again: the same refusals (the same messages; a policy's size is that of
+// its compact JSON, as in the encoding) and the same Args as
+// Check(tool, obj.MarshalJSON()). An error that is no *ArgError is
+// MarshalJSON's (a value it cannot encode).
+func CheckMembers(tool string, obj *wire.Object) (*Args, error) {
+	spec, ok := lookupSpec(tool)
+	if !ok {
+		return nil, &ArgError{Kind: ArgUnknownTool, Tool: tool, Msg: UnknownToolMessage(tool)}
+	}
+	// The values as MarshalJSON encodes them (compact), in one buffer:
+	// the members parseMembers would split from that encoding.
+	size := 2 // {}
+	for k, v := range obj.All() {
+		size += len(k) + 4 // "k":,
+		if raw, ok := v.(json.RawMessage); ok {
+			size += len(raw)
+		}
+	}
+	buf := make([]byte, 0, size)
+	var room [16]member // a call's arguments: on the stack
+	ms := members(room[:0])
+	for k, v := range obj.All() {
+		start := len(buf)
+		var err error
+		if buf, err = appendMemberValue(buf, v); err != nil {
+			return nil, fmt.Errorf("wire: field %q: %w", k, err)
+		}
+		ms = append(ms, member{k, buf[start:len(buf):len(buf)]})
+	}
+	checked, aerr := checkMembers(spec, tool, ms)
+	if aerr != nil {
+		return nil, aerr
+	}
+	return newArgs(tool, spec, checked, size), nil
+}
+
+// appendMemberValue appends v as wire.Object.AppendJSON encodes a
+// member's value.
+func appendMemberValue(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case json.RawMessage:
+		if out, ok := appendRaw(dst, x); ok {
+			return out, nil
+		}
+		return jsonenc.Append(dst, x) // its error
+	case *wire.Object:
+		if x == nil {
+			return append(dst, "null"...), nil
+		}
+		return x.AppendJSON(dst)
+	case wire.Outcome:
+		return jsonenc.AppendString(dst, string(x)), nil
+	}
+	return jsonenc.Append(dst, v)
+}
+
+// newArgs is the Args of the checked arguments obj of tool, size bytes as
+// sent.
+func newArgs(tool string, spec *ToolSpec, obj *wire.Object, size int) *Args {
+	a := &Args{tool: tool, spec: spec, obj: obj, size: size}
 	if v, ok := obj.Get(idempotencyParam.Name); ok {
 		_ = json.Unmarshal(v.(json.RawMessage), &a.key) // a string: checked
 	}
-	return a, nil
+	return a
 }
 
 // Opaque wraps arguments that are not a tool's (a named script's job,

@@ -271,16 +271,15 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 			}
 		}
 	}
-	// The item's members other than id make the arguments: room for
-	// them in one allocation (a graded item's seed and tests may grow it).
-	b, err := args.AppendJSON(make([]byte, 0, len(raw)))
-	if err != nil {
+	// The item's members other than id make the arguments, checked as
+	// they are, not encoded and parsed again (tools.CheckMembers): the
+	// tool's own check (a mistyped or unknown argument, a source over
+	// 1 MB), refused here, so that its result carries the position like
+	// every other malformed item (docs/tools.md §7).
+	call, err := tools.CheckMembers(tool, args)
+	if err != nil && !errors.As(err, new(*tools.ArgError)) {
 		return bad("%v", err) // raw JSON values only: cannot happen
 	}
-	// The tool's own check (a mistyped or unknown argument, a source over
-	// 1 MB): refused here, so that its result carries the position like
-	// every other malformed item (docs/tools.md §7).
-	call, err := tools.Check(tool, b)
 	if err != nil && tool == tools.GradeKind {
 		// The refusal as the item's tool would word it: the grading
 		// members were checked by parseGrade.
@@ -288,10 +287,8 @@ func Parse(raw []byte, pos int, where string) (out Item) {
 		for _, k := range []string{"entry", "tests", "check"} {
 			plain.Delete(k)
 		}
-		if pb, perr := plain.MarshalJSON(); perr == nil {
-			if _, perr := tools.Check(DefaultTool, pb); perr != nil {
-				err = perr
-			}
+		if _, perr := tools.CheckMembers(DefaultTool, plain); perr != nil && errors.As(perr, new(*tools.ArgError)) {
+			err = perr
 		}
 	}
 	if err != nil {
