@@ -37,7 +37,7 @@ type Item struct {
 	// ({} when absent).
 	Tool string
 	Args json.RawMessage
-	// Call is a tool item's call as tools.Check checked it (nil for a
+	// Call is a tool item's call as tools.CheckMembers checked it (nil for a
 	// script item or a malformed one): run it without checking it again.
 	Call *tools.Args
 	// Script reports a script item: {id, script, args}, a call of a named
