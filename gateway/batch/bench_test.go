@@ -1,6 +1,11 @@
 package batch
 
-import "testing"
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 // BenchmarkParse: one trivial item line, as `axpool batch` reads 40,000
 // of them (the per-item cost before any lookup or call).
@@ -25,6 +30,31 @@ func BenchmarkOutLine(b *testing.B) {
 		r := resultOf(it, env)
 		if l := OutLine(r, "input_line"); len(l) == 0 {
 			b.Fatal("no line")
+		}
+	}
+}
+
+// BenchmarkScanIDs: the check of a file's ids before a batch runs, 40,000
+// trivial items (per op: the whole file).
+// go test -run '^$' -bench ScanIDs ./gateway/batch/
+func BenchmarkScanIDs(b *testing.B) {
+	var buf []byte
+	for i := range 40000 {
+		buf = fmt.Appendf(buf, "{\"id\":\"i%d\",\"source\":\"fn main() -> Int { %d }\"}\n", i, i)
+	}
+	p := filepath.Join(b.TempDir(), "items.jsonl")
+	if err := os.WriteFile(p, buf, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	b.ReportAllocs()
+	for b.Loop() {
+		if n, err := ScanIDs(f); n != 40000 || err != nil {
+			b.Fatal(n, err)
 		}
 	}
 }

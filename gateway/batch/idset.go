@@ -365,12 +365,37 @@ func lineID(line []byte) (string, bool) {
 // representable (invalid UTF-8, a lone surrogate: tools.ExactString), or
 // over tools.MaxNameBytes.
 func usableID(raw json.RawMessage) *string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return nil
+	}
 	var s string
-	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil || s == "" ||
-		tools.ExactString(raw) != "" || len(s) > tools.MaxNameBytes {
+	if lit, ok := plainString(raw); ok {
+		s = string(lit) // ScanIDs reads every line's id: no decoder for the usual one
+	} else if json.Unmarshal(raw, &s) != nil {
+		return nil
+	}
+	if s == "" || tools.ExactString(raw) != "" || len(s) > tools.MaxNameBytes {
 		return nil
 	}
 	return &s
+}
+
+// plainString returns the characters of the JSON string literal raw when
+// they need no decoding — no escape, no quote, no control character —
+// and reports whether they did not: such a literal decodes to exactly its
+// bytes between the quotes (invalid UTF-8 aside, which ExactString
+// refuses).
+func plainString(raw []byte) ([]byte, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return nil, false
+	}
+	lit := raw[1 : len(raw)-1]
+	for _, c := range lit {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return nil, false
+		}
+	}
+	return lit, true
 }
 
 // Seen finds duplicate ids in a stream of items (stdin, whose lines

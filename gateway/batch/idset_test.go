@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/axpool/axpool/tools"
 )
 
 // TestScanIDs: the lines are counted and the first repeated id is named
@@ -165,6 +169,51 @@ func TestSeenSpilled(t *testing.T) {
 		}
 		if _, err := os.Stat(name); name != "" && !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s: the ids' file %s is left: %v", mode, name, err)
+		}
+	}
+}
+
+// usableIDDecoded is usableID as it was before its fast path: every id
+// through encoding/json.
+func usableIDDecoded(raw json.RawMessage) *string {
+	var s string
+	if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &s) != nil || s == "" ||
+		tools.ExactString(raw) != "" || len(s) > tools.MaxNameBytes {
+		return nil
+	}
+	return &s
+}
+
+// TestUsableIDPlain: usableID, which takes an id without escapes as its
+// bytes, reads every literal as decoding it does — plain ids, escapes,
+// quotes, control characters, invalid UTF-8, lone surrogates, empty and
+// over-long ids, values that are no string, literals cut short — and
+// random literals of the bytes that matter.
+func TestUsableIDPlain(t *testing.T) {
+	cases := []string{
+		`"a"`, `"item-1"`, `"é"`, `"日本"`, `""`, `"a\"b"`, `"a\\b"`, `"a\nb"`, "\"a\tb\"", "\"a\x01\"",
+		"\"a\xffb\"", `"\ud800"`, `"\ud83d\ude00"`, `"\u0041"`, `1`, `null`, `["a"]`, `"`, `"a`, `a"`, `"a"b"`,
+		`"` + strings.Repeat("x", tools.MaxNameBytes) + `"`, `"` + strings.Repeat("x", tools.MaxNameBytes+1) + `"`,
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	alphabet := []byte{'a', 'z', '0', '"', '\\', 'u', 'n', 'd', '8', 0x01, '\t', 0xc3, 0xa9, 0xff, ' '}
+	for range 20000 {
+		b := []byte{'"'}
+		for range rng.IntN(8) {
+			b = append(b, alphabet[rng.IntN(len(alphabet))])
+		}
+		cases = append(cases, string(append(b, '"')))
+	}
+	for _, c := range cases {
+		got, want := usableID(json.RawMessage(c)), usableIDDecoded(json.RawMessage(c))
+		if (got == nil) != (want == nil) || got != nil && *got != *want {
+			show := func(p *string) string {
+				if p == nil {
+					return "nil"
+				}
+				return strconv.Quote(*p)
+			}
+			t.Errorf("usableID(%q) = %s, decoding gives %s", c, show(got), show(want))
 		}
 	}
 }
