@@ -373,6 +373,29 @@ func TestBatchDuplicateIDs(t *testing.T) {
 	}
 }
 
+// TestBatchDuplicateIDsCreateNoCacheDir: a batch refused for a duplicate
+// id leaves no trace: its --cache-dir is not created (de14a5d checked the
+// ids before the embedded node opened the cache store; since e3c6a3c the
+// node starts while ScanIDs runs, and the refused batch leaves a
+// JetStream store and axpool.lock behind).
+func TestBatchDuplicateIDsCreateNoCacheDir(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in, out, cache := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "cache")
+	if err := os.WriteFile(in, []byte(`{"id":"a","source":"fn main() -> Int { 1 }"}
+{"id":"\u0061","source":"fn main() -> Int { 2 }"}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", cache)
+	if code != 2 || stdout != "" || stderr != "axpool batch: line 2: duplicate id \"a\" (first on line 1)\n" {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if _, err := os.Stat(cache); !os.IsNotExist(err) {
+		t.Errorf("--cache-dir was created by a refused batch: %v", err)
+	}
+}
+
 // TestBatchGradedForms: through real workers, an expectation in plain
 // form or in the tagged form with another type_id passes (a type
 // declared before P moves P's id), a checker whose helper and check
