@@ -54,9 +54,11 @@ func CacheKey(tool string, rawArgs json.RawMessage, scope string) (digest string
 }
 
 // CacheKeyChecked is CacheKey for arguments CheckArgs has already
-// returned (the gateway's executing calls): they are split, not checked
-// again. Arguments that are not such an object give a digest of their
-// own or none, never another call's.
+// returned: they are split, not checked again. Give it nothing else:
+// arguments no check returned may share another call's key (a
+// max_wall_ms that is not an integer of int64 reads as strconv.ParseInt
+// reads it: "1", 1.5 and 1e400 as 0, as a limit of 0 does); anything but
+// a JSON object gives none.
 func CacheKeyChecked(tool string, checked json.RawMessage, scope string) (digest string, ok bool) {
 	spec, found := lookupSpec(tool)
 	if !found || !spec.Cacheable {
