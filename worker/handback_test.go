@@ -42,6 +42,19 @@ func queuedAMinute() queue.Job {
 	return queue.Job{Tool: "t", Submitted: time.Now().Add(-time.Minute).UTC()}
 }
 
+// submitQueued submits a job queued a minute ago (items 0) or a chunk of
+// items such jobs, and returns their ids.
+func submitQueued(h *harness, items int) []string {
+	if items == 0 {
+		return []string{h.submit(queuedAMinute())}
+	}
+	jobs := make([]queue.Job, items)
+	for i := range jobs {
+		jobs[i] = queuedAMinute()
+	}
+	return h.submitChunk(jobs...)
+}
+
 // stoppingSlot runs one slot of a worker "stopping" whose shutdown begins
 // once the slot has pulled (its first check passes, the next sees it):
 // the slot hands the job it pulled back unstarted.
@@ -80,13 +93,7 @@ func TestHandBackAtShutdownRunsFresh(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarnessPayload(t, tc.cfg, 0)
-			job := queuedAMinute()
-			var ids []string
-			if tc.items == 0 {
-				ids = []string{h.submit(job)}
-			} else {
-				ids = h.submitChunk(job, job, job)
-			}
+			ids := submitQueued(h, tc.items)
 			l := newRunLog()
 			before := writes(t, h.nc)
 			stoppingSlot(t, h, l)
@@ -192,13 +199,7 @@ func TestHandBackLastDelivery(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarnessPayload(t, queue.Config{AckWait: time.Minute, MaxDeliver: 1}, 0)
-			job := queuedAMinute()
-			var ids []string
-			if tc.items == 0 {
-				ids = []string{h.submit(job)}
-			} else {
-				ids = h.submitChunk(job, job, job)
-			}
+			ids := submitQueued(h, tc.items)
 			l := newRunLog()
 			stoppingSlot(t, h, l)
 			runWallWorker(t, h, "next", wallExec{2 * time.Second, l})

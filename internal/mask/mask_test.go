@@ -239,16 +239,7 @@ func TestNextFindsEveryRun(t *testing.T) {
 			at := rng.IntN(len(text))
 			text = text[:at] + sec[a:] + text[at:]
 		}
-		var want []int
-		for i := 0; i+MinSecretLen <= len(text); i++ {
-			if m.secretAt(text, i) {
-				want = append(want, i)
-			}
-		}
-		var got []int
-		for i := m.next(text, 0); i >= 0; i = m.next(text, i+1) {
-			got = append(got, i)
-		}
+		got, want := nextRuns(m, text)
 		if !slices.Equal(got, want) {
 			t.Fatalf("trial %d: secrets %q, text %q: next finds %v, secretAt %v", trial, secrets, text, got, want)
 		}
@@ -256,4 +247,19 @@ func TestNextFindsEveryRun(t *testing.T) {
 			t.Fatalf("trial %d: mentions(%q) = %v, want %v", trial, text, !(len(want) > 0), len(want) > 0)
 		}
 	}
+}
+
+// nextRuns returns the positions of text at which a run of a secret of m
+// starts, as Masker.next finds them (got) and as secretAt at every
+// position does (want).
+func nextRuns(m *Masker, text string) (got, want []int) {
+	for i := 0; i+MinSecretLen <= len(text); i++ {
+		if m.secretAt(text, i) {
+			want = append(want, i)
+		}
+	}
+	for i := m.next(text, 0); i >= 0; i = m.next(text, i+1) {
+		got = append(got, i)
+	}
+	return got, want
 }
