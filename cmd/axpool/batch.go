@@ -198,8 +198,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	// scanned waits for ScanIDs' verdict on IN: every id is checked (in
 	// bounded memory) before anything runs or OUT is created, while the
 	// embedded node starts on a cache directory that exists (a warm batch
-	// of 40,000 items: 30 ms of its 0.5 s). It prints and returns the command's error for a duplicate id
-	// or a read error, nil else; a second call returns the first's.
+	// of 40,000 items: 30 ms of its 0.5 s). It prints and returns the
+	// command's error for a duplicate id or a read error, nil else; a
+	// second call returns the first's.
 	scanned := func() error { return nil }
 	if in != "-" {
 		f, err := os.Open(in)
@@ -207,23 +208,20 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 			return printFail(cmd, exitFail, "axpool batch: %v", err)
 		}
 		defer f.Close()
-		verdict := make(chan error, 1)
+		done := make(chan struct{})
+		var scanErr error
 		go func() {
-			var err error
-			total, err = batch.ScanIDs(f)
-			verdict <- err
-			close(verdict)
+			defer close(done)
+			total, scanErr = batch.ScanIDs(f)
 		}()
-		defer func() {
-			for range verdict { // f is not closed under ScanIDs
-			}
-		}()
+		defer func() { <-done }() // f is not closed under ScanIDs
 		scanned = sync.OnceValue(func() error {
+			<-done
 			var dup *batch.DuplicateError
-			if err := <-verdict; errors.As(err, &dup) {
-				return printFail(cmd, exitUsage, "axpool batch: %v", err)
-			} else if err != nil {
-				return printFail(cmd, exitFail, "axpool batch: read %s: %v", in, err)
+			if errors.As(scanErr, &dup) {
+				return printFail(cmd, exitUsage, "axpool batch: %v", scanErr)
+			} else if scanErr != nil {
+				return printFail(cmd, exitFail, "axpool batch: read %s: %v", in, scanErr)
 			}
 			return nil
 		})
