@@ -107,18 +107,13 @@ const BatchGCPercent = 200
 // once the embedded NATS server has started: JetStream sizes its memory
 // from the limit in force at its start.
 func LimitBatchMemory() (stop func()) {
+	restoreGC := func() {}
 	if os.Getenv("GOGC") == "" {
 		gogc := debug.SetGCPercent(BatchGCPercent)
-		defer func() {
-			limitStop := stop
-			stop = func() {
-				limitStop()
-				debug.SetGCPercent(gogc)
-			}
-		}()
+		restoreGC = func() { debug.SetGCPercent(gogc) }
 	}
 	if os.Getenv("GOMEMLIMIT") != "" {
-		return func() {}
+		return restoreGC
 	}
 	before := debug.SetMemoryLimit(-1)
 	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
@@ -148,5 +143,6 @@ func LimitBatchMemory() (stop func()) {
 		close(done)
 		<-stopped
 		debug.SetMemoryLimit(before)
+		restoreGC()
 	}
 }
