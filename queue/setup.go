@@ -590,8 +590,9 @@ func bucketDiscard(spec BucketSpec) jetstream.DiscardPolicy {
 // a message ID, so the window dedups nothing; but the server reloads
 // every message stored within it when it restores the bucket's stream
 // (a cache of 40,000 entries stored within nats.go's default window of 2
-// minutes cost every start 50 ms). A bucket in memory keeps nats.go's
-// window: it is never restored.
+// minutes cost every start 50 ms). A bucket in memory is created with
+// nats.go's window (it is never restored: not worth a stream update at
+// every start) and gets this one when its TTL changes (followBucket).
 func bucketDuplicates(ttl time.Duration) time.Duration {
 	if ttl > 0 && ttl < minDuplicates {
 		return ttl
