@@ -182,12 +182,8 @@ func appendCanonObject(dst []byte, params []Param, obj *wire.Object, merge bool,
 		if p.Name == idempotencyParam.Name || merge && p.Name == maxWallParam.Name {
 			continue
 		}
-		mark := len(dst)
-		if !first {
-			dst = append(dst, ',')
-		}
-		dst = jsonenc.AppendString(dst, p.Name)
-		dst = append(dst, ':')
+		var mark int
+		dst, mark = openMember(dst, first, p.Name)
 		var wrote, ok bool
 		if merge && isLimits(p) {
 			dst, ok = appendCanonLimits(dst, p.Props, objectMember(obj, p.Name), wall)
@@ -219,12 +215,8 @@ func appendCanonLimits(dst []byte, params []Param, obj *wire.Object, wall int64)
 		if p.Name == idempotencyParam.Name {
 			continue
 		}
-		mark := len(dst)
-		if !first {
-			dst = append(dst, ',')
-		}
-		dst = jsonenc.AppendString(dst, p.Name)
-		dst = append(dst, ':')
+		var mark int
+		dst, mark = openMember(dst, first, p.Name)
 		val := len(dst)
 		var wrote, ok bool
 		dst, wrote, ok = appendCanonMember(dst, p, obj)
@@ -243,14 +235,22 @@ func appendCanonLimits(dst []byte, params []Param, obj *wire.Object, wall int64)
 		}
 	}
 	if !merged {
-		if !first {
-			dst = append(dst, ',')
-		}
-		dst = jsonenc.AppendString(dst, maxWallParam.Name)
-		dst = append(dst, ':')
+		dst, _ = openMember(dst, first, maxWallParam.Name)
 		dst = strconv.AppendInt(dst, wall, 10)
 	}
 	return append(dst, '}'), true
+}
+
+// openMember appends to dst the start of an object's member name — a
+// comma unless it is the first, the key, the colon — and returns dst and
+// where the member starts (dst[:mark] drops it when no value follows).
+func openMember(dst []byte, first bool, name string) (_ []byte, mark int) {
+	mark = len(dst)
+	if !first {
+		dst = append(dst, ',')
+	}
+	dst = jsonenc.AppendString(dst, name)
+	return append(dst, ':'), mark
 }
 
 // canonicalWall is the top-level max_wall_ms of the checked arguments obj
