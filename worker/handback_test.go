@@ -70,6 +70,22 @@ func stoppingSlot(t *testing.T, h *harness, l *runLog) {
 	w.slot(ctx, context.Background())
 }
 
+// handBackOnce runs stoppingSlot, which hands back the delivery it
+// pulls, and checks that the consumer has made wantDeliveries deliveries
+// so far and that the hand-back wrote wantMarks to the state bucket (the
+// hand-back mark: 1 on a first delivery, 0 on a redelivery).
+func handBackOnce(t *testing.T, h *harness, l *runLog, wantDeliveries, wantMarks uint64) {
+	t.Helper()
+	before := writes(t, h.nc)
+	stoppingSlot(t, h, l)
+	if n := deliveries(t, h.nc); n != wantDeliveries {
+		t.Fatalf("deliveries after the stopping slot = %d, want %d", n, wantDeliveries)
+	}
+	if got := writesSince(before, writes(t, h.nc))["KV_"+queue.StateBucket]; got != wantMarks {
+		t.Errorf("state bucket writes of the hand-back = %d, want %d (the mark)", got, wantMarks)
+	}
+}
+
 // TestHandBackAtShutdownRunsFresh: a job (or chunk) pulled on its first
 // delivery just as its worker began to stop is handed back unstarted,
 // with one write to the state bucket (the hand-back mark), and its
@@ -95,14 +111,7 @@ func TestHandBackAtShutdownRunsFresh(t *testing.T) {
 			h := newHarnessPayload(t, tc.cfg, 0)
 			ids := submitQueued(h, tc.items)
 			l := newRunLog()
-			before := writes(t, h.nc)
-			stoppingSlot(t, h, l)
-			if n := deliveries(t, h.nc); n != 1 {
-				t.Fatalf("deliveries after the stopping slot = %d, want 1", n)
-			}
-			if got := writesSince(before, writes(t, h.nc))["KV_"+queue.StateBucket]; got != 1 {
-				t.Errorf("state bucket writes of the hand-back = %d, want 1 (the mark)", got)
-			}
+			handBackOnce(t, h, l, 1, 1)
 			runWallWorker(t, h, "next", wallExec{2 * time.Second, l})
 			for i, id := range ids {
 				r := h.wait(id, 30*time.Second)
@@ -167,14 +176,7 @@ func TestHandBackOfRedeliveryKeepsCharge(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := newRunLog()
-	before := writes(t, h.nc)
-	stoppingSlot(t, h, l)
-	if n := deliveries(t, h.nc); n != 2 {
-		t.Fatalf("deliveries after the stopping slot = %d, want 2", n)
-	}
-	if got := writesSince(before, writes(t, h.nc))["KV_"+queue.StateBucket]; got != 0 {
-		t.Errorf("state bucket writes of a redelivery's hand-back = %d, want 0", got)
-	}
+	handBackOnce(t, h, l, 2, 0)
 	runWallWorker(t, h, "next", wallExec{2 * time.Second, l})
 	if r := h.wait(id, 30*time.Second); r.Outcome != "worker_lost" || l.count(id) != 0 {
 		t.Errorf("result = %s, ran %d times; want worker_lost without a run", r.Raw, l.count(id))
