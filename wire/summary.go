@@ -114,14 +114,6 @@ func knownOutcome(raw []byte) (Outcome, bool) {
 	return "", false
 }
 
-// outcomes are the Outcome constants, ok first (knownOutcome).
-var outcomes = [...]Outcome{
-	OutcomeOK, OutcomeCompileError, OutcomeRuntimeError, OutcomeStepLimit,
-	OutcomeWallLimit, OutcomeMemoryLimit, OutcomeOutputLimit, OutcomePolicyDenied,
-	OutcomeInvalidArgs, OutcomeCancelled, OutcomeQueueFull, OutcomeWorkerLost,
-	OutcomeQueueUnavailable, OutcomeQuotaExceeded,
-}
-
 // The literal decoders set *dst as encoding/json would from raw (null
 // leaves it as it is) and report false for anything that is not a plain
 // literal of the type.
