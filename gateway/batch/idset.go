@@ -360,7 +360,8 @@ func lineID(line []byte) (string, bool) {
 	return *id, true
 }
 
-// usableID is raw (a JSON value) as an item's id, nil when no item can
+// usableID is raw (a valid JSON value, as SplitObject and encoding/json
+// hand it over) as an item's id, nil when no item can
 // have it (as Parse refuses it): not a string, empty, not exactly
 // representable (invalid UTF-8, a lone surrogate: tools.ExactString), or
 // over tools.MaxNameBytes.
@@ -369,33 +370,11 @@ func usableID(raw json.RawMessage) *string {
 		return nil
 	}
 	var s string
-	if lit, ok := plainString(raw); ok {
-		s = string(lit) // ScanIDs reads every line's id: no decoder for the usual one
-	} else if json.Unmarshal(raw, &s) != nil {
-		return nil
-	}
+	wire.DecodeString(raw, &s) // a valid JSON string (SplitObject's, encoding/json's): no decoder for the usual id
 	if s == "" || tools.ExactString(raw) != "" || len(s) > tools.MaxNameBytes {
 		return nil
 	}
 	return &s
-}
-
-// plainString returns the characters of the JSON string literal raw when
-// they need no decoding — no escape, no quote, no control character —
-// and reports whether they did not: such a literal decodes to exactly its
-// bytes between the quotes (invalid UTF-8 aside, which ExactString
-// refuses).
-func plainString(raw []byte) ([]byte, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return nil, false
-	}
-	lit := raw[1 : len(raw)-1]
-	for _, c := range lit {
-		if c < 0x20 || c == '"' || c == '\\' {
-			return nil, false
-		}
-	}
-	return lit, true
 }
 
 // Seen finds duplicate ids in a stream of items (stdin, whose lines

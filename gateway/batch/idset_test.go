@@ -185,14 +185,15 @@ func usableIDDecoded(raw json.RawMessage) *string {
 }
 
 // TestUsableIDPlain: usableID, which takes an id without escapes as its
-// bytes, reads every literal as decoding it does — plain ids, escapes,
-// quotes, control characters, invalid UTF-8, lone surrogates, empty and
-// over-long ids, values that are no string, literals cut short — and
-// random literals of the bytes that matter.
+// bytes (wire.DecodeString), reads every valid JSON value it is given as
+// decoding it does — plain ids, escapes, invalid UTF-8, lone
+// surrogates, empty and over-long ids, values that are no string — and
+// random literals of the bytes that matter (those that are valid JSON:
+// SplitObject and encoding/json give it nothing else).
 func TestUsableIDPlain(t *testing.T) {
 	cases := []string{
-		`"a"`, `"item-1"`, `"é"`, `"日本"`, `""`, `"a\"b"`, `"a\\b"`, `"a\nb"`, "\"a\tb\"", "\"a\x01\"",
-		"\"a\xffb\"", `"\ud800"`, `"\ud83d\ude00"`, `"\u0041"`, `1`, `null`, `["a"]`, `"`, `"a`, `a"`, `"a"b"`,
+		`"a"`, `"item-1"`, `"é"`, `"日本"`, `""`, `"a\"b"`, `"a\\b"`, `"a\nb"`,
+		"\"a\xffb\"", `"\ud800"`, `"\ud83d\ude00"`, `"\u0041"`, `1`, `null`, `["a"]`,
 		`"` + strings.Repeat("x", tools.MaxNameBytes) + `"`, `"` + strings.Repeat("x", tools.MaxNameBytes+1) + `"`,
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -205,6 +206,9 @@ func TestUsableIDPlain(t *testing.T) {
 		cases = append(cases, string(append(b, '"')))
 	}
 	for _, c := range cases {
+		if !json.Valid([]byte(c)) {
+			continue
+		}
 		got, want := usableID(json.RawMessage(c)), usableIDDecoded(json.RawMessage(c))
 		if (got == nil) != (want == nil) || got != nil && *got != *want {
 			show := func(p *string) string {
