@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -183,12 +184,13 @@ func BenchmarkClusterReplicas(b *testing.B) {
 	for _, r := range []int{1, 3} {
 		b.Run(fmt.Sprintf("replicas=%d", r), func(b *testing.B) {
 			h, _ := newClusterHarness(b, queue.Config{Replicas: r, MaxDepth: 10000})
-			h.startWorkers(2, 4, time.Second)
+			sup := h.startWorkers(2, 4, time.Second)
 			ctx := context.Background()
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			var mu sync.Mutex
 			lat := make([]time.Duration, 0, b.N)
+			self0, kids0 := rusage(syscall.RUSAGE_SELF), rusage(syscall.RUSAGE_CHILDREN)
 			b.ResetTimer()
 			start := time.Now()
 			for range 64 {
@@ -213,7 +215,16 @@ func BenchmarkClusterReplicas(b *testing.B) {
 			wg.Wait()
 			el := time.Since(start)
 			b.StopTimer()
+			self1 := rusage(syscall.RUSAGE_SELF)
+			sup.Stop() // reap the workers so their CPU time is counted
+			cpu := (self1 - self0) + (rusage(syscall.RUSAGE_CHILDREN) - kids0)
 			b.ReportMetric(float64(b.N)/el.Seconds(), "jobs/s")
+			// CPU (user+sys) of the cluster's three servers, the Client and
+			// the worker processes per job, and the share of the machine's
+			// cores it kept busy: below 1, the rate is bound by latency
+			// (replication round trips), not by CPU.
+			b.ReportMetric(float64((cpu / time.Duration(b.N)).Microseconds()), "cpu-µs/job")
+			b.ReportMetric(float64(cpu)/float64(el)/float64(runtime.NumCPU()), "cpu-busy")
 			percentiles(b, lat)
 		})
 	}
