@@ -259,10 +259,11 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	if bf.node.nats == "" && bf.node.cacheTTL > 0 {
 		storeDir = bf.cacheDir
 	}
-	if bf.node.nats != "" || storeDir != "" && !isDir(storeDir) {
+	if bf.node.nats != "" || storeDir != "" && !nonEmptyDir(storeDir) {
 		// IN's ids first: a fleet's servers may keep startNode waiting,
-		// and a node would create the cache directory, which a batch
-		// refused for a duplicate id must not leave behind.
+		// and a node would create the cache directory, or a store in an
+		// empty one, which a batch refused for a duplicate id must not
+		// leave behind.
 		if err := scanned(); err != nil {
 			return err
 		}
@@ -657,8 +658,14 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// isDir reports whether path is a directory (following links).
-func isDir(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.IsDir()
+// nonEmptyDir reports whether path is a directory (following links)
+// that holds at least one entry.
+func nonEmptyDir(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) > 0
 }

@@ -374,10 +374,12 @@ func TestBatchDuplicateIDs(t *testing.T) {
 }
 
 // TestBatchDuplicateIDsCreateNoCacheDir: a batch refused for a duplicate
-// id leaves no trace: its --cache-dir is not created (de14a5d checked the
-// ids before the embedded node opened the cache store; since e3c6a3c the
-// node starts while ScanIDs runs, and the refused batch leaves a
-// JetStream store and axpool.lock behind).
+// id leaves no trace: its --cache-dir is not created, and an empty one
+// stays empty (de14a5d checked the ids before the embedded node opened
+// the cache store; since e3c6a3c the node starts while ScanIDs runs, and
+// the refused batch left a JetStream store and axpool.lock behind, in a
+// new directory and, until the directory's entries were checked, in an
+// empty one).
 func TestBatchDuplicateIDsCreateNoCacheDir(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -393,6 +395,17 @@ func TestBatchDuplicateIDsCreateNoCacheDir(t *testing.T) {
 	}
 	if _, err := os.Stat(cache); !os.IsNotExist(err) {
 		t.Errorf("--cache-dir was created by a refused batch: %v", err)
+	}
+	// An empty --cache-dir that exists already stays empty.
+	if err := os.Mkdir(cache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = runBatchBin(t, in, "-o", out, "--cache-dir", cache)
+	if code != 2 || stdout != "" || stderr != "axpool batch: line 2: duplicate id \"a\" (first on line 1)\n" {
+		t.Errorf("empty --cache-dir: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if names, err := os.ReadDir(cache); err != nil || len(names) != 0 {
+		t.Errorf("empty --cache-dir after a refused batch holds %v (%v), want nothing", names, err)
 	}
 }
 
