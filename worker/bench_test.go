@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -95,6 +96,11 @@ func BenchmarkJobRoundTrip(b *testing.B) {
 func BenchmarkThroughput(b *testing.B) {
 	for _, procs := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("workers=%d", procs), func(b *testing.B) {
+			// This process is the server and the gateway's queue client:
+			// collect garbage as `axpool serve` does (GOGC 400:
+			// internal/node's TuneGC); the worker processes keep the
+			// default, as they do in production.
+			defer debug.SetGCPercent(debug.SetGCPercent(400))
 			h := newHarness(b, queue.Config{MaxDepth: 10000})
 			sup := h.startWorkers(procs, 4, time.Second)
 			ctx := context.Background()
