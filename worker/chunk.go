@@ -200,12 +200,7 @@ type chunkRun struct {
 func (c *chunkRun) begin(i int) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for c.busy != nil {
-		busy := c.busy
-		c.mu.Unlock()
-		<-busy
-		c.mu.Lock()
-	}
+	c.idle()
 	if i >= c.from {
 		return false
 	}
@@ -288,17 +283,22 @@ func (c *chunkRun) stopAt(i int) *queue.Delivery {
 	return firstDecoded(c.d.Items()[i:c.from])
 }
 
-// end waits for a hand-off under way and stops any later one: the
-// chunk is about to be settled.
-func (c *chunkRun) end() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+// idle waits, with c.mu held, for a hand-off under way to end.
+func (c *chunkRun) idle() {
 	for c.busy != nil {
 		busy := c.busy
 		c.mu.Unlock()
 		<-busy
 		c.mu.Lock()
 	}
+}
+
+// end waits for a hand-off under way and stops any later one: the
+// chunk is about to be settled.
+func (c *chunkRun) end() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.idle()
 	c.ended = true
 }
 
