@@ -43,7 +43,12 @@ const answeredWait = time.Second
 // another slot as a chunk of their own (handOff), or, when none of the
 // chunk's items ran yet or it was handed off already, the chunk goes back
 // with them, for another worker (a first delivery marks the first of them
-// handed back: chunkRun.stopAt, Worker.markHandedBack). A first delivery whose
+// handed back: chunkRun.stopAt, Worker.markHandedBack). On the last
+// delivery MaxDeliver allows nothing goes back (the chunk would not run
+// again: worker_lost): the first item runs whatever, and the items left
+// that are still this delivery's (handOff refused before a sure lead,
+// or HandOff failed) run on this slot within the shutdown's grace,
+// handOff tried again before each. A first delivery whose
 // heartbeat lapsed (beat.lapsed: the worker was stopped, e.g. SIGSTOP
 // on an unsupervised or frozen machine, or starved) starts no further
 // item and hands nothing off, and is left unsettled: its message may
@@ -66,7 +71,8 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 	for i, it := range items {
 		// On the last delivery MaxDeliver allows, the first item runs
 		// whatever: a chunk that went back whole from there would never
-		// be delivered again; after it, the items left are handed off.
+		// be delivered again; after it, the items left are handed off,
+		// or run here when they cannot be.
 		if ctx.Err() != nil && (ran || !w.lastRun(d)) {
 			// Shutdown: the items not started go to another slot as a
 			// chunk of their own (handOff), whose items start afresh with
@@ -77,12 +83,23 @@ func (w *Worker) handleChunk(ctx, runCtx context.Context, d *queue.Delivery) {
 			// (at the first item, once handed off, before a sure lead),
 			// the chunk goes back — on a first delivery with the first
 			// of the items left marked handed back (chunkRun.stopAt), so
-			// that they start afresh all the same.
+			// that they start afresh all the same — but from the last
+			// allowed delivery (below).
 			cr.handOff(i, "the worker is stopping; handed a chunk's items not started to another slot")
-			if it := cr.stopAt(i); it != nil {
-				w.markHandedBack(it.Job)
+			if !w.lastRun(d) || !cr.keeps(i) {
+				if it := cr.stopAt(i); it != nil {
+					w.markHandedBack(it.Job)
+				}
+				break
 			}
-			break
+			// The last allowed delivery, whose items left are still its
+			// own (handOff refused before a sure lead, or HandOff
+			// failed; not in doubt): they run here, within the
+			// shutdown's grace, as a single job on its last delivery
+			// does — gone back with the chunk, they would be answered
+			// worker_lost without a run — and handOff is tried again
+			// before each (once the lead is sure, the rest go). No
+			// stopAt: it would end the hand-offs (chunkRun.end).
 		}
 		if !again && hb.lapsed() {
 			// A first delivery's items run unasked and unclaimed: once its
@@ -229,7 +246,9 @@ func (c *chunkRun) watch(i int) (stop func()) {
 // redelivered hands nothing off: its new chunk's items would run
 // unasked. A redelivery hands off only past a sure lead: before it, the
 // item the lost delivery was running may be among those handed off,
-// whose items start afresh (Worker.notStartedBefore).
+// whose items start afresh (Worker.notStartedBefore). Items not handed
+// off (refused, or HandOff failed) stay this delivery's (chunkRun.keeps):
+// they run on its slot, at shutdown too on the last allowed delivery.
 func (c *chunkRun) handOff(from int, done string) {
 	c.mu.Lock()
 	if c.ended || c.handed || c.busy != nil || c.next != from || from < 1 || c.from < len(c.d.Items()) ||
@@ -261,6 +280,17 @@ func (c *chunkRun) handOff(from int, done string) {
 	}
 	close(c.busy)
 	c.busy = nil
+}
+
+// keeps reports, once any hand-off under way ended, whether item i is
+// still this delivery's to run: not handed off, no hand-off in doubt,
+// and not on a first delivery whose heartbeat lapsed (its items run
+// unclaimed, and its message may be another delivery's).
+func (c *chunkRun) keeps(i int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.idle()
+	return !c.handed && i < c.from && (c.again || !c.hb.lapsed())
 }
 
 // stopAt ends the chunk's run before item i (as end does: no hand-off

@@ -43,7 +43,9 @@
 // possibly started one AckWait before it. The last delivery MaxDeliver
 // allows is never handed back (the server would not deliver it again): a
 // job runs within ShutdownGrace, a chunk its first item, the others
-// handed to another slot.
+// handed to another slot — or, while they cannot be (a redelivery before
+// a sure lead, a failed hand-off), run on the slot within ShutdownGrace,
+// the hand-off tried again before each.
 //
 // A chunk (queue.ChunkTool: several jobs in one message) is run item by
 // item on its slot, each item handled as the job it is, under one

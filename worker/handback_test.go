@@ -215,3 +215,53 @@ func TestHandBackLastDelivery(t *testing.T) {
 		})
 	}
 }
+
+// TestHandBackLastDeliveryUnsureLead: a chunk redelivered on the last
+// delivery MaxDeliver allows (its first delivery lost without a claim) to
+// a worker that begins to stop, whose first item's caller does not answer
+// the question whether it holds the item's answer (nobody listens on its
+// reply subject: the lead is not sure), keeps its items on that worker
+// until they can be handed off. Item 1 counts as possibly started on the
+// lost delivery (worker_lost without a run, as in TestChunkLeadUnsure);
+// so does item 2, the first whose caller says for sure it holds no
+// answer (the lead: the lost delivery may have been running it once it
+// had answered item 1); item 3 comes after a sure lead, is handed off and
+// runs once on the next worker. Handed back with the chunk from item 2
+// (handOff refused before a sure lead), both were never run again: the
+// answer-only delivery after the last allowed one answered them
+// worker_lost ("2 earlier deliveries did not finish") on the next
+// worker, item 3 without ever having started.
+func TestHandBackLastDeliveryUnsureLead(t *testing.T) {
+	h := newHarnessPayload(t, queue.Config{AckWait: time.Minute, MaxDeliver: 2}, 0)
+	silent := queuedAMinute()
+	silent.ID = "unsure-lead"
+	silent.Reply = queue.EventSubject("gone", silent.ID) // nobody listens: the question goes unanswered
+	ids := h.submitChunk(silent, queuedAMinute(), queuedAMinute())
+	d1, err := h.bus.Next(5 * time.Second)
+	if err != nil || d1 == nil || !d1.IsChunk() || d1.NumDelivered != 1 {
+		t.Fatalf("Next = %+v, %v", d1, err)
+	}
+	if err := d1.Nak(); err != nil { // the first delivery, lost
+		t.Fatal(err)
+	}
+	l := newRunLog()
+	stoppingSlot(t, h, l)
+	if n := deliveries(t, h.nc); n != 2 {
+		t.Fatalf("deliveries after the stopping slot = %d, want 2", n)
+	}
+	runWallWorker(t, h, "next", wallExec{2 * time.Second, l})
+	for i, want := range []struct {
+		outcome, worker string
+		runs            int
+	}{
+		{"worker_lost", "stopping", 0},
+		{"worker_lost", "stopping", 0},
+		{"ok", "next", 1},
+	} {
+		r := h.wait(ids[i], 30*time.Second)
+		if r.Outcome != want.outcome || r.worker() != want.worker || l.count(ids[i]) != want.runs {
+			t.Errorf("item %d = %s, ran %d times; want %s by %s, %d runs", i+1, r.Raw, l.count(ids[i]), want.outcome, want.worker, want.runs)
+		}
+	}
+	waitEmpty(t, h.bus)
+}
