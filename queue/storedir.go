@@ -101,18 +101,83 @@ var ErrStoreDirLocked = errors.New("queue: store directory in use by another axp
 // storeLockName is the lock file of a persistent store directory.
 const storeLockName = "axpool.lock"
 
+// StoreDirError: EmbeddedOptions.StoreDir cannot hold a store (Reason
+// says why: not a directory, a symbolic link to nothing, cannot be
+// created, its "jetstream" entry or its lock file is not usable).
+type StoreDirError struct {
+	Dir    string // EmbeddedOptions.StoreDir as given
+	Reason string
+	Err    error // the underlying error, if any
+}
+
+func (e *StoreDirError) Error() string { return "queue: store dir " + e.Dir + ": " + e.Reason }
+
+func (e *StoreDirError) Unwrap() error { return e.Err }
+
+// storeJetStreamName is the entry of a store directory that the server
+// keeps JetStream's store in.
+const storeJetStreamName = "jetstream"
+
+// checkStoreDir returns a *StoreDirError when dir exists and cannot be a
+// store directory: not a directory (following links), a symbolic link
+// whose target is missing or cannot be followed, or a directory whose
+// "jetstream" entry is not a directory — a server given it would not
+// start JetStream, which StartEmbedded would learn only from its 10 s
+// wait. A dir that does not exist is fine (lockStoreDir creates it).
+func checkStoreDir(dir string) error {
+	lfi, err := os.Lstat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return &StoreDirError{Dir: dir, Reason: "a part of its path is not a directory", Err: err}
+	}
+	if err != nil {
+		return &StoreDirError{Dir: dir, Reason: unwrapPath(err).Error(), Err: err}
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		target, _ := os.Readlink(dir)
+		if lfi.Mode()&os.ModeSymlink != 0 && errors.Is(err, os.ErrNotExist) {
+			return &StoreDirError{Dir: dir, Reason: fmt.Sprintf("a symbolic link to %q, which does not exist", target), Err: err}
+		}
+		return &StoreDirError{Dir: dir, Reason: fmt.Sprintf("a symbolic link to %q that cannot be followed: %v", target, unwrapPath(err)), Err: err}
+	}
+	if !fi.IsDir() {
+		return &StoreDirError{Dir: dir, Reason: "not a directory", Err: syscall.ENOTDIR}
+	}
+	if js, err := os.Stat(filepath.Join(dir, storeJetStreamName)); err == nil && !js.IsDir() {
+		return &StoreDirError{Dir: dir, Reason: fmt.Sprintf("its entry %q, where JetStream keeps its store, is not a directory", storeJetStreamName), Err: syscall.ENOTDIR}
+	}
+	return nil
+}
+
+// unwrapPath returns the error a *fs.PathError carries (its message
+// without the operation and path), or err.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // lockStoreDir creates dir (0700) if missing and takes an exclusive,
 // non-blocking flock on dir/axpool.lock, held as long as the returned file
 // is open (the kernel drops it when the process dies). Errors:
-// ErrStoreDirLocked (wrapped, naming dir), the directory or lock file
-// cannot be created.
+// ErrStoreDirLocked (wrapped, naming dir); *StoreDirError: dir cannot be a
+// store directory (checkStoreDir), or it or its lock file cannot be
+// created.
 func lockStoreDir(dir string) (*os.File, error) {
+	if err := checkStoreDir(dir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("queue: store dir: %w", err)
+		return nil, &StoreDirError{Dir: dir, Reason: "cannot be created: " + err.Error(), Err: err}
 	}
 	f, err := os.OpenFile(filepath.Join(dir, storeLockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("queue: store dir lock: %w", err)
+		return nil, &StoreDirError{Dir: dir, Reason: fmt.Sprintf("cannot open its lock file %s: %v", storeLockName, unwrapPath(err)), Err: err}
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()

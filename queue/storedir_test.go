@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -139,5 +140,56 @@ func TestStartEmbeddedSweepsAndNamesStore(t *testing.T) {
 	name := filepath.Base(e.StoreDir())
 	if pid, ok := storeDirPID(name); !ok || pid != os.Getpid() || filepath.Dir(e.StoreDir()) != parent {
 		t.Errorf("store dir %s: pid %d, %v", e.StoreDir(), pid, ok)
+	}
+}
+
+// TestStoreDirUnusable: a store directory that cannot hold a store is
+// refused before the server starts, with a *StoreDirError that says why,
+// and nothing is created in it. A "jetstream" entry that is a file made
+// the server refuse JetStream, which StartEmbedded learned only from its
+// 10 s wait ("embedded server not ready after 10s", axpool.lock left
+// behind); a dangling symbolic link was reported as "mkdir …: file
+// exists".
+func TestStoreDirUnusable(t *testing.T) {
+	base := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	at := func(name string) string { return filepath.Join(base, name) }
+	must(os.WriteFile(at("file"), []byte("x"), 0o600))
+	must(os.Symlink("nowhere", at("dangling")))
+	must(os.Symlink("loop2", at("loop1")))
+	must(os.Symlink("loop1", at("loop2")))
+	must(os.Mkdir(at("jsfile"), 0o700))
+	must(os.WriteFile(at("jsfile/jetstream"), []byte("x"), 0o600))
+	for _, tc := range []struct{ dir, reason string }{
+		{at("file"), "not a directory"},
+		{at("file/sub"), "a part of its path is not a directory"},
+		{at("dangling"), `a symbolic link to "nowhere", which does not exist`},
+		{at("loop1"), `a symbolic link to "loop2" that cannot be followed: too many levels of symbolic links`},
+		{at("jsfile"), `its entry "jetstream", where JetStream keeps its store, is not a directory`},
+	} {
+		e, err := StartEmbedded(EmbeddedOptions{StoreDir: tc.dir, TempDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if e != nil {
+			e.Close()
+		}
+		var sde *StoreDirError
+		if !errors.As(err, &sde) || sde.Dir != tc.dir || sde.Reason != tc.reason {
+			t.Errorf("StartEmbedded(%s) = %v; want a StoreDirError %q", tc.dir, err, tc.reason)
+			continue
+		}
+		if want := "queue: store dir " + tc.dir + ": " + tc.reason; err.Error() != want {
+			t.Errorf("error = %q, want %q", err, want)
+		}
+	}
+	names, err := os.ReadDir(at("jsfile"))
+	if err != nil || len(names) != 1 || names[0].Name() != "jetstream" {
+		t.Errorf("jsfile holds %v (%v), want only jetstream: no lock file", names, err)
+	}
+	if _, err := os.Lstat(at("nowhere")); !os.IsNotExist(err) {
+		t.Errorf("the dangling link's target was created: %v", err)
 	}
 }

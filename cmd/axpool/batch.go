@@ -159,6 +159,10 @@ const secondSignalExit = 2 * time.Second
 func runBatch(cmd *cobra.Command, argv []string) error {
 	bf := &batchFlags
 	in := argv[0]
+	storeDir := "" // the embedded server's store: --cache-dir, when used
+	if bf.node.nats == "" && bf.node.cacheTTL > 0 {
+		storeDir = bf.cacheDir
+	}
 	switch {
 	case bf.concurrency < 0 || (cmd.Flags().Changed("concurrency") && bf.concurrency == 0):
 		return printFail(cmd, exitUsage, "axpool batch: --concurrency must be at least 1")
@@ -168,6 +172,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		return printFail(cmd, exitUsage, "axpool batch: IN and OUT are the same file")
 	case bf.interval <= 0:
 		return printFail(cmd, exitUsage, "axpool batch: --progress-interval must be positive")
+	case storeDir != "" && bf.output != "-" && samePath(storeDir, bf.output):
+		// Checked before a node creates the directory where OUT goes.
+		return printFail(cmd, exitUsage, "axpool batch: --cache-dir and OUT are the same path")
 	}
 	if err := checkBatchIn(cmd, in, bf.regrade == ""); err != nil {
 		return err
@@ -254,10 +261,6 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	if in == "-" {
 		// Stdin may wait for its next line for ever: a stop must not.
 		input = batch.UntilDone(ctx, input)
-	}
-	storeDir := ""
-	if bf.node.nats == "" && bf.node.cacheTTL > 0 {
-		storeDir = bf.cacheDir
 	}
 	if bf.node.nats != "" || storeDir != "" && !nonEmptyDir(storeDir) {
 		// IN's ids first: a fleet's servers may keep startNode waiting,
@@ -656,6 +659,18 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// samePath reports whether a and b name the same file: the same file
+// when both exist (batch.SameFile), else the same absolute path once
+// cleaned.
+func samePath(a, b string) bool {
+	if batch.SameFile(a, b) {
+		return true
+	}
+	aa, err1 := filepath.Abs(a)
+	ab, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == ab
 }
 
 // nonEmptyDir reports whether path is a directory (following links)

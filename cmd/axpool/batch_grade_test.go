@@ -409,6 +409,42 @@ func TestBatchDuplicateIDsCreateNoCacheDir(t *testing.T) {
 	}
 }
 
+// TestBatchCacheDirRefused: a --cache-dir that cannot hold the cache is
+// refused with a message naming the flag and saying why, and nothing is
+// created: one that is OUT's path (before, the node made a directory of
+// OUT's path, then OUT could not be opened: "open out.jsonl: is a
+// directory", the store left behind), and a dangling symbolic link
+// (before: "start embedded NATS: queue: store dir: mkdir …: file exists").
+func TestBatchCacheDirRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in, out, link := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "link")
+	if err := os.WriteFile(in, []byte(`{"id":"a","source":"fn main() -> Int { 1 }"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("nowhere", link); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cacheDir string
+		code     int
+		stderr   string
+	}{
+		{out, 2, "axpool batch: --cache-dir and OUT are the same path\n"},
+		{filepath.Join(dir, ".", "out.jsonl"), 2, "axpool batch: --cache-dir and OUT are the same path\n"},
+		{link, 1, "axpool batch: the result cache's directory (--cache-dir) " + link + ": a symbolic link to \"nowhere\", which does not exist\n"},
+	} {
+		stdout, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", tc.cacheDir)
+		if code != tc.code || stdout != "" || stderr != tc.stderr {
+			t.Errorf("--cache-dir %s: exit %d, stdout %q, stderr %q; want exit %d, %q", tc.cacheDir, code, stdout, stderr, tc.code, tc.stderr)
+		}
+		names, err := os.ReadDir(dir)
+		if err != nil || len(names) != 2 || names[0].Name() != "in.jsonl" || names[1].Name() != "link" {
+			t.Errorf("--cache-dir %s: the directory holds %v (%v), want only in.jsonl and link", tc.cacheDir, names, err)
+		}
+	}
+}
+
 // TestBatchGradedForms: through real workers, an expectation in plain
 // form or in the tagged form with another type_id passes (a type
 // declared before P moves P's id), a checker whose helper and check
