@@ -121,7 +121,8 @@ const storeJetStreamName = "jetstream"
 // checkStoreDir returns a *StoreDirError when dir exists and cannot be a
 // store directory: not a directory (following links), a symbolic link
 // whose target is missing or cannot be followed, or a directory whose
-// "jetstream" entry is not a directory — a server given it would not
+// "jetstream" entry is not a directory or a link to one — a server given
+// it would not
 // start JetStream, which StartEmbedded would learn only from its 10 s
 // wait. A dir that does not exist is fine (lockStoreDir creates it).
 func checkStoreDir(dir string) error {
@@ -146,7 +147,14 @@ func checkStoreDir(dir string) error {
 	if !fi.IsDir() {
 		return &StoreDirError{Dir: dir, Reason: "not a directory", Err: syscall.ENOTDIR}
 	}
-	if js, err := os.Stat(filepath.Join(dir, storeJetStreamName)); err == nil && !js.IsDir() {
+	js := filepath.Join(dir, storeJetStreamName)
+	jfi, err := os.Stat(js)
+	if errors.Is(err, os.ErrNotExist) {
+		if _, lerr := os.Lstat(js); lerr != nil {
+			return nil // no entry yet: the server creates it
+		}
+	}
+	if err != nil || !jfi.IsDir() {
 		return &StoreDirError{Dir: dir, Reason: fmt.Sprintf("its entry %q, where JetStream keeps its store, is not a directory", storeJetStreamName), Err: syscall.ENOTDIR}
 	}
 	return nil

@@ -165,12 +165,15 @@ func TestStoreDirUnusable(t *testing.T) {
 	must(os.Symlink("loop1", at("loop2")))
 	must(os.Mkdir(at("jsfile"), 0o700))
 	must(os.WriteFile(at("jsfile/jetstream"), []byte("x"), 0o600))
+	must(os.Mkdir(at("jslink"), 0o700))
+	must(os.Symlink("nowhere", at("jslink/jetstream")))
 	for _, tc := range []struct{ dir, reason string }{
 		{at("file"), "not a directory"},
 		{at("file/sub"), "a part of its path is not a directory"},
 		{at("dangling"), `a symbolic link to "nowhere", which does not exist`},
 		{at("loop1"), `a symbolic link to "loop2" that cannot be followed: too many levels of symbolic links`},
 		{at("jsfile"), `its entry "jetstream", where JetStream keeps its store, is not a directory`},
+		{at("jslink"), `its entry "jetstream", where JetStream keeps its store, is not a directory`},
 	} {
 		e, err := StartEmbedded(EmbeddedOptions{StoreDir: tc.dir, TempDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if e != nil {
