@@ -122,9 +122,9 @@ const storeJetStreamName = "jetstream"
 // store directory: not a directory (following links), a symbolic link
 // whose target is missing or cannot be followed, or a directory whose
 // "jetstream" entry is not a directory or a link to one — a server given
-// it would not
-// start JetStream, which StartEmbedded would learn only from its 10 s
-// wait. A dir that does not exist is fine (lockStoreDir creates it).
+// it would not start JetStream, which StartEmbedded would learn only from
+// its 10 s wait. A dir that does not exist is fine (lockStoreDir creates
+// it).
 func checkStoreDir(dir string) error {
 	lfi, err := os.Lstat(dir)
 	if errors.Is(err, os.ErrNotExist) {
