@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -184,16 +185,46 @@ func StartEmbedded(opts EmbeddedOptions) (*Embedded, error) {
 		cleanup()
 		return nil, fmt.Errorf("queue: embedded server: %w", err)
 	}
-	ns.SetLoggerV2(&slogAdapter{log: log.With("component", "nats-server"), randomPassword: true}, false, false, false)
+	fatal := make(chan string, 1)
+	ns.SetLoggerV2(&slogAdapter{log: log.With("component", "nats-server"), randomPassword: true, fatal: fatal}, false, false, false)
 	ns.Start()
-	if !ns.ReadyForConnections(10 * time.Second) {
+	if err := waitReady(ns, fatal, opts.StoreDir); err != nil {
 		ns.Shutdown()
 		ns.WaitForShutdown()
 		cleanup()
-		return nil, errors.New("queue: embedded server not ready after 10s")
+		return nil, err
 	}
 	e.ns = ns
 	return e, nil
+}
+
+// readyWait bounds how long StartEmbedded waits for its server to
+// accept connections.
+const readyWait = 10 * time.Second
+
+// waitReady waits up to readyWait for ns to accept connections, and
+// returns at once when the server reports a fatal error on fatal (it then
+// never becomes ready: e.g. "Can't start JetStream: storage directory is
+// not writable"). Errors: the fatal error — a *StoreDirError for a
+// JetStream that cannot use storeDir (EmbeddedOptions.StoreDir, "" for a
+// private store) — or the wait's end.
+func waitReady(ns *server.Server, fatal <-chan string, storeDir string) error {
+	for deadline := time.Now().Add(readyWait); ; {
+		if ns.ReadyForConnections(50 * time.Millisecond) {
+			return nil
+		}
+		select {
+		case msg := <-fatal:
+			if why, ok := strings.CutPrefix(msg, "Can't start JetStream: "); ok && storeDir != "" {
+				return &StoreDirError{Dir: storeDir, Reason: "JetStream cannot keep its store there: " + why}
+			}
+			return fmt.Errorf("queue: embedded server: %s", msg)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("queue: embedded server not ready after %s", readyWait)
+		}
+	}
 }
 
 // URL returns the client URL, e.g. "nats://127.0.0.1:41234". It carries no
@@ -370,6 +401,9 @@ func ServerLogger(log *slog.Logger) server.Logger { return &slogAdapter{log: log
 type slogAdapter struct {
 	log            *slog.Logger
 	randomPassword bool
+	// fatal, when set, receives the first fatal error (the server stops
+	// starting after one: waitReady).
+	fatal chan<- string
 }
 
 // plaintextWarning is nats-server's warning about a password kept as it
@@ -384,7 +418,16 @@ func (l *slogAdapter) Warnf(format string, v ...any) {
 	}
 	l.log.Warn(fmt.Sprintf(format, v...))
 }
-func (l *slogAdapter) Fatalf(format string, v ...any) { l.log.Error(fmt.Sprintf(format, v...)) }
+func (l *slogAdapter) Fatalf(format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	l.log.Error(msg)
+	if l.fatal != nil {
+		select {
+		case l.fatal <- msg:
+		default: // one is enough
+		}
+	}
+}
 func (l *slogAdapter) Errorf(format string, v ...any) { l.log.Error(fmt.Sprintf(format, v...)) }
 func (l *slogAdapter) Debugf(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }
 func (l *slogAdapter) Tracef(format string, v ...any) { l.log.Debug(fmt.Sprintf(format, v...)) }

@@ -110,7 +110,9 @@ type StoreDirError struct {
 	Err    error // the underlying error, if any
 }
 
-func (e *StoreDirError) Error() string { return "queue: store dir " + e.Dir + ": " + e.Reason }
+func (e *StoreDirError) Error() string {
+	return fmt.Sprintf("queue: store dir %q: %s", e.Dir, e.Reason)
+}
 
 func (e *StoreDirError) Unwrap() error { return e.Err }
 
@@ -154,6 +156,9 @@ func checkStoreDir(dir string) error {
 			return nil // no entry yet: the server creates it
 		}
 	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return &StoreDirError{Dir: dir, Reason: fmt.Sprintf("its entry %q, where JetStream keeps its store, cannot be used: %v", storeJetStreamName, unwrapPath(err)), Err: err}
+	}
 	if err != nil || !jfi.IsDir() {
 		return &StoreDirError{Dir: dir, Reason: fmt.Sprintf("its entry %q, where JetStream keeps its store, is not a directory", storeJetStreamName), Err: syscall.ENOTDIR}
 	}
@@ -183,7 +188,12 @@ func lockStoreDir(dir string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, &StoreDirError{Dir: dir, Reason: "cannot be created: " + err.Error(), Err: err}
 	}
-	f, err := os.OpenFile(filepath.Join(dir, storeLockName), os.O_RDWR|os.O_CREATE, 0o600)
+	// O_NOFOLLOW: a lock file that is a symbolic link would create or
+	// lock its target, anywhere.
+	f, err := os.OpenFile(filepath.Join(dir, storeLockName), os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, &StoreDirError{Dir: dir, Reason: fmt.Sprintf("its lock file %s is a symbolic link", storeLockName), Err: err}
+	}
 	if err != nil {
 		return nil, &StoreDirError{Dir: dir, Reason: fmt.Sprintf("cannot open its lock file %s: %v", storeLockName, unwrapPath(err)), Err: err}
 	}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // deadPID runs and reaps a short process and returns its pid, which then
@@ -167,6 +169,8 @@ func TestStoreDirUnusable(t *testing.T) {
 	must(os.WriteFile(at("jsfile/jetstream"), []byte("x"), 0o600))
 	must(os.Mkdir(at("jslink"), 0o700))
 	must(os.Symlink("nowhere", at("jslink/jetstream")))
+	must(os.Mkdir(at("locklink"), 0o700))
+	must(os.Symlink("../locktarget", at("locklink/axpool.lock")))
 	for _, tc := range []struct{ dir, reason string }{
 		{at("file"), "not a directory"},
 		{at("file/sub"), "a part of its path is not a directory"},
@@ -174,6 +178,7 @@ func TestStoreDirUnusable(t *testing.T) {
 		{at("loop1"), `a symbolic link to "loop2" that cannot be followed: too many levels of symbolic links`},
 		{at("jsfile"), `its entry "jetstream", where JetStream keeps its store, is not a directory`},
 		{at("jslink"), `its entry "jetstream", where JetStream keeps its store, is not a directory`},
+		{at("locklink"), "its lock file axpool.lock is a symbolic link"},
 	} {
 		e, err := StartEmbedded(EmbeddedOptions{StoreDir: tc.dir, TempDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if e != nil {
@@ -184,7 +189,7 @@ func TestStoreDirUnusable(t *testing.T) {
 			t.Errorf("StartEmbedded(%s) = %v; want a StoreDirError %q", tc.dir, err, tc.reason)
 			continue
 		}
-		if want := "queue: store dir " + tc.dir + ": " + tc.reason; err.Error() != want {
+		if want := fmt.Sprintf("queue: store dir %q: %s", tc.dir, tc.reason); err.Error() != want {
 			t.Errorf("error = %q, want %q", err, want)
 		}
 	}
@@ -192,7 +197,40 @@ func TestStoreDirUnusable(t *testing.T) {
 	if err != nil || len(names) != 1 || names[0].Name() != "jetstream" {
 		t.Errorf("jsfile holds %v (%v), want only jetstream: no lock file", names, err)
 	}
-	if _, err := os.Lstat(at("nowhere")); !os.IsNotExist(err) {
-		t.Errorf("the dangling link's target was created: %v", err)
+	for _, target := range []string{"nowhere", "locktarget"} {
+		if _, err := os.Lstat(at(target)); !os.IsNotExist(err) {
+			t.Errorf("the dangling link's target %s was created: %v", target, err)
+		}
+	}
+}
+
+// TestWaitReadyFatal: a server that reports a fatal error while it starts
+// (it then never accepts connections) ends StartEmbedded's wait at once:
+// "Can't start JetStream: …" with a store directory of the caller's is a
+// *StoreDirError, anything else an error that quotes it. Before, the wait
+// ran its whole 10 s and said only "not ready after 10s". The server is
+// real but not started, so it is never ready.
+func TestWaitReadyFatal(t *testing.T) {
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ msg, storeDir, want string }{
+		{"Can't start JetStream: storage directory is not writable", "/cache", `queue: store dir "/cache": JetStream cannot keep its store there: storage directory is not writable`},
+		{"Can't start JetStream: storage directory is not writable", "", "queue: embedded server: Can't start JetStream: storage directory is not writable"},
+		{"Error listening on port: 127.0.0.1:1, \"address in use\"", "/cache", `queue: embedded server: Error listening on port: 127.0.0.1:1, "address in use"`},
+	} {
+		fatal := make(chan string, 1)
+		log := &slogAdapter{log: slog.New(slog.NewTextHandler(io.Discard, nil)), fatal: fatal}
+		log.Fatalf("%s", tc.msg)
+		log.Fatalf("a second fatal error is dropped") // the channel holds one
+		err := waitReady(ns, fatal, tc.storeDir)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("waitReady after %q = %v, want %q", tc.msg, err, tc.want)
+		}
+		var sde *StoreDirError
+		if errors.As(err, &sde) != (tc.storeDir != "" && strings.HasPrefix(tc.msg, "Can't start JetStream")) {
+			t.Errorf("waitReady after %q = %T, StoreDirError only for JetStream with a store directory", tc.msg, err)
+		}
 	}
 }

@@ -507,7 +507,7 @@ func (n *Node) openQueue(ctx context.Context) (bus *queue.Bus, secretsEnv []stri
 			n.emb, err = queue.StartEmbedded(eopts)
 		}
 		if sde := (*queue.StoreDirError)(nil); errors.As(err, &sde) {
-			return nil, nil, fmt.Errorf("the result cache's directory (--cache-dir) %s: %s", sde.Dir, sde.Reason)
+			return nil, nil, fmt.Errorf("the result cache's directory (--cache-dir) %q: %s", sde.Dir, sde.Reason)
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("start embedded NATS: %v", err)
