@@ -172,9 +172,15 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		return printFail(cmd, exitUsage, "axpool batch: IN and OUT are the same file")
 	case bf.interval <= 0:
 		return printFail(cmd, exitUsage, "axpool batch: --progress-interval must be positive")
+	case storeDir == "-":
+		return printFail(cmd, exitUsage, `axpool batch: --cache-dir -: want a directory ("" keeps the cache in memory, for this run only)`)
 	case storeDir != "" && bf.output != "-" && samePath(storeDir, bf.output):
 		// Checked before a node creates the directory where OUT goes.
 		return printFail(cmd, exitUsage, "axpool batch: --cache-dir and OUT are the same path")
+	case storeDir != "" && bf.summary != "" && samePath(storeDir, bf.summary):
+		return printFail(cmd, exitUsage, "axpool batch: --cache-dir and --summary are the same path")
+	case storeDir != "" && bf.report != "" && samePath(storeDir, bf.report):
+		return printFail(cmd, exitUsage, "axpool batch: --cache-dir and --report are the same path")
 	}
 	if err := checkBatchIn(cmd, in, bf.regrade == ""); err != nil {
 		return err
@@ -262,11 +268,11 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		// Stdin may wait for its next line for ever: a stop must not.
 		input = batch.UntilDone(ctx, input)
 	}
-	if bf.node.nats != "" || storeDir != "" && !nonEmptyDir(storeDir) {
+	if bf.node.nats != "" || storeDir != "" && !holdsStore(storeDir) {
 		// IN's ids first: a fleet's servers may keep startNode waiting,
-		// and a node would create the cache directory, or a store in an
-		// empty one, which a batch refused for a duplicate id must not
-		// leave behind.
+		// and a node would create the cache directory, or a store in a
+		// directory that holds none yet, which a batch refused for a
+		// duplicate id must not leave behind.
 		if err := scanned(); err != nil {
 			return err
 		}
@@ -274,6 +280,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	if bf.node.nats != "" && cmd.Flags().Changed("cache-dir") {
 		fmt.Fprintln(cmd.ErrOrStderr(), "axpool batch: --cache-dir is ignored with --nats: the fleet's cache bucket (AXPOOL_CACHE) holds the results")
 	}
+	// A stop ends the node's start too (a fleet's servers may keep it
+	// waiting up to --connect-timeout).
+	cmd.SetContext(ctx)
 	n, err := startNode(cmd, "axpool batch", &bf.node, nodeOptions{storeDir: storeDir, lazyWorkers: true, noGateway: true})
 	if err := scanned(); err != nil {
 		if n != nil {
@@ -290,12 +299,25 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 	sum := batch.NewSummary(ks...)
 	var failures batch.Failures
 	var out io.Writer = cmd.OutOrStdout()
+	// The summary and the report are written at the end: one that names
+	// IN or OUT would overwrite it, one that cannot be written would fail
+	// only after the whole batch ran. Both are found now, before OUT is
+	// opened (and emptied): a refused one leaves OUT as it was.
+	summary, report, created, err := openBatchReports(cmd, in, bf.output)
+	if err != nil {
+		return err
+	}
+	defer summary.Close()
+	defer report.Close()
 	if bf.output != "-" {
 		// --resume: the summary, the report and the exit status are the
 		// whole file's, the lines kept (done.EachKept, after the run) and
 		// the new ones.
 		f, err := batch.OpenOutput(bf.output, bf.resume, done)
 		if err != nil {
+			for _, path := range created {
+				os.Remove(path)
+			}
 			return printFail(cmd, exitFail, "axpool batch: %v", err)
 		}
 		defer f.Close()
@@ -308,15 +330,6 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 			fmt.Fprintln(cmd.ErrOrStderr(), msg)
 		}
 	}
-	// The summary and the report are written at the end: one that names
-	// IN or OUT would overwrite it, one that cannot be written would fail
-	// only after the whole batch ran. Both are found now.
-	summary, report, err := openBatchReports(cmd, in, bf.output)
-	if err != nil {
-		return err
-	}
-	defer summary.Close()
-	defer report.Close()
 	// Worker processes that cannot start (a low open-file limit…) stop the
 	// batch, where each item waited its --job-timeout.
 	runCtx, cancelRun := context.WithCancel(ctx)
@@ -449,8 +462,10 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 }
 
 // openBatchReports opens the files of --summary and --report (nil when
-// not asked for), refusing one that is IN, OUT or the other.
-func openBatchReports(cmd *cobra.Command, in, out string) (summary, report *os.File, err error) {
+// not asked for), refusing one that is IN, OUT (existing or not yet) or
+// the other, and returns the paths it created (for a caller that gives
+// up before the batch runs to remove).
+func openBatchReports(cmd *cobra.Command, in, out string) (summary, report *os.File, created []string, err error) {
 	bf := &batchFlags
 	open := func(flag, path string, others ...string) (*os.File, error) {
 		if path == "" {
@@ -459,24 +474,32 @@ func openBatchReports(cmd *cobra.Command, in, out string) (summary, report *os.F
 		names := append([]string{"IN", "OUT"}, others...)
 		paths := []string{in, out, bf.regrade, bf.summary}
 		for i, o := range paths[:len(names)] {
-			if o != "-" && o != "" && batch.SameFile(path, o) {
+			if o != "-" && o != "" && samePath(path, o) {
 				return nil, printFail(cmd, exitUsage, "axpool batch: --%s %s is %s; give the %s a file of its own", flag, path, names[i], flag)
 			}
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			created = append(created, path)
+		} else if errors.Is(err, os.ErrExist) {
+			f, err = os.OpenFile(path, os.O_WRONLY, 0o644)
+		}
 		if err != nil {
 			return nil, printFail(cmd, exitFail, "axpool batch: --%s: %v", flag, err)
 		}
 		return f, nil
 	}
 	if summary, err = open("summary", bf.summary, "--regrade OLD"); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if report, err = open("report", bf.report, "--regrade OLD", "the --summary file"); err != nil {
 		summary.Close()
-		return nil, nil, err
+		for _, path := range created {
+			os.Remove(path)
+		}
+		return nil, nil, nil, err
 	}
-	return summary, report, nil
+	return summary, report, created, nil
 }
 
 // writeBatchReports writes the summary file and the report (each when
@@ -596,7 +619,7 @@ func runRegrade(cmd *cobra.Command, in string, ks []int) error {
 		return printFail(cmd, exitFail, "axpool batch: --regrade: %v", err)
 	}
 	defer old.Close()
-	summary, report, err := openBatchReports(cmd, in, bf.output)
+	summary, report, _, err := openBatchReports(cmd, in, bf.output)
 	if err != nil {
 		return err
 	}
@@ -673,14 +696,9 @@ func samePath(a, b string) bool {
 	return err1 == nil && err2 == nil && aa == ab
 }
 
-// nonEmptyDir reports whether path is a directory (following links)
-// that holds at least one entry.
-func nonEmptyDir(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	names, _ := f.Readdirnames(1)
-	return len(names) > 0
+// holdsStore reports whether dir holds an embedded server's store
+// already: its "jetstream" entry is a directory (following links).
+func holdsStore(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, "jetstream"))
+	return err == nil && fi.IsDir()
 }

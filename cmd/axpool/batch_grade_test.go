@@ -375,11 +375,12 @@ func TestBatchDuplicateIDs(t *testing.T) {
 
 // TestBatchDuplicateIDsCreateNoCacheDir: a batch refused for a duplicate
 // id leaves no trace: its --cache-dir is not created, and an empty one
-// stays empty (de14a5d checked the ids before the embedded node opened
-// the cache store; since e3c6a3c the node starts while ScanIDs runs, and
-// the refused batch left a JetStream store and axpool.lock behind, in a
-// new directory and, until the directory's entries were checked, in an
-// empty one).
+// stays empty, and one without a store yet holds no store after
+// (de14a5d checked the ids before the embedded node opened the cache
+// store; since e3c6a3c the node starts while ScanIDs runs, and the
+// refused batch left a JetStream store and axpool.lock behind, in a new
+// directory and, until the directory was checked for a store, in an
+// empty one or one holding other files).
 func TestBatchDuplicateIDsCreateNoCacheDir(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -407,14 +408,30 @@ func TestBatchDuplicateIDsCreateNoCacheDir(t *testing.T) {
 	if names, err := os.ReadDir(cache); err != nil || len(names) != 0 {
 		t.Errorf("empty --cache-dir after a refused batch holds %v (%v), want nothing", names, err)
 	}
+	// So does a directory that holds other files but no store yet.
+	if err := os.WriteFile(filepath.Join(cache, "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code = runBatchBin(t, in, "-o", out, "--cache-dir", cache)
+	if code != 2 || stdout != "" || stderr != "axpool batch: line 2: duplicate id \"a\" (first on line 1)\n" {
+		t.Errorf("--cache-dir without a store: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if names, err := os.ReadDir(cache); err != nil || len(names) != 1 || names[0].Name() != "notes.txt" {
+		t.Errorf("--cache-dir without a store after a refused batch holds %v (%v), want only notes.txt", names, err)
+	}
 }
 
 // TestBatchCacheDirRefused: a --cache-dir that cannot hold the cache is
 // refused with a message naming the flag and saying why, and nothing is
-// created: one that is OUT's path (before, the node made a directory of
-// OUT's path, then OUT could not be opened: "open out.jsonl: is a
-// directory", the store left behind), and a dangling symbolic link
-// (before: "start embedded NATS: queue: store dir: mkdir …: file exists").
+// created:
+//   - one that is OUT's, --summary's or --report's path (before, the node
+//     made a directory of that path, then the file could not be opened:
+//     "open out.jsonl: is a directory", the store left behind);
+//   - "-" (before: a directory named "-");
+//   - a dangling symbolic link (before: "start embedded NATS: queue:
+//     store dir: mkdir …: file exists");
+//   - one whose lock file is a dangling symbolic link (before: its
+//     target was created, outside the directory, and the batch ran).
 func TestBatchCacheDirRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -425,22 +442,78 @@ func TestBatchCacheDirRefused(t *testing.T) {
 	if err := os.Symlink("nowhere", link); err != nil {
 		t.Fatal(err)
 	}
+	locked := filepath.Join(dir, "locked")
+	if err := os.Mkdir(locked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../target", filepath.Join(locked, "axpool.lock")); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
-		cacheDir string
-		code     int
-		stderr   string
+		args   []string
+		code   int
+		stderr string
 	}{
-		{out, 2, "axpool batch: --cache-dir and OUT are the same path\n"},
-		{filepath.Join(dir, ".", "out.jsonl"), 2, "axpool batch: --cache-dir and OUT are the same path\n"},
-		{link, 1, "axpool batch: the result cache's directory (--cache-dir) " + link + ": a symbolic link to \"nowhere\", which does not exist\n"},
+		{[]string{"--cache-dir", out}, 2, "axpool batch: --cache-dir and OUT are the same path\n"},
+		{[]string{"--cache-dir", filepath.Join(dir, ".", "out.jsonl")}, 2, "axpool batch: --cache-dir and OUT are the same path\n"},
+		{[]string{"--cache-dir", filepath.Join(dir, "s.json"), "--summary", filepath.Join(dir, "s.json")}, 2, "axpool batch: --cache-dir and --summary are the same path\n"},
+		{[]string{"--cache-dir", filepath.Join(dir, "r.html"), "--report", filepath.Join(dir, "r.html")}, 2, "axpool batch: --cache-dir and --report are the same path\n"},
+		{[]string{"--cache-dir", "-"}, 2, "axpool batch: --cache-dir -: want a directory (\"\" keeps the cache in memory, for this run only)\n"},
+		{[]string{"--cache-dir", link}, 1, "axpool batch: the result cache's directory (--cache-dir) \"" + link + "\": a symbolic link to \"nowhere\", which does not exist\n"},
+		{[]string{"--cache-dir", locked}, 1, "axpool batch: the result cache's directory (--cache-dir) \"" + locked + "\": its lock file axpool.lock is a symbolic link\n"},
 	} {
-		stdout, stderr, code := runBatchBin(t, in, "-o", out, "--cache-dir", tc.cacheDir)
+		stdout, stderr, code := runBatchBin(t, append([]string{in, "-o", out}, tc.args...)...)
 		if code != tc.code || stdout != "" || stderr != tc.stderr {
-			t.Errorf("--cache-dir %s: exit %d, stdout %q, stderr %q; want exit %d, %q", tc.cacheDir, code, stdout, stderr, tc.code, tc.stderr)
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d, %q", tc.args, code, stdout, stderr, tc.code, tc.stderr)
 		}
 		names, err := os.ReadDir(dir)
-		if err != nil || len(names) != 2 || names[0].Name() != "in.jsonl" || names[1].Name() != "link" {
-			t.Errorf("--cache-dir %s: the directory holds %v (%v), want only in.jsonl and link", tc.cacheDir, names, err)
+		if err != nil || len(names) != 3 || names[0].Name() != "in.jsonl" || names[1].Name() != "link" || names[2].Name() != "locked" {
+			t.Errorf("%q: the directory holds %v (%v), want only in.jsonl, link and locked", tc.args, names, err)
+		}
+		if names, err := os.ReadDir(locked); err != nil || len(names) != 1 {
+			t.Errorf("%q: %s holds %v (%v), want only its axpool.lock link", tc.args, locked, names, err)
+		}
+	}
+}
+
+// TestBatchReportRefusedKeepsOut: a --summary or --report that is refused
+// leaves an existing OUT as it was, and a report file this run created is
+// removed when OUT cannot be opened. Before, OUT was opened (and
+// emptied) first, then a --summary that is a directory refused the batch:
+// the results of the last run were gone.
+func TestBatchReportRefusedKeepsOut(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in, out, sdir := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "sdir")
+	if err := os.WriteFile(in, []byte(`{"id":"a","source":"fn main() -> Int { 1 }"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const kept = `{"id":"a","last":"run"}` + "\n"
+	if err := os.WriteFile(out, []byte(kept), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(sdir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"--summary", sdir}, 1, "axpool batch: --summary: open " + sdir + ": is a directory\n"},
+		{[]string{"--summary", filepath.Join(dir, "s.json"), "--report", in}, 2, "axpool batch: --report " + in + " is IN; give the report a file of its own\n"},
+		// The last -o wins: OUT is a directory, which cannot be opened.
+		{[]string{"--summary", filepath.Join(dir, "s.json"), "-o", sdir}, 1, "axpool batch: open " + sdir + ": is a directory\n"},
+	} {
+		stdout, stderr, code := runBatchBin(t, append([]string{in, "-o", out, "--cache-dir", ""}, tc.args...)...)
+		if code != tc.code || stdout != "" || stderr != tc.stderr {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d, %q", tc.args, code, stdout, stderr, tc.code, tc.stderr)
+		}
+		if b, err := os.ReadFile(out); err != nil || string(b) != kept {
+			t.Errorf("%q: OUT holds %q (%v), want %q as it was", tc.args, b, err, kept)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "s.json")); !os.IsNotExist(err) {
+			t.Errorf("%q: the --summary file was left behind: %v", tc.args, err)
 		}
 	}
 }

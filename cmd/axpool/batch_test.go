@@ -916,6 +916,50 @@ func hintAfter(t *testing.T, stderr, marker string) string {
 	return line
 }
 
+// TestBatchStopWhileConnecting: Ctrl-C while `axpool batch --nats` waits
+// for a fleet that does not answer (here 127.0.0.1:1, where nothing
+// listens) ends the wait at once: exit 1 with the last connect error.
+// Before, the batch had taken the signal for itself but started the node
+// with a context the signal did not end: it went on retrying until
+// --connect-timeout (60 s by default; 10 minutes here), Ctrl-C or not.
+func TestBatchStopWhileConnecting(t *testing.T) {
+	t.Parallel()
+	in := writeFile(t, t.TempDir(), "items.jsonl", `{"id":"a","source":"fn main() -> Int { 1 }"}`+"\n")
+	var errb queuetest.Buffer
+	cmd := exec.Command(bin(t), "batch", in, "--nats", "nats://127.0.0.1:1", "--connect-timeout", "10m", "--progress", "none")
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-exited
+	})
+	const retrying = `msg="NATS not reachable; retrying" attempt=1`
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(errb.String(), retrying); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q within 60 s:\n%s", retrying, errb.String())
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err
+		var ee *exec.ExitError
+		const want = "axpool batch: connect to NATS: queue: connect nats://127.0.0.1:1: nats: no servers available for connection\n"
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasSuffix(errb.String(), want) {
+			t.Errorf("after Ctrl-C: %v; want exit 1, stderr ending %q:\n%s", err, want, errb.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatalf("the batch did not stop within 60 s of SIGINT:\n%s", errb.String())
+	}
+}
+
 // TestBatchPlainProgress: with --progress plain, stderr gets a line every
 // --progress-interval while the batch runs (done/total, rate; no ETA
 // while nothing is done). The one item runs until Ctrl-C.
