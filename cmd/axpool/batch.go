@@ -478,11 +478,10 @@ func openBatchReports(cmd *cobra.Command, in, out string) (summary, report *os.F
 				return nil, printFail(cmd, exitUsage, "axpool batch: --%s %s is %s; give the %s a file of its own", flag, path, names[i], flag)
 			}
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
+		_, lerr := os.Lstat(path)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err == nil && errors.Is(lerr, os.ErrNotExist) {
 			created = append(created, path)
-		} else if errors.Is(err, os.ErrExist) {
-			f, err = os.OpenFile(path, os.O_WRONLY, 0o644)
 		}
 		if err != nil {
 			return nil, printFail(cmd, exitFail, "axpool batch: --%s: %v", flag, err)
@@ -619,7 +618,7 @@ func runRegrade(cmd *cobra.Command, in string, ks []int) error {
 		return printFail(cmd, exitFail, "axpool batch: --regrade: %v", err)
 	}
 	defer old.Close()
-	summary, report, _, err := openBatchReports(cmd, in, bf.output)
+	summary, report, created, err := openBatchReports(cmd, in, bf.output)
 	if err != nil {
 		return err
 	}
@@ -627,8 +626,13 @@ func runRegrade(cmd *cobra.Command, in string, ks []int) error {
 	defer report.Close()
 	var out io.Writer = cmd.OutOrStdout()
 	if bf.output != "-" {
-		f, err := os.OpenFile(bf.output, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		// Locked as a batch's OUT is: one another batch is writing is
+		// refused, not emptied under it.
+		f, err := batch.OpenOutput(bf.output, false, batch.NewResumeState())
 		if err != nil {
+			for _, path := range created {
+				os.Remove(path)
+			}
 			return printFail(cmd, exitFail, "axpool batch: %v", err)
 		}
 		defer f.Close()
@@ -686,14 +690,46 @@ func plural(n int, one, many string) string {
 
 // samePath reports whether a and b name the same file: the same file
 // when both exist (batch.SameFile), else the same absolute path once
-// cleaned.
+// cleaned and symbolic links followed as far as they lead (a link to a
+// file not created yet names that file: resolvePath).
 func samePath(a, b string) bool {
 	if batch.SameFile(a, b) {
 		return true
 	}
-	aa, err1 := filepath.Abs(a)
-	ab, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && aa == ab
+	ra, ok1 := resolvePath(a)
+	rb, ok2 := resolvePath(b)
+	return ok1 && ok2 && ra == rb
+}
+
+// resolvePath returns path absolute and cleaned, its directory's links
+// followed where it exists and a link at its end followed to its target
+// (which need not exist), up to 40 links; ok is false when path cannot be
+// made absolute or the links do not end.
+func resolvePath(path string) (string, bool) {
+	for range 40 {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return "", false
+		}
+		dir, base := filepath.Split(abs)
+		if d, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = d
+		}
+		abs = filepath.Join(dir, base)
+		fi, err := os.Lstat(abs)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return abs, true
+		}
+		target, err := os.Readlink(abs)
+		if err != nil {
+			return "", false
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(dir, target)
+		}
+		path = target
+	}
+	return "", false
 }
 
 // holdsStore reports whether dir holds an embedded server's store

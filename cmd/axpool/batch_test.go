@@ -916,9 +916,58 @@ func hintAfter(t *testing.T, stderr, marker string) string {
 	return line
 }
 
+// TestBatchRegradeOutput: --regrade takes OUT as a batch does — one
+// another batch is writing is refused, left as it was, and the --summary
+// this run created is removed (before, OUT was opened with O_TRUNC and no
+// lock: a regrade emptied the file of a batch still writing it, which
+// then held the regrade's lines, NUL bytes and its own last line) — and
+// a --summary that is a link to a file not created yet is written there
+// (the file is created, as before this session's reordering).
+func TestBatchRegradeOutput(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	items := writeFile(t, dir, "items.jsonl", `{"id":"a","source":"fn main() -> Int { 3 }","expect":3}`+"\n")
+	old := filepath.Join(dir, "old.jsonl")
+	if _, stderr, code := runBatchBin(t, items, "--cache-dir", "", "-o", old); code != 0 {
+		t.Fatalf("first run: exit %d\n%s", code, stderr)
+	}
+	out := writeFile(t, dir, "out.jsonl", `{"id":"a","still":"writing"}`+"\n")
+	held, err := batch.OpenOutput(out, true, batch.NewResumeState()) // another batch's lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := filepath.Join(dir, "sum.json")
+	stdout, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", out, "--summary", sum)
+	want := "axpool batch: open " + out + ": " + batch.ErrOutputBusy.Error() + "\n"
+	if code != 1 || stdout != "" || stderr != want {
+		t.Errorf("regrade onto a locked OUT: exit %d, stdout %q, stderr %q; want exit 1, %q", code, stdout, stderr, want)
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != `{"id":"a","still":"writing"}`+"\n" {
+		t.Errorf("the locked OUT holds %q (%v), want it as it was", b, err)
+	}
+	if _, err := os.Stat(sum); !os.IsNotExist(err) {
+		t.Errorf("the --summary of the refused regrade was left behind: %v", err)
+	}
+	held.Close()
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.json")
+	if err := os.Symlink(filepath.Join("sub", "target.json"), link); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := runBatchBin(t, items, "--regrade", old, "-o", out, "--summary", link); code != 0 {
+		t.Errorf("regrade with --summary a link to a new file: exit %d\n%s", code, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "sub", "target.json")); err != nil || !strings.Contains(string(b), `"items": 1`) {
+		t.Errorf("the link's target holds %q (%v), want the summary", b, err)
+	}
+}
+
 // TestBatchStopWhileConnecting: Ctrl-C while `axpool batch --nats` waits
 // for a fleet that does not answer (here 127.0.0.1:1, where nothing
-// listens) ends the wait at once: exit 1 with the last connect error.
+// listens) ends the wait at once: exit 1, "stopped while starting;
+// nothing ran".
 // Before, the batch had taken the signal for itself but started the node
 // with a context the signal did not end: it went on retrying until
 // --connect-timeout (60 s by default; 10 minutes here), Ctrl-C or not.
@@ -951,7 +1000,7 @@ func TestBatchStopWhileConnecting(t *testing.T) {
 	case err := <-exited:
 		exited <- err
 		var ee *exec.ExitError
-		const want = "axpool batch: connect to NATS: queue: connect nats://127.0.0.1:1: nats: no servers available for connection\n"
+		const want = "axpool batch: stopped while starting; nothing ran\n"
 		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasSuffix(errb.String(), want) {
 			t.Errorf("after Ctrl-C: %v; want exit 1, stderr ending %q:\n%s", err, want, errb.String())
 		}

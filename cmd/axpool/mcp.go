@@ -417,6 +417,11 @@ func startNode(cmd *cobra.Command, name string, nf *nodeFlags, opts ...nodeOptio
 	cfg.Tools = toolList
 	n, err := node.Start(cmd.Context(), cfg)
 	if err != nil {
+		if cmd.Context().Err() != nil {
+			// Stopped (`axpool batch` starts its node with the context
+			// its signals end): err is only how the start was cut short.
+			return nil, printFail(cmd, exitFail, "%s: stopped while starting; nothing ran", name)
+		}
 		if be := (*queue.BoundError)(nil); errors.As(err, &be) && be.Bucket == queue.CacheBucket {
 			return nil, printFail(cmd, exitFail, "%s", cacheBoundMessage(name, be, cmd.Flags().Changed("cache-max-bytes"), nf.nats != "", no.storeDir))
 		}
