@@ -495,6 +495,10 @@ func TestBatchReportRefusedKeepsOut(t *testing.T) {
 	if err := os.Mkdir(sdir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	toNew := filepath.Join(dir, "to-new")
+	if err := os.Symlink("new.jsonl", toNew); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args   []string
 		code   int
@@ -504,6 +508,8 @@ func TestBatchReportRefusedKeepsOut(t *testing.T) {
 		{[]string{"--summary", filepath.Join(dir, "s.json"), "--report", in}, 2, "axpool batch: --report " + in + " is IN; give the report a file of its own\n"},
 		// The last -o wins: OUT is a directory, which cannot be opened.
 		{[]string{"--summary", filepath.Join(dir, "s.json"), "-o", sdir}, 1, "axpool batch: open " + sdir + ": is a directory\n"},
+		// A link to OUT, which does not exist yet, is OUT.
+		{[]string{"--summary", toNew, "-o", filepath.Join(dir, "new.jsonl")}, 2, "axpool batch: --summary " + toNew + " is OUT; give the summary a file of its own\n"},
 	} {
 		stdout, stderr, code := runBatchBin(t, append([]string{in, "-o", out, "--cache-dir", ""}, tc.args...)...)
 		if code != tc.code || stdout != "" || stderr != tc.stderr {
@@ -512,8 +518,10 @@ func TestBatchReportRefusedKeepsOut(t *testing.T) {
 		if b, err := os.ReadFile(out); err != nil || string(b) != kept {
 			t.Errorf("%q: OUT holds %q (%v), want %q as it was", tc.args, b, err, kept)
 		}
-		if _, err := os.Stat(filepath.Join(dir, "s.json")); !os.IsNotExist(err) {
-			t.Errorf("%q: the --summary file was left behind: %v", tc.args, err)
+		for _, name := range []string{"s.json", "new.jsonl"} {
+			if _, err := os.Stat(filepath.Join(dir, name)); !os.IsNotExist(err) {
+				t.Errorf("%q: %s was left behind: %v", tc.args, name, err)
+			}
 		}
 	}
 }
