@@ -967,15 +967,29 @@ func TestBatchRegradeOutput(t *testing.T) {
 // TestBatchStopWhileConnecting: Ctrl-C while `axpool batch --nats` waits
 // for a fleet that does not answer (here 127.0.0.1:1, where nothing
 // listens) ends the wait at once: exit 1, "stopped while starting;
-// nothing ran".
-// Before, the batch had taken the signal for itself but started the node
-// with a context the signal did not end: it went on retrying until
-// --connect-timeout (60 s by default; 10 minutes here), Ctrl-C or not.
+// nothing ran". Before, the batch had taken the signal for itself but
+// started the node with a context the signal did not end: it went on
+// retrying until --connect-timeout (60 s by default; 10 minutes here),
+// Ctrl-C or not.
 func TestBatchStopWhileConnecting(t *testing.T) {
 	t.Parallel()
 	in := writeFile(t, t.TempDir(), "items.jsonl", `{"id":"a","source":"fn main() -> Int { 1 }"}`+"\n")
+	stderr, err := interruptBatch(t, `msg="NATS not reachable; retrying" attempt=1`,
+		in, "--nats", "nats://127.0.0.1:1", "--connect-timeout", "10m", "--progress", "none")
+	var ee *exec.ExitError
+	const want = "axpool batch: stopped while starting; nothing ran\n"
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasSuffix(stderr, want) {
+		t.Errorf("after Ctrl-C: %v; want exit 1, stderr ending %q:\n%s", err, want, stderr)
+	}
+}
+
+// interruptBatch starts `axpool batch args…`, sends it SIGINT once its
+// stderr holds marker (within 60 s), and returns its stderr and how it
+// exited (within 60 s of the signal).
+func interruptBatch(t *testing.T, marker string, args ...string) (stderr string, err error) {
+	t.Helper()
 	var errb queuetest.Buffer
-	cmd := exec.Command(bin(t), "batch", in, "--nats", "nats://127.0.0.1:1", "--connect-timeout", "10m", "--progress", "none")
+	cmd := exec.Command(bin(t), append([]string{"batch"}, args...)...)
 	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 	cmd.Stderr = &errb
 	if err := cmd.Start(); err != nil {
@@ -987,10 +1001,9 @@ func TestBatchStopWhileConnecting(t *testing.T) {
 		cmd.Process.Kill()
 		<-exited
 	})
-	const retrying = `msg="NATS not reachable; retrying" attempt=1`
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(errb.String(), retrying); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(errb.String(), marker); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no %q within 60 s:\n%s", retrying, errb.String())
+			t.Fatalf("no %q within 60 s:\n%s", marker, errb.String())
 		}
 	}
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
@@ -999,13 +1012,10 @@ func TestBatchStopWhileConnecting(t *testing.T) {
 	select {
 	case err := <-exited:
 		exited <- err
-		var ee *exec.ExitError
-		const want = "axpool batch: stopped while starting; nothing ran\n"
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.HasSuffix(errb.String(), want) {
-			t.Errorf("after Ctrl-C: %v; want exit 1, stderr ending %q:\n%s", err, want, errb.String())
-		}
+		return errb.String(), err
 	case <-time.After(60 * time.Second):
 		t.Fatalf("the batch did not stop within 60 s of SIGINT:\n%s", errb.String())
+		return "", nil
 	}
 }
 
@@ -1014,37 +1024,11 @@ func TestBatchStopWhileConnecting(t *testing.T) {
 // while nothing is done). The one item runs until Ctrl-C.
 func TestBatchPlainProgress(t *testing.T) {
 	in := writeFile(t, t.TempDir(), "items.jsonl", `{"id":"endless","source":"fn main() -> Int {\n let mut i = 0\n while true { i = i + 1 }\n i\n}","max_steps":1000000000000000,"max_wall_ms":600000}`+"\n")
-	var errb queuetest.Buffer
-	cmd := exec.Command(bin(t), "batch", in, "--workers", "1", "--cache-dir", "", "--progress", "plain", "--progress-interval", "20ms")
-	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		<-exited
-	})
-	const want = "batch: 0/1 items, 0.0 items/s\n"
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(errb.String(), want); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no progress line %q within 60 s:\n%s", want, errb.String())
-		}
-	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		exited <- err
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(errb.String(), "batch interrupted: 0 items") {
-			t.Errorf("after Ctrl-C: %v\n%s", err, errb.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("the batch did not stop within 60 s of SIGINT:\n%s", errb.String())
+	stderr, err := interruptBatch(t, "batch: 0/1 items, 0.0 items/s\n",
+		in, "--workers", "1", "--cache-dir", "", "--progress", "plain", "--progress-interval", "20ms")
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 || !strings.Contains(stderr, "batch interrupted: 0 items") {
+		t.Errorf("after Ctrl-C: %v\n%s", err, stderr)
 	}
 }
 
