@@ -313,12 +313,9 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		// --resume: the summary, the report and the exit status are the
 		// whole file's, the lines kept (done.EachKept, after the run) and
 		// the new ones.
-		f, err := batch.OpenOutput(bf.output, bf.resume, done)
+		f, err := openBatchOutput(cmd, created, bf.resume, done)
 		if err != nil {
-			for _, path := range created {
-				os.Remove(path)
-			}
-			return printFail(cmd, exitFail, "axpool batch: %v", err)
+			return err
 		}
 		defer f.Close()
 		out = f
@@ -493,12 +490,31 @@ func openBatchReports(cmd *cobra.Command, in, out string) (summary, report *os.F
 	}
 	if report, err = open("report", bf.report, "--regrade OLD", "the --summary file"); err != nil {
 		summary.Close()
-		for _, path := range created {
-			os.Remove(path)
-		}
+		removeFiles(created)
 		return nil, nil, nil, err
 	}
 	return summary, report, created, nil
+}
+
+// openBatchOutput opens OUT (batch.OpenOutput: locked; emptied unless
+// resume, which reads it into done) once its reports are open, and fails
+// the command when it cannot, removing the report files created for it
+// (openBatchReports).
+func openBatchOutput(cmd *cobra.Command, created []string, resume bool, done *batch.ResumeState) (*os.File, error) {
+	f, err := batch.OpenOutput(batchFlags.output, resume, done)
+	if err != nil {
+		removeFiles(created)
+		return nil, printFail(cmd, exitFail, "axpool batch: %v", err)
+	}
+	return f, nil
+}
+
+// removeFiles removes paths, best effort: files a command created before
+// it was refused.
+func removeFiles(paths []string) {
+	for _, path := range paths {
+		os.Remove(path)
+	}
 }
 
 // writeBatchReports writes the summary file and the report (each when
@@ -628,12 +644,9 @@ func runRegrade(cmd *cobra.Command, in string, ks []int) error {
 	if bf.output != "-" {
 		// Locked as a batch's OUT is: one another batch is writing is
 		// refused, not emptied under it.
-		f, err := batch.OpenOutput(bf.output, false, batch.NewResumeState())
+		f, err := openBatchOutput(cmd, created, false, batch.NewResumeState())
 		if err != nil {
-			for _, path := range created {
-				os.Remove(path)
-			}
-			return printFail(cmd, exitFail, "axpool batch: %v", err)
+			return err
 		}
 		defer f.Close()
 		out = f
