@@ -120,6 +120,14 @@ func (e *StoreDirError) Unwrap() error { return e.Err }
 // keeps JetStream's store in.
 const storeJetStreamName = "jetstream"
 
+// HoldsStore reports whether dir holds an embedded server's store
+// already (its "jetstream" entry is a directory, following links): a
+// StartEmbedded on it opens that store rather than creating one.
+func HoldsStore(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, storeJetStreamName))
+	return err == nil && fi.IsDir()
+}
+
 // checkStoreDir returns a *StoreDirError when dir exists and cannot be a
 // store directory: not a directory (following links), a symbolic link
 // whose target is missing or cannot be followed, or a directory whose

@@ -197,6 +197,12 @@ func TestStoreDirUnusable(t *testing.T) {
 	if err != nil || len(names) != 1 || names[0].Name() != "jetstream" {
 		t.Errorf("jsfile holds %v (%v), want only jetstream: no lock file", names, err)
 	}
+	must(os.MkdirAll(at("store/jetstream"), 0o700))
+	for dir, want := range map[string]bool{"store": true, "jsfile": false, "jslink": false, "file": false, "dangling": false, "absent": false} {
+		if got := HoldsStore(at(dir)); got != want {
+			t.Errorf("HoldsStore(%s) = %v, want %v", dir, got, want)
+		}
+	}
 	for _, target := range []string{"nowhere", "locktarget"} {
 		if _, err := os.Lstat(at(target)); !os.IsNotExist(err) {
 			t.Errorf("the dangling link's target %s was created: %v", target, err)

@@ -24,6 +24,7 @@ import (
 	"github.com/axpool/axpool/gateway/dispatch"
 	"github.com/axpool/axpool/internal/limitread"
 	"github.com/axpool/axpool/internal/node"
+	"github.com/axpool/axpool/queue"
 )
 
 // `axpool batch IN.jsonl [-o OUT.jsonl]`: many calls through the queue
@@ -268,7 +269,7 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		// Stdin may wait for its next line for ever: a stop must not.
 		input = batch.UntilDone(ctx, input)
 	}
-	if bf.node.nats != "" || storeDir != "" && !holdsStore(storeDir) {
+	if bf.node.nats != "" || storeDir != "" && !queue.HoldsStore(storeDir) {
 		// IN's ids first: a fleet's servers may keep startNode waiting,
 		// and a node would create the cache directory, or a store in a
 		// directory that holds none yet, which a batch refused for a
@@ -743,11 +744,4 @@ func resolvePath(path string) (string, bool) {
 		path = target
 	}
 	return "", false
-}
-
-// holdsStore reports whether dir holds an embedded server's store
-// already: its "jetstream" entry is a directory (following links).
-func holdsStore(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, "jetstream"))
-	return err == nil && fi.IsDir()
 }
