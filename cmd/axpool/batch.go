@@ -175,12 +175,12 @@ func runBatch(cmd *cobra.Command, argv []string) error {
 		return printFail(cmd, exitUsage, "axpool batch: --progress-interval must be positive")
 	case storeDir == "-":
 		return printFail(cmd, exitUsage, `axpool batch: --cache-dir -: want a directory ("" keeps the cache in memory, for this run only)`)
-	case storeDir != "" && bf.output != "-" && samePath(storeDir, bf.output):
+	case storeDir != "" && bf.output != "-" && batch.SameFile(storeDir, bf.output):
 		// Checked before a node creates the directory where OUT goes.
 		return printFail(cmd, exitUsage, "axpool batch: --cache-dir and OUT are the same path")
-	case storeDir != "" && bf.summary != "" && samePath(storeDir, bf.summary):
+	case storeDir != "" && bf.summary != "" && batch.SameFile(storeDir, bf.summary):
 		return printFail(cmd, exitUsage, "axpool batch: --cache-dir and --summary are the same path")
-	case storeDir != "" && bf.report != "" && samePath(storeDir, bf.report):
+	case storeDir != "" && bf.report != "" && batch.SameFile(storeDir, bf.report):
 		return printFail(cmd, exitUsage, "axpool batch: --cache-dir and --report are the same path")
 	}
 	if err := checkBatchIn(cmd, in, bf.regrade == ""); err != nil {
@@ -472,7 +472,7 @@ func openBatchReports(cmd *cobra.Command, in, out string) (summary, report *os.F
 		names := append([]string{"IN", "OUT"}, others...)
 		paths := []string{in, out, bf.regrade, bf.summary}
 		for i, o := range paths[:len(names)] {
-			if o != "-" && o != "" && samePath(path, o) {
+			if o != "-" && o != "" && batch.SameFile(path, o) {
 				return nil, printFail(cmd, exitUsage, "axpool batch: --%s %s is %s; give the %s a file of its own", flag, path, names[i], flag)
 			}
 		}
@@ -700,48 +700,4 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// samePath reports whether a and b name the same file: the same file
-// when both exist (batch.SameFile), else the same absolute path once
-// cleaned and symbolic links followed as far as they lead (a link to a
-// file not created yet names that file: resolvePath).
-func samePath(a, b string) bool {
-	if batch.SameFile(a, b) {
-		return true
-	}
-	ra, ok1 := resolvePath(a)
-	rb, ok2 := resolvePath(b)
-	return ok1 && ok2 && ra == rb
-}
-
-// resolvePath returns path absolute and cleaned, its directory's links
-// followed where it exists and a link at its end followed to its target
-// (which need not exist), up to 40 links; ok is false when path cannot be
-// made absolute or the links do not end.
-func resolvePath(path string) (string, bool) {
-	for range 40 {
-		abs, err := filepath.Abs(path)
-		if err != nil {
-			return "", false
-		}
-		dir, base := filepath.Split(abs)
-		if d, err := filepath.EvalSymlinks(dir); err == nil {
-			dir = d
-		}
-		abs = filepath.Join(dir, base)
-		fi, err := os.Lstat(abs)
-		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
-			return abs, true
-		}
-		target, err := os.Readlink(abs)
-		if err != nil {
-			return "", false
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(dir, target)
-		}
-		path = target
-	}
-	return "", false
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -51,11 +52,51 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// SameFile reports whether paths a and b name one existing file.
+// SameFile reports whether paths a and b name one file: the same
+// existing file, or — where one does not exist yet, such as an OUT about
+// to be created — the same absolute path once cleaned and its symbolic
+// links followed as far as they lead (a link to a file not created yet
+// names that file: resolvePath).
 func SameFile(a, b string) bool {
 	sa, err1 := os.Stat(a)
 	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
+	if err1 == nil && err2 == nil {
+		return os.SameFile(sa, sb)
+	}
+	ra, ok1 := resolvePath(a)
+	rb, ok2 := resolvePath(b)
+	return ok1 && ok2 && ra == rb
+}
+
+// resolvePath returns path absolute and cleaned, its directory's links
+// followed where it exists and a link at its end followed to its target
+// (which need not exist), up to 40 links; ok is false when path cannot be
+// made absolute or the links do not end.
+func resolvePath(path string) (string, bool) {
+	for range 40 {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return "", false
+		}
+		dir, base := filepath.Split(abs)
+		if d, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = d
+		}
+		abs = filepath.Join(dir, base)
+		fi, err := os.Lstat(abs)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return abs, true
+		}
+		target, err := os.Readlink(abs)
+		if err != nil {
+			return "", false
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(dir, target)
+		}
+		path = target
+	}
+	return "", false
 }
 
 // progName is how argv (the process's os.Args) invoked axpool, quoted:

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -64,5 +66,41 @@ func TestUntilDone(t *testing.T) {
 	cancel() // the next read waits for input that never comes
 	if n, err := r.Read(buf); n != 0 || !errors.Is(err, ErrInputStopped) {
 		t.Errorf("read %q, %v after the end of ctx; want ErrInputStopped", buf[:n], err)
+	}
+}
+
+// TestSameFile: one existing file under two names, or — where a path does
+// not exist yet — the same absolute path once its links are followed.
+func TestSameFile(t *testing.T) {
+	dir := t.TempDir()
+	at := func(name string) string { return filepath.Join(dir, name) }
+	for _, err := range []error{
+		os.WriteFile(at("in.jsonl"), nil, 0o644),
+		os.Symlink("in.jsonl", at("to-in")),
+		os.Symlink("new.jsonl", at("to-new")),
+		os.Symlink("loop2", at("loop1")),
+		os.Symlink("loop1", at("loop2")),
+		os.Mkdir(at("sub"), 0o755),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		a, b string
+		want bool
+	}{
+		{at("in.jsonl"), at("to-in"), true},             // both exist
+		{at("in.jsonl"), at("sub/../in.jsonl"), true},   // cleaned
+		{at("new.jsonl"), at("sub/../new.jsonl"), true}, // neither exists
+		{at("to-new"), at("new.jsonl"), true},           // a link to a file not created yet
+		{at("in.jsonl"), at("new.jsonl"), false},        // one exists, the other not
+		{at("to-new"), at("other.jsonl"), false},
+		{at("loop1"), at("loop1"), false}, // links that do not end
+		{at("sub/x"), at("x"), false},
+	} {
+		if got := SameFile(tc.a, tc.b); got != tc.want {
+			t.Errorf("SameFile(%s, %s) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
 	}
 }
