@@ -435,10 +435,8 @@ func TestBatchDuplicateIDsCreateNoCacheDir(t *testing.T) {
 func TestBatchCacheDirRefused(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	in, out, link := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "link")
-	if err := os.WriteFile(in, []byte(`{"id":"a","source":"fn main() -> Int { 1 }"}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	in := writeFile(t, dir, "in.jsonl", `{"id":"a","source":"fn main() -> Int { 1 }"}`+"\n")
+	out, link := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "link")
 	if err := os.Symlink("nowhere", link); err != nil {
 		t.Fatal(err)
 	}
@@ -484,14 +482,9 @@ func TestBatchCacheDirRefused(t *testing.T) {
 func TestBatchReportRefusedKeepsOut(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	in, out, sdir := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "sdir")
-	if err := os.WriteFile(in, []byte(`{"id":"a","source":"fn main() -> Int { 1 }"}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	in := writeFile(t, dir, "in.jsonl", `{"id":"a","source":"fn main() -> Int { 1 }"}`+"\n")
 	const kept = `{"id":"a","last":"run"}` + "\n"
-	if err := os.WriteFile(out, []byte(kept), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	out, sdir := writeFile(t, dir, "out.jsonl", kept), filepath.Join(dir, "sdir")
 	if err := os.Mkdir(sdir, 0o755); err != nil {
 		t.Fatal(err)
 	}
