@@ -9,12 +9,8 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/axpool/axpool/internal/engine"
 	"github.com/axpool/axpool/queue"
-	"github.com/axpool/axpool/queue/queuetest"
-	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/vm"
-	"github.com/axpool/axpool/worker"
 )
 
 // askTwiceDebug writes a debug line, asks, writes one, asks again and
@@ -114,15 +110,7 @@ func TestProgramLogJoinedKey(t *testing.T) {
 	s := newStack(t, 0, queue.Config{})
 	t.Cleanup(s.close)
 	set := &gatedClock{gate: make(chan struct{})}
-	w, err := worker.New(s.Bus, worker.Options{Slots: 2, Executor: engine.New(&tools.Env{Handlers: set}),
-		Logger: queuetest.Logger(), PullWait: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runWorker(t, s.Bus, 2, set)
 	released := false
 	release := func() {
 		if !released {

@@ -15,8 +15,14 @@ import (
 	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/axpool/axpool/internal/engine"
 	"github.com/axpool/axpool/internal/jsonenc"
 	"github.com/axpool/axpool/internal/mcptest"
+	"github.com/axpool/axpool/queue"
+	"github.com/axpool/axpool/queue/queuetest"
+	"github.com/axpool/axpool/tools"
+	"github.com/axpool/axpool/vm"
+	"github.com/axpool/axpool/worker"
 )
 
 // testToken is the bearer token of the HTTP tests.
@@ -169,4 +175,19 @@ func (initRequest) build() mcp.InitializeRequest {
 	var req mcp.InitializeRequest
 	req.Params.ClientInfo = mcptest.ClientInfo
 	return req
+}
+
+// runWorker runs an in-process worker of slots slots on bus whose runs
+// use the capability handlers set, until the test ends.
+func runWorker(t testing.TB, bus *queue.Bus, slots int, set vm.HandlerSet) {
+	t.Helper()
+	w, err := worker.New(bus, worker.Options{Slots: slots, Executor: engine.New(&tools.Env{Handlers: set}),
+		Logger: queuetest.Logger(), PullWait: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
 }

@@ -17,14 +17,10 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/axpool/axpool/gateway/dispatch"
-	"github.com/axpool/axpool/internal/engine"
 	"github.com/axpool/axpool/internal/mask"
 	"github.com/axpool/axpool/internal/mcptest"
 	"github.com/axpool/axpool/queue"
-	"github.com/axpool/axpool/queue/queuetest"
-	"github.com/axpool/axpool/tools"
 	"github.com/axpool/axpool/wire"
-	"github.com/axpool/axpool/worker"
 	"github.com/axpool/axpool/worker/handlers"
 )
 
@@ -46,15 +42,7 @@ func newSuspendStack(t testing.TB, qcfg ...queue.Config) *suspendStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(s.Bus, worker.Options{Slots: 2, Executor: engine.New(&tools.Env{Handlers: live}),
-		Logger: queuetest.Logger(), PullWait: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runWorker(t, s.Bus, 2, live)
 	return &suspendStack{stack: s, g: g}
 }
 

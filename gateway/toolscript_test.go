@@ -17,13 +17,9 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 
-	"github.com/axpool/axpool/internal/engine"
 	"github.com/axpool/axpool/internal/mcptest"
 	"github.com/axpool/axpool/queue"
-	"github.com/axpool/axpool/queue/queuetest"
 	"github.com/axpool/axpool/scripts"
-	"github.com/axpool/axpool/tools"
-	"github.com/axpool/axpool/worker"
 	"github.com/axpool/axpool/worker/handlers"
 )
 
@@ -90,15 +86,7 @@ func toolScriptStackWith(t testing.TB, slots int, upstreams bool, grants handler
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := worker.New(s.Bus, worker.Options{Slots: slots, Executor: engine.New(&tools.Env{Handlers: live}),
-		Logger: queuetest.Logger(), PullWait: 100 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { w.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	runWorker(t, s.Bus, slots, live)
 	return g
 }
 
