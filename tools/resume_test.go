@@ -106,23 +106,12 @@ fn main() -> String !{tool.call, time.now, random} {
 // call once, approved; with a decline the program gets the Err; a program
 // that differs from the suspended one diverges.
 func TestSuspendAndResume(t *testing.T) {
-	m, errs := compiler.Compile([]byte(resumeProgram), compiler.Options{File: "main.ax", ModuleName: "module", Script: true})
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	m := compileScript(t, resumeProgram)
 	set := &countingSet{calls: map[string]int{}}
 	env := &Env{Handlers: set}
 	run := func(ctx context.Context) map[string]any {
 		t.Helper()
-		b, err := RunMain(ctx, env, m, MainRun{}, nil).MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var o map[string]any
-		if err := json.Unmarshal(b, &o); err != nil {
-			t.Fatal(err)
-		}
-		return o
+		return runMainObject(t, ctx, env, m, MainRun{})
 	}
 	ctx := vm.WithInteractive(context.Background())
 	first := run(ctx)
@@ -161,9 +150,7 @@ func TestSuspendAndResume(t *testing.T) {
 	}
 	// Another program with the same state diverges at the call that differs.
 	other := strings.Replace(resumeProgram, `{"n": 1}`, `{"n": 7}`, 1)
-	if m, errs = compiler.Compile([]byte(other), compiler.Options{File: "main.ax", ModuleName: "module", Script: true}); errs != nil {
-		t.Fatal(errs)
-	}
+	m = compileScript(t, other)
 	o := resume(true, state)
 	if o["success"] != false || o["error_kind"] != "runtime_error" ||
 		o["message"] != "capability error: resume divergence at call 2: the suspended run called tool_call, the resumed run tool_call with other arguments" {
@@ -215,10 +202,7 @@ func benchProgram(n int) string {
 // the size of the recorded state.
 func BenchmarkResume(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
-		m, errs := compiler.Compile([]byte(benchProgram(n)), compiler.Options{File: "main.ax", ModuleName: "module", Script: true})
-		if errs != nil {
-			b.Fatal(errs)
-		}
+		m := compileScript(b, benchProgram(n))
 		set := &countingSet{calls: map[string]int{}}
 		env := &Env{Handlers: set}
 		ctx := vm.WithInteractive(context.Background())
@@ -289,20 +273,12 @@ func (s *clockSet) Call(ctx context.Context, e vm.Effect, args []vm.Value) (vm.V
 // nothing for the script: both now_ms are answered. A capability this
 // worker does not know is refused.
 func TestResumeCountsScriptUses(t *testing.T) {
-	compile := func(src string) *vm.Module {
-		t.Helper()
-		m, errs := compiler.Compile([]byte(src), compiler.Options{File: "main.ax", ModuleName: "module", Script: true})
-		if errs != nil {
-			t.Fatal(errs)
-		}
-		return m
-	}
-	m := compile(`fn main() -> String !{tool.call, time.now} {
+	m := compileScript(t, `fn main() -> String !{tool.call, time.now} {
     let a = tool_call("x__clock", to_json({}))
     let d = tool_call("x__delete", to_json({"repo": "r1"}))
     int_to_string(now_ms()) + " " + int_to_string(now_ms())
 }`)
-	set := &clockSet{countingSet: countingSet{calls: map[string]int{}}, clock: compile(`fn main() -> Int !{time.now} { now_ms() }`)}
+	set := &clockSet{countingSet: countingSet{calls: map[string]int{}}, clock: compileScript(t, `fn main() -> Int !{time.now} { now_ms() }`)}
 	set.env = &Env{Handlers: set}
 	pol, err := policy.Parse([]byte(`{"schema_version":1,"default_allow":true,"rules":{"time.now":{"allow":true,"budget":2}}}`))
 	if err != nil {
@@ -310,15 +286,7 @@ func TestResumeCountsScriptUses(t *testing.T) {
 	}
 	run := func(ctx context.Context) map[string]any {
 		t.Helper()
-		b, err := RunMain(ctx, set.env, m, MainRun{Policy: pol}, nil).MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var o map[string]any
-		if err := json.Unmarshal(b, &o); err != nil {
-			t.Fatal(err)
-		}
-		return o
+		return runMainObject(t, ctx, set.env, m, MainRun{Policy: pol})
 	}
 	ctx := vm.WithInteractive(context.Background())
 	first := run(ctx)
@@ -364,24 +332,13 @@ func TestResumeDebugLines(t *testing.T) {
     debug("c")
     1
 }`
-	m, errs := compiler.Compile([]byte(program), compiler.Options{File: "main.ax", ModuleName: "module", Script: true})
-	if errs != nil {
-		t.Fatal(errs)
-	}
+	m := compileScript(t, program)
 	env := &Env{Handlers: &countingSet{calls: map[string]int{}}}
 	run := func(ctx context.Context) (map[string]any, []string) {
 		t.Helper()
 		var sent []string
 		ctx = wire.WithDebugLine(ctx, func(l string) { sent = append(sent, l) })
-		b, err := RunMain(ctx, env, m, MainRun{}, nil).MarshalJSON()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var o map[string]any
-		if err := json.Unmarshal(b, &o); err != nil {
-			t.Fatal(err)
-		}
-		return o, sent
+		return runMainObject(t, ctx, env, m, MainRun{}), sent
 	}
 	ctx := vm.WithInteractive(context.Background())
 	first, sent := run(ctx)
@@ -406,4 +363,29 @@ func TestResumeDebugLines(t *testing.T) {
 	if o["success"] != true || !reflect.DeepEqual(o["debug_output"], all) || !reflect.DeepEqual(sent, []string{`"a"`, `"b"`, `"c"`}) {
 		t.Errorf("resumed from a state without debug_lines: sent %q, %v", sent, o)
 	}
+}
+
+// compileScript compiles src as a script's main.ax, failing tb on errors.
+func compileScript(tb testing.TB, src string) *vm.Module {
+	tb.Helper()
+	m, errs := compiler.Compile([]byte(src), compiler.Options{File: "main.ax", ModuleName: "module", Script: true})
+	if errs != nil {
+		tb.Fatal(errs)
+	}
+	return m
+}
+
+// runMainObject runs m's main (RunMain with mr) and returns its envelope
+// decoded as a JSON object.
+func runMainObject(t *testing.T, ctx context.Context, env *Env, m *vm.Module, mr MainRun) map[string]any {
+	t.Helper()
+	b, err := RunMain(ctx, env, m, mr, nil).MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o map[string]any
+	if err := json.Unmarshal(b, &o); err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
